@@ -1,0 +1,24 @@
+"""stagec: a staged compiler for numerical Python. Trace with `jit`, emit StableHLO, compile with IREE."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import errors, tree_util
+from .array import Array, block_until_ready, device_put
+from .config import config
+from .jit import clear_caches, jit, make_mlir
+from . import lax, numpy  # noqa: E402  (after jit: numpy uses Array)
+
+
+def devices(backend: str | None = None) -> list:
+    """Devices of `backend` (default: the default backend), e.g. `[CpuDevice(id=0)]`."""
+    from .backend import get_backend
+    return list(get_backend(backend).devices)
+
+
+def default_backend() -> str:
+    return config.default_backend
+
+
+__all__ = ["Array", "block_until_ready", "clear_caches", "config", "default_backend", "device_put", "devices",
+           "errors", "jit", "lax", "make_mlir", "numpy", "tree_util"]

@@ -1,0 +1,118 @@
+"""`stagec.Array`: an IREE device buffer with an abstract value, usable like a NumPy array."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
+
+
+class Array(ArrayOps):
+    """A concrete array on a device. Results of jitted functions and eager `stagec.numpy` calls."""
+
+    __slots__ = ("aval", "_bv", "_backend", "_npy", "_deleted")
+
+    def __init__(self, bv, aval: ShapedArray, backend):
+        self.aval, self._bv, self._backend = aval, bv, backend
+        self._npy = None
+        self._deleted = False
+
+    def _value(self) -> np.ndarray:
+        """The host copy (made once, read-only)."""
+        if self._deleted:
+            raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted).")
+        if self._npy is None:
+            v = self._backend.get(self._bv, self.aval)
+            v.flags.writeable = False
+            self._npy = v
+        return self._npy
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value()
+        if dtype is not None:
+            return v.astype(dtype)
+        return v.copy() if copy else v
+
+    def __repr__(self):
+        if self._deleted:
+            return "Array(<deleted>)"
+        v = self._value()
+        weak = ", weak_type=True" if self.aval.weak_type else ""
+        body = np.array2string(v, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.aval.dtype.name}{weak})"
+
+    def __str__(self):
+        return str(self._value())
+
+    def __format__(self, spec):
+        return format(self._value().item() if self.aval.shape == () else self._value(), spec)
+
+    def __bool__(self): return bool(self._value())
+    def __int__(self): return int(self._value())
+    def __float__(self): return float(self._value())
+    def __complex__(self): return complex(self._value())
+
+    def __index__(self):
+        if self.aval.dtype.kind not in "iu" or self.aval.shape:
+            raise TypeError(f"only integer scalar arrays can be converted to a scalar index, not {self.aval}")
+        return int(self._value())
+
+    def item(self, *args): return self._value().item(*args)
+    def tolist(self): return self._value().tolist()
+
+    def block_until_ready(self) -> Array:
+        """Calls return once results are computed, so this only checks the array is alive."""
+        if self._deleted:
+            raise RuntimeError("Array has been deleted.")
+        return self
+
+    def devices(self) -> set:
+        return {self._backend.devices[0]}
+
+    @property
+    def device(self):
+        return self._backend.devices[0]
+
+    def is_deleted(self) -> bool:
+        return self._deleted
+
+    def delete(self) -> None:
+        self._deleted = True
+        self._bv = None
+        self._npy = None
+
+    def copy(self) -> Array:
+        return device_put(self._value())
+
+    def __reduce__(self):
+        return (device_put, (self._value(),))
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+
+def device_put(x: Any, device=None) -> Any:
+    """Copy arrays (or a pytree of them) to `device` (default: the default backend's device)."""
+    from .backend import get_backend
+    from .tree_util import tree_map
+    backend = get_backend(device.platform if device is not None else None)
+
+    def put(v):
+        if isinstance(v, Array) and v._backend is backend:
+            return v
+        if isinstance(v, Array):
+            v = v._value()
+        aval = aval_of(v)
+        return Array(backend.put(to_numpy_constant(v, aval)), aval, backend)
+
+    return tree_map(put, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    """Wait for every array in the pytree `x`; returns `x`."""
+    from .tree_util import tree_leaves
+    for leaf in tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x

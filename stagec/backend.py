@@ -1,0 +1,225 @@
+"""Backends: IREE compilation, loaded executables, device buffers and eager primitive execution.
+
+CPU runs on two IREE drivers over the same host memory. `local-sync` runs a call inline on the
+calling thread (~3 us of overhead, measured through `VmContext.invoke`), `local-task` spreads
+dispatches over a worker pool (~16 us of overhead, but SELU on 1M floats took 0.32 ms vs 0.49 ms
+on 2 cores). Each executable picks the driver from the number of elements it touches
+(`TASK_THRESHOLD`), so tiny calls stay cheap and large ones use every core. Buffers made by one
+driver are read by the other without copies (both are plain host allocations).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from typing import Sequence
+
+import numpy as np
+
+from .core import Eqn, Graph, Primitive, ShapedArray, Var, aval_of, to_numpy_constant
+from .errors import CompileError
+
+TASK_THRESHOLD = 1 << 16  # elements (inputs + outputs) from which a CPU executable runs on local-task
+
+_TARGETS = {"cpu": "llvm-cpu", "vulkan": "vulkan-spirv", "cuda": "cuda"}
+
+
+def _rt():
+    import iree.runtime as rt
+    return rt
+
+
+class Device:
+    """One device a backend runs on, named as JAX names them (`CpuDevice(id=0)`)."""
+
+    def __init__(self, backend: Backend, id: int = 0):
+        self.backend, self.id = backend, id
+        self.platform = backend.name
+        self.device_kind = backend.name
+
+    def __repr__(self):
+        return f"{self.platform.capitalize()}Device(id={self.id})"
+
+
+class Backend:
+    """A compile target plus the IREE runtime driver(s) that run its modules."""
+
+    def __init__(self, name: str):
+        if name not in _TARGETS:
+            raise ValueError(f"unknown backend {name!r}; choose one of {sorted(_TARGETS)}")
+        self.name, self.target = name, _TARGETS[name]
+        self._hal: dict[str, tuple] = {}
+        self._lock = threading.Lock()
+        self.devices = [Device(self)]
+
+    # ---- compilation
+    def compile_flags(self) -> list[str]:
+        if self.name == "cpu":
+            # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul
+            # went from 38 ms to 14 ms with it (measured on this machine, iree 3.13).
+            return ["--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"]
+        if self.name == "cuda":
+            return ["--iree-cuda-target=sm_80"]
+        return []
+
+    def compile(self, mlir: str, fun_name: str, extra_flags: Sequence[str] = ()) -> bytes:
+        """StableHLO text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file."""
+        import iree.compiler as ic
+        try:
+            return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
+                                  extra_args=[*self.compile_flags(), *extra_flags])
+        except ic.CompilerToolError as e:
+            path = _save_failed_mlir(mlir, fun_name)
+            diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
+            raise CompileError(f"IREE could not compile function {fun_name!r} for {self.target}; the MLIR "
+                               f"it was given is in {path}\n{diag}") from None
+
+    # ---- runtime
+    def driver_for(self, elements: int) -> str:
+        if self.name == "cpu":
+            return "local-task" if elements >= TASK_THRESHOLD else "local-sync"
+        return self.name
+
+    def hal(self, driver: str):
+        """(instance, device, hal_module) for an IREE driver, created once."""
+        with self._lock:
+            if driver not in self._hal:
+                rt = _rt()
+                try:
+                    dev = rt.get_device(driver)
+                except Exception as e:
+                    raise RuntimeError(f"stagec backend {self.name!r}: IREE driver {driver!r} is not available "
+                                       f"here ({e}); available: {rt.query_available_drivers()}") from None
+                inst = _instance()
+                self._hal[driver] = (inst, dev, rt.create_hal_module(inst, dev))
+            return self._hal[driver]
+
+    @property
+    def alloc_driver(self) -> str:
+        return "local-sync" if self.name == "cpu" else self.name
+
+    def put(self, value: np.ndarray):
+        """Copy a host array into a new device buffer view."""
+        rt = _rt()
+        _, dev, _ = self.hal(self.alloc_driver)
+        value = np.asarray(value, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
+        storage = value.view(np.uint8) if value.dtype == np.bool_ else value
+        buf = dev.allocator.allocate_buffer_copy(
+            memory_type=rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE,
+            allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED,
+            device=dev, buffer=storage.reshape(-1))
+        return rt.HalBufferView(buf, value.shape, _element_type(value.dtype))
+
+    def get(self, bv, aval: ShapedArray) -> np.ndarray:
+        """Copy a device buffer view back into a new host array."""
+        if aval.size == 0:
+            return np.zeros(aval.shape, aval.dtype)
+        mapped = bv.map()
+        host = mapped.asarray(aval.shape, np.dtype(np.uint8) if aval.dtype == np.bool_ else aval.dtype)
+        out = np.array(host, copy=True)
+        return out.view(np.bool_) if aval.dtype == np.bool_ else out
+
+    def load(self, vmfb: bytes, in_avals, out_avals, name: str) -> Executable:
+        return Executable(self, vmfb, list(in_avals), list(out_avals), name)
+
+
+_inst = None
+
+
+def _instance():
+    global _inst
+    if _inst is None:
+        _inst = _rt().VmInstance()
+    return _inst
+
+
+def _element_type(dtype: np.dtype):
+    rt = _rt()
+    from iree.runtime.array_interop import map_dtype_to_element_type
+    return rt.HalElementType.BOOL_8 if dtype == np.bool_ else map_dtype_to_element_type(dtype)
+
+
+def _save_failed_mlir(mlir: str, fun_name: str) -> str:
+    d = os.environ.get("STAGEC_DUMP_DIR") or tempfile.mkdtemp(prefix="stagec-failed-")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"{''.join(c if c.isalnum() or c in '_-' else '_' for c in fun_name)}.failed.mlir")
+    with open(path, "w") as f:
+        f.write(mlir)
+    return path
+
+
+class Executable:
+    """A loaded IREE module; `call(buffer_views) -> buffer_views` is the hot path of every jit call."""
+
+    def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str):
+        rt = _rt()
+        self.backend, self.vmfb, self.name = backend, vmfb, name
+        self.in_avals, self.out_avals = in_avals, out_avals
+        elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
+        self.driver = backend.driver_for(elements)
+        inst, _, hal_module = backend.hal(self.driver)
+        self.module = rt.VmModule.copy_buffer(inst, vmfb)
+        self.context = rt.VmContext(inst, modules=[hal_module, self.module])
+        self.fn = self.module.lookup_function("main")
+        self._n_out = len(out_avals)
+        self._bv = rt.HalBufferView
+
+    def call(self, bvs: Sequence) -> list:
+        rt = _rt()
+        args = rt.VmVariantList(len(bvs))
+        for bv in bvs:
+            args.push_ref(bv)
+        rets = rt.VmVariantList(self._n_out)
+        self.context.invoke(self.fn, args, rets)
+        return [rets.get_as_object(i, self._bv) for i in range(self._n_out)]
+
+
+_backends: dict[str, Backend] = {}
+
+
+def get_backend(name: str | None = None) -> Backend:
+    from .config import config
+    name = name or config.default_backend
+    b = _backends.get(name)
+    if b is None:
+        b = _backends[name] = Backend(name)
+    return b
+
+
+# ---------------------------------------------------------------- eager execution
+
+_eager_cache: dict[tuple, Executable] = {}
+stats = {"eager_compiles": 0, "compile_seconds": 0.0}
+
+
+def compile_graph(graph: Graph, backend: Backend, name: str) -> Executable:
+    """Lower, compile and load a graph (no passes, no caches): used for eager primitives."""
+    from .lowering import lower_graph
+    text = str(lower_graph(graph, name))
+    t0 = time.perf_counter()
+    vmfb = backend.compile(text, name)
+    stats["compile_seconds"] += time.perf_counter() - t0
+    return backend.load(vmfb, graph.in_avals, graph.out_avals, name)
+
+
+def eager_apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
+                out_avals: list[ShapedArray]) -> list:
+    """Run one primitive now: compiled once per (primitive, params, avals), then cached."""
+    from .array import Array
+    backend = get_backend()
+    key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
+    exe = _eager_cache.get(key)
+    if exe is None:
+        in_vars = [Var(a) for a in avals]
+        out_vars = [Var(a) for a in out_avals]
+        graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
+        exe = _eager_cache[key] = compile_graph(graph, backend, f"eager_{prim.name}")
+        stats["eager_compiles"] += 1
+    bvs = [a._bv if isinstance(a, Array) and a._backend is backend else backend.put(to_numpy_constant(a, av))
+           for a, av in zip(args, avals)]
+    return [Array(bv, av, backend) for bv, av in zip(exe.call(bvs), out_avals)]
+
+
+def clear_eager_cache() -> None:
+    _eager_cache.clear()

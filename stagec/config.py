@@ -1,0 +1,50 @@
+"""Global configuration: `stagec.config.update(name, value)`, seeded from STAGEC_* environment variables."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    v = os.environ.get(name)
+    if v is None:
+        return default
+    return v.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+class Config:
+    """Flags that change what is traced or compiled; every one is part of the jit cache key."""
+
+    _defaults: dict[str, Any] = {
+        "enable_x64": lambda: _env_flag("STAGEC_ENABLE_X64", False),
+        "default_backend": lambda: os.environ.get("STAGEC_BACKEND", "cpu"),
+    }
+
+    def __init__(self) -> None:
+        self._values = {k: f() for k, f in self._defaults.items()}
+        self._version = 0  # bumped on every update; cheap to compare on the hot path
+
+    def update(self, name: str, value: Any) -> None:
+        """Set a flag, e.g. `stagec.config.update("enable_x64", True)`."""
+        name = name.removeprefix("jax_").removeprefix("stagec_")
+        if name not in self._values:
+            raise AttributeError(f"unknown stagec config option {name!r}; options: {sorted(self._values)}")
+        self._values[name] = value
+        self._version += 1
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name.removeprefix("jax_")]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def key(self) -> tuple:
+        """Hashable snapshot of every flag, for cache keys."""
+        return tuple(sorted((k, repr(v)) for k, v in self._values.items()))
+
+    @property
+    def x64_enabled(self) -> bool:
+        return bool(self._values["enable_x64"])
+
+
+config = Config()

@@ -1,0 +1,409 @@
+"""Abstract values, tracers and the traced graph. Every operation is a `Primitive.bind`.
+
+While a function is traced (`trace_to_graph`), `bind` records an equation in the current
+`Trace` and returns tracers; otherwise it runs the primitive eagerly (`backend.eager_apply`).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import dtypes
+from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError,
+                     UnexpectedTracerError)
+
+
+class ShapedArray:
+    """An abstract array: shape and dtype, no values. `weak_type` marks values born of Python scalars."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape: Sequence[int], dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype
+                and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def str_short(self) -> str:
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()}{', weak_type=True' if self.weak_type else ''})"
+
+    def strip_weak(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+
+def _is_python_scalar(x) -> bool:
+    return type(x) in (bool, int, float, complex)
+
+
+def aval_of(x: Any) -> ShapedArray:
+    """The abstract value of anything that can be an operand: tracer, Array, NumPy value or Python scalar."""
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if _is_python_scalar(x):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=type(x) is not bool)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize(x.dtype))
+    raise TypeError(f"value of type {type(x).__name__} is not a valid stagec array type")
+
+
+class Const:
+    """A concrete value with an explicit aval (e.g. a Python scalar promoted to a dtype, still weak)."""
+
+    __slots__ = ("aval", "value")
+
+    def __init__(self, value: np.ndarray, aval: ShapedArray):
+        self.value, self.aval = value, aval
+
+    def _value(self) -> np.ndarray:
+        return self.value
+
+
+def to_numpy_constant(x: Any, aval: ShapedArray) -> np.ndarray:
+    """A concrete operand as a NumPy array of its aval's dtype (for embedding or uploading)."""
+    if hasattr(x, "_value"):
+        return x._value()
+    if _is_python_scalar(x):
+        info = np.iinfo(aval.dtype) if aval.dtype.kind in "iu" else None
+        if info is not None and not (info.min <= x <= info.max):
+            raise OverflowError(f"Python int {x} is too large for {aval.dtype}")
+    return np.asarray(x, dtype=aval.dtype)
+
+
+# ---------------------------------------------------------------- graph
+
+
+class Var:
+    """A value in a traced graph."""
+
+    __slots__ = ("aval", "id")
+    _ids = itertools.count()
+
+    def __init__(self, aval: ShapedArray):
+        self.aval, self.id = aval, next(Var._ids)
+
+    def __repr__(self):
+        return f"%{self.id}:{self.aval.str_short()}"
+
+
+class Literal:
+    """A constant operand embedded in the graph."""
+
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value: np.ndarray, aval: ShapedArray):
+        self.value, self.aval = value, aval
+
+    def __repr__(self):
+        return f"{self.value!r}" if self.value.size < 8 else f"const:{self.aval.str_short()}"
+
+
+class Eqn:
+    __slots__ = ("prim", "inputs", "params", "outputs")
+
+    def __init__(self, prim: Primitive, inputs: list, params: dict, outputs: list[Var]):
+        self.prim, self.inputs, self.params, self.outputs = prim, inputs, params, outputs
+
+    def __repr__(self):
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"{', '.join(map(repr, self.outputs))} = {self.prim.name}[{ps}] {' '.join(map(repr, self.inputs))}"
+
+
+class Graph:
+    """A traced function: inputs, equations in order, outputs (Vars or Literals)."""
+
+    def __init__(self, in_vars: list[Var], eqns: list[Eqn], outs: list, name: str = "main"):
+        self.in_vars, self.eqns, self.outs, self.name = in_vars, eqns, outs, name
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.in_vars]
+
+    @property
+    def out_avals(self):
+        return [o.aval for o in self.outs]
+
+    def __repr__(self):
+        lines = [f"{{ lambda {' '.join(map(repr, self.in_vars))} ."]
+        lines += [f"    {e!r}" for e in self.eqns]
+        lines.append(f"  in ({', '.join(map(repr, self.outs))}) }}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- tracing
+
+
+class Trace:
+    """Records equations while one function is traced; knows the argument each input came from."""
+
+    def __init__(self, fun_desc: str = "a function", purpose: str = "jit"):
+        self.fun_desc, self.purpose = fun_desc, purpose
+        self.in_vars: list[Var] = []
+        self.arg_labels: list[str] = []
+        self.eqns: list[Eqn] = []
+        self.producer: dict[int, Eqn] = {}
+        self.active = True
+
+    def new_arg(self, aval: ShapedArray, label: str) -> Tracer:
+        v = Var(aval)
+        self.in_vars.append(v)
+        self.arg_labels.append(label)
+        return Tracer(self, v)
+
+    def atom(self, x: Any):
+        if isinstance(x, Tracer):
+            if x._trace is not self:
+                raise _escaped(x)
+            return x._var
+        aval = aval_of(x)
+        return Literal(to_numpy_constant(x, aval), aval)
+
+    def add(self, prim: Primitive, args: Sequence, params: dict, out_avals: list[ShapedArray]) -> list[Tracer]:
+        inputs = [self.atom(a) for a in args]
+        outs = [Var(a) for a in out_avals]
+        eqn = Eqn(prim, inputs, params, outs)
+        self.eqns.append(eqn)
+        for o in outs:
+            self.producer[o.id] = eqn
+        return [Tracer(self, o) for o in outs]
+
+    def depends_on(self, var: Var) -> list[str]:
+        """Labels of the arguments whose values `var` was computed from."""
+        index = {v.id: i for i, v in enumerate(self.in_vars)}
+        seen, stack, found = set(), [var], set()
+        while stack:
+            v = stack.pop()
+            if v.id in seen:
+                continue
+            seen.add(v.id)
+            if v.id in index:
+                found.add(index[v.id])
+            eqn = self.producer.get(v.id)
+            if eqn is not None:
+                stack.extend(i for i in eqn.inputs if isinstance(i, Var))
+        return [self.arg_labels[i] for i in sorted(found)]
+
+    def to_graph(self, outs: Sequence, name: str) -> Graph:
+        return Graph(list(self.in_vars), list(self.eqns), [self.atom(o) for o in outs], name)
+
+
+_state = threading.local()
+
+
+def _stack() -> list[Trace]:
+    s = getattr(_state, "stack", None)
+    if s is None:
+        s = _state.stack = []
+    return s
+
+
+def current_trace() -> Trace | None:
+    s = _stack()
+    return s[-1] if s else None
+
+
+class tracing:
+    """Context manager making `trace` the one `bind` records into."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self):
+        _stack().append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        _stack().pop()
+        self.trace.active = False
+
+
+def _escaped(t: Tracer) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"Encountered an unexpected tracer {t}: it was created while tracing {t._trace.fun_desc} and has escaped "
+        f"that trace (stored in a global, a closure or an attribute?). Return values from the traced function "
+        f"instead of saving them as side effects.")
+
+
+# ---------------------------------------------------------------- primitives
+
+
+class Primitive:
+    """A named operation with a shape rule; its StableHLO emission rule lives in `lowering`."""
+
+    def __init__(self, name: str, abstract_eval: Callable[..., Any], multiple_results: bool = False):
+        self.name, self.abstract_eval, self.multiple_results = name, abstract_eval, multiple_results
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        trace = current_trace()
+        for a in args:
+            if isinstance(a, Tracer) and not a._trace.active:
+                raise _escaped(a)
+        avals = [aval_of(a) for a in args]
+        out = self.abstract_eval(*avals, **params)
+        out_avals = list(out) if self.multiple_results else [out]
+        if trace is None:
+            from .backend import eager_apply
+            outs = eager_apply(self, args, avals, params, out_avals)
+        else:
+            outs = trace.add(self, args, params, out_avals)
+        return outs if self.multiple_results else outs[0]
+
+
+# ---------------------------------------------------------------- tracers
+
+
+def _snp():
+    from . import numpy as snp
+    return snp
+
+
+class ArrayOps:
+    """NumPy operators shared by tracers and concrete Arrays; each one calls `stagec.numpy`."""
+
+    __array_priority__ = 100
+
+    def __add__(self, o): return _snp().add(self, o)
+    def __radd__(self, o): return _snp().add(o, self)
+    def __sub__(self, o): return _snp().subtract(self, o)
+    def __rsub__(self, o): return _snp().subtract(o, self)
+    def __mul__(self, o): return _snp().multiply(self, o)
+    def __rmul__(self, o): return _snp().multiply(o, self)
+    def __truediv__(self, o): return _snp().true_divide(self, o)
+    def __rtruediv__(self, o): return _snp().true_divide(o, self)
+    def __floordiv__(self, o): return _snp().floor_divide(self, o)
+    def __rfloordiv__(self, o): return _snp().floor_divide(o, self)
+    def __mod__(self, o): return _snp().remainder(self, o)
+    def __rmod__(self, o): return _snp().remainder(o, self)
+    def __pow__(self, o): return _snp().power(self, o)
+    def __rpow__(self, o): return _snp().power(o, self)
+    def __matmul__(self, o): return _snp().matmul(self, o)
+    def __rmatmul__(self, o): return _snp().matmul(o, self)
+    def __and__(self, o): return _snp().bitwise_and(self, o)
+    def __rand__(self, o): return _snp().bitwise_and(o, self)
+    def __or__(self, o): return _snp().bitwise_or(self, o)
+    def __ror__(self, o): return _snp().bitwise_or(o, self)
+    def __xor__(self, o): return _snp().bitwise_xor(self, o)
+    def __rxor__(self, o): return _snp().bitwise_xor(o, self)
+    def __invert__(self): return _snp().invert(self)
+    def __neg__(self): return _snp().negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _snp().abs(self)
+    def __eq__(self, o): return _snp().equal(self, o)
+    def __ne__(self, o): return _snp().not_equal(self, o)
+    def __lt__(self, o): return _snp().less(self, o)
+    def __le__(self, o): return _snp().less_equal(self, o)
+    def __gt__(self, o): return _snp().greater(self, o)
+    def __ge__(self, o): return _snp().greater_equal(self, o)
+    def __getitem__(self, idx): return _snp()._getitem(self, idx)
+
+    __hash__ = None  # arrays are unhashable, as in NumPy
+
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    weak_type = property(lambda self: self.aval.weak_type)
+    T = property(lambda self: _snp().transpose(self))
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def astype(self, dtype): return _snp().astype(self, dtype)
+    def reshape(self, *shape, order="C"):
+        return _snp().reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape,
+                              order=order)
+    def transpose(self, *axes): return _snp().transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
+    def sum(self, axis=None, dtype=None, keepdims=False): return _snp().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def mean(self, axis=None, dtype=None, keepdims=False): return _snp().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False): return _snp().max(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False): return _snp().min(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, dtype=None, keepdims=False): return _snp().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def any(self, axis=None, keepdims=False): return _snp().any(self, axis=axis, keepdims=keepdims)
+    def all(self, axis=None, keepdims=False): return _snp().all(self, axis=axis, keepdims=keepdims)
+    def dot(self, o): return _snp().dot(self, o)
+    def ravel(self): return _snp().ravel(self)
+    def flatten(self): return _snp().ravel(self)
+    def squeeze(self, axis=None): return _snp().squeeze(self, axis)
+
+
+class Tracer(ArrayOps):
+    """Stands for an array while a function is traced: it has a shape and dtype, never values."""
+
+    __slots__ = ("_trace", "_var")
+
+    def __init__(self, trace: Trace, var: Var):
+        self._trace, self._var = trace, var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._var.aval
+
+    def __repr__(self):
+        return f"Traced<{self.aval!r}>"
+
+    __str__ = __repr__
+
+    def _concretization_error(self, what: str, cls=ConcretizationTypeError) -> Exception:
+        t = self._trace
+        deps = t.depends_on(self._var) if t.active else []
+        if deps:
+            names = ", ".join(repr(d) for d in deps)
+            why = f"it depends on the value of the argument{'s' if len(deps) > 1 else ''} {names}"
+        else:
+            why = "it is computed while tracing and has no concrete value"
+        return cls(
+            f"Abstract tracer value encountered where concrete value is expected: {self}\n"
+            f"The problem arose with the `{what}` function.\n"
+            f"While tracing the function {t.fun_desc} for {t.purpose}, this concrete value was not available in "
+            f"Python because {why}.\n"
+            f"Use stagec.lax.cond / stagec.lax.while_loop (or snp.where) for control flow on traced values, or "
+            f"mark the argument static with static_argnums= / static_argnames= so it is a Python value while "
+            f"tracing (the function then recompiles for each new value).")
+
+    def __bool__(self): raise self._concretization_error("bool")
+    def __int__(self): raise self._concretization_error("int")
+    def __float__(self): raise self._concretization_error("float")
+    def __complex__(self): raise self._concretization_error("complex")
+    def __index__(self): raise self._concretization_error("__index__", TracerIntegerConversionError)
+
+    def __array__(self, dtype=None, copy=None):
+        t = self._trace
+        deps = t.depends_on(self._var) if t.active else []
+        dep = f" It depends on the argument(s) {', '.join(map(repr, deps))}." if deps else ""
+        raise TracerArrayConversionError(
+            f"The numpy.ndarray conversion method __array__() was called on {self} while tracing the function "
+            f"{t.fun_desc} for {t.purpose}.{dep} A traced value has no data yet: use stagec.numpy (snp) "
+            f"functions instead of numpy (np) ones inside the traced function, or mark the argument static.")
+
+    def item(self): raise self._concretization_error("item")
+    def tolist(self): raise self._concretization_error("tolist")

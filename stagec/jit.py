@@ -1,0 +1,406 @@
+"""`jit`: trace once per signature, lower to StableHLO, run our passes, compile with IREE, cache.
+
+A signature is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
+weak_type), the static arguments' values, the backend and the config flags. The compiled
+entries live in a cache attached to the function object, so `jit(f)` built twice over the same
+`f` shares them (as JAX does), while a new lambda or `functools.partial` starts afresh.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+import warnings
+import weakref
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from . import tree_util
+from .array import Array
+from .backend import Backend, Executable, get_backend
+from .config import config
+from .core import Graph, ShapedArray, Trace, Tracer, _stack, aval_of, to_numpy_constant, tracing
+
+_LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
+
+
+def _fun_desc(fun: Callable) -> str:
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+    code = getattr(inspect.unwrap(fun), "__code__", None) if not isinstance(fun, functools.partial) else \
+        getattr(fun.func, "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
+
+
+def _fun_name(fun: Callable) -> str:
+    f = fun.func if isinstance(fun, functools.partial) else fun
+    return getattr(f, "__name__", "fun").replace("<", "").replace(">", "")
+
+
+# ---------------------------------------------------------------- compiled entries
+
+
+class Entry:
+    """One compiled signature: the executable and how to rebuild the output pytree."""
+
+    def __init__(self, exe: Executable, out_tree, out_avals: list[ShapedArray], donated: tuple[int, ...]):
+        self.exe, self.out_tree, self.out_avals, self.donated = exe, out_tree, out_avals, donated
+
+    def __call__(self, leaves: Sequence) -> Any:
+        backend = self.exe.backend
+        bvs = []
+        for x, aval in zip(leaves, self.exe.in_avals):
+            if type(x) is Array and x._backend is backend:
+                if x._deleted:
+                    raise RuntimeError("Array has been deleted (donated to an earlier call?) and cannot be used")
+                bvs.append(x._bv)
+            else:
+                bvs.append(backend.put(to_numpy_constant(x, aval)))
+        outs = [Array(bv, a, backend) for bv, a in zip(self.exe.call(bvs), self.out_avals)]
+        for i in self.donated:
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+
+# ---------------------------------------------------------------- lowering results
+
+
+class Lowered:
+    """A traced and lowered function: `.as_text()` shows StableHLO, `.compile()` builds it."""
+
+    def __init__(self, jitted: Jitted, graph: Graph, out_tree, in_tree, key, donated: tuple[int, ...]):
+        self.jitted, self.graph, self.out_tree, self.in_tree = jitted, graph, out_tree, in_tree
+        self.key, self.donated = key, donated
+        self._texts: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        return f"jit_{_fun_name(self.jitted.fun)}"
+
+    def _stages(self) -> dict[str, str]:
+        if not self._texts:
+            from .lowering import lower_graph
+            from .passes import run_pipeline
+            module = lower_graph(self.graph, self.name)
+            self._texts["traced"] = str(module)
+            for name, text in run_pipeline(module, self.jitted.passes):
+                self._texts[name] = text
+            self._texts["final"] = str(module)
+        return self._texts
+
+    def as_text(self, stage: str = "final") -> str:
+        """StableHLO at `stage`: "traced", a pass name, or "final" (what IREE receives)."""
+        stages = self._stages()
+        if stage not in stages:
+            raise ValueError(f"unknown stage {stage!r}; stages of {self.name}: {list(stages)}")
+        return stages[stage]
+
+    def __str__(self):
+        return self.as_text()
+
+    def __repr__(self):
+        return self.as_text()
+
+    def compile(self) -> Compiled:
+        backend = self.jitted.backend_obj()
+        t0 = time.perf_counter()
+        vmfb = backend.compile(self.as_text("final"), self.name)
+        exe = backend.load(vmfb, self.graph.in_avals, self.graph.out_avals, self.name)
+        return Compiled(Entry(exe, self.out_tree, self.graph.out_avals, self.donated), self.in_tree,
+                        time.perf_counter() - t0)
+
+
+class Compiled:
+    """A compiled function for one signature; calling it with other shapes or dtypes is an error."""
+
+    def __init__(self, entry: Entry, in_tree, compile_seconds: float):
+        self.entry, self.in_tree, self.compile_seconds = entry, in_tree, compile_seconds
+
+    def __call__(self, *args, **kwargs):
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        want = self.entry.exe.in_avals
+        got = [aval_of(x) for x in leaves]
+        if tree != self.in_tree or [(a.shape, a.dtype) for a in got] != [(a.shape, a.dtype) for a in want]:
+            raise TypeError(f"compiled function {self.entry.exe.name} takes {self._sig(want)} {self.in_tree}, "
+                            f"called with {self._sig(got)} {tree}")
+        return self.entry(leaves)
+
+    @staticmethod
+    def _sig(avals) -> str:
+        return "(" + ", ".join(a.str_short() for a in avals) + ")"
+
+    def as_text(self) -> str:
+        return f"IREE module {self.entry.exe.name}: {len(self.entry.exe.vmfb)} bytes for {self.entry.exe.backend.target}"
+
+
+# ---------------------------------------------------------------- jit
+
+# fun -> {options -> {signature -> Entry}}; weak on the function, like JAX's caches.
+_caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_strong_caches: dict = {}  # for callables that cannot be weakly referenced
+stats = {"traces": 0, "compiles": 0}
+
+
+def clear_caches() -> None:
+    """Forget every traced and compiled function (jit and eager)."""
+    from .backend import clear_eager_cache
+    _caches.clear()
+    _strong_caches.clear()
+    clear_eager_cache()
+
+
+def _cache_for(fun, options) -> dict:
+    try:
+        per_fun = _caches.setdefault(fun, {})
+    except TypeError:
+        per_fun = _strong_caches.setdefault(id(fun), {})
+    return per_fun.setdefault(options, {})
+
+
+class Jitted:
+    """The callable `stagec.jit(f)` returns."""
+
+    def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+                 backend: str | None = None, passes=None):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        self.fun, self.backend, self.passes = fun, backend, passes
+        try:
+            self._sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._sig = None
+        self._params = list(self._sig.parameters.values()) if self._sig else []
+        nums = _as_tuple(static_argnums, "static_argnums")
+        names = _as_tuple(static_argnames, "static_argnames")
+        positional = [p.name for p in self._params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        has_varargs = any(p.kind == p.VAR_POSITIONAL for p in self._params)
+        fname = _fun_name(fun)
+        for n in nums:
+            if self._sig is not None and not has_varargs and not -len(positional) <= n < len(positional):
+                raise ValueError(f"jitted function {fname!r} has static_argnums={nums}, but it only accepts "
+                                 f"{len(positional)} positional argument(s) ({', '.join(positional)})")
+        nums = tuple(n % len(positional) if n < 0 and positional else n for n in nums)
+        for n in names:
+            if self._sig is not None and n not in self._sig.parameters and not any(
+                    p.kind == p.VAR_KEYWORD for p in self._params):
+                raise ValueError(f"jitted function {fname!r} has static_argnames={names}, but it has no parameter "
+                                 f"named {n!r}; parameters: {list(self._sig.parameters)}")
+        # As JAX does, each of static_argnums / static_argnames implies the other where the signature says so.
+        self.static_argnums = tuple(sorted(set(nums) | {positional.index(n) for n in names if n in positional}))
+        self.static_argnames = tuple(sorted(set(names) | {positional[i] for i in nums if i < len(positional)}))
+        self.donate_argnums = _as_tuple(donate_argnums, "donate_argnums")
+        self._positional = positional
+        self._simple = not self.static_argnums and not self.static_argnames
+        options = (self.static_argnums, self.static_argnames, self.donate_argnums, backend,
+                   None if passes is None else tuple(passes) if not isinstance(passes, str) else passes)
+        self._cache = _cache_for(fun, options)
+        functools.update_wrapper(self, fun)
+
+    def backend_obj(self) -> Backend:
+        return get_backend(self.backend)
+
+    # ---- signature
+    def _split(self, args: tuple, kwargs: dict):
+        """(dynamic args, dynamic kwargs, static values) from a call."""
+        if self._simple:
+            return args, kwargs, ()
+        statics, dyn = [], []
+        for i, a in enumerate(args):
+            (statics if i in self.static_argnums else dyn).append(a)
+        statics = [("#", i, a) for i, a in zip(self.static_argnums, [args[i] for i in self.static_argnums if i < len(args)])]
+        dyn_kw = {}
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                statics.append(("=", k, v))
+            else:
+                dyn_kw[k] = v
+        statics.sort(key=lambda s: (s[0], str(s[1])))
+        for _, where, v in statics:
+            try:
+                hash(v)
+            except TypeError:
+                name = self._param_name(where) if isinstance(where, int) else where
+                raise ValueError(f"Non-hashable static arguments are not supported: argument {name!r} of "
+                                 f"{_fun_name(self.fun)}() has unhashable type {type(v).__name__} ({v!r:.60}). "
+                                 f"Pass a tuple instead of a list, or make it a dynamic (array) argument.") from None
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        return dyn_args, dyn_kw, tuple(statics)
+
+    def _param_name(self, i: int) -> str:
+        if i < len(self._positional):
+            return self._positional[i]
+        return f"args[{i}]"
+
+    def _signature(self, args, kwargs):
+        dyn_args, dyn_kw, statics = self._split(args, kwargs)
+        if not dyn_kw and all(type(a) in _LEAF_TYPES for a in dyn_args):
+            leaves, tree = list(dyn_args), _flat_tree(len(dyn_args))
+        else:
+            leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kw))
+        try:
+            avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in leaves)
+        except TypeError:
+            raise self._bad_arg(args, kwargs, dyn_args, dyn_kw, leaves) from None
+        key = (tree, avals, statics, self.backend or config.default_backend, config.key())
+        return key, leaves, tree, dyn_args, dyn_kw
+
+    def _labels(self, dyn_args, dyn_kw) -> list[str]:
+        """A name for each dynamic leaf: the parameter name plus its path inside a pytree."""
+        dyn_positions = [i for i in range(len(dyn_args) + len(self.static_argnums)) if i not in self.static_argnums]
+        labels = []
+        for pos, a in zip(dyn_positions, dyn_args):
+            labels += [self._param_name(pos) + p for p in tree_util.leaf_paths(a)]
+        for k in sorted(dyn_kw):
+            labels += [k + p for p in tree_util.leaf_paths(dyn_kw[k])]
+        return labels
+
+    def _bad_arg(self, args, kwargs, dyn_args, dyn_kw, leaves) -> TypeError:
+        labels = self._labels(dyn_args, dyn_kw)
+        for label, leaf in zip(labels, leaves):
+            try:
+                aval_of(leaf)
+            except TypeError:
+                return TypeError(
+                    f"{_fun_name(self.fun)}(): argument {label!r} of type {type(leaf).__name__} is not a valid stagec "
+                    f"type (arrays, NumPy arrays and Python scalars are, in tuples, lists, dicts or registered "
+                    f"pytrees). Mark it static with static_argnames=[{label.split('[')[0].split('.')[0]!r}] or "
+                    f"register its class with stagec.tree_util.register_pytree_node.")
+        return TypeError(f"{_fun_name(self.fun)}(): invalid arguments")
+
+    # ---- tracing
+    def _trace(self, args, kwargs, dyn_args, dyn_kw, leaves) -> tuple[Graph, Any]:
+        stats["traces"] += 1
+        trace = Trace(_fun_desc(self.fun), "jit")
+        labels = self._labels(dyn_args, dyn_kw)
+        tracers = [trace.new_arg(aval_of(x), lbl) for x, lbl in zip(leaves, labels)]
+        _, tree = tree_util.tree_flatten((dyn_args, dyn_kw))
+        t_args, t_kw = tree_util.tree_unflatten(tree, tracers)
+        it = iter(t_args)
+        full_args = [a if i in self.static_argnums else next(it) for i, a in enumerate(args)]
+        full_kw = {k: (v if k in self.static_argnames else t_kw[k]) for k, v in kwargs.items()}
+        with tracing(trace):
+            out = self.fun(*full_args, **full_kw)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for i, o in enumerate(out_leaves):
+            try:
+                aval_of(o)
+            except TypeError:
+                raise TypeError(f"{_fun_name(self.fun)} returned a value of type {type(o).__name__} at output "
+                                f"{tree_util.leaf_paths(out)[i] or '(top)'}; jitted functions return arrays, scalars "
+                                f"or pytrees of them") from None
+        return trace.to_graph(out_leaves, f"jit_{_fun_name(self.fun)}"), out_tree
+
+    def _donated(self, args, leaves_tree_args) -> tuple[int, ...]:
+        if not self.donate_argnums:
+            return ()
+        out, offset = [], 0
+        dyn_positions = [i for i in range(len(args)) if i not in self.static_argnums]
+        for pos in dyn_positions:
+            n = len(tree_util.tree_leaves(args[pos]))
+            if pos in self.donate_argnums:
+                out += range(offset, offset + n)
+            offset += n
+        return tuple(out)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace and lower for these arguments, without compiling."""
+        key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
+        graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
+        donated = self._donated(args, None)
+        return Lowered(self, graph, out_tree, tree, key, donated)
+
+    def _compile(self, key, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Entry:
+        graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
+        lowered = Lowered(self, graph, out_tree, tree, key, self._donated(args, None))
+        entry = lowered.compile().entry
+        stats["compiles"] += 1
+        _warn_unusable_donations(entry, leaves)
+        self._cache[key] = entry
+        return entry
+
+    def __call__(self, *args, **kwargs):
+        if _stack():  # called while tracing another function: inline it
+            return self.fun(*args, **kwargs)
+        key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(key, args, kwargs, leaves, tree, dyn_args, dyn_kw)
+        return entry(leaves)
+
+    def __get__(self, obj, objtype=None):
+        """Support `@jit` on methods: `obj.method` binds `obj` as the first argument."""
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<stagec.jit of {_fun_desc(self.fun)}>"
+
+
+def _warn_unusable_donations(entry: Entry, leaves) -> None:
+    if not entry.donated:
+        return
+    outs = [(a.shape, a.dtype) for a in entry.out_avals]
+    unusable = []
+    for i in entry.donated:
+        a = entry.exe.in_avals[i]
+        if (a.shape, a.dtype) in outs:
+            outs.remove((a.shape, a.dtype))
+        else:
+            unusable.append(a.str_short())
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}", UserWarning, stacklevel=4)
+
+
+_flat_trees: dict[int, Any] = {}
+
+
+def _flat_tree(n: int):
+    t = _flat_trees.get(n)
+    if t is None:
+        t = _flat_trees[n] = tree_util.tree_structure((tuple(range(n)), {}))
+    return t
+
+
+def _as_tuple(x, what: str) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    try:
+        return tuple(x)
+    except TypeError:
+        raise TypeError(f"{what} must be an int/str or a sequence of them, got {x!r}") from None
+
+
+def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        backend: str | None = None, passes=None):
+    """Compile `fun` with IREE on first call for each new signature; later calls reuse the module.
+
+    Usable as `jit(f)`, `@jit`, or `functools.partial(jit, static_argnames=[...])` as a decorator.
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, backend=backend, passes=passes)
+    return Jitted(fun, static_argnums=static_argnums, static_argnames=static_argnames,
+                  donate_argnums=donate_argnums, backend=backend, passes=passes)
+
+
+def make_mlir(fun: Callable, *, static_argnums=None, static_argnames=None, backend=None, passes=None,
+              stage: str = "final"):
+    """`make_mlir(f)(*args)` returns the lowered module; `str()` of it is the StableHLO text."""
+    def wrapped(*args, **kwargs):
+        lowered = Jitted(fun, static_argnums=static_argnums, static_argnames=static_argnames,
+                         backend=backend, passes=passes).lower(*args, **kwargs)
+        return _Text(lowered.as_text(stage), lowered)
+    return wrapped
+
+
+class _Text(str):
+    """The StableHLO text of a lowered function (a `str`), keeping the `Lowered` at `.lowered`."""
+
+    def __new__(cls, text: str, lowered: Lowered):
+        s = super().__new__(cls, text)
+        s.lowered = lowered
+        return s

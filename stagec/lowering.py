@@ -1,0 +1,268 @@
+"""StableHLO emission: one rule per primitive, building ops through the MLIR Python bindings.
+
+`lower_graph(graph)` returns a fresh `ir.Module` (each in its own `ir.Context`, so constants
+uniqued in one module never pile up in a long-lived context).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import primitives as P
+from .core import Graph, Literal, Primitive, ShapedArray
+
+_RULES: dict[Primitive, Callable] = {}
+
+
+def _ir():
+    from iree.compiler import ir  # imported lazily: loading artifacts must not need the compiler
+    return ir
+
+
+def register(*prims: Primitive):
+    """Decorator: `rule(ctx, *operands, **params) -> list[ir.Value]` emits StableHLO for `prims`."""
+    def deco(fn):
+        for p in prims:
+            _RULES[p] = fn
+        return fn
+    return deco
+
+
+def element_type(dtype: np.dtype):
+    ir = _ir()
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return ir.IntegerType.get_signless(1)
+    if dtype.kind == "i":
+        return ir.IntegerType.get_signless(dtype.itemsize * 8)
+    if dtype.kind == "u":
+        return ir.IntegerType.get_unsigned(dtype.itemsize * 8)
+    if dtype.kind == "f":
+        return {2: ir.F16Type, 4: ir.F32Type, 8: ir.F64Type}[dtype.itemsize].get()
+    if dtype.kind == "c":
+        return ir.ComplexType.get(element_type(np.finfo(dtype).dtype))
+    raise TypeError(f"no StableHLO element type for dtype {dtype}")
+
+
+def tensor_type(aval: ShapedArray):
+    return _ir().RankedTensorType.get(list(aval.shape), element_type(aval.dtype))
+
+
+class Ctx:
+    """What an emission rule sees: the avals of the equation's operands and results."""
+
+    def __init__(self, avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray]):
+        self.avals_in, self.avals_out = avals_in, avals_out
+
+    def op(self, name: str, operands, result_avals=None, attributes=None, regions: int = 0):
+        ir = _ir()
+        types = [tensor_type(a) for a in (result_avals if result_avals is not None else self.avals_out)]
+        return ir.Operation.create(name, results=types, operands=list(operands),
+                                   attributes=attributes or {}, regions=regions)
+
+    def op1(self, name: str, operands, **kw):
+        return self.op(name, operands, **kw).result
+
+
+def constant(value: np.ndarray, aval: ShapedArray):
+    """A `stablehlo.constant` holding `value`; stored as a splat when all elements are equal."""
+    ir = _ir()
+    flat = np.asarray(value, dtype=aval.dtype).reshape(-1)
+    if flat.size > 1 and (flat == flat[0]).all():  # NaN never compares equal, so NaN arrays stay dense
+        flat = flat[:1]
+    ty = tensor_type(aval)
+    attr = ir.DenseElementsAttr.get(flat if flat.size == 1 else flat.reshape(aval.shape), type=ty)
+    return ir.Operation.create("stablehlo.constant", results=[ty], attributes={"value": attr}).result
+
+
+def full(value, aval: ShapedArray):
+    """A constant of `aval`'s shape filled with `value`."""
+    return constant(np.array(value, dtype=aval.dtype), aval)
+
+
+def i64s(xs) -> object:
+    return _ir().DenseI64ArrayAttr.get([int(x) for x in xs])
+
+
+def i64(x: int):
+    ir = _ir()
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(x))
+
+
+# ---------------------------------------------------------------- rules
+
+_UNARY_OPS = {"neg": "negate", "sign": "sign", "abs": "abs", "floor": "floor", "ceil": "ceil",
+              "round": "round_nearest_even", "exp": "exponential", "expm1": "exponential_minus_one",
+              "log": "log", "log1p": "log_plus_one", "tanh": "tanh", "logistic": "logistic", "sin": "sine",
+              "cos": "cosine", "tan": "tan", "sqrt": "sqrt", "rsqrt": "rsqrt", "cbrt": "cbrt", "not": "not",
+              "is_finite": "is_finite"}
+_BINARY_OPS = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+               "pow": "power", "max": "maximum", "min": "minimum", "and": "and", "or": "or", "xor": "xor",
+               "atan2": "atan2", "shift_left": "shift_left", "shift_right_arithmetic": "shift_right_arithmetic",
+               "shift_right_logical": "shift_right_logical"}
+
+
+def _elementwise(opname: str):
+    def rule(ctx: Ctx, *xs):
+        if opname in ("add", "multiply") and ctx.avals_in[0].dtype == np.bool_:
+            return [ctx.op1("stablehlo." + ("or" if opname == "add" else "and"), xs)]
+        return [ctx.op1("stablehlo." + opname, xs)]
+    return rule
+
+
+for _n, _op in _UNARY_OPS.items():
+    register(P.UNARY[_n])(_elementwise(_op))
+for _n, _op in _BINARY_OPS.items():
+    register(P.BINARY[_n])(_elementwise(_op))
+
+
+def compare(ctx: Ctx, x, y, direction: str, aval: ShapedArray):
+    ir = _ir()
+    kind = aval.dtype.kind
+    ctype = "FLOAT" if kind in "fc" else "SIGNED" if kind == "i" else "UNSIGNED"
+    out = aval.update(dtype=np.bool_, weak_type=False)
+    return ctx.op1("stablehlo.compare", [x, y], result_avals=[out], attributes={
+        "comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"),
+        "compare_type": ir.Attribute.parse(f"#stablehlo<comparison_type {ctype}>")})
+
+
+for _n in P.COMPARE:
+    register(P.COMPARE[_n])(lambda ctx, x, y, _d=_n.upper(): [compare(ctx, x, y, _d, ctx.avals_in[0])])
+
+
+@register(P.select)
+def _select(ctx: Ctx, pred, on_true, on_false):
+    return [ctx.op1("stablehlo.select", [pred, on_true, on_false])]
+
+
+@register(P.convert_element_type)
+def _convert(ctx: Ctx, x, *, new_dtype, weak_type):
+    src, dst = ctx.avals_in[0], ctx.avals_out[0]
+    if src.dtype == dst.dtype:
+        return [x]
+    if dst.dtype == np.bool_:  # any -> bool is `x != 0`, as NumPy defines it
+        return [compare(ctx, x, full(0, src), "NE", src)]
+    return [ctx.op1("stablehlo.convert", [x])]
+
+
+@register(P.broadcast_in_dim)
+def _broadcast(ctx: Ctx, x, *, shape, broadcast_dimensions):
+    return [ctx.op1("stablehlo.broadcast_in_dim", [x], attributes={"broadcast_dimensions": i64s(broadcast_dimensions)})]
+
+
+@register(P.reshape)
+def _reshape(ctx: Ctx, x, *, new_sizes):
+    return [ctx.op1("stablehlo.reshape", [x])]
+
+
+@register(P.transpose)
+def _transpose(ctx: Ctx, x, *, permutation):
+    return [ctx.op1("stablehlo.transpose", [x], attributes={"permutation": i64s(permutation)})]
+
+
+_REDUCE_BODY = {"reduce_sum": "add", "reduce_prod": "multiply", "reduce_max": "maximum",
+                "reduce_min": "minimum", "reduce_and": "and", "reduce_or": "or"}
+
+
+def _identity(name: str, dtype: np.dtype):
+    """The neutral element of a reduction."""
+    if name in ("reduce_sum", "reduce_or"):
+        return 0
+    if name in ("reduce_prod", "reduce_and"):
+        return 1
+    if dtype == np.bool_:
+        return name == "reduce_min"
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min if name == "reduce_max" else np.iinfo(dtype).max
+    return -np.inf if name == "reduce_max" else np.inf
+
+
+def reduce_op(ctx: Ctx, x, name: str, axes):
+    ir = _ir()
+    aval = ctx.avals_in[0]
+    scalar = aval.update(shape=())
+    init = constant(np.array(_identity(name, aval.dtype), dtype=aval.dtype), scalar)
+    op = ctx.op("stablehlo.reduce", [x, init], attributes={"dimensions": i64s(axes)}, regions=1)
+    st = tensor_type(scalar)
+    block = op.regions[0].blocks.append(st, st)
+    body = _REDUCE_BODY[name]
+    if body in ("add", "multiply") and aval.dtype == np.bool_:
+        body = "or" if body == "add" else "and"
+    with ir.InsertionPoint(block):
+        r = ir.Operation.create("stablehlo." + body, results=[st], operands=list(block.arguments)).result
+        ir.Operation.create("stablehlo.return", results=[], operands=[r])
+    return op.result
+
+
+for _n in P.REDUCE:
+    register(P.REDUCE[_n])(lambda ctx, x, *, axes, _n=_n: [reduce_op(ctx, x, _n, axes)])
+
+
+@register(P.dot_general)
+def _dot_general(ctx: Ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+    ir = _ir()
+    (lc, rc), (lb, rb) = dimension_numbers
+    fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
+    dims = ir.Attribute.parse(
+        f"#stablehlo.dot<lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
+        f"lhs_contracting_dimensions = {fmt(lc)}, rhs_contracting_dimensions = {fmt(rc)}>")
+    return [ctx.op1("stablehlo.dot_general", [lhs, rhs], attributes={"dot_dimension_numbers": dims})]
+
+
+@register(P.slice_p)
+def _slice(ctx: Ctx, x, *, start_indices, limit_indices, strides):
+    return [ctx.op1("stablehlo.slice", [x], attributes={
+        "start_indices": i64s(start_indices), "limit_indices": i64s(limit_indices), "strides": i64s(strides)})]
+
+
+@register(P.dynamic_slice)
+def _dynamic_slice(ctx: Ctx, x, *starts, slice_sizes):
+    return [ctx.op1("stablehlo.dynamic_slice", [x, *starts], attributes={"slice_sizes": i64s(slice_sizes)})]
+
+
+@register(P.rev)
+def _rev(ctx: Ctx, x, *, dimensions):
+    return [ctx.op1("stablehlo.reverse", [x], attributes={"dimensions": i64s(dimensions)})]
+
+
+@register(P.iota)
+def _iota(ctx: Ctx, *, dtype, shape, dimension):
+    return [ctx.op1("stablehlo.iota", [], attributes={"iota_dimension": i64(dimension)})]
+
+
+@register(P.concatenate)
+def _concatenate(ctx: Ctx, *xs, dimension):
+    return [ctx.op1("stablehlo.concatenate", xs, attributes={"dimension": i64(dimension)})]
+
+
+# ---------------------------------------------------------------- graphs
+
+
+def lower_graph(graph: Graph, module_name: str = "main"):
+    """Emit `graph` as a StableHLO module with one public function `main`."""
+    ir = _ir()
+    from iree.compiler.dialects import func
+
+    ctx = ir.Context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["sym_name"] = ir.StringAttr.get(module_name)
+        in_types = [tensor_type(a) for a in graph.in_avals]
+        out_types = [tensor_type(a) for a in graph.out_avals]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
+            block = fn.add_entry_block()
+        env: dict[int, object] = {v.id: a for v, a in zip(graph.in_vars, block.arguments)}
+        with ir.InsertionPoint(block):
+            read = lambda x: constant(x.value, x.aval) if isinstance(x, Literal) else env[x.id]
+            for eqn in graph.eqns:
+                rule = _RULES.get(eqn.prim)
+                if rule is None:
+                    raise NotImplementedError(f"no StableHLO emission rule for primitive {eqn.prim.name!r}")
+                outs = rule(Ctx([i.aval for i in eqn.inputs], [o.aval for o in eqn.outputs]),
+                            *[read(i) for i in eqn.inputs], **eqn.params)
+                for v, o in zip(eqn.outputs, outs):
+                    env[v.id] = o
+            func.ReturnOp([read(o) for o in graph.outs])
+    return module
