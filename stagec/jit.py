@@ -145,8 +145,9 @@ stats = {"traces": 0, "compiles": 0}
 def clear_caches() -> None:
     """Forget every traced and compiled function (jit and eager)."""
     from .backend import clear_eager_cache
-    _caches.clear()
-    _strong_caches.clear()
+    for per_fun in [*_caches.values(), *_strong_caches.values()]:
+        for entries in per_fun.values():
+            entries.clear()  # Jitted objects hold these dicts: empty them rather than drop them
     clear_eager_cache()
 
 
