@@ -28,6 +28,13 @@ class Array(ArrayOps):
             self._npy = v
         return self._npy
 
+    def _buffer(self):
+        """The device buffer view, or a clear error if the array was donated or deleted."""
+        if self._deleted:
+            raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted) and "
+                               "cannot be used.")
+        return self._bv
+
     def __array__(self, dtype=None, copy=None):
         v = self._value()
         if dtype is not None:

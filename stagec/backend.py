@@ -65,12 +65,15 @@ class Backend:
             return ["--iree-cuda-target=sm_80"]
         return []
 
-    def compile(self, mlir: str, fun_name: str, extra_flags: Sequence[str] = ()) -> bytes:
-        """StableHLO text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file."""
+    def compile(self, mlir: str, fun_name: str, extra_flags: Sequence[str] = (),
+                flags: Sequence[str] | None = None) -> bytes:
+        """StableHLO text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file.
+
+        `flags` replaces `compile_flags()` (ahead-of-time compiles for another CPU or GPU arch)."""
         import iree.compiler as ic
         try:
             return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                  extra_args=[*self.compile_flags(), *extra_flags])
+                                  extra_args=[*(self.compile_flags() if flags is None else flags), *extra_flags])
         except ic.CompilerToolError as e:
             path = _save_failed_mlir(mlir, fun_name)
             diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
@@ -161,7 +164,9 @@ class Executable:
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
         self.driver = backend.driver_for(elements)
         inst, _, hal_module = backend.hal(self.driver)
-        self.module = rt.VmModule.copy_buffer(inst, vmfb)
+        # A memoryview is a module mapped from disk (persistent cache, saved artifact): used in place.
+        self.module = (rt.VmModule.wrap_buffer(inst, vmfb) if isinstance(vmfb, memoryview)
+                       else rt.VmModule.copy_buffer(inst, vmfb))
         self.context = rt.VmContext(inst, modules=[hal_module, self.module])
         self.fn = self.module.lookup_function("main")
         self._n_out = len(out_avals)
@@ -218,7 +223,7 @@ def eager_apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], p
         graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
         exe = _eager_cache[key] = compile_graph(graph, backend, f"eager_{prim.name}")
         stats["eager_compiles"] += 1
-    bvs = [a._bv if isinstance(a, Array) and a._backend is backend else backend.put(to_numpy_constant(a, av))
+    bvs = [a._buffer() if isinstance(a, Array) and a._backend is backend else backend.put(to_numpy_constant(a, av))
            for a, av in zip(args, avals)]
     return [Array(bv, av, backend) for bv, av in zip(exe.call(bvs), out_avals)]
 

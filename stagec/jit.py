@@ -263,7 +263,7 @@ class Jitted:
                 aval_of(leaf)
             except TypeError:
                 return TypeError(
-                    f"{_fun_name(self.fun)}(): argument {label!r} of type {type(leaf).__name__} is not a valid stagec "
+                    f"{_fun_name(self.fun)}(): argument '{label}' of type {type(leaf).__name__} is not a valid stagec "
                     f"type (arrays, NumPy arrays and Python scalars are, in tuples, lists, dicts or registered "
                     f"pytrees). Mark it static with static_argnames=[{label.split('[')[0].split('.')[0]!r}] or "
                     f"register its class with stagec.tree_util.register_pytree_node.")

@@ -70,7 +70,7 @@ class PyTreeDef:
     def __init__(self, node_type, aux, children: tuple):
         self.node_type, self.aux, self.children = node_type, aux, children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
-        self._hash = hash((node_type, aux, children))
+        self._hash = hash((node_type, _hashable(aux), children))
 
     def __hash__(self):
         return self._hash
@@ -98,6 +98,21 @@ class PyTreeDef:
 
     def unflatten(self, leaves: Iterable) -> Any:
         return tree_unflatten(self, leaves)
+
+
+def _hashable(aux):
+    """Auxiliary data as something hashable (the FAQ's classes use dicts); equality still uses `==`."""
+    try:
+        hash(aux)
+        return aux
+    except TypeError:
+        if isinstance(aux, dict):
+            return tuple((k, _hashable(v)) for k, v in sorted(aux.items(), key=lambda kv: repr(kv[0])))
+        if isinstance(aux, (list, tuple)):
+            return tuple(_hashable(v) for v in aux)
+        if isinstance(aux, set):
+            return frozenset(_hashable(v) for v in aux)
+        return type(aux).__qualname__
 
 
 _LEAF = PyTreeDef(None, None, ())

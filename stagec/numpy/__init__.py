@@ -277,6 +277,8 @@ def clip(a, a_min=None, a_max=None):
 
 
 def _shape_tuple(shape) -> tuple:
+    if isinstance(shape, Tracer):
+        raise shape._concretization_error("shape")
     try:
         return (operator.index(shape),)
     except TypeError:

@@ -1,0 +1,266 @@
+"""jit semantics: signatures and caches, static arguments, pytrees, methods, errors, lowering, donation."""
+from __future__ import annotations
+
+import collections
+import os
+import warnings
+from functools import partial
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec.errors import (CompileError, ConcretizationTypeError, TracerArrayConversionError,
+                           UnexpectedTracerError)
+
+
+def counted(fn):
+    """Wrap `fn` so each trace is counted in `.traces`."""
+    def wrapper(*a, **k):
+        wrapper.traces += 1
+        return fn(*a, **k)
+    wrapper.traces = 0
+    wrapper.__name__ = fn.__name__
+    return wrapper
+
+
+def test_cache_key_shape_dtype_weak_type():
+    f = counted(lambda x: x * 2)
+    jf = stagec.jit(f)
+    jf(snp.ones(3)); jf(snp.ones(3)); jf(np.ones(3, np.float32))
+    assert f.traces == 1  # NumPy float32 and stagec float32 of one shape share a key
+    jf(snp.ones(4))
+    assert f.traces == 2
+    jf(snp.ones(4, dtype=snp.int32))
+    assert f.traces == 3
+    jf(2.0)  # weak float32 scalar
+    jf(snp.array(2.0))  # strong float32 scalar: weak_type differs -> retrace
+    assert f.traces == 5
+    out_weak, out_strong = jf(3.0), jf(snp.array(3.0))
+    assert out_weak.weak_type and not out_strong.weak_type
+    assert f.traces == 5
+
+
+def test_numpy_float64_argument_is_canonicalized():
+    jf = stagec.jit(lambda x: x + 1)
+    out = jf(np.arange(3.0))  # float64 NumPy input becomes float32, as in JAX without x64
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(out), [1.0, 2.0, 3.0])
+
+
+def test_static_values_by_hash_and_equality():
+    f = counted(lambda x, n: x * n)
+    jf = stagec.jit(f, static_argnums=1)
+    assert float(jf(1.0, 3)) == 3.0
+    assert float(jf(2.0, 3)) == 6.0
+    assert f.traces == 1
+    assert float(jf(2.0, 4)) == 8.0
+    assert f.traces == 2
+    jf(2.0, n=4)  # static_argnums implies static_argnames through the signature
+    assert f.traces == 3  # passed by keyword: a different key, as in JAX
+
+
+def test_static_argnames_keyword_and_kwargs():
+    @partial(stagec.jit, static_argnames="mode")
+    def h(x, *, scale=1.0, mode="add"):
+        return x + scale if mode == "add" else x * scale
+
+    assert float(h(2.0, scale=3.0)) == 5.0
+    assert float(h(2.0, scale=3.0, mode="mul")) == 6.0
+    assert float(h(x=2.0, mode="mul")) == 2.0
+
+
+def test_unhashable_static_argument_error():
+    jf = stagec.jit(lambda x, shape: snp.reshape(x, shape), static_argnums=1)
+    with pytest.raises(ValueError, match=r"argument 'shape' of lambda\(\) has unhashable type list"):
+        jf(snp.ones(4), [2, 2])
+    assert jf(snp.ones(4), (2, 2)).shape == (2, 2)
+
+
+def test_static_index_out_of_range_error():
+    def two(a, b):
+        return a + b
+    with pytest.raises(ValueError, match=r"'two' has static_argnums=\(2,\), but it only accepts 2 positional"):
+        stagec.jit(two, static_argnums=2)
+    with pytest.raises(ValueError, match="no parameter named 'c'"):
+        stagec.jit(two, static_argnames="c")
+
+
+def test_unsupported_argument_type_is_named():
+    def fn(x, label):
+        return x
+    with pytest.raises(TypeError, match=r"fn\(\): argument 'label' of type str is not a valid stagec type"):
+        stagec.jit(fn)(1.0, "hello")
+    with pytest.raises(TypeError, match=r"argument 'x\['b'\]' of type object"):
+        stagec.jit(fn)({"a": 1.0, "b": object()}, 2.0)
+
+
+def test_shape_mismatch_names_op_and_shapes():
+    with pytest.raises(ValueError, match=r"add: shapes \(3,\), \(4,\) are incompatible"):
+        stagec.jit(lambda a, b: a + b)(snp.ones(3), snp.ones(4))
+    with pytest.raises(ValueError, match=r"matmul: .*shapes \(2, 3\) and \(2, 3\)"):
+        stagec.jit(lambda a: a @ a)(snp.ones((2, 3)))
+
+
+def test_pytrees_in_and_out():
+    Point = collections.namedtuple("Point", "x y")
+
+    @stagec.jit
+    def fn(params, pts, extra=None):
+        w, b = params["w"], params["b"]
+        out = [p.x * w + p.y + b for p in pts]
+        return {"out": out, "sum": sum(o.sum() for o in out), "none": extra}
+
+    params = {"w": snp.ones(2) * 2, "b": 1.0}
+    pts = [Point(snp.ones(2), snp.zeros(2)), Point(snp.arange(2.0), 3.0)]
+    r = fn(params, pts)
+    assert set(r) == {"out", "sum", "none"} and r["none"] is None
+    np.testing.assert_array_equal(np.asarray(r["out"][1]), [4.0, 6.0])
+    assert float(r["sum"]) == 6.0 + 10.0
+
+
+def test_registered_pytree_class_faq_strategy_3():
+    class CustomClass:
+        def __init__(self, x, mul: bool):
+            self.x = x
+            self.mul = mul
+
+        @stagec.jit
+        def calc(self, y):
+            if self.mul:
+                return self.x * y
+            return y
+
+    stagec.tree_util.register_pytree_node(CustomClass, lambda c: ((c.x,), {"mul": c.mul}),
+                                          lambda aux, ch: CustomClass(*ch, **aux))
+    c = CustomClass(2, True)
+    assert int(c.calc(3)) == 6
+    c.mul = False  # mutation is detected: mul is part of the pytree structure
+    assert int(c.calc(3)) == 3
+    c = CustomClass(snp.array(2), True)
+    assert int(c.calc(3)) == 6
+
+
+def test_faq_methods_strategy_1_and_2_pitfall():
+    @partial(stagec.jit, static_argnums=0)
+    def _calc(mul, x, y):
+        return x * y if mul else y
+
+    class Helper:
+        def __init__(self, x, mul):
+            self.x, self.mul = x, mul
+
+        def calc(self, y):
+            return _calc(self.mul, self.x, y)
+
+    assert int(Helper(2, True).calc(3)) == 6
+
+    class Static:
+        def __init__(self, x, mul):
+            self.x, self.mul = x, mul
+
+        @partial(stagec.jit, static_argnums=0)
+        def calc(self, y):
+            return self.x * y if self.mul else y
+
+    c = Static(2, True)
+    assert int(c.calc(3)) == 6
+    c.mul = False
+    assert int(c.calc(3)) == 6  # the documented pitfall: self hashes by identity, the stale trace is reused
+
+    with pytest.raises(TypeError, match="argument 'self' of type CustomClass is not a valid stagec type"):
+        class CustomClass:
+            @stagec.jit
+            def calc(self, y):
+                return y
+        CustomClass().calc(3)
+
+
+def test_tracer_to_numpy_error():
+    def bad(x):
+        return np.asarray(x) + 1
+    with pytest.raises(TracerArrayConversionError, match=r"bad at .* It depends on the argument\(s\) 'x'"):
+        stagec.jit(bad)(snp.ones(2))
+
+
+def test_int_of_tracer_and_index_errors():
+    with pytest.raises(ConcretizationTypeError, match="`int` function"):
+        stagec.jit(lambda x: int(x))(1)
+    with pytest.raises(ConcretizationTypeError):
+        stagec.jit(lambda x, n: snp.ones(n))(1.0, 3)
+    assert stagec.jit(lambda x, n: snp.ones(n) * x, static_argnums=1)(2.0, 3).shape == (3,)
+
+
+def test_escaped_tracer_is_reported():
+    leaked = []
+
+    @stagec.jit
+    def leak(x):
+        leaked.append(x)
+        return x
+
+    leak(1.0)
+    with pytest.raises(UnexpectedTracerError, match="escaped"):
+        snp.sin(leaked[0])
+
+
+def test_nested_jit_is_inlined():
+    inner = stagec.jit(lambda x: snp.sin(x) * 2)
+    outer = stagec.jit(lambda x: inner(x) + inner(x + 1))
+    text = str(stagec.make_mlir(lambda x: inner(x) + inner(x + 1))(1.0))
+    assert text.count("stablehlo.sine") == 2 and text.count("func.func") == 1
+    assert float(outer(0.5)) == pytest.approx(2 * np.sin(0.5) + 2 * np.sin(1.5), rel=1e-6)
+
+
+def test_lower_as_text_and_compile():
+    jf = stagec.jit(lambda x, y: snp.dot(x, y))
+    lowered = jf.lower(snp.ones((2, 3)), snp.ones(3))
+    text = lowered.as_text()
+    assert "stablehlo.dot_general" in text and "tensor<2x3xf32>" in text
+    assert lowered.as_text("traced").startswith("module @jit_lambda")
+    with pytest.raises(ValueError, match="unknown stage 'nope'"):
+        lowered.as_text("nope")
+    compiled = lowered.compile()
+    np.testing.assert_array_equal(np.asarray(compiled(snp.ones((2, 3)), snp.ones(3))), [3.0, 3.0])
+    with pytest.raises(TypeError, match=r"takes \(float32\[2,3\], float32\[3\]\)"):
+        compiled(snp.ones((3, 3)), snp.ones(3))
+
+
+def test_compile_error_names_function_and_file(monkeypatch, tmp_path):
+    monkeypatch.setenv("STAGEC_DUMP_DIR", str(tmp_path))
+    lowered = stagec.jit(lambda x: x + 1).lower(1.0)
+    lowered._stages()
+    lowered._texts["final"] = lowered._texts["final"].replace("stablehlo.add", "stablehlo.bogus_op")
+    with pytest.raises(CompileError) as e:
+        lowered.compile()
+    msg = str(e.value)
+    assert "function 'jit_lambda'" in msg and "llvm-cpu" in msg
+    path = msg.split("is in ")[1].split()[0]
+    assert os.path.exists(path) and "stablehlo.bogus_op" in open(path).read()
+
+
+def test_donation_deletes_donated_arrays_and_warns_when_unusable():
+    add = lambda x, y: x + y
+    x, y = stagec.device_put(np.ones((2, 3))), stagec.device_put(np.ones((2, 3)))
+    z = stagec.jit(add, donate_argnums=(1,))(x, y)
+    np.testing.assert_array_equal(np.asarray(z), np.full((2, 3), 2.0))
+    assert y.is_deleted() and not x.is_deleted()
+    with pytest.raises(RuntimeError, match="deleted"):
+        y + 1
+    x2, y2 = stagec.device_put(np.ones((2, 3))), stagec.device_put(np.ones((1, 3)))
+    with pytest.warns(UserWarning, match=r"Some donated buffers were not usable: float32\[1,3\]"):
+        stagec.jit(add, donate_argnums=(1,))(x2, y2)
+
+
+def test_array_basics():
+    a = snp.array([[1.0, 2.0], [3.0, 4.0]])
+    assert isinstance(a, stagec.Array) and a.shape == (2, 2) and a.dtype == np.float32 and a.ndim == 2
+    assert repr(a) == "Array([[1., 2.],\n       [3., 4.]], dtype=float32)"
+    assert np.asarray(a).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert a.devices() == {stagec.devices()[0]} and repr(stagec.devices()[0]) == "CpuDevice(id=0)"
+    assert a.block_until_ready() is a
+    assert [float(r.sum()) for r in a] == [3.0, 7.0] and len(a) == 2
+    assert stagec.block_until_ready({"a": a})["a"] is a
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
