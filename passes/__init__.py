@@ -1,14 +1,14 @@
-"""stagec's own MLIR passes (installed as `stagec.passes`). The pipeline is empty for now."""
+"""stagec's own MLIR passes (installed as `stagec.passes`), run between tracing and IREE.
+
+Each pass lives in its own module and registers itself by name; `DEFAULT_PIPELINE` names them in
+order. `run_pipeline(module, passes)` runs a pipeline in place and returns one `Stage` per pass
+(its name, the IR after it and its `PassStats`). See docs/passes.md.
+"""
 from __future__ import annotations
 
-from typing import Iterator
+from . import dce, fold_constants, simplify, upstream  # noqa: F401  (each registers its pass)
+from .base import REGISTRY, Pass, PassError, PassStats
+from .pipeline import DEFAULT_PIPELINE, Stage, describe, resolve, run_pipeline
 
-DEFAULT_PIPELINE: tuple[str, ...] = ()
-
-
-def run_pipeline(module, passes=None) -> Iterator[tuple[str, str]]:
-    """Run the named passes over `module` in place, yielding (pass name, IR text after it)."""
-    names = DEFAULT_PIPELINE if passes is None or passes == "default" else tuple(passes or ())
-    for name in names:
-        raise NotImplementedError(f"stagec pass {name!r} is not implemented yet")
-    return iter(())
+__all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassStats", "REGISTRY", "Stage", "describe", "resolve",
+           "run_pipeline"]

@@ -18,6 +18,7 @@ class Config:
     _defaults: dict[str, Any] = {
         "enable_x64": lambda: _env_flag("STAGEC_ENABLE_X64", False),
         "default_backend": lambda: os.environ.get("STAGEC_BACKEND", "cpu"),
+        "passes": lambda: os.environ.get("STAGEC_PASSES", "default"),  # see stagec.passes.resolve
     }
 
     def __init__(self) -> None:

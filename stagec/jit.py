@@ -84,8 +84,10 @@ class Lowered:
             from .passes import run_pipeline
             module = lower_graph(self.graph, self.name)
             self._texts["traced"] = str(module)
-            for name, text in run_pipeline(module, self.jitted.passes):
-                self._texts[name] = text
+            self.pass_stats = []  # one stagec.passes.PassStats per pass run
+            for stage in run_pipeline(module, self.jitted.passes, self.name):
+                self._texts[stage.name] = stage.text
+                self.pass_stats.append(stage.stats)
             self._texts["final"] = str(module)
         return self._texts
 
@@ -105,7 +107,8 @@ class Lowered:
     def compile(self) -> Compiled:
         backend = self.jitted.backend_obj()
         t0 = time.perf_counter()
-        vmfb = backend.compile(self.as_text("final"), self.name)
+        from .passes.dump import dump_lowered
+        vmfb = backend.compile(self.as_text("final"), self.name, dump_lowered(self))
         exe = backend.load(vmfb, self.graph.in_avals, self.graph.out_avals, self.name)
         return Compiled(Entry(exe, self.out_tree, self.graph.out_avals, self.donated), self.in_tree,
                         time.perf_counter() - t0)

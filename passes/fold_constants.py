@@ -1,0 +1,140 @@
+"""`fold-constants`: evaluate small constant subgraphs with NumPy, under each op's exact dtype.
+
+An op whose operands are all constants is replaced by a constant when its result has at most
+`MAX_ELEMENTS` elements, or when every operand is a splat (then only one element is computed).
+NumPy computes float32 in float32 and wraps integers as StableHLO does. Numerics: transcendental
+functions (exp, log, sin, ...) come from NumPy's libm rather than IREE's polynomial approximations,
+so a folded value may differ from the compiled one by an ulp or two. Integer division or remainder
+by zero (and INT_MIN / -1), and float-to-int converts out of range, are left to run unfolded.
+"""
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+
+from .base import PatternPass, register
+from .irutil import constant_value, dtype_of, make_constant, op_name, tensor_type
+
+MAX_ELEMENTS = 1024
+
+_UNARY = {
+    "negate": np.negative, "abs": np.abs, "exponential": np.exp, "exponential_minus_one": np.expm1,
+    "log": np.log, "log_plus_one": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "sine": np.sin, "cosine": np.cos, "tan": np.tan, "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil,
+    "sign": np.sign, "round_nearest_even": np.rint, "is_finite": np.isfinite, "cbrt": np.cbrt,
+    "logistic": lambda x: 1 / (1 + np.exp(-x)),
+    "not": lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
+}
+_BINARY = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
+    "minimum": np.minimum, "power": np.power, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "atan2": np.arctan2,
+}
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal, "GT": np.greater,
+            "GE": np.greater_equal}
+
+
+def _int_div(a: np.ndarray, b: np.ndarray, want_rem: bool):
+    """StableHLO integer divide/remainder (truncating toward zero), or None where it is undefined."""
+    if (b == 0).any():
+        return None
+    if a.dtype.kind == "i" and ((a == np.iinfo(a.dtype).min) & (b == -1)).any():
+        return None
+    q = a // b
+    q = q + ((a % b != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
+    return a - b * q if want_rem else q
+
+
+def evaluate(op, args: list[np.ndarray], out_shape: tuple, out_dtype: np.dtype):
+    """The value of `op` on constant `args` as a NumPy array of `out_dtype`, or None if not foldable."""
+    name = op_name(op)
+    dt = args[0].dtype if args else out_dtype
+    if name in _UNARY:
+        if name in ("exponential", "log", "sqrt", "rsqrt", "logistic") and dt.kind not in "fc":
+            return None
+        r = _UNARY[name](args[0])
+    elif name in _BINARY:
+        if name == "power" and dt.kind != "f":
+            return None
+        r = _BINARY[name](args[0], args[1])
+    elif name in ("divide", "remainder"):
+        if dt.kind in "iu":
+            r = _int_div(args[0], args[1], name == "remainder")
+        else:
+            r = np.divide(args[0], args[1]) if name == "divide" else np.fmod(args[0], args[1])
+    elif name == "compare":
+        direction = str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
+        r = _COMPARE[direction](args[0], args[1])
+    elif name == "select":
+        r = np.where(args[0], args[1], args[2])
+    elif name == "convert":
+        x = args[0]
+        if out_dtype.kind in "iu" and x.dtype.kind in "fc":
+            info = np.iinfo(out_dtype)
+            if not (np.isfinite(x) & (x >= info.min) & (x <= info.max)).all():
+                return None
+        if out_dtype == np.bool_:
+            return None
+        r = x.real if x.dtype.kind == "c" and out_dtype.kind != "c" else x
+    elif name == "broadcast_in_dim":
+        dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+        x = args[0]
+        shape = [1] * len(out_shape)
+        for i, d in enumerate(dims):
+            shape[d] = x.shape[i]
+        r = np.broadcast_to(x.reshape(shape), out_shape)
+    elif name == "reshape":
+        r = args[0].reshape(out_shape)
+    elif name == "transpose":
+        r = np.transpose(args[0], list(ir.DenseI64ArrayAttr(op.attributes["permutation"])))
+    else:
+        return None
+    return None if r is None else np.asarray(r).astype(out_dtype, copy=False)
+
+
+_SHAPE_OPS = {"broadcast_in_dim", "reshape", "transpose"}
+
+
+def _fold(op, rewriter) -> bool:
+    if len(op.results) != 1 or len(op.regions) or not op.operands:
+        return False
+    out_ty = tensor_type(op.result)
+    out_dtype = dtype_of(op.result)
+    size = int(np.prod(out_ty.shape))
+    consts = [constant_value(v, MAX_ELEMENTS) for v in op.operands]
+    if out_dtype is None or any(c is None for c in consts):
+        return False
+    all_splat = all(s for _, s in consts)
+    if all_splat:
+        # Splats: compute one element; shape-only ops of a splat are a splat of the result type.
+        args = [a.reshape(()) for a, _ in consts]
+        if op_name(op) in _SHAPE_OPS:
+            return _done(rewriter, op, args[0].astype(out_dtype), out_ty)
+        shape = ()
+    else:
+        if size > MAX_ELEMENTS:
+            return False
+        args = [np.broadcast_to(a, tensor_type(v).shape) if s else a for (a, s), v in zip(consts, op.operands)]
+        shape = tuple(out_ty.shape)
+    if any(a.dtype is None for a in args):
+        return False
+    with np.errstate(all="ignore"):
+        r = evaluate(op, args, shape, out_dtype)
+    if r is None:
+        return False
+    return _done(rewriter, op, r, out_ty)
+
+
+def _done(rewriter, op, value: np.ndarray, ty) -> bool:
+    rewriter.replace_op(op, [make_constant(value, ty)])
+    return True
+
+
+class FoldConstants(PatternPass):
+    name = "fold-constants"
+    description = f"evaluate ops on constants with NumPy (results up to {MAX_ELEMENTS} elements, or splats)"
+    patterns = [(f"stablehlo.{n}", n, _fold) for n in
+                [*_UNARY, *_BINARY, "divide", "remainder", "compare", "select", "convert", *_SHAPE_OPS]]
+
+
+FOLD_CONSTANTS = register(FoldConstants())

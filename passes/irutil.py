@@ -1,0 +1,135 @@
+"""Small helpers over the MLIR Python bindings shared by the passes (no pass logic here)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+from iree.compiler import ir
+
+# StableHLO ops without side effects: safe to erase when unused, to fold, to deduplicate.
+PURE_ELEMENTWISE_UNARY = {
+    "negate", "abs", "exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt", "rsqrt",
+    "sine", "cosine", "tan", "tanh", "logistic", "floor", "ceil", "sign", "not", "round_nearest_even",
+    "is_finite", "cbrt", "convert"}
+PURE_ELEMENTWISE_BINARY = {
+    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "and", "or", "xor",
+    "atan2", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical"}
+
+
+def producer(value: ir.Value):
+    """The op defining `value`, or None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner
+
+
+def op_name(op) -> str:
+    """`op.name` without the `stablehlo.` prefix ('' for None)."""
+    return op.name.removeprefix("stablehlo.") if op is not None else ""
+
+
+def is_op(value: ir.Value, name: str):
+    """The producer of `value` when it is `stablehlo.<name>`, else None."""
+    op = producer(value)
+    return op if op is not None and op.name == "stablehlo." + name else None
+
+
+def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
+    """The NumPy dtype of an MLIR element type, or None where NumPy has none (bf16, ...)."""
+    if isinstance(element_type, ir.IntegerType):
+        t = element_type
+        if t.width == 1:
+            return np.dtype(np.bool_)
+        return np.dtype(f"{'u' if t.is_unsigned else 'i'}{t.width // 8}")
+    for cls, dt in ((ir.F16Type, np.float16), (ir.F32Type, np.float32), (ir.F64Type, np.float64)):
+        if isinstance(element_type, cls):
+            return np.dtype(dt)
+    if isinstance(element_type, ir.ComplexType):
+        inner = numpy_dtype(element_type.element_type)
+        return None if inner is None else np.dtype(np.complex64 if inner == np.float32 else np.complex128)
+    return None
+
+
+def tensor_type(value_or_type) -> ir.RankedTensorType:
+    t = value_or_type.type if isinstance(value_or_type, ir.Value) else value_or_type
+    return t if isinstance(t, ir.RankedTensorType) else ir.RankedTensorType(t)
+
+
+def dtype_of(value: ir.Value) -> np.dtype | None:
+    return numpy_dtype(tensor_type(value).element_type)
+
+
+def is_float(value: ir.Value) -> bool:
+    d = dtype_of(value)
+    return d is not None and d.kind == "f"
+
+
+def constant_value(value: ir.Value, max_elements: int | None = None):
+    """(array, is_splat) for a value produced by `stablehlo.constant`, else None.
+
+    A splat comes back as a 0-d array holding its one element, so huge splats cost nothing.
+    """
+    op = is_op(value, "constant")
+    if op is None:
+        return None
+    attr = op.attributes["value"]
+    ty = tensor_type(value)
+    dtype = numpy_dtype(ty.element_type)
+    if dtype is None or not isinstance(attr, ir.DenseElementsAttr):
+        return None
+    if attr.is_splat:
+        v = attr.get_splat_value()
+        v = v.value if hasattr(v, "value") else v
+        return np.array(v, dtype=dtype), True
+    if max_elements is not None and int(np.prod(ty.shape)) > max_elements:
+        return None
+    return np.array(attr).astype(dtype, copy=False).reshape(ty.shape), False
+
+
+def splat_value(value: ir.Value):
+    """The scalar every element of `value` equals, when it is a splat constant (possibly behind a
+    `broadcast_in_dim` or `reshape` of one); else None."""
+    for _ in range(4):
+        c = constant_value(value, max_elements=1)
+        if c is not None:
+            return c[0].reshape(()).item()
+        op = producer(value)
+        if op is None or op_name(op) not in ("broadcast_in_dim", "reshape", "convert"):
+            return None
+        if op_name(op) == "convert":
+            inner = splat_value(op.operands[0])
+            if inner is None:
+                return None
+            return np.array(inner, dtype=dtype_of(op.operands[0])).astype(dtype_of(value)).item()
+        value = op.operands[0]
+    return None
+
+
+def make_constant(array: np.ndarray, ty: ir.RankedTensorType) -> ir.Value:
+    """A `stablehlo.constant` of type `ty` holding `array` (a 0-d array makes a splat)."""
+    dtype = numpy_dtype(ty.element_type)
+    flat = np.asarray(array, dtype=dtype).reshape(-1)
+    if flat.size > 1 and (flat == flat[0]).all():
+        flat = flat[:1]
+    data = flat if flat.size == 1 else flat.reshape(ty.shape)
+    attr = ir.DenseElementsAttr.get(data, type=ty)
+    return ir.Operation.create("stablehlo.constant", results=[ty], attributes={"value": attr}).result
+
+
+def func_ops(module: ir.Module) -> Iterator:
+    """Every op directly inside the module's functions, in order."""
+    for fn in module.body.operations:
+        for region in fn.regions:
+            for block in region.blocks:
+                yield from block.operations
+
+
+def count_ops(module: ir.Module) -> int:
+    """Ops nested anywhere in the module (the module op itself excluded)."""
+    n = 0
+
+    def visit(op):
+        nonlocal n
+        n += 1
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return n - 1

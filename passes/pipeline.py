@@ -1,0 +1,90 @@
+"""Choosing and running a pipeline: names -> passes, stats, verification and failure reports."""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from typing import NamedTuple, Sequence
+
+from iree.compiler import ir
+
+from .base import REGISTRY, PassError, PassStats
+from .irutil import count_ops
+
+DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce")
+
+
+class Stage(NamedTuple):
+    """One pass's result: its name, the module text after it, and what it did."""
+    name: str
+    text: str
+    stats: PassStats
+
+
+PassesSpec = "str | Sequence[str] | None"
+
+
+def resolve(passes=None) -> tuple[str, ...]:
+    """Pass names for a spec: None (the global `stagec.config.passes`), "default", "none" / () /
+    False, a comma-separated string or a sequence of names. Unknown names raise ValueError."""
+    if passes is None:
+        from stagec.config import config
+        passes = getattr(config, "passes", "default")
+        if passes is None:
+            passes = "default"
+    if passes is False or passes == "none" or passes == "":
+        return ()
+    if passes is True or passes == "default":
+        return DEFAULT_PIPELINE
+    names = tuple(n.strip() for n in passes.split(",") if n.strip()) if isinstance(passes, str) else tuple(passes)
+    names = tuple(n for part in names for n in (DEFAULT_PIPELINE if part == "default" else (part,)))
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown stagec pass(es) {unknown}; available: {sorted(REGISTRY)} "
+                         f"(or 'default' = {list(DEFAULT_PIPELINE)}, or 'none')")
+    return names
+
+
+def describe() -> str:
+    """One line per registered pass: name and description, default ones marked with *."""
+    return "\n".join(f"{'*' if n in DEFAULT_PIPELINE else ' '} {n:<18} {p.description}"
+                     for n, p in sorted(REGISTRY.items()))
+
+
+def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module") -> list[Stage]:
+    """Run the passes named by `passes` (see `resolve`) over `module` in place.
+
+    A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass, with the
+    IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder).
+    """
+    stages = []
+    before = None
+    for name in resolve(passes):
+        p = REGISTRY[name]
+        before = str(module) if before is None else before
+        stats = PassStats(name, ops_before=count_ops(module))
+        t0 = time.perf_counter()
+        try:
+            p.run(module, stats)
+            module.operation.verify()
+        except Exception as e:
+            path = _save_before(before, fun_name, name)
+            raise PassError(f"stagec pass {name!r} failed on function {fun_name!r}: {type(e).__name__}: "
+                            f"{str(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
+                            f"passes=[...] or stagec.config.update('passes', ...)") from e
+        stats.seconds = time.perf_counter() - t0
+        stats.ops_after = count_ops(module)
+        before = str(module)
+        seen = sum(st.stats.name == name for st in stages)
+        stages.append(Stage(name if not seen else f"{name}#{seen + 1}", before, stats))
+    return stages
+
+
+def _save_before(text: str, fun_name: str, pass_name: str) -> str:
+    d = os.environ.get("STAGEC_DUMP_DIR") or tempfile.mkdtemp(prefix="stagec-pass-failed-")
+    os.makedirs(d, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in f"{fun_name}.before-{pass_name}")
+    path = os.path.join(d, safe + ".mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    return path

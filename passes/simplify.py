@@ -1,0 +1,155 @@
+"""`simplify`: algebraic rewrites on StableHLO, each a Python pattern.
+
+Numerics of each rewrite (the unit tests in tests/test_passes_simplify.py show IR before/after):
+- log(exp(x)) -> x: exact where exp(x) is finite and normal; where exp overflows (x > ~88.7 in f32)
+  or underflows, the rewritten form returns x instead of inf / -inf (more accurate). Floats only.
+- log(sqrt(x)) -> 0.5 * log(x): may differ by an ulp (one rounding instead of two); x < 0 gives NaN
+  both ways; x = 0 gives -inf both ways. Floats only.
+- x*1, 1*x, x/1, x-0 -> x: exact. x+0, 0+x -> x: exact except x = -0.0, where x+0.0 is +0.0 and the
+  rewrite keeps -0.0 (XLA makes the same choice).
+- neg(neg(x)) -> x: exact (also for integers, two's complement wraps back).
+- transpose(transpose(x)) -> one transpose, or x when the composed permutation is the identity;
+  reshape(reshape(x)) -> one reshape, or x when the types match: data movement only, exact.
+- broadcast_in_dim(splat constant) -> splat constant: exact.
+- convert(convert(x)) -> convert(x) or x when the first convert is lossless (NumPy's "safe" cast:
+  every value of the source type is exactly representable in the middle type): exact.
+- select(constant predicate, a, b) -> a or b; select(p, a, a) -> a: exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+
+from .base import PatternPass, register
+from .irutil import dtype_of, is_float, is_op, make_constant, splat_value, tensor_type
+
+
+def _replace(rewriter, op, value: ir.Value) -> bool:
+    rewriter.replace_op(op, [value])
+    return True
+
+
+def _log_of_exp(op, rewriter) -> bool:
+    e = is_op(op.operands[0], "exponential")
+    if e is None or not is_float(op.result):
+        return False
+    return _replace(rewriter, op, e.operands[0])
+
+
+def _log_of_sqrt(op, rewriter) -> bool:
+    s = is_op(op.operands[0], "sqrt")
+    if s is None or not is_float(op.result):
+        return False
+    ty = op.result.type
+    log = ir.Operation.create("stablehlo.log", results=[ty], operands=[s.operands[0]]).result
+    half = make_constant(np.array(0.5), tensor_type(ty))
+    mul = ir.Operation.create("stablehlo.multiply", results=[ty], operands=[half, log]).result
+    return _replace(rewriter, op, mul)
+
+
+def _identity_operand(unit, commutes: bool):
+    """Pattern for `x op unit -> x` (and `unit op x -> x` when the op commutes)."""
+    def pattern(op, rewriter) -> bool:
+        a, b = op.operands[0], op.operands[1]
+        if splat_value(b) == unit and a.type == op.result.type:
+            return _replace(rewriter, op, a)
+        if commutes and splat_value(a) == unit and b.type == op.result.type:
+            return _replace(rewriter, op, b)
+        return False
+    return pattern
+
+
+def _neg_neg(op, rewriter) -> bool:
+    inner = is_op(op.operands[0], "negate")
+    return inner is not None and _replace(rewriter, op, inner.operands[0])
+
+
+def _perm(op) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+
+
+def _transpose_identity(op, rewriter) -> bool:
+    return _perm(op) == list(range(len(_perm(op)))) and _replace(rewriter, op, op.operands[0])
+
+
+def _transpose_transpose(op, rewriter) -> bool:
+    inner = is_op(op.operands[0], "transpose")
+    if inner is None:
+        return False
+    p_in, p_out = _perm(inner), _perm(op)
+    composed = [p_in[i] for i in p_out]  # out[i] = mid[p_out[i]] = x[p_in[p_out[i]]]
+    if composed == list(range(len(composed))):
+        return _replace(rewriter, op, inner.operands[0])
+    new = ir.Operation.create("stablehlo.transpose", results=[op.result.type], operands=[inner.operands[0]],
+                              attributes={"permutation": ir.DenseI64ArrayAttr.get(composed)}).result
+    return _replace(rewriter, op, new)
+
+
+def _reshape_reshape(op, rewriter) -> bool:
+    src = op.operands[0]
+    inner = is_op(src, "reshape")
+    if inner is not None:
+        src = inner.operands[0]
+    if src.type == op.result.type:
+        return _replace(rewriter, op, src)
+    if inner is None:
+        return False
+    new = ir.Operation.create("stablehlo.reshape", results=[op.result.type], operands=[src]).result
+    return _replace(rewriter, op, new)
+
+
+def _broadcast_splat(op, rewriter) -> bool:
+    v = splat_value(op.operands[0])
+    if v is None or is_op(op.operands[0], "constant") is None:
+        return False
+    return _replace(rewriter, op, make_constant(np.array(v), tensor_type(op.result)))
+
+
+def _convert_convert(op, rewriter) -> bool:
+    src = op.operands[0]
+    if src.type == op.result.type:
+        return _replace(rewriter, op, src)
+    inner = is_op(src, "convert")
+    if inner is None:
+        return False
+    a, b = dtype_of(inner.operands[0]), dtype_of(src)
+    if a is None or b is None or not np.can_cast(a, b, "safe"):
+        return False
+    x = inner.operands[0]
+    if x.type == op.result.type:
+        return _replace(rewriter, op, x)
+    new = ir.Operation.create("stablehlo.convert", results=[op.result.type], operands=[x]).result
+    return _replace(rewriter, op, new)
+
+
+def _select(op, rewriter) -> bool:
+    pred, a, b = op.operands
+    if a == b:
+        return _replace(rewriter, op, a)
+    p = splat_value(pred)
+    if p is None:
+        return False
+    return _replace(rewriter, op, a if p else b)
+
+
+class Simplify(PatternPass):
+    name = "simplify"
+    description = "algebraic rewrites: log(exp x), log(sqrt x), unit operands, double negate/transpose/reshape/convert, constant selects"
+    patterns = [
+        ("stablehlo.log", "log-exp", _log_of_exp),
+        ("stablehlo.log", "log-sqrt", _log_of_sqrt),
+        ("stablehlo.multiply", "mul-one", _identity_operand(1, True)),
+        ("stablehlo.divide", "div-one", _identity_operand(1, False)),
+        ("stablehlo.add", "add-zero", _identity_operand(0, True)),
+        ("stablehlo.subtract", "sub-zero", _identity_operand(0, False)),
+        ("stablehlo.negate", "neg-neg", _neg_neg),
+        ("stablehlo.transpose", "transpose-identity", _transpose_identity),
+        ("stablehlo.transpose", "transpose-transpose", _transpose_transpose),
+        ("stablehlo.reshape", "reshape-reshape", _reshape_reshape),
+        ("stablehlo.broadcast_in_dim", "broadcast-splat", _broadcast_splat),
+        ("stablehlo.convert", "convert-convert", _convert_convert),
+        ("stablehlo.select", "select-const", _select),
+    ]
+
+
+SIMPLIFY = register(Simplify())
