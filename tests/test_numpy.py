@@ -1,0 +1,194 @@
+"""stagec.numpy against NumPy: promotion and weak types, broadcasting, reductions, linear algebra, indexing.
+
+Eager (op by op) and jit results are both compared, since they share primitives but not code paths."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+
+F32 = np.float32
+
+
+def both(fn, *args):
+    """(eager result, jit result) as NumPy arrays; also checks dtype and weak type agree."""
+    e, j = fn(*args), stagec.jit(fn)(*args)
+    assert e.dtype == j.dtype and e.shape == j.shape and e.weak_type == j.weak_type
+    return np.asarray(e), np.asarray(j)
+
+
+@pytest.mark.parametrize("a,b,want,weak", [
+    (1, 2.0, np.float32, True),
+    (np.int8(1), 1, np.int8, False),
+    (np.int8(1), np.uint8(1), np.int16, False),
+    (np.int32(1), 1.0, np.float32, True),  # i32 and a weak float meet at the weak float node
+    (np.uint32(1), np.int32(1), np.int32, False),   # i64 narrowed to i32 without x64, as in JAX
+    (np.float16(1), 1.0, np.float16, False),
+    (np.float16(1), np.int32(1), np.float16, False),
+    (True, 1, np.int32, True),
+    (np.bool_(True), np.float32(1), np.float32, False),
+])
+def test_promotion_follows_jax(a, b, want, weak):
+    out = stagec.jit(lambda x, y: x + y)(a, b)
+    assert out.dtype == want and out.weak_type == weak
+
+
+def test_python_scalars_are_weak_and_do_not_upcast():
+    x = snp.ones(3, dtype=snp.float16)
+    assert (x * 2.5).dtype == np.float16
+    assert (snp.arange(3) * 2).dtype == np.int32
+    assert (snp.arange(3) * 2.0).dtype == np.float32
+    assert snp.array(3.0).weak_type is False
+
+
+def test_x64_requests_warn_and_narrow():
+    with pytest.warns(UserWarning, match="float64 requested in zeros is not available"):
+        assert snp.zeros(2, dtype=np.float64).dtype == np.float32
+    with pytest.warns(UserWarning, match="int64 requested in astype"):
+        assert snp.arange(3).astype(np.int64).dtype == np.int32
+
+
+def test_x64_enabled_keeps_64_bit(x64):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = snp.arange(4.0)
+        assert a.dtype == np.float64 and snp.arange(3).dtype == np.int64
+        out = stagec.jit(lambda v: snp.sum(v * 1e-20) + 1.0)(a)
+    assert out.dtype == np.float64 and float(out) == 1.0 + 6e-20
+
+
+def test_elementwise_math_matches_numpy():
+    xs = np.linspace(0.1, 3.0, 16).astype(F32)
+    fn = lambda x: snp.stack([snp.exp(x), snp.log(x), snp.sin(x), snp.cos(x), snp.tanh(x), snp.sqrt(x),
+                              snp.abs(-x), snp.maximum(x, 1.5), snp.minimum(x, 1.5), x ** 3, x / 3, -x])
+    want = np.stack([np.exp(xs), np.log(xs), np.sin(xs), np.cos(xs), np.tanh(xs), np.sqrt(xs), np.abs(-xs),
+                     np.maximum(xs, 1.5), np.minimum(xs, 1.5), xs ** 3, xs / 3, -xs])
+    e, j = both(fn, snp.asarray(xs))
+    np.testing.assert_allclose(e, want, rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(j, want, rtol=2e-6, atol=1e-6)
+
+
+def test_integer_division_and_remainder_follow_numpy_signs():
+    a = np.array([-7, -3, 0, 3, 7, 8], np.int32)
+    b = np.array([2, -2, 3, -3, 3, -5], np.int32)
+    for fn, ref in [(lambda x, y: x // y, np.floor_divide), (lambda x, y: x % y, np.remainder)]:
+        e, j = both(fn, snp.asarray(a), snp.asarray(b))
+        np.testing.assert_array_equal(e, ref(a, b))
+        np.testing.assert_array_equal(j, ref(a, b))
+    fa, fb = a.astype(F32), b.astype(F32)
+    np.testing.assert_array_equal(np.asarray(snp.asarray(fa) % snp.asarray(fb)), np.remainder(fa, fb))
+    np.testing.assert_array_equal(np.asarray(snp.asarray(fa) // snp.asarray(fb)), np.floor_divide(fa, fb))
+    np.testing.assert_array_equal(np.asarray(snp.asarray(a) / 2), a / np.float32(2))
+
+
+def test_comparisons_where_and_booleans():
+    a = np.array([1.0, -2.0, 3.0, np.nan], F32)
+    e, j = both(lambda x: snp.where(x > 0, x, 0.0), snp.asarray(a))
+    np.testing.assert_array_equal(e, np.where(a > 0, a, 0.0))
+    np.testing.assert_array_equal(j, e)
+    m = snp.asarray(a) >= 1.0
+    assert m.dtype == np.bool_ and np.asarray(m).tolist() == [True, False, True, False]
+    assert np.asarray(~m).tolist() == [False, True, False, True]
+    assert np.asarray((m & True) | False).tolist() == [True, False, True, False]
+
+
+def test_broadcasting_rules_and_errors():
+    a = snp.ones((2, 1, 3))
+    b = snp.arange(4.0).reshape(4, 1)
+    assert (a + b).shape == (2, 4, 3)
+    np.testing.assert_array_equal(np.asarray(a + b), np.ones((2, 1, 3)) + np.arange(4.0).reshape(4, 1))
+    with pytest.raises(ValueError, match=r"multiply: shapes \(2, 1, 3\), \(2,\) are incompatible for broadcasting"):
+        a * snp.ones(2)
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True), ((0, 2), False), (-1, True)])
+def test_reductions_match_numpy(axis, keepdims):
+    x = np.arange(24, dtype=F32).reshape(2, 3, 4) - 7
+    fn = lambda v: (snp.sum(v, axis=axis, keepdims=keepdims), snp.mean(v, axis=axis, keepdims=keepdims),
+                    snp.max(v, axis=axis, keepdims=keepdims), snp.min(v, axis=axis, keepdims=keepdims))
+    got = stagec.jit(fn)(snp.asarray(x))
+    want = (np.sum(x, axis=axis, keepdims=keepdims), np.mean(x, axis=axis, keepdims=keepdims),
+            np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
+
+
+def test_reduction_dtypes_and_errors():
+    assert snp.sum(snp.ones(3, dtype=snp.int8)).dtype == np.int32
+    assert snp.sum(snp.array([True, True, False])).dtype == np.int32
+    assert int(snp.sum(snp.array([True, True, False]))) == 2
+    assert snp.mean(snp.arange(4)).dtype == np.float32 and float(snp.mean(snp.arange(4))) == 1.5
+    assert snp.sum(snp.ones(3), dtype=snp.int32).dtype == np.int32
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        snp.max(snp.zeros((0, 2)), axis=0)
+    with pytest.raises(ValueError, match="sum: axis 3 is out of bounds for array of dimension 2"):
+        snp.sum(snp.ones((2, 2)), axis=3)
+
+
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                                    ((5, 2, 3), (3, 4)), ((5, 2, 3), (1, 3, 4))])
+def test_matmul_shapes_match_numpy(sa, sb):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(sa).astype(F32), rng.standard_normal(sb).astype(F32)
+    got = stagec.jit(lambda x, y: x @ y)(a, b)
+    want = a @ b
+    assert got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_dot_and_transpose():
+    a = np.arange(6, dtype=F32).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(snp.dot(a, a.T)), a @ a.T)
+    np.testing.assert_array_equal(np.asarray(snp.asarray(a).T), a.T)
+    np.testing.assert_array_equal(np.asarray(snp.dot(snp.asarray(a), 2.0)), a * 2)
+    b = np.arange(24, dtype=F32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(snp.transpose(b, (2, 0, 1))), np.transpose(b, (2, 0, 1)))
+    np.testing.assert_array_equal(np.asarray(snp.asarray(b).reshape(4, -1)), b.reshape(4, -1))
+    with pytest.raises(ValueError, match=r"cannot reshape array of shape \(2, 3, 4\) \(size 24\) into shape \(5, -1\)"):
+        snp.asarray(b).reshape(5, -1)
+
+
+@pytest.mark.parametrize("idx", [1, -1, (0, 2), slice(None, None, -1), (slice(1, None), slice(None, None, 2)),
+                                 (None, Ellipsis, 1), (Ellipsis, None), (slice(3, 1, -1), 0), slice(5, 10)])
+def test_basic_indexing_matches_numpy(idx):
+    x = np.arange(20, dtype=F32).reshape(4, 5)
+    got = stagec.jit(lambda v: v[idx])(x)
+    np.testing.assert_array_equal(np.asarray(got), x[idx])
+
+
+def test_traced_integer_index_and_bounds_errors():
+    x = np.arange(20, dtype=F32).reshape(4, 5)
+    get = stagec.jit(lambda v, i: v[i, 1:])
+    np.testing.assert_array_equal(np.asarray(get(x, 2)), x[2, 1:])
+    np.testing.assert_array_equal(np.asarray(get(x, -1)), x[-1, 1:])
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        snp.asarray(x)[4]
+    with pytest.raises(NotImplementedError, match="advanced or boolean indexing"):
+        snp.asarray(x)[snp.asarray(x) > 3]
+
+
+def test_creation_functions():
+    assert np.asarray(snp.zeros((2, 3))).tolist() == np.zeros((2, 3)).tolist()
+    assert snp.ones(3, dtype=snp.int32).dtype == np.int32
+    assert np.asarray(snp.full((2,), 7)).tolist() == [7, 7] and snp.full((2,), 7).dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(snp.arange(2, 11, 3)), np.arange(2, 11, 3))
+    np.testing.assert_allclose(np.asarray(snp.arange(0.5, 2.0, 0.25)), np.arange(0.5, 2.0, 0.25))
+    traced = stagec.jit(lambda x: snp.arange(2, 11, 3) + snp.zeros(3, snp.int32) + x)(0)
+    np.testing.assert_array_equal(np.asarray(traced), np.arange(2, 11, 3))
+    np.testing.assert_array_equal(np.asarray(snp.array([[1, 2], [3, 4]])), [[1, 2], [3, 4]])
+    stacked = stagec.jit(lambda a, b: snp.array([a, b, 3.0]))(1.0, 2.0)
+    np.testing.assert_array_equal(np.asarray(stacked), [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="cannot make an array from str"):
+        snp.array("abc")
+
+
+def test_astype_and_casts():
+    x = snp.array([-1.7, 0.0, 2.5])
+    np.testing.assert_array_equal(np.asarray(x.astype(snp.int32)), np.array([-1.7, 0.0, 2.5], F32).astype(np.int32))
+    np.testing.assert_array_equal(np.asarray(x.astype(bool)), [True, False, True])
+    assert np.asarray(snp.array([True, False]).astype(snp.float32)).tolist() == [1.0, 0.0]
