@@ -1,0 +1,214 @@
+"""`fuse`: elementwise producer chains -> one `linalg.generic` whose body is `arith` / `math`.
+
+A cluster is a root op plus the elementwise producers whose every use is inside the cluster
+(so nothing is computed twice). Its inputs enter the generic as full-shape tensors (identity
+maps), as `broadcast_in_dim` operands (projected maps, so the broadcast is never materialized)
+or as splat constants (inlined as `arith.constant`). A `stablehlo.reduce` with one input and a
+one-op combiner takes its input's cluster into a reduction `linalg.generic` (parallel and
+reduction iterators), so the elementwise values never reach memory.
+
+IREE's dispatch formation already fuses most such chains itself (see docs/passes.md for the
+measurements), so this pass is not in the default pipeline; select it with `passes=[..., "fuse"]`.
+Numerics: the scalar ops are the ones IREE's own StableHLO->linalg conversion produces, so
+results match the unfused module up to reduction order.
+"""
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+
+from . import scalar_ops
+from .base import Pass, PassStats, register
+from .irutil import is_op, make_constant, op_name, producer, splat_value, tensor_type
+
+MIN_OPS = 2  # elementwise clusters smaller than this are left to IREE
+
+
+def _static(v: ir.Value) -> bool:
+    t = tensor_type(v)
+    return t.has_static_shape and t.rank >= 1
+
+
+def _elementwise(op, shape) -> bool:
+    return (op is not None and op_name(op) not in ("constant", "broadcast_in_dim", "reshape", "transpose")
+            and not len(op.regions) and scalar_ops.supported(op)
+            and all(tensor_type(v).shape in (shape, []) for v in op.operands)
+            and tensor_type(op.result).shape == shape)
+
+
+def _grow(seeds: list, shape) -> list:
+    """Members of the cluster rooted at `seeds`, in block order."""
+    members = {s.operation: s for s in seeds}
+    changed = True
+    while changed:
+        changed = False
+        for m in list(members.values()):
+            for v in m.operands:
+                p = producer(v)
+                if p is None or p.operation in members or not _elementwise(p, shape):
+                    continue
+                if all(u.owner.operation in members for u in p.result.uses):
+                    members[p.operation] = p
+                    changed = True
+    block_order = {o: i for i, o in enumerate(o.operation for o in seeds[0].operation.block.operations)}
+    return sorted(members.values(), key=lambda o: block_order[o.operation])
+
+
+def _input_map(v: ir.Value, rank: int, shape):
+    """(tensor, affine map) through which value `v` enters a generic of `rank` loops, or None."""
+    dims = [ir.AffineDimExpr.get(i) for i in range(rank)]
+    vt = tensor_type(v)
+    if vt.rank == 0:
+        return v, ir.AffineMap.get(rank, 0, [])
+    b = is_op(v, "broadcast_in_dim")
+    if b is not None and list(vt.shape) == list(shape):
+        src = b.operands[0]
+        st = tensor_type(src)
+        if st.has_static_shape:
+            bdims = list(ir.DenseI64ArrayAttr(b.attributes["broadcast_dimensions"]))
+            exprs = [dims[d] if st.shape[i] == shape[d] else ir.AffineConstantExpr.get(0)
+                     for i, d in enumerate(bdims)]
+            return src, ir.AffineMap.get(rank, 0, exprs)
+    return v, ir.AffineMap.get_identity(rank)
+
+
+_PAR = "#linalg.iterator_type<parallel>"
+_RED = "#linalg.iterator_type<reduction>"
+
+
+def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, iterators: list[str],
+             combine=None) -> ir.Operation:
+    """Build the linalg.generic computing `members` (the last one's value is the result)."""
+    member_ids = {m.operation for m in members}
+    inputs, maps, consts = [], [], {}
+    index: dict = {}  # input value -> position
+    for m in members:
+        for v in m.operands:
+            p = producer(v)
+            if (p is not None and p.operation in member_ids) or v in index or v in consts:
+                continue
+            s = splat_value(v)
+            if s is not None:
+                consts[v] = s
+                continue
+            src, amap = _input_map(v, rank, shape)
+            index[v] = len(inputs)
+            inputs.append(src)
+            maps.append(amap)
+    out_t = out_init.type
+    g = ir.Operation.create(
+        "linalg.generic", results=[out_t], operands=[*inputs, out_init],
+        attributes={"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [*maps, out_map]]),
+                    "iterator_types": ir.ArrayAttr.get([ir.Attribute.parse(i) for i in iterators]),
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 1])},
+        regions=1)
+    block = g.regions[0].blocks.append(*[tensor_type(x).element_type for x in inputs],
+                                       tensor_type(out_t).element_type)
+    with ir.InsertionPoint(block):
+        env = {}
+
+        def scalar(v):
+            p = producer(v)
+            if p is not None and p.operation in member_ids:
+                return env[p.operation]
+            if v in consts:
+                return scalar_ops.scalar_constant(consts[v], tensor_type(v).element_type)
+            return block.arguments[index[v]]
+        for m in members:
+            env[m.operation] = scalar_ops.emit(m, [scalar(v) for v in m.operands])
+        result = env[members[-1].operation]
+        if combine is not None:
+            result = scalar_ops.emit(combine, [block.arguments[-1], result])
+        ir.Operation.create("linalg.yield", results=[], operands=[result])
+    return g
+
+
+def _reduce_parts(op):
+    """(combiner op, init value) for a reduce we can fuse into, else None."""
+    if len(op.operands) != 2 or len(op.results) != 1 or not _static(op.operands[0]):
+        return None
+    body = list(op.regions[0].blocks[0].operations)
+    args = list(op.regions[0].blocks[0].arguments)
+    if len(body) != 2 or op_name(body[0]) not in scalar_ops.REDUCE_COMBINERS:
+        return None
+    comb = body[0]
+    if list(comb.operands) != args or not scalar_ops.supported(comb):
+        return None
+    init = splat_value(op.operands[1])
+    return None if init is None else (comb, init)
+
+
+def _erase(members: list) -> None:
+    for m in reversed(members):
+        m.operation.erase()
+
+
+def _fuse_reduce(op, stats: PassStats) -> bool:
+    parts = _reduce_parts(op)
+    if parts is None:
+        return False
+    comb, init = parts
+    x = op.operands[0]
+    p = producer(x)
+    shape = tensor_type(x).shape
+    if p is None or not _elementwise(p, shape) or len(list(p.result.uses)) != 1:
+        return False
+    members = _grow([p], shape)
+    rank = len(shape)
+    red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
+    with ir.InsertionPoint(op), op.location:
+        out_init = make_constant(np.array(init), tensor_type(op.result))
+        g = _generic(members, rank, shape, out_init, out_map, [_RED if d in red else _PAR for d in range(rank)], comb)
+    op.result.replace_all_uses_with(g.result)
+    op.operation.erase()
+    _erase(members)
+    stats.rewrites["reduce"] += 1
+    stats.rewrites["ops-fused"] += len(members)
+    return True
+
+
+def _fuse_elementwise(op, stats: PassStats) -> bool:
+    if not _static(op.result):
+        return False
+    shape = tensor_type(op.result).shape
+    if not _elementwise(op, shape):
+        return False
+    members = _grow([op], shape)
+    if len(members) < MIN_OPS:
+        return False
+    rank = len(shape)
+    with ir.InsertionPoint(op), op.location:
+        out_init = ir.Operation.create("tensor.empty", results=[op.result.type], operands=[]).result
+        g = _generic(members, rank, shape, out_init, ir.AffineMap.get_identity(rank), [_PAR] * rank)
+    op.result.replace_all_uses_with(g.result)
+    _erase(members)
+    stats.rewrites["elementwise"] += 1
+    stats.rewrites["ops-fused"] += len(members)
+    return True
+
+
+class Fuse(Pass):
+    name = "fuse"
+    description = "elementwise chains (and the reductions they feed) -> one linalg.generic with an arith/math body"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        for fn in module.body.operations:
+            for region in fn.regions:
+                for block in region.blocks:
+                    self._block(block, stats)
+
+    def _block(self, block, stats: PassStats) -> None:
+        done = True
+        while done:  # each rewrite erases ops, so restart from a fresh op list
+            done = False
+            for op in reversed(list(block.operations)):
+                if op.name == "stablehlo.reduce":
+                    done = _fuse_reduce(op, stats)
+                elif op.name.startswith("stablehlo."):
+                    done = _fuse_elementwise(op, stats)
+                if done:
+                    break
+
+
+FUSE = register(Fuse())
