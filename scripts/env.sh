@@ -1,0 +1,19 @@
+# Sourced by demo.sh and test.sh: a virtual environment with stagec (editable) and its test extras.
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+PY=.venv/bin/python
+if ! "$PY" -c "import stagec, pytest, hypothesis, iree.compiler, iree.runtime" >/dev/null 2>&1 \
+   || [ pyproject.toml -nt .venv/.stagec-installed ]; then
+  "$PY" -m pip install -q --upgrade pip >/dev/null
+  "$PY" -m pip install -q -e ".[test]"
+  touch .venv/.stagec-installed
+fi
+# Vulkan runs on the CPU through Mesa's lavapipe; install it where we can (root with apt).
+if ! ldconfig -p 2>/dev/null | grep -q libvulkan.so.1 || ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mesa-vulkan-drivers libvulkan1) \
+      >/dev/null 2>&1 || echo "note: could not install mesa-vulkan-drivers; Vulkan tests will fail" >&2
+  fi
+fi
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
