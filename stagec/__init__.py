@@ -7,6 +7,8 @@ from . import errors, tree_util
 from .array import Array, block_until_ready, device_put
 from .config import config
 from .jit import clear_caches, jit, make_mlir
+from . import cache
+from .aot import ShapeDtypeStruct, load
 from . import lax, numpy  # noqa: E402  (after jit: numpy uses Array)
 
 
@@ -20,5 +22,5 @@ def default_backend() -> str:
     return config.default_backend
 
 
-__all__ = ["Array", "block_until_ready", "clear_caches", "config", "default_backend", "device_put", "devices",
-           "errors", "jit", "lax", "make_mlir", "numpy", "tree_util"]
+__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_backend",
+           "device_put", "devices", "errors", "jit", "lax", "load", "make_mlir", "numpy", "tree_util"]

@@ -203,11 +203,11 @@ stats = {"eager_compiles": 0, "compile_seconds": 0.0}
 def compile_graph(graph: Graph, backend: Backend, name: str) -> Executable:
     """Lower, compile and load a graph (no passes, no caches): used for eager primitives."""
     from .lowering import lower_graph
+    from .cache import compile_graph_cached
     text = str(lower_graph(graph, name))
-    t0 = time.perf_counter()
-    vmfb = backend.compile(text, name)
-    stats["compile_seconds"] += time.perf_counter() - t0
-    return backend.load(vmfb, graph.in_avals, graph.out_avals, name)
+    exe, seconds = compile_graph_cached(backend, text, name, graph.in_avals, graph.out_avals)
+    stats["compile_seconds"] += seconds
+    return exe
 
 
 def eager_apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,

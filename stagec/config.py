@@ -19,7 +19,12 @@ class Config:
         "enable_x64": lambda: _env_flag("STAGEC_ENABLE_X64", False),
         "default_backend": lambda: os.environ.get("STAGEC_BACKEND", "cpu"),
         "passes": lambda: os.environ.get("STAGEC_PASSES", "default"),  # see stagec.passes.resolve
+        "persistent_cache": lambda: _env_flag("STAGEC_CACHE", True),
+        "persistent_cache_max_size": lambda: os.environ.get("STAGEC_CACHE_MAX_SIZE", "2G"),
+        "explain_cache_misses": lambda: _env_flag("STAGEC_EXPLAIN_CACHE_MISSES", False),
     }
+    # Flags that change where compiled code is kept or what is logged, never what is compiled.
+    _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}
@@ -41,7 +46,7 @@ class Config:
 
     def key(self) -> tuple:
         """Hashable snapshot of every flag, for cache keys."""
-        return tuple(sorted((k, repr(v)) for k, v in self._values.items()))
+        return tuple(sorted((k, repr(v)) for k, v in self._values.items() if k not in self._not_in_key))
 
     @property
     def x64_enabled(self) -> bool:

@@ -104,21 +104,30 @@ class Lowered:
     def __repr__(self):
         return self.as_text()
 
-    def compile(self) -> Compiled:
-        backend = self.jitted.backend_obj()
-        t0 = time.perf_counter()
+    def compile(self, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = ()) -> Compiled:
+        """Compile through the persistent cache: for the jit's backend, or ahead of time for `target`
+        ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not."""
+        from .cache import compile_lowered
         from .passes.dump import dump_lowered
-        vmfb = backend.compile(self.as_text("final"), self.name, dump_lowered(self))
-        exe = backend.load(vmfb, self.graph.in_avals, self.graph.out_avals, self.name)
-        return Compiled(Entry(exe, self.out_tree, self.graph.out_avals, self.donated), self.in_tree,
-                        time.perf_counter() - t0)
+        return compile_lowered(self, target, arch=arch, flags=flags, side_flags=dump_lowered(self))
 
 
 class Compiled:
     """A compiled function for one signature; calling it with other shapes or dtypes is an error."""
 
-    def __init__(self, entry: Entry, in_tree, compile_seconds: float):
-        self.entry, self.in_tree, self.compile_seconds = entry, in_tree, compile_seconds
+    def __init__(self, entry: Entry | None, in_tree, compile_seconds: float, artifact=None):
+        self._entry, self.in_tree, self.compile_seconds = entry, in_tree, compile_seconds
+        self.artifact = artifact  # stagec.aot.Artifact: the module and its calling metadata
+
+    @property
+    def entry(self) -> Entry:
+        if self._entry is None:  # compiled ahead of time for another target: load on first use
+            self._entry = self.artifact.entry()
+        return self._entry
+
+    def save(self, path) -> None:
+        """Write one file (module + calling metadata + versions) that `stagec.load(path)` calls."""
+        self.artifact.save(path)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
@@ -134,7 +143,8 @@ class Compiled:
         return "(" + ", ".join(a.str_short() for a in avals) + ")"
 
     def as_text(self) -> str:
-        return f"IREE module {self.entry.exe.name}: {len(self.entry.exe.vmfb)} bytes for {self.entry.exe.backend.target}"
+        a = self.artifact
+        return f"IREE module {a.name}: {len(a.vmfb)} bytes for {a.target}"
 
 
 # ---------------------------------------------------------------- jit
@@ -315,6 +325,9 @@ class Jitted:
         return Lowered(self, graph, out_tree, tree, key, donated)
 
     def _compile(self, key, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Entry:
+        if config.explain_cache_misses:
+            from .cache import explain_trace_miss
+            explain_trace_miss(self, key, self._labels(dyn_args, dyn_kw), self._param_name)
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
         lowered = Lowered(self, graph, out_tree, tree, key, self._donated(args, None))
         entry = lowered.compile().entry

@@ -1,0 +1,392 @@
+"""Saved compiled functions: one self-describing file, loadable with only `iree.runtime` and numpy.
+
+Layout (also the layout of persistent-cache entries)::
+
+    [IREE module (.vmfb), unchanged][zero padding to 64 bytes][metadata JSON][trailer, 56 bytes]
+    trailer = vmfb length (u64 LE), metadata length (u64 LE), sha256(vmfb + metadata), b"STAGEC\\x00\\x01"
+
+The module comes first, so `iree-run-module --module=f.stagec` runs the file as it is (IREE ignores
+the bytes after the module), and IREE can map it from disk without a copy. The checksum catches
+truncated or corrupted files. Nothing here imports `iree.compiler`.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import importlib
+import json
+import mmap
+import os
+import struct
+import tempfile
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import tree_util
+from .core import ShapedArray, aval_of
+from .errors import StagecError
+
+FORMAT = 1
+MAGIC = b"STAGEC\x00\x01"
+_TRAILER = struct.Struct("<QQ32s8s")
+_ALIGN = 64
+
+# IREE target backend -> stagec backend (runtime driver family) and back.
+TARGET_BACKENDS = {"llvm-cpu": "cpu", "vulkan-spirv": "vulkan", "cuda": "cuda"}
+BACKEND_TARGETS = {v: k for k, v in TARGET_BACKENDS.items()}
+
+
+class ArtifactError(StagecError, ValueError):
+    """A saved artifact or cache entry is malformed, corrupt, or from another stagec/IREE version."""
+
+
+# ---------------------------------------------------------------- versions
+
+
+_versions: dict[str, str] = {}
+
+
+def _dist_version(dist: str) -> str:
+    if dist not in _versions:
+        from importlib import metadata
+        try:
+            _versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            _versions[dist] = "unknown"
+    return _versions[dist]
+
+
+def stagec_version() -> str:
+    from . import __version__
+    return __version__
+
+
+def iree_compiler_version() -> str:
+    return _dist_version("iree-base-compiler")
+
+
+def iree_runtime_version() -> str:
+    return _dist_version("iree-base-runtime")
+
+
+def normalize_target(target: str | None, default_backend: str = "cpu") -> str:
+    """An IREE target backend name from a target or backend name ("cpu" -> "llvm-cpu")."""
+    if target is None:
+        target = default_backend
+    if target in TARGET_BACKENDS:
+        return target
+    if target in BACKEND_TARGETS:
+        return BACKEND_TARGETS[target]
+    raise ValueError(f"unknown target {target!r}; choose one of {sorted(TARGET_BACKENDS)} "
+                     f"(or the backend names {sorted(BACKEND_TARGETS)})")
+
+
+# ---------------------------------------------------------------- metadata encoding
+
+
+def aval_to_json(a: ShapedArray) -> dict:
+    return {"shape": list(a.shape), "dtype": a.dtype.name, "weak_type": a.weak_type}
+
+
+def aval_from_json(d: dict) -> ShapedArray:
+    return ShapedArray(tuple(d["shape"]), np.dtype(d["dtype"]), d.get("weak_type", False))
+
+
+def tree_to_json(td: tree_util.PyTreeDef) -> dict:
+    """A JSON form of a pytree structure; raises TypeError for structures it cannot describe."""
+    nt = td.node_type
+    kids = [tree_to_json(c) for c in td.children]
+    if nt is None:
+        return {"t": "*"}
+    if nt is tuple or nt is list:
+        return {"t": nt.__name__, "c": kids}
+    if nt is type(None):
+        return {"t": "None"}
+    if nt is dict or nt is collections.OrderedDict:
+        if not all(isinstance(k, str) for k in td.aux):
+            raise TypeError(f"cannot save a dict pytree with non-string keys {list(td.aux)!r}")
+        return {"t": "dict" if nt is dict else "OrderedDict", "keys": list(td.aux), "c": kids}
+    qual = f"{nt.__module__}:{nt.__qualname__}"
+    if issubclass(nt, tuple) and hasattr(nt, "_fields"):
+        return {"t": "namedtuple", "class": qual, "fields": list(nt._fields), "c": kids}
+    try:
+        aux = json.loads(json.dumps(td.aux))
+    except TypeError:
+        raise TypeError(f"cannot save pytree node {qual} whose metadata {td.aux!r:.80} is not JSON") from None
+    return {"t": "custom", "class": qual, "aux": aux, "aux_is_tuple": isinstance(td.aux, tuple), "c": kids}
+
+
+def _import_class(qual: str):
+    mod, _, name = qual.partition(":")
+    obj = importlib.import_module(mod)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def tree_from_json(d: dict) -> tree_util.PyTreeDef:
+    t = d["t"]
+    kids = tuple(tree_from_json(c) for c in d.get("c", ()))
+    if t == "*":
+        return tree_util.PyTreeDef(None, None, ())
+    if t in ("tuple", "list"):
+        return tree_util.PyTreeDef(tuple if t == "tuple" else list, None, kids)
+    if t == "None":
+        return tree_util.PyTreeDef(type(None), None, ())
+    if t in ("dict", "OrderedDict"):
+        return tree_util.PyTreeDef(dict if t == "dict" else collections.OrderedDict, tuple(d["keys"]), kids)
+    if t == "namedtuple":
+        try:
+            cls = _import_class(d["class"])
+        except (ImportError, AttributeError):
+            cls = collections.namedtuple(d["class"].rpartition(".")[2].rpartition(":")[2], d["fields"])
+        return tree_util.PyTreeDef(cls, None, kids)
+    if t == "custom":
+        try:
+            cls = _import_class(d["class"])
+        except (ImportError, AttributeError) as e:
+            raise ArtifactError(f"pytree node class {d['class']} is not importable here ({e})") from None
+        aux = d["aux"]
+        return tree_util.PyTreeDef(cls, tuple(aux) if d.get("aux_is_tuple") else aux, kids)
+    raise ArtifactError(f"unknown pytree node kind {t!r}")
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing for an argument, so `jitted.lower(...)` needs no data."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype, weak_type: bool = False):
+        self.shape, self.dtype, self.weak_type = tuple(int(d) for d in shape), np.dtype(dtype), bool(weak_type)
+
+    @property
+    def aval(self) -> ShapedArray:
+        from .dtypes import canonicalize
+        return ShapedArray(self.shape, canonicalize(self.dtype, warn_from="ShapeDtypeStruct"), self.weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type)
+                == (other.shape, other.dtype, other.weak_type))
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{', weak_type=True' if self.weak_type else ''})"
+
+
+# ---------------------------------------------------------------- file format
+
+
+def pack(vmfb: bytes, meta: dict) -> bytes:
+    """The bytes of an artifact holding `vmfb` and `meta`."""
+    body = json.dumps(meta, sort_keys=True).encode()
+    pad = b"\0" * (-len(vmfb) % _ALIGN)
+    digest = hashlib.sha256(vmfb)
+    digest.update(body)
+    return b"".join([vmfb, pad, body, _TRAILER.pack(len(vmfb), len(body), digest.digest(), MAGIC)])
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write `data` to `path` so that readers see the old file or the whole new one, never a part."""
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read(path: str | os.PathLike) -> tuple[memoryview, dict]:
+    """(module bytes mapped from disk, metadata) of an artifact; ArtifactError if it is not a sound one."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < _TRAILER.size:
+            raise ArtifactError(f"{path}: not a stagec artifact ({size} bytes, too short for its trailer)")
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(mm)
+    vmfb_len, meta_len, digest, magic = _TRAILER.unpack(view[size - _TRAILER.size:])
+    if magic != MAGIC:
+        if magic[:6] == MAGIC[:6]:
+            raise ArtifactError(f"{path}: stagec artifact format {magic[6:]!r} is not the one this stagec reads "
+                                f"({MAGIC[6:]!r}); recompile it with stagec {stagec_version()}")
+        raise ArtifactError(f"{path}: not a stagec artifact (no stagec trailer; truncated, or a plain IREE "
+                            f"module? run plain .vmfb files with iree-run-module)")
+    body_at = vmfb_len + (-vmfb_len % _ALIGN)
+    if body_at + meta_len + _TRAILER.size != size:
+        raise ArtifactError(f"{path}: corrupt stagec artifact (section lengths {vmfb_len}+{meta_len} do not "
+                            f"match the file size {size})")
+    h = hashlib.sha256(view[:vmfb_len])
+    h.update(view[body_at:body_at + meta_len])
+    if h.digest() != digest:
+        raise ArtifactError(f"{path}: corrupt stagec artifact (checksum mismatch)")
+    try:
+        meta = json.loads(bytes(view[body_at:body_at + meta_len]))
+    except ValueError as e:
+        raise ArtifactError(f"{path}: corrupt stagec artifact metadata ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ArtifactError(f"{path}: stagec artifact format {meta.get('format') if isinstance(meta, dict) else '?'}"
+                            f" is not {FORMAT}, the one this stagec reads")
+    return view[:vmfb_len], meta
+
+
+# ---------------------------------------------------------------- compiled artifacts
+
+
+class Artifact:
+    """A compiled module plus what calling it needs: avals, pytree structures, target, versions."""
+
+    def __init__(self, vmfb: bytes | memoryview, meta: dict, in_tree=None, out_tree=None, donated=()):
+        self.vmfb, self.meta = vmfb, meta
+        self.in_avals = [aval_from_json(a) for a in meta["in_avals"]]
+        self.out_avals = [aval_from_json(a) for a in meta["out_avals"]]
+        self.in_tree = in_tree if in_tree is not None or meta.get("in_tree") is None else tree_from_json(meta["in_tree"])
+        self.out_tree = (out_tree if out_tree is not None or meta.get("out_tree") is None
+                         else tree_from_json(meta["out_tree"]))
+        self.donated = tuple(donated)
+
+    @property
+    def name(self) -> str:
+        return self.meta["name"]
+
+    @property
+    def target(self) -> str:
+        return self.meta["target"]
+
+    def entry(self, source: str | None = None):
+        """Load the module on this machine's runtime for its target (a `jit.Entry`)."""
+        from .backend import get_backend
+        from .jit import Entry
+        backend_name = TARGET_BACKENDS[self.target]
+        backend = get_backend(backend_name)
+        rt = importlib.import_module("iree.runtime")
+        driver = backend.driver_for(0) if backend_name != "cpu" else "local-sync"
+        if backend_name != "cpu" and driver not in rt.query_available_drivers():
+            raise RuntimeError(f"{source or self.name}: compiled for {self.target}, but this IREE runtime has no "
+                               f"{driver!r} driver; available: {rt.query_available_drivers()}")
+        try:
+            exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name)
+        except RuntimeError as e:
+            raise RuntimeError(f"{source or self.name}: cannot load the {self.target} module on this machine: {e}") from None
+        return Entry(exe, self.out_tree, self.out_avals, self.donated)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write one self-describing file (module + calling metadata + versions)."""
+        meta = dict(self.meta)
+        try:
+            meta["in_tree"], meta["out_tree"] = tree_to_json(self.in_tree), tree_to_json(self.out_tree)
+        except TypeError as e:
+            raise TypeError(f"cannot save compiled function {self.name} to {os.fspath(path)}: {e}") from None
+        write_atomic(path, pack(bytes(self.vmfb), meta))
+
+
+def make_meta(name: str, target: str, flags: Sequence[str], in_avals, out_avals, in_tree, out_tree,
+              compile_seconds: float, **extra) -> dict:
+    meta = {"format": FORMAT, "name": name, "target": target, "flags": list(flags),
+            "versions": {"stagec": stagec_version(), "iree": iree_compiler_version()},
+            "in_avals": [aval_to_json(a) for a in in_avals], "out_avals": [aval_to_json(a) for a in out_avals],
+            "compile_seconds": round(compile_seconds, 6), "created": time.time()}
+    for k, td in (("in_tree", in_tree), ("out_tree", out_tree)):
+        try:
+            meta[k] = tree_to_json(td) if td is not None else None
+        except TypeError:
+            meta[k] = None
+    meta.update(extra)
+    return meta
+
+
+# ---------------------------------------------------------------- loading saved functions
+
+
+class LoadedFunction:
+    """A function loaded by `stagec.load`: takes and returns the pytrees the compiled one did."""
+
+    def __init__(self, path: str, artifact: Artifact):
+        self.path, self.artifact = path, artifact
+        self._entry = None
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.artifact.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.artifact.out_avals
+
+    @property
+    def meta(self) -> dict:
+        return self.artifact.meta
+
+    def signature(self) -> str:
+        return "(" + ", ".join(a.str_short() for a in self.in_avals) + ")"
+
+    def __call__(self, *args, **kwargs) -> Any:
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        try:
+            got = [aval_of(x) for x in leaves]
+        except TypeError as e:
+            raise TypeError(f"{self.path}: {self.artifact.name} takes {self.signature()}; {e}") from None
+        want = self.in_avals
+        if tree != self.artifact.in_tree or len(got) != len(want):
+            raise TypeError(f"{self.path}: {self.artifact.name} takes arguments structured as "
+                            f"{self.artifact.in_tree} with leaves {self.signature()}; called with {tree}")
+        bad = [i for i, (g, w) in enumerate(zip(got, want)) if g.shape != w.shape or g.dtype != w.dtype]
+        if bad:
+            i = bad[0]
+            raise TypeError(f"{self.path}: {self.artifact.name} expects argument {i} to be {want[i].str_short()}, "
+                            f"got {got[i].str_short()} (it takes {self.signature()}, called with "
+                            f"({', '.join(g.str_short() for g in got)}))")
+        if self._entry is None:
+            self._entry = self.artifact.entry(self.path)
+        return self._entry(leaves)
+
+    def __repr__(self):
+        return f"<stagec function {self.artifact.name}{self.signature()} for {self.artifact.target} from {self.path}>"
+
+
+def check_versions(path: str, meta: dict) -> None:
+    v = meta.get("versions") or {}
+    have = {"stagec": stagec_version(), "iree": iree_runtime_version()}
+    for k, what in (("stagec", "stagec"), ("iree", "IREE")):
+        if v.get(k) != have[k]:
+            raise ArtifactError(f"{path}: made by {what} {v.get(k)}, but this is {what} {have[k]}; recompile it "
+                                f"here (stagec compile ...) or load it with allow_version_mismatch=True at your risk")
+
+
+def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False) -> LoadedFunction:
+    """Load a function saved with `Compiled.save` / `stagec compile`; needs only iree.runtime and numpy."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"stagec.load: no such file {path!r}")
+    vmfb, meta = read(path)
+    if not allow_version_mismatch:
+        check_versions(path, meta)
+    if meta.get("target") not in TARGET_BACKENDS:
+        raise ArtifactError(f"{path}: unknown target {meta.get('target')!r}; this stagec runs {sorted(TARGET_BACKENDS)}")
+    if meta.get("in_tree") is None or meta.get("out_tree") is None:
+        raise ArtifactError(f"{path}: has no pytree structure (a cache entry, not a saved function?)")
+    try:
+        art = Artifact(vmfb, meta)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, ArtifactError):
+            raise
+        raise ArtifactError(f"{path}: malformed stagec artifact metadata ({type(e).__name__}: {e})") from None
+    return LoadedFunction(path, art)
