@@ -70,7 +70,7 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module") -> li
         except Exception as e:
             path = _save_before(before, fun_name, name)
             raise PassError(f"stagec pass {name!r} failed on function {fun_name!r}: {type(e).__name__}: "
-                            f"{str(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
+                            f"{_message(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
                             f"passes=[...] or stagec.config.update('passes', ...)") from e
         stats.seconds = time.perf_counter() - t0
         stats.ops_after = count_ops(module)
@@ -78,6 +78,16 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module") -> li
         seen = sum(st.stats.name == name for st in stages)
         stages.append(Stage(name if not seen else f"{name}#{seen + 1}", before, stats))
     return stages
+
+
+def _message(e: Exception) -> str:
+    """The exception's text, with MLIR's diagnostics (which `str(MLIRError)` leaves out) spelled out."""
+    diags = getattr(e, "error_diagnostics", None) or []
+    lines = [str(e).splitlines()[0] if str(e) else ""]
+    for d in diags:
+        lines.append(f"{d.location}: {d.message}")
+        lines += [f"  note: {n.message}" for n in d.notes]
+    return "\n".join(lines)
 
 
 def _save_before(text: str, fun_name: str, pass_name: str) -> str:

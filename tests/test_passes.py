@@ -1,0 +1,169 @@
+"""The pass pipeline: selection (per call, global, env), cache keys, inspection, dumps, failures, FAQ."""
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import passes
+from stagec.passes import DEFAULT_PIPELINE, REGISTRY, PassError, run_pipeline
+
+
+def log_exp(x):
+    return snp.log(snp.exp(x))
+
+
+def log_sqrt(x):
+    return snp.log(snp.sqrt(x))
+
+
+def half_log(x):
+    return 0.5 * snp.log(x)
+
+
+def test_faq_log_exp():
+    # docs/faq "jit changes the exact numbers": eager overflows, jit rewrites log(exp(x)) to x.
+    assert float(stagec.jit(log_exp)(100.0)) == 100.0
+    assert float(log_exp(100.0)) == math.inf
+    assert float(stagec.jit(log_exp, passes="none")(100.0)) == math.inf
+
+
+def test_faq_log_sqrt_matches_rewritten_form():
+    x = np.float32(np.pi)
+    jitted = float(stagec.jit(log_sqrt)(x))
+    assert jitted == float(stagec.jit(half_log, passes="none")(x))  # 0.5 * log(x), bit for bit
+    assert float(stagec.jit(log_sqrt, passes="none")(x)) == float(log_sqrt(x))  # unrewritten = eager
+    assert abs(jitted - 0.5723649) < 1e-6
+
+
+def test_stages_traced_each_pass_final():
+    low = stagec.jit(log_exp).lower(1.0)
+    assert "stablehlo.exponential" in low.as_text("traced")
+    for name in DEFAULT_PIPELINE:
+        low.as_text(name)
+    assert "stablehlo.exponential" not in low.as_text("simplify")
+    assert low.as_text("final") == low.as_text(DEFAULT_PIPELINE[-1]) == str(low)
+    with pytest.raises(ValueError, match="unknown stage 'nope'.*traced"):
+        low.as_text("nope")
+    stats = {s.name: s for s in low.pass_stats}
+    assert stats["simplify"].rewrites["log-exp"] == 1
+    assert stats["simplify"].ops_before > stats["simplify"].ops_after
+
+
+def test_make_mlir_stage_and_explicit_list():
+    text = stagec.make_mlir(log_exp, passes=["simplify"], stage="traced")(1.0)
+    assert "stablehlo.log" in text
+    low = text.lowered
+    assert list(low._stages()) == ["traced", "simplify", "final"]
+    assert "stablehlo.log" not in stagec.make_mlir(log_exp, passes=["simplify"], stage="simplify")(1.0)
+    assert list(stagec.jit(log_exp, passes=()).lower(1.0)._stages()) == ["traced", "final"]
+
+
+def test_global_config_selects_pipeline_and_is_in_cache_key():
+    f = stagec.jit(log_exp)
+    assert float(f(100.0)) == 100.0
+    old = stagec.config.passes
+    try:
+        stagec.config.update("passes", "none")
+        assert float(f(100.0)) == math.inf  # recompiled: the pipeline is part of the key
+        stagec.config.update("passes", ["cse"])
+        assert float(f(100.0)) == math.inf
+        assert list(f.lower(1.0)._stages()) == ["traced", "cse", "final"]
+        # per-call selection wins over the global one
+        assert float(stagec.jit(log_exp, passes="default")(100.0)) == 100.0
+    finally:
+        stagec.config.update("passes", old)
+    assert float(f(100.0)) == 100.0
+
+
+def test_resolve():
+    assert passes.resolve("default") == DEFAULT_PIPELINE
+    assert passes.resolve("none") == passes.resolve(()) == passes.resolve(False) == ()
+    assert passes.resolve("simplify, cse") == ("simplify", "cse")
+    assert passes.resolve(["default", "fuse"]) == (*DEFAULT_PIPELINE, "fuse")
+    with pytest.raises(ValueError, match="unknown stagec pass.*'nope'.*available"):
+        passes.resolve(["nope"])
+
+
+def test_registered_passes_are_described():
+    for name, p in REGISTRY.items():
+        assert p.name == name and p.description and "\n" not in p.description
+    assert all(f" {n} " in passes.describe() for n in REGISTRY)
+
+
+def test_env_selects_pipeline():
+    code = "import stagec, stagec.numpy as snp; print(float(stagec.jit(lambda x: snp.log(snp.exp(x)))(100.)))"
+    env = dict(os.environ, STAGEC_PASSES="none")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "inf", out.stderr[-2000:]
+
+
+class _Boom(passes.Pass):
+    name, description = "test-boom", "raises"
+
+    def apply(self, module, stats):
+        raise RuntimeError("boom")
+
+
+class _Breaks(passes.Pass):
+    name, description = "test-breaks", "moves the first op after the return: IR that fails verify()"
+
+    def apply(self, module, stats):
+        ops = list(module.body.operations[0].regions[0].blocks[0].operations)
+        ops[0].move_after(ops[-1])
+
+
+@pytest.fixture
+def bad_passes(tmp_path, monkeypatch):
+    monkeypatch.setenv("STAGEC_DUMP_DIR", str(tmp_path))
+    for p in (_Boom(), _Breaks()):
+        monkeypatch.setitem(REGISTRY, p.name, p)
+    return tmp_path
+
+
+@pytest.mark.parametrize("bad,match", [("test-boom", "RuntimeError: boom"), ("test-breaks", "must be the last operation|does not dominate")])
+def test_failing_pass_names_itself_and_saves_ir(bad_passes, bad, match):
+    f = stagec.jit(lambda x: snp.sin(x) + 1, passes=["simplify", bad])
+    with pytest.raises(PassError, match=f"stagec pass '{bad}' failed") as e:
+        f(np.ones(3, np.float32))
+    assert re.search(match, str(e.value))
+    path = str(e.value).split("The IR before the pass is in ")[1].split(";")[0]
+    assert path.startswith(str(bad_passes)) and "stablehlo.sine" in open(path).read()
+
+
+def test_dump_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("STAGEC_DUMP_DIR", str(tmp_path))
+
+    def dumped(x):
+        return snp.log(snp.exp(x)) * 2 + snp.sin(x)
+    stagec.jit(dumped)(np.ones(8, np.float32))
+    (d,) = [p for p in tmp_path.iterdir() if p.name.startswith("jit_dumped-")]
+    files = sorted(p.name for p in d.iterdir())
+    want = ["00-traced.mlir", *[f"{i + 1:02d}-{n}.mlir" for i, n in enumerate(DEFAULT_PIPELINE)],
+            f"{len(DEFAULT_PIPELINE) + 1:02d}-final.mlir"]
+    assert [f for f in files if f.endswith(".mlir")] == want
+    txt = (d / "passes.txt").read_text()
+    assert "log-exp=1" in txt and all(n in txt for n in DEFAULT_PIPELINE)
+    sources = list((d / "dispatches").iterdir())
+    assert sources and any("func.func" in p.read_text() for p in sources)
+
+
+def test_run_pipeline_direct():
+    from iree.compiler import ir
+    ctx = ir.Context()
+    m = ir.Module.parse("""func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+        %0 = stablehlo.negate %x : tensor<2xf32>
+        %1 = stablehlo.negate %0 : tensor<2xf32>
+        return %1 : tensor<2xf32> }""", ctx)
+    stages = run_pipeline(m, ["simplify", "simplify"])
+    assert [s.name for s in stages] == ["simplify", "simplify#2"]
+    assert stages[0].stats.rewrites["neg-neg"] == 1 and not stages[1].stats.rewrites
+    assert "negate" not in stages[0].text
+
