@@ -120,10 +120,29 @@ class Backend:
         """Copy a device buffer view back into a new host array."""
         if aval.size == 0:
             return np.zeros(aval.shape, aval.dtype)
-        mapped = bv.map()
+        try:
+            mapped = bv.map()
+        except RuntimeError:  # device-only memory (a Vulkan/CUDA result): copy through a host staging buffer
+            mapped = self._staged(bv)
         host = mapped.asarray(aval.shape, np.dtype(np.uint8) if aval.dtype == np.bool_ else aval.dtype)
         out = np.array(host, copy=True)
         return out.view(np.bool_) if aval.dtype == np.bool_ else out
+
+    def _staged(self, bv):
+        """Map a copy of a buffer the host cannot map (`DeviceArray.to_host` fails on lavapipe: it imports
+        unaligned host memory), made by a device queue copy into a mappable host buffer."""
+        rt = _rt()
+        _, dev, _ = self.hal(self.alloc_driver)
+        src = bv.get_buffer()
+        host = dev.allocator.allocate_buffer(
+            memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
+            allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
+            allocation_size=src.byte_length())
+        sem = dev.create_semaphore(0)
+        dev.queue_copy(src, host, wait_semaphores=rt.HalFence.create_at(sem, 0),
+                       signal_semaphores=rt.HalFence.create_at(sem, 1))
+        rt.HalFence.create_at(sem, 1).wait()
+        return host.map()
 
     def load(self, vmfb: bytes, in_avals, out_avals, name: str) -> Executable:
         return Executable(self, vmfb, list(in_avals), list(out_avals), name)
