@@ -143,6 +143,26 @@ class Graph:
     def out_avals(self):
         return [o.aval for o in self.outs]
 
+    def fingerprint(self) -> tuple:
+        """A structural, hashable description: equal for graphs that compute the same thing."""
+        fp = self.__dict__.get("_fp")
+        if fp is None:
+            local: dict[int, int] = {}
+            num = lambda v: local.setdefault(v.id, len(local))
+            ref = lambda x: (x.aval, x.value.tobytes()) if isinstance(x, Literal) else num(x)
+            fp = (tuple((num(v), v.aval) for v in self.in_vars),
+                  tuple((e.prim.name, tuple(map(ref, e.inputs)), tuple(sorted(e.params.items())),
+                         tuple((num(o), o.aval) for o in e.outputs)) for e in self.eqns),
+                  tuple(map(ref, self.outs)))
+            self._fp = fp
+        return fp
+
+    def __hash__(self):
+        return hash(self.fingerprint())
+
+    def __eq__(self, other):
+        return isinstance(other, Graph) and self.fingerprint() == other.fingerprint()
+
     def __repr__(self):
         lines = [f"{{ lambda {' '.join(map(repr, self.in_vars))} ."]
         lines += [f"    {e!r}" for e in self.eqns]
@@ -156,13 +176,27 @@ class Graph:
 class Trace:
     """Records equations while one function is traced; knows the argument each input came from."""
 
-    def __init__(self, fun_desc: str = "a function", purpose: str = "jit"):
-        self.fun_desc, self.purpose = fun_desc, purpose
+    def __init__(self, fun_desc: str = "a function", purpose: str = "jit", sub: bool = False):
+        self.fun_desc, self.purpose, self.sub = fun_desc, purpose, sub
         self.in_vars: list[Var] = []
         self.arg_labels: list[str] = []
         self.eqns: list[Eqn] = []
         self.producer: dict[int, Eqn] = {}
         self.active = True
+        # A sub-trace (a branch or loop body) turns values from outside it into extra inputs:
+        # tracers of enclosing traces, and concrete Arrays (so its graph does not depend on their data).
+        self.captured: list = []
+        self._capture_ids: dict[int, Var] = {}
+
+    def _capture(self, x: Any, label: str) -> Var:
+        key = id(x._var) if isinstance(x, Tracer) else id(x)
+        v = self._capture_ids.get(key)
+        if v is None:
+            v = self._capture_ids[key] = Var(x.aval)
+            self.in_vars.append(v)
+            self.arg_labels.append(label)
+            self.captured.append(x)
+        return v
 
     def new_arg(self, aval: ShapedArray, label: str) -> Tracer:
         v = Var(aval)
@@ -172,9 +206,13 @@ class Trace:
 
     def atom(self, x: Any):
         if isinstance(x, Tracer):
-            if x._trace is not self:
-                raise _escaped(x)
-            return x._var
+            if x._trace is self:
+                return x._var
+            if self.sub and x._trace.active:
+                return self._capture(x, "a value from the enclosing function")
+            raise _escaped(x)
+        if self.sub and hasattr(x, "_bv"):
+            return self._capture(x, "a closed-over array")
         aval = aval_of(x)
         return Literal(to_numpy_constant(x, aval), aval)
 
@@ -204,7 +242,8 @@ class Trace:
         return [self.arg_labels[i] for i in sorted(found)]
 
     def to_graph(self, outs: Sequence, name: str) -> Graph:
-        return Graph(list(self.in_vars), list(self.eqns), [self.atom(o) for o in outs], name)
+        out_atoms = [self.atom(o) for o in outs]  # may capture, so before reading in_vars
+        return Graph(list(self.in_vars), list(self.eqns), out_atoms, name)
 
 
 _state = threading.local()

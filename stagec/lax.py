@@ -171,16 +171,9 @@ def full_like(x, fill_value):
     return broadcast_in_dim(Const(np.array(fill_value, dtype=aval.dtype), aval.update(shape=())), aval.shape, ())
 
 
-def cond(pred, true_fun, false_fun, *operands):
-    raise NotImplementedError("stagec.lax.cond is not implemented yet (structured control flow is tracked in its "
-                              "own issue); use stagec.numpy.where for elementwise choices")
-
-
-def while_loop(cond_fun, body_fun, init_val):
-    raise NotImplementedError("stagec.lax.while_loop is not implemented yet (structured control flow is tracked in "
-                              "its own issue)")
-
-
-def fori_loop(lower, upper, body_fun, init_val):
-    raise NotImplementedError("stagec.lax.fori_loop is not implemented yet (structured control flow is tracked in "
-                              "its own issue)")
+def __getattr__(name: str):
+    """Control flow lives in `stagec.control_flow` (it imports this module); re-exported lazily."""
+    if name in ("cond", "switch", "while_loop", "fori_loop", "scan", "map"):
+        from . import control_flow
+        return getattr(control_flow, name)
+    raise AttributeError(f"module 'stagec.lax' has no attribute {name!r}")

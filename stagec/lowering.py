@@ -239,6 +239,26 @@ def _concatenate(ctx: Ctx, *xs, dimension):
 # ---------------------------------------------------------------- graphs
 
 
+@register(P.dynamic_update_slice)
+def _dynamic_update_slice(ctx: Ctx, x, update, *starts):
+    return [ctx.op1("stablehlo.dynamic_update_slice", [x, update, *starts])]
+
+
+def emit_graph(graph: Graph, args: Sequence) -> list:
+    """Emit `graph`'s equations at the current insertion point, with `args` for its inputs."""
+    env: dict[int, object] = {v.id: a for v, a in zip(graph.in_vars, args)}
+    read = lambda x: constant(x.value, x.aval) if isinstance(x, Literal) else env[x.id]
+    for eqn in graph.eqns:
+        rule = _RULES.get(eqn.prim)
+        if rule is None:
+            raise NotImplementedError(f"no StableHLO emission rule for primitive {eqn.prim.name!r}")
+        outs = rule(Ctx([i.aval for i in eqn.inputs], [o.aval for o in eqn.outputs]),
+                    *[read(i) for i in eqn.inputs], **eqn.params)
+        for v, o in zip(eqn.outputs, outs):
+            env[v.id] = o
+    return [read(o) for o in graph.outs]
+
+
 def lower_graph(graph: Graph, module_name: str = "main"):
     """Emit `graph` as a StableHLO module with one public function `main`."""
     ir = _ir()
@@ -253,16 +273,6 @@ def lower_graph(graph: Graph, module_name: str = "main"):
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
             block = fn.add_entry_block()
-        env: dict[int, object] = {v.id: a for v, a in zip(graph.in_vars, block.arguments)}
         with ir.InsertionPoint(block):
-            read = lambda x: constant(x.value, x.aval) if isinstance(x, Literal) else env[x.id]
-            for eqn in graph.eqns:
-                rule = _RULES.get(eqn.prim)
-                if rule is None:
-                    raise NotImplementedError(f"no StableHLO emission rule for primitive {eqn.prim.name!r}")
-                outs = rule(Ctx([i.aval for i in eqn.inputs], [o.aval for o in eqn.outputs]),
-                            *[read(i) for i in eqn.inputs], **eqn.params)
-                for v, o in zip(eqn.outputs, outs):
-                    env[v.id] = o
-            func.ReturnOp([read(o) for o in graph.outs])
+            func.ReturnOp(emit_graph(graph, list(block.arguments)))
     return module

@@ -206,3 +206,15 @@ def _concatenate_rule(*xs: ShapedArray, dimension: int):
 
 
 concatenate = Primitive("concatenate", _concatenate_rule)
+
+
+def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *starts: ShapedArray):
+    if update.ndim != x.ndim or len(starts) != x.ndim or update.dtype != x.dtype:
+        raise TypeError(f"dynamic_update_slice: update {update.str_short()} does not fit operand {x.str_short()} "
+                        f"with {len(starts)} start indices")
+    if any(u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError(f"dynamic_update_slice: update shape {update.shape} exceeds operand shape {x.shape}")
+    return x
+
+
+dynamic_update_slice = Primitive("dynamic_update_slice", _dynamic_update_slice_rule)

@@ -1,0 +1,119 @@
+"""stagec.lax control flow against Python loops: cond, switch, while_loop, fori_loop, scan, map."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+
+
+@stagec.jit
+def piecewise(p, x):
+    return lax.cond(p > 0, lambda v: v * 2, lambda v: v - 1.0, x)
+
+
+def test_cond_takes_the_right_branch_and_emits_if():
+    x = snp.arange(3.0)
+    np.testing.assert_array_equal(np.asarray(piecewise(1, x)), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(piecewise(-1, x)), [-1.0, 0.0, 1.0])
+    text = piecewise.lower(1, x).as_text("traced")
+    assert "stablehlo.if" in text and text.count("stablehlo.return") == 2
+
+
+def test_cond_eager_matches_jit():
+    x = snp.arange(3.0)
+    np.testing.assert_array_equal(np.asarray(lax.cond(True, lambda v: v * 2, lambda v: v - 1.0, x)), [0, 2, 4])
+    np.testing.assert_array_equal(np.asarray(lax.cond(0, lambda v: v * 2, lambda v: v - 1.0, x)), [-1, 0, 1])
+
+
+def test_cond_closes_over_outer_tracers_and_arrays():
+    w = snp.array([10.0, 20.0])
+
+    @stagec.jit
+    def f(p, x, y):
+        return lax.cond(p, lambda v: v + y * w, lambda v: v - y, x)
+
+    np.testing.assert_array_equal(np.asarray(f(True, snp.ones(2), 2.0)), [21.0, 41.0])
+    np.testing.assert_array_equal(np.asarray(f(False, snp.ones(2), 2.0)), [-1.0, -1.0])
+
+
+def test_cond_branch_type_mismatch_names_both():
+    with pytest.raises(TypeError, match=r"branch 0 \(<lambda>\) returns .*\(float32\[3\]\) but branch 1 "
+                                        r"\(<lambda>\) returns .*\(int32\[3\]\)"):
+        stagec.jit(lambda p, x: lax.cond(p, lambda v: v.astype(snp.int32), lambda v: v, x))(True, snp.ones(3))
+
+
+def test_switch_clamps_index_like_jax():
+    g = stagec.jit(lambda i, x: lax.switch(i, [lambda v: v, lambda v: v * 10, lambda v: -v], x))
+    got = [float(g(i, 1.0)) for i in (-3, 0, 1, 2, 7)]
+    assert got == [1.0, 1.0, 10.0, -1.0, -1.0]
+    assert "stablehlo.case" in g.lower(0, 1.0).as_text("traced")
+
+
+def collatz_steps(n):
+    def body(s):
+        k, steps = s
+        return lax.cond(k % 2 == 0, lambda k: k // 2, lambda k: 3 * k + 1, k), steps + 1
+    return lax.while_loop(lambda s: s[0] != 1, body, (n, 0))[1]
+
+
+def test_while_loop_with_nested_cond_matches_python():
+    def py(n):
+        steps = 0
+        while n != 1:
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+            steps += 1
+        return steps
+    jc = stagec.jit(collatz_steps)
+    assert [int(jc(n)) for n in (1, 6, 7, 27)] == [py(n) for n in (1, 6, 7, 27)]
+    assert "stablehlo.while" in jc.lower(6).as_text("traced")
+
+
+def test_while_loop_carry_mismatch_names_position():
+    with pytest.raises(TypeError, match=r"carry position 1: float32\[\] vs float32\[3\]"):
+        stagec.jit(lambda y: lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] + y), (0, 0.0)))(snp.ones(3))
+    with pytest.raises(TypeError, match="cond_fun .* must return a boolean scalar"):
+        lax.while_loop(lambda s: s, lambda s: s + 1, 0)
+
+
+def test_fori_loop_matches_python_and_does_not_unroll():
+    f = stagec.jit(lambda x, y: lax.fori_loop(0, 7, lambda i, v: v + y * i, x))
+    np.testing.assert_allclose(np.asarray(f(snp.ones(3), snp.arange(3.0))), 1 + np.arange(3.0) * sum(range(7)))
+    short = stagec.make_mlir(lambda x: lax.fori_loop(0, 10, lambda i, v: v * 1.5 + i, x))(1.0)
+    long = stagec.make_mlir(lambda x: lax.fori_loop(0, 10_000, lambda i, v: v * 1.5 + i, x))(1.0)
+    assert long.count("\n") == short.count("\n") and long.count("stablehlo.while") == 1
+    assert int(stagec.jit(lambda n: lax.fori_loop(0, n, lambda i, s: s + i, 0))(100)) == sum(range(100))
+
+
+def test_scan_carry_and_stacked_outputs_match_python():
+    def step(c, x):
+        return c + x, c * x
+    xs = np.arange(1.0, 6.0, dtype=np.float32)
+    carry, ys = stagec.jit(lambda xs: lax.scan(step, 0.0, xs))(xs)
+    c, want = 0.0, []
+    for x in xs:
+        c, y = step(c, x)
+        want.append(y)
+    assert float(carry) == c
+    np.testing.assert_array_equal(np.asarray(ys), want)
+    carry_r, ys_r = stagec.jit(lambda xs: lax.scan(step, 0.0, xs, reverse=True))(xs)
+    c, want = 0.0, []
+    for x in xs[::-1]:
+        c, y = step(c, x)
+        want.append(y)
+    assert float(carry_r) == c
+    np.testing.assert_array_equal(np.asarray(ys_r), want[::-1])
+
+
+def test_scan_over_pytrees_and_map():
+    def step(c, x):
+        return {"s": c["s"] + x["a"].sum()}, (x["a"] * 2, x["b"])
+    xs = {"a": snp.ones((4, 2)), "b": snp.arange(4)}
+    carry, (ys_a, ys_b) = stagec.jit(lambda xs: lax.scan(step, {"s": 0.0}, xs))(xs)
+    assert float(carry["s"]) == 8.0 and ys_a.shape == (4, 2) and np.asarray(ys_b).tolist() == [0, 1, 2, 3]
+    sums = stagec.jit(lambda m: lax.map(lambda r: r.sum(), m))(snp.arange(12.0).reshape(4, 3))
+    np.testing.assert_array_equal(np.asarray(sums), np.arange(12.0).reshape(4, 3).sum(1))
+    with pytest.raises(ValueError, match="inconsistent lengths"):
+        lax.scan(lambda c, x: (c, x), 0.0, (snp.ones(3), snp.ones(4)))
