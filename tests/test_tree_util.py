@@ -1,0 +1,75 @@
+"""stagec.tree_util: flattening order, structures as cache keys, registration, and pytrees through jit."""
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import tree_util as tu
+
+
+def test_builtin_containers_flatten_in_order():
+    Pt = collections.namedtuple("Pt", "x y")
+    tree = {"b": [1, (2, None)], "a": Pt(3, 4), "c": collections.OrderedDict(z=5, y=6)}
+    leaves, td = tu.tree_flatten(tree)
+    assert leaves == [3, 4, 1, 2, 5, 6]  # dict keys sorted; OrderedDict keeps insertion order; None has no leaf
+    assert tu.tree_unflatten(td, leaves) == tree
+    assert tu.tree_leaves(tree) == leaves and tu.tree_structure(tree) == td
+    assert tu.tree_map(lambda v: v * 10, tree)["a"] == Pt(30, 40)
+    assert tu.tree_map(lambda a, b: a + b, [1, 2], [10, 20]) == [11, 22]
+    with pytest.raises(ValueError, match="structures differ"):
+        tu.tree_map(lambda a, b: a, [1, 2], (1, 2))
+
+
+def test_structures_compare_and_hash():
+    assert tu.tree_structure({"a": 1, "b": 2}) == tu.tree_structure({"b": 0, "a": 0})
+    assert tu.tree_structure([1, 2]) != tu.tree_structure((1, 2))
+    assert hash(tu.tree_structure({"a": [1]})) == hash(tu.tree_structure({"a": [5]}))
+    with pytest.raises(ValueError, match="too few leaves"):
+        tu.tree_unflatten(tu.tree_structure([1, 2]), [1])
+
+
+@tu.register_pytree_node_class
+class Box:
+    def __init__(self, value, label):
+        self.value, self.label = value, label
+
+    def tree_flatten(self):
+        return (self.value,), self.label
+
+    @classmethod
+    def tree_unflatten(cls, label, children):
+        return cls(*children, label)
+
+
+@dataclasses.dataclass
+class Params:
+    w: object
+    b: object
+    name: str = dataclasses.field(default="layer", metadata={"static": True})
+
+
+tu.register_dataclass(Params)
+
+
+def test_registered_classes_go_through_jit():
+    traces = []
+
+    @stagec.jit
+    def f(box, p):
+        traces.append(1)
+        return Box(box.value * p.w + p.b, box.label + "!"), p
+
+    out, p = f(Box(snp.ones(2), "x"), Params(2.0, snp.zeros(2)))
+    assert isinstance(out, Box) and out.label == "x!" and np.asarray(out.value).tolist() == [2.0, 2.0]
+    assert isinstance(p, Params) and p.name == "layer"
+    f(Box(snp.ones(2), "x"), Params(3.0, snp.zeros(2)))
+    assert len(traces) == 1
+    f(Box(snp.ones(2), "y"), Params(3.0, snp.zeros(2)))  # aux data is part of the key
+    assert len(traces) == 2
+    with pytest.raises(ValueError, match="already registered"):
+        tu.register_pytree_node(Box, lambda b: ((), None), lambda a, c: None)
