@@ -139,8 +139,19 @@ def _reduce_parts(op):
 
 
 def _erase(members: list) -> None:
+    """Erase the fused ops, then the broadcasts and constants that only fed them."""
+    ids = {m.operation for m in members}
+    feeders = {}
+    for m in members:
+        for v in m.operands:
+            p = producer(v)
+            if p is not None and p.operation not in ids and op_name(p) in ("broadcast_in_dim", "constant"):
+                feeders[p.operation] = p
     for m in reversed(members):
         m.operation.erase()
+    for p in feeders.values():
+        if not any(len(list(r.uses)) for r in p.results):
+            p.operation.erase()
 
 
 def _fuse_reduce(op, stats: PassStats) -> bool:
@@ -160,9 +171,12 @@ def _fuse_reduce(op, stats: PassStats) -> bool:
     with ir.InsertionPoint(op), op.location:
         out_init = make_constant(np.array(init), tensor_type(op.result))
         g = _generic(members, rank, shape, out_init, out_map, [_RED if d in red else _PAR for d in range(rank)], comb)
+    init_op = producer(op.operands[1])
     op.result.replace_all_uses_with(g.result)
     op.operation.erase()
     _erase(members)
+    if init_op is not None and not len(list(init_op.result.uses)):
+        init_op.operation.erase()
     stats.rewrites["reduce"] += 1
     stats.rewrites["ops-fused"] += len(members)
     return True
