@@ -22,6 +22,7 @@ import platform
 import re
 import time
 import warnings
+import weakref
 import zlib
 from typing import Any, Sequence
 
@@ -308,11 +309,20 @@ def _read_meta(path: str) -> dict | None:
 
 
 def _first_difference(old: str, new: str) -> str:
+    """`old line -> new line` for the first hunk where two MLIR texts differ."""
+    removed = added = None
     for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0):
-        if line.startswith(("---", "+++", "@@")):
+        if line.startswith(("---", "+++")):
             continue
-        return line.strip()[:200]
-    return ""
+        if line.startswith("@@"):
+            if removed is not None or added is not None:
+                break
+            continue
+        if line.startswith("-") and removed is None:
+            removed = line[1:].strip()[:160]
+        elif line.startswith("+") and added is None:
+            added = line[1:].strip()[:160]
+    return f"{removed or '(nothing)'!s} -> {added or '(nothing)'!s}" if removed or added else ""
 
 
 def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> None:
@@ -351,26 +361,42 @@ def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> None
     log.warning(head + f"closest earlier entry (compiled {when}) differs in: " + "; ".join(why))
 
 
-def explain_trace_miss(jitted, key: tuple, labels: Sequence[str], param_name=str) -> None:
-    """Log why `jitted` traces again: what changed against its closest earlier signature."""
-    from .jit import _caches, _fun_desc
+_traced_code: dict[tuple, list] = {}  # code location -> (weak) references to function objects traced from it
+
+
+def _same(ref, fun) -> bool:
+    return (ref() if isinstance(ref, weakref.ref) else ref) is fun
+
+
+def explain_trace_miss(jitted, key: tuple, labels, param_name=str) -> None:
+    """Note the traced function's code; when explaining, log why `jitted` traces again: what changed
+    against its closest earlier signature, or that it is a new function object for code seen before.
+    `labels` is a callable giving each dynamic leaf's name (only called when explaining)."""
+    from .jit import _fun_desc
     fun = jitted.fun
+    code = _code_of(fun)
+    where = (code.co_filename, code.co_firstlineno, code.co_name) if code is not None else None
+    seen = _traced_code.setdefault(where, []) if where else []
+    new_object = bool(seen) and not any(_same(r, fun) for r in seen)
+    if new_object or not seen:
+        try:
+            seen.append(weakref.ref(fun))
+        except TypeError:
+            seen.append(fun)
+        del seen[:-8]
+    if not config.explain_cache_misses:
+        return
     head = f"TRACING CACHE MISS at {_fun_desc(fun)}: "
     earlier = [k for k in jitted._cache if k != key]
     if not earlier:
-        code = _code_of(fun)
-        others = 0
-        if code is not None:
-            for f, per_opts in list(_caches.items()):
-                if f is not fun and _code_of(f) is code:
-                    others += sum(len(c) for c in per_opts.values())
-        if others:
-            log.warning(head + f"a new function object: another function object with the same code was compiled "
-                        f"{others} time(s) before. Caches live on the function object, so a lambda, closure or "
-                        f"functools.partial created anew for each call retraces and recompiles; create it once.")
+        if new_object:
+            log.warning(head + "a new function object: another function object with the same code was traced "
+                        "before. Caches live on the function object, so a lambda, closure or functools.partial "
+                        "created anew for each call retraces and recompiles; create it once and reuse it.")
         else:
             log.warning(head + "never seen this function before (first trace)")
         return
+    labels = labels()
     best = min(earlier, key=lambda k: len(_key_diffs(k, key, labels, param_name)))
     log.warning(head + "; ".join(_key_diffs(best, key, labels, param_name)) + f" ({len(earlier)} earlier signature(s); "
                 "closest shown)")

@@ -325,9 +325,8 @@ class Jitted:
         return Lowered(self, graph, out_tree, tree, key, donated)
 
     def _compile(self, key, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Entry:
-        if config.explain_cache_misses:
-            from .cache import explain_trace_miss
-            explain_trace_miss(self, key, self._labels(dyn_args, dyn_kw), self._param_name)
+        from .cache import explain_trace_miss  # notes the function's code always; logs if explaining
+        explain_trace_miss(self, key, lambda: self._labels(dyn_args, dyn_kw), self._param_name)
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
         lowered = Lowered(self, graph, out_tree, tree, key, self._donated(args, None))
         entry = lowered.compile().entry
