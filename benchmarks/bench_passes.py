@@ -46,6 +46,15 @@ def mlp(x, w1, b1, w2, b2):
     return snp.maximum(x @ w1 + b1, 0.0) @ w2 + b2
 
 
+def reshape_sin(x):
+    return snp.sin(x.reshape(x.shape[0] * 2, -1)) + 1.0
+
+
+def row_col_stats(x):
+    y = x * x + 1.0
+    return snp.sum(y, axis=0), snp.max(y, axis=1)
+
+
 def workloads():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((512, 1024)).astype(np.float32)
@@ -53,7 +62,8 @@ def workloads():
          rng.standard_normal((512, 128)).astype(np.float32) * 0.03, np.zeros(128, np.float32)]
     return {"selu 512x1024": (selu, (x,)), "sum(x**2+sin x) 512x1024": (sum_sq_sin, (x,)),
             "softmax 512x1024": (softmax, (x,)), "layernorm 512x1024": (layernorm, (x,)),
-            "mlp 512x1024->512->128": (mlp, (x, *w))}
+            "mlp 512x1024->512->128": (mlp, (x, *w)),
+            "sin(reshape x)+1 512x1024": (reshape_sin, (x,)), "sum(y,0), max(y,1), y=x*x+1": (row_col_stats, (x,))}
 
 
 def dispatch_count(mlir: str) -> int:
@@ -80,8 +90,9 @@ def measure(rounds: int, calls: int) -> list[dict]:
             fns[v] = compiled
             row[v] = {"dispatches": dispatch_count(low.as_text("final")), "compile_ms": statistics.median(compile_s) * 1e3,
                       "passes_ms": statistics.median(pass_s) * 1e3, "times": []}
-            ref = np.asarray(fns["none"](*dev_args))
-            np.testing.assert_allclose(np.asarray(compiled(*dev_args)), ref, rtol=1e-4, atol=1e-4)
+            for got, ref in zip(stagec.tree_util.tree_leaves(compiled(*dev_args)),
+                                stagec.tree_util.tree_leaves(fns["none"](*dev_args))):
+                np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-4, atol=1e-4)
         for _ in range(rounds):  # interleave variants so machine load hits them alike
             for v, fn in fns.items():
                 stagec.block_until_ready(fn(*dev_args))

@@ -123,6 +123,31 @@ def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, itera
     return g
 
 
+_CHEAP = {"add", "subtract", "multiply", "maximum", "minimum", "negate", "abs", "compare", "select", "convert",
+          "and", "or", "xor", "not"}
+
+
+def _reduced_value(v: ir.Value) -> bool:
+    """Whether `v` is (a broadcast or reshape of) a reduction's result: the normalization pattern
+    (softmax, layernorm) that IREE fuses with the reduction itself, better than we would."""
+    for _ in range(4):
+        p = producer(v)
+        if p is None:
+            return False
+        if p.name in ("stablehlo.reduce", "linalg.generic"):
+            return True
+        if op_name(p) not in ("broadcast_in_dim", "reshape"):
+            return False
+        v = p.operands[0]
+    return False
+
+
+def _reads_reduction(members: list) -> bool:
+    ids = {m.operation for m in members}
+    return any(_reduced_value(v) and tensor_type(v).rank >= 1 for m in members for v in m.operands
+               if (p := producer(v)) is None or p.operation not in ids)
+
+
 def _reduce_parts(op):
     """(combiner op, init value) for a reduce we can fuse into, else None."""
     if len(op.operands) != 2 or len(op.results) != 1 or not _static(op.operands[0]):
@@ -147,8 +172,9 @@ def _erase(members: list) -> None:
             p = producer(v)
             if p is not None and p.operation not in ids and op_name(p) in ("broadcast_in_dim", "constant"):
                 feeders[p.operation] = p
-    for m in reversed(members):
-        m.operation.erase()
+    for m in reversed(members):  # members still used (by another reduction) stay
+        if not len(list(m.result.uses)):
+            m.operation.erase()
     for p in feeders.values():
         if not any(len(list(r.uses)) for r in p.results):
             p.operation.erase()
@@ -162,9 +188,17 @@ def _fuse_reduce(op, stats: PassStats) -> bool:
     x = op.operands[0]
     p = producer(x)
     shape = tensor_type(x).shape
-    if p is None or not _elementwise(p, shape) or len(list(p.result.uses)) != 1:
+    if p is None or not _elementwise(p, shape):
+        return False
+    users = [u.owner for u in p.result.uses]
+    shared = len(users) > 1
+    if shared and not all(u.name == "stablehlo.reduce" and _reduce_parts(u) is not None for u in users):
         return False
     members = _grow([p], shape)
+    if shared and any(op_name(m) not in _CHEAP for m in members):
+        return False  # recomputing transcendental ops costs more than the pass over memory it saves
+    if _reads_reduction(members):
+        return False
     rank = len(shape)
     red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
@@ -189,7 +223,7 @@ def _fuse_elementwise(op, stats: PassStats) -> bool:
     if not _elementwise(op, shape):
         return False
     members = _grow([op], shape)
-    if len(members) < MIN_OPS:
+    if len(members) < MIN_OPS or _reads_reduction(members):
         return False
     rank = len(shape)
     with ir.InsertionPoint(op), op.location:

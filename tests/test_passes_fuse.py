@@ -96,3 +96,32 @@ def _dispatches(mlir: str) -> int:
 
 def test_fused_selu_is_one_dispatch():
     assert _dispatches(stagec.jit(selu, passes=FUSE).lower(X).as_text()) == 1
+
+
+def softmax(x):
+    e = snp.exp(x - snp.max(x, axis=-1, keepdims=True))
+    return e / snp.sum(e, axis=-1, keepdims=True)
+
+
+def test_normalization_left_to_iree():
+    # IREE fuses softmax into one dispatch by itself; a generic reading the broadcast max made it two
+    # (measured), so clusters that read a reduction's broadcast result are not fused.
+    assert "linalg" not in fused_text(softmax, X)
+
+
+def test_cheap_producer_recomputed_in_each_reduction():
+    text = fused_text(lambda x: (snp.sum(x * x + 1, axis=0), snp.max(x * x + 1, axis=1)), X)
+    assert text.count("linalg.generic") == 2 and "stablehlo.multiply" not in text
+    assert text.count("arith.mulf") == 2  # x*x+1 computed in both, never stored
+
+
+def test_expensive_producer_not_recomputed():
+    text = fused_text(lambda x: (snp.sum(snp.sin(x), axis=0), snp.sum(snp.sin(x), axis=1)), X)
+    assert "math.sin" not in text and text.count("stablehlo.sine") == 1
+
+
+def test_fuse_saves_a_dispatch_across_reshape():
+    f = lambda x: snp.sin(x.reshape(8, 3)) + 1.0
+    assert _dispatches(stagec.jit(f, passes="default").lower(X).as_text()) == 2
+    assert _dispatches(stagec.jit(f, passes=FUSE).lower(X).as_text()) == 1
+    np.testing.assert_allclose(np.asarray(stagec.jit(f, passes=FUSE)(X)), np.sin(X.reshape(8, 3)) + 1, rtol=1e-6, atol=1e-6)
