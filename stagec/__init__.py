@@ -3,13 +3,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import errors, tree_util
+from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put
 from .config import config
 from .jit import clear_caches, jit, make_mlir
 from . import cache
 from .aot import ShapeDtypeStruct, load
 from . import lax, numpy  # noqa: E402  (after jit: numpy uses Array)
+
+
+_quiet.install()  # registered first, so it runs last among atexit handlers
 
 
 def devices(backend: str | None = None) -> list:

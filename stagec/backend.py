@@ -189,14 +189,13 @@ class Executable:
         self.context = rt.VmContext(inst, modules=[hal_module, self.module])
         self.fn = self.module.lookup_function("main")
         self._n_out = len(out_avals)
-        self._bv = rt.HalBufferView
+        self._bv, self._list = rt.HalBufferView, rt.VmVariantList
 
     def call(self, bvs: Sequence) -> list:
-        rt = _rt()
-        args = rt.VmVariantList(len(bvs))
+        args = self._list(len(bvs))
         for bv in bvs:
             args.push_ref(bv)
-        rets = rt.VmVariantList(self._n_out)
+        rets = self._list(self._n_out)
         self.context.invoke(self.fn, args, rets)
         return [rets.get_as_object(i, self._bv) for i in range(self._n_out)]
 

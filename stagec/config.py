@@ -37,6 +37,7 @@ class Config:
             raise AttributeError(f"unknown stagec config option {name!r}; options: {sorted(self._values)}")
         self._values[name] = value
         self._version += 1
+        self._key = None
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -45,8 +46,11 @@ class Config:
             raise AttributeError(name) from None
 
     def key(self) -> tuple:
-        """Hashable snapshot of every flag, for cache keys."""
-        return tuple(sorted((k, repr(v)) for k, v in self._values.items() if k not in self._not_in_key))
+        """Hashable snapshot of every flag, for cache keys (recomputed only after an update)."""
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = self._key = tuple(sorted((n, repr(v)) for n, v in self._values.items() if n not in self._not_in_key))
+        return k
 
     @property
     def x64_enabled(self) -> bool:

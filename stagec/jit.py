@@ -60,6 +60,8 @@ class Entry:
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete()
+        if self.out_tree.node_type is None:  # a single array: skip the generic unflatten
+            return outs[0]
         return tree_util.tree_unflatten(self.out_tree, outs)
 
 
@@ -256,7 +258,7 @@ class Jitted:
             avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in leaves)
         except TypeError:
             raise self._bad_arg(args, kwargs, dyn_args, dyn_kw, leaves) from None
-        key = (tree, avals, statics, self.backend or config.default_backend, config.key())
+        key = (tree, avals, statics, self.backend, config.key())  # config.key() has the default backend
         return key, leaves, tree, dyn_args, dyn_kw
 
     def _labels(self, dyn_args, dyn_kw) -> list[str]:
@@ -338,6 +340,14 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if _stack():  # called while tracing another function: inline it
             return self.fun(*args, **kwargs)
+        if self._simple and not kwargs:  # hot path: positional stagec Arrays only
+            try:
+                key = (_flat_tree(len(args)), tuple([a.aval for a in args]), (), self.backend, config.key())
+            except AttributeError:
+                key = None
+            entry = self._cache.get(key) if key is not None else None
+            if entry is not None:
+                return entry(args)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
@@ -404,8 +414,10 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
 
 
 def make_mlir(fun: Callable, *, static_argnums=None, static_argnames=None, backend=None, passes=None,
-              stage: str = "final"):
-    """`make_mlir(f)(*args)` returns the lowered module; `str()` of it is the StableHLO text."""
+              stage: str = "traced"):
+    """`make_mlir(f)(*args)`: the StableHLO of `f` as traced, like `jax.make_jaxpr` (a `str`).
+
+    `stage=` picks another stage: a pass name, or "final" for what IREE receives."""
     def wrapped(*args, **kwargs):
         lowered = Jitted(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                          backend=backend, passes=passes).lower(*args, **kwargs)
