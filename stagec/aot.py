@@ -48,14 +48,16 @@ class ArtifactError(StagecError, ValueError):
 _versions: dict[str, str] = {}
 
 
-def _dist_version(dist: str) -> str:
-    if dist not in _versions:
-        from importlib import metadata
+def _iree_version(package: str) -> str:
+    """`VERSION@revision` of `iree.compiler` or `iree.runtime` (imported anyway to lower or to load)."""
+    if package not in _versions:
         try:
-            _versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            _versions[dist] = "unknown"
-    return _versions[dist]
+            mod = importlib.import_module(f"iree.{package}.version")
+            rev = (getattr(mod, "REVISIONS", None) or {}).get("IREE", "")
+            _versions[package] = f"{mod.VERSION}@{rev[:12]}" if rev else mod.VERSION
+        except ImportError:
+            _versions[package] = "unknown"
+    return _versions[package]
 
 
 def stagec_version() -> str:
@@ -64,11 +66,11 @@ def stagec_version() -> str:
 
 
 def iree_compiler_version() -> str:
-    return _dist_version("iree-base-compiler")
+    return _iree_version("compiler")
 
 
 def iree_runtime_version() -> str:
-    return _dist_version("iree-base-runtime")
+    return _iree_version("runtime")
 
 
 def normalize_target(target: str | None, default_backend: str = "cpu") -> str:

@@ -73,7 +73,7 @@ def test_key_covers_mlir_target_flags_and_versions(monkeypatch):
     assert cache.make_key(cache.key_components("module {}", "vulkan-spirv", ["--a"])) != k
     assert cache.make_key(cache.key_components("module {}", "llvm-cpu", ["--b"])) != k
     assert "host" in cache.key_components("m", "llvm-cpu", ["--iree-llvmcpu-target-cpu=host"])
-    monkeypatch.setitem(aot._versions, "iree-base-compiler", "0.0.0")
+    monkeypatch.setitem(aot._versions, "compiler", "0.0.0@0123456789ab")
     assert cache.make_key(cache.key_components("module {}", "llvm-cpu", ["--a"])) != k
     monkeypatch.undo()
     monkeypatch.setattr(stagec, "__version__", "9.9.9")

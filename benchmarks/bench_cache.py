@@ -1,0 +1,125 @@
+"""First call in a new process with a cold vs a warm persistent cache, and artifact sizes per target.
+
+    .venv/bin/python benchmarks/bench_cache.py [--repeat 5]
+
+Each measurement is a fresh `python` process: it imports stagec, builds the inputs, then times the
+first call of the jitted function (trace + lower + passes + compile-or-load + run + copy back).
+Cold: an empty cache folder per process. Warm: a folder filled by an earlier process. Medians.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+CHILD = textwrap.dedent("""
+    import json, os, sys, time
+    t_start = time.perf_counter()
+    import numpy as np
+    import stagec, stagec.numpy as snp
+    t_import = time.perf_counter() - t_start
+
+    def selu(x, alpha=1.6732632, lam=1.0507010):
+        return lam * snp.where(x > 0, x, alpha * snp.exp(x) - alpha)
+
+    def mlp(params, x):
+        (w1, b1), (w2, b2) = params
+        h = snp.maximum(x @ w1 + b1, 0.0)
+        return h @ w2 + b2
+
+    rng = np.random.default_rng(0)
+    which = sys.argv[1]
+    if which == "selu":
+        f, args = stagec.jit(selu), (rng.standard_normal(1_000_000).astype(np.float32),)
+    else:
+        params = [(rng.standard_normal((256, 512)).astype(np.float32) * 0.05, np.zeros(512, np.float32)),
+                  (rng.standard_normal((512, 10)).astype(np.float32) * 0.05, np.zeros(10, np.float32))]
+        f, args = stagec.jit(mlp), (params, rng.standard_normal((64, 256)).astype(np.float32))
+    t0 = time.perf_counter()
+    out = np.asarray(f(*args))
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    np.asarray(f(*args))
+    second = time.perf_counter() - t0
+    info = stagec.cache.info()
+    print(json.dumps({"first": first, "second": second, "import": t_import, "hits": info["hits"],
+                      "misses": info["misses"]}))
+""")
+
+
+def child(which: str, cache_dir: str) -> dict:
+    env = {**os.environ, "STAGEC_CACHE_DIR": cache_dir}
+    r = subprocess.run([sys.executable, "-c", CHILD, which], capture_output=True, text=True, env=env, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def first_calls(which: str, repeat: int) -> tuple[list[dict], list[dict]]:
+    cold, warm = [], []
+    with tempfile.TemporaryDirectory() as root:
+        for i in range(repeat):
+            d = os.path.join(root, f"cold{i}")
+            r = child(which, d)
+            assert r["misses"] >= 1 and r["hits"] == 0, r
+            cold.append(r)
+        d = os.path.join(root, "cold0")  # filled by the first cold run
+        for _ in range(repeat):
+            r = child(which, d)
+            assert r["misses"] == 0 and r["hits"] >= 1, r
+            warm.append(r)
+    return cold, warm
+
+
+def artifact_sizes() -> list[tuple[str, str, int]]:
+    import numpy as np
+    import stagec
+    import stagec.numpy as snp
+    from stagec import ShapeDtypeStruct as S
+
+    def selu(x, alpha=1.6732632, lam=1.0507010):
+        return lam * snp.where(x > 0, x, alpha * snp.exp(x) - alpha)
+
+    def mlp(params, x):
+        (w1, b1), (w2, b2) = params
+        return snp.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+
+    f32 = np.float32
+    lowered = {"selu f32[1000000]": stagec.jit(selu).lower(S((1_000_000,), f32)),
+               "mlp 256-512-10, batch 64": stagec.jit(mlp).lower(
+                   [(S((256, 512), f32), S((512,), f32)), (S((512, 10), f32), S((10,), f32))], S((64, 256), f32))}
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for name, lo in lowered.items():
+            for target, arch in (("llvm-cpu", None), ("vulkan-spirv", None), ("cuda", "sm_80")):
+                path = os.path.join(d, "a.stagec")
+                lo.compile(target, arch=arch).save(path)
+                rows.append((name, target, os.path.getsize(path)))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    ns = ap.parse_args()
+    med = lambda rs, k: statistics.median(r[k] for r in rs) * 1e3  # noqa: E731
+    print(f"first call in a new process, median of {ns.repeat} processes each (ms)")
+    print(f"{'function':<10} {'cold first':>11} {'warm first':>11} {'warm/cold':>10} {'2nd call':>9} {'import':>7}")
+    for which in ("selu", "mlp"):
+        cold, warm = first_calls(which, ns.repeat)
+        c, w = med(cold, "first"), med(warm, "first")
+        print(f"{which:<10} {c:>11.1f} {w:>11.1f} {w / c:>9.0%} {med(warm, 'second'):>9.2f} {med(warm, 'import'):>7.0f}")
+    print("\nartifact sizes (stagec.save: module + metadata)")
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+    os.environ["STAGEC_CACHE"] = "0"
+    import stagec
+    stagec.config.update("persistent_cache", False)
+    for name, target, size in artifact_sizes():
+        print(f"{name:<26} {target:<13} {size:>8} bytes")
+
+
+if __name__ == "__main__":
+    main()
