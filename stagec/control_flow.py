@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import lax, lowering, tree_util
-from .core import Graph, Primitive, ShapedArray, Trace, Tracer, aval_of, tracing
+from .core import Graph, Primitive, ShapedArray, Trace, Tracer, aval_of, eval_graph, tracing
 from .lowering import Ctx, emit_graph, tensor_type
 
 
@@ -224,7 +224,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     n = lengths.pop()
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
     x_proto = tree_util.tree_unflatten(x_tree, [_Proto(a) for a in x_avals])
-    probe, _, out_tree = trace_subgraph(lambda c, x: f(c, x), [init, x_proto], "scan")
+    probe, probe_caps, out_tree = trace_subgraph(f, [init, x_proto], "scan")  # f is traced once, here
     if out_tree.node_type is not tuple or len(out_tree.children) != 2:
         raise TypeError(f"scan body {_fun_name(f)} must return a pair (carry, y), got {out_tree}")
     n_carry = len(tree_util.tree_leaves(init))
@@ -235,9 +235,10 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     def body(state):
         i, carry, ys = state
         idx = lax.sub(lax.full_like(i, n - 1), i) if reverse else i
-        x = tree_util.tree_unflatten(x_tree, [_index(x, idx) for x in x_leaves])
-        carry2, y = f(carry, x)
-        y_leaves = tree_util.tree_leaves(y)
+        x = [_index(x, idx) for x in x_leaves]
+        outs = eval_graph(probe, tree_util.tree_leaves(carry) + x + probe_caps)
+        carry2 = tree_util.tree_unflatten(out_tree.children[0], outs[:n_carry])
+        y_leaves = outs[n_carry:]
         ys = [_update(buf, lax.convert_element_type(v, aval_of(buf).dtype), idx) for buf, v in zip(ys, y_leaves)]
         return lax.add(i, lax.full_like(i, 1)), carry2, ys
 

@@ -170,6 +170,17 @@ class Graph:
         return "\n".join(lines)
 
 
+def eval_graph(graph: Graph, args: Sequence) -> list:
+    """Run `graph` on `args` by binding its primitives again (under whatever trace is active)."""
+    env = {v.id: a for v, a in zip(graph.in_vars, args)}
+    read = lambda x: Const(x.value, x.aval) if isinstance(x, Literal) else env[x.id]
+    for eqn in graph.eqns:
+        outs = eqn.prim.bind(*[read(i) for i in eqn.inputs], **eqn.params)
+        for v, o in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
+            env[v.id] = o
+    return [read(o) for o in graph.outs]
+
+
 # ---------------------------------------------------------------- tracing
 
 

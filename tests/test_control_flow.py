@@ -117,3 +117,11 @@ def test_scan_over_pytrees_and_map():
     np.testing.assert_array_equal(np.asarray(sums), np.arange(12.0).reshape(4, 3).sum(1))
     with pytest.raises(ValueError, match="inconsistent lengths"):
         lax.scan(lambda c, x: (c, x), 0.0, (snp.ones(3), snp.ones(4)))
+
+
+def test_scan_traces_its_body_once(capsys):
+    def step(c, x):
+        print("tracing step")
+        return c + x, c
+    stagec.jit(lambda xs: lax.scan(step, 0.0, xs))(snp.ones(3))
+    assert capsys.readouterr().out == "tracing step\n"
