@@ -49,7 +49,11 @@ def default_complex() -> np.dtype:
 
 
 def canonicalize(dtype, *, warn_from: str | None = None) -> np.dtype:
-    """The dtype stagec really uses: 64-bit types narrow to 32-bit unless x64 is enabled."""
+    """The dtype stagec really uses: 64-bit types narrow to 32-bit unless x64 is enabled.
+
+    Python's `bool`, `int`, `float`, `complex` mean the default types, silently (as in JAX)."""
+    if dtype in (int, float, complex) and isinstance(dtype, type):
+        return {int: default_int, float: default_float, complex: default_complex}[dtype]()
     dtype = np.dtype(dtype)
     if dtype not in _CODE:
         raise TypeError(f"stagec does not support dtype {dtype}; supported: {', '.join(map(str, SUPPORTED))}")

@@ -192,3 +192,11 @@ def test_astype_and_casts():
     np.testing.assert_array_equal(np.asarray(x.astype(snp.int32)), np.array([-1.7, 0.0, 2.5], F32).astype(np.int32))
     np.testing.assert_array_equal(np.asarray(x.astype(bool)), [True, False, True])
     assert np.asarray(snp.array([True, False]).astype(snp.float32)).tolist() == [1.0, 0.0]
+
+
+def test_python_types_as_dtypes_mean_defaults_without_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert snp.arange(3).astype(float).dtype == np.float32
+        assert snp.zeros(2, dtype=int).dtype == np.int32
+        assert snp.ones(2).astype(bool).dtype == np.bool_
