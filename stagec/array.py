@@ -65,6 +65,13 @@ class Array(ArrayOps):
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index, not {self.aval}")
         return int(self._value())
 
+    def __iter__(self):
+        """Rows as Arrays, cut on the host (slicing on the device would compile one module per row)."""
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        row = self.aval.update(shape=self.aval.shape[1:])
+        return (Array(self._backend.put(r), row, self._backend) for r in self._value())
+
     def item(self, *args): return self._value().item(*args)
     def tolist(self): return self._value().tolist()
 
