@@ -5,8 +5,12 @@ fi
 PY=.venv/bin/python
 if ! "$PY" -c "import stagec, pytest, hypothesis, iree.compiler, iree.runtime" >/dev/null 2>&1 \
    || [ pyproject.toml -nt .venv/.stagec-installed ]; then
-  "$PY" -m pip install -q --upgrade pip >/dev/null
-  "$PY" -m pip install -q -e ".[test]"
+  echo "Installing stagec and its test dependencies into .venv (log: .venv/install.log) ..." >&2
+  if ! { "$PY" -m pip install --upgrade pip && "$PY" -m pip install -e ".[test]"; } >.venv/install.log 2>&1; then
+    tail -n 30 .venv/install.log >&2
+    echo "error: installing into .venv failed (full log: .venv/install.log)" >&2
+    exit 1
+  fi
   touch .venv/.stagec-installed
 fi
 # Vulkan runs on the CPU through Mesa's lavapipe; install it where we can (root with apt).
