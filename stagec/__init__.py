@@ -9,7 +9,7 @@ from .config import config
 from .jit import clear_caches, jit, make_mlir
 from . import cache
 from .aot import ShapeDtypeStruct, load
-from . import lax, numpy  # noqa: E402  (after jit: numpy uses Array)
+from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers

@@ -404,6 +404,24 @@ class ArrayOps:
     def ravel(self): return _snp().ravel(self)
     def flatten(self): return _snp().ravel(self)
     def squeeze(self, axis=None): return _snp().squeeze(self, axis)
+    at = property(lambda self: _snp()._IndexUpdateHelper(self))  # x.at[idx].set(v) etc.
+    def argmax(self, axis=None, keepdims=False): return _snp().argmax(self, axis=axis, keepdims=keepdims)
+    def argmin(self, axis=None, keepdims=False): return _snp().argmin(self, axis=axis, keepdims=keepdims)
+    def cumsum(self, axis=None, dtype=None): return _snp().cumsum(self, axis=axis, dtype=dtype)
+    def cumprod(self, axis=None, dtype=None): return _snp().cumprod(self, axis=axis, dtype=dtype)
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False): return _snp().var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False): return _snp().std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    def clip(self, min=None, max=None): return _snp().clip(self, min, max)
+    def round(self, decimals=0): return _snp().round(self, decimals)
+    def sort(self, axis=-1): return _snp().sort(self, axis)
+    def argsort(self, axis=-1): return _snp().argsort(self, axis)
+    def swapaxes(self, axis1, axis2): return _snp().swapaxes(self, axis1, axis2)
+    def take(self, indices, axis=None): return _snp().take(self, indices, axis)
+    def repeat(self, repeats, axis=None): return _snp().repeat(self, repeats, axis)
+    def __lshift__(self, o): return _snp().left_shift(self, o)
+    def __rlshift__(self, o): return _snp().left_shift(o, self)
+    def __rshift__(self, o): return _snp().right_shift(self, o)
+    def __rrshift__(self, o): return _snp().right_shift(o, self)
 
 
 class Tracer(ArrayOps):

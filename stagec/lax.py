@@ -177,3 +177,71 @@ def __getattr__(name: str):
         from . import control_flow
         return getattr(control_flow, name)
     raise AttributeError(f"module 'stagec.lax' has no attribute {name!r}")
+
+
+# ---------------------------------------------------------------- stagec.numpy additions (issue #5)
+
+asin, acos, atan = _unary("asin"), _unary("acos"), _unary("atan")
+sinh, cosh, asinh, acosh, atanh = (_unary(n) for n in ("sinh", "cosh", "asinh", "acosh", "atanh"))
+erf, round_afz = _unary("erf"), _unary("round_afz")
+
+
+def clamp(lo, x, hi):
+    """`min(max(x, lo), hi)` elementwise (all three of one shape and dtype)."""
+    return P.clamp.bind(lo, x, hi)
+
+
+def argmax(x, axis: int, index_dtype):
+    """Index of the largest value along `axis` (the first one on ties; NaN counts as largest)."""
+    return P.argminmax.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype), is_max=True)
+
+
+def argmin(x, axis: int, index_dtype):
+    """Index of the smallest value along `axis` (the first one on ties; NaN counts as smallest)."""
+    return P.argminmax.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize(index_dtype), is_max=False)
+
+
+def cumsum(x, axis: int, reverse: bool = False):
+    return P.cumulative.bind(x, axis=int(axis), op="sum", reverse=bool(reverse))
+
+
+def cumprod(x, axis: int, reverse: bool = False):
+    return P.cumulative.bind(x, axis=int(axis), op="prod", reverse=bool(reverse))
+
+
+def cummax(x, axis: int, reverse: bool = False):
+    return P.cumulative.bind(x, axis=int(axis), op="max", reverse=bool(reverse))
+
+
+def cummin(x, axis: int, reverse: bool = False):
+    return P.cumulative.bind(x, axis=int(axis), op="min", reverse=bool(reverse))
+
+
+def sort(operands, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sort `operands` (a sequence of equal-shaped arrays) along `dimension` by the first `num_keys`,
+    lexicographically; NaN sorts last, as in NumPy. Returns a list."""
+    operands = list(operands)
+    nd = aval_of(operands[0]).ndim
+    return P.sort.bind(*operands, dimension=int(dimension) % (nd or 1), num_keys=int(num_keys),
+                       is_stable=bool(is_stable))
+
+
+def pad(x, padding_value, padding_config):
+    """Pad with `padding_value`: `padding_config` is one (low, high, interior) per dimension (low/high may be < 0)."""
+    low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return P.pad.bind(*_match_weak(x, padding_value), low=tuple(map(int, low)), high=tuple(map(int, high)),
+                      interior=tuple(map(int, interior)))
+
+
+def gather(x, indices, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    """XLA gather; the index vectors lie along the last dimension of `indices` (clamped into bounds)."""
+    return P.gather.bind(x, indices, offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed_slice_dims),
+                         start_index_map=tuple(start_index_map), slice_sizes=tuple(map(int, slice_sizes)))
+
+
+def scatter(x, indices, updates, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+            mode: str = "set"):
+    """XLA scatter combining with `mode` (set/add/mul/min/max); out-of-bounds updates are dropped."""
+    return P.scatter.bind(x, indices, updates, update_window_dims=tuple(update_window_dims),
+                          inserted_window_dims=tuple(inserted_window_dims),
+                          scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims), mode=mode)

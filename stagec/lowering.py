@@ -276,3 +276,162 @@ def lower_graph(graph: Graph, module_name: str = "main"):
         with ir.InsertionPoint(block):
             func.ReturnOp(emit_graph(graph, list(block.arguments)))
     return module
+
+
+# ---------------------------------------------------------------- stagec.numpy additions (issue #5)
+
+for _n in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf"):
+    register(P.UNARY[_n])(lambda ctx, x, _n=_n: [ctx.op1("chlo." + _n, [x])])
+register(P.UNARY["round_afz"])(lambda ctx, x: [ctx.op1("stablehlo.round_nearest_afz", [x])])
+
+
+@register(P.clamp)
+def _clamp(ctx: Ctx, lo, x, hi):
+    return [ctx.op1("stablehlo.clamp", [lo, x, hi])]
+
+
+def _scalar_block(op, avals: Sequence[ShapedArray], region: int = 0):
+    """Append the entry block of `op`'s region: one scalar tensor argument per aval."""
+    return op.regions[region].blocks.append(*[tensor_type(a.update(shape=())) for a in avals])
+
+
+def _isnan(ctx: Ctx, x, aval: ShapedArray):
+    return compare(ctx, x, x, "NE", aval)
+
+
+def _bool_op(ctx: Ctx, name: str, *xs):
+    return ctx.op1("stablehlo." + name, xs, result_avals=[ShapedArray((), np.bool_)])
+
+
+def _nan_last_lt(ctx: Ctx, a, b, aval: ShapedArray):
+    """a < b in NumPy's sort order: NaN after everything, every NaN equal (a strict weak order)."""
+    lt = compare(ctx, a, b, "LT", aval)
+    if aval.dtype.kind != "f":
+        return lt
+    a_nan, b_nan = _isnan(ctx, a, aval), _isnan(ctx, b, aval)
+    not_a_nan = ctx.op1("stablehlo.not", [a_nan], result_avals=[ShapedArray((), np.bool_)])
+    return _bool_op(ctx, "or", lt, _bool_op(ctx, "and", not_a_nan, b_nan))
+
+
+@register(P.argminmax)
+def _argminmax(ctx: Ctx, x, *, axis, index_dtype, is_max):
+    ir = _ir()
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    s_val, s_idx = aval.update(shape=(), weak_type=False), ShapedArray((), index_dtype)
+    idx = ctx.op1("stablehlo.iota", [], result_avals=[ShapedArray(aval.shape, index_dtype)],
+                  attributes={"iota_dimension": i64(axis)})
+    init_v = constant(np.array(_identity("reduce_max" if is_max else "reduce_min", aval.dtype), aval.dtype), s_val)
+    init_i = constant(np.array(np.iinfo(index_dtype).max, index_dtype), s_idx)
+    op = ctx.op("stablehlo.reduce", [x, idx, init_v, init_i], result_avals=[aval.update(shape=out.shape), out],
+                attributes={"dimensions": i64s([axis])}, regions=1)
+    block = _scalar_block(op, [s_val, s_idx, s_val, s_idx])
+    with ir.InsertionPoint(block):
+        av, ai, bv, bi = block.arguments
+        # Total order: NaN is the most extreme value (NumPy returns the first NaN); ties go to the lower index.
+        better = compare(ctx, av, bv, "GT" if is_max else "LT", s_val)
+        same = compare(ctx, av, bv, "EQ", s_val)
+        if aval.dtype.kind == "f":
+            a_nan, b_nan = _isnan(ctx, av, s_val), _isnan(ctx, bv, s_val)
+            b_ok = ctx.op1("stablehlo.not", [b_nan], result_avals=[ShapedArray((), np.bool_)])
+            better = _bool_op(ctx, "or", _bool_op(ctx, "and", better, b_ok), _bool_op(ctx, "and", a_nan, b_ok))
+            same = _bool_op(ctx, "or", same, _bool_op(ctx, "and", a_nan, b_nan))
+        first = _bool_op(ctx, "and", same, compare(ctx, ai, bi, "LT", s_idx))
+        pick_a = _bool_op(ctx, "or", better, first)
+        rv = ctx.op1("stablehlo.select", [pick_a, av, bv], result_avals=[s_val])
+        ri = ctx.op1("stablehlo.select", [pick_a, ai, bi], result_avals=[s_idx])
+        ir.Operation.create("stablehlo.return", results=[], operands=[rv, ri])
+    return [op.results[1]]
+
+
+def _combiner(name: str, dtype: np.dtype) -> str:
+    body = {"sum": "add", "add": "add", "prod": "multiply", "mul": "multiply", "max": "maximum",
+            "min": "minimum"}[name]
+    if dtype == np.bool_ and body in ("add", "multiply"):
+        body = "or" if body == "add" else "and"
+    return body
+
+
+@register(P.cumulative)
+def _cumulative(ctx: Ctx, x, *, axis, op, reverse):
+    """A running reduction: reduce_window over a window as long as the axis, padded on one side."""
+    ir = _ir()
+    aval = ctx.avals_in[0]
+    s = aval.update(shape=(), weak_type=False)
+    n = aval.shape[axis]
+    ident = _identity({"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max", "min": "reduce_min"}[op],
+                      aval.dtype)
+    init = constant(np.array(ident, aval.dtype), s)
+    window = [n if i == axis else 1 for i in range(aval.ndim)]
+    pads = np.zeros((aval.ndim, 2), np.int64)
+    pads[axis] = (0, max(n - 1, 0)) if reverse else (max(n - 1, 0), 0)
+    padding = ir.DenseIntElementsAttr.get(pads, type=ir.RankedTensorType.get([aval.ndim, 2],
+                                                                            ir.IntegerType.get_signless(64)))
+    red = ctx.op("stablehlo.reduce_window", [x, init], attributes={
+        "window_dimensions": i64s(window), "window_strides": i64s([1] * aval.ndim), "padding": padding}, regions=1)
+    block = _scalar_block(red, [s, s])
+    with ir.InsertionPoint(block):
+        r = ctx.op1("stablehlo." + _combiner(op, aval.dtype), list(block.arguments), result_avals=[s])
+        ir.Operation.create("stablehlo.return", results=[], operands=[r])
+    return [red.result]
+
+
+@register(P.sort)
+def _sort(ctx: Ctx, *xs, dimension, num_keys, is_stable):
+    ir = _ir()
+    op = ctx.op("stablehlo.sort", xs, attributes={"dimension": i64(dimension),
+                                                  "is_stable": ir.BoolAttr.get(bool(is_stable))}, regions=1)
+    scalars = [a.update(shape=(), weak_type=False) for a in ctx.avals_in]
+    block = _scalar_block(op, [s for s in scalars for _ in (0, 1)])
+    args = list(block.arguments)
+    with ir.InsertionPoint(block):
+        result = None
+        for k in reversed(range(num_keys)):  # lexicographic: key k decides only where keys < k tie
+            a, b, s = args[2 * k], args[2 * k + 1], scalars[k]
+            lt = _nan_last_lt(ctx, a, b, s)
+            if result is None:
+                result = lt
+            else:
+                gt = _nan_last_lt(ctx, b, a, s)
+                tie = ctx.op1("stablehlo.not", [_bool_op(ctx, "or", lt, gt)], result_avals=[ShapedArray((), np.bool_)])
+                result = _bool_op(ctx, "or", lt, _bool_op(ctx, "and", tie, result))
+        ir.Operation.create("stablehlo.return", results=[], operands=[result])
+    return list(op.results)
+
+
+@register(P.pad)
+def _pad(ctx: Ctx, x, value, *, low, high, interior):
+    return [ctx.op1("stablehlo.pad", [x, value], attributes={
+        "edge_padding_low": i64s(low), "edge_padding_high": i64s(high), "interior_padding": i64s(interior)})]
+
+
+def _dims(xs) -> str:
+    return "[" + ", ".join(map(str, xs)) + "]"
+
+
+@register(P.gather)
+def _gather(ctx: Ctx, x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    ir = _ir()
+    dn = ir.Attribute.parse(
+        f"#stablehlo.gather<offset_dims = {_dims(offset_dims)}, collapsed_slice_dims = {_dims(collapsed_slice_dims)}, "
+        f"start_index_map = {_dims(start_index_map)}, index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
+    return [ctx.op1("stablehlo.gather", [x, idx], attributes={
+        "dimension_numbers": dn, "slice_sizes": i64s(slice_sizes), "indices_are_sorted": ir.BoolAttr.get(False)})]
+
+
+@register(P.scatter)
+def _scatter(ctx: Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode):
+    ir = _ir()
+    dn = ir.Attribute.parse(
+        f"#stablehlo.scatter<update_window_dims = {_dims(update_window_dims)}, inserted_window_dims = "
+        f"{_dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {_dims(scatter_dims_to_operand_dims)}, "
+        f"index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
+    op = ctx.op("stablehlo.scatter", [x, idx, upd], attributes={
+        "scatter_dimension_numbers": dn, "indices_are_sorted": ir.BoolAttr.get(False),
+        "unique_indices": ir.BoolAttr.get(False)}, regions=1)
+    s = ctx.avals_in[0].update(shape=(), weak_type=False)
+    block = _scalar_block(op, [s, s])
+    with ir.InsertionPoint(block):
+        old, new = block.arguments
+        r = new if mode == "set" else ctx.op1("stablehlo." + _combiner(mode, s.dtype), [old, new], result_avals=[s])
+        ir.Operation.create("stablehlo.return", results=[], operands=[r])
+    return [op.result]

@@ -218,3 +218,121 @@ def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *starts: Sha
 
 
 dynamic_update_slice = Primitive("dynamic_update_slice", _dynamic_update_slice_rule)
+
+
+# ---------------------------------------------------------------- stagec.numpy additions (issue #5)
+
+# Elementwise functions StableHLO leaves to its CHLO companion dialect (IREE legalizes them).
+for _n in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf"):
+    UNARY[_n] = _unary(_n, _FLOAT if _n == "erf" else _FLOAT_OR_COMPLEX)
+UNARY["round_afz"] = _unary("round_afz", _FLOAT)
+
+
+def _clamp_rule(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    _same_shapes("clamp", lo, x, hi)
+    _check_kind("clamp", x, _ANY)
+    return x.update(weak_type=x.weak_type and lo.weak_type and hi.weak_type)
+
+
+clamp = Primitive("clamp", _clamp_rule)
+
+
+def _check_axis(name: str, x: ShapedArray, axis: int) -> None:
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for shape {x.shape}")
+
+
+def _argminmax_rule(x: ShapedArray, *, axis: int, index_dtype, is_max: bool) -> ShapedArray:
+    _check_axis("argmax" if is_max else "argmin", x, axis)
+    _check_kind("argmax" if is_max else "argmin", x, "iuf")
+    if x.shape[axis] == 0:
+        raise ValueError(f"attempt to get {'argmax' if is_max else 'argmin'} of an empty sequence")
+    return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), index_dtype)
+
+
+argminmax = Primitive("argminmax", _argminmax_rule)
+
+
+def _cumulative_rule(x: ShapedArray, *, axis: int, op: str, reverse: bool) -> ShapedArray:
+    _check_axis("cum" + op, x, axis)
+    if op not in ("sum", "prod", "max", "min"):
+        raise ValueError(f"cumulative: unknown op {op!r}")
+    _check_kind("cum" + op, x, _ANY if op in ("max", "min") else _NUMBER)
+    return x.strip_weak()
+
+
+cumulative = Primitive("cumulative", _cumulative_rule)
+
+
+def _sort_rule(*xs: ShapedArray, dimension: int, num_keys: int, is_stable: bool):
+    _same_shapes_only("sort", *xs)
+    _check_axis("sort", xs[0], dimension)
+    if not 1 <= num_keys <= len(xs):
+        raise ValueError(f"sort: num_keys={num_keys} for {len(xs)} operands")
+    for x in xs[:num_keys]:
+        _check_kind("sort", x, "biuf")
+    return list(xs)
+
+
+def _same_shapes_only(name: str, *avals: ShapedArray) -> None:
+    if any(a.shape != avals[0].shape for a in avals[1:]):
+        raise TypeError(f"{name} got incompatible shapes: {', '.join(str(a.shape) for a in avals)}")
+
+
+sort = Primitive("sort", _sort_rule, multiple_results=True)
+
+
+def _pad_rule(x: ShapedArray, value: ShapedArray, *, low: tuple, high: tuple, interior: tuple) -> ShapedArray:
+    if value.shape != () or value.dtype != x.dtype:
+        raise TypeError(f"pad: padding value must be a scalar of dtype {x.dtype}, got {value.str_short()}")
+    if not (len(low) == len(high) == len(interior) == x.ndim) or any(i < 0 for i in interior):
+        raise ValueError(f"pad: bad padding config low={low} high={high} interior={interior} for shape {x.shape}")
+    shape = tuple(lo + hi + d + max(d - 1, 0) * it for d, lo, hi, it in zip(x.shape, low, high, interior))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"pad: negative padding removes more than shape {x.shape} holds")
+    return x.update(shape=shape, weak_type=x.weak_type and value.weak_type)
+
+
+pad = Primitive("pad", _pad_rule)
+
+
+def _gather_rule(x: ShapedArray, idx: ShapedArray, *, offset_dims: tuple, collapsed_slice_dims: tuple,
+                 start_index_map: tuple, slice_sizes: tuple) -> ShapedArray:
+    """XLA gather with `index_vector_dim` = the last dimension of `idx`."""
+    if idx.dtype.kind not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(start_index_map):
+        raise TypeError(f"gather: indices {idx.str_short()} need an integer last dimension of size "
+                        f"{len(start_index_map)}")
+    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
+        raise TypeError(f"gather: slice_sizes {slice_sizes} do not fit shape {x.shape}")
+    if any(slice_sizes[d] > 1 for d in collapsed_slice_dims):
+        raise TypeError(f"gather: collapsed dimensions {collapsed_slice_dims} must have slice size <= 1")
+    batch = list(idx.shape[:-1])
+    offsets = [s for i, s in enumerate(slice_sizes) if i not in collapsed_slice_dims]
+    if len(offset_dims) != len(offsets):
+        raise TypeError(f"gather: offset_dims {offset_dims} must name {len(offsets)} output dimensions")
+    out, it_b, it_o = [], iter(batch), iter(offsets)
+    for i in range(len(batch) + len(offsets)):
+        out.append(next(it_o) if i in offset_dims else next(it_b))
+    return x.update(shape=out)
+
+
+gather = Primitive("gather", _gather_rule)
+
+
+def _scatter_rule(x: ShapedArray, idx: ShapedArray, upd: ShapedArray, *, update_window_dims: tuple,
+                  inserted_window_dims: tuple, scatter_dims_to_operand_dims: tuple, mode: str) -> ShapedArray:
+    """XLA scatter with `index_vector_dim` = the last dimension of `idx`; `mode` combines old and new values."""
+    if mode not in ("set", "add", "mul", "min", "max"):
+        raise ValueError(f"scatter: unknown mode {mode!r}")
+    if upd.dtype != x.dtype:
+        raise TypeError(f"scatter: updates dtype {upd.dtype} differs from operand dtype {x.dtype}")
+    if idx.dtype.kind not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(scatter_dims_to_operand_dims):
+        raise TypeError(f"scatter: indices {idx.str_short()} need an integer last dimension of size "
+                        f"{len(scatter_dims_to_operand_dims)}")
+    if upd.ndim != idx.ndim - 1 + len(update_window_dims):
+        raise TypeError(f"scatter: updates of shape {upd.shape} do not match indices {idx.shape} and "
+                        f"update_window_dims {update_window_dims}")
+    return x.strip_weak() if not (x.weak_type and upd.weak_type) else x
+
+
+scatter = Primitive("scatter", _scatter_rule)

@@ -1,0 +1,186 @@
+"""Shared machinery of `stagec.numpy`: promotion, broadcasting, axes, conversion to arrays."""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Sequence
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lax
+from ..array import Array, device_put
+from ..core import Const, ShapedArray, Tracer, aval_of, current_trace, to_numpy_constant
+
+def _is_array(x) -> bool:
+    return isinstance(x, (Tracer, Array))
+
+
+def _check_operand(fname: str, x) -> None:
+    try:
+        aval_of(x)
+    except TypeError:
+        raise TypeError(f"{fname}: argument of type {type(x).__name__} is not an array or scalar") from None
+
+
+def result_type(*args) -> np.dtype:
+    """The dtype `args` promote to, JAX's rules (Python scalars are weak)."""
+    return _dt.result_type(*[(a.dtype, a.weak_type) for a in map(_aval_or_dtype, args)])[0]
+
+
+def _aval_or_dtype(x):
+    try:
+        return aval_of(x)
+    except TypeError:
+        from ..core import ShapedArray
+        return ShapedArray((), _dt.canonicalize(x))
+
+
+def _promote(fname: str, *args):
+    """Cast operands to their common dtype; the result is weak only if every operand is."""
+    for a in args:
+        _check_operand(fname, a)
+    avals = [aval_of(a) for a in args]
+    dt, weak = _dt.result_type(*[(a.dtype, a.weak_type) for a in avals])
+    return [lax.convert_element_type(a, dt, weak) if (av.dtype, av.weak_type) != (dt, weak) else a
+            for a, av in zip(args, avals)]
+
+
+def _to_float(fname: str, *args):
+    """Promote, then move integer/bool operands to the default float (as `jnp.exp(int)` does)."""
+    args = _promote(fname, *args)
+    av = aval_of(args[0])
+    if av.dtype.kind in "biu":
+        args = [lax.convert_element_type(a, _dt.default_float(), av.weak_type) for a in args]
+    return args
+
+
+def broadcast_shapes(*shapes, fname: str = "broadcast_shapes") -> tuple:
+    nd = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-nd, 0):
+        dims = {s[i] for s in shapes if len(s) >= -i} - {1}
+        if len(dims) > 1:
+            raise ValueError(f"{fname}: shapes {', '.join(map(str, shapes))} are incompatible for broadcasting")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def broadcast_to(x, shape: Sequence[int], *, _fname: str = "broadcast_to"):
+    av = aval_of(x)
+    shape = tuple(int(d) for d in shape)
+    if av.shape == shape:
+        return x
+    if len(shape) < av.ndim or broadcast_shapes(av.shape, shape, fname=_fname) != shape:
+        raise ValueError(f"{_fname}: cannot broadcast shape {av.shape} to {shape}")
+    lead = len(shape) - av.ndim
+    squeezed = [i for i, d in enumerate(av.shape) if d == 1 and shape[lead + i] != 1]
+    if squeezed:
+        x = lax.reshape(x, [d for i, d in enumerate(av.shape) if i not in squeezed])
+    dims = [lead + i for i in range(av.ndim) if i not in squeezed]
+    return lax.broadcast_in_dim(x, shape, dims)
+
+
+def _broadcast(fname: str, *args):
+    shapes = [aval_of(a).shape for a in args]
+    shape = broadcast_shapes(*shapes, fname=fname)
+    return [broadcast_to(a, shape, _fname=fname) for a in args]
+
+
+def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
+    args = (_to_float if to_float else _promote)(fname, *args)
+    return prim_fn(*_broadcast(fname, *args))
+
+
+def _binary(fname: str, prim_fn, to_float: bool = False):
+    def f(x1, x2, /):
+        return _elementwise(fname, prim_fn, x1, x2, to_float=to_float)
+    f.__name__ = fname
+    f.__doc__ = f"Elementwise `{fname}` with NumPy broadcasting and JAX type promotion."
+    return f
+
+
+def _unary(fname: str, prim_fn, to_float: bool = False):
+    def f(x, /):
+        return _elementwise(fname, prim_fn, x, to_float=to_float)
+    f.__name__ = fname
+    f.__doc__ = f"Elementwise `{fname}`."
+    return f
+
+
+def _shape_tuple(shape) -> tuple:
+    if isinstance(shape, Tracer):
+        raise shape._concretization_error("shape")
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        return tuple(operator.index(d) for d in shape)
+
+
+def _creation_dtype(dtype, default, fname: str) -> np.dtype:
+    return _dt.canonicalize(dtype, warn_from=fname) if dtype is not None else default
+
+
+def array(object, dtype=None, copy: bool = True):
+    """An array from nested lists, scalars, NumPy arrays or stagec arrays (tracers are stacked)."""
+    from ..tree_util import tree_leaves
+    if _is_array(object):
+        return astype(object, dtype) if dtype is not None else object
+    if isinstance(object, (list, tuple)) and builtins.any(_is_array(l) for l in tree_leaves(object)):
+        from ._shapes import stack
+        return stack([array(o, dtype) for o in object])
+    if isinstance(object, (str, bytes)) or object is None:
+        raise TypeError(f"array: cannot make an array from {type(object).__name__}")
+    host = np.asarray(object)
+    if host.dtype.kind in "OSUVMm":
+        raise TypeError(f"array: cannot make an array from {type(object).__name__} (NumPy gives dtype {host.dtype})")
+    dt = _dt.canonicalize(dtype, warn_from="array") if dtype is not None else _host_default_dtype(object, host)
+    return device_put(host.astype(dt))
+
+
+def _host_default_dtype(obj, host: np.ndarray) -> np.dtype:
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return _dt.canonicalize(host.dtype)
+    return {"b": np.dtype(bool), "i": _dt.default_int(), "u": _dt.default_int(), "f": _dt.default_float(),
+            "c": _dt.default_complex()}[host.dtype.kind]
+
+
+def asarray(a, dtype=None):
+    return array(a, dtype=dtype, copy=False)
+
+
+def astype(x, dtype):
+    """Cast to `dtype` (64-bit types narrow to 32-bit, with a warning, unless x64 is enabled)."""
+    dt = _dt.canonicalize(dtype, warn_from="astype")
+    return lax.convert_element_type(x, dt, weak_type=False)
+
+
+def _axis(axis: int, ndim: int, fname: str) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{fname}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _axes(axis, ndim: int, fname: str) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(_axis(a, ndim, fname) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{fname}: duplicate value in 'axis'")
+        return axes
+    return (_axis(axis, ndim, fname),)
+
+
+def _keep(x, shape, axes, keepdims):
+    return lax.reshape(x, [1 if i in axes else d for i, d in enumerate(shape)]) if keepdims else x
+
+
+def _arr(x):
+    """An operand for lax: arrays, NumPy values and Python scalars pass; lists and tuples become arrays."""
+    if isinstance(x, (list, tuple)):
+        return asarray(x)
+    _check_operand("stagec.numpy", x)
+    return x

@@ -1,0 +1,179 @@
+"""Array creation: zeros/ones/full/empty and their *_like, arange, linspace, eye, tri, meshgrid."""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lax
+from ..array import device_put
+from ..core import Const, ShapedArray, Tracer, aval_of, current_trace
+from ._base import _creation_dtype, _is_array, _promote, _shape_tuple, asarray, astype, broadcast_to
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of `shape` filled with `fill_value` (traced `fill_value` allowed)."""
+    shape = _shape_tuple(shape)
+    dt = aval_of(fill_value).dtype if dtype is None else _dt.canonicalize(dtype, warn_from="full")
+    if _is_array(fill_value):
+        return broadcast_to(astype(fill_value, dt), shape)
+    value = np.array(fill_value, dtype=dt)
+    if current_trace() is None:
+        return device_put(np.broadcast_to(value, shape))
+    return lax.broadcast_in_dim(Const(value, ShapedArray((), dt)), shape, ())
+
+
+def zeros(shape, dtype=None):
+    return full(shape, 0, _creation_dtype(dtype, _dt.default_float(), "zeros"))
+
+
+def ones(shape, dtype=None):
+    return full(shape, 1, _creation_dtype(dtype, _dt.default_float(), "ones"))
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def zeros_like(a, dtype=None):
+    return full(aval_of(a).shape, 0, aval_of(a).dtype if dtype is None else dtype)
+
+
+def ones_like(a, dtype=None):
+    return full(aval_of(a).shape, 1, aval_of(a).dtype if dtype is None else dtype)
+
+
+def full_like(a, fill_value, dtype=None):
+    return full(aval_of(a).shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values; `start`, `stop`, `step` must be concrete (static) numbers."""
+    for v in (start, stop, step):
+        if isinstance(v, Tracer):
+            raise v._concretization_error("arange")
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    vals = [v for v in (start, stop, step)]
+    is_float = builtins.any(isinstance(v, float) or (hasattr(v, "dtype") and np.dtype(v.dtype).kind == "f")
+                            for v in vals)
+    dt = _creation_dtype(dtype, _dt.default_float() if is_float else _dt.default_int(), "arange")
+    host = np.arange(start, stop, step).astype(dt)
+    n = host.shape[0]
+    if current_trace() is None:
+        return device_put(host)
+    # Inside a trace: an iota instead of a constant of n elements.
+    idx = lax.iota(dt, n)
+    if step != 1:
+        idx = lax.mul(idx, lax.full_like(idx, step))
+    if start != 0:
+        idx = lax.add(idx, lax.full_like(idx, start))
+    return idx
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None):
+    dt = _creation_dtype(dtype, _dt.default_float(), "linspace")
+    return device_put(np.linspace(start, stop, num, endpoint=endpoint).astype(dt)) if current_trace() is None \
+        else asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dt))
+
+
+def empty_like(a, dtype=None):
+    """Like `zeros_like` (stagec arrays are never uninitialized)."""
+    return zeros_like(a, dtype)
+
+
+def _iota_2d(n: int, m: int, k: int):
+    """A boolean (n, m) array: True where column - row == k ... as int32 row and column iotas."""
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    return rows, cols
+
+
+def _static_int(v, what: str) -> int:
+    if isinstance(v, Tracer):
+        raise v._concretization_error(what)
+    return operator.index(v)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """A 2-D array with ones on diagonal `k` and zeros elsewhere."""
+    N = _static_int(N, "eye")
+    M = N if M is None else _static_int(M, "eye")
+    k = _static_int(k, "eye")
+    if N < 0 or M < 0:
+        raise ValueError(f"negative dimensions are not allowed (eye({N}, {M}))")
+    dt = _creation_dtype(dtype, _dt.default_float(), "eye")
+    if current_trace() is None:
+        return device_put(np.eye(N, M, k, dtype=dt))
+    rows, cols = _iota_2d(N, M, k)
+    on = lax.eq(lax.sub(cols, rows), lax.full_like(rows, k))
+    return lax.convert_element_type(on, dt)
+
+
+def identity(n: int, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
+    """Ones at and below diagonal `k` (j <= i + k), zeros above."""
+    N = _static_int(N, "tri")
+    M = N if M is None else _static_int(M, "tri")
+    k = _static_int(k, "tri")
+    dt = _creation_dtype(dtype, _dt.default_float(), "tri")
+    if current_trace() is None:
+        return device_put(np.tri(N, M, k, dtype=dt))
+    rows, cols = _iota_2d(N, M, k)
+    return lax.convert_element_type(lax.le(cols, lax.add(rows, lax.full_like(rows, k))), dt)
+
+
+def _tri_mask(m, k: int, lower: bool, fname: str):
+    shape = aval_of(m).shape
+    if len(shape) < 2:
+        raise ValueError(f"{fname}: input array must be at least 2-d, got shape {shape}")
+    rows, cols = _iota_2d(shape[-2], shape[-1], k)
+    kk = lax.add(rows, lax.full_like(rows, k))
+    mask = lax.le(cols, kk) if lower else lax.ge(cols, kk)
+    return broadcast_to(mask, shape)
+
+
+def tril(m: Any, k: int = 0):
+    """Zero the elements above diagonal `k` (of the last two axes)."""
+    (m,) = _promote("tril", m)
+    m = m if _is_array(m) else asarray(m)
+    mask = _tri_mask(m, _static_int(k, "tril"), True, "tril")
+    return lax.select(mask, m, lax.full_like(m, 0))
+
+
+def triu(m: Any, k: int = 0):
+    """Zero the elements below diagonal `k` (of the last two axes)."""
+    (m,) = _promote("triu", m)
+    m = m if _is_array(m) else asarray(m)
+    mask = _tri_mask(m, _static_int(k, "triu"), False, "triu")
+    return lax.select(mask, m, lax.full_like(m, 0))
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
+    """Coordinate arrays from 1-D coordinate vectors ('xy' Cartesian or 'ij' matrix indexing)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    xs = [x if _is_array(x) else asarray(x) for x in xi]
+    for x in xs:
+        if aval_of(x).ndim != 1:
+            raise ValueError(f"meshgrid: arguments must be 1-D, got shape {aval_of(x).shape}")
+    shape = [aval_of(x).shape[0] for x in xs]
+    if indexing == "xy" and len(xs) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(xs):
+        axis = (1 if i == 0 else 0 if i == 1 else i) if indexing == "xy" and len(xs) >= 2 else i
+        if sparse:
+            s = [1] * len(xs)
+            s[axis] = aval_of(x).shape[0]
+            out.append(lax.reshape(x, s))
+        else:
+            out.append(lax.broadcast_in_dim(x, shape, (axis,)))
+    return out

@@ -1,0 +1,235 @@
+"""Linear algebra: dot, matmul, vdot, inner, outer, tensordot, einsum — all `dot_general`."""
+from __future__ import annotations
+
+import builtins
+import operator
+import string
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import lax
+from ..core import aval_of
+from ._base import _arr, _axis, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
+from ._ufuncs import conjugate, multiply
+
+
+def matmul(a, b, /):
+    """Matrix product with NumPy's rules: 1-D operands are promoted, leading dims broadcast."""
+    a, b = _promote("matmul", _arr(a), _arr(b))
+    a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
+    sa, sb = aval_of(a).shape, aval_of(b).shape
+    if not sa or not sb:
+        raise ValueError("matmul: input operand does not have enough dimensions (scalars are not allowed)")
+    va, vb = len(sa) == 1, len(sb) == 1
+    if va:
+        a, sa = lax.reshape(a, (1,) + sa), (1,) + sa
+    if vb:
+        b, sb = lax.reshape(b, sb + (1,)), sb + (1,)
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"matmul: input operand 1 has a mismatch in its core dimension 0 (size {sb[-2]} is "
+                         f"different from {sa[-1]}); shapes {aval_of(a).shape} and {aval_of(b).shape}")
+    batch = broadcast_shapes(sa[:-2], sb[:-2], fname="matmul")
+    a = broadcast_to(a, batch + sa[-2:])
+    b = broadcast_to(b, batch + sb[-2:])
+    nb = len(batch)
+    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+    shape = list(aval_of(out).shape)
+    if vb:
+        shape.pop(-1)
+    if va:
+        shape.pop(-2 if not vb else -1)
+    return lax.reshape(out, shape)
+
+
+def dot(a, b, /):
+    """NumPy's `dot`: scalar product, matrix product, or contraction of a's last axis with b's second-last."""
+    a, b = _promote("dot", _arr(a), _arr(b))
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        return multiply(a, b)
+    if nb <= 2:
+        return matmul(a, b)
+    a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
+    if aval_of(a).shape[-1] != aval_of(b).shape[-2]:
+        raise ValueError(f"dot: shapes {aval_of(a).shape} and {aval_of(b).shape} not aligned")
+    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), ((), ())))
+
+
+def vdot(a: Any, b: Any, /):
+    """Dot product of the flattened arrays (the first conjugated)."""
+    a, b = _promote("vdot", _arr(a), _arr(b))
+    a, b = lax.reshape(conjugate(a), (aval_of(a).size,)), lax.reshape(b, (aval_of(b).size,))
+    if aval_of(a).shape != aval_of(b).shape:
+        raise ValueError(f"vdot: cannot take the dot product of {aval_of(a).size} and {aval_of(b).size} elements")
+    return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+
+
+def inner(a: Any, b: Any, /):
+    """Contract the last axes of `a` and `b` (scalars multiply)."""
+    a, b = _promote("inner", _arr(a), _arr(b))
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        return multiply(a, b)
+    if aval_of(a).shape[-1] != aval_of(b).shape[-1]:
+        raise ValueError(f"inner: shapes {aval_of(a).shape} and {aval_of(b).shape} not aligned")
+    return lax.dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())))
+
+
+def outer(a: Any, b: Any, out=None):
+    """Outer product of the flattened arrays."""
+    a, b = _promote("outer", _arr(a), _arr(b))
+    a, b = lax.reshape(a, (aval_of(a).size,)), lax.reshape(b, (aval_of(b).size,))
+    return multiply(lax.reshape(a, (aval_of(a).size, 1)), b)
+
+
+def tensordot(a: Any, b: Any, axes=2):
+    """Sum products over `axes` (an int: the last N of a with the first N of b; or a pair of sequences)."""
+    a, b = _promote("tensordot", _arr(a), _arr(b))
+    sa, sb = aval_of(a).shape, aval_of(b).shape
+    if isinstance(axes, (int, np.integer)):
+        n = operator.index(axes)
+        if n < 0 or n > len(sa) or n > len(sb):
+            raise ValueError(f"tensordot: axes={n} is invalid for shapes {sa} and {sb}")
+        ax_a, ax_b = tuple(range(len(sa) - n, len(sa))), tuple(range(n))
+    else:
+        try:
+            ax_a, ax_b = axes
+        except (TypeError, ValueError):
+            raise ValueError("tensordot: axes must be an integer or a pair of sequences") from None
+        ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+        if len(ax_a) != len(ax_b):
+            raise ValueError("tensordot: shape-mismatch for sum (axes of unequal length)")
+        ax_a = tuple(_axis(x, len(sa), "tensordot") for x in ax_a)
+        ax_b = tuple(_axis(x, len(sb), "tensordot") for x in ax_b)
+    for i, j in zip(ax_a, ax_b):
+        if sa[i] != sb[j]:
+            raise ValueError(f"tensordot: shape-mismatch for sum ({sa[i]} != {sb[j]} on axes {i} and {j})")
+    a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
+    return lax.dot_general(a, b, ((ax_a, ax_b), ((), ())))
+
+
+# ---------------------------------------------------------------- einsum
+
+
+def _parse_einsum(subscripts: str, shapes: list[tuple]) -> tuple[list[str], str]:
+    """Input label strings (ellipses expanded to fresh uppercase-free letters) and the output labels."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+        explicit = True
+    else:
+        lhs, out, explicit = subscripts, "", False
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(shapes)} operands")
+    used = set(c for c in subscripts if c.isalpha())
+    spare = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used]
+    ell_rank = 0
+    for spec, shape in zip(ins, shapes):
+        if "..." in spec:
+            ell_rank = builtins.max(ell_rank, len(shape) - (len(spec) - 3))
+    ell = "".join(spare[:ell_rank])
+    labels = []
+    for spec, shape in zip(ins, shapes):
+        if "." in spec.replace("...", ""):
+            raise ValueError(f"einsum: invalid subscript {spec!r}")
+        if "..." in spec:
+            k = len(shape) - (len(spec) - 3)
+            if k < 0:
+                raise ValueError(f"einsum: operand has fewer dimensions than subscripts {spec!r}")
+            spec = spec.replace("...", ell[ell_rank - k:] if k else "")
+        if len(spec) != len(shape):
+            raise ValueError(f"einsum: operand subscripts {spec!r} do not match its {len(shape)} dimensions")
+        for c in spec:
+            if not c.isalpha():
+                raise ValueError(f"einsum: invalid subscript character {c!r}")
+        labels.append(spec)
+    if explicit:
+        out = out.replace("...", ell)
+        for c in out:
+            if not c.isalpha() or c not in "".join(labels):
+                raise ValueError(f"einsum: output subscript {c!r} does not appear in the inputs")
+        if len(set(out)) != len(out):
+            raise ValueError(f"einsum: output subscript string {out!r} repeats a label")
+    else:
+        counts = {}
+        for c in "".join(labels):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return labels, out
+
+
+def _diagonal_reduce(x, labels: str) -> tuple[Any, str]:
+    """Take the diagonal for labels repeated within one operand ('ii' -> 'i')."""
+    while True:
+        dup = next((c for c in labels if labels.count(c) > 1), None)
+        if dup is None:
+            return x, labels
+        i = labels.index(dup)
+        j = labels.index(dup, i + 1)
+        shape = aval_of(x).shape
+        n = shape[i]
+        eye = lax.eq(lax.broadcasted_iota(np.int32, (n, n), 0), lax.broadcasted_iota(np.int32, (n, n), 1))
+        mask = lax.broadcast_in_dim(eye, shape, (i, j))
+        x = lax.select(mask, x, lax.full_like(x, 0))
+        x = lax.reduce_sum(x, (j,))
+        labels = labels[:j] + labels[j + 1:]
+
+
+def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_element_type=None):
+    """Einstein summation, contracting operands pairwise (left to right) with `dot_general`.
+
+    Labels shared by both operands of a step and still needed later become batch dimensions; labels
+    needed nowhere else are summed first; repeated labels within an operand take its diagonal."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("einsum: only the subscripts-string form is supported")
+    if not operands:
+        raise ValueError("einsum: no operands given")
+    ops = _promote("einsum", *[_arr(o) for o in operands])
+    ops = [o if _is_array(o) else asarray(o) for o in ops]
+    labels, out = _parse_einsum(subscripts, [aval_of(o).shape for o in ops])
+    # Sizes per label, broadcasting size-1 dimensions (NumPy allows that for ellipsis dims).
+    sizes: dict[str, int] = {}
+    for x, lab in zip(ops, labels):
+        for c, d in zip(lab, aval_of(x).shape):
+            if sizes.get(c, 1) not in (1, d) and d != 1:
+                raise ValueError(f"einsum: size of label {c!r} is {sizes[c]} in one operand and {d} in another")
+            sizes[c] = builtins.max(sizes.get(c, 1), d)
+    items = []
+    for x, lab in zip(ops, labels):
+        x, lab = _diagonal_reduce(x, lab)
+        target = tuple(sizes[c] for c in lab)
+        if aval_of(x).shape != target:
+            x = broadcast_to(x, target)
+        items.append((x, lab))
+
+    def needed_after(k: int) -> set:
+        return set(out).union(*[set(l) for _, l in items[k + 1:]])
+
+    def sum_unneeded(x, lab, keep: set):
+        axes = [i for i, c in enumerate(lab) if c not in keep]
+        if axes:
+            x = lax.reduce_sum(x, axes)
+            lab = "".join(c for c in lab if c in keep)
+        return x, lab
+
+    x, lab = items[0]
+    x, lab = sum_unneeded(x, lab, needed_after(0))
+    for k in range(1, len(items)):
+        y, ylab = items[k]
+        keep = needed_after(k)
+        y, ylab = sum_unneeded(y, ylab, keep | set(lab))
+        x, lab = sum_unneeded(x, lab, keep | set(ylab))
+        shared = [c for c in lab if c in ylab]
+        batch = [c for c in shared if c in keep]
+        contract = [c for c in shared if c not in keep]
+        dn = ((tuple(lab.index(c) for c in contract), tuple(ylab.index(c) for c in contract)),
+              (tuple(lab.index(c) for c in batch), tuple(ylab.index(c) for c in batch)))
+        x = lax.dot_general(x, y, dn, preferred_element_type)
+        lab = "".join(batch) + "".join(c for c in lab if c not in shared) + "".join(c for c in ylab if c not in shared)
+    x, lab = sum_unneeded(x, lab, set(out))
+    if preferred_element_type is not None and len(items) == 1:
+        x = lax.convert_element_type(x, preferred_element_type)
+    return lax.transpose(x, [lab.index(c) for c in out])

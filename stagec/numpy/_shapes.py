@@ -1,0 +1,387 @@
+"""Shape manipulation: reshape, transpose, joining and splitting, tiling, flipping, rolling, padding."""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import lax
+from ..core import Tracer, aval_of
+from ._base import _arr, _axis, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
+
+
+def reshape(a: Any, newshape=None, order: str = "C", *, shape=None):
+    """Reshape (C order); one dimension may be -1."""
+    a = _arr(a)
+    if order != "C":
+        raise NotImplementedError(f"reshape: only order='C' is supported, not {order!r}")
+    newshape = _shape_tuple(shape if shape is not None else newshape)
+    size = aval_of(a).size
+    if newshape.count(-1) > 1:
+        raise ValueError("reshape: can only specify one unknown dimension")
+    if -1 in newshape:
+        known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
+        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    return lax.reshape(a, newshape)
+
+
+def ravel(a):
+    a = _arr(a)
+    return reshape(a, (-1,))
+
+
+def transpose(a, axes=None):
+    a = _arr(a)
+    nd = aval_of(a).ndim
+    axes = tuple(reversed(range(nd))) if axes is None else tuple(_axis(x, nd, "transpose") for x in axes)
+    return lax.transpose(a, axes)
+
+
+def squeeze(a, axis=None):
+    a = _arr(a)
+    shape = aval_of(a).shape
+    if axis is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    else:
+        axes = [_axis(x, len(shape), "squeeze") for x in ((axis,) if isinstance(axis, int) else axis)]
+        for x in axes:
+            if shape[x] != 1:
+                raise ValueError(f"squeeze: cannot select an axis to squeeze out which has size not equal to one "
+                                 f"(axis {x} of shape {shape})")
+    return lax.reshape(a, [d for i, d in enumerate(shape) if i not in axes])
+
+
+def expand_dims(a, axis):
+    a = _arr(a)
+    shape = list(aval_of(a).shape)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    nd = len(shape) + len(axes)
+    for x in sorted(_axis(x, nd, "expand_dims") for x in axes):
+        shape.insert(x, 1)
+    return lax.reshape(a, shape)
+
+
+def concatenate(arrays, axis: int | None = 0, dtype=None):
+    """Join arrays along an existing axis (flattened first when axis is None)."""
+    if len(arrays) == 0:
+        raise ValueError("need at least one array to concatenate")
+    arrays = [_arr(a) for a in arrays]
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    arrays = _promote("concatenate", *arrays)
+    if dtype is not None:
+        from ._base import astype
+        arrays = [astype(a, dtype) for a in arrays]
+    shapes = [aval_of(a).shape for a in arrays]
+    nd = len(shapes[0])
+    if nd == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = _axis(axis, nd, "concatenate")
+    for s in shapes[1:]:
+        if len(s) != nd or builtins.any(x != y for i, (x, y) in enumerate(zip(s, shapes[0])) if i != axis):
+            raise ValueError(f"concatenate: all the input array dimensions except for the concatenation axis must "
+                             f"match exactly, got shapes {shapes} for axis {axis}")
+    arrays = [a if _is_array(a) else asarray(a) for a in arrays]
+    return arrays[0] if len(arrays) == 1 else lax.concatenate(arrays, axis)
+
+
+def stack(arrays, axis: int = 0, dtype=None):
+    """Join arrays of one shape along a new axis."""
+    if len(arrays) == 0:
+        raise ValueError("need at least one array to stack")
+    arrays = _promote("stack", *[_arr(a) for a in arrays])
+    shapes = {aval_of(a).shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+    nd = aval_of(arrays[0]).ndim + 1
+    ax = _axis(axis, nd, "stack")
+    return concatenate([expand_dims(a if _is_array(a) else asarray(a), ax) for a in arrays], ax, dtype=dtype)
+
+
+def broadcast_arrays(*args) -> list:
+    """Broadcast every argument to their common shape."""
+    args = [_arr(a) for a in args]
+    shape = broadcast_shapes(*[aval_of(a).shape for a in args], fname="broadcast_arrays")
+    return [broadcast_to(a, shape, _fname="broadcast_arrays") for a in args]
+
+
+def swapaxes(a: Any, axis1: int, axis2: int):
+    a = _arr(a)
+    nd = aval_of(a).ndim
+    perm = list(range(nd))
+    i, j = _axis(axis1, nd, "swapaxes"), _axis(axis2, nd, "swapaxes")
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+def moveaxis(a: Any, source, destination):
+    """Move axes `source` to positions `destination` (ints or sequences of equal length)."""
+    a = _arr(a)
+    nd = aval_of(a).ndim
+    src = [_axis(s, nd, "moveaxis") for s in ((source,) if isinstance(source, int) else source)]
+    dst = [_axis(d, nd, "moveaxis") for d in ((destination,) if isinstance(destination, int) else destination)]
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` arguments must have the same number of elements")
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axis")
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return lax.transpose(a, perm)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0):
+    nd = aval_of(_arr(a)).ndim
+    axis = _axis(axis, nd, "rollaxis")
+    start = start + nd + 1 if start < 0 else start
+    if not 0 <= start <= nd:
+        raise ValueError(f"rollaxis: start {start} is out of bounds")
+    return moveaxis(a, axis, start - 1 if axis < start else start)
+
+
+def atleast_1d(*arys):
+    out = [reshape(a, (1,)) if aval_of(_arr(a)).ndim == 0 else _arr(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = _arr(a)
+        s = aval_of(a).shape
+        out.append(reshape(a, (1,) * (2 - len(s)) + s) if len(s) < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = _arr(a)
+        s = aval_of(a).shape
+        out.append(reshape(a, (1, 1, 1) if not s else (1,) + s + (1,) if len(s) == 1 else s + (1,) if len(s) == 2 else s))
+    return out[0] if len(out) == 1 else out
+
+
+def hstack(tup):
+    arrs = atleast_1d(*tup) if len(tup) != 1 else [atleast_1d(*tup)]
+    return concatenate(arrs, axis=0 if aval_of(arrs[0]).ndim == 1 else 1)
+
+
+def vstack(tup):
+    arrs = atleast_2d(*tup) if len(tup) != 1 else [atleast_2d(*tup)]
+    return concatenate(arrs, axis=0)
+
+
+row_stack = vstack
+
+
+def dstack(tup):
+    arrs = atleast_3d(*tup) if len(tup) != 1 else [atleast_3d(*tup)]
+    return concatenate(arrs, axis=2)
+
+
+def column_stack(tup):
+    arrs = [reshape(_arr(a), (-1, 1)) if aval_of(_arr(a)).ndim < 2 else _arr(a) for a in tup]
+    return concatenate(arrs, axis=1)
+
+
+def _split_points(n: int, indices_or_sections, fname: str, even: bool) -> list:
+    if isinstance(indices_or_sections, Tracer):
+        raise indices_or_sections._concretization_error(fname)
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ValueError(f"{fname}: number sections must be larger than 0.")
+        if even and n % k:
+            raise ValueError("array split does not result in an equal division")
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+        return list(np.cumsum([0] + sizes))
+    pts = [operator.index(i) for i in indices_or_sections]
+    return [0] + pts + [n]
+
+
+def array_split(ary: Any, indices_or_sections, axis: int = 0) -> list:
+    """Split into pieces (possibly of unequal size) along `axis`."""
+    return _split(ary, indices_or_sections, axis, "array_split", even=False)
+
+
+def split(ary: Any, indices_or_sections, axis: int = 0) -> list:
+    """Split into equal sections, or at the given indices, along `axis`."""
+    return _split(ary, indices_or_sections, axis, "split", even=True)
+
+
+def _split(ary, indices_or_sections, axis, fname, even):
+    a = _arr(ary)
+    av = aval_of(a)
+    axis = _axis(axis, av.ndim, fname)
+    n = av.shape[axis]
+    pts = _split_points(n, indices_or_sections, fname, even)
+    out = []
+    for s, e in zip(pts[:-1], pts[1:]):
+        s = builtins.min(builtins.max(int(s) if s >= 0 else int(s) + n, 0), n)
+        e = builtins.min(builtins.max(int(e) if e >= 0 else int(e) + n, 0), n)
+        e = builtins.max(e, s)
+        start = [0] * av.ndim
+        limit = list(av.shape)
+        start[axis], limit[axis] = s, e
+        out.append(lax.slice(a, start, limit))
+    return out
+
+
+def hsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, axis=1 if aval_of(_arr(ary)).ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, axis=0)
+
+
+def tile(A: Any, reps) -> Any:
+    """Repeat the whole array `reps` times along each axis."""
+    a = _arr(A)
+    reps = _shape_tuple(reps)
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError(f"tile: negative repetitions {reps}")
+    shape = aval_of(a).shape
+    nd = builtins.max(len(shape), len(reps))
+    shape = (1,) * (nd - len(shape)) + shape
+    reps = (1,) * (nd - len(reps)) + reps
+    a = lax.reshape(a, shape)
+    # Broadcast to (r0, d0, r1, d1, ...) then merge each pair.
+    big = [x for r, d in zip(reps, shape) for x in (r, d)]
+    b = lax.broadcast_in_dim(a, big, tuple(range(1, 2 * nd, 2)))
+    return lax.reshape(b, [r * d for r, d in zip(reps, shape)])
+
+
+def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
+    """Repeat each element `repeats` times (an int, or one static count per element along `axis`)."""
+    a = _arr(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    av = aval_of(a)
+    axis = _axis(axis, av.ndim, "repeat")
+    if isinstance(repeats, Tracer):
+        raise repeats._concretization_error("repeat")
+    reps = np.asarray(repeats)
+    if reps.dtype.kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got {reps.dtype}")
+    if (reps < 0).any():
+        raise ValueError("repeat: negative dimensions are not allowed")
+    n = av.shape[axis]
+    if reps.ndim == 0:
+        r = int(reps)
+        shape = av.shape[:axis + 1] + (r,) + av.shape[axis + 1:]
+        dims = tuple(i if i <= axis else i + 1 for i in range(av.ndim))
+        b = lax.broadcast_in_dim(a, shape, dims)
+        return lax.reshape(b, av.shape[:axis] + (n * r,) + av.shape[axis + 1:])
+    if reps.shape != (n,):
+        raise ValueError(f"repeat: operands could not be broadcast together with shape ({n},) and {reps.shape}")
+    idx = np.repeat(np.arange(n, dtype=np.int32), reps)
+    from ._indexing import take
+    return take(a, idx, axis=axis)
+
+
+def flip(m: Any, axis=None):
+    """Reverse the order of elements along `axis` (all axes when None)."""
+    m = _arr(m)
+    nd = aval_of(m).ndim
+    axes = range(nd) if axis is None else [_axis(x, nd, "flip") for x in ((axis,) if isinstance(axis, int) else axis)]
+    return lax.rev(m, sorted(axes))
+
+
+def fliplr(m: Any):
+    if aval_of(_arr(m)).ndim < 2:
+        raise ValueError("fliplr: input must be >= 2-d.")
+    return flip(m, 1)
+
+
+def flipud(m: Any):
+    if aval_of(_arr(m)).ndim < 1:
+        raise ValueError("flipud: input must be >= 1-d.")
+    return flip(m, 0)
+
+
+def roll(a: Any, shift, axis=None):
+    """Rotate elements by static `shift` along `axis` (the flattened array when None)."""
+    a = _arr(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), aval_of(a).shape)
+    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for s in shifts:
+        if isinstance(s, Tracer):
+            raise s._concretization_error("roll")
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences of the same length")
+    av = aval_of(a)
+    for s, ax in zip(shifts, axes):
+        ax = _axis(ax, av.ndim, "roll")
+        n = av.shape[ax]
+        if n == 0:
+            continue
+        k = int(s) % n
+        if k:
+            left, right = _split(a, [n - k], ax, "roll", even=False)
+            a = lax.concatenate([right, left], ax)
+    return a
+
+
+def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
+    """Pad `array`; modes 'constant', 'edge', 'wrap', 'reflect', 'symmetric' (pad_width must be static)."""
+    a = _arr(array)
+    av = aval_of(a)
+    pw = np.asarray(pad_width)
+    if pw.dtype.kind not in "iu":
+        raise TypeError("pad: `pad_width` must be of integral type.")
+    pw = np.broadcast_to(pw, (av.ndim, 2)).tolist() if pw.size else [[0, 0]] * av.ndim
+    if builtins.any(p < 0 for pair in pw for p in pair):
+        raise ValueError("pad: index can't contain negative values")
+    if mode == "constant":
+        cv = np.asarray(constant_values) if not _is_array(constant_values) else None
+        if cv is not None and cv.ndim == 0:
+            (c,) = _promote("pad", constant_values)  # weak scalar
+            c = lax.convert_element_type(c, av.dtype) if aval_of(c).dtype != av.dtype or aval_of(c).weak_type else c
+            return lax.pad(a, c, [(lo, hi, 0) for lo, hi in pw])
+        if cv is None:
+            raise NotImplementedError("pad: traced constant_values are not supported; pass a static number")
+        cv = np.broadcast_to(cv, (av.ndim, 2))
+        for ax, (lo, hi) in enumerate(pw):
+            cfg = [(0, 0, 0)] * av.ndim
+            cfg[ax] = (int(lo), 0, 0)
+            a = lax.pad(a, lax.convert_element_type(np.asarray(cv[ax, 0]), av.dtype), cfg)
+            cfg[ax] = (0, int(hi), 0)
+            a = lax.pad(a, lax.convert_element_type(np.asarray(cv[ax, 1]), av.dtype), cfg)
+        return a
+    if mode not in ("edge", "wrap", "reflect", "symmetric"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, edge, wrap, reflect, symmetric)")
+    for ax, (lo, hi) in enumerate(pw):
+        n = aval_of(a).shape[ax]
+        if lo == hi == 0:
+            continue
+        if n == 0:
+            raise ValueError(f"pad: can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        idx = np.arange(-lo, n + hi)
+        if mode == "edge":
+            idx = np.clip(idx, 0, n - 1)
+        elif mode == "wrap":
+            idx = idx % n
+        elif mode == "reflect":
+            period = 2 * (n - 1) if n > 1 else 1
+            idx = np.abs(idx) % period
+            idx = np.where(idx >= n, period - idx, idx) if n > 1 else np.zeros_like(idx)
+        else:  # symmetric
+            period = 2 * n
+            idx = idx % period
+            idx = np.where(idx >= n, period - 1 - idx, idx)
+        from ._indexing import take
+        a = take(a, idx.astype(np.int32), axis=ax)
+    return a

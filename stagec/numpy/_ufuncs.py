@@ -1,0 +1,477 @@
+"""Elementwise functions (NumPy's ufuncs), with broadcasting and JAX's type promotion."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lax
+from ..core import aval_of, current_trace
+from ._base import _binary, _broadcast, _elementwise, _is_array, _promote, _to_float, _unary, asarray, astype
+
+add = _binary("add", lax.add)
+subtract = _binary("subtract", lax.sub)
+multiply = _binary("multiply", lax.mul)
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+equal = _binary("equal", lax.eq)
+not_equal = _binary("not_equal", lax.ne)
+less = _binary("less", lax.lt)
+less_equal = _binary("less_equal", lax.le)
+greater = _binary("greater", lax.gt)
+greater_equal = _binary("greater_equal", lax.ge)
+bitwise_and = _binary("bitwise_and", lax.bitwise_and)
+bitwise_or = _binary("bitwise_or", lax.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
+arctan2 = _binary("arctan2", lax.atan2, to_float=True)
+true_divide = divide = _binary("true_divide", lax.div, to_float=True)
+
+exp = _unary("exp", lax.exp, to_float=True)
+expm1 = _unary("expm1", lax.expm1, to_float=True)
+log = _unary("log", lax.log, to_float=True)
+log1p = _unary("log1p", lax.log1p, to_float=True)
+sin = _unary("sin", lax.sin, to_float=True)
+cos = _unary("cos", lax.cos, to_float=True)
+tan = _unary("tan", lax.tan, to_float=True)
+tanh = _unary("tanh", lax.tanh, to_float=True)
+sqrt = _unary("sqrt", lax.sqrt, to_float=True)
+cbrt = _unary("cbrt", lax.cbrt, to_float=True)
+arcsin = _unary("arcsin", lax.asin, to_float=True)
+arccos = _unary("arccos", lax.acos, to_float=True)
+arctan = _unary("arctan", lax.atan, to_float=True)
+sinh = _unary("sinh", lax.sinh, to_float=True)
+cosh = _unary("cosh", lax.cosh, to_float=True)
+arcsinh = _unary("arcsinh", lax.asinh, to_float=True)
+arccosh = _unary("arccosh", lax.acosh, to_float=True)
+arctanh = _unary("arctanh", lax.atanh, to_float=True)
+asin, acos, atan, atan2, asinh, acosh, atanh = arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh
+
+
+def _const(x, value):
+    """`value` as a scalar of `x`'s dtype (a weakly typed constant, cast on the host)."""
+    return lax.full_like(x, value)
+
+
+def negative(x: Any, /):
+    """Elementwise `-x` (integers wrap around, as in NumPy)."""
+    (x,) = _promote("negative", x)
+    if aval_of(x).dtype == np.bool_:
+        raise TypeError("negative: the numpy boolean negative, the `-` operator, is not supported, use the `~` "
+                        "operator or the logical_not function instead.")
+    return lax.neg(x)
+
+
+def positive(x: Any, /):
+    """Elementwise `+x` (a copy)."""
+    (x,) = _promote("positive", x)
+    if aval_of(x).dtype == np.bool_:
+        raise TypeError("positive: ufunc 'positive' does not support boolean arrays")
+    return x
+
+
+def sign(x: Any, /):
+    """-1, 0 or 1 by the sign of `x` (NaN stays NaN; complex gives x/|x|)."""
+    (x,) = _promote("sign", x)
+    kind = aval_of(x).dtype.kind
+    if kind == "b":
+        raise TypeError("sign: ufunc 'sign' does not support boolean arrays")
+    if kind == "u":
+        return lax.convert_element_type(lax.ne(x, _const(x, 0)), aval_of(x).dtype, aval_of(x).weak_type)
+    return lax.sign(x)
+
+
+def abs(x: Any, /):
+    """Elementwise absolute value (`abs` of a bool or unsigned array is itself; complex gives a float)."""
+    (x,) = _promote("abs", x)
+    return x if aval_of(x).dtype.kind in "bu" else lax.abs(x)
+
+
+absolute = abs
+
+
+def floor(x: Any, /):
+    """Largest integer <= x (integers are returned unchanged)."""
+    (x,) = _promote("floor", x)
+    return x if aval_of(x).dtype.kind in "biu" else lax.floor(x)
+
+
+def ceil(x: Any, /):
+    """Smallest integer >= x (integers are returned unchanged)."""
+    (x,) = _promote("ceil", x)
+    return x if aval_of(x).dtype.kind in "biu" else lax.ceil(x)
+
+
+def trunc(x: Any, /):
+    """Round toward zero (keeps the sign of zero: trunc(-0.5) is -0.0)."""
+    (x,) = _promote("trunc", x)
+    if aval_of(x).dtype.kind in "biu":
+        return x
+    return lax.select(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
+
+
+fix = trunc
+
+
+def round(a: Any, decimals: int = 0, out=None):
+    """Round half to even at `decimals` digits, as NumPy does (via scaling when decimals != 0)."""
+    (a,) = _promote("round", a)
+    av = aval_of(a)
+    if av.dtype.kind in "biu":
+        if decimals >= 0:
+            return a
+        factor = _const(a, 10 ** (-decimals))
+        return lax.mul(floor_divide(add(a, lax.div(factor, _const(a, 2))), factor), factor)
+    if av.dtype.kind == "c":
+        raise NotImplementedError("round of complex arrays is not implemented (no real/imag primitives yet)")
+    if decimals == 0:
+        return lax.round(a)
+    factor = _const(a, 10.0 ** decimals)
+    return lax.div(lax.round(lax.mul(a, factor)), factor)
+
+
+around = round_ = round
+
+
+def rint(x: Any, /):
+    """Round to the nearest integer, halves to even."""
+    return round(x)
+
+
+def invert(x: Any, /):
+    """Bitwise not (logical not for booleans)."""
+    (x,) = _promote("invert", x)
+    if aval_of(x).dtype.kind not in "biu":
+        raise TypeError(f"invert: ufunc 'invert' not supported for dtype {aval_of(x).dtype}")
+    return lax.bitwise_not(x)
+
+
+bitwise_not = bitwise_invert = invert
+
+
+def logical_not(x: Any, /):
+    return lax.bitwise_not(astype(x, bool))
+
+
+def logical_and(x1: Any, x2: Any, /):
+    return bitwise_and(astype(x1, bool), astype(x2, bool))
+
+
+def logical_or(x1: Any, x2: Any, /):
+    return bitwise_or(astype(x1, bool), astype(x2, bool))
+
+
+def logical_xor(x1: Any, x2: Any, /):
+    return bitwise_xor(astype(x1, bool), astype(x2, bool))
+
+
+def _shift(fname: str, x1, x2, right: bool):
+    x1, x2 = _broadcast(fname, *_promote(fname, x1, x2))
+    kind = aval_of(x1).dtype.kind
+    if kind not in "iu":
+        raise TypeError(f"{fname}: ufunc '{fname}' not supported for dtype {aval_of(x1).dtype} (integers only)")
+    if not right:
+        return lax.shift_left(x1, x2)
+    return (lax.shift_right_arithmetic if kind == "i" else lax.shift_right_logical)(x1, x2)
+
+
+def left_shift(x1: Any, x2: Any, /):
+    """`x1 << x2`; shifting by the bit width or more gives 0, as in NumPy."""
+    return _shift("left_shift", x1, x2, right=False)
+
+
+def right_shift(x1: Any, x2: Any, /):
+    """`x1 >> x2`: arithmetic for signed integers, logical for unsigned ones."""
+    return _shift("right_shift", x1, x2, right=True)
+
+
+bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
+
+
+def _int_divisor(x1, x2):
+    """A divisor that never traps: 1 where x2 == 0 or where x1 // x2 overflows (INT_MIN // -1)."""
+    zero = lax.eq(x2, _const(x2, 0))
+    bad = zero
+    dt = aval_of(x1).dtype
+    if dt.kind == "i":
+        overflow = lax.bitwise_and(lax.eq(x1, _const(x1, np.iinfo(dt).min)), lax.eq(x2, _const(x2, -1)))
+        bad = lax.bitwise_or(zero, overflow)
+    return zero, lax.select(bad, _const(x2, 1), x2)
+
+
+def _float_divmod(x1, x2):
+    """JAX's floating divmod (NumPy's results, including the sign of the remainder)."""
+    mod = lax.rem(x1, x2)
+    div = lax.div(lax.sub(x1, mod), x2)
+    ind = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.lt(x2, _const(x2, 0)), lax.lt(mod, _const(mod, 0))))
+    mod = lax.select(ind, lax.add(mod, x2), mod)
+    div = lax.select(ind, lax.sub(div, _const(div, 1)), div)
+    return lax.round(div), mod
+
+
+def floor_divide(x1: Any, x2: Any, /):
+    """`x1 // x2`, rounding toward minus infinity; integer division by zero gives 0, as in NumPy."""
+    x1, x2 = _broadcast("floor_divide", *_promote("floor_divide", x1, x2))
+    kind = aval_of(x1).dtype.kind
+    if kind == "b":
+        raise TypeError("floor_divide is not defined for boolean arrays")
+    if kind == "c":
+        raise TypeError("floor_divide is not defined for complex arrays")
+    if kind == "f":
+        div, _ = _float_divmod(x1, x2)
+        return lax.select(lax.eq(x2, _const(x2, 0)), lax.div(x1, x2), div)
+    zero, d = _int_divisor(x1, x2)
+    q = lax.div(x1, d)
+    if kind == "i":
+        adjust = lax.bitwise_and(lax.ne(lax.lt(x1, _const(x1, 0)), lax.lt(d, _const(d, 0))),
+                                 lax.ne(lax.rem(x1, d), _const(x1, 0)))
+        q = lax.select(adjust, lax.sub(q, _const(q, 1)), q)
+    return lax.select(zero, _const(q, 0), q)
+
+
+def remainder(x1: Any, x2: Any, /):
+    """`x1 % x2` with the sign of `x2`; integer remainder by zero gives 0, as in NumPy."""
+    x1, x2 = _broadcast("remainder", *_promote("remainder", x1, x2))
+    kind = aval_of(x1).dtype.kind
+    if kind in "bc":
+        raise TypeError(f"remainder is not defined for {aval_of(x1).dtype} arrays")
+    if kind == "f":
+        return _float_divmod(x1, x2)[1]
+    zero, d = _int_divisor(x1, x2)
+    r = lax.rem(x1, d)
+    if kind == "i":
+        fix = lax.bitwise_and(lax.ne(r, _const(r, 0)), lax.ne(lax.lt(r, _const(r, 0)), lax.lt(d, _const(d, 0))))
+        r = lax.select(fix, lax.add(r, d), r)
+    return lax.select(zero, _const(r, 0), r)
+
+
+mod = remainder
+
+
+def fmod(x1: Any, x2: Any, /):
+    """C-style remainder (the sign of `x1`); integer fmod by zero gives 0."""
+    x1, x2 = _broadcast("fmod", *_promote("fmod", x1, x2))
+    if aval_of(x1).dtype.kind == "f":
+        return lax.rem(x1, x2)
+    zero, d = _int_divisor(x1, x2)
+    return lax.select(zero, _const(x1, 0), lax.rem(x1, d))
+
+
+def divmod(x1: Any, x2: Any, /):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _int_power(x1, x2):
+    """Integer `x1 ** x2` by binary exponentiation over every bit of the exponent (wraps like NumPy)."""
+    dt = aval_of(x1).dtype
+    neg = lax.lt(x2, _const(x2, 0)) if dt.kind == "i" else None
+    if neg is not None and current_trace() is None and bool(np.asarray(any_(neg))):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    acc, base, e = lax.full_like(x1, 1), x1, x2
+    for _ in range(dt.itemsize * 8 - (dt.kind == "i")):
+        acc = lax.select(lax.ne(lax.bitwise_and(e, _const(e, 1)), _const(e, 0)), lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+        e = lax.shift_right_logical(e, _const(e, 1))
+    if neg is not None:  # traced negative exponents: the integer part of 1 / x1**|x2|
+        one, m_one = lax.eq(x1, _const(x1, 1)), lax.eq(x1, _const(x1, -1))
+        odd = lax.ne(lax.bitwise_and(x2, _const(x2, 1)), _const(x2, 0))
+        inv = lax.select(one, _const(x1, 1), lax.select(m_one, lax.select(odd, _const(x1, -1), _const(x1, 1)),
+                                                                 _const(x1, 0)))
+        acc = lax.select(neg, inv, acc)
+    return acc
+
+
+def any_(x):
+    from ._reductions import any as _any
+    return _any(x)
+
+
+def power(x1: Any, x2: Any, /):
+    """`x1 ** x2`; a static integer exponent multiplies (exact, and what `x ** 2` usually means)."""
+    if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and not _is_array(x2):
+        (x1,) = _promote("power", x1)
+        if aval_of(x1).dtype == np.bool_:
+            x1 = lax.convert_element_type(x1, _dt.default_int(), True)
+        if aval_of(x1).dtype.kind in "iu" and x2 < 0:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return lax.integer_pow(x1, int(x2))
+    x1, x2 = _broadcast("power", *_promote("power", x1, x2))
+    kind = aval_of(x1).dtype.kind
+    if kind == "b":
+        raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
+    if kind in "iu":
+        return _int_power(x1, x2)
+    return lax.pow(x1, x2)
+
+
+pow = power
+
+
+def square(x: Any, /):
+    return power(x, 2)
+
+
+def reciprocal(x: Any, /):
+    """`1 / x` (integers give the default float, as in JAX; NumPy would divide integers)."""
+    return true_divide(1, x)
+
+
+def exp2(x: Any, /):
+    (x,) = _to_float("exp2", x)
+    return lax.pow(_const(x, 2), x)
+
+
+def log2(x: Any, /):
+    (x,) = _to_float("log2", x)
+    return lax.div(lax.log(x), _const(x, math.log(2)))
+
+
+def log10(x: Any, /):
+    (x,) = _to_float("log10", x)
+    return lax.div(lax.log(x), _const(x, math.log(10)))
+
+
+def logaddexp(x1: Any, x2: Any, /):
+    """log(exp(x1) + exp(x2)) without overflow."""
+    x1, x2 = _broadcast("logaddexp", *_to_float("logaddexp", x1, x2))
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    finite = lax.select(lax.ne(delta, delta), lax.add(x1, x2),  # both inf of one sign -> that inf; nan -> nan
+                        lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+    return finite
+
+
+def hypot(x1: Any, x2: Any, /):
+    """sqrt(x1**2 + x2**2) without intermediate overflow; inf if either is infinite (even with NaN)."""
+    x1, x2 = _broadcast("hypot", *_to_float("hypot", x1, x2))
+    a, b = lax.abs(x1), lax.abs(x2)
+    inf = _const(a, np.inf)
+    any_inf = lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf))
+    hi, lo = lax.max(a, b), lax.min(a, b)
+    zero = lax.eq(hi, _const(hi, 0))
+    safe = lax.select(zero, _const(hi, 1), hi)
+    r = lax.div(lo, safe)
+    out = lax.select(zero, hi, lax.mul(hi, lax.sqrt(lax.add(_const(r, 1), lax.mul(r, r)))))
+    return lax.select(any_inf, inf, out)
+
+
+def isnan(x: Any, /):
+    (x,) = _promote("isnan", x)
+    return lax.ne(x, x)
+
+
+def isinf(x: Any, /):
+    (x,) = _promote("isinf", x)
+    if aval_of(x).dtype.kind != "f":
+        if aval_of(x).dtype.kind == "c":
+            raise NotImplementedError("isinf of complex arrays is not implemented (no real/imag primitives yet)")
+        return lax.ne(x, x) if aval_of(x).dtype.kind in "biu" else x
+    return lax.eq(lax.abs(x), _const(x, np.inf))
+
+
+def isposinf(x: Any, /):
+    (x,) = _promote("isposinf", x)
+    return lax.eq(x, _const(x, np.inf)) if aval_of(x).dtype.kind == "f" else lax.ne(x, x)
+
+
+def isneginf(x: Any, /):
+    (x,) = _promote("isneginf", x)
+    return lax.eq(x, _const(x, -np.inf)) if aval_of(x).dtype.kind == "f" else lax.ne(x, x)
+
+
+def isfinite(x: Any, /):
+    (x,) = _promote("isfinite", x)
+    if aval_of(x).dtype.kind in "biu":
+        return lax.eq(x, x)
+    if aval_of(x).dtype.kind == "c":
+        raise NotImplementedError("isfinite of complex arrays is not implemented (no real/imag primitives yet)")
+    return lax.is_finite(x)
+
+
+def fmax(x1: Any, x2: Any, /):
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
+    x1, x2 = _broadcast("fmax", *_promote("fmax", x1, x2))
+    if aval_of(x1).dtype.kind != "f":
+        return lax.max(x1, x2)
+    return lax.select(lax.ne(x2, x2), x1, lax.select(lax.ne(x1, x1), x2, lax.max(x1, x2)))
+
+
+def fmin(x1: Any, x2: Any, /):
+    """Elementwise minimum that ignores NaN (NaN only where both are NaN)."""
+    x1, x2 = _broadcast("fmin", *_promote("fmin", x1, x2))
+    if aval_of(x1).dtype.kind != "f":
+        return lax.min(x1, x2)
+    return lax.select(lax.ne(x2, x2), x1, lax.select(lax.ne(x1, x1), x2, lax.min(x1, x2)))
+
+
+def signbit(x: Any, /):
+    """True where the sign bit is set (-0.0 and negative NaN included)."""
+    (x,) = _promote("signbit", x)
+    dt = aval_of(x).dtype
+    if dt.kind in "bu":
+        return lax.ne(x, x)
+    if dt.kind == "i":
+        return lax.lt(x, _const(x, 0))
+    # -0.0 < 0 is false, so look at 1/x's sign for zeros: 1/-0.0 = -inf.
+    neg = lax.lt(x, _const(x, 0))
+    zero = lax.eq(x, _const(x, 0))
+    return lax.bitwise_or(neg, lax.bitwise_and(zero, lax.lt(lax.div(_const(x, 1), x), _const(x, 0))))
+
+
+def copysign(x1: Any, x2: Any, /):
+    x1, x2 = _broadcast("copysign", *_to_float("copysign", x1, x2))
+    a = lax.abs(x1)
+    return lax.select(signbit(x2), lax.neg(a), a)
+
+
+def where(condition: Any, x: Any = None, y: Any = None, /):
+    """`x` where `condition` else `y`, broadcast together. The one-argument form has a data-dependent
+    shape and is only available outside `jit` (as `nonzero`)."""
+    if x is None and y is None:
+        from ._indexing import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given")
+    condition = astype(condition, bool) if aval_of(condition).dtype != np.bool_ else condition
+    x, y = _promote("where", x, y)
+    c, x, y = _broadcast("where", condition, x, y)
+    return lax.select(c, x, y)
+
+
+def select(condlist, choicelist, default: Any = 0):
+    """The element of the first choice whose condition holds, else `default` (NumPy's `select`)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("select: list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    for c in condlist:
+        if aval_of(c).dtype != np.bool_:
+            raise TypeError(f"select: invalid entry in condlist: should be boolean ndarray (got {aval_of(c).dtype})")
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        out = where(c, v, out)
+    return out
+
+
+def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None, max: Any = None):
+    """`minimum(maximum(a, a_min), a_max)`; NaN stays NaN and a_min > a_max gives a_max, as in NumPy."""
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+def conjugate(x: Any, /):
+    (x,) = _promote("conjugate", x)
+    if aval_of(x).dtype.kind == "c":
+        raise NotImplementedError("conjugate of complex arrays is not implemented (no real/imag primitives yet)")
+    return x
+
+
+conj = conjugate
