@@ -383,6 +383,14 @@ def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False) -> Lo
         check_versions(path, meta)
     if meta.get("target") not in TARGET_BACKENDS:
         raise ArtifactError(f"{path}: unknown target {meta.get('target')!r}; this stagec runs {sorted(TARGET_BACKENDS)}")
+    host = (meta.get("key_components") or {}).get("host")
+    if host is not None:
+        from .cache import host_id
+        if host != host_id():
+            import warnings
+            warnings.warn(f"{path} was compiled for the host CPU of another machine ({host}, this one is "
+                          f"{host_id()}); it may fail or crash here. Compile portable artifacts with an explicit "
+                          f"arch (compile(arch='x86-64-v3'), stagec compile --arch ...).", RuntimeWarning, stacklevel=2)
     if meta.get("in_tree") is None or meta.get("out_tree") is None:
         raise ArtifactError(f"{path}: has no pytree structure (a cache entry, not a saved function?)")
     try:

@@ -128,6 +128,10 @@ def test_other_versions_are_refused_unless_allowed(cpu_file, tmp_path):
     _rewrite_meta(cpu_file, iree, versions={**meta["versions"], "iree": "2.0.0"})
     with pytest.raises(ArtifactError, match=r"iree\.stagec: made by IREE 2\.0\.0"):
         stagec.load(iree)
+    other_host = tmp_path / "other_host.stagec"
+    _rewrite_meta(cpu_file, other_host, key_components={**meta["key_components"], "host": "x86_64:0000"})
+    with pytest.warns(RuntimeWarning, match=r"other_host\.stagec was compiled for the host CPU of another machine"):
+        stagec.load(other_host)
     fmt = tmp_path / "fmt.stagec"
     _rewrite_meta(cpu_file, fmt, format=99)
     with pytest.raises(ArtifactError, match=r"fmt\.stagec: stagec artifact format 99 is not 1"):
