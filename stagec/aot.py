@@ -292,7 +292,7 @@ class Artifact:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write one self-describing file (module + calling metadata + versions)."""
-        meta = dict(self.meta)
+        meta = {k: v for k, v in self.meta.items() if k not in ("key", "mlir_z")}  # cache-only fields
         try:
             meta["in_tree"], meta["out_tree"] = tree_to_json(self.in_tree), tree_to_json(self.out_tree)
         except TypeError as e:
