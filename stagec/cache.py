@@ -251,10 +251,12 @@ def compile_module(backend, mlir: str, name: str, flags: Sequence[str], in_avals
             art = aot.Artifact(vmfb, meta, in_tree, out_tree, donated)
             return art, time.perf_counter() - t0, True
         _stats["misses"] += 1
-        if config.explain_cache_misses:
-            explain_persistent_miss(name, key, comps, mlir)
+    why = (explain_persistent_miss(name, key, comps, mlir)
+           if use and not side_flags and config.explain_cache_misses else None)
     vmfb = backend.compile(mlir, name, list(side_flags), flags=list(flags))
     seconds = time.perf_counter() - t0
+    if why:
+        log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
     extra = {"key": key, "key_components": comps}
     if len(mlir) <= _MLIR_KEEP * 8:
         packed = base64.b64encode(zlib.compress(mlir.encode(), 6)).decode()
@@ -325,8 +327,8 @@ def _first_difference(old: str, new: str) -> str:
     return f"{removed or '(nothing)'!s} -> {added or '(nothing)'!s}" if removed or added else ""
 
 
-def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> None:
-    """Log what differs between this key and the closest entry on disk for the same function name."""
+def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> str:
+    """What differs between this key and the closest entry on disk for the same function name."""
     best = None
     for path, _ in _entries():
         meta = _read_meta(path)
@@ -338,8 +340,7 @@ def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> None
             best = (meta, diffs)
     head = f"PERSISTENT CACHE MISS for {name} (key {key[:12]}, cache {cache_dir()}): "
     if best is None:
-        log.warning(head + "never compiled before with this cache (no entry for a function of this name)")
-        return
+        return head + "never compiled before with this cache (no entry for a function of this name)"
     meta, diffs = best
     old = meta["key_components"]
     why = []
@@ -358,7 +359,7 @@ def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> None
         else:
             why.append(f"{k} {old.get(k)!r} -> {comps.get(k)!r}")
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta.get("created", 0)))
-    log.warning(head + f"closest earlier entry (compiled {when}) differs in: " + "; ".join(why))
+    return head + f"closest earlier entry (compiled {when}) differs in: " + "; ".join(why)
 
 
 _traced_code: dict[tuple, list] = {}  # code location -> (weak) references to function objects traced from it
@@ -386,7 +387,7 @@ def explain_trace_miss(jitted, key: tuple, labels, param_name=str) -> None:
         del seen[:-8]
     if not config.explain_cache_misses:
         return
-    head = f"TRACING CACHE MISS at {_fun_desc(fun)}: "
+    head = f"TRACING CACHE MISS for {_fun_desc(fun)}, called from {_call_site()}: "
     earlier = [k for k in jitted._cache if k != key]
     if not earlier:
         if new_object:
@@ -400,6 +401,16 @@ def explain_trace_miss(jitted, key: tuple, labels, param_name=str) -> None:
     best = min(earlier, key=lambda k: len(_key_diffs(k, key, labels, param_name)))
     log.warning(head + "; ".join(_key_diffs(best, key, labels, param_name)) + f" ({len(earlier)} earlier signature(s); "
                 "closest shown)")
+
+
+def _call_site() -> str:
+    """file:line of the innermost caller outside stagec."""
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(here):
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "?"
 
 
 def _code_of(f):

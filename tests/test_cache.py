@@ -267,7 +267,7 @@ def test_explain_tracing_misses(cdir, explain):
     f = stagec.jit(poly, static_argnames="n")
     f(np.ones(3, np.float32), n=2)
     [m] = messages(explain, "TRACING CACHE MISS")
-    assert "poly" in m and "first trace" in m
+    assert "poly" in m and "first trace" in m and f"called from {__file__}:" in m
     f(np.ones(5, np.float32), n=2)
     [m] = messages(explain, "TRACING CACHE MISS")
     assert "argument 'x' shape changed from float32[3] to float32[5]" in m
