@@ -15,15 +15,24 @@ def x64():
     stagec.config.update("enable_x64", old)
 
 
+# Never touch the user's ~/.cache/stagec: a fresh persistent cache per session, set at import so that
+# collection and subprocesses use it too; STAGEC_TEST_CACHE_DIR names a folder to reuse across runs instead.
+import os as _os
+import tempfile as _tempfile
+
+_user_cache_dir = _os.environ.get("STAGEC_CACHE_DIR")
+_os.environ["STAGEC_CACHE_DIR"] = _os.environ.get("STAGEC_TEST_CACHE_DIR") or _tempfile.mkdtemp(prefix="stagec-test-cache-")
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _throwaway_persistent_cache(tmp_path_factory):
-    """Never touch the user's ~/.cache/stagec: a fresh persistent cache per session (subprocesses inherit it);
-    STAGEC_TEST_CACHE_DIR names a folder to reuse across runs instead."""
-    import os
-    old = os.environ.get("STAGEC_CACHE_DIR")
-    os.environ["STAGEC_CACHE_DIR"] = os.environ.get("STAGEC_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("stagec-cache"))
+def _throwaway_persistent_cache():
+    """Delete the session's throwaway cache at the end (not a STAGEC_TEST_CACHE_DIR one)."""
     yield
-    if old is None:
-        os.environ.pop("STAGEC_CACHE_DIR", None)
+    d = _os.environ.get("STAGEC_CACHE_DIR", "")
+    if not _os.environ.get("STAGEC_TEST_CACHE_DIR") and _os.path.basename(d).startswith("stagec-test-cache-"):
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+    if _user_cache_dir is None:
+        _os.environ.pop("STAGEC_CACHE_DIR", None)
     else:
-        os.environ["STAGEC_CACHE_DIR"] = old
+        _os.environ["STAGEC_CACHE_DIR"] = _user_cache_dir
