@@ -125,7 +125,12 @@ class Backend:
         try:
             mapped = bv.map()
         except RuntimeError:  # device-only memory (a Vulkan/CUDA result): copy through a host staging buffer
-            mapped = self._staged(bv)
+            try:
+                mapped = self._staged(bv)
+            except RuntimeError as e:
+                raise NotImplementedError(f"stagec backend {self.name!r}: reading a {aval.str_short()} result back "
+                                          f"to the host is not supported by IREE driver {self.alloc_driver!r} here "
+                                          f"(neither mapping nor a staging copy worked: {e})") from None
         host = mapped.asarray(aval.shape, np.dtype(np.uint8) if aval.dtype == np.bool_ else aval.dtype)
         out = np.array(host, copy=True)
         return out.view(np.bool_) if aval.dtype == np.bool_ else out
