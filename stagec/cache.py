@@ -418,11 +418,37 @@ def _code_of(f):
     return getattr(f, "__code__", None)
 
 
+def _tree_diffs(old, new, param_name, static_positions: set) -> list[str]:
+    """Which argument's pytree structure changed, for trees of `(dynamic args, dynamic kwargs)`."""
+    from .tree_util import PyTreeDef
+    if not (isinstance(old, PyTreeDef) and isinstance(new, PyTreeDef) and len(old.children) == len(new.children) == 2):
+        return [f"the argument structure changed from {old} to {new}"]
+    (oa, okw), (na, nkw) = old.children, new.children
+    out = []
+    if len(oa.children) != len(na.children):
+        out.append(f"the number of positional (non-static) arguments changed from {len(oa.children)} to "
+                   f"{len(na.children)}")
+    else:
+        positions = [i for i in range(len(na.children) + len(static_positions)) if i not in static_positions]
+        for j, (a, b) in enumerate(zip(oa.children, na.children)):
+            if a != b:
+                name = param_name(positions[j]) if j < len(positions) else f"#{j}"
+                out.append(f"argument {name!r} structure changed from {a._str()} to {b._str()}")
+    if okw != nkw:
+        ok, nk = dict(zip(okw.aux or (), okw.children)), dict(zip(nkw.aux or (), nkw.children))
+        if set(ok) != set(nk):
+            out.append(f"keyword arguments changed from {sorted(ok)} to {sorted(nk)}")
+        for k in sorted(set(ok) & set(nk)):
+            if ok[k] != nk[k]:
+                out.append(f"argument {k!r} structure changed from {ok[k]._str()} to {nk[k]._str()}")
+    return out or [f"the argument structure changed from {old} to {new}"]
+
+
 def _key_diffs(old: tuple, new: tuple, labels: Sequence[str], param_name=str) -> list[str]:
     (otree, oavals, ostat, oback, ocfg), (ntree, navals, nstat, nback, ncfg) = old, new
     out = []
     if otree != ntree:
-        out.append(f"the argument structure changed from {otree} to {ntree}")
+        out += _tree_diffs(otree, ntree, param_name, {s[1] for s in nstat if s[0] == "#"})
     elif len(oavals) == len(navals):
         for i, (a, b) in enumerate(zip(oavals, navals)):
             name = repr(labels[i]) if i < len(labels) else f"#{i}"

@@ -280,6 +280,16 @@ def test_explain_tracing_misses(cdir, explain):
     f(np.ones(3, np.float32), n=2)  # seen before: no message
     assert messages(explain, "TRACING CACHE MISS") == []
 
+    t = stagec.jit(lambda scale, params, bias=0.0: [p * scale + bias for p in params], static_argnums=0)
+    t(2.0, [np.ones(2, np.float32)])
+    messages(explain, "MISS")
+    t(2.0, [np.ones(2, np.float32), np.ones(2, np.float32)])
+    [m] = messages(explain, "TRACING CACHE MISS")
+    assert "argument 'params' structure changed from [*] to [*, *]" in m
+    t(2.0, [np.ones(2, np.float32)], bias=1.0)
+    [m] = messages(explain, "TRACING CACHE MISS")
+    assert "keyword arguments changed from [] to ['bias']" in m
+
     g = stagec.jit(lambda x: x * 2)
     g(np.float32(1.0))
     messages(explain, "TRACING CACHE MISS")
