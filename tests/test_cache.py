@@ -330,3 +330,13 @@ def test_explain_persistent_misses(cdir, explain):
     program(2.0).lower(S((4,), np.float32)).compile(flags=["--iree-opt-level=O1"])
     [m] = messages(explain, "PERSISTENT CACHE MISS")
     assert "compiler flags" in m and "--iree-opt-level=O1" in m and "program" not in m
+
+
+def test_arch_replaces_the_default_target_flag():
+    from stagec.backend import get_backend
+    cpu = cache.target_flags(get_backend("cpu"), "x86-64-v3")
+    assert "--iree-llvmcpu-target-cpu=x86-64-v3" in cpu and "--iree-llvmcpu-target-cpu=host" not in cpu
+    assert cache.target_flags(get_backend("cuda"), "sm_86").count("--iree-cuda-target=sm_86") == 1
+    assert not any("sm_80" in f for f in cache.target_flags(get_backend("cuda"), "sm_86"))
+    assert cache.target_flags(get_backend("vulkan"), "ampere") == ["--iree-vulkan-target=ampere"]
+    assert cache.target_flags(get_backend("cpu"), None) == get_backend("cpu").compile_flags()
