@@ -217,7 +217,7 @@ def _fuse_reduce(op, stats: PassStats) -> bool:
 
 
 def _fuse_elementwise(op, stats: PassStats) -> bool:
-    if not _static(op.result):
+    if len(op.results) != 1 or len(op.regions) or not _static(op.result):
         return False
     shape = tensor_type(op.result).shape
     if not _elementwise(op, shape):

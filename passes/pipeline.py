@@ -11,7 +11,7 @@ from iree.compiler import ir
 from .base import REGISTRY, PassError, PassStats
 from .irutil import count_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce")
+DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "fuse")
 
 
 class Stage(NamedTuple):
