@@ -41,6 +41,13 @@ CHILD = textwrap.dedent("""
                   (rng.standard_normal((512, 10)).astype(np.float32) * 0.05, np.zeros(10, np.float32))]
         f, args = stagec.jit(mlp), (params, rng.standard_normal((64, 256)).astype(np.float32))
     t0 = time.perf_counter()
+    if os.environ.get("PHASES"):  # the same first call, phase by phase
+        lo = f.lower(*args); t1 = time.perf_counter()
+        lo.as_text(); t2 = time.perf_counter()
+        c = lo.compile(); t3 = time.perf_counter()
+        np.asarray(c(*args)); t4 = time.perf_counter()
+        print(json.dumps({"trace": t1 - t0, "lower": t2 - t1, "cache": t3 - t2, "run": t4 - t3}))
+        sys.exit(0)
     out = np.asarray(f(*args))
     first = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -52,14 +59,14 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def child(which: str, cache_dir: str) -> dict:
-    env = {**os.environ, "STAGEC_CACHE_DIR": cache_dir}
+def child(which: str, cache_dir: str, **extra) -> dict:
+    env = {**os.environ, "STAGEC_CACHE_DIR": cache_dir, **extra}
     r = subprocess.run([sys.executable, "-c", CHILD, which], capture_output=True, text=True, env=env, check=True)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def first_calls(which: str, repeat: int) -> tuple[list[dict], list[dict]]:
-    cold, warm = [], []
+def first_calls(which: str, repeat: int) -> tuple[list[dict], list[dict], list[dict]]:
+    cold, warm, phases = [], [], []
     with tempfile.TemporaryDirectory() as root:
         for i in range(repeat):
             d = os.path.join(root, f"cold{i}")
@@ -71,7 +78,8 @@ def first_calls(which: str, repeat: int) -> tuple[list[dict], list[dict]]:
             r = child(which, d)
             assert r["misses"] == 0 and r["hits"] >= 1, r
             warm.append(r)
-    return cold, warm
+            phases.append(child(which, d, PHASES="1"))
+    return cold, warm, phases
 
 
 def artifact_sizes() -> list[tuple[str, str, int, int]]:
@@ -109,10 +117,16 @@ def main() -> None:
     med = lambda rs, k: statistics.median(r[k] for r in rs) * 1e3  # noqa: E731
     print(f"first call in a new process, median of {ns.repeat} processes each (ms)")
     print(f"{'function':<10} {'cold first':>11} {'warm first':>11} {'warm/cold':>10} {'2nd call':>9} {'import':>7}")
+    all_phases = {}
     for which in ("selu", "mlp"):
-        cold, warm = first_calls(which, ns.repeat)
+        cold, warm, all_phases[which] = first_calls(which, ns.repeat)
         c, w = med(cold, "first"), med(warm, "first")
         print(f"{which:<10} {c:>11.1f} {w:>11.1f} {w / c:>9.0%} {med(warm, 'second'):>9.2f} {med(warm, 'import'):>7.0f}")
+    print("\nwarm first call by phase (ms; lower includes importing the MLIR bindings and passes;"
+          " cache = key, lookup, checksum, mmap, load)")
+    print(f"{'function':<10} {'trace':>7} {'lower':>7} {'cache':>7} {'run':>7}")
+    for which, ph in all_phases.items():
+        print(f"{which:<10} " + " ".join(f"{med(ph, k):>7.1f}" for k in ("trace", "lower", "cache", "run")))
     print("\nartifact sizes (Compiled.save: IREE module + calling metadata + trailer)")
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
     os.environ["STAGEC_CACHE"] = "0"
