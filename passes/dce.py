@@ -4,6 +4,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
+from .irutil import func_blocks
 
 _IMPURE = {"stablehlo.custom_call", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.send",
            "stablehlo.recv", "stablehlo.rng", "stablehlo.rng_bit_generator"}
@@ -19,17 +20,15 @@ class DeadCodeElimination(Pass):
     description = "erase pure StableHLO ops whose results are never used"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        for fn in module.body.operations:
-            for region in fn.regions:
-                for block in region.blocks:
-                    changed = True
-                    while changed:  # erasing an op can make its operands' producers dead
-                        changed = False
-                        for op in reversed(list(block.operations)):
-                            if _dead(op):
-                                op.erase()
-                                stats.rewrites["erased"] += 1
-                                changed = True
+        for block in func_blocks(module):
+            changed = True
+            while changed:  # erasing an op can make its operands' producers dead
+                changed = False
+                for op in reversed(list(block.operations)):
+                    if _dead(op):
+                        op.erase()
+                        stats.rewrites["erased"] += 1
+                        changed = True
 
 
 DCE = register(DeadCodeElimination())

@@ -19,7 +19,7 @@ from iree.compiler import ir
 
 from . import scalar_ops
 from .base import Pass, PassStats, register
-from .irutil import is_op, make_constant, op_name, producer, splat_value, tensor_type
+from .irutil import func_blocks, is_op, make_constant, op_name, producer, splat_value, tensor_type
 
 MIN_OPS = 2  # elementwise clusters smaller than this are left to IREE
 
@@ -241,10 +241,8 @@ class Fuse(Pass):
     description = "elementwise chains (and the reductions they feed) -> one linalg.generic with an arith/math body"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        for fn in module.body.operations:
-            for region in fn.regions:
-                for block in region.blocks:
-                    self._block(block, stats)
+        for block in func_blocks(module):
+            self._block(block, stats)
 
     def _block(self, block, stats: PassStats) -> None:
         done = True

@@ -6,16 +6,6 @@ from typing import Iterator
 import numpy as np
 from iree.compiler import ir
 
-# StableHLO ops without side effects: safe to erase when unused, to fold, to deduplicate.
-PURE_ELEMENTWISE_UNARY = {
-    "negate", "abs", "exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt", "rsqrt",
-    "sine", "cosine", "tan", "tanh", "logistic", "floor", "ceil", "sign", "not", "round_nearest_even",
-    "is_finite", "cbrt", "convert"}
-PURE_ELEMENTWISE_BINARY = {
-    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "and", "or", "xor",
-    "atan2", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical"}
-
-
 def producer(value: ir.Value):
     """The op defining `value`, or None for a block argument."""
     owner = value.owner
@@ -115,12 +105,11 @@ def make_constant(array: np.ndarray, ty: ir.RankedTensorType) -> ir.Value:
     return ir.Operation.create("stablehlo.constant", results=[ty], attributes={"value": attr}).result
 
 
-def func_ops(module: ir.Module) -> Iterator:
-    """Every op directly inside the module's functions, in order."""
+def func_blocks(module: ir.Module) -> Iterator[ir.Block]:
+    """The blocks of the module's functions (not the blocks nested in their ops)."""
     for fn in module.body.operations:
         for region in fn.regions:
-            for block in region.blocks:
-                yield from block.operations
+            yield from region.blocks
 
 
 def count_ops(module: ir.Module) -> int:
