@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import lax, lowering, tree_util
-from .core import Graph, Primitive, ShapedArray, Trace, Tracer, aval_of, eval_graph, tracing
+from .core import Graph, Primitive, ShapedArray, Trace, Tracer, aval_of, eval_graph, flatten_outputs, tracing
 from .lowering import Ctx, emit_graph, tensor_type
 
 
@@ -30,13 +30,7 @@ def trace_subgraph(fun: Callable, args: Sequence, purpose: str) -> tuple[Graph, 
     tracers = [trace.new_arg(aval_of(a).update(), f"{purpose} operand {i}") for i, a in enumerate(leaves)]
     with tracing(trace):
         out = fun(*tree_util.tree_unflatten(tree, tracers))
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    for i, o in enumerate(out_leaves):
-        try:
-            aval_of(o)
-        except TypeError:
-            raise TypeError(f"{_fun_name(fun)} (in {purpose}) returned a {type(o).__name__} at output {i}; it must "
-                            f"return arrays or scalars (in pytrees)") from None
+    out_leaves, out_tree = flatten_outputs(out, f"{_fun_name(fun)} (in {purpose})")
     return trace.to_graph(out_leaves, _fun_name(fun)), list(trace.captured), out_tree
 
 

@@ -170,6 +170,20 @@ class Graph:
         return "\n".join(lines)
 
 
+def flatten_outputs(out: Any, who: str) -> tuple[list, Any]:
+    """Flatten a traced function's result; every leaf must be an array or scalar (`who` names the function)."""
+    from .tree_util import leaf_paths, tree_flatten
+    leaves, tree = tree_flatten(out)
+    for i, o in enumerate(leaves):
+        try:
+            aval_of(o)
+        except TypeError:
+            raise TypeError(f"{who} returned a value of type {type(o).__name__} at output "
+                            f"{leaf_paths(out)[i] or '(top)'}; traced functions return arrays, scalars or "
+                            f"pytrees of them") from None
+    return leaves, tree
+
+
 def eval_graph(graph: Graph, args: Sequence) -> list:
     """Run `graph` on `args` by binding its primitives again (under whatever trace is active)."""
     env = {v.id: a for v, a in zip(graph.in_vars, args)}

@@ -20,7 +20,7 @@ from . import tree_util
 from .array import Array
 from .backend import Backend, Executable, get_backend
 from .config import config
-from .core import Graph, ShapedArray, Trace, Tracer, _stack, aval_of, to_numpy_constant, tracing
+from .core import Graph, ShapedArray, Trace, Tracer, _stack, aval_of, flatten_outputs, to_numpy_constant, tracing
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
 
@@ -297,14 +297,7 @@ class Jitted:
         full_kw = {k: (v if k in self.static_argnames else t_kw[k]) for k, v in kwargs.items()}
         with tracing(trace):
             out = self.fun(*full_args, **full_kw)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        for i, o in enumerate(out_leaves):
-            try:
-                aval_of(o)
-            except TypeError:
-                raise TypeError(f"{_fun_name(self.fun)} returned a value of type {type(o).__name__} at output "
-                                f"{tree_util.leaf_paths(out)[i] or '(top)'}; jitted functions return arrays, scalars "
-                                f"or pytrees of them") from None
+        out_leaves, out_tree = flatten_outputs(out, _fun_name(self.fun))
         return trace.to_graph(out_leaves, f"jit_{_fun_name(self.fun)}"), out_tree
 
     def _donated(self, args, leaves_tree_args) -> tuple[int, ...]:
