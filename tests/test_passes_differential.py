@@ -29,6 +29,7 @@ FLOAT_OPS = {
     "sum_keep": (2, lambda m, a, b: m.sum(a, axis=-1, keepdims=True) * 0.25 + b),
     "max_keep": (2, lambda m, a, b: b - m.max(a, axis=0, keepdims=True)),
     "mean_keep": (1, lambda m, a: a - m.mean(a, axis=-1, keepdims=True)),
+    "sum_all": (2, lambda m, a, b: m.sum(m.sin(a) * a) * 0.1 + b),
 }
 INT_OPS = {
     "add": (2, lambda m, a, b: a + b), "sub": (2, lambda m, a, b: a - b), "mul": (2, lambda m, a, b: a * b),
@@ -39,6 +40,7 @@ INT_OPS = {
     "const": (1, lambda m, a: a + (m.ones_like(a) * 7 - 2) * 3),
     "sum_keep": (2, lambda m, a, b: m.sum(a, axis=-1, keepdims=True, dtype=np.int32) + b),
     "min_keep": (2, lambda m, a, b: b - m.min(a, axis=0, keepdims=True)),
+    "sum_all": (2, lambda m, a, b: m.sum(a * a, dtype=np.int32) + b),
     "i16": (1, lambda m, a: a.astype(np.int16).astype(np.int32)),
     "via_f32": (1, lambda m, a: (a % 1000).astype(np.float32).astype(np.int32)),
 }
@@ -54,7 +56,7 @@ OPS = {"float32": FLOAT_OPS, "int32": INT_OPS, "bool": BOOL_OPS}
 @st.composite
 def programs(draw):
     dtype = draw(st.sampled_from(sorted(OPS)))
-    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=2)))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
     ops = OPS[dtype]
     steps = []
     for i in range(draw(st.integers(1, 6))):
