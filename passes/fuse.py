@@ -1,16 +1,16 @@
 """`fuse`: elementwise producer chains -> one `linalg.generic` whose body is `arith` / `math`.
 
-A cluster is a root op plus the elementwise producers whose every use is inside the cluster
-(so nothing is computed twice). Its inputs enter the generic as full-shape tensors (identity
-maps), as `broadcast_in_dim` operands (projected maps, so the broadcast is never materialized)
-or as splat constants (inlined as `arith.constant`). A `stablehlo.reduce` with one input and a
-one-op combiner takes its input's cluster into a reduction `linalg.generic` (parallel and
-reduction iterators), so the elementwise values never reach memory.
+A cluster is a root op plus the elementwise producers whose every use is inside the cluster.
+Its inputs enter the generic as full-shape tensors (identity maps), as `broadcast_in_dim` operands
+(projected maps, so the broadcast is never materialized) or as splat constants (inlined as
+`arith.constant`). A `stablehlo.reduce` with one input and a one-op combiner takes its input's
+cluster into a reduction `linalg.generic` (parallel and reduction iterators), so the elementwise
+values never reach memory; a cheap cluster feeding several reductions is recomputed in each.
 
-IREE's dispatch formation already fuses most such chains itself (see docs/passes.md for the
-measurements), so this pass is not in the default pipeline; select it with `passes=[..., "fuse"]`.
-Numerics: the scalar ops are the ones IREE's own StableHLO->linalg conversion produces, so
-results match the unfused module up to reduction order.
+Where it applies was decided by measurement (docs/passes.md): clusters that read a reduction's
+broadcast result (softmax, layernorm) are left to IREE, which fuses those better by itself, and
+transcendental producers are never recomputed. Numerics: the scalar ops are the ones IREE's own
+StableHLO->linalg conversion produces, so results match the unfused module up to reduction order.
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def _grow(seeds: list, shape) -> list:
 
 
 def _input_map(v: ir.Value, rank: int, shape):
-    """(tensor, affine map) through which value `v` enters a generic of `rank` loops, or None."""
+    """(tensor, affine map) through which value `v` enters a generic of `rank` loops."""
     dims = [ir.AffineDimExpr.get(i) for i in range(rank)]
     vt = tensor_type(v)
     if vt.rank == 0:
