@@ -34,7 +34,7 @@ def _export(mod) -> None:
     g = globals()
     for k, v in vars(mod).items():
         if not k.startswith("_") and k not in _NOT_API and not isinstance(v, _types.ModuleType):
-            g[k] = v
+            g[k] = _base._api(v) if isinstance(v, _types.FunctionType) else v
 
 
 for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _sorting):

@@ -159,7 +159,7 @@ def astype(x, dtype):
 def _axis(axis: int, ndim: int, fname: str) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{fname}: axis {axis} is out of bounds for array of dimension {ndim}")
+        raise np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 
@@ -184,3 +184,29 @@ def _arr(x):
         return asarray(x)
     _check_operand("stagec.numpy", x)
     return x
+
+
+def _as_output(x):
+    """Outside a trace, a result that is still a host value (an operand passed through unchanged, or a
+    constant folded on the host) becomes a device `Array`, as every `stagec.numpy` result is."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_as_output(v) for v in x)
+    if isinstance(x, (Const, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex):
+        from ..backend import get_backend
+        av = aval_of(x)
+        backend = get_backend()
+        return Array(backend.put(to_numpy_constant(x, av)), av, backend)
+    return x
+
+
+def _api(fn):
+    """Wrap a public function so that its eager results are always `Array`s."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return out if current_trace() is not None else _as_output(out)
+    return wrapped

@@ -170,13 +170,14 @@ def _cumulative(fname: str, fn, a, axis, dtype, upcast_int: bool):
 
 
 def cumsum(a: Any, axis: int | None = None, dtype=None, out=None):
-    """Running sum along `axis` (of the flattened array when None)."""
-    return _cumulative("cumsum", lax.cumsum, a, axis, dtype, True)
+    """Running sum along `axis` (of the flattened array when None); integers keep their dtype (as JAX),
+    booleans count in the default int."""
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype, False)
 
 
 def cumprod(a: Any, axis: int | None = None, dtype=None, out=None):
     """Running product along `axis` (of the flattened array when None)."""
-    return _cumulative("cumprod", lax.cumprod, a, axis, dtype, True)
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype, False)
 
 
 cumulative_sum, cumulative_prod = cumsum, cumprod

@@ -26,6 +26,8 @@ def reshape(a: Any, newshape=None, order: str = "C", *, shape=None):
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
         newshape = tuple(size // known if d == -1 else d for d in newshape)
+    if builtins.any(d < 0 for d in newshape) or int(np.prod(newshape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
     return lax.reshape(a, newshape)
 
 

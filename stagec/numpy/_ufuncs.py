@@ -25,7 +25,6 @@ greater_equal = _binary("greater_equal", lax.ge)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
-arctan2 = _binary("arctan2", lax.atan2, to_float=True)
 true_divide = divide = _binary("true_divide", lax.div, to_float=True)
 
 exp = _unary("exp", lax.exp, to_float=True)
@@ -46,6 +45,25 @@ cosh = _unary("cosh", lax.cosh, to_float=True)
 arcsinh = _unary("arcsinh", lax.asinh, to_float=True)
 arccosh = _unary("arccosh", lax.acosh, to_float=True)
 arctanh = _unary("arctanh", lax.atanh, to_float=True)
+
+
+def arctan2(x1, x2, /):
+    """The angle of the point (x2, x1), in [-pi, pi]; atan2(+-0, x) is +-0 for x >= +0 and +-pi for x <= -0,
+    as in NumPy (IREE's CPU atan2 gives NaN at the origin and drops the sign of y there, so y = 0 is
+    handled here)."""
+    y, x = _broadcast("arctan2", *_to_float("arctan2", x1, x2))
+    # IREE also loses the sign of y when x < 0 and y is zero, or x is -inf and y is finite.
+    on_axis = lax.bitwise_or(lax.eq(y, _const(y, 0)),
+                             lax.bitwise_and(lax.eq(x, _const(x, -np.inf)), lax.is_finite(y)))
+    at_axis = lax.select(signbit(x), lax.select(signbit(y), _const(y, -np.pi), _const(y, np.pi)),
+                         lax.select(signbit(y), _const(y, -0.0), _const(y, 0)))
+    out = lax.select(on_axis, at_axis, lax.atan2(y, x))
+    inf = _const(x, np.inf)
+    both_inf = lax.bitwise_and(lax.eq(lax.abs(x), inf), lax.eq(lax.abs(y), inf))  # IREE: NaN
+    corner = lax.select(signbit(x), _const(y, 3 * np.pi / 4), _const(y, np.pi / 4))
+    return lax.select(both_inf, lax.select(signbit(y), lax.neg(corner), corner), out)
+
+
 asin, acos, atan, atan2, asinh, acosh, atanh = arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh
 
 
@@ -79,6 +97,8 @@ def sign(x: Any, /):
         raise TypeError("sign: ufunc 'sign' does not support boolean arrays")
     if kind == "u":
         return lax.convert_element_type(lax.ne(x, _const(x, 0)), aval_of(x).dtype, aval_of(x).weak_type)
+    if kind == "f":  # NumPy: sign(-0.0) is +0.0 (XLA's sign keeps the zero's sign)
+        return lax.select(lax.eq(x, _const(x, 0)), _const(x, 0), lax.sign(x))
     return lax.sign(x)
 
 
@@ -135,8 +155,9 @@ around = round_ = round
 
 
 def rint(x: Any, /):
-    """Round to the nearest integer, halves to even."""
-    return round(x)
+    """Round to the nearest integer, halves to even (integers become the default float, as in JAX)."""
+    (x,) = _to_float("rint", x)
+    return lax.round(x) if aval_of(x).dtype.kind == "f" else x
 
 
 def invert(x: Any, /):
@@ -292,7 +313,7 @@ def power(x1: Any, x2: Any, /):
     if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and not _is_array(x2):
         (x1,) = _promote("power", x1)
         if aval_of(x1).dtype == np.bool_:
-            x1 = lax.convert_element_type(x1, _dt.default_int(), True)
+            x1 = lax.convert_element_type(x1, _dt.default_int())
         if aval_of(x1).dtype.kind in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
@@ -302,7 +323,26 @@ def power(x1: Any, x2: Any, /):
         raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
     if kind in "iu":
         return _int_power(x1, x2)
-    return lax.pow(x1, x2)
+    return _float_power(x1, x2) if kind == "f" else lax.pow(x1, x2)
+
+
+def _float_power(x, y):
+    """C99/NumPy `pow` from `pow(|x|, y)`: IREE's CPU `pow` is exp(y log x), which gives NaN for negative bases
+    (even with integer exponents), for 0**0, inf**0, 1**nan and 1**inf, and loses the sign of -0.0."""
+    zero, one = _const(x, 0), _const(x, 1)
+    mag = lax.pow(lax.abs(x), y)
+    y_finite = lax.is_finite(y)
+    is_int = lax.bitwise_and(lax.eq(lax.floor(y), y), y_finite)
+    odd = lax.bitwise_and(is_int, lax.ne(lax.rem(y, _const(y, 2)), zero))
+    neg = signbit(x)
+    out = lax.select(lax.bitwise_and(neg, odd), lax.neg(mag), mag)
+    bad = lax.bitwise_and(lax.bitwise_and(neg, lax.bitwise_not(is_int)),
+                          lax.bitwise_and(lax.bitwise_and(y_finite, lax.is_finite(x)), lax.ne(x, zero)))
+    out = lax.select(bad, _const(x, np.nan), out)
+    unit = lax.bitwise_or(lax.eq(y, zero), lax.eq(x, one))
+    unit = lax.bitwise_or(unit, lax.bitwise_and(lax.eq(lax.abs(x), one), lax.bitwise_not(y_finite)))
+    return lax.select(lax.bitwise_and(unit, lax.bitwise_not(lax.bitwise_and(lax.ne(y, y), lax.ne(x, one)))),
+                      one, out)
 
 
 pow = power

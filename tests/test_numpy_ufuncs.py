@@ -1,0 +1,330 @@
+"""Differential tests of the elementwise functions: stagec eager, stagec jit and NumPy agree (values),
+and result dtypes / weak types follow JAX. Special values (NaN, inf, -0.0), integer overflow and empty
+arrays are covered explicitly."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.numpy as snp
+from numpy_diff import BOOL, F16, F32, I8, I16, I32, U8, U32, arrays, assert_matches, check, jax_out, jitted, jnp
+
+# No shrinking: each shrink step may compile new signatures; the failing example is printed as drawn.
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+# name -> (domain low, high) of the inputs drawn for it.
+UNARY = {
+    "exp": (-10, 10), "exp2": (-10, 10), "expm1": (-10, 10), "log": (0.01, 100), "log2": (0.01, 100),
+    "log10": (0.01, 100), "log1p": (-0.9, 100), "sqrt": (0, 100), "cbrt": (-100, 100), "sin": (-10, 10),
+    "cos": (-10, 10), "tan": (-1.4, 1.4), "arcsin": (-0.99, 0.99), "arccos": (-0.99, 0.99), "arctan": (-100, 100),
+    "sinh": (-8, 8), "cosh": (-8, 8), "tanh": (-10, 10), "arcsinh": (-100, 100), "arccosh": (1, 100),
+    "arctanh": (-0.99, 0.99), "negative": (-100, 100), "positive": (-100, 100), "abs": (-100, 100),
+    "sign": (-100, 100), "floor": (-100, 100), "ceil": (-100, 100), "round": (-100, 100), "trunc": (-100, 100),
+    "square": (-100, 100), "reciprocal": (0.5, 100), "isnan": (-100, 100), "isinf": (-100, 100),
+    "isfinite": (-100, 100), "rint": (-100, 100), "fix": (-100, 100),
+}
+NAMES = sorted(UNARY)
+_NUMPY_REF = {"reciprocal": lambda x: 1.0 / x.astype(np.float64), "fix": np.trunc}
+
+
+def _all_unary(xs: dict) -> dict:
+    return {n: getattr(snp, n)(xs[n]) for n in NAMES}
+
+
+def _ref(name: str, x: np.ndarray, out_dtype: np.dtype):
+    f = _NUMPY_REF.get(name, getattr(np, name))
+    return f(x.astype(np.float64) if out_dtype.kind == "f" else x)
+
+
+@SETTINGS
+@given(st.data())
+def test_unary_functions_match_numpy(data):
+    dtype = data.draw(st.sampled_from([F32, I8, F16, U8]), "dtype")
+    shape = data.draw(st.sampled_from([(2, 3), (), (0,)]), "shape")
+    run_eager = shape == (2, 3) and dtype in (F32, I8)  # eager compiles per primitive: keep to few signatures
+    xs = {}
+    for n in NAMES:
+        lo, hi = UNARY[n]
+        if dtype.kind in "iu":
+            lo, hi = math.ceil(lo), math.floor(hi)
+            if n in ("negative", "positive", "abs", "sign", "square", "floor", "ceil", "round", "trunc", "fix", "rint"):
+                lo, hi = None, None  # integer wrap-around, as NumPy
+            if n == "sign" and dtype.kind == "u":
+                lo = 0
+        xs[n] = data.draw(arrays(dtype, shape, lo, hi), n)
+    jit = jitted(_all_unary)(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in NAMES:
+            eager = getattr(snp, n)(xs[n]) if run_eager else jit[n]
+            want = _ref(n, xs[n], eager.dtype)
+            assert eager.dtype == jit[n].dtype, n
+            assert_matches(eager, want, f"{n} eager {dtype}")
+            assert_matches(jit[n], want, f"{n} jit {dtype}")
+            if jnp is not None and n not in ("fix",):
+                o = jax_out(getattr(jnp, n), xs[n])
+                assert (eager.dtype, eager.weak_type) == (o.dtype, o.weak_type), f"{n}({dtype}): {eager.aval} vs JAX {o}"
+
+
+# ---------------------------------------------------------------- binary functions
+
+ARITH = ["add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "less",
+         "less_equal", "greater", "greater_equal"]
+FLOAT_ONLY = ["divide", "true_divide", "arctan2", "hypot", "power", "logaddexp", "copysign"]
+INT_ONLY = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "floor_divide", "mod",
+            "remainder", "power"]
+LOGICAL = ["logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "equal",
+           "not_equal", "maximum", "minimum", "add", "multiply"]
+
+
+def _arith(x, y):
+    return [getattr(snp, n)(x, y) for n in ARITH]
+
+
+def _float_only(x, y):
+    return [getattr(snp, n)(x, y) for n in FLOAT_ONLY]
+
+
+def _int_only(x, y):
+    return [getattr(snp, n)(x, y) for n in INT_ONLY]
+
+
+def _logical(x, y):
+    return [getattr(snp, n)(x, y) for n in LOGICAL]
+
+
+def _np_binary(names, x, y):
+    out = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for n in names:
+            out.append(getattr(np, n)(x, y))
+    return out
+
+
+def _promoted(x, y, kind_float: bool):
+    """Inputs cast to the JAX-promoted dtype (float64 for floating results, to compute the reference)."""
+    dt = jnp.result_type(x, y) if jnp is not None else np.result_type(x, y)
+    if kind_float or np.dtype(dt).kind == "f":
+        dt = np.float64
+    cast = lambda v: np.asarray(v).astype(dt)
+    return cast(x), cast(y)
+
+
+# (lhs dtype, rhs dtype or a Python scalar type): mixed pairs exercise JAX's promotion table and weak types.
+PAIRS = [(F32, F32), (I32, I32), (I8, U8), (F16, float), (I32, int), (U8, U32), (F16, I8), (I16, F32)]
+
+
+@SETTINGS
+@given(st.data())
+def test_arithmetic_and_comparisons_match_numpy(data):
+    lt, rt = data.draw(st.sampled_from(PAIRS), "dtypes")
+    sx, sy = data.draw(st.sampled_from([((2, 3), (2, 3)), ((2, 3), (3,)), ((), (2, 1)), ((0,), ())]), "shapes")
+    x = data.draw(arrays(lt, sx, -50, 50), "x")
+    y = data.draw(arrays(rt, sy, -50, 50) if isinstance(rt, np.dtype) else
+                  st.integers(-50, 50) if rt is int else st.floats(-50, 50, width=16), "y")
+
+    def ref(a, b):
+        pa, pb = _promoted(a, b, False)
+        if jnp is not None and np.dtype(jnp.result_type(a, b)).kind in "iu":  # integer results wrap in their dtype
+            dt = jnp.result_type(a, b)
+            pa, pb = np.asarray(a).astype(dt), np.asarray(b).astype(dt)
+        return _np_binary(ARITH, pa, pb)
+
+    check(_arith, ref, x, y, jfn=lambda a, b: [getattr(jnp, n)(a, b) for n in ARITH], what=f"arith {lt},{rt}",
+          scale=100, eager=sx == sy and rt in (F32, I32, int))
+
+
+@SETTINGS
+@given(st.data())
+def test_float_binary_functions_match_numpy(data):
+    lt, rt = data.draw(st.sampled_from([(F32, F32), (F16, F16), (I8, F32), (F32, float)]), "dtypes")
+    shape = data.draw(st.sampled_from([(2, 3), ()]), "shape")
+    x = data.draw(arrays(lt, shape, 0, 20), "x")
+    y = data.draw(arrays(rt, shape, -4, 4) if isinstance(rt, np.dtype) else st.floats(-4, 4, width=16), "y")
+    check(_float_only, lambda a, b: _np_binary(FLOAT_ONLY, *_promoted(a, b, True)), x, y,
+          jfn=lambda a, b: [getattr(jnp, n)(a, b) for n in FLOAT_ONLY], what=f"float binary {lt},{rt}", scale=10,
+          eager=(lt, rt, shape) == (F32, F32, (2, 3)))
+
+
+@SETTINGS
+@given(st.data())
+def test_integer_binary_functions_match_numpy(data):
+    """Integer division/remainder (including by zero and INT_MIN // -1), shifts, bit operations, powers."""
+    dt = data.draw(st.sampled_from([I32, U8, I8]), "dtype")
+    shape = data.draw(st.sampled_from([(4,), (2, 3)]), "shape")
+    x = data.draw(arrays(dt, shape), "x")
+    y = data.draw(arrays(dt, shape, 0 if dt.kind == "u" else -3, 12), "y")  # small: shifts and exponents
+    check(_int_only, lambda a, b: _np_binary(INT_ONLY, a, b), x, y,
+          jfn=lambda a, b: [getattr(jnp, n)(a, b) for n in INT_ONLY[:-1]] + [jnp.power(a, b)],
+          what=f"int binary {dt}", eager=shape == (4,)) if dt.kind == "u" else None
+    if dt.kind == "i":  # NumPy refuses negative integer powers; compare the rest on non-negative exponents
+        yy = np.abs(y).astype(dt)
+        check(_int_only, lambda a, b: _np_binary(INT_ONLY, a, b), x, yy, what=f"int binary {dt}", eager=shape == (4,))
+
+
+@SETTINGS
+@given(st.data())
+def test_logical_and_boolean_functions_match_numpy(data):
+    shape = data.draw(st.sampled_from([(2, 3), (0,), ()]), "shape")
+    x, y = data.draw(arrays(BOOL, shape), "x"), data.draw(arrays(BOOL, shape), "y")
+    check(_logical, lambda a, b: _np_binary(LOGICAL, a, b), x, y,
+          jfn=lambda a, b: [getattr(jnp, n)(a, b) for n in LOGICAL], what="logical", eager=shape == (2, 3))
+    check(snp.logical_not, np.logical_not, x, eager=shape == (2, 3))
+    check(snp.invert, np.invert, x, eager=shape == (2, 3))
+
+
+def _where_select_clip(c, x, y):
+    return [snp.where(c, x, y), snp.select([c, ~c], [x, y], default=7), snp.clip(x, -3, 4), snp.clip(x, y, 2.5),
+            snp.bitwise_not(c), snp.logical_xor(c, x)]
+
+
+@SETTINGS
+@given(st.data())
+def test_where_select_clip_match_numpy(data):
+    dt = data.draw(st.sampled_from([F32, I32, I8]), "dtype")
+    shape = data.draw(st.sampled_from([(2, 3), (3,)]), "shape")
+    c = data.draw(arrays(BOOL, shape), "c")
+    x, y = data.draw(arrays(dt, shape, -10, 10), "x"), data.draw(arrays(dt, (3,), -10, 10), "y")
+
+    def ref(c, x, y):
+        with np.errstate(all="ignore"):
+            rt = jnp.result_type(x, 2.5) if jnp is not None else np.float32
+            return [np.where(c, x, y), np.select([c, ~c], [x, y], default=7), np.clip(x, -3, 4),
+                    np.minimum(np.maximum(x, y), 2.5).astype(rt), ~c, np.logical_xor(c, x)]
+
+    check(_where_select_clip, ref, c, x, y, what=f"where/select/clip {dt}", eager=shape == (2, 3) and dt == F32,
+          jfn=lambda c, x, y: [jnp.where(c, x, y), jnp.select([c, ~c], [x, y], default=7), jnp.clip(x, -3, 4),
+                               jnp.clip(x, y, 2.5), ~c, jnp.logical_xor(c, x)])
+
+
+# ---------------------------------------------------------------- special values
+
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1e30, -1e-30],
+                   np.float32)
+
+
+def _special_unary(x):
+    return {n: getattr(snp, n)(x) for n in ["negative", "abs", "sign", "floor", "ceil", "round", "trunc", "sqrt",
+                                            "exp", "log", "isnan", "isinf", "isfinite", "tanh", "square",
+                                            "signbit"]}
+
+
+def test_special_values_and_signed_zeros_match_numpy():
+    eager, jit = _special_unary(SPECIAL), jitted(_special_unary)(SPECIAL)
+    with np.errstate(all="ignore"):
+        for n, got in eager.items():
+            want = getattr(np, n)(SPECIAL)
+            for g in (got, jit[n]):
+                assert_matches(g, want, n)
+                if want.dtype.kind == "f":  # the sign of zero, NaN and inf must match, not just the value
+                    np.testing.assert_array_equal(np.signbit(np.asarray(g)[~np.isnan(want)]),
+                                                  np.signbit(want[~np.isnan(want)]), err_msg=f"{n} signbit")
+
+
+def _nan_binary(x, y):
+    return [snp.maximum(x, y), snp.minimum(x, y), snp.fmax(x, y), snp.fmin(x, y), snp.hypot(x, y),
+            snp.floor_divide(x, y), snp.remainder(x, y), snp.arctan2(x, y), snp.clip(x, -1, 1), x * y]
+
+
+def test_nan_inf_propagation_matches_numpy():
+    x = np.array([np.nan, 1.0, np.nan, np.inf, -np.inf, 3.0, -7.0, 7.0, 0.0, 5.0, -0.0, 0.0, np.inf, -0.0, -np.inf,
+                  -1.0, -np.inf], np.float32)
+    y = np.array([1.0, np.nan, np.nan, np.nan, 2.0, np.inf, 2.0, -2.0, 0.0, 0.0, 0.0, -0.0, np.inf, -0.0, -np.inf,
+                  -np.inf, np.inf], np.float32)
+    want = [np.maximum(x, y), np.minimum(x, y), np.fmax(x, y), np.fmin(x, y), np.hypot(x, y)]
+    with np.errstate(all="ignore"):
+        want += [np.floor_divide(x, y), np.remainder(x, y), np.arctan2(x, y), np.clip(x, -1, 1), x * y]
+    for got in (jitted(_nan_binary)(x, y),):  # eager runs the same primitives; see the special unary test
+        for n, (g, w) in enumerate(zip(got, want)):
+            assert_matches(g, w, f"nan binary #{n}")
+
+
+def _pow_edges(x, y):
+    return [snp.power(x, y), x ** y]
+
+
+def test_float_power_special_cases_match_numpy():
+    """NumPy's pow for negative bases, zeros, infinities and NaN (IREE's own pow gets these wrong)."""
+    x = np.array([0, 0, 0, -2, -2, -8, 2, np.inf, 1, np.nan, 1, -0.0, -0.0, -np.inf, 0.5, 2, -1, -np.inf, -0.5],
+                 np.float32)
+    y = np.array([0, 2, -1, 2, 3, 1 / 3, 0.5, 0, np.nan, 0, np.inf, 3, -3, 3, np.inf, -np.inf, np.inf, 0.5, np.inf],
+                 np.float32)
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    for got in (_pow_edges(x, y), jitted(_pow_edges)(x, y)):
+        for g in got:
+            assert_matches(g, want, "pow")
+            np.testing.assert_array_equal(np.signbit(np.asarray(g))[~np.isnan(want)], np.signbit(want)[~np.isnan(want)])
+
+
+def _int_edges(x, y):
+    return [x // y, x % y, snp.fmod(x, y), x + x, x * y, -x, snp.abs(x), x - y]
+
+
+def test_integer_overflow_and_division_by_zero_follow_numpy():
+    """Wrap-around like NumPy; integer // and % by zero give 0 and INT_MIN // -1 gives INT_MIN, as NumPy."""
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    x = np.array([lo, lo, hi, 7, -7, 0, 5], np.int32)
+    y = np.array([-1, 1, 2, 0, 0, 0, -2], np.int32)
+    with np.errstate(all="ignore"):
+        want = [x // y, x % y, np.fmod(x, y), x + x, x * y, -x, np.abs(x), x - y]
+    for got in (_int_edges(x, y), jitted(_int_edges)(x, y)):
+        for n, (g, w) in enumerate(zip(got, want)):
+            assert_matches(g, w, f"int edge #{n}")
+    u = np.array([0, 1, 255], np.uint8)
+    np.testing.assert_array_equal(np.asarray(snp.negative(u)), np.negative(u))
+    np.testing.assert_array_equal(np.asarray(snp.asarray(u) + np.uint8(1)), u + np.uint8(1))
+
+
+def test_empty_arrays_elementwise():
+    e = np.zeros((0, 3), np.float32)
+    fn = lambda a: [snp.exp(a), a + 1, snp.where(a > 0, a, 0.0), snp.maximum(a, snp.ones(3)), snp.arctan2(a, a)]
+    for got in (fn(e), jitted(fn)(e)):
+        for g in got:
+            assert g.shape == (0, 3) and g.dtype == np.float32
+
+
+def test_power_special_cases():
+    x = np.array([2, -2, 0, 1, -1, 3], np.int32)
+    np.testing.assert_array_equal(np.asarray(stagec.jit(snp.power)(x, np.array([10, 3, 0, 7, 5, 20], np.int32))),
+                                  np.power(x, np.array([10, 3, 0, 7, 5, 20], np.int32)))
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        snp.power(x, np.array([1, -1, 1, 1, 1, 1], np.int32))
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        np.power(x, np.array([1, -1, 1, 1, 1, 1], np.int32))
+    # Under jit the values are unknown: 1/x**n rounded toward zero (1 and -1 keep magnitude 1).
+    got = stagec.jit(snp.power)(x, np.full(6, -3, np.int32))
+    np.testing.assert_array_equal(np.asarray(got), [0, 0, 0, 1, -1, 0])
+    assert (snp.asarray(np.float32(2.0)) ** 0.5).dtype == np.float32
+
+
+def test_elementwise_errors_match_numpy_kinds():
+    b = np.array([True, False])
+    for fn in (snp.negative, snp.sign):
+        with pytest.raises(TypeError):
+            fn(b)
+        with pytest.raises(TypeError):
+            getattr(np, fn.__name__)(b)
+    with pytest.raises(TypeError):
+        snp.left_shift(np.float32(1), 2)
+    with pytest.raises(TypeError):
+        np.left_shift(np.float32(1), 2)
+    with pytest.raises(TypeError):
+        snp.bitwise_and(np.float32(1), np.float32(1))
+    with pytest.raises(TypeError):
+        np.bitwise_and(np.float32(1), np.float32(1))
+    with pytest.raises(ValueError):
+        snp.add(np.zeros(2), np.zeros(3))
+    with pytest.raises(ValueError):
+        np.add(np.zeros(2), np.zeros(3))
+    with pytest.raises(TypeError):
+        snp.add(np.zeros(2), "a")
