@@ -356,12 +356,25 @@ def _cumulative(ctx: Ctx, x, *, axis, op, reverse):
     """A running reduction: reduce_window over a window as long as the axis, padded on one side."""
     ir = _ir()
     aval = ctx.avals_in[0]
+    if aval.dtype.kind == "u":  # IREE cannot lower unsigned reduce_window bodies: compute in a signed type
+        if op in ("sum", "prod"):  # two's complement: wrapping add/multiply agree bit for bit
+            signed = np.dtype(f"i{aval.dtype.itemsize}")
+        elif aval.dtype.itemsize < 8:  # order-preserving: widen
+            signed = np.dtype(f"i{2 * aval.dtype.itemsize}")
+        else:
+            raise NotImplementedError(f"cum{op} of {aval.dtype} arrays is not supported (IREE lowers no unsigned "
+                                      f"reduce_window and there is no wider signed type)")
+        s_aval = aval.update(dtype=signed)
+        inner = Ctx([s_aval], [s_aval])
+        xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_aval])
+        (r,) = _cumulative(inner, xs, axis=axis, op=op, reverse=reverse)
+        return [ctx.op1("stablehlo.convert", [r])]
     s = aval.update(shape=(), weak_type=False)
     n = aval.shape[axis]
     ident = _identity({"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max", "min": "reduce_min"}[op],
                       aval.dtype)
     init = constant(np.array(ident, aval.dtype), s)
-    window = [n if i == axis else 1 for i in range(aval.ndim)]
+    window = [max(n, 1) if i == axis else 1 for i in range(aval.ndim)]  # a window of 0 is invalid
     pads = np.zeros((aval.ndim, 2), np.int64)
     pads[axis] = (0, max(n - 1, 0)) if reverse else (max(n - 1, 0), 0)
     padding = ir.DenseIntElementsAttr.get(pads, type=ir.RankedTensorType.get([aval.ndim, 2],

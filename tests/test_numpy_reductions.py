@@ -1,0 +1,212 @@
+"""Differential tests of reductions (axis int/tuple/None, keepdims, dtype), running reductions, argmax/argmin
+and `stagec.nn`: stagec eager, stagec jit and NumPy agree; dtypes follow JAX."""
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.nn as nn
+import stagec.numpy as snp
+from numpy_diff import BOOL, F16, F32, I8, I32, U8, arrays, assert_matches, jax, jnp
+
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+NAMES = ["sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "ptp"]
+
+
+def _reduce_all(x, axis, keepdims, ddof):
+    empty = any(d == 0 for i, d in enumerate(x.shape) if axis is None or i in (axis if isinstance(axis, tuple)
+                                                                               else (axis,)))
+    out = {}
+    for n in NAMES:
+        if (empty and n in ("max", "min", "ptp")) or (n == "ptp" and x.dtype == np.bool_):  # NumPy: errors
+            continue
+        kw = {"ddof": ddof} if n in ("var", "std") else {}
+        out[n] = getattr(snp, n)(x, axis=axis, keepdims=keepdims, **kw)
+    return out
+
+
+_reduce_jit = stagec.jit(_reduce_all, static_argnames=("axis", "keepdims", "ddof"))
+
+
+def _axes_for(ndim: int):
+    opts = [None] + list(range(-ndim, ndim))
+    opts += [tuple(c) for r in (2,) for c in itertools.combinations(range(ndim), r)] if ndim >= 2 else []
+    return st.sampled_from(opts)
+
+
+@SETTINGS
+@given(st.data())
+def test_reductions_match_numpy(data):
+    dt = data.draw(st.sampled_from([F32, I32, I8, BOOL, F16, U8]), "dtype")
+    shape = data.draw(st.sampled_from([(2, 3), (3,), (0, 3), ()]), "shape")
+    axis = data.draw(_axes_for(len(shape)), "axis")
+    keepdims = data.draw(st.booleans(), "keepdims")
+    ddof = data.draw(st.sampled_from([0, 1]), "ddof")
+    x = data.draw(arrays(dt, shape, -3, 3), "x")
+    got = _reduce_jit(x, axis=axis, keepdims=keepdims, ddof=ddof)
+    eager = _reduce_all(x, axis, keepdims, ddof) if (shape, dt) in (((2, 3), F32), ((2, 3), I8)) else got
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for n, g in got.items():
+            kw = {"ddof": ddof} if n in ("var", "std") else {}
+            xin = x.astype(np.float64) if n in ("mean", "var", "std") or dt.kind == "f" else x
+            want = getattr(np, n)(xin, axis=axis, keepdims=keepdims, **kw)
+            for r in (g, eager[n]):
+                assert_matches(r, want, f"{n}(x: {dt}{shape}, axis={axis}, keepdims={keepdims})", scale=10)
+            if jnp is not None:
+                o = jax.eval_shape(lambda v: getattr(jnp, n)(v, axis=axis, keepdims=keepdims, **kw), x)
+                assert (g.dtype, g.weak_type) == (o.dtype, o.weak_type), f"{n}: {g.aval} vs JAX {o}"
+
+
+def _arg_cum(x, axis, keepdims):
+    out = {"cumsum": snp.cumsum(x, axis=axis), "cumprod": snp.cumprod(x, axis=axis)}
+    if x.size and (axis is None or x.shape[axis]):
+        out["argmax"] = snp.argmax(x, axis=axis, keepdims=keepdims)
+        out["argmin"] = snp.argmin(x, axis=axis, keepdims=keepdims)
+    return out
+
+
+_arg_cum_jit = stagec.jit(_arg_cum, static_argnames=("axis", "keepdims"))
+
+
+@SETTINGS
+@given(st.data())
+def test_argmax_argmin_cumsum_cumprod_match_numpy(data):
+    dt = data.draw(st.sampled_from([F32, I32, BOOL, I8, U8]), "dtype")
+    shape = data.draw(st.sampled_from([(2, 3), (4,), (0, 2)]), "shape")
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))), "axis")
+    keepdims = data.draw(st.booleans(), "keepdims")
+    x = data.draw(arrays(dt, shape, -3, 3), "x")  # few distinct values: ties exercise "first index wins"
+    got = _arg_cum_jit(x, axis=axis, keepdims=keepdims)
+    eager = _arg_cum(x, axis, keepdims) if (shape, dt) == ((2, 3), F32) else got
+    for n, g in got.items():
+        kw = {"keepdims": keepdims} if n.startswith("arg") else {}
+        want = getattr(np, n)(x, axis=axis, **kw)
+        if n.startswith("cum") and dt.kind in "iu":
+            want = want.astype(g.dtype)  # JAX keeps the integer dtype (wrapping), NumPy widens
+        for r in (g, eager[n]):
+            assert_matches(r, want, f"{n}(x: {dt}{shape}, axis={axis})")
+        if jnp is not None:
+            o = jax.eval_shape(lambda v: getattr(jnp, n)(v, axis=axis, **kw), x)
+            assert g.dtype == o.dtype, f"{n}: {g.dtype} vs JAX {o.dtype}"
+
+
+def _nan_reductions(x):
+    return [snp.max(x, axis=1), snp.min(x, axis=1), snp.argmax(x, axis=1), snp.argmin(x, axis=1),
+            snp.sum(x, axis=1), snp.cumsum(x, axis=1), snp.mean(x, axis=1), snp.argmax(x)]
+
+
+def test_nan_and_infinities_in_reductions_match_numpy():
+    x = np.array([[1.0, np.nan, 3.0, np.nan], [-np.inf, 2.0, np.inf, 2.0], [5.0, 5.0, -1.0, -1.0]], np.float32)
+    want = [np.max(x, axis=1), np.min(x, axis=1), np.argmax(x, axis=1), np.argmin(x, axis=1), np.sum(x, axis=1),
+            np.cumsum(x, axis=1), np.mean(x, axis=1), np.argmax(x)]
+    for got in (_nan_reductions(x), stagec.jit(_nan_reductions)(x)):
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_matches(g, w, f"nan reduction #{k}")
+
+
+def test_empty_reductions_and_errors_match_numpy():
+    e = np.zeros((0, 3), np.float32)
+    assert float(snp.sum(e)) == 0.0 and float(snp.prod(e)) == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isnan(float(snp.mean(e))) and np.isnan(np.mean(e))
+    assert snp.sum(e, axis=0).shape == (3,) and np.asarray(snp.any(e)).item() is False
+    assert np.asarray(snp.all(e)).item() is True
+    assert snp.cumsum(e, axis=0).shape == (0, 3)
+    for fn in ("max", "min", "argmax", "argmin"):
+        with pytest.raises(ValueError):
+            getattr(np, fn)(e)
+        with pytest.raises(ValueError):
+            getattr(snp, fn)(e)
+    with pytest.raises(ValueError):
+        snp.max(e, axis=0)
+    for bad in (2, (0, 0), -3):
+        with pytest.raises((ValueError, IndexError)):
+            np.sum(np.zeros((2, 2)), axis=bad)
+        with pytest.raises((ValueError, IndexError)):
+            snp.sum(np.zeros((2, 2)), axis=bad)
+    with pytest.raises(np.exceptions.AxisError):
+        snp.argmax(np.zeros((2, 2)), axis=2)
+
+
+def test_reduction_dtype_argument_and_integer_overflow():
+    x = np.array([100, 100, 100], np.int8)
+    assert snp.sum(x).dtype == np.int32 and int(snp.sum(x)) == 300  # widened, as JAX
+    assert snp.sum(x, dtype=np.int8).dtype == np.int8 and int(snp.sum(x, dtype=np.int8)) == np.int8(300 - 256)
+    np.testing.assert_array_equal(np.asarray(snp.cumsum(x)), np.cumsum(x).astype(np.int8))  # wraps, as JAX
+    assert snp.mean(np.array([1, 2], np.int32)).dtype == np.float32
+    assert snp.var(np.array([1, 2], np.int32), dtype=np.float16).dtype == np.float16
+    big = np.array([2 ** 30, 2 ** 30], np.int32)
+    assert int(snp.sum(big)) == np.int32(-(2 ** 31))  # int32 wrap-around, like NumPy with dtype=int32
+
+
+# ---------------------------------------------------------------- stagec.nn
+
+
+def _nn_ref(name, x, axis):
+    x = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if name == "relu":
+            return np.maximum(x, 0)
+        if name == "sigmoid":
+            return 1 / (1 + np.exp(-x))
+        if name == "softplus":
+            return np.logaddexp(x, 0)
+        if name == "gelu":
+            return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+        if name == "gelu_exact":
+            import math
+            return 0.5 * x * (1 + np.vectorize(math.erf)(x / np.sqrt(2))) if x.size else x
+        m = np.max(x, axis=axis, keepdims=True) if x.size else 0
+        lse = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        if name == "softmax":
+            return np.exp(x - lse)
+        if name == "log_softmax":
+            return x - lse
+        if name == "logsumexp":
+            return np.squeeze(lse, axis=axis)
+
+
+def _nn_all(x, axis):
+    return {"relu": nn.relu(x), "sigmoid": nn.sigmoid(x), "softplus": nn.softplus(x), "gelu": nn.gelu(x),
+            "gelu_exact": nn.gelu(x, approximate=False), "softmax": nn.softmax(x, axis=axis),
+            "log_softmax": nn.log_softmax(x, axis=axis), "logsumexp": nn.logsumexp(x, axis=axis)}
+
+
+_nn_jit = stagec.jit(_nn_all, static_argnames="axis")
+
+
+@SETTINGS
+@given(st.data())
+def test_nn_functions_match_reference(data):
+    dt = data.draw(st.sampled_from([F32, F16]), "dtype")
+    shape = data.draw(st.sampled_from([(2, 3), (4,)]), "shape")
+    axis = data.draw(st.sampled_from([-1, 0]), "axis")
+    x = data.draw(arrays(dt, shape, -30, 30), "x")
+    got = _nn_jit(x, axis=axis)
+    eager = _nn_all(x, axis) if (dt, shape, axis) == (F32, (2, 3), -1) else got
+    for n, g in got.items():
+        want = _nn_ref(n, x, axis)
+        for r in (g, eager[n]):
+            assert r.dtype == dt, f"{n}: dtype {r.dtype}"
+            assert_matches(r, want, f"nn.{n}({dt}{shape}, axis={axis})", scale=30 if dt == F16 else 10)
+
+
+def test_nn_extreme_values():
+    x = np.array([[-np.inf, -np.inf, -np.inf], [1e30, 0.0, -1e30], [np.nan, 0.0, 1.0]], np.float32)
+    lse = np.asarray(stagec.jit(lambda v: nn.logsumexp(v, axis=1))(x))
+    assert lse[0] == -np.inf and lse[1] == np.float32(1e30) and np.isnan(lse[2])
+    sm = np.asarray(stagec.jit(nn.softmax)(x[1:2]))
+    np.testing.assert_array_equal(sm, [[1.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(np.asarray(stagec.jit(nn.softplus)(np.array([1e4, -1e4], np.float32))), [1e4, 0.0])
+    np.testing.assert_array_equal(np.asarray(nn.relu(np.array([-1, 2], np.int32))), [0, 2])
+    assert nn.relu(np.array([-1, 2], np.int32)).dtype == np.int32
