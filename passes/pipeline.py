@@ -51,32 +51,38 @@ def describe() -> str:
                      for n, p in sorted(REGISTRY.items()))
 
 
+ELIDE_ELEMENTS = 1024  # stage texts between "traced" and "final" elide constants larger than this
+
+
 def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module") -> list[Stage]:
     """Run the passes named by `passes` (see `resolve`) over `module` in place.
 
     A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass, with the
-    IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder).
+    IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder). Each stage's text elides
+    constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
+    module itself, and so the "final" text IREE receives, keeps them.
     """
     stages = []
-    before = None
     for name in resolve(passes):
         p = REGISTRY[name]
-        before = str(module) if before is None else before
+        before = module.operation.clone()  # cheap: attributes (constants) are shared, not copied
         stats = PassStats(name, ops_before=count_ops(module))
         t0 = time.perf_counter()
         try:
             p.run(module, stats)
             module.operation.verify()
         except Exception as e:
-            path = _save_before(before, fun_name, name)
+            path = _save_before(str(before), fun_name, name)
             raise PassError(f"stagec pass {name!r} failed on function {fun_name!r}: {type(e).__name__}: "
                             f"{_message(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
                             f"passes=[...] or stagec.config.update('passes', ...)") from e
+        finally:
+            before.erase()
         stats.seconds = time.perf_counter() - t0
         stats.ops_after = count_ops(module)
-        before = str(module)
+        text = module.operation.get_asm(large_elements_limit=ELIDE_ELEMENTS)
         seen = sum(st.stats.name == name for st in stages)
-        stages.append(Stage(name if not seen else f"{name}#{seen + 1}", before, stats))
+        stages.append(Stage(name if not seen else f"{name}#{seen + 1}", text, stats))
     return stages
 
 
