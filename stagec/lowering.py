@@ -223,6 +223,11 @@ def _dynamic_slice(ctx: Ctx, x, *starts, slice_sizes):
 
 @register(P.rev)
 def _rev(ctx: Ctx, x, *, dimensions):
+    aval = ctx.avals_in[0]
+    if aval.dtype.kind == "u":  # IREE cannot lower an unsigned reverse: reverse the same bits as signed
+        s = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
+        r = _rev(Ctx([s], [s]), ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[s]), dimensions=dimensions)[0]
+        return [ctx.op1("stablehlo.bitcast_convert", [r])]
     return [ctx.op1("stablehlo.reverse", [x], attributes={"dimensions": i64s(dimensions)})]
 
 

@@ -270,8 +270,9 @@ def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int
     if isinstance(repeats, Tracer):
         raise repeats._concretization_error("repeat")
     reps = np.asarray(repeats)
-    if reps.dtype.kind not in "iub":
+    if reps.dtype.kind not in "iub" and reps.size:
         raise TypeError(f"repeat: repeats must be integers, got {reps.dtype}")
+    reps = reps.astype(np.int64)
     if (reps < 0).any():
         raise ValueError("repeat: negative dimensions are not allowed")
     n = av.shape[axis]

@@ -1,4 +1,7 @@
-"""Sorting along an axis: `sort`, `argsort` (stable; NaN sorts last, as in NumPy)."""
+"""Sorting along an axis: `sort`, `argsort` (stable; NaN sorts last, as in NumPy).
+
+IREE's CPU `stablehlo.sort` does not honour `is_stable`, so stability comes from a second key: the
+original index."""
 from __future__ import annotations
 
 from typing import Any
@@ -30,6 +33,9 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, 
     a, av, axis = _prepare("sort", a, axis)
     if av.size == 0:
         return a
+    if av.dtype.kind == "f":  # equal keys can differ (-0.0 and 0.0): keep their order, as a stable sort
+        idx = lax.broadcasted_iota(np.int32, av.shape, axis)
+        return lax.sort([a, idx], dimension=axis, is_stable=True, num_keys=2)[0]
     return lax.sort([a], dimension=axis, is_stable=True, num_keys=1)[0]
 
 
@@ -41,4 +47,5 @@ def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=Non
     idx = lax.broadcasted_iota(_dt.default_int(), av.shape, axis)
     if av.size == 0:
         return idx
-    return lax.sort([a, idx], dimension=axis, is_stable=True, num_keys=1)[1]
+    # IREE's CPU sort ignores is_stable: the index as a second key makes ties keep their order.
+    return lax.sort([a, idx], dimension=axis, is_stable=True, num_keys=2)[1]

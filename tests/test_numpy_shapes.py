@@ -1,0 +1,153 @@
+"""Differential tests of shape manipulation, creation and sorting: stagec eager, stagec jit and NumPy agree."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.numpy as snp
+from numpy_diff import BOOL, F32, I8, I32, U8, arrays, assert_matches, jax, jnp, jitted
+
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+
+def _shape_ops(m, x):
+    """The same shape manipulations through module `m` (stagec.numpy or numpy)."""
+    nd, n0 = x.ndim, x.shape[0]
+    out = {
+        "reshape": m.reshape(x, (-1,)), "reshape2": m.reshape(x, x.shape[::-1]), "ravel": m.ravel(x),
+        "squeeze": m.squeeze(m.expand_dims(x, (0, -1))), "expand_dims": m.expand_dims(x, -1),
+        "broadcast_to": m.broadcast_to(x, (2,) + x.shape),
+        "broadcast_arrays": m.broadcast_arrays(x, m.ones((2,) + (1,) * nd, x.dtype))[1],
+        "transpose": m.transpose(x), "swapaxes": m.swapaxes(x, 0, -1), "moveaxis": m.moveaxis(x, 0, -1),
+        "concatenate": m.concatenate([x, x[..., :1]], axis=-1), "concat_none": m.concatenate([x, x], axis=None),
+        "stack": m.stack([x, x], axis=-1), "hstack": m.hstack([x, x]), "vstack": m.vstack([x, x]),
+        "split": m.split(x, [1], axis=-1)[1], "array_split": m.array_split(x, 2, axis=0)[0],
+        "tile": m.tile(x, (2, 1)), "repeat": m.repeat(x, 2, axis=-1), "repeat_flat": m.repeat(x, 3),
+        "repeat_counts": m.repeat(x, [2] + [0] * (n0 - 1), axis=0) if n0 else m.repeat(x, [], axis=0),
+        "flip": m.flip(x), "flip0": m.flip(x, 0), "roll": m.roll(x, 1), "roll_axis": m.roll(x, -4, axis=-1),
+        "pad": m.pad(x, 1), "pad_widths": m.pad(x, [(1, 0)] + [(0, 2)] * (nd - 1), constant_values=3),
+        "sort": m.sort(x), "sort0": m.sort(x, axis=0), "sort_none": m.sort(x, axis=None),
+        "argsort": m.argsort(x, kind="stable") if m is np else m.argsort(x),
+        "argsort0": m.argsort(x, axis=0, kind="stable") if m is np else m.argsort(x, axis=0),
+    }
+    if x.size:
+        out.update({"pad_edge": m.pad(x, 2, mode="edge"), "pad_wrap": m.pad(x, 1, mode="wrap"),
+                    "pad_reflect": m.pad(x, [(1, 1)] * nd, mode="reflect"),
+                    "pad_symmetric": m.pad(x, 2, mode="symmetric"),
+                    "take": m.take(x, [0, -1, 0], axis=0), "take_flat": m.take(x, [x.size - 1, 0]),
+                    "take_along": m.take_along_axis(x, m.argsort(x, axis=-1)[..., ::-1], axis=-1)})
+    return out
+
+
+def _snp_shape_ops(x):
+    return _shape_ops(snp, x)
+
+
+@SETTINGS
+@given(st.data())
+def test_shape_functions_match_numpy(data):
+    dt = data.draw(st.sampled_from([F32, I8, BOOL, U8]), "dtype")
+    shape = data.draw(st.sampled_from([(2, 3), (3,), (0, 3), (2, 1, 3)]), "shape")
+    x = data.draw(arrays(dt, shape, -5, 5), "x")
+    got = jitted(_snp_shape_ops)(x)
+    eager = _snp_shape_ops(x) if (dt, shape) == (F32, (2, 3)) else got
+    want = _shape_ops(np, x)
+    assert sorted(got) == sorted(want)
+    for k in want:
+        assert got[k].dtype == want[k].dtype or k.startswith("argsort"), f"{k}: {got[k].dtype} vs {want[k].dtype}"
+        assert_matches(got[k], want[k], f"{k}({dt}{shape}) jit")
+        assert_matches(eager[k], want[k], f"{k}({dt}{shape}) eager")
+
+
+def test_scalar_shapes_match_numpy():
+    x = np.float32(2.5)
+    fn = lambda v: [snp.reshape(v, (1, 1)), snp.ravel(v), snp.expand_dims(v, 0), snp.broadcast_to(v, (2, 2)),
+                    snp.stack([v, v]), snp.atleast_1d(v), snp.atleast_2d(v), snp.tile(v, 3), snp.repeat(v, 2),
+                    snp.pad(snp.atleast_1d(v), 1), snp.sort(v, axis=None)]
+    want = [np.reshape(x, (1, 1)), np.ravel(x), np.expand_dims(x, 0), np.broadcast_to(x, (2, 2)), np.stack([x, x]),
+            np.atleast_1d(x), np.atleast_2d(x), np.tile(x, 3), np.repeat(x, 2), np.pad(np.atleast_1d(x), 1),
+            np.sort(x, axis=None)]
+    for got in (fn(x), stagec.jit(fn)(x)):
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_matches(g, w, f"scalar #{k}")
+
+
+def test_sort_nan_signed_zero_and_stability_match_numpy():
+    x = np.array([3.0, np.nan, -0.0, 0.0, -np.inf, 1.0, np.nan, 0.0, -0.0, np.inf, 1.0], np.float32)
+    for sort, argsort in ((snp.sort, snp.argsort), (stagec.jit(snp.sort), stagec.jit(snp.argsort))):
+        s = np.asarray(sort(x))
+        assert_matches(s, np.sort(x), "sort")
+        np.testing.assert_array_equal(np.asarray(argsort(x)), np.argsort(x, kind="stable"))
+    b = np.array([True, False, True, False])
+    np.testing.assert_array_equal(np.asarray(snp.argsort(b)), np.argsort(b, kind="stable"))
+    assert snp.argsort(b).dtype == np.int32
+
+
+def test_shape_errors_match_numpy_kinds():
+    x = np.zeros((2, 3), np.float32)
+    cases = [
+        (lambda m: m.reshape(x, (4, 2)), ValueError), (lambda m: m.reshape(x, (-1, -1)), ValueError),
+        (lambda m: m.concatenate([x, np.zeros((3, 3))], axis=1), ValueError),
+        (lambda m: m.concatenate([]), ValueError), (lambda m: m.stack([x, x.T]), ValueError),
+        (lambda m: m.split(x, 2, axis=1), ValueError), (lambda m: m.broadcast_to(x, (3,)), ValueError),
+        (lambda m: m.squeeze(x, 0), ValueError), (lambda m: m.swapaxes(x, 0, 2), np.exceptions.AxisError),
+        (lambda m: m.moveaxis(x, [0, 0], [1, 0]), ValueError), (lambda m: m.transpose(x, (0, 0)), ValueError),
+        (lambda m: m.repeat(x, -1), ValueError), (lambda m: m.tile(x, (-1,)), ValueError),
+        (lambda m: m.pad(x, -1), ValueError), (lambda m: m.take(x, [6]), IndexError),
+        (lambda m: m.take_along_axis(x, np.zeros(2, np.int32), axis=0), ValueError),
+        (lambda m: m.expand_dims(x, 3), np.exceptions.AxisError), (lambda m: m.sort(x, axis=2), np.exceptions.AxisError),
+        (lambda m: m.eye(-1), ValueError), (lambda m: m.ones((2, -1)), ValueError),
+    ]
+    for k, (fn, exc) in enumerate(cases):
+        with pytest.raises(exc):
+            fn(np)
+        with pytest.raises(exc):
+            fn(snp)
+
+
+# ---------------------------------------------------------------- creation
+
+
+def _creation(m, v):
+    return {
+        "zeros": m.zeros((2, 3)), "ones_int": m.ones(3, dtype=np.int32), "full": m.full((2, 2), 7),
+        "full_bool": m.full((1, 2), True), "empty_shape": m.empty((0, 2)).shape, "zeros_like": m.zeros_like(v),
+        "ones_like": m.ones_like(v, dtype=np.int8), "full_like": m.full_like(v, 2.5),
+        "empty_like_shape": m.empty_like(v).shape, "eye": m.eye(3), "eye_k": m.eye(3, 4, k=1),
+        "eye_neg": m.eye(4, 2, k=-2, dtype=np.int32), "identity": m.identity(2, dtype=bool),
+        "arange": m.arange(5), "arange3": m.arange(2, 11, 3), "arange_f": m.arange(0.5, 2.0, 0.25),
+        "arange_neg": m.arange(5, -3, -2), "arange_empty": m.arange(3, 1), "linspace": m.linspace(-1, 1, 5),
+        "linspace_noend": m.linspace(0, 1, 4, endpoint=False), "linspace_1": m.linspace(2, 3, 1),
+        "tri": m.tri(3), "tri_k": m.tri(2, 4, k=1, dtype=np.int32), "tril": m.tril(v), "tril_k": m.tril(v, -1),
+        "triu": m.triu(v), "triu_k": m.triu(v, 1), "tril_batch": m.tril(m.ones((2, 3, 3), np.int32)),
+        "meshgrid": m.meshgrid(m.arange(3), m.arange(2)), "meshgrid_ij": m.meshgrid(m.arange(3), m.arange(2),
+                                                                                      indexing="ij"),
+        "meshgrid3": m.meshgrid(m.arange(2), m.arange(3), m.arange(4)),
+        "meshgrid_sparse": m.meshgrid(m.arange(3), m.arange(2), sparse=True),
+    }
+
+
+def test_creation_functions_match_numpy():
+    v = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    want = _creation(np, v)
+    jit = stagec.jit(lambda a: _creation(snp, a))(v)
+    for got in (_creation(snp, v), jit):
+        for k, w in want.items():
+            if k.endswith("shape"):
+                assert tuple(got[k]) == w, k
+                continue
+            for g, ww in zip(got[k] if isinstance(w, (list, tuple)) else [got[k]],
+                             w if isinstance(w, (list, tuple)) else [w]):
+                assert_matches(g, ww, f"creation {k}")
+                if ww.dtype != np.float64 and ww.dtype != np.int64:
+                    assert g.dtype == ww.dtype, f"{k}: {g.dtype} vs {ww.dtype}"
+    # Dtypes follow JAX: Python ints give int32, floats float32 (without x64).
+    assert snp.arange(3).dtype == np.int32 and snp.linspace(0, 1, 3).dtype == np.float32
+    assert snp.eye(2).dtype == np.float32 and snp.full((2,), 1.5).dtype == np.float32
+    if jnp is not None:
+        for name, fn in [("tri", lambda m: m.tri(3)), ("full_like", lambda m: m.full_like(v, 2))]:
+            assert fn(snp).dtype == jax.eval_shape(lambda: fn(jnp)).dtype, name
