@@ -21,7 +21,8 @@ _UNARY = {
     "negate": np.negative, "abs": np.abs, "exponential": np.exp, "exponential_minus_one": np.expm1,
     "log": np.log, "log_plus_one": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
     "sine": np.sin, "cosine": np.cos, "tan": np.tan, "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil,
-    "sign": np.sign, "round_nearest_even": np.rint, "is_finite": np.isfinite, "cbrt": np.cbrt,
+    "sign": lambda x: np.where(x == 0, x, np.sign(x)),  # keeps -0.0, as StableHLO does
+    "round_nearest_even": np.rint, "is_finite": np.isfinite, "cbrt": np.cbrt,
     "logistic": lambda x: 1 / (1 + np.exp(-x)),
     "not": lambda x: np.logical_not(x) if x.dtype == np.bool_ else np.invert(x),
 }

@@ -219,3 +219,15 @@ def test_cse_and_dce():
           """%0 = stablehlo.sine %x : tensor<4xf32>
              %1 = stablehlo.add %0, %0 : tensor<4xf32>
              return %1 : tensor<4xf32>""", passes=["cse", "dce"])
+
+
+def test_fold_constants_float_edge_values():
+    # sign keeps -0.0 and NaN; max/min propagate NaN; as StableHLO defines them.
+    check("""%a = stablehlo.constant dense<[-0.0, 0x7FC00000, -3.0, 2.0]> : tensor<4xf32>
+             %b = stablehlo.constant dense<[1.0, 1.0, 0x7FC00000, 1.0]> : tensor<4xf32>
+             %0 = stablehlo.sign %a : tensor<4xf32>
+             %1 = stablehlo.maximum %0, %b : tensor<4xf32>
+             %2 = stablehlo.multiply %0, %1 : tensor<4xf32>
+             return %2 : tensor<4xf32>""",
+          """%c = stablehlo.constant dense<[-0.0, 0x7FC00000, 0x7FC00000, 1.0]> : tensor<4xf32>
+             return %c : tensor<4xf32>""", passes=["fold-constants"], sig="")
