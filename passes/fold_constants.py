@@ -117,8 +117,6 @@ def _fold(op, rewriter) -> bool:
             return False
         args = [np.broadcast_to(a, tensor_type(v).shape) if s else a for (a, s), v in zip(consts, op.operands)]
         shape = tuple(out_ty.shape)
-    if any(a.dtype is None for a in args):
-        return False
     with np.errstate(all="ignore"):
         r = evaluate(op, args, shape, out_dtype)
     if r is None:
