@@ -14,6 +14,8 @@ Numerics of each rewrite (the unit tests in tests/test_passes_simplify.py show I
 - convert(convert(x)) -> convert(x) or x when the first convert is lossless (NumPy's "safe" cast:
   every value of the source type is exactly representable in the middle type): exact.
 - select(constant predicate, a, b) -> a or b; select(p, a, a) -> a: exact.
+- not(not(x)), abs(abs(x)), abs(neg(x)) -> abs(x), and/or/max/min(x, x) -> x, broadcast_in_dim and
+  slice that change nothing -> x: exact (max(x, x) is x for NaN too).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 from iree.compiler import ir
 
 from .base import PatternPass, register
-from .irutil import dtype_of, is_float, is_op, make_constant, splat_value, tensor_type
+from .irutil import dtype_of, is_float, is_op, make_constant, op_name, splat_value, tensor_type
 
 
 def _replace(rewriter, op, value: ir.Value) -> bool:
@@ -132,9 +134,43 @@ def _select(op, rewriter) -> bool:
     return _replace(rewriter, op, a if p else b)
 
 
+def _involution(op, rewriter) -> bool:
+    """not(not(x)) -> x."""
+    inner = is_op(op.operands[0], op.name.removeprefix("stablehlo."))
+    return inner is not None and _replace(rewriter, op, inner.operands[0])
+
+
+def _abs(op, rewriter) -> bool:
+    """abs(abs(x)), abs(neg(x)) -> abs(x) (real types: abs of complex changes the type)."""
+    x = op.operands[0]
+    inner = is_op(x, "abs") or is_op(x, "negate")
+    if inner is None or inner.operands[0].type != op.result.type:
+        return False
+    if op_name(inner) == "abs":
+        return _replace(rewriter, op, x)
+    new = ir.Operation.create("stablehlo.abs", results=[op.result.type], operands=[inner.operands[0]]).result
+    return _replace(rewriter, op, new)
+
+
+def _idempotent(op, rewriter) -> bool:
+    """and/or/max/min(x, x) -> x."""
+    a, b = op.operands
+    return a == b and _replace(rewriter, op, a)
+
+
+def _broadcast_identity(op, rewriter) -> bool:
+    x = op.operands[0]
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+    return x.type == op.result.type and dims == sorted(dims) and _replace(rewriter, op, x)
+
+
+def _slice_identity(op, rewriter) -> bool:
+    return op.operands[0].type == op.result.type and _replace(rewriter, op, op.operands[0])
+
+
 class Simplify(PatternPass):
     name = "simplify"
-    description = "algebraic rewrites: log(exp x), log(sqrt x), unit operands, double negate/transpose/reshape/convert, constant selects"
+    description = "algebraic rewrites: log(exp x), log(sqrt x), unit operands, double negate/transpose/reshape/convert, constant selects, idempotent ops"
     patterns = [
         ("stablehlo.log", "log-exp", _log_of_exp),
         ("stablehlo.log", "log-sqrt", _log_of_sqrt),
@@ -149,6 +185,11 @@ class Simplify(PatternPass):
         ("stablehlo.broadcast_in_dim", "broadcast-splat", _broadcast_splat),
         ("stablehlo.convert", "convert-convert", _convert_convert),
         ("stablehlo.select", "select-const", _select),
+        ("stablehlo.not", "not-not", _involution),
+        ("stablehlo.abs", "abs-abs-neg", _abs),
+        *[(f"stablehlo.{n}", "idempotent", _idempotent) for n in ("and", "or", "maximum", "minimum")],
+        ("stablehlo.broadcast_in_dim", "broadcast-identity", _broadcast_identity),
+        ("stablehlo.slice", "slice-identity", _slice_identity),
     ]
 
 

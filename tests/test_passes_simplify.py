@@ -231,3 +231,31 @@ def test_fold_constants_float_edge_values():
              return %2 : tensor<4xf32>""",
           """%c = stablehlo.constant dense<[-0.0, 0x7FC00000, 0x7FC00000, 1.0]> : tensor<4xf32>
              return %c : tensor<4xf32>""", passes=["fold-constants"], sig="")
+
+
+def test_not_not_and_idempotent_ops():
+    sig, ret = "%x: tensor<4xi32>, %p: tensor<4xi1>", "tensor<4xi32>"
+    check("""%0 = stablehlo.not %x : tensor<4xi32>
+             %1 = stablehlo.not %0 : tensor<4xi32>
+             %2 = stablehlo.and %1, %1 : tensor<4xi32>
+             %3 = stablehlo.maximum %2, %2 : tensor<4xi32>
+             return %3 : tensor<4xi32>""", "return %x : tensor<4xi32>", sig=sig, ret=ret)
+
+
+def test_abs_of_abs_or_negate():
+    check("""%0 = stablehlo.negate %x : tensor<4xf32>
+             %1 = stablehlo.abs %0 : tensor<4xf32>
+             %2 = stablehlo.abs %1 : tensor<4xf32>
+             return %2 : tensor<4xf32>""",
+          """%0 = stablehlo.abs %x : tensor<4xf32>
+             return %0 : tensor<4xf32>""")
+
+
+def test_identity_broadcast_and_slice():
+    sig, ret = "%x: tensor<2x3xf32>", "tensor<2x3xf32>"
+    check("""%0 = stablehlo.broadcast_in_dim %x, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+             %1 = stablehlo.slice %0 [0:2, 0:3] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+             return %1 : tensor<2x3xf32>""", "return %x : tensor<2x3xf32>", sig=sig, ret=ret)
+    kept = """%0 = stablehlo.broadcast_in_dim %x, dims = [1, 0] : (tensor<3x3xf32>) -> tensor<3x3xf32>
+              return %0 : tensor<3x3xf32>"""  # a transpose in disguise
+    check(kept, kept, sig="%x: tensor<3x3xf32>", ret="tensor<3x3xf32>")
