@@ -37,21 +37,34 @@ def _elementwise(op, shape) -> bool:
 
 
 def _grow(seeds: list, shape) -> list:
-    """Members of the cluster rooted at `seeds`, in block order."""
+    """Members of the cluster rooted at `seeds`, producers before users."""
     members = {s.operation: s for s in seeds}
-    changed = True
-    while changed:
-        changed = False
-        for m in list(members.values()):
-            for v in m.operands:
-                p = producer(v)
-                if p is None or p.operation in members or not _elementwise(p, shape):
-                    continue
-                if all(u.owner.operation in members for u in p.result.uses):
-                    members[p.operation] = p
-                    changed = True
-    block_order = {o: i for i, o in enumerate(o.operation for o in seeds[0].operation.block.operations)}
-    return sorted(members.values(), key=lambda o: block_order[o.operation])
+    work = list(seeds)
+    while work:  # a producer is (re)checked whenever one of its users joins
+        m = work.pop()
+        for v in m.operands:
+            p = producer(v)
+            if p is None or p.operation in members or not _elementwise(p, shape):
+                continue
+            if all(u.owner.operation in members for u in p.result.uses):
+                members[p.operation] = p
+                work.append(p)
+    order, placed = [], set()
+    stack = [(s, False) for s in reversed(seeds)]
+    while stack:  # iterative post-order over operands: a topological order of the members
+        m, expanded = stack.pop()
+        if m.operation in placed:
+            continue
+        if expanded:
+            placed.add(m.operation)
+            order.append(m)
+            continue
+        stack.append((m, True))
+        for v in m.operands:
+            p = producer(v)
+            if p is not None and p.operation in members and p.operation not in placed:
+                stack.append((members[p.operation], False))
+    return order
 
 
 def _input_map(v: ir.Value, rank: int, shape):
@@ -163,7 +176,12 @@ def _reduce_parts(op):
     return None if init is None else (comb, init)
 
 
-def _erase(members: list) -> None:
+def _kill(op, dead: set) -> None:
+    dead.add(hash(op.operation))  # recorded before erasing: the caller skips it in its op list
+    op.operation.erase()
+
+
+def _erase(members: list, dead: set) -> None:
     """Erase the fused ops, then the broadcasts and constants that only fed them."""
     ids = {m.operation for m in members}
     feeders = {}
@@ -174,13 +192,13 @@ def _erase(members: list) -> None:
                 feeders[p.operation] = p
     for m in reversed(members):  # members still used (by another reduction) stay
         if not len(list(m.result.uses)):
-            m.operation.erase()
+            _kill(m, dead)
     for p in feeders.values():
         if not any(len(list(r.uses)) for r in p.results):
-            p.operation.erase()
+            _kill(p, dead)
 
 
-def _fuse_reduce(op, stats: PassStats) -> bool:
+def _fuse_reduce(op, stats: PassStats, dead: set) -> bool:
     parts = _reduce_parts(op)
     if parts is None:
         return False
@@ -207,16 +225,16 @@ def _fuse_reduce(op, stats: PassStats) -> bool:
         g = _generic(members, rank, shape, out_init, out_map, [_RED if d in red else _PAR for d in range(rank)], comb)
     init_op = producer(op.operands[1])
     op.result.replace_all_uses_with(g.result)
-    op.operation.erase()
-    _erase(members)
+    _kill(op, dead)
+    _erase(members, dead)
     if init_op is not None and not len(list(init_op.result.uses)):
-        init_op.operation.erase()
+        _kill(init_op, dead)
     stats.rewrites["reduce"] += 1
     stats.rewrites["ops-fused"] += len(members)
     return True
 
 
-def _fuse_elementwise(op, stats: PassStats) -> bool:
+def _fuse_elementwise(op, stats: PassStats, dead: set) -> bool:
     if len(op.results) != 1 or len(op.regions) or not _static(op.result):
         return False
     shape = tensor_type(op.result).shape
@@ -230,7 +248,7 @@ def _fuse_elementwise(op, stats: PassStats) -> bool:
         out_init = ir.Operation.create("tensor.empty", results=[op.result.type], operands=[]).result
         g = _generic(members, rank, shape, out_init, ir.AffineMap.get_identity(rank), [_PAR] * rank)
     op.result.replace_all_uses_with(g.result)
-    _erase(members)
+    _erase(members, dead)
     stats.rewrites["elementwise"] += 1
     stats.rewrites["ops-fused"] += len(members)
     return True
@@ -245,16 +263,15 @@ class Fuse(Pass):
             self._block(block, stats)
 
     def _block(self, block, stats: PassStats) -> None:
-        done = True
-        while done:  # each rewrite erases ops, so restart from a fresh op list
-            done = False
-            for op in reversed(list(block.operations)):
-                if op.name == "stablehlo.reduce":
-                    done = _fuse_reduce(op, stats)
-                elif op.name.startswith("stablehlo."):
-                    done = _fuse_elementwise(op, stats)
-                if done:
-                    break
+        dead: set = set()
+        snapshot = [(hash(op.operation), op) for op in block.operations]  # hashed while all are alive
+        for h, op in reversed(snapshot):  # users before producers
+            if h in dead:  # erased by an earlier rewrite: not to be touched
+                continue
+            if op.name == "stablehlo.reduce":
+                _fuse_reduce(op, stats, dead)
+            elif op.name.startswith("stablehlo."):
+                _fuse_elementwise(op, stats, dead)
 
 
 FUSE = register(Fuse())
