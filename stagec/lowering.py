@@ -393,12 +393,31 @@ def _cumulative(ctx: Ctx, x, *, axis, op, reverse):
     return [red.result]
 
 
+_WIDER = {"b": np.int8, "i1": np.int64, "i2": np.int64, "i4": np.int64, "u1": np.int64, "u2": np.int64,
+          "u4": np.int64, "f2": np.float32, "f4": np.float64}
+
+
+def _fresh(ctx: Ctx, x, aval: ShapedArray):
+    """`x` as a new tensor, widened where a wider type holds it exactly (returns the value and its aval).
+
+    IREE 3.13's CPU sort works in place on its operand buffers even when those are function arguments,
+    i.e. the caller's arrays; a conversion is a real copy no canonicalization can remove. 64-bit operands
+    (x64 only) get select(x == 1, 1, x), which is not guaranteed to survive folding."""
+    key = "b" if aval.dtype == np.bool_ else f"{aval.dtype.kind}{aval.dtype.itemsize}"
+    if key in _WIDER:
+        wide = aval.update(dtype=np.dtype(_WIDER[key]), weak_type=False)
+        return ctx.op1("stablehlo.convert", [x], result_avals=[wide]), wide
+    one = _splat(ctx, 1, aval)
+    return ctx.op1("stablehlo.select", [compare(ctx, x, one, "EQ", aval), one, x], result_avals=[aval]), aval
+
+
 @register(P.sort)
 def _sort(ctx: Ctx, *xs, dimension, num_keys, is_stable):
     ir = _ir()
-    op = ctx.op("stablehlo.sort", xs, attributes={"dimension": i64(dimension),
-                                                  "is_stable": ir.BoolAttr.get(bool(is_stable))}, regions=1)
-    scalars = [a.update(shape=(), weak_type=False) for a in ctx.avals_in]
+    fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
+    xs, scalars = [f[0] for f in fresh], [f[1].update(shape=()) for f in fresh]
+    op = ctx.op("stablehlo.sort", xs, result_avals=[f[1] for f in fresh],
+                attributes={"dimension": i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable))}, regions=1)
     block = _scalar_block(op, [s for s in scalars for _ in (0, 1)])
     args = list(block.arguments)
     with ir.InsertionPoint(block):
@@ -413,7 +432,9 @@ def _sort(ctx: Ctx, *xs, dimension, num_keys, is_stable):
                 tie = ctx.op1("stablehlo.not", [_bool_op(ctx, "or", lt, gt)], result_avals=[ShapedArray((), np.bool_)])
                 result = _bool_op(ctx, "or", lt, _bool_op(ctx, "and", tie, result))
         ir.Operation.create("stablehlo.return", results=[], operands=[result])
-    return list(op.results)
+    return [r if f[1].dtype == a.dtype else (ctx.op1("stablehlo.convert", [r], result_avals=[a])
+                                             if a.dtype != np.bool_ else compare(ctx, r, _splat(ctx, 0, f[1]), "NE", f[1]))
+            for r, f, a in zip(op.results, fresh, ctx.avals_out)]
 
 
 @register(P.pad)
@@ -436,20 +457,43 @@ def _gather(ctx: Ctx, x, idx, *, offset_dims, collapsed_slice_dims, start_index_
         "dimension_numbers": dn, "slice_sizes": i64s(slice_sizes), "indices_are_sorted": ir.BoolAttr.get(False)})]
 
 
-@register(P.scatter)
-def _scatter(ctx: Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode):
+def _raw_scatter(ctx: Ctx, x, idx, upd, aval: ShapedArray, dn, mode: str):
     ir = _ir()
-    dn = ir.Attribute.parse(
-        f"#stablehlo.scatter<update_window_dims = {_dims(update_window_dims)}, inserted_window_dims = "
-        f"{_dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {_dims(scatter_dims_to_operand_dims)}, "
-        f"index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
-    op = ctx.op("stablehlo.scatter", [x, idx, upd], attributes={
+    op = ctx.op("stablehlo.scatter", [x, idx, upd], result_avals=[aval], attributes={
         "scatter_dimension_numbers": dn, "indices_are_sorted": ir.BoolAttr.get(False),
         "unique_indices": ir.BoolAttr.get(False)}, regions=1)
-    s = ctx.avals_in[0].update(shape=(), weak_type=False)
+    s = aval.update(shape=(), weak_type=False)
     block = _scalar_block(op, [s, s])
     with ir.InsertionPoint(block):
         old, new = block.arguments
         r = new if mode == "set" else ctx.op1("stablehlo." + _combiner(mode, s.dtype), [old, new], result_avals=[s])
         ir.Operation.create("stablehlo.return", results=[], operands=[r])
-    return [op.result]
+    return op.result
+
+
+def _splat(ctx: Ctx, value, aval: ShapedArray):
+    scalar = constant(np.array(value, aval.dtype), aval.update(shape=()))
+    return ctx.op1("stablehlo.broadcast_in_dim", [scalar], result_avals=[aval],
+                   attributes={"broadcast_dimensions": i64s([])})
+
+
+@register(P.scatter)
+def _scatter(ctx: Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode):
+    """IREE 3.13's CPU scatter writes into its operand's buffer even when that is a function argument (the
+    caller's array), so never scatter into `x`: scatter into a fresh neutral-element tensor and combine."""
+    ir = _ir()
+    dn = ir.Attribute.parse(
+        f"#stablehlo.scatter<update_window_dims = {_dims(update_window_dims)}, inserted_window_dims = "
+        f"{_dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {_dims(scatter_dims_to_operand_dims)}, "
+        f"index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
+    aval, uaval = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[2]
+    if mode == "set":
+        m_aval, mu_aval = aval.update(dtype=np.int8), uaval.update(dtype=np.int8, weak_type=False)
+        mask = _raw_scatter(ctx, _splat(ctx, 0, m_aval), idx, _splat(ctx, 1, mu_aval), m_aval, dn, "set")
+        vals = _raw_scatter(ctx, _splat(ctx, 0, aval), idx, upd, aval, dn, "set")
+        pred = compare(ctx, mask, _splat(ctx, 0, m_aval), "NE", m_aval)
+        return [ctx.op1("stablehlo.select", [pred, vals, x])]
+    name = {"add": "reduce_sum", "mul": "reduce_prod", "min": "reduce_min", "max": "reduce_max"}[mode]
+    base = _splat(ctx, _identity(name, aval.dtype), aval)
+    s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
+    return [ctx.op1("stablehlo." + _combiner(mode, aval.dtype), [x, s])]

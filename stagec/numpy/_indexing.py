@@ -160,7 +160,9 @@ def _index_array(i, size: int, axis: int):
     """An integer index as an int32 array with negatives wrapped; concrete ones are bounds-checked."""
     if isinstance(i, Tracer):
         i = lax.convert_element_type(i, np.int32) if aval_of(i).dtype != np.int32 else i
-        return lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
+        i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
+        # Clamp into bounds here: IREE's CPU gather does not clamp start indices as StableHLO specifies.
+        return lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, max(size - 1, 0)))
     v = np.asarray(i)
     bad = (v >= size) | (v < -size)
     if bad.any():
@@ -171,13 +173,16 @@ def _index_array(i, size: int, axis: int):
 def _advanced_getitem(x, entries: tuple):
     """Integer-array indexing (NumPy's advanced indexing) as one `gather`."""
     dim_entries = [e for e in entries if e is not None]
-    x = _basic_getitem(x, tuple(e if isinstance(e, slice) else slice(None) for e in dim_entries))
     shape = aval_of(x).shape
     adv = [d for d, e in enumerate(dim_entries) if not isinstance(e, slice)]
     rest = [d for d in range(len(shape)) if d not in adv]
     arrays = [_index_array(dim_entries[d], shape[d], d) for d in adv]
-    B = broadcast_shapes(*[np.shape(a) if not _is_array(a) else aval_of(a).shape for a in arrays],
-                         fname="indexing")
+    shapes = [np.shape(a) if not _is_array(a) else aval_of(a).shape for a in arrays]
+    try:
+        B = broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         f"{' '.join(map(str, shapes))}") from None
     if builtins.all(not _is_array(a) for a in arrays):
         idx = np.stack([np.broadcast_to(a, B) for a in arrays], axis=-1).astype(np.int32)
     else:
@@ -205,6 +210,10 @@ def _advanced_getitem(x, entries: tuple):
             r += 1
         elif adjacent and n == positions[0]:
             layout += list(range(nb))
+    # The slices apply after the gather (a strided slice feeding a gather miscompiles in IREE 3.13).
+    rest_slices = tuple(dim_entries[d] for d in rest)
+    if builtins.any(sl != slice(None) for sl in rest_slices):
+        g = _basic_getitem(g, (slice(None),) * nb + rest_slices)
     g = lax.transpose(g, [a for a in layout if a is not None])
     gs = aval_of(g).shape
     it = iter(gs)
