@@ -203,6 +203,8 @@ for _n in P.REDUCE:
 def _dot_general(ctx: Ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
     ir = _ir()
     (lc, rc), (lb, rb) = dimension_numbers
+    if any(ctx.avals_in[0].shape[d] == 0 for d in lc):  # an empty sum; iree-compile crashes (SIGFPE) on it
+        return [full(0, ctx.avals_out[0])]
     fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
     dims = ir.Attribute.parse(
         f"#stablehlo.dot<lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "

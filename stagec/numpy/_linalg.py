@@ -194,9 +194,10 @@ def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_
     sizes: dict[str, int] = {}
     for x, lab in zip(ops, labels):
         for c, d in zip(lab, aval_of(x).shape):
-            if sizes.get(c, 1) not in (1, d) and d != 1:
+            if c not in sizes or sizes[c] == 1:
+                sizes[c] = d
+            elif d not in (1, sizes[c]):
                 raise ValueError(f"einsum: size of label {c!r} is {sizes[c]} in one operand and {d} in another")
-            sizes[c] = builtins.max(sizes.get(c, 1), d)
     items = []
     for x, lab in zip(ops, labels):
         x, lab = _diagonal_reduce(x, lab)

@@ -1,0 +1,107 @@
+"""Differential tests of dot, matmul, vdot, inner, outer, tensordot and einsum (all `dot_general`):
+stagec eager, stagec jit and NumPy agree; dtypes follow JAX."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.numpy as snp
+from numpy_diff import F16, F32, I8, I32, U8, arrays, assert_matches, jax, jnp, jitted
+
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+
+_PRODUCTS = {  # a: (2, 3, 4), b: (2, 4, 5), c: (4,); `m` is stagec.numpy, numpy or jax.numpy; `kw` einsum options
+    "matmul": lambda m, a, b, c, kw: m.matmul(a, b), "matmul_vec": lambda m, a, b, c, kw: m.matmul(a, c),
+    "vec_matmul": lambda m, a, b, c, kw: m.matmul(c, b), "matmul_bcast": lambda m, a, b, c, kw: m.matmul(a, b[0]),
+    "dot_vv": lambda m, a, b, c, kw: m.dot(c, c), "dot_mv": lambda m, a, b, c, kw: m.dot(a[0], c),
+    "dot_nd": lambda m, a, b, c, kw: m.dot(a, b[0]), "dot_scalar": lambda m, a, b, c, kw: m.dot(a, 2),
+    "vdot": lambda m, a, b, c, kw: m.vdot(a, a), "inner": lambda m, a, b, c, kw: m.inner(a, c),
+    "inner_nd": lambda m, a, b, c, kw: m.inner(a, a), "outer": lambda m, a, b, c, kw: m.outer(c, a[0, 0]),
+    "tensordot2": lambda m, a, b, c, kw: m.tensordot(a, a, axes=([1, 2], [1, 2])),
+    "tensordot_int": lambda m, a, b, c, kw: m.tensordot(a[0], b[0], axes=1),
+    "tensordot0": lambda m, a, b, c, kw: m.tensordot(c, c, axes=0),
+    "einsum_bmm": lambda m, a, b, c, kw: m.einsum("bij,bjk->bik", a, b, **kw),
+    "einsum_implicit": lambda m, a, b, c, kw: m.einsum("bij,bjk", a, b, **kw),
+    "einsum_trace": lambda m, a, b, c, kw: m.einsum("ii->", a[0, :, :3], **kw),
+    "einsum_diag": lambda m, a, b, c, kw: m.einsum("ii->i", a[1, :3, :3], **kw),
+    "einsum_sum": lambda m, a, b, c, kw: m.einsum("ijk->j", a, **kw),
+    "einsum_transpose": lambda m, a, b, c, kw: m.einsum("ijk->kji", a, **kw),
+    "einsum_ellipsis": lambda m, a, b, c, kw: m.einsum("...j,j->...", a, c, **kw),
+    "einsum_outer": lambda m, a, b, c, kw: m.einsum("i,j->ij", c, c, **kw),
+    "einsum_three": lambda m, a, b, c, kw: m.einsum("bij,bjk,k->bi", a, b, b[0, 0], **kw),
+    "einsum_bcast": lambda m, a, b, c, kw: m.einsum("...ij,...jk->...ik", a, b[:1], **kw),
+}
+
+
+def _products(m, a, b, c):
+    kw = {"optimize": False} if m is np else {}
+    return {n: f(m, a, b, c, kw) for n, f in _PRODUCTS.items()}
+
+
+def _snp_products(a, b, c):
+    return _products(snp, a, b, c)
+
+
+@SETTINGS
+@given(st.data())
+def test_products_match_numpy(data):
+    dta, dtb = data.draw(st.sampled_from([(F32, F32), (I32, I32), (I8, U8), (F16, F16), (I8, F32)]), "dtypes")
+    a = data.draw(arrays(dta, (2, 3, 4), -4, 4), "a")
+    b = data.draw(arrays(dtb, (2, 4, 5), -4, 4), "b")
+    c = data.draw(arrays(dta, (4,), -4, 4), "c")
+    got = jitted(_snp_products)(a, b, c)
+    eager = _snp_products(a, b, c) if (dta, dtb) == (F32, F32) else got
+    rt = jnp.result_type(a, b) if jnp is not None else np.result_type(a, b)
+    with np.errstate(all="ignore"):
+        want = _products(np, a.astype(np.float64 if np.dtype(rt).kind == "f" else rt),
+                         b.astype(np.float64 if np.dtype(rt).kind == "f" else rt),
+                         c.astype(np.float64 if np.dtype(rt).kind == "f" else rt))
+    for n, w in want.items():
+        if np.dtype(rt).kind in "iu":
+            w = np.asarray(w).astype(got[n].dtype)  # integer products wrap in the promoted dtype, as JAX
+        assert_matches(got[n], w, f"{n}({dta},{dtb}) jit", scale=100, rtol=5e-3 if F16 in (dta, dtb) else None)
+        assert_matches(eager[n], w, f"{n}({dta},{dtb}) eager", scale=100)
+    for n, f in _PRODUCTS.items() if jnp is not None else ():
+        try:
+            o = jax.eval_shape(lambda *v: f(jnp, *v, {}), a, b, c)
+        except TypeError:  # JAX refuses some mixed integer contractions (preferred_element_type checks)
+            continue
+        assert got[n].dtype == o.dtype, f"{n}: {got[n].dtype} vs JAX {o.dtype}"
+
+
+def test_einsum_emits_one_dot_general_with_batch_dims():
+    """A batched contraction is one dot_general with batch and contracting dims: no transposes, no reshapes."""
+    a, b = np.ones((2, 3, 4), np.float32), np.ones((2, 4, 5), np.float32)
+    text = str(stagec.make_mlir(lambda x, y: snp.einsum("bij,bjk->bik", x, y), passes="none")(a, b))
+    assert text.count("stablehlo.dot_general") == 1
+    assert "batching_dims = [0] x [0]" in text and "contracting_dims = [2] x [1]" in text
+    assert "stablehlo.transpose" not in text and "stablehlo.reshape" not in text
+    text = str(stagec.make_mlir(lambda x, y: snp.tensordot(x, y, axes=([0, 2], [0, 1])), passes="none")(a, b))
+    assert text.count("stablehlo.dot_general") == 1 and "stablehlo.transpose" not in text
+
+
+def test_empty_and_scalar_products():
+    z = np.zeros((2, 0), np.float32)
+    fn = lambda x: [x @ x.T, x.T @ x, snp.einsum("ij,ij->i", x, x), snp.tensordot(x, x, axes=([1], [1]))]
+    for got in (fn(z), stagec.jit(fn)(z)):
+        for g, w in zip(got, [z @ z.T, z.T @ z, np.einsum("ij,ij->i", z, z), np.tensordot(z, z, axes=([1], [1]))]):
+            assert_matches(g, w, "empty product")
+    assert float(snp.dot(np.float32(2), np.float32(3))) == 6.0
+
+
+def test_product_errors_match_numpy_kinds():
+    a, b = np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32)
+    cases = [lambda m: m.matmul(a, b), lambda m: m.matmul(a, np.float32(1)), lambda m: m.dot(a, b),
+             lambda m: m.inner(a, np.zeros(2)), lambda m: m.tensordot(a, b, axes=([0], [1])),
+             lambda m: m.einsum("ij,jk", a, b), lambda m: m.einsum("ij", a, b), lambda m: m.einsum("ij->k", a),
+             lambda m: m.einsum("ijk", a), lambda m: m.vdot(a, np.zeros(5))]
+    for k, fn in enumerate(cases):
+        with pytest.raises(ValueError):
+            fn(np)
+        with pytest.raises(ValueError):
+            fn(snp)
