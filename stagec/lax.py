@@ -245,3 +245,23 @@ def scatter(x, indices, updates, *, update_window_dims, inserted_window_dims, sc
     return P.scatter.bind(x, indices, updates, update_window_dims=tuple(update_window_dims),
                           inserted_window_dims=tuple(inserted_window_dims),
                           scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims), mode=mode)
+
+
+def real(x):
+    """The real part of a complex array (a float array)."""
+    return P.real_p.bind(x)
+
+
+def imag(x):
+    """The imaginary part of a complex array (a float array)."""
+    return P.imag_p.bind(x)
+
+
+def complex(re, im):
+    """A complex array from float real and imaginary parts of one shape and dtype."""
+    return P.complex_p.bind(*_match_weak(re, im))
+
+
+def conj(x):
+    """The complex conjugate (re - i*im)."""
+    return complex(real(x), neg(imag(x)))

@@ -499,3 +499,8 @@ def _scatter(ctx: Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims,
     base = _splat(ctx, _identity(name, aval.dtype), aval)
     s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
     return [ctx.op1("stablehlo." + _combiner(mode, aval.dtype), [x, s])]
+
+
+register(P.real_p)(lambda ctx, x: [ctx.op1("stablehlo.real", [x])])
+register(P.imag_p)(lambda ctx, x: [ctx.op1("stablehlo.imag", [x])])
+register(P.complex_p)(lambda ctx, re, im: [ctx.op1("stablehlo.complex", [re, im])])

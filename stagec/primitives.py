@@ -336,3 +336,26 @@ def _scatter_rule(x: ShapedArray, idx: ShapedArray, upd: ShapedArray, *, update_
 
 
 scatter = Primitive("scatter", _scatter_rule)
+
+
+def _real_imag_rule(name: str):
+    def rule(x: ShapedArray) -> ShapedArray:
+        _check_kind(name, x, "c")
+        return ShapedArray(x.shape, np.finfo(x.dtype).dtype, x.weak_type)
+    return rule
+
+
+real_p = Primitive("real", _real_imag_rule("real"))
+imag_p = Primitive("imag", _real_imag_rule("imag"))
+
+
+def _complex_rule(re: ShapedArray, im: ShapedArray) -> ShapedArray:
+    _same_shapes("complex", re, im)
+    _check_kind("complex", re, _FLOAT)
+    if re.dtype.itemsize not in (4, 8):
+        raise TypeError(f"complex: parts must be float32 or float64, got {re.dtype}")
+    return ShapedArray(re.shape, np.dtype(np.complex64 if re.dtype.itemsize == 4 else np.complex128),
+                       re.weak_type and im.weak_type)
+
+
+complex_p = Primitive("complex", _complex_rule)

@@ -10,9 +10,9 @@ from hypothesis.extra import numpy as hnp
 
 import stagec
 import stagec.numpy as snp
-from numpy_diff import F32, I32, U8, arrays, assert_matches, jitted
+from numpy_diff import MAX_EXAMPLES, F32, I32, U8, arrays, assert_matches, jitted
 
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
+SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 

@@ -14,16 +14,16 @@ from hypothesis import strategies as st
 import stagec
 import stagec.nn as nn
 import stagec.numpy as snp
-from numpy_diff import BOOL, F16, F32, I8, I32, U8, arrays, assert_matches, jax, jnp
+from numpy_diff import MAX_EXAMPLES, BOOL, F16, F32, I8, I32, U8, arrays, assert_matches, jax, jnp
 
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
+SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
 NAMES = ["sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "ptp"]
 
 
 def _reduce_all(x, axis, keepdims, ddof):
-    empty = any(d == 0 for i, d in enumerate(x.shape) if axis is None or i in (axis if isinstance(axis, tuple)
-                                                                               else (axis,)))
+    axes = range(x.ndim) if axis is None else [a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+    empty = any(x.shape[a] == 0 for a in axes)
     out = {}
     for n in NAMES:
         if (empty and n in ("max", "min", "ptp")) or (n == "ptp" and x.dtype == np.bool_):  # NumPy: errors

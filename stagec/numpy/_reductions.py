@@ -102,12 +102,15 @@ def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool =
         ddof = correction
     a = _arr(a)
     av = aval_of(a)
-    if av.dtype.kind == "c":
-        raise NotImplementedError("var/std of complex arrays are not implemented (no real/imag primitives yet)")
     axes = _axes(axis, av.ndim, "var")
     x = astype(a, _float_dtype(av, dtype))
     centered = subtract(x, mean(x, axis=axis, keepdims=True))
-    ss = sum(multiply(centered, centered), axis=axis, out=out, keepdims=keepdims)
+    if aval_of(centered).dtype.kind == "c":  # |c|**2, a real number
+        re, im = lax.real(centered), lax.imag(centered)
+        sq = lax.add(lax.mul(re, re), lax.mul(im, im))
+    else:
+        sq = multiply(centered, centered)
+    ss = sum(sq, axis=axis, out=out, keepdims=keepdims)
     return lax.div(ss, lax.full_like(ss, builtins.max(_count(av, axes) - ddof, 0)))
 
 

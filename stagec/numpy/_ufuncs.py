@@ -144,7 +144,7 @@ def round(a: Any, decimals: int = 0, out=None):
         factor = _const(a, 10 ** (-decimals))
         return lax.mul(floor_divide(add(a, lax.div(factor, _const(a, 2))), factor), factor)
     if av.dtype.kind == "c":
-        raise NotImplementedError("round of complex arrays is not implemented (no real/imag primitives yet)")
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
         return lax.round(a)
     factor = _const(a, 10.0 ** decimals)
@@ -405,7 +405,7 @@ def isinf(x: Any, /):
     (x,) = _promote("isinf", x)
     if aval_of(x).dtype.kind != "f":
         if aval_of(x).dtype.kind == "c":
-            raise NotImplementedError("isinf of complex arrays is not implemented (no real/imag primitives yet)")
+            return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
         return lax.ne(x, x) if aval_of(x).dtype.kind in "biu" else x
     return lax.eq(lax.abs(x), _const(x, np.inf))
 
@@ -425,7 +425,7 @@ def isfinite(x: Any, /):
     if aval_of(x).dtype.kind in "biu":
         return lax.eq(x, x)
     if aval_of(x).dtype.kind == "c":
-        raise NotImplementedError("isfinite of complex arrays is not implemented (no real/imag primitives yet)")
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
@@ -508,10 +508,30 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None, max: 
 
 
 def conjugate(x: Any, /):
+    """The complex conjugate (real inputs are returned unchanged)."""
     (x,) = _promote("conjugate", x)
-    if aval_of(x).dtype.kind == "c":
-        raise NotImplementedError("conjugate of complex arrays is not implemented (no real/imag primitives yet)")
-    return x
+    return lax.conj(x) if aval_of(x).dtype.kind == "c" else x
 
 
 conj = conjugate
+
+
+def real(val: Any, /):
+    """The real part (real inputs are returned unchanged)."""
+    (val,) = _promote("real", val)
+    return lax.real(val) if aval_of(val).dtype.kind == "c" else val
+
+
+def imag(val: Any, /):
+    """The imaginary part (zeros for real inputs)."""
+    (val,) = _promote("imag", val)
+    return lax.imag(val) if aval_of(val).dtype.kind == "c" else lax.full_like(val, 0)
+
+
+def angle(z: Any, deg: bool = False):
+    """The argument of complex `z` (atan2(imag, real)), in radians or degrees."""
+    (z,) = _promote("angle", z)
+    if aval_of(z).dtype.kind != "c":
+        (z,) = _to_float("angle", z)
+    a = arctan2(imag(z), real(z))
+    return lax.mul(a, _const(a, 180 / np.pi)) if deg else a
