@@ -12,6 +12,7 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 import time
@@ -73,9 +74,14 @@ class Backend:
 
         `flags` replaces `compile_flags()` (ahead-of-time compiles for another CPU or GPU arch)."""
         import iree.compiler as ic
+        extra = list(extra_flags)
+        if self.name == "cpu" and re.search(r"\bf64\b", mlir):
+            # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
+            # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
+            extra.append("--iree-llvmcpu-link-embedded=false")
         try:
             return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                  extra_args=[*(self.compile_flags() if flags is None else flags), *extra_flags])
+                                  extra_args=[*(self.compile_flags() if flags is None else flags), *extra])
         except ic.CompilerToolError as e:
             path = _save_failed_mlir(mlir, fun_name)
             diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]

@@ -202,3 +202,13 @@ def test_python_types_as_dtypes_mean_defaults_without_warning():
         assert snp.arange(3).astype(float).dtype == np.float32
         assert snp.zeros(2, dtype=int).dtype == np.int32
         assert snp.ones(2).astype(bool).dtype == np.bool_
+
+
+def test_x64_transcendentals_compile_and_match_numpy(x64):
+    x = np.linspace(-2.0, 2.0, 9)
+    fn = lambda v: (snp.tanh(v), snp.sin(v), snp.cos(v), snp.arctan2(v, 1.5), v % 0.7)
+    got = stagec.jit(fn)(x)
+    want = (np.tanh(x), np.sin(x), np.cos(x), np.arctan2(x, 1.5), np.remainder(x, 0.7))
+    for g, w in zip(got, want):
+        assert g.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12)
