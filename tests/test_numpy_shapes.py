@@ -51,7 +51,7 @@ def _snp_shape_ops(x):
 @given(st.data())
 def test_shape_functions_match_numpy(data):
     dt = data.draw(st.sampled_from([F32, I8, BOOL, U8]), "dtype")
-    shape = data.draw(st.sampled_from([(2, 3), (3,), (0, 3), (2, 1, 3)]), "shape")
+    shape = data.draw(st.sampled_from([(2, 3), (0, 3), (2, 1, 3)]), "shape")
     x = data.draw(arrays(dt, shape, -5, 5), "x")
     got = jitted(_snp_shape_ops)(x)
     eager = _snp_shape_ops(x) if (dt, shape) == (F32, (2, 3)) else got
