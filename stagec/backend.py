@@ -12,7 +12,6 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import threading
 import time
@@ -75,7 +74,7 @@ class Backend:
         `flags` replaces `compile_flags()` (ahead-of-time compiles for another CPU or GPU arch)."""
         import iree.compiler as ic
         extra = list(extra_flags)
-        if self.name == "cpu" and re.search(r"\bf64\b", mlir):
+        if self.name == "cpu" and "f64" in mlir:  # tensor<4xf64>, complex<f64>, ...
             # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
             # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
             extra.append("--iree-llvmcpu-link-embedded=false")

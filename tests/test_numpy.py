@@ -212,3 +212,4 @@ def test_x64_transcendentals_compile_and_match_numpy(x64):
     for g, w in zip(got, want):
         assert g.dtype == np.float64
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(snp.asarray(x) % 0.7), np.remainder(x, 0.7), rtol=1e-12)  # eager
