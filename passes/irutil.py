@@ -76,18 +76,21 @@ def constant_value(value: ir.Value, max_elements: int | None = None):
     op = is_op(value, "constant")
     if op is None:
         return None
-    attr = op.attributes["value"]
     ty = tensor_type(value)
     dtype = numpy_dtype(ty.element_type)
-    if dtype is None or not isinstance(attr, ir.DenseElementsAttr):
+    try:
+        attr = op.attributes["value"]  # the bindings cannot even wrap some (complex) constants
+        if dtype is None or not isinstance(attr, ir.DenseElementsAttr):
+            return None
+        if attr.is_splat:
+            v = attr.get_splat_value()
+            v = v.value if hasattr(v, "value") else v
+            return np.array(v, dtype=dtype), True
+        if max_elements is not None and int(np.prod(ty.shape)) > max_elements:
+            return None
+        return np.array(attr).astype(dtype, copy=False).reshape(ty.shape), False
+    except (TypeError, ValueError):  # element types the bindings cannot read back (complex): not foldable
         return None
-    if attr.is_splat:
-        v = attr.get_splat_value()
-        v = v.value if hasattr(v, "value") else v
-        return np.array(v, dtype=dtype), True
-    if max_elements is not None and int(np.prod(ty.shape)) > max_elements:
-        return None
-    return np.array(attr).astype(dtype, copy=False).reshape(ty.shape), False
 
 
 def splat_value(value: ir.Value):
