@@ -134,6 +134,13 @@ def dynamic_slice(x, start_indices, slice_sizes):
     return P.dynamic_slice.bind(x, *starts, slice_sizes=tuple(map(int, slice_sizes)))
 
 
+def dynamic_update_slice(operand, update, start_indices):
+    """`operand` with `update` written at traced `start_indices` (clamped into bounds, as XLA does)."""
+    starts = [convert_element_type(s, np.int32) if aval_of(s).dtype != np.int32 else s for s in start_indices]
+    operand, update = _match_weak(operand, update)
+    return P.dynamic_update_slice.bind(operand, update, *starts)
+
+
 def rev(x, dimensions: Sequence[int]):
     return P.rev.bind(x, dimensions=tuple(map(int, dimensions))) if dimensions else x
 

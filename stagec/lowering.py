@@ -246,9 +246,27 @@ def _concatenate(ctx: Ctx, *xs, dimension):
 # ---------------------------------------------------------------- graphs
 
 
+def _is_function_argument(x) -> bool:
+    """Whether `x` is an argument of the module's function (a caller's buffer), not a value made inside it."""
+    ir = _ir()
+    if not isinstance(x, ir.BlockArgument):
+        return False
+    parent = x.owner.owner  # the block's parent op (an OpView, whose .name may be the symbol name)
+    return parent is not None and getattr(parent, "operation", parent).name == "func.func"
+
+
 @register(P.dynamic_update_slice)
 def _dynamic_update_slice(ctx: Ctx, x, update, *starts):
-    return [ctx.op1("stablehlo.dynamic_update_slice", [x, update, *starts])]
+    """IREE 3.13's CPU dynamic_update_slice writes into its operand's buffer in place; when that operand is
+    a function argument, the caller's array would change. Then update fresh tensors and select instead."""
+    if not _is_function_argument(x):  # e.g. scan's output buffers, which the function creates itself
+        return [ctx.op1("stablehlo.dynamic_update_slice", [x, update, *starts])]
+    aval, uaval = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[1].update(weak_type=False)
+    m_aval = aval.update(dtype=np.int8)
+    mask = ctx.op1("stablehlo.dynamic_update_slice", [_splat(ctx, 0, m_aval), _splat(ctx, 1, uaval.update(
+        dtype=np.int8)), *starts], result_avals=[m_aval])
+    vals = ctx.op1("stablehlo.dynamic_update_slice", [_splat(ctx, 0, aval), update, *starts], result_avals=[aval])
+    return [ctx.op1("stablehlo.select", [compare(ctx, mask, _splat(ctx, 0, m_aval), "NE", m_aval), vals, x])]
 
 
 def emit_graph(graph: Graph, args: Sequence) -> list:

@@ -125,3 +125,13 @@ def test_scan_traces_its_body_once(capsys):
         return c + x, c
     stagec.jit(lambda xs: lax.scan(step, 0.0, xs))(snp.ones(3))
     assert capsys.readouterr().out == "tracing step\n"
+
+
+def test_dynamic_update_slice_never_writes_into_the_callers_array():
+    x = snp.arange(4.0)
+    f = stagec.jit(lambda v, i: lax.dynamic_update_slice(v, snp.full((2,), 9.0), (i,)))
+    np.testing.assert_array_equal(np.asarray(f(x, 1)), [0.0, 9.0, 9.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(f(x, 5)), [0.0, 1.0, 9.0, 9.0])  # start clamped into bounds
+    eager = lax.dynamic_update_slice(x, snp.full((1,), 7.0), (0,))
+    np.testing.assert_array_equal(np.asarray(eager), [7.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0, 3.0])  # IREE 3.13 alone would change x
