@@ -22,17 +22,21 @@ def _sum_dtype(dt: np.dtype) -> np.dtype | None:
     return None
 
 
+def _cast_input(a, av, dtype, upcast_int: bool):
+    """The operand a reduction accumulates in: `dtype` if given, else widened ints (sum/prod), never weak."""
+    if dtype is not None:
+        return astype(a, dtype)
+    if upcast_int and _sum_dtype(av.dtype) is not None:
+        return lax.convert_element_type(a, _sum_dtype(av.dtype))
+    if av.weak_type:
+        return lax.convert_element_type(a, av.dtype, weak_type=False)
+    return a
+
+
 def _prepare(fname: str, a, axis, dtype, upcast_int: bool):
     (a,) = _promote(fname, _arr(a))
     av = aval_of(a)
-    axes = _axes(axis, av.ndim, fname)
-    if dtype is not None:
-        a = astype(a, dtype)
-    elif upcast_int and _sum_dtype(av.dtype) is not None:
-        a = lax.convert_element_type(a, _sum_dtype(av.dtype))
-    elif av.weak_type:
-        a = lax.convert_element_type(a, av.dtype, weak_type=False)
-    return a, av, axes
+    return _cast_input(a, av, dtype, upcast_int), av, _axes(axis, av.ndim, fname)
 
 
 def _reduction(fname, reducer, identity_ok=True, upcast_int=False):
@@ -161,12 +165,7 @@ def _cumulative(fname: str, fn, a, axis, dtype, upcast_int: bool):
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
     av = aval_of(a)
     axis = _axis(axis, av.ndim, fname)
-    if dtype is not None:
-        a = astype(a, dtype)
-    elif upcast_int and _sum_dtype(av.dtype) is not None:
-        a = lax.convert_element_type(a, _sum_dtype(av.dtype))
-    elif av.weak_type:
-        a = lax.convert_element_type(a, av.dtype)
+    a = _cast_input(a, av, dtype, upcast_int)
     if aval_of(a).dtype == np.bool_ and fname in ("cumsum", "cumprod"):
         a = lax.convert_element_type(a, _dt.default_int())
     return fn(a, axis)
