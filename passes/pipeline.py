@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 from iree.compiler import ir
 

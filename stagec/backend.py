@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-import time
 from typing import Sequence
 
 import numpy as np
 
-from .core import Eqn, Graph, Primitive, ShapedArray, Var, aval_of, to_numpy_constant
+from .core import Eqn, Graph, Primitive, ShapedArray, Var, to_numpy_constant
 from .errors import CompileError
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task

@@ -28,7 +28,6 @@ class Config:
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}
-        self._version = 0  # bumped on every update; cheap to compare on the hot path
 
     def update(self, name: str, value: Any) -> None:
         """Set a flag, e.g. `stagec.config.update("enable_x64", True)`."""
@@ -36,8 +35,7 @@ class Config:
         if name not in self._values:
             raise AttributeError(f"unknown stagec config option {name!r}; options: {sorted(self._values)}")
         self._values[name] = value
-        self._version += 1
-        self._key = None
+        self._key = None  # config.key() recomputes once
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import lax, lowering, tree_util
-from .core import Graph, Primitive, ShapedArray, Trace, Tracer, aval_of, eval_graph, flatten_outputs, tracing
+from .core import Graph, Primitive, ShapedArray, Trace, aval_of, eval_graph, flatten_outputs, tracing
 from .lowering import Ctx, emit_graph, tensor_type
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import time
 import warnings
 import weakref
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from . import tree_util
 from .array import Array
 from .backend import Backend, Executable, get_backend
 from .config import config
-from .core import Graph, ShapedArray, Trace, Tracer, _stack, aval_of, flatten_outputs, to_numpy_constant, tracing
+from .core import Graph, ShapedArray, Trace, _stack, aval_of, flatten_outputs, to_numpy_constant, tracing
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
 
@@ -300,7 +299,7 @@ class Jitted:
         out_leaves, out_tree = flatten_outputs(out, _fun_name(self.fun))
         return trace.to_graph(out_leaves, f"jit_{_fun_name(self.fun)}"), out_tree
 
-    def _donated(self, args, leaves_tree_args) -> tuple[int, ...]:
+    def _donated(self, args) -> tuple[int, ...]:
         if not self.donate_argnums:
             return ()
         out, offset = [], 0
@@ -316,14 +315,14 @@ class Jitted:
         """Trace and lower for these arguments, without compiling."""
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
-        donated = self._donated(args, None)
+        donated = self._donated(args)
         return Lowered(self, graph, out_tree, tree, key, donated)
 
     def _compile(self, key, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Entry:
         from .cache import explain_trace_miss  # notes the function's code always; logs if explaining
         explain_trace_miss(self, key, lambda: self._labels(dyn_args, dyn_kw), self._param_name)
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
-        lowered = Lowered(self, graph, out_tree, tree, key, self._donated(args, None))
+        lowered = Lowered(self, graph, out_tree, tree, key, self._donated(args))
         entry = lowered.compile().entry
         stats["compiles"] += 1
         _warn_unusable_donations(entry, leaves)

@@ -42,5 +42,4 @@ for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, 
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401
 
-ndarray = Array
 del _m

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import builtins
-import math
 import operator
 from typing import Sequence
 
@@ -33,7 +32,6 @@ def _aval_or_dtype(x):
     try:
         return aval_of(x)
     except TypeError:
-        from ..core import ShapedArray
         return ShapedArray((), _dt.canonicalize(x))
 
 

@@ -11,8 +11,8 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, device_put
-from ..core import Const, Tracer, aval_of, current_trace
-from ._base import _arr, _axis, _is_array, asarray, broadcast_shapes, broadcast_to
+from ..core import Const, Tracer, aval_of
+from ._base import _arr, _axis, _is_array, broadcast_shapes, broadcast_to
 
 
 class NonConcreteBooleanIndexError(IndexError):
@@ -262,7 +262,6 @@ def _scatter(x, idx, values, mode: str):
 
 def _masked_update(x, mask, values, mode: str):
     """`x.at[mask].op(v)` for a traced boolean mask and a scalar value: an elementwise select."""
-    from ._ufuncs import where
     av, mv = aval_of(x), aval_of(mask)
     if mv.shape != av.shape[:mv.ndim] or aval_of(_arr(values)).size != 1:
         raise _bool_mask_error(mask)
@@ -412,7 +411,6 @@ def flatnonzero(a: Any):
 
 
 def argwhere(a: Any):
-    from ._shapes import stack
     nz = nonzero(a)
     host = np.stack([np.asarray(i) for i in nz], axis=-1) if nz else np.zeros((1, 0), _dt.default_int())
     return device_put(host.reshape(-1, builtins.max(aval_of(_arr(a)).ndim, 0)))

@@ -10,7 +10,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of
 from ._base import _arr, _axes, _axis, _keep, _promote, astype
-from ._ufuncs import multiply, subtract, sqrt, true_divide
+from ._ufuncs import multiply, subtract, sqrt
 
 
 def _sum_dtype(dt: np.dtype) -> np.dtype | None:

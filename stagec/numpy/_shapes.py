@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of, current_trace
-from ._base import _binary, _broadcast, _elementwise, _is_array, _promote, _to_float, _unary, asarray, astype
+from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, astype
 
 add = _binary("add", lax.add)
 subtract = _binary("subtract", lax.sub)
