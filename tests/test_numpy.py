@@ -213,3 +213,11 @@ def test_x64_transcendentals_compile_and_match_numpy(x64):
         assert g.dtype == np.float64
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.asarray(snp.asarray(x) % 0.7), np.remainder(x, 0.7), rtol=1e-12)  # eager
+
+
+def test_atleast_nd_shapes_match_numpy():
+    for f, nf in ((snp.atleast_1d, np.atleast_1d), (snp.atleast_2d, np.atleast_2d), (snp.atleast_3d, np.atleast_3d)):
+        for x in (np.float32(1), np.ones(2, np.float32), np.ones((2, 3), np.float32), np.ones((1, 2, 3, 4), np.float32)):
+            assert f(x).shape == nf(x).shape, (f.__name__, x.shape)
+        pair = f(np.ones(2, np.float32), np.float32(1))
+        assert [p.shape for p in pair] == [p.shape for p in nf(np.ones(2), 1.0)]

@@ -145,27 +145,22 @@ def rollaxis(a: Any, axis: int, start: int = 0):
     return moveaxis(a, axis, start - 1 if axis < start else start)
 
 
-def atleast_1d(*arys):
-    out = [reshape(a, (1,)) if aval_of(_arr(a)).ndim == 0 else _arr(a) for a in arys]
+def _atleast(arys, nd: int, grow) -> Any:
+    """Each array with fewer than `nd` dims reshaped to `grow(shape)`; one array comes back bare, as in NumPy."""
+    out = [reshape(a, grow(aval_of(a).shape)) if aval_of(a).ndim < nd else a for a in map(_arr, arys)]
     return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys):
+    return _atleast(arys, 1, lambda s: (1,))
 
 
 def atleast_2d(*arys):
-    out = []
-    for a in arys:
-        a = _arr(a)
-        s = aval_of(a).shape
-        out.append(reshape(a, (1,) * (2 - len(s)) + s) if len(s) < 2 else a)
-    return out[0] if len(out) == 1 else out
+    return _atleast(arys, 2, lambda s: (1,) * (2 - len(s)) + s)
 
 
 def atleast_3d(*arys):
-    out = []
-    for a in arys:
-        a = _arr(a)
-        s = aval_of(a).shape
-        out.append(reshape(a, (1, 1, 1) if not s else (1,) + s + (1,) if len(s) == 1 else s + (1,) if len(s) == 2 else s))
-    return out[0] if len(out) == 1 else out
+    return _atleast(arys, 3, lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
 
 
 def hstack(tup):
