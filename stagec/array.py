@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dtypes as _dt
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
@@ -61,7 +62,7 @@ class Array(ArrayOps):
     def __complex__(self): return complex(self._value())
 
     def __index__(self):
-        if self.aval.dtype.kind not in "iu" or self.aval.shape:
+        if _dt.kind(self.aval.dtype) not in "iu" or self.aval.shape:
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index, not {self.aval}")
         return int(self._value())
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import lax, lowering, tree_util
+from . import dtypes as _dt, lax, lowering, tree_util
 from .core import Graph, Primitive, ShapedArray, Trace, aval_of, eval_graph, flatten_outputs, tracing
 from .lowering import Ctx, emit_graph, tensor_type
 
@@ -189,7 +189,7 @@ def _while_lower(ctx: Ctx, *args, cond_graph, body_graph, n_carry, n_cond_caps):
 def fori_loop(lower, upper, body_fun: Callable, init_val):
     """`for i in range(lower, upper): val = body_fun(i, val)`, as a `stablehlo.while`."""
     dt = np.result_type(aval_of(lower).dtype, aval_of(upper).dtype)
-    dt = np.int32 if dt.kind not in "iu" or dt.itemsize < 4 else dt
+    dt = np.int32 if _dt.kind(dt) not in "iu" or dt.itemsize < 4 else dt
     lo = lax.convert_element_type(lower, dt, False)
     hi = lax.convert_element_type(upper, dt, False)
 

@@ -84,7 +84,7 @@ def to_numpy_constant(x: Any, aval: ShapedArray) -> np.ndarray:
     if hasattr(x, "_value"):
         return x._value()
     if _is_python_scalar(x):
-        info = np.iinfo(aval.dtype) if aval.dtype.kind in "iu" else None
+        info = np.iinfo(aval.dtype) if dtypes.kind(aval.dtype) in "iu" else None
         if info is not None and not (info.min <= x <= info.max):
             raise OverflowError(f"Python int {x} is too large for {aval.dtype}")
     return np.asarray(x, dtype=aval.dtype)

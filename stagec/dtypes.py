@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from .config import config
@@ -12,21 +13,22 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+bfloat16 = np.dtype(ml_dtypes.bfloat16)  # NumPy calls its kind 'V'; `kind()` below says 'f'
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-             float16, float32, float64, complex64, complex128)
+             float16, bfloat16, float32, float64, complex64, complex128)
 _NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 # JAX's promotion lattice: node -> direct successors. "i*", "f*", "c*" are the weak Python scalar kinds.
 _LATTICE = {
     "b1": ["i*"], "i*": ["u8", "i8"], "u8": ["i16", "u16"], "u16": ["i32", "u32"], "u32": ["i64", "u64"],
     "u64": ["f*"], "i8": ["i16"], "i16": ["i32"], "i32": ["i64"], "i64": ["f*"],
-    "f*": ["f16", "c*"], "f16": ["f32"], "f32": ["f64", "c64"], "f64": ["c128"],
+    "f*": ["f16", "bf16", "c*"], "f16": ["f32"], "bf16": ["f32"], "f32": ["f64", "c64"], "f64": ["c128"],
     "c*": ["c64"], "c64": ["c128"], "c128": [],
 }
 _CODE = {bool_: "b1", int8: "i8", int16: "i16", int32: "i32", int64: "i64", uint8: "u8", uint16: "u16",
-         uint32: "u32", uint64: "u64", float16: "f16", float32: "f32", float64: "f64",
+         uint32: "u32", uint64: "u64", float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64",
          complex64: "c64", complex128: "c128"}
 _FROM_CODE = {v: k for k, v in _CODE.items()}
 
@@ -73,9 +75,16 @@ def _promote(a: str, b: str) -> str:
     return next(n for n in common if _upper(n) == common)
 
 
+def kind(dtype) -> str:
+    """NumPy's one-letter kind ('b', 'i', 'u', 'f', 'c'), with 'f' for bfloat16 (whose NumPy kind is 'V')."""
+    dtype = np.dtype(dtype)
+    return "f" if dtype == bfloat16 else dtype.kind
+
+
 def _node(dtype: np.dtype, weak: bool) -> str:
     if weak:
-        return "f*" if dtype.kind == "f" else "c*" if dtype.kind == "c" else "i*" if dtype.kind in "iu" else "b1"
+        k = kind(dtype)
+        return "f*" if k == "f" else "c*" if k == "c" else "i*" if k in "iu" else "b1"
     return _CODE[dtype]
 
 
@@ -107,15 +116,16 @@ def python_scalar_dtype(x) -> np.dtype:
 
 
 def is_float(dtype) -> bool:
-    return np.dtype(dtype).kind == "f"
+    return kind(dtype) == "f"
 
 
 def is_int(dtype) -> bool:
-    return np.dtype(dtype).kind in "iu"
+    return kind(dtype) in "iu"
 
 
 def finfo(dtype):
-    return np.finfo(dtype)
+    """Machine limits of a float or complex dtype, bfloat16 included (NumPy's finfo rejects it)."""
+    return ml_dtypes.finfo(dtype) if np.dtype(dtype) == bfloat16 else np.finfo(dtype)
 
 
 def iinfo(dtype):

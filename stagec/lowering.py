@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from . import dtypes as _dt
 from . import primitives as P
 from .core import Graph, Literal, Primitive, ShapedArray
 
@@ -34,13 +35,15 @@ def element_type(dtype: np.dtype):
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return ir.IntegerType.get_signless(1)
-    if dtype.kind == "i":
+    if dtype == _dt.bfloat16:
+        return ir.BF16Type.get()
+    if _dt.kind(dtype) == "i":
         return ir.IntegerType.get_signless(dtype.itemsize * 8)
-    if dtype.kind == "u":
+    if _dt.kind(dtype) == "u":
         return ir.IntegerType.get_unsigned(dtype.itemsize * 8)
-    if dtype.kind == "f":
+    if _dt.kind(dtype) == "f":
         return {2: ir.F16Type, 4: ir.F32Type, 8: ir.F64Type}[dtype.itemsize].get()
-    if dtype.kind == "c":
+    if _dt.kind(dtype) == "c":
         return ir.ComplexType.get(element_type(np.finfo(dtype).dtype))
     raise TypeError(f"no StableHLO element type for dtype {dtype}")
 
@@ -119,7 +122,7 @@ for _n, _op in _BINARY_OPS.items():
 
 def compare(ctx: Ctx, x, y, direction: str, aval: ShapedArray):
     ir = _ir()
-    kind = aval.dtype.kind
+    kind = _dt.kind(aval.dtype)
     ctype = "FLOAT" if kind in "fc" else "SIGNED" if kind == "i" else "UNSIGNED"
     out = aval.update(dtype=np.bool_, weak_type=False)
     return ctx.op1("stablehlo.compare", [x, y], result_avals=[out], attributes={
@@ -173,7 +176,7 @@ def _identity(name: str, dtype: np.dtype):
         return 1
     if dtype == np.bool_:
         return name == "reduce_min"
-    if dtype.kind in "iu":
+    if _dt.kind(dtype) in "iu":
         return np.iinfo(dtype).min if name == "reduce_max" else np.iinfo(dtype).max
     return -np.inf if name == "reduce_max" else np.inf
 
@@ -226,7 +229,7 @@ def _dynamic_slice(ctx: Ctx, x, *starts, slice_sizes):
 @register(P.rev)
 def _rev(ctx: Ctx, x, *, dimensions):
     aval = ctx.avals_in[0]
-    if aval.dtype.kind == "u":  # IREE cannot lower an unsigned reverse: reverse the same bits as signed
+    if _dt.kind(aval.dtype) == "u":  # IREE cannot lower an unsigned reverse: reverse the same bits as signed
         s = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
         r = _rev(Ctx([s], [s]), ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[s]), dimensions=dimensions)[0]
         return [ctx.op1("stablehlo.bitcast_convert", [r])]
@@ -331,7 +334,7 @@ def _bool_op(ctx: Ctx, name: str, *xs):
 def _nan_last_lt(ctx: Ctx, a, b, aval: ShapedArray):
     """a < b in NumPy's sort order: NaN after everything, every NaN equal (a strict weak order)."""
     lt = compare(ctx, a, b, "LT", aval)
-    if aval.dtype.kind != "f":
+    if _dt.kind(aval.dtype) != "f":
         return lt
     a_nan, b_nan = _isnan(ctx, a, aval), _isnan(ctx, b, aval)
     not_a_nan = ctx.op1("stablehlo.not", [a_nan], result_avals=[ShapedArray((), np.bool_)])
@@ -355,7 +358,7 @@ def _argminmax(ctx: Ctx, x, *, axis, index_dtype, is_max):
         # Total order: NaN is the most extreme value (NumPy returns the first NaN); ties go to the lower index.
         better = compare(ctx, av, bv, "GT" if is_max else "LT", s_val)
         same = compare(ctx, av, bv, "EQ", s_val)
-        if aval.dtype.kind == "f":
+        if _dt.kind(aval.dtype) == "f":
             a_nan, b_nan = _isnan(ctx, av, s_val), _isnan(ctx, bv, s_val)
             b_ok = ctx.op1("stablehlo.not", [b_nan], result_avals=[ShapedArray((), np.bool_)])
             better = _bool_op(ctx, "or", _bool_op(ctx, "and", better, b_ok), _bool_op(ctx, "and", a_nan, b_ok))
@@ -381,7 +384,7 @@ def _cumulative(ctx: Ctx, x, *, axis, op, reverse):
     """A running reduction: reduce_window over a window as long as the axis, padded on one side."""
     ir = _ir()
     aval = ctx.avals_in[0]
-    if aval.dtype.kind == "u":  # IREE cannot lower unsigned reduce_window bodies: compute in a signed type
+    if _dt.kind(aval.dtype) == "u":  # IREE cannot lower unsigned reduce_window bodies: compute in a signed type
         if op in ("sum", "prod"):  # two's complement: wrapping add/multiply agree bit for bit
             signed = np.dtype(f"i{aval.dtype.itemsize}")
         elif aval.dtype.itemsize < 8:  # order-preserving: widen
@@ -423,7 +426,7 @@ def _fresh(ctx: Ctx, x, aval: ShapedArray):
     IREE 3.13's CPU sort works in place on its operand buffers even when those are function arguments,
     i.e. the caller's arrays; a conversion is a real copy no canonicalization can remove. 64-bit operands
     (x64 only) get select(x == 1, 1, x), which is not guaranteed to survive folding."""
-    key = "b" if aval.dtype == np.bool_ else f"{aval.dtype.kind}{aval.dtype.itemsize}"
+    key = "b" if aval.dtype == np.bool_ else f"{_dt.kind(aval.dtype)}{aval.dtype.itemsize}"
     if key in _WIDER:
         wide = aval.update(dtype=np.dtype(_WIDER[key]), weak_type=False)
         return ctx.op1("stablehlo.convert", [x], result_avals=[wide]), wide

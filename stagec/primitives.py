@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtypes as _dt
 from .core import Primitive, ShapedArray
 
 _FLOAT = "f"
@@ -17,7 +18,7 @@ _ANY = "biufc"
 
 
 def _check_kind(name: str, aval: ShapedArray, kinds: str) -> None:
-    if aval.dtype.kind not in kinds:
+    if _dt.kind(aval.dtype) not in kinds:
         want = {"f": "floating", "fc": "floating or complex", "iub": "integer or boolean",
                 "iufc": "numeric", "biufc": "any"}[kinds]
         raise TypeError(f"{name} does not accept dtype {aval.dtype} (it needs a {want} dtype)")
@@ -28,7 +29,7 @@ def _unary(name: str, kinds: str = _NUMBER, out_dtype=None) -> Primitive:
         _check_kind(name, x, kinds)
         if out_dtype is not None:
             return ShapedArray(x.shape, out_dtype)
-        if name == "abs" and x.dtype.kind == "c":
+        if name == "abs" and _dt.kind(x.dtype) == "c":
             return ShapedArray(x.shape, np.finfo(x.dtype).dtype, x.weak_type)
         return x
     return Primitive(name, rule)
@@ -170,7 +171,7 @@ slice_p = Primitive("slice", _slice_rule)
 def _dynamic_slice_rule(x: ShapedArray, *starts: ShapedArray, slice_sizes: tuple):
     if len(starts) != x.ndim or len(slice_sizes) != x.ndim:
         raise TypeError(f"dynamic_slice needs {x.ndim} start indices for shape {x.shape}")
-    if any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+    if any(s.shape != () or _dt.kind(s.dtype) not in "iu" for s in starts):
         raise TypeError("dynamic_slice start indices must be integer scalars")
     if any(not (0 <= s <= d) for s, d in zip(slice_sizes, x.shape)):
         raise IndexError(f"dynamic_slice sizes {slice_sizes} exceed shape {x.shape}")
@@ -299,7 +300,7 @@ pad = Primitive("pad", _pad_rule)
 def _gather_rule(x: ShapedArray, idx: ShapedArray, *, offset_dims: tuple, collapsed_slice_dims: tuple,
                  start_index_map: tuple, slice_sizes: tuple) -> ShapedArray:
     """XLA gather with `index_vector_dim` = the last dimension of `idx`."""
-    if idx.dtype.kind not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(start_index_map):
+    if _dt.kind(idx.dtype) not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(start_index_map):
         raise TypeError(f"gather: indices {idx.str_short()} need an integer last dimension of size "
                         f"{len(start_index_map)}")
     if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
@@ -326,7 +327,7 @@ def _scatter_rule(x: ShapedArray, idx: ShapedArray, upd: ShapedArray, *, update_
         raise ValueError(f"scatter: unknown mode {mode!r}")
     if upd.dtype != x.dtype:
         raise TypeError(f"scatter: updates dtype {upd.dtype} differs from operand dtype {x.dtype}")
-    if idx.dtype.kind not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(scatter_dims_to_operand_dims):
+    if _dt.kind(idx.dtype) not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(scatter_dims_to_operand_dims):
         raise TypeError(f"scatter: indices {idx.str_short()} need an integer last dimension of size "
                         f"{len(scatter_dims_to_operand_dims)}")
     if upd.ndim != idx.ndim - 1 + len(update_window_dims):

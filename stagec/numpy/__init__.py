@@ -8,8 +8,10 @@ The functions live in topic modules (`_ufuncs`, `_creation`, `_shapes`, `_reduct
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
+from .. import dtypes as _dt
 from ..array import Array
 
 ndarray = Array
@@ -17,7 +19,23 @@ pi, e, inf, nan, newaxis, euler_gamma = np.pi, np.e, np.inf, np.nan, None, np.eu
 bool_, int8, int16, int32, int64 = np.bool_, np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, float32, float64, complex64, complex128 = np.float16, np.float32, np.float64, np.complex64, np.complex128
-dtype, finfo, iinfo, issubdtype = np.dtype, np.finfo, np.iinfo, np.issubdtype
+bfloat16 = ml_dtypes.bfloat16
+dtype, finfo, iinfo = np.dtype, _dt.finfo, np.iinfo
+
+
+_ABSTRACT = (np.generic, np.number, np.integer, np.signedinteger, np.unsignedinteger, np.inexact, np.floating,
+             np.complexfloating, np.flexible, np.character)
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """`np.issubdtype`, where bfloat16 counts as floating (NumPy sees a void type)."""
+    if np.dtype(arg1) == _dt.bfloat16:
+        if arg2 in _ABSTRACT:
+            return arg2 in (np.floating, np.inexact, np.number, np.generic)
+        return np.dtype(arg2) == _dt.bfloat16
+    return np.issubdtype(arg1, arg2)
+
+
 integer, floating, number, inexact, complexfloating = np.integer, np.floating, np.number, np.inexact, np.complexfloating
 signedinteger, unsignedinteger, bool = np.signedinteger, np.unsignedinteger, np.bool_
 

@@ -49,7 +49,7 @@ def _to_float(fname: str, *args):
     """Promote, then move integer/bool operands to the default float (as `jnp.exp(int)` does)."""
     args = _promote(fname, *args)
     av = aval_of(args[0])
-    if av.dtype.kind in "biu":
+    if _dt.kind(av.dtype) in "biu":
         args = [lax.convert_element_type(a, _dt.default_float(), av.weak_type) for a in args]
     return args
 
@@ -131,7 +131,7 @@ def array(object, dtype=None, copy: bool = True):
     if isinstance(object, (str, bytes)) or object is None:
         raise TypeError(f"array: cannot make an array from {type(object).__name__}")
     host = np.asarray(object)
-    if host.dtype.kind in "OSUVMm":
+    if _dt.kind(host.dtype) in "OSUVMm":
         raise TypeError(f"array: cannot make an array from {type(object).__name__} (NumPy gives dtype {host.dtype})")
     dt = _dt.canonicalize(dtype, warn_from="array") if dtype is not None else _host_default_dtype(object, host)
     return device_put(host.astype(dt))
@@ -141,7 +141,7 @@ def _host_default_dtype(obj, host: np.ndarray) -> np.dtype:
     if isinstance(obj, (np.ndarray, np.generic)):
         return _dt.canonicalize(host.dtype)
     return {"b": np.dtype(bool), "i": _dt.default_int(), "u": _dt.default_int(), "f": _dt.default_float(),
-            "c": _dt.default_complex()}[host.dtype.kind]
+            "c": _dt.default_complex()}[_dt.kind(host.dtype)]
 
 
 def asarray(a, dtype=None):

@@ -59,7 +59,7 @@ def arange(start, stop=None, step=None, dtype=None):
         start, stop = 0, start
     step = 1 if step is None else step
     vals = [v for v in (start, stop, step)]
-    is_float = builtins.any(isinstance(v, float) or (hasattr(v, "dtype") and np.dtype(v.dtype).kind == "f")
+    is_float = builtins.any(isinstance(v, float) or (hasattr(v, "dtype") and _dt.kind(v.dtype) == "f")
                             for v in vals)
     dt = _creation_dtype(dtype, _dt.default_float() if is_float else _dt.default_int(), "arange")
     host = np.arange(start, stop, step).astype(dt)

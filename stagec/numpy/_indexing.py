@@ -92,7 +92,7 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
                 i = i.astype(np.int32)
         if isinstance(i, (bool, np.bool_)):
             raise NotImplementedError("indexing with a Python/NumPy boolean scalar is not supported")
-        if isinstance(i, (np.ndarray, Array)) and i.ndim == 0 and i.dtype.kind in "iu":
+        if isinstance(i, (np.ndarray, Array)) and i.ndim == 0 and _dt.kind(i.dtype) in "iu":
             i = int(i)
         entries.append(i)
     n_ell = builtins.sum(1 for i in entries if i is Ellipsis)
@@ -142,7 +142,7 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
                 dim += mask.ndim
                 advanced = True
                 continue
-            if ia.dtype.kind not in "iu":
+            if _dt.kind(ia.dtype) not in "iu":
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
             if ia.ndim == 0 and isinstance(i, Tracer):
                 out.append(i)  # a traced scalar: dynamic_slice, unless mixed with arrays
@@ -342,7 +342,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     indices = _arr(indices) if isinstance(indices, (list, tuple)) else indices
     if not (_is_array(indices) or isinstance(indices, np.ndarray)):
         indices = np.asarray(indices)
-    if aval_of(indices).dtype.kind not in "iu":
+    if _dt.kind(aval_of(indices).dtype) not in "iu":
         raise IndexError("take: indices must be integers")
     mode = mode or "raise"
     if mode not in ("raise", "clip", "wrap"):
@@ -376,7 +376,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     if iv.ndim != av.ndim:
         raise ValueError(f"take_along_axis: `indices` and `arr` must have the same number of dimensions "
                          f"({iv.ndim} != {av.ndim})")
-    if iv.dtype.kind not in "iu":
+    if _dt.kind(iv.dtype) not in "iu":
         raise IndexError("take_along_axis: indices must be integers")
     axis = _axis(axis, av.ndim, "take_along_axis")
     shape = broadcast_shapes(*[tuple(d for i, d in enumerate(s) if i != axis) for s in (av.shape, iv.shape)],

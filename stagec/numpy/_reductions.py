@@ -15,9 +15,9 @@ from ._ufuncs import multiply, subtract, sqrt
 
 def _sum_dtype(dt: np.dtype) -> np.dtype | None:
     """JAX's accumulation dtype for sum/prod/cumsum: small integers and bool widen to the default int."""
-    if dt == np.bool_ or (dt.kind == "i" and dt.itemsize < _dt.default_int().itemsize):
+    if dt == np.bool_ or (_dt.kind(dt) == "i" and dt.itemsize < _dt.default_int().itemsize):
         return _dt.default_int()
-    if dt.kind == "u" and dt.itemsize < _dt.default_int().itemsize:
+    if _dt.kind(dt) == "u" and dt.itemsize < _dt.default_int().itemsize:
         return np.dtype(np.uint64 if _dt.default_int() == np.int64 else np.uint32)
     return None
 
@@ -88,7 +88,7 @@ def _count(av, axes) -> int:
 def _float_dtype(av, dtype):
     if dtype is not None:
         return _dt.canonicalize(dtype, warn_from="mean")
-    return av.dtype if av.dtype.kind in "fc" else _dt.default_float()
+    return av.dtype if _dt.kind(av.dtype) in "fc" else _dt.default_float()
 
 
 def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False):
@@ -109,7 +109,7 @@ def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool =
     axes = _axes(axis, av.ndim, "var")
     x = astype(a, _float_dtype(av, dtype))
     centered = subtract(x, mean(x, axis=axis, keepdims=True))
-    if aval_of(centered).dtype.kind == "c":  # |c|**2, a real number
+    if _dt.kind(aval_of(centered).dtype) == "c":  # |c|**2, a real number
         re, im = lax.real(centered), lax.imag(centered)
         sq = lax.add(lax.mul(re, re), lax.mul(im, im))
     else:
@@ -134,7 +134,7 @@ def count_nonzero(a: Any, axis=None, keepdims: bool = False):
 def _argminmax(fname: str, fn, a, axis, keepdims: bool):
     (a,) = _promote(fname, _arr(a))
     av = aval_of(a)
-    if av.dtype.kind == "c":
+    if _dt.kind(av.dtype) == "c":
         raise NotImplementedError(f"{fname} of complex arrays is not implemented")
     if av.dtype == np.bool_:
         a = lax.convert_element_type(a, np.int32)

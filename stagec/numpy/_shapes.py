@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import lax
+from .. import dtypes as _dt, lax
 from ..core import Tracer, aval_of
 from ._base import _arr, _axis, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
 
@@ -265,7 +265,7 @@ def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int
     if isinstance(repeats, Tracer):
         raise repeats._concretization_error("repeat")
     reps = np.asarray(repeats)
-    if reps.dtype.kind not in "iub" and reps.size:
+    if _dt.kind(reps.dtype) not in "iub" and reps.size:
         raise TypeError(f"repeat: repeats must be integers, got {reps.dtype}")
     reps = reps.astype(np.int64)
     if (reps < 0).any():
@@ -338,7 +338,7 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
     a = _arr(array)
     av = aval_of(a)
     pw = np.asarray(pad_width)
-    if pw.dtype.kind not in "iu":
+    if _dt.kind(pw.dtype) not in "iu":
         raise TypeError("pad: `pad_width` must be of integral type.")
     pw = np.broadcast_to(pw, (av.ndim, 2)).tolist() if pw.size else [[0, 0]] * av.ndim
     if builtins.any(p < 0 for pair in pw for p in pair):

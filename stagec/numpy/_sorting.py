@@ -19,7 +19,7 @@ def _prepare(fname: str, a, axis):
     if axis is None:
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
     av = aval_of(a)
-    if av.dtype.kind == "c":
+    if _dt.kind(av.dtype) == "c":
         raise NotImplementedError(f"{fname} of complex arrays is not implemented")
     if av.ndim == 0:
         raise np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for array of dimension 0")
@@ -33,7 +33,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, 
     a, av, axis = _prepare("sort", a, axis)
     if av.size == 0:
         return a
-    if av.dtype.kind == "f":  # equal keys can differ (-0.0 and 0.0): keep their order, as a stable sort
+    if _dt.kind(av.dtype) == "f":  # equal keys can differ (-0.0 and 0.0): keep their order, as a stable sort
         idx = lax.broadcasted_iota(np.int32, av.shape, axis)
         return lax.sort([a, idx], dimension=axis, is_stable=True, num_keys=2)[0]
     return lax.sort([a], dimension=axis, is_stable=True, num_keys=1)[0]

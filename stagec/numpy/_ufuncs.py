@@ -92,7 +92,7 @@ def positive(x: Any, /):
 def sign(x: Any, /):
     """-1, 0 or 1 by the sign of `x` (NaN stays NaN; complex gives x/|x|)."""
     (x,) = _promote("sign", x)
-    kind = aval_of(x).dtype.kind
+    kind = _dt.kind(aval_of(x).dtype)
     if kind == "b":
         raise TypeError("sign: ufunc 'sign' does not support boolean arrays")
     if kind == "u":
@@ -105,7 +105,7 @@ def sign(x: Any, /):
 def abs(x: Any, /):
     """Elementwise absolute value (`abs` of a bool or unsigned array is itself; complex gives a float)."""
     (x,) = _promote("abs", x)
-    return x if aval_of(x).dtype.kind in "bu" else lax.abs(x)
+    return x if _dt.kind(aval_of(x).dtype) in "bu" else lax.abs(x)
 
 
 absolute = abs
@@ -114,19 +114,19 @@ absolute = abs
 def floor(x: Any, /):
     """Largest integer <= x (integers are returned unchanged)."""
     (x,) = _promote("floor", x)
-    return x if aval_of(x).dtype.kind in "biu" else lax.floor(x)
+    return x if _dt.kind(aval_of(x).dtype) in "biu" else lax.floor(x)
 
 
 def ceil(x: Any, /):
     """Smallest integer >= x (integers are returned unchanged)."""
     (x,) = _promote("ceil", x)
-    return x if aval_of(x).dtype.kind in "biu" else lax.ceil(x)
+    return x if _dt.kind(aval_of(x).dtype) in "biu" else lax.ceil(x)
 
 
 def trunc(x: Any, /):
     """Round toward zero (keeps the sign of zero: trunc(-0.5) is -0.0)."""
     (x,) = _promote("trunc", x)
-    if aval_of(x).dtype.kind in "biu":
+    if _dt.kind(aval_of(x).dtype) in "biu":
         return x
     return lax.select(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
 
@@ -138,12 +138,12 @@ def round(a: Any, decimals: int = 0, out=None):
     """Round half to even at `decimals` digits, as NumPy does (via scaling when decimals != 0)."""
     (a,) = _promote("round", a)
     av = aval_of(a)
-    if av.dtype.kind in "biu":
+    if _dt.kind(av.dtype) in "biu":
         if decimals >= 0:
             return a
         factor = _const(a, 10 ** (-decimals))
         return lax.mul(floor_divide(add(a, lax.div(factor, _const(a, 2))), factor), factor)
-    if av.dtype.kind == "c":
+    if _dt.kind(av.dtype) == "c":
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
         return lax.round(a)
@@ -157,13 +157,13 @@ around = round_ = round
 def rint(x: Any, /):
     """Round to the nearest integer, halves to even (integers become the default float, as in JAX)."""
     (x,) = _to_float("rint", x)
-    return lax.round(x) if aval_of(x).dtype.kind == "f" else x
+    return lax.round(x) if _dt.kind(aval_of(x).dtype) == "f" else x
 
 
 def invert(x: Any, /):
     """Bitwise not (logical not for booleans)."""
     (x,) = _promote("invert", x)
-    if aval_of(x).dtype.kind not in "biu":
+    if _dt.kind(aval_of(x).dtype) not in "biu":
         raise TypeError(f"invert: ufunc 'invert' not supported for dtype {aval_of(x).dtype}")
     return lax.bitwise_not(x)
 
@@ -189,7 +189,7 @@ def logical_xor(x1: Any, x2: Any, /):
 
 def _shift(fname: str, x1, x2, right: bool):
     x1, x2 = _broadcast(fname, *_promote(fname, x1, x2))
-    kind = aval_of(x1).dtype.kind
+    kind = _dt.kind(aval_of(x1).dtype)
     if kind not in "iu":
         raise TypeError(f"{fname}: ufunc '{fname}' not supported for dtype {aval_of(x1).dtype} (integers only)")
     if not right:
@@ -215,7 +215,7 @@ def _int_divisor(x1, x2):
     zero = lax.eq(x2, _const(x2, 0))
     bad = zero
     dt = aval_of(x1).dtype
-    if dt.kind == "i":
+    if _dt.kind(dt) == "i":
         overflow = lax.bitwise_and(lax.eq(x1, _const(x1, np.iinfo(dt).min)), lax.eq(x2, _const(x2, -1)))
         bad = lax.bitwise_or(zero, overflow)
     return zero, lax.select(bad, _const(x2, 1), x2)
@@ -234,7 +234,7 @@ def _float_divmod(x1, x2):
 def floor_divide(x1: Any, x2: Any, /):
     """`x1 // x2`, rounding toward minus infinity; integer division by zero gives 0, as in NumPy."""
     x1, x2 = _broadcast("floor_divide", *_promote("floor_divide", x1, x2))
-    kind = aval_of(x1).dtype.kind
+    kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
         raise TypeError("floor_divide is not defined for boolean arrays")
     if kind == "c":
@@ -254,7 +254,7 @@ def floor_divide(x1: Any, x2: Any, /):
 def remainder(x1: Any, x2: Any, /):
     """`x1 % x2` with the sign of `x2`; integer remainder by zero gives 0, as in NumPy."""
     x1, x2 = _broadcast("remainder", *_promote("remainder", x1, x2))
-    kind = aval_of(x1).dtype.kind
+    kind = _dt.kind(aval_of(x1).dtype)
     if kind in "bc":
         raise TypeError(f"remainder is not defined for {aval_of(x1).dtype} arrays")
     if kind == "f":
@@ -273,7 +273,7 @@ mod = remainder
 def fmod(x1: Any, x2: Any, /):
     """C-style remainder (the sign of `x1`); integer fmod by zero gives 0."""
     x1, x2 = _broadcast("fmod", *_promote("fmod", x1, x2))
-    if aval_of(x1).dtype.kind == "f":
+    if _dt.kind(aval_of(x1).dtype) == "f":
         return lax.rem(x1, x2)
     zero, d = _int_divisor(x1, x2)
     return lax.select(zero, _const(x1, 0), lax.rem(x1, d))
@@ -286,11 +286,11 @@ def divmod(x1: Any, x2: Any, /):
 def _int_power(x1, x2):
     """Integer `x1 ** x2` by binary exponentiation over every bit of the exponent (wraps like NumPy)."""
     dt = aval_of(x1).dtype
-    neg = lax.lt(x2, _const(x2, 0)) if dt.kind == "i" else None
+    neg = lax.lt(x2, _const(x2, 0)) if _dt.kind(dt) == "i" else None
     if neg is not None and current_trace() is None and bool(np.asarray(any_(neg))):
         raise ValueError("Integers to negative integer powers are not allowed.")
     acc, base, e = lax.full_like(x1, 1), x1, x2
-    for _ in range(dt.itemsize * 8 - (dt.kind == "i")):
+    for _ in range(dt.itemsize * 8 - (_dt.kind(dt) == "i")):
         acc = lax.select(lax.ne(lax.bitwise_and(e, _const(e, 1)), _const(e, 0)), lax.mul(acc, base), acc)
         base = lax.mul(base, base)
         e = lax.shift_right_logical(e, _const(e, 1))
@@ -314,11 +314,11 @@ def power(x1: Any, x2: Any, /):
         (x1,) = _promote("power", x1)
         if aval_of(x1).dtype == np.bool_:
             x1 = lax.convert_element_type(x1, _dt.default_int())
-        if aval_of(x1).dtype.kind in "iu" and x2 < 0:
+        if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
     x1, x2 = _broadcast("power", *_promote("power", x1, x2))
-    kind = aval_of(x1).dtype.kind
+    kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
         raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
     if kind in "iu":
@@ -403,28 +403,28 @@ def isnan(x: Any, /):
 
 def isinf(x: Any, /):
     (x,) = _promote("isinf", x)
-    if aval_of(x).dtype.kind != "f":
-        if aval_of(x).dtype.kind == "c":
+    if _dt.kind(aval_of(x).dtype) != "f":
+        if _dt.kind(aval_of(x).dtype) == "c":
             return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-        return lax.ne(x, x) if aval_of(x).dtype.kind in "biu" else x
+        return lax.ne(x, x) if _dt.kind(aval_of(x).dtype) in "biu" else x
     return lax.eq(lax.abs(x), _const(x, np.inf))
 
 
 def isposinf(x: Any, /):
     (x,) = _promote("isposinf", x)
-    return lax.eq(x, _const(x, np.inf)) if aval_of(x).dtype.kind == "f" else lax.ne(x, x)
+    return lax.eq(x, _const(x, np.inf)) if _dt.kind(aval_of(x).dtype) == "f" else lax.ne(x, x)
 
 
 def isneginf(x: Any, /):
     (x,) = _promote("isneginf", x)
-    return lax.eq(x, _const(x, -np.inf)) if aval_of(x).dtype.kind == "f" else lax.ne(x, x)
+    return lax.eq(x, _const(x, -np.inf)) if _dt.kind(aval_of(x).dtype) == "f" else lax.ne(x, x)
 
 
 def isfinite(x: Any, /):
     (x,) = _promote("isfinite", x)
-    if aval_of(x).dtype.kind in "biu":
+    if _dt.kind(aval_of(x).dtype) in "biu":
         return lax.eq(x, x)
-    if aval_of(x).dtype.kind == "c":
+    if _dt.kind(aval_of(x).dtype) == "c":
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
@@ -432,7 +432,7 @@ def isfinite(x: Any, /):
 def fmax(x1: Any, x2: Any, /):
     """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
     x1, x2 = _broadcast("fmax", *_promote("fmax", x1, x2))
-    if aval_of(x1).dtype.kind != "f":
+    if _dt.kind(aval_of(x1).dtype) != "f":
         return lax.max(x1, x2)
     return lax.select(lax.ne(x2, x2), x1, lax.select(lax.ne(x1, x1), x2, lax.max(x1, x2)))
 
@@ -440,7 +440,7 @@ def fmax(x1: Any, x2: Any, /):
 def fmin(x1: Any, x2: Any, /):
     """Elementwise minimum that ignores NaN (NaN only where both are NaN)."""
     x1, x2 = _broadcast("fmin", *_promote("fmin", x1, x2))
-    if aval_of(x1).dtype.kind != "f":
+    if _dt.kind(aval_of(x1).dtype) != "f":
         return lax.min(x1, x2)
     return lax.select(lax.ne(x2, x2), x1, lax.select(lax.ne(x1, x1), x2, lax.min(x1, x2)))
 
@@ -449,9 +449,9 @@ def signbit(x: Any, /):
     """True where the sign bit is set (-0.0 and negative NaN included)."""
     (x,) = _promote("signbit", x)
     dt = aval_of(x).dtype
-    if dt.kind in "bu":
+    if _dt.kind(dt) in "bu":
         return lax.ne(x, x)
-    if dt.kind == "i":
+    if _dt.kind(dt) == "i":
         return lax.lt(x, _const(x, 0))
     # -0.0 < 0 is false, so look at 1/x's sign for zeros: 1/-0.0 = -inf.
     neg = lax.lt(x, _const(x, 0))
@@ -510,7 +510,7 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None, max: 
 def conjugate(x: Any, /):
     """The complex conjugate (real inputs are returned unchanged)."""
     (x,) = _promote("conjugate", x)
-    return lax.conj(x) if aval_of(x).dtype.kind == "c" else x
+    return lax.conj(x) if _dt.kind(aval_of(x).dtype) == "c" else x
 
 
 conj = conjugate
@@ -519,19 +519,19 @@ conj = conjugate
 def real(val: Any, /):
     """The real part (real inputs are returned unchanged)."""
     (val,) = _promote("real", val)
-    return lax.real(val) if aval_of(val).dtype.kind == "c" else val
+    return lax.real(val) if _dt.kind(aval_of(val).dtype) == "c" else val
 
 
 def imag(val: Any, /):
     """The imaginary part (zeros for real inputs)."""
     (val,) = _promote("imag", val)
-    return lax.imag(val) if aval_of(val).dtype.kind == "c" else lax.full_like(val, 0)
+    return lax.imag(val) if _dt.kind(aval_of(val).dtype) == "c" else lax.full_like(val, 0)
 
 
 def angle(z: Any, deg: bool = False):
     """The argument of complex `z` (atan2(imag, real)), in radians or degrees."""
     (z,) = _promote("angle", z)
-    if aval_of(z).dtype.kind != "c":
+    if _dt.kind(aval_of(z).dtype) != "c":
         (z,) = _to_float("angle", z)
     a = arctan2(imag(z), real(z))
     return lax.mul(a, _const(a, 180 / np.pi)) if deg else a
