@@ -89,9 +89,9 @@ _PAR = "#linalg.iterator_type<parallel>"
 _RED = "#linalg.iterator_type<reduction>"
 
 
-def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, iterators: list[str],
-             combine=None) -> ir.Operation:
-    """Build the linalg.generic computing `members` (the last one's value is the result)."""
+def _collect(members: list, rank: int, shape, out_map):
+    """(inputs, maps, splat constants, input index) of the generic computing `members`, or None when its
+    maps would leave a loop without a bound (a reduction over dims that only broadcasts or splats span)."""
     member_ids = {m.operation for m in members}
     inputs, maps, consts = [], [], {}
     index: dict = {}  # input value -> position
@@ -108,6 +108,25 @@ def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, itera
             index[v] = len(inputs)
             inputs.append(src)
             maps.append(amap)
+
+    def covered() -> bool:
+        used = {str(e) for m in [*maps, out_map] for e in m.results}
+        return all(str(ir.AffineDimExpr.get(d)) in used for d in range(rank))
+    if not covered():  # read one broadcast whole (materialized) so that every loop has an extent
+        for v, i in index.items():
+            if tensor_type(v).rank == rank and inputs[i] is not v:
+                inputs[i], maps[i] = v, ir.AffineMap.get_identity(rank)
+                break
+        if not covered():
+            return None
+    return inputs, maps, consts, index
+
+
+def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, iterators: list[str],
+             combine=None, collected=None) -> ir.Operation:
+    """Build the linalg.generic computing `members` (the last one's value is the result)."""
+    member_ids = {m.operation for m in members}
+    inputs, maps, consts, index = collected or _collect(members, rank, shape, out_map)
     out_t = out_init.type
     g = ir.Operation.create(
         "linalg.generic", results=[out_t], operands=[*inputs, out_init],
@@ -220,9 +239,13 @@ def _fuse_reduce(op, stats: PassStats, dead: set) -> bool:
     rank = len(shape)
     red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
+    collected = _collect(members, rank, shape, out_map)
+    if collected is None:
+        return False
     with ir.InsertionPoint(op), op.location:
         out_init = make_constant(np.array(init), tensor_type(op.result))
-        g = _generic(members, rank, shape, out_init, out_map, [_RED if d in red else _PAR for d in range(rank)], comb)
+        g = _generic(members, rank, shape, out_init, out_map, [_RED if d in red else _PAR for d in range(rank)], comb,
+                     collected)
     init_op = producer(op.operands[1])
     op.result.replace_all_uses_with(g.result)
     _kill(op, dead)

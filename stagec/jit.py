@@ -346,6 +346,10 @@ class Jitted:
             entry = self._compile(key, args, kwargs, leaves, tree, dyn_args, dyn_kw)
         return entry(leaves)
 
+    def _cache_size(self) -> int:
+        """How many signatures this function has compiled (JAX's `_cache_size`)."""
+        return len(self._cache)
+
     def __get__(self, obj, objtype=None):
         """Support `@jit` on methods: `obj.method` binds `obj` as the first argument."""
         if obj is None:

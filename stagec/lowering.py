@@ -110,6 +110,8 @@ def _elementwise(opname: str):
     def rule(ctx: Ctx, *xs):
         if opname in ("add", "multiply") and ctx.avals_in[0].dtype == np.bool_:
             return [ctx.op1("stablehlo." + ("or" if opname == "add" else "and"), xs)]
+        if opname in ("maximum", "minimum"):
+            return [combine(ctx, opname, *xs, ctx.avals_out[0])]
         return [ctx.op1("stablehlo." + opname, xs)]
     return rule
 
@@ -178,7 +180,8 @@ def _identity(name: str, dtype: np.dtype):
         return name == "reduce_min"
     if _dt.kind(dtype) in "iu":
         return np.iinfo(dtype).min if name == "reduce_max" else np.iinfo(dtype).max
-    return -np.inf if name == "reduce_max" else np.inf
+    inf = complex(np.inf, np.inf) if _dt.kind(dtype) == "c" else np.inf
+    return -inf if name == "reduce_max" else inf
 
 
 def reduce_op(ctx: Ctx, x, name: str, axes):
@@ -193,7 +196,7 @@ def reduce_op(ctx: Ctx, x, name: str, axes):
     if body in ("add", "multiply") and aval.dtype == np.bool_:
         body = "or" if body == "add" else "and"
     with ir.InsertionPoint(block):
-        r = ir.Operation.create("stablehlo." + body, results=[st], operands=list(block.arguments)).result
+        r = combine(ctx, body, *block.arguments, scalar.update(weak_type=False))
         ir.Operation.create("stablehlo.return", results=[], operands=[r])
     return op.result
 
@@ -327,8 +330,43 @@ def _isnan(ctx: Ctx, x, aval: ShapedArray):
     return compare(ctx, x, x, "NE", aval)
 
 
-def _bool_op(ctx: Ctx, name: str, *xs):
-    return ctx.op1("stablehlo." + name, xs, result_avals=[ShapedArray((), np.bool_)])
+def _bool_op(ctx: Ctx, name: str, *xs, shape: tuple = ()):
+    return ctx.op1("stablehlo." + name, xs, result_avals=[ShapedArray(shape, np.bool_)])
+
+
+def _order(ctx: Ctx, a, b, aval: ShapedArray, direction: str):
+    """(a beats b, a ties b) where beating means `direction` ('GT' or 'LT') in NumPy's order for max/min and
+    argmax/argmin: NaN beats everything and ties NaN; complex numbers compare by real, then imaginary part."""
+    kind, shape = _dt.kind(aval.dtype), aval.shape
+    if kind not in "fc":
+        return compare(ctx, a, b, direction, aval), compare(ctx, a, b, "EQ", aval)
+    bool_ = lambda name, *xs: _bool_op(ctx, name, *xs, shape=shape)
+    if kind == "c":
+        part = aval.update(dtype=_dt.finfo(aval.dtype).dtype, weak_type=False)
+        (ar, ai), (br, bi) = ([ctx.op1(f"stablehlo.{p}", [v], result_avals=[part]) for p in ("real", "imag")]
+                              for v in (a, b))
+        a_nan = bool_("or", _isnan(ctx, ar, part), _isnan(ctx, ai, part))
+        b_nan = bool_("or", _isnan(ctx, br, part), _isnan(ctx, bi, part))
+        re_eq = compare(ctx, ar, br, "EQ", part)
+        beats = bool_("or", compare(ctx, ar, br, direction, part),
+                      bool_("and", re_eq, compare(ctx, ai, bi, direction, part)))
+        eq = bool_("and", re_eq, compare(ctx, ai, bi, "EQ", part))
+    else:
+        a_nan, b_nan = _isnan(ctx, a, aval), _isnan(ctx, b, aval)
+        beats, eq = compare(ctx, a, b, direction, aval), compare(ctx, a, b, "EQ", aval)
+    b_ok = ctx.op1("stablehlo.not", [b_nan], result_avals=[ShapedArray(shape, np.bool_)])
+    beats = bool_("or", bool_("and", beats, b_ok), bool_("and", a_nan, b_ok))
+    return beats, bool_("or", eq, bool_("and", a_nan, b_nan))
+
+
+def combine(ctx: Ctx, body: str, x, y, aval: ShapedArray):
+    """`stablehlo.<body>(x, y)` of type `aval`. Complex maximum/minimum compare lexicographically, NaN
+    winning, as in NumPy (IREE 3.13 returns wrong values for complex `stablehlo.maximum`)."""
+    if body not in ("maximum", "minimum") or _dt.kind(aval.dtype) != "c":
+        return ctx.op1("stablehlo." + body, [x, y], result_avals=[aval])
+    beats, same = _order(ctx, x, y, aval, "GT" if body == "maximum" else "LT")
+    pick_x = _bool_op(ctx, "or", beats, same, shape=aval.shape)
+    return ctx.op1("stablehlo.select", [pick_x, x, y], result_avals=[aval])
 
 
 def _nan_last_lt(ctx: Ctx, a, b, aval: ShapedArray):
@@ -356,13 +394,7 @@ def _argminmax(ctx: Ctx, x, *, axis, index_dtype, is_max):
     with ir.InsertionPoint(block):
         av, ai, bv, bi = block.arguments
         # Total order: NaN is the most extreme value (NumPy returns the first NaN); ties go to the lower index.
-        better = compare(ctx, av, bv, "GT" if is_max else "LT", s_val)
-        same = compare(ctx, av, bv, "EQ", s_val)
-        if _dt.kind(aval.dtype) == "f":
-            a_nan, b_nan = _isnan(ctx, av, s_val), _isnan(ctx, bv, s_val)
-            b_ok = ctx.op1("stablehlo.not", [b_nan], result_avals=[ShapedArray((), np.bool_)])
-            better = _bool_op(ctx, "or", _bool_op(ctx, "and", better, b_ok), _bool_op(ctx, "and", a_nan, b_ok))
-            same = _bool_op(ctx, "or", same, _bool_op(ctx, "and", a_nan, b_nan))
+        better, same = _order(ctx, av, bv, s_val, "GT" if is_max else "LT")
         first = _bool_op(ctx, "and", same, compare(ctx, ai, bi, "LT", s_idx))
         pick_a = _bool_op(ctx, "or", better, first)
         rv = ctx.op1("stablehlo.select", [pick_a, av, bv], result_avals=[s_val])
@@ -411,7 +443,7 @@ def _cumulative(ctx: Ctx, x, *, axis, op, reverse):
         "window_dimensions": i64s(window), "window_strides": i64s([1] * aval.ndim), "padding": padding}, regions=1)
     block = _scalar_block(red, [s, s])
     with ir.InsertionPoint(block):
-        r = ctx.op1("stablehlo." + _combiner(op, aval.dtype), list(block.arguments), result_avals=[s])
+        r = combine(ctx, _combiner(op, aval.dtype), *block.arguments, s)
         ir.Operation.create("stablehlo.return", results=[], operands=[r])
     return [red.result]
 
@@ -489,7 +521,7 @@ def _raw_scatter(ctx: Ctx, x, idx, upd, aval: ShapedArray, dn, mode: str):
     block = _scalar_block(op, [s, s])
     with ir.InsertionPoint(block):
         old, new = block.arguments
-        r = new if mode == "set" else ctx.op1("stablehlo." + _combiner(mode, s.dtype), [old, new], result_avals=[s])
+        r = new if mode == "set" else combine(ctx, _combiner(mode, s.dtype), old, new, s)
         ir.Operation.create("stablehlo.return", results=[], operands=[r])
     return op.result
 
@@ -519,7 +551,7 @@ def _scatter(ctx: Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims,
     name = {"add": "reduce_sum", "mul": "reduce_prod", "min": "reduce_min", "max": "reduce_max"}[mode]
     base = _splat(ctx, _identity(name, aval.dtype), aval)
     s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
-    return [ctx.op1("stablehlo." + _combiner(mode, aval.dtype), [x, s])]
+    return [combine(ctx, _combiner(mode, aval.dtype), x, s, aval)]
 
 
 register(P.real_p)(lambda ctx, x: [ctx.op1("stablehlo.real", [x])])

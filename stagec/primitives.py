@@ -19,8 +19,8 @@ _ANY = "biufc"
 
 def _check_kind(name: str, aval: ShapedArray, kinds: str) -> None:
     if _dt.kind(aval.dtype) not in kinds:
-        want = {"f": "floating", "fc": "floating or complex", "iub": "integer or boolean",
-                "iufc": "numeric", "biufc": "any"}[kinds]
+        names = {"b": "boolean", "i": "signed integer", "u": "unsigned integer", "f": "floating", "c": "complex"}
+        want = " or ".join(names[k] for k in kinds)
         raise TypeError(f"{name} does not accept dtype {aval.dtype} (it needs a {want} dtype)")
 
 
@@ -245,7 +245,7 @@ def _check_axis(name: str, x: ShapedArray, axis: int) -> None:
 
 def _argminmax_rule(x: ShapedArray, *, axis: int, index_dtype, is_max: bool) -> ShapedArray:
     _check_axis("argmax" if is_max else "argmin", x, axis)
-    _check_kind("argmax" if is_max else "argmin", x, "iuf")
+    _check_kind("argmax" if is_max else "argmin", x, "iufc")
     if x.shape[axis] == 0:
         raise ValueError(f"attempt to get {'argmax' if is_max else 'argmin'} of an empty sequence")
     return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), index_dtype)

@@ -126,3 +126,18 @@ def test_fuse_saves_a_dispatch_across_reshape():
     assert _dispatches(stagec.jit(f, passes=NO_FUSE).lower(X).as_text()) == 2
     assert _dispatches(stagec.jit(f, passes=FUSE).lower(X).as_text()) == 1
     np.testing.assert_allclose(np.asarray(stagec.jit(f, passes=FUSE)(X)), np.sin(X.reshape(8, 3)) + 1, rtol=1e-6, atol=1e-6)
+
+
+def test_reduction_over_dims_only_a_broadcast_spans_stays_valid():
+    """sum(where(broadcast(w), 1, 0)) has no input spanning the broadcast dim: the generic must still give
+    every loop an extent (it once produced non-invertible indexing maps and a PassError)."""
+    w = np.array([True, False, True, False])
+
+    def count(w):
+        return snp.sum(snp.where(snp.broadcast_to(w, (3, 4)), 1.0, 0.0)), snp.sum(snp.broadcast_to(w, (3, 4)) * 2.0, 0)
+
+    text = fused_text(count, w)
+    assert "linalg.generic" in text
+    total, cols = stagec.jit(count, passes=FUSE)(w)
+    assert float(total) == 6.0
+    np.testing.assert_array_equal(np.asarray(cols), [6, 0, 6, 0])

@@ -33,56 +33,111 @@ def _cast_input(a, av, dtype, upcast_int: bool):
     return a
 
 
+def _upcast_f16(x):
+    """float16/bfloat16 sums accumulate in float32, as JAX does (returns the value and its own dtype)."""
+    dt = aval_of(x).dtype
+    return (lax.convert_element_type(x, np.float32, weak_type=False), dt) if dt in (_dt.float16, _dt.bfloat16) \
+        else (x, dt)
+
+
 def _prepare(fname: str, a, axis, dtype, upcast_int: bool):
     (a,) = _promote(fname, _arr(a))
     av = aval_of(a)
     return _cast_input(a, av, dtype, upcast_int), av, _axes(axis, av.ndim, fname)
 
 
-def _reduction(fname, reducer, identity_ok=True, upcast_int=False):
-    def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False):
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+_COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min, "any": lax.bitwise_or,
+            "all": lax.bitwise_and}
+
+
+def _masked(fname: str, x, where, identity):
+    """`x` with the elements outside `where` (broadcast to x's shape) replaced by `identity`."""
+    from ._base import broadcast_to
+    xv = aval_of(x)
+    try:
+        w = broadcast_to(astype(_arr(where), bool), xv.shape)
+    except ValueError:
+        raise ValueError(f"{fname}: `where` of shape {aval_of(_arr(where)).shape} does not broadcast to the "
+                         f"array's shape {xv.shape}") from None
+    return lax.select(w, x, lax.full_like(x, identity))
+
+
+def _extreme(fname: str, dt: np.dtype):
+    """The identity of max (min): the lowest (highest) value of `dt`."""
+    if dt == np.bool_:
+        return fname == "min"
+    if _dt.kind(dt) in "iu":
+        info = np.iinfo(dt)
+        return info.min if fname == "max" else info.max
+    inf = complex(np.inf, np.inf) if _dt.kind(dt) == "c" else np.inf
+    return -inf if fname == "max" else inf
+
+
+def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=False):
+    def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
         if out is not None:
             raise NotImplementedError(f"{fname}: the `out` argument is not supported (arrays are immutable)")
         a, av, axes = _prepare(fname, a, axis, dtype, upcast_int)
-        if not identity_ok and builtins.any(av.shape[i] == 0 for i in axes):
-            raise ValueError(f"zero-size array to reduction operation {fname} which has no identity")
-        return _keep(reducer(a, axes), av.shape, axes, keepdims)
+        if not identity_ok and initial is None:
+            if where is not None:
+                raise ValueError(f"reduction operation {fname!r} does not have an identity, so to use a where mask "
+                                 f"one has to specify 'initial'")
+            if builtins.any(av.shape[i] == 0 for i in axes):
+                raise ValueError(f"zero-size array to reduction operation {fname} which has no identity")
+        a, out_dt = _upcast_f16(a) if upcast_f16 else (a, aval_of(a).dtype)
+        if where is not None:
+            ident = _IDENTITY[fname] if identity_ok else _extreme(fname, aval_of(a).dtype)
+            a = _masked(fname, a, where, ident)
+        r = reducer(a, axes)
+        if initial is not None:
+            r = _COMBINE[fname](r, lax.full_like(r, initial))
+        if aval_of(r).dtype != out_dt:
+            r = lax.convert_element_type(r, out_dt, weak_type=False)
+        return _keep(r, av.shape, axes, keepdims)
     f.__name__ = fname
-    f.__doc__ = f"`{fname}` over `axis` (int, tuple or None), optionally keeping reduced dims."
+    f.__doc__ = (f"`{fname}` over `axis` (int, tuple or None), optionally keeping reduced dims; `initial` joins "
+                 f"the reduction and `where` (a mask broadcast to the array) picks the elements that take part.")
     return f
 
 
-sum = _reduction("sum", lax.reduce_sum, upcast_int=True)
-prod = _reduction("prod", lax.reduce_prod, upcast_int=True)
+sum = _reduction("sum", lax.reduce_sum, upcast_int=True, upcast_f16=True)
+prod = _reduction("prod", lax.reduce_prod, upcast_int=True, upcast_f16=True)
 _max = _reduction("max", lax.reduce_max, identity_ok=False)
 _min = _reduction("min", lax.reduce_min, identity_ok=False)
 
 
-def max(a: Any, axis=None, out=None, keepdims: bool = False):
-    """Largest element over `axis` (NaN propagates, as in NumPy)."""
-    return _max(a, axis=axis, out=out, keepdims=keepdims)
+def max(a: Any, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
+    """Largest element over `axis` (NaN propagates, as in NumPy; complex compares real, then imaginary)."""
+    return _max(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
 
-def min(a: Any, axis=None, out=None, keepdims: bool = False):
-    """Smallest element over `axis` (NaN propagates, as in NumPy)."""
-    return _min(a, axis=axis, out=out, keepdims=keepdims)
+def min(a: Any, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
+    """Smallest element over `axis` (NaN propagates, as in NumPy; complex compares real, then imaginary)."""
+    return _min(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
 
 amax, amin = max, min
+_any = _reduction("any", lax.reduce_or)
+_all = _reduction("all", lax.reduce_and)
 
 
-def any(a: Any, axis=None, out=None, keepdims: bool = False):
-    """True if any element over `axis` is nonzero."""
-    return _reduction("any", lax.reduce_or)(astype(_arr(a), bool), axis=axis, out=out, keepdims=keepdims)
+def any(a: Any, axis=None, out=None, keepdims: bool = False, *, where=None):
+    """True if any element over `axis` (among those `where` selects) is nonzero."""
+    return _any(astype(_arr(a), bool), axis=axis, out=out, keepdims=keepdims, where=where)
 
 
-def all(a: Any, axis=None, out=None, keepdims: bool = False):
-    """True if every element over `axis` is nonzero."""
-    return _reduction("all", lax.reduce_and)(astype(_arr(a), bool), axis=axis, out=out, keepdims=keepdims)
+def all(a: Any, axis=None, out=None, keepdims: bool = False, *, where=None):
+    """True if every element over `axis` (among those `where` selects) is nonzero."""
+    return _all(astype(_arr(a), bool), axis=axis, out=out, keepdims=keepdims, where=where)
 
 
-def _count(av, axes) -> int:
-    return int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
+def _count(av, axes, where, fname: str, dtype):
+    """How many elements each reduction sees: a Python int, or (with `where`) an array of `dtype`."""
+    if where is None:
+        return int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
+    w = _masked(fname, lax.full_like(lax.broadcast_in_dim(_arr(True), av.shape, ()), True), where, False)
+    return lax.reduce_sum(lax.convert_element_type(w, dtype, weak_type=False), axes)
 
 
 def _float_dtype(av, dtype):
@@ -91,36 +146,56 @@ def _float_dtype(av, dtype):
     return av.dtype if _dt.kind(av.dtype) in "fc" else _dt.default_float()
 
 
-def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False):
-    """Arithmetic mean; integer inputs give the default float, as in JAX. An empty mean is NaN."""
+def _divide(total, count):
+    """`total / count`, where `count` is an int or an array holding as many elements as `total`."""
+    if isinstance(count, int):
+        return lax.div(total, lax.full_like(total, count))
+    count = lax.reshape(lax.convert_element_type(count, aval_of(total).dtype, weak_type=False), aval_of(total).shape)
+    return lax.div(total, count)
+
+
+def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
+    """Arithmetic mean (of the elements `where` selects); integer inputs give the default float, as in JAX.
+    float16/bfloat16 accumulate in float32. An empty mean is NaN."""
     a = _arr(a)
     av = aval_of(a)
     axes = _axes(axis, av.ndim, "mean")
-    s = sum(astype(a, _float_dtype(av, dtype)), axis=axis, out=out, keepdims=keepdims)
-    return lax.div(s, lax.full_like(s, _count(av, axes)))
+    x, out_dt = _upcast_f16(astype(a, _float_dtype(av, dtype)))
+    s = sum(x, axis=axis, out=out, keepdims=keepdims, where=where)
+    r = _divide(s, _count(av, axes, where, "mean", aval_of(s).dtype))
+    return lax.convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
-def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, correction=None):
-    """Variance `mean(|a - mean(a)|**2)` with `N - ddof` in the denominator (inf/NaN when N - ddof <= 0)."""
+def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
+        correction=None):
+    """Variance `mean(|a - mean(a)|**2)` with `N - ddof` in the denominator (inf/NaN when N - ddof <= 0),
+    over the elements `where` selects; float16/bfloat16 compute in float32."""
     if correction is not None:
         ddof = correction
     a = _arr(a)
     av = aval_of(a)
     axes = _axes(axis, av.ndim, "var")
-    x = astype(a, _float_dtype(av, dtype))
-    centered = subtract(x, mean(x, axis=axis, keepdims=True))
+    x, out_dt = _upcast_f16(astype(a, _float_dtype(av, dtype)))
+    centered = subtract(x, mean(x, axis=axis, keepdims=True, where=where))
     if _dt.kind(aval_of(centered).dtype) == "c":  # |c|**2, a real number
         re, im = lax.real(centered), lax.imag(centered)
         sq = lax.add(lax.mul(re, re), lax.mul(im, im))
+        out_dt = _dt.finfo(out_dt).dtype
     else:
         sq = multiply(centered, centered)
-    ss = sum(sq, axis=axis, out=out, keepdims=keepdims)
-    return lax.div(ss, lax.full_like(ss, builtins.max(_count(av, axes) - ddof, 0)))
+    ss = sum(sq, axis=axis, out=out, keepdims=keepdims, where=where)
+    n = _count(av, axes, where, "var", aval_of(ss).dtype)
+    n = builtins.max(n - ddof, 0) if isinstance(n, int) else lax.max(lax.sub(n, lax.full_like(n, ddof)),
+                                                                    lax.full_like(n, 0))
+    r = _divide(ss, n)
+    return lax.convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
-def std(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, correction=None):
+def std(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
+        correction=None):
     """Standard deviation, `sqrt(var(...))`."""
-    return sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, correction=correction))
+    return sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
+                    correction=correction))
 
 
 def ptp(a: Any, axis=None, out=None, keepdims: bool = False):
@@ -134,8 +209,6 @@ def count_nonzero(a: Any, axis=None, keepdims: bool = False):
 def _argminmax(fname: str, fn, a, axis, keepdims: bool):
     (a,) = _promote(fname, _arr(a))
     av = aval_of(a)
-    if _dt.kind(av.dtype) == "c":
-        raise NotImplementedError(f"{fname} of complex arrays is not implemented")
     if av.dtype == np.bool_:
         a = lax.convert_element_type(a, np.int32)
     if axis is None:

@@ -1,7 +1,7 @@
 """Sorting along an axis: `sort`, `argsort` (stable; NaN sorts last, as in NumPy).
 
-IREE's CPU `stablehlo.sort` does not honour `is_stable`, so stability comes from a second key: the
-original index."""
+IREE's CPU `stablehlo.sort` does not honour `is_stable`, so stability comes from a last key: the
+original index. Complex numbers sort as in NumPy: by real, then imaginary part, those with a NaN part last."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,33 +19,55 @@ def _prepare(fname: str, a, axis):
     if axis is None:
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
     av = aval_of(a)
-    if _dt.kind(av.dtype) == "c":
-        raise NotImplementedError(f"{fname} of complex arrays is not implemented")
     if av.ndim == 0:
         raise np.exceptions.AxisError(f"{fname}: axis {axis} is out of bounds for array of dimension 0")
     return a, av, _axis(axis, av.ndim, fname)
 
 
-def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, stable: bool | None = None):
-    """A sorted copy of `a` along `axis` (flattened when None); NaN goes last, equal elements keep their order."""
+def _keys(a, av) -> list:
+    """Sort keys of `a`: for complex, NumPy's (has a NaN part, real, imag), else `a` itself."""
+    if _dt.kind(av.dtype) != "c":
+        return [a]
+    re, im = lax.real(a), lax.imag(a)
+    return [lax.bitwise_or(lax.ne(re, re), lax.ne(im, im)), re, im]
+
+
+def _sorted_indices(a, av, axis: int, index_dtype, descending: bool):
+    """The permutation that stably sorts `a` along `axis` (descending: ties still keep index order)."""
+    if descending:  # ascending positions in the reversed array, mapped back and reversed: NaN first, ties in order
+        up = _sorted_indices(lax.rev(a, (axis,)), av, axis, index_dtype, False)
+        return lax.rev(lax.sub(lax.full_like(up, av.shape[axis] - 1), up), (axis,))
+    idx = lax.broadcasted_iota(index_dtype, av.shape, axis)
+    keys = _keys(a, av)
+    return lax.sort([*keys, idx], dimension=axis, is_stable=True, num_keys=len(keys) + 1)[-1]
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, stable: bool | None = None,
+         descending: bool = False):
+    """A sorted copy of `a` along `axis` (flattened when None); NaN goes last, equal elements keep their
+    order; complex numbers by real part, then imaginary part. `descending` reverses the order."""
     if order is not None:
         raise NotImplementedError("sort: `order` (structured arrays) is not supported")
     a, av, axis = _prepare("sort", a, axis)
     if av.size == 0:
         return a
-    if _dt.kind(av.dtype) == "f":  # equal keys can differ (-0.0 and 0.0): keep their order, as a stable sort
+    keys = _keys(a, av)
+    if _dt.kind(av.dtype) in "fc":  # equal keys can differ (-0.0 and 0.0): keep their order, as a stable sort
         idx = lax.broadcasted_iota(np.int32, av.shape, axis)
-        return lax.sort([a, idx], dimension=axis, is_stable=True, num_keys=2)[0]
-    return lax.sort([a], dimension=axis, is_stable=True, num_keys=1)[0]
+        keys = lax.sort([*keys, idx], dimension=axis, is_stable=True, num_keys=len(keys) + 1)[:-1]
+    else:
+        keys = lax.sort(keys, dimension=axis, is_stable=True, num_keys=len(keys))
+    out = lax.complex(*keys[1:]) if len(keys) == 3 else keys[0]
+    return lax.rev(out, (axis,)) if descending else out
 
 
-def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, stable: bool | None = None):
-    """Indices that sort `a` along `axis` (a stable sort: ties keep index order; NaN last)."""
+def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, stable: bool | None = None,
+            descending: bool = False):
+    """Indices that sort `a` along `axis` (a stable sort: ties keep index order; NaN last; complex
+    lexicographically). With `descending`, the largest first and ties still in index order."""
     if order is not None:
         raise NotImplementedError("argsort: `order` (structured arrays) is not supported")
     a, av, axis = _prepare("argsort", a, axis)
-    idx = lax.broadcasted_iota(_dt.default_int(), av.shape, axis)
     if av.size == 0:
-        return idx
-    # IREE's CPU sort ignores is_stable: the index as a second key makes ties keep their order.
-    return lax.sort([a, idx], dimension=axis, is_stable=True, num_keys=2)[1]
+        return lax.broadcasted_iota(_dt.default_int(), av.shape, axis)
+    return _sorted_indices(a, av, axis, _dt.default_int(), descending)
