@@ -15,7 +15,7 @@ TARGETS = ("llvm-cpu", "vulkan-spirv", "cuda", "cpu", "vulkan")
 _DTYPES = {"b1": "bool", "bool": "bool", "pred": "bool", "i1": "bool",
            "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
            "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-           "f16": "float16", "f32": "float32", "f64": "float64", "c64": "complex64", "c128": "complex128"}
+           "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "c64": "complex64", "c128": "complex128"}
 _DTYPES.update({v: v for v in list(_DTYPES.values())})
 _SPEC = re.compile(r"^\s*(?:(?P<name>[A-Za-z_]\w*)=)?(?P<dtype>[a-z]+\d*)\[(?P<dims>[\d,\s]*)\]\s*$")
 

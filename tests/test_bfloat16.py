@@ -144,3 +144,25 @@ def test_host_round_trip_casts_and_creation():
     assert snp.issubdtype(snp.bfloat16, snp.floating) and not snp.issubdtype(snp.bfloat16, snp.integer)
     assert snp.finfo(snp.bfloat16).eps == 2 ** -7
     assert np.isnan(float(np.asarray(snp.divide(np.zeros(1, BF16), 0.0))[0]))
+
+
+def test_aot_artifact_and_cli_spec_keep_bfloat16(tmp_path):
+    from stagec.aot import ShapeDtypeStruct, load
+    from stagec.cli import parse_spec
+    name, sds = parse_spec("x=bf16[2,5]")
+    assert name == "x" and sds == ShapeDtypeStruct((2, 5), BF16)
+    lowered = stagec.jit(lambda x: snp.tanh(x) * 2).lower(sds)
+    assert "tensor<2x5xbf16>" in lowered.as_text()
+    lowered.compile().save(tmp_path / "tanh.stagec")
+    got = load(tmp_path / "tanh.stagec")(X)
+    _close(got, _f32(lambda x: np.tanh(x) * 2, X), "loaded artifact")
+
+
+def test_vulkan_runs_bfloat16():
+    import glob
+    if not (glob.glob("/usr/share/vulkan/icd.d/*.json") or glob.glob("/etc/vulkan/icd.d/*.json")):
+        pytest.skip("no Vulkan ICD: apt-get install mesa-vulkan-drivers libvulkan1")
+    f = stagec.jit(lambda x: (snp.tanh(x) * 2, snp.sum(x * x, axis=1)), backend="vulkan")
+    t, s = f(X)
+    _close(t, _f32(lambda x: np.tanh(x) * 2, X), "vulkan tanh")
+    _close(s, _f32(lambda x: (x * x).sum(1), X), "vulkan sum", ulps=4)
