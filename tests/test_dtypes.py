@@ -1,0 +1,79 @@
+"""The whole promotion table, bfloat16 and weak types included, against JAX's (as JAX 0.10.2 computed it with
+x64 enabled; re-derived live where JAX is installed). Row op column; `i*`, `f*`, `c*` are weak Python scalars."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from stagec import dtypes
+from numpy_diff import jax, jnp
+
+TABLE = """
+     b1   u8   u16  u32  u64  i8   i16  i32  i64  bf16 f16  f32  f64  c64  c128 i*   f*   c*
+b1   b1   u8   u16  u32  u64  i8   i16  i32  i64  bf16 f16  f32  f64  c64  c128 i*   f*   c*
+u8   u8   u8   u16  u32  u64  i16  i16  i32  i64  bf16 f16  f32  f64  c64  c128 u8   f*   c*
+u16  u16  u16  u16  u32  u64  i32  i32  i32  i64  bf16 f16  f32  f64  c64  c128 u16  f*   c*
+u32  u32  u32  u32  u32  u64  i64  i64  i64  i64  bf16 f16  f32  f64  c64  c128 u32  f*   c*
+u64  u64  u64  u64  u64  u64  f*   f*   f*   f*   bf16 f16  f32  f64  c64  c128 u64  f*   c*
+i8   i8   i16  i32  i64  f*   i8   i16  i32  i64  bf16 f16  f32  f64  c64  c128 i8   f*   c*
+i16  i16  i16  i32  i64  f*   i16  i16  i32  i64  bf16 f16  f32  f64  c64  c128 i16  f*   c*
+i32  i32  i32  i32  i64  f*   i32  i32  i32  i64  bf16 f16  f32  f64  c64  c128 i32  f*   c*
+i64  i64  i64  i64  i64  f*   i64  i64  i64  i64  bf16 f16  f32  f64  c64  c128 i64  f*   c*
+bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 bf16 f32  f32  f64  c64  c128 bf16 bf16 c64
+f16  f16  f16  f16  f16  f16  f16  f16  f16  f16  f32  f16  f32  f64  c64  c128 f16  f16  c64
+f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f32  f64  c64  c128 f32  f32  c64
+f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c128 c128 f64  f64  c128
+c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c64  c128 c64  c128 c64  c64  c64
+c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
+i*   i*   u8   u16  u32  u64  i8   i16  i32  i64  bf16 f16  f32  f64  c64  c128 i*   f*   c*
+f*   f*   f*   f*   f*   f*   f*   f*   f*   f*   bf16 f16  f32  f64  c64  c128 f*   f*   c*
+c*   c*   c*   c*   c*   c*   c*   c*   c*   c*   c64  c64  c64  c128 c64  c128 c*   c*   c*
+"""
+_DT = {"b1": np.bool_, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "i8": np.int8,
+       "i16": np.int16, "i32": np.int32, "i64": np.int64, "bf16": ml_dtypes.bfloat16, "f16": np.float16,
+       "f32": np.float32, "f64": np.float64, "c64": np.complex64, "c128": np.complex128}
+_WEAK = {"i*": np.int64, "f*": np.float64, "c*": np.complex128}  # under x64
+_header, *_rows = [line.split() for line in TABLE.strip().splitlines()]
+CELLS = [(row[0], col, want) for row in _rows for col, want in zip(_header, row[1:])]
+
+
+def _pair(code: str):
+    return (np.dtype(_WEAK[code]), True) if code in _WEAK else (np.dtype(_DT[code]), False)
+
+
+def _code(dtype: np.dtype, weak: bool) -> str:
+    if weak:
+        return {"i": "i*", "f": "f*", "c": "c*"}[dtypes.kind(dtype)]
+    return next(k for k, v in _DT.items() if np.dtype(v) == dtype)
+
+
+def test_promotion_table_matches_jax(x64):
+    wrong = [(a, b, want, _code(*dtypes.result_type(_pair(a), _pair(b)))) for a, b, want in CELLS
+             if _code(*dtypes.result_type(_pair(a), _pair(b))) != want]
+    assert not wrong, f"(row, column, JAX's, ours): {wrong}"
+
+
+@pytest.mark.skipif(jax is None, reason="re-derives the table live; the stored table above is checked without JAX")
+def test_stored_table_is_what_jax_computes():
+    scalar = {"i*": 1, "f*": 1.0, "c*": 1j}
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for a, b, want in CELLS:
+            if a in scalar and b in scalar:
+                continue  # two Python scalars never meet in an array program
+            x = scalar.get(a) if a in scalar else jnp.ones((), _DT[a])
+            y = scalar.get(b) if b in scalar else jnp.ones((), _DT[b])
+            r = jax.eval_shape(jnp.add, x, y)
+            assert _code(np.dtype(r.dtype), r.weak_type) == want, (a, b)
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def test_bfloat16_helpers():
+    bf = np.dtype(ml_dtypes.bfloat16)
+    assert bf.kind == "V" and dtypes.kind(bf) == "f" and dtypes.is_float(bf) and not dtypes.is_int(bf)
+    assert dtypes.finfo(bf).bits == 16 and dtypes.canonicalize("bfloat16") == bf
+    with pytest.raises(TypeError, match="does not support dtype"):
+        dtypes.canonicalize(np.dtype("V2"))
