@@ -25,8 +25,9 @@ MIN_OPS = 2  # elementwise clusters smaller than this are left to IREE
 
 
 def _static(v: ir.Value) -> bool:
+    """A static, non-empty tensor (empty ones have nothing to fuse, and IREE warns on generics reading them)."""
     t = tensor_type(v)
-    return t.has_static_shape and t.rank >= 1
+    return t.has_static_shape and t.rank >= 1 and all(d > 0 for d in t.shape)
 
 
 def _elementwise(op, shape) -> bool:

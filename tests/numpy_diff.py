@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import stagec
+from stagec.dtypes import kind
 
 try:
     import jax
@@ -24,7 +26,8 @@ except ImportError:  # pragma: no cover - jax is in the dev environment; without
 
 F16, F32, I8, I16, I32, U8, U16, U32, BOOL = (np.dtype(t) for t in (
     np.float16, np.float32, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.bool_))
-TOL = {F16: (4e-3, 4e-3), F32: (2e-5, 2e-6), np.dtype(np.complex64): (2e-5, 2e-6)}
+BF16 = np.dtype(ml_dtypes.bfloat16)
+TOL = {F16: (4e-3, 4e-3), BF16: (1.6e-2, 1.6e-2), F32: (2e-5, 2e-6), np.dtype(np.complex64): (2e-5, 2e-6)}
 SHAPES = [(), (0,), (3,), (2, 3)]
 # Examples per hypothesis test: most draw a new signature (a compile), so the default keeps the suite fast;
 # STAGEC_HYPOTHESIS_EXAMPLES=50 explores further.
@@ -43,6 +46,8 @@ def jitted(fn: Callable) -> Callable:
 
 def float_elems(dtype, lo: float = -100.0, hi: float = 100.0):
     dtype = np.dtype(dtype)
+    if dtype == BF16:  # hypothesis knows no bfloat16: draw float32 values that bfloat16 holds exactly
+        return float_elems(F32, lo, hi).map(lambda v: float(np.float32(v).astype(BF16)))
     width = {F16: 16, F32: 32}[dtype]
     lo, hi = float(np.asarray(lo, dtype)), float(np.asarray(hi, dtype))  # representable bounds
     # Tiny magnitudes become 0: x / 1e-38 overflows float32 but not the float64 reference.
@@ -54,13 +59,15 @@ def elements(dtype, lo=None, hi=None):
     dtype = np.dtype(dtype)
     if dtype == BOOL:
         return st.booleans()
-    if dtype.kind in "iu":
+    if kind(dtype) in "iu":
         info = np.iinfo(dtype)
         return st.integers(info.min if lo is None else max(lo, info.min), info.max if hi is None else min(hi, info.max))
     return float_elems(dtype, -100.0 if lo is None else lo, 100.0 if hi is None else hi)
 
 
 def arrays(dtype, shape, lo=None, hi=None):
+    if np.dtype(dtype) == BF16:
+        return hnp.arrays(F32, shape, elements=elements(dtype, lo, hi)).map(lambda a: a.astype(BF16))
     return hnp.arrays(np.dtype(dtype), shape, elements=elements(dtype, lo, hi))
 
 
@@ -83,7 +90,8 @@ def assert_matches(got, want, what: str = "", rtol: float | None = None, atol: f
         return
     r, a = TOL.get(g.dtype, (2e-5, 2e-6))
     r, a = rtol or r, (atol or a) * scale
-    np.testing.assert_allclose(g.astype(np.float64) if g.dtype.kind == "f" else g, w, rtol=r, atol=a,
+    np.testing.assert_allclose(g.astype(np.float64) if kind(g.dtype) == "f" else g,
+                               w.astype(np.float64) if kind(w.dtype) == "f" else w, rtol=r, atol=a,
                                equal_nan=True, err_msg=what)
 
 

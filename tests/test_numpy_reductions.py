@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import stagec
 import stagec.nn as nn
 import stagec.numpy as snp
-from numpy_diff import MAX_EXAMPLES, BOOL, F16, F32, I8, I32, U8, arrays, assert_matches, jax, jnp
+from numpy_diff import MAX_EXAMPLES, BF16, BOOL, F16, F32, I8, I32, U8, arrays, assert_matches, jax, jnp
 
 SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -45,7 +45,7 @@ def _axes_for(ndim: int):
 @SETTINGS
 @given(st.data())
 def test_reductions_match_numpy(data):
-    dt = data.draw(st.sampled_from([F32, I32, I8, BOOL, F16, U8]), "dtype")
+    dt = data.draw(st.sampled_from([F32, I32, I8, BOOL, F16, U8, BF16]), "dtype")
     shape = data.draw(st.sampled_from([(2, 3), (3,), (0, 3), ()]), "shape")
     axis = data.draw(_axes_for(len(shape)), "axis")
     keepdims = data.draw(st.booleans(), "keepdims")
@@ -57,7 +57,7 @@ def test_reductions_match_numpy(data):
         warnings.simplefilter("ignore")
         for n, g in got.items():
             kw = {"ddof": ddof} if n in ("var", "std") else {}
-            xin = x.astype(np.float64) if n in ("mean", "var", "std") or dt.kind == "f" else x
+            xin = x.astype(np.float64) if n in ("mean", "var", "std") or stagec.dtypes.kind(dt) == "f" else x
             want = getattr(np, n)(xin, axis=axis, keepdims=keepdims, **kw)
             for r in (g, eager[n]):
                 assert_matches(r, want, f"{n}(x: {dt}{shape}, axis={axis}, keepdims={keepdims})", scale=10)
@@ -188,7 +188,7 @@ _nn_jit = stagec.jit(_nn_all, static_argnames="axis")
 @SETTINGS
 @given(st.data())
 def test_nn_functions_match_reference(data):
-    dt = data.draw(st.sampled_from([F32, F16]), "dtype")
+    dt = data.draw(st.sampled_from([F32, F16, BF16]), "dtype")
     shape = data.draw(st.sampled_from([(2, 3), (4,)]), "shape")
     axis = data.draw(st.sampled_from([-1, 0]), "axis")
     x = data.draw(arrays(dt, shape, -30, 30), "x")
@@ -198,7 +198,7 @@ def test_nn_functions_match_reference(data):
         want = _nn_ref(n, x, axis)
         for r in (g, eager[n]):
             assert r.dtype == dt, f"{n}: dtype {r.dtype}"
-            assert_matches(r, want, f"nn.{n}({dt}{shape}, axis={axis})", scale=30 if dt == F16 else 10)
+            assert_matches(r, want, f"nn.{n}({dt}{shape}, axis={axis})", scale=30 if dt in (F16, BF16) else 10)
 
 
 def test_nn_extreme_values():

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import stagec
 import stagec.numpy as snp
-from numpy_diff import (BOOL, F16, F32, I8, I16, I32, MAX_EXAMPLES, U8, U32, arrays, assert_matches, check, jax_out,
+from numpy_diff import (BF16, BOOL, F16, F32, I8, I16, I32, MAX_EXAMPLES, U8, U32, arrays, assert_matches, check, jax_out,
                         jitted, jnp)
 
 # No shrinking: each shrink step may compile new signatures; the failing example is printed as drawn.
@@ -41,13 +41,13 @@ def _all_unary(xs: dict) -> dict:
 
 def _ref(name: str, x: np.ndarray, out_dtype: np.dtype):
     f = _NUMPY_REF.get(name, getattr(np, name))
-    return f(x.astype(np.float64) if out_dtype.kind == "f" else x)
+    return f(x.astype(np.float64) if stagec.dtypes.kind(out_dtype) == "f" else x)
 
 
 @SETTINGS
 @given(st.data())
 def test_unary_functions_match_numpy(data):
-    dtype = data.draw(st.sampled_from([F32, I8, F16, U8]), "dtype")
+    dtype = data.draw(st.sampled_from([F32, I8, F16, U8, BF16]), "dtype")
     shape = data.draw(st.sampled_from([(2, 3), (), (0,)]), "shape")
     run_eager = shape == (2, 3) and dtype in (F32, I8)  # eager compiles per primitive: keep to few signatures
     xs = {}
@@ -146,7 +146,8 @@ def test_arithmetic_and_comparisons_match_numpy(data):
 @SETTINGS
 @given(st.data())
 def test_float_binary_functions_match_numpy(data):
-    lt, rt = data.draw(st.sampled_from([(F32, F32), (F16, F16), (I8, F32), (F32, float)]), "dtypes")
+    lt, rt = data.draw(st.sampled_from([(F32, F32), (F16, F16), (I8, F32), (F32, float), (BF16, BF16), (BF16, float)]),
+                       "dtypes")
     shape = data.draw(st.sampled_from([(2, 3), ()]), "shape")
     x = data.draw(arrays(lt, shape, 0, 20), "x")
     y = data.draw(arrays(rt, shape, -4, 4) if isinstance(rt, np.dtype) else st.floats(-4, 4, width=16), "y")
