@@ -1,6 +1,7 @@
 """Core figures, measured side by side in one process (medians; ratios are what to compare).
 
-  python benchmarks/bench_core.py            # SELU table, call overhead, CPU driver crossover
+  python benchmarks/bench_core.py            # SELU table, call overhead, CPU driver crossover, dtypes
+  python benchmarks/bench_core.py dtypes     # one table: selu, overhead, driver or dtypes
 Rows for JAX appear when `jax` is installed (`pip install -e .[bench]`)."""
 from __future__ import annotations
 
@@ -106,7 +107,34 @@ def driver_table() -> None:
     print()
 
 
+def dtype_table(n: int = 256) -> None:
+    """An MLP layer (matmul + bias + gelu) and a 1M-element SELU in float32, float16 and bfloat16."""
+    import ml_dtypes
+    from stagec import nn
+    print(f"Dtypes: MLP layer gelu(x @ w + b), x {n}x{n}, and SELU on 1M elements (median per call)")
+    print(f"  {'dtype':>9s} {'mlp stagec':>13s} {'mlp jax':>13s} {'selu stagec':>13s} {'selu jax':>13s}")
+    rng = np.random.default_rng(0)
+    x32, w32 = rng.standard_normal((n, n), np.float32), rng.standard_normal((n, n), np.float32) / 16
+    b32, v32 = rng.standard_normal(n, np.float32), rng.uniform(-5, 5, 1_000_000).astype(np.float32)
+    mlp = stagec.jit(lambda x, w, b: nn.gelu(x @ w + b))
+    sel = stagec.jit(lambda v: selu(snp, v))
+    for dt in (np.float32, np.float16, ml_dtypes.bfloat16):
+        x, w, b, v = (stagec.device_put(a.astype(dt)) for a in (x32, w32, b32, v32))
+        row = [median_time(lambda: mlp(x, w, b).block_until_ready(), 50),
+               median_time(lambda: sel(v).block_until_ready(), 50)]
+        jrow = ["", ""]
+        if jax is not None:
+            jm = jax.jit(lambda x, w, b: jax.nn.gelu(x @ w + b))
+            js = jax.jit(lambda v: selu(jnp, v))
+            xj, wj, bj, vj = (jax.device_put(a.astype(dt)) for a in (x32, w32, b32, v32))
+            jrow = [fmt(median_time(lambda: jm(xj, wj, bj).block_until_ready(), 50)),
+                    fmt(median_time(lambda: js(vj).block_until_ready(), 50))]
+        print(f"  {np.dtype(dt).name:>9s} {fmt(row[0]):>13s} {jrow[0]:>13s} {fmt(row[1]):>13s} {jrow[1]:>13s}")
+    print()
+
+
 if __name__ == "__main__":
-    selu_table()
-    overhead_table()
-    driver_table()
+    import sys
+    tables = {"selu": selu_table, "overhead": overhead_table, "driver": driver_table, "dtypes": dtype_table}
+    for name in sys.argv[1:] or tables:
+        tables[name]()
