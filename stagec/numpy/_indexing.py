@@ -1,5 +1,8 @@
 """Indexing: basic (ints, slices, None, ...), integer-array indexing (gather), `x.at[idx]` updates
-(scatter), boolean masks with a static result shape, `take`, `take_along_axis`, `nonzero`."""
+(scatter), boolean masks with a static result shape, `take`, `take_along_axis`, `nonzero`.
+
+Out-of-bounds indices follow JAX, whether traced or concrete: reads clamp (`x.at[i].get(mode='fill')` reads
+a fill value instead), updates are dropped (`mode='clip'` clamps them). Negative indices in [-n, -1] wrap."""
 from __future__ import annotations
 
 import builtins
@@ -52,9 +55,9 @@ def _basic_getitem(x, idx: tuple):
             starts.append(0), limits.append(size), strides.append(1)
         else:
             k = operator.index(i)
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {size}")
-            k %= size
+            if size == 0:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size 0")
+            k = builtins.min(builtins.max(k + size if k < 0 else k, 0), size - 1)  # clamped, as JAX does
             starts.append(k), limits.append(k + 1), strides.append(1)
         dim += 1
     if revs:
@@ -156,27 +159,82 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
     return tuple(out), advanced
 
 
-def _index_array(i, size: int, axis: int):
-    """An integer index as an int32 array with negatives wrapped; concrete ones are bounds-checked."""
+_MODES = ("promise_in_bounds", "clip", "drop", "fill")
+
+
+def _check_mode(fname: str, mode: str | None) -> str | None:
+    if mode is not None and mode not in _MODES:
+        raise ValueError(f"{fname}: unknown mode {mode!r}; expected one of {', '.join(map(repr, _MODES))} or None")
+    return mode
+
+
+def _default_fill(dtype):
+    """JAX's fill for out-of-bounds reads: NaN (inexact), the minimum (signed), the maximum (unsigned), True."""
+    k = _dt.kind(dtype)
+    if k in "fc":
+        return np.nan
+    if k in "iu":
+        info = np.iinfo(dtype)
+        return info.min if k == "i" else info.max
+    return True
+
+
+def _full(value, dtype, shape: tuple):
+    """A scalar `value` (concrete or traced) cast to `dtype` (as NumPy casts: 2.7 -> 2) and broadcast to `shape`."""
+    if _is_array(value):
+        v = lax.convert_element_type(value, dtype) if aval_of(value).dtype != dtype else value
+    else:
+        v = np.asarray(value).astype(dtype)
+    return lax.broadcast_in_dim(v, shape, ())
+
+
+def _index_array(i, size: int, axis: int, fill: bool):
+    """An integer index as int32 in [0, size) (negatives wrapped, then out-of-bounds ones clamped; IREE's CPU
+    gather does not clamp as StableHLO specifies) and, when `fill`, its in-bounds mask (None: all are)."""
     if isinstance(i, Tracer):
-        i = lax.convert_element_type(i, np.int32) if aval_of(i).dtype != np.int32 else i
+        wide = np.int64 if aval_of(i).dtype.itemsize == 8 else np.int32
+        i = lax.convert_element_type(i, wide) if aval_of(i).dtype != wide else i
+        valid = lax.bitwise_and(lax.ge(i, lax.full_like(i, -size)), lax.lt(i, lax.full_like(i, size))) if fill else None
         i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
-        # Clamp into bounds here: IREE's CPU gather does not clamp start indices as StableHLO specifies.
-        return lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, max(size - 1, 0)))
+        i = lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(size - 1, 0)))
+        return (lax.convert_element_type(i, np.int32) if wide != np.int32 else i), valid
+    v = np.asarray(i).astype(np.int64)
+    if size == 0 and v.size and not fill:
+        raise IndexError(f"index {int(v.flat[0])} is out of bounds for axis {axis} with size 0")
+    ok = (v >= -size) & (v < size)
+    out = np.clip(np.where(v < 0, v + size, v), 0, builtins.max(size - 1, 0)).astype(np.int32)
+    return out, (None if not fill or ok.all() else ok)
+
+
+def _check_bounds(fname: str, i, size: int, axis: int) -> None:
+    """Raise IndexError for a concrete index outside [-size, size) (NumPy's check, for `take`)."""
+    if isinstance(i, Tracer):
+        return
     v = np.asarray(i)
     bad = (v >= size) | (v < -size)
     if bad.any():
-        raise IndexError(f"index {int(v[bad].flat[0])} is out of bounds for axis {axis} with size {size}")
-    return np.where(v < 0, v + size, v).astype(np.int32)
+        raise IndexError(f"{fname}: index {int(v[bad].flat[0])} is out of bounds for axis {axis} with size {size}")
 
 
-def _advanced_getitem(x, entries: tuple):
-    """Integer-array indexing (NumPy's advanced indexing) as one `gather`."""
+def _all_valid(valids, shape: tuple):
+    """The AND of the in-bounds masks broadcast to `shape` (NumPy where all are concrete); None: all in bounds."""
+    concrete = [np.broadcast_to(v, shape) for v in valids if v is not None and not isinstance(v, Tracer)]
+    out = np.logical_and.reduce(concrete) if concrete else None
+    for v in valids:
+        if isinstance(v, Tracer):
+            v = broadcast_to(v, shape)
+            out = v if out is None else lax.bitwise_and(v, out)
+    return out
+
+
+def _advanced_getitem(x, entries: tuple, fill=None) -> tuple[Any, bool]:
+    """Integer-array indexing (NumPy's advanced indexing) as one `gather`. With `fill` (a scalar), out-of-bounds
+    index entries read it; otherwise they clamp. Returns (result, whether any entry may be out of bounds)."""
     dim_entries = [e for e in entries if e is not None]
-    shape = aval_of(x).shape
+    shape, dtype = aval_of(x).shape, aval_of(x).dtype
     adv = [d for d, e in enumerate(dim_entries) if not isinstance(e, slice)]
     rest = [d for d in range(len(shape)) if d not in adv]
-    arrays = [_index_array(dim_entries[d], shape[d], d) for d in adv]
+    arrays, valids = zip(*[_index_array(dim_entries[d], shape[d], d, fill is not None) for d in adv])
     shapes = [np.shape(a) if not _is_array(a) else aval_of(a).shape for a in arrays]
     try:
         B = broadcast_shapes(*shapes)
@@ -188,14 +246,18 @@ def _advanced_getitem(x, entries: tuple):
     else:
         from ._shapes import stack
         idx = stack([broadcast_to(a if _is_array(a) else Const(a, aval_of(a)), B) for a in arrays], axis=-1)
+    valid = _all_valid(valids, B)
     k, nb = len(adv), len(B)
     xt = lax.transpose(x, adv + rest)
+    gshape = B + tuple(shape[d] for d in rest)
     if aval_of(xt).size == 0 or int(np.prod(B, dtype=np.int64)) == 0:
-        from ._creation import zeros
-        g = zeros(B + tuple(shape[d] for d in rest), aval_of(x).dtype)
+        g = _full(0 if fill is None else fill, dtype, gshape)  # an indexed axis of size 0: all out of bounds
     else:
         g = lax.gather(xt, idx, offset_dims=tuple(range(nb, nb + len(rest))), collapsed_slice_dims=tuple(range(k)),
                        start_index_map=tuple(range(k)), slice_sizes=(1,) * k + tuple(shape[d] for d in rest))
+        if valid is not None:
+            mask = lax.broadcast_in_dim(valid, gshape, tuple(range(nb)))
+            g = lax.select(mask, g, _full(fill, dtype, gshape))
     # Where the broadcast index dims go: in place of adjacent advanced indices, else first (NumPy's rule).
     positions = [n for n, e in enumerate(entries) if e is not None and not isinstance(e, slice)]
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
@@ -218,34 +280,65 @@ def _advanced_getitem(x, entries: tuple):
     gs = aval_of(g).shape
     it = iter(gs)
     final = [1 if a is None else next(it) for a in layout]
-    return lax.reshape(g, final) if tuple(final) != gs else g
+    return (lax.reshape(g, final) if tuple(final) != gs else g), valid is not None
 
 
-def _getitem(x, idx):
-    """`x[idx]` with NumPy semantics (basic and advanced indexing; concrete boolean masks)."""
+def _may_be_out_of_bounds(x, entries: tuple) -> bool:
+    """Whether a scalar entry (basic indexing) is traced or a concrete int outside [-size, size)."""
+    shape, dim = aval_of(x).shape, 0
+    for e in entries:
+        if e is None:
+            continue
+        if isinstance(e, Tracer) or (_is_int_scalar(e) and not -shape[dim] <= e < shape[dim]):
+            return True
+        dim += 1
+    return False
+
+
+def _index(x, idx, fill=None) -> tuple[Any, bool]:
+    """`x[idx]` where out-of-bounds entries read `fill` (a scalar) or, when it is None, clamp; and whether
+    any entry may be out of bounds."""
     entries, advanced = _normalize_index(x, idx)
-    if advanced:
-        return _advanced_getitem(x, entries)
-    return _basic_getitem(x, entries)
+    if advanced or (fill is not None and _may_be_out_of_bounds(x, entries)):
+        return _advanced_getitem(x, entries, fill)
+    return _basic_getitem(x, entries), False
+
+
+def _getitem(x, idx, mode: str | None = None, fill_value=None, fname: str = "get"):
+    """`x[idx]` with NumPy semantics (basic and advanced indexing; concrete boolean masks). Out-of-bounds
+    indices clamp (JAX's default) or, with mode 'fill'/'drop', read `fill_value` (JAX's default: NaN,
+    the dtype's minimum (signed), maximum (unsigned) or True)."""
+    x = _arr(x)
+    fill = None
+    if _check_mode(fname, mode) in ("fill", "drop"):
+        fill = _default_fill(aval_of(x).dtype) if fill_value is None else fill_value
+        if aval_of(_arr(fill)).ndim != 0:
+            raise ValueError(f"{fname}: fill_value must be a scalar, got shape {aval_of(_arr(fill)).shape}")
+    return _index(x, idx, fill)[0]
 
 
 # ---------------------------------------------------------------- functional updates: x.at[idx]
 
 
-def _scatter(x, idx, values, mode: str):
+def _scatter(x, idx, values, op: str, mode: str | None = None):
+    """`x` with `values` combined (`op`: set/add/mul/min/max) at `idx`, as one `lax.scatter`. Out-of-bounds
+    updates are dropped (mode None/'drop'/'fill') or clamped ('clip', and 'promise_in_bounds', whose
+    out-of-bounds behaviour is unspecified)."""
     x = _arr(x)
     av = aval_of(x)
     dt = av.dtype
+    mode = _check_mode(f"at[].{op}", mode)
     if isinstance(idx, Tracer) and aval_of(idx).dtype == np.bool_:
-        return _masked_update(x, idx, values, mode)
+        return _masked_update(x, idx, values, op)
     values = _arr(values)
     values = lax.convert_element_type(values, dt) if aval_of(values).dtype != dt else values
     n = av.size
-    idt = np.int32 if n < 2 ** 31 else np.int64
-    lin = lax.reshape(lax.iota(idt, n), av.shape) if n else None
-    if lin is None:
+    if n == 0:
         return x
-    sel = _getitem(lin, idx)
+    idt = np.int32 if n < 2 ** 31 else np.int64
+    lin = lax.reshape(lax.iota(idt, n), av.shape)
+    # Dropped updates go to the linear index n: an extra element, sliced off after the scatter.
+    sel, extra = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n)
     ss = aval_of(sel).shape
     try:
         values = broadcast_to(values, ss)
@@ -255,12 +348,17 @@ def _scatter(x, idx, values, mode: str):
     m = int(np.prod(ss, dtype=np.int64))
     if m == 0:
         return x
-    out = lax.scatter(lax.reshape(x, (n,)), lax.reshape(sel, (m, 1)), lax.reshape(values, (m,)),
-                      update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), mode=mode)
+    flat = lax.reshape(x, (n,))
+    if extra:
+        flat = lax.pad(flat, np.zeros((), dt), [(0, 1, 0)])
+    out = lax.scatter(flat, lax.reshape(sel, (m, 1)), lax.reshape(values, (m,)),
+                      update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), mode=op)
+    if extra:
+        out = lax.slice(out, (0,), (n,))
     return lax.reshape(out, av.shape)
 
 
-def _masked_update(x, mask, values, mode: str):
+def _masked_update(x, mask, values, op: str):
     """`x.at[mask].op(v)` for a traced boolean mask and a scalar value: an elementwise select."""
     av, mv = aval_of(x), aval_of(mask)
     if mv.shape != av.shape[:mv.ndim] or aval_of(_arr(values)).size != 1:
@@ -269,49 +367,55 @@ def _masked_update(x, mask, values, mode: str):
     v = lax.convert_element_type(v, av.dtype) if aval_of(v).dtype != av.dtype else v
     v = broadcast_to(v, av.shape)
     new = {"set": lambda: v, "add": lambda: lax.add(x, v), "mul": lambda: lax.mul(x, v),
-           "min": lambda: lax.min(x, v), "max": lambda: lax.max(x, v)}[mode]()
+           "min": lambda: lax.min(x, v), "max": lambda: lax.max(x, v)}[op]()
     m = lax.broadcast_in_dim(mask, av.shape, tuple(range(mv.ndim)))
     return lax.select(m, new, x)
 
 
 class _IndexUpdateRef:
-    """`x.at[idx]`: functional updates returning a new array (`set`, `add`, `multiply`, `min`, `max`, `get`).
+    """`x.at[idx]`: functional updates returning a new array (`set`, `add`, `subtract`, `multiply`, `divide`,
+    `min`, `max`) and `get`.
 
     Duplicate indices accumulate for `add`/`multiply`/`min`/`max`; for `set` which one wins is unspecified.
-    Traced out-of-bounds indices are clamped into bounds (as for reads); concrete ones raise IndexError."""
+    As in JAX, out-of-bounds updates are dropped unless `mode='clip'` (traced or concrete indices alike);
+    `get` clamps unless `mode='fill'`. `indices_are_sorted` and `unique_indices` are accepted and ignored."""
 
     __slots__ = ("array", "index")
 
     def __init__(self, array, index):
         self.array, self.index = array, index
 
-    def get(self, **kw):
-        return _getitem(self.array, self.index)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None,
+            fill_value=None):
+        return _getitem(self.array, self.index, mode, fill_value)
 
-    def set(self, values, **kw):
-        return _scatter(self.array, self.index, values, "set")
+    def set(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None):
+        return _scatter(self.array, self.index, values, "set", mode)
 
-    def add(self, values, **kw):
-        return _scatter(self.array, self.index, values, "add")
+    def add(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None):
+        return _scatter(self.array, self.index, values, "add", mode)
 
-    def subtract(self, values, **kw):
+    def subtract(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                 mode: str | None = None):
         from ._ufuncs import negative
-        return _scatter(self.array, self.index, negative(values), "add")
+        return _scatter(self.array, self.index, negative(values), "add", mode)
 
-    def multiply(self, values, **kw):
-        return _scatter(self.array, self.index, values, "mul")
+    def multiply(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                 mode: str | None = None):
+        return _scatter(self.array, self.index, values, "mul", mode)
 
     mul = multiply
 
-    def divide(self, values, **kw):
+    def divide(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+               mode: str | None = None):
         from ._ufuncs import true_divide
-        return _scatter(self.array, self.index, true_divide(1, values), "mul")
+        return _scatter(self.array, self.index, true_divide(1, values), "mul", mode)
 
-    def min(self, values, **kw):
-        return _scatter(self.array, self.index, values, "min")
+    def min(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None):
+        return _scatter(self.array, self.index, values, "min", mode)
 
-    def max(self, values, **kw):
-        return _scatter(self.array, self.index, values, "max")
+    def max(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None):
+        return _scatter(self.array, self.index, values, "max", mode)
 
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
@@ -330,9 +434,10 @@ class _IndexUpdateHelper:
 # ---------------------------------------------------------------- take, take_along_axis, nonzero
 
 
-def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None):
-    """Elements of `a` at `indices` along `axis` (flattened when None). mode: 'raise' (concrete indices are
-    bounds-checked; traced ones clamp), 'clip' or 'wrap'."""
+def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
+    """Elements of `a` at `indices` along `axis` (flattened when None). mode: 'raise' (the default: concrete
+    indices are bounds-checked; traced ones clamp), 'clip', 'wrap' or 'fill' (out-of-bounds indices read
+    `fill_value`, by default as for `x.at[i].get(mode='fill')`)."""
     a = _arr(a)
     if axis is None:
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
@@ -345,9 +450,11 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     if _dt.kind(aval_of(indices).dtype) not in "iu":
         raise IndexError("take: indices must be integers")
     mode = mode or "raise"
-    if mode not in ("raise", "clip", "wrap"):
+    if mode not in ("raise", "clip", "wrap", "fill"):
         raise ValueError(f"take: clipmode not understood: {mode!r}")
-    if mode != "raise":
+    if mode == "raise":
+        _check_bounds("take", indices, n, axis)
+    elif mode != "fill":
         if isinstance(indices, Tracer) or isinstance(indices, Array):
             i = lax.convert_element_type(indices, np.int32)
             if mode == "clip":
@@ -361,7 +468,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
             indices = (np.clip(v, 0, builtins.max(n - 1, 0)) if mode == "clip" else v % builtins.max(n, 1)).astype(np.int32)
     if isinstance(indices, np.ndarray) and indices.ndim == 0:
         indices = int(indices)
-    return _getitem(a, (slice(None),) * axis + (indices,))
+    return _getitem(a, (slice(None),) * axis + (indices,), "fill" if mode == "fill" else None, fill_value, "take")
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None):
@@ -379,6 +486,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     if _dt.kind(iv.dtype) not in "iu":
         raise IndexError("take_along_axis: indices must be integers")
     axis = _axis(axis, av.ndim, "take_along_axis")
+    _check_bounds("take_along_axis", indices, av.shape[axis], axis)
     shape = broadcast_shapes(*[tuple(d for i, d in enumerate(s) if i != axis) for s in (av.shape, iv.shape)],
                              fname="take_along_axis")
     idx = []
@@ -390,27 +498,123 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
             s[d] = av.shape[d]
             idx.append(np.arange(av.shape[d], dtype=np.int32).reshape(s))
     del shape
-    return _advanced_getitem(a, tuple(idx))
+    return _advanced_getitem(a, tuple(idx))[0]
+
+
+def _nonzero_shape_error(a) -> NonConcreteBooleanIndexError:
+    return NonConcreteBooleanIndexError(
+        f"nonzero/where(condition)/argwhere/flatnonzero: the result shape depends on the values of {a}, which are "
+        f"unknown while tracing; pass a static size= (and optionally fill_value=) for a fixed-size result, use "
+        f"snp.where(condition, x, y), or call it outside jit.")
+
+
+def _check_size(fname: str, size) -> int | None:
+    if size is None:
+        return None
+    try:
+        size = operator.index(size)
+    except TypeError:
+        raise TypeError(f"{fname}: size must be a static non-negative int, got {size!r}") from None
+    if size < 0:
+        raise ValueError(f"{fname}: size must be non-negative, got {size}")
+    return size
+
+
+def _fill_values(fname: str, fill_value, ndim: int) -> tuple:
+    """One scalar fill per dimension: `fill_value` is None (0), a scalar, or a tuple of `ndim` scalars."""
+    vals = fill_value if isinstance(fill_value, tuple) else (0 if fill_value is None else fill_value,) * ndim
+    if len(vals) != ndim or builtins.any(aval_of(_arr(v)).ndim != 0 for v in vals):
+        raise ValueError(f"{fname}: fill_value must be a scalar or a tuple of length {ndim}; got {fill_value!r}")
+    return vals
+
+
+def _first_nonzero(a, size: int) -> tuple[list, Any]:
+    """Traced: the indices (one int32 array of length `size` per dimension) of the first `size` nonzero
+    elements in row-major order, and the count of nonzero elements. Entries past the count are arbitrary.
+
+    A stable sort of the flat positions keyed by -(a != 0) puts the nonzero positions first, in order."""
+    av = aval_of(a)
+    m = av.size
+    if m == 0:
+        zero = np.zeros(size, np.int32)
+        return [zero] * av.ndim, np.int32(0)
+    flat = lax.reshape(a, (m,))
+    mask = flat if av.dtype == np.bool_ else lax.ne(flat, lax.full_like(flat, 0))
+    mi = lax.convert_element_type(mask, np.int32)
+    pos = lax.sort([lax.neg(mi), lax.iota(np.int32, m)], num_keys=2)[1]
+    pos = lax.slice(pos, (0,), (size,)) if size <= m else lax.pad(pos, np.int32(0), [(0, size - m, 0)])
+    out, stride = [], m
+    for d, n in enumerate(av.shape):
+        stride //= n
+        q = lax.div(pos, lax.full_like(pos, stride)) if stride != 1 else pos
+        out.append(lax.rem(q, lax.full_like(q, n)) if d else q)
+    return out, lax.reduce_sum(mi, (0,))
+
+
+def _host_nonzero(a, size: int | None) -> tuple[list, Any]:
+    """Concrete: NumPy's nonzero, truncated or zero-padded to `size`, and the count of nonzero elements."""
+    nz = np.nonzero(np.asarray(a))
+    count = len(nz[0])
+    if size is not None:
+        nz = [np.pad(i[:size], (0, builtins.max(size - count, 0))) for i in nz]
+    return list(nz), count
 
 
 def nonzero(a: Any, *, size: int | None = None, fill_value=None) -> tuple:
-    """Indices of the nonzero elements, one array per dimension. The count decides the shape, so `a` must be
-    concrete (outside jit)."""
+    """Indices of the nonzero elements, one array per dimension. Without `size` the count decides the shape,
+    so `a` must be concrete (outside jit); with a static `size` the result has that length, truncated or
+    padded with `fill_value` (default 0; a scalar, or a tuple with one per dimension), and works under jit."""
     a = _arr(a)
+    size = _check_size("nonzero", size)
+    nd = aval_of(a).ndim
+    if nd == 0:
+        raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use snp.nonzero(snp.atleast_1d(a))")
+    fills = _fill_values("nonzero", fill_value, nd)
     if isinstance(a, Tracer):
-        raise _bool_mask_error(a).__class__(
-            f"nonzero/where(condition)/argwhere: the result shape depends on the values of {a}, which are unknown "
-            f"while tracing; use snp.where(condition, x, y) or call it outside jit.")
-    host = np.asarray(a)
-    return tuple(device_put(i.astype(_dt.default_int())) for i in np.nonzero(host))
+        if size is None:
+            raise _nonzero_shape_error(a)
+        idx, count = _first_nonzero(a, size)
+    else:
+        idx, count = _host_nonzero(a, size)
+        if fill_value is None:  # padded with 0 already
+            return tuple(device_put(np.asarray(i, _dt.default_int())) for i in idx)
+    from ._ufuncs import where
+    valid = _valid_mask(size, count)
+    return tuple(where(valid, _default_int(i), f) for i, f in zip(idx, fills))
 
 
-def flatnonzero(a: Any):
+def _valid_mask(size: int, count):
+    """arange(size) < count, for an int or a traced int32 scalar `count`."""
+    if not isinstance(count, Tracer):
+        return np.arange(size) < int(count)
+    return lax.lt(lax.iota(np.int32, size), lax.broadcast_in_dim(count, (size,), ()))
+
+
+def _default_int(i):
+    dt = _dt.default_int()
+    if not _is_array(i):
+        return np.asarray(i, dt)
+    return lax.convert_element_type(i, dt) if aval_of(i).dtype != dt else i
+
+
+def flatnonzero(a: Any, *, size: int | None = None, fill_value=None):
+    """Indices of the nonzero elements of the flattened `a` (`size`, `fill_value`: as for `nonzero`)."""
     from ._shapes import ravel
-    return nonzero(ravel(a))[0]
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
 
 
-def argwhere(a: Any):
-    nz = nonzero(a)
-    host = np.stack([np.asarray(i) for i in nz], axis=-1) if nz else np.zeros((1, 0), _dt.default_int())
-    return device_put(host.reshape(-1, builtins.max(aval_of(_arr(a)).ndim, 0)))
+def argwhere(a: Any, *, size: int | None = None, fill_value=None):
+    """The indices of the nonzero elements as rows of a (count, a.ndim) array (`size`, `fill_value`: as for
+    `nonzero`; a tuple gives one fill per column)."""
+    a = _arr(a)
+    size = _check_size("argwhere", size)
+    if aval_of(a).ndim == 0:
+        if size is None and isinstance(a, Tracer):
+            raise _nonzero_shape_error(a)
+        n = size if size is not None else int(np.count_nonzero(np.asarray(a)))
+        return device_put(np.zeros((n, 0), _dt.default_int()))
+    nz = nonzero(a, size=size, fill_value=fill_value)
+    if not builtins.any(isinstance(i, Tracer) for i in nz):
+        return device_put(np.stack([np.asarray(i) for i in nz], axis=1))
+    from ._shapes import stack
+    return stack(nz, axis=1)
