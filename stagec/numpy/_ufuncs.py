@@ -465,12 +465,14 @@ def copysign(x1: Any, x2: Any, /):
     return lax.select(signbit(x2), lax.neg(a), a)
 
 
-def where(condition: Any, x: Any = None, y: Any = None, /):
-    """`x` where `condition` else `y`, broadcast together. The one-argument form has a data-dependent
-    shape and is only available outside `jit` (as `nonzero`)."""
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None, fill_value=None):
+    """`x` where `condition` else `y`, broadcast together. The one-argument form is `nonzero`: its shape
+    depends on the data, so under `jit` it needs a static `size=` (padded with `fill_value`)."""
     if x is None and y is None:
         from ._indexing import nonzero
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value apply only to the one-argument form where(condition)")
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y should be given")
     condition = astype(condition, bool) if aval_of(condition).dtype != np.bool_ else condition
