@@ -4,7 +4,7 @@ Import as `import stagec.numpy as snp`. Outside `jit` every call runs eagerly, o
 primitive at a time; inside `jit` the same code is traced. Both go through the same primitives.
 
 The functions live in topic modules (`_ufuncs`, `_creation`, `_shapes`, `_reductions`, `_linalg`,
-`_indexing`, `_sorting`) over the shared promotion and broadcasting machinery in `_base`.
+`_indexing`, `_nonzero`, `_sorting`) over the shared promotion and broadcasting machinery in `_base`.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ signedinteger, unsignedinteger, bool = np.signedinteger, np.unsignedinteger, np.
 
 import types as _types  # noqa: E402
 
-from . import _base, _creation, _indexing, _linalg, _reductions, _shapes, _sorting, _ufuncs  # noqa: E402
+from . import _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes, _sorting, _ufuncs  # noqa: E402
 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
@@ -55,7 +55,7 @@ def _export(mod) -> None:
             g[k] = _base._api(v) if isinstance(v, _types.FunctionType) else v
 
 
-for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _sorting):
+for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting):
     _export(_m)
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401

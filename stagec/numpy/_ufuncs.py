@@ -469,7 +469,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     """`x` where `condition` else `y`, broadcast together. The one-argument form is `nonzero`: its shape
     depends on the data, so under `jit` it needs a static `size=` (padded with `fill_value`)."""
     if x is None and y is None:
-        from ._indexing import nonzero
+        from ._nonzero import nonzero
         return nonzero(condition, size=size, fill_value=fill_value)
     if size is not None or fill_value is not None:
         raise ValueError("where: size and fill_value apply only to the one-argument form where(condition)")
