@@ -379,6 +379,23 @@ def test_where_condition_with_size():
             np.testing.assert_array_equal(np.asarray(g), w)
 
 
+def _divide_power_apply(x, y):
+    rep = np.array([1, 1])
+    return (x.at[1].divide(2), x.at[rep].divide(2), y.at[rep].power(3.0), y.at[np.array([1, 1, 2])].apply(lambda v: v * 10),
+            y.at[1].apply(snp.sin), x.at[np.array([5, 0])].apply(lambda v: v + 1), x.at[rep].power(2))
+
+
+def test_divide_power_apply_repeat_per_occurrence():
+    """As in JAX: a repeated index divides/powers/applies once per occurrence; integer division gives floats."""
+    x, y = np.array([7, 7, 7], np.int32), np.array([2, 2, 2], np.float32)
+    want = [[7, 3.5, 7], [7, 1.75, 7], [2, 512, 2], [2, 200, 20], [2, np.sin(np.float32(2)), 2], [8, 7, 7],
+            [7, 7 ** 4, 7]]
+    for got in (_divide_power_apply(snp.asarray(x), snp.asarray(y)), stagec.jit(_divide_power_apply)(x, y)):
+        for k, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=str(k))
+        assert got[0].dtype == np.float32 and got[5].dtype == np.int32 and got[6].dtype == np.int32
+
+
 # ---------------------------------------------------------------- JAX as a second oracle (when installed)
 
 

@@ -374,9 +374,10 @@ def _masked_update(x, mask, values, op: str):
 
 class _IndexUpdateRef:
     """`x.at[idx]`: functional updates returning a new array (`set`, `add`, `subtract`, `multiply`, `divide`,
-    `min`, `max`) and `get`.
+    `power`, `min`, `max`, `apply`) and `get`.
 
-    Duplicate indices accumulate for `add`/`multiply`/`min`/`max`; for `set` which one wins is unspecified.
+    Duplicate indices accumulate for `add`/`multiply`/`divide`/`power`/`min`/`max`/`apply`; for `set` which
+    one wins is unspecified.
     As in JAX, out-of-bounds updates are dropped unless `mode='clip'` (traced or concrete indices alike);
     `get` clamps unless `mode='fill'`. `indices_are_sorted` and `unique_indices` are accepted and ignored."""
 
@@ -408,8 +409,35 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
                mode: str | None = None):
+        """`x / d` where `d` is the product of the values at each index (1 elsewhere); integers give floats."""
         from ._ufuncs import true_divide
-        return _scatter(self.array, self.index, true_divide(1, values), "mul", mode)
+        return true_divide(self.array, self._product(values, mode))
+
+    def power(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+              mode: str | None = None):
+        """`x ** e` where `e` is the product of the exponents at each index (a repeated index applies each)."""
+        from ._ufuncs import power
+        return power(self.array, self._product(values, mode))
+
+    def _product(self, values, mode):
+        return _scatter(lax.full_like(_arr(self.array), 1), self.index, values, "mul", mode)
+
+    def apply(self, func, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+              mode: str | None = None):
+        """`func` (elementwise, unary) applied at the indices, once per occurrence of each index."""
+        x = _arr(self.array)
+        xv = aval_of(x)
+        zeros = lax.convert_element_type(lax.full_like(x, 0), np.int32, weak_type=False)
+        counts = _scatter(zeros, self.index, np.int32(1), "add", mode)
+        rounds = lax.reduce_max(counts, tuple(range(xv.ndim)))
+
+        def body(carry):
+            i, v = carry
+            fv = func(v)
+            fv = lax.convert_element_type(fv, xv.dtype, xv.weak_type) if aval_of(fv).dtype != xv.dtype else fv
+            hit = lax.gt(counts, lax.broadcast_in_dim(i, xv.shape, ()))
+            return lax.add(i, np.int32(1)), lax.select(hit, fv, v)
+        return lax.while_loop(lambda c: lax.lt(c[0], rounds), body, (np.int32(0), x))[1]
 
     def min(self, values, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None):
         return _scatter(self.array, self.index, values, "min", mode)
