@@ -1,7 +1,8 @@
-"""Out-of-bounds indices as JAX treats them, and `nonzero`/`argwhere`/`flatnonzero` with a static `size`.
+"""Out-of-bounds indices, and `nonzero`/`argwhere`/`flatnonzero` with a static `size`.
 
-Reads clamp (`x.at[i].get(mode='fill')` reads a fill value), updates are dropped (`mode='clip'` clamps them),
-for traced and concrete indices alike; negative indices in [-n, -1] wrap. Expected values are NumPy
+Traced indices follow JAX: reads clamp (`x.at[i].get(mode='fill')` reads a fill value), updates are dropped
+(`mode='clip'` clamps them). Concrete indices out of bounds raise NumPy's IndexError unless a mode is given,
+then they behave as traced ones would; negative indices in [-n, -1] wrap. Expected values are NumPy
 references or written out by hand; JAX 0.10.2, where installed, is only a second oracle (`test_jax_oracle`).
 Jitted functions live at module level so that each signature compiles once.
 """
@@ -88,21 +89,30 @@ def test_traced_out_of_bounds_updates_are_dropped():
         _check_updates(_jit_updates(X5, IDX, VALS, mode=mode), X5, IDX, VALS, mode, what="jit")
 
 
-_jit_concrete = stagec.jit(lambda x: (_updates(x, IDX, VALS), [getattr(x.at[i], op)(7.0) for i in (5, -6, 100)
-                                                                  for op in OPS], x.at[-5].set(0.0)))
+_jit_concrete = stagec.jit(lambda x: (_updates(x, IDX, VALS, mode="drop"),
+                                      [getattr(x.at[i], op)(7.0, mode="drop") for i in (5, -6, 100) for op in OPS],
+                                      x.at[-5].set(0.0)))
 
 
-def test_concrete_out_of_bounds_updates_are_dropped():
-    """As in JAX: no IndexError; Python ints, NumPy arrays and eager Arrays alike, under jit and eagerly."""
+def test_concrete_out_of_bounds_updates_raise_unless_a_mode_drops_them():
+    """NumPy's IndexError by default (the index is known: a bug, not a value to drop silently); with
+    mode='drop' they drop as in JAX: Python ints, NumPy arrays and eager Arrays alike, jit or eager."""
+    a = snp.asarray(X5)
+    for idx in (5, -6, IDX, snp.asarray(IDX)):
+        for op in ("set", "add"):
+            with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
+                getattr(a.at[idx], op)(1.0)
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        stagec.jit(lambda x: x.at[IDX].add(VALS))(X5)
     arrays, scalars, wrapped = _jit_concrete(X5)
     _check_updates(arrays, X5, IDX, VALS, what="jit, concrete indices")
     for k, got in enumerate(scalars):
         np.testing.assert_array_equal(np.asarray(got), X5, err_msg=f"{k}: at[{(5, -6, 100)[k // len(OPS)]}]")
     np.testing.assert_array_equal(np.asarray(wrapped), [0, 2, 3, 4, 5])
-    a = snp.asarray(X5)
-    np.testing.assert_array_equal(np.asarray(a.at[snp.asarray(IDX)].add(VALS)), _np_update(X5, IDX, VALS, "add"))
-    np.testing.assert_array_equal(np.asarray(a.at[IDX].set(VALS)), _np_update(X5, IDX, VALS, "set"))
-    np.testing.assert_array_equal(np.asarray(a.at[5].set(7.0)), X5)
+    np.testing.assert_array_equal(np.asarray(a.at[snp.asarray(IDX)].add(VALS, mode="drop")),
+                                  _np_update(X5, IDX, VALS, "add"))
+    np.testing.assert_array_equal(np.asarray(a.at[IDX].set(VALS, mode="fill")), _np_update(X5, IDX, VALS, "set"))
+    np.testing.assert_array_equal(np.asarray(a.at[5].set(7.0, mode="drop")), X5)
 
 
 def test_clip_mode_clamps_updates():
@@ -143,10 +153,13 @@ def test_jitted_update_leaves_the_callers_array_unchanged():
 # ---------------------------------------------------------------- reads
 
 
-def _gets(x, i, fill):
-    return {"plain": x[i], "get": x.at[i].get(), "clip": x.at[i].get(mode="clip"),
-            "fill": x.at[i].get(mode="fill"), "drop": x.at[i].get(mode="drop"),
-            "fill_value": x.at[i].get(mode="fill", fill_value=fill), "no_mode": x.at[i].get(fill_value=fill)}
+def _gets(x, i, fill, defaults: bool = True):
+    """Reads of `x` at `i` in every mode; `defaults`: also those without a mode (concrete `i` would raise)."""
+    out = {"clip": x.at[i].get(mode="clip"), "fill": x.at[i].get(mode="fill"), "drop": x.at[i].get(mode="drop"),
+           "fill_value": x.at[i].get(mode="fill", fill_value=fill)}
+    if defaults:
+        out.update({"plain": x[i], "get": x.at[i].get(), "no_mode": x.at[i].get(fill_value=fill)})
+    return out
 
 
 _jit_gets = stagec.jit(_gets)
@@ -160,9 +173,10 @@ def test_get_fill_mode(dtype, default, fill, cast):
     x = (np.arange(5) % 2 == 0) if dtype == BOOL else np.arange(5, 10).astype(dtype)
     clamped = x[np.clip(np.where(GET_IDX < 0, GET_IDX + 5, GET_IDX), 0, 4)]
     oob = (GET_IDX < -5) | (GET_IDX >= 5)
-    for where, got in (("jit", _jit_gets(x, GET_IDX, fill)), ("eager", _gets(snp.asarray(x), GET_IDX, fill))):
+    for where, got in (("jit", _jit_gets(x, GET_IDX, fill)), ("eager", _gets(snp.asarray(x), GET_IDX, fill, False))):
         for name in ("plain", "get", "clip", "no_mode"):
-            np.testing.assert_array_equal(np.asarray(got[name]), clamped, err_msg=f"{where} {name}")
+            if name in got:
+                np.testing.assert_array_equal(np.asarray(got[name]), clamped, err_msg=f"{where} {name}")
         for name, f in (("fill", default), ("drop", default), ("fill_value", cast)):
             g = np.asarray(got[name])
             assert g.dtype == dtype, (where, name, g.dtype)
@@ -183,11 +197,16 @@ def test_traced_scalar_index_reads():
         np.testing.assert_array_equal(np.asarray(part), [0.5] if row is None else x[row, 1:])
 
 
-def test_concrete_out_of_bounds_reads_clamp():
+def test_concrete_out_of_bounds_reads_raise_unless_a_mode_is_given():
     a = snp.asarray(np.arange(12, dtype=F32).reshape(3, 4))
-    assert float(a[5, 0]) == 8.0 and float(a[-4, -9]) == 0.0 and float(a[0, 4]) == 3.0
-    np.testing.assert_array_equal(np.asarray(a[np.array([5, -4])]), np.asarray(a)[[2, 0]])
-    np.testing.assert_array_equal(np.asarray(a[1, 2:9]), [6, 7])
+    for idx in ((5, 0), (-4, 0), (0, 4), (np.array([5, -4]),), (1, np.array([3, 4]))):
+        with pytest.raises(IndexError, match="is out of bounds for axis"):
+            a[idx]
+        with pytest.raises(IndexError, match="is out of bounds for axis"):
+            a.at[idx].get()
+    np.testing.assert_array_equal(np.asarray(a[1, 2:9]), [6, 7])  # slices clip, as in NumPy
+    assert float(a.at[5, 0].get(mode="clip")) == 8.0 and float(a.at[-4, -9].get(mode="clip")) == 0.0
+    np.testing.assert_array_equal(np.asarray(a.at[np.array([5, -4])].get(mode="clip")), np.asarray(a)[[2, 0]])
     assert np.isnan(float(a.at[3, 0].get(mode="fill")))
     np.testing.assert_array_equal(np.asarray(a.at[1, np.array([3, 4, -5])].get(mode="fill", fill_value=-1.0)),
                                   [7, -1, -1])
@@ -280,8 +299,20 @@ def test_mode_and_keyword_errors():
         a.at[1].set(0.0, fill_value=1.0)  # as in JAX: fill_value is for get only
 
 
+_jit_take = stagec.jit(lambda x, i: (snp.take(x, i), snp.take_along_axis(x, i, axis=0),
+                                     snp.take(x, i, mode="clip"), snp.take_along_axis(x, i, axis=0, mode="clip")))
+
+
 def test_take_fill_mode_and_raise_default():
+    """Concrete out-of-bounds indices raise (NumPy); traced ones read NaN (JAX's default fill)."""
     a = snp.asarray(X5)
+    t, ta, tc, tac = _jit_take(X5, np.array([1, 9, -9], I32))
+    np.testing.assert_array_equal(np.asarray(t), [2, np.nan, np.nan])
+    np.testing.assert_array_equal(np.asarray(ta), [2, np.nan, np.nan])
+    np.testing.assert_array_equal(np.asarray(tc), [2, 5, 1])
+    np.testing.assert_array_equal(np.asarray(tac), [2, 5, 1])
+    with pytest.raises(NotImplementedError, match="mode='raise' needs concrete indices"):
+        stagec.jit(lambda x, i: snp.take(x, i, mode="raise"))(X5, np.array([1], I32))
     np.testing.assert_array_equal(np.asarray(snp.take(a, np.array([1, 9]), mode="fill")), [2, np.nan])
     np.testing.assert_array_equal(np.asarray(snp.take(a, np.array([1, 9]), mode="fill", fill_value=0)), [2, 0])
     with pytest.raises(IndexError, match="take: index 9 is out of bounds for axis 0 with size 5"):
@@ -382,7 +413,7 @@ def test_where_condition_with_size():
 def _divide_power_apply(x, y):
     rep = np.array([1, 1])
     return (x.at[1].divide(2), x.at[rep].divide(2), y.at[rep].power(3.0), y.at[np.array([1, 1, 2])].apply(lambda v: v * 10),
-            y.at[1].apply(snp.sin), x.at[np.array([5, 0])].apply(lambda v: v + 1), x.at[rep].power(2))
+            y.at[1].apply(snp.sin), x.at[np.array([5, 0])].apply(lambda v: v + 1, mode="drop"), x.at[rep].power(2))
 
 
 def test_divide_power_apply_repeat_per_occurrence():
@@ -399,10 +430,13 @@ def test_divide_power_apply_repeat_per_occurrence():
 # ---------------------------------------------------------------- JAX as a second oracle (when installed)
 
 
-def _oracle_cases(m, x, mask, *zeros):
-    """The same calls through stagec.numpy or jax.numpy (`m`)."""
-    return [[getattr(x.at[IDX], op)(VALS) for op in OPS], [getattr(x.at[i], op)(7.0) for op in OPS for i in (5, -6)],
-            [x[5], x[-6], x[np.array([7, -9])], x.at[IDX].get(mode="fill"), x.at[IDX].get(mode="fill", fill_value=3)],
+def _oracle_cases(m, x, mask, idx, *zeros):
+    """The same calls through stagec.numpy or jax.numpy (`m`); `idx` is traced, concrete indices carry a mode
+    (stagec raises NumPy's IndexError for concrete out-of-bounds indices without one; JAX does not)."""
+    return [[getattr(x.at[idx], op)(VALS) for op in OPS],
+            [getattr(x.at[i], op)(7.0, mode="drop") for op in OPS for i in (5, -6)],
+            [x[idx], x.at[5].get(mode="clip"), x.at[np.array([7, -9])].get(mode="clip"), x.at[IDX].get(mode="fill"),
+             x.at[IDX].get(mode="fill", fill_value=3)],
             [getattr(x.at[CLIP_IDX], op)(VALS, mode="clip") for op in OPS],
             [m.nonzero(mask, size=s, fill_value=f) for s in (2, 5) for f in (None, -1, (7, 8))],
             [m.argwhere(mask, size=4, fill_value=(7, 8)), m.flatnonzero(mask, size=4, fill_value=-1)],
@@ -411,7 +445,7 @@ def _oracle_cases(m, x, mask, *zeros):
 
 @pytest.mark.skipif(jax is None, reason="jax is not installed (the other tests do not need it)")
 def test_jax_oracle():
-    arrays = (X5, M) + tuple(np.zeros(5, dtype) for dtype, *_ in FILLS)
+    arrays = (X5, M, IDX) + tuple(np.zeros(5, dtype) for dtype, *_ in FILLS)
     ours = stagec.jit(lambda *a: _oracle_cases(snp, *a))(*arrays)
     theirs = _oracle_cases(jnp, *map(jnp.asarray, arrays))
     for k, (o_case, t_case) in enumerate(zip(ours, theirs)):

@@ -165,8 +165,9 @@ def test_traced_boolean_masks_raise_a_clear_error():
 def test_index_errors_match_numpy_kinds():
     x = np.zeros((3, 4), np.float32)
     a = snp.asarray(x)
-    # Out-of-bounds indices are not errors (as in JAX: reads clamp, updates drop): tests/test_numpy_index_modes.py.
-    for idx in [(0, 0, 0), (Ellipsis, Ellipsis), np.array([0.5]), "a"]:
+    # Concrete out-of-bounds indices raise as in NumPy; traced ones follow JAX (tests/test_numpy_index_modes.py).
+    for idx in [5, (0, 4), (0, 0, 0), np.array([0, 3]), (slice(None), np.array([4])), [[-5]], (Ellipsis, Ellipsis),
+                np.array([0.5]), "a"]:
         with pytest.raises(IndexError):
             x[idx]
         with pytest.raises(IndexError):

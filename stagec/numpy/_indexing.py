@@ -1,8 +1,10 @@
 """Indexing: basic (ints, slices, None, ...), integer-array indexing (gather), `x.at[idx]` updates
 (scatter), boolean masks with a static result shape, `take`, `take_along_axis` (`nonzero` is in `_nonzero`).
 
-Out-of-bounds indices follow JAX, whether traced or concrete: reads clamp (`x.at[i].get(mode='fill')` reads
-a fill value instead), updates are dropped (`mode='clip'` clamps them). Negative indices in [-n, -1] wrap."""
+Out-of-bounds traced indices follow JAX: reads clamp (`x.at[i].get(mode='fill')` reads a fill value instead),
+updates are dropped (`mode='clip'` clamps them). Concrete ones raise NumPy's IndexError unless a mode is given
+(then they behave as traced ones do): the index is known, so it is a bug to report, not a value to clamp or
+drop silently. Negative indices in [-n, -1] wrap."""
 from __future__ import annotations
 
 import builtins
@@ -213,7 +215,8 @@ def _check_bounds(fname: str, i, size: int, axis: int) -> None:
     v = np.asarray(i)
     bad = (v >= size) | (v < -size)
     if bad.any():
-        raise IndexError(f"{fname}: index {int(v[bad].flat[0])} is out of bounds for axis {axis} with size {size}")
+        raise IndexError(f"{fname + ': ' if fname else ''}index {int(v[bad].flat[0])} is out of bounds for axis {axis} "
+                         f"with size {size}")
 
 
 def _all_valid(valids, shape: tuple):
@@ -295,35 +298,49 @@ def _may_be_out_of_bounds(x, entries: tuple) -> bool:
     return False
 
 
-def _index(x, idx, fill=None) -> tuple[Any, bool]:
+def _check_concrete(x, entries: tuple) -> None:
+    """NumPy's IndexError for a concrete index outside [-size, size) (traced ones cannot be checked)."""
+    shape, dim = aval_of(x).shape, 0
+    for e in entries:
+        if e is None:
+            continue
+        if not isinstance(e, (slice, Tracer)):
+            _check_bounds("", e, shape[dim], dim)
+        dim += 1
+
+
+def _index(x, idx, fill=None, strict: bool = False) -> tuple[Any, bool]:
     """`x[idx]` where out-of-bounds entries read `fill` (a scalar) or, when it is None, clamp; and whether
-    any entry may be out of bounds."""
+    any entry may be out of bounds. `strict`: concrete out-of-bounds indices raise IndexError."""
     entries, advanced = _normalize_index(x, idx)
+    if strict:
+        _check_concrete(x, entries)
     if advanced or (fill is not None and _may_be_out_of_bounds(x, entries)):
         return _advanced_getitem(x, entries, fill)
     return _basic_getitem(x, entries), False
 
 
 def _getitem(x, idx, mode: str | None = None, fill_value=None, fname: str = "get"):
-    """`x[idx]` with NumPy semantics (basic and advanced indexing; concrete boolean masks). Out-of-bounds
-    indices clamp (JAX's default) or, with mode 'fill'/'drop', read `fill_value` (JAX's default: NaN,
-    the dtype's minimum (signed), maximum (unsigned) or True)."""
+    """`x[idx]` with NumPy semantics (basic and advanced indexing; concrete boolean masks). Out of bounds,
+    concrete indices raise IndexError (NumPy) and traced ones clamp (JAX), unless a mode says otherwise:
+    'clip' clamps, 'fill'/'drop' read `fill_value` (JAX's default: NaN, the dtype's minimum (signed),
+    maximum (unsigned) or True)."""
     x = _arr(x)
     fill = None
     if _check_mode(fname, mode) in ("fill", "drop"):
         fill = _default_fill(aval_of(x).dtype) if fill_value is None else fill_value
         if aval_of(_arr(fill)).ndim != 0:
             raise ValueError(f"{fname}: fill_value must be a scalar, got shape {aval_of(_arr(fill)).shape}")
-    return _index(x, idx, fill)[0]
+    return _index(x, idx, fill, strict=mode is None)[0]
 
 
 # ---------------------------------------------------------------- functional updates: x.at[idx]
 
 
 def _scatter(x, idx, values, op: str, mode: str | None = None):
-    """`x` with `values` combined (`op`: set/add/mul/min/max) at `idx`, as one `lax.scatter`. Out-of-bounds
-    updates are dropped (mode None/'drop'/'fill') or clamped ('clip', and 'promise_in_bounds', whose
-    out-of-bounds behaviour is unspecified)."""
+    """`x` with `values` combined (`op`: set/add/mul/min/max) at `idx`, as one `lax.scatter`. Out of bounds,
+    concrete indices raise IndexError by default (NumPy); traced ones, and all with mode 'drop'/'fill', are
+    dropped (JAX); 'clip' (and 'promise_in_bounds', whose behaviour there is unspecified) clamps them."""
     x = _arr(x)
     av = aval_of(x)
     dt = av.dtype
@@ -338,7 +355,7 @@ def _scatter(x, idx, values, op: str, mode: str | None = None):
     idt = np.int32 if n < 2 ** 31 else np.int64
     lin = lax.reshape(lax.iota(idt, n), av.shape)
     # Dropped updates go to the linear index n: an extra element, sliced off after the scatter.
-    sel, extra = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n)
+    sel, extra = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n, strict=mode is None)
     ss = aval_of(sel).shape
     try:
         values = broadcast_to(values, ss)
@@ -463,9 +480,10 @@ class _IndexUpdateHelper:
 
 
 def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
-    """Elements of `a` at `indices` along `axis` (flattened when None). mode: 'raise' (the default: concrete
-    indices are bounds-checked; traced ones clamp), 'clip', 'wrap' or 'fill' (out-of-bounds indices read
-    `fill_value`, by default as for `x.at[i].get(mode='fill')`)."""
+    """Elements of `a` at `indices` along `axis` (flattened when None). mode: None (concrete indices out of
+    bounds raise IndexError, as NumPy; traced ones read the fill value, as JAX), 'raise' (concrete indices
+    only), 'clip', 'wrap' or 'fill' (out-of-bounds indices read `fill_value`, by default as for
+    `x.at[i].get(mode='fill')`: NaN for floats)."""
     a = _arr(a)
     if axis is None:
         a, axis = lax.reshape(a, (aval_of(a).size,)), 0
@@ -477,9 +495,14 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         indices = np.asarray(indices)
     if _dt.kind(aval_of(indices).dtype) not in "iu":
         raise IndexError("take: indices must be integers")
-    mode = mode or "raise"
-    if mode not in ("raise", "clip", "wrap", "fill"):
+    if mode not in (None, "raise", "clip", "wrap", "fill"):
         raise ValueError(f"take: clipmode not understood: {mode!r}")
+    if isinstance(indices, Tracer):
+        if mode == "raise":
+            raise NotImplementedError("take: mode='raise' needs concrete indices; traced ones cannot be checked "
+                                      "(use mode='fill', the default, or 'clip')")
+        mode = mode or "fill"
+    mode = mode or "raise"
     if mode == "raise":
         _check_bounds("take", indices, n, axis)
     elif mode != "fill":
@@ -499,14 +522,16 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     return _getitem(a, (slice(None),) * axis + (indices,), "fill" if mode == "fill" else None, fill_value, "take")
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None):
-    """`arr` picked at `indices` along `axis`, the other axes matched (broadcasting) with `indices`' axes."""
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None, fill_value=None):
+    """`arr` picked at `indices` along `axis`, the other axes matched (broadcasting) with `indices`' axes.
+    Out of bounds (mode None), concrete indices raise IndexError (NumPy) and traced ones read `fill_value`
+    (JAX; NaN for floats); mode 'clip' clamps, 'fill' fills."""
     a = _arr(arr)
     indices = _arr(indices) if isinstance(indices, (list, tuple)) else indices
     if axis is None:
         if aval_of(indices).ndim != 1:
             raise ValueError("take_along_axis: when axis=None, `indices` must have a single dimension.")
-        return take(a, indices)
+        return take(a, indices, mode=mode, fill_value=fill_value)
     av, iv = aval_of(a), aval_of(indices)
     if iv.ndim != av.ndim:
         raise ValueError(f"take_along_axis: `indices` and `arr` must have the same number of dimensions "
@@ -514,7 +539,13 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     if _dt.kind(iv.dtype) not in "iu":
         raise IndexError("take_along_axis: indices must be integers")
     axis = _axis(axis, av.ndim, "take_along_axis")
-    _check_bounds("take_along_axis", indices, av.shape[axis], axis)
+    if mode not in (None, "clip", "fill"):
+        raise ValueError(f"take_along_axis: mode must be None, 'clip' or 'fill', got {mode!r}")
+    if mode is None:
+        _check_bounds("take_along_axis", indices, av.shape[axis], axis)
+    fill = None
+    if mode == "fill" or (mode is None and isinstance(indices, Tracer)):
+        fill = _default_fill(av.dtype) if fill_value is None else fill_value
     shape = broadcast_shapes(*[tuple(d for i, d in enumerate(s) if i != axis) for s in (av.shape, iv.shape)],
                              fname="take_along_axis")
     idx = []
@@ -526,4 +557,4 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
             s[d] = av.shape[d]
             idx.append(np.arange(av.shape[d], dtype=np.int32).reshape(s))
     del shape
-    return _advanced_getitem(a, tuple(idx))[0]
+    return _advanced_getitem(a, tuple(idx), fill)[0]
