@@ -454,3 +454,14 @@ def test_jax_oracle():
         for o, t in zip(map(np.asarray, o_case), map(np.asarray, t_case)):
             np.testing.assert_array_equal(o, t, err_msg=f"case {k}")
             assert o.dtype == t.dtype, (k, o.dtype, t.dtype)
+
+
+_jit_wide = stagec.jit(lambda x, i: (x[i], x.at[i].get(mode="fill"), x.at[i].set(9.0)))
+
+
+def test_huge_unsigned_traced_index_is_out_of_bounds_not_wrapped():
+    """uint32 2**32-1 once narrowed to int32 -1: a valid index, so fill read x[-1] and set wrote it."""
+    for i in (np.uint32(2 ** 32 - 1), np.uint32(2 ** 31)):
+        got, fill, updated = _jit_wide(X5, i)
+        assert float(got) == 5.0 and np.isnan(float(fill))
+        np.testing.assert_array_equal(np.asarray(updated), X5)

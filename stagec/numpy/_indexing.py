@@ -72,7 +72,7 @@ def _basic_getitem(x, idx: tuple):
         st = [zero] * len(cur)
         sizes = list(cur)
         for d, i in dyn:
-            i = lax.convert_element_type(i, np.int32)
+            i = _as_int32(i, cur[d])
             i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, cur[d])), i)
             st[d], sizes[d] = i, 1
         x = lax.dynamic_slice(x, st, sizes)
@@ -190,16 +190,25 @@ def _full(value, dtype, shape: tuple):
     return lax.broadcast_in_dim(v, shape, ())
 
 
+def _as_int32(i, size: int):
+    """A traced integer index as int32 without wrapping: values outside [-size-1, size] (unsigned ones of 2**31
+    and more, wide int64 ones) first saturate there, so they stay out of bounds after narrowing."""
+    dt = aval_of(i).dtype
+    if _dt.kind(dt) == "u" and dt.itemsize >= 4:
+        i = lax.min(i, lax.full_like(i, size))
+    elif dt.itemsize == 8:
+        i = lax.clamp(lax.full_like(i, -size - 1), i, lax.full_like(i, size))
+    return lax.convert_element_type(i, np.int32) if dt != np.int32 else i
+
+
 def _index_array(i, size: int, axis: int, fill: bool):
     """An integer index as int32 in [0, size) (negatives wrapped, then out-of-bounds ones clamped; IREE's CPU
     gather does not clamp as StableHLO specifies) and, when `fill`, its in-bounds mask (None: all are)."""
     if isinstance(i, Tracer):
-        wide = np.int64 if aval_of(i).dtype.itemsize == 8 else np.int32
-        i = lax.convert_element_type(i, wide) if aval_of(i).dtype != wide else i
+        i = _as_int32(i, size)
         valid = lax.bitwise_and(lax.ge(i, lax.full_like(i, -size)), lax.lt(i, lax.full_like(i, size))) if fill else None
         i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
-        i = lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(size - 1, 0)))
-        return (lax.convert_element_type(i, np.int32) if wide != np.int32 else i), valid
+        return lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(size - 1, 0))), valid
     v = np.asarray(i).astype(np.int64)
     if size == 0 and v.size and not fill:
         raise IndexError(f"index {int(v.flat[0])} is out of bounds for axis {axis} with size 0")
