@@ -123,6 +123,22 @@ def is_int(dtype) -> bool:
     return kind(dtype) in "iu"
 
 
+def identity(op: str, dtype):
+    """The neutral element of reduction `op` ('sum', 'prod', 'max', 'min', 'and', 'or') over `dtype`: the
+    lowest value for max, the highest for min (complex: both parts infinite)."""
+    if op in ("sum", "or"):
+        return 0
+    if op in ("prod", "and"):
+        return 1
+    if dtype == bool_:
+        return op == "min"
+    if kind(dtype) in "iu":
+        info = np.iinfo(dtype)
+        return info.min if op == "max" else info.max
+    inf = complex(np.inf, np.inf) if kind(dtype) == "c" else np.inf
+    return -inf if op == "max" else inf
+
+
 def finfo(dtype):
     """Machine limits of a float or complex dtype, bfloat16 included (NumPy's finfo rejects it)."""
     return ml_dtypes.finfo(dtype) if np.dtype(dtype) == bfloat16 else np.finfo(dtype)

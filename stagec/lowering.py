@@ -170,25 +170,11 @@ _REDUCE_BODY = {"reduce_sum": "add", "reduce_prod": "multiply", "reduce_max": "m
                 "reduce_min": "minimum", "reduce_and": "and", "reduce_or": "or"}
 
 
-def _identity(name: str, dtype: np.dtype):
-    """The neutral element of a reduction."""
-    if name in ("reduce_sum", "reduce_or"):
-        return 0
-    if name in ("reduce_prod", "reduce_and"):
-        return 1
-    if dtype == np.bool_:
-        return name == "reduce_min"
-    if _dt.kind(dtype) in "iu":
-        return np.iinfo(dtype).min if name == "reduce_max" else np.iinfo(dtype).max
-    inf = complex(np.inf, np.inf) if _dt.kind(dtype) == "c" else np.inf
-    return -inf if name == "reduce_max" else inf
-
-
 def reduce_op(ctx: Ctx, x, name: str, axes):
     ir = _ir()
     aval = ctx.avals_in[0]
     scalar = aval.update(shape=())
-    init = constant(np.array(_identity(name, aval.dtype), dtype=aval.dtype), scalar)
+    init = constant(np.array(_dt.identity(name.removeprefix("reduce_"), aval.dtype), dtype=aval.dtype), scalar)
     op = ctx.op("stablehlo.reduce", [x, init], attributes={"dimensions": i64s(axes)}, regions=1)
     st = tensor_type(scalar)
     block = op.regions[0].blocks.append(st, st)
@@ -386,7 +372,7 @@ def _argminmax(ctx: Ctx, x, *, axis, index_dtype, is_max):
     s_val, s_idx = aval.update(shape=(), weak_type=False), ShapedArray((), index_dtype)
     idx = ctx.op1("stablehlo.iota", [], result_avals=[ShapedArray(aval.shape, index_dtype)],
                   attributes={"iota_dimension": i64(axis)})
-    init_v = constant(np.array(_identity("reduce_max" if is_max else "reduce_min", aval.dtype), aval.dtype), s_val)
+    init_v = constant(np.array(_dt.identity("max" if is_max else "min", aval.dtype), aval.dtype), s_val)
     init_i = constant(np.array(np.iinfo(index_dtype).max, index_dtype), s_idx)
     op = ctx.op("stablehlo.reduce", [x, idx, init_v, init_i], result_avals=[aval.update(shape=out.shape), out],
                 attributes={"dimensions": i64s([axis])}, regions=1)
@@ -431,9 +417,7 @@ def _cumulative(ctx: Ctx, x, *, axis, op, reverse):
         return [ctx.op1("stablehlo.convert", [r])]
     s = aval.update(shape=(), weak_type=False)
     n = aval.shape[axis]
-    ident = _identity({"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max", "min": "reduce_min"}[op],
-                      aval.dtype)
-    init = constant(np.array(ident, aval.dtype), s)
+    init = constant(np.array(_dt.identity(op, aval.dtype), aval.dtype), s)
     window = [max(n, 1) if i == axis else 1 for i in range(aval.ndim)]  # a window of 0 is invalid
     pads = np.zeros((aval.ndim, 2), np.int64)
     pads[axis] = (0, max(n - 1, 0)) if reverse else (max(n - 1, 0), 0)
@@ -548,8 +532,7 @@ def _scatter(ctx: Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims,
         vals = _raw_scatter(ctx, _splat(ctx, 0, aval), idx, upd, aval, dn, "set")
         pred = compare(ctx, mask, _splat(ctx, 0, m_aval), "NE", m_aval)
         return [ctx.op1("stablehlo.select", [pred, vals, x])]
-    name = {"add": "reduce_sum", "mul": "reduce_prod", "min": "reduce_min", "max": "reduce_max"}[mode]
-    base = _splat(ctx, _identity(name, aval.dtype), aval)
+    base = _splat(ctx, _dt.identity({"add": "sum", "mul": "prod"}.get(mode, mode), aval.dtype), aval)
     s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
     return [combine(ctx, _combiner(mode, aval.dtype), x, s, aval)]
 

@@ -46,7 +46,7 @@ def _prepare(fname: str, a, axis, dtype, upcast_int: bool):
     return _cast_input(a, av, dtype, upcast_int), av, _axes(axis, av.ndim, fname)
 
 
-_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+_OP = {"any": "or", "all": "and"}  # the reduction each name is, for its identity
 _COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min, "any": lax.bitwise_or,
             "all": lax.bitwise_and}
 
@@ -63,17 +63,6 @@ def _masked(fname: str, x, where, identity):
     return lax.select(w, x, lax.full_like(x, identity))
 
 
-def _extreme(fname: str, dt: np.dtype):
-    """The identity of max (min): the lowest (highest) value of `dt`."""
-    if dt == np.bool_:
-        return fname == "min"
-    if _dt.kind(dt) in "iu":
-        info = np.iinfo(dt)
-        return info.min if fname == "max" else info.max
-    inf = complex(np.inf, np.inf) if _dt.kind(dt) == "c" else np.inf
-    return -inf if fname == "max" else inf
-
-
 def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=False):
     def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
         if out is not None:
@@ -87,8 +76,7 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
                 raise ValueError(f"zero-size array to reduction operation {fname} which has no identity")
         a, out_dt = _upcast_f16(a) if upcast_f16 else (a, aval_of(a).dtype)
         if where is not None:
-            ident = _IDENTITY[fname] if identity_ok else _extreme(fname, aval_of(a).dtype)
-            a = _masked(fname, a, where, ident)
+            a = _masked(fname, a, where, _dt.identity(_OP.get(fname, fname), aval_of(a).dtype))
         r = reducer(a, axes)
         if initial is not None:
             r = _COMBINE[fname](r, lax.full_like(r, initial))
