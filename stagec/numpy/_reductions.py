@@ -51,16 +51,19 @@ _COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min, "an
             "all": lax.bitwise_and}
 
 
-def _masked(fname: str, x, where, identity):
-    """`x` with the elements outside `where` (broadcast to x's shape) replaced by `identity`."""
+def _where_mask(fname: str, where, shape: tuple):
+    """`where` as a boolean mask broadcast to `shape` (an error names the function and both shapes)."""
     from ._base import broadcast_to
-    xv = aval_of(x)
     try:
-        w = broadcast_to(astype(_arr(where), bool), xv.shape)
+        return broadcast_to(astype(_arr(where), bool), shape)
     except ValueError:
         raise ValueError(f"{fname}: `where` of shape {aval_of(_arr(where)).shape} does not broadcast to the "
-                         f"array's shape {xv.shape}") from None
-    return lax.select(w, x, lax.full_like(x, identity))
+                         f"array's shape {shape}") from None
+
+
+def _masked(fname: str, x, where, identity):
+    """`x` with the elements outside `where` replaced by `identity`."""
+    return lax.select(_where_mask(fname, where, aval_of(x).shape), x, lax.full_like(x, identity))
 
 
 def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=False):
@@ -124,7 +127,7 @@ def _count(av, axes, where, fname: str, dtype):
     """How many elements each reduction sees: a Python int, or (with `where`) an array of `dtype`."""
     if where is None:
         return int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
-    w = _masked(fname, lax.full_like(lax.broadcast_in_dim(_arr(True), av.shape, ()), True), where, False)
+    w = _where_mask(fname, where, av.shape)
     return lax.reduce_sum(lax.convert_element_type(w, dtype, weak_type=False), axes)
 
 
