@@ -97,7 +97,9 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
                 i = i.astype(np.int32)
         if isinstance(i, (bool, np.bool_)):
             raise NotImplementedError("indexing with a Python/NumPy boolean scalar is not supported")
-        if isinstance(i, (np.ndarray, Array)) and i.ndim == 0 and _dt.kind(i.dtype) in "iu":
+        if isinstance(i, Array):  # a concrete device array: read it back once (bounds checks, gather indices)
+            i = np.asarray(i)
+        if isinstance(i, np.ndarray) and i.ndim == 0 and _dt.kind(i.dtype) in "iu":
             i = int(i)
         entries.append(i)
     n_ell = builtins.sum(1 for i in entries if i is Ellipsis)
@@ -528,7 +530,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
             indices = (np.clip(v, 0, builtins.max(n - 1, 0)) if mode == "clip" else v % builtins.max(n, 1)).astype(np.int32)
     if isinstance(indices, np.ndarray) and indices.ndim == 0:
         indices = int(indices)
-    return _getitem(a, (slice(None),) * axis + (indices,), "fill" if mode == "fill" else None, fill_value, "take")
+    # Indices are checked ('raise') or brought into range ('clip', 'wrap') above: 'clip' reads them as they are.
+    return _getitem(a, (slice(None),) * axis + (indices,), "fill" if mode == "fill" else "clip", fill_value, "take")
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None, fill_value=None):
