@@ -259,3 +259,7 @@ def eager_apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], p
 
 def clear_eager_cache() -> None:
     _eager_cache.clear()
+
+
+from .core import set_eager_impl  # noqa: E402
+set_eager_impl(eager_apply)

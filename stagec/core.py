@@ -310,6 +310,17 @@ def _escaped(t: Tracer) -> UnexpectedTracerError:
 
 # ---------------------------------------------------------------- primitives
 
+_eager_impl: Callable | None = None
+
+
+def set_eager_impl(fn: Callable) -> None:
+    """Register how a primitive runs outside any trace: `fn(prim, args, avals, params, out_avals) -> outputs`.
+
+    The runtime layer (`stagec.eager`) registers itself at import; core never imports it."""
+    global _eager_impl
+    _eager_impl = fn
+
+
 
 class Primitive:
     """A named operation with a shape rule; its StableHLO emission rule lives in `lowering`."""
@@ -329,8 +340,9 @@ class Primitive:
         out = self.abstract_eval(*avals, **params)
         out_avals = list(out) if self.multiple_results else [out]
         if trace is None:
-            from .backend import eager_apply
-            outs = eager_apply(self, args, avals, params, out_avals)
+            if _eager_impl is None:
+                raise RuntimeError(f"cannot run {self.name} eagerly: no runtime registered (import stagec)")
+            outs = _eager_impl(self, args, avals, params, out_avals)
         else:
             outs = trace.add(self, args, params, out_avals)
         return outs if self.multiple_results else outs[0]
