@@ -1,17 +1,21 @@
-"""Abstract values, tracers and the traced graph. Every operation is a `Primitive.bind`.
+"""Abstract values, tracers, traces and the traced graph. Every operation is a `Primitive.bind`.
 
-While a function is traced (`trace_to_graph`), `bind` records an equation in the current
-`Trace` and returns tracers; otherwise it runs the primitive eagerly (`backend.eager_apply`).
+`bind` hands the operation to the innermost trace that owns one of its arguments or is staging
+(`find_top_trace`): a staging `Trace` records an equation and returns tracers; transformation traces
+(autodiff, batching) sit on the same stack. With no trace it runs eagerly through the runtime registered
+with `set_eager_impl`.
 """
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import dtypes
+from .tree_util import leaf_paths, tree_flatten, tree_unflatten
 from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError,
                      UnexpectedTracerError)
 
@@ -119,10 +123,12 @@ class Literal:
 
 
 class Eqn:
-    __slots__ = ("prim", "inputs", "params", "outputs")
+    """One primitive application; `loc` is (file, line) of the user's code that made it, when traced."""
 
-    def __init__(self, prim: Primitive, inputs: list, params: dict, outputs: list[Var]):
-        self.prim, self.inputs, self.params, self.outputs = prim, inputs, params, outputs
+    __slots__ = ("prim", "inputs", "params", "outputs", "loc")
+
+    def __init__(self, prim: Primitive, inputs: list, params: dict, outputs: list[Var], loc=None):
+        self.prim, self.inputs, self.params, self.outputs, self.loc = prim, inputs, params, outputs, loc
 
     def __repr__(self):
         ps = " ".join(f"{k}={v}" for k, v in self.params.items())
@@ -172,7 +178,6 @@ class Graph:
 
 def flatten_outputs(out: Any, who: str) -> tuple[list, Any]:
     """Flatten a traced function's result; every leaf must be an array or scalar (`who` names the function)."""
-    from .tree_util import leaf_paths, tree_flatten
     leaves, tree = tree_flatten(out)
     for i, o in enumerate(leaves):
         try:
@@ -200,6 +205,8 @@ def eval_graph(graph: Graph, args: Sequence) -> list:
 
 class Trace:
     """Records equations while one function is traced; knows the argument each input came from."""
+
+    level = 0  # set when entered: its depth on the trace stack
 
     def __init__(self, fun_desc: str = "a function", purpose: str = "jit", sub: bool = False):
         self.fun_desc, self.purpose, self.sub = fun_desc, purpose, sub
@@ -241,10 +248,13 @@ class Trace:
         aval = aval_of(x)
         return Literal(to_numpy_constant(x, aval), aval)
 
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict) -> list[Tracer]:
+        return self.add(prim, args, params, prim.out_avals([aval_of(a) for a in args], params))
+
     def add(self, prim: Primitive, args: Sequence, params: dict, out_avals: list[ShapedArray]) -> list[Tracer]:
         inputs = [self.atom(a) for a in args]
         outs = [Var(a) for a in out_avals]
-        eqn = Eqn(prim, inputs, params, outs)
+        eqn = Eqn(prim, inputs, params, outs, _user_location())
         self.eqns.append(eqn)
         for o in outs:
             self.producer[o.id] = eqn
@@ -282,8 +292,14 @@ def _stack() -> list[Trace]:
 
 
 def current_trace() -> Trace | None:
-    s = _stack()
-    return s[-1] if s else None
+    """The innermost staging trace (the one that records graphs), or None when running eagerly.
+
+    Transformation traces (JVP, batching) may sit above it on the stack; they only process operations on
+    their own tracers (`find_top_trace`)."""
+    for t in reversed(_stack()):
+        if isinstance(t, Trace):
+            return t
+    return None
 
 
 class tracing:
@@ -293,12 +309,40 @@ class tracing:
         self.trace = trace
 
     def __enter__(self):
-        _stack().append(self.trace)
+        stack = _stack()
+        self.trace.level = len(stack) + 1
+        stack.append(self.trace)
         return self.trace
 
     def __exit__(self, *exc):
         _stack().pop()
         self.trace.active = False
+
+
+_PKG = __file__.rsplit("/", 1)[0] + "/"
+
+
+def _user_location():
+    """(file, line) of the innermost frame outside stagec: where the user's code made an operation."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+def trace_subgraph(fun: Callable, args: Sequence, purpose: str) -> tuple[Graph, list, Any]:
+    """Trace `fun(*args)` (args: a pytree whose leaves are arrays or avals) into a sub-graph of the current one.
+
+    Returns (graph, captured outer values, output tree). The graph's inputs are the flattened args followed by
+    one input per captured value (tracers of enclosing traces and concrete arrays the body closes over)."""
+    name = getattr(fun, "__name__", type(fun).__name__)
+    leaves, tree = tree_flatten(list(args))
+    trace = Trace(f"{name} (in {purpose})", purpose, sub=True)
+    tracers = [trace.new_arg(aval_of(a).update(), f"{purpose} operand {i}") for i, a in enumerate(leaves)]
+    with tracing(trace):
+        out = fun(*tree_unflatten(tree, tracers))
+    out_leaves, out_tree = flatten_outputs(out, f"{name} (in {purpose})")
+    return trace.to_graph(out_leaves, name), list(trace.captured), out_tree
 
 
 def _escaped(t: Tracer) -> UnexpectedTracerError:
@@ -321,80 +365,89 @@ def set_eager_impl(fn: Callable) -> None:
     _eager_impl = fn
 
 
-
 class Primitive:
-    """A named operation with a shape rule; its StableHLO emission rule lives in `lowering`."""
+    """A named operation. Its rules are registered beside its definition (`stagec.primitives`):
 
-    def __init__(self, name: str, abstract_eval: Callable[..., Any], multiple_results: bool = False):
-        self.name, self.abstract_eval, self.multiple_results = name, abstract_eval, multiple_results
+    `abstract_eval(*avals, **params) -> aval(s)`, `lowering(ctx, *values, **params) -> [ir.Value]`, and the
+    optional `impl` (eager override), `jvp`, `transpose` and `batch` rules. Upper layers read them; core
+    only calls `abstract_eval` and hands everything else to the trace that processes the primitive."""
+
+    def __init__(self, name: str, abstract_eval: Callable[..., Any] | None = None, multiple_results: bool = False):
+        self.name, self.multiple_results = name, multiple_results
+        self.abstract_eval = abstract_eval
+        self.lowering: Callable | None = None
+        self.impl: Callable | None = None
+        self.jvp: Callable | None = None
+        self.transpose: Callable | None = None
+        self.batch: Callable | None = None
 
     def __repr__(self):
         return self.name
 
+    def def_abstract_eval(self, fn: Callable) -> Callable:
+        self.abstract_eval = fn
+        return fn
+
+    def def_lowering(self, fn: Callable) -> Callable:
+        self.lowering = fn
+        return fn
+
+    def def_impl(self, fn: Callable) -> Callable:
+        self.impl = fn
+        return fn
+
+    def def_jvp(self, fn: Callable) -> Callable:
+        self.jvp = fn
+        return fn
+
+    def def_transpose(self, fn: Callable) -> Callable:
+        self.transpose = fn
+        return fn
+
+    def def_batch(self, fn: Callable) -> Callable:
+        self.batch = fn
+        return fn
+
+    def out_avals(self, avals: Sequence[ShapedArray], params: dict) -> list[ShapedArray]:
+        out = self.abstract_eval(*avals, **params)
+        return list(out) if self.multiple_results else [out]
+
     def bind(self, *args, **params):
-        trace = current_trace()
         for a in args:
             if isinstance(a, Tracer) and not a._trace.active:
                 raise _escaped(a)
-        avals = [aval_of(a) for a in args]
-        out = self.abstract_eval(*avals, **params)
-        out_avals = list(out) if self.multiple_results else [out]
-        if trace is None:
-            if _eager_impl is None:
-                raise RuntimeError(f"cannot run {self.name} eagerly: no runtime registered (import stagec)")
-            outs = _eager_impl(self, args, avals, params, out_avals)
-        else:
-            outs = trace.add(self, args, params, out_avals)
+        trace = find_top_trace(args)
+        outs = trace.process_primitive(self, args, params) if trace is not None else self._run_eager(args, params)
         return outs if self.multiple_results else outs[0]
+
+    def _run_eager(self, args: Sequence, params: dict) -> list:
+        avals = [aval_of(a) for a in args]
+        out_avals = self.out_avals(avals, params)
+        if self.impl is not None:
+            return list(self.impl(*args, **params))
+        if _eager_impl is None:
+            raise RuntimeError(f"cannot run {self.name} eagerly: no runtime registered (import stagec)")
+        return _eager_impl(self, args, avals, params, out_avals)
+
+
+def find_top_trace(args: Sequence):
+    """The trace that processes a primitive applied to `args`: the innermost of the traces owning tracer
+    arguments and the innermost staging trace (omnistaging: every operation under `jit` is recorded)."""
+    top = current_trace()
+    for a in args:
+        if isinstance(a, TracerBase) and (top is None or a._trace.level > top.level):
+            top = a._trace
+    return top
 
 
 # ---------------------------------------------------------------- tracers
 
 
-def _snp():
-    from . import numpy as snp
-    return snp
-
-
 class ArrayOps:
-    """NumPy operators shared by tracers and concrete Arrays; each one calls `stagec.numpy`."""
+    """What tracers and concrete Arrays share. The NumPy operators and methods (`x + y`, `x.sum()`, `x.at`)
+    are installed on this class by `stagec.numpy` at import (`install_array_methods`); core names no NumPy."""
 
     __array_priority__ = 100
-
-    def __add__(self, o): return _snp().add(self, o)
-    def __radd__(self, o): return _snp().add(o, self)
-    def __sub__(self, o): return _snp().subtract(self, o)
-    def __rsub__(self, o): return _snp().subtract(o, self)
-    def __mul__(self, o): return _snp().multiply(self, o)
-    def __rmul__(self, o): return _snp().multiply(o, self)
-    def __truediv__(self, o): return _snp().true_divide(self, o)
-    def __rtruediv__(self, o): return _snp().true_divide(o, self)
-    def __floordiv__(self, o): return _snp().floor_divide(self, o)
-    def __rfloordiv__(self, o): return _snp().floor_divide(o, self)
-    def __mod__(self, o): return _snp().remainder(self, o)
-    def __rmod__(self, o): return _snp().remainder(o, self)
-    def __pow__(self, o): return _snp().power(self, o)
-    def __rpow__(self, o): return _snp().power(o, self)
-    def __matmul__(self, o): return _snp().matmul(self, o)
-    def __rmatmul__(self, o): return _snp().matmul(o, self)
-    def __and__(self, o): return _snp().bitwise_and(self, o)
-    def __rand__(self, o): return _snp().bitwise_and(o, self)
-    def __or__(self, o): return _snp().bitwise_or(self, o)
-    def __ror__(self, o): return _snp().bitwise_or(o, self)
-    def __xor__(self, o): return _snp().bitwise_xor(self, o)
-    def __rxor__(self, o): return _snp().bitwise_xor(o, self)
-    def __invert__(self): return _snp().invert(self)
-    def __neg__(self): return _snp().negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _snp().abs(self)
-    def __eq__(self, o): return _snp().equal(self, o)
-    def __ne__(self, o): return _snp().not_equal(self, o)
-    def __lt__(self, o): return _snp().less(self, o)
-    def __le__(self, o): return _snp().less_equal(self, o)
-    def __gt__(self, o): return _snp().greater(self, o)
-    def __ge__(self, o): return _snp().greater_equal(self, o)
-    def __getitem__(self, idx): return _snp()._getitem(self, idx)
-
     __hash__ = None  # arrays are unhashable, as in NumPy
 
     ndim = property(lambda self: len(self.aval.shape))
@@ -402,7 +455,6 @@ class ArrayOps:
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     weak_type = property(lambda self: self.aval.weak_type)
-    T = property(lambda self: _snp().transpose(self))
 
     def __len__(self):
         if not self.aval.shape:
@@ -414,43 +466,23 @@ class ArrayOps:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.aval.shape[0]))
 
-    def astype(self, dtype): return _snp().astype(self, dtype)
-    def reshape(self, *shape, order="C"):
-        return _snp().reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape,
-                              order=order)
-    def transpose(self, *axes): return _snp().transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
-    def sum(self, axis=None, dtype=None, keepdims=False): return _snp().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def mean(self, axis=None, dtype=None, keepdims=False): return _snp().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def max(self, axis=None, keepdims=False): return _snp().max(self, axis=axis, keepdims=keepdims)
-    def min(self, axis=None, keepdims=False): return _snp().min(self, axis=axis, keepdims=keepdims)
-    def prod(self, axis=None, dtype=None, keepdims=False): return _snp().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def any(self, axis=None, keepdims=False): return _snp().any(self, axis=axis, keepdims=keepdims)
-    def all(self, axis=None, keepdims=False): return _snp().all(self, axis=axis, keepdims=keepdims)
-    def dot(self, o): return _snp().dot(self, o)
-    def ravel(self): return _snp().ravel(self)
-    def flatten(self): return _snp().ravel(self)
-    def squeeze(self, axis=None): return _snp().squeeze(self, axis)
-    at = property(lambda self: _snp()._IndexUpdateHelper(self))  # x.at[idx].set(v) etc.
-    def argmax(self, axis=None, keepdims=False): return _snp().argmax(self, axis=axis, keepdims=keepdims)
-    def argmin(self, axis=None, keepdims=False): return _snp().argmin(self, axis=axis, keepdims=keepdims)
-    def cumsum(self, axis=None, dtype=None): return _snp().cumsum(self, axis=axis, dtype=dtype)
-    def cumprod(self, axis=None, dtype=None): return _snp().cumprod(self, axis=axis, dtype=dtype)
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False): return _snp().var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False): return _snp().std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    def clip(self, min=None, max=None): return _snp().clip(self, min, max)
-    def round(self, decimals=0): return _snp().round(self, decimals)
-    def sort(self, axis=-1): return _snp().sort(self, axis)
-    def argsort(self, axis=-1): return _snp().argsort(self, axis)
-    def swapaxes(self, axis1, axis2): return _snp().swapaxes(self, axis1, axis2)
-    def take(self, indices, axis=None): return _snp().take(self, indices, axis)
-    def repeat(self, repeats, axis=None): return _snp().repeat(self, repeats, axis)
-    def __lshift__(self, o): return _snp().left_shift(self, o)
-    def __rlshift__(self, o): return _snp().left_shift(o, self)
-    def __rshift__(self, o): return _snp().right_shift(self, o)
-    def __rrshift__(self, o): return _snp().right_shift(o, self)
+    def __pos__(self):
+        return self
 
 
-class Tracer(ArrayOps):
+def install_array_methods(methods: dict[str, Any]) -> None:
+    """Install operators and methods on every array type (tracers and Arrays), as the NumPy layer defines them."""
+    for name, fn in methods.items():
+        setattr(ArrayOps, name, fn)
+
+
+class TracerBase(ArrayOps):
+    """A value a trace stands in for; `_trace` is the trace that processes operations on it."""
+
+    __slots__ = ()
+
+
+class Tracer(TracerBase):
     """Stands for an array while a function is traced: it has a shape and dtype, never values."""
 
     __slots__ = ("_trace", "_var")

@@ -1,8 +1,8 @@
 """Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`.
 
-Branches and loop bodies are traced once into sub-graphs (never unrolled) and emitted as
-`stablehlo.if` / `stablehlo.case` / `stablehlo.while` with regions. Values a body closes over
-(outer tracers, concrete arrays) become extra operands of the primitive.
+Branches and loop bodies are traced once into sub-graphs (never unrolled, `core.trace_subgraph`) and bound
+as the `cond`/`while` primitives (`stagec.primitives.control_flow`). Values a body closes over (outer tracers,
+concrete arrays) become extra operands of the primitive.
 """
 from __future__ import annotations
 
@@ -10,28 +10,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import dtypes as _dt, lax, lowering, tree_util
-from .core import Graph, Primitive, ShapedArray, Trace, aval_of, eval_graph, flatten_outputs, tracing
-from .lowering import Ctx, emit_graph, tensor_type
+from .. import dtypes as _dt
+from .. import lax, tree_util
+from ..core import Const, ShapedArray, aval_of, eval_graph, trace_subgraph
+from ..primitives.control_flow import cond_p, while_p
+from ..primitives.structural import dynamic_update_slice_p
 
 
 def _fun_name(f: Callable) -> str:
     return getattr(f, "__name__", type(f).__name__)
-
-
-def trace_subgraph(fun: Callable, args: Sequence, purpose: str) -> tuple[Graph, list, Any]:
-    """Trace `fun(*args)` (args: a pytree's leaves are avals) into a sub-graph.
-
-    Returns (graph, captured outer values, output tree). The graph's inputs are the flattened
-    args followed by one input per captured value.
-    """
-    leaves, tree = tree_util.tree_flatten(list(args))
-    trace = Trace(f"{_fun_name(fun)} (in {purpose})", purpose, sub=True)
-    tracers = [trace.new_arg(aval_of(a).update(), f"{purpose} operand {i}") for i, a in enumerate(leaves)]
-    with tracing(trace):
-        out = fun(*tree_util.tree_unflatten(tree, tracers))
-    out_leaves, out_tree = flatten_outputs(out, f"{_fun_name(fun)} (in {purpose})")
-    return trace.to_graph(out_leaves, _fun_name(fun)), list(trace.captured), out_tree
 
 
 def _types(avals) -> str:
@@ -50,17 +37,6 @@ def _first_difference(a, b) -> str:
 
 
 # ---------------------------------------------------------------- cond / switch
-
-
-def _cond_rule(index, *ops, branches, n_ops):
-    if index.shape != () or index.dtype != np.int32:
-        raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
-    # An output is weakly typed only if it is so in every branch.
-    return [a.update(weak_type=all(g.out_avals[i].weak_type for g in branches))
-            for i, a in enumerate(branches[0].out_avals)]
-
-
-cond_p = Primitive("cond", _cond_rule, multiple_results=True)
 
 
 def switch(index, branches: Sequence[Callable], *operands):
@@ -98,48 +74,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     return switch(lax.convert_element_type(pred, np.int32), [false_fun, true_fun], *operands)
 
 
-@lowering.register(cond_p)
-def _cond_lower(ctx: Ctx, index, *rest, branches, n_ops):
-    ir = lowering._ir()
-    ops = list(rest[:n_ops])
-    caps = list(rest[n_ops:])
-    n = len(branches)
-    if n == 1:
-        return emit_graph(branches[0], ops + caps[:len(branches[0].in_vars) - n_ops])
-    if n == 2:  # stablehlo.if on (index != 0): region 0 is the true branch (index 1)
-        i32 = ShapedArray((), np.int32)
-        pred = lowering.compare(ctx, index, lowering.full(0, i32), "NE", i32)
-        op = ctx.op("stablehlo.if", [pred], regions=2)
-        order = [branches[1], branches[0]]
-        cap_slices = _split_caps(branches, n_ops, caps)
-        cap_order = [cap_slices[1], cap_slices[0]]
-    else:
-        op = ctx.op("stablehlo.case", [index], regions=n)
-        order, cap_order = list(branches), _split_caps(branches, n_ops, caps)
-    for region, g, cs in zip(op.regions, order, cap_order):
-        block = region.blocks.append()
-        with ir.InsertionPoint(block):
-            ir.Operation.create("stablehlo.return", results=[], operands=emit_graph(g, ops + cs))
-    return list(op.results)
-
-
-def _split_caps(graphs, n_ops, caps) -> list[list]:
-    out, k = [], 0
-    for g in graphs:
-        n = len(g.in_vars) - n_ops
-        out.append(caps[k:k + n])
-        k += n
-    return out
-
-
 # ---------------------------------------------------------------- while
-
-
-def _while_rule(*args, cond_graph, body_graph, n_carry, n_cond_caps):
-    return [a for a in args[:n_carry]]
-
-
-while_p = Primitive("while", _while_rule, multiple_results=True)
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
@@ -170,22 +105,6 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     return tree_util.tree_unflatten(init_tree, outs)
 
 
-@lowering.register(while_p)
-def _while_lower(ctx: Ctx, *args, cond_graph, body_graph, n_carry, n_cond_caps):
-    ir = lowering._ir()
-    carry = list(args[:n_carry])
-    cond_caps = list(args[n_carry:n_carry + n_cond_caps])
-    body_caps = list(args[n_carry + n_cond_caps:])
-    op = ctx.op("stablehlo.while", carry, regions=2)
-    types = [tensor_type(a) for a in ctx.avals_out]
-    for region, g, caps in ((op.regions[0], cond_graph, cond_caps), (op.regions[1], body_graph, body_caps)):
-        block = region.blocks.append(*types)
-        with ir.InsertionPoint(block):
-            outs = emit_graph(g, list(block.arguments) + caps)
-            ir.Operation.create("stablehlo.return", results=[], operands=outs)
-    return list(op.results)
-
-
 def fori_loop(lower, upper, body_fun: Callable, init_val):
     """`for i in range(lower, upper): val = body_fun(i, val)`, as a `stablehlo.while`."""
     dt = np.result_type(aval_of(lower).dtype, aval_of(upper).dtype)
@@ -205,7 +124,6 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False):
     """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys)."""
-    from . import numpy as snp
     x_leaves, x_tree = tree_util.tree_flatten(xs)
     lengths = {aval_of(x).shape[0] if aval_of(x).shape else None for x in x_leaves}
     if None in lengths:
@@ -224,7 +142,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     n_carry = len(tree_util.tree_leaves(init))
     y_avals = probe.out_avals[n_carry:]
     y_tree = out_tree.children[1]
-    ys0 = [snp.zeros((n,) + a.shape, a.dtype) for a in y_avals]
+    ys0 = [Const(np.zeros((n,) + a.shape, a.dtype), a.update(shape=(n,) + a.shape, weak_type=False)) for a in y_avals]
 
     def body(state):
         i, carry, ys = state
@@ -257,11 +175,10 @@ def _index(x, i):
 
 
 def _update(buf, value, i):
-    from . import primitives as P
     av = aval_of(buf)
     zero = lax.convert_element_type(0, np.int32)
     upd = lax.reshape(value, (1,) + av.shape[1:])
-    return P.dynamic_update_slice.bind(buf, upd, i, *([zero] * (av.ndim - 1)))
+    return dynamic_update_slice_p.bind(buf, upd, i, *([zero] * (av.ndim - 1)))
 
 
 def map(f: Callable, xs):

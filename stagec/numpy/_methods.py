@@ -1,0 +1,67 @@
+"""NumPy operators and methods of every array type (tracers and `stagec.Array`), installed on `core.ArrayOps`
+when `stagec.numpy` is imported: core defines the array types, this layer gives them NumPy's behaviour."""
+from __future__ import annotations
+
+from types import ModuleType
+
+from ..core import install_array_methods
+from ._indexing import _getitem, _IndexUpdateHelper
+
+_BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide", "floordiv": "floor_divide",
+           "mod": "remainder", "pow": "power", "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
+           "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift"}
+_COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+            "ge": "greater_equal"}
+
+
+def install(snp: ModuleType) -> None:
+    """Install `snp`'s public functions (eager results are Arrays) as the array types' operators and methods."""
+    install_array_methods(methods(snp))
+
+
+def methods(s: ModuleType) -> dict:
+    """Operator and method name -> implementation, from the public `stagec.numpy` functions `s`."""
+    out = {}
+    for op, name in {**_BINARY, **_COMPARE}.items():
+        fn = getattr(s, name)
+        out[f"__{op}__"] = lambda self, o, fn=fn: fn(self, o)
+        if op in _BINARY:
+            out[f"__r{op}__"] = lambda self, o, fn=fn: fn(o, self)
+
+    def reshape(self, *shape, order="C"):
+        return s.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order=order)
+
+    def transpose(self, *axes):
+        return s.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
+
+    def reduction(name: str, dtype: bool = True, ddof: bool = False):
+        fn = getattr(s, name)
+        if ddof:
+            return lambda self, axis=None, dtype=None, ddof=0, keepdims=False: fn(
+                self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+        if dtype:
+            return lambda self, axis=None, dtype=None, keepdims=False: fn(self, axis=axis, dtype=dtype,
+                                                                          keepdims=keepdims)
+        return lambda self, axis=None, keepdims=False: fn(self, axis=axis, keepdims=keepdims)
+
+    out.update({
+        "__invert__": s.invert, "__neg__": s.negative, "__abs__": s.abs, "__getitem__": _getitem,
+        "T": property(s.transpose), "at": property(_IndexUpdateHelper),
+        "astype": s.astype, "reshape": reshape, "transpose": transpose,
+        "sum": reduction("sum"), "mean": reduction("mean"), "prod": reduction("prod"),
+        "max": reduction("max", dtype=False), "min": reduction("min", dtype=False),
+        "any": reduction("any", dtype=False), "all": reduction("all", dtype=False),
+        "argmax": reduction("argmax", dtype=False), "argmin": reduction("argmin", dtype=False),
+        "var": reduction("var", ddof=True), "std": reduction("std", ddof=True),
+        "cumsum": lambda self, axis=None, dtype=None: s.cumsum(self, axis=axis, dtype=dtype),
+        "cumprod": lambda self, axis=None, dtype=None: s.cumprod(self, axis=axis, dtype=dtype),
+        "dot": s.dot, "ravel": s.ravel, "flatten": s.ravel, "swapaxes": s.swapaxes,
+        "squeeze": lambda self, axis=None: s.squeeze(self, axis),
+        "clip": lambda self, min=None, max=None: s.clip(self, min, max),
+        "round": lambda self, decimals=0: s.round(self, decimals),
+        "sort": lambda self, axis=-1: s.sort(self, axis),
+        "argsort": lambda self, axis=-1: s.argsort(self, axis),
+        "take": lambda self, indices, axis=None: s.take(self, indices, axis),
+        "repeat": lambda self, repeats, axis=None: s.repeat(self, repeats, axis),
+    })
+    return out

@@ -1,0 +1,245 @@
+"""Elementwise primitives: arithmetic, comparisons, `select`, `clamp`, conversions and complex parts.
+
+Primitives are strict, as in `jax.lax`: operands have equal shapes and dtypes; broadcasting and type
+promotion happen above, in `stagec.numpy`. Each primitive is defined once here with its shape rule, its
+StableHLO emission and its strict wrapper function (re-exported by `stagec.lax`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lowering as L
+from ..core import Const, Primitive, ShapedArray, aval_of, to_numpy_constant
+from ._util import ANY, FLOAT, FLOAT_OR_COMPLEX, INT_OR_BOOL, NUMBER, check_kind, same_shapes
+
+
+def _wrapper(prim: Primitive, name: str, doc: str):
+    def op(*xs):
+        return prim.bind(*(match_weak(*xs) if len(xs) == 2 else xs))
+    op.__name__, op.__qualname__, op.__doc__ = name, name, doc
+    return op
+
+
+def _emit(opname: str):
+    """The emission rule `stablehlo.<opname>` (or `chlo.<opname>`), with boolean add/mul as or/and and
+    complex max/min in NumPy's order (`lowering.combine`)."""
+    def rule(ctx: L.Ctx, *xs):
+        if opname in ("add", "multiply") and ctx.avals_in[0].dtype == np.bool_:
+            return [ctx.op1("stablehlo." + ("or" if opname == "add" else "and"), xs)]
+        if opname in ("maximum", "minimum"):
+            return [L.combine(ctx, opname, *xs, ctx.avals_out[0])]
+        return [ctx.op1(opname if "." in opname else "stablehlo." + opname, xs)]
+    return rule
+
+
+def unary(name: str, kinds: str, op: str, out_dtype=None) -> Primitive:
+    """A unary primitive emitted as the StableHLO/CHLO op `op`."""
+    def rule(x: ShapedArray) -> ShapedArray:
+        check_kind(name, x, kinds)
+        if out_dtype is not None:
+            return ShapedArray(x.shape, out_dtype)
+        if name == "abs" and _dt.kind(x.dtype) == "c":
+            return ShapedArray(x.shape, np.finfo(x.dtype).dtype, x.weak_type)
+        return x
+    prim = Primitive(name, rule)
+    prim.def_lowering(_emit(op))
+    return prim
+
+
+def binary(name: str, kinds: str, op: str, out_dtype=None) -> Primitive:
+    """A binary primitive on operands of equal shape and dtype, emitted as `op`."""
+    def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        same_shapes(name, x, y)
+        check_kind(name, x, kinds)
+        return ShapedArray(x.shape, out_dtype or x.dtype, x.weak_type and y.weak_type and out_dtype is None)
+    prim = Primitive(name, rule)
+    prim.def_lowering(_emit(op))
+    return prim
+
+
+# ---- unary
+neg_p = unary("neg", NUMBER, "negate")
+sign_p = unary("sign", NUMBER, "sign")
+abs_p = unary("abs", NUMBER, "abs")
+floor_p = unary("floor", FLOAT, "floor")
+ceil_p = unary("ceil", FLOAT, "ceil")
+round_p = unary("round", FLOAT, "round_nearest_even")
+round_afz_p = unary("round_afz", FLOAT, "round_nearest_afz")
+exp_p = unary("exp", FLOAT_OR_COMPLEX, "exponential")
+expm1_p = unary("expm1", FLOAT_OR_COMPLEX, "exponential_minus_one")
+log_p = unary("log", FLOAT_OR_COMPLEX, "log")
+log1p_p = unary("log1p", FLOAT_OR_COMPLEX, "log_plus_one")
+tanh_p = unary("tanh", FLOAT_OR_COMPLEX, "tanh")
+logistic_p = unary("logistic", FLOAT_OR_COMPLEX, "logistic")
+sin_p = unary("sin", FLOAT_OR_COMPLEX, "sine")
+cos_p = unary("cos", FLOAT_OR_COMPLEX, "cosine")
+tan_p = unary("tan", FLOAT_OR_COMPLEX, "tan")
+sqrt_p = unary("sqrt", FLOAT_OR_COMPLEX, "sqrt")
+rsqrt_p = unary("rsqrt", FLOAT_OR_COMPLEX, "rsqrt")
+cbrt_p = unary("cbrt", FLOAT, "cbrt")
+not_p = unary("not", INT_OR_BOOL, "not")
+is_finite_p = unary("is_finite", FLOAT, "is_finite", out_dtype=np.dtype(bool))
+# StableHLO leaves these to its CHLO companion dialect (IREE legalizes them).
+asin_p = unary("asin", FLOAT_OR_COMPLEX, "chlo.asin")
+acos_p = unary("acos", FLOAT_OR_COMPLEX, "chlo.acos")
+atan_p = unary("atan", FLOAT_OR_COMPLEX, "chlo.atan")
+sinh_p = unary("sinh", FLOAT_OR_COMPLEX, "chlo.sinh")
+cosh_p = unary("cosh", FLOAT_OR_COMPLEX, "chlo.cosh")
+asinh_p = unary("asinh", FLOAT_OR_COMPLEX, "chlo.asinh")
+acosh_p = unary("acosh", FLOAT_OR_COMPLEX, "chlo.acosh")
+atanh_p = unary("atanh", FLOAT_OR_COMPLEX, "chlo.atanh")
+erf_p = unary("erf", FLOAT, "chlo.erf")
+
+# ---- binary (boolean add/mul are logical or/and, as in XLA)
+add_p = binary("add", ANY, "add")
+sub_p = binary("sub", NUMBER, "subtract")
+mul_p = binary("mul", ANY, "multiply")
+div_p = binary("div", NUMBER, "divide")
+rem_p = binary("rem", NUMBER, "remainder")
+pow_p = binary("pow", FLOAT_OR_COMPLEX, "power")
+max_p = binary("max", ANY, "maximum")
+min_p = binary("min", ANY, "minimum")
+and_p = binary("and", INT_OR_BOOL, "and")
+or_p = binary("or", INT_OR_BOOL, "or")
+xor_p = binary("xor", INT_OR_BOOL, "xor")
+atan2_p = binary("atan2", FLOAT, "atan2")
+shift_left_p = binary("shift_left", "iu", "shift_left")
+shift_right_arithmetic_p = binary("shift_right_arithmetic", "iu", "shift_right_arithmetic")
+shift_right_logical_p = binary("shift_right_logical", "iu", "shift_right_logical")
+
+
+# ---- comparisons
+def _compare(direction: str) -> Primitive:
+    def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        same_shapes(direction.lower(), x, y)
+        return ShapedArray(x.shape, np.dtype(bool))
+    prim = Primitive(direction.lower(), rule)
+    prim.def_lowering(lambda ctx, x, y: [L.compare(ctx, x, y, direction, ctx.avals_in[0])])
+    return prim
+
+
+eq_p, ne_p, lt_p, le_p, gt_p, ge_p = map(_compare, ("EQ", "NE", "LT", "LE", "GT", "GE"))
+
+
+# ---- select, clamp, conversions
+def _select_rule(pred: ShapedArray, on_true: ShapedArray, on_false: ShapedArray) -> ShapedArray:
+    if pred.dtype != np.bool_:
+        raise TypeError(f"select needs a boolean predicate, got {pred.dtype}")
+    same_shapes("select", on_true, on_false)
+    if pred.shape not in ((), on_true.shape):
+        raise TypeError(f"select got predicate shape {pred.shape} for operands of shape {on_true.shape}")
+    return ShapedArray(on_true.shape, on_true.dtype, on_true.weak_type and on_false.weak_type)
+
+
+select_p = Primitive("select", _select_rule)
+select_p.def_lowering(lambda ctx, pred, t, f: [ctx.op1("stablehlo.select", [pred, t, f])])
+
+
+def _clamp_rule(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    same_shapes("clamp", lo, x, hi)
+    check_kind("clamp", x, ANY)
+    return x.update(weak_type=x.weak_type and lo.weak_type and hi.weak_type)
+
+
+clamp_p = Primitive("clamp", _clamp_rule)
+clamp_p.def_lowering(lambda ctx, lo, x, hi: [ctx.op1("stablehlo.clamp", [lo, x, hi])])
+
+
+def _convert_rule(x: ShapedArray, *, new_dtype, weak_type: bool) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p = Primitive("convert_element_type", _convert_rule)
+
+
+@convert_element_type_p.def_lowering
+def _convert_lower(ctx: L.Ctx, x, *, new_dtype, weak_type):
+    src, dst = ctx.avals_in[0], ctx.avals_out[0]
+    if src.dtype == dst.dtype:
+        return [x]
+    if dst.dtype == np.bool_:  # any -> bool is `x != 0`, as NumPy defines it
+        return [L.compare(ctx, x, L.full(0, src), "NE", src)]
+    return [ctx.op1("stablehlo.convert", [x])]
+
+
+# ---- complex parts
+def _part_rule(name: str):
+    def rule(x: ShapedArray) -> ShapedArray:
+        check_kind(name, x, "c")
+        return ShapedArray(x.shape, np.finfo(x.dtype).dtype, x.weak_type)
+    return rule
+
+
+real_p = Primitive("real", _part_rule("real"))
+real_p.def_lowering(lambda ctx, x: [ctx.op1("stablehlo.real", [x])])
+imag_p = Primitive("imag", _part_rule("imag"))
+imag_p.def_lowering(lambda ctx, x: [ctx.op1("stablehlo.imag", [x])])
+
+
+def _complex_rule(re: ShapedArray, im: ShapedArray) -> ShapedArray:
+    same_shapes("complex", re, im)
+    check_kind("complex", re, FLOAT)
+    if re.dtype.itemsize not in (4, 8):
+        raise TypeError(f"complex: parts must be float32 or float64, got {re.dtype}")
+    return ShapedArray(re.shape, np.dtype(np.complex64 if re.dtype.itemsize == 4 else np.complex128),
+                       re.weak_type and im.weak_type)
+
+
+complex_p = Primitive("complex", _complex_rule)
+complex_p.def_lowering(lambda ctx, re, im: [ctx.op1("stablehlo.complex", [re, im])])
+
+
+# ---------------------------------------------------------------- strict wrappers (stagec.lax)
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Cast `x` to `new_dtype` (canonicalized for the x64 setting)."""
+    new_dtype = _dt.canonicalize(new_dtype)
+    aval = aval_of(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    if not hasattr(x, "_trace") and not hasattr(x, "_bv"):  # a constant: convert on the host
+        return Const(to_numpy_constant(x, aval).astype(new_dtype), aval.update(dtype=new_dtype, weak_type=weak_type))
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def match_weak(x, y):
+    """Let a weakly typed operand take the other's dtype (the strict wrappers' only implicit conversion)."""
+    ax, ay = aval_of(x), aval_of(y)
+    if ax.dtype == ay.dtype:
+        return x, y
+    if ax.weak_type and not ay.weak_type:
+        return convert_element_type(x, ay.dtype, weak_type=False), y
+    if ay.weak_type and not ax.weak_type:
+        return x, convert_element_type(y, ax.dtype, weak_type=False)
+    return x, y
+
+
+_UNARY = dict(neg=neg_p, sign=sign_p, abs=abs_p, floor=floor_p, ceil=ceil_p, round=round_p, round_afz=round_afz_p,
+              exp=exp_p, expm1=expm1_p, log=log_p, log1p=log1p_p, tanh=tanh_p, logistic=logistic_p, sin=sin_p,
+              cos=cos_p, tan=tan_p, sqrt=sqrt_p, rsqrt=rsqrt_p, cbrt=cbrt_p, bitwise_not=not_p,
+              is_finite=is_finite_p, asin=asin_p, acos=acos_p, atan=atan_p, sinh=sinh_p, cosh=cosh_p,
+              asinh=asinh_p, acosh=acosh_p, atanh=atanh_p, erf=erf_p, real=real_p, imag=imag_p)
+_BINARY = dict(add=add_p, sub=sub_p, mul=mul_p, div=div_p, rem=rem_p, pow=pow_p, max=max_p, min=min_p,
+               bitwise_and=and_p, bitwise_or=or_p, bitwise_xor=xor_p, atan2=atan2_p, shift_left=shift_left_p,
+               shift_right_arithmetic=shift_right_arithmetic_p, shift_right_logical=shift_right_logical_p,
+               eq=eq_p, ne=ne_p, lt=lt_p, le=le_p, gt=gt_p, ge=ge_p, complex=complex_p)
+for _name, _p in _UNARY.items():
+    globals()[_name] = _wrapper(_p, _name, f"Elementwise `{_p.name}`.")
+for _name, _p in _BINARY.items():
+    globals()[_name] = _wrapper(_p, _name, f"Elementwise `{_p.name}` of two arrays of equal shape and dtype "
+                                           f"(a weakly typed operand takes the other's dtype).")
+WRAPPERS = [*_UNARY, *_BINARY]  # the strict functions stagec.lax exports, one per primitive
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where `pred` else `on_false` (pred is boolean, scalar or of the operands' shape)."""
+    return select_p.bind(pred, *match_weak(on_true, on_false))
+
+
+def clamp(lo, x, hi):
+    """`min(max(x, lo), hi)` elementwise (all three of one shape and dtype)."""
+    return clamp_p.bind(lo, x, hi)
+
+__all__ = [n for n, v in list(globals().items()) if n.endswith("_p") and isinstance(v, Primitive)]

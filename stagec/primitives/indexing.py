@@ -1,0 +1,126 @@
+"""Indexing primitives: XLA's `gather` and `scatter` (index vectors along the last dimension of the indices)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lowering as L
+from ..core import Primitive, ShapedArray
+
+
+def _gather_rule(x: ShapedArray, idx: ShapedArray, *, offset_dims: tuple, collapsed_slice_dims: tuple,
+                 start_index_map: tuple, slice_sizes: tuple) -> ShapedArray:
+    """XLA gather with `index_vector_dim` = the last dimension of `idx`."""
+    if _dt.kind(idx.dtype) not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(start_index_map):
+        raise TypeError(f"gather: indices {idx.str_short()} need an integer last dimension of size "
+                        f"{len(start_index_map)}")
+    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
+        raise TypeError(f"gather: slice_sizes {slice_sizes} do not fit shape {x.shape}")
+    if any(slice_sizes[d] > 1 for d in collapsed_slice_dims):
+        raise TypeError(f"gather: collapsed dimensions {collapsed_slice_dims} must have slice size <= 1")
+    batch = list(idx.shape[:-1])
+    offsets = [s for i, s in enumerate(slice_sizes) if i not in collapsed_slice_dims]
+    if len(offset_dims) != len(offsets):
+        raise TypeError(f"gather: offset_dims {offset_dims} must name {len(offsets)} output dimensions")
+    out, it_b, it_o = [], iter(batch), iter(offsets)
+    for i in range(len(batch) + len(offsets)):
+        out.append(next(it_o) if i in offset_dims else next(it_b))
+    return x.update(shape=out)
+
+
+gather_p = Primitive("gather", _gather_rule)
+
+
+@gather_p.def_lowering
+def _gather(ctx: L.Ctx, x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    ir = L.mlir()
+    dn = ir.Attribute.parse(
+        f"#stablehlo.gather<offset_dims = {L.dims(offset_dims)}, collapsed_slice_dims = {L.dims(collapsed_slice_dims)}, "
+        f"start_index_map = {L.dims(start_index_map)}, index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
+    return [ctx.op1("stablehlo.gather", [x, idx], attributes={
+        "dimension_numbers": dn, "slice_sizes": L.i64s(slice_sizes), "indices_are_sorted": ir.BoolAttr.get(False)})]
+
+
+def _raw_scatter(ctx: L.Ctx, x, idx, upd, aval: ShapedArray, dn, mode: str):
+    ir = L.mlir()
+    op = ctx.op("stablehlo.scatter", [x, idx, upd], result_avals=[aval], attributes={
+        "scatter_dimension_numbers": dn, "indices_are_sorted": ir.BoolAttr.get(False),
+        "unique_indices": ir.BoolAttr.get(False)}, regions=1)
+    s = aval.update(shape=(), weak_type=False)
+    block = L.scalar_block(op, [s, s])
+    with ir.InsertionPoint(block):
+        old, new = block.arguments
+        r = new if mode == "set" else L.combine(ctx, L.combiner(mode, s.dtype), old, new, s)
+        ir.Operation.create("stablehlo.return", results=[], operands=[r])
+    return op.result
+
+
+def _scatter_rule(x: ShapedArray, idx: ShapedArray, upd: ShapedArray, *, update_window_dims: tuple,
+                  inserted_window_dims: tuple, scatter_dims_to_operand_dims: tuple, mode: str) -> ShapedArray:
+    """XLA scatter with `index_vector_dim` = the last dimension of `idx`; `mode` combines old and new values."""
+    if mode not in ("set", "add", "mul", "min", "max"):
+        raise ValueError(f"scatter: unknown mode {mode!r}")
+    if upd.dtype != x.dtype:
+        raise TypeError(f"scatter: updates dtype {upd.dtype} differs from operand dtype {x.dtype}")
+    if _dt.kind(idx.dtype) not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(scatter_dims_to_operand_dims):
+        raise TypeError(f"scatter: indices {idx.str_short()} need an integer last dimension of size "
+                        f"{len(scatter_dims_to_operand_dims)}")
+    if upd.ndim != idx.ndim - 1 + len(update_window_dims):
+        raise TypeError(f"scatter: updates of shape {upd.shape} do not match indices {idx.shape} and "
+                        f"update_window_dims {update_window_dims}")
+    return x.strip_weak() if not (x.weak_type and upd.weak_type) else x
+
+
+scatter_p = Primitive("scatter", _scatter_rule)
+
+
+def _raw_scatter(ctx: L.Ctx, x, idx, upd, aval: ShapedArray, dn, mode: str):
+    ir = L.mlir()
+    op = ctx.op("stablehlo.scatter", [x, idx, upd], result_avals=[aval], attributes={
+        "scatter_dimension_numbers": dn, "indices_are_sorted": ir.BoolAttr.get(False),
+        "unique_indices": ir.BoolAttr.get(False)}, regions=1)
+    s = aval.update(shape=(), weak_type=False)
+    block = L.scalar_block(op, [s, s])
+    with ir.InsertionPoint(block):
+        old, new = block.arguments
+        r = new if mode == "set" else L.combine(ctx, L.combiner(mode, s.dtype), old, new, s)
+        ir.Operation.create("stablehlo.return", results=[], operands=[r])
+    return op.result
+
+
+@scatter_p.def_lowering
+def _scatter(ctx: L.Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode):
+    """IREE 3.13's CPU scatter writes into its operand's buffer even when that is a function argument (the
+    caller's array), so never scatter into `x`: scatter into a fresh neutral-element tensor and combine."""
+    ir = L.mlir()
+    dn = ir.Attribute.parse(
+        f"#stablehlo.scatter<update_window_dims = {L.dims(update_window_dims)}, inserted_window_dims = "
+        f"{L.dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {L.dims(scatter_dims_to_operand_dims)}, "
+        f"index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
+    aval, uaval = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[2]
+    if mode == "set":
+        m_aval, mu_aval = aval.update(dtype=np.int8), uaval.update(dtype=np.int8, weak_type=False)
+        mask = _raw_scatter(ctx, L.splat(ctx, 0, m_aval), idx, L.splat(ctx, 1, mu_aval), m_aval, dn, "set")
+        vals = _raw_scatter(ctx, L.splat(ctx, 0, aval), idx, upd, aval, dn, "set")
+        pred = L.compare(ctx, mask, L.splat(ctx, 0, m_aval), "NE", m_aval)
+        return [ctx.op1("stablehlo.select", [pred, vals, x])]
+    base = L.splat(ctx, _dt.identity({"add": "sum", "mul": "prod"}.get(mode, mode), aval.dtype), aval)
+    s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
+    return [L.combine(ctx, L.combiner(mode, aval.dtype), x, s, aval)]
+
+
+# ---------------------------------------------------------------- strict wrappers (stagec.lax)
+
+
+def gather(x, indices, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    """XLA gather; the index vectors lie along the last dimension of `indices` (clamped into bounds)."""
+    return gather_p.bind(x, indices, offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed_slice_dims),
+                         start_index_map=tuple(start_index_map), slice_sizes=tuple(map(int, slice_sizes)))
+
+
+def scatter(x, indices, updates, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+            mode: str = "set"):
+    """XLA scatter combining with `mode` (set/add/mul/min/max); out-of-bounds updates are dropped."""
+    return scatter_p.bind(x, indices, updates, update_window_dims=tuple(update_window_dims),
+                          inserted_window_dims=tuple(inserted_window_dims),
+                          scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims), mode=mode)

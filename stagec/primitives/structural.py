@@ -1,0 +1,228 @@
+"""Primitives that move data without arithmetic: broadcasts, reshapes, transposes, slices, padding, iota."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lowering as L
+from ..core import Primitive, ShapedArray, aval_of
+from .elementwise import convert_element_type, match_weak
+
+
+def _broadcast_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions: tuple) -> ShapedArray:
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(f"broadcast_in_dim: operand of rank {x.ndim} needs {x.ndim} broadcast_dimensions, "
+                        f"got {broadcast_dimensions}")
+    for i, d in enumerate(broadcast_dimensions):
+        if not (0 <= d < len(shape)) or x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"broadcast_in_dim: cannot broadcast shape {x.shape} to {shape} with "
+                            f"broadcast_dimensions={broadcast_dimensions}")
+    return x.update(shape=shape)
+
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_rule)
+broadcast_in_dim_p.def_lowering(lambda ctx, x, *, shape, broadcast_dimensions: [ctx.op1(
+    "stablehlo.broadcast_in_dim", [x], attributes={"broadcast_dimensions": L.i64s(broadcast_dimensions)})])
+
+
+def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise TypeError(f"cannot reshape array of shape {x.shape} (size {x.size}) into shape {new_sizes}")
+    return x.update(shape=new_sizes)
+
+
+reshape_p = Primitive("reshape", _reshape_rule)
+reshape_p.def_lowering(lambda ctx, x, *, new_sizes: [ctx.op1("stablehlo.reshape", [x])])
+
+
+def _transpose_rule(x: ShapedArray, *, permutation: tuple) -> ShapedArray:
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ValueError(f"transpose permutation {permutation} is not a permutation of the axes of shape {x.shape}")
+    return x.update(shape=tuple(x.shape[p] for p in permutation))
+
+
+transpose_p = Primitive("transpose", _transpose_rule)
+transpose_p.def_lowering(lambda ctx, x, *, permutation: [ctx.op1(
+    "stablehlo.transpose", [x], attributes={"permutation": L.i64s(permutation)})])
+
+
+def _slice_rule(x: ShapedArray, *, start_indices, limit_indices, strides):
+    if not (len(start_indices) == len(limit_indices) == len(strides) == x.ndim):
+        raise TypeError(f"slice: indices must have one entry per dimension of shape {x.shape}")
+    for s, l, st, d in zip(start_indices, limit_indices, strides, x.shape):
+        if not (0 <= s <= l <= d) or st < 1:
+            raise IndexError(f"slice [{s}:{l}:{st}] is out of bounds for shape {x.shape}")
+    return x.update(shape=tuple(max(0, -(-(l - s) // st)) for s, l, st in zip(start_indices, limit_indices, strides)))
+
+
+slice_p = Primitive("slice", _slice_rule)
+slice_p.def_lowering(lambda ctx, x, *, start_indices, limit_indices, strides: [ctx.op1("stablehlo.slice", [x], attributes={
+    "start_indices": L.i64s(start_indices), "limit_indices": L.i64s(limit_indices), "strides": L.i64s(strides)})])
+
+
+def _dynamic_slice_rule(x: ShapedArray, *starts: ShapedArray, slice_sizes: tuple):
+    if len(starts) != x.ndim or len(slice_sizes) != x.ndim:
+        raise TypeError(f"dynamic_slice needs {x.ndim} start indices for shape {x.shape}")
+    if any(s.shape != () or _dt.kind(s.dtype) not in "iu" for s in starts):
+        raise TypeError("dynamic_slice start indices must be integer scalars")
+    if any(not (0 <= s <= d) for s, d in zip(slice_sizes, x.shape)):
+        raise IndexError(f"dynamic_slice sizes {slice_sizes} exceed shape {x.shape}")
+    return x.update(shape=slice_sizes)
+
+
+dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_rule)
+dynamic_slice_p.def_lowering(lambda ctx, x, *starts, slice_sizes: [ctx.op1(
+    "stablehlo.dynamic_slice", [x, *starts], attributes={"slice_sizes": L.i64s(slice_sizes)})])
+
+
+def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *starts: ShapedArray):
+    if update.ndim != x.ndim or len(starts) != x.ndim or update.dtype != x.dtype:
+        raise TypeError(f"dynamic_update_slice: update {update.str_short()} does not fit operand {x.str_short()} "
+                        f"with {len(starts)} start indices")
+    if any(u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError(f"dynamic_update_slice: update shape {update.shape} exceeds operand shape {x.shape}")
+    return x
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice_rule)
+
+
+@dynamic_update_slice_p.def_lowering
+def _dynamic_update_slice_lower(ctx: L.Ctx, x, update, *starts):
+    """IREE 3.13's CPU dynamic_update_slice writes into its operand's buffer in place; when that operand is
+    a function argument, the caller's array would change. Then update fresh tensors and select instead."""
+    if not L.is_function_argument(x):  # e.g. scan's output buffers, which the function creates itself
+        return [ctx.op1("stablehlo.dynamic_update_slice", [x, update, *starts])]
+    aval, uaval = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[1].update(weak_type=False)
+    m_aval = aval.update(dtype=np.int8)
+    mask = ctx.op1("stablehlo.dynamic_update_slice", [L.splat(ctx, 0, m_aval), L.splat(ctx, 1, uaval.update(
+        dtype=np.int8)), *starts], result_avals=[m_aval])
+    vals = ctx.op1("stablehlo.dynamic_update_slice", [L.splat(ctx, 0, aval), update, *starts], result_avals=[aval])
+    return [ctx.op1("stablehlo.select", [L.compare(ctx, mask, L.splat(ctx, 0, m_aval), "NE", m_aval), vals, x])]
+
+
+rev_p = Primitive("rev", lambda x, *, dimensions: x)
+
+
+@rev_p.def_lowering
+def _rev_lower(ctx: L.Ctx, x, *, dimensions):
+    aval = ctx.avals_in[0]
+    if _dt.kind(aval.dtype) == "u":  # IREE cannot lower an unsigned reverse: reverse the same bits as signed
+        s = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
+        r = _rev_lower(L.Ctx([s], [s]), ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[s]),
+                       dimensions=dimensions)[0]
+        return [ctx.op1("stablehlo.bitcast_convert", [r])]
+    return [ctx.op1("stablehlo.reverse", [x], attributes={"dimensions": L.i64s(dimensions)})]
+
+
+iota_p = Primitive("iota", lambda *, dtype, shape, dimension: ShapedArray(shape, dtype))
+iota_p.def_lowering(lambda ctx, *, dtype, shape, dimension: [ctx.op1(
+    "stablehlo.iota", [], attributes={"iota_dimension": L.i64(dimension)})])
+
+
+def _concatenate_rule(*xs: ShapedArray, dimension: int):
+    base = xs[0]
+    for x in xs[1:]:
+        if x.ndim != base.ndim or x.dtype != base.dtype or any(
+                a != b for i, (a, b) in enumerate(zip(x.shape, base.shape)) if i != dimension):
+            raise TypeError(f"concatenate: cannot join shapes {[x.shape for x in xs]} along axis {dimension}")
+    shape = list(base.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, base.dtype, all(x.weak_type for x in xs))
+
+
+concatenate_p = Primitive("concatenate", _concatenate_rule)
+concatenate_p.def_lowering(lambda ctx, *xs, dimension: [ctx.op1(
+    "stablehlo.concatenate", xs, attributes={"dimension": L.i64(dimension)})])
+
+
+def _pad_rule(x: ShapedArray, value: ShapedArray, *, low: tuple, high: tuple, interior: tuple) -> ShapedArray:
+    if value.shape != () or value.dtype != x.dtype:
+        raise TypeError(f"pad: padding value must be a scalar of dtype {x.dtype}, got {value.str_short()}")
+    if not (len(low) == len(high) == len(interior) == x.ndim) or any(i < 0 for i in interior):
+        raise ValueError(f"pad: bad padding config low={low} high={high} interior={interior} for shape {x.shape}")
+    shape = tuple(lo + hi + d + max(d - 1, 0) * it for d, lo, hi, it in zip(x.shape, low, high, interior))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"pad: negative padding removes more than shape {x.shape} holds")
+    return x.update(shape=shape, weak_type=x.weak_type and value.weak_type)
+
+
+pad_p = Primitive("pad", _pad_rule)
+pad_p.def_lowering(lambda ctx, x, value, *, low, high, interior: [ctx.op1("stablehlo.pad", [x, value], attributes={
+    "edge_padding_low": L.i64s(low), "edge_padding_high": L.i64s(high), "interior_padding": L.i64s(interior)})])
+
+
+# ---------------------------------------------------------------- strict wrappers (stagec.lax)
+
+
+def broadcast_in_dim(x, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+    shape, dims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    if aval_of(x).shape == shape and dims == tuple(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+
+
+def broadcast(x, sizes: Sequence[int]):
+    """Prepend dimensions `sizes` to `x`."""
+    nd = aval_of(x).ndim
+    return broadcast_in_dim(x, tuple(sizes) + aval_of(x).shape, tuple(range(len(sizes), len(sizes) + nd)))
+
+
+def reshape(x, new_sizes: Sequence[int]):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if aval_of(x).shape == new_sizes:
+        return x
+    return reshape_p.bind(x, new_sizes=new_sizes)
+
+
+def transpose(x, permutation: Sequence[int]):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return x
+    return transpose_p.bind(x, permutation=permutation)
+
+
+def slice(x, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    return slice_p.bind(x, start_indices=tuple(map(int, start_indices)),
+                        limit_indices=tuple(map(int, limit_indices)), strides=tuple(map(int, strides)))
+
+
+def _int32_starts(start_indices) -> list:
+    return [convert_element_type(s, np.int32) if aval_of(s).dtype != np.int32 else s for s in start_indices]
+
+
+def dynamic_slice(x, start_indices, slice_sizes):
+    """Slice of size `slice_sizes` at traced `start_indices` (clamped into bounds, as XLA does)."""
+    return dynamic_slice_p.bind(x, *_int32_starts(start_indices), slice_sizes=tuple(map(int, slice_sizes)))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """`operand` with `update` written at traced `start_indices` (clamped into bounds, as XLA does)."""
+    operand, update = match_weak(operand, update)
+    return dynamic_update_slice_p.bind(operand, update, *_int32_starts(start_indices))
+
+
+def rev(x, dimensions: Sequence[int]):
+    return rev_p.bind(x, dimensions=tuple(map(int, dimensions))) if dimensions else x
+
+
+def iota(dtype, size: int):
+    return iota_p.bind(dtype=_dt.canonicalize(dtype), shape=(int(size),), dimension=0)
+
+
+def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
+    return iota_p.bind(dtype=_dt.canonicalize(dtype), shape=tuple(map(int, shape)), dimension=int(dimension))
+
+
+def concatenate(operands: Sequence, dimension: int):
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def pad(x, padding_value, padding_config):
+    """Pad with `padding_value`: `padding_config` is one (low, high, interior) per dimension (low/high may be < 0)."""
+    low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return pad_p.bind(*match_weak(x, padding_value), low=tuple(map(int, low)), high=tuple(map(int, high)),
+                      interior=tuple(map(int, interior)))
