@@ -222,3 +222,17 @@ def test_atleast_nd_shapes_match_numpy():
             assert f(x).shape == nf(x).shape, (f.__name__, x.shape)
         pair = f(np.ones(2, np.float32), np.float32(1))
         assert [p.shape for p in pair] == [p.shape for p in nf(np.ones(2), 1.0)]
+
+
+def test_python_int_too_large_raises_eagerly_and_under_jit():
+    for f in (lambda: snp.asarray(2**40), lambda: snp.array([1, 2**33]), lambda: stagec.jit(lambda x: x)(2**40)):
+        with pytest.raises(OverflowError, match="too large for int32"):
+            f()
+    assert int(snp.asarray(2**31 - 1)) == 2**31 - 1
+
+
+@pytest.mark.parametrize("make", [lambda: snp.ones(-5), lambda: stagec.jit(lambda: snp.ones(-5))(),
+                                  lambda: snp.zeros((2, -1))])
+def test_negative_dimensions_raise_a_clear_error(make):
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        make()

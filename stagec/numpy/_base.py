@@ -111,9 +111,12 @@ def _shape_tuple(shape) -> tuple:
     if isinstance(shape, Tracer):
         raise shape._concretization_error("shape")
     try:
-        return (operator.index(shape),)
+        dims = (operator.index(shape),)
     except TypeError:
-        return tuple(operator.index(d) for d in shape)
+        dims = tuple(operator.index(d) for d in shape)
+    if builtins.any(d < 0 for d in dims):
+        raise ValueError(f"negative dimensions are not allowed: shape {dims}")
+    return dims
 
 
 def _creation_dtype(dtype, default, fname: str) -> np.dtype:
@@ -134,6 +137,11 @@ def array(object, dtype=None, copy: bool = True):
     if _dt.kind(host.dtype) in "OSUVMm":
         raise TypeError(f"array: cannot make an array from {type(object).__name__} (NumPy gives dtype {host.dtype})")
     dt = _dt.canonicalize(dtype, warn_from="array") if dtype is not None else _host_default_dtype(object, host)
+    if not isinstance(object, (np.ndarray, np.generic)) and _dt.kind(host.dtype) in "iu" and _dt.kind(dt) in "iu":
+        info = np.iinfo(dt)
+        if host.size and (host.min() < info.min or host.max() > info.max):  # as jit does for a Python int
+            bad = host.max() if host.max() > info.max else host.min()
+            raise OverflowError(f"Python int {bad} is too large for {dt}")
     return device_put(host.astype(dt))
 
 
