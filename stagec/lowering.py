@@ -7,7 +7,8 @@ the user's source location recorded while tracing (`Eqn.loc`), printed with debu
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import threading
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -225,8 +226,47 @@ def emit_graph(graph: Graph, args: Sequence) -> list:
     return [read(o) for o in graph.outs]
 
 
-def lower_graph(graph: Graph, module_name: str = "main"):
-    """Emit `graph` as a StableHLO module with one public function `main`."""
+class HostCall(NamedTuple):
+    """A Python function the module calls: imported as `HOST_MODULE.name` with this calling convention."""
+    name: str
+    fn: Callable
+    in_avals: tuple
+    out_avals: tuple
+
+    @property
+    def cconv(self) -> str:
+        """IREE's VM calling convention: one ref per buffer view in and out ("0rr_r", "0r_v")."""
+        return "0" + ("r" * len(self.in_avals) or "v") + "_" + ("r" * len(self.out_avals) or "v")
+
+
+HOST_MODULE = "stagec_host"
+_lowering = threading.local()
+
+
+def import_host_function(fn: Callable, label: str, in_avals: Sequence[ShapedArray],
+                         out_avals: Sequence[ShapedArray]) -> str:
+    """Declare a host (Python) function in the module being lowered; returns the symbol to `func.call`.
+
+    The runtime links a Python VM module named `HOST_MODULE` that exports it (`HostCall`)."""
+    ir = mlir()
+    module, calls = getattr(_lowering, "module", None), getattr(_lowering, "host_calls", None)
+    if module is None or calls is None:
+        raise NotImplementedError("host callbacks need the module's host calls collected (lower_graph(host_calls=[]))")
+    safe = "".join(c if c.isalnum() or c == "_" else "_" for c in label)[:40] or "callback"
+    call = HostCall(f"{safe}_{len(calls)}", fn, tuple(in_avals), tuple(out_avals))
+    calls.append(call)
+    fn_type = ir.FunctionType.get([tensor_type(a) for a in in_avals], [tensor_type(a) for a in out_avals])
+    with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+        ir.Operation.create("func.func", attributes={
+            "sym_name": ir.StringAttr.get(f"{HOST_MODULE}.{call.name}"),
+            "function_type": ir.TypeAttr.get(fn_type), "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+    return f"{HOST_MODULE}.{call.name}"
+
+
+def lower_graph(graph: Graph, module_name: str = "main", host_calls: list | None = None):
+    """Emit `graph` as a StableHLO module with one public function `main`.
+
+    Host callbacks in the graph append a `HostCall` each to `host_calls` (without it, they raise)."""
     ir = mlir()
     from iree.compiler.dialects import func
 
@@ -239,6 +279,10 @@ def lower_graph(graph: Graph, module_name: str = "main"):
         with ir.InsertionPoint(module.body):
             fn = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
             block = fn.add_entry_block()
-        with ir.InsertionPoint(block):
-            func.ReturnOp(emit_graph(graph, list(block.arguments)))
+        _lowering.module, _lowering.host_calls = module, host_calls
+        try:
+            with ir.InsertionPoint(block):
+                func.ReturnOp(emit_graph(graph, list(block.arguments)))
+        finally:
+            _lowering.module = _lowering.host_calls = None
     return module

@@ -19,7 +19,7 @@ LAYERS = [
     ["lax", "ad", "batching"],                 # strict ops, control flow, transformations
     ["backend"],                               # IREE compile and runtime, devices, buffers
     ["array"],                                 # stagec.Array, device_put
-    ["numpy", "random", "nn", "debug"],        # the NumPy-style surface
+    ["numpy", "random", "nn", "debug", "experimental"],  # the surface
     ["aot"],                                   # the artifact format, load
     ["cache"],                                 # the persistent cache (storage)
     ["stages"],                                # Lowered / Compiled, the compile step
@@ -28,7 +28,7 @@ LAYERS = [
     ["__init__", "__main__", "cli"],           # the public API and the command line
 ]
 _RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
-_ORDER_WITHIN = {"numpy": 0, "random": 1, "nn": 1, "debug": 1}  # nn and random build on numpy
+_ORDER_WITHIN = {"numpy": 0, "random": 1, "nn": 1, "debug": 1, "experimental": 2}  # nn and random build on numpy
 
 
 def _unit(parts: tuple[str, ...]) -> str:

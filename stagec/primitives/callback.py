@@ -1,0 +1,50 @@
+"""`callback`: a call from compiled code out to a Python function (debug printing, pure and io callbacks).
+
+The module imports the function (`lowering.import_host_function`) and calls it with `func.call`; the runtime
+links a Python VM module that converts the buffer views to NumPy arrays, calls it, and converts the results.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from .. import lowering as L
+from ..core import Primitive, ShapedArray
+
+
+class HostFunction:
+    """A Python function called from compiled code: takes and returns NumPy arrays.
+
+    `kind` is "debug", "pure" or "io"; compared by identity (each call site is its own function)."""
+
+    __slots__ = ("fn", "name", "result_avals", "kind", "ordered")
+
+    def __init__(self, fn: Callable, name: str, result_avals: Sequence[ShapedArray], kind: str, ordered: bool):
+        self.fn, self.name, self.result_avals = fn, name, tuple(result_avals)
+        self.kind, self.ordered = kind, bool(ordered)
+
+    def __repr__(self):
+        return f"{self.kind}_callback({self.name})"
+
+    def __lt__(self, other):  # params are sorted by name; a graph holds at most one per equation
+        return id(self) < id(other)
+
+
+def _callback_rule(*args: ShapedArray, callback: HostFunction) -> list[ShapedArray]:
+    return list(callback.result_avals)
+
+
+callback_p = Primitive("callback", _callback_rule, multiple_results=True)
+
+
+@callback_p.def_lowering
+def _callback_lower(ctx: L.Ctx, *args, callback: HostFunction):
+    ir = L.mlir()
+    symbol = L.import_host_function(callback.fn, callback.name, ctx.avals_in, ctx.avals_out)
+    op = ir.Operation.create("func.call", results=[L.tensor_type(a) for a in ctx.avals_out], operands=list(args),
+                             attributes={"callee": ir.FlatSymbolRefAttr.get(symbol)})
+    return list(op.results)
+
+
+def callback(fn: HostFunction, *args) -> list:
+    """Call `fn.fn` on the values of `args` from compiled code; returns its results (avals `fn.result_avals`)."""
+    return callback_p.bind(*args, callback=fn)
