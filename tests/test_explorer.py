@@ -53,10 +53,11 @@ def text_of(fragment: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
-def template(page: str, index: int) -> str:
-    m = re.search(rf'<template id="g{index}">(.*?)</template>', page, re.S)
-    assert m, f"no graph for stage {index}"
-    return m[1]
+def graph_of(page: str, stage: int) -> str:
+    """The SVG drawn for the `stage`-th stage."""
+    index = data_of(page)["stages"][stage]["graph"]
+    assert index >= 0, f"no graph for stage {stage}"
+    return re.search(rf'<template id="g{index}">(.*?)</template>', page, re.S)[1]
 
 
 class TagChecker(HTMLParser):
@@ -115,6 +116,7 @@ def test_diff_shows_the_log_exp_rewrite(page):
     assert any("%iterArg_5 = %arg0" in line for line in added)  # the loop now starts from x itself
     cse = next(s for s in data["stages"] if s["name"] == "cse")  # cse changed nothing here: one fold
     assert [r[0] for r in cse["diff"]] == [3]
+    assert cse["graph"] == data["stages"][data["stages"].index(cse) - 1]["graph"]  # one drawing for both
 
 
 def test_syntax_colouring():
@@ -155,7 +157,7 @@ def count_ops(text: str) -> int:
 def test_graph_has_one_node_per_op(page, stages, stage):
     data = data_of(page)
     i = [name for name, _ in stages].index(stage)
-    svg = template(page, i)
+    svg = graph_of(page, i)
     lines = [text_of(data["lines"][k]) for k in data["stages"][i]["lines"]]
     nodes = re.findall(r'<g class="op[^"]*" data-line="(\d+)"', svg)
     assert len(nodes) == count_ops(dict(stages)[stage]) == data["stages"][i]["ops"]
@@ -242,7 +244,7 @@ def test_dispatch_sources(tmp_path, lowered, stages):
     first = data["stages"][len(stages)]
     assert first["kind"] == "dispatch" and first["diff"] is None and first["loc"] is not None
     assert any(loc[0].startswith("<stdin>:") for loc in data["locs"])  # lines of the final stage
-    svg = template(page, len(stages))
+    svg = graph_of(page, len(stages))
     assert svg.count('class="op') == first["ops"]
     assert re.search(r'<g class="op grp"[^>]*><title>hal.executable ', svg)  # the dispatch is a box
     assert "IREE dispatches" in page
@@ -264,8 +266,9 @@ def test_large_module_stays_small_and_lazy():
     assert len(data["lines"]) < 5100 + 900
     simplify = data["stages"][1]
     assert simplify["diff"] is not None and sum(r[0] == 2 for r in simplify["diff"]) == 834
-    assert template(page, 2).count('class="op') == 5002  # the chosen stage is drawn ...
-    assert '<template id="g0">' not in page  # ... stages over GRAPH_MAX_OPS are not
+    assert graph_of(page, 2).count('class="op') == 5002  # the chosen stage is drawn ...
+    assert [s["graph"] for s in data["stages"]] == [-1, -1, 0]  # ... stages over GRAPH_MAX_OPS are not
+    assert page.count("<template") == 1
 
 
 def test_unknown_graph_stage_is_an_error():
@@ -283,3 +286,14 @@ def test_opcodes_turn_a_into_b(a, b):
         out += b[b0:b1]
         ia, ib = a1, b1
     assert (ia, ib) == (len(a), len(b)) and out == b
+
+
+def test_page_without_mlir_shows_what_is_known():
+    # An AOT artifact holds the compiled module and its metadata only.
+    info = {"signature": "(f32[4]) -> f32[4]", "target": "llvm-cpu", "size": "12,345 bytes"}
+    page = explorer.render("f.stagec", [], info=info)
+    checker = TagChecker()
+    checker.feed(page)
+    assert not checker.errors and checker.stack == []
+    assert data_of(page)["stages"] == [] and "No MLIR here." in page
+    assert "<b>signature</b> (f32[4]) -&gt; f32[4]" in page and "12,345 bytes" in page

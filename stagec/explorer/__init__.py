@@ -26,7 +26,8 @@ CONTEXT = 3  # unchanged lines kept around each change in a diff
 def render(title: str, stages: Sequence[tuple[str, str]], *, pass_stats: Iterable[Any] = (),
            timings: Mapping[str, float] | None = None, info: Mapping[str, str] | None = None,
            dispatches: Sequence[tuple[str, str]] = (), graph: str | None = None) -> str:
-    """The page for `stages` ((name, MLIR text) in compile order) and IREE's `dispatches`.
+    """The page for `stages` ((name, MLIR text) in compile order) and IREE's `dispatches` (either may
+    be empty: an AOT artifact holds no MLIR, its page shows `info`).
 
     `pass_stats`: per pass run, a mapping (or a dataclass such as `stagec.passes.PassStats`) with
     name, ops_before, ops_after, seconds and rewrites ({pattern: count}). `timings`: seconds by phase
@@ -34,26 +35,27 @@ def render(title: str, stages: Sequence[tuple[str, str]], *, pass_stats: Iterabl
     `graph`: the stage whose graph is always drawn, whatever its size (default: "final", else the last).
     """
     names = [n for n, _ in stages]
-    chosen = graph if graph is not None else ("final" if "final" in names else names[-1] if names else None)
+    every = names + [n for n, _ in dispatches]
+    chosen = graph if graph is not None else ("final" if "final" in names else every[-1] if every else None)
+    if chosen is not None and chosen not in every:
+        raise ValueError(f"graph={chosen!r} is not a stage; stages: {every}")
     lines = _LineTable()
-    data, parsed = [], {}
+    data, parsed, drawn, templates = [], {}, {}, []
     for kind, items in (("stage", stages), ("dispatch", dispatches)):
         for name, text in items:
-            if text not in parsed:
+            if text not in parsed:  # passes that change nothing: parse, store and draw once
                 parsed[text] = _parse(text, lines)
-            data.append(_Stage(name, kind, *parsed[text]))
-    if chosen is not None and chosen not in names + [n for n, _ in dispatches]:
-        raise ValueError(f"graph={chosen!r} is not a stage; stages: {names + [n for n, _ in dispatches]}")
-    templates = []
-    for i, st in enumerate(data):
-        if st.kind == "stage" and i > 0:
-            st.diff(data[i - 1], i - 1)
-        if st.name == chosen or len(st.ops) <= GRAPH_MAX_OPS:
-            templates.append(f'<template id="g{i}">{draw_graph(st.ops, i)}</template>')
-            st.graph = True
+            st = _Stage(name, kind, *parsed[text])
+            if kind == "stage" and data:
+                st.diff(data[-1], len(data) - 1)
+            if (name == chosen or len(st.ops) <= GRAPH_MAX_OPS) and text not in drawn:
+                drawn[text] = len(templates)
+                templates.append(f'<template id="g{len(templates)}">{draw_graph(st.ops, len(templates))}</template>')
+            st.graph = drawn.get(text, -1)
+            data.append(st)
     stats = _match_stats(names, pass_stats)
     payload = {"lines": lines.html, "locs": lines.locs, "stages": [s.json() for s in data],
-               "start": next((i for i, s in enumerate(data) if s.name == chosen), 0),
+               "start": next((i for i, s in enumerate(data) if s.name == chosen), -1),
                "final": next((i for i, s in enumerate(data) if s.name == "final"), -1)}
     return _asset("page.html").format(
         title=esc(title), css=_asset("page.css"), js=_asset("page.js"), templates="\n".join(templates),
@@ -117,7 +119,7 @@ class _Stage:
     ids: list[int]
     ops: list[Op]
     locs: list[int] | None
-    graph: bool = False
+    graph: int = -1  # its graph's <template>, shared by stages of the same text
     prev: int = -1
     rows: list | None = None
     added: int = 0
@@ -174,18 +176,17 @@ def _sidebar(data: list[_Stage], stats: dict[str, dict], timings: Mapping[str, f
     for i, st in enumerate(data):
         if st.kind == "dispatch" and (i == 0 or data[i - 1].kind != "dispatch"):
             out.append('</ol><h2>IREE dispatches</h2><ol class="stages">')
-        s = stats.get(st.name)
-        meta = f"{len(st.ops)} ops"
-        extra = ""
+        s, meta, extra = stats.get(st.name), f"{len(st.ops)} ops", ""
         if s is not None:
-            meta = f'ops {s.get("ops_before", "?")} &rarr; {s.get("ops_after", "?")} &middot; {_seconds(s.get("seconds", 0.0))}'
+            seconds = s.get("seconds", 0.0)
+            meta = f'ops {s.get("ops_before", "?")} &rarr; {s.get("ops_after", "?")} &middot; {_seconds(seconds)}'
             rw = ", ".join(f"{esc(k)} &times;{v}" for k, v in sorted(dict(s.get("rewrites") or {}).items()) if v)
             extra = (f'<div class="rw">{rw or "no rewrites"}</div><div class="tb"><i style="width:'
-                     f'{100 * s.get("seconds", 0.0) / longest:.1f}%"></i></div>')
+                     f'{100 * seconds / longest:.1f}%"></i></div>')
         if st.prev >= 0:
             meta += f' &middot; <span class="pl">+{st.added}</span> <span class="mi">&minus;{st.removed}</span>'
         out.append(f'<li data-s="{i}"><div class="nm">{esc(st.name)}</div><div class="m">{meta}</div>{extra}</li>')
-    out.append("</ol>")
+    out.append("</ol>" if data else '</ol><p class="m">No MLIR here.</p>')
     if timings:
         top = max(list(timings.values()) + [1e-9])
         out.append('<h2>Times</h2><table class="times">')

@@ -9,13 +9,13 @@ from typing import Any
 
 from .mlirtext import Arg, Op, esc, short_type, type_of
 
-
 CW, NH, AH = 6.6, 24, 18  # character width, op node height, argument node height (px)
 VGAP, HGAP, PAD, HEAD = 34, 16, 10, 20
-_DIALECTS = {"stablehlo": ("#dbeafe", "#3b82f6"), "chlo": ("#e0e7ff", "#6366f1"), "arith": ("#dcfce7", "#22c55e"),
-             "math": ("#fef9c3", "#ca8a04"), "linalg": ("#ffedd5", "#f97316"), "tensor": ("#f3e8ff", "#a855f7"),
-             "func": ("#f1f5f9", "#64748b"), "hal": ("#e2e8f0", "#475569"), "scf": ("#fae8ff", "#c026d3"),
-             "iree_tensor_ext": ("#fce7f3", "#db2777"), "flow": ("#ccfbf1", "#0d9488"), "builtin": ("#f8fafc", "#94a3b8")}
+_DIALECTS = {  # (fill, stroke) by dialect
+    "stablehlo": ("#dbeafe", "#3b82f6"), "chlo": ("#e0e7ff", "#6366f1"), "arith": ("#dcfce7", "#22c55e"),
+    "math": ("#fef9c3", "#ca8a04"), "linalg": ("#ffedd5", "#f97316"), "tensor": ("#f3e8ff", "#a855f7"),
+    "func": ("#f1f5f9", "#64748b"), "hal": ("#e2e8f0", "#475569"), "scf": ("#fae8ff", "#c026d3"),
+    "iree_tensor_ext": ("#fce7f3", "#db2777"), "flow": ("#ccfbf1", "#0d9488"), "builtin": ("#f8fafc", "#94a3b8")}
 _SPARE = [("#fee2e2", "#ef4444"), ("#e0f2fe", "#0284c7"), ("#ecfccb", "#65a30d"), ("#fef3c7", "#d97706")]
 
 
@@ -25,7 +25,15 @@ def _colours(name: str) -> tuple[str, str]:
 
 
 def _label(name: str) -> str:
-    return name.split(".", 1)[1] if name.count(".") >= 1 and not name.startswith("func.") else name
+    """`stablehlo.add` -> `add`; func.* and bare names as they are."""
+    return name.split(".", 1)[1] if "." in name and not name.startswith("func.") else name
+
+
+def _results(op: Op) -> str:
+    """`%3`, `%x, %y`, or `%0:3` for the results `%0#0 %0#1 %0#2`."""
+    if op.results and op.results[0].endswith("#0"):
+        return f"{op.results[0][:-2]}:{len(op.results)}"
+    return ", ".join(op.results)
 
 
 @dataclasses.dataclass(eq=False)
@@ -52,7 +60,7 @@ def draw_graph(ops: list[Op], index: int = 0) -> str:
     root = _build(ops)
     _place(root)
     parts = {"groups": [], "edges": [], "nodes": [], "labels": []}
-    _emit(root, 0.0, 0.0, parts, index)
+    _emit(root, 0.0, 0.0, parts, index)  # `index` keeps the arrowhead's id unique on the page
     w, h = root.w + 2 * PAD, root.h + 2 * PAD
     return (f'<svg class="graph" viewBox="{-PAD} {-PAD} {w:.0f} {h:.0f}" width="{w:.0f}" '
             f'height="{h:.0f}" data-w="{w:.0f}" data-h="{h:.0f}"><defs><marker id="ah{index}" viewBox="0 0 8 8" '
@@ -154,7 +162,7 @@ def _emit(lay: _Layout, ox: float, oy: float, parts: dict, index: int) -> None:
         ins.setdefault(id(e[2]), []).append(e)
     labelled = set()
     for s, i, d in lay.edges:
-        n_out = max(1, len(s.node.results) - (1 if len(s.node.results) > 1 else 0)) if isinstance(s.node, Op) else 1
+        n_out = max(1, len(s.node.results)) if isinstance(s.node, Op) else 1
         x1, y1 = s.x + s.w * (i + 1) / (n_out + 1), s.y + s.h
         k = ins[id(d)].index((s, i, d))
         x2, y2 = d.x + d.w * (k + 1) / (len(ins[id(d)]) + 1), d.y
@@ -175,7 +183,7 @@ def _emit(lay: _Layout, ox: float, oy: float, parts: dict, index: int) -> None:
                 f'y="{b.y + 13:.1f}">{esc(node.name)}</text></g>')
             continue
         fill, stroke = _colours(node.name)
-        res = ", ".join(r for r in node.results if "#" not in r) or ""
+        res = _results(node)
         tip = f"{res + ' = ' if res else ''}{node.name}  (line {node.line + 1})"
         attrs = f'data-line="{node.line}" data-end="{node.end}"'
         if b.regions:

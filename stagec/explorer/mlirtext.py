@@ -13,7 +13,8 @@ import html
 import os
 import re
 
-DENSE_LIMIT = 200  # a `dense<...>` literal longer than this many characters is shown shortened
+DENSE_LIMIT = 200  # a `dense<...>` literal longer than this many characters is shown shortened ...
+DENSE_HEAD = 66  # ... to its first characters
 
 _LOC_ALIAS = re.compile(r"^(#loc\w*)\s*=\s*loc\((.*)\)\s*$")
 _FILE_LINE = re.compile(r'"([^"]+)":(\d+)(?::\d+)?')
@@ -34,10 +35,9 @@ def _close(text: str, i: int, open_: str, close: str) -> int:
     while i < n:
         c = text[i]
         if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "-" and text.startswith("->", i):
+            i = _skip_string(text, i)
+            continue
+        if c == "-" and text.startswith("->", i):
             i += 1
         elif c == open_:
             depth += 1
@@ -82,6 +82,7 @@ def _find_all(text: str, token: str, start: int, end: int) -> list[int]:
 
 
 def _skip_string(text: str, i: int) -> int:
+    """Index just past the string literal that starts at text[i]."""
     i += 1
     while i < len(text) and text[i] != '"':
         i += 2 if text[i] == "\\" else 1
@@ -170,9 +171,9 @@ def collapse_dense(line: str, limit: int = DENSE_LIMIT) -> str:
     while i >= 0:
         end = _close(line, i + 5, "<", ">")
         if end - i > limit:
-            note = f" \u2026 {end - i - 66:,} more chars>"
-            line = line[:i + 66] + note + line[end:]
-            end = i + 66 + len(note)
+            note = f" \u2026 {end - i - DENSE_HEAD:,} more chars>"
+            line = line[:i + DENSE_HEAD] + note + line[end:]
+            end = i + DENSE_HEAD + len(note)
         i = line.find("dense<", end)
     return line
 
@@ -201,7 +202,7 @@ class Op:
     closing: str = ""
     parent: Op | None = None
     region: int = 0
-    regions: list[list] = dataclasses.field(default_factory=list)  # per region: its Args and Ops in order
+    regions: list[list[Op]] = dataclasses.field(default_factory=list)  # per region: its ops in order
     uses: list[tuple[Op | Arg, int]] = dataclasses.field(default_factory=list)  # (producer, result index)
 
     @functools.cached_property
@@ -260,7 +261,7 @@ def parse_ops(lines: list[str]) -> list[Op]:
             found = _lookup(stack, ref)
             if found is not None:
                 op.uses.append(found)
-        _define_args(frame, rest, no, op, per_region=False, only_unknown=stack)
+        _define_args(frame, rest, no, op, per_region=False, known=stack)
         _region_of(stack[-1]).append(op)
         ops.append(op)
         last = frame
@@ -296,18 +297,21 @@ def _close_line(stack: list[_Frame], t: str, delta: int, no: int) -> _Frame:
 def _define_results(frame: _Frame, op: Op) -> None:
     for i, r in enumerate(op.results):
         frame.defs[r] = (op, i)
+        if r.endswith("#0"):
+            frame.defs[r[:-2]] = (op, 0)  # `%0` alone names the first of `%0:3`
 
 
 def _define_args(frame: _Frame, text: str, no: int, owner: Op | None, *, per_region: bool,
-                 only_unknown: list[_Frame] | None = None) -> None:
-    """Record the `%x: type` / `%x = %y` block arguments written in `text`."""
+                 known: list[_Frame] | None = None) -> None:
+    """Record the `%x: type` / `%x = %y` block arguments written in `text` (not the values already
+    defined in `known`: in an op's own line those are its operands, `ins(%0 : tensor<...>)`)."""
     for m in _ARG_TYPE.finditer(text):
         name = m[1]
-        if only_unknown is not None and _lookup(only_unknown, name) is not None:
+        if known is not None and _lookup(known, name) is not None:
             continue
         if m[2]:
-            src = _lookup(only_unknown or [frame], m[2])
-            typ = _type_of(src) if src else ""
+            src = _lookup(known or [frame], m[2])
+            typ = type_of(*src) if src else ""
         else:
             typ = _first_type(text[m.end():])
         arg = Arg(name, typ, no, owner)
@@ -323,12 +327,10 @@ def _lookup(stack: list[_Frame], ref: str):
 
 
 def _result_names(text: str) -> list[str]:
+    """`%a, %b` -> [%a, %b]; `%0:3` -> [%0#0, %0#1, %0#2], as its uses name them."""
     out = []
     for m in _RESULT.finditer(text):
-        n = int(m[2] or 1)
-        out += [m[1]] if not m[2] else [f"{m[1]}#{i}" for i in range(n)]
-        if m[2]:
-            out.append(m[1])  # `%0` alone names the first of `%0:3`
+        out += [m[1]] if not m[2] else [f"{m[1]}#{i}" for i in range(int(m[2]))]
     return out
 
 
@@ -353,17 +355,12 @@ def _first_type(text: str) -> str:
     return text[:min(e[0] for e in ends)] if ends else text
 
 
-def _type_of(src) -> str:
-    node, i = src
-    if isinstance(node, Arg):
-        return node.type
-    types = node.types
-    return types[i] if i < len(types) else (types[0] if len(types) == 1 else "")
-
-
 def type_of(producer: Op | Arg, index: int) -> str:
     """The printed type of a producer's `index`-th result ('' where the text does not say)."""
-    return _type_of((producer, index))
+    if isinstance(producer, Arg):
+        return producer.type
+    types = producer.types
+    return types[index] if index < len(types) else (types[0] if len(types) == 1 else "")
 
 
 def short_type(t: str) -> str:
@@ -377,6 +374,7 @@ def short_type(t: str) -> str:
 
 
 def _nested(depth: int) -> str:
+    """A pattern for text with `<...>` nested up to `depth` deep (`->` is not a bracket)."""
     inner = r"(?:->|[^<>\n])*"
     for _ in range(depth):
         inner = rf"(?:->|[^<>\n]|<{inner}>)*"
@@ -410,5 +408,6 @@ def highlight(line: str) -> str:
 
 
 def esc(s: str) -> str:
+    """HTML-escaped, and never a URL a browser could follow."""
     return html.escape(str(s)).replace("://", ":&#47;&#47;")
 

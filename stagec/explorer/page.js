@@ -68,19 +68,19 @@ function showGraph(s, force) {
   var st = D.stages[s];
   $("gname").textContent = st.name;
   svg = null;
-  if (!st.graph) {
+  if (st.graph < 0) {
     gview.innerHTML = '<div class="note">No graph for this stage (' + st.ops + " ops); pass graph=\"" + st.name + "\" to draw it.</div>";
     $("gnote").textContent = "";
     return;
   }
-  if (st.ops > AUTO_GRAPH && !force && !drawn[s]) {
+  if (st.ops > AUTO_GRAPH && !force && !drawn[st.graph]) {
     gview.innerHTML = '<div class="note">' + st.ops + ' ops.<button type="button" id="g-draw">draw the graph</button></div>';
     $("g-draw").onclick = function () { showGraph(s, true); };
     $("gnote").textContent = "";
     return;
   }
-  drawn[s] = true;
-  gview.replaceChildren(document.getElementById("g" + s).content.cloneNode(true));
+  drawn[st.graph] = true;
+  gview.replaceChildren(document.getElementById("g" + st.graph).content.cloneNode(true));
   svg = gview.querySelector("svg");
   $("gnote").textContent = st.ops + " ops \u00b7 click a node for its line";
   fit();
@@ -154,6 +154,12 @@ document.addEventListener("keydown", function (e) {
   else if (e.key === "d") setMode(mode === "diff" ? "text" : "diff");
 });
 function fromHash() {
+  if (!D.stages.length) {
+    win.innerHTML = '<div class="note">No MLIR in this page: what is known is in the header.</div>';
+    gview.innerHTML = "";
+    ["b-text", "b-diff", "z-in", "z-out", "z-fit"].forEach(function (id) { $(id).disabled = true; });
+    return;
+  }
   var h = decodeURIComponent(location.hash.slice(1)), m = h.endsWith(":diff") ? "diff" : "text";
   var name = m === "diff" ? h.slice(0, -5) : h;
   for (var i = 0; i < D.stages.length; i++) if (D.stages[i].name === name) return showStage(i, m);
