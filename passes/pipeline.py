@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from iree.compiler import ir
 
@@ -51,16 +51,18 @@ def describe() -> str:
                      for n, p in sorted(REGISTRY.items()))
 
 
-ELIDE_ELEMENTS = 1024  # stage texts between "traced" and "final" elide constants larger than this
+ELIDE_ELEMENTS = 1024  # a pass's stage text elides constants larger than this
 
 
-def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module") -> list[Stage]:
-    """Run the passes named by `passes` (see `resolve`) over `module` in place.
+def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
+                 after: Callable[[Stage, ir.Module], None] | None = None) -> list[Stage]:
+    """Run the passes named by `passes` (see `resolve`) over `module` in place; `after(stage, module)`,
+    if given, sees the module as each pass left it.
 
     A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass, with the
     IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder). Each stage's text elides
     constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
-    module itself, and so the "final" text IREE receives, keeps them.
+    module itself keeps them.
     """
     stages = []
     for name in resolve(passes):
@@ -83,6 +85,8 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module") -> li
         text = module.operation.get_asm(large_elements_limit=ELIDE_ELEMENTS)
         seen = sum(st.stats.name == name for st in stages)
         stages.append(Stage(name if not seen else f"{name}#{seen + 1}", text, stats))
+        if after is not None:
+            after(stages[-1], module)
     return stages
 
 

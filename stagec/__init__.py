@@ -1,8 +1,7 @@
 """stagec: a staged compiler for numerical Python. Trace with `jit`, emit StableHLO, compile with IREE."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put
 from .config import config

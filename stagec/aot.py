@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import tree_util
+from . import _version, tree_util
 from .core import ShapedArray, aval_of
 from .errors import StagecError
 
@@ -61,8 +61,7 @@ def _iree_version(package: str) -> str:
 
 
 def stagec_version() -> str:
-    from . import __version__
-    return __version__
+    return _version.__version__
 
 
 def iree_compiler_version() -> str:

@@ -76,7 +76,7 @@ def test_key_covers_mlir_target_flags_and_versions(monkeypatch):
     monkeypatch.setitem(aot._versions, "compiler", "0.0.0@0123456789ab")
     assert cache.make_key(cache.key_components("module {}", "llvm-cpu", ["--a"])) != k
     monkeypatch.undo()
-    monkeypatch.setattr(stagec, "__version__", "9.9.9")
+    monkeypatch.setattr(stagec._version, "__version__", "9.9.9")
     assert cache.make_key(cache.key_components("module {}", "llvm-cpu", ["--a"])) != k
 
 
