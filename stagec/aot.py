@@ -215,16 +215,11 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
-def read(path: str | os.PathLike) -> tuple[memoryview, dict]:
-    """(module bytes mapped from disk, metadata) of an artifact; ArtifactError if it is not a sound one."""
-    path = os.fspath(path)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < _TRAILER.size:
-            raise ArtifactError(f"{path}: not a stagec artifact ({size} bytes, too short for its trailer)")
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    view = memoryview(mm)
-    vmfb_len, meta_len, digest, magic = _TRAILER.unpack(view[size - _TRAILER.size:])
+def _sections(path: str, size: int, trailer: bytes) -> tuple[int, int, int, bytes]:
+    """(module length, metadata offset, metadata length, checksum) from an artifact's trailer."""
+    if size < _TRAILER.size:
+        raise ArtifactError(f"{path}: not a stagec artifact ({size} bytes, too short for its trailer)")
+    vmfb_len, meta_len, digest, magic = _TRAILER.unpack(trailer)
     if magic != MAGIC:
         if magic[:6] == MAGIC[:6]:
             raise ArtifactError(f"{path}: stagec artifact format {magic[6:]!r} is not the one this stagec reads "
@@ -235,18 +230,47 @@ def read(path: str | os.PathLike) -> tuple[memoryview, dict]:
     if body_at + meta_len + _TRAILER.size != size:
         raise ArtifactError(f"{path}: corrupt stagec artifact (section lengths {vmfb_len}+{meta_len} do not "
                             f"match the file size {size})")
-    h = hashlib.sha256(view[:vmfb_len])
-    h.update(view[body_at:body_at + meta_len])
-    if h.digest() != digest:
-        raise ArtifactError(f"{path}: corrupt stagec artifact (checksum mismatch)")
+    return vmfb_len, body_at, meta_len, digest
+
+
+def _parse_meta(path: str, body: bytes) -> dict:
     try:
-        meta = json.loads(bytes(view[body_at:body_at + meta_len]))
+        meta = json.loads(body)
     except ValueError as e:
         raise ArtifactError(f"{path}: corrupt stagec artifact metadata ({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ArtifactError(f"{path}: stagec artifact format {meta.get('format') if isinstance(meta, dict) else '?'}"
                             f" is not {FORMAT}, the one this stagec reads")
-    return view[:vmfb_len], meta
+    return meta
+
+
+def read(path: str | os.PathLike) -> tuple[memoryview, dict]:
+    """(module bytes mapped from disk, metadata) of an artifact; ArtifactError if it is not a sound one."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size >= _TRAILER.size else b""
+    view = memoryview(mm)
+    vmfb_len, body_at, meta_len, digest = _sections(path, size, view[size - _TRAILER.size:])
+    h = hashlib.sha256(view[:vmfb_len])
+    h.update(view[body_at:body_at + meta_len])
+    if h.digest() != digest:
+        raise ArtifactError(f"{path}: corrupt stagec artifact (checksum mismatch)")
+    return view[:vmfb_len], _parse_meta(path, bytes(view[body_at:body_at + meta_len]))
+
+
+def read_meta(path: str | os.PathLike) -> dict:
+    """An artifact's metadata alone, without reading or checking its module; ArtifactError if malformed."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(size - _TRAILER.size, 0))
+        _, body_at, meta_len, _ = _sections(path, size, f.read(_TRAILER.size))
+        f.seek(body_at)
+        return _parse_meta(path, f.read(meta_len))
+
+
+# ---------------------------------------------------------------- compiled artifacts
 
 
 # ---------------------------------------------------------------- compiled artifacts

@@ -295,21 +295,6 @@ def compile_graph_cached(backend, mlir: str, name: str, in_avals, out_avals):
 # ---------------------------------------------------------------- explaining misses
 
 
-def _read_meta(path: str) -> dict | None:
-    """An entry's metadata without checking its module (for explanations only)."""
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            f.seek(size - aot._TRAILER.size)
-            vlen, mlen, _, magic = aot._TRAILER.unpack(f.read(aot._TRAILER.size))
-            if magic != aot.MAGIC:
-                return None
-            f.seek(vlen + (-vlen % aot._ALIGN))
-            return json.loads(f.read(mlen))
-    except (OSError, ValueError, OverflowError):
-        return None
-
-
 def _first_difference(old: str, new: str) -> str:
     """`old line -> new line` for the first hunk where two MLIR texts differ."""
     removed = added = None
@@ -331,8 +316,11 @@ def explain_persistent_miss(name: str, key: str, comps: dict, mlir: str) -> str:
     """What differs between this key and the closest entry on disk for the same function name."""
     best = None
     for path, _ in _entries():
-        meta = _read_meta(path)
-        if not meta or meta.get("name") != name or not isinstance(meta.get("key_components"), dict):
+        try:
+            meta = aot.read_meta(path)
+        except (aot.ArtifactError, OSError):
+            continue
+        if meta.get("name") != name or not isinstance(meta.get("key_components"), dict):
             continue
         old = meta["key_components"]
         diffs = [k for k in sorted(set(old) | set(comps)) if old.get(k) != comps.get(k)]

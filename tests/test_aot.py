@@ -86,10 +86,13 @@ def test_wrong_shapes_name_file_and_expected(cpu_file):
 
 
 def test_malformed_files_are_clear_errors(cpu_file, tmp_path):
+    assert aot.read_meta(cpu_file) == aot.read(cpu_file)[1]  # the metadata alone, module unread
     junk = tmp_path / "junk.stagec"
     junk.write_bytes(os.urandom(300))
     with pytest.raises(ArtifactError, match=r"junk\.stagec: not a stagec artifact"):
         stagec.load(junk)
+    with pytest.raises(ArtifactError, match=r"junk\.stagec: not a stagec artifact"):
+        aot.read_meta(junk)
     tiny = tmp_path / "tiny.stagec"
     tiny.write_bytes(b"abc")
     with pytest.raises(ArtifactError, match=r"tiny\.stagec: not a stagec artifact .*too short"):
