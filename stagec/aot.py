@@ -20,11 +20,13 @@ import os
 import struct
 import tempfile
 import time
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import _version, tree_util
+from .backend import IREE_TARGETS, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
 
@@ -32,10 +34,6 @@ FORMAT = 1
 MAGIC = b"STAGEC\x00\x01"
 _TRAILER = struct.Struct("<QQ32s8s")
 _ALIGN = 64
-
-# IREE target backend -> stagec backend (runtime driver family) and back.
-TARGET_BACKENDS = {"llvm-cpu": "cpu", "vulkan-spirv": "vulkan", "cuda": "cuda"}
-BACKEND_TARGETS = {v: k for k, v in TARGET_BACKENDS.items()}
 
 
 class ArtifactError(StagecError, ValueError):
@@ -70,18 +68,6 @@ def iree_compiler_version() -> str:
 
 def iree_runtime_version() -> str:
     return _iree_version("runtime")
-
-
-def normalize_target(target: str | None, default_backend: str = "cpu") -> str:
-    """An IREE target backend name from a target or backend name ("cpu" -> "llvm-cpu")."""
-    if target is None:
-        target = default_backend
-    if target in TARGET_BACKENDS:
-        return target
-    if target in BACKEND_TARGETS:
-        return BACKEND_TARGETS[target]
-    raise ValueError(f"unknown target {target!r}; choose one of {sorted(TARGET_BACKENDS)} "
-                     f"(or the backend names {sorted(BACKEND_TARGETS)})")
 
 
 # ---------------------------------------------------------------- metadata encoding
@@ -298,9 +284,8 @@ class Artifact:
 
     def entry(self, source: str | None = None):
         """Load the module on this machine's runtime for its target (a `jit.Entry`)."""
-        from .backend import get_backend
         from .jit import Entry
-        backend_name = TARGET_BACKENDS[self.target]
+        backend_name = IREE_TARGETS[self.target].backend
         backend = get_backend(backend_name)
         rt = importlib.import_module("iree.runtime")
         driver = backend.driver_for(0) if backend_name != "cpu" else "local-sync"
@@ -404,16 +389,13 @@ def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False) -> Lo
     vmfb, meta = read(path)
     if not allow_version_mismatch:
         check_versions(path, meta)
-    if meta.get("target") not in TARGET_BACKENDS:
-        raise ArtifactError(f"{path}: unknown target {meta.get('target')!r}; this stagec runs {sorted(TARGET_BACKENDS)}")
+    if meta.get("target") not in IREE_TARGETS:
+        raise ArtifactError(f"{path}: unknown target {meta.get('target')!r}; this stagec runs {sorted(IREE_TARGETS)}")
     host = (meta.get("key_components") or {}).get("host")
-    if host is not None:
-        from .cache import host_id
-        if host != host_id():
-            import warnings
-            warnings.warn(f"{path} was compiled for the host CPU of another machine ({host}, this one is "
-                          f"{host_id()}); it may fail or crash here. Compile portable artifacts with an explicit "
-                          f"arch (compile(arch='x86-64-v3'), stagec compile --arch ...).", RuntimeWarning, stacklevel=2)
+    if host is not None and host != host_id():
+        warnings.warn(f"{path} was compiled for the host CPU of another machine ({host}, this one is "
+                      f"{host_id()}); it may fail or crash here. Compile portable artifacts with an explicit "
+                      f"arch (compile(arch='x86-64-v3'), stagec compile --arch ...).", RuntimeWarning, stacklevel=2)
     if meta.get("in_tree") is None or meta.get("out_tree") is None:
         raise ArtifactError(f"{path}: has no pytree structure (a cache entry, not a saved function?)")
     try:

@@ -1,4 +1,4 @@
-"""Backends: IREE compilation, loaded executables, device buffers and eager primitive execution.
+"""Backends: IREE targets and compilation, loaded executables, device buffers and eager primitive execution.
 
 CPU runs on two IREE drivers over the same host memory. `local-sync` runs a call inline on the
 calling thread (~3 us of overhead, measured through `VmContext.invoke`), `local-task` spreads
@@ -11,19 +11,68 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
 import tempfile
 import threading
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from .config import config
 from .core import Eqn, Graph, Primitive, ShapedArray, Var, to_numpy_constant
 from .errors import CompileError
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
 
-_TARGETS = {"cpu": "llvm-cpu", "vulkan": "vulkan-spirv", "cuda": "cuda"}
+
+class Target(NamedTuple):
+    """A backend's name, its IREE target backend, the flag that picks an architecture, its default flags."""
+    backend: str
+    iree: str
+    arch_flag: str
+    flags: tuple[str, ...]
+
+
+TARGETS: dict[str, Target] = {t.backend: t for t in (
+    # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul went
+    # from 38 ms to 14 ms with it (measured on this machine, iree 3.13). IREE demotes f64 to f32 by
+    # default; under enable_x64 a float64 must stay float64.
+    Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
+           ("--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling",
+            "--iree-input-demote-f64-to-f32=false")),
+    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ()),
+    Target("cuda", "cuda", "--iree-cuda-target=", ("--iree-cuda-target=sm_80",)),
+)}
+IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
+
+
+def find_target(name: str) -> Target:
+    """The target named by an IREE target backend ("llvm-cpu") or a stagec backend ("cpu")."""
+    t = IREE_TARGETS.get(name) or TARGETS.get(name)
+    if t is None:
+        raise ValueError(f"unknown target {name!r}; choose one of {sorted(IREE_TARGETS)} "
+                         f"(or the backend names {sorted(TARGETS)})")
+    return t
+
+
+_host: str | None = None
+
+
+def host_id() -> str:
+    """The host CPU (model and feature flags): what a module compiled for `target-cpu=host` assumes."""
+    global _host
+    if _host is None:
+        info = ""
+        try:
+            with open("/proc/cpuinfo") as f:
+                text = f.read()
+            info = "".join(next((ln for ln in text.splitlines() if ln.startswith(k)), "") for k in ("model name", "flags"))
+        except OSError:
+            pass
+        _host = f"{platform.machine()}:{hashlib.sha256(info.encode()).hexdigest()[:16]}"
+    return _host
 
 
 def _rt():
@@ -47,32 +96,28 @@ class Backend:
     """A compile target plus the IREE runtime driver(s) that run its modules."""
 
     def __init__(self, name: str):
-        if name not in _TARGETS:
-            raise ValueError(f"unknown backend {name!r}; choose one of {sorted(_TARGETS)}")
-        self.name, self.target = name, _TARGETS[name]
+        if name not in TARGETS:
+            raise ValueError(f"unknown backend {name!r}; choose one of {sorted(TARGETS)}")
+        self.name, self.target = name, TARGETS[name].iree
         self._hal: dict[str, tuple] = {}
         self._lock = threading.Lock()
         self.devices = [Device(self)]
 
     # ---- compilation
-    def compile_flags(self) -> list[str]:
-        if self.name == "cpu":
-            # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul
-            # went from 38 ms to 14 ms with it (measured on this machine, iree 3.13).
-            # IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64.
-            return ["--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling",
-                    "--iree-input-demote-f64-to-f32=false"]
-        if self.name == "cuda":
-            return ["--iree-cuda-target=sm_80"]
-        return []
+    def compile_flags(self, arch: str | None = None) -> list[str]:
+        """The default compiler flags, with `arch` (a CPU name, `sm_80`, a Vulkan target) replacing the default one."""
+        t = TARGETS[self.name]
+        if arch is None:
+            return list(t.flags)
+        return [f for f in t.flags if not f.startswith(t.arch_flag)] + [t.arch_flag + arch]
 
-    def compile(self, mlir: str, fun_name: str, extra_flags: Sequence[str] = (),
-                flags: Sequence[str] | None = None) -> bytes:
-        """StableHLO text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file.
+    def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
+                side_flags: Sequence[str] = ()) -> bytes:
+        """MLIR text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file.
 
-        `flags` replaces `compile_flags()` (ahead-of-time compiles for another CPU or GPU arch)."""
+        `flags` replaces `compile_flags()`; `side_flags` (e.g. dumping dispatch sources) do not change the module."""
         import iree.compiler as ic
-        extra = list(extra_flags)
+        extra = list(side_flags)
         if self.name == "cpu" and "f64" in mlir:  # tensor<4xf64>, complex<f64>, ...
             # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
             # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
@@ -215,7 +260,7 @@ _backends: dict[str, Backend] = {}
 
 
 def get_backend(name: str | None = None) -> Backend:
-    from .config import config
+    """The backend called `name` (default: `config.default_backend`), created once."""
     name = name or config.default_backend
     b = _backends.get(name)
     if b is None:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import platform
 import re
 import time
 import warnings
@@ -27,6 +26,7 @@ import zlib
 from typing import Any, Sequence
 
 from . import aot
+from .backend import find_target, get_backend, host_id
 from .config import config
 
 log = logging.getLogger("stagec")
@@ -64,24 +64,6 @@ def _warn_once(tag: str, msg: str) -> None:
     if tag not in _warned:
         _warned.add(tag)
         warnings.warn(msg, RuntimeWarning, stacklevel=4)
-
-
-_host: str | None = None
-
-
-def host_id() -> str:
-    """The host CPU (model and feature flags), part of the key of modules compiled for `host`."""
-    global _host
-    if _host is None:
-        info = ""
-        try:
-            with open("/proc/cpuinfo") as f:
-                text = f.read()
-            info = "".join(next((ln for ln in text.splitlines() if ln.startswith(k)), "") for k in ("model name", "flags"))
-        except OSError:
-            pass
-        _host = f"{platform.machine()}:{hashlib.sha256(info.encode()).hexdigest()[:16]}"
-    return _host
 
 
 def key_components(mlir: str, target: str, flags: Sequence[str]) -> dict:
@@ -219,16 +201,6 @@ def reset_stats() -> None:
 # ---------------------------------------------------------------- compiling through the cache
 
 
-def target_flags(backend, arch: str | None) -> list[str]:
-    """The compiler flags for `backend`, with `arch` (CPU name, `sm_80`, Vulkan target) replacing the default."""
-    flags = list(backend.compile_flags())
-    if arch is None:
-        return flags
-    prefix = {"cpu": "--iree-llvmcpu-target-cpu=", "cuda": "--iree-cuda-target=",
-              "vulkan": "--iree-vulkan-target="}[backend.name]
-    return [f for f in flags if not f.startswith(prefix)] + [prefix + arch]
-
-
 def compile_module(backend, mlir: str, name: str, flags: Sequence[str], in_avals, out_avals,
                    in_tree=None, out_tree=None, donated=(), side_flags: Sequence[str] = ()
                    ) -> tuple[aot.Artifact, float, bool]:
@@ -253,7 +225,7 @@ def compile_module(backend, mlir: str, name: str, flags: Sequence[str], in_avals
         _stats["misses"] += 1
     why = (explain_persistent_miss(name, key, comps, mlir)
            if use and not side_flags and config.explain_cache_misses else None)
-    vmfb = backend.compile(mlir, name, list(side_flags), flags=list(flags))
+    vmfb = backend.compile(mlir, name, flags, side_flags)
     seconds = time.perf_counter() - t0
     if why:
         log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
@@ -271,12 +243,10 @@ def compile_module(backend, mlir: str, name: str, flags: Sequence[str], in_avals
 def compile_lowered(lowered, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = (),
                     side_flags: Sequence[str] = ()):
     """`Lowered.compile`: through the persistent cache, for the jit's backend or ahead of time for `target`."""
-    from .backend import get_backend
     from .jit import Compiled
     default = lowered.jitted.backend_obj()
-    tgt = aot.normalize_target(target, default.name)
-    backend = get_backend(aot.TARGET_BACKENDS[tgt])
-    all_flags = target_flags(backend, arch) + list(flags)
+    backend = get_backend(find_target(target or default.name).backend)
+    all_flags = backend.compile_flags(arch) + list(flags)
     graph = lowered.graph
     art, seconds, _ = compile_module(backend, lowered.as_text("final"), lowered.name, all_flags, graph.in_avals,
                                      graph.out_avals, lowered.in_tree, lowered.out_tree, lowered.donated,

@@ -11,7 +11,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-TARGETS = ("llvm-cpu", "vulkan-spirv", "cuda", "cpu", "vulkan")
+from .backend import TARGETS as _BACKENDS
+
+TARGETS = tuple(dict.fromkeys([*(t.iree for t in _BACKENDS.values()), *_BACKENDS]))  # llvm-cpu, ..., cpu, ...
 _DTYPES = {"b1": "bool", "bool": "bool", "pred": "bool", "i1": "bool",
            "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
            "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",

@@ -333,10 +333,13 @@ def test_explain_persistent_misses(cdir, explain):
 
 
 def test_arch_replaces_the_default_target_flag():
-    from stagec.backend import get_backend
-    cpu = cache.target_flags(get_backend("cpu"), "x86-64-v3")
+    from stagec.backend import find_target, get_backend
+    cpu = get_backend("cpu").compile_flags("x86-64-v3")
     assert "--iree-llvmcpu-target-cpu=x86-64-v3" in cpu and "--iree-llvmcpu-target-cpu=host" not in cpu
-    assert cache.target_flags(get_backend("cuda"), "sm_86").count("--iree-cuda-target=sm_86") == 1
-    assert not any("sm_80" in f for f in cache.target_flags(get_backend("cuda"), "sm_86"))
-    assert cache.target_flags(get_backend("vulkan"), "ampere") == ["--iree-vulkan-target=ampere"]
-    assert cache.target_flags(get_backend("cpu"), None) == get_backend("cpu").compile_flags()
+    assert "--iree-dispatch-creation-data-tiling" in cpu  # the other defaults stay
+    assert get_backend("cuda").compile_flags("sm_86").count("--iree-cuda-target=sm_86") == 1
+    assert not any("sm_80" in f for f in get_backend("cuda").compile_flags("sm_86"))
+    assert get_backend("vulkan").compile_flags("ampere") == ["--iree-vulkan-target=ampere"]
+    assert find_target("cpu") is find_target("llvm-cpu") and find_target("vulkan").iree == "vulkan-spirv"
+    with pytest.raises(ValueError, match=r"unknown target 'tpu'; choose one of \['cuda', 'llvm-cpu', 'vulkan-spirv'\]"):
+        find_target("tpu")
