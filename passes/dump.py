@@ -2,6 +2,8 @@
 statistics, one folder per compiled function (`dir/<function>-<n>/`):
 
     00-traced.mlir  01-<first pass>.mlir ...  NN-final.mlir  passes.txt  dispatches/*.mlir
+
+(the stages of `stagec.stages.Lowered.stages()`, in order).
 """
 from __future__ import annotations
 
@@ -34,11 +36,10 @@ def write_stages(root: str, fun_name: str, stages: dict[str, str], stats) -> str
 
 
 def dump_lowered(lowered) -> list[str]:
-    """Dump a `stagec.jit.Lowered` when STAGEC_DUMP_DIR is set; return the IREE flags that also
+    """Dump a `stagec.stages.Lowered` when STAGEC_DUMP_DIR is set; return the IREE flags that also
     write its dispatch sources there (empty when dumping is off)."""
     root = dump_dir()
     if root is None:
         return []
-    stages = lowered._stages()
-    d = write_stages(root, lowered.name, stages, getattr(lowered, "pass_stats", []))
+    d = write_stages(root, lowered.name, lowered.stages(), lowered.pass_stats)
     return [f"--iree-hal-dump-executable-sources-to={os.path.join(d, 'dispatches')}"]

@@ -5,13 +5,19 @@ from ._version import __version__
 from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put
 from .config import config
-from .jit import clear_caches, jit, make_mlir
-from . import cache
+from . import cache, eager, jit as _jit_module  # eager registers itself with core at import
+from .jit import jit, make_mlir
 from .aot import ShapeDtypeStruct, load
 from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
+
+
+def clear_caches() -> None:
+    """Forget every traced and compiled function (jit and eager); the persistent cache stays."""
+    _jit_module.clear_cache()
+    eager.clear_cache()
 
 
 def devices(backend: str | None = None) -> list:

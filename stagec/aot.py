@@ -21,11 +21,12 @@ import struct
 import tempfile
 import time
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import _version, tree_util
+from .array import Runner
 from .backend import IREE_TARGETS, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
@@ -259,9 +260,6 @@ def read_meta(path: str | os.PathLike) -> dict:
 # ---------------------------------------------------------------- compiled artifacts
 
 
-# ---------------------------------------------------------------- compiled artifacts
-
-
 class Artifact:
     """A compiled module plus what calling it needs: avals, pytree structures, target, versions."""
 
@@ -282,9 +280,8 @@ class Artifact:
     def target(self) -> str:
         return self.meta["target"]
 
-    def entry(self, source: str | None = None):
-        """Load the module on this machine's runtime for its target (a `jit.Entry`)."""
-        from .jit import Entry
+    def runner(self, source: str | None = None) -> Runner:
+        """Load the module on this machine's runtime for its target."""
         backend_name = IREE_TARGETS[self.target].backend
         backend = get_backend(backend_name)
         rt = importlib.import_module("iree.runtime")
@@ -296,7 +293,25 @@ class Artifact:
             exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name)
         except RuntimeError as e:
             raise RuntimeError(f"{source or self.name}: cannot load the {self.target} module on this machine: {e}") from None
-        return Entry(exe, self.out_tree, self.out_avals, self.donated)
+        return Runner(exe, self.out_tree, self.donated)
+
+    def check_call(self, who: str, args: tuple, kwargs: dict) -> list:
+        """The flat leaves of a call, or a TypeError naming `who` unless they are what was compiled for."""
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        want, sig = self.in_avals, _sig(self.in_avals)
+        try:
+            got = [aval_of(x) for x in leaves]
+        except TypeError:
+            raise invalid_argument(who, _call_labels(args, kwargs), leaves) from None
+        if tree != self.in_tree or len(got) != len(want):
+            raise TypeError(f"{who} takes arguments structured as {self.in_tree} with leaves {sig}; called with {tree}")
+        bad = [i for i, (g, w) in enumerate(zip(got, want)) if g.shape != w.shape or g.dtype != w.dtype]
+        if bad:
+            i = bad[0]
+            raise TypeError(f"{who} expects argument {i} to be {want[i].str_short()}, got {got[i].str_short()} "
+                            f"(it takes {sig}, called with {_sig(got)})")
+        return leaves
+
 
     def save(self, path: str | os.PathLike) -> None:
         """Write one self-describing file (module + calling metadata + versions)."""
@@ -306,6 +321,28 @@ class Artifact:
         except TypeError as e:
             raise TypeError(f"cannot save compiled function {self.name} to {os.fspath(path)}: {e}") from None
         write_atomic(path, pack(bytes(self.vmfb), meta))
+
+
+def _sig(avals) -> str:
+    return "(" + ", ".join(a.str_short() for a in avals) + ")"
+
+
+def _call_labels(args: tuple, kwargs: dict) -> list[str]:
+    return ([f"args{p}" for p in tree_util.leaf_paths(args)]
+            + [f"{k}{p}" for k in sorted(kwargs) for p in tree_util.leaf_paths(kwargs[k])])
+
+
+def invalid_argument(who: str, labels: Sequence[str], leaves: Sequence,
+                     hint: Callable[[str], str] = lambda label: "") -> TypeError:
+    """The error for the first of `leaves` that is not an array or scalar, named by its label."""
+    for label, leaf in zip(labels, leaves):
+        try:
+            aval_of(leaf)
+        except TypeError:
+            return TypeError(f"{who}: argument '{label}' of type {type(leaf).__name__} is not a valid stagec type "
+                             f"(arrays, NumPy arrays and Python scalars are, in tuples, lists, dicts or registered "
+                             f"pytrees).{hint(label)}")
+    return TypeError(f"{who}: invalid arguments")
 
 
 def make_meta(name: str, target: str, flags: Sequence[str], in_avals, out_avals, in_tree, out_tree,
@@ -331,7 +368,7 @@ class LoadedFunction:
 
     def __init__(self, path: str, artifact: Artifact):
         self.path, self.artifact = path, artifact
-        self._entry = None
+        self._runner: Runner | None = None
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -346,27 +383,13 @@ class LoadedFunction:
         return self.artifact.meta
 
     def signature(self) -> str:
-        return "(" + ", ".join(a.str_short() for a in self.in_avals) + ")"
+        return _sig(self.in_avals)
 
     def __call__(self, *args, **kwargs) -> Any:
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
-        try:
-            got = [aval_of(x) for x in leaves]
-        except TypeError as e:
-            raise TypeError(f"{self.path}: {self.artifact.name} takes {self.signature()}; {e}") from None
-        want = self.in_avals
-        if tree != self.artifact.in_tree or len(got) != len(want):
-            raise TypeError(f"{self.path}: {self.artifact.name} takes arguments structured as "
-                            f"{self.artifact.in_tree} with leaves {self.signature()}; called with {tree}")
-        bad = [i for i, (g, w) in enumerate(zip(got, want)) if g.shape != w.shape or g.dtype != w.dtype]
-        if bad:
-            i = bad[0]
-            raise TypeError(f"{self.path}: {self.artifact.name} expects argument {i} to be {want[i].str_short()}, "
-                            f"got {got[i].str_short()} (it takes {self.signature()}, called with "
-                            f"({', '.join(g.str_short() for g in got)}))")
-        if self._entry is None:
-            self._entry = self.artifact.entry(self.path)
-        return self._entry(leaves)
+        leaves = self.artifact.check_call(f"{self.path}: {self.artifact.name}", args, kwargs)
+        if self._runner is None:
+            self._runner = self.artifact.runner(self.path)
+        return self._runner(leaves)
 
     def __repr__(self):
         return f"<stagec function {self.artifact.name}{self.signature()} for {self.artifact.target} from {self.path}>"

@@ -1,11 +1,14 @@
-"""`stagec.Array`: an IREE device buffer with an abstract value, usable like a NumPy array."""
+"""`stagec.Array`: an IREE device buffer with an abstract value, usable like a NumPy array; how Python
+values become device buffers (`to_buffer`), and `Runner`, an executable called on Python values."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from . import dtypes as _dt
+from . import tree_util
+from .backend import Backend, Executable, get_backend
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
@@ -28,13 +31,6 @@ class Array(ArrayOps):
             v.flags.writeable = False
             self._npy = v
         return self._npy
-
-    def _buffer(self):
-        """The device buffer view, or a clear error if the array was donated or deleted."""
-        if self._deleted:
-            raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted) and "
-                               "cannot be used.")
-        return self._bv
 
     def __array__(self, dtype=None, copy=None):
         v = self._value()
@@ -71,7 +67,7 @@ class Array(ArrayOps):
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
         row = self.aval.update(shape=self.aval.shape[1:])
-        return (Array(self._backend.put(r), row, self._backend) for r in self._value())
+        return (Array(bv, row, self._backend) for bv in to_buffers(self._value(), [row] * len(self), self._backend))
 
     def item(self, *args): return self._value().item(*args)
     def tolist(self): return self._value().tolist()
@@ -107,27 +103,69 @@ class Array(ArrayOps):
         return self.copy()
 
 
+def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend) -> list:
+    """Device buffers of `backend` holding `values` (Arrays, NumPy values, Python scalars) as `avals`; an
+    Array already on `backend` is used as it is. The one way a Python value reaches a device."""
+    out = []
+    for x, aval in zip(values, avals):
+        if type(x) is Array and x._backend is backend:
+            if x._deleted:
+                raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted) and "
+                                   "cannot be used.")
+            out.append(x._bv)
+        else:
+            out.append(backend.put(to_numpy_constant(x, aval)))
+    return out
+
+
 def device_put(x: Any, device=None) -> Any:
     """Copy arrays (or a pytree of them) to `device` (default: the default backend's device)."""
-    from .backend import get_backend
-    from .tree_util import tree_map
     backend = get_backend(device.platform if device is not None else None)
 
     def put(v):
-        if isinstance(v, Array) and v._backend is backend:
+        if type(v) is Array and v._backend is backend:
             return v
-        if isinstance(v, Array):
-            v = v._value()
         aval = aval_of(v)
-        return Array(backend.put(to_numpy_constant(v, aval)), aval, backend)
+        return Array(to_buffers([v], [aval], backend)[0], aval, backend)
 
-    return tree_map(put, x)
+    return tree_util.tree_map(put, x)
 
 
 def block_until_ready(x: Any) -> Any:
     """Wait for every array in the pytree `x`; returns `x`."""
-    from .tree_util import tree_leaves
-    for leaf in tree_leaves(x):
+    for leaf in tree_util.tree_leaves(x):
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+class Runner:
+    """A loaded executable called on Python values: flat leaves in, Arrays out, as the pytree `out_tree`
+    (None: a flat list). Leaves at the `donated` positions are deleted after the call."""
+
+    __slots__ = ("exe", "out_tree", "donated")
+
+    def __init__(self, exe: Executable, out_tree=None, donated: Sequence[int] = ()):
+        self.exe, self.out_tree, self.donated = exe, out_tree, tuple(donated)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.exe.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.exe.out_avals
+
+    def __call__(self, leaves: Sequence) -> Any:
+        exe, tree = self.exe, self.out_tree
+        backend = exe.backend
+        outs = [Array(bv, a, backend) for bv, a in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)),
+                                                        exe.out_avals)]
+        for i in self.donated:
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
+        if tree is None:
+            return outs
+        if tree.node_type is None:  # a single array: skip the generic unflatten
+            return outs[0]
+        return tree_util.tree_unflatten(tree, outs)

@@ -1,4 +1,4 @@
-"""Backends: IREE targets and compilation, loaded executables, device buffers and eager primitive execution.
+"""Backends: IREE targets and compilation, runtime drivers, devices, device buffers, loaded executables.
 
 CPU runs on two IREE drivers over the same host memory. `local-sync` runs a call inline on the
 calling thread (~3 us of overhead, measured through `VmContext.invoke`), `local-task` spreads
@@ -21,7 +21,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .config import config
-from .core import Eqn, Graph, Primitive, ShapedArray, Var, to_numpy_constant
+from .core import ShapedArray
 from .errors import CompileError
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
@@ -266,45 +266,3 @@ def get_backend(name: str | None = None) -> Backend:
     if b is None:
         b = _backends[name] = Backend(name)
     return b
-
-
-# ---------------------------------------------------------------- eager execution
-
-_eager_cache: dict[tuple, Executable] = {}
-stats = {"eager_compiles": 0, "compile_seconds": 0.0}
-
-
-def compile_graph(graph: Graph, backend: Backend, name: str) -> Executable:
-    """Lower, compile and load a graph (no passes, no caches): used for eager primitives."""
-    from .lowering import lower_graph
-    from .cache import compile_graph_cached
-    text = str(lower_graph(graph, name))
-    exe, seconds = compile_graph_cached(backend, text, name, graph.in_avals, graph.out_avals)
-    stats["compile_seconds"] += seconds
-    return exe
-
-
-def eager_apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
-                out_avals: list[ShapedArray]) -> list:
-    """Run one primitive now: compiled once per (primitive, params, avals), then cached."""
-    from .array import Array
-    backend = get_backend()
-    key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
-    exe = _eager_cache.get(key)
-    if exe is None:
-        in_vars = [Var(a) for a in avals]
-        out_vars = [Var(a) for a in out_avals]
-        graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
-        exe = _eager_cache[key] = compile_graph(graph, backend, f"eager_{prim.name}")
-        stats["eager_compiles"] += 1
-    bvs = [a._buffer() if isinstance(a, Array) and a._backend is backend else backend.put(to_numpy_constant(a, av))
-           for a, av in zip(args, avals)]
-    return [Array(bv, av, backend) for bv, av in zip(exe.call(bvs), out_avals)]
-
-
-def clear_eager_cache() -> None:
-    _eager_cache.clear()
-
-
-from .core import set_eager_impl  # noqa: E402
-set_eager_impl(eager_apply)

@@ -11,7 +11,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import cache, tree_util
+from .aot import ArtifactError, ShapeDtypeStruct, load
 from .backend import TARGETS as _BACKENDS
+from .config import config
+from .errors import CompileError
+from .jit import Jitted
 
 TARGETS = tuple(dict.fromkeys([*(t.iree for t in _BACKENDS.values()), *_BACKENDS]))  # llvm-cpu, ..., cpu, ...
 _DTYPES = {"b1": "bool", "bool": "bool", "pred": "bool", "i1": "bool",
@@ -28,7 +33,6 @@ class CliError(Exception):
 
 def parse_spec(text: str):
     """`f32[8,8]`, `i32[]` or `name=f32[4]` -> (keyword name or None, ShapeDtypeStruct)."""
-    from .aot import ShapeDtypeStruct
     m = _SPEC.match(text)
     if not m:
         raise CliError(f"malformed argument spec {text!r}; write DTYPE[DIMS] such as f32[1000], f32[8,8] or i32[] "
@@ -82,15 +86,13 @@ def resolve(ref: str):
 
 
 def _lower(ns):
-    import stagec
-    from .jit import Jitted
     if getattr(ns, "x64", False):
-        stagec.config.update("enable_x64", True)
+        config.update("enable_x64", True)
     fn = resolve(ns.function)
     pos, kw = [], {}
     for text in ns.arg or []:
         name, sds = parse_spec(text)
-        if sds.dtype.itemsize == 8 and sds.dtype.kind in "iuf" and not stagec.config.x64_enabled:
+        if sds.dtype.itemsize == 8 and sds.dtype.kind in "iuf" and not config.x64_enabled:
             raise CliError(f"argument spec {text!r} is 64-bit; pass --x64 to keep 64-bit types")
         if name:
             kw[name] = sds
@@ -126,14 +128,14 @@ def cmd_compile(ns) -> int:
 
 def cmd_dump(ns) -> int:
     lowered = _lower(ns)
-    stages = lowered._stages()
     if ns.stage == "all":
-        for name, text in stages.items():
+        for name, text in lowered.stages().items():
             print(f"// ----- stage: {name}\n{text}")
-    elif ns.stage in stages:
-        print(stages[ns.stage])
-    else:
-        raise CliError(f"unknown stage {ns.stage!r}; stages of {lowered.name}: {', '.join(stages)}, all")
+        return 0
+    try:
+        print(lowered.as_text(ns.stage))
+    except ValueError as e:
+        raise CliError(f"{e} (or all)") from None
     return 0
 
 
@@ -156,7 +158,6 @@ def _input_value(text: str, aval, i: int, path: str):
 
 
 def cmd_run(ns) -> int:
-    from .aot import ArtifactError, load
     try:
         fn = load(ns.artifact, allow_version_mismatch=ns.allow_version_mismatch)
     except (ArtifactError, FileNotFoundError) as e:
@@ -171,7 +172,6 @@ def cmd_run(ns) -> int:
         out = fn(*args, **kwargs)
     except TypeError as e:
         raise CliError(str(e)) from None
-    from . import tree_util
     leaves = [np.asarray(x) for x in tree_util.tree_leaves(out)]
     labels = tree_util.leaf_paths(out)
     if ns.output:
@@ -198,7 +198,6 @@ def _human(n: int) -> str:
 
 
 def cmd_cache(ns) -> int:
-    from . import cache
     if ns.action == "info":
         i = cache.info()
         print(f"dir:      {i['dir']}{'' if i['enabled'] else '  (disabled: STAGEC_CACHE=0)'}\n"
@@ -281,7 +280,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .errors import CompileError
     ns = parser().parse_args(argv)
     try:
         return ns.run(ns)

@@ -1,8 +1,8 @@
 """`jit`: trace once per signature, lower to StableHLO, run our passes, compile with IREE, cache.
 
-A signature is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
+A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
-entries live in a cache attached to the function object, so `jit(f)` built twice over the same
+functions live in a cache attached to the function object, so `jit(f)` built twice over the same
 `f` shares them (as JAX does), while a new lambda or `functools.partial` starts afresh.
 """
 from __future__ import annotations
@@ -11,17 +11,30 @@ import functools
 import inspect
 import warnings
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import tree_util
-from .array import Array
-from .backend import Backend, Executable, get_backend
+from . import explain, tree_util
+from .aot import invalid_argument
+from .array import Array, Runner
+from .backend import Backend, get_backend
 from .config import config
-from .core import Graph, ShapedArray, Trace, _stack, aval_of, flatten_outputs, to_numpy_constant, tracing
+from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing
+from .stages import Lowered
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
+MAX_SIGNATURES = 4096  # compiled signatures kept per function and options (the oldest dropped first)
+
+
+class Key(NamedTuple):
+    """A jit signature: what a function's compiled module is cached under."""
+    tree: tree_util.PyTreeDef  # structure of (dynamic args, dynamic kwargs)
+    avals: tuple  # each dynamic leaf's ShapedArray
+    statics: tuple  # ("#", position, value) and ("=", name, value), sorted
+    backend: str | None  # the jit's backend= (None: the default, which config holds)
+    config: tuple  # config.key()
+
 
 
 def _fun_desc(fun: Callable) -> str:
@@ -36,140 +49,32 @@ def _fun_name(fun: Callable) -> str:
     return getattr(f, "__name__", "fun").replace("<", "").replace(">", "")
 
 
-# ---------------------------------------------------------------- compiled entries
-
-
-class Entry:
-    """One compiled signature: the executable and how to rebuild the output pytree."""
-
-    def __init__(self, exe: Executable, out_tree, out_avals: list[ShapedArray], donated: tuple[int, ...]):
-        self.exe, self.out_tree, self.out_avals, self.donated = exe, out_tree, out_avals, donated
-
-    def __call__(self, leaves: Sequence) -> Any:
-        backend = self.exe.backend
-        bvs = []
-        for x, aval in zip(leaves, self.exe.in_avals):
-            if type(x) is Array and x._backend is backend:
-                if x._deleted:
-                    raise RuntimeError("Array has been deleted (donated to an earlier call?) and cannot be used")
-                bvs.append(x._bv)
-            else:
-                bvs.append(backend.put(to_numpy_constant(x, aval)))
-        outs = [Array(bv, a, backend) for bv, a in zip(self.exe.call(bvs), self.out_avals)]
-        for i in self.donated:
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
-        if self.out_tree.node_type is None:  # a single array: skip the generic unflatten
-            return outs[0]
-        return tree_util.tree_unflatten(self.out_tree, outs)
-
-
-# ---------------------------------------------------------------- lowering results
-
-
-class Lowered:
-    """A traced and lowered function: `.as_text()` shows StableHLO, `.compile()` builds it."""
-
-    def __init__(self, jitted: Jitted, graph: Graph, out_tree, in_tree, key, donated: tuple[int, ...]):
-        self.jitted, self.graph, self.out_tree, self.in_tree = jitted, graph, out_tree, in_tree
-        self.key, self.donated = key, donated
-        self._texts: dict[str, str] = {}
-
-    @property
-    def name(self) -> str:
-        return f"jit_{_fun_name(self.jitted.fun)}"
-
-    def _stages(self) -> dict[str, str]:
-        if not self._texts:
-            from .lowering import lower_graph
-            from .passes import run_pipeline
-            module = lower_graph(self.graph, self.name)
-            self._texts["traced"] = str(module)
-            self.pass_stats = []  # one stagec.passes.PassStats per pass run
-            for stage in run_pipeline(module, self.jitted.passes, self.name):
-                self._texts[stage.name] = stage.text
-                self.pass_stats.append(stage.stats)
-            self._texts["final"] = str(module)
-        return self._texts
-
-    def as_text(self, stage: str = "final") -> str:
-        """StableHLO at `stage`: "traced", a pass name, or "final" (what IREE receives)."""
-        stages = self._stages()
-        if stage not in stages:
-            raise ValueError(f"unknown stage {stage!r}; stages of {self.name}: {list(stages)}")
-        return stages[stage]
-
-    def __str__(self):
-        return self.as_text()
-
-    def __repr__(self):
-        return self.as_text()
-
-    def compile(self, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = ()) -> Compiled:
-        """Compile through the persistent cache: for the jit's backend, or ahead of time for `target`
-        ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not."""
-        from .cache import compile_lowered
-        from .passes.dump import dump_lowered
-        return compile_lowered(self, target, arch=arch, flags=flags, side_flags=dump_lowered(self))
-
-
-class Compiled:
-    """A compiled function for one signature; calling it with other shapes or dtypes is an error."""
-
-    def __init__(self, entry: Entry | None, in_tree, compile_seconds: float, artifact=None):
-        self._entry, self.in_tree, self.compile_seconds = entry, in_tree, compile_seconds
-        self.artifact = artifact  # stagec.aot.Artifact: the module and its calling metadata
-
-    @property
-    def entry(self) -> Entry:
-        if self._entry is None:  # compiled ahead of time for another target: load on first use
-            self._entry = self.artifact.entry()
-        return self._entry
-
-    def save(self, path) -> None:
-        """Write one file (module + calling metadata + versions) that `stagec.load(path)` calls."""
-        self.artifact.save(path)
-
-    def __call__(self, *args, **kwargs):
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
-        want = self.entry.exe.in_avals
-        got = [aval_of(x) for x in leaves]
-        if tree != self.in_tree or [(a.shape, a.dtype) for a in got] != [(a.shape, a.dtype) for a in want]:
-            raise TypeError(f"compiled function {self.entry.exe.name} takes {self._sig(want)} {self.in_tree}, "
-                            f"called with {self._sig(got)} {tree}")
-        return self.entry(leaves)
-
-    @staticmethod
-    def _sig(avals) -> str:
-        return "(" + ", ".join(a.str_short() for a in avals) + ")"
-
-    def as_text(self) -> str:
-        a = self.artifact
-        return f"IREE module {a.name}: {len(a.vmfb)} bytes for {a.target}"
-
-
 # ---------------------------------------------------------------- jit
 
-# fun -> {options -> {signature -> Entry}}; weak on the function, like JAX's caches.
+# fun -> {options -> {Key -> Runner}}; weak on the function, like JAX's caches.
 _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-_strong_caches: dict = {}  # for callables that cannot be weakly referenced
+_strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
+MAX_STRONG = 256
 stats = {"traces": 0, "compiles": 0}
 
 
-def clear_caches() -> None:
-    """Forget every traced and compiled function (jit and eager)."""
-    from .backend import clear_eager_cache
+def clear_cache() -> None:
+    """Forget every traced and compiled signature of every jitted function."""
     for per_fun in [*_caches.values(), *_strong_caches.values()]:
-        for entries in per_fun.values():
-            entries.clear()  # Jitted objects hold these dicts: empty them rather than drop them
-    clear_eager_cache()
+        for runners in per_fun.values():
+            runners.clear()  # Jitted objects hold these dicts: empty them rather than drop them
 
 
 def _cache_for(fun, options) -> dict:
     try:
         per_fun = _caches.setdefault(fun, {})
     except TypeError:
-        per_fun = _strong_caches.setdefault(id(fun), {})
+        try:
+            per_fun = _strong_caches.setdefault(fun, {})
+        except TypeError:  # unhashable too: a cache of this Jitted's own
+            per_fun = {}
+        if len(_strong_caches) > MAX_STRONG:
+            del _strong_caches[next(iter(_strong_caches))]
     return per_fun.setdefault(options, {})
 
 
@@ -215,6 +120,12 @@ class Jitted:
     def backend_obj(self) -> Backend:
         return get_backend(self.backend)
 
+    def _key(self, tree, avals: tuple, statics: tuple) -> tuple:
+        """The signature key of a call, built here only: a plain tuple in `Key`'s field order, which hashes and
+        compares as the `Key` the cache stores (made once per compile), so the hot path skips building a
+        NamedTuple (~130 ns)."""
+        return (tree, avals, statics, self.backend, config.key())  # config.key() has the default backend
+
     # ---- signature
     def _split(self, args: tuple, kwargs: dict):
         """(dynamic args, dynamic kwargs, static values) from a call."""
@@ -256,9 +167,9 @@ class Jitted:
         try:
             avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in leaves)
         except TypeError:
-            raise self._bad_arg(args, kwargs, dyn_args, dyn_kw, leaves) from None
-        key = (tree, avals, statics, self.backend, config.key())  # config.key() has the default backend
-        return key, leaves, tree, dyn_args, dyn_kw
+            raise invalid_argument(f"{_fun_name(self.fun)}()", self._labels(dyn_args, dyn_kw), leaves, _static_hint) \
+                from None
+        return self._key(tree, avals, statics), leaves, tree, dyn_args, dyn_kw
 
     def _labels(self, dyn_args, dyn_kw) -> list[str]:
         """A name for each dynamic leaf: the parameter name plus its path inside a pytree."""
@@ -269,19 +180,6 @@ class Jitted:
         for k in sorted(dyn_kw):
             labels += [k + p for p in tree_util.leaf_paths(dyn_kw[k])]
         return labels
-
-    def _bad_arg(self, args, kwargs, dyn_args, dyn_kw, leaves) -> TypeError:
-        labels = self._labels(dyn_args, dyn_kw)
-        for label, leaf in zip(labels, leaves):
-            try:
-                aval_of(leaf)
-            except TypeError:
-                return TypeError(
-                    f"{_fun_name(self.fun)}(): argument '{label}' of type {type(leaf).__name__} is not a valid stagec "
-                    f"type (arrays, NumPy arrays and Python scalars are, in tuples, lists, dicts or registered "
-                    f"pytrees). Mark it static with static_argnames=[{label.split('[')[0].split('.')[0]!r}] or "
-                    f"register its class with stagec.tree_util.register_pytree_node.")
-        return TypeError(f"{_fun_name(self.fun)}(): invalid arguments")
 
     # ---- tracing
     def _trace(self, args, kwargs, dyn_args, dyn_kw, leaves) -> tuple[Graph, Any]:
@@ -313,38 +211,42 @@ class Jitted:
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments, without compiling."""
-        key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
-        graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
-        donated = self._donated(args)
-        return Lowered(self, graph, out_tree, tree, key, donated)
+        _, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
+        return self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw)
 
-    def _compile(self, key, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Entry:
-        from .cache import explain_trace_miss  # notes the function's code always; logs if explaining
-        explain_trace_miss(self, key, lambda: self._labels(dyn_args, dyn_kw), self._param_name)
+    def _lower(self, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Lowered:
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
-        lowered = Lowered(self, graph, out_tree, tree, key, self._donated(args))
-        entry = lowered.compile().entry
+        return Lowered(graph, f"jit_{_fun_name(self.fun)}", tree, out_tree, self._donated(args), self.passes,
+                       self.backend_obj())
+
+    def _compile(self, key: tuple, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Runner:
+        key = Key(*key)
+        explain.trace_miss(self.fun, _fun_desc(self.fun), key, self._cache, lambda: self._labels(dyn_args, dyn_kw),
+                           self._param_name)
+        runner = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw).compile().runner
         stats["compiles"] += 1
-        _warn_unusable_donations(entry, leaves)
-        self._cache[key] = entry
-        return entry
+        _warn_unusable_donations(runner)
+        if len(self._cache) >= MAX_SIGNATURES:
+            del self._cache[next(iter(self._cache))]
+        self._cache[key] = runner
+        return runner
 
     def __call__(self, *args, **kwargs):
         if _stack():  # called while tracing another function: inline it
             return self.fun(*args, **kwargs)
         if self._simple and not kwargs:  # hot path: positional stagec Arrays only
             try:
-                key = (_flat_tree(len(args)), tuple([a.aval for a in args]), (), self.backend, config.key())
+                key = self._key(_flat_tree(len(args)), tuple([a.aval for a in args]), ())
             except AttributeError:
                 key = None
-            entry = self._cache.get(key) if key is not None else None
-            if entry is not None:
-                return entry(args)
+            runner = self._cache.get(key) if key is not None else None
+            if runner is not None:
+                return runner(args)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._compile(key, args, kwargs, leaves, tree, dyn_args, dyn_kw)
-        return entry(leaves)
+        runner = self._cache.get(key)
+        if runner is None:
+            runner = self._compile(key, args, kwargs, leaves, tree, dyn_args, dyn_kw)
+        return runner(leaves)
 
     def _cache_size(self) -> int:
         """How many signatures this function has compiled (JAX's `_cache_size`)."""
@@ -360,13 +262,18 @@ class Jitted:
         return f"<stagec.jit of {_fun_desc(self.fun)}>"
 
 
-def _warn_unusable_donations(entry: Entry, leaves) -> None:
-    if not entry.donated:
+def _static_hint(label: str) -> str:
+    return (f" Mark it static with static_argnames=[{label.split('[')[0].split('.')[0]!r}] or register its class "
+            f"with stagec.tree_util.register_pytree_node.")
+
+
+def _warn_unusable_donations(runner: Runner) -> None:
+    if not runner.donated:
         return
-    outs = [(a.shape, a.dtype) for a in entry.out_avals]
+    outs = [(a.shape, a.dtype) for a in runner.out_avals]
     unusable = []
-    for i in entry.donated:
-        a = entry.exe.in_avals[i]
+    for i in runner.donated:
+        a = runner.in_avals[i]
         if (a.shape, a.dtype) in outs:
             outs.remove((a.shape, a.dtype))
         else:
@@ -375,13 +282,15 @@ def _warn_unusable_donations(entry: Entry, leaves) -> None:
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}", UserWarning, stacklevel=4)
 
 
-_flat_trees: dict[int, Any] = {}
+_flat_trees: dict[int, Any] = {}  # n -> the structure of n positional leaves, for n up to 64
 
 
 def _flat_tree(n: int):
     t = _flat_trees.get(n)
     if t is None:
-        t = _flat_trees[n] = tree_util.tree_structure((tuple(range(n)), {}))
+        t = tree_util.tree_structure((tuple(range(n)), {}))
+        if n <= 64:
+            _flat_trees[n] = t
     return t
 
 

@@ -230,7 +230,7 @@ def test_lower_as_text_and_compile():
 def test_compile_error_names_function_and_file(monkeypatch, tmp_path):
     monkeypatch.setenv("STAGEC_DUMP_DIR", str(tmp_path))
     lowered = stagec.jit(lambda x: x + 1).lower(1.0)
-    lowered._stages()
+    lowered.stages()
     lowered._texts["final"] = lowered._texts["final"].replace("stablehlo.add", "stablehlo.bogus_op")
     with pytest.raises(CompileError) as e:
         lowered.compile()
@@ -264,3 +264,37 @@ def test_array_basics():
     assert stagec.block_until_ready({"a": a})["a"] is a
     with pytest.raises(TypeError, match="unhashable"):
         hash(a)
+
+
+def test_signature_key_has_named_fields_and_caches_are_bounded(monkeypatch):
+    import sys
+    jit_mod, eager = sys.modules["stagec.jit"], sys.modules["stagec.eager"]
+    f = stagec.jit(lambda x, n: x * n, static_argnums=1)
+    f(np.ones(2, np.float32), 3)
+    [key] = f._cache
+    assert isinstance(key, jit_mod.Key) and key.statics == (("#", 1, 3),)
+    assert [a.str_short() for a in key.avals] == ["float32[2]"] and key.config == stagec.config.key()
+    monkeypatch.setattr(jit_mod, "MAX_SIGNATURES", 2)
+    for n in (4, 5):
+        f(np.ones(2, np.float32), n)
+    assert [k.statics[0][2] for k in f._cache] == [4, 5]  # the oldest signature was dropped
+    monkeypatch.setattr(eager, "MAX_CACHED", 2)
+    x = np.float32([1.0, 2.0])
+    snp.sin(x), snp.cos(x), snp.sin(x), snp.tanh(x)  # sin used again: cos is the least recently used
+    assert [k[0].name for k in eager._cache][-2:] == ["sin", "tanh"] and len(eager._cache) == 2
+    stagec.clear_caches()
+    assert f._cache_size() == 0 and len(eager._cache) == 0
+
+
+def test_compiled_and_loaded_functions_check_calls_alike(tmp_path):
+    c = stagec.jit(lambda p, x: p["w"] * x).lower({"w": np.float32(2)}, np.ones(3, np.float32)).compile()
+    c.save(tmp_path / "f.stagec")
+    loaded = stagec.load(tmp_path / "f.stagec")
+    for fn, who in ((c, "compiled function jit_lambda"), (loaded, "f.stagec: jit_lambda")):
+        np.testing.assert_array_equal(np.asarray(fn({"w": np.float32(2)}, np.ones(3, np.float32))), [2, 2, 2])
+        with pytest.raises(TypeError, match=rf"{who}: argument 'args\[0\]\['w'\]' of type object is not a valid"):
+            fn({"w": object()}, np.ones(3, np.float32))
+        with pytest.raises(TypeError, match=rf"{who} expects argument 1 to be float32\[3\], got float32\[4\]"):
+            fn({"w": np.float32(2)}, np.ones(4, np.float32))
+        with pytest.raises(TypeError, match=rf"{who} takes arguments structured as"):
+            fn(np.float32(2), np.ones(3, np.float32))

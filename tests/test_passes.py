@@ -63,9 +63,9 @@ def test_make_mlir_stage_and_explicit_list():
     text = stagec.make_mlir(log_exp, passes=["simplify"], stage="traced")(1.0)
     assert "stablehlo.log" in text
     low = text.lowered
-    assert list(low._stages()) == ["traced", "simplify", "final"]
+    assert list(low.stages()) == ["traced", "simplify", "final"]
     assert "stablehlo.log" not in stagec.make_mlir(log_exp, passes=["simplify"], stage="simplify")(1.0)
-    assert list(stagec.jit(log_exp, passes=()).lower(1.0)._stages()) == ["traced", "final"]
+    assert list(stagec.jit(log_exp, passes=()).lower(1.0).stages()) == ["traced", "final"]
 
 
 def test_global_config_selects_pipeline_and_is_in_cache_key():
@@ -77,7 +77,7 @@ def test_global_config_selects_pipeline_and_is_in_cache_key():
         assert float(f(100.0)) == math.inf  # recompiled: the pipeline is part of the key
         stagec.config.update("passes", ["cse"])
         assert float(f(100.0)) == math.inf
-        assert list(f.lower(1.0)._stages()) == ["traced", "cse", "final"]
+        assert list(f.lower(1.0).stages()) == ["traced", "cse", "final"]
         # per-call selection wins over the global one
         assert float(stagec.jit(log_exp, passes="default")(100.0)) == 100.0
     finally:

@@ -1,0 +1,143 @@
+"""Stages of a jitted function, as in JAX: `Lowered` (the module at each stage, as text) and `Compiled`
+(the IREE module, callable), over the compile step `compile_cached` (persistent cache lookup, else
+IREE, then store).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+from . import aot, cache, explain
+from .array import Runner
+from .backend import Backend, find_target, get_backend
+from .config import config
+from .core import Graph
+from .lowering import lower_graph
+
+stats = {"iree_compiles": 0, "compile_seconds": 0.0}
+
+
+def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str], in_avals, out_avals,
+                   in_tree=None, out_tree=None, donated: Sequence[int] = (),
+                   side_flags: Sequence[str] = ()) -> tuple[aot.Artifact, float]:
+    """(artifact, seconds): the module for `mlir` from the persistent cache, else compiled by IREE (and stored).
+
+    `side_flags` do not change the module (e.g. dumping dispatch sources): not part of the key, but
+    given, they make IREE run (no lookup) so that their side effect happens."""
+    t0 = time.perf_counter()
+    comps = cache.key_components(mlir, backend.target, flags)
+    key = cache.make_key(comps)
+    use = cache.enabled()
+    if use and not side_flags:
+        found = cache.lookup(key)
+        if found is not None:
+            vmfb, meta = found
+            # The avals of this trace (weak types are not part of the MLIR, so not of the key).
+            meta = dict(meta, in_avals=[aot.aval_to_json(a) for a in in_avals],
+                        out_avals=[aot.aval_to_json(a) for a in out_avals])
+            return aot.Artifact(vmfb, meta, in_tree, out_tree, donated), time.perf_counter() - t0
+    why = (explain.persistent_miss(name, key, comps, mlir)
+           if use and not side_flags and config.explain_cache_misses else None)
+    vmfb = backend.compile(mlir, name, flags, side_flags)
+    seconds = time.perf_counter() - t0
+    stats["iree_compiles"] += 1
+    stats["compile_seconds"] += seconds
+    if why:
+        explain.log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
+    meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
+                         key=key, key_components=comps)
+    if use:
+        cache.store(key, vmfb, meta, mlir)
+    return aot.Artifact(vmfb, meta, in_tree, out_tree, donated), seconds
+
+
+class Lowered:
+    """A traced and lowered function: `.as_text(stage)` shows a stage, `.compile()` builds it."""
+
+    def __init__(self, graph: Graph, name: str, in_tree, out_tree, donated: tuple[int, ...] = (),
+                 passes=None, backend: Backend | None = None):
+        self.graph, self.name, self.in_tree, self.out_tree = graph, name, in_tree, out_tree
+        self.donated, self.passes = donated, passes
+        self.backend = backend or get_backend()
+        self._texts: dict[str, str] | None = None
+        self._pass_stats: list = []
+
+    def _run(self) -> dict[str, str]:
+        """Lower and run the passes once, keeping each stage's text."""
+        if self._texts is None:
+            from .passes import run_pipeline  # imports iree.compiler: only once something is lowered
+            module = lower_graph(self.graph, self.name)
+            texts = {"traced": str(module)}
+            stages = run_pipeline(module, self.passes, self.name)
+            texts.update((s.name, s.text) for s in stages)
+            texts["final"] = str(module)
+            self._pass_stats = [s.stats for s in stages]
+            self._texts = texts
+        return self._texts
+
+    def stages(self) -> dict[str, str]:
+        """Every stage's text by name, in order: "traced", each pass, "final" (what IREE receives). Pass
+        stages elide constants over 1024 elements; the others are complete."""
+        return dict(self._run())
+
+    @property
+    def pass_stats(self) -> list:
+        """One `stagec.passes.PassStats` per pass run (lowering and running the passes if not done yet)."""
+        self._run()
+        return list(self._pass_stats)
+
+    def as_text(self, stage: str = "final") -> str:
+        """The module at `stage` (see `stages()`)."""
+        texts = self._run()
+        if stage not in texts:
+            raise ValueError(f"unknown stage {stage!r}; stages of {self.name}: {', '.join(texts)}")
+        return texts[stage]
+
+    def __str__(self):
+        return self.as_text()
+
+    def __repr__(self):
+        return self.as_text()
+
+    def compile(self, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = ()) -> Compiled:
+        """Compile through the persistent cache: for the jit's backend, or ahead of time for `target`
+        ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not."""
+        from .passes.dump import dump_lowered
+        backend = get_backend(find_target(target or self.backend.name).backend)
+        all_flags = backend.compile_flags(arch) + list(flags)
+        graph = self.graph
+        art, seconds = compile_cached(backend, self.as_text("final"), self.name, all_flags, graph.in_avals,
+                                      graph.out_avals, self.in_tree, self.out_tree, self.donated,
+                                      side_flags=dump_lowered(self))
+        # Load now when it runs here as the jit would; cross-compiled modules load on first call.
+        here = backend is self.backend and arch is None and not flags
+        return Compiled(art, seconds, art.runner() if here else None)
+
+
+class Compiled:
+    """A compiled function for one signature; calling it with other shapes or dtypes is an error."""
+
+    def __init__(self, artifact: aot.Artifact, compile_seconds: float, runner: Runner | None = None):
+        self.artifact, self.compile_seconds, self._runner = artifact, compile_seconds, runner
+
+    @property
+    def in_tree(self):
+        return self.artifact.in_tree
+
+    @property
+    def runner(self) -> Runner:
+        """The loaded module (compiled ahead of time for another target: loaded on first use)."""
+        if self._runner is None:
+            self._runner = self.artifact.runner()
+        return self._runner
+
+    def save(self, path) -> None:
+        """Write one file (module + calling metadata + versions) that `stagec.load(path)` calls."""
+        self.artifact.save(path)
+
+    def __call__(self, *args, **kwargs) -> Any:
+        return self.runner(self.artifact.check_call(f"compiled function {self.artifact.name}", args, kwargs))
+
+    def as_text(self) -> str:
+        a = self.artifact
+        return f"IREE module {a.name}: {len(a.vmfb)} bytes for {a.target}"
