@@ -1,7 +1,7 @@
 """`STAGEC_DUMP_DIR=dir`: every stage of every compiled function, IREE's dispatch sources and pass
 statistics, one folder per compiled function (`dir/<function>-<n>/`):
 
-    00-traced.mlir  01-<first pass>.mlir ...  NN-final.mlir  passes.txt  dispatches/*.mlir
+    00-traced.mlir  01-<first pass>.mlir ... NN-stablehlo.mlir ... NN-final.mlir  passes.txt  dispatches/*.mlir
 
 (the stages of `stagec.stages.Lowered.stages()`, in order).
 """

@@ -256,11 +256,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE", help="artifact path (default FUNCTION.stagec)")
     p.set_defaults(run=cmd_compile)
 
-    p = sub.add_parser("dump", help="print a function's StableHLO at a stage", formatter_class=fmt,
+    p = sub.add_parser("dump", help="print a function's module at a stage (default: StableHLO)", formatter_class=fmt,
                        epilog="example:\n  stagec dump pkg.mod:fn --arg f32[8,8] --stage traced\n"
                               "  stagec dump pkg.mod:fn --arg f32[8,8] --stage all")
     _fn_args(p)
-    p.add_argument("--stage", default="final", help="traced, a pass name, final (default) or all")
+    p.add_argument("--stage", default="stablehlo",
+                   help="traced, a pass name, stablehlo (default: the last pure StableHLO), final (what IREE "
+                        "compiles, possibly mixing dialects; alias iree-input) or all")
     p.set_defaults(run=cmd_dump)
 
     p = sub.add_parser("run", help="run a .stagec artifact on inputs", formatter_class=fmt,

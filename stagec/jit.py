@@ -319,10 +319,10 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
 
 
 def make_mlir(fun: Callable, *, static_argnums=None, static_argnames=None, backend=None, passes=None,
-              stage: str = "traced"):
-    """`make_mlir(f)(*args)`: the StableHLO of `f` as traced, like `jax.make_jaxpr` (a `str`).
-
-    `stage=` picks another stage: a pass name, or "final" for what IREE receives."""
+              stage: str = "stablehlo"):
+    """`make_mlir(f)(*args)`: the StableHLO of `f`, like `jax.make_jaxpr` (a `str`): by default after stagec's
+    StableHLO passes (stage "stablehlo"). `stage=` picks another (see `stagec.stages`): "traced", a pass name,
+    or "final" for what IREE receives."""
     def wrapped(*args, **kwargs):
         lowered = Jitted(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                          backend=backend, passes=passes).lower(*args, **kwargs)

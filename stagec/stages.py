@@ -1,6 +1,15 @@
 """Stages of a jitted function, as in JAX: `Lowered` (the module at each stage, as text) and `Compiled`
 (the IREE module, callable), over the compile step `compile_cached` (persistent cache lookup, else
 IREE, then store).
+
+Stages of a `Lowered`, in order:
+- "traced": the StableHLO the graph lowers to, before any pass;
+- each pass of the pipeline by name ("simplify", a second run "simplify#2", ...);
+- "stablehlo" (the default of `as_text`): the last stage that is pure StableHLO: every op in the
+  `stablehlo`, `chlo` or `func` dialect, text that any StableHLO consumer (IREE, XLA, stablehlo
+  tooling) reads. It follows the passes that keep to StableHLO, before the first one that leaves it
+  (`fuse` emits `linalg`, `tensor`, `arith`, `math`);
+- "final" (alias "iree-input"): what IREE compiles; it may mix dialects.
 """
 from __future__ import annotations
 
@@ -14,6 +23,8 @@ from .config import config
 from .core import Graph
 from .lowering import lower_graph
 
+STABLEHLO_DIALECTS = frozenset({"stablehlo", "chlo", "func"})
+ALIASES = {"iree-input": "final"}
 stats = {"iree_compiles": 0, "compile_seconds": 0.0}
 
 
@@ -51,6 +62,51 @@ def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str],
     return aot.Artifact(vmfb, meta, in_tree, out_tree, donated), seconds
 
 
+def foreign_op(module) -> str | None:
+    """The first op outside the StableHLO dialects (`STABLEHLO_DIALECTS`), or None if the module is pure."""
+    from iree.compiler import ir
+    found = []
+
+    def visit(op):
+        name = op.name
+        if name != "builtin.module" and name.partition(".")[0] not in STABLEHLO_DIALECTS:
+            found.append(name)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return found[0] if found else None
+
+
+class _PurePrefix:
+    """Follows a pipeline while the module stays pure StableHLO: the last such stage, and a copy of the module
+    as it was then (a clone shares its constants, so it is cheap)."""
+
+    def __init__(self, module):
+        self.foreign = foreign_op(module)
+        self.last = "traced" if self.foreign is None else None
+        self._open = self.foreign is None
+        self._copy = None
+
+    def after(self, stage, module) -> None:
+        if not self._open:
+            return
+        if foreign_op(module) is not None:
+            self._open = False
+            return
+        if self._copy is not None:
+            self._copy.erase()
+        self.last, self._copy = stage.name, module.operation.clone()
+
+    def text(self) -> str | None:
+        """The complete text of the last pure stage after "traced" (None if that is "traced")."""
+        if self._copy is None:
+            return None
+        text = str(self._copy)
+        self._copy.erase()
+        self._copy = None
+        return text
+
+
 class Lowered:
     """A traced and lowered function: `.as_text(stage)` shows a stage, `.compile()` builds it."""
 
@@ -61,23 +117,30 @@ class Lowered:
         self.backend = backend or get_backend()
         self._texts: dict[str, str] | None = None
         self._pass_stats: list = []
+        self._not_stablehlo: str | None = None  # the traced module's first non-StableHLO op, if any
 
     def _run(self) -> dict[str, str]:
         """Lower and run the passes once, keeping each stage's text."""
         if self._texts is None:
             from .passes import run_pipeline  # imports iree.compiler: only once something is lowered
             module = lower_graph(self.graph, self.name)
-            texts = {"traced": str(module)}
-            stages = run_pipeline(module, self.passes, self.name)
-            texts.update((s.name, s.text) for s in stages)
+            traced = str(module)
+            prefix = _PurePrefix(module)
+            stages = run_pipeline(module, self.passes, self.name, prefix.after)
+            texts = {}
+            for name, text in [("traced", traced), *((s.name, s.text) for s in stages)]:
+                texts[name] = text
+                if name == prefix.last:
+                    texts["stablehlo"] = prefix.text() or traced
             texts["final"] = str(module)
             self._pass_stats = [s.stats for s in stages]
+            self._not_stablehlo = prefix.foreign
             self._texts = texts
         return self._texts
 
     def stages(self) -> dict[str, str]:
-        """Every stage's text by name, in order: "traced", each pass, "final" (what IREE receives). Pass
-        stages elide constants over 1024 elements; the others are complete."""
+        """Every stage's text by name, in order: "traced", each pass, "stablehlo" where the module stops being
+        pure StableHLO, "final". Pass stages elide constants over 1024 elements; the others are complete."""
         return dict(self._run())
 
     @property
@@ -86,12 +149,18 @@ class Lowered:
         self._run()
         return list(self._pass_stats)
 
-    def as_text(self, stage: str = "final") -> str:
-        """The module at `stage` (see `stages()`)."""
+    def as_text(self, stage: str = "stablehlo") -> str:
+        """The module at `stage` (see `stages()`): by default the StableHLO after stagec's StableHLO passes;
+        "final" or "iree-input" for what IREE receives."""
         texts = self._run()
-        if stage not in texts:
-            raise ValueError(f"unknown stage {stage!r}; stages of {self.name}: {', '.join(texts)}")
-        return texts[stage]
+        text = texts.get(ALIASES.get(stage, stage))
+        if text is None:
+            if stage == "stablehlo":
+                raise ValueError(f"{self.name} has no pure StableHLO stage: its traced module already holds "
+                                 f"{self._not_stablehlo} (a lowering rule emits another dialect)")
+            aliases = ", ".join(f"{a} (= {b})" for a, b in ALIASES.items())
+            raise ValueError(f"unknown stage {stage!r}; stages of {self.name}: {', '.join(texts)}, {aliases}")
+        return text
 
     def __str__(self):
         return self.as_text()

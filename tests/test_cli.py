@@ -92,7 +92,11 @@ def test_dump_stages(mod_dir, capsys):
     every = capsys.readouterr().out
     assert "// ----- stage: traced" in every and "// ----- stage: final" in every
     code, err = run_err(capsys, ["dump", "cli_demo_mod:selu", "--arg", "f32[8,8]", "--stage", "nope"])
-    assert code == 2 and "unknown stage 'nope'; stages of jit_selu: traced," in err and "final (or all)" in err
+    assert code == 2 and "unknown stage 'nope'; stages of jit_selu: traced," in err and "stablehlo" in err
+    assert "final, iree-input (= final) (or all)" in err
+    assert cli.main(["dump", "cli_demo_mod:selu", "--arg", "f32[8,8]"]) == 0  # default: the StableHLO stage
+    out = capsys.readouterr().out
+    assert "stablehlo.exponential" in out and "linalg" not in out
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -51,7 +51,8 @@ def test_stages_traced_each_pass_final():
     for name in DEFAULT_PIPELINE:
         low.as_text(name)
     assert "stablehlo.exponential" not in low.as_text("simplify")
-    assert low.as_text("final") == low.as_text(DEFAULT_PIPELINE[-1]) == str(low)
+    assert low.as_text("final") == low.as_text("iree-input") == low.as_text(DEFAULT_PIPELINE[-1])
+    assert str(low) == low.as_text("stablehlo") and "linalg" not in str(low)
     with pytest.raises(ValueError, match="unknown stage 'nope'.*traced"):
         low.as_text("nope")
     stats = {s.name: s for s in low.pass_stats}
@@ -63,9 +64,9 @@ def test_make_mlir_stage_and_explicit_list():
     text = stagec.make_mlir(log_exp, passes=["simplify"], stage="traced")(1.0)
     assert "stablehlo.log" in text
     low = text.lowered
-    assert list(low.stages()) == ["traced", "simplify", "final"]
+    assert list(low.stages()) == ["traced", "simplify", "stablehlo", "final"]
     assert "stablehlo.log" not in stagec.make_mlir(log_exp, passes=["simplify"], stage="simplify")(1.0)
-    assert list(stagec.jit(log_exp, passes=()).lower(1.0).stages()) == ["traced", "final"]
+    assert list(stagec.jit(log_exp, passes=()).lower(1.0).stages()) == ["traced", "stablehlo", "final"]
 
 
 def test_global_config_selects_pipeline_and_is_in_cache_key():
@@ -77,7 +78,7 @@ def test_global_config_selects_pipeline_and_is_in_cache_key():
         assert float(f(100.0)) == math.inf  # recompiled: the pipeline is part of the key
         stagec.config.update("passes", ["cse"])
         assert float(f(100.0)) == math.inf
-        assert list(f.lower(1.0).stages()) == ["traced", "cse", "final"]
+        assert list(f.lower(1.0).stages()) == ["traced", "cse", "stablehlo", "final"]
         # per-call selection wins over the global one
         assert float(stagec.jit(log_exp, passes="default")(100.0)) == 100.0
     finally:
@@ -149,8 +150,9 @@ def test_dump_dir(tmp_path, monkeypatch):
     stagec.jit(dumped)(np.ones(8, np.float32))
     (d,) = [p for p in tmp_path.iterdir() if p.name.startswith("jit_dumped-")]
     files = sorted(p.name for p in d.iterdir())
-    want = ["00-traced.mlir", *[f"{i + 1:02d}-{n}.mlir" for i, n in enumerate(DEFAULT_PIPELINE)],
-            f"{len(DEFAULT_PIPELINE) + 1:02d}-final.mlir"]
+    names = ["traced", *DEFAULT_PIPELINE, "final"]
+    names.insert(names.index("fuse"), "stablehlo")  # the last pure StableHLO stage, before fuse leaves the dialect
+    want = [f"{i:02d}-{n}.mlir" for i, n in enumerate(names)]
     assert [f for f in files if f.endswith(".mlir")] == want
     txt = (d / "passes.txt").read_text()
     assert "log-exp=1" in txt and all(n in txt for n in DEFAULT_PIPELINE)

@@ -96,7 +96,7 @@ def _dispatches(mlir: str) -> int:
 
 
 def test_fused_selu_is_one_dispatch():
-    assert _dispatches(stagec.jit(selu, passes=FUSE).lower(X).as_text()) == 1
+    assert _dispatches(stagec.jit(selu, passes=FUSE).lower(X).as_text("final")) == 1
 
 
 def softmax(x):
@@ -123,8 +123,8 @@ def test_expensive_producer_not_recomputed():
 
 def test_fuse_saves_a_dispatch_across_reshape():
     f = lambda x: snp.sin(x.reshape(8, 3)) + 1.0
-    assert _dispatches(stagec.jit(f, passes=NO_FUSE).lower(X).as_text()) == 2
-    assert _dispatches(stagec.jit(f, passes=FUSE).lower(X).as_text()) == 1
+    assert _dispatches(stagec.jit(f, passes=NO_FUSE).lower(X).as_text("final")) == 2
+    assert _dispatches(stagec.jit(f, passes=FUSE).lower(X).as_text("final")) == 1
     np.testing.assert_allclose(np.asarray(stagec.jit(f, passes=FUSE)(X)), np.sin(X.reshape(8, 3)) + 1, rtol=1e-6, atol=1e-6)
 
 
