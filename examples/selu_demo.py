@@ -65,9 +65,10 @@ def main() -> None:
     print(f"  jit speed-up over eager        {eager / jit_steady:9.1f}x;  max |jit - NumPy| = {err:.2e}")
     print(f"  (compiled modules persist in {stagec.cache.info()['dir']}; STAGEC_CACHE=0 turns that off)\n")
 
-    print("StableHLO that IREE compiled for selu_jit (selu_jit.lower(x).as_text(); the traced form before "
-          "stagec's passes is stagec.make_mlir(selu)(x)):\n")
-    print(selu_jit.lower(x).as_text("final"))
+    print("StableHLO of selu_jit after stagec's StableHLO passes (selu_jit.lower(x).as_text(), stage "
+          "\"stablehlo\"; as_text(\"traced\") is the form before the passes, as_text(\"final\") what IREE "
+          "compiles after the fuse pass):\n")
+    print(selu_jit.lower(x).as_text())
 
 
 if __name__ == "__main__":
