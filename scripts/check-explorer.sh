@@ -42,7 +42,7 @@ def page(fun, args, path):
     t0 = time.perf_counter()
     lowered = stagec.jit(fun).lower(*args)
     t1 = time.perf_counter()
-    stages = dict(lowered._stages())
+    stages = lowered.stages()
     t2 = time.perf_counter()
     # The traced module again, printed with the user's file:line on each op.
     stages["traced"] = lower_graph(lowered.graph, lowered.name).operation.get_asm(enable_debug_info=True)

@@ -7,6 +7,7 @@ from .array import Array, block_until_ready, device_put
 from .config import config
 from . import cache, eager, jit as _jit_module  # eager registers itself with core at import
 from .jit import jit, make_mlir
+from . import explain  # registers itself with jit and stages
 from .aot import ShapeDtypeStruct, load
 from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 

@@ -3,7 +3,8 @@ logger `stagec` per miss when `config.explain_cache_misses` (`STAGEC_EXPLAIN_CAC
 
 A trace miss is explained against the function's closest earlier signature, read field by field
 from the jit key (`jit.Key`: tree, avals, statics, backend, config); a persistent miss against the
-closest cache entry of the same function name, read from its key components.
+closest cache entry of the same function name, read from its key components. Registered with jit
+(`set_trace_observer`) and stages (`set_miss_explainer`) at import: they never import this module.
 """
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import os
 import sys
 import time
 import weakref
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 from . import aot, cache
 from .config import config
+from .jit import Key, _fun_desc, set_trace_observer
+from .stages import set_miss_explainer
 from .tree_util import PyTreeDef
 
 log = logging.getLogger("stagec")
@@ -112,16 +115,16 @@ def _code_of(f):
     return getattr(f, "__code__", None)
 
 
-def trace_miss(fun: Callable, desc: str, key: Any, earlier: Iterable, labels: Callable[[], Sequence[str]],
-               param_name: Callable[[int], str] = str) -> None:
-    """Note that `fun` is traced for `key`; when explaining, log why: what changed against the closest of the
-    `earlier` keys, or that it is a new function object for code seen before. `labels()` names each dynamic
-    leaf (called only when explaining)."""
-    new_object = _note_traced(fun)
+def trace_miss(jitted, key: Key, labels: Callable[[], Sequence[str]]) -> None:
+    """Note that `jitted.fun` is traced for `key`; when explaining, log why: what changed against the closest
+    of its earlier keys, or that it is a new function object for code seen before. `labels()` names each
+    dynamic leaf (called only when explaining)."""
+    new_object = _note_traced(jitted.fun)
     if not config.explain_cache_misses:
         return
-    head = f"TRACING CACHE MISS for {desc}, called from {_call_site()}: "
-    earlier = [k for k in earlier if k != key]
+    head = f"TRACING CACHE MISS for {_fun_desc(jitted.fun)}, called from {_call_site()}: "
+    param_name = jitted._param_name
+    earlier = [k for k in jitted._cache if k != key]
     if not earlier:
         if new_object:
             log.warning(head + "a new function object: another function object with the same code was traced "
@@ -200,3 +203,7 @@ def _key_diffs(old, new, labels: Sequence[str], param_name=str) -> list[str]:
             if oc.get(k) != nc.get(k):
                 out.append(f"config flag {k} changed from {oc.get(k)} to {nc.get(k)}")
     return out or ["a signature equal to an earlier one (the cache entry was dropped?)"]
+
+
+set_trace_observer(trace_miss)
+set_miss_explainer(persistent_miss)

@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import explain, tree_util
+from . import tree_util
 from .aot import invalid_argument
 from .array import Array, Runner
 from .backend import Backend, get_backend
@@ -24,6 +24,7 @@ from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing
 from .stages import Lowered
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
+_trace_observer: Callable | None = None
 MAX_SIGNATURES = 4096  # compiled signatures kept per function and options (the oldest dropped first)
 
 
@@ -56,6 +57,13 @@ _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
 MAX_STRONG = 256
 stats = {"traces": 0, "compiles": 0}
+
+
+def set_trace_observer(fn: Callable | None) -> None:
+    """Register `fn(jitted, key, labels)`, called before each trace for a new signature; `labels()` names the
+    dynamic leaves. `stagec.explain` registers itself (to say why a function traces again); jit never imports it."""
+    global _trace_observer
+    _trace_observer = fn
 
 
 def clear_cache() -> None:
@@ -221,8 +229,8 @@ class Jitted:
 
     def _compile(self, key: tuple, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Runner:
         key = Key(*key)
-        explain.trace_miss(self.fun, _fun_desc(self.fun), key, self._cache, lambda: self._labels(dyn_args, dyn_kw),
-                           self._param_name)
+        if _trace_observer is not None:
+            _trace_observer(self, key, lambda: self._labels(dyn_args, dyn_kw))
         runner = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw).compile().runner
         stats["compiles"] += 1
         _warn_unusable_donations(runner)

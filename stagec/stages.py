@@ -13,10 +13,11 @@ Stages of a `Lowered`, in order:
 """
 from __future__ import annotations
 
+import logging
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from . import aot, cache, explain
+from . import aot, cache
 from .array import Runner
 from .backend import Backend, find_target, get_backend
 from .config import config
@@ -26,6 +27,15 @@ from .lowering import lower_graph
 STABLEHLO_DIALECTS = frozenset({"stablehlo", "chlo", "func"})
 ALIASES = {"iree-input": "final"}
 stats = {"iree_compiles": 0, "compile_seconds": 0.0}
+log = logging.getLogger("stagec")
+_miss_explainer: Callable[[str, str, dict, str], str] | None = None
+
+
+def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:
+    """Register `fn(name, key, key_components, mlir) -> words` for persistent-cache misses, logged when
+    `config.explain_cache_misses` is set. `stagec.explain` registers itself; stages never imports it."""
+    global _miss_explainer
+    _miss_explainer = fn
 
 
 def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str], in_avals, out_avals,
@@ -47,14 +57,14 @@ def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str],
             meta = dict(meta, in_avals=[aot.aval_to_json(a) for a in in_avals],
                         out_avals=[aot.aval_to_json(a) for a in out_avals])
             return aot.Artifact(vmfb, meta, in_tree, out_tree, donated), time.perf_counter() - t0
-    why = (explain.persistent_miss(name, key, comps, mlir)
-           if use and not side_flags and config.explain_cache_misses else None)
+    why = (_miss_explainer(name, key, comps, mlir)
+           if _miss_explainer is not None and use and not side_flags and config.explain_cache_misses else None)
     vmfb = backend.compile(mlir, name, flags, side_flags)
     seconds = time.perf_counter() - t0
     stats["iree_compiles"] += 1
     stats["compile_seconds"] += seconds
     if why:
-        explain.log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
+        log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
     meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
                          key=key, key_components=comps)
     if use:

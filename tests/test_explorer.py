@@ -35,7 +35,7 @@ def lowered():
 
 @pytest.fixture(scope="module")
 def stages(lowered) -> list[tuple[str, str]]:
-    return list(lowered._stages().items())
+    return list(lowered.stages().items())
 
 
 @pytest.fixture(scope="module")
