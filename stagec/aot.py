@@ -26,8 +26,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _version, tree_util
-from .array import Runner
-from .backend import IREE_TARGETS, get_backend, host_id
+from .array import Array, to_buffers
+from .backend import IREE_TARGETS, Executable, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
 
@@ -255,6 +255,41 @@ def read_meta(path: str | os.PathLike) -> dict:
         _, body_at, meta_len, _ = _sections(path, size, f.read(_TRAILER.size))
         f.seek(body_at)
         return _parse_meta(path, f.read(meta_len))
+
+
+# ---------------------------------------------------------------- calling compiled modules
+
+
+class Runner:
+    """A loaded executable called on Python values: flat leaves in, Arrays out, as the pytree `out_tree`
+    (None: a flat list). Leaves at the `donated` positions are deleted after the call."""
+
+    __slots__ = ("exe", "out_tree", "donated")
+
+    def __init__(self, exe: Executable, out_tree=None, donated: Sequence[int] = ()):
+        self.exe, self.out_tree, self.donated = exe, out_tree, tuple(donated)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.exe.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.exe.out_avals
+
+    def __call__(self, leaves: Sequence) -> Any:
+        exe, tree = self.exe, self.out_tree
+        backend = exe.backend
+        outs = [Array(bv, a, backend) for bv, a in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)),
+                                                        exe.out_avals)]
+        for i in self.donated:
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
+        if tree is None:
+            return outs
+        if tree.node_type is None:  # a single array: skip the generic unflatten
+            return outs[0]
+        return tree_util.tree_unflatten(tree, outs)
 
 
 # ---------------------------------------------------------------- compiled artifacts

@@ -1,5 +1,5 @@
-"""`stagec.Array`: an IREE device buffer with an abstract value, usable like a NumPy array; how Python
-values become device buffers (`to_buffer`), and `Runner`, an executable called on Python values."""
+"""`stagec.Array`: an IREE device buffer with an abstract value, usable like a NumPy array; and how Python
+values become device buffers (`to_buffers`)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -8,7 +8,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree_util
-from .backend import Backend, Executable, get_backend
+from .backend import Backend, get_backend
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
@@ -137,35 +137,3 @@ def block_until_ready(x: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
-
-
-class Runner:
-    """A loaded executable called on Python values: flat leaves in, Arrays out, as the pytree `out_tree`
-    (None: a flat list). Leaves at the `donated` positions are deleted after the call."""
-
-    __slots__ = ("exe", "out_tree", "donated")
-
-    def __init__(self, exe: Executable, out_tree=None, donated: Sequence[int] = ()):
-        self.exe, self.out_tree, self.donated = exe, out_tree, tuple(donated)
-
-    @property
-    def in_avals(self) -> list[ShapedArray]:
-        return self.exe.in_avals
-
-    @property
-    def out_avals(self) -> list[ShapedArray]:
-        return self.exe.out_avals
-
-    def __call__(self, leaves: Sequence) -> Any:
-        exe, tree = self.exe, self.out_tree
-        backend = exe.backend
-        outs = [Array(bv, a, backend) for bv, a in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)),
-                                                        exe.out_avals)]
-        for i in self.donated:
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
-        if tree is None:
-            return outs
-        if tree.node_type is None:  # a single array: skip the generic unflatten
-            return outs[0]
-        return tree_util.tree_unflatten(tree, outs)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import collections
 from typing import Sequence
 
-from .array import Array, Runner
+from .aot import Runner
+from .array import Array
 from .backend import get_backend
 from .core import Eqn, Graph, Primitive, ShapedArray, Var, set_eager_impl
 from .lowering import lower_graph

@@ -16,8 +16,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import tree_util
-from .aot import invalid_argument
-from .array import Array, Runner
+from .aot import Runner, invalid_argument
+from .array import Array
 from .backend import Backend, get_backend
 from .config import config
 from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing

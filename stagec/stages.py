@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from . import aot, cache
-from .array import Runner
+from .aot import Runner
 from .backend import Backend, find_target, get_backend
 from .config import config
 from .core import Graph
