@@ -24,7 +24,6 @@ from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing
 from .stages import Lowered
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
-_trace_observer: Callable | None = None
 MAX_SIGNATURES = 4096  # compiled signatures kept per function and options (the oldest dropped first)
 
 
@@ -35,7 +34,6 @@ class Key(NamedTuple):
     statics: tuple  # ("#", position, value) and ("=", name, value), sorted
     backend: str | None  # the jit's backend= (None: the default, which config holds)
     config: tuple  # config.key()
-
 
 
 def _fun_desc(fun: Callable) -> str:
@@ -57,6 +55,7 @@ _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
 MAX_STRONG = 256
 stats = {"traces": 0, "compiles": 0}
+_trace_observer: Callable | None = None
 
 
 def set_trace_observer(fn: Callable | None) -> None:
