@@ -10,6 +10,8 @@ from .jit import jit, make_mlir
 from . import explain  # registers itself with jit and stages
 from .aot import ShapeDtypeStruct, load
 from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
+from . import debug, experimental  # noqa: E402
+from .debug import pure_callback  # noqa: E402
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
@@ -31,5 +33,6 @@ def default_backend() -> str:
     return config.default_backend
 
 
-__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_backend",
-           "device_put", "devices", "errors", "jit", "lax", "load", "make_mlir", "numpy", "tree_util"]
+__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "debug", "default_backend",
+           "device_put", "devices", "errors", "experimental", "jit", "lax", "load", "make_mlir", "numpy",
+           "pure_callback", "tree_util"]

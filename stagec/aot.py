@@ -299,8 +299,13 @@ class Runner:
 class Artifact:
     """A compiled module plus what calling it needs: avals, pytree structures, target, versions."""
 
-    def __init__(self, vmfb: bytes | memoryview, meta: dict, in_tree=None, out_tree=None, donated=()):
+    def __init__(self, vmfb: bytes | memoryview, meta: dict, in_tree=None, out_tree=None, donated=(),
+                 host_calls: Sequence = ()):
         self.vmfb, self.meta = vmfb, meta
+        self.host_calls = tuple(host_calls)  # lowering.HostCall: Python functions the module imports
+        if self.host_calls:  # saved, so that a loaded artifact says what it needs
+            meta["host_calls"] = [{"name": h.name, "in_avals": [aval_to_json(a) for a in h.in_avals],
+                                   "out_avals": [aval_to_json(a) for a in h.out_avals]} for h in self.host_calls]
         self.in_avals = [aval_from_json(a) for a in meta["in_avals"]]
         self.out_avals = [aval_from_json(a) for a in meta["out_avals"]]
         self.in_tree = in_tree if in_tree is not None or meta.get("in_tree") is None else tree_from_json(meta["in_tree"])
@@ -326,7 +331,7 @@ class Artifact:
             raise RuntimeError(f"{source or self.name}: compiled for {self.target}, but this IREE runtime has no "
                                f"{driver!r} driver; available: {rt.query_available_drivers()}")
         try:
-            exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name)
+            exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name, self.host_calls)
         except RuntimeError as e:
             raise RuntimeError(f"{source or self.name}: cannot load the {self.target} module on this machine: {e}") from None
         return Runner(exe, self.out_tree, self.donated)

@@ -24,3 +24,7 @@ class UnexpectedTracerError(StagecError):
 
 class CompileError(StagecError):
     """IREE failed to compile a module; the message names the function and the MLIR file."""
+
+
+class CallbackError(StagecError, RuntimeError):
+    """A Python function called from compiled code (debug.print, pure_callback, io_callback) raised."""

@@ -40,7 +40,7 @@ def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:
 
 def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str], in_avals, out_avals,
                    in_tree=None, out_tree=None, donated: Sequence[int] = (),
-                   side_flags: Sequence[str] = ()) -> tuple[aot.Artifact, float]:
+                   side_flags: Sequence[str] = (), host_calls: Sequence = ()) -> tuple[aot.Artifact, float]:
     """(artifact, seconds): the module for `mlir` from the persistent cache, else compiled by IREE (and stored).
 
     `side_flags` do not change the module (e.g. dumping dispatch sources): not part of the key, but
@@ -56,7 +56,7 @@ def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str],
             # The avals of this trace (weak types are not part of the MLIR, so not of the key).
             meta = dict(meta, in_avals=[aot.aval_to_json(a) for a in in_avals],
                         out_avals=[aot.aval_to_json(a) for a in out_avals])
-            return aot.Artifact(vmfb, meta, in_tree, out_tree, donated), time.perf_counter() - t0
+            return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), time.perf_counter() - t0
     why = (_miss_explainer(name, key, comps, mlir)
            if _miss_explainer is not None and use and not side_flags and config.explain_cache_misses else None)
     vmfb = backend.compile(mlir, name, flags, side_flags)
@@ -69,7 +69,7 @@ def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str],
                          key=key, key_components=comps)
     if use:
         cache.store(key, vmfb, meta, mlir)
-    return aot.Artifact(vmfb, meta, in_tree, out_tree, donated), seconds
+    return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), seconds
 
 
 def foreign_op(module) -> str | None:
@@ -126,6 +126,7 @@ class Lowered:
         self.donated, self.passes = donated, passes
         self.backend = backend or get_backend()
         self._texts: dict[str, str] | None = None
+        self.host_calls: list = []  # lowering.HostCall per callback in the graph, filled when lowered
         self._pass_stats: list = []
         self._not_stablehlo: str | None = None  # the traced module's first non-StableHLO op, if any
 
@@ -133,7 +134,7 @@ class Lowered:
         """Lower and run the passes once, keeping each stage's text."""
         if self._texts is None:
             from .passes import run_pipeline  # imports iree.compiler: only once something is lowered
-            module = lower_graph(self.graph, self.name)
+            module = lower_graph(self.graph, self.name, self.host_calls)
             traced = str(module)
             prefix = _PurePrefix(module)
             stages = run_pipeline(module, self.passes, self.name, prefix.after)
@@ -187,7 +188,7 @@ class Lowered:
         graph = self.graph
         art, seconds = compile_cached(backend, self.as_text("final"), self.name, all_flags, graph.in_avals,
                                       graph.out_avals, self.in_tree, self.out_tree, self.donated,
-                                      side_flags=dump_lowered(self))
+                                      side_flags=dump_lowered(self), host_calls=self.host_calls)
         # Load now when it runs here as the jit would; cross-compiled modules load on first call.
         here = backend is self.backend and arch is None and not flags
         return Compiled(art, seconds, art.runner() if here else None)
