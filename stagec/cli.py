@@ -126,8 +126,33 @@ def cmd_compile(ns) -> int:
     return 0
 
 
+def _artifact_html(path: str, out: str) -> int:
+    """The explorer page of a saved artifact: what it holds (no MLIR is kept in it)."""
+    from . import explorer
+    try:
+        fn = load(path, allow_version_mismatch=True)
+    except (ArtifactError, OSError) as e:
+        raise CliError(f"{path}: {e}") from None
+    m = fn.meta
+    info = {"signature": fn.signature(), "target": str(m.get("target")), "flags": " ".join(m.get("flags", [])),
+            "versions": ", ".join(f"{k} {v}" for k, v in (m.get("versions") or {}).items()),
+            "size": f"{os.path.getsize(path):,} bytes", "module": f"{len(fn.artifact.vmfb):,} bytes"}
+    explorer.write(out, f"{fn.artifact.name} ({os.path.basename(path)})", [], info=info)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
 def cmd_dump(ns) -> int:
+    if ns.html and ns.function.endswith(".stagec"):
+        return _artifact_html(ns.function, ns.html)
     lowered = _lower(ns)
+    if ns.html:
+        try:
+            lowered.html(ns.html)
+        except OSError as e:
+            raise CliError(f"cannot write {ns.html}: {e.strerror or e}") from None
+        print(f"wrote {ns.html}", file=sys.stderr)
+        return 0
     if ns.stage == "all":
         for name, text in lowered.stages().items():
             print(f"// ----- stage: {name}\n{text}")
@@ -263,6 +288,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stage", default="stablehlo",
                    help="traced, a pass name, stablehlo (default: the last pure StableHLO), final (what IREE "
                         "compiles, possibly mixing dialects; alias iree-input) or all")
+    p.add_argument("--html", metavar="FILE", help="write the explorer page of every stage (or, for a .stagec "
+                                                   "artifact given instead of MODULE:FUNCTION, of what it holds)")
     p.set_defaults(run=cmd_dump)
 
     p = sub.add_parser("run", help="run a .stagec artifact on inputs", formatter_class=fmt,

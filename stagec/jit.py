@@ -326,13 +326,15 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
 
 
 def make_mlir(fun: Callable, *, static_argnums=None, static_argnames=None, backend=None, passes=None,
-              stage: str = "stablehlo"):
+              stage: str = "stablehlo", html: str | None = None):
     """`make_mlir(f)(*args)`: the StableHLO of `f`, like `jax.make_jaxpr` (a `str`): by default after stagec's
     StableHLO passes (stage "stablehlo"). `stage=` picks another (see `stagec.stages`): "traced", a pass name,
-    or "final" for what IREE receives."""
+    or "final" for what IREE receives. `html=path` also writes the explorer page of every stage there."""
     def wrapped(*args, **kwargs):
         lowered = Jitted(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                          backend=backend, passes=passes).lower(*args, **kwargs)
+        if html is not None:
+            lowered.html(html)
         return _Text(lowered.as_text(stage), lowered)
     return wrapped
 

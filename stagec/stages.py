@@ -173,6 +173,33 @@ class Lowered:
             raise ValueError(f"unknown stage {stage!r}; stages of {self.name}: {', '.join(texts)}, {aliases}")
         return text
 
+    def html(self, path, *, title: str | None = None) -> str:
+        """Write one self-contained HTML page showing every stage (with the diff each pass made, its statistics,
+        the dataflow graph and the source line of each op) and IREE's dispatch sources; returns the path."""
+        import glob
+        import os
+        import tempfile
+
+        from . import explorer
+        t0 = time.perf_counter()
+        stages = self.stages()
+        lowered_s = time.perf_counter() - t0
+        located = lower_graph(self.graph, self.name, []).operation.get_asm(enable_debug_info=True)
+        with tempfile.TemporaryDirectory(prefix="stagec-html-") as d:
+            t1 = time.perf_counter()
+            self.backend.compile(stages["final"], self.name, self.backend.compile_flags(),
+                                 [f"--iree-hal-dump-executable-sources-to={d}"])
+            compile_s = time.perf_counter() - t1
+            dispatches = []
+            for f in sorted(glob.glob(os.path.join(d, "*.mlir"))):
+                with open(f) as fh:
+                    dispatches.append((os.path.basename(f)[:-5], fh.read()))
+        sig = ", ".join(a.str_short() for a in self.graph.in_avals)
+        return explorer.write(path, title or f"{self.name}({sig})", [("traced", located), *(
+            (n, t) for n, t in stages.items() if n != "traced")], pass_stats=self.pass_stats,
+            timings={"lower + passes": lowered_s, "IREE compile": compile_s},
+            info={"backend": self.backend.name, "target": self.backend.target}, dispatches=dispatches)
+
     def __str__(self):
         return self.as_text()
 
@@ -182,13 +209,16 @@ class Lowered:
     def compile(self, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = ()) -> Compiled:
         """Compile through the persistent cache: for the jit's backend, or ahead of time for `target`
         ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not."""
-        from .passes.dump import dump_lowered
+        from .passes.dump import dispatch_flags, dump_lowered, write_index
         backend = get_backend(find_target(target or self.backend.name).backend)
         all_flags = backend.compile_flags(arch) + list(flags)
         graph = self.graph
         art, seconds = compile_cached(backend, self.as_text("final"), self.name, all_flags, graph.in_avals,
                                       graph.out_avals, self.in_tree, self.out_tree, self.donated,
-                                      side_flags=dump_lowered(self), host_calls=self.host_calls)
+                                      side_flags=dispatch_flags(folder := dump_lowered(self)),
+                                      host_calls=self.host_calls)
+        if folder is not None:
+            write_index(folder, self, seconds)
         # Load now when it runs here as the jit would; cross-compiled modules load on first call.
         here = backend is self.backend and arch is None and not flags
         return Compiled(art, seconds, art.runner() if here else None)

@@ -297,3 +297,39 @@ def test_page_without_mlir_shows_what_is_known():
     assert not checker.errors and checker.stack == []
     assert data_of(page)["stages"] == [] and "No MLIR here." in page
     assert "<b>signature</b> (f32[4]) -&gt; f32[4]" in page and "12,345 bytes" in page
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def _page_ok(path, *must):
+    text = open(path, encoding="utf-8").read()
+    assert "http://" not in text and "https://" not in text
+    for m in must:
+        assert m in text, m
+    return text
+
+
+def test_lowered_html_and_make_mlir_html(tmp_path):
+    f = lambda x: stagec.numpy.log(stagec.numpy.exp(x)) * 2  # noqa: E731
+    x = np.ones(4, np.float32)
+    stagec.jit(f).lower(x).html(tmp_path / "a.html")
+    text = _page_ok(tmp_path / "a.html", "simplify", "dispatch_0", "test_explorer.py")
+    stagec.make_mlir(f, html=str(tmp_path / "b.html"))(x)
+    assert _page_ok(tmp_path / "b.html", "simplify").count("dispatch_0") == text.count("dispatch_0")
+
+
+def test_dump_dir_gets_an_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("STAGEC_DUMP_DIR", str(tmp_path))
+    stagec.jit(lambda x: x * 3 + 1)(np.ones(5, np.float32))
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    _page_ok(folder / "index.html", "final", "dispatch_0")
+
+
+def test_cli_dump_html_of_a_function_and_of_an_artifact(tmp_path):
+    from stagec import cli
+    S = stagec.ShapeDtypeStruct
+    art = tmp_path / "f.stagec"
+    stagec.jit(lambda x: x * 2).lower(S((3,), np.float32)).compile().save(art)
+    assert cli.main(["dump", str(art), "--html", str(tmp_path / "art.html")]) == 0
+    _page_ok(tmp_path / "art.html", "float32[3]", "llvm-cpu")
