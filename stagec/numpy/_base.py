@@ -107,14 +107,14 @@ def _unary(fname: str, prim_fn, to_float: bool = False):
     return f
 
 
-def _shape_tuple(shape) -> tuple:
+def _shape_tuple(shape, negative_ok: bool = False) -> tuple:
     if isinstance(shape, Tracer):
         raise shape._concretization_error("shape")
     try:
         dims = (operator.index(shape),)
     except TypeError:
         dims = tuple(operator.index(d) for d in shape)
-    if builtins.any(d < 0 for d in dims):
+    if not negative_ok and builtins.any(d < 0 for d in dims):
         raise ValueError(f"negative dimensions are not allowed: shape {dims}")
     return dims
 

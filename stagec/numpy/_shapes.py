@@ -17,7 +17,7 @@ def reshape(a: Any, newshape=None, order: str = "C", *, shape=None):
     a = _arr(a)
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, not {order!r}")
-    newshape = _shape_tuple(shape if shape is not None else newshape)
+    newshape = _shape_tuple(shape if shape is not None else newshape, negative_ok=True)
     size = aval_of(a).size
     if newshape.count(-1) > 1:
         raise ValueError("reshape: can only specify one unknown dimension")
@@ -241,7 +241,7 @@ def vsplit(ary, indices_or_sections):
 def tile(A: Any, reps) -> Any:
     """Repeat the whole array `reps` times along each axis."""
     a = _arr(A)
-    reps = _shape_tuple(reps)
+    reps = _shape_tuple(reps, negative_ok=True)
     if builtins.any(r < 0 for r in reps):
         raise ValueError(f"tile: negative repetitions {reps}")
     shape = aval_of(a).shape
