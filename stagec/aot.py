@@ -154,6 +154,8 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape: Sequence[int], dtype, weak_type: bool = False):
         self.shape, self.dtype, self.weak_type = tuple(int(d) for d in shape), np.dtype(dtype), bool(weak_type)
+        if any(d < 0 for d in self.shape):
+            raise ValueError(f"ShapeDtypeStruct: shape {self.shape} has a negative dimension")
 
     @property
     def aval(self) -> ShapedArray:
