@@ -274,14 +274,17 @@ def test_signature_key_has_named_fields_and_caches_are_bounded(monkeypatch):
     [key] = f._cache
     assert isinstance(key, jit_mod.Key) and key.statics == (("#", 1, 3),)
     assert [a.str_short() for a in key.avals] == ["float32[2]"] and key.config == stagec.config.key()
-    monkeypatch.setattr(jit_mod, "MAX_SIGNATURES", 2)
-    for n in (4, 5):
+    old = stagec.config.jit_cache_size, stagec.config.eager_cache_size
+    stagec.config.update("jit_cache_size", 2)
+    for n in (4, 3, 5):  # 3 used again: 4 is the least recently used
         f(np.ones(2, np.float32), n)
-    assert [k.statics[0][2] for k in f._cache] == [4, 5]  # the oldest signature was dropped
-    monkeypatch.setattr(eager, "MAX_CACHED", 2)
+    assert [k.statics[0][2] for k in f._cache] == [3, 5]
+    stagec.config.update("eager_cache_size", 2)
     x = np.float32([1.0, 2.0])
     snp.sin(x), snp.cos(x), snp.sin(x), snp.tanh(x)  # sin used again: cos is the least recently used
     assert [k[0].name for k in eager._cache][-2:] == ["sin", "tanh"] and len(eager._cache) == 2
+    stagec.config.update("jit_cache_size", old[0])
+    stagec.config.update("eager_cache_size", old[1])
     stagec.clear_caches()
     assert f._cache_size() == 0 and len(eager._cache) == 0
 

@@ -269,3 +269,41 @@ def test_cache_commands_on_an_unreadable_folder_are_one_line(capsys, monkeypatch
     monkeypatch.setattr(os, "listdir", denied)  # (tests may run as root, whom chmod does not stop)
     rc, err = cli_err(capsys, ["cache", *action])
     assert rc == 2 and len(err.splitlines()) == 1 and "Permission denied" in err and str(tmp_path) in err
+
+
+# ---------------------------------------------------------------- threads
+
+
+def test_threads_compiling_one_signature_compile_it_once():
+    import threading
+    from stagec import eager, stages
+    jit_mod = sys.modules["stagec.jit"]
+
+    def fun(x):
+        return x * 11 - 5
+    f = stagec.jit(fun)
+    x = np.arange(5, dtype=np.int32) + 1000  # a signature and values no other test uses
+    before_jit, before_eager = jit_mod.stats["compiles"], eager.stats["compiles"]
+    barrier, outs, errors = threading.Barrier(8), [], []
+
+    def work():
+        try:
+            barrier.wait()
+            outs.append(np.asarray(f(x)).tolist())
+            outs.append(np.asarray(snp.cumsum(x[::-1] * 0 + x)).tolist())  # eager primitives
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert jit_mod.stats["compiles"] - before_jit == 1
+    assert sorted(map(str, outs)) == sorted(map(str, [(x * 11 - 5).tolist(), np.cumsum(x).tolist()] * 8))
+    eager_new = eager.stats["compiles"] - before_eager
+    stagec.clear_caches()
+    before = eager.stats["compiles"]
+    snp.cumsum(x[::-1] * 0 + x)  # the same eager primitives once, on one thread
+    assert eager_new == eager.stats["compiles"] - before
+    assert not stages._building  # no lock left behind
