@@ -336,12 +336,23 @@ def read_meta(path: str | os.PathLike) -> dict:
 
 class Runner:
     """A loaded executable called on Python values: flat leaves in, Arrays out, as the pytree `out_tree`
-    (None: a flat list). Leaves at the `donated` positions are deleted after the call."""
+    (None: a flat list). Of the leaves at the `donated` positions, those an output can reuse (same shape and
+    dtype, as JAX pairs them) are deleted after the call; the others are kept and listed in `unusable`."""
 
-    __slots__ = ("exe", "out_tree", "donated")
+    __slots__ = ("exe", "out_tree", "donated", "unusable")
 
     def __init__(self, exe: Executable, out_tree=None, donated: Sequence[int] = ()):
-        self.exe, self.out_tree, self.donated = exe, out_tree, tuple(donated)
+        self.exe, self.out_tree = exe, out_tree
+        outs = [(a.shape, a.dtype) for a in exe.out_avals]
+        usable, self.unusable = [], []
+        for i in donated:
+            a = exe.in_avals[i]
+            if (a.shape, a.dtype) in outs:
+                outs.remove((a.shape, a.dtype))
+                usable.append(i)
+            else:
+                self.unusable.append(a.str_short())
+        self.donated = tuple(usable)
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -354,6 +365,8 @@ class Runner:
     def __call__(self, leaves: Sequence) -> Any:
         exe, tree = self.exe, self.out_tree
         backend = exe.backend
+        if len(self.donated) > 1:
+            _check_donated_once(leaves, self.donated)
         outs = []  # a loop, not a comprehension (one call less on Python 3.11): this is every jit call
         for bv, aval in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)), exe.out_avals):
             outs.append(Array(bv, aval, backend))
@@ -365,6 +378,17 @@ class Runner:
         if tree.node_type is None:  # a single array: skip the generic unflatten
             return outs[0]
         return tree_util.tree_unflatten(tree, outs)
+
+
+def _check_donated_once(leaves: Sequence, donated: Sequence[int]) -> None:
+    seen: set[int] = set()
+    for i in donated:
+        x = leaves[i]
+        if type(x) is Array:
+            if id(x) in seen:
+                raise ValueError(f"the same array ({x.aval.str_short()}) is donated twice in one call (argument "
+                                 f"leaf {i}); pass a copy")
+            seen.add(id(x))
 
 
 # ---------------------------------------------------------------- compiled artifacts

@@ -207,14 +207,22 @@ class Jitted:
         out_leaves, out_tree = flatten_outputs(out, _fun_name(self.fun))
         return trace.to_graph(out_leaves, f"jit_{_fun_name(self.fun)}"), out_tree
 
-    def _donated(self, args) -> tuple[int, ...]:
+    def _donated(self, args, kwargs) -> tuple[int, ...]:
+        """Flat positions of the donated leaves: those of `donate_argnums`, passed by position or by name."""
         if not self.donate_argnums:
             return ()
         out, offset = [], 0
-        dyn_positions = [i for i in range(len(args)) if i not in self.static_argnums]
-        for pos in dyn_positions:
+        for pos in range(len(args)):
+            if pos in self.static_argnums:
+                continue
             n = len(tree_util.tree_leaves(args[pos]))
             if pos in self.donate_argnums:
+                out += range(offset, offset + n)
+            offset += n
+        names = {self._positional[i] for i in self.donate_argnums if i < len(self._positional)}
+        for k in sorted(k for k in kwargs if k not in self.static_argnames):  # kwargs flatten in key order
+            n = len(tree_util.tree_leaves(kwargs[k]))
+            if k in names:
                 out += range(offset, offset + n)
             offset += n
         return tuple(out)
@@ -226,7 +234,7 @@ class Jitted:
 
     def _lower(self, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Lowered:
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
-        return Lowered(graph, f"jit_{_fun_name(self.fun)}", tree, out_tree, self._donated(args), self.passes,
+        return Lowered(graph, f"jit_{_fun_name(self.fun)}", tree, out_tree, self._donated(args, kwargs), self.passes,
                        self.backend_obj())
 
     def _compile(self, key: tuple, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Runner:
@@ -292,18 +300,8 @@ def _static_hint(label: str) -> str:
 
 
 def _warn_unusable_donations(runner: Runner) -> None:
-    if not runner.donated:
-        return
-    outs = [(a.shape, a.dtype) for a in runner.out_avals]
-    unusable = []
-    for i in runner.donated:
-        a = runner.in_avals[i]
-        if (a.shape, a.dtype) in outs:
-            outs.remove((a.shape, a.dtype))
-        else:
-            unusable.append(a.str_short())
-    if unusable:
-        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}", UserWarning, stacklevel=4)
+    if runner.unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(runner.unusable)}", UserWarning, stacklevel=6)
 
 
 _flat_trees: dict[int, Any] = {}  # n -> the structure of n positional leaves, for n up to 64

@@ -307,3 +307,39 @@ def test_threads_compiling_one_signature_compile_it_once():
     snp.cumsum(x[::-1] * 0 + x)  # the same eager primitives once, on one thread
     assert eager_new == eager.stats["compiles"] - before
     assert not stages._building  # no lock left behind
+
+
+# ---------------------------------------------------------------- donation, as JAX
+
+
+def test_unusable_donation_keeps_the_array_and_warns():
+    x, y = stagec.device_put(np.ones((2, 3), np.float32)), stagec.device_put(np.ones((1, 3), np.float32))
+    with pytest.warns(UserWarning, match=r"Some donated buffers were not usable: float32\[1,3\]"):
+        z = stagec.jit(lambda a, b: a + b, donate_argnums=(1,))(x, y)
+    assert not y.is_deleted() and np.asarray(y).tolist() == [[1, 1, 1]]
+    np.testing.assert_array_equal(np.asarray(z), np.full((2, 3), 2.0))
+
+
+def test_a_donated_argument_passed_by_keyword_is_donated():
+    def f(a, b):
+        return a * b
+    x, y = stagec.device_put(np.ones(3, np.float32)), stagec.device_put(np.full(3, 2, np.float32))
+    out = stagec.jit(f, donate_argnums=(1,))(x, b=y)
+    assert y.is_deleted() and not x.is_deleted() and np.asarray(out).tolist() == [2, 2, 2]
+    x2, y2 = stagec.device_put(np.ones(3, np.float32)), stagec.device_put(np.ones(3, np.float32))
+    stagec.jit(f, donate_argnums=(0,))(b=y2, a=x2)
+    assert x2.is_deleted() and not y2.is_deleted()
+
+
+def test_donating_one_array_twice_raises_and_keeps_it():
+    x = stagec.device_put(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match=r"the same array \(float32\[3\]\) is donated twice"):
+        stagec.jit(lambda a, b: (a + b, a - b), donate_argnums=(0, 1))(x, x)
+    assert not x.is_deleted()
+
+
+def test_device_put_of_a_deleted_array_raises():
+    x = stagec.device_put(np.ones(3, np.float32))
+    x.delete()
+    with pytest.raises(RuntimeError, match="device_put: Array has been deleted"):
+        stagec.device_put(x)
