@@ -310,7 +310,7 @@ def read(path: str | os.PathLike, trust: bool = False) -> tuple[memoryview, dict
     vmfb_len, body_at, meta_len, digest, mac = _sections(path, size, data[size - _TRAILER.size:])
     h = hashlib.sha256(view[:vmfb_len])
     h.update(view[body_at:body_at + meta_len])
-    if h.digest() != digest:
+    if h.digest() != digest or any(view[vmfb_len:body_at]):  # (the padding is zeros, outside the checksum)
         raise ArtifactError(f"{path}: corrupt stagec artifact (checksum mismatch)")
     if not trust and not hmac.compare_digest(_mac(digest), mac):
         raise ArtifactError(f"{path}: not signed with this user's stagec key ({key_path()}): written by another "

@@ -343,3 +343,30 @@ def test_device_put_of_a_deleted_array_raises():
     x.delete()
     with pytest.raises(RuntimeError, match="device_put: Array has been deleted"):
         stagec.device_put(x)
+
+
+# ---------------------------------------------------------------- fuzzing the files
+
+
+@pytest.mark.parametrize("mode", ["artifact", "cache"])
+def test_fuzzed_artifacts_and_cache_entries_raise_or_recompute(tmp_path, mode):
+    """Truncations, bit flips, bit flips with the checksum recomputed (without the key), lying metadata: in a
+    subprocess, so that a crash or hang fails the test. STAGEC_FUZZ_CASES=1000 for a longer run."""
+    n = int(os.environ.get("STAGEC_FUZZ_CASES", "60"))
+    driver = os.path.join(os.path.dirname(__file__), "fuzz_files.py")
+    r = subprocess.run([sys.executable, driver, mode, "16", str(n), str(tmp_path)], capture_output=True,
+                       text=True, timeout=120 + n, env=os.environ)
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[-1:] == ["DONE"], f"rc {r.returncode}, last case: {lines[-1:]}\n{r.stderr}"
+    outcomes = {}
+    for line in lines[:-1]:
+        _, i, kind, _, outcome = line.split()
+        outcomes.setdefault(kind, set()).add(outcome)
+    assert sum(1 for _ in lines[:-1]) == n
+    if mode == "artifact":  # every mutated artifact is refused, at load or at the call
+        assert outcomes == {"truncate": {"error:ArtifactError"}, "flip": {"error:ArtifactError"},
+                            "flip+checksum": {"error:ArtifactError"}, "lie": outcomes["lie"]}
+        assert outcomes["lie"] <= {"error:RuntimeError", "error:TypeError"}
+    else:  # a damaged entry is recompiled; one with lying metadata is used with the trace's own avals
+        assert outcomes == {"truncate": {"recompute"}, "flip": {"recompute"}, "flip+checksum": {"recompute"},
+                            "lie": {"same"}}
