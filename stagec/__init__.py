@@ -18,9 +18,17 @@ _quiet.install()  # registered first, so it runs last among atexit handlers
 
 
 def clear_caches() -> None:
-    """Forget every traced and compiled function (jit and eager); the persistent cache stays."""
+    """Forget every traced and compiled function (jit and eager) and give their memory back to the system;
+    the persistent cache stays."""
+    import gc
     _jit_module.clear_cache()
     eager.clear_cache()
+    gc.collect()
+    try:  # glibc keeps freed module memory in its arenas until asked
+        import ctypes
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def devices(backend: str | None = None) -> list:

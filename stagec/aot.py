@@ -2,21 +2,27 @@
 
 Layout (also the layout of persistent-cache entries)::
 
-    [IREE module (.vmfb), unchanged][zero padding to 64 bytes][metadata JSON][trailer, 56 bytes]
-    trailer = vmfb length (u64 LE), metadata length (u64 LE), sha256(vmfb + metadata), b"STAGEC\\x00\\x01"
+    [IREE module (.vmfb), unchanged][zero padding to 64 bytes][metadata JSON][trailer, 88 bytes]
+    trailer = vmfb length (u64 LE), metadata length (u64 LE), d = sha256(vmfb + metadata),
+              HMAC-SHA256(user key, d), b"STAGEC\\x00\\x02"
 
 The module comes first, so `iree-run-module --module=f.stagec` runs the file as it is (IREE ignores
-the bytes after the module), and IREE can map it from disk without a copy. The checksum catches
-truncated or corrupted files. Nothing here imports `iree.compiler`.
+the bytes after the module). Reading copies the whole file into memory once and checks it there, so
+a file rewritten or truncated later changes nothing. The checksum catches truncated or corrupted
+files; the HMAC, keyed by a per-user secret (`key_path()`), shows the file was written by this user's
+stagec: cache entries without it are recompiled, artifacts without it load only with `trust=True`.
+Nothing here imports `iree.compiler`.
 """
 from __future__ import annotations
 
 import collections
 import hashlib
+import hmac
 import importlib
 import json
-import mmap
 import os
+import secrets
+import stat
 import struct
 import tempfile
 import time
@@ -31,9 +37,9 @@ from .backend import IREE_TARGETS, Executable, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
 
-FORMAT = 1
-MAGIC = b"STAGEC\x00\x01"
-_TRAILER = struct.Struct("<QQ32s8s")
+FORMAT = 2
+MAGIC = b"STAGEC\x00\x02"
+_TRAILER = struct.Struct("<QQ32s32s8s")
 _ALIGN = 64
 
 
@@ -148,6 +154,8 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape: Sequence[int], dtype, weak_type: bool = False):
         self.shape, self.dtype, self.weak_type = tuple(int(d) for d in shape), np.dtype(dtype), bool(weak_type)
+        if any(d < 0 for d in self.shape):
+            raise ValueError(f"ShapeDtypeStruct: shape {self.shape} has a negative dimension")
 
     @property
     def aval(self) -> ShapedArray:
@@ -171,13 +179,60 @@ class ShapeDtypeStruct:
 # ---------------------------------------------------------------- file format
 
 
+_key: bytes | None = None
+
+
+def key_path() -> str:
+    """The per-user secret that signs artifacts and cache entries: `$STAGEC_KEY_FILE`, else
+    `$XDG_CONFIG_HOME/stagec/key`, else `~/.config/stagec/key` (32 random bytes, mode 0600, made on first use)."""
+    p = os.environ.get("STAGEC_KEY_FILE")
+    if p:
+        return os.path.abspath(os.path.expanduser(p))
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(xdg, "stagec", "key")
+
+
+def _secret() -> bytes:
+    """This user's signing key, read (or created) once per process. A key file that is not a private regular
+    file of this user, or that cannot be made, gives a warning and a key for this process alone."""
+    global _key
+    if _key is None:
+        path = key_path()
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                st = os.fstat(f.fileno())
+                key = f.read(64)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077 or len(key) != 32:
+                raise OSError(f"not a 32-byte regular file of this user with mode 0600 (mode {st.st_mode:o})")
+            _key = key
+        except OSError as e:
+            warnings.warn(f"stagec: cannot use the signing key {path} ({e}); signing with a key for this process "
+                          f"alone (cached modules will not be reused across processes)", RuntimeWarning, stacklevel=3)
+            _key = secrets.token_bytes(32)
+    return _key
+
+
+def _mac(digest: bytes) -> bytes:
+    return hmac.new(_secret(), digest, hashlib.sha256).digest()
+
+
 def pack(vmfb: bytes, meta: dict) -> bytes:
-    """The bytes of an artifact holding `vmfb` and `meta`."""
+    """The bytes of an artifact holding `vmfb` and `meta`, signed with this user's key."""
     body = json.dumps(meta, sort_keys=True).encode()
     pad = b"\0" * (-len(vmfb) % _ALIGN)
     digest = hashlib.sha256(vmfb)
     digest.update(body)
-    return b"".join([vmfb, pad, body, _TRAILER.pack(len(vmfb), len(body), digest.digest(), MAGIC)])
+    d = digest.digest()
+    return b"".join([vmfb, pad, body, _TRAILER.pack(len(vmfb), len(body), d, _mac(d), MAGIC)])
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
@@ -202,14 +257,26 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
-def _sections(path: str, size: int, trailer: bytes) -> tuple[int, int, int, bytes]:
-    """(module length, metadata offset, metadata length, checksum) from an artifact's trailer."""
+def open_regular(path: str):
+    """`path` opened for binary reading, without blocking (a FIFO never hangs), or ArtifactError unless it is
+    a regular file. Raises FileNotFoundError as `open` does."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise ArtifactError(f"{path}: is {kind}, not a stagec artifact")
+    return os.fdopen(fd, "rb")
+
+
+def _sections(path: str, size: int, trailer: bytes) -> tuple[int, int, int, bytes, bytes]:
+    """(module length, metadata offset, metadata length, checksum, mac) from an artifact's trailer."""
     if size < _TRAILER.size:
         raise ArtifactError(f"{path}: not a stagec artifact ({size} bytes, too short for its trailer)")
-    vmfb_len, meta_len, digest, magic = _TRAILER.unpack(trailer)
+    vmfb_len, meta_len, digest, mac, magic = _TRAILER.unpack(trailer)
     if magic != MAGIC:
-        if magic[:6] == MAGIC[:6]:
-            raise ArtifactError(f"{path}: stagec artifact format {magic[6:]!r} is not the one this stagec reads "
+        if magic[:6] == MAGIC[:6] or trailer[-8:-2] == MAGIC[:6]:
+            raise ArtifactError(f"{path}: stagec artifact format {trailer[-2:]!r} is not the one this stagec reads "
                                 f"({MAGIC[6:]!r}); recompile it with stagec {stagec_version()}")
         raise ArtifactError(f"{path}: not a stagec artifact (no stagec trailer; truncated, or a plain IREE "
                             f"module? run plain .vmfb files with iree-run-module)")
@@ -217,7 +284,7 @@ def _sections(path: str, size: int, trailer: bytes) -> tuple[int, int, int, byte
     if body_at + meta_len + _TRAILER.size != size:
         raise ArtifactError(f"{path}: corrupt stagec artifact (section lengths {vmfb_len}+{meta_len} do not "
                             f"match the file size {size})")
-    return vmfb_len, body_at, meta_len, digest
+    return vmfb_len, body_at, meta_len, digest, mac
 
 
 def _parse_meta(path: str, body: bytes) -> dict:
@@ -231,28 +298,35 @@ def _parse_meta(path: str, body: bytes) -> dict:
     return meta
 
 
-def read(path: str | os.PathLike) -> tuple[memoryview, dict]:
-    """(module bytes mapped from disk, metadata) of an artifact; ArtifactError if it is not a sound one."""
+def read(path: str | os.PathLike, trust: bool = False) -> tuple[memoryview, dict]:
+    """(module bytes, metadata) of an artifact, read into memory once and checked there (a later change to
+    the file changes nothing); ArtifactError unless it is sound and signed with this user's key (with
+    `trust`, a sound file signed by anyone)."""
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size >= _TRAILER.size else b""
-    view = memoryview(mm)
-    vmfb_len, body_at, meta_len, digest = _sections(path, size, view[size - _TRAILER.size:])
+    with open_regular(path) as f:
+        data = f.read()
+    size = len(data)
+    view = memoryview(data)
+    vmfb_len, body_at, meta_len, digest, mac = _sections(path, size, data[size - _TRAILER.size:])
     h = hashlib.sha256(view[:vmfb_len])
     h.update(view[body_at:body_at + meta_len])
-    if h.digest() != digest:
+    if h.digest() != digest or any(view[vmfb_len:body_at]):  # (the padding is zeros, outside the checksum)
         raise ArtifactError(f"{path}: corrupt stagec artifact (checksum mismatch)")
-    return view[:vmfb_len], _parse_meta(path, bytes(view[body_at:body_at + meta_len]))
+    if not trust and not hmac.compare_digest(_mac(digest), mac):
+        raise ArtifactError(f"{path}: not signed with this user's stagec key ({key_path()}): written by another "
+                            f"user, machine or program. Loading runs its native code: pass trust=True (stagec run "
+                            f"--trust) only if you trust where it came from")
+    return view[:vmfb_len], _parse_meta(path, data[body_at:body_at + meta_len])
 
 
 def read_meta(path: str | os.PathLike) -> dict:
-    """An artifact's metadata alone, without reading or checking its module; ArtifactError if malformed."""
+    """An artifact's metadata alone, without reading or checking its module or signature (for describing
+    files, never for running them); ArtifactError if malformed."""
     path = os.fspath(path)
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         f.seek(max(size - _TRAILER.size, 0))
-        _, body_at, meta_len, _ = _sections(path, size, f.read(_TRAILER.size))
+        _, body_at, meta_len, _, _ = _sections(path, size, f.read(_TRAILER.size))
         f.seek(body_at)
         return _parse_meta(path, f.read(meta_len))
 
@@ -262,12 +336,23 @@ def read_meta(path: str | os.PathLike) -> dict:
 
 class Runner:
     """A loaded executable called on Python values: flat leaves in, Arrays out, as the pytree `out_tree`
-    (None: a flat list). Leaves at the `donated` positions are deleted after the call."""
+    (None: a flat list). Of the leaves at the `donated` positions, those an output can reuse (same shape and
+    dtype, as JAX pairs them) are deleted after the call; the others are kept and listed in `unusable`."""
 
-    __slots__ = ("exe", "out_tree", "donated")
+    __slots__ = ("exe", "out_tree", "donated", "unusable")
 
     def __init__(self, exe: Executable, out_tree=None, donated: Sequence[int] = ()):
-        self.exe, self.out_tree, self.donated = exe, out_tree, tuple(donated)
+        self.exe, self.out_tree = exe, out_tree
+        outs = [(a.shape, a.dtype) for a in exe.out_avals]
+        usable, self.unusable = [], []
+        for i in donated:
+            a = exe.in_avals[i]
+            if (a.shape, a.dtype) in outs:
+                outs.remove((a.shape, a.dtype))
+                usable.append(i)
+            else:
+                self.unusable.append(a.str_short())
+        self.donated = tuple(usable)
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -280,6 +365,8 @@ class Runner:
     def __call__(self, leaves: Sequence) -> Any:
         exe, tree = self.exe, self.out_tree
         backend = exe.backend
+        if len(self.donated) > 1:
+            _check_donated_once(leaves, self.donated)
         outs = []  # a loop, not a comprehension (one call less on Python 3.11): this is every jit call
         for bv, aval in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)), exe.out_avals):
             outs.append(Array(bv, aval, backend))
@@ -291,6 +378,17 @@ class Runner:
         if tree.node_type is None:  # a single array: skip the generic unflatten
             return outs[0]
         return tree_util.tree_unflatten(tree, outs)
+
+
+def _check_donated_once(leaves: Sequence, donated: Sequence[int]) -> None:
+    seen: set[int] = set()
+    for i in donated:
+        x = leaves[i]
+        if type(x) is Array:
+            if id(x) in seen:
+                raise ValueError(f"the same array ({x.aval.str_short()}) is donated twice in one call (argument "
+                                 f"leaf {i}); pass a copy")
+            seen.add(id(x))
 
 
 # ---------------------------------------------------------------- compiled artifacts
@@ -445,12 +543,15 @@ def check_versions(path: str, meta: dict) -> None:
                                 f"here (stagec compile ...) or load it with allow_version_mismatch=True at your risk")
 
 
-def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False) -> LoadedFunction:
-    """Load a function saved with `Compiled.save` / `stagec compile`; needs only iree.runtime and numpy."""
+def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False, trust: bool = False) -> LoadedFunction:
+    """Load a function saved with `Compiled.save` / `stagec compile`; needs only iree.runtime and numpy.
+
+    The file must be signed with this user's key (saved by this user's stagec); `trust=True` loads one saved
+    elsewhere. Loading runs native code: trust only files from a source you would run programs from."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"stagec.load: no such file {path!r}")
-    vmfb, meta = read(path)
+    vmfb, meta = read(path, trust)
     if not allow_version_mismatch:
         check_versions(path, meta)
     if meta.get("target") not in IREE_TARGETS:

@@ -123,8 +123,12 @@ def device_put(x: Any, device=None) -> Any:
     backend = get_backend(device.platform if device is not None else None)
 
     def put(v):
-        if type(v) is Array and v._backend is backend:
-            return v
+        if type(v) is Array:
+            if v._deleted:
+                raise RuntimeError("device_put: Array has been deleted (it was donated to a jitted function or "
+                                   "deleted)")
+            if v._backend is backend:
+                return v
         aval = aval_of(v)
         return Array(to_buffers([v], [aval], backend)[0], aval, backend)
 

@@ -240,14 +240,18 @@ class Executable:
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
         self.driver = backend.driver_for(elements)
         inst, _, hal_module = backend.hal(self.driver)
-        # A memoryview is a module mapped from disk (persistent cache, saved artifact): used in place.
-        self.module = (rt.VmModule.wrap_buffer(inst, vmfb) if isinstance(vmfb, memoryview)
-                       else rt.VmModule.copy_buffer(inst, vmfb))
+        # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
+        self.module = rt.VmModule.copy_buffer(inst, vmfb)
         self._failure = None  # (callback name, exception) raised by a host callback during a call
         host = [_host_module(self, host_calls)] if host_calls else []
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         self.fn = self.module.lookup_function("main")
+        if self.fn is None:
+            raise RuntimeError(f"module {name} has no function 'main'")
         self._n_out = len(out_avals)
+        # What each result must be, checked on every call before anything reads it: a module whose
+        # metadata lies (or a wrong module) would otherwise be read past the end of its buffers.
+        self._outs = [(list(a.shape), _element_types(a.dtype)) for a in out_avals]
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
 
     def call(self, bvs: Sequence) -> list:
@@ -264,9 +268,15 @@ class Executable:
             name, exc = failure
             raise CallbackError(f"host callback {name!r} called from {self.name} raised {type(exc).__name__}: "
                                 f"{exc}") from exc
+        if len(rets) != self._n_out:
+            raise RuntimeError(f"module {self.name} returned {len(rets)} results, but it declares {self._n_out}")
         outs = []  # a loop, not a comprehension: on Python 3.11 a comprehension is one more call (~150 ns)
-        for i in range(self._n_out):
-            outs.append(rets.get_as_object(i, self._bv))
+        for i, (shape, et) in enumerate(self._outs):
+            bv = rets.get_as_object(i, self._bv)
+            if bv.shape != shape or bv.element_type not in et:
+                raise RuntimeError(f"module {self.name} returned result {i} as {_type_name(bv.element_type)}{bv.shape}, but "
+                                   f"it declares {self.out_avals[i].str_short()} (a wrong or tampered module)")
+            outs.append(bv)
         return outs
 
 
@@ -304,3 +314,21 @@ def get_backend(name: str | None = None) -> Backend:
     if b is None:
         b = _backends[name] = Backend(name)
     return b
+
+
+def _element_types(dtype: np.dtype) -> tuple[int, ...]:
+    """The IREE element types a result of `dtype` may come back as: its own, or for integers (and bool, stored
+    as a byte) the signless integer of its width, as modules return them."""
+    et = int(_element_type(dtype))
+    bits = et & 0xFF
+    if dtype == np.bool_ or dtype.kind in "iu":
+        return (et, (0x10 << 24) | bits)
+    return (et,)
+
+
+def _type_name(element_type: int) -> str:
+    rt = _rt()
+    try:
+        return rt.HalElementType(element_type).name
+    except ValueError:
+        return f"element type {element_type:#x}"

@@ -4,7 +4,9 @@ the compile step that uses it is `stages.compile_cached`).
 Key: sha256 over the MLIR after stagec's passes, the IREE target, the compiler flags, the host CPU
 (when compiling for `host`), the IREE compiler version and the stagec version. Entry: one file
 `<key>.stagec` in the `stagec.aot` format (module + calling metadata + checksum), written
-atomically (temp file + rename); its modification time is its last use (LRU eviction past
+atomically (temp file `.tmp-*.part` + rename; temp files a killed writer left behind are counted by
+`info` and removed by `prune` and `clear` once `ORPHAN_AGE` old); entries are signed with the user's
+key (`aot.key_path`), so one written by another user or program is rejected; its modification time is its last use (LRU eviction past
 `persistent_cache_max_size`). A corrupt entry is reported once, recompiled and replaced; a
 directory that cannot be written degrades to a warning and in-memory compilation.
 
@@ -18,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import time
 import warnings
 import zlib
 from typing import Any, Sequence
@@ -29,6 +32,7 @@ from .config import config
 SUFFIX = ".stagec"
 _stats = {"hits": 0, "misses": 0, "writes": 0, "write_errors": 0, "corrupt": 0}
 _warned: set[str] = set()
+ORPHAN_AGE = 300  # seconds after which a temp file is a killed writer's leftover, not a write in progress
 _MLIR_KEEP = 1 << 18  # keep the (compressed) MLIR in an entry up to this size, for explaining misses
 
 
@@ -82,7 +86,7 @@ def entry_path(key: str) -> str:
 
 
 def lookup(key: str):
-    """(mapped module, metadata) for `key`, or None (a hit or a miss, counted). A corrupt entry is reported
+    """(module, metadata) for `key`, or None (a hit or a miss, counted). A corrupt entry is reported
     once and removed."""
     path = entry_path(key)
     try:
@@ -92,7 +96,7 @@ def lookup(key: str):
     except (FileNotFoundError, NotADirectoryError):
         _stats["misses"] += 1
         return None
-    except (aot.ArtifactError, OSError, ValueError) as e:
+    except (aot.ArtifactError, OSError, ValueError, MemoryError) as e:
         _stats["misses"] += 1
         _stats["corrupt"] += 1
         _warn_once("corrupt:" + path, f"stagec persistent cache: ignoring a bad entry ({e}); recompiling and "
@@ -151,7 +155,7 @@ def entries(d: str | None = None) -> list[tuple[str, os.stat_result]]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     for n in names:
-        if n.endswith(SUFFIX):
+        if n.endswith(SUFFIX) and not n.startswith("."):
             try:
                 out.append((os.path.join(d, n), os.stat(os.path.join(d, n))))
             except FileNotFoundError:
@@ -159,9 +163,39 @@ def entries(d: str | None = None) -> list[tuple[str, os.stat_result]]:
     return out
 
 
+def orphans(d: str | None = None, min_age: float = 0) -> list[tuple[str, os.stat_result]]:
+    """(path, stat) of the temp files in the cache folder at least `min_age` seconds old."""
+    d = d or cache_dir()
+    try:
+        names = os.listdir(d)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    now, out = time.time(), []
+    for n in names:
+        if n.startswith(".tmp-") and n.endswith(".part"):
+            try:
+                st = os.lstat(os.path.join(d, n))
+            except FileNotFoundError:
+                continue
+            if now - st.st_mtime >= min_age:
+                out.append((os.path.join(d, n), st))
+    return out
+
+
+def _sweep(d: str | None = None) -> None:
+    """Remove temp files left by writers killed more than `ORPHAN_AGE` seconds ago."""
+    for path, _ in orphans(d, ORPHAN_AGE):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def prune(max_size: int | str) -> int:
-    """Delete least recently used entries until the cache holds at most `max_size` bytes; returns how many."""
+    """Delete least recently used entries until the cache holds at most `max_size` bytes (and old temp files);
+    returns how many entries."""
     limit = parse_size(max_size)
+    _sweep()
     found = sorted(entries(), key=lambda e: e[1].st_mtime)
     total = sum(st.st_size for _, st in found)
     removed = 0
@@ -178,7 +212,7 @@ def prune(max_size: int | str) -> int:
 
 
 def clear() -> int:
-    """Delete every entry (and stale temp files); returns how many entries were removed."""
+    """Delete every entry (and temp files older than `ORPHAN_AGE`); returns how many entries were removed."""
     d = cache_dir()
     n = 0
     for path, _ in entries(d):
@@ -187,23 +221,16 @@ def clear() -> int:
             n += 1
         except FileNotFoundError:
             pass
-    try:
-        for name in os.listdir(d):
-            if name.startswith(".tmp-"):
-                try:
-                    os.unlink(os.path.join(d, name))
-                except OSError:
-                    pass
-    except OSError:
-        pass
+    _sweep(d)
     return n
 
 
 def info() -> dict[str, Any]:
-    """Entries and bytes on disk, and this process's hits and misses."""
-    found = entries()
+    """Entries and bytes on disk (temp files counted apart), and this process's hits and misses."""
+    found, temps = entries(), orphans()
     return {"dir": cache_dir(), "enabled": enabled(), "entries": len(found),
-            "bytes": sum(st.st_size for _, st in found), "max_size": parse_size(config.persistent_cache_max_size),
+            "bytes": sum(st.st_size for _, st in found), "temp_files": len(temps),
+            "temp_bytes": sum(st.st_size for _, st in temps), "max_size": parse_size(config.persistent_cache_max_size),
             **_stats}
 
 

@@ -130,7 +130,7 @@ def _artifact_html(path: str, out: str) -> int:
     """The explorer page of a saved artifact: what it holds (no MLIR is kept in it)."""
     from . import explorer
     try:
-        fn = load(path, allow_version_mismatch=True)
+        fn = load(path, allow_version_mismatch=True, trust=True)  # described, never run: any signer will do
     except (ArtifactError, OSError) as e:
         raise CliError(f"{path}: {e}") from None
     m = fn.meta
@@ -165,32 +165,57 @@ def cmd_dump(ns) -> int:
 
 
 def _input_value(text: str, aval, i: int, path: str):
+    """Input `i` as `aval`'s dtype: an .npy file (its dtype checked by the call) or a Python literal, which must
+    convert exactly (3.7 is no int32; 1e10 overflows int32)."""
+    if aval is None:
+        raise CliError(f"{path} takes {i} input(s), got more")
     if text.endswith(".npy") or text.endswith(".npz"):
-        if not os.path.exists(text):
-            raise CliError(f"input {i}: no such file {text!r}")
-        v = np.load(text)
+        try:
+            v = np.load(text, allow_pickle=False)
+        except FileNotFoundError:
+            raise CliError(f"input {i}: no such file {text!r}") from None
+        except (OSError, ValueError, EOFError) as e:
+            raise CliError(f"input {i}: {text} is not a readable .npy file of numbers ({e})") from None
         if isinstance(v, np.lib.npyio.NpzFile):
+            v.close()
             raise CliError(f"input {i}: {text} is an .npz archive; pass one .npy file per input")
         return v
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        given = np.asarray(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise CliError(f"input {i}: {text!r} is neither an .npy file nor a Python literal such as 2.5 or "
                        f"[1, 2, 3]") from None
-    if aval is None:
-        raise CliError(f"{path} takes {i} input(s), got more")
-    return np.asarray(value, dtype=aval.dtype)
+    want = aval.dtype
+    if given.dtype.kind not in "biufc":
+        raise CliError(f"input {i}: {text!r} is not numbers")
+    with np.errstate(all="ignore"):
+        try:
+            out = given.astype(want)
+        except (ValueError, TypeError, OverflowError) as e:
+            raise CliError(f"input {i}: {text!r} cannot be {want.name} ({e})") from None
+        back = out.astype(given.dtype) if want.kind in "biu" else out
+        lost = (want.kind in "biu" and not np.array_equal(back, given)) or (
+            want.kind in "fc" and np.any(np.isinf(out) & np.isfinite(given)))
+    if given.dtype.kind == "c" and want.kind != "c" and np.any(given.imag != 0):
+        lost = True
+    if lost:
+        raise CliError(f"input {i}: {text!r} is not exactly representable as {want.name}, the type of argument {i} "
+                       f"of {path}")
+    return out
 
 
 def cmd_run(ns) -> int:
     try:
-        fn = load(ns.artifact, allow_version_mismatch=ns.allow_version_mismatch)
-    except (ArtifactError, FileNotFoundError) as e:
+        fn = load(ns.artifact, allow_version_mismatch=ns.allow_version_mismatch, trust=ns.trust)
+    except (ArtifactError, FileNotFoundError, IsADirectoryError) as e:
         raise CliError(str(e)) from None
     avals = fn.in_avals
     inputs = ns.input or []
     if len(inputs) != len(avals):
         raise CliError(f"{ns.artifact} takes {len(avals)} input(s) {fn.signature()}, got {len(inputs)} --input")
+    if ns.output and not os.path.isdir(os.path.dirname(os.path.abspath(ns.output))):
+        raise CliError(f"-o {ns.output}: folder {os.path.dirname(os.path.abspath(ns.output))} does not exist")
     values = [_input_value(t, a, i, ns.artifact) for i, (t, a) in enumerate(zip(inputs, avals))]
     args, kwargs = fn.artifact.in_tree.unflatten(values)
     try:
@@ -200,12 +225,15 @@ def cmd_run(ns) -> int:
     leaves = [np.asarray(x) for x in tree_util.tree_leaves(out)]
     labels = tree_util.leaf_paths(out)
     if ns.output:
-        if ns.output.endswith(".npy"):
-            if len(leaves) != 1:
-                raise CliError(f"{len(leaves)} outputs do not fit one .npy file; use -o out.npz")
-            np.save(ns.output, leaves[0])
-        else:
-            np.savez(ns.output, **{f"out{i}": v for i, v in enumerate(leaves)})
+        try:
+            if ns.output.endswith(".npy"):
+                if len(leaves) != 1:
+                    raise CliError(f"{len(leaves)} outputs do not fit one .npy file; use -o out.npz")
+                np.save(ns.output, leaves[0])
+            else:
+                np.savez(ns.output, **{f"out{i}": v for i, v in enumerate(leaves)})
+        except OSError as e:
+            raise CliError(f"cannot write {ns.output}: {e.strerror or e}") from None
         print(f"wrote {len(leaves)} output(s) to {ns.output}", file=sys.stderr)
     else:
         np.set_printoptions(threshold=50)
@@ -223,11 +251,21 @@ def _human(n: int) -> str:
 
 
 def cmd_cache(ns) -> int:
+    try:
+        return _cache_action(ns)
+    except OSError as e:
+        raise CliError(f"cache folder {cache.cache_dir()}: {e.strerror or e}"
+                       f"{' (' + e.filename + ')' if isinstance(e.filename, str) else ''}") from None
+
+
+def _cache_action(ns) -> int:
     if ns.action == "info":
         i = cache.info()
         print(f"dir:      {i['dir']}{'' if i['enabled'] else '  (disabled: STAGEC_CACHE=0)'}\n"
               f"entries:  {i['entries']}\nsize:     {_human(i['bytes'])} ({i['bytes']} bytes)\n"
-              f"max size: {_human(i['max_size'])}")
+              f"max size: {_human(i['max_size'])}"
+              + (f"\ntemp:     {i['temp_files']} file(s), {_human(i['temp_bytes'])} (unfinished or killed writes; "
+                 f"prune and clear remove those older than {cache.ORPHAN_AGE} s)" if i["temp_files"] else ""))
     elif ns.action == "clear":
         print(f"removed {cache.clear()} entries from {cache.cache_dir()}")
     else:
@@ -298,6 +336,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="X", help="one per argument: an .npy file or a literal (2.5)")
     p.add_argument("-o", "--output", metavar="FILE", help="save outputs (.npy for one, else .npz); default: print")
     p.add_argument("--allow-version-mismatch", action="store_true", help="load an artifact from another version")
+    p.add_argument("--trust", action="store_true",
+                   help="load an artifact not signed with your key (saved by another user or machine): it runs "
+                        "native code, so only one from a source you trust")
     p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("cache", help="inspect or trim the persistent compilation cache", formatter_class=fmt,
@@ -312,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser().parse_args(argv)
     try:
         return ns.run(ns)
-    except CliError as e:
+    except (CliError, ArtifactError) as e:
         print(f"stagec {ns.command}: error: {e}", file=sys.stderr)
         return 2
     except (CompileError, NotImplementedError, RuntimeError) as e:

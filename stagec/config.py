@@ -22,9 +22,13 @@ class Config:
         "persistent_cache": lambda: _env_flag("STAGEC_CACHE", True),
         "persistent_cache_max_size": lambda: os.environ.get("STAGEC_CACHE_MAX_SIZE", "2G"),
         "explain_cache_misses": lambda: _env_flag("STAGEC_EXPLAIN_CACHE_MISSES", False),
+        # In-memory caches of loaded modules, least recently used dropped first (each module holds its code).
+        "jit_cache_size": lambda: int(os.environ.get("STAGEC_JIT_CACHE_SIZE", "512")),  # signatures per function
+        "eager_cache_size": lambda: int(os.environ.get("STAGEC_EAGER_CACHE_SIZE", "1024")),  # eager primitives
     }
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
-    _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses"})
+    _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
+                             "jit_cache_size", "eager_cache_size"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}

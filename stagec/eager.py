@@ -2,7 +2,8 @@
 once per (primitive, params, input avals, backend) through the persistent cache, without stagec's
 passes. Registered with `core.set_eager_impl` at import, so core never imports the runtime.
 
-The loaded modules are kept in a least-recently-used cache of `MAX_CACHED` entries.
+The loaded modules are kept in a least-recently-used cache of `config.eager_cache_size` entries; threads
+asking for one being compiled wait for it (`stages.build_once`).
 """
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Sequence
 from .aot import Runner
 from .array import Array
 from .backend import get_backend
+from .config import config
 from .core import Eqn, Graph, Primitive, ShapedArray, Var, set_eager_impl
 from .lowering import lower_graph
-from .stages import compile_cached
+from .stages import build_once, compile_cached
 
-MAX_CACHED = 4096
 _cache: collections.OrderedDict[tuple, Runner] = collections.OrderedDict()
 stats = {"compiles": 0}
 
@@ -28,11 +29,17 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
     runner = _cache.get(key)
     if runner is None:
-        runner = _cache[key] = _compile(prim, avals, params, out_avals, backend)
-        while len(_cache) > MAX_CACHED:
-            _cache.popitem(last=False)
+        def build() -> Runner:
+            r = _cache[key] = _compile(prim, avals, params, out_avals, backend)
+            while len(_cache) > max(config.eager_cache_size, 1):
+                _cache.popitem(last=False)
+            return r
+        runner = build_once(("eager", key), lambda: _cache.get(key), build)
     else:
-        _cache.move_to_end(key)
+        try:
+            _cache.move_to_end(key)
+        except KeyError:  # dropped by another thread meanwhile
+            pass
     return runner(args)
 
 

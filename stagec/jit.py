@@ -1,5 +1,8 @@
 """`jit`: trace once per signature, lower to StableHLO, run our passes, compile with IREE, cache.
 
+Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
+threads calling one new signature at once trace and compile it once (`stages.build_once`).
+
 A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
 functions live in a cache attached to the function object, so `jit(f)` built twice over the same
@@ -7,6 +10,7 @@ functions live in a cache attached to the function object, so `jit(f)` built twi
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import warnings
@@ -21,10 +25,9 @@ from .array import Array
 from .backend import Backend, get_backend
 from .config import config
 from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing
-from .stages import Lowered
+from .stages import Lowered, build_once
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
-MAX_SIGNATURES = 4096  # compiled signatures kept per function and options (the oldest dropped first)
 
 
 class Key(NamedTuple):
@@ -50,7 +53,7 @@ def _fun_name(fun: Callable) -> str:
 
 # ---------------------------------------------------------------- jit
 
-# fun -> {options -> {Key -> Runner}}; weak on the function, like JAX's caches.
+# fun -> {options -> OrderedDict{Key -> Runner}} (least recently used first); weak on the function, as JAX's.
 _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
 MAX_STRONG = 256
@@ -82,7 +85,7 @@ def _cache_for(fun, options) -> dict:
             per_fun = {}
         if len(_strong_caches) > MAX_STRONG:
             del _strong_caches[next(iter(_strong_caches))]
-    return per_fun.setdefault(options, {})
+    return per_fun.setdefault(options, collections.OrderedDict())
 
 
 class Jitted:
@@ -204,14 +207,22 @@ class Jitted:
         out_leaves, out_tree = flatten_outputs(out, _fun_name(self.fun))
         return trace.to_graph(out_leaves, f"jit_{_fun_name(self.fun)}"), out_tree
 
-    def _donated(self, args) -> tuple[int, ...]:
+    def _donated(self, args, kwargs) -> tuple[int, ...]:
+        """Flat positions of the donated leaves: those of `donate_argnums`, passed by position or by name."""
         if not self.donate_argnums:
             return ()
         out, offset = [], 0
-        dyn_positions = [i for i in range(len(args)) if i not in self.static_argnums]
-        for pos in dyn_positions:
+        for pos in range(len(args)):
+            if pos in self.static_argnums:
+                continue
             n = len(tree_util.tree_leaves(args[pos]))
             if pos in self.donate_argnums:
+                out += range(offset, offset + n)
+            offset += n
+        names = {self._positional[i] for i in self.donate_argnums if i < len(self._positional)}
+        for k in sorted(k for k in kwargs if k not in self.static_argnames):  # kwargs flatten in key order
+            n = len(tree_util.tree_leaves(kwargs[k]))
+            if k in names:
                 out += range(offset, offset + n)
             offset += n
         return tuple(out)
@@ -223,20 +234,25 @@ class Jitted:
 
     def _lower(self, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Lowered:
         graph, out_tree = self._trace(args, kwargs, dyn_args, dyn_kw, leaves)
-        return Lowered(graph, f"jit_{_fun_name(self.fun)}", tree, out_tree, self._donated(args), self.passes,
+        return Lowered(graph, f"jit_{_fun_name(self.fun)}", tree, out_tree, self._donated(args, kwargs), self.passes,
                        self.backend_obj())
 
     def _compile(self, key: tuple, args, kwargs, leaves, tree, dyn_args, dyn_kw) -> Runner:
-        key = Key(*key)
-        if _trace_observer is not None:
-            _trace_observer(self, key, lambda: self._labels(dyn_args, dyn_kw))
-        runner = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw).compile().runner
-        stats["compiles"] += 1
-        _warn_unusable_donations(runner)
-        if len(self._cache) >= MAX_SIGNATURES:
-            del self._cache[next(iter(self._cache))]
-        self._cache[key] = runner
-        return runner
+        """Trace, lower and compile a new signature, once across threads."""
+        cache = self._cache
+
+        def build() -> Runner:
+            k = Key(*key)
+            if _trace_observer is not None:
+                _trace_observer(self, k, lambda: self._labels(dyn_args, dyn_kw))
+            runner = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw).compile().runner
+            stats["compiles"] += 1
+            _warn_unusable_donations(runner)
+            while len(cache) >= max(config.jit_cache_size, 1):
+                cache.popitem(last=False)
+            cache[k] = runner
+            return runner
+        return build_once((id(cache), key), lambda: cache.get(key), build)
 
     def __call__(self, *args, **kwargs):
         if _stack():  # called while tracing another function: inline it
@@ -248,11 +264,20 @@ class Jitted:
                 key = None
             runner = self._cache.get(key) if key is not None else None
             if runner is not None:
+                try:
+                    self._cache.move_to_end(key)
+                except KeyError:  # dropped by another thread meanwhile
+                    pass
                 return runner(args)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         runner = self._cache.get(key)
         if runner is None:
             runner = self._compile(key, args, kwargs, leaves, tree, dyn_args, dyn_kw)
+        else:
+            try:
+                self._cache.move_to_end(key)
+            except KeyError:
+                pass
         return runner(leaves)
 
     def _cache_size(self) -> int:
@@ -275,18 +300,8 @@ def _static_hint(label: str) -> str:
 
 
 def _warn_unusable_donations(runner: Runner) -> None:
-    if not runner.donated:
-        return
-    outs = [(a.shape, a.dtype) for a in runner.out_avals]
-    unusable = []
-    for i in runner.donated:
-        a = runner.in_avals[i]
-        if (a.shape, a.dtype) in outs:
-            outs.remove((a.shape, a.dtype))
-        else:
-            unusable.append(a.str_short())
-    if unusable:
-        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}", UserWarning, stacklevel=4)
+    if runner.unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(runner.unusable)}", UserWarning, stacklevel=6)
 
 
 _flat_trees: dict[int, Any] = {}  # n -> the structure of n positional leaves, for n up to 64

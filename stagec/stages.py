@@ -14,8 +14,9 @@ Stages of a `Lowered`, in order:
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from . import aot, cache
 from .aot import Runner
@@ -29,6 +30,26 @@ ALIASES = {"iree-input": "final"}
 stats = {"iree_compiles": 0, "compile_seconds": 0.0}
 log = logging.getLogger("stagec")
 _miss_explainer: Callable[[str, str, dict, str], str] | None = None
+
+
+T = TypeVar("T")
+_building: dict[Any, threading.Lock] = {}
+_building_lock = threading.Lock()
+
+
+def build_once(key: Any, lookup: Callable[[], T | None], build: Callable[[], T]) -> T:
+    """`lookup()`, else `build()`, with one builder per `key` at a time: threads asking for a key being built
+    wait for it and then find it (8 threads calling one new signature compile it once)."""
+    with _building_lock:
+        lock = _building.setdefault(key, threading.Lock())
+    try:
+        with lock:
+            found = lookup()
+            return found if found is not None else build()
+    finally:
+        with _building_lock:
+            if _building.get(key) is lock:
+                del _building[key]
 
 
 def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:

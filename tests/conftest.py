@@ -22,6 +22,8 @@ import tempfile as _tempfile
 
 _user_cache_dir = _os.environ.get("STAGEC_CACHE_DIR")
 _os.environ["STAGEC_CACHE_DIR"] = _os.environ.get("STAGEC_TEST_CACHE_DIR") or _tempfile.mkdtemp(prefix="stagec-test-cache-")
+# The signing key too (never the user's ~/.config/stagec/key); kept beside a reused cache so its entries verify.
+_os.environ.setdefault("STAGEC_KEY_FILE", _os.path.join(_os.environ["STAGEC_CACHE_DIR"], ".key"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -137,7 +137,7 @@ def test_other_versions_are_refused_unless_allowed(cpu_file, tmp_path):
         stagec.load(other_host)
     fmt = tmp_path / "fmt.stagec"
     _rewrite_meta(cpu_file, fmt, format=99)
-    with pytest.raises(ArtifactError, match=r"fmt\.stagec: stagec artifact format 99 is not 1"):
+    with pytest.raises(ArtifactError, match=r"fmt\.stagec: stagec artifact format 99 is not 2"):
         stagec.load(fmt)
     tgt = tmp_path / "tgt.stagec"
     _rewrite_meta(cpu_file, tgt, target="tpu")

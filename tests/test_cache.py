@@ -60,7 +60,7 @@ def test_miss_stores_then_hit_loads(cdir, lowered):
     info = cache.info()
     assert (info["hits"], info["misses"], info["entries"]) == (1, 1, 1) and info["bytes"] == os.path.getsize(cdir / name)
     assert os.path.getmtime(cdir / name) > 1  # a hit is a use: LRU order
-    assert isinstance(c2.artifact.vmfb, memoryview)  # mapped from disk, not copied
+    assert isinstance(c2.artifact.vmfb, memoryview)  # read from disk (a view of the checked copy)
     np.testing.assert_allclose(np.asarray(c1(X)), WANT, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(c2(X)), WANT, rtol=1e-5)
 
