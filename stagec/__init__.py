@@ -12,6 +12,7 @@ from .aot import ShapeDtypeStruct, load
 from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 from . import debug, experimental  # noqa: E402
 from .debug import pure_callback  # noqa: E402
+from . import random  # noqa: E402
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
@@ -43,4 +44,4 @@ def default_backend() -> str:
 
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "debug", "default_backend",
            "device_put", "devices", "errors", "experimental", "jit", "lax", "load", "make_mlir", "numpy",
-           "pure_callback", "tree_util"]
+           "pure_callback", "random", "tree_util"]

@@ -1,0 +1,824 @@
+"""`stagec.random`: JAX's `jax.random` with its default PRNG (threefry2x32, partitionable), bit for bit.
+
+The same key gives the same bits as JAX; floats agree exactly where JAX's computation is exact arithmetic
+(uniform and everything drawn from it by +, *, comparisons) and to an ulp or two where a transcendental
+function (log, log1p, erf_inv, pow) of IREE and of XLA differ. See docs/random.md.
+
+Inside, each sampler is a function of a key pair (the two uint32 words of key data); called eagerly it runs
+as a single compiled module (as JAX jits its samplers), under `stagec.jit` it is traced into the caller.
+"""
+from __future__ import annotations
+
+import collections
+import math
+import warnings
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .. import dtypes, lax, tree_util
+from .. import numpy as snp
+from ..config import config
+from ..core import Tracer, aval_of, current_trace, trace_subgraph
+from ..primitives.control_flow import cond_p
+from . import _prng
+from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
+from ._special import cholesky, erf_inv, lgamma, next_down, next_up, searchsorted_left, softmax, top_k_indices
+
+__all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
+           "exponential", "fold_in", "gamma", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma",
+           "logistic", "multivariate_normal", "normal", "permutation", "poisson", "randint", "shuffle", "split",
+           "truncated_normal", "uniform", "wrap_key_data"]
+
+_F32 = np.dtype(np.float32)
+
+
+_STAGED: collections.OrderedDict = collections.OrderedDict()  # traced samplers for eager calls, LRU
+_STAGED_MAX = 256
+_EMPTY_CELL = object()
+
+
+def _fn_key(fn: Callable):
+    """`fn`'s code and the values it closes over (functions recursively), as a hashable key; None when a
+    closed-over value is unhashable (an array): such a function is traced on every call."""
+    cells = []
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:  # a variable the function could use but that was never assigned
+            v = _EMPTY_CELL
+        if callable(v) and hasattr(v, "__code__"):
+            v = _fn_key(v)
+            if v is None:
+                return None
+        cells.append((type(v), v))  # the type keeps 1, 1.0 and True apart
+    key = (fn.__code__, fn.__defaults__, tuple(cells))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _run(fn: Callable, *args):
+    """`fn(*args)`. Under a trace it is traced into it. Eagerly it runs as one compiled module (a one-branch
+    `cond`, as JAX jits its samplers), not one per operation; the traced graph is kept per (function and
+    the statics it closes over, argument types, x64), so a repeated call neither re-traces nor recompiles."""
+    if current_trace() is not None:
+        return fn(*args)
+    leaves, tree = tree_util.tree_flatten(list(args))
+    fk = _fn_key(fn)
+    key = None if fk is None else (fk, tree, tuple(aval_of(x) for x in leaves), config.x64_enabled)
+    hit = _STAGED.get(key) if key is not None else None
+    if hit is not None:
+        _STAGED.move_to_end(key)
+        (graph, out_tree), caps = hit, []
+    else:
+        graph, caps, out_tree = trace_subgraph(fn, args, "cond")
+        if key is not None and not caps:
+            _STAGED[key] = graph, out_tree
+            if len(_STAGED) > _STAGED_MAX:
+                _STAGED.popitem(last=False)
+    outs = cond_p.bind(np.int32(0), *leaves, *caps, branches=(graph,), n_ops=len(leaves))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _shape_of(x) -> tuple:
+    return np.shape(x) if isinstance(x, (list, tuple)) else aval_of(x).shape
+
+
+def _dtype(name: str, dtype, default, kinds: str, what: str) -> np.dtype:
+    dt = dtypes.canonicalize(default if dtype is None else dtype, warn_from=name)
+    if dtypes.kind(dt) not in kinds:
+        raise ValueError(f"dtype argument to `{name}` must be {what} dtype, got {dt}")
+    return dt
+
+
+def _check_shape(name: str, shape: tuple, *param_shapes) -> None:
+    if param_shapes:
+        got = snp.broadcast_shapes(shape, *param_shapes, fname=name)
+        if got != tuple(shape):
+            raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape argument, and the "
+                             f"result of broadcasting the shapes must equal the shape argument, but got result "
+                             f"{got} for shape argument {tuple(shape)}.")
+
+
+def _arraylike(x):
+    return snp.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def _recip(c, dtype):
+    """1/c rounded to `dtype`. JAX divides by constants (x / sqrt2) and XLA's algebraic simplifier turns that
+    into x * (1/c); multiplying by the same rounded reciprocal gives JAX's bits."""
+    return np.array(1, dtype) / np.array(c, dtype)
+
+
+def _sample(fn: Callable, data, *args):
+    """`_run` a sampler `fn(key, *args)` on key data, as the key pair samplers take."""
+    return _run(lambda d, *a: fn(_prng.pair(d), *a), data, *args)
+
+
+# ---------------------------------------------------------------- keys
+
+
+def PRNGKey(seed, *, impl=None):
+    """A legacy key: `uint32[2]` key data for an integer seed (JAX's `jax.random.PRNGKey`)."""
+    _prng.check_impl(impl, "PRNGKey")
+    return _seed(seed, "PRNGKey")
+
+
+def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
+    """A typed key (a scalar `PRNGKeyArray`) for an integer seed (JAX's `jax.random.key`)."""
+    if dtype is not None and impl is not None:
+        raise ValueError("Cannot specify both `impl` and `dtype` arguments to stagec.random.key")
+    _prng.check_impl(None if dtype in (None, KEY_DTYPE) else dtype, "key")
+    _prng.check_impl(impl, "key")
+    return PRNGKeyArray(_seed(seed, "key"))
+
+
+def _seed(seed, who: str):
+    if hasattr(seed, "_bv"):  # a concrete device array: hash it on the device
+        return _run(lambda s: _prng.seed_data(s, who), seed)
+    return _prng.seed_data(seed, who)
+
+
+def key_data(keys):
+    """The `uint32[..., 2]` data under typed or legacy keys."""
+    data, _ = _prng.unwrap("key_data", keys, allow_batched=True)
+    return snp.asarray(data) if isinstance(data, np.ndarray) else data
+
+
+def wrap_key_data(key_bits_array, *, impl=None) -> PRNGKeyArray:
+    """Typed keys over `uint32[..., 2]` key data."""
+    _prng.check_impl(impl, "wrap_key_data")
+    _prng.check_key_data(key_bits_array, "wrap_key_data")
+    return PRNGKeyArray(snp.asarray(key_bits_array) if isinstance(key_bits_array, np.ndarray) else key_bits_array)
+
+
+def key_impl(keys) -> str:
+    _prng.unwrap("key_impl", keys, allow_batched=True)
+    return _prng.IMPL
+
+
+def split(key, num: int | Sequence[int] = 2):
+    """`num` new keys (or an array of keys of shape `num`), along a new leading axis."""
+    data, typed = _prng.unwrap("split", key)
+    shape = canonical_shape("split", tuple(num) if isinstance(num, Sequence) else (num,))
+    return _prng.wrap(typed, _sample(lambda k: _prng.stack(_prng.split(k, shape)), data))
+
+
+def fold_in(key, data):
+    """A new key from `key` and a 32-bit integer `data`."""
+    kd, typed = _prng.unwrap("fold_in", key)
+    if np.ndim(data) if not hasattr(data, "aval") else data.ndim:
+        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {_shape_of(data)} != (). "
+                        f"Use vmap for batching.")
+    if not hasattr(data, "aval"):
+        data = np.asarray(data, np.uint32)  # OverflowError outside [0, 2**32), as JAX
+    out = _sample(lambda k, m: _prng.stack(_prng.fold_in(k, lax.convert_element_type(m, np.uint32))), kd, data)
+    return _prng.wrap(typed, out)
+
+
+def bits(key, shape: Sequence[int] = (), dtype=None):
+    """Uniform random bits as unsigned integers (default uint32, uint64 with x64)."""
+    kd, _ = _prng.unwrap("bits", key)
+    default = np.uint64 if dtypes.default_int() == np.int64 else np.uint32
+    dt = _dtype("bits", dtype, default, "u", "an unsigned int")
+    shape = canonical_shape("bits", shape)
+    return _sample(lambda k: _prng.random_bits(k, dt.itemsize * 8, shape), kd)
+
+
+# ---------------------------------------------------------------- uniform, normal and what derives from them
+
+
+def _uniform(key, shape: tuple, dtype, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval) of shape (*B, *shape) for a key pair of batch shape B, as JAX's
+    `_uniform`: random mantissa bits under exponent 0 give [1, 2), minus 1. (JAX bitcasts; m * 2**-nmant is
+    the same number, exactly, so no bitcast primitive is needed.)"""
+    full = aval_of(key[0]).shape + shape
+    minval = snp.broadcast_to(lax.convert_element_type(minval, dtype), full)
+    maxval = snp.broadcast_to(lax.convert_element_type(maxval, dtype), full)
+    info = dtypes.finfo(dtype)
+    nbits, nmant = info.bits, info.nmant
+    rng_bits = 8 if nmant < 8 else nbits
+    raw = _prng.random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        raw = lax.convert_element_type(raw, _prng.UINT[nbits])
+    mant = lax.shift_right_logical(raw, lax.full_like(raw, rng_bits - nmant))
+    floats = lax.convert_element_type(mant, dtype)
+    floats = lax.mul(floats, lax.full_like(floats, 2.0 ** -nmant))
+    return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
+
+
+def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval)."""
+    kd, _ = _prng.unwrap("uniform", key)
+    dt = _dtype("uniform", dtype, float, "f", "a float")
+    shape = canonical_shape("uniform", shape)
+    minval, maxval = _arraylike(minval), _arraylike(maxval)
+    for arg, v in (("minval", minval), ("maxval", maxval)):
+        vs = _shape_of(v)
+        if len(vs) > len(shape) or any(a not in (1, b) for a, b in zip(vs[::-1], shape[::-1])):
+            raise TypeError(f"uniform: {arg} of shape {_shape_of(v)} does not broadcast to shape {shape}")
+    return _sample(lambda k, lo, hi: _uniform(k, shape, dt, lo, hi), kd, minval, maxval)
+
+
+def _normal_real(key, shape: tuple, dtype):
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = _uniform(key, shape, dtype, lo, 1.0)
+    return lax.mul(lax.full_like(u, np.sqrt(2)), erf_inv(u))
+
+
+def _normal(key, shape: tuple, dtype):
+    if dtypes.kind(dtype) != "c":
+        return _normal_real(key, shape, dtype)
+    k_re, k_im = _prng.split_n(key, 2)
+    real = np.finfo(dtype).dtype
+    re, im = _normal_real(k_re, shape, real), _normal_real(k_im, shape, real)
+    r = lax.full_like(re, _recip(np.sqrt(2), real))  # XLA rewrites JAX's `/ sqrt2` so: see `_recip`
+    return lax.complex(lax.mul(re, r), lax.mul(im, r))
+
+
+def normal(key, shape: Sequence[int] = (), dtype=None):
+    """Standard normal floats (or complex: real and imaginary parts each of variance 1/2)."""
+    kd, _ = _prng.unwrap("normal", key)
+    dt = _dtype("normal", dtype, float, "fc", "a float or complex")
+    shape = canonical_shape("normal", shape)
+    return _sample(lambda k: _normal(k, shape, dt), kd)
+
+
+def _truncated_normal(key, lower, upper, shape, dtype):
+    if shape is None:
+        shape = snp.broadcast_shapes(aval_of(lower).shape, aval_of(upper).shape, fname="truncated_normal")
+    else:
+        _check_shape("truncated_normal", shape, aval_of(lower).shape, aval_of(upper).shape)
+    lower = lax.convert_element_type(lower, dtype)
+    upper = lax.convert_element_type(upper, dtype)
+    sqrt2 = np.array(np.sqrt(2), dtype)
+    a = lax.erf(lax.mul(lower, lax.full_like(lower, _recip(sqrt2, dtype))))
+    b = lax.erf(lax.mul(upper, lax.full_like(upper, _recip(sqrt2, dtype))))
+    u = _uniform(key, shape, dtype, a, b)
+    out = lax.mul(lax.full_like(u, sqrt2), erf_inv(u))
+    return snp.minimum(next_down(upper), snp.maximum(next_up(lower), out))
+
+
+def truncated_normal(key, lower, upper, shape: Sequence[int] | None = None, dtype=None):
+    """Standard normal floats conditioned on the open interval (lower, upper)."""
+    shape = None if shape is None else canonical_shape("truncated_normal", shape)
+    kd, _ = _prng.unwrap("truncated_normal", key)
+    dt = _dtype("truncated_normal", dtype, float, "f", "a float")
+    return _sample(lambda k, lo, hi: _truncated_normal(k, lo, hi, shape, dt), kd, _arraylike(lower), _arraylike(upper))
+
+
+def _bernoulli(key, p, shape, mode: str):
+    if shape is None:
+        shape = aval_of(p).shape
+    else:
+        _check_shape("bernoulli", shape, aval_of(p).shape)
+    dtype = aval_of(p).dtype
+    if mode == "high":
+        u = _uniform(key, (2,) + shape, dtype)
+        u1, u2 = u[0], u[1]
+        u2 = u2 * 2.0 ** -dtypes.finfo(dtype).nmant
+        return u2 < p - u1
+    return _uniform(key, shape, dtype) < p
+
+
+def bernoulli(key, p=0.5, shape: Sequence[int] | None = None, mode: str = "low"):
+    """Booleans that are True with probability `p`. mode='high' uses twice the bits (for tiny p)."""
+    shape = None if shape is None else canonical_shape("bernoulli", shape)
+    if mode not in ("high", "low"):
+        raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
+    kd, _ = _prng.unwrap("bernoulli", key)
+    p = _arraylike(p)
+    dt = aval_of(p).dtype
+    if dtypes.kind(dt) != "f":
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dt}.")
+    return _sample(lambda k, p: _bernoulli(k, lax.convert_element_type(p, dt), shape, mode), kd, p)
+
+
+def _exponential(key, shape: tuple, dtype):
+    u = _uniform(key, shape, dtype)
+    return lax.neg(lax.log1p(lax.neg(u)))
+
+
+def exponential(key, shape: Sequence[int] = (), dtype=None):
+    """Exponential floats of rate 1."""
+    kd, _ = _prng.unwrap("exponential", key)
+    dt = _dtype("exponential", dtype, float, "f", "a float")
+    shape = canonical_shape("exponential", shape)
+    return _sample(lambda k: _exponential(k, shape, dt), kd)
+
+
+def _gumbel(key, shape: tuple, dtype, mode: str):
+    info = dtypes.finfo(dtype)
+    if mode == "highest" and dtype == _F32:
+        raise NotImplementedError("gumbel(mode='highest') for float32 needs count-leading-zeros and bitcast "
+                                  "primitives, which stagec.lax does not have yet; use mode='high'")
+    if mode in ("high", "highest"):
+        u = _uniform(key, (2,) + shape, dtype)
+        high, low = u[0], u[1]
+        x = snp.where(high >= 0.5, high, high + 2.0 ** -info.nmant * low + float(info.tiny))
+        return -snp.log(-snp.log1p(-x))
+    return -snp.log(-snp.log(_uniform(key, shape, dtype, float(info.tiny), 1.0)))
+
+
+def _gumbel_mode(mode):
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    return mode
+
+
+def gumbel(key, shape: Sequence[int] = (), dtype=None, mode: str | None = None):
+    """Standard Gumbel floats. mode='high' uses twice the bits (a larger range of extreme values)."""
+    kd, _ = _prng.unwrap("gumbel", key)
+    dt = _dtype("gumbel", dtype, float, "f", "a float")
+    shape = canonical_shape("gumbel", shape)
+    mode = _gumbel_mode(mode)
+    return _sample(lambda k: _gumbel(k, shape, dt, mode), kd)
+
+
+def _laplace(key, shape: tuple, dtype):
+    u = _uniform(key, shape, dtype, -1.0 + float(dtypes.finfo(dtype).epsneg), 1.0)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def laplace(key, shape: Sequence[int] = (), dtype=None):
+    """Laplace floats (density exp(-|x|)/2)."""
+    kd, _ = _prng.unwrap("laplace", key)
+    dt = _dtype("laplace", dtype, float, "f", "a float")
+    shape = canonical_shape("laplace", shape)
+    return _sample(lambda k: _laplace(k, shape, dt), kd)
+
+
+def _logistic(key, shape: tuple, dtype):
+    x = _uniform(key, shape, dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+    return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
+
+
+def logistic(key, shape: Sequence[int] = (), dtype=None):
+    """Standard logistic floats."""
+    kd, _ = _prng.unwrap("logistic", key)
+    dt = _dtype("logistic", dtype, float, "f", "a float")
+    shape = canonical_shape("logistic", shape)
+    return _sample(lambda k: _logistic(k, shape, dt), kd)
+
+
+def _multivariate_normal(key, mean, cov, shape, dtype, method: str):
+    if aval_of(mean).ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {aval_of(mean).ndim}")
+    if aval_of(cov).ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {aval_of(cov).ndim}")
+    n = aval_of(mean).shape[-1]
+    if aval_of(cov).shape[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got cov.shape == "
+                         f"{aval_of(cov).shape}.")
+    if shape is None:
+        shape = snp.broadcast_shapes(aval_of(mean).shape[:-1], aval_of(cov).shape[:-2], fname="multivariate_normal")
+    else:
+        _check_shape("normal", shape, aval_of(mean).shape[:-1], aval_of(cov).shape[:-2])
+    if method != "cholesky":
+        raise NotImplementedError(f"multivariate_normal(method={method!r}) needs snp.linalg.{method}, which stagec "
+                                  f"does not have yet; use method='cholesky'")
+    factor = cholesky(cov)
+    samples = _normal(key, shape + (n,), dtype)
+    return mean + snp.einsum("...ij,...j->...i", factor, samples)
+
+
+def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtype=None, method: str = "cholesky"):
+    """Multivariate normal vectors (..., n) with mean `mean` (..., n) and covariance `cov` (..., n, n)."""
+    kd, _ = _prng.unwrap("multivariate_normal", key)
+    mean, cov = _arraylike(mean), _arraylike(cov)
+    common = snp.result_type(mean, cov)
+    common = common if dtypes.kind(common) in "fc" else dtypes.default_float()
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    dt = common if dtype is None else _dtype("multivariate_normal", dtype, None, "f", "a float")
+    shape = None if shape is None else canonical_shape("multivariate_normal", shape)
+    conv = lambda x: lax.convert_element_type(x, common)
+    return _sample(lambda k, m, c: _multivariate_normal(k, conv(m), conv(c), shape, dt, method), kd, mean, cov)
+
+
+# ---------------------------------------------------------------- gamma and its family
+
+
+def _gamma_one(keys, alpha, log_space: bool):
+    """Marsaglia-Tsang gamma samples, one per key: key words (n,), alpha (n,). JAX runs its scalar sampler
+    under vmap; each loop here carries all n values and updates those whose condition holds, which is
+    what a batched while loop does."""
+    c_ = lambda v: lax.full_like(alpha, v)
+    zero, one, minus_one = c_(0), c_(1), c_(-1)
+    one_over_two, one_over_three, squeeze = c_(0.5), c_(1.0 / 3.0), c_(0.0331)
+    dtype = aval_of(alpha).dtype
+    boost_mask = lax.ge(alpha, one)
+    alpha_orig = alpha
+    alpha = lax.select(boost_mask, alpha, lax.add(alpha, one))
+    d = lax.sub(alpha, one_over_three)
+    c = lax.div(one_over_three, lax.sqrt(d))
+
+    def where(pred, new, old):
+        return tree_util.tree_map(lambda n, o: lax.select(pred, n, o), new, old)
+
+    def accept_not_yet(X, V, U):
+        return lax.bitwise_and(
+            lax.ge(U, lax.sub(one, lax.mul(squeeze, lax.mul(X, X)))),
+            lax.ge(lax.log(U), lax.add(lax.mul(X, one_over_two),
+                                       lax.mul(d, lax.add(lax.sub(one, V), lax.log(V))))))
+
+    def next_kxv(state):
+        key, x, v = state
+        key, sub = _prng.split_n(key, 2)
+        x = _normal(sub, (), dtype)
+        return [key, x, lax.add(one, lax.mul(x, c))]
+
+    def body(state):
+        key, x_key, u_key = _prng.split_n(state[0], 3)
+        inner = lambda s: where(lax.le(s[2], zero), next_kxv(s), s)
+        _, x, v = lax.while_loop(lambda s: snp.any(lax.le(s[2], zero)), inner, [x_key, zero, minus_one])
+        new = [key, lax.mul(x, x), lax.mul(lax.mul(v, v), v), _uniform(u_key, (), dtype)]
+        return where(accept_not_yet(*state[1:]), new, state)
+
+    key, subkey = _prng.split_n(keys, 2)
+    state = lax.while_loop(lambda s: snp.any(accept_not_yet(*s[1:])), body, [key, zero, one, c_(2)])
+    V = state[2]
+    if log_space:
+        log_samples = lax.neg(_exponential(subkey, (), dtype))
+        log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_samples, zero)), zero,
+                               lax.mul(log_samples, lax.div(one, alpha_orig)))
+        return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
+    samples = lax.sub(one, _uniform(subkey, (), dtype))
+    boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
+    return lax.mul(lax.mul(d, V), boost)
+
+
+def _gamma(key, a, shape, dtype, log_space: bool):
+    if shape is None:
+        shape = aval_of(a).shape
+    else:
+        _check_shape("gamma", shape, aval_of(a).shape)
+    a = snp.broadcast_to(lax.convert_element_type(a, dtype), shape)
+    n = math.prod(shape)
+    if n == 0:
+        return snp.zeros(shape, dtype)
+    keys = _prng.split(key, (n,))  # words of shape (n,)
+    return lax.reshape(_gamma_one(keys, lax.reshape(a, (n,)), log_space), shape)
+
+
+def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):
+    """Gamma floats of shape `a` and scale 1 (Marsaglia-Tsang, as JAX)."""
+    return _gamma_api("gamma", key, a, shape, dtype, False)
+
+
+def loggamma(key, a, shape: Sequence[int] | None = None, dtype=None):
+    """The log of gamma floats, computed in log space (accurate for small `a`)."""
+    return _gamma_api("loggamma", key, a, shape, dtype, True)
+
+
+def _gamma_api(name, key, a, shape, dtype, log_space):
+    kd, _ = _prng.unwrap(name, key)
+    dt = _dtype(name, dtype, float, "f", "a float")
+    shape = None if shape is None else canonical_shape(name, shape)
+    return _sample(lambda k, a: _gamma(k, a, shape, dt, log_space), kd, _arraylike(a))
+
+
+def _beta(key, a, b, shape, dtype):
+    n = math.prod(shape)
+    if n == 0:
+        return snp.zeros(shape, dtype)
+    key_a, key_b = _prng.split_n(key, 2)
+    a = lax.reshape(snp.broadcast_to(lax.convert_element_type(a, dtype), shape), (n,))
+    b = lax.reshape(snp.broadcast_to(lax.convert_element_type(b, dtype), shape), (n,))
+    # JAX draws loggamma(key_a, a) and loggamma(key_b, b); one loop over both gives the same values (each
+    # depends only on its own key and parameter) and compiles once.
+    ka, kb = _prng.split(key_a, (n,)), _prng.split(key_b, (n,))
+    keys = tuple(lax.concatenate([wa, wb], 0) for wa, wb in zip(ka, kb))
+    both = _gamma_one(keys, lax.concatenate([a, b], 0), True)
+    log_gamma_a = lax.reshape(lax.slice(both, (0,), (n,)), shape)
+    log_gamma_b = lax.reshape(lax.slice(both, (n,), (2 * n,)), shape)
+    log_max = lax.max(log_gamma_a, log_gamma_b)
+    gamma_a_scaled = snp.exp(log_gamma_a - log_max)
+    gamma_b_scaled = snp.exp(log_gamma_b - log_max)
+    return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
+
+
+def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None):
+    """Beta floats with parameters `a`, `b` (from two log-space gamma draws)."""
+    kd, _ = _prng.unwrap("beta", key)
+    dt = _dtype("beta", dtype, float, "f", "a float")
+    a, b = _arraylike(a), _arraylike(b)
+    if shape is None:
+        shape = snp.broadcast_shapes(_shape_of(a), _shape_of(b), fname="beta")
+    else:
+        shape = canonical_shape("beta", shape)
+        _check_shape("beta", shape, _shape_of(a), _shape_of(b))
+    return _sample(lambda k, a, b: _beta(k, a, b, shape, dt), kd, a, b)
+
+
+def _dirichlet(key, alpha, shape, dtype):
+    av = aval_of(alpha)
+    if av.ndim < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {av.ndim}")
+    if shape is None:
+        shape = av.shape[:-1]
+    else:
+        _check_shape("dirichlet", shape, av.shape[:-1])
+    alpha = lax.convert_element_type(alpha, dtype)
+    return softmax(_gamma(key, alpha, shape + av.shape[-1:], dtype, True), -1)
+
+
+def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
+    """Dirichlet vectors with concentration `alpha` (..., n) (softmax of log-space gamma draws)."""
+    kd, _ = _prng.unwrap("dirichlet", key)
+    dt = _dtype("dirichlet", dtype, float, "f", "a float")
+    shape = None if shape is None else canonical_shape("dirichlet", shape)
+    return _sample(lambda k, a: _dirichlet(k, a, shape, dt), kd, _arraylike(alpha))
+
+
+# ---------------------------------------------------------------- poisson
+
+
+def _poisson_knuth(key, lam, shape, dtype, max_iters):
+    def body(carry):
+        i, k, rng, log_prod = carry
+        rng, subkey = _prng.split_n(rng, 2)
+        k = lax.select(log_prod > -lam, k + 1, k)
+        u = _uniform(subkey, shape, _F32)
+        return i + 1, k, rng, log_prod + snp.log(u)
+
+    def cond(carry):
+        i, log_prod = carry[0], carry[3]
+        return snp.any(log_prod > -lam) & (i < max_iters)
+
+    k_init = snp.zeros(shape, dtype)
+    log_rate_init = snp.zeros(shape, _F32)
+    k = lax.while_loop(cond, body, (snp.asarray(0, dtype=np.int32), k_init, key, log_rate_init))[1]
+    return (k - 1).astype(dtype)
+
+
+def _poisson_rejection(key, lam, shape, dtype, max_iters):
+    log_lam = lax.log(lam)
+    b = 0.931 + 2.53 * lax.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+
+    def body(carry):
+        i, k_out, accepted, key = carry
+        key, subkey_0, subkey_1 = _prng.split_n(key, 3)
+        u = _uniform(subkey_0, shape, _F32) - 0.5
+        v = _uniform(subkey_1, shape, _F32)
+        u_shifted = 0.5 - abs(u)
+        k = lax.floor((2 * a / u_shifted + b) * u + lam + 0.43)
+        s = lax.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+        t = -lam + k * log_lam - lgamma(k + 1)
+        accept1 = (u_shifted >= 0.07) & (v <= v_r)
+        reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
+        accept2 = s <= t
+        accept = accept1 | (~reject & accept2)
+        return i + 1, lax.select(accept, k, k_out), accepted | accept, key
+
+    def cond(carry):
+        i, _, accepted, _ = carry
+        return snp.any(~accepted) & (i < max_iters)
+
+    k_init = snp.full(shape, -1, _F32)
+    accepted = snp.zeros(shape, bool)
+    k = lax.while_loop(cond, body, (snp.asarray(0, dtype=np.int32), k_init, accepted, key))[1]
+    return k.astype(dtype)
+
+
+def _poisson(key, lam, shape, dtype):
+    use_knuth = (lam != lam) | (lam < 10)
+    lam_knuth = lax.select(use_knuth, lam, lax.full_like(lam, 0.0))
+    lam_rejection = lax.select(use_knuth, lax.full_like(lam, 1e5), lam)
+    max_iters = min(int(np.iinfo(dtype).max), int(np.iinfo(np.int32).max))  # the loop counter is int32
+    result = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
+                        _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
+    return lax.select(lam == 0, snp.zeros_like(result), result)
+
+
+def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
+    """Poisson integers of rate `lam` (Knuth's method below 10, Hormann's transformed rejection above)."""
+    kd, _ = _prng.unwrap("poisson", key)
+    dt = _dtype("poisson", dtype, int, "iu", "an integer")
+    lam = _arraylike(lam)
+    shape = _shape_of(lam) if shape is None else canonical_shape("poisson", shape)
+
+    def f(k, lam):
+        lam = lax.convert_element_type(snp.broadcast_to(lam, shape), _F32)
+        return _poisson(k, lam, shape, dt)
+    return _sample(f, kd, lam)
+
+
+# ---------------------------------------------------------------- categorical, choice, permutation
+
+
+def _categorical(key, logits, shape, batch_shape, axis, replace, mode):
+    lshape = aval_of(logits).shape
+    prefix = shape[:len(shape) - len(batch_shape)]
+    if replace:
+        if axis >= 0:
+            axis -= len(lshape)
+        full = list(shape[len(shape) - len(batch_shape):])
+        full.insert(axis % len(lshape), lshape[axis])
+        g = _gumbel(key, (*prefix, *full), aval_of(logits).dtype, mode)
+        return snp.argmax(g + snp.expand_dims(logits, tuple(range(len(prefix)))), axis=axis)
+    logits = logits + _gumbel(key, lshape, aval_of(logits).dtype, mode)
+    k = math.prod(prefix)
+    if k > lshape[axis]:
+        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of categories "
+                         f"({lshape[axis]}).")
+    indices = top_k_indices(snp.moveaxis(logits, axis, -1), k)
+    nd = aval_of(indices).ndim
+    return lax.reshape(lax.transpose(indices, (nd - 1, *range(nd - 1))), shape)
+
+
+def categorical(key, logits, axis: int = -1, shape: Sequence[int] | None = None, replace: bool = True,
+                mode: str | None = None):
+    """Category indices drawn with probabilities softmax(logits) along `axis` (the Gumbel-max trick;
+    without replacement the Gumbel top-k trick)."""
+    kd, _ = _prng.unwrap("categorical", key)
+    logits = _arraylike(logits)
+    lshape = _shape_of(logits)
+    batch_shape = tuple(np.delete(np.array(lshape, dtype=np.int64), axis).tolist())
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = canonical_shape("categorical", shape)
+        _check_shape("categorical", shape, batch_shape)
+    mode = _gumbel_mode(mode)
+    return _sample(lambda k, l: _categorical(k, l, shape, batch_shape, axis, replace, mode), kd, logits)
+
+
+def _shuffle(key, x, axis: int):
+    """Sort by fresh random 32-bit keys, in enough rounds that ties are unlikely (JAX's algorithm)."""
+    size = aval_of(x).size
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        key, sub = _prng.split_n(key, 2)
+        sort_keys = _prng.random_bits(sub, 32, aval_of(x).shape)
+        if isinstance(x, Tracer):
+            _, x = lax.sort([sort_keys, x], dimension=axis, is_stable=True, num_keys=1)
+        else:  # a constant: IREE cannot sort it in place (see docs/random.md), so sort positions and gather
+            pos = lax.broadcasted_iota(np.int32, aval_of(x).shape, axis)
+            _, pos = lax.sort([sort_keys, pos], dimension=axis, is_stable=True, num_keys=1)
+            x = snp.take_along_axis(x, pos, axis)
+    return x
+
+
+def _axis(name: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _permutation(key, x, axis: int, independent: bool):
+    if independent or aval_of(x).ndim == 1:
+        return _shuffle(key, x, axis)
+    ind = _shuffle(key, snp.arange(aval_of(x).shape[axis]), 0)
+    return snp.take(x, ind, axis)
+
+
+def permutation(key, x, axis: int = 0, independent: bool = False):
+    """A random permutation of `arange(x)` (an int) or of `x` along `axis` (each slice independently if
+    `independent`)."""
+    kd, _ = _prng.unwrap("permutation", key)
+    x = _arraylike(x)
+    nd = len(_shape_of(x))
+    axis = _axis("permutation", axis, nd or 1)
+    if nd:
+        return _sample(lambda k, x: _permutation(k, x, axis, independent), kd, x)
+    if dtypes.kind(aval_of(x).dtype) not in "iu":
+        raise TypeError("x must be an integer or at least 1-dimensional")
+    r = int(x)
+    return _sample(lambda k: _shuffle(k, snp.arange(r), axis), kd)
+
+
+def shuffle(key, x, axis: int = 0):
+    """Shuffle each slice of `x` along `axis` independently. Deprecated, as in JAX (which has removed it)."""
+    warnings.warn("stagec.random.shuffle is deprecated, as jax.random.shuffle was: use "
+                  "stagec.random.permutation(key, x, axis, independent=True)", FutureWarning, stacklevel=2)
+    kd, _ = _prng.unwrap("shuffle", key)
+    x = _arraylike(x)
+    axis = _axis("shuffle", axis, len(_shape_of(x)) or 1)
+    return _sample(lambda k, x: _shuffle(k, x, axis), kd, x)
+
+
+def _choice(key, arr, p, n_inputs: int, shape: tuple, replace: bool, axis: int, mode: str):
+    """Indices drawn as JAX's `choice` draws them, then taken from `arr` (None: `a` was an int)."""
+    n_draws = math.prod(shape)
+    if p is None and replace:
+        ind = _randint(key, 0, n_inputs, shape, dtypes.default_int())
+    elif p is None:
+        perm = _shuffle(key, snp.arange(n_inputs), 0) if arr is None else _permutation(key, arr, axis, False)
+        pshape = aval_of(perm).shape
+        return lax.slice(perm, (0,) * len(pshape), tuple(n_draws if i == axis else d for i, d in enumerate(pshape)))
+    elif replace:
+        p_cuml = snp.cumsum(p)
+        r = p_cuml[-1] * (1 - _uniform(key, shape, aval_of(p_cuml).dtype))
+        ind = searchsorted_left(p_cuml, r).astype(dtypes.default_int())
+    else:
+        g = _gumbel(key, (n_inputs,), aval_of(p).dtype, mode) + snp.log(p)
+        ind = top_k_indices(g, n_draws).astype(dtypes.default_int())
+    return ind if arr is None else snp.take(arr, ind, axis)
+
+
+def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0, mode: str | None = None):
+    """Samples from `a` (an array, or `arange(a)` for an int) along `axis`, with or without replacement,
+    uniformly or with probabilities `p`."""
+    kd, _ = _prng.unwrap("choice", key)
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"shape argument of stagec.random.choice must be a sequence, got {shape}")
+    shape = canonical_shape("choice", shape)
+    arr = _arraylike(a)
+    ashape = _shape_of(arr)
+    if not ashape:
+        n_inputs, arr = int(a), None
+    else:
+        axis = _axis("choice", axis, len(ashape))
+        n_inputs = ashape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return snp.zeros(shape, aval_of(a if arr is None else arr).dtype)
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) when "
+                         f"'replace=False'")
+    if p is not None:
+        p = _arraylike(p)
+        if _shape_of(p) != (n_inputs,):
+            raise ValueError(f"p must be None or a 1D vector with the same size as a.shape[axis]. p has shape "
+                             f"{_shape_of(p)} and a.shape[axis] is {n_inputs}.")
+        pdt = aval_of(p).dtype if dtypes.kind(aval_of(p).dtype) in "fc" else dtypes.default_float()
+    out_shape = shape if not ashape else ashape[:axis] + shape + ashape[axis + 1:]
+    mode = _gumbel_mode(mode)
+
+    def f(k, arr, p):
+        p = None if p is None else lax.convert_element_type(p, pdt)
+        return snp.reshape(_choice(k, arr, p, n_inputs, shape, replace, axis, mode), out_shape)
+    return _sample(f, kd, arr, p)
+
+
+# ---------------------------------------------------------------- randint
+
+
+def _clip_convert(val, dtype):
+    """`val` (integer) in `dtype`, clipped to the range both dtypes share rather than wrapped."""
+    src = aval_of(val).dtype
+    lo = max(int(np.iinfo(dtype).min), int(np.iinfo(src).min))
+    hi = min(int(np.iinfo(dtype).max), int(np.iinfo(src).max))
+    return lax.convert_element_type(lax.clamp(lax.full_like(val, lo), val, lax.full_like(val, hi)), dtype)
+
+
+def _randint(key, minval, maxval, shape, dtype):
+    _check_shape("randint", shape, aval_of(minval).shape, aval_of(maxval).shape)
+    minval, maxval = snp.asarray(minval), snp.asarray(maxval)
+    if dtypes.kind(aval_of(minval).dtype) not in "iu":
+        minval = minval.astype(int)
+    if dtypes.kind(aval_of(maxval).dtype) not in "iu":
+        maxval = maxval.astype(int)
+    top = np.array(np.iinfo(dtype).max, dtype)
+    maxval_out_of_range = maxval > _clip_convert(top, aval_of(maxval).dtype)
+    minval = snp.broadcast_to(_clip_convert(minval, dtype), shape)
+    maxval = snp.broadcast_to(_clip_convert(maxval, dtype), shape)
+    maxval_out_of_range = snp.broadcast_to(maxval_out_of_range, shape)
+    nbits = np.iinfo(dtype).bits
+    k1, k2 = _prng.split_n(key, 2)
+    higher_bits, lower_bits = _prng.random_bits(k1, nbits, shape), _prng.random_bits(k2, nbits, shape)
+    unsigned = _prng.UINT[nbits]
+    span = lax.convert_element_type(lax.sub(maxval, minval), unsigned)
+    span = lax.select(lax.le(maxval, minval), lax.full_like(span, 1), span)
+    span = lax.select(maxval_out_of_range & (maxval > minval), lax.add(span, lax.full_like(span, 1)), span)
+    # XLA defines x % 0 == x; IREE's integer remainder by zero is undefined, so a zero span (the full range
+    # of the dtype) takes that value explicitly: the offset is then `lower_bits`.
+    wide = lax.eq(span, lax.full_like(span, 0))
+    safe = lax.select(wide, lax.full_like(span, 1), span)
+    multiplier = lax.rem(lax.full_like(span, 2 ** (nbits // 2)), safe)
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), safe)
+    offset = lax.add(lax.mul(lax.rem(higher_bits, safe), multiplier), lax.rem(lower_bits, safe))
+    offset = lax.select(wide, lower_bits, lax.rem(offset, safe))
+    return lax.add(minval, lax.convert_element_type(offset, dtype))
+
+
+def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
+    """Uniform integers in [minval, maxval) (JAX's modulus method over twice the bits; slightly biased when
+    the range is not a power of 2, as JAX's)."""
+    kd, _ = _prng.unwrap("randint", key)
+    dt = dtypes.canonicalize(int if dtype is None else dtype, warn_from="randint")
+    if dtypes.kind(dt) not in "iu":
+        raise TypeError(f"randint only accepts integer dtypes, got {dt}")
+    shape = canonical_shape("randint", shape)
+    minval, maxval = _arraylike(minval), _arraylike(maxval)
+    info = np.iinfo(dt)
+    sample_dt = dt
+    if info.bits < 32:  # sample in 32 bits, as JAX does, to avoid bias
+        sample_dt = np.dtype(np.int32)
+
+    def f(k, lo, hi):
+        if info.bits < 32:
+            lo = snp.clip(snp.asarray(lo).astype(np.int32), int(info.min), int(info.max))
+            hi = snp.clip(snp.asarray(hi).astype(np.int32), int(info.min), int(info.max) + 1)
+        return _randint(k, lo, hi, shape, sample_dt).astype(dt)
+    return _sample(f, kd, minval, maxval)

@@ -1,0 +1,342 @@
+"""`stagec.random` against `jax.random`: stored vectors (tests/data/random_vectors.json, written by
+tests/data/make_random_vectors.py), JAX itself where it is installed, statistics, jit, keys and errors.
+
+Every case of tests/random_cases.py is drawn once per session (`draw`) and shared by the tests.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import dtypes
+from stagec import random as sr
+from stagec.random import _special
+
+from random_cases import _ALPHA, _COV, _P3, CASES, HEAD, N, SEED, SEEDS_X32, bit_view
+
+try:
+    import jax
+    import jax.random as jr
+except ImportError:  # the stored vectors still check everything
+    jax = jr = None
+
+with open(os.path.join(os.path.dirname(__file__), "data", "random_vectors.json")) as _f:
+    VECTORS = json.load(_f)
+
+_drawn: dict[str, np.ndarray] = {}
+
+
+class _x64:
+    """Set stagec's (and JAX's) 64-bit mode for a block, then restore it."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self):
+        self.old = stagec.config.enable_x64
+        stagec.config.update("enable_x64", self.on)
+        if jax is not None:
+            self.old_jax = jax.config.jax_enable_x64
+            jax.config.update("jax_enable_x64", self.on)
+
+    def __exit__(self, *exc):
+        stagec.config.update("enable_x64", self.old)
+        if jax is not None:
+            jax.config.update("jax_enable_x64", self.old_jax)
+
+
+def draw(name: str) -> np.ndarray:
+    """stagec's result for case `name` (called eagerly: one compiled module per sampler), computed once."""
+    if name not in _drawn:
+        call, _ = CASES[name]
+        with _x64(name.startswith("x64_")):
+            _drawn[name] = np.asarray(call(sr, sr.PRNGKey(SEED)))
+    return _drawn[name]
+
+
+def _eps(dtype) -> float:
+    return float(dtypes.finfo(np.dtype(dtype)).eps)
+
+
+def assert_same(got: np.ndarray, want: np.ndarray, kind: str, what: str) -> None:
+    """Bit for bit ("exact"), or within 16 eps of max(|want|, 1) ("close": transcendental functions)."""
+    assert (got.dtype, got.shape) == (want.dtype, want.shape), what
+    if kind == "exact":
+        np.testing.assert_array_equal(bit_view(got), bit_view(want), err_msg=what)
+        return
+    wide = np.complex128 if got.dtype.kind == "c" else np.float64
+    g, w = got.astype(wide), want.astype(wide)
+    err = np.abs(g - w) / np.maximum(1.0, np.abs(w)) / _eps(got.dtype)
+    assert np.all(err <= 16), f"{what}: max error {np.max(err):.1f} eps of max(|x|, 1)"
+
+
+def _from_bits(bits: list, dtype: np.dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.array(bits, np.uint8).astype(bool)
+    return np.array(bits, np.dtype(f"u{dtype.itemsize}")).view(dtype)
+
+
+# ---------------------------------------------------------------- against JAX's numbers
+
+
+def test_vectors_were_made_by_jax_default_prng():
+    assert VECTORS["prng"] == "threefry2x32" and VECTORS["threefry_partitionable"] is True
+    assert VECTORS["seed"] == SEED and set(VECTORS["cases"]) == set(CASES)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_stored_vectors(name):
+    rec, kind = VECTORS["cases"][name], CASES[name][1]
+    got = draw(name)
+    dt = np.dtype(rec["dtype"]) if rec["dtype"] != "bfloat16" else np.dtype(dtypes.bfloat16)
+    assert (got.dtype, list(got.shape)) == (dt, rec["shape"])
+    flat = got.view(np.dtype(f"f{dt.itemsize // 2}")) if dt.kind == "c" else got  # complex: (re, im) pairs
+    head = flat.ravel()[:HEAD]
+    assert_same(head, _from_bits(rec["head"], head.dtype), kind, name)
+    if kind == "exact":
+        assert hashlib.sha256(bit_view(got).ravel().tobytes()).hexdigest() == rec["sha256"], name
+
+
+@pytest.mark.skipif(jax is None, reason="jax is not installed (the stored vectors are checked instead)")
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_jax(name):
+    """All values against JAX itself. An exact case's stored SHA-256 already covers all its values, so it
+    is drawn from JAX again only when the installed JAX is not the one that wrote the vectors."""
+    call, kind = CASES[name]
+    if kind == "exact" and jax.__version__ == VECTORS["jax_version"]:
+        pytest.skip(f"bit-exactness with jax {jax.__version__} is checked by test_matches_stored_vectors")
+    got = draw(name)
+    with _x64(name.startswith("x64_")):
+        want = np.asarray(call(jr, jr.PRNGKey(SEED)))
+    assert_same(got, want, kind, name)
+
+
+@pytest.mark.parametrize("seed", SEEDS_X32)
+def test_seeds(seed):
+    """Without x64 a Python int seed is an int32 (its low 32 bits), as in JAX."""
+    want = VECTORS["seeds"][str(seed)]
+    assert np.asarray(sr.PRNGKey(seed)).tolist() == want
+    assert np.asarray(sr.key_data(sr.key(seed))).tolist() == want
+
+
+# ---------------------------------------------------------------- statistics (one draw per case, N = 2000)
+
+
+def _moments(x, mean: float, var: float) -> None:
+    """Sample mean and variance within 5 standard errors (the variance's from the sample's 4th moment)."""
+    x = np.asarray(x, np.float64).ravel()
+    assert abs(x.mean() - mean) < 5 * math.sqrt(var / x.size), (x.mean(), mean)
+    m4 = np.mean((x - x.mean()) ** 4)
+    assert abs(x.var() - var) < 5 * math.sqrt(max(m4 - x.var() ** 2, 0) / x.size), (x.var(), var)
+
+
+def _freqs(x, p) -> None:
+    x = np.asarray(x).ravel()
+    for i, pi in enumerate(p):
+        assert abs(np.mean(x == i) - pi) < 5 * math.sqrt(pi * (1 - pi) / x.size), (i, np.mean(x == i), pi)
+
+
+def _in(x, lo, hi, closed_hi=False):
+    x = np.asarray(x, np.float64)
+    assert np.all(x >= lo) and (np.all(x <= hi) if closed_hi else np.all(x < hi)), (x.min(), x.max())
+
+
+def _truncnorm_moments(a: float, b: float) -> tuple:
+    pdf = lambda t: math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
+    cdf = lambda t: (1 + math.erf(t / math.sqrt(2))) / 2
+    z = cdf(b) - cdf(a)
+    mean = (pdf(a) - pdf(b)) / z
+    return mean, 1 + (a * pdf(a) - b * pdf(b)) / z - mean ** 2
+
+
+def _is_perm(x, n):
+    return sorted(np.asarray(x).tolist()) == list(range(n))
+
+
+STATS = {
+    "bits": lambda x: _moments(x / 2.0 ** 32, 0.5, 1 / 12),
+    "uniform": lambda x: (_in(x, 0, 1), _moments(x, 0.5, 1 / 12)),
+    "uniform_range": lambda x: _in((x - [-1, 2, 5]) / (7 - np.array([-1, 2, 5])), 0, 1),
+    "uniform_f16": lambda x: (_in(x, 0, 1), _moments(x, 0.5, 1 / 12)),
+    "uniform_bf16": lambda x: (_in(x, -2, 2), _moments(x, 0, 4 / 3)),
+    "normal": lambda x: _moments(x, 0, 1),
+    "normal_c64": lambda x: (_moments(x.real, 0, 0.5), _moments(x.imag, 0, 0.5)),
+    "normal_bf16": lambda x: _moments(x, 0, 1),
+    "randint": lambda x: (_in(x, -5, 17), _moments(x, 5.5, (22 ** 2 - 1) / 12), set(x.tolist()) == set(range(-5, 17))),
+    "randint_bounds": lambda x: (_in(x[:, 1:], [10, 100, 7], [20, 200, 8]), _moments(x[:, 2], 149.5, 9999 / 12),
+                                 _moments(x[:, 0] / 2.0 ** 32, 0, 1 / 12)),
+    "bernoulli": lambda x: _moments(x, 0.3, 0.21),
+    "exponential": lambda x: (_in(x, 0, np.inf), _moments(x, 1, 1)),
+    "gumbel": lambda x: _moments(x, np.euler_gamma, math.pi ** 2 / 6),
+    "laplace": lambda x: _moments(x, 0, 2),
+    "logistic": lambda x: _moments(x, 0, math.pi ** 2 / 3),
+    "truncated_normal": lambda x: (_in(x, -1.5, 2.0), _moments(x, *_truncnorm_moments(-1.5, 2.0))),
+    "categorical": lambda x: _freqs(x, _P3),
+    "categorical_axis0": lambda x: _freqs(x[:, 0], [0.1 / 0.6, 0.5 / 0.6]),
+    "categorical_norep": lambda x: all(len(set(c.tolist())) == 4 and set(c.tolist()) <= set(range(6)) for c in x.T),
+    "choice": lambda x: [_freqs(x[i] - 3 * i, [1 / 3] * 3) for i in range(4)],
+    "choice_p": lambda x: _freqs(x, _P3),
+    "choice_p_norep": lambda x: len(set(x.tolist())) == 3,
+    "permutation": lambda x: _is_perm(x, 10),
+    "permutation_axis1": lambda x: all(_is_perm(r - 4 * i, 4) for i, r in enumerate(x))
+    and len({tuple(r - 4 * i) for i, r in enumerate(x)}) == 1,
+    "permutation_independent": lambda x: all(_is_perm(r - 4 * i, 4) for i, r in enumerate(x)),
+    "gamma": lambda x: [_moments(x[:, i], a, a) for i, a in enumerate(_ALPHA)],
+    "beta": lambda x: (_in(x, 0, 1, True), _moments(x, 0.4, 0.04)),
+    "dirichlet": lambda x: (np.testing.assert_allclose(x.sum(-1), 1, rtol=1e-5),
+                            [_moments(x[:, i], a / 6, a * (6 - a) / 252) for i, a in enumerate([1, 2, 3])]),
+    "poisson": lambda x: (_in(x, 0, np.inf), [_moments(x[:, i], lam, lam) for i, lam in enumerate([3, 15, 200])]),
+}
+
+
+@pytest.mark.parametrize("name", list(STATS))
+def test_statistics(name):
+    result = STATS[name](draw(name))
+    for r in (result if isinstance(result, (tuple, list)) else [result]):
+        assert r is not False, name
+
+
+def test_multivariate_normal_statistics():
+    x = draw("multivariate_normal").astype(np.float64)
+    _moments(x[:, 0], 1.0, 2.0)
+    _moments(x[:, 1], -1.0, 1.0)
+    np.testing.assert_allclose(np.cov(x.T), _COV, atol=0.15)
+
+
+# ---------------------------------------------------------------- keys
+
+
+def test_split_shapes_and_typed_keys():
+    k = sr.PRNGKey(SEED)
+    assert sr.split(k).shape == (2, 2) and sr.split(k, (3, 2)).shape == (3, 2, 2)
+    t = sr.key(SEED)
+    assert isinstance(t, sr.PRNGKeyArray) and t.shape == () and str(t.dtype) == "key<fry>" and "key<fry>" in repr(t)
+    ts = sr.split(t, (3, 2))
+    assert isinstance(ts, sr.PRNGKeyArray) and ts.shape == (3, 2) and len(ts) == 3
+    data = sr.key_data(ts)
+    assert data.shape == (3, 2, 2) and data.dtype == np.uint32
+    np.testing.assert_array_equal(data, draw("split"))
+    np.testing.assert_array_equal(sr.key_data(ts[1, 0]), draw("split")[1, 0])
+    np.testing.assert_array_equal(sr.key_data(ts[..., 1]), draw("split")[:, 1])
+    a, b = sr.split(t)
+    np.testing.assert_array_equal(sr.uniform(b, (N,)), sr.uniform(sr.split(k)[1], (N,)))
+    assert bool(sr.wrap_key_data(sr.key_data(t)) == t) and bool(sr.fold_in(t, 12345) != t)
+    np.testing.assert_array_equal(sr.key_data(sr.fold_in(t, 12345)), draw("fold_in"))
+    assert sr.key_impl(t) == sr.key_impl(k) == "threefry2x32"
+
+
+def test_fold_in_data():
+    k = sr.PRNGKey(SEED)
+    np.testing.assert_array_equal(sr.fold_in(k, 12345), draw("fold_in"))
+    np.testing.assert_array_equal(sr.fold_in(k, np.uint32(12345)), draw("fold_in"))
+    np.testing.assert_array_equal(sr.fold_in(k, snp.asarray(12345)), draw("fold_in"))
+    assert not np.array_equal(sr.fold_in(k, 1), sr.fold_in(k, 2))
+
+
+def test_jit_matches_eager():
+    """Keys as jit arguments (legacy and typed), as constants and made from a traced seed; a loop (poisson)
+    and a sort of a constant (permutation of a NumPy array) under jit. One module for all."""
+    lam = np.array([3.0, 15.0, 200.0], np.float32)
+    x = np.arange(12).reshape(3, 4)
+
+    def draws(k, t, seed):
+        return {"split": sr.split(k, (3, 2)), "uniform": sr.uniform(k, (N,)), "normal": sr.normal(k, (N,)),
+                "poisson": sr.poisson(k, lam, (700, 3)), "split_typed": sr.key_data(sr.split(t, (3, 2))),
+                "permutation_independent": sr.permutation(k, x, axis=1, independent=True),
+                "seeded": sr.PRNGKey(seed), "const": sr.uniform(const, (N,))}
+    const = sr.PRNGKey(SEED)
+    got = stagec.jit(draws)(sr.PRNGKey(SEED), sr.key(SEED), SEED)
+    for name in ("split", "uniform", "normal", "poisson", "split_typed", "permutation_independent"):
+        np.testing.assert_array_equal(got[name], draw(name), err_msg=name)
+    np.testing.assert_array_equal(got["seeded"], const)
+    np.testing.assert_array_equal(got["const"], draw("uniform"))
+    typed_out = stagec.jit(lambda t: sr.split(t, (3, 2)))(sr.key(SEED))
+    assert isinstance(typed_out, sr.PRNGKeyArray) and typed_out.shape == (3, 2)
+    np.testing.assert_array_equal(sr.key_data(typed_out), draw("split"))
+
+
+def test_eager_calls_reuse_their_trace_only_for_equal_statics():
+    from stagec.random import _STAGED
+    k = sr.PRNGKey(SEED)
+    sr.gumbel(k, (256,), mode="high")
+    n = len(_STAGED)
+    again = sr.gumbel(k, (256,), mode="high")  # same function, statics and argument types: no new trace
+    low = sr.gumbel(k, (256,), mode="low")  # another static: traced anew
+    assert len(_STAGED) == n + 1
+    np.testing.assert_array_equal(again, draw("gumbel_high"))
+    np.testing.assert_array_equal(low, draw("gumbel")[:256])
+
+
+def test_shuffle_is_deprecated():
+    x = np.arange(12).reshape(3, 4)
+    with pytest.warns(FutureWarning, match="permutation"):
+        got = sr.shuffle(sr.PRNGKey(SEED), x, axis=1)
+    np.testing.assert_array_equal(got, draw("permutation_independent"))
+
+
+# ---------------------------------------------------------------- errors, as JAX raises them
+
+K = np.array([0, 42], np.uint32)
+ERRORS = [
+    (lambda: sr.uniform(np.zeros(3, np.uint32)), TypeError, "shape to end with"),
+    (lambda: sr.uniform(np.zeros(2, np.float32)), TypeError, "dtype = uint32"),
+    (lambda: sr.uniform(3), TypeError, "ndim, shape, and dtype"),
+    (lambda: sr.uniform([0, 0]), TypeError, "unexpected PRNG key type"),
+    (lambda: sr.normal(sr.split(K)), ValueError, "accepts a single key"),
+    (lambda: sr.split(sr.split(sr.key(0))), ValueError, "split accepts a single key"),
+    (lambda: sr.fold_in(K, np.array([1, 2])), TypeError, "accepts a scalar"),
+    (lambda: sr.fold_in(K, -1), OverflowError, "out of bounds"),
+    (lambda: sr.uniform(K, (3,), np.int32), ValueError, "must be a float dtype"),
+    (lambda: sr.uniform(K, (3,), minval=np.zeros(4)), TypeError, "minval of shape"),
+    (lambda: sr.normal(K, (2.5,)), TypeError, "concrete values of integer type"),
+    (lambda: sr.normal(K, (-1,)), ValueError, "negative dimension"),
+    (lambda: sr.randint(K, (3,), 0, 5, np.float32), TypeError, "only accepts integer dtypes"),
+    (lambda: sr.bits(K, (3,), np.int32), ValueError, "unsigned int dtype"),
+    (lambda: sr.gamma(K, np.ones(3), (2,)), ValueError, "incompatible"),
+    (lambda: sr.bernoulli(K, 1), TypeError, "floating dtype"),
+    (lambda: sr.choice(K, 3, (5,), replace=False), ValueError, "larger sample"),
+    (lambda: sr.choice(K, 3, 5), TypeError, "must be a sequence"),
+    (lambda: sr.choice(K, 3, (2,), p=np.ones(4) / 4), ValueError, "p must be None or a 1D vector"),
+    (lambda: sr.categorical(K, np.zeros((2, 3)), shape=(4, 2), replace=False), ValueError, "cannot exceed"),
+    (lambda: sr.permutation(K, 2.5), TypeError, "integer or at least 1-dimensional"),
+    (lambda: sr.multivariate_normal(K, np.zeros(2), np.eye(3)), ValueError, r"cov.shape == \(..., n, n\)"),
+    (lambda: sr.multivariate_normal(K, np.zeros(2), np.eye(2), method="svd"), NotImplementedError, "snp.linalg"),
+    (lambda: sr.gumbel(K, mode="x"), ValueError, "valid mode"),
+    (lambda: sr.PRNGKey(1.5), TypeError, "must be an integer"),
+    (lambda: sr.PRNGKey(np.array([1, 2])), TypeError, "scalar seed"),
+    (lambda: sr.PRNGKey(sr.key(0)), TypeError, "given a PRNG key"),
+    (lambda: sr.key(0, impl="rbg"), NotImplementedError, "threefry2x32"),
+]
+
+
+@pytest.mark.parametrize("call,exc,match", ERRORS)
+def test_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+# ---------------------------------------------------------------- the stand-ins for missing primitives
+
+
+def test_special_functions():
+    f = stagec.jit(lambda y, x, z: (_special.erf_inv(y), _special.lgamma(x), _special.next_up(z),
+                                    _special.next_down(z)))
+    y = np.array([-0.999, -0.5, -1e-6, 0.0, 0.3, 0.9, 0.99999, 1.0, -1.0], np.float32)
+    x = np.array([0.1, 0.5, 1.0, 2.5, 7.0, 33.0, -0.5, -2.5], np.float32)
+    tiny = np.finfo(np.float32).tiny
+    z = np.array([1.0, -1.0, 2.5, -3e-20, 1e30, 3.4e38, np.inf, -np.inf, -1.5 * tiny, 1.5 * tiny, 3e-37, -1e-31],
+                 np.float32)
+    ei, lg, up, down = (np.asarray(v) for v in f(y, x, z))
+    np.testing.assert_allclose([math.erf(v) for v in ei[1:-2].astype(np.float64)], y[1:-2], rtol=2e-6, atol=1e-7)
+    assert ei[-2] == np.inf and ei[-1] == -np.inf
+    np.testing.assert_allclose(lg, [math.lgamma(v) for v in x.astype(np.float64)], rtol=2e-6, atol=2e-6)
+    np.testing.assert_array_equal(up, np.nextafter(z, np.float32(np.inf)))
+    np.testing.assert_array_equal(down, np.nextafter(z, np.float32(-np.inf)))
