@@ -13,6 +13,8 @@ from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 from . import debug, experimental  # noqa: E402
 from .debug import pure_callback  # noqa: E402
 
+numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
+
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
 
