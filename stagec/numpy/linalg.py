@@ -20,13 +20,13 @@ from .. import lax
 from ..core import aval_of, current_trace
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros
-from ._indexing import take, take_along_axis
+from ._indexing import take_along_axis
 from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
 from ._reductions import count_nonzero, max, min, prod, sum
 from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
 from ._sorting import argsort, sort
-from ._ufuncs import (abs, conjugate, divide, equal, greater, isfinite, less, log, logical_and,
+from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, less, log, logical_and,
                       multiply, power, real, sqrt, subtract, where)
 
 LinAlgError = np.linalg.LinAlgError
@@ -99,6 +99,15 @@ def _phase(z):
     return where(equal(a, 0), 1, divide(z, where(equal(a, 0), 1, a)))
 
 
+def _mm(a, b):
+    """matmul, where a complex product is a broadcast multiply and sum: IREE 3.13 with
+    --iree-dispatch-creation-data-tiling fails on a complex dot_general, even one split into real dots
+    ('vector.transfer_read op requires valid padding vector elemental type')."""
+    if not (_is_complex(a) or _is_complex(b)):
+        return matmul(a, b)
+    return sum(multiply(expand_dims(a, -1), expand_dims(b, -3)), axis=-2)
+
+
 def _batch_eye(shape: tuple, dtype):
     return broadcast_to(eye(shape[-2], shape[-1], dtype=dtype), shape)
 
@@ -114,7 +123,7 @@ def _cholesky(a):
 
     def body(j, L):
         lj = _row(L, j)
-        c = subtract(_col(a, j), matmul(L, _ct(lj)))
+        c = subtract(_col(a, j), _mm(L, _ct(lj)))
         d = sqrt(real(_row(c, j)) if _is_complex(c) else _row(c, j))
         d = d.astype(aval_of(c).dtype)
         col = where(greater(rows, j), divide(c, d), where(equal(rows, j), d, 0))
@@ -262,7 +271,7 @@ def _householder(a):
         v = where(equal(rows, j), x + multiply(_phase(alpha), nx), x)
         vn = sum(abs(v) ** 2, axis=-2, keepdims=True).astype(aval_of(x).dtype)
         u = where(equal(vn, 0), 0, multiply(v, sqrt(divide(2, where(equal(vn, 0), 1, vn)))))
-        R = subtract(R, matmul(u, matmul(_ct(u), R)))
+        R = subtract(R, _mm(u, _mm(_ct(u), R)))
         return R, _set_col(U, u, j)
 
     R, U = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), aval_of(a).dtype)))
@@ -275,7 +284,7 @@ def _apply_q(U, q):
 
     def body(i, q):
         u = _col(U, k - 1 - i)
-        return subtract(q, matmul(u, matmul(_ct(u), q)))
+        return subtract(q, _mm(u, _mm(_ct(u), q)))
 
     return lax.fori_loop(0, k, body, q)
 
@@ -316,14 +325,15 @@ def qr(a, mode: str = "reduced"):
 # ---------------------------------------------------------------- Jacobi (eigh, svd)
 
 
-def _tournament(n: int) -> np.ndarray:
-    """Round-robin slot permutation for even n: pairs are (i, i + n/2); after `x = x[P]` every pair of
-    indices meets once in n - 1 steps (the circle method, index 0 fixed)."""
-    h = n // 2
-    circle = lambda slots: list(slots[:h]) + list(reversed(slots[h:]))  # slot layout <-> circle order
-    order = circle(list(range(n)))  # circle position -> slot id
-    rotated = [order[0], order[-1]] + order[1:-1]
-    return np.array(circle(rotated), np.int64)
+def _shuffle(x, axis: int):
+    """The round-robin step on the slots of `axis`: pairs are slots (i, i + n/2); tops [t0, b0, t1..t(h-2)],
+    bottoms [b1..b(h-1), t(h-1)] (the circle method, t0 fixed), so every pair of indices meets once in n - 1
+    steps. Static slices, cheaper to compile than a gather."""
+    h = aval_of(x).shape[axis] // 2
+    if h == 1:
+        return x
+    sl = lambda a, b: x[..., a:b] if axis == -1 else x[..., a:b, :]
+    return concatenate([sl(0, 1), sl(h, h + 1), sl(1, h - 1), sl(h + 1, 2 * h), sl(h - 1, h)], axis)
 
 
 def _rotation(app, aqq, apq):
@@ -377,7 +387,6 @@ def _eigh(a):
         a = where(logical_and(equal(_idx(n + 1, -2), n), equal(_idx(n + 1, -1), n)), big, a)
     N = n + odd
     h = N // 2
-    P = _tournament(N)
     V0 = _batch_eye(aval_of(a).shape, dt)
     tol = _eps(a) * 1.0
     offmask = ~equal(_idx(N, -2), _idx(N, -1))
@@ -400,7 +409,7 @@ def _eigh(a):
         cc, sc = expand_dims(c, -2), expand_dims(s, -2)
         A = _rotate(_rotate(A, cc, sc, -1), cr, sr, -2)
         V = _rotate(V, cc, sc, -1)
-        return take(take(A, P, axis=-1), P, axis=-2), take(V, P, axis=-1)
+        return _shuffle(_shuffle(A, -1), -2), _shuffle(V, -1)
 
     def off(A):
         o = sqrt(sum(abs(where(offmask, A, 0)) ** 2, axis=(-2, -1)))
@@ -463,7 +472,6 @@ def _jacobi_columns(a):
     dt = aval_of(a).dtype
     cplx = _is_complex(a)
     h = n // 2
-    P = _tournament(n)
     tol = _eps(a) * float(np.sqrt(m))
     V0 = _batch_eye(shape[:-2] + (n, n), dt)
 
@@ -489,7 +497,7 @@ def _jacobi_columns(a):
         cc, sc = expand_dims(c, -2), expand_dims(s, -2)
         A, V = _rotate(A, cc, sc, -1), _rotate(V, cc, sc, -1)
         worst = lax.max(worst, max(rel).astype(aval_of(worst).dtype))
-        return take(A, P, axis=-1), take(V, P, axis=-1), worst
+        return _shuffle(A, -1), _shuffle(V, -1), worst
 
     def sweep(state):
         A, V, it, prev = state
@@ -586,7 +594,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     cut = multiply(expand_dims(tol, -1) if _is_array(tol) else tol, max(s, axis=-1, keepdims=True)) \
         if aval_of(s).shape[-1] else s
     sinv = where(greater(s, cut), divide(1, where(greater(s, cut), s, 1)), 0).astype(aval_of(a).dtype)
-    return matmul(multiply(_ct(vh), expand_dims(sinv, -2)), _ct(u))
+    return _mm(multiply(_ct(vh), expand_dims(sinv, -2)), _ct(u))
 
 
 @_staged("hermitian")
@@ -634,9 +642,9 @@ def _lstsq(a, b, rcond=None):
     tol = (_eps(a) * builtins.max(m, n) if rcond is None else rcond) * (max(s) if n and m else 0)
     keep = greater(s, tol)
     sinv = where(keep, divide(1, where(keep, s, 1)), 0).astype(aval_of(a).dtype)
-    x = matmul(_ct(vh), multiply(expand_dims(sinv, -1), matmul(_ct(u), bb)))
+    x = _mm(_ct(vh), multiply(expand_dims(sinv, -1), _mm(_ct(u), bb)))
     rank = count_nonzero(keep).astype(_dt.default_int())
-    r = subtract(bb, matmul(a, x))
+    r = subtract(bb, _mm(a, x))
     resid = sum(abs(r) ** 2, axis=0) if m > n else zeros((0,), _real_dtype(aval_of(a).dtype))
     if vec:
         x = x[:, 0]
@@ -657,10 +665,10 @@ def matrix_power(a, n: int, /):
     acc, base = None, a
     while n:
         if n & 1:
-            acc = base if acc is None else matmul(acc, base)
+            acc = base if acc is None else _mm(acc, base)
         n >>= 1
         if n:
-            base = matmul(base, base)
+            base = _mm(base, base)
     return acc
 
 
@@ -818,7 +826,7 @@ def multi_dot(arrays: Sequence, *, precision=None):
                     cost[i][j], split[i][j] = c, s
 
     def chain(i, j):
-        return arrs[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+        return arrs[i] if i == j else _mm(chain(i, split[i][j]), chain(split[i][j] + 1, j))
 
     out = chain(0, k - 1)
     if first_vec:
