@@ -164,7 +164,8 @@ def _lu(a):
         swaps = swaps + (p[..., 0] != k).astype(np.int32)
         pivot = take_along_axis(row_p, broadcast_to(expand_dims(expand_dims(k, 0), 0), shape[:-2] + (1, 1)),
                                 axis=-1)
-        l = where(greater(rows, k), divide(_col(A, k), pivot), 0)
+        ok = logical_and(greater(rows, k), ~equal(pivot, 0))  # a zero pivot eliminates nothing (LAPACK)
+        l = where(ok, divide(_col(A, k), where(equal(pivot, 0), 1, pivot)), 0)
         A = where(logical_and(greater(rows, k), equal(cols, k)), l,
                   subtract(A, multiply(l, where(greater(cols, k), row_p, 0))))
         return A, perm, swaps
