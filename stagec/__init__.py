@@ -14,6 +14,8 @@ from . import debug, experimental  # noqa: E402
 from .debug import pure_callback  # noqa: E402
 from . import random  # noqa: E402
 
+numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
+
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
 

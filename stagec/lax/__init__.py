@@ -11,6 +11,7 @@ import numpy as np
 from ..core import Const, aval_of
 from ..primitives import elementwise as _ew
 from ..primitives.dot import dot, dot_general
+from ..primitives.fft import fft
 from ..primitives.elementwise import clamp, convert_element_type, select
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
