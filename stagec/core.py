@@ -243,6 +243,10 @@ class Trace:
             if self.sub and x._trace.active:
                 return self._capture(x, "a value from the enclosing function")
             raise _escaped(x)
+        if isinstance(x, TracerBase):  # a transformation's tracer (JVP, batching) from outside a branch/body
+            if self.sub and x._trace.active:
+                return self._capture(x, "a value from the enclosing function")
+            raise UnexpectedTracerError(f"{x!r} reached a staged function outside the transformation that made it")
         if self.sub and hasattr(x, "_bv"):
             return self._capture(x, "a closed-over array")
         aval = aval_of(x)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import Const, aval_of
+from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
 from ..primitives.dot import dot, dot_general
 from ..primitives.fft import fft
 from ..primitives.elementwise import clamp, convert_element_type, select
+from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
                                      reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
@@ -43,6 +45,11 @@ def integer_pow(x, y: int):
 def full_like(x, fill_value):
     aval = aval_of(x)
     return broadcast_in_dim(Const(np.array(fill_value, dtype=aval.dtype), aval.update(shape=())), aval.shape, ())
+
+
+def stop_gradient(x):
+    """`x` (a pytree) with zero derivative: differentiation treats its leaves as constants."""
+    return tree_map(_stop_gradient, x)
 
 
 def conj(x):

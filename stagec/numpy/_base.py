@@ -11,10 +11,10 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, device_put
-from ..core import Const, ShapedArray, Tracer, aval_of, current_trace, to_numpy_constant
+from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant
 
 def _is_array(x) -> bool:
-    return isinstance(x, (Tracer, Array))
+    return isinstance(x, (TracerBase, Array))
 
 
 def _check_operand(fname: str, x) -> None:
@@ -196,7 +196,7 @@ def _arr(x):
 def _as_output(x):
     """Outside a trace, a result that is still a host value (an operand passed through unchanged, or a
     constant folded on the host) becomes a device `Array`, as every `stagec.numpy` result is."""
-    if isinstance(x, (Array, Tracer)):
+    if isinstance(x, (Array, TracerBase)):
         return x
     if isinstance(x, (list, tuple)):
         vals = [_as_output(v) for v in x]

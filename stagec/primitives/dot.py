@@ -1,10 +1,14 @@
 """`dot_general`: contraction with batch dimensions (every matmul, einsum and tensordot ends here)."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as _dt
 from .. import lowering as L
 from ..core import Primitive, ShapedArray, aval_of
-from .elementwise import match_weak
+from . import _ad
+from .elementwise import convert_element_type, match_weak
+from .structural import transpose
 
 
 def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers, preferred_element_type=None):
@@ -35,6 +39,62 @@ def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, preferred_element_t
         f"#stablehlo.dot<lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
         f"lhs_contracting_dimensions = {fmt(lc)}, rhs_contracting_dimensions = {fmt(rc)}>")
     return [ctx.op1("stablehlo.dot_general", [lhs, rhs], attributes={"dot_dimension_numbers": dims})]
+
+
+# ---------------------------------------------------------------- differentiation rules
+
+
+def _dot_jvp(primals, tangents, *, dimension_numbers, preferred_element_type=None):
+    x, y = primals
+    tx, ty = tangents
+    kw = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
+    out = dot_general_p.bind(x, y, **kw)
+    t = None
+    if tx is not None:
+        t = dot_general_p.bind(tx, y, **kw)
+    if ty is not None:
+        t = _ad.add_tangents(t, dot_general_p.bind(x, ty, **kw))
+    return out, t
+
+
+def _remaining(n: int, *removed) -> list[int]:
+    gone = {i for r in removed for i in r}
+    return [i for i in range(n) if i not in gone]
+
+
+def _transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans: bool = False):
+    """The cotangent of the left operand (JAX's `_dot_general_transpose_lhs`)."""
+    (xc, yc), (xb, yb) = dimension_numbers
+    y_aval = aval_of(y)
+    x_kept = _remaining(x_aval.ndim, xc, xb)
+    y_kept = _remaining(y_aval.ndim, yc, yb)
+    nb = len(xb)
+    if swap_ans:
+        ans_y = list(range(nb, nb + len(y_kept)))
+    else:
+        ans_y = list(range(nb + len(x_kept), nb + len(x_kept) + len(y_kept)))
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(range(nb)), tuple(yb)))
+    if aval_of(ct).dtype != y_aval.dtype:
+        ct = convert_element_type(ct, y_aval.dtype)
+    xc_by_y = [xc[i] for i in np.argsort(yc)]
+    out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
+    r = transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, preferred_element_type=None), tuple(out_axes))
+    return convert_element_type(r, x_aval.dtype, x_aval.weak_type) if aval_of(r).dtype != x_aval.dtype else r
+
+
+def _dot_transpose(ct, x, y, *, dimension_numbers, preferred_element_type=None):
+    if ct is None:
+        return [None, None]
+    (xc, yc), (xb, yb) = dimension_numbers
+    if _ad.is_undefined(x) and _ad.is_undefined(y):
+        raise TypeError("dot_general of two tangents is not linear")
+    if _ad.is_undefined(x):
+        return [_transpose_lhs(ct, x.aval, y, dimension_numbers), None]
+    return [None, _transpose_lhs(ct, y.aval, x, ((yc, xc), (yb, xb)), swap_ans=True)]
+
+
+dot_general_p.def_jvp(_dot_jvp)
+dot_general_p.def_transpose(_dot_transpose)
 
 
 # ---------------------------------------------------------------- strict wrappers (stagec.lax)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lowering as L
 from ..core import Const, Primitive, ShapedArray, aval_of, to_numpy_constant
+from . import _ad
 from ._util import ANY, FLOAT, FLOAT_OR_COMPLEX, INT_OR_BOOL, NUMBER, check_kind, same_shapes
 
 
@@ -189,6 +190,153 @@ def _complex_rule(re: ShapedArray, im: ShapedArray) -> ShapedArray:
 complex_p = Primitive("complex", _complex_rule)
 complex_p.def_lowering(lambda ctx, re, im: [ctx.op1("stablehlo.complex", [re, im])])
 
+# ---- the identity whose derivative is zero (`lax.stop_gradient`)
+stop_gradient_p = Primitive("stop_gradient", lambda x: x)
+stop_gradient_p.def_lowering(lambda ctx, x: [x])
+stop_gradient_p.def_impl(lambda x: [x])
+
+
+# ---------------------------------------------------------------- differentiation rules
+# (the wrappers below are used at call time: the rules are differentiable themselves)
+
+def _real_dtype_like(x):
+    return np.finfo(aval_of(x).dtype).dtype
+
+
+def _abs_jvp(g, ans, x):
+    if _dt.kind(aval_of(x).dtype) == "c":  # d|z| = re(conj(z) dz) / |z|
+        safe = select(eq(ans, _ad.full_like(ans, 0)), _ad.full_like(ans, 1), ans)
+        return div(real(mul(complex(real(x), neg(imag(x))), g)), safe)
+    return mul(g, select(ge(x, _ad.full_like(x, 0)), _ad.full_like(x, 1), _ad.full_like(x, -1)))
+
+
+def _replace_zero(x):
+    return select(eq(x, _ad.full_like(x, 0)), _ad.full_like(x, 1), x)
+
+
+def _pow_jvp_x(g, ans, x, y):
+    jac = select(eq(y, _ad.full_like(y, 0)), _ad.full_like(y, 0), mul(_replace_zero(y), pow(x, sub(y, _ad.full_like(y, 1)))))
+    return mul(g, jac)
+
+
+def _balanced_eq(x, z, y):
+    """1 where x == z != y, 1/2 where x == y == z, else 0 (ties share the derivative, as in JAX)."""
+    one, half, zero = (_ad.full_like(z, v) for v in (1, 0.5, 0))
+    return select(eq(x, z), select(eq(y, z), half, one), zero)
+
+
+def _one(x):
+    return _ad.full_like(x, 1)
+
+
+for _p in (sign_p, floor_p, ceil_p, round_p, round_afz_p, stop_gradient_p):
+    _ad.defzero(_p)
+_ad.deflinear(neg_p, lambda ct, x: neg(ct))
+_ad.deflinear(real_p, lambda ct, x: complex(ct, _ad.zeros(aval_of(ct))))
+_ad.deflinear(imag_p, lambda ct, x: complex(_ad.zeros(aval_of(ct)), neg(ct)))
+_ad.defjvp(abs_p, _abs_jvp)
+_ad.defjvp(exp_p, lambda g, ans, x: mul(g, ans))
+_ad.defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, _one(ans))))
+_ad.defjvp(log_p, lambda g, ans, x: div(g, x))
+_ad.defjvp(log1p_p, lambda g, ans, x: div(g, add(x, _one(x))))
+_ad.defjvp(tanh_p, lambda g, ans, x: mul(g, sub(_one(ans), mul(ans, ans))))
+_ad.defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_one(ans), ans))))
+_ad.defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
+_ad.defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
+_ad.defjvp(tan_p, lambda g, ans, x: mul(g, add(_one(ans), mul(ans, ans))))
+_ad.defjvp(sqrt_p, lambda g, ans, x: div(g, mul(_ad.full_like(ans, 2), ans)))
+_ad.defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(_ad.full_like(x, -0.5), div(ans, x))))
+_ad.defjvp(cbrt_p, lambda g, ans, x: div(g, mul(_ad.full_like(ans, 3), mul(ans, ans))))
+_ad.defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(_one(x), mul(x, x)))))
+_ad.defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(_one(x), mul(x, x))))))
+_ad.defjvp(atan_p, lambda g, ans, x: div(g, add(_one(x), mul(x, x))))
+_ad.defjvp(sinh_p, lambda g, ans, x: mul(g, cosh(x)))
+_ad.defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
+_ad.defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), _one(x)))))
+_ad.defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(mul(sub(x, _one(x)), add(x, _one(x))))))
+_ad.defjvp(atanh_p, lambda g, ans, x: div(g, sub(_one(x), mul(x, x))))
+_ad.defjvp(erf_p, lambda g, ans, x: mul(g, mul(_ad.full_like(x, 2 / np.sqrt(np.pi)), exp(neg(mul(x, x))))))
+
+_ad.defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+_ad.defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))
+_ad.defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g))
+_ad.defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
+_ad.defjvp(rem_p, lambda g, ans, x, y: g,
+           lambda g, ans, x, y: neg(mul(g, mul(sign(div(x, y)), floor(abs(div(x, y)))))))
+_ad.defjvp(pow_p, _pow_jvp_x, lambda g, ans, x, y: mul(g, mul(log(_replace_zero(x)), ans)))
+_ad.defjvp(max_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+           lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+_ad.defjvp(min_p, lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+           lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+_ad.defjvp(atan2_p, lambda g, ans, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+           lambda g, ans, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y))))))
+_ad.defjvp(complex_p, lambda g, ans, x, y: complex(g, _ad.zeros(aval_of(g))),
+           lambda g, ans, x, y: complex(_ad.zeros(aval_of(g)), g))
+
+
+def _transpose_each(*fns):
+    def rule(ct, *args):
+        return [fn(ct, *args) if ct is not None and fn is not None and _ad.is_undefined(a) else None
+                for fn, a in zip(fns, args)]
+    return rule
+
+
+def _mul_transpose(ct, x, y):
+    if _ad.is_undefined(x) and _ad.is_undefined(y):
+        raise TypeError("mul of two tangents is not linear: a JVP rule multiplied tangents together")
+    if ct is None:
+        return [None, None]
+    return [mul(ct, y), None] if _ad.is_undefined(x) else [None, mul(x, ct)]
+
+
+add_p.def_transpose(_transpose_each(lambda ct, x, y: ct, lambda ct, x, y: ct))
+sub_p.def_transpose(_transpose_each(lambda ct, x, y: ct, lambda ct, x, y: neg(ct)))
+mul_p.def_transpose(_mul_transpose)
+div_p.def_transpose(_transpose_each(lambda ct, x, y: div(ct, y), None))
+complex_p.def_transpose(_transpose_each(lambda ct, x, y: real(ct), lambda ct, x, y: neg(imag(ct))))
+
+
+def _select_jvp(primals, tangents):
+    pred, t, f = primals
+    out = select(pred, t, f)
+    _, tt, tf = tangents
+    if tt is None and tf is None:
+        return out, None
+    return out, select(pred, _ad.instantiate(tt, aval_of(t)), _ad.instantiate(tf, aval_of(f)))
+
+
+def _select_transpose(ct, pred, t, f):
+    if _ad.is_undefined(pred):
+        raise TypeError("select: the predicate cannot be a tangent")
+    if ct is None:
+        return [None, None, None]
+    z = _ad.zeros(aval_of(ct))
+    return [None, select(pred, ct, z) if _ad.is_undefined(t) else None,
+            select(pred, z, ct) if _ad.is_undefined(f) else None]
+
+
+select_p.def_jvp(_select_jvp)
+select_p.def_transpose(_select_transpose)
+
+
+def _clamp_pick(cond, g):
+    return select(cond, g, _ad.zeros(aval_of(g)))
+
+
+_ad.defjvp(clamp_p,
+           lambda g, ans, lo, x, hi: _clamp_pick(and_(gt(lo, x), lt(lo, hi)), g),
+           lambda g, ans, lo, x, hi: _clamp_pick(and_(gt(x, lo), lt(x, hi)), g),
+           lambda g, ans, lo, x, hi: _clamp_pick(lt(hi, x), g))
+
+
+def and_(a, b):
+    return and_p.bind(a, b)
+
+
+_ad.deflinear(convert_element_type_p, lambda ct, x, *, new_dtype, weak_type: convert_element_type(
+    real(ct) if _dt.kind(aval_of(ct).dtype) == "c" and _dt.kind(x.aval.dtype) != "c" else ct,
+    x.aval.dtype, x.aval.weak_type))
+
 
 # ---------------------------------------------------------------- strict wrappers (stagec.lax)
 
@@ -236,6 +384,11 @@ WRAPPERS = [*_UNARY, *_BINARY]  # the strict functions stagec.lax exports, one p
 def select(pred, on_true, on_false):
     """`on_true` where `pred` else `on_false` (pred is boolean, scalar or of the operands' shape)."""
     return select_p.bind(pred, *match_weak(on_true, on_false))
+
+
+def stop_gradient(x):
+    """`x`, with a zero derivative: differentiation treats it as a constant."""
+    return stop_gradient_p.bind(x) if hasattr(x, "_trace") else x
 
 
 def clamp(lo, x, hi):

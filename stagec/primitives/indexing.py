@@ -5,7 +5,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lowering as L
-from ..core import Primitive, ShapedArray
+from ..core import Const, Primitive, ShapedArray, aval_of
+from . import _ad
+from . import elementwise as ew
+from .structural import broadcast_in_dim
 
 
 def _gather_rule(x: ShapedArray, idx: ShapedArray, *, offset_dims: tuple, collapsed_slice_dims: tuple,
@@ -107,6 +110,94 @@ def _scatter(ctx: L.Ctx, x, idx, upd, *, update_window_dims, inserted_window_dim
     base = L.splat(ctx, _dt.identity({"add": "sum", "mul": "prod"}.get(mode, mode), aval.dtype), aval)
     s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
     return [L.combine(ctx, L.combiner(mode, aval.dtype), x, s, aval)]
+
+
+# ---------------------------------------------------------------- differentiation rules
+
+
+def _in_bounds(idx, operand_shape, dims, window) -> object:
+    """Per index vector (idx's batch shape): whether the window at it lies inside the operand."""
+    from .reductions import reduce_and
+    iav = aval_of(idx)
+    hi = np.array([operand_shape[d] - w for d, w in zip(dims, window)], iav.dtype)
+    his = broadcast_in_dim(Const(hi, ShapedArray(hi.shape, iav.dtype)), iav.shape, (iav.ndim - 1,))
+    ok = ew.and_p.bind(ew.ge(idx, _ad.zeros(iav)), ew.le(idx, his))
+    return reduce_and(ok, (iav.ndim - 1,))
+
+
+def _clamped(idx, operand_shape, dims, window):
+    """Indices clamped as gather clamps them (so a scatter writes where the gather read)."""
+    iav = aval_of(idx)
+    hi = np.array([max(operand_shape[d] - w, 0) for d, w in zip(dims, window)], iav.dtype)
+    his = broadcast_in_dim(Const(hi, ShapedArray(hi.shape, iav.dtype)), iav.shape, (iav.ndim - 1,))
+    return ew.clamp(_ad.zeros(iav), idx, his)
+
+
+def _gather_jvp(primals, tangents, **params):
+    x, idx = primals
+    out = gather_p.bind(x, idx, **params)
+    return out, None if tangents[0] is None else gather_p.bind(tangents[0], idx, **params)
+
+
+def _gather_transpose(ct, x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    if ct is None or not _ad.is_undefined(x):
+        return [None, None]
+    shape = x.aval.shape
+    idx = _clamped(idx, shape, start_index_map, [slice_sizes[d] for d in start_index_map])
+    return [scatter(_ad.zeros(x.aval), idx, ct, update_window_dims=offset_dims,
+                    inserted_window_dims=collapsed_slice_dims, scatter_dims_to_operand_dims=start_index_map,
+                    mode="add"), None]
+
+
+def _window_sizes(x_shape, upd_shape, update_window_dims, inserted_window_dims):
+    it = iter(upd_shape[d] for d in update_window_dims)
+    return tuple(1 if d in inserted_window_dims else next(it) for d in range(len(x_shape)))
+
+
+def _gather_updates(ct, idx, upd_aval, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims):
+    """The cotangent of scatter updates: ct read back where they went (zero where they were dropped)."""
+    shape = aval_of(ct).shape
+    sizes = _window_sizes(shape, upd_aval.shape, update_window_dims, inserted_window_dims)
+    window = [sizes[d] for d in scatter_dims_to_operand_dims]
+    g = gather(ct, idx, offset_dims=update_window_dims, collapsed_slice_dims=inserted_window_dims,
+               start_index_map=scatter_dims_to_operand_dims, slice_sizes=sizes)
+    ok = _in_bounds(idx, shape, scatter_dims_to_operand_dims, window)
+    batch = [d for d in range(upd_aval.ndim) if d not in update_window_dims]
+    return ew.select(broadcast_in_dim(ok, upd_aval.shape, batch), g, _ad.zeros(upd_aval))
+
+
+def _scatter_jvp(primals, tangents, *, mode, **dn):
+    x, idx, upd = primals
+    tx, _, tu = tangents
+    out = scatter_p.bind(x, idx, upd, mode=mode, **dn)
+    if mode in ("add", "set"):
+        tx, tu = _ad.instantiate(tx, aval_of(x)), _ad.instantiate(tu, aval_of(upd))
+        return out, scatter_p.bind(tx, idx, tu, mode=mode, **dn)
+    if mode == "mul" and tu is None:
+        return out, scatter_p.bind(tx, idx, upd, mode=mode, **dn)
+    raise NotImplementedError(f"differentiation of scatter with mode={mode!r} is not implemented"
+                              + (" with respect to the updates" if mode == "mul" else ""))
+
+
+def _scatter_transpose(ct, x, idx, upd, *, mode, **dn):
+    if ct is None:
+        return [None, None, None]
+    if mode == "mul":
+        if _ad.is_undefined(upd):
+            raise TypeError("scatter mul is not linear in its updates")
+        return [scatter_p.bind(ct, idx, upd, mode=mode, **dn), None, None]
+    u_aval = upd.aval if _ad.is_undefined(upd) else aval_of(upd)
+    ct_x = None
+    if _ad.is_undefined(x):  # set: the overwritten positions get nothing
+        ct_x = ct if mode == "add" else scatter_p.bind(ct, idx, _ad.zeros(u_aval), mode="set", **dn)
+    ct_u = _gather_updates(ct, idx, u_aval, **dn) if _ad.is_undefined(upd) else None
+    return [ct_x, None, ct_u]
+
+
+gather_p.def_jvp(_gather_jvp)
+gather_p.def_transpose(_gather_transpose)
+scatter_p.def_jvp(_scatter_jvp)
+scatter_p.def_transpose(_scatter_transpose)
 
 
 # ---------------------------------------------------------------- strict wrappers (stagec.lax)

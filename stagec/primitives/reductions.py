@@ -8,6 +8,10 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lowering as L
 from ..core import Primitive, ShapedArray, aval_of
+from . import _ad
+from . import elementwise as ew
+from .structural import (broadcast_in_dim, broadcasted_iota, concatenate, pad, reshape, rev,
+                         transpose)
 from ._util import ANY, NUMBER, check_axis, check_kind, same_shapes_only
 
 
@@ -164,6 +168,115 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     return [r if f[1].dtype == a.dtype else (ctx.op1("stablehlo.convert", [r], result_avals=[a])
                                              if a.dtype != np.bool_ else L.compare(ctx, r, L.splat(ctx, 0, f[1]), "NE", f[1]))
             for r, f, a in zip(op.results, fresh, ctx.avals_out)]
+
+
+# ---------------------------------------------------------------- differentiation rules
+
+
+def _kept(x: ShapedArray, axes) -> tuple:
+    return tuple(i for i in range(x.ndim) if i not in axes)
+
+
+def _sum_transpose(ct, x, *, axes):
+    return broadcast_in_dim(ct, x.aval.shape, _kept(x.aval, axes))
+
+
+def _extremum_jvp(primals, tangents, *, axes, prim):
+    """The tangent at the extreme elements, averaged over ties (as JAX)."""
+    (x,), (g,) = primals, tangents
+    ans = prim.bind(x, axes=axes)
+    av = aval_of(x)
+    at = ew.convert_element_type(ew.eq(x, broadcast_in_dim(ans, av.shape, _kept(av, axes))), av.dtype)
+    return ans, ew.div(reduce_sum(ew.mul(g, at), axes), reduce_sum(at, axes))
+
+
+def _last_axis(x, axes):
+    """`x` with `axes` moved last and flattened into one: (kept..., n)."""
+    av = aval_of(x)
+    kept = _kept(av, axes)
+    t = transpose(x, kept + tuple(axes))
+    return reshape(t, [av.shape[i] for i in kept] + [int(np.prod([av.shape[a] for a in axes], dtype=np.int64))])
+
+
+def _shift(x, axis: int, s: int, fill):
+    """x shifted by `s` along `axis` (towards higher indices), `fill` coming in."""
+    av = aval_of(x)
+    cfg = [(s, -s, 0) if i == axis else (0, 0, 0) for i in range(av.ndim)]
+    return pad(x, _scalar(av, fill), cfg)
+
+
+def _scalar(av: ShapedArray, value):
+    from ..core import Const
+    return Const(np.array(value, av.dtype), ShapedArray((), av.dtype, av.weak_type))
+
+
+def _prod_jvp(primals, tangents, *, axes):
+    """d prod = sum_i g_i * (product of the others), with the others as exclusive prefix times suffix
+    products (exact where x has zeros)."""
+    (x,), (g,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    if not axes:
+        return ans, g
+    xs, gs = _last_axis(x, axes), _last_axis(g, axes)
+    last = aval_of(xs).ndim - 1
+    if aval_of(xs).shape[last] == 0:
+        return ans, _ad.zeros(aval_of(ans))
+    left = _shift(cumprod(xs, last), last, 1, 1)
+    right = _shift(cumprod(xs, last, reverse=True), last, -1, 1)
+    return ans, reduce_sum(ew.mul(gs, ew.mul(left, right)), (last,))
+
+
+def _cumulative_jvp(primals, tangents, *, axis, op, reverse):
+    (x,), (g,) = primals, tangents
+    ans = cumulative_p.bind(x, axis=axis, op=op, reverse=reverse)
+    if op == "sum":
+        return ans, cumulative_p.bind(g, axis=axis, op=op, reverse=reverse)
+    # Differentiate a log-depth prefix scan (Hillis-Steele) of the combiner; the value itself is `ans`.
+    if reverse:
+        x, g = rev(x, (axis,)), rev(g, (axis,))
+    av = aval_of(x)
+    ident = _dt.identity(op, av.dtype)
+    y, dy, s = x, g, 1
+    while s < av.shape[axis]:
+        ys, dys = _shift(y, axis, s, ident), _shift(dy, axis, s, 0)
+        if op == "prod":
+            new, dnew = ew.mul(ys, y), ew.add(ew.mul(dys, y), ew.mul(ys, dy))
+        else:
+            new = (ew.max if op == "max" else ew.min)(ys, y)
+            dnew = ew.add(ew.mul(dys, ew._balanced_eq(ys, new, y)), ew.mul(dy, ew._balanced_eq(y, new, ys)))
+        y, dy, s = new, dnew, 2 * s
+    return ans, rev(dy, (axis,)) if reverse else dy
+
+
+def take_along(x, idx, axis: int):
+    """x[..., idx, ...] along `axis` for an index array of x's shape (a gather; its transpose scatters)."""
+    from .indexing import gather
+    shape = aval_of(x).shape
+    cols = [idx if d == axis else broadcasted_iota(aval_of(idx).dtype, shape, d) for d in range(len(shape))]
+    full = concatenate([reshape(c, shape + (1,)) for c in cols], len(shape))
+    n = len(shape)
+    return gather(x, full, offset_dims=(), collapsed_slice_dims=tuple(range(n)), start_index_map=tuple(range(n)),
+                  slice_sizes=(1,) * n)
+
+
+def _sort_jvp(primals, tangents, *, dimension, num_keys, is_stable):
+    shape = aval_of(primals[0]).shape
+    outs = sort_p.bind(*primals, broadcasted_iota(np.int32, shape, dimension), dimension=dimension,
+                       num_keys=num_keys, is_stable=is_stable)
+    perm = outs[-1]
+    return outs[:-1], [None if t is None else take_along(t, perm, dimension) for t in tangents]
+
+
+reduce_sum_p.def_jvp(lambda primals, tangents, *, axes: (reduce_sum_p.bind(*primals, axes=axes),
+                                                         reduce_sum_p.bind(*tangents, axes=axes)))
+reduce_sum_p.def_transpose(lambda ct, x, *, axes: [None if ct is None else _sum_transpose(ct, x, axes=axes)])
+reduce_max_p.def_jvp(lambda p, t, *, axes: _extremum_jvp(p, t, axes=axes, prim=reduce_max_p))
+reduce_min_p.def_jvp(lambda p, t, *, axes: _extremum_jvp(p, t, axes=axes, prim=reduce_min_p))
+reduce_prod_p.def_jvp(_prod_jvp)
+cumulative_p.def_jvp(_cumulative_jvp)
+cumulative_p.def_transpose(lambda ct, x, *, axis, op, reverse: [
+    None if ct is None else cumulative_p.bind(ct, axis=axis, op=op, reverse=not reverse)])
+sort_p.def_jvp(_sort_jvp)
 
 
 # ---------------------------------------------------------------- strict wrappers (stagec.lax)

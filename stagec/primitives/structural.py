@@ -8,7 +8,8 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lowering as L
 from ..core import Primitive, ShapedArray, aval_of
-from .elementwise import convert_element_type, match_weak
+from . import _ad
+from .elementwise import convert_element_type, match_weak, neg
 
 
 def _broadcast_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions: tuple) -> ShapedArray:
@@ -152,6 +153,129 @@ def _pad_rule(x: ShapedArray, value: ShapedArray, *, low: tuple, high: tuple, in
 pad_p = Primitive("pad", _pad_rule)
 pad_p.def_lowering(lambda ctx, x, value, *, low, high, interior: [ctx.op1("stablehlo.pad", [x, value], attributes={
     "edge_padding_low": L.i64s(low), "edge_padding_high": L.i64s(high), "interior_padding": L.i64s(interior)})])
+
+
+# ---------------------------------------------------------------- differentiation rules
+
+
+def _unbroadcast(ct, x, *, shape, broadcast_dimensions):
+    """Sum `ct` over the dimensions broadcast_in_dim created or stretched, back to the operand's shape."""
+    from .reductions import reduce_sum
+    xs = x.aval.shape
+    stretched = [broadcast_dimensions[i] for i, d in enumerate(xs) if d == 1 and shape[broadcast_dimensions[i]] != 1]
+    summed = [d for d in range(len(shape)) if d not in broadcast_dimensions] + stretched
+    r = reduce_sum(ct, summed) if summed else ct
+    kept = [d for d in broadcast_dimensions if d not in stretched]
+    order = sorted(range(len(kept)), key=lambda i: kept[i])  # kept dims come out in increasing order
+    r = transpose(r, [order.index(i) for i in range(len(kept))]) if order != sorted(order) else r
+    return reshape(r, xs)
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    shape = x.aval.shape
+    out = aval_of(ct).shape
+    real_limits = [s + (n - 1) * st + 1 if n else s for s, n, st in zip(start_indices, out, strides)]
+    zero = _ad.zeros(aval_of(ct).update(shape=()))
+    return pad(ct, zero, [(s, d - l, st - 1) for s, l, st, d in zip(start_indices, real_limits, strides, shape)])
+
+
+_ad.deflinear(broadcast_in_dim_p, _unbroadcast)
+_ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: reshape(ct, x.aval.shape))
+_ad.deflinear(transpose_p, lambda ct, x, *, permutation: transpose(ct, np.argsort(permutation)))
+_ad.deflinear(slice_p, _slice_transpose)
+_ad.deflinear(rev_p, lambda ct, x, *, dimensions: rev(ct, dimensions))
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    out = dynamic_slice_p.bind(*primals, slice_sizes=slice_sizes)
+    return out, None if tangents[0] is None else dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    if ct is None or not _ad.is_undefined(x):
+        return [None] * (1 + len(starts))
+    return [dynamic_update_slice_p.bind(_ad.zeros(x.aval), ct, *starts)] + [None] * len(starts)
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, u, *starts = primals
+    out = dynamic_update_slice_p.bind(*primals)
+    tx, tu = tangents[:2]
+    if tx is None and tu is None:
+        return out, None
+    return out, dynamic_update_slice_p.bind(_ad.instantiate(tx, aval_of(x)), _ad.instantiate(tu, aval_of(u)), *starts)
+
+
+def _dynamic_update_slice_transpose(ct, x, u, *starts):
+    if ct is None:
+        return [None] * (2 + len(starts))
+    u_aval = u.aval if _ad.is_undefined(u) else aval_of(u)
+    ct_x = dynamic_update_slice_p.bind(ct, _ad.zeros(u_aval), *starts) if _ad.is_undefined(x) else None
+    ct_u = dynamic_slice_p.bind(ct, *starts, slice_sizes=u_aval.shape) if _ad.is_undefined(u) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+
+
+def _concatenate_jvp(primals, tangents, *, dimension):
+    out = concatenate_p.bind(*primals, dimension=dimension)
+    if all(t is None for t in tangents):
+        return out, None
+    return out, concatenate_p.bind(*[_ad.instantiate(t, aval_of(p)) for p, t in zip(primals, tangents)],
+                                   dimension=dimension)
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    outs, start = [], 0
+    ct_shape = aval_of(ct).shape if ct is not None else None
+    for x in xs:
+        n = (x.aval if _ad.is_undefined(x) else aval_of(x)).shape[dimension]
+        if ct is not None and _ad.is_undefined(x):
+            lo = [0] * len(ct_shape)
+            hi = list(ct_shape)
+            lo[dimension], hi[dimension] = start, start + n
+            outs.append(slice(ct, lo, hi))
+        else:
+            outs.append(None)
+        start += n
+    return outs
+
+
+concatenate_p.def_jvp(_concatenate_jvp)
+concatenate_p.def_transpose(_concatenate_transpose)
+
+
+def _pad_jvp(primals, tangents, **params):
+    out = pad_p.bind(*primals, **params)
+    if all(t is None for t in tangents):
+        return out, None
+    return out, pad_p.bind(*[_ad.instantiate(t, aval_of(p)) for p, t in zip(primals, tangents)], **params)
+
+
+def _pad_transpose(ct, x, value, *, low, high, interior):
+    from .reductions import reduce_sum
+    if ct is None:
+        return [None, None]
+    ct_aval = aval_of(ct)
+    total = lambda v: reduce_sum(v, range(aval_of(v).ndim))
+    ct_x = None
+    if _ad.is_undefined(x) or _ad.is_undefined(value):
+        zero = _ad.zeros(ct_aval.update(shape=()))
+        unpadded = pad(ct, zero, [(-lo, -hi, 0) for lo, hi in zip(low, high)])
+        ct_x = slice(unpadded, [0] * ct_aval.ndim, aval_of(unpadded).shape, [i + 1 for i in interior])
+    ct_v = _ad.add_tangents(total(ct), neg(total(ct_x))) if _ad.is_undefined(value) else None
+    return [ct_x if _ad.is_undefined(x) else None, ct_v]
+
+
+
+
+pad_p.def_jvp(_pad_jvp)
+pad_p.def_transpose(_pad_transpose)
 
 
 # ---------------------------------------------------------------- strict wrappers (stagec.lax)

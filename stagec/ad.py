@@ -1,0 +1,774 @@
+"""Automatic differentiation: `jvp`, `linearize`, `vjp`, `grad`, `jacfwd`/`jacrev`/`hessian`, custom rules.
+
+Forward mode is a `JVPTrace`: its tracers carry a primal and a tangent, and each primitive's JVP rule
+(`stagec.primitives`, beside its definition) maps them. Reverse mode records the tangent half: the tangents
+are tracers of a `LinTrace`, which sits above the JVP trace and so receives every operation that involves a
+tangent -- exactly the linear part of the JVP rules -- while the primal operations go on to the trace below
+(eager, or `jit`'s staging trace: one module for forward and backward). The recorded linear graph is then
+run forward (`linearize`) or transposed equation by equation with the primitives' transpose rules (`vjp`).
+This is Autodidax's linearize + transpose, with the known/unknown split given by the trace levels.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import tree_util
+from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBase, Var, aval_of, eval_graph,
+                   flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
+from .primitives import _ad
+from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
+from .primitives.control_flow import _split_caps, cond_p, while_p
+from .primitives.structural import broadcast_in_dim_p, concatenate, reshape, transpose
+
+# ---------------------------------------------------------------- forward mode
+
+
+class JVPTracer(TracerBase):
+    """A primal value with its tangent. Python control flow sees the primal: concrete values branch eagerly,
+    staged ones raise the concretization error (as JAX's concrete JVP tracers)."""
+
+    __slots__ = ("_trace", "primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal, tangent):
+        self._trace, self.primal, self.tangent = trace, primal, tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return aval_of(self.primal)
+
+    def __repr__(self):
+        return f"JVPTracer<{self.aval!r}>"
+
+    def __bool__(self): return bool(self.primal)
+    def __int__(self): return int(self.primal)
+    def __float__(self): return float(self.primal)
+    def __complex__(self): return complex(self.primal)
+    def __index__(self): return self.primal.__index__()
+    def __array__(self, dtype=None, copy=None): return np.asarray(self.primal, dtype=dtype)
+    def item(self, *a): return self.primal.item(*a) if hasattr(self.primal, "item") else self.primal
+    def tolist(self): return self.primal.tolist()
+
+
+class JVPTrace:
+    """Applies the JVP rules to operations on its tracers (a tangent of None is a known zero)."""
+
+    level = 0
+
+    def __init__(self):
+        self.active = True
+
+    def split(self, x) -> tuple[Any, Any]:
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        return x, None
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict) -> list:
+        primals, tangents = zip(*map(self.split, args)) if args else ((), ())
+        out_avals = prim.out_avals([aval_of(p) for p in primals], params)
+        if all(t is None for t in tangents) or not any(differentiable(a) for a in out_avals):
+            out = prim.bind(*primals, **params)
+            return list(out) if prim.multiple_results else [out]
+        if prim.jvp is None:
+            raise NotImplementedError(f"Differentiation rule for '{prim.name}' not implemented: stagec cannot "
+                                      f"differentiate through the primitive {prim.name}")
+        out, tout = prim.jvp(list(primals), list(tangents), **params)
+        if not prim.multiple_results:
+            out, tout = [out], [tout]
+        return [self.wrap(p, t) for p, t in zip(out, tout)]
+
+    def wrap(self, p, t):
+        return JVPTracer(self, p, t) if t is not None and differentiable(aval_of(p)) else p
+
+
+def _top_jvp_trace(leaves) -> JVPTrace | None:
+    top = None
+    for x in leaves:
+        if isinstance(x, JVPTracer) and x._trace.active and (top is None or x._trace.level > top.level):
+            top = x._trace
+    return top
+
+
+# ---------------------------------------------------------------- the recorded linear part
+
+
+class LinTracer(TracerBase):
+    """A tangent whose value is not computed but recorded (for transposition or later evaluation)."""
+
+    __slots__ = ("_trace", "_var")
+    _linear = True
+
+    def __init__(self, trace: LinTrace, var: Var):
+        self._trace, self._var = trace, var
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._var.aval
+
+    def __repr__(self):
+        return f"LinearTracer<{self.aval!r}>"
+
+    def _no_value(self, *a):
+        raise TypeError(f"{self!r} is a tangent being recorded for reverse-mode differentiation and has no value "
+                        f"(a differentiation rule used a tangent as a value)")
+
+    __bool__ = __int__ = __float__ = __complex__ = __index__ = __array__ = item = tolist = _no_value
+
+
+class LinTrace:
+    """Records each operation on its tracers as an equation (the linear part of the JVP rules)."""
+
+    level = 0
+
+    def __init__(self):
+        self.active = True
+        self.eqns: list[Eqn] = []
+
+    def new_input(self, aval: ShapedArray) -> LinTracer:
+        return LinTracer(self, Var(aval))
+
+    def process_primitive(self, prim: Primitive, args: Sequence, params: dict) -> list:
+        out_avals = prim.out_avals([aval_of(a) for a in args], params)
+        inputs = [a._var if isinstance(a, LinTracer) and a._trace is self else a for a in args]
+        outs = [Var(a) for a in out_avals]
+        self.eqns.append(Eqn(prim, inputs, params, outs))
+        return [LinTracer(self, v) for v in outs]
+
+    def to_graph(self, tangents_in: Sequence, tangents_out: Sequence, out_avals: Sequence[ShapedArray],
+                 instantiate: bool = False) -> tuple[Graph, list, list[bool]]:
+        """The recorded graph: inputs are the residuals (values the linear part reads: tracers and arrays),
+        then the input tangents that are not None; outputs are the non-None output tangents (all, as zeros
+        where None, if `instantiate`). Returns (graph, residual values, which outputs it has)."""
+        res_vars: dict[int, Var] = {}
+        residuals: list = []
+
+        def atom(x):
+            if isinstance(x, Var):
+                return x
+            if isinstance(x, LinTracer) and x._trace is self:
+                return x._var
+            if isinstance(x, TracerBase) or hasattr(x, "_bv"):
+                v = res_vars.get(id(x))
+                if v is None:
+                    v = res_vars[id(x)] = Var(aval_of(x))
+                    residuals.append(x)
+                return v
+            aval = aval_of(x)
+            return Literal(to_numpy_constant(x, aval), aval)
+
+        eqns = [Eqn(e.prim, [atom(i) for i in e.inputs], e.params, e.outputs) for e in self.eqns]
+        outs, out_nz = [], []
+        for t, aval in zip(tangents_out, out_avals):
+            if t is None and instantiate:
+                outs.append(Literal(np.zeros(aval.shape, aval.dtype), aval.strip_weak()))
+            elif t is not None:
+                outs.append(atom(t))
+            out_nz.append(t is not None or instantiate)
+        in_vars = [res_vars[id(r)] for r in residuals] + [t._var for t in tangents_in if t is not None]
+        return Graph(in_vars, eqns, outs, "linear"), residuals, out_nz
+
+
+def backward_pass(graph: Graph, args: Sequence, cts: Sequence) -> list:
+    """Transpose `graph`, linear in its inputs given as `UndefinedPrimal` (the others are values), applied to
+    the output cotangents `cts` (None: zero). Returns a cotangent (or None) per input."""
+    env: dict[int, Any] = {}
+    linear: set[int] = set()
+    for v, a in zip(graph.in_vars, args):
+        if is_undefined(a):
+            linear.add(v.id)
+        else:
+            env[v.id] = a
+    read = lambda x: Const(x.value, x.aval) if isinstance(x, Literal) else env[x.id]
+    is_lin = lambda x: isinstance(x, Var) and x.id in linear
+    lin_eqns = []
+    for e in graph.eqns:  # the non-linear equations (computing coefficients) run forward first
+        if any(map(is_lin, e.inputs)):
+            lin_eqns.append(e)
+            linear.update(o.id for o in e.outputs)
+        else:
+            outs = e.prim.bind(*map(read, e.inputs), **e.params)
+            env.update(zip([o.id for o in e.outputs], outs if e.prim.multiple_results else [outs]))
+    ct_env: dict[int, Any] = {}
+
+    def accumulate(x, ct):
+        if ct is not None and is_lin(x):
+            ct_env[x.id] = add_tangents(ct_env.get(x.id), ct)
+
+    for o, ct in zip(graph.outs, cts):
+        accumulate(o, ct)
+    for e in reversed(lin_eqns):
+        out_cts = [ct_env.pop(o.id, None) for o in e.outputs]
+        if all(c is None for c in out_cts):
+            continue
+        if e.prim.transpose is None:
+            raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for '{e.prim.name}' not "
+                                      f"implemented")
+        ins = [UndefinedPrimal(i.aval) if is_lin(i) else read(i) for i in e.inputs]
+        in_cts = e.prim.transpose(out_cts if e.prim.multiple_results else out_cts[0], *ins, **e.params)
+        for i, c in zip(e.inputs, in_cts):
+            accumulate(i, c)
+    return [ct_env.get(v.id) for v in graph.in_vars]
+
+
+def _full(aval: ShapedArray, value):
+    """An array of `value` shaped like `aval`, always a computed array (an `Array` when eager)."""
+    c = Const(np.array(value, aval.dtype), ShapedArray((), aval.dtype, aval.weak_type))
+    return broadcast_in_dim_p.bind(c, shape=aval.shape, broadcast_dimensions=())
+
+
+class _Linearized:
+    """`fun` run once with recorded tangents: primal outputs and the linear map from input to output tangents."""
+
+    def __init__(self, fun: Callable, primals: Sequence, has_aux: bool = False, who: str = "vjp"):
+        self.in_avals = [aval_of(p) for p in primals]
+        nz = [differentiable(a) for a in self.in_avals]
+        lin = LinTrace()
+        with tracing(lin):
+            jt = JVPTrace()
+            with tracing(jt):
+                tin = [lin.new_input(a) if z else None for a, z in zip(self.in_avals, nz)]
+                out = fun(*[jt.wrap(p, t) for p, t in zip(primals, tin)])
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{who} with has_aux=True needs the function to return a pair (out, aux), got "
+                                f"{type(out).__name__}")
+            out, aux = out
+            self.aux = tree_util.tree_map(lambda x: jt.split(x)[0], aux)
+        leaves, self.out_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
+        pairs = [jt.split(x) for x in leaves]
+        self.out_primals = [p for p, _ in pairs]
+        self.out_avals = [aval_of(p) for p in self.out_primals]
+        self.graph, self.residuals, self.out_nz = lin.to_graph(tin, [t for _, t in pairs], self.out_avals)
+        self.in_nz = nz
+
+    def out(self):
+        return tree_util.tree_unflatten(self.out_tree, self.out_primals)
+
+    def forward(self, tangents: Sequence) -> list:
+        outs = iter(eval_graph(self.graph, self.residuals + [t for t, z in zip(tangents, self.in_nz) if z]))
+        return [next(outs) if z else _full(a.strip_weak(), 0) for a, z in zip(self.out_avals, self.out_nz)]
+
+    def backward(self, cts: Sequence) -> list:
+        n_res = len(self.residuals)
+        args = self.residuals + [UndefinedPrimal(a) for a, z in zip(self.in_avals, self.in_nz) if z]
+        res = iter(backward_pass(self.graph, args, [c for c, z in zip(cts, self.out_nz) if z])[n_res:])
+        out = []
+        for a, z in zip(self.in_avals, self.in_nz):
+            c = next(res) if z else None
+            out.append(_full(a, 0) if c is None else c)
+        return out
+
+
+# ---------------------------------------------------------------- the API
+
+
+def _check_tangent(p, t, i):
+    pa, ta = aval_of(p), aval_of(t)
+    if pa.shape != ta.shape:
+        raise ValueError(f"jvp called with different primal and tangent shapes at argument {i}: primal shape "
+                         f"{pa.shape}, tangent shape {ta.shape}")
+    if differentiable(pa) and pa.dtype != ta.dtype:
+        raise TypeError(f"primal and tangent arguments to stagec.jvp do not match; dtypes must be equal, got primal "
+                        f"{pa.dtype} and tangent {ta.dtype} at argument {i}")
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
+    """(fun(*primals), the derivative of fun at primals applied to tangents): forward mode."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(f"primal and tangent arguments to stagec.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_util.tree_flatten(list(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(list(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"primal and tangent arguments to stagec.jvp must have the same tree structure; primals "
+                        f"have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        _check_tangent(p, t, i)
+    jt = JVPTrace()
+    with tracing(jt):
+        args = [jt.wrap(p, t) for p, t in zip(p_leaves, t_leaves)]
+        out = fun(*tree_util.tree_unflatten(p_tree, args))
+    leaves, out_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
+    pairs = [jt.split(x) for x in leaves]
+    touts = [_full(aval_of(p).strip_weak(), 0) if t is None else t for p, t in pairs]
+    return tree_util.tree_unflatten(out_tree, [p for p, _ in pairs]), tree_util.tree_unflatten(out_tree, touts)
+
+
+def linearize(fun: Callable, *primals) -> tuple[Any, Callable]:
+    """(fun(*primals), f_jvp): f_jvp(*tangents) applies the derivative at primals without re-running fun."""
+    p_leaves, p_tree = tree_util.tree_flatten(list(primals))
+    lz = _Linearized(lambda *xs: fun(*tree_util.tree_unflatten(p_tree, xs)), p_leaves, who="linearize")
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(list(tangents))
+        if t_tree != p_tree:
+            raise TypeError(f"linearized function called with tangents of structure {t_tree}, expected {p_tree}")
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+            _check_tangent(p, t, i)
+        return tree_util.tree_unflatten(lz.out_tree, lz.forward(t_leaves))
+    return lz.out(), f_jvp
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """(fun(*primals), f_vjp[, aux]): f_vjp(ct) pulls an output cotangent back to one per primal (a tuple)."""
+    p_leaves, p_tree = tree_util.tree_flatten(list(primals))
+    lz = _Linearized(lambda *xs: fun(*tree_util.tree_unflatten(p_tree, xs)), p_leaves, has_aux, "vjp")
+
+    def f_vjp(ct):
+        c_leaves, c_tree = tree_util.tree_flatten(ct)
+        if c_tree != lz.out_tree:
+            raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal output "
+                            f"{lz.out_tree}.")
+        for c, a in zip(c_leaves, lz.out_avals):
+            if aval_of(c).shape != a.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function {aval_of(c).shape} must be "
+                                 f"the same as the shape of corresponding primal input {a.shape}.")
+        return tuple(tree_util.tree_unflatten(p_tree, lz.backward(c_leaves)))
+    return (lz.out(), f_vjp, lz.aux) if has_aux else (lz.out(), f_vjp)
+
+
+def _argnums(argnums, nargs: int, who: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not -nargs <= n < nargs:
+            raise TypeError(f"{who}: argnums={argnums} but the function was called with {nargs} positional "
+                            f"argument(s)")
+    return tuple(n % nargs for n in nums)
+
+
+def _check_inputs(args, who: str):
+    for x in tree_util.tree_leaves(args):
+        dt = aval_of(x).dtype
+        if not differentiable(aval_of(x)):
+            raise TypeError(f"{who} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                            f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
+                            f"inputs, use vjp or set allow_int to True.")
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """A function returning (fun(*args), its gradient with respect to the arguments `argnums`)."""
+    name = getattr(fun, "__name__", "fun")
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        nums = _argnums(argnums, len(args), "grad")
+        dyn = [args[i] for i in nums]
+        _check_inputs(dyn, "grad")
+
+        def f(*xs):
+            full = list(args)
+            for i, x in zip(nums, xs):
+                full[i] = x
+            return fun(*full, **kwargs)
+        res = vjp(f, *dyn, has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        a = aval_of(out) if not isinstance(out, (tuple, list, dict)) else None
+        if a is None or a.shape != ():
+            shape = a.shape if a is not None else type(out).__name__
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output of {name} had shape: "
+                            f"{shape}.")
+        if _dt.kind(a.dtype) != "f":
+            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                            f"but got {a.dtype.name}. For differentiation of functions with complex outputs, use "
+                            f"stagec.vjp directly.")
+        g = pullback(_full(a.strip_weak(), 1))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((out, res[2]), g) if has_aux else (out, g)
+    return wrapped
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The gradient of scalar-valued `fun` with respect to the arguments `argnums` (reverse mode)."""
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        (out, g) = vg(*args, **kwargs)
+        return (g, out[1]) if has_aux else g
+    return wrapped
+
+
+def _stack_rows(rows: list, row_aval: ShapedArray):
+    """Stack `rows` (each of `row_aval`'s shape) along a new leading axis."""
+    return concatenate([reshape(r, (1,) + row_aval.shape) for r in rows], 0)
+
+
+def _one_hot(aval: ShapedArray, k: int):
+    v = np.zeros(aval.size, aval.dtype)
+    v[k] = 1
+    return Const(v.reshape(aval.shape), aval.strip_weak())
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian by reverse mode: one pullback per output element (a Python loop until vmap lands); the
+    result for output o and input i has shape o.shape + i.shape."""
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        nums = _argnums(argnums, len(args), "jacrev")
+        _check_inputs([args[i] for i in nums], "jacrev")
+        lz = _Linearized(_partial_args(fun, args, kwargs, nums), [args[i] for i in nums], has_aux, "jacrev")
+        jac = _jacobian(lz, lambda c: lz.backward(c), lz.out_avals, lz.in_avals, rev=True)
+        out = tree_util.tree_unflatten(lz.out_tree, [_pick(j, argnums) for j in jac])
+        return (out, lz.aux) if has_aux else out
+    return wrapped
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian by forward mode (one linearized evaluation per input element), shaped as `jacrev`'s."""
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        nums = _argnums(argnums, len(args), "jacfwd")
+        _check_inputs([args[i] for i in nums], "jacfwd")
+        lz = _Linearized(_partial_args(fun, args, kwargs, nums), [args[i] for i in nums], has_aux, "jacfwd")
+        jac = _jacobian(lz, lambda t: lz.forward(t), lz.in_avals, lz.out_avals, rev=False)
+        out = tree_util.tree_unflatten(lz.out_tree, [_pick(list(col), argnums) for col in zip(*jac)])
+        return (out, lz.aux) if has_aux else out
+    return wrapped
+
+
+def _partial_args(fun, args, kwargs, nums):
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(nums, xs):
+            full[i] = x
+        return fun(*full, **kwargs)
+    return f
+
+
+def _pick(per_input: list, argnums):
+    return per_input[0] if isinstance(argnums, int) else tuple(per_input)
+
+
+def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
+    """jac[b][r]: the Jacobian block for basis leaf b and result leaf r, shaped (b.shape + r.shape) when
+    `rev` (output then input) and transposed to (r.shape + b.shape) otherwise."""
+    out = []
+    for b, b_aval in enumerate(basis_avals):
+        rows = [[] for _ in result_avals]
+        for k in range(b_aval.size):
+            vecs = [_one_hot(a, k) if i == b else _full(a.strip_weak(), 0) for i, a in enumerate(basis_avals)]
+            for r, v in enumerate(apply(vecs)):
+                rows[r].append(v)
+        blocks = []
+        for r, r_aval in enumerate(result_avals):
+            if b_aval.size == 0:
+                blocks.append(_full(r_aval.update(shape=b_aval.shape + r_aval.shape), 0))
+                continue
+            m = reshape(_stack_rows(rows[r], r_aval), b_aval.shape + r_aval.shape)  # b.shape + r.shape
+            if not rev:
+                nb, nr = len(b_aval.shape), len(r_aval.shape)
+                m = transpose(m, tuple(range(nb, nb + nr)) + tuple(range(nb)))
+            blocks.append(m)
+        out.append(blocks)
+    return out
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
+    """The Hessian: jacfwd(jacrev(fun))."""
+    return jacfwd(jacrev(fun, argnums), argnums)
+
+
+# ---------------------------------------------------------------- custom rules
+
+
+def _call_with_jvp_trace(args, nondiff_argnums):
+    diff = [a for i, a in enumerate(args) if i not in nondiff_argnums]
+    leaves, tree = tree_util.tree_flatten(diff)
+    return _top_jvp_trace(leaves), leaves, tree
+
+
+def _rebuild(args, nondiff_argnums, diff):
+    it = iter(diff)
+    return [a if i in nondiff_argnums else next(it) for i, a in enumerate(args)]
+
+
+class custom_jvp:
+    """A function with its own JVP rule: `@custom_jvp def f(x): ...`, then `@f.defjvp def f_jvp(primals,
+    tangents): return out, tangent_out`. Applied when `f` is called on values being differentiated."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self.jvp: Callable | None = None
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp: Callable) -> Callable:
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *fns: Callable | None) -> None:
+        """One function per argument: `fn(tangent, ans, *primals)` is that argument's contribution."""
+        def rule(primals, tangents):
+            ans = self.fun(*primals)
+            out = None
+            for fn, t in zip(fns, tangents):
+                if fn is not None:
+                    out = add_tangents(out, fn(t, ans, *primals))
+            return ans, out if out is not None else tree_util.tree_map(lambda a: _full(aval_of(a), 0), ans)
+        self.jvp = rule
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
+        trace, leaves, tree = _call_with_jvp_trace(args, self.nondiff_argnums)
+        if trace is None:
+            return self.fun(*args)
+        split = [trace.split(x) for x in leaves]
+        primals = tree_util.tree_unflatten(tree, [p for p, _ in split])
+        tangents = tree_util.tree_unflatten(tree, [_full(aval_of(p).strip_weak(), 0) if t is None else t
+                                                   for p, t in split])
+        nondiff = [args[i] for i in self.nondiff_argnums]
+        out, tout = self.jvp(*nondiff, tuple(primals), tuple(tangents))
+        o_leaves, o_tree = tree_util.tree_flatten(out)
+        t_leaves, t_tree = tree_util.tree_flatten(tout)
+        if o_tree != t_tree:
+            raise TypeError(f"Custom JVP rule of {self.__name__} must produce primal and tangent outputs with equal "
+                            f"container (pytree) structures, but got {o_tree} and {t_tree} respectively.")
+        for o, t in zip(o_leaves, t_leaves):
+            if aval_of(o).shape != aval_of(t).shape:
+                raise TypeError(f"Custom JVP rule of {self.__name__} returned a tangent of shape "
+                                f"{aval_of(t).shape} for a primal output of shape {aval_of(o).shape}")
+        return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, t_leaves)])
+
+
+def _custom_vjp_call_rule(*avals, out_avals, **_):
+    return list(out_avals)
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_call_rule, multiple_results=True)
+
+
+@custom_vjp_call_p.def_impl
+def _custom_vjp_forward(*args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+@custom_vjp_call_p.def_transpose
+def _custom_vjp_transpose(cts, *args, bwd, res, out_tree, out_avals, in_tree, in_nz, name):
+    cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
+    got = bwd(res, tree_util.tree_unflatten(out_tree, cts))
+    if not isinstance(got, tuple) or len(got) != len(in_tree.children):
+        raise TypeError(f"Custom VJP bwd rule of {name} must produce a tuple with one cotangent per (non-static) "
+                        f"argument ({len(in_tree.children)}), got {type(got).__name__}"
+                        + (f" of length {len(got)}" if isinstance(got, tuple) else ""))
+    leaves = []
+    for g, arg_tree in zip(got, in_tree.children):
+        n = arg_tree.num_leaves
+        leaves += [None] * n if g is None else tree_util.tree_leaves(g)
+    return [c for c, z in zip(leaves, in_nz) if z]
+
+
+class custom_vjp:
+    """A function with its own reverse-mode rule: `f.defvjp(fwd, bwd)`, `fwd(*args) -> (out, residuals)` and
+    `bwd(residuals, ct) -> tuple of cotangents, one per argument`."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        functools.update_wrapper(self, fun)
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
+        trace, leaves, tree = _call_with_jvp_trace(args, self.nondiff_argnums)
+        if trace is None:
+            return self.fun(*args)
+        split = [trace.split(x) for x in leaves]
+        tangents = [t for _, t in split]
+        if any(t is not None and not _ad.is_linear(t) for t in tangents):
+            raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+        primals = _rebuild(args, self.nondiff_argnums, tree_util.tree_unflatten(tree, [p for p, _ in split]))
+        out, res = self.fwd(*primals)
+        o_leaves, o_tree = tree_util.tree_flatten(out)
+        nondiff = [args[i] for i in self.nondiff_argnums]
+        bwd = functools.partial(self.bwd, *nondiff) if nondiff else self.bwd
+        lin_in = [t for t in tangents if t is not None]
+        if not lin_in:
+            return out
+        touts = custom_vjp_call_p.bind(*lin_in, bwd=bwd, res=res, out_tree=o_tree,
+                                       out_avals=tuple(aval_of(o) for o in o_leaves), in_tree=tree,
+                                       in_nz=tuple(t is not None for t in tangents), name=self.__name__)
+        return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, touts)])
+
+
+# ---------------------------------------------------------------- control flow rules
+
+
+class _Proto:
+    """An abstract argument for `trace_subgraph`."""
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+
+def _protos(avals) -> list:
+    return [_Proto(a.update()) for a in avals]
+
+
+def _split_linear(fn: Callable, avals: Sequence[ShapedArray], nz: Sequence[bool], purpose: str):
+    """Partially evaluate `fn` (on arrays of `avals`; tangents where `nz`): a primal graph (args -> outs +
+    residuals) and a linear graph (residuals + tangents -> a tangent per differentiable output)."""
+    box = {}
+
+    def primal(*xs):
+        lin = LinTrace()
+        with tracing(lin):
+            jt = JVPTrace()
+            with tracing(jt):
+                tin = [lin.new_input(a) if z else None for a, z in zip(avals, nz)]
+                outs = fn(*[jt.wrap(x, t) for x, t in zip(xs, tin)])
+        pairs = [jt.split(o) for o in outs]
+        out_avals = [aval_of(p) for p, _ in pairs]
+        t_out = [t if differentiable(a) else None for (_, t), a in zip(pairs, out_avals)]
+        graph, residuals, _ = lin.to_graph(tin, [t for t, a in zip(t_out, out_avals) if differentiable(a)],
+                                           [a for a in out_avals if differentiable(a)], instantiate=True)
+        box["lin"], box["n_res"] = graph, len(residuals)
+        return [p for p, _ in pairs] + residuals
+
+    pgraph, caps, _ = trace_subgraph(primal, _protos(avals), purpose)
+    if caps:
+        raise NotImplementedError(f"differentiating {purpose}: the body captured values it was not given")
+    return pgraph, box["lin"], box["n_res"]
+
+
+@cond_p.def_jvp
+def _cond_jvp(primals, tangents, *, branches, n_ops):
+    index, args, t_args = primals[0], list(primals[1:]), list(tangents[1:])
+    ops, caps = args[:n_ops], args[n_ops:]
+    splits = _split_caps(branches, n_ops, caps)
+    starts = np.cumsum([0] + [len(s) for s in splits])
+    avals = [aval_of(a) for a in args]
+    nz = [t is not None for t in t_args]
+    parts = []
+    for k, g in enumerate(branches):
+        fn = (lambda g, lo, hi: lambda *a: eval_graph(g, list(a[:n_ops]) + list(a[n_ops + lo:n_ops + hi])))(
+            g, starts[k], starts[k + 1])
+        parts.append(_split_linear(fn, avals, nz, "cond"))
+    n_out = len(branches[0].outs)
+    res_avals = [p.out_avals[n_out:] for p, _, _ in parts]
+    all_res = [a for r in res_avals for a in r]
+    offsets = np.cumsum([0] + [len(r) for r in res_avals])
+
+    def primal_branch(k):
+        def f(*a):
+            outs = eval_graph(parts[k][0], list(a))
+            res = []
+            for j, r in enumerate(res_avals):
+                res += outs[n_out:] if j == k else [_full(x, 0) for x in r]
+            return outs[:n_out] + res
+        return f
+
+    def linear_branch(k):
+        return lambda *a: eval_graph(parts[k][1], list(a[offsets[k]:offsets[k + 1]]) + list(a[len(all_res):]))
+
+    p_graphs = [trace_subgraph(primal_branch(k), _protos(avals), "cond")[0] for k in range(len(branches))]
+    outs = cond_p.bind(index, *args, branches=tuple(p_graphs), n_ops=len(args))
+    res = outs[n_out:]
+    t_in = [t for t in t_args if t is not None]
+    l_avals = all_res + [aval_of(t) for t in t_in]
+    l_graphs = [trace_subgraph(linear_branch(k), _protos(l_avals), "cond")[0] for k in range(len(branches))]
+    touts = iter(cond_p.bind(index, *res, *t_in, branches=tuple(l_graphs), n_ops=len(l_avals)))
+    out_avals = [aval_of(o) for o in outs[:n_out]]
+    return outs[:n_out], [next(touts) if differentiable(a) else None for a in out_avals]
+
+
+@cond_p.def_transpose
+def _cond_transpose(cts, index, *args, branches, n_ops):
+    if is_undefined(index) or n_ops != len(args):
+        raise NotImplementedError("transposing a cond that is not linear in its operands")
+    lin = [is_undefined(a) for a in args]
+    consts = [a for a in args if not is_undefined(a)]
+    out_avals = branches[0].out_avals
+    cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
+    lin_avals = [a.aval for a in args if is_undefined(a)]
+
+    def t_branch(g):
+        def f(*a):
+            it_c, it_l = iter(a[:len(consts)]), iter(lin_avals)
+            full = [UndefinedPrimal(next(it_l)) if z else next(it_c) for z in lin]
+            got = backward_pass(g, full, list(a[len(consts):]))
+            return [(_full(av.strip_weak(), 0) if c is None else c)
+                    for c, av, z in zip(got, g.in_avals, lin) if z]
+        return f
+
+    avals = [aval_of(c) for c in consts] + [aval_of(c) for c in cts]
+    graphs = tuple(trace_subgraph(t_branch(g), _protos(avals), "cond")[0] for g in branches)
+    got = iter(cond_p.bind(index, *consts, *cts, branches=graphs, n_ops=len(avals)))
+    return [None] + [next(got) if z else None for z in lin]
+
+
+@while_p.def_jvp
+def _while_jvp(primals, tangents, *, cond_graph, body_graph, n_carry, n_cond_caps):
+    carry, ccaps, bcaps = (primals[:n_carry], primals[n_carry:n_carry + n_cond_caps],
+                           primals[n_carry + n_cond_caps:])
+    t_carry, t_bcaps = tangents[:n_carry], tangents[n_carry + n_cond_caps:]
+    c_avals = [aval_of(c) for c in carry]
+    b_avals = [aval_of(b) for b in bcaps]
+    nz_b = [t is not None for t in t_bcaps]
+    nz_c = [t is not None for t in t_carry]
+    while True:  # the carries with a tangent: a fixed point (a tangent entering the body may reach others)
+        def probe(*a):
+            n, nb = n_carry, len(bcaps)
+            ins = list(a)
+            prim = ins[:n] + ins[2 * n:2 * n + nb]
+            tans = [ins[n + i] if z else None for i, z in enumerate(nz_c)]
+            tans += [ins[2 * n + nb + j] if z else None for j, z in enumerate(nz_b)]
+            jt = JVPTrace()
+            with tracing(jt):
+                outs = eval_graph(body_graph, [jt.wrap(p, t) for p, t in zip(prim, tans)])
+            box[0] = [jt.split(o)[1] is not None for o in outs]
+            return outs
+        box = {}
+        trace_subgraph(probe, _protos(c_avals + c_avals + b_avals + b_avals), "while_loop body")
+        new = [a or b for a, b in zip(nz_c, box[0])]
+        if new == nz_c:
+            break
+        nz_c = new
+    tc_avals = [a.strip_weak() for a, z in zip(c_avals, nz_c) if z]
+    tb = [t for t in t_bcaps if t is not None]
+
+    def body(*a):
+        a = list(a)
+        n_t = len(tc_avals)
+        cs, tcs = a[:n_carry], a[n_carry:n_carry + n_t]
+        bs, tbs = a[n_carry + n_t:n_carry + n_t + len(bcaps)], a[n_carry + n_t + len(bcaps):]
+        jt = JVPTrace()
+        with tracing(jt):
+            it_c, it_b = iter(tcs), iter(tbs)
+            ins = [jt.wrap(p, next(it_c) if z else None) for p, z in zip(cs, nz_c)]
+            ins += [jt.wrap(p, next(it_b) if z else None) for p, z in zip(bs, nz_b)]
+            outs = eval_graph(body_graph, ins)
+        pairs = [jt.split(o) for o in outs]
+        t_outs = [_full(av, 0) if t is None else t for (p, t), av, z in zip(pairs, c_avals, nz_c) if z]
+        return [p for p, _ in pairs] + t_outs
+
+    def cond(*a):
+        return eval_graph(cond_graph, list(a[:n_carry]) + list(a[n_carry + len(tc_avals):]))
+
+    tcs = [_full(av.strip_weak(), 0) if t is None else t for t, av, z in zip(t_carry, c_avals, nz_c) if z]
+    b_graph, b_caps, _ = trace_subgraph(body, _protos(c_avals + tc_avals + b_avals + [aval_of(t) for t in tb]),
+                                        "while_loop body")
+    c_graph, c_caps, _ = trace_subgraph(cond, _protos(c_avals + tc_avals + [aval_of(c) for c in ccaps]),
+                                        "while_loop cond")
+    if b_caps or c_caps:
+        raise NotImplementedError("differentiating while_loop: the body captured values it was not given")
+    outs = while_p.bind(*carry, *tcs, *ccaps, *bcaps, *tb, cond_graph=c_graph, body_graph=b_graph,
+                        n_carry=n_carry + len(tcs), n_cond_caps=len(ccaps))
+    prim_outs = outs[:n_carry]
+    if any(_ad.is_linear(o) for o in prim_outs):  # recorded for reverse mode: compute the values apart
+        prim_outs = while_p.bind(*primals, cond_graph=cond_graph, body_graph=body_graph, n_carry=n_carry,
+                                 n_cond_caps=n_cond_caps)
+    it = iter(outs[n_carry:])
+    return list(prim_outs), [next(it) if z else None for z in nz_c]
+
+
+@while_p.def_transpose
+def _while_transpose(*args, **params):
+    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+                     "start/stop values. Try using lax.scan, or using fori_loop with static start/stop.")
