@@ -490,37 +490,37 @@ class custom_jvp:
     tangents): return out, tangent_out`. Applied when `f` is called on values being differentiated."""
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
-        self.jvp: Callable | None = None
+        self._primal_fun, self._nondiff = fun, tuple(nondiff_argnums)
+        self._jvp_rule: Callable | None = None
         functools.update_wrapper(self, fun)
 
     def defjvp(self, jvp: Callable) -> Callable:
-        self.jvp = jvp
+        self._jvp_rule = jvp
         return jvp
 
     def defjvps(self, *fns: Callable | None) -> None:
         """One function per argument: `fn(tangent, ans, *primals)` is that argument's contribution."""
         def rule(primals, tangents):
-            ans = self.fun(*primals)
+            ans = self._primal_fun(*primals)
             out = None
             for fn, t in zip(fns, tangents):
                 if fn is not None:
                     out = add_tangents(out, fn(t, ans, *primals))
             return ans, out if out is not None else tree_util.tree_map(lambda a: _full(aval_of(a), 0), ans)
-        self.jvp = rule
+        self._jvp_rule = rule
 
     def __call__(self, *args):
-        if self.jvp is None:
+        if self._jvp_rule is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
-        trace, leaves, tree = _call_with_jvp_trace(args, self.nondiff_argnums)
+        trace, leaves, tree = _call_with_jvp_trace(args, self._nondiff)
         if trace is None:
-            return self.fun(*args)
+            return self._primal_fun(*args)
         split = [trace.split(x) for x in leaves]
         primals = tree_util.tree_unflatten(tree, [p for p, _ in split])
         tangents = tree_util.tree_unflatten(tree, [_full(aval_of(p).strip_weak(), 0) if t is None else t
                                                    for p, t in split])
-        nondiff = [args[i] for i in self.nondiff_argnums]
-        out, tout = self.jvp(*nondiff, tuple(primals), tuple(tangents))
+        nondiff = [args[i] for i in self._nondiff]
+        out, tout = self._jvp_rule(*nondiff, tuple(primals), tuple(tangents))
         o_leaves, o_tree = tree_util.tree_flatten(out)
         t_leaves, t_tree = tree_util.tree_flatten(tout)
         if o_tree != t_tree:
@@ -565,29 +565,29 @@ class custom_vjp:
     `bwd(residuals, ct) -> tuple of cotangents, one per argument`."""
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
-        self.fwd: Callable | None = None
-        self.bwd: Callable | None = None
+        self._primal_fun, self._nondiff = fun, tuple(nondiff_argnums)
+        self._fwd: Callable | None = None
+        self._bwd: Callable | None = None
         functools.update_wrapper(self, fun)
 
     def defvjp(self, fwd: Callable, bwd: Callable) -> None:
-        self.fwd, self.bwd = fwd, bwd
+        self._fwd, self._bwd = fwd, bwd
 
     def __call__(self, *args):
-        if self.fwd is None:
+        if self._fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
-        trace, leaves, tree = _call_with_jvp_trace(args, self.nondiff_argnums)
+        trace, leaves, tree = _call_with_jvp_trace(args, self._nondiff)
         if trace is None:
-            return self.fun(*args)
+            return self._primal_fun(*args)
         split = [trace.split(x) for x in leaves]
         tangents = [t for _, t in split]
         if any(t is not None and not _ad.is_linear(t) for t in tangents):
             raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
-        primals = _rebuild(args, self.nondiff_argnums, tree_util.tree_unflatten(tree, [p for p, _ in split]))
-        out, res = self.fwd(*primals)
+        primals = _rebuild(args, self._nondiff, tree_util.tree_unflatten(tree, [p for p, _ in split]))
+        out, res = self._fwd(*primals)
         o_leaves, o_tree = tree_util.tree_flatten(out)
-        nondiff = [args[i] for i in self.nondiff_argnums]
-        bwd = functools.partial(self.bwd, *nondiff) if nondiff else self.bwd
+        nondiff = [args[i] for i in self._nondiff]
+        bwd = functools.partial(self._bwd, *nondiff) if nondiff else self._bwd
         lin_in = [t for t in tangents if t is not None]
         if not lin_in:
             return out
@@ -723,7 +723,7 @@ def _while_jvp(primals, tangents, *, cond_graph, body_graph, n_carry, n_cond_cap
             with tracing(jt):
                 outs = eval_graph(body_graph, [jt.wrap(p, t) for p, t in zip(prim, tans)])
             box[0] = [jt.split(o)[1] is not None for o in outs]
-            return outs
+            return [jt.split(o)[0] for o in outs]
         box = {}
         trace_subgraph(probe, _protos(c_avals + c_avals + b_avals + b_avals), "while_loop body")
         new = [a or b for a, b in zip(nz_c, box[0])]
