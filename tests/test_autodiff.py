@@ -1,0 +1,290 @@
+"""Automatic differentiation: jvp of every differentiable primitive (through the NumPy functions that emit
+it) against central finite differences in float64, vjp against jvp (<u, J v> == <J^T u, v>), both against
+JAX where it is installed; the FAQ's gradients; composition with jit; errors."""
+from __future__ import annotations
+
+import os
+import types
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.numpy as snp
+from stagec import grad, jit, jvp, lax, value_and_grad, vjp
+
+try:
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    JAX = types.SimpleNamespace(np=jnp, lax=jax.lax, nn=jax.nn)
+except ImportError:  # pragma: no cover
+    jax = JAX = None
+
+MAX_EXAMPLES = int(os.environ.get("STAGEC_HYPOTHESIS_EXAMPLES", "3"))
+SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+SC = types.SimpleNamespace(np=snp, lax=lax, nn=stagec.nn)
+SHAPE = (2, 3)  # one shape for every case, so compiled modules are shared between examples
+
+pos = (0.5, 2.0)
+unit = (-0.8, 0.8)
+any_ = (-2.0, 2.0)
+big = (1.5, 3.0)
+
+# name -> (f(m, *xs), domains of the inputs)
+CASES = {
+    "neg": (lambda m, x: -x, [any_]),
+    "abs": (lambda m, x: m.np.abs(x), [pos]),
+    "exp": (lambda m, x: m.np.exp(x), [any_]),
+    "expm1": (lambda m, x: m.np.expm1(x), [any_]),
+    "log": (lambda m, x: m.np.log(x), [pos]),
+    "log1p": (lambda m, x: m.np.log1p(x), [pos]),
+    "tanh": (lambda m, x: m.np.tanh(x), [any_]),
+    "logistic": (lambda m, x: m.nn.sigmoid(x), [any_]),
+    "sin": (lambda m, x: m.np.sin(x), [any_]),
+    "cos": (lambda m, x: m.np.cos(x), [any_]),
+    "tan": (lambda m, x: m.np.tan(x), [unit]),
+    "sqrt": (lambda m, x: m.np.sqrt(x), [pos]),
+    "rsqrt": (lambda m, x: m.lax.rsqrt(x), [pos]),
+    "cbrt": (lambda m, x: m.np.cbrt(x), [pos]),
+    "asin": (lambda m, x: m.np.arcsin(x), [unit]),
+    "acos": (lambda m, x: m.np.arccos(x), [unit]),
+    "atan": (lambda m, x: m.np.arctan(x), [any_]),
+    "sinh": (lambda m, x: m.np.sinh(x), [any_]),
+    "cosh": (lambda m, x: m.np.cosh(x), [any_]),
+    "asinh": (lambda m, x: m.np.arcsinh(x), [any_]),
+    "acosh": (lambda m, x: m.np.arccosh(x), [big]),
+    "atanh": (lambda m, x: m.np.arctanh(x), [unit]),
+    "erf": (lambda m, x: m.lax.erf(x), [any_]),
+    "square_reciprocal": (lambda m, x: m.np.square(x) + m.np.reciprocal(x), [pos]),
+    "add_sub": (lambda m, x, y: x + y - 2 * y, [any_, any_]),
+    "mul_div": (lambda m, x, y: x * y / (y * y + 1), [any_, any_]),
+    "pow": (lambda m, x, y: m.np.power(x, y), [pos, any_]),
+    "max_min": (lambda m, x, y: m.np.maximum(x, y) + 2 * m.np.minimum(x, y), [any_, any_]),
+    "atan2": (lambda m, x, y: m.np.arctan2(x, y), [any_, pos]),
+    "rem": (lambda m, x, y: m.np.fmod(x, y), [(0.1, 0.9), (1.5, 2.0)]),
+    "where_select": (lambda m, x, y: m.np.where(x > 0, x * y, y), [any_, any_]),
+    "clip": (lambda m, x: m.np.clip(x, -1.0, 1.0), [any_]),
+    "complex_parts": (lambda m, x, y: m.np.abs(m.lax.complex(x, y) * (x + 1j)) + m.np.real(m.lax.complex(x, y) ** 2)
+                      + m.np.imag(m.np.exp(m.lax.complex(x, y))), [pos, any_]),
+    "astype": (lambda m, x: x.astype(m.np.float32).astype(m.np.float64) * x, [any_]),
+    "broadcast_reshape": (lambda m, x: (x[:, None, :] * x[None, :, :]).reshape(-1, 3) + x.sum(0), [any_]),
+    "transpose": (lambda m, x, y: m.np.transpose(x) @ y, [any_, any_]),
+    "slice_rev": (lambda m, x: x[:, ::-2] * x[:, 1:2] + x[::-1, :1], [any_]),
+    "concat_pad": (lambda m, x, y: m.np.pad(m.np.concatenate([x, y * y], 1), ((1, 0), (2, 1))), [any_, any_]),
+    "lax_pad_interior": (lambda m, x, y: m.lax.pad(x, y[0, 0], ((1, -1, 1), (0, 2, 2))), [any_, any_]),
+    "dynamic_slice": (lambda m, x: m.lax.dynamic_slice(x, (1, 1), (1, 2)) * 3, [any_]),
+    "dynamic_update_slice": (lambda m, x, y: m.lax.dynamic_update_slice(x, y[:1, :2] ** 2, (1, 0)), [any_, any_]),
+    "gather": (lambda m, x: x[m.np.array([1, 0, 1]), m.np.array([2, 2, 0])] * x[1], [any_]),
+    "take_along_axis": (lambda m, x: m.np.take_along_axis(x, m.np.argsort(x, axis=1), axis=1) ** 2, [any_]),
+    "scatter_add_set": (lambda m, x, y: x.at[0, m.np.array([1, 1])].add(y[0, :2]).at[1, 0].set(y[1, 1] ** 2),
+                        [any_, any_]),
+    "scatter_mul": (lambda m, x, y: x.at[0].multiply(y[1]), [any_, any_]),
+    "sum_mean": (lambda m, x: m.np.sum(x, axis=0) * m.np.mean(x), [any_]),
+    "prod": (lambda m, x: m.np.prod(x, axis=1), [any_]),
+    "max_reduce": (lambda m, x: m.np.max(x, axis=1) + m.np.min(x), [any_]),
+    "cumsum_cumprod": (lambda m, x: m.np.cumsum(x, axis=1) + m.np.cumprod(x, axis=1), [any_]),
+    "cummax_cummin": (lambda m, x: m.lax.cummax(x, axis=1) + m.lax.cummin(x, axis=0, reverse=True), [any_]),
+    "sort": (lambda m, x: m.np.sort(x, axis=1) * m.np.arange(3.0), [any_]),
+    "matmul": (lambda m, x, y: x @ y.T, [any_, any_]),
+    "einsum_batch": (lambda m, x, y: m.np.einsum("ij,ik->ijk", x, y), [any_, any_]),
+    "softmax_logsumexp": (lambda m, x: m.nn.softmax(x) + m.nn.logsumexp(x, axis=0), [any_]),
+    "gelu_relu": (lambda m, x: m.nn.gelu(x) + m.nn.relu(x) * x, [any_]),
+    "norm": (lambda m, x: m.np.linalg.norm(x, axis=1), [pos]),
+    "cond": (lambda m, x, y: m.lax.cond(x.sum() > 0, lambda a, b: m.np.sin(a) * b, lambda a, b: a - b, x, y),
+             [any_, any_]),
+    "switch": (lambda m, x: m.lax.switch(1, [m.np.exp, lambda a: a * a, m.np.cos], x), [any_]),
+}
+
+
+def _draw_inputs(data, domains):
+    return [np.array(data.draw(st.lists(st.floats(lo, hi), min_size=6, max_size=6)), np.float64).reshape(SHAPE)
+            for lo, hi in domains]
+
+
+_combined: dict = {}
+
+
+def _combined_fn(name):
+    """One jitted module per case: f at x +- eps*v, jvp and vjp (compiled once, shared by the examples)."""
+    if name not in _combined:
+        f = CASES[name][0]
+        g = lambda *xs: f(SC, *xs)
+
+        def run(xs, ts, u, eps):
+            plus = g(*[x + eps * t for x, t in zip(xs, ts)])
+            minus = g(*[x - eps * t for x, t in zip(xs, ts)])
+            y, ty = jvp(g, tuple(xs), tuple(ts))
+            _, pb = vjp(g, *xs)
+            return plus, minus, y, ty, pb(u)
+        _combined[name] = jit(run)
+    return _combined[name]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@SETTINGS
+@given(data=st.data())
+def test_jvp_vjp_against_finite_differences(x64, name, data):
+    f, domains = CASES[name]
+    xs = _draw_inputs(data, domains)
+    rng = np.random.default_rng(len(name))
+    ts = [rng.standard_normal(SHAPE) for _ in xs]
+    out_shape = np.shape(jit(lambda *a: f(SC, *a))(*xs))
+    u = rng.standard_normal(out_shape)
+    eps = 1e-6
+    plus, minus, y, ty, cts = _combined_fn(name)(xs, ts, u, eps)
+    fd = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(ty), fd, rtol=1e-5, atol=1e-5, err_msg=f"jvp of {name}")
+    lhs = float(np.sum(u * np.asarray(ty)))
+    rhs = sum(float(np.sum(np.asarray(c) * t)) for c, t in zip(cts, ts))
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-8, atol=1e-8, err_msg=f"vjp of {name} is not jvp's transpose")
+    if JAX is not None:
+        jg = lambda *a: f(JAX, *a)
+        _, jty = jax.jvp(jg, tuple(xs), tuple(ts))
+        np.testing.assert_allclose(np.asarray(ty), np.asarray(jty), rtol=1e-7, atol=1e-9, err_msg=f"{name} vs JAX")
+        jcts = jax.vjp(jg, *xs)[1](u)
+        for c, jc in zip(cts, jcts):
+            np.testing.assert_allclose(np.asarray(c), np.asarray(jc), rtol=1e-7, atol=1e-9)
+
+
+def test_every_float_primitive_has_a_jvp_rule():
+    from stagec.primitives import all_primitives
+    no_derivative = {"not", "is_finite", "and", "or", "xor", "shift_left", "shift_right_arithmetic",
+                     "shift_right_logical", "eq", "ne", "lt", "le", "gt", "ge", "iota", "argminmax", "reduce_and",
+                     "reduce_or", "callback"}
+    missing = [p.name for p in all_primitives() if p.jvp is None and p.name not in no_derivative]
+    assert missing == []
+
+
+# ---------------------------------------------------------------- the FAQ
+
+
+def test_faq_where_nan_gradient_and_safe_version():
+    def my_log(x):
+        return snp.where(x > 0., snp.log(x), 0.)
+
+    def safe_for_grad_log(x):
+        return snp.log(snp.where(x > 0., x, 1.))
+
+    assert np.isnan(float(grad(my_log)(0.)))
+    assert float(grad(safe_for_grad_log)(0.)) == 0.0
+    assert float(jit(grad(safe_for_grad_log))(0.)) == 0.0
+    assert np.isnan(float(jit(grad(my_log))(0.)))
+
+
+def test_faq_step_and_sort_order_functions_have_zero_gradient():
+    step = lambda x: snp.where(x < 0.5, 0., 1.)
+    assert float(grad(step)(1.0)) == 0.0
+    rank = lambda x: snp.argsort(x).astype(snp.float32) @ x
+    np.testing.assert_array_equal(np.asarray(grad(lambda x: snp.argsort(x).astype(snp.float32).sum())(
+        snp.array([3., 1., 2.]))), [0, 0, 0])
+    np.testing.assert_allclose(np.asarray(grad(rank)(snp.array([3., 1., 2.]))), [1, 2, 0])
+    sig = grad(stagec.nn.sigmoid)(0.5)
+    s = 1 / (1 + np.exp(-0.5))
+    np.testing.assert_allclose(float(sig), s * (1 - s), rtol=1e-6)
+
+
+def test_faq_grad_branches_on_concrete_values_eagerly_and_fails_under_jit():
+    def divide(x, y):
+        return x / y if y >= 1. else 0.
+
+    assert float(grad(divide)(3., 2.)) == 0.5
+    assert float(grad(divide, argnums=1)(3., 2.)) == -0.75
+    with pytest.raises(stagec.errors.ConcretizationTypeError, match="argument 'y'"):
+        jit(grad(divide))(3., 2.)
+
+
+# ---------------------------------------------------------------- composition
+
+
+def test_jit_of_grad_is_one_module_and_matches_eager():
+    f = lambda w, x: snp.tanh(x @ w).sum()
+    w, x = snp.ones((3, 2)) * 0.1, snp.arange(6.0).reshape(2, 3)
+    text = stagec.make_mlir(grad(f))(w, x)
+    assert text.count("func.func") == 1 and "dot_general" in text and "tanh" in text
+    np.testing.assert_allclose(np.asarray(jit(grad(f))(w, x)), np.asarray(grad(f)(w, x)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(grad(jit(f))(w, x)), np.asarray(grad(f)(w, x)), rtol=1e-6)
+
+
+def test_higher_order():
+    assert abs(float(grad(grad(snp.sin))(1.0)) + np.sin(1.0)) < 1e-6
+    assert abs(float(grad(grad(grad(lambda x: x ** 4)))(2.0)) - 48.0) < 1e-4
+    assert abs(float(jit(grad(grad(snp.tanh)))(0.3)) - (-2 * np.tanh(.3) * (1 - np.tanh(.3) ** 2))) < 1e-5
+    h = stagec.hessian(lambda x: (x ** 3).sum() + x[0] * x[1])(snp.array([1., 2.]))
+    np.testing.assert_allclose(np.asarray(h), [[6, 1], [1, 12]])
+    x = snp.array([1., 2.])
+    f = lambda x: snp.sin(x) * x[0]
+    np.testing.assert_allclose(np.asarray(stagec.jacfwd(f)(x)), np.asarray(stagec.jacrev(f)(x)), rtol=1e-6)
+
+
+def test_argnums_has_aux_value_and_grad_linearize():
+    f = lambda x, y: ((x * y).sum(), {"aux": x + 1})
+    (v, aux), (gx, gy) = value_and_grad(f, argnums=(0, 1), has_aux=True)(snp.ones(2), snp.array([2., 3.]))
+    assert float(v) == 5.0
+    np.testing.assert_array_equal(np.asarray(aux["aux"]), [2, 2])
+    np.testing.assert_array_equal(np.asarray(gx), [2, 3])
+    np.testing.assert_array_equal(np.asarray(gy), [1, 1])
+    y, f_jvp = stagec.linearize(snp.sin, 1.0)
+    assert abs(float(f_jvp(2.0)) - 2 * np.cos(1.0)) < 1e-6
+
+
+def test_while_loop_forward_mode_and_reverse_error():
+    def f(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * c[1]), (0, x))[1]
+
+    y, t = jvp(f, (2.0,), (1.0,))
+    assert float(y) == 256.0 and float(t) == 1024.0
+    y, t = jit(lambda x: jvp(f, (x,), (1.0,)))(2.0)
+    assert float(t) == 1024.0
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+        grad(f)(2.0)
+
+
+def test_cond_both_modes_and_grad_of_grad():
+    f = lambda x: lax.cond(x > 0, lambda a: a ** 3, lambda a: -a, x)
+    assert float(grad(f)(2.0)) == 12.0 and float(grad(f)(-2.0)) == -1.0
+    assert float(jit(grad(f))(2.0)) == 12.0
+    assert float(grad(grad(f))(2.0)) == 12.0
+    assert float(jvp(f, (2.0,), (1.0,))[1]) == 12.0
+
+
+def test_custom_jvp_and_custom_vjp():
+    @stagec.custom_jvp
+    def log1pexp(x):
+        return snp.log1p(snp.exp(x))
+
+    @log1pexp.defjvp
+    def _(primals, tangents):
+        (x,), (g,) = primals, tangents
+        return log1pexp(x), g * (1 - 1 / (1 + snp.exp(x)))
+
+    assert float(grad(log1pexp)(100.)) == 1.0  # the plain rule gives NaN here
+    assert abs(float(jit(grad(log1pexp))(3.)) - 1 / (1 + np.exp(-3.))) < 1e-6
+
+    @stagec.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    clip_gradient.defvjp(lambda x: (x, None), lambda res, g: (snp.clip(g, -1, 1),))
+    assert float(grad(lambda x: 5 * clip_gradient(x))(2.)) == 1.0
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jvp(clip_gradient, (1.,), (1.,))
+
+
+def test_stop_gradient():
+    assert float(grad(lambda x: lax.stop_gradient(x) * x)(3.)) == 3.0
+    assert float(jit(grad(lambda x: lax.stop_gradient(x * x) + x))(3.)) == 1.0
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions"):
+        grad(lambda x: x * 2)(snp.ones(3))
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+        grad(lambda x: x * 2.)(1)
+    with pytest.raises(TypeError, match="grad requires real-valued outputs"):
+        grad(lambda x: x * 1j)(1.)
+    from stagec.debug import pure_callback
+    with pytest.raises(NotImplementedError, match="'callback'"):
+        grad(lambda x: pure_callback(np.sin, stagec.ShapeDtypeStruct((), np.float32), x))(1.)
