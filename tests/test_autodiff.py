@@ -99,9 +99,16 @@ CASES = {
 }
 
 
-def _draw_inputs(data, domains):
-    return [np.array(data.draw(st.lists(st.floats(lo, hi), min_size=6, max_size=6)), np.float64).reshape(SHAPE)
-            for lo, hi in domains]
+FD_LOOSE = {"astype": 1e-3}  # through float32: a wider step and tolerance
+
+
+def _draw_inputs(data, domains, rng):
+    """Values in each domain's interior, jittered so that no two are equal and none sits on a kink."""
+    out = []
+    for lo, hi in domains:
+        u = np.array(data.draw(st.lists(st.floats(0, 1), min_size=6, max_size=6)), np.float64).reshape(SHAPE)
+        out.append(lo + (hi - lo) * (0.05 + 0.9 * u) + 0.02 * (hi - lo) * rng.uniform(-1, 1, SHAPE))
+    return out
 
 
 _combined: dict = {}
@@ -128,15 +135,16 @@ def _combined_fn(name):
 @given(data=st.data())
 def test_jvp_vjp_against_finite_differences(x64, name, data):
     f, domains = CASES[name]
-    xs = _draw_inputs(data, domains)
     rng = np.random.default_rng(len(name))
+    xs = _draw_inputs(data, domains, rng)
     ts = [rng.standard_normal(SHAPE) for _ in xs]
     out_shape = np.shape(jit(lambda *a: f(SC, *a))(*xs))
     u = rng.standard_normal(out_shape)
-    eps = 1e-6
+    eps = FD_LOOSE.get(name, 1e-6)
     plus, minus, y, ty, cts = _combined_fn(name)(xs, ts, u, eps)
     fd = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
-    np.testing.assert_allclose(np.asarray(ty), fd, rtol=1e-5, atol=1e-5, err_msg=f"jvp of {name}")
+    np.testing.assert_allclose(np.asarray(ty), fd, rtol=1e-5 if eps < 1e-4 else 1e-2, atol=1e-5,
+                               err_msg=f"jvp of {name}")
     lhs = float(np.sum(u * np.asarray(ty)))
     rhs = sum(float(np.sum(np.asarray(c) * t)) for c, t in zip(cts, ts))
     np.testing.assert_allclose(lhs, rhs, rtol=1e-8, atol=1e-8, err_msg=f"vjp of {name} is not jvp's transpose")

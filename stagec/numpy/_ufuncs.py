@@ -57,7 +57,9 @@ def arctan2(x1, x2, /):
                              lax.bitwise_and(lax.eq(x, _const(x, -np.inf)), lax.is_finite(y)))
     at_axis = lax.select(signbit(x), lax.select(signbit(y), _const(y, -np.pi), _const(y, np.pi)),
                          lax.select(signbit(y), _const(y, -0.0), _const(y, 0)))
-    out = lax.select(on_axis, at_axis, lax.atan2(y, x))
+    # + y/x (zero there) keeps the derivative on the axis: d/dy = 1/x, d/dx = 0
+    x_safe = lax.select(lax.eq(x, _const(x, 0)), _const(x, 1), x)
+    out = lax.select(on_axis, lax.add(at_axis, lax.div(y, x_safe)), lax.atan2(y, x))
     inf = _const(x, np.inf)
     both_inf = lax.bitwise_and(lax.eq(lax.abs(x), inf), lax.eq(lax.abs(y), inf))  # IREE: NaN
     corner = lax.select(signbit(x), _const(y, 3 * np.pi / 4), _const(y, np.pi / 4))
