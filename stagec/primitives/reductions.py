@@ -252,7 +252,8 @@ def take_along(x, idx, axis: int):
     """x[..., idx, ...] along `axis` for an index array of x's shape (a gather; its transpose scatters)."""
     from .indexing import gather
     shape = aval_of(x).shape
-    cols = [idx if d == axis else broadcasted_iota(aval_of(idx).dtype, shape, d) for d in range(len(shape))]
+    idx = ew.convert_element_type(idx, np.int32)
+    cols = [idx if d == axis else broadcasted_iota(np.int32, shape, d) for d in range(len(shape))]
     full = concatenate([reshape(c, shape + (1,)) for c in cols], len(shape))
     n = len(shape)
     return gather(x, full, offset_dims=(), collapsed_slice_dims=tuple(range(n)), start_index_map=tuple(range(n)),
@@ -261,7 +262,12 @@ def take_along(x, idx, axis: int):
 
 def _sort_jvp(primals, tangents, *, dimension, num_keys, is_stable):
     shape = aval_of(primals[0]).shape
-    outs = sort_p.bind(*primals, broadcasted_iota(np.int32, shape, dimension), dimension=dimension,
+    # The permutation rides along as one more operand; its dtype differs from every operand's, so that
+    # common-subexpression elimination cannot merge it with an iota already sorted (IREE sorts in place
+    # and rejects one buffer passed twice).
+    used = {aval_of(p).dtype for p in primals}
+    dt = next(np.dtype(d) for d in (np.int32, np.uint32, np.int16) if np.dtype(d) not in used)
+    outs = sort_p.bind(*primals, broadcasted_iota(dt, shape, dimension), dimension=dimension,
                        num_keys=num_keys, is_stable=is_stable)
     perm = outs[-1]
     return outs[:-1], [None if t is None else take_along(t, perm, dimension) for t in tangents]
