@@ -18,7 +18,6 @@ from stagec import grad, jit, jvp, lax, value_and_grad, vjp
 try:
     import jax
     import jax.numpy as jnp
-    jax.config.update("jax_enable_x64", True)
     JAX = types.SimpleNamespace(np=jnp, lax=jax.lax, nn=jax.nn)
 except ImportError:  # pragma: no cover
     jax = JAX = None
@@ -148,12 +147,18 @@ def test_jvp_vjp_against_finite_differences(x64, name, data):
     rhs = sum(float(np.sum(np.asarray(c) * t)) for c, t in zip(cts, ts))
     np.testing.assert_allclose(lhs, rhs, rtol=1e-8 if eps < 1e-4 else 1e-5, atol=1e-8, err_msg=f"vjp of {name} is not jvp's transpose")
     if JAX is not None:
-        jg = lambda *a: f(JAX, *a)
-        _, jty = jax.jvp(jg, tuple(xs), tuple(ts))
-        np.testing.assert_allclose(np.asarray(ty), np.asarray(jty), rtol=1e-7, atol=1e-9, err_msg=f"{name} vs JAX")
-        jcts = jax.vjp(jg, *xs)[1](u)
-        for c, jc in zip(cts, jcts):
-            np.testing.assert_allclose(np.asarray(c), np.asarray(jc), rtol=1e-7, atol=1e-9)
+        old = jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", True)  # the oracle in float64 too, for this test only
+        try:
+            jg = lambda *a: f(JAX, *a)
+            _, jty = jax.jvp(jg, tuple(xs), tuple(ts))
+            np.testing.assert_allclose(np.asarray(ty), np.asarray(jty), rtol=1e-7, atol=1e-9,
+                                       err_msg=f"{name} vs JAX")
+            jcts = jax.vjp(jg, *xs)[1](u)
+            for c, jc in zip(cts, jcts):
+                np.testing.assert_allclose(np.asarray(c), np.asarray(jc), rtol=1e-7, atol=1e-9)
+        finally:
+            jax.config.update("jax_enable_x64", old)
 
 
 def test_cbrt_float32():  # IREE compiles no float64 cbrt, so it is not in the float64 table
