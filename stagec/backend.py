@@ -11,9 +11,11 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
+import re
 import tempfile
 import threading
 from typing import NamedTuple, Sequence
@@ -36,15 +38,26 @@ class Target(NamedTuple):
     flags: tuple[str, ...]
 
 
+# IREE 3.13 knows no sm_90 ("missing GPU target"); sm_80 and sm_89 both run on an H100. sm_80 measured faster
+# on 9 of 12 workloads of benchmarks/bench_gpu.py (f16 matmul 4096: 1.02 vs 1.29 ms, bf16 1.20 vs 1.32,
+# layernorm 0.061 vs 0.091); sm_89 won softmax 4096x1024 (0.071 vs 0.212 ms), in both runs.
+CUDA_ARCH = "sm_80"
+# IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64 (without x64 no f64 reaches
+# IREE, so the flag changes nothing then).
+_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
 TARGETS: dict[str, Target] = {t.backend: t for t in (
     # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul went
-    # from 38 ms to 14 ms with it (measured on this machine, iree 3.13). IREE demotes f64 to f32 by
-    # default; under enable_x64 a float64 must stay float64.
+    # from 38 ms to 14 ms with it (measured on this machine, iree 3.13).
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
-           ("--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling",
-            "--iree-input-demote-f64-to-f32=false")),
-    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ()),
-    Target("cuda", "cuda", "--iree-cuda-target=", ("--iree-cuda-target=sm_80",)),
+           ("--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling", _KEEP_F64)),
+    # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
+    # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
+    # Vulkan: take_along_axis(x, argsort(x)) right once, then wrong; not hoisting fixes it.
+    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", _KEEP_F64)),
+    # Split reduction: `sum` of 1M floats went from 0.209 to 0.062 ms on an H100 (benchmarks/bench_gpu.py).
+    Target("cuda", "cuda", "--iree-cuda-target=",
+           (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", _KEEP_F64)),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
 
@@ -81,6 +94,43 @@ def _rt():
     return rt
 
 
+# Vulkan targets. IREE's default (vp_android_baseline_2022) has 32-bit storage only: a bool or int8 tensor is
+# written as read-modify-write of whole 32-bit words, so a 5-byte bool result gets an 8-byte store. NVIDIA's
+# driver drops stores past a buffer's end (robust buffer access): bools past the last full word came back 0
+# on an H100 while lavapipe kept them. An NVIDIA GPU gets its architecture's target (8/16/64-bit types,
+# 32-wide subgroups, tensor cores); any other device the baseline plus the 8/16/64-bit storage and arithmetic
+# that every desktop driver and lavapipe have.
+_VULKAN_NVIDIA = ("--iree-vulkan-target=ampere",)
+_VULKAN_PORTABLE = ("--iree-vulkan-target=vp_android_baseline_2022",
+                    "--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:StorageBuffer8BitAccess,"
+                    "cap:StorageBuffer16BitAccess,cap:Int8,cap:Int16,cap:Int64,cap:Float16,cap:Float64,"
+                    "ext:SPV_KHR_8bit_storage,ext:SPV_KHR_16bit_storage")
+
+
+def device_names(driver: str) -> list[str]:
+    """Names of the devices an IREE driver finds here ([] when the driver, its library or a device is missing)."""
+    try:
+        return [d["name"] for d in _rt().get_driver(driver).query_available_devices()]
+    except Exception:
+        return []
+
+
+def gpu_backends() -> list[str]:
+    """The GPU backends with a GPU here: cuda, vulkan (lavapipe, Mesa's Vulkan on the CPU, does not count)."""
+    return [b for b in ("cuda", "vulkan") if any("llvmpipe" not in n for n in device_names(b))]
+
+
+@functools.cache
+def vulkan_target_flags() -> tuple[str, ...]:
+    """The Vulkan target for the first device IREE's Vulkan driver finds (portable when there is none), or
+    STAGEC_VULKAN_TARGET's: an IREE Vulkan target name (`ampere`, `rdna3`, ...) or `portable`."""
+    chosen = os.environ.get("STAGEC_VULKAN_TARGET")
+    if chosen:
+        return _VULKAN_PORTABLE if chosen == "portable" else (f"--iree-vulkan-target={chosen}",)
+    names = device_names("vulkan")
+    return _VULKAN_NVIDIA if names and "NVIDIA" in names[0] else _VULKAN_PORTABLE
+
+
 class Device:
     """One device a backend runs on, named as JAX names them (`CpuDevice(id=0)`)."""
 
@@ -108,9 +158,11 @@ class Backend:
     def compile_flags(self, arch: str | None = None) -> list[str]:
         """The default compiler flags, with `arch` (a CPU name, `sm_80`, a Vulkan target) replacing the default one."""
         t = TARGETS[self.name]
+        flags = [*vulkan_target_flags(), *t.flags] if self.name == "vulkan" else list(t.flags)
         if arch is None:
-            return list(t.flags)
-        return [f for f in t.flags if not f.startswith(t.arch_flag)] + [t.arch_flag + arch]
+            return flags
+        # (arch_flag[:-1] also drops the default target's `...-features=`, which describe that target only)
+        return [f for f in flags if not f.startswith(t.arch_flag[:-1])] + [t.arch_flag + arch]
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
                 side_flags: Sequence[str] = ()) -> bytes:
@@ -123,12 +175,20 @@ class Backend:
             # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
             # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
             extra.append("--iree-llvmcpu-link-embedded=false")
+        rewrites = _gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
+        if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
+            mlir = _legalize_for_gpu(mlir, self.name, rewrites)
         try:
             return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
                                   extra_args=[*(self.compile_flags() if flags is None else flags), *extra])
         except ic.CompilerToolError as e:
             path = _save_failed_mlir(mlir, fun_name)
             diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
+            f64 = re.search(r"'spirv\.GL\.(\w+)' op operand .* but got 'f64'", diag)
+            if f64:
+                raise NotImplementedError(f"function {fun_name!r}: Vulkan has no float64 {f64[1].lower()} (SPIR-V's "
+                                          f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
+                                          f"or cuda backend (MLIR in {path})") from None
             raise CompileError(f"IREE could not compile function {fun_name!r} for {self.target}; the MLIR "
                                f"it was given is in {path}\n{diag}") from None
 
@@ -157,37 +217,38 @@ class Backend:
         return "local-sync" if self.name == "cpu" else self.name
 
     def put(self, value: np.ndarray):
-        """Copy a host array into a new device buffer view."""
+        """Copy a host array into a new device buffer view.
+
+        GPUs get plain device memory filled by a transfer: host-visible device-local memory is managed
+        (unified) memory on CUDA, which can hang a shared GPU once it outgrows what the card has free."""
         rt = _rt()
         _, dev, _ = self.hal(self.alloc_driver)
         value = np.asarray(value, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
         storage = value.view(np.uint8) if value.dtype == np.bool_ else value
-        buf = dev.allocator.allocate_buffer_copy(
-            memory_type=rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE,
-            allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED,
-            device=dev, buffer=storage.reshape(-1))
+        memory, usage = rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT
+        if self.name == "cpu":
+            memory, usage = memory | rt.MemoryType.HOST_VISIBLE, usage | rt.BufferUsage.MAPPING_SCOPED
+        buf = dev.allocator.allocate_buffer_copy(memory_type=memory, allowed_usage=usage, device=dev,
+                                                 buffer=storage.reshape(-1))
         return rt.HalBufferView(buf, value.shape, _element_type(value.dtype))
 
     def get(self, bv, aval: ShapedArray) -> np.ndarray:
-        """Copy a device buffer view back into a new host array."""
+        """Copy a device buffer view back into a new host array (on a GPU through a queue copy)."""
         if aval.size == 0:
             return np.zeros(aval.shape, aval.dtype)
         try:
-            mapped = bv.map()
-        except RuntimeError:  # device-only memory (a Vulkan/CUDA result): copy through a host staging buffer
-            try:
-                mapped = self._staged(bv)
-            except RuntimeError as e:
-                raise NotImplementedError(f"stagec backend {self.name!r}: reading a {aval.str_short()} result back "
-                                          f"to the host is not supported by IREE driver {self.alloc_driver!r} here "
-                                          f"(neither mapping nor a staging copy worked: {e})") from None
+            mapped = bv.map() if self.name == "cpu" else self._staged(bv)
+        except RuntimeError as e:
+            raise NotImplementedError(f"stagec backend {self.name!r}: reading a {aval.str_short()} result back "
+                                      f"to the host is not supported by IREE driver {self.alloc_driver!r} here "
+                                      f"({e})") from None
         host = mapped.asarray(aval.shape, np.dtype(np.uint8) if aval.dtype == np.bool_ else aval.dtype)
         out = np.array(host, copy=True)
         return out.view(np.bool_) if aval.dtype == np.bool_ else out
 
     def _staged(self, bv):
-        """Map a copy of a buffer the host cannot map (`DeviceArray.to_host` fails on lavapipe: it imports
-        unaligned host memory), made by a device queue copy into a mappable host buffer."""
+        """Map a copy of a device buffer, made by a queue copy into host memory the device writes to and
+        awaited before mapping. (`DeviceArray.to_host` fails on lavapipe: it imports unaligned host memory.)"""
         rt = _rt()
         _, dev, _ = self.hal(self.alloc_driver)
         src = bv.get_buffer()
@@ -219,6 +280,81 @@ def _element_type(dtype: np.dtype):
     rt = _rt()
     from iree.runtime.array_interop import map_dtype_to_element_type
     return rt.HalElementType.BOOL_8 if dtype == np.bool_ else map_dtype_to_element_type(dtype)
+
+
+# Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
+# approximations clamp the argument with SPIR-V's FMin/FMax, which may return the non-NaN operand.
+_NAN_GUARDED = ("stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.tanh", "stablehlo.logistic",
+                "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
+                "stablehlo.cbrt")
+
+
+def _gpu_rewrites(mlir: str, backend: str) -> list[str]:
+    """The ops of `mlir` that `_legalize_for_gpu` rewrites for `backend` (cheap text test, no parse)."""
+    ops = []
+    if "xbf16>" in mlir:
+        ops += [op for op in ("stablehlo.dot_general", "stablehlo.power") if op in mlir]
+    if backend == "vulkan":
+        ops += [op for op in _NAN_GUARDED if op + " " in mlir]
+    return ops
+
+
+def _legalize_for_gpu(mlir: str, backend: str, ops: Sequence[str]) -> str:
+    """Rewrite ops that IREE 3.13 miscompiles or cannot compile for a GPU, keeping the signature.
+
+    - bf16 `dot_general`: CUDA fails on a bf16 result ("'func.func' op failed to distribute"), so the product
+      accumulates in f32 (what JAX does for a bf16 dot) and is rounded once. SPIR-V fails on any bf16 operand
+      fused into a matmul ("failed to legalize vector.bitcast"), so operands are widened to f32 in dispatches
+      of their own (an optimization barrier keeps them apart) and the f32 product is rounded in another.
+    - bf16 `power`: CUDA rounded the intermediate y*log(x) to bf16 (16.75**3.72: 34048, not 35629); it is
+      computed in f32 and rounded once, as JAX computes bf16 elementwise ops.
+    - Vulkan `_NAN_GUARDED` functions: NaN inputs are passed through by a select (NVIDIA returned exp(NaN) = 0).
+    """
+    from iree.compiler import ir
+    with ir.Context():
+        module = ir.Module.parse(mlir)
+        found = []
+
+        def visit(op):
+            if op.name in ops and (op.name in _NAN_GUARDED or str(op.results[0].type).endswith("xbf16>")):
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        f32, i1 = ir.F32Type.get(), ir.IntegerType.get_signless(1)
+
+        def like(t, element):  # tensor type `t` with another element type
+            return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
+
+        def create(name, operands, results, attributes=None):
+            return ir.Operation.create(name, results=results, operands=operands, attributes=attributes)
+
+        def widen(v):
+            return v if str(v.type).endswith("xf32>") else create("stablehlo.convert", [v], [like(v.type, f32)]).result
+
+        for op in found:
+            with ir.InsertionPoint(op), op.location:
+                out_type, operands = op.results[0].type, list(op.operands)
+                attrs = {name: op.attributes[name] for name in op.attributes}
+                if op.name in _NAN_GUARDED:
+                    e = create(op.name, operands, [out_type], attrs).result
+                    nan = create("stablehlo.compare", [operands[0], operands[0]], [like(out_type, i1)],
+                                 {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>")})
+                    new = create("stablehlo.select", [nan.result, operands[0], e], [out_type]).result
+                else:
+                    wide = like(out_type, f32)
+                    if backend == "vulkan" or op.name != "stablehlo.dot_general":
+                        operands = [widen(v) for v in operands]
+                    if backend == "vulkan" and op.name == "stablehlo.dot_general":
+                        operands = list(create("stablehlo.optimization_barrier", operands,
+                                               [v.type for v in operands]).results)
+                    product = create(op.name, operands, [wide], attrs).result
+                    if backend == "vulkan" and op.name == "stablehlo.dot_general":
+                        product = create("stablehlo.optimization_barrier", [product], [product.type]).result
+                    new = create("stablehlo.convert", [product], [out_type]).result
+                op.results[0].replace_all_uses_with(new)
+                op.erase()
+        return str(module)
 
 
 def _save_failed_mlir(mlir: str, fun_name: str) -> str:
