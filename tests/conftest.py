@@ -15,9 +15,13 @@ def x64():
     stagec.config.update("enable_x64", old)
 
 
+# JAX, the optional oracle, runs on the CPU: on a GPU machine it would otherwise take 75% of the GPU's memory
+# in every test process, and stagec's own GPU tests would run out of it.
+import os as _os
+_os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
 # Never touch the user's ~/.cache/stagec: a fresh persistent cache per session, set at import so that
 # collection and subprocesses use it too; STAGEC_TEST_CACHE_DIR names a folder to reuse across runs instead.
-import os as _os
 import tempfile as _tempfile
 
 _user_cache_dir = _os.environ.get("STAGEC_CACHE_DIR")

@@ -1,0 +1,84 @@
+"""GPU backends: what is compiled for them is checked here on any machine; what runs on them only where IREE
+finds a GPU (skipped otherwise; scripts/test-gpu.sh runs the whole suite on each GPU backend found)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import ShapeDtypeStruct as S
+from stagec import backend
+from stagec.dtypes import bfloat16
+
+GPUS = backend.gpu_backends()
+BF16 = S((64, 64), bfloat16)
+
+
+def test_gpu_flags_keep_float64_split_cuda_reductions_and_hoist_no_vulkan_constants():
+    for name in ("cuda", "vulkan"):
+        assert "--iree-input-demote-f64-to-f32=false" in backend.get_backend(name).compile_flags()
+    assert "--iree-dispatch-creation-enable-split-reduction" in backend.get_backend("cuda").compile_flags()
+    assert "--iree-opt-const-expr-hoisting=false" in backend.get_backend("vulkan").compile_flags()
+
+
+def test_vulkan_target_has_8bit_storage_and_can_be_chosen(monkeypatch):
+    # The default target stored bools as 32-bit words: 5 bools got an 8-byte store, dropped by NVIDIA past 5 bytes.
+    flags = " ".join(backend.vulkan_target_flags())
+    assert "--iree-vulkan-target=ampere" in flags or "StorageBuffer8BitAccess" in flags
+    backend.vulkan_target_flags.cache_clear()
+    monkeypatch.setenv("STAGEC_VULKAN_TARGET", "rdna3")
+    try:
+        assert backend.vulkan_target_flags() == ("--iree-vulkan-target=rdna3",)
+    finally:
+        backend.vulkan_target_flags.cache_clear()
+
+
+@pytest.mark.parametrize("target", ["cuda", "vulkan-spirv"])
+def test_bfloat16_matmul_compiles_for_gpus(target):
+    # IREE 3.13 alone: "failed to distribute" (cuda), "failed to legalize vector.bitcast" (vulkan).
+    c = stagec.jit(lambda a, b: a @ b).lower(BF16, BF16).compile(target)
+    assert len(c.artifact.vmfb) > 1000
+
+
+def test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan():
+    text = stagec.jit(lambda a, b, x: (a @ b, snp.exp(x))).lower(BF16, BF16, S((4,), np.float32)).as_text()
+    cuda = backend._legalize_for_gpu(text, "cuda", backend._gpu_rewrites(text, "cuda"))
+    assert "(tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>" in cuda and "select" not in cuda
+    vulkan = backend._legalize_for_gpu(text, "vulkan", backend._gpu_rewrites(text, "vulkan"))
+    assert "optimization_barrier" in vulkan and "stablehlo.compare" in vulkan and "stablehlo.select" in vulkan
+    signature = [line.split("(", 1)[1] for line in text.splitlines() if "@main(" in line]
+    for t in (cuda, vulkan):
+        assert [line.split("(", 1)[1] for line in t.splitlines() if "@main(" in line] == signature
+
+
+def test_vulkan_float64_transcendental_is_not_implemented():
+    with _x64():
+        with pytest.raises(NotImplementedError, match="Vulkan has no float64 sin"):
+            stagec.jit(snp.sin).lower(S((4,), np.float64)).compile("vulkan-spirv")
+
+
+class _x64:
+    def __enter__(self):
+        self.old = stagec.config.enable_x64
+        stagec.config.update("enable_x64", True)
+
+    def __exit__(self, *exc):
+        stagec.config.update("enable_x64", self.old)
+
+
+@pytest.mark.skipif(not GPUS, reason="no GPU found by IREE's cuda or vulkan drivers")
+@pytest.mark.parametrize("name", GPUS or ["none"])
+def test_gpu_runs_bools_bf16_matmul_nan_and_argsort_twice(name):
+    f = stagec.jit(lambda x, a: ((x > 0).astype(np.float32), snp.exp(x), a @ a), backend=name)
+    g = stagec.jit(lambda v: snp.take_along_axis(v, snp.argsort(v), axis=0), backend=name)
+    x = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, np.nan], np.float32)
+    a = np.random.default_rng(0).standard_normal((64, 64)).astype(bfloat16)
+    step, e, m = f(x, a)
+    v = x[4::-1].copy()
+    for _ in range(2):  # a hoisted constant (argsort's iota) came back permuted from the second call on Vulkan
+        np.testing.assert_array_equal(np.asarray(g(v)), np.sort(v))
+    assert np.asarray(step).tolist() == [0, 0, 0, 1, 1, 0]
+    np.testing.assert_allclose(np.asarray(e), np.exp(x), rtol=1e-6)  # NaN in, NaN out
+    ref = a.astype(np.float32) @ a.astype(np.float32)
+    assert np.linalg.norm(np.asarray(m).astype(np.float32) - ref) / np.linalg.norm(ref) < 1e-2
