@@ -364,6 +364,18 @@ def _scale_bottom(x, w, axis: int):
 _MAX_SWEEPS = 30
 
 
+def _pad_corner(a, value):
+    """`a` (..., m, n) with one more row and column, zero but for `value` (...,) in the new corner. Complex
+    parts are padded apart (IREE 3.13 crashes compiling some complex pads)."""
+    m, n = aval_of(a).shape[-2:]
+    widths = [(0, 0)] * (aval_of(a).ndim - 2) + [(0, 1), (0, 1)]
+    corner = logical_and(equal(_idx(m + 1, -2), m), equal(_idx(n + 1, -1), n))
+    edge = lambda x: where(corner, expand_dims(expand_dims(value, -1), -1).astype(aval_of(x).dtype), pad(x, widths))
+    if _is_complex(a):
+        return lax.complex(edge(real(a)), pad(imag(a), widths))
+    return edge(a)
+
+
 def _tied(prev):
     """Zero, computed from `prev` (a finite carried scalar). IREE 3.13 fails to compile (scf.while operand
     count mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that
@@ -383,9 +395,7 @@ def _eigh(a):
     fro = sqrt(sum(abs(a) ** 2, axis=(-2, -1)))
     odd = n % 2
     if odd:  # a decoupled extra eigenvalue above all others (||A||_F + 1), dropped after sorting
-        big = expand_dims(expand_dims(fro + 1, -1), -1).astype(dt)
-        a = pad(a, [(0, 0)] * (len(shape) - 2) + [(0, 1), (0, 1)])
-        a = where(logical_and(equal(_idx(n + 1, -2), n), equal(_idx(n + 1, -1), n)), big, a)
+        a = _pad_corner(a, fro + 1)
     N = n + odd
     h = N // 2
     V0 = _batch_eye(aval_of(a).shape, dt)
@@ -530,9 +540,7 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
     x = a
     if odd:  # an extra orthogonal column of norm ||A||_F + 1 in an extra row: sorts first, dropped
         fro = sqrt(sum(abs(a) ** 2, axis=(-2, -1)))
-        x = pad(a, [(0, 0)] * len(batch) + [(0, 1), (0, 1)])
-        corner = logical_and(equal(_idx(m + 1, -2), m), equal(_idx(n + 1, -1), n))
-        x = where(corner, expand_dims(expand_dims(fro + 1, -1), -1).astype(dt), x)
+        x = _pad_corner(a, fro + 1)
     A, V = _jacobi_columns(x)
     s = sqrt(sum(abs(A) ** 2, axis=-2))
     order = argsort(s, axis=-1, descending=True)
