@@ -33,7 +33,7 @@ def _complex_dtype(dt) -> np.dtype:
 
 def _const(value, dtype) -> np.ndarray:
     """A host constant of exactly `dtype` (so that it does not promote the traced operand)."""
-    return np.asarray(value, dtype)
+    return np.array(value, dtype, order="C")
 
 
 def _resize(x, n: int, fname: str):
@@ -78,10 +78,21 @@ def _c2c_last(x, n: int, inverse: bool):
 
 
 def _dft(x, w: np.ndarray):
-    """x @ w for a host matrix w, as a broadcast multiply and sum: IREE 3.13 with data tiling fails on a
-    complex dot_general, even one split into real dots of real(x) and imag(x) (the split fuses into it)."""
-    w = _const(w, _complex_dtype(aval_of(x).dtype))
-    return sum(multiply(expand_dims(x, -1), w), axis=-2)
+    """x @ w for a host matrix w, as broadcast multiplies and sums. IREE 3.13 fails on a complex dot_general
+    with data tiling (even split into real dots: the split fuses into them), crashes on a complex128
+    multiply-reduce, and fails on complex(real contraction, real contraction) in complex64: so complex64
+    multiplies complex values, complex128 multiplies real and imaginary parts."""
+    cd = _complex_dtype(aval_of(x).dtype)
+    mm = lambda a, b: sum(multiply(expand_dims(a, -1), b), axis=-2)
+    if cd == np.complex64:
+        return mm(lax.convert_element_type(x, cd, False), _const(w, cd))
+    rd = _real(cd)
+    wr, wi = _const(w.real, rd), _const(w.imag, rd)
+    if _dt.kind(aval_of(x).dtype) != "c":
+        x = lax.convert_element_type(x, rd, False)
+        return lax.complex(mm(x, wr), mm(x, wi))
+    xr, xi = real(x), imag(x)
+    return lax.complex(mm(xr, wr) - mm(xi, wi), mm(xr, wi) + mm(xi, wr))
 
 
 def _prep(x, fname: str, complex_in: bool = True):
