@@ -16,6 +16,8 @@ from . import random  # noqa: E402
 from .ad import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: E402
                  vjp)
 
+numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
+
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
 

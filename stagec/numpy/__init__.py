@@ -60,6 +60,7 @@ for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, 
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401
 from . import _methods  # noqa: E402
+from . import fft, linalg  # noqa: E402
 import sys as _sys  # noqa: E402
 
 _methods.install(_sys.modules[__name__])

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Sequence
+import functools
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -198,7 +199,8 @@ def _as_output(x):
     if isinstance(x, (Array, TracerBase)):
         return x
     if isinstance(x, (list, tuple)):
-        return type(x)(_as_output(v) for v in x)
+        vals = [_as_output(v) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if isinstance(x, (Const, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex):
         from ..backend import get_backend
         av = aval_of(x)
@@ -216,3 +218,30 @@ def _api(fn):
         out = fn(*args, **kwargs)
         return out if current_trace() is not None else _as_output(out)
     return wrapped
+
+
+_stager: Callable | None = None
+
+
+def set_stager(fn: Callable) -> None:
+    """Register `jit` (the API layer does, at import): eager calls of `_staged` functions then compile as one
+    module each instead of one module per operation, as `jax.numpy.linalg`'s functions are jitted."""
+    global _stager
+    _stager = fn
+
+
+def _staged(*static: str):
+    """Run the decorated function under `jit` (statics: the parameters that are Python values) when eager."""
+    def deco(fn):
+        cache = []
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            if current_trace() is not None or _stager is None:
+                return fn(*args, **kwargs)
+            if not cache:
+                cache.append(_stager(fn, static_argnames=static))
+            args = [asarray(a) if isinstance(a, (list, tuple)) else a for a in args]
+            return cache[0](*args, **kwargs)
+        return wrapped
+    return deco

@@ -234,3 +234,36 @@ def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_
     if preferred_element_type is not None and len(items) == 1:
         x = lax.convert_element_type(x, preferred_element_type)
     return lax.transpose(x, [lab.index(c) for c in out])
+
+
+# ---------------------------------------------------------------- diagonals
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    """The `offset` diagonal over `axis1`, `axis2`, as the last axis (a strided slice of the flattened pair)."""
+    a = _arr(a)
+    a = a if _is_array(a) else asarray(a)
+    nd = aval_of(a).ndim
+    if nd < 2:
+        raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {aval_of(a).shape}")
+    i, j = _axis(axis1, nd, "diagonal"), _axis(axis2, nd, "diagonal")
+    if i == j:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    rest = [k for k in range(nd) if k not in (i, j)]
+    a = lax.transpose(a, rest + [i, j])
+    shape = aval_of(a).shape
+    n, m = shape[-2:]
+    offset = operator.index(offset)
+    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
+    flat = lax.reshape(a, shape[:-2] + (n * m,))
+    if length == 0:
+        return lax.slice(flat, (0,) * (nd - 1), shape[:-2] + (0,))
+    start = offset if offset >= 0 else -offset * m
+    return lax.slice(flat, (0,) * (nd - 2) + (start,), shape[:-2] + (start + (length - 1) * (m + 1) + 1,),
+                     (1,) * (nd - 2) + (m + 1,))
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
+    """Sum along the `offset` diagonal over `axis1`, `axis2`."""
+    from ._reductions import sum
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

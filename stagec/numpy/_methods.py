@@ -45,6 +45,7 @@ def methods(s: ModuleType) -> dict:
         return lambda self, axis=None, keepdims=False: fn(self, axis=axis, keepdims=keepdims)
 
     out.update({
+        "__array_namespace__": lambda self, /, *, api_version=None: s,  # the Array API's entry point
         "__invert__": s.invert, "__neg__": s.negative, "__abs__": s.abs, "__getitem__": _getitem,
         "T": property(s.transpose), "at": property(_IndexUpdateHelper),
         "astype": s.astype, "reshape": reshape, "transpose": transpose,

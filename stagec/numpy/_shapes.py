@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt, lax
-from ..core import Tracer, aval_of
+from ..core import Const, Tracer, aval_of
 from ._base import _arr, _axis, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
 
 
@@ -101,7 +101,8 @@ def stack(arrays, axis: int = 0, dtype=None):
         raise ValueError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
     nd = aval_of(arrays[0]).ndim + 1
     ax = _axis(axis, nd, "stack")
-    return concatenate([expand_dims(a if _is_array(a) else asarray(a), ax) for a in arrays], ax, dtype=dtype)
+    return concatenate([expand_dims(a if _is_array(a) or isinstance(a, Const) else asarray(a), ax) for a in arrays],
+                       ax, dtype=dtype)
 
 
 def broadcast_arrays(*args) -> list:

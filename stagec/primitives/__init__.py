@@ -4,7 +4,7 @@
 - `structural`: broadcast, reshape, transpose, slices, padding, concatenation, iota;
 - `reductions`: reduce over axes, argmin/argmax, running reductions, sort;
 - `indexing`: gather and scatter; `dot`: dot_general; `control_flow`: cond and while;
-- `callback`: calls from compiled code out to Python.
+- `callback`: calls from compiled code out to Python; `fft`: discrete Fourier transforms.
 
 A primitive is a `core.Primitive` named `<name>_p`, followed by its registrations (`def_lowering`, and
 `def_jvp`/`def_transpose`/`def_batch` where the transformations define them) and its strict wrapper.
@@ -12,10 +12,11 @@ A primitive is a `core.Primitive` named `<name>_p`, followed by its registration
 from __future__ import annotations
 
 from ..core import Primitive
-from . import callback, control_flow, dot, elementwise, indexing, reductions, structural
+from . import callback, control_flow, dot, elementwise, fft, indexing, reductions, structural
 from .callback import callback_p
 from .control_flow import cond_p, while_p
 from .dot import dot_general_p
+from .fft import fft_p
 from .elementwise import *  # noqa: F401,F403  (the *_p primitives)
 from .indexing import gather_p, scatter_p
 from .reductions import (argminmax_p, cumulative_p, reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p,
@@ -23,7 +24,7 @@ from .reductions import (argminmax_p, cumulative_p, reduce_and_p, reduce_max_p, 
 from .structural import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p, dynamic_update_slice_p, iota_p, pad_p,
                          reshape_p, rev_p, slice_p, transpose_p)
 
-MODULES = (elementwise, structural, reductions, indexing, dot, control_flow, callback)
+MODULES = (elementwise, structural, reductions, indexing, dot, control_flow, callback, fft)
 
 
 def all_primitives() -> list[Primitive]:

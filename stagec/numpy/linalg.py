@@ -1,0 +1,852 @@
+"""`stagec.numpy.linalg`: decompositions and solvers as StableHLO loops (IREE has no LAPACK).
+
+Each decomposition is a structured loop over columns or Jacobi sweeps (`lax.fori_loop` / `lax.while_loop`,
+never unrolled over n), batched over leading dimensions by broadcasting. Algorithms and their measured
+accuracy: docs/linalg.md. Singular inputs give inf/NaN, as in JAX (no LinAlgError from traced code).
+
+The decompositions are private functions of arrays (`_cholesky`, `_lu`, `_qr`, `_eigh`, `_svd`) so that
+differentiation rules (JAX's JVPs of cholesky, eigh, svd, solve) can be attached to them later.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lax
+from ..core import aval_of, current_trace
+from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
+from ._creation import eye, zeros
+from ._indexing import take_along_axis
+from ._linalg import diagonal as _np_diagonal
+from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
+from ._reductions import count_nonzero, max, min, prod, sum
+from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
+from ._sorting import argsort, sort
+from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, less, log, logical_and,
+                      multiply, power, real, sqrt, subtract, where)
+
+LinAlgError = np.linalg.LinAlgError
+
+# ---------------------------------------------------------------- helpers
+
+
+def _mat(fname: str, a, square: bool = False, min_ndim: int = 2):
+    """`a` as an inexact array of at least `min_ndim` dims (integers become the default float)."""
+    a = a if _is_array(a) else asarray(a)
+    av = aval_of(a)
+    if av.ndim < min_ndim:
+        raise LinAlgError(f"{fname}: {av.ndim}-dimensional array given; the array must be at least "
+                          f"{min_ndim}-dimensional")
+    if square and av.shape[-1] != av.shape[-2]:
+        raise LinAlgError(f"{fname}: last 2 dimensions of the array must be square, got shape {av.shape}")
+    k = _dt.kind(av.dtype)
+    if k in "biu":
+        return astype(a, _dt.default_float())
+    if av.dtype.itemsize < 4 or k not in "fc":
+        raise TypeError(f"{fname}: array type {av.dtype} is unsupported in linalg (use float32/float64/complex)")
+    return lax.convert_element_type(a, av.dtype, False) if av.weak_type else a
+
+
+def _real_dtype(dt) -> np.dtype:
+    return np.dtype(np.float32) if np.dtype(dt) == np.complex64 else (
+        np.dtype(np.float64) if np.dtype(dt) == np.complex128 else np.dtype(dt))
+
+
+def _is_complex(x) -> bool:
+    return _dt.kind(aval_of(x).dtype) == "c"
+
+
+def _eps(x) -> float:
+    return float(np.finfo(_real_dtype(aval_of(x).dtype)).eps)
+
+
+def _ct(x):
+    """Conjugate transpose of the last two axes."""
+    x = swapaxes(x, -1, -2)
+    return conjugate(x) if _is_complex(x) else x
+
+
+def _idx(n: int, axis: int):
+    """int32 iota of length n along `axis` (-1: columns, -2: rows) of an (n,1) / (1,n) shape."""
+    return lax.broadcasted_iota(np.int32, (n, 1) if axis == -2 else (1, n), 0 if axis == -2 else 1)
+
+
+def _col(x, k):
+    """Column k (traced) of (..., m, n) as (..., m, 1)."""
+    s = aval_of(x).shape
+    return lax.dynamic_slice(x, [0] * (len(s) - 1) + [k], s[:-1] + (1,))
+
+
+def _row(x, k):
+    """Row k (traced) of (..., m, n) as (..., 1, n)."""
+    s = aval_of(x).shape
+    return lax.dynamic_slice(x, [0] * (len(s) - 2) + [k, 0], s[:-2] + (1, s[-1]))
+
+
+def _set_col(x, c, k):
+    return lax.dynamic_update_slice(x, c, [0] * (aval_of(x).ndim - 1) + [k])
+
+
+def _phase(z):
+    """z / |z| (1 where z == 0): the unit factor that makes z real and non-negative when divided out."""
+    if not _is_complex(z):
+        return where(less(z, 0), -1, 1).astype(aval_of(z).dtype)
+    a = abs(z)
+    return where(equal(a, 0), 1, divide(z, where(equal(a, 0), 1, a)))
+
+
+def _mm(a, b):
+    """matmul, where a complex product is a broadcast multiply and sum: IREE 3.13 with
+    --iree-dispatch-creation-data-tiling fails on a complex dot_general, even one split into real dots
+    ('vector.transfer_read op requires valid padding vector elemental type')."""
+    if not (_is_complex(a) or _is_complex(b)):
+        return matmul(a, b)
+    return sum(multiply(expand_dims(a, -1), expand_dims(b, -3)), axis=-2)
+
+
+def _batch_eye(shape: tuple, dtype):
+    return broadcast_to(eye(shape[-2], shape[-1], dtype=dtype), shape)
+
+
+# ---------------------------------------------------------------- Cholesky
+
+
+def _cholesky(a):
+    """Lower Cholesky factor, left-looking by columns: L[:, j] from A[:, j] - L L[j, :]^H (reads A's lower
+    triangle). Not positive definite: NaN."""
+    n = aval_of(a).shape[-1]
+    rows = _idx(n, -2)
+
+    def body(j, L):
+        lj = _row(L, j)
+        c = subtract(_col(a, j), _mm(L, _ct(lj)))
+        d = sqrt(real(_row(c, j)) if _is_complex(c) else _row(c, j))
+        d = d.astype(aval_of(c).dtype)
+        col = where(greater(rows, j), divide(c, d), where(equal(rows, j), d, 0))
+        return _set_col(L, col.astype(aval_of(L).dtype), j)
+
+    return lax.fori_loop(0, n, body, zeros(aval_of(a).shape, aval_of(a).dtype))
+
+
+@_staged("upper")
+def cholesky(a, /, *, upper: bool = False):
+    """Cholesky factor of Hermitian positive-definite `a` (..., n, n): lower (or `upper`) triangular."""
+    L = _cholesky(_mat("cholesky", a, square=True))
+    return _ct(L) if upper else L
+
+
+# ---------------------------------------------------------------- LU and solvers
+
+
+def _lu(a):
+    """LU with partial pivoting, right-looking: (packed LU, row permutation (..., n) int32, swap count).
+    P A = L U with L unit lower (below the diagonal of the packed result) and U upper."""
+    shape = aval_of(a).shape
+    n = shape[-1]
+    rows, cols = _idx(n, -2), _idx(n, -1)
+    perm0 = broadcast_to(lax.iota(np.int32, n), shape[:-1])
+    swaps0 = zeros(shape[:-2], np.int32)
+
+    def body(k, state):
+        A, perm, swaps = state
+        mag = where(rows >= k, abs(_col(A, k)), -1)
+        p = lax.argmax(mag, aval_of(mag).ndim - 2, np.int32)  # (..., 1)
+        pe = expand_dims(p, -1)  # (..., 1, 1)
+        row_k, row_p = _row(A, k), take_along_axis(A, broadcast_to(pe, shape[:-2] + (1, n)), axis=-2)
+        A = where(equal(rows, k), row_p, where(equal(rows, pe), row_k, A))
+        pk = take_along_axis(perm, p, axis=-1)
+        perm_k = _col(perm, k)
+        perm = where(equal(cols[0], k), pk, where(equal(cols[0], p), perm_k, perm))
+        swaps = swaps + (p[..., 0] != k).astype(np.int32)
+        pivot = take_along_axis(row_p, broadcast_to(expand_dims(expand_dims(k, 0), 0), shape[:-2] + (1, 1)),
+                                axis=-1)
+        ok = logical_and(greater(rows, k), ~equal(pivot, 0))  # a zero pivot eliminates nothing (LAPACK)
+        l = where(ok, divide(_col(A, k), where(equal(pivot, 0), 1, pivot)), 0)
+        A = where(logical_and(greater(rows, k), equal(cols, k)), l,
+                  subtract(A, multiply(l, where(greater(cols, k), row_p, 0))))
+        return A, perm, swaps
+
+    return lax.fori_loop(0, n, body, (a, perm0, swaps0))
+
+
+def _lu_solve(lu, perm, b):
+    """Solve A X = B from `_lu`'s factors; b (..., n, k) with the same batch shape."""
+    n = aval_of(lu).shape[-1]
+    rows = _idx(n, -2)
+    y = take_along_axis(b, broadcast_to(expand_dims(perm, -1), aval_of(perm).shape + (aval_of(b).shape[-1],)), -2)
+
+    def forward(k, y):
+        return subtract(y, multiply(where(greater(rows, k), _col(lu, k), 0), _row(y, k)))
+
+    def backward(i, y):
+        k = n - 1 - i
+        u = _col(lu, k)
+        yk = divide(_row(y, k), _row(u, k))
+        y = where(equal(rows, k), yk, y)
+        return subtract(y, multiply(where(less(rows, k), u, 0), yk))
+
+    return lax.fori_loop(0, n, backward, lax.fori_loop(0, n, forward, y))
+
+
+@_staged()
+def solve(a, b, /):
+    """Solve `a @ x = b`: `a` (..., n, n); `b` (n,) or (..., n, k) (NumPy 2 and the Array API's rule)."""
+    a = _mat("solve", a, square=True)
+    b = b if _is_array(b) else asarray(b)
+    dt = _dt.result_type((aval_of(a).dtype, False), (aval_of(b).dtype, aval_of(b).weak_type))[0]
+    a, b = a.astype(dt), b.astype(dt)
+    sa, sb = aval_of(a).shape, aval_of(b).shape
+    vec = len(sb) == 1
+    if vec:
+        b = expand_dims(b, -1)
+        sb = aval_of(b).shape
+    if sb[-2] != sa[-1]:
+        raise ValueError(f"solve: a has shape {sa} but b has shape {aval_of(b).shape}: b's "
+                         f"{'only' if vec else 'second-last'} dimension must be {sa[-1]}")
+    batch = broadcast_shapes(sa[:-2], sb[:-2], fname="solve")
+    a, b = broadcast_to(a, batch + sa[-2:]), broadcast_to(b, batch + sb[-2:])
+    lu, perm, _ = _lu(a)
+    x = _lu_solve(lu, perm, b)
+    return x[..., 0] if vec else x
+
+
+@_staged()
+def inv(a, /):
+    """Inverse of square `a` (..., n, n) via LU with partial pivoting."""
+    a = _mat("inv", a, square=True)
+    lu, perm, _ = _lu(a)
+    return _lu_solve(lu, perm, _batch_eye(aval_of(a).shape, aval_of(a).dtype))
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+def slogdet(a, /) -> SlogdetResult:
+    """(sign, log|det|) of square `a`, from the LU factors; a singular matrix gives (0, -inf)."""
+    return SlogdetResult(*_slogdet(a))
+
+
+@_staged()
+def _slogdet(a, /):
+    """(sign, log|det|) of square `a`, from the LU factors; a singular matrix gives (0, -inf)."""
+    a = _mat("slogdet", a, square=True)
+    lu, _, swaps = _lu(a)
+    d = _diag(lu)
+    ad = abs(d)
+    sign = multiply(prod(_phase(d), axis=-1), where(equal(swaps % 2, 1), -1, 1).astype(aval_of(a).dtype))
+    logdet = sum(log(ad), axis=-1)
+    zero = equal(min(ad, axis=-1), 0) if aval_of(a).shape[-1] else False
+    return where(zero, 0, sign).astype(aval_of(a).dtype), logdet
+
+
+@_staged()
+def det(a, /):
+    """Determinant of square `a`: the product of U's diagonal, signed by the row swaps."""
+    a = _mat("det", a, square=True)
+    lu, _, swaps = _lu(a)
+    return multiply(prod(_diag(lu), axis=-1), where(equal(swaps % 2, 1), -1, 1).astype(aval_of(a).dtype))
+
+
+# ---------------------------------------------------------------- QR
+
+
+def _householder(a):
+    """Householder vectors and R: returns (U (..., m, k) with H_j = I - u_j u_j^H, R (..., m, n))."""
+    shape = aval_of(a).shape
+    m, n = shape[-2:]
+    k = builtins.min(m, n)
+    rows = _idx(m, -2)
+
+    def body(j, state):
+        R, U = state
+        x = where(rows >= j, _col(R, j), 0)
+        alpha = _row(x, j)
+        nx = sqrt(sum(real(multiply(conjugate(x), x)) if _is_complex(x) else multiply(x, x), axis=-2,
+                      keepdims=True)).astype(aval_of(x).dtype)
+        v = where(equal(rows, j), x + multiply(_phase(alpha), nx), x)
+        vn = sum(abs(v) ** 2, axis=-2, keepdims=True).astype(aval_of(x).dtype)
+        u = where(equal(vn, 0), 0, multiply(v, sqrt(divide(2, where(equal(vn, 0), 1, vn)))))
+        R = subtract(R, _mm(u, _mm(_ct(u), R)))
+        return R, _set_col(U, u, j)
+
+    R, U = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), aval_of(a).dtype)))
+    return U, R
+
+
+def _apply_q(U, q):
+    """Q @ q where Q = H_0 H_1 ... H_{k-1} (applied right to left)."""
+    k = aval_of(U).shape[-1]
+
+    def body(i, q):
+        u = _col(U, k - 1 - i)
+        return subtract(q, _mm(u, _mm(_ct(u), q)))
+
+    return lax.fori_loop(0, k, body, q)
+
+
+def _qr(a, mode: str = "reduced"):
+    shape = aval_of(a).shape
+    m, n = shape[-2:]
+    k = builtins.min(m, n)
+    U, R = _householder(a)
+    R = where(_idx(m, -2) <= _idx(n, -1), R, 0)
+    if mode == "r":
+        return R[..., :k, :]
+    if mode == "raw":
+        raise NotImplementedError("qr: mode='raw' (LAPACK's packed reflectors) is not supported")
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: unrecognized mode {mode!r} (use 'reduced', 'complete' or 'r')")
+    cols = m if mode == "complete" else k
+    Q = _apply_q(U, _batch_eye(shape[:-2] + (m, cols), aval_of(a).dtype))
+    return Q, (R if mode == "complete" else R[..., :k, :])
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+@_staged("mode")
+def _qr_staged(a, mode: str = "reduced"):
+    return _qr(_mat("qr", a), mode)
+
+
+def qr(a, mode: str = "reduced"):
+    """QR by Householder reflections: (Q, R) for mode 'reduced'/'complete', R alone for 'r'."""
+    out = _qr_staged(a, mode=mode)
+    return out if mode == "r" else QRResult(*out)
+
+
+# ---------------------------------------------------------------- Jacobi (eigh, svd)
+
+
+def _shuffle(x, axis: int):
+    """The round-robin step on the slots of `axis`: pairs are slots (i, i + n/2); tops [t0, b0, t1..t(h-2)],
+    bottoms [b1..b(h-1), t(h-1)] (the circle method, t0 fixed), so every pair of indices meets once in n - 1
+    steps. Static slices, cheaper to compile than a gather."""
+    h = aval_of(x).shape[axis] // 2
+    if h == 1:
+        return x
+    sl = lambda a, b: x[..., a:b] if axis == -1 else x[..., a:b, :]
+    return concatenate([sl(0, 1), sl(h, h + 1), sl(1, h - 1), sl(h + 1, 2 * h), sl(h - 1, h)], axis)
+
+
+def _rotation(app, aqq, apq):
+    """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that diagonalizes [[app, apq], [apq, aqq]] (apq >= 0)."""
+    safe = where(equal(apq, 0), 1, apq)
+    tau = divide(subtract(aqq, app), multiply(2, safe))
+    t = divide(where(less(tau, 0), -1, 1), abs(tau) + sqrt(1 + tau * tau))
+    t = where(equal(apq, 0), 0, where(isfinite(tau), t, 0))
+    c = divide(1, sqrt(1 + t * t))
+    return c, multiply(t, c)
+
+
+def _rotate(x, c, s, axis: int):
+    """Apply the rotations to the slot pairs (i, i + h) of `axis` (-1: columns, -2: rows)."""
+    h = aval_of(x).shape[axis] // 2
+    top, bot = (x[..., :h], x[..., h:]) if axis == -1 else (x[..., :h, :], x[..., h:, :])
+    return concatenate([subtract(multiply(c, top), multiply(s, bot)), multiply(s, top) + multiply(c, bot)], axis)
+
+
+def _scale_bottom(x, w, axis: int):
+    h = aval_of(x).shape[axis] // 2
+    if axis == -1:
+        return concatenate([x[..., :h], multiply(x[..., h:], w)], -1)
+    return concatenate([x[..., :h, :], multiply(x[..., h:, :], w)], -2)
+
+
+_MAX_SWEEPS = 30
+
+
+def _pad_corner(a, value):
+    """`a` (..., m, n) with one more row and column, zero but for `value` (...,) in the new corner. Complex
+    parts are padded apart (IREE 3.13 crashes compiling some complex pads)."""
+    m, n = aval_of(a).shape[-2:]
+    widths = [(0, 0)] * (aval_of(a).ndim - 2) + [(0, 1), (0, 1)]
+    corner = logical_and(equal(_idx(m + 1, -2), m), equal(_idx(n + 1, -1), n))
+    edge = lambda x: where(corner, expand_dims(expand_dims(value, -1), -1).astype(aval_of(x).dtype), pad(x, widths))
+    if _is_complex(a):
+        return lax.complex(edge(real(a)), pad(imag(a), widths))
+    return edge(a)
+
+
+def _tied(prev):
+    """Zero, computed from `prev` (a finite carried scalar). IREE 3.13 fails to compile (scf.while operand
+    count mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that
+    does not read its own previous value; restarting the running maximum from 0 * prev avoids that."""
+    return multiply(prev, 0)
+
+
+def _eigh(a):
+    """Cyclic two-sided Jacobi with round-robin ordering: n/2 disjoint rotations per step as slices
+    (O(n^2)), n-1 steps per sweep, sweeps until the off-diagonal norm is below eps * ||A||_F.
+    Returns (ascending eigenvalues (real), eigenvectors as columns)."""
+    shape = aval_of(a).shape
+    n, dt = shape[-1], aval_of(a).dtype
+    rdt = _real_dtype(dt)
+    if n == 0:
+        return zeros(shape[:-1], rdt), a
+    fro = sqrt(sum(abs(a) ** 2, axis=(-2, -1)))
+    odd = n % 2
+    if odd:  # a decoupled extra eigenvalue above all others (||A||_F + 1), dropped after sorting
+        a = _pad_corner(a, fro + 1)
+    N = n + odd
+    h = N // 2
+    V0 = _batch_eye(aval_of(a).shape, dt)
+    tol = _eps(a) * 1.0
+    offmask = ~equal(_idx(N, -2), _idx(N, -1))
+    cplx = _is_complex(a)
+
+    def step(_, state):
+        A, V = state
+        d = real(_diag(A)) if cplx else _diag(A)
+        app, aqq = d[..., :h], d[..., h:]
+        apq = _diag(A[..., :h, h:])
+        if cplx:  # make apq real: scale the q columns by w, q rows by conj(w)
+            w = conjugate(_phase(apq))
+            A = _scale_bottom(_scale_bottom(A, expand_dims(w, -2), -1), expand_dims(conjugate(w), -1), -2)
+            V = _scale_bottom(V, expand_dims(w, -2), -1)
+            apq = abs(apq)
+        c, s = _rotation(app, aqq, apq)
+        if cplx:
+            c, s = c.astype(dt), s.astype(dt)
+        cr, sr = expand_dims(c, -1), expand_dims(s, -1)
+        cc, sc = expand_dims(c, -2), expand_dims(s, -2)
+        A = _rotate(_rotate(A, cc, sc, -1), cr, sr, -2)
+        V = _rotate(V, cc, sc, -1)
+        return _shuffle(_shuffle(A, -1), -2), _shuffle(V, -1)
+
+    def off(A):
+        o = sqrt(sum(abs(where(offmask, A, 0)) ** 2, axis=(-2, -1)))
+        return max(divide(o, where(equal(fro, 0), 1, fro)))
+
+    def sweep(state):
+        A, V, it = state
+        A, V = lax.fori_loop(0, N - 1, step, (A, V))
+        return A, V, it + 1
+
+    # The cond measures convergence itself: see _tied for the IREE bug a carried measure runs into.
+    A, V, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, off(s[0]) > tol), sweep, (a, V0, 0))
+    w = real(_diag(A)) if cplx else _diag(A)
+    order = argsort(w, axis=-1)
+    w = sort(w, axis=-1)  # not take_along_axis(w, order): IREE 3.13 fails on that gather after a strided slice
+    V = take_along_axis(V, broadcast_to(expand_dims(order, -2), aval_of(V).shape), axis=-1)
+    if odd:
+        w, V = w[..., :n], V[..., :n, :n]
+    return w, V
+
+
+def _hermitian(fname: str, a, UPLO: str):
+    a = _mat(fname, a, square=True)
+    n = aval_of(a).shape[-1]
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    lower = (_idx(n, -2) > _idx(n, -1)) if UPLO == "L" else (_idx(n, -2) < _idx(n, -1))
+    tri = where(lower, a, 0)
+    d = _diag(a)
+    d = real(d).astype(aval_of(a).dtype) if _is_complex(a) else d
+    return tri + _ct(tri) + multiply(_batch_eye(aval_of(a).shape, aval_of(a).dtype), expand_dims(d, -1))
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+@_staged("UPLO")
+def _eigh_staged(a, UPLO: str = "L"):
+    return _eigh(_hermitian("eigh", a, UPLO))
+
+
+def eigh(a, UPLO: str = "L") -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian `a`, from its `UPLO` triangle."""
+    return EighResult(*_eigh_staged(a, UPLO=UPLO))
+
+
+@_staged("UPLO")
+def eigvalsh(a, UPLO: str = "L"):
+    """Eigenvalues (ascending) of Hermitian `a`."""
+    return _eigh(_hermitian("eigvalsh", a, UPLO))[0]
+
+
+def _jacobi_columns(a):
+    """One-sided (Hestenes) Jacobi on the columns of a (..., m, n), m >= n: rotate column pairs until each
+    pair is orthogonal to eps * sqrt(m) relative to their norms. Returns (A V with orthogonal columns, V)."""
+    shape = aval_of(a).shape
+    m, n = shape[-2:]
+    dt = aval_of(a).dtype
+    cplx = _is_complex(a)
+    h = n // 2
+    tol = _eps(a) * float(np.sqrt(m))
+    V0 = _batch_eye(shape[:-2] + (n, n), dt)
+
+    def step(_, state):
+        A, V, worst = state
+        top, bot = A[..., :h], A[..., h:]
+        alpha = sum(abs(top) ** 2, axis=-2)
+        beta = sum(abs(bot) ** 2, axis=-2)
+        gamma = sum(multiply(conjugate(top) if cplx else top, bot), axis=-2)
+        if cplx:
+            w = conjugate(_phase(gamma))
+            A, V = _scale_bottom(A, expand_dims(w, -2), -1), _scale_bottom(V, expand_dims(w, -2), -1)
+            gamma = abs(gamma)
+        elif True:  # real: flip q so that gamma >= 0 (the rotation formula expects it)
+            w = _phase(gamma)
+            A, V = _scale_bottom(A, expand_dims(w, -2), -1), _scale_bottom(V, expand_dims(w, -2), -1)
+            gamma = abs(gamma)
+        ab = multiply(sqrt(alpha), sqrt(beta))
+        rel = where(greater(ab, 0), divide(gamma, where(greater(ab, 0), ab, 1)), 0)
+        c, s = _rotation(alpha, beta, gamma)
+        if cplx:
+            c, s = c.astype(dt), s.astype(dt)
+        cc, sc = expand_dims(c, -2), expand_dims(s, -2)
+        A, V = _rotate(A, cc, sc, -1), _rotate(V, cc, sc, -1)
+        worst = lax.max(worst, max(rel).astype(aval_of(worst).dtype))
+        return _shuffle(A, -1), _shuffle(V, -1), worst
+
+    def sweep(state):
+        A, V, it, prev = state
+        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, _tied(prev)))
+        return A, V, it + 1, worst
+
+    init = (a, V0, 0, np.array(1.0, _real_dtype(dt)))
+    A, V, _, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, s[3] > tol), sweep, init)
+    return A, V
+
+
+def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
+    """SVD by one-sided Jacobi (accurate small singular values; no A^H A), U from a QR of the normalized
+    rotated columns (which also completes U where singular values are zero or U is full)."""
+    shape = aval_of(a).shape
+    m, n = shape[-2:]
+    if m < n:
+        out = _svd(_ct(a), full_matrices, compute_uv)
+        return out if not compute_uv else (_ct(out[2]), out[1], _ct(out[0]))
+    dt = aval_of(a).dtype
+    rdt = _real_dtype(dt)
+    batch = shape[:-2]
+    if n == 0:
+        s = zeros(batch + (0,), rdt)
+        if not compute_uv:
+            return s
+        return _batch_eye(batch + (m, m if full_matrices else 0), dt), s, zeros(batch + (0, 0), dt)
+    odd = n % 2
+    x = a
+    if odd:  # an extra orthogonal column of norm ||A||_F + 1 in an extra row: sorts first, dropped
+        fro = sqrt(sum(abs(a) ** 2, axis=(-2, -1)))
+        x = _pad_corner(a, fro + 1)
+    A, V = _jacobi_columns(x)
+    s = sqrt(sum(abs(A) ** 2, axis=-2))
+    order = argsort(s, axis=-1, descending=True)
+    s = sort(s, axis=-1, descending=True)
+    if odd:
+        order, s = order[..., 1:], s[..., 1:]
+    if not compute_uv:
+        return s
+    pick = lambda y: take_along_axis(y, broadcast_to(expand_dims(order, -2), aval_of(y).shape[:-1] + (n,)), -1)
+    A, V = pick(A), pick(V)
+    if odd:
+        A, V = A[..., :m, :], V[..., :n, :]
+    sd = expand_dims(s, -2).astype(dt)
+    Un = where(equal(sd, 0), 0, divide(A, where(equal(sd, 0), 1, sd)))
+    Q, R = _qr(Un, "complete" if full_matrices else "reduced")
+    ph = expand_dims(_phase(_diag(R)), -2)
+    U = concatenate([multiply(Q[..., :n], ph), Q[..., n:]], -1) if full_matrices and m > n else multiply(Q, ph)
+    return U, s, _ct(V)
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+@_staged("full_matrices", "compute_uv")
+def _svd_staged(a, full_matrices: bool = True, compute_uv: bool = True):
+    return _svd(_mat("svd", a), full_matrices, compute_uv)
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+    """Singular value decomposition (U, S, Vh) of `a` (..., m, n), S descending; S alone if not compute_uv.
+    `hermitian` is accepted and ignored (the general algorithm is used)."""
+    out = _svd_staged(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return SVDResult(*out) if compute_uv else out
+
+
+@_staged()
+def svdvals(x, /):
+    """Singular values of `x` (..., m, n), descending."""
+    return _svd(_mat("svdvals", x), False, False)
+
+
+# ---------------------------------------------------------------- built on the decompositions
+
+
+def _default_rtol(a) -> float:
+    m, n = aval_of(a).shape[-2:]
+    return _eps(a) * builtins.max(m, n)
+
+
+@_staged("hermitian")
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
+    """Moore-Penrose pseudo-inverse by SVD; singular values below rtol * max(s) are dropped (default
+    rtol: max(M, N) * eps, the Array API's choice)."""
+    a = _mat("pinv", a)
+    tol = rtol if rtol is not None else (rcond if rcond is not None else _default_rtol(a))
+    u, s, vh = _svd(a, False, True)
+    cut = multiply(expand_dims(tol, -1) if _is_array(tol) else tol, max(s, axis=-1, keepdims=True)) \
+        if aval_of(s).shape[-1] else s
+    sinv = where(greater(s, cut), divide(1, where(greater(s, cut), s, 1)), 0).astype(aval_of(a).dtype)
+    return _mm(multiply(_ct(vh), expand_dims(sinv, -2)), _ct(u))
+
+
+@_staged("hermitian")
+def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):
+    """Number of singular values above `tol` (default: max(s) * max(M, N) * eps, or rtol * max(s))."""
+    A = _mat("matrix_rank", A, min_ndim=1)
+    if aval_of(A).ndim == 1:
+        return (~equal(A, 0)).any().astype(_dt.default_int())
+    s = _svd(A, False, False)
+    smax = max(s, axis=-1, keepdims=True) if aval_of(s).shape[-1] else s
+    t = tol if tol is not None else multiply(smax, rtol if rtol is not None else _default_rtol(A))
+    if tol is not None and _is_array(tol):
+        t = expand_dims(tol, -1)
+    return count_nonzero(greater(s, t), axis=-1).astype(_dt.default_int())
+
+
+class LstsqResult(NamedTuple):
+    x: Any
+    residuals: Any
+    rank: Any
+    singular_values: Any
+
+
+def lstsq(a, b, rcond=None) -> LstsqResult:
+    """Least squares by SVD, as NumPy (x, residuals, rank, s). residuals: squared 2-norms of b - a x when
+    M > N (whatever the rank, as shapes cannot depend on values), else an empty array."""
+    return LstsqResult(*_lstsq(a, b, rcond=rcond))
+
+
+@_staged("rcond")
+def _lstsq(a, b, rcond=None):
+    """Least squares by SVD, as NumPy (x, residuals, rank, s). residuals: squared 2-norms of b - a x when
+    M > N (whatever the rank, as shapes cannot depend on values), else an empty array."""
+    a = _mat("lstsq", a)
+    b = b if _is_array(b) else asarray(b)
+    if aval_of(a).ndim != 2:
+        raise LinAlgError(f"lstsq: a must be 2-dimensional, got shape {aval_of(a).shape}")
+    b = b.astype(aval_of(a).dtype)
+    vec = aval_of(b).ndim == 1
+    bb = expand_dims(b, -1) if vec else b
+    m, n = aval_of(a).shape
+    if aval_of(bb).shape[0] != m:
+        raise LinAlgError(f"lstsq: incompatible dimensions: a {aval_of(a).shape}, b {aval_of(b).shape}")
+    u, s, vh = _svd(a, False, True)
+    tol = (_eps(a) * builtins.max(m, n) if rcond is None else rcond) * (max(s) if n and m else 0)
+    keep = greater(s, tol)
+    sinv = where(keep, divide(1, where(keep, s, 1)), 0).astype(aval_of(a).dtype)
+    x = _mm(_ct(vh), multiply(expand_dims(sinv, -1), _mm(_ct(u), bb)))
+    rank = count_nonzero(keep).astype(_dt.default_int())
+    r = subtract(bb, _mm(a, x))
+    resid = sum(abs(r) ** 2, axis=0) if m > n else zeros((0,), _real_dtype(aval_of(a).dtype))
+    if vec:
+        x = x[:, 0]
+        resid = resid[0:1] if m > n else resid
+    return x, resid, rank, s
+
+
+def matrix_power(a, n: int, /):
+    """`a` raised to the integer power `n` by repeated squaring (n < 0: of the inverse)."""
+    a = a if _is_array(a) else asarray(a)
+    if aval_of(a).ndim < 2 or aval_of(a).shape[-1] != aval_of(a).shape[-2]:
+        raise LinAlgError(f"matrix_power: a must be square in its last two dimensions, got {aval_of(a).shape}")
+    n = operator.index(n)
+    if n == 0:
+        return _batch_eye(aval_of(a).shape, aval_of(a).dtype)
+    if n < 0:
+        a, n = inv(a), -n
+    acc, base = None, a
+    while n:
+        if n & 1:
+            acc = base if acc is None else _mm(acc, base)
+        n >>= 1
+        if n:
+            base = _mm(base, base)
+    return acc
+
+
+# ---------------------------------------------------------------- norms
+
+
+def _diag(x):
+    return _np_diagonal(x, 0, -2, -1)
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
+    """p-norm over `axis` (all axes when None): ord in {inf, -inf, 0, 1, 2, p}; real result dtype."""
+    x = x if _is_array(x) else asarray(x)
+    if _dt.kind(aval_of(x).dtype) in "biu":
+        x = astype(x, _dt.default_float())
+    nd = aval_of(x).ndim
+    axes = _axes(axis, nd, "vector_norm")
+    ax = abs(x)
+    kw = dict(axis=axes, keepdims=keepdims)
+    if ord is None or ord == 2:
+        out = sqrt(sum(multiply(ax, ax), **kw))
+    elif ord == np.inf:
+        out = max(ax, **kw) if aval_of(x).size else sum(ax, **kw)
+    elif ord == -np.inf:
+        out = min(ax, **kw)
+    elif ord == 0:
+        out = count_nonzero(~equal(x, 0), axis=axes, keepdims=keepdims).astype(aval_of(ax).dtype)
+    elif ord == 1:
+        out = sum(ax, **kw)
+    else:
+        out = power(sum(power(ax, ord), **kw), 1.0 / ord)
+    return out
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
+    """Matrix norm over the last two axes: 'fro', 'nuc', 1, -1, 2, -2, inf, -inf."""
+    return _matrix_norm(_mat("matrix_norm", x), ord, (-2, -1), keepdims)
+
+
+def _matrix_norm(x, ord, axes: tuple, keepdims: bool):
+    nd = aval_of(x).ndim
+    r, c = (_axis(a, nd, "norm") for a in axes)
+    if r == c:
+        raise ValueError("norm: duplicate axes given")
+    if ord in ("fro", "f", None):
+        out = sqrt(sum(abs(x) ** 2, axis=(r, c)))
+    elif ord in (1, -1):
+        out = (max if ord == 1 else min)(sum(abs(x), axis=r), axis=c - (c > r))
+    elif ord in (np.inf, -np.inf):
+        out = (max if ord > 0 else min)(sum(abs(x), axis=c), axis=r - (r > c))
+    elif ord in (2, -2, "nuc"):
+        s = svdvals(moveaxis(x, (r, c), (-2, -1)))
+        out = sum(s, axis=-1) if ord == "nuc" else (max if ord == 2 else min)(s, axis=-1)
+    else:
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+    if keepdims:
+        out = expand_dims(out, tuple(sorted((r, c))))
+    return out
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """NumPy's `norm`: vector norms over one axis (or all, flattened, when ord is None), matrix norms over two."""
+    x = x if _is_array(x) else asarray(x)
+    if _dt.kind(aval_of(x).dtype) in "biu":
+        x = astype(x, _dt.default_float())
+    nd = aval_of(x).ndim
+    if axis is None:
+        if ord is None:
+            return vector_norm(x, axis=None, keepdims=keepdims)
+        if nd == 1:
+            return vector_norm(x, axis=0, keepdims=keepdims, ord=ord)
+        if nd == 2:
+            return _matrix_norm(x, ord, (0, 1), keepdims)
+        raise ValueError(f"norm: improper number of dimensions to norm ({nd}) for ord={ord!r}")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        return vector_norm(x, axis=axes, keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"norm: improper number of dimensions to norm: axis={axis!r}")
+
+
+# ---------------------------------------------------------------- products and views
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """Cross product of 3-element vectors along `axis` (broadcasting the other axes)."""
+    x1, x2 = (x if _is_array(x) else asarray(x) for x in (x1, x2))
+    if aval_of(x1).shape[axis] != 3 or aval_of(x2).shape[axis] != 3:
+        raise ValueError(f"cross: both inputs need size 3 along axis {axis}, got shapes {aval_of(x1).shape} "
+                         f"and {aval_of(x2).shape}")
+    a, b = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(out, -1, axis)
+
+
+def outer(x1, x2, /):
+    """Outer product of two 1-D arrays."""
+    for x in (x1, x2):
+        if aval_of(x if _is_array(x) else asarray(x)).ndim != 1:
+            raise ValueError("linalg.outer: both inputs must be 1-dimensional")
+    return _outer(x1, x2)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None):
+    """Sum of the `offset` diagonal of the last two axes."""
+    return _np_trace(x, offset, -2, -1, dtype)
+
+
+def diagonal(x, /, *, offset: int = 0):
+    """The `offset` diagonal of the last two axes."""
+    return _np_diagonal(x, offset, -2, -1)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes."""
+    return swapaxes(x, -1, -2)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """Dot product over `axis` (the first argument conjugated), broadcasting the rest."""
+    x1, x2 = (x if _is_array(x) else asarray(x) for x in (x1, x2))
+    return sum(multiply(conjugate(x1), x2), axis=axis)
+
+
+def multi_dot(arrays: Sequence, *, precision=None):
+    """Product of a chain of matrices in the cheapest order (dynamic programming over the static shapes);
+    the first and last may be 1-D."""
+    arrs = [a if _is_array(a) else asarray(a) for a in arrays]
+    if len(arrs) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    first_vec, last_vec = aval_of(arrs[0]).ndim == 1, aval_of(arrs[-1]).ndim == 1
+    if first_vec:
+        arrs[0] = expand_dims(arrs[0], 0)
+    if last_vec:
+        arrs[-1] = expand_dims(arrs[-1], -1)
+    for a in arrs:
+        if aval_of(a).ndim != 2:
+            raise ValueError(f"multi_dot: arrays must be 2-D (the first and last may be 1-D), got {aval_of(a).shape}")
+    dims = [aval_of(arrs[0]).shape[0]] + [aval_of(a).shape[1] for a in arrs]
+    k = len(arrs)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = float("inf")
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    def chain(i, j):
+        return arrs[i] if i == j else _mm(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+
+    out = chain(0, k - 1)
+    if first_vec:
+        out = out[0]
+    if last_vec:
+        out = out[..., 0]
+    return out
+
+
+
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv",
+           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
+globals().update({k: _api(globals()[k]) for k in __all__ if k != "LinAlgError"})  # eager results are Arrays

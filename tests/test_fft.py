@@ -1,0 +1,80 @@
+"""snp.fft against numpy.fft: norm=, n=/s=, axis=/axes=, the stablehlo.fft path (power-of-two lengths) and the
+DFT path (other lengths, float64), with x64 off and on."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+
+rng = np.random.default_rng(0)
+Z = (rng.standard_normal((3, 8)) + 1j * rng.standard_normal((3, 8))).astype(np.complex64)
+R = rng.standard_normal((4, 6)).astype(np.float32)
+
+
+@pytest.fixture(params=["x32", "x64"])
+def x64mode(request):
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", request.param == "x64")
+    yield request.param == "x64"
+    stagec.config.update("enable_x64", old)
+
+
+def _check(got, want, x64: bool):
+    got = np.asarray(got)
+    assert got.shape == want.shape
+    assert got.dtype == (want.dtype if x64 else {np.dtype(np.complex128): np.complex64,
+                                                  np.dtype(np.float64): np.float32}.get(want.dtype, want.dtype))
+    tol = 1e-12 if x64 else 1e-6
+    assert np.max(np.abs(got - want)) <= tol * max(1.0, np.max(np.abs(want))) * 10
+
+
+@pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
+def test_c2c(norm, x64mode):
+    z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64mode else (Z, R)
+    _check(snp.fft.fft(z, norm=norm), np.fft.fft(z, norm=norm), x64mode)
+    _check(snp.fft.ifft(z, norm=norm), np.fft.ifft(z, norm=norm), x64mode)
+    _check(snp.fft.fft(z, n=6, axis=0, norm=norm), np.fft.fft(z, n=6, axis=0, norm=norm), x64mode)
+    _check(snp.fft.rfft(r, norm=norm), np.fft.rfft(r, norm=norm), x64mode)
+    h = np.fft.rfft(r).astype(z.dtype)
+    _check(snp.fft.irfft(h, norm=norm), np.fft.irfft(h, norm=norm), x64mode)
+    _check(snp.fft.irfft(h, n=7, norm=norm), np.fft.irfft(h, n=7, norm=norm), x64mode)
+
+
+def test_nd(x64mode):
+    z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64mode else (Z, R)
+    _check(snp.fft.fft2(r), np.fft.fft2(r), x64mode)
+    _check(snp.fft.ifft2(z), np.fft.ifft2(z), x64mode)
+    _check(snp.fft.fftn(z, s=(2, 4)), np.fft.fftn(z, s=(2, 4)), x64mode)
+    _check(snp.fft.ifftn(z, axes=(0,)), np.fft.ifftn(z, axes=(0,)), x64mode)
+    _check(snp.fft.rfft2(r), np.fft.rfft2(r), x64mode)
+    _check(snp.fft.rfftn(r, s=(4, 8)), np.fft.rfftn(r, s=(4, 8)), x64mode)
+    h = np.fft.rfft2(r).astype(z.dtype)
+    _check(snp.fft.irfft2(h), np.fft.irfft2(h), x64mode)
+    _check(snp.fft.irfftn(h, s=(4, 6)), np.fft.irfftn(h, s=(4, 6)), x64mode)
+
+
+def test_helpers_and_jit():
+    np.testing.assert_allclose(snp.fft.fftfreq(7, 0.5), np.fft.fftfreq(7, 0.5), rtol=1e-6)
+    np.testing.assert_allclose(snp.fft.rfftfreq(8), np.fft.rfftfreq(8))
+    np.testing.assert_array_equal(snp.fft.fftshift(R), np.fft.fftshift(R))
+    np.testing.assert_array_equal(snp.fft.ifftshift(R, axes=1), np.fft.ifftshift(R, axes=1))
+    f = stagec.jit(lambda v: snp.fft.ifft(snp.fft.fft(v)))
+    np.testing.assert_allclose(f(Z), Z, atol=1e-6)
+    assert snp.fft.fft(np.arange(8)).dtype == np.complex64
+
+
+def test_fft_primitive_limits():
+    big = (rng.standard_normal(1024) + 1j * rng.standard_normal(1024)).astype(np.complex64)
+    want = np.fft.fft(big.astype(np.complex128))
+    assert np.max(np.abs(np.asarray(lax.fft(big, "FFT", (1024,))) - want)) < 1e-5 * np.max(np.abs(want))
+    with pytest.raises(NotImplementedError, match="powers of two"):
+        lax.fft(Z[:, :6], "FFT", (6,))
+    with pytest.raises(NotImplementedError, match="2-D"):
+        lax.fft(Z[:2], "FFT", (2, 8))
+    with pytest.raises(ValueError, match="invalid number"):
+        snp.fft.fft(Z, n=0)
+    with pytest.raises(ValueError, match="norm"):
+        snp.fft.fft(Z, norm="bad")

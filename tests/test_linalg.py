@@ -1,0 +1,226 @@
+"""snp.linalg against NumPy/LAPACK: decompositions checked by their defining identities and by NumPy's values,
+on well- and ill-conditioned matrices (hypothesis over condition numbers), with x64 off and on."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.numpy as snp
+
+SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+B, N = 2, 4  # one batch shape shared by every test (each distinct shape compiles new modules)
+
+
+def _matrix(seed: int, cond: float, dtype, n: int = N, m: int | None = None):
+    """Batched (B, n, m) matrices with singular values spread from 1 to 1/cond."""
+    rng = np.random.default_rng(seed)
+    m = n if m is None else m
+    k = min(n, m)
+    def orth(d):
+        z = rng.standard_normal((B, d, d))
+        if np.dtype(dtype).kind == "c":
+            z = z + 1j * rng.standard_normal((B, d, d))
+        return np.linalg.qr(z)[0]
+    s = np.logspace(0, -np.log10(cond), k)
+    a = orth(n)[:, :, :k] * s @ orth(m)[:, :k, :]
+    return a.astype(dtype)
+
+
+def _err(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    return np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30)
+
+
+def _tol(dtype, cond=1.0):
+    return 50 * np.finfo(np.dtype(dtype)).eps * cond
+
+
+@pytest.fixture(params=["x32", "x64"])
+def mode(request):
+    if request.param == "x64":
+        old = stagec.config.enable_x64
+        stagec.config.update("enable_x64", True)
+        yield np.float64
+        stagec.config.update("enable_x64", old)
+    else:
+        yield np.float32
+
+
+@SETTINGS
+@given(st.sampled_from([1.0, 1e2, 1e4]), st.integers(0, 2**16))
+def test_solve_inv_det_vs_numpy(cond, seed):
+    a = _matrix(seed, cond, np.float32)
+    b = np.random.default_rng(seed).standard_normal((B, N, 3)).astype(np.float32)
+    x = snp.linalg.solve(a, b)
+    assert _err(np.asarray(a, np.float64) @ np.asarray(x), b) < _tol(np.float32, cond)
+    assert _err(snp.linalg.inv(a), np.linalg.inv(a)) < _tol(np.float32, cond)
+    assert _err(snp.linalg.det(a), np.linalg.det(a)) < _tol(np.float32, cond)
+    sign, logdet = snp.linalg.slogdet(a)
+    s0, l0 = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(sign, s0)
+    np.testing.assert_allclose(logdet, l0, atol=1e-4)
+
+
+def test_solve_vector_and_broadcast(mode):
+    a = _matrix(1, 10.0, mode)
+    b = np.arange(N, dtype=mode)
+    np.testing.assert_allclose(snp.linalg.solve(a[0], b), np.linalg.solve(a[0], b), rtol=_tol(mode, 10))
+    bb = np.ones((1, N, 3), mode)
+    np.testing.assert_allclose(snp.linalg.solve(a, bb), np.linalg.solve(a, bb), rtol=_tol(mode, 1e3), atol=_tol(mode, 10))
+    assert snp.linalg.solve(a, bb).dtype == mode
+
+
+def test_singular_gives_inf_or_nan():
+    a = np.ones((N, N), np.float32)
+    assert not np.all(np.isfinite(np.asarray(snp.linalg.inv(a))))
+    assert float(snp.linalg.det(a)) == 0.0
+    sign, logdet = snp.linalg.slogdet(a)
+    assert float(sign) == 0 and float(logdet) == -np.inf
+
+
+@SETTINGS
+@given(st.sampled_from([1.0, 1e3]), st.integers(0, 2**16))
+def test_cholesky(cond, seed):
+    a = _matrix(seed, np.sqrt(cond), np.float32)
+    spd = (a @ a.transpose(0, 2, 1)).astype(np.float32)
+    L = snp.linalg.cholesky(spd)
+    assert _err(L, np.linalg.cholesky(spd)) < _tol(np.float32, cond)
+    U = snp.linalg.cholesky(spd, upper=True)
+    np.testing.assert_allclose(np.asarray(U), np.asarray(L).transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("shape", [(N, N), (N + 2, N), (N, N + 2)])
+def test_qr(shape, mode):
+    a = _matrix(3, 100.0, mode, *shape)
+    for m in ("reduced", "complete"):
+        q, r = snp.linalg.qr(a, mode=m)
+        q0, r0 = np.linalg.qr(a, mode=m)
+        assert q.shape == q0.shape and r.shape == r0.shape
+        assert _err(np.asarray(q) @ np.asarray(r), a) < _tol(mode)
+        qq = np.asarray(q)
+        assert _err(qq.conj().transpose(0, 2, 1) @ qq, np.broadcast_to(np.eye(qq.shape[-1]), (B,) + (qq.shape[-1],) * 2)) < _tol(mode)
+        np.testing.assert_array_equal(np.asarray(r), np.triu(np.asarray(r)))
+        assert _err(np.abs(r), np.abs(r0)) < _tol(mode, 100)
+    assert snp.linalg.qr(a, mode="r").shape == np.linalg.qr(a, mode="r").shape
+
+
+@SETTINGS
+@given(st.sampled_from([1.0, 1e4]), st.integers(0, 2**16))
+def test_eigh(cond, seed):
+    a = _matrix(seed, cond, np.float32)
+    h = ((a + a.transpose(0, 2, 1)) / 2).astype(np.float32)
+    w, v = snp.linalg.eigh(h)
+    w0 = np.linalg.eigvalsh(h)
+    assert np.max(np.abs(np.asarray(w) - w0)) < _tol(np.float32) * np.max(np.abs(w0))
+    v = np.asarray(v)
+    assert _err(h @ v, v * np.asarray(w)[:, None, :]) < _tol(np.float32)
+    assert _err(v.transpose(0, 2, 1) @ v, np.broadcast_to(np.eye(N), (B, N, N))) < _tol(np.float32)
+    np.testing.assert_allclose(snp.linalg.eigvalsh(h), w)
+
+
+def test_eigh_odd_complex_and_uplo(mode):
+    cd = np.complex128 if mode == np.float64 else np.complex64
+    a = _matrix(5, 10.0, cd, N - 1)
+    h = (a + a.conj().transpose(0, 2, 1)) / 2
+    w, v = snp.linalg.eigh(h)
+    assert w.dtype == mode and v.dtype == cd
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(h), atol=_tol(mode))
+    v = np.asarray(v)
+    assert _err(h @ v, v * np.asarray(w)[:, None, :]) < _tol(mode)
+    junk = np.triu(np.full_like(h, 7), 1)  # UPLO='L' reads the lower triangle only
+    np.testing.assert_allclose(snp.linalg.eigvalsh(np.tril(h) + junk), np.linalg.eigvalsh(h), atol=_tol(mode))
+
+
+@SETTINGS
+@given(st.sampled_from([1.0, 1e3, 1e6]), st.integers(0, 2**16))
+def test_svdvals_vs_lapack(cond, seed):
+    a = _matrix(seed, cond, np.float32)
+    s = snp.linalg.svdvals(a)
+    s0 = np.linalg.svd(a.astype(np.float64), compute_uv=False)  # exact singular values of the float32 input
+    s32 = np.linalg.svd(a, compute_uv=False)  # LAPACK in float32
+    err, lapack_err = np.max(np.abs(np.asarray(s) - s0)), np.max(np.abs(s32 - s0))
+    assert err < 50 * np.finfo(np.float32).eps * s0.max()
+    assert err < 10 * max(lapack_err, np.finfo(np.float32).eps * s0.max())
+
+
+@pytest.mark.parametrize("shape", [(N, N), (N + 2, N - 1), (N - 1, N + 2)])
+def test_svd_shapes(shape, mode):
+    a = _matrix(7, 100.0, mode, *shape)
+    for full in (True, False):
+        u, s, vh = snp.linalg.svd(a, full_matrices=full)
+        u0, s0, vh0 = np.linalg.svd(a, full_matrices=full)
+        assert (u.shape, s.shape, vh.shape) == (u0.shape, s0.shape, vh0.shape)
+        k = s.shape[-1]
+        u, s, vh = map(np.asarray, (u, s, vh))
+        assert _err((u[..., :k] * s[:, None, :]) @ vh[:, :k], a) < _tol(mode)
+        for q in (u, vh.conj().transpose(0, 2, 1)):  # orthonormal columns of U and rows of Vh
+            assert _err(q.conj().transpose(0, 2, 1) @ q, np.broadcast_to(np.eye(q.shape[-1]), q.shape[:1] + (q.shape[-1],) * 2)) < _tol(mode)
+        np.testing.assert_allclose(s, s0, rtol=_tol(mode, 100))
+
+
+def test_svd_rank_deficient_complex():
+    a = _matrix(9, 10.0, np.complex64, N, 2) @ _matrix(10, 10.0, np.complex64, 2, N)  # rank 2
+    u, s, vh = map(np.asarray, snp.linalg.svd(a))
+    assert _err((u * s[:, None, :]) @ vh, a) < _tol(np.float32, 10)
+    assert _err(u.conj().transpose(0, 2, 1) @ u, np.broadcast_to(np.eye(N), (B, N, N))) < _tol(np.float32)
+    assert int(snp.linalg.matrix_rank(a[0])) == 2
+
+
+def test_pinv_lstsq_rank(mode):
+    a = _matrix(11, 10.0, mode, N + 2, N - 1)
+    np.testing.assert_allclose(snp.linalg.pinv(a), np.linalg.pinv(a), atol=_tol(mode, 100))
+    b = np.arange(N + 2, dtype=mode)
+    x, res, rank, s = snp.linalg.lstsq(a[0], b)
+    x0, res0, rank0, s0 = np.linalg.lstsq(a[0], b)
+    np.testing.assert_allclose(x, x0, atol=_tol(mode, 100))
+    np.testing.assert_allclose(res, res0, rtol=1e-3)
+    assert int(rank) == rank0
+    np.testing.assert_array_equal(snp.linalg.matrix_rank(a), np.linalg.matrix_rank(a))
+
+
+def test_norms(mode):
+    a = _matrix(13, 10.0, mode)
+    for ord in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        np.testing.assert_allclose(snp.linalg.norm(a[0], ord), np.linalg.norm(a[0], ord), rtol=_tol(mode, 10))
+        if ord is not None:
+            np.testing.assert_allclose(snp.linalg.matrix_norm(a, ord=ord), np.linalg.matrix_norm(a, ord=ord),
+                                       rtol=_tol(mode, 10))
+    for ord in (None, 0, 1, 2, 3, np.inf, -np.inf):
+        np.testing.assert_allclose(snp.linalg.norm(a, ord, axis=1), np.linalg.norm(a, ord, axis=1), rtol=_tol(mode))
+    np.testing.assert_allclose(snp.linalg.vector_norm(a, axis=(0, 2), keepdims=True),
+                               np.linalg.vector_norm(a, axis=(0, 2), keepdims=True), rtol=_tol(mode))
+    assert snp.linalg.norm(a).dtype == mode
+
+
+def test_products_and_views():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((B, N, N)).astype(np.float32)
+    np.testing.assert_allclose(snp.linalg.matrix_power(a, 3), np.linalg.matrix_power(a, 3), rtol=1e-4)
+    np.testing.assert_allclose(snp.linalg.matrix_power(a, -2), np.linalg.matrix_power(a, -2), rtol=1e-3)
+    np.testing.assert_array_equal(snp.linalg.matrix_power(a, 0), np.broadcast_to(np.eye(N), a.shape))
+    x, y = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    np.testing.assert_allclose(snp.linalg.cross(x, y), np.cross(x, y), rtol=1e-5)
+    np.testing.assert_allclose(snp.linalg.cross(x.T, y.T, axis=0), np.cross(x.T, y.T, axis=0), rtol=1e-5)
+    np.testing.assert_allclose(snp.linalg.outer(x[0], y[0]), np.outer(x[0], y[0]))
+    np.testing.assert_allclose(snp.linalg.trace(a, offset=1), np.trace(a, 1, -2, -1), rtol=1e-6)
+    np.testing.assert_array_equal(snp.linalg.diagonal(a, offset=-1), np.diagonal(a, -1, -2, -1))
+    mats = [rng.standard_normal(s).astype(np.float32) for s in ((N,), (N, 2), (2, N), (N,))]
+    np.testing.assert_allclose(snp.linalg.multi_dot(mats), np.linalg.multi_dot(mats), rtol=1e-5)
+    np.testing.assert_allclose(snp.linalg.tensordot(a, a, ([1, 2], [1, 2])), np.tensordot(a, a, ([1, 2], [1, 2])), rtol=1e-5)
+
+
+def test_under_jit_and_errors():
+    a = _matrix(17, 10.0, np.float32)
+    f = stagec.jit(lambda m: (snp.linalg.det(m), snp.linalg.eigh(m + m.transpose(0, 2, 1)).eigenvalues))
+    d, w = f(a)
+    np.testing.assert_allclose(d, np.linalg.det(a), rtol=1e-4)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a + a.transpose(0, 2, 1)), atol=1e-5)
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        snp.linalg.inv(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match="float16"):
+        snp.linalg.det(np.ones((2, 2), np.float16))
+    assert snp.linalg.det(np.eye(N, dtype=np.int32)).dtype == np.float32
