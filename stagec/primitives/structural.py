@@ -443,13 +443,20 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
 def _dynamic_update_slice_batch(args, dims):
     (x, upd, *starts), (d, ud, *sdims) = args, dims
     n = axis_size(args, dims)
+    x, upd = at_front(x, d, n), at_front(upd, ud, n)
     if all(s is None for s in sdims):
         zero = convert_element_type(0, np.int32)
-        return dynamic_update_slice(at_front(x, d, n), at_front(upd, ud, n), [zero] + list(starts)), 0
-    # Per-example starts: a scatter of one window per example (starts clamped first: scatter drops, XLA clamps).
-    from .indexing import scatter_p
-    shape, ushape = example_shape(x, d), example_shape(upd, ud)
-    idx = _starts_per_example(starts, sdims, n, [a - u for a, u in zip(shape, ushape)])
+        return dynamic_update_slice(x, upd, [zero] + list(starts)), 0
+    # Per-example starts: scatter each element of the update to its place (starts clamped first, as XLA
+    # clamps them; IREE compiles scatters of single elements, not of partial windows along indexed axes).
+    from .elementwise import add
+    from .indexing import scatter
+    shape, ushape = aval_of(x).shape[1:], aval_of(upd).shape[1:]
     nd = len(shape)
-    return scatter_p.batch([x, idx, upd], [d, 0, ud], update_window_dims=tuple(range(nd)), inserted_window_dims=(),
-                           scatter_dims_to_operand_dims=tuple(range(nd)), mode="set")
+    idx = _starts_per_example(starts, sdims, n, [a - u for a, u in zip(shape, ushape)])  # (n, nd)
+    grid = (n,) + ushape + (nd,)
+    offsets = concatenate([broadcasted_iota(np.int32, (n,) + ushape + (1,), k + 1) for k in range(nd)], nd + 1)
+    pos = add(broadcast_in_dim(idx, grid, (0, nd + 1)), offsets)
+    pos = concatenate([broadcasted_iota(np.int32, (n,) + ushape + (1,), 0), pos], nd + 1)
+    return scatter(x, pos, upd, update_window_dims=(), inserted_window_dims=tuple(range(nd + 1)),
+                   scatter_dims_to_operand_dims=tuple(range(nd + 1)), mode="set"), 0
