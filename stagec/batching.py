@@ -125,16 +125,9 @@ def run_batched(graph: Graph, args: Sequence, dims: Sequence, size: int, fun_des
     return [list(t) for t in zip(*map(trace.unpack, outs))] if outs else ([], [])
 
 
-class _Aval:
-    """An abstract argument for `trace_subgraph`."""
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-
 def _trace(fun: Callable, avals: Sequence[ShapedArray], name: str) -> Graph:
     fun.__name__ = name
-    graph, captured, _ = trace_subgraph(fun, [_Aval(a) for a in avals], "vmap")
+    graph, captured, _ = trace_subgraph(fun, list(avals), "vmap")
     assert not captured, "a batched sub-graph takes every value as an input"
     return graph
 

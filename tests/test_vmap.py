@@ -22,6 +22,7 @@ from stagec.core import Primitive
 from stagec.errors import ConcretizationTypeError
 from stagec.primitives import all_primitives
 from stagec.primitives import elementwise as ew
+from stagec.primitives import fft as fftp
 from stagec.tree_util import tree_leaves, tree_map
 
 from numpy_diff import MAX_EXAMPLES
@@ -145,7 +146,7 @@ def int_all(x, y):
 def mixed_all(p, x, y):
     z = lax.complex(x, y)
     return [lax.select(p, x, y), lax.clamp(lax.min(x, y), x, lax.max(x, y)), lax.convert_element_type(x, np.int32),
-            lax.real(z), lax.imag(lax.mul(z, z))]
+            lax.real(z), lax.imag(lax.mul(z, z)), lax.stop_gradient(x)]
 
 
 def select_scalar_pred(p, x, y):
@@ -274,6 +275,16 @@ def batch_matmul(a, b):
     return lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))
 
 
+def ffts(x, z):
+    return [fftp.fft(x, "RFFT", (4,)), fftp.fft(z, "FFT", (4,)), fftp.fft(z, "IFFT", (4,)),
+            fftp.fft(fftp.fft(x, "RFFT", (4,)), "IRFFT", (4,))]
+
+
+def test_fft():
+    check(ffts, examples(3, lambda: rand(2, 4), lambda: (rand(2, 4) + 1j * rand(2, 4)).astype(np.complex64)),
+          [(0, 0), (1, None), (None, 2)])
+
+
 def test_dot_general():
     check(matmul, examples(3, lambda: rand(2, 3), lambda: rand(3, 4)), [(0, None), (None, 1), (1, 0), (2, 2),
                                                                          (None, 0)])
@@ -355,7 +366,8 @@ def test_table_covers_every_primitive():
              (dyn_update, [rand(3, 4), rand(2, 2), np.int32(1)]), (reductions, [rand(3, 4), rand(3, 4) > 0.5]),
              (sort2, [rand(2, 5), rand(2, 5)]), (gather, [rand(4, 3), unique_rows()]),
              (scatters, [rand(4, 3), unique_rows(), rand(2, 3)]), (matmul, [rand(2, 3), rand(3, 4)]),
-             (cond_fn, [True, rand(3), rand(3)]), (while_fn, [np.int32(2), rand(2)]), (callback_fn, [rand(3)])]
+             (cond_fn, [True, rand(3), rand(3)]), (while_fn, [np.int32(2), rand(2)]), (callback_fn, [rand(3)]),
+             (ffts, [rand(2, 4), rand(2, 4).astype(np.complex64)])]
     for f, args in cases:
         _prims_in(stagec.jit(f).lower(*args).graph, seen)
     untested = {p.name for p in all_primitives()} - seen - NO_OPERANDS
@@ -369,15 +381,11 @@ def callback_fn(x):
     return stagec.debug.pure_callback(lambda v: np.cumsum(v) * 2, stagec.ShapeDtypeStruct((3,), np.float32), x)
 
 
-def test_pure_callback_batches_into_one_call():
-    """One call out to Python for the batch, running the function per example (the module cannot run here
-    yet: main's runtime does not link host calls)."""
-    xs = rand(3, 4)
-    graph = stagec.jit(stagec.vmap(callback_fn, in_axes=1)).lower(xs).graph
-    (eqn,) = [e for e in graph.eqns if e.prim.name == "callback"]
-    assert eqn.outputs[0].aval.shape == (4, 3)
-    (out,) = eqn.params["callback"].fn(xs.T)
-    np.testing.assert_allclose(out, np.cumsum(xs.T, axis=1) * 2, rtol=1e-6)
+def test_pure_callback():
+    """One call out to Python per batch, running the function once per example."""
+    check(callback_fn, examples(3, lambda: rand(3)), [0, [0, 1]], eager=1)
+    graph = stagec.jit(stagec.vmap(callback_fn)).lower(rand(4, 3)).graph
+    assert [e.outputs[0].aval.shape for e in graph.eqns if e.prim.name == "callback"] == [(4, 3)]
 
 
 my_sin_p = Primitive("my_sin", lambda x: x)
@@ -451,6 +459,38 @@ def test_python_control_flow_on_unbatched_values():
     def f(x, n):
         return x * 2 if n > 1 else x  # n is not mapped: a plain Python value inside
     np.testing.assert_allclose(np.asarray(stagec.vmap(f, (0, None))(rand(3), 2)).shape, (3,))
+
+
+# ---------------------------------------------------------------- with grad (the FAQ's cases)
+
+
+def step(x):
+    return snp.where(x > 0, 1.0, 0.0)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + snp.exp(-x))
+
+
+def test_vmap_of_grad_faq():
+    xs = np.linspace(-2, 2, 7).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(stagec.vmap(stagec.grad(step))(xs)), np.zeros(7, np.float32))
+    s = 1 / (1 + np.exp(-xs))
+    np.testing.assert_allclose(np.asarray(stagec.jit(stagec.vmap(stagec.grad(sigmoid)))(xs)), s * (1 - s), rtol=1e-5)
+    if jax is not None:
+        theirs = jax.vmap(jax.grad(lambda x: 1.0 / (1.0 + jnp.exp(-x))))(xs)
+        np.testing.assert_allclose(np.asarray(stagec.vmap(stagec.grad(sigmoid))(xs)), theirs, rtol=1e-5)
+
+
+def test_per_example_gradients_and_grad_of_vmap():
+    def loss(w, x):
+        return snp.sum(snp.tanh(x @ w) ** 2)
+    w, xs = rand(3, 2), rand(4, 3)
+    per = stagec.jit(stagec.vmap(stagec.grad(loss), in_axes=(None, 0)))(w, xs)
+    want = np.stack([np.asarray(stagec.jit(stagec.grad(loss))(w, x)) for x in xs])
+    np.testing.assert_allclose(np.asarray(per), want, rtol=1e-5)
+    total = stagec.jit(stagec.grad(lambda w: stagec.vmap(loss, (None, 0))(w, xs).sum()))(w)
+    np.testing.assert_allclose(np.asarray(total), want.sum(0), rtol=1e-5)
 
 
 # ---------------------------------------------------------------- errors
