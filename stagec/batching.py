@@ -291,7 +291,7 @@ def vmap(fun: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> 
         raise TypeError(f"Expected a callable value, got {fun!r}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)  # as JAX: a list of axes reads as the tuple of positional arguments
-    if not (in_axes is None or type(in_axes) in (int, tuple, dict)):
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
         raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
                         f"arguments passed to the function, but got {in_axes}.")
     _check_axes(in_axes, "in_axes")

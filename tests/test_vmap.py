@@ -482,6 +482,20 @@ def test_vmap_of_grad_faq():
         np.testing.assert_allclose(np.asarray(stagec.vmap(stagec.grad(sigmoid))(xs)), theirs, rtol=1e-5)
 
 
+@stagec.custom_vjp
+def scaled_sin(x):
+    return snp.sin(x)
+
+
+scaled_sin.defvjp(lambda x: (snp.sin(x), snp.cos(x)), lambda c, g: (g * c * 10.0,))
+
+
+def test_vmap_of_grad_with_custom_vjp():
+    xs = np.linspace(-1, 1, 4).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(stagec.jit(stagec.vmap(stagec.grad(scaled_sin)))(xs)), 10 * np.cos(xs),
+                               rtol=1e-5)
+
+
 def test_per_example_gradients_and_grad_of_vmap():
     def loss(w, x):
         return snp.sum(snp.tanh(x @ w) ** 2)

@@ -52,13 +52,15 @@ def callback(fn: HostFunction, *args) -> list:
 
 # ---------------------------------------------------------------- batching rules
 
+import numpy as np  # noqa: E402
+
+from ._batch import at_front, axis_size  # noqa: E402
+
 
 @callback_p.def_batch
 def _callback_batch(args, dims, *, callback: HostFunction):
     """One call out to Python for the whole batch, which calls the function once per example (JAX's
     `vmap_method="sequential"`) and stacks the results."""
-    import numpy as np
-    from ._batch import at_front, axis_size
     n = axis_size(args, dims)
     batched = [d is not None for d in dims]
     fn = callback.fn
