@@ -17,6 +17,7 @@ from .ad import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, lin
                  vjp)
 
 numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
+from .batching import vmap  # noqa: E402
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers
@@ -49,4 +50,4 @@ def default_backend() -> str:
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "custom_jvp", "custom_vjp",
            "debug", "default_backend", "device_put", "devices", "errors", "experimental", "grad", "hessian", "jacfwd",
            "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir", "numpy", "pure_callback", "random",
-           "tree_util", "value_and_grad", "vjp"]
+           "tree_util", "value_and_grad", "vjp", "vmap"]

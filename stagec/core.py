@@ -342,7 +342,8 @@ def trace_subgraph(fun: Callable, args: Sequence, purpose: str) -> tuple[Graph, 
     name = getattr(fun, "__name__", type(fun).__name__)
     leaves, tree = tree_flatten(list(args))
     trace = Trace(f"{name} (in {purpose})", purpose, sub=True)
-    tracers = [trace.new_arg(aval_of(a).update(), f"{purpose} operand {i}") for i, a in enumerate(leaves)]
+    avals = [a if isinstance(a, ShapedArray) else aval_of(a) for a in leaves]
+    tracers = [trace.new_arg(a.update(), f"{purpose} operand {i}") for i, a in enumerate(avals)]
     with tracing(trace):
         out = fun(*tree_unflatten(tree, tracers))
     out_leaves, out_tree = flatten_outputs(out, f"{name} (in {purpose})")

@@ -47,8 +47,9 @@ def _compile(prim, avals, params, out_avals, backend) -> Runner:
     in_vars, out_vars = [Var(a) for a in avals], [Var(a) for a in out_avals]
     graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
     name = f"eager_{prim.name}"
-    art, _ = compile_cached(backend, str(lower_graph(graph, name)), name, backend.compile_flags(),
-                            graph.in_avals, graph.out_avals)
+    host_calls: list = []  # a callback primitive bound eagerly (e.g. under vmap) calls out from its module
+    art, _ = compile_cached(backend, str(lower_graph(graph, name, host_calls)), name, backend.compile_flags(),
+                            graph.in_avals, graph.out_avals, host_calls=host_calls)
     stats["compiles"] += 1
     return art.runner()
 

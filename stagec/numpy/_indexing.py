@@ -16,7 +16,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array
-from ..core import Const, Tracer, aval_of
+from ..core import Const, TracerBase, aval_of
 from ._base import _arr, _axis, _is_array, broadcast_shapes, broadcast_to
 
 
@@ -137,7 +137,7 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
         if isinstance(i, np.ndarray) or _is_array(i):
             ia = aval_of(i)
             if ia.dtype == np.bool_:
-                if isinstance(i, Tracer):
+                if isinstance(i, TracerBase):
                     raise _bool_mask_error(i)
                 mask = np.asarray(i)
                 want = av.shape[dim:dim + mask.ndim]
@@ -151,11 +151,11 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
                 continue
             if _dt.kind(ia.dtype) not in "iu":
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
-            if ia.ndim == 0 and isinstance(i, Tracer):
+            if ia.ndim == 0 and isinstance(i, TracerBase):
                 out.append(i)  # a traced scalar: dynamic_slice, unless mixed with arrays
             else:
                 out.append(i)
-                advanced = advanced or ia.ndim > 0 or not isinstance(i, Tracer)
+                advanced = advanced or ia.ndim > 0 or not isinstance(i, TracerBase)
             dim += 1
             continue
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are "
@@ -206,7 +206,7 @@ def _as_int32(i, size: int):
 def _index_array(i, size: int, axis: int, fill: bool):
     """An integer index as int32 in [0, size) (negatives wrapped, then out-of-bounds ones clamped; IREE's CPU
     gather does not clamp as StableHLO specifies) and, when `fill`, its in-bounds mask (None: all are)."""
-    if isinstance(i, Tracer):
+    if isinstance(i, TracerBase):
         i = _as_int32(i, size)
         valid = lax.bitwise_and(lax.ge(i, lax.full_like(i, -size)), lax.lt(i, lax.full_like(i, size))) if fill else None
         i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
@@ -221,7 +221,7 @@ def _index_array(i, size: int, axis: int, fill: bool):
 
 def _check_bounds(fname: str, i, size: int, axis: int) -> None:
     """Raise IndexError for a concrete index outside [-size, size) (NumPy's check, for `take`)."""
-    if isinstance(i, Tracer):
+    if isinstance(i, TracerBase):
         return
     v = np.asarray(i)
     bad = (v >= size) | (v < -size)
@@ -232,10 +232,10 @@ def _check_bounds(fname: str, i, size: int, axis: int) -> None:
 
 def _all_valid(valids, shape: tuple):
     """The AND of the in-bounds masks broadcast to `shape` (NumPy where all are concrete); None: all in bounds."""
-    concrete = [np.broadcast_to(v, shape) for v in valids if v is not None and not isinstance(v, Tracer)]
+    concrete = [np.broadcast_to(v, shape) for v in valids if v is not None and not isinstance(v, TracerBase)]
     out = np.logical_and.reduce(concrete) if concrete else None
     for v in valids:
-        if isinstance(v, Tracer):
+        if isinstance(v, TracerBase):
             v = broadcast_to(v, shape)
             out = v if out is None else lax.bitwise_and(v, out)
     return out
@@ -303,7 +303,7 @@ def _may_be_out_of_bounds(x, entries: tuple) -> bool:
     for e in entries:
         if e is None:
             continue
-        if isinstance(e, Tracer) or (_is_int_scalar(e) and not -shape[dim] <= e < shape[dim]):
+        if isinstance(e, TracerBase) or (_is_int_scalar(e) and not -shape[dim] <= e < shape[dim]):
             return True
         dim += 1
     return False
@@ -315,7 +315,7 @@ def _check_concrete(x, entries: tuple) -> None:
     for e in entries:
         if e is None:
             continue
-        if not isinstance(e, (slice, Tracer)):
+        if not isinstance(e, (slice, TracerBase)):
             _check_bounds("", e, shape[dim], dim)
         dim += 1
 
@@ -356,7 +356,7 @@ def _scatter(x, idx, values, op: str, mode: str | None = None):
     av = aval_of(x)
     dt = av.dtype
     mode = _check_mode(f"at[].{op}", mode)
-    if isinstance(idx, Tracer) and aval_of(idx).dtype == np.bool_:
+    if isinstance(idx, TracerBase) and aval_of(idx).dtype == np.bool_:
         return _masked_update(x, idx, values, op)
     values = _arr(values)
     values = lax.convert_element_type(values, dt) if aval_of(values).dtype != dt else values
@@ -508,7 +508,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         raise IndexError("take: indices must be integers")
     if mode not in (None, "raise", "clip", "wrap", "fill"):
         raise ValueError(f"take: clipmode not understood: {mode!r}")
-    if isinstance(indices, Tracer):
+    if isinstance(indices, TracerBase):
         if mode == "raise":
             raise NotImplementedError("take: mode='raise' needs concrete indices; traced ones cannot be checked "
                                       "(use mode='fill', the default, or 'clip')")
@@ -517,7 +517,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     if mode == "raise":
         _check_bounds("take", indices, n, axis)
     elif mode != "fill":
-        if isinstance(indices, Tracer) or isinstance(indices, Array):
+        if isinstance(indices, TracerBase) or isinstance(indices, Array):
             i = lax.convert_element_type(indices, np.int32)
             if mode == "clip":
                 i = lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(n - 1, 0)))
@@ -556,7 +556,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     if mode is None:
         _check_bounds("take_along_axis", indices, av.shape[axis], axis)
     fill = None
-    if mode == "fill" or (mode is None and isinstance(indices, Tracer)):
+    if mode == "fill" or (mode is None and isinstance(indices, TracerBase)):
         fill = _default_fill(av.dtype) if fill_value is None else fill_value
     shape = broadcast_shapes(*[tuple(d for i, d in enumerate(s) if i != axis) for s in (av.shape, iv.shape)],
                              fname="take_along_axis")

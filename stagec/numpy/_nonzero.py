@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import device_put
-from ..core import Tracer, aval_of
+from ..core import TracerBase, aval_of
 from ._base import _arr, _is_array
 from ._indexing import NonConcreteBooleanIndexError
 
@@ -85,7 +85,7 @@ def nonzero(a: Any, *, size: int | None = None, fill_value=None) -> tuple:
     if nd == 0:
         raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use snp.nonzero(snp.atleast_1d(a))")
     fills = _fill_values("nonzero", fill_value, nd)
-    if isinstance(a, Tracer):
+    if isinstance(a, TracerBase):
         if size is None:
             raise _nonzero_shape_error(a)
         idx, count = _first_nonzero(a, size)
@@ -100,7 +100,7 @@ def nonzero(a: Any, *, size: int | None = None, fill_value=None) -> tuple:
 
 def _valid_mask(size: int, count):
     """arange(size) < count, for an int or a traced int32 scalar `count`."""
-    if not isinstance(count, Tracer):
+    if not isinstance(count, TracerBase):
         return np.arange(size) < int(count)
     return lax.lt(lax.iota(np.int32, size), lax.broadcast_in_dim(count, (size,), ()))
 
@@ -124,12 +124,12 @@ def argwhere(a: Any, *, size: int | None = None, fill_value=None):
     a = _arr(a)
     size = _check_size("argwhere", size)
     if aval_of(a).ndim == 0:
-        if size is None and isinstance(a, Tracer):
+        if size is None and isinstance(a, TracerBase):
             raise _nonzero_shape_error(a)
         n = size if size is not None else int(np.count_nonzero(np.asarray(a)))
         return device_put(np.zeros((n, 0), _dt.default_int()))
     nz = nonzero(a, size=size, fill_value=fill_value)
-    if not builtins.any(isinstance(i, Tracer) for i in nz):
+    if not builtins.any(isinstance(i, TracerBase) for i in nz):
         return device_put(np.stack([np.asarray(i) for i in nz], axis=1))
     from ._shapes import stack
     return stack(nz, axis=1)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..core import aval_of, current_trace
+from ..core import TracerBase, aval_of, current_trace
 from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, astype
 
 add = _binary("add", lax.add)
@@ -289,7 +289,7 @@ def _int_power(x1, x2):
     """Integer `x1 ** x2` by binary exponentiation over every bit of the exponent (wraps like NumPy)."""
     dt = aval_of(x1).dtype
     neg = lax.lt(x2, _const(x2, 0)) if _dt.kind(dt) == "i" else None
-    if neg is not None and current_trace() is None and bool(np.asarray(any_(neg))):
+    if neg is not None and current_trace() is None and not isinstance(neg, TracerBase) and bool(np.asarray(any_(neg))):
         raise ValueError("Integers to negative integer powers are not allowed.")
     acc, base, e = lax.full_like(x1, 1), x1, x2
     for _ in range(dt.itemsize * 8 - (_dt.kind(dt) == "i")):

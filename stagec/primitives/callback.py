@@ -48,3 +48,28 @@ def _callback_lower(ctx: L.Ctx, *args, callback: HostFunction):
 def callback(fn: HostFunction, *args) -> list:
     """Call `fn.fn` on the values of `args` from compiled code; returns its results (avals `fn.result_avals`)."""
     return callback_p.bind(*args, callback=fn)
+
+
+# ---------------------------------------------------------------- batching rules
+
+import numpy as np  # noqa: E402
+
+from ._batch import at_front, axis_size  # noqa: E402
+
+
+@callback_p.def_batch
+def _callback_batch(args, dims, *, callback: HostFunction):
+    """One call out to Python for the whole batch, which calls the function once per example (JAX's
+    `vmap_method="sequential"`) and stacks the results."""
+    n = axis_size(args, dims)
+    batched = [d is not None for d in dims]
+    fn = callback.fn
+
+    def per_example(*values):
+        outs = [fn(*[v[i] if b else v for v, b in zip(values, batched)]) for i in range(n)]
+        return [np.stack([o[k] for o in outs]) for k in range(len(callback.result_avals))]
+
+    hf = HostFunction(per_example, callback.name, [a.update(shape=(n,) + a.shape) for a in callback.result_avals],
+                      callback.kind, callback.ordered)
+    outs = callback_p.bind(*[at_front(x, d, n) if d is not None else x for x, d in zip(args, dims)], callback=hf)
+    return outs, [0] * len(outs)

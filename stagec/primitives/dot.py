@@ -111,3 +111,30 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
 def dot(lhs, rhs, preferred_element_type=None):
     """Vector/matrix product contracting the last axis of `lhs` with the first of `rhs`."""
     return dot_general(lhs, rhs, (((aval_of(lhs).ndim - 1,), (0,)), ((), ())), preferred_element_type)
+
+
+# ---------------------------------------------------------------- batching rules
+
+from ._batch import moveaxis  # noqa: E402
+
+
+@dot_general_p.def_batch
+def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type=None):
+    """Both batched: one more batch dimension (first in the result). One batched: its batch axis is a free
+    dimension of that side, and stays one in the result."""
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    up = lambda t, d: tuple(a + (a >= d) for a in t)
+    params = dict(preferred_element_type=preferred_element_type)
+    if ld is not None and rd is not None:
+        lhs, rhs = moveaxis(lhs, ld, 0), moveaxis(rhs, rd, 0)
+        dn = ((up(lc, 0), up(rc, 0)), ((0,) + up(lb, 0), (0,) + up(rb, 0)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
+    if ld is not None:
+        dn = ((up(lc, ld), rc), (up(lb, ld), rb))
+        lfree = [i for i in range(aval_of(lhs).ndim) if i not in dn[0][0] and i not in dn[1][0]]
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), len(lb) + lfree.index(ld)
+    dn = ((lc, up(rc, rd)), (lb, up(rb, rd)))
+    nl = aval_of(lhs).ndim - len(lc) - len(lb)
+    rfree = [i for i in range(aval_of(rhs).ndim) if i not in dn[0][1] and i not in dn[1][1]]
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), len(rb) + nl + rfree.index(rd)

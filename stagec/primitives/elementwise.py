@@ -396,3 +396,11 @@ def clamp(lo, x, hi):
     return clamp_p.bind(lo, x, hi)
 
 __all__ = [n for n, v in list(globals().items()) if n.endswith("_p") and isinstance(v, Primitive)]
+
+
+# ---------------------------------------------------------------- batching rules
+
+from ._batch import elementwise_rule as _elementwise_rule  # noqa: E402
+
+for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
+    _p.def_batch(_elementwise_rule(_p))

@@ -71,3 +71,14 @@ def fft(x, fft_type: str, fft_lengths: Sequence[int]):
     if why is not None:
         raise NotImplementedError(f"fft {fft_type}: IREE 3.13 cannot compile stablehlo.fft for {why}")
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=lengths)
+
+
+# ---------------------------------------------------------------- batching rules
+
+from ._batch import moveaxis  # noqa: E402
+
+
+@fft_p.def_batch
+def _fft_batch(args, dims, *, fft_type, fft_lengths):
+    (x,), (d,) = args, dims
+    return fft_p.bind(moveaxis(x, d, 0), fft_type=fft_type, fft_lengths=fft_lengths), 0

@@ -215,3 +215,49 @@ def scatter(x, indices, updates, *, update_window_dims, inserted_window_dims, sc
     return scatter_p.bind(x, indices, updates, update_window_dims=tuple(update_window_dims),
                           inserted_window_dims=tuple(inserted_window_dims),
                           scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims), mode=mode)
+
+
+# ---------------------------------------------------------------- batching rules
+
+from ._batch import at_front, axis_size  # noqa: E402
+from .structural import broadcasted_iota, concatenate  # noqa: E402
+
+
+def _with_example_index(idx, n: int):
+    """Indices (batch first) with each index vector prefixed by its example's number, as JAX's rules do."""
+    shape = aval_of(idx).shape
+    return concatenate([broadcasted_iota(aval_of(idx).dtype, shape[:-1] + (1,), 0), idx], len(shape) - 1)
+
+
+@gather_p.def_batch
+def _gather_batch(args, dims, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    (x, idx), (xd, id_) = args, dims
+    n = axis_size(args, dims)
+    up = lambda t: tuple(a + 1 for a in t)
+    if id_ is None:  # the batch axis is one more slice dimension, taken whole and put first
+        return gather(at_front(x, xd, n), idx, offset_dims=(0,) + up(offset_dims),
+                      collapsed_slice_dims=up(collapsed_slice_dims), start_index_map=up(start_index_map),
+                      slice_sizes=(n,) + tuple(slice_sizes)), 0
+    idx = at_front(idx, id_, n)
+    if xd is None:  # the batch axis is the first index batch dimension, first in the result
+        return gather(x, idx, offset_dims=up(offset_dims), collapsed_slice_dims=collapsed_slice_dims,
+                      start_index_map=start_index_map, slice_sizes=slice_sizes), 0
+    return gather(at_front(x, xd, n), _with_example_index(idx, n), offset_dims=up(offset_dims),
+                  collapsed_slice_dims=(0,) + up(collapsed_slice_dims), start_index_map=(0,) + up(start_index_map),
+                  slice_sizes=(1,) + tuple(slice_sizes)), 0
+
+
+@scatter_p.def_batch
+def _scatter_batch(args, dims, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode):
+    (x, idx, upd), (xd, id_, ud) = args, dims
+    n = axis_size(args, dims)
+    up = lambda t: tuple(a + 1 for a in t)
+    x, upd = at_front(x, xd, n), at_front(upd, ud, n)
+    if id_ is None:  # the batch axis is one more window dimension
+        return scatter(x, idx, upd, update_window_dims=(0,) + up(update_window_dims),
+                       inserted_window_dims=up(inserted_window_dims),
+                       scatter_dims_to_operand_dims=up(scatter_dims_to_operand_dims), mode=mode), 0
+    idx = _with_example_index(at_front(idx, id_, n), n)
+    return scatter(x, idx, upd, update_window_dims=up(update_window_dims),
+                   inserted_window_dims=(0,) + up(inserted_window_dims),
+                   scatter_dims_to_operand_dims=(0,) + up(scatter_dims_to_operand_dims), mode=mode), 0

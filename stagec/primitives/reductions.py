@@ -328,3 +328,39 @@ def sort(operands, dimension: int = -1, is_stable: bool = True, num_keys: int = 
     nd = aval_of(operands[0]).ndim
     return sort_p.bind(*operands, dimension=int(dimension) % (nd or 1), num_keys=int(num_keys),
                        is_stable=bool(is_stable))
+
+
+# ---------------------------------------------------------------- batching rules
+
+from ._batch import at_front, axis_size, moveaxis  # noqa: E402
+
+
+def _reduce_batch(prim: Primitive):
+    def rule(args, dims, *, axes):
+        (x,), (d,) = args, dims
+        return prim.bind(moveaxis(x, d, 0), axes=tuple(a + 1 for a in axes)), 0
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
+    _p.def_batch(_reduce_batch(_p))
+
+
+@argminmax_p.def_batch
+def _argminmax_batch(args, dims, *, axis, index_dtype, is_max):
+    (x,), (d,) = args, dims
+    return argminmax_p.bind(moveaxis(x, d, 0), axis=axis + 1, index_dtype=index_dtype, is_max=is_max), 0
+
+
+@cumulative_p.def_batch
+def _cumulative_batch(args, dims, *, axis, op, reverse):
+    (x,), (d,) = args, dims
+    return cumulative_p.bind(x, axis=axis + (axis >= d), op=op, reverse=reverse), d
+
+
+@sort_p.def_batch
+def _sort_batch(args, dims, *, dimension, num_keys, is_stable):
+    n = axis_size(args, dims)
+    outs = sort_p.bind(*[at_front(x, d, n) for x, d in zip(args, dims)], dimension=dimension + 1,
+                       num_keys=num_keys, is_stable=is_stable)
+    return outs, [0] * len(outs)

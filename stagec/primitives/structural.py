@@ -350,3 +350,113 @@ def pad(x, padding_value, padding_config):
     low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
     return pad_p.bind(*match_weak(x, padding_value), low=tuple(map(int, low)), high=tuple(map(int, high)),
                       interior=tuple(map(int, interior)))
+
+
+# ---------------------------------------------------------------- batching rules
+
+from ._batch import at_front, axis_size, example_shape, moveaxis  # noqa: E402
+
+
+@broadcast_in_dim_p.def_batch
+def _broadcast_batch(args, dims, *, shape, broadcast_dimensions):
+    (x,), (d,) = args, dims
+    return broadcast_in_dim(moveaxis(x, d, 0), (aval_of(x).shape[d],) + shape,
+                            (0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
+
+
+@reshape_p.def_batch
+def _reshape_batch(args, dims, *, new_sizes):
+    (x,), (d,) = args, dims
+    return reshape(moveaxis(x, d, 0), (aval_of(x).shape[d],) + new_sizes), 0
+
+
+@transpose_p.def_batch
+def _transpose_batch(args, dims, *, permutation):
+    (x,), (d,) = args, dims
+    return transpose(moveaxis(x, d, 0), (0,) + tuple(p + 1 for p in permutation)), 0
+
+
+@slice_p.def_batch
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    ins = lambda t, v: t[:d] + (v,) + t[d:]
+    return slice(x, ins(start_indices, 0), ins(limit_indices, aval_of(x).shape[d]), ins(strides, 1)), d
+
+
+@rev_p.def_batch
+def _rev_batch(args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    return rev(x, [a + (a >= d) for a in dimensions]), d
+
+
+@concatenate_p.def_batch
+def _concatenate_batch(args, dims, *, dimension):
+    n = axis_size(args, dims)
+    return concatenate([at_front(x, d, n) for x, d in zip(args, dims)], dimension + 1), 0
+
+
+@pad_p.def_batch
+def _pad_batch(args, dims, *, low, high, interior):
+    (x, value), (d, vd) = args, dims
+    n = axis_size(args, dims)
+    x = at_front(x, d, n)
+    config = [(0, 0, 0)] + list(zip(low, high, interior))
+    if vd is None:
+        return pad(x, value, config), 0
+    # A padding value per example: pad with anything, then select it where the padding is (as JAX does).
+    mask = pad(broadcast_in_dim(True, aval_of(x).shape, ()), False, config)
+    padded = pad(x, convert_element_type(0, aval_of(x).dtype), config)
+    fill = broadcast_in_dim(at_front(value, vd, n), aval_of(padded).shape, (0,))
+    from .elementwise import select
+    return select(mask, padded, fill), 0
+
+
+def _starts_per_example(starts, dims, n: int, limits: Sequence[int]):
+    """The start indices as one (n, rank) int32 array, each clamped into [0, limit] as XLA clamps them."""
+    from .elementwise import clamp
+    cols = []
+    for s, d, lim in zip(starts, dims, limits):
+        s = at_front(convert_element_type(s, np.int32), d, n)
+        lo, hi = broadcast_in_dim(np.int32(0), (n,), ()), broadcast_in_dim(np.int32(max(lim, 0)), (n,), ())
+        cols.append(reshape(clamp(lo, s, hi), (n, 1)))
+    return concatenate(cols, 1)
+
+
+@dynamic_slice_p.def_batch
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+    (x, *starts), (d, *sdims) = args, dims
+    if all(s is None for s in sdims):
+        zero = convert_element_type(0, np.int32)
+        sizes = slice_sizes[:d] + (aval_of(x).shape[d],) + slice_sizes[d:]
+        return dynamic_slice(x, starts[:d] + [zero] + starts[d:], sizes), d
+    # Per-example starts: a gather of one slice per example (the gather rule batches the operand too).
+    from .indexing import gather_p
+    n = axis_size(args, dims)
+    shape = example_shape(x, d)
+    idx = _starts_per_example(starts, sdims, n, [a - s for a, s in zip(shape, slice_sizes)])
+    nd = len(shape)
+    return gather_p.batch([x, idx], [d, 0], offset_dims=tuple(range(nd)), collapsed_slice_dims=(),
+                          start_index_map=tuple(range(nd)), slice_sizes=slice_sizes)
+
+
+@dynamic_update_slice_p.def_batch
+def _dynamic_update_slice_batch(args, dims):
+    (x, upd, *starts), (d, ud, *sdims) = args, dims
+    n = axis_size(args, dims)
+    x, upd = at_front(x, d, n), at_front(upd, ud, n)
+    if all(s is None for s in sdims):
+        zero = convert_element_type(0, np.int32)
+        return dynamic_update_slice(x, upd, [zero] + list(starts)), 0
+    # Per-example starts: scatter each element of the update to its place (starts clamped first, as XLA
+    # clamps them; IREE compiles scatters of single elements, not of partial windows along indexed axes).
+    from .elementwise import add
+    from .indexing import scatter
+    shape, ushape = aval_of(x).shape[1:], aval_of(upd).shape[1:]
+    nd = len(shape)
+    idx = _starts_per_example(starts, sdims, n, [a - u for a, u in zip(shape, ushape)])  # (n, nd)
+    grid = (n,) + ushape + (nd,)
+    offsets = concatenate([broadcasted_iota(np.int32, (n,) + ushape + (1,), k + 1) for k in range(nd)], nd + 1)
+    pos = add(broadcast_in_dim(idx, grid, (0, nd + 1)), offsets)
+    pos = concatenate([broadcasted_iota(np.int32, (n,) + ushape + (1,), 0), pos], nd + 1)
+    return scatter(x, pos, upd, update_window_dims=(), inserted_window_dims=tuple(range(nd + 1)),
+                   scatter_dims_to_operand_dims=tuple(range(nd + 1)), mode="set"), 0
