@@ -20,24 +20,30 @@ def x64():
 import os as _os
 _os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-# Never touch the user's ~/.cache/stagec: a fresh persistent cache per session, set at import so that
-# collection and subprocesses use it too; STAGEC_TEST_CACHE_DIR names a folder to reuse across runs instead.
+# Never touch the user's ~/.cache/stagec: a fresh persistent cache per run, set at import so that collection,
+# subprocesses and pytest-xdist workers (which inherit the environment) use it too. The process that made it
+# removes it at the end. STAGEC_TEST_CACHE_DIR names a folder to reuse across runs instead.
 import tempfile as _tempfile
 
 _user_cache_dir = _os.environ.get("STAGEC_CACHE_DIR")
-_os.environ["STAGEC_CACHE_DIR"] = _os.environ.get("STAGEC_TEST_CACHE_DIR") or _tempfile.mkdtemp(prefix="stagec-test-cache-")
+_owned_cache_dir = None
+if _os.environ.get("STAGEC_TEST_CACHE_DIR"):
+    _os.environ["STAGEC_CACHE_DIR"] = _os.environ["STAGEC_TEST_CACHE_DIR"]
+elif _os.environ.get("_STAGEC_RUN_CACHE_DIR"):  # an xdist worker: its controller's folder
+    _os.environ["STAGEC_CACHE_DIR"] = _os.environ["_STAGEC_RUN_CACHE_DIR"]
+else:
+    _owned_cache_dir = _tempfile.mkdtemp(prefix="stagec-test-cache-")
+    _os.environ["STAGEC_CACHE_DIR"] = _os.environ["_STAGEC_RUN_CACHE_DIR"] = _owned_cache_dir
 # The signing key too (never the user's ~/.config/stagec/key); kept beside a reused cache so its entries verify.
 _os.environ.setdefault("STAGEC_KEY_FILE", _os.path.join(_os.environ["STAGEC_CACHE_DIR"], ".key"))
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _throwaway_persistent_cache():
-    """Delete the session's throwaway cache at the end (not a STAGEC_TEST_CACHE_DIR one)."""
-    yield
-    d = _os.environ.get("STAGEC_CACHE_DIR", "")
-    if not _os.environ.get("STAGEC_TEST_CACHE_DIR") and _os.path.basename(d).startswith("stagec-test-cache-"):
+def pytest_unconfigure(config):
+    """Delete the run's throwaway cache (not a STAGEC_TEST_CACHE_DIR one) in the process that made it."""
+    if _owned_cache_dir:
         import shutil
-        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(_owned_cache_dir, ignore_errors=True)
+        _os.environ.pop("_STAGEC_RUN_CACHE_DIR", None)
     if _user_cache_dir is None:
         _os.environ.pop("STAGEC_CACHE_DIR", None)
     else:
