@@ -23,6 +23,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .config import config
+from . import legalize
 from .core import ShapedArray
 from .errors import CallbackError, CompileError
 from .lowering import HOST_MODULE
@@ -175,9 +176,9 @@ class Backend:
             # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
             # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
             extra.append("--iree-llvmcpu-link-embedded=false")
-        rewrites = _gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
+        rewrites = legalize.gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
-            mlir = _legalize_for_gpu(mlir, self.name, rewrites)
+            mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
         try:
             return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
                                   extra_args=[*(self.compile_flags() if flags is None else flags), *extra])
@@ -280,81 +281,6 @@ def _element_type(dtype: np.dtype):
     rt = _rt()
     from iree.runtime.array_interop import map_dtype_to_element_type
     return rt.HalElementType.BOOL_8 if dtype == np.bool_ else map_dtype_to_element_type(dtype)
-
-
-# Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
-# approximations clamp the argument with SPIR-V's FMin/FMax, which may return the non-NaN operand.
-_NAN_GUARDED = ("stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.tanh", "stablehlo.logistic",
-                "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
-                "stablehlo.cbrt")
-
-
-def _gpu_rewrites(mlir: str, backend: str) -> list[str]:
-    """The ops of `mlir` that `_legalize_for_gpu` rewrites for `backend` (cheap text test, no parse)."""
-    ops = []
-    if "xbf16>" in mlir:
-        ops += [op for op in ("stablehlo.dot_general", "stablehlo.power") if op in mlir]
-    if backend == "vulkan":
-        ops += [op for op in _NAN_GUARDED if op + " " in mlir]
-    return ops
-
-
-def _legalize_for_gpu(mlir: str, backend: str, ops: Sequence[str]) -> str:
-    """Rewrite ops that IREE 3.13 miscompiles or cannot compile for a GPU, keeping the signature.
-
-    - bf16 `dot_general`: CUDA fails on a bf16 result ("'func.func' op failed to distribute"), so the product
-      accumulates in f32 (what JAX does for a bf16 dot) and is rounded once. SPIR-V fails on any bf16 operand
-      fused into a matmul ("failed to legalize vector.bitcast"), so operands are widened to f32 in dispatches
-      of their own (an optimization barrier keeps them apart) and the f32 product is rounded in another.
-    - bf16 `power`: CUDA rounded the intermediate y*log(x) to bf16 (16.75**3.72: 34048, not 35629); it is
-      computed in f32 and rounded once, as JAX computes bf16 elementwise ops.
-    - Vulkan `_NAN_GUARDED` functions: NaN inputs are passed through by a select (NVIDIA returned exp(NaN) = 0).
-    """
-    from iree.compiler import ir
-    with ir.Context():
-        module = ir.Module.parse(mlir)
-        found = []
-
-        def visit(op):
-            if op.name in ops and (op.name in _NAN_GUARDED or str(op.results[0].type).endswith("xbf16>")):
-                found.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-        f32, i1 = ir.F32Type.get(), ir.IntegerType.get_signless(1)
-
-        def like(t, element):  # tensor type `t` with another element type
-            return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
-
-        def create(name, operands, results, attributes=None):
-            return ir.Operation.create(name, results=results, operands=operands, attributes=attributes)
-
-        def widen(v):
-            return v if str(v.type).endswith("xf32>") else create("stablehlo.convert", [v], [like(v.type, f32)]).result
-
-        for op in found:
-            with ir.InsertionPoint(op), op.location:
-                out_type, operands = op.results[0].type, list(op.operands)
-                attrs = {name: op.attributes[name] for name in op.attributes}
-                if op.name in _NAN_GUARDED:
-                    e = create(op.name, operands, [out_type], attrs).result
-                    nan = create("stablehlo.compare", [operands[0], operands[0]], [like(out_type, i1)],
-                                 {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>")})
-                    new = create("stablehlo.select", [nan.result, operands[0], e], [out_type]).result
-                else:
-                    wide = like(out_type, f32)
-                    if backend == "vulkan" or op.name != "stablehlo.dot_general":
-                        operands = [widen(v) for v in operands]
-                    if backend == "vulkan" and op.name == "stablehlo.dot_general":
-                        operands = list(create("stablehlo.optimization_barrier", operands,
-                                               [v.type for v in operands]).results)
-                    product = create(op.name, operands, [wide], attrs).result
-                    if backend == "vulkan" and op.name == "stablehlo.dot_general":
-                        product = create("stablehlo.optimization_barrier", [product], [product.type]).result
-                    new = create("stablehlo.convert", [product], [out_type]).result
-                op.results[0].replace_all_uses_with(new)
-                op.erase()
-        return str(module)
 
 
 def _save_failed_mlir(mlir: str, fun_name: str) -> str:

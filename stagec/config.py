@@ -1,6 +1,7 @@
 """Global configuration: `stagec.config.update(name, value)`, seeded from STAGEC_* environment variables."""
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -25,7 +26,11 @@ class Config:
         # In-memory caches of loaded modules, least recently used dropped first (each module holds its code).
         "jit_cache_size": lambda: int(os.environ.get("STAGEC_JIT_CACHE_SIZE", "512")),  # signatures per function
         "eager_cache_size": lambda: int(os.environ.get("STAGEC_EAGER_CACHE_SIZE", "1024")),  # eager primitives
+        # Precision of float32 products that name none (JAX's names; None: DEFAULT). See lax.Precision.
+        "default_matmul_precision": lambda: os.environ.get("STAGEC_DEFAULT_MATMUL_PRECISION") or None,
     }
+    _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
+                                             "highest", "float32")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size"})
@@ -38,6 +43,9 @@ class Config:
         name = name.removeprefix("jax_").removeprefix("stagec_")
         if name not in self._values:
             raise AttributeError(f"unknown stagec config option {name!r}; options: {sorted(self._values)}")
+        choices = self._choices.get(name)
+        if choices is not None and (value if value is None else str(value).lower()) not in choices:
+            raise ValueError(f"stagec config option {name!r} takes one of {choices}, not {value!r}")
         self._values[name] = value
         self._key = None  # config.key() recomputes once
 
@@ -60,3 +68,14 @@ class Config:
 
 
 config = Config()
+
+
+@contextlib.contextmanager
+def default_matmul_precision(precision: str | None):
+    """Within the block, float32 products that name no precision use `precision` (as JAX's)."""
+    old = config.default_matmul_precision
+    config.update("default_matmul_precision", precision)
+    try:
+        yield
+    finally:
+        config.update("default_matmul_precision", old)

@@ -8,7 +8,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import ShapeDtypeStruct as S
-from stagec import backend
+from stagec import backend, legalize
 from stagec.dtypes import bfloat16
 
 GPUS = backend.gpu_backends()
@@ -43,9 +43,9 @@ def test_bfloat16_matmul_compiles_for_gpus(target):
 
 def test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan():
     text = stagec.jit(lambda a, b, x: (a @ b, snp.exp(x))).lower(BF16, BF16, S((4,), np.float32)).as_text()
-    cuda = backend._legalize_for_gpu(text, "cuda", backend._gpu_rewrites(text, "cuda"))
+    cuda = legalize.legalize_for_gpu(text, "cuda", legalize.gpu_rewrites(text, "cuda"))
     assert "(tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>" in cuda and "select" not in cuda
-    vulkan = backend._legalize_for_gpu(text, "vulkan", backend._gpu_rewrites(text, "vulkan"))
+    vulkan = legalize.legalize_for_gpu(text, "vulkan", legalize.gpu_rewrites(text, "vulkan"))
     assert "optimization_barrier" in vulkan and "stablehlo.compare" in vulkan and "stablehlo.select" in vulkan
     signature = [line.split("(", 1)[1] for line in text.splitlines() if "@main(" in line]
     for t in (cuda, vulkan):

@@ -11,7 +11,7 @@ import numpy as np
 from ..core import Const, aval_of
 from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
-from ..primitives.dot import dot, dot_general
+from ..primitives.dot import Precision, dot, dot_general
 from ..primitives.fft import fft
 from ..primitives.elementwise import clamp, convert_element_type, select
 from ..primitives.elementwise import stop_gradient as _stop_gradient

@@ -14,7 +14,7 @@ from ._base import _arr, _axis, _is_array, _promote, asarray, broadcast_shapes, 
 from ._ufuncs import conjugate, multiply
 
 
-def matmul(a, b, /):
+def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are promoted, leading dims broadcast."""
     a, b = _promote("matmul", _arr(a), _arr(b))
     a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
@@ -33,7 +33,8 @@ def matmul(a, b, /):
     a = broadcast_to(a, batch + sa[-2:])
     b = broadcast_to(b, batch + sb[-2:])
     nb = len(batch)
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                          precision=precision, preferred_element_type=preferred_element_type)
     shape = list(aval_of(out).shape)
     if vb:
         shape.pop(-1)
@@ -42,30 +43,32 @@ def matmul(a, b, /):
     return lax.reshape(out, shape)
 
 
-def dot(a, b, /):
+def dot(a, b, /, *, precision=None, preferred_element_type=None):
     """NumPy's `dot`: scalar product, matrix product, or contraction of a's last axis with b's second-last."""
     a, b = _promote("dot", _arr(a), _arr(b))
     na, nb = aval_of(a).ndim, aval_of(b).ndim
     if na == 0 or nb == 0:
         return multiply(a, b)
     if nb <= 2:
-        return matmul(a, b)
+        return matmul(a, b, precision=precision, preferred_element_type=preferred_element_type)
     a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
     if aval_of(a).shape[-1] != aval_of(b).shape[-2]:
         raise ValueError(f"dot: shapes {aval_of(a).shape} and {aval_of(b).shape} not aligned")
-    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), ((), ())))
+    return lax.dot_general(a, b, (((na - 1,), (nb - 2,)), ((), ())), precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
-def vdot(a: Any, b: Any, /):
+def vdot(a: Any, b: Any, /, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened arrays (the first conjugated)."""
     a, b = _promote("vdot", _arr(a), _arr(b))
     a, b = lax.reshape(conjugate(a), (aval_of(a).size,)), lax.reshape(b, (aval_of(b).size,))
     if aval_of(a).shape != aval_of(b).shape:
         raise ValueError(f"vdot: cannot take the dot product of {aval_of(a).size} and {aval_of(b).size} elements")
-    return lax.dot_general(a, b, (((0,), (0,)), ((), ())))
+    return lax.dot_general(a, b, (((0,), (0,)), ((), ())), precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
-def inner(a: Any, b: Any, /):
+def inner(a: Any, b: Any, /, *, precision=None, preferred_element_type=None):
     """Contract the last axes of `a` and `b` (scalars multiply)."""
     a, b = _promote("inner", _arr(a), _arr(b))
     na, nb = aval_of(a).ndim, aval_of(b).ndim
@@ -73,7 +76,8 @@ def inner(a: Any, b: Any, /):
         return multiply(a, b)
     if aval_of(a).shape[-1] != aval_of(b).shape[-1]:
         raise ValueError(f"inner: shapes {aval_of(a).shape} and {aval_of(b).shape} not aligned")
-    return lax.dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())))
+    return lax.dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())), precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
 def outer(a: Any, b: Any, out=None):
@@ -83,7 +87,7 @@ def outer(a: Any, b: Any, out=None):
     return multiply(lax.reshape(a, (aval_of(a).size, 1)), b)
 
 
-def tensordot(a: Any, b: Any, axes=2):
+def tensordot(a: Any, b: Any, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over `axes` (an int: the last N of a with the first N of b; or a pair of sequences)."""
     a, b = _promote("tensordot", _arr(a), _arr(b))
     sa, sb = aval_of(a).shape, aval_of(b).shape
@@ -107,7 +111,8 @@ def tensordot(a: Any, b: Any, axes=2):
         if sa[i] != sb[j]:
             raise ValueError(f"tensordot: shape-mismatch for sum ({sa[i]} != {sb[j]} on axes {i} and {j})")
     a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
-    return lax.dot_general(a, b, ((ax_a, ax_b), ((), ())))
+    return lax.dot_general(a, b, ((ax_a, ax_b), ((), ())), precision=precision,
+                           preferred_element_type=preferred_element_type)
 
 
 # ---------------------------------------------------------------- einsum
@@ -228,7 +233,7 @@ def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_
         contract = [c for c in shared if c not in keep]
         dn = ((tuple(lab.index(c) for c in contract), tuple(ylab.index(c) for c in contract)),
               (tuple(lab.index(c) for c in batch), tuple(ylab.index(c) for c in batch)))
-        x = lax.dot_general(x, y, dn, preferred_element_type)
+        x = lax.dot_general(x, y, dn, precision=precision, preferred_element_type=preferred_element_type)
         lab = "".join(batch) + "".join(c for c in lab if c not in shared) + "".join(c for c in ylab if c not in shared)
     x, lab = sum_unneeded(x, lab, set(out))
     if preferred_element_type is not None and len(items) == 1:

@@ -1,17 +1,61 @@
 """`dot_general`: contraction with batch dimensions (every matmul, einsum and tensordot ends here)."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from .. import dtypes as _dt
 from .. import lowering as L
+from ..config import config
 from ..core import Primitive, ShapedArray, aval_of
 from . import _ad
 from .elementwise import convert_element_type, match_weak
 from .structural import transpose
 
 
-def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers, preferred_element_type=None):
+class Precision(enum.Enum):
+    """How exactly a float32 product is computed (JAX's `lax.Precision`). The CPU computes every one in
+    float32. CUDA: DEFAULT and HIGH take three bfloat16 tensor-core products (`bf16_3x`, about 2**-16
+    relative error per product), HIGHEST plain float32. Vulkan: float32 for all (IREE's SPIR-V has no bf16)."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def of(cls, p) -> "Precision":
+        """A Precision from itself or one of JAX's names: default/bfloat16/fastest, high/tensorfloat32,
+        highest/float32."""
+        if isinstance(p, Precision):
+            return p
+        names = {"default": cls.DEFAULT, "bfloat16": cls.DEFAULT, "fastest": cls.DEFAULT,
+                 "high": cls.HIGH, "tensorfloat32": cls.HIGH, "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+        if isinstance(p, str) and p.lower() in names:
+            return names[p.lower()]
+        raise ValueError(f"unknown precision {p!r}: expected a lax.Precision or one of {sorted(names)}")
+
+
+def canonicalize_precision(precision) -> tuple[Precision, Precision] | None:
+    """None, one precision for both operands, or a pair (JAX's convention) -> None or a pair."""
+    if precision is None:
+        return None
+    if isinstance(precision, (tuple, list)):
+        if len(precision) != 2:
+            raise ValueError(f"precision must be one value or a pair (lhs, rhs), got {precision!r}")
+        lhs, rhs = (None if p is None else Precision.of(p) for p in precision)
+        if lhs is None and rhs is None:
+            return None
+        return (lhs or Precision.DEFAULT, rhs or Precision.DEFAULT)
+    p = Precision.of(precision)
+    return (p, p)
+
+
+def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers, precision=None,
+                      preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"dot_general got different dtypes: {lhs.dtype} and {rhs.dtype}")
@@ -29,7 +73,7 @@ dot_general_p = Primitive("dot_general", _dot_general_rule)
 
 
 @dot_general_p.def_lowering
-def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, preferred_element_type=None):
+def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
     ir = L.mlir()
     (lc, rc), (lb, rb) = dimension_numbers
     if any(ctx.avals_in[0].shape[d] == 0 for d in lc):  # an empty sum; iree-compile crashes (SIGFPE) on it
@@ -38,16 +82,19 @@ def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, preferred_element_t
     dims = ir.Attribute.parse(
         f"#stablehlo.dot<lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
         f"lhs_contracting_dimensions = {fmt(lc)}, rhs_contracting_dimensions = {fmt(rc)}>")
-    return [ctx.op1("stablehlo.dot_general", [lhs, rhs], attributes={"dot_dimension_numbers": dims})]
+    attrs = {"dot_dimension_numbers": dims}
+    if precision and precision != (Precision.DEFAULT, Precision.DEFAULT):  # absent means DEFAULT
+        attrs["precision_config"] = ir.Attribute.parse(
+            "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]")
+    return [ctx.op1("stablehlo.dot_general", [lhs, rhs], attributes=attrs)]
 
 
 # ---------------------------------------------------------------- differentiation rules
 
 
-def _dot_jvp(primals, tangents, *, dimension_numbers, preferred_element_type=None):
+def _dot_jvp(primals, tangents, **kw):
     x, y = primals
     tx, ty = tangents
-    kw = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
     out = dot_general_p.bind(x, y, **kw)
     t = None
     if tx is not None:
@@ -62,7 +109,7 @@ def _remaining(n: int, *removed) -> list[int]:
     return [i for i in range(n) if i not in gone]
 
 
-def _transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans: bool = False):
+def _transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, precision, swap_ans: bool = False):
     """The cotangent of the left operand (JAX's `_dot_general_transpose_lhs`)."""
     (xc, yc), (xb, yb) = dimension_numbers
     y_aval = aval_of(y)
@@ -78,19 +125,21 @@ def _transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, swap_ans: bool
         ct = convert_element_type(ct, y_aval.dtype)
     xc_by_y = [xc[i] for i in np.argsort(yc)]
     out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
-    r = transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, preferred_element_type=None), tuple(out_axes))
+    r = transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
+                                     preferred_element_type=None), tuple(out_axes))
     return convert_element_type(r, x_aval.dtype, x_aval.weak_type) if aval_of(r).dtype != x_aval.dtype else r
 
 
-def _dot_transpose(ct, x, y, *, dimension_numbers, preferred_element_type=None):
+def _dot_transpose(ct, x, y, *, dimension_numbers, precision=None, preferred_element_type=None):
     if ct is None:
         return [None, None]
     (xc, yc), (xb, yb) = dimension_numbers
     if _ad.is_undefined(x) and _ad.is_undefined(y):
         raise TypeError("dot_general of two tangents is not linear")
     if _ad.is_undefined(x):
-        return [_transpose_lhs(ct, x.aval, y, dimension_numbers), None]
-    return [None, _transpose_lhs(ct, y.aval, x, ((yc, xc), (yb, xb)), swap_ans=True)]
+        return [_transpose_lhs(ct, x.aval, y, dimension_numbers, precision), None]
+    swapped = precision and (precision[1], precision[0])
+    return [None, _transpose_lhs(ct, y.aval, x, ((yc, xc), (yb, xb)), swapped, swap_ans=True)]
 
 
 dot_general_p.def_jvp(_dot_jvp)
@@ -100,17 +149,21 @@ dot_general_p.def_transpose(_dot_transpose)
 # ---------------------------------------------------------------- strict wrappers (stagec.lax)
 
 
-def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
-    """Contract `lhs` and `rhs`: dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))."""
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """Contract `lhs` and `rhs`: dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch));
+    `precision`: None (`config.default_matmul_precision`, read now), a `Precision` (or its name) or a pair."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     pet = None if preferred_element_type is None else _dt.canonicalize(preferred_element_type)
-    return dot_general_p.bind(*match_weak(lhs, rhs), dimension_numbers=dn, preferred_element_type=pet)
+    return dot_general_p.bind(*match_weak(lhs, rhs), dimension_numbers=dn,
+                              precision=canonicalize_precision(precision if precision is not None
+                                                               else config.default_matmul_precision),
+                              preferred_element_type=pet)
 
 
-def dot(lhs, rhs, preferred_element_type=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Vector/matrix product contracting the last axis of `lhs` with the first of `rhs`."""
-    return dot_general(lhs, rhs, (((aval_of(lhs).ndim - 1,), (0,)), ((), ())), preferred_element_type)
+    return dot_general(lhs, rhs, (((aval_of(lhs).ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
 # ---------------------------------------------------------------- batching rules
@@ -119,13 +172,12 @@ from ._batch import moveaxis  # noqa: E402
 
 
 @dot_general_p.def_batch
-def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type=None):
+def _dot_general_batch(args, dims, *, dimension_numbers, **params):
     """Both batched: one more batch dimension (first in the result). One batched: its batch axis is a free
     dimension of that side, and stays one in the result."""
     (lhs, rhs), (ld, rd) = args, dims
     (lc, rc), (lb, rb) = dimension_numbers
     up = lambda t, d: tuple(a + (a >= d) for a in t)
-    params = dict(preferred_element_type=preferred_element_type)
     if ld is not None and rd is not None:
         lhs, rhs = moveaxis(lhs, ld, 0), moveaxis(rhs, rd, 0)
         dn = ((up(lc, 0), up(rc, 0)), ((0,) + up(lb, 0), (0,) + up(rb, 0)))

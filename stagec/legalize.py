@@ -1,0 +1,120 @@
+"""Rewrites of a StableHLO module for GPU targets, where IREE 3.13 miscompiles an op, cannot compile it, or
+computes it much slower than the precision asked for allows. Applied by `backend.Backend.compile` after
+stagec's passes; the MLIR and the backend determine them, so the cache key covers them."""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+# Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
+# approximations clamp the argument with SPIR-V's FMin/FMax, which may return the non-NaN operand.
+_NAN_GUARDED = ("stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.tanh", "stablehlo.logistic",
+                "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
+                "stablehlo.cbrt")
+
+
+def gpu_rewrites(mlir: str, backend: str) -> list[str]:
+    """The ops of `mlir` that `legalize_for_gpu` rewrites for `backend` (cheap text test, no parse)."""
+    ops = []
+    if "xbf16>" in mlir:
+        ops += [op for op in ("stablehlo.dot_general", "stablehlo.power") if op in mlir]
+    if backend == "cuda" and "stablehlo.dot_general" in mlir and "xf32>" in mlir and "stablehlo.dot_general" not in ops:
+        ops.append("stablehlo.dot_general")
+    if backend == "vulkan":
+        ops += [op for op in _NAN_GUARDED if op + " " in mlir]
+    return ops
+
+
+def legalize_for_gpu(mlir: str, backend: str, ops: Sequence[str]) -> str:
+    """Rewrite ops that IREE 3.13 miscompiles or cannot compile for a GPU, keeping the signature.
+
+    - bf16 `dot_general`: CUDA fails on a bf16 result ("'func.func' op failed to distribute"), so the product
+      accumulates in f32 (what JAX does for a bf16 dot) and is rounded once. SPIR-V fails on any bf16 operand
+      fused into a matmul ("failed to legalize vector.bitcast"), so operands are widened to f32 in dispatches
+      of their own (an optimization barrier keeps them apart) and the f32 product is rounded in another.
+    - bf16 `power`: CUDA rounded the intermediate y*log(x) to bf16 (16.75**3.72: 34048, not 35629); it is
+      computed in f32 and rounded once, as JAX computes bf16 elementwise ops.
+    - Vulkan `_NAN_GUARDED` functions: NaN inputs are passed through by a select (NVIDIA returned exp(NaN) = 0).
+    - float32 `dot_general` on CUDA below `Precision.HIGHEST`: IREE has no TF32, and its float32 matmul runs on
+      the SIMT cores (4096²: 35 ms against 1.2 ms for bf16 on an H100). It becomes three bfloat16 tensor-core
+      products accumulated in float32 (`bf16_3x`, `_bf16_3x`).
+    """
+    from iree.compiler import ir
+    with ir.Context():
+        module = ir.Module.parse(mlir)
+        found = []
+
+        def visit(op):
+            if op.name in ops and (op.name in _NAN_GUARDED or str(op.results[0].type).endswith("xbf16>")
+                                   or (backend == "cuda" and _is_f32_product_below_highest(op))):
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        f32, i1 = ir.F32Type.get(), ir.IntegerType.get_signless(1)
+
+        def like(t, element):  # tensor type `t` with another element type
+            return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
+
+        def create(name, operands, results, attributes=None):
+            return ir.Operation.create(name, results=results, operands=operands, attributes=attributes)
+
+        def widen(v):
+            return v if str(v.type).endswith("xf32>") else create("stablehlo.convert", [v], [like(v.type, f32)]).result
+
+        for op in found:
+            with ir.InsertionPoint(op), op.location:
+                out_type, operands = op.results[0].type, list(op.operands)
+                attrs = {name: op.attributes[name] for name in op.attributes}
+                if str(out_type).endswith("xf32>") and op.name == "stablehlo.dot_general":
+                    new = _bf16_3x(operands, out_type, attrs, create, like)
+                elif op.name in _NAN_GUARDED:
+                    e = create(op.name, operands, [out_type], attrs).result
+                    nan = create("stablehlo.compare", [operands[0], operands[0]], [like(out_type, i1)],
+                                 {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>")})
+                    new = create("stablehlo.select", [nan.result, operands[0], e], [out_type]).result
+                else:
+                    wide = like(out_type, f32)
+                    if backend == "vulkan" or op.name != "stablehlo.dot_general":
+                        operands = [widen(v) for v in operands]
+                    if backend == "vulkan" and op.name == "stablehlo.dot_general":
+                        operands = list(create("stablehlo.optimization_barrier", operands,
+                                               [v.type for v in operands]).results)
+                    product = create(op.name, operands, [wide], attrs).result
+                    if backend == "vulkan" and op.name == "stablehlo.dot_general":
+                        product = create("stablehlo.optimization_barrier", [product], [product.type]).result
+                    new = create("stablehlo.convert", [product], [out_type]).result
+                op.results[0].replace_all_uses_with(new)
+                op.erase()
+        return str(module)
+
+
+
+
+def _is_f32_product_below_highest(op) -> bool:
+    if op.name != "stablehlo.dot_general" or not str(op.results[0].type).endswith("xf32>"):
+        return False
+    if not all(str(v.type).endswith("xf32>") for v in op.operands):
+        return False
+    return "precision_config" not in op.attributes or "HIGHEST" not in str(op.attributes["precision_config"])
+
+
+def _bf16_3x(operands, out_type, attrs: dict, create, like):
+    """a·b as a_hi·b_lo + a_lo·b_hi + a_hi·b_hi, each split v = hi + lo into bfloat16 parts (hi = bf16(v),
+    lo = bf16(v - hi)), each product accumulated in float32. The dropped lo·lo term and the rounding of lo
+    leave about 2**-16 of relative error per product (f32: 2**-24, TF32: 2**-11). An infinite operand
+    gives NaN (inf - inf in its lo part)."""
+    from iree.compiler import ir
+    bf16 = ir.BF16Type.get()
+    attrs = {k: v for k, v in attrs.items() if k != "precision_config"}
+
+    def split(v):
+        hi = create("stablehlo.convert", [v], [like(v.type, bf16)]).result
+        back = create("stablehlo.convert", [hi], [v.type]).result
+        rest = create("stablehlo.subtract", [v, back], [v.type]).result
+        return hi, create("stablehlo.convert", [rest], [like(v.type, bf16)]).result
+
+    (a_hi, a_lo), (b_hi, b_lo) = split(operands[0]), split(operands[1])
+    dot = lambda x, y: create("stablehlo.dot_general", [x, y], [out_type], attrs).result
+    add = lambda x, y: create("stablehlo.add", [x, y], [out_type]).result
+    return add(add(dot(a_hi, b_lo), dot(a_lo, b_hi)), dot(a_hi, b_hi))
