@@ -1,0 +1,236 @@
+"""stagec vs jax.jit on the CPU: steady-state time per call of the workloads of issue "faster than jax.jit",
+for stagec with its default passes, stagec with `passes=[]`, and JAX (when installed).
+
+    python benchmarks/bench_cpu.py                          # float32, 5 rounds
+    python benchmarks/bench_cpu.py --dtypes all --rounds 3  # also float16, bfloat16, float64, int32
+    python benchmarks/bench_cpu.py --only softmax,layernorm --variants stagec,jax
+
+Each round is a fresh process that compiles every variant, then times each workload in batches of calls
+(~20 ms each, waiting for the last result), the variants' batches interleaved in alternating order, so
+that load from elsewhere on the machine falls on all of them alike. The table gives the median over all
+batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
+(below 1: stagec is faster), of medians and, in parentheses, of the best batches. The geomean leaves out
+the tiny call (it measures overhead, not code).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+VARIANTS = ("stagec", "nopasses", "jax")
+DTYPES = ("float32", "float16", "bfloat16", "float64", "int32")
+TINY = "tiny call x+1"
+
+
+def _selu(np_, x):
+    a, scale = 1.6732632423543772, 1.0507009873554805
+    return scale * np_.where(x > 0, x, a * np_.exp(x) - a)
+
+
+def _softmax(np_, x):
+    e = np_.exp(x - np_.max(x, axis=-1, keepdims=True))
+    return e / np_.sum(e, axis=-1, keepdims=True)
+
+
+def _layernorm(np_, x):
+    mu = np_.mean(x, axis=-1, keepdims=True)
+    var = np_.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    return (x - mu) / np_.sqrt(var + 1e-5)
+
+
+def workloads(dtype: str) -> dict:
+    """name -> (function of (numpy module, *args), argument shapes); integer dtypes get the workloads that
+    make sense for integers (no transcendental functions)."""
+    floats = dtype != "int32"
+    w = {}
+    if floats:
+        w["selu 1M"] = (_selu, [(1 << 20,)])
+        w["sum(x**2+sin x) 1M"] = (lambda np_, x: np_.sum(x ** 2 + np_.sin(x)), [(1 << 20,)])
+        w["FAQ x.T@(x-mean) 1000²"] = (lambda np_, x: x.T @ (x - x.mean(0)), [(1000, 1000)])
+    else:
+        w["sum(x*x+x) 1M"] = (lambda np_, x: np_.sum(x * x + x), [(1 << 20,)])
+    w["matmul 256"] = (lambda np_, a, b: a @ b, [(256, 256), (256, 256)])
+    w["matmul 1024"] = (lambda np_, a, b: a @ b, [(1024, 1024), (1024, 1024)])
+    if floats:
+        w["softmax 4096x1024"] = (_softmax, [(4096, 1024)])
+        w["layernorm 4096x1024"] = (_layernorm, [(4096, 1024)])
+        w["MLP tanh(relu(x@w1)@w2)"] = (lambda np_, x, w1, w2: np_.tanh(np_.maximum(x @ w1, 0) @ w2),
+                                        [(256, 512), (512, 2048), (2048, 512)])
+    w[TINY] = (lambda np_, x: x + 1, [()])
+    return w
+
+
+def inputs(dtype: str, shapes) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    out = []
+    for s in shapes:
+        if dtype == "int32":
+            a = rng.integers(-8, 8, s).astype(np.int32)
+        else:
+            fan_in = s[0] if len(s) == 2 else 1  # keeps matmul chains near unit scale in float16
+            a = (rng.standard_normal(s) / math.sqrt(fan_in)).astype(np.float32)
+        out.append(np.asarray(a))
+    return out
+
+
+def batch_size(call) -> int:
+    """Calls per batch: about 20 ms of them (each estimate waits for its result)."""
+    call().block_until_ready()
+    n, t0 = 0, time.perf_counter()
+    while n < 3 or time.perf_counter() - t0 < 0.01:
+        call().block_until_ready()
+        n += 1
+    return max(1, min(2000, int(0.02 / ((time.perf_counter() - t0) / n))))
+
+
+def time_batch(call, n: int) -> float:
+    """Seconds per call over `n` calls, waiting for the last result."""
+    t0 = time.perf_counter()
+    for _ in range(n):
+        out = call()
+    out.block_until_ready()
+    return (time.perf_counter() - t0) / n
+
+
+def make_calls(variant: str, dtype: str, only: list[str]) -> dict:
+    """{workload: a call of the compiled workload on device arguments} for one variant."""
+    import ml_dtypes
+    npdt = {"bfloat16": ml_dtypes.bfloat16}.get(dtype, np.dtype(dtype))
+    if variant == "jax":
+        import jax
+        import jax.numpy as jnp
+        if dtype == "float64":
+            jax.config.update("jax_enable_x64", True)
+        mod, put = jnp, jax.device_put
+
+        def jit(f):
+            return jax.jit(f)
+    else:
+        import stagec
+        import stagec.numpy as snp
+        if dtype == "float64":
+            stagec.config.update("enable_x64", True)
+        mod, put = snp, stagec.device_put
+        passes = [] if variant == "nopasses" else None
+
+        def jit(f):
+            return stagec.jit(f, passes=passes)
+    calls = {}
+    for name, (fn, shapes) in workloads(dtype).items():
+        if only and not any(o in name for o in only):
+            continue
+        args = [put(a.astype(npdt)) for a in inputs(dtype, shapes)]
+        f = jit(lambda *a, fn=fn: fn(mod, *a))
+        calls[name] = lambda f=f, args=args: f(*args)
+    return calls
+
+
+def child(variants: list[str], dtype: str, only: list[str], budget: float) -> dict:
+    """Run in a fresh process: {workload: {variant: [seconds per call of each batch]}}, the variants'
+    batches interleaved (the order alternating), so that load from elsewhere falls on all of them alike."""
+    calls = {v: make_calls(v, dtype, only) for v in variants}
+    res = {}
+    for name in calls[variants[0]]:
+        sizes = {v: batch_size(calls[v][name]) for v in variants}
+        times = {v: [] for v in variants}
+        t0 = time.perf_counter()
+        i = 0
+        while i < 6 or (time.perf_counter() - t0 < budget and i < 200):
+            for v in (variants if i % 2 else variants[::-1]):
+                times[v].append(time_batch(calls[v][name], sizes[v]))
+            i += 1
+        res[name] = times
+    return res
+
+
+def run_round(variants, dtype: str, only: list[str], budget: float, r: int) -> dict:
+    order = variants[r % len(variants):] + variants[:r % len(variants)]
+    cmd = [sys.executable, __file__, "--child", ",".join(order), "--dtypes", dtype, "--only", ",".join(only),
+           "--budget", str(budget)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        print(f"  [round {r} of {dtype} failed]\n{p.stderr[-3000:]}", file=sys.stderr)
+        return {}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def fmt(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def table(dtype: str, rounds: list[dict], variants) -> str:
+    """Median per call of all batches of all rounds, with the noise as the interquartile range over the
+    median; ratios of medians, and in parentheses of the best batches."""
+    names = list(dict.fromkeys(n for rd in rounds for n in rd))
+    med, best, noise = {}, {}, {}
+    for n in names:
+        for v in variants:
+            ts = sorted(t for rd in rounds for t in rd.get(n, {}).get(v, []))
+            if ts:
+                q = statistics.quantiles(ts, n=4) if len(ts) > 1 else [ts[0]] * 3
+                med[v, n], best[v, n], noise[v, n] = q[1], ts[0], (q[2] - q[0]) / q[1]
+    peers = [p for p in ("jax", "nopasses") if p in variants and "stagec" in variants]
+    head = f"| {dtype} workload | " + " | ".join(f"{v} (noise)" for v in variants)
+    head += "".join(f" | stagec/{'passes=[]' if p == 'nopasses' else p} (best)" for p in peers) + " |"
+    lines = [head, "|" + "---|" * (1 + len(variants) + len(peers))]
+    ratios: dict = {p: ([], []) for p in peers}
+    for n in names:
+        cells = [f"{fmt(med.get((v, n)))} ({noise.get((v, n), 0) * 100:.0f}%)" for v in variants]
+        for p in peers:
+            if ("stagec", n) in med and (p, n) in med:
+                r, rb = med["stagec", n] / med[p, n], best["stagec", n] / best[p, n]
+                cells.append(f"{r:.2f} ({rb:.2f})")
+                if n != TINY:
+                    ratios[p][0].append(r)
+                    ratios[p][1].append(rb)
+            else:
+                cells.append("-")
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines.append("| **geomean (without the tiny call)** | " + " | ".join("" for _ in variants) + "".join(
+        f" | **{geomean(ratios[p][0]):.2f}** ({geomean(ratios[p][1]):.2f})" for p in peers) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5, help="fresh processes (default 5)")
+    ap.add_argument("--budget", type=float, default=1.5, help="seconds of timing per workload and round")
+    ap.add_argument("--dtypes", default="float32", help=f"comma-separated from {DTYPES}, or 'all'")
+    ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated from {VARIANTS}")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    only = [o for o in a.only.split(",") if o]
+    if a.child:
+        print(json.dumps(child(a.child.split(","), a.dtypes, only, a.budget)))
+        return
+    dtypes = DTYPES if a.dtypes == "all" else tuple(a.dtypes.split(","))
+    variants = [v for v in a.variants.split(",") if v]
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        variants = [v for v in variants if v != "jax"]
+    for dt in dtypes:
+        rounds = [run_round(variants, dt, only, a.budget, r) for r in range(a.rounds)]
+        print(table(dt, rounds, variants), flush=True)
+        print(flush=True)
+    print(f"({a.rounds} fresh processes, variants interleaved batch by batch inside each; load average "
+          f"{os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs)")
+
+
+if __name__ == "__main__":
+    main()
