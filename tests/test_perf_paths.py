@@ -1,0 +1,64 @@
+"""The workloads of benchmarks/bench_cpu.py stay right (against NumPy) under the code paths chosen for speed:
+the CPU target's IREE flags (O3: fused normalizations, reassociated reductions), the `fuse` pass's gating,
+the worker count and the call path. Small shapes; no timing."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec.backend import get_backend
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((8, 40)).astype(np.float32)
+V = RNG.standard_normal(4096).astype(np.float32)
+
+
+def softmax(np_, x):
+    e = np_.exp(x - np_.max(x, axis=-1, keepdims=True))
+    return e / np_.sum(e, axis=-1, keepdims=True)
+
+
+def layernorm(np_, x):
+    mu = np_.mean(x, axis=-1, keepdims=True)
+    var = np_.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    return (x - mu) / np_.sqrt(var + 1e-5)
+
+
+def selu(np_, x):
+    return 1.0507 * np_.where(x > 0, x, 1.6733 * np_.exp(x) - 1.6733)
+
+
+WORKLOADS = {
+    "softmax": (softmax, (X,)),
+    "layernorm": (layernorm, (X,)),
+    "selu": (selu, (V,)),
+    "sum(x**2+sin x)": (lambda np_, x: np_.sum(x ** 2 + np_.sin(x)), (V,)),
+    "faq": (lambda np_, x: x.T @ (x - x.mean(0)), (X,)),
+    "mlp": (lambda np_, x, w1, w2: np_.tanh(np_.maximum(x @ w1, 0) @ w2),
+            (X, RNG.standard_normal((40, 24)).astype(np.float32) / 6, RNG.standard_normal((24, 16)).astype(np.float32) / 5)),
+}
+
+
+@pytest.mark.parametrize("passes", [None, "none"])
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_matches_numpy(name, passes):
+    fn, args = WORKLOADS[name]
+    got = np.asarray(stagec.jit(lambda *a: fn(snp, *a), passes=passes)(*args))
+    want = fn(np, *[a.astype(np.float64) for a in args])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_o3_keeps_nan_and_inf_semantics():
+    # O3 reassociates and fuses reductions; max/min must still propagate NaN (no fast min/max).
+    x = np.array([[1, np.nan, 3, -2], [0, -1, 5, 2], [np.inf, -np.inf, 1, 0]], np.float32)
+    f = stagec.jit(lambda v: (snp.max(v, 1), snp.min(v, 1), snp.maximum(v, 0.5), snp.sum(v, 1), softmax(snp, v)))
+    with np.errstate(invalid="ignore"):
+        want = (np.max(x, 1), np.min(x, 1), np.maximum(x, 0.5), np.sum(x, 1), softmax(np, x))
+    for g, w in zip(f(x), want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, equal_nan=True)
+
+
+def test_cpu_flags_name_the_optimization_level():
+    assert "--iree-opt-level=O3" in get_backend("cpu").compile_flags()
