@@ -1,5 +1,6 @@
 """Dispatch counts, steady-state runtime and compile time per workload: no passes vs the default
-pipeline vs the default pipeline without `fuse`, run side by side (interleaved) in one process.
+pipeline vs the default pipeline with `fuse-all` (every cluster) for `fuse`, run side by side
+(interleaved) in one process.
 
     .venv/bin/python benchmarks/bench_passes.py [--rounds 40] [--calls 10]
 """
@@ -21,7 +22,8 @@ from stagec.backend import get_backend
 
 from stagec.passes import DEFAULT_PIPELINE
 
-VARIANTS = {"none": "none", "default": "default", "default-fuse": [p for p in DEFAULT_PIPELINE if p != "fuse"]}
+VARIANTS = {"none": "none", "default": "default",
+            "fuse-all": [p if p != "fuse" else "fuse-all" for p in DEFAULT_PIPELINE]}  # every cluster fused
 
 
 def selu(x):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import stagec
 import stagec.numpy as snp
 
-ALL_PASSES = ["fold-constants", "simplify", "canonicalize", "cse", "dce", "fuse"]
+ALL_PASSES = ["fold-constants", "simplify", "canonicalize", "cse", "dce", "fuse-all"]
 
 # name -> (arity, fn(module, *operands)); `m` is numpy or stagec.numpy. Float ops keep values bounded
 # so that no documented numerics change (log(exp x) where exp overflows, ...) can show up.
