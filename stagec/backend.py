@@ -208,6 +208,8 @@ class Backend:
         with self._lock:
             if driver not in self._hal:
                 rt = _rt()
+                if driver == "local-task" and config.cpu_threads > 0:  # fewer workers beside the user's threads
+                    rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads}")
                 try:
                     dev = rt.get_device(driver)
                 except Exception as e:

@@ -28,12 +28,15 @@ class Config:
         "eager_cache_size": lambda: int(os.environ.get("STAGEC_EAGER_CACHE_SIZE", "1024")),  # eager primitives
         # Precision of float32 products that name none (JAX's names; None: DEFAULT). See lax.Precision.
         "default_matmul_precision": lambda: os.environ.get("STAGEC_DEFAULT_MATMUL_PRECISION") or None,
+        # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may
+        # run on (IREE's default, which follows the affinity mask: 2 here, 1 under `taskset -c 0`).
+        "cpu_threads": lambda: int(os.environ.get("STAGEC_CPU_THREADS", "0")),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
                                              "highest", "float32")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size"})
+                             "jit_cache_size", "eager_cache_size", "cpu_threads"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}

@@ -62,3 +62,21 @@ def test_o3_keeps_nan_and_inf_semantics():
 
 def test_cpu_flags_name_the_optimization_level():
     assert "--iree-opt-level=O3" in get_backend("cpu").compile_flags()
+
+
+def test_fewer_cpu_workers_same_results():
+    # STAGEC_CPU_THREADS sets the local-task worker count (read when the driver starts: a fresh process);
+    # a problem large enough for local-task must give the same result with one worker.
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, stagec, stagec.numpy as snp\n"
+            "x = np.linspace(-3, 3, 1 << 19, dtype=np.float32)\n"
+            "f = stagec.jit(lambda v: snp.sum(v * v + snp.sin(v)))\n"
+            "r = float(f(x)); assert f._cache[next(iter(f._cache))].exe.driver == 'local-task'\n"
+            "print(r, float(np.sum(x.astype(np.float64) ** 2 + np.sin(x.astype(np.float64)))))\n")
+    env = {**os.environ, "STAGEC_CPU_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got, want = map(float, out.stdout.split())
+    assert abs(got - want) <= 1e-4 * abs(want)
