@@ -46,6 +46,7 @@ CUDA_ARCH = "sm_80"
 # IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64 (without x64 no f64 reaches
 # IREE, so the flag changes nothing then).
 _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+_HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 
 TARGETS: dict[str, Target] = {t.backend: t for t in (
     # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul went
@@ -54,8 +55,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # CPU time), its codegen vectorizes softmax's and sum(x**2+sin x)'s row reductions better (10.3 -> 8.4,
     # 1.02 -> 0.56 ms); matmuls, SELU and compile time unchanged (docs/passes.md, "IREE flags").
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
-           ("--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling", "--iree-opt-level=O3",
-            _KEEP_F64)),
+           (_HOST, _DATA_TILING, "--iree-opt-level=O3", _KEEP_F64)),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
     # Vulkan: take_along_axis(x, argsort(x)) right once, then wrong; not hoisting fixes it.
@@ -76,22 +76,26 @@ def find_target(name: str) -> Target:
     return t
 
 
-_host: str | None = None
+@functools.cache
+def _cpuinfo() -> str:
+    """The host CPU's model name and feature flags lines of /proc/cpuinfo ("" where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    return "".join(next((ln for ln in text.splitlines() if ln.startswith(k)), "") for k in ("model name", "flags"))
 
 
 def host_id() -> str:
     """The host CPU (model and feature flags): what a module compiled for `target-cpu=host` assumes."""
-    global _host
-    if _host is None:
-        info = ""
-        try:
-            with open("/proc/cpuinfo") as f:
-                text = f.read()
-            info = "".join(next((ln for ln in text.splitlines() if ln.startswith(k)), "") for k in ("model name", "flags"))
-        except OSError:
-            pass
-        _host = f"{platform.machine()}:{hashlib.sha256(info.encode()).hexdigest()[:16]}"
-    return _host
+    return f"{platform.machine()}:{hashlib.sha256(_cpuinfo().encode()).hexdigest()[:16]}"
+
+
+def host_has_bf16() -> bool:
+    """Whether the host CPU has bfloat16 arithmetic (AVX-512 BF16 or AMX-BF16) that IREE's data-tiled
+    bf16 matmuls use."""
+    return any(f in _cpuinfo().split() for f in ("avx512_bf16", "amx_bf16"))
 
 
 def _rt():
@@ -169,6 +173,15 @@ class Backend:
         # (arch_flag[:-1] also drops the default target's `...-features=`, which describe that target only)
         return [f for f in flags if not f.startswith(t.arch_flag[:-1])] + [t.arch_flag + arch]
 
+    def module_flags(self, mlir: str, flags: Sequence[str]) -> list[str]:
+        """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
+        on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
+        them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms."""
+        flags = list(flags)
+        if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
+            flags = [f for f in flags if f != _DATA_TILING]
+        return flags
+
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
                 side_flags: Sequence[str] = ()) -> bytes:
         """MLIR text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file.
@@ -176,6 +189,7 @@ class Backend:
         `flags` replaces `compile_flags()`; `side_flags` (e.g. dumping dispatch sources) do not change the module."""
         import iree.compiler as ic
         extra = list(side_flags)
+        flags = self.module_flags(mlir, self.compile_flags() if flags is None else flags)
         if self.name == "cpu" and "f64" in mlir:  # tensor<4xf64>, complex<f64>, ...
             # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
             # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
@@ -185,7 +199,7 @@ class Backend:
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
         try:
             return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                  extra_args=[*(self.compile_flags() if flags is None else flags), *extra])
+                                  extra_args=[*flags, *extra])
         except ic.CompilerToolError as e:
             path = _save_failed_mlir(mlir, fun_name)
             diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]

@@ -67,6 +67,7 @@ def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str],
     `side_flags` do not change the module (e.g. dumping dispatch sources): not part of the key, but
     given, they make IREE run (no lookup) so that their side effect happens."""
     t0 = time.perf_counter()
+    flags = backend.module_flags(mlir, flags)  # (the key holds the flags this module is compiled with)
     comps = cache.key_components(mlir, backend.target, flags)
     key = cache.make_key(comps)
     use = cache.enabled()

@@ -80,3 +80,18 @@ def test_fewer_cpu_workers_same_results():
     assert out.returncode == 0, out.stderr[-2000:]
     got, want = map(float, out.stdout.split())
     assert abs(got - want) <= 1e-4 * abs(want)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_matmul_and_mlp(dtype):
+    # bf16 matmuls compile without data tiling on a CPU without bf16 instructions (backend.host_has_bf16)
+    import ml_dtypes
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    fn, args = WORKLOADS["mlp"]
+    args = [a.astype(dt) for a in args]
+    got = np.asarray(stagec.jit(lambda *a: fn(snp, *a))(*args)).astype(np.float32)
+    want = fn(np, *[a.astype(np.float32) for a in args])
+    np.testing.assert_allclose(got, want, rtol=3e-2, atol=3e-2)
+    a, b = args[0], args[1]
+    np.testing.assert_allclose(np.asarray(stagec.jit(lambda x, y: x @ y)(a, b)).astype(np.float32),
+                               a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=2e-2)
