@@ -9,6 +9,7 @@ from typing import Callable, NamedTuple
 from iree.compiler import ir
 
 from .base import REGISTRY, PassError, PassStats
+from .bindings import bound_bindings
 from .irutil import count_ops
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "fuse")
@@ -87,6 +88,7 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
         stages.append(Stage(name if not seen else f"{name}#{seen + 1}", text, stats))
         if after is not None:
             after(stages[-1], module)
+    bound_bindings(module)  # always: IREE would otherwise form dispatches the runtime refuses to load
     return stages
 
 

@@ -300,3 +300,20 @@ def test_compiled_and_loaded_functions_check_calls_alike(tmp_path):
             fn({"w": np.float32(2)}, np.ones(4, np.float32))
         with pytest.raises(TypeError, match=rf"{who} takes arguments structured as"):
             fn(np.float32(2), np.ones(3, np.float32))
+
+
+def test_many_scalar_operands_and_results():
+    """40 scalar inputs and 80 results: IREE would put all the scalar ops in one dispatch with more buffers than
+    the runtime binds (32: "binding count 48 > 32" when the module loads); the module is cut into smaller runs."""
+    def f(*xs):
+        o = [snp.sin(x) * xs[(k + 1) % len(xs)] for k, x in enumerate(xs)]
+        return o + [snp.reshape(v, (1,)) for v in o]
+    xs = [np.float32(k / 40) for k in range(40)]
+    out = stagec.jit(f)(*xs)
+    want = [np.sin(x) * xs[(k + 1) % 40] for k, x in enumerate(xs)]
+    assert len(out) == 80
+    for k, w in enumerate(want):
+        np.testing.assert_allclose(out[k], w, rtol=1e-6)
+        np.testing.assert_allclose(out[40 + k], [w], rtol=1e-6)
+        assert out[40 + k].shape == (1,)
+    assert "optimization_barrier" in stagec.jit(f).lower(*xs).as_text("final")

@@ -1,0 +1,85 @@
+"""Keep every dispatch under the runtime's binding limit: cut long runs of scalar ops with barriers.
+
+IREE's `FormScalarDispatches` puts all the scalar ops (tensors of at most one element) that lie between
+two non-scalar uses into one dispatch, without bound on its results; the runtime then refuses a dispatch
+with more than 32 bindings when the module is loaded ("binding count 48 > 32"). A function with many
+independent scalar results (a vmap over scalars, a jit returning 40 numbers) hits it. `bound_bindings`
+walks each function body and, where a run of scalar ops would read and write more than `LIMIT` buffers,
+routes every value crossing the cut through one `stablehlo.optimization_barrier`: IREE neither pulls
+ops across it nor fuses past it. Runs after every pipeline (it is legalization, not optimization).
+"""
+from __future__ import annotations
+
+from iree.compiler import ir
+
+from .irutil import func_blocks, producer
+
+LIMIT = 24  # bindings (inputs + results) of one run of scalar ops; the runtime's limit is 32
+_NOT_COMPUTE = {"stablehlo.constant", "stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.if",
+                "stablehlo.case", "stablehlo.custom_call", "func.return", "func.call"}
+
+
+def _small(t: ir.Type) -> bool:
+    if not isinstance(t, ir.RankedTensorType):
+        try:
+            t = ir.RankedTensorType(t)
+        except ValueError:
+            return False
+    return t.has_static_shape and t.rank <= 1 and all(d <= 1 for d in t.shape)
+
+
+def _scalar(op) -> bool:
+    """An op IREE would place in a scalar dispatch: a computation on tensors of at most one element."""
+    return (op.name not in _NOT_COMPUTE and op.name.split(".")[0] in ("stablehlo", "chlo", "linalg", "tensor")
+            and len(op.results) > 0 and all(_small(v.type) for v in [*op.operands, *op.results]))
+
+
+def _owner(use) -> ir.Operation:
+    o = use.owner
+    return getattr(o, "operation", o)
+
+
+def _cut(before, group: list, later: set) -> None:
+    """Insert a barrier before op `before` carrying each value of `group` used by an op of `later` (and the
+    group's last result, so that IREE's backward walk stops there), and make those uses read it."""
+    crossing = [r for g in group for r in g.results
+                if any(_owner(u) in later for u in r.uses) or (g is group[-1] and r == g.results[0])]
+    with ir.InsertionPoint(before), before.location:
+        bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type for v in crossing],
+                                  operands=crossing)
+    for v, nv in zip(crossing, bar.results):
+        for use in list(v.uses):
+            if _owner(use) in later:
+                _owner(use).operands[use.operand_number] = nv
+
+
+def _runs(ops: list) -> list:
+    """(index of the op before which a cut goes, the group of scalar ops the cut closes) per cut."""
+    cuts, group, ext, results = [], [], set(), 0
+    for i, op in enumerate(ops):
+        if not _scalar(op):
+            continue
+        members = set(group)
+        inputs = {v for v in op.operands
+                  if (p := producer(v)) is None or (p.operation not in members and p.name != "stablehlo.constant")}
+        if group and len(ext | inputs) + results + len(op.results) > LIMIT:
+            cuts.append((i, group))
+            group, ext, results = [], set(), 0
+            inputs = {v for v in op.operands if (p := producer(v)) is None or p.name != "stablehlo.constant"}
+        group.append(op.operation)
+        ext |= inputs
+        results += len(op.results)
+    return cuts
+
+
+def bound_bindings(module: ir.Module) -> int:
+    """Cut the runs of scalar ops of `module`'s functions that would exceed `LIMIT` bindings; returns the
+    number of barriers inserted."""
+    n = 0
+    with module.context:
+        for block in func_blocks(module):
+            ops = [op.operation for op in block.operations]
+            for i, group in reversed(_runs(ops)):  # from the last: a cut's uses are those of the ops after it
+                _cut(ops[i], group, set(ops[i:]))
+                n += 1
+    return n
