@@ -21,7 +21,7 @@ from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBas
                    flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
 from .primitives import _ad
 from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
-from .primitives.control_flow import _split_caps, cond_p, while_p
+from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
 from .primitives.structural import broadcast_in_dim_p, concatenate, reshape, transpose
 
 # ---------------------------------------------------------------- forward mode
@@ -772,3 +772,213 @@ def _while_jvp(primals, tangents, *, cond_graph, body_graph, n_carry, n_cond_cap
 def _while_transpose(*args, **params):
     raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
                      "start/stop values. Try using lax.scan, or using fori_loop with static start/stop.")
+
+
+# ---------------------------------------------------------------- scan: forward as one loop, reverse as two
+
+
+def _nonzero_outs(graph: Graph, nz: Sequence[bool]) -> list[bool]:
+    """Which outputs of `graph` get a tangent when the inputs marked in `nz` have one (probed by tracing)."""
+    box = []
+
+    def probe(*a):
+        jt = JVPTrace()
+        with tracing(jt):
+            outs = eval_graph(graph, [jt.wrap(x, _full(aval_of(x).strip_weak(), 0) if z else None)
+                                      for x, z in zip(a, nz)])
+        box[:] = [jt.split(o)[1] is not None for o in outs]
+        return [jt.split(o)[0] for o in outs]
+    trace_subgraph(probe, _protos(graph.in_avals), "scan")
+    return box
+
+
+def _scan_carry_nz(body: Graph, n_carry: int, nz_carry, nz_rest) -> list[bool]:
+    """The carries with a tangent: a fixed point (a tangent entering the body may reach other carries)."""
+    nz_carry = list(nz_carry)
+    while True:
+        new = [a or b for a, b in zip(nz_carry, _nonzero_outs(body, nz_carry + list(nz_rest))[:n_carry])]
+        if new == nz_carry:
+            return nz_carry
+        nz_carry = new
+
+
+def _split3(xs, n_carry, n_xs):
+    return list(xs[:n_carry]), list(xs[n_carry:n_carry + n_xs]), list(xs[n_carry + n_xs:])
+
+
+@scan_p.def_jvp
+def _scan_jvp(primals, tangents, *, body, length, reverse, n_carry, n_xs):
+    nz = [t is not None for t in tangents]
+    nz_c = _scan_carry_nz(body, n_carry, nz[:n_carry], nz[n_carry:])
+    nz = nz_c + nz[n_carry:]
+    tangents = [(_full(aval_of(p).strip_weak(), 0) if t is None else t) if z else None
+                for p, t, z in zip(primals, tangents, nz)]
+    if any(_ad.is_linear(t) for t in tangents if t is not None):
+        return _scan_linearized(primals, tangents, nz, body, length, reverse, n_carry, n_xs)
+    return _scan_forward(primals, tangents, nz, body, length, reverse, n_carry, n_xs)
+
+
+def _scan_forward(primals, tangents, nz, body, length, reverse, n_carry, n_xs):
+    """Forward mode: one scan carrying primals and tangents together (carry, then carry tangents; likewise xs
+    and consts); it returns the ys, then the tangents of the differentiable ys."""
+    groups = list(zip(_split3(primals, n_carry, n_xs), _split3(tangents, n_carry, n_xs), _split3(nz, n_carry, n_xs)))
+    ops = [vals + [t for t in ts if t is not None] for vals, ts, _ in groups]
+    zc = groups[0][2]
+    y_nz = [differentiable(a) for a in body.out_avals[n_carry:]]
+
+    def step(*a):
+        a, ins = list(a), []
+        jt = JVPTrace()
+        with tracing(jt):
+            for (vals, _, zs), grp in zip(groups, ops):
+                mine, a = a[:len(grp)], a[len(grp):]
+                ts = iter(mine[len(vals):])
+                ins += [jt.wrap(p, next(ts) if z else None) for p, z in zip(mine[:len(vals)], zs)]
+            outs = eval_graph(body, ins)
+        pairs = [jt.split(o) for o in outs]
+        ps = [p for p, _ in pairs]
+        ts = [_full(aval_of(p).strip_weak(), 0) if t is None else t for p, t in pairs]
+        return (ps[:n_carry] + [t for t, z in zip(ts[:n_carry], zc) if z] + ps[n_carry:]
+                + [t for t, z in zip(ts[n_carry:], y_nz) if z])
+
+    avals = [aval_of(v) for v in ops[0]] + [_row(v) for v in ops[1]] + [aval_of(v) for v in ops[2]]
+    g = _closed_subgraph(step, avals)
+    outs = scan_p.bind(*ops[0], *ops[1], *ops[2], body=g, length=length, reverse=reverse, n_carry=len(ops[0]),
+                       n_xs=len(ops[1]))
+    n_tc, n_y = sum(zc), len(y_nz)
+    t_c, t_y = iter(outs[n_carry:n_carry + n_tc]), iter(outs[n_carry + n_tc + n_y:])
+    return (outs[:n_carry] + outs[n_carry + n_tc:n_carry + n_tc + n_y],
+            [next(t_c) if z else None for z in zc] + [next(t_y) if z else None for z in y_nz])
+
+
+def _row(x) -> ShapedArray:
+    """The aval of one element of stacked `x` (one iteration's slice)."""
+    a = x.aval if is_undefined(x) else aval_of(x)
+    return a.update(shape=a.shape[1:])
+
+
+def _closed_subgraph(fn: Callable, avals) -> Graph:
+    g, caps, _ = trace_subgraph(fn, _protos(avals), "scan")
+    if caps:
+        raise NotImplementedError("differentiating scan: the body captured values it was not given")
+    return g
+
+
+def _prune(graph: Graph, keep: Sequence[int]) -> Graph:
+    """`graph` with only the outputs `keep` and the equations they need."""
+    outs = [graph.outs[i] for i in keep]
+    live = {o.id for o in outs if isinstance(o, Var)}
+    eqns = []
+    for e in reversed(graph.eqns):
+        if any(o.id in live for o in e.outputs):
+            eqns.append(e)
+            live.update(i.id for i in e.inputs if isinstance(i, Var))
+    return Graph(graph.in_vars, eqns[::-1], outs, graph.name)
+
+
+def _invariant(graph: Graph, varying: Sequence[bool]) -> set[int]:
+    """Ids of the variables of `graph` that do not depend on the inputs marked `varying`."""
+    var = {v.id for v, z in zip(graph.in_vars, varying) if z}
+    for e in graph.eqns:
+        if any(isinstance(i, Var) and i.id in var for i in e.inputs):
+            var.update(o.id for o in e.outputs)
+    known = {v.id for v in graph.in_vars} | {o.id for e in graph.eqns for o in e.outputs}
+    return known - var
+
+
+def _scan_linearized(primals, tangents, nz, body, length, reverse, n_carry, n_xs):
+    """Reverse mode: a primal scan that also stacks the residuals its linear part needs, then a scan of the
+    linear part alone (recorded, so that it can be transposed). Residuals that do not change between
+    iterations (the constants and what only they determine) are computed once, outside the loop; residuals
+    that are the xs themselves are read from the xs."""
+    c, x, k = _split3(primals, n_carry, n_xs)
+    b_avals = [aval_of(v) for v in c] + [_row(v) for v in x] + [aval_of(v) for v in k]
+    pgraph, lin, _ = _split_linear(lambda *a: eval_graph(body, list(a)), b_avals, nz, "scan")
+    n_out = len(body.outs)
+    x_pos = {v.id: j for j, v in enumerate(pgraph.in_vars[n_carry:n_carry + n_xs])}
+    inv_ids = _invariant(pgraph, [i < n_carry + n_xs for i in range(len(b_avals))])
+    src = []  # per residual: ("inv", j) computed once, ("x", j) the j-th xs, ("stack", j) stacked by the scan
+    n_inv = n_stack = 0
+    for r in pgraph.outs[n_out:]:
+        if isinstance(r, Literal) or r.id in inv_ids:
+            src.append(("inv", n_inv)); n_inv += 1
+        elif r.id in x_pos:
+            src.append(("x", x_pos[r.id]))
+        else:
+            src.append(("stack", n_stack)); n_stack += 1
+    inv_vals = eval_graph(_prune(pgraph, [n_out + j for j, (s, _) in enumerate(src) if s == "inv"]),
+                          c + [None] * n_xs + k) if n_inv else []
+    p_graph = _prune(pgraph, list(range(n_out)) + [n_out + j for j, (s, _) in enumerate(src) if s == "stack"])
+    outs = scan_p.bind(*primals, body=p_graph, length=length, reverse=reverse, n_carry=n_carry, n_xs=n_xs)
+    p_outs, stacked = outs[:n_out], outs[n_out:]
+    # the linear scan: carry = carry tangents; xs = stacked residuals, x tangents; consts = invariant residuals,
+    # constant tangents
+    tc, tx, tk = _split3(tangents, n_carry, n_xs)
+    lin_c, lin_x, lin_k = ([t for t in ts if t is not None] for ts in (tc, tx, tk))
+    res_x = stacked + list(x)
+    out_diff = [differentiable(a) for a in body.out_avals]
+    n_cd = sum(out_diff[:n_carry])
+    keep_c = [z for z, d in zip(nz[:n_carry], out_diff[:n_carry]) if d]  # lin's carry outputs that are carried
+    sizes = [len(lin_c), len(res_x), len(lin_x), len(inv_vals), len(lin_k)]
+
+    def lin_body(*a):
+        parts, a = [], list(a)
+        for n in sizes:
+            parts.append(a[:n]); a = a[n:]
+        tcs, rx, txs, rk, tks = parts
+        res = [rk[j] if s == "inv" else rx[j] if s == "stack" else rx[len(stacked) + j] for s, j in src]
+        t_outs = eval_graph(lin, res + tcs + txs + tks)
+        return [t for t, z in zip(t_outs[:n_cd], keep_c) if z] + t_outs[n_cd:]
+
+    l_avals = ([aval_of(t) for t in lin_c] + [_row(r) for r in res_x] + [_row(t) for t in lin_x]
+               + [aval_of(r) for r in inv_vals] + [aval_of(t) for t in lin_k])
+    l_graph = _closed_subgraph(lin_body, l_avals)
+    touts = scan_p.bind(*lin_c, *res_x, *lin_x, *inv_vals, *lin_k, body=l_graph, length=length, reverse=reverse,
+                        n_carry=len(lin_c), n_xs=len(res_x) + len(lin_x))
+    t_c, t_y = iter(touts[:len(lin_c)]), iter(touts[len(lin_c):])
+    tan_c = [next(t_c) if z and d else None for z, d in zip(nz[:n_carry], out_diff[:n_carry])]
+    return p_outs, tan_c + [next(t_y) if d else None for d in out_diff[n_carry:]]
+
+
+@scan_p.def_transpose
+def _scan_transpose(cts, *args, body, length, reverse, n_carry, n_xs):
+    """The transpose of a linear scan: a scan the other way, carrying the carry cotangents and the sums of the
+    constants' cotangents, and stacking the xs' cotangents."""
+    c, x, k = _split3(args, n_carry, n_xs)
+    lin_x, lin_k = [is_undefined(v) for v in x], [is_undefined(v) for v in k]
+    vx, vk = [v for v in x if not is_undefined(v)], [v for v in k if not is_undefined(v)]
+    out_avals = [a.strip_weak() for a in scan_p.out_avals([_aval_arg(a) for a in args], dict(
+        body=body, length=length, reverse=reverse, n_carry=n_carry, n_xs=n_xs))]
+    cts = [_full(a, 0) if ct is None else ct for ct, a in zip(cts, out_avals)]
+    ct_c, ct_y = cts[:n_carry], cts[n_carry:]
+    c_avals = [a.strip_weak() for a in body.in_avals[:n_carry]]
+    k_avals = [a.strip_weak() for a, z in zip(body.in_avals[n_carry + n_xs:], lin_k) if z]
+    acc0 = [_full(a, 0) for a in k_avals]
+
+    def t_body(*a):
+        a = list(a)
+        n_acc, n_vx = len(acc0), len(vx)
+        cc, acc = a[:n_carry], a[n_carry:n_carry + n_acc]
+        xs_v, cys = a[n_carry + n_acc:n_carry + n_acc + n_vx], a[n_carry + n_acc + n_vx:n_carry + n_acc + n_vx + len(ct_y)]
+        ks = a[n_carry + n_acc + n_vx + len(ct_y):]
+        it_x, it_k = iter(xs_v), iter(ks)
+        full = [UndefinedPrimal(av) for av in body.in_avals[:n_carry]]
+        full += [UndefinedPrimal(av) if z else next(it_x) for av, z in zip(body.in_avals[n_carry:n_carry + n_xs], lin_x)]
+        full += [UndefinedPrimal(av) if z else next(it_k) for av, z in zip(body.in_avals[n_carry + n_xs:], lin_k)]
+        got = backward_pass(body, full, cc + cys)
+        inst = lambda g, av: _full(av.strip_weak(), 0) if g is None else g
+        new_c = [inst(g, av) for g, av in zip(got[:n_carry], body.in_avals[:n_carry])]
+        g_x = [inst(g, av) for g, av, z in zip(got[n_carry:n_carry + n_xs], body.in_avals[n_carry:n_carry + n_xs], lin_x) if z]
+        g_k = [inst(g, av) for g, av, z in zip(got[n_carry + n_xs:], body.in_avals[n_carry + n_xs:], lin_k) if z]
+        return new_c + [add_tangents(s, g) for s, g in zip(acc, g_k)] + g_x
+
+    avals = c_avals + k_avals + [_row(v) for v in vx] + [_row(v) for v in ct_y] + [aval_of(v) for v in vk]
+    g = _closed_subgraph(t_body, avals)
+    outs = scan_p.bind(*ct_c, *acc0, *vx, *ct_y, *vk, body=g, length=length, reverse=not reverse,
+                       n_carry=n_carry + len(acc0), n_xs=len(vx) + len(ct_y))
+    ct_carry, ct_k, ct_x = outs[:n_carry], iter(outs[n_carry:n_carry + len(acc0)]), iter(outs[n_carry + len(acc0):])
+    return ct_carry + [next(ct_x) if z else None for z in lin_x] + [next(ct_k) if z else None for z in lin_k]
+
+
+def _aval_arg(a) -> ShapedArray:
+    return a.aval if is_undefined(a) else aval_of(a)

@@ -9,11 +9,12 @@ Each primitive applied to a batched value goes to its batching rule, registered 
 
 where a batch dim is an axis, or None for a value that is the same for every example. Unbatched values
 stay plain values, so Python control flow on them still works. A primitive without a rule falls back to
-a loop over the batch (`lax.map`: one `while` in the module); every primitive stagec emits has a rule.
+a loop over the batch (`lax.map`: one loop in the module); every primitive stagec emits has a rule.
 
 Control flow batches its sub-graphs: `cond` with a batched predicate runs every branch and selects per
 example; `while` with a batched condition runs while any example's condition holds, and only the
-examples whose condition holds take each step (both as JAX does). Those two rules live here because
+examples whose condition holds take each step (both as JAX does); `scan` batches its body once, the batch
+axis of stacked xs and ys after the scanned one. Those rules live here because
 they run the batching machinery on their sub-graphs.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .core import (Graph, Primitive, ShapedArray, TracerBase, aval_of, eval_grap
 from .errors import ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError, \
     UnexpectedTracerError
 from .primitives._batch import at_front, axis_size, example_shape, moveaxis
-from .primitives.control_flow import _split_caps, cond_p, while_p
+from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer"]
 
@@ -230,8 +231,27 @@ def _while_batch(args, dims, *, cond_graph, body_graph, n_carry, n_cond_caps):
     return outs, [0] * n_carry
 
 
+def _scan_batch(args, dims, *, body, length, reverse, n_carry, n_xs):
+    """The body batched once; batched xs and ys carry the batch on axis 1 (axis 0 is the scan's)."""
+    size = axis_size(args, dims)
+    k1, k2 = n_carry, n_carry + n_xs
+    cb, rest = [d is not None for d in dims[:k1]], [d is not None for d in dims[k1:]]
+    while True:  # which carries are batched: those the body makes so (a fixed point)
+        new = [a or b for a, b in zip(cb, batch_graph(body, cb + rest, size)[1][:n_carry])]
+        if new == cb:
+            break
+        cb = new
+    g, out_b = batch_graph(body, cb + rest, size, cb + [False] * (len(body.outs) - n_carry))
+    carry = _fronts(args[:k1], dims[:k1], size, cb)
+    xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(args[k1:k2], dims[k1:k2])]
+    outs = scan_p.bind(*carry, *xs, *_fronts(args[k2:], dims[k2:], size), body=g, length=length, reverse=reverse,
+                       n_carry=n_carry, n_xs=n_xs)
+    return outs, [0 if b else None for b in cb] + [1 if b else None for b in out_b[n_carry:]]
+
+
 cond_p.def_batch(_cond_batch)
 while_p.def_batch(_while_batch)
+scan_p.def_batch(_scan_batch)
 
 
 # ---------------------------------------------------------------- vmap

@@ -94,6 +94,14 @@ CASES = {
     "cond": (lambda m, x, y: m.lax.cond(x.sum() > 0, lambda a, b: m.np.sin(a) * b, lambda a, b: a - b, x, y),
              [any_, any_]),
     "switch": (lambda m, x: m.lax.switch(1, [m.np.exp, lambda a: a * a, m.np.cos], x), [any_]),
+    # loops: the body closes over y (a constant of the loop), the carry and the xs are differentiated too
+    "scan": (lambda m, x, y: (lambda c_ys: c_ys[0] + c_ys[1].sum(0))(m.lax.scan(
+        lambda c, r: (m.np.sin(c) * r + y[0] * c, c * r), y[1], x)), [any_, any_]),
+    "scan_reverse_pytree": (lambda m, x, y: m.lax.scan(
+        lambda c, r: ((c[0] * r["a"], c[1] + m.np.tanh(r["b"] * c[0])), c[0] - r["b"]), (y[0], y[1]),
+        {"a": x, "b": y}, reverse=True)[1] * 2, [any_, any_]),
+    "fori_loop": (lambda m, x, y: m.lax.fori_loop(0, 3, lambda i, v: m.np.sin(v) * x + i * y, y), [any_, any_]),
+    "map": (lambda m, x: m.lax.map(lambda r: m.np.exp(r) * r.sum(), x), [any_]),
 }
 
 
@@ -258,6 +266,95 @@ def test_while_loop_forward_mode_and_reverse_error():
     assert float(t) == 1024.0
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
         grad(f)(2.0)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+        jit(grad(lambda x, n: lax.fori_loop(0, n, lambda i, v: v * x, x)))(2.0, 3)  # traced bounds: a while
+
+
+def _loop_loss(n):
+    def f(w, xs):
+        c, ys = lax.scan(lambda c, x: (snp.tanh(c * w + x), c * x), snp.ones(3), xs)
+        return (c * c).sum() + ys.sum() + lax.fori_loop(0, n, lambda i, v: v * w + 1.0, 0.5).sum()
+    return f
+
+
+def test_loops_stay_loops_when_differentiated():
+    """grad of scan and fori_loop (static bounds) is one module with one loop forward and one backward, whatever
+    the trip count: no unrolled copies of the body."""
+    w, xs = np.float32(0.7), np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    short = stagec.make_mlir(grad(_loop_loss(3)))(w, xs)
+    long_xs = np.linspace(-1, 1, 3000, dtype=np.float32).reshape(1000, 3)
+    long = stagec.make_mlir(grad(_loop_loss(500)))(w, long_xs)
+    assert short.count("stablehlo.while") == 4 and long.count("stablehlo.while") == 4  # 2 loops, 2 ways
+    assert abs(short.count("\n") - long.count("\n")) <= 2 and "tanh" in long
+    fwd = stagec.make_mlir(lambda w: jvp(lambda v: _loop_loss(3)(v, xs), (w,), (np.float32(1),)))(w)
+    assert fwd.count("stablehlo.while") == 2  # forward mode: one loop carrying primal and tangent
+    g = jit(grad(_loop_loss(3), argnums=(0, 1)))(w, xs)
+    eps = 1e-3
+    fd = (_loop_loss(3)(w + eps, xs) - _loop_loss(3)(w - eps, xs)) / (2 * eps)
+    np.testing.assert_allclose(float(g[0]), float(fd), rtol=2e-3)
+    if JAX is not None:
+        def jf(w, xs):
+            c, ys = jax.lax.scan(lambda c, x: (jnp.tanh(c * w + x), c * x), jnp.ones(3), xs)
+            return (c * c).sum() + ys.sum() + jax.lax.fori_loop(0, 3, lambda i, v: v * w + 1.0, 0.5).sum()
+        for a, b in zip(g, jax.grad(jf, argnums=(0, 1))(w, xs)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_scan_residuals_are_stacked_only_when_they_vary():
+    """A residual the body only reads from its constants (w's transpose here) is computed once outside the
+    loop; the per-iteration ones are stacked by the forward loop and read by the backward one."""
+    f = lambda w, xs: lax.scan(lambda c, x: (snp.tanh(c @ w + x), ()), snp.ones(3), xs)[0].sum()
+    w, xs = np.eye(3, dtype=np.float32) * 0.5, np.ones((5, 3), np.float32)
+    text = stagec.make_mlir(grad(f, argnums=(0, 1)))(w, xs)
+    assert "tensor<5x3x3xf32>" not in text  # w is never stacked
+    g = grad(f, argnums=(0, 1))(w, xs)
+    eps = 1e-3
+    d = np.zeros_like(w); d[0, 1] = eps
+    np.testing.assert_allclose(float(g[0][0, 1]), float((f(w + d, xs) - f(w - d, xs)) / (2 * eps)), rtol=2e-2)
+
+
+def test_scan_vmap_of_grad_and_grad_of_vmap():
+    loss = lambda w, xs: lax.scan(lambda c, x: (snp.sin(c * w + x), c), 0.5, xs)[0]
+    w, xs = np.float32(0.9), np.linspace(0, 1, 20, dtype=np.float32).reshape(5, 4)
+    per = jit(stagec.vmap(grad(loss), (None, 1)))(w, xs)
+    want = [float(grad(loss)(w, xs[:, i])) for i in range(4)]
+    np.testing.assert_allclose(np.asarray(per), want, rtol=1e-5)
+    gv = grad(lambda w: stagec.vmap(loss, (None, 1))(w, xs).sum())(w)
+    np.testing.assert_allclose(float(gv), sum(want), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [snp.float16, snp.bfloat16])
+def test_low_precision_gradients_as_jax(dtype):
+    """float16/bfloat16: gradients in the input's dtype, close to float32's; sums (the transposes of broadcasts
+    among them) accumulate in float32, so 4096 ones sum to 4096 (float16 alone stops at 2048)."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 1.5, (16, 9)).astype(dtype)
+    w = rng.uniform(-1, 1, (9, 5)).astype(dtype)
+    loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.exp(w)) * 0.01
+    v, g = jit(value_and_grad(loss(SC)))(w, x)
+    assert v.dtype == dtype and g.dtype == dtype
+    ref = grad(loss(SC))(w.astype(np.float32), x.astype(np.float32))
+    tol = 2e-3 if dtype == snp.float16 else 2e-2
+    np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(ref), atol=tol, rtol=tol)
+    s, ones = dtype(0.5), np.ones(4096, dtype)
+    gs = grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)
+    assert gs[0].dtype == dtype and float(gs[0]) == 4096.0 and float(np.asarray(gs[1], np.float32)[0]) == 0.5
+    if JAX is not None:
+        jv, jg = jax.value_and_grad(loss(JAX))(w, x)
+        assert jg.dtype == g.dtype and jv.dtype == v.dtype
+        np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(jg, np.float32), atol=tol, rtol=tol)
+        assert float(jax.grad(lambda s, x: (x * s).sum())(s, ones)) == float(gs[0])
+
+
+def test_float64_gradients_under_x64(x64):
+    x = np.linspace(0.1, 1.0, 7)
+    f = lambda x: snp.sum(snp.sin(x) ** 2 * snp.exp(x))
+    g = jit(grad(f))(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(g), (2 * np.sin(x) * np.cos(x) + np.sin(x) ** 2) * np.exp(x), rtol=1e-13)
+    gs = grad(lambda w, xs: lax.scan(lambda c, r: (c * w + r, ()), 0.0, xs)[0])(1.0 + 1e-9, x)
+    assert gs.dtype == np.float64
+    np.testing.assert_allclose(float(gs), sum(k * x[-1 - k] for k in range(1, 7)), rtol=1e-7)
 
 
 def test_cond_both_modes_and_grad_of_grad():

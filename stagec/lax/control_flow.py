@@ -1,7 +1,7 @@
 """Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`.
 
 Branches and loop bodies are traced once into sub-graphs (never unrolled, `core.trace_subgraph`) and bound
-as the `cond`/`while` primitives (`stagec.primitives.control_flow`). Values a body closes over (outer tracers,
+as the `cond`/`while`/`scan` primitives (`stagec.primitives.control_flow`). Values a body closes over (outer tracers,
 concrete arrays) become extra operands of the primitive.
 """
 from __future__ import annotations
@@ -12,9 +12,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax, tree_util
-from ..core import Const, ShapedArray, aval_of, eval_graph, trace_subgraph
-from ..primitives.control_flow import cond_p, while_p
-from ..primitives.structural import dynamic_update_slice_p
+from ..core import ShapedArray, aval_of, trace_subgraph
+from ..primitives.control_flow import cond_p, scan_p, while_p
 
 
 def _fun_name(f: Callable) -> str:
@@ -105,10 +104,25 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     return tree_util.tree_unflatten(init_tree, outs)
 
 
+def _concrete_int(x) -> int | None:
+    """`x` as a Python int if it is a concrete integer (not a traced value), else None."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer, np.ndarray)):
+        return None
+    return int(x) if np.ndim(x) == 0 and _dt.kind(np.asarray(x).dtype) in "iu" else None
+
+
 def fori_loop(lower, upper, body_fun: Callable, init_val):
-    """`for i in range(lower, upper): val = body_fun(i, val)`, as a `stablehlo.while`."""
+    """`for i in range(lower, upper): val = body_fun(i, val)`, as one loop. With concrete bounds it is a `scan`
+    (reverse-mode differentiable, as in JAX); with traced bounds a `while_loop` (forward mode only)."""
     dt = np.result_type(aval_of(lower).dtype, aval_of(upper).dtype)
     dt = np.int32 if _dt.kind(dt) not in "iu" or dt.itemsize < 4 else dt
+    lo_c, hi_c = _concrete_int(lower), _concrete_int(upper)
+    if lo_c is not None and hi_c is not None:
+        def step(carry, _):
+            i, val = carry
+            return (lax.add(i, lax.full_like(i, 1)), body_fun(i, val)), ()
+        start = lax.convert_element_type(lo_c, dt, False)
+        return scan(step, (start, init_val), None, length=max(hi_c - lo_c, 0))[0][1]
     lo = lax.convert_element_type(lower, dt, False)
     hi = lax.convert_element_type(upper, dt, False)
 
@@ -123,7 +137,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
 
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False):
-    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys)."""
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys). One `scan` primitive
+    (a loop in the module, never unrolled); `f` is traced once."""
     x_leaves, x_tree = tree_util.tree_flatten(xs)
     lengths = {aval_of(x).shape[0] if aval_of(x).shape else None for x in x_leaves}
     if None in lengths:
@@ -132,31 +147,28 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         lengths.add(int(length))
     if len(lengths) != 1:
         raise ValueError(f"scan got inconsistent lengths: leading axes of xs {sorted(lengths)}"
-                         + (f" and length={length}" if length is not None else ""))
+                         + (f" and length={length}" if length is not None else "")
+                         if x_leaves or length is not None else "scan got no xs and no length")
     n = lengths.pop()
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
     x_proto = tree_util.tree_unflatten(x_tree, [_Proto(a) for a in x_avals])
-    probe, probe_caps, out_tree = trace_subgraph(f, [init, x_proto], "scan")  # f is traced once, here
+    body, consts, out_tree = trace_subgraph(f, [init, x_proto], "scan")  # f is traced once, here
     if out_tree.node_type is not tuple or len(out_tree.children) != 2:
         raise TypeError(f"scan body {_fun_name(f)} must return a pair (carry, y), got {out_tree}")
-    n_carry = len(tree_util.tree_leaves(init))
-    y_avals = probe.out_avals[n_carry:]
-    y_tree = out_tree.children[1]
-    ys0 = [Const(np.zeros((n,) + a.shape, a.dtype), a.update(shape=(n,) + a.shape, weak_type=False)) for a in y_avals]
-
-    def body(state):
-        i, carry, ys = state
-        idx = lax.sub(lax.full_like(i, n - 1), i) if reverse else i
-        x = [_index(x, idx) for x in x_leaves]
-        outs = eval_graph(probe, tree_util.tree_leaves(carry) + x + probe_caps)
-        carry2 = tree_util.tree_unflatten(out_tree.children[0], outs[:n_carry])
-        y_leaves = outs[n_carry:]
-        ys = [_update(buf, lax.convert_element_type(v, aval_of(buf).dtype), idx) for buf, v in zip(ys, y_leaves)]
-        return lax.add(i, lax.full_like(i, 1)), carry2, ys
-
-    start = lax.convert_element_type(0, np.int32)
-    _, carry, ys = while_loop(lambda s: lax.lt(s[0], lax.full_like(s[0], n)), body, (start, init, ys0))
-    return carry, tree_util.tree_unflatten(y_tree, ys)
+    init_leaves, init_tree = tree_util.tree_flatten(init)
+    n_carry = len(init_leaves)
+    in_avals, out_avals = [aval_of(x) for x in init_leaves], body.out_avals[:n_carry]
+    if out_tree.children[0] != init_tree or not _same_types(in_avals, out_avals):
+        raise TypeError(f"scan body {_fun_name(f)} must return a carry of the same pytree of types as its input: "
+                        f"input {init_tree} {_types(in_avals)}, output {out_tree.children[0]} {_types(out_avals)}; "
+                        f"first difference at carry {_first_difference(in_avals, out_avals)}")
+    # A weakly typed initial carry whose body result is strongly typed becomes strong (as in JAX).
+    init_leaves = [lax.convert_element_type(x, a.dtype, False) if aval_of(x).weak_type and not a.weak_type else x
+                   for x, a in zip(init_leaves, out_avals)]
+    outs = scan_p.bind(*init_leaves, *x_leaves, *consts, body=body, length=n, reverse=bool(reverse),
+                       n_carry=n_carry, n_xs=len(x_leaves))
+    return (tree_util.tree_unflatten(init_tree, outs[:n_carry]),
+            tree_util.tree_unflatten(out_tree.children[1], outs[n_carry:]))
 
 
 class _Proto:
@@ -164,21 +176,6 @@ class _Proto:
 
     def __init__(self, aval: ShapedArray):
         self.aval = aval
-
-
-def _index(x, i):
-    """x[i] along axis 0 for a traced i."""
-    av = aval_of(x)
-    zero = lax.convert_element_type(0, np.int32)
-    sl = lax.dynamic_slice(x, [i] + [zero] * (av.ndim - 1), (1,) + av.shape[1:])
-    return lax.reshape(sl, av.shape[1:])
-
-
-def _update(buf, value, i):
-    av = aval_of(buf)
-    zero = lax.convert_element_type(0, np.int32)
-    upd = lax.reshape(value, (1,) + av.shape[1:])
-    return dynamic_update_slice_p.bind(buf, upd, i, *([zero] * (av.ndim - 1)))
 
 
 def map(f: Callable, xs):

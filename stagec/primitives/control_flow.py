@@ -1,4 +1,5 @@
-"""Structured control flow primitives: `cond` (one `stablehlo.if`/`case`) and `while` (one `stablehlo.while`).
+"""Structured control flow primitives: `cond` (one `stablehlo.if`/`case`), `while` (one `stablehlo.while`) and
+`scan` (a loop of known length over stacked inputs and outputs, emitted as a `while` over a counter).
 
 Their parameters hold traced sub-graphs (branches, loop condition and body); values those close over are
 extra operands after the regular ones. The user functions (`cond`, `while_loop`, `scan`, ...) are in
@@ -9,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lowering as L
-from ..core import Primitive, ShapedArray
+from ..core import Const, Primitive, ShapedArray, eval_graph, trace_subgraph
+from ._ad import zeros
+from .elementwise import add, lt, sub
+from .structural import dynamic_slice, dynamic_update_slice, reshape
 
 
 def _cond_rule(index, *ops, branches, n_ops):
@@ -78,3 +82,56 @@ def _while_lower(ctx: L.Ctx, *args, cond_graph, body_graph, n_carry, n_cond_caps
             outs = L.emit_graph(g, list(block.arguments) + caps)
             ir.Operation.create("stablehlo.return", results=[], operands=outs)
     return list(op.results)
+
+
+def _scan_rule(*avals, body, length, reverse, n_carry, n_xs):
+    ys = body.out_avals[n_carry:]
+    return list(avals[:n_carry]) + [y.update(shape=(length,) + y.shape, weak_type=False) for y in ys]
+
+
+scan_p = Primitive("scan", _scan_rule, multiple_results=True)
+scan_p.__doc__ = """Operands: carry, xs (stacked along axis 0), consts. `body(carry, x, consts) -> (carry, y)` runs
+`length` times (from the last x when `reverse`); results: the final carry, then each y stacked along axis 0.
+Keeping it a primitive (not a `while` at once) lets differentiation and batching see the stacked structure."""
+
+
+def _i32(v: int) -> Const:
+    return Const(np.array(v, np.int32), ShapedArray((), np.int32))
+
+
+def scan_as_while(*args, body, length, reverse, n_carry, n_xs):
+    """The scan as one `while` over a counter: each step slices the xs, runs the body, writes the ys."""
+    carry, xs, consts = args[:n_carry], args[n_carry:n_carry + n_xs], args[n_carry + n_xs:]
+    y_avals = [a.update(weak_type=False) for a in body.out_avals[n_carry:]]
+    n_ys = len(y_avals)
+    i32 = ShapedArray((), np.int32)
+
+    def step(i, *a):
+        c, ys, xs_, ks = a[:n_carry], a[n_carry:n_carry + n_ys], a[n_carry + n_ys:n_carry + n_ys + n_xs], \
+            a[n_carry + n_ys + n_xs:]
+        k = sub(_i32(length - 1), i) if reverse else i
+        sl = [reshape(dynamic_slice(x, [k] + [_i32(0)] * (x.aval.ndim - 1), (1,) + x.aval.shape[1:]),
+                      x.aval.shape[1:]) for x in xs_]
+        outs = eval_graph(body, list(c) + sl + list(ks))
+        ys = [dynamic_update_slice(b, reshape(y, (1,) + y.aval.shape), [k] + [_i32(0)] * y.aval.ndim)
+              for b, y in zip(ys, outs[n_carry:])]
+        return [add(i, _i32(1))] + list(outs[:n_carry]) + ys
+
+    loop_avals = [i32] + [_aval(c) for c in carry] + [y.update(shape=(length,) + y.shape) for y in y_avals]
+    step_g, caps, _ = trace_subgraph(step, loop_avals + [_aval(x) for x in (*xs, *consts)], "scan")
+    cond_g, ccaps, _ = trace_subgraph(lambda i, *a: lt(i, _i32(length)), loop_avals, "scan")
+    assert not caps and not ccaps
+    ys0 = [zeros(a) for a in loop_avals[1 + n_carry:]]
+    outs = while_p.bind(_i32(0), *carry, *ys0, *xs, *consts, cond_graph=cond_g, body_graph=step_g,
+                        n_carry=1 + n_carry + n_ys, n_cond_caps=0)
+    return outs[1:]
+
+
+def _aval(x) -> ShapedArray:
+    return x if isinstance(x, ShapedArray) else x.aval
+
+
+@scan_p.def_lowering
+def _scan_lower(ctx: L.Ctx, *args, **params):
+    graph, _, _ = trace_subgraph(lambda *a: scan_as_while(*a, **params), list(ctx.avals_in), "scan")
+    return L.emit_graph(graph, list(args))

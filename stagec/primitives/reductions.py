@@ -31,6 +31,24 @@ reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p = (_reduce(n, ANY) for n
 reduce_and_p, reduce_or_p = _reduce("reduce_and", "b"), _reduce("reduce_or", "b")
 
 
+def _reduce_wide(name: str):
+    """float16/bfloat16 sums and products accumulate in float32 (as XLA does, so JAX's gradients, whose
+    transposed broadcasts are such sums, come out alike: 4096 ones sum to 4096, not float16's 2048)."""
+    def rule(ctx: L.Ctx, x, *, axes):
+        (a,), (o,) = ctx.avals_in, ctx.avals_out
+        if a.dtype not in (_dt.float16, _dt.bfloat16):
+            return [L.reduce_op(ctx, x, name, axes)]
+        wa, wo = a.update(dtype=np.float32), o.update(dtype=np.float32)
+        wide = ctx.op1("stablehlo.convert", [x], result_avals=[wa])
+        r = L.reduce_op(L.Ctx([wa], [wo]), wide, name, axes)
+        return [ctx.op1("stablehlo.convert", [r], result_avals=[o])]
+    return rule
+
+
+reduce_sum_p.def_lowering(_reduce_wide("reduce_sum"))
+reduce_prod_p.def_lowering(_reduce_wide("reduce_prod"))
+
+
 def _argminmax_rule(x: ShapedArray, *, axis: int, index_dtype, is_max: bool) -> ShapedArray:
     check_axis("argmax" if is_max else "argmin", x, axis)
     check_kind("argmax" if is_max else "argmin", x, "iufc")
