@@ -1,9 +1,17 @@
-"""Reverse mode: `jit(value_and_grad(loss))` of an MLP 256x512x2048 (batch 256), beside JAX when installed.
+"""Reverse mode, stagec beside JAX (when installed) in one process:
 
-    python benchmarks/bench_grad.py
-Per-example gradients (`jit(vmap(grad(...)))`) are added when stagec has vmap."""
+  - `jit(value_and_grad(loss))` of an MLP 256x512x2048, batch 256 (the MLP workload's shapes);
+  - per-example gradients `jit(vmap(grad(loss)))` of the same MLP, batch 16 (each example's gradient of
+    w2 alone is 512x2048 floats, so the batch is kept small).
+
+For each: first call (trace + compile + run; stagec's persistent cache off, so it really compiles) and steady
+state, the two systems timed alternately call by call (the machine's load hits both alike), medians.
+
+    python benchmarks/bench_grad.py [--repeat N]
+"""
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -20,23 +28,7 @@ except ImportError:  # JAX is an optional comparison only
 
 SIZES = (256, 512, 2048)
 BATCH = 256
-
-
-def median_time(fn, repeat: int = 20, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def first_call(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+PER_EXAMPLE_BATCH = 16
 
 
 def loss(np_, params, x, y):
@@ -46,39 +38,101 @@ def loss(np_, params, x, y):
     return np_.mean((x @ w + b - y) ** 2)
 
 
-def host_data():
+def host_data(batch: int = BATCH):
     rng = np.random.default_rng(0)
     params = [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m), np.zeros(n, np.float32))
               for m, n in zip(SIZES[:-1], SIZES[1:])]
-    return params, rng.standard_normal((BATCH, SIZES[0])).astype(np.float32), \
-        rng.standard_normal((BATCH, SIZES[-1])).astype(np.float32)
+    return params, rng.standard_normal((batch, SIZES[0])).astype(np.float32), \
+        rng.standard_normal((batch, SIZES[-1])).astype(np.float32)
 
 
-def run(name, np_, jit, value_and_grad, put, block):
-    params, x, y = host_data()
-    params, x, y = put(params), put(x), put(y)
-    f = jit(value_and_grad(lambda p, x, y: loss(np_, p, x, y)))
-    first = first_call(lambda: block(f(params, x, y)))
-    steady = median_time(lambda: block(f(params, x, y)))
-    print(f"  {name:8s} first call {first * 1e3:9.1f} ms   steady {steady * 1e3:8.3f} ms")
-    return steady, f(params, x, y)
+class System:
+    """One side of the comparison: its numpy, transformations, device_put and blocking."""
+
+    def __init__(self, name, np_, jit, value_and_grad, grad, vmap, put, leaves):
+        self.name, self.np, self.jit, self.value_and_grad, self.grad, self.vmap = name, np_, jit, value_and_grad, \
+            grad, vmap
+        self.put, self.leaves = put, leaves
+
+    def block(self, out):
+        for a in self.leaves(out):
+            a.block_until_ready()
+        return out
+
+    def workloads(self):
+        l = lambda p, x, y: loss(self.np, p, x, y)
+        full = [self.put(a) for a in host_data()]
+        per = [self.put(a) for a in host_data(PER_EXAMPLE_BATCH)]
+        return {"value_and_grad": (self.jit(self.value_and_grad(l)), full),
+                "per-example grads": (self.jit(self.vmap(self.grad(l), in_axes=(None, 0, 0))), per)}
+
+
+def systems() -> list[System]:
+    out = [System("stagec", snp, stagec.jit, stagec.value_and_grad, stagec.grad, stagec.vmap,
+                  lambda t: stagec.tree_util.tree_map(snp.asarray, t), stagec.tree_util.tree_leaves)]
+    if jax is not None:
+        out.append(System("jax", jnp, jax.jit, jax.value_and_grad, jax.grad, jax.vmap,
+                          lambda t: jax.tree_util.tree_map(jnp.asarray, t), jax.tree_util.tree_leaves))
+    return out
+
+
+def compare(name: str, runs: dict, repeat: int) -> dict:
+    """First call of each, then `repeat` alternating timed calls; prints and returns the medians."""
+    first, times, results = {}, {k: [] for k in runs}, {}
+    for k, (sys_, f, args) in runs.items():
+        t0 = time.perf_counter()
+        results[k] = sys_.block(f(*args))
+        first[k] = time.perf_counter() - t0
+    for _ in range(2):  # warm-up
+        for sys_, f, args in runs.values():
+            sys_.block(f(*args))
+    for _ in range(repeat):
+        for k, (sys_, f, args) in runs.items():
+            t0 = time.perf_counter()
+            sys_.block(f(*args))
+            times[k].append(time.perf_counter() - t0)
+    med = {k: statistics.median(t) for k, t in times.items()}
+    print(name)
+    for k in runs:
+        print(f"  {k:8s} first call {first[k] * 1e3:9.1f} ms   steady {med[k] * 1e3:8.2f} ms")
+    if "jax" in runs:
+        leaves = lambda k: [np.asarray(a, np.float32) for a in runs[k][0].leaves(results[k])]
+        err = max(float(np.max(np.abs(a - b)) / (np.max(np.abs(b)) + 1e-12))
+                  for a, b in zip(leaves("stagec"), leaves("jax")))
+        print(f"  stagec/jax steady {med['stagec'] / med['jax']:.2f}, first call {first['stagec'] / first['jax']:.2f}; "
+              f"max relative difference of the results {err:.1e}")
+    return med
+
+
+def module_report() -> None:
+    """How the backward pass compiles: one module, its dot_generals and tanh beside JAX's (no recomputation:
+    the forward's tanh is computed once and read back by the backward pass)."""
+    l = lambda p, x, y: loss(snp, p, x, y)
+    text = stagec.jit(stagec.value_and_grad(l)).lower(*host_data()).as_text("final")
+    count = lambda t, op: t.count(op + " ") + t.count(op + "(")
+    line = (f"  stagec: {text.count('func.func')} function, {count(text, 'stablehlo.dot_general')} dot_general, "
+            f"{text.count('math.tanh') + count(text, 'stablehlo.tanh')} tanh, "
+            f"{count(text, 'stablehlo.transpose')} transpose")
+    if jax is not None:
+        jt = jax.jit(jax.value_and_grad(lambda p, x, y: loss(jnp, p, x, y))).lower(*host_data()).as_text()
+        line += (f"; jax: {jt.count('func.func')} function, {count(jt, 'stablehlo.dot_general')} dot_general, "
+                 f"{count(jt, 'stablehlo.tanh')} tanh, {count(jt, 'stablehlo.transpose')} transpose")
+    print("module of value_and_grad (forward 2 dots + backward 3):\n" + line)
 
 
 def main() -> None:
-    print(f"jit(value_and_grad(loss)), MLP {'x'.join(map(str, SIZES))}, batch {BATCH}, float32 (median)")
-    s, (v, g) = run("stagec", snp, stagec.jit, stagec.value_and_grad,
-                    lambda t: stagec.tree_util.tree_map(snp.asarray, t),
-                    lambda r: stagec.tree_util.tree_map(lambda a: a.block_until_ready(), r))
-    if jax is not None:
-        j, (jv, jg) = run("jax", jnp, jax.jit, jax.value_and_grad, lambda t: jax.tree_util.tree_map(jnp.asarray, t),
-                          lambda r: jax.block_until_ready(r))
-        err = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)) / (np.max(np.abs(np.asarray(b))) + 1e-12)))
-                  for (a, b) in zip(stagec.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(jg)))
-        print(f"  stagec/jax steady-state ratio {s / j:.2f}; loss {float(v):.6f} vs {float(jv):.6f}; "
-              f"max relative gradient difference {err:.1e}")
-    text = stagec.make_mlir(stagec.value_and_grad(lambda p, x, y: loss(snp, p, x, y)))(*host_data())
-    print(f"  one module: {text.count('func.func')} function(s), {text.count('stablehlo.dot_general')} dot_general "
-          f"(forward 2 + backward 3), {text.count('stablehlo.tanh')} tanh")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=30)
+    repeat = ap.parse_args().repeat
+    stagec.config.update("persistent_cache", False)  # first calls compile
+    sides = systems()
+    loads = {s.name: s.workloads() for s in sides}
+    print(f"MLP {'x'.join(map(str, SIZES))}, float32; medians of {repeat} alternating calls")
+    for w in loads[sides[0].name]:
+        compare(f"jit(value_and_grad(loss)), batch {BATCH}" if w == "value_and_grad" else
+                f"jit(vmap(grad(loss))) per-example gradients, batch {PER_EXAMPLE_BATCH}",
+                {s.name: (s, *loads[s.name][w]) for s in sides}, repeat)
+    module_report()
 
 
 if __name__ == "__main__":

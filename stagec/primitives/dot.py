@@ -124,9 +124,22 @@ def _transpose_lhs(ct, x_aval: ShapedArray, y, dimension_numbers, precision, swa
     if aval_of(ct).dtype != y_aval.dtype:
         ct = convert_element_type(ct, y_aval.dtype)
     xc_by_y = [xc[i] for i in np.argsort(yc)]
-    out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
+    out_axes = tuple(np.argsort(list(xb) + x_kept + xc_by_y))
+    swapped = tuple(np.argsort(list(xb) + xc_by_y + x_kept))
+    if out_axes != tuple(range(len(out_axes))) and swapped == tuple(range(len(swapped))):
+        # dot(y, ct) comes out in x's layout where dot(ct, y) would need a transpose (a weight's gradient
+        # h^T g rather than (g^T h)^T): IREE runs the contraction alike, and the transpose costs a pass
+        (a, b), (c, d) = dims
+        r = dot_general_p.bind(y, ct, dimension_numbers=((b, a), (d, c)),
+                               precision=None if precision is None else tuple(precision[::-1]),
+                               preferred_element_type=None)
+        return _cast_to(r, x_aval)
     r = transpose(dot_general_p.bind(ct, y, dimension_numbers=dims, precision=precision,
-                                     preferred_element_type=None), tuple(out_axes))
+                                     preferred_element_type=None), out_axes)
+    return _cast_to(r, x_aval)
+
+
+def _cast_to(r, x_aval: ShapedArray):
     return convert_element_type(r, x_aval.dtype, x_aval.weak_type) if aval_of(r).dtype != x_aval.dtype else r
 
 
