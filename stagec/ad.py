@@ -922,10 +922,7 @@ def _scan_linearized(primals, tangents, nz, body, length, reverse, n_carry, n_xs
     sizes = [len(lin_c), len(res_x), len(lin_x), len(inv_vals), len(lin_k)]
 
     def lin_body(*a):
-        parts, a = [], list(a)
-        for n in sizes:
-            parts.append(a[:n]); a = a[n:]
-        tcs, rx, txs, rk, tks = parts
+        tcs, rx, txs, rk, tks = _chunks(a, sizes)
         res = [rk[j] if s == "inv" else rx[j] if s == "stack" else rx[len(stacked) + j] for s, j in src]
         t_outs = eval_graph(lin, res + tcs + txs + tks)
         return [t for t, z in zip(t_outs[:n_cd], keep_c) if z] + t_outs[n_cd:]
@@ -955,30 +952,38 @@ def _scan_transpose(cts, *args, body, length, reverse, n_carry, n_xs):
     k_avals = [a.strip_weak() for a, z in zip(body.in_avals[n_carry + n_xs:], lin_k) if z]
     acc0 = [_full(a, 0) for a in k_avals]
 
+    in_c, in_x, in_k = _split3(body.in_avals, n_carry, n_xs)
+    inst = lambda g, av: _full(av.strip_weak(), 0) if g is None else g
+
     def t_body(*a):
-        a = list(a)
-        n_acc, n_vx = len(acc0), len(vx)
-        cc, acc = a[:n_carry], a[n_carry:n_carry + n_acc]
-        xs_v, cys = a[n_carry + n_acc:n_carry + n_acc + n_vx], a[n_carry + n_acc + n_vx:n_carry + n_acc + n_vx + len(ct_y)]
-        ks = a[n_carry + n_acc + n_vx + len(ct_y):]
+        cc, acc, xs_v, cys, ks = _chunks(a, [n_carry, len(acc0), len(vx), len(ct_y), len(vk)])
         it_x, it_k = iter(xs_v), iter(ks)
-        full = [UndefinedPrimal(av) for av in body.in_avals[:n_carry]]
-        full += [UndefinedPrimal(av) if z else next(it_x) for av, z in zip(body.in_avals[n_carry:n_carry + n_xs], lin_x)]
-        full += [UndefinedPrimal(av) if z else next(it_k) for av, z in zip(body.in_avals[n_carry + n_xs:], lin_k)]
-        got = backward_pass(body, full, cc + cys)
-        inst = lambda g, av: _full(av.strip_weak(), 0) if g is None else g
-        new_c = [inst(g, av) for g, av in zip(got[:n_carry], body.in_avals[:n_carry])]
-        g_x = [inst(g, av) for g, av, z in zip(got[n_carry:n_carry + n_xs], body.in_avals[n_carry:n_carry + n_xs], lin_x) if z]
-        g_k = [inst(g, av) for g, av, z in zip(got[n_carry + n_xs:], body.in_avals[n_carry + n_xs:], lin_k) if z]
-        return new_c + [add_tangents(s, g) for s, g in zip(acc, g_k)] + g_x
+        full = ([UndefinedPrimal(av) for av in in_c]
+                + [UndefinedPrimal(av) if z else next(it_x) for av, z in zip(in_x, lin_x)]
+                + [UndefinedPrimal(av) if z else next(it_k) for av, z in zip(in_k, lin_k)])
+        g_c, g_x, g_k = _split3(backward_pass(body, full, cc + cys), n_carry, n_xs)
+        return ([inst(g, av) for g, av in zip(g_c, in_c)]
+                + [add_tangents(s, inst(g, av)) for s, g, av in zip(acc, [g for g, z in zip(g_k, lin_k) if z],
+                                                                  [av for av, z in zip(in_k, lin_k) if z])]
+                + [inst(g, av) for g, av, z in zip(g_x, in_x, lin_x) if z])
 
     avals = c_avals + k_avals + [_row(v) for v in vx] + [_row(v) for v in ct_y] + [aval_of(v) for v in vk]
     g = _closed_subgraph(t_body, avals)
     outs = scan_p.bind(*ct_c, *acc0, *vx, *ct_y, *vk, body=g, length=length, reverse=not reverse,
                        n_carry=n_carry + len(acc0), n_xs=len(vx) + len(ct_y))
-    ct_carry, ct_k, ct_x = outs[:n_carry], iter(outs[n_carry:n_carry + len(acc0)]), iter(outs[n_carry + len(acc0):])
+    ct_carry, ct_k, ct_x = _chunks(outs, [n_carry, len(acc0), len(outs) - n_carry - len(acc0)])
+    ct_k, ct_x = iter(ct_k), iter(ct_x)
     return ct_carry + [next(ct_x) if z else None for z in lin_x] + [next(ct_k) if z else None for z in lin_k]
 
 
 def _aval_arg(a) -> ShapedArray:
     return a.aval if is_undefined(a) else aval_of(a)
+
+
+def _chunks(xs, sizes) -> list[list]:
+    """`xs` cut into consecutive lists of the given sizes."""
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(xs[i:i + n]))
+        i += n
+    return out

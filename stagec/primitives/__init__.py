@@ -3,7 +3,7 @@
 - `elementwise`: arithmetic, comparisons, select, clamp, conversions, complex parts;
 - `structural`: broadcast, reshape, transpose, slices, padding, concatenation, iota;
 - `reductions`: reduce over axes, argmin/argmax, running reductions, sort;
-- `indexing`: gather and scatter; `dot`: dot_general; `control_flow`: cond and while;
+- `indexing`: gather and scatter; `dot`: dot_general; `control_flow`: cond, while and scan;
 - `callback`: calls from compiled code out to Python; `fft`: discrete Fourier transforms.
 
 A primitive is a `core.Primitive` named `<name>_p`, followed by its registrations (`def_lowering`, and
@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..core import Primitive
 from . import callback, control_flow, dot, elementwise, fft, indexing, reductions, structural
 from .callback import callback_p
-from .control_flow import cond_p, while_p
+from .control_flow import cond_p, scan_p, while_p
 from .dot import dot_general_p
 from .fft import fft_p
 from .elementwise import *  # noqa: F401,F403  (the *_p primitives)

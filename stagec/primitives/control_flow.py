@@ -89,17 +89,17 @@ def _scan_rule(*avals, body, length, reverse, n_carry, n_xs):
     return list(avals[:n_carry]) + [y.update(shape=(length,) + y.shape, weak_type=False) for y in ys]
 
 
+# Operands: carry, xs (stacked along axis 0), consts; `body(carry, x, consts) -> (carry, y)` runs `length` times
+# (from the last x when `reverse`); results: the final carry, then each y stacked along axis 0. A primitive of
+# its own (not a `while` at once) so that differentiation and batching see which values are per-iteration.
 scan_p = Primitive("scan", _scan_rule, multiple_results=True)
-scan_p.__doc__ = """Operands: carry, xs (stacked along axis 0), consts. `body(carry, x, consts) -> (carry, y)` runs
-`length` times (from the last x when `reverse`); results: the final carry, then each y stacked along axis 0.
-Keeping it a primitive (not a `while` at once) lets differentiation and batching see the stacked structure."""
 
 
 def _i32(v: int) -> Const:
     return Const(np.array(v, np.int32), ShapedArray((), np.int32))
 
 
-def scan_as_while(*args, body, length, reverse, n_carry, n_xs):
+def _scan_as_while(*args, body, length, reverse, n_carry, n_xs):
     """The scan as one `while` over a counter: each step slices the xs, runs the body, writes the ys."""
     carry, xs, consts = args[:n_carry], args[n_carry:n_carry + n_xs], args[n_carry + n_xs:]
     y_avals = [a.update(weak_type=False) for a in body.out_avals[n_carry:]]
@@ -133,5 +133,5 @@ def _aval(x) -> ShapedArray:
 
 @scan_p.def_lowering
 def _scan_lower(ctx: L.Ctx, *args, **params):
-    graph, _, _ = trace_subgraph(lambda *a: scan_as_while(*a, **params), list(ctx.avals_in), "scan")
+    graph, _, _ = trace_subgraph(lambda *a: _scan_as_while(*a, **params), list(ctx.avals_in), "scan")
     return L.emit_graph(graph, list(args))
