@@ -366,7 +366,8 @@ def test_table_covers_every_primitive():
              (dyn_update, [rand(3, 4), rand(2, 2), np.int32(1)]), (reductions, [rand(3, 4), rand(3, 4) > 0.5]),
              (sort2, [rand(2, 5), rand(2, 5)]), (gather, [rand(4, 3), unique_rows()]),
              (scatters, [rand(4, 3), unique_rows(), rand(2, 3)]), (matmul, [rand(2, 3), rand(3, 4)]),
-             (cond_fn, [True, rand(3), rand(3)]), (while_fn, [np.int32(2), rand(2)]), (callback_fn, [rand(3)]),
+             (cond_fn, [True, rand(3), rand(3)]), (while_fn, [np.int32(2), rand(2)]), (scan_fn, [rand(3), rand(4, 3)]),
+             (callback_fn, [rand(3)]),
              (ffts, [rand(2, 4), rand(2, 4).astype(np.complex64)])]
     for f, args in cases:
         _prims_in(stagec.jit(f).lower(*args).graph, seen)
