@@ -22,7 +22,8 @@ from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBas
 from .primitives import _ad
 from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
-from .primitives.structural import broadcast_in_dim_p, concatenate, reshape, transpose
+from .batching import vmap
+from .primitives.structural import broadcast_in_dim_p, reshape, transpose
 
 # ---------------------------------------------------------------- forward mode
 
@@ -391,20 +392,9 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     return wrapped
 
 
-def _stack_rows(rows: list, row_aval: ShapedArray):
-    """Stack `rows` (each of `row_aval`'s shape) along a new leading axis."""
-    return concatenate([reshape(r, (1,) + row_aval.shape) for r in rows], 0)
-
-
-def _one_hot(aval: ShapedArray, k: int):
-    v = np.zeros(aval.size, aval.dtype)
-    v[k] = 1
-    return Const(v.reshape(aval.shape), aval.strip_weak())
-
-
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian by reverse mode: one pullback per output element (a Python loop until vmap lands); the
-    result for output o and input i has shape o.shape + i.shape."""
+    """The Jacobian by reverse mode: the pullback mapped over the output elements; the result for output o and
+    input i has shape o.shape + i.shape."""
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         nums = _argnums(argnums, len(args), "jacrev")
@@ -417,7 +407,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian by forward mode (one linearized evaluation per input element), shaped as `jacrev`'s."""
+    """The Jacobian by forward mode (the linearized function mapped over the input elements), shaped as
+    `jacrev`'s: output shape + input shape."""
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
         nums = _argnums(argnums, len(args), "jacfwd")
@@ -444,20 +435,19 @@ def _pick(per_input: list, argnums):
 
 def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
     """jac[b][r]: the Jacobian block for basis leaf b and result leaf r, shaped (b.shape + r.shape) when
-    `rev` (output then input) and transposed to (r.shape + b.shape) otherwise."""
+    `rev` (output then input) and transposed to (r.shape + b.shape) otherwise. `apply` runs once per basis
+    leaf, mapped over its identity basis by `vmap` (one batched pass in the module, as JAX does)."""
     out = []
     for b, b_aval in enumerate(basis_avals):
-        rows = [[] for _ in result_avals]
-        for k in range(b_aval.size):
-            vecs = [_one_hot(a, k) if i == b else _full(a.strip_weak(), 0) for i, a in enumerate(basis_avals)]
-            for r, v in enumerate(apply(vecs)):
-                rows[r].append(v)
+        if b_aval.size == 0:
+            out.append([_full(r.update(shape=b_aval.shape + r.shape), 0) for r in result_avals])
+            continue
+        eye = np.eye(b_aval.size, dtype=b_aval.dtype).reshape((b_aval.size,) + b_aval.shape)
+        one = lambda v, b=b: apply([v if i == b else _full(a.strip_weak(), 0) for i, a in enumerate(basis_avals)])
+        rows = vmap(one)(Const(eye, ShapedArray(eye.shape, b_aval.dtype)))
         blocks = []
-        for r, r_aval in enumerate(result_avals):
-            if b_aval.size == 0:
-                blocks.append(_full(r_aval.update(shape=b_aval.shape + r_aval.shape), 0))
-                continue
-            m = reshape(_stack_rows(rows[r], r_aval), b_aval.shape + r_aval.shape)  # b.shape + r.shape
+        for r_aval, m in zip(result_avals, rows):
+            m = reshape(m, b_aval.shape + r_aval.shape)  # b.shape + r.shape
             if not rev:
                 nb, nr = len(b_aval.shape), len(r_aval.shape)
                 m = transpose(m, tuple(range(nb, nb + nr)) + tuple(range(nb)))
