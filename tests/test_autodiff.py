@@ -330,7 +330,7 @@ def test_low_precision_gradients_as_jax(dtype):
     rng = np.random.default_rng(1)
     x = rng.uniform(0.5, 1.5, (16, 9)).astype(dtype)
     w = rng.uniform(-1, 1, (9, 5)).astype(dtype)
-    loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.exp(w)) * 0.01
+    loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.sin(w) * w) * 0.01
     v, g = jit(value_and_grad(loss(SC)))(w, x)
     assert v.dtype == dtype and g.dtype == dtype
     ref = grad(loss(SC))(w.astype(np.float32), x.astype(np.float32))
@@ -344,6 +344,20 @@ def test_low_precision_gradients_as_jax(dtype):
         assert jg.dtype == g.dtype and jv.dtype == v.dtype
         np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(jg, np.float32), atol=tol, rtol=tol)
         assert float(jax.grad(lambda s, x: (x * s).sum())(s, ones)) == float(gs[0])
+
+
+def test_grad_where_a_reduced_value_is_reused_compiles():
+    """exp(w) feeds a full sum (the value) and the backward pass (its derivative). IREE 3.13 at
+    `--iree-opt-level=O3` failed to compile this module on an AMD EPYC host ("'func.func' op failed on
+    workgroup distribution verification"); O0 compiled it."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 1.5, (16, 9)).astype(np.float32)
+    w = rng.uniform(-1, 1, (9, 5)).astype(np.float32)
+    loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.exp(w)) * 0.01
+    v, g = jit(value_and_grad(loss(SC)))(w, x)
+    t = np.tanh(x @ w)
+    want = 2 * x.T @ (t * (1 - t * t)) / t.size + 0.01 * np.exp(w)
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-4, atol=1e-6)
 
 
 def test_float64_gradients_under_x64(x64):
