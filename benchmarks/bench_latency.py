@@ -1,0 +1,236 @@
+"""Latency of first results: an op-by-op session and the first call of jitted functions, each in a fresh process.
+
+    python benchmarks/bench_latency.py [--repeat 3] [--only session,jit,steady] [--no-jax] [--stagec DIR]
+
+`--stagec DIR` imports stagec from another checkout (e.g. an export of main, for a before/after table).
+
+- session: 65 small NumPy operations (13 kinds on arrays of 5 lengths, no jit), every result copied back as
+  a notebook shows it. stagec cold (an empty cache folder per process) and warm (a folder an earlier
+  process filled); JAX in a fresh process (it compiles every operation again per process).
+- jit: the first call of a jitted workload (trace + compile + run + copy back), an empty cache folder per
+  process; the runtime is started (inputs on the device) before the clock starts, for both libraries.
+- steady: median time per call once compiled, eager operations on 1M floats and the jitted workloads.
+Runs alternate between libraries and variants; medians over `--repeat` runs, with the spread (max-min)/median.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+COMMON = textwrap.dedent("""
+    import json, os, sys, time
+    t0 = time.perf_counter()
+    import numpy as np
+    lib = sys.argv[1]
+    if lib == "jax":
+        import jax, jax.numpy as m
+        jit, put = jax.jit, jax.device_put
+        def ready(x): return jax.block_until_ready(x)
+    else:
+        import stagec, stagec.numpy as m
+        jit, put = stagec.jit, stagec.device_put
+        def ready(x): return stagec.block_until_ready(x)
+    t_import = time.perf_counter() - t0
+
+    # 13 kinds of operation, applied to arrays of 5 lengths: 65 operations (x, y float32 of one length)
+    OPS = [lambda x, y: x + 1.0, lambda x, y: x * y, lambda x, y: m.exp(x), lambda x, y: m.sin(x) ** 2,
+           lambda x, y: m.sqrt(m.abs(x)), lambda x, y: m.sum(x), lambda x, y: m.mean(x), lambda x, y: m.max(x),
+           lambda x, y: m.where(x > 0, x, y), lambda x, y: m.dot(x, y), lambda x, y: m.maximum(x, 0.0),
+           lambda x, y: m.tanh(x) - y, lambda x, y: m.cumsum(x)]
+    LENGTHS = [10, 100, 1000, 37, 5000]
+
+    def selu(x):
+        return 1.0507 * m.where(x > 0, x, 1.6733 * m.exp(x) - 1.6733)
+
+    def softmax(x):
+        e = m.exp(x - m.max(x, axis=-1, keepdims=True))
+        return e / m.sum(e, axis=-1, keepdims=True)
+
+    def layernorm(x):
+        mu = m.mean(x, axis=-1, keepdims=True)
+        var = m.mean((x - mu) ** 2, axis=-1, keepdims=True)
+        return (x - mu) / m.sqrt(var + 1e-5)
+
+    def matmul(a, b):
+        return a @ b
+
+    def mlp(x, w1, b1, w2, b2):
+        return m.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+
+    rng = np.random.default_rng(0)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    WORKLOADS = {"selu 512x1024": (selu, lambda: [f32(512, 1024)]),
+                 "softmax 512x1024": (softmax, lambda: [f32(512, 1024)]),
+                 "layernorm 512x1024": (layernorm, lambda: [f32(512, 1024)]),
+                 "matmul 512^3": (matmul, lambda: [f32(512, 512), f32(512, 512)]),
+                 "mlp 512x1024->512->128": (mlp, lambda: [f32(512, 1024), f32(1024, 512) * 0.03, f32(512),
+                                                          f32(512, 128) * 0.03, f32(128)])}
+
+    def median_call(fn, n):
+        ready(fn())
+        ts = []
+        for _ in range(n):
+            t = time.perf_counter(); ready(fn()); ts.append(time.perf_counter() - t)
+        return sorted(ts)[n // 2]
+""")
+
+SESSION = COMMON + textwrap.dedent("""
+    data = [(np.asarray(f32(n)), np.asarray(f32(n))) for n in LENGTHS]
+    t0 = time.perf_counter()
+    for xn, yn in data:
+        x, y = m.asarray(xn), m.asarray(yn)
+        for op in OPS:
+            np.asarray(op(x, y))
+    out = {"import": t_import, "session": time.perf_counter() - t0}
+    if lib == "stagec":
+        from stagec import stages
+        out["compiles"] = stages.stats["iree_compiles"]
+    print(json.dumps(out))
+""")
+
+JIT = COMMON + textwrap.dedent("""
+    fn, make = WORKLOADS[sys.argv[2]]
+    args = [put(a) for a in make()]
+    ready(args)
+    f = jit(fn)
+    t0 = time.perf_counter()
+    np.asarray(f(*args))
+    first = time.perf_counter() - t0
+    out = {"first": first}
+    if os.environ.get("BENCH_STEADY"):
+        if lib == "stagec" and hasattr(stagec, "wait_for_compiles"):
+            stagec.wait_for_compiles()
+        out["steady"] = median_call(lambda: f(*args), 50)
+    print(json.dumps(out))
+""")
+
+STEADY = COMMON + textwrap.dedent("""
+    x, y = put(f32(1 << 20)), put(f32(1 << 20))
+    out = {}
+    for i in (0, 1, 2, 4, 5, 8, 11):
+        out[f"eager op {i} 1M"] = median_call(lambda: OPS[i](x, y), 30)
+    print(json.dumps(out))
+""")
+
+
+def run(script: str, args: list[str], env: dict) -> dict:
+    p = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=900)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        raise RuntimeError(f"child {args} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def env_for(cache_dir: str | None) -> dict:
+    env = dict(os.environ, PYTHONPATH=ROOT,
+               JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    if cache_dir:
+        env["STAGEC_CACHE_DIR"] = cache_dir
+    return env
+
+
+def stat(xs: list[float]) -> str:
+    med = statistics.median(xs)
+    spread = (max(xs) - min(xs)) / med if med and len(xs) > 1 else 0.0
+    return f"{med * 1e3:9.1f} ms ±{spread * 50:3.0f}%"
+
+
+def sessions(repeat: int, jax: bool) -> None:
+    res: dict[str, list] = {"stagec cold": [], "stagec warm": [], "jax": []}
+    compiles = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
+            r = run(SESSION, ["stagec"], env_for(d))
+            res["stagec cold"].append(r["session"])
+            compiles.append(r["compiles"])
+            if jax:
+                res["jax"].append(run(SESSION, ["jax"], env_for(None))["session"])
+            res["stagec warm"].append(run(SESSION, ["stagec"], env_for(d))["session"])
+    ref = statistics.median(res["jax"]) if res["jax"] else None
+    print(f"Op-by-op session: 65 operations, 5 lengths (IREE compiles, cold: {compiles})")
+    for name, xs in res.items():
+        if xs:
+            ratio = f"{statistics.median(xs) / ref:6.2f}x jax" if ref else ""
+            print(f"  {name:14s}{stat(xs)}  {ratio}")
+
+
+def jits(repeat: int, jax: bool, steady: bool) -> None:
+    probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", "print(json.dumps(list(WORKLOADS))); sys.exit()"),
+                ["stagec", "-"], env_for(None))
+    libs = ["stagec", "jax"] if jax else ["stagec"]
+    res = {(w, lib): [] for w in probe for lib in libs}
+    steadies = {}
+    for i in range(repeat):
+        for w in probe:
+            for lib in libs:
+                with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
+                    env = env_for(d)
+                    if steady and i == 0:
+                        env["BENCH_STEADY"] = "1"
+                    r = run(JIT, [lib, w], env)
+                res[(w, lib)].append(r["first"])
+                if "steady" in r:
+                    steadies[(w, lib)] = r["steady"]
+    print("Jitted function, cold first call (empty cache, fresh process)" + ("; steady ms/call" if steady else ""))
+    ratios = []
+    for w in probe:
+        line = f"  {w:26s}" + "".join(f"{lib} {stat(res[(w, lib)])}  " for lib in libs)
+        if jax:
+            r = statistics.median(res[(w, 'stagec')]) / statistics.median(res[(w, 'jax')])
+            ratios.append(r)
+            line += f"{r:6.2f}x"
+        if steadies:
+            line += "  steady " + " / ".join(f"{steadies[(w, lib)] * 1e3:.3f}" for lib in libs)
+        print(line)
+    if ratios:
+        print(f"  geomean stagec/jax first call: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
+
+
+def steadies(repeat: int, jax: bool) -> None:
+    libs = ["stagec", "jax"] if jax else ["stagec"]
+    res: dict[tuple, list] = {}
+    with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
+        for _ in range(repeat):
+            for lib in libs:
+                for k, v in run(STEADY, [lib], env_for(d)).items():
+                    res.setdefault((k, lib), []).append(v)
+    print("Eager steady state on 1M float32 (ms per call, median of 30 per process)")
+    for k in sorted({k for k, _ in res}):
+        print(f"  {k:16s}" + "".join(f"{lib} {stat(res[(k, lib)])}  " for lib in libs))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--only", default="session,jit,steady")
+    p.add_argument("--no-jax", action="store_true")
+    p.add_argument("--stagec", help="the checkout to import stagec from (default: this one)")
+    a = p.parse_args()
+    global ROOT
+    ROOT = os.path.abspath(a.stagec) if a.stagec else ROOT
+    try:
+        import jax  # noqa: F401
+        have_jax = not a.no_jax
+    except ImportError:
+        have_jax = False
+    parts = a.only.split(",")
+    if "session" in parts:
+        sessions(a.repeat, have_jax)
+    if "jit" in parts:
+        jits(a.repeat, have_jax, "steady" in parts)
+    if "steady" in parts:
+        steadies(a.repeat, have_jax)
+
+
+if __name__ == "__main__":
+    main()
