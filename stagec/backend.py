@@ -28,6 +28,7 @@ from .core import ShapedArray
 from .errors import CallbackError, CompileError
 from .lowering import HOST_MODULE
 
+SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
 
 
@@ -191,10 +192,10 @@ class Backend:
         import iree.compiler as ic
         extra = list(side_flags)
         flags = self.module_flags(mlir, self.compile_flags() if flags is None else flags)
-        if self.name == "cpu" and "f64" in mlir:  # tensor<4xf64>, complex<f64>, ...
+        if self.name == "cpu" and "f64" in mlir and SYSTEM_LINK not in flags:  # tensor<4xf64>, complex<f64>, ...
             # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
             # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
-            extra.append("--iree-llvmcpu-link-embedded=false")
+            extra.append(SYSTEM_LINK)
         rewrites = legalize.gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
@@ -293,8 +294,9 @@ class Backend:
         rt.HalFence.create_at(sem, 1).wait()
         return host.map()
 
-    def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = ()) -> Executable:
-        return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls)
+    def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
+             driver: str | None = None) -> Executable:
+        return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver)
 
 
 _inst = None
@@ -325,12 +327,13 @@ def _save_failed_mlir(mlir: str, fun_name: str) -> str:
 class Executable:
     """A loaded IREE module; `call(buffer_views) -> buffer_views` is the hot path of every jit call."""
 
-    def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = ()):
+    def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
+                 driver: str | None = None):
         rt = _rt()
         self.backend, self.vmfb, self.name = backend, vmfb, name
         self.in_avals, self.out_avals = in_avals, out_avals
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
-        self.driver = backend.driver_for(elements)
+        self.driver = driver or backend.driver_for(elements)
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
@@ -343,7 +346,9 @@ class Executable:
         self._n_out = len(out_avals)
         # What each result must be, checked on every call before anything reads it: a module whose
         # metadata lies (or a wrong module) would otherwise be read past the end of its buffers.
-        self._outs = [(list(a.shape), _element_types(a.dtype)) for a in out_avals]
+        # (A shape-polymorphic module's dynamic results are checked by its caller, who knows their shapes.)
+        self._outs = [(None if min(a.shape, default=0) < 0 else list(a.shape), _element_types(a.dtype))
+                      for a in out_avals]
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
 
     def call(self, bvs: Sequence) -> list:
@@ -365,7 +370,7 @@ class Executable:
         outs = []  # a loop, not a comprehension: on Python 3.11 a comprehension is one more call (~150 ns)
         for i, (shape, et) in enumerate(self._outs):
             bv = rets.get_as_object(i, self._bv)
-            if bv.shape != shape or bv.element_type not in et:
+            if (shape is not None and bv.shape != shape) or bv.element_type not in et:
                 raise RuntimeError(f"module {self.name} returned result {i} as {_type_name(bv.element_type)}{bv.shape}, but "
                                    f"it declares {self.out_avals[i].str_short()} (a wrong or tampered module)")
             outs.append(bv)

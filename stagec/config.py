@@ -31,12 +31,14 @@ class Config:
         # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may
         # run on (IREE's default, which follows the affinity mask: 2 here, 1 under `taskset -c 0`).
         "cpu_threads": lambda: int(os.environ.get("STAGEC_CPU_THREADS", "0")),
+        # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
+        "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
                                              "highest", "float32")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size", "cpu_threads"})
+                             "jit_cache_size", "eager_cache_size", "cpu_threads", "eager_polymorphic"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}

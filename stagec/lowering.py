@@ -16,6 +16,9 @@ from . import dtypes as _dt
 from .core import Graph, Literal, ShapedArray
 
 
+DYNAMIC = -1  # a dimension known only at run time, in the avals of a shape-polymorphic module
+
+
 def mlir():
     from iree.compiler import ir  # imported lazily: loading artifacts must not need the compiler
     return ir
@@ -40,7 +43,10 @@ def element_type(dtype: np.dtype):
 
 
 def tensor_type(aval: ShapedArray):
-    return mlir().RankedTensorType.get(list(aval.shape), element_type(aval.dtype))
+    """The ranked tensor type of `aval`; a negative dimension (`DYNAMIC`) is dynamic (`?`)."""
+    ir = mlir()
+    dims = [d if d >= 0 else ir.ShapedType.get_dynamic_size() for d in aval.shape]
+    return ir.RankedTensorType.get(dims, element_type(aval.dtype))
 
 
 class Ctx:
@@ -263,26 +269,34 @@ def import_host_function(fn: Callable, label: str, in_avals: Sequence[ShapedArra
     return f"{HOST_MODULE}.{call.name}"
 
 
+def lower_function(body: Callable, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+                   module_name: str = "main"):
+    """A fresh module with one public function `main(in_avals) -> out_avals`, whose ops `body(*arguments)`
+    emits (returning the results)."""
+    ir = mlir()
+    from iree.compiler.dialects import func
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["sym_name"] = ir.StringAttr.get(module_name)
+        in_types = [tensor_type(a) for a in in_avals]
+        out_types = [tensor_type(a) for a in out_avals]
+        with ir.InsertionPoint(module.body):
+            fn = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
+            block = fn.add_entry_block()
+        with ir.InsertionPoint(block):
+            func.ReturnOp(body(module, *block.arguments))
+    return module
+
+
 def lower_graph(graph: Graph, module_name: str = "main", host_calls: list | None = None):
     """Emit `graph` as a StableHLO module with one public function `main`.
 
     Host callbacks in the graph append a `HostCall` each to `host_calls` (without it, they raise)."""
-    ir = mlir()
-    from iree.compiler.dialects import func
-
-    ctx = ir.Context()
-    with ctx, ir.Location.unknown():
-        module = ir.Module.create()
-        module.operation.attributes["sym_name"] = ir.StringAttr.get(module_name)
-        in_types = [tensor_type(a) for a in graph.in_avals]
-        out_types = [tensor_type(a) for a in graph.out_avals]
-        with ir.InsertionPoint(module.body):
-            fn = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
-            block = fn.add_entry_block()
+    def body(module, *args):
         _lowering.module, _lowering.host_calls = module, host_calls
         try:
-            with ir.InsertionPoint(block):
-                func.ReturnOp(emit_graph(graph, list(block.arguments)))
+            return emit_graph(graph, list(args))
         finally:
             _lowering.module = _lowering.host_calls = None
-    return module
+    return lower_function(body, graph.in_avals, graph.out_avals, module_name)
