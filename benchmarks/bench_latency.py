@@ -1,8 +1,9 @@
 """Latency of first results: an op-by-op session and the first call of jitted functions, each in a fresh process.
 
-    python benchmarks/bench_latency.py [--repeat 3] [--only session,jit,steady] [--no-jax] [--stagec DIR]
+    python benchmarks/bench_latency.py [--repeat 3] [--only session,jit,steady] [--no-jax] [--before DIR]
 
-`--stagec DIR` imports stagec from another checkout (e.g. an export of main, for a before/after table).
+`--before DIR` measures another stagec checkout (e.g. `git archive main | tar -x -C DIR`) in alternation with
+this one: a before/after table from one command.
 
 - session: 65 small NumPy operations (13 kinds on arrays of 5 lengths, no jit), every result copied back as
   a notebook shows it. stagec cold (an empty cache folder per process) and warm (a folder an earlier
@@ -128,12 +129,11 @@ def run(script: str, args: list[str], env: dict) -> dict:
     return json.loads(lines[-1])
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def env_for(cache_dir: str | None) -> dict:
-    env = dict(os.environ, PYTHONPATH=ROOT,
-               JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+def env_for(root: str | None, cache_dir: str | None) -> dict:
+    env = dict(os.environ, PYTHONPATH=root or HERE, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
     if cache_dir:
         env["STAGEC_CACHE_DIR"] = cache_dir
     return env
@@ -145,68 +145,67 @@ def stat(xs: list[float]) -> str:
     return f"{med * 1e3:9.1f} ms ±{spread * 50:3.0f}%"
 
 
-def sessions(repeat: int, jax: bool) -> None:
-    res: dict[str, list] = {"stagec cold": [], "stagec warm": [], "jax": []}
-    compiles = []
+def sessions(repeat: int, variants: dict, jax: bool) -> None:
+    res: dict[str, list] = {}
+    compiles: dict[str, list] = {}
     for _ in range(repeat):
-        with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
-            r = run(SESSION, ["stagec"], env_for(d))
-            res["stagec cold"].append(r["session"])
-            compiles.append(r["compiles"])
-            if jax:
-                res["jax"].append(run(SESSION, ["jax"], env_for(None))["session"])
-            res["stagec warm"].append(run(SESSION, ["stagec"], env_for(d))["session"])
-    ref = statistics.median(res["jax"]) if res["jax"] else None
-    print(f"Op-by-op session: 65 operations, 5 lengths (IREE compiles, cold: {compiles})")
+        for name, root in variants.items():
+            with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
+                r = run(SESSION, ["stagec"], env_for(root, d))
+                res.setdefault(f"{name} cold", []).append(r["session"])
+                compiles.setdefault(name, []).append(r["compiles"])
+                res.setdefault(f"{name} warm", []).append(run(SESSION, ["stagec"], env_for(root, d))["session"])
+        if jax:
+            res.setdefault("jax", []).append(run(SESSION, ["jax"], env_for(None, None))["session"])
+    ref = statistics.median(res["jax"]) if jax else None
+    print(f"Op-by-op session: 65 operations on 5 lengths; IREE compiles when cold: {compiles}")
     for name, xs in res.items():
-        if xs:
-            ratio = f"{statistics.median(xs) / ref:6.2f}x jax" if ref else ""
-            print(f"  {name:14s}{stat(xs)}  {ratio}")
+        ratio = f"{statistics.median(xs) / ref:6.2f}x jax" if ref else ""
+        print(f"  {name:14s}{stat(xs)}  {ratio}")
 
 
-def jits(repeat: int, jax: bool, steady: bool) -> None:
+def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
     probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", "print(json.dumps(list(WORKLOADS))); sys.exit()"),
-                ["stagec", "-"], env_for(None))
-    libs = ["stagec", "jax"] if jax else ["stagec"]
-    res = {(w, lib): [] for w in probe for lib in libs}
+                ["stagec", "-"], env_for(None, None))
+    libs = [(name, "stagec", root) for name, root in variants.items()] + ([("jax", "jax", None)] if jax else [])
+    res = {(w, lib[0]): [] for w in probe for lib in libs}
     steadies = {}
     for i in range(repeat):
         for w in probe:
-            for lib in libs:
+            for name, lib, root in libs:
                 with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
-                    env = env_for(d)
+                    env = env_for(root, d)
                     if steady and i == 0:
                         env["BENCH_STEADY"] = "1"
                     r = run(JIT, [lib, w], env)
-                res[(w, lib)].append(r["first"])
+                res[(w, name)].append(r["first"])
                 if "steady" in r:
-                    steadies[(w, lib)] = r["steady"]
+                    steadies[(w, name)] = r["steady"]
     print("Jitted function, cold first call (empty cache, fresh process)" + ("; steady ms/call" if steady else ""))
-    ratios = []
+    ratios: dict[str, list] = {}
     for w in probe:
-        line = f"  {w:26s}" + "".join(f"{lib} {stat(res[(w, lib)])}  " for lib in libs)
-        if jax:
-            r = statistics.median(res[(w, 'stagec')]) / statistics.median(res[(w, 'jax')])
-            ratios.append(r)
-            line += f"{r:6.2f}x"
+        line = f"  {w:24s}" + "".join(f"{name} {stat(res[(w, name)])}  " for name, _, _ in libs)
         if steadies:
-            line += "  steady " + " / ".join(f"{steadies[(w, lib)] * 1e3:.3f}" for lib in libs)
+            line += " steady " + " / ".join(f"{steadies[(w, name)] * 1e3:.3f}" for name, _, _ in libs)
         print(line)
-    if ratios:
-        print(f"  geomean stagec/jax first call: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x")
+        for name, lib, _ in libs:
+            if jax and lib == "stagec":
+                ratios.setdefault(name, []).append(statistics.median(res[(w, name)]) / statistics.median(res[(w, "jax")]))
+    for name, rs in ratios.items():
+        print(f"  geomean {name}/jax first call: {math.exp(sum(map(math.log, rs)) / len(rs)):.2f}x")
 
 
-def steadies(repeat: int, jax: bool) -> None:
-    libs = ["stagec", "jax"] if jax else ["stagec"]
+def steadies(repeat: int, variants: dict, jax: bool) -> None:
+    libs = [(name, "stagec", root) for name, root in variants.items()] + ([("jax", "jax", None)] if jax else [])
     res: dict[tuple, list] = {}
-    with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
-        for _ in range(repeat):
-            for lib in libs:
-                for k, v in run(STEADY, [lib], env_for(d)).items():
-                    res.setdefault((k, lib), []).append(v)
-    print("Eager steady state on 1M float32 (ms per call, median of 30 per process)")
+    for _ in range(repeat):
+        for name, lib, root in libs:
+            with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
+                for k, v in run(STEADY, [lib], env_for(root, d)).items():
+                    res.setdefault((k, name), []).append(v)
+    print("Eager steady state on 1M float32 (per call, median of 30 calls per process)")
     for k in sorted({k for k, _ in res}):
-        print(f"  {k:16s}" + "".join(f"{lib} {stat(res[(k, lib)])}  " for lib in libs))
+        print(f"  {k:16s}" + "".join(f"{name} {stat(res[(k, name)])}  " for name, _, _ in libs))
 
 
 def main() -> None:
@@ -214,22 +213,21 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--only", default="session,jit,steady")
     p.add_argument("--no-jax", action="store_true")
-    p.add_argument("--stagec", help="the checkout to import stagec from (default: this one)")
+    p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
     a = p.parse_args()
-    global ROOT
-    ROOT = os.path.abspath(a.stagec) if a.stagec else ROOT
     try:
         import jax  # noqa: F401
         have_jax = not a.no_jax
     except ImportError:
         have_jax = False
+    variants = {"stagec": HERE, **({"before": os.path.abspath(a.before)} if a.before else {})}
     parts = a.only.split(",")
     if "session" in parts:
-        sessions(a.repeat, have_jax)
+        sessions(a.repeat, variants, have_jax)
     if "jit" in parts:
-        jits(a.repeat, have_jax, "steady" in parts)
+        jits(a.repeat, variants, have_jax, "steady" in parts)
     if "steady" in parts:
-        steadies(a.repeat, have_jax)
+        steadies(a.repeat, variants, have_jax)
 
 
 if __name__ == "__main__":

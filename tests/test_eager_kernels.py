@@ -12,8 +12,8 @@ import stagec.numpy as snp
 from stagec import dtypes as _dt
 from stagec import eager
 
-NARROW = [d for d in _dt.SUPPORTED if d.itemsize < 8 and d != _dt.complex128]
-WIDE = [_dt.int64, _dt.uint64, _dt.float64, _dt.complex128]
+WIDE = [_dt.int64, _dt.uint64, _dt.float64, _dt.complex128]  # need enable_x64
+NARROW = [d for d in _dt.SUPPORTED if d not in WIDE]
 
 
 def sample(shape, dtype, seed=0):
