@@ -122,7 +122,9 @@ STEADY = COMMON + textwrap.dedent("""
 
 
 def run(script: str, args: list[str], env: dict) -> dict:
-    p = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=900)
+    # (run from a neutral folder: `python -c` puts the working directory first on sys.path)
+    p = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=900,
+                       cwd=tempfile.gettempdir())
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
         raise RuntimeError(f"child {args} failed ({p.returncode}):\n{p.stderr[-3000:]}")
@@ -165,8 +167,8 @@ def sessions(repeat: int, variants: dict, jax: bool) -> None:
 
 
 def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
-    probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", "print(json.dumps(list(WORKLOADS))); sys.exit()"),
-                ["stagec", "-"], env_for(None, None))
+    probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", "print(json.dumps({'names': list(WORKLOADS)}))\n"
+                                                                  "sys.exit()"), ["stagec", "-"], env_for(None, None))["names"]
     libs = [(name, "stagec", root) for name, root in variants.items()] + ([("jax", "jax", None)] if jax else [])
     res = {(w, lib[0]): [] for w in probe for lib in libs}
     steadies = {}
