@@ -10,7 +10,8 @@ this one: a before/after table from one command.
   process filled); JAX in a fresh process (it compiles every operation again per process).
 - jit: the first call of a jitted workload (trace + compile + run + copy back), an empty cache folder per
   process; the runtime is started (inputs on the device) before the clock starts, for both libraries.
-- steady: median time per call once compiled, eager operations on 1M floats and the jitted workloads.
+- steady: median time per call once compiled: eager operations on 10k (polymorphic kernels) and 1M floats
+  (shape-specific ones), and the jitted workloads (with `jit`, one process each).
 Runs alternate between libraries and variants; medians over `--repeat` runs, with the spread (max-min)/median.
 """
 from __future__ import annotations
@@ -113,10 +114,13 @@ JIT = COMMON + textwrap.dedent("""
 """)
 
 STEADY = COMMON + textwrap.dedent("""
-    x, y = put(f32(1 << 20)), put(f32(1 << 20))
+    NAMES = ["x+1", "x*y", "exp", "sin**2", "sqrt|x|", "sum", "mean", "max", "where", "dot", "max(x,0)", "tanh-y",
+             "cumsum"]
     out = {}
-    for i in (0, 1, 2, 4, 5, 8, 11):
-        out[f"eager op {i} 1M"] = median_call(lambda: OPS[i](x, y), 30)
+    for n in (10_000, 1 << 20):
+        x, y = put(f32(n)), put(f32(n))
+        for i in (0, 1, 2, 5, 8, 11):
+            out[f"{NAMES[i]} {n:,}"] = median_call(lambda: OPS[i](x, y), 30)
     print(json.dumps(out))
 """)
 
@@ -144,7 +148,8 @@ def env_for(root: str | None, cache_dir: str | None) -> dict:
 def stat(xs: list[float]) -> str:
     med = statistics.median(xs)
     spread = (max(xs) - min(xs)) / med if med and len(xs) > 1 else 0.0
-    return f"{med * 1e3:9.1f} ms ±{spread * 50:3.0f}%"
+    t = f"{med * 1e3:9.1f} ms" if med >= 0.01 else f"{med * 1e6:9.1f} us"
+    return f"{t} ±{spread * 50:3.0f}%"
 
 
 def sessions(repeat: int, variants: dict, jax: bool) -> None:
@@ -167,8 +172,8 @@ def sessions(repeat: int, variants: dict, jax: bool) -> None:
 
 
 def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
-    probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", "print(json.dumps({'names': list(WORKLOADS)}))\n"
-                                                                  "sys.exit()"), ["stagec", "-"], env_for(None, None))["names"]
+    names = "print(json.dumps({'names': list(WORKLOADS)})); sys.exit()"
+    probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", names), ["stagec", "-"], env_for(None, None))["names"]
     libs = [(name, "stagec", root) for name, root in variants.items()] + ([("jax", "jax", None)] if jax else [])
     res = {(w, lib[0]): [] for w in probe for lib in libs}
     steadies = {}
@@ -192,7 +197,8 @@ def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
         print(line)
         for name, lib, _ in libs:
             if jax and lib == "stagec":
-                ratios.setdefault(name, []).append(statistics.median(res[(w, name)]) / statistics.median(res[(w, "jax")]))
+                r = statistics.median(res[(w, name)]) / statistics.median(res[(w, "jax")])
+                ratios.setdefault(name, []).append(r)
     for name, rs in ratios.items():
         print(f"  geomean {name}/jax first call: {math.exp(sum(map(math.log, rs)) / len(rs)):.2f}x")
 
@@ -205,9 +211,9 @@ def steadies(repeat: int, variants: dict, jax: bool) -> None:
             with tempfile.TemporaryDirectory(prefix="stagec-bench-") as d:
                 for k, v in run(STEADY, [lib], env_for(root, d)).items():
                     res.setdefault((k, name), []).append(v)
-    print("Eager steady state on 1M float32 (per call, median of 30 calls per process)")
-    for k in sorted({k for k, _ in res}):
-        print(f"  {k:16s}" + "".join(f"{name} {stat(res[(k, name)])}  " for name, _, _ in libs))
+    print("Eager steady state, float32 (per call, median of 30 calls per process)")
+    for k in dict.fromkeys(k for k, _ in res):
+        print(f"  {k:18s}" + "".join(f"{name} {stat(res[(k, name)])}  " for name, _, _ in libs))
 
 
 def main() -> None:

@@ -21,7 +21,6 @@ from typing import Sequence
 
 import numpy as np
 
-from .aot import Runner
 from .array import Array, to_buffers
 from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, get_backend
 from .config import config
@@ -60,7 +59,7 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
     if config.eager_polymorphic:
         form = _forms.get(key, _UNSEEN)
         if form is _UNSEEN:
-            form = _polymorphic_form(prim, avals, params, out_avals)
+            form = _polymorphic_form(prim, avals, params, out_avals, backend)
             if len(_forms) >= 4 * max(config.eager_cache_size, 1):
                 _forms.clear()
             _forms[key] = form
@@ -114,10 +113,11 @@ def _dims(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(d if d in (0, 1) else DYNAMIC for d in shape)
 
 
-def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals):
+def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals, backend: Backend):
     """(key, avals, params) of the polymorphic kernel for this call; None where it compiles per shape (a primitive
-    outside `POLYMORPHIC`, a call too big for it, no dimension to make dynamic)."""
-    if prim not in POLYMORPHIC or sum(math.prod(a.shape) for a in (*avals, *out_avals)) >= POLYMORPHIC_MAX_ELEMENTS:
+    outside `POLYMORPHIC`, a call too big for it, no dimension to make dynamic, a GPU: not measured there)."""
+    if (prim not in POLYMORPHIC or backend.name != "cpu"
+            or sum(math.prod(a.shape) for a in (*avals, *out_avals)) >= POLYMORPHIC_MAX_ELEMENTS):
         return None
     pavals = tuple(ShapedArray(_dims(a.shape), a.dtype) for a in avals)
     if prim is structural.broadcast_in_dim_p:
@@ -126,7 +126,7 @@ def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dic
             return None
     elif not any(DYNAMIC in a.shape for a in pavals):
         return None
-    return (prim, tuple(sorted(params.items())), pavals, get_backend().name, "poly"), pavals, params
+    return (prim, tuple(sorted(params.items())), pavals, backend.name, "poly"), pavals, params
 
 
 def _build_polymorphic(prim, avals, params, out_avals, backend: Backend):
