@@ -367,9 +367,14 @@ class Runner:
         backend = exe.backend
         if len(self.donated) > 1:
             _check_donated_once(leaves, self.donated)
+        res = exe.call(to_buffers(leaves, exe.in_avals, backend))
         outs = []  # a loop, not a comprehension (one call less on Python 3.11): this is every jit call
-        for bv, aval in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)), exe.out_avals):
-            outs.append(Array(bv, aval, backend))
+        if type(res) is list:
+            for bv, aval in zip(res, exe.out_avals):
+                outs.append(Array(bv, aval, backend))
+        else:  # enqueued: pending results
+            for i, aval in enumerate(exe.out_avals):
+                outs.append(Array.pending(res, i, aval, backend))
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete()

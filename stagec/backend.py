@@ -11,13 +11,17 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 """
 from __future__ import annotations
 
+import atexit
+import collections
 import functools
 import hashlib
 import os
 import platform
+import queue
 import re
 import tempfile
 import threading
+import time
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -29,6 +33,10 @@ from .errors import CallbackError, CompileError
 from .lowering import HOST_MODULE
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
+# Async dispatch ("auto"): an executable runs on its backend's worker thread when it is not a tiny local-sync
+# one, i.e. when it runs on local-task or a GPU, calls Python (host callbacks), or when its second call on
+# local-sync took longer than this. Handing a call to the worker costs ~15-25 us (benchmarks/bench_async.py).
+ASYNC_SECONDS = 1e-4
 
 
 class Target(NamedTuple):
@@ -163,6 +171,10 @@ class Backend:
         self._hal: dict[str, tuple] = {}
         self._lock = threading.Lock()
         self.devices = [Device(self)]
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._worker_id = -1
+        self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
 
     # ---- compilation
     def compile_flags(self, arch: str | None = None) -> list[str]:
@@ -293,6 +305,61 @@ class Backend:
         rt.HalFence.create_at(sem, 1).wait()
         return host.map()
 
+    # ---- async dispatch: one worker thread per backend runs enqueued calls in order
+    def submit(self, exe: Executable, args: list) -> Job:
+        """Enqueue a call of `exe` on `args` (buffer views, or (Job, index) of earlier calls' results)."""
+        job = Job(exe, args)
+        if threading.get_ident() == self._worker_id:  # compiled code called from a host callback: run it now
+            job.run()
+            return job
+        if self._worker is None:
+            with self._lock:
+                if self._worker is None:
+                    t = threading.Thread(target=self._work, name=f"stagec-{self.name}", daemon=True)
+                    t.start()
+                    self._worker_id = t.ident
+                    self._worker = t
+                    atexit.register(self._drain)
+        self._queue.put(job)
+        return job
+
+    def _work(self) -> None:
+        get = self._queue.get
+        while True:
+            job = get()
+            if job is None:
+                return
+            job.run()
+
+    def help_until(self, job: Job) -> None:
+        """On the worker thread (inside a host callback), run queued calls until `job` is done."""
+        while not job.done:
+            nxt = self._queue.get()
+            if nxt is None:
+                raise RuntimeError(f"stagec backend {self.name!r}: worker stopped before {job.exe.name} ran")
+            nxt.run()
+
+    def barrier(self) -> None:
+        """Wait until every call enqueued so far has run; then raise the first asynchronous failure not yet
+        raised (`raise_failed`)."""
+        if self._worker is not None:
+            self.submit(None, []).wait()
+        self.raise_failed()
+
+    def raise_failed(self) -> None:
+        """Raise the error of the first failed call whose error no synchronizing point has raised yet."""
+        while self.failed:
+            job = self.failed.popleft()
+            if not job.reported:
+                job.raise_error()
+
+    def _drain(self) -> None:  # at exit: let queued calls (and their prints) finish
+        if self._worker is not None and self._worker.is_alive():
+            done = Job(None, [])
+            self._queue.put(done)
+            self._queue.put(None)
+            done._lock.acquire(timeout=60)
+
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = ()) -> Executable:
         return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls)
 
@@ -323,7 +390,10 @@ def _save_failed_mlir(mlir: str, fun_name: str) -> str:
 
 
 class Executable:
-    """A loaded IREE module; `call(buffer_views) -> buffer_views` is the hot path of every jit call."""
+    """A loaded IREE module; `call(buffer_views)` is the hot path of every jit call.
+
+    A call runs inline (results: buffer views) or, dispatched asynchronously, on the backend's worker thread
+    (result: a `Job`), as `config.async_dispatch` and the executable's cost decide (`ASYNC_SECONDS`)."""
 
     def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = ()):
         rt = _rt()
@@ -334,7 +404,7 @@ class Executable:
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
-        self._failure = None  # (callback name, exception) raised by a host callback during a call
+        self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
         host = [_host_module(self, host_calls)] if host_calls else []
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         self.fn = self.module.lookup_function("main")
@@ -345,16 +415,51 @@ class Executable:
         # metadata lies (or a wrong module) would otherwise be read past the end of its buffers.
         self._outs = [(list(a.shape), _element_types(a.dtype)) for a in out_avals]
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
+        mode = config.async_dispatch
+        if mode not in ("auto", "always", "never"):
+            raise ValueError(f"config.async_dispatch is {mode!r}; choose 'auto', 'always' or 'never'")
+        # _mode: 0 inline, 1 on the worker, 2 inline and timed (decided after `_probes` calls)
+        self._mode = (1 if mode == "always" else 0 if mode == "never"
+                      else 1 if host_calls or self.driver != "local-sync" else 2)
+        self._probes = 2
 
-    def call(self, bvs: Sequence) -> list:
+    def call(self, bvs: Sequence) -> list | Job:
+        """Run on buffer views (results: buffer views) or enqueue (result: a Job); an argument that is an
+        earlier call's pending result, `(Job, index)`, always enqueues."""
+        mode = self._mode
+        if mode == 1:
+            return self.backend.submit(self, bvs)
+        args = self._list(len(bvs))
+        try:
+            for bv in bvs:
+                args.push_ref(bv)
+        except TypeError:  # a (Job, index): wait for it in order, on the worker
+            return self.backend.submit(self, bvs)
+        if mode == 2:
+            return self._timed(args)
+        return self._invoke(args)
+
+    def _timed(self, args) -> list:
+        t0 = time.perf_counter()
+        outs = self._invoke(args)
+        self._probes -= 1
+        if self._probes <= 0:  # (the first call pays for first touches)
+            self._mode = 1 if time.perf_counter() - t0 > ASYNC_SECONDS else 0
+        return outs
+
+    def run(self, bvs: Sequence) -> list:
+        """Run now on this thread (buffer views in, buffer views out)."""
         args = self._list(len(bvs))
         for bv in bvs:
             args.push_ref(bv)
+        return self._invoke(args)
+
+    def _invoke(self, args) -> list:
         rets = self._list(self._n_out)
         try:
             self.context.invoke(self.fn, args, rets)
         except RuntimeError:
-            failure, self._failure = self._failure, None
+            failure, self._failure.value = getattr(self._failure, "value", None), None
             if failure is None:
                 raise
             name, exc = failure
@@ -370,6 +475,71 @@ class Executable:
                                    f"it declares {self.out_avals[i].str_short()} (a wrong or tampered module)")
             outs.append(bv)
         return outs
+
+
+class Job:
+    """A call enqueued on a backend's worker thread: its results (buffer views) once run, or its error.
+
+    `wait()` blocks until it ran; `result(i)` is its i-th result or raises the error, naming the function."""
+
+    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "_lock")
+
+    def __init__(self, exe: Executable | None, args: list):
+        self.exe, self.args, self.outs, self.error, self.done, self.reported = exe, args, None, None, False, False
+        self._lock = threading.Lock()
+        self._lock.acquire()  # released once run
+
+    def run(self) -> None:
+        exe = self.exe
+        try:
+            if exe is not None:  # (None: a barrier)
+                args = self.args
+                for k, a in enumerate(args):
+                    if type(a) is tuple:  # an earlier call's result
+                        try:
+                            args[k] = a[0].result(a[1])
+                        except Exception as e:
+                            raise _like(e, f"argument {k} of {exe.name} is a result of {a[0].exe.name}, which "
+                                           f"failed: {e}") from e
+                self.outs = exe.run(args)
+        except Exception as e:
+            self.error = e
+            exe.backend.failed.append(self)
+        finally:
+            self.args = None
+            self.done = True
+            self._lock.release()
+
+    def wait(self) -> Job:
+        if not self.done:
+            backend = self.exe.backend if self.exe is not None else None
+            if backend is not None and threading.get_ident() == backend._worker_id:
+                backend.help_until(self)
+            else:
+                self._lock.acquire()
+                self._lock.release()
+        return self
+
+    def result(self, i: int):
+        if not self.done:
+            self.wait()
+        if self.error is not None:
+            self.raise_error()
+        return self.outs[i]
+
+    def raise_error(self):
+        self.reported = True
+        e = self.error
+        msg = str(e) if self.exe.name in str(e) else f"{self.exe.name}: {e}"
+        raise _like(e, f"{msg} (raised by asynchronously dispatched work)") from e
+
+
+def _like(e: Exception, msg: str) -> Exception:
+    """An exception of `e`'s class (RuntimeError when that class takes no message) saying `msg`."""
+    try:
+        return type(e)(msg)
+    except Exception:
+        return RuntimeError(msg)
 
 
 def _host_module(exe: Executable, host_calls: Sequence):
@@ -388,8 +558,8 @@ def _host_module(exe: Executable, host_calls: Sequence):
             try:
                 args = [backend.get(r.deref(rt.HalBufferView), a) for r, a in zip(refs, hc.in_avals)]
                 outs = [backend.put(np.asarray(o, a.dtype)).ref for o, a in zip(hc.fn(*args) or (), hc.out_avals)]
-            except BaseException as e:  # reported by Executable.call, naming the callback
-                exe._failure = (hc.name, e)
+            except BaseException as e:  # reported by Executable._invoke, naming the callback
+                exe._failure.value = (hc.name, e)
                 raise
             return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
         iface.export(hc.name, hc.cconv, call)
@@ -397,6 +567,11 @@ def _host_module(exe: Executable, host_calls: Sequence):
 
 
 _backends: dict[str, Backend] = {}
+
+
+def backends() -> list[Backend]:
+    """The backends created so far."""
+    return list(_backends.values())
 
 
 def get_backend(name: str | None = None) -> Backend:

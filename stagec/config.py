@@ -31,12 +31,15 @@ class Config:
         # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may
         # run on (IREE's default, which follows the affinity mask: 2 here, 1 under `taskset -c 0`).
         "cpu_threads": lambda: int(os.environ.get("STAGEC_CPU_THREADS", "0")),
+        # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
+        "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
-                                             "highest", "float32")}
+                                             "highest", "float32"),
+                "async_dispatch": ("auto", "always", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size", "cpu_threads"})
+                             "jit_cache_size", "eager_cache_size", "cpu_threads", "async_dispatch"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}
