@@ -33,9 +33,9 @@ from .errors import CallbackError, CompileError
 from .lowering import HOST_MODULE
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
-# Async dispatch ("auto"): an executable runs on its backend's worker thread when it is not a tiny local-sync
-# one, i.e. when it runs on local-task or a GPU, calls Python (host callbacks), or when its second call on
-# local-sync took longer than this. Handing a call to the worker costs ~15-25 us (benchmarks/bench_async.py).
+# Async dispatch ("auto"): an executable runs on its backend's worker thread unless it is a cheap local-sync
+# one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
+# calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
 ASYNC_SECONDS = 1e-4
 
 
@@ -321,6 +321,9 @@ class Backend:
                     self._worker = t
                     atexit.register(self._drain)
         self._queue.put(job)
+        # Let the worker take the GIL now: a caller busy in Python would otherwise keep it for up to the
+        # switch interval (5 ms; measured: the call started 8 ms late, 0.1 ms with this yield).
+        time.sleep(0)
         return job
 
     def _work(self) -> None:
@@ -421,7 +424,7 @@ class Executable:
         # _mode: 0 inline, 1 on the worker, 2 inline and timed (decided after `_probes` calls)
         self._mode = (1 if mode == "always" else 0 if mode == "never"
                       else 1 if host_calls or self.driver != "local-sync" else 2)
-        self._probes = 2
+        self._probes, self._fastest = 4, float("inf")
 
     def call(self, bvs: Sequence) -> list | Job:
         """Run on buffer views (results: buffer views) or enqueue (result: a Job); an argument that is an
@@ -440,11 +443,14 @@ class Executable:
         return self._invoke(args)
 
     def _timed(self, args) -> list:
+        """A call of the first few: timed, so that a costly one is dispatched asynchronously from then on."""
         t0 = time.perf_counter()
         outs = self._invoke(args)
         self._probes -= 1
-        if self._probes <= 0:  # (the first call pays for first touches)
-            self._mode = 1 if time.perf_counter() - t0 > ASYNC_SECONDS else 0
+        if self._probes < 3:  # the fastest of calls 2-4 (the first pays for first touches; others get preempted)
+            self._fastest = min(self._fastest, time.perf_counter() - t0)
+        if self._probes <= 0:
+            self._mode = 1 if self._fastest > ASYNC_SECONDS else 0
         return outs
 
     def run(self, bvs: Sequence) -> list:
