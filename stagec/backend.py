@@ -436,7 +436,7 @@ class Executable:
         try:
             for bv in bvs:
                 args.push_ref(bv)
-        except TypeError:  # a (Job, index): wait for it in order, on the worker
+        except AttributeError:  # a (Job, index): wait for it in order, on the worker
             return self.backend.submit(self, bvs)
         if mode == 2:
             return self._timed(args)
@@ -504,7 +504,7 @@ class Job:
                     if type(a) is tuple:  # an earlier call's result
                         try:
                             args[k] = a[0].result(a[1])
-                        except Exception as e:
+                        except Exception as e:  # (result() marked its error reported: this one carries it)
                             raise _like(e, f"argument {k} of {exe.name} is a result of {a[0].exe.name}, which "
                                            f"failed: {e}") from e
                 self.outs = exe.run(args)
