@@ -412,7 +412,7 @@ class Artifact:
         self.vmfb, self.meta = vmfb, meta
         self.host_calls = tuple(host_calls)  # lowering.HostCall: Python functions the module imports
         if self.host_calls and "host_calls" not in meta:  # saved, so that a loaded artifact says what it needs
-            meta["host_calls"] = [{"name": h.name, "function": callback_function(h.name),
+            meta["host_calls"] = [{"name": h.name, "function": callback_function(h.name), "token": h.token,
                                    "in_avals": [aval_to_json(a) for a in h.in_avals],
                                    "out_avals": [aval_to_json(a) for a in h.out_avals]} for h in self.host_calls]
         self.in_avals = [aval_from_json(a) for a in meta["in_avals"]]
@@ -592,7 +592,8 @@ def _loaded_host_calls(path: str, meta: dict, callbacks: dict) -> tuple[list[Hos
             continue
         in_avals = tuple(aval_from_json(a) for a in h["in_avals"])
         out_avals = tuple(aval_from_json(a) for a in h["out_avals"])
-        calls.append(HostCall(h["name"], _checked(fn, h["name"], out_avals), in_avals, out_avals))
+        calls.append(HostCall(h["name"], _checked(fn, h["name"], out_avals), in_avals, out_avals,
+                              bool(h.get("token"))))
     return calls, missing
 
 

@@ -567,6 +567,8 @@ def _host_module(exe: Executable, host_calls: Sequence):
             except BaseException as e:  # reported by Executable._invoke, naming the callback
                 exe._failure.value = (hc.name, e)
                 raise
+            if hc.token:  # the effect token, passed through
+                outs.append(refs[-1])
             return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
         iface.export(hc.name, hc.cconv, call)
     return iface.create()

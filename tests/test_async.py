@@ -208,7 +208,10 @@ def test_modes_always_and_never(mode):
         stagec.jit(lambda v: v - 1)(X)
 
 
-def test_auto_keeps_tiny_calls_inline():
+def test_auto_keeps_tiny_cpu_calls_inline():
     f = stagec.jit(lambda v: v * 3)
     for _ in range(6):  # past the calls that judge its cost
-        assert f(X).is_ready()
+        y = f(X)
+        if stagec.default_backend() == "cpu":  # (a GPU backend enqueues every call)
+            assert y.is_ready()
+    np.testing.assert_array_equal(np.asarray(y), X * 3)
