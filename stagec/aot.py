@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _version, tree_util
 from .array import Array, to_buffers
-from .backend import IREE_TARGETS, Executable, get_backend, host_id
+from .backend import IREE_TARGETS, Executable, PendingArguments, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
 from .lowering import HostCall
@@ -372,7 +372,10 @@ class Runner:
         backend = exe.backend
         if len(self.donated) > 1:
             _check_donated_once(leaves, self.donated)
-        res = exe.call(to_buffers(leaves, exe.in_avals, backend))
+        try:
+            res = exe.call(to_buffers(leaves, exe.in_avals, backend))
+        except PendingArguments as p:  # enqueued behind the calls computing them
+            res = exe.submit(p.bvs)
         outs = []  # a loop, not a comprehension (one call less on Python 3.11): this is every jit call
         if type(res) is list:
             for bv, aval in zip(res, exe.out_avals):

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree_util
-from .backend import Backend, backends, get_backend
+from .backend import Backend, PendingArguments, backends, get_backend
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
@@ -129,9 +129,10 @@ class Array(ArrayOps):
 
 def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend) -> list:
     """Device buffers of `backend` holding `values` (Arrays, NumPy values, Python scalars) as `avals`; an
-    Array already on `backend` is used as it is; a pending one gives (Job, index), which `Executable.call`
-    enqueues after that Job. The one way a Python value reaches a device."""
+    Array already on `backend` is used as it is. A pending one gives (Job, index): then the list is raised in a
+    `PendingArguments`, for `Executable.submit`. The one way a Python value reaches a device."""
     out = []
+    pending = False
     for x, aval in zip(values, avals):
         if type(x) is Array and x._backend is backend:
             bv = x._bv
@@ -144,10 +145,12 @@ def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend)
                     bv = x._bv = job.outs[i]
                     x._job = None
                 else:
-                    bv = x._job
+                    bv, pending = x._job, True
             out.append(bv)
         else:
             out.append(backend.put(to_numpy_constant(x, aval)))
+    if pending:
+        raise PendingArguments(out)
     return out
 
 

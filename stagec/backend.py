@@ -395,8 +395,10 @@ def _save_failed_mlir(mlir: str, fun_name: str) -> str:
 class Executable:
     """A loaded IREE module; `call(buffer_views)` is the hot path of every jit call.
 
-    A call runs inline (results: buffer views) or, dispatched asynchronously, on the backend's worker thread
-    (result: a `Job`), as `config.async_dispatch` and the executable's cost decide (`ASYNC_SECONDS`)."""
+    `call` is, per executable, `run` (inline: buffer views in and out), `submit` (dispatched asynchronously
+    on the backend's worker thread: returns a `Job`) or `_timed` (inline, for the first calls, then one of
+    the two), as `config.async_dispatch` and the executable's cost decide (`ASYNC_SECONDS`). Arguments that
+    are pending results of earlier calls always go to `submit` (`PendingArguments`)."""
 
     def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = ()):
         rt = _rt()
@@ -421,46 +423,31 @@ class Executable:
         mode = config.async_dispatch
         if mode not in ("auto", "always", "never"):
             raise ValueError(f"config.async_dispatch is {mode!r}; choose 'auto', 'always' or 'never'")
-        # _mode: 0 inline, 1 on the worker, 2 inline and timed (decided after `_probes` calls)
-        self._mode = (1 if mode == "always" else 0 if mode == "never"
-                      else 1 if host_calls or self.driver != "local-sync" else 2)
+        # `call`: run inline, enqueue, or run inline timed for the first calls (then decide)
+        self.call = (self.submit if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync"))
+                     else self.run if mode == "never" else self._timed)
         self._probes, self._fastest = 4, float("inf")
 
-    def call(self, bvs: Sequence) -> list | Job:
-        """Run on buffer views (results: buffer views) or enqueue (result: a Job); an argument that is an
-        earlier call's pending result, `(Job, index)`, always enqueues."""
-        mode = self._mode
-        if mode == 1:
-            return self.backend.submit(self, bvs)
-        args = self._list(len(bvs))
-        try:
-            for bv in bvs:
-                args.push_ref(bv)
-        except AttributeError:  # a (Job, index): wait for it in order, on the worker
-            return self.backend.submit(self, bvs)
-        if mode == 2:
-            return self._timed(args)
-        return self._invoke(args)
+    def submit(self, bvs: Sequence) -> Job:
+        """Enqueue on the backend's worker; `bvs` may hold (Job, index) of earlier calls' pending results."""
+        return self.backend.submit(self, bvs)
 
-    def _timed(self, args) -> list:
-        """A call of the first few: timed, so that a costly one is dispatched asynchronously from then on."""
+    def _timed(self, bvs: Sequence) -> list:
+        """One of the first few calls: timed, so that a costly one is dispatched asynchronously from then on."""
         t0 = time.perf_counter()
-        outs = self._invoke(args)
+        outs = self.run(bvs)
         self._probes -= 1
         if self._probes < 3:  # the fastest of calls 2-4 (the first pays for first touches; others get preempted)
             self._fastest = min(self._fastest, time.perf_counter() - t0)
         if self._probes <= 0:
-            self._mode = 1 if self._fastest > ASYNC_SECONDS else 0
+            self.call = self.submit if self._fastest > ASYNC_SECONDS else self.run
         return outs
 
     def run(self, bvs: Sequence) -> list:
-        """Run now on this thread (buffer views in, buffer views out)."""
+        """Run now on this thread: buffer views in, buffer views out."""
         args = self._list(len(bvs))
         for bv in bvs:
             args.push_ref(bv)
-        return self._invoke(args)
-
-    def _invoke(self, args) -> list:
         rets = self._list(self._n_out)
         try:
             self.context.invoke(self.fn, args, rets)
@@ -481,6 +468,15 @@ class Executable:
                                    f"it declares {self.out_avals[i].str_short()} (a wrong or tampered module)")
             outs.append(bv)
         return outs
+
+
+class PendingArguments(Exception):
+    """Raised by `array.to_buffers` when an argument is an enqueued call's pending result: `bvs` holds buffer
+    views and (Job, index) pairs, for `Executable.submit` (an exception keeps the common path free of tests)."""
+
+    def __init__(self, bvs: list):
+        super().__init__("pending arguments")
+        self.bvs = bvs
 
 
 class Job:
