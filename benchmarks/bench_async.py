@@ -154,7 +154,7 @@ def tiny_table(repeat: int) -> None:
           f"{repeat} runs of 5000 calls")
     s = stagec.device_put(np.float32(1.0))
     rows = []
-    for mode in ("auto", "always"):
+    for mode in ("never", "auto", "always"):
         stagec.config.update("async_dispatch", mode)
         f = stagec.jit(lambda v: v + 1.0)  # a new function: its executable reads the mode when loaded
         f(s).block_until_ready()
