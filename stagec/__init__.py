@@ -50,5 +50,4 @@ def default_backend() -> str:
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
            "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
            "experimental", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir",
-           "numpy", "pure_callback", "random",
-           "tree_util", "value_and_grad", "vjp", "vmap"]
+           "numpy", "pure_callback", "random", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -423,8 +423,8 @@ class Executable:
         # metadata lies (or a wrong module) would otherwise be read past the end of its buffers.
         self._outs = [(list(a.shape), _element_types(a.dtype)) for a in out_avals]
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
-        mode = config.async_dispatch
-        if mode not in ("auto", "always", "never"):
+        mode = str(config.async_dispatch).lower()
+        if mode not in ("auto", "always", "never"):  # (STAGEC_ASYNC_DISPATCH is read unchecked)
             raise ValueError(f"config.async_dispatch is {mode!r}; choose 'auto', 'always' or 'never'")
         # `call`: run inline, enqueue, or run inline timed for the first calls (then decide)
         self.call = (self.submit if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync"))
