@@ -507,7 +507,7 @@ class Job:
                             raise _like(e, f"argument {k} of {exe.name} is a result of {a[0].exe.name}, which "
                                            f"failed: {e}") from e
                 self.outs = exe.run(args)
-        except Exception as e:
+        except BaseException as e:  # (kept for the caller: the worker goes on)
             self.error = e
             exe.backend.failed.append(self)
         finally:

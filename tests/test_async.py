@@ -150,13 +150,16 @@ def test_ordered_io_callbacks_keep_order_across_calls_and_functions():
     assert seen == [k if k % 2 else 10 * k for k in range(12)]
 
 
-def test_ordered_debug_prints_keep_order_across_calls(capsys):
-    f = stagec.jit(lambda v: debug.print("call {}", v, ordered=True))
+def test_ordered_debug_prints_keep_order_across_calls_and_eager_prints(capsys):
+    gate = Gate()
+    f = stagec.jit(lambda v: debug.print("call {}", io_callback(gate, S((), np.int32), v), ordered=True))
     g = stagec.jit(lambda v: debug.print("other {}", v + 100, ordered=True))
     for k in range(6):
         (f if k % 2 else g)(np.int32(k))
+    threading.Timer(0.05, gate.open).start()
+    debug.print("eager {}", 6, ordered=True)  # waits for the queued prints
     stagec.effects_barrier()
-    want = [f"call {k}" if k % 2 else f"other {k + 100}" for k in range(6)]
+    want = [f"call {k}" if k % 2 else f"other {k + 100}" for k in range(6)] + ["eager 6"]
     assert capsys.readouterr().out.splitlines() == want
 
 
