@@ -22,6 +22,7 @@ import re
 import tempfile
 import threading
 import time
+import weakref
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -426,10 +427,19 @@ class Executable:
         mode = str(config.async_dispatch).lower()
         if mode not in ("auto", "always", "never"):  # (STAGEC_ASYNC_DISPATCH is read unchecked)
             raise ValueError(f"config.async_dispatch is {mode!r}; choose 'auto', 'always' or 'never'")
-        # `call`: run inline, enqueue, or run inline timed for the first calls (then decide)
-        self.call = (self.submit if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync"))
-                     else self.run if mode == "never" else self._timed)
         self._probes, self._fastest = 4, float("inf")
+        if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
+            self._set_call(Executable.submit)
+        elif mode == "auto":
+            self._set_call(Executable._timed)
+
+    def _set_call(self, method) -> None:
+        """Make `call` this method (`run` is the class's own), held without a reference cycle."""
+        if method is Executable.run:
+            self.__dict__.pop("call", None)
+            return
+        ref = weakref.ref(self)
+        self.call = lambda bvs: method(ref(), bvs)
 
     def submit(self, bvs: Sequence) -> Job:
         """Enqueue on the backend's worker; `bvs` may hold (Job, index) of earlier calls' pending results."""
@@ -443,7 +453,7 @@ class Executable:
         if self._probes < 3:  # the fastest of calls 2-4 (the first pays for first touches; others get preempted)
             self._fastest = min(self._fastest, time.perf_counter() - t0)
         if self._probes <= 0:
-            self.call = self.submit if self._fastest > ASYNC_SECONDS else self.run
+            self._set_call(Executable.submit if self._fastest > ASYNC_SECONDS else Executable.run)
         return outs
 
     def run(self, bvs: Sequence) -> list:
@@ -471,6 +481,8 @@ class Executable:
                                    f"it declares {self.out_avals[i].str_short()} (a wrong or tampered module)")
             outs.append(bv)
         return outs
+
+    call = run  # inline; `_set_call` may replace it per executable
 
 
 class PendingArguments(Exception):
@@ -551,7 +563,7 @@ def _host_module(exe: Executable, host_calls: Sequence):
     """The Python VM module (`lowering.HOST_MODULE`) whose functions the compiled module imports: each converts
     its buffer views to NumPy arrays, calls the Python function, and returns its results as buffer views."""
     rt = _rt()
-    backend = exe.backend
+    backend, failure = exe.backend, exe._failure  # (not `exe`: the executable's context holds this module)
 
     class Host:
         def __init__(self, iface):
@@ -563,8 +575,8 @@ def _host_module(exe: Executable, host_calls: Sequence):
             try:
                 args = [backend.get(r.deref(rt.HalBufferView), a) for r, a in zip(refs, hc.in_avals)]
                 outs = [backend.put(np.asarray(o, a.dtype)).ref for o, a in zip(hc.fn(*args) or (), hc.out_avals)]
-            except BaseException as e:  # reported by Executable._invoke, naming the callback
-                exe._failure.value = (hc.name, e)
+            except BaseException as e:  # reported by Executable.run, naming the callback
+                failure.value = (hc.name, e)
                 raise
             if hc.token:  # the effect token, passed through
                 outs.append(refs[-1])
