@@ -436,7 +436,11 @@ class Executable:
     def _set_call(self, method) -> None:
         """Make `call` this method (`run` is the class's own), held without a reference cycle."""
         if method is Executable.run:
-            self.__dict__.pop("call", None)
+            # `del`, never `self.__dict__`: reading that makes every attribute slower to read (~0.2 us a call)
+            try:
+                del self.call
+            except AttributeError:  # another thread decided first
+                pass
             return
         ref = weakref.ref(self)
         self.call = lambda bvs: method(ref(), bvs)
