@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ._version import __version__
 from . import _quiet, errors, tree_util
-from .array import Array, block_until_ready, device_put
+from .array import Array, block_until_ready, device_put, effects_barrier
 from .config import config, default_matmul_precision
 from . import cache, eager, jit as _jit_module  # eager registers itself with core at import
 from .jit import jit, make_mlir
@@ -47,7 +47,7 @@ def default_backend() -> str:
     return config.default_backend
 
 
-__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision", "custom_jvp", "custom_vjp",
-           "debug", "default_backend", "device_put", "devices", "errors", "experimental", "grad", "hessian", "jacfwd",
-           "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir", "numpy", "pure_callback", "random",
-           "tree_util", "value_and_grad", "vjp", "vmap"]
+__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
+           "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
+           "experimental", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir",
+           "numpy", "pure_callback", "random", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -33,9 +33,10 @@ import numpy as np
 
 from . import _version, tree_util
 from .array import Array, to_buffers
-from .backend import IREE_TARGETS, Executable, get_backend, host_id
+from .backend import IREE_TARGETS, Executable, PendingArguments, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
+from .lowering import HostCall
 
 FORMAT = 2
 MAGIC = b"STAGEC\x00\x02"
@@ -45,6 +46,10 @@ _ALIGN = 64
 
 class ArtifactError(StagecError, ValueError):
     """A saved artifact or cache entry is malformed, corrupt, or from another stagec/IREE version."""
+
+
+class MissingCallbackError(StagecError, TypeError):
+    """A loaded function calls a host (Python) callback that `stagec.load(..., callbacks=)` did not provide."""
 
 
 # ---------------------------------------------------------------- versions
@@ -367,9 +372,17 @@ class Runner:
         backend = exe.backend
         if len(self.donated) > 1:
             _check_donated_once(leaves, self.donated)
+        try:
+            res = exe.call(to_buffers(leaves, exe.in_avals, backend))
+        except PendingArguments as p:  # enqueued behind the calls computing them
+            res = exe.submit(p.bvs)
         outs = []  # a loop, not a comprehension (one call less on Python 3.11): this is every jit call
-        for bv, aval in zip(exe.call(to_buffers(leaves, exe.in_avals, backend)), exe.out_avals):
-            outs.append(Array(bv, aval, backend))
+        if type(res) is list:
+            for bv, aval in zip(res, exe.out_avals):
+                outs.append(Array(bv, aval, backend))
+        else:  # enqueued: pending results
+            for i, aval in enumerate(exe.out_avals):
+                outs.append(Array.pending(res, i, aval, backend))
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete()
@@ -401,8 +414,9 @@ class Artifact:
                  host_calls: Sequence = ()):
         self.vmfb, self.meta = vmfb, meta
         self.host_calls = tuple(host_calls)  # lowering.HostCall: Python functions the module imports
-        if self.host_calls:  # saved, so that a loaded artifact says what it needs
-            meta["host_calls"] = [{"name": h.name, "in_avals": [aval_to_json(a) for a in h.in_avals],
+        if self.host_calls and "host_calls" not in meta:  # saved, so that a loaded artifact says what it needs
+            meta["host_calls"] = [{"name": h.name, "function": callback_function(h.name), "token": h.token,
+                                   "in_avals": [aval_to_json(a) for a in h.in_avals],
                                    "out_avals": [aval_to_json(a) for a in h.out_avals]} for h in self.host_calls]
         self.in_avals = [aval_from_json(a) for a in meta["in_avals"]]
         self.out_avals = [aval_from_json(a) for a in meta["out_avals"]]
@@ -503,10 +517,13 @@ def make_meta(name: str, target: str, flags: Sequence[str], in_avals, out_avals,
 
 
 class LoadedFunction:
-    """A function loaded by `stagec.load`: takes and returns the pytrees the compiled one did."""
+    """A function loaded by `stagec.load`: takes and returns the pytrees the compiled one did.
 
-    def __init__(self, path: str, artifact: Artifact):
-        self.path, self.artifact = path, artifact
+    `host_calls` names the host callbacks its module calls; `missing` those not provided (calling it raises
+    MissingCallbackError)."""
+
+    def __init__(self, path: str, artifact: Artifact, missing: Sequence[str] = ()):
+        self.path, self.artifact, self.missing = path, artifact, tuple(missing)
         self._runner: Runner | None = None
 
     @property
@@ -521,17 +538,86 @@ class LoadedFunction:
     def meta(self) -> dict:
         return self.artifact.meta
 
+    @property
+    def host_calls(self) -> list[str]:
+        return [h["name"] for h in self.meta.get("host_calls") or ()]
+
     def signature(self) -> str:
         return _sig(self.in_avals)
 
     def __call__(self, *args, **kwargs) -> Any:
+        if self.missing:
+            raise MissingCallbackError(_missing_message(self.path, self.artifact.name, self.meta, self.missing))
         leaves = self.artifact.check_call(f"{self.path}: {self.artifact.name}", args, kwargs)
         if self._runner is None:
             self._runner = self.artifact.runner(self.path)
         return self._runner(leaves)
 
     def __repr__(self):
-        return f"<stagec function {self.artifact.name}{self.signature()} for {self.artifact.target} from {self.path}>"
+        calls = f", calling host callbacks {', '.join(self.host_calls)}" if self.host_calls else ""
+        return (f"<stagec function {self.artifact.name}{self.signature()} for {self.artifact.target} from "
+                f"{self.path}{calls}>")
+
+
+def callback_function(name: str) -> str:
+    """The Python function's name in a host call's name (`boom_1` -> `boom`)."""
+    return name.rpartition("_")[0] or name
+
+
+def _host_call_sig(h: dict) -> str:
+    ins = [aval_from_json(a).str_short() for a in h["in_avals"]]
+    outs = [aval_from_json(a).str_short() for a in h["out_avals"]]
+    return f"({', '.join(ins)}) -> ({', '.join(outs)})"
+
+
+def _missing_message(path: str, name: str, meta: dict, missing: Sequence[str]) -> str:
+    calls = {h["name"]: h for h in meta.get("host_calls") or ()}
+    listed = "; ".join(f"{m} {_host_call_sig(calls[m])}" for m in missing)
+    example = ", ".join(f"{calls[m].get('function', callback_function(m))!r}: fn" for m in missing)
+    return (f"{path}: {name} calls host callback(s) not provided: {listed}. Pass them when loading: "
+            f"stagec.load(path, callbacks={{{example}}}) (each takes NumPy arrays, returns the results)")
+
+
+def _loaded_host_calls(path: str, meta: dict, callbacks: dict) -> tuple[list[HostCall], list[str]]:
+    """The host calls an artifact's module imports, bound to `callbacks` (by host-call or function name),
+    and the names of those not provided."""
+    needed = meta.get("host_calls") or []
+    known = {h["name"] for h in needed} | {h.get("function", callback_function(h["name"])) for h in needed}
+    unknown = sorted(k for k in callbacks if k not in known)
+    if unknown:
+        raise MissingCallbackError(f"{path}: callbacks {unknown} are not called by {meta.get('name')}; it calls "
+                                   f"{sorted(known) or 'none'}")
+    calls, missing = [], []
+    for h in needed:
+        fn = callbacks.get(h["name"], callbacks.get(h.get("function", callback_function(h["name"]))))
+        if fn is None:
+            missing.append(h["name"])
+            continue
+        in_avals = tuple(aval_from_json(a) for a in h["in_avals"])
+        out_avals = tuple(aval_from_json(a) for a in h["out_avals"])
+        calls.append(HostCall(h["name"], _checked(fn, h["name"], out_avals), in_avals, out_avals,
+                              bool(h.get("token"))))
+    return calls, missing
+
+
+def _checked(fn: Callable, name: str, out_avals: Sequence[ShapedArray]) -> Callable:
+    """`fn` returning exactly `out_avals` (a lone result need not be in a tuple), or a TypeError naming it."""
+    def call(*args):
+        out = fn(*args)
+        if not out_avals:
+            return ()
+        outs = [out] if len(out_avals) == 1 and not isinstance(out, (tuple, list)) else list(out)
+        if len(outs) != len(out_avals):
+            raise TypeError(f"callback {name} returned {len(outs)} value(s), the module expects {len(out_avals)}")
+        res = []
+        for k, (o, a) in enumerate(zip(outs, out_avals)):
+            o = np.asarray(o, a.dtype)
+            if o.shape != a.shape:
+                raise TypeError(f"callback {name} returned shape {o.shape} for result {k}, the module expects "
+                                f"{a.shape}")
+            res.append(o)
+        return res
+    return call
 
 
 def check_versions(path: str, meta: dict) -> None:
@@ -543,9 +629,13 @@ def check_versions(path: str, meta: dict) -> None:
                                 f"here (stagec compile ...) or load it with allow_version_mismatch=True at your risk")
 
 
-def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False, trust: bool = False) -> LoadedFunction:
+def load(path: str | os.PathLike, *, callbacks: dict[str, Callable] | None = None, allow_version_mismatch: bool = False,
+         trust: bool = False) -> LoadedFunction:
     """Load a function saved with `Compiled.save` / `stagec compile`; needs only iree.runtime and numpy.
 
+    A module that calls Python (`debug.print`, `pure_callback`, ...) keeps only the names and types of those
+    functions: `callbacks` maps each name (the function's, `boom`, or the call's, `boom_1`) to a function taking
+    and returning NumPy arrays. Without one, loading warns and calling raises MissingCallbackError.
     The file must be signed with this user's key (saved by this user's stagec); `trust=True` loads one saved
     elsewhere. Loading runs native code: trust only files from a source you would run programs from."""
     path = os.fspath(path)
@@ -564,9 +654,12 @@ def load(path: str | os.PathLike, *, allow_version_mismatch: bool = False, trust
     if meta.get("in_tree") is None or meta.get("out_tree") is None:
         raise ArtifactError(f"{path}: has no pytree structure (a cache entry, not a saved function?)")
     try:
-        art = Artifact(vmfb, meta)
+        host_calls, missing = _loaded_host_calls(path, meta, dict(callbacks or {}))
+        art = Artifact(vmfb, meta, host_calls=host_calls)
     except (KeyError, TypeError, ValueError) as e:
-        if isinstance(e, ArtifactError):
+        if isinstance(e, (ArtifactError, MissingCallbackError)):
             raise
         raise ArtifactError(f"{path}: malformed stagec artifact metadata ({type(e).__name__}: {e})") from None
-    return LoadedFunction(path, art)
+    if missing:
+        warnings.warn(_missing_message(path, art.name, meta, missing), RuntimeWarning, stacklevel=2)
+    return LoadedFunction(path, art, missing)

@@ -8,26 +8,48 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree_util
-from .backend import Backend, get_backend
+from .backend import Backend, PendingArguments, backends, get_backend
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
 class Array(ArrayOps):
-    """A concrete array on a device. Results of jitted functions and eager `stagec.numpy` calls."""
+    """A concrete array on a device. Results of jitted functions and eager `stagec.numpy` calls.
 
-    __slots__ = ("aval", "_bv", "_backend", "_npy", "_deleted")
+    The result of an asynchronously dispatched call is pending (`_bv` None, `_job` = (Job, index)) until it is
+    needed: `block_until_ready`, conversion to NumPy, printing and the like wait for it and raise the error
+    the call ended with, naming its function."""
+
+    __slots__ = ("aval", "_bv", "_backend", "_npy", "_deleted", "_job")
 
     def __init__(self, bv, aval: ShapedArray, backend):
         self.aval, self._bv, self._backend = aval, bv, backend
         self._npy = None
         self._deleted = False
 
-    def _value(self) -> np.ndarray:
-        """The host copy (made once, read-only)."""
+    @classmethod
+    def pending(cls, job, i: int, aval: ShapedArray, backend) -> Array:
+        """The i-th result of an enqueued call (`backend.Job`)."""
+        a = cls(None, aval, backend)
+        a._job = (job, i)
+        return a
+
+    def _wait(self):
+        """The buffer view, once the call computing it has run (raising its error)."""
         if self._deleted:
             raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted).")
+        bv = self._bv
+        if bv is None:
+            job, i = self._job
+            bv = self._bv = job.result(i)
+            self._job = None
+        if self._backend.failed:  # an earlier call failed and nothing has raised its error yet
+            self._backend.raise_failed()
+        return bv
+
+    def _value(self) -> np.ndarray:
+        """The host copy (made once, read-only)."""
         if self._npy is None:
-            v = self._backend.get(self._bv, self.aval)
+            v = self._backend.get(self._wait(), self.aval)
             v.flags.writeable = False
             self._npy = v
         return self._npy
@@ -73,10 +95,13 @@ class Array(ArrayOps):
     def tolist(self): return self._value().tolist()
 
     def block_until_ready(self) -> Array:
-        """Calls return once results are computed, so this only checks the array is alive."""
-        if self._deleted:
-            raise RuntimeError("Array has been deleted.")
+        """Wait until the call computing this array has run; raise the error it (or an earlier call) ended with."""
+        self._wait()
         return self
+
+    def is_ready(self) -> bool:
+        """Whether the value is computed (block_until_ready would not wait)."""
+        return self._bv is not None or self._deleted or self._job[0].done
 
     def devices(self) -> set:
         return {self._backend.devices[0]}
@@ -90,8 +115,7 @@ class Array(ArrayOps):
 
     def delete(self) -> None:
         self._deleted = True
-        self._bv = None
-        self._npy = None
+        self._bv = self._npy = self._job = None
 
     def copy(self) -> Array:
         return device_put(self._value())
@@ -105,16 +129,28 @@ class Array(ArrayOps):
 
 def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend) -> list:
     """Device buffers of `backend` holding `values` (Arrays, NumPy values, Python scalars) as `avals`; an
-    Array already on `backend` is used as it is. The one way a Python value reaches a device."""
+    Array already on `backend` is used as it is. A pending one gives (Job, index): then the list is raised in a
+    `PendingArguments`, for `Executable.submit`. The one way a Python value reaches a device."""
     out = []
+    pending = False
     for x, aval in zip(values, avals):
         if type(x) is Array and x._backend is backend:
-            if x._deleted:
-                raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted) and "
-                                   "cannot be used.")
-            out.append(x._bv)
+            bv = x._bv
+            if bv is None:
+                if x._deleted:
+                    raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted) "
+                                       "and cannot be used.")
+                job, i = x._job
+                if job.done and job.error is None:
+                    bv = x._bv = job.outs[i]
+                    x._job = None
+                else:
+                    bv, pending = x._job, True
+            out.append(bv)
         else:
             out.append(backend.put(to_numpy_constant(x, aval)))
+    if pending:
+        raise PendingArguments(out)
     return out
 
 
@@ -141,3 +177,10 @@ def block_until_ready(x: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+def effects_barrier() -> None:
+    """Wait until every call dispatched so far, with its host callbacks (`debug.print`, ...), has run; raise the
+    first error of asynchronously dispatched work that no synchronizing point has raised yet."""
+    for b in backends():
+        b.barrier()

@@ -11,13 +11,18 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 """
 from __future__ import annotations
 
+import atexit
+import collections
 import functools
 import hashlib
 import os
 import platform
+import queue
 import re
 import tempfile
 import threading
+import time
+import weakref
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -30,6 +35,10 @@ from .lowering import HOST_MODULE
 
 SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
+# Async dispatch ("auto"): an executable runs on its backend's worker thread unless it is a cheap local-sync
+# one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
+# calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
+ASYNC_SECONDS = 1e-4
 
 
 class Target(NamedTuple):
@@ -164,6 +173,11 @@ class Backend:
         self._hal: dict[str, tuple] = {}
         self._lock = threading.Lock()
         self.devices = [Device(self)]
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._worker_id = -1
+        self._idle = True  # the worker waits for work (heuristic: read without a lock)
+        self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
 
     # ---- compilation
     def compile_flags(self, arch: str | None = None) -> list[str]:
@@ -294,6 +308,66 @@ class Backend:
         rt.HalFence.create_at(sem, 1).wait()
         return host.map()
 
+    # ---- async dispatch: one worker thread per backend runs enqueued calls in order
+    def submit(self, exe: Executable, args: list) -> Job:
+        """Enqueue a call of `exe` on `args` (buffer views, or (Job, index) of earlier calls' results)."""
+        job = Job(exe, args)
+        if threading.get_ident() == self._worker_id:  # compiled code called from a host callback: run it now
+            job.run()
+            return job
+        if self._worker is None:
+            with self._lock:
+                if self._worker is None:
+                    t = threading.Thread(target=self._work, name=f"stagec-{self.name}", daemon=True)
+                    t.start()
+                    self._worker_id = t.ident
+                    self._worker = t
+                    atexit.register(self._drain)
+        idle = self._idle
+        self._queue.put(job)
+        if idle:  # let the worker take the GIL now: a caller busy in Python would otherwise keep it for up to
+            time.sleep(0)  # the switch interval (5 ms; measured: the call started 8 ms late, 0.1 ms with this)
+        return job
+
+    def _work(self) -> None:
+        q = self._queue
+        while True:
+            self._idle = q.empty()
+            job = q.get()
+            self._idle = False
+            if job is None:
+                return
+            job.run()
+
+    def help_until(self, job: Job) -> None:
+        """On the worker thread (inside a host callback), run queued calls until `job` is done."""
+        while not job.done:
+            nxt = self._queue.get()
+            if nxt is None:
+                raise RuntimeError(f"stagec backend {self.name!r}: worker stopped before {job.exe.name} ran")
+            nxt.run()
+
+    def barrier(self) -> None:
+        """Wait until every call enqueued so far has run; then raise the first asynchronous failure not yet
+        raised (`raise_failed`)."""
+        if self._worker is not None:
+            self.submit(None, []).wait()
+        self.raise_failed()
+
+    def raise_failed(self) -> None:
+        """Raise the error of the first failed call whose error no synchronizing point has raised yet."""
+        while self.failed:
+            job = self.failed.popleft()
+            if not job.reported:
+                job.raise_error()
+
+    def _drain(self) -> None:  # at exit: let queued calls (and their prints) finish
+        if self._worker is not None and self._worker.is_alive():
+            done = Job(None, [])
+            self._queue.put(done)
+            self._queue.put(None)
+            done._lock.acquire(timeout=60)
+
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
              driver: str | None = None) -> Executable:
         return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver)
@@ -325,7 +399,12 @@ def _save_failed_mlir(mlir: str, fun_name: str) -> str:
 
 
 class Executable:
-    """A loaded IREE module; `call(buffer_views) -> buffer_views` is the hot path of every jit call."""
+    """A loaded IREE module; `call(buffer_views)` is the hot path of every jit call.
+
+    `call` is, per executable, `run` (inline: buffer views in and out), `submit` (dispatched asynchronously
+    on the backend's worker thread: returns a `Job`) or `_timed` (inline, for the first calls, then one of
+    the two), as `config.async_dispatch` and the executable's cost decide (`ASYNC_SECONDS`). Arguments that
+    are pending results of earlier calls always go to `submit` (`PendingArguments`)."""
 
     def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
                  driver: str | None = None):
@@ -337,7 +416,7 @@ class Executable:
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
-        self._failure = None  # (callback name, exception) raised by a host callback during a call
+        self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
         host = [_host_module(self, host_calls)] if host_calls else []
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         self.fn = self.module.lookup_function("main")
@@ -350,8 +429,44 @@ class Executable:
         self._outs = [(None if min(a.shape, default=0) < 0 else list(a.shape), _element_types(a.dtype))
                       for a in out_avals]
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
+        mode = str(config.async_dispatch).lower()
+        if mode not in ("auto", "always", "never"):  # (STAGEC_ASYNC_DISPATCH is read unchecked)
+            raise ValueError(f"config.async_dispatch is {mode!r}; choose 'auto', 'always' or 'never'")
+        self._probes, self._fastest = 4, float("inf")
+        if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
+            self._set_call(Executable.submit)
+        elif mode == "auto":
+            self._set_call(Executable._timed)
 
-    def call(self, bvs: Sequence) -> list:
+    def _set_call(self, method) -> None:
+        """Make `call` this method (`run` is the class's own), held without a reference cycle."""
+        if method is Executable.run:
+            # `del`, never `self.__dict__`: reading that makes every attribute slower to read (~0.2 us a call)
+            try:
+                del self.call
+            except AttributeError:  # another thread decided first
+                pass
+            return
+        ref = weakref.ref(self)
+        self.call = lambda bvs: method(ref(), bvs)
+
+    def submit(self, bvs: Sequence) -> Job:
+        """Enqueue on the backend's worker; `bvs` may hold (Job, index) of earlier calls' pending results."""
+        return self.backend.submit(self, bvs)
+
+    def _timed(self, bvs: Sequence) -> list:
+        """One of the first few calls: timed, so that a costly one is dispatched asynchronously from then on."""
+        t0 = time.perf_counter()
+        outs = self.run(bvs)
+        self._probes -= 1
+        if self._probes < 3:  # the fastest of calls 2-4 (the first pays for first touches; others get preempted)
+            self._fastest = min(self._fastest, time.perf_counter() - t0)
+        if self._probes <= 0:
+            self._set_call(Executable.submit if self._fastest > ASYNC_SECONDS else Executable.run)
+        return outs
+
+    def run(self, bvs: Sequence) -> list:
+        """Run now on this thread: buffer views in, buffer views out."""
         args = self._list(len(bvs))
         for bv in bvs:
             args.push_ref(bv)
@@ -359,7 +474,7 @@ class Executable:
         try:
             self.context.invoke(self.fn, args, rets)
         except RuntimeError:
-            failure, self._failure = self._failure, None
+            failure, self._failure.value = getattr(self._failure, "value", None), None
             if failure is None:
                 raise
             name, exc = failure
@@ -376,12 +491,88 @@ class Executable:
             outs.append(bv)
         return outs
 
+    call = run  # inline; `_set_call` may replace it per executable
+
+
+class PendingArguments(Exception):
+    """Raised by `array.to_buffers` when an argument is an enqueued call's pending result: `bvs` holds buffer
+    views and (Job, index) pairs, for `Executable.submit` (an exception keeps the common path free of tests)."""
+
+    def __init__(self, bvs: list):
+        super().__init__("pending arguments")
+        self.bvs = bvs
+
+
+class Job:
+    """A call enqueued on a backend's worker thread: its results (buffer views) once run, or its error.
+
+    `wait()` blocks until it ran; `result(i)` is its i-th result or raises the error, naming the function."""
+
+    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "_lock")
+
+    def __init__(self, exe: Executable | None, args: list):
+        self.exe, self.args, self.outs, self.error, self.done, self.reported = exe, args, None, None, False, False
+        self._lock = threading.Lock()
+        self._lock.acquire()  # released once run
+
+    def run(self) -> None:
+        exe = self.exe
+        try:
+            if exe is not None:  # (None: a barrier)
+                args = self.args
+                for k, a in enumerate(args):
+                    if type(a) is tuple:  # an earlier call's result
+                        try:
+                            args[k] = a[0].result(a[1])
+                        except Exception as e:  # (result() marked its error reported: this one carries it)
+                            raise _like(e, f"argument {k} of {exe.name} is a result of {a[0].exe.name}, which "
+                                           f"failed: {e}") from e
+                self.outs = exe.run(args)
+        except BaseException as e:  # (kept for the caller: the worker goes on)
+            self.error = e
+            exe.backend.failed.append(self)
+        finally:
+            self.args = None
+            self.done = True
+            self._lock.release()
+
+    def wait(self) -> Job:
+        if not self.done:
+            backend = self.exe.backend if self.exe is not None else None
+            if backend is not None and threading.get_ident() == backend._worker_id:
+                backend.help_until(self)
+            else:
+                self._lock.acquire()
+                self._lock.release()
+        return self
+
+    def result(self, i: int):
+        if not self.done:
+            self.wait()
+        if self.error is not None:
+            self.raise_error()
+        return self.outs[i]
+
+    def raise_error(self):
+        self.reported = True
+        e = self.error
+        msg = str(e) if self.exe.name in str(e) else f"{self.exe.name}: {e}"
+        raise _like(e, f"{msg} (raised by asynchronously dispatched work)") from e
+
+
+def _like(e: Exception, msg: str) -> Exception:
+    """An exception of `e`'s class (RuntimeError when that class takes no message) saying `msg`."""
+    try:
+        return type(e)(msg)
+    except Exception:
+        return RuntimeError(msg)
+
 
 def _host_module(exe: Executable, host_calls: Sequence):
     """The Python VM module (`lowering.HOST_MODULE`) whose functions the compiled module imports: each converts
     its buffer views to NumPy arrays, calls the Python function, and returns its results as buffer views."""
     rt = _rt()
-    backend = exe.backend
+    backend, failure = exe.backend, exe._failure  # (not `exe`: the executable's context holds this module)
 
     class Host:
         def __init__(self, iface):
@@ -393,15 +584,22 @@ def _host_module(exe: Executable, host_calls: Sequence):
             try:
                 args = [backend.get(r.deref(rt.HalBufferView), a) for r, a in zip(refs, hc.in_avals)]
                 outs = [backend.put(np.asarray(o, a.dtype)).ref for o, a in zip(hc.fn(*args) or (), hc.out_avals)]
-            except BaseException as e:  # reported by Executable.call, naming the callback
-                exe._failure = (hc.name, e)
+            except BaseException as e:  # reported by Executable.run, naming the callback
+                failure.value = (hc.name, e)
                 raise
+            if hc.token:  # the effect token, passed through
+                outs.append(refs[-1])
             return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
         iface.export(hc.name, hc.cconv, call)
     return iface.create()
 
 
 _backends: dict[str, Backend] = {}
+
+
+def backends() -> list[Backend]:
+    """The backends created so far."""
+    return list(_backends.values())
 
 
 def get_backend(name: str | None = None) -> Backend:

@@ -33,12 +33,16 @@ class Config:
         "cpu_threads": lambda: int(os.environ.get("STAGEC_CPU_THREADS", "0")),
         # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
+        # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
+        "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
-                                             "highest", "float32")}
+                                             "highest", "float32"),
+                "async_dispatch": ("auto", "always", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size", "cpu_threads", "eager_polymorphic"})
+                             "jit_cache_size", "eager_cache_size", "cpu_threads", "eager_polymorphic",
+                             "async_dispatch"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}

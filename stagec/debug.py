@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes as _dt
-from .array import device_put
+from .array import device_put, effects_barrier
 from .core import ShapedArray, TracerBase, current_trace
 from .primitives.callback import HostFunction, callback as _bind_callback
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
@@ -61,6 +61,8 @@ def _call(fn: Callable, args: tuple, kwargs: dict, avals: list[ShapedArray], out
     values = [leaves[i] for i in dynamic]
     traced = current_trace() is not None or any(isinstance(v, TracerBase) for v in values)
     if not traced:
+        if ordered:  # after the ordered effects of calls still queued
+            effects_barrier()
         outs = [device_put(o) for o in host(*[np.asarray(v) for v in values])]
     else:
         outs = _bind_callback(HostFunction(host, name, avals, kind, ordered), *values)

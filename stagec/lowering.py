@@ -233,16 +233,22 @@ def emit_graph(graph: Graph, args: Sequence) -> list:
 
 
 class HostCall(NamedTuple):
-    """A Python function the module calls: imported as `HOST_MODULE.name` with this calling convention."""
+    """A Python function the module calls: imported as `HOST_MODULE.name` with this calling convention.
+
+    With `token`, the call also takes and returns an effect token (a `tensor<i1>` after its arguments and
+    results, passed through by the runtime, never seen by `fn`): side effects chained by data, which IREE
+    keeps in order (without it IREE moved a print in a loop body after a branch holding another)."""
     name: str
     fn: Callable
     in_avals: tuple
     out_avals: tuple
+    token: bool = False
 
     @property
     def cconv(self) -> str:
         """IREE's VM calling convention: one ref per buffer view in and out ("0rr_r", "0r_v")."""
-        return "0" + ("r" * len(self.in_avals) or "v") + "_" + ("r" * len(self.out_avals) or "v")
+        t = "r" if self.token else ""
+        return "0" + ("r" * len(self.in_avals) + t or "v") + "_" + ("r" * len(self.out_avals) + t or "v")
 
 
 HOST_MODULE = "stagec_host"
@@ -250,7 +256,7 @@ _lowering = threading.local()
 
 
 def import_host_function(fn: Callable, label: str, in_avals: Sequence[ShapedArray],
-                         out_avals: Sequence[ShapedArray]) -> str:
+                         out_avals: Sequence[ShapedArray], token: bool = False) -> str:
     """Declare a host (Python) function in the module being lowered; returns the symbol to `func.call`.
 
     The runtime links a Python VM module named `HOST_MODULE` that exports it (`HostCall`)."""
@@ -259,9 +265,10 @@ def import_host_function(fn: Callable, label: str, in_avals: Sequence[ShapedArra
     if module is None or calls is None:
         raise NotImplementedError("host callbacks need the module's host calls collected (lower_graph(host_calls=[]))")
     safe = "".join(c if c.isalnum() or c == "_" else "_" for c in label)[:40] or "callback"
-    call = HostCall(f"{safe}_{len(calls)}", fn, tuple(in_avals), tuple(out_avals))
+    call = HostCall(f"{safe}_{len(calls)}", fn, tuple(in_avals), tuple(out_avals), token)
     calls.append(call)
-    fn_type = ir.FunctionType.get([tensor_type(a) for a in in_avals], [tensor_type(a) for a in out_avals])
+    tok = [ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))] if token else []
+    fn_type = ir.FunctionType.get([tensor_type(a) for a in in_avals] + tok, [tensor_type(a) for a in out_avals] + tok)
     with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
         ir.Operation.create("func.func", attributes={
             "sym_name": ir.StringAttr.get(f"{HOST_MODULE}.{call.name}"),
@@ -289,14 +296,20 @@ def lower_function(body: Callable, in_avals: Sequence[ShapedArray], out_avals: S
     return module
 
 
+def effect_tokens() -> list:
+    """The (block, token) of each effectful host call lowered so far in this module, in order: the next one
+    takes the latest token its block can see (`HostCall.token`)."""
+    return _lowering.tokens
+
+
 def lower_graph(graph: Graph, module_name: str = "main", host_calls: list | None = None):
     """Emit `graph` as a StableHLO module with one public function `main`.
 
     Host callbacks in the graph append a `HostCall` each to `host_calls` (without it, they raise)."""
     def body(module, *args):
-        _lowering.module, _lowering.host_calls = module, host_calls
+        _lowering.module, _lowering.host_calls, _lowering.tokens = module, host_calls, []
         try:
             return emit_graph(graph, list(args))
         finally:
-            _lowering.module = _lowering.host_calls = None
+            _lowering.module = _lowering.host_calls = _lowering.tokens = None
     return lower_function(body, graph.in_avals, graph.out_avals, module_name)

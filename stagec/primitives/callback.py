@@ -38,11 +38,39 @@ callback_p = Primitive("callback", _callback_rule, multiple_results=True)
 
 @callback_p.def_lowering
 def _callback_lower(ctx: L.Ctx, *args, callback: HostFunction):
+    """A `func.call` of the imported function. A callback with side effects (debug, io) also takes the token
+    of the previous one its block can see and returns a new one, so that IREE keeps them in program order."""
     ir = L.mlir()
-    symbol = L.import_host_function(callback.fn, callback.name, ctx.avals_in, ctx.avals_out)
-    op = ir.Operation.create("func.call", results=[L.tensor_type(a) for a in ctx.avals_out], operands=list(args),
+    effect = callback.kind != "pure"
+    symbol = L.import_host_function(callback.fn, callback.name, ctx.avals_in, ctx.avals_out, effect)
+    results, operands = [L.tensor_type(a) for a in ctx.avals_out], list(args)
+    if effect:
+        tokens, block = L.effect_tokens(), ir.InsertionPoint.current.block
+        operands.append(_visible_token(tokens, block))
+        results.append(operands[-1].type)
+    op = ir.Operation.create("func.call", results=results, operands=operands,
                              attributes={"callee": ir.FlatSymbolRefAttr.get(symbol)})
-    return list(op.results)
+    outs = list(op.results)
+    if effect:
+        tokens.append((block, outs.pop()))
+    return outs
+
+
+def _visible_token(tokens: list, block):
+    """The latest token defined in `block` or a block enclosing it; else a new constant one."""
+    ir = L.mlir()
+    enclosing = []
+    b = block
+    while b is not None:
+        enclosing.append(b)
+        owner = b.owner  # the op whose region holds b
+        b = owner.operation.block if owner is not None and owner.operation.parent is not None else None
+    for blk, tok in reversed(tokens):
+        if any(blk == e for e in enclosing):
+            return tok
+    i1 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))
+    return ir.Operation.create("stablehlo.constant", results=[i1], attributes={
+        "value": ir.DenseElementsAttr.get_splat(i1, ir.BoolAttr.get(False))}).result
 
 
 def callback(fn: HostFunction, *args) -> list:

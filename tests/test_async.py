@@ -1,0 +1,219 @@
+"""Async dispatch: calls return once enqueued; synchronizing points wait and raise the errors of the work they
+wait for, naming its function; dependent calls and ordered effects keep their order; threads do not deadlock.
+
+Work is held back with a host callback that waits on an Event, so every test knows a call is still pending."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import debug
+from stagec.errors import CallbackError
+from stagec.experimental import io_callback
+
+S = stagec.ShapeDtypeStruct
+F32 = S((3,), np.float32)
+X = np.arange(3, dtype=np.float32)
+
+
+class Gate:
+    """A host function that blocks the worker until `open()` (or 30 s, so that a failing test cannot hang)."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self.reached = threading.Event()
+
+    def __call__(self, v):
+        self.reached.set()
+        self.event.wait(30)
+        return v
+
+    def open(self):
+        self.event.set()
+
+
+def gated(gate: Gate):
+    """jit(x -> gate(x) * 2 + 1): pending until the gate opens."""
+    return stagec.jit(lambda v: io_callback(gate, F32, v) * 2 + 1)
+
+
+@pytest.fixture
+def mode():
+    """Set config.async_dispatch for the executables a test loads; restored after."""
+    def set_mode(m):
+        stagec.config.update("async_dispatch", m)
+    yield set_mode
+    stagec.config.update("async_dispatch", "auto")
+
+
+def test_call_returns_before_the_work_is_done_and_block_until_ready_waits():
+    gate = Gate()
+    y = gated(gate)(X)
+    assert gate.reached.wait(30)  # the worker runs it while this thread holds the result
+    assert not y.is_ready()
+    gate.open()
+    assert y.block_until_ready() is y
+    assert y.is_ready()
+    np.testing.assert_array_equal(np.asarray(y), X * 2 + 1)
+
+
+@pytest.mark.parametrize("convert", [np.asarray, lambda a: a.__array__(), lambda a: a[1].item(),
+                                     lambda a: float(a[2]), repr, str, lambda a: a.tolist(),
+                                     lambda a: stagec.block_until_ready({"k": [a]})["k"][0]])
+def test_conversions_wait_for_the_value(convert):
+    gate = Gate()
+    y = gated(gate)(X)
+    threading.Timer(0.05, gate.open).start()  # opened while this thread already waits (or before: same result)
+    out = convert(y)
+    assert y.is_ready()
+    np.testing.assert_array_equal(np.asarray(y), X * 2 + 1)
+    assert out is not None
+
+
+def test_dependent_calls_and_eager_ops_see_their_inputs():
+    gate = Gate()
+    y = gated(gate)(X)
+    z = stagec.jit(lambda a, b: a * b)(y, y)  # enqueued behind y's call
+    w = z + 1.0  # an eager op on a pending array
+    gate.open()
+    np.testing.assert_array_equal(np.asarray(w), (X * 2 + 1) ** 2 + 1)
+    np.testing.assert_array_equal(np.asarray(z), (X * 2 + 1) ** 2)
+
+
+def test_a_donated_pending_buffer_is_used_once_ready():
+    gate = Gate()
+    y = gated(gate)(X)
+    double = stagec.jit(lambda a: a * 2, donate_argnums=0)
+    z = double(y)
+    assert y.is_deleted()
+    gate.open()
+    np.testing.assert_array_equal(np.asarray(z), (X * 2 + 1) * 2)
+
+
+def failing(v):
+    if float(v[0]) < 0:
+        raise ValueError("negative input")
+    return v
+
+
+@stagec.jit
+def checked_plus_one(v):
+    return io_callback(failing, F32, v) + 1
+
+
+@stagec.jit
+def triple(v):
+    return v * 3
+
+
+def test_an_async_error_surfaces_at_the_sync_point_naming_callback_and_function():
+    y = checked_plus_one(-X - 1)  # returns: the error happens on the worker
+    with pytest.raises(CallbackError, match=r"callback 'failing_0' called from jit_checked_plus_one") as e:
+        y.block_until_ready()
+    assert "negative input" in str(e.value) and "asynchronously" in str(e.value)
+    with pytest.raises(CallbackError, match="negative input"):  # the value never existed: every sync raises
+        np.asarray(y)
+    np.testing.assert_array_equal(np.asarray(checked_plus_one(X)), X + 1)  # the next call works
+
+
+def test_a_call_on_a_failed_result_fails_naming_both_functions():
+    z = triple(checked_plus_one(-X - 1))
+    with pytest.raises(CallbackError, match=r"argument 0 of jit_triple is a result of jit_checked_plus_one.*negative"):
+        z.block_until_ready()
+    stagec.effects_barrier()  # the first call's error was raised with the second's
+
+
+def test_an_error_without_results_surfaces_at_the_next_barrier_once():
+    def check(v):
+        raise KeyError("checked")
+    f = stagec.jit(lambda v: debug.callback(check, v))
+    assert f(X) is None  # nothing to wait on
+    with pytest.raises(CallbackError, match="check.*checked"):
+        stagec.effects_barrier()
+    stagec.effects_barrier()  # reported once
+
+
+def test_ordered_io_callbacks_keep_order_across_calls_and_functions():
+    seen = []
+
+    def log(v):
+        seen.append(int(v))
+        return np.int32(len(seen))
+    f = stagec.jit(lambda v: io_callback(log, S((), np.int32), v, ordered=True))
+    g = stagec.jit(lambda v: io_callback(log, S((), np.int32), v * 10, ordered=True) + 0)
+    outs = [(f if k % 2 else g)(np.int32(k)) for k in range(12)]
+    assert [int(o) for o in outs] == list(range(1, 13))
+    assert seen == [k if k % 2 else 10 * k for k in range(12)]
+
+
+def test_ordered_debug_prints_keep_order_across_calls_and_eager_prints(capsys):
+    gate = Gate()
+    f = stagec.jit(lambda v: debug.print("call {}", io_callback(gate, S((), np.int32), v), ordered=True))
+    g = stagec.jit(lambda v: debug.print("other {}", v + 100, ordered=True))
+    for k in range(6):
+        (f if k % 2 else g)(np.int32(k))
+    threading.Timer(0.05, gate.open).start()
+    debug.print("eager {}", 6, ordered=True)  # waits for the queued prints
+    stagec.effects_barrier()
+    want = [f"call {k}" if k % 2 else f"other {k + 100}" for k in range(6)] + ["eager 6"]
+    assert capsys.readouterr().out.splitlines() == want
+
+
+def test_a_callback_may_call_compiled_code():
+    inner = stagec.jit(lambda a: a * 5)
+
+    def host(v):
+        return np.asarray(inner(v)) + 1  # runs on the worker: must not wait behind itself
+    f = stagec.jit(lambda v: stagec.pure_callback(host, F32, v))
+    np.testing.assert_array_equal(np.asarray(f(X)), X * 5 + 1)
+
+
+def test_eight_threads_calling_at_once_do_not_deadlock():
+    f = stagec.jit(lambda v: stagec.pure_callback(np.cos, F32, v) * 2)
+    g = stagec.jit(lambda v: snp.sin(v) + 1)
+    errors, results = [], {}
+
+    def work(t):
+        try:
+            x = X + t
+            for _ in range(15):
+                y = g(f(x))
+            results[t] = np.asarray(y)
+        except Exception as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not any(th.is_alive() for th in threads), "deadlock: threads still running"
+    assert not errors
+    for t in range(8):
+        np.testing.assert_allclose(results[t], np.sin(np.cos(X + t) * 2) + 1, rtol=1e-6)
+
+
+def test_modes_always_and_never(mode):
+    mode("never")
+    gate = Gate()
+    gate.open()
+    y = gated(gate)(X)  # synchronous: done on return
+    assert y.is_ready()
+    mode("always")
+    tiny = stagec.jit(lambda v: v + 1)
+    outs = [tiny(X) for _ in range(3)]  # a tiny call on the worker, in order
+    np.testing.assert_array_equal(np.asarray(outs[-1]), X + 1)
+    with pytest.raises(ValueError, match="async_dispatch.*'sometimes'"):
+        mode("sometimes")
+
+
+def test_auto_keeps_tiny_cpu_calls_inline():
+    f = stagec.jit(lambda v: v * 3)
+    for _ in range(6):  # past the calls that judge its cost
+        y = f(X)
+        if stagec.default_backend() == "cpu":  # (a GPU backend enqueues every call)
+            assert y.is_ready()
+    np.testing.assert_array_equal(np.asarray(y), X * 3)
