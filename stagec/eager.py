@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from .array import Array, to_buffers
-from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, get_backend
+from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, PendingArguments, get_backend
 from .config import config
 from .core import Eqn, Graph, Primitive, ShapedArray, Var, set_eager_impl
 from .errors import CompileError
@@ -180,7 +180,7 @@ class Polymorphic:
     def __call__(self, args: Sequence, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> list:
         exe = self.exe
         backend = exe.backend
-        bvs = to_buffers(args, avals, backend)
+        bvs = _ready_buffers(args, avals, backend)
         if self.shape_operand:
             shape = out_avals[0].shape
             bv = self._shapes.get(shape)
@@ -198,10 +198,22 @@ class Polymorphic:
         return outs
 
 
+def _ready_buffers(args: Sequence, avals: Sequence[ShapedArray], backend: Backend) -> list:
+    """`to_buffers`, first waiting for arguments still being computed by asynchronous calls: these kernels run
+    inline (small calls, and views of a buffer that must exist)."""
+    try:
+        return to_buffers(args, avals, backend)
+    except PendingArguments:
+        for x in args:
+            if type(x) is Array:
+                x.block_until_ready()
+        return to_buffers(args, avals, backend)
+
+
 def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backend: Backend) -> list[Array]:
     """`reshape`: the same buffer seen with another shape (row-major either way; arrays are immutable)."""
     import iree.runtime as rt
-    (bv,) = to_buffers(args[:1], avals[:1], backend)
+    (bv,) = _ready_buffers(args[:1], avals[:1], backend)
     stats["views"] += 1
     return [Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)]
 
