@@ -82,3 +82,45 @@ from ._batch import moveaxis  # noqa: E402
 def _fft_batch(args, dims, *, fft_type, fft_lengths):
     (x,), (d,) = args, dims
     return fft_p.bind(moveaxis(x, d, 0), fft_type=fft_type, fft_lengths=fft_lengths), 0
+
+
+# ---------------------------------------------------------------- differentiation rules (JAX's)
+
+from . import _ad  # noqa: E402
+from ..core import Const  # noqa: E402
+from .elementwise import complex_p, imag_p, mul, neg, real_p  # noqa: E402
+from .structural import pad  # noqa: E402
+
+
+def _rfft_transpose(ct, fft_lengths: tuple):
+    """RFFT is FFT of the real input, truncated to n//2 + 1 bins: its transpose zero-pads the bins back to n,
+    applies FFT (the DFT matrix is symmetric) and keeps the real part (the transpose of real -> complex)."""
+    n = fft_lengths[-1]
+    shape = aval_of(ct).shape
+    widths = [(0, 0, 0)] * (len(shape) - 1) + [(0, n - shape[-1], 0)]
+    part = lambda p: pad(p, np.zeros((), aval_of(p).dtype), widths)
+    full = complex_p.bind(part(real_p.bind(ct)), part(imag_p.bind(ct)))  # IREE 3.13 crashes on complex pads
+    return real_p.bind(fft_p.bind(full, fft_type="FFT", fft_lengths=fft_lengths))
+
+
+def _irfft_transpose(ct, fft_lengths: tuple):
+    """IRFFT reads bins 1..n/2-1 twice (as themselves and their conjugates): the conjugated RFFT of the
+    cotangent, those bins doubled, scaled by 1/n."""
+    x = fft_p.bind(ct, fft_type="RFFT", fft_lengths=fft_lengths)
+    x = complex_p.bind(real_p.bind(x), neg(imag_p.bind(x)))
+    m, n = aval_of(x).shape[-1], fft_lengths[-1]
+    odd = n % 2
+    w = np.concatenate([[1.0], np.full(m - 2 + odd, 2.0), np.ones(1 - odd)]) / float(np.prod(fft_lengths))
+    wc = np.broadcast_to(w.astype(aval_of(x).dtype), aval_of(x).shape)
+    return mul(x, Const(np.ascontiguousarray(wc), ShapedArray(wc.shape, wc.dtype)))
+
+
+def _fft_transpose(ct, x, *, fft_type: str, fft_lengths: tuple):
+    if fft_type == "RFFT":
+        return _rfft_transpose(ct, fft_lengths)
+    if fft_type == "IRFFT":
+        return _irfft_transpose(ct, fft_lengths)
+    return fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)  # the DFT matrix is symmetric
+
+
+_ad.deflinear(fft_p, _fft_transpose)
