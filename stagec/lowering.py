@@ -68,7 +68,7 @@ class Ctx:
 def constant(value: np.ndarray, aval: ShapedArray):
     """A `stablehlo.constant` holding `value`; stored as a splat when all elements are equal."""
     ir = mlir()
-    flat = np.asarray(value, dtype=aval.dtype).reshape(-1)
+    flat = np.ascontiguousarray(np.asarray(value, dtype=aval.dtype).reshape(-1))  # reshape may keep a stride
     if flat.size > 1 and (flat == flat[0]).all():  # NaN never compares equal, so NaN arrays stay dense
         flat = flat[:1]
     ty = tensor_type(aval)

@@ -4,8 +4,8 @@ Each decomposition is a structured loop over columns or Jacobi sweeps (`lax.fori
 never unrolled over n), batched over leading dimensions by broadcasting. Algorithms and their measured
 accuracy: docs/linalg.md. Singular inputs give inf/NaN, as in JAX (no LinAlgError from traced code).
 
-The decompositions are private functions of arrays (`_cholesky`, `_lu`, `_qr`, `_eigh`, `_svd`) so that
-differentiation rules (JAX's JVPs of cholesky, eigh, svd, solve) can be attached to them later.
+The decompositions are private functions of arrays (`_cholesky`, `_lu`, `_qr`, `_eigh`, `_svd`); the public
+functions call them through `custom_jvp` wrappers with JAX's differentiation rules (the last section).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
+from ..ad import custom_jvp
 from ..core import aval_of, current_trace
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros
@@ -135,7 +136,7 @@ def _cholesky(a):
 @_staged("upper")
 def cholesky(a, /, *, upper: bool = False):
     """Cholesky factor of Hermitian positive-definite `a` (..., n, n): lower (or `upper`) triangular."""
-    L = _cholesky(_mat("cholesky", a, square=True))
+    L = _cholesky_d(_mat("cholesky", a, square=True))
     return _ct(L) if upper else L
 
 
@@ -208,18 +209,14 @@ def solve(a, b, /):
         raise ValueError(f"solve: a has shape {sa} but b has shape {aval_of(b).shape}: b's "
                          f"{'only' if vec else 'second-last'} dimension must be {sa[-1]}")
     batch = broadcast_shapes(sa[:-2], sb[:-2], fname="solve")
-    a, b = broadcast_to(a, batch + sa[-2:]), broadcast_to(b, batch + sb[-2:])
-    lu, perm, _ = _lu(a)
-    x = _lu_solve(lu, perm, b)
+    x = _solve_d(broadcast_to(a, batch + sa[-2:]), broadcast_to(b, batch + sb[-2:]))
     return x[..., 0] if vec else x
 
 
 @_staged()
 def inv(a, /):
     """Inverse of square `a` (..., n, n) via LU with partial pivoting."""
-    a = _mat("inv", a, square=True)
-    lu, perm, _ = _lu(a)
-    return _lu_solve(lu, perm, _batch_eye(aval_of(a).shape, aval_of(a).dtype))
+    return _inv_d(_mat("inv", a, square=True))
 
 
 class SlogdetResult(NamedTuple):
@@ -235,22 +232,13 @@ def slogdet(a, /) -> SlogdetResult:
 @_staged()
 def _slogdet(a, /):
     """(sign, log|det|) of square `a`, from the LU factors; a singular matrix gives (0, -inf)."""
-    a = _mat("slogdet", a, square=True)
-    lu, _, swaps = _lu(a)
-    d = _diag(lu)
-    ad = abs(d)
-    sign = multiply(prod(_phase(d), axis=-1), where(equal(swaps % 2, 1), -1, 1).astype(aval_of(a).dtype))
-    logdet = sum(log(ad), axis=-1)
-    zero = equal(min(ad, axis=-1), 0) if aval_of(a).shape[-1] else False
-    return where(zero, 0, sign).astype(aval_of(a).dtype), logdet
+    return _slogdet_d(_mat("slogdet", a, square=True))
 
 
 @_staged()
 def det(a, /):
     """Determinant of square `a`: the product of U's diagonal, signed by the row swaps."""
-    a = _mat("det", a, square=True)
-    lu, _, swaps = _lu(a)
-    return multiply(prod(_diag(lu), axis=-1), where(equal(swaps % 2, 1), -1, 1).astype(aval_of(a).dtype))
+    return _det_d(_mat("det", a, square=True))
 
 
 # ---------------------------------------------------------------- QR
@@ -314,7 +302,11 @@ class QRResult(NamedTuple):
 
 @_staged("mode")
 def _qr_staged(a, mode: str = "reduced"):
-    return _qr(_mat("qr", a), mode)
+    if mode == "raw":
+        raise NotImplementedError("qr: mode='raw' (LAPACK's packed reflectors) is not supported")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: unrecognized mode {mode!r} (use 'reduced', 'complete' or 'r')")
+    return _qr_d(_mat("qr", a), mode)
 
 
 def qr(a, mode: str = "reduced"):
@@ -461,7 +453,7 @@ class EighResult(NamedTuple):
 
 @_staged("UPLO")
 def _eigh_staged(a, UPLO: str = "L"):
-    return _eigh(_hermitian("eigh", a, UPLO))
+    return _eigh_d(a, UPLO)
 
 
 def eigh(a, UPLO: str = "L") -> EighResult:
@@ -472,7 +464,7 @@ def eigh(a, UPLO: str = "L") -> EighResult:
 @_staged("UPLO")
 def eigvalsh(a, UPLO: str = "L"):
     """Eigenvalues (ascending) of Hermitian `a`."""
-    return _eigh(_hermitian("eigvalsh", a, UPLO))[0]
+    return _eigh_d(a, UPLO)[0]
 
 
 def _jacobi_columns(a):
@@ -569,7 +561,7 @@ class SVDResult(NamedTuple):
 
 @_staged("full_matrices", "compute_uv")
 def _svd_staged(a, full_matrices: bool = True, compute_uv: bool = True):
-    return _svd(_mat("svd", a), full_matrices, compute_uv)
+    return _svd_d(_mat("svd", a), full_matrices, compute_uv)
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
@@ -582,7 +574,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 @_staged()
 def svdvals(x, /):
     """Singular values of `x` (..., m, n), descending."""
-    return _svd(_mat("svdvals", x), False, False)
+    return _svd_d(_mat("svdvals", x), False, False)
 
 
 # ---------------------------------------------------------------- built on the decompositions
@@ -599,7 +591,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     rtol: max(M, N) * eps, the Array API's choice)."""
     a = _mat("pinv", a)
     tol = rtol if rtol is not None else (rcond if rcond is not None else _default_rtol(a))
-    u, s, vh = _svd(a, False, True)
+    u, s, vh = _svd_d(a, False, True)
     cut = multiply(expand_dims(tol, -1) if _is_array(tol) else tol, max(s, axis=-1, keepdims=True)) \
         if aval_of(s).shape[-1] else s
     sinv = where(greater(s, cut), divide(1, where(greater(s, cut), s, 1)), 0).astype(aval_of(a).dtype)
@@ -612,7 +604,7 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):
     A = _mat("matrix_rank", A, min_ndim=1)
     if aval_of(A).ndim == 1:
         return (~equal(A, 0)).any().astype(_dt.default_int())
-    s = _svd(A, False, False)
+    s = _svd_d(A, False, False)
     smax = max(s, axis=-1, keepdims=True) if aval_of(s).shape[-1] else s
     t = tol if tol is not None else multiply(smax, rtol if rtol is not None else _default_rtol(A))
     if tol is not None and _is_array(tol):
@@ -647,7 +639,7 @@ def _lstsq(a, b, rcond=None):
     m, n = aval_of(a).shape
     if aval_of(bb).shape[0] != m:
         raise LinAlgError(f"lstsq: incompatible dimensions: a {aval_of(a).shape}, b {aval_of(b).shape}")
-    u, s, vh = _svd(a, False, True)
+    u, s, vh = _svd_d(a, False, True)
     tol = (_eps(a) * builtins.max(m, n) if rcond is None else rcond) * (max(s) if n and m else 0)
     keep = greater(s, tol)
     sinv = where(keep, divide(1, where(keep, s, 1)), 0).astype(aval_of(a).dtype)
@@ -844,6 +836,212 @@ def multi_dot(arrays: Sequence, *, precision=None):
         out = out[..., 0]
     return out
 
+
+# ---------------------------------------------------------------- differentiation rules (JAX's)
+# Each decomposition is a custom_jvp function: its primal is the loop above, its tangent is built from matrix
+# products, masks and elementwise operations only (no loop over a tangent), so that reverse mode can transpose
+# it. Where JAX's rule solves with a factor, the factor's inverse (one more loop over primal values) is used.
+
+
+def _tri_solve(T, B, lower: bool):
+    """Solve T X = B for triangular T (..., n, n) by substitution; B (..., n, k)."""
+    n = aval_of(T).shape[-1]
+    rows = _idx(n, -2)
+
+    def body(i, y):
+        k = i if lower else n - 1 - i
+        t = _col(T, k)
+        yk = divide(_row(y, k), _row(t, k))
+        y = where(equal(rows, k), yk, y)
+        return subtract(y, multiply(where(greater(rows, k) if lower else less(rows, k), t, 0), yk))
+
+    return lax.fori_loop(0, n, body, B)
+
+
+def _eye_like(a):
+    return _batch_eye(aval_of(a).shape[:-1] + (aval_of(a).shape[-2],), aval_of(a).dtype)
+
+
+def _sym(t):
+    """The Hermitian part (t + t^H) / 2: JAX's decompositions symmetrize their input, so do their tangents."""
+    return multiply(t + _ct(t), 0.5)
+
+
+def _tr_prod(x, y):
+    """trace(x @ y) over the last two axes, without the product."""
+    return sum(multiply(x, swapaxes(y, -1, -2)), axis=(-2, -1))
+
+
+@custom_jvp
+def _cholesky_d(a):
+    return _cholesky(a)
+
+
+@_cholesky_d.defjvp
+def _cholesky_jvp(primals, tangents):
+    """L_dot = L phi(L^-1 sym(A_dot) L^-H), phi: the lower triangle with the diagonal halved."""
+    (a,), (da,) = primals, tangents
+    L = _cholesky(a)
+    Linv = _tri_solve(L, _eye_like(L), lower=True)
+    X = _mm(_mm(Linv, _sym(da)), _ct(Linv))
+    n = aval_of(a).shape[-1]
+    rows, cols = _idx(n, -2), _idx(n, -1)
+    phi = where(greater(rows, cols), X, where(equal(rows, cols), multiply(X, 0.5), 0))
+    return L, _mm(L, phi)
+
+
+@custom_jvp
+def _solve_d(a, b):
+    lu, perm, _ = _lu(a)
+    return _lu_solve(lu, perm, b)
+
+
+@_solve_d.defjvp
+def _solve_jvp(primals, tangents):
+    """x_dot = A^-1 (b_dot - A_dot x)."""
+    (a, b), (da, db) = primals, tangents
+    lu, perm, _ = _lu(a)
+    x = _lu_solve(lu, perm, b)
+    ainv = _lu_solve(lu, perm, _eye_like(a))
+    return x, _mm(ainv, subtract(db, _mm(da, x)))
+
+
+@custom_jvp
+def _inv_d(a):
+    lu, perm, _ = _lu(a)
+    return _lu_solve(lu, perm, _eye_like(a))
+
+
+@_inv_d.defjvp
+def _inv_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    ainv = _inv_d(a)
+    return ainv, -_mm(_mm(ainv, da), ainv)
+
+
+def _det_parts(a):
+    lu, _, swaps = _lu(a)
+    return _diag(lu), where(equal(swaps % 2, 1), -1, 1).astype(aval_of(a).dtype)
+
+
+@custom_jvp
+def _det_d(a):
+    d, s = _det_parts(a)
+    return multiply(prod(d, axis=-1), s)
+
+
+@_det_d.defjvp
+def _det_jvp(primals, tangents):
+    """det_dot = det * trace(A^-1 A_dot) (NaN at a singular matrix; JAX's cofactor rule is finite there)."""
+    (a,), (da,) = primals, tangents
+    det = _det_d(a)
+    return det, multiply(det, _tr_prod(_inv_d(a), da))
+
+
+@custom_jvp
+def _slogdet_d(a):
+    d, s = _det_parts(a)
+    ad = abs(d)
+    sign = multiply(prod(_phase(d), axis=-1), s)
+    logdet = sum(log(ad), axis=-1)
+    zero = equal(min(ad, axis=-1), 0) if aval_of(a).shape[-1] else False
+    return where(zero, 0, sign).astype(aval_of(a).dtype), logdet
+
+
+@_slogdet_d.defjvp
+def _slogdet_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    sign, logdet = _slogdet_d(a)
+    t = _tr_prod(_inv_d(a), da)
+    if _is_complex(a):
+        return (sign, logdet), (multiply(subtract(t, real(t).astype(aval_of(t).dtype)), sign), real(t))
+    return (sign, logdet), (zeros(aval_of(sign).shape, aval_of(sign).dtype), t)
+
+
+def _eigh_prim(a, UPLO: str):
+    return _eigh_d(a, UPLO)
+
+
+_eigh_d = custom_jvp(_eigh_prim, nondiff_argnums=(1,))
+
+
+@_eigh_d.defjvp
+def _eigh_jvp(UPLO, primals, tangents):
+    """V^H sym(A_dot) V = M: w_dot = re diag(M), V_dot = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal."""
+    (a,), (da,) = primals, tangents
+    w, V = _eigh_prim(a, UPLO)
+    dt = aval_of(a).dtype
+    n = aval_of(a).shape[-1]
+    eye_n = eye(n, dtype=dt)
+    wc = w.astype(dt)
+    F = subtract(divide(1, eye_n + expand_dims(wc, -2) - expand_dims(wc, -1)), eye_n)
+    M = _mm(_mm(_ct(V), _sym(da)), V)
+    dw = real(_diag(M)) if _is_complex(M) else _diag(M)
+    return (w, V), (dw, _mm(V, multiply(F, M)))
+
+
+_svd_d = custom_jvp(_svd, nondiff_argnums=(1, 2))
+
+
+@_svd_d.defjvp
+def _svd_jvp(full_matrices, compute_uv, primals, tangents):
+    """JAX's SVD JVP (reduced U and V; a full U or V of a non-square matrix has no such rule)."""
+    (a,), (da,) = primals, tangents
+    m, n = aval_of(a).shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("svd: the derivative of a full_matrices=True SVD of a non-square matrix is not "
+                                  "implemented (as in JAX); use full_matrices=False")
+    dt = aval_of(a).dtype
+    U, s, Vh = _svd(a, False, True)
+    V = _ct(Vh)
+    s_dim = expand_dims(s, -2)
+    dS = _mm(_mm(_ct(U), da), V)
+    ds = real(_diag(dS)) if _is_complex(dS) else _diag(dS)
+    if not compute_uv:
+        return s, ds
+    k = aval_of(s).shape[-1]
+    s_diffs = multiply(s_dim + swapaxes(s_dim, -1, -2), s_dim - swapaxes(s_dim, -1, -2))
+    eye_k = eye(k, dtype=aval_of(s).dtype)
+    F = subtract(divide(1, s_diffs + eye_k), eye_k).astype(dt)
+    sd = s_dim.astype(dt)
+    dSS, SdS = multiply(sd, dS), multiply(swapaxes(sd, -1, -2), dS)
+    s_inv = where(equal(s, 0), 0, divide(1, where(equal(s, 0), 1, s)))
+    s_inv_mat = multiply(eye_k, expand_dims(s_inv, -2)).astype(dt)
+    dUdV_diag = multiply(multiply(subtract(dS, _ct(dS)), 0.5), s_inv_mat)
+    dU = _mm(U, multiply(F, dSS + _ct(dSS)) + dUdV_diag)
+    dV = _mm(V, multiply(F, SdS + _ct(SdS)))
+    if m > n:
+        dAV = _mm(da, V)
+        dU = dU + divide(subtract(dAV, _mm(U, _mm(_ct(U), dAV))), sd)
+    if n > m:
+        dAHU = _mm(_ct(da), U)
+        dV = dV + divide(subtract(dAHU, _mm(V, _mm(Vh, dAHU))), sd)
+    return (U, s, Vh), (dU, ds, _ct(dV))
+
+
+_qr_d = custom_jvp(_qr, nondiff_argnums=(1,))
+
+
+@_qr_d.defjvp
+def _qr_jvp(mode, primals, tangents):
+    """JAX's QR JVP: with C = Q^H A_dot R^-1 and its strictly lower part skew-symmetrized into O (plus the
+    imaginary diagonal), Q_dot = Q (O - C) + A_dot R^-1 and R_dot = (C - O) R."""
+    (a,), (da,) = primals, tangents
+    m, n = aval_of(a).shape[-2:]
+    if m < n or (mode == "complete" and m != n):
+        raise NotImplementedError(f"qr: the derivative of mode={mode!r} for a {m}x{n} matrix is not implemented "
+                                  "(as in JAX: it needs m >= n, and a square matrix for mode='complete')")
+    q, r = _qr(a, "reduced")
+    dx_rinv = _mm(da, _tri_solve(r, _eye_like(r), lower=False))
+    c = _mm(_ct(q), dx_rinv)
+    rows, cols = _idx(n, -2), _idx(n, -1)
+    low = where(greater(rows, cols), c, 0)
+    do = subtract(low, _ct(low))
+    if _is_complex(c):
+        do = do + where(equal(rows, cols), subtract(c, real(c).astype(aval_of(c).dtype)), 0)
+    dq = _mm(q, subtract(do, c)) + dx_rinv
+    dr = _mm(subtract(c, do), r)
+    return ((q, r), (dq, dr)) if mode != "r" else (r, dr)
 
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
