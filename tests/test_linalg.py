@@ -224,3 +224,92 @@ def test_under_jit_and_errors():
     with pytest.raises(TypeError, match="float16"):
         snp.linalg.det(np.ones((2, 2), np.float16))
     assert snp.linalg.det(np.eye(N, dtype=np.int32)).dtype == np.float32
+
+
+# ---------------------------------------------------------------- differentiation and vmap (JAX's rules)
+
+_rng = np.random.default_rng(7)
+_A = _rng.standard_normal((N, N)).astype(np.float32)
+_SPD = (_A @ _A.T + N * np.eye(N)).astype(np.float32)
+_T = _rng.standard_normal((5, 3)).astype(np.float32)
+_W = _rng.standard_normal((N, N)).astype(np.float32)
+_Bm = _rng.standard_normal((N, 2)).astype(np.float32)
+_GRADS = {  # name: (real-valued function of (module, matrix), the matrix)
+    "solve": (lambda m, a: m.sum(m.linalg.solve(a, _Bm) * _Bm[:, ::-1]), _A),
+    "inv": (lambda m, a: m.sum(m.linalg.inv(a) * _W), _A),
+    "det": (lambda m, a: m.linalg.det(a), _A),
+    "slogdet": (lambda m, a: m.linalg.slogdet(a)[1], _A),
+    "cholesky": (lambda m, a: m.sum(m.linalg.cholesky(a) * _W), _SPD),
+    "eigh": (lambda m, a: m.sum(m.linalg.eigh(a)[0] * m.arange(4.0)) + m.sum(m.abs(m.linalg.eigh(a)[1][:, 0]) * _W[0]),
+             _SPD),
+    "svd": (lambda m, a: m.sum(m.linalg.svd(a, full_matrices=False)[1] ** 2 * m.arange(3.0))
+            + m.sum(m.abs(m.linalg.svd(a, full_matrices=False)[0]) * _T), _T),
+    "svd_wide": (lambda m, a: m.sum(m.abs(m.linalg.svd(a.T, full_matrices=False)[2]) * _T.T), _T),
+    "qr": (lambda m, a: m.sum(m.linalg.qr(a)[0] * _T) + m.sum(m.linalg.qr(a)[1] * _W[:3, :3]), _T),
+    "pinv_norm": (lambda m, a: m.sum(m.linalg.pinv(a) * _T.T) + m.linalg.norm(a, "nuc"), _T),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_GRADS))
+def test_grad_against_jax(name):
+    jax = pytest.importorskip("jax")
+    f, x = _GRADS[name]
+    want = np.asarray(jax.grad(lambda a: f(jax.numpy, a))(x))
+    got = stagec.jit(stagec.grad(lambda a: f(snp, a)))(x)
+    assert _err(got, want) < 2e-5
+
+
+def test_grad_complex_against_jax():
+    jax = pytest.importorskip("jax")
+    z = (_A + 1j * _W).astype(np.complex64)
+    h = (z @ z.conj().T + N * np.eye(N)).astype(np.complex64)
+
+    def f(m, a, s):
+        return (m.sum(m.abs(m.linalg.solve(a, _Bm.astype(np.complex64))) ** 2) + m.real(m.linalg.slogdet(a)[1])
+                + m.sum(m.real(m.linalg.cholesky(s)) * _W) + m.sum(m.linalg.eigvalsh(s) * m.arange(4.0)))
+    want = jax.grad(lambda a, s: f(jax.numpy, a, s), argnums=(0, 1))(z, h)
+    got = stagec.jit(stagec.grad(lambda a, s: f(snp, a, s), argnums=(0, 1)))(z, h)
+    for g, w in zip(got, want):
+        assert _err(g, np.asarray(w)) < 1e-4
+
+
+def test_jvp_against_finite_differences(mode):
+    if mode is np.float32:
+        pytest.skip("central differences need float64")
+    a, s, t = _A.astype(np.float64), _SPD.astype(np.float64), _T.astype(np.float64)
+
+    def f(a, s, t):
+        q, r = snp.linalg.qr(t)
+        u, sv, vh = snp.linalg.svd(t, full_matrices=False)
+        w, v = snp.linalg.eigh(s)
+        return (snp.linalg.solve(a, _Bm), snp.linalg.det(a), snp.linalg.slogdet(a)[1], snp.linalg.cholesky(s), w,
+                v * snp.sign(v[:1]), q, r, sv, u * snp.sign(u[:1]), vh * snp.sign(u[0])[:, None])
+    rng = np.random.default_rng(1)
+    dirs = tuple(rng.standard_normal(x.shape) for x in (a, s, t))
+    dirs = (dirs[0], dirs[1] + dirs[1].T, dirs[2])
+    tangents = stagec.jit(lambda *p: stagec.jvp(f, p, dirs)[1])(a, s, t)
+    h, fj = 1e-6, stagec.jit(f)
+    fd = [(np.asarray(p) - np.asarray(m)) / (2 * h) for p, m in
+          zip(fj(*(x + h * d for x, d in zip((a, s, t), dirs))), fj(*(x - h * d for x, d in zip((a, s, t), dirs))))]
+    for i, (got, want) in enumerate(zip(tangents, fd)):
+        assert _err(got, want) < 1e-6, i
+
+
+def test_vmap_of_decompositions_and_of_their_gradients():
+    a = _matrix(3, 10.0, np.float32)  # (B, N, N)
+    s = (a @ a.transpose(0, 2, 1) + np.eye(N)).astype(np.float32)
+    b = s[:, 0]
+    cases = [(snp.linalg.solve, (a, b), np.linalg.solve(a, b[..., None])[..., 0]),
+             (snp.linalg.cholesky, (s,), np.linalg.cholesky(s)),
+             (lambda x: snp.linalg.svd(x)[1], (a,), np.linalg.svd(a)[1]),
+             (snp.linalg.det, (a,), np.linalg.det(a))]
+    for i, (fn, args, want) in enumerate(cases):  # one module each: IREE 3.13 fails on some bigger modules
+        assert _err(stagec.jit(stagec.vmap(fn))(*args), want) < 1e-4, i
+    jax = pytest.importorskip("jax")
+
+    def loss(m, x, y):
+        return m.sum(m.linalg.solve(x, y[0])) + m.linalg.slogdet(x)[1] + m.sum(m.linalg.eigvalsh(y) ** 2)
+    got = stagec.jit(stagec.vmap(stagec.grad(lambda x, y: loss(snp, x, y), argnums=(0, 1))))(a, s)
+    want = jax.vmap(jax.grad(lambda x, y: loss(jax.numpy, x, y), argnums=(0, 1)))(a, s)
+    for g, w in zip(got, want):
+        assert _err(g, np.asarray(w)) < 1e-4

@@ -959,7 +959,7 @@ def _slogdet_jvp(primals, tangents):
 
 
 def _eigh_prim(a, UPLO: str):
-    return _eigh_d(a, UPLO)
+    return _eigh(_hermitian("eigh", a, UPLO))
 
 
 _eigh_d = custom_jvp(_eigh_prim, nondiff_argnums=(1,))
