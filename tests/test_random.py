@@ -340,3 +340,33 @@ def test_special_functions():
     np.testing.assert_allclose(lg, [math.lgamma(v) for v in x.astype(np.float64)], rtol=2e-6, atol=2e-6)
     np.testing.assert_array_equal(up, np.nextafter(z, np.float32(np.inf)))
     np.testing.assert_array_equal(down, np.nextafter(z, np.float32(-np.inf)))
+
+
+# ---------------------------------------------------------------- under vmap and grad, where JAX's work
+
+
+def test_vmap_over_keys_gives_jax_numbers():
+    keys = sr.split(sr.PRNGKey(0), 2)
+    draw = lambda k: (sr.normal(k, (3,)), sr.bits(sr.fold_in(k, 7), (2,)))
+    got = stagec.jit(stagec.vmap(draw))(keys)
+    loop = [stagec.jit(draw)(k) for k in keys]
+    for i, g in enumerate(got):  # a batched sampler draws what the samplers draw one key at a time
+        np.testing.assert_array_equal(np.asarray(g), np.stack([np.asarray(row[i]) for row in loop]))
+    if jr is not None:
+        want = jax.vmap(lambda k: jr.normal(k, (3,)))(jr.split(jr.PRNGKey(0), 2))
+        np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want), rtol=1e-6, atol=1e-6)
+    new = sr.key_data(stagec.vmap(sr.split)(sr.split(sr.key(1), 3)))
+    assert new.shape == (3, 2, 2)
+    np.testing.assert_array_equal(new[1], sr.key_data(sr.split(sr.split(sr.key(1), 3)[1])))
+
+
+def test_grad_through_reparameterized_samplers():
+    k = sr.PRNGKey(3)
+    z = np.asarray(sr.normal(k, (3,)))
+    u = np.asarray(sr.uniform(k, (3,)))  # minval + (maxval - minval) * u: d/dminval = 1 - u
+
+    def f(s, m, lo):
+        return snp.sum((m + s * sr.normal(k, (3,))) ** 2) + snp.sum(sr.uniform(k, (3,), minval=lo, maxval=3.0))
+    g = stagec.jit(stagec.grad(f, argnums=(0, 1, 2)))(2.0, 0.5, 1.0)
+    np.testing.assert_allclose([g[0], g[1], g[2]], [np.sum(2 * (0.5 + 2 * z) * z), np.sum(2 * (0.5 + 2 * z)),
+                                                    np.sum(1 - u)], rtol=1e-5)
