@@ -120,6 +120,15 @@ class Array(ArrayOps):
     def copy(self) -> Array:
         return device_put(self._value())
 
+    def _rebind(self, other: Array) -> None:
+        """Take `other`'s buffer (same shape and dtype): eager `x[idx] = v` (`stagec.numpy`'s __setitem__)."""
+        if self._deleted:
+            raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted).")
+        if (other.aval.shape, other.aval.dtype) != (self.aval.shape, self.aval.dtype) or other._backend is not \
+                self._backend:
+            raise ValueError(f"cannot rebind an array of {self.aval.str_short()} to {other.aval.str_short()}")
+        self._bv, self._npy = other._bv, None
+
     def __reduce__(self):
         return (device_put, (self._value(),))
 

@@ -4,7 +4,7 @@ Import as `import stagec.numpy as snp`. Outside `jit` every call runs eagerly, o
 primitive at a time; inside `jit` the same code is traced. Both go through the same primitives.
 
 The functions live in topic modules (`_ufuncs`, `_creation`, `_shapes`, `_reductions`, `_linalg`,
-`_indexing`, `_nonzero`, `_sorting`) over the shared promotion and broadcasting machinery in `_base`.
+`_indexing`, `_nonzero`, `_sorting`, and `_arrayapi` for the Array API standard's own names) over the shared promotion and broadcasting machinery in `_base`.
 """
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ signedinteger, unsignedinteger, bool = np.signedinteger, np.unsignedinteger, np.
 
 import types as _types  # noqa: E402
 
-from . import _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes, _sorting, _ufuncs  # noqa: E402
+from . import (_arrayapi, _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes,  # noqa: E402
+               _sorting, _ufuncs)
 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
@@ -50,12 +51,14 @@ _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", 
 def _export(mod) -> None:
     """Re-export a topic module's public names (not the modules and helpers it imports)."""
     g = globals()
+    names = getattr(mod, "__all__", None)
     for k, v in vars(mod).items():
-        if not k.startswith("_") and k not in _NOT_API and not isinstance(v, _types.ModuleType):
+        if (k in names if names is not None else not k.startswith("_") and k not in _NOT_API
+                and not isinstance(v, _types.ModuleType)):
             g[k] = _base._api(v) if isinstance(v, _types.FunctionType) else v
 
 
-for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting):
+for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi):
     _export(_m)
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401

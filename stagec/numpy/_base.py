@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, device_put
+from ..backend import Device, get_backend
 from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant
 
 def _is_array(x) -> bool:
@@ -128,7 +129,8 @@ def array(object, dtype=None, copy: bool = True):
     """An array from nested lists, scalars, NumPy arrays or stagec arrays (tracers are stacked)."""
     from ..tree_util import tree_leaves
     if _is_array(object):
-        return astype(object, dtype) if dtype is not None else object
+        out = astype(object, dtype) if dtype is not None else object
+        return out.copy() if copy and out is object and isinstance(object, Array) else out  # x[i] = v may follow
     if isinstance(object, (list, tuple)) and builtins.any(_is_array(l) for l in tree_leaves(object)):
         from ._shapes import stack
         return stack([array(o, dtype) for o in object])
@@ -153,14 +155,43 @@ def _host_default_dtype(obj, host: np.ndarray) -> np.dtype:
             "c": _dt.default_complex()}[_dt.kind(host.dtype)]
 
 
-def asarray(a, dtype=None):
-    return array(a, dtype=dtype, copy=False)
+def asarray(a, dtype=None, order=None, *, device=None, copy=None):
+    """`a` as an array (the Array API's signature). copy=True always makes a new buffer; copy=False raises
+    ValueError where a stagec array would need a copy (a dtype change). Host data is always uploaded, as every
+    array lives in an IREE buffer: copy=False does not refuse it (as in JAX)."""
+    if order not in (None, "C", "K", "A"):
+        raise NotImplementedError(f"asarray: only C order is supported, not order={order!r}")
+    if copy is False and _is_array(a) and dtype is not None and _dt.canonicalize(dtype) != aval_of(a).dtype:
+        raise ValueError(f"asarray: copy=False, but converting {aval_of(a).dtype} to {np.dtype(dtype)} needs a copy")
+    return place(array(a, dtype=dtype, copy=bool(copy)), device, "asarray")
 
 
-def astype(x, dtype):
-    """Cast to `dtype` (64-bit types narrow to 32-bit, with a warning, unless x64 is enabled)."""
+def _device(device, fname: str) -> Device | None:
+    """`device` checked: None, a stagec Device, or a backend name ('cpu', 'vulkan', 'cuda')."""
+    if device is None or isinstance(device, Device):
+        return device
+    if isinstance(device, str):
+        return get_backend(device).devices[0]
+    raise TypeError(f"{fname}: device must be a stagec Device (stagec.devices()) or a backend name, got "
+                    f"{type(device).__name__}")
+
+
+def place(x, device, fname: str):
+    """`x` on `device` (None: where it is). Under a trace the device is checked and placement left to the
+    caller of the traced function (as `jax.numpy`'s `device=` under `jit`)."""
+    dev = _device(device, fname)
+    if dev is None or current_trace() is not None or not isinstance(x, Array):
+        return x
+    return x if x.device is dev else device_put(x, dev)
+
+
+def astype(x, dtype, /, *, copy: bool = True, device=None):
+    """Cast to `dtype` (64-bit types narrow to 32-bit, with a warning, unless x64 is enabled). copy=False
+    returns `x` itself when it already has that dtype."""
     dt = _dt.canonicalize(dtype, warn_from="astype")
-    return lax.convert_element_type(x, dt, weak_type=False)
+    if not copy and _is_array(x) and aval_of(x).dtype == dt and not aval_of(x).weak_type:
+        return place(x, device, "astype")
+    return place(lax.convert_element_type(x, dt, weak_type=False), device, "astype")
 
 
 def _axis(axis: int, ndim: int, fname: str) -> int:

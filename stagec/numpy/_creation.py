@@ -9,13 +9,17 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..array import device_put
+from ..array import Array, device_put
 from ..core import Const, ShapedArray, Tracer, aval_of, current_trace
-from ._base import _creation_dtype, _is_array, _promote, _shape_tuple, asarray, astype, broadcast_to
+from ._base import _creation_dtype, _is_array, _promote, _shape_tuple, asarray, astype, broadcast_to, place
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None):
     """An array of `shape` filled with `fill_value` (traced `fill_value` allowed)."""
+    return place(_full(shape, fill_value, dtype), device, "full")
+
+
+def _full(shape, fill_value, dtype=None):
     shape = _shape_tuple(shape)
     dt = aval_of(fill_value).dtype if dtype is None else _dt.canonicalize(dtype, warn_from="full")
     if _is_array(fill_value):
@@ -26,32 +30,39 @@ def full(shape, fill_value, dtype=None):
     return lax.broadcast_in_dim(Const(value, ShapedArray((), dt)), shape, ())
 
 
-def zeros(shape, dtype=None):
-    return full(shape, 0, _creation_dtype(dtype, _dt.default_float(), "zeros"))
+def zeros(shape, dtype=None, *, device=None):
+    return full(shape, 0, _creation_dtype(dtype, _dt.default_float(), "zeros"), device=device)
 
 
-def ones(shape, dtype=None):
-    return full(shape, 1, _creation_dtype(dtype, _dt.default_float(), "ones"))
+def ones(shape, dtype=None, *, device=None):
+    return full(shape, 1, _creation_dtype(dtype, _dt.default_float(), "ones"), device=device)
 
 
-def empty(shape, dtype=None):
-    return zeros(shape, dtype)
+def empty(shape, dtype=None, *, device=None):
+    return zeros(shape, dtype, device=device)
 
 
-def zeros_like(a, dtype=None):
-    return full(aval_of(a).shape, 0, aval_of(a).dtype if dtype is None else dtype)
+def zeros_like(a, dtype=None, *, device=None):
+    return full_like(a, 0, dtype, device=device)
 
 
-def ones_like(a, dtype=None):
-    return full(aval_of(a).shape, 1, aval_of(a).dtype if dtype is None else dtype)
+def ones_like(a, dtype=None, *, device=None):
+    return full_like(a, 1, dtype, device=device)
 
 
-def full_like(a, fill_value, dtype=None):
-    return full(aval_of(a).shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
+def full_like(a, fill_value, dtype=None, *, device=None):
+    """`fill_value` in the shape of `a`, of its dtype (or `dtype`), on its device (or `device`)."""
+    out = full(aval_of(a).shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
+    return place(out, device if device is not None else getattr(a, "device", None) if isinstance(a, Array) else None,
+                 "full_like")
 
 
-def arange(start, stop=None, step=None, dtype=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values; `start`, `stop`, `step` must be concrete (static) numbers."""
+    return place(_arange(start, stop, step, dtype), device, "arange")
+
+
+def _arange(start, stop=None, step=None, dtype=None):
     for v in (start, stop, step):
         if isinstance(v, Tracer):
             raise v._concretization_error("arange")
@@ -75,15 +86,24 @@ def arange(start, stop=None, step=None, dtype=None):
     return idx
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None):
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, *, device=None):
+    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
     dt = _creation_dtype(dtype, _dt.default_float(), "linspace")
+    if not isinstance(num, (int, np.integer)) or num < 0:
+        raise ValueError(f"linspace: num must be a non-negative integer, got {num!r}")
+    if _dt.kind(dt) == "c" or builtins.any(isinstance(v, complex) for v in (start, stop)):
+        dt = dt if _dt.kind(dt) == "c" else _dt.default_complex()
+    return place(_linspace(start, stop, num, endpoint, dt), device, "linspace")
+
+
+def _linspace(start, stop, num, endpoint, dt):
     return device_put(np.linspace(start, stop, num, endpoint=endpoint).astype(dt)) if current_trace() is None \
         else asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dt))
 
 
-def empty_like(a, dtype=None):
+def empty_like(a, dtype=None, *, device=None):
     """Like `zeros_like` (stagec arrays are never uninitialized)."""
-    return zeros_like(a, dtype)
+    return zeros_like(a, dtype, device=device)
 
 
 def _iota_2d(n: int, m: int, k: int):
@@ -99,8 +119,12 @@ def _static_int(v, what: str) -> int:
     return operator.index(v)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype=None):
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None, *, device=None):
     """A 2-D array with ones on diagonal `k` and zeros elsewhere."""
+    return place(_eye(N, M, k, dtype), device, "eye")
+
+
+def _eye(N: int, M: int | None = None, k: int = 0, dtype=None):
     N = _static_int(N, "eye")
     M = N if M is None else _static_int(M, "eye")
     k = _static_int(k, "eye")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ..core import install_array_methods
+from ..array import Array
+from ..core import aval_of, install_array_methods
+from ._arrayapi import dlpack, dlpack_device, to_device
 from ._indexing import _getitem, _IndexUpdateHelper
 
 _BINARY = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide", "floordiv": "floor_divide",
@@ -27,6 +29,7 @@ def methods(s: ModuleType) -> dict:
         out[f"__{op}__"] = lambda self, o, fn=fn: fn(self, o)
         if op in _BINARY:
             out[f"__r{op}__"] = lambda self, o, fn=fn: fn(o, self)
+            out[f"__i{op}__"] = _inplace(op, fn)
 
     def reshape(self, *shape, order="C"):
         return s.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, order=order)
@@ -46,6 +49,8 @@ def methods(s: ModuleType) -> dict:
 
     out.update({
         "__array_namespace__": lambda self, /, *, api_version=None: s,  # the Array API's entry point
+        "__setitem__": _setitem, "__dlpack__": dlpack, "__dlpack_device__": dlpack_device,
+        "to_device": to_device, "mT": property(s.matrix_transpose),
         "__invert__": s.invert, "__neg__": s.negative, "__abs__": s.abs, "__getitem__": _getitem,
         "T": property(s.transpose), "at": property(_IndexUpdateHelper),
         "astype": s.astype, "reshape": reshape, "transpose": transpose,
@@ -66,3 +71,32 @@ def methods(s: ModuleType) -> dict:
         "repeat": lambda self, repeats, axis=None: s.repeat(self, repeats, axis),
     })
     return out
+
+
+def _inplace(op: str, fn):
+    """`x op= y` as the Array API says and JAX does: a new array bound to the name `x` (other references to the
+    old array do not change), of x's dtype and shape (an operation that would change either raises)."""
+    def iop(self, other):
+        out = fn(self, other)
+        a, b = aval_of(self), aval_of(out)
+        if b.dtype != a.dtype:
+            raise TypeError(f"x {_SYMBOL.get(op, op)}= y: the result's dtype {b.dtype} differs from x's {a.dtype} "
+                            f"(an in-place operator keeps x's dtype; write x = x {_SYMBOL.get(op, op)} y)")
+        if b.shape != a.shape:
+            raise ValueError(f"x {_SYMBOL.get(op, op)}= y: the result's shape {b.shape} differs from x's {a.shape} "
+                             f"(an in-place operator keeps x's shape)")
+        return out
+    return iop
+
+
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+           "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
+
+
+def _setitem(self, key, value):
+    """`x[key] = value` on a concrete Array: x takes a new buffer holding `x.at[key].set(value)` (slices of x
+    taken before are copies, unchanged). Traced arrays are immutable, as in JAX (docs/design.md says why)."""
+    if not isinstance(self, Array):
+        raise TypeError(f"{type(self).__name__} does not support item assignment: arrays being traced are "
+                        f"immutable. Instead of x[idx] = y, use x = x.at[idx].set(y)")
+    self._rebind(_IndexUpdateHelper(self)[key].set(value))

@@ -10,6 +10,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of
 from ._base import _arr, _axes, _axis, _keep, _promote, astype
+from ._creation import full
 from ._ufuncs import multiply, subtract, sqrt
 
 
@@ -246,4 +247,32 @@ def cumprod(a: Any, axis: int | None = None, dtype=None, out=None):
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype, False)
 
 
-cumulative_sum, cumulative_prod = cumsum, cumprod
+def _cumulative_api(fname: str, fn, identity, x, axis, dtype, include_initial: bool):
+    """The Array API's cumulative_sum/prod: `sum`'s dtype rules (small integers widen), axis required
+    beyond 1-D, and with `include_initial` the identity first (the result is one longer along axis)."""
+    (x,) = _promote(fname, _arr(x))
+    av = aval_of(x)
+    if axis is None:
+        if av.ndim != 1:
+            raise ValueError(f"{fname}: axis must be given for an array of {av.ndim} dimensions")
+        axis = 0
+    axis = _axis(axis, av.ndim, fname)
+    x = _cast_input(x, av, dtype, True)
+    if aval_of(x).dtype == np.bool_:
+        x = lax.convert_element_type(x, _dt.default_int())
+    out = fn(x, axis)
+    if include_initial:
+        shape = list(aval_of(out).shape)
+        shape[axis] = 1
+        out = lax.concatenate([full(shape, identity, aval_of(out).dtype), out], axis)
+    return out
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
+    """Running sum along `axis` (the Array API's: integers widen as in `sum`; `include_initial` puts 0 first)."""
+    return _cumulative_api("cumulative_sum", lax.cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
+    """Running product along `axis` (the Array API's: integers widen as in `prod`; `include_initial` puts 1 first)."""
+    return _cumulative_api("cumulative_prod", lax.cumprod, 1, x, axis, dtype, include_initial)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..core import TracerBase, aval_of, current_trace
-from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, astype
+from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, asarray, astype
 
 add = _binary("add", lax.add)
 subtract = _binary("subtract", lax.sub)
@@ -499,11 +499,12 @@ def select(condlist, choicelist, default: Any = 0):
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None, max: Any = None):
-    """`minimum(maximum(a, a_min), a_max)`; NaN stays NaN and a_min > a_max gives a_max, as in NumPy."""
+    """`minimum(maximum(a, a_min), a_max)`, bounds broadcasting (arrays or scalars); NaN stays NaN and a_min >
+    a_max gives a_max, as in NumPy. With no bound, `a` itself (the Array API's rule)."""
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
     if a_min is None and a_max is None:
-        raise ValueError("clip: at least one of a_min and a_max must be given")
+        return a if _is_array(a) else asarray(a)
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:

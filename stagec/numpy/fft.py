@@ -17,7 +17,7 @@ from ._base import _api, _axis, _is_array, _staged, asarray
 from ._linalg import matmul
 from ._reductions import sum
 from ._shapes import expand_dims, moveaxis, roll
-from ._ufuncs import imag, multiply, real
+from ._ufuncs import conjugate, imag, multiply, real
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -252,6 +252,25 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None):
     return irfftn(a, s=_tuple(s), axes=_tuple(axes), norm=norm)
 
 
+_SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+@_staged("n", "axis", "norm")
+def hfft(a, n=None, axis: int = -1, norm=None):
+    """Transform of a Hermitian-symmetric signal given by its first half: real output of length `n`."""
+    if norm not in _NORMS:
+        raise ValueError(f'hfft: invalid norm {norm!r} (use "backward", "ortho" or "forward")')
+    return _irfft(conjugate(_prep(a, "hfft")), n, axis, _SWAP[norm], "hfft")
+
+
+@_staged("n", "axis", "norm")
+def ihfft(a, n=None, axis: int = -1, norm=None):
+    """Inverse of `hfft`: the n // 2 + 1 non-negative frequencies of a real signal's inverse transform."""
+    if norm not in _NORMS:
+        raise ValueError(f'ihfft: invalid norm {norm!r} (use "backward", "ortho" or "forward")')
+    return conjugate(_rfft(a, n, axis, _SWAP[norm], "ihfft"))
+
+
 def _tuple(x):
     return None if x is None else tuple(x)
 
@@ -260,13 +279,13 @@ def fftfreq(n: int, d: float = 1.0, *, dtype=None, device=None):
     """Sample frequencies [0, 1, ..., n/2-1, -n/2, ..., -1] / (d n)."""
     n = operator.index(n)
     f = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)]) / (d * n)
-    return asarray(f, dtype=dtype or _dt.default_float())
+    return asarray(f, dtype=dtype or _dt.default_float(), device=device)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None):
     """Sample frequencies of `rfft`: [0, 1, ..., n/2] / (d n)."""
     n = operator.index(n)
-    return asarray(np.arange(0, n // 2 + 1) / (d * n), dtype=dtype or _dt.default_float())
+    return asarray(np.arange(0, n // 2 + 1) / (d * n), dtype=dtype or _dt.default_float(), device=device)
 
 
 def fftshift(x, axes=None):
@@ -283,6 +302,6 @@ def ifftshift(x, axes=None):
     return roll(x, [-(aval_of(x).shape[a] // 2) for a in axes], axes)
 
 
-__all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn",
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn", "rfft2", "irfft2", "rfftn", "irfftn",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 globals().update({k: _api(globals()[k]) for k in __all__})  # eager results are Arrays
