@@ -191,7 +191,8 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     dt = _dt.canonicalize(dtype, warn_from="astype")
     if not copy and _is_array(x) and aval_of(x).dtype == dt and not aval_of(x).weak_type:
         return place(x, device, "astype")
-    return place(lax.convert_element_type(x, dt, weak_type=False), device, "astype")
+    out = lax.convert_element_type(x, dt, weak_type=False)
+    return place(out.copy() if out is x and isinstance(x, Array) else out, device, "astype")
 
 
 def _axis(axis: int, ndim: int, fname: str) -> int:

@@ -12,8 +12,9 @@ from ..core import Const, Tracer, aval_of
 from ._base import _arr, _axis, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
 
 
-def reshape(a: Any, newshape=None, order: str = "C", *, shape=None):
-    """Reshape (C order); one dimension may be -1."""
+def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool | None = None):
+    """Reshape (C order); one dimension may be -1. A reshape is a new array (no views): copy=True always gives
+    one, copy=False is accepted as JAX accepts it."""
     a = _arr(a)
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, not {order!r}")
@@ -28,7 +29,8 @@ def reshape(a: Any, newshape=None, order: str = "C", *, shape=None):
         newshape = tuple(size // known if d == -1 else d for d in newshape)
     if builtins.any(d < 0 for d in newshape) or int(np.prod(newshape, dtype=np.int64)) != size:
         raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
-    return lax.reshape(a, newshape)
+    out = lax.reshape(a, newshape)
+    return out.copy() if copy and out is a and hasattr(out, "copy") else out
 
 
 def ravel(a):
