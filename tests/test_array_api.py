@@ -409,3 +409,41 @@ def test_array_api_compat_finds_stagec():
     assert compat.array_namespace(x) is snp
     assert compat.array_namespace(stagec.numpy.zeros((2, 2)), x) is snp
     assert compat.is_array_api_obj(x)
+
+
+_rs = np.random.default_rng(5)
+_SX = _rs.standard_normal((8, 3)).astype(np.float32)
+_SY = np.array([0, 1, 0, 1, 1, 0, 1, 0], np.int32)
+_SR = _rs.standard_normal(8).astype(np.float32)
+
+
+def _sklearn_cases():
+    from sklearn.decomposition import PCA
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import Ridge
+    from sklearn.metrics import r2_score
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    return {  # name: f(X, y_classes, y_real) on one namespace's arrays
+        "StandardScaler": lambda X, y, r: StandardScaler().fit_transform(X),
+        "MinMaxScaler": lambda X, y, r: MinMaxScaler().fit_transform(X),
+        "r2_score": lambda X, y, r: r2_score(r, X[:, 0]),
+        "Ridge(svd)": lambda X, y, r: Ridge(solver="svd", alpha=0.5).fit(X, r).predict(X),
+        "PCA(full)": lambda X, y, r: abs(PCA(n_components=2, svd_solver="full").fit_transform(X)),  # signs free
+        "LinearDiscriminantAnalysis": lambda X, y, r: LinearDiscriminantAnalysis().fit(X, y).predict_proba(X),
+    }
+
+
+@pytest.mark.parametrize("names", [("StandardScaler", "MinMaxScaler", "r2_score"),
+                                   ("Ridge(svd)", "PCA(full)", "LinearDiscriminantAnalysis")])
+def test_scikit_learn_with_array_api_dispatch(names, monkeypatch):
+    """scikit-learn dispatching on stagec arrays gives NumPy's results and returns stagec arrays."""
+    sklearn = pytest.importorskip("sklearn")
+    pytest.importorskip("array_api_compat")
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")  # scikit-learn requires it for array_api_dispatch
+    cases = _sklearn_cases()
+    for name in names:
+        want = np.asarray(cases[name](_SX, _SY, _SR), np.float64)
+        with sklearn.config_context(array_api_dispatch=True):
+            got = cases[name](snp.asarray(_SX), snp.asarray(_SY), snp.asarray(_SR))
+        assert isinstance(got, (snp.ndarray, float)), (name, type(got))
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-4, atol=1e-5, err_msg=name)
