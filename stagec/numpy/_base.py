@@ -14,6 +14,12 @@ from ..array import Array, device_put
 from ..backend import Device, get_backend
 from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant
 
+def _fresh(x):
+    """A copy of a concrete Array as a new Array object on the same device buffer: item assignment replaces an
+    Array's buffer and never writes into it, so sharing it is a copy (no transfer). Tracers pass through."""
+    return Array(x._bv, x.aval, x._backend) if type(x) is Array and not x.is_deleted() else x
+
+
 def _is_array(x) -> bool:
     return isinstance(x, (TracerBase, Array))
 
@@ -130,7 +136,7 @@ def array(object, dtype=None, copy: bool = True):
     from ..tree_util import tree_leaves
     if _is_array(object):
         out = astype(object, dtype) if dtype is not None else object
-        return out.copy() if copy and out is object and isinstance(object, Array) else out  # x[i] = v may follow
+        return _fresh(out) if copy and out is object else out
     if isinstance(object, (list, tuple)) and builtins.any(_is_array(l) for l in tree_leaves(object)):
         from ._shapes import stack
         return stack([array(o, dtype) for o in object])
@@ -192,7 +198,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     if not copy and _is_array(x) and aval_of(x).dtype == dt and not aval_of(x).weak_type:
         return place(x, device, "astype")
     out = lax.convert_element_type(x, dt, weak_type=False)
-    return place(out.copy() if out is x and isinstance(x, Array) else out, device, "astype")
+    return place(_fresh(out) if out is x else out, device, "astype")
 
 
 def _axis(axis: int, ndim: int, fname: str) -> int:

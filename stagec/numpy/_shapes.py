@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dt, lax
 from ..core import Const, Tracer, aval_of
-from ._base import _arr, _axis, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
+from ._base import _arr, _axis, _fresh, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
 
 
 def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool | None = None):
@@ -30,7 +30,7 @@ def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool |
     if builtins.any(d < 0 for d in newshape) or int(np.prod(newshape, dtype=np.int64)) != size:
         raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
     out = lax.reshape(a, newshape)
-    return out.copy() if copy and out is a and hasattr(out, "copy") else out
+    return _fresh(out) if copy and out is a else out
 
 
 def ravel(a):

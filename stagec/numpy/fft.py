@@ -44,8 +44,11 @@ def _resize(x, n: int, fname: str):
     if n < m:
         return x[..., :n]
     if n > m:
-        nd = aval_of(x).ndim
-        pad = lambda v: lax.pad(v, _const(0, aval_of(v).dtype), [(0, 0, 0)] * (nd - 1) + [(0, n - m, 0)])
+        shape = aval_of(x).shape[:-1] + (n - m,)
+        # A concatenation, not a pad: under grad a pad transposes to a negative pad, which IREE 3.13 fails to
+        # compile after an fft ("write affecting operations on global resources"); a concatenation to slices.
+        pad = lambda v: lax.concatenate([v, lax.broadcast_in_dim(_const(0, aval_of(v).dtype), shape, ())],
+                                        len(shape) - 1)
         if _dt.kind(aval_of(x).dtype) == "c":  # parts apart: IREE 3.13 crashes on some complex pads
             return lax.complex(pad(real(x)), pad(imag(x)))
         return pad(x)
