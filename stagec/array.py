@@ -128,6 +128,7 @@ class Array(ArrayOps):
                 self._backend:
             raise ValueError(f"cannot rebind an array of {self.aval.str_short()} to {other.aval.str_short()}")
         self._bv, self._npy = other._bv, None
+        self._job = other._job if other._bv is None else None  # other may still be pending
 
     def __reduce__(self):
         return (device_put, (self._value(),))

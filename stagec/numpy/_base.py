@@ -17,7 +17,9 @@ from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trac
 def _fresh(x):
     """A copy of a concrete Array as a new Array object on the same device buffer: item assignment replaces an
     Array's buffer and never writes into it, so sharing it is a copy (no transfer). Tracers pass through."""
-    return Array(x._bv, x.aval, x._backend) if type(x) is Array and not x.is_deleted() else x
+    if type(x) is not Array or x.is_deleted():
+        return x
+    return Array(x._bv if x._bv is not None else x._wait(), x.aval, x._backend)
 
 
 def _is_array(x) -> bool:
