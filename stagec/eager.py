@@ -189,8 +189,11 @@ class Polymorphic:
                     self._shapes.clear()
                 bv = self._shapes[shape] = backend.put(np.array(shape, np.int64))
             bvs.append(bv)
+        res = exe.call(bvs)
+        if type(res) is not list:  # dispatched asynchronously (config.async_dispatch "always"): small, so wait
+            res = [res.result(i) for i in range(len(out_avals))]
         outs = []
-        for i, (bv, aval) in enumerate(zip(exe.call(bvs), out_avals)):
+        for i, (bv, aval) in enumerate(zip(res, out_avals)):
             if bv.shape != list(aval.shape):
                 raise RuntimeError(f"module {exe.name} returned result {i} of shape {tuple(bv.shape)} for "
                                    f"{aval.str_short()} (a wrong or tampered module)")

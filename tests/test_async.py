@@ -217,3 +217,17 @@ def test_auto_keeps_tiny_cpu_calls_inline():
         if stagec.default_backend() == "cpu":  # (a GPU backend enqueues every call)
             assert y.is_ready()
     np.testing.assert_array_equal(np.asarray(y), X * 3)
+
+
+def test_eager_ops_when_every_call_is_asynchronous():
+    old = stagec.config.async_dispatch
+    stagec.config.update("async_dispatch", "always")
+    stagec.clear_caches()  # executables choose their mode when loaded: load them again
+    try:
+        x = snp.asarray(np.array([1.0, 5.0, -2.0], np.float32))
+        np.testing.assert_array_equal(np.asarray(x > 3), [False, True, False])
+        np.testing.assert_allclose(np.asarray(snp.exp(x) + 1), np.exp([1.0, 5.0, -2.0]) + 1, rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray((x * 2).reshape(3, 1)), [[2.0], [10.0], [-4.0]])
+    finally:
+        stagec.config.update("async_dispatch", old)
+        stagec.clear_caches()
