@@ -26,20 +26,26 @@ add, sub, mul, div, neg, real, imag, complex = (  # used below; named for reader
     _ew.add, _ew.sub, _ew.mul, _ew.div, _ew.neg, _ew.real, _ew.imag, _ew.complex)
 
 
+def power_by_squaring(x, n: int, times=None):
+    """`x` to the static power `n >= 1` under the product `times` (default `mul`), by repeated squaring."""
+    times = times or mul
+    acc, base = None, x
+    while n:
+        if n & 1:
+            acc = base if acc is None else times(acc, base)
+        n >>= 1
+        if n:
+            base = times(base, base)
+    return acc
+
+
 def integer_pow(x, y: int):
     """`x ** y` for a static integer `y`, by repeated squaring (exact for integers)."""
     if y == 0:
         return full_like(x, 1)
     if y < 0:
         return div(full_like(x, 1), integer_pow(x, -y))
-    acc, base = None, x
-    while y:
-        if y & 1:
-            acc = base if acc is None else mul(acc, base)
-        y >>= 1
-        if y:
-            base = mul(base, base)
-    return acc
+    return power_by_squaring(x, y)
 
 
 def full_like(x, fill_value):

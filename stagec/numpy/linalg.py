@@ -663,14 +663,7 @@ def matrix_power(a, n: int, /):
         return _batch_eye(aval_of(a).shape, aval_of(a).dtype)
     if n < 0:
         a, n = inv(a), -n
-    acc, base = None, a
-    while n:
-        if n & 1:
-            acc = base if acc is None else _mm(acc, base)
-        n >>= 1
-        if n:
-            base = _mm(base, base)
-    return acc
+    return lax.power_by_squaring(a, n, _mm)
 
 
 # ---------------------------------------------------------------- norms
