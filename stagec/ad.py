@@ -464,10 +464,16 @@ def hessian(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
 # ---------------------------------------------------------------- custom rules
 
 
-def _call_with_jvp_trace(args, nondiff_argnums):
+def _split_diff_args(args, nondiff_argnums):
+    """The innermost JVP trace over the differentiable `args` (None when none), their primal and tangent
+    leaves (a tangent None where zero) and their tree."""
     diff = [a for i, a in enumerate(args) if i not in nondiff_argnums]
     leaves, tree = tree_util.tree_flatten(diff)
-    return _top_jvp_trace(leaves), leaves, tree
+    trace = _top_jvp_trace(leaves)
+    if trace is None:
+        return None, leaves, [], tree
+    split = [trace.split(x) for x in leaves]
+    return trace, [p for p, _ in split], [t for _, t in split], tree
 
 
 def _rebuild(args, nondiff_argnums, diff):
@@ -502,13 +508,12 @@ class custom_jvp:
     def __call__(self, *args):
         if self._jvp_rule is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
-        trace, leaves, tree = _call_with_jvp_trace(args, self._nondiff)
+        trace, p_leaves, t_leaves, tree = _split_diff_args(args, self._nondiff)
         if trace is None:
             return self._primal_fun(*args)
-        split = [trace.split(x) for x in leaves]
-        primals = tree_util.tree_unflatten(tree, [p for p, _ in split])
+        primals = tree_util.tree_unflatten(tree, p_leaves)
         tangents = tree_util.tree_unflatten(tree, [_full(aval_of(p).strip_weak(), 0) if t is None else t
-                                                   for p, t in split])
+                                                   for p, t in zip(p_leaves, t_leaves)])
         nondiff = [args[i] for i in self._nondiff]
         out, tout = self._jvp_rule(*nondiff, tuple(primals), tuple(tangents))
         o_leaves, o_tree = tree_util.tree_flatten(out)
@@ -566,14 +571,12 @@ class custom_vjp:
     def __call__(self, *args):
         if self._fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
-        trace, leaves, tree = _call_with_jvp_trace(args, self._nondiff)
+        trace, p_leaves, tangents, tree = _split_diff_args(args, self._nondiff)
         if trace is None:
             return self._primal_fun(*args)
-        split = [trace.split(x) for x in leaves]
-        tangents = [t for _, t in split]
         if any(t is not None and not _ad.is_linear(t) for t in tangents):
             raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
-        primals = _rebuild(args, self._nondiff, tree_util.tree_unflatten(tree, [p for p, _ in split]))
+        primals = _rebuild(args, self._nondiff, tree_util.tree_unflatten(tree, p_leaves))
         out, res = self._fwd(*primals)
         o_leaves, o_tree = tree_util.tree_flatten(out)
         nondiff = [args[i] for i in self._nondiff]
