@@ -242,7 +242,6 @@ def _as_output(x):
         vals = [_as_output(v) for v in x]
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if isinstance(x, (Const, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex):
-        from ..backend import get_backend
         av = aval_of(x)
         backend = get_backend()
         return Array(backend.put(to_numpy_constant(x, av)), av, backend)
