@@ -105,3 +105,15 @@ def test_product_errors_match_numpy_kinds():
             fn(np)
         with pytest.raises(ValueError):
             fn(snp)
+
+
+def test_complex_products_match_numpy():
+    """Complex dot_general lowers as a multiply and sum (IREE's CPU data tiling fails on a complex dot)."""
+    r = np.random.default_rng(0)
+    c = lambda *s: (r.normal(size=s) + 1j * r.normal(size=s)).astype(np.complex64)
+    a, b, v = c(2, 3, 4), c(2, 4, 5), c(4)
+    np.testing.assert_allclose(np.asarray(snp.matmul(a, b)), a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(snp.dot(a, v)), a @ v, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(stagec.jit(lambda x, y: snp.tensordot(x, y, axes=([0, 2], [0, 1])))(a, b)),
+                               np.tensordot(a, b, axes=([0, 2], [0, 1])), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(snp.matmul(a, b.real)), a @ b.real, rtol=1e-5, atol=1e-5)

@@ -78,6 +78,8 @@ def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, precision=None, pre
     (lc, rc), (lb, rb) = dimension_numbers
     if any(ctx.avals_in[0].shape[d] == 0 for d in lc):  # an empty sum; iree-compile crashes (SIGFPE) on it
         return [L.full(0, ctx.avals_out[0])]
+    if _dt.kind(ctx.avals_out[0].dtype) == "c":
+        return [_complex_dot(ctx, lhs, rhs, dimension_numbers)]
     fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
     dims = ir.Attribute.parse(
         f"#stablehlo.dot<lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
@@ -87,6 +89,35 @@ def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, precision=None, pre
         attrs["precision_config"] = ir.Attribute.parse(
             "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]")
     return [ctx.op1("stablehlo.dot_general", [lhs, rhs], attributes=attrs)]
+
+
+def _complex_dot(ctx: L.Ctx, lhs, rhs, dimension_numbers):
+    """A complex dot_general as a broadcast multiply and sum over the contracted axes: IREE 3.13 with
+    --iree-dispatch-creation-data-tiling fails on a complex dot_general, even one split into real dots
+    ('vector.transfer_read op requires valid padding vector elemental type')."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    out = ctx.avals_out[0]
+    la, ra = ctx.avals_in
+    lfree = [i for i in range(la.ndim) if i not in lc and i not in lb]
+    rfree = [i for i in range(ra.ndim) if i not in rc and i not in rb]
+    nb, nl, nr = len(lb), len(lfree), len(rfree)
+    prod = out.update(shape=out.shape + tuple(la.shape[i] for i in lc))
+
+    def spread(x, aval, perm, free_at):  # x transposed to (batch, free, contracted), broadcast to prod's shape
+        if aval.dtype != out.dtype:
+            aval = aval.update(dtype=out.dtype)
+            x = ctx.op1("stablehlo.convert", [x], result_avals=[aval])
+        t = aval.update(shape=tuple(aval.shape[i] for i in perm))
+        x = ctx.op1("stablehlo.transpose", [x], result_avals=[t], attributes={"permutation": L.i64s(perm)})
+        n_free = len(perm) - nb - len(lc)
+        dims = list(range(nb)) + list(range(free_at, free_at + n_free)) + list(range(nb + nl + nr, prod.ndim))
+        return ctx.op1("stablehlo.broadcast_in_dim", [x], result_avals=[prod],
+                       attributes={"broadcast_dimensions": L.i64s(dims)})
+
+    x = spread(lhs, la, list(lb) + lfree + list(lc), nb)
+    y = spread(rhs, ra, list(rb) + rfree + list(rc), nb + nl)
+    p = ctx.op1("stablehlo.multiply", [x, y], result_avals=[prod])
+    return L.reduce_op(L.Ctx([prod], [out]), p, "reduce_sum", range(out.ndim, prod.ndim))
 
 
 # ---------------------------------------------------------------- differentiation rules
