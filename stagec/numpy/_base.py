@@ -142,6 +142,8 @@ def array(object, dtype=None, copy: bool = True):
     if isinstance(object, (list, tuple)) and builtins.any(_is_array(l) for l in tree_leaves(object)):
         from ._shapes import stack
         return stack([array(o, dtype) for o in object])
+    if isinstance(object, Const):  # a host operand that _promote cast (folded on the host)
+        object = object.value
     if isinstance(object, (str, bytes)) or object is None:
         raise TypeError(f"array: cannot make an array from {type(object).__name__}")
     host = np.asarray(object)
