@@ -99,7 +99,7 @@ def can_cast(from_, to, /) -> bool:
 # ---------------------------------------------------------------- elementwise
 
 
-def _next_up(x):
+def next_up(x):
     """nextafter(x, +inf) by arithmetic (there is no bitcast primitive): x + |x| * 1.25 * 2**-(nmant+1)
     rounds to the next float for every normal x; where that step would be subnormal, x is scaled up by
     2**(nmant+2) first (exactly) and the step scaled back; zero steps to the smallest subnormal. Subnormal x
@@ -116,12 +116,9 @@ def _next_up(x):
     return lax.select(lax.eq(x, c(np.inf)), x, step)
 
 
-def next_up(x):
-    return _next_up(x)
-
-
 def next_down(x):
-    return lax.neg(_next_up(lax.neg(x)))
+    """nextafter(x, -inf)."""
+    return lax.neg(next_up(lax.neg(x)))
 
 
 def nextafter(x1, x2, /):

@@ -23,7 +23,7 @@ from ..core import Tracer, aval_of, current_trace, trace_subgraph
 from ..primitives.control_flow import cond_p
 from . import _prng
 from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
-from ._special import cholesky, erf_inv, lgamma, next_down, next_up, searchsorted_left, softmax, top_k_indices
+from ._special import cholesky, erf_inv, lgamma, next_down, next_up, softmax, top_k_indices
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma",
@@ -717,7 +717,7 @@ def _choice(key, arr, p, n_inputs: int, shape: tuple, replace: bool, axis: int, 
     elif replace:
         p_cuml = snp.cumsum(p)
         r = p_cuml[-1] * (1 - _uniform(key, shape, aval_of(p_cuml).dtype))
-        ind = searchsorted_left(p_cuml, r).astype(dtypes.default_int())
+        ind = snp.searchsorted(p_cuml, r).astype(dtypes.default_int())
     else:
         g = _gumbel(key, (n_inputs,), aval_of(p).dtype, mode) + snp.log(p)
         ind = top_k_indices(g, n_draws).astype(dtypes.default_int())

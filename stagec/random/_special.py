@@ -2,15 +2,16 @@
 
 `erf_inv` and `lgamma` follow, operation for operation, the expansions of `chlo.erf_inv` and `chlo.lgamma`
 that both XLA (hence JAX) and IREE apply (`chlo-legalize-to-stablehlo`), so results agree with JAX's up to
-the backends' own `log`/`log1p`/`sin`. The rest stand in for `lax.nextafter`, `lax.top_k`,
-`jnp.searchsorted` and `jnp.linalg.cholesky`.
+the backends' own `log`/`log1p`/`sin`. The rest stand in for `lax.top_k` and
+`jnp.linalg.cholesky`; `next_up`/`next_down` are `stagec.numpy`'s.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, lax
+from .. import lax
 from .. import numpy as snp
+from ..numpy._arrayapi import next_down, next_up  # noqa: F401  (the samplers' nextafter)
 from ..core import aval_of
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -99,39 +100,12 @@ def lgamma(x):
     return lax.select(lax.eq(ax, _c(x, np.inf)), _c(x, np.inf), out)
 
 
-def next_up(x):
-    """`nextafter(x, +inf)` by arithmetic (there is no bitcast primitive yet): x + |x|*1.25*2**-(nmant+1)
-    rounds to the next float for every normal x. Where |x|*1.25*2**-(nmant+1) would be subnormal, x is
-    scaled up by 2**(nmant+2) first (exactly) and the step scaled back; zero steps to the smallest subnormal.
-    Subnormal x (which CPUs may flush to zero) are not stepped exactly."""
-    info = dtypes.finfo(aval_of(x).dtype)
-    k = info.nmant + 2
-    small = lax.lt(lax.abs(x), _c(x, 2.0 ** (info.minexp + k)))
-    xs = lax.select(small, lax.mul(x, _c(x, 2.0 ** k)), x)
-    step = lax.add(xs, lax.mul(lax.abs(xs), _c(x, 1.25 * 2.0 ** -(info.nmant + 1))))
-    step = lax.select(small, lax.mul(step, _c(x, 2.0 ** -k)), step)
-    step = lax.select(lax.eq(x, _c(x, 0.0)), _c(x, float(info.smallest_subnormal)), step)
-    step = lax.select(lax.eq(x, _c(x, -np.inf)), _c(x, -float(info.max)), step)
-    return lax.select(lax.eq(x, _c(x, np.inf)), x, step)
-
-
-def next_down(x):
-    """`nextafter(x, -inf)`."""
-    return lax.neg(next_up(lax.neg(x)))
-
-
 def top_k_indices(x, k: int):
     """Indices of the `k` largest entries along the last axis, largest first, ties by lower index (as XLA)."""
     av = aval_of(x)
     iota = lax.broadcasted_iota(np.int32, av.shape, av.ndim - 1)
     _, idx = lax.sort([lax.neg(x), iota], dimension=av.ndim - 1, is_stable=True, num_keys=1)
     return lax.slice(idx, (0,) * av.ndim, av.shape[:-1] + (k,))
-
-
-def searchsorted_left(sorted_1d, v):
-    """`jnp.searchsorted(a, v)` (side='left') for a sorted 1-D `a`: how many entries are < v."""
-    less = snp.less(sorted_1d, snp.expand_dims(v, -1))
-    return snp.sum(less.astype(np.int32), axis=-1)
 
 
 def cholesky(a):
