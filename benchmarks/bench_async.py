@@ -26,11 +26,9 @@ import numpy as np
 import stagec
 import stagec.numpy as snp
 
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:  # JAX is an optional comparison only
-    jax = None
+from _timing import elapsed, import_jax
+
+jax, jnp = import_jax()
 
 
 def python_work(iters: int) -> int:
@@ -43,14 +41,8 @@ def python_work(iters: int) -> int:
 def calibrate(ms: float) -> int:
     """Loop iterations of `python_work` taking about `ms` milliseconds here."""
     n = 20000
-    t = min(_time(lambda: python_work(n)) for _ in range(5))
+    t = min(elapsed(lambda: python_work(n)) for _ in range(5))
     return max(1, int(n * ms / 1e3 / t))
-
-
-def _time(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def layers(np_, depth: int):
@@ -66,7 +58,11 @@ def stagec_loop(fun, mode: str, x0, w, steps: int, iters: int):
     f = stagec.jit(lambda a, b: fun(a, b))  # a new function: its executable reads the mode when loaded (first call)
     f(x0, w).block_until_ready()
     stagec.config.update("async_dispatch", "auto")
+    return dependent_loop(f, x0, w, steps, iters)
 
+
+def dependent_loop(f, x0, w, steps: int, iters: int):
+    """A run of `steps` steps `x = f(x, w)`, each followed by `iters` of Python work; waits for the last x."""
     def run():
         x = x0
         for _ in range(steps):
@@ -87,19 +83,6 @@ def switch_interval(run, seconds: float):
         finally:
             sys.setswitchinterval(old)
     return wrapped
-
-
-def jax_loop(fun, x0, w, steps: int, iters: int):
-    f = jax.jit(fun)
-
-    def run():
-        x = x0
-        for _ in range(steps):
-            x = f(x, w)
-            if iters:
-                python_work(iters)
-        x.block_until_ready()
-    return run
 
 
 def sleeping(ms: float):
@@ -133,11 +116,12 @@ def overlap_table(n: int, depth: int, steps: int, python_ms: float, repeat: int,
     runs["  switch interval 0.5ms+"] = switch_interval(runs["stagec async (auto)+"], 5e-4)
     if jax is not None and backend == "cpu":
         xj, wj = jax.device_put(x_np), jax.device_put(w_np)
-        runs["jax (cpu)"], runs["jax (cpu)+"] = jax_loop(jax_f, xj, wj, steps, 0), jax_loop(jax_f, xj, wj, steps, iters)
+        for name, it in (("jax (cpu)", 0), ("jax (cpu)+", iters)):
+            runs[name] = dependent_loop(jax.jit(jax_f), xj, wj, steps, it)
     best = {k: float("inf") for k in runs}
     for _ in range(repeat):  # interleaved, best of `repeat`: the machine is shared
         for k, run in runs.items():
-            best[k] = min(best[k], _time(run) / steps)
+            best[k] = min(best[k], elapsed(run) / steps)
     py = best.pop("python")
     print(f"Dependent loop on {backend} ({exe.driver}): {steps} steps of {what}, {n}x{n} float32, + "
           f"{py * 1e3:.2f} ms of Python; ms per step, best of {repeat} "
@@ -168,7 +152,7 @@ def tiny_table(repeat: int) -> None:
                 y = f(v)
             y.block_until_ready()
         loop()
-        best = min(_time(loop) for _ in range(repeat)) / 5000
+        best = min(elapsed(loop) for _ in range(repeat)) / 5000
         print(f"  {name:26s}{best * 1e6:8.2f}")
     print()
 

@@ -5,45 +5,20 @@
 Rows for JAX appear when `jax` is installed (`pip install -e .[bench]`)."""
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 
 import stagec
 import stagec.numpy as snp
 from stagec import backend as _backend
 
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:  # JAX is an optional comparison only
-    jax = None
+import _workloads
+from _timing import elapsed, fmt, import_jax, median_time
+
+jax, jnp = import_jax()
 
 
-def median_time(fn, repeat: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def first_call(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def fmt(s: float) -> str:
-    return f"{s * 1e3:10.3f} ms" if s >= 1e-3 else f"{s * 1e6:10.1f} us"
-
-
-def selu(np_, x, alpha=1.67, lambda_=1.05):
-    return lambda_ * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
+def selu(np_, x):
+    return _workloads.selu(np_, x, alpha=1.67, scale=1.05)
 
 
 def selu_table(n: int = 1_000_000) -> None:
@@ -52,19 +27,19 @@ def selu_table(n: int = 1_000_000) -> None:
     x = stagec.device_put(x_np)
     rows = [("NumPy", median_time(lambda: selu(np, x_np), 30))]
     stagec.clear_caches()
-    rows.append(("stagec eager, first call", first_call(lambda: selu(snp, x).block_until_ready())))
+    rows.append(("stagec eager, first call", elapsed(lambda: selu(snp, x).block_until_ready())))
     rows.append(("stagec eager, steady", median_time(lambda: selu(snp, x).block_until_ready(), 30)))
     f = stagec.jit(lambda v: selu(snp, v))
-    rows.append(("stagec jit, first call", first_call(lambda: f(x).block_until_ready())))
+    rows.append(("stagec jit, first call", elapsed(lambda: f(x).block_until_ready())))
     rows.append(("stagec jit, steady", median_time(lambda: f(x).block_until_ready(), 200)))
     if jax is not None:
         xj = jax.device_put(x_np)
         fj = jax.jit(lambda v: selu(jnp, v))
-        rows.append(("jax.jit, first call", first_call(lambda: fj(xj).block_until_ready())))
+        rows.append(("jax.jit, first call", elapsed(lambda: fj(xj).block_until_ready())))
         rows.append(("jax.jit, steady", median_time(lambda: fj(xj).block_until_ready(), 200)))
     base = dict(rows)["stagec jit, steady"]
     for name, t in rows:
-        print(f"  {name:28s}{fmt(t)}   {t / base:8.2f}x stagec jit")
+        print(f"  {name:28s}{fmt(t, 10)}   {t / base:8.2f}x stagec jit")
     print()
 
 
@@ -80,7 +55,7 @@ def overhead_table() -> None:
         fj(sj).block_until_ready()
         rows.append(("jax.jit", median_time(lambda: fj(sj), 20000, warmup=100)))
     for name, t in rows:
-        print(f"  {name:28s}{fmt(t)}")
+        print(f"  {name:28s}{fmt(t, 10)}")
     print()
 
 

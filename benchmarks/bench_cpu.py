@@ -19,31 +19,17 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
 
+from _timing import alternating, fmt, geomean, import_jax, run_json, time_batch
+from _workloads import layernorm, selu, softmax
+
 VARIANTS = ("stagec", "nopasses", "jax")
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int32")
 TINY = "tiny call x+1"
-
-
-def _selu(np_, x):
-    a, scale = 1.6732632423543772, 1.0507009873554805
-    return scale * np_.where(x > 0, x, a * np_.exp(x) - a)
-
-
-def _softmax(np_, x):
-    e = np_.exp(x - np_.max(x, axis=-1, keepdims=True))
-    return e / np_.sum(e, axis=-1, keepdims=True)
-
-
-def _layernorm(np_, x):
-    mu = np_.mean(x, axis=-1, keepdims=True)
-    var = np_.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    return (x - mu) / np_.sqrt(var + 1e-5)
 
 
 def workloads(dtype: str) -> dict:
@@ -52,7 +38,7 @@ def workloads(dtype: str) -> dict:
     floats = dtype != "int32"
     w = {}
     if floats:
-        w["selu 1M"] = (_selu, [(1 << 20,)])
+        w["selu 1M"] = (selu, [(1 << 20,)])
         w["sum(x**2+sin x) 1M"] = (lambda np_, x: np_.sum(x ** 2 + np_.sin(x)), [(1 << 20,)])
         w["FAQ x.T@(x-mean) 1000²"] = (lambda np_, x: x.T @ (x - x.mean(0)), [(1000, 1000)])
     else:
@@ -60,8 +46,8 @@ def workloads(dtype: str) -> dict:
     w["matmul 256"] = (lambda np_, a, b: a @ b, [(256, 256), (256, 256)])
     w["matmul 1024"] = (lambda np_, a, b: a @ b, [(1024, 1024), (1024, 1024)])
     if floats:
-        w["softmax 4096x1024"] = (_softmax, [(4096, 1024)])
-        w["layernorm 4096x1024"] = (_layernorm, [(4096, 1024)])
+        w["softmax 4096x1024"] = (softmax, [(4096, 1024)])
+        w["layernorm 4096x1024"] = (layernorm, [(4096, 1024)])
         w["MLP tanh(relu(x@w1)@w2)"] = (lambda np_, x, w1, w2: np_.tanh(np_.maximum(x @ w1, 0) @ w2),
                                         [(256, 512), (512, 2048), (2048, 512)])
     w[TINY] = (lambda np_, x: x + 1, [()])
@@ -89,15 +75,6 @@ def batch_size(call) -> int:
         call().block_until_ready()
         n += 1
     return max(1, min(2000, int(0.02 / ((time.perf_counter() - t0) / n))))
-
-
-def time_batch(call, n: int) -> float:
-    """Seconds per call over `n` calls, waiting for the last result."""
-    t0 = time.perf_counter()
-    for _ in range(n):
-        out = call()
-    out.block_until_ready()
-    return (time.perf_counter() - t0) / n
 
 
 def make_calls(variant: str, dtype: str, only: list[str]) -> dict:
@@ -144,7 +121,7 @@ def child(variants: list[str], dtype: str, only: list[str], budget: float) -> di
         t0 = time.perf_counter()
         i = 0
         while i < 6 or (time.perf_counter() - t0 < budget and i < 200):
-            for v in (variants if i % 2 else variants[::-1]):
+            for v in alternating(variants, i):
                 times[v].append(time_batch(calls[v][name], sizes[v]))
             i += 1
         res[name] = times
@@ -155,21 +132,11 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int) -> d
     order = variants[r % len(variants):] + variants[:r % len(variants)]
     cmd = [sys.executable, __file__, "--child", ",".join(order), "--dtypes", dtype, "--only", ",".join(only),
            "--budget", str(budget)]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        print(f"  [round {r} of {dtype} failed]\n{p.stderr[-3000:]}", file=sys.stderr)
+    try:
+        return run_json(cmd)
+    except RuntimeError as e:
+        print(f"  [round {r} of {dtype} failed]\n{e}", file=sys.stderr)
         return {}
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-def fmt(s: float | None) -> str:
-    if s is None:
-        return "-"
-    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
-
-
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def table(dtype: str, rounds: list[dict], variants) -> str:
@@ -220,9 +187,7 @@ def main() -> None:
         return
     dtypes = DTYPES if a.dtypes == "all" else tuple(a.dtypes.split(","))
     variants = [v for v in a.variants.split(",") if v]
-    try:
-        import jax  # noqa: F401
-    except ImportError:
+    if import_jax()[0] is None:
         variants = [v for v in variants if v != "jax"]
     for dt in dtypes:
         rounds = [run_round(variants, dt, only, a.budget, r) for r in range(a.rounds)]

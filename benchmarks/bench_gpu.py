@@ -10,7 +10,6 @@ Inputs are fresh random data (never zeros); each result's relative error is chec
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -23,12 +22,12 @@ import stagec.numpy as snp
 from stagec.backend import gpu_backends
 from stagec.dtypes import bfloat16
 
+import _workloads
+from _timing import geomean, import_jax
+from _workloads import layernorm, softmax
+
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with stagec here
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:  # JAX is an optional comparison only
-    jax = jnp = None
+jax, jnp = import_jax()
 
 SPLIT = "--iree-dispatch-creation-enable-split-reduction"
 VARIANTS = {"cuda": {"sm_89": dict(arch="sm_89"), "no split": dict(flags=[SPLIT + "=false"])},
@@ -36,18 +35,7 @@ VARIANTS = {"cuda": {"sm_89": dict(arch="sm_89"), "no split": dict(flags=[SPLIT 
 
 
 def selu(m, x):
-    return 1.05 * m.where(x > 0, x, 1.67 * m.exp(x) - 1.67)
-
-
-def softmax(m, x):
-    e = m.exp(x - m.max(x, axis=-1, keepdims=True))
-    return e / m.sum(e, axis=-1, keepdims=True)
-
-
-def layernorm(m, x):
-    mu = m.mean(x, axis=-1, keepdims=True)
-    var = m.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    return (x - mu) / m.sqrt(var + 1e-5)
+    return _workloads.selu(m, x, alpha=1.67, scale=1.05)
 
 
 def mlp(m, x, w1, w2):
@@ -147,7 +135,7 @@ def run(backend: str, budget_s: float, only: str | None) -> None:
                                 for c in cells) + " |", flush=True)
     if ratios:
         print(f"| **geomean** (stagec / jax at equal precision, {len(ratios)} workloads) | | "
-              + "| " * len(variants) + f"| | **{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}** | | |")
+              + "| " * len(variants) + f"| | **{geomean(ratios):.2f}** | | |")
 
 
 def main(argv=None) -> int:

@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 
 import stagec
 import stagec.numpy as snp
 
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:  # JAX is an optional comparison only
-    jax = None
+from _timing import elapsed, import_jax, timed
+
+jax, jnp = import_jax()
 
 SIZES = (256, 512, 2048)
 BATCH = 256
@@ -80,17 +77,13 @@ def compare(name: str, runs: dict, repeat: int) -> dict:
     """First call of each, then `repeat` alternating timed calls; prints and returns the medians."""
     first, times, results = {}, {k: [] for k in runs}, {}
     for k, (sys_, f, args) in runs.items():
-        t0 = time.perf_counter()
-        results[k] = sys_.block(f(*args))
-        first[k] = time.perf_counter() - t0
+        first[k], results[k] = timed(lambda: sys_.block(f(*args)))
     for _ in range(2):  # warm-up
         for sys_, f, args in runs.values():
             sys_.block(f(*args))
     for _ in range(repeat):
         for k, (sys_, f, args) in runs.items():
-            t0 = time.perf_counter()
-            sys_.block(f(*args))
-            times[k].append(time.perf_counter() - t0)
+            times[k].append(elapsed(lambda: sys_.block(f(*args))))
     med = {k: statistics.median(t) for k, t in times.items()}
     print(name)
     for k in runs:

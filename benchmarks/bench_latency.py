@@ -17,14 +17,13 @@ Runs alternate between libraries and variants; medians over `--repeat` runs, wit
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
+
+from _timing import geomean, import_jax, run_json
 
 COMMON = textwrap.dedent("""
     import json, os, sys, time
@@ -127,12 +126,7 @@ STEADY = COMMON + textwrap.dedent("""
 
 def run(script: str, args: list[str], env: dict) -> dict:
     # (run from a neutral folder: `python -c` puts the working directory first on sys.path)
-    p = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=900,
-                       cwd=tempfile.gettempdir())
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-    if p.returncode != 0 or not lines:
-        raise RuntimeError(f"child {args} failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return run_json([sys.executable, "-c", script, *args], str(args), env=env, timeout=900, cwd=tempfile.gettempdir())
 
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -200,7 +194,7 @@ def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
                 r = statistics.median(res[(w, name)]) / statistics.median(res[(w, "jax")])
                 ratios.setdefault(name, []).append(r)
     for name, rs in ratios.items():
-        print(f"  geomean {name}/jax first call: {math.exp(sum(map(math.log, rs)) / len(rs)):.2f}x")
+        print(f"  geomean {name}/jax first call: {geomean(rs):.2f}x")
 
 
 def steadies(repeat: int, variants: dict, jax: bool) -> None:
@@ -223,11 +217,7 @@ def main() -> None:
     p.add_argument("--no-jax", action="store_true")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
     a = p.parse_args()
-    try:
-        import jax  # noqa: F401
-        have_jax = not a.no_jax
-    except ImportError:
-        have_jax = False
+    have_jax = not a.no_jax and import_jax()[0] is not None
     variants = {"stagec": HERE, **({"before": os.path.abspath(a.before)} if a.before else {})}
     parts = a.only.split(",")
     if "session" in parts:

@@ -10,7 +10,6 @@ import argparse
 import os
 import re
 import statistics
-import time
 
 os.environ.setdefault("STAGEC_CACHE", "0")  # time real compiles, not a persistent cache
 
@@ -21,6 +20,8 @@ import stagec.numpy as snp
 from stagec.backend import get_backend
 
 from stagec.passes import DEFAULT_PIPELINE
+
+from _timing import alternating, time_batch, timed
 
 VARIANTS = {"none": "none", "default": "default",
             "fuse-all": [p if p != "fuse" else "fuse-all" for p in DEFAULT_PIPELINE]}  # every cluster fused
@@ -87,9 +88,8 @@ def measure(rounds: int, calls: int) -> list[dict]:
             compile_s, pass_s = [], []
             for _ in range(3):
                 low = stagec.jit(f, passes=spec).lower(*args)
-                t0 = time.perf_counter()
-                compiled = low.compile()
-                compile_s.append(time.perf_counter() - t0)
+                t, compiled = timed(low.compile)
+                compile_s.append(t)
                 pass_s.append(sum(s.seconds for s in low.pass_stats))
             fns[v] = compiled
             row[v] = {"dispatches": dispatch_count(low.as_text("final")), "compile_ms": statistics.median(compile_s) * 1e3,
@@ -99,13 +99,9 @@ def measure(rounds: int, calls: int) -> list[dict]:
                 np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-4, atol=1e-4)
         items = list(fns.items())
         for i in range(rounds):  # interleave variants, alternating order, so machine load hits them alike
-            for v, fn in (items if i % 2 else items[::-1]):
+            for v, fn in alternating(items, i):
                 stagec.block_until_ready(fn(*dev_args))
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    out = fn(*dev_args)
-                stagec.block_until_ready(out)
-                row[v]["times"].append((time.perf_counter() - t0) / calls)
+                row[v]["times"].append(time_batch(lambda: fn(*dev_args), calls, stagec.block_until_ready))
         for v in fns:
             times = row[v].pop("times")
             row[v]["run_ms"], row[v]["best_ms"] = statistics.median(times) * 1e3, min(times) * 1e3

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -42,6 +43,15 @@ def jitted(fn: Callable) -> Callable:
     if j is None:
         j = _JITS[fn] = stagec.jit(fn)
     return j
+
+
+@pytest.fixture(params=["x32", "x64"])
+def x64mode(request):
+    """Each test twice, with x64 off and on (the fixture's value); restores the previous setting."""
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", request.param == "x64")
+    yield request.param == "x64"
+    stagec.config.update("enable_x64", old)
 
 
 def float_elems(dtype, lo: float = -100.0, hi: float = 100.0):

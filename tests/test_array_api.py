@@ -19,13 +19,7 @@ try:
 except ImportError:  # the specification's own tables below still check everything else
     xps = None
 
-
-@pytest.fixture(params=["x32", "x64"])
-def x64(request):
-    old = stagec.config.enable_x64
-    stagec.config.update("enable_x64", request.param == "x64")
-    yield request.param == "x64"
-    stagec.config.update("enable_x64", old)
+from numpy_diff import x64mode as x64  # noqa: F401 (a fixture; overrides conftest's x64 with both modes)
 
 
 # ---------------------------------------------------------------- names and signatures (from the specification)

@@ -9,17 +9,11 @@ import stagec
 import stagec.numpy as snp
 from stagec import lax
 
+from numpy_diff import x64mode  # noqa: F401 (a fixture)
+
 rng = np.random.default_rng(0)
 Z = (rng.standard_normal((3, 8)) + 1j * rng.standard_normal((3, 8))).astype(np.complex64)
 R = rng.standard_normal((4, 6)).astype(np.float32)
-
-
-@pytest.fixture(params=["x32", "x64"])
-def x64mode(request):
-    old = stagec.config.enable_x64
-    stagec.config.update("enable_x64", request.param == "x64")
-    yield request.param == "x64"
-    stagec.config.update("enable_x64", old)
 
 
 def _check(got, want, x64: bool):
