@@ -3,7 +3,7 @@
 `erf_inv` and `lgamma` follow, operation for operation, the expansions of `chlo.erf_inv` and `chlo.lgamma`
 that both XLA (hence JAX) and IREE apply (`chlo-legalize-to-stablehlo`), so results agree with JAX's up to
 the backends' own `log`/`log1p`/`sin`. The rest stand in for `lax.top_k` and
-`jnp.linalg.cholesky`; `next_up`/`next_down` are `stagec.numpy`'s.
+`jax.nn.softmax`; `next_up`/`next_down` are `stagec.numpy`'s.
 """
 from __future__ import annotations
 
@@ -109,23 +109,9 @@ def top_k_indices(x, k: int):
 
 
 def cholesky(a):
-    """Lower Cholesky factor of symmetric positive definite matrices (..., n, n), symmetrized first as
-    `jnp.linalg.cholesky` does; column by column (n unrolled steps). NaN where `a` is not positive definite."""
-    a = (a + snp.swapaxes(a, -1, -2)) / 2
-    n = aval_of(a).shape[-1]
-    cols = []
-    for j in range(n):
-        prev = snp.stack(cols, -1) if cols else None  # (..., n, j): the columns found so far
-        diag = a[..., j, j]
-        col = a[..., :, j]
-        if prev is not None:
-            diag = diag - snp.sum(prev[..., j, :] * prev[..., j, :], axis=-1)
-            col = col - snp.matmul(prev, prev[..., j, :, None])[..., 0]
-        d = snp.sqrt(diag)
-        below = snp.arange(n) > j
-        col = snp.where(below, col / d[..., None], 0)
-        cols.append(snp.where(snp.arange(n) == j, d[..., None], col))
-    return snp.stack(cols, -1)
+    """Lower Cholesky factor of `a` symmetrized first, as `jnp.linalg.cholesky` does (NaN where not positive
+    definite)."""
+    return snp.linalg.cholesky((a + snp.swapaxes(a, -1, -2)) / 2)
 
 
 def softmax(x, axis: int):
