@@ -423,11 +423,7 @@ class Executable:
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
         self._n_out = len(out_avals)
-        # What each result must be, checked on every call before anything reads it: a module whose
-        # metadata lies (or a wrong module) would otherwise be read past the end of its buffers.
-        # (A shape-polymorphic module's dynamic results are checked by its caller, who knows their shapes.)
-        self._outs = [(None if min(a.shape, default=0) < 0 else list(a.shape), _element_types(a.dtype))
-                      for a in out_avals]
+        self._unchecked = True  # until a call's results match `out_avals` (`_check`)
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
         mode = str(config.async_dispatch).lower()
         if mode not in ("auto", "always", "never"):  # (STAGEC_ASYNC_DISPATCH is read unchecked)
@@ -480,16 +476,27 @@ class Executable:
             name, exc = failure
             raise CallbackError(f"host callback {name!r} called from {self.name} raised {type(exc).__name__}: "
                                 f"{exc}") from exc
+        if self._unchecked:
+            self._check(rets)
+        outs = []  # a loop, not a comprehension: on Python 3.11 a comprehension is one more call (~150 ns)
+        for i in range(self._n_out):
+            outs.append(rets.get_as_object(i, self._bv))
+        return outs
+
+    def _check(self, rets) -> None:
+        """Raise unless the results are what `out_avals` declares: a module whose metadata lies (or a wrong module)
+        would otherwise be read past the end of its buffers. The module fixes its results' count, element types
+        and static shapes, so one call that matches checks them all. (A shape-polymorphic module's dynamic
+        shapes are checked by its caller, who knows them.)"""
         if len(rets) != self._n_out:
             raise RuntimeError(f"module {self.name} returned {len(rets)} results, but it declares {self._n_out}")
-        outs = []  # a loop, not a comprehension: on Python 3.11 a comprehension is one more call (~150 ns)
-        for i, (shape, et) in enumerate(self._outs):
+        for i, a in enumerate(self.out_avals):
             bv = rets.get_as_object(i, self._bv)
-            if (shape is not None and bv.shape != shape) or bv.element_type not in et:
+            if (min(a.shape, default=0) >= 0 and bv.shape != list(a.shape)) or \
+                    bv.element_type not in _element_types(a.dtype):
                 raise RuntimeError(f"module {self.name} returned result {i} as {_type_name(bv.element_type)}{bv.shape}, but "
-                                   f"it declares {self.out_avals[i].str_short()} (a wrong or tampered module)")
-            outs.append(bv)
-        return outs
+                                   f"it declares {a.str_short()} (a wrong or tampered module)")
+        self._unchecked = False
 
     call = run  # inline; `_set_call` may replace it per executable
 
