@@ -264,21 +264,24 @@ class Jitted:
                 key = None
             runner = self._cache.get(key) if key is not None else None
             if runner is not None:
-                try:
-                    self._cache.move_to_end(key)
-                except KeyError:  # dropped by another thread meanwhile
-                    pass
+                if len(self._cache) > 1:  # (a lone signature is in LRU order already: most functions have one)
+                    self._used(key)
                 return runner(args)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         runner = self._cache.get(key)
         if runner is None:
             runner = self._compile(key, args, kwargs, leaves, tree, dyn_args, dyn_kw)
-        else:
-            try:
-                self._cache.move_to_end(key)
-            except KeyError:
-                pass
+        elif len(self._cache) > 1:
+            self._used(key)
         return runner(leaves)
+
+    def _used(self, key: tuple) -> None:
+        """Mark `key` most recently used (the cache is LRU); callers skip it for a lone signature, where a second
+        hash and compare of the key would cost ~0.5 us of a ~10 us call."""
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:  # dropped by another thread meanwhile
+            pass
 
     def _cache_size(self) -> int:
         """How many signatures this function has compiled (JAX's `_cache_size`)."""
