@@ -260,7 +260,8 @@ class Backend:
 
     @property
     def alloc_driver(self) -> str:
-        return "local-sync" if self.name == "cpu" else self.name
+        """The driver buffers are allocated on (CPU drivers share host memory: any of them)."""
+        return self.driver_for(0)
 
     def put(self, value: np.ndarray):
         """Copy a host array into a new device buffer view.
