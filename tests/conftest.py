@@ -1,9 +1,17 @@
 """Shared fixtures. Compiled modules are shared across tests through stagec's in-process caches."""
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 import stagec
+
+# Hypothesis draws the same examples on every run, so that a red run reproduces and a green one is not luck;
+# STAGEC_HYPOTHESIS_RANDOM=1 explores new ones (with STAGEC_HYPOTHESIS_EXAMPLES=50, say).
+settings.register_profile("stagec", derandomize=not os.environ.get("STAGEC_HYPOTHESIS_RANDOM"), database=None)
+settings.load_profile("stagec")
 
 
 @pytest.fixture

@@ -113,9 +113,9 @@ def _np_binary(names, x, y):
 def _promoted(x, y, kind_float: bool):
     """Inputs cast to the JAX-promoted dtype (float64 for floating results, to compute the reference)."""
     dt = jnp.result_type(x, y) if jnp is not None else np.result_type(x, y)
-    if kind_float or np.dtype(dt).kind == "f":
-        dt = np.float64
-    cast = lambda v: np.asarray(v).astype(dt)
+    wide = np.float64 if kind_float or np.dtype(dt).kind == "f" else dt
+    # A weak Python scalar becomes the promoted dtype first (bfloat16 holds 3.4004 as 3.4062), then widens.
+    cast = lambda v: np.asarray(v).astype(dt).astype(wide)
     return cast(x), cast(y)
 
 
