@@ -193,3 +193,18 @@ def test_a_loaded_artifact_runs_with_its_callbacks(saved, capsys):
     bad = stagec.load(saved, callbacks={"debug_print": print, "tripled": lambda v: np.zeros(4)})
     with pytest.raises(stagec.errors.CallbackError, match=r"tripled_1 returned shape \(4,\).*expects \(3,\)"):
         bad(x).block_until_ready()
+
+
+@pytest.mark.parametrize("target", ["cuda", "vulkan-spirv"])
+def test_callbacks_in_loops_compile_for_gpu_targets(target):
+    """The compile side of GPU callbacks, checked where no GPU is: a module whose loop prints and calls a
+    pure callback each iteration compiles for the target, and its artifact lists the host calls it needs."""
+    def f(x):
+        def body(i, v):
+            debug.print("i={} v={}", i, v)
+            return stagec.pure_callback(lambda a: np.asarray(a) * 2, S((3,), np.float32), v)
+        return lax.fori_loop(0, 2, body, x)
+    compiled = stagec.jit(f).lower(np.ones(3, np.float32)).compile(target)
+    assert compiled.artifact.meta["target"] == target
+    names = [h.name for h in compiled.artifact.host_calls]
+    assert len(names) == 2 and names[0].startswith("debug_print"), names
