@@ -120,6 +120,15 @@ class Array(ArrayOps):
     def copy(self) -> Array:
         return device_put(self._value())
 
+    def _share(self) -> Array:
+        """A new Array on this one's buffer (pending or not), no transfer: buffers are never written in place
+        (`x[idx] = v` rebinds), so sharing one is a copy. For `snp.array(x, copy=True)`."""
+        if self._deleted:
+            raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted).")
+        new = Array(self._bv, self.aval, self._backend)
+        new._job = self._job if self._bv is None else None
+        return new
+
     def _rebind(self, other: Array) -> None:
         """Take `other`'s buffer (same shape and dtype): eager `x[idx] = v` (`stagec.numpy`'s __setitem__)."""
         if self._deleted:

@@ -320,6 +320,10 @@ def test_creation_devices_and_copies(x64):
     y = snp.asarray(x, copy=True)
     assert y is not x
     np.testing.assert_array_equal(y, x)
+    x[0] = 7  # the copy shares x's buffer until then: assigning rebinds x, y keeps the old values
+    np.testing.assert_array_equal(y, [0, 1, 2])
+    np.testing.assert_array_equal(x, [7, 1, 2])
+    x = snp.asarray(np.arange(3, dtype=np.int32))
     with pytest.raises(ValueError, match="copy=False"):
         snp.asarray(x, dtype=np.float32, copy=False)
     assert x.astype(np.int32, copy=False) is x and x.astype(np.int32) is not x

@@ -19,7 +19,7 @@ def _fresh(x):
     Array's buffer and never writes into it, so sharing it is a copy (no transfer). Tracers pass through."""
     if type(x) is not Array or x.is_deleted():
         return x
-    return Array(x._bv if x._bv is not None else x._wait(), x.aval, x._backend)
+    return x._share()
 
 
 def _is_array(x) -> bool:
