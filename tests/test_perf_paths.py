@@ -95,3 +95,40 @@ def test_half_precision_matmul_and_mlp(dtype):
     a, b = args[0], args[1]
     np.testing.assert_allclose(np.asarray(stagec.jit(lambda x, y: x @ y)(a, b)).astype(np.float32),
                                a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=2e-2)
+
+
+def _mlp_loss(np_, params, x, y):
+    (w1, b1), (w2, b2) = params
+    return np_.mean((np_.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
+
+
+def test_per_example_grads_with_isolated_outer_products():
+    # vmap(grad) of a dense layer: each example's weight gradient is an outer product fed by a matmul;
+    # `isolate-outer` puts a barrier between them (4x64x256 = 65,536 elements: at its threshold), not on the
+    # smaller 4x32x64 one. Results against the gradients written out by hand in NumPy.
+    from stagec.passes import outer
+    r = np.random.default_rng(1)
+    params = [(r.standard_normal((32, 64)).astype(np.float32) / 6, r.standard_normal(64).astype(np.float32) / 4),
+              (r.standard_normal((64, 256)).astype(np.float32) / 8, r.standard_normal(256).astype(np.float32) / 4)]
+    x, y = r.standard_normal((4, 32)).astype(np.float32), r.standard_normal((4, 256)).astype(np.float32)
+    f = stagec.jit(stagec.vmap(stagec.grad(lambda p, a, b: _mlp_loss(snp, p, a, b)), in_axes=(None, 0, 0)))
+    text = f.lower(params, x, y).as_text("isolate-outer")
+    assert text.count("stablehlo.optimization_barrier") == 2  # both operands of the 4x64x256 product
+    assert 4 * 64 * 256 >= outer.MIN_ELEMENTS > 4 * 32 * 64
+    (g1, gb1), (g2, gb2) = [[np.asarray(a) for a in layer] for layer in f(params, x, y)]
+    p64 = [[a.astype(np.float64) for a in layer] for layer in params]
+    for i in range(4):
+        xi, yi = x[i].astype(np.float64), y[i].astype(np.float64)
+        h = np.tanh(xi @ p64[0][0] + p64[0][1])
+        dp = 2 * (h @ p64[1][0] + p64[1][1] - yi) / yi.size
+        dz = (p64[1][0] @ dp) * (1 - h ** 2)
+        for got, want in ((g2[i], np.outer(h, dp)), (gb2[i], dp), (g1[i], np.outer(xi, dz)), (gb1[i], dz)):
+            np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-6)
+
+
+def test_outer_product_of_arguments_keeps_its_fusion():
+    # an outer product whose operands no matmul computes gets no barrier (nothing to split it from)
+    a, b = RNG.standard_normal((8, 128, 1)).astype(np.float32), RNG.standard_normal((8, 1, 128)).astype(np.float32)
+    f = stagec.jit(lambda u, v: snp.matmul(snp.sin(u), v))
+    assert "optimization_barrier" not in f.lower(a, b).as_text("isolate-outer")
+    np.testing.assert_allclose(np.asarray(f(a, b)), np.sin(a.astype(np.float64)) @ b, rtol=2e-5, atol=1e-6)

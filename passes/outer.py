@@ -1,0 +1,89 @@
+"""`isolate-outer`: an outer product gets a dispatch of its own instead of joining the matmul that feeds it.
+
+An outer product is a `dot_general` that contracts nothing but size-1 axes, so each output element is one
+multiply: what `vmap(grad(...))` of a dense layer emits for the per-example weight gradients
+(`(b,1,m) x (b,1,n) -> (b,m,n)`). IREE 3.13 fuses it, as an elementwise consumer, into the dispatch of the
+matmul that computes one of its operands and tiles it with that matmul's tile sizes, which vectorize
+the wrong axis: on the CPU the 16x512x2048 per-example gradient of `benchmarks/bench_grad.py` was written
+by scalar, strided stores (54 ms of its dispatch's 55, single thread). An `optimization_barrier` on such
+an operand (small: the output is `MIN_GROWTH` times larger or more) ends the fusion there; the outer
+product becomes an elementwise dispatch vectorized along its contiguous axis (the whole module: 108 -> 64
+ms CPU; docs/passes.md "CPU speed"). Outer products not fed by a matmul, and small ones, are left alone.
+"""
+from __future__ import annotations
+
+import math
+
+from iree.compiler import ir
+
+from .base import Pass, PassStats, register
+from .irutil import func_blocks, producer, tensor_type
+
+MIN_ELEMENTS = 1 << 16  # outer products smaller than this are left fused
+MIN_GROWTH = 8  # the output has at least this many times the elements of the operand that gets a barrier
+_MATMUL = ("stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution")
+DEPTH = 8  # producers followed back from an operand looking for a matmul
+
+
+def _dims(op, key: str) -> list[int]:
+    """`lhs_contracting_dimensions` etc. of a dot_general's `#stablehlo.dot<...>` attribute."""
+    text = str(op.attributes["dot_dimension_numbers"])
+    at = text.find(key + " = [")
+    if at < 0:
+        return []
+    body = text[at + len(key) + 4:text.index("]", at)]
+    return [int(d) for d in body.split(",") if d.strip()]
+
+
+def _size(v: ir.Value) -> int:
+    return math.prod(tensor_type(v).shape)
+
+
+def _is_outer(op) -> bool:
+    if op.name != "stablehlo.dot_general" or not tensor_type(op.result).has_static_shape:
+        return False
+    lhs = tensor_type(op.operands[0]).shape
+    return all(lhs[d] == 1 for d in _dims(op, "lhs_contracting_dimensions")) and _size(op.result) >= MIN_ELEMENTS
+
+
+def _from_matmul(v: ir.Value) -> bool:
+    """Whether `v` is a matmul's result, possibly through ops that keep its element count (elementwise ops,
+    reshape, transpose, convert): the chain IREE fuses into the matmul's dispatch."""
+    work, seen = [(v, 0)], []  # ops, not their ids: the bindings' wrappers are made afresh and freed
+    while work:
+        v, depth = work.pop()
+        p = producer(v)
+        if p is None or depth > DEPTH:
+            continue
+        p = p.operation
+        if p.name in _MATMUL:
+            return True
+        if len(p.regions) or len(p.results) != 1 or any(p == s for s in seen):
+            continue
+        seen.append(p)
+        n = _size(v)
+        work += [(o, depth + 1) for o in p.operands
+                 if isinstance(o.type, ir.RankedTensorType) and tensor_type(o).has_static_shape and _size(o) == n]
+    return False
+
+
+class IsolateOuter(Pass):
+    name = "isolate-outer"
+    description = "barrier between a matmul and an outer product it feeds (IREE tiles the fused product badly)"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        for block in func_blocks(module):
+            for op in list(block.operations):
+                op = op.operation
+                if not _is_outer(op):
+                    continue
+                for i, v in enumerate(list(op.operands)):
+                    if _size(op.result) < MIN_GROWTH * _size(v) or not _from_matmul(v):
+                        continue
+                    with ir.InsertionPoint(op), op.location:
+                        bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type], operands=[v])
+                    op.operands[i] = bar.result
+                    stats.rewrites["barrier"] += 1
+
+
+ISOLATE_OUTER = register(IsolateOuter())
