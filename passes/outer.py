@@ -1,14 +1,15 @@
 """`isolate-outer`: an outer product gets a dispatch of its own instead of joining the matmul that feeds it.
 
-An outer product is a `dot_general` that contracts nothing but size-1 axes, so each output element is one
-multiply: what `vmap(grad(...))` of a dense layer emits for the per-example weight gradients
-(`(b,1,m) x (b,1,n) -> (b,m,n)`). IREE 3.13 fuses it, as an elementwise consumer, into the dispatch of the
-matmul that computes one of its operands and tiles it with that matmul's tile sizes, which vectorize
-the wrong axis: on the CPU the 16x512x2048 per-example gradient of `benchmarks/bench_grad.py` was written
-by scalar, strided stores (54 ms of its dispatch's 55, single thread). An `optimization_barrier` on such
+An outer product is a `dot_general` that contracts nothing but size-1 axes, or a `multiply` of two
+`broadcast_in_dim`s (`h[:, :, None] * g[:, None, :]`): each output element is one multiply. It is what
+`vmap(grad(...))` of a dense layer emits for the per-example weight gradients (`(b,1,m) x (b,1,n) -> (b,m,n)`).
+IREE 3.13 fuses it, as an elementwise consumer, into the dispatch of the matmul that computes one of its
+operands and tiles it with that matmul's tile sizes, which vectorize the wrong axis: on the CPU the
+16x512x2048 per-example gradient of `benchmarks/bench_grad.py` was written by scalar, strided stores (54 ms of its dispatch's 55, single thread). An `optimization_barrier` on such
 an operand (small: the output is `MIN_GROWTH` times larger or more) ends the fusion there; the outer
 product becomes an elementwise dispatch vectorized along its contiguous axis (the whole module: 108 -> 64
 ms CPU; docs/passes.md "CPU speed"). Outer products not fed by a matmul, and small ones, are left alone.
+A barrier on a broadcast's input keeps the broadcast itself fused with the multiply (never materialized).
 """
 from __future__ import annotations
 
@@ -39,11 +40,20 @@ def _size(v: ir.Value) -> int:
     return math.prod(tensor_type(v).shape)
 
 
-def _is_outer(op) -> bool:
-    if op.name != "stablehlo.dot_general" or not tensor_type(op.result).has_static_shape:
-        return False
-    lhs = tensor_type(op.operands[0]).shape
-    return all(lhs[d] == 1 for d in _dims(op, "lhs_contracting_dimensions")) and _size(op.result) >= MIN_ELEMENTS
+def _factors(op) -> list:
+    """(op, operand index) of the factors of an outer product `op` of at least `MIN_ELEMENTS`: both operands of a
+    dot_general contracting only size-1 axes, or the inputs of the two broadcasts a `multiply` reads."""
+    if op.name not in ("stablehlo.dot_general", "stablehlo.multiply") or not tensor_type(op.result).has_static_shape \
+            or _size(op.result) < MIN_ELEMENTS:
+        return []
+    if op.name == "stablehlo.dot_general":
+        lhs = tensor_type(op.operands[0]).shape
+        return [(op, 0), (op, 1)] if all(lhs[d] == 1 for d in _dims(op, "lhs_contracting_dimensions")) else []
+    if op.name == "stablehlo.multiply":
+        bcasts = [producer(v) for v in op.operands]
+        if all(b is not None and b.name == "stablehlo.broadcast_in_dim" for b in bcasts):
+            return [(b.operation, 0) for b in bcasts]
+    return []
 
 
 def _from_matmul(v: ir.Value) -> bool:
@@ -75,14 +85,13 @@ class IsolateOuter(Pass):
         for block in func_blocks(module):
             for op in list(block.operations):
                 op = op.operation
-                if not _is_outer(op):
-                    continue
-                for i, v in enumerate(list(op.operands)):
+                for owner, i in _factors(op):
+                    v = owner.operands[i]
                     if _size(op.result) < MIN_GROWTH * _size(v) or not _from_matmul(v):
                         continue
-                    with ir.InsertionPoint(op), op.location:
+                    with ir.InsertionPoint(owner), owner.location:
                         bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type], operands=[v])
-                    op.operands[i] = bar.result
+                    owner.operands[i] = bar.result
                     stats.rewrites["barrier"] += 1
 
 

@@ -132,3 +132,13 @@ def test_outer_product_of_arguments_keeps_its_fusion():
     f = stagec.jit(lambda u, v: snp.matmul(snp.sin(u), v))
     assert "optimization_barrier" not in f.lower(a, b).as_text("isolate-outer")
     np.testing.assert_allclose(np.asarray(f(a, b)), np.sin(a.astype(np.float64)) @ b, rtol=2e-5, atol=1e-6)
+
+
+def test_broadcast_outer_product_of_a_matmul_gets_a_barrier():
+    # `h[:, :, None] * g[:, None, :]` with h from a matmul: one barrier, on h (g is an argument)
+    x, w = RNG.standard_normal((4, 24)).astype(np.float32), RNG.standard_normal((24, 128)).astype(np.float32) / 5
+    g = RNG.standard_normal((4, 128)).astype(np.float32)
+    f = stagec.jit(lambda a, b, c: snp.tanh(a @ b)[:, :, None] * c[:, None, :])
+    assert f.lower(x, w, g).as_text("isolate-outer").count("stablehlo.optimization_barrier") == 1
+    want = np.tanh(x.astype(np.float64) @ w)[:, :, None] * g[:, None, :]
+    np.testing.assert_allclose(np.asarray(f(x, w, g)), want, rtol=2e-5, atol=1e-6)
