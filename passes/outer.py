@@ -5,11 +5,12 @@ An outer product is a `dot_general` that contracts nothing but size-1 axes, or a
 `vmap(grad(...))` of a dense layer emits for the per-example weight gradients (`(b,1,m) x (b,1,n) -> (b,m,n)`).
 IREE 3.13 fuses it, as an elementwise consumer, into the dispatch of the matmul that computes one of its
 operands and tiles it with that matmul's tile sizes, which vectorize the wrong axis: on the CPU the
-16x512x2048 per-example gradient of `benchmarks/bench_grad.py` was written by scalar, strided stores (54 ms of its dispatch's 55, single thread). An `optimization_barrier` on such
-an operand (small: the output is `MIN_GROWTH` times larger or more) ends the fusion there; the outer
-product becomes an elementwise dispatch vectorized along its contiguous axis (the whole module: 108 -> 64
-ms CPU; docs/passes.md "CPU speed"). Outer products not fed by a matmul, and small ones, are left alone.
-A barrier on a broadcast's input keeps the broadcast itself fused with the multiply (never materialized).
+16x512x2048 per-example gradient of `benchmarks/bench_grad.py` was written by scalar, strided stores (54 ms
+of its dispatch's 55, single thread). An `optimization_barrier` on such an operand (small: the output is
+`MIN_GROWTH` times larger or more) ends the fusion there; the outer product becomes an elementwise dispatch
+vectorized along its contiguous axis (the whole module: 108 -> 64 ms CPU; docs/passes.md "CPU speed").
+Outer products not fed by a matmul, and small ones, are left alone. A barrier on a broadcast's input keeps
+the broadcast itself fused with the multiply (never materialized).
 """
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def _factors(op) -> list:
         return [(op, 0), (op, 1)] if all(lhs[d] == 1 for d in _dims(op, "lhs_contracting_dimensions")) else []
     if op.name == "stablehlo.multiply":
         bcasts = [producer(v) for v in op.operands]
-        if all(b is not None and b.name == "stablehlo.broadcast_in_dim" for b in bcasts):
+        if all(b is not None and b.name == "stablehlo.broadcast_in_dim" for b in bcasts) \
+                and bcasts[0].operation != bcasts[1].operation:  # (not the square of one broadcast)
             return [(b.operation, 0) for b in bcasts]
     return []
 
