@@ -6,7 +6,7 @@ from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put, effects_barrier
 from .config import config, default_matmul_precision
 from . import cache, eager, jit as _jit_module  # eager registers itself with core at import
-from .jit import jit, make_mlir
+from .jit import jit, make_mlir, wait_for_compiles
 from . import explain  # registers itself with jit and stages
 from .aot import ShapeDtypeStruct, load
 from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
@@ -50,4 +50,5 @@ def default_backend() -> str:
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
            "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
            "experimental", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir",
-           "numpy", "pure_callback", "random", "tree_util", "value_and_grad", "vjp", "vmap"]
+           "numpy", "pure_callback", "random", "tree_util", "value_and_grad", "vjp", "vmap",
+           "wait_for_compiles"]

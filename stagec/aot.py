@@ -19,6 +19,7 @@ import collections
 import hashlib
 import hmac
 import importlib
+import importlib.util
 import json
 import os
 import secrets
@@ -59,14 +60,28 @@ _versions: dict[str, str] = {}
 
 
 def _iree_version(package: str) -> str:
-    """`VERSION@revision` of `iree.compiler` or `iree.runtime` (imported anyway to lower or to load)."""
+    """`VERSION@revision` of `iree.compiler` or `iree.runtime`. The compiler's is read from its generated
+    `version.py` without importing the package (that costs ~0.17 s; a cache hit by recipe needs none of it)."""
     if package not in _versions:
-        try:
-            mod = importlib.import_module(f"iree.{package}.version")
-            rev = (getattr(mod, "REVISIONS", None) or {}).get("IREE", "")
-            _versions[package] = f"{mod.VERSION}@{rev[:12]}" if rev else mod.VERSION
-        except ImportError:
-            _versions[package] = "unknown"
+        mod = None
+        if package == "compiler":
+            try:
+                spec = importlib.util.find_spec("iree.compiler")
+                path = os.path.join(spec.submodule_search_locations[0], "version.py")
+                scope: dict = {"__name__": "iree.compiler.version"}
+                with open(path) as f:
+                    exec(compile(f.read(), path, "exec"), scope)  # (constants IREE's build generated)
+                mod = type("version", (), scope)
+            except Exception:  # another layout: import it
+                mod = None
+        if mod is None:
+            try:
+                mod = importlib.import_module(f"iree.{package}.version")
+            except ImportError:
+                _versions[package] = "unknown"
+                return _versions[package]
+        rev = (getattr(mod, "REVISIONS", None) or {}).get("IREE", "")
+        _versions[package] = f"{mod.VERSION}@{rev[:12]}" if rev else mod.VERSION
     return _versions[package]
 
 

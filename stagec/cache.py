@@ -65,9 +65,11 @@ def _warn_once(tag: str, msg: str) -> None:
         warnings.warn(msg, RuntimeWarning, stacklevel=4)
 
 
-def key_components(mlir: str, target: str, flags: Sequence[str]) -> dict:
-    """What a module depends on: the MLIR IREE receives, target, flags, versions, and the host CPU for `host`."""
-    comps = {"mlir": hashlib.sha256(mlir.encode()).hexdigest(), "target": target, "flags": list(flags),
+def key_components(mlir: str | None, target: str, flags: Sequence[str], recipe: dict | None = None) -> dict:
+    """What a module depends on: the MLIR IREE receives (or the `recipe` it is built from, when the caller has
+    one: `stages.compile_cached`), target, flags, versions, and the host CPU for `host`."""
+    made_of = {"mlir": hashlib.sha256(mlir.encode()).hexdigest()} if recipe is None else {"recipe": recipe}
+    comps = {**made_of, "target": target, "flags": list(flags),
              "iree": aot.iree_compiler_version(), "stagec": aot.stagec_version()}
     if any(f.endswith("target-cpu=host") for f in flags):
         comps["host"] = host_id()

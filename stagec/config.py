@@ -35,14 +35,18 @@ class Config:
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
         # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
         "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
+        # "auto": a jit signature new to this process whose every kernel is compiled already (stagec.eager, in
+        # the persistent cache) runs kernel by kernel while its fused module compiles on a thread, which then
+        # takes over (stagec.jit.Tiered; results agree within a few ulps, docs/design.md); "never".
+        "jit_tiering": lambda: os.environ.get("STAGEC_JIT_TIERING", "auto"),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
                                              "highest", "float32"),
-                "async_dispatch": ("auto", "always", "never")}
+                "async_dispatch": ("auto", "always", "never"), "jit_tiering": ("auto", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "eager_polymorphic",
-                             "async_dispatch"})
+                             "async_dispatch", "jit_tiering"})
 
     def __init__(self) -> None:
         self._values = {k: f() for k, f in self._defaults.items()}

@@ -15,20 +15,24 @@ asking for one being compiled wait for it (`stages.build_once`).
 from __future__ import annotations
 
 import collections
+import enum
+import functools
+import hashlib
 import logging
 import math
-from typing import Sequence
+import os
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .array import Array, to_buffers
 from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, PendingArguments, get_backend
 from .config import config
-from .core import Eqn, Graph, Primitive, ShapedArray, Var, set_eager_impl
+from .core import Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, set_eager_impl, to_numpy_constant
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
 from .primitives import elementwise, reductions, structural
-from .stages import build_once, compile_cached
+from .stages import build_once, compile_cached, find_cached, set_quick_tier
 
 # Primitives whose emission rule reads no dimension size: their modules stay right with dynamic dimensions, and
 # give the same bits as a shape-specific module. Not `dot_general`: its dynamic contraction sums in another
@@ -72,7 +76,8 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
 
 
 def _get(key: tuple, build):
-    """The kernel cached under `key`, else `build()` (once across threads), kept least recently used first."""
+    """The kernel cached under `key`, else `build()` (once across threads), kept least recently used first;
+    None where `build()` found none (it only looks in the persistent cache: `graph_runner`)."""
     kernel = _cache.get(key)
     if kernel is not None:
         try:
@@ -82,7 +87,10 @@ def _get(key: tuple, build):
         return kernel
 
     def store():
-        k = _cache[key] = build()
+        k = build()
+        if k is None:
+            return None
+        _cache[key] = k
         while len(_cache) > max(config.eager_cache_size, 1):
             _cache.popitem(last=False)
         return k
@@ -95,15 +103,58 @@ def flags(backend: Backend) -> list[str]:
     return backend.compile_flags() + ([SYSTEM_LINK] if backend.name == "cpu" else [])
 
 
-def _compile(prim, avals, params, out_avals, backend):
-    in_vars, out_vars = [Var(a) for a in avals], [Var(a) for a in out_avals]
-    graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
+def _compile(prim, avals, params, out_avals, backend, compile: bool = True):
+    """The kernel's artifact, from the persistent cache (by recipe where there is one) or compiled; with
+    `compile` False, None where it is not cached."""
     name = f"eager_{prim.name}"
     host_calls: list = []  # a callback primitive bound eagerly (e.g. under vmap) calls out from its module
-    art, _ = compile_cached(backend, str(lower_graph(graph, name, host_calls)), name, flags(backend),
-                            graph.in_avals, graph.out_avals, host_calls=host_calls)
+
+    def text() -> str:
+        in_vars, out_vars = [Var(a) for a in avals], [Var(a) for a in out_avals]
+        graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
+        return str(lower_graph(graph, name, host_calls))
+    recipe = _recipe(prim, avals, params)
+    if not compile:
+        return None if recipe is None else find_cached(backend, flags(backend), recipe, avals, out_avals)
+    art, _ = compile_cached(backend, text if recipe is not None else text(), name, flags(backend), avals,
+                            out_avals, host_calls=host_calls, recipe=recipe)
     stats["compiles"] += 1
     return art
+
+
+def _plain(v) -> bool:
+    """Whether `repr(v)` names all of `v`: numbers, strings, dtypes, enums, tuples of them (not an array, a
+    function or a graph, whose repr elides or names an address)."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, np.dtype, enum.Enum, type)):
+        return True
+    if isinstance(v, np.generic):
+        return v.ndim == 0
+    if isinstance(v, (tuple, list, frozenset)):
+        return all(_plain(x) for x in v)
+    return False
+
+
+@functools.cache
+def source_digest() -> str:
+    """sha256 of the code that emits a kernel's MLIR (stagec's modules and primitives; not its passes, which
+    kernels skip): a kernel's recipe holds it, so an edited lowering rule never loads an older module."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for d in (root, os.path.join(root, "primitives")):
+        for n in sorted(os.listdir(d)):
+            if n.endswith(".py"):
+                with open(os.path.join(d, n), "rb") as f:
+                    h.update(n.encode() + b"\0" + f.read())
+    return h.hexdigest()
+
+
+def _recipe(prim: Primitive, avals: Sequence[ShapedArray], params: dict, kind: str = "graph") -> dict | None:
+    """What a kernel's module is built from, complete (the persistent cache's key for it, found without building
+    any MLIR); None where a parameter's repr may not name all of it."""
+    if not all(_plain(v) for v in params.values()):
+        return None
+    return {"kernel": kind, "primitive": prim.name, "params": repr(sorted(params.items())),
+            "avals": [a.str_short() for a in avals], "source": source_digest()}
 
 
 # ---------------------------------------------------------------- shape-polymorphic kernels
@@ -113,11 +164,13 @@ def _dims(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(d if d in (0, 1) else DYNAMIC for d in shape)
 
 
-def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals, backend: Backend):
+def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals, backend: Backend,
+                      any_size: bool = False):
     """(key, avals, params) of the polymorphic kernel for this call; None where it compiles per shape (a primitive
-    outside `POLYMORPHIC`, a call too big for it, no dimension to make dynamic, a GPU: not measured there)."""
-    if (prim not in POLYMORPHIC or backend.name != "cpu"
-            or sum(math.prod(a.shape) for a in (*avals, *out_avals)) >= POLYMORPHIC_MAX_ELEMENTS):
+    outside `POLYMORPHIC`, a call too big for it unless `any_size`, no dimension to make dynamic, a GPU: not
+    measured there)."""
+    if (prim not in POLYMORPHIC or backend.name != "cpu" or (not any_size and sum(
+            math.prod(a.shape) for a in (*avals, *out_avals)) >= POLYMORPHIC_MAX_ELEMENTS)):
         return None
     pavals = tuple(ShapedArray(_dims(a.shape), a.dtype) for a in avals)
     if prim is structural.broadcast_in_dim_p:
@@ -129,9 +182,10 @@ def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dic
     return (prim, tuple(sorted(params.items())), pavals, backend.name, "poly"), pavals, params
 
 
-def _build_polymorphic(prim, avals, params, out_avals, backend: Backend):
+def _build_polymorphic(prim, avals, params, out_avals, backend: Backend, compile: bool = True):
     """The loaded polymorphic kernel, or `_STATIC` where its emission needs sizes (a constant of the operand's
-    shape, ...): found while lowering or compiling, then this key compiles per shape."""
+    shape, ...): found while lowering or compiling, then this key compiles per shape. With `compile` False:
+    None where its module is not in the persistent cache."""
     try:
         pouts = prim.out_avals(list(avals), params)
         if [(a.ndim, a.dtype) for a in pouts] != [(a.ndim, a.dtype) for a in out_avals] or any(
@@ -139,9 +193,11 @@ def _build_polymorphic(prim, avals, params, out_avals, backend: Backend):
             return _STATIC
         pouts = [a.strip_weak() for a in pouts]
         if prim is structural.broadcast_in_dim_p:
-            art = _compile_broadcast(avals[0], pouts[0], params["broadcast_dimensions"], backend)
+            art = _compile_broadcast(avals[0], pouts[0], params["broadcast_dimensions"], backend, compile)
         else:
-            art = _compile(prim, avals, params, pouts, backend)
+            art = _compile(prim, avals, params, pouts, backend, compile)
+        if art is None:
+            return None
     except (ValueError, TypeError, RuntimeError, CompileError, NotImplementedError) as e:
         log.debug(f"eager {prim.name}: no shape-polymorphic module ({type(e).__name__}: {e}); one per shape")
         return _STATIC
@@ -149,7 +205,8 @@ def _build_polymorphic(prim, avals, params, out_avals, backend: Backend):
     return Polymorphic(art, backend, prim is structural.broadcast_in_dim_p)
 
 
-def _compile_broadcast(aval: ShapedArray, out: ShapedArray, broadcast_dimensions, backend: Backend):
+def _compile_broadcast(aval: ShapedArray, out: ShapedArray, broadcast_dimensions, backend: Backend,
+                       compile: bool = True):
     """`stablehlo.dynamic_broadcast_in_dim` with the result shape as a second operand (int64[rank])."""
     shape_aval = ShapedArray((out.ndim,), np.int64)
     expanding = [aval.shape[i] == 1 and out.shape[d] != 1 for i, d in enumerate(broadcast_dimensions)]
@@ -161,8 +218,12 @@ def _compile_broadcast(aval: ShapedArray, out: ShapedArray, broadcast_dimensions
         return [mlir().Operation.create("stablehlo.dynamic_broadcast_in_dim", results=[tensor_type(out)],
                                         operands=[x, shape], attributes=attrs).result]
     name = "eager_broadcast_in_dim"
-    text = str(lower_function(body, [aval, shape_aval], [out], name))
-    art, _ = compile_cached(backend, text, name, flags(backend), [aval, shape_aval], [out])
+    recipe = _recipe(structural.broadcast_in_dim_p, [aval, out], {"broadcast_dimensions": broadcast_dimensions},
+                     "dynamic_broadcast_in_dim")
+    if not compile:
+        return find_cached(backend, flags(backend), recipe, [aval, shape_aval], [out])
+    text = lambda: str(lower_function(body, [aval, shape_aval], [out], name))
+    art, _ = compile_cached(backend, text, name, flags(backend), [aval, shape_aval], [out], recipe=recipe)
     stats["compiles"] += 1
     return art
 
@@ -221,6 +282,67 @@ def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backen
     return [Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)]
 
 
+# ---------------------------------------------------------------- a traced graph, kernel by kernel (jit's first tier)
+
+
+def graph_runner(graph: Graph, backend: Backend) -> Callable[[Sequence], list] | None:
+    """`run(leaves) -> [Array]` computing `graph` equation by equation through kernels loaded now, when each one
+    is loaded already or in the persistent cache; None where one would compile, or an equation holds a function
+    or a graph (callbacks, control flow). Polymorphic kernels serve calls of any size here (this tier lasts while
+    the fused module compiles)."""
+    if not config.eager_polymorphic:
+        return None
+    steps = []
+    for eqn in graph.eqns:
+        step = _step(eqn, backend)
+        if step is None:
+            return None
+        steps.append((step, eqn.inputs, eqn.outputs))
+    outs = graph.outs
+
+    def run(leaves: Sequence) -> list[Array]:
+        env = {v.id: x for v, x in zip(graph.in_vars, leaves)}
+        read = lambda x: Const(x.value, x.aval) if type(x) is Literal else env[x.id]
+        for step, ins, outs_ in steps:
+            for v, o in zip(outs_, step([read(i) for i in ins])):
+                env[v.id] = o
+        return [_as_array(read(o), o.aval, backend) for o in outs]
+    return run
+
+
+def _step(eqn: Eqn, backend: Backend):
+    """`step(args) -> outputs` for one equation, its kernel loaded now; None where it would compile."""
+    prim, params = eqn.prim, eqn.params
+    avals, out_avals = [x.aval for x in eqn.inputs], [v.aval for v in eqn.outputs]
+    if not all(_plain(v) for v in params.values()):
+        return None
+    if prim.impl is not None:
+        return lambda args: list(prim.impl(*args, **params))
+    if prim is structural.reshape_p:
+        return lambda args: _view(args, avals, out_avals[0], backend)
+    form = _polymorphic_form(prim, avals, params, out_avals, backend, any_size=True)
+    if form is not None:
+        pkey, pavals, pparams = form
+        kernel = _get(pkey, lambda: _build_polymorphic(prim, pavals, pparams, out_avals, backend, compile=False))
+        if kernel is None:
+            return None
+        if kernel is not _STATIC:
+            return lambda args: kernel(args, avals, out_avals)
+    key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
+
+    def load():
+        art = _compile(prim, avals, params, out_avals, backend, compile=False)
+        return None if art is None else art.runner()
+    return _get(key, load)
+
+
+def _as_array(x, aval: ShapedArray, backend: Backend) -> Array:
+    """An output as an Array of the graph's aval (an input or a literal passed through comes as it was)."""
+    if type(x) is Array:
+        return x if x.aval == aval else Array(x._wait(), aval, backend)
+    return Array(backend.put(to_numpy_constant(x, aval)), aval, backend)
+
+
 def kernels() -> list[tuple[str, str]]:
     """(primitive name, kind) of each loaded kernel, least recently used first; kind: "polymorphic", "static"
     (one shape), or "per-shape" (a polymorphic key whose module could not be built)."""
@@ -234,3 +356,4 @@ def clear_cache() -> None:
 
 
 set_eager_impl(apply)
+set_quick_tier(graph_runner)

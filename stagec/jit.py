@@ -10,9 +10,11 @@ functions live in a cache attached to the function object, so `jit(f)` built twi
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import functools
 import inspect
+import threading
 import warnings
 import weakref
 from typing import Any, Callable, NamedTuple
@@ -21,8 +23,8 @@ import numpy as np
 
 from . import tree_util
 from .aot import Runner, invalid_argument
-from .array import Array
-from .backend import Backend, get_backend
+from .array import Array, to_buffers
+from .backend import Backend, PendingArguments, get_backend
 from .config import config
 from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing
 from .stages import Lowered, build_once
@@ -57,7 +59,7 @@ def _fun_name(fun: Callable) -> str:
 _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
 MAX_STRONG = 256
-stats = {"traces": 0, "compiles": 0}
+stats = {"traces": 0, "compiles": 0, "tiered": 0, "quick_calls": 0, "swaps": 0}
 _trace_observer: Callable | None = None
 
 
@@ -241,13 +243,21 @@ class Jitted:
         """Trace, lower and compile a new signature, once across threads."""
         cache = self._cache
 
-        def build() -> Runner:
+        def build() -> Runner | Tiered:
             k = Key(*key)
             if _trace_observer is not None:
                 _trace_observer(self, k, lambda: self._labels(dyn_args, dyn_kw))
-            runner = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw).compile().runner
-            stats["compiles"] += 1
-            _warn_unusable_donations(runner)
+            lowered = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw)
+            quick = lowered.quick() if _tiering(lowered) else None
+            if quick is not None:
+                if lowered.passes is None:  # the pipeline of now, not of when the thread lowers it
+                    lowered.passes = config.passes
+                runner = Tiered(lowered, quick, cache, k)
+                stats["tiered"] += 1
+            else:
+                runner = lowered.compile().runner
+                stats["compiles"] += 1
+                _warn_unusable_donations(runner)
             while len(cache) >= max(config.jit_cache_size, 1):
                 cache.popitem(last=False)
             cache[k] = runner
@@ -295,6 +305,115 @@ class Jitted:
 
     def __repr__(self):
         return f"<stagec.jit of {_fun_desc(self.fun)}>"
+
+
+# ---------------------------------------------------------------- tiers
+
+
+def _tiering(lowered: Lowered) -> bool:
+    """Whether a new signature may start on the quick tier (`config.jit_tiering`): "auto" on the CPU, without
+    donated arguments (their buffers must go to the fused module's outputs)."""
+    mode = str(config.jit_tiering).lower()
+    if mode not in ("auto", "never"):  # (STAGEC_JIT_TIERING is read unchecked)
+        raise ValueError(f"config.jit_tiering is {mode!r}; choose 'auto' or 'never'")
+    return mode == "auto" and lowered.backend.name == "cpu" and not lowered.donated
+
+
+_compiling: set[Tiered] = set()  # tiers whose fused module is being compiled
+_compiling_lock = threading.Lock()
+
+
+class Tiered:
+    """A new signature's runner while its fused module compiles: calls run the traced graph kernel by kernel
+    (`Lowered.quick`, modules compiled before), and the first call starts the fused compile on a thread (IREE
+    runs as a subprocess: the thread waits without the GIL). Once it is ready the fused runner replaces this one
+    in the jit cache. A compile error is raised, naming the function, by every call from then on (as the
+    untiered jit raises it at every call)."""
+
+    def __init__(self, lowered: Lowered, quick: Callable, cache: collections.OrderedDict, key: Key):
+        self.lowered, self.quick, self.cache, self.key = lowered, quick, cache, key
+        self.name, self.backend, self.out_tree = lowered.name, lowered.backend, lowered.out_tree
+        self.in_avals, self.out_avals = lowered.graph.in_avals, lowered.graph.out_avals
+        self.fused: Runner | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, leaves):
+        if self.done.is_set():
+            if self.error is not None:
+                raise self.error
+            return self.fused(leaves)
+        backend = self.backend
+        try:
+            try:
+                bvs = to_buffers(leaves, self.in_avals, backend)
+            except PendingArguments as p:  # behind the calls computing them, as a compiled module would be
+                job = backend.submit(self, p.bvs)
+                outs = [Array.pending(job, i, a, backend) for i, a in enumerate(self.out_avals)]
+            else:
+                outs = self.quick([Array(bv, a, backend) for bv, a in zip(bvs, self.in_avals)])
+        finally:  # (after the first call's work: the lowering and passes on that thread need the GIL)
+            self.start()
+        stats["quick_calls"] += 1
+        tree = self.out_tree
+        return outs if tree is None else tree_util.tree_unflatten(tree, outs)
+
+    def run(self, bvs: list) -> list:
+        """Buffer views in and out, as `Executable.run`: a call enqueued behind pending arguments (`Job`)."""
+        outs = self.quick([Array(bv, a, self.backend) for bv, a in zip(bvs, self.in_avals)])
+        return [o._wait() for o in outs]
+
+    def start(self) -> None:
+        """Start compiling the fused module, once."""
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    with _compiling_lock:
+                        _compiling.add(self)
+                        _wait_at_exit()
+                    self._thread = threading.Thread(target=self._compile, daemon=True,
+                                                    name=f"stagec-compile-{self.lowered.name}")
+                    self._thread.start()
+
+    def _compile(self) -> None:
+        try:
+            self.fused = self.lowered.compile().runner
+            stats["compiles"] += 1
+            self.lowered = None  # (its graph and texts are no longer needed)
+            if self.cache.get(self.key) is self:  # (not if dropped from the cache meanwhile)
+                self.cache[self.key] = self.fused
+                stats["swaps"] += 1
+        except BaseException as e:  # raised by the calls from now on (`__call__`)
+            self.error = e
+        finally:
+            self.done.set()
+            with _compiling_lock:
+                _compiling.discard(self)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the fused module (started if it was not); True once it is ready or failed."""
+        self.start()
+        return self.done.wait(timeout)
+
+
+@functools.cache
+def _wait_at_exit() -> None:
+    """At exit, let fused modules compiling finish (into the persistent cache, for the next process) rather
+    than leave their compiler processes running orphaned: the exit waits what the first call saved."""
+    atexit.register(wait_for_compiles, EXIT_WAIT)
+
+
+EXIT_WAIT = 120.0  # seconds
+
+
+def wait_for_compiles(timeout: float | None = None) -> bool:
+    """Wait until every fused module compiling in the background (`config.jit_tiering`) is ready; True if all
+    are (False when `timeout` seconds passed first). Errors are raised by the calls, not here."""
+    with _compiling_lock:
+        pending = list(_compiling)
+    return all(t.wait(timeout) for t in pending)
 
 
 def _static_hint(label: str) -> str:

@@ -30,6 +30,7 @@ ALIASES = {"iree-input": "final"}
 stats = {"iree_compiles": 0, "compile_seconds": 0.0}
 log = logging.getLogger("stagec")
 _miss_explainer: Callable[[str, str, dict, str], str] | None = None
+_quick_tier: Callable[[Graph, Backend], Callable | None] | None = None
 
 
 T = TypeVar("T")
@@ -52,6 +53,13 @@ def build_once(key: Any, lookup: Callable[[], T | None], build: Callable[[], T])
                 del _building[key]
 
 
+def set_quick_tier(fn: Callable[[Graph, Backend], Callable | None] | None) -> None:
+    """Register `fn(graph, backend) -> run or None`: `run(leaves) -> [Array]` computes `graph` without compiling
+    anything (`Lowered.quick`). `stagec.eager` registers itself (kernel by kernel); stages never imports it."""
+    global _quick_tier
+    _quick_tier = fn
+
+
 def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:
     """Register `fn(name, key, key_components, mlir) -> words` for persistent-cache misses, logged when
     `config.explain_cache_misses` is set. `stagec.explain` registers itself; stages never imports it."""
@@ -59,26 +67,33 @@ def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:
     _miss_explainer = fn
 
 
-def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str], in_avals, out_avals,
-                   in_tree=None, out_tree=None, donated: Sequence[int] = (),
-                   side_flags: Sequence[str] = (), host_calls: Sequence = ()) -> tuple[aot.Artifact, float]:
+def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, flags: Sequence[str], in_avals,
+                   out_avals, in_tree=None, out_tree=None, donated: Sequence[int] = (),
+                   side_flags: Sequence[str] = (), host_calls: Sequence = (),
+                   recipe: dict | None = None) -> tuple[aot.Artifact, float]:
     """(artifact, seconds): the module for `mlir` from the persistent cache, else compiled by IREE (and stored).
 
     `side_flags` do not change the module (e.g. dumping dispatch sources): not part of the key, but
-    given, they make IREE run (no lookup) so that their side effect happens."""
+    given, they make IREE run (no lookup) so that their side effect happens. `recipe` (JSON-able) is what
+    `mlir` is built from, complete (an eager kernel's primitive, params, avals and stagec's source): given,
+    it keys the entry in place of the MLIR, and `mlir` (then a callable) is built only on a miss, so a hit
+    needs no MLIR and no `iree.compiler`."""
     t0 = time.perf_counter()
-    flags = backend.module_flags(mlir, flags)  # (the key holds the flags this module is compiled with)
-    comps = cache.key_components(mlir, backend.target, flags)
+    if recipe is None:
+        mlir = mlir() if callable(mlir) else mlir
+        flags = backend.module_flags(mlir, flags)  # (the key holds the flags this module is compiled with)
+        comps = cache.key_components(mlir, backend.target, flags)
+    else:  # (a recipe names the dtypes: the flags `module_flags` derives from the MLIR follow from it)
+        comps = cache.key_components(None, backend.target, flags, recipe)
     key = cache.make_key(comps)
     use = cache.enabled()
     if use and not side_flags:
-        found = cache.lookup(key)
+        found = _lookup(key, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
-            vmfb, meta = found
-            # The avals of this trace (weak types are not part of the MLIR, so not of the key).
-            meta = dict(meta, in_avals=[aot.aval_to_json(a) for a in in_avals],
-                        out_avals=[aot.aval_to_json(a) for a in out_avals])
-            return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), time.perf_counter() - t0
+            return found, time.perf_counter() - t0
+    if recipe is not None:
+        mlir = mlir() if callable(mlir) else mlir
+        flags = backend.module_flags(mlir, flags)
     why = (_miss_explainer(name, key, comps, mlir)
            if _miss_explainer is not None and use and not side_flags and config.explain_cache_misses else None)
     vmfb = backend.compile(mlir, name, flags, side_flags)
@@ -92,6 +107,24 @@ def compile_cached(backend: Backend, mlir: str, name: str, flags: Sequence[str],
     if use:
         cache.store(key, vmfb, meta, mlir)
     return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), seconds
+
+
+def find_cached(backend: Backend, flags: Sequence[str], recipe: dict, in_avals, out_avals) -> aot.Artifact | None:
+    """The module `compile_cached` stored for `recipe` (with these flags), or None: nothing is built or compiled."""
+    if not cache.enabled():
+        return None
+    return _lookup(cache.make_key(cache.key_components(None, backend.target, flags, recipe)), in_avals, out_avals)
+
+
+def _lookup(key: str, in_avals, out_avals, in_tree=None, out_tree=None, donated=(), host_calls=()):
+    found = cache.lookup(key)
+    if found is None:
+        return None
+    vmfb, meta = found
+    # The avals of this trace (weak types are not part of the MLIR, so not of the key).
+    meta = dict(meta, in_avals=[aot.aval_to_json(a) for a in in_avals],
+                out_avals=[aot.aval_to_json(a) for a in out_avals])
+    return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls)
 
 
 def foreign_op(module) -> str | None:
@@ -170,6 +203,11 @@ class Lowered:
             self._not_stablehlo = prefix.foreign
             self._texts = texts
         return self._texts
+
+    def quick(self) -> Callable[[Sequence], list] | None:
+        """A function computing the graph on flat leaves (returning Arrays) with modules already compiled, loaded
+        now: the first tier of `jit` (`config.jit_tiering`); None where something would have to compile."""
+        return None if _quick_tier is None else _quick_tier(self.graph, self.backend)
 
     def stages(self) -> dict[str, str]:
         """Every stage's text by name, in order: "traced", each pass, "stablehlo" where the module stops being

@@ -28,6 +28,10 @@ def x64():
 import os as _os
 _os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+# jit compiles each new signature before its first call (which tier answers a call depends on timing);
+# tests/test_tiering.py turns tiering on itself.
+_os.environ.setdefault("STAGEC_JIT_TIERING", "never")
+
 # Never touch the user's ~/.cache/stagec: a fresh persistent cache per run, set at import so that collection,
 # subprocesses and pytest-xdist workers (which inherit the environment) use it too. The process that made it
 # removes it at the end. STAGEC_TEST_CACHE_DIR names a folder to reuse across runs instead.
