@@ -1,6 +1,6 @@
 """Latency of first results: an op-by-op session and the first call of jitted functions, each in a fresh process.
 
-    python benchmarks/bench_latency.py [--repeat 3] [--only session,jit,steady] [--no-jax] [--before DIR]
+    python benchmarks/bench_latency.py [--repeat 3] [--only session,jit,jitwarm,steady] [--no-jax] [--before DIR]
 
 `--before DIR` measures another stagec checkout (e.g. `git archive main | tar -x -C DIR`) in alternation with
 this one: a before/after table from one command.
@@ -9,7 +9,10 @@ this one: a before/after table from one command.
   a notebook shows it. stagec cold (an empty cache folder per process) and warm (a folder an earlier
   process filled); JAX in a fresh process (it compiles every operation again per process).
 - jit: the first call of a jitted workload (trace + compile + run + copy back), an empty cache folder per
-  process; the runtime is started (inputs on the device) before the clock starts, for both libraries.
+  process; the runtime is started (inputs on the device) before the clock starts, for both libraries. Also
+  the second call (on the quick tier while the fused module compiles, `config.jit_tiering`).
+- jitwarm (not in the default): the same, in a cache folder where an earlier process ran the workload op by op
+  on its first argument's first 8 rows (the kernels a notebook session compiled; the function is new).
 - steady: median time per call once compiled: eager operations on 10k (polymorphic kernels) and 1M floats
   (shape-specific ones), and the jitted workloads (with `jit`, one process each).
 Runs alternate between libraries and variants; medians over `--repeat` runs, with the spread (max-min)/median.
@@ -104,12 +107,25 @@ JIT = COMMON + textwrap.dedent("""
     t0 = time.perf_counter()
     np.asarray(f(*args))
     first = time.perf_counter() - t0
-    out = {"first": first}
+    t0 = time.perf_counter()
+    np.asarray(f(*args))
+    out = {"first": first, "second": time.perf_counter() - t0}
+    if lib == "stagec":
+        out["tiered"] = sys.modules["stagec.jit"].stats.get("tiered", 0)
     if os.environ.get("BENCH_STEADY"):
         if lib == "stagec" and hasattr(stagec, "wait_for_compiles"):
             stagec.wait_for_compiles()
         out["steady"] = median_call(lambda: f(*args), 50)
     print(json.dumps(out))
+""")
+
+# The workload op by op on its first argument's first 8 rows: the kernels a user exploring it in a notebook
+# compiled, in the persistent cache for the next process (JIT then measures a function new to that cache).
+WARM = COMMON + textwrap.dedent("""
+    fn, make = WORKLOADS[sys.argv[2]]
+    a = make()
+    np.asarray(fn(m.asarray(a[0][:8]), *[m.asarray(v) for v in a[1:]]))
+    print(json.dumps({}))
 """)
 
 STEADY = COMMON + textwrap.dedent("""
@@ -165,12 +181,12 @@ def sessions(repeat: int, variants: dict, jax: bool) -> None:
         print(f"  {name:14s}{stat(xs)}  {ratio}")
 
 
-def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
+def jits(repeat: int, variants: dict, jax: bool, steady: bool, warm: bool = False) -> None:
     names = "print(json.dumps({'names': list(WORKLOADS)})); sys.exit()"
     probe = run(JIT.replace("fn, make = WORKLOADS[sys.argv[2]]", names), ["stagec", "-"], env_for(None, None))["names"]
     libs = [(name, "stagec", root) for name, root in variants.items()] + ([("jax", "jax", None)] if jax else [])
     res = {(w, lib[0]): [] for w in probe for lib in libs}
-    steadies = {}
+    steadies, seconds, tiered = {}, {}, {}
     for i in range(repeat):
         for w in probe:
             for name, lib, root in libs:
@@ -178,14 +194,23 @@ def jits(repeat: int, variants: dict, jax: bool, steady: bool) -> None:
                     env = env_for(root, d)
                     if steady and i == 0:
                         env["BENCH_STEADY"] = "1"
+                    if warm and lib == "stagec":
+                        run(WARM, [lib, w], env)
                     r = run(JIT, [lib, w], env)
                 res[(w, name)].append(r["first"])
+                seconds.setdefault((w, name), []).append(r["second"])
+                tiered.setdefault((w, name), []).append(r.get("tiered", 0))
                 if "steady" in r:
                     steadies[(w, name)] = r["steady"]
-    print("Jitted function, cold first call (empty cache, fresh process)" + ("; steady ms/call" if steady else ""))
+    what = ("kernels cached by an earlier process that ran it op by op on 8 rows, function new"
+            if warm else "empty cache")
+    print(f"Jitted function, first call ({what}, fresh process); second call; tiered runs"
+          + ("; steady ms/call" if steady else ""))
     ratios: dict[str, list] = {}
     for w in probe:
-        line = f"  {w:24s}" + "".join(f"{name} {stat(res[(w, name)])}  " for name, _, _ in libs)
+        line = f"  {w:24s}" + "".join(f"{name} {stat(res[(w, name)])} (2nd {statistics.median(seconds[(w, name)]) * 1e3:.0f} ms"
+                                      f"{', tiered ' + str(sum(tiered[(w, name)])) if lib == 'stagec' else ''})  "
+                                      for name, lib, _ in libs)
         if steadies:
             line += " steady " + " / ".join(f"{steadies[(w, name)] * 1e3:.3f}" for name, _, _ in libs)
         print(line)
@@ -213,7 +238,7 @@ def steadies(repeat: int, variants: dict, jax: bool) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--only", default="session,jit,steady")
+    p.add_argument("--only", default="session,jit,steady", help="parts: session, jit, jitwarm, steady")
     p.add_argument("--no-jax", action="store_true")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
     a = p.parse_args()
@@ -224,6 +249,8 @@ def main() -> None:
         sessions(a.repeat, variants, have_jax)
     if "jit" in parts:
         jits(a.repeat, variants, have_jax, "steady" in parts)
+    if "jitwarm" in parts:
+        jits(a.repeat, variants, have_jax, True, warm=True)  # (steady: after the swap to the fused module)
     if "steady" in parts:
         steadies(a.repeat, variants, have_jax)
 

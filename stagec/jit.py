@@ -1,7 +1,9 @@
 """`jit`: trace once per signature, lower to StableHLO, run our passes, compile with IREE, cache.
 
 Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
-threads calling one new signature at once trace and compile it once (`stages.build_once`).
+threads calling one new signature at once trace and compile it once (`stages.build_once`). With
+`config.jit_tiering` "auto", a new signature whose every kernel is compiled already starts on a quick tier
+(`Tiered`: the graph kernel by kernel) while its fused module compiles on a thread.
 
 A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
@@ -343,7 +345,7 @@ class Tiered:
     def __call__(self, leaves):
         if self.done.is_set():
             if self.error is not None:
-                raise self.error
+                raise self.error.with_traceback(None)  # (the same exception each time: not a growing traceback)
             return self.fused(leaves)
         backend = self.backend
         try:
@@ -400,8 +402,8 @@ class Tiered:
 
 @functools.cache
 def _wait_at_exit() -> None:
-    """At exit, let fused modules compiling finish (into the persistent cache, for the next process) rather
-    than leave their compiler processes running orphaned: the exit waits what the first call saved."""
+    """At exit, wait (up to `EXIT_WAIT` seconds) for fused modules still compiling: they reach the persistent
+    cache for the next process, and no compiler process is left running orphaned."""
     atexit.register(wait_for_compiles, EXIT_WAIT)
 
 
