@@ -195,3 +195,23 @@ def test_compile_error_surfaces_naming_the_function(monkeypatch):
     for _ in range(2):  # every call that would use the fused module raises, as an untiered jit would
         with pytest.raises(CompileError, match="jit_broken_tail"):
             f(x)
+
+
+def test_the_swap_installs_the_module_an_untiered_jit_compiles():
+    """Steady state is the untiered one: the same pipeline, the same module (its persistent-cache entry)."""
+    def scaled(x):
+        return snp.tanh(x) * 0.25 - x
+    x = sample(5, 8, seed=6)
+    np.asarray(scaled(snp.asarray(x[:2])))  # kernels
+    f = stagec.jit(scaled)
+    f(x)
+    stagec.wait_for_compiles()
+    [tiered_runner] = f._cache.values()
+    stagec.clear_caches()
+    stagec.config.update("jit_tiering", "never")
+    iree = stages.stats["iree_compiles"]
+    g = stagec.jit(scaled)
+    g(x)
+    [plain_runner] = g._cache.values()
+    assert stages.stats["iree_compiles"] == iree  # found on disk: the key the tiered compile stored
+    assert bytes(plain_runner.exe.vmfb) == bytes(tiered_runner.exe.vmfb)
