@@ -337,9 +337,12 @@ def _step(eqn: Eqn, backend: Backend):
 
 
 def _as_array(x, aval: ShapedArray, backend: Backend) -> Array:
-    """An output as an Array of the graph's aval (an input or a literal passed through comes as it was)."""
+    """An output as a new Array of the graph's aval, as a compiled module returns: an input passed through or one
+    value returned twice must not be one object (eager `x[i] = v` rebinds an Array to another buffer)."""
     if type(x) is Array:
-        return x if x.aval == aval else Array(x._wait(), aval, backend)
+        out = x._share()
+        out.aval = aval  # (the traced aval: its weak type)
+        return out
     return Array(backend.put(to_numpy_constant(x, aval)), aval, backend)
 
 
