@@ -10,7 +10,9 @@ broadcast dimension compiles as it always did. `broadcast_in_dim` takes its resu
 polymorphic kernels off with `config.eager_polymorphic` (docs/design.md has the measurements).
 
 The loaded modules are kept in a least-recently-used cache of `config.eager_cache_size` entries; threads
-asking for one being compiled wait for it (`stages.build_once`).
+asking for one being compiled wait for it (`stages.build_once`). On disk a kernel is keyed by its recipe
+(primitive, params, avals, stagec's source hash), so loading one builds no MLIR. `graph_runner` runs a traced
+graph kernel by kernel with kernels compiled before: jit's quick tier (registered with `stages.set_quick_tier`).
 """
 from __future__ import annotations
 
