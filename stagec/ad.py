@@ -22,7 +22,9 @@ from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBas
 from .primitives import _ad
 from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
-from .batching import vmap
+from .batching import BatchTrace, BatchTracer, vmap
+from .primitives._batch import example_shape, moveaxis
+from .primitives.reductions import reduce_sum
 from .primitives.structural import broadcast_in_dim_p, reshape, transpose
 
 # ---------------------------------------------------------------- forward mode
@@ -481,6 +483,33 @@ def _rebuild(args, nondiff_argnums, diff):
     return [a if i in nondiff_argnums else next(it) for i, a in enumerate(args)]
 
 
+def differentiated(x) -> bool:
+    """Whether `x` carries a tangent: a JVP tracer, possibly batched by vmaps above it."""
+    while isinstance(x, BatchTracer) and x._trace.active:
+        x = x.val
+    return isinstance(x, JVPTracer) and x._trace.active
+
+
+def _batch_over_jvp(args) -> tuple[BatchTrace | None, list, list]:
+    """When the innermost transformation of `args` is a vmap with values being differentiated below it
+    (`grad(vmap(f))`): that batch trace, and the arguments' leaves unwrapped from it with their batch axes.
+    The custom rule is then batched as a whole (its primal and its rule under vmap), as JAX does; otherwise
+    the JVP trace would not see the call and would differentiate the primal function instead."""
+    leaves = tree_util.tree_leaves(list(args))
+    top = None
+    for x in leaves:
+        if isinstance(x, (JVPTracer, BatchTracer)) and x._trace.active and (top is None or x._trace.level > top.level):
+            top = x._trace
+    if not isinstance(top, BatchTrace) or not any(map(differentiated, leaves)):
+        return None, [], []
+    vals, dims = zip(*map(top.unpack, leaves))
+    return top, list(vals), list(dims)
+
+
+def _wrap_batched(trace: BatchTrace, out):
+    return tree_util.tree_map(lambda o: BatchTracer(trace, o, 0), out)
+
+
 class custom_jvp:
     """A function with its own JVP rule: `@custom_jvp def f(x): ...`, then `@f.defjvp def f_jvp(primals,
     tangents): return out, tangent_out`. Applied when `f` is called on values being differentiated."""
@@ -508,6 +537,9 @@ class custom_jvp:
     def __call__(self, *args):
         if self._jvp_rule is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
+        btrace, vals, dims = _batch_over_jvp(args)
+        if btrace is not None:
+            return _wrap_batched(btrace, self._batched(btrace.size, args, vals, dims)(*_unflat(args, vals)))
         trace, p_leaves, t_leaves, tree = _split_diff_args(args, self._nondiff)
         if trace is None:
             return self._primal_fun(*args)
@@ -527,6 +559,22 @@ class custom_jvp:
                                 f"{aval_of(t).shape} for a primal output of shape {aval_of(o).shape}")
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, t_leaves)])
 
+    def _batched(self, size: int, args, vals, dims) -> custom_jvp:
+        """This function mapped over the batch axes `dims` of the leaves of `args`, outputs batched on axis 0,
+        with its JVP rule mapped likewise (a tangent has its primal's batch axis)."""
+        axes = tuple(_unflat(args, dims))
+        nd_axes = tuple(axes[i] for i in self._nondiff)
+        d_axes = tuple(a for i, a in enumerate(axes) if i not in self._nondiff)
+        out = custom_jvp(vmap(self._primal_fun, in_axes=axes, axis_size=size), self._nondiff)
+        rule = vmap(self._jvp_rule, in_axes=nd_axes + (d_axes, d_axes), axis_size=size)
+        out.defjvp(lambda *a: rule(*a[:-2], tuple(a[-2]), tuple(a[-1])))
+        return out
+
+
+def _unflat(args, leaves) -> list:
+    """`leaves` put back in the tree of the list `args`."""
+    return tree_util.tree_unflatten(tree_util.tree_structure(list(args)), list(leaves))
+
 
 def _custom_vjp_call_rule(*avals, out_avals, **_):
     return list(out_avals)
@@ -543,16 +591,20 @@ def _custom_vjp_forward(*args, **params):
 @custom_vjp_call_p.def_transpose
 def _custom_vjp_transpose(cts, *args, bwd, res, out_tree, out_avals, in_tree, in_nz, name):
     cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
-    got = bwd(res, tree_util.tree_unflatten(out_tree, cts))
-    if not isinstance(got, tuple) or len(got) != len(in_tree.children):
-        raise TypeError(f"Custom VJP bwd rule of {name} must produce a tuple with one cotangent per (non-static) "
-                        f"argument ({len(in_tree.children)}), got {type(got).__name__}"
-                        + (f" of length {len(got)}" if isinstance(got, tuple) else ""))
+    got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.children), name)
     leaves = []
     for g, arg_tree in zip(got, in_tree.children):
         n = arg_tree.num_leaves
         leaves += [None] * n if g is None else tree_util.tree_leaves(g)
     return [c for c, z in zip(leaves, in_nz) if z]
+
+
+def _check_bwd(got, n: int, name: str):
+    if not isinstance(got, tuple) or len(got) != n:
+        raise TypeError(f"Custom VJP bwd rule of {name} must produce a tuple with one cotangent per (non-static) "
+                        f"argument ({n}), got {type(got).__name__}"
+                        + (f" of length {len(got)}" if isinstance(got, tuple) else ""))
+    return got
 
 
 class custom_vjp:
@@ -571,6 +623,9 @@ class custom_vjp:
     def __call__(self, *args):
         if self._fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
+        btrace, vals, dims = _batch_over_jvp(args)
+        if btrace is not None:
+            return _wrap_batched(btrace, self._batched(btrace.size, args, vals, dims)(*_unflat(args, vals)))
         trace, p_leaves, tangents, tree = _split_diff_args(args, self._nondiff)
         if trace is None:
             return self._primal_fun(*args)
@@ -588,6 +643,32 @@ class custom_vjp:
                                        out_avals=tuple(aval_of(o) for o in o_leaves), in_tree=tree,
                                        in_nz=tuple(t is not None for t in tangents), name=self.__name__)
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, touts)])
+
+    def _batched(self, size: int, args, vals, dims) -> custom_vjp:
+        """This function mapped over the batch axes `dims` of the leaves of `args`, outputs and residuals
+        batched on axis 0. The mapped bwd rule returns each cotangent on its argument's batch axis, summed
+        over the batch for an argument shared by every example."""
+        axes = tuple(_unflat(args, dims))
+        nd_axes = tuple(axes[i] for i in self._nondiff)
+        diff = [i for i in range(len(args)) if i not in self._nondiff]
+        ex = _unflat(args, [aval_of(v).update(shape=example_shape(v, d)) if d is not None else aval_of(v)
+                            for v, d in zip(vals, dims)])
+        name, bwd = self.__name__, self._bwd
+
+        def one(*a):
+            got = _check_bwd(bwd(*a), len(diff), name)
+            return tuple(tree_util.tree_map(lambda av: _full(av.strip_weak(), 0), ex[i]) if g is None else g
+                         for g, i in zip(got, diff))
+        mapped = vmap(one, in_axes=nd_axes + (0, 0), axis_size=size)
+
+        def batched_bwd(*a):
+            got = mapped(*a)
+            place = lambda d, g: reduce_sum(g, (0,)) if d is None else moveaxis(g, 0, d)
+            return tuple(tree_util.tree_map(place, axes[i], g, is_leaf=lambda x: x is None)
+                         for g, i in zip(got, diff))
+        out = custom_vjp(vmap(self._primal_fun, in_axes=axes, axis_size=size), self._nondiff)
+        out.defvjp(vmap(self._fwd, in_axes=axes, axis_size=size), batched_bwd)
+        return out
 
 
 # ---------------------------------------------------------------- control flow rules

@@ -259,6 +259,20 @@ def test_grad_against_jax(name):
     assert _err(got, want) < 2e-5
 
 
+@pytest.mark.parametrize("name", sorted(_GRADS))
+def test_grad_of_vmap_and_vmap_of_grad(name):
+    """The custom_jvp rules batched: grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example."""
+    f, x = _GRADS[name]
+    xs = np.stack([x, x[::-1, ::-1]])
+    fn = lambda a: f(snp, a)
+    both = stagec.jit(lambda b: (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b),
+                                 stagec.vmap(stagec.grad(fn))(b)))
+    one = stagec.jit(stagec.grad(fn))
+    want = np.stack([np.asarray(one(e)) for e in xs])
+    for got in both(xs):
+        assert _err(got, want) < 2e-5
+
+
 def test_grad_complex_against_jax():
     jax = pytest.importorskip("jax")
     z = (_A + 1j * _W).astype(np.complex64)

@@ -151,3 +151,8 @@ def test_creation_functions_match_numpy():
     if jnp is not None:
         for name, fn in [("tri", lambda m: m.tri(3)), ("full_like", lambda m: m.full_like(v, 2))]:
             assert fn(snp).dtype == jax.eval_shape(lambda: fn(jnp)).dtype, name
+
+
+def test_broadcast_shapes_returns_ints():
+    got = snp.broadcast_shapes((3,), (2, 1))
+    assert got == (2, 3) and all(type(d) is int for d in got)

@@ -497,6 +497,40 @@ def test_vmap_of_grad_with_custom_vjp():
                                rtol=1e-5)
 
 
+@stagec.custom_vjp
+def _scaled_mul(x, y):
+    return snp.sin(x) * y
+
+
+_scaled_mul.defvjp(lambda x, y: (snp.sin(x) * y, (snp.cos(x), snp.sin(x), y)),
+                   lambda r, g: (10.0 * g * r[0] * r[2], snp.sum(g * r[1])))
+
+
+@functools.partial(stagec.custom_jvp, nondiff_argnums=(1,))
+def _scaled_pow(x, k):
+    return x ** k
+
+
+@_scaled_pow.defjvp
+def _(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x ** k, 10.0 * k * x ** (k - 1) * t
+
+
+def test_grad_of_vmap_with_custom_rules():
+    """A custom rule under vmap is batched with its primal (its rule, not the primal's derivative, is used);
+    the cotangent of an argument shared by the examples is summed over them."""
+    xs = np.linspace(-1, 1, 6).astype(np.float32).reshape(2, 3)
+    y = np.float32(2.0)
+    gx, gy = stagec.grad(lambda x, y: snp.sum(stagec.vmap(_scaled_mul, (1, None))(x, y)), argnums=(0, 1))(xs, y)
+    np.testing.assert_allclose(np.asarray(gx), 10 * np.cos(xs) * y, rtol=1e-6)
+    np.testing.assert_allclose(float(gy), np.sin(xs).sum(), rtol=1e-6)
+    g = stagec.grad(lambda x: snp.sum(stagec.vmap(_scaled_pow, (0, None))(x, 3)))(xs)
+    np.testing.assert_allclose(np.asarray(g), 30 * xs ** 2, rtol=1e-6)
+    g = stagec.vmap(stagec.grad(lambda x: _scaled_pow(x, 2)))(xs[0])
+    np.testing.assert_allclose(np.asarray(g), 20 * xs[0], rtol=1e-6)
+
+
 def test_per_example_gradients_and_grad_of_vmap():
     def loss(w, x):
         return snp.sum(snp.tanh(x @ w) ** 2)

@@ -47,6 +47,8 @@ from . import (_arrayapi, _base, _creation, _indexing, _linalg, _nonzero, _reduc
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
 
+_NOT_ARRAY = {"broadcast_shapes"}  # returns a tuple of ints, as NumPy's
+
 
 def _export(mod) -> None:
     """Re-export a topic module's public names (not the modules and helpers it imports)."""
@@ -55,7 +57,7 @@ def _export(mod) -> None:
     for k, v in vars(mod).items():
         if (k in names if names is not None else not k.startswith("_") and k not in _NOT_API
                 and not isinstance(v, _types.ModuleType)):
-            g[k] = _base._api(v) if isinstance(v, _types.FunctionType) else v
+            g[k] = _base._api(v) if isinstance(v, _types.FunctionType) and k not in _NOT_ARRAY else v
 
 
 for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi):

@@ -10,6 +10,7 @@ as a single compiled module (as JAX jits its samplers), under `stagec.jit` it is
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import warnings
 from typing import Callable, Sequence
@@ -18,12 +19,14 @@ import numpy as np
 
 from .. import dtypes, lax, tree_util
 from .. import numpy as snp
+from ..ad import custom_jvp, differentiated
 from ..config import config
 from ..core import Tracer, aval_of, current_trace, trace_subgraph
 from ..primitives.control_flow import cond_p
 from . import _prng
 from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
-from ._special import cholesky, erf_inv, lgamma, next_down, next_up, softmax, top_k_indices
+from ._special import (cholesky, erf_inv, gamma_sample_grad, lgamma, next_down, next_up, softmax, symmetrized,
+                       top_k_indices)
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma",
@@ -64,9 +67,9 @@ def _run(fn: Callable, *args):
     """`fn(*args)`. Under a trace it is traced into it. Eagerly it runs as one compiled module (a one-branch
     `cond`, as JAX jits its samplers), not one per operation; the traced graph is kept per (function and
     the statics it closes over, argument types, x64), so a repeated call neither re-traces nor recompiles."""
-    if current_trace() is not None:
-        return fn(*args)
     leaves, tree = tree_util.tree_flatten(list(args))
+    if current_trace() is not None or any(map(differentiated, leaves)):
+        return fn(*args)  # differentiated: op by op, so that the custom rules inside see the tangents
     fk = _fn_key(fn)
     key = None if fk is None else (fk, tree, tuple(aval_of(x) for x in leaves), config.x64_enabled)
     hit = _STAGED.get(key) if key is not None else None
@@ -378,10 +381,14 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method: str):
         shape = snp.broadcast_shapes(aval_of(mean).shape[:-1], aval_of(cov).shape[:-2], fname="multivariate_normal")
     else:
         _check_shape("normal", shape, aval_of(mean).shape[:-1], aval_of(cov).shape[:-2])
-    if method != "cholesky":
-        raise NotImplementedError(f"multivariate_normal(method={method!r}) needs snp.linalg.{method}, which stagec "
-                                  f"does not have yet; use method='cholesky'")
-    factor = cholesky(cov)
+    if method == "svd":
+        u, s, _ = snp.linalg.svd(cov)
+        factor = u * snp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = snp.linalg.eigh(symmetrized(cov))
+        factor = v * snp.sqrt(w[..., None, :])
+    else:
+        factor = cholesky(cov)
     samples = _normal(key, shape + (n,), dtype)
     return mean + snp.einsum("...ij,...j->...i", factor, samples)
 
@@ -452,6 +459,29 @@ def _gamma_one(keys, alpha, log_space: bool):
     return lax.mul(lax.mul(d, V), boost)
 
 
+@functools.partial(custom_jvp, nondiff_argnums=(0, 2))
+def _gamma_d(keys, alpha, log_space: bool):
+    return _gamma_one(keys, alpha, log_space)
+
+
+@_gamma_d.defjvp
+def _gamma_jvp(keys, log_space, primals, tangents):
+    """JAX's implicit reparameterization: the tangent is alpha's times d sample / d alpha at the sample."""
+    (alpha,), (t,) = primals, tangents
+    out, grad = _run(lambda k, a: _gamma_and_grad(k, a, log_space), keys, alpha)
+    return out, lax.mul(t, grad)
+
+
+def _gamma_and_grad(keys, alpha, log_space: bool):
+    out = _gamma_one(keys, alpha, log_space)
+    if not log_space:
+        return out, gamma_sample_grad(alpha, out)
+    # d log x = dx / x; a sample that is 0 in floating point is taken as the smallest normal number
+    x = snp.exp(out)
+    x = lax.select(lax.eq(x, lax.full_like(x, 0)), lax.full_like(x, np.finfo(aval_of(x).dtype).tiny), x)
+    return out, lax.div(gamma_sample_grad(alpha, x), x)
+
+
 def _gamma(key, a, shape, dtype, log_space: bool):
     if shape is None:
         shape = aval_of(a).shape
@@ -462,7 +492,7 @@ def _gamma(key, a, shape, dtype, log_space: bool):
     if n == 0:
         return snp.zeros(shape, dtype)
     keys = _prng.split(key, (n,))  # words of shape (n,)
-    return lax.reshape(_gamma_one(keys, lax.reshape(a, (n,)), log_space), shape)
+    return lax.reshape(_gamma_d(keys, lax.reshape(a, (n,)), log_space), shape)
 
 
 def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):
@@ -493,7 +523,7 @@ def _beta(key, a, b, shape, dtype):
     # depends only on its own key and parameter) and compiles once.
     ka, kb = _prng.split(key_a, (n,)), _prng.split(key_b, (n,))
     keys = tuple(lax.concatenate([wa, wb], 0) for wa, wb in zip(ka, kb))
-    both = _gamma_one(keys, lax.concatenate([a, b], 0), True)
+    both = _gamma_d(keys, lax.concatenate([a, b], 0), True)
     log_gamma_a = lax.reshape(lax.slice(both, (0,), (n,)), shape)
     log_gamma_b = lax.reshape(lax.slice(both, (n,), (2 * n,)), shape)
     log_max = lax.max(log_gamma_a, log_gamma_b)
