@@ -112,12 +112,14 @@ shift_right_logical_p = binary("shift_right_logical", "iu", "shift_right_logical
 
 
 def _trig_rule(name: str, op: str):
-    """float32 and narrower: range-reduced in float64 (`_trig`; IREE's float32 ops reduce in float32 only,
-    cos(1e10) gave -1.3e20); float64 and complex: IREE's op."""
+    """float32 and narrower, and complex64: range-reduced in float64 (`_trig`; IREE's float32 ops reduce in float32
+    only, cos(1e10) gave -1.3e20); float64 and complex128: IREE's op (libm on the CPU)."""
     def rule(ctx: L.Ctx, x):
         aval = ctx.avals_in[0]
         if _dt.kind(aval.dtype) == "f" and aval.dtype.itemsize <= 4:
             return [_trig.emit(ctx, name, x, aval)]
+        if aval.dtype == np.complex64:
+            return [_trig.emit_complex(ctx, name, x, aval)]
         return [ctx.op1("stablehlo." + op, [x])]
     return rule
 
