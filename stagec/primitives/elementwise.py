@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lowering as L
 from ..core import Const, Primitive, ShapedArray, aval_of, to_numpy_constant
-from . import _ad
+from . import _ad, _trig
 from ._util import ANY, FLOAT, FLOAT_OR_COMPLEX, INT_OR_BOOL, NUMBER, check_kind, same_shapes
 
 
@@ -109,6 +109,23 @@ shift_left_p = binary("shift_left", "iu", "shift_left")
 shift_right_arithmetic_p = binary("shift_right_arithmetic", "iu", "shift_right_arithmetic")
 shift_right_logical_p = binary("shift_right_logical", "iu", "shift_right_logical")
 
+
+
+def _trig_rule(name: str, op: str):
+    """float32 and narrower, and complex64: range-reduced in float64 (`_trig`; IREE's float32 ops reduce in float32
+    only, cos(1e10) gave -1.3e20); float64 and complex128: IREE's op (libm on the CPU)."""
+    def rule(ctx: L.Ctx, x):
+        aval = ctx.avals_in[0]
+        if _dt.kind(aval.dtype) == "f" and aval.dtype.itemsize <= 4:
+            return [_trig.emit(ctx, name, x, aval)]
+        if aval.dtype == np.complex64:
+            return [_trig.emit_complex(ctx, name, x, aval)]
+        return [ctx.op1("stablehlo." + op, [x])]
+    return rule
+
+
+for _p, _op in ((sin_p, "sine"), (cos_p, "cosine"), (tan_p, "tan")):
+    _p.def_lowering(_trig_rule(_p.name, _op))
 
 # ---- comparisons
 def _compare(direction: str) -> Primitive:
