@@ -57,6 +57,10 @@ CUDA_ARCH = "sm_80"
 # IREE, so the flag changes nothing then).
 _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 _MULTI_USE_FAILURE, _NO_MULTI_USE = "failed on workgroup distribution verification", "--iree-dispatch-creation-fuse-multi-use=false"
+# A float64 op that IREE's llvm-cpu lowers to a libm call (a line of the module naming the op and f64).
+_LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
+                       r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
+_UNDEFINED_SYMBOL = "error: undefined symbol:"
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 
 TARGETS: dict[str, Target] = {t.backend: t for t in (
@@ -206,9 +210,10 @@ class Backend:
         import iree.compiler as ic
         extra = list(side_flags)
         flags = self.module_flags(mlir, self.compile_flags() if flags is None else flags)
-        if self.name == "cpu" and "f64" in mlir and SYSTEM_LINK not in flags:  # tensor<4xf64>, complex<f64>, ...
-            # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library
-            # links against the host's libm. Derived from the MLIR, so the cache key already covers it.
+        if self.name == "cpu" and SYSTEM_LINK not in flags and _LIBM_F64.search(mlir):
+            # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library links
+            # against the host's libm. Float64 arithmetic alone (sin/cos's float32 range reduction) links embedded,
+            # which keeps an artifact free of the host's libraries. Derived from the MLIR: the cache key covers it.
             extra.append(SYSTEM_LINK)
         rewrites = legalize.gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
@@ -218,6 +223,9 @@ class Backend:
                 return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
                                       extra_args=[*flags, *extra])
             except ic.CompilerToolError as e:
+                if _UNDEFINED_SYMBOL in str(e) and self.name == "cpu" and SYSTEM_LINK not in flags + extra:
+                    # a libm call _LIBM_F64 did not foresee (as `floor` on a CPU without SSE4.1): link with libm
+                    return self.compile(mlir, fun_name, flags, [*side_flags, SYSTEM_LINK])
                 if _MULTI_USE_FAILURE not in str(e) or _NO_MULTI_USE in flags:
                     raise
                 # IREE 3.13 at O2/O3 with data tiling fails on some modules (a jit(value_and_grad) whose exp(w)

@@ -152,3 +152,19 @@ def test_complex64():
     t = np.asarray(_JIT(np.array([complex(1, 9.5), complex(1, -np.inf), complex(0.5, 30)], np.complex64))[2])
     np.testing.assert_array_equal(t.imag, [1, -1, 1])  # tan(a + ib) -> i sign(b) as |b| grows, no inf/inf
     assert (np.abs(t.real) < 1e-7).all()
+
+
+def test_float32_trig_links_embedded_and_float64_libm_calls_link_with_libm():
+    """sin/cos's range reduction is float64 arithmetic only: such a module keeps IREE's embedded linker (an
+    artifact without host libraries); a float64 transcendental needs libm, so it takes the system linker."""
+    from stagec.backend import _LIBM_F64
+    assert not _LIBM_F64.search(stagec.jit(snp.cos).lower(np.ones(3, np.float32)).as_text("final"))
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", True)
+    try:
+        f = stagec.jit(lambda x: snp.tanh(x) + snp.exp(x))
+        assert _LIBM_F64.search(f.lower(np.ones(3)).as_text("final"))
+        x = np.array([0.5, -3.0, 700.0])
+        np.testing.assert_allclose(f(x), np.tanh(x) + np.exp(x), rtol=1e-15)
+    finally:
+        stagec.config.update("enable_x64", old)
