@@ -61,6 +61,24 @@ _MULTI_USE_FAILURE, _NO_MULTI_USE = "failed on workgroup distribution verificati
 _LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
                        r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
 _UNDEFINED_SYMBOL = "error: undefined symbol:"
+_KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
+
+
+def _retry_args(error: str, args: list, backend: str) -> list | None:
+    """The flags that get around a known IREE 3.13 failure (`error`) of a compile with `args`, or None. Each
+    retry adds or drops one flag, so the retries end."""
+    if _UNDEFINED_SYMBOL in error and backend == "cpu" and SYSTEM_LINK not in args:
+        return args + [SYSTEM_LINK]  # a libm call _LIBM_F64 did not foresee (`floor` without SSE4.1): link libm
+    if _MULTI_USE_FAILURE in error and _NO_MULTI_USE not in args:
+        # At O2/O3 with data tiling some modules fail (a jit(value_and_grad) whose exp(w) feeds a sum and the
+        # backward pass) when IREE fuses multi-use producers; without that fusion they compile. Other modules
+        # keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
+        return args + [_NO_MULTI_USE]
+    if _KILLED.search(error) and _DATA_TILING in args:
+        # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
+        # with data tiling; without it they compile every time (docs/linalg.md)
+        return [a for a in args if a != _DATA_TILING]
+    return None
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 
 TARGETS: dict[str, Target] = {t.backend: t for t in (
@@ -218,21 +236,16 @@ class Backend:
         rewrites = legalize.gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
+        args = [*flags, *extra]
         try:
-            try:
-                return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                      extra_args=[*flags, *extra])
-            except ic.CompilerToolError as e:
-                if _UNDEFINED_SYMBOL in str(e) and self.name == "cpu" and SYSTEM_LINK not in flags + extra:
-                    # a libm call _LIBM_F64 did not foresee (as `floor` on a CPU without SSE4.1): link with libm
-                    return self.compile(mlir, fun_name, flags, [*side_flags, SYSTEM_LINK])
-                if _MULTI_USE_FAILURE not in str(e) or _NO_MULTI_USE in flags:
-                    raise
-                # IREE 3.13 at O2/O3 with data tiling fails on some modules (a jit(value_and_grad) whose exp(w)
-                # feeds a sum and the backward pass) when it fuses multi-use producers; without that fusion they
-                # compile. Other modules keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
-                return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                      extra_args=[*flags, _NO_MULTI_USE, *extra])
+            while True:
+                try:
+                    return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
+                                          extra_args=args)
+                except ic.CompilerToolError as e:
+                    args = _retry_args(str(e), args, self.name)
+                    if args is None:
+                        raise
         except ic.CompilerToolError as e:
             path = _save_failed_mlir(mlir, fun_name)
             diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]

@@ -370,3 +370,28 @@ def test_fuzzed_artifacts_and_cache_entries_raise_or_recompute(tmp_path, mode):
     else:  # a damaged entry is recompiled; one with lying metadata is used with the trace's own avals
         assert outcomes == {"truncate": {"recompute"}, "flip": {"recompute"}, "flip+checksum": {"recompute"},
                             "lie": {"same"}}
+
+
+def test_a_crashed_iree_compile_is_retried_without_data_tiling(monkeypatch):
+    """iree-compile segfaults now and then on some modules with data tiling (docs/linalg.md): the compile is
+    retried once without it; a crash without data tiling is a CompileError naming the function."""
+    import subprocess
+
+    import iree.compiler as ic
+
+    from stagec import backend as B
+    real, seen = ic.compile_str, []
+
+    def crashing(mlir, *, extra_args, **kw):
+        seen.append(list(extra_args))
+        if B._DATA_TILING in extra_args or len(seen) > 2:
+            raise ic.CompilerToolError(subprocess.CompletedProcess(["iree-compile"], -11, b"", b"Segmentation fault"))
+        return real(mlir, extra_args=extra_args, **kw)
+
+    monkeypatch.setattr(ic, "compile_str", crashing)
+    cpu = B.get_backend("cpu")
+    mlir = stagec.jit(lambda x: x * 2.0).lower(np.ones(3, np.float32)).as_text("final")
+    assert cpu.compile(mlir, "twice", cpu.compile_flags())  # a flatbuffer, from the second try
+    assert B._DATA_TILING in seen[0] and B._DATA_TILING not in seen[1]
+    with pytest.raises(stagec.errors.CompileError, match="thrice"):
+        cpu.compile(mlir, "thrice", [f for f in cpu.compile_flags() if f != B._DATA_TILING])
