@@ -32,7 +32,7 @@ TOL = {F16: (4e-3, 4e-3), BF16: (1.6e-2, 1.6e-2), F32: (2e-5, 2e-6), np.dtype(np
 SHAPES = [(), (0,), (3,), (2, 3)]
 # Examples per hypothesis test: most draw a new signature (a compile), so the default keeps the suite fast;
 # STAGEC_HYPOTHESIS_EXAMPLES=50 explores further.
-MAX_EXAMPLES = int(os.environ.get("STAGEC_HYPOTHESIS_EXAMPLES", "3"))
+MAX_EXAMPLES = int(os.environ.get("STAGEC_HYPOTHESIS_EXAMPLES", "2"))
 
 _JITS: dict[Any, Callable] = {}
 

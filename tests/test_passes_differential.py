@@ -89,7 +89,7 @@ def _inputs(dtype, shape, seed):
     return rng.random(shape) < 0.5, rng.random(shape) < 0.5, np.bool_(True)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_pipeline_on_off_numpy(prog):
     dtype, shape, steps, dot, seed = prog
