@@ -243,7 +243,11 @@ class Polymorphic:
     def __call__(self, args: Sequence, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> list:
         exe = self.exe
         backend = exe.backend
-        bvs = _ready_buffers(args, avals, backend)
+        pending = False
+        try:
+            bvs = to_buffers(args, avals, backend)
+        except PendingArguments as p:  # enqueued behind the calls computing them, as a jitted call: no wait
+            bvs, pending = list(p.bvs), True
         if self.shape_operand:
             shape = out_avals[0].shape
             bv = self._shapes.get(shape)
@@ -252,6 +256,9 @@ class Polymorphic:
                     self._shapes.clear()
                 bv = self._shapes[shape] = backend.put(np.array(shape, np.int64))
             bvs.append(bv)
+        if pending:
+            job = exe.submit(bvs)
+            return [Array.pending(job, i, aval, backend) for i, aval in enumerate(out_avals)]
         res = exe.call(bvs)
         if type(res) is not list:  # dispatched asynchronously (config.async_dispatch "always"): small, so wait
             res = [res.result(i) for i in range(len(out_avals))]

@@ -78,7 +78,8 @@ def test_dependent_calls_and_eager_ops_see_their_inputs():
     gate = Gate()
     y = gated(gate)(X)
     z = stagec.jit(lambda a, b: a * b)(y, y)  # enqueued behind y's call
-    w = z + 1.0  # an eager op on a pending array
+    w = z + 1.0  # an eager op on a pending array: enqueued behind z's call, it returns at once
+    assert not w.is_ready()
     gate.open()
     np.testing.assert_array_equal(np.asarray(w), (X * 2 + 1) ** 2 + 1)
     np.testing.assert_array_equal(np.asarray(z), (X * 2 + 1) ** 2)
