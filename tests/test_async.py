@@ -13,6 +13,7 @@ import stagec
 import stagec.numpy as snp
 from stagec import debug
 from stagec.errors import CallbackError
+from threads import run_at_once
 from stagec.experimental import io_callback
 
 S = stagec.ShapeDtypeStruct
@@ -179,19 +180,11 @@ def test_eight_threads_calling_at_once_do_not_deadlock():
     errors, results = [], {}
 
     def work(t):
-        try:
-            x = X + t
-            for _ in range(15):
-                y = g(f(x))
-            results[t] = np.asarray(y)
-        except Exception as e:  # reported below
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(120)
-    assert not any(th.is_alive() for th in threads), "deadlock: threads still running"
+        x = X + t
+        for _ in range(15):
+            y = g(f(x))
+        results[t] = np.asarray(y)
+    errors = run_at_once(work)  # (fails the test if a thread is still running after 120 s: a deadlock)
     assert not errors
     for t in range(8):
         np.testing.assert_allclose(results[t], np.sin(np.cos(X + t) * 2) + 1, rtol=1e-6)

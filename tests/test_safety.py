@@ -18,6 +18,7 @@ import stagec.numpy as snp
 from stagec import ShapeDtypeStruct as S
 from stagec import aot, cache, cli
 from stagec.aot import ArtifactError
+from threads import run_at_once
 
 N = 256
 W = np.arange(N, dtype=np.float32)
@@ -275,7 +276,6 @@ def test_cache_commands_on_an_unreadable_folder_are_one_line(capsys, monkeypatch
 
 
 def test_threads_compiling_one_signature_compile_it_once():
-    import threading
     from stagec import eager, stages
     jit_mod = sys.modules["stagec.jit"]
 
@@ -284,20 +284,12 @@ def test_threads_compiling_one_signature_compile_it_once():
     f = stagec.jit(fun)
     x = np.arange(5, dtype=np.int32) + 1000  # a signature and values no other test uses
     before_jit, before_eager = jit_mod.stats["compiles"], eager.stats["compiles"]
-    barrier, outs, errors = threading.Barrier(8), [], []
+    outs = []
 
-    def work():
-        try:
-            barrier.wait()
-            outs.append(np.asarray(f(x)).tolist())
-            outs.append(np.asarray(snp.cumsum(x[::-1] * 0 + x)).tolist())  # eager primitives
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def work(_):
+        outs.append(np.asarray(f(x)).tolist())
+        outs.append(np.asarray(snp.cumsum(x[::-1] * 0 + x)).tolist())  # eager primitives
+    errors = run_at_once(work)
     assert not errors
     assert jit_mod.stats["compiles"] - before_jit == 1
     assert sorted(map(str, outs)) == sorted(map(str, [(x * 11 - 5).tolist(), np.cumsum(x).tolist()] * 8))

@@ -4,7 +4,6 @@ while its fused module compiles on a thread, which then takes over. Counters of 
 from __future__ import annotations
 
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import stagec
 import stagec.numpy as snp
 from stagec import eager, lax, stages
 from stagec.errors import CompileError
+from threads import run_at_once
 
 jit_mod = sys.modules["stagec.jit"]
 EPS = np.finfo(np.float32).eps
@@ -148,20 +148,12 @@ def test_eight_threads_one_trace_one_compile():
     np.asarray(fun(snp.asarray(x[:2, :3])))  # kernels
     f = stagec.jit(fun)
     before = counts()
-    barrier, outs, errors = threading.Barrier(8), [], []
+    outs = []
 
-    def work():
-        try:
-            barrier.wait()
-            for _ in range(3):
-                outs.append(np.asarray(f(x)))
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def work(_):
+        for _ in range(3):
+            outs.append(np.asarray(f(x)))
+    errors = run_at_once(work)
     assert not errors
     assert stagec.wait_for_compiles()
     d = delta(before)
