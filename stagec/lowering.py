@@ -81,6 +81,27 @@ def full(value, aval: ShapedArray):
     return constant(np.array(value, dtype=aval.dtype), aval)
 
 
+def runtime_shape(ctx: Ctx, x, rank: int):
+    """`x`'s dimensions read at run time, as an int32[rank] tensor: the result shape of a constant built inside a
+    shape-polymorphic kernel (`fill`)."""
+    i32, one = ShapedArray((), np.dtype(np.int32)), ShapedArray((1,), np.dtype(np.int32))
+    sizes = [ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [x], result_avals=[i32],
+                                                   attributes={"dimension": i64(d)})], result_avals=[one])
+             for d in range(rank)]
+    return ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((rank,), np.dtype(np.int32))],
+                   attributes={"dimension": i64(0)})
+
+
+def fill(ctx: Ctx, value, aval: ShapedArray, shape=None):
+    """A tensor of `aval` filled with `value`: a constant, or where `aval` has dynamic dimensions a scalar broadcast
+    to `shape` (`runtime_shape` of an operand of that shape)."""
+    if shape is None:
+        return full(value, aval)
+    scalar = constant(np.array(value, aval.dtype), aval.update(shape=()))
+    return ctx.op1("stablehlo.dynamic_broadcast_in_dim", [scalar, shape], result_avals=[aval],
+                   attributes={"broadcast_dimensions": i64s([])})
+
+
 def i64s(xs) -> object:
     return mlir().DenseI64ArrayAttr.get([int(x) for x in xs])
 

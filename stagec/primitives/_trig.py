@@ -19,6 +19,8 @@ subnormals; inf and NaN give NaN. float64 and complex128 keep IREE's own ops (li
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import lowering as L
@@ -63,27 +65,16 @@ class _Ops:
 
     def __init__(self, ctx: L.Ctx, x, aval: ShapedArray):
         self.ctx, self.shape = ctx, aval.shape
-        self.f64, self.b = ShapedArray(aval.shape, np.dtype(np.float64)), ShapedArray(aval.shape, np.dtype(bool))
+        self.f64 = ShapedArray(aval.shape, np.dtype(np.float64))
         self._consts: dict[tuple, object] = {}
-        self._dims = None
-        if L.DYNAMIC in aval.shape:  # the operand's sizes, read at run time (eager polymorphic kernels)
-            i32 = ShapedArray((), np.dtype(np.int32))
-            sizes = [ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [x], result_avals=[i32],
-                                                           attributes={"dimension": L.i64(d)})],
-                             result_avals=[ShapedArray((1,), np.dtype(np.int32))]) for d in range(len(aval.shape))]
-            self._dims = ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((len(sizes),), np.dtype(
-                np.int32))], attributes={"dimension": L.i64(0)})
+        # (eager polymorphic kernels: the operand's sizes, read at run time, shape the constants)
+        self._dims = L.runtime_shape(ctx, x, len(aval.shape)) if L.DYNAMIC in aval.shape else None
 
     def const(self, v: float, aval: ShapedArray | None = None):
         aval = aval or self.f64
         key = (v, aval.dtype)
         if key not in self._consts:
-            if self._dims is None:
-                self._consts[key] = L.full(v, aval)
-            else:
-                s = L.constant(np.array(v, aval.dtype), aval.update(shape=()))
-                self._consts[key] = self.ctx.op1("stablehlo.dynamic_broadcast_in_dim", [s, self._dims],
-                                                 result_avals=[aval], attributes={"broadcast_dimensions": L.i64s([])})
+            self._consts[key] = L.fill(self.ctx, v, aval, self._dims)
         return self._consts[key]
 
     def __call__(self, name: str, *xs, aval=None):
@@ -99,7 +90,7 @@ class _Ops:
         return L.compare(self.ctx, a, b, direction, self.f64)
 
     def bool(self, name: str, a, b):
-        return self.ctx.op1("stablehlo." + name, [a, b], result_avals=[self.b])
+        return L.bool_op(self.ctx, name, a, b, shape=self.shape)
 
     def bit(self, k, bit: int):
         """Whether `bit` is set in the int32 `k`."""
@@ -201,9 +192,7 @@ def emit_complex(ctx: L.Ctx, name: str, z, aval: ShapedArray):
     sc = _sin_cos(o, a, part, "tan" if name == "tan" else "sin cos")
     ch, sh = (ctx.op1(f"chlo.{f}", [b], result_avals=[part]) for f in ("cosh", "sinh"))
 
-    def op(name, *xs):
-        return ctx.op1("stablehlo." + name, xs, result_avals=[part])
-
+    op = functools.partial(o, aval=part)
     if name == "tan":
         t, one = sc["tan"], o.const(1.0, part)
         beta = op("add", one, op("multiply", t, t))

@@ -111,21 +111,21 @@ shift_right_logical_p = binary("shift_right_logical", "iu", "shift_right_logical
 
 
 
-def _trig_rule(name: str, op: str):
+def _trig_rule(name: str, op_rule):
     """float32 and narrower, and complex64: range-reduced in float64 (`_trig`; IREE's float32 ops reduce in float32
-    only, cos(1e10) gave -1.3e20); float64 and complex128: IREE's op (libm on the CPU)."""
+    only, cos(1e10) gave -1.3e20); float64 and complex128: `op_rule`, IREE's op (libm on the CPU)."""
     def rule(ctx: L.Ctx, x):
         aval = ctx.avals_in[0]
         if _dt.kind(aval.dtype) == "f" and aval.dtype.itemsize <= 4:
             return [_trig.emit(ctx, name, x, aval)]
         if aval.dtype == np.complex64:
             return [_trig.emit_complex(ctx, name, x, aval)]
-        return [ctx.op1("stablehlo." + op, [x])]
+        return op_rule(ctx, x)
     return rule
 
 
-for _p, _op in ((sin_p, "sine"), (cos_p, "cosine"), (tan_p, "tan")):
-    _p.def_lowering(_trig_rule(_p.name, _op))
+for _p in (sin_p, cos_p, tan_p):
+    _p.def_lowering(_trig_rule(_p.name, _p.lowering))
 
 # ---- comparisons
 def _compare(direction: str) -> Primitive:
