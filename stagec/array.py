@@ -125,8 +125,10 @@ class Array(ArrayOps):
         (`x[idx] = v` rebinds), so sharing one is a copy. For `snp.array(x, copy=True)`."""
         if self._deleted:
             raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted).")
-        new = Array(self._bv, self.aval, self._backend)
-        new._job = self._job if self._bv is None else None
+        job = getattr(self, "_job", None)  # (before _bv: a wait on another thread sets _bv, then drops _job)
+        bv = self._bv
+        new = Array(bv, self.aval, self._backend)
+        new._job = job if bv is None else None
         return new
 
     def _rebind(self, other: Array) -> None:

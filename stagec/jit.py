@@ -17,6 +17,7 @@ import collections
 import functools
 import inspect
 import threading
+import time
 import warnings
 import weakref
 from typing import Any, Callable, NamedTuple
@@ -415,7 +416,8 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
     are (False when `timeout` seconds passed first). Errors are raised by the calls, not here."""
     with _compiling_lock:
         pending = list(_compiling)
-    return all(t.wait(timeout) for t in pending)
+    deadline = None if timeout is None else time.monotonic() + timeout  # one timeout for all, not each
+    return all([t.wait(None if deadline is None else max(0.0, deadline - time.monotonic())) for t in pending])
 
 
 def _static_hint(label: str) -> str:
