@@ -19,7 +19,7 @@ import math
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import func_blocks, producer, tensor_type
+from .irutil import func_blocks, is_op, producer, tensor_type
 
 MIN_ELEMENTS = 1 << 16  # outer products smaller than this are left fused
 MIN_GROWTH = 8  # the output has at least this many times the elements of the operand that gets a barrier
@@ -50,11 +50,9 @@ def _factors(op) -> list:
     if op.name == "stablehlo.dot_general":
         lhs = tensor_type(op.operands[0]).shape
         return [(op, 0), (op, 1)] if all(lhs[d] == 1 for d in _dims(op, "lhs_contracting_dimensions")) else []
-    if op.name == "stablehlo.multiply":
-        bcasts = [producer(v) for v in op.operands]
-        if all(b is not None and b.name == "stablehlo.broadcast_in_dim" for b in bcasts) \
-                and bcasts[0].operation != bcasts[1].operation:  # (not the square of one broadcast)
-            return [(b.operation, 0) for b in bcasts]
+    bcasts = [is_op(v, "broadcast_in_dim") for v in op.operands]  # a multiply
+    if all(bcasts) and bcasts[0].operation != bcasts[1].operation:  # (not the square of one broadcast)
+        return [(b.operation, 0) for b in bcasts]
     return []
 
 

@@ -63,6 +63,8 @@ _LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|
 _UNDEFINED_SYMBOL = "error: undefined symbol:"
 _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
 
+_HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
+
 
 def _retry_args(error: str, args: list, backend: str) -> list | None:
     """The flags that get around a known IREE 3.13 failure (`error`) of a compile with `args`, or None. Each
@@ -76,10 +78,11 @@ def _retry_args(error: str, args: list, backend: str) -> list | None:
         return args + [_NO_MULTI_USE]
     if _KILLED.search(error) and _DATA_TILING in args:
         # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
-        # with data tiling; without it they compile every time (docs/linalg.md)
+        # with data tiling; without it they compile every time (docs/linalg.md). The cache then keeps that build
+        # under the usual key: the same results, slower matmuls, until the cache entry is pruned.
         return [a for a in args if a != _DATA_TILING]
     return None
-_HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
+
 
 TARGETS: dict[str, Target] = {t.backend: t for t in (
     # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul went
