@@ -6,7 +6,7 @@ from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put, effects_barrier
 from .config import config, default_matmul_precision
 from . import cache, eager, jit as _jit_module  # eager registers itself with core at import
-from .jit import jit, make_mlir, wait_for_compiles
+from .jit import jit, make_mlir
 from . import explain  # registers itself with jit and stages
 from .aot import ShapeDtypeStruct, load
 from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
@@ -18,6 +18,15 @@ from .ad import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, lin
 
 numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
 from .batching import vmap  # noqa: E402
+
+
+def wait_for_compiles(timeout: float | None = None) -> bool:
+    """Wait for the modules compiling in the background: jit's fused modules (`config.jit_tiering`) and eager
+    kernels (`config.eager_tiering`). True once all are ready; False if `timeout` seconds passed first."""
+    import time
+    deadline = None if timeout is None else time.monotonic() + timeout
+    left = lambda: None if deadline is None else max(0.0, deadline - time.monotonic())
+    return _jit_module.wait_for_compiles(left()) & eager.wait_for_kernels(left())
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers

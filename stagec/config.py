@@ -35,31 +35,44 @@ class Config:
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
         # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
         "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
-        # "auto": a jit signature new to this process whose every kernel is compiled already (stagec.eager, in
-        # the persistent cache) runs kernel by kernel while its fused module compiles on a thread, which then
-        # takes over (stagec.jit.Tiered; results agree within a few ulps, docs/design.md); "never".
+        # "auto": a jit signature new to this process runs op by op, through compiled kernels (stagec.eager, in the
+        # persistent cache) and NumPy rules (`Primitive.def_host`) for the others, while its fused module compiles
+        # on a thread, which then takes over (stagec.jit.Tiered; results agree within the tolerance docs/design.md
+        # gives); "kernels": only where every kernel is compiled already; "never".
         "jit_tiering": lambda: os.environ.get("STAGEC_JIT_TIERING", "auto"),
+        # "auto": an eager operation whose kernel is not compiled yet computes with its NumPy rule while the kernel
+        # compiles on a thread (stagec.eager); "never": it waits for the compile.
+        "eager_tiering": lambda: os.environ.get("STAGEC_EAGER_TIERING", "auto"),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
                                              "highest", "float32"),
-                "async_dispatch": ("auto", "always", "never"), "jit_tiering": ("auto", "never")}
+                "async_dispatch": ("auto", "always", "never"), "jit_tiering": ("auto", "kernels", "never"),
+                "eager_tiering": ("auto", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "eager_polymorphic",
-                             "async_dispatch", "jit_tiering"})
+                             "async_dispatch", "jit_tiering", "eager_tiering"})
 
     def __init__(self) -> None:
-        self._values = {k: f() for k, f in self._defaults.items()}
+        self._values = {}
+        for name, default in self._defaults.items():
+            self._values[name] = self._checked(name, default(), "STAGEC_" + name.upper())
+
+    def _checked(self, name: str, value: Any, source: str) -> Any:
+        """`value`, lower-cased where the option takes one of `_choices` (a ValueError naming `source` if not)."""
+        choices = self._choices.get(name)
+        if choices is None or value is None:
+            return value
+        if str(value).lower() not in choices:
+            raise ValueError(f"{source} takes one of {choices}, not {value!r}")
+        return str(value).lower()
 
     def update(self, name: str, value: Any) -> None:
         """Set a flag, e.g. `stagec.config.update("enable_x64", True)`."""
         name = name.removeprefix("jax_").removeprefix("stagec_")
         if name not in self._values:
             raise AttributeError(f"unknown stagec config option {name!r}; options: {sorted(self._values)}")
-        choices = self._choices.get(name)
-        if choices is not None and (value if value is None else str(value).lower()) not in choices:
-            raise ValueError(f"stagec config option {name!r} takes one of {choices}, not {value!r}")
-        self._values[name] = value
+        self._values[name] = self._checked(name, value, f"stagec config option {name!r}")
         self._key = None  # config.key() recomputes once
 
     def __getattr__(self, name: str) -> Any:

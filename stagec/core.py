@@ -360,6 +360,11 @@ def _escaped(t: Tracer) -> UnexpectedTracerError:
 # ---------------------------------------------------------------- primitives
 
 _eager_impl: Callable | None = None
+# Dtypes whose NumPy rules are checked against the compiled ops (tests/test_host.py). Not float16/bfloat16:
+# stagec's compiled sums of them accumulate in float32, NumPy's in the narrow type.
+HOST_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                              np.uint32, np.uint64, np.float32, np.float64, np.complex64,
+                                              np.complex128))
 
 
 def set_eager_impl(fn: Callable) -> None:
@@ -385,6 +390,8 @@ class Primitive:
         self.jvp: Callable | None = None
         self.transpose: Callable | None = None
         self.batch: Callable | None = None
+        self.host: Callable | None = None  # NumPy rule: see def_host
+        self.host_accepts: Callable | None = None
 
     def __repr__(self):
         return self.name
@@ -400,6 +407,18 @@ class Primitive:
     def def_impl(self, fn: Callable) -> Callable:
         self.impl = fn
         return fn
+
+    def def_host(self, fn: Callable, accepts: Callable | None = None) -> Callable:
+        """The NumPy rule `fn(*ndarrays, **params) -> ndarray`: the op's values on the host, equal to the compiled
+        op's up to the tolerance docs/design.md gives (the first tier while its module compiles). It serves
+        operands of `HOST_DTYPES` only, and where `accepts(avals, params)` says so."""
+        self.host, self.host_accepts = fn, accepts
+        return fn
+
+    def hosts(self, avals: Sequence[ShapedArray], params: dict) -> bool:
+        """Whether the NumPy rule serves a call on `avals`."""
+        return self.host is not None and all(a.dtype in HOST_DTYPES for a in avals) and (
+            self.host_accepts is None or self.host_accepts(avals, params))
 
     def def_jvp(self, fn: Callable) -> Callable:
         self.jvp = fn

@@ -16,6 +16,7 @@ graph kernel by kernel with kernels compiled before: jit's quick tier (registere
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import enum
 import functools
@@ -23,6 +24,7 @@ import hashlib
 import logging
 import math
 import os
+import threading
 from typing import Callable, Sequence
 
 import numpy as np
@@ -52,7 +54,8 @@ _cache: collections.OrderedDict[tuple, object] = collections.OrderedDict()
 _forms: dict[tuple, tuple | None] = {}  # shape-specific key -> its polymorphic kernel's (key, avals, params), or None
 _UNSEEN = object()
 _STATIC = "static"  # cached for a polymorphic key whose module could not be built: compile per shape
-stats = {"compiles": 0, "polymorphic": 0, "views": 0}
+_HOST = "host"  # `_obtain`: compute with the NumPy rule, the kernel compiles on a thread
+stats = {"compiles": 0, "polymorphic": 0, "views": 0, "host": 0}
 
 
 def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
@@ -62,6 +65,7 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
     if prim is structural.reshape_p:
         return _view(args, avals, out_avals[0], backend)
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
+    host = config.eager_tiering == "auto" and prim.hosts(avals, params)
     if config.eager_polymorphic:
         form = _forms.get(key, _UNSEEN)
         if form is _UNSEEN:
@@ -71,10 +75,141 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
             _forms[key] = form
         if form is not None:
             pkey, pavals, pparams = form
-            kernel = _get(pkey, lambda: _build_polymorphic(prim, pavals, pparams, out_avals, backend))
+            kernel = _obtain(pkey, lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend,
+                                                                      compile), host)
+            if kernel is _HOST:
+                return _on_host(prim, args, avals, params, out_avals, backend)
             if kernel is not _STATIC:
                 return kernel(args, avals, out_avals)
-    return _get(key, lambda: _compile(prim, avals, params, out_avals, backend).runner())(args)
+    kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), host)
+    if kernel is _HOST:
+        return _on_host(prim, args, avals, params, out_avals, backend)
+    return kernel(args)
+
+
+def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = True):
+    """The loaded shape-specific kernel; with `compile` False, None where its module is not in the persistent cache."""
+    art = _compile(prim, avals, params, out_avals, backend, compile)
+    return None if art is None else art.runner()
+
+
+def _obtain(key: tuple, build: Callable[[bool], object], host: bool):
+    """The kernel under `key` (`_get`, building it with `build(compile=True)`). With `host` (the primitive's NumPy
+    rule serves this call and `config.eager_tiering` is "auto"), a kernel not in the persistent cache either is
+    queued to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule."""
+    kernel = _cache.get(key)
+    if kernel is not None:
+        try:
+            _cache.move_to_end(key)
+        except KeyError:  # dropped by another thread meanwhile
+            pass
+        return kernel
+    if host and key not in _later.failed:
+        if key in _later.queued:
+            return _HOST
+        kernel = _get(key, lambda: build(False))
+        if kernel is not None:
+            return kernel
+        if _later.submit(key, lambda: _get(key, lambda: build(True))):
+            return _HOST
+    return _get(key, lambda: build(True))
+
+
+class _Later:
+    """Kernels compiling on one thread while their calls run on the host (`_obtain`); at most `MAX` queued. At exit
+    the queue is dropped and the compile in flight awaited, so that no compiler process outlives the program."""
+
+    MAX = 256
+
+    def __init__(self):
+        self.queued: set = set()  # keys queued or compiling
+        self.failed: set = set()  # keys whose compile raised: compiled by the next call, which raises the error
+        self._jobs: collections.deque = collections.deque()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closing = False
+
+    def submit(self, key: tuple, build: Callable[[], object]) -> bool:
+        """Queue `build()` under `key`; False where the queue is full or the program is exiting."""
+        with self._cond:
+            if key in self.queued:
+                return True
+            if self._closing or len(self.queued) >= self.MAX:
+                return False
+            self.queued.add(key)
+            self._jobs.append((key, build))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, daemon=True, name="stagec-eager-compile")
+                self._thread.start()
+                atexit.register(self.close)
+            self._cond.notify_all()
+        return True
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._jobs or self._closing)
+                if self._closing:
+                    return
+                key, build = self._jobs.popleft()
+            try:
+                build()
+            except Exception as e:  # (raised again by the call that compiles it, in the caller's thread)
+                log.debug(f"eager kernel {key[0]}: background compile failed ({type(e).__name__}: {e})")
+                with self._cond:
+                    if len(self.failed) >= 1024:
+                        self.failed.clear()
+                    self.failed.add(key)
+            finally:
+                with self._cond:
+                    self.queued.discard(key)
+                    self._cond.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every queued kernel is compiled; True if they all are."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self.queued, timeout)
+
+    def close(self, timeout: float = 30.0) -> None:
+        with self._cond:
+            self._closing = True
+            for key, _ in self._jobs:
+                self.queued.discard(key)
+            self._jobs.clear()
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+_later = _Later()
+
+
+def wait_for_kernels(timeout: float | None = None) -> bool:
+    """Wait until the kernels compiling in the background (`config.eager_tiering`) are ready; True if they are."""
+    return _later.wait(timeout)
+
+
+def _on_host(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
+             out_avals: Sequence[ShapedArray], backend: Backend) -> list[Array]:
+    """The primitive's NumPy rule, its result uploaded (and kept as the Array's host copy)."""
+    (value,) = host_values(prim, args, avals, params, out_avals)
+    out = Array(backend.put(value), out_avals[0], backend)
+    out._npy = value
+    return [out]
+
+
+def host_values(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
+                out_avals: Sequence[ShapedArray]) -> list[np.ndarray]:
+    """`prim`'s NumPy rule on `args` (Arrays, NumPy values, constants): read-only arrays of `out_avals`."""
+    xs = [x if type(x) is np.ndarray else to_numpy_constant(x, a) for x, a in zip(args, avals)]
+    with np.errstate(all="ignore"):
+        value = np.asarray(prim.host(*xs, **params), dtype=out_avals[0].dtype)
+    if value.shape != out_avals[0].shape:
+        raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for {out_avals[0].str_short()}")
+    stats["host"] += 1
+    if value.flags.writeable:
+        value.flags.writeable = False
+    return [value]
 
 
 def _get(key: tuple, build):
@@ -320,29 +455,29 @@ def graph_runner(graph: Graph, backend: Backend) -> Callable[[Sequence], list] |
 
 
 def _step(eqn: Eqn, backend: Backend):
-    """`step(args) -> outputs` for one equation, its kernel loaded now; None where it would compile."""
+    """`step(args) -> outputs` for one equation: its kernel, loaded now, or (`config.jit_tiering` "auto") its
+    primitive's NumPy rule; None where a kernel would have to compile."""
     prim, params = eqn.prim, eqn.params
     avals, out_avals = [x.aval for x in eqn.inputs], [v.aval for v in eqn.outputs]
     if not all(_plain(v) for v in params.values()):
         return None
     if prim.impl is not None:
         return lambda args: list(prim.impl(*args, **params))
+    host = config.jit_tiering == "auto" and prim.hosts(avals, params)
+    on_host = lambda args: host_values(prim, args, avals, params, out_avals)
     if prim is structural.reshape_p:
-        return lambda args: _view(args, avals, out_avals[0], backend)
+        return lambda args: on_host(args) if type(args[0]) is np.ndarray else _view(args, avals, out_avals[0], backend)
     form = _polymorphic_form(prim, avals, params, out_avals, backend, any_size=True)
     if form is not None:
         pkey, pavals, pparams = form
         kernel = _get(pkey, lambda: _build_polymorphic(prim, pavals, pparams, out_avals, backend, compile=False))
-        if kernel is None:
-            return None
-        if kernel is not _STATIC:
+        if kernel is not None and kernel is not _STATIC:
             return lambda args: kernel(args, avals, out_avals)
+        if kernel is None:
+            return on_host if host else None
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
-
-    def load():
-        art = _compile(prim, avals, params, out_avals, backend, compile=False)
-        return None if art is None else art.runner()
-    return _get(key, load)
+    kernel = _get(key, lambda: _static(prim, avals, params, out_avals, backend, compile=False))
+    return kernel if kernel is not None else on_host if host else None
 
 
 def _as_array(x, aval: ShapedArray, backend: Backend) -> Array:
@@ -352,7 +487,11 @@ def _as_array(x, aval: ShapedArray, backend: Backend) -> Array:
         out = x._share()
         out.aval = aval  # (the traced aval: its weak type)
         return out
-    return Array(backend.put(to_numpy_constant(x, aval)), aval, backend)
+    value = to_numpy_constant(x, aval)
+    out = Array(backend.put(value), aval, backend)
+    if type(x) is np.ndarray:  # a NumPy rule's result (read-only): the Array's host copy
+        out._npy = value
+    return out
 
 
 def kernels() -> list[tuple[str, str]]:

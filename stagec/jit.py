@@ -2,8 +2,8 @@
 
 Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
 threads calling one new signature at once trace and compile it once (`stages.build_once`). With
-`config.jit_tiering` "auto", a new signature whose every kernel is compiled already starts on a quick tier
-(`Tiered`: the graph kernel by kernel) while its fused module compiles on a thread.
+`config.jit_tiering` "auto", a new signature starts on a quick tier (`Tiered`: the graph op by op, through
+compiled kernels and the primitives' NumPy rules) while its fused module compiles on a thread.
 
 A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
@@ -314,12 +314,9 @@ class Jitted:
 
 
 def _tiering(lowered: Lowered) -> bool:
-    """Whether a new signature may start on the quick tier (`config.jit_tiering`): "auto" on the CPU, without
-    donated arguments (their buffers must go to the fused module's outputs)."""
-    mode = str(config.jit_tiering).lower()
-    if mode not in ("auto", "never"):  # (STAGEC_JIT_TIERING is read unchecked)
-        raise ValueError(f"config.jit_tiering is {mode!r}; choose 'auto' or 'never'")
-    return mode == "auto" and lowered.backend.name == "cpu" and not lowered.donated
+    """Whether a new signature may start on the quick tier (`config.jit_tiering`): on the CPU, without donated
+    arguments (their buffers must go to the fused module's outputs)."""
+    return config.jit_tiering != "never" and lowered.backend.name == "cpu" and not lowered.donated
 
 
 _compiling: set[Tiered] = set()  # tiers whose fused module is being compiled
@@ -327,8 +324,8 @@ _compiling_lock = threading.Lock()
 
 
 class Tiered:
-    """A new signature's runner while its fused module compiles: calls run the traced graph kernel by kernel
-    (`Lowered.quick`, modules compiled before), and the first call starts the fused compile on a thread (IREE
+    """A new signature's runner while its fused module compiles: calls run the traced graph op by op
+    (`Lowered.quick`: kernels compiled before, NumPy rules), and the first call starts the fused compile on a thread (IREE
     runs as a subprocess: the thread waits without the GIL). Once it is ready the fused runner replaces this one
     in the jit cache. A compile error is raised, naming the function, by every call from then on (as the
     untiered jit raises it at every call)."""

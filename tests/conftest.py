@@ -29,9 +29,12 @@ import os as _os
 _os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 # jit compiles each new signature before its first call (which tier answers a call depends on timing);
-# tests/test_tiering.py turns tiering on itself. (stagec read its environment at import, above.)
+# tests/test_tiering.py and tests/test_host.py turn tiering on themselves. (stagec read its environment at import, above.)
 _os.environ.setdefault("STAGEC_JIT_TIERING", "never")
 stagec.config.update("jit_tiering", _os.environ["STAGEC_JIT_TIERING"])
+# Likewise eager operations wait for their kernel (tests/test_host.py turns the NumPy rules on).
+_os.environ.setdefault("STAGEC_EAGER_TIERING", "never")
+stagec.config.update("eager_tiering", _os.environ["STAGEC_EAGER_TIERING"])
 
 # Never touch the user's ~/.cache/stagec: a fresh persistent cache per run, set at import so that collection,
 # subprocesses and pytest-xdist workers (which inherit the environment) use it too. The process that made it

@@ -1,5 +1,6 @@
-"""Tiered jit (`config.jit_tiering`): a new signature whose kernels are compiled already runs kernel by kernel
-while its fused module compiles on a thread, which then takes over. Counters of the jit layer
+"""Tiered jit (`config.jit_tiering` "kernels"; "auto" adds NumPy rules, tests/test_host.py): a new signature whose
+kernels are compiled already runs kernel by kernel while its fused module compiles on a thread, which then takes
+over. Counters of the jit layer
 (`stagec.jit.stats`) say which tier ran; `stagec.wait_for_compiles()` makes the swap happen (no timing)."""
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ EPS = np.finfo(np.float32).eps
 @pytest.fixture(autouse=True)
 def tiering():
     old = stagec.config.jit_tiering
-    stagec.config.update("jit_tiering", "auto")
+    stagec.config.update("jit_tiering", "kernels")
     yield
     stagec.wait_for_compiles()
     stagec.config.update("jit_tiering", old)
@@ -79,7 +80,7 @@ def test_outputs_pytrees_literals_and_passthrough():
     assert delta(before)["quick_calls"] == 1
     stagec.config.update("jit_tiering", "never")
     plain = stagec.jit(lambda x, y: f(x, y))(x, y)
-    stagec.config.update("jit_tiering", "auto")
+    stagec.config.update("jit_tiering", "kernels")
     assert sorted(quick) == sorted(plain)
     for k in ("sum", "same", "one"):
         assert type(quick[k]) is stagec.Array and quick[k].aval == plain[k].aval, k
@@ -107,7 +108,7 @@ def test_never_and_control_flow_compile_at_once():
     before = counts()
     np.asarray(stagec.jit(lambda x: snp.tanh(x) * 2)(x))
     assert delta(before)["tiered"] == 0 and delta(before)["compiles"] == 1
-    stagec.config.update("jit_tiering", "auto")
+    stagec.config.update("jit_tiering", "kernels")
     np.asarray(snp.asarray(x).sum() > 0)  # its other kernels: only the cond can refuse the quick tier
     before = counts()
     out = stagec.jit(lambda x: lax.cond(x.sum() > 0, lambda v: snp.tanh(v) * 2, lambda v: v, x))(x)
@@ -176,7 +177,7 @@ def test_pending_arguments_from_async_calls():
         h = stagec.jit(lambda y: y - 1.0)
         stagec.config.update("jit_tiering", "never")
         y = g(x)  # enqueued: possibly still pending when h reads it
-        stagec.config.update("jit_tiering", "auto")
+        stagec.config.update("jit_tiering", "kernels")
         before = counts()
         out = np.asarray(h(y))
         assert delta(before)["quick_calls"] == 1

@@ -14,6 +14,11 @@ def check_kind(name: str, aval: ShapedArray, kinds: str) -> None:
         raise TypeError(f"{name} does not accept dtype {aval.dtype} (it needs a {want} dtype)")
 
 
+def of_kinds(kinds: str):
+    """A NumPy rule's `accepts` (`Primitive.def_host`): every operand's dtype kind is in `kinds`."""
+    return lambda avals, params: all(_dt.kind(a.dtype) in kinds for a in avals)
+
+
 def same_shapes_only(name: str, *avals: ShapedArray) -> None:
     if any(a.shape != avals[0].shape for a in avals[1:]):
         raise TypeError(f"{name} got incompatible shapes: {', '.join(str(a.shape) for a in avals)} (primitives "

@@ -234,3 +234,22 @@ def _dot_general_batch(args, dims, *, dimension_numbers, **params):
     nl = aval_of(lhs).ndim - len(lc) - len(lb)
     rfree = [i for i in range(aval_of(rhs).ndim) if i not in dn[0][1] and i not in dn[1][1]]
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), len(rb) + nl + rfree.index(rd)
+
+
+# ---------------------------------------------------------------- NumPy rule (`Primitive.def_host`)
+
+def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_element_type=None):
+    """Batch, free and contracted dimensions grouped by transposes, then one `np.matmul` (BLAS for floats)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    dtype = preferred_element_type or x.dtype
+    lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
+    rf = [i for i in range(y.ndim) if i not in rc and i not in rb]
+    batch = [x.shape[i] for i in lb]
+    size = lambda a, dims: int(np.prod([a.shape[i] for i in dims], dtype=np.int64))
+    xt = x.transpose([*lb, *lf, *lc]).astype(dtype, copy=False).reshape(*batch, size(x, lf), size(x, lc))
+    yt = y.transpose([*rb, *rc, *rf]).astype(dtype, copy=False).reshape(*batch, size(y, rc), size(y, rf))
+    out = np.matmul(xt, yt)
+    return out.reshape(*batch, *[x.shape[i] for i in lf], *[y.shape[i] for i in rf])
+
+
+dot_general_p.def_host(_dot_general_host)

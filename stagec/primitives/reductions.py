@@ -12,7 +12,7 @@ from . import _ad
 from . import elementwise as ew
 from .structural import (broadcast_in_dim, broadcasted_iota, concatenate, pad, reshape, rev,
                          transpose)
-from ._util import ANY, NUMBER, check_axis, check_kind, same_shapes_only
+from ._util import ANY, NUMBER, check_axis, check_kind, of_kinds, same_shapes_only
 
 
 def _reduce(name: str, kinds: str) -> Primitive:
@@ -382,3 +382,30 @@ def _sort_batch(args, dims, *, dimension, num_keys, is_stable):
     outs = sort_p.bind(*[at_front(x, d, n) for x, d in zip(args, dims)], dimension=dimension + 1,
                        num_keys=num_keys, is_stable=is_stable)
     return outs, [0] * len(outs)
+
+
+# ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
+
+def _reduce_host(ufunc, op: str):
+    def rule(x, *, axes):
+        initial = None if op in ("sum", "prod") else _dt.identity(op, x.dtype)  # (max/min of nothing)
+        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=initial)
+    return rule
+
+
+def _cumulative_host(x, *, axis, op, reverse):
+    ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[op]
+    x = np.flip(x, axis) if reverse else x
+    out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+    return np.flip(out, axis) if reverse else out
+
+
+reduce_sum_p.def_host(_reduce_host(np.add, "sum"), of_kinds("biufc"))
+reduce_prod_p.def_host(_reduce_host(np.multiply, "prod"), of_kinds("iufc"))
+reduce_max_p.def_host(_reduce_host(np.maximum, "max"), of_kinds("biuf"))
+reduce_min_p.def_host(_reduce_host(np.minimum, "min"), of_kinds("biuf"))
+reduce_and_p.def_host(_reduce_host(np.logical_and, "and"), of_kinds("b"))
+reduce_or_p.def_host(_reduce_host(np.logical_or, "or"), of_kinds("b"))
+argminmax_p.def_host(lambda x, *, axis, index_dtype, is_max: (np.argmax if is_max else np.argmin)(x, axis)
+                     .astype(index_dtype), of_kinds("biuf"))  # (the first NaN or tie, as the compiled op)
+cumulative_p.def_host(_cumulative_host, of_kinds("biuf"))

@@ -1,6 +1,8 @@
 """Primitives that move data without arithmetic: broadcasts, reshapes, transposes, slices, padding, iota."""
 from __future__ import annotations
 
+import builtins
+
 from typing import Sequence
 
 import numpy as np
@@ -460,3 +462,52 @@ def _dynamic_update_slice_batch(args, dims):
     pos = concatenate([broadcasted_iota(np.int32, (n,) + ushape + (1,), 0), pos], nd + 1)
     return scatter(x, pos, upd, update_window_dims=(), inserted_window_dims=tuple(range(nd + 1)),
                    scatter_dims_to_operand_dims=tuple(range(nd + 1)), mode="set"), 0
+
+
+# ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
+# (`builtins.slice`: this module's `slice` is lax.slice)
+
+def _broadcast_host(x, *, shape, broadcast_dimensions):
+    order = sorted(range(x.ndim), key=lambda i: broadcast_dimensions[i])
+    x = x.transpose(order)
+    dims = [broadcast_dimensions[i] for i in order]
+    return np.broadcast_to(x.reshape([x.shape[dims.index(d)] if d in dims else 1 for d in range(len(shape))]),
+                           shape)
+
+
+def _starts(x, starts, sizes) -> tuple:
+    """Start indices clamped so that the window fits, as `stablehlo.dynamic_slice` clamps them."""
+    return tuple(int(min(max(int(s), 0), d - n)) for s, d, n in zip(starts, x.shape, sizes))
+
+
+def _dynamic_update_slice_host(x, update, *starts):
+    out = x.copy()
+    at = _starts(x, starts, update.shape)
+    out[tuple(builtins.slice(s, s + n) for s, n in zip(at, update.shape))] = update
+    return out
+
+
+def _iota_host(*, dtype, shape, dimension):
+    line = np.arange(shape[dimension], dtype=dtype).reshape([-1 if i == dimension else 1 for i in range(len(shape))])
+    return np.broadcast_to(line, shape)
+
+
+def _pad_host(x, value, *, low, high, interior):
+    spread = np.full([d + max(d - 1, 0) * it for d, it in zip(x.shape, interior)], value, x.dtype)
+    spread[tuple(builtins.slice(None, None, it + 1) for it in interior)] = x
+    out = np.pad(spread, [(max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high)], constant_values=value)
+    return out[tuple(builtins.slice(max(-lo, 0), out.shape[i] - max(-hi, 0)) for i, (lo, hi) in enumerate(zip(low, high)))]
+
+
+broadcast_in_dim_p.def_host(_broadcast_host)
+reshape_p.def_host(lambda x, *, new_sizes: x.reshape(new_sizes))
+transpose_p.def_host(lambda x, *, permutation: x.transpose(permutation))
+slice_p.def_host(lambda x, *, start_indices, limit_indices, strides: x[tuple(
+    builtins.slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))])
+dynamic_slice_p.def_host(lambda x, *starts, slice_sizes: x[tuple(
+    builtins.slice(s, s + n) for s, n in zip(_starts(x, starts, slice_sizes), slice_sizes))])
+dynamic_update_slice_p.def_host(_dynamic_update_slice_host)
+rev_p.def_host(lambda x, *, dimensions: np.flip(x, tuple(dimensions)))
+iota_p.def_host(_iota_host)
+concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
+pad_p.def_host(_pad_host)
