@@ -450,9 +450,7 @@ class Executable:
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
-        mode = str(config.async_dispatch).lower()
-        if mode not in ("auto", "always", "never"):  # (STAGEC_ASYNC_DISPATCH is read unchecked)
-            raise ValueError(f"config.async_dispatch is {mode!r}; choose 'auto', 'always' or 'never'")
+        mode = config.async_dispatch  # (one of config's choices, lower-cased)
         self._probes, self._fastest = 4, float("inf")
         if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
             self._set_call(Executable.submit)
