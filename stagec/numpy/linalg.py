@@ -104,6 +104,27 @@ def _batch_eye(shape: tuple, dtype):
     return broadcast_to(eye(shape[-2], shape[-1], dtype=dtype), shape)
 
 
+def _sym(t):
+    """The Hermitian part (t + t^H) / 2."""
+    return multiply(t + _ct(t), 0.5)
+
+
+def _hermitian(fname: str, a, UPLO: str | None, symmetrize_input: bool):
+    """The Hermitian matrix that `cholesky` and `eigh` factor: `a`'s Hermitian part (JAX's symmetrize_input),
+    else its `UPLO` triangle mirrored with the diagonal's real part (NumPy's, LAPACK's). Linear in `a` and built
+    of ordinary ops, so it is differentiated as it is: the tangent reaching the decomposition's rule is the
+    derivative of exactly this map, and Hermitian."""
+    a = _mat(fname, a, square=True)
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    if symmetrize_input:
+        return _sym(a)
+    n = aval_of(a).shape[-1]
+    rows, cols = _idx(n, -2), _idx(n, -1)
+    tri = where(less(rows, cols) if UPLO == "U" else greater(rows, cols), a, 0)
+    return tri + _ct(tri) + _sym(where(equal(rows, cols), a, 0))
+
+
 # ---------------------------------------------------------------- Cholesky
 
 
@@ -124,10 +145,12 @@ def _cholesky(a):
     return lax.fori_loop(0, n, body, zeros(aval_of(a).shape, aval_of(a).dtype))
 
 
-@_staged("upper")
-def cholesky(a, /, *, upper: bool = False):
-    """Cholesky factor of Hermitian positive-definite `a` (..., n, n): lower (or `upper`) triangular."""
-    L = _cholesky_d(_mat("cholesky", a, square=True))
+@_staged("upper", "symmetrize_input")
+def cholesky(a, /, *, upper: bool = False, symmetrize_input: bool = True):
+    """Cholesky factor of Hermitian positive-definite `a` (..., n, n): lower (or `upper`) triangular. Factors
+    (a + a^H) / 2 (JAX's default), or with `symmetrize_input=False` the lower (`upper`: upper) triangle
+    (NumPy's)."""
+    L = _cholesky_d(_hermitian("cholesky", a, "U" if upper else "L", symmetrize_input))
     return _ct(L) if upper else L
 
 
@@ -425,37 +448,26 @@ def _eigh(a):
     return w, V
 
 
-def _hermitian(fname: str, a, UPLO: str):
-    a = _mat(fname, a, square=True)
-    n = aval_of(a).shape[-1]
-    if UPLO not in ("L", "U"):
-        raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    lower = (_idx(n, -2) > _idx(n, -1)) if UPLO == "L" else (_idx(n, -2) < _idx(n, -1))
-    tri = where(lower, a, 0)
-    d = _diag(a)
-    d = real(d).astype(aval_of(a).dtype) if _is_complex(a) else d
-    return tri + _ct(tri) + multiply(_batch_eye(aval_of(a).shape, aval_of(a).dtype), expand_dims(d, -1))
-
-
 class EighResult(NamedTuple):
     eigenvalues: Any
     eigenvectors: Any
 
 
-@_staged("UPLO")
-def _eigh_staged(a, UPLO: str = "L"):
-    return _eigh_d(a, UPLO)
+@_staged("UPLO", "symmetrize_input")
+def _eigh_staged(a, UPLO: str | None = None, symmetrize_input: bool = True):
+    return _eigh_d(_hermitian("eigh", a, UPLO, symmetrize_input))
 
 
-def eigh(a, UPLO: str = "L") -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian `a`, from its `UPLO` triangle."""
-    return EighResult(*_eigh_staged(a, UPLO=UPLO))
+def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian `a`: of (a + a^H) / 2 (JAX's default), or
+    with `symmetrize_input=False` of its `UPLO` triangle ('L' by default; NumPy's)."""
+    return EighResult(*_eigh_staged(a, UPLO=UPLO, symmetrize_input=symmetrize_input))
 
 
-@_staged("UPLO")
-def eigvalsh(a, UPLO: str = "L"):
-    """Eigenvalues (ascending) of Hermitian `a`."""
-    return _eigh_d(a, UPLO)[0]
+@_staged("UPLO", "symmetrize_input")
+def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) of Hermitian `a` (`UPLO` and `symmetrize_input` as in `eigh`)."""
+    return _eigh_d(_hermitian("eigvalsh", a, UPLO, symmetrize_input))[0]
 
 
 def _jacobi_columns(a):
@@ -846,11 +858,6 @@ def _eye_like(a):
     return _batch_eye(aval_of(a).shape[:-1] + (aval_of(a).shape[-2],), aval_of(a).dtype)
 
 
-def _sym(t):
-    """The Hermitian part (t + t^H) / 2: JAX's decompositions symmetrize their input, so do their tangents."""
-    return multiply(t + _ct(t), 0.5)
-
-
 def _tr_prod(x, y):
     """trace(x @ y) over the last two axes, without the product."""
     return sum(multiply(x, swapaxes(y, -1, -2)), axis=(-2, -1))
@@ -863,11 +870,12 @@ def _cholesky_d(a):
 
 @_cholesky_d.defjvp
 def _cholesky_jvp(primals, tangents):
-    """L_dot = L phi(L^-1 sym(A_dot) L^-H), phi: the lower triangle with the diagonal halved."""
+    """L_dot = L phi(L^-1 A_dot L^-H), phi: the lower triangle with the diagonal halved (A_dot is Hermitian:
+    `_hermitian`'s tangent)."""
     (a,), (da,) = primals, tangents
     L = _cholesky(a)
     Linv = _tri_solve(L, _eye_like(L), lower=True)
-    X = matmul(matmul(Linv, _sym(da)), _ct(Linv))
+    X = matmul(matmul(Linv, da), _ct(Linv))
     n = aval_of(a).shape[-1]
     rows, cols = _idx(n, -2), _idx(n, -1)
     phi = where(greater(rows, cols), X, where(equal(rows, cols), multiply(X, 0.5), 0))
@@ -942,24 +950,21 @@ def _slogdet_jvp(primals, tangents):
     return (sign, logdet), (zeros(aval_of(sign).shape, aval_of(sign).dtype), t)
 
 
-def _eigh_prim(a, UPLO: str):
-    return _eigh(_hermitian("eigh", a, UPLO))
-
-
-_eigh_d = custom_jvp(_eigh_prim, nondiff_argnums=(1,))
+_eigh_d = custom_jvp(_eigh)
 
 
 @_eigh_d.defjvp
-def _eigh_jvp(UPLO, primals, tangents):
-    """V^H sym(A_dot) V = M: w_dot = re diag(M), V_dot = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal."""
+def _eigh_jvp(primals, tangents):
+    """V^H A_dot V = M: w_dot = re diag(M), V_dot = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal
+    (A_dot is Hermitian: `_hermitian`'s tangent)."""
     (a,), (da,) = primals, tangents
-    w, V = _eigh_prim(a, UPLO)
+    w, V = _eigh(a)
     dt = aval_of(a).dtype
     n = aval_of(a).shape[-1]
     eye_n = eye(n, dtype=dt)
     wc = w.astype(dt)
     F = subtract(divide(1, eye_n + expand_dims(wc, -2) - expand_dims(wc, -1)), eye_n)
-    M = matmul(matmul(_ct(V), _sym(da)), V)
+    M = matmul(matmul(_ct(V), da), V)
     dw = real(_diag(M)) if _is_complex(M) else _diag(M)
     return (w, V), (dw, matmul(V, multiply(F, M)))
 

@@ -25,8 +25,7 @@ from ..core import Tracer, aval_of, current_trace, trace_subgraph
 from ..primitives.control_flow import cond_p
 from . import _prng
 from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
-from ._special import (cholesky, erf_inv, gamma_sample_grad, lgamma, next_down, next_up, softmax, symmetrized,
-                       top_k_indices)
+from ._special import erf_inv, gamma_sample_grad, lgamma, next_down, next_up, softmax, top_k_indices
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma",
@@ -385,10 +384,10 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method: str):
         u, s, _ = snp.linalg.svd(cov)
         factor = u * snp.sqrt(s[..., None, :])
     elif method == "eigh":
-        w, v = snp.linalg.eigh(symmetrized(cov))
+        w, v = snp.linalg.eigh(cov)  # of (cov + cov^H) / 2, as JAX's
         factor = v * snp.sqrt(w[..., None, :])
     else:
-        factor = cholesky(cov)
+        factor = snp.linalg.cholesky(cov)  # of (cov + cov^H) / 2, as JAX's
     samples = _normal(key, shape + (n,), dtype)
     return mean + snp.einsum("...ij,...j->...i", factor, samples)
 

@@ -209,17 +209,6 @@ def top_k_indices(x, k: int):
     return lax.slice(idx, (0,) * av.ndim, av.shape[:-1] + (k,))
 
 
-def symmetrized(a):
-    """(a + a^T) / 2: JAX's `cholesky` and `eigh` factor that, where NumPy's read one triangle."""
-    return (a + snp.swapaxes(a, -1, -2)) / 2
-
-
-def cholesky(a):
-    """Lower Cholesky factor of `a` symmetrized first, as `jnp.linalg.cholesky` does (NaN where not positive
-    definite)."""
-    return snp.linalg.cholesky(symmetrized(a))
-
-
 def softmax(x, axis: int):
     """`jax.nn.softmax` (the numerically stable form)."""
     unnormalized = snp.exp(x - snp.max(x, axis, keepdims=True))
