@@ -26,6 +26,10 @@ import numpy as np
 import stagec
 import stagec.numpy as snp
 
+# Steady state: each signature compiles before its first call (no quick tier; bench_latency measures that).
+stagec.config.update("jit_tiering", "never")
+stagec.config.update("eager_tiering", "never")
+
 from _timing import elapsed, import_jax
 
 jax, jnp = import_jax()
