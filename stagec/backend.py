@@ -492,6 +492,14 @@ class Executable:
         rets = self._list(self._n_out)
         try:
             self.context.invoke(self.fn, args, rets)
+        except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
+            known = _KNOWN_RUNTIME_BUGS.search(str(e))
+            if known is None:
+                raise
+            raise RuntimeError(f"IREE 3.13 cannot run {self.name}: {known[0]} (its compiler emitted a dispatch the "
+                               f"runtime rejects; seen with many values carried through loops, e.g. forward-mode "
+                               f"derivatives of while loops, and upstream as iree-org/iree#24753). Differentiating "
+                               f"another way round (grad instead of jvp) or fewer loop-carried arrays avoid it.") from e
         except RuntimeError:
             failure, self._failure.value = getattr(self._failure, "value", None), None
             if failure is None:
@@ -522,6 +530,12 @@ class Executable:
         self._unchecked = False
 
     call = run  # inline; `_set_call` may replace it per executable
+
+
+# Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the
+# CPU runtime binds (32), a loop result left unallocated.
+_KNOWN_RUNTIME_BUGS = re.compile(r"binding count \d+ > \d+|ref is null; while invoking native function "
+                                 r"hal\.buffer_view\.create")
 
 
 class PendingArguments(Exception):

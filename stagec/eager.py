@@ -36,7 +36,7 @@ from .core import Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, set_e
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
 from .primitives import elementwise, reductions, structural
-from .stages import build_once, compile_cached, find_cached, set_quick_tier
+from .stages import Lowered, build_once, compile_cached, find_cached, set_quick_tier
 
 # Primitives whose emission rule reads no dimension size: their modules stay right with dynamic dimensions, and
 # give the same bits as a shape-specific module. Not `dot_general`: its dynamic contraction sums in another
@@ -253,6 +253,11 @@ def _compile(prim, avals, params, out_avals, backend, compile: bool = True):
     recipe = _recipe(prim, avals, params)
     if not compile:
         return None if recipe is None else find_cached(backend, flags(backend), recipe, avals, out_avals)
+    if recipe is None:  # control flow or a callback: a program, compiled with stagec's passes as jit compiles it
+        in_vars, out_vars = [Var(a) for a in avals], [Var(a) for a in out_avals]
+        graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
+        stats["compiles"] += 1
+        return Lowered(graph, name, None, None, (), None, backend).compile().artifact
     art, _ = compile_cached(backend, text if recipe is not None else text(), name, flags(backend), avals,
                             out_avals, host_calls=host_calls, recipe=recipe)
     stats["compiles"] += 1
