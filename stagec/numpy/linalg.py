@@ -19,6 +19,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of, current_trace
+from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros
 from ._indexing import take_along_axis
@@ -782,17 +783,6 @@ def trace(x, /, *, offset: int = 0, dtype=None):
 def diagonal(x, /, *, offset: int = 0):
     """The `offset` diagonal of the last two axes."""
     return _np_diagonal(x, offset, -2, -1)
-
-
-def matrix_transpose(x, /):
-    """Swap the last two axes."""
-    return swapaxes(x, -1, -2)
-
-
-def vecdot(x1, x2, /, *, axis: int = -1):
-    """Dot product over `axis` (the first argument conjugated), broadcasting the rest."""
-    x1, x2 = (x if _is_array(x) else asarray(x) for x in (x1, x2))
-    return sum(multiply(conjugate(x1), x2), axis=axis)
 
 
 def multi_dot(arrays: Sequence, *, precision=None):
