@@ -267,3 +267,31 @@ def test_environment_values_are_checked(monkeypatch):
         type(stagec.config)()
     monkeypatch.setenv("STAGEC_EAGER_TIERING", "NEVER")
     assert type(stagec.config)().eager_tiering == "never"
+
+
+def test_eight_threads_on_the_host_tier(host_tiers):
+    """Eight threads calling eager operations new to the process at once: answered by NumPy rules, each kernel
+    queued and compiled once, every result right; a jitted function called at once traces once, tiers once."""
+    import sys
+
+    import stagec.numpy as snp
+    from threads import run_at_once
+    jit_stats = sys.modules["stagec.jit"].stats
+    x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(4, 6)
+    f = stagec.jit(lambda a: snp.tanh(a) * 2.0 + snp.sum(a, axis=0))
+    outs: list = []
+    with _fresh_cache():
+        compiles, before = eager.stats["compiles"], dict(jit_stats)
+
+        def work(i):
+            a = snp.asarray(x)
+            outs.append((i, np.asarray(snp.exp(a) - a * 3.0), np.asarray(f(a))))
+        assert not run_at_once(work)
+        assert stagec.wait_for_compiles(120)
+        assert jit_stats["traces"] - before["traces"] == 1 and jit_stats["tiered"] - before["tiered"] == 1
+        queued = eager.stats["compiles"] - compiles
+        assert 0 < queued <= 4  # exp, mul, sub and the scalar's broadcast: each once, not once per thread
+    want_eager, want_jit = np.exp(x) - x * 3.0, np.tanh(x) * 2.0 + x.sum(0)
+    for _, e, j in outs:
+        np.testing.assert_allclose(e, want_eager, rtol=4e-7)
+        np.testing.assert_allclose(j, want_jit, rtol=4e-7, atol=1e-6)
