@@ -180,7 +180,9 @@ def sums(x, w):
     return {"sum": red.reduce_sum_p.bind(x, axes=(1,)), "prod": red.reduce_prod_p.bind(ew.div_p.bind(x, x), axes=(0,)),
             "cumsum": red.cumulative_p.bind(x, axis=1, op="sum", reverse=False),
             "dot": dot.dot_general_p.bind(x, w, dimension_numbers=(((1,), (0,)), ((), ()))),
-            "batched": dot.dot_general_p.bind(w, w, dimension_numbers=(((0,), (0,)), ((1,), (1,))))}
+            "batched": dot.dot_general_p.bind(w, w, dimension_numbers=(((0,), (0,)), ((1,), (1,)))),
+            **{f"empty_{p.name}": p.bind(st.slice_p.bind(x, start_indices=(0, 0), limit_indices=(16, 0), strides=(1, 1)),
+                                         axes=(1,)) for p in (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p)}}
 
 
 def test_sums_and_products_within_rounding(host_tiers):
@@ -193,6 +195,9 @@ def test_sums_and_products_within_rounding(host_tiers):
     np.testing.assert_allclose(quick["dot"], fused["dot"], rtol=0, atol=300 * 4e-7 * np.abs(x).max() * np.abs(w).max() * 300)
     np.testing.assert_allclose(quick["batched"], fused["batched"], rtol=1e-5)
     assert quick["dot"].dtype == np.float32 and quick["batched"].shape == (5,)
+    for k in ("empty_reduce_sum", "empty_reduce_prod", "empty_reduce_max"):  # (the reduction of nothing)
+        same_bits(quick[k], fused[k], k)
+    assert (quick["empty_reduce_max"] == -np.inf).all() and (quick["empty_reduce_prod"] == 1).all()
 
 
 @pytest.mark.parametrize("dtype,shape", [(np.float32, (5,)), (np.float32, ()), (np.int32, (0,)), (np.uint8, (3, 2)),

@@ -387,9 +387,8 @@ def _sort_batch(args, dims, *, dimension, num_keys, is_stable):
 # ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
 
 def _reduce_host(ufunc, op: str):
-    def rule(x, *, axes):
-        initial = None if op in ("sum", "prod") else _dt.identity(op, x.dtype)  # (max/min of nothing)
-        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=initial)
+    def rule(x, *, axes):  # (`initial`: the reduction of nothing, max's included)
+        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=_dt.identity(op, x.dtype))
     return rule
 
 
