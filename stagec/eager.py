@@ -55,6 +55,8 @@ _forms: dict[tuple, tuple | None] = {}  # shape-specific key -> its polymorphic 
 _UNSEEN = object()
 _STATIC = "static"  # cached for a polymorphic key whose module could not be built: compile per shape
 _HOST = "host"  # `_obtain`: compute with the NumPy rule, the kernel compiles on a thread
+KEEP_HOST_BYTES = 1 << 20  # a NumPy rule's result up to this size stays as its Array's host copy (printing it
+# reads no buffer back); a bigger one would double the memory it takes
 stats = {"compiles": 0, "polymorphic": 0, "views": 0, "host": 0}
 
 
@@ -191,10 +193,11 @@ def wait_for_kernels(timeout: float | None = None) -> bool:
 
 def _on_host(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
              out_avals: Sequence[ShapedArray], backend: Backend) -> list[Array]:
-    """The primitive's NumPy rule, its result uploaded (and kept as the Array's host copy)."""
+    """The primitive's NumPy rule, its result uploaded (a small one kept as the Array's host copy too)."""
     (value,) = host_values(prim, args, avals, params, out_avals)
     out = Array(backend.put(value), out_avals[0], backend)
-    out._npy = value
+    if value.nbytes <= KEEP_HOST_BYTES:
+        out._npy = value
     return [out]
 
 
@@ -494,7 +497,7 @@ def _as_array(x, aval: ShapedArray, backend: Backend) -> Array:
         return out
     value = to_numpy_constant(x, aval)
     out = Array(backend.put(value), aval, backend)
-    if type(x) is np.ndarray:  # a NumPy rule's result (read-only): the Array's host copy
+    if type(x) is np.ndarray and value.nbytes <= KEEP_HOST_BYTES:  # a NumPy rule's result (read-only)
         out._npy = value
     return out
 
