@@ -80,6 +80,29 @@ def clear_cache() -> None:
             runners.clear()  # Jitted objects hold these dicts: empty them rather than drop them
 
 
+class Signatures(collections.OrderedDict):
+    """A function's compiled signatures, least recently used first; `last` remembers the last hot-path call's
+    (avals, config key, runner), checked by identity before any key is built. Any change forgets it."""
+
+    last = None
+
+    def __setitem__(self, key, value):
+        self.last = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self.last = None
+        super().__delitem__(key)
+
+    def popitem(self, last: bool = True):
+        self.last = None
+        return super().popitem(last)
+
+    def clear(self):
+        self.last = None
+        super().clear()
+
+
 def _cache_for(fun, options) -> dict:
     try:
         per_fun = _caches.setdefault(fun, {})
@@ -90,7 +113,7 @@ def _cache_for(fun, options) -> dict:
             per_fun = {}
         if len(_strong_caches) > MAX_STRONG:
             del _strong_caches[next(iter(_strong_caches))]
-    return per_fun.setdefault(options, collections.OrderedDict())
+    return per_fun.setdefault(options, Signatures())
 
 
 class Jitted:
@@ -271,14 +294,24 @@ class Jitted:
         if _stack():  # called while tracing another function: inline it
             return self.fun(*args, **kwargs)
         if self._simple and not kwargs:  # hot path: positional stagec Arrays only
+            cache = self._cache
+            last = cache.last
+            if last is not None and last[1] is config.key() and len(args) == len(last[0]):
+                for a, v in zip(args, last[0]):  # the last signature again, the same aval objects (as a loop's
+                    if getattr(a, "aval", None) is not v:  # own results have): no key to build and hash
+                        break
+                else:
+                    return last[2](args)
             try:
-                key = self._key(_flat_tree(len(args)), tuple([a.aval for a in args]), ())
+                avals = tuple([a.aval for a in args])
+                key = self._key(_flat_tree(len(args)), avals, ())
             except AttributeError:
                 key = None
-            runner = self._cache.get(key) if key is not None else None
+            runner = cache.get(key) if key is not None else None
             if runner is not None:
-                if len(self._cache) > 1:  # (a lone signature is in LRU order already: most functions have one)
+                if len(cache) > 1:  # (a lone signature is in LRU order already: most functions have one)
                     self._used(key)
+                cache.last = (avals, key[4], runner)
                 return runner(args)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         runner = self._cache.get(key)

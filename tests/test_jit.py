@@ -317,3 +317,31 @@ def test_many_scalar_operands_and_results():
         np.testing.assert_allclose(out[40 + k], [w], rtol=1e-6)
         assert out[40 + k].shape == (1,)
     assert "optimization_barrier" in stagec.jit(f).lower(*xs).as_text("final")
+
+
+def test_the_last_signature_is_found_by_identity_and_forgotten_on_any_change():
+    """The hot path first compares the arguments' aval objects and the config key with the last call's (no key
+    built or hashed); clearing the caches, a config change or a new signature still take the full path."""
+    import sys
+    stats = sys.modules["stagec.jit"].stats
+    f = stagec.jit(lambda x: x * 2)
+    x = stagec.device_put(np.ones(3, np.float32))
+    t0 = stats["traces"]
+    y = f(f(x))  # (the second call's argument is the first's result: another Array, another aval object)
+    np.testing.assert_array_equal(np.asarray(f(y)), np.full(3, 8.0))
+    assert stats["traces"] == t0 + 1 and f._cache.last is not None
+    stagec.clear_caches()
+    assert f._cache.last is None
+    f(x)
+    assert stats["traces"] == t0 + 2
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", not old)  # another config key: another signature
+    try:
+        f(x)
+        assert stats["traces"] == t0 + 3
+    finally:
+        stagec.config.update("enable_x64", old)
+    f(x)  # an equal key, another object: found by hashing, not traced again
+    assert stats["traces"] == t0 + 3
+    np.testing.assert_array_equal(np.asarray(f(stagec.device_put(np.ones(4, np.float32)))), np.full(4, 2.0))
+    assert stats["traces"] == t0 + 4
