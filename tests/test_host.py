@@ -260,7 +260,7 @@ def test_a_failed_background_compile_raises_in_the_next_call(host_tiers, monkeyp
         monkeypatch.setattr(eager, "_compile", fail)
         x = snp.asarray(np.arange(4, dtype=np.float32))
         np.testing.assert_array_equal(np.asarray(x * 2.0), np.arange(4) * 2.0)
-        with pytest.raises(CompileError, match="no kernel for mul"):
+        with pytest.raises(CompileError, match="no kernel for (mul|broadcast_in_dim) today"):
             for _ in range(3):  # (the polymorphic kernel fails first, then the shape-specific one)
                 assert stagec.wait_for_compiles(60)
                 x * 2.0
