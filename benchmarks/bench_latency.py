@@ -79,6 +79,8 @@ COMMON = textwrap.dedent("""
 
     def median_call(fn, n):
         ready(fn())
+        if lib == "stagec" and hasattr(stagec, "wait_for_compiles"):
+            stagec.wait_for_compiles()  # (steady state: the kernels or module, not the first tier)
         ts = []
         for _ in range(n):
             t = time.perf_counter(); ready(fn()); ts.append(time.perf_counter() - t)

@@ -67,7 +67,6 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
     if prim is structural.reshape_p:
         return _view(args, avals, out_avals[0], backend)
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
-    host = config.eager_tiering == "auto" and prim.hosts(avals, params)
     if config.eager_polymorphic:
         form = _forms.get(key, _UNSEEN)
         if form is _UNSEEN:
@@ -78,12 +77,13 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
         if form is not None:
             pkey, pavals, pparams = form
             kernel = _obtain(pkey, lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend,
-                                                                      compile), host)
+                                                                      compile), prim, avals, params)
             if kernel is _HOST:
                 return _on_host(prim, args, avals, params, out_avals, backend)
             if kernel is not _STATIC:
                 return kernel(args, avals, out_avals)
-    kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), host)
+    kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, avals,
+                     params)
     if kernel is _HOST:
         return _on_host(prim, args, avals, params, out_avals, backend)
     return kernel(args)
@@ -95,18 +95,12 @@ def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = Tr
     return None if art is None else art.runner()
 
 
-def _obtain(key: tuple, build: Callable[[bool], object], host: bool):
-    """The kernel under `key` (`_get`, building it with `build(compile=True)`). With `host` (the primitive's NumPy
-    rule serves this call and `config.eager_tiering` is "auto"), a kernel not in the persistent cache either is
-    queued to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule."""
-    kernel = _cache.get(key)
-    if kernel is not None:
-        try:
-            _cache.move_to_end(key)
-        except KeyError:  # dropped by another thread meanwhile
-            pass
-        return kernel
-    if host and key not in _later.failed:
+def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, avals, params: dict):
+    """The kernel under `key` (`_get`, building it with `build(compile=True)`). Where `config.eager_tiering` is
+    "auto" and the primitive's NumPy rule serves this call, a kernel not in the persistent cache either is queued
+    to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule."""
+    if key not in _cache and key not in _later.failed and config.eager_tiering == "auto" and prim.hosts(
+            avals, params):
         if key in _later.queued:
             return _HOST
         kernel = _get(key, lambda: build(False))
