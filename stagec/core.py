@@ -415,9 +415,9 @@ class Primitive:
         self.host, self.host_accepts = fn, accepts
         return fn
 
-    def hosts(self, avals: Sequence[ShapedArray], params: dict) -> bool:
-        """Whether the NumPy rule serves a call on `avals`."""
-        return self.host is not None and all(a.dtype in HOST_DTYPES for a in avals) and (
+    def hosts(self, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray] = ()) -> bool:
+        """Whether the NumPy rule serves a call on `avals` (giving `out_avals`)."""
+        return self.host is not None and all(a.dtype in HOST_DTYPES for a in (*avals, *out_avals)) and (
             self.host_accepts is None or self.host_accepts(avals, params))
 
     def def_jvp(self, fn: Callable) -> Callable:

@@ -77,13 +77,13 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
         if form is not None:
             pkey, pavals, pparams = form
             kernel = _obtain(pkey, lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend,
-                                                                      compile), prim, avals, params)
+                                                                      compile), prim, avals, params, out_avals)
             if kernel is _HOST:
                 return _on_host(prim, args, avals, params, out_avals, backend)
             if kernel is not _STATIC:
                 return kernel(args, avals, out_avals)
     kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, avals,
-                     params)
+                     params, out_avals)
     if kernel is _HOST:
         return _on_host(prim, args, avals, params, out_avals, backend)
     return kernel(args)
@@ -95,12 +95,12 @@ def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = Tr
     return None if art is None else art.runner()
 
 
-def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, avals, params: dict):
+def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, avals, params: dict, out_avals):
     """The kernel under `key` (`_get`, building it with `build(compile=True)`). Where `config.eager_tiering` is
     "auto" and the primitive's NumPy rule serves this call, a kernel not in the persistent cache either is queued
     to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule."""
     if key not in _cache and key not in _later.failed and config.eager_tiering == "auto" and prim.hosts(
-            avals, params):
+            avals, params, out_avals):
         if key in _later.queued:
             return _HOST
         kernel = _get(key, lambda: build(False))
@@ -465,7 +465,7 @@ def _step(eqn: Eqn, backend: Backend):
         return None
     if prim.impl is not None:
         return lambda args: list(prim.impl(*args, **params))
-    host = config.jit_tiering == "auto" and prim.hosts(avals, params)
+    host = config.jit_tiering == "auto" and prim.hosts(avals, params, out_avals)
     on_host = lambda args: host_values(prim, args, avals, params, out_avals)
     if prim is structural.reshape_p:
         return lambda args: on_host(args) if type(args[0]) is np.ndarray else _view(args, avals, out_avals[0], backend)

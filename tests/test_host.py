@@ -244,6 +244,8 @@ def test_rules_cover_the_benchmark_primitives():
     assert not ew.exp_p.hosts([f32.update(dtype=np.dtype(np.float16))], {})  # (not measured: compiles)
     assert not ew.div_p.hosts([f32.update(dtype=np.dtype(np.int32))] * 2, {})  # (x / 0 differs)
     assert np.dtype(np.float16) not in HOST_DTYPES
+    to_f16 = {"new_dtype": np.dtype(np.float16), "weak_type": False}  # (results are checked too)
+    assert not ew.convert_element_type_p.hosts([f32], to_f16, [f32.update(dtype=np.dtype(np.float16))])
 
 
 def test_a_failed_background_compile_raises_in_the_next_call(host_tiers, monkeypatch):
