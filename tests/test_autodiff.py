@@ -120,8 +120,9 @@ def _draw_inputs(data, domains, rng):
 _combined: dict = {}
 
 
-def _combined_fn(name):
-    """One jitted module per case: f at x +- eps*v, jvp and vjp (compiled once, shared by the examples)."""
+def _combined_fn(name, xs):
+    """One jitted module per case (f at x +- eps*v, jvp and vjp: compiled once, shared by the examples) and
+    the shape of f's result (traced, not compiled)."""
     if name not in _combined:
         f = CASES[name][0]
         g = lambda *xs: f(SC, *xs)
@@ -132,22 +133,36 @@ def _combined_fn(name):
             y, ty = jvp(g, tuple(xs), tuple(ts))
             _, pb = vjp(g, *xs)
             return plus, minus, y, ty, pb(u)
-        _combined[name] = jit(run)
+        _combined[name] = jit(run), jit(g).lower(*xs).graph.out_avals[0].shape
     return _combined[name]
+
+
+_jax_combined: dict = {}
+
+
+def _jax_fn(name):
+    """JAX's jvp and vjp of a case, jitted once (op-by-op JAX would dispatch every operation of every example)."""
+    if name not in _jax_combined:
+        jg = lambda *a: CASES[name][0](JAX, *a)
+
+        def run(xs, ts, u):
+            return jax.jvp(jg, tuple(xs), tuple(ts))[1], jax.vjp(jg, *xs)[1](u)
+        _jax_combined[name] = jax.jit(run)
+    return _jax_combined[name]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @SETTINGS
 @given(data=st.data())
 def test_jvp_vjp_against_finite_differences(x64, name, data):
-    f, domains = CASES[name]
+    domains = CASES[name][1]
     rng = np.random.default_rng(len(name))
     xs = _draw_inputs(data, domains, rng)
     ts = [rng.standard_normal(SHAPE) for _ in xs]
-    out_shape = np.shape(jit(lambda *a: f(SC, *a))(*xs))
+    combined, out_shape = _combined_fn(name, xs)
     u = rng.standard_normal(out_shape)
     eps = FD_LOOSE.get(name, 1e-6)
-    plus, minus, y, ty, cts = _combined_fn(name)(xs, ts, u, eps)
+    plus, minus, y, ty, cts = combined(xs, ts, u, eps)
     fd = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
     np.testing.assert_allclose(np.asarray(ty), fd, rtol=1e-5 if eps < 1e-4 else 1e-2, atol=1e-5,
                                err_msg=f"jvp of {name}")
@@ -158,11 +173,9 @@ def test_jvp_vjp_against_finite_differences(x64, name, data):
         old = jax.config.jax_enable_x64
         jax.config.update("jax_enable_x64", True)  # the oracle in float64 too, for this test only
         try:
-            jg = lambda *a: f(JAX, *a)
-            _, jty = jax.jvp(jg, tuple(xs), tuple(ts))
+            jty, jcts = _jax_fn(name)(xs, ts, u)
             np.testing.assert_allclose(np.asarray(ty), np.asarray(jty), rtol=1e-7, atol=1e-9,
                                        err_msg=f"{name} vs JAX")
-            jcts = jax.vjp(jg, *xs)[1](u)
             for c, jc in zip(cts, jcts):
                 np.testing.assert_allclose(np.asarray(c), np.asarray(jc), rtol=1e-7, atol=1e-9)
         finally:

@@ -3,6 +3,7 @@
 Eager (op by op) and jit results are both compared, since they share primitives but not code paths."""
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -21,7 +22,16 @@ def both(fn, *args):
     return np.asarray(e), np.asarray(j)
 
 
-@pytest.mark.parametrize("a,b,want,weak", [
+def _position(params: list, p) -> int:
+    """The index of parameter `p` in `params` (by identity where it can: 1 == np.int8(1) == True)."""
+    for k, q in enumerate(params):
+        if q is p or (isinstance(p, tuple) and isinstance(q, tuple) and len(p) == len(q)
+                      and all(u is v for u, v in zip(p, q))):
+            return k
+    return params.index(p)
+
+
+PROMOTIONS = [
     (1, 2.0, np.float32, True),
     (np.int8(1), 1, np.int8, False),
     (np.int8(1), np.uint8(1), np.int16, False),
@@ -31,9 +41,14 @@ def both(fn, *args):
     (np.float16(1), np.int32(1), np.float16, False),
     (True, 1, np.int32, True),
     (np.bool_(True), np.float32(1), np.float32, False),
-])
+]
+# Every pair's sum in one jitted module (one compile); each pair is still its own test.
+_promoted = functools.cache(lambda: stagec.jit(lambda pairs: [x + y for x, y in pairs])([p[:2] for p in PROMOTIONS]))
+
+
+@pytest.mark.parametrize("a,b,want,weak", PROMOTIONS)
 def test_promotion_follows_jax(a, b, want, weak):
-    out = stagec.jit(lambda x, y: x + y)(a, b)
+    out = _promoted()[_position([p[:2] for p in PROMOTIONS], (a, b))]
     assert out.dtype == want and out.weak_type == weak
 
 
@@ -105,12 +120,17 @@ def test_broadcasting_rules_and_errors():
         a * snp.ones(2)
 
 
-@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True), ((0, 2), False), (-1, True)])
+REDUCTION_AXES = [(None, False), (0, False), (1, True), ((0, 2), False), (-1, True)]
+_RX = np.arange(24, dtype=F32).reshape(2, 3, 4) - 7
+_reductions = functools.cache(lambda: stagec.jit(lambda v: [
+    (snp.sum(v, axis=a, keepdims=k), snp.mean(v, axis=a, keepdims=k), snp.max(v, axis=a, keepdims=k),
+     snp.min(v, axis=a, keepdims=k)) for a, k in REDUCTION_AXES])(snp.asarray(_RX)))  # one module for all axes
+
+
+@pytest.mark.parametrize("axis,keepdims", REDUCTION_AXES)
 def test_reductions_match_numpy(axis, keepdims):
-    x = np.arange(24, dtype=F32).reshape(2, 3, 4) - 7
-    fn = lambda v: (snp.sum(v, axis=axis, keepdims=keepdims), snp.mean(v, axis=axis, keepdims=keepdims),
-                    snp.max(v, axis=axis, keepdims=keepdims), snp.min(v, axis=axis, keepdims=keepdims))
-    got = stagec.jit(fn)(snp.asarray(x))
+    x = _RX
+    got = _reductions()[_position(REDUCTION_AXES, (axis, keepdims))]
     want = (np.sum(x, axis=axis, keepdims=keepdims), np.mean(x, axis=axis, keepdims=keepdims),
             np.max(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims))
     for g, w in zip(got, want):
@@ -130,12 +150,18 @@ def test_reduction_dtypes_and_errors():
         snp.sum(snp.ones((2, 2)), axis=3)
 
 
-@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
-                                    ((5, 2, 3), (3, 4)), ((5, 2, 3), (1, 3, 4))])
+MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
+                 ((5, 2, 3), (1, 3, 4))]
+_MATMUL_ARGS = [(lambda rng: tuple(rng.standard_normal(s).astype(F32) for s in pair))(np.random.default_rng(0))
+                for pair in MATMUL_SHAPES]
+_matmuls = functools.cache(lambda: stagec.jit(lambda args: [x @ y for x, y in args])(_MATMUL_ARGS))  # one module
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
 def test_matmul_shapes_match_numpy(sa, sb):
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal(sa).astype(F32), rng.standard_normal(sb).astype(F32)
-    got = stagec.jit(lambda x, y: x @ y)(a, b)
+    k = _position(MATMUL_SHAPES, (sa, sb))
+    a, b = _MATMUL_ARGS[k]
+    got = _matmuls()[k]
     want = a @ b
     assert got.shape == want.shape
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
@@ -153,11 +179,16 @@ def test_dot_and_transpose():
         snp.asarray(b).reshape(5, -1)
 
 
-@pytest.mark.parametrize("idx", [1, -1, (0, 2), slice(None, None, -1), (slice(1, None), slice(None, None, 2)),
-                                 (None, Ellipsis, 1), (Ellipsis, None), (slice(3, 1, -1), 0), slice(5, 10)])
+BASIC_INDICES = [1, -1, (0, 2), slice(None, None, -1), (slice(1, None), slice(None, None, 2)), (None, Ellipsis, 1),
+                 (Ellipsis, None), (slice(3, 1, -1), 0), slice(5, 10)]
+_basic_gets = functools.cache(lambda: stagec.jit(lambda v: [v[i] for i in BASIC_INDICES])(
+    np.arange(20, dtype=F32).reshape(4, 5)))  # one module for all indices
+
+
+@pytest.mark.parametrize("idx", BASIC_INDICES)
 def test_basic_indexing_matches_numpy(idx):
     x = np.arange(20, dtype=F32).reshape(4, 5)
-    got = stagec.jit(lambda v: v[idx])(x)
+    got = _basic_gets()[_position(BASIC_INDICES, idx)]
     np.testing.assert_array_equal(np.asarray(got), x[idx])
 
 
