@@ -425,29 +425,15 @@ def test_gamma_family_grads_match_jax():
             np.testing.assert_allclose(g, np.asarray(t), rtol=2e-5, atol=1e-7)
 
 
-def test_eager_grad_of_a_scalar_gamma_equals_jit():
+def test_eager_grad_of_a_scalar_gamma_matches_jax():
     """Eager control flow compiles with stagec's passes, as jit does: IREE rejected the scalar sampler's
-    derivative (a `cond` holding while loops) as a one-op module ("circular dependency" in stream partitioning)."""
-    k = sr.PRNGKey(0)
-    f = lambda a: sr.gamma(k, a).sum()
-    eager, jitted = stagec.grad(f)(np.float32(2.0)), stagec.jit(stagec.grad(f))(np.float32(2.0))
-    np.testing.assert_allclose(np.asarray(eager), np.asarray(jitted), rtol=1e-6)
-    assert np.isfinite(np.asarray(eager)) and float(eager) != 0.0
-
-
-def test_a_dispatch_iree_cannot_run_is_named():
-    """Forward mode over the sampler's reverse-mode rule compiles, but IREE 3.13's CPU runtime refuses one of its
-    dispatches (34 buffers, 32 allowed): the error names the function and the limit, not a bare IndexError."""
-    k = sr.PRNGKey(0)
-    f = lambda a: sr.gamma(k, a).sum()
-    g = stagec.jit(lambda a: stagec.jvp(stagec.grad(f), (a,), (np.float32(1.0),)))
-    try:
-        out = g(np.float32(2.0))
-    except RuntimeError as e:  # (if a later IREE runs it, the values are checked below instead)
-        assert "IREE 3.13 cannot run jit_lambda" in str(e), e
-        assert "binding count" in str(e) or "ref is null" in str(e), e
-        return
-    np.testing.assert_allclose(np.asarray(out[0]), np.asarray(stagec.grad(f)(np.float32(2.0))), rtol=1e-6)
+    derivative (a `cond` holding while loops) as a one-op module ("circular dependency" in stream partitioning).
+    JAX 0.10.2 gives 0.9656761884689331 for this key and alpha."""
+    f = lambda r, a: r.gamma(r.PRNGKey(0), a).sum()
+    got = float(stagec.grad(lambda a: f(sr, a))(np.float32(2.0)))
+    np.testing.assert_allclose(got, 0.9656761884689331, rtol=2e-6)
+    if jax is not None:
+        np.testing.assert_allclose(got, float(jax.grad(lambda a: f(jr, a))(np.float32(2.0))), rtol=2e-6)
 
 
 def test_gamma_grad_keeps_the_cdf_fixed():

@@ -387,3 +387,28 @@ def test_a_crashed_iree_compile_is_retried_without_data_tiling(monkeypatch):
     assert B._DATA_TILING in seen[0] and B._DATA_TILING not in seen[1]
     with pytest.raises(stagec.errors.CompileError, match="thrice"):
         cpu.compile(mlir, "thrice", [f for f in cpu.compile_flags() if f != B._DATA_TILING])
+
+
+def test_a_module_iree_compiled_but_cannot_run_is_named():
+    """IREE 3.13 compiles some modules its runtime then refuses (a dispatch over more than 32 buffers, seen with
+    forward mode over the gamma sampler's rule; iree-org/iree#24753): the error names the function and the
+    limit, not a bare IndexError."""
+    f = stagec.jit(lambda x: x + 1)
+    x = stagec.device_put(np.float32(1))
+    f(x)
+    exe = next(iter(f._cache.values())).exe
+
+    class Refusing:
+        def invoke(self, *args):
+            raise IndexError("c/runtime/src/iree/modules/hal/module.c:1106: OUT_OF_RANGE; binding count 34 > 32; "
+                             "while invoking native function hal.command_buffer.dispatch; while calling import;")
+    context, exe.context = exe.context, Refusing()
+    try:
+        with pytest.raises(RuntimeError, match=r"IREE 3.13 cannot run jit_lambda: binding count 34 > 32"):
+            f(x)
+        exe.context.invoke = lambda *a: (_ for _ in ()).throw(IndexError("some other index error"))
+        with pytest.raises(IndexError, match="some other"):  # (only the known refusals are translated)
+            f(x)
+    finally:
+        exe.context = context
+    assert float(f(x)) == 2.0
