@@ -39,14 +39,6 @@ def _tol(dtype, cond=1.0):
     return 50 * np.finfo(np.dtype(dtype)).eps * cond
 
 
-@pytest.fixture
-def x64():
-    old = stagec.config.enable_x64
-    stagec.config.update("enable_x64", True)
-    yield
-    stagec.config.update("enable_x64", old)
-
-
 @pytest.fixture(params=["x32", "x64"])
 def mode(request):
     if request.param == "x64":
