@@ -1,6 +1,8 @@
 """Eager execution: a primitive bound outside any trace runs now, as a one-equation module compiled through
-the persistent cache, without stagec's passes. Registered with `core.set_eager_impl` at import, so core never
-imports the runtime.
+the persistent cache, without stagec's passes (control flow and callbacks, whose params hold graphs, with them).
+Registered with `core.set_eager_impl` at import, so core never imports the runtime. With `config.eager_tiering`
+"auto", a call whose kernel is neither loaded nor on disk is computed by the primitive's NumPy rule
+(`Primitive.def_host`) while the kernel compiles on a thread (`_Later`).
 
 Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMORPHIC`): one module per
 (primitive, params, dtypes, rank, where the 0- and 1-sized dimensions are), every other dimension dynamic
@@ -12,7 +14,7 @@ polymorphic kernels off with `config.eager_polymorphic` (docs/design.md has the 
 The loaded modules are kept in a least-recently-used cache of `config.eager_cache_size` entries; threads
 asking for one being compiled wait for it (`stages.build_once`). On disk a kernel is keyed by its recipe
 (primitive, params, avals, stagec's source hash), so loading one builds no MLIR. `graph_runner` runs a traced
-graph kernel by kernel with kernels compiled before: jit's quick tier (registered with `stages.set_quick_tier`).
+graph op by op, through kernels compiled before and NumPy rules: jit's quick tier (`stages.set_quick_tier`).
 """
 from __future__ import annotations
 
@@ -432,10 +434,10 @@ def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backen
 
 
 def graph_runner(graph: Graph, backend: Backend) -> Callable[[Sequence], list] | None:
-    """`run(leaves) -> [Array]` computing `graph` equation by equation through kernels loaded now, when each one
-    is loaded already or in the persistent cache; None where one would compile, or an equation holds a function
-    or a graph (callbacks, control flow). Polymorphic kernels serve calls of any size here (this tier lasts while
-    the fused module compiles)."""
+    """`run(leaves) -> [Array]` computing `graph` equation by equation through kernels loaded now (loaded already
+    or in the persistent cache) or NumPy rules (`config.jit_tiering` "auto"); None where a kernel would have to
+    compile, or an equation holds a function or a graph (callbacks, control flow). Polymorphic kernels serve
+    calls of any size here (this tier lasts while the fused module compiles)."""
     if not config.eager_polymorphic:
         return None
     steps = []
