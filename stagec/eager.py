@@ -79,13 +79,13 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
         if form is not None:
             pkey, pavals, pparams = form
             kernel = _obtain(pkey, lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend,
-                                                                      compile), prim, avals, params, out_avals)
+                                                                      compile), prim, args, avals, params, out_avals)
             if kernel is _HOST:
                 return _on_host(prim, args, avals, params, out_avals, backend)
             if kernel is not _STATIC:
                 return kernel(args, avals, out_avals)
-    kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, avals,
-                     params, out_avals)
+    kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, args,
+                     avals, params, out_avals)
     if kernel is _HOST:
         return _on_host(prim, args, avals, params, out_avals, backend)
     return kernel(args)
@@ -97,12 +97,13 @@ def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = Tr
     return None if art is None else art.runner()
 
 
-def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, avals, params: dict, out_avals):
+def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict, out_avals):
     """The kernel under `key` (`_get`, building it with `build(compile=True)`). Where `config.eager_tiering` is
     "auto" and the primitive's NumPy rule serves this call, a kernel not in the persistent cache either is queued
-    to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule."""
+    to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule. Not on
+    arguments still being computed: the kernel's call is enqueued behind them, the host would wait for them."""
     if key not in _cache and key not in _later.failed and config.eager_tiering == "auto" and prim.hosts(
-            avals, params, out_avals):
+            avals, params, out_avals) and not any(type(x) is Array and x._bv is None for x in args):
         if key in _later.queued:
             return _HOST
         kernel = _get(key, lambda: build(False))

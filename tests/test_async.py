@@ -75,7 +75,22 @@ def test_conversions_wait_for_the_value(convert):
     assert out is not None
 
 
-def test_dependent_calls_and_eager_ops_see_their_inputs():
+@pytest.fixture(params=["never", "auto"])
+def eager_tiers(request):
+    """Eager tiering as the suite runs it, or "auto" with no kernel loaded or stored (each call meets a new one)."""
+    from stagec import eager
+    old = stagec.config.eager_tiering, stagec.config.persistent_cache
+    if request.param == "auto":
+        stagec.config.update("eager_tiering", "auto")
+        stagec.config.update("persistent_cache", False)
+        eager.clear_cache()
+    yield request.param
+    stagec.config.update("eager_tiering", old[0])
+    stagec.config.update("persistent_cache", old[1])
+
+
+def test_dependent_calls_and_eager_ops_see_their_inputs(eager_tiers):
+    """(With NumPy rules on, an op on a pending array is not answered by its rule, which would wait for it.)"""
     gate = Gate()
     y = gated(gate)(X)
     z = stagec.jit(lambda a, b: a * b)(y, y)  # enqueued behind y's call
