@@ -15,6 +15,7 @@ import atexit
 import collections
 import functools
 import hashlib
+import math
 import os
 import platform
 import queue
@@ -35,10 +36,16 @@ from .lowering import HOST_MODULE
 
 SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
+# ... counting a contraction's multiply-adds as 1/8 element each: a matmul computes far more than it touches
+# (iree-benchmark-module, 2 idle cores, local-sync vs local-task: 96^3 0.030 vs 0.060 ms, 128^3 0.110 vs 0.091,
+# 256^3 0.44 vs 0.26; 128^3 is 2.1M multiply-adds, 49k elements).
+MACS_PER_ELEMENT = 8
 # Async dispatch ("auto"): an executable runs on its backend's worker thread unless it is a cheap local-sync
 # one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
 # calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
 ASYNC_SECONDS = 1e-4
+# A caller that waits for a call's result within this time of making it ran nothing meanwhile worth overlapping.
+WAIT_AT_ONCE_SECONDS = 5e-5
 
 
 class Target(NamedTuple):
@@ -60,10 +67,23 @@ _MULTI_USE_FAILURE, _NO_MULTI_USE = "failed on workgroup distribution verificati
 # A float64 op that IREE's llvm-cpu lowers to a libm call (a line of the module naming the op and f64).
 _LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
                        r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
+# A dot_general's contracting dimensions of its left operand, and its operand and result types.
+_DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)\] x [^\n]*? : "
+                  r"\(tensor<([^>]*)>, tensor<[^>]*>\) -> tensor<([^>]*)>")
 _UNDEFINED_SYMBOL = "error: undefined symbol:"
 _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
 
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
+
+
+def contraction_macs(mlir: str) -> int:
+    """The multiply-adds of the module's dot_generals (each counted once, also inside loops; unknown dims as 1)."""
+    total = 0
+    for m in _DOT.finditer(mlir):
+        lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
+        k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
+        total += k * math.prod(int(d) for d in out if d.isdigit())
+    return total
 
 
 def _retry_args(error: str, args: list, backend: str) -> list | None:
@@ -202,6 +222,13 @@ class Backend:
         self._worker: threading.Thread | None = None
         self._worker_id = -1
         self._idle = True  # the worker waits for work (heuristic: read without a lock)
+        # Calls are claimed in the order they were enqueued, by the worker or by a caller waiting for one that no
+        # one has started while nothing else runs (`Job.wait`: no hand-off to the worker and back then).
+        self._claim_lock = threading.Lock()
+        self._enqueued = self._claimed = self._running = 0
+        # Whether the caller waited for its last call at once (`WAIT_AT_ONCE_SECONDS`): then the next call is left
+        # for it to run when it waits, not handed to the worker and back (~60 us on 2 cores, a 256^2 matmul).
+        self.waits_at_once = False
         self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
 
     # ---- compilation
@@ -261,9 +288,10 @@ class Backend:
                                f"it was given is in {path}\n{diag}") from None
 
     # ---- runtime
-    def driver_for(self, elements: int) -> str:
+    def driver_for(self, elements: int, macs: int = 0) -> str:
+        """The driver for a module touching `elements` and computing `macs` multiply-adds in contractions."""
         if self.name == "cpu":
-            return "local-task" if elements >= TASK_THRESHOLD else "local-sync"
+            return "local-task" if elements + macs // MACS_PER_ELEMENT >= TASK_THRESHOLD else "local-sync"
         return self.name
 
     def hal(self, driver: str):
@@ -349,10 +377,38 @@ class Backend:
                     self._worker = t
                     atexit.register(self._drain)
         idle = self._idle
-        self._queue.put(job)
-        if idle:  # let the worker take the GIL now: a caller busy in Python would otherwise keep it for up to
-            time.sleep(0)  # the switch interval (5 ms; measured: the call started 8 ms late, 0.1 ms with this)
+        self._enqueue(job)
+        if idle and not self.waits_at_once:  # let the worker take the GIL now: a caller busy in Python would
+            time.sleep(0)  # otherwise keep it for up to the switch interval (5 ms; measured: 8 ms late, 0.1 ms with this)
+        job.t = time.perf_counter()
         return job
+
+    def _enqueue(self, job: Job | None) -> None:
+        with self._claim_lock:
+            if job is not None:
+                job.seq, self._enqueued = self._enqueued, self._enqueued + 1
+            self._queue.put(job)
+
+    def claim(self, job: Job, alone: bool = False) -> bool:
+        """Whether `job` is now this thread's to run: the next enqueued call, and (`alone`) none is running."""
+        with self._claim_lock:
+            if job.seq != self._claimed or (alone and self._running):
+                return False
+            self._claimed += 1
+            self._running += 1
+            return True
+
+    def note_wait(self, job: Job) -> bool:
+        """Note whether a caller waits for `job` at once (`waits_at_once`); True."""
+        self.waits_at_once = time.perf_counter() - job.t < WAIT_AT_ONCE_SECONDS
+        return True
+
+    def run_claimed(self, job: Job) -> None:
+        try:
+            job.run()
+        finally:
+            with self._claim_lock:
+                self._running -= 1
 
     def _work(self) -> None:
         q = self._queue
@@ -362,7 +418,8 @@ class Backend:
             self._idle = False
             if job is None:
                 return
-            job.run()
+            if self.claim(job):  # (else a waiting caller ran it)
+                self.run_claimed(job)
 
     def help_until(self, job: Job) -> None:
         """On the worker thread (inside a host callback), run queued calls until `job` is done."""
@@ -370,7 +427,8 @@ class Backend:
             nxt = self._queue.get()
             if nxt is None:
                 raise RuntimeError(f"stagec backend {self.name!r}: worker stopped before {job.exe.name} ran")
-            nxt.run()
+            if self.claim(nxt):
+                self.run_claimed(nxt)
 
     def barrier(self) -> None:
         """Wait until every call enqueued so far has run; then raise the first asynchronous failure not yet
@@ -389,13 +447,13 @@ class Backend:
     def _drain(self) -> None:  # at exit: let queued calls (and their prints) finish
         if self._worker is not None and self._worker.is_alive():
             done = Job(None, [])
-            self._queue.put(done)
-            self._queue.put(None)
+            self._enqueue(done)
+            self._enqueue(None)
             done._lock.acquire(timeout=60)
 
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
-             driver: str | None = None) -> Executable:
-        return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver)
+             driver: str | None = None, macs: int = 0) -> Executable:
+        return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver, macs)
 
 
 _inst = None
@@ -432,12 +490,12 @@ class Executable:
     are pending results of earlier calls always go to `submit` (`PendingArguments`)."""
 
     def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
-                 driver: str | None = None):
+                 driver: str | None = None, macs: int = 0):
         rt = _rt()
         self.backend, self.vmfb, self.name = backend, vmfb, name
         self.in_avals, self.out_avals = in_avals, out_avals
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
-        self.driver = driver or backend.driver_for(elements)
+        self.driver = driver or backend.driver_for(elements, macs)
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
@@ -552,10 +610,11 @@ class Job:
 
     `wait()` blocks until it ran; `result(i)` is its i-th result or raises the error, naming the function."""
 
-    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "_lock")
+    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "seq", "t", "_lock")
 
     def __init__(self, exe: Executable | None, args: list):
         self.exe, self.args, self.outs, self.error, self.done, self.reported = exe, args, None, None, False, False
+        self.seq, self.t = -1, 0.0  # its place in the queue; when `submit` returned it
         self._lock = threading.Lock()
         self._lock.acquire()  # released once run
 
@@ -583,8 +642,11 @@ class Job:
     def wait(self) -> Job:
         if not self.done:
             backend = self.exe.backend if self.exe is not None else None
-            if backend is not None and threading.get_ident() == backend._worker_id:
+            on_worker = backend is not None and threading.get_ident() == backend._worker_id
+            if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
                 backend.help_until(self)
+            elif not on_worker and backend is not None and backend.note_wait(self) and backend.claim(self, alone=True):
+                backend.run_claimed(self)  # (no one had started it: run here, no hand-off to the worker and back)
             else:
                 self._lock.acquire()
                 self._lock.release()

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from . import aot, cache
 from .aot import Runner
-from .backend import Backend, find_target, get_backend
+from .backend import Backend, contraction_macs, find_target, get_backend
 from .config import config
 from .core import Graph
 from .lowering import lower_graph
@@ -90,6 +90,8 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
     if use and not side_flags:
         found = _lookup(key, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
+            if recipe is None:  # (entries stored before the field existed: derived again)
+                found.macs = contraction_macs(mlir)
             return found, time.perf_counter() - t0
     if recipe is not None:
         mlir = mlir() if callable(mlir) else mlir
@@ -103,7 +105,7 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
     if why:
         log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
     meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
-                         key=key, key_components=comps)
+                         key=key, key_components=comps, macs=contraction_macs(mlir))
     if use:
         cache.store(key, vmfb, meta, mlir)
     return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), seconds

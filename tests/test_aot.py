@@ -148,6 +148,10 @@ def test_other_versions_are_refused_unless_allowed(cpu_file, tmp_path):
     _rewrite_meta(cpu_file, bad, in_avals="nonsense")
     with pytest.raises(ArtifactError, match=r"bad\.stagec: malformed stagec artifact metadata"):
         stagec.load(bad)
+    macs = tmp_path / "macs.stagec"
+    _rewrite_meta(cpu_file, macs, macs=-5)
+    with pytest.raises(ArtifactError, match=r"macs\.stagec: malformed stagec artifact metadata.*'macs' is -5"):
+        stagec.load(macs)
 
 
 BLOCK_COMPILER = textwrap.dedent("""

@@ -5,6 +5,7 @@ Work is held back with a host callback that waits on an Event, so every test kno
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -240,3 +241,53 @@ def test_eager_ops_when_every_call_is_asynchronous():
     finally:
         stagec.config.update("async_dispatch", old)
         stagec.clear_caches()
+
+
+def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for_later_on_the_worker():
+    # Waiting at once for each result, the caller runs the call itself (no hand-off to the worker and back);
+    # doing other work first, it leaves the call to the worker, which starts at once.
+    threads = []
+
+    def host(v):
+        threads.append(threading.get_ident())
+        return v
+    f = stagec.jit(lambda v: io_callback(host, F32, v) + 1)
+    for k in range(20):
+        np.testing.assert_array_equal(np.asarray(f(X + k)), X + k + 1)
+    assert threading.get_ident() in threads[1:]
+    y = f(X)
+    gone = threading.Event()
+    assert gone.wait(0.05) is False  # (other work: the worker took the call meanwhile)
+    np.testing.assert_array_equal(np.asarray(y), X + 1)
+    assert threads[-1] != threading.get_ident()
+
+
+def test_threads_waiting_on_each_others_pending_results():
+    # The main thread runs a call it waited for at once while the worker runs another thread's call that
+    # depends on it: the worker must wait for the main thread, not for more work in its queue.
+    ran_on, gates = [], [Gate()]
+
+    def host(v):
+        ran_on.append(threading.get_ident())
+        return gates[-1](v)
+    f = stagec.jit(lambda v: io_callback(host, F32, v) * 2 + 1)
+    g = stagec.jit(lambda v: v * 3)
+    gates[-1].open()
+    np.asarray(g(f(X)))  # (compiled first)
+    ran_on.clear()
+    gate = Gate()
+    gates.append(gate)
+    warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
+    for _ in range(2):
+        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
+    out = {}
+    other = threading.Thread(target=lambda: out.setdefault("z", np.asarray(g(y))))
+    threading.Timer(0.05, other.start).start()  # g(y) is enqueued while the main thread runs y
+    threading.Timer(0.3, gate.open).start()
+    y = f(X)
+    np.testing.assert_array_equal(np.asarray(y), X * 2 + 1)
+    assert ran_on == [threading.get_ident()]
+    time.sleep(0.1)
+    other.join(60)
+    assert not other.is_alive()
+    np.testing.assert_array_equal(out["z"], (X * 2 + 1) * 3)

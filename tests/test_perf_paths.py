@@ -133,3 +133,22 @@ def test_broadcast_outer_product_of_a_matmul_gets_a_barrier():
     assert f.lower(x, w, g).as_text("isolate-outer").count("stablehlo.optimization_barrier") == 1
     want = np.tanh(x.astype(np.float64) @ w)[:, :, None] * g[:, None, :]
     np.testing.assert_allclose(np.asarray(f(x, w, g)), want, rtol=2e-5, atol=1e-6)
+
+
+def test_contraction_work_picks_the_cpu_driver():
+    # A matmul computes far more than it touches: 256^2 @ 256^2 touches 196,608 elements (below TASK_THRESHOLD)
+    # but 16.8M multiply-adds run faster on every core; a 64^2 one stays inline.
+    from stagec.backend import contraction_macs
+    assert contraction_macs(
+        "%0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : "
+        "(tensor<4x8x16xf32>, tensor<4x16x5xf32>) -> tensor<4x8x5xf32>\n"
+        "%1 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : "
+        "(tensor<?x16xf32>, tensor<16x5xf32>) -> tensor<?x5xf32>") == 4 * 8 * 5 * 16 + 16 * 5
+    drivers = {}
+    for n in (64, 256):
+        a = np.arange(n * n, dtype=np.float32).reshape(n, n) / (n * n)
+        f = stagec.jit(lambda a, b: a @ b)
+        np.testing.assert_allclose(np.asarray(f(a, a.T)), a.astype(np.float64) @ a.T, rtol=2e-5)
+        drivers[n] = f._cache[next(iter(f._cache))].exe.driver
+    if stagec.default_backend() == "cpu":
+        assert drivers == {64: "local-sync", 256: "local-task"}
