@@ -359,7 +359,7 @@ class Runner:
     (None: a flat list). Of the leaves at the `donated` positions, those an output can reuse (same shape and
     dtype, as JAX pairs them) are deleted after the call; the others are kept and listed in `unusable`."""
 
-    __slots__ = ("exe", "out_tree", "donated", "unusable")
+    __slots__ = ("exe", "out_tree", "donated", "unusable", "_one")
 
     def __init__(self, exe: Executable, out_tree=None, donated: Sequence[int] = ()):
         self.exe, self.out_tree = exe, out_tree
@@ -373,6 +373,9 @@ class Runner:
             else:
                 self.unusable.append(a.str_short())
         self.donated = tuple(usable)
+        # A single array out, nothing donated: the common case, taken by a shorter path (~0.3 us of a ~8 us call)
+        self._one = (exe.out_avals[0] if out_tree is not None and out_tree.node_type is None and len(exe.out_avals) == 1
+                     and not usable else None)
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -383,8 +386,15 @@ class Runner:
         return self.exe.out_avals
 
     def __call__(self, leaves: Sequence) -> Any:
-        exe, tree = self.exe, self.out_tree
+        exe, one = self.exe, self._one
         backend = exe.backend
+        if one is not None:
+            try:
+                res = exe.call(to_buffers(leaves, exe.in_avals, backend))
+            except PendingArguments as p:
+                res = exe.submit(p.bvs)
+            return Array(res[0], one, backend) if type(res) is list else Array.pending(res, 0, one, backend)
+        tree = self.out_tree
         if len(self.donated) > 1:
             _check_donated_once(leaves, self.donated)
         try:

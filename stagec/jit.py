@@ -296,12 +296,18 @@ class Jitted:
         if self._simple and not kwargs:  # hot path: positional stagec Arrays only
             cache = self._cache
             last = cache.last
-            if last is not None and last[1] is config.key() and len(args) == len(last[0]):
-                for a, v in zip(args, last[0]):  # the last signature again, the same aval objects (as a loop's
-                    if getattr(a, "aval", None) is not v:  # own results have): no key to build and hash
-                        break
+            if last is not None and last[1] is config.key_now and len(args) == len(last[0]):
+                # the last signature again, the same aval objects (as a loop's own results have): no key to build
+                # and hash (one argument, the commonest, without the loop: ~0.2 us of a ~7 us call)
+                if len(args) == 1:
+                    if getattr(args[0], "aval", None) is last[0][0]:
+                        return last[2](args)
                 else:
-                    return last[2](args)
+                    for a, v in zip(args, last[0]):
+                        if getattr(a, "aval", None) is not v:
+                            break
+                    else:
+                        return last[2](args)
             try:
                 avals = tuple([a.aval for a in args])
                 key = self._key(_flat_tree(len(args)), avals, ())
