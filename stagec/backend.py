@@ -3,8 +3,9 @@
 CPU runs on two IREE drivers over the same host memory. `local-sync` runs a call inline on the
 calling thread (~3 us of overhead, measured through `VmContext.invoke`), `local-task` spreads
 dispatches over a worker pool (~16 us of overhead, but SELU on 1M floats took 0.32 ms vs 0.49 ms
-on 2 cores). Each executable picks the driver from the number of elements it touches
-(`TASK_THRESHOLD`), so tiny calls stay cheap and large ones use every core. Buffers made by one
+on 2 cores). Each executable picks the driver from the number of elements it touches and the
+multiply-adds of its contractions (`TASK_THRESHOLD`, `MACS_PER_ELEMENT`), so tiny calls stay cheap and
+large ones use every core. Buffers made by one
 driver are read by the other without copies (both are plain host allocations). The threshold is
 where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 87 vs 84 us at
 262,144 elements; 162 vs 117 us at 524,288), on this 2-core machine.
