@@ -240,6 +240,7 @@ class Backend:
         # Whether the caller waited for its last call at once (`WAIT_AT_ONCE_SECONDS`): then the next call is left
         # for it to run when it waits, not handed to the worker and back (~60 us on 2 cores, a 256^2 matmul).
         self.waits_at_once = False
+        self._stolen: tuple | None = None  # (job, thread) a waiting caller is running (`run_stolen`)
         self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
 
     # ---- compilation
@@ -412,10 +413,13 @@ class Backend:
             self._running += 1
             return True
 
-    def note_wait(self, job: Job) -> bool:
-        """Note whether a caller waits for `job` at once (`waits_at_once`); True."""
-        self.waits_at_once = time.perf_counter() - job.t < WAIT_AT_ONCE_SECONDS
-        return True
+    def run_stolen(self, job: Job) -> None:
+        """Run a claimed `job` on a waiting caller's thread (one at a time: claimed alone), seen by `barrier`."""
+        self._stolen = (job, threading.get_ident())
+        try:
+            self.run_claimed(job)
+        finally:
+            self._stolen = None
 
     def run_claimed(self, job: Job) -> None:
         try:
@@ -449,6 +453,9 @@ class Backend:
         raised (`raise_failed`)."""
         if self._worker is not None:
             self.submit(None, []).wait()
+        stolen = self._stolen  # (a call enqueued before, which a waiting caller is running on its thread)
+        if stolen is not None and stolen[1] != threading.get_ident():
+            stolen[0].wait()
         self.raise_failed()
 
     def raise_failed(self) -> None:
@@ -628,7 +635,7 @@ class Job:
 
     def __init__(self, exe: Executable | None, args: list):
         self.exe, self.args, self.outs, self.error, self.done, self.reported = exe, args, None, None, False, False
-        self.seq, self.t = -1, 0.0  # its place in the queue; when `submit` returned it
+        self.seq, self.t = -1, 0.0  # its place in the queue; when `submit` returned it (0: waited for since)
         self._lock = threading.Lock()
         self._lock.acquire()  # released once run
 
@@ -654,20 +661,22 @@ class Job:
             self._lock.release()
 
     def wait(self) -> Job:
+        backend = self.exe.backend if self.exe is not None else None
+        on_worker = backend is not None and threading.get_ident() == backend._worker_id
+        if self.t and backend is not None and not on_worker:  # a caller's first wait for its call: how soon? (`Backend.waits_at_once`)
+            backend.waits_at_once, self.t = time.perf_counter() - self.t < WAIT_AT_ONCE_SECONDS, 0.0
         if not self.done:
-            backend = self.exe.backend if self.exe is not None else None
-            on_worker = backend is not None and threading.get_ident() == backend._worker_id
             if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
                 backend.help_until(self)
-            elif not on_worker and backend is not None and backend.note_wait(self) and backend.claim(self, alone=True):
-                backend.run_claimed(self)  # (no one had started it: run here, no hand-off to the worker and back)
+            elif not on_worker and backend is not None and backend.claim(self, alone=True):
+                backend.run_stolen(self)  # (no one had started it: run here, no hand-off to the worker and back)
             else:
                 self._lock.acquire()
                 self._lock.release()
         return self
 
     def result(self, i: int):
-        if not self.done:
+        if not self.done or self.t:
             self.wait()
         if self.error is not None:
             self.raise_error()

@@ -291,3 +291,35 @@ def test_threads_waiting_on_each_others_pending_results():
     other.join(60)
     assert not other.is_alive()
     np.testing.assert_array_equal(out["z"], (X * 2 + 1) * 3)
+
+
+def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
+    gate = Gate()
+    ran_on = []
+
+    def host(v):
+        ran_on.append(threading.get_ident())
+        return gate(v)
+    f = stagec.jit(lambda v: io_callback(host, F32, v) + 1)
+    warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
+    gate.open()
+    np.asarray(f(X))  # (compiled first)
+    gate.event.clear()
+    ran_on.clear()
+    for _ in range(2):
+        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
+    main = threading.get_ident()
+    opened_before_the_barrier_returned = []
+
+    def other():
+        stagec.effects_barrier()
+        opened_before_the_barrier_returned.append(gate.event.is_set())
+    t = threading.Thread(target=other)
+    threading.Timer(0.05, t.start).start()  # while the main thread runs f's call, held at the gate
+    threading.Timer(0.3, gate.open).start()
+    y = f(X)
+    np.testing.assert_array_equal(np.asarray(y), X + 1)
+    time.sleep(0.1)
+    t.join(60)
+    assert ran_on == [main]
+    assert opened_before_the_barrier_returned == [True]
