@@ -5,8 +5,8 @@ calling thread (~3 us of overhead, measured through `VmContext.invoke`), `local-
 dispatches over a worker pool (~16 us of overhead, but SELU on 1M floats took 0.32 ms vs 0.49 ms
 on 2 cores). Each executable picks the driver from the number of elements it touches and the
 multiply-adds of its contractions (`TASK_THRESHOLD`, `MACS_PER_ELEMENT`), so tiny calls stay cheap and
-large ones use every core. Buffers made by one
-driver are read by the other without copies (both are plain host allocations). The threshold is
+large ones use every core. Buffers made by one driver are read by the other without copies (both are
+plain host allocations). The threshold is
 where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 87 vs 84 us at
 262,144 elements; 162 vs 117 us at 524,288), on this 2-core machine.
 """
@@ -663,7 +663,7 @@ class Job:
     def wait(self) -> Job:
         backend = self.exe.backend if self.exe is not None else None
         on_worker = backend is not None and threading.get_ident() == backend._worker_id
-        if self.t and backend is not None and not on_worker:  # a caller's first wait for its call: how soon? (`Backend.waits_at_once`)
+        if self.t and backend is not None and not on_worker:  # a caller's first wait for its call: how soon?
             backend.waits_at_once, self.t = time.perf_counter() - self.t < WAIT_AT_ONCE_SECONDS, 0.0
         if not self.done:
             if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
