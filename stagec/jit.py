@@ -80,6 +80,9 @@ def clear_cache() -> None:
             runners.clear()  # Jitted objects hold these dicts: empty them rather than drop them
 
 
+_evicting = threading.Lock()  # held to evict a signature, and to swap a tiered one for its fused runner
+
+
 class Signatures(collections.OrderedDict):
     """A function's compiled signatures, least recently used first; `last` remembers the last hot-path call's
     (avals, config key, runner), checked by identity before any key is built. Any change forgets it."""
@@ -284,9 +287,10 @@ class Jitted:
                 runner = lowered.compile().runner
                 stats["compiles"] += 1
                 _warn_unusable_donations(runner)
-            while len(cache) >= max(config.jit_cache_size, 1):
-                cache.popitem(last=False)
-            cache[k] = runner
+            with _evicting:
+                while len(cache) >= max(config.jit_cache_size, 1):
+                    cache.popitem(last=False)
+                cache[k] = runner
             return runner
         return build_once((id(cache), key), lambda: cache.get(key), build)
 
@@ -421,9 +425,10 @@ class Tiered:
             self.fused = self.lowered.compile().runner
             stats["compiles"] += 1
             self.lowered = None  # (its graph and texts are no longer needed)
-            if self.cache.get(self.key) is self:  # (not if dropped from the cache meanwhile)
-                self.cache[self.key] = self.fused
-                stats["swaps"] += 1
+            with _evicting:  # (not if dropped from the cache meanwhile: it would grow past its bound)
+                if self.cache.get(self.key) is self:
+                    self.cache[self.key] = self.fused
+                    stats["swaps"] += 1
         except BaseException as e:  # raised by the calls from now on (`__call__`)
             self.error = e
         finally:
