@@ -90,7 +90,7 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
     if use and not side_flags:
         found = _lookup(key, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
-            if recipe is None:  # (entries stored before the field existed: derived again)
+            if recipe is None and "macs" not in found.meta:  # (an entry stored before the field existed)
                 found.macs = contraction_macs(mlir)
             return found, time.perf_counter() - t0
     if recipe is not None:
