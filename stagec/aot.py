@@ -386,21 +386,18 @@ class Runner:
         return self.exe.out_avals
 
     def __call__(self, leaves: Sequence) -> Any:
-        exe, one = self.exe, self._one
+        exe = self.exe
         backend = exe.backend
-        if one is not None:
-            try:
-                res = exe.call(to_buffers(leaves, exe.in_avals, backend))
-            except PendingArguments as p:
-                res = exe.submit(p.bvs)
-            return Array(res[0], one, backend) if type(res) is list else Array.pending(res, 0, one, backend)
-        tree = self.out_tree
         if len(self.donated) > 1:
             _check_donated_once(leaves, self.donated)
         try:
             res = exe.call(to_buffers(leaves, exe.in_avals, backend))
         except PendingArguments as p:  # enqueued behind the calls computing them
             res = exe.submit(p.bvs)
+        one = self._one
+        if one is not None:
+            return Array(res[0], one, backend) if type(res) is list else Array.pending(res, 0, one, backend)
+        tree = self.out_tree
         outs = []  # a loop, not a comprehension (one call less on Python 3.11): this is every jit call
         if type(res) is list:
             for bv, aval in zip(res, exe.out_avals):

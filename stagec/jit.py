@@ -165,7 +165,7 @@ class Jitted:
         """The signature key of a call, built here only: a plain tuple in `Key`'s field order, which hashes and
         compares as the `Key` the cache stores (made once per compile), so the hot path skips building a
         NamedTuple (~130 ns)."""
-        return (tree, avals, statics, self.backend, config.key())  # config.key() has the default backend
+        return (tree, avals, statics, self.backend, config.key_now)  # (the config key has the default backend)
 
     # ---- signature
     def _split(self, args: tuple, kwargs: dict):
