@@ -75,6 +75,12 @@ _UNDEFINED_SYMBOL = "error: undefined symbol:"
 _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
 
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
+# IREE's llvm-cpu tiling of a row reduction that depends on another one (softmax, layernorm): `cpu_tuning.mlir`.
+TUNING_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_tuning.mlir")
+_TUNING = "--iree-codegen-tuning-spec-path="
+_REDUCE_DIMS = re.compile(r"across dimensions = \[([\d, ]*)\] : \(tensor<([^>]*)>")
+_BROADCAST_DIMS = re.compile(r"stablehlo\.broadcast_in_dim [^\n]*?dims = \[([\d, ]*)\]")
+_MAP_RESULTS = re.compile(r"affine_map<\([^)]*\) -> \(([^)]*)\)>")
 
 
 def contraction_macs(mlir: str) -> int:
@@ -85,6 +91,38 @@ def contraction_macs(mlir: str) -> int:
         k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
         total += k * math.prod(int(d) for d in out if d.isdigit())
     return total
+
+
+def reads_rows_only(mlir: str) -> bool:
+    """Whether a module has two or more reductions, each over its operand's last dimensions, and reads no array
+    out of order (no transpose, no broadcast or fused map that permutes dimensions). The tuning spec's tiles run
+    along rows: in a dispatch reading down columns they made a softmax 8x and a layernorm 10x slower."""
+    reduces = _REDUCE_DIMS.findall(mlir)
+    if len(reduces) < 2 or "stablehlo.transpose" in mlir:
+        return False
+    for dims, ty in reduces:
+        rank, got = ty.count("x"), sorted(int(d) for d in dims.split(",") if d.strip())
+        if got != list(range(rank - len(got), rank)):
+            return False
+    for dims in _BROADCAST_DIMS.findall(mlir):
+        got = [int(d) for d in dims.split(",") if d.strip()]
+        if got != sorted(got):
+            return False
+    for results in _MAP_RESULTS.findall(mlir):
+        got = [int(d[1:]) for d in results.replace(" ", "").split(",") if d.startswith("d")]
+        if got != sorted(got):
+            return False
+    return True
+
+
+def flag_files(flags: Sequence[str]) -> dict[str, str]:
+    """The files `flags` name whose contents change the module (the tuning spec), as name -> sha256."""
+    out = {}
+    for f in flags:
+        if f.startswith(_TUNING):
+            with open(f[len(_TUNING):], "rb") as fh:
+                out[os.path.basename(f[len(_TUNING):])] = hashlib.sha256(fh.read()).hexdigest()
+    return out
 
 
 def _cores() -> int:
@@ -107,6 +145,9 @@ def _retry_args(error: str, args: list, backend: str) -> list | None:
         # backward pass) when IREE fuses multi-use producers; without that fusion they compile. Other modules
         # keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
         return args + [_NO_MULTI_USE]
+    spec = next((a for a in args if a.startswith(_TUNING)), None)
+    if spec and ("tuning spec" in error or "source executable" in error):
+        return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
     if _KILLED.search(error) and _DATA_TILING in args:
         # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
         # with data tiling; without it they compile every time (docs/linalg.md). The cache then keeps that build
@@ -256,10 +297,13 @@ class Backend:
     def module_flags(self, mlir: str, flags: Sequence[str]) -> list[str]:
         """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
         on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
-        them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms."""
+        them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms.
+        With the CPU tuning spec where the module reads rows only (`reads_rows_only`)."""
         flags = list(flags)
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
+        if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags) and reads_rows_only(mlir):
+            flags.append(_TUNING + TUNING_SPEC)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,

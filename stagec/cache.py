@@ -26,7 +26,7 @@ import zlib
 from typing import Any, Sequence
 
 from . import aot
-from .backend import host_id
+from .backend import flag_files, host_id
 from .config import config
 
 SUFFIX = ".stagec"
@@ -73,6 +73,8 @@ def key_components(mlir: str | None, target: str, flags: Sequence[str], recipe: 
              "iree": aot.iree_compiler_version(), "stagec": aot.stagec_version()}
     if any(f.endswith("target-cpu=host") for f in flags):
         comps["host"] = host_id()
+    if files := flag_files(flags):
+        comps["files"] = files
     return comps
 
 

@@ -152,3 +152,48 @@ def test_contraction_work_picks_the_cpu_driver():
         drivers[n] = f._cache[next(iter(f._cache))].exe.driver
     if stagec.default_backend() == "cpu":
         assert drivers == {64: "local-sync", 256: "local-task"}
+
+
+ROWS = {"softmax": softmax, "layernorm": layernorm,
+        "softmax down columns": lambda np_, x: softmax(np_, x.T),
+        "layernorm down columns": lambda np_, x: layernorm(np_, x.T)}
+
+
+def test_tuning_spec_goes_to_modules_that_read_rows_only():
+    # The spec's one-row tiles made a softmax down columns 8x slower: only modules whose reductions all run
+    # along the last axis, reading nothing transposed, get it.
+    from stagec.backend import reads_rows_only
+    x = np.zeros((8, 40), np.float32)
+    got = {k: reads_rows_only(stagec.jit(lambda v, f=f: f(snp, v)).lower(x).as_text("final")) for k, f in ROWS.items()}
+    assert got == {"softmax": True, "layernorm": True, "softmax down columns": False, "layernorm down columns": False}
+    assert not reads_rows_only(stagec.jit(lambda v: snp.sum(v, 1)).lower(x).as_text("final"))  # one reduction
+    assert not reads_rows_only(stagec.jit(lambda v: v - snp.max(v, 1)[:, None] - snp.sum(v, 0)).lower(x).as_text("final"))
+
+
+@pytest.mark.parametrize("shape", [(5, 33), (16, 100), (8, 1024)])
+def test_tuned_row_reductions_match_numpy(shape, tmp_path):
+    # Rows of 33 and 100 floats leave a remainder past the 32-float vectors (loop peeling); each module's
+    # dispatch configuration shows whether the spec tiled it (rows) or left IREE's tiles (columns).
+    backend = get_backend("cpu")
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 3
+    for name, fn in ROWS.items():
+        f = stagec.jit(lambda v, fn=fn: fn(snp, v), backend="cpu")
+        # (a layernorm of few values whose spread is small next to them loses float32 digits in x - mean)
+        np.testing.assert_allclose(np.asarray(f(x)), fn(np, x.astype(np.float64)), rtol=2e-5, atol=1e-4)
+        mlir, folder = f.lower(x).as_text("final"), tmp_path / name.replace(" ", "-")
+        backend.compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
+        configs = "".join(p.read_text() for p in folder.iterdir())
+        assert ("vector_reduction = [0, 32]" in configs) == ("columns" not in name), name
+
+
+def test_tuning_spec_failure_compiles_without_it_and_its_file_is_in_the_cache_key(tmp_path):
+    from stagec import cache
+    from stagec.backend import TUNING_SPEC, _retry_args
+    flag = "--iree-codegen-tuning-spec-path=" + TUNING_SPEC
+    assert _retry_args("error: failed to run translation of source executable", ["-a", flag], "cpu") == ["-a"]
+    spec = tmp_path / "spec.mlir"
+    keys = []
+    for text in ("module {}", "module {} "):
+        spec.write_text(text)
+        keys.append(cache.make_key(cache.key_components("m", "llvm-cpu", ["--iree-codegen-tuning-spec-path=" + str(spec)])))
+    assert keys[0] != keys[1]
