@@ -5,7 +5,9 @@ Its inputs enter the generic as full-shape tensors (identity maps), as `broadcas
 (projected maps, so the broadcast is never materialized) or as splat constants (inlined as
 `arith.constant`). A `stablehlo.reduce` with one input and a one-op combiner takes its input's
 cluster into a reduction `linalg.generic` (parallel and reduction iterators), so the elementwise
-values never reach memory; a cheap cluster feeding several reductions is recomputed in each.
+values never reach memory; a cheap cluster feeding several reductions is recomputed in each. A row
+reduction of an expensive cluster that is also used elsewhere (softmax's `exp(x - max)`, summed and divided
+by its sum) gets one generic with two results, the values and their reduction, so each value is computed once.
 
 Where it applies was decided by measurement (docs/passes.md): clusters that read a reduction's
 broadcast result (softmax, layernorm) are left to IREE, which fuses those better by itself, and
@@ -134,20 +136,19 @@ def _collect(members: list, rank: int, shape, out_map):
     return inputs, maps, consts, index
 
 
-def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, iterators: list[str],
-             combine=None, collected=None) -> ir.Operation:
-    """Build the linalg.generic computing `members` (the last one's value is the result)."""
+def _generic(members: list, rank: int, shape, outs: list, iterators: list[str], collected=None) -> ir.Operation:
+    """Build the linalg.generic computing `members`: one result per `(init, map, combiner or None)` of `outs`,
+    each the last member's value, or that value folded into the result by the combiner (a reduction)."""
     member_ids = {m.operation for m in members}
-    inputs, maps, consts, index = collected or _collect(members, rank, shape, out_map)
-    out_t = out_init.type
+    inputs, maps, consts, index = collected or _collect(members, rank, shape, outs[0][1])
+    inits = [o[0] for o in outs]
     g = ir.Operation.create(
-        "linalg.generic", results=[out_t], operands=[*inputs, out_init],
-        attributes={"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [*maps, out_map]]),
+        "linalg.generic", results=[i.type for i in inits], operands=[*inputs, *inits],
+        attributes={"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [*maps, *(o[1] for o in outs)]]),
                     "iterator_types": ir.ArrayAttr.get([ir.Attribute.parse(i) for i in iterators]),
-                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 1])},
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), len(inits)])},
         regions=1)
-    block = g.regions[0].blocks.append(*[tensor_type(x).element_type for x in inputs],
-                                       tensor_type(out_t).element_type)
+    block = g.regions[0].blocks.append(*[tensor_type(x).element_type for x in [*inputs, *inits]])
     with ir.InsertionPoint(block):
         env = {}
 
@@ -160,10 +161,10 @@ def _generic(members: list, rank: int, shape, out_init: ir.Value, out_map, itera
             return block.arguments[index[v]]
         for m in members:
             env[m.operation] = scalar_ops.emit(m, [scalar(v) for v in m.operands])
-        result = env[members[-1].operation]
-        if combine is not None:
-            result = scalar_ops.emit(combine, [block.arguments[-1], result])
-        ir.Operation.create("linalg.yield", results=[], operands=[result])
+        value = env[members[-1].operation]
+        results = [value if comb is None else scalar_ops.emit(comb, [block.arguments[len(inputs) + i], value])
+                   for i, (_, _, comb) in enumerate(outs)]
+        ir.Operation.create("linalg.yield", results=[], operands=results)
     return g
 
 
@@ -242,7 +243,7 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
     users = [u.owner for u in p.result.uses]
     shared = len(users) > 1
     if shared and not all(u.name == "stablehlo.reduce" and _reduce_parts(u) is not None for u in users):
-        return False
+        return _fuse_reduce_keeping_value(op, p, comb, init, users, stats, dead)
     members = _grow([p], shape)
     if shared and any(op_name(m) not in _CHEAP for m in members):
         return False  # recomputing transcendental ops costs more than the pass over memory it saves
@@ -256,7 +257,7 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
         return False
     with ir.InsertionPoint(op), op.location:
         out_init = make_constant(np.array(init), tensor_type(op.result))
-        g = _generic(members, rank, shape, out_init, out_map, [_RED if d in red else _PAR for d in range(rank)], comb,
+        g = _generic(members, rank, shape, [(out_init, out_map, comb)], [_RED if d in red else _PAR for d in range(rank)],
                      collected)
     init_op = producer(op.operands[1])
     op.result.replace_all_uses_with(g.result)
@@ -265,6 +266,40 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
     if init_op is not None and not len(list(init_op.result.uses)):
         _kill(init_op, dead)
     stats.rewrites["reduce"] += 1
+    stats.rewrites["ops-fused"] += len(members)
+    return True
+
+
+def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats, dead: set) -> bool:
+    """Softmax's `e = exp(x - max)`, used by `sum(e, -1)` and by `e / sum`: one generic computes each row's `e`
+    and its sum. IREE, left alone, computes the exponentials twice, once for the sum and once for the division;
+    this way they are computed once. Only for rows (the last dimensions reduced, so that IREE keeps the
+    consumer in the same dispatch; of an input that is not a transpose) and clusters holding a transcendental
+    op (a cheap one is recomputed faster than it is stored)."""
+    shape = tensor_type(p.result).shape
+    rank, red = len(shape), sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    if rank < 2 or red != list(range(rank - len(red), rank)) or sum(u.name == "stablehlo.reduce" for u in users) != 1:
+        return False
+    members = _grow([p], shape)
+    if all(op_name(m) in _CHEAP for m in members):
+        return False
+    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
+    collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank))
+    if collected is None or any(is_op(v, "transpose") is not None for v in collected[0]):
+        return False  # (down columns of the input: slower fused, measured)
+    with ir.InsertionPoint(op), op.location:
+        value_init = ir.Operation.create("tensor.empty", results=[p.result.type], operands=[]).result
+        red_init = make_constant(np.array(init), tensor_type(op.result))
+        g = _generic(members, rank, shape, [(value_init, ir.AffineMap.get_identity(rank), None), (red_init, out_map, comb)],
+                     [_RED if d in red else _PAR for d in range(rank)], collected)
+    init_op = producer(op.operands[1])
+    op.results[0].replace_all_uses_with(g.results[1])
+    _kill(op, dead)
+    p.result.replace_all_uses_with(g.results[0])
+    _erase(members, dead)
+    if init_op is not None and not len(list(init_op.result.uses)):
+        _kill(init_op, dead)
+    stats.rewrites["reduce-keeping-value"] += 1
     stats.rewrites["ops-fused"] += len(members)
     return True
 
@@ -281,7 +316,7 @@ def _fuse_elementwise(op, stats: PassStats, dead: set, everywhere: bool) -> bool
     rank = len(shape)
     with ir.InsertionPoint(op), op.location:
         out_init = ir.Operation.create("tensor.empty", results=[op.result.type], operands=[]).result
-        g = _generic(members, rank, shape, out_init, ir.AffineMap.get_identity(rank), [_PAR] * rank)
+        g = _generic(members, rank, shape, [(out_init, ir.AffineMap.get_identity(rank), None)], [_PAR] * rank)
     op.result.replace_all_uses_with(g.result)
     _erase(members, dead)
     stats.rewrites["elementwise"] += 1

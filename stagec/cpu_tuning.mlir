@@ -38,11 +38,13 @@ module attributes {transform.with_named_sequence, iree_codegen.tuning_spec_with_
       transform.match.param.cmpi eq %bits, %c32 : !transform.param<i64>
       transform.match.structured.yield
     }
-    // Its maps are (rows, columns) and (rows) [and (rows)]: it is among the dispatch's ops with those maps.
+    // Its maps are (rows, columns), (rows) [, (rows)] or, computing softmax's exponentials too (stagec's `fuse`),
+    // (rows, columns), (rows), (rows, columns), (rows): it is among the dispatch's ops with those maps.
     %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
     %a = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
     %b = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
-    %rows = transform.merge_handles %a, %b : !transform.any_op
+    %c = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
+    %rows = transform.merge_handles %a, %b, %c : !transform.any_op
     %with = transform.merge_handles deduplicate %rows, %op : !transform.any_op
     %n = transform.num_associations %rows : (!transform.any_op) -> !transform.param<i64>
     %m = transform.num_associations %with : (!transform.any_op) -> !transform.param<i64>

@@ -105,9 +105,24 @@ def softmax(x):
 
 
 def test_normalization_left_to_iree():
-    # IREE fuses softmax into one dispatch by itself; a generic reading the broadcast max made it two
-    # (measured), so clusters that read a reduction's broadcast result are not fused.
-    assert "linalg" not in fused_text(softmax, X)
+    # IREE fuses layernorm into one dispatch by itself; a generic reading the broadcast mean made such
+    # normalizations two (measured), so elementwise clusters that read a reduction's broadcast result are not fused.
+    layernorm = lambda x: (x - snp.mean(x, -1, keepdims=True)) / snp.sqrt(snp.var(x, -1, keepdims=True) + 1e-5)
+    assert 'iterator_types = ["parallel", "parallel"]' not in fused_text(layernorm, X)
+
+
+@pytest.mark.parametrize("passes", [None, FUSE])
+def test_softmax_exponentials_computed_once(passes):
+    # IREE alone computes exp(x - max) twice (for the sum and for the division); one generic computing both
+    # the exponentials and their sum keeps the whole softmax in one dispatch, each exponential computed once.
+    f = stagec.jit(softmax, passes=passes)
+    text = f.lower(X).as_text("final")
+    assert text.count("math.exp") == 1 and "stablehlo.exponential" not in text and _dispatches(text) == 1
+    e = np.exp(X.astype(np.float64) - X.max(-1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(f(X)), e / e.sum(-1, keepdims=True), rtol=1e-6)
+    # down columns, or with a cheap producer (recomputed faster than stored), it is left alone
+    assert "linalg" not in stagec.jit(lambda x: softmax(x.T)).lower(X).as_text("final")
+    assert "linalg" not in stagec.jit(lambda x: x * x / snp.sum(x * x, -1, keepdims=True)).lower(X).as_text("final")
 
 
 def test_cheap_producer_recomputed_in_each_reduction():
