@@ -28,6 +28,9 @@ from .base import Pass, PassStats, register
 from .irutil import func_blocks, is_op, make_constant, op_name, producer, splat_value, tensor_type
 
 MIN_OPS = 2  # elementwise clusters smaller than this are left to IREE
+# The largest row whose values one generic computes with their reduction: IREE keeps a tile of rows of them on the
+# stack (32 KiB at most); a float64 softmax over 1024 columns (4 rows of 8 KiB) exceeded it and did not compile.
+MAX_ROW_BYTES = 4096
 
 
 def _reads_reshape(members: list) -> bool:
@@ -280,8 +283,9 @@ def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats,
     rank, red = len(shape), sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     if rank < 2 or red != list(range(rank - len(red), rank)) or sum(u.name == "stablehlo.reduce" for u in users) != 1:
         return False
+    row = int(np.prod([shape[d] for d in red])) * (tensor_type(p.result).element_type.width // 8)
     members = _grow([p], shape)
-    if all(op_name(m) in _CHEAP for m in members):
+    if row > MAX_ROW_BYTES or all(op_name(m) in _CHEAP for m in members):
         return False
     out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
     collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank))
