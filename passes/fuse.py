@@ -291,7 +291,7 @@ def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats,
     collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank))
     if collected is None or any(is_op(v, "transpose") is not None for v in collected[0]):
         return False  # (down columns of the input: slower fused, measured)
-    with ir.InsertionPoint(op), op.location:
+    with ir.InsertionPoint(p), op.location:  # where `p` was: a user of `p` may come before the reduce
         value_init = ir.Operation.create("tensor.empty", results=[p.result.type], operands=[]).result
         red_init = make_constant(np.array(init), tensor_type(op.result))
         g = _generic(members, rank, shape, [(value_init, ir.AffineMap.get_identity(rank), None), (red_init, out_map, comb)],

@@ -128,6 +128,18 @@ def test_softmax_exponentials_computed_once(passes):
     assert "linalg" not in stagec.jit(lambda x: x * x / snp.sum(x * x, -1, keepdims=True)).lower(X).as_text("final")
 
 
+def test_exponentials_used_before_their_sum():
+    # `e * 2` comes before `sum(e)` in the program: the generic computing both stands where `e` was.
+    def f(x):
+        e = snp.exp(x - snp.max(x, axis=-1, keepdims=True))
+        y = e * 2.0
+        return y / snp.sum(e, axis=-1, keepdims=True)
+    text = stagec.jit(f).lower(X).as_text("final")
+    assert text.count("math.exp") == 1
+    e = np.exp(X.astype(np.float64) - X.max(-1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(stagec.jit(f)(X)), 2 * e / e.sum(-1, keepdims=True), rtol=1e-6)
+
+
 def test_cheap_producer_recomputed_in_each_reduction():
     text = fused_text(lambda x: (snp.sum(x * x + 1, axis=0), snp.max(x * x + 1, axis=1)), X)
     assert text.count("linalg.generic") == 2 and "stablehlo.multiply" not in text
