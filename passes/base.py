@@ -21,6 +21,7 @@ class PassError(StagecError):
 class PassStats:
     """What one pass did to one module."""
     name: str
+    backend: str = "cpu"  # the stagec backend the module is for: some rewrites were measured to pay on one only
     ops_before: int = 0
     ops_after: int = 0
     seconds: float = 0.0

@@ -246,7 +246,7 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
     users = [u.owner for u in p.result.uses]
     shared = len(users) > 1
     if shared and not all(u.name == "stablehlo.reduce" and _reduce_parts(u) is not None for u in users):
-        return _fuse_reduce_keeping_value(op, p, comb, init, users, stats, dead)
+        return stats.backend == "cpu" and _fuse_reduce_keeping_value(op, p, comb, init, users, stats, dead)
     members = _grow([p], shape)
     if shared and any(op_name(m) not in _CHEAP for m in members):
         return False  # recomputing transcendental ops costs more than the pass over memory it saves
@@ -276,7 +276,8 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
 def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats, dead: set) -> bool:
     """Softmax's `e = exp(x - max)`, used by `sum(e, -1)` and by `e / sum`: one generic computes each row's `e`
     and its sum. IREE, left alone, computes the exponentials twice, once for the sum and once for the division;
-    this way they are computed once. Only for rows (the last dimensions reduced, so that IREE keeps the
+    this way they are computed once. Only on the CPU (Vulkan's codegen put the rows in workgroup memory and
+    did not compile: 64 KiB of its 16 KiB), for rows (the last dimensions reduced, so that IREE keeps the
     consumer in the same dispatch; of an input that is not a transpose) and clusters holding a transcendental
     op (a cheap one is recomputed faster than it is stored)."""
     shape = tensor_type(p.result).shape

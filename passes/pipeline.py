@@ -56,9 +56,9 @@ ELIDE_ELEMENTS = 1024  # a pass's stage text elides constants larger than this
 
 
 def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
-                 after: Callable[[Stage, ir.Module], None] | None = None) -> list[Stage]:
-    """Run the passes named by `passes` (see `resolve`) over `module` in place; `after(stage, module)`,
-    if given, sees the module as each pass left it.
+                 after: Callable[[Stage, ir.Module], None] | None = None, backend: str = "cpu") -> list[Stage]:
+    """Run the passes named by `passes` (see `resolve`) over `module` (for `backend`) in place;
+    `after(stage, module)`, if given, sees the module as each pass left it.
 
     A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass, with the
     IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder). Each stage's text elides
@@ -69,7 +69,7 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
     for name in resolve(passes):
         p = REGISTRY[name]
         before = module.operation.clone()  # cheap: attributes (constants) are shared, not copied
-        stats = PassStats(name, ops_before=count_ops(module))
+        stats = PassStats(name, backend, ops_before=count_ops(module))
         t0 = time.perf_counter()
         try:
             p.run(module, stats)

@@ -194,7 +194,7 @@ class Lowered:
             module = lower_graph(self.graph, self.name, self.host_calls)
             traced = str(module)
             prefix = _PurePrefix(module)
-            stages = run_pipeline(module, self.passes, self.name, prefix.after)
+            stages = run_pipeline(module, self.passes, self.name, prefix.after, self.backend.name)
             texts = {}
             for name, text in [("traced", traced), *((s.name, s.text) for s in stages)]:
                 texts[name] = text
@@ -275,12 +275,15 @@ class Lowered:
         backend = get_backend(find_target(target or self.backend.name).backend)
         all_flags = backend.compile_flags(arch) + list(flags)
         graph = self.graph
-        art, seconds = compile_cached(backend, self.as_text("final"), self.name, all_flags, graph.in_avals,
+        # (the passes know the backend: another one's module is lowered again)
+        src = self if backend is self.backend else Lowered(graph, self.name, self.in_tree, self.out_tree, self.donated,
+                                                            self.passes, backend)
+        art, seconds = compile_cached(backend, src.as_text("final"), self.name, all_flags, graph.in_avals,
                                       graph.out_avals, self.in_tree, self.out_tree, self.donated,
-                                      side_flags=dispatch_flags(folder := dump_lowered(self)),
-                                      host_calls=self.host_calls)
+                                      side_flags=dispatch_flags(folder := dump_lowered(src)),
+                                      host_calls=src.host_calls)
         if folder is not None:
-            write_index(folder, self, seconds)
+            write_index(folder, src, seconds)
         # Load now when it runs here as the jit would; cross-compiled modules load on first call.
         here = backend is self.backend and arch is None and not flags
         return Compiled(art, seconds, art.runner() if here else None)
