@@ -253,24 +253,34 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
     if _reads_reduction(members) or not (everywhere or _reads_reshape(members)):
         return False
     rank = len(shape)
-    red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
+    red, out_map, iterators = _reduce_loops(op, rank)
     collected = _collect(members, rank, shape, out_map)
     if collected is None:
         return False
     with ir.InsertionPoint(op), op.location:
         out_init = make_constant(np.array(init), tensor_type(op.result))
-        g = _generic(members, rank, shape, [(out_init, out_map, comb)], [_RED if d in red else _PAR for d in range(rank)],
-                     collected)
+        g = _generic(members, rank, shape, [(out_init, out_map, comb)], iterators, collected)
+    _replace_reduce(op, g.results[0], members, stats, dead, "reduce")
+    return True
+
+
+def _reduce_loops(op, rank: int) -> tuple[set, ir.AffineMap, list[str]]:
+    """A reduce's reduced dims, the map of its result in the generic's loops, and the loops' iterators."""
+    red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
+    return red, out_map, [_RED if d in red else _PAR for d in range(rank)]
+
+
+def _replace_reduce(op, result: ir.Value, members: list, stats: PassStats, dead: set, rewrite: str) -> None:
+    """`result` for the reduce `op`; erase it, its fused members and its init constant when unused."""
     init_op = producer(op.operands[1])
-    op.result.replace_all_uses_with(g.result)
+    op.results[0].replace_all_uses_with(result)
     _kill(op, dead)
     _erase(members, dead)
     if init_op is not None and not len(list(init_op.result.uses)):
         _kill(init_op, dead)
-    stats.rewrites["reduce"] += 1
+    stats.rewrites[rewrite] += 1
     stats.rewrites["ops-fused"] += len(members)
-    return True
 
 
 def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats, dead: set) -> bool:
@@ -281,14 +291,14 @@ def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats,
     consumer in the same dispatch; of an input that is not a transpose) and clusters holding a transcendental
     op (a cheap one is recomputed faster than it is stored)."""
     shape = tensor_type(p.result).shape
-    rank, red = len(shape), sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    if rank < 2 or red != list(range(rank - len(red), rank)) or sum(u.name == "stablehlo.reduce" for u in users) != 1:
+    rank = len(shape)
+    red, out_map, iterators = _reduce_loops(op, rank)
+    if rank < 2 or sorted(red) != list(range(rank - len(red), rank)) or sum(u.name == "stablehlo.reduce" for u in users) != 1:
         return False
     row = int(np.prod([shape[d] for d in red])) * (tensor_type(p.result).element_type.width // 8)
     members = _grow([p], shape)
     if row > MAX_ROW_BYTES or all(op_name(m) in _CHEAP for m in members):
         return False
-    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
     collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank))
     if collected is None or any(is_op(v, "transpose") is not None for v in collected[0]):
         return False  # (down columns of the input: slower fused, measured)
@@ -296,16 +306,9 @@ def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats,
         value_init = ir.Operation.create("tensor.empty", results=[p.result.type], operands=[]).result
         red_init = make_constant(np.array(init), tensor_type(op.result))
         g = _generic(members, rank, shape, [(value_init, ir.AffineMap.get_identity(rank), None), (red_init, out_map, comb)],
-                     [_RED if d in red else _PAR for d in range(rank)], collected)
-    init_op = producer(op.operands[1])
-    op.results[0].replace_all_uses_with(g.results[1])
-    _kill(op, dead)
-    p.result.replace_all_uses_with(g.results[0])
-    _erase(members, dead)
-    if init_op is not None and not len(list(init_op.result.uses)):
-        _kill(init_op, dead)
-    stats.rewrites["reduce-keeping-value"] += 1
-    stats.rewrites["ops-fused"] += len(members)
+                     iterators, collected)
+    p.result.replace_all_uses_with(g.results[0])  # (p stays a member: erased with the others once unused)
+    _replace_reduce(op, g.results[1], members, stats, dead, "reduce-keeping-value")
     return True
 
 
