@@ -1,7 +1,8 @@
 """Persistent compilation cache: compiled IREE modules on disk, keyed by what IREE was given (storage only:
 the compile step that uses it is `stages.compile_cached`).
 
-Key: sha256 over the MLIR after stagec's passes, the IREE target, the compiler flags, the host CPU
+Key: sha256 over the MLIR after stagec's passes, the IREE target, the compiler flags (and the files they
+name: the CPU tuning spec), the host CPU
 (when compiling for `host`), the IREE compiler version and the stagec version. Entry: one file
 `<key>.stagec` in the `stagec.aot` format (module + calling metadata + checksum), written
 atomically (temp file `.tmp-*.part` + rename; temp files a killed writer left behind are counted by
