@@ -30,7 +30,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .config import config
-from . import legalize
+from . import legalize, tuning
 from .core import ShapedArray
 from .errors import CallbackError, CompileError
 from .lowering import HOST_MODULE
@@ -75,14 +75,7 @@ _UNDEFINED_SYMBOL = "error: undefined symbol:"
 _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
 
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
-# IREE's llvm-cpu tiling of a row reduction that depends on another one (softmax, layernorm): `cpu_tuning.mlir`.
-TUNING_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_tuning.mlir")
-_TUNING = "--iree-codegen-tuning-spec-path="
-_REDUCE_DIMS = re.compile(r"across dimensions = \[([\d, ]*)\] : \(tensor<([^>]*)>")
-_BROADCAST_DIMS = re.compile(r"stablehlo\.broadcast_in_dim [^\n]*?dims = \[([\d, ]*)\]")
-_MAP_RESULTS = re.compile(r"affine_map<\([^)]*\) -> \(([^)]*)\)>")
-_FUSED_REDUCTION = re.compile(r'linalg\.generic [^\n]*"reduction"')
-_NOT_F32 = re.compile(r"[<x](?:b?f16|f64)>")  # a float16, bfloat16 or float64 tensor
+_TUNING = tuning.FLAG
 
 
 def contraction_macs(mlir: str) -> int:
@@ -93,29 +86,6 @@ def contraction_macs(mlir: str) -> int:
         k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
         total += k * math.prod(int(d) for d in out if d.isdigit())
     return total
-
-
-def reads_rows_only(mlir: str) -> bool:
-    """Whether a float32 module has two or more reductions, each StableHLO one over its operand's last dimensions, and reads no array
-    out of order (no transpose, no broadcast or fused map that permutes dimensions). The tuning spec's tiles run
-    along rows: in a dispatch reading down columns they made a softmax 8x and a layernorm 10x slower."""
-    reduces = _REDUCE_DIMS.findall(mlir)
-    fused = len(_FUSED_REDUCTION.findall(mlir))  # (`fuse`'s reductions)
-    if len(reduces) + fused < 2 or "stablehlo.transpose" in mlir or _NOT_F32.search(mlir):
-        return False  # (float16 softmax 4096x1024 took 17 ms with the spec, 12 without; measured in float32 only)
-    for dims, ty in reduces:
-        rank, got = ty.count("x"), sorted(int(d) for d in dims.split(",") if d.strip())
-        if got != list(range(rank - len(got), rank)):
-            return False
-    for dims in _BROADCAST_DIMS.findall(mlir):
-        got = [int(d) for d in dims.split(",") if d.strip()]
-        if got != sorted(got):
-            return False
-    for results in _MAP_RESULTS.findall(mlir):
-        got = [int(d[1:]) for d in results.replace(" ", "").split(",") if d.startswith("d")]
-        if got != sorted(got):
-            return False
-    return True
 
 
 def flag_files(flags: Sequence[str]) -> dict[str, str]:
@@ -308,12 +278,12 @@ class Backend:
         """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
         on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
         them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms.
-        With the CPU tuning spec where the module reads rows only (`reads_rows_only`)."""
+        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`)."""
         flags = list(flags)
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
-        if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags) and reads_rows_only(mlir):
-            flags.append(_TUNING + TUNING_SPEC)
+        if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
+            flags += tuning.spec_flags(mlir)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,

@@ -162,7 +162,7 @@ ROWS = {"softmax": softmax, "layernorm": layernorm,
 def test_tuning_spec_goes_to_modules_that_read_rows_only():
     # The spec's one-row tiles made a softmax down columns 8x slower: only modules whose reductions all run
     # along the last axis, reading nothing transposed, get it.
-    from stagec.backend import reads_rows_only
+    from stagec.tuning import reads_rows_only
     x = np.zeros((8, 40), np.float32)
     got = {k: reads_rows_only(stagec.jit(lambda v, f=f: f(snp, v)).lower(x).as_text("final")) for k, f in ROWS.items()}
     assert got == {"softmax": True, "layernorm": True, "softmax down columns": False, "layernorm down columns": False}
@@ -189,9 +189,9 @@ def test_tuned_row_reductions_match_numpy(shape, tmp_path):
 
 
 def test_tuning_spec_failure_compiles_without_it_and_its_file_is_in_the_cache_key(tmp_path):
-    from stagec import cache
-    from stagec.backend import TUNING_SPEC, _retry_args
-    flag = "--iree-codegen-tuning-spec-path=" + TUNING_SPEC
+    from stagec import cache, tuning
+    from stagec.backend import _retry_args
+    flag = tuning.FLAG + tuning.spec_path(("rows",))
     assert _retry_args("error: failed to run translation of source executable", ["-a", flag], "cpu") == ["-a"]
     spec = tmp_path / "spec.mlir"
     keys = []
@@ -199,3 +199,40 @@ def test_tuning_spec_failure_compiles_without_it_and_its_file_is_in_the_cache_ke
         spec.write_text(text)
         keys.append(cache.make_key(cache.key_components("m", "llvm-cpu", ["--iree-codegen-tuning-spec-path=" + str(spec)])))
     assert keys[0] != keys[1]
+
+
+F64_MATMULS = {  # name -> (function of (np, a, b), shape of a, shape of b)
+    "a @ b": (lambda np_, a, b: a @ b, (128, 96), (96, 64)),
+    "odd sizes": (lambda np_, a, b: a @ b, (67, 101), (101, 35)),
+    "a.T @ b": (lambda np_, a, b: a.T @ (b - b.mean(0)), (96, 72), (96, 40)),
+    "tanh(relu(a @ b) @ b.T)": (lambda np_, a, b: np_.tanh(np_.maximum(a @ b, 0) @ b.T), (64, 96), (96, 80)),
+    "small": (lambda np_, a, b: a @ b, (8, 64), (64, 16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(F64_MATMULS))
+def test_float64_matmuls_take_the_tuned_tiles_and_match_numpy(name, x64, tmp_path):
+    # IREE packs no float64 matmul on x86; the f64_matmul part of the tuning spec tiles them for the cache and
+    # registers (cache_reduction). Remainders (67x101x35) are peeled; fused consumers take 8x16 blocks too.
+    from stagec.tuning import parts_for
+    fn, sa, sb = F64_MATMULS[name]
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    f = stagec.jit(lambda u, v: fn(snp, u, v), backend="cpu")
+    np.testing.assert_allclose(np.asarray(f(a, b)), fn(np, a, b), rtol=1e-12, atol=1e-12)
+    mlir = f.lower(a, b).as_text("final")
+    assert "f64_matmul" in parts_for(mlir)
+    assert "f64_matmul" not in parts_for(stagec.jit(lambda u, v: fn(snp, u, v)).lower(a.astype(np.float32), b.astype(np.float32)).as_text("final"))
+    get_backend("cpu").compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
+    configs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert ("cache_reduction = [0, 0, 128]" in configs) == (name != "small"), name  # (below 64x32x64: IREE's tiles)
+
+
+def test_tuning_spec_joins_the_parts_a_module_needs():
+    from stagec import tuning
+    text = tuning.spec_text(("rows", "f64_matmul"))
+    assert "module @rows" in text and "module @f64_matmul" in text
+    assert text.index("@rows::@entry") < text.index("@f64_matmul::@entry")
+    path = tuning.spec_path(("rows", "f64_matmul"))
+    assert open(path).read() == text and path == tuning.spec_path(("rows", "f64_matmul"))
+    assert tuning.spec_path(("rows",)) != path

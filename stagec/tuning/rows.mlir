@@ -1,5 +1,5 @@
-// A tuning spec for IREE's llvm-cpu codegen (`--iree-codegen-tuning-spec-path`), given by stagec.backend to
-// modules whose reductions all read rows in order (`backend.reads_rows_only`). It tunes one pattern: a row
+// Row reductions on the CPU, a part of the tuning spec that stagec.tuning gives IREE's llvm-cpu codegen, for
+// modules whose reductions all read rows in order (`tuning.reads_rows_only`). It tunes one pattern: a row
 // reduction whose input depends on another row reduction's result in the same dispatch, as the sum of
 // exp(x - max) in softmax and the sum of (x - mean)^2 in layernorm.
 //
@@ -10,7 +10,7 @@
 // 4096x1024 6.88 -> 6.10, softmax 512x100 0.141 -> 0.084 (loop peeling handles the remainder: without it a
 // 4096x1000 layernorm took 4x as long). A reduction down columns, or one reduction alone (sum(x*(x+1), 1)),
 // was slower with this configuration and is not matched (docs/passes.md, "Softmax and layernorm").
-module attributes {transform.with_named_sequence, iree_codegen.tuning_spec_with_default_entrypoint} {
+module @rows attributes {transform.with_named_sequence} {
   // A generic op over (rows, columns) reducing the columns.
   transform.named_sequence @row_reduction(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
@@ -95,7 +95,7 @@ module attributes {transform.with_named_sequence, iree_codegen.tuning_spec_with_
     transform.annotate %op "compilation_info" = %cfg : !transform.any_op, !transform.any_param
     transform.yield
   }
-  transform.named_sequence @__kernel_config(%arg0: !transform.any_op {transform.consumed}) -> !transform.any_op attributes {iree_codegen.tuning_spec_entrypoint} {
+  transform.named_sequence @entry(%arg0: !transform.any_op {transform.consumed}) -> !transform.any_op {
     %res = transform.foreach_match in %arg0
         @reads_a_reduction -> @one_row_per_tile,
         @reads_elementwise_of_a_reduction -> @one_row_per_tile : (!transform.any_op) -> !transform.any_op
