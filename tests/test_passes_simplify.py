@@ -259,3 +259,4 @@ def test_identity_broadcast_and_slice():
     kept = """%0 = stablehlo.broadcast_in_dim %x, dims = [1, 0] : (tensor<3x3xf32>) -> tensor<3x3xf32>
               return %0 : tensor<3x3xf32>"""  # a transpose in disguise
     check(kept, kept, sig="%x: tensor<3x3xf32>", ret="tensor<3x3xf32>")
+

@@ -1,0 +1,44 @@
+"""`abs-squares`: the CPU pipeline puts `abs` between a square and the sum that reads it (IREE unrolls
+sum(x * x) into scalar code); results unchanged, NaN included."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from iree.compiler import ir
+
+import stagec
+import stagec.numpy as snp
+from stagec.passes import REGISTRY, PassStats
+
+
+SQUARES = {  # name -> (function, whether its sum reads a square it gets `abs` of)
+    "sum(x**2)": (lambda np_, x: np_.sum(x ** 2), True),
+    "norm": (lambda np_, x: np_.linalg.norm(x), True),
+    "mean(square(x), 1)": (lambda np_, x: np_.mean(np_.square(x), axis=1), True),
+    "sum(x * y)": (lambda np_, x: np_.sum(x * x[::-1]), False),
+    "max(x * x)": (lambda np_, x: np_.max(x * x), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SQUARES))
+def test_abs_squares_puts_abs_between_a_square_and_its_sum(name):
+    # IREE's CPU codegen unrolls sum(x * x) into scalar code; sum(abs(x * x)) stays a vectorized reduction.
+    fn, rewritten = SQUARES[name]
+    x = np.random.default_rng(4).standard_normal((16, 40)).astype(np.float32)
+    low = stagec.jit(lambda v: fn(snp, v)).lower(x)
+    before, after = low.as_text("dce"), low.as_text("abs-squares")
+    assert after.count("stablehlo.abs") - before.count("stablehlo.abs") == int(rewritten)
+    stats = next(s for s in low.pass_stats if s.name == "abs-squares")
+    assert stats.rewrites["abs-square"] == int(rewritten)
+    np.testing.assert_allclose(np.asarray(stagec.jit(lambda v: fn(snp, v))(x)), fn(np, x.astype(np.float64)), rtol=1e-5)
+    assert np.isnan(np.asarray(stagec.jit(lambda v: fn(snp, v))(np.full((2, 3), np.nan, np.float32)))).all()
+
+
+def test_abs_squares_only_on_the_cpu():
+    text = stagec.jit(lambda v: snp.sum(v * v)).lower(np.ones(8, np.float32)).as_text("dce")
+    for backend, want in (("cpu", 1), ("vulkan", 0)):
+        with ir.Context():
+            module = ir.Module.parse(text)
+            stats = PassStats("abs-squares", backend)
+            REGISTRY["abs-squares"].run(module, stats)
+            assert str(module).count("stablehlo.abs") == want, backend
