@@ -1,0 +1,48 @@
+"""`upcast-f16-dots`: on the CPU a float16 matmul of at least 64^3 multiply-adds runs in float32 on operands
+converted beforehand (behind a barrier); the results are those of a float32 accumulation rounded once."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from iree.compiler import ir
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+from stagec.passes import REGISTRY, PassStats
+
+RNG = np.random.default_rng(5)
+A = (RNG.standard_normal((64, 96)) / 8).astype(np.float16)
+B = (RNG.standard_normal((96, 48)) / 8).astype(np.float16)
+
+CASES = {  # name -> (stagec function, its NumPy value on float32 operands, result dtype, rewritten)
+    "a @ b": (lambda a, b: a @ b, lambda a, b: a @ b, np.float16, True),
+    "tanh(a @ b)": (lambda a, b: snp.tanh(a @ b), lambda a, b: np.tanh((a @ b).astype(np.float16)), np.float16, True),
+    "float32 result": (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.float32),
+                       lambda a, b: a @ b, np.float32, True),
+    "batched": (lambda a, b: snp.stack([a, a]) @ snp.stack([b, b]), lambda a, b: np.stack([a @ b] * 2), np.float16, True),
+    "small": (lambda a, b: a[:8] @ b[:, :8], lambda a, b: a[:8] @ b[:, :8], np.float16, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_float16_matmuls_run_in_float32(name):
+    fn, ref, dtype, rewritten = CASES[name]
+    f = stagec.jit(fn)
+    text = f.lower(A, B).as_text("upcast-f16-dots")
+    assert ("optimization_barrier" in text) == rewritten
+    dot_line = next(line for line in text.splitlines() if "stablehlo.dot_general" in line)
+    assert ("xf16>, tensor<" in dot_line) != rewritten  # the matmul's operands: float32 once rewritten
+    got = np.asarray(f(A, B))
+    assert got.dtype == dtype
+    want = ref(A.astype(np.float32), B.astype(np.float32)).astype(dtype)  # float32 accumulation, rounded once
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_upcast_only_on_the_cpu():
+    text = stagec.jit(lambda a, b: a @ b).lower(A, B).as_text("dce")
+    for backend, want in (("cpu", 1), ("cuda", 0)):
+        with ir.Context():
+            module = ir.Module.parse(text)
+            REGISTRY["upcast-f16-dots"].run(module, PassStats("upcast-f16-dots", backend))
+            assert str(module).count("optimization_barrier") == want, backend
