@@ -278,3 +278,18 @@ def test_untiled_module_gets_data_tiling_back_when_its_tuning_spec_fails():
     assert tuning.untiled(spec) and not tuning.untiled(tuning.FLAG + tuning.spec_path(("rows",)))
     assert _retry_args("error: failed to run translation of source executable", ["-a", spec], "cpu") == \
         ["-a", "--iree-dispatch-creation-data-tiling"]
+
+
+def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch):
+    # IREE 3.13 can deadlock loading a tuning spec on its thread pool (a waiting thread re-enters the lock):
+    # a module compiled with a spec gets --mlir-disable-threading, one without keeps IREE's threads.
+    import iree.compiler as ic
+    from stagec.backend import NO_THREADS
+    seen = []
+    monkeypatch.setattr(ic, "compile_str", lambda mlir, **kw: seen.append(kw["extra_args"]) or b"")
+    backend = get_backend("cpu")
+    x = np.ones((8, 40), np.float32)
+    backend.compile(stagec.jit(lambda v: softmax(snp, v)).lower(x).as_text("final"), "softmax")
+    backend.compile(stagec.jit(lambda v: v + 1).lower(x).as_text("final"), "add")
+    assert [NO_THREADS in args for args in seen] == [True, False]
+    assert any(a.startswith("--iree-codegen-tuning-spec-path=") for a in seen[0])
