@@ -220,13 +220,8 @@ def _secret() -> bytes:
         path = key_path()
         try:
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            except FileExistsError:
-                pass
-            else:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(secrets.token_bytes(32))
+            if not os.path.lexists(path):
+                _make_key(path)
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as f:
                 st = os.fstat(f.fileno())
@@ -239,6 +234,23 @@ def _secret() -> bytes:
                           f"alone (cached modules will not be reused across processes)", RuntimeWarning, stacklevel=3)
             _key = secrets.token_bytes(32)
     return _key
+
+
+def _make_key(path: str) -> None:
+    """Create the key file whole or not at all: written under a private name, then linked to `path` (which fails
+    if another process made it first). Created in place, a process starting at the same moment read it while
+    it was still empty and signed with a key of its own, which no other process could verify."""
+    tmp = f"{path}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(tmp)
 
 
 def _mac(digest: bytes) -> bytes:

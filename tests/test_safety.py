@@ -123,6 +123,28 @@ def test_an_artifact_signed_with_another_key_needs_trust(files, tmp_path, monkey
     np.testing.assert_array_equal(np.asarray(f(np.zeros(N, np.float32))), W)
 
 
+def test_processes_starting_together_share_one_signing_key(tmp_path):
+    # The first process to need the key makes it; one starting at the same moment must read the whole key, not
+    # an empty file (it then signed with a key of its own: the others could not verify what it cached).
+    path = tmp_path / "cfg" / "key"
+    script = textwrap.dedent(f"""
+        import os, sys, time
+        os.environ["STAGEC_KEY_FILE"] = {str(path)!r}
+        from stagec import aot
+        while time.time() < float(sys.argv[1]):
+            pass
+        print(aot._secret().hex())
+    """)
+    start = str(time.time() + 1.5)
+    procs = [subprocess.Popen([sys.executable, "-c", script, start], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(6)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all("cannot use the signing key" not in err for _, err in outs), [err for _, err in outs]
+    keys = {out.strip() for out, _ in outs}
+    assert len(keys) == 1 and bytes.fromhex(keys.pop()) == path.read_bytes()
+    assert [p.name for p in path.parent.iterdir()] == ["key"]  # (no temporary file left behind)
+
+
 def test_a_cache_entry_signed_with_another_key_is_recompiled(tmp_path, monkeypatch):
     monkeypatch.setenv("STAGEC_CACHE_DIR", str(tmp_path))
     def fun(x):
