@@ -1,0 +1,51 @@
+"""`exp-f64`: on the CPU a float64 exp is vectorizable arithmetic (not a libm call per element): within 1 ulp of
+NumPy's where the result is normal, 0 below that (as every float64 product of IREE's and XLA's CPU code), inf,
+0 and NaN where libm gives them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from iree.compiler import ir
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+from stagec.passes import REGISTRY, PassStats
+
+RNG = np.random.default_rng(7)
+X = np.concatenate([RNG.uniform(-745.2, 709.8, 20000), RNG.standard_normal(5000), RNG.uniform(-1e-6, 1e-6, 500),
+                    [0.0, -0.0, np.inf, -np.inf, np.nan, 709.78, 709.79, -708.39, -708.4, -745.13, 5e-324]])
+
+
+def _check(got: np.ndarray, x: np.ndarray) -> None:
+    with np.errstate(over="ignore"):
+        want = np.exp(x)
+    want = np.where(want < np.finfo(np.float64).tiny, 0.0, want)  # (subnormal results flush to 0)
+    finite = np.isfinite(want) & (want > 0)
+    assert (np.abs(got[finite] - want[finite]) <= np.spacing(want[finite])).all()
+    np.testing.assert_array_equal(got[~finite], want[~finite])  # inf, 0 and NaN exactly
+
+
+def test_float64_exp_is_arithmetic_within_one_ulp(x64):
+    f = stagec.jit(snp.exp)
+    low = f.lower(X)
+    assert "stablehlo.exponential" in low.as_text("dce") and "stablehlo.exponential" not in low.as_text("exp-f64")
+    _check(np.asarray(f(X)), X)
+
+
+def test_float64_exp_inside_loops_and_the_float32_one_left_alone(x64):
+    x = X[:64]  # (finite results: exp(x) * 0 is 0 on the loop's first step)
+    f = stagec.jit(lambda v: lax.fori_loop(0, 2, lambda i, c: c + snp.exp(v) * i, snp.zeros_like(v)))
+    assert "stablehlo.exponential" not in f.lower(x).as_text("exp-f64")
+    _check(np.asarray(f(x)), x)
+    x32 = X[:64].astype(np.float32)
+    assert "stablehlo.exponential" in stagec.jit(snp.exp).lower(x32).as_text("exp-f64")
+
+
+@pytest.mark.parametrize("backend, rewritten", [("cpu", True), ("cuda", False)])
+def test_exp_f64_only_on_the_cpu(backend, rewritten, x64):
+    text = stagec.jit(snp.exp).lower(X[:8]).as_text("dce")
+    with ir.Context():
+        module = ir.Module.parse(text)
+        REGISTRY["exp-f64"].run(module, PassStats("exp-f64", backend))
+        assert ("stablehlo.exponential" not in str(module)) == rewritten
