@@ -4,8 +4,8 @@
 // dispatches per matmul (~45 us each on local-task, mostly waking the workers). Unpacked, these tiles: 8x32
 // blocks of the result in registers (16 AVX-512 accumulators; 2 loads and 8 broadcasts feed 16 FMAs), the
 // reduction cut into 128-long panels that stay in cache, 64x64 cache tiles (a fused consumer's intermediate
-// fits the 32 KiB stack) in 64x128 workgroups. Measured (docs/passes.md, "Float32 matmuls"): matmul 1024^3
-// 9.7 -> 8.0 ms, 256^3 0.18 -> 0.15, the MLP 256x512x2048 5.5 -> 4.5 on 2 cores.
+// fits the 32 KiB stack) in 64x128 workgroups. Measured single-threaded (docs/passes.md, "Float32 matmuls"):
+// matmul 1024^3 17.4 -> 15.9 ms, 256^3 0.223 -> 0.185, the MLP 256x512x2048 9.1 -> 7.8.
 module @f32_matmul attributes {transform.with_named_sequence} {
   // A float32 matmul (no batch dimensions) of at least 16x32x32.
   transform.named_sequence @match(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
