@@ -89,6 +89,12 @@ def contraction_macs(mlir: str) -> int:
     return total
 
 
+def key_flags(flags: Sequence[str]) -> list[str]:
+    """`flags` as a cache key holds them: a tuning spec by its file name, not its folder (stagec writes the spec it
+    composes into a folder of each process, under a name made of its content; `flag_files` holds the content)."""
+    return [_TUNING + os.path.basename(f[len(_TUNING):]) if f.startswith(_TUNING) else f for f in flags]
+
+
 def flag_files(flags: Sequence[str]) -> dict[str, str]:
     """The files `flags` name whose contents change the module (the tuning spec), as name -> sha256."""
     out = {}

@@ -27,7 +27,7 @@ import zlib
 from typing import Any, Sequence
 
 from . import aot
-from .backend import flag_files, host_id
+from .backend import flag_files, host_id, key_flags
 from .config import config
 
 SUFFIX = ".stagec"
@@ -70,7 +70,7 @@ def key_components(mlir: str | None, target: str, flags: Sequence[str], recipe: 
     """What a module depends on: the MLIR IREE receives (or the `recipe` it is built from, when the caller has
     one: `stages.compile_cached`), target, flags, versions, and the host CPU for `host`."""
     made_of = {"mlir": hashlib.sha256(mlir.encode()).hexdigest()} if recipe is None else {"recipe": recipe}
-    comps = {**made_of, "target": target, "flags": list(flags),
+    comps = {**made_of, "target": target, "flags": key_flags(flags),
              "iree": aot.iree_compiler_version(), "stagec": aot.stagec_version()}
     if any(f.endswith("target-cpu=host") for f in flags):
         comps["host"] = host_id()

@@ -344,3 +344,21 @@ def test_arch_replaces_the_default_target_flag():
     assert find_target("cpu") is find_target("llvm-cpu") and find_target("vulkan").iree == "vulkan-spirv"
     with pytest.raises(ValueError, match=r"unknown target 'tpu'; choose one of \['cuda', 'llvm-cpu', 'vulkan-spirv'\]"):
         find_target("tpu")
+
+
+SPEC_PROGRAM = textwrap.dedent("""
+    import numpy as np, stagec
+    from stagec import cache
+    stagec.config.update("jit_tiering", "never")
+    a = np.ones((64, 64), np.float32)
+    stagec.jit(lambda u, v: u @ v)(a, a)  # (a plain float32 matmul: its module gets the CPU tuning spec)
+    print(cache.info()["hits"], cache.info()["misses"])
+""")
+
+
+def test_a_module_with_a_tuning_spec_hits_the_cache_in_the_next_process(cdir):
+    # Each process writes the spec it composes into a folder of its own: the key names the file, not the folder.
+    runs = [subprocess.run([sys.executable, "-c", SPEC_PROGRAM], capture_output=True, text=True, timeout=180,
+                           env={**os.environ, "STAGEC_CACHE_DIR": str(cdir)}) for _ in range(2)]
+    assert [r.stdout.split() for r in runs] == [["0", "1"], ["1", "0"]], [r.stderr[-500:] for r in runs]
+    assert len(entries(cdir)) == 1
