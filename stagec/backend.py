@@ -134,8 +134,7 @@ def _retry_args(error: str, args: list, backend: str) -> list | None:
         return args + [_NO_MULTI_USE]
     spec = next((a for a in args if a.startswith(_TUNING)), None)
     if spec and ("tuning spec" in error or "source executable" in error):
-        # the tuning spec is a speed-up only: never a reason to fail (nor is dropping data tiling for its sake)
-        return [a for a in args if a != spec] + ([_DATA_TILING] if tuning.untiled(spec) else [])
+        return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
     if _KILLED.search(error) and _DATA_TILING in args:
         # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
         # with data tiling; without it they compile every time (docs/linalg.md). The cache then keeps that build
@@ -291,9 +290,7 @@ class Backend:
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
         if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
-            flags += tuning.spec_flags(mlir, _DATA_TILING in flags)
-            if any(tuning.untiled(f) for f in flags):  # (then `_retry_args` puts data tiling back with the spec)
-                flags = [f for f in flags if f != _DATA_TILING]
+            flags += tuning.spec_flags(mlir)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,

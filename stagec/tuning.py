@@ -27,10 +27,6 @@ _MAP_RESULTS = re.compile(r"affine_map<\([^)]*\) -> \(([^)]*)\)>")
 _FUSED_REDUCTION = re.compile(r'linalg\.generic [^\n]*"reduction"')
 _NOT_F32 = re.compile(r"[<x](?:b?f16|f64)>")  # a float16, bfloat16 or float64 tensor
 _F64_DOT = re.compile(r"stablehlo\.dot_general [^\n]*-> tensor<[\dx]*f64>")
-_CONTRACTION = re.compile(r"stablehlo\.(?:dot_general|dot|convolution)\b[^\n]*")
-_PLAIN_F32_MATMUL = re.compile(r"stablehlo\.dot_general (%[\w#.]+), (%[\w#.]+), contracting_dims = \[1\] x \[0\][^:\n]*: "
-                               r"\(tensor<\d+x\d+xf32>, tensor<\d+x\d+xf32>\) -> tensor<\d+x\d+xf32>")
-_TRANSPOSED = re.compile(r"(%[\w#.]+) = stablehlo\.transpose ")
 
 
 def reads_rows_only(mlir: str) -> bool:
@@ -57,26 +53,11 @@ def reads_rows_only(mlir: str) -> bool:
     return True
 
 
-def plain_f32_matmuls(mlir: str) -> bool:
-    """Whether the module contracts, and only in float32 matmuls `A @ B` of 2-D operands (no batch dimensions,
-    no operand transposed, by the dot or by a transpose feeding it): those are faster unpacked with the
-    f32_matmul part's tiles than data-tiled; a transposed operand is read across its rows unpacked (a 512x256 @
-    256x2048 reading `h.T` took 2x as long, the FAQ's `x.T @ (x - x.mean(0))` 9.0 -> 12.0 ms)."""
-    dots = [_PLAIN_F32_MATMUL.match(d) for d in _CONTRACTION.findall(mlir)]
-    if not dots or not all(dots):
-        return False
-    transposed = set(_TRANSPOSED.findall(mlir))  # (IREE folds a transpose into the matmul that reads it)
-    return not any(d[1] in transposed or d[2] in transposed for d in dots)
-
-
-# name -> whether a module's MLIR gets the part `tuning/<name>.mlir`, in the order the parts are tried. A module
-# that gets `f32_matmul` is compiled without data tiling (`UNTILED`).
+# name -> whether a module's MLIR gets the part `tuning/<name>.mlir`, in the order the parts are tried.
 RULES: dict[str, Callable[[str], bool]] = {
     "rows": reads_rows_only,
     "f64_matmul": lambda mlir: _F64_DOT.search(mlir) is not None,
-    "f32_matmul": plain_f32_matmuls,
 }
-UNTILED = "f32_matmul"
 
 
 def parts_for(mlir: str) -> list[str]:
@@ -114,7 +95,7 @@ def spec_path(parts: tuple[str, ...]) -> str:
             _folder.append(tempfile.mkdtemp(prefix="stagec-tuning-"))  # (mode 0700: no one else writes there)
             atexit.register(shutil.rmtree, _folder[0], True)
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        path = os.path.join(_folder[0], f"cpu-{'+'.join(parts)}-{digest}.mlir")  # (`untiled` reads the parts)
+        path = os.path.join(_folder[0], f"cpu-{'+'.join(parts)}-{digest}.mlir")
         if not os.path.exists(path):
             with open(path + ".tmp", "w") as f:
                 f.write(text)
@@ -122,14 +103,7 @@ def spec_path(parts: tuple[str, ...]) -> str:
     return path
 
 
-def spec_flags(mlir: str, data_tiling: bool = True) -> list[str]:
-    """The tuning-spec flag for a CPU module ([] when no part applies). `UNTILED` takes the place of data tiling:
-    a module compiled without data tiling anyway does not get it."""
-    parts = tuple(p for p in parts_for(mlir) if data_tiling or p != UNTILED)
+def spec_flags(mlir: str) -> list[str]:
+    """The tuning-spec flag for a CPU module ([] when no part applies)."""
+    parts = tuple(parts_for(mlir))
     return [FLAG + spec_path(parts)] if parts else []
-
-
-def untiled(spec_flag: str) -> bool:
-    """Whether a module compiled with this tuning-spec flag is compiled without data tiling (it has `UNTILED`)."""
-    name = os.path.basename(spec_flag[len(FLAG):])
-    return name.startswith("cpu-") and UNTILED in name.split("-")[1].split("+")

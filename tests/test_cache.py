@@ -347,11 +347,12 @@ def test_arch_replaces_the_default_target_flag():
 
 
 SPEC_PROGRAM = textwrap.dedent("""
-    import numpy as np, stagec
+    import numpy as np, stagec, stagec.numpy as snp
     from stagec import cache
     stagec.config.update("jit_tiering", "never")
-    a = np.ones((64, 64), np.float32)
-    stagec.jit(lambda u, v: u @ v)(a, a)  # (a plain float32 matmul: its module gets the CPU tuning spec)
+    x = np.ones((8, 40), np.float32)
+    e = lambda v: snp.exp(v - v.max(1, keepdims=True))
+    stagec.jit(lambda v: e(v) / e(v).sum(1, keepdims=True))(x)  # (a softmax: its module gets the CPU tuning spec)
     print(cache.info()["hits"], cache.info()["misses"])
 """)
 

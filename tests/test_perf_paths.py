@@ -238,48 +238,6 @@ def test_tuning_spec_joins_the_parts_a_module_needs():
     assert tuning.spec_path(("rows",)) != path
 
 
-F32_MODULES = {  # name -> (function of (np, a, b), whether its matmuls are plain: A @ B, nothing transposed)
-    "a @ b": (lambda np_, a, b: a @ b, True),
-    "tanh(relu(a @ b) @ b.T @ b)": (lambda np_, a, b: np_.tanh(np_.maximum(a @ b, 0) @ b.T @ b), False),
-    "relu(a @ b) @ c": (lambda np_, a, b: np_.maximum(a @ b, 0) @ b[:80, :40], True),
-    "sum(a @ b, 1)": (lambda np_, a, b: np_.sum(a @ b, 1), True),
-    "odd sizes": (lambda np_, a, b: a[:67, :61] @ b[:61, :35], True),
-    "vector @ matrix": (lambda np_, a, b: a[0] @ b, True),
-    "a.T @ a": (lambda np_, a, b: a.T @ a, False),
-    "batched": (lambda np_, a, b: np_.stack([a, a]) @ np_.stack([b, b]), False),
-}
-
-
-@pytest.mark.parametrize("name", sorted(F32_MODULES))
-def test_plain_float32_matmuls_compile_untiled_with_the_tuned_tiles(name, tmp_path):
-    # A module whose contractions are all float32 A @ B (nothing transposed) is compiled without data tiling,
-    # with the f32_matmul part's tiles (cache_reduction); any other keeps data tiling. Results against NumPy.
-    from stagec.tuning import parts_for
-    fn, plain = F32_MODULES[name]
-    rng = np.random.default_rng(3)  # (scaled so that chained products stay near 1)
-    a, b = (rng.standard_normal(s).astype(np.float32) / 10 for s in ((64, 96), (96, 80)))
-    f = stagec.jit(lambda u, v: fn(snp, u, v), backend="cpu")
-    np.testing.assert_allclose(np.asarray(f(a, b)), fn(np, a.astype(np.float64), b.astype(np.float64)), rtol=2e-4, atol=2e-4)
-    mlir = f.lower(a, b).as_text("final")
-    assert ("f32_matmul" in parts_for(mlir)) == plain, name
-    backend = get_backend("cpu")
-    flags = backend.module_flags(mlir, backend.compile_flags())
-    assert ("--iree-dispatch-creation-data-tiling" in flags) != plain
-    backend.compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
-    configs = "".join(p.read_text() for p in tmp_path.iterdir())
-    tuned = plain and name != "vector @ matrix"  # (a single row: below the part's 16x32x32, IREE's tiles)
-    assert ("cache_reduction = [0, 0, 128]" in configs) == tuned, name
-
-
-def test_untiled_module_gets_data_tiling_back_when_its_tuning_spec_fails():
-    from stagec import tuning
-    from stagec.backend import _retry_args
-    spec = tuning.FLAG + tuning.spec_path(("f32_matmul",))
-    assert tuning.untiled(spec) and not tuning.untiled(tuning.FLAG + tuning.spec_path(("rows",)))
-    assert _retry_args("error: failed to run translation of source executable", ["-a", spec], "cpu") == \
-        ["-a", "--iree-dispatch-creation-data-tiling"]
-
-
 def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch):
     # IREE 3.13 can deadlock loading a tuning spec on its thread pool (a waiting thread re-enters the lock):
     # a module compiled with a spec gets --mlir-disable-threading, one without keeps IREE's threads.
