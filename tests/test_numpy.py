@@ -271,3 +271,19 @@ def test_python_int_too_large_raises_eagerly_and_under_jit():
 def test_negative_dimensions_raise_a_clear_error(make):
     with pytest.raises(ValueError, match="negative dimensions are not allowed"):
         make()
+
+
+def test_the_array_methods_jax_arrays_have_match_numpy():
+    # conj/real/imag/diagonal/trace/nonzero/ptp/searchsorted/itemsize/nbytes/copy, on Arrays and under jit.
+    x = (np.arange(12.0).reshape(3, 4) - 5).astype(np.float32)
+    z = (x + 1j * x[::-1]).astype(np.complex64)
+    s = np.sort(x.ravel())
+
+    def use(a, c, srt):
+        return (a.copy(), a.diagonal(1), a.trace(), a.ptp(0), srt.searchsorted(np.float32(0.5)), c.conj(),
+                c.conjugate(), c.real, c.imag, a.nonzero(size=12)[1], a.itemsize, a.nbytes)
+    want = (x, x.diagonal(1), x.trace(), np.ptp(x, 0), s.searchsorted(0.5), z.conj(), z.conjugate(), z.real, z.imag,
+            np.nonzero(x)[1].tolist() + [0], 4, 48)  # (nonzero's size=12: padded with 0, as in JAX)
+    for got in (use(snp.asarray(x), snp.asarray(z), snp.asarray(s)), stagec.jit(use)(x, z, s)):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

@@ -69,6 +69,15 @@ def methods(s: ModuleType) -> dict:
         "argsort": lambda self, axis=-1: s.argsort(self, axis),
         "take": lambda self, indices, axis=None: s.take(self, indices, axis),
         "repeat": lambda self, repeats, axis=None: s.repeat(self, repeats, axis),
+        "conj": s.conj, "conjugate": s.conjugate, "real": property(s.real), "imag": property(s.imag),
+        "diagonal": lambda self, offset=0, axis1=0, axis2=1: s.diagonal(self, offset, axis1, axis2),
+        "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None: s.trace(self, offset, axis1, axis2, dtype),
+        "nonzero": lambda self, *, size=None, fill_value=None: s.nonzero(self, size=size, fill_value=fill_value),
+        "ptp": lambda self, axis=None, keepdims=False: s.ptp(self, axis=axis, keepdims=keepdims),
+        "searchsorted": lambda self, v, side="left", sorter=None: s.searchsorted(self, v, side=side, sorter=sorter),
+        "itemsize": property(lambda self: aval_of(self).dtype.itemsize),
+        "nbytes": property(lambda self: aval_of(self).size * aval_of(self).dtype.itemsize),
+        "copy": lambda self: s.array(self, copy=True),  # (an Array's own `copy` comes first: a new buffer)
     })
     return out
 
