@@ -74,6 +74,10 @@ _DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)
 _UNDEFINED_SYMBOL = "error: undefined symbol:"
 NO_THREADS = "--mlir-disable-threading"
 _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
+# A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB): a row reduction kept with
+# its values (`fuse`) over 8 rows of 1024 float32 needed 32896 bytes. Twice the default still leaves a local-task
+# worker (128 KiB of stack) and any Python thread (MiBs) room.
+_STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcpu-stack-allocation-limit=65536"
 
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 _TUNING = tuning.FLAG
@@ -132,6 +136,8 @@ def _retry_args(error: str, args: list, backend: str) -> list | None:
         # backward pass) when IREE fuses multi-use producers; without that fusion they compile. Other modules
         # keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
         return args + [_NO_MULTI_USE]
+    if _STACK_FAILURE in error and backend == "cpu" and _STACK_LIMIT not in args:
+        return args + [_STACK_LIMIT]
     spec = next((a for a in args if a.startswith(_TUNING)), None)
     if spec and ("tuning spec" in error or "source executable" in error):
         return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
