@@ -69,18 +69,140 @@ def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_s
     return out
 
 
-def softmax(x: Any, axis=-1):
-    """exp(x) / sum(exp(x)) over `axis`, shifted by the max for stability."""
-    (x,) = _to_float("softmax", x)
-    e = snp.exp(snp.subtract(x, _max_shift(x, axis)))
-    return snp.true_divide(e, snp.sum(e, axis=axis, keepdims=True))
+def _shifted(fname: str, x, axis, where):
+    """`x` (outside `where`: -inf) minus its max over `axis`, the max held constant for differentiation. As JAX: no
+    guard for rows whose max is infinite (an all -inf row gives NaN, a row holding +inf NaN throughout)."""
+    (x,) = _to_float(fname, x)
+    x_max = snp.max(x, axis=axis, keepdims=True, initial=-np.inf, where=where)
+    if where is not None:
+        x = snp.where(where, x, -np.inf)
+    return snp.subtract(x, lax.stop_gradient(x_max))
 
 
-def log_softmax(x: Any, axis=-1):
-    """x - logsumexp(x) over `axis`."""
-    (x,) = _to_float("log_softmax", x)
-    shifted = snp.subtract(x, _max_shift(x, axis))
-    return snp.subtract(shifted, snp.log(snp.sum(snp.exp(shifted), axis=axis, keepdims=True)))
+def softmax(x: Any, axis=-1, where: Any = None):
+    """exp(x) / sum(exp(x)) over `axis` (elements outside `where`: 0), shifted by the max for stability."""
+    e = snp.exp(_shifted("softmax", x, axis, where))
+    out = snp.true_divide(e, snp.sum(e, axis=axis, keepdims=True, where=where))
+    return out if where is None else snp.where(where, out, 0)
+
+
+def log_softmax(x: Any, axis=-1, where: Any = None):
+    """x - logsumexp(x) over `axis` (elements outside `where`: -inf)."""
+    shifted = _shifted("log_softmax", x, axis, where)
+    out = snp.subtract(shifted, snp.log(snp.sum(snp.exp(shifted), axis=axis, keepdims=True, where=where)))
+    return out if where is None else snp.where(where, out, -np.inf)
+
+
+def elu(x: Any, alpha: Any = 1.0):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    (x,) = _to_float("elu", x)
+    return snp.where(x > 0, x, alpha * snp.expm1(snp.where(x > 0, 0.0, x)))
+
+
+def selu(x: Any):
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
+
+
+def celu(x: Any, alpha: Any = 1.0):
+    """max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)."""
+    (x,) = _to_float("celu", x)
+    return snp.maximum(x, 0.0) + alpha * snp.expm1(snp.minimum(x, 0.0) / alpha)
+
+
+def leaky_relu(x: Any, negative_slope: Any = 1e-2):
+    """x where x >= 0, else negative_slope * x."""
+    (x,) = _to_float("leaky_relu", x)
+    return snp.where(x >= 0, x, negative_slope * x)
+
+
+def relu6(x: Any):
+    """min(max(x, 0), 6)."""
+    return snp.minimum(snp.maximum(x, 0), 6.0)
+
+
+def hard_tanh(x: Any):
+    """x clipped to [-1, 1]."""
+    (x,) = _to_float("hard_tanh", x)
+    return snp.where(x > 1, 1.0, snp.where(x < -1, -1.0, x))
+
+
+def hard_sigmoid(x: Any):
+    """relu6(x + 3) / 6."""
+    return relu6(snp.add(x, 3.0)) / 6.0
+
+
+def hard_silu(x: Any):
+    """x * hard_sigmoid(x)."""
+    (x,) = _to_float("hard_silu", x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def log_sigmoid(x: Any):
+    """log(sigmoid(x)) = -softplus(-x)."""
+    (x,) = _to_float("log_sigmoid", x)
+    return snp.negative(softplus(snp.negative(x)))
+
+
+def soft_sign(x: Any):
+    """x / (|x| + 1)."""
+    (x,) = _to_float("soft_sign", x)
+    return x / (snp.abs(x) + 1)
+
+
+def mish(x: Any):
+    """x * tanh(softplus(x))."""
+    (x,) = _to_float("mish", x)
+    return x * snp.tanh(softplus(x))
+
+
+def squareplus(x: Any, b: Any = 4):
+    """(x + sqrt(x**2 + b)) / 2."""
+    (x,) = _to_float("squareplus", x)
+    return (x + snp.sqrt(snp.square(x) + b)) / 2
+
+
+def sparse_plus(x: Any):
+    """0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between."""
+    (x,) = _to_float("sparse_plus", x)
+    return snp.where(x <= -1.0, 0.0, snp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x: Any):
+    """clip(x + 1, 0, 2) / 2."""
+    (x,) = _to_float("sparse_sigmoid", x)
+    return 0.5 * snp.clip(x + 1.0, 0.0, 2.0)
+
+
+def glu(x: Any, axis: int = -1):
+    """Gated linear unit: the first half of `axis` times the sigmoid of the second."""
+    n = aval_of(x).shape[axis]
+    if n % 2:
+        raise ValueError(f"glu: axis {axis} has size {n}; it must be divisible by 2")
+    a, b = snp.split(x, 2, axis)
+    return a * sigmoid(b)
+
+
+def standardize(x: Any, axis=-1, mean: Any = None, variance: Any = None, epsilon: Any = 1e-5, where: Any = None):
+    """(x - mean) / sqrt(variance + epsilon), the moments over `axis` unless given (variance: E[x^2] - mean^2,
+    clipped at 0, as JAX's default "fast" algorithm)."""
+    (x,) = _to_float("standardize", x)
+    if mean is None:
+        mean = snp.mean(x, axis=axis, keepdims=True, where=where)
+    if variance is None:
+        variance = snp.clip(snp.mean(snp.square(x), axis=axis, keepdims=True, where=where) - snp.square(mean), 0)
+    return snp.subtract(x, mean) * lax.rsqrt(variance + epsilon)
+
+
+def identity(x: Any):
+    """x, as an array."""
+    return snp.asarray(x)
+
+
+tanh = snp.tanh
 
 
 def one_hot(x: Any, num_classes: int, dtype=None, axis: int = -1):

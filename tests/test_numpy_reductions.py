@@ -201,6 +201,62 @@ def test_nn_functions_match_reference(data):
             assert_matches(r, want, f"nn.{n}({dt}{shape}, axis={axis})", scale=30 if dt in (F16, BF16) else 10)
 
 
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name -> (stagec.nn function of x, NumPy reference in float64)
+_ACTIVATIONS = {
+    "elu": (nn.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+    "selu": (nn.selu, lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(np.minimum(x, 0)))),
+    "celu": (lambda x: nn.celu(x, 2.0), lambda x: np.maximum(x, 0) + 2 * np.expm1(np.minimum(x, 0) / 2)),
+    "leaky_relu": (nn.leaky_relu, lambda x: np.where(x >= 0, x, 0.01 * x)),
+    "relu6": (nn.relu6, lambda x: np.clip(x, 0, 6)),
+    "hard_tanh": (nn.hard_tanh, lambda x: np.clip(x, -1, 1)),
+    "hard_sigmoid": (nn.hard_sigmoid, lambda x: np.clip(x + 3, 0, 6) / 6),
+    "hard_silu": (nn.hard_silu, lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    "log_sigmoid": (nn.log_sigmoid, lambda x: -np.logaddexp(-x, 0)),
+    "soft_sign": (nn.soft_sign, lambda x: x / (np.abs(x) + 1)),
+    "mish": (nn.mish, lambda x: x * np.tanh(np.logaddexp(x, 0))),
+    "squareplus": (nn.squareplus, lambda x: (x + np.sqrt(x * x + 4)) / 2),
+    "sparse_plus": (nn.sparse_plus, lambda x: np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4))),
+    "sparse_sigmoid": (nn.sparse_sigmoid, lambda x: np.clip(x + 1, 0, 2) / 2),
+    "glu": (nn.glu, lambda x: x[..., :2] * _sigmoid(x[..., 2:])),
+    "standardize": (nn.standardize, lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)),
+}
+_activations_jit = stagec.jit(lambda x: {n: f(x) for n, (f, _) in _ACTIVATIONS.items()})
+
+
+@SETTINGS
+@given(st.data())
+def test_nn_activations_match_reference(data):
+    dt = data.draw(st.sampled_from([F32, F16]), "dtype")
+    x = data.draw(arrays(dt, (3, 4), -8, 8), "x")
+    got = _activations_jit(x)
+    for n, (f, ref) in _ACTIVATIONS.items():
+        want = ref(x.astype(np.float64))
+        for r in (got[n], f(x)):
+            assert r.dtype == dt, f"{n}: dtype {r.dtype}"
+            assert_matches(r, want, f"nn.{n}({dt})", scale=30 if dt == F16 else 10)
+
+
+def test_softmax_where_and_infinite_rows_as_jax():
+    x = np.array([[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 0.0]], np.float32)
+    m = np.array([[True, False, True, True], [False, True, True, False]])
+    e = np.where(m, np.exp(x - np.where(m, x, -np.inf).max(-1, keepdims=True)), 0)
+    want = e / e.sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(stagec.jit(nn.softmax)(x, where=m)), want, rtol=1e-6)
+    got = np.asarray(stagec.jit(nn.log_softmax)(x, where=m))
+    assert (got[~m] == -np.inf).all()
+    np.testing.assert_allclose(got[m], np.log(want[m]), rtol=1e-5)
+    # as JAX: a row of -inf, or holding +inf, is NaN throughout (no silent 0/1 answer)
+    rows = np.array([[-np.inf, -np.inf], [1.0, np.inf]], np.float32)
+    for f in (nn.softmax, nn.log_softmax):
+        assert np.isnan(np.asarray(stagec.jit(f)(rows))).all() and np.isnan(np.asarray(f(rows))).all()
+    with pytest.raises(ValueError, match="glu: axis -1 has size 3"):
+        nn.glu(np.zeros((2, 3), np.float32))
+
+
 def test_nn_extreme_values():
     x = np.array([[-np.inf, -np.inf, -np.inf], [1e30, 0.0, -1e30], [np.nan, 0.0, 1.0]], np.float32)
     lse = np.asarray(stagec.jit(lambda v: nn.logsumexp(v, axis=1))(x))
