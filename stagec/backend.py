@@ -567,6 +567,7 @@ class Executable:
         host = [_host_module(self, host_calls)] if host_calls else []
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         self.fn = self.module.lookup_function("main")
+        self._invoke = self.context.invoke
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
         self._n_out = len(out_avals)
@@ -613,7 +614,7 @@ class Executable:
             args.push_ref(bv)
         rets = self._list(self._n_out)
         try:
-            self.context.invoke(self.fn, args, rets)
+            self._invoke(self.fn, args, rets)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
             if known is None:
@@ -631,6 +632,8 @@ class Executable:
                                 f"{exc}") from exc
         if self._unchecked:
             self._check(rets)
+        if self._n_out == 1:
+            return [rets.get_as_object(0, self._bv)]
         outs = []  # a loop, not a comprehension: on Python 3.11 a comprehension is one more call (~150 ns)
         for i in range(self._n_out):
             outs.append(rets.get_as_object(i, self._bv))
