@@ -74,10 +74,13 @@ _DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)
 _UNDEFINED_SYMBOL = "error: undefined symbol:"
 NO_THREADS = "--mlir-disable-threading"
 _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
-# A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB): a row reduction kept with
-# its values (`fuse`) over 8 rows of 1024 float32 needed 32896 bytes. Twice the default still leaves a local-task
-# worker (128 KiB of stack) and any Python thread (MiBs) room.
+# A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB). The compile is retried with
+# sliced matmul operands materialized (`legalize.materialize_sliced_dot_operands`: `a[:, :128] @ b[:128]` needed
+# 144 KiB), then with twice the limit (a row reduction kept with its values by `fuse` over 8 rows of 1024 float32
+# needed 32896 bytes; 64 KiB still leaves a local-task worker, 128 KiB of stack, and Python threads room), then
+# without data tiling. A dispatch with too large vectors (`tanh(a @ b)[:, :128] @ c`) is retried the same way.
 _STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcpu-stack-allocation-limit=65536"
+_LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
 
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 _TUNING = tuning.FLAG
@@ -136,8 +139,13 @@ def _retry_args(error: str, args: list, backend: str) -> list | None:
         # backward pass) when IREE fuses multi-use producers; without that fusion they compile. Other modules
         # keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
         return args + [_NO_MULTI_USE]
-    if _STACK_FAILURE in error and backend == "cpu" and _STACK_LIMIT not in args:
-        return args + [_STACK_LIMIT]
+    if _STACK_FAILURE in error and backend == "cpu":
+        if _STACK_LIMIT not in args:
+            return args + [_STACK_LIMIT]
+        if _DATA_TILING in args:  # (a pattern not foreseen: unpacked matmuls are slower, never wrong)
+            return [a for a in args if a != _DATA_TILING]
+    if _LARGE_VECTORS in error and backend == "cpu" and _DATA_TILING in args:
+        return [a for a in args if a != _DATA_TILING]
     spec = next((a for a in args if a.startswith(_TUNING)), None)
     if spec and ("tuning spec" in error or "source executable" in error):
         return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
@@ -322,12 +330,19 @@ class Backend:
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
         args = [*flags, *extra]
+        materialized = False
         try:
             while True:
                 try:
                     return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
                                           extra_args=args)
                 except ic.CompilerToolError as e:
+                    if (_STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)) and self.name == "cpu" and not materialized:
+                        materialized = True
+                        rewritten = legalize.materialize_sliced_dot_operands(mlir)
+                        if rewritten is not None:
+                            mlir = rewritten
+                            continue
                     args = _retry_args(str(e), args, self.name)
                     if args is None:
                         raise

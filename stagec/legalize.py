@@ -1,6 +1,7 @@
 """Rewrites of a StableHLO module for GPU targets, where IREE 3.13 miscompiles an op, cannot compile it, or
-computes it much slower than the precision asked for allows. Applied by `backend.Backend.compile` after
-stagec's passes; the MLIR and the backend determine them, so the cache key covers them."""
+computes it much slower than the precision asked for allows, and for the CPU where it cannot compile a module
+(`materialize_sliced_dot_operands`). Applied by `backend.Backend.compile` after stagec's passes; the MLIR and the
+backend determine them, so the cache key covers them."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -89,6 +90,47 @@ def legalize_for_gpu(mlir: str, backend: str, ops: Sequence[str]) -> str:
         return str(module)
 
 
+
+
+# Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
+_VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
+
+
+def materialize_sliced_dot_operands(mlir: str) -> str | None:
+    """`mlir` with each `dot_general` operand that is a slice (through reshapes, transposes, conversions) passed
+    through an `optimization_barrier`, so that it is computed into a buffer of its own; None if there is none.
+
+    With data tiling, IREE 3.13's llvm-cpu codegen fuses a slice into the packing of a matmul operand and tiles
+    it with a whole panel on the stack: `a[:, :128] @ b[:128]` of 256x256 float32 needed 147456 bytes (limit
+    32768), `b[:, :128]` as the right operand 66560. Materialized first, the operand packs as any other."""
+    if "stablehlo.dot_general" not in mlir or "slice" not in mlir:
+        return None
+    from iree.compiler import ir
+    with ir.Context():
+        module = ir.Module.parse(mlir)
+        dots = []
+        module.operation.walk(lambda op: (dots.append(op) if op.name == "stablehlo.dot_general" else None)
+                              or ir.WalkResult.ADVANCE)
+
+        def sliced(v) -> bool:
+            while not isinstance(v.owner, ir.Block):  # (a block's: a function argument)
+                op = v.owner
+                if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
+                    return True
+                if op.name not in _VIEWS:
+                    return False
+                v = op.operands[0]
+            return False
+
+        changed = False
+        for dot in dots:
+            for i, v in enumerate(list(dot.operands)):
+                if sliced(v):
+                    with ir.InsertionPoint(dot), dot.location:
+                        bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
+                    dot.operands[i] = bar.result
+                    changed = True
+        return str(module) if changed else None
 
 
 def _is_f32_product_below_highest(op) -> bool:
