@@ -12,7 +12,7 @@ from .base import REGISTRY, PassError, PassStats
 from .bindings import bound_bindings
 from .irutil import count_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "exp-f64", "abs-squares",
+DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "exp-f64", "abs-squares", "column-products",
                                      "upcast-f16-dots", "isolate-outer", "fuse")
 
 
