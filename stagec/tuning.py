@@ -53,10 +53,21 @@ def reads_rows_only(mlir: str) -> bool:
     return True
 
 
+def reduces_columns(mlir: str) -> bool:
+    """Whether a module sums a float32 array of rank 2 or more over leading dimensions only (a column sum): the
+    columns part tiles such a dispatch 64 columns wide (IREE: 16)."""
+    for dims, ty in _REDUCE_DIMS.findall(mlir):
+        rank = ty.count("x")
+        if ty.endswith("xf32") and rank >= 2 and str(rank - 1) not in dims.replace(" ", "").split(","):
+            return True
+    return False
+
+
 # name -> whether a module's MLIR gets the part `tuning/<name>.mlir`, in the order the parts are tried.
 RULES: dict[str, Callable[[str], bool]] = {
     "rows": reads_rows_only,
     "f64_matmul": lambda mlir: _F64_DOT.search(mlir) is not None,
+    "columns": reduces_columns,
 }
 
 
