@@ -12,8 +12,8 @@ from .base import REGISTRY, PassError, PassStats
 from .bindings import bound_bindings
 from .irutil import count_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "exp-f64", "abs-squares", "column-products",
-                                     "upcast-f16-dots", "isolate-outer", "fuse")
+DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64", "abs-squares",
+                                     "column-products", "upcast-f16-dots", "isolate-outer", "fuse")
 
 
 class Stage(NamedTuple):
