@@ -49,3 +49,32 @@ def test_exp_f64_only_on_the_cpu(backend, rewritten, x64):
         module = ir.Module.parse(text)
         REGISTRY["exp-f64"].run(module, PassStats("exp-f64", backend))
         assert ("stablehlo.exponential" not in str(module)) == rewritten
+
+
+def _ulps(got: np.ndarray, want: np.ndarray) -> float:
+    """Largest distance in ulps where `want` is a normal number; elsewhere (0, +-1 and inf limits, NaN) exactly,
+    subnormal values as 0."""
+    normal = np.isfinite(want) & (np.abs(want) >= np.finfo(np.float64).tiny)
+    rest = ~normal
+    np.testing.assert_array_equal(got[rest], np.where(np.abs(want[rest]) < np.finfo(np.float64).tiny, 0.0, want[rest]))
+    return (np.abs(got[normal] - want[normal]) / np.spacing(np.abs(want[normal]))).max()
+
+
+Y = np.concatenate([RNG.standard_normal(20000) * 3, RNG.uniform(-0.6, 0.6, 10000), RNG.uniform(-1e-5, 1e-5, 500),
+                    RNG.uniform(-800, 800, 5000), [0.0, -0.0, 1e-300, -1e-300, 0.5, -0.5, np.nextafter(0.5, 0), -708.5,
+                                                   -709.5, -710.0, 709.7, 710.0, np.inf, -np.inf, np.nan]])
+
+
+def test_float64_logistic_and_expm1_are_arithmetic_within_two_ulps(x64):
+    # IREE lowers both to libm's scalar exp; here they are built on exp-f64's exp (expm1 near 0: its series)
+    for name, fn, ref, op in (("sigmoid", stagec.nn.sigmoid, lambda v: 1 / (1 + np.exp(-v)), "logistic"),
+                              ("expm1", snp.expm1, np.expm1, "exponential_minus_one")):
+        f = stagec.jit(fn)
+        low = f.lower(Y)
+        assert f"stablehlo.{op}" in low.as_text("dce") and f"stablehlo.{op}" not in low.as_text("exp-f64"), name
+        with np.errstate(over="ignore"):
+            want = ref(Y)
+        got = np.asarray(f(Y))
+        assert _ulps(got, want) <= 2, name
+        assert np.isnan(got[-1]), name
+    assert np.signbit(np.asarray(stagec.jit(snp.expm1)(np.array([-0.0])))[0])
