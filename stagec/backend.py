@@ -361,6 +361,10 @@ class Backend:
     def driver_for(self, elements: int, macs: int = 0) -> str:
         """The driver for a module touching `elements` and computing `macs` multiply-adds in contractions."""
         if self.name == "cpu":
+            if (config.cpu_threads or _cores()) <= 1:
+                # One worker is no faster than the calling thread, and hands each dispatch over to it and back:
+                # jit(value_and_grad) of the MLP on one core 16.0 ms on local-task, 13.3 on local-sync.
+                return "local-sync"
             return "local-task" if elements + macs // MACS_PER_ELEMENT >= TASK_THRESHOLD else "local-sync"
         return self.name
 
