@@ -86,14 +86,17 @@ _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creatio
 _TUNING = tuning.FLAG
 
 
+def _dot_macs(m: re.Match) -> int:
+    lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
+    k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
+    return k * math.prod(int(d) for d in out if d.isdigit())
+
+
 def contraction_macs(mlir: str) -> int:
     """The multiply-adds of the module's dot_generals (each counted once, also inside loops; unknown dims as 1)."""
-    total = 0
-    for m in _DOT.finditer(mlir):
-        lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
-        k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
-        total += k * math.prod(int(d) for d in out if d.isdigit())
-    return total
+    return sum(_dot_macs(m) for m in _DOT.finditer(mlir))
+
+
 
 
 def key_flags(flags: Sequence[str]) -> list[str]:
@@ -299,12 +302,15 @@ class Backend:
         """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
         on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
         them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms.
-        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`)."""
+        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`), and without multi-use fusion
+        where IREE would compute the module wrongly with it (`legalize.multi_use_fusion_hazard`)."""
         flags = list(flags)
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
         if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
             flags += tuning.spec_flags(mlir)
+        if _NO_MULTI_USE not in flags and legalize.multi_use_fusion_hazard(mlir):
+            flags.append(_NO_MULTI_USE)  # (IREE computes that pattern wrongly with the fusion: a silent wrong answer)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,

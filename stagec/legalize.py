@@ -92,6 +92,66 @@ def legalize_for_gpu(mlir: str, backend: str, ops: Sequence[str]) -> str:
 
 
 
+_PASS_THROUGH = ("stablehlo.reshape", "stablehlo.convert")  # (no computation: looked through on the way to a reduce)
+_NOT_ELEMENTWISE = ("stablehlo.reduce", "stablehlo.broadcast_in_dim", "stablehlo.dot_general", "stablehlo.transpose",
+                    "stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.concatenate", "stablehlo.sort",
+                    "stablehlo.gather", "stablehlo.scatter", "stablehlo.pad", "stablehlo.reverse", "func.return",
+                    "stablehlo.optimization_barrier", "stablehlo.custom_call", "stablehlo.while", "stablehlo.case",
+                    "stablehlo.if", "stablehlo.reduce_window", "stablehlo.iota", "stablehlo.constant")
+
+
+def multi_use_fusion_hazard(mlir: str) -> bool:
+    """Whether a module has the pattern IREE 3.13's multi-use fusion (`--iree-dispatch-creation-fuse-multi-use`, on
+    at O2 and O3) computes wrongly: a reduction result used more than once, one use an elementwise op (as `log(s)`)
+    whose result reaches another reduction (a `stablehlo.reduce`, or a `linalg.generic` of `fuse` with a reduction
+    loop). `s = sum(exp(z), 1); (sum(z - log(s)[:, None]), 1 / s)` over 8x33
+    float32 gave -1149.9 for -1052.4 (a log-softmax loss beside the softmax its gradient needs, in
+    `jit(value_and_grad)`), `(sum(z - log(s)[:, None], 1), s)` over 1000x1000 rows 40% off; with the fusion off,
+    right. Layernorm, softmax and log-softmax alone (the reduction's other uses are broadcasts) were right in
+    every shape tried, and keep the fusion. Conservative: the wrong results depended on the shape."""
+    if mlir.count("stablehlo.reduce(") + mlir.count('"reduction"') < 2:
+        return False
+    from iree.compiler import ir
+    with ir.Context():
+        module = ir.Module.parse(mlir)
+        def reducing(op) -> bool:  # (stablehlo's, or a generic of `fuse`'s with a reduction loop)
+            return op.name == "stablehlo.reduce" or (op.name == "linalg.generic"
+                                                     and "reduction" in str(op.attributes["iterator_types"]))
+
+        reduces = []
+        module.operation.walk(lambda op: (reduces.append(op) if reducing(op) else None) or ir.WalkResult.ADVANCE)
+
+        def uses(op):
+            for r in op.results:
+                for u in r.uses:
+                    yield u.owner
+
+        def reaches_reduce(op, seen) -> bool:
+            work = [op]
+            while work:
+                o = work.pop()
+                if reducing(o):
+                    return True
+                if id(o) in seen or o.name in ("func.return",):
+                    continue
+                seen.add(id(o))
+                work.extend(uses(o))
+            return False
+
+        def users(op):  # (through keepdims' reshapes)
+            for u in uses(op):
+                if u.name in _PASS_THROUGH:
+                    yield from users(u)
+                else:
+                    yield u
+
+        for r in reduces:
+            found = list(users(r))
+            if len(found) >= 2 and any(u.name not in _NOT_ELEMENTWISE and reaches_reduce(u, set()) for u in found):
+                return True
+        return False
+
+
 # Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
 _VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
 
