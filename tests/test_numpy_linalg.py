@@ -145,3 +145,14 @@ def test_sliced_operands_materialized_only_where_sliced():
     assert materialize_sliced_dot_operands(stagec.jit(lambda a, b: a @ b).lower(a, a).as_text("final")) is None
     text = materialize_sliced_dot_operands(stagec.jit(lambda a, b: (a[:, :4] * 2) @ b[:4].T.T).lower(a, a).as_text("final"))
     assert text.count("stablehlo.optimization_barrier") == 1  # (b[:4]; a's slice reaches the dot through a multiply)
+
+
+def test_numpy_rule_of_a_contraction_to_a_scalar():
+    # the rule the quick tier and eager calls run: with no batch or free dimensions it raised TypeError
+    # (einsum("ij,ji->") on the first, op-by-op call of a jitted function)
+    from stagec.primitives.dot import _dot_general_host
+    a, b = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    got = _dot_general_host(a, b.T, dimension_numbers=(([0, 1], [0, 1]), ([], [])))
+    assert got.shape == () and got == np.sum(a * b.T)
+    got = _dot_general_host(a[None], b.T[None], dimension_numbers=(([1, 2], [1, 2]), ([0], [0])))
+    assert got.shape == (1,) and got[0] == np.sum(a * b.T)

@@ -249,7 +249,8 @@ def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_elem
     xt = x.transpose([*lb, *lf, *lc]).astype(dtype, copy=False).reshape(*batch, size(x, lf), size(x, lc))
     yt = y.transpose([*rb, *rc, *rf]).astype(dtype, copy=False).reshape(*batch, size(y, rc), size(y, rf))
     out = np.matmul(xt, yt)
-    return out.reshape(*batch, *[x.shape[i] for i in lf], *[y.shape[i] for i in rf])
+    # (a tuple: with no batch or free dimensions, `reshape()` of nothing raised TypeError; einsum("ij,ji->"))
+    return out.reshape(tuple(batch) + tuple(x.shape[i] for i in lf) + tuple(y.shape[i] for i in rf))
 
 
 dot_general_p.def_host(_dot_general_host)
