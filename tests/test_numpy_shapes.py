@@ -156,3 +156,16 @@ def test_creation_functions_match_numpy():
 def test_broadcast_shapes_returns_ints():
     got = snp.broadcast_shapes((3,), (2, 1))
     assert got == (2, 3) and all(type(d) is int for d in got)
+
+
+def test_lax_sort_of_one_array_or_a_sequence_as_jax():
+    # one array in, one array out, sorted along the last axis (it was split into its rows as if a sequence)
+    from stagec import lax
+    x = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    got = lax.sort(x)
+    assert not isinstance(got, (list, tuple)) and got.shape == (3, 4)
+    np.testing.assert_array_equal(np.asarray(got), np.sort(x, -1))
+    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda v: lax.sort(v, dimension=0))(x)), np.sort(x, 0))
+    keys, vals = lax.sort((x, -x), num_keys=1)
+    np.testing.assert_array_equal(np.asarray(keys), np.sort(x, -1))
+    np.testing.assert_array_equal(np.asarray(vals), -np.sort(x, -1))

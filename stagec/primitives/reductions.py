@@ -339,13 +339,15 @@ def _running(op_name: str):
 cumsum, cumprod, cummax, cummin = map(_running, ("sum", "prod", "max", "min"))
 
 
-def sort(operands, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
-    """Sort `operands` (a sequence of equal-shaped arrays) along `dimension` by the first `num_keys`,
-    lexicographically; NaN sorts last, as in NumPy. Returns a list."""
-    operands = list(operands)
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sort `operand` (an array, or a sequence of equal-shaped arrays) along `dimension` by the first `num_keys`,
+    lexicographically; NaN sorts last, as in NumPy. Returns an array, or a tuple for a sequence (as JAX)."""
+    single = not isinstance(operand, (list, tuple))
+    operands = [operand] if single else list(operand)
     nd = aval_of(operands[0]).ndim
-    return sort_p.bind(*operands, dimension=int(dimension) % (nd or 1), num_keys=int(num_keys),
-                       is_stable=bool(is_stable))
+    out = sort_p.bind(*operands, dimension=int(dimension) % (nd or 1), num_keys=int(num_keys),
+                      is_stable=bool(is_stable))
+    return out[0] if single else tuple(out)
 
 
 # ---------------------------------------------------------------- batching rules
