@@ -1,0 +1,82 @@
+"""`split-sums`: on the CPU, a sum over all of a large array sums its rows first, then the row sums.
+
+IREE 3.13 (without its split-reduction option) sums a whole array in one accumulator, one element after the other,
+on one thread: `sum(ones(2**24 + 1000))` in float32 was 16777216 (JAX, NumPy: 16778216), `sum(x * x)` over
+1000x1023 was 5e-4 off, and a float32 `mean` of integers 3e-5. Summing rows of 256-4096 elements, then the row
+sums, bounds each sequential sum, and the rows run in parallel, vectorized: `sum(x**2 + sin x)` over 1M float32
+1.67 -> 0.91 ms on 2 cores, relative error 9e-6 -> 5e-8; `sum(x * x)` 1000x1023 0.98 -> 0.40 ms (docs/passes.md,
+"Whole-array sums"). IREE's own `--iree-dispatch-creation-enable-split-reduction` was as accurate but made
+`sum(x**2 + sin x)` 2.5x slower. The result is the same sum in another order (as XLA's and NumPy's pairwise
+sums are).
+"""
+from __future__ import annotations
+
+import math
+
+from iree.compiler import ir
+
+from .base import Pass, PassStats, register
+from .irutil import func_blocks, splat_value, tensor_type
+from .squares import _sums_an_add
+
+MIN_ELEMENTS = 1 << 14  # smaller sums stay one sequential sum (their error is small, their time too)
+ROW = (256, 4096)  # the row lengths a flat array is cut into (the largest divisor of its size in this range)
+
+
+def _row_length(shape: list[int]) -> int | None:
+    """The length of the rows the sum of an array of `shape` takes first (its last dimension when that is in
+    `ROW`'s range, else a divisor of its size there), or None."""
+    if len(shape) >= 2 and ROW[0] <= shape[-1] <= ROW[1]:
+        return shape[-1]
+    n = math.prod(shape)
+    return next((b for b in range(ROW[1], ROW[0] - 1, -1) if n % b == 0 and n // b > 1), None)
+
+
+def _sum(x: ir.Value, dims: list[int], init: ir.Value, like) -> ir.Value:
+    """`stablehlo.reduce` of `x` over `dims` with an add body (the element type of `like`'s body)."""
+    t = tensor_type(x)
+    out = ir.RankedTensorType.get([d for i, d in enumerate(t.shape) if i not in dims], t.element_type)
+    op = ir.Operation.create("stablehlo.reduce", results=[out], operands=[x, init],
+                             attributes={"dimensions": ir.DenseI64ArrayAttr.get(dims)}, regions=1)
+    scalar = ir.RankedTensorType.get([], t.element_type)
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        add = ir.Operation.create("stablehlo.add", results=[scalar], operands=list(block.arguments))
+        ir.Operation.create("stablehlo.return", results=[], operands=[add.result])
+    return op.result
+
+
+class SplitSums(Pass):
+    name = "split-sums"
+    description = "CPU: a sum over all of a large array sums rows of 256-4096 first (IREE sums it in one accumulator)"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        if stats.backend != "cpu":
+            return
+        for block in func_blocks(module):
+            for op in list(block.operations):
+                op = op.operation
+                if op.name != "stablehlo.reduce" or not _sums_an_add(op):
+                    continue
+                x, init = op.operands[0], op.operands[1]
+                t = tensor_type(x)
+                dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+                if (not t.has_static_shape or dims != list(range(t.rank)) or math.prod(t.shape) < MIN_ELEMENTS
+                        or splat_value(init) != 0):
+                    continue
+                row = _row_length(list(t.shape))
+                if row is None:
+                    continue
+                with ir.InsertionPoint(op), op.location:
+                    if not (t.rank >= 2 and t.shape[-1] == row):
+                        flat = ir.RankedTensorType.get([math.prod(t.shape) // row, row], t.element_type)
+                        x = ir.Operation.create("stablehlo.reshape", results=[flat], operands=[x]).result
+                    rank = tensor_type(x).rank
+                    rows = _sum(x, [rank - 1], init, op)
+                    total = _sum(rows, list(range(rank - 1)), init, op)
+                op.result.replace_all_uses_with(total)
+                op.erase()
+                stats.rewrites["split-sum"] += 1
+
+
+SPLIT_SUMS = register(SplitSums())

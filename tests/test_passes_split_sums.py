@@ -1,0 +1,47 @@
+"""`split-sums`: on the CPU a sum over all of a large array sums rows of 256-4096 elements, then the row sums (IREE
+summed it in one sequential accumulator: float32 sums of 2**24 ones stopped at 2**24)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+
+RNG = np.random.default_rng(10)
+
+
+def _stats(f, x):
+    return next(s for s in stagec.jit(f).lower(x).pass_stats if s.name == "split-sums").rewrites["split-sum"]
+
+
+def test_float32_sum_past_two_to_the_24_is_exact():
+    x = np.ones(2 ** 24 + 1000, np.float32)
+    assert float(stagec.jit(snp.sum)(x)) == 2 ** 24 + 1000  # (one accumulator: 16777216)
+
+
+@pytest.mark.parametrize("name, fn, shape", [
+    ("sum(x * x)", lambda np_, v: np_.sum(v * v), (1000, 1023)),
+    ("var", lambda np_, v: np_.var(v), (1000, 1023)),
+    ("sum(x**2 + sin x)", lambda np_, v: np_.sum(v ** 2 + np_.sin(v)), (1 << 20,)),
+    ("mean of (n, 3)", lambda np_, v: np_.mean(v), (65536, 3)),
+])
+def test_whole_array_sums_are_rows_then_row_sums_and_accurate(name, fn, shape):
+    x = (3 * RNG.standard_normal(shape)).astype(np.float32)
+    assert _stats(lambda v: fn(snp, v), x) >= 1
+    got = float(stagec.jit(lambda v: fn(snp, v))(x))
+    want = float(fn(np, x.astype(np.float64)))
+    assert abs(got - want) <= 2e-6 * abs(want), (got, want)  # (one accumulator: 5e-4 for sum(x * x))
+
+
+def test_integer_mean_and_sum():
+    i = RNG.integers(0, 1000, (1000, 1023)).astype(np.int32)
+    assert int(stagec.jit(snp.sum)(i)) == int(i.sum())
+    assert abs(float(stagec.jit(snp.mean)(i)) - i.astype(np.float64).mean()) <= 1e-6 * i.mean()
+
+
+def test_small_partial_and_prime_sums_are_left_alone():
+    assert _stats(snp.sum, np.ones(1000, np.float32)) == 0  # small
+    assert _stats(lambda v: snp.sum(v, 1), np.ones((64, 1024), np.float32)) == 0  # not over all dimensions
+    assert _stats(snp.sum, np.ones(65537, np.float32)) == 0  # no row length divides a prime
+    assert _stats(snp.max, np.ones(1 << 16, np.float32)) == 0  # (a max has no rounding to bound)
