@@ -77,9 +77,13 @@ _KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a c
 # A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB). The compile is retried with
 # sliced matmul operands materialized (`legalize.materialize_sliced_dot_operands`: `a[:, :128] @ b[:128]` needed
 # 144 KiB), then with twice the limit (a row reduction kept with its values by `fuse` over 8 rows of 1024 float32
-# needed 32896 bytes; 64 KiB still leaves a local-task worker, 128 KiB of stack, and Python threads room), then
-# without data tiling. A dispatch with too large vectors (`tanh(a @ b)[:, :128] @ c`) is retried the same way.
+# needed 32896 bytes), then 1 MiB (below), then without data tiling. A dispatch with too large vectors
+# (`tanh(a @ b)[:, :128] @ c`) is retried the same way.
 _STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcpu-stack-allocation-limit=65536"
+# ... and last, 1 MiB: IREE's CPU sort keeps 8-16 rows of its (widened) operands on the stack, 128 KiB for a (128, 1024)
+# float32 sort, 400 KiB for (1000, 1023). local-task workers get 4 MiB stacks (`WORKER_STACK`); Python's threads,
+# which run local-sync modules, have 8 MiB.
+_BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576", 4 << 20
 _LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
 
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
@@ -143,8 +147,10 @@ def _retry_args(error: str, args: list, backend: str) -> list | None:
         # keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
         return args + [_NO_MULTI_USE]
     if _STACK_FAILURE in error and backend == "cpu":
-        if _STACK_LIMIT not in args:
+        if _STACK_LIMIT not in args and _BIG_STACK_LIMIT not in args:
             return args + [_STACK_LIMIT]
+        if _BIG_STACK_LIMIT not in args:
+            return [a for a in args if a != _STACK_LIMIT] + [_BIG_STACK_LIMIT]
         if _DATA_TILING in args:  # (a pattern not foreseen: unpacked matmuls are slower, never wrong)
             return [a for a in args if a != _DATA_TILING]
     if _LARGE_VECTORS in error and backend == "cpu" and _DATA_TILING in args:
@@ -380,7 +386,8 @@ class Backend:
             if driver not in self._hal:
                 rt = _rt()
                 if driver == "local-task":  # one worker per core this process may run on, or `cpu_threads`
-                    rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}")
+                    rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}",
+                                         f"--task_worker_stack_size={WORKER_STACK}")
                 try:
                     dev = rt.get_device(driver)
                 except Exception as e:

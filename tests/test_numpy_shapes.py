@@ -169,3 +169,15 @@ def test_lax_sort_of_one_array_or_a_sequence_as_jax():
     keys, vals = lax.sort((x, -x), num_keys=1)
     np.testing.assert_array_equal(np.asarray(keys), np.sort(x, -1))
     np.testing.assert_array_equal(np.asarray(vals), -np.sort(x, -1))
+
+
+def test_sorts_of_128k_elements_compile_and_match_numpy():
+    # IREE's CPU sort keeps 8-16 rows of its operands on the stack: 128 KiB here, past the 64 KiB the backend's
+    # first retry allows; the last retry allows 1 MiB (local-task workers get 4 MiB stacks)
+    x = (np.random.default_rng(4).standard_normal((128, 1024)) * 100).astype(np.float32)
+    a = stagec.device_put(x)
+    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda v: snp.sort(v, axis=-1))(a)), np.sort(x, -1))
+    idx = np.asarray(stagec.jit(lambda v: snp.argsort(v, axis=-1))(a.astype(np.int32)))
+    xi = x.astype(np.int32)
+    np.testing.assert_array_equal(np.take_along_axis(xi, idx, -1), np.sort(xi, -1))
+    np.testing.assert_array_equal(np.asarray(a), x)
