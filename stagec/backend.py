@@ -308,15 +308,12 @@ class Backend:
         """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
         on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
         them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms.
-        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`), and without multi-use fusion
-        where IREE would compute the module wrongly with it (`legalize.multi_use_fusion_hazard`)."""
+        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`)."""
         flags = list(flags)
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
         if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
             flags += tuning.spec_flags(mlir)
-        if _NO_MULTI_USE not in flags and legalize.multi_use_fusion_hazard(mlir):
-            flags.append(_NO_MULTI_USE)  # (IREE computes that pattern wrongly with the fusion: a silent wrong answer)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
@@ -338,6 +335,8 @@ class Backend:
             # against the host's libm. Float64 arithmetic alone (sin/cos's float32 range reduction) links embedded,
             # which keeps an artifact free of the host's libraries. Derived from the MLIR: the cache key covers it.
             extra.append(SYSTEM_LINK)
+        # (a silent wrong answer of IREE's multi-use fusion; derived from the MLIR: the cache key covers it)
+        mlir = legalize.isolate_multi_use_reductions(mlir) or mlir
         rewrites = legalize.gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)

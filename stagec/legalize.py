@@ -100,20 +100,24 @@ _NOT_ELEMENTWISE = ("stablehlo.reduce", "stablehlo.broadcast_in_dim", "stablehlo
                     "stablehlo.if", "stablehlo.reduce_window", "stablehlo.iota", "stablehlo.constant")
 
 
-def multi_use_fusion_hazard(mlir: str) -> bool:
-    """Whether a module has the pattern IREE 3.13's multi-use fusion (`--iree-dispatch-creation-fuse-multi-use`, on
-    at O2 and O3) computes wrongly: a reduction result used more than once, one use an elementwise op (as `log(s)`)
-    whose result reaches another reduction (a `stablehlo.reduce`, or a `linalg.generic` of `fuse` with a reduction
-    loop). `s = sum(exp(z), 1); (sum(z - log(s)[:, None]), 1 / s)` over 8x33
-    float32 gave -1149.9 for -1052.4 (a log-softmax loss beside the softmax its gradient needs, in
-    `jit(value_and_grad)`), `(sum(z - log(s)[:, None], 1), s)` over 1000x1000 rows 40% off; with the fusion off,
-    right. Layernorm, softmax and log-softmax alone (the reduction's other uses are broadcasts) were right in
-    every shape tried, and keep the fusion. Conservative: the wrong results depended on the shape."""
+def isolate_multi_use_reductions(mlir: str) -> str | None:
+    """`mlir` with each reduction result that IREE 3.13's multi-use fusion (`--iree-dispatch-creation-fuse-multi-use`,
+    on at O2 and O3) may compute wrongly passed through an `optimization_barrier`; None if there is none.
+
+    The pattern: a reduction result used more than once, one use an elementwise op (as `log(s)`) whose result reaches
+    another reduction (a `stablehlo.reduce`, or a `linalg.generic` of `fuse` with a reduction loop).
+    `s = sum(exp(z), 1); (sum(z - log(s)[:, None]), 1 / s)` over 8x33 float32 gave -1149.9 for -1052.4 (a log-softmax
+    loss beside the softmax its gradient needs, in `jit(value_and_grad)`), `(sum(z - log(s)[:, None], 1), s)` over
+    1000x1000 rows 40% off. Materialized, the result is read by each use and they are right. (Turning the fusion off
+    for the whole module fixed those too, but made a complex SVD's module wrong, 4.4 off: the barrier changes the
+    module only there.) Layernorm, softmax and log-softmax alone (the reduction's other uses are broadcasts) were
+    right in every shape tried and are left alone."""
     if mlir.count("stablehlo.reduce(") + mlir.count('"reduction"') < 2:
-        return False
+        return None
     from iree.compiler import ir
     with ir.Context():
         module = ir.Module.parse(mlir)
+
         def reducing(op) -> bool:  # (stablehlo's, or a generic of `fuse`'s with a reduction loop)
             return op.name == "stablehlo.reduce" or (op.name == "linalg.generic"
                                                      and "reduction" in str(op.attributes["iterator_types"]))
@@ -126,18 +130,6 @@ def multi_use_fusion_hazard(mlir: str) -> bool:
                 for u in r.uses:
                     yield u.owner
 
-        def reaches_reduce(op, seen) -> bool:
-            work = [op]
-            while work:
-                o = work.pop()
-                if reducing(o):
-                    return True
-                if id(o) in seen or o.name in ("func.return",):
-                    continue
-                seen.add(id(o))
-                work.extend(uses(o))
-            return False
-
         def users(op):  # (through keepdims' reshapes)
             for u in uses(op):
                 if u.name in _PASS_THROUGH:
@@ -145,11 +137,31 @@ def multi_use_fusion_hazard(mlir: str) -> bool:
                 else:
                     yield u
 
+        def reaches_reduce(op) -> bool:
+            work, seen = [op], set()
+            while work:
+                o = work.pop()
+                if reducing(o):
+                    return True
+                if id(o) in seen or o.name == "func.return":
+                    continue
+                seen.add(id(o))
+                work.extend(uses(o))
+            return False
+
+        changed = False
         for r in reduces:
             found = list(users(r))
-            if len(found) >= 2 and any(u.name not in _NOT_ELEMENTWISE and reaches_reduce(u, set()) for u in found):
-                return True
-        return False
+            if len(found) < 2 or not any(u.name not in _NOT_ELEMENTWISE and reaches_reduce(u) for u in found):
+                continue
+            for v in r.results:
+                with ir.InsertionPoint.after(r), r.location:
+                    bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
+                for use in list(v.uses):
+                    if use.owner != bar.operation:
+                        use.owner.operands[use.operand_number] = bar.result
+            changed = True
+        return str(module) if changed else None
 
 
 # Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
