@@ -86,7 +86,8 @@ def _tanh(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
         return ir.Operation.create("stablehlo." + name, results=[ty], operands=list(operands), attributes=attrs).result
 
     def compare(a, b, direction):
-        return op("compare", a, b, ty=i1, comparison_direction=ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"))
+        attr = ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>")
+        return op("compare", a, b, ty=i1, comparison_direction=attr)
 
     a = op("abs", x)
     # small: x * (c1 + x2 (c2 + x2 (c3 + ...)))

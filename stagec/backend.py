@@ -348,7 +348,8 @@ class Backend:
                     return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
                                           extra_args=args)
                 except ic.CompilerToolError as e:
-                    if (_STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)) and self.name == "cpu" and not materialized:
+                    too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
+                    if too_big and self.name == "cpu" and not materialized:
                         materialized = True
                         rewritten = legalize.materialize_sliced_dot_operands(mlir)
                         if rewritten is not None:

@@ -54,5 +54,6 @@ def test_common_normalizations_are_left_alone():
     x = np.zeros((64, 128), np.float32)
     layernorm = lambda v: (v - v.mean(1, keepdims=True)) / snp.sqrt(v.var(1, keepdims=True) + 1e-5)
     for f in (layernorm, stagec.nn.softmax, stagec.nn.log_softmax, lambda v: stagec.nn.logsumexp(v, 1),
-              stagec.grad(lambda v: snp.sum(layernorm(v) ** 3)), stagec.value_and_grad(lambda v: -snp.sum(stagec.nn.log_softmax(v)[:, 0]))):
+              stagec.grad(lambda v: snp.sum(layernorm(v) ** 3)),
+              stagec.value_and_grad(lambda v: -snp.sum(stagec.nn.log_softmax(v)[:, 0]))):
         assert isolate_multi_use_reductions(stagec.jit(f).lower(x).as_text("final")) is None

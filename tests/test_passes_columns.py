@@ -31,7 +31,8 @@ def test_column_products_sum_plus_zero_and_match_numpy(name):
     low = f.lower(g, h)
     stats = next(s for s in low.pass_stats if s.name == "column-products")
     assert stats.rewrites["column-product"] == int(rewritten)
-    np.testing.assert_allclose(np.asarray(f(g, h)), fn(np, g.astype(np.float64), h.astype(np.float64)), rtol=2e-5, atol=1e-5)
+    want = fn(np, g.astype(np.float64), h.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(f(g, h)), want, rtol=2e-5, atol=1e-5)
 
 
 def test_column_products_keep_signed_zeros_nan_and_inf():
