@@ -140,3 +140,11 @@ def count_ops(module: ir.Module) -> int:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     return n - 1
+
+
+def sums_an_add(reduce_op) -> bool:
+    """Whether a `stablehlo.reduce` has one input and adds (`stablehlo.add` then return)."""
+    if len(reduce_op.operands) != 2:
+        return False
+    body = [op.name for op in reduce_op.regions[0].blocks[0].operations]
+    return body == ["stablehlo.add", "stablehlo.return"]

@@ -16,8 +16,7 @@ import math
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import func_blocks, splat_value, tensor_type
-from .squares import _sums_an_add
+from .irutil import func_blocks, splat_value, sums_an_add, tensor_type
 
 MIN_ELEMENTS = 1 << 14  # smaller sums stay one sequential sum (their error is small, their time too)
 ROW = (256, 4096)  # the row lengths a flat array is cut into (the largest divisor of its size in this range)
@@ -32,8 +31,8 @@ def _row_length(shape: list[int]) -> int | None:
     return next((b for b in range(ROW[1], ROW[0] - 1, -1) if n % b == 0 and n // b > 1), None)
 
 
-def _sum(x: ir.Value, dims: list[int], init: ir.Value, like) -> ir.Value:
-    """`stablehlo.reduce` of `x` over `dims` with an add body (the element type of `like`'s body)."""
+def _sum(x: ir.Value, dims: list[int], init: ir.Value) -> ir.Value:
+    """`stablehlo.reduce` of `x` over `dims` with an add body."""
     t = tensor_type(x)
     out = ir.RankedTensorType.get([d for i, d in enumerate(t.shape) if i not in dims], t.element_type)
     op = ir.Operation.create("stablehlo.reduce", results=[out], operands=[x, init],
@@ -56,7 +55,7 @@ class SplitSums(Pass):
         for block in func_blocks(module):
             for op in list(block.operations):
                 op = op.operation
-                if op.name != "stablehlo.reduce" or not _sums_an_add(op):
+                if op.name != "stablehlo.reduce" or not sums_an_add(op):
                     continue
                 x, init = op.operands[0], op.operands[1]
                 t = tensor_type(x)
@@ -72,8 +71,8 @@ class SplitSums(Pass):
                         flat = ir.RankedTensorType.get([math.prod(t.shape) // row, row], t.element_type)
                         x = ir.Operation.create("stablehlo.reshape", results=[flat], operands=[x]).result
                     rank = tensor_type(x).rank
-                    rows = _sum(x, [rank - 1], init, op)
-                    total = _sum(rows, list(range(rank - 1)), init, op)
+                    rows = _sum(x, [rank - 1], init)
+                    total = _sum(rows, list(range(rank - 1)), init)
                 op.result.replace_all_uses_with(total)
                 op.erase()
                 stats.rewrites["split-sum"] += 1

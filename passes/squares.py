@@ -12,15 +12,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import func_blocks, is_float, is_op
-
-
-def _sums_an_add(reduce_op) -> bool:
-    """Whether a reduce has one input and adds (`stablehlo.add` then return)."""
-    if len(reduce_op.operands) != 2:
-        return False
-    body = [op.name for op in reduce_op.regions[0].blocks[0].operations]
-    return body == ["stablehlo.add", "stablehlo.return"]
+from .irutil import func_blocks, is_float, is_op, sums_an_add
 
 
 class AbsSquares(Pass):
@@ -33,7 +25,7 @@ class AbsSquares(Pass):
         for block in func_blocks(module):
             for op in list(block.operations):
                 op = op.operation
-                if op.name != "stablehlo.reduce" or not _sums_an_add(op) or not is_float(op.operands[0]):
+                if op.name != "stablehlo.reduce" or not sums_an_add(op) or not is_float(op.operands[0]):
                     continue
                 sq = is_op(op.operands[0], "multiply")
                 if sq is None or sq.operands[0] != sq.operands[1]:
