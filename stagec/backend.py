@@ -90,17 +90,14 @@ _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creatio
 _TUNING = tuning.FLAG
 
 
-def _dot_macs(m: re.Match) -> int:
-    lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
-    k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
-    return k * math.prod(int(d) for d in out if d.isdigit())
-
-
 def contraction_macs(mlir: str) -> int:
     """The multiply-adds of the module's dot_generals (each counted once, also inside loops; unknown dims as 1)."""
-    return sum(_dot_macs(m) for m in _DOT.finditer(mlir))
-
-
+    total = 0
+    for m in _DOT.finditer(mlir):
+        lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
+        k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
+        total += k * math.prod(int(d) for d in out if d.isdigit())
+    return total
 
 
 def key_flags(flags: Sequence[str]) -> list[str]:
@@ -341,7 +338,6 @@ class Backend:
         if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
         args = [*flags, *extra]
-        materialized = False
         try:
             while True:
                 try:
@@ -349,12 +345,12 @@ class Backend:
                                           extra_args=args)
                 except ic.CompilerToolError as e:
                     too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
-                    if too_big and self.name == "cpu" and not materialized:
-                        materialized = True
-                        rewritten = legalize.materialize_sliced_dot_operands(mlir)
-                        if rewritten is not None:
-                            mlir = rewritten
-                            continue
+                    # (None once done: materialized operands are read from a barrier, not a slice)
+                    rewritten = (legalize.materialize_sliced_dot_operands(mlir)
+                                 if too_big and self.name == "cpu" else None)
+                    if rewritten is not None:
+                        mlir = rewritten
+                        continue
                     args = _retry_args(str(e), args, self.name)
                     if args is None:
                         raise
