@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import make_constant, tensor_type
+from .irutil import Builder, f64_ops, tensor_type
 
 # ln 2 in two parts (fdlibm's): LN2_HI has 32 significant bits, so k * LN2_HI is exact for |k| < 2**20, and LN2_LO
 # is the rest to double precision. (math.log(2) - LN2_HI would carry the rounding error of math.log(2): 213 ulps
@@ -32,17 +31,20 @@ LIMIT = 746.0  # |x| past this gives 0 or infinity anyway; clamped so that k sta
 
 
 EXPM1_SMALL, EXPM1_DEGREE = 0.5, 17  # (the first term left out, 0.5**18 / 18!, is 2**-70 of the result)
-OPS = ("stablehlo.exponential", "stablehlo.logistic", "stablehlo.exponential_minus_one")
 
 
-def _walk(op, out: list) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                if inner.name in OPS:
-                    out.append(inner)
-                _walk(inner, out)
+def rewrite_f64(module: ir.Module, stats: PassStats, rules: dict) -> None:
+    """Replace each float64 op named in `rules` (name -> (counter, fn(Builder, x) -> value)) by what `fn` builds
+    from its operand, loops and branches included; CPU only."""
+    if stats.backend != "cpu":
+        return
+    for op in f64_ops(module, tuple(rules)):
+        counter, fn = rules[op.name]
+        with ir.InsertionPoint(op), op.location:
+            result = fn(Builder(tensor_type(op.result.type)), op.operands[0])
+        op.result.replace_all_uses_with(result)
+        op.erase()
+        stats.rewrites[counter] += 1
 
 
 class ExpF64(Pass):
@@ -50,35 +52,14 @@ class ExpF64(Pass):
     description = "CPU: float64 exp, logistic and expm1 as vectorizable arithmetic (IREE calls libm's exp per element)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        if stats.backend != "cpu":
-            return
-        with module.context:
-            f64 = ir.F64Type.get()
-        found: list = []
-        _walk(module.operation, found)
-        for op in found:
-            t = op.result.type
-            if not isinstance(t, ir.RankedTensorType) or tensor_type(t).element_type != f64:
-                continue
-            name = op.name
-            with ir.InsertionPoint(op), op.location:
-                x, tt = op.operands[0], tensor_type(t)
-                result = _exp(x, tt) if name == OPS[0] else _logistic(x, tt) if name == OPS[1] else _expm1(x, tt)
-            op.result.replace_all_uses_with(result)
-            op.erase()
-            stats.rewrites[("exp", "logistic", "expm1")[OPS.index(name)] + "-f64"] += 1
+        rewrite_f64(module, stats, {"stablehlo.exponential": ("exp-f64", _exp),
+                                    "stablehlo.logistic": ("logistic-f64", _logistic),
+                                    "stablehlo.exponential_minus_one": ("expm1-f64", _expm1)})
 
 
-def _exp(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
-    i64 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(64))
-    i1 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
-
-    def c(v, ty=t):
-        return make_constant(np.array(v), ty)
-
-    def op(name, *operands, ty=t, **attrs):
-        return ir.Operation.create("stablehlo." + name, results=[ty], operands=list(operands), attributes=attrs).result
-
+def _exp(b: Builder, x: ir.Value) -> ir.Value:
+    c, op = b.c, b.op
+    i64 = ir.RankedTensorType.get(b.t.shape, ir.IntegerType.get_signless(64))
     xc = op("clamp", c(-LIMIT), x, c(LIMIT))
     k = op("round_nearest_even", op("multiply", xc, c(1 / math.log(2))))
     r = op("subtract", op("subtract", xc, op("multiply", k, c(LN2_HI))), op("multiply", k, c(LN2_LO)))
@@ -93,35 +74,24 @@ def _exp(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
         bits = op("shift_left", op("add", n, c(1023, i64), ty=i64), c(52, i64), ty=i64)
         return op("bitcast_convert", bits)
     y = op("multiply", op("multiply", p, two_to(k1)), two_to(k2))
-    nan = op("compare", x, x, ty=i1, comparison_direction=ir.Attribute.parse("#stablehlo<comparison_direction NE>"))
-    return op("select", nan, x, y)
+    return op("select", b.compare(x, x, "NE"), x, y)
 
 
-def _logistic(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
+def _logistic(b: Builder, x: ir.Value) -> ir.Value:
     """1 / (1 + exp(-x)): within 2 ulps (exp's 1, the division's 1/2); 0 where exp(-x) overflows (x < -709.78,
     where the value is subnormal: flushed, as all float64 results here)."""
-    def op(name, *operands):
-        return ir.Operation.create("stablehlo." + name, results=[t], operands=list(operands)).result
-    one = make_constant(np.array(1.0), t)
-    return op("divide", one, op("add", one, _exp(op("negate", x), t)))
+    one = b.c(1.0)
+    return b.op("divide", one, b.op("add", one, _exp(b, b.op("negate", x))))
 
 
-def _expm1(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
-    i1 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
-
-    def c(v):
-        return make_constant(np.array(v), t)
-
-    def op(name, *operands, ty=t, **attrs):
-        return ir.Operation.create("stablehlo." + name, results=[ty], operands=list(operands), attributes=attrs).result
+def _expm1(b: Builder, x: ir.Value) -> ir.Value:
+    c, op = b.c, b.op
     p = c(1 / math.factorial(EXPM1_DEGREE))
     for n in range(EXPM1_DEGREE - 1, 0, -1):  # x (1 + x (1/2 + x (1/6 + ...)))
         p = op("add", op("multiply", p, x), c(1 / math.factorial(n)))
     small = op("multiply", x, p)
-    large = op("subtract", _exp(x, t), c(1.0))
-    near = op("compare", op("abs", x), c(EXPM1_SMALL), ty=i1,
-              comparison_direction=ir.Attribute.parse("#stablehlo<comparison_direction LT>"))
-    return op("select", near, small, large)  # (NaN: not near, exp(NaN) - 1 is NaN)
+    large = op("subtract", _exp(b, x), c(1.0))
+    return op("select", b.compare(op("abs", x), c(EXPM1_SMALL), "LT"), small, large)  # (NaN: exp(NaN) - 1 is NaN)
 
 
 EXP_F64 = register(ExpF64())

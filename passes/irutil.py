@@ -148,3 +148,49 @@ def sums_an_add(reduce_op) -> bool:
         return False
     body = [op.name for op in reduce_op.regions[0].blocks[0].operations]
     return body == ["stablehlo.add", "stablehlo.return"]
+
+
+def sums(module: ir.Module) -> list:
+    """The module's top-level `stablehlo.reduce` ops that add (`sums_an_add`), listed first: callers may rewrite."""
+    return [op.operation for block in func_blocks(module) for op in list(block.operations)
+            if op.operation.name == "stablehlo.reduce" and sums_an_add(op.operation)]
+
+
+def nested_ops(op, names: tuple[str, ...]) -> list:
+    """The ops called `names` anywhere inside `op` (loop bodies and branches included)."""
+    out = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                if inner.name in names:
+                    out.append(inner)
+                out.extend(nested_ops(inner, names))
+    return out
+
+
+def f64_ops(module: ir.Module, names: tuple[str, ...]) -> list:
+    """`nested_ops` whose result is a float64 tensor."""
+    with module.context:
+        f64 = ir.F64Type.get()
+    return [op for op in nested_ops(module.operation, names)
+            if isinstance(op.result.type, ir.RankedTensorType) and tensor_type(op.result.type).element_type == f64]
+
+
+class Builder:
+    """StableHLO ops of one tensor type `t` (other types given as `ty=`), at the current insertion point."""
+
+    def __init__(self, t: ir.RankedTensorType):
+        self.t = t
+        self.i1 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
+
+    def c(self, v, ty=None) -> ir.Value:
+        return make_constant(np.array(v), ty or self.t)
+
+    def op(self, name: str, *operands, ty=None, **attrs) -> ir.Value:
+        return ir.Operation.create("stablehlo." + name, results=[ty or self.t], operands=list(operands),
+                                   attributes=attrs).result
+
+    def compare(self, a, b, direction: str) -> ir.Value:
+        attr = ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>")
+        return self.op("compare", a, b, ty=self.i1, comparison_direction=attr)

@@ -16,7 +16,7 @@ import math
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import func_blocks, splat_value, sums_an_add, tensor_type
+from .irutil import splat_value, sums, tensor_type
 
 MIN_ELEMENTS = 1 << 14  # smaller sums stay one sequential sum (their error is small, their time too)
 ROW = (256, 4096)  # the row lengths a flat array is cut into (the largest divisor of its size in this range)
@@ -52,30 +52,26 @@ class SplitSums(Pass):
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         if stats.backend != "cpu":
             return
-        for block in func_blocks(module):
-            for op in list(block.operations):
-                op = op.operation
-                if op.name != "stablehlo.reduce" or not sums_an_add(op):
-                    continue
-                x, init = op.operands[0], op.operands[1]
-                t = tensor_type(x)
-                dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-                if (not t.has_static_shape or dims != list(range(t.rank)) or math.prod(t.shape) < MIN_ELEMENTS
-                        or splat_value(init) != 0):
-                    continue
-                row = _row_length(list(t.shape))
-                if row is None:
-                    continue
-                with ir.InsertionPoint(op), op.location:
-                    if not (t.rank >= 2 and t.shape[-1] == row):
-                        flat = ir.RankedTensorType.get([math.prod(t.shape) // row, row], t.element_type)
-                        x = ir.Operation.create("stablehlo.reshape", results=[flat], operands=[x]).result
-                    rank = tensor_type(x).rank
-                    rows = _sum(x, [rank - 1], init)
-                    total = _sum(rows, list(range(rank - 1)), init)
-                op.result.replace_all_uses_with(total)
-                op.erase()
-                stats.rewrites["split-sum"] += 1
+        for op in sums(module):
+            x, init = op.operands[0], op.operands[1]
+            t = tensor_type(x)
+            dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+            if (not t.has_static_shape or dims != list(range(t.rank)) or math.prod(t.shape) < MIN_ELEMENTS
+                    or splat_value(init) != 0):
+                continue
+            row = _row_length(list(t.shape))
+            if row is None:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                if not (t.rank >= 2 and t.shape[-1] == row):
+                    flat = ir.RankedTensorType.get([math.prod(t.shape) // row, row], t.element_type)
+                    x = ir.Operation.create("stablehlo.reshape", results=[flat], operands=[x]).result
+                rank = tensor_type(x).rank
+                rows = _sum(x, [rank - 1], init)
+                total = _sum(rows, list(range(rank - 1)), init)
+            op.result.replace_all_uses_with(total)
+            op.erase()
+            stats.rewrites["split-sum"] += 1
 
 
 SPLIT_SUMS = register(SplitSums())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import func_blocks, is_float, is_op, sums_an_add
+from .irutil import is_float, is_op, sums
 
 
 class AbsSquares(Pass):
@@ -22,18 +22,16 @@ class AbsSquares(Pass):
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         if stats.backend != "cpu":
             return
-        for block in func_blocks(module):
-            for op in list(block.operations):
-                op = op.operation
-                if op.name != "stablehlo.reduce" or not sums_an_add(op) or not is_float(op.operands[0]):
-                    continue
-                sq = is_op(op.operands[0], "multiply")
-                if sq is None or sq.operands[0] != sq.operands[1]:
-                    continue
-                with ir.InsertionPoint(op), op.location:
-                    absolute = ir.Operation.create("stablehlo.abs", results=[sq.result.type], operands=[sq.result])
-                op.operands[0] = absolute.result
-                stats.rewrites["abs-square"] += 1
+        for op in sums(module):
+            if not is_float(op.operands[0]):
+                continue
+            sq = is_op(op.operands[0], "multiply")
+            if sq is None or sq.operands[0] != sq.operands[1]:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                absolute = ir.Operation.create("stablehlo.abs", results=[sq.result.type], operands=[sq.result])
+            op.operands[0] = absolute.result
+            stats.rewrites["abs-square"] += 1
 
 
 ABS_SQUARES = register(AbsSquares())

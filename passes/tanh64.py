@@ -15,12 +15,11 @@ from __future__ import annotations
 from fractions import Fraction
 from math import comb, factorial
 
-import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .exp64 import _exp
-from .irutil import make_constant, tensor_type
+from .exp64 import _exp, rewrite_f64
+from .irutil import Builder
 
 SMALL = 0.4  # below: the series (its terms shrink by (0.4 / (pi/2))**2 ~ 1/15 each); above: through exp
 TERMS = 16  # x, x**3, ..., x**31
@@ -44,51 +43,16 @@ def _series() -> list[float]:
 COEFFS = _series()
 
 
-def _walk(op, out: list) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                if inner.name == "stablehlo.tanh":
-                    out.append(inner)
-                _walk(inner, out)
-
-
 class TanhF64(Pass):
     name = "tanh-f64"
     description = "CPU: float64 tanh as vectorizable arithmetic (IREE calls libm's tanh once per element)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        if stats.backend != "cpu":
-            return
-        with module.context:
-            f64 = ir.F64Type.get()
-        found: list = []
-        _walk(module.operation, found)
-        for op in found:
-            t = op.result.type
-            if not isinstance(t, ir.RankedTensorType) or tensor_type(t).element_type != f64:
-                continue
-            with ir.InsertionPoint(op), op.location:
-                result = _tanh(op.operands[0], tensor_type(t))
-            op.result.replace_all_uses_with(result)
-            op.erase()
-            stats.rewrites["tanh-f64"] += 1
+        rewrite_f64(module, stats, {"stablehlo.tanh": ("tanh-f64", _tanh)})
 
 
-def _tanh(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
-    i1 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
-
-    def c(v):
-        return make_constant(np.array(v), t)
-
-    def op(name, *operands, ty=t, **attrs):
-        return ir.Operation.create("stablehlo." + name, results=[ty], operands=list(operands), attributes=attrs).result
-
-    def compare(a, b, direction):
-        attr = ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>")
-        return op("compare", a, b, ty=i1, comparison_direction=attr)
-
+def _tanh(b: Builder, x: ir.Value) -> ir.Value:
+    c, op = b.c, b.op
     a = op("abs", x)
     # small: x * (c1 + x2 (c2 + x2 (c3 + ...)))
     x2 = op("multiply", x, x)
@@ -97,11 +61,11 @@ def _tanh(x: ir.Value, t: ir.RankedTensorType) -> ir.Value:
         p = op("add", op("multiply", p, x2), c(k))
     small = op("multiply", x, p)
     # large: 1 - 2 / (exp(2a) + 1), with x's sign
-    e = _exp(op("multiply", op("minimum", a, c(LARGE)), c(2.0)), t)
+    e = _exp(b, op("multiply", op("minimum", a, c(LARGE)), c(2.0)))
     mag = op("subtract", c(1.0), op("divide", c(2.0), op("add", e, c(1.0))))
-    large = op("select", compare(x, c(0.0), "LT"), op("negate", mag), mag)
-    y = op("select", compare(a, c(SMALL), "LT"), small, large)
-    return op("select", compare(x, x, "NE"), x, y)
+    large = op("select", b.compare(x, c(0.0), "LT"), op("negate", mag), mag)
+    y = op("select", b.compare(a, c(SMALL), "LT"), small, large)
+    return op("select", b.compare(x, x, "NE"), x, y)
 
 
 TANH_F64 = register(TanhF64())
