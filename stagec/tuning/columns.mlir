@@ -2,9 +2,10 @@
 // modules that reduce over leading dimensions (`tuning.reduces_columns`). It tunes one pattern: a dispatch that is
 // a single reduction of one to three float32 arrays down their columns (`sum(g * h, 0)`, a bias gradient), which
 // IREE 3.13 tiles 16 columns wide. Here: 64 columns (four AVX-512 vectors) per step, one row at a time, 128
-// columns per workgroup (128: the same). Single-threaded (iree.runtime local-sync, 256x2048 float32, interleaved calls):
-// `sum(g * h + 0.0, 0)` 210 -> 145 us (`sum(g, 1)` of the same arrays: 134). 32 columns: 211; 4 rows per step:
-// 332 (docs/passes.md, "Column sums of products").
+// columns per workgroup. Single-threaded (iree.runtime local-sync, 256x2048 float32, interleaved calls), columns
+// per workgroup / per step / rows per step: `sum(g * h + 0.0, 0)` IREE's 32/16/1 210 us, 256/64/1 145, 128/64/1
+// 146, 256/32/1 211 (`sum(g * h, 1)` of the same arrays: 134); `sum(abs(g * h), 0)` IREE's 519, 256/64/1 145,
+// 256/16/1 388, 256/64/4 332 (docs/passes.md, "Column sums of products").
 module @columns attributes {transform.with_named_sequence} {
   // A generic op over (columns, rows) reducing the rows, whose inputs are all read (row, column): the dispatch's
   // only generic but for elementwise ops on its result (a mean's division).
