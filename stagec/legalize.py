@@ -93,11 +93,16 @@ def legalize_for_gpu(mlir: str, backend: str, ops: Sequence[str]) -> str:
 
 
 _PASS_THROUGH = ("stablehlo.reshape", "stablehlo.convert")  # (no computation: looked through on the way to a reduce)
-_NOT_ELEMENTWISE = ("stablehlo.reduce", "stablehlo.broadcast_in_dim", "stablehlo.dot_general", "stablehlo.transpose",
-                    "stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.concatenate", "stablehlo.sort",
-                    "stablehlo.gather", "stablehlo.scatter", "stablehlo.pad", "stablehlo.reverse", "func.return",
-                    "stablehlo.optimization_barrier", "stablehlo.custom_call", "stablehlo.while", "stablehlo.case",
-                    "stablehlo.if", "stablehlo.reduce_window", "stablehlo.iota", "stablehlo.constant")
+
+
+def _elementwise(op) -> bool:
+    """One result of the shape of every operand, no regions (a transpose of a square array counts: conservative)."""
+    from iree.compiler import ir
+    types = [v.type for v in (*op.results, *op.operands)]
+    if (len(op.results) != 1 or len(op.regions) or op.name == "stablehlo.optimization_barrier"
+            or not all(isinstance(t, ir.RankedTensorType) for t in types)):  # (tokens: effects, not values)
+        return False
+    return all(t.shape == types[0].shape for t in types)
 
 
 def isolate_multi_use_reductions(mlir: str) -> str | None:
@@ -152,7 +157,7 @@ def isolate_multi_use_reductions(mlir: str) -> str | None:
         changed = False
         for r in reduces:
             found = list(users(r))
-            if len(found) < 2 or not any(u.name not in _NOT_ELEMENTWISE and reaches_reduce(u) for u in found):
+            if len(found) < 2 or not any(_elementwise(u) and reaches_reduce(u) for u in found):
                 continue
             for v in r.results:
                 with ir.InsertionPoint.after(r), r.location:
