@@ -5,9 +5,10 @@ for stagec with its default passes, stagec with `passes=[]`, and JAX (when insta
     python benchmarks/bench_cpu.py --dtypes all --rounds 3  # also float16, bfloat16, float64, int32
     python benchmarks/bench_cpu.py --only softmax,layernorm --variants stagec,jax
 
-Each round is a fresh process that compiles every variant, then times each workload in batches of calls
-(~20 ms each, waiting for the last result), the variants' batches interleaved in alternating order, so
-that load from elsewhere on the machine falls on all of them alike. The table gives the median over all
+Each round runs each variant in a fresh process of its own, the order rotating by round (one process for
+all, batches interleaved in alternating order, with `--together`: then the thread pools of OpenBLAS, which
+stagec calls for large matmuls, and of XLA keep spinning into each other's calls and slow both). A process
+compiles its variant, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
 (below 1: stagec is faster), of medians and, in parentheses, of the best batches. The geomean leaves out
 the tiny call (it measures overhead, not code).
@@ -132,15 +133,21 @@ def child(variants: list[str], dtype: str, only: list[str], budget: float) -> di
     return res
 
 
-def run_round(variants, dtype: str, only: list[str], budget: float, r: int) -> dict:
+def run_round(variants, dtype: str, only: list[str], budget: float, r: int, together: bool) -> dict:
+    """One round: the variants in one fresh process (`together`), else each in its own, one after the other
+    (the order rotating by round), so that no variant's thread pools (OpenBLAS's, XLA's, IREE's: each keeps
+    its threads spinning a while after a call) take cores from another's calls."""
     order = variants[r % len(variants):] + variants[:r % len(variants)]
-    cmd = [sys.executable, __file__, "--child", ",".join(order), "--dtypes", dtype, "--only", ",".join(only),
-           "--budget", str(budget)]
-    try:
-        return run_json(cmd)
-    except RuntimeError as e:
-        print(f"  [round {r} of {dtype} failed]\n{e}", file=sys.stderr)
-        return {}
+    res: dict = {}
+    for group in [order] if together else [[v] for v in order]:
+        cmd = [sys.executable, __file__, "--child", ",".join(group), "--dtypes", dtype, "--only", ",".join(only),
+               "--budget", str(budget)]
+        try:
+            for name, times in run_json(cmd).items():
+                res.setdefault(name, {}).update(times)
+        except RuntimeError as e:
+            print(f"  [round {r} of {dtype} ({','.join(group)}) failed]\n{e}", file=sys.stderr)
+    return res
 
 
 def table(dtype: str, rounds: list[dict], variants) -> str:
@@ -183,6 +190,8 @@ def main() -> None:
     ap.add_argument("--dtypes", default="float32", help=f"comma-separated from {DTYPES}, or 'all'")
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated from {VARIANTS}")
+    ap.add_argument("--together", action="store_true",
+                    help="all variants in one process per round, batches interleaved (default: one process each)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     only = [o for o in a.only.split(",") if o]
@@ -194,10 +203,11 @@ def main() -> None:
     if import_jax()[0] is None:
         variants = [v for v in variants if v != "jax"]
     for dt in dtypes:
-        rounds = [run_round(variants, dt, only, a.budget, r) for r in range(a.rounds)]
+        rounds = [run_round(variants, dt, only, a.budget, r, a.together) for r in range(a.rounds)]
         print(table(dt, rounds, variants), flush=True)
         print(flush=True)
-    print(f"({a.rounds} fresh processes, variants interleaved batch by batch inside each; load average "
+    how = "variants interleaved batch by batch inside each" if a.together else "one per variant, alternating"
+    print(f"({a.rounds} rounds of fresh processes, {how}; load average "
           f"{os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs)")
 
 

@@ -91,7 +91,7 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
         found = _lookup(key, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
             if recipe is None and "macs" not in found.meta:  # (an entry stored before the field existed)
-                found.macs = contraction_macs(mlir)
+                found.macs = contraction_macs(mlir, flags)
             return found, time.perf_counter() - t0
     if recipe is not None:
         mlir = mlir() if callable(mlir) else mlir
@@ -105,7 +105,7 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
     if why:
         log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
     meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
-                         key=key, key_components=comps, macs=contraction_macs(mlir))
+                         key=key, key_components=comps, macs=contraction_macs(mlir, flags))
     if use:
         cache.store(key, vmfb, meta, mlir)
     return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), seconds

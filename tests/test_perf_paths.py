@@ -146,14 +146,21 @@ def test_contraction_work_picks_the_cpu_driver():
         "%1 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : "
         "(tensor<?x16xf32>, tensor<16x5xf32>) -> tensor<?x5xf32>") == 4 * 8 * 5 * 16 + 16 * 5
     drivers = {}
-    for n in (64, 256):
-        a = np.arange(n * n, dtype=np.float32).reshape(n, n) / (n * n)
-        f = stagec.jit(lambda a, b: a @ b)
-        np.testing.assert_allclose(np.asarray(f(a, a.T)), a.astype(np.float64) @ a.T, rtol=2e-5)
-        drivers[n] = f._cache[next(iter(f._cache))].exe.driver
+    for blas in (False, True):  # (with BLAS for the 256^2 product, IREE's work is trivial: inline)
+        stagec.config.update("cpu_blas", blas)
+        try:
+            for n in (64, 256):
+                a = np.arange(n * n, dtype=np.float32).reshape(n, n) / (n * n)
+                f = stagec.jit(lambda a, b: a @ b)
+                np.testing.assert_allclose(np.asarray(f(a, a.T)), a.astype(np.float64) @ a.T, rtol=2e-5)
+                drivers[n, blas] = f._cache[next(iter(f._cache))].exe.driver
+        finally:
+            stagec.config.update("cpu_blas", True)
     if stagec.default_backend() == "cpu":
         from stagec.backend import _cores
-        assert drivers == {64: "local-sync", 256: "local-task" if (stagec.config.cpu_threads or _cores()) > 1 else "local-sync"}
+        task = "local-task" if (stagec.config.cpu_threads or _cores()) > 1 else "local-sync"
+        assert drivers == {(64, False): "local-sync", (256, False): task, (64, True): "local-sync",
+                           (256, True): "local-sync"}
 
 
 ROWS = {"softmax": softmax, "layernorm": layernorm,

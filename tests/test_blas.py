@@ -1,0 +1,119 @@
+"""Large float32/float64 matmuls of CPU modules call NumPy's BLAS (`legalize.blas_dots`, `backend._blas_module`):
+every kind of dimension numbers, inside loops and gradients, against NumPy and against the module IREE compiles
+with the calls off (`config.cpu_blas`)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import backend, lax, legalize
+
+rng = np.random.default_rng(0)
+
+
+def r(*shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def test_pack_dims_round_trips():
+    for dims in ([], [0], [2, 0, 1], list(range(14, -1, -1))):
+        assert legalize.unpack_dims(legalize.pack_dims(dims)) == dims
+
+
+def _mlir(f, *args) -> str:
+    return stagec.jit(f).lower(*args).as_text("final")
+
+
+def test_rewrite_replaces_large_dots_only():
+    a, b = r(128, 128), r(128, 64)
+    small = r(16, 16)
+    mlir = _mlir(lambda a, b, s: (a @ b, s @ s), a, b, small)
+    out = legalize.blas_dots(mlir, backend.BLAS_MIN_MACS)
+    assert out is not None
+    assert out.count(f"call @{legalize.BLAS_MODULE}.dot_general_0") == 1
+    assert out.count("stablehlo.dot_general") == 1  # the 16^3 one stays
+    # bfloat16 and integer products have no BLAS: unchanged
+    assert legalize.blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16)), 1) is None
+    assert legalize.blas_dots(_mlir(lambda a: a @ a, np.ones((256, 256), np.int32)), 1) is None
+
+
+CASES = {  # name -> (function of (NumPy module, *arrays), shapes): run with stagec.numpy and with NumPy
+    "a@b": (lambda np_, a, b: a @ b, [(256, 96), (96, 160)]),
+    "a.T@b": (lambda np_, a, b: a.T @ b, [(96, 256), (96, 160)]),
+    "a@b.T": (lambda np_, a, b: a @ b.T, [(256, 96), (160, 96)]),
+    "a.T@b.T": (lambda np_, a, b: a.T @ b.T, [(96, 256), (160, 96)]),
+    "matvec": (lambda np_, a, b: a @ b, [(2048, 1024), (1024,)]),
+    "vecmat": (lambda np_, a, b: a @ b, [(1024,), (1024, 2048)]),
+    "batched": (lambda np_, a, b: np_.matmul(a, b), [(4, 128, 64), (4, 64, 96)]),
+    "batch in the middle": (lambda np_, a, b: np_.einsum("ibk,kbj->bij", a, b), [(128, 3, 64), (64, 3, 100)]),
+    "two contracting": (lambda np_, a, b: np_.einsum("ikl,klj->ij", a, b), [(128, 16, 8), (16, 8, 700)]),
+    "sliced": (lambda np_, a, b: a[:, :128] @ b[1:129], [(256, 256), (256, 256)]),
+    "fused epilogue": (lambda np_, a, b: np_.tanh(np_.maximum(a @ b, 0) + 1.0), [(256, 96), (96, 160)]),
+}
+
+
+def _check(got, want, dtype=np.float32):
+    scale = np.abs(want).max() + 1
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol * 10, atol=tol * scale * 10)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_blas_matches_numpy(name):
+    f, shapes = CASES[name]
+    args = [r(*s) for s in shapes]
+    assert legalize.blas_dots(_mlir(lambda *a: f(snp, *a), *args), backend.BLAS_MIN_MACS) is not None, \
+        "the case should call BLAS"
+    got = stagec.jit(lambda *a: f(snp, *a))(*args)
+    _check(got, f(np, *[a.astype(np.float64) for a in args]))
+
+
+def test_float64(x64):
+    a, b = r(200, 300, dtype=np.float64), r(300, 100, dtype=np.float64)
+    _check(stagec.jit(lambda a, b: a.T.T @ b)(a, b), a @ b, np.float64)
+
+
+def test_in_a_loop_and_its_gradient():
+    """A matmul in a scan body (a call from inside a loop) and the gradient through it (transposed products)."""
+    w, x0 = r(256, 256) / 16, r(256, 64)
+
+    def f(w, x):
+        def body(x, _):
+            return snp.tanh(w @ x), None
+        return snp.sum(lax.scan(body, x, None, length=3)[0] ** 2)
+
+    def f_np(w, x):
+        xs = [x]
+        for _ in range(3):
+            xs.append(np.tanh(w @ xs[-1]))
+        g, gw = 2 * xs[-1], np.zeros_like(w)
+        for k in range(3, 0, -1):
+            d = g * (1 - xs[k] ** 2)
+            gw += d @ xs[k - 1].T
+            g = w.T @ d
+        return np.sum(xs[-1] ** 2), gw
+
+    w64, x64_ = w.astype(np.float64), x0.astype(np.float64)
+    val, gw = stagec.jit(stagec.value_and_grad(f))(w, x0)
+    want_val, want_gw = f_np(w64, x64_)
+    _check(val, want_val)
+    _check(gw, want_gw)
+
+
+def test_same_answer_with_blas_off():
+    """The module IREE compiles for the products itself agrees with the one that calls BLAS."""
+    a, b = r(300, 200), r(200, 300)
+
+    def f(a, b):
+        return snp.tanh(a @ b) @ a
+    on = np.asarray(stagec.jit(f)(a, b))
+    assert backend.HOST_BLAS in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
+    stagec.config.update("cpu_blas", False)
+    try:
+        off = np.asarray(stagec.jit(f)(a, b))
+        assert backend.HOST_BLAS not in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
+    finally:
+        stagec.config.update("cpu_blas", True)
+    np.testing.assert_allclose(on, off, rtol=1e-4, atol=1e-3)
