@@ -1,2 +1,2 @@
 """The stagec version (written once; part of cache keys and artifact metadata)."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -289,6 +289,18 @@ def blas_dots(mlir: str, min_macs: int) -> str | None:
             lc = dims.get(("lhs", "contracting"), [])
             if math.prod(types[2].shape) * math.prod(types[0].shape[d] for d in lc) < min_macs:
                 continue
+            operands = list(dot.operands)
+            for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
+                t = operands[i].owner
+                if isinstance(t, ir.Block) or t.name != "stablehlo.transpose":
+                    continue
+                perm = list(ir.DenseI64ArrayAttr(t.attributes["permutation"]))
+                b, c = dims.get((side, "batching"), []), dims.get((side, "contracting"), [])
+                free = [perm[d] for d in range(len(perm)) if d not in b and d not in c]
+                if free == sorted(free):  # (the result's free dimensions keep their order)
+                    dims[side, "batching"], dims[side, "contracting"] = [perm[d] for d in b], [perm[d] for d in c]
+                    operands[i] = t.operands[0]
+                    types[i] = ir.RankedTensorType(operands[i].type)
             fn_type = ir.FunctionType.get(types[:2] + [i64] * 4, types[2:])
             sym = symbols.get(str(fn_type))
             if sym is None:
@@ -303,7 +315,7 @@ def blas_dots(mlir: str, min_macs: int) -> str | None:
                 packed = [ir.Operation.create("arith.constant", results=[i64], attributes={
                     "value": ir.IntegerAttr.get(i64, pack_dims(dims.get((side, kind), [])))}).result
                     for kind in ("batching", "contracting") for side in ("lhs", "rhs")]
-                call = ir.Operation.create("func.call", results=[types[2]], operands=[*dot.operands, *packed],
+                call = ir.Operation.create("func.call", results=[types[2]], operands=[*operands, *packed],
                                            attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
             dot.results[0].replace_all_uses_with(call.results[0])
             dot.erase()
