@@ -348,3 +348,31 @@ def test_the_last_signature_is_found_by_identity_and_forgotten_on_any_change():
     assert stats["traces"] == t0 + 3
     np.testing.assert_array_equal(np.asarray(f(stagec.device_put(np.ones(4, np.float32)))), np.full(4, 2.0))
     assert stats["traces"] == t0 + 4
+
+
+def test_reused_results_lists_never_alias_results():
+    """Small executables reuse their results list (`Executable.run`): earlier results stay what they were, also
+    when threads call the same executable at once."""
+    import threading
+    f = stagec.jit(lambda x: x * 2.0 + 1.0)
+    xs = [np.full((3,), i, np.float32) for i in range(64)]
+    outs = [f(x) for x in xs]
+    for i, o in enumerate(outs):
+        np.testing.assert_array_equal(np.asarray(o), 2.0 * i + 1.0)
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(200):
+                v = float(k * 1000 + i)
+                got = np.asarray(f(np.full((3,), v, np.float32)))
+                if not (got == 2 * v + 1).all():
+                    errors.append((k, i, got))
+        except Exception as e:  # (reported below)
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
