@@ -13,7 +13,7 @@ from .bindings import bound_bindings
 from .irutil import count_ops
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64", "abs-squares",
-                                     "column-products", "split-sums", "upcast-f16-dots", "isolate-outer", "fuse")
+                                     "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "fuse")
 
 
 class Stage(NamedTuple):

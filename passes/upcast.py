@@ -1,4 +1,5 @@
-"""`upcast-f16-dots`: on the CPU, a float16 matmul runs as a float32 one on operands converted beforehand.
+"""`upcast-half-dots`: on the CPU, a float16 or bfloat16 matmul runs as a float32 one on operands converted
+beforehand.
 
 IREE 3.13 computes a float16 `dot_general` in float32 (as XLA does) but converts the operands inside the matmul
 kernel, one `vcvtph2ps` per 16 loaded values, and that conversion bounds it: a 1024^3 float16 matmul took 31 ms
@@ -6,6 +7,9 @@ on one core, a float32 one 17. Converted beforehand (each operand once) and kept
 `optimization_barrier` (without it IREE fuses the conversion back into the kernel: 40 ms), the matmul is a
 float32 one, result rounded to float16 once at the end: 16 ms (docs/passes.md, "Float16 matmuls"). The numbers
 are the same: both accumulate in float32 and round the result once.
+
+bfloat16 likewise: IREE 3.13 has no AMX or AVX512-BF16 matmul kernel here, and its bfloat16 matmul (1024^3
+10.3 ms on 2 cores) trailed the float32 one it becomes (5.8 ms, through BLAS: `legalize.blas_dots`); jax.jit 6.6.
 """
 from __future__ import annotations
 
@@ -28,24 +32,27 @@ def _macs(op) -> int:
     return math.prod(tensor_type(op.result).shape) * math.prod(lhs[d] for d in dims)
 
 
-class UpcastF16Dots(Pass):
-    name = "upcast-f16-dots"
-    description = "CPU: a float16 matmul runs in float32 on operands converted beforehand (IREE converts in its kernel)"
+class UpcastHalfDots(Pass):
+    name = "upcast-half-dots"
+    description = ("CPU: a float16 or bfloat16 matmul runs in float32 on operands converted beforehand (IREE converts "
+                   "in its kernel)")
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         if stats.backend != "cpu":
             return
         with module.context:
-            f16, f32 = ir.F16Type.get(), ir.F32Type.get()
+            halves, f32 = (ir.F16Type.get(), ir.BF16Type.get()), ir.F32Type.get()
         for block in func_blocks(module):
             for op in list(block.operations):
                 op = op.operation
                 if op.name != "stablehlo.dot_general" or not all(
                         isinstance(v.type, ir.RankedTensorType) and tensor_type(v).has_static_shape
-                        and tensor_type(v).element_type == f16 for v in op.operands):
+                        for v in op.operands):
                     continue
+                half = tensor_type(op.operands[0]).element_type
                 out = tensor_type(op.result)
-                if out.element_type not in (f16, f32) or _macs(op) < MIN_MACS:
+                if half not in halves or tensor_type(op.operands[1]).element_type != half or \
+                        out.element_type not in (half, f32) or _macs(op) < MIN_MACS:
                     continue
                 with ir.InsertionPoint(op), op.location:
                     wide = [ir.Operation.create("stablehlo.convert", operands=[v],
@@ -58,11 +65,11 @@ class UpcastF16Dots(Pass):
                                               attributes={n: op.attributes[n] for n in ("dot_dimension_numbers", "precision_config")
                                                           if n in op.attributes})
                     res = dot.result
-                    if out.element_type == f16:
+                    if out.element_type == half:
                         res = ir.Operation.create("stablehlo.convert", operands=[res], results=[out]).result
                 op.result.replace_all_uses_with(res)
                 op.erase()
-                stats.rewrites["f16-dot"] += 1
+                stats.rewrites["half-dot"] += 1
 
 
-UPCAST_F16_DOTS = register(UpcastF16Dots())
+UPCAST_HALF_DOTS = register(UpcastHalfDots())

@@ -1,4 +1,4 @@
-"""`upcast-f16-dots`: on the CPU a float16 matmul of at least 64^3 multiply-adds runs in float32 on operands
+"""`upcast-half-dots`: on the CPU a float16 or bfloat16 matmul of at least 64^3 multiply-adds runs in float32 on operands
 converted beforehand (behind a barrier); the results are those of a float32 accumulation rounded once."""
 from __future__ import annotations
 
@@ -25,18 +25,24 @@ CASES = {  # name -> (stagec function, its NumPy value on float32 operands, resu
 }
 
 
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_float16_matmuls_run_in_float32(name):
+def test_half_matmuls_run_in_float32(name, half):
     fn, ref, dtype, rewritten = CASES[name]
+    half = np.dtype(snp.bfloat16 if half == "bfloat16" else np.float16)
+    dtype = half if dtype == np.float16 else dtype
+    a, b = A.astype(half), B.astype(half)
     f = stagec.jit(fn)
-    text = f.lower(A, B).as_text("upcast-f16-dots")
+    text = f.lower(a, b).as_text("upcast-half-dots")
     assert ("optimization_barrier" in text) == rewritten
     dot_line = next(line for line in text.splitlines() if "stablehlo.dot_general" in line)
-    assert ("xf16>, tensor<" in dot_line) != rewritten  # the matmul's operands: float32 once rewritten
-    got = np.asarray(f(A, B))
+    mlir_half = "xf16>" if half == np.float16 else "xbf16>"
+    assert (mlir_half + ", tensor<" in dot_line) != rewritten  # the matmul's operands: float32 once rewritten
+    got = np.asarray(f(a, b))
     assert got.dtype == dtype
-    want = ref(A.astype(np.float32), B.astype(np.float32)).astype(dtype)  # float32 accumulation, rounded once
-    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+    want = ref(a.astype(np.float32), b.astype(np.float32)).astype(dtype)  # float32 accumulation, rounded once
+    tol = 2e-3 if half == np.float16 else 1e-2  # (one rounding of the result: half an ulp of its type)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=tol, atol=tol)
 
 
 def test_upcast_only_on_the_cpu():
@@ -44,5 +50,5 @@ def test_upcast_only_on_the_cpu():
     for backend, want in (("cpu", 1), ("cuda", 0)):
         with ir.Context():
             module = ir.Module.parse(text)
-            REGISTRY["upcast-f16-dots"].run(module, PassStats("upcast-f16-dots", backend))
+            REGISTRY["upcast-half-dots"].run(module, PassStats("upcast-half-dots", backend))
             assert str(module).count("optimization_barrier") == want, backend
