@@ -22,8 +22,8 @@ def test_pack_dims_round_trips():
         assert legalize.unpack_dims(legalize.pack_dims(dims)) == dims
 
 
-def _mlir(f, *args) -> str:
-    return stagec.jit(f).lower(*args).as_text("final")
+def _mlir(f, *args, stage: str = "final") -> str:
+    return stagec.jit(f).lower(*args).as_text(stage)
 
 
 def test_rewrite_replaces_large_dots_only():
@@ -34,8 +34,9 @@ def test_rewrite_replaces_large_dots_only():
     assert out is not None
     assert out.count(f"call @{legalize.BLAS_MODULE}.dot_general_0") == 1
     assert out.count("stablehlo.dot_general") == 1  # the 16^3 one stays
-    # bfloat16 and integer products have no BLAS: unchanged
-    assert legalize.blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16)), 1) is None
+    # bfloat16 and integer products have no BLAS: unchanged (`upcast-half-dots` makes half ones float32 first)
+    assert legalize.blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16), stage="dce"), 1) is None
+    assert "stablehlo.convert" in legalize.blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16)), 1)
     assert legalize.blas_dots(_mlir(lambda a: a @ a, np.ones((256, 256), np.int32)), 1) is None
 
 
@@ -126,3 +127,13 @@ def test_same_answer_with_blas_off():
     finally:
         stagec.config.update("cpu_blas", True)
     np.testing.assert_allclose(on, off, rtol=1e-4, atol=1e-3)
+
+
+def test_saved_artifact_calls_blas_when_loaded(tmp_path):
+    a, b = r(256, 128), r(128, 256)
+    compiled = stagec.jit(lambda a, b: snp.tanh(a @ b)).lower(a, b).compile()
+    assert backend.HOST_BLAS in compiled.artifact.meta["flags"]
+    path = tmp_path / "f.stagec"
+    compiled.save(path)
+    loaded = stagec.load(path)
+    _check(loaded(a, b), np.tanh(a.astype(np.float64) @ b))
