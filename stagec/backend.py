@@ -407,7 +407,10 @@ class Backend:
                     rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}",
                                          f"--task_worker_stack_size={WORKER_STACK}")
                 try:
-                    dev = rt.get_device(driver)
+                    if driver in ("local-task", "local-sync") and config.cpu_buffer_cache_mb > 0:
+                        dev = rt.get_driver(driver).create_device_by_uri(driver, allocators=[_buffer_cache_spec()])
+                    else:
+                        dev = rt.get_device(driver)
                 except Exception as e:
                     raise RuntimeError(f"stagec backend {self.name!r}: IREE driver {driver!r} is not available "
                                        f"here ({e}); available: {rt.query_available_drivers()}") from None
@@ -840,6 +843,16 @@ def _host_module(exe: Executable, host_calls: Sequence):
 def _imports_blas(vmfb) -> bool:
     """Whether a module calls BLAS (`legalize.blas_dots`): its import names are in its flatbuffer as written."""
     return (vmfb if isinstance(vmfb, bytes) else memoryview(vmfb).tobytes()).find(_BLAS_IMPORT) >= 0
+
+
+def _buffer_cache_spec() -> str:
+    """IREE's caching allocator for the CPU drivers: freed buffers (up to `config.cpu_buffer_cache_mb` in all, each
+    at most 256 MiB) are kept for the next allocation of their size. A fresh allocation is fresh pages, and the
+    kernel faults each one in when a dispatch first writes it: filling a new 16 MiB buffer took 1.23-1.52 ms, a
+    reused one 0.65 (4 MiB: 295 vs 151 us; 256 KiB: 11.8 vs 7.9), while every jit call writes its results into
+    new buffers."""
+    mb = config.cpu_buffer_cache_mb
+    return f"caching:device_local={min(mb, 256)}mib;{mb}mib;64"
 
 
 def _blas_module(dev):

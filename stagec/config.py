@@ -34,6 +34,8 @@ class Config:
         # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may
         # run on (IREE's default, which follows the affinity mask: 2 here, 1 under `taskset -c 0`).
         "cpu_threads": lambda: int(os.environ.get("STAGEC_CPU_THREADS", "0")),
+        # MiB of freed CPU buffers kept for reuse (backend._buffer_cache_spec), read when a CPU driver starts; 0: none.
+        "cpu_buffer_cache_mb": lambda: int(os.environ.get("STAGEC_CPU_BUFFER_CACHE_MB", "512")),
         # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
         # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
@@ -53,7 +55,7 @@ class Config:
                 "eager_tiering": ("auto", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size", "cpu_threads", "eager_polymorphic",
+                             "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "eager_polymorphic",
                              "async_dispatch", "jit_tiering", "eager_tiering"})
 
     def __init__(self) -> None:

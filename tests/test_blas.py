@@ -137,3 +137,17 @@ def test_saved_artifact_calls_blas_when_loaded(tmp_path):
     compiled.save(path)
     loaded = stagec.load(path)
     _check(loaded(a, b), np.tanh(a.astype(np.float64) @ b))
+
+
+def test_without_the_buffer_cache():
+    """CPU devices made without IREE's caching allocator (`STAGEC_CPU_BUFFER_CACHE_MB=0`) run the same modules."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, stagec\n"
+            "a = np.arange(65536, dtype=np.float32).reshape(256, 256) / 65536\n"
+            "got = np.asarray(stagec.jit(lambda a: (a @ a.T) * 2.0)(a))\n"
+            "assert np.allclose(got, (a.astype(np.float64) @ a.T) * 2, rtol=1e-5), 'wrong'\n"
+            "print('ok')\n")
+    env = dict(__import__("os").environ, STAGEC_CPU_BUFFER_CACHE_MB="0")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
