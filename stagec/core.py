@@ -286,6 +286,9 @@ class Trace:
 
 
 _state = threading.local()
+# Traces active in any thread: while there are none, a hot path (a jit call) skips the thread-local stack.
+tracing_anywhere = [0]
+_anywhere_lock = threading.Lock()
 
 
 def _stack() -> list[Trace]:
@@ -316,10 +319,14 @@ class tracing:
         stack = _stack()
         self.trace.level = len(stack) + 1
         stack.append(self.trace)
+        with _anywhere_lock:
+            tracing_anywhere[0] += 1
         return self.trace
 
     def __exit__(self, *exc):
         _stack().pop()
+        with _anywhere_lock:
+            tracing_anywhere[0] -= 1
         self.trace.active = False
 
 

@@ -29,7 +29,7 @@ from .aot import Runner, invalid_argument
 from .array import Array, to_buffers
 from .backend import Backend, PendingArguments, get_backend
 from .config import config
-from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing
+from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing, tracing_anywhere
 from .stages import Lowered, build_once
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
@@ -295,7 +295,7 @@ class Jitted:
         return build_once((id(cache), key), lambda: cache.get(key), build)
 
     def __call__(self, *args, **kwargs):
-        if _stack():  # called while tracing another function: inline it
+        if tracing_anywhere[0] and _stack():  # called while tracing another function: inline it
             return self.fun(*args, **kwargs)
         if self._simple and not kwargs:  # hot path: positional stagec Arrays only
             cache = self._cache
