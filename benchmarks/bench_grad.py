@@ -5,21 +5,25 @@
     w2 alone is 512x2048 floats, so the batch is kept small).
 
 For each: first call (trace + compile + run; stagec's persistent cache off, so it really compiles) and steady
-state, the two systems timed alternately call by call (the machine's load hits both alike), medians.
+state, the two systems timed alternately call by call (the machine's load hits both alike), medians. Then the
+steady state again with each system in fresh processes of its own, alternating (`--apart` rounds): in one
+process the thread pools of OpenBLAS (stagec's large matmuls) and XLA keep spinning into each other's calls.
 
-    python benchmarks/bench_grad.py [--repeat N]
+    python benchmarks/bench_grad.py [--repeat N] [--apart ROUNDS]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import sys
 
 import numpy as np
 
 import stagec
 import stagec.numpy as snp
 
-from _timing import elapsed, import_jax, timed
+from _timing import elapsed, import_jax, run_json, timed
 
 jax, jnp = import_jax()
 
@@ -114,10 +118,44 @@ def module_report() -> None:
     print("module of value_and_grad (forward 2 dots + backward 3):\n" + line)
 
 
+def alone(name: str, repeat: int) -> dict:
+    """In a fresh process: {workload: median steady seconds} of system `name` alone."""
+    side = next(s for s in systems() if s.name == name)
+    out = {}
+    for w, (f, args) in side.workloads().items():
+        side.block(f(*args))
+        stagec.wait_for_compiles()
+        for _ in range(3):
+            side.block(f(*args))
+        out[w] = statistics.median(elapsed(lambda: side.block(f(*args))) for _ in range(repeat))
+    return out
+
+
+def apart(rounds: int, repeat: int) -> None:
+    names = [s.name for s in systems()]
+    got: dict = {n: {} for n in names}
+    for r in range(rounds):
+        for n in (names if r % 2 == 0 else names[::-1]):
+            for w, t in run_json([sys.executable, __file__, "--alone", n, "--repeat", str(repeat)]).items():
+                got[n].setdefault(w, []).append(t)
+    print(f"steady state, each system in {rounds} fresh processes of its own (alternating), medians:")
+    for w in got[names[0]]:
+        med = {n: statistics.median(got[n][w]) for n in names}
+        line = "   ".join(f"{n} {med[n] * 1e3:7.2f} ms" for n in names)
+        ratio = f"   stagec/jax {med['stagec'] / med['jax']:.2f}" if "jax" in med else ""
+        print(f"  {w:18s} {line}{ratio}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=30)
-    repeat = ap.parse_args().repeat
+    ap.add_argument("--apart", type=int, default=3, help="rounds of one process per system (0: none)")
+    ap.add_argument("--alone", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    repeat = a.repeat
+    if a.alone:
+        print(json.dumps(alone(a.alone, repeat)))
+        return
     stagec.config.update("persistent_cache", False)  # first calls compile
     sides = systems()
     loads = {s.name: s.workloads() for s in sides}
@@ -127,6 +165,8 @@ def main() -> None:
                 f"jit(vmap(grad(loss))) per-example gradients, batch {PER_EXAMPLE_BATCH}",
                 {s.name: (s, *loads[s.name][w]) for s in sides}, repeat)
     module_report()
+    if a.apart:
+        apart(a.apart, repeat)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ CASES = {  # name -> (function of (NumPy module, *arrays), shapes): run with sta
     "two contracting": (lambda np_, a, b: np_.einsum("ikl,klj->ij", a, b), [(128, 16, 8), (16, 8, 700)]),
     "transposed batch": (lambda np_, a, b: np_.matmul(np_.transpose(a, (1, 0, 2)), b), [(128, 4, 64), (4, 64, 96)]),
     "transposed free dims": (lambda np_, a, b: np_.transpose(a, (1, 0, 2)) @ b, [(8, 16, 64), (64, 256)]),
+    "vdot": (lambda np_, a, b: np_.dot(a, b), [(1 << 21,), (1 << 21,)]),
     "sliced": (lambda np_, a, b: a[:, :128] @ b[1:129], [(256, 256), (256, 256)]),
     "fused epilogue": (lambda np_, a, b: np_.tanh(np_.maximum(a @ b, 0) + 1.0), [(256, 96), (96, 160)]),
 }
