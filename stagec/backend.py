@@ -90,7 +90,8 @@ _BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576"
 _LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
 
 # Not an IREE flag: `Backend.compile` takes it out and calls BLAS for the module's large float32/float64 matmuls
-# (`legalize.blas_dots`). In the flags so that the cache key and an artifact's metadata hold the choice.
+# (`legalize.blas_dots`). One of the CPU's flags while `config.cpu_blas` is on (`compile_flags`), so that every
+# cache key (jit modules' and eager kernels') and an artifact's metadata hold the choice.
 HOST_BLAS = "--stagec-host-blas"
 # Multiply-adds from which a matmul calls BLAS. `jit(a @ b)` float32, us per call back to back, fresh processes,
 # 2 cores, BLAS vs IREE: 64^3 11.9 vs 11.4, 96^3 19.6 vs 19.9, 128x128x64 30.4 vs 22.3, 128^3 44 vs 117,
@@ -312,6 +313,8 @@ class Backend:
         """The default compiler flags, with `arch` (a CPU name, `sm_80`, a Vulkan target) replacing the default one."""
         t = TARGETS[self.name]
         flags = [*vulkan_target_flags(), *t.flags] if self.name == "vulkan" else list(t.flags)
+        if self.name == "cpu" and config.cpu_blas:
+            flags.append(HOST_BLAS)
         if arch is None:
             return flags
         # (arch_flag[:-1] also drops the default target's `...-features=`, which describe that target only)
@@ -327,9 +330,6 @@ class Backend:
             flags = [f for f in flags if f != _DATA_TILING]
         if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
             flags += tuning.spec_flags(mlir)
-        if self.name == "cpu" and config.cpu_blas and HOST_BLAS not in flags and "stablehlo.dot_general" in mlir \
-                and any(f"x{t}>" in mlir for t in legalize.BLAS_TYPES):
-            flags.append(HOST_BLAS)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
