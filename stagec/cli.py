@@ -116,8 +116,13 @@ def _lower(ns):
 
 
 def cmd_compile(ns) -> int:
-    lowered = _lower(ns)
-    compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or ())
+    # (an artifact IREE's own tools run: without calls to stagec's BLAS module, unless asked for)
+    blas, _ = config.cpu_blas, config.update("cpu_blas", ns.host_blas)
+    try:
+        lowered = _lower(ns)
+        compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or ())
+    finally:
+        config.update("cpu_blas", blas)
     out = ns.output or f"{lowered.name.removeprefix('jit_')}.stagec"
     compiled.save(out)
     a = compiled.artifact
@@ -317,6 +322,9 @@ def parser() -> argparse.ArgumentParser:
                                   "Vulkan target for vulkan-spirv")
     p.add_argument("--flag", action="append", metavar="IREE_FLAG", help="an extra iree-compile flag")
     p.add_argument("-o", "--output", metavar="FILE", help="artifact path (default FUNCTION.stagec)")
+    p.add_argument("--host-blas", action="store_true",
+                   help="llvm-cpu: large float32/float64 matmuls call NumPy's BLAS (faster; the artifact then runs "
+                        "through stagec.load and `stagec run` only, not IREE's own tools)")
     p.set_defaults(run=cmd_compile)
 
     p = sub.add_parser("dump", help="print a function's module at a stage (default: StableHLO)", formatter_class=fmt,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from stagec import aot, cli
+from stagec.config import config
 
 MODULE = textwrap.dedent("""
     import stagec, stagec.numpy as snp
@@ -155,3 +156,26 @@ def test_console_script_and_python_m(artifact, tmp_path):
         assert r.returncode == 0, r.stderr
         assert "wrote 2 output(s)" in r.stderr and "leaked" not in r.stderr
         np.testing.assert_allclose(np.load(tmp_path / "y.npz")["out1"], x * 3)
+
+
+def test_compiled_matmul_runs_in_iree_tools_unless_it_calls_blas(mod_dir, tmp_path):
+    """`stagec compile` leaves large matmuls to IREE (the artifact runs in `iree-run-module`); `--host-blas` makes
+    them calls to stagec's BLAS module, which `stagec run` provides."""
+    (mod_dir / "cli_mm_mod.py").write_text("def mm(a, b):\n    return a @ b\n")
+    plain, blas = tmp_path / "mm.stagec", tmp_path / "mm_blas.stagec"
+    spec = ["compile", "cli_mm_mod:mm", "--arg", "f32[256,256]", "--arg", "f32[256,256]", "-o"]
+    assert cli.main([*spec, str(plain)]) == 0 and cli.main([*spec, str(blas), "--host-blas"]) == 0
+    assert "--stagec-host-blas" not in aot.read(plain)[1]["flags"]
+    assert "--stagec-host-blas" in aot.read(blas)[1]["flags"]
+    a = np.full((256, 256), 0.5, np.float32)
+    np.save(tmp_path / "a.npy", a)
+    tool = os.path.join(os.path.dirname(sys.executable), "iree-run-module")
+    if os.path.exists(tool):
+        r = subprocess.run([tool, f"--module={plain}", "--device=local-sync", "--function=main",
+                            f"--input=@{tmp_path / 'a.npy'}", f"--input=@{tmp_path / 'a.npy'}"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "64" in r.stdout, r.stderr[-1000:]
+    assert cli.main(["run", str(blas), "--input", str(tmp_path / "a.npy"), "--input", str(tmp_path / "a.npy"),
+                     "-o", str(tmp_path / "out.npy")]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), a @ a, rtol=1e-6)
+    assert config.cpu_blas  # (the command restores the setting it changed)
