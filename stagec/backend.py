@@ -90,7 +90,7 @@ _BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576"
 _LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
 
 # Not an IREE flag: `Backend.compile` takes it out and calls BLAS for the module's large float32/float64 matmuls
-# (`legalize.blas_dots`). One of the CPU's flags while `config.cpu_blas` is on (`compile_flags`), so that every
+# (`legalize.blas_dots`). One of the CPU's flags while `config.cpu_blas` is on (`Backend.flags`), so that every
 # cache key (jit modules' and eager kernels') and an artifact's metadata hold the choice.
 HOST_BLAS = "--stagec-host-blas"
 # Multiply-adds from which a matmul calls BLAS. `jit(a @ b)` float32, us per call back to back, fresh processes,
@@ -313,12 +313,15 @@ class Backend:
         """The default compiler flags, with `arch` (a CPU name, `sm_80`, a Vulkan target) replacing the default one."""
         t = TARGETS[self.name]
         flags = [*vulkan_target_flags(), *t.flags] if self.name == "vulkan" else list(t.flags)
-        if self.name == "cpu" and config.cpu_blas:
-            flags.append(HOST_BLAS)
         if arch is None:
             return flags
         # (arch_flag[:-1] also drops the default target's `...-features=`, which describe that target only)
         return [f for f in flags if not f.startswith(t.arch_flag[:-1])] + [t.arch_flag + arch]
+
+    def flags(self, arch: str | None = None) -> list[str]:
+        """`compile_flags(arch)` (iree-compile's) and stagec's own choices for the backend's modules, which
+        `compile` takes out before IREE sees them: `HOST_BLAS` on the CPU while `config.cpu_blas` is on."""
+        return self.compile_flags(arch) + ([HOST_BLAS] if self.name == "cpu" and config.cpu_blas else [])
 
     def module_flags(self, mlir: str, flags: Sequence[str]) -> list[str]:
         """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
@@ -336,10 +339,10 @@ class Backend:
                 side_flags: Sequence[str] = ()) -> bytes:
         """MLIR text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file.
 
-        `flags` replaces `compile_flags()`; `side_flags` (e.g. dumping dispatch sources) do not change the module."""
+        `flags` replaces `flags()`; `side_flags` (e.g. dumping dispatch sources) do not change the module."""
         import iree.compiler as ic
         extra = list(side_flags)
-        flags = self.module_flags(mlir, self.compile_flags() if flags is None else flags)
+        flags = self.module_flags(mlir, self.flags() if flags is None else flags)
         if any(f.startswith(_TUNING) for f in flags):
             # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may
             # pick up another dispatch's configuration, which asks for the same lock: iree-compile hung (all

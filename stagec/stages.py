@@ -249,7 +249,7 @@ class Lowered:
         located = lower_graph(self.graph, self.name, []).operation.get_asm(enable_debug_info=True)
         with tempfile.TemporaryDirectory(prefix="stagec-html-") as d:
             t1 = time.perf_counter()
-            self.backend.compile(stages["final"], self.name, self.backend.compile_flags(),
+            self.backend.compile(stages["final"], self.name, self.backend.flags(),
                                  [f"--iree-hal-dump-executable-sources-to={d}"])
             compile_s = time.perf_counter() - t1
             dispatches = []
@@ -273,7 +273,7 @@ class Lowered:
         ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not."""
         from .passes.dump import dispatch_flags, dump_lowered, write_index
         backend = get_backend(find_target(target or self.backend.name).backend)
-        all_flags = backend.compile_flags(arch) + list(flags)
+        all_flags = backend.flags(arch) + list(flags)
         graph = self.graph
         # (the passes know the backend: another one's module is lowered again)
         src = self if backend is self.backend else Lowered(graph, self.name, self.in_tree, self.out_tree, self.donated,

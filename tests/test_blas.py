@@ -126,10 +126,12 @@ def test_same_answer_with_blas_off():
         off = np.asarray(stagec.jit(f)(a, b))
         assert backend.HOST_BLAS not in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
         # (eager kernels' keys hold the CPU's flags too: the choice reaches them)
-        assert backend.HOST_BLAS not in backend.get_backend("cpu").compile_flags()
+        assert backend.HOST_BLAS not in backend.get_backend("cpu").flags()
     finally:
         stagec.config.update("cpu_blas", True)
     np.testing.assert_allclose(on, off, rtol=1e-4, atol=1e-3)
+    assert backend.HOST_BLAS in backend.get_backend("cpu").flags()
+    assert backend.HOST_BLAS not in backend.get_backend("cpu").compile_flags()  # (iree-compile's only)
 
 
 def test_saved_artifact_calls_blas_when_loaded(tmp_path):
