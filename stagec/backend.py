@@ -110,8 +110,9 @@ def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
         lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
         k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
         macs = k * math.prod(int(d) for d in out if d.isdigit())
-        if not (HOST_BLAS in flags and macs >= BLAS_MIN_MACS and m[2][-3:] in legalize.BLAS_TYPES
-                and m[2][-3:] == m[3][-3:]):
+        # (the rhs's type is taken as the lhs's: a mixed product miscounted here only moves the driver choice)
+        types = [m[2].rsplit("x", 1)[-1], m[3].rsplit("x", 1)[-1]]
+        if not (HOST_BLAS in flags and legalize.calls_blas(types, macs, BLAS_MIN_MACS)):
             total += macs
     return total
 

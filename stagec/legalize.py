@@ -265,6 +265,12 @@ def unpack_dims(packed: int) -> list[int]:
     return dims
 
 
+def calls_blas(element_types: Sequence[str], macs: int, min_macs: int) -> bool:
+    """Whether a (statically shaped) `dot_general` whose operands and result have these element types ("f32", ...)
+    and `macs` multiply-adds becomes a BLAS call (`blas_dots`)."""
+    return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and macs >= min_macs
+
+
 def blas_dots(mlir: str, min_macs: int) -> str | None:
     """`mlir` with each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (operands and result
     of one type, static shapes) replaced by a call to `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching,
@@ -283,15 +289,14 @@ def blas_dots(mlir: str, min_macs: int) -> str | None:
         i64 = ir.IntegerType.get_signless(64)
         for dot in dots:
             types = [ir.RankedTensorType(v.type) for v in (*dot.operands, dot.results[0])]
-            if len({str(t.element_type) for t in types}) != 1 or str(types[0].element_type) not in BLAS_TYPES:
-                continue
             if not all(t.has_static_shape and 0 < min(t.shape, default=1) for t in types) or \
                     max(len(t.shape) for t in types) > 15:
                 continue
             dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
                     for m in _DIMS.finditer(str(dot.attributes["dot_dimension_numbers"]))}
             lc = dims.get(("lhs", "contracting"), [])
-            if math.prod(types[2].shape) * math.prod(types[0].shape[d] for d in lc) < min_macs:
+            macs = math.prod(types[2].shape) * math.prod(types[0].shape[d] for d in lc)
+            if not calls_blas([str(t.element_type) for t in types], macs, min_macs):
                 continue
             operands = list(dot.operands)
             for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
