@@ -144,20 +144,28 @@ def isolate_multi_use_reductions(mlir: str) -> str | None:
                     yield u
 
         def reaches_reduce(op) -> bool:
+            # (`seen` holds the operations, equal and hashed by the op they wrap: each `owner` is a fresh Python
+            # wrapper, and the `id` of a freed one was reused for another op, which then counted as seen: the walk
+            # stopped early in about a third of the runs and the hazard went unfixed)
             work, seen = [op], set()
             while work:
                 o = work.pop()
                 if reducing(o):
                     return True
-                if id(o) in seen or o.name == "func.return":
+                if o.operation in seen or o.name == "func.return":
                     continue
-                seen.add(id(o))
+                seen.add(o.operation)
                 work.extend(uses(o))
             return False
 
         changed = False
         for r in reduces:
             found = list(users(r))
+            # (a use whose results only feed another use, as `is_finite(m)` in `select(is_finite(m), m, 0)`, is part
+            # of that use: one value derived from r, not a second consumer)
+            ops = {u.operation for u in found}
+            found = [u for u in found if not (feeds := [x.operation for x in uses(u)])
+                     or not all(x in ops for x in feeds)]
             if len(found) < 2 or not any(_elementwise(u) and reaches_reduce(u) for u in found):
                 continue
             for v in r.results:
@@ -170,7 +178,6 @@ def isolate_multi_use_reductions(mlir: str) -> str | None:
         return str(module) if changed else None
 
 
-# Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
 def _ops_where(module, keep) -> list:
     """The ops of `module`, nested ones included, for which `keep(op)` holds, in walk order."""
     from iree.compiler import ir
@@ -179,6 +186,7 @@ def _ops_where(module, keep) -> list:
     return found
 
 
+# Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
 _VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
 
 

@@ -54,6 +54,25 @@ def test_common_normalizations_are_left_alone():
     x = np.zeros((64, 128), np.float32)
     layernorm = lambda v: (v - v.mean(1, keepdims=True)) / snp.sqrt(v.var(1, keepdims=True) + 1e-5)
     for f in (layernorm, stagec.nn.softmax, stagec.nn.log_softmax, lambda v: stagec.nn.logsumexp(v, 1),
-              stagec.grad(lambda v: snp.sum(layernorm(v) ** 3)),
-              stagec.value_and_grad(lambda v: -snp.sum(stagec.nn.log_softmax(v)[:, 0]))):
+              stagec.grad(lambda v: snp.sum(layernorm(v) ** 3))):
         assert isolate_multi_use_reductions(stagec.jit(f).lower(x).as_text("final")) is None
+    # A log-softmax loss beside the softmax of its gradient is the pattern itself (found only some of the time
+    # before the search was fixed); it gets the barrier and is right (it was right without it too, at this size).
+    z = RNG.standard_normal((64, 128)).astype(np.float32)
+    vg = stagec.jit(stagec.value_and_grad(lambda v: -snp.sum(stagec.nn.log_softmax(v)[:, 0])))
+    zd = z.astype(np.float64)
+    lse = np.log(np.exp(zd).sum(1, keepdims=True))
+    want = np.exp(zd - lse)
+    want[:, 0] -= 1
+    value, grad = vg(z)
+    np.testing.assert_allclose(float(value), -np.sum((zd - lse)[:, 0]), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(grad), want, atol=1e-6)
+
+
+def test_the_hazard_is_found_every_time():
+    """The search walked the module with a visited set of Python `id`s of op wrappers, which the bindings make afresh
+    and free: a reused `id` ended the walk early in about a third of the runs, the barrier was left out, and the
+    loss above came back -1125.6 for -1028.1 (one cached module in four runs of the suite)."""
+    z = np.zeros((8, 33), np.float32)
+    text = stagec.jit(stagec.value_and_grad(lambda v: snp.sum(stagec.nn.log_softmax(v)))).lower(z).as_text("final")
+    assert all(isolate_multi_use_reductions(text) is not None for _ in range(40))
