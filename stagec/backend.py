@@ -97,7 +97,7 @@ HOST_BLAS = "--stagec-host-blas"
 # 2 cores, BLAS vs IREE: 64^3 11.9 vs 11.4, 96^3 19.6 vs 19.9, 128x128x64 30.4 vs 22.3, 128^3 44 vs 117,
 # 256^3 160 vs 450, 512^3 0.94 vs 2.09 ms, 16x4096x16 44 vs 136, 1x2048x2048 342 vs 1422.
 BLAS_MIN_MACS = 1 << 21
-_BLAS_IMPORT = (legalize.BLAS_MODULE + ".").encode()
+_BLAS_IMPORT = re.compile(re.escape(legalize.BLAS_MODULE + ".").encode())
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 _TUNING = tuning.FLAG
 
@@ -845,8 +845,9 @@ def _host_module(exe: Executable, host_calls: Sequence):
 
 
 def _imports_blas(vmfb) -> bool:
-    """Whether a module calls BLAS (`legalize.blas_dots`): its import names are in its flatbuffer as written."""
-    return (vmfb if isinstance(vmfb, bytes) else memoryview(vmfb).tobytes()).find(_BLAS_IMPORT) >= 0
+    """Whether a module calls BLAS (`legalize.blas_dots`): its import names are in its flatbuffer as written.
+    (A regex searches any bytes-like object in place: a cached module is a memoryview, not copied.)"""
+    return _BLAS_IMPORT.search(vmfb) is not None
 
 
 def _buffer_cache_spec() -> str:
@@ -866,7 +867,7 @@ def _blas_module(dev):
     rt = _rt()
     bv_type, mapped = rt.HalBufferView, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
     usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
-    dtypes = {int(rt.HalElementType.FLOAT_32): np.dtype(np.float32), int(rt.HalElementType.FLOAT_64): np.dtype(np.float64)}
+    dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64)}  # (legalize.BLAS_TYPES)
 
     class Blas:
         def __init__(self, iface):
@@ -888,12 +889,9 @@ def _blas_module(dev):
         buf = dev.allocator.allocate_buffer(memory_type=mapped, allowed_usage=usage,
                                             allocation_size=max(1, math.prod(shape)) * dt.itemsize)
         out = buf.map().asarray(shape, dt)
-        if nb == 1:  # (a 2-D product: NumPy calls gemm, with either operand transposed in place)
-            np.matmul(a.transpose(lf + lc).reshape(nm, k), b.transpose(rc + rf).reshape(k, nn),
-                      out=out.reshape(nm, nn))
-        else:
-            np.matmul(a.transpose(lb + lf + lc).reshape(nb, nm, k), b.transpose(rb + rc + rf).reshape(nb, k, nn),
-                      out=out.reshape(nb, nm, nn))
+        lead = () if nb == 1 else (nb,)  # (one batch: a 2-D product, one gemm, either operand transposed in place)
+        np.matmul(a.transpose(lb + lf + lc).reshape(*lead, nm, k), b.transpose(rb + rc + rf).reshape(*lead, k, nn),
+                  out=out.reshape(*lead, nm, nn))
         del out, a, b
         return bv_type(buf, list(shape), et).ref
 

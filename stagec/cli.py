@@ -117,7 +117,8 @@ def _lower(ns):
 
 def cmd_compile(ns) -> int:
     # (an artifact IREE's own tools run: without calls to stagec's BLAS module, unless asked for)
-    blas, _ = config.cpu_blas, config.update("cpu_blas", ns.host_blas)
+    blas = config.cpu_blas
+    config.update("cpu_blas", ns.host_blas)
     try:
         lowered = _lower(ns)
         compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or ())

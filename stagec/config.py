@@ -55,8 +55,8 @@ class Config:
                 "eager_tiering": ("auto", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "eager_polymorphic",
-                             "async_dispatch", "jit_tiering", "eager_tiering"})
+                             "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb",
+                             "eager_polymorphic", "async_dispatch", "jit_tiering", "eager_tiering"})
 
     def __init__(self) -> None:
         self._values = {}
