@@ -244,8 +244,8 @@ def test_eager_ops_when_every_call_is_asynchronous():
 
 
 def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for_later_on_the_worker():
-    # Waiting at once for each result, the caller runs the call itself (no hand-off to the worker and back);
-    # doing other work first, it leaves the call to the worker, which starts at once.
+    # Waiting at once for each result, the caller runs the next call itself, at once (no hand-off to the worker
+    # and back); once it does other work before waiting, its next calls go to the worker, which starts at once.
     threads = []
 
     def host(v):
@@ -256,15 +256,20 @@ def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for
         np.testing.assert_array_equal(np.asarray(f(X + k)), X + k + 1)
     assert threading.get_ident() in threads[1:]
     y = f(X)
+    assert y.is_ready() and threads[-1] == threading.get_ident()  # (run before `f` returned)
     gone = threading.Event()
-    assert gone.wait(0.05) is False  # (other work: the worker took the call meanwhile)
+    assert gone.wait(0.05) is False  # other work before waiting: the next call is the worker's
     np.testing.assert_array_equal(np.asarray(y), X + 1)
+    y = f(X + 2)
+    assert gone.wait(0.05) is False  # (the worker took the call meanwhile)
+    np.testing.assert_array_equal(np.asarray(y), X + 3)
     assert threads[-1] != threading.get_ident()
 
 
-def test_threads_waiting_on_each_others_pending_results():
-    # The main thread runs a call it waited for at once while the worker runs another thread's call that
-    # depends on it: the worker must wait for the main thread, not for more work in its queue.
+def test_a_call_run_on_its_callers_thread_holds_up_no_other_threads_call():
+    # The main thread runs a call itself (it waited for its last calls at once) while another thread makes one:
+    # the worker runs that one meanwhile. The other thread opens the gate the main thread's call waits at only
+    # once its own result is in: held up behind the main thread's call, it would leave the gate shut (30 s).
     ran_on, gates = [], [Gate()]
 
     def host(v):
@@ -279,18 +284,21 @@ def test_threads_waiting_on_each_others_pending_results():
     gates.append(gate)
     warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
     for _ in range(2):
-        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
+        np.asarray(warm(X))  # (waited for at once: the next call runs on its caller's thread)
     out = {}
-    other = threading.Thread(target=lambda: out.setdefault("z", np.asarray(g(y))))
-    threading.Timer(0.05, other.start).start()  # g(y) is enqueued while the main thread runs y
-    threading.Timer(0.3, gate.open).start()
+
+    def other():
+        gate.reached.wait(30)
+        out["z"] = np.asarray(g(X))
+        gate.open()
+    t = threading.Thread(target=other)
+    t.start()
+    t0 = time.perf_counter()
     y = f(X)
+    assert time.perf_counter() - t0 < 20 and ran_on == [threading.get_ident()]
     np.testing.assert_array_equal(np.asarray(y), X * 2 + 1)
-    assert ran_on == [threading.get_ident()]
-    time.sleep(0.1)
-    other.join(60)
-    assert not other.is_alive()
-    np.testing.assert_array_equal(out["z"], (X * 2 + 1) * 3)
+    t.join(30)
+    np.testing.assert_array_equal(out["z"], X * 3)
 
 
 def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
@@ -307,7 +315,7 @@ def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
     gate.event.clear()
     ran_on.clear()
     for _ in range(2):
-        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
+        np.asarray(warm(X))  # (waited for at once: the next call runs on its caller's thread)
     main = threading.get_ident()
     opened_before_the_barrier_returned = []
 
