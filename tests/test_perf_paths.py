@@ -183,7 +183,7 @@ def test_tuning_spec_goes_to_modules_that_read_rows_only():
 
 @pytest.mark.parametrize("shape", [(5, 33), (16, 100), (8, 1024)])
 def test_tuned_row_reductions_match_numpy(shape, tmp_path):
-    # Rows of 33 and 100 floats leave a remainder past the 32-float vectors (loop peeling); each module's
+    # Rows of 33 and 100 floats are shorter than the 128-float vectors, 1024 a multiple of them; each module's
     # dispatch configuration shows whether the spec tiled it (rows) or left IREE's tiles (columns).
     backend = get_backend("cpu")
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 3
@@ -194,7 +194,7 @@ def test_tuned_row_reductions_match_numpy(shape, tmp_path):
         mlir, folder = f.lower(x).as_text("final"), tmp_path / name.replace(" ", "-")
         backend.compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
         configs = "".join(p.read_text() for p in folder.iterdir())
-        assert ("vector_reduction = [0, 32]" in configs) == ("columns" not in name), name
+        assert ("vector_reduction = [0, 128]" in configs) == ("columns" not in name), name
 
 
 def test_tuning_spec_failure_compiles_without_it_and_its_file_is_in_the_cache_key(tmp_path):

@@ -5,10 +5,15 @@
 //
 // Why: IREE 3.13 tiles such a dispatch 8 rows x 8 columns. Its split of a reduction into vector accumulators
 // (LLVMCPUSplitReduction) takes only a reduction with one input, so the second reduction reduces every 8-float
-// vector across its lanes. One row per tile with 32-float vectors does a quarter of those lane reductions.
-// Single-threaded (iree-benchmark-module / iree.runtime, float32): layernorm 4096x1024 3.53 -> 2.69 ms, softmax
-// 4096x1024 6.88 -> 6.10, softmax 512x100 0.141 -> 0.084 (loop peeling handles the remainder: without it a
-// 4096x1000 layernorm took 4x as long). A reduction down columns, or one reduction alone (sum(x*(x+1), 1)),
+// vector across its lanes. One row per tile with 128-float vectors does 1/16 of those lane reductions, and its
+// split reduction keeps 8 (AVX-512) or 16 (AVX2) independent vector accumulators, enough to hide the latency of
+// each add or max. Single-threaded, 32-float vectors (Zen 3, AVX2; iree-benchmark-module / iree.runtime):
+// layernorm 4096x1024 3.53 -> 2.69 ms, softmax 4096x1024 6.88 -> 6.10, softmax 512x100 0.141 -> 0.084 (loop
+// peeling handles the remainder: without it a 4096x1000 layernorm took 4x as long). Then 32 -> 128 floats
+// (a Xeon with AVX-512, jit calls on 2 cores, 3 alternating processes each, medians): softmax 4096x1024
+// 1.39-1.45 -> 1.24-1.29 ms, layernorm 0.95-0.97 -> 0.85-0.90; compiled for AVX2 (haswell) on that Xeon, softmax
+// 3.05 -> 1.54 ms, layernorm 0.95 -> 0.87. 256 floats measured alike on AVX-512, worse on AVX2; 64, worse on
+// both. A reduction down columns, or one reduction alone (sum(x*(x+1), 1)),
 // was slower with this configuration and is not matched (docs/passes.md, "Softmax and layernorm").
 module @rows attributes {transform.with_named_sequence} {
   // A generic op over (rows, columns) reducing the columns.
@@ -79,19 +84,19 @@ module @rows attributes {transform.with_named_sequence} {
     %1 = transform.include @row_reduction failures(propagate) (%q) : (!transform.any_op) -> !transform.any_op
     transform.yield %op : !transform.any_op
   }
-  // One row per tile, 32-float vectors, for the matched op (the dispatch's root) and the ops fused with it.
+  // One row per tile, 128-float vectors, for the matched op (the dispatch's root) and the ops fused with it.
   transform.named_sequence @one_row_per_tile(%op: !transform.any_op {transform.readonly}) {
     %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
     %red = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>]} in %f : (!transform.any_op) -> !transform.any_op
-    %red_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [1, 0], vector_reduction = [0, 32]> -> !transform.any_param
+    %red_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [1, 0], vector_reduction = [0, 128]> -> !transform.any_param
     transform.annotate %red "lowering_config" = %red_cfg : !transform.any_op, !transform.any_param
     %ew = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> !transform.any_op
-    %ew_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [1, 0], vector_inner_parallel = [0, 32]> -> !transform.any_param
+    %ew_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [1, 0], vector_inner_parallel = [0, 128]> -> !transform.any_param
     transform.annotate %ew "lowering_config" = %ew_cfg : !transform.any_op, !transform.any_param
     %fill = transform.structured.match ops{["linalg.fill"]} in %f : (!transform.any_op) -> !transform.any_op
     %fill_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [1]> -> !transform.any_param
     transform.annotate %fill "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param
-    %cfg = transform.param.constant #iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<distribution = [32, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 32]>, translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>, {enable_loop_peeling}>> -> !transform.any_param
+    %cfg = transform.param.constant #iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<distribution = [32, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 128]>, translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>, {enable_loop_peeling}>> -> !transform.any_param
     transform.annotate %op "compilation_info" = %cfg : !transform.any_op, !transform.any_param
     transform.yield
   }
