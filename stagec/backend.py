@@ -891,27 +891,39 @@ def _blas_module(dev):
         def __init__(self, iface):
             pass
 
-    def dot_general(_self, lhs_ref, rhs_ref, lb, rb, lc, rc):
-        lhs, rhs = lhs_ref.deref(bv_type), rhs_ref.deref(bv_type)
-        et = lhs.element_type
-        dt = dtypes[int(et)]
-        a = lhs.map().asarray(tuple(lhs.shape), dt)
-        b = rhs.map().asarray(tuple(rhs.shape), dt)
-        lb, rb, lc, rc = (legalize.unpack_dims(d) for d in (lb, rb, lc, rc))
-        lf = [d for d in range(a.ndim) if d not in lb and d not in lc]
-        rf = [d for d in range(b.ndim) if d not in rb and d not in rc]
-        batch, m, n = [a.shape[d] for d in lb], [a.shape[d] for d in lf], [b.shape[d] for d in rf]
-        k = math.prod(a.shape[d] for d in lc)
+    plans: dict = {}  # (operand shapes, packed dimension numbers, element type) -> `plan`'s result
+
+    def plan(lshape, rshape, et: int, *packed):
+        """How one signature calls np.matmul: the operands' shapes, permutations and 2-D or 3-D (batched) shapes,
+        the result's. Worked out once: a call comes right after a BLAS call or a dispatch that evicted this
+        Python code from the caches, where the steps below took 10-30 us."""
+        dt = dtypes[et]
+        lb, rb, lc, rc = (legalize.unpack_dims(d) for d in packed)
+        lf = [d for d in range(len(lshape)) if d not in lb and d not in lc]
+        rf = [d for d in range(len(rshape)) if d not in rb and d not in rc]
+        batch, m, n = [lshape[d] for d in lb], [lshape[d] for d in lf], [rshape[d] for d in rf]
+        k = math.prod(lshape[d] for d in lc)
         nb, nm, nn = math.prod(batch), math.prod(m), math.prod(n)
         shape = (*batch, *m, *n)
-        buf = dev.allocator.allocate_buffer(memory_type=mapped, allowed_usage=usage,
-                                            allocation_size=max(1, math.prod(shape)) * dt.itemsize)
-        out = buf.map().asarray(shape, dt)
         lead = () if nb == 1 else (nb,)  # (one batch: a 2-D product, one gemm, either operand transposed in place)
-        np.matmul(a.transpose(lb + lf + lc).reshape(*lead, nm, k), b.transpose(rb + rc + rf).reshape(*lead, k, nn),
-                  out=out.reshape(*lead, nm, nn))
-        del out, a, b
-        return bv_type(buf, list(shape), et).ref
+        if len(plans) >= 256:
+            plans.clear()
+        p = plans[(*lshape, -1, *rshape, et, *packed)] = (
+            dt, tuple(lshape), tuple(lb + lf + lc), (*lead, nm, k), tuple(rshape), tuple(rb + rc + rf), (*lead, k, nn),
+            shape, list(shape), (*lead, nm, nn), max(1, math.prod(shape)) * dt.itemsize)
+        return p
+
+    def dot_general(_self, lhs_ref, rhs_ref, lb, rb, lc, rc):
+        lhs, rhs = lhs_ref.deref(bv_type), rhs_ref.deref(bv_type)
+        lshape, rshape, et = lhs.shape, rhs.shape, lhs.element_type
+        p = plans.get((*lshape, -1, *rshape, int(et), lb, rb, lc, rc))
+        if p is None:
+            p = plan(lshape, rshape, int(et), lb, rb, lc, rc)
+        dt, ls, lperm, l2, rs, rperm, r2, shape, shape_list, o2, nbytes = p
+        buf = dev.allocator.allocate_buffer(memory_type=mapped, allowed_usage=usage, allocation_size=nbytes)
+        np.matmul(lhs.map().asarray(ls, dt).transpose(lperm).reshape(l2),
+                  rhs.map().asarray(rs, dt).transpose(rperm).reshape(r2), out=buf.map().asarray(shape, dt).reshape(o2))
+        return bv_type(buf, shape_list, et).ref
 
     iface = rt.PyModuleInterface(legalize.BLAS_MODULE, Blas)
     for i in range(legalize.BLAS_IMPORTS):
