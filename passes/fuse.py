@@ -15,7 +15,10 @@ transcendental producers are never recomputed. At the CPU target's O3, IREE form
 as we do for every cluster except those reading a `reshape` (`sin(x.reshape(...)) + 1`: 2 dispatches
 without us, 1 with), so the default pass, `fuse`, only rewrites clusters that read a reshape: anywhere
 else it would cost compile time (~0.2 s the first time a process builds a generic, when the bindings
-import their linalg module) and gain nothing. `fuse-all` rewrites every cluster. Numerics: the scalar ops are the ones IREE's own
+import their linalg module) and gain nothing. `fuse-all` rewrites every cluster. One more rewrite, on the CPU,
+in both: reductions down the columns of values with common producers (a mean squared error and its gradient's
+bias sum) become one generic (`_fuse_siblings`), where IREE gives each a dispatch and writes the values one
+reads to memory in the other's. Numerics: the scalar ops are the ones IREE's own
 StableHLO->linalg conversion produces, so results match the unfused module up to reduction order.
 """
 from __future__ import annotations
@@ -140,8 +143,9 @@ def _collect(members: list, rank: int, shape, out_map):
 
 
 def _generic(members: list, rank: int, shape, outs: list, iterators: list[str], collected=None) -> ir.Operation:
-    """Build the linalg.generic computing `members`: one result per `(init, map, combiner or None)` of `outs`,
-    each the last member's value, or that value folded into the result by the combiner (a reduction)."""
+    """Build the linalg.generic computing `members`: one result per `(init, map, combiner or None[, member])` of
+    `outs`, each the member's value (default: the last member's), or that value folded into the result by the
+    combiner (a reduction)."""
     member_ids = {m.operation for m in members}
     inputs, maps, consts, index = collected or _collect(members, rank, shape, outs[0][1])
     inits = [o[0] for o in outs]
@@ -164,9 +168,10 @@ def _generic(members: list, rank: int, shape, outs: list, iterators: list[str], 
             return block.arguments[index[v]]
         for m in members:
             env[m.operation] = scalar_ops.emit(m, [scalar(v) for v in m.operands])
-        value = env[members[-1].operation]
-        results = [value if comb is None else scalar_ops.emit(comb, [block.arguments[len(inputs) + i], value])
-                   for i, (_, _, comb) in enumerate(outs)]
+        results = []
+        for i, (_, _, comb, *of) in enumerate(outs):  # (the value of member `of[0]`, else of the last member)
+            value = env[(of[0] if of else members[-1]).operation]
+            results.append(value if comb is None else scalar_ops.emit(comb, [block.arguments[len(inputs) + i], value]))
         ir.Operation.create("linalg.yield", results=[], operands=results)
     return g
 
@@ -312,6 +317,94 @@ def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats,
     return True
 
 
+def _sibling_groups(block) -> list[list]:
+    """The block's fusable reductions (`_reduce_parts`) of elementwise results, grouped by input shape, element
+    type and reduced dimensions when those are leading ones (down columns): groups of two or more."""
+    groups: dict = {}
+    for op in block.operations:
+        if op.name != "stablehlo.reduce" or _reduce_parts(op) is None:
+            continue
+        t = tensor_type(op.operands[0])
+        dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        if t.rank < 2 or dims != list(range(len(dims))) or len(dims) >= t.rank \
+                or not _elementwise(producer(op.operands[0]), t.shape):
+            continue
+        groups.setdefault((tuple(t.shape), str(t.element_type), tuple(dims)), []).append(op)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _reach(seed, shape) -> set:
+    """The elementwise ops `seed`'s value is computed from (itself included)."""
+    out, work = set(), [seed]
+    while work:
+        m = work.pop()
+        if m.operation in out:
+            continue
+        out.add(m.operation)
+        work += [p for v in m.operands if (p := producer(v)) is not None and _elementwise(p, shape)]
+    return out
+
+
+def _fuse_siblings(ops: list, stats: PassStats, dead: set) -> bool:
+    """Reductions down the columns of values computed from common elementwise producers (a mean squared error and
+    its gradient's bias sum, both from `d = x @ w + b - y`) -> one generic: each reduction, and each value also
+    used elsewhere (the gradient itself), computed in one pass over the inputs. IREE gives each reduction a
+    dispatch of its own, and the values one reads are written to memory by the other's and read back."""
+    shape = tensor_type(ops[0].operands[0]).shape
+    reaches = [_reach(producer(op.operands[0]), shape) for op in ops]
+    chosen, union = [0], set(reaches[0])
+    for i in range(1, len(ops)):  # (only reductions sharing producers with those chosen: else nothing is saved)
+        if reaches[i] & union:
+            chosen.append(i)
+            union |= reaches[i]
+    if len(chosen) < 2:
+        return False
+    ops = [ops[i] for i in chosen]
+    seeds = list({(p := producer(op.operands[0])).operation: p for op in ops}.values())
+    members = _grow(seeds, shape)
+    ids = {m.operation for m in members} | {op.operation for op in ops}
+    kept = [m for m in members if any(u.owner.operation not in ids for u in m.result.uses)]
+    if _reads_reduction(members) or len(kept) > 2:  # (more full-size results than 2: not measured)
+        return False
+    rank = len(shape)
+    red, out_map, iterators = _reduce_loops(ops[0], rank)
+    collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank) if kept else out_map)
+    if collected is None:
+        return False
+    # One op must do it all: after every input is defined, before every use of what it replaces.
+    block = ops[0].operation.block
+    order = {op.operation: i for i, op in enumerate(block.operations)}
+    first_use = min([order.get(u.owner.operation, -1) for m in kept for u in m.result.uses
+                     if u.owner.operation not in ids] +
+                    [order.get(u.owner.operation, -1) for op in ops for u in op.result.uses])
+    defs = [order.get(p.operation, -1) for v in collected[0] if (p := producer(v)) is not None]
+    last_def = max(defs, default=-1)
+    if first_use <= last_def:
+        return False
+    ops_list = list(block.operations)
+    before = ops_list[last_def + 1]
+    with ir.InsertionPoint(before), ops[0].location:
+        outs = [(ir.Operation.create("tensor.empty", results=[m.result.type], operands=[]).result,
+                 ir.AffineMap.get_identity(rank), None, m) for m in kept]
+        for op in ops:
+            comb, init = _reduce_parts(op)
+            outs.append((make_constant(np.array(init), tensor_type(op.result)), out_map, comb,
+                         producer(op.operands[0])))
+        g = _generic(members, rank, shape, outs, iterators, collected)
+    for i, op in enumerate(ops):
+        init_op = producer(op.operands[1])
+        op.results[0].replace_all_uses_with(g.results[len(kept) + i])
+        _kill(op, dead)
+        if init_op is not None and not len(list(init_op.result.uses)):
+            _kill(init_op, dead)
+    for i, m in enumerate(kept):
+        m.result.replace_all_uses_with(g.results[i])
+    _erase(members, dead)
+    stats.rewrites["sibling-reductions"] += len(ops)
+    stats.rewrites["ops-fused"] += len(members)
+    return True
+
+
 def _fuse_elementwise(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
     if len(op.results) != 1 or len(op.regions) or not _static(op.result):
         return False
@@ -344,6 +437,10 @@ class Fuse(Pass):
 
     def _block(self, block, stats: PassStats) -> None:
         dead: set = set()
+        if stats.backend == "cpu":
+            for group in _sibling_groups(block):
+                if not any(hash(op.operation) in dead for op in group):
+                    _fuse_siblings(group, stats, dead)
         snapshot = [(hash(op.operation), op) for op in block.operations]  # hashed while all are alive
         for h, op in reversed(snapshot):  # users before producers
             if h in dead:  # erased by an earlier rewrite: not to be touched

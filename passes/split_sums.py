@@ -45,6 +45,23 @@ def _sum(x: ir.Value, dims: list[int], init: ir.Value) -> ir.Value:
     return op.result
 
 
+def _sibling_columns(op, shape: list[int]) -> int:
+    """How many leading dimensions another reduction in `op`'s block reduces, of an array of `shape` (0: none).
+    A mean squared error beside its gradient's bias sum, say: summed down the columns first, the whole sum is a
+    reduction like the other, and `fuse` computes both in one pass over their common producers."""
+    for other in op.block.operations:
+        if other.name != "stablehlo.reduce" or other.operation == op or len(other.operands) != 2:
+            continue
+        t = tensor_type(other.operands[0])
+        dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(other.attributes["dimensions"]))
+        k = len(dims)
+        # (each sequential sum, down a column and then of the column sums, at most MIN_ELEMENTS long)
+        if t.has_static_shape and list(t.shape) == shape and 0 < k < len(shape) and dims == list(range(k)) \
+                and max(math.prod(shape[:k]), math.prod(shape[k:])) <= MIN_ELEMENTS:
+            return k
+    return 0
+
+
 class SplitSums(Pass):
     name = "split-sums"
     description = "CPU: a sum over all of a large array sums rows of 256-4096 first (IREE sums it in one accumulator)"
@@ -58,6 +75,14 @@ class SplitSums(Pass):
             dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
             if (not t.has_static_shape or dims != list(range(t.rank)) or math.prod(t.shape) < MIN_ELEMENTS
                     or splat_value(init) != 0):
+                continue
+            lead = _sibling_columns(op, list(t.shape))
+            if lead:  # down the columns first, as a reduction beside it does: `fuse` can then do both in one pass
+                with ir.InsertionPoint(op), op.location:
+                    total = _sum(_sum(x, list(range(lead)), init), list(range(t.rank - lead)), init)
+                op.result.replace_all_uses_with(total)
+                op.erase()
+                stats.rewrites["split-sum"] += 1
                 continue
             row = _row_length(list(t.shape))
             if row is None:

@@ -223,3 +223,63 @@ def test_softmax_fusion_is_cpu_only():
     assert ("linalg.generic" in lowered.as_text("final")) == (lowered.backend.name == "cpu")
     for target in ("vulkan-spirv", "cuda"):
         assert lowered.compile(target).artifact.target == target
+
+
+
+def _mse_and_bias_grad(np_, o, b, y):
+    d = o + b - y
+    g = d * (2.0 / d.size)
+    return np_.mean(d * d), g, np_.sum(g, axis=0)
+
+
+SIB = [np.random.default_rng(3).standard_normal(s).astype(np.float32) for s in ((64, 300), (300,), (64, 300))]
+
+
+@pytest.mark.parametrize("name, fn, fused", [
+    ("loss and bias gradient", _mse_and_bias_grad, 2),
+    ("sum and max down columns of one value", lambda np_, o, b, y: (np_.sum(o * b - y, 0), np_.max(o * b - y, 0)), 2),
+    ("three, the value kept", lambda np_, o, b, y: (np_.sum(o - y, 0), np_.sum((o - y) * b, 0), np_.min(o - y, 0),
+                                                    (o - y) * 2), 3),
+    ("a 3-d array down two dims", lambda np_, o, b, y: (np_.sum((o - y).reshape(8, 8, 300) * 2, (0, 1)),
+                                                        np_.max((o - y).reshape(8, 8, 300) * 2, (0, 1))), 2),
+    ("unrelated columns", lambda np_, o, b, y: (np_.sum(o * 2, 0), np_.sum(y * 3, 0)), 0),
+    ("rows", lambda np_, o, b, y: (np_.sum(o - y, 1), np_.max(o - y, 1)), 0),
+])
+def test_sibling_reductions_down_columns_are_one_generic_and_right(name, fn, fused):
+    # Reductions down the columns of values with common producers: one generic computes them all (and the values
+    # used elsewhere); unrelated ones and row reductions are left to IREE.
+    f = stagec.jit(lambda *a: fn(snp, *a))
+    stats = next(s for s in f.lower(*SIB).pass_stats if s.name == "fuse")
+    assert stats.rewrites["sibling-reductions"] == fused, name
+    for got, want in zip(f(*SIB), fn(np, *(a.astype(np.float64) for a in SIB))):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+def test_a_value_used_before_its_siblings_inputs_exist_is_left_alone():
+    # `g` is used by a matmul whose result feeds the other reduction's producers: no single op can compute both.
+    def f(o, b, y):
+        g = (o - y) + 2
+        h = g @ b.reshape(300, 1)  # (64, 1)
+        return snp.sum(g, 0), snp.sum((o - y) * h, 0)
+    lowered = stagec.jit(f).lower(*SIB)
+    assert next(s for s in lowered.pass_stats if s.name == "fuse").rewrites["sibling-reductions"] == 0
+    o, b, y = (a.astype(np.float64) for a in SIB)
+    g = (o - y) + 2
+    for got, want in zip(stagec.jit(f)(*SIB), (g.sum(0), ((o - y) * (g @ b.reshape(300, 1))).sum(0))):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-4)
+
+
+def test_value_and_grad_of_a_mean_squared_error_sums_its_loss_beside_the_bias_gradient():
+    # split-sums sums the loss down the columns first (as the bias gradient's sum goes), and fuse makes the two
+    # one generic: the value and each gradient as NumPy gives them in float64.
+    rng = np.random.default_rng(4)
+    w, b = rng.standard_normal((32, 300)).astype(np.float32) / 6, rng.standard_normal(300).astype(np.float32)
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((64, 300)).astype(np.float32)
+    f = stagec.jit(stagec.value_and_grad(lambda w, b: snp.mean((x @ w + b - y) ** 2), argnums=(0, 1)))
+    stats = {s.name: s.rewrites for s in f.lower(w, b).pass_stats}
+    assert stats["split-sums"]["split-sum"] == 1 and stats["fuse"]["sibling-reductions"] == 2
+    loss, (gw, gb) = f(w, b)
+    x64, d = x.astype(np.float64), x.astype(np.float64) @ w + b - y
+    np.testing.assert_allclose(float(loss), np.mean(d * d), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(gb), 2 * d.sum(0) / d.size, rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(gw), 2 * x64.T @ d / d.size, rtol=1e-4, atol=1e-7)
