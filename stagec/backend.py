@@ -496,10 +496,11 @@ class Backend:
                     self._worker_id = t.ident
                     self._worker = t
                     atexit.register(self._drain)
-        if self.waits_at_once and self._claim_now(job):
+        if self.waits_at_once and exe is not None and not exe.host_calls and self._claim_now(job):
             # The caller waited for its last call at once, and nothing is queued or running: run this one on its
             # thread now. Even enqueued for the caller to take back (`Job.wait`), it woke the worker, whose grab
             # for the GIL then delayed the caller (selu 1M 364-374 -> 319-344 us, a 256^2 matmul 146-154 -> 139-145).
+            # Not a call of host callbacks: one may wait for what the caller does once the call has returned.
             self.run_stolen(job)
             job.t = time.perf_counter()
             return job
@@ -641,6 +642,7 @@ class Executable:
         rt = _rt()
         self.backend, self.vmfb, self.name = backend, vmfb, name
         self.in_avals, self.out_avals = in_avals, out_avals
+        self.host_calls = bool(host_calls)
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
         self.driver = driver or backend.driver_for(elements, macs)
         inst, _, hal_module = backend.hal(self.driver)
@@ -648,11 +650,22 @@ class Executable:
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
         self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
         host = [_host_module(self, host_calls)] if host_calls else []
-        if _imports_blas(vmfb):
+        blas = _imports_blas(vmfb)
+        if blas:
             host.append(backend.blas_module(self.driver))
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         self.fn = self.module.lookup_function("main")
         self._invoke = self.context.invoke
+        # A module calling BLAS on local-task hands each stretch of dispatches between two BLAS calls to IREE's
+        # workers and waits for them: two thread wake-ups a stretch, ~80 us where waking an idle core is slow
+        # (a 2-core VM). Whether its dispatches gain more than that on every core, only timing tells: its first
+        # calls alternate between local-task and local-sync (`_choose_driver`), and the faster one stays.
+        self._drivers: list = []
+        if blas and driver is None and not host_calls and self.driver == "local-task" \
+                and config.async_dispatch == "auto":
+            _, _, sync_hal = backend.hal("local-sync")
+            sync = rt.VmContext(inst, modules=[sync_hal, backend.blas_module("local-sync"), self.module])
+            self._drivers = [["local-task", self.context, []], ["local-sync", sync, []]]
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
         self._n_out = len(out_avals)
@@ -663,7 +676,9 @@ class Executable:
                             and sum(a.size * np.dtype(a.dtype).itemsize for a in out_avals) <= REUSED_RESULTS_BYTES)
         mode = config.async_dispatch  # (one of config's choices, lower-cased)
         self._probes, self._fastest = 4, float("inf")
-        if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
+        if self._drivers:
+            self._set_call(Executable._choose_driver)
+        elif mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
             self._set_call(Executable.submit)
         elif mode == "auto":
             self._set_call(Executable._timed)
@@ -693,6 +708,26 @@ class Executable:
             self._fastest = min(self._fastest, time.perf_counter() - t0)
         if self._probes <= 0:
             self._set_call(Executable.submit if self._fastest > ASYNC_SECONDS else Executable.run)
+        return outs
+
+    def _choose_driver(self, bvs: Sequence) -> list:
+        """One of a BLAS-calling module's first calls: on each CPU driver in turn (`_drivers`), timed but for each
+        driver's first; after 3 timed calls each, the faster driver runs the module, asynchronously."""
+        drivers = self._drivers
+        if not drivers:  # (chosen by another thread meanwhile)
+            return self.call(bvs)
+        d = min(drivers, key=lambda d: len(d[2]))  # (the driver with the fewest calls so far)
+        self.driver, self.context = d[0], d[1]
+        self._invoke = d[1].invoke
+        t0 = time.perf_counter()
+        outs = self.run(bvs)
+        d[2].append(time.perf_counter() - t0)
+        if all(len(x[2]) >= 4 for x in drivers):
+            best = min(drivers, key=lambda x: min(x[2][1:]))
+            self.driver, self.context = best[0], best[1]
+            self._invoke = best[1].invoke
+            self._drivers = []
+            self._set_call(Executable.submit)
         return outs
 
     def run(self, bvs: Sequence) -> list:

@@ -13,6 +13,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import debug
+from stagec.backend import get_backend
 from stagec.errors import CallbackError
 from threads import run_at_once
 from stagec.experimental import io_callback
@@ -244,8 +245,8 @@ def test_eager_ops_when_every_call_is_asynchronous():
 
 
 def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for_later_on_the_worker():
-    # Waiting at once for each result, the caller runs the next call itself, at once (no hand-off to the worker
-    # and back); once it does other work before waiting, its next calls go to the worker, which starts at once.
+    # Waiting at once for each result, the caller runs the call itself (no hand-off to the worker and back);
+    # doing other work first, it leaves the call to the worker, which starts at once.
     threads = []
 
     def host(v):
@@ -256,20 +257,15 @@ def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for
         np.testing.assert_array_equal(np.asarray(f(X + k)), X + k + 1)
     assert threading.get_ident() in threads[1:]
     y = f(X)
-    assert y.is_ready() and threads[-1] == threading.get_ident()  # (run before `f` returned)
     gone = threading.Event()
-    assert gone.wait(0.05) is False  # other work before waiting: the next call is the worker's
+    assert gone.wait(0.05) is False  # (other work: the worker took the call meanwhile)
     np.testing.assert_array_equal(np.asarray(y), X + 1)
-    y = f(X + 2)
-    assert gone.wait(0.05) is False  # (the worker took the call meanwhile)
-    np.testing.assert_array_equal(np.asarray(y), X + 3)
     assert threads[-1] != threading.get_ident()
 
 
-def test_a_call_run_on_its_callers_thread_holds_up_no_other_threads_call():
-    # The main thread runs a call itself (it waited for its last calls at once) while another thread makes one:
-    # the worker runs that one meanwhile. The other thread opens the gate the main thread's call waits at only
-    # once its own result is in: held up behind the main thread's call, it would leave the gate shut (30 s).
+def test_threads_waiting_on_each_others_pending_results():
+    # The main thread runs a call it waited for at once while the worker runs another thread's call that
+    # depends on it: the worker must wait for the main thread, not for more work in its queue.
     ran_on, gates = [], [Gate()]
 
     def host(v):
@@ -284,21 +280,18 @@ def test_a_call_run_on_its_callers_thread_holds_up_no_other_threads_call():
     gates.append(gate)
     warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
     for _ in range(2):
-        np.asarray(warm(X))  # (waited for at once: the next call runs on its caller's thread)
+        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
     out = {}
-
-    def other():
-        gate.reached.wait(30)
-        out["z"] = np.asarray(g(X))
-        gate.open()
-    t = threading.Thread(target=other)
-    t.start()
-    t0 = time.perf_counter()
+    other = threading.Thread(target=lambda: out.setdefault("z", np.asarray(g(y))))
+    threading.Timer(0.05, other.start).start()  # g(y) is enqueued while the main thread runs y
+    threading.Timer(0.3, gate.open).start()
     y = f(X)
-    assert time.perf_counter() - t0 < 20 and ran_on == [threading.get_ident()]
     np.testing.assert_array_equal(np.asarray(y), X * 2 + 1)
-    t.join(30)
-    np.testing.assert_array_equal(out["z"], X * 3)
+    assert ran_on == [threading.get_ident()]
+    time.sleep(0.1)
+    other.join(60)
+    assert not other.is_alive()
+    np.testing.assert_array_equal(out["z"], (X * 2 + 1) * 3)
 
 
 def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
@@ -315,7 +308,7 @@ def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
     gate.event.clear()
     ran_on.clear()
     for _ in range(2):
-        np.asarray(warm(X))  # (waited for at once: the next call runs on its caller's thread)
+        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
     main = threading.get_ident()
     opened_before_the_barrier_returned = []
 
@@ -331,3 +324,24 @@ def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
     t.join(60)
     assert ran_on == [main]
     assert opened_before_the_barrier_returned == [True]
+
+
+def test_a_call_without_callbacks_runs_at_once_for_a_caller_that_waits_at_once():
+    # Waiting for each result at once, the caller runs the next call before it returns (no worker woken); once it
+    # does other work before waiting, the next calls are left to the worker, returned pending.
+    if stagec.config.async_dispatch != "auto":
+        pytest.skip("calls are dispatched one way only")
+    x = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
+    f = stagec.jit(lambda v: snp.tanh(v @ v) + 1)  # (a costly call, dispatched asynchronously)
+    for _ in range(12):
+        np.asarray(f(x))
+    stagec.wait_for_compiles()
+    for _ in range(3):
+        np.asarray(f(x))
+    y = f(x)
+    assert y._job[0].done  # (run before f returned)
+    time.sleep(0.01)  # other work before waiting
+    np.testing.assert_allclose(np.asarray(y), np.tanh(x.astype(np.float64) @ x) + 1, rtol=1e-4, atol=1e-4)
+    assert not get_backend().waits_at_once  # (so the next call is enqueued for the worker)
+    y = f(x)
+    np.testing.assert_allclose(np.asarray(y), np.tanh(x.astype(np.float64) @ x) + 1, rtol=1e-4, atol=1e-4)

@@ -162,3 +162,23 @@ def test_without_the_buffer_cache():
     env = dict(os.environ, STAGEC_CPU_BUFFER_CACHE_MB="0")
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+def test_a_module_calling_blas_times_both_cpu_drivers_then_keeps_one():
+    # Its first calls alternate between local-task and local-sync (waking IREE's workers around each BLAS call may
+    # cost more than they gain); the faster stays. Every call's result is right, on either driver.
+    if stagec.default_backend() != "cpu" or (stagec.config.cpu_threads or backend._cores()) <= 1 \
+            or stagec.config.async_dispatch != "auto":
+        pytest.skip("one driver only: nothing to choose")
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((600, 256)).astype(np.float32), rng.standard_normal((256, 512)).astype(np.float32) / 16
+    f = stagec.jit(lambda x, w: snp.tanh(x @ w) * 2.0)
+    want = np.tanh(x.astype(np.float64) @ w) * 2.0
+    np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
+    stagec.wait_for_compiles()
+    exe = next(iter(f._cache.values())).exe
+    assert [d for d, _, _ in exe._drivers] == ["local-task", "local-sync"]
+    for _ in range(8):
+        np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
+    assert exe._drivers == [] and exe.driver in ("local-task", "local-sync")
+    assert exe._invoke.__self__ is exe.context
