@@ -17,6 +17,11 @@ SQUARES = {  # name -> (function, whether its sum reads a square it gets `abs` o
     "mean(square(x), 1)": (lambda np_, x: np_.mean(np_.square(x), axis=1), True),
     "sum(x * y)": (lambda np_, x: np_.sum(x * x[::-1]), False),
     "max(x * x)": (lambda np_, x: np_.max(x * x), False),
+    # a row sum of a value computed from another reduction: the tuning spec's rows part, no abs
+    "var(x, 1)": (lambda np_, x: np_.var(x, axis=1), False),
+    "layernorm's variance": (lambda np_, x: np_.mean((x - np_.mean(x, -1, keepdims=True)) ** 2, -1), False),
+    "var(x)": (lambda np_, x: np_.var(x), True),
+    "std(x, 0)": (lambda np_, x: np_.std(x, 0), True),
 }
 
 
