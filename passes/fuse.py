@@ -345,6 +345,12 @@ def _reach(seed, shape) -> set:
     return out
 
 
+def _permuted(m: ir.AffineMap, perm: dict) -> ir.AffineMap:
+    """`m` with each loop `d` renamed `perm[d]`."""
+    return ir.AffineMap.get(m.n_dims, 0, [ir.AffineDimExpr.get(perm[e.position]) if isinstance(e, ir.AffineDimExpr)
+                                          else e for e in m.results])
+
+
 def _fuse_siblings(ops: list, stats: PassStats, dead: set) -> bool:
     """Reductions down the columns of values computed from common elementwise producers (a mean squared error and
     its gradient's bias sum, both from `d = x @ w + b - y`) -> one generic: each reduction, and each value also
@@ -361,11 +367,23 @@ def _fuse_siblings(ops: list, stats: PassStats, dead: set) -> bool:
         return False
     ops = [ops[i] for i in chosen]
     seeds = list({(p := producer(op.operands[0])).operation: p for op in ops}.values())
-    members = _grow(seeds, shape)
-    ids = {m.operation for m in members} | {op.operation for op in ops}
-    kept = [m for m in members if any(u.owner.operation not in ids for u in m.result.uses)]
-    if _reads_reduction(members) or len(kept) > 2:  # (more full-size results than 2: not measured)
+    members, kept = _grow(seeds, shape), None
+    while True:  # producers of the reductions used elsewhere too (returned, say) join as values kept beside them
+        ids = {m.operation for m in members} | {op.operation for op in ops}
+        now = [m for m in members if any(u.owner.operation not in ids for u in m.result.uses)]
+        if len(now) > 2:  # (more full-size results than 2: not measured)
+            break
+        grown, kept = members, now
+        extra = {p.operation: p for m in members for v in m.operands
+                 if (p := producer(v)) is not None and p.operation not in ids and p.operation in union}
+        if not extra:
+            break
+        seeds += list(extra.values())
+        members = _grow(seeds, shape)
+    if kept is None or _reads_reduction(grown):
         return False
+    members = grown
+    ids = {m.operation for m in members} | {op.operation for op in ops}
     rank = len(shape)
     red, out_map, iterators = _reduce_loops(ops[0], rank)
     collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank) if kept else out_map)
@@ -383,9 +401,17 @@ def _fuse_siblings(ops: list, stats: PassStats, dead: set) -> bool:
         return False
     ops_list = list(block.operations)
     before = ops_list[last_def + 1]
+    # Loops in IREE's order, the kept dimensions first (IREE would interchange them so): the maps it compiles are
+    # then these, which the CPU tuning spec's `columns` part matches (`tuning.sibling_maps`).
+    order_ = [d for d in range(rank) if d not in red] + sorted(red)
+    perm = {d: i for i, d in enumerate(order_)}
+    inputs, maps, consts, index = collected
+    collected = inputs, [_permuted(m, perm) for m in maps], consts, index
+    iterators = [iterators[d] for d in order_]
+    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in range(rank - len(red))])
     with ir.InsertionPoint(before), ops[0].location:
         outs = [(ir.Operation.create("tensor.empty", results=[m.result.type], operands=[]).result,
-                 ir.AffineMap.get_identity(rank), None, m) for m in kept]
+                 _permuted(ir.AffineMap.get_identity(rank), perm), None, m) for m in kept]
         for op in ops:
             comb, init = _reduce_parts(op)
             outs.append((make_constant(np.array(init), tensor_type(op.result)), out_map, comb,

@@ -71,3 +71,23 @@ def test_column_sums_take_the_columns_tiles_and_match_numpy(shape, tmp_path):
         backend.compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
         configs = "".join(p.read_text() for p in folder.iterdir())
         assert ("vector_common_parallel = [64, 0]" in configs) == tuned, name
+
+
+def test_sibling_reductions_take_the_columns_tiles_and_match_numpy(tmp_path):
+    # `fuse`'s one generic for a loss beside its gradient's bias sum: the columns part matches its indexing maps
+    # (stagec.tuning.sibling_maps) as it matches a lone column sum.
+    rng = np.random.default_rng(8)
+    o, y = (rng.standard_normal((64, 300)).astype(np.float32) for _ in range(2))  # (split-sums: 16384+ elements)
+    b = rng.standard_normal(300).astype(np.float32)
+
+    def f(np_, o, b, y):
+        d = o + b - y
+        return np_.mean(d * d), d * (2 / d.size), np_.sum(d * (2 / d.size), 0)
+    jf = stagec.jit(lambda *a: f(snp, *a), backend="cpu")
+    for got, want in zip(jf(o, b, y), f(np, *(a.astype(np.float64) for a in (o, b, y)))):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-7)
+    mlir = jf.lower(o, b, y).as_text("final")
+    assert len(tuning.sibling_maps(mlir)) == 1 and "columns" in tuning.parts_for(mlir)
+    get_backend("cpu").compile(mlir, "siblings", side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
+    configs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "distribution = [128, 0], vector_common_parallel = [64, 0]" in configs

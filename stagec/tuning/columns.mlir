@@ -31,6 +31,7 @@ module @columns attributes {transform.with_named_sequence} {
     %a = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
     %b = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
     %c = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
+    // (stagec.tuning: the module's sibling reductions)
     %cols = transform.merge_handles %a, %b, %c : !transform.any_op
     %all = transform.structured.match ops{["linalg.generic"]} in %f : (!transform.any_op) -> !transform.any_op
     %with = transform.merge_handles deduplicate %cols, %op : !transform.any_op
