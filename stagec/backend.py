@@ -715,7 +715,7 @@ class Executable:
         driver's first; after 3 timed calls each, the faster driver runs the module, asynchronously."""
         drivers = self._drivers
         if not drivers:  # (chosen by another thread meanwhile)
-            return self.call(bvs)
+            return self.submit(bvs)
         d = min(drivers, key=lambda d: len(d[2]))  # (the driver with the fewest calls so far)
         self.driver, self.context = d[0], d[1]
         self._invoke = d[1].invoke

@@ -13,6 +13,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import backend, lax, legalize
+from threads import run_at_once
 
 rng = np.random.default_rng(0)
 
@@ -182,3 +183,23 @@ def test_a_module_calling_blas_times_both_cpu_drivers_then_keeps_one():
         np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
     assert exe._drivers == [] and exe.driver in ("local-task", "local-sync")
     assert exe._invoke.__self__ is exe.context
+
+
+def test_threads_calling_a_module_while_it_chooses_its_driver():
+    # Calls from several threads at once, while the first calls alternate between the drivers and one thread
+    # settles the choice: every result right, the choice made once.
+    if stagec.default_backend() != "cpu" or (stagec.config.cpu_threads or backend._cores()) <= 1 \
+            or stagec.config.async_dispatch != "auto":
+        pytest.skip("one driver only: nothing to choose")
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((600, 256)).astype(np.float32), rng.standard_normal((256, 512)).astype(np.float32) / 16
+    f = stagec.jit(lambda x, w: snp.tanh(x @ w) - 1.0)
+    want = np.tanh(x.astype(np.float64) @ w) - 1.0
+    np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
+    stagec.wait_for_compiles()
+
+    def work(i):
+        for _ in range(4):
+            np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
+    assert run_at_once(work, n=6) == []
+    assert next(iter(f._cache.values())).exe._drivers == []
