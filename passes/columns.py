@@ -15,11 +15,7 @@ import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import is_op, make_constant, splat_value, sums, tensor_type
-
-
-def _reduced_dims(op) -> list[int]:
-    return [int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"])]
+from .irutil import is_op, make_constant, reduced_dims, splat_value, sums, tensor_type
 
 
 class ColumnProducts(Pass):
@@ -34,7 +30,7 @@ class ColumnProducts(Pass):
             if not isinstance(t.element_type, ir.F32Type):  # (float64 measured slower with it: 540 -> 760 us)
                 continue
             init = splat_value(op.operands[1])
-            if (t.rank < 2 or t.rank - 1 in _reduced_dims(op) or init != 0.0 or np.signbit(init)
+            if (t.rank < 2 or t.rank - 1 in reduced_dims(op) or init != 0.0 or np.signbit(init)
                     or is_op(op.operands[0], "multiply") is None):
                 continue
             with ir.InsertionPoint(op), op.location:

@@ -28,7 +28,7 @@ from iree.compiler import ir
 
 from . import scalar_ops
 from .base import Pass, PassStats, register
-from .irutil import func_blocks, is_op, make_constant, op_name, producer, splat_value, tensor_type
+from .irutil import func_blocks, is_op, make_constant, op_name, producer, reduced_dims, splat_value, tensor_type
 
 MIN_OPS = 2  # elementwise clusters smaller than this are left to IREE
 # The largest row whose values one generic computes with their reduction: IREE keeps a tile of rows of them on the
@@ -271,7 +271,7 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
 
 def _reduce_loops(op, rank: int) -> tuple[set, ir.AffineMap, list[str]]:
     """A reduce's reduced dims, the map of its result in the generic's loops, and the loops' iterators."""
-    red = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    red = set(reduced_dims(op))
     out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d not in red])
     return red, out_map, [_RED if d in red else _PAR for d in range(rank)]
 
@@ -325,7 +325,7 @@ def _sibling_groups(block) -> list[list]:
         if op.name != "stablehlo.reduce" or _reduce_parts(op) is None:
             continue
         t = tensor_type(op.operands[0])
-        dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        dims = reduced_dims(op)
         if t.rank < 2 or dims != list(range(len(dims))) or len(dims) >= t.rank \
                 or not _elementwise(producer(op.operands[0]), t.shape):
             continue
@@ -463,10 +463,9 @@ class Fuse(Pass):
 
     def _block(self, block, stats: PassStats) -> None:
         dead: set = set()
-        if stats.backend == "cpu":
+        if stats.backend == "cpu":  # (the groups are apart: one's rewrite erases nothing of another)
             for group in _sibling_groups(block):
-                if not any(hash(op.operation) in dead for op in group):
-                    _fuse_siblings(group, stats, dead)
+                _fuse_siblings(group, stats, dead)
         snapshot = [(hash(op.operation), op) for op in block.operations]  # hashed while all are alive
         for h, op in reversed(snapshot):  # users before producers
             if h in dead:  # erased by an earlier rewrite: not to be touched

@@ -142,6 +142,11 @@ def count_ops(module: ir.Module) -> int:
     return n - 1
 
 
+def reduced_dims(reduce_op) -> list[int]:
+    """The dimensions a `stablehlo.reduce` reduces, in order."""
+    return sorted(int(d) for d in ir.DenseI64ArrayAttr(reduce_op.attributes["dimensions"]))
+
+
 def sums_an_add(reduce_op) -> bool:
     """Whether a `stablehlo.reduce` has one input and adds (`stablehlo.add` then return)."""
     if len(reduce_op.operands) != 2:

@@ -16,7 +16,7 @@ import math
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import splat_value, sums, tensor_type
+from .irutil import reduced_dims, splat_value, sums, tensor_type
 
 MIN_ELEMENTS = 1 << 14  # smaller sums stay one sequential sum (their error is small, their time too)
 ROW = (256, 4096)  # the row lengths a flat array is cut into (the largest divisor of its size in this range)
@@ -53,7 +53,7 @@ def _sibling_columns(op, shape: list[int]) -> int:
         if other.name != "stablehlo.reduce" or other.operation == op or len(other.operands) != 2:
             continue
         t = tensor_type(other.operands[0])
-        dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(other.attributes["dimensions"]))
+        dims = reduced_dims(other)
         k = len(dims)
         # (each sequential sum, down a column and then of the column sums, at most MIN_ELEMENTS long)
         if t.has_static_shape and list(t.shape) == shape and 0 < k < len(shape) and dims == list(range(k)) \
@@ -72,7 +72,7 @@ class SplitSums(Pass):
         for op in sums(module):
             x, init = op.operands[0], op.operands[1]
             t = tensor_type(x)
-            dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+            dims = reduced_dims(op)
             if (not t.has_static_shape or dims != list(range(t.rank)) or math.prod(t.shape) < MIN_ELEMENTS
                     or splat_value(init) != 0):
                 continue

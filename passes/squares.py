@@ -15,13 +15,12 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import is_float, is_op, producer, sums
+from .irutil import is_float, is_op, producer, reduced_dims, sums, tensor_type
 
 
 def _reduces_rows(op) -> bool:
     """Whether a reduce sums over its input's last dimensions, not all of them."""
-    rank = ir.RankedTensorType(op.operands[0].type).rank
-    dims = sorted(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    rank, dims = tensor_type(op.operands[0]).rank, reduced_dims(op)
     return len(dims) < rank and dims == list(range(rank - len(dims), rank))
 
 
