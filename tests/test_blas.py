@@ -165,18 +165,24 @@ def test_without_the_buffer_cache():
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
 
 
-def test_a_module_calling_blas_times_both_cpu_drivers_then_keeps_one():
-    # Its first calls alternate between local-task and local-sync (waking IREE's workers around each BLAS call may
-    # cost more than they gain); the faster stays. Every call's result is right, on either driver.
+def _driver_choosing(fn, seed: int):
+    """(jitted `fn(x, w)` of a module calling BLAS that local-task would run, x, w, its float64 result), the first
+    call made and the module compiled; skips where there is one CPU driver to run it on."""
     if stagec.default_backend() != "cpu" or (stagec.config.cpu_threads or backend._cores()) <= 1 \
             or stagec.config.async_dispatch != "auto":
         pytest.skip("one driver only: nothing to choose")
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
     x, w = rng.standard_normal((600, 256)).astype(np.float32), rng.standard_normal((256, 512)).astype(np.float32) / 16
-    f = stagec.jit(lambda x, w: snp.tanh(x @ w) * 2.0)
-    want = np.tanh(x.astype(np.float64) @ w) * 2.0
+    f, want = stagec.jit(lambda x, w: fn(snp, x, w)), fn(np, x.astype(np.float64), w)
     np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
     stagec.wait_for_compiles()
+    return f, x, w, want
+
+
+def test_a_module_calling_blas_times_both_cpu_drivers_then_keeps_one():
+    # Its first calls alternate between local-task and local-sync (waking IREE's workers around each BLAS call may
+    # cost more than they gain); the faster stays. Every call's result is right, on either driver.
+    f, x, w, want = _driver_choosing(lambda np_, x, w: np_.tanh(x @ w) * 2.0, 7)
     exe = next(iter(f._cache.values())).exe
     assert [d for d, _, _ in exe._drivers] == ["local-task", "local-sync"]
     for _ in range(8):
@@ -188,15 +194,7 @@ def test_a_module_calling_blas_times_both_cpu_drivers_then_keeps_one():
 def test_threads_calling_a_module_while_it_chooses_its_driver():
     # Calls from several threads at once, while the first calls alternate between the drivers and one thread
     # settles the choice: every result right, the choice made once.
-    if stagec.default_backend() != "cpu" or (stagec.config.cpu_threads or backend._cores()) <= 1 \
-            or stagec.config.async_dispatch != "auto":
-        pytest.skip("one driver only: nothing to choose")
-    rng = np.random.default_rng(9)
-    x, w = rng.standard_normal((600, 256)).astype(np.float32), rng.standard_normal((256, 512)).astype(np.float32) / 16
-    f = stagec.jit(lambda x, w: snp.tanh(x @ w) - 1.0)
-    want = np.tanh(x.astype(np.float64) @ w) - 1.0
-    np.testing.assert_allclose(np.asarray(f(x, w)), want, rtol=1e-4, atol=1e-5)
-    stagec.wait_for_compiles()
+    f, x, w, want = _driver_choosing(lambda np_, x, w: np_.tanh(x @ w) - 1.0, 9)
 
     def work(i):
         for _ in range(4):
