@@ -50,6 +50,9 @@ ASYNC_SECONDS = 1e-4
 REUSED_RESULTS_BYTES = 1 << 16
 # A caller that waits for a call's result within this time of making it ran nothing meanwhile worth overlapping.
 WAIT_AT_ONCE_SECONDS = 5e-5
+# ... and it is taken to overlap its calls with other work once this many waits in a row came later: one late wait
+# is as often a preemption or a garbage collection (value_and_grad's caller: 1 call in 8 handed to the worker).
+LATE_WAITS = 2
 
 
 class Target(NamedTuple):
@@ -306,6 +309,7 @@ class Backend:
         # Whether the caller waited for its last call at once (`WAIT_AT_ONCE_SECONDS`): then the next call runs on
         # its thread when nothing else is queued (`submit`), else it is left for it to run when it waits.
         self.waits_at_once = False
+        self.late_waits = LATE_WAITS  # the caller's waits in a row that came later than `WAIT_AT_ONCE_SECONDS`
         self._stolen: tuple | None = None  # (job, thread) a waiting caller is running (`run_stolen`)
         self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
 
@@ -839,7 +843,8 @@ class Job:
         backend = self.exe.backend if self.exe is not None else None
         on_worker = backend is not None and threading.get_ident() == backend._worker_id
         if self.t and backend is not None and not on_worker:  # a caller's first wait for its call: how soon?
-            backend.waits_at_once, self.t = time.perf_counter() - self.t < WAIT_AT_ONCE_SECONDS, 0.0
+            late = backend.late_waits + 1 if time.perf_counter() - self.t >= WAIT_AT_ONCE_SECONDS else 0
+            backend.late_waits, backend.waits_at_once, self.t = late, late < LATE_WAITS, 0.0
         if not self.done:
             if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
                 backend.help_until(self)

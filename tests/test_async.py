@@ -13,7 +13,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import debug
-from stagec.backend import get_backend
+from stagec.backend import LATE_WAITS, get_backend
 from stagec.errors import CallbackError
 from threads import run_at_once
 from stagec.experimental import io_callback
@@ -326,6 +326,29 @@ def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
     assert opened_before_the_barrier_returned == [True]
 
 
+def test_one_late_wait_leaves_the_caller_running_its_calls():
+    # A wait that comes late once (a preemption, a garbage collection) does not hand the next call to the worker.
+    if stagec.config.async_dispatch != "auto":
+        pytest.skip("calls are dispatched one way only")
+    x = stagec.device_put(np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32))
+    f = stagec.jit(lambda v: snp.tanh(v) * 3 - 1)  # (a costly call, dispatched asynchronously)
+    np.asarray(f(x))
+    stagec.wait_for_compiles()
+    backend = get_backend()
+    for _ in range(10):  # (waits at once; a preempted one would be late)
+        np.asarray(f(x))
+        if backend.late_waits == 0:
+            break
+    assert backend.waits_at_once and backend.late_waits == 0
+    y = f(x)
+    time.sleep(0.01)
+    np.asarray(y)
+    assert backend.late_waits == 1 and backend.waits_at_once
+    y = f(x)
+    assert y._job[0].done  # (run by the caller before f returned)
+    np.testing.assert_allclose(np.asarray(y), np.tanh(np.asarray(x)) * 3 - 1, rtol=1e-5, atol=1e-5)
+
+
 def test_a_call_without_callbacks_runs_at_once_for_a_caller_that_waits_at_once():
     # Waiting for each result at once, the caller runs the next call before it returns (no worker woken); once it
     # does other work before waiting, the next calls are left to the worker, returned pending.
@@ -342,10 +365,14 @@ def test_a_call_without_callbacks_runs_at_once_for_a_caller_that_waits_at_once()
         y = f(x)
         ran_at_once += y._job[0].done  # (run before f returned)
         np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
-    assert ran_at_once >= 10
-    y = f(x)
-    time.sleep(0.01)  # other work before waiting
-    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
+    assert ran_at_once >= 12
+    lates = 0
+    while get_backend().waits_at_once:  # (one late wait may be a preemption: the caller is judged by a few in a row)
+        y = f(x)
+        time.sleep(0.01)  # other work before waiting
+        np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
+        lates += 1
+        assert lates <= LATE_WAITS
     assert not get_backend().waits_at_once  # (so the next call is enqueued for the worker)
     y = f(x)
     np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
