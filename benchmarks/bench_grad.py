@@ -83,7 +83,7 @@ def compare(name: str, runs: dict, repeat: int) -> dict:
     for k, (sys_, f, args) in runs.items():
         first[k], results[k] = timed(lambda: sys_.block(f(*args)))
     stagec.wait_for_compiles()  # (the first call ran on the quick tier: steady state is the fused module's)
-    for _ in range(10):  # warm-up (past stagec's first 8 calls of a module calling BLAS, which choose its CPU driver)
+    for _ in range(16):  # warm-up (past stagec's first 14 calls of a module calling BLAS, which choose its CPU driver)
         for sys_, f, args in runs.values():
             sys_.block(f(*args))
     for _ in range(repeat):
@@ -125,7 +125,7 @@ def alone(name: str, repeat: int) -> dict:
     for w, (f, args) in side.workloads().items():
         side.block(f(*args))
         stagec.wait_for_compiles()
-        for _ in range(10):  # (past stagec's first 8 calls of a module calling BLAS, which choose its CPU driver)
+        for _ in range(16):  # (past stagec's first 14 calls of a module calling BLAS, which choose its CPU driver)
             side.block(f(*args))
         out[w] = statistics.median(elapsed(lambda: side.block(f(*args))) for _ in range(repeat))
     return out

@@ -21,6 +21,7 @@ import os
 import platform
 import queue
 import re
+import statistics
 import tempfile
 import threading
 import time
@@ -45,6 +46,11 @@ MACS_PER_ELEMENT = 8
 # one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
 # calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
 ASYNC_SECONDS = 1e-4
+# Calls on each CPU driver while a module calling BLAS chooses one (`Executable._choose_driver`), the first of each
+# not timed. local-task is kept only when its median call is below `TASK_MARGIN` times local-sync's: its workers
+# share the cores with the caller's other threads. With 4 calls, each driver's fastest compared, value_and_grad of
+# an MLP (local-sync 1-4% faster) kept local-task in 2 processes of 8.
+DRIVER_CALLS, TASK_MARGIN = 7, 0.97
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
@@ -717,7 +723,8 @@ class Executable:
 
     def _choose_driver(self, bvs: Sequence) -> list:
         """One of a BLAS-calling module's first calls: on each CPU driver in turn (`_drivers`), timed but for each
-        driver's first; after 3 timed calls each, the faster driver runs the module, asynchronously."""
+        driver's first; after `DRIVER_CALLS` calls each, the faster driver by their medians (`TASK_MARGIN`) runs the
+        module, asynchronously."""
         drivers = self._drivers
         if not drivers:  # (chosen by another thread meanwhile)
             return self.submit(bvs)
@@ -727,8 +734,10 @@ class Executable:
         t0 = time.perf_counter()
         outs = self.run(bvs)
         d[2].append(time.perf_counter() - t0)
-        if all(len(x[2]) >= 4 for x in drivers):
-            best = min(drivers, key=lambda x: min(x[2][1:]))
+        if all(len(x[2]) >= DRIVER_CALLS for x in drivers):
+            median = {x[0]: statistics.median(x[2][1:]) for x in drivers}
+            best = next(x for x in drivers if x[0] == ("local-task" if median["local-task"] < TASK_MARGIN *
+                                                         median["local-sync"] else "local-sync"))
             self.driver, self.context = best[0], best[1]
             self._invoke = best[1].invoke
             self._drivers = []
