@@ -40,7 +40,7 @@ def _convert(v: ir.Value, ty: ir.Type) -> ir.Value:
 class WidenBf16(Pass):
     name = "widen-bf16"
     description = ("CPU: bfloat16 elementwise ops, reductions and data movement compute in float32, rounded once where a "
-                   "value leaves them (XLA's excess precision; IREE rounds after every op)")
+                   "value leaves them (IREE stores the values passed between dispatches as bfloat16)")
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         if stats.backend != "cpu":
