@@ -12,7 +12,7 @@ from .base import REGISTRY, PassError, PassStats
 from .bindings import bound_bindings
 from .irutil import count_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("widen-bf16", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64", "abs-squares",
+DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64", "abs-squares",
                                      "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "fuse")
 
 

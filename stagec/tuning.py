@@ -26,7 +26,7 @@ _BROADCAST_DIMS = re.compile(r"stablehlo\.broadcast_in_dim [^\n]*?dims = \[([\d,
 _MAP_RESULTS = re.compile(r"affine_map<\([^)]*\) -> \(([^)]*)\)>")
 _FUSED_REDUCTION = re.compile(r'linalg\.generic [^\n]*"reduction"')
 _NOT_F32 = re.compile(r"[<x](?:b?f16|f64)>")  # a float16, bfloat16 or float64 tensor
-_EDGE = re.compile(r"^\s*(?:%\S+ = stablehlo\.(?:convert|constant) |func\.func |return )")  # where `widen-bf16` leaves them
+_EDGE = re.compile(r"^\s*(?:%\S+ = stablehlo\.(?:convert|constant) |func\.func |return )")  # where `widen-half` leaves them
 _F64_DOT = re.compile(r"stablehlo\.dot_general [^\n]*-> tensor<[\dx]*f64>")
 
 
@@ -55,9 +55,10 @@ def reads_rows_only(mlir: str) -> bool:
 
 
 def _computes_narrow(mlir: str) -> bool:
-    """Whether an op other than a convert or constant has a float16, bfloat16 or float64 tensor. A bfloat16 softmax
-    or layernorm computes in float32 (`widen-bf16`) and, with the rows part, took 1.28 ms against 1.36 (softmax)
-    and 0.95 against 1.02 (layernorm; 4096x1024, 2 cores, one process timing both interleaved, medians)."""
+    """Whether an op other than a convert or constant has a float16, bfloat16 or float64 tensor. A bfloat16 or
+    float16 softmax or layernorm computes in float32 (`widen-half`) and, with the rows part, took 1.28 ms against
+    1.36 (bfloat16 softmax) and 0.95 against 1.02 (layernorm; 4096x1024, 2 cores, one process timing both
+    interleaved, medians)."""
     return any(_NOT_F32.search(line) and not _EDGE.match(line) for line in mlir.splitlines())
 
 
