@@ -312,9 +312,8 @@ class Backend:
         # one has started while nothing else runs (`Job.wait`: no hand-off to the worker and back then).
         self._claim_lock = threading.Lock()
         self._enqueued = self._claimed = self._running = 0
-        # Whether the caller waited for its last call at once (`WAIT_AT_ONCE_SECONDS`): then the next call runs on
-        # its thread when nothing else is queued (`submit`), else it is left for it to run when it waits.
-        self.waits_at_once = False
+        # While the caller waits for its calls at once (`waits_at_once`), the next call runs on its thread when
+        # nothing else is queued (`submit`), else it is left for it to run when it waits.
         self.late_waits = LATE_WAITS  # the caller's waits in a row that came later than `WAIT_AT_ONCE_SECONDS`
         self._stolen: tuple | None = None  # (job, thread) a waiting caller is running (`run_stolen`)
         self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
@@ -491,6 +490,11 @@ class Backend:
         rt.HalFence.create_at(sem, 1).wait()
         return host.map()
 
+    @property
+    def waits_at_once(self) -> bool:
+        """Whether the caller waited for its recent calls at once: fewer than `LATE_WAITS` late waits in a row."""
+        return self.late_waits < LATE_WAITS
+
     # ---- async dispatch: one worker thread per backend runs enqueued calls in order
     def submit(self, exe: Executable, args: list) -> Job:
         """Enqueue a call of `exe` on `args` (buffer views, or (Job, index) of earlier calls' results)."""
@@ -506,7 +510,8 @@ class Backend:
                     self._worker_id = t.ident
                     self._worker = t
                     atexit.register(self._drain)
-        if self.waits_at_once and exe is not None and not exe.host_calls and self._claim_now(job):
+        at_once = self.late_waits < LATE_WAITS  # (`waits_at_once`)
+        if at_once and exe is not None and not exe.host_calls and self._claim_now(job):
             # The caller waited for its last call at once, and nothing is queued or running: run this one on its
             # thread now. Even enqueued for the caller to take back (`Job.wait`), it woke the worker, whose grab
             # for the GIL then delayed the caller (that path against calls made inline: selu 1M 364-374 -> 319-344 us,
@@ -520,7 +525,7 @@ class Backend:
         # Let the worker take the GIL now (a caller busy in Python would otherwise keep it for up to the switch
         # interval: 5 ms; measured: 8 ms late, 0.1 ms with this), unless the caller is expected to wait for this
         # call at once and run it itself, with no earlier call still waiting to start.
-        if idle and (not self.waits_at_once or job.seq > self._claimed):
+        if idle and (not at_once or job.seq > self._claimed):
             time.sleep(0)
         job.t = time.perf_counter()
         return job
@@ -735,9 +740,8 @@ class Executable:
         outs = self.run(bvs)
         d[2].append(time.perf_counter() - t0)
         if all(len(x[2]) >= DRIVER_CALLS for x in drivers):
-            median = {x[0]: statistics.median(x[2][1:]) for x in drivers}
-            best = next(x for x in drivers if x[0] == ("local-task" if median["local-task"] < TASK_MARGIN *
-                                                         median["local-sync"] else "local-sync"))
+            task, sync = drivers  # (as `__init__` lists them)
+            best = task if statistics.median(task[2][1:]) < TASK_MARGIN * statistics.median(sync[2][1:]) else sync
             self.driver, self.context = best[0], best[1]
             self._invoke = best[1].invoke
             self._drivers = []
@@ -852,8 +856,8 @@ class Job:
         backend = self.exe.backend if self.exe is not None else None
         on_worker = backend is not None and threading.get_ident() == backend._worker_id
         if self.t and backend is not None and not on_worker:  # a caller's first wait for its call: how soon?
-            late = backend.late_waits + 1 if time.perf_counter() - self.t >= WAIT_AT_ONCE_SECONDS else 0
-            backend.late_waits, backend.waits_at_once, self.t = late, late < LATE_WAITS, 0.0
+            backend.late_waits = backend.late_waits + 1 if time.perf_counter() - self.t >= WAIT_AT_ONCE_SECONDS else 0
+            self.t = 0.0
         if not self.done:
             if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
                 backend.help_until(self)
