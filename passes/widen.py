@@ -4,7 +4,7 @@ in a function that broadcasts a reduction's result back (a softmax, a layernorm)
 
 IREE 3.13 already computes the ops of one dispatch in float32 (`(x + 1000) - 1000` gives `x` back), but it
 stores a value passed between dispatches (a softmax's row maximum and sum) as bfloat16, and its bfloat16
-dispatches were slow: bfloat16 softmax 4096x1024 took 4.5-4.8 ms on 2 cores, against 1.3 ms so widened and 1.2 ms
+dispatches were slow: bfloat16 softmax 4096x1024 took 3.9-4.8 ms on 2 cores, against 1.3 ms so widened and 1.2 ms
 in float32 (docs/passes.md, "bfloat16 and float16 arithmetic"). float16 softmax 4096x1024 6.2 -> 1.3 ms, layernorm
 1.16 -> 0.92; but this CPU computes float16 natively (AVX-512 FP16), and widened, a float16 selu took 462 us
 against 390 and `sum(x**2 + sin(x))` 2.85 ms against 2.66: float16 is widened only where a reduction's result is
