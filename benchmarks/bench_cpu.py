@@ -11,11 +11,13 @@ stagec calls for large matmuls, and of XLA keep spinning into each other's calls
 compiles its variant, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
 (below 1: stagec is faster), of medians and, in parentheses, of the best batches. The geomean leaves out
-the tiny call (it measures overhead, not code).
+the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
+as `passes=[]` leaves it (the hashes of `lower(...).as_text("final")` agree), so that ratio is the noise.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -101,25 +103,28 @@ def make_calls(variant: str, dtype: str, only: list[str]) -> dict:
 
         def jit(f):
             return stagec.jit(f, passes=passes)
-    calls = {}
+    calls, modules = {}, {}
     for name, (fn, shapes) in workloads(dtype).items():
         if only and not any(o in name for o in only):
             continue
         args = [put(a.astype(npdt)) for a in inputs(dtype, shapes)]
         f = jit(lambda *a, fn=fn: fn(mod, *a))
         calls[name] = lambda f=f, args=args: f(*args)
+        if variant != "jax":  # what IREE compiles, to tell whether the passes changed anything
+            modules[name] = hashlib.sha256(f.lower(*args).as_text("final").encode()).hexdigest()
     if variant != "jax":  # steady state: the fused modules, not the quick tier of the first calls
         for call in calls.values():
             call()
         stagec.wait_for_compiles()
-    return calls
+    return calls, modules
 
 
 def child(variants: list[str], dtype: str, only: list[str], budget: float) -> dict:
     """Run in a fresh process: {workload: {variant: [seconds per call of each batch]}}, the variants'
     batches interleaved (the order alternating), so that load from elsewhere falls on all of them alike."""
-    calls = {v: make_calls(v, dtype, only) for v in variants}
-    res = {}
+    made = {v: make_calls(v, dtype, only) for v in variants}
+    calls = {v: c for v, (c, _) in made.items()}
+    res = {"modules": {v: m for v, (_, m) in made.items() if m}, "times": {}}
     for name in calls[variants[0]]:
         sizes = {v: batch_size(calls[v][name]) for v in variants}
         times = {v: [] for v in variants}
@@ -129,7 +134,7 @@ def child(variants: list[str], dtype: str, only: list[str], budget: float) -> di
             for v in alternating(variants, i):
                 times[v].append(time_batch(calls[v][name], sizes[v]))
             i += 1
-        res[name] = times
+        res["times"][name] = times
     return res
 
 
@@ -138,13 +143,15 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, toge
     (the order rotating by round), so that no variant's thread pools (OpenBLAS's, XLA's, IREE's: each keeps
     its threads spinning a while after a call) take cores from another's calls."""
     order = variants[r % len(variants):] + variants[:r % len(variants)]
-    res: dict = {}
+    res: dict = {"modules": {}, "times": {}}
     for group in [order] if together else [[v] for v in order]:
         cmd = [sys.executable, __file__, "--child", ",".join(group), "--dtypes", dtype, "--only", ",".join(only),
                "--budget", str(budget)]
         try:
-            for name, times in run_json(cmd).items():
-                res.setdefault(name, {}).update(times)
+            out = run_json(cmd)
+            res["modules"].update(out["modules"])
+            for name, times in out["times"].items():
+                res["times"].setdefault(name, {}).update(times)
         except RuntimeError as e:
             print(f"  [round {r} of {dtype} ({','.join(group)}) failed]\n{e}", file=sys.stderr)
     return res
@@ -153,6 +160,12 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, toge
 def table(dtype: str, rounds: list[dict], variants) -> str:
     """Median per call of all batches of all rounds, with the noise as the interquartile range over the
     median; ratios of medians, and in parentheses of the best batches."""
+    modules: dict = {}  # (variant, workload) -> the hashes of the modules it compiled, over the rounds
+    for rd in rounds:
+        for v, m in rd["modules"].items():
+            for n, h in m.items():
+                modules.setdefault((v, n), set()).add(h)
+    rounds = [rd["times"] for rd in rounds]
     names = list(dict.fromkeys(n for rd in rounds for n in rd))
     med, best, noise = {}, {}, {}
     for n in names:
@@ -166,20 +179,30 @@ def table(dtype: str, rounds: list[dict], variants) -> str:
     head += "".join(f" | stagec/{'passes=[]' if p == 'nopasses' else p} (best)" for p in peers) + " |"
     lines = [head, "|" + "---|" * (1 + len(variants) + len(peers))]
     ratios: dict = {p: ([], []) for p in peers}
+    changed = []  # (stagec / passes=[], workload) where the passes changed the module
     for n in names:
         cells = [f"{fmt(med.get((v, n)))} ({noise.get((v, n), 0) * 100:.0f}%)" for v in variants]
         for p in peers:
             if ("stagec", n) in med and (p, n) in med:
                 r, rb = med["stagec", n] / med[p, n], best["stagec", n] / best[p, n]
-                cells.append(f"{r:.2f} ({rb:.2f})")
+                same = p == "nopasses" and modules.get(("stagec", n)) == modules.get((p, n)) is not None
+                cells.append(f"{r:.2f} ({rb:.2f})" + (", same module" if same else ""))
                 if n != TINY:
                     ratios[p][0].append(r)
                     ratios[p][1].append(rb)
+                if p == "nopasses" and not same:
+                    changed.append((r, n))
             else:
                 cells.append("-")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     lines.append("| **geomean (without the tiny call)** | " + " | ".join("" for _ in variants) + "".join(
         f" | **{geomean(ratios[p][0]):.2f}** ({geomean(ratios[p][1]):.2f})" for p in peers) + " |")
+    if "nopasses" in peers:
+        worst = max(changed, default=None)
+        lines.append("\n" + (f"Where the default passes changed the module ({len(changed)} of {len(names)}), the "
+                              f"slowest against passes=[] is {worst[1]} at {worst[0]:.2f}; elsewhere the two variants "
+                              f"run the same module, and their ratio is the noise." if worst else
+                              "The default passes changed no module here: every stagec / passes=[] ratio is noise."))
     return "\n".join(lines)
 
 
