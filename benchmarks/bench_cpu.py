@@ -12,7 +12,8 @@ compiles its variant, then times each workload in batches of calls (~20 ms each,
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
 (below 1: stagec is faster), of medians and, in parentheses, of the best batches. The geomean leaves out
 the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
-as `passes=[]` leaves it (the hashes of `lower(...).as_text("final")` agree), so that ratio is the noise.
+as `passes=[]` leaves it (`lower(...).as_text("final")` agrees); "same dispatches": they changed it, but IREE
+compiled the same machine code for its dispatches. Either way that stagec / passes=[] ratio is the noise.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import json
 import math
 import os
 import statistics
+import struct
 import sys
 import time
 
@@ -80,6 +82,21 @@ def batch_size(call) -> int:
     return max(1, min(2000, int(0.02 / ((time.perf_counter() - t0) / n))))
 
 
+def dispatch_code(vmfb) -> str:
+    """A hash of the machine code of a CPU module's dispatches: the ELF images in its flatbuffer, in order. (Two
+    modules whose StableHLO differs only in where constants are written compile to the same dispatches, while
+    their flatbuffers differ in a checksum and a source line.)"""
+    b, h = bytes(vmfb), hashlib.sha256()
+    i = b.find(b"\x7fELF")
+    while i >= 0:
+        shoff, = struct.unpack_from("<Q", b, i + 0x28)  # the section headers come last: their end is the image's
+        shentsize, shnum = struct.unpack_from("<HH", b, i + 0x3A)
+        end = i + shoff + shentsize * shnum
+        h.update(b[i:end])
+        i = b.find(b"\x7fELF", end)
+    return h.hexdigest()
+
+
 def make_calls(variant: str, dtype: str, only: list[str]) -> dict:
     """{workload: a call of the compiled workload on device arguments} for one variant."""
     import ml_dtypes
@@ -110,8 +127,10 @@ def make_calls(variant: str, dtype: str, only: list[str]) -> dict:
         args = [put(a.astype(npdt)) for a in inputs(dtype, shapes)]
         f = jit(lambda *a, fn=fn: fn(mod, *a))
         calls[name] = lambda f=f, args=args: f(*args)
-        if variant != "jax":  # what IREE compiles, to tell whether the passes changed anything
-            modules[name] = hashlib.sha256(f.lower(*args).as_text("final").encode()).hexdigest()
+        if variant != "jax":  # what IREE compiles and what it compiled, to tell whether the passes changed anything
+            lowered = f.lower(*args)
+            modules[name] = [hashlib.sha256(lowered.as_text("final").encode()).hexdigest(),
+                             dispatch_code(lowered.compile().artifact.vmfb)]
     if variant != "jax":  # steady state: the fused modules, not the quick tier of the first calls
         for call in calls.values():
             call()
@@ -160,11 +179,12 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, toge
 def table(dtype: str, rounds: list[dict], variants) -> str:
     """Median per call of all batches of all rounds, with the noise as the interquartile range over the
     median; ratios of medians, and in parentheses of the best batches."""
-    modules: dict = {}  # (variant, workload) -> the hashes of the modules it compiled, over the rounds
+    modules: dict = {}  # (variant, workload) -> [{hashes of its final MLIR}, {of its dispatches' code}], all rounds
     for rd in rounds:
         for v, m in rd["modules"].items():
-            for n, h in m.items():
-                modules.setdefault((v, n), set()).add(h)
+            for n, hs in m.items():
+                for seen, h in zip(modules.setdefault((v, n), [set(), set()]), hs):
+                    seen.add(h)
     rounds = [rd["times"] for rd in rounds]
     names = list(dict.fromkeys(n for rd in rounds for n in rd))
     med, best, noise = {}, {}, {}
@@ -185,8 +205,10 @@ def table(dtype: str, rounds: list[dict], variants) -> str:
         for p in peers:
             if ("stagec", n) in med and (p, n) in med:
                 r, rb = med["stagec", n] / med[p, n], best["stagec", n] / best[p, n]
-                same = p == "nopasses" and modules.get(("stagec", n)) == modules.get((p, n)) is not None
-                cells.append(f"{r:.2f} ({rb:.2f})" + (", same module" if same else ""))
+                mods = modules.get(("stagec", n)), modules.get((p, n))
+                same = None if p != "nopasses" or None in mods else \
+                    "same module" if mods[0][0] == mods[1][0] else "same dispatches" if mods[0][1] == mods[1][1] else None
+                cells.append(f"{r:.2f} ({rb:.2f})" + (f", {same}" if same else ""))
                 if n != TINY:
                     ratios[p][0].append(r)
                     ratios[p][1].append(rb)
@@ -199,10 +221,10 @@ def table(dtype: str, rounds: list[dict], variants) -> str:
         f" | **{geomean(ratios[p][0]):.2f}** ({geomean(ratios[p][1]):.2f})" for p in peers) + " |")
     if "nopasses" in peers:
         worst = max(changed, default=None)
-        lines.append("\n" + (f"Where the default passes changed the module ({len(changed)} of {len(names)}), the "
+        lines.append("\n" + (f"Where the default passes changed the dispatches ({len(changed)} of {len(names)}), the "
                               f"slowest against passes=[] is {worst[1]} at {worst[0]:.2f}; elsewhere the two variants "
-                              f"run the same module, and their ratio is the noise." if worst else
-                              "The default passes changed no module here: every stagec / passes=[] ratio is noise."))
+                              f"run the same code, and their ratio is the noise." if worst else
+                              "The default passes changed no dispatch here: every stagec / passes=[] ratio is noise."))
     return "\n".join(lines)
 
 
