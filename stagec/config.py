@@ -83,7 +83,8 @@ class Config:
 
     def __getattr__(self, name: str) -> Any:
         try:
-            return self.__dict__["_values"][name.removeprefix("jax_")]
+            # (not `self.__dict__`: reading it makes every attribute read slower after, `key_now` on each jit call)
+            return object.__getattribute__(self, "_values")[name.removeprefix("jax_")]
         except KeyError:
             raise AttributeError(name) from None
 

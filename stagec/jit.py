@@ -156,7 +156,11 @@ class Jitted:
         options = (self.static_argnums, self.static_argnames, self.donate_argnums, backend,
                    None if passes is None else tuple(passes) if not isinstance(passes, str) else passes)
         self._cache = _cache_for(fun, options)
-        functools.update_wrapper(self, fun)
+        # `fun`'s name, docstring and attributes, set one by one: reading `self.__dict__` (as `update_wrapper`'s
+        # default does) makes every attribute read slower after, ~0.16 us of a ~4 us call
+        functools.update_wrapper(self, fun, updated=())
+        for name, value in getattr(fun, "__dict__", {}).items():
+            setattr(self, name, value)
 
     def backend_obj(self) -> Backend:
         return get_backend(self.backend)

@@ -206,6 +206,16 @@ def test_escaped_tracer_is_reported():
         snp.sin(leaked[0])
 
 
+def test_jit_keeps_the_functions_name_docstring_and_attributes():
+    def scale(x):
+        """Twice x."""
+        return 2 * x
+    scale.units = "m"
+    f = stagec.jit(scale)
+    assert (f.__name__, f.__doc__, f.__wrapped__, f.units) == ("scale", "Twice x.", scale, "m")
+    assert float(f(np.float32(3))) == 6.0
+
+
 def test_nested_jit_is_inlined():
     inner = stagec.jit(lambda x: snp.tanh(x) * 2)
     outer = stagec.jit(lambda x: inner(x) + inner(x + 1))
