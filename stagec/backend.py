@@ -195,8 +195,12 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # dispatch formation fuses layernorm's two reductions and their consumer into one pass (8.8 -> 5.0 ms
     # CPU time), its codegen vectorizes softmax's and sum(x**2+sin x)'s row reductions better (10.3 -> 8.4,
     # 1.02 -> 0.56 ms); matmuls, SELU and compile time unchanged (docs/passes.md, "IREE flags").
+    # Peeling: a vector dimension that the vector length does not divide is split into whole vectors and a
+    # remainder loop; without it IREE 3.13 lowered a lone row reduction over 1000 floats one element at a time
+    # (`x.sum(1)` over 1000x1000 638 -> 251 us; at 1024 columns 116 either way; docs/passes.md, "Rows not a multiple
+    # of 16").
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
-           (_HOST, _DATA_TILING, "--iree-opt-level=O3", _KEEP_F64)),
+           (_HOST, _DATA_TILING, "--iree-opt-level=O3", _KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel")),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
     # Vulkan: take_along_axis(x, argsort(x)) right once, then wrong; not hoisting fixes it.
