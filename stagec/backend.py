@@ -98,15 +98,21 @@ _STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcp
 _BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576", 4 << 20
 _LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
 
-# Not an IREE flag: `Backend.compile` takes it out and calls BLAS for the module's large float32/float64 matmuls
-# (`legalize.blas_dots`). One of the CPU's flags while `config.cpu_blas` is on (`Backend.flags`), so that every
-# cache key (jit modules' and eager kernels') and an artifact's metadata hold the choice.
+# Not an IREE flag: `Backend.compile` takes it out and calls NumPy for the module's large float32/float64 matmuls
+# (BLAS, `legalize.blas_dots`) and its long sorts (`legalize.host_sorts`). One of the CPU's flags while
+# `config.cpu_blas` is on (`Backend.flags`), so that every cache key (jit modules' and eager kernels') and an
+# artifact's metadata hold the choice.
 HOST_BLAS = "--stagec-host-blas"
+# Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
+# `jit(snp.sort)` of 1-D float32, IREE vs NumPy, us per call: 64 values 27 vs 44, 128 94 vs 31, 256 331 vs 33,
+# 1000 4958 vs 70; 16000 values 1.25 s vs 1.5 ms; 10^6 (with `argsort`) 136 ms through NumPy.
+SORT_MIN_LENGTH = 128
 # Multiply-adds from which a matmul calls BLAS. `jit(a @ b)` float32, us per call back to back, fresh processes,
 # 2 cores, BLAS vs IREE: 64^3 11.9 vs 11.4, 96^3 19.6 vs 19.9, 128x128x64 30.4 vs 22.3, 128^3 44 vs 117,
 # 256^3 160 vs 450, 512^3 0.94 vs 2.09 ms, 16x4096x16 44 vs 136, 1x2048x2048 342 vs 1422.
 BLAS_MIN_MACS = 1 << 21
-_BLAS_IMPORT = re.compile(re.escape(legalize.BLAS_MODULE + ".").encode())
+_IMPORTS = {kind: re.compile(re.escape(name + ".").encode())
+            for kind, name in (("blas", legalize.BLAS_MODULE), ("sort", legalize.SORT_MODULE))}
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 _TUNING = tuning.FLAG
 
@@ -305,7 +311,7 @@ class Backend:
             raise ValueError(f"unknown backend {name!r}; choose one of {sorted(TARGETS)}")
         self.name, self.target = name, TARGETS[name].iree
         self._hal: dict[str, tuple] = {}
-        self._blas: dict = {}  # driver -> its BLAS module (`blas_module`)
+        self._numpy: dict = {}  # (kind, driver) -> a module calling NumPy (`numpy_module`)
         self._lock = threading.Lock()
         self.devices = [Device(self)]
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -376,6 +382,7 @@ class Backend:
         if HOST_BLAS in flags:
             flags = [f for f in flags if f != HOST_BLAS]
             mlir = legalize.blas_dots(mlir, BLAS_MIN_MACS) or mlir
+            mlir = legalize.host_sorts(mlir, SORT_MIN_LENGTH) or mlir
         args = [*flags, *extra]
         try:
             while True:
@@ -435,13 +442,14 @@ class Backend:
                 self._hal[driver] = (inst, dev, rt.create_hal_module(inst, dev))
             return self._hal[driver]
 
-    def blas_module(self, driver: str):
-        """The BLAS module (`_blas_module`) on `driver`'s device, created once."""
+    def numpy_module(self, kind: str, driver: str):
+        """The module of `kind` ("blas": `_blas_module`, "sort": `_sort_module`) on `driver`'s device, created
+        once."""
         dev = self.hal(driver)[1]
         with self._lock:
-            if driver not in self._blas:
-                self._blas[driver] = _blas_module(dev)
-            return self._blas[driver]
+            if (kind, driver) not in self._numpy:
+                self._numpy[kind, driver] = (_blas_module if kind == "blas" else _sort_module)(dev)
+            return self._numpy[kind, driver]
 
     @property
     def alloc_driver(self) -> str:
@@ -670,9 +678,9 @@ class Executable:
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
         self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
         host = [_host_module(self, host_calls)] if host_calls else []
-        blas = _imports_blas(vmfb)
-        if blas:
-            host.append(backend.blas_module(self.driver))
+        kinds = _numpy_imports(vmfb)
+        host += [backend.numpy_module(k, self.driver) for k in kinds]
+        blas = "blas" in kinds
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         self.fn = self.module.lookup_function("main")
         self._invoke = self.context.invoke
@@ -684,7 +692,8 @@ class Executable:
         if blas and driver is None and not host_calls and self.driver == "local-task" \
                 and config.async_dispatch == "auto":
             _, _, sync_hal = backend.hal("local-sync")
-            sync = rt.VmContext(inst, modules=[sync_hal, backend.blas_module("local-sync"), self.module])
+            sync = rt.VmContext(inst, modules=[sync_hal, *[backend.numpy_module(k, "local-sync") for k in kinds],
+                                               self.module])
             self._drivers = [["local-task", self.context, []], ["local-sync", sync, []]]
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
@@ -920,10 +929,11 @@ def _host_module(exe: Executable, host_calls: Sequence):
     return iface.create()
 
 
-def _imports_blas(vmfb) -> bool:
-    """Whether a module calls BLAS (`legalize.blas_dots`): its import names are in its flatbuffer as written.
-    (A regex searches any bytes-like object in place: a cached module is a memoryview, not copied.)"""
-    return _BLAS_IMPORT.search(vmfb) is not None
+def _numpy_imports(vmfb) -> list[str]:
+    """Which modules calling NumPy ("blas": `legalize.blas_dots`, "sort": `legalize.host_sorts`) a module imports:
+    their import names are in its flatbuffer as written. (A regex searches any bytes-like object in place: a
+    cached module is a memoryview, not copied.)"""
+    return [kind for kind, pattern in _IMPORTS.items() if pattern.search(vmfb) is not None]
 
 
 def _buffer_cache_spec() -> str:
@@ -987,6 +997,45 @@ def _blas_module(dev):
     iface = rt.PyModuleInterface(legalize.BLAS_MODULE, Blas)
     for i in range(legalize.BLAS_IMPORTS):
         iface.export(f"dot_general_{i}", "0rrIIII_r", dot_general)
+    return iface.create()
+
+
+def _sort_module(dev):
+    """The Python VM module (`legalize.SORT_MODULE`) whose `sort<n>_<k>(operands..., dimension, num_keys)` sorts n
+    arrays along `dimension` by the first `num_keys` (lexicographically, NaN last, ties in order: NumPy's stable
+    sort, as the comparator `sort_p` emits), into new buffers of device `dev`."""
+    rt = _rt()
+    bv_type, mapped = rt.HalBufferView, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
+    usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
+    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (legalize.SORT_KEY_TYPES)
+            for et in _element_types(np.dtype(t))}
+
+    class Sort:
+        def __init__(self, iface):
+            pass
+
+    def sort(_self, *args):
+        *refs, dim, num_keys = args
+        bvs = [r.deref(bv_type) for r in refs]
+        arrays = []
+        for i, bv in enumerate(bvs):  # keys by their type; the others moved as bytes
+            et = int(bv.element_type)
+            dt = keys[et] if i < num_keys else np.dtype(f"V{max(1, (et & 0xFF) // 8)}")
+            arrays.append(bv.map().asarray(bv.shape, dt))
+        order = (np.argsort(arrays[0], axis=dim, kind="stable") if num_keys == 1
+                 else np.lexsort(arrays[num_keys - 1::-1], axis=dim))
+        outs = []
+        for a, bv in zip(arrays, bvs):
+            buf = dev.allocator.allocate_buffer(memory_type=mapped, allowed_usage=usage,
+                                                allocation_size=max(1, a.nbytes))
+            buf.map().asarray(a.shape, a.dtype)[...] = np.take_along_axis(a, order, axis=dim)
+            outs.append(bv_type(buf, bv.shape, bv.element_type).ref)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    iface = rt.PyModuleInterface(legalize.SORT_MODULE, Sort)
+    for n in range(1, legalize.SORT_OPERANDS + 1):
+        for k in range(legalize.SORT_IMPORTS):
+            iface.export(f"sort{n}_{k}", "0" + "r" * n + "II_" + "r" * n, sort)
     return iface.create()
 
 

@@ -324,8 +324,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--flag", action="append", metavar="IREE_FLAG", help="an extra iree-compile flag")
     p.add_argument("-o", "--output", metavar="FILE", help="artifact path (default FUNCTION.stagec)")
     p.add_argument("--host-blas", action="store_true",
-                   help="llvm-cpu: large float32/float64 matmuls call NumPy's BLAS (faster; the artifact then runs "
-                        "through stagec.load and `stagec run` only, not IREE's own tools)")
+                   help="llvm-cpu: large float32/float64 matmuls call NumPy's BLAS and long sorts NumPy's sort "
+                        "(faster; the artifact then runs through stagec.load and `stagec run` only, not IREE's own "
+                        "tools)")
     p.set_defaults(run=cmd_compile)
 
     p = sub.add_parser("dump", help="print a function's module at a stage (default: StableHLO)", formatter_class=fmt,

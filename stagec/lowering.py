@@ -195,6 +195,11 @@ def combine(ctx: Ctx, body: str, x, y, aval: ShapedArray):
     return ctx.op1("stablehlo.select", [pick_x, x, y], result_avals=[aval])
 
 
+# An attribute of a `stablehlo.sort` whose comparator is `nan_last_lt` over its first operands, lexicographic:
+# how many (`sort_p`'s lowering sets it; `legalize.host_sorts` reads it).
+NUM_KEYS = "stagec.num_keys"
+
+
 def nan_last_lt(ctx: Ctx, a, b, aval: ShapedArray):
     """a < b in NumPy's sort order: NaN after everything, every NaN equal (a strict weak order)."""
     lt = compare(ctx, a, b, "LT", aval)

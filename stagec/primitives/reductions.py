@@ -167,8 +167,9 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     ir = L.mlir()
     fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
     xs, scalars = [f[0] for f in fresh], [f[1].update(shape=()) for f in fresh]
-    op = ctx.op("stablehlo.sort", xs, result_avals=[f[1] for f in fresh],
-                attributes={"dimension": L.i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable))}, regions=1)
+    op = ctx.op("stablehlo.sort", xs, result_avals=[f[1] for f in fresh], regions=1, attributes={
+        "dimension": L.i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable)),
+        L.NUM_KEYS: L.i64(num_keys)})  # (the comparator is NumPy's order: the CPU may sort with NumPy, `host_sorts`)
     block = L.scalar_block(op, [s for s in scalars for _ in (0, 1)])
     args = list(block.arguments)
     with ir.InsertionPoint(block):

@@ -1,0 +1,91 @@
+"""Long sorts of CPU modules call NumPy's stable sort (`legalize.host_sorts`, `backend._sort_module`): IREE 3.13's
+CPU sort compares every pair of a row. Results agree with NumPy: NaN last, ties in order, several keys, any
+payload, any axis; short rows stay IREE's; with host calls off (`config.cpu_blas`) a module imports none."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import backend, lax
+
+rng = np.random.default_rng(11)
+LONG = backend.SORT_MIN_LENGTH + 72
+
+
+def _imports(f, *args) -> list[str]:
+    return backend._numpy_imports(stagec.jit(f).lower(*args).compile().artifact.vmfb)
+
+
+def test_float_rows_with_nan_zeros_and_ties_sort_as_numpy():
+    x = rng.integers(-3, 4, (5, LONG)).astype(np.float32)
+    x[:, ::9], x[:, 1::11], x[:, 2::13] = np.nan, -0.0, np.inf
+    f = lambda v: (snp.sort(v, 1), snp.argsort(v, 1), snp.sort(v.T, 0))
+    assert _imports(f, x) == ["sort"]
+    s, a, t = stagec.jit(f)(x)
+    np.testing.assert_array_equal(np.asarray(s), np.sort(x, 1))
+    np.testing.assert_array_equal(np.asarray(a), np.argsort(x, 1, kind="stable"))  # (ties in order: stable)
+    np.testing.assert_array_equal(np.asarray(t), np.sort(x.T, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.float16, np.uint8])
+def test_other_dtypes(dtype):
+    x = (rng.integers(0, 7, (3, LONG)) if dtype != np.float16 else rng.standard_normal((3, LONG))).astype(dtype)
+    s, a = stagec.jit(lambda v: (snp.sort(v, -1), snp.argsort(v, -1)))(x)
+    np.testing.assert_array_equal(np.asarray(s), np.sort(x, -1))
+    np.testing.assert_array_equal(np.asarray(a), np.argsort(x, -1, kind="stable"))
+
+
+def test_several_keys_and_payloads():
+    k1, k2 = rng.integers(0, 3, LONG).astype(np.int32), rng.integers(0, 4, LONG).astype(np.float32)
+    c = (rng.standard_normal(LONG) + 1j * rng.standard_normal(LONG)).astype(np.complex64)
+    f = lambda a, b, c: lax.sort((a, b, c, snp.arange(LONG)), num_keys=2)
+    assert _imports(f, k1, k2, c) == ["sort"]
+    got = stagec.jit(f)(k1, k2, c)
+    order = np.lexsort((k2, k1))
+    for g, want in zip(got, (k1[order], k2[order], c[order], order)):
+        np.testing.assert_array_equal(np.asarray(g), want)
+    np.testing.assert_array_equal(np.asarray(stagec.jit(snp.sort)(c)), np.sort(c))  # (complex: two float keys)
+
+
+def test_64_bit_keys(x64):
+    for dt in (np.int64, np.float64, np.uint64):  # (uint64 keys stay IREE's: the host reads keys as signed)
+        x = rng.integers(0, 1000, LONG).astype(dt)
+        if dt == np.uint64:
+            x[::5] = np.uint64(2 ** 63 + 7)
+        np.testing.assert_array_equal(np.asarray(stagec.jit(snp.sort)(x)), np.sort(x))
+        np.testing.assert_array_equal(np.asarray(stagec.jit(snp.argsort)(x)), np.argsort(x, kind="stable"))
+
+
+def test_short_rows_stay_in_iree_and_host_calls_off_import_nothing():
+    short = rng.standard_normal((4, backend.SORT_MIN_LENGTH - 1)).astype(np.float32)
+    assert _imports(lambda v: snp.sort(v, 1), short) == []
+    x = rng.standard_normal(LONG).astype(np.float32)
+    stagec.config.update("cpu_blas", False)
+    try:
+        assert _imports(snp.sort, x) == []  # (an artifact IREE's own tools can run)
+        off = np.asarray(stagec.jit(snp.sort)(x))
+    finally:
+        stagec.config.update("cpu_blas", True)
+    np.testing.assert_array_equal(off, np.sort(x))
+
+
+def test_long_sort_in_vmap_grad_eager_and_a_saved_artifact(tmp_path):
+    m = rng.standard_normal((3, LONG, 2)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(stagec.vmap(lambda v: snp.sort(v, 1), in_axes=2)(m)),
+                                  np.moveaxis(np.sort(m, 1), 2, 0))
+    x = rng.standard_normal(LONG).astype(np.float32)
+    w = np.arange(LONG, dtype=np.float32)
+    g = stagec.jit(stagec.grad(lambda v: (snp.sort(v) * w).sum()))(x)
+    np.testing.assert_array_equal(np.asarray(g), w[np.argsort(np.argsort(x))])  # each value's weight: its rank
+    np.testing.assert_array_equal(np.asarray(snp.sort(x)), np.sort(x))  # (eager)
+    path = tmp_path / "s.stagec"
+    stagec.jit(snp.argsort).lower(x).compile().save(path)
+    np.testing.assert_array_equal(np.asarray(stagec.load(path)(x)), np.argsort(x, kind="stable"))
+
+
+def test_a_million_values():
+    """IREE's sort would compare ~5*10^11 pairs (hours); NumPy's takes milliseconds."""
+    x = rng.standard_normal(1_000_000).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(stagec.jit(snp.sort)(x)), np.sort(x))
