@@ -290,6 +290,16 @@ def test_searching_and_sets():
                                    snp.searchsorted(a[::-1], b, sorter=np.arange(4)[::-1])])(s, v)
     for g, side in zip(got, ("left", "right", "left")):
         np.testing.assert_array_equal(g, np.searchsorted(s, v, side=side))
+    s = np.array([1.0, 2.0, 2.0, np.nan, np.nan], np.float32)  # NaNs sort last: a NaN query goes after them on the right
+    v = np.array([np.nan, 2.0, 0.0, 5.0, np.inf], np.float32)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(stagec.jit(lambda a, b: snp.searchsorted(a, b, side=side))(s, v),
+                                      np.searchsorted(s, v, side=side))
+    rng = np.random.default_rng(2)  # (a binary search: every length around the powers of two, both sides)
+    for n in (0, 1, 2, 3, 7, 8, 9, 1023, 1024, 1025):
+        a, q = np.sort(rng.integers(0, 20, n)).astype(np.int32), rng.integers(-2, 23, (5, 7)).astype(np.int32)
+        for side in ("left", "right"):
+            np.testing.assert_array_equal(snp.searchsorted(a, q, side=side), np.searchsorted(a, q, side=side))
     x = np.array([[3, 1, 3], [2, 1, 1]], np.int32)
     v, i, inv, c = snp.unique_all(x)
     wv, wi, winv, wc = np.unique(x, return_index=True, return_inverse=True, return_counts=True)

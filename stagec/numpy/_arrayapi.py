@@ -19,7 +19,7 @@ from ._base import _arr, _axis, _broadcast, _device, _is_array, _promote, _to_fl
 from ._linalg import matmul
 from ._reductions import sum
 from ._shapes import concatenate, expand_dims, moveaxis, swapaxes, transpose
-from ._ufuncs import conjugate, equal, less, less_equal, logical_and, logical_or, not_equal
+from ._ufuncs import conjugate, equal, less, less_equal, logical_and, logical_or, minimum, not_equal
 
 # ---------------------------------------------------------------- devices
 
@@ -219,11 +219,28 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
         x1 = take(x1, sorter)
     if _dt.kind(aval_of(x1).dtype) == "c":
         raise TypeError("searchsorted: complex arrays have no order")
-    v = expand_dims(x2, -1)
-    before = less(x1, v) if side == "left" else less_equal(x1, v)
-    if _dt.kind(aval_of(x1).dtype) == "f":  # NaN sorts last: every number goes before a NaN query
-        before = logical_or(before, logical_and(not_equal(v, v), equal(x1, x1)))
-    return sum(before, axis=-1, dtype=_dt.default_int())
+    from ._creation import zeros_like
+    from ._indexing import take
+    n, floats = aval_of(x1).shape[0], _dt.kind(aval_of(x1).dtype) == "f"
+    nan_query = not_equal(x2, x2) if floats else None
+
+    def before(a):  # whether `a` (an entry of x1) goes before the query, in NumPy's order: NaN last, NaNs equal
+        if side == "left":
+            lt = less(a, x2)
+            return logical_or(lt, logical_and(nan_query, equal(a, a))) if floats else lt
+        le = less_equal(a, x2)
+        return logical_or(le, nan_query) if floats else le
+
+    # A binary search, branch-free: the count of entries before the query, built from the largest power of two
+    # down (log2(n) gathers of the queries' size; comparing every pair was 13x JAX's time for 10^4 x 10^5).
+    count = asarray(zeros_like(x2, _dt.default_int()))
+    step = 1 << max(n.bit_length() - 1, 0)
+    while n and step:
+        more = count + step
+        ok = logical_and(less_equal(more, n), before(take(x1, minimum(more, n) - 1)))
+        count = lax.select(ok, more, count)
+        step >>= 1
+    return count
 
 
 class UniqueAllResult(NamedTuple):
