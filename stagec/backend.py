@@ -98,11 +98,6 @@ _STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcp
 _BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576", 4 << 20
 _LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
 
-# Not an IREE flag: `Backend.compile` takes it out and calls NumPy for the module's large float32/float64 matmuls
-# (BLAS, `legalize.blas_dots`) and its long sorts (`legalize.host_sorts`). One of the CPU's flags while
-# `config.cpu_blas` is on (`Backend.flags`), so that every cache key (jit modules' and eager kernels') and an
-# artifact's metadata hold the choice.
-HOST_BLAS = "--stagec-host-blas"
 # Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
 # `jit(snp.sort)` of 1-D float32, IREE vs NumPy, us per call: 64 values 27 vs 44, 128 94 vs 31, 256 331 vs 33,
 # 1000 4958 vs 70; 16000 values 1.25 s vs 1.5 ms; 10^6 (with `argsort`) 136 ms through NumPy.
@@ -111,6 +106,16 @@ SORT_MIN_LENGTH = 128
 # 2 cores, BLAS vs IREE: 64^3 11.9 vs 11.4, 96^3 19.6 vs 19.9, 128x128x64 30.4 vs 22.3, 128^3 44 vs 117,
 # 256^3 160 vs 450, 512^3 0.94 vs 2.09 ms, 16x4096x16 44 vs 136, 1x2048x2048 342 vs 1422.
 BLAS_MIN_MACS = 1 << 21
+# ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call.
+# `jit(a @ b)` float32, STAGEC_CACHE=0, IREE vs BLAS, us: 1x256x256 20 vs 16, 256x256x1 20 vs 17, 512x512x1 230 vs
+# 38, 1000x1000x1 612 vs 91, 1x1000x1000 584 vs 122 (but 16x1000x16, not a vector: 18 vs 25).
+BLAS_MIN_VECTOR_MACS = 1 << 16
+# Not an IREE flag: `Backend.compile` takes it out and calls NumPy for the module's large float32/float64 matmuls
+# (BLAS, `legalize.blas_dots`) and its long sorts (`legalize.host_sorts`). One of the CPU's flags while
+# `config.cpu_blas` is on (`Backend.flags`), so that every cache key (jit modules' and eager kernels') and an
+# artifact's metadata hold the choice; with the thresholds above in its value, so that a module compiled under
+# other thresholds is not taken from the persistent cache.
+HOST_BLAS = f"--stagec-host-blas={BLAS_MIN_MACS},{BLAS_MIN_VECTOR_MACS},{SORT_MIN_LENGTH}"
 _IMPORTS = {kind: re.compile(re.escape(name + ".").encode())
             for kind, name in (("blas", legalize.BLAS_MODULE), ("sort", legalize.SORT_MODULE))}
 _HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
@@ -125,9 +130,13 @@ def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
         lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
         k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
         macs = k * math.prod(int(d) for d in out if d.isdigit())
-        # (the rhs's type is taken as the lhs's: a mixed product miscounted here only moves the driver choice)
+        # (the rhs's type is taken as the lhs's, and a product is a matrix-vector one when the lhs is all contracted
+        # or its result as large as its lhs's free part (batch dimensions not told apart): a product miscounted here
+        # only moves the driver choice)
         types = [m[2].rsplit("x", 1)[-1], m[3].rsplit("x", 1)[-1]]
-        if not (HOST_BLAS in flags and legalize.calls_blas(types, macs, BLAS_MIN_MACS)):
+        lhs_free = math.prod(int(d) for d in lhs if d.isdigit()) // max(k, 1)
+        vector = lhs_free == 1 or math.prod(int(d) for d in out if d.isdigit()) == lhs_free
+        if not (HOST_BLAS in flags and legalize.calls_blas(types, macs, BLAS_MIN_MACS, vector, BLAS_MIN_VECTOR_MACS)):
             total += macs
     return total
 
@@ -381,7 +390,7 @@ class Backend:
             mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
         if HOST_BLAS in flags:
             flags = [f for f in flags if f != HOST_BLAS]
-            mlir = legalize.blas_dots(mlir, BLAS_MIN_MACS) or mlir
+            mlir = legalize.blas_dots(mlir, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS) or mlir
             mlir = legalize.host_sorts(mlir, SORT_MIN_LENGTH) or mlir
         args = [*flags, *extra]
         try:

@@ -326,16 +326,20 @@ def unpack_dims(packed: int) -> list[int]:
     return dims
 
 
-def calls_blas(element_types: Sequence[str], macs: int, min_macs: int) -> bool:
+def calls_blas(element_types: Sequence[str], macs: int, min_macs: int, vector: bool = False,
+               min_vector_macs: int | None = None) -> bool:
     """Whether a (statically shaped) `dot_general` whose operands and result have these element types ("f32", ...)
-    and `macs` multiply-adds becomes a BLAS call (`blas_dots`)."""
-    return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and macs >= min_macs
+    and `macs` multiply-adds becomes a BLAS call (`blas_dots`): from `min_macs`, or where it is a matrix-vector
+    product (`vector`: one side's free extent is 1) from `min_vector_macs` when given."""
+    floor = min_vector_macs if vector and min_vector_macs is not None else min_macs
+    return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and macs >= floor
 
 
-def blas_dots(mlir: str, min_macs: int) -> str | None:
-    """`mlir` with each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (operands and result
-    of one type, static shapes) replaced by a call to `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching,
-    rhs batching, lhs contracting, rhs contracting)` (dimensions packed by `pack_dims`); None if there is none.
+def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> str | None:
+    """`mlir` with each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (`min_vector_macs`
+    for a matrix-vector product; operands and result of one type, static shapes) replaced by a call to
+    `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching, rhs batching, lhs contracting, rhs contracting)`
+    (dimensions packed by `pack_dims`); None if there is none.
 
     IREE 3.13's packed float32 matmul kernel reaches ~140 GFLOP/s a core on the AVX-512 machine, OpenBLAS ~185-200
     (docs/passes.md, "Float32 matmuls" and "through BLAS"); the call costs ~20 us and no copy (operands and result
@@ -357,7 +361,10 @@ def blas_dots(mlir: str, min_macs: int) -> str | None:
                     for m in _DIMS.finditer(str(dot.attributes["dot_dimension_numbers"]))}
             lc = dims.get(("lhs", "contracting"), [])
             macs = math.prod(types[2].shape) * math.prod(types[0].shape[d] for d in lc)
-            if not calls_blas([str(t.element_type) for t in types], macs, min_macs):
+            free = [math.prod(t.shape[d] for d in range(len(t.shape))
+                              if d not in dims.get((side, "batching"), []) + dims.get((side, "contracting"), []))
+                    for t, side in zip(types, ("lhs", "rhs"))]
+            if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs):
                 continue
             operands = list(dot.operands)
             for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout

@@ -45,6 +45,21 @@ def test_rewrite_replaces_large_dots_only():
     assert legalize.blas_dots(_mlir(lambda a: a @ a, np.ones((256, 256), np.int32)), 1) is None
 
 
+def test_matrix_vector_products_call_blas_from_fewer_multiply_adds():
+    """IREE packs the matrix of a matrix-vector product on every call (1000x1000 @ 1000: 612 us, BLAS 91), so those
+    call BLAS from `BLAS_MIN_VECTOR_MACS`; a small product with no free extent of 1 does not."""
+    cases = [((512, 512), (512,)), ((512,), (512, 512)), ((300, 300), (300, 1)), ((4, 300, 300), (4, 300, 1)),
+             ((16, 1000), (1000, 16)), ((200, 200), (200,))]
+    for lhs, rhs in cases:
+        a, b = r(*lhs), r(*rhs)
+        macs = a.size * (b.size // a.shape[-1]) // (a.shape[0] if a.ndim == 3 else 1)
+        vector = 1 in (a.shape[-2] if a.ndim > 1 else 1, b.shape[-1] if b.ndim > 1 else 1)
+        calls = legalize.blas_dots(_mlir(lambda a, b: a @ b, a, b), backend.BLAS_MIN_MACS,
+                                   backend.BLAS_MIN_VECTOR_MACS) is not None
+        assert calls == (vector and macs >= backend.BLAS_MIN_VECTOR_MACS), (lhs, rhs, macs)
+        _check(stagec.jit(lambda a, b: a @ b)(a, b), a.astype(np.float64) @ b)
+
+
 CASES = {  # name -> (function of (NumPy module, *arrays), shapes): run with stagec.numpy and with NumPy
     "a@b": (lambda np_, a, b: a @ b, [(256, 96), (96, 160)]),
     "a.T@b": (lambda np_, a, b: a.T @ b, [(96, 256), (96, 160)]),
