@@ -261,6 +261,24 @@ SORT_OPERANDS, SORT_IMPORTS = 4, 8  # it sorts 1-4 arrays together; 8 symbols pe
 SORT_KEY_TYPES = ("f32", "f64", "i8", "i64")  # what `sort_p`'s lowering leaves keys as (signed; bool as i8)
 
 
+def _declare(module, sym: str, fn_type) -> str:
+    """Declare the private function `sym` of type `fn_type` (an import of a host module) at the top of `module`."""
+    from iree.compiler import ir
+    with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+        ir.Operation.create("func.func", attributes={
+            "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
+            "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+    return sym
+
+
+def _i64s(values: Sequence[int]) -> list:
+    """`arith.constant`s of type i64 holding `values`, at the insertion point."""
+    from iree.compiler import ir
+    i64 = ir.IntegerType.get_signless(64)
+    return [ir.Operation.create("arith.constant", results=[i64], attributes={
+        "value": ir.IntegerAttr.get(i64, v)}).result for v in values]
+
+
 def host_sorts(mlir: str, min_length: int) -> str | None:
     """`mlir` with each `stablehlo.sort` of `sort_p` (its comparator NumPy's order over the first `NUM_KEYS`
     operands, lexicographic, NaN last) along a dimension of at least `min_length`, static shapes, signed or float
@@ -291,15 +309,9 @@ def host_sorts(mlir: str, min_length: int) -> str | None:
                 k = sum(1 for s in symbols.values() if s.startswith(f"{SORT_MODULE}.sort{n}_"))
                 if k == SORT_IMPORTS:
                     continue
-                sym = symbols[str(fn_type)] = f"{SORT_MODULE}.sort{n}_{k}"
-                with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
-                    ir.Operation.create("func.func", attributes={
-                        "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
-                        "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+                sym = symbols[str(fn_type)] = _declare(module, f"{SORT_MODULE}.sort{n}_{k}", fn_type)
             with ir.InsertionPoint(sort), sort.location:
-                consts = [ir.Operation.create("arith.constant", results=[i64], attributes={
-                    "value": ir.IntegerAttr.get(i64, v)}).result for v in (dim, keys)]
-                call = ir.Operation.create("func.call", results=types, operands=[*sort.operands, *consts],
+                call = ir.Operation.create("func.call", results=types, operands=[*sort.operands, *_i64s([dim, keys])],
                                            attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
             for old, new in zip(sort.results, call.results):
                 old.replace_all_uses_with(new)
@@ -383,15 +395,10 @@ def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> s
             if sym is None:
                 if len(symbols) == BLAS_IMPORTS:
                     continue
-                sym = symbols[str(fn_type)] = f"{BLAS_MODULE}.dot_general_{len(symbols)}"
-                with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
-                    ir.Operation.create("func.func", attributes={
-                        "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
-                        "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+                sym = symbols[str(fn_type)] = _declare(module, f"{BLAS_MODULE}.dot_general_{len(symbols)}", fn_type)
             with ir.InsertionPoint(dot), dot.location:
-                packed = [ir.Operation.create("arith.constant", results=[i64], attributes={
-                    "value": ir.IntegerAttr.get(i64, pack_dims(dims.get((side, kind), [])))}).result
-                    for kind in ("batching", "contracting") for side in ("lhs", "rhs")]
+                packed = _i64s([pack_dims(dims.get((side, kind), []))
+                                for kind in ("batching", "contracting") for side in ("lhs", "rhs")])
                 call = ir.Operation.create("func.call", results=[types[2]], operands=[*operands, *packed],
                                            attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
             dot.results[0].replace_all_uses_with(call.results[0])
