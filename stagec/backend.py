@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -531,7 +531,7 @@ class Backend:
                     self._worker_id = t.ident
                     self._worker = t
                     atexit.register(self._drain)
-        at_once = self.late_waits < LATE_WAITS  # (`waits_at_once`)
+        at_once = self.waits_at_once
         if at_once and exe is not None and not exe.host_calls and self._claim_now(job):
             # The caller waited for its last call at once, and nothing is queued or running: run this one on its
             # thread now. Even enqueued for the caller to take back (`Job.wait`), it woke the worker, whose grab
@@ -955,13 +955,21 @@ def _buffer_cache_spec() -> str:
     return f"caching:device_local={min(mb, 256)}mib;{mb}mib;64"
 
 
+def _mapped_allocator(dev) -> Callable[[int], object]:
+    """`new(nbytes)`: a new buffer of device `dev` that the host maps, which a module calling NumPy writes its
+    results into (`_blas_module`, `_sort_module`)."""
+    rt = _rt()
+    allocate, mapped = dev.allocator.allocate_buffer, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
+    usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
+    return lambda nbytes: allocate(memory_type=mapped, allowed_usage=usage, allocation_size=nbytes)
+
+
 def _blas_module(dev):
     """The Python VM module (`legalize.BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
     and float64 matmuls (`legalize.blas_dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
     into a new buffer of device `dev` (no copy, unless the dimension numbers need a transpose BLAS cannot take)."""
     rt = _rt()
-    bv_type, mapped = rt.HalBufferView, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
-    usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
+    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64)}  # (legalize.BLAS_TYPES)
 
     class Blas:
@@ -998,7 +1006,7 @@ def _blas_module(dev):
         if p is None:
             p = plan(lshape, rshape, int(et), lb, rb, lc, rc)
         dt, ls, lperm, l2, rs, rperm, r2, shape, shape_list, o2, nbytes = p
-        buf = dev.allocator.allocate_buffer(memory_type=mapped, allowed_usage=usage, allocation_size=nbytes)
+        buf = new_buffer(nbytes)
         np.matmul(lhs.map().asarray(ls, dt).transpose(lperm).reshape(l2),
                   rhs.map().asarray(rs, dt).transpose(rperm).reshape(r2), out=buf.map().asarray(shape, dt).reshape(o2))
         return bv_type(buf, shape_list, et).ref
@@ -1014,8 +1022,7 @@ def _sort_module(dev):
     arrays along `dimension` by the first `num_keys` (lexicographically, NaN last, ties in order: NumPy's stable
     sort, as the comparator `sort_p` emits), into new buffers of device `dev`."""
     rt = _rt()
-    bv_type, mapped = rt.HalBufferView, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
-    usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
+    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (legalize.SORT_KEY_TYPES)
             for et in _element_types(np.dtype(t))}
 
@@ -1035,8 +1042,7 @@ def _sort_module(dev):
                  else np.lexsort(arrays[num_keys - 1::-1], axis=dim))
         outs = []
         for a, bv in zip(arrays, bvs):
-            buf = dev.allocator.allocate_buffer(memory_type=mapped, allowed_usage=usage,
-                                                allocation_size=max(1, a.nbytes))
+            buf = new_buffer(max(1, a.nbytes))
             buf.map().asarray(a.shape, a.dtype)[...] = np.take_along_axis(a, order, axis=dim)
             outs.append(bv_type(buf, bv.shape, bv.element_type).ref)
         return outs[0] if len(outs) == 1 else tuple(outs)
