@@ -153,6 +153,13 @@ def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend)
     Array already on `backend` is used as it is. A pending one gives (Job, index): then the list is raised in a
     `PendingArguments`, for `Executable.submit`. The one way a Python value reaches a device."""
     out = []
+    for x in values:  # the common case first: Arrays computed on `backend` (~0.2 us of a ~4 us jit call)
+        if type(x) is not Array or x._backend is not backend or x._bv is None:
+            break
+        out.append(x._bv)
+    else:
+        return out
+    out = []
     pending = False
     for x, aval in zip(values, avals):
         if type(x) is Array and x._backend is backend:

@@ -69,14 +69,18 @@ class PyTreeDef:
 
     def __init__(self, node_type, aux, children: tuple):
         self.node_type, self.aux, self.children = node_type, aux, children
-        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
-        self._hash = hash((node_type, _hashable(aux), children))
+        n, hashes = (1 if node_type is None else 0), []
+        for c in children:  # (a loop over the children's fields: this runs for every node of every jit call's args)
+            n += c.num_leaves
+            hashes.append(c._hash)
+        self.num_leaves = n
+        self._hash = hash((node_type, aux if aux is None else _hashable(aux), tuple(hashes)))
 
     def __hash__(self):
         return self._hash
 
     def __eq__(self, other):
-        return (isinstance(other, PyTreeDef) and self._hash == other._hash and self.node_type == other.node_type
+        return self is other or (isinstance(other, PyTreeDef) and self._hash == other._hash and self.node_type == other.node_type
                 and self.aux == other.aux and self.children == other.children)
 
     def __repr__(self):
@@ -122,14 +126,23 @@ def _flatten(x, leaves: list, is_leaf) -> PyTreeDef:
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
-    node = _node_for(x)
-    if node is None:
-        leaves.append(x)
-        return _LEAF
-    children, aux = node.flatten(x)
-    kids = tuple(_flatten(c, leaves, is_leaf) for c in children)
     nt = type(x)
-    return PyTreeDef(nt, aux, kids)
+    if nt is tuple or nt is list:  # (the commonest nodes, without their registered flatten: a jit call's args)
+        children, aux = x, None
+    else:
+        node = _node_for(x)
+        if node is None:
+            leaves.append(x)
+            return _LEAF
+        children, aux = node.flatten(x)
+    kids = []
+    for c in children:  # a leaf child without a call (an array: no registered type, not a tuple)
+        if is_leaf is None and type(c) not in _registry and not isinstance(c, tuple):
+            leaves.append(c)
+            kids.append(_LEAF)
+        else:
+            kids.append(_flatten(c, leaves, is_leaf))
+    return PyTreeDef(nt, aux, tuple(kids))
 
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
