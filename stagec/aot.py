@@ -400,13 +400,13 @@ class Runner:
     def __call__(self, leaves: Sequence) -> Any:
         exe = self.exe
         backend = exe.backend
-        if len(self.donated) > 1:
+        one = self._one
+        if one is None and len(self.donated) > 1:
             _check_donated_once(leaves, self.donated)
         try:
             res = exe.call(to_buffers(leaves, exe.in_avals, backend))
         except PendingArguments as p:  # enqueued behind the calls computing them
             res = exe.submit(p.bvs)
-        one = self._one
         if one is not None:
             return Array(res[0], one, backend) if type(res) is list else Array.pending(res, 0, one, backend)
         tree = self.out_tree

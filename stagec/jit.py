@@ -309,8 +309,11 @@ class Jitted:
                 # the last signature again, the same aval objects (as a loop's own results have): no key to build
                 # and hash (one argument, the commonest, without the loop: ~0.2 us of a ~7 us call)
                 if len(args) == 1:
-                    if getattr(args[0], "aval", None) is last[0][0]:
-                        return last[2](args)
+                    try:
+                        if args[0].aval is last[0][0]:
+                            return last[2](args)
+                    except AttributeError:  # (not an Array: a NumPy value, a scalar)
+                        pass
                 else:
                     for a, v in zip(args, last[0]):
                         if getattr(a, "aval", None) is not v:
