@@ -5,10 +5,13 @@ for stagec with its default passes, stagec with `passes=[]`, and JAX (when insta
     python benchmarks/bench_cpu.py --dtypes all --rounds 3  # also float16, bfloat16, float64, int32
     python benchmarks/bench_cpu.py --only softmax,layernorm --variants stagec,jax
 
-Each round runs each variant in a fresh process of its own, the order rotating by round (one process for
-all, batches interleaved in alternating order, with `--together`: then the thread pools of OpenBLAS, which
-stagec calls for large matmuls, and of XLA keep spinning into each other's calls and slow both). A process
-compiles its variant, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
+Each round runs stagec's two variants in one fresh process, their batches interleaved in alternating order,
+and JAX in a fresh process of its own, the order rotating by round. The passes are thus measured against
+`passes=[]` under the same conditions (the same process: its memory layout, its thread pools), while XLA's
+thread pool and OpenBLAS's, which stagec calls for large matmuls, never spin into each other's calls (with both
+in one process each slowed the other: JAX's matmul 1024 6.2 -> 12.0 ms). `--together`: all variants in one
+process; `--apart`: each variant in a process of its own. A process
+compiles its variants, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
 (below 1: stagec is faster), of medians and, in parentheses, of the best batches. The geomean leaves out
 the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
@@ -157,13 +160,23 @@ def child(variants: list[str], dtype: str, only: list[str], budget: float) -> di
     return res
 
 
-def run_round(variants, dtype: str, only: list[str], budget: float, r: int, together: bool) -> dict:
-    """One round: the variants in one fresh process (`together`), else each in its own, one after the other
-    (the order rotating by round), so that no variant's thread pools (OpenBLAS's, XLA's, IREE's: each keeps
-    its threads spinning a while after a call) take cores from another's calls."""
-    order = variants[r % len(variants):] + variants[:r % len(variants)]
+def groups(variants: list[str], grouping: str) -> list[list[str]]:
+    """The variants each fresh process of a round runs: all in one ("together"), each alone ("apart"), or by
+    library ("library": stagec's two variants in one, JAX in another; no thread pool of one library spins into
+    the other's calls: OpenBLAS's, XLA's and IREE's each keep their threads spinning a while after a call)."""
+    if grouping == "together":
+        return [variants]
+    if grouping == "apart":
+        return [[v] for v in variants]
+    return [g for g in ([v for v in variants if v != "jax"], [v for v in variants if v == "jax"]) if g]
+
+
+def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grouping: str) -> dict:
+    """One round: a fresh process per group of variants (`groups`), one after the other, the order rotating by
+    round."""
+    gs = groups(variants, grouping)
     res: dict = {"modules": {}, "times": {}}
-    for group in [order] if together else [[v] for v in order]:
+    for group in gs[r % len(gs):] + gs[:r % len(gs)]:
         cmd = [sys.executable, __file__, "--child", ",".join(group), "--dtypes", dtype, "--only", ",".join(only),
                "--budget", str(budget)]
         try:
@@ -235,8 +248,11 @@ def main() -> None:
     ap.add_argument("--dtypes", default="float32", help=f"comma-separated from {DTYPES}, or 'all'")
     ap.add_argument("--only", default="", help="comma-separated substrings of workload names")
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated from {VARIANTS}")
-    ap.add_argument("--together", action="store_true",
-                    help="all variants in one process per round, batches interleaved (default: one process each)")
+    how = ap.add_mutually_exclusive_group()
+    how.add_argument("--together", action="store_true",
+                     help="all variants in one process per round, batches interleaved (default: stagec's two variants "
+                          "in one, JAX in another)")
+    how.add_argument("--apart", action="store_true", help="each variant in a process of its own")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     only = [o for o in a.only.split(",") if o]
@@ -248,10 +264,12 @@ def main() -> None:
     if import_jax()[0] is None:
         variants = [v for v in variants if v != "jax"]
     for dt in dtypes:
-        rounds = [run_round(variants, dt, only, a.budget, r, a.together) for r in range(a.rounds)]
+        grouping = "together" if a.together else "apart" if a.apart else "library"
+        rounds = [run_round(variants, dt, only, a.budget, r, grouping) for r in range(a.rounds)]
         print(table(dt, rounds, variants), flush=True)
         print(flush=True)
-    how = "variants interleaved batch by batch inside each" if a.together else "one per variant, alternating"
+    how = {"together": "all variants interleaved batch by batch inside each", "apart": "one per variant, alternating",
+           "library": "stagec's variants interleaved batch by batch in one, JAX in another, alternating"}[grouping]
     print(f"({a.rounds} rounds of fresh processes, {how}; load average "
           f"{os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs)")
 
