@@ -13,7 +13,8 @@ in one process each slowed the other: JAX's matmul 1024 6.2 -> 12.0 ms). `--toge
 process; `--apart`: each variant in a process of its own. A process
 compiles its variants, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
-(below 1: stagec is faster), of medians and, in parentheses, of the best batches. The geomean leaves out
+(below 1: stagec is faster), of medians and, in parentheses, of the best batches; stagec / passes=[] is the
+median ratio of batches timed side by side in one process (each pair under the same load). The geomean leaves out
 the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
 as `passes=[]` leaves it (`lower(...).as_text("final")` agrees); "same dispatches": they changed it, but IREE
 compiled the same machine code for its dispatches. Either way that stagec / passes=[] ratio is the noise.
@@ -175,7 +176,7 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grou
     """One round: a fresh process per group of variants (`groups`), one after the other, the order rotating by
     round."""
     gs = groups(variants, grouping)
-    res: dict = {"modules": {}, "times": {}}
+    res: dict = {"modules": {}, "times": {}, "shared": any("stagec" in g and "nopasses" in g for g in gs)}
     for group in gs[r % len(gs):] + gs[:r % len(gs)]:
         cmd = [sys.executable, __file__, "--child", ",".join(group), "--dtypes", dtype, "--only", ",".join(only),
                "--budget", str(budget)]
@@ -189,9 +190,20 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grou
     return res
 
 
+def paired_ratio(rounds: list[dict], name: str, a: str, b: str) -> float | None:
+    """The median over the batches of `a` and `b` that ran side by side (the same process, one right after the
+    other) of their ratio a / b; None unless they shared processes. Each pair saw the same load, so the machine's
+    drift over a round, which moves the two medians apart by chance, cancels."""
+    ratios = [x / y for rd in rounds if rd.get("shared")
+              for x, y in zip(rd["times"].get(name, {}).get(a, []), rd["times"].get(name, {}).get(b, []))]
+    return statistics.median(ratios) if ratios else None
+
+
 def table(dtype: str, rounds: list[dict], variants) -> str:
     """Median per call of all batches of all rounds, with the noise as the interquartile range over the
-    median; ratios of medians, and in parentheses of the best batches."""
+    median; ratios of medians (stagec / passes=[]: the median ratio of side-by-side batches, `paired_ratio`, where
+    the two shared processes), and in parentheses of the best batches."""
+    timed = rounds
     modules: dict = {}  # (variant, workload) -> [{hashes of its final MLIR}, {of its dispatches' code}], all rounds
     for rd in rounds:
         for v, m in rd["modules"].items():
@@ -218,6 +230,8 @@ def table(dtype: str, rounds: list[dict], variants) -> str:
         for p in peers:
             if ("stagec", n) in med and (p, n) in med:
                 r, rb = med["stagec", n] / med[p, n], best["stagec", n] / best[p, n]
+                if p == "nopasses":
+                    r = paired_ratio(timed, n, "stagec", p) or r
                 mods = modules.get(("stagec", n)), modules.get((p, n))
                 same = None if p != "nopasses" or None in mods else \
                     "same module" if mods[0][0] == mods[1][0] else "same dispatches" if mods[0][1] == mods[1][1] else None
