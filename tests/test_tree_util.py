@@ -25,6 +25,23 @@ def test_builtin_containers_flatten_in_order():
         tu.tree_map(lambda a, b: a, [1, 2], (1, 2))
 
 
+def test_flatten_paths_agree():
+    """Lists and tuples (taken without their registered flatten) and leaf children (taken without a call) give
+    the structure and leaves the general path gives (an `is_leaf` that holds nowhere takes it everywhere)."""
+    Pt = collections.namedtuple("Pt", "x y")
+
+    class Seq(list):  # an unregistered subclass: a leaf
+        pass
+
+    tree = ([np.float32(1), (2, None)], {"k": Pt(3, [4])}, Seq([5]), ())
+    fast, general = tu.tree_flatten(tree), tu.tree_flatten(tree, is_leaf=lambda v: False)
+    assert fast[0] == general[0] == [np.float32(1), 2, 3, 4, Seq([5])]
+    assert fast[1] == general[1] and hash(fast[1]) == hash(general[1]) and fast[1].num_leaves == 5
+    assert tu.tree_unflatten(fast[1], fast[0]) == tree
+    leaves, td = tu.tree_flatten(tree, is_leaf=lambda v: isinstance(v, Pt))
+    assert leaves[2] == Pt(3, [4]) and td.num_leaves == 4
+
+
 def test_structures_compare_and_hash():
     assert tu.tree_structure({"a": 1, "b": 2}) == tu.tree_structure({"b": 0, "a": 0})
     assert tu.tree_structure([1, 2]) != tu.tree_structure((1, 2))
