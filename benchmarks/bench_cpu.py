@@ -5,16 +5,18 @@ for stagec with its default passes, stagec with `passes=[]`, and JAX (when insta
     python benchmarks/bench_cpu.py --dtypes all --rounds 3  # also float16, bfloat16, float64, int32
     python benchmarks/bench_cpu.py --only softmax,layernorm --variants stagec,jax
 
-Each round runs stagec's two variants in one fresh process, their batches interleaved in alternating order,
-and JAX in a fresh process of its own, the order rotating by round. The passes are thus measured against
-`passes=[]` under the same conditions (the same process: its memory layout, its thread pools), while XLA's
-thread pool and OpenBLAS's, which stagec calls for large matmuls, never spin into each other's calls (with both
-in one process each slowed the other: JAX's matmul 1024 6.2 -> 12.0 ms). `--together`: all variants in one
-process; `--apart`: each variant in a process of its own. A process
+Each round runs each variant in a fresh process of its own, and stagec's two variants once more side by side in
+one process, their batches interleaved in alternating order; the order of the processes rotates by round. The
+table's times and stagec / jax come from the processes of their own (as a user runs each: XLA's thread pool and
+OpenBLAS's, which stagec calls for large matmuls, each keep spinning a while after a call, and with both in one
+process each slowed the other: JAX's matmul 1024 6.2 -> 12.0 ms; a slow variant's batches also slowed the next
+batches of a fast one: stagec's softmax 1.2 ms alone, 1.3-1.8 beside passes=[]'s); stagec / passes=[] comes from
+the shared one, under the same conditions (the same process: its memory layout, its load). `--together`: all
+variants in one process; `--apart`: no shared process. A process
 compiles its variants, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
 (below 1: stagec is faster), of medians and, in parentheses, of the best batches; stagec / passes=[] is the
-median ratio of batches timed side by side in one process (each pair under the same load). The geomean leaves out
+median ratio of batches timed side by side in the shared process (each pair under the same load). The geomean leaves out
 the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
 as `passes=[]` leaves it (`lower(...).as_text("final")` agrees); "same dispatches": they changed it, but IREE
 compiled the same machine code for its dispatches. Either way that stagec / passes=[] ratio is the noise.
@@ -162,21 +164,23 @@ def child(variants: list[str], dtype: str, only: list[str], budget: float) -> di
 
 
 def groups(variants: list[str], grouping: str) -> list[list[str]]:
-    """The variants each fresh process of a round runs: all in one ("together"), each alone ("apart"), or by
-    library ("library": stagec's two variants in one, JAX in another; no thread pool of one library spins into
-    the other's calls: OpenBLAS's, XLA's and IREE's each keep their threads spinning a while after a call)."""
+    """The variants each fresh process of a round runs: all in one ("together"), each alone ("apart"), or each
+    alone plus stagec's two variants side by side in one more ("paired": stagec against JAX as a user runs
+    each, alone, and the passes against `passes=[]` under the same conditions)."""
     if grouping == "together":
         return [variants]
-    if grouping == "apart":
-        return [[v] for v in variants]
-    return [g for g in ([v for v in variants if v != "jax"], [v for v in variants if v == "jax"]) if g]
+    alone = [[v] for v in variants]
+    if grouping == "paired" and "stagec" in variants and "nopasses" in variants:
+        return [[v] for v in variants if v != "nopasses"] + [["stagec", "nopasses"]]
+    return alone
 
 
 def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grouping: str) -> dict:
     """One round: a fresh process per group of variants (`groups`), one after the other, the order rotating by
-    round."""
+    round. "times": each variant's batches from the process it ran alone in (or the shared one); "pairs": those
+    of the process where stagec's two variants ran side by side."""
     gs = groups(variants, grouping)
-    res: dict = {"modules": {}, "times": {}, "shared": any("stagec" in g and "nopasses" in g for g in gs)}
+    res: dict = {"modules": {}, "times": {}, "pairs": {}}
     for group in gs[r % len(gs):] + gs[:r % len(gs)]:
         cmd = [sys.executable, __file__, "--child", ",".join(group), "--dtypes", dtype, "--only", ",".join(only),
                "--budget", str(budget)]
@@ -184,7 +188,10 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grou
             out = run_json(cmd)
             res["modules"].update(out["modules"])
             for name, times in out["times"].items():
-                res["times"].setdefault(name, {}).update(times)
+                if "stagec" in group and "nopasses" in group:
+                    res["pairs"][name] = times
+                res["times"].setdefault(name, {}).update(
+                    {v: t for v, t in times.items() if len(group) == 1 or [v] not in gs or grouping == "together"})
         except RuntimeError as e:
             print(f"  [round {r} of {dtype} ({','.join(group)}) failed]\n{e}", file=sys.stderr)
     return res
@@ -194,8 +201,8 @@ def paired_ratio(rounds: list[dict], name: str, a: str, b: str) -> float | None:
     """The median over the batches of `a` and `b` that ran side by side (the same process, one right after the
     other) of their ratio a / b; None unless they shared processes. Each pair saw the same load, so the machine's
     drift over a round, which moves the two medians apart by chance, cancels."""
-    ratios = [x / y for rd in rounds if rd.get("shared")
-              for x, y in zip(rd["times"].get(name, {}).get(a, []), rd["times"].get(name, {}).get(b, []))]
+    ratios = [x / y for rd in rounds
+              for x, y in zip(rd["pairs"].get(name, {}).get(a, []), rd["pairs"].get(name, {}).get(b, []))]
     return statistics.median(ratios) if ratios else None
 
 
@@ -264,9 +271,9 @@ def main() -> None:
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated from {VARIANTS}")
     how = ap.add_mutually_exclusive_group()
     how.add_argument("--together", action="store_true",
-                     help="all variants in one process per round, batches interleaved (default: stagec's two variants "
-                          "in one, JAX in another)")
-    how.add_argument("--apart", action="store_true", help="each variant in a process of its own")
+                     help="all variants in one process per round, batches interleaved (default: one process per "
+                          "variant, and one more with stagec's two variants side by side)")
+    how.add_argument("--apart", action="store_true", help="each variant in a process of its own, and no shared one")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     only = [o for o in a.only.split(",") if o]
@@ -278,12 +285,13 @@ def main() -> None:
     if import_jax()[0] is None:
         variants = [v for v in variants if v != "jax"]
     for dt in dtypes:
-        grouping = "together" if a.together else "apart" if a.apart else "library"
+        grouping = "together" if a.together else "apart" if a.apart else "paired"
         rounds = [run_round(variants, dt, only, a.budget, r, grouping) for r in range(a.rounds)]
         print(table(dt, rounds, variants), flush=True)
         print(flush=True)
     how = {"together": "all variants interleaved batch by batch inside each", "apart": "one per variant, alternating",
-           "library": "stagec's variants interleaved batch by batch in one, JAX in another, alternating"}[grouping]
+           "paired": "one per variant, and one more with stagec's two variants interleaved batch by batch, "
+                     "alternating"}[grouping]
     print(f"({a.rounds} rounds of fresh processes, {how}; load average "
           f"{os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs)")
 
