@@ -12,12 +12,12 @@ OpenBLAS's, which stagec calls for large matmuls, each keep spinning a while aft
 process each slowed the other: JAX's matmul 1024 6.2 -> 12.0 ms; a slow variant's batches also slowed the next
 batches of a fast one: stagec's softmax 1.2 ms alone, 1.3-1.8 beside passes=[]'s); stagec / passes=[] comes from
 the shared one, under the same conditions (the same process: its memory layout, its load). `--together`: all
-variants in one process; `--apart`: no shared process. A process
-compiles its variants, then times each workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
+variants in one process; `--apart`: no shared process. A process compiles its variants, then times each
+workload in batches of calls (~20 ms each, waiting for the last result). The table gives the median over all
 batches of all rounds, the noise as (p75 - p25) / median, and ratios stagec / jax and stagec / passes=[]
 (below 1: stagec is faster), of medians and, in parentheses, of the best batches; stagec / passes=[] is the
-median ratio of batches timed side by side in the shared process (each pair under the same load). The geomean leaves out
-the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
+median ratio of batches timed side by side in the shared process (each pair under the same load). The geomean
+leaves out the tiny call (it measures overhead, not code). "same module": the default passes left the module IREE compiles
 as `passes=[]` leaves it (`lower(...).as_text("final")` agrees); "same dispatches": they changed it, but IREE
 compiled the same machine code for its dispatches. Either way that stagec / passes=[] ratio is the noise.
 """

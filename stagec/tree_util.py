@@ -80,8 +80,9 @@ class PyTreeDef:
         return self._hash
 
     def __eq__(self, other):
-        return self is other or (isinstance(other, PyTreeDef) and self._hash == other._hash and self.node_type == other.node_type
-                and self.aux == other.aux and self.children == other.children)
+        return self is other or (isinstance(other, PyTreeDef) and self._hash == other._hash
+                                 and self.node_type == other.node_type and self.aux == other.aux
+                                 and self.children == other.children)
 
     def __repr__(self):
         return f"PyTreeDef({self._str()})"
