@@ -16,8 +16,9 @@ from ..array import Array, device_put
 from ..backend import Device, get_backend
 from ..core import Tracer, aval_of, current_trace
 from ._base import _arr, _axis, _broadcast, _device, _is_array, _promote, _to_float, asarray, broadcast_to, place
+from ._creation import zeros_like
+from ._indexing import take
 from ._linalg import matmul
-from ._reductions import sum
 from ._shapes import concatenate, expand_dims, moveaxis, swapaxes, transpose
 from ._ufuncs import conjugate, equal, less, less_equal, logical_and, logical_or, minimum, not_equal
 
@@ -215,12 +216,9 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None):
     if aval_of(x1).ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-dimensional, got shape {aval_of(x1).shape}")
     if sorter is not None:
-        from ._indexing import take
         x1 = take(x1, sorter)
     if _dt.kind(aval_of(x1).dtype) == "c":
         raise TypeError("searchsorted: complex arrays have no order")
-    from ._creation import zeros_like
-    from ._indexing import take
     n, floats = aval_of(x1).shape[0], _dt.kind(aval_of(x1).dtype) == "f"
     nan_query = not_equal(x2, x2) if floats else None
 
