@@ -180,6 +180,7 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grou
     round. "times": each variant's batches from the process it ran alone in (or the shared one); "pairs": those
     of the process where stagec's two variants ran side by side."""
     gs = groups(variants, grouping)
+    solo = {g[0] for g in gs if len(g) == 1}  # (variants with a process of their own: their times come from it)
     res: dict = {"modules": {}, "times": {}, "pairs": {}}
     for group in gs[r % len(gs):] + gs[:r % len(gs)]:
         cmd = [sys.executable, __file__, "--child", ",".join(group), "--dtypes", dtype, "--only", ",".join(only),
@@ -191,7 +192,7 @@ def run_round(variants, dtype: str, only: list[str], budget: float, r: int, grou
                 if "stagec" in group and "nopasses" in group:
                     res["pairs"][name] = times
                 res["times"].setdefault(name, {}).update(
-                    {v: t for v, t in times.items() if len(group) == 1 or [v] not in gs or grouping == "together"})
+                    {v: t for v, t in times.items() if len(group) == 1 or v not in solo})
         except RuntimeError as e:
             print(f"  [round {r} of {dtype} ({','.join(group)}) failed]\n{e}", file=sys.stderr)
     return res
