@@ -491,7 +491,7 @@ class Backend:
             raise NotImplementedError(f"stagec backend {self.name!r}: reading a {aval.str_short()} result back "
                                       f"to the host is not supported by IREE driver {self.alloc_driver!r} here "
                                       f"({e})") from None
-        host = mapped.asarray(aval.shape, np.dtype(np.uint8) if aval.dtype == np.bool_ else aval.dtype)
+        host = np.ndarray(aval.shape, np.dtype(np.uint8) if aval.dtype == np.bool_ else aval.dtype, mapped)
         out = np.array(host, copy=True)
         return out.view(np.bool_) if aval.dtype == np.bool_ else out
 
@@ -964,6 +964,41 @@ def _mapped_allocator(dev) -> Callable[[int], object]:
     return lambda nbytes: allocate(memory_type=mapped, allowed_usage=usage, allocation_size=nbytes)
 
 
+def _operand(shape: Sequence[int], perm: Sequence[int], matrix: tuple, dt: np.dtype) -> tuple:
+    """(matrix, strides, None) where an operand of `shape`, its dimensions ordered by `perm` and grouped into
+    `matrix` (batch, rows, columns), is a strided view of its row-major memory (BLAS reads either layout in place);
+    else (matrix, None, view): `view(mapped)` copies it into that layout."""
+    strides = _view_strides(shape, perm, matrix, dt.itemsize)
+    if strides is not None:
+        return matrix, strides, None
+    shape, perm = tuple(shape), tuple(perm)
+    return matrix, None, lambda mapped: np.ndarray(shape, dt, mapped).transpose(perm).reshape(matrix)
+
+
+def _view_strides(shape: Sequence[int], perm: Sequence[int], matrix: Sequence[int], itemsize: int) -> tuple | None:
+    """The strides of `x.transpose(perm).reshape(matrix)` for a row-major `x` of `shape` where that is a view
+    (each group of dimensions that `matrix` merges is evenly strided), else None (the reshape copies)."""
+    c = [itemsize] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        c[i] = c[i + 1] * shape[i + 1]
+    dims = [(shape[d], c[d]) for d in perm if shape[d] != 1]  # (an extent of 1 has no stride that matters)
+    out, i = [], 0
+    for t in matrix:
+        if t == 1:
+            out.append(itemsize)
+            continue
+        size, stride = 1, None
+        while size < t and i < len(dims):
+            n, st = dims[i]
+            if stride is not None and stride != st * n:
+                return None
+            size, stride, i = size * n, st, i + 1
+        if size != t:
+            return None
+        out.append(stride)
+    return tuple(out) if i == len(dims) else None
+
+
 def _blas_module(dev):
     """The Python VM module (`legalize.BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
     and float64 matmuls (`legalize.blas_dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
@@ -976,13 +1011,13 @@ def _blas_module(dev):
         def __init__(self, iface):
             pass
 
-    plans: dict = {}  # (operand shapes, packed dimension numbers, element type) -> `plan`'s result
+    plans: dict = {}  # (operand shapes, element type, packed dimension numbers) -> `plan`'s result
 
     def plan(lshape, rshape, et: int, *packed):
-        """How one signature calls np.matmul: the operands' shapes, permutations and 2-D or 3-D (batched) shapes,
-        the result's. Worked out once: a call comes right after a BLAS call or a dispatch that evicted this
-        Python code from the caches: the glue before the matmul took 22-50 us a call in value_and_grad, 16-37
-        with this."""
+        """How one signature calls np.matmul: each operand's matrix (or batch of matrices) as a view of its mapped
+        memory (`_operand`), the result's shape and bytes. Worked out once: a call comes right after a BLAS call
+        or a dispatch that evicted this Python code from the caches: the glue before the matmul took 22-50 us a
+        call in value_and_grad, 16-37 with this."""
         dt = dtypes[et]
         lb, rb, lc, rc = (legalize.unpack_dims(d) for d in packed)
         lf = [d for d in range(len(lshape)) if d not in lb and d not in lc]
@@ -995,21 +1030,23 @@ def _blas_module(dev):
         if len(plans) >= 256:
             plans.clear()
         p = plans[(*lshape, -1, *rshape, et, *packed)] = (
-            dt, tuple(lshape), tuple(lb + lf + lc), (*lead, nm, k), tuple(rshape), tuple(rb + rc + rf), (*lead, k, nn),
-            shape, list(shape), (*lead, nm, nn), max(1, math.prod(shape)) * dt.itemsize)
+            dt, _operand(lshape, lb + lf + lc, (*lead, nm, k), dt), _operand(rshape, rb + rc + rf, (*lead, k, nn), dt),
+            list(shape), (*lead, nm, nn), max(1, math.prod(shape)) * dt.itemsize)
         return p
 
     def dot_general(_self, lhs_ref, rhs_ref, lb, rb, lc, rc):
         lhs, rhs = lhs_ref.deref(bv_type), rhs_ref.deref(bv_type)
-        lshape, rshape, et = lhs.shape, rhs.shape, lhs.element_type
-        p = plans.get((*lshape, -1, *rshape, int(et), lb, rb, lc, rc))
+        et = lhs.element_type
+        p = plans.get((*lhs.shape, -1, *rhs.shape, int(et), lb, rb, lc, rc))
         if p is None:
-            p = plan(lshape, rshape, int(et), lb, rb, lc, rc)
-        dt, ls, lperm, l2, rs, rperm, r2, shape, shape_list, o2, nbytes = p
+            p = plan(lhs.shape, rhs.shape, int(et), lb, rb, lc, rc)
+        dt, (l2, lstrides, lview), (r2, rstrides, rview), shape, o2, nbytes = p
         buf = new_buffer(nbytes)
-        np.matmul(lhs.map().asarray(ls, dt).transpose(lperm).reshape(l2),
-                  rhs.map().asarray(rs, dt).transpose(rperm).reshape(r2), out=buf.map().asarray(shape, dt).reshape(o2))
-        return bv_type(buf, shape_list, et).ref
+        # (np.ndarray on a mapping's buffer: 0.3 us; its `asarray`: 1.3, and 5-13 right after a large matmul)
+        np.matmul(np.ndarray(l2, dt, lhs.map(), 0, lstrides) if lview is None else lview(lhs.map()),
+                  np.ndarray(r2, dt, rhs.map(), 0, rstrides) if rview is None else rview(rhs.map()),
+                  out=np.ndarray(o2, dt, buf.map()))
+        return bv_type(buf, shape, et).ref
 
     iface = rt.PyModuleInterface(legalize.BLAS_MODULE, Blas)
     for i in range(legalize.BLAS_IMPORTS):
@@ -1037,13 +1074,13 @@ def _sort_module(dev):
         for i, bv in enumerate(bvs):  # keys by their type; the others moved as bytes
             et = int(bv.element_type)
             dt = keys[et] if i < num_keys else np.dtype(f"V{max(1, (et & 0xFF) // 8)}")
-            arrays.append(bv.map().asarray(bv.shape, dt))
+            arrays.append(np.ndarray(bv.shape, dt, bv.map()))
         order = (np.argsort(arrays[0], axis=dim, kind="stable") if num_keys == 1
                  else np.lexsort(arrays[num_keys - 1::-1], axis=dim))
         outs = []
         for a, bv in zip(arrays, bvs):
             buf = new_buffer(max(1, a.nbytes))
-            buf.map().asarray(a.shape, a.dtype)[...] = np.take_along_axis(a, order, axis=dim)
+            np.ndarray(a.shape, a.dtype, buf.map())[...] = np.take_along_axis(a, order, axis=dim)
             outs.append(bv_type(buf, bv.shape, bv.element_type).ref)
         return outs[0] if len(outs) == 1 else tuple(outs)
 

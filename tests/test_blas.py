@@ -7,8 +7,11 @@ import os
 import subprocess
 import sys
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import stagec
 import stagec.numpy as snp
@@ -92,6 +95,24 @@ def test_blas_matches_numpy(name):
         "the case should call BLAS"
     got = stagec.jit(lambda *a: f(snp, *a))(*args)
     _check(got, f(np, *[a.astype(np.float64) for a in args]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=5).flatmap(
+    lambda shape: st.tuples(st.just(shape), st.permutations(range(len(shape))),
+                            st.lists(st.integers(0, len(shape)), min_size=2, max_size=2).map(sorted))))
+def test_operand_views_are_numpys(case):
+    """The BLAS call reads an operand through strides worked out once (`backend._view_strides`): wherever NumPy's
+    transpose + reshape into (batch, rows, columns) is a view, they are its strides, and None where it copies."""
+    shape, perm, (i, j) = case
+    matrix = tuple(math.prod(shape[d] for d in g) for g in (perm[:i], perm[i:j], perm[j:]))
+    x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    want = x.transpose(perm).reshape(matrix)
+    strides = backend._view_strides(shape, perm, matrix, x.itemsize)
+    if strides is None:
+        assert not np.shares_memory(want, x) or want.size == 1
+    else:
+        np.testing.assert_array_equal(np.ndarray(matrix, x.dtype, x, 0, strides), want)
 
 
 def test_transposed_operands_are_read_in_place():
