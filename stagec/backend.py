@@ -356,12 +356,15 @@ class Backend:
         """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
         on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
         them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms.
-        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`)."""
+        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`), for one thread where
+        the module calls BLAS: its dispatches between the calls run on local-sync (`Executable._choose_driver`
+        finds it faster but for large stretches)."""
         flags = list(flags)
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
         if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
-            flags += tuning.spec_flags(mlir)
+            blas = HOST_BLAS in flags and contraction_macs(mlir, flags) < contraction_macs(mlir)
+            flags += tuning.spec_flags(mlir, one_thread=blas)
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,

@@ -102,6 +102,14 @@ RULES: dict[str, Callable[[str], bool]] = {
 }
 # The line of the `columns` part after which `spec_text` matches the module's `sibling_maps`, and its merge.
 _SIBLINGS_AT, _MERGE = "    // (stagec.tuning: the module's sibling reductions)\n", "%cols = transform.merge_handles %a, %b, %c"
+# The `columns` part's tiles (128 columns a workgroup), and those of a module whose dispatches run on the calling
+# thread (`spec_flags(..., one_thread=True)`): all columns in one workgroup, 8 rows at a time, so that each step
+# reads whole rows. Between two BLAS calls of value_and_grad (the loss, its gradient and bias sum of a 256x2048
+# difference, read right after the matmul that wrote it) 267-319 -> 215-246 us: 128 columns read 512 bytes of
+# each row 8 KiB apart, which the caches' prefetchers do not follow (a repeated call on data already in cache
+# showed nothing of it: 128 columns were chosen there).
+_TILES = "distribution = [128, 0], vector_common_parallel"
+_WHOLE_ROWS = "distribution = [65536, 0], cache_reduction = [0, 8], vector_common_parallel"
 
 
 def parts_for(mlir: str) -> list[str]:
@@ -110,9 +118,10 @@ def parts_for(mlir: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=16)
-def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = ()) -> str:
+def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread: bool = False) -> str:
     """One tuning spec holding `parts`: their modules and a `__kernel_config` that applies each in turn; the
-    `columns` part also matches generics with the indexing maps `siblings` (`sibling_maps`)."""
+    `columns` part also matches generics with the indexing maps `siblings` (`sibling_maps`), and tiles whole rows
+    for a module run on one thread (`_WHOLE_ROWS`)."""
     lines = ["module attributes {transform.with_named_sequence} {"]
     for p in parts:
         with open(os.path.join(PARTS_DIR, p + ".mlir")) as f:
@@ -122,6 +131,9 @@ def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = ()) -> str:
             match = "".join(f"    {n} = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{indexing_maps = "
                             f"{m}}} in %f : (!transform.any_op) -> !transform.any_op\n" for n, m in zip(names, siblings))
             text = text.replace(_SIBLINGS_AT, _SIBLINGS_AT + match).replace(_MERGE, ", ".join([_MERGE, *names]))
+        if p == "columns" and one_thread:
+            assert _TILES in text
+            text = text.replace(_TILES, _WHOLE_ROWS)
         lines.append(text)
     lines.append("  transform.named_sequence @__kernel_config(%arg0: !transform.any_op {transform.consumed}) "
                  "-> !transform.any_op attributes {iree_codegen.tuning_spec_entrypoint} {")
@@ -138,9 +150,10 @@ _lock = threading.Lock()
 _folder: list[str] = []  # this process's private folder of written specs, made on first use
 
 
-def spec_path(parts: tuple[str, ...], siblings: tuple[str, ...] = ()) -> str:
-    """The file holding the spec of `parts` (and `siblings`), written once per process (named by its digest)."""
-    text = spec_text(parts, siblings)
+def spec_path(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread: bool = False) -> str:
+    """The file holding the spec of `parts` (`siblings`, `one_thread`), written once per process (named by its
+    digest)."""
+    text = spec_text(parts, siblings, one_thread)
     with _lock:
         if not _folder:
             _folder.append(tempfile.mkdtemp(prefix="stagec-tuning-"))  # (mode 0700: no one else writes there)
@@ -154,7 +167,11 @@ def spec_path(parts: tuple[str, ...], siblings: tuple[str, ...] = ()) -> str:
     return path
 
 
-def spec_flags(mlir: str) -> list[str]:
-    """The tuning-spec flag for a CPU module ([] when no part applies)."""
+def spec_flags(mlir: str, one_thread: bool = False) -> list[str]:
+    """The tuning-spec flag for a CPU module ([] when no part applies); `one_thread`: its dispatches run on the
+    calling thread (a module calling BLAS between them)."""
     parts = tuple(parts_for(mlir))
-    return [FLAG + spec_path(parts, sibling_maps(mlir) if "columns" in parts else ())] if parts else []
+    if not parts:
+        return []
+    columns = "columns" in parts
+    return [FLAG + spec_path(parts, sibling_maps(mlir) if columns else (), one_thread and columns)]

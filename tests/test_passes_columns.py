@@ -91,3 +91,28 @@ def test_sibling_reductions_take_the_columns_tiles_and_match_numpy(tmp_path):
     get_backend("cpu").compile(mlir, "siblings", side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
     configs = "".join(p.read_text() for p in tmp_path.iterdir())
     assert "distribution = [128, 0], vector_common_parallel = [64, 0]" in configs
+
+
+def test_column_sums_between_blas_calls_take_whole_rows(tmp_path):
+    # A module calling BLAS runs its dispatches on one thread: its column sums take all columns in one
+    # workgroup, 8 rows at a time (tuning._WHOLE_ROWS); without the BLAS call, 128 columns a workgroup.
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((128, 128)).astype(np.float32), rng.standard_normal((128, 300)).astype(np.float32)
+    b, y = rng.standard_normal(300).astype(np.float32), rng.standard_normal((128, 300)).astype(np.float32)
+
+    def f(np_, x, w, b, y):
+        d = x @ w + b - y  # (128^2 x 300 multiply-adds: a BLAS call)
+        return np_.mean(d * d), np_.sum(d * (2 / d.size), 0)
+    wide = "cache_reduction = [0, 8], distribution = [65536, 0], vector_common_parallel = [64, 0]"  # (IREE's order)
+    for blas in (True, False):
+        stagec.config.update("cpu_blas", blas)
+        try:
+            jf = stagec.jit(lambda *a: f(snp, *a), backend="cpu")
+            for got, want in zip(jf(x, w, b, y), f(np, *(a.astype(np.float64) for a in (x, w, b, y)))):
+                np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-5)
+            mlir, folder = jf.lower(x, w, b, y).as_text("final"), tmp_path / str(blas)
+            get_backend("cpu").compile(mlir, "f", side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
+        finally:
+            stagec.config.update("cpu_blas", True)
+        configs = "".join(p.read_text() for p in folder.iterdir())
+        assert (wide in configs) == blas and ("distribution = [128, 0], vector_common_parallel" in configs) != blas
