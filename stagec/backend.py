@@ -1051,9 +1051,13 @@ def _blas_module(dev):
                   out=np.ndarray(o2, dt, buf.map()))
         return bv_type(buf, shape, et).ref
 
+    def dot_pair(_self, l1, r1, l2, r2, lb1, rb1, lc1, rc1, lb2, rb2, lc2, rc2):  # (legalize._pair_calls)
+        return dot_general(_self, l1, r1, lb1, rb1, lc1, rc1), dot_general(_self, l2, r2, lb2, rb2, lc2, rc2)
+
     iface = rt.PyModuleInterface(legalize.BLAS_MODULE, Blas)
     for i in range(legalize.BLAS_IMPORTS):
         iface.export(f"dot_general_{i}", "0rrIIII_r", dot_general)
+        iface.export(f"dot_pair_{i}", "0rrrrIIIIIIII_rr", dot_pair)
     return iface.create()
 
 

@@ -403,4 +403,54 @@ def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> s
                                            attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
             dot.results[0].replace_all_uses_with(call.results[0])
             dot.erase()
+        if symbols:
+            _pair_calls(module, [calls for calls in _blas_runs(module) if len(calls) > 1])
         return str(module) if symbols else None
+
+
+def _blas_runs(module) -> list[list]:
+    """The module's `dot_general_<k>` calls in runs, each call of a run right after the one before (but for the
+    constants holding its dimension numbers) and reading none of its results."""
+    prefix = f"@{BLAS_MODULE}.dot_general_"
+    runs: list[list] = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                run: list = []
+                for o in block.operations:
+                    if o.name == "func.call" and str(o.attributes["callee"]).startswith(prefix):
+                        if run and any(v.owner == run[-1] for v in o.operands if not isinstance(v.owner, type(block))):
+                            run = []
+                        if not run:
+                            runs.append(run)
+                        run.append(o)
+                    elif o.name != "arith.constant":
+                        run = []
+                    visit(o)
+    visit(module.operation)
+    return runs
+
+
+def _pair_calls(module, runs: list[list]) -> None:
+    """Each two calls in a row of a run (`_blas_runs`: a matmul's two cotangents in a backward pass) become one
+    call of `dot_pair_<k>`: one way back to Python in place of two (after a large matmul, 30-40 us of a
+    value_and_grad call)."""
+    from iree.compiler import ir
+    symbols: dict[str, str] = {}
+    for run in runs:
+        for first, second in zip(run[0:-1:2], run[1::2]):
+            ops = [*first.operands[:2], *second.operands[:2], *first.operands[2:], *second.operands[2:]]
+            results = [first.results[0].type, second.results[0].type]
+            fn_type = ir.FunctionType.get([v.type for v in ops], results)
+            sym = symbols.get(str(fn_type))
+            if sym is None:
+                if len(symbols) == BLAS_IMPORTS:
+                    continue
+                sym = symbols[str(fn_type)] = _declare(module, f"{BLAS_MODULE}.dot_pair_{len(symbols)}", fn_type)
+            with ir.InsertionPoint(second), second.location:
+                pair = ir.Operation.create("func.call", results=results, operands=ops,
+                                           attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+            for old, new in zip((first, second), pair.results):
+                old.results[0].replace_all_uses_with(new)
+                old.erase()

@@ -48,6 +48,33 @@ def test_rewrite_replaces_large_dots_only():
     assert legalize.blas_dots(_mlir(lambda a: a @ a, np.ones((256, 256), np.int32)), 1) is None
 
 
+def test_independent_products_in_a_row_share_one_call():
+    # two BLAS calls in a row, the second not reading the first (a backward pass's two cotangents of a matmul):
+    # one call of dot_pair (one way back to Python); a product of a product stays two calls
+    a, b, c = r(128, 128), r(128, 256), r(256, 128)
+    calls = lambda f: [line.split(f"call @{legalize.BLAS_MODULE}.")[1].split("(")[0].rstrip("0123456789") for line
+                       in legalize.blas_dots(_mlir(f, a, b, c), backend.BLAS_MIN_MACS).splitlines() if "call @" in line]
+    assert calls(lambda a, b, c: (a @ b, b @ c, c @ a)) == ["dot_pair_", "dot_general_"]
+    assert calls(lambda a, b, c: (a @ b) @ c) == ["dot_general_", "dot_general_"]
+
+    def body(i, x):
+        y, z = x[0] @ a, x[1] @ a  # (inside the loop's region)
+        return y / 128, z / 64
+    loop = lambda a, b, c: lax.fori_loop(0, 2, body, (a, a * 2))
+    assert calls(loop) == ["dot_pair_"]
+    for f in (lambda a, b, c: (a @ b, b @ c, c @ a), loop):
+        for got, want in zip(stagec.jit(f)(a, b, c), f(*(x.astype(np.float64) for x in (a, b, c)))):
+            _check(got, want)
+    loss = lambda w, x: snp.sum(snp.tanh(x @ w) @ w.T)
+    g = stagec.jit(stagec.grad(loss))
+    assert f"{legalize.BLAS_MODULE}.dot_pair_0(" in legalize.blas_dots(g.lower(b, a).as_text("final"),
+                                                                         backend.BLAS_MIN_MACS)
+    w, x = b.astype(np.float64), a.astype(np.float64)
+    h = np.tanh(x @ w)
+    ones = np.ones((128, 128))
+    _check(g(b, a), x.T @ ((ones @ w) * (1 - h * h)) + (h.T @ ones).T)
+
+
 def test_matrix_vector_products_call_blas_from_fewer_multiply_adds():
     """IREE packs the matrix of a matrix-vector product on every call (1000x1000 @ 1000: 612 us, BLAS 91), so those
     call BLAS from `BLAS_MIN_VECTOR_MACS`; a small product with no free extent of 1 does not."""
