@@ -411,8 +411,12 @@ def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> s
 def _blas_runs(module) -> list[list]:
     """The module's `dot_general_<k>` calls in runs, each call of a run right after the one before (but for the
     constants holding its dimension numbers) and reading none of its results."""
+    from iree.compiler import ir
     prefix = f"@{BLAS_MODULE}.dot_general_"
     runs: list[list] = []
+
+    def reads(op, other) -> bool:
+        return any(not isinstance(v.owner, ir.Block) and v.owner.operation == other.operation for v in op.operands)
 
     def visit(op):
         for region in op.regions:
@@ -420,7 +424,7 @@ def _blas_runs(module) -> list[list]:
                 run: list = []
                 for o in block.operations:
                     if o.name == "func.call" and str(o.attributes["callee"]).startswith(prefix):
-                        if run and any(v.owner == run[-1] for v in o.operands if not isinstance(v.owner, type(block))):
+                        if run and reads(o, run[-1]):
                             run = []
                         if not run:
                             runs.append(run)
