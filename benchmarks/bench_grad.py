@@ -41,7 +41,7 @@ def loss(np_, params, x, y):
 
 def host_data(batch: int = BATCH):
     rng = np.random.default_rng(0)
-    params = [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m), np.zeros(n, np.float32))
+    params = [((rng.standard_normal((m, n)) / np.sqrt(m)).astype(np.float32), np.zeros(n, np.float32))
               for m, n in zip(SIZES[:-1], SIZES[1:])]
     return params, rng.standard_normal((batch, SIZES[0])).astype(np.float32), \
         rng.standard_normal((batch, SIZES[-1])).astype(np.float32)
