@@ -390,12 +390,9 @@ def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> s
                     dims[side, "batching"], dims[side, "contracting"] = [perm[d] for d in b], [perm[d] for d in c]
                     operands[i] = t.operands[0]
                     types[i] = ir.RankedTensorType(operands[i].type)
-            fn_type = ir.FunctionType.get(types[:2] + [i64] * 4, types[2:])
-            sym = symbols.get(str(fn_type))
+            sym = _import(module, symbols, "dot_general", ir.FunctionType.get(types[:2] + [i64] * 4, types[2:]))
             if sym is None:
-                if len(symbols) == BLAS_IMPORTS:
-                    continue
-                sym = symbols[str(fn_type)] = _declare(module, f"{BLAS_MODULE}.dot_general_{len(symbols)}", fn_type)
+                continue
             with ir.InsertionPoint(dot), dot.location:
                 packed = _i64s([pack_dims(dims.get((side, kind), []))
                                 for kind in ("batching", "contracting") for side in ("lhs", "rhs")])
@@ -406,6 +403,15 @@ def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> s
         if symbols:
             _pair_calls(module, [calls for calls in _blas_runs(module) if len(calls) > 1])
         return str(module) if symbols else None
+
+
+def _import(module, symbols: dict, stem: str, fn_type) -> str | None:
+    """The symbol of `BLAS_MODULE.<stem>_<k>` for `fn_type`, declared on first use (`symbols`: function type ->
+    symbol); None once the module exports no more of them (`BLAS_IMPORTS`)."""
+    sym = symbols.get(str(fn_type))
+    if sym is None and len(symbols) < BLAS_IMPORTS:
+        sym = symbols[str(fn_type)] = _declare(module, f"{BLAS_MODULE}.{stem}_{len(symbols)}", fn_type)
+    return sym
 
 
 def _blas_runs(module) -> list[list]:
@@ -446,12 +452,9 @@ def _pair_calls(module, runs: list[list]) -> None:
         for first, second in zip(run[0:-1:2], run[1::2]):
             ops = [*first.operands[:2], *second.operands[:2], *first.operands[2:], *second.operands[2:]]
             results = [first.results[0].type, second.results[0].type]
-            fn_type = ir.FunctionType.get([v.type for v in ops], results)
-            sym = symbols.get(str(fn_type))
+            sym = _import(module, symbols, "dot_pair", ir.FunctionType.get([v.type for v in ops], results))
             if sym is None:
-                if len(symbols) == BLAS_IMPORTS:
-                    continue
-                sym = symbols[str(fn_type)] = _declare(module, f"{BLAS_MODULE}.dot_pair_{len(symbols)}", fn_type)
+                continue
             with ir.InsertionPoint(second), second.location:
                 pair = ir.Operation.create("func.call", results=results, operands=ops,
                                            attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
