@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -125,7 +125,11 @@ _TUNING = tuning.FLAG
 def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
     """The multiply-adds of the module's dot_generals (each counted once, also inside loops; unknown dims as 1),
     but for those that call BLAS (`HOST_BLAS` in `flags`), which does not run on IREE's workers."""
-    total = 0
+    return sum(macs for macs, blas in _dots(mlir, flags) if not blas)
+
+
+def _dots(mlir: str, flags: Sequence[str]) -> Iterator[tuple[int, bool]]:
+    """(multiply-adds, whether it calls BLAS) of each dot_general of the module, read from its text."""
     for m in _DOT.finditer(mlir):
         lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
         k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
@@ -136,9 +140,8 @@ def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
         types = [m[2].rsplit("x", 1)[-1], m[3].rsplit("x", 1)[-1]]
         lhs_free = math.prod(int(d) for d in lhs if d.isdigit()) // max(k, 1)
         vector = lhs_free == 1 or math.prod(int(d) for d in out if d.isdigit()) == lhs_free
-        if not (HOST_BLAS in flags and legalize.calls_blas(types, macs, BLAS_MIN_MACS, vector, BLAS_MIN_VECTOR_MACS)):
-            total += macs
-    return total
+        yield macs, HOST_BLAS in flags and legalize.calls_blas(types, macs, BLAS_MIN_MACS, vector,
+                                                               BLAS_MIN_VECTOR_MACS)
 
 
 def key_flags(flags: Sequence[str]) -> list[str]:
@@ -363,8 +366,7 @@ class Backend:
         if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
             flags = [f for f in flags if f != _DATA_TILING]
         if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
-            blas = HOST_BLAS in flags and contraction_macs(mlir, flags) < contraction_macs(mlir)
-            flags += tuning.spec_flags(mlir, one_thread=blas)
+            flags += tuning.spec_flags(mlir, one_thread=any(blas for _, blas in _dots(mlir, flags)))
         return flags
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
