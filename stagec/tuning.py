@@ -103,13 +103,15 @@ RULES: dict[str, Callable[[str], bool]] = {
 # The line of the `columns` part after which `spec_text` matches the module's `sibling_maps`, and its merge.
 _SIBLINGS_AT, _MERGE = "    // (stagec.tuning: the module's sibling reductions)\n", "%cols = transform.merge_handles %a, %b, %c"
 # The `columns` part's tiles (128 columns a workgroup), and those of a module whose dispatches run on the calling
-# thread (`spec_flags(..., one_thread=True)`): all columns in one workgroup, 8 rows at a time, so that each step
-# reads whole rows. Between two BLAS calls of value_and_grad (the loss, its gradient and bias sum of a 256x2048
-# difference, read right after the matmul that wrote it) 267-319 -> 215-246 us: 128 columns read 512 bytes of
-# each row 8 KiB apart, which the caches' prefetchers do not follow (a repeated call on data already in cache
-# showed nothing of it: 128 columns were chosen there).
+# thread (`spec_flags(..., one_thread=True)`): all columns in one workgroup, one row at a time, so that the
+# dispatch streams through its arrays row after row. Between two BLAS calls of value_and_grad (the loss, its
+# gradient and bias sum of a 256x2048 difference, read right after the matmul that wrote it): on a 2-core Xeon
+# (AVX-512) 128 columns took 267-319 us, whole rows 8 at a time 215-246; on a 2-core EPYC (Zen 3, AVX2) 128
+# columns 698-718, 8 rows 640, one row 398 (docs/passes.md). 128 columns read 512 bytes of each row 8 KiB apart,
+# which the caches' prefetchers do not follow (a repeated call on data already in cache showed nothing of it:
+# 128 columns were chosen there).
 _TILES = "distribution = [128, 0], vector_common_parallel"
-_WHOLE_ROWS = "distribution = [65536, 0], cache_reduction = [0, 8], vector_common_parallel"
+_WHOLE_ROWS = "distribution = [65536, 0], cache_reduction = [0, 1], vector_common_parallel"
 
 
 def parts_for(mlir: str) -> list[str]:

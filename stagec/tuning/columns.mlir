@@ -9,7 +9,7 @@
 // Also a generic of stagec's `fuse` computing several reductions down the columns (and values kept beside them):
 // its exact indexing maps, found in the module (`tuning.sibling_maps`), are matched where the comment below
 // stands (a loss and its bias gradient, 256x2048, one thread: 409-439 -> 260 us).
-// A module calling BLAS, whose dispatches run on the calling thread, gets all columns in one workgroup and 8 rows
+// A module calling BLAS, whose dispatches run on the calling thread, gets all columns in one workgroup and one row
 // a step instead (`tuning._WHOLE_ROWS`: the 128 columns below read 512 bytes of each row, 8 KiB apart).
 module @columns attributes {transform.with_named_sequence} {
   // A generic op over (columns, rows) reducing the rows, whose inputs are all read (row, column): the dispatch's
