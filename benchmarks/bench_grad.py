@@ -8,6 +8,8 @@ For each: first call (trace + compile + run; stagec's persistent cache off, so i
 state, the two systems timed alternately call by call (the machine's load hits both alike), medians. Then the
 steady state again with each system in fresh processes of its own, alternating (`--apart` rounds): in one
 process the thread pools of OpenBLAS (stagec's large matmuls) and XLA keep spinning into each other's calls.
+Besides the ratio of the two medians it prints the median of each round's ratio (its two processes ran back to
+back, so the machine's drift over minutes, ±10% on a shared 2-core VM, falls on both alike).
 
     python benchmarks/bench_grad.py [--repeat N] [--apart ROUNDS]
 """
@@ -143,6 +145,9 @@ def apart(rounds: int, repeat: int) -> None:
         med = {n: statistics.median(got[n][w]) for n in names}
         line = "   ".join(f"{n} {med[n] * 1e3:7.2f} ms" for n in names)
         ratio = f"   stagec/jax {med['stagec'] / med['jax']:.2f}" if "jax" in med else ""
+        if "jax" in med:  # each round's two processes ran back to back: their ratio cancels the machine's drift
+            pairs = sorted(s / j for s, j in zip(got["stagec"][w], got["jax"][w]))
+            ratio += f"; by round {statistics.median(pairs):.2f} ({pairs[0]:.2f}-{pairs[-1]:.2f})"
         print(f"  {w:18s} {line}{ratio}")
 
 
