@@ -112,6 +112,21 @@ _SIBLINGS_AT, _MERGE = "    // (stagec.tuning: the module's sibling reductions)\
 # 128 columns were chosen there).
 _TILES = "distribution = [128, 0], vector_common_parallel"
 _WHOLE_ROWS = "distribution = [65536, 0], cache_reduction = [0, 1], vector_common_parallel"
+# A module run on one thread also has its column sums tiled where the dispatch computes the summed array as a
+# result of its own (a 2-D elementwise generic: the first layer's gradient `g * (1 - h^2)`, which the next matmul
+# reads and the bias gradient sums), that generic 64 columns a step: left to IREE (32 columns a workgroup) it
+# took 169-171 us in value_and_grad, 116-138 tiled (2-core EPYC; docs/passes.md).
+_OWN = "    %mine = transform.merge_handles %ew, %op : !transform.any_op\n"
+_OWN_2D = ('    %ew2 = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = '
+           '[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> '
+           '!transform.any_op\n    %mine = transform.merge_handles %ew, %ew2, %op : !transform.any_op\n')
+_EW_TILES = '    transform.annotate %ew "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param\n'
+_EW_2D_TILES = ('    %ew2 = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = '
+                '[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> '
+                '!transform.any_op\n    %ew2_cfg = transform.param.constant #iree_cpu.lowering_config<'
+                'vector_common_parallel = [0, 64], vector_inner_parallel = [1, 0], vector_reduction = [1, 0]> -> '
+                '!transform.any_param\n    transform.annotate %ew2 "lowering_config" = %ew2_cfg : !transform.any_op, '
+                '!transform.any_param\n')
 
 
 def parts_for(mlir: str) -> list[str]:
@@ -123,7 +138,7 @@ def parts_for(mlir: str) -> list[str]:
 def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread: bool = False) -> str:
     """One tuning spec holding `parts`: their modules and a `__kernel_config` that applies each in turn; the
     `columns` part also matches generics with the indexing maps `siblings` (`sibling_maps`), and tiles whole rows
-    for a module run on one thread (`_WHOLE_ROWS`)."""
+    for a module run on one thread (`_WHOLE_ROWS`), with the 2-D elementwise generics beside its sums (`_OWN_2D`)."""
     lines = ["module attributes {transform.with_named_sequence} {"]
     for p in parts:
         with open(os.path.join(PARTS_DIR, p + ".mlir")) as f:
@@ -134,8 +149,8 @@ def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread
                             f"{m}}} in %f : (!transform.any_op) -> !transform.any_op\n" for n, m in zip(names, siblings))
             text = text.replace(_SIBLINGS_AT, _SIBLINGS_AT + match).replace(_MERGE, ", ".join([_MERGE, *names]))
         if p == "columns" and one_thread:
-            assert _TILES in text
-            text = text.replace(_TILES, _WHOLE_ROWS)
+            assert _TILES in text and _OWN in text and _EW_TILES in text
+            text = text.replace(_TILES, _WHOLE_ROWS).replace(_OWN, _OWN_2D).replace(_EW_TILES, _EW_TILES + _EW_2D_TILES)
         lines.append(text)
     lines.append("  transform.named_sequence @__kernel_config(%arg0: !transform.any_op {transform.consumed}) "
                  "-> !transform.any_op attributes {iree_codegen.tuning_spec_entrypoint} {")

@@ -116,3 +116,24 @@ def test_column_sums_between_blas_calls_take_whole_rows(tmp_path):
             stagec.config.update("cpu_blas", True)
         configs = "".join(p.read_text() for p in folder.iterdir())
         assert (wide in configs) == blas and ("distribution = [128, 0], vector_common_parallel" in configs) != blas
+
+
+def test_column_sum_of_an_array_the_dispatch_also_returns_takes_whole_rows(tmp_path):
+    # Between BLAS calls, a column sum whose summed array the dispatch also writes out (a 2-D elementwise generic
+    # beside the reduction: a first layer's gradient, read by the next matmul) is tiled too (tuning._OWN_2D).
+    rng = np.random.default_rng(10)
+    a, w = rng.standard_normal((128, 128)).astype(np.float32), rng.standard_normal((128, 300)).astype(np.float32)
+    h, v = rng.uniform(-1, 1, (128, 300)).astype(np.float32), rng.standard_normal((300, 128)).astype(np.float32)
+
+    def f(np_, a, w, h, v):
+        g = (a @ w) * (1 - h * h)
+        return np_.sum(g, 0), g @ v
+    jf = stagec.jit(lambda *xs: f(snp, *xs), backend="cpu")
+    for got, want in zip(jf(a, w, h, v), f(np, *(x.astype(np.float64) for x in (a, w, h, v)))):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-4)
+    mlir = jf.lower(a, w, h, v).as_text("final")
+    get_backend("cpu").compile(mlir, "f", side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
+    sums = [p.read_text() for p in tmp_path.iterdir() if "reduction" in p.read_text()]
+    assert len(sums) == 1
+    assert "vector_common_parallel = [0, 64], vector_inner_parallel = [1, 0]" in sums[0]
+    assert "cache_reduction = [0, 1], distribution = [65536, 0]" in sums[0]

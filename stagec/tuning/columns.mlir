@@ -10,7 +10,8 @@
 // its exact indexing maps, found in the module (`tuning.sibling_maps`), are matched where the comment below
 // stands (a loss and its bias gradient, 256x2048, one thread: 409-439 -> 260 us).
 // A module calling BLAS, whose dispatches run on the calling thread, gets all columns in one workgroup and one row
-// a step instead (`tuning._WHOLE_ROWS`: the 128 columns below read 512 bytes of each row, 8 KiB apart).
+// a step instead (`tuning._WHOLE_ROWS`: the 128 columns below read 512 bytes of each row, 8 KiB apart), and the
+// dispatch may hold 2-D elementwise generics too (the summed array computed as a result of its own: `_OWN_2D`).
 module @columns attributes {transform.with_named_sequence} {
   // A generic op over (columns, rows) reducing the rows, whose inputs are all read (row, column): the dispatch's
   // only generic but for elementwise ops on its result (a mean's division).
