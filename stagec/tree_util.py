@@ -152,6 +152,38 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tup
     return leaves, _flatten(tree, leaves, is_leaf)
 
 
+def leaves_like(tree: Any, treedef: PyTreeDef) -> list | None:
+    """The leaves of `tree` if it has the structure `treedef` (tuples, lists, dicts and None as nodes), else None
+    (also for other node types): cheaper than flattening it and comparing structures."""
+    out: list = []
+    return out if _like(tree, treedef, out) else None
+
+
+def _like(x, td: PyTreeDef, out: list) -> bool:
+    nt = td.node_type
+    if nt is None:
+        if type(x) in _registry or isinstance(x, tuple):  # (a node where the structure has a leaf)
+            return False
+        out.append(x)
+        return True
+    if type(x) is not nt:
+        return False
+    if nt is tuple or nt is list:
+        children = x
+    elif nt is dict:
+        if len(x) != len(td.aux) or not all(k in x for k in td.aux):
+            return False
+        children = [x[k] for k in td.aux]
+    else:
+        return nt is type(None)
+    if len(children) != len(td.children):
+        return False
+    for c, t in zip(children, td.children):
+        if not _like(c, t, out):
+            return False
+    return True
+
+
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable) -> Any:
     it = iter(leaves)
     out = _unflatten(treedef, it)

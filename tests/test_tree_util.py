@@ -6,6 +6,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stagec
 import stagec.numpy as snp
@@ -90,3 +92,33 @@ def test_registered_classes_go_through_jit():
     assert len(traces) == 2
     with pytest.raises(ValueError, match="already registered"):
         tu.register_pytree_node(Box, lambda b: ((), None), lambda a, c: None)
+
+
+_trees = st.recursive(st.integers(0, 9) | st.none(),
+                      lambda kids: st.lists(kids, max_size=3) | st.lists(kids, max_size=3).map(tuple)
+                      | st.dictionaries(st.sampled_from("abc"), kids, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_trees, _trees)
+def test_leaves_like_is_flatten_where_the_structures_match(a, b):
+    # (jit's check of a pytree call against the last one's structure, before building a key)
+    leaves, tree = tu.tree_flatten(a)
+    assert tu.leaves_like(a, tree) == leaves
+    got = tu.leaves_like(b, tree)
+    b_leaves, b_tree = tu.tree_flatten(b)
+    assert got == (b_leaves if b_tree == tree else None)
+
+
+def test_jit_with_pytree_arguments_follows_their_structure_call_by_call():
+    f = stagec.jit(lambda p, x: [v * x for v in tu.tree_leaves(p)])
+    one, two = snp.ones(3), snp.full(3, 2.0)
+    calls = [({"a": one, "b": two}, 2.0), ({"a": one, "b": two}, 2.0), ({"a": one, "c": two}, 3.0),
+             ([one, two], 1.0), ((one, two), 1.0), ((one, (two,)), 1.0), ((one, two, one), 4.0), ((one, None), 2.0),
+             ({"a": one, "b": snp.ones(4)}, 2.0), ({"a": one, "b": two}, 5.0)]
+    for p, x in calls:
+        want = [np.asarray(v) * x for v in tu.tree_leaves(p)]
+        got = f(p, snp.asarray(x))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
