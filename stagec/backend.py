@@ -54,8 +54,11 @@ DRIVER_CALLS, TASK_MARGIN = 7, 0.97
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
-# A caller that waits for a call's result within this time of making it ran nothing meanwhile worth overlapping.
-WAIT_AT_ONCE_SECONDS = 5e-5
+# A caller that waits for a call's result within this time of making it ran nothing meanwhile worth overlapping;
+# nor within this share of the call's own time, for a call run on its thread: the caller's own way from the
+# call's return to its wait (wrapping the results, a pytree, `block_until_ready`) took 98 us in value_and_grad's
+# 12 ms right after its matmuls evicted the caches, and every other call was handed to the worker (~70 us more).
+WAIT_AT_ONCE_SECONDS, AT_ONCE_SHARE = 5e-5, 0.05
 # ... and it is taken to overlap its calls with other work once this many waits in a row came later: one late wait
 # is as often a preemption or a garbage collection (value_and_grad's caller: 1 call in 8 handed to the worker).
 LATE_WAITS = 2
@@ -543,8 +546,10 @@ class Backend:
             # for the GIL then delayed the caller (that path against calls made inline: selu 1M 364-374 -> 319-344 us,
             # a 256^2 matmul 146-154 -> 139-145; docs/design.md).
             # Not a call of host callbacks: one may wait for what the caller does once the call has returned.
+            t0 = time.perf_counter()
             self.run_stolen(job)
-            job.t = time.perf_counter()
+            t1 = time.perf_counter()
+            job.due = t1 + max(WAIT_AT_ONCE_SECONDS, AT_ONCE_SHARE * (t1 - t0))
             return job
         idle = self._idle
         self._enqueue(job)
@@ -553,7 +558,7 @@ class Backend:
         # call at once and run it itself, with no earlier call still waiting to start.
         if idle and (not at_once or job.seq > self._claimed):
             time.sleep(0)
-        job.t = time.perf_counter()
+        job.due = time.perf_counter() + WAIT_AT_ONCE_SECONDS
         return job
 
     def _enqueue(self, job: Job | None) -> None:
@@ -850,11 +855,12 @@ class Job:
 
     `wait()` blocks until it ran; `result(i)` is its i-th result or raises the error, naming the function."""
 
-    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "seq", "t", "_lock")
+    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "seq", "due", "_lock")
 
     def __init__(self, exe: Executable | None, args: list):
         self.exe, self.args, self.outs, self.error, self.done, self.reported = exe, args, None, None, False, False
-        self.seq, self.t = -1, 0.0  # its place in the queue; when `submit` returned it (0: waited for since)
+        # its place in the queue; until when a first wait counts as at once (`submit`; 0: waited for since)
+        self.seq, self.due = -1, 0.0
         self._lock = threading.Lock()
         self._lock.acquire()  # released once run
 
@@ -882,9 +888,9 @@ class Job:
     def wait(self) -> Job:
         backend = self.exe.backend if self.exe is not None else None
         on_worker = backend is not None and threading.get_ident() == backend._worker_id
-        if self.t and backend is not None and not on_worker:  # a caller's first wait for its call: how soon?
-            backend.late_waits = backend.late_waits + 1 if time.perf_counter() - self.t >= WAIT_AT_ONCE_SECONDS else 0
-            self.t = 0.0
+        if self.due and backend is not None and not on_worker:  # a caller's first wait for its call: how soon?
+            backend.late_waits = backend.late_waits + 1 if time.perf_counter() >= self.due else 0
+            self.due = 0.0
         if not self.done:
             if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
                 backend.help_until(self)
@@ -896,7 +902,7 @@ class Job:
         return self
 
     def result(self, i: int):
-        if not self.done or self.t:
+        if not self.done or self.due:
             self.wait()
         if self.error is not None:
             self.raise_error()

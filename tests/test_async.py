@@ -376,3 +376,32 @@ def test_a_call_without_callbacks_runs_at_once_for_a_caller_that_waits_at_once()
     assert not get_backend().waits_at_once  # (so the next call is enqueued for the worker)
     y = f(x)
     np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_wait_soon_after_a_long_call_counts_as_at_once():
+    # For a call the caller ran itself, a first wait within a twentieth of the call's own time (AT_ONCE_SHARE)
+    # is at once: the caller's way from the call's return to its wait (wrapping results, a pytree) took ~0.1 ms
+    # after value_and_grad's matmuls, and handed every other call to the worker. A wait later than that is late.
+    if stagec.config.async_dispatch != "auto":
+        pytest.skip("calls are dispatched one way only")
+    x = stagec.device_put(np.random.default_rng(2).standard_normal((1024, 1024)).astype(np.float32) / 32)
+    f = stagec.jit(lambda v: v @ v @ v @ v)  # (three BLAS calls: tens of ms)
+    np.asarray(f(x))
+    stagec.wait_for_compiles()
+    backend = get_backend()
+    for _ in range(16):  # (past the driver's choice: calls on the caller's thread from then on)
+        np.asarray(f(x))
+    got = []
+    for _ in range(5):  # (a preemption during the sleep can make one wait late)
+        y = f(x)
+        assert y._job[0].done  # (run before f returned)
+        time.sleep(1e-3)  # (later than WAIT_AT_ONCE_SECONDS, sooner than a twentieth of the call)
+        np.asarray(y)
+        got.append(backend.late_waits)
+        if backend.late_waits == 0:
+            break
+    assert 0 in got, got
+    y = f(x)
+    time.sleep(0.1)  # (longer than a twentieth of three 1024^3 matmuls here)
+    np.asarray(y)
+    assert backend.late_waits == 1
