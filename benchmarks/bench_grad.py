@@ -11,14 +11,20 @@ process the thread pools of OpenBLAS (stagec's large matmuls) and XLA keep spinn
 Besides the ratio of the two medians it prints the median of each round's ratio (its two processes ran back to
 back, so the machine's drift over minutes, ±10% on a shared 2-core VM, falls on both alike).
 
-    python benchmarks/bench_grad.py [--repeat N] [--apart ROUNDS]
+With `--turns N`, the two systems' processes are alive together and take N turns each, alternating (paused
+between turns, so that neither one's idle threads spin into the other's turn): each turn's ratio is against the
+other system's turn beside it, a fraction of a second apart.
+
+    python benchmarks/bench_grad.py [--repeat N] [--apart ROUNDS] [--turns N]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import statistics
+import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -133,6 +139,69 @@ def alone(name: str, repeat: int) -> dict:
     return out
 
 
+def serve(name: str, repeat: int) -> None:
+    """In a fresh process: set up system `name`'s workloads, say "ready", then for each "go" line on stdin
+    print {workload: median seconds of `repeat` steady calls} as a JSON line."""
+    side = next(s for s in systems() if s.name == name)
+    loads = side.workloads()
+    for f, args in loads.values():
+        side.block(f(*args))
+        stagec.wait_for_compiles()
+        for _ in range(16):  # (past stagec's first 14 calls of a module calling BLAS, which choose its CPU driver)
+            side.block(f(*args))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "go":
+            return
+        print(json.dumps({w: statistics.median(elapsed(lambda: side.block(f(*args))) for _ in range(repeat))
+                          for w, (f, args) in loads.items()}), flush=True)
+
+
+TURN_PAUSE = 0.3  # seconds between turns: OpenBLAS's idle threads spin ~0.1 s after a call before they sleep
+
+
+def turns(n: int, repeat: int) -> None:
+    """Both systems in processes of their own, alive together and taking turns (`n` each, alternating, paused
+    between turns): each turn's ratio against the other system's turn beside it, the machine's state alike."""
+    names = [s.name for s in systems()]
+    procs = {}
+    try:
+        for name in names:
+            procs[name] = subprocess.Popen([sys.executable, __file__, "--serve", name, "--repeat", str(repeat)],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for name, p in procs.items():
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the {name} process failed to start (exit code {p.wait()})")
+        got: dict = {name: [] for name in names}
+        for r in range(n):
+            for name in (names if r % 2 == 0 else names[::-1]):
+                time.sleep(TURN_PAUSE)
+                p = procs[name]
+                p.stdin.write("go\n")
+                p.stdin.flush()
+                line = p.stdout.readline()
+                if not line:
+                    raise RuntimeError(f"the {name} process died (exit code {p.wait()})")
+                got[name].append(json.loads(line))
+    finally:
+        for p in procs.values():  # (end of input ends a child; one that hangs is killed)
+            try:
+                p.stdin.close()
+                p.wait(60)
+            except (OSError, subprocess.TimeoutExpired):
+                p.kill()
+    print(f"steady state, each system in a process of its own, {n} turns each of {repeat} calls, alternating, "
+          f"medians:")
+    for w in got[names[0]][0]:
+        med = {name: statistics.median(t[w] for t in got[name]) for name in names}
+        line = "   ".join(f"{name} {med[name] * 1e3:7.2f} ms" for name in names)
+        if "jax" in med:
+            pairs = sorted(s[w] / j[w] for s, j in zip(got["stagec"], got["jax"]))
+            line += (f"   stagec/jax {med['stagec'] / med['jax']:.2f}; by turn {statistics.median(pairs):.2f} "
+                     f"({pairs[0]:.2f}-{pairs[-1]:.2f})")
+        print(f"  {w:18s} {line}")
+
+
 def apart(rounds: int, repeat: int) -> None:
     names = [s.name for s in systems()]
     got: dict = {n: {} for n in names}
@@ -155,11 +224,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--apart", type=int, default=3, help="rounds of one process per system (0: none)")
+    ap.add_argument("--turns", type=int, default=0, help="turns of each system's process, both alive (0: none)")
     ap.add_argument("--alone", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
     a = ap.parse_args()
     repeat = a.repeat
     if a.alone:
         print(json.dumps(alone(a.alone, repeat)))
+        return
+    if a.serve:
+        serve(a.serve, repeat)
         return
     stagec.config.update("persistent_cache", False)  # first calls compile
     sides = systems()
@@ -172,6 +246,8 @@ def main() -> None:
     module_report()
     if a.apart:
         apart(a.apart, repeat)
+    if a.turns:
+        turns(a.turns, repeat)
 
 
 if __name__ == "__main__":
