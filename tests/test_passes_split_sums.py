@@ -27,7 +27,9 @@ def test_float32_sum_past_two_to_the_24_is_exact():
     ("mean of (n, 3)", lambda np_, v: np_.mean(v), (65536, 3)),
 ])
 def test_whole_array_sums_are_rows_then_row_sums_and_accurate(name, fn, shape):
-    x = (3 * RNG.standard_normal(shape)).astype(np.float32)
+    # (offset from zero: a mean near 0 has no relative accuracy to check; the float32 reduction's rounding, which
+    # differs between AVX2 and AVX-512, is a few 1e-9 of a mean of 0.002)
+    x = (3 * RNG.standard_normal(shape) + 1).astype(np.float32)
     assert _stats(lambda v: fn(snp, v), x) >= 1
     got = float(stagec.jit(lambda v: fn(snp, v))(x))
     want = float(fn(np, x.astype(np.float64)))
