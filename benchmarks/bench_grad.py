@@ -131,12 +131,18 @@ def alone(name: str, repeat: int) -> dict:
     side = next(s for s in systems() if s.name == name)
     out = {}
     for w, (f, args) in side.workloads().items():
-        side.block(f(*args))
-        stagec.wait_for_compiles()
-        for _ in range(16):  # (past stagec's first 14 calls of a module calling BLAS, which choose its CPU driver)
-            side.block(f(*args))
+        warm(side, f, args)
         out[w] = statistics.median(elapsed(lambda: side.block(f(*args))) for _ in range(repeat))
     return out
+
+
+def warm(side: System, f, args) -> None:
+    """Call `f` until its steady state: compiled, and past stagec's first 14 calls of a module calling BLAS,
+    which choose its CPU driver."""
+    side.block(f(*args))
+    stagec.wait_for_compiles()
+    for _ in range(16):
+        side.block(f(*args))
 
 
 def serve(name: str, repeat: int) -> None:
@@ -145,10 +151,7 @@ def serve(name: str, repeat: int) -> None:
     side = next(s for s in systems() if s.name == name)
     loads = side.workloads()
     for f, args in loads.values():
-        side.block(f(*args))
-        stagec.wait_for_compiles()
-        for _ in range(16):  # (past stagec's first 14 calls of a module calling BLAS, which choose its CPU driver)
-            side.block(f(*args))
+        warm(side, f, args)
     print("ready", flush=True)
     for line in sys.stdin:
         if line.strip() != "go":
