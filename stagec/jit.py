@@ -352,8 +352,9 @@ class Jitted:
         else:
             if len(self._cache) > 1:
                 self._used(key)
-            if self._simple and not kwargs:
-                self._cache.last_tree = (tree, key[1], key[4], runner)
+            if self._simple and not kwargs:  # (remembered for stagec Arrays only: others never match by aval)
+                self._cache.last_tree = ((tree, key[1], key[4], runner) if all(type(a) is Array for a in leaves)
+                                         else None)
         return runner(leaves)
 
     def _used(self, key: tuple) -> None:

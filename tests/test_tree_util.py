@@ -115,7 +115,9 @@ def test_jit_with_pytree_arguments_follows_their_structure_call_by_call():
     one, two = snp.ones(3), snp.full(3, 2.0)
     calls = [({"a": one, "b": two}, 2.0), ({"a": one, "b": two}, 2.0), ({"a": one, "c": two}, 3.0),
              ([one, two], 1.0), ((one, two), 1.0), ((one, (two,)), 1.0), ((one, two, one), 4.0), ((one, None), 2.0),
-             ({"a": one, "b": snp.ones(4)}, 2.0), ({"a": one, "b": two}, 5.0)]
+             ({"a": one, "b": snp.ones(4)}, 2.0), ({"a": one, "b": two}, 5.0),
+             ({"a": np.full(3, 3.0, np.float32), "b": two}, 2.0), ({"a": np.full(3, 4.0, np.float32), "b": two}, 2.0),
+             ({"a": one, "b": two}, 1.0)]
     for p, x in calls:
         want = [np.asarray(v) * x for v in tu.tree_leaves(p)]
         got = f(p, snp.asarray(x))
