@@ -117,16 +117,15 @@ _WHOLE_ROWS = "distribution = [65536, 0], cache_reduction = [0, 1], vector_commo
 # reads and the bias gradient sums), that generic 64 columns a step: left to IREE (32 columns a workgroup) it
 # took 169-171 us in value_and_grad, 116-138 tiled (2-core EPYC; docs/passes.md).
 _OWN = "    %mine = transform.merge_handles %ew, %op : !transform.any_op\n"
-_OWN_2D = ('    %ew2 = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = '
-           '[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> '
-           '!transform.any_op\n    %mine = transform.merge_handles %ew, %ew2, %op : !transform.any_op\n')
 _EW_TILES = '    transform.annotate %ew "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param\n'
-_EW_2D_TILES = ('    %ew2 = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = '
-                '[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> '
-                '!transform.any_op\n    %ew2_cfg = transform.param.constant #iree_cpu.lowering_config<'
-                'vector_common_parallel = [0, 64], vector_inner_parallel = [1, 0], vector_reduction = [1, 0]> -> '
-                '!transform.any_param\n    transform.annotate %ew2 "lowering_config" = %ew2_cfg : !transform.any_op, '
-                '!transform.any_param\n')
+_MATCH_2D = ('    %ew2 = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = '
+             '[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> '
+             '!transform.any_op\n')
+_OWN_2D = _MATCH_2D + "    %mine = transform.merge_handles %ew, %ew2, %op : !transform.any_op\n"
+_EW_2D_TILES = _EW_TILES + _MATCH_2D + (
+    '    %ew2_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [0, 64], '
+    'vector_inner_parallel = [1, 0], vector_reduction = [1, 0]> -> !transform.any_param\n'
+    '    transform.annotate %ew2 "lowering_config" = %ew2_cfg : !transform.any_op, !transform.any_param\n')
 
 
 def parts_for(mlir: str) -> list[str]:
@@ -150,7 +149,7 @@ def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread
             text = text.replace(_SIBLINGS_AT, _SIBLINGS_AT + match).replace(_MERGE, ", ".join([_MERGE, *names]))
         if p == "columns" and one_thread:
             assert _TILES in text and _OWN in text and _EW_TILES in text
-            text = text.replace(_TILES, _WHOLE_ROWS).replace(_OWN, _OWN_2D).replace(_EW_TILES, _EW_TILES + _EW_2D_TILES)
+            text = text.replace(_TILES, _WHOLE_ROWS).replace(_OWN, _OWN_2D).replace(_EW_TILES, _EW_2D_TILES)
         lines.append(text)
     lines.append("  transform.named_sequence @__kernel_config(%arg0: !transform.any_op {transform.consumed}) "
                  "-> !transform.any_op attributes {iree_codegen.tuning_spec_entrypoint} {")
