@@ -351,7 +351,8 @@ def blas_dots(mlir: str, min_macs: int, min_vector_macs: int | None = None) -> s
     """`mlir` with each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (`min_vector_macs`
     for a matrix-vector product; operands and result of one type, static shapes) replaced by a call to
     `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching, rhs batching, lhs contracting, rhs contracting)`
-    (dimensions packed by `pack_dims`); None if there is none.
+    (dimensions packed by `pack_dims`), two such calls in a row that do not read each other made one call of
+    `dot_pair_<k>` (`_pair_calls`); None if there is none.
 
     IREE 3.13's packed float32 matmul kernel reaches ~140 GFLOP/s a core on the AVX-512 machine, OpenBLAS ~185-200
     (docs/passes.md, "Float32 matmuls" and "through BLAS"); the call costs ~20 us and no copy (operands and result
