@@ -1,14 +1,15 @@
 """stagec's own MLIR passes (installed as `stagec.passes`), run between tracing and IREE.
 
-Each pass lives in its own module and registers itself by name; `DEFAULT_PIPELINE` names them in
-order. `run_pipeline(module, passes)` runs a pipeline in place and returns one `Stage` per pass
+Each pass lives in its own module and registers itself by name, with its kind (optimization, workaround,
+expansion, legalize, offload) and, for a workaround, why (`Workaround`); each target declares the names it runs
+(`stagec.compiler.targets`). `run_pipeline(module, passes)` runs a pipeline in place and returns one `Stage` per pass
 (its name, the IR after it and its `PassStats`). See docs/passes.md.
 """
 from __future__ import annotations
 
-from . import columns, dce, exp64, fold_constants, fuse, outer, simplify, split_sums, squares, tanh64, upcast, upstream, widen  # noqa: F401  (each registers its pass)
-from .base import REGISTRY, Pass, PassError, PassStats
+from . import columns, dce, exp64, fold_constants, fuse, legalize, outer, simplify, split_sums, squares, tanh64, upcast, upstream, widen  # noqa: F401,E501  (each registers its pass)
+from .base import REGISTRY, Pass, PassError, PassStats, Workaround
 from .pipeline import DEFAULT_PIPELINE, Stage, describe, resolve, run_pipeline
 
-__all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassStats", "REGISTRY", "Stage", "describe", "resolve",
-           "run_pipeline"]
+__all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassStats", "REGISTRY", "Stage", "Workaround", "describe",
+           "resolve", "run_pipeline"]

@@ -21,7 +21,7 @@ class PassError(StagecError):
 class PassStats:
     """What one pass did to one module."""
     name: str
-    backend: str = "cpu"  # the stagec backend the module is for: some rewrites were measured to pay on one only
+    backend: str = "cpu"  # the stagec backend the module is for (shown; no pass reads it: a target's pipeline chooses)
     ops_before: int = 0
     ops_after: int = 0
     seconds: float = 0.0
@@ -33,10 +33,25 @@ class PassStats:
                 f"{self.seconds * 1e3:7.2f} ms  rewrites: {rw}")
 
 
+@dataclasses.dataclass(frozen=True)
+class Workaround:
+    """Why a pass exists where IREE falls short: the IREE version it answers, the test that shows it (a pytest node
+    id), and the upstream issue where one exists. A new IREE means checking each against that test."""
+    iree: str
+    test: str
+    issue: str | None = None
+
+
 class Pass:
-    """Base class: subclasses set `name`, `description` and implement `apply`."""
+    """Base class: subclasses set `name`, `description` and implement `apply`.
+
+    `kind` says what the pass is for: "optimization", "workaround" (`workaround` says of what), "expansion" (an op
+    IREE lacks, as arithmetic), "legalize" (the module would not compile or run right without it) or "offload"
+    (ops that call NumPy on the host)."""
     name: str = ""
     description: str = ""
+    kind: str = "optimization"
+    workaround: Workaround | None = None
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         raise NotImplementedError

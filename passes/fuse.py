@@ -238,7 +238,7 @@ def _erase(members: list, dead: set) -> None:
             _kill(p, dead)
 
 
-def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
+def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool, rows: bool) -> bool:
     parts = _reduce_parts(op)
     if parts is None:
         return False
@@ -251,7 +251,7 @@ def _fuse_reduce(op, stats: PassStats, dead: set, everywhere: bool) -> bool:
     users = [u.owner for u in p.result.uses]
     shared = len(users) > 1
     if shared and not all(u.name == "stablehlo.reduce" and _reduce_parts(u) is not None for u in users):
-        return stats.backend == "cpu" and _fuse_reduce_keeping_value(op, p, comb, init, users, stats, dead)
+        return rows and _fuse_reduce_keeping_value(op, p, comb, init, users, stats, dead)
     members = _grow([p], shape)
     if shared and any(op_name(m) not in _CHEAP for m in members):
         return False  # recomputing transcendental ops costs more than the pass over memory it saves
@@ -454,8 +454,8 @@ def _fuse_elementwise(op, stats: PassStats, dead: set, everywhere: bool) -> bool
 class Fuse(Pass):
     """`everywhere=False`: only the clusters IREE would leave split (those reading a reshape)."""
 
-    def __init__(self, name: str, everywhere: bool, description: str):
-        self.name, self.everywhere, self.description = name, everywhere, description
+    def __init__(self, name: str, everywhere: bool, description: str, rows: bool = True):
+        self.name, self.everywhere, self.description, self.rows = name, everywhere, description, rows
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for block in func_blocks(module):
@@ -463,7 +463,7 @@ class Fuse(Pass):
 
     def _block(self, block, stats: PassStats) -> None:
         dead: set = set()
-        if stats.backend == "cpu":  # (the groups are apart: one's rewrite erases nothing of another)
+        if self.rows:  # (the groups are apart: one's rewrite erases nothing of another)
             for group in _sibling_groups(block):
                 _fuse_siblings(group, stats, dead)
         snapshot = [(hash(op.operation), op) for op in block.operations]  # hashed while all are alive
@@ -471,12 +471,14 @@ class Fuse(Pass):
             if h in dead:  # erased by an earlier rewrite: not to be touched
                 continue
             if op.name == "stablehlo.reduce":
-                _fuse_reduce(op, stats, dead, self.everywhere)
+                _fuse_reduce(op, stats, dead, self.everywhere, self.rows)
             elif op.name.startswith("stablehlo."):
                 _fuse_elementwise(op, stats, dead, self.everywhere)
 
 
 FUSE = register(Fuse("fuse", False, "elementwise chains (and the reductions they feed) reading a reshape -> one "
                                     "linalg.generic with an arith/math body, where IREE alone leaves them split"))
+FUSE_CHAINS = register(Fuse("fuse-chains", False, "fuse's chains alone: no sibling reductions, no reductions "
+                                                  "keeping their input (GPU targets)", rows=False))
 FUSE_ALL = register(Fuse("fuse-all", True, "every elementwise chain (and the reductions it feeds) -> one "
                                           "linalg.generic with an arith/math body"))

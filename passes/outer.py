@@ -18,7 +18,7 @@ import math
 
 from iree.compiler import ir
 
-from .base import Pass, PassStats, register
+from .base import Pass, PassStats, Workaround, register
 from .irutil import func_blocks, is_op, producer, tensor_type
 
 MIN_ELEMENTS = 1 << 16  # outer products smaller than this are left fused
@@ -79,6 +79,7 @@ def _from_matmul(v: ir.Value) -> bool:
 
 class IsolateOuter(Pass):
     name = "isolate-outer"
+    kind, workaround = "workaround", Workaround("3.13", "tests/test_perf_paths.py::test_per_example_grads_with_isolated_outer_products")
     description = "barrier between a matmul and an outer product it feeds (IREE tiles the fused product badly)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:

@@ -9,11 +9,13 @@ from typing import Callable, NamedTuple
 from iree.compiler import ir
 
 from .base import REGISTRY, PassError, PassStats
-from .bindings import bound_bindings
 from .irutil import count_ops
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64", "abs-squares",
-                                     "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "fuse")
+# The CPU target's optimization passes (`stagec.compiler.targets`, where each target declares its pipeline; a test
+# holds the two equal): what "default" names where no target is given.
+DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64",
+                                     "abs-squares", "column-products", "split-sums", "upcast-half-dots",
+                                     "isolate-outer", "fuse")
 
 
 class Stage(NamedTuple):
@@ -26,9 +28,10 @@ class Stage(NamedTuple):
 PassesSpec = "str | Sequence[str] | None"
 
 
-def resolve(passes=None) -> tuple[str, ...]:
-    """Pass names for a spec: None (the global `stagec.config.passes`), "default", "none" / () /
-    False, a comma-separated string or a sequence of names. Unknown names raise ValueError."""
+def resolve(passes=None, default: tuple[str, ...] = DEFAULT_PIPELINE) -> tuple[str, ...]:
+    """Pass names for a spec: None (the global `stagec.config.passes`), "default" (`default`: a target's
+    passes), "none" / () / False, a comma-separated string or a sequence of names. Unknown names raise
+    ValueError."""
     if passes is None:
         from stagec.config import config
         passes = getattr(config, "passes", "default")
@@ -37,19 +40,19 @@ def resolve(passes=None) -> tuple[str, ...]:
     if passes is False or passes == "none" or passes == "":
         return ()
     if passes is True or passes == "default":
-        return DEFAULT_PIPELINE
+        return tuple(default)
     names = tuple(n.strip() for n in passes.split(",") if n.strip()) if isinstance(passes, str) else tuple(passes)
-    names = tuple(n for part in names for n in (DEFAULT_PIPELINE if part == "default" else (part,)))
+    names = tuple(n for part in names for n in (default if part == "default" else (part,)))
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
         raise ValueError(f"unknown stagec pass(es) {unknown}; available: {sorted(REGISTRY)} "
-                         f"(or 'default' = {list(DEFAULT_PIPELINE)}, or 'none')")
+                         f"(or 'default' = {list(default)}, or 'none')")
     return names
 
 
 def describe() -> str:
-    """One line per registered pass: name and description, default ones marked with *."""
-    return "\n".join(f"{'*' if n in DEFAULT_PIPELINE else ' '} {n:<18} {p.description}"
+    """One line per registered pass: name, kind and description, the CPU's default ones marked with *."""
+    return "\n".join(f"{'*' if n in DEFAULT_PIPELINE else ' '} {n:<24} {p.kind:<12} {p.description}"
                      for n, p in sorted(REGISTRY.items()))
 
 
@@ -59,7 +62,8 @@ ELIDE_ELEMENTS = 1024  # a pass's stage text elides constants larger than this
 def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
                  after: Callable[[Stage, ir.Module], None] | None = None, backend: str = "cpu") -> list[Stage]:
     """Run the passes named by `passes` (see `resolve`) over `module` (for `backend`) in place;
-    `after(stage, module)`, if given, sees the module as each pass left it.
+    `after(stage, module)`, if given, sees the module as each pass left it. (A target's whole pipeline, its
+    legalization included, is `stagec.compiler.targets.pipeline`'s list.)
 
     A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass, with the
     IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder). Each stage's text elides
@@ -89,7 +93,6 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
         stages.append(Stage(name if not seen else f"{name}#{seen + 1}", text, stats))
         if after is not None:
             after(stages[-1], module)
-    bound_bindings(module)  # always: IREE would otherwise form dispatches the runtime refuses to load
     return stages
 
 

@@ -14,29 +14,27 @@ from __future__ import annotations
 
 import atexit
 import collections
-import functools
-import hashlib
 import math
 import os
-import platform
 import queue
 import re
 import statistics
-import tempfile
 import threading
 import time
 import weakref
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from .compiler import driver
+from .compiler.driver import HOST_BLAS, NO_THREADS, SYSTEM_LINK, WORKER_STACK  # noqa: F401  (their old home)
+from .compiler.targets import (CUDA_ARCH, IREE_TARGETS, TARGETS, Target, device_names, find_target,  # noqa: F401
+                               host_has_bf16, host_id, vulkan_target_flags)
 from .config import config
-from . import legalize, tuning
 from .core import ShapedArray
-from .errors import CallbackError, CompileError
-from .lowering import HOST_MODULE
+from .errors import CallbackError
+from .lowering import BLAS_IMPORTS, BLAS_MODULE, HOST_MODULE, SORT_IMPORTS, SORT_MODULE, SORT_OPERANDS, unpack_dims
 
-SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
 # ... counting a contraction's multiply-adds as 1/8 element each: a matmul computes far more than it touches
 # (iree-benchmark-module, 2 idle cores, local-sync vs local-task: 96^3 0.030 vs 0.060 ms, 128^3 0.110 vs 0.091,
@@ -64,111 +62,16 @@ WAIT_AT_ONCE_SECONDS, AT_ONCE_SHARE = 5e-5, 0.05
 LATE_WAITS = 2
 
 
-class Target(NamedTuple):
-    """A backend's name, its IREE target backend, the flag that picks an architecture, its default flags."""
-    backend: str
-    iree: str
-    arch_flag: str
-    flags: tuple[str, ...]
+_IMPORTS = {kind: re.compile(re.escape(name + ".").encode()) for kind, name in (("blas", BLAS_MODULE),
+                                                                                  ("sort", SORT_MODULE))}
 
 
-# IREE 3.13 knows no sm_90 ("missing GPU target"); sm_80 and sm_89 both run on an H100. sm_80 measured faster
-# on 9 of 12 workloads of benchmarks/bench_gpu.py (f16 matmul 4096: 1.02 vs 1.29 ms, bf16 1.20 vs 1.32,
-# layernorm 0.061 vs 0.091); sm_89 won softmax 4096x1024 (0.071 vs 0.212 ms), in both runs.
-CUDA_ARCH = "sm_80"
-# IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64 (without x64 no f64 reaches
-# IREE, so the flag changes nothing then).
-_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
-_MULTI_USE_FAILURE, _NO_MULTI_USE = "failed on workgroup distribution verification", "--iree-dispatch-creation-fuse-multi-use=false"
-# A float64 op that IREE's llvm-cpu lowers to a libm call (a line of the module naming the op and f64).
-_LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
-                       r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
-# A dot_general's contracting dimensions of its left operand, and its operand and result types.
-_DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)\] x [^\n]*? : "
-                  r"\(tensor<([^>]*)>, tensor<[^>]*>\) -> tensor<([^>]*)>")
-_UNDEFINED_SYMBOL = "error: undefined symbol:"
-NO_THREADS = "--mlir-disable-threading"
-_KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
-# A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB). The compile is retried with
-# sliced matmul operands materialized (`legalize.materialize_sliced_dot_operands`: `a[:, :128] @ b[:128]` needed
-# 144 KiB), then with twice the limit (a row reduction kept with its values by `fuse` over 8 rows of 1024 float32
-# needed 32896 bytes), then 1 MiB (below), then without data tiling. A dispatch with too large vectors
-# (`tanh(a @ b)[:, :128] @ c`) is retried the same way.
-_STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcpu-stack-allocation-limit=65536"
-# ... and last, 1 MiB: IREE's CPU sort keeps 8-16 rows of its (widened) operands on the stack, 128 KiB for a (128, 1024)
-# float32 sort, 400 KiB for (1000, 1023). local-task workers get 4 MiB stacks (`WORKER_STACK`); Python's threads,
-# which run local-sync modules, have 8 MiB.
-_BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576", 4 << 20
-_LARGE_VECTORS = "operations with large vector sizes"  # (a tanh fused with a slice and a pack: 32768 bytes)
-
-# Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
-# `jit(snp.sort)` of 1-D float32, IREE vs NumPy, us per call: 64 values 27 vs 44, 128 94 vs 31, 256 331 vs 33,
-# 1000 4958 vs 70; 16000 values 1.25 s vs 1.5 ms; 10^6 (with `argsort`) 136 ms through NumPy.
-SORT_MIN_LENGTH = 128
-# Multiply-adds from which a matmul calls BLAS. `jit(a @ b)` float32, us per call back to back, fresh processes,
-# 2 cores, BLAS vs IREE: 64^3 11.9 vs 11.4, 96^3 19.6 vs 19.9, 128x128x64 30.4 vs 22.3, 128^3 44 vs 117,
-# 256^3 160 vs 450, 512^3 0.94 vs 2.09 ms, 16x4096x16 44 vs 136, 1x2048x2048 342 vs 1422.
-BLAS_MIN_MACS = 1 << 21
-# ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call.
-# `jit(a @ b)` float32, STAGEC_CACHE=0, IREE vs BLAS, us: 1x256x256 20 vs 16, 256x256x1 20 vs 17, 512x512x1 230 vs
-# 38, 1000x1000x1 612 vs 91, 1x1000x1000 584 vs 122 (but 16x1000x16, not a vector: 18 vs 25).
-BLAS_MIN_VECTOR_MACS = 1 << 16
-# Not an IREE flag: `Backend.compile` takes it out and calls NumPy for the module's large float32/float64 matmuls
-# (BLAS, `legalize.blas_dots`) and its long sorts (`legalize.host_sorts`). One of the CPU's flags while
-# `config.cpu_blas` is on (`Backend.flags`), so that every cache key (jit modules' and eager kernels') and an
-# artifact's metadata hold the choice; with the thresholds above in its value, so that a module compiled under
-# other thresholds is not taken from the persistent cache.
-HOST_BLAS = f"--stagec-host-blas={BLAS_MIN_MACS},{BLAS_MIN_VECTOR_MACS},{SORT_MIN_LENGTH}"
-_IMPORTS = {kind: re.compile(re.escape(name + ".").encode())
-            for kind, name in (("blas", legalize.BLAS_MODULE), ("sort", legalize.SORT_MODULE))}
-_HOST, _DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
-_TUNING = tuning.FLAG
-
-
-def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
-    """The multiply-adds of the module's dot_generals (each counted once, also inside loops; unknown dims as 1),
-    but for those that call BLAS (`HOST_BLAS` in `flags`), which does not run on IREE's workers."""
-    return sum(macs for macs, blas in _dots(mlir, flags) if not blas)
-
-
-def _dots(mlir: str, flags: Sequence[str]) -> Iterator[tuple[int, bool]]:
-    """(multiply-adds, whether it calls BLAS) of each dot_general of the module, read from its text."""
-    for m in _DOT.finditer(mlir):
-        lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
-        k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
-        macs = k * math.prod(int(d) for d in out if d.isdigit())
-        # (the rhs's type is taken as the lhs's, and a product is a matrix-vector one when the lhs is all contracted
-        # or its result as large as its lhs's free part (batch dimensions not told apart): a product miscounted here
-        # only moves the driver choice)
-        types = [m[2].rsplit("x", 1)[-1], m[3].rsplit("x", 1)[-1]]
-        lhs_free = math.prod(int(d) for d in lhs if d.isdigit()) // max(k, 1)
-        vector = lhs_free == 1 or math.prod(int(d) for d in out if d.isdigit()) == lhs_free
-        yield macs, HOST_BLAS in flags and legalize.calls_blas(types, macs, BLAS_MIN_MACS, vector,
-                                                               BLAS_MIN_VECTOR_MACS)
-
-
-def key_flags(flags: Sequence[str]) -> list[str]:
-    """`flags` as a cache key holds them: a tuning spec by its file name, not its folder (stagec writes the spec it
-    composes into a folder of each process, under a name made of its content; `flag_files` holds the content)."""
-    return [_TUNING + os.path.basename(f[len(_TUNING):]) if f.startswith(_TUNING) else f for f in flags]
-
-
-def flag_files(flags: Sequence[str]) -> dict[str, str]:
-    """The files `flags` name whose contents change the module (the tuning spec), as name -> sha256."""
-    out = {}
-    for f in flags:
-        if f.startswith(_TUNING):
-            st = os.stat(path := f[len(_TUNING):])
-            out[os.path.basename(path)] = _file_sha256(path, st.st_mtime_ns, st.st_size)
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
-    """A flag file's digest, read again only when the file changes (every cache key holds it)."""
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
-
+def __getattr__(name: str):
+    """The offload thresholds, read from the passes that apply them (`stagec.passes.legalize`; their old home)."""
+    if name in ("BLAS_MIN_MACS", "BLAS_MIN_VECTOR_MACS", "SORT_MIN_LENGTH"):
+        from .passes import legalize
+        return getattr(legalize, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def _cores() -> int:
     """The cores this process may run on. Given as a count, IREE leaves its workers unpinned: pinned (its default)
@@ -180,130 +83,14 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _retry_args(error: str, args: list, backend: str) -> list | None:
-    """The flags that get around a known IREE 3.13 failure (`error`) of a compile with `args`, or None. Each
-    retry adds or drops one flag, so the retries end."""
-    if _UNDEFINED_SYMBOL in error and backend == "cpu" and SYSTEM_LINK not in args:
-        return args + [SYSTEM_LINK]  # a libm call _LIBM_F64 did not foresee (`floor` without SSE4.1): link libm
-    if _MULTI_USE_FAILURE in error and _NO_MULTI_USE not in args:
-        # At O2/O3 with data tiling some modules fail (a jit(value_and_grad) whose exp(w) feeds a sum and the
-        # backward pass) when IREE fuses multi-use producers; without that fusion they compile. Other modules
-        # keep it: it puts layernorm in one dispatch (8.8 -> 5.0 ms).
-        return args + [_NO_MULTI_USE]
-    if _STACK_FAILURE in error and backend == "cpu":
-        if _STACK_LIMIT not in args and _BIG_STACK_LIMIT not in args:
-            return args + [_STACK_LIMIT]
-        if _BIG_STACK_LIMIT not in args:
-            return [a for a in args if a != _STACK_LIMIT] + [_BIG_STACK_LIMIT]
-        if _DATA_TILING in args:  # (a pattern not foreseen: unpacked matmuls are slower, never wrong)
-            return [a for a in args if a != _DATA_TILING]
-    if _LARGE_VECTORS in error and backend == "cpu" and _DATA_TILING in args:
-        return [a for a in args if a != _DATA_TILING]
-    spec = next((a for a in args if a.startswith(_TUNING)), None)
-    if spec and ("tuning spec" in error or "source executable" in error):
-        return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
-    if _KILLED.search(error) and _DATA_TILING in args:
-        # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
-        # with data tiling; without it they compile every time (docs/linalg.md). The cache then keeps that build
-        # under the usual key: the same results, slower matmuls, until the cache entry is pruned.
-        return [a for a in args if a != _DATA_TILING]
-    return None
-
-
-TARGETS: dict[str, Target] = {t.backend: t for t in (
-    # host: without it IREE warns and emits generic x86 code. Data tiling: a 1024^2 f32 matmul went
-    # from 38 ms to 14 ms with it (measured on this machine, iree 3.13). O3 (IREE's default is O0): its
-    # dispatch formation fuses layernorm's two reductions and their consumer into one pass (8.8 -> 5.0 ms
-    # CPU time), its codegen vectorizes softmax's and sum(x**2+sin x)'s row reductions better (10.3 -> 8.4,
-    # 1.02 -> 0.56 ms); matmuls, SELU and compile time unchanged (docs/passes.md, "IREE flags").
-    # Peeling: a vector dimension that the vector length does not divide is split into whole vectors and a
-    # remainder loop; without it IREE 3.13 lowered a lone row reduction over 1000 floats one element at a time
-    # (`x.sum(1)` over 1000x1000 638 -> 251 us; at 1024 columns 116 either way; docs/passes.md, "Rows not a multiple
-    # of 16").
-    Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
-           (_HOST, _DATA_TILING, "--iree-opt-level=O3", _KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel")),
-    # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
-    # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
-    # Vulkan: take_along_axis(x, argsort(x)) right once, then wrong; not hoisting fixes it.
-    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", _KEEP_F64)),
-    # Split reduction: `sum` of 1M floats went from 0.209 to 0.062 ms on an H100 (benchmarks/bench_gpu.py).
-    Target("cuda", "cuda", "--iree-cuda-target=",
-           (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", _KEEP_F64)),
-)}
-IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
-
-
-def find_target(name: str) -> Target:
-    """The target named by an IREE target backend ("llvm-cpu") or a stagec backend ("cpu")."""
-    t = IREE_TARGETS.get(name) or TARGETS.get(name)
-    if t is None:
-        raise ValueError(f"unknown target {name!r}; choose one of {sorted(IREE_TARGETS)} "
-                         f"(or the backend names {sorted(TARGETS)})")
-    return t
-
-
-@functools.cache
-def _cpuinfo() -> str:
-    """The host CPU's model name and feature flags lines of /proc/cpuinfo ("" where there is none)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            text = f.read()
-    except OSError:
-        return ""
-    return "".join(next((ln for ln in text.splitlines() if ln.startswith(k)), "") for k in ("model name", "flags"))
-
-
-def host_id() -> str:
-    """The host CPU (model and feature flags): what a module compiled for `target-cpu=host` assumes."""
-    return f"{platform.machine()}:{hashlib.sha256(_cpuinfo().encode()).hexdigest()[:16]}"
-
-
-def host_has_bf16() -> bool:
-    """Whether the host CPU has bfloat16 arithmetic (AVX-512 BF16 or AMX-BF16) that IREE's data-tiled
-    bf16 matmuls use."""
-    return any(f in _cpuinfo().split() for f in ("avx512_bf16", "amx_bf16"))
-
-
 def _rt():
     import iree.runtime as rt
     return rt
 
 
-# Vulkan targets. IREE's default (vp_android_baseline_2022) has 32-bit storage only: a bool or int8 tensor is
-# written as read-modify-write of whole 32-bit words, so a 5-byte bool result gets an 8-byte store. NVIDIA's
-# driver drops stores past a buffer's end (robust buffer access): bools past the last full word came back 0
-# on an H100 while lavapipe kept them. An NVIDIA GPU gets its architecture's target (8/16/64-bit types,
-# 32-wide subgroups, tensor cores); any other device the baseline plus the 8/16/64-bit storage and arithmetic
-# that every desktop driver and lavapipe have.
-_VULKAN_NVIDIA = ("--iree-vulkan-target=ampere",)
-_VULKAN_PORTABLE = ("--iree-vulkan-target=vp_android_baseline_2022",
-                    "--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:StorageBuffer8BitAccess,"
-                    "cap:StorageBuffer16BitAccess,cap:Int8,cap:Int16,cap:Int64,cap:Float16,cap:Float64,"
-                    "ext:SPV_KHR_8bit_storage,ext:SPV_KHR_16bit_storage")
-
-
-def device_names(driver: str) -> list[str]:
-    """Names of the devices an IREE driver finds here ([] when the driver, its library or a device is missing)."""
-    try:
-        return [d["name"] for d in _rt().get_driver(driver).query_available_devices()]
-    except Exception:
-        return []
-
-
 def gpu_backends() -> list[str]:
     """The GPU backends with a GPU here: cuda, vulkan (lavapipe, Mesa's Vulkan on the CPU, does not count)."""
     return [b for b in ("cuda", "vulkan") if any("llvmpipe" not in n for n in device_names(b))]
-
-
-@functools.cache
-def vulkan_target_flags() -> tuple[str, ...]:
-    """The Vulkan target for the first device IREE's Vulkan driver finds (portable when there is none), or
-    STAGEC_VULKAN_TARGET's: an IREE Vulkan target name (`ampere`, `rdna3`, ...) or `portable`."""
-    chosen = os.environ.get("STAGEC_VULKAN_TARGET")
-    if chosen:
-        return _VULKAN_PORTABLE if chosen == "portable" else (f"--iree-vulkan-target={chosen}",)
-    names = device_names("vulkan")
-    return _VULKAN_NVIDIA if names and "NVIDIA" in names[0] else _VULKAN_PORTABLE
 
 
 class Device:
@@ -343,7 +130,7 @@ class Backend:
         self._stolen: tuple | None = None  # (job, thread) a waiting caller is running (`run_stolen`)
         self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
 
-    # ---- compilation
+    # ---- compilation (`stagec.compiler`)
     def compile_flags(self, arch: str | None = None) -> list[str]:
         """The default compiler flags, with `arch` (a CPU name, `sm_80`, a Vulkan target) replacing the default one."""
         t = TARGETS[self.name]
@@ -353,80 +140,24 @@ class Backend:
         # (arch_flag[:-1] also drops the default target's `...-features=`, which describe that target only)
         return [f for f in flags if not f.startswith(t.arch_flag[:-1])] + [t.arch_flag + arch]
 
-    def flags(self, arch: str | None = None) -> list[str]:
-        """`compile_flags(arch)` (iree-compile's) and stagec's own choices for the backend's modules, which
-        `compile` takes out before IREE sees them: `HOST_BLAS` on the CPU while `config.cpu_blas` is on."""
-        return self.compile_flags(arch) + ([HOST_BLAS] if self.name == "cpu" and config.cpu_blas else [])
+    def host_blas(self, host_blas: bool | None = None) -> bool:
+        """Whether a compile for this backend calls NumPy for its offloads: `host_blas`, else `config.cpu_blas`
+        (only a target declaring offloads has any)."""
+        return bool(TARGETS[self.name].pipeline.offloads) and (config.cpu_blas if host_blas is None else host_blas)
 
-    def module_flags(self, mlir: str, flags: Sequence[str]) -> list[str]:
-        """`flags` adjusted to one module (what the cache key must hold): without data tiling for a bf16 module
-        on a host CPU without bf16 arithmetic. Data tiling packs bf16 matmuls for bf16 instructions; without
-        them (AVX2, Zen 3) IREE 3.13's data-tiled 256^2 bf16 matmul took 42-62 ms of CPU, untiled 1.0 ms.
-        With the parts of the CPU tuning spec that apply to the module (`tuning.parts_for`), for one thread where
-        the module calls BLAS: its dispatches between the calls run on local-sync (`Executable._choose_driver`
-        finds it faster but for large stretches)."""
-        flags = list(flags)
-        if self.name == "cpu" and "xbf16>" in mlir and _HOST in flags and not host_has_bf16():
-            flags = [f for f in flags if f != _DATA_TILING]
-        if self.name == "cpu" and not any(f.startswith(_TUNING) for f in flags):
-            flags += tuning.spec_flags(mlir, one_thread=any(blas for _, blas in _dots(mlir, flags)))
-        return flags
+    def flags(self, arch: str | None = None, host_blas: bool | None = None) -> list[str]:
+        """`compile_flags(arch)` (iree-compile's) and `HOST_BLAS` where the compile calls NumPy (`host_blas`), which
+        the cache key and the artifact hold and IREE never sees."""
+        return self.compile_flags(arch) + ([HOST_BLAS] if self.host_blas(host_blas) else [])
 
-    def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None,
-                side_flags: Sequence[str] = ()) -> bytes:
-        """MLIR text -> IREE VM flatbuffer, or a CompileError naming the function and MLIR file.
+    def module_flags(self, mlir: str, flags: Sequence[str], facts: driver.Facts) -> list[str]:
+        """`flags` adjusted to one module from its facts (`stagec.compiler.driver.module_flags`)."""
+        return driver.module_flags(self.name, flags, facts, mlir)
 
-        `flags` replaces `flags()`; `side_flags` (e.g. dumping dispatch sources) do not change the module."""
-        import iree.compiler as ic
-        extra = list(side_flags)
-        flags = self.module_flags(mlir, self.flags() if flags is None else flags)
-        if any(f.startswith(_TUNING) for f in flags):
-            # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may
-            # pick up another dispatch's configuration, which asks for the same lock: iree-compile hung (all
-            # threads in futex waits) three times in one run of the test suite. Single-threaded, it cannot
-            # (the same recursion as iree-org/iree#22842). A side flag: the module is the same.
-            extra.append(NO_THREADS)
-        if self.name == "cpu" and SYSTEM_LINK not in flags and _LIBM_F64.search(mlir):
-            # IREE's embedded ELF linker has no f64 libm (`undefined symbol: tanh`); a system library links
-            # against the host's libm. Float64 arithmetic alone (sin/cos's float32 range reduction) links embedded,
-            # which keeps an artifact free of the host's libraries. Derived from the MLIR: the cache key covers it.
-            extra.append(SYSTEM_LINK)
-        # (a silent wrong answer of IREE's multi-use fusion; derived from the MLIR: the cache key covers it)
-        mlir = legalize.isolate_multi_use_reductions(mlir) or mlir
-        rewrites = legalize.gpu_rewrites(mlir, self.name) if self.name != "cpu" else []
-        if rewrites:  # derived from the MLIR and the backend, so the cache key already covers it
-            mlir = legalize.legalize_for_gpu(mlir, self.name, rewrites)
-        if HOST_BLAS in flags:
-            flags = [f for f in flags if f != HOST_BLAS]
-            mlir = legalize.blas_dots(mlir, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS) or mlir
-            mlir = legalize.host_sorts(mlir, SORT_MIN_LENGTH) or mlir
-        args = [*flags, *extra]
-        try:
-            while True:
-                try:
-                    return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                          extra_args=args)
-                except ic.CompilerToolError as e:
-                    too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
-                    # (None once done: materialized operands are read from a barrier, not a slice)
-                    rewritten = (legalize.materialize_sliced_dot_operands(mlir)
-                                 if too_big and self.name == "cpu" else None)
-                    if rewritten is not None:
-                        mlir = rewritten
-                        continue
-                    args = _retry_args(str(e), args, self.name)
-                    if args is None:
-                        raise
-        except ic.CompilerToolError as e:
-            path = _save_failed_mlir(mlir, fun_name)
-            diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
-            f64 = re.search(r"'spirv\.GL\.(\w+)' op operand .* but got 'f64'", diag)
-            if f64:
-                raise NotImplementedError(f"function {fun_name!r}: Vulkan has no float64 {f64[1].lower()} (SPIR-V's "
-                                          f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
-                                          f"or cuda backend (MLIR in {path})") from None
-            raise CompileError(f"IREE could not compile function {fun_name!r} for {self.target}; the MLIR "
-                               f"it was given is in {path}\n{diag}") from None
+    def compile(self, mlir: str, fun_name: str, flags: Sequence[str], side_flags: Sequence[str] = (),
+                variants: list | None = None) -> bytes:
+        """Final MLIR text and flags -> IREE VM flatbuffer (`stagec.compiler.driver.compile`)."""
+        return driver.compile(mlir, self.name, fun_name, flags, side_flags, variants)
 
     # ---- runtime
     def driver_for(self, elements: int, macs: int = 0) -> str:
@@ -665,15 +396,6 @@ def _element_type(dtype: np.dtype):
     rt = _rt()
     from iree.runtime.array_interop import map_dtype_to_element_type
     return rt.HalElementType.BOOL_8 if dtype == np.bool_ else map_dtype_to_element_type(dtype)
-
-
-def _save_failed_mlir(mlir: str, fun_name: str) -> str:
-    d = os.environ.get("STAGEC_DUMP_DIR") or tempfile.mkdtemp(prefix="stagec-failed-")
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, f"{''.join(c if c.isalnum() or c in '_-' else '_' for c in fun_name)}.failed.mlir")
-    with open(path, "w") as f:
-        f.write(mlir)
-    return path
 
 
 class Executable:
@@ -950,7 +672,7 @@ def _host_module(exe: Executable, host_calls: Sequence):
 
 
 def _numpy_imports(vmfb) -> list[str]:
-    """Which modules calling NumPy ("blas": `legalize.blas_dots`, "sort": `legalize.host_sorts`) a module imports:
+    """Which modules calling NumPy ("blas": `blas-dots`, "sort": `host-sorts`) a module imports:
     their import names are in its flatbuffer as written. (A regex searches any bytes-like object in place: a
     cached module is a memoryview, not copied.)"""
     return [kind for kind, pattern in _IMPORTS.items() if pattern.search(vmfb) is not None]
@@ -1011,12 +733,12 @@ def _view_strides(shape: Sequence[int], perm: Sequence[int], matrix: Sequence[in
 
 
 def _blas_module(dev):
-    """The Python VM module (`legalize.BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
-    and float64 matmuls (`legalize.blas_dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
+    """The Python VM module (`BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
+    and float64 matmuls (`blas-dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
     into a new buffer of device `dev` (no copy, unless the dimension numbers need a transpose BLAS cannot take)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
-    dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64)}  # (legalize.BLAS_TYPES)
+    dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64)}  # (lowering.BLAS_TYPES)
 
     class Blas:
         def __init__(self, iface):
@@ -1030,7 +752,7 @@ def _blas_module(dev):
         or a dispatch that evicted this Python code from the caches: the glue before the matmul took 22-50 us a
         call in value_and_grad, 16-37 with this."""
         dt = dtypes[et]
-        lb, rb, lc, rc = (legalize.unpack_dims(d) for d in packed)
+        lb, rb, lc, rc = (unpack_dims(d) for d in packed)
         lf = [d for d in range(len(lshape)) if d not in lb and d not in lc]
         rf = [d for d in range(len(rshape)) if d not in rb and d not in rc]
         batch, m, n = [lshape[d] for d in lb], [lshape[d] for d in lf], [rshape[d] for d in rf]
@@ -1059,23 +781,23 @@ def _blas_module(dev):
                   out=np.ndarray(o2, dt, buf.map()))
         return bv_type(buf, shape, et).ref
 
-    def dot_pair(_self, l1, r1, l2, r2, lb1, rb1, lc1, rc1, lb2, rb2, lc2, rc2):  # (legalize._pair_calls)
+    def dot_pair(_self, l1, r1, l2, r2, lb1, rb1, lc1, rc1, lb2, rb2, lc2, rc2):  # (passes.legalize._pair_calls)
         return dot_general(_self, l1, r1, lb1, rb1, lc1, rc1), dot_general(_self, l2, r2, lb2, rb2, lc2, rc2)
 
-    iface = rt.PyModuleInterface(legalize.BLAS_MODULE, Blas)
-    for i in range(legalize.BLAS_IMPORTS):
+    iface = rt.PyModuleInterface(BLAS_MODULE, Blas)
+    for i in range(BLAS_IMPORTS):
         iface.export(f"dot_general_{i}", "0rrIIII_r", dot_general)
         iface.export(f"dot_pair_{i}", "0rrrrIIIIIIII_rr", dot_pair)
     return iface.create()
 
 
 def _sort_module(dev):
-    """The Python VM module (`legalize.SORT_MODULE`) whose `sort<n>_<k>(operands..., dimension, num_keys)` sorts n
+    """The Python VM module (`SORT_MODULE`) whose `sort<n>_<k>(operands..., dimension, num_keys)` sorts n
     arrays along `dimension` by the first `num_keys` (lexicographically, NaN last, ties in order: NumPy's stable
     sort, as the comparator `sort_p` emits), into new buffers of device `dev`."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
-    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (legalize.SORT_KEY_TYPES)
+    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (lowering.SORT_KEY_TYPES)
             for et in _element_types(np.dtype(t))}
 
     class Sort:
@@ -1099,9 +821,9 @@ def _sort_module(dev):
             outs.append(bv_type(buf, bv.shape, bv.element_type).ref)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    iface = rt.PyModuleInterface(legalize.SORT_MODULE, Sort)
-    for n in range(1, legalize.SORT_OPERANDS + 1):
-        for k in range(legalize.SORT_IMPORTS):
+    iface = rt.PyModuleInterface(SORT_MODULE, Sort)
+    for n in range(1, SORT_OPERANDS + 1):
+        for k in range(SORT_IMPORTS):
             iface.export(f"sort{n}_{k}", "0" + "r" * n + "II_" + "r" * n, sort)
     return iface.create()
 

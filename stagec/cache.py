@@ -1,9 +1,10 @@
 """Persistent compilation cache: compiled IREE modules on disk, keyed by what IREE was given (storage only:
 the compile step that uses it is `stages.compile_cached`).
 
-Key: sha256 over the MLIR after stagec's passes, the IREE target, the compiler flags (and the files they
-name: the CPU tuning spec), the host CPU
-(when compiling for `host`), the IREE compiler version and the stagec version. Entry: one file
+Key: sha256 over the MLIR IREE receives (after the target's whole pipeline, legalization and offloads included), the
+IREE target, the compiler flags (and the files they name: the CPU tuning spec), the host CPU (when compiling for
+`host`), the IREE compiler version, the stagec version and a digest of the compile side's source
+(`stagec.compiler.driver.source_digest`: a changed rewrite or flag rule recompiles). Entry: one file
 `<key>.stagec` in the `stagec.aot` format (module + calling metadata + checksum), written
 atomically (temp file `.tmp-*.part` + rename; temp files a killed writer left behind are counted by
 `info` and removed by `prune` and `clear` once `ORPHAN_AGE` old); entries are signed with the user's
@@ -27,7 +28,9 @@ import zlib
 from typing import Any, Sequence
 
 from . import aot
-from .backend import flag_files, host_id, key_flags
+from .compiler import driver
+from .compiler.driver import flag_files, key_flags
+from .compiler.targets import host_id
 from .config import config
 
 SUFFIX = ".stagec"
@@ -68,10 +71,11 @@ def _warn_once(tag: str, msg: str) -> None:
 
 def key_components(mlir: str | None, target: str, flags: Sequence[str], recipe: dict | None = None) -> dict:
     """What a module depends on: the MLIR IREE receives (or the `recipe` it is built from, when the caller has
-    one: `stages.compile_cached`), target, flags, versions, and the host CPU for `host`."""
+    one: `stages.compile_cached`), target, flags, versions, the compile side's source, and the host CPU for
+    `host`."""
     made_of = {"mlir": hashlib.sha256(mlir.encode()).hexdigest()} if recipe is None else {"recipe": recipe}
     comps = {**made_of, "target": target, "flags": key_flags(flags),
-             "iree": aot.iree_compiler_version(), "stagec": aot.stagec_version()}
+             "iree": aot.iree_compiler_version(), "stagec": aot.stagec_version(), "compiler": driver.source_digest()}
     if any(f.endswith("target-cpu=host") for f in flags):
         comps["host"] = host_id()
     if files := flag_files(flags):

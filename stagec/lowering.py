@@ -278,6 +278,31 @@ class HostCall(NamedTuple):
 
 
 HOST_MODULE = "stagec_host"
+
+# The host modules' ABI: the Python VM modules a compiled module may import (`HOST_MODULE`'s callbacks; the CPU's
+# offloads, `stagec.passes.legalize`: NumPy's BLAS and sort), their symbols and argument conventions. An artifact
+# records `HOST_ABI` beside the modules it imports; a change to any of these raises it.
+HOST_ABI = 1
+BLAS_MODULE = "stagec_blas"  # `dot_general_<k>(lhs, rhs, 4 x packed dims)`, `dot_pair_<k>` (two products)
+BLAS_IMPORTS = 32  # import symbols it exports: one per distinct operand and result types in a module
+BLAS_TYPES = ("f32", "f64")
+SORT_MODULE = "stagec_sort"  # `sort<n>_<k>(operands..., dimension, num_keys)`
+SORT_OPERANDS, SORT_IMPORTS = 4, 8  # it sorts 1-4 arrays together; 8 symbols per count (one per operand types)
+SORT_KEY_TYPES = ("f32", "f64", "i8", "i64")  # what `sort_p`'s lowering leaves keys as (signed; bool as i8)
+HOST_MODULES = (HOST_MODULE, BLAS_MODULE, SORT_MODULE)
+
+
+def pack_dims(dims: Sequence[int]) -> int:
+    """Dimension indices (each below 15, at most 15) as one integer: 4 bits each, index + 1, first lowest."""
+    return sum((d + 1) << (4 * i) for i, d in enumerate(dims))
+
+
+def unpack_dims(packed: int) -> list[int]:
+    dims = []
+    while packed:
+        dims.append((packed & 15) - 1)
+        packed >>= 4
+    return dims
 _lowering = threading.local()
 
 

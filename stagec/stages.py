@@ -9,7 +9,8 @@ Stages of a `Lowered`, in order:
   `stablehlo`, `chlo` or `func` dialect, text that any StableHLO consumer (IREE, XLA, stablehlo
   tooling) reads. It follows the passes that keep to StableHLO, before the first one that leaves it
   (`fuse` emits `linalg`, `tensor`, `arith`, `math`);
-- "final" (alias "iree-input"): what IREE compiles; it may mix dialects.
+- the target's legalization and offload passes ("bound-bindings", "isolate-reductions", "blas-dots", ...);
+- "final" (alias "iree-input"): exactly what IREE compiles (and the cache keys); it may mix dialects.
 """
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from . import aot, cache
 from .aot import Runner
-from .backend import Backend, contraction_macs, find_target, get_backend
+from .backend import Backend, find_target, get_backend
+from .compiler import HOST_BLAS, Facts, pipeline, prepare
 from .config import config
 from .core import Graph
-from .lowering import lower_graph
+from .lowering import HOST_ABI, lower_graph
 
 STABLEHLO_DIALECTS = frozenset({"stablehlo", "chlo", "func"})
 ALIASES = {"iree-input": "final"}
@@ -70,20 +72,30 @@ def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:
 def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, flags: Sequence[str], in_avals,
                    out_avals, in_tree=None, out_tree=None, donated: Sequence[int] = (),
                    side_flags: Sequence[str] = (), host_calls: Sequence = (),
-                   recipe: dict | None = None) -> tuple[aot.Artifact, float]:
+                   recipe: dict | None = None, facts: Facts | None = None) -> tuple[aot.Artifact, float]:
     """(artifact, seconds): the module for `mlir` from the persistent cache, else compiled by IREE (and stored).
 
-    `side_flags` do not change the module (e.g. dumping dispatch sources): not part of the key, but
-    given, they make IREE run (no lookup) so that their side effect happens. `recipe` (JSON-able) is what
-    `mlir` is built from, complete (an eager kernel's primitive, params, avals and stagec's source): given,
-    it keys the entry in place of the MLIR, and `mlir` (then a callable) is built only on a miss, so a hit
-    needs no MLIR and no `iree.compiler`."""
+    `mlir` is what IREE receives when `facts` (its `stagec.compiler.Facts`) are given: `Lowered` ran the target's
+    whole pipeline. Else it is a lowered module that the target's pipeline without optimizations (expansions,
+    legalization and, with `HOST_BLAS` in `flags`, offloads) takes to that text here. The key is of that final
+    text and of the flags the module's facts choose. `side_flags` do not change the module (e.g. dumping
+    dispatch sources): not part of the key, but given, they make IREE run (no lookup) so that their side effect
+    happens. `recipe` (JSON-able) is what `mlir` is built from, complete (an eager kernel's primitive, params,
+    avals and stagec's source): given, it keys the entry in place of the MLIR, and `mlir` (then a callable) is
+    built only on a miss, so a hit needs no MLIR and no `iree.compiler`."""
     t0 = time.perf_counter()
+
+    def final(text):  # (final text, facts, flags the module is compiled with)
+        text = text() if callable(text) else text
+        fx = facts
+        if fx is None:
+            text, fx = prepare(text, backend.name, (), HOST_BLAS in flags, name)
+        return text, fx, backend.module_flags(text, flags, fx)
+
     if recipe is None:
-        mlir = mlir() if callable(mlir) else mlir
-        flags = backend.module_flags(mlir, flags)  # (the key holds the flags this module is compiled with)
+        mlir, facts, flags = final(mlir)
         comps = cache.key_components(mlir, backend.target, flags)
-    else:  # (a recipe names the dtypes: the flags `module_flags` derives from the MLIR follow from it)
+    else:  # (a recipe names the dtypes: the flags the module's facts add follow from it)
         comps = cache.key_components(None, backend.target, flags, recipe)
     key = cache.make_key(comps)
     use = cache.enabled()
@@ -91,21 +103,25 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
         found = _lookup(key, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
             if recipe is None and "macs" not in found.meta:  # (an entry stored before the field existed)
-                found.macs = contraction_macs(mlir, flags)
+                found.macs = facts.macs
             return found, time.perf_counter() - t0
     if recipe is not None:
-        mlir = mlir() if callable(mlir) else mlir
-        flags = backend.module_flags(mlir, flags)
+        mlir, facts, flags = final(mlir)
     why = (_miss_explainer(name, key, comps, mlir)
            if _miss_explainer is not None and use and not side_flags and config.explain_cache_misses else None)
-    vmfb = backend.compile(mlir, name, flags, side_flags)
+    variants: list = []
+    vmfb = backend.compile(mlir, name, flags, side_flags, variants)
     seconds = time.perf_counter() - t0
     stats["iree_compiles"] += 1
     stats["compile_seconds"] += seconds
     if why:
         log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
     meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
-                         key=key, key_components=comps, macs=contraction_macs(mlir, flags))
+                         key=key, key_components=comps, macs=facts.macs)
+    if facts.host_calls:
+        meta["host_modules"], meta["host_abi"] = list(facts.host_calls), HOST_ABI
+    if variants:
+        meta["retries"] = variants  # (what IREE was given after the key's text and flags failed)
     if use:
         cache.store(key, vmfb, meta, mlir)
     return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), seconds
@@ -178,10 +194,14 @@ class Lowered:
     """A traced and lowered function: `.as_text(stage)` shows a stage, `.compile()` builds it."""
 
     def __init__(self, graph: Graph, name: str, in_tree, out_tree, donated: tuple[int, ...] = (),
-                 passes=None, backend: Backend | None = None):
+                 passes=None, backend: Backend | None = None, host_blas: bool | None = None):
         self.graph, self.name, self.in_tree, self.out_tree = graph, name, in_tree, out_tree
         self.donated, self.passes = donated, passes
         self.backend = backend or get_backend()
+        # whether the target's offloads (calls of NumPy's BLAS and sort) run: a compile parameter, by default
+        # `config.cpu_blas` as it is when lowered
+        self.host_blas = self.backend.host_blas(host_blas)
+        self._facts: Facts | None = None
         self._texts: dict[str, str] | None = None
         self.host_calls: list = []  # lowering.HostCall per callback in the graph, filled when lowered
         self._pass_stats: list = []
@@ -190,17 +210,20 @@ class Lowered:
     def _run(self) -> dict[str, str]:
         """Lower and run the passes once, keeping each stage's text."""
         if self._texts is None:
+            from .compiler import facts
             from .passes import run_pipeline  # imports iree.compiler: only once something is lowered
             module = lower_graph(self.graph, self.name, self.host_calls)
             traced = str(module)
             prefix = _PurePrefix(module)
-            stages = run_pipeline(module, self.passes, self.name, prefix.after, self.backend.name)
+            names = pipeline(self.backend.name, self.passes, self.host_blas)
+            stages = run_pipeline(module, names, self.name, prefix.after, self.backend.name)
             texts = {}
             for name, text in [("traced", traced), *((s.name, s.text) for s in stages)]:
                 texts[name] = text
                 if name == prefix.last:
                     texts["stablehlo"] = prefix.text() or traced
             texts["final"] = str(module)
+            self._facts = facts(module)
             self._pass_stats = [s.stats for s in stages]
             self._not_stablehlo = prefix.foreign
             self._texts = texts
@@ -212,9 +235,15 @@ class Lowered:
         return None if _quick_tier is None else _quick_tier(self.graph, self.backend)
 
     def stages(self) -> dict[str, str]:
-        """Every stage's text by name, in order: "traced", each pass, "stablehlo" where the module stops being
-        pure StableHLO, "final". Pass stages elide constants over 1024 elements; the others are complete."""
+        """Every stage's text by name, in order: "traced", each pass of the target's pipeline, "stablehlo" where the
+        module stops being pure StableHLO, "final". Pass stages elide constants over 1024 elements; the others are complete."""
         return dict(self._run())
+
+    @property
+    def facts(self) -> Facts:
+        """What the final module is (`stagec.compiler.Facts`), read from its IR."""
+        self._run()
+        return self._facts
 
     @property
     def pass_stats(self) -> list:
@@ -249,8 +278,9 @@ class Lowered:
         located = lower_graph(self.graph, self.name, []).operation.get_asm(enable_debug_info=True)
         with tempfile.TemporaryDirectory(prefix="stagec-html-") as d:
             t1 = time.perf_counter()
-            self.backend.compile(stages["final"], self.name, self.backend.flags(),
-                                 [f"--iree-hal-dump-executable-sources-to={d}"])
+            flags = self.backend.module_flags(stages["final"], self.backend.flags(host_blas=self.host_blas),
+                                              self.facts)
+            self.backend.compile(stages["final"], self.name, flags, [f"--iree-hal-dump-executable-sources-to={d}"])
             compile_s = time.perf_counter() - t1
             dispatches = []
             for f in sorted(glob.glob(os.path.join(d, "*.mlir"))):
@@ -268,20 +298,24 @@ class Lowered:
     def __repr__(self):
         return self.as_text()
 
-    def compile(self, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = ()) -> Compiled:
+    def compile(self, target: str | None = None, *, arch: str | None = None, flags: Sequence[str] = (),
+                host_blas: bool | None = None) -> Compiled:
         """Compile through the persistent cache: for the jit's backend, or ahead of time for `target`
-        ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not."""
+        ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not. `host_blas`
+        (default: as lowered) chooses whether large matmuls and long sorts call NumPy on the host: a module that
+        does runs only in stagec (`Compiled.save` says so)."""
         from .passes.dump import dispatch_flags, dump_lowered, write_index
         backend = get_backend(find_target(target or self.backend.name).backend)
-        all_flags = backend.flags(arch) + list(flags)
+        host_blas = self.host_blas if host_blas is None else backend.host_blas(host_blas)
+        all_flags = backend.flags(arch, host_blas) + list(flags)
         graph = self.graph
-        # (the passes know the backend: another one's module is lowered again)
-        src = self if backend is self.backend else Lowered(graph, self.name, self.in_tree, self.out_tree, self.donated,
-                                                            self.passes, backend)
+        # (the pipeline is the target's, and the offloads a compile parameter: another one is lowered again)
+        src = self if backend is self.backend and host_blas == self.host_blas else Lowered(
+            graph, self.name, self.in_tree, self.out_tree, self.donated, self.passes, backend, host_blas)
         art, seconds = compile_cached(backend, src.as_text("final"), self.name, all_flags, graph.in_avals,
                                       graph.out_avals, self.in_tree, self.out_tree, self.donated,
                                       side_flags=dispatch_flags(folder := dump_lowered(src)),
-                                      host_calls=src.host_calls)
+                                      host_calls=src.host_calls, facts=src.facts)
         if folder is not None:
             write_index(folder, src, seconds)
         # Load now when it runs here as the jit would; cross-compiled modules load on first call.

@@ -30,7 +30,7 @@ def test_pack_dims_round_trips():
         assert legalize.unpack_dims(legalize.pack_dims(dims)) == dims
 
 
-def _mlir(f, *args, stage: str = "final") -> str:
+def _mlir(f, *args, stage: str = "isolate-reductions") -> str:  # (the stage before the offloads)
     return stagec.jit(f).lower(*args).as_text(stage)
 
 
@@ -67,7 +67,7 @@ def test_independent_products_in_a_row_share_one_call():
             _check(got, want)
     loss = lambda w, x: snp.sum(snp.tanh(x @ w) @ w.T)
     g = stagec.jit(stagec.grad(loss))
-    assert f"{legalize.BLAS_MODULE}.dot_pair_0(" in legalize.blas_dots(g.lower(b, a).as_text("final"),
+    assert f"{legalize.BLAS_MODULE}.dot_pair_0(" in legalize.blas_dots(g.lower(b, a).as_text("isolate-reductions"),
                                                                          backend.BLAS_MIN_MACS)
     w, x = b.astype(np.float64), a.astype(np.float64)
     h = np.tanh(x @ w)
@@ -177,7 +177,7 @@ def test_in_a_loop_and_its_gradient():
     w64, x64_ = w.astype(np.float64), x0.astype(np.float64)
     vg = stagec.jit(stagec.value_and_grad(f))
     # (the forward product in the loop body and the backward ones: every dot_general is a call now)
-    called = legalize.blas_dots(vg.lower(w, x0).as_text("final"), backend.BLAS_MIN_MACS)
+    called = legalize.blas_dots(vg.lower(w, x0).as_text("isolate-reductions"), backend.BLAS_MIN_MACS)
     assert "stablehlo.dot_general" not in called and "stablehlo.while" in called
     val, gw = vg(w, x0)
     want_val, want_gw = f_np(w64, x64_)

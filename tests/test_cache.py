@@ -80,6 +80,44 @@ def test_key_covers_mlir_target_flags_and_versions(monkeypatch):
     assert cache.make_key(cache.key_components("module {}", "llvm-cpu", ["--a"])) != k
 
 
+def _log_softmax_loss(z):  # a reduction read twice, one use reaching another reduction: `isolate-reductions` fires
+    s = snp.sum(snp.exp(z), 1)
+    return snp.sum(z - snp.log(s)[:, None]), 1 / s
+
+
+def test_a_changed_rewrite_misses_the_cache(cdir, monkeypatch):
+    """The key is of what IREE receives, after legalization: a rewrite that changes its output recompiles. (It was
+    of the module before legalization: a fixed `isolate_multi_use_reductions` kept serving modules compiled wrong.)"""
+    from stagec.passes import REGISTRY
+    z = S((8, 33), np.float32)
+    compile_ = lambda: stagec.jit(_log_softmax_loss).lower(z).compile()
+    compile_()
+    assert cache.info()["misses"] == 1
+    with monkeypatch.context() as m:
+        m.setattr(REGISTRY["isolate-reductions"], "fn", lambda module: 0)  # the rewrite changed: it leaves it alone
+        compile_()
+        assert cache.info()["misses"] == 2 and cache.info()["hits"] == 0
+    compile_()  # (the rewrite as it was: the first entry)
+    assert cache.info()["hits"] == 1 and len(entries(cdir)) == 2
+
+
+def test_a_change_to_the_compile_sides_source_misses_the_cache(cdir, monkeypatch, lowered):
+    """Every key holds a digest of the compile side's source (passes, legalize, tuning, the driver), read once per
+    process: a change that leaves this module's text alone (a flag rule, a retry) recompiles it too."""
+    from stagec.compiler import driver
+    files = [os.path.relpath(f, os.path.dirname(stagec.__file__)) for f in driver._compile_side_files()]
+    for want in ("legalize.py", "tuning.py", os.path.join("compiler", "driver.py"), os.path.join("compiler", "targets.py")):
+        assert want in files
+    assert any(f.endswith(os.path.join("passes", "legalize.py")) for f in driver._compile_side_files())
+    lowered.compile()
+    lowered.compile()
+    assert cache.info()["misses"] == 1 and cache.info()["hits"] == 1
+    assert driver.source_digest.cache_info().misses <= 1  # (computed once per process)
+    monkeypatch.setattr(driver, "source_digest", lambda: "0" * 64)
+    lowered.compile()
+    assert cache.info()["misses"] == 2
+
+
 def test_off_switches(cdir, lowered, monkeypatch):
     key_before = stagec.config.key()
     stagec.config.update("persistent_cache", False)

@@ -17,7 +17,7 @@ LAYERS = [
     ["lowering", "passes"],                    # StableHLO emission machinery; our MLIR passes
     ["primitives"],                            # every primitive with all its rules
     ["lax", "ad", "batching"],                 # strict ops, control flow, transformations
-    ["tuning", "backend", "legalize"],         # IREE tuning specs; compile and runtime, devices, buffers; GPU rewrites
+    ["tuning", "compiler", "backend", "legalize"],  # tuning specs; targets, pipelines, compile driver; runtime; rewrites on text
     ["array"],                                 # stagec.Array, device_put
     ["numpy", "random", "nn", "debug", "experimental"],  # the surface
     ["aot"],                                   # the artifact format, load

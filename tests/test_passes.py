@@ -13,7 +13,11 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import passes
+from stagec.compiler import TARGETS
 from stagec.passes import DEFAULT_PIPELINE, REGISTRY, PassError, run_pipeline
+
+CPU = TARGETS["cpu"].pipeline
+TAIL = [*CPU.legalize, *CPU.offloads]  # run whatever `passes` says (offloads: under the default `cpu_blas`)
 
 
 def log_exp(x):
@@ -51,7 +55,7 @@ def test_stages_traced_each_pass_final():
     for name in DEFAULT_PIPELINE:
         low.as_text(name)
     assert "stablehlo.exponential" not in low.as_text("simplify")
-    assert low.as_text("final") == low.as_text("iree-input") == low.as_text(DEFAULT_PIPELINE[-1])
+    assert low.as_text("final") == low.as_text("iree-input") == low.as_text(TAIL[-1])
     assert str(low) == low.as_text("stablehlo") and "linalg" not in str(low)
     with pytest.raises(ValueError, match="unknown stage 'nope'.*traced"):
         low.as_text("nope")
@@ -64,9 +68,9 @@ def test_make_mlir_stage_and_explicit_list():
     text = stagec.make_mlir(log_exp, passes=["simplify"], stage="traced")(1.0)
     assert "stablehlo.log" in text
     low = text.lowered
-    assert list(low.stages()) == ["traced", "simplify", "stablehlo", "final"]
+    assert list(low.stages()) == ["traced", "simplify", *TAIL, "stablehlo", "final"]
     assert "stablehlo.log" not in stagec.make_mlir(log_exp, passes=["simplify"], stage="simplify")(1.0)
-    assert list(stagec.jit(log_exp, passes=()).lower(1.0).stages()) == ["traced", "stablehlo", "final"]
+    assert list(stagec.jit(log_exp, passes=()).lower(1.0).stages()) == ["traced", *TAIL, "stablehlo", "final"]
 
 
 def test_global_config_selects_pipeline_and_is_in_cache_key():
@@ -78,7 +82,7 @@ def test_global_config_selects_pipeline_and_is_in_cache_key():
         assert float(f(100.0)) == math.inf  # recompiled: the pipeline is part of the key
         stagec.config.update("passes", ["cse"])
         assert float(f(100.0)) == math.inf
-        assert list(f.lower(1.0).stages()) == ["traced", "cse", "stablehlo", "final"]
+        assert list(f.lower(1.0).stages()) == ["traced", "cse", *TAIL, "stablehlo", "final"]
         # per-call selection wins over the global one
         assert float(stagec.jit(log_exp, passes="default")(100.0)) == 100.0
     finally:
@@ -92,6 +96,7 @@ def test_resolve():
     assert passes.resolve("simplify, cse") == ("simplify", "cse")
     assert passes.resolve(["default", "canonicalize"]) == (*DEFAULT_PIPELINE, "canonicalize")
     assert "fuse" in DEFAULT_PIPELINE
+    assert passes.resolve("default", ("cse",)) == ("cse",)  # a target's own default
     with pytest.raises(ValueError, match="unknown stagec pass.*'nope'.*available"):
         passes.resolve(["nope"])
 
@@ -151,7 +156,7 @@ def test_dump_dir(tmp_path, monkeypatch):
     stagec.jit(dumped)(np.ones(8, np.float32))
     (d,) = [p for p in tmp_path.iterdir() if p.name.startswith("jit_dumped-")]
     files = sorted(p.name for p in d.iterdir())
-    names = ["traced", *DEFAULT_PIPELINE, "final"]
+    names = ["traced", *DEFAULT_PIPELINE, *TAIL, "final"]
     names.insert(names.index("fuse"), "stablehlo")  # the last pure StableHLO stage, before fuse leaves the dialect
     want = [f"{i:02d}-{n}.mlir" for i, n in enumerate(names)]
     assert [f for f in files if f.endswith(".mlir")] == want
@@ -159,6 +164,20 @@ def test_dump_dir(tmp_path, monkeypatch):
     assert "log-exp=1" in txt and all(n in txt for n in DEFAULT_PIPELINE)
     sources = list((d / "dispatches").iterdir())
     assert sources and any("func.func" in p.read_text() for p in sources)
+
+
+def test_cpu_default_is_the_cpu_targets_and_no_pass_asks_where_it_runs():
+    import pathlib
+    assert CPU.passes == DEFAULT_PIPELINE
+    for path in pathlib.Path(passes.__file__).parent.glob("*.py"):
+        assert "stats.backend" not in path.read_text(), path.name  # a target's pipeline omits a pass instead
+
+
+def test_every_pass_a_pipeline_names_is_registered_and_each_kind_known():
+    for t in TARGETS.values():
+        for name in (*t.pipeline.expansions, *t.pipeline.passes, *t.pipeline.legalize, *t.pipeline.offloads):
+            assert name in REGISTRY, (t.backend, name)
+    assert {p.kind for p in REGISTRY.values()} <= {"optimization", "workaround", "expansion", "legalize", "offload"}
 
 
 def test_run_pipeline_direct():

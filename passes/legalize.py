@@ -1,0 +1,489 @@
+"""Legalization and host offloads: rewrites that make a module compile and run right on a target where IREE 3.13
+miscompiles an op, cannot compile it, or computes it much slower than the precision asked for allows, and the
+CPU's calls of NumPy (BLAS matmuls, long sorts). Each is a registered pass that a target's pipeline names
+(`stagec.compiler.targets`); none asks where it runs. The rewrites take a module in place and say whether they
+changed it; `stagec.legalize` keeps text-in, text-out forms of them."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Sequence
+
+from iree.compiler import ir
+
+from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SORT_IMPORTS, SORT_KEY_TYPES,  # noqa: F401
+                            SORT_MODULE, SORT_OPERANDS, pack_dims, unpack_dims)
+
+from .base import Pass, PassStats, Workaround, register
+from .bindings import bound_bindings
+
+
+# Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
+# approximations clamp the argument with SPIR-V's FMin/FMax, which may return the non-NaN operand.
+_NAN_GUARDED = ("stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.tanh", "stablehlo.logistic",
+                "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan",
+                "stablehlo.cbrt")
+
+
+def _element(t) -> ir.Type | None:
+    """The element type of a ranked tensor type (0-d included), else None."""
+    try:
+        return ir.RankedTensorType(t).element_type
+    except ValueError:
+        return None
+
+
+def _is_bf16(v) -> bool:
+    return _element(v.type) == ir.BF16Type.get()
+
+
+def _is_f32(v) -> bool:
+    return _element(v.type) == ir.F32Type.get()
+
+
+def _like(t, element) -> ir.Type:
+    """Tensor type `t` with another element type."""
+    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
+
+
+def _create(name, operands, results, attributes=None):
+    return ir.Operation.create(name, results=results, operands=operands, attributes=attributes)
+
+
+def _replace(module: ir.Module, keep, build) -> int:
+    """Replace each op for which `keep(op)` holds by `build(op, operands, attrs)`'s value (built before it);
+    how many."""
+    found = _ops_where(module, keep)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            new = build(op, list(op.operands), {name: op.attributes[name] for name in op.attributes})
+        op.results[0].replace_all_uses_with(new)
+        op.erase()
+    return len(found)
+
+
+def _widen(v):
+    return v if _is_f32(v) else _create("stablehlo.convert", [v], [_like(v.type, ir.F32Type.get())]).result
+
+
+def bf16_in_f32(module: ir.Module, apart: bool) -> int:
+    """bf16 `power` and `dot_general` computed in float32 and rounded once; with `apart`, a product's widened
+    operands and its float32 result each behind an `optimization_barrier` (dispatches of their own).
+
+    - bf16 `dot_general`: CUDA fails on a bf16 result ("'func.func' op failed to distribute"), so the product
+      accumulates in f32 (what JAX does for a bf16 dot) and is rounded once. SPIR-V fails on any bf16 operand
+      fused into a matmul ("failed to legalize vector.bitcast"): `apart`.
+    - bf16 `power`: CUDA rounded the intermediate y*log(x) to bf16 (16.75**3.72: 34048, not 35629); it is
+      computed in f32 and rounded once, as JAX computes bf16 elementwise ops (0-d ones included)."""
+    def build(op, operands, attrs):
+        out_type = op.results[0].type
+        wide = _like(out_type, ir.F32Type.get())
+        dot = op.name == "stablehlo.dot_general"
+        if apart or not dot:
+            operands = [_widen(v) for v in operands]
+        if apart and dot:
+            operands = list(_create("stablehlo.optimization_barrier", operands, [v.type for v in operands]).results)
+        product = _create(op.name, operands, [wide], attrs).result
+        if apart and dot:
+            product = _create("stablehlo.optimization_barrier", [product], [product.type]).result
+        return _create("stablehlo.convert", [product], [out_type]).result
+    return _replace(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.power")
+                    and _is_bf16(op.results[0]), build)
+
+
+def nan_guards(module: ir.Module) -> int:
+    """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
+    i1 = ir.IntegerType.get_signless(1)
+
+    def build(op, operands, attrs):
+        out_type = op.results[0].type
+        e = _create(op.name, operands, [out_type], attrs).result
+        nan = _create("stablehlo.compare", [operands[0], operands[0]], [_like(out_type, i1)],
+                      {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>")})
+        return _create("stablehlo.select", [nan.result, operands[0], e], [out_type]).result
+    return _replace(module, lambda op: op.name in _NAN_GUARDED, build)
+
+
+def f32_dots_bf16_3x(module: ir.Module) -> int:
+    """Each float32 `dot_general` below `Precision.HIGHEST` as three bfloat16 products (`_bf16_3x`). IREE has no
+    TF32 on CUDA, and its float32 matmul runs on the SIMT cores (4096²: 35 ms against 1.2 ms for bf16 on an H100)."""
+    return _replace(module, _is_f32_product_below_highest,
+                    lambda op, operands, attrs: _bf16_3x(operands, op.results[0].type, attrs, _create, _like))
+
+
+_PASS_THROUGH = ("stablehlo.reshape", "stablehlo.convert")  # (no computation: looked through on the way to a reduce)
+
+
+def _elementwise(op) -> bool:
+    """One result of the shape of every operand, no regions (a transpose of a square array counts: conservative)."""
+    types = [v.type for v in (*op.results, *op.operands)]
+    if (len(op.results) != 1 or len(op.regions) or op.name == "stablehlo.optimization_barrier"
+            or not all(isinstance(t, ir.RankedTensorType) for t in types)):  # (tokens: effects, not values)
+        return False
+    return all(t.shape == types[0].shape for t in types)
+
+
+def isolate_multi_use_reductions(module: ir.Module) -> bool:
+    """Pass each reduction result that IREE 3.13's multi-use fusion (`--iree-dispatch-creation-fuse-multi-use`,
+    on at O2 and O3) may compute wrongly passed through an `optimization_barrier`.
+
+    The pattern: a reduction result used more than once, one use an elementwise op (as `log(s)`) whose result reaches
+    another reduction (a `stablehlo.reduce`, or a `linalg.generic` of `fuse` with a reduction loop).
+    `s = sum(exp(z), 1); (sum(z - log(s)[:, None]), 1 / s)` over 8x33 float32 gave -1149.9 for -1052.4 (a log-softmax
+    loss beside the softmax its gradient needs, in `jit(value_and_grad)`), `(sum(z - log(s)[:, None], 1), s)` over
+    1000x1000 rows 40% off. Materialized, the result is read by each use and they are right. (Turning the fusion off
+    for the whole module fixed those too, but made a complex SVD's module wrong, 4.4 off: the barrier changes the
+    module only there.) Layernorm, softmax and log-softmax alone (the reduction's other uses are broadcasts) were
+    right in every shape tried and are left alone. Whether it changed the module."""
+
+    def reducing(op) -> bool:  # (stablehlo's, or a generic of `fuse`'s with a reduction loop)
+        return op.name == "stablehlo.reduce" or (op.name == "linalg.generic"
+                                                 and "reduction" in str(op.attributes["iterator_types"]))
+
+    reduces = _ops_where(module, reducing)
+    if len(reduces) < 2:
+        return False
+
+    def uses(op):
+        for r in op.results:
+            for u in r.uses:
+                yield u.owner
+
+    def users(op):  # (through keepdims' reshapes)
+        for u in uses(op):
+            if u.name in _PASS_THROUGH:
+                yield from users(u)
+            else:
+                yield u
+
+    def reaches_reduce(op) -> bool:
+        # (`seen` holds the operations, equal and hashed by the op they wrap: each `owner` is a fresh Python
+        # wrapper, and the `id` of a freed one was reused for another op, which then counted as seen: the walk
+        # stopped early in about a third of the runs and the hazard went unfixed)
+        work, seen = [op], set()
+        while work:
+            o = work.pop()
+            if reducing(o):
+                return True
+            if o.operation in seen or o.name == "func.return":
+                continue
+            seen.add(o.operation)
+            work.extend(uses(o))
+        return False
+
+    changed = False
+    for r in reduces:
+        found = list(users(r))
+        # (a use whose results only feed another use, as `is_finite(m)` in `select(is_finite(m), m, 0)`, is part
+        # of that use: one value derived from r, not a second consumer)
+        ops = {u.operation for u in found}
+        found = [u for u in found if not (feeds := [x.operation for x in uses(u)])
+                 or not all(x in ops for x in feeds)]
+        if len(found) < 2 or not any(_elementwise(u) and reaches_reduce(u) for u in found):
+            continue
+        for v in r.results:
+            with ir.InsertionPoint.after(r), r.location:
+                bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
+            for use in list(v.uses):
+                if use.owner != bar.operation:
+                    use.owner.operands[use.operand_number] = bar.result
+        changed = True
+    return changed
+
+
+def _ops_where(module, keep) -> list:
+    """The ops of `module`, nested ones included, for which `keep(op)` holds, in walk order."""
+    found = []
+    module.operation.walk(lambda op: (found.append(op) if keep(op) else None) or ir.WalkResult.ADVANCE)
+    return found
+
+
+# Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
+_VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
+
+
+def materialize_sliced_dot_operands(module: ir.Module) -> bool:
+    """Pass each `dot_general` operand that is a slice (through reshapes, transposes, conversions) passed
+    through an `optimization_barrier`, so that it is computed into a buffer of its own; whether there was one.
+
+    With data tiling, IREE 3.13's llvm-cpu codegen fuses a slice into the packing of a matmul operand and tiles
+    it with a whole panel on the stack: `a[:, :128] @ b[:128]` of 256x256 float32 needed 147456 bytes (limit
+    32768), `b[:, :128]` as the right operand 66560. Materialized first, the operand packs as any other."""
+    dots = _ops_where(module, lambda op: op.name == "stablehlo.dot_general")
+
+    def sliced(v) -> bool:
+        while not isinstance(v.owner, ir.Block):  # (a block's: a function argument)
+            op = v.owner
+            if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
+                return True
+            if op.name not in _VIEWS:
+                return False
+            v = op.operands[0]
+        return False
+
+    changed = False
+    for dot in dots:
+        for i, v in enumerate(list(dot.operands)):
+            if sliced(v):
+                with ir.InsertionPoint(dot), dot.location:
+                    bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
+                dot.operands[i] = bar.result
+                changed = True
+    return changed
+
+
+def _is_f32_product_below_highest(op) -> bool:
+    if op.name != "stablehlo.dot_general" or not all(_is_f32(v) for v in (op.results[0], *op.operands)):
+        return False
+    return "precision_config" not in op.attributes or "HIGHEST" not in str(op.attributes["precision_config"])
+
+
+def _bf16_3x(operands, out_type, attrs: dict, create, like):
+    """a·b as a_hi·b_lo + a_lo·b_hi + a_hi·b_hi, each split v = hi + lo into bfloat16 parts (hi = bf16(v),
+    lo = bf16(v - hi)), each product accumulated in float32. The dropped lo·lo term and the rounding of lo
+    leave about 2**-16 of relative error per product (f32: 2**-24, TF32: 2**-11). An infinite operand
+    gives NaN (inf - inf in its lo part)."""
+    bf16 = ir.BF16Type.get()
+    attrs = {k: v for k, v in attrs.items() if k != "precision_config"}
+
+    def split(v):
+        hi = create("stablehlo.convert", [v], [like(v.type, bf16)]).result
+        back = create("stablehlo.convert", [hi], [v.type]).result
+        rest = create("stablehlo.subtract", [v, back], [v.type]).result
+        return hi, create("stablehlo.convert", [rest], [like(v.type, bf16)]).result
+
+    (a_hi, a_lo), (b_hi, b_lo) = split(operands[0]), split(operands[1])
+    dot = lambda x, y: create("stablehlo.dot_general", [x, y], [out_type], attrs).result
+    add = lambda x, y: create("stablehlo.add", [x, y], [out_type]).result
+    return add(add(dot(a_hi, b_lo), dot(a_lo, b_hi)), dot(a_hi, b_hi))
+
+
+
+
+def _declare(module, sym: str, fn_type) -> str:
+    """Declare the private function `sym` of type `fn_type` (an import of a host module) at the top of `module`."""
+    with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+        ir.Operation.create("func.func", attributes={
+            "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
+            "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+    return sym
+
+
+def _i64s(values: Sequence[int]) -> list:
+    """`arith.constant`s of type i64 holding `values`, at the insertion point."""
+    i64 = ir.IntegerType.get_signless(64)
+    return [ir.Operation.create("arith.constant", results=[i64], attributes={
+        "value": ir.IntegerAttr.get(i64, v)}).result for v in values]
+
+
+def host_sorts(module: ir.Module, min_length: int) -> bool:
+    """Replace each `stablehlo.sort` of `sort_p` (its comparator NumPy's order over the first `NUM_KEYS`
+    operands, lexicographic, NaN last) along a dimension of at least `min_length`, static shapes, signed or float
+    keys, replaced by a call to `SORT_MODULE.sort<n>_<k>(operands..., dimension, num_keys)`; whether one was.
+
+    IREE 3.13's CPU sort compares every pair in a row: 1-D float32, 16000 values 1.25 s, 10^6 over an hour. NumPy's
+    stable sort is O(n log n) (docs/design.md, "Sorts")."""
+    sorts = _ops_where(module, lambda op: op.name == "stablehlo.sort" and NUM_KEYS in op.attributes)
+    symbols: dict[str, str] = {}
+    i64 = ir.IntegerType.get_signless(64)
+    for sort in sorts:
+        types = [ir.RankedTensorType(v.type) for v in sort.operands]
+        dim = ir.IntegerAttr(sort.attributes["dimension"]).value
+        keys = ir.IntegerAttr(sort.attributes[NUM_KEYS]).value
+        if not (len(types) <= SORT_OPERANDS and all(t.has_static_shape for t in types)
+                and types[0].shape[dim] >= min_length
+                and all(str(t.element_type) in SORT_KEY_TYPES for t in types[:keys])):
+            continue
+        n = len(types)
+        fn_type = ir.FunctionType.get(types + [i64, i64], types)
+        sym = symbols.get(str(fn_type))
+        if sym is None:
+            k = sum(1 for s in symbols.values() if s.startswith(f"{SORT_MODULE}.sort{n}_"))
+            if k == SORT_IMPORTS:
+                continue
+            sym = symbols[str(fn_type)] = _declare(module, f"{SORT_MODULE}.sort{n}_{k}", fn_type)
+        with ir.InsertionPoint(sort), sort.location:
+            call = ir.Operation.create("func.call", results=types, operands=[*sort.operands, *_i64s([dim, keys])],
+                                       attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+        for old, new in zip(sort.results, call.results):
+            old.replace_all_uses_with(new)
+        sort.erase()
+    return bool(symbols)
+
+
+_DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
+
+
+def calls_blas(element_types: Sequence[str], macs: int, min_macs: int, vector: bool = False,
+               min_vector_macs: int | None = None) -> bool:
+    """Whether a (statically shaped) `dot_general` whose operands and result have these element types ("f32", ...)
+    and `macs` multiply-adds becomes a BLAS call (`blas_dots`): from `min_macs`, or where it is a matrix-vector
+    product (`vector`: one side's free extent is 1) from `min_vector_macs` when given."""
+    floor = min_vector_macs if vector and min_vector_macs is not None else min_macs
+    return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and macs >= floor
+
+
+def blas_dots(module: ir.Module, min_macs: int, min_vector_macs: int | None = None) -> bool:
+    """Replace each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (`min_vector_macs`
+    for a matrix-vector product; operands and result of one type, static shapes) replaced by a call to
+    `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching, rhs batching, lhs contracting, rhs contracting)`
+    (dimensions packed by `pack_dims`), two such calls in a row that do not read each other made one call of
+    `dot_pair_<k>` (`_pair_calls`); whether one was.
+
+    IREE 3.13's packed float32 matmul kernel reaches ~140 GFLOP/s a core on the AVX-512 machine, OpenBLAS ~185-200
+    (docs/passes.md, "Float32 matmuls" and "through BLAS"); the call costs ~20 us and no copy (operands and result
+    are mapped host memory)."""
+    dots = _ops_where(module, lambda op: op.name == "stablehlo.dot_general")
+    symbols: dict[str, str] = {}  # function type -> symbol
+    i64 = ir.IntegerType.get_signless(64)
+    for dot in dots:
+        types = [ir.RankedTensorType(v.type) for v in (*dot.operands, dot.results[0])]
+        if not all(t.has_static_shape and 0 < min(t.shape, default=1) for t in types) or \
+                max(len(t.shape) for t in types) > 15:
+            continue
+        dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
+                for m in _DIMS.finditer(str(dot.attributes["dot_dimension_numbers"]))}
+        lc = dims.get(("lhs", "contracting"), [])
+        macs = math.prod(types[2].shape) * math.prod(types[0].shape[d] for d in lc)
+        free = [math.prod(t.shape[d] for d in range(len(t.shape))
+                          if d not in dims.get((side, "batching"), []) + dims.get((side, "contracting"), []))
+                for t, side in zip(types, ("lhs", "rhs"))]
+        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs):
+            continue
+        operands = list(dot.operands)
+        for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
+            t = operands[i].owner
+            if isinstance(t, ir.Block) or t.name != "stablehlo.transpose":
+                continue
+            perm = list(ir.DenseI64ArrayAttr(t.attributes["permutation"]))
+            b, c = dims.get((side, "batching"), []), dims.get((side, "contracting"), [])
+            free = [perm[d] for d in range(len(perm)) if d not in b and d not in c]
+            if free == sorted(free):  # (the result's free dimensions keep their order)
+                dims[side, "batching"], dims[side, "contracting"] = [perm[d] for d in b], [perm[d] for d in c]
+                operands[i] = t.operands[0]
+                types[i] = ir.RankedTensorType(operands[i].type)
+        sym = _import(module, symbols, "dot_general", ir.FunctionType.get(types[:2] + [i64] * 4, types[2:]))
+        if sym is None:
+            continue
+        with ir.InsertionPoint(dot), dot.location:
+            packed = _i64s([pack_dims(dims.get((side, kind), []))
+                            for kind in ("batching", "contracting") for side in ("lhs", "rhs")])
+            call = ir.Operation.create("func.call", results=[types[2]], operands=[*operands, *packed],
+                                       attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+        dot.results[0].replace_all_uses_with(call.results[0])
+        dot.erase()
+    if symbols:
+        _pair_calls(module, [calls for calls in _blas_runs(module) if len(calls) > 1])
+    return bool(symbols)
+
+
+def _import(module, symbols: dict, stem: str, fn_type) -> str | None:
+    """The symbol of `BLAS_MODULE.<stem>_<k>` for `fn_type`, declared on first use (`symbols`: function type ->
+    symbol); None once the module exports no more of them (`BLAS_IMPORTS`)."""
+    sym = symbols.get(str(fn_type))
+    if sym is None and len(symbols) < BLAS_IMPORTS:
+        sym = symbols[str(fn_type)] = _declare(module, f"{BLAS_MODULE}.{stem}_{len(symbols)}", fn_type)
+    return sym
+
+
+def _blas_runs(module) -> list[list]:
+    """The module's `dot_general_<k>` calls in runs, each call of a run right after the one before (but for the
+    constants holding its dimension numbers) and reading none of its results."""
+    prefix = f"@{BLAS_MODULE}.dot_general_"
+    runs: list[list] = []
+
+    def reads(op, other) -> bool:
+        return any(not isinstance(v.owner, ir.Block) and v.owner.operation == other.operation for v in op.operands)
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                run: list = []
+                for o in block.operations:
+                    if o.name == "func.call" and str(o.attributes["callee"]).startswith(prefix):
+                        if run and reads(o, run[-1]):
+                            run = []
+                        if not run:
+                            runs.append(run)
+                        run.append(o)
+                    elif o.name != "arith.constant":
+                        run = []
+                    visit(o)
+    visit(module.operation)
+    return runs
+
+
+def _pair_calls(module, runs: list[list]) -> None:
+    """Each two calls in a row of a run (`_blas_runs`: a matmul's two cotangents in a backward pass) become one
+    call of `dot_pair_<k>`: one way back to Python in place of two (after a large matmul, 30-40 us of a
+    value_and_grad call)."""
+    symbols: dict[str, str] = {}
+    for run in runs:
+        for first, second in zip(run[0:-1:2], run[1::2]):
+            ops = [*first.operands[:2], *second.operands[:2], *first.operands[2:], *second.operands[2:]]
+            results = [first.results[0].type, second.results[0].type]
+            sym = _import(module, symbols, "dot_pair", ir.FunctionType.get([v.type for v in ops], results))
+            if sym is None:
+                continue
+            with ir.InsertionPoint(second), second.location:
+                pair = ir.Operation.create("func.call", results=results, operands=ops,
+                                           attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
+            for old, new in zip((first, second), pair.results):
+                old.results[0].replace_all_uses_with(new)
+                old.erase()
+
+
+# Multiply-adds from which a matmul calls BLAS (docs/passes.md, "Float32 matmuls through BLAS": from 128^3 BLAS was
+# faster on 2 cores, at 64^3 even).
+BLAS_MIN_MACS = 1 << 21
+# ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call.
+BLAS_MIN_VECTOR_MACS = 1 << 16
+# Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
+SORT_MIN_LENGTH = 128
+
+
+class Rewrite(Pass):
+    """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
+
+    def __init__(self, name: str, fn, description: str, kind: str, workaround: Workaround | None = None):
+        self.name, self.fn, self.description, self.kind, self.workaround = name, fn, description, kind, workaround
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        stats.rewrites[self.name] += int(self.fn(module))
+
+
+_IREE = "3.13"
+BOUND_BINDINGS = register(Rewrite(
+    "bound-bindings", bound_bindings, "long runs of scalar ops cut by barriers (dispatches under 32 bindings)",
+    "legalize", Workaround(_IREE, "tests/test_jit.py::test_many_scalar_operands_and_results")))
+ISOLATE_REDUCTIONS = register(Rewrite(
+    "isolate-reductions", isolate_multi_use_reductions,
+    "a reduction result used twice, one use reaching another reduction, read through a barrier", "legalize",
+    Workaround(_IREE, "tests/test_fusion_hazards.py::test_the_hazard_is_found_every_time")))
+MATERIALIZE_SLICED_DOTS = register(Rewrite(
+    "materialize-sliced-dots", materialize_sliced_dot_operands,
+    "matmul operands that are slices computed into buffers of their own (a CPU retry: stack limit)", "legalize",
+    Workaround(_IREE, "tests/test_numpy_linalg.py::test_matmuls_of_sliced_operands_compile_and_match_numpy")))
+BF16_IN_F32 = register(Rewrite(
+    "bf16-in-f32", lambda m: bf16_in_f32(m, apart=False),
+    "bf16 power and matmul computed in float32, rounded once (CUDA)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_bfloat16_matmul_compiles_for_gpus")))
+BF16_IN_F32_APART = register(Rewrite(
+    "bf16-in-f32-apart", lambda m: bf16_in_f32(m, apart=True),
+    "bf16 power and matmul computed in float32, a matmul's operands widened in dispatches apart (SPIR-V)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_bfloat16_matmul_compiles_for_gpus")))
+NAN_GUARDS = register(Rewrite(
+    "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))
+F32_DOTS_BF16_3X = register(Rewrite(
+    "f32-dots-bf16x3", f32_dots_bf16_3x,
+    "float32 matmuls below Precision.HIGHEST as three bf16 tensor-core products (CUDA: no TF32)", "legalize",
+    Workaround(_IREE, "tests/test_precision.py::"
+                      "test_cuda_float32_products_below_highest_are_bf16_3x_and_keep_near_float32_accuracy")))
+BLAS_DOTS = register(Rewrite(
+    "blas-dots", lambda m: blas_dots(m, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS),
+    f"float32/float64 matmuls of at least {BLAS_MIN_MACS} multiply-adds call NumPy's BLAS ({BLAS_MODULE})",
+    "offload"))
+HOST_SORTS = register(Rewrite(
+    "host-sorts", lambda m: host_sorts(m, SORT_MIN_LENGTH),
+    f"sorts of rows of at least {SORT_MIN_LENGTH} values call NumPy's stable sort ({SORT_MODULE})", "offload"))

@@ -1,0 +1,11 @@
+"""The compile side: targets and the pipelines they declare (`targets`), and the driver that takes a lowered
+module through its target's pipeline, reads its facts, chooses its flags and hands it to IREE (`driver`).
+
+    lower_graph -> targets.pipeline(backend, passes, host_blas) -> driver.facts -> driver.module_flags
+                -> cache key (text, flags, files, versions, driver.source_digest) -> driver.compile (IREE)
+"""
+from .driver import HOST_BLAS, SYSTEM_LINK, Facts, compile, facts, module_flags, prepare, source_digest
+from .targets import IREE_TARGETS, TARGETS, Pipeline, Target, find_target, host_id, pipeline
+
+__all__ = ["HOST_BLAS", "IREE_TARGETS", "SYSTEM_LINK", "TARGETS", "Facts", "Pipeline", "Target", "compile", "facts",
+           "find_target", "host_id", "module_flags", "pipeline", "prepare", "source_digest"]

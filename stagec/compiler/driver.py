@@ -1,0 +1,276 @@
+"""The compile driver: a lowered module -> the target's pipeline -> what the module is (`Facts`, from IR queries)
+-> its flags -> IREE, with the retries that get around IREE 3.13's known failures (each a flag or pipeline variant
+that the artifact records).
+
+`prepare` runs a pipeline; `module_flags` adds what a module's facts ask for to a target's flags (all of it in the
+cache key); `compile` hands the final text and flags to IREE. `source_digest` is a digest of the code that decides
+what IREE receives (this package, the passes, legalize, tuning, lowering): every cache key holds it, so a changed
+rewrite or flag rule never loads a module compiled before the change.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import math
+import os
+import re
+import tempfile
+from typing import NamedTuple, Sequence
+
+from .. import tuning
+from ..errors import CompileError
+from .targets import DATA_TILING, HOST, TARGETS, host_has_bf16, pipeline
+
+# Not IREE flags: the compile asked for host calls (BLAS matmuls, long sorts: the target's offloads). Kept in the
+# flags an artifact and a cache key hold, taken out before IREE sees them.
+HOST_BLAS = "--stagec-host-blas"
+SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
+NO_THREADS = "--mlir-disable-threading"
+TUNING = tuning.FLAG
+_MULTI_USE_FAILURE, _NO_MULTI_USE = ("failed on workgroup distribution verification",
+                                     "--iree-dispatch-creation-fuse-multi-use=false")
+_UNDEFINED_SYMBOL = "error: undefined symbol:"
+_KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
+# A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB): retried with sliced matmul
+# operands materialized (`materialize-sliced-dots`), then twice the limit, then 1 MiB (IREE's CPU sort keeps rows
+# of its operands on the stack; local-task workers get `WORKER_STACK`), then without data tiling. A dispatch with
+# too large vectors is retried the same way.
+_STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcpu-stack-allocation-limit=65536"
+_BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576", 4 << 20
+_LARGE_VECTORS = "operations with large vector sizes"
+# Float64 ops that IREE's llvm-cpu lowers to libm calls: its embedded ELF linker has no f64 libm.
+_LIBM_F64 = frozenset(f"stablehlo.{n}" for n in ("exponential", "exponential_minus_one", "log", "log_plus_one",
+                                                  "logistic", "tanh", "sine", "cosine", "tan", "atan2", "power",
+                                                  "remainder", "cbrt"))
+_DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
+
+
+class Facts(NamedTuple):
+    """What a module's flags and its runtime driver depend on, read from its IR."""
+    bf16: bool  # some value is a bfloat16 tensor (0-d included)
+    libm_f64: bool  # some float64 op IREE's CPU codegen calls libm for
+    host_calls: tuple[str, ...]  # the host modules it imports ("stagec_blas", "stagec_sort")
+    macs: int  # multiply-adds of its dot_generals (those that call BLAS are calls now: not counted)
+
+
+def facts(module) -> Facts:
+    """The `Facts` of `module` (one walk)."""
+    from iree.compiler import ir
+    with module.context:
+        return _facts(module, ir)
+
+
+def _facts(module, ir) -> Facts:
+    bf16, f64, found, macs = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0]
+    callees: set[str] = set()
+
+    def element(t):
+        try:
+            return ir.RankedTensorType(t).element_type
+        except ValueError:
+            return None
+
+    def visit(op):
+        name = op.name
+        types = [v.type for v in op.results] + [v.type for v in op.operands]
+        elements = [element(t) for t in types]
+        if not found[0] and any(e == bf16 for e in elements if e is not None):
+            found[0] = True
+        if not found[1] and (name in _LIBM_F64 or name.startswith("chlo.")) and any(
+                e == f64 for e in elements if e is not None):
+            found[1] = True
+        if name == "stablehlo.dot_general":
+            macs[0] += _macs(op)
+        elif name == "func.call":
+            callees.add(str(op.attributes["callee"]).lstrip("@").split(".")[0])
+        elif name == "func.func":
+            fn = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            if not found[0] and any(element(t) == bf16 for t in (*fn.inputs, *fn.results)):
+                found[0] = True
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    from stagec.passes.legalize import BLAS_MODULE, SORT_MODULE
+    return Facts(found[0], found[1], tuple(sorted(callees & {BLAS_MODULE, SORT_MODULE})), macs[0])
+
+
+def _macs(op) -> int:
+    """A dot_general's multiply-adds (unknown dimensions as 1)."""
+    from iree.compiler import ir
+    lhs, out = (ir.RankedTensorType(t) for t in (op.operands[0].type, op.results[0].type))
+    dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
+            for m in _DIMS.finditer(str(op.attributes["dot_dimension_numbers"]))}
+    known = lambda n: n if n >= 0 else 1  # (a dynamic extent)
+    k = math.prod(known(lhs.shape[d]) for d in dims.get(("lhs", "contracting"), []))
+    return k * math.prod(known(n) for n in out.shape)
+
+
+def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: str = "module") -> tuple[str, Facts]:
+    """(final text, facts) of a lowered module's text through `backend`'s pipeline (`passes`: its optimization
+    part, none by default: an eager kernel's)."""
+    from iree.compiler import ir
+
+    from stagec.passes import run_pipeline
+    with ir.Context():
+        module = ir.Module.parse(text)
+        run_pipeline(module, pipeline(backend, passes, host_blas), name, backend=backend)
+        return str(module), facts(module)
+
+
+def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> list[str]:
+    """`flags` adjusted to one module (what the cache key must hold), from its facts:
+    - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
+      instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
+    - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
+    - the parts of the CPU tuning spec that apply (`tuning.spec_flags`), for one thread where it calls BLAS (its
+      dispatches between the calls run on local-sync)."""
+    flags = list(flags)
+    if backend != "cpu":
+        return flags
+    if fx.bf16 and HOST in flags and not host_has_bf16():
+        flags = [f for f in flags if f != DATA_TILING]
+    if fx.libm_f64 and SYSTEM_LINK not in flags:
+        flags.append(SYSTEM_LINK)
+    if not any(f.startswith(TUNING) for f in flags):
+        from stagec.passes.legalize import BLAS_MODULE
+        flags += tuning.spec_flags(mlir, one_thread=BLAS_MODULE in fx.host_calls)
+    return flags
+
+
+def retry_args(error: str, args: list, backend: str) -> list | None:
+    """The flags that get around a known IREE 3.13 failure (`error`) of a compile with `args`, or None. Each
+    retry adds or drops one flag, so the retries end."""
+    if _UNDEFINED_SYMBOL in error and backend == "cpu" and SYSTEM_LINK not in args:
+        return args + [SYSTEM_LINK]  # a libm call not foreseen (`floor` without SSE4.1): link libm
+    if _MULTI_USE_FAILURE in error and _NO_MULTI_USE not in args:
+        # At O2/O3 with data tiling some modules fail when IREE fuses multi-use producers; without that fusion they
+        # compile. Other modules keep it: it puts layernorm in one dispatch.
+        return args + [_NO_MULTI_USE]
+    if _STACK_FAILURE in error and backend == "cpu":
+        if _STACK_LIMIT not in args and _BIG_STACK_LIMIT not in args:
+            return args + [_STACK_LIMIT]
+        if _BIG_STACK_LIMIT not in args:
+            return [a for a in args if a != _STACK_LIMIT] + [_BIG_STACK_LIMIT]
+        if DATA_TILING in args:  # (a pattern not foreseen: unpacked matmuls are slower, never wrong)
+            return [a for a in args if a != DATA_TILING]
+    if _LARGE_VECTORS in error and backend == "cpu" and DATA_TILING in args:
+        return [a for a in args if a != DATA_TILING]
+    spec = next((a for a in args if a.startswith(TUNING)), None)
+    if spec and ("tuning spec" in error or "source executable" in error):
+        return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
+    if _KILLED.search(error) and DATA_TILING in args:
+        # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
+        # with data tiling; without it they compile every time (docs/linalg.md).
+        return [a for a in args if a != DATA_TILING]
+    return None
+
+
+def _materialized(mlir: str) -> str | None:
+    """`mlir` through the `materialize-sliced-dots` pass, or None where it changes nothing."""
+    from iree.compiler import ir
+
+    from stagec.passes.legalize import materialize_sliced_dot_operands
+    with ir.Context():
+        module = ir.Module.parse(mlir)
+        return str(module) if materialize_sliced_dot_operands(module) else None
+
+
+def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_flags: Sequence[str] = (),
+            variants: list | None = None) -> bytes:
+    """Final MLIR text and flags (`module_flags`'s) -> IREE VM flatbuffer, or a CompileError naming the function
+    and MLIR file. `side_flags` (e.g. dumping dispatch sources) do not change the module. Each retry taken is
+    appended to `variants` (a pass or a flag change), which the artifact records."""
+    import iree.compiler as ic
+    extra = list(side_flags)
+    if any(f.startswith(TUNING) for f in flags):
+        # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may pick
+        # up another dispatch's configuration, which asks for the same lock: iree-compile hung. Single-threaded, it
+        # cannot (the recursion of iree-org/iree#22842). A side flag: the module is the same.
+        extra.append(NO_THREADS)
+    args = [f for f in flags if not f.startswith(HOST_BLAS)] + extra
+    variants = [] if variants is None else variants
+    try:
+        while True:
+            try:
+                return ic.compile_str(mlir, target_backends=[TARGETS[backend].iree], input_type="stablehlo",
+                                      extra_args=args)
+            except ic.CompilerToolError as e:
+                too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
+                # (None once done: materialized operands are read from a barrier, not a slice)
+                rewritten = _materialized(mlir) if too_big and backend == "cpu" else None
+                if rewritten is not None:
+                    mlir = rewritten
+                    variants.append("pass:materialize-sliced-dots")
+                    continue
+                new = retry_args(str(e), args, backend)
+                if new is None:
+                    raise
+                variants.append("flags:" + " ".join([f"+{a}" for a in new if a not in args]
+                                                    + [f"-{a}" for a in args if a not in new]))
+                args = new
+    except ic.CompilerToolError as e:
+        path = save_failed_mlir(mlir, fun_name)
+        diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
+        f64 = re.search(r"'spirv\.GL\.(\w+)' op operand .* but got 'f64'", diag)
+        if f64:
+            raise NotImplementedError(f"function {fun_name!r}: Vulkan has no float64 {f64[1].lower()} (SPIR-V's "
+                                      f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
+                                      f"or cuda backend (MLIR in {path})") from None
+        raise CompileError(f"IREE could not compile function {fun_name!r} for {TARGETS[backend].iree}; the MLIR "
+                           f"it was given is in {path}\n{diag}") from None
+
+
+def save_failed_mlir(mlir: str, fun_name: str) -> str:
+    d = os.environ.get("STAGEC_DUMP_DIR") or tempfile.mkdtemp(prefix="stagec-failed-")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"{''.join(c if c.isalnum() or c in '_-' else '_' for c in fun_name)}.failed.mlir")
+    with open(path, "w") as f:
+        f.write(mlir)
+    return path
+
+
+def key_flags(flags: Sequence[str]) -> list[str]:
+    """`flags` as a cache key holds them: a tuning spec by its file name, not its folder (stagec writes the spec it
+    composes into a folder of each process, under a name made of its content; `flag_files` holds the content)."""
+    return [TUNING + os.path.basename(f[len(TUNING):]) if f.startswith(TUNING) else f for f in flags]
+
+
+def flag_files(flags: Sequence[str]) -> dict[str, str]:
+    """The files `flags` name whose contents change the module (the tuning spec), as name -> sha256."""
+    out = {}
+    for f in flags:
+        if f.startswith(TUNING):
+            st = os.stat(path := f[len(TUNING):])
+            out[os.path.basename(path)] = _file_sha256(path, st.st_mtime_ns, st.st_size)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    """A flag file's digest, read again only when the file changes (every cache key holds it)."""
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _compile_side_files() -> list[str]:
+    """The source files that decide what IREE receives for a lowered module: this package, the passes, tuning
+    (and its spec parts), legalize, lowering and backend."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.find_spec("stagec.passes")  # (not imported: that imports iree.compiler)
+    dirs = [os.path.dirname(os.path.abspath(__file__)), os.path.join(root, "tuning"),
+            *(spec.submodule_search_locations or [] if spec else [])]
+    files = [os.path.join(root, n) for n in ("legalize.py", "lowering.py", "tuning.py", "backend.py")]
+    for d in dirs:
+        files += [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith((".py", ".mlir"))]
+    return [f for f in files if os.path.isfile(f)]
+
+
+@functools.cache
+def source_digest() -> str:
+    """sha256 of the compile side's source (`_compile_side_files`), computed once per process."""
+    h = hashlib.sha256()
+    for path in _compile_side_files():
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+

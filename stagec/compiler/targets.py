@@ -1,0 +1,139 @@
+"""Targets: each backend's IREE target, its default flags, and the pipeline it declares (which registered passes
+run on its modules, in order). No pass asks where it runs: a target that does not want one omits it."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import platform
+from typing import NamedTuple
+
+HOST, DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
+# IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64 (without x64 no f64 reaches
+# IREE, so the flag changes nothing then).
+KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+# IREE 3.13 knows no sm_90 ("missing GPU target"); sm_80 and sm_89 both run on an H100, sm_80 faster on 9 of the 12
+# workloads of benchmarks/bench_gpu.py (docs/log.md).
+CUDA_ARCH = "sm_80"
+
+COMMON = ("fold-constants", "simplify", "cse", "dce")
+
+
+class Pipeline(NamedTuple):
+    """The passes a target runs, by kind, in the order they run:
+
+    - `expansions`: ops IREE lacks or gets wrong, as arithmetic, right after tracing (they always run);
+    - `passes`: optimizations and performance workarounds, the part `passes=` / `config.passes` replaces;
+    - `legalize`: what the module needs to compile and run right on this target (always run);
+    - `offloads`: ops that call NumPy on the host, run last when the compile asks for them (`host_blas`)."""
+    expansions: tuple[str, ...] = ()
+    passes: tuple[str, ...] = ()
+    legalize: tuple[str, ...] = ()
+    offloads: tuple[str, ...] = ()
+
+
+class Target(NamedTuple):
+    """A backend's name, its IREE target backend, the flag that picks an architecture, its default flags, and
+    its pipeline."""
+    backend: str
+    iree: str
+    arch_flag: str
+    flags: tuple[str, ...]
+    pipeline: Pipeline
+
+
+TARGETS: dict[str, Target] = {t.backend: t for t in (
+    # host: without it IREE emits generic x86 code. Data tiling: packed matmuls (1024^2 f32 2.7x faster). O3:
+    # dispatch formation fuses layernorm's reductions with their consumer, codegen vectorizes row reductions
+    # better. Peeling: a vector dimension the vector length does not divide gets whole vectors and a remainder loop
+    # (else a row reduction over 1000 floats ran an element at a time). docs/passes.md, "IREE flags".
+    Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
+           (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel"),
+           Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "column-products",
+                            "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
+                    legalize=("bound-bindings", "isolate-reductions"),
+                    offloads=("blas-dots", "host-sorts"))),
+    # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
+    # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
+    # Vulkan; not hoisting fixes it.
+    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
+           Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
+                    legalize=("bound-bindings", "isolate-reductions", "bf16-in-f32-apart", "nan-guards"))),
+    # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py).
+    Target("cuda", "cuda", "--iree-cuda-target=",
+           (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
+           Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
+                    legalize=("bound-bindings", "isolate-reductions", "bf16-in-f32", "f32-dots-bf16x3"))),
+)}
+IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
+
+
+def find_target(name: str) -> Target:
+    """The target named by an IREE target backend ("llvm-cpu") or a stagec backend ("cpu")."""
+    t = IREE_TARGETS.get(name) or TARGETS.get(name)
+    if t is None:
+        raise ValueError(f"unknown target {name!r}; choose one of {sorted(IREE_TARGETS)} "
+                         f"(or the backend names {sorted(TARGETS)})")
+    return t
+
+
+def pipeline(backend: str, passes=None, host_blas: bool = False) -> tuple[str, ...]:
+    """The pass names a module for `backend` runs through: its expansions, `passes` (see
+    `stagec.passes.resolve`; "default" is the target's own), its legalization, and its offloads when
+    `host_blas`."""
+    from stagec.passes import resolve  # (imports iree.compiler: only once something is lowered)
+    p = TARGETS[backend].pipeline
+    return (*p.expansions, *resolve(passes, p.passes), *p.legalize, *(p.offloads if host_blas else ()))
+
+
+@functools.cache
+def _cpuinfo() -> str:
+    """The host CPU's model name and feature flags lines of /proc/cpuinfo ("" where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    return "".join(next((ln for ln in text.splitlines() if ln.startswith(k)), "") for k in ("model name", "flags"))
+
+
+def host_id() -> str:
+    """The host CPU (model and feature flags): what a module compiled for `target-cpu=host` assumes."""
+    return f"{platform.machine()}:{hashlib.sha256(_cpuinfo().encode()).hexdigest()[:16]}"
+
+
+def host_has_bf16() -> bool:
+    """Whether the host CPU has bfloat16 arithmetic (AVX-512 BF16 or AMX-BF16) that IREE's data-tiled
+    bf16 matmuls use."""
+    return any(f in _cpuinfo().split() for f in ("avx512_bf16", "amx_bf16"))
+
+
+# Vulkan targets. IREE's default (vp_android_baseline_2022) has 32-bit storage only: a bool or int8 tensor is
+# written as read-modify-write of whole 32-bit words, and NVIDIA's driver drops stores past a buffer's end. An
+# NVIDIA GPU gets its architecture's target; any other device the baseline plus the 8/16/64-bit storage and
+# arithmetic that every desktop driver and lavapipe have.
+_VULKAN_NVIDIA = ("--iree-vulkan-target=ampere",)
+_VULKAN_PORTABLE = ("--iree-vulkan-target=vp_android_baseline_2022",
+                    "--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:StorageBuffer8BitAccess,"
+                    "cap:StorageBuffer16BitAccess,cap:Int8,cap:Int16,cap:Int64,cap:Float16,cap:Float64,"
+                    "ext:SPV_KHR_8bit_storage,ext:SPV_KHR_16bit_storage")
+
+
+def device_names(driver: str) -> list[str]:
+    """Names of the devices an IREE driver finds here ([] when the driver, its library or a device is missing)."""
+    try:
+        import iree.runtime as rt
+        return [d["name"] for d in rt.get_driver(driver).query_available_devices()]
+    except Exception:
+        return []
+
+
+@functools.cache
+def vulkan_target_flags() -> tuple[str, ...]:
+    """The Vulkan target for the first device IREE's Vulkan driver finds (portable when there is none), or
+    STAGEC_VULKAN_TARGET's: an IREE Vulkan target name (`ampere`, `rdna3`, ...) or `portable`."""
+    chosen = os.environ.get("STAGEC_VULKAN_TARGET")
+    if chosen:
+        return _VULKAN_PORTABLE if chosen == "portable" else (f"--iree-vulkan-target={chosen}",)
+    names = device_names("vulkan")
+    return _VULKAN_NVIDIA if names and "NVIDIA" in names[0] else _VULKAN_PORTABLE
