@@ -37,7 +37,7 @@ from .array import Array, to_buffers
 from .backend import IREE_TARGETS, Executable, PendingArguments, get_backend, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
-from .lowering import HostCall
+from .lowering import BLAS_MODULE, HOST_ABI, SORT_MODULE, HostCall
 
 FORMAT = 2
 MAGIC = b"STAGEC\x00\x02"
@@ -497,8 +497,17 @@ class Artifact:
         return leaves
 
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write one self-describing file (module + calling metadata + versions)."""
+    def save(self, path: str | os.PathLike, host_modules: bool = False) -> None:
+        """Write one self-describing file (module + calling metadata + versions). A module whose matmuls or sorts
+        call NumPy (compiled with `host_blas`) runs only in stagec, with host modules of its ABI (`HOST_ABI`, in
+        the file) and that machine's BLAS: saved only when `host_modules` asks for it."""
+        offloads = [m for m in self.meta.get("host_modules") or () if m in (BLAS_MODULE, SORT_MODULE)]
+        if offloads and not host_modules:
+            raise ValueError(f"cannot save {self.name} to {os.fspath(path)} as it is: its module imports stagec's "
+                             f"host modules {offloads} (large matmuls or long sorts call NumPy), so it runs only "
+                             f"through stagec.load, and IREE's own tools cannot run it. Compile it with "
+                             f"host_blas=False (`stagec compile` without --host-blas) for an artifact that runs "
+                             f"anywhere IREE does, or pass host_modules=True to save it as it is.")
         meta = {k: v for k, v in self.meta.items() if k not in ("key", "mlir_z")}  # cache-only fields
         try:
             meta["in_tree"], meta["out_tree"] = tree_to_json(self.in_tree), tree_to_json(self.out_tree)
@@ -684,6 +693,9 @@ def load(path: str | os.PathLike, *, callbacks: dict[str, Callable] | None = Non
                       f"arch (compile(arch='x86-64-v3'), stagec compile --arch ...).", RuntimeWarning, stacklevel=2)
     if meta.get("in_tree") is None or meta.get("out_tree") is None:
         raise ArtifactError(f"{path}: has no pytree structure (a cache entry, not a saved function?)")
+    if meta.get("host_modules") and meta.get("host_abi") != HOST_ABI:
+        raise ArtifactError(f"{path}: imports stagec's host modules {meta['host_modules']} of ABI "
+                            f"{meta.get('host_abi')}; this stagec provides ABI {HOST_ABI}: compile it again")
     try:
         host_calls, missing = _loaded_host_calls(path, meta, dict(callbacks or {}))
         art = Artifact(vmfb, meta, host_calls=host_calls)

@@ -154,10 +154,12 @@ class Backend:
         """`flags` adjusted to one module from its facts (`stagec.compiler.driver.module_flags`)."""
         return driver.module_flags(self.name, flags, facts, mlir)
 
-    def compile(self, mlir: str, fun_name: str, flags: Sequence[str], side_flags: Sequence[str] = (),
+    def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None, side_flags: Sequence[str] = (),
                 variants: list | None = None) -> bytes:
-        """Final MLIR text and flags -> IREE VM flatbuffer (`stagec.compiler.driver.compile`)."""
-        return driver.compile(mlir, self.name, fun_name, flags, side_flags, variants)
+        """Final MLIR text and flags (default: `compile_flags()`) -> IREE VM flatbuffer
+        (`stagec.compiler.driver.compile`)."""
+        return driver.compile(mlir, self.name, fun_name, self.compile_flags() if flags is None else flags,
+                              side_flags, variants)
 
     # ---- runtime
     def driver_for(self, elements: int, macs: int = 0) -> str:

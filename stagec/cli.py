@@ -116,16 +116,11 @@ def _lower(ns):
 
 
 def cmd_compile(ns) -> int:
-    # (an artifact IREE's own tools run: without calls to stagec's BLAS module, unless asked for)
-    blas = config.cpu_blas
-    config.update("cpu_blas", ns.host_blas)
-    try:
-        lowered = _lower(ns)
-        compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or ())
-    finally:
-        config.update("cpu_blas", blas)
+    # (an artifact IREE's own tools run: without calls to stagec's host modules, unless asked for)
+    lowered = _lower(ns)
+    compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or (), host_blas=ns.host_blas)
     out = ns.output or f"{lowered.name.removeprefix('jit_')}.stagec"
-    compiled.save(out)
+    compiled.save(out, host_modules=ns.host_blas)
     a = compiled.artifact
     sig = ", ".join(x.str_short() for x in a.in_avals)
     print(f"wrote {out}: {a.name}({sig}) for {a.target}, {os.path.getsize(out)} bytes", file=sys.stderr)

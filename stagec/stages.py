@@ -340,9 +340,11 @@ class Compiled:
             self._runner = self.artifact.runner()
         return self._runner
 
-    def save(self, path) -> None:
-        """Write one file (module + calling metadata + versions) that `stagec.load(path)` calls."""
-        self.artifact.save(path)
+    def save(self, path, host_modules: bool = False) -> None:
+        """Write one file (module + calling metadata + versions) that `stagec.load(path)` calls. A module calling
+        NumPy on the host (compiled with `host_blas`) is saved only when `host_modules` asks for it
+        (`aot.Artifact.save`)."""
+        self.artifact.save(path, host_modules)
 
     def __call__(self, *args, **kwargs) -> Any:
         return self.runner(self.artifact.check_call(f"compiled function {self.artifact.name}", args, kwargs))

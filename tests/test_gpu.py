@@ -2,6 +2,8 @@
 finds a GPU (skipped otherwise; scripts/test-gpu.sh runs the whole suite on each GPU backend found)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -82,3 +84,16 @@ def test_gpu_runs_bools_bf16_matmul_nan_and_argsort_twice(name):
     np.testing.assert_allclose(np.asarray(e), np.exp(x), rtol=1e-6)  # NaN in, NaN out
     ref = a.astype(np.float32) @ a.astype(np.float32)
     assert np.linalg.norm(np.asarray(m).astype(np.float32) - ref) / np.linalg.norm(ref) < 1e-2
+
+
+def test_a_0d_bfloat16_power_is_computed_in_float32_for_cuda():
+    # A 0-d bf16 `x ** y` prints as `tensor<bf16>`: a test of the printed text for "xbf16>" missed it and left the
+    # CUDA bf16 power fix out. The pass finds it by its element type. CUDA compiles here without a GPU.
+    scalar = S((), bfloat16)
+    low = stagec.jit(lambda x, y: x ** y, backend="cuda").lower(scalar, scalar)
+    assert "bf16-in-f32" in low.stages()
+    final = low.as_text("final")
+    assert re.search(r"stablehlo\.power %\S+, %\S+ : tensor<f32>", final), final
+    assert "stablehlo.power" in low.as_text("dce") and "tensor<bf16>" in low.as_text("dce")
+    ahead = stagec.jit(lambda x, y: x ** y).lower(scalar, scalar).compile("cuda")  # (not loaded: no GPU needed)
+    assert len(ahead.artifact.vmfb) > 1000

@@ -192,3 +192,21 @@ def test_run_pipeline_direct():
     assert stages[0].stats.rewrites["neg-neg"] == 1 and not stages[1].stats.rewrites
     assert "negate" not in stages[0].text
 
+
+
+def test_workarounds_say_which_iree_and_which_test_shows_them():
+    """Each workaround names the IREE version it answers and the test that shows it. On another IREE this lists
+    the ones to check again (run each named test without its pass: where it passes, the pass can go)."""
+    import pathlib
+
+    from stagec import aot
+    root = pathlib.Path(__file__).resolve().parents[1]
+    found = {n: p.workaround for n, p in REGISTRY.items() if p.workaround is not None}
+    assert {"exp-f64", "tanh-f64", "abs-squares", "column-products", "split-sums", "upcast-half-dots", "widen-half",
+            "isolate-outer", "bound-bindings", "isolate-reductions", "bf16-in-f32", "nan-guards"} <= set(found)
+    for name, w in found.items():
+        path, _, test = w.test.partition("::")
+        assert f"def {test}(" in (root / path).read_text(), (name, w.test)
+    installed = ".".join(aot.iree_compiler_version().split(".")[:2])
+    stale = sorted(f"{n} (IREE {w.iree}: {w.test})" for n, w in found.items() if w.iree != installed)
+    assert not stale, f"workarounds written for another IREE than {installed}; check each again: {stale}"

@@ -1,6 +1,7 @@
 """Differential test: random programs (elementwise ops, broadcasts, reductions, dots; random shapes
-and dtypes) run with every pass vs no passes vs NumPy.
-Floats agree within float32 tolerances; integer and boolean programs agree exactly."""
+and dtypes) run through the CPU target's pipeline (and more) vs no optimization passes vs NumPy, on shapes on both
+sides of the passes' size thresholds. Floats agree within float32 tolerances; integer and boolean programs agree
+exactly."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,18 @@ from hypothesis import strategies as st
 
 import stagec
 import stagec.numpy as snp
+from stagec.compiler import TARGETS
+from stagec.passes import fold_constants, fuse, legalize, split_sums
 
-ALL_PASSES = ["fold-constants", "simplify", "canonicalize", "cse", "dce", "fuse-all"]
+# The CPU target's own passes (its workarounds among them), then upstream canonicalization and every cluster fused
+# (legalization and the offloads run in both pipelines: they are not optional).
+ALL_PASSES = [*TARGETS["cpu"].pipeline.passes, "canonicalize", "fuse-all"]
+# Shapes past the size thresholds where passes change what they do: split-sums' MIN_ELEMENTS (and its rows),
+# blas-dots' BLAS_MIN_MACS (`out @ x.T` of (130, 256)), fold-constants' MAX_ELEMENTS, fuse's MAX_ROW_BYTES.
+LARGE = [(130, 256), (20, 1100), (17000,)]
+assert 130 * 256 >= split_sums.MIN_ELEMENTS and 17000 >= split_sums.MIN_ELEMENTS
+assert 130 * 130 * 256 >= legalize.BLAS_MIN_MACS and 20 * 20 * 1100 < legalize.BLAS_MIN_MACS
+assert 1100 * 4 > fuse.MAX_ROW_BYTES and 17000 > fold_constants.MAX_ELEMENTS
 
 # name -> (arity, fn(module, *operands)); `m` is numpy or stagec.numpy. Float ops keep values bounded
 # so that no documented numerics change (log(exp x) where exp overflows, ...) can show up.
@@ -58,7 +69,7 @@ OPS = {"float32": FLOAT_OPS, "int32": INT_OPS, "bool": BOOL_OPS}
 @st.composite
 def programs(draw):
     dtype = draw(st.sampled_from(sorted(OPS)))
-    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    shape = tuple(draw(st.one_of(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.sampled_from(LARGE))))
     ops = OPS[dtype]
     steps = []
     for i in range(draw(st.integers(1, 6))):
@@ -89,7 +100,7 @@ def _inputs(dtype, shape, seed):
     return rng.random(shape) < 0.5, rng.random(shape) < 0.5, np.bool_(True)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_pipeline_on_off_numpy(prog):
     dtype, shape, steps, dot, seed = prog

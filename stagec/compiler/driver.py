@@ -50,7 +50,7 @@ class Facts(NamedTuple):
     """What a module's flags and its runtime driver depend on, read from its IR."""
     bf16: bool  # some value is a bfloat16 tensor (0-d included)
     libm_f64: bool  # some float64 op IREE's CPU codegen calls libm for
-    host_calls: tuple[str, ...]  # the host modules it imports ("stagec_blas", "stagec_sort")
+    host_calls: tuple[str, ...]  # the host modules it imports (`lowering.HOST_MODULES`: callbacks, BLAS, sort)
     macs: int  # multiply-adds of its dot_generals (those that call BLAS are calls now: not counted)
 
 
@@ -90,8 +90,8 @@ def _facts(module, ir) -> Facts:
                 found[0] = True
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
-    from stagec.passes.legalize import BLAS_MODULE, SORT_MODULE
-    return Facts(found[0], found[1], tuple(sorted(callees & {BLAS_MODULE, SORT_MODULE})), macs[0])
+    from stagec.lowering import HOST_MODULES
+    return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0])
 
 
 def _macs(op) -> int:
@@ -112,7 +112,10 @@ def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: s
 
     from stagec.passes import run_pipeline
     with ir.Context():
-        module = ir.Module.parse(text)
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:  # (a lowering rule emitted what does not verify, e.g. needing static sizes)
+            raise CompileError(f"function {name!r}: the lowered module does not parse: {e}") from None
         run_pipeline(module, pipeline(backend, passes, host_blas), name, backend=backend)
         return str(module), facts(module)
 
