@@ -12,17 +12,14 @@ where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 
 """
 from __future__ import annotations
 
-import atexit
-import collections
 import math
 import os
-import queue
 import re
 import statistics
 import threading
 import time
 import weakref
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -33,7 +30,10 @@ from .compiler.targets import (CUDA_ARCH, IREE_TARGETS, TARGETS, Target, device_
 from .config import config
 from .core import ShapedArray
 from .errors import CallbackError
-from .lowering import BLAS_IMPORTS, BLAS_MODULE, HOST_MODULE, SORT_IMPORTS, SORT_MODULE, SORT_OPERANDS, unpack_dims
+from .dispatch import (AT_ONCE_SHARE, LATE_WAITS, WAIT_AT_ONCE_SECONDS, Dispatcher, Job,  # noqa: F401
+                       PendingArguments, _like)
+from .host import (_IMPORTS, _blas_module, _element_type, _element_types, _host_module,  # noqa: F401
+                   _numpy_imports, _operand, _rt, _sort_module, _type_name, _view_strides)
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
 # ... counting a contraction's multiply-adds as 1/8 element each: a matmul computes far more than it touches
@@ -52,18 +52,26 @@ DRIVER_CALLS, TASK_MARGIN = 7, 0.97
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
-# A caller that waits for a call's result within this time of making it ran nothing meanwhile worth overlapping;
-# nor within this share of the call's own time, for a call run on its thread: the caller's own way from the
-# call's return to its wait (wrapping the results, a pytree, `block_until_ready`) took 98 us in value_and_grad's
-# 12 ms right after its matmuls evicted the caches, and every other call was handed to the worker (~70 us more).
-WAIT_AT_ONCE_SECONDS, AT_ONCE_SHARE = 5e-5, 0.05
-# ... and it is taken to overlap its calls with other work once this many waits in a row came later: one late wait
-# is as often a preemption or a garbage collection (value_and_grad's caller: 1 call in 8 handed to the worker).
-LATE_WAITS = 2
 
 
-_IMPORTS = {kind: re.compile(re.escape(name + ".").encode()) for kind, name in (("blas", BLAS_MODULE),
-                                                                                  ("sort", SORT_MODULE))}
+
+# Old import paths, kept for callers not moved yet (tests of other parts); the driver itself reads `compiler.Facts`.
+_retry_args = driver.retry_args
+_LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
+                       r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
+_DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)\] x [^\n]*? : "
+                  r"\(tensor<([^>]*)>, tensor<[^>]*>\) -> tensor<([^>]*)>")
+
+
+def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
+    """The multiply-adds of the dot_generals in a piece of MLIR text (unknown dims as 1). Compiled modules get
+    theirs from `compiler.Facts.macs` (an IR query); this reads text for callers holding only text."""
+    total = 0
+    for m in _DOT.finditer(mlir):
+        lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
+        k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
+        total += k * math.prod(int(d) for d in out if d.isdigit())
+    return total
 
 
 def __getattr__(name: str):
@@ -83,11 +91,6 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _rt():
-    import iree.runtime as rt
-    return rt
-
-
 def gpu_backends() -> list[str]:
     """The GPU backends with a GPU here: cuda, vulkan (lavapipe, Mesa's Vulkan on the CPU, does not count)."""
     return [b for b in ("cuda", "vulkan") if any("llvmpipe" not in n for n in device_names(b))]
@@ -105,8 +108,8 @@ class Device:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
 
-class Backend:
-    """A compile target plus the IREE runtime driver(s) that run its modules."""
+class Backend(Dispatcher):
+    """A compile target plus the IREE runtime driver(s) that run its modules (and their calls' order: `Dispatcher`)."""
 
     def __init__(self, name: str):
         if name not in TARGETS:
@@ -116,19 +119,7 @@ class Backend:
         self._numpy: dict = {}  # (kind, driver) -> a module calling NumPy (`numpy_module`)
         self._lock = threading.Lock()
         self.devices = [Device(self)]
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-        self._worker_id = -1
-        self._idle = True  # the worker waits for work (heuristic: read without a lock)
-        # Calls are claimed in the order they were enqueued, by the worker or by a caller waiting for one that no
-        # one has started while nothing else runs (`Job.wait`: no hand-off to the worker and back then).
-        self._claim_lock = threading.Lock()
-        self._enqueued = self._claimed = self._running = 0
-        # While the caller waits for its calls at once (`waits_at_once`), the next call runs on its thread when
-        # nothing else is queued (`submit`), else it is left for it to run when it waits.
-        self.late_waits = LATE_WAITS  # the caller's waits in a row that came later than `WAIT_AT_ONCE_SECONDS`
-        self._stolen: tuple | None = None  # (job, thread) a waiting caller is running (`run_stolen`)
-        self.failed: collections.deque = collections.deque(maxlen=64)  # failed Jobs no one has raised yet
+        self._init_dispatch()
 
     # ---- compilation (`stagec.compiler`)
     def compile_flags(self, arch: str | None = None) -> list[str]:
@@ -252,133 +243,6 @@ class Backend:
         rt.HalFence.create_at(sem, 1).wait()
         return host.map()
 
-    @property
-    def waits_at_once(self) -> bool:
-        """Whether the caller waited for its recent calls at once: fewer than `LATE_WAITS` late waits in a row."""
-        return self.late_waits < LATE_WAITS
-
-    # ---- async dispatch: one worker thread per backend runs enqueued calls in order
-    def submit(self, exe: Executable, args: list) -> Job:
-        """Enqueue a call of `exe` on `args` (buffer views, or (Job, index) of earlier calls' results)."""
-        job = Job(exe, args)
-        if threading.get_ident() == self._worker_id:  # compiled code called from a host callback: run it now
-            job.run()
-            return job
-        if self._worker is None:
-            with self._lock:
-                if self._worker is None:
-                    t = threading.Thread(target=self._work, name=f"stagec-{self.name}", daemon=True)
-                    t.start()
-                    self._worker_id = t.ident
-                    self._worker = t
-                    atexit.register(self._drain)
-        at_once = self.waits_at_once
-        if at_once and exe is not None and not exe.host_calls and self._claim_now(job):
-            # The caller waited for its last call at once, and nothing is queued or running: run this one on its
-            # thread now. Even enqueued for the caller to take back (`Job.wait`), it woke the worker, whose grab
-            # for the GIL then delayed the caller (that path against calls made inline: selu 1M 364-374 -> 319-344 us,
-            # a 256^2 matmul 146-154 -> 139-145; docs/design.md).
-            # Not a call of host callbacks: one may wait for what the caller does once the call has returned.
-            t0 = time.perf_counter()
-            self.run_stolen(job)
-            t1 = time.perf_counter()
-            job.due = t1 + max(WAIT_AT_ONCE_SECONDS, AT_ONCE_SHARE * (t1 - t0))
-            return job
-        idle = self._idle
-        self._enqueue(job)
-        # Let the worker take the GIL now (a caller busy in Python would otherwise keep it for up to the switch
-        # interval: 5 ms; measured: 8 ms late, 0.1 ms with this), unless the caller is expected to wait for this
-        # call at once and run it itself, with no earlier call still waiting to start.
-        if idle and (not at_once or job.seq > self._claimed):
-            time.sleep(0)
-        job.due = time.perf_counter() + WAIT_AT_ONCE_SECONDS
-        return job
-
-    def _enqueue(self, job: Job | None) -> None:
-        with self._claim_lock:
-            if job is not None:
-                job.seq, self._enqueued = self._enqueued, self._enqueued + 1
-            self._queue.put(job)
-
-    def _claim_now(self, job: Job) -> bool:
-        """Whether `job`, not enqueued, is now this thread's to run: no enqueued call waits or runs."""
-        with self._claim_lock:
-            if self._claimed != self._enqueued or self._running:
-                return False
-            job.seq = self._enqueued
-            self._enqueued += 1
-            self._claimed += 1
-            self._running += 1
-            return True
-
-    def claim(self, job: Job, alone: bool = False) -> bool:
-        """Whether `job` is now this thread's to run: the next enqueued call, and (`alone`) none is running."""
-        with self._claim_lock:
-            if job.seq != self._claimed or (alone and self._running):
-                return False
-            self._claimed += 1
-            self._running += 1
-            return True
-
-    def run_stolen(self, job: Job) -> None:
-        """Run a claimed `job` on a waiting caller's thread (one at a time: claimed alone), seen by `barrier`."""
-        self._stolen = (job, threading.get_ident())
-        try:
-            self.run_claimed(job)
-        finally:
-            self._stolen = None
-
-    def run_claimed(self, job: Job) -> None:
-        try:
-            job.run()
-        finally:
-            with self._claim_lock:
-                self._running -= 1
-
-    def _work(self) -> None:
-        q = self._queue
-        while True:
-            self._idle = q.empty()
-            job = q.get()
-            self._idle = False
-            if job is None:
-                return
-            if self.claim(job):  # (else a waiting caller ran it)
-                self.run_claimed(job)
-
-    def help_until(self, job: Job) -> None:
-        """On the worker thread (inside a host callback), run queued calls until `job` is done."""
-        while not job.done:
-            nxt = self._queue.get()
-            if nxt is None:
-                raise RuntimeError(f"stagec backend {self.name!r}: worker stopped before {job.exe.name} ran")
-            if self.claim(nxt):
-                self.run_claimed(nxt)
-
-    def barrier(self) -> None:
-        """Wait until every call enqueued so far has run; then raise the first asynchronous failure not yet
-        raised (`raise_failed`)."""
-        if self._worker is not None:
-            self.submit(None, []).wait()
-        stolen = self._stolen  # (a call enqueued before, which a waiting caller is running on its thread)
-        if stolen is not None and stolen[1] != threading.get_ident():
-            stolen[0].wait()
-        self.raise_failed()
-
-    def raise_failed(self) -> None:
-        """Raise the error of the first failed call whose error no synchronizing point has raised yet."""
-        while self.failed:
-            job = self.failed.popleft()
-            if not job.reported:
-                job.raise_error()
-
-    def _drain(self) -> None:  # at exit: let queued calls (and their prints) finish
-        if self._worker is not None and self._worker.is_alive():
-            done = Job(None, [])
-            self._enqueue(done)
-            self._enqueue(None)
-            done._lock.acquire(timeout=60)
-
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
              driver: str | None = None, macs: int = 0) -> Executable:
         return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver, macs)
@@ -392,12 +256,6 @@ def _instance():
     if _inst is None:
         _inst = _rt().VmInstance()
     return _inst
-
-
-def _element_type(dtype: np.dtype):
-    rt = _rt()
-    from iree.runtime.array_interop import map_dtype_to_element_type
-    return rt.HalElementType.BOOL_8 if dtype == np.bool_ else map_dtype_to_element_type(dtype)
 
 
 class Executable:
@@ -565,121 +423,6 @@ _KNOWN_RUNTIME_BUGS = re.compile(r"binding count \d+ > \d+|ref is null; while in
                                  r"hal\.buffer_view\.create")
 
 
-class PendingArguments(Exception):
-    """Raised by `array.to_buffers` when an argument is an enqueued call's pending result: `bvs` holds buffer
-    views and (Job, index) pairs, for `Executable.submit` (an exception keeps the common path free of tests)."""
-
-    def __init__(self, bvs: list):
-        super().__init__("pending arguments")
-        self.bvs = bvs
-
-
-class Job:
-    """A call enqueued on a backend's worker thread: its results (buffer views) once run, or its error.
-
-    `wait()` blocks until it ran; `result(i)` is its i-th result or raises the error, naming the function."""
-
-    __slots__ = ("exe", "args", "outs", "error", "done", "reported", "seq", "due", "_lock")
-
-    def __init__(self, exe: Executable | None, args: list):
-        self.exe, self.args, self.outs, self.error, self.done, self.reported = exe, args, None, None, False, False
-        # its place in the queue; until when a first wait counts as at once (`submit`; 0: waited for since)
-        self.seq, self.due = -1, 0.0
-        self._lock = threading.Lock()
-        self._lock.acquire()  # released once run
-
-    def run(self) -> None:
-        exe = self.exe
-        try:
-            if exe is not None:  # (None: a barrier)
-                args = self.args
-                for k, a in enumerate(args):
-                    if type(a) is tuple:  # an earlier call's result
-                        try:
-                            args[k] = a[0].result(a[1])
-                        except Exception as e:  # (result() marked its error reported: this one carries it)
-                            raise _like(e, f"argument {k} of {exe.name} is a result of {a[0].exe.name}, which "
-                                           f"failed: {e}") from e
-                self.outs = exe.run(args)
-        except BaseException as e:  # (kept for the caller: the worker goes on)
-            self.error = e
-            exe.backend.failed.append(self)
-        finally:
-            self.args = None
-            self.done = True
-            self._lock.release()
-
-    def wait(self) -> Job:
-        backend = self.exe.backend if self.exe is not None else None
-        on_worker = backend is not None and threading.get_ident() == backend._worker_id
-        if self.due and backend is not None and not on_worker:  # a caller's first wait for its call: how soon?
-            backend.late_waits = backend.late_waits + 1 if time.perf_counter() >= self.due else 0
-            self.due = 0.0
-        if not self.done:
-            if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
-                backend.help_until(self)
-            elif not on_worker and backend is not None and backend.claim(self, alone=True):
-                backend.run_stolen(self)  # (no one had started it: run here, no hand-off to the worker and back)
-            else:
-                self._lock.acquire()
-                self._lock.release()
-        return self
-
-    def result(self, i: int):
-        if not self.done or self.due:
-            self.wait()
-        if self.error is not None:
-            self.raise_error()
-        return self.outs[i]
-
-    def raise_error(self):
-        self.reported = True
-        e = self.error
-        msg = str(e) if self.exe.name in str(e) else f"{self.exe.name}: {e}"
-        raise _like(e, f"{msg} (raised by asynchronously dispatched work)") from e
-
-
-def _like(e: Exception, msg: str) -> Exception:
-    """An exception of `e`'s class (RuntimeError when that class takes no message) saying `msg`."""
-    try:
-        return type(e)(msg)
-    except Exception:
-        return RuntimeError(msg)
-
-
-def _host_module(exe: Executable, host_calls: Sequence):
-    """The Python VM module (`lowering.HOST_MODULE`) whose functions the compiled module imports: each converts
-    its buffer views to NumPy arrays, calls the Python function, and returns its results as buffer views."""
-    rt = _rt()
-    backend, failure = exe.backend, exe._failure  # (not `exe`: the executable's context holds this module)
-
-    class Host:
-        def __init__(self, iface):
-            pass
-
-    iface = rt.PyModuleInterface(HOST_MODULE, Host)
-    for hc in host_calls:
-        def call(_self, *refs, hc=hc):
-            try:
-                args = [backend.get(r.deref(rt.HalBufferView), a) for r, a in zip(refs, hc.in_avals)]
-                outs = [backend.put(np.asarray(o, a.dtype)).ref for o, a in zip(hc.fn(*args) or (), hc.out_avals)]
-            except BaseException as e:  # reported by Executable.run, naming the callback
-                failure.value = (hc.name, e)
-                raise
-            if hc.token:  # the effect token, passed through
-                outs.append(refs[-1])
-            return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
-        iface.export(hc.name, hc.cconv, call)
-    return iface.create()
-
-
-def _numpy_imports(vmfb) -> list[str]:
-    """Which modules calling NumPy ("blas": `blas-dots`, "sort": `host-sorts`) a module imports:
-    their import names are in its flatbuffer as written. (A regex searches any bytes-like object in place: a
-    cached module is a memoryview, not copied.)"""
-    return [kind for kind, pattern in _IMPORTS.items() if pattern.search(vmfb) is not None]
-
-
 def _buffer_cache_spec() -> str:
     """IREE's caching allocator for the CPU drivers: freed buffers (up to `config.cpu_buffer_cache_mb` in all, each
     at most 256 MiB) are kept for the next allocation of their size. A fresh allocation is fresh pages, and the
@@ -688,146 +431,6 @@ def _buffer_cache_spec() -> str:
     new buffers."""
     mb = config.cpu_buffer_cache_mb
     return f"caching:device_local={min(mb, 256)}mib;{mb}mib;64"
-
-
-def _mapped_allocator(dev) -> Callable[[int], object]:
-    """`new(nbytes)`: a new buffer of device `dev` that the host maps, which a module calling NumPy writes its
-    results into (`_blas_module`, `_sort_module`)."""
-    rt = _rt()
-    allocate, mapped = dev.allocator.allocate_buffer, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
-    usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
-    return lambda nbytes: allocate(memory_type=mapped, allowed_usage=usage, allocation_size=nbytes)
-
-
-def _operand(shape: Sequence[int], perm: Sequence[int], matrix: tuple, dt: np.dtype) -> tuple:
-    """(matrix, strides, None) where an operand of `shape`, its dimensions ordered by `perm` and grouped into
-    `matrix` (batch, rows, columns), is a strided view of its row-major memory (BLAS reads either layout in place);
-    else (matrix, None, view): `view(mapped)` copies it into that layout."""
-    strides = _view_strides(shape, perm, matrix, dt.itemsize)
-    if strides is not None:
-        return matrix, strides, None
-    shape, perm = tuple(shape), tuple(perm)
-    return matrix, None, lambda mapped: np.ndarray(shape, dt, mapped).transpose(perm).reshape(matrix)
-
-
-def _view_strides(shape: Sequence[int], perm: Sequence[int], matrix: Sequence[int], itemsize: int) -> tuple | None:
-    """The strides of `x.transpose(perm).reshape(matrix)` for a row-major `x` of `shape` where that is a view
-    (each group of dimensions that `matrix` merges is evenly strided), else None (the reshape copies)."""
-    c = [itemsize] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        c[i] = c[i + 1] * shape[i + 1]
-    dims = [(shape[d], c[d]) for d in perm if shape[d] != 1]  # (an extent of 1 has no stride that matters)
-    out, i = [], 0
-    for t in matrix:
-        if t == 1:
-            out.append(itemsize)
-            continue
-        size, stride = 1, None
-        while size < t and i < len(dims):
-            n, st = dims[i]
-            if stride is not None and stride != st * n:
-                return None
-            size, stride, i = size * n, st, i + 1
-        if size != t:
-            return None
-        out.append(stride)
-    return tuple(out) if i == len(dims) else None
-
-
-def _blas_module(dev):
-    """The Python VM module (`BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
-    and float64 matmuls (`blas-dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
-    into a new buffer of device `dev` (no copy, unless the dimension numbers need a transpose BLAS cannot take)."""
-    rt = _rt()
-    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
-    dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64)}  # (lowering.BLAS_TYPES)
-
-    class Blas:
-        def __init__(self, iface):
-            pass
-
-    plans: dict = {}  # (operand shapes, element type, packed dimension numbers) -> `plan`'s result
-
-    def plan(lshape, rshape, et: int, *packed):
-        """How one signature calls np.matmul: each operand's matrix (or batch of matrices) as a view of its mapped
-        memory (`_operand`), the result's shape and bytes. Worked out once: a call comes right after a BLAS call
-        or a dispatch that evicted this Python code from the caches: the glue before the matmul took 22-50 us a
-        call in value_and_grad, 16-37 with this."""
-        dt = dtypes[et]
-        lb, rb, lc, rc = (unpack_dims(d) for d in packed)
-        lf = [d for d in range(len(lshape)) if d not in lb and d not in lc]
-        rf = [d for d in range(len(rshape)) if d not in rb and d not in rc]
-        batch, m, n = [lshape[d] for d in lb], [lshape[d] for d in lf], [rshape[d] for d in rf]
-        k = math.prod(lshape[d] for d in lc)
-        nb, nm, nn = math.prod(batch), math.prod(m), math.prod(n)
-        shape = (*batch, *m, *n)
-        lead = () if nb == 1 else (nb,)  # (one batch: a 2-D product, one gemm, either operand transposed in place)
-        if len(plans) >= 256:
-            plans.clear()
-        p = plans[(*lshape, -1, *rshape, et, *packed)] = (
-            dt, _operand(lshape, lb + lf + lc, (*lead, nm, k), dt), _operand(rshape, rb + rc + rf, (*lead, k, nn), dt),
-            list(shape), (*lead, nm, nn), max(1, math.prod(shape)) * dt.itemsize)
-        return p
-
-    def dot_general(_self, lhs_ref, rhs_ref, lb, rb, lc, rc):
-        lhs, rhs = lhs_ref.deref(bv_type), rhs_ref.deref(bv_type)
-        et = lhs.element_type
-        p = plans.get((*lhs.shape, -1, *rhs.shape, int(et), lb, rb, lc, rc))
-        if p is None:
-            p = plan(lhs.shape, rhs.shape, int(et), lb, rb, lc, rc)
-        dt, (l2, lstrides, lview), (r2, rstrides, rview), shape, o2, nbytes = p
-        buf = new_buffer(nbytes)
-        # (np.ndarray on a mapping's buffer: 0.3 us; its `asarray`: 1.3, and 5-13 right after a large matmul)
-        np.matmul(np.ndarray(l2, dt, lhs.map(), 0, lstrides) if lview is None else lview(lhs.map()),
-                  np.ndarray(r2, dt, rhs.map(), 0, rstrides) if rview is None else rview(rhs.map()),
-                  out=np.ndarray(o2, dt, buf.map()))
-        return bv_type(buf, shape, et).ref
-
-    def dot_pair(_self, l1, r1, l2, r2, lb1, rb1, lc1, rc1, lb2, rb2, lc2, rc2):  # (passes.legalize._pair_calls)
-        return dot_general(_self, l1, r1, lb1, rb1, lc1, rc1), dot_general(_self, l2, r2, lb2, rb2, lc2, rc2)
-
-    iface = rt.PyModuleInterface(BLAS_MODULE, Blas)
-    for i in range(BLAS_IMPORTS):
-        iface.export(f"dot_general_{i}", "0rrIIII_r", dot_general)
-        iface.export(f"dot_pair_{i}", "0rrrrIIIIIIII_rr", dot_pair)
-    return iface.create()
-
-
-def _sort_module(dev):
-    """The Python VM module (`SORT_MODULE`) whose `sort<n>_<k>(operands..., dimension, num_keys)` sorts n
-    arrays along `dimension` by the first `num_keys` (lexicographically, NaN last, ties in order: NumPy's stable
-    sort, as the comparator `sort_p` emits), into new buffers of device `dev`."""
-    rt = _rt()
-    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
-    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (lowering.SORT_KEY_TYPES)
-            for et in _element_types(np.dtype(t))}
-
-    class Sort:
-        def __init__(self, iface):
-            pass
-
-    def sort(_self, *args):
-        *refs, dim, num_keys = args
-        bvs = [r.deref(bv_type) for r in refs]
-        arrays = []
-        for i, bv in enumerate(bvs):  # keys by their type; the others moved as bytes
-            et = int(bv.element_type)
-            dt = keys[et] if i < num_keys else np.dtype(f"V{max(1, (et & 0xFF) // 8)}")
-            arrays.append(np.ndarray(bv.shape, dt, bv.map()))
-        order = (np.argsort(arrays[0], axis=dim, kind="stable") if num_keys == 1
-                 else np.lexsort(arrays[num_keys - 1::-1], axis=dim))
-        outs = []
-        for a, bv in zip(arrays, bvs):
-            buf = new_buffer(max(1, a.nbytes))
-            np.ndarray(a.shape, a.dtype, buf.map())[...] = np.take_along_axis(a, order, axis=dim)
-            outs.append(bv_type(buf, bv.shape, bv.element_type).ref)
-        return outs[0] if len(outs) == 1 else tuple(outs)
-
-    iface = rt.PyModuleInterface(SORT_MODULE, Sort)
-    for n in range(1, SORT_OPERANDS + 1):
-        for k in range(SORT_IMPORTS):
-            iface.export(f"sort{n}_{k}", "0" + "r" * n + "II_" + "r" * n, sort)
-    return iface.create()
 
 
 _backends: dict[str, Backend] = {}
@@ -845,21 +448,3 @@ def get_backend(name: str | None = None) -> Backend:
     if b is None:
         b = _backends[name] = Backend(name)
     return b
-
-
-def _element_types(dtype: np.dtype) -> tuple[int, ...]:
-    """The IREE element types a result of `dtype` may come back as: its own, or for integers (and bool, stored
-    as a byte) the signless integer of its width, as modules return them."""
-    et = int(_element_type(dtype))
-    bits = et & 0xFF
-    if dtype == np.bool_ or dtype.kind in "iu":
-        return (et, (0x10 << 24) | bits)
-    return (et,)
-
-
-def _type_name(element_type: int) -> str:
-    rt = _rt()
-    try:
-        return rt.HalElementType(element_type).name
-    except ValueError:
-        return f"element type {element_type:#x}"

@@ -17,7 +17,8 @@ LAYERS = [
     ["lowering", "passes"],                    # StableHLO emission machinery; our MLIR passes
     ["primitives"],                            # every primitive with all its rules
     ["lax", "ad", "batching"],                 # strict ops, control flow, transformations
-    ["tuning", "compiler", "backend", "legalize"],  # tuning specs; targets, pipelines, compile driver; runtime; rewrites on text
+    ["tuning", "compiler", "host", "dispatch", "backend", "legalize"],  # tuning specs; targets, pipelines, compile
+    # driver; host modules (callbacks, BLAS, sort); async dispatch; runtime (devices, buffers, Executable); text rewrites
     ["array"],                                 # stagec.Array, device_put
     ["numpy", "random", "nn", "debug", "experimental"],  # the surface
     ["aot"],                                   # the artifact format, load

@@ -1,0 +1,218 @@
+"""Host modules: the Python VM modules a compiled module imports and the runtime links beside it. Host callbacks
+(`lowering.HOST_MODULE`: `debug.print`, `pure_callback`, ...), NumPy's BLAS (`lowering.BLAS_MODULE`, the
+`blas-dots` offload) and NumPy's stable sort (`lowering.SORT_MODULE`, `host-sorts`), by the ABI `lowering`
+declares (`HOST_ABI`). Also the IREE element types of NumPy dtypes, which they and the buffers use."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .lowering import BLAS_IMPORTS, BLAS_MODULE, HOST_MODULE, SORT_IMPORTS, SORT_MODULE, SORT_OPERANDS, unpack_dims
+
+_IMPORTS = {kind: re.compile(re.escape(name + ".").encode()) for kind, name in (("blas", BLAS_MODULE),
+                                                                                  ("sort", SORT_MODULE))}
+
+
+def _rt():
+    import iree.runtime as rt
+    return rt
+
+
+def _element_type(dtype: np.dtype):
+    rt = _rt()
+    from iree.runtime.array_interop import map_dtype_to_element_type
+    return rt.HalElementType.BOOL_8 if dtype == np.bool_ else map_dtype_to_element_type(dtype)
+
+
+def _element_types(dtype: np.dtype) -> tuple[int, ...]:
+    """The IREE element types a result of `dtype` may come back as: its own, or for integers (and bool, stored
+    as a byte) the signless integer of its width, as modules return them."""
+    et = int(_element_type(dtype))
+    bits = et & 0xFF
+    if dtype == np.bool_ or dtype.kind in "iu":
+        return (et, (0x10 << 24) | bits)
+    return (et,)
+
+
+def _type_name(element_type: int) -> str:
+    rt = _rt()
+    try:
+        return rt.HalElementType(element_type).name
+    except ValueError:
+        return f"element type {element_type:#x}"
+
+
+def _host_module(exe, host_calls: Sequence):
+    """The Python VM module (`lowering.HOST_MODULE`) whose functions the compiled module imports: each converts
+    its buffer views to NumPy arrays, calls the Python function, and returns its results as buffer views."""
+    rt = _rt()
+    backend, failure = exe.backend, exe._failure  # (not `exe`: the executable's context holds this module)
+
+    class Host:
+        def __init__(self, iface):
+            pass
+
+    iface = rt.PyModuleInterface(HOST_MODULE, Host)
+    for hc in host_calls:
+        def call(_self, *refs, hc=hc):
+            try:
+                args = [backend.get(r.deref(rt.HalBufferView), a) for r, a in zip(refs, hc.in_avals)]
+                outs = [backend.put(np.asarray(o, a.dtype)).ref for o, a in zip(hc.fn(*args) or (), hc.out_avals)]
+            except BaseException as e:  # reported by Executable.run, naming the callback
+                failure.value = (hc.name, e)
+                raise
+            if hc.token:  # the effect token, passed through
+                outs.append(refs[-1])
+            return None if not outs else outs[0] if len(outs) == 1 else tuple(outs)
+        iface.export(hc.name, hc.cconv, call)
+    return iface.create()
+
+
+def _numpy_imports(vmfb) -> list[str]:
+    """Which modules calling NumPy ("blas": `blas-dots`, "sort": `host-sorts`) a module imports:
+    their import names are in its flatbuffer as written. (A regex searches any bytes-like object in place: a
+    cached module is a memoryview, not copied.)"""
+    return [kind for kind, pattern in _IMPORTS.items() if pattern.search(vmfb) is not None]
+
+
+def _mapped_allocator(dev) -> Callable[[int], object]:
+    """`new(nbytes)`: a new buffer of device `dev` that the host maps, which a module calling NumPy writes its
+    results into (`_blas_module`, `_sort_module`)."""
+    rt = _rt()
+    allocate, mapped = dev.allocator.allocate_buffer, rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE
+    usage = rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING_SCOPED
+    return lambda nbytes: allocate(memory_type=mapped, allowed_usage=usage, allocation_size=nbytes)
+
+
+def _operand(shape: Sequence[int], perm: Sequence[int], matrix: tuple, dt: np.dtype) -> tuple:
+    """(matrix, strides, None) where an operand of `shape`, its dimensions ordered by `perm` and grouped into
+    `matrix` (batch, rows, columns), is a strided view of its row-major memory (BLAS reads either layout in place);
+    else (matrix, None, view): `view(mapped)` copies it into that layout."""
+    strides = _view_strides(shape, perm, matrix, dt.itemsize)
+    if strides is not None:
+        return matrix, strides, None
+    shape, perm = tuple(shape), tuple(perm)
+    return matrix, None, lambda mapped: np.ndarray(shape, dt, mapped).transpose(perm).reshape(matrix)
+
+
+def _view_strides(shape: Sequence[int], perm: Sequence[int], matrix: Sequence[int], itemsize: int) -> tuple | None:
+    """The strides of `x.transpose(perm).reshape(matrix)` for a row-major `x` of `shape` where that is a view
+    (each group of dimensions that `matrix` merges is evenly strided), else None (the reshape copies)."""
+    c = [itemsize] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        c[i] = c[i + 1] * shape[i + 1]
+    dims = [(shape[d], c[d]) for d in perm if shape[d] != 1]  # (an extent of 1 has no stride that matters)
+    out, i = [], 0
+    for t in matrix:
+        if t == 1:
+            out.append(itemsize)
+            continue
+        size, stride = 1, None
+        while size < t and i < len(dims):
+            n, st = dims[i]
+            if stride is not None and stride != st * n:
+                return None
+            size, stride, i = size * n, st, i + 1
+        if size != t:
+            return None
+        out.append(stride)
+    return tuple(out) if i == len(dims) else None
+
+
+def _blas_module(dev):
+    """The Python VM module (`BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
+    and float64 matmuls (`blas-dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
+    into a new buffer of device `dev` (no copy, unless the dimension numbers need a transpose BLAS cannot take)."""
+    rt = _rt()
+    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
+    dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64)}  # (lowering.BLAS_TYPES)
+
+    class Blas:
+        def __init__(self, iface):
+            pass
+
+    plans: dict = {}  # (operand shapes, element type, packed dimension numbers) -> `plan`'s result
+
+    def plan(lshape, rshape, et: int, *packed):
+        """How one signature calls np.matmul: each operand's matrix (or batch of matrices) as a view of its mapped
+        memory (`_operand`), the result's shape and bytes. Worked out once: a call comes right after a BLAS call
+        or a dispatch that evicted this Python code from the caches: the glue before the matmul took 22-50 us a
+        call in value_and_grad, 16-37 with this."""
+        dt = dtypes[et]
+        lb, rb, lc, rc = (unpack_dims(d) for d in packed)
+        lf = [d for d in range(len(lshape)) if d not in lb and d not in lc]
+        rf = [d for d in range(len(rshape)) if d not in rb and d not in rc]
+        batch, m, n = [lshape[d] for d in lb], [lshape[d] for d in lf], [rshape[d] for d in rf]
+        k = math.prod(lshape[d] for d in lc)
+        nb, nm, nn = math.prod(batch), math.prod(m), math.prod(n)
+        shape = (*batch, *m, *n)
+        lead = () if nb == 1 else (nb,)  # (one batch: a 2-D product, one gemm, either operand transposed in place)
+        if len(plans) >= 256:
+            plans.clear()
+        p = plans[(*lshape, -1, *rshape, et, *packed)] = (
+            dt, _operand(lshape, lb + lf + lc, (*lead, nm, k), dt), _operand(rshape, rb + rc + rf, (*lead, k, nn), dt),
+            list(shape), (*lead, nm, nn), max(1, math.prod(shape)) * dt.itemsize)
+        return p
+
+    def dot_general(_self, lhs_ref, rhs_ref, lb, rb, lc, rc):
+        lhs, rhs = lhs_ref.deref(bv_type), rhs_ref.deref(bv_type)
+        et = lhs.element_type
+        p = plans.get((*lhs.shape, -1, *rhs.shape, int(et), lb, rb, lc, rc))
+        if p is None:
+            p = plan(lhs.shape, rhs.shape, int(et), lb, rb, lc, rc)
+        dt, (l2, lstrides, lview), (r2, rstrides, rview), shape, o2, nbytes = p
+        buf = new_buffer(nbytes)
+        # (np.ndarray on a mapping's buffer: 0.3 us; its `asarray`: 1.3, and 5-13 right after a large matmul)
+        np.matmul(np.ndarray(l2, dt, lhs.map(), 0, lstrides) if lview is None else lview(lhs.map()),
+                  np.ndarray(r2, dt, rhs.map(), 0, rstrides) if rview is None else rview(rhs.map()),
+                  out=np.ndarray(o2, dt, buf.map()))
+        return bv_type(buf, shape, et).ref
+
+    def dot_pair(_self, l1, r1, l2, r2, lb1, rb1, lc1, rc1, lb2, rb2, lc2, rc2):  # (passes.legalize._pair_calls)
+        return dot_general(_self, l1, r1, lb1, rb1, lc1, rc1), dot_general(_self, l2, r2, lb2, rb2, lc2, rc2)
+
+    iface = rt.PyModuleInterface(BLAS_MODULE, Blas)
+    for i in range(BLAS_IMPORTS):
+        iface.export(f"dot_general_{i}", "0rrIIII_r", dot_general)
+        iface.export(f"dot_pair_{i}", "0rrrrIIIIIIII_rr", dot_pair)
+    return iface.create()
+
+
+def _sort_module(dev):
+    """The Python VM module (`SORT_MODULE`) whose `sort<n>_<k>(operands..., dimension, num_keys)` sorts n
+    arrays along `dimension` by the first `num_keys` (lexicographically, NaN last, ties in order: NumPy's stable
+    sort, as the comparator `sort_p` emits), into new buffers of device `dev`."""
+    rt = _rt()
+    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
+    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (lowering.SORT_KEY_TYPES)
+            for et in _element_types(np.dtype(t))}
+
+    class Sort:
+        def __init__(self, iface):
+            pass
+
+    def sort(_self, *args):
+        *refs, dim, num_keys = args
+        bvs = [r.deref(bv_type) for r in refs]
+        arrays = []
+        for i, bv in enumerate(bvs):  # keys by their type; the others moved as bytes
+            et = int(bv.element_type)
+            dt = keys[et] if i < num_keys else np.dtype(f"V{max(1, (et & 0xFF) // 8)}")
+            arrays.append(np.ndarray(bv.shape, dt, bv.map()))
+        order = (np.argsort(arrays[0], axis=dim, kind="stable") if num_keys == 1
+                 else np.lexsort(arrays[num_keys - 1::-1], axis=dim))
+        outs = []
+        for a, bv in zip(arrays, bvs):
+            buf = new_buffer(max(1, a.nbytes))
+            np.ndarray(a.shape, a.dtype, buf.map())[...] = np.take_along_axis(a, order, axis=dim)
+            outs.append(bv_type(buf, bv.shape, bv.element_type).ref)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    iface = rt.PyModuleInterface(SORT_MODULE, Sort)
+    for n in range(1, SORT_OPERANDS + 1):
+        for k in range(SORT_IMPORTS):
+            iface.export(f"sort{n}_{k}", "0" + "r" * n + "II_" + "r" * n, sort)
+    return iface.create()
