@@ -1,14 +1,13 @@
-"""Backends: IREE targets and compilation, runtime drivers, devices, device buffers, loaded executables.
+"""The runtime: a backend's IREE drivers, devices, device buffers and loaded executables (`Executable`, the hot
+path of every call). Compiling is `stagec.compiler`'s; the host modules a module links are `stagec.host`'s; the
+order of asynchronous calls is `stagec.dispatch`'s (`Backend` is a `Dispatcher`).
 
-CPU runs on two IREE drivers over the same host memory. `local-sync` runs a call inline on the
-calling thread (~3 us of overhead, measured through `VmContext.invoke`), `local-task` spreads
-dispatches over a worker pool (~16 us of overhead, but SELU on 1M floats took 0.32 ms vs 0.49 ms
-on 2 cores). Each executable picks the driver from the number of elements it touches and the
-multiply-adds of its contractions (`TASK_THRESHOLD`, `MACS_PER_ELEMENT`), so tiny calls stay cheap and
-large ones use every core. Buffers made by one driver are read by the other without copies (both are
-plain host allocations). The threshold is
-where the two crossed in `benchmarks/bench_core.py`'s driver table (exp(x)*2+1: 87 vs 84 us at
-262,144 elements; 162 vs 117 us at 524,288), on this 2-core machine.
+CPU runs on two IREE drivers over the same host memory: `local-sync` runs a call inline on the calling thread
+(a few us of overhead), `local-task` spreads dispatches over a worker pool (more overhead, every core). Each
+executable picks the driver from the number of elements it touches and the multiply-adds of its contractions
+(`TASK_THRESHOLD`, `MACS_PER_ELEMENT`: where the two crossed in `benchmarks/bench_core.py`'s driver table; figures
+in docs/log.md), so tiny calls stay cheap and large ones use every core. Buffers made by one driver are read by
+the other without copies (both are plain host allocations).
 """
 from __future__ import annotations
 
@@ -37,8 +36,6 @@ from .host import (_IMPORTS, _blas_module, _element_type, _element_types, _host_
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
 # ... counting a contraction's multiply-adds as 1/8 element each: a matmul computes far more than it touches
-# (iree-benchmark-module, 2 idle cores, local-sync vs local-task: 96^3 0.030 vs 0.060 ms, 128^3 0.110 vs 0.091,
-# 256^3 0.44 vs 0.26; 128^3 is 2.1M multiply-adds, 49k elements).
 MACS_PER_ELEMENT = 8
 # Async dispatch ("auto"): an executable runs on its backend's worker thread unless it is a cheap local-sync
 # one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
@@ -46,14 +43,11 @@ MACS_PER_ELEMENT = 8
 ASYNC_SECONDS = 1e-4
 # Calls on each CPU driver while a module calling BLAS chooses one (`Executable._choose_driver`), the first of each
 # not timed. local-task is kept only when its median call is below `TASK_MARGIN` times local-sync's: its workers
-# share the cores with the caller's other threads. With 4 calls, each driver's fastest compared, value_and_grad of
-# an MLP (local-sync 1-4% faster) kept local-task in 2 processes of 8.
+# share the cores with the caller's other threads.
 DRIVER_CALLS, TASK_MARGIN = 7, 0.97
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
-
-
 
 # Old import paths, kept for callers not moved yet (tests of other parts); the driver itself reads `compiler.Facts`.
 _retry_args = driver.retry_args
