@@ -141,10 +141,11 @@ class Backend(Dispatcher):
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None, side_flags: Sequence[str] = (),
                 variants: list | None = None) -> bytes:
-        """Final MLIR text and flags (default: `compile_flags()`) -> IREE VM flatbuffer
+        """Final MLIR text and flags (default: `flags()` as the module's facts adjust them) -> IREE VM flatbuffer
         (`stagec.compiler.driver.compile`)."""
-        return driver.compile(mlir, self.name, fun_name, self.compile_flags() if flags is None else flags,
-                              side_flags, variants)
+        if flags is None:
+            flags = self.module_flags(mlir, self.flags(), driver.text_facts(mlir))
+        return driver.compile(mlir, self.name, fun_name, flags, side_flags, variants)
 
     # ---- runtime
     def driver_for(self, elements: int, macs: int = 0) -> str:

@@ -94,6 +94,13 @@ def _facts(module, ir) -> Facts:
     return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0])
 
 
+def text_facts(text: str) -> Facts:
+    """The `Facts` of a module given as text."""
+    from iree.compiler import ir
+    with ir.Context():
+        return facts(ir.Module.parse(text))
+
+
 def _macs(op) -> int:
     """A dot_general's multiply-adds (unknown dimensions as 1)."""
     from iree.compiler import ir
