@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Sequence, TypeVar
 
 from . import aot, cache
-from .aot import Runner
+from .runner import Runner
 from .backend import Backend, find_target, get_backend
 from .compiler import HOST_BLAS, Facts, pipeline, prepare
 from .config import config

@@ -19,7 +19,7 @@ LAYERS = [
     ["lax", "ad", "batching"],                 # strict ops, control flow, transformations
     ["tuning", "compiler", "host", "dispatch", "backend", "legalize"],  # tuning specs; targets, pipelines, compile
     # driver; host modules (callbacks, BLAS, sort); async dispatch; runtime (devices, buffers, Executable); text rewrites
-    ["array"],                                 # stagec.Array, device_put
+    ["array", "runner"],                       # stagec.Array, device_put; Runner (an Executable called on values)
     ["numpy", "random", "nn", "debug", "experimental"],  # the surface
     ["aot"],                                   # the artifact format, load
     ["cache"],                                 # the persistent cache (storage)
