@@ -120,7 +120,7 @@ def cmd_compile(ns) -> int:
     lowered = _lower(ns)
     compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or (), host_blas=ns.host_blas)
     out = ns.output or f"{lowered.name.removeprefix('jit_')}.stagec"
-    compiled.save(out, host_modules=ns.host_blas)
+    compiled.save(out, host_modules=bool(ns.host_blas))
     a = compiled.artifact
     sig = ", ".join(x.str_short() for x in a.in_avals)
     print(f"wrote {out}: {a.name}({sig}) for {a.target}, {os.path.getsize(out)} bytes", file=sys.stderr)
@@ -318,7 +318,7 @@ def parser() -> argparse.ArgumentParser:
                                   "Vulkan target for vulkan-spirv")
     p.add_argument("--flag", action="append", metavar="IREE_FLAG", help="an extra iree-compile flag")
     p.add_argument("-o", "--output", metavar="FILE", help="artifact path (default FUNCTION.stagec)")
-    p.add_argument("--host-blas", action="store_true",
+    p.add_argument("--host-blas", action="store_true", default=None,
                    help="llvm-cpu: large float32/float64 matmuls call NumPy's BLAS and long sorts NumPy's sort "
                         "(faster; the artifact then runs through stagec.load and `stagec run` only, not IREE's own "
                         "tools)")

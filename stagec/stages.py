@@ -302,11 +302,14 @@ class Lowered:
                 host_blas: bool | None = None) -> Compiled:
         """Compile through the persistent cache: for the jit's backend, or ahead of time for `target`
         ("llvm-cpu", "vulkan-spirv", "cuda") and `arch` ("sm_80", a CPU name), runnable here or not. `host_blas`
-        (default: as lowered) chooses whether large matmuls and long sorts call NumPy on the host: a module that
-        does runs only in stagec (`Compiled.save` says so)."""
+        chooses whether large matmuls and long sorts call NumPy on the host (a module that does runs only in
+        stagec: `Compiled.save` refuses it unless asked). Default: as lowered (`config.cpu_blas`) for the jit's
+        own compile; off ahead of time (a `target` named), as `stagec compile` does without `--host-blas`."""
         from .passes.dump import dispatch_flags, dump_lowered, write_index
         backend = get_backend(find_target(target or self.backend.name).backend)
-        host_blas = self.host_blas if host_blas is None else backend.host_blas(host_blas)
+        if host_blas is None:
+            host_blas = self.host_blas if target is None else False
+        host_blas = backend.host_blas(host_blas)
         all_flags = backend.flags(arch, host_blas) + list(flags)
         graph = self.graph
         # (the pipeline is the target's, and the offloads a compile parameter: another one is lowered again)

@@ -277,4 +277,6 @@ def test_save_of_a_module_calling_numpy_on_the_host_says_so(tmp_path):
     assert "host_modules" not in plain.artifact.meta and "stagec_blas" not in lowered.compile(
         host_blas=False).artifact.meta.get("host_modules", ())
     plain.save(tmp_path / "plain.stagec")
+    ahead = lowered.compile("llvm-cpu")  # ahead of time the default is off, as `stagec compile` without --host-blas
+    assert "host_modules" not in ahead.artifact.meta and ahead.artifact.meta["key"] == plain.artifact.meta["key"]
     np.testing.assert_allclose(np.asarray(stagec.load(tmp_path / "plain.stagec")(a, a)), a @ a, rtol=1e-6)
