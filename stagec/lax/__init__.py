@@ -13,7 +13,7 @@ import numpy as np
 from ..core import Const, aval_of
 from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
-from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,  # noqa: F401
                                conv_general_permutations, conv_general_shape_tuple, conv_transpose,
                                conv_with_general_padding, padtype_to_pads)
 from ..primitives.dot import Precision, dot, dot_general
@@ -23,7 +23,7 @@ from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
                                      reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
-from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum
+from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
 from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice,
                                      dynamic_update_slice, iota, pad, reshape, rev, slice, transpose)
 

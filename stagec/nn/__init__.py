@@ -1,4 +1,4 @@
-"""`stagec.nn`: activation functions and normalizers on top of `stagec.numpy`."""
+"""`stagec.nn`: activation functions and normalizers on top of `stagec.numpy`; `initializers`."""
 from __future__ import annotations
 
 import math
@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import lax
-from . import numpy as snp
-from .core import aval_of
-from .numpy._base import _to_float
+from .. import lax
+from .. import numpy as snp
+from ..core import aval_of
+from ..numpy._base import _to_float
 
 
 def relu(x: Any):
@@ -213,3 +213,4 @@ def one_hot(x: Any, num_classes: int, dtype=None, axis: int = -1):
     hot = lax.eq(lax.broadcast_in_dim(x, av.shape + (num_classes,), tuple(range(av.ndim))), classes)
     out = snp.astype(hot, dtype or snp.float32)
     return snp.moveaxis(out, -1, axis) if axis not in (-1, av.ndim) else out
+from . import initializers  # noqa: E402,F401
