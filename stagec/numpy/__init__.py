@@ -43,11 +43,13 @@ import types as _types  # noqa: E402
 
 from . import (_arrayapi, _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes,  # noqa: E402
                _sorting, _ufuncs)
+from . import _extra  # noqa: E402  (built on the names above, through the package)
 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
 
-_NOT_ARRAY = {"broadcast_shapes"}  # returns a tuple of ints, as NumPy's
+_NOT_ARRAY = {"broadcast_shapes", "ndim", "shape", "size", "isscalar", "iscomplexobj", "isrealobj", "promote_types",
+              "vectorize"}  # return Python values (ints, tuples, bools, dtypes, functions), as NumPy's
 
 
 def _export(mod) -> None:
@@ -60,7 +62,7 @@ def _export(mod) -> None:
             g[k] = _base._api(v) if isinstance(v, _types.FunctionType) and k not in _NOT_ARRAY else v
 
 
-for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi):
+for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi, _extra):
     _export(_m)
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401
