@@ -17,7 +17,7 @@ from . import _ad
 from . import elementwise as ew
 from ._util import ANY, check_kind
 from .conv import _vjp_lhs_padding, dilate_shape
-from .structural import pad, slice
+from .structural import pad, reshape, slice
 
 OPS = ("sum", "max", "min")
 
@@ -90,7 +90,24 @@ def _windows(x, fill, out_shape, *, window_dimensions, window_strides, padding, 
     """One array of the result's shape per window offset: the element at that offset of every window."""
     av = aval_of(x)
     xp = pad(x, _scalar(av, fill), [(lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation)])
-    for offset in itertools.product(*(range(w) for w in window_dimensions)):
+    offsets = list(itertools.product(*(range(w) for w in window_dimensions)))
+    tiled = all(w <= st and d == 1 for w, st, d in zip(window_dimensions, window_strides, window_dilation))
+    if tiled and all(out_shape):
+        # Windows that do not overlap (pooling): cut the padded operand to out * stride per axis and split each
+        # axis into (out, stride); an offset is then a unit-stride slice. Its transpose pads only at the edges
+        # (IREE 3.13 fails to distribute some dispatches holding interior-padded transposes of strided slices).
+        size = aval_of(xp).shape
+        want = [n * st for n, st in zip(out_shape, window_strides)]
+        xp = pad(xp, _scalar(av, fill), [(0, max(w - p, 0), 0) for w, p in zip(want, size)])
+        xp = slice(xp, [0] * av.ndim, want, [1] * av.ndim)
+        split = [d for n, st in zip(out_shape, window_strides) for d in (n, st)]
+        xs = reshape(xp, split)
+        for offset in offsets:
+            start = [v for o in offset for v in (0, o)]
+            limit = [v for n, o in zip(out_shape, offset) for v in (n, o + 1)]
+            yield reshape(slice(xs, start, limit, [1] * len(split)), out_shape)
+        return
+    for offset in offsets:
         start = [o * d for o, d in zip(offset, window_dilation)]
         limit = [s0 + (n - 1) * st + 1 if n else s0 for s0, n, st in zip(start, out_shape, window_strides)]
         yield slice(xp, start, limit, window_strides)

@@ -7,7 +7,6 @@ import types
 import numpy as np
 
 from .. import numpy as snp
-from ..numpy._base import _to_float
 from . import special as sp
 
 _HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
@@ -20,7 +19,10 @@ def _ns(name: str, **fns) -> types.ModuleType:
 
 
 def _f(*xs):
-    return _to_float("stats", *xs)
+    """The arguments as arrays of their common floating dtype."""
+    arrs = [snp.asarray(x) for x in xs]
+    dt = snp.result_type(*xs, 1.0)
+    return [a.astype(dt) for a in arrs]
 
 
 # ---- normal
