@@ -458,3 +458,44 @@ def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
     pl, td = tree_flatten_with_path(tree, is_leaf)
     others = [td.flatten_up_to(r) for r in rest]
     return td.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pl, *others)])
+
+
+def is_tree_node(x) -> bool:
+    """Whether `x` is a node (a registered container, tuple or namedtuple), not a leaf."""
+    return _node_for(x) is not None
+
+
+def flatten_one_level(tree: Any) -> tuple[list, Any]:
+    """The children of the node `tree` and its metadata (ValueError for a leaf)."""
+    node = _node_for(tree)
+    if node is None:
+        raise ValueError(f"flatten_one_level() called on a leaf: {tree!r}")
+    children, aux = node.flatten(tree)
+    return list(children), aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list, Any]:
+    children, aux = flatten_one_level(tree)
+    return list(zip(_child_keys(tree, children), children)), aux
+
+
+def tree_reduce_associative(operation: Callable, tree: Any, *, is_leaf=None) -> Any:
+    """`operation` over the leaves as a balanced tree (for an associative operation)."""
+    xs = tree_leaves(tree, is_leaf)
+    if not xs:
+        raise TypeError("tree_reduce_associative of a tree with no leaves")
+    while len(xs) > 1:
+        xs = [operation(xs[i], xs[i + 1]) if i + 1 < len(xs) else xs[i] for i in range(0, len(xs), 2)]
+    return xs[0]
+
+
+KeyEntry = Any
+KeyPath = tuple
+
+
+def __getattr__(name: str):
+    if name == "default_registry":
+        from ._missing import NotInStagec
+        raise NotInStagec("stagec.tree_util.default_registry is not implemented in stagec: stagec has one registry; "
+                          "register node types with register_pytree_node")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ LAYERS = [
     ["aot"],                                   # the artifact format, load
     ["cache"],                                 # the persistent cache (storage)
     ["stages"],                                # Lowered / Compiled, the compile step
-    ["eager", "jit", "api", "jaxpr", "test_util"],                   # eager execution, jit, transformations' public entry points
+    ["eager", "jit", "api", "jaxpr", "test_util", "compat"],                   # eager execution, jit, transformations' public entry points
     ["explain"],                               # why a cache missed
     ["__init__", "__main__", "cli"],           # the public API and the command line
 ]

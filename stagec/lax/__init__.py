@@ -180,3 +180,167 @@ reduce_window_shape_tuple = _reduce_window_shape
 
 
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402  (uses the functions above)
+
+
+def expand_dims(array, dimensions):
+    """`array` with size-1 axes inserted at `dimensions` (positions in the result)."""
+    shape = list(aval_of(array).shape)
+    nd = len(shape) + len(dimensions)
+    for d in sorted(d % nd for d in dimensions):
+        shape.insert(d, 1)
+    return reshape(array, shape)
+
+
+def squeeze(array, dimensions):
+    """`array` without the size-1 axes `dimensions`."""
+    shape = aval_of(array).shape
+    dims = {d % len(shape) for d in dimensions}
+    if any(shape[d] != 1 for d in dims):
+        raise ValueError(f"squeeze: dimensions {tuple(dimensions)} of shape {shape} are not all of size 1")
+    return reshape(array, [s for i, s in enumerate(shape) if i not in dims])
+
+
+def full(shape, fill_value, dtype=None):
+    from .. import dtypes as _dt
+    dt = _dt.canonicalize(dtype) if dtype is not None else aval_of(fill_value).dtype
+    return broadcast_in_dim(convert_element_type(fill_value, dt), tuple(shape), ())
+
+
+def square(x):
+    return mul(x, x)
+
+
+def reciprocal(x):
+    return div(full_like(x, 1), x)
+
+
+def exp2(x):
+    return _ew.exp(mul(x, full_like(x, np.log(2))))
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over the leading batch axes of two arrays of equal rank >= 2."""
+    nd = aval_of(lhs).ndim
+    batch = tuple(range(nd - 2))
+    return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), precision)
+
+
+def select_n(which, *cases):
+    """cases[which] elementwise (`which` boolean for two cases, else an integer in [0, len(cases)))."""
+    if len(cases) == 1:
+        return cases[0]
+    if aval_of(which).dtype == np.bool_:
+        if len(cases) != 2:
+            raise ValueError("select_n with a boolean predicate takes exactly two cases")
+        return select(which, cases[1], cases[0])
+    out = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        out = select(_ew.eq(which, full_like(which, i)), cases[i], out)
+    return out
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """`values` sorted by `keys` along `dimension`: (sorted keys, values in that order)."""
+    return sort((keys, values), dimension, is_stable, num_keys=1)
+
+
+def top_k(operand, k: int):
+    """The `k` largest entries along the last axis, and their indices (ties: the lower index first)."""
+    av = aval_of(operand)
+    nd = av.ndim
+    idx = broadcasted_iota(np.int32, av.shape, nd - 1)
+    neg = _ew.neg(operand) if av.dtype.kind != "b" else operand
+    _, order = sort((neg, idx), nd - 1, True, num_keys=1)
+    order = slice_in_dim(order, 0, int(k), axis=nd - 1)
+    return _take_last(operand, order), order
+
+
+def _take_last(x, idx):
+    """x[..., idx] along the last axis for an index array of x's leading shape plus k."""
+    av, ia = aval_of(x), aval_of(idx)
+    nd = av.ndim
+    cols = [idx if d == nd - 1 else broadcasted_iota(np.int32, ia.shape, d) for d in range(nd)]
+    full_idx = concatenate([reshape(c, ia.shape + (1,)) for c in cols], nd)
+    return gather(x, full_idx, offset_dims=(), collapsed_slice_dims=tuple(range(nd)), start_index_map=tuple(range(nd)),
+                  slice_sizes=(1,) * nd)
+
+
+def optimization_barrier(operand):
+    """`operand` unchanged (JAX uses it to stop XLA moving computations across it; stagec's passes do not
+    reorder across function boundaries either)."""
+    return operand
+
+
+def broadcast_to_rank(x, rank: int):
+    nd = aval_of(x).ndim
+    return reshape(x, (1,) * (rank - nd) + aval_of(x).shape) if nd < rank else x
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    shape = aval_of(operand).shape
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    return reshape(operand, shape[:start_dimension] + (int(np.prod(shape[start_dimension:stop])),) + shape[stop:])
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
+                                 dimension_numbers=None, precision=None, preferred_element_type=None):
+    """The patches a convolution with a `filter_shape` window sees, as features (channel-major, as JAX's): a
+    convolution with an identity kernel."""
+    la = aval_of(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dn = conv_dimension_numbers(la.shape, (1, 1) + filter_shape, dimension_numbers)
+    c, k = la.shape[dn.lhs_spec[1]], int(np.prod(filter_shape))
+    # Each window position goes to its own output channel: an identity kernel per input channel (JAX's layout).
+    kernel = np.broadcast_to(np.eye(k, dtype=la.dtype), (c, k, k)).reshape((c * k, 1) + filter_shape)
+    oihw = tuple(range(la.ndim))
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation, rhs_dilation,
+                                ConvDimensionNumbers(dn.lhs_spec, oihw, dn.out_spec), c, 1, precision,
+                                preferred_element_type)
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int = 1) -> tuple:
+    return conv_general_shape_tuple(lhs_shape, rhs_shape, strides, pads, None)
+
+
+from .._missing import ONE_DEVICE as _ONE_DEVICE, PRIMITIVE as _PRIMITIVE, missing as _missing, table as _table  # noqa: E402,I001
+
+__getattr__ = _missing(__name__, {
+    **_table("abs_p acos_p acosh_p add_p after_all_p all_gather_p all_to_all_p and_p approx_top_k_p argmax_p argmin_p "
+             "asin_p asinh_p atan2_p atan_p atanh_p axis_index_p bessel_i0e_p bessel_i1e_p bitcast_convert_type_p "
+             "broadcast_in_dim_p cbrt_p ceil_p clamp_p clz_p complex_p concatenate_p cond_p conj_p "
+             "conv_general_dilated_p convert_element_type_p copy_p cos_p cosh_p create_token_p cumlogsumexp_p "
+             "cummax_p cummin_p cumprod_p cumsum_p dce_sink_p device_put_p digamma_p div_p dot_general_p "
+             "dynamic_slice_p dynamic_update_slice_p eq_p eq_to_p erf_inv_p erf_p erfc_p exp2_p exp_p expm1_p fft_p "
+             "floor_p gather_p ge_p gt_p igamma_grad_a_p igamma_p igammac_p imag_p integer_pow_p iota_p is_finite_p "
+             "le_p le_to_p lgamma_p linear_solve_p log1p_p log_p logistic_p lt_p lt_to_p max_p min_p mul_p mulhi_p "
+             "ne_p neg_p nextafter_p not_p optimization_barrier_p or_p pad_p pmax_p pmin_p polygamma_p "
+             "population_count_p pow_p ppermute_p psum_p ragged_all_to_all_p real_p reduce_and_p reduce_max_p "
+             "reduce_min_p reduce_or_p reduce_p reduce_precision_p reduce_prod_p reduce_sum_p reduce_window_max_p "
+             "reduce_window_min_p reduce_window_p reduce_window_sum_p reduce_xor_p regularized_incomplete_beta_p "
+             "rem_p reshape_p rev_p rng_bit_generator_p rng_uniform_p round_p rsqrt_p scan_p scatter_add_p "
+             "scatter_max_p scatter_min_p scatter_mul_p scatter_p scatter_sub_p select_and_gather_add_p "
+             "select_and_scatter_add_p select_and_scatter_p select_n_p sharding_constraint_p shift_left_p "
+             "shift_right_arithmetic_p shift_right_logical_p sign_p sin_p sinh_p slice_p sort_p split_p sqrt_p "
+             "square_p squeeze_p stack_p stage_p stop_gradient_p sub_p tan_p tanh_p tile_p top_k_p transpose_p "
+             "unstack_p while_p xor_p zeta_p", _PRIMITIVE),
+    **_table("all_gather all_to_all axis_index axis_size pbroadcast pcast pmax pmean pmin ppermute precv psend "
+             "pshuffle psum psum_scatter pswapaxes ragged_all_to_all with_sharding_constraint", _ONE_DEVICE),
+    **_table("lgamma digamma erf_inv erfc igamma igammac igamma_grad_a polygamma zeta betainc bessel_i0e "
+             "bessel_i1e random_gamma_grad", "use stagec.scipy.special (gammaln, digamma, erfinv, erfc) for the "
+                                             "ones it has; the others are not implemented"),
+    **_table("AccuracyMode DotAlgorithm DotAlgorithmPreset RaggedDotDimensionNumbers RandomAlgorithm RoundingMethod "
+             "Tolerance PrecisionLike ConvGeneralDilatedDimensionNumbers DotDimensionNumbers FftType "
+             "GatherDimensionNumbers GatherScatterMode ScatterDimensionNumbers",
+             "stagec's lax takes plain tuples and keywords here (see the function's docstring)"),
+    **_table("gather_p", _PRIMITIVE),
+    **_table("after_all create_token approx_max_k approx_min_k associative_scan bitcast_convert_type broadcast_like "
+             "clz composite conv_general_dilated_local conv_transpose_shape_tuple cumlogsumexp custom_linear_solve "
+             "custom_root dce_sink dtype empty index_take linalg mulhi nextafter platform_dependent "
+             "population_count ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
+             "rng_uniform scaled_dot scatter_add scatter_apply scatter_max scatter_min scatter_mul scatter_sub "
+             "shape_as_value split stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
+})

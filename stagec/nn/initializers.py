@@ -113,3 +113,17 @@ def orthogonal(scale=1.0, column_axis: int = -1, dtype=np.float32) -> Initialize
         Q = snp.moveaxis(Q, -1, column_axis)
         return scale * Q
     return init
+
+
+def delta_orthogonal(scale=1.0, column_axis: int = -1, dtype=np.float32) -> Initializer:
+    """A convolution kernel that is an orthogonal matrix at its spatial center and zero elsewhere (3-5 dims)."""
+    def init(key, shape, dtype=dtype):
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
+        W = snp.zeros(shape, dtype)
+        center = tuple(d // 2 for d in shape[:-2])
+        return W.at[center].set(ortho)
+    return init

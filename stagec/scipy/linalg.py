@@ -109,3 +109,13 @@ def toeplitz(c, r=None):
     import numpy as np
     idx = (n - 1) - np.arange(n)[:, None] + np.arange(m)[None, :]
     return vals[idx]
+
+
+from .._missing import missing as _missing, table as _table  # noqa: E402
+
+__getattr__ = _missing(__name__, {
+    **_table("lu lu_factor lu_solve", "use stagec.numpy.linalg.solve (LU with partial pivoting inside)"),
+    **_table("circulant companion convolution_matrix dft eigh_tridiagonal expm expm_frechet fiedler "
+             "fiedler_companion funm hadamard hankel helmert hessenberg hilbert invhilbert invpascal leslie pascal "
+             "polar qr_multiply rsf2csf schur solve_sylvester sqrtm", "not implemented yet"),
+})

@@ -119,3 +119,12 @@ def ndtri(p):
     """The inverse of `ndtr`."""
     (p,) = _to_float("ndtri", p)
     return np.sqrt(2) * erfinv(2 * p - 1)
+
+
+from .._missing import missing as _missing, table as _table  # noqa: E402
+
+__getattr__ = _missing(__name__, _table(
+    "bernoulli bessel_jn beta betainc boxcox boxcox1p comb dawsn erfcx exp1 expi expn factorial fresnel gammainc "
+    "gammaincc hyp1f1 hyp2f1 i0 i0e i1 i1e kl_div loggamma owens_t poch polygamma rel_entr sici spence sph_harm_y "
+    "wofz zeta", "not implemented yet (stagec.scipy.special has logsumexp, erf/erfc/erfinv, gammaln/digamma/gamma, "
+                 "betaln, multigammaln, expit/logit, xlogy/xlog1py, entr, ndtr/ndtri/log_ndtr, softmax)"))

@@ -156,3 +156,12 @@ def _bernoulli_logpmf(k, p, loc=0):
 
 
 bernoulli = _ns("bernoulli", logpmf=_bernoulli_logpmf, pmf=lambda k, p, loc=0: snp.exp(_bernoulli_logpmf(k, p, loc)))
+
+
+from .._missing import missing as _missing, table as _table  # noqa: E402
+
+__getattr__ = _missing(__name__, _table(
+    "betabinom binom chi2 dirichlet gaussian_kde gennorm geom gumbel_l gumbel_r mode multinomial nbinom pareto "
+    "rankdata sem truncnorm vonmises wrapcauchy",
+    "not implemented yet (stagec.scipy.stats has norm, multivariate_normal, uniform, expon, laplace, logistic, "
+    "cauchy, t, gamma, beta, poisson, bernoulli)"))
