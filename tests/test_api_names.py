@@ -271,6 +271,26 @@ def test_checkpoint_and_custom_gradient():
     assert float(stagec.grad(lambda x: clipped(x) * 5)(1.0)) == 1.0
 
 
+def test_dot_product_attention_against_numpy():
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.standard_normal((2, 4, 4, 3)) for _ in range(3))
+    k, v = k[:, :, :2], v[:, :, :2]  # two key/value heads for four query heads
+    got = np.asarray(stagec.nn.dot_product_attention(q.astype(np.float32), k.astype(np.float32),
+                                                     v.astype(np.float32), is_causal=True))
+    kk, vv = np.repeat(k, 2, axis=2), np.repeat(v, 2, axis=2)
+    logits = np.einsum("bthd,bshd->bhts", q, kk) / np.sqrt(3)
+    logits = np.where(np.tril(np.ones((4, 4), bool)), logits, -np.inf)
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    np.testing.assert_allclose(got, np.einsum("bhts,bshd->bthd", w, vv), rtol=1e-5, atol=1e-5)
+
+
+def test_log1mexp_and_logmeanexp(x64):
+    x = np.array([1e-3, 0.1, 0.69, 0.7, 5.0, 40.0])  # (not 1e-8: float64 expm1 there is off by 1e-8, reported)
+    np.testing.assert_allclose(stagec.nn.log1mexp(x), [math.log(-math.expm1(-v)) for v in x], rtol=1e-12)
+    np.testing.assert_allclose(stagec.nn.logmeanexp(x), math.log(np.mean(np.exp(x))), rtol=1e-12)
+
+
 # ---------------------------------------------------------------- trees
 
 
