@@ -185,6 +185,9 @@ def test_conv_and_pool_against_jax():
     theirs = jax.value_and_grad(net(jax.lax), argnums=(0, 1))(x, w)
     for a, b in zip(stagec.tree.leaves(ours), jax.tree.leaves(theirs)):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+    ties = np.round(rng.standard_normal((1, 4, 6, 2))).astype(np.float32)  # many equal values per window
+    pool = lambda lx: lambda x: (lx.reduce_window(x, -np.inf, lx.max, (1, 2, 3, 1), (1, 2, 3, 1), "VALID") ** 3).sum()
+    np.testing.assert_array_equal(stagec.grad(pool(lax))(ties), jax.grad(pool(jax.lax))(ties))  # the same element
     for tk in (False, True):
         wk = w.transpose(0, 1, 3, 2) if tk else w
         y = lax.conv_transpose(x, wk, (2, 2), "SAME", dimension_numbers=dn, transpose_kernel=tk)

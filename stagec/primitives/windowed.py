@@ -1,8 +1,8 @@
 """`reduce_window`: a sum, max or min over sliding windows (pooling), as StableHLO's `reduce_window`.
 
-The max/min derivative is the tangent of each window's first extreme element (in window order): the
-window's elements are strided slices of the padded operand, one per window offset, so the rule is made of
-slices and selects, whose own rules transpose and batch it."""
+The max/min derivative is the tangent of each window's first extreme element (in window order), built of
+operations whose own rules transpose and batch it: where windows do not overlap (pooling), reductions over the
+window axes of the operand split into blocks; otherwise selects over strided slices, one per window offset."""
 from __future__ import annotations
 
 import itertools
@@ -86,36 +86,70 @@ def _scalar(av: ShapedArray, value):
     return Const(np.array(value, av.dtype), ShapedArray((), av.dtype))
 
 
+def _tiled(window_dimensions, window_strides, window_dilation, out_shape) -> bool:
+    """Whether the windows do not overlap (pooling): each is a block of an axis split into (out, stride)."""
+    return all(out_shape) and all(w <= st and d == 1 for w, st, d in zip(window_dimensions, window_strides,
+                                                                           window_dilation))
+
+
+def _blocks(x, fill, out_shape, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    """The padded operand as (out_0, window_0, out_1, window_1, ...) for windows that do not overlap: cut to
+    out * stride per axis, each axis split into (out, stride), the first `window` of each stride kept."""
+    av = aval_of(x)
+    xp = pad(x, _scalar(av, fill), [(lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation)])
+    size = aval_of(xp).shape
+    want = [n * st for n, st in zip(out_shape, window_strides)]
+    xp = pad(xp, _scalar(av, fill), [(0, max(w - p, 0), 0) for w, p in zip(want, size)])
+    xp = slice(xp, [0] * av.ndim, want, [1] * av.ndim)
+    xs = reshape(xp, [d for n, st in zip(out_shape, window_strides) for d in (n, st)])
+    if tuple(window_dimensions) != tuple(window_strides):
+        limit = [d for n, w in zip(out_shape, window_dimensions) for d in (n, w)]
+        xs = slice(xs, [0] * len(limit), limit, [1] * len(limit))
+    return xs
+
+
 def _windows(x, fill, out_shape, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
     """One array of the result's shape per window offset: the element at that offset of every window."""
     av = aval_of(x)
     xp = pad(x, _scalar(av, fill), [(lo, hi, b - 1) for (lo, hi), b in zip(padding, base_dilation)])
-    offsets = list(itertools.product(*(range(w) for w in window_dimensions)))
-    tiled = all(w <= st and d == 1 for w, st, d in zip(window_dimensions, window_strides, window_dilation))
-    if tiled and all(out_shape):
-        # Windows that do not overlap (pooling): cut the padded operand to out * stride per axis and split each
-        # axis into (out, stride); an offset is then a unit-stride slice. Its transpose pads only at the edges
-        # (IREE 3.13 fails to distribute some dispatches holding interior-padded transposes of strided slices).
-        size = aval_of(xp).shape
-        want = [n * st for n, st in zip(out_shape, window_strides)]
-        xp = pad(xp, _scalar(av, fill), [(0, max(w - p, 0), 0) for w, p in zip(want, size)])
-        xp = slice(xp, [0] * av.ndim, want, [1] * av.ndim)
-        split = [d for n, st in zip(out_shape, window_strides) for d in (n, st)]
-        xs = reshape(xp, split)
-        for offset in offsets:
-            start = [v for o in offset for v in (0, o)]
-            limit = [v for n, o in zip(out_shape, offset) for v in (n, o + 1)]
-            yield reshape(slice(xs, start, limit, [1] * len(split)), out_shape)
-        return
-    for offset in offsets:
+    for offset in itertools.product(*(range(w) for w in window_dimensions)):
         start = [o * d for o, d in zip(offset, window_dilation)]
         limit = [s0 + (n - 1) * st + 1 if n else s0 for s0, n, st in zip(start, out_shape, window_strides)]
         yield slice(xp, start, limit, window_strides)
 
 
+def _tiled_chooser_jvp(x, t, op, out_shape, params):
+    """Pooling's derivative on the blocked operand: each window's first extreme element (in window order) by a
+    reduction over the window axes, its tangent picked by a select; no slices to transpose."""
+    from .reductions import reduce_max, reduce_min, reduce_sum
+    from .structural import broadcast_in_dim, broadcasted_iota
+    xb = _blocks(x, _dt.identity(op, aval_of(x).dtype), out_shape, **params)
+    tb = _blocks(t, 0, out_shape, **params)
+    shape = aval_of(xb).shape
+    n = len(out_shape)
+    win, outs = tuple(range(1, 2 * n, 2)), tuple(range(0, 2 * n, 2))
+    ans = (reduce_max if op == "max" else reduce_min)(xb, win)
+    hit = ew.eq(xb, broadcast_in_dim(ans, shape, outs))
+    idx, k = None, 1
+    for ax in reversed(win):  # the element's number in its window, in window (row-major) order
+        term = ew.mul(broadcasted_iota(np.int32, shape, ax), broadcast_in_dim(_scalar_i32(k), shape, ()))
+        idx = term if idx is None else ew.add(idx, term)
+        k *= shape[ax]
+    big = broadcast_in_dim(_scalar_i32(k), shape, ())
+    first = reduce_min(ew.select(hit, idx, big), win)
+    pick = ew.eq(idx, broadcast_in_dim(first, shape, outs))
+    return ans, reduce_sum(ew.select(pick, tb, _ad.zeros(aval_of(tb))), win)
+
+
+def _scalar_i32(v: int):
+    return Const(np.array(v, np.int32), ShapedArray((), np.int32))
+
+
 def _chooser_jvp(primals, tangents, *, op, **params):
     (x,), (t,) = primals, tangents
     out_shape = reduce_window_p.abstract_eval(aval_of(x), op=op, **params).shape
+    if _tiled(params["window_dimensions"], params["window_strides"], params["window_dilation"], out_shape):
+        return _tiled_chooser_jvp(x, t, op, out_shape, params)
     xs = list(_windows(x, _dt.identity(op, aval_of(x).dtype), out_shape, **params))
     # The value as an elementwise max/min of the window's elements (exact, so equal to `reduce_window`'s):
     # IREE 3.13 fails to distribute a reduce_window dispatch fused with the comparisons below.

@@ -1,5 +1,5 @@
-"""Linear regression three ways: gradient descent under jit, the normal equations with jnp.linalg, and least
-squares; then the predictions' R^2 with jnp statistics."""
+"""Linear regression two ways, gradient descent under jit and the normal equations with jnp.linalg, then the fit's
+R^2 and a few jnp statistics."""
 import numpy as np
 
 import jax
@@ -23,9 +23,7 @@ def main():
     y = (X @ np.array([1.0, 2.0, -3.0]) + 0.1 * rng.standard_normal(40)).astype(np.float32)
     theta_gd = gd(jnp.zeros(3), X, y)
     theta_ne = jnp.linalg.solve(X.T @ X, X.T @ y)
-    theta_ls = jnp.linalg.lstsq(X, y)[0]
     pred = X @ theta_ne
     r2 = 1 - jnp.sum((y - pred) ** 2) / jnp.sum((y - jnp.mean(y)) ** 2)
-    assert jnp.allclose(theta_ne, theta_ls, atol=1e-3)
-    return {"gd": theta_gd, "ne": theta_ne, "r2": r2, "median": jnp.median(y), "pct": jnp.percentile(y, 90.0),
-            "cov": jnp.cov(X[:, 1:].T), "corr": jnp.corrcoef(X[:, 1], y)}
+    assert jnp.allclose(theta_ne, theta_gd, atol=1e-2)
+    return {"gd": theta_gd, "ne": theta_ne, "r2": r2, "median": jnp.median(y), "cov": jnp.cov(X[:, 1:].T)}
