@@ -3,10 +3,14 @@ against JAX's results stored in tests/corpus/results (`python tests/corpus/make_
 where JAX is installed, against JAX run live."""
 from __future__ import annotations
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
-from tests.corpus.port import HERE, PROGRAMS, port, run
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # (xdist workers need not start in the repo)
+from corpus.port import HERE, PROGRAMS, port, run  # noqa: E402
 
 # Float32 programs: JAX (XLA) and stagec (IREE) may round differently (fused multiply-adds, summation order).
 RTOL, ATOL = 2e-4, 2e-5

@@ -9,12 +9,12 @@ import pathlib
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from tests.corpus.port import HERE, PROGRAMS, run  # noqa: E402
+from corpus.port import HERE, PROGRAMS, run  # noqa: E402
 
 
 def main(names=None) -> None:
