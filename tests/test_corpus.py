@@ -18,6 +18,19 @@ TOLERANCE = {"gaussian_process": (2e-3, 1e-4),  # Cholesky solves amplify roundi
              "linear_regression": (1e-3, 1e-4)}
 
 
+@pytest.fixture(autouse=True)
+def default_tiering():
+    """The default configuration, as users run these programs (conftest.py turns tiering off for the suite):
+    eager operations and first jit calls are answered while their modules compile in the background."""
+    import stagec
+    old = stagec.config.jit_tiering, stagec.config.eager_tiering
+    stagec.config.update("jit_tiering", "auto")
+    stagec.config.update("eager_tiering", "auto")
+    yield
+    stagec.config.update("jit_tiering", old[0])
+    stagec.config.update("eager_tiering", old[1])
+
+
 def _compare(name: str, got: dict, want: dict) -> None:
     rtol, atol = TOLERANCE.get(name, (RTOL, ATOL))
     assert sorted(got) == sorted(want), f"{name}: results {sorted(got)} != {sorted(want)}"
