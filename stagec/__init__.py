@@ -18,6 +18,13 @@ from .ad import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, lin
 
 numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
 from .batching import vmap  # noqa: E402
+from . import scipy, test_util, tree  # noqa: E402
+from .jaxpr import make_jaxpr  # noqa: E402
+from .compat import (checkpoint, custom_gradient, device_count, device_get, eval_shape, float0,  # noqa: E402
+                     linear_transpose, local_device_count, local_devices, named_call, named_scope,
+                     print_environment_info, process_count, process_index, remat, typeof)
+
+jacobian = jacrev  # JAX's alias
 
 
 def wait_for_compiles(timeout: float | None = None) -> bool:
@@ -58,6 +65,12 @@ def default_backend() -> str:
 
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
            "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
-           "experimental", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir",
-           "numpy", "pure_callback", "random", "tree_util", "value_and_grad", "vjp", "vmap",
+           "experimental", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_jaxpr", "make_mlir",
+           "numpy", "pure_callback", "random", "scipy", "test_util", "tree", "tree_util", "value_and_grad", "vjp", "vmap",
            "wait_for_compiles"]
+
+
+def __getattr__(name: str):
+    from ._missing import missing
+    from .compat import MISSING
+    return missing(__name__, MISSING)(name)

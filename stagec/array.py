@@ -12,6 +12,36 @@ from .backend import Backend, PendingArguments, backends, get_backend
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
+class SingleDeviceSharding:
+    """The placement of an array on one device (JAX's `jax.sharding.SingleDeviceSharding`)."""
+
+    __slots__ = ("_device",)
+
+    def __init__(self, device):
+        self._device = device
+
+    device_set = property(lambda self: {self._device})
+    num_devices = property(lambda self: 1)
+    is_fully_replicated = property(lambda self: True)
+    is_fully_addressable = property(lambda self: True)
+    memory_kind = property(lambda self: None)
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple:
+        return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict:
+        return {self._device: tuple(slice(None) for _ in global_shape)}
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+    def __hash__(self):
+        return hash(("SingleDeviceSharding", self._device))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r})"
+
+
 class Array(ArrayOps):
     """A concrete array on a device. Results of jitted functions and eager `stagec.numpy` calls.
 
@@ -109,6 +139,11 @@ class Array(ArrayOps):
     @property
     def device(self):
         return self._backend.devices[0]
+
+    @property
+    def sharding(self) -> SingleDeviceSharding:
+        """Where the array lives: always one device (stagec does not shard across devices)."""
+        return SingleDeviceSharding(self._backend.devices[0])
 
     def is_deleted(self) -> bool:
         return self._deleted

@@ -12,6 +12,7 @@ class _Node(NamedTuple):
 
 
 _registry: dict[type, _Node] = {}
+_key_fns: dict[type, Callable[[Any], list]] = {}  # a node type's key per child (`tree_flatten_with_path`)
 
 
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
@@ -42,6 +43,7 @@ def register_dataclass(cls: type, data_fields: list[str] | None = None, meta_fie
         return cls(**dict(zip(data_fields, children)), **dict(zip(meta_fields, meta)))
 
     register_pytree_node(cls, flatten, unflatten)
+    _key_fns[cls] = lambda x: [GetAttrKey(n) for n in data_fields]
     return cls
 
 
@@ -254,3 +256,246 @@ def leaf_paths(tree: Any) -> list[str]:
 
     go(tree, "")
     return out
+
+
+def tree_reduce(function: Callable, tree: Any, *initializer, is_leaf=None) -> Any:
+    """`functools.reduce(function, leaves[, initializer])`."""
+    import functools
+    return functools.reduce(function, tree_leaves(tree, is_leaf), *initializer)
+
+
+def tree_all(tree: Any, *, is_leaf=None) -> bool:
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any) -> Any:
+    """A tree of outer structure whose leaves are trees of inner structure -> an inner tree of outer trees."""
+    flat, td = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if td.num_leaves != n_in * n_out:
+        raise TypeError(f"tree_transpose: {td} does not have {n_out} * {n_in} leaves")
+    rows = [flat[i * n_in:(i + 1) * n_in] for i in range(n_out)]
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, col) for col in zip(*rows)])
+
+
+def _flatten_up_to(td: PyTreeDef, x) -> list:
+    """The subtrees of `x` at the leaves of `td` (`x` has `td`'s structure down to them)."""
+    if td.node_type is None:
+        return [x]
+    node = _node_for(x)
+    if type(x) is not td.node_type or node is None:
+        raise ValueError(f"expected a {td.node_type.__name__} node, got {type(x).__name__}")
+    children, _ = node.flatten(x)
+    children = list(children)
+    if len(children) != len(td.children):
+        raise ValueError(f"expected {len(td.children)} children, got {len(children)}")
+    return [y for c, t in zip(children, td.children) for y in _flatten_up_to(t, c)]
+
+
+PyTreeDef.flatten_up_to = lambda self, x: _flatten_up_to(self, x)
+PyTreeDef.num_nodes = property(lambda self: 1 + sum(c.num_nodes for c in self.children))
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return list(treedef.children)
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.node_type is None
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    return PyTreeDef(tuple, None, tuple(treedefs))
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf=None) -> Any:
+    """`prefix_tree` with each leaf repeated over the subtree of `full_tree` at its place."""
+    leaves, td = tree_flatten(prefix_tree, is_leaf)
+    subs = td.flatten_up_to(full_tree)
+    return td.unflatten([tree_map(lambda _, v=v: v, s) for v, s in zip(leaves, subs)])
+
+
+class Partial:
+    """`functools.partial` that is a pytree (the bound arguments are its leaves; the function is static)."""
+
+    def __init__(self, func: Callable, *args, **kwargs):
+        if isinstance(func, Partial):
+            args, kwargs, func = func.args + args, {**func.keywords, **kwargs}, func.func
+        self.func, self.args, self.keywords = func, args, kwargs
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*self.args, *args, **{**self.keywords, **kwargs})
+
+    def __repr__(self):
+        return f"Partial({self.func!r}, *{self.args!r}, **{self.keywords!r})"
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func), lambda f, c: Partial(f, *c[0], **c[1]))
+
+
+def register_static(cls: type) -> type:
+    """Register `cls` as a node with no children (its instances are static structure, hashed as aux data)."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+# ---------------------------------------------------------------- key paths (as `jax.tree_util`)
+
+
+class _Key:
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._v() == other._v()
+
+    def __hash__(self):
+        return hash((type(self), self._v()))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._v()!r})"
+
+
+class DictKey(_Key):
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    _v = lambda self: self.key
+    __str__ = lambda self: f"[{self.key!r}]"
+
+
+class SequenceKey(_Key):
+    __slots__ = ("idx",)
+
+    def __init__(self, idx: int):
+        self.idx = idx
+
+    _v = lambda self: self.idx
+    __str__ = lambda self: f"[{self.idx}]"
+
+
+class GetAttrKey(_Key):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    _v = lambda self: self.name
+    __str__ = lambda self: f".{self.name}"
+
+
+class FlattenedIndexKey(_Key):
+    __slots__ = ("key",)
+
+    def __init__(self, key: int):
+        self.key = key
+
+    _v = lambda self: self.key
+    __str__ = lambda self: f"[<flat index {self.key}>]"
+
+
+def keystr(keys: tuple, *, simple: bool = False, separator: str = "") -> str:
+    """A path as text: `['w'][0].x` (with `simple`, the bare keys joined by `separator`)."""
+    if simple:
+        return separator.join(str(k._v()) for k in keys)
+    return separator.join(map(str, keys))
+
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable, unflatten_func: Callable,
+                              flatten_func: Callable | None = None) -> None:
+    """Register `nodetype` with `flatten_with_keys(x) -> ([(key, child), ...], aux)`."""
+    def flat(x):
+        kc, aux = flatten_with_keys(x)
+        return [c for _, c in kc], aux
+    register_pytree_node(nodetype, flatten_func or flat, unflatten_func)
+    _key_fns[nodetype] = lambda x: [k for k, _ in flatten_with_keys(x)[0]]
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten)
+    return cls
+
+
+def _child_keys(x, children: list) -> list:
+    t = type(x)
+    if t in _key_fns:
+        return _key_fns[t](x)
+    if isinstance(x, dict):
+        return [DictKey(k) for k in (sorted(x) if t is dict else x)]
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return [GetAttrKey(f) for f in x._fields]
+    if isinstance(x, (tuple, list)):
+        return [SequenceKey(i) for i in range(len(x))]
+    return [FlattenedIndexKey(i) for i in range(len(children))]
+
+
+def _with_path(x, path: tuple, out: list, is_leaf) -> None:
+    node = None if is_leaf is not None and is_leaf(x) else _node_for(x)
+    if node is None:
+        out.append((path, x))
+        return
+    children = list(node.flatten(x)[0])
+    for k, c in zip(_child_keys(x, children), children):
+        _with_path(c, path + (k,), out, is_leaf)
+
+
+def tree_flatten_with_path(tree: Any, is_leaf=None) -> tuple[list[tuple[tuple, Any]], PyTreeDef]:
+    """[(key path, leaf), ...] in flattening order, and the tree's structure."""
+    out: list = []
+    _with_path(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf=None) -> list[tuple[tuple, Any]]:
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
+    """`f(path, leaf, *others)` leafwise."""
+    pl, td = tree_flatten_with_path(tree, is_leaf)
+    others = [td.flatten_up_to(r) for r in rest]
+    return td.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pl, *others)])
+
+
+def is_tree_node(x) -> bool:
+    """Whether `x` is a node (a registered container, tuple or namedtuple), not a leaf."""
+    return _node_for(x) is not None
+
+
+def flatten_one_level(tree: Any) -> tuple[list, Any]:
+    """The children of the node `tree` and its metadata (ValueError for a leaf)."""
+    node = _node_for(tree)
+    if node is None:
+        raise ValueError(f"flatten_one_level() called on a leaf: {tree!r}")
+    children, aux = node.flatten(tree)
+    return list(children), aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list, Any]:
+    children, aux = flatten_one_level(tree)
+    return list(zip(_child_keys(tree, children), children)), aux
+
+
+def tree_reduce_associative(operation: Callable, tree: Any, *, is_leaf=None) -> Any:
+    """`operation` over the leaves as a balanced tree (for an associative operation)."""
+    xs = tree_leaves(tree, is_leaf)
+    if not xs:
+        raise TypeError("tree_reduce_associative of a tree with no leaves")
+    while len(xs) > 1:
+        xs = [operation(xs[i], xs[i + 1]) if i + 1 < len(xs) else xs[i] for i in range(0, len(xs), 2)]
+    return xs[0]
+
+
+KeyEntry = Any
+KeyPath = tuple
+
+
+def __getattr__(name: str):
+    if name == "default_registry":
+        from ._missing import NotInStagec
+        raise NotInStagec("stagec.tree_util.default_registry is not implemented in stagec: stagec has one registry; "
+                          "register node types with register_pytree_node")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

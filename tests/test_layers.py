@@ -12,7 +12,7 @@ PKG = ROOT / "stagec"
 
 # Lowest first. A module may import modules of its own layer or of layers before it, never after it.
 LAYERS = [
-    ["_version", "_quiet", "config", "errors", "dtypes", "tree_util", "explorer"],  # base
+    ["_version", "_quiet", "config", "errors", "dtypes", "tree_util", "tree", "_missing", "explorer"],  # base
     ["core"],                                  # avals, Graph, Trace, Primitive
     ["lowering", "passes"],                    # StableHLO emission machinery; our MLIR passes
     ["primitives"],                            # every primitive with all its rules
@@ -20,16 +20,16 @@ LAYERS = [
     ["tuning", "compiler", "host", "dispatch", "backend", "legalize"],  # tuning specs; targets, pipelines, compile
     # driver; host modules (callbacks, BLAS, sort); async dispatch; runtime (devices, buffers, Executable); text rewrites
     ["array", "runner"],                       # stagec.Array, device_put; Runner (an Executable called on values)
-    ["numpy", "random", "nn", "debug", "experimental"],  # the surface
+    ["numpy", "random", "nn", "scipy", "debug", "experimental"],  # the surface
     ["aot"],                                   # the artifact format, load
     ["cache"],                                 # the persistent cache (storage)
     ["stages"],                                # Lowered / Compiled, the compile step
-    ["eager", "jit", "api"],                   # eager execution, jit, transformations' public entry points
+    ["eager", "jit", "api", "jaxpr", "test_util", "compat"],  # eager execution, jit, transformations' public entry points
     ["explain"],                               # why a cache missed
     ["__init__", "__main__", "cli"],           # the public API and the command line
 ]
 _RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
-_ORDER_WITHIN = {"numpy": 0, "random": 1, "nn": 1, "debug": 1, "experimental": 2}  # nn and random build on numpy
+_ORDER_WITHIN = {"numpy": 0, "random": 1, "nn": 1, "debug": 1, "scipy": 2, "experimental": 2}  # nn and random build on numpy
 
 
 def _unit(parts: tuple[str, ...]) -> str:

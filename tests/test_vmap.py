@@ -357,6 +357,15 @@ def test_batched_loop_stays_one_loop():
     assert text.count("func.func") == 1
 
 
+def conv_pool(x, w):
+    y = lax.conv_general_dilated(x, w, (1, 1), "SAME")
+    return lax.reduce_window(y, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+
+def test_conv_pool():
+    check(conv_pool, examples(3, lambda: rand(1, 2, 5, 5), lambda: rand(3, 2, 3, 3)), [0, (0, None), (None, 0)])
+
+
 def test_table_covers_every_primitive():
     """The functions above, traced per example, use every primitive that has operands."""
     seen = set()
@@ -368,7 +377,7 @@ def test_table_covers_every_primitive():
              (scatters, [rand(4, 3), unique_rows(), rand(2, 3)]), (matmul, [rand(2, 3), rand(3, 4)]),
              (cond_fn, [True, rand(3), rand(3)]), (while_fn, [np.int32(2), rand(2)]), (scan_fn, [rand(3), rand(4, 3)]),
              (callback_fn, [rand(3)]),
-             (ffts, [rand(2, 4), rand(2, 4).astype(np.complex64)])]
+             (ffts, [rand(2, 4), rand(2, 4).astype(np.complex64)]), (conv_pool, [rand(1, 2, 5, 5), rand(3, 2, 3, 3)])]
     for f, args in cases:
         _prims_in(stagec.jit(f).lower(*args).graph, seen)
     untested = {p.name for p in all_primitives()} - seen - NO_OPERANDS

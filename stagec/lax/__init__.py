@@ -6,11 +6,16 @@ wrappers (`stagec.primitives`); this module adds the composites built from them 
 """
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as np
 
 from ..core import Const, aval_of
 from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
+from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,  # noqa: F401
+                               conv_general_permutations, conv_general_shape_tuple, conv_transpose,
+                               conv_with_general_padding, padtype_to_pads)
 from ..primitives.dot import Precision, dot, dot_general
 from ..primitives.fft import fft
 from ..primitives.elementwise import clamp, convert_element_type, select
@@ -18,6 +23,7 @@ from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
                                      reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
+from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
 from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice,
                                      dynamic_update_slice, iota, pad, reshape, rev, slice, transpose)
 
@@ -63,4 +69,278 @@ def conj(x):
     return complex(real(x), neg(imag(x)))
 
 
+def _axis(x, axis: int) -> int:
+    nd = aval_of(x).ndim
+    if not -nd <= axis < nd:
+        raise ValueError(f"axis {axis} is out of bounds for an array of rank {nd}")
+    return axis % nd
+
+
+def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """`operand[start:limit:stride]` along `axis` (static bounds; None means the end, negatives count from it)."""
+    axis = _axis(operand, axis)
+    shape = aval_of(operand).shape
+    start, limit, _ = _builtins.slice(start_index, limit_index).indices(shape[axis])
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, max(limit, start), int(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+    """`operand[index]` along `axis` (a static index; negatives count from the end)."""
+    axis = _axis(operand, axis)
+    n = aval_of(operand).shape[axis]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    index %= n
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else reshape(out, [d for i, d in enumerate(aval_of(out).shape) if i != axis])
+
+
+def _starts_at(operand, axis: int, index) -> list:
+    zero = np.zeros((), np.int32)
+    return [index if i == axis else zero for i in range(aval_of(operand).ndim)]
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0):
+    """`slice_size` elements from a traced `start_index` along `axis` (the start clamps to stay in bounds)."""
+    axis = _axis(operand, axis)
+    sizes = list(aval_of(operand).shape)
+    sizes[axis] = int(slice_size)
+    return dynamic_slice(operand, _starts_at(operand, axis, start_index), sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
+    """`operand[index]` along `axis` for a traced `index` (clamped into bounds)."""
+    axis = _axis(operand, axis)
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else reshape(out, [d for i, d in enumerate(aval_of(out).shape) if i != axis])
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis: int):
+    """`operand` with `update` written from a traced `start_index` along `axis` (clamped to stay in bounds)."""
+    axis = _axis(operand, axis)
+    return dynamic_update_slice(operand, update, _starts_at(operand, axis, start_index))
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis: int):
+    """`operand` with `update` (of rank one less, or with a size-1 `axis`) written at a traced `index`."""
+    axis = _axis(operand, axis)
+    if aval_of(update).ndim == aval_of(operand).ndim - 1:
+        shape = list(aval_of(update).shape)
+        shape.insert(axis, 1)
+        update = reshape(update, shape)
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+_WINDOW_OPS = {"add": ("sum", reduce_window_sum), "max": ("max", reduce_window_max), "min": ("min", reduce_window_min)}
+
+
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding, base_dilation=None,
+                  window_dilation=None):
+    """Reduce each window with `computation` (JAX's `lax.reduce_window`): `lax.add`, `lax.max`, `lax.min` or any
+    function that traces to one of them; `init_value` also fills the padding."""
+    from ..core import ShapedArray, trace_subgraph
+    av = aval_of(operand)
+    s = ShapedArray((), av.dtype)
+    graph, captured, _ = trace_subgraph(computation, [s, s], "reduce_window")
+    names = [e.prim.name for e in graph.eqns]
+    ops = [n for n in names if n in _WINDOW_OPS]
+    if len(ops) != 1 or captured or any(n not in _WINDOW_OPS and n != "convert_element_type" for n in names):
+        raise NotImplementedError(f"reduce_window of a computation made of {names}: stagec reduces windows with "
+                                  f"add, max or min (lax.add, lax.max, lax.min); build others from those")
+    op, fn = _WINDOW_OPS[ops[0]]
+    out = fn(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
+    try:
+        init = np.asarray(init_value)
+    except Exception:
+        init = None
+    from .. import dtypes as _dt
+    if init is not None and init.shape == () and init.dtype != object and init == _dt.identity(op, av.dtype):
+        return out
+    padded = padding if isinstance(padding, str) else any(lo or hi for lo, hi in padding)
+    if op == "sum" and padded:
+        raise NotImplementedError("reduce_window with lax.add, padding and an init_value other than 0: the padding "
+                                  "counts init_value once per padded element; add it yourself with padding of zeros")
+    init = convert_element_type(init_value, av.dtype)
+    full = broadcast_in_dim(init, aval_of(out).shape, ())
+    return {"sum": add, "max": _ew.max, "min": _ew.min}[op](out, full)
+
+
+def _reduce_window_shape(operand_shape, window_dimensions, window_strides, padding, base_dilation=None,
+                         window_dilation=None) -> tuple:
+    from ..core import ShapedArray
+    from ..primitives.windowed import _canon, reduce_window_p
+    x = ShapedArray(operand_shape, np.float32)
+    return reduce_window_p.abstract_eval(x, op="sum", **_canon(x, window_dimensions, window_strides, padding,
+                                                              base_dilation, window_dilation)).shape
+
+
+reduce_window_shape_tuple = _reduce_window_shape
+
+
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402  (uses the functions above)
+
+
+def expand_dims(array, dimensions):
+    """`array` with size-1 axes inserted at `dimensions` (positions in the result)."""
+    shape = list(aval_of(array).shape)
+    nd = len(shape) + len(dimensions)
+    for d in sorted(d % nd for d in dimensions):
+        shape.insert(d, 1)
+    return reshape(array, shape)
+
+
+def squeeze(array, dimensions):
+    """`array` without the size-1 axes `dimensions`."""
+    shape = aval_of(array).shape
+    dims = {d % len(shape) for d in dimensions}
+    if any(shape[d] != 1 for d in dims):
+        raise ValueError(f"squeeze: dimensions {tuple(dimensions)} of shape {shape} are not all of size 1")
+    return reshape(array, [s for i, s in enumerate(shape) if i not in dims])
+
+
+def full(shape, fill_value, dtype=None):
+    from .. import dtypes as _dt
+    dt = _dt.canonicalize(dtype) if dtype is not None else aval_of(fill_value).dtype
+    return broadcast_in_dim(convert_element_type(fill_value, dt), tuple(shape), ())
+
+
+def square(x):
+    return mul(x, x)
+
+
+def reciprocal(x):
+    return div(full_like(x, 1), x)
+
+
+def exp2(x):
+    return _ew.exp(mul(x, full_like(x, np.log(2))))
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over the leading batch axes of two arrays of equal rank >= 2."""
+    nd = aval_of(lhs).ndim
+    batch = tuple(range(nd - 2))
+    return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), precision)
+
+
+def select_n(which, *cases):
+    """cases[which] elementwise (`which` boolean for two cases, else an integer in [0, len(cases)))."""
+    if len(cases) == 1:
+        return cases[0]
+    if aval_of(which).dtype == np.bool_:
+        if len(cases) != 2:
+            raise ValueError("select_n with a boolean predicate takes exactly two cases")
+        return select(which, cases[1], cases[0])
+    out = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        out = select(_ew.eq(which, full_like(which, i)), cases[i], out)
+    return out
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """`values` sorted by `keys` along `dimension`: (sorted keys, values in that order)."""
+    return sort((keys, values), dimension, is_stable, num_keys=1)
+
+
+def top_k(operand, k: int):
+    """The `k` largest entries along the last axis, and their indices (ties: the lower index first)."""
+    av = aval_of(operand)
+    nd = av.ndim
+    idx = broadcasted_iota(np.int32, av.shape, nd - 1)
+    neg = _ew.neg(operand) if av.dtype.kind != "b" else operand
+    _, order = sort((neg, idx), nd - 1, True, num_keys=1)
+    order = slice_in_dim(order, 0, int(k), axis=nd - 1)
+    return _take_last(operand, order), order
+
+
+def _take_last(x, idx):
+    """x[..., idx] along the last axis for an index array of x's leading shape plus k."""
+    av, ia = aval_of(x), aval_of(idx)
+    nd = av.ndim
+    cols = [idx if d == nd - 1 else broadcasted_iota(np.int32, ia.shape, d) for d in range(nd)]
+    full_idx = concatenate([reshape(c, ia.shape + (1,)) for c in cols], nd)
+    return gather(x, full_idx, offset_dims=(), collapsed_slice_dims=tuple(range(nd)), start_index_map=tuple(range(nd)),
+                  slice_sizes=(1,) * nd)
+
+
+def optimization_barrier(operand):
+    """`operand` unchanged (JAX uses it to stop XLA moving computations across it; stagec's passes do not
+    reorder across function boundaries either)."""
+    return operand
+
+
+def broadcast_to_rank(x, rank: int):
+    nd = aval_of(x).ndim
+    return reshape(x, (1,) * (rank - nd) + aval_of(x).shape) if nd < rank else x
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    shape = aval_of(operand).shape
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    return reshape(operand, shape[:start_dimension] + (int(np.prod(shape[start_dimension:stop])),) + shape[stop:])
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
+                                 dimension_numbers=None, precision=None, preferred_element_type=None):
+    """The patches a convolution with a `filter_shape` window sees, as features (channel-major, as JAX's): a
+    convolution with an identity kernel."""
+    la = aval_of(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dn = conv_dimension_numbers(la.shape, (1, 1) + filter_shape, dimension_numbers)
+    c, k = la.shape[dn.lhs_spec[1]], int(np.prod(filter_shape))
+    # Each window position goes to its own output channel: an identity kernel per input channel (JAX's layout).
+    kernel = np.broadcast_to(np.eye(k, dtype=la.dtype), (c, k, k)).reshape((c * k, 1) + filter_shape)
+    oihw = tuple(range(la.ndim))
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation, rhs_dilation,
+                                ConvDimensionNumbers(dn.lhs_spec, oihw, dn.out_spec), c, 1, precision,
+                                preferred_element_type)
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count: int = 1) -> tuple:
+    return conv_general_shape_tuple(lhs_shape, rhs_shape, strides, pads, None)
+
+
+from .._missing import ONE_DEVICE as _ONE_DEVICE, PRIMITIVE as _PRIMITIVE, missing as _missing, table as _table  # noqa: E402,I001
+
+__getattr__ = _missing(__name__, {
+    **_table("abs_p acos_p acosh_p add_p after_all_p all_gather_p all_to_all_p and_p approx_top_k_p argmax_p argmin_p "
+             "asin_p asinh_p atan2_p atan_p atanh_p axis_index_p bessel_i0e_p bessel_i1e_p bitcast_convert_type_p "
+             "broadcast_in_dim_p cbrt_p ceil_p clamp_p clz_p complex_p concatenate_p cond_p conj_p "
+             "conv_general_dilated_p convert_element_type_p copy_p cos_p cosh_p create_token_p cumlogsumexp_p "
+             "cummax_p cummin_p cumprod_p cumsum_p dce_sink_p device_put_p digamma_p div_p dot_general_p "
+             "dynamic_slice_p dynamic_update_slice_p eq_p eq_to_p erf_inv_p erf_p erfc_p exp2_p exp_p expm1_p fft_p "
+             "floor_p gather_p ge_p gt_p igamma_grad_a_p igamma_p igammac_p imag_p integer_pow_p iota_p is_finite_p "
+             "le_p le_to_p lgamma_p linear_solve_p log1p_p log_p logistic_p lt_p lt_to_p max_p min_p mul_p mulhi_p "
+             "ne_p neg_p nextafter_p not_p optimization_barrier_p or_p pad_p pmax_p pmin_p polygamma_p "
+             "population_count_p pow_p ppermute_p psum_p ragged_all_to_all_p real_p reduce_and_p reduce_max_p "
+             "reduce_min_p reduce_or_p reduce_p reduce_precision_p reduce_prod_p reduce_sum_p reduce_window_max_p "
+             "reduce_window_min_p reduce_window_p reduce_window_sum_p reduce_xor_p regularized_incomplete_beta_p "
+             "rem_p reshape_p rev_p rng_bit_generator_p rng_uniform_p round_p rsqrt_p scan_p scatter_add_p "
+             "scatter_max_p scatter_min_p scatter_mul_p scatter_p scatter_sub_p select_and_gather_add_p "
+             "select_and_scatter_add_p select_and_scatter_p select_n_p sharding_constraint_p shift_left_p "
+             "shift_right_arithmetic_p shift_right_logical_p sign_p sin_p sinh_p slice_p sort_p split_p sqrt_p "
+             "square_p squeeze_p stack_p stage_p stop_gradient_p sub_p tan_p tanh_p tile_p top_k_p transpose_p "
+             "unstack_p while_p xor_p zeta_p", _PRIMITIVE),
+    **_table("all_gather all_to_all axis_index axis_size pbroadcast pcast pmax pmean pmin ppermute precv psend "
+             "pshuffle psum psum_scatter pswapaxes ragged_all_to_all with_sharding_constraint", _ONE_DEVICE),
+    **_table("lgamma digamma erf_inv erfc igamma igammac igamma_grad_a polygamma zeta betainc bessel_i0e "
+             "bessel_i1e random_gamma_grad", "use stagec.scipy.special (gammaln, digamma, erfinv, erfc) for the "
+                                             "ones it has; the others are not implemented"),
+    **_table("AccuracyMode DotAlgorithm DotAlgorithmPreset RaggedDotDimensionNumbers RandomAlgorithm RoundingMethod "
+             "Tolerance PrecisionLike ConvGeneralDilatedDimensionNumbers DotDimensionNumbers FftType "
+             "GatherDimensionNumbers GatherScatterMode ScatterDimensionNumbers",
+             "stagec's lax takes plain tuples and keywords here (see the function's docstring)"),
+    **_table("gather_p", _PRIMITIVE),
+    **_table("after_all create_token approx_max_k approx_min_k associative_scan bitcast_convert_type broadcast_like "
+             "clz composite conv_general_dilated_local conv_transpose_shape_tuple cumlogsumexp custom_linear_solve "
+             "custom_root dce_sink dtype empty index_take linalg mulhi nextafter platform_dependent "
+             "population_count ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
+             "rng_uniform scaled_dot scatter_add scatter_apply scatter_max scatter_min scatter_mul scatter_sub "
+             "shape_as_value split stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
+})

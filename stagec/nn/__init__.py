@@ -1,4 +1,4 @@
-"""`stagec.nn`: activation functions and normalizers on top of `stagec.numpy`."""
+"""`stagec.nn`: activation functions and normalizers on top of `stagec.numpy`; `initializers`."""
 from __future__ import annotations
 
 import math
@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import lax
-from . import numpy as snp
-from .core import aval_of
-from .numpy._base import _to_float
+from .. import lax
+from .. import numpy as snp
+from ..core import aval_of
+from ..numpy._base import _to_float
 
 
 def relu(x: Any):
@@ -213,3 +213,67 @@ def one_hot(x: Any, num_classes: int, dtype=None, axis: int = -1):
     hot = lax.eq(lax.broadcast_in_dim(x, av.shape + (num_classes,), tuple(range(av.ndim))), classes)
     out = snp.astype(hot, dtype or snp.float32)
     return snp.moveaxis(out, -1, axis) if axis not in (-1, av.ndim) else out
+from . import initializers  # noqa: E402,F401
+
+
+def log1mexp(x: Any):
+    """log(1 - exp(-x)) for x > 0, accurate for small and large x (the two-branch formula)."""
+    (x,) = _to_float("log1mexp", x)
+    return snp.where(x < np.log(2), snp.log(-snp.expm1(-x)), snp.log1p(-snp.exp(-x)))
+
+
+def logmeanexp(x: Any, axis=None, where: Any = None, keepdims: bool = False):
+    """log(mean(exp(x))) over `axis`, stably."""
+    (x,) = _to_float("logmeanexp", x)
+    if where is not None:
+        x = snp.where(where, x, -np.inf)
+        n = snp.sum(snp.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
+    else:
+        n = x.size if axis is None else math.prod(x.shape[a] for a in ((axis,) if isinstance(axis, int) else axis))
+    return logsumexp(x, axis=axis, keepdims=keepdims) - snp.log(snp.asarray(n, x.dtype))
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None, is_causal: bool = False,
+                          query_seq_lengths=None, key_value_seq_lengths=None, local_window_size=None,
+                          implementation=None):
+    """Scaled dot-product attention over (batch, seq, heads, head_dim) arrays (JAX's layout; grouped heads:
+    `key`/`value` heads divide the query's): softmax(q k^T * scale + bias, masked) v."""
+    if query_seq_lengths is not None or key_value_seq_lengths is not None or local_window_size is not None:
+        raise NotImplementedError("dot_product_attention with sequence lengths or a local window is not implemented; "
+                                  "pass a boolean mask instead")
+    if implementation not in (None, "xla"):
+        raise NotImplementedError(f"dot_product_attention(implementation={implementation!r}): stagec has one "
+                                  f"implementation (None or 'xla')")
+    q, k, v = (snp.asarray(t) for t in (query, key, value))
+    squeeze = q.ndim == 3
+    if squeeze:
+        q, k, v = q[None], k[None], v[None]
+    B, T, N, H = q.shape
+    K = k.shape[2]
+    if N % K:
+        raise ValueError(f"dot_product_attention: {N} query heads are not a multiple of {K} key heads")
+    qg = snp.reshape(q, (B, T, K, N // K, H))
+    logits = snp.einsum("btkgh,bskh->bkgts", qg, k)
+    logits = snp.reshape(logits, (B, N, T, k.shape[1])) * (1 / math.sqrt(H) if scale is None else scale)
+    if bias is not None:
+        logits = logits + snp.asarray(bias)
+    S = k.shape[1]
+    keep = None
+    if mask is not None:
+        keep = snp.asarray(mask, dtype=bool)
+    if is_causal:
+        causal = snp.tril(snp.ones((T, S), bool))
+        keep = causal if keep is None else keep & causal
+    if keep is not None:
+        logits = snp.where(keep, logits, snp.finfo(logits.dtype).min)
+    w = softmax(logits.astype(snp.float32), axis=-1).astype(q.dtype)
+    wg = snp.reshape(w, (B, K, N // K, T, S))
+    out = snp.reshape(snp.einsum("bkgts,bskh->btkgh", wg, v), (B, T, N, H))
+    return out[0] if squeeze else out
+
+
+from .._missing import missing as _missing, table as _table  # noqa: E402
+
+__getattr__ = _missing(__name__, _table(
+    "get_scaled_dot_general_config scaled_dot_general scaled_matmul",
+    "microscaled (mxfp8/nvfp4) matmuls are not implemented; use snp.matmul / lax.dot_general"))

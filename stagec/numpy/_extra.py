@@ -1,0 +1,862 @@
+"""More of NumPy's (and `jax.numpy`'s) names, built from the others: comparisons of whole arrays, statistics,
+NaN-ignoring reductions, convolution, index helpers, polynomials and windows."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lax
+from ..core import aval_of
+from .. import numpy as snp
+
+__all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size",
+           "convolve", "correlate", "cross", "kron", "deg2rad", "rad2deg", "degrees", "radians", "average", "cov",
+           "corrcoef", "median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nansum",
+           "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin", "nancumsum",
+           "nancumprod", "interp", "isin", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
+           "diag_indices", "diag_indices_from", "indices", "ix_", "rot90", "append", "copy", "trapezoid", "polyval",
+           "vander", "sinc", "heaviside", "float_power", "fabs", "logaddexp2", "nan_to_num", "isscalar",
+           "iscomplexobj", "isrealobj", "iscomplex", "isreal", "promote_types", "geomspace", "logspace", "ediff1d",
+           "resize", "unravel_index", "ravel_multi_index", "matvec", "vecmat", "block", "fromfunction",
+           "apply_along_axis", "vectorize", "lexsort", "sort_complex", "digitize", "bincount", "gcd", "lcm", "ldexp",
+           "modf", "hanning", "hamming", "blackman", "bartlett", "gradient", "fill_diagonal", "delete", "insert",
+           "choose", "float_", "int_", "uint", "complex_", "double", "single", "cdouble", "csingle", "generic",
+           "character", "flexible", "s_", "index_exp", "mgrid", "ogrid", "ComplexWarning"]
+
+float_, int_, uint, complex_ = np.float64, np.int64, np.uint64, np.complex128
+double, single, cdouble, csingle = np.float64, np.float32, np.complex128, np.complex64
+generic, character, flexible = np.generic, np.character, np.flexible
+s_, index_exp, mgrid, ogrid = np.s_, np.index_exp, np.mgrid, np.ogrid
+ComplexWarning = getattr(np, "ComplexWarning", None) or np.exceptions.ComplexWarning
+
+
+def _arr(x):
+    return snp.asarray(x)
+
+
+# ---------------------------------------------------------------- comparisons and shapes
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
+    """|a - b| <= atol + rtol |b| elementwise (infinities equal only to themselves)."""
+    a, b = _arr(a), _arr(b)
+    dt = snp.result_type(a, b)
+    if not snp.issubdtype(dt, np.inexact):
+        return snp.equal(a, b)
+    a, b = a.astype(dt), b.astype(dt)
+    finite = snp.isfinite(a) & snp.isfinite(b)
+    close = snp.abs(a - b) <= atol + rtol * snp.abs(b)
+    out = snp.where(finite, close, a == b)
+    if equal_nan:
+        out = out | (snp.isnan(a) & snp.isnan(b))
+    return out
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
+    return snp.all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan: bool = False) -> Any:
+    a1, a2 = _arr(a1), _arr(a2)
+    if a1.shape != a2.shape:
+        return snp.asarray(False)
+    eq = a1 == a2
+    if equal_nan and snp.issubdtype(snp.result_type(a1, a2), np.inexact):
+        eq = eq | (snp.isnan(a1) & snp.isnan(a2))
+    return snp.all(eq)
+
+
+def array_equiv(a1, a2):
+    a1, a2 = _arr(a1), _arr(a2)
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return snp.asarray(False)
+    return snp.all(a1 == a2)
+
+
+def ndim(a) -> int:
+    return aval_of(a).ndim if hasattr(a, "aval") else np.ndim(a)
+
+
+def shape(a) -> tuple:
+    return aval_of(a).shape if hasattr(a, "aval") else np.shape(a)
+
+
+def size(a, axis: int | None = None) -> int:
+    s = shape(a)
+    return math.prod(s) if axis is None else s[axis]
+
+
+def isscalar(element) -> bool:
+    if hasattr(element, "aval"):
+        return aval_of(element).ndim == 0
+    return np.isscalar(element)
+
+
+def iscomplexobj(x) -> bool:
+    return snp.issubdtype(_arr(x).dtype if not hasattr(x, "dtype") else x.dtype, np.complexfloating)
+
+
+def isrealobj(x) -> bool:
+    return not iscomplexobj(x)
+
+
+def iscomplex(x):
+    x = _arr(x)
+    return snp.imag(x) != 0 if iscomplexobj(x) else snp.zeros(x.shape, bool)
+
+
+def isreal(x):
+    x = _arr(x)
+    return snp.imag(x) == 0 if iscomplexobj(x) else snp.ones(x.shape, bool)
+
+
+def promote_types(a, b) -> np.dtype:
+    """The dtype both promote to, by JAX's table (not NumPy's: int8 and uint8 give int16, float32 and int64 float32)."""
+    return np.dtype(_dt.result_type((np.dtype(a), False), (np.dtype(b), False))[0])
+
+
+# ---------------------------------------------------------------- diagonals and index helpers
+
+
+def diag(v, k: int = 0):
+    """The k-th diagonal of a 2-D array, or a 2-D array with 1-D `v` on its k-th diagonal."""
+    v = _arr(v)
+    if v.ndim == 1:
+        n = v.shape[0] + abs(k)
+        rows, cols = np.arange(v.shape[0]) + max(-k, 0), np.arange(v.shape[0]) + max(k, 0)
+        return snp.zeros((n, n), v.dtype).at[rows, cols].set(v)
+    if v.ndim == 2:
+        return snp.diagonal(v, offset=k)
+    raise ValueError("diag input must be 1d or 2d")
+
+
+def diagflat(v, k: int = 0):
+    return diag(snp.ravel(_arr(v)), k)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None):
+    return tuple(snp.asarray(i.astype(np.int32)) for i in np.tril_indices(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None):
+    return tuple(snp.asarray(i.astype(np.int32)) for i in np.triu_indices(n, k, m))
+
+
+def tril_indices_from(arr, k: int = 0):
+    s = shape(arr)
+    return tril_indices(s[-2], k, s[-1])
+
+
+def triu_indices_from(arr, k: int = 0):
+    s = shape(arr)
+    return triu_indices(s[-2], k, s[-1])
+
+
+def diag_indices(n: int, ndim: int = 2):
+    return (snp.arange(n),) * ndim
+
+
+def diag_indices_from(arr):
+    s = shape(arr)
+    if len(set(s)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(s[0], len(s))
+
+
+def indices(dimensions, dtype=np.int32, sparse: bool = False):
+    return tuple(snp.asarray(i) for i in np.indices(dimensions, dtype, sparse)) if sparse else \
+        snp.asarray(np.indices(dimensions, dtype))
+
+
+def ix_(*args):
+    n = len(args)
+    return tuple(snp.reshape(_arr(a), (1,) * i + (-1,) + (1,) * (n - i - 1)) for i, a in enumerate(args))
+
+
+def unravel_index(indices, shape):
+    """Flat indices -> a tuple of coordinate arrays (out-of-range indices clamp, as JAX's)."""
+    idx = _arr(indices)
+    out = []
+    for d in reversed(shape):
+        out.append(idx % d)
+        idx = idx // d
+    return tuple(reversed(out))
+
+
+def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
+    if order != "C":
+        raise NotImplementedError("ravel_multi_index(order='F') is not implemented")
+    out = 0
+    for i, d in zip(multi_index, dims):
+        i = _arr(i)
+        i = snp.clip(i, 0, d - 1) if mode == "clip" else i % d if mode == "wrap" else i
+        out = out * d + i
+    return out
+
+
+def fill_diagonal(a, val, wrap: bool = False, inplace: bool = True):
+    """`a` with `val` on its main diagonal (JAX's form: `inplace=False` is required, arrays are immutable)."""
+    if inplace:
+        raise NotImplementedError("stagec arrays are immutable: call fill_diagonal(a, val, inplace=False), which "
+                                  "returns the updated array (as JAX)")
+    a = _arr(a)
+    n = min(a.shape)
+    idx = (np.arange(n),) * a.ndim
+    vals = snp.broadcast_to(snp.ravel(_arr(val)), (n,)) if _arr(val).size in (1, n) else snp.resize(val, (n,))
+    return a.at[idx].set(vals.astype(a.dtype))
+
+
+# ---------------------------------------------------------------- convolution, products
+
+
+def _conv1d(a, v, mode: str, flip: bool, fname: str):
+    a, v = _arr(a), _arr(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"{fname}() only supports 1-dimensional inputs.")
+    if a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"{fname}: inputs cannot be empty")
+    dt = snp.result_type(a, v)
+    a, v = a.astype(dt), v.astype(dt)
+    if a.shape[0] < v.shape[0]:
+        a, v = v, a
+        if not flip:  # correlate(a, v) with the roles swapped is reversed (and conjugated)
+            out = _conv1d(a, v, mode, flip, fname)
+            return snp.conj(out[::-1]) if iscomplexobj(out) else out[::-1]
+    if flip:
+        v = v[::-1]
+    elif iscomplexobj(v):
+        v = snp.conj(v)
+    n = v.shape[0]
+    pads = {"full": (n - 1, n - 1), "same": (n // 2, n - 1 - n // 2), "valid": (0, 0)}
+    if mode not in pads:
+        raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
+    if not snp.issubdtype(dt, np.inexact) or iscomplexobj(a):  # convolution via a sliding dot over a padded copy
+        lo, hi = pads[mode]
+        ap = snp.pad(a, (lo, hi))
+        m = ap.shape[0] - n + 1
+        idx = np.arange(m)[:, None] + np.arange(n)[None, :]
+        return snp.sum(ap[idx] * v, axis=1)
+    out = lax.conv_general_dilated(a[None, None, :], v[None, None, :], (1,), [pads[mode]])
+    return out[0, 0]
+
+
+def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
+    """The discrete linear convolution of 1-D `a` and `v` (a StableHLO convolution for floats)."""
+    return _conv1d(a, v, mode, True, "convolve")
+
+
+def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
+    """The cross-correlation of 1-D `a` and `v` (NumPy's: v conjugated)."""
+    return _conv1d(a, v, mode, False, "correlate")
+
+
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = snp.moveaxis(_arr(a), axisa, -1), snp.moveaxis(_arr(b), axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2] if a.shape[-1] == 3 else snp.zeros_like(a[..., 0])
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2] if b.shape[-1] == 3 else snp.zeros_like(b[..., 0])
+    c = snp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return snp.moveaxis(c, -1, axisc)
+
+
+def kron(a, b):
+    a, b = _arr(a), _arr(b)
+    nd = max(a.ndim, b.ndim)
+    a = snp.reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = snp.reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    ae = snp.reshape(a, sum(((d, 1) for d in a.shape), ()))
+    be = snp.reshape(b, sum(((1, d) for d in b.shape), ()))
+    return snp.reshape(ae * be, tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def matvec(x1, x2):
+    return snp.matmul(x1, _arr(x2)[..., None])[..., 0]
+
+
+def vecmat(x1, x2):
+    return snp.matmul(snp.conj(_arr(x1))[..., None, :], x2)[..., 0, :]
+
+
+# ---------------------------------------------------------------- elementwise composites
+
+
+def deg2rad(x):
+    return snp.multiply(x, np.pi / 180)
+
+
+def rad2deg(x):
+    return snp.multiply(x, 180 / np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def sinc(x):
+    x = snp.asarray(x)
+    x = x.astype(snp.result_type(x, 1.0))
+    pix = np.pi * snp.where(x == 0, 1, x)
+    return snp.where(x == 0, snp.ones_like(x), snp.sin(pix) / pix)
+
+
+def heaviside(x1, x2):
+    x1 = _arr(x1)
+    return snp.where(x1 < 0, 0, snp.where(x1 > 0, 1, x2)).astype(snp.result_type(x1, x2, 0.0))
+
+
+def float_power(x1, x2):
+    dt = _dt.canonicalize(np.float64)
+    return snp.power(_arr(x1).astype(dt), _arr(x2).astype(dt))
+
+
+def fabs(x):
+    x = _arr(x)
+    if iscomplexobj(x):
+        raise TypeError("fabs does not accept complex arrays (use abs)")
+    return snp.abs(x.astype(snp.result_type(x, 1.0)))
+
+
+def logaddexp2(x1, x2):
+    return snp.logaddexp(snp.multiply(x1, np.log(2)), snp.multiply(x2, np.log(2))) / np.log(2)
+
+
+def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
+    x = _arr(x)
+    if not snp.issubdtype(x.dtype, np.inexact):
+        return x
+    if iscomplexobj(x):
+        return snp.real(nan_to_num(snp.real(x), nan=nan, posinf=posinf, neginf=neginf)) + 1j * nan_to_num(
+            snp.imag(x), nan=nan, posinf=posinf, neginf=neginf)
+    info = snp.finfo(x.dtype)
+    out = snp.where(snp.isnan(x), nan, x)
+    out = snp.where(snp.isposinf(out), info.max if posinf is None else posinf, out)
+    return snp.where(snp.isneginf(out), info.min if neginf is None else neginf, out).astype(x.dtype)
+
+
+def gcd(x1, x2):
+    x1, x2 = snp.abs(_arr(x1)), snp.abs(_arr(x2))
+    dt = snp.result_type(x1, x2)
+    if not snp.issubdtype(dt, np.integer):
+        raise TypeError("gcd needs integer arguments")
+    a, b = snp.broadcast_arrays(x1.astype(dt), x2.astype(dt))
+    bits = np.iinfo(dt).bits
+    # Euclid's algorithm runs at most ~1.44 * bits steps (Lamé): a fixed count keeps the loop static.
+    def body(_, ab):
+        a, b = ab
+        nz = b != 0
+        return snp.where(nz, b, a), snp.where(nz, a % snp.where(nz, b, 1), 0)
+    return lax.fori_loop(0, int(1.5 * bits) + 2, body, (a, b))[0]
+
+
+def lcm(x1, x2):
+    x1, x2 = snp.abs(_arr(x1)), snp.abs(_arr(x2))
+    g = gcd(x1, x2)
+    return snp.where(g == 0, 0, x1 * (x2 // snp.where(g == 0, 1, g)))
+
+
+def ldexp(x1, x2):
+    x1 = _arr(x1)
+    dt = snp.result_type(x1, 1.0)
+    return x1.astype(dt) * snp.exp2(_arr(x2).astype(dt))
+
+
+def modf(x):
+    x = _arr(x)
+    x = x.astype(snp.result_type(x, 1.0))
+    whole = snp.trunc(x)
+    return x - whole, whole
+
+
+# ---------------------------------------------------------------- statistics and NaN-ignoring reductions
+
+
+def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
+    a = _arr(a)
+    if weights is None:
+        avg = snp.mean(a, axis=axis, keepdims=keepdims)
+        cnt = snp.asarray(a.size / max(avg.size, 1), avg.dtype)
+        return (avg, snp.broadcast_to(cnt, avg.shape)) if returned else avg
+    w = _arr(weights)
+    if w.shape != a.shape:
+        if axis is None or w.ndim != 1:
+            raise ValueError("1D weights expected when shapes of a and weights differ.")
+        w = snp.reshape(w, tuple(w.shape[0] if i == axis % a.ndim else 1 for i in range(a.ndim)))
+    dt = snp.result_type(a, w, 1.0)
+    scl = snp.sum(snp.broadcast_to(w, a.shape).astype(dt), axis=axis, keepdims=keepdims)
+    avg = snp.sum((a * w).astype(dt), axis=axis, keepdims=keepdims) / scl
+    return (avg, scl) if returned else avg
+
+
+def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=None, aweights=None):
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov with fweights/aweights is not implemented")
+    X = snp.atleast_2d(_arr(m))
+    if not rowvar and X.shape[0] != 1:
+        X = X.T
+    if y is not None:
+        Y = snp.atleast_2d(_arr(y))
+        if not rowvar and Y.shape[0] != 1:
+            Y = Y.T
+        X = snp.concatenate([X, Y], axis=0)
+    X = X.astype(snp.result_type(X, 1.0))
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    n = X.shape[1]
+    Xc = X - snp.mean(X, axis=1, keepdims=True)
+    c = snp.matmul(Xc, snp.conj(Xc).T) / (n - ddof)
+    return snp.squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar: bool = True):
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = snp.diagonal(c)
+    s = snp.sqrt(snp.real(d))
+    c = c / s[:, None] / s[None, :]
+    return snp.clip(c, -1, 1) if not iscomplexobj(c) else c
+
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    a = _arr(a)
+    a = a.astype(snp.result_type(a, 1.0))
+    q = _arr(q).astype(a.dtype)
+    if axis is None:
+        a, axis, shape_kept = snp.ravel(a), 0, None
+    axis = axis % a.ndim if isinstance(axis, int) else axis
+    if not isinstance(axis, int):
+        raise NotImplementedError("quantile over several axes is not implemented")
+    x = snp.sort(snp.moveaxis(a, axis, -1), axis=-1)  # NaN sorts last
+    n = x.shape[-1]
+    cnt = snp.sum(~snp.isnan(x), axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
+    pos = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim))) * (cnt - 1).astype(a.dtype)
+    lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
+    hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
+    xb = snp.broadcast_to(x, pos.shape[:q.ndim] + x.shape)
+    take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, pos.shape[:q.ndim] + x.shape[:-1] + (1,)), -1)[..., 0]
+    vlo, vhi = take(lo), take(hi)
+    frac = (pos - lo.astype(a.dtype))[..., 0]
+    out = {"linear": lambda: vlo + (vhi - vlo) * frac, "lower": lambda: vlo, "higher": lambda: vhi,
+           "midpoint": lambda: (vlo + vhi) / 2,
+           "nearest": lambda: snp.where(snp.round(pos[..., 0]) == lo[..., 0], vlo, vhi)}[method]()
+    if not nan:
+        out = snp.where(snp.any(snp.isnan(x), axis=-1), np.nan, out)
+    if keepdims:
+        out = snp.expand_dims(out, q.ndim + axis) if shape_kept is not False else out
+    return out
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+             keepdims: bool = False, *, interpolation=None):
+    return _quantile(a, q, axis, interpolation or method, keepdims, False)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False, *, interpolation=None):
+    return _quantile(a, snp.asarray(q) / 100, axis, interpolation or method, keepdims, False)
+
+
+def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
+    return _quantile(a, 0.5, axis, "linear", keepdims, False)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False):
+    return _quantile(a, q, axis, method, keepdims, True)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False):
+    return _quantile(a, snp.asarray(q) / 100, axis, method, keepdims, True)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
+    return _quantile(a, 0.5, axis, "linear", keepdims, True)
+
+
+def _nan_fill(a, value):
+    a = _arr(a)
+    return snp.where(snp.isnan(a), value, a) if snp.issubdtype(a.dtype, np.inexact) else a
+
+
+def nansum(a, axis=None, dtype=None, keepdims: bool = False, initial=None, where=None):
+    return snp.sum(_nan_fill(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a, axis=None, dtype=None, keepdims: bool = False, initial=None, where=None):
+    return snp.prod(_nan_fill(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
+    a = _arr(a)
+    ok = ~snp.isnan(a) if snp.issubdtype(a.dtype, np.inexact) else snp.ones(a.shape, bool)
+    if where is not None:
+        ok = ok & where
+    n = snp.sum(ok, axis=axis, keepdims=keepdims)
+    s = snp.sum(snp.where(ok, a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return s / n
+
+
+def nanvar(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
+    a = _arr(a)
+    ok = ~snp.isnan(a)
+    m = nanmean(a, axis=axis, keepdims=True)
+    d = snp.where(ok, a - m, 0)
+    d = snp.real(d * snp.conj(d)) if iscomplexobj(d) else d * d
+    n = snp.sum(ok, axis=axis, keepdims=keepdims)
+    return snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims) / snp.maximum(n - ddof, 0)
+
+
+def nanstd(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
+    return snp.sqrt(nanvar(a, axis, dtype, ddof, keepdims, where))
+
+
+def _nan_extreme(name: str, fill):
+    def f(a, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
+        fn = getattr(snp, name)
+        a = _arr(a)
+        if not snp.issubdtype(a.dtype, np.inexact):
+            return fn(a, axis=axis, keepdims=keepdims)
+        nan = snp.isnan(a)
+        r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims)
+        return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), np.nan, r)
+    return f
+
+
+nanmax = _nan_extreme("max", -np.inf)
+nanmin = _nan_extreme("min", np.inf)
+
+
+def nanargmax(a, axis=None, out=None, keepdims: bool = False):
+    """Index of the largest non-NaN value (-1 where all are NaN, as JAX)."""
+    a = _arr(a)
+    nan = snp.isnan(a)
+    r = snp.argmax(snp.where(nan, -np.inf, a), axis=axis, keepdims=keepdims)
+    return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), -1, r)
+
+
+def nanargmin(a, axis=None, out=None, keepdims: bool = False):
+    a = _arr(a)
+    nan = snp.isnan(a)
+    r = snp.argmin(snp.where(nan, np.inf, a), axis=axis, keepdims=keepdims)
+    return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), -1, r)
+
+
+def nancumsum(a, axis=None, dtype=None):
+    return snp.cumsum(_nan_fill(a, 0), axis=axis, dtype=dtype)
+
+
+def nancumprod(a, axis=None, dtype=None):
+    return snp.cumprod(_nan_fill(a, 1), axis=axis, dtype=dtype)
+
+
+# ---------------------------------------------------------------- searching, sets, interpolation
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of (xp, fp) at `x` (xp increasing)."""
+    if period is not None:
+        raise NotImplementedError("interp(period=...) is not implemented")
+    x, xp, fp = _arr(x), _arr(xp), _arr(fp)
+    dt = snp.result_type(x, xp, fp, 1.0)
+    x, xp, fp = x.astype(dt), xp.astype(dt), fp.astype(dt)
+    i = snp.clip(snp.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
+    x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
+    dx = x1 - x0
+    t = snp.where(dx == 0, 0, (x - x0) / snp.where(dx == 0, 1, dx))
+    out = f0 + t * (f1 - f0)
+    out = snp.where(x < xp[0], fp[0] if left is None else left, out)
+    return snp.where(x > xp[-1], fp[-1] if right is None else right, out).astype(dt)
+
+
+def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, method: str = "auto"):
+    e, t = _arr(element), snp.ravel(_arr(test_elements))
+    r = snp.any(e[..., None] == t, axis=-1)
+    return ~r if invert else r
+
+
+def digitize(x, bins, right: bool = False):
+    x, bins = _arr(x), _arr(bins)
+    if bins.ndim != 1:
+        raise ValueError("digitize: bins must be 1-dimensional")
+    side = "left" if right else "right"
+    if bins.shape[0] < 2:
+        return snp.searchsorted(bins, x, side=side)
+    inc = snp.searchsorted(bins, x, side=side)
+    dec = bins.shape[0] - snp.searchsorted(bins[::-1], x, side="right" if right else "left")
+    return snp.where(bins[-1] >= bins[0], inc, dec)
+
+
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
+    """Counts of each value of a non-negative int array; under jit `length` (static) fixes the result's size."""
+    x = _arr(x)
+    if length is None:
+        try:
+            length = max(int(np.max(np.asarray(x), initial=-1)) + 1, minlength)
+        except Exception:
+            raise ValueError("bincount under jit needs a static length= (the result's size)") from None
+    w = snp.ones(x.shape, np.int32 if weights is None else None) if weights is None else _arr(weights)
+    return snp.zeros(length, w.dtype).at[snp.clip(x, 0)].add(w, mode="drop")
+
+
+def lexsort(keys, axis: int = -1):
+    """Indices that sort by the last key, ties broken by the previous ones."""
+    keys = [_arr(k) for k in keys]
+    idx = snp.broadcast_to(snp.arange(keys[0].shape[axis]).reshape(
+        (-1,) + (1,) * (keys[0].ndim - 1 - axis % keys[0].ndim)), keys[0].shape)
+    out = lax.sort([*(snp.moveaxis(k, axis, -1) for k in keys[::-1]), snp.moveaxis(idx, axis, -1)], -1,
+                   num_keys=len(keys))
+    return snp.moveaxis(out[-1], -1, axis)
+
+
+def sort_complex(a):
+    a = _arr(a)
+    return snp.sort(a).astype(snp.result_type(a, 1j))
+
+
+# ---------------------------------------------------------------- creation and rearrangement
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    start, stop = _arr(start), _arr(stop)
+    dt = dtype or snp.result_type(start, stop, 1.0)
+    out = snp.sign(start) * 10.0 ** _linspace(snp.log10(snp.abs(start)), snp.log10(snp.abs(stop)), num, endpoint, axis)
+    return out.astype(dt)
+
+
+def _linspace(start, stop, num, endpoint, axis):
+    out = snp.linspace(start, stop, num, endpoint)
+    return snp.moveaxis(out, 0, axis) if axis else out
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0):
+    lin = _linspace(start, stop, num, endpoint, axis)
+    out = snp.power(snp.asarray(base, lin.dtype), lin)
+    return out if dtype is None else out.astype(dtype)
+
+
+def rot90(m, k: int = 1, axes=(0, 1)):
+    m = _arr(m)
+    k %= 4
+    a0, a1 = axes
+    if k == 0:
+        return m
+    if k == 2:
+        return snp.flip(snp.flip(m, a0), a1)
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    return snp.transpose(snp.flip(m, a1), perm) if k == 1 else snp.flip(snp.transpose(m, perm), a1)
+
+
+def append(arr, values, axis: int | None = None):
+    if axis is None:
+        return snp.concatenate([snp.ravel(_arr(arr)), snp.ravel(_arr(values))])
+    return snp.concatenate([_arr(arr), _arr(values)], axis=axis)
+
+
+def delete(arr, obj, axis: int | None = None, *, assume_unique_indices: bool = False):
+    """`arr` without the (static) entries `obj` along `axis`."""
+    arr = _arr(arr)
+    if axis is None:
+        arr, axis = snp.ravel(arr), 0
+    n = arr.shape[axis]
+    drop = np.zeros(n, bool)
+    drop[np.asarray(obj if not isinstance(obj, slice) else np.arange(n)[obj])] = True
+    return snp.take(arr, np.flatnonzero(~drop), axis=axis)
+
+
+def insert(arr, obj, values, axis: int | None = None):
+    """`values` inserted before the (static) index `obj` along `axis`."""
+    arr = _arr(arr)
+    if axis is None:
+        arr, axis = snp.ravel(arr), 0
+    if not isinstance(obj, (int, np.integer)):
+        raise NotImplementedError("insert with several indices is not implemented; give one integer index")
+    axis %= arr.ndim
+    obj = int(obj) % (arr.shape[axis] + 1)
+    v = _arr(values).astype(arr.dtype)
+    shape = list(arr.shape)
+    shape[axis] = v.shape[axis] if v.ndim == arr.ndim else 1 if v.ndim < arr.ndim and v.size else 0
+    if v.ndim < arr.ndim:
+        v = snp.expand_dims(v, axis) if v.ndim == arr.ndim - 1 else v
+        shape[axis] = v.shape[axis] if v.ndim == arr.ndim else 1
+        v = snp.broadcast_to(v, tuple(shape))
+    lo = snp.take(arr, np.arange(obj), axis=axis)
+    hi = snp.take(arr, np.arange(obj, arr.shape[axis]), axis=axis)
+    return snp.concatenate([lo, v, hi], axis=axis)
+
+
+def copy(a, order=None):
+    return snp.array(a, copy=True)
+
+
+def resize(a, new_shape):
+    a = snp.ravel(_arr(a))
+    new_shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
+    n = math.prod(new_shape)
+    reps = -(-n // max(a.size, 1))
+    return snp.reshape(snp.tile(a, reps)[:n], new_shape)
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks (the innermost list joins along the last axis)."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) else 0
+    d = depth(arrays)
+    nd = max(d, max(_arr(x).ndim for x in _flat(arrays)) if d else 0)
+
+    def go(x, level):
+        if not isinstance(x, list):
+            x = _arr(x)
+            return snp.reshape(x, (1,) * (nd - x.ndim) + x.shape)
+        return snp.concatenate([go(y, level + 1) for y in x], axis=-(d - level))
+    return go(arrays, 0) if d else _arr(arrays)
+
+
+def _flat(x):
+    return [z for y in x for z in _flat(y)] if isinstance(x, list) else [x]
+
+
+def fromfunction(function: Callable, shape, *, dtype=float, **kwargs):
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
+    """`func1d` on each 1-D slice along `axis` (as JAX: vmap over the other axes)."""
+    from ..batching import vmap
+    arr = _arr(arr)
+    axis %= arr.ndim
+    g = lambda x: func1d(x, *args, **kwargs)
+    moved = snp.moveaxis(arr, axis, -1)
+    for _ in range(arr.ndim - 1):
+        g = vmap(g)
+    out = g(moved)
+    extra = _arr(out).ndim - (arr.ndim - 1)
+    return snp.moveaxis(out, tuple(range(arr.ndim - 1, arr.ndim - 1 + extra)), tuple(range(axis, axis + extra))) \
+        if extra else out
+
+
+def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None = None):
+    """`pyfunc` over scalars (no `signature`) broadcast over its arguments by vmap."""
+    if signature is not None:
+        raise NotImplementedError("vectorize(signature=...) is not implemented; use stagec.vmap")
+    from ..batching import vmap
+    import functools
+
+    @functools.wraps(pyfunc)
+    def wrapped(*args, **kwargs):
+        keep = [i for i in range(len(args)) if i not in excluded]
+        arrs = snp.broadcast_arrays(*[_arr(args[i]) for i in keep])
+        shape = arrs[0].shape if arrs else ()
+
+        def f(*xs):
+            full = list(args)
+            for i, x in zip(keep, xs):
+                full[i] = x
+            return pyfunc(*full, **kwargs)
+        for _ in shape:
+            f = vmap(f)
+        return f(*arrs)
+    return wrapped
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    a = snp.ravel(_arr(ary))
+    d = a[1:] - a[:-1]
+    parts = ([snp.ravel(_arr(to_begin)).astype(d.dtype)] if to_begin is not None else []) + [d] + (
+        [snp.ravel(_arr(to_end)).astype(d.dtype)] if to_end is not None else [])
+    return snp.concatenate(parts)
+
+
+def gradient(f, *varargs, axis=None, edge_order: int = 1):
+    """Central differences inside, one-sided at the edges (uniform spacing per axis; edge_order 1)."""
+    if edge_order != 1:
+        raise NotImplementedError("gradient(edge_order=2) is not implemented")
+    f = _arr(f)
+    f = f.astype(snp.result_type(f, 1.0))
+    axes = list(range(f.ndim)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    hs = list(varargs) if len(varargs) == len(axes) else list(varargs) * len(axes) if varargs else [1.0] * len(axes)
+    out = []
+    for ax, h in zip(axes, hs):
+        if np.ndim(h):
+            raise NotImplementedError("gradient with coordinate arrays is not implemented; give uniform spacings")
+        g = snp.moveaxis(f, ax, 0)
+        if g.shape[0] < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient")
+        inner = (g[2:] - g[:-2]) / (2 * h)
+        r = snp.concatenate([(g[1:2] - g[:1]) / h, inner, (g[-1:] - g[-2:-1]) / h])
+        out.append(snp.moveaxis(r, 0, ax))
+    return out[0] if len(out) == 1 else out
+
+
+def choose(a, choices, out=None, mode: str = "raise"):
+    a = _arr(a)
+    if mode == "wrap":
+        a = a % len(choices)
+    elif mode == "clip":
+        a = snp.clip(a, 0, len(choices) - 1)
+    elif mode != "raise":
+        raise ValueError(f"mode should be one of 'raise', 'wrap', 'clip', got {mode!r}")
+    cs = snp.broadcast_arrays(a, *[_arr(c) for c in choices])
+    return snp.select([cs[0] == i for i in range(len(choices))], cs[1:])
+
+
+# ---------------------------------------------------------------- polynomials and windows
+
+
+def polyval(p, x, *, unroll: int = 16):
+    p, x = _arr(p), _arr(x)
+    y = snp.zeros_like(x * p[..., :1].reshape(()) if p.ndim == 1 and p.shape[0] else x)
+    for i in range(p.shape[0]):
+        y = y * x + p[i]
+    return y
+
+
+def vander(x, N: int | None = None, increasing: bool = False):
+    x = _arr(x)
+    N = x.shape[0] if N is None else N
+    powers = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
+    return snp.power(x[:, None], snp.asarray(powers, dtype=x.dtype if snp.issubdtype(x.dtype, np.integer) else None))
+
+
+def trapezoid(y, x=None, dx=1.0, axis: int = -1):
+    y = snp.moveaxis(_arr(y), axis, -1)
+    if x is None:
+        d = dx
+    else:
+        x = _arr(x)
+        d = snp.diff(x) if x.ndim == 1 else snp.diff(snp.moveaxis(x, axis, -1), axis=-1)
+    return snp.sum(d * (y[..., 1:] + y[..., :-1]) / 2, axis=-1)
+
+
+def _window(values):
+    return snp.asarray(values.astype(np.float32) if _dt.canonicalize(np.float64) == np.float32 else values)
+
+
+def hanning(M: int):
+    return _window(np.hanning(M))
+
+
+def hamming(M: int):
+    return _window(np.hamming(M))
+
+
+def blackman(M: int):
+    return _window(np.blackman(M))
+
+
+def bartlett(M: int):
+    return _window(np.bartlett(M))
