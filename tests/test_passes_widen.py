@@ -8,7 +8,6 @@ from iree.compiler import ir
 
 import stagec
 import stagec.numpy as snp
-from stagec import lax
 from stagec.passes import REGISTRY, PassStats
 from stagec.tuning import _computes_narrow
 
