@@ -18,6 +18,8 @@ settings.load_profile("stagec")
 def pytest_addoption(parser):
     parser.addoption("--fast", action="store_true",
                      help="the fast tier: tests that need no IREE compile (a test is skipped at its first compile)")
+    parser.addoption("--compiles", type=int, default=0, metavar="N",
+                     help="list the N tests that made the most IREE compiles (in this process)")
 
 
 def pytest_configure(config):
@@ -40,6 +42,25 @@ _COMPILE_FILES = {"test_tempfiles.py", "test_cli.py", "test_tiering.py", "test_h
 
 _compiled_in_thread = threading.Event()
 _FAST_SKIP = "needs an IREE compile (--fast)"
+
+
+_compiles: dict[str, int] = {}  # test id -> IREE compiles it made (--compiles)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from stagec import stages
+    before = stages.stats["iree_compiles"]
+    yield
+    _compiles[item.nodeid] = stages.stats["iree_compiles"] - before
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    n = config.getoption("--compiles")
+    if n and _compiles:
+        terminalreporter.write_sep("=", f"most IREE compiles ({sum(_compiles.values())} in all)")
+        for nodeid, k in sorted(_compiles.items(), key=lambda kv: -kv[1])[:n]:
+            terminalreporter.write_line(f"{k:5d} {nodeid}")
 
 
 @pytest.hookimpl(hookwrapper=True)
