@@ -53,3 +53,11 @@ def test_help_writes_the_default_extension(capsys):
             cli.main([*command, "--help"])
         out = capsys.readouterr().out
         assert ".vmfb" not in out and (".stagec" in out or command == ["dump"]), out
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    command = re.search(r"\| the whole test suite \(what `\.ci/run` runs\) \| `([^`]+)` \|", readme)[1]
+    lines = [ln for ln in open(os.path.join(ROOT, ".ci", "run")).read().splitlines() if ln and not ln.startswith("#")]
+    assert lines[-1] == command and "--fast" not in command
+    assert "ruff check" in open(os.path.join(ROOT, "scripts", "test.sh")).read()
