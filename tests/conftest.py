@@ -77,10 +77,35 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = (__file__, 1, f"Skipped: {_FAST_SKIP}")  # (one line in -rs's summary, not one a test)
 
 
+# Files run longest first, by their durations in the previous run (pytest's cache, .pytest_cache): the workers
+# take files in order, so the run does not end waiting on one long file started last. New files count as long.
+_DURATIONS_KEY = "stagec/file-seconds"
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    f = report.nodeid.partition("::")[0]
+    _file_seconds[f] = _file_seconds.get(f, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    cache = getattr(session.config, "cache", None)
+    if cache is not None and _file_seconds and not session.config.getoption("--fast"):
+        cache.set(_DURATIONS_KEY, {**cache.get(_DURATIONS_KEY, {}), **_file_seconds})
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in _COMPILE_FILES:
             item.add_marker(pytest.mark.compile)
+    cache = getattr(config, "cache", None)
+    seconds = cache.get(_DURATIONS_KEY, {}) if cache is not None else {}
+    if seconds:
+        first = {}  # file -> its first item's position (the order within a file stays)
+        for i, item in enumerate(items):
+            first.setdefault(item.nodeid.partition("::")[0], i)
+        items.sort(key=lambda it: (-seconds.get(it.nodeid.partition("::")[0], float("inf")),
+                                   first[it.nodeid.partition("::")[0]]))
     if config.getoption("--fast"):
         kept = [i for i in items if "compile" not in i.keywords]
         config.hook.pytest_deselected(items=[i for i in items if "compile" in i.keywords])
