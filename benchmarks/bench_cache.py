@@ -1,6 +1,6 @@
 """First call in a new process with a cold vs a warm persistent cache, and artifact sizes per target.
 
-    .venv/bin/python benchmarks/bench_cache.py [--repeat 5]
+    .venv/bin/python benchmarks/bench_cache.py [--repeat 5] [--after-eager]
 
 Each measurement is a fresh `python` process: it imports stagec, builds the inputs, then times the
 first call of the jitted function (trace + lower + passes + compile-or-load + run + copy back).
@@ -59,6 +59,71 @@ CHILD = textwrap.dedent("""
 """)
 
 
+# The demo's order (examples/selu_demo.py): SELU eagerly first (its kernels compile, or load from the cache by
+# recipe, without iree.compiler), then the first jit call with the default tiering: the call answers op by op
+# while a thread lowers, runs the passes and compiles the fused module or finds it in the cache.
+AFTER_EAGER = textwrap.dedent("""
+    import json, sys, threading, time
+    import numpy as np
+    import stagec, stagec.numpy as snp
+    from stagec import stages
+
+    def selu(x, alpha=1.67, lambda_=1.05):
+        return lambda_ * snp.where(x > 0, x, alpha * snp.exp(x) - alpha)
+
+    x = stagec.device_put((np.arange(1_000_000, dtype=np.float32) / 1e5 - 5))
+    selu(x).block_until_ready()
+    stagec.wait_for_compiles()
+    compiler_loaded = "iree.compiler" in sys.modules
+    if sys.argv[1:] == ["import"]:  # (the control: the compiler imported before the call, as a cold process has it)
+        import iree.compiler.ir
+    phases, compile = {}, stages.Lowered.compile
+
+    def timed(self, *a, **k):  # the fused module's thread: lower and passes, then the cache (or IREE) and loading
+        t0 = time.perf_counter()
+        self.as_text("final")
+        t1 = time.perf_counter()
+        try:
+            return compile(self, *a, **k)
+        finally:
+            phases.update(lower_and_passes=t1 - t0, cache_or_compile_and_load=time.perf_counter() - t1)
+    stages.Lowered.compile = timed
+    f = stagec.jit(selu)
+    t0 = time.perf_counter()
+    f(x).block_until_ready()
+    first = time.perf_counter() - t0
+    stagec.wait_for_compiles()
+    ready = time.perf_counter() - t0
+    print(json.dumps({"first": first, "ready": ready, "compiler_loaded_before": compiler_loaded,
+                      "hits": stagec.cache.info()["hits"], **phases}))
+""")
+
+
+def after_eager(repeat: int) -> None:
+    """The demo's "jit, first call", cold and warm cache alternating (fresh processes; medians, ms)."""
+    runs: dict[str, list[dict]] = {"cold": [], "warm": [], "warm, compiler imported first": []}
+    with tempfile.TemporaryDirectory() as root:
+        warm_dir = os.path.join(root, "warm")
+        child_script(AFTER_EAGER, warm_dir)  # fills it
+        for i in range(repeat):
+            runs["cold"].append(child_script(AFTER_EAGER, os.path.join(root, f"cold{i}")))
+            runs["warm"].append(child_script(AFTER_EAGER, warm_dir))
+            runs["warm, compiler imported first"].append(child_script(AFTER_EAGER, warm_dir, "import"))
+    med = lambda rs, k: statistics.median(r[k] for r in rs) * 1e3  # noqa: E731
+    print(f"jit first call after the eager calls (examples/selu_demo.py's order), median of {repeat} processes (ms)")
+    print(f"{'cache':<30} {'first call':>10} {'fused ready':>11} {'lower+passes':>12} {'cache/IREE+load':>15}  "
+          "iree.compiler imported by the eager calls")
+    for k, rs in runs.items():
+        print(f"{k:<30} {med(rs, 'first'):>10.1f} {med(rs, 'ready'):>11.1f} {med(rs, 'lower_and_passes'):>12.1f} "
+              f"{med(rs, 'cache_or_compile_and_load'):>15.1f}  {sum(r['compiler_loaded_before'] for r in rs)}/{repeat}")
+
+
+def child_script(script: str, cache_dir: str, *args: str) -> dict:
+    env = {**os.environ, "STAGEC_CACHE_DIR": cache_dir}
+    r = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def child(which: str, cache_dir: str, **extra) -> dict:
     env = {**os.environ, "STAGEC_CACHE_DIR": cache_dir, **extra}
     r = subprocess.run([sys.executable, "-c", CHILD, which], capture_output=True, text=True, env=env, check=True)
@@ -113,7 +178,10 @@ def artifact_sizes() -> list[tuple[str, str, int, int]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--after-eager", action="store_true", help="only the demo's jit first call, cold vs warm")
     ns = ap.parse_args()
+    if ns.after_eager:
+        return after_eager(ns.repeat)
     med = lambda rs, k: statistics.median(r[k] for r in rs) * 1e3  # noqa: E731
     print(f"first call in a new process, median of {ns.repeat} processes each (ms)")
     print(f"{'function':<10} {'cold first':>11} {'warm first':>11} {'warm/cold':>10} {'2nd call':>9} {'import':>7}")

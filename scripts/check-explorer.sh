@@ -2,7 +2,9 @@
 # The explorer page in a real browser (not part of the default suite): renders the pages for the SELU
 # example and an MLP, opens each view in headless Chromium (installed from Debian's packages if
 # missing), saves screenshots and fails on any console message or on a page that did not draw.
-#   bash scripts/check-explorer.sh [OUTDIR]      (docs/explorer.png is refreshed from the SELU page)
+#   bash scripts/check-explorer.sh [OUTDIR]
+# docs/explorer.png is refreshed from the SELU page, showing the diff of the first pass of the default pipeline
+# that changed the module, and the README's caption of it is rewritten to name that pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${PY:-}" ]; then source scripts/env.sh; fi
@@ -44,6 +46,10 @@ def page(fun, args, path):
     t1 = time.perf_counter()
     stages = lowered.stages()
     t2 = time.perf_counter()
+    names = list(stages)
+    changed = [n for n, before in zip(names[1:], names) if n not in ("stablehlo", "final") and stages[n] != stages[before]]
+    with open(path[:-5] + ".changed", "w") as f:  # the passes that changed the module, in order
+        f.write("\n".join(changed) + "\n")
     # The traced module again, printed with the user's file:line on each op.
     stages["traced"] = lower_graph(lowered.graph, lowered.name).operation.get_asm(enable_debug_info=True)
     compiled = lowered.compile()
@@ -89,11 +95,21 @@ check() {  # page.html, #view, screenshot name
   fi
 }
 check selu.html "" selu
-check selu.html "fuse:diff" selu-fuse-diff
+pass_shown=$(head -n 1 "$OUT/selu.changed")
+[ -n "$pass_shown" ] || { echo "FAIL no pass changed the SELU module"; exit 1; }
+check selu.html "$pass_shown:diff" selu-pass-diff
 check mlp.html "" mlp
 check mlp.html "$(first_dispatch "$OUT/mlp.html")" mlp-dispatch
 [ "$fail" = 0 ] || exit 1
-cp "$OUT/selu-fuse-diff.png" docs/explorer.png
+cp "$OUT/selu-pass-diff.png" docs/explorer.png
 size=$(du -k docs/explorer.png | cut -f1)
 [ "$size" -lt 300 ] || { echo "FAIL docs/explorer.png is ${size} KB (over 300 KB)"; exit 1; }
-echo "docs/explorer.png updated (${size} KB); pages and screenshots in $OUT"
+# The README's caption says what the picture shows (tests/test_explorer.py checks that it still does).
+caption="The explorer page for the SELU example: the diff the $pass_shown pass made (the first pass of the default pipeline that changed it)"
+"$PY" - "$caption" <<'PYEOF'
+import re, sys
+text = open("README.md").read()
+new = re.sub(r"!\[[^\]]*\]\(docs/explorer\.png\)", lambda m: f"![{sys.argv[1]}](docs/explorer.png)", text, count=1)
+open("README.md", "w").write(new)
+PYEOF
+echo "docs/explorer.png updated (${size} KB), README's caption names $pass_shown; pages and screenshots in $OUT"

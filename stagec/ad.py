@@ -714,7 +714,7 @@ def _split_linear(fn: Callable, avals: Sequence[ShapedArray], nz: Sequence[bool]
 @cond_p.def_jvp
 def _cond_jvp(primals, tangents, *, branches, n_ops):
     index, args, t_args = primals[0], list(primals[1:]), list(tangents[1:])
-    ops, caps = args[:n_ops], args[n_ops:]
+    caps = args[n_ops:]
     splits = _split_caps(branches, n_ops, caps)
     starts = np.cumsum([0] + [len(s) for s in splits])
     avals = [aval_of(a) for a in args]

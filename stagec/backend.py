@@ -11,10 +11,12 @@ the other without copies (both are plain host allocations).
 """
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import re
 import statistics
+import tempfile
 import threading
 import time
 import weakref
@@ -249,8 +251,59 @@ _inst = None
 def _instance():
     global _inst
     if _inst is None:
+        _own_dylib_dir()
         _inst = _rt().VmInstance()
     return _inst
+
+
+_DYLIB_ENV, _DYLIB_OWNER = "IREE_PRESERVE_DYLIB_TEMP_FILES", "_STAGEC_DYLIB_DIR"
+_dylib_dir: list[str] = []  # this process's folder for IREE's loaded libraries, if it made one
+
+
+def _own_dylib_dir() -> None:
+    """IREE 3.13 loads a CPU module linked by the host's linker (SYSTEM_LINK) from a file: it reserves
+    $TMPDIR/iree_dylib_XXXXXX (mkstemp), writes iree_dylib_XXXXXX_mem_.so, dlopens and removes that, but never
+    the empty file it reserved, so every process left some in $TMPDIR. IREE writes them into a folder named by
+    IREE_PRESERVE_DYLIB_TEMP_FILES (read once, at the first load) instead: one of this process's own, emptied as
+    it goes (`_reap_dylibs`) and removed at exit; folders of dead processes are removed when the next one starts.
+    A folder the user names is left alone."""
+    if os.environ.get(_DYLIB_ENV) and os.environ.get(_DYLIB_ENV) != os.environ.get(_DYLIB_OWNER):
+        return
+    import shutil
+    tmp = tempfile.gettempdir()
+    for n in os.listdir(tmp):
+        pid = n.split("-")[2] if n.startswith("stagec-dylib-") and n.count("-") >= 3 else ""
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(tmp, n), ignore_errors=True)
+    d = tempfile.mkdtemp(prefix=f"stagec-dylib-{os.getpid()}-")
+    os.environ[_DYLIB_ENV] = os.environ[_DYLIB_OWNER] = d  # (children that load IREE modules make their own)
+    _dylib_dir.append(d)
+    atexit.register(shutil.rmtree, d, True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def _reap_dylibs() -> None:
+    """Remove IREE's files of loaded libraries (a minute after they were written: a library another thread
+    writes now is dlopened within that time; the dlopened ones stay mapped)."""
+    if not _dylib_dir:
+        return
+    old = time.time() - 60
+    with os.scandir(_dylib_dir[0]) as it:
+        for e in it:
+            try:
+                if e.stat().st_mtime < old:
+                    os.unlink(e.path)
+            except OSError:
+                pass
 
 
 class Executable:
@@ -278,6 +331,7 @@ class Executable:
         host += [backend.numpy_module(k, self.driver) for k in kinds]
         blas = "blas" in kinds
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
+        _reap_dylibs()
         self.fn = self.module.lookup_function("main")
         self._invoke = self.context.invoke
         # A module calling BLAS on local-task hands each stretch of dispatches between two BLAS calls to IREE's

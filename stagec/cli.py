@@ -144,8 +144,12 @@ def _artifact_html(path: str, out: str) -> int:
 
 
 def cmd_dump(ns) -> int:
-    if ns.html and ns.function.endswith(".stagec"):
-        return _artifact_html(ns.function, ns.html)
+    if ns.function.endswith(".stagec") or (":" not in ns.function and os.path.isfile(ns.function)):
+        if ns.html:
+            return _artifact_html(ns.function, ns.html)
+        raise CliError(f"{ns.function} is an artifact: it holds a compiled module, not its MLIR; dump it as a page "
+                       f"of what it holds (signature, target, flags, versions) with `stagec dump {ns.function} "
+                       f"--html FILE.html`, or dump the function it came from: stagec dump MODULE:FUNCTION --arg ...")
     lowered = _lower(ns)
     if ns.html:
         try:
@@ -309,7 +313,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="compile a function to a .stagec artifact", formatter_class=fmt,
                        epilog="example:\n  stagec compile pkg.mod:fn --arg f32[1000] --arg i32[] --static n=20 "
-                              "--target llvm-cpu -o f.vmfb\n  stagec compile pkg.mod:fn --arg f32[8] --target cuda "
+                              "--target llvm-cpu -o f.stagec\n  stagec compile pkg.mod:fn --arg f32[8] --target cuda "
                               "--arch sm_80 -o f_cuda.stagec")
     _fn_args(p)
     p.add_argument("--target", choices=TARGETS, default="llvm-cpu", metavar="TARGET",

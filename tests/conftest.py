@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 from hypothesis import settings
@@ -12,6 +13,103 @@ import stagec
 # STAGEC_HYPOTHESIS_RANDOM=1 explores new ones (with STAGEC_HYPOTHESIS_EXAMPLES=50, say).
 settings.register_profile("stagec", derandomize=not os.environ.get("STAGEC_HYPOTHESIS_RANDOM"), database=None)
 settings.load_profile("stagec")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help="the fast tier: tests that need no IREE compile (a test is skipped at its first compile)")
+    parser.addoption("--compiles", type=int, default=0, metavar="N",
+                     help="list the N tests that made the most IREE compiles (in this process)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "compile: needs IREE to compile a module (skipped by --fast)")
+    if config.getoption("--fast"):
+        # Tests need no list: whatever reaches IREE's compiler is skipped there (what runs in a subprocess is
+        # marked `compile` by its file, below).
+        import iree.compiler as ic
+
+        def no_compile(*args, **kwargs):
+            if threading.current_thread() is not threading.main_thread():
+                _compiled_in_thread.set()  # (a thread cannot skip the test: its report is made a skip, below)
+            pytest.skip(_FAST_SKIP)
+        ic.compile_str = ic.compile_file = no_compile
+
+
+# Files whose tests compile in a subprocess or a background thread, where --fast's skip cannot reach.
+_COMPILE_FILES = {"test_tempfiles.py", "test_cli.py", "test_tiering.py", "test_host.py", "test_async.py"}
+
+
+_compiled_in_thread = threading.Event()
+_FAST_SKIP = "needs an IREE compile (--fast)"
+
+
+_compiles: dict[str, int] = {}  # test id -> IREE compiles it made (--compiles)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from stagec import stages
+    before = stages.stats["iree_compiles"]
+    yield
+    _compiles[item.nodeid] = stages.stats["iree_compiles"] - before
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    n = config.getoption("--compiles")
+    if n and _compiles:
+        terminalreporter.write_sep("=", f"most IREE compiles ({sum(_compiles.values())} in all)")
+        for nodeid, k in sorted(_compiles.items(), key=lambda kv: -kv[1])[:n]:
+            terminalreporter.write_line(f"{k:5d} {nodeid}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """--fast: a test that failed because a thread of its reached the compiler is a skip."""
+    if call.when == "setup":
+        _compiled_in_thread.clear()
+    report = (yield).get_result()
+    if not item.config.getoption("--fast"):
+        return
+    if report.failed and _compiled_in_thread.is_set():
+        report.outcome = "skipped"
+    if report.skipped and (_FAST_SKIP in str(report.longrepr) or _compiled_in_thread.is_set()):
+        report.longrepr = (__file__, 1, f"Skipped: {_FAST_SKIP}")  # (one line in -rs's summary, not one a test)
+
+
+# Files run longest first, by their durations in the previous run (pytest's cache, .pytest_cache): the workers
+# take files in order, so the run does not end waiting on one long file started last. New files count as long.
+_DURATIONS_KEY = "stagec/file-seconds"
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    f = report.nodeid.partition("::")[0]
+    _file_seconds[f] = _file_seconds.get(f, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    cache = getattr(session.config, "cache", None)
+    if cache is not None and _file_seconds and not session.config.getoption("--fast"):
+        cache.set(_DURATIONS_KEY, {**cache.get(_DURATIONS_KEY, {}), **_file_seconds})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in _COMPILE_FILES:
+            item.add_marker(pytest.mark.compile)
+    cache = getattr(config, "cache", None)
+    seconds = cache.get(_DURATIONS_KEY, {}) if cache is not None else {}
+    if seconds:
+        first = {}  # file -> its first item's position (the order within a file stays)
+        for i, item in enumerate(items):
+            first.setdefault(item.nodeid.partition("::")[0], i)
+        items.sort(key=lambda it: (-seconds.get(it.nodeid.partition("::")[0], float("inf")),
+                                   first[it.nodeid.partition("::")[0]]))
+    if config.getoption("--fast"):
+        kept = [i for i in items if "compile" not in i.keywords]
+        config.hook.pytest_deselected(items=[i for i in items if "compile" in i.keywords])
+        items[:] = kept
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ implementation) is the oracle where installed; the tables here come from the spe
 from __future__ import annotations
 
 import inspect
-import math
 
 import numpy as np
 import pytest

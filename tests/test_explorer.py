@@ -333,3 +333,21 @@ def test_cli_dump_html_of_a_function_and_of_an_artifact(tmp_path):
     stagec.jit(lambda x: x * 2).lower(S((3,), np.float32)).compile().save(art)
     assert cli.main(["dump", str(art), "--html", str(tmp_path / "art.html")]) == 0
     _page_ok(tmp_path / "art.html", "float32[3]", "llvm-cpu")
+
+
+def test_readme_screenshot_caption_names_the_pass_it_shows():
+    """docs/explorer.png shows the diff of the first pass of the default pipeline that changes the SELU example
+    (scripts/check-explorer.sh makes the picture and the caption); the caption still names that pass."""
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, os.path.join(root, "examples"))
+    try:
+        from selu_demo import selu
+    finally:
+        sys.path.pop(0)
+    stages = stagec.jit(selu).lower(np.linspace(-3, 3, 1024, dtype=np.float32)).stages()
+    names = list(stages)
+    changed = [n for n, before in zip(names[1:], names) if n not in ("stablehlo", "final") and stages[n] != stages[before]]
+    readme = open(os.path.join(root, "README.md")).read()
+    caption = re.search(r"!\[([^\]]*)\]\(docs/explorer\.png\)", readme)[1]
+    assert changed and f"the diff the {changed[0]} pass made" in caption, (changed, caption)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import collections
 import os
-import warnings
 from functools import partial
 
 import numpy as np

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import stagec
 import stagec.numpy as snp
-from numpy_diff import MAX_EXAMPLES, F32, I32, U8, arrays, assert_matches, jitted
+from numpy_diff import MAX_EXAMPLES, F32, I32, arrays, assert_matches, jitted
 
 SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])

@@ -2,7 +2,6 @@
 and `stagec.nn`: stagec eager, stagec jit and NumPy agree; dtypes follow JAX."""
 from __future__ import annotations
 
-import functools
 import itertools
 import warnings
 

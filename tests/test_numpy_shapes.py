@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import stagec
 import stagec.numpy as snp
-from numpy_diff import MAX_EXAMPLES, BOOL, F32, I8, I32, U8, arrays, assert_matches, jax, jnp, jitted
+from numpy_diff import MAX_EXAMPLES, BOOL, F32, I8, U8, arrays, assert_matches, jax, jnp, jitted
 
 SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])

@@ -2,7 +2,6 @@
 Each test reproduces a case that once gave a wrong answer, a crash, a hang or a traceback."""
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess

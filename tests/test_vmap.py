@@ -23,7 +23,7 @@ from stagec.errors import ConcretizationTypeError
 from stagec.primitives import all_primitives
 from stagec.primitives import elementwise as ew
 from stagec.primitives import fft as fftp
-from stagec.tree_util import tree_leaves, tree_map
+from stagec.tree_util import tree_leaves
 
 from numpy_diff import MAX_EXAMPLES
 

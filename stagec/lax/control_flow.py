@@ -6,7 +6,7 @@ concrete arrays) become extra operands of the primitive.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 

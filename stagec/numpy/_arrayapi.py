@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..array import Array, device_put
+from ..array import device_put
 from ..backend import Device, get_backend
-from ..core import Tracer, aval_of, current_trace
+from ..core import Tracer, aval_of
 from ._base import _arr, _axis, _broadcast, _device, _is_array, _promote, _to_float, asarray, broadcast_to, place
 from ._creation import zeros_like
 from ._indexing import take

@@ -18,7 +18,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
-from ..core import aval_of, current_trace
+from ..core import aval_of
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros

@@ -44,20 +44,6 @@ def _gather(ctx: L.Ctx, x, idx, *, offset_dims, collapsed_slice_dims, start_inde
         "dimension_numbers": dn, "slice_sizes": L.i64s(slice_sizes), "indices_are_sorted": ir.BoolAttr.get(False)})]
 
 
-def _raw_scatter(ctx: L.Ctx, x, idx, upd, aval: ShapedArray, dn, mode: str):
-    ir = L.mlir()
-    op = ctx.op("stablehlo.scatter", [x, idx, upd], result_avals=[aval], attributes={
-        "scatter_dimension_numbers": dn, "indices_are_sorted": ir.BoolAttr.get(False),
-        "unique_indices": ir.BoolAttr.get(False)}, regions=1)
-    s = aval.update(shape=(), weak_type=False)
-    block = L.scalar_block(op, [s, s])
-    with ir.InsertionPoint(block):
-        old, new = block.arguments
-        r = new if mode == "set" else L.combine(ctx, L.combiner(mode, s.dtype), old, new, s)
-        ir.Operation.create("stablehlo.return", results=[], operands=[r])
-    return op.result
-
-
 def _scatter_rule(x: ShapedArray, idx: ShapedArray, upd: ShapedArray, *, update_window_dims: tuple,
                   inserted_window_dims: tuple, scatter_dims_to_operand_dims: tuple, mode: str) -> ShapedArray:
     """XLA scatter with `index_vector_dim` = the last dimension of `idx`; `mode` combines old and new values."""
