@@ -180,6 +180,56 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+_compilers: set = set()  # iree-compile processes running now (`_compile_str`)
+_compilers_lock = threading.Lock()
+_abandoned = False  # set at exit (`abandon_compiles`): no compiler starts from then on
+
+
+def _compile_str(mlir: str, target: str, args: list) -> bytes:
+    """`iree.compiler.compile_str`, in a subprocess this process tracks, so that `abandon_compiles` can end it
+    (a compile is never left running after its program) and an interrupted call ends it too."""
+    import subprocess
+
+    from iree.compiler.tools.binaries import CompilerToolError
+    from iree.compiler.tools.core import CompilerOptions, TempFileSaver, build_compile_command_line
+    with TempFileSaver.implicit() as tfs:
+        cl = build_compile_command_line(
+            "-", tfs, CompilerOptions(target_backends=[target], input_type="stablehlo", extra_args=args))
+    with _compilers_lock:
+        if _abandoned:
+            raise CompileError("stagec is exiting: the compile was abandoned")
+        proc = subprocess.Popen(cl, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _compilers.add(proc)
+    try:
+        out, err = proc.communicate(mlir.encode())
+    except BaseException:  # (KeyboardInterrupt too: the compiler ends with the call)
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        with _compilers_lock:
+            _compilers.discard(proc)
+    if _abandoned:
+        raise CompileError("stagec is exiting: the compile was abandoned")
+    if proc.returncode != 0:
+        raise CompilerToolError(subprocess.CompletedProcess(cl, proc.returncode, out, err))
+    return out
+
+
+def abandon_compiles() -> None:
+    """End every compiler process this process started and refuse new ones (at exit: a pending compile is
+    abandoned, never awaited)."""
+    global _abandoned
+    with _compilers_lock:
+        _abandoned = True
+        procs = list(_compilers)
+    for proc in procs:
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
 def _retry_args(error: str, args: list, backend: str) -> list | None:
     """The flags that get around a known IREE 3.13 failure (`error`) of a compile with `args`, or None. Each
     retry adds or drops one flag, so the retries end."""
@@ -404,8 +454,7 @@ class Backend:
         try:
             while True:
                 try:
-                    return ic.compile_str(mlir, target_backends=[self.target], input_type="stablehlo",
-                                          extra_args=args)
+                    return _compile_str(mlir, self.target, args)
                 except ic.CompilerToolError as e:
                     too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
                     # (None once done: materialized operands are read from a barrier, not a slice)
@@ -1119,8 +1168,30 @@ def get_backend(name: str | None = None) -> Backend:
     name = name or config.default_backend
     b = _backends.get(name)
     if b is None:
+        if _forked:
+            raise RuntimeError(_forked)
         b = _backends[name] = Backend(name)
     return b
+
+
+_forked = ""  # in a child forked after IREE's runtime started: why stagec refuses to run there
+
+
+def _after_fork_in_child() -> None:
+    """IREE's runtime (its devices, worker threads, queues) is not copied by fork: a child forked after it started
+    would wait forever on threads that are not there. It gets a clear error instead; compiles it started are
+    its parent's."""
+    global _forked, _compilers_lock, _abandoned
+    _compilers.clear()
+    _compilers_lock, _abandoned = threading.Lock(), False
+    if _backends:
+        _backends.clear()
+        _forked = ("stagec cannot run in a process forked after it started IREE's runtime (its threads are not "
+                   "copied by fork); use multiprocessing's 'spawn' or 'forkserver' start method, or fork before "
+                   "the first stagec operation")
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _element_types(dtype: np.dtype) -> tuple[int, ...]:
