@@ -13,6 +13,10 @@ def _env_flag(name: str, default: bool) -> bool:
     return v.strip().lower() not in ("0", "false", "no", "off", "")
 
 
+class InvalidSetting(ValueError):
+    """An environment variable's value a flag cannot take: raised, naming the variable, where the flag is read."""
+
+
 def _env_int(name: str, default: int) -> int:
     v = os.environ.get(name)
     if v is None or not v.strip():
@@ -20,11 +24,13 @@ def _env_int(name: str, default: int) -> int:
     try:
         return int(v)
     except ValueError:
-        raise ValueError(f"{name} takes a whole number, not {v!r}") from None
+        raise InvalidSetting(f"{name} takes a whole number, not {v!r}") from None
 
 
 class Config:
     """Flags that change what is traced or compiled; every one is part of the jit cache key."""
+
+    InvalidSetting = InvalidSetting
 
     _defaults: dict[str, Any] = {
         "enable_x64": lambda: _env_flag("STAGEC_ENABLE_X64", False),
@@ -76,7 +82,10 @@ class Config:
     def __init__(self) -> None:
         self._values = {}
         for name, default in self._defaults.items():
-            self._values[name] = self._checked(name, default(), "STAGEC_" + name.upper())
+            try:
+                self._values[name] = self._checked(name, default(), "STAGEC_" + name.upper())
+            except InvalidSetting as e:  # (raised where it is read: `import stagec` works, the CLI says it in a line)
+                self._values[name] = e
         self._rekey()
 
     def _checked(self, name: str, value: Any, source: str) -> Any:
@@ -85,7 +94,7 @@ class Config:
         if choices is None or value is None:
             return value
         if str(value).lower() not in choices:
-            raise ValueError(f"{source} takes one of {choices}, not {value!r}")
+            raise InvalidSetting(f"{source} takes one of {choices}, not {value!r}")
         return str(value).lower()
 
     def update(self, name: str, value: Any) -> None:
@@ -99,9 +108,12 @@ class Config:
     def __getattr__(self, name: str) -> Any:
         try:
             # (not `self.__dict__`: reading it makes every attribute read slower after, `key_now` on each jit call)
-            return object.__getattribute__(self, "_values")[name.removeprefix("jax_")]
+            v = object.__getattribute__(self, "_values")[name.removeprefix("jax_")]
         except KeyError:
             raise AttributeError(name) from None
+        if type(v) is InvalidSetting:
+            raise v
+        return v
 
     def _rekey(self) -> None:
         # `key_now`: an attribute, read on every jit call (a method call costs ~0.2 us of a ~8 us call)
