@@ -22,6 +22,7 @@ import platform
 import queue
 import re
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -186,33 +187,45 @@ _abandoned = False  # set at exit (`abandon_compiles`): no compiler starts from 
 
 
 def _compile_str(mlir: str, target: str, args: list) -> bytes:
-    """`iree.compiler.compile_str`, in a subprocess this process tracks, so that `abandon_compiles` can end it
-    (a compile is never left running after its program) and an interrupted call ends it too."""
+    """`iree.compiler.compile_str`, its `iree-compile` subprocess tracked (`_invoke`)."""
+    import iree.compiler as ic
+    from iree.compiler.tools import core
+    if core.invoke_immediate is not _invoke:
+        core.invoke_immediate = _invoke  # (what compile_str calls; the same contract)
+    return ic.compile_str(mlir, target_backends=[target], input_type="stablehlo", extra_args=args)
+
+
+def _invoke(command_line: list, *, input_file=None, immediate_input=None) -> bytes:
+    """iree.compiler's `invoke_immediate`, in a subprocess this process tracks, so that `abandon_compiles` can end
+    it (a compile is never left running after its program) and an interrupted call ends it too."""
     import subprocess
 
     from iree.compiler.tools.binaries import CompilerToolError
-    from iree.compiler.tools.core import CompilerOptions, TempFileSaver, build_compile_command_line
-    with TempFileSaver.implicit() as tfs:
-        cl = build_compile_command_line(
-            "-", tfs, CompilerOptions(target_backends=[target], input_type="stablehlo", extra_args=args))
-    with _compilers_lock:
-        if _abandoned:
-            raise CompileError("stagec is exiting: the compile was abandoned")
-        proc = subprocess.Popen(cl, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _compilers.add(proc)
+    stdin = open(input_file, "rb") if input_file is not None else subprocess.PIPE
     try:
-        out, err = proc.communicate(mlir.encode())
-    except BaseException:  # (KeyboardInterrupt too: the compiler ends with the call)
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
         with _compilers_lock:
-            _compilers.discard(proc)
+            if _abandoned:
+                raise CompileError("stagec is exiting: the compile was abandoned")
+            proc = subprocess.Popen(command_line, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _compilers.add(proc)
+        try:
+            out, err = proc.communicate(immediate_input)
+        except BaseException:  # (KeyboardInterrupt too: the compiler ends with the call)
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            with _compilers_lock:
+                _compilers.discard(proc)
+    finally:
+        if input_file is not None:
+            stdin.close()
     if _abandoned:
         raise CompileError("stagec is exiting: the compile was abandoned")
     if proc.returncode != 0:
-        raise CompilerToolError(subprocess.CompletedProcess(cl, proc.returncode, out, err))
+        raise CompilerToolError(subprocess.CompletedProcess(command_line, proc.returncode, out, err))
+    if err:
+        sys.stderr.write(err.decode(errors="replace"))
     return out
 
 

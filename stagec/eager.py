@@ -119,6 +119,11 @@ EXACT: dict[Primitive, str] = {
 }
 
 
+# From this many elements (inputs + outputs) a CPU kernel runs on several threads (`local-task`): an inexact
+# operation takes its kernel there (NumPy's one thread was up to 7x slower on 1M floats), its NumPy rule below.
+HOST_MAX_ELEMENTS = TASK_THRESHOLD
+
+
 def exact(prim: Primitive, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> bool:
     """Whether `prim`'s NumPy rule gives its kernel's bits on these dtypes (`EXACT`)."""
     kinds = EXACT.get(prim)
@@ -129,14 +134,15 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
             backend: Backend):
     """The kernel under `key` (`_get`, building it with `build(compile=True)`), or `_HOST`: the caller computes
     with the primitive's NumPy rule. With `config.eager_tiering` "exact", an operation whose rule may differ from
-    its kernel (not `exact`) computes with its rule on every call on the CPU, and waits for its kernel elsewhere;
+    its kernel (not `exact`) computes with its rule on every call on the CPU below `HOST_MAX_ELEMENTS`, and with
+    its kernel (waiting for it) from there and elsewhere: decided by operation, dtypes and shape, never by timing;
     an `exact` one (or any, with "auto") whose kernel is not in the persistent cache queues it to compile on a
     thread (`_later`) and computes with its rule meanwhile. Not on arguments still being computed: the kernel's
     call is enqueued behind them, the host would wait for them."""
     mode = config.eager_tiering
     if mode != "never" and prim.hosts(avals, params, out_avals):
         if mode == "exact" and not exact(prim, avals, out_avals):
-            if backend.name == "cpu":
+            if backend.name == "cpu" and sum(math.prod(a.shape) for a in (*avals, *out_avals)) < HOST_MAX_ELEMENTS:
                 return _HOST
         elif key not in _cache and key not in _later.failed and not any(
                 type(x) is Array and x._bv is None for x in args):
