@@ -212,8 +212,11 @@ def prune(max_size: int | str) -> int:
     returns how many entries."""
     limit = parse_size(max_size)
     _sweep()
+    found = entries()
+    if sum(st.st_size for _, st in found) <= limit:
+        return 0
     # this user's entries only: a foreign file (another user's, a planted one) neither counts nor is removed
-    found = sorted(((p, st) for p, st in entries() if aot.signed(p)), key=lambda e: e[1].st_mtime)
+    found = sorted(((p, st) for p, st in found if aot.signed(p)), key=lambda e: e[1].st_mtime)
     total = sum(st.st_size for _, st in found)
     removed = 0
     for path, st in found:
