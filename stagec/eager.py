@@ -179,10 +179,13 @@ class _Later:
                 return False
             self.queued.add(key)
             self._jobs.append((key, build))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, daemon=True, name="stagec-eager-compile")
+            if self._thread is None:  # (not a daemon: `close` stops it before Python joins it, see jit._at_shutdown)
+                self._thread = threading.Thread(target=self._work, name="stagec-eager-compile")
                 self._thread.start()
-                atexit.register(self.close)
+                try:
+                    threading._register_atexit(self.close)
+                except (AttributeError, RuntimeError):
+                    atexit.register(self.close)
             self._cond.notify_all()
         return True
 
@@ -211,9 +214,9 @@ class _Later:
         with self._cond:
             return self._cond.wait_for(lambda: not self.queued, timeout)
 
-    def close(self, timeout: float = 1.0) -> None:
-        """At exit: drop the queue, end the compiler in flight (`backend.abandon_compiles`), and wait at most
-        `timeout` seconds for the thread to leave the MLIR bindings."""
+    def close(self) -> None:
+        """At exit: drop the queue and end the compiler in flight (`backend.abandon_compiles`); Python then joins
+        the thread once it leaves the step it is in."""
         from .backend import abandon_compiles
         with self._cond:
             self._closing = True
@@ -222,8 +225,6 @@ class _Later:
             self._jobs.clear()
             self._cond.notify_all()
         abandon_compiles()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
 
 _later = _Later()

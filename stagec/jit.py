@@ -481,7 +481,7 @@ class _Pool:
     """The background compiles of fused modules: at most `WORKERS` threads (each waits on one `iree-compile`)
     and `QUEUE` queued; beyond that `submit` declines and the quick tier keeps answering. At exit (`close`) the
     queue is dropped, the compilers are ended (`backend.abandon_compiles`) and nothing is awaited beyond
-    `EXIT_JOIN` seconds for a thread to leave the MLIR bindings."""
+    the step a thread is in (a lowering) to end."""
 
     WORKERS = max(1, min(4, (os.cpu_count() or 2) // 2))
     QUEUE = 32
@@ -500,8 +500,8 @@ class _Pool:
             self._jobs.append(tier)
             if self._idle < len(self._jobs) and len(self._threads) < self.WORKERS:
                 if not self._threads:
-                    atexit.register(self.close)
-                t = threading.Thread(target=self._work, daemon=True, name=f"stagec-compile-{len(self._threads)}")
+                    _at_shutdown(self.close)
+                t = threading.Thread(target=self._work, name=f"stagec-compile-{len(self._threads)}")
                 self._threads.append(t)
                 t.start()
             self._cond.notify()
@@ -529,12 +529,16 @@ class _Pool:
         for t in dropped:
             t.error = RuntimeError("stagec is exiting: the compile was abandoned")
             t.done.set()
-        deadline = time.monotonic() + EXIT_JOIN
-        for t in self._threads:
-            t.join(max(0.0, deadline - time.monotonic()))
 
 
-EXIT_JOIN = 1.0  # seconds
+def _at_shutdown(fn: Callable[[], None]) -> None:
+    """Call `fn` when the program ends, before Python joins its threads: the compile threads are not daemons (one
+    inside the MLIR bindings at interpreter teardown aborted the process), so they are told to stop first and
+    are joined once they leave the step in progress (a lowering; the compiler itself is killed)."""
+    try:
+        threading._register_atexit(fn)  # (what concurrent.futures uses for its workers)
+    except (AttributeError, RuntimeError):  # (another Python; or shutting down already)
+        atexit.register(fn)
 
 
 _pool = _Pool()
