@@ -203,11 +203,7 @@ def _invoke(command_line: list, *, input_file=None, immediate_input=None) -> byt
     from iree.compiler.tools.binaries import CompilerToolError
     stdin = open(input_file, "rb") if input_file is not None else subprocess.PIPE
     try:
-        with _compilers_lock:
-            if _abandoned:
-                raise CompileError("stagec is exiting: the compile was abandoned")
-            proc = subprocess.Popen(command_line, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            _compilers.add(proc)
+        proc = _start(command_line, stdin)
         try:
             out, err = proc.communicate(immediate_input)
         except BaseException:  # (KeyboardInterrupt too: the compiler ends with the call)
@@ -227,6 +223,45 @@ def _invoke(command_line: list, *, input_file=None, immediate_input=None) -> byt
     if err:
         sys.stderr.write(err.decode(errors="replace"))
     return out
+
+
+def _start(command_line: list, stdin) -> object:
+    """The compiler's process, registered in `_compilers` before a Ctrl-C can interrupt the caller: in the main
+    thread SIGINT is held while it starts (a KeyboardInterrupt inside `Popen`, after the fork, left the
+    compiler running: 1 in 80 tries), then delivered once the process is ended."""
+    import signal
+    import subprocess
+    main = threading.current_thread() is threading.main_thread()
+    got: list = []
+    old = signal.signal(signal.SIGINT, lambda sig, frame: got.append(sig)) if main else None
+    try:
+        with _compilers_lock:
+            if _abandoned:
+                raise CompileError("stagec is exiting: the compile was abandoned")
+            proc = subprocess.Popen(command_line, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            _compilers.add(proc)
+            if len(_compilers) == 1 and not _exit_hooked:
+                _hook_exit()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+    if got:
+        proc.kill()
+        proc.wait()
+        with _compilers_lock:
+            _compilers.discard(proc)
+        signal.raise_signal(signal.SIGINT)  # (the program's own handler: KeyboardInterrupt by default)
+    return proc
+
+
+_exit_hooked = False
+
+
+def _hook_exit() -> None:
+    """At exit, end any compiler still running (a call interrupted between its start and its wait)."""
+    global _exit_hooked
+    _exit_hooked = True
+    atexit.register(abandon_compiles)
 
 
 def abandon_compiles() -> None:
