@@ -168,6 +168,28 @@ def tree_from_json(d: dict) -> tree_util.PyTreeDef:
     raise ArtifactError(f"unknown pytree node kind {t!r}")
 
 
+def describe_tree(d: Any) -> str:
+    """A pytree structure's JSON form (`tree_to_json`) as text, naming its classes without importing anything
+    (for describing a file nobody vouched for: `stagec dump x.stagec --html`)."""
+    if not isinstance(d, dict):
+        return "?"
+    kids = [describe_tree(c) for c in d.get("c", ())] if isinstance(d.get("c", ()), list) else ["?"]
+    t = d.get("t")
+    if t == "*":
+        return "*"
+    if t == "None":
+        return "None"
+    if t == "tuple":
+        return f"({', '.join(kids)}{',' if len(kids) == 1 else ''})"
+    if t == "list":
+        return f"[{', '.join(kids)}]"
+    if t in ("dict", "OrderedDict") and isinstance(d.get("keys"), list):
+        return "{" + ", ".join(f"{str(k)!r}: {v}" for k, v in zip(d["keys"], kids)) + "}"
+    if t in ("namedtuple", "custom"):
+        return f"{str(d.get('class'))[:200]}({', '.join(kids)})"
+    return "?"
+
+
 class ShapeDtypeStruct:
     """A shape and dtype standing for an argument, so `jitted.lower(...)` needs no data."""
 
@@ -336,20 +358,36 @@ def read(path: str | os.PathLike, trust: bool = False) -> tuple[memoryview, dict
     the file changes nothing); ArtifactError unless it is sound and signed with this user's key (with
     `trust`, a sound file signed by anyone)."""
     path = os.fspath(path)
-    with open_regular(path) as f:
-        data = f.read()
-    size = len(data)
+    with open_regular(path) as f:  # (the trailer first: a file whose sections or signature do not hold is not read)
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(size - _TRAILER.size, 0))
+        vmfb_len, body_at, meta_len, digest, mac = _sections(path, size, f.read(_TRAILER.size))
+        if not trust and not hmac.compare_digest(_mac(digest), mac):
+            raise ArtifactError(f"{path}: not signed with this user's stagec key ({key_path()}): written by another "
+                                f"user, machine or program. Loading runs its native code: pass trust=True (stagec "
+                                f"run --trust) only if you trust where it came from")
+        f.seek(0)
+        data = f.read(size)
+    if len(data) != size:
+        raise ArtifactError(f"{path}: corrupt stagec artifact (changed while read)")
     view = memoryview(data)
-    vmfb_len, body_at, meta_len, digest, mac = _sections(path, size, data[size - _TRAILER.size:])
     h = hashlib.sha256(view[:vmfb_len])
     h.update(view[body_at:body_at + meta_len])
     if h.digest() != digest or any(view[vmfb_len:body_at]):  # (the padding is zeros, outside the checksum)
         raise ArtifactError(f"{path}: corrupt stagec artifact (checksum mismatch)")
-    if not trust and not hmac.compare_digest(_mac(digest), mac):
-        raise ArtifactError(f"{path}: not signed with this user's stagec key ({key_path()}): written by another "
-                            f"user, machine or program. Loading runs its native code: pass trust=True (stagec run "
-                            f"--trust) only if you trust where it came from")
     return view[:vmfb_len], _parse_meta(path, data[body_at:body_at + meta_len])
+
+
+def signed(path: str | os.PathLike) -> bool:
+    """Whether a file's trailer is signed with this user's key (its trailer alone is read: no checksum)."""
+    try:
+        with open_regular(os.fspath(path)) as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(size - _TRAILER.size, 0))
+            _, _, _, digest, mac = _sections(os.fspath(path), size, f.read(_TRAILER.size))
+    except (ArtifactError, OSError):
+        return False
+    return hmac.compare_digest(_mac(digest), mac)
 
 
 def read_meta(path: str | os.PathLike) -> dict:

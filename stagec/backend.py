@@ -495,5 +495,25 @@ def get_backend(name: str | None = None) -> Backend:
     name = name or config.default_backend
     b = _backends.get(name)
     if b is None:
+        if _forked:
+            raise RuntimeError(_forked)
         b = _backends[name] = Backend(name)
     return b
+
+
+_forked = ""  # in a child forked after IREE's runtime started: why stagec refuses to run there
+
+
+def _after_fork_in_child() -> None:
+    """IREE's runtime (its devices, worker threads, queues) is not copied by fork: a child forked after it started
+    would wait forever on threads that are not there. It gets a clear error instead; the compilers it started
+    are its parent's (`compiler.processes`)."""
+    global _forked
+    if _backends:
+        _backends.clear()
+        _forked = ("stagec cannot run in a process forked after it started IREE's runtime (its threads are not "
+                   "copied by fork); use multiprocessing's 'spawn' or 'forkserver' start method, or fork before "
+                   "the first stagec operation")
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import time
 import warnings
 import zlib
@@ -110,10 +111,7 @@ def lookup(key: str):
         _stats["corrupt"] += 1
         _warn_once("corrupt:" + path, f"stagec persistent cache: ignoring a bad entry ({e}); recompiling and "
                                       f"replacing it")
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+        _remove(path)
         return None
     _stats["hits"] += 1
     try:
@@ -121,6 +119,17 @@ def lookup(key: str):
     except OSError:
         pass
     return vmfb, meta
+
+
+def _remove(path: str) -> None:
+    """Remove a bad entry: a file, or a directory planted at an entry's path (not followed if a link)."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def store(key: str, vmfb: bytes, meta: dict, mlir: str | None = None) -> bool:
@@ -133,6 +142,8 @@ def store(key: str, vmfb: bytes, meta: dict, mlir: str | None = None) -> bool:
             meta = dict(meta, mlir_z=packed)
     try:
         os.makedirs(d, exist_ok=True)
+        if os.path.isdir(entry_path(key)):
+            _remove(entry_path(key))
         aot.write_atomic(entry_path(key), aot.pack(vmfb, meta))
     except OSError as e:
         _stats["write_errors"] += 1
@@ -205,7 +216,11 @@ def prune(max_size: int | str) -> int:
     returns how many entries."""
     limit = parse_size(max_size)
     _sweep()
-    found = sorted(entries(), key=lambda e: e[1].st_mtime)
+    found = entries()
+    if sum(st.st_size for _, st in found) <= limit:
+        return 0
+    # this user's entries only: a foreign file (another user's, a planted one) neither counts nor is removed
+    found = sorted(((p, st) for p, st in found if aot.signed(p)), key=lambda e: e[1].st_mtime)
     total = sum(st.st_size for _, st in found)
     removed = 0
     for path, st in found:

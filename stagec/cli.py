@@ -7,11 +7,12 @@ import importlib
 import os
 import re
 import sys
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
-from . import cache, tree_util
+from . import aot, cache, tree_util
 from .aot import ArtifactError, ShapeDtypeStruct, load
 from .backend import TARGETS as _BACKENDS
 from .config import config
@@ -40,8 +41,13 @@ def parse_spec(text: str):
     if m["dtype"] not in _DTYPES:
         raise CliError(f"unknown dtype {m['dtype']!r} in {text!r}; choose one of "
                        f"{', '.join(sorted(k for k in _DTYPES if len(k) <= 4))}")
-    dims = [d.strip() for d in m["dims"].split(",") if d.strip()]
-    return m["name"], ShapeDtypeStruct(tuple(int(d) for d in dims), _DTYPES[m["dtype"]])
+    dims = tuple(int(d.strip()) for d in m["dims"].split(",") if d.strip())
+    n = 1
+    for d in dims:
+        n *= d
+    if n * np.dtype(_DTYPES[m["dtype"]]).itemsize >= 1 << 48:
+        raise CliError(f"argument spec {text!r} has {n:,} elements: more than any machine holds")
+    return m["name"], ShapeDtypeStruct(dims, _DTYPES[m["dtype"]])
 
 
 def parse_static(text: str) -> tuple[str, Any]:
@@ -115,12 +121,25 @@ def _lower(ns):
 # ---------------------------------------------------------------- commands
 
 
+def _check_output(out: str) -> None:
+    """An output path must name a file in a folder that exists."""
+    if os.path.isdir(out):
+        raise CliError(f"-o {out} is a folder; name a file")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise CliError(f"-o {out}: folder {folder} does not exist")
+
+
 def cmd_compile(ns) -> int:
     # (an artifact IREE's own tools run: without calls to stagec's host modules, unless asked for)
     lowered = _lower(ns)
     compiled = lowered.compile(ns.target, arch=ns.arch, flags=ns.flag or (), host_blas=ns.host_blas)
     out = ns.output or f"{lowered.name.removeprefix('jit_')}.stagec"
-    compiled.save(out, host_modules=bool(ns.host_blas))
+    _check_output(out)
+    try:
+        compiled.save(out, host_modules=bool(ns.host_blas))
+    except OSError as e:
+        raise CliError(f"cannot write {out}: {e.strerror or e}") from None
     a = compiled.artifact
     sig = ", ".join(x.str_short() for x in a.in_avals)
     print(f"wrote {out}: {a.name}({sig}) for {a.target}, {os.path.getsize(out)} bytes", file=sys.stderr)
@@ -128,17 +147,26 @@ def cmd_compile(ns) -> int:
 
 
 def _artifact_html(path: str, out: str) -> int:
-    """The explorer page of a saved artifact: what it holds (no MLIR is kept in it)."""
+    """The explorer page of a saved artifact: what it holds (no MLIR is kept in it), described from its metadata
+    alone: nothing it names is imported or loaded (any signer will do: it is never run)."""
     from . import explorer
     try:
-        fn = load(path, allow_version_mismatch=True, trust=True)  # described, never run: any signer will do
+        vmfb, m = aot.read(path, trust=True)
+        sig = (f"{aot._sig([aot.aval_from_json(a) for a in m['in_avals']])} -> "
+               f"{aot._sig([aot.aval_from_json(a) for a in m['out_avals']])}")
+        trees = f"in {aot.describe_tree(m.get('in_tree'))}, out {aot.describe_tree(m.get('out_tree'))}"
     except (ArtifactError, OSError) as e:
         raise CliError(f"{path}: {e}") from None
-    m = fn.meta
-    info = {"signature": fn.signature(), "target": str(m.get("target")), "flags": " ".join(m.get("flags", [])),
+    except (KeyError, TypeError, ValueError) as e:
+        raise CliError(f"{path}: malformed stagec artifact metadata ({type(e).__name__}: {e})") from None
+    info = {"signature": sig, "pytrees": trees, "target": str(m.get("target")),
+            "flags": " ".join(map(str, m.get("flags", []))),
             "versions": ", ".join(f"{k} {v}" for k, v in (m.get("versions") or {}).items()),
-            "size": f"{os.path.getsize(path):,} bytes", "module": f"{len(fn.artifact.vmfb):,} bytes"}
-    explorer.write(out, f"{fn.artifact.name} ({os.path.basename(path)})", [], info=info)
+            "size": f"{os.path.getsize(path):,} bytes", "module": f"{len(vmfb):,} bytes"}
+    try:
+        explorer.write(out, f"{m.get('name')} ({os.path.basename(path)})", [], info=info)
+    except OSError as e:
+        raise CliError(f"cannot write {out}: {e.strerror or e}") from None
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
@@ -184,17 +212,20 @@ def _input_value(text: str, aval, i: int, path: str):
         if isinstance(v, np.lib.npyio.NpzFile):
             v.close()
             raise CliError(f"input {i}: {text} is an .npz archive; pass one .npy file per input")
-        return v
-    try:
-        value = ast.literal_eval(text)
-        given = np.asarray(value)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise CliError(f"input {i}: {text!r} is neither an .npy file nor a Python literal such as 2.5 or "
-                       f"[1, 2, 3]") from None
+        if v.dtype == aval.dtype:
+            return v
+        given = v  # (converted as a literal is: exactly, or refused)
+    else:
+        try:
+            given = np.asarray(ast.literal_eval(text))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise CliError(f"input {i}: {text!r} is neither an .npy file nor a Python literal such as 2.5 or "
+                           f"[1, 2, 3]") from None
     want = aval.dtype
     if given.dtype.kind not in "biufc":
         raise CliError(f"input {i}: {text!r} is not numbers")
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (complex to real: refused below, in one line)
         try:
             out = given.astype(want)
         except (ValueError, TypeError, OverflowError) as e:
@@ -219,14 +250,17 @@ def cmd_run(ns) -> int:
     inputs = ns.input or []
     if len(inputs) != len(avals):
         raise CliError(f"{ns.artifact} takes {len(avals)} input(s) {fn.signature()}, got {len(inputs)} --input")
-    if ns.output and not os.path.isdir(os.path.dirname(os.path.abspath(ns.output))):
-        raise CliError(f"-o {ns.output}: folder {os.path.dirname(os.path.abspath(ns.output))} does not exist")
+    if ns.output:
+        _check_output(ns.output)
     values = [_input_value(t, a, i, ns.artifact) for i, (t, a) in enumerate(zip(inputs, avals))]
     args, kwargs = fn.artifact.in_tree.unflatten(values)
     try:
         out = fn(*args, **kwargs)
     except TypeError as e:
         raise CliError(str(e)) from None
+    except (RuntimeError, ValueError) as e:  # (IREE's runtime refusing the module: one line)
+        msg = " ".join(str(e).split())[:300]
+        raise CliError(f"{ns.artifact}: the runtime refused the module ({type(e).__name__}: {msg})") from None
     leaves = [np.asarray(x) for x in tree_util.tree_leaves(out)]
     labels = tree_util.leaf_paths(out)
     if ns.output:
@@ -256,6 +290,10 @@ def _human(n: int) -> str:
 
 
 def cmd_cache(ns) -> int:
+    try:
+        cache.parse_size(config.persistent_cache_max_size)
+    except ValueError as e:
+        raise CliError(f"STAGEC_CACHE_MAX_SIZE: {e}") from None
     try:
         return _cache_action(ns)
     except OSError as e:
@@ -361,8 +399,13 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     ns = parser().parse_args(argv)
     try:
+        for name in config._defaults:  # (a bad STAGEC_* value: said now, in one line)
+            getattr(config, name)
         return ns.run(ns)
     except (CliError, ArtifactError) as e:
+        print(f"stagec {ns.command}: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except config.InvalidSetting as e:
         print(f"stagec {ns.command}: error: {e}", file=sys.stderr)
         return 2
     except (CompileError, NotImplementedError, RuntimeError) as e:

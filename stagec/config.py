@@ -13,8 +13,24 @@ def _env_flag(name: str, default: bool) -> bool:
     return v.strip().lower() not in ("0", "false", "no", "off", "")
 
 
+class InvalidSetting(ValueError):
+    """An environment variable's value a flag cannot take: raised, naming the variable, where the flag is read."""
+
+
+def _env_int(name: str, default: int) -> int:
+    v = os.environ.get(name)
+    if v is None or not v.strip():
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        raise InvalidSetting(f"{name} takes a whole number, not {v!r}") from None
+
+
 class Config:
     """Flags that change what is traced or compiled; every one is part of the jit cache key."""
+
+    InvalidSetting = InvalidSetting
 
     _defaults: dict[str, Any] = {
         "enable_x64": lambda: _env_flag("STAGEC_ENABLE_X64", False),
@@ -24,8 +40,8 @@ class Config:
         "persistent_cache_max_size": lambda: os.environ.get("STAGEC_CACHE_MAX_SIZE", "2G"),
         "explain_cache_misses": lambda: _env_flag("STAGEC_EXPLAIN_CACHE_MISSES", False),
         # In-memory caches of loaded modules, least recently used dropped first (each module holds its code).
-        "jit_cache_size": lambda: int(os.environ.get("STAGEC_JIT_CACHE_SIZE", "512")),  # signatures per function
-        "eager_cache_size": lambda: int(os.environ.get("STAGEC_EAGER_CACHE_SIZE", "1024")),  # eager primitives
+        "jit_cache_size": lambda: _env_int("STAGEC_JIT_CACHE_SIZE", 512),  # signatures per function
+        "eager_cache_size": lambda: _env_int("STAGEC_EAGER_CACHE_SIZE", 1024),  # eager primitives
         # Precision of float32 products that name none (JAX's names; None: DEFAULT). See lax.Precision.
         "default_matmul_precision": lambda: os.environ.get("STAGEC_DEFAULT_MATMUL_PRECISION") or None,
         # CPU modules call NumPy: its BLAS for float32/float64 matmuls of at least backend.BLAS_MIN_MACS multiply-adds
@@ -34,26 +50,30 @@ class Config:
         "cpu_blas": lambda: _env_flag("STAGEC_CPU_BLAS", True),
         # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may
         # run on (IREE's default, which follows the affinity mask: 2 here, 1 under `taskset -c 0`).
-        "cpu_threads": lambda: int(os.environ.get("STAGEC_CPU_THREADS", "0")),
+        "cpu_threads": lambda: _env_int("STAGEC_CPU_THREADS", 0),
         # MiB of freed CPU buffers kept for reuse (backend._buffer_cache_spec), read when a CPU driver starts; 0: none.
-        "cpu_buffer_cache_mb": lambda: int(os.environ.get("STAGEC_CPU_BUFFER_CACHE_MB", "512")),
+        "cpu_buffer_cache_mb": lambda: _env_int("STAGEC_CPU_BUFFER_CACHE_MB", 512),
         # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
         # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
         "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
-        # "auto": a jit signature new to this process runs op by op, through compiled kernels (stagec.eager, in the
-        # persistent cache) and NumPy rules (`Primitive.def_host`) for the others, while its fused module compiles
-        # on a thread, which then takes over (stagec.jit.Tiered; results agree within the tolerance docs/design.md
-        # gives); "kernels": only where every kernel is compiled already; "never".
-        "jit_tiering": lambda: os.environ.get("STAGEC_JIT_TIERING", "auto"),
-        # "auto": an eager operation whose kernel is not compiled yet computes with its NumPy rule while the kernel
-        # compiles on a thread (stagec.eager); "never": it waits for the compile.
-        "eager_tiering": lambda: os.environ.get("STAGEC_EAGER_TIERING", "auto"),
+        # "never" (the default): a new jit signature compiles its fused module before its first call returns, so
+        # every call gives the same bits. "auto": it runs op by op first (compiled kernels, NumPy rules) while the
+        # fused module compiles in the background (stagec.jit.Tiered): faster first calls that MAY DIFFER FROM
+        # LATER CALLS IN THE LAST BITS (and skip stagec's StableHLO passes); "kernels": only where every kernel is
+        # compiled already (the same caveat).
+        "jit_tiering": lambda: os.environ.get("STAGEC_JIT_TIERING", "never"),
+        # "exact" (the default): an eager operation whose NumPy rule gives its kernel's bits (stagec.eager.EXACT)
+        # computes with it while the kernel compiles in the background; one whose rule may differ (exp, sum, ...)
+        # always computes with its NumPy rule on the CPU (decided per operation and dtype, never by timing), so an
+        # operation's bits never change. "auto": any NumPy rule until the kernel compiles (bits may change once
+        # it has); "never": every operation waits for its kernel.
+        "eager_tiering": lambda: os.environ.get("STAGEC_EAGER_TIERING", "exact"),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
                                              "highest", "float32"),
                 "async_dispatch": ("auto", "always", "never"), "jit_tiering": ("auto", "kernels", "never"),
-                "eager_tiering": ("auto", "never")}
+                "eager_tiering": ("exact", "auto", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb",
@@ -62,7 +82,10 @@ class Config:
     def __init__(self) -> None:
         self._values = {}
         for name, default in self._defaults.items():
-            self._values[name] = self._checked(name, default(), "STAGEC_" + name.upper())
+            try:
+                self._values[name] = self._checked(name, default(), "STAGEC_" + name.upper())
+            except InvalidSetting as e:  # (raised where it is read: `import stagec` works, the CLI says it in a line)
+                self._values[name] = e
         self._rekey()
 
     def _checked(self, name: str, value: Any, source: str) -> Any:
@@ -71,7 +94,7 @@ class Config:
         if choices is None or value is None:
             return value
         if str(value).lower() not in choices:
-            raise ValueError(f"{source} takes one of {choices}, not {value!r}")
+            raise InvalidSetting(f"{source} takes one of {choices}, not {value!r}")
         return str(value).lower()
 
     def update(self, name: str, value: Any) -> None:
@@ -85,9 +108,12 @@ class Config:
     def __getattr__(self, name: str) -> Any:
         try:
             # (not `self.__dict__`: reading it makes every attribute read slower after, `key_now` on each jit call)
-            return object.__getattribute__(self, "_values")[name.removeprefix("jax_")]
+            v = object.__getattribute__(self, "_values")[name.removeprefix("jax_")]
         except KeyError:
             raise AttributeError(name) from None
+        if type(v) is InvalidSetting:
+            raise v
+        return v
 
     def _rekey(self) -> None:
         # `key_now`: an attribute, read on every jit call (a method call costs ~0.2 us of a ~8 us call)

@@ -1,8 +1,9 @@
 """Eager execution: a primitive bound outside any trace runs now, as a one-equation module compiled through
 the persistent cache, without stagec's passes (control flow and callbacks, whose params hold graphs, with them).
 Registered with `core.set_eager_impl` at import, so core never imports the runtime. With `config.eager_tiering`
-"auto", a call whose kernel is neither loaded nor on disk is computed by the primitive's NumPy rule
-(`Primitive.def_host`) while the kernel compiles on a thread (`_Later`).
+"exact" (the default), an operation whose NumPy rule (`Primitive.def_host`) gives its kernel's bits (`EXACT`)
+computes with it while the kernel compiles on a thread (`_Later`); one whose rule may differ computes with its
+rule on every call on the CPU: an operation's bits never depend on whether its kernel has compiled.
 
 Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMORPHIC`): one module per
 (primitive, params, dtypes, rank, where the 0- and 1-sized dimensions are), every other dimension dynamic
@@ -33,6 +34,7 @@ import numpy as np
 
 from .array import Array, to_buffers
 from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, PendingArguments, get_backend
+from .compiler.processes import abandon_compiles
 from .config import config
 from .core import Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, set_eager_impl, to_numpy_constant
 from .errors import CompileError
@@ -79,13 +81,14 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
         if form is not None:
             pkey, pavals, pparams = form
             kernel = _obtain(pkey, lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend,
-                                                                      compile), prim, args, avals, params, out_avals)
+                                                                      compile), prim, args, avals, params, out_avals,
+                             backend)
             if kernel is _HOST:
                 return _on_host(prim, args, avals, params, out_avals, backend)
             if kernel is not _STATIC:
                 return kernel(args, avals, out_avals)
     kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, args,
-                     avals, params, out_avals)
+                     avals, params, out_avals, backend)
     if kernel is _HOST:
         return _on_host(prim, args, avals, params, out_avals, backend)
     return kernel(args)
@@ -97,26 +100,66 @@ def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = Tr
     return None if art is None else art.runner()
 
 
-def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict, out_avals):
-    """The kernel under `key` (`_get`, building it with `build(compile=True)`). Where `config.eager_tiering` is
-    "auto" and the primitive's NumPy rule serves this call, a kernel not in the persistent cache either is queued
-    to compile on a thread (`_later`) and `_HOST` returned: the caller computes with the NumPy rule. Not on
-    arguments still being computed: the kernel's call is enqueued behind them, the host would wait for them."""
-    if key not in _cache and key not in _later.failed and config.eager_tiering == "auto" and prim.hosts(
-            avals, params, out_avals) and not any(type(x) is Array and x._bv is None for x in args):
-        if key in _later.queued:
-            return _HOST
-        kernel = _get(key, lambda: build(False))
-        if kernel is not None:
-            return kernel
-        if _later.submit(key, lambda: _get(key, lambda: build(True))):
-            return _HOST
+# Operations whose NumPy rule gives the compiled kernel's bits for every input of these dtype kinds: integer and
+# boolean arithmetic, comparisons and logic; data movement and selection of any dtype. Not float arithmetic or
+# comparisons: IREE's CPU kernels flush subnormal inputs and results to zero (sqrt(1e-40) is 0 there), NumPy's
+# do not; nor transcendental functions (other polynomials) or sums (another order). With `config.eager_tiering`
+# "exact" those keep one implementation, the NumPy rule on the CPU, for all their calls.
+EXACT: dict[Primitive, str] = {
+    **{p: "iu" for p in (elementwise.neg_p, elementwise.abs_p, elementwise.sign_p, elementwise.add_p,
+                         elementwise.sub_p, elementwise.mul_p)},
+    **{p: "biu" for p in (elementwise.max_p, elementwise.min_p, elementwise.not_p, elementwise.and_p,
+                          elementwise.or_p, elementwise.xor_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p,
+                          elementwise.le_p, elementwise.gt_p, elementwise.ge_p, elementwise.clamp_p,
+                          elementwise.convert_element_type_p, reductions.reduce_max_p, reductions.reduce_min_p,
+                          reductions.reduce_and_p, reductions.reduce_or_p)},
+    **{p: "biufc" for p in (elementwise.select_p, structural.broadcast_in_dim_p, structural.reshape_p,
+                            structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
+                            structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,
+                            structural.concatenate_p, structural.pad_p)},
+}
+
+
+# From this many elements (inputs + outputs) a CPU kernel runs on several threads (`local-task`): an inexact
+# operation takes its kernel there (NumPy's one thread was up to 7x slower on 1M floats), its NumPy rule below.
+HOST_MAX_ELEMENTS = TASK_THRESHOLD
+
+
+def exact(prim: Primitive, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> bool:
+    """Whether `prim`'s NumPy rule gives its kernel's bits on these dtypes (`EXACT`)."""
+    kinds = EXACT.get(prim)
+    return kinds is not None and all(np.dtype(a.dtype).kind in kinds for a in (*avals, *out_avals))
+
+
+def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict, out_avals,
+            backend: Backend):
+    """The kernel under `key` (`_get`, building it with `build(compile=True)`), or `_HOST`: the caller computes
+    with the primitive's NumPy rule. With `config.eager_tiering` "exact", an operation whose rule may differ from
+    its kernel (not `exact`) computes with its rule on every call on the CPU below `HOST_MAX_ELEMENTS`, and with
+    its kernel (waiting for it) from there and elsewhere: decided by operation, dtypes and shape, never by timing;
+    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache queues it to compile on a
+    thread (`_later`) and computes with its rule meanwhile. Not on arguments still being computed: the kernel's
+    call is enqueued behind them, the host would wait for them."""
+    mode = config.eager_tiering
+    if mode != "never" and prim.hosts(avals, params, out_avals):
+        if mode == "exact" and not exact(prim, avals, out_avals):
+            if backend.name == "cpu" and sum(math.prod(a.shape) for a in (*avals, *out_avals)) < HOST_MAX_ELEMENTS:
+                return _HOST
+        elif key not in _cache and key not in _later.failed and not any(
+                type(x) is Array and x._bv is None for x in args):
+            if key in _later.queued:
+                return _HOST
+            kernel = _get(key, lambda: build(False))
+            if kernel is not None:
+                return kernel
+            if _later.submit(key, lambda: _get(key, lambda: build(True))):
+                return _HOST
     return _get(key, lambda: build(True))
 
 
 class _Later:
     """Kernels compiling on one thread while their calls run on the host (`_obtain`); at most `MAX` queued. At exit
-    the queue is dropped and the compile in flight awaited, so that no compiler process outlives the program."""
+    the queue is dropped and the compile in flight abandoned (its compiler ended), never awaited."""
 
     MAX = 256
 
@@ -137,10 +180,13 @@ class _Later:
                 return False
             self.queued.add(key)
             self._jobs.append((key, build))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, daemon=True, name="stagec-eager-compile")
+            if self._thread is None:  # (not a daemon: `close` stops it before Python joins it, see jit._at_shutdown)
+                self._thread = threading.Thread(target=self._work, name="stagec-eager-compile")
                 self._thread.start()
-                atexit.register(self.close)
+                try:
+                    threading._register_atexit(self.close)
+                except (AttributeError, RuntimeError):
+                    atexit.register(self.close)
             self._cond.notify_all()
         return True
 
@@ -169,18 +215,30 @@ class _Later:
         with self._cond:
             return self._cond.wait_for(lambda: not self.queued, timeout)
 
-    def close(self, timeout: float = 30.0) -> None:
+    def close(self) -> None:
+        """At exit: drop the queue and end the compiler in flight (`abandon_compiles`); Python then
+        joins the thread once it leaves the step it is in."""
         with self._cond:
             self._closing = True
             for key, _ in self._jobs:
                 self.queued.discard(key)
             self._jobs.clear()
             self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        abandon_compiles()
 
 
 _later = _Later()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no compile thread, and its parent's kernels ran on a runtime fork does not copy."""
+    global _later
+    _later = _Later()
+    _cache.clear()
+    _forms.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def wait_for_kernels(timeout: float | None = None) -> bool:

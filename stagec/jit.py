@@ -1,9 +1,10 @@
 """`jit`: trace once per signature, lower to StableHLO, run our passes, compile with IREE, cache.
 
 Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
-threads calling one new signature at once trace and compile it once (`stages.build_once`). With
-`config.jit_tiering` "auto", a new signature starts on a quick tier (`Tiered`: the graph op by op, through
-compiled kernels and the primitives' NumPy rules) while its fused module compiles on a thread.
+threads calling one new signature at once trace and compile it once (`stages.build_once`). By default a new signature compiles before its first call returns,
+so every call gives the same bits. With `config.jit_tiering` "auto" (opt-in) it starts on a quick tier
+(`Tiered`: the graph op by op, through compiled kernels and the primitives' NumPy rules; results may differ in
+the last bits) while its fused module compiles on a bounded background pool (`_Pool`).
 
 A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
@@ -16,6 +17,7 @@ import atexit
 import collections
 import functools
 import inspect
+import os
 import threading
 import time
 import warnings
@@ -26,6 +28,7 @@ import numpy as np
 
 from . import tree_util
 from .aot import Runner, invalid_argument
+from .compiler.processes import abandon_compiles
 from .array import Array, to_buffers
 from .backend import Backend, PendingArguments, get_backend
 from .config import config
@@ -388,16 +391,16 @@ def _tiering(lowered: Lowered) -> bool:
     return config.jit_tiering != "never" and lowered.backend.name == "cpu" and not lowered.donated
 
 
-_compiling: set[Tiered] = set()  # tiers whose fused module is being compiled
+_compiling: set[Tiered] = set()  # tiers whose fused module is queued or compiling
 _compiling_lock = threading.Lock()
 
 
 class Tiered:
-    """A new signature's runner while its fused module compiles: calls run the traced graph op by op
-    (`Lowered.quick`: kernels compiled before, NumPy rules), and the first call starts the fused compile on a thread (IREE
-    runs as a subprocess: the thread waits without the GIL). Once it is ready the fused runner replaces this one
-    in the jit cache. A compile error is raised, naming the function, by every call from then on (as the
-    untiered jit raises it at every call)."""
+    """A new signature's runner while its fused module compiles (`config.jit_tiering` "auto", opt-in): calls run
+    the traced graph op by op (`Lowered.quick`: kernels compiled before, NumPy rules; results may differ from the
+    fused module's in the last bits), and the first call queues the fused compile on the background pool
+    (`_pool`; a full queue leaves it to a later call). Once ready, the fused runner replaces this one in the jit
+    cache. A failed compile is raised by the next call, which drops this runner: the call after starts afresh."""
 
     def __init__(self, lowered: Lowered, quick: Callable, cache: collections.OrderedDict, key: Key):
         self.lowered, self.quick, self.cache, self.key = lowered, quick, cache, key
@@ -406,13 +409,16 @@ class Tiered:
         self.fused: Runner | None = None
         self.error: BaseException | None = None
         self.done = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.started = False  # queued on the pool, or compiling
         self._lock = threading.Lock()
 
     def __call__(self, leaves):
         if self.done.is_set():
             if self.error is not None:
-                raise self.error.with_traceback(None)  # (the same exception each time: not a growing traceback)
+                with _evicting:  # (retried by a later call: a fresh trace, a fresh compile)
+                    if self.cache.get(self.key) is self:
+                        del self.cache[self.key]
+                raise self.error.with_traceback(None)
             return self.fused(leaves)
         backend = self.backend
         try:
@@ -434,19 +440,19 @@ class Tiered:
         outs = self.quick([Array(bv, a, self.backend) for bv, a in zip(bvs, self.in_avals)])
         return [o._wait() for o in outs]
 
-    def start(self) -> None:
-        """Start compiling the fused module, once."""
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    with _compiling_lock:
-                        _compiling.add(self)
-                        _wait_at_exit()
-                    self._thread = threading.Thread(target=self._compile, daemon=True,
-                                                    name=f"stagec-compile-{self.lowered.name}")
-                    self._thread.start()
+    def start(self) -> bool:
+        """Queue the fused compile on the pool, once; False where its queue is full (a later call asks again)."""
+        if self.started:
+            return True
+        with self._lock:
+            if not self.started and not self.done.is_set() and _pool.submit(self):
+                self.started = True
+                with _compiling_lock:
+                    _compiling.add(self)
+        return self.started
 
-    def _compile(self) -> None:
+    def compile(self) -> None:
+        """Compile the fused module (on a pool thread, or the caller's where the queue was full) and swap it in."""
         try:
             self.fused = self.lowered.compile().runner
             stats["compiles"] += 1
@@ -455,7 +461,7 @@ class Tiered:
                 if self.cache.get(self.key) is self:
                     self.cache[self.key] = self.fused
                     stats["swaps"] += 1
-        except BaseException as e:  # raised by the calls from now on (`__call__`)
+        except BaseException as e:  # raised by the next call (`__call__`)
             self.error = e
         finally:
             self.done.set()
@@ -463,28 +469,100 @@ class Tiered:
                 _compiling.discard(self)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the fused module (started if it was not); True once it is ready or failed."""
-        self.start()
+        """Wait for the fused module (compiled here if the pool's queue is full); True once ready or failed."""
+        if not self.start():
+            with self._lock:
+                if not self.started and not self.done.is_set():
+                    self.started = True
+                    self.compile()
         return self.done.wait(timeout)
 
 
-@functools.cache
-def _wait_at_exit() -> None:
-    """At exit, wait (up to `EXIT_WAIT` seconds) for fused modules still compiling: they reach the persistent
-    cache for the next process, and no compiler process is left running orphaned."""
-    atexit.register(wait_for_compiles, EXIT_WAIT)
+class _Pool:
+    """The background compiles of fused modules: at most `WORKERS` threads (each waits on one `iree-compile`)
+    and `QUEUE` queued; beyond that `submit` declines and the quick tier keeps answering. At exit (`close`) the
+    queue is dropped, the compilers are ended (`compiler.processes.abandon_compiles`) and nothing is awaited beyond
+    the step a thread is in (a lowering) to end."""
+
+    WORKERS = max(1, min(4, (os.cpu_count() or 2) // 2))
+    QUEUE = 32
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._jobs: collections.deque[Tiered] = collections.deque()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._closing = False
+
+    def submit(self, tier: Tiered) -> bool:
+        with self._cond:
+            if self._closing or len(self._jobs) >= self.QUEUE:
+                return False
+            self._jobs.append(tier)
+            if self._idle < len(self._jobs) and len(self._threads) < self.WORKERS:
+                if not self._threads:
+                    _at_shutdown(self.close)
+                t = threading.Thread(target=self._work, name=f"stagec-compile-{len(self._threads)}")
+                self._threads.append(t)
+                t.start()
+            self._cond.notify()
+        return True
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                self._idle += 1
+                self._cond.wait_for(lambda: self._jobs or self._closing)
+                self._idle -= 1
+                if self._closing:
+                    return
+                tier = self._jobs.popleft()
+            tier.compile()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            dropped = list(self._jobs)
+            self._jobs.clear()
+            self._cond.notify_all()
+        abandon_compiles()
+        for t in dropped:
+            t.error = RuntimeError("stagec is exiting: the compile was abandoned")
+            t.done.set()
 
 
-EXIT_WAIT = 120.0  # seconds
+def _at_shutdown(fn: Callable[[], None]) -> None:
+    """Call `fn` when the program ends, before Python joins its threads: the compile threads are not daemons (one
+    inside the MLIR bindings at interpreter teardown aborted the process), so they are told to stop first and
+    are joined once they leave the step in progress (a lowering; the compiler itself is killed)."""
+    try:
+        threading._register_atexit(fn)  # (what concurrent.futures uses for its workers)
+    except (AttributeError, RuntimeError):  # (another Python; or shutting down already)
+        atexit.register(fn)
+
+
+_pool = _Pool()
 
 
 def wait_for_compiles(timeout: float | None = None) -> bool:
-    """Wait until every fused module compiling in the background (`config.jit_tiering`) is ready; True if all
-    are (False when `timeout` seconds passed first). Errors are raised by the calls, not here."""
+    """Wait until every fused module compiling in the background (`config.jit_tiering` "auto") is ready; True if
+    all are (False when `timeout` seconds passed first). Errors are raised by the calls, not here."""
     with _compiling_lock:
         pending = list(_compiling)
     deadline = None if timeout is None else time.monotonic() + timeout  # one timeout for all, not each
     return all([t.wait(None if deadline is None else max(0.0, deadline - time.monotonic())) for t in pending])
+
+
+def _after_fork_in_child() -> None:
+    """A forked child owns no compile thread and none of the parent's runtime (IREE's worker threads are not
+    copied): forget the compiled signatures and the background queue; `backend` refuses to run (a clear error)."""
+    global _evicting, _compiling_lock, _pool
+    _evicting, _compiling_lock, _pool = threading.Lock(), threading.Lock(), _Pool()
+    _compiling.clear()
+    clear_cache()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _static_hint(label: str) -> str:

@@ -15,6 +15,7 @@ Stages of a `Lowered`, in order:
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Any, Callable, Sequence, TypeVar
@@ -38,6 +39,15 @@ _quick_tier: Callable[[Graph, Backend], Callable | None] | None = None
 T = TypeVar("T")
 _building: dict[Any, threading.Lock] = {}
 _building_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:  # (a lock another thread held at the fork would never be released)
+    global _building_lock
+    _building.clear()
+    _building_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def build_once(key: Any, lookup: Callable[[], T | None], build: Callable[[], T]) -> T:

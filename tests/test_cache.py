@@ -189,11 +189,12 @@ def test_prune_evicts_least_recently_used(cdir):
     os.makedirs(cdir)
     for i, name in enumerate(["old", "mid", "new"]):
         p = cdir / f"{name}.stagec"
-        p.write_bytes(b"x" * 1000)
+        p.write_bytes(aot.pack(b"x" * 1000, {}))  # (signed with this user's key: prune counts only those)
         os.utime(p, (1000 + i, 1000 + i))
     (cdir / "unrelated.txt").write_text("kept")
-    assert cache.prune("2K") == 1 and entries(cdir) == ["mid.stagec", "new.stagec"]
-    assert cache.prune(1000) == 1 and entries(cdir) == ["new.stagec"]
+    size = os.path.getsize(cdir / "old.stagec")
+    assert cache.prune(2 * size) == 1 and entries(cdir) == ["mid.stagec", "new.stagec"]
+    assert cache.prune(size) == 1 and entries(cdir) == ["new.stagec"]
     assert cache.clear() == 1 and entries(cdir) == [] and (cdir / "unrelated.txt").exists()
     assert cache.parse_size("1G") == 1 << 30 and cache.parse_size("1.5KiB") == 1536 and cache.parse_size("7") == 7
     with pytest.raises(ValueError, match="invalid size '1Q'"):

@@ -180,3 +180,65 @@ def test_compiled_matmul_runs_in_iree_tools_unless_it_calls_blas(mod_dir, tmp_pa
                      "-o", str(tmp_path / "out.npy")]) == 0
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), a @ a, rtol=1e-6)
     assert config.cpu_blas  # (the command restores the setting it changed)
+
+
+# ---------------------------------------------------------------- issue 43: every error one line, exit 2
+
+
+def x16(tmp_path) -> str:
+    p = tmp_path / "x16.npy"
+    np.save(p, np.ones(16, np.float32))
+    return str(p)
+
+
+def one_line_2(capsys, argv, match: str) -> None:
+    code, err = run_err(capsys, argv)
+    assert code == 2 and "\n" not in err and "Traceback" not in err, (code, err)
+    assert match in err, err
+
+
+def test_npy_inputs_are_refused_like_literals(artifact, tmp_path, capsys):
+    big = tmp_path / "big.npy"
+    np.save(big, np.full(16, 1e39, np.float64))
+    one_line_2(capsys, ["run", str(artifact), "--input", str(big), "--input", "2"], "not exactly representable")
+    k = tmp_path / "k.npy"
+    np.save(k, np.int64(2 ** 33 + 3))
+    one_line_2(capsys, ["run", str(artifact), "--input", x16(tmp_path), "--input", str(k)], "not exactly representable")
+    np.save(k, np.int64(3))  # (a value that fits converts)
+    assert cli.main(["run", str(artifact), "--input", x16(tmp_path), "--input", str(k)]) == 0
+
+
+def test_compile_output_errors(mod_dir, tmp_path, capsys, monkeypatch):
+    base = ["compile", "cli_demo_mod:selu", "--arg", "f32[4]", "-o"]
+    one_line_2(capsys, base + [str(tmp_path / "missing" / "f.stagec")], "does not exist")
+    one_line_2(capsys, base + [str(tmp_path)], "is a folder")
+
+    def full(path, data):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(aot, "write_atomic", full)
+    one_line_2(capsys, base + [str(tmp_path / "f.stagec")], "No space left on device")
+
+
+def test_more_one_line_errors(mod_dir, artifact, tmp_path, capsys, monkeypatch):
+    one_line_2(capsys, ["compile", "cli_demo_mod:selu", "--arg", "f32[99999999999999999999]"], "elements")
+    one_line_2(capsys, ["run", str(artifact), "--input", x16(tmp_path), "--input", "1j"], "not exactly representable")
+    one_line_2(capsys, ["run", str(artifact), "--input", x16(tmp_path), "--input", "2", "-o", str(tmp_path)],
+               "is a folder")
+    assert not (tmp_path.parent / (tmp_path.name + ".npz")).exists()
+    monkeypatch.setattr(config, "_values", dict(config._values, persistent_cache_max_size="lots"))
+    one_line_2(capsys, ["cache", "info"], "invalid size 'lots'")
+
+
+def test_a_bad_environment_value_is_named_in_one_line():
+    env = dict(os.environ, STAGEC_JIT_CACHE_SIZE="abc")
+    r = subprocess.run([sys.executable, "-m", "stagec", "cache", "info"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "STAGEC_JIT_CACHE_SIZE takes a whole number, not 'abc'" in r.stderr
+
+
+def test_run_trust_on_a_module_the_runtime_refuses(artifact, tmp_path, capsys):
+    _, meta = aot.read(artifact)
+    bad = tmp_path / "bad.stagec"
+    aot.write_atomic(bad, aot.pack(b"\x00" * 64, meta))
+    one_line_2(capsys, ["run", str(bad), "--trust", "--input", x16(tmp_path), "--input", "2"], "bad.stagec")

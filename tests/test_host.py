@@ -270,8 +270,12 @@ def test_a_failed_background_compile_raises_in_the_next_call(host_tiers, monkeyp
 
 def test_environment_values_are_checked(monkeypatch):
     monkeypatch.setenv("STAGEC_EAGER_TIERING", "sometimes")
+    bad = type(stagec.config)()  # (import works; the flag's first read names the variable)
     with pytest.raises(ValueError, match="STAGEC_EAGER_TIERING takes one of"):
-        type(stagec.config)()
+        bad.eager_tiering
+    monkeypatch.setenv("STAGEC_JIT_CACHE_SIZE", "abc")
+    with pytest.raises(ValueError, match="STAGEC_JIT_CACHE_SIZE takes a whole number, not 'abc'"):
+        type(stagec.config)().jit_cache_size
     monkeypatch.setenv("STAGEC_EAGER_TIERING", "NEVER")
     assert type(stagec.config)().eager_tiering == "never"
 

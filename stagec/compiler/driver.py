@@ -20,6 +20,7 @@ from typing import NamedTuple, Sequence
 
 from .. import tuning
 from ..errors import CompileError
+from . import processes
 from .targets import DATA_TILING, HOST, TARGETS, host_has_bf16, pipeline
 
 # Not IREE flags: the compile asked for host calls (BLAS matmuls, long sorts: the target's offloads). Kept in the
@@ -202,8 +203,7 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
     try:
         while True:
             try:
-                return ic.compile_str(mlir, target_backends=[TARGETS[backend].iree], input_type="stablehlo",
-                                      extra_args=args)
+                return processes.compile_str(mlir, TARGETS[backend].iree, args)
             except ic.CompilerToolError as e:
                 too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
                 # (None once done: materialized operands are read from a barrier, not a slice)
