@@ -199,7 +199,7 @@ class _Later:
                 key, build = self._jobs.popleft()
             try:
                 build()
-            except Exception as e:  # (raised again by the call that compiles it, in the caller's thread)
+            except BaseException as e:  # (raised again by the call that compiles it; the thread serves the rest)
                 log.debug(f"eager kernel {key[0]}: background compile failed ({type(e).__name__}: {e})")
                 with self._cond:
                     if len(self.failed) >= 1024:
