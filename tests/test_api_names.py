@@ -4,7 +4,9 @@ differences, the math module, or JAX where installed)."""
 from __future__ import annotations
 
 import importlib
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -22,16 +24,28 @@ RANDOM_GAPS = set("ball binomial cauchy chisquare clone double_sided_maxwell f g
                   "wald weibull_min".split())
 
 
+# JAX 0.10.2's public names, stored (tests/data/jax_names.json; regenerate with JAX installed: see its
+# "jax_version"), so that the check runs without JAX; where JAX is installed its live names are checked too.
+STORED = json.loads((pathlib.Path(__file__).parent / "data" / "jax_names.json").read_text())["names"]
+
+
 def _public(mod) -> list[str]:
     return sorted(n for n in dir(mod) if not n.startswith("_"))
 
 
+def _jax_names(name: str) -> list[str]:
+    try:
+        live = _public(importlib.import_module(name))
+    except ImportError:
+        return STORED[name]
+    return sorted(set(live) | set(STORED[name]))
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_every_jax_name_exists_or_says_why_not(name):
-    jax_mod = importlib.import_module(name)
     ours = importlib.import_module(name.replace("jax", "stagec", 1))
     neither = []
-    for n in _public(jax_mod):
+    for n in _jax_names(name):
         try:
             getattr(ours, n)
         except NotImplementedError as e:

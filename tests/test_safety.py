@@ -393,11 +393,12 @@ def test_a_crashed_iree_compile_is_retried_without_data_tiling(monkeypatch):
     import iree.compiler as ic
 
     from stagec import backend as B
+    from stagec.compiler.targets import DATA_TILING
     real, seen = ic.compile_str, []
 
     def crashing(mlir, *, extra_args, **kw):
         seen.append(list(extra_args))
-        if B._DATA_TILING in extra_args or len(seen) > 2:
+        if DATA_TILING in extra_args or len(seen) > 2:
             raise ic.CompilerToolError(subprocess.CompletedProcess(["iree-compile"], -11, b"", b"Segmentation fault"))
         return real(mlir, extra_args=extra_args, **kw)
 
@@ -405,9 +406,9 @@ def test_a_crashed_iree_compile_is_retried_without_data_tiling(monkeypatch):
     cpu = B.get_backend("cpu")
     mlir = stagec.jit(lambda x: x * 2.0).lower(np.ones(3, np.float32)).as_text("final")
     assert cpu.compile(mlir, "twice", cpu.compile_flags())  # a flatbuffer, from the second try
-    assert B._DATA_TILING in seen[0] and B._DATA_TILING not in seen[1]
+    assert DATA_TILING in seen[0] and DATA_TILING not in seen[1]
     with pytest.raises(stagec.errors.CompileError, match="thrice"):
-        cpu.compile(mlir, "thrice", [f for f in cpu.compile_flags() if f != B._DATA_TILING])
+        cpu.compile(mlir, "thrice", [f for f in cpu.compile_flags() if f != DATA_TILING])
 
 
 def test_a_module_iree_compiled_but_cannot_run_is_named():
