@@ -42,3 +42,23 @@ def test_jit_of_jit_keeps_its_own_function():
     outer = jit(wrapper)
     assert outer.fun is wrapper and outer.__wrapped__ is wrapper
     close(outer(2.0), 1.0)
+
+
+# ---------------------------------------------------------------- JAX's conventions at ties
+
+
+def test_softplus_and_logaddexp_ties():
+    close(grad(stagec.nn.softplus)(0.0), 0.5)
+    close(grad(lambda a: snp.logaddexp(a, 0.0))(0.0), 0.5)
+    close(grad(lambda a: snp.logaddexp(0.0, a))(0.0), 0.5)
+    close(grad(lambda a: snp.logaddexp(a, a))(1.0), 1.0)
+
+
+def test_logaddexp_derivative_broadcast_and_inf():
+    x = np.array([-1.0, 0.0, 2.0], np.float32)
+    g = stagec.jacfwd(lambda a, b: snp.logaddexp(a, b), argnums=(0, 1))(x, np.float32(0.5))
+    e1, e2 = np.exp(x), np.exp(0.5)
+    close(g[0], np.diag(e1 / (e1 + e2)))
+    close(g[1], e2 / (e1 + e2))
+    close(grad(lambda a: snp.logaddexp(a, np.inf))(1.0), np.e)  # JAX reads the +inf output as 0: exp(1 - 0), not nan
+    close(jit(stagec.vmap(grad(stagec.nn.softplus)))(x), 1 / (1 + np.exp(-x)))
