@@ -62,3 +62,26 @@ def test_logaddexp_derivative_broadcast_and_inf():
     close(g[1], e2 / (e1 + e2))
     close(grad(lambda a: snp.logaddexp(a, np.inf))(1.0), np.e)  # JAX reads the +inf output as 0: exp(1 - 0), not nan
     close(jit(stagec.vmap(grad(stagec.nn.softplus)))(x), 1 / (1 + np.exp(-x)))
+
+
+# ---------------------------------------------------------------- control flow: carries that swap, forward, stay
+
+
+def _swap(c):
+    return c[1], c[1] * 0.5
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, jit], ids=["eager", "jit"])
+def test_while_carries_swap_and_forward(wrap):
+    close(wrap(lambda: lax.while_loop(lambda c: c[0] > 1.0, _swap, (4.0, 2.0)))(), (1.0, 0.5))  # JAX: (1.0, 0.5)
+    close(wrap(lambda: lax.while_loop(lambda c: c[0] > 9.0, _swap, (4.0, 2.0)))(), (4.0, 2.0))  # no iteration
+    # a carry the body never reads, beside one it only forwards
+    out = wrap(lambda: lax.while_loop(lambda c: c[2] < 3, lambda c: (c[1] + 1.0, c[1], c[2] + 1), (7.0, 1.0, 0)))()
+    close(out[:2], (2.0, 1.0))
+    assert int(out[2]) == 3
+
+
+def test_while_unread_carry_under_transformations():
+    f = lambda a: lax.while_loop(lambda c: c[0] > 1.0, lambda c: (c[1], c[1] * a), (4.0, 2.0))[0]
+    close(stagec.jvp(f, (0.5,), (1.0,)), (1.0, 2.0))  # (a, 2a) -> (2a, 2a^2) stops: out 2a, d/da = 2
+    close(jit(stagec.vmap(f))(np.array([0.5, 0.25], np.float32)), [1.0, 0.5])
