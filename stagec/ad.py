@@ -342,16 +342,51 @@ def _argnums(argnums, nargs: int, who: str) -> tuple[int, ...]:
     return tuple(n % nargs for n in nums)
 
 
-def _check_inputs(args, who: str):
+# JAX's dtype of the gradient of an integer input under `allow_int=True` (zero-sized, NumPy only)
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def _check_inputs(args, who: str, holomorphic: bool = False, allow_int: bool = False):
+    """JAX's checks of the differentiated arguments' dtypes."""
     for x in tree_util.tree_leaves(args):
         dt = aval_of(x).dtype
-        if not differentiable(aval_of(x)):
+        kind = _dt.kind(dt)
+        if holomorphic:
+            if kind != "c":
+                raise TypeError(f"{who} with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
+        elif who == "jacfwd" and kind != "f":
+            raise TypeError(f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+                            f"but got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                            f"differentiation of non-holomorphic functions involving complex inputs or integer "
+                            f"inputs, use stagec.jvp directly.")
+        elif kind not in "fc" and not allow_int:
             raise TypeError(f"{who} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                             f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
                             f"inputs, use vjp or set allow_int to True.")
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def _check_outputs(avals, who: str, holomorphic: bool):
+    for a in avals:
+        kind = _dt.kind(a.dtype)
+        if holomorphic and kind != "c":
+            raise TypeError(f"{who} with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{a.dtype.name}.")
+        if not holomorphic and who != "jacfwd" and kind == "c":
+            what = "grad" if who == "grad" else who
+            raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                            f"but got {a.dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                            f"differentiation of non-holomorphic functions involving complex outputs, use "
+                            f"stagec.vjp directly.")
+
+
+def _int_grads(grads, dyn):
+    """Gradients of integer (and bool) arguments as float0 zeros, as JAX's `allow_int=True` gives."""
+    return [tree_util.tree_map(lambda g, x: np.zeros(aval_of(x).shape, float0) if not differentiable(aval_of(x))
+                               else g, g, x) for g, x in zip(grads, dyn)]
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning (fun(*args), its gradient with respect to the arguments `argnums`)."""
     name = getattr(fun, "__name__", "fun")
 
@@ -359,7 +394,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     def wrapped(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         dyn = [args[i] for i in nums]
-        _check_inputs(dyn, "grad")
+        _check_inputs(dyn, "grad", holomorphic, allow_int)
 
         def f(*xs):
             full = list(args)
@@ -373,19 +408,24 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             shape = a.shape if a is not None else type(out).__name__
             raise TypeError(f"Gradient only defined for scalar-output functions. Output of {name} had shape: "
                             f"{shape}.")
-        if _dt.kind(a.dtype) != "f":
+        if holomorphic:
+            _check_outputs([a], "grad", True)
+        elif _dt.kind(a.dtype) != "f":
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                             f"but got {a.dtype.name}. For differentiation of functions with complex outputs, use "
                             f"stagec.vjp directly.")
         g = pullback(_full(a.strip_weak(), 1))
-        g = g[0] if isinstance(argnums, int) else g
+        if allow_int:
+            g = _int_grads(g, dyn)
+        g = g[0] if isinstance(argnums, int) else tuple(g)
         return ((out, res[2]), g) if has_aux else (out, g)
     return wrapped
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable:
     """The gradient of scalar-valued `fun` with respect to the arguments `argnums` (reverse mode)."""
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -394,45 +434,59 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     return wrapped
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian by reverse mode: the pullback mapped over the output elements; the result for output o and
-    input i has shape o.shape + i.shape."""
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False) -> Callable:
+    """The Jacobian by reverse mode: the pullback mapped over the output elements. Pytrees as JAX's: the output's
+    structure outside, the argument's (a tuple of them for a tuple `argnums`) inside; a block for output leaf o and
+    input leaf i has shape o.shape + i.shape."""
+    return _jac(fun, argnums, has_aux, holomorphic, allow_int, rev=True, who="jacrev")
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) \
+        -> Callable:
+    """The Jacobian by forward mode (the linearized function mapped over the input elements), structured and
+    shaped as `jacrev`'s."""
+    return _jac(fun, argnums, has_aux, holomorphic, False, rev=False, who="jacfwd")
+
+
+def _jac(fun, argnums, has_aux, holomorphic, allow_int, rev: bool, who: str):
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        nums = _argnums(argnums, len(args), "jacrev")
-        _check_inputs([args[i] for i in nums], "jacrev")
-        lz = _Linearized(_partial_args(fun, args, kwargs, nums), [args[i] for i in nums], has_aux, "jacrev")
-        jac = _jacobian(lz, lambda c: lz.backward(c), lz.out_avals, lz.in_avals, rev=True)
-        out = tree_util.tree_unflatten(lz.out_tree, [_pick(j, argnums) for j in jac])
+        nums = _argnums(argnums, len(args), who)
+        dyn = [args[i] for i in nums]
+        _check_inputs(dyn, who, holomorphic, allow_int)
+        leaves, trees = [], []
+        for a in dyn:
+            ls, t = tree_util.tree_flatten(a)
+            leaves += ls
+            trees.append(t)
+        lz = _Linearized(_partial_tree_args(fun, args, kwargs, nums, trees), leaves, has_aux, who)
+        _check_outputs(lz.out_avals, who, holomorphic)
+        if rev:
+            jac = _jacobian(lz, lz.backward, lz.out_avals, lz.in_avals, rev=True)  # jac[out][in]
+        else:
+            jac = [list(col) for col in zip(*_jacobian(lz, lz.forward, lz.in_avals, lz.out_avals, rev=False))] \
+                if lz.in_avals else [[] for _ in lz.out_avals]
+        per_out = []
+        for row in jac:
+            it, per_arg = iter(row), []
+            for t in trees:
+                per_arg.append(tree_util.tree_unflatten(t, [next(it) for _ in range(t.num_leaves)]))
+            per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+        out = tree_util.tree_unflatten(lz.out_tree, per_out)
         return (out, lz.aux) if has_aux else out
     return wrapped
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian by forward mode (the linearized function mapped over the input elements), shaped as
-    `jacrev`'s: output shape + input shape."""
-    @functools.wraps(fun)
-    def wrapped(*args, **kwargs):
-        nums = _argnums(argnums, len(args), "jacfwd")
-        _check_inputs([args[i] for i in nums], "jacfwd")
-        lz = _Linearized(_partial_args(fun, args, kwargs, nums), [args[i] for i in nums], has_aux, "jacfwd")
-        jac = _jacobian(lz, lambda t: lz.forward(t), lz.in_avals, lz.out_avals, rev=False)
-        out = tree_util.tree_unflatten(lz.out_tree, [_pick(list(col), argnums) for col in zip(*jac)])
-        return (out, lz.aux) if has_aux else out
-    return wrapped
-
-
-def _partial_args(fun, args, kwargs, nums):
-    def f(*xs):
-        full = list(args)
-        for i, x in zip(nums, xs):
-            full[i] = x
+def _partial_tree_args(fun, args, kwargs, nums, trees):
+    """`fun` of the flat leaves of the arguments `nums` (of structures `trees`), the other arguments fixed."""
+    def f(*leaves):
+        full, k = list(args), 0
+        for i, t in zip(nums, trees):
+            full[i] = tree_util.tree_unflatten(t, list(leaves[k:k + t.num_leaves]))
+            k += t.num_leaves
         return fun(*full, **kwargs)
     return f
-
-
-def _pick(per_input: list, argnums):
-    return per_input[0] if isinstance(argnums, int) else tuple(per_input)
 
 
 def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
@@ -458,9 +512,10 @@ def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
     return out
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Hessian: jacfwd(jacrev(fun))."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable:
+    """The Hessian: jacfwd(jacrev(fun)), pytrees nested as JAX's."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 # ---------------------------------------------------------------- custom rules
@@ -714,7 +769,7 @@ def _split_linear(fn: Callable, avals: Sequence[ShapedArray], nz: Sequence[bool]
 @cond_p.def_jvp
 def _cond_jvp(primals, tangents, *, branches, n_ops):
     index, args, t_args = primals[0], list(primals[1:]), list(tangents[1:])
-    ops, caps = args[:n_ops], args[n_ops:]
+    caps = args[n_ops:]
     splits = _split_caps(branches, n_ops, caps)
     starts = np.cumsum([0] + [len(s) for s in splits])
     avals = [aval_of(a) for a in args]

@@ -2,6 +2,8 @@
 the tests run without JAX) or a float64 derivative worked by hand."""
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 import pytest
 
@@ -85,3 +87,82 @@ def test_while_unread_carry_under_transformations():
     f = lambda a: lax.while_loop(lambda c: c[0] > 1.0, lambda c: (c[1], c[1] * a), (4.0, 2.0))[0]
     close(stagec.jvp(f, (0.5,), (1.0,)), (1.0, 2.0))  # (a, 2a) -> (2a, 2a^2) stops: out 2a, d/da = 2
     close(jit(stagec.vmap(f))(np.array([0.5, 0.25], np.float32)), [1.0, 0.5])
+
+
+# ---------------------------------------------------------------- pytrees, argnums, holomorphic, allow_int
+
+
+class Pair(NamedTuple):
+    a: Any
+    b: Any
+
+
+@stagec.tree_util.register_pytree_node_class
+class Box:
+    def __init__(self, v, w):
+        self.v, self.w = v, w
+
+    def tree_flatten(self):
+        return (self.v, self.w), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def _leaves(t):
+    return [np.asarray(x) for x in stagec.tree_util.tree_leaves(t)]
+
+
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev"])
+def test_jacobians_of_pytrees(jac):
+    J = getattr(stagec, jac)
+    out = J(lambda p: p["w"] * 2.0)({"w": snp.ones(2)})
+    assert set(out) == {"w"}
+    close(out["w"], 2 * np.eye(2))
+    # output structure outside, argument structure inside; a tuple of them for tuple argnums
+    f = lambda p, s: [p.a * s, {"t": snp.sum(p.b) * s}]
+    out = J(f, argnums=(0, 1))(Pair(snp.ones(2), snp.arange(3.0)), 2.0)
+    assert isinstance(out, list) and isinstance(out[0], tuple) and isinstance(out[0][0], Pair)
+    close(out[0][0].a, 2 * np.eye(2))
+    close(out[0][0].b, np.zeros((2, 3)))
+    close(out[0][1], [1.0, 1.0])
+    close(out[1]["t"][0].b, [2.0, 2.0, 2.0])
+    close(out[1]["t"][1], 3.0)
+    box = J(lambda b: b.v * b.w)(Box(snp.ones(2), 3.0))
+    assert isinstance(box, Box)
+    close(box.v, 3 * np.eye(2))
+    close(box.w, [1.0, 1.0])
+
+
+def test_hessian_of_dict():
+    h = stagec.hessian(lambda p: snp.sum(p["w"] ** 3) * p["b"])({"w": snp.ones(2), "b": 2.0})
+    # JAX: {'b': {'b': 0, 'w': [3, 3]}, 'w': {'b': [3, 3], 'w': [[12, 0], [0, 12]]}}
+    close(h["b"]["b"], 0.0)
+    close(h["b"]["w"], [3.0, 3.0])
+    close(h["w"]["b"], [3.0, 3.0])
+    close(h["w"]["w"], 12 * np.eye(2))
+
+
+def test_jacobian_has_aux_with_pytrees():
+    j, aux = stagec.jacrev(lambda d: ({"y": d["x"] ** 2}, d["x"] + 1), has_aux=True)({"x": snp.array([1.0, 2.0])})
+    close(j["y"]["x"], np.diag([2.0, 4.0]))
+    close(aux, [2.0, 3.0])
+
+
+def test_holomorphic():
+    close(grad(snp.sin, holomorphic=True)(3.0 + 4j), np.cos(3.0 + 4j), 1e-4)  # JAX: -27.03-3.85j
+    close(stagec.jacfwd(snp.exp, holomorphic=True)(snp.array([1j, 0.5 + 0j])), np.diag(np.exp([1j, 0.5])), 1e-5)
+    close(stagec.jacrev(lambda z: z * z, holomorphic=True)(snp.array([1 + 1j])), [[2 + 2j]])
+    with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex dtype"):
+        grad(snp.sin, holomorphic=True)(1.0)
+    with pytest.raises(TypeError, match="holomorphic=True requires outputs with complex dtype"):
+        grad(snp.abs, holomorphic=True)(1j)
+
+
+def test_allow_int():
+    gx, gn = grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    close(gx, 3.0)
+    assert gn.dtype == stagec.ad.float0 and gn.shape == ()
+    with pytest.raises(TypeError, match="allow_int"):
+        grad(lambda x, n: x * n, argnums=(0, 1))(2.0, 3)
