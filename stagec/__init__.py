@@ -13,8 +13,8 @@ from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 from . import debug, experimental  # noqa: E402
 from .debug import pure_callback  # noqa: E402
 from . import random  # noqa: E402
-from .ad import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: E402
-                 vjp)
+from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: E402
+                 remat, vjp)
 
 numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
 from .batching import vmap  # noqa: E402
@@ -57,7 +57,7 @@ def default_backend() -> str:
 
 
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
-           "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
+           "checkpoint", "remat", "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
            "experimental", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_mlir",
            "numpy", "pure_callback", "random", "tree_util", "value_and_grad", "vjp", "vmap",
            "wait_for_compiles"]

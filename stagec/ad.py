@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import tree_util
 from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBase, Var, aval_of, eval_graph,
-                   flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
+                   find_top_trace, flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
 from .primitives import _ad
 from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
@@ -724,6 +724,77 @@ class custom_vjp:
         out = custom_vjp(vmap(self._primal_fun, in_axes=axes, axis_size=size), self._nondiff)
         out.defvjp(vmap(self._fwd, in_axes=axes, axis_size=size), batched_bwd)
         return out
+
+
+# ---------------------------------------------------------------- checkpoint (remat)
+
+
+class _RematPrimitive(Primitive):
+    """The linear part of a checkpointed function in reverse mode: operands are its primal inputs (read again by
+    the transpose, which recomputes the function's residuals from them: nothing of its inside is stored) and its
+    input tangents. Only a `LinTrace` records it; anywhere else (a recorded linear graph run forward, under
+    vmap or jit) it is the function's JVP, computed at once."""
+
+    def bind(self, *args, **params):
+        if isinstance(find_top_trace(args), LinTrace):
+            return super().bind(*args, **params)
+        n = params["n_primals"]
+        primals, tans = list(args[:n]), iter(args[n:])
+        tangents = [next(tans) if z else _full(aval_of(p).strip_weak(), 0)
+                    for p, z in zip(primals, params["in_nz"])]
+        _, touts = jvp(params["fun"], primals, tangents)
+        return [t for t, z in zip(tree_util.tree_leaves(touts), params["out_nz"]) if z]
+
+
+remat_p = _RematPrimitive("remat", lambda *avals, out_avals, **_: list(out_avals), multiple_results=True)
+
+
+@remat_p.def_transpose
+def _remat_transpose(cts, *args, fun, n_primals, in_nz, out_nz, out_avals):
+    lz = _Linearized(fun, list(args[:n_primals]), who="checkpoint")  # the recomputation
+    it = iter(cts)
+    got = lz.backward([next(it) if z else None for z in out_nz])
+    return [None] * n_primals + [g for g, z in zip(got, in_nz) if z]
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable:
+    """`fun`, whose intermediate values reverse mode recomputes from its inputs in the backward pass instead of
+    storing them (JAX's `checkpoint`/`remat`): the same values and derivatives, less memory between the passes.
+    `policy` (which values to keep) is accepted and not applied: every value is recomputed. Where IREE finds the
+    recomputation equal to the forward pass it may share them (`prevent_cse` is not applied either)."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        leaves, tree = tree_util.tree_flatten((dyn, kwargs))
+        trace = _top_jvp_trace(leaves)
+        if trace is None:
+            return fun(*args, **kwargs)
+        split = [trace.split(x) for x in leaves]
+        tangents = [t for _, t in split]
+        if not any(t is not None and _ad.is_linear(t) for t in tangents):
+            return fun(*args, **kwargs)  # forward mode: nothing is kept for a later pass
+        primals = [p for p, _ in split]
+
+        def flat(*xs):
+            d, kw = tree_util.tree_unflatten(tree, list(xs))
+            it = iter(d)
+            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
+        out = flat(*primals)
+        o_leaves, o_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
+        out_nz = tuple(differentiable(aval_of(o)) for o in o_leaves)
+        in_nz = tuple(t is not None for t in tangents)
+        touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=flat, n_primals=len(primals),
+                                  in_nz=in_nz, out_nz=out_nz,
+                                  out_avals=tuple(aval_of(o).strip_weak() for o, z in zip(o_leaves, out_nz) if z)))
+        return tree_util.tree_unflatten(o_tree, [trace.wrap(o, next(touts) if z else None)
+                                                 for o, z in zip(o_leaves, out_nz)])
+    return wrapped
+
+
+remat = checkpoint
 
 
 # ---------------------------------------------------------------- control flow rules

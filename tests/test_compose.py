@@ -166,3 +166,49 @@ def test_allow_int():
     assert gn.dtype == stagec.ad.float0 and gn.shape == ()
     with pytest.raises(TypeError, match="allow_int"):
         grad(lambda x, n: x * n, argnums=(0, 1))(2.0, 3)
+
+
+# ---------------------------------------------------------------- checkpoint / remat
+
+
+def _cp_f(x):
+    return snp.sum(snp.sin(x) * x ** 2)
+
+
+def _cp_grad(x):  # d/dx sum(sin(x) x^2), float64
+    return np.cos(x) * x ** 2 + 2 * x * np.sin(x)
+
+
+X3 = np.array([0.3, 1.2, -0.7], np.float32)
+
+
+@pytest.mark.parametrize("cp", [stagec.checkpoint, stagec.remat], ids=["checkpoint", "remat"])
+def test_checkpoint_values_under_transformations(cp):
+    x = X3.astype(np.float64)
+    close(grad(cp(_cp_f))(X3), _cp_grad(x))
+    close(jit(grad(cp(_cp_f)))(X3), _cp_grad(x))
+    h = np.diag(-np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x))
+    close(stagec.hessian(cp(_cp_f))(X3), h, 1e-4)
+    close(stagec.jacfwd(grad(cp(_cp_f)))(X3), h, 1e-4)
+    close(grad(lambda x: snp.sum(grad(cp(_cp_f))(x)))(X3), np.diag(h), 1e-4)
+    close(stagec.jvp(cp(_cp_f), (X3,), (X3,))[1], _cp_grad(x) @ x, 1e-4)
+    close(stagec.linearize(cp(_cp_f), X3)[1](X3), _cp_grad(x) @ x, 1e-4)
+    close(stagec.vmap(grad(cp(lambda x: snp.sin(x) * x)))(X3), np.cos(x) * x + np.sin(x))
+    # inside a scan body, with a value closed over
+    f = lambda x: lax.scan(lambda c, y: (cp(lambda c: snp.sin(c) * y)(c), c), x[0], x)[0]
+    a, b, c = x
+    c1 = np.sin(a) * a
+    c2 = np.sin(c1) * b
+    close(grad(f)(X3), [c * np.cos(c2) * b * np.cos(c1) * (np.cos(a) * a + np.sin(a)), c * np.cos(c2) * np.sin(c1),
+                        np.sin(c2)], 1e-4)
+
+
+def test_checkpoint_recomputes_in_the_backward_pass():
+    f = lambda x: snp.sum(snp.exp(x) * x)
+    count = lambda g: stagec.make_mlir(grad(g), stage="traced")(snp.ones(3)).count("stablehlo.exponential")
+    assert count(f) == 1 and count(stagec.checkpoint(f)) == 2
+
+
+def test_checkpoint_static_argnums_and_kwargs():
+    f = stagec.checkpoint(lambda x, n, *, s: snp.sum(x ** n) * s, static_argnums=(1,))
+    close(grad(f)(X3, 3, s=2.0), 6 * X3.astype(np.float64) ** 2)
