@@ -212,3 +212,15 @@ def test_checkpoint_recomputes_in_the_backward_pass():
 def test_checkpoint_static_argnums_and_kwargs():
     f = stagec.checkpoint(lambda x, n, *, s: snp.sum(x ** n) * s, static_argnums=(1,))
     close(grad(f)(X3, 3, s=2.0), 6 * X3.astype(np.float64) ** 2)
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, jit], ids=["eager", "jit"])
+def test_scan_of_length_zero(wrap):
+    c, ys = wrap(lambda: lax.scan(lambda c, x: (c + x, c), 1.0, snp.zeros((0,))))()
+    close(c, 1.0)
+    assert np.asarray(ys).shape == (0,)
+    f = lambda a: lax.scan(lambda c, x: (c * x + a, c * a), a, snp.zeros((0,)))
+    close(wrap(grad(lambda a: f(a)[0]))(2.0), 1.0)
+    c, ys = wrap(stagec.vmap(f))(snp.ones(3))
+    close(c, np.ones(3))
+    assert np.asarray(ys).shape == (3, 0)

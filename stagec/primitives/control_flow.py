@@ -119,6 +119,8 @@ def _scan_as_while(*args, body, length, reverse, n_carry, n_xs):
     y_avals = [a.update(weak_type=False) for a in body.out_avals[n_carry:]]
     n_ys = len(y_avals)
     i32 = ShapedArray((), np.int32)
+    if length == 0:  # no iteration: the carry as it came, empty ys (and no slice of an empty xs to trace)
+        return list(carry) + [zeros(a.update(shape=(0,) + a.shape)) for a in y_avals]
 
     def step(i, *a):
         c, ys, xs_, ks = a[:n_carry], a[n_carry:n_carry + n_ys], a[n_carry + n_ys:n_carry + n_ys + n_xs], \
