@@ -13,16 +13,17 @@ from . import lax, nn, numpy  # noqa: E402  (after jit: numpy uses Array)
 from . import debug, experimental  # noqa: E402
 from .debug import pure_callback  # noqa: E402
 from . import random  # noqa: E402
-from .ad import (custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: E402
-                 vjp)
+from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: E402
+                 remat, vjp)
 
 numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
 from .batching import vmap  # noqa: E402
 from . import scipy, test_util, tree  # noqa: E402
 from .jaxpr import make_jaxpr  # noqa: E402
-from .compat import (checkpoint, custom_gradient, device_count, device_get, eval_shape, float0,  # noqa: E402
+from .ad import float0  # noqa: E402
+from .compat import (custom_gradient, device_count, device_get, eval_shape,  # noqa: E402
                      linear_transpose, local_device_count, local_devices, named_call, named_scope,
-                     print_environment_info, process_count, process_index, remat, typeof)
+                     print_environment_info, process_count, process_index, typeof)
 
 jacobian = jacrev  # JAX's alias
 
@@ -64,9 +65,10 @@ def default_backend() -> str:
 
 
 __all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
-           "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices", "effects_barrier", "errors",
-           "experimental", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp", "lax", "linearize", "load", "make_jaxpr", "make_mlir",
-           "numpy", "pure_callback", "random", "scipy", "test_util", "tree", "tree_util", "value_and_grad", "vjp", "vmap",
+           "checkpoint", "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices",
+           "effects_barrier", "errors", "experimental", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
+           "lax", "linearize", "load", "make_jaxpr", "make_mlir", "numpy", "pure_callback", "random", "remat", "scipy",
+           "test_util", "tree", "tree_util", "value_and_grad", "vjp", "vmap",
            "wait_for_compiles"]
 
 

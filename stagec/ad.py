@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import tree_util
 from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBase, Var, aval_of, eval_graph,
-                   flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
+                   find_top_trace, flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
 from .primitives import _ad
 from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
@@ -342,16 +342,51 @@ def _argnums(argnums, nargs: int, who: str) -> tuple[int, ...]:
     return tuple(n % nargs for n in nums)
 
 
-def _check_inputs(args, who: str):
+# JAX's dtype of the gradient of an integer input under `allow_int=True` (zero-sized, NumPy only)
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def _check_inputs(args, who: str, holomorphic: bool = False, allow_int: bool = False):
+    """JAX's checks of the differentiated arguments' dtypes."""
     for x in tree_util.tree_leaves(args):
         dt = aval_of(x).dtype
-        if not differentiable(aval_of(x)):
+        kind = _dt.kind(dt)
+        if holomorphic:
+            if kind != "c":
+                raise TypeError(f"{who} with holomorphic=True requires inputs with complex dtype, but got {dt.name}.")
+        elif who == "jacfwd" and kind != "f":
+            raise TypeError(f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+                            f"but got {dt.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                            f"differentiation of non-holomorphic functions involving complex inputs or integer "
+                            f"inputs, use stagec.jvp directly.")
+        elif kind not in "fc" and not allow_int:
             raise TypeError(f"{who} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                             f"np.inexact), but got {dt.name}. If you want to use Boolean- or integer-valued "
                             f"inputs, use vjp or set allow_int to True.")
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def _check_outputs(avals, who: str, holomorphic: bool):
+    for a in avals:
+        kind = _dt.kind(a.dtype)
+        if holomorphic and kind != "c":
+            raise TypeError(f"{who} with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{a.dtype.name}.")
+        if not holomorphic and who != "jacfwd" and kind == "c":
+            what = "grad" if who == "grad" else who
+            raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                            f"but got {a.dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                            f"differentiation of non-holomorphic functions involving complex outputs, use "
+                            f"stagec.vjp directly.")
+
+
+def _int_grads(grads, dyn):
+    """Gradients of integer (and bool) arguments as float0 zeros, as JAX's `allow_int=True` gives."""
+    return [tree_util.tree_map(lambda g, x: np.zeros(aval_of(x).shape, float0) if not differentiable(aval_of(x))
+                               else g, g, x) for g, x in zip(grads, dyn)]
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning (fun(*args), its gradient with respect to the arguments `argnums`)."""
     name = getattr(fun, "__name__", "fun")
 
@@ -359,7 +394,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     def wrapped(*args, **kwargs):
         nums = _argnums(argnums, len(args), "grad")
         dyn = [args[i] for i in nums]
-        _check_inputs(dyn, "grad")
+        _check_inputs(dyn, "grad", holomorphic, allow_int)
 
         def f(*xs):
             full = list(args)
@@ -373,19 +408,24 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             shape = a.shape if a is not None else type(out).__name__
             raise TypeError(f"Gradient only defined for scalar-output functions. Output of {name} had shape: "
                             f"{shape}.")
-        if _dt.kind(a.dtype) != "f":
+        if holomorphic:
+            _check_outputs([a], "grad", True)
+        elif _dt.kind(a.dtype) != "f":
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                             f"but got {a.dtype.name}. For differentiation of functions with complex outputs, use "
                             f"stagec.vjp directly.")
         g = pullback(_full(a.strip_weak(), 1))
-        g = g[0] if isinstance(argnums, int) else g
+        if allow_int:
+            g = _int_grads(g, dyn)
+        g = g[0] if isinstance(argnums, int) else tuple(g)
         return ((out, res[2]), g) if has_aux else (out, g)
     return wrapped
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable:
     """The gradient of scalar-valued `fun` with respect to the arguments `argnums` (reverse mode)."""
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -394,45 +434,59 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     return wrapped
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian by reverse mode: the pullback mapped over the output elements; the result for output o and
-    input i has shape o.shape + i.shape."""
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False) -> Callable:
+    """The Jacobian by reverse mode: the pullback mapped over the output elements. Pytrees as JAX's: the output's
+    structure outside, the argument's (a tuple of them for a tuple `argnums`) inside; a block for output leaf o and
+    input leaf i has shape o.shape + i.shape."""
+    return _jac(fun, argnums, has_aux, holomorphic, allow_int, rev=True, who="jacrev")
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) \
+        -> Callable:
+    """The Jacobian by forward mode (the linearized function mapped over the input elements), structured and
+    shaped as `jacrev`'s."""
+    return _jac(fun, argnums, has_aux, holomorphic, False, rev=False, who="jacfwd")
+
+
+def _jac(fun, argnums, has_aux, holomorphic, allow_int, rev: bool, who: str):
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        nums = _argnums(argnums, len(args), "jacrev")
-        _check_inputs([args[i] for i in nums], "jacrev")
-        lz = _Linearized(_partial_args(fun, args, kwargs, nums), [args[i] for i in nums], has_aux, "jacrev")
-        jac = _jacobian(lz, lambda c: lz.backward(c), lz.out_avals, lz.in_avals, rev=True)
-        out = tree_util.tree_unflatten(lz.out_tree, [_pick(j, argnums) for j in jac])
+        nums = _argnums(argnums, len(args), who)
+        dyn = [args[i] for i in nums]
+        _check_inputs(dyn, who, holomorphic, allow_int)
+        leaves, trees = [], []
+        for a in dyn:
+            ls, t = tree_util.tree_flatten(a)
+            leaves += ls
+            trees.append(t)
+        lz = _Linearized(_partial_tree_args(fun, args, kwargs, nums, trees), leaves, has_aux, who)
+        _check_outputs(lz.out_avals, who, holomorphic)
+        if rev:
+            jac = _jacobian(lz, lz.backward, lz.out_avals, lz.in_avals, rev=True)  # jac[out][in]
+        else:
+            jac = [list(col) for col in zip(*_jacobian(lz, lz.forward, lz.in_avals, lz.out_avals, rev=False))] \
+                if lz.in_avals else [[] for _ in lz.out_avals]
+        per_out = []
+        for row in jac:
+            it, per_arg = iter(row), []
+            for t in trees:
+                per_arg.append(tree_util.tree_unflatten(t, [next(it) for _ in range(t.num_leaves)]))
+            per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+        out = tree_util.tree_unflatten(lz.out_tree, per_out)
         return (out, lz.aux) if has_aux else out
     return wrapped
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
-    """The Jacobian by forward mode (the linearized function mapped over the input elements), shaped as
-    `jacrev`'s: output shape + input shape."""
-    @functools.wraps(fun)
-    def wrapped(*args, **kwargs):
-        nums = _argnums(argnums, len(args), "jacfwd")
-        _check_inputs([args[i] for i in nums], "jacfwd")
-        lz = _Linearized(_partial_args(fun, args, kwargs, nums), [args[i] for i in nums], has_aux, "jacfwd")
-        jac = _jacobian(lz, lambda t: lz.forward(t), lz.in_avals, lz.out_avals, rev=False)
-        out = tree_util.tree_unflatten(lz.out_tree, [_pick(list(col), argnums) for col in zip(*jac)])
-        return (out, lz.aux) if has_aux else out
-    return wrapped
-
-
-def _partial_args(fun, args, kwargs, nums):
-    def f(*xs):
-        full = list(args)
-        for i, x in zip(nums, xs):
-            full[i] = x
+def _partial_tree_args(fun, args, kwargs, nums, trees):
+    """`fun` of the flat leaves of the arguments `nums` (of structures `trees`), the other arguments fixed."""
+    def f(*leaves):
+        full, k = list(args), 0
+        for i, t in zip(nums, trees):
+            full[i] = tree_util.tree_unflatten(t, list(leaves[k:k + t.num_leaves]))
+            k += t.num_leaves
         return fun(*full, **kwargs)
     return f
-
-
-def _pick(per_input: list, argnums):
-    return per_input[0] if isinstance(argnums, int) else tuple(per_input)
 
 
 def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
@@ -458,9 +512,10 @@ def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
     return out
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Hessian: jacfwd(jacrev(fun))."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable:
+    """The Hessian: jacfwd(jacrev(fun)), pytrees nested as JAX's."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 # ---------------------------------------------------------------- custom rules
@@ -669,6 +724,77 @@ class custom_vjp:
         out = custom_vjp(vmap(self._primal_fun, in_axes=axes, axis_size=size), self._nondiff)
         out.defvjp(vmap(self._fwd, in_axes=axes, axis_size=size), batched_bwd)
         return out
+
+
+# ---------------------------------------------------------------- checkpoint (remat)
+
+
+class _RematPrimitive(Primitive):
+    """The linear part of a checkpointed function in reverse mode: operands are its primal inputs (read again by
+    the transpose, which recomputes the function's residuals from them: nothing of its inside is stored) and its
+    input tangents. Only a `LinTrace` records it; anywhere else (a recorded linear graph run forward, under
+    vmap or jit) it is the function's JVP, computed at once."""
+
+    def bind(self, *args, **params):
+        if isinstance(find_top_trace(args), LinTrace):
+            return super().bind(*args, **params)
+        n = params["n_primals"]
+        primals, tans = list(args[:n]), iter(args[n:])
+        tangents = [next(tans) if z else _full(aval_of(p).strip_weak(), 0)
+                    for p, z in zip(primals, params["in_nz"])]
+        _, touts = jvp(params["fun"], primals, tangents)
+        return [t for t, z in zip(tree_util.tree_leaves(touts), params["out_nz"]) if z]
+
+
+remat_p = _RematPrimitive("remat", lambda *avals, out_avals, **_: list(out_avals), multiple_results=True)
+
+
+@remat_p.def_transpose
+def _remat_transpose(cts, *args, fun, n_primals, in_nz, out_nz, out_avals):
+    lz = _Linearized(fun, list(args[:n_primals]), who="checkpoint")  # the recomputation
+    it = iter(cts)
+    got = lz.backward([next(it) if z else None for z in out_nz])
+    return [None] * n_primals + [g for g, z in zip(got, in_nz) if z]
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable:
+    """`fun`, whose intermediate values reverse mode recomputes from its inputs in the backward pass instead of
+    storing them (JAX's `checkpoint`/`remat`): the same values and derivatives, less memory between the passes.
+    `policy` (which values to keep) is accepted and not applied: every value is recomputed. Where IREE finds the
+    recomputation equal to the forward pass it may share them (`prevent_cse` is not applied either)."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        leaves, tree = tree_util.tree_flatten((dyn, kwargs))
+        trace = _top_jvp_trace(leaves)
+        if trace is None:
+            return fun(*args, **kwargs)
+        split = [trace.split(x) for x in leaves]
+        tangents = [t for _, t in split]
+        if not any(t is not None and _ad.is_linear(t) for t in tangents):
+            return fun(*args, **kwargs)  # forward mode: nothing is kept for a later pass
+        primals = [p for p, _ in split]
+
+        def flat(*xs):
+            d, kw = tree_util.tree_unflatten(tree, list(xs))
+            it = iter(d)
+            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
+        out = flat(*primals)
+        o_leaves, o_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
+        out_nz = tuple(differentiable(aval_of(o)) for o in o_leaves)
+        in_nz = tuple(t is not None for t in tangents)
+        touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=flat, n_primals=len(primals),
+                                  in_nz=in_nz, out_nz=out_nz,
+                                  out_avals=tuple(aval_of(o).strip_weak() for o, z in zip(o_leaves, out_nz) if z)))
+        return tree_util.tree_unflatten(o_tree, [trace.wrap(o, next(touts) if z else None)
+                                                 for o, z in zip(o_leaves, out_nz)])
+    return wrapped
+
+
+remat = checkpoint
 
 
 # ---------------------------------------------------------------- control flow rules

@@ -1,5 +1,5 @@
 """Top-level names of JAX's API whose meaning on stagec's single device is simple: device counts, `device_get`,
-`eval_shape`, `checkpoint` (stagec keeps the value and derivative, not JAX's memory trade), `named_scope`,
+`eval_shape`, `named_scope`,
 `linear_transpose`, `custom_gradient`."""
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from .ad import custom_vjp, vjp
 from .aot import ShapeDtypeStruct
 from .core import ShapedArray, aval_of
 
-float0 = np.dtype([("float0", np.void, 0)])  # the dtype of tangents of integer values (JAX's)
 
 
 def device_count(backend: str | None = None) -> int:
@@ -51,17 +50,6 @@ def eval_shape(fun: Callable, *args, **kwargs) -> Any:
     """The shapes and dtypes `fun(*args, **kwargs)` would return, as `ShapeDtypeStruct`s, by tracing only."""
     from .jaxpr import make_jaxpr
     return make_jaxpr(functools.partial(fun, **kwargs) if kwargs else fun, return_shape=True)(*args)[1]
-
-
-def checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True, policy=None, static_argnums=()) -> Callable:
-    """`fun` unchanged: stagec computes the same values and derivatives; it does not trade recomputation for
-    memory as JAX's rematerialization does (docs/jax-differences.md)."""
-    if fun is None:
-        return lambda f: checkpoint(f, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
-    return fun
-
-
-remat = checkpoint
 
 
 def named_call(fun: Callable, *, name: str | None = None) -> Callable:
@@ -115,9 +103,9 @@ def print_environment_info(return_string: bool = False) -> str | None:
     return None
 
 
-__all__ = ["checkpoint", "custom_gradient", "device_count", "device_get", "eval_shape", "float0",
+__all__ = ["custom_gradient", "device_count", "device_get", "eval_shape",
            "linear_transpose", "local_device_count", "local_devices", "named_call", "named_scope",
-           "print_environment_info", "process_count", "process_index", "remat", "typeof", "ShapeDtypeStruct"]
+           "print_environment_info", "process_count", "process_index", "typeof", "ShapeDtypeStruct"]
 
 
 from ._missing import ONE_DEVICE, table  # noqa: E402

@@ -123,6 +123,11 @@ def _cache_for(fun, options) -> dict:
     return per_fun.setdefault(options, Signatures())
 
 
+# A Jitted's own attributes, never copied from the function it wraps (see `Jitted.__init__`).
+_OWN = frozenset({"fun", "backend", "passes", "_sig", "_params", "static_argnums", "static_argnames", "donate_argnums",
+                  "_positional", "_simple", "_cache", "__wrapped__"})
+
+
 class Jitted:
     """The callable `stagec.jit(f)` returns."""
 
@@ -162,10 +167,12 @@ class Jitted:
         self._cache = _cache_for(fun, options)
         # `fun`'s name, docstring and attributes, set one by one: reading `self.__dict__` (as `update_wrapper`'s
         # default does) makes every attribute read slower after: 20-70 ns of a ~3.9 us call (in one process, two
-        # functions, one with its __dict__ read)
+        # functions, one with its __dict__ read). Never this Jitted's own state: `grad(jit(f))` (a `functools.wraps`
+        # wrapper) carries the inner Jitted's `fun` and `_cache` in its __dict__, and `jit` of it would run `f`.
         functools.update_wrapper(self, fun, updated=())
         for name, value in getattr(fun, "__dict__", {}).items():
-            setattr(self, name, value)
+            if name not in _OWN:
+                setattr(self, name, value)
 
     def backend_obj(self) -> Backend:
         return get_backend(self.backend)

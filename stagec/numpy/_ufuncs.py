@@ -8,8 +8,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
+from ..ad import custom_jvp
 from ..core import TracerBase, aval_of, current_trace
-from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, asarray, astype
+from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
 
 add = _binary("add", lax.add)
 subtract = _binary("subtract", lax.sub)
@@ -374,7 +375,7 @@ def log10(x: Any, /):
     return lax.div(lax.log(x), _const(x, math.log(10)))
 
 
-def logaddexp(x1: Any, x2: Any, /):
+def _logaddexp(x1: Any, x2: Any, /):
     """log(exp(x1) + exp(x2)) without overflow."""
     x1, x2 = _broadcast("logaddexp", *_to_float("logaddexp", x1, x2))
     amax = lax.max(x1, x2)
@@ -382,6 +383,24 @@ def logaddexp(x1: Any, x2: Any, /):
     finite = lax.select(lax.ne(delta, delta), lax.add(x1, x2),  # both inf of one sign -> that inf; nan -> nan
                         lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
     return finite
+
+
+# JAX's derivative: t1 exp(x1 - out) + t2 exp(x2 - out) (1/2 each where x1 == x2; the formula above has 1 and 0)
+logaddexp = custom_jvp(_logaddexp)
+logaddexp.__name__ = logaddexp.__qualname__ = "logaddexp"
+
+
+@logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    x1, x2 = _broadcast("logaddexp", *_to_float("logaddexp", *primals))
+    out = _logaddexp(x1, x2)
+    av = aval_of(out)
+
+    def part(x, t):  # (+inf is read as 0: a finite weight, not inf - inf)
+        t = broadcast_to(lax.convert_element_type(t, av.dtype, av.weak_type), av.shape)
+        safe = [lax.select(lax.eq(v, _const(v, np.inf)), _const(v, 0), v) for v in (x, out)]
+        return lax.mul(t, lax.exp(lax.sub(*safe)))
+    return out, lax.add(part(x1, tangents[0]), part(x2, tangents[1]))
 
 
 def hypot(x1: Any, x2: Any, /):

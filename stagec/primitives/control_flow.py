@@ -76,12 +76,26 @@ def _while_lower(ctx: L.Ctx, *args, cond_graph, body_graph, n_carry, n_cond_caps
     body_caps = list(args[n_carry + n_cond_caps:])
     op = ctx.op("stablehlo.while", carry, regions=2)
     types = [L.tensor_type(a) for a in ctx.avals_out]
+    unread = _unread_carries(body_graph, n_carry)
     for region, g, caps in ((op.regions[0], cond_graph, cond_caps), (op.regions[1], body_graph, body_caps)):
         block = region.blocks.append(*types)
         with ir.InsertionPoint(block):
             outs = L.emit_graph(g, list(block.arguments) + caps)
+            if g is body_graph and unread:
+                # IREE 3.13 fails ("unresolved source materialization") on a loop whose body never reads a carry
+                # (`lambda c: (c[1], c[1] * .5)`): the body reads it here, through a barrier beside its first output
+                ins = [outs[0]] + [block.arguments[i] for i in unread]
+                bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type for v in ins], operands=ins)
+                outs = [bar.results[0]] + list(outs[1:])
             ir.Operation.create("stablehlo.return", results=[], operands=outs)
     return list(op.results)
+
+
+def _unread_carries(body, n_carry: int) -> list[int]:
+    """The carries whose value the loop body never reads (neither an equation's input nor an output)."""
+    used = {i.id for e in body.eqns for i in e.inputs if hasattr(i, "id")}
+    used |= {o.id for o in body.outs if hasattr(o, "id")}
+    return [k for k, v in enumerate(body.in_vars[:n_carry]) if v.id not in used]
 
 
 def _scan_rule(*avals, body, length, reverse, n_carry, n_xs):
@@ -105,6 +119,8 @@ def _scan_as_while(*args, body, length, reverse, n_carry, n_xs):
     y_avals = [a.update(weak_type=False) for a in body.out_avals[n_carry:]]
     n_ys = len(y_avals)
     i32 = ShapedArray((), np.int32)
+    if length == 0:  # no iteration: the carry as it came, empty ys (and no slice of an empty xs to trace)
+        return list(carry) + [zeros(a.update(shape=(0,) + a.shape)) for a in y_avals]
 
     def step(i, *a):
         c, ys, xs_, ks = a[:n_carry], a[n_carry:n_carry + n_ys], a[n_carry + n_ys:n_carry + n_ys + n_xs], \
