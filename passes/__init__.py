@@ -6,7 +6,7 @@ order. `run_pipeline(module, passes)` runs a pipeline in place and returns one `
 """
 from __future__ import annotations
 
-from . import columns, dce, exp64, fold_constants, fuse, outer, simplify, split_sums, squares, tanh64, upcast, upstream, widen  # noqa: F401  (each registers its pass)
+from . import columns, dce, exp64, fold_constants, fuse, mathlib, outer, simplify, split_sums, squares, tanh64, upcast, upstream, widen  # noqa: F401  (each registers its pass)
 from .base import REGISTRY, Pass, PassError, PassStats
 from .pipeline import DEFAULT_PIPELINE, Stage, describe, resolve, run_pipeline
 

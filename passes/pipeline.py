@@ -11,9 +11,10 @@ from iree.compiler import ir
 from .base import REGISTRY, PassError, PassStats
 from .bindings import bound_bindings
 from .irutil import count_ops
+from .mathlib import expand as expand_math
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64", "abs-squares",
-                                     "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "fuse")
+                                     "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "mathlib", "fuse")
 
 
 class Stage(NamedTuple):
@@ -66,8 +67,8 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
     constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
     module itself keeps them.
     """
-    stages = []
-    for name in resolve(passes):
+    stages, names = [], resolve(passes)
+    for name in names:
         p = REGISTRY[name]
         before = module.operation.clone()  # cheap: attributes (constants) are shared, not copied
         stats = PassStats(name, backend, ops_before=count_ops(module))
@@ -89,6 +90,8 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
         stages.append(Stage(name if not seen else f"{name}#{seen + 1}", text, stats))
         if after is not None:
             after(stages[-1], module)
+    if "mathlib" not in names:  # always too: IREE's own lowering of those functions is wrong
+        expand_math(module)
     bound_bindings(module)  # always: IREE would otherwise form dispatches the runtime refuses to load
     return stages
 

@@ -94,7 +94,8 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
                 found.macs = contraction_macs(mlir, flags)
             return found, time.perf_counter() - t0
     if recipe is not None:
-        mlir = mlir() if callable(mlir) else mlir
+        from .passes.mathlib import expand_text  # (an eager kernel runs no pipeline: IREE's math is wrong without it)
+        mlir = expand_text(mlir() if callable(mlir) else mlir)
         flags = backend.module_flags(mlir, flags)
     why = (_miss_explainer(name, key, comps, mlir)
            if _miss_explainer is not None and use and not side_flags and config.explain_cache_misses else None)
@@ -157,7 +158,8 @@ class _PurePrefix:
     def after(self, stage, module) -> None:
         if not self._open:
             return
-        if foreign_op(module) is not None:
+        from .passes import REGISTRY  # (already imported: the passes run)
+        if foreign_op(module) is not None or getattr(REGISTRY.get(stage.stats.name), "ends_stablehlo_stage", False):
             self._open = False
             return
         if self._copy is not None:

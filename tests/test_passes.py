@@ -152,7 +152,7 @@ def test_dump_dir(tmp_path, monkeypatch):
     (d,) = [p for p in tmp_path.iterdir() if p.name.startswith("jit_dumped-")]
     files = sorted(p.name for p in d.iterdir())
     names = ["traced", *DEFAULT_PIPELINE, "final"]
-    names.insert(names.index("fuse"), "stablehlo")  # the last pure StableHLO stage, before fuse leaves the dialect
+    names.insert(names.index("mathlib"), "stablehlo")  # the StableHLO stage ends before mathlib expands functions for IREE
     want = [f"{i:02d}-{n}.mlir" for i, n in enumerate(names)]
     assert [f for f in files if f.endswith(".mlir")] == want
     txt = (d / "passes.txt").read_text()
