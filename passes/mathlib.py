@@ -14,14 +14,15 @@ Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) / ((1+x) - 1)) 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Callable
 
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .exp64 import _exp
-from .irutil import Builder, nested_ops, tensor_type
+from .exp64 import LN2_HI, LN2_LO, _exp
+from .irutil import Builder, nested_ops, splat_value, tensor_type
 
 IREE = "3.13.0"
 
@@ -145,7 +146,9 @@ def _reduce(f: F, a):
     for t in r[1:]:
         fr = f.add(fr, t)
     y_big = f.mul(fr, PIO2)
-    k_med = f("floor", f.add(f.mul(a, INVPIO2), 0.5))  # (not round_nearest_even: a float64 bitcast on Vulkan)
+    # the nearest integer through int32 (IREE's float64 floor is a libm call per element on the CPU)
+    k_med = f("convert", f.b.op("convert", f.add(f.mul(f.sel(f.cmp(a, MEDIUM, "LT"), a, f.c(0.0)), INVPIO2), 0.5),
+                                ty=f.i32))
     y_med = f.sub(f.sub(a, f.mul(k_med, PIO2_1)), f.mul(k_med, PIO2_1T))
     med = f.cmp(a, MEDIUM, "LT")
     y, k = f.sel(med, y_med, y_big), f.sel(med, k_med, k_big)
@@ -275,21 +278,48 @@ def _log(f: F, x):
     return f.sel(f.b.op("or", f.cmp(x, 0.0, "LT"), f.cmp(x, x, "NE"), ty=f.b.i1), f.c(math.nan), r)
 
 
+EXP_TERMS = tuple(1 / math.factorial(n) for n in range(11))  # |r| <= ln2/2: the first left out is 2^-38 relative
+
+
+def _exp32(f: F, x):
+    """exp of float64 x for float32 results: 2^k exp(r), k = round(x / ln 2) through int32 (x clamped to +-200 ln 2,
+    past the float32 range), r = x - k ln 2 in two parts, 2^k as two float32 powers of 2 (no float64 bitcast,
+    which Vulkan lacks, and no float64 rounding op, a libm call on the CPU). NaN stays NaN."""
+    xc = f("clamp", f.c(-200 * LN2), x, f.c(200 * LN2))
+    ki = f.b.op("convert", f.add(f.mul(xc, 1 / LN2), 256.5), ty=f.i32)  # (positive: truncation is floor)
+    c32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    ki = f.b.op("subtract", ki, c32(256), ty=f.i32)
+    k = f("convert", ki)
+    r = f.sub(f.sub(xc, f.mul(k, LN2_HI)), f.mul(k, LN2_LO))
+    p = f.poly(r, EXP_TERMS)
+    k1 = f.b.op("shift_right_arithmetic", ki, c32(1), ty=f.i32)
+    k2 = f.b.op("subtract", ki, k1, ty=f.i32)
+
+    def two_to(n):
+        bits = f.b.op("shift_left", f.b.op("add", n, c32(127), ty=f.i32), c32(23), ty=f.i32)
+        return f("convert", f.b.op("bitcast_convert", bits, ty=f.f32))
+    y = f.mul(f.mul(p, two_to(k1)), two_to(k2))
+    return f.sel(f.cmp(x, x, "NE"), x, y)
+
+
 def _power(f: F, x, y):
     """x**y = exp(y log x) in float64 for float32 operands: y log x is within 2^-45 of itself for results in range.
     The edge cases as IREE's own (exp(y log x)); stagec.numpy's `power` handles negative bases, 0**0, 1**inf."""
-    return _exp(f.b, f.mul(y, _log(f, x)))
+    if splat_value(x) == 2.0:  # exp2 (stagec.numpy's is power(2, x)): no log
+        return _exp32(f, f.mul(y, LN2))
+    return _exp32(f, f.mul(y, _log(f, x)))
 
 
 def _sinh_cosh(name: str):
     """(e^a +- e^-a) / 2 with a = |x|; past a = 20 (where e^-a is below an ulp) (e^(a/2) / 2) e^(a/2), finite up to
     the overflow threshold of the result rather than of e^a; sinh below 1/2 by its Taylor series to x^17 (no
     cancellation). Within 3 ulps in float64 (exp's 1 ulp, twice), 0.5 after rounding to float32."""
-    def build(f: F, x):
+    def build(f: F, x, narrow: bool = False):
         a = f("abs", x)
-        e = _exp(f.b, a)
+        exp = functools.partial(_exp32, f) if narrow else functools.partial(_exp, f.b)
+        e2 = exp(f.mul(a, 0.5))
+        e = f.mul(e2, e2) if narrow else exp(a)  # (float32: one exp, within 3 float64 ulps, does)
         inv, half = f.div(0.5, e), f.mul(e, 0.5)
-        e2 = _exp(f.b, f.mul(a, 0.5))
         huge = f.mul(f.mul(e2, 0.5), e2)
         big = f.cmp(a, 20.0, "GT")
         if name == "cosh":
@@ -402,8 +432,8 @@ EXPANSIONS = [
     Expansion("chlo.atan", NARROW, _atan, "through float32 atan2: 38 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.asin", NARROW, _asin, "through float32 atan2: 39 ulps near +-1", _T + "test_float32_bounds"),
     Expansion("chlo.acos", NARROW, _acos, "through float32 atan2: 39 ulps", _T + "test_float32_bounds"),
-    Expansion("chlo.sinh", NARROW, _sinh_cosh("sinh"), "float32 (e^x - e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
-    Expansion("chlo.cosh", NARROW, _sinh_cosh("cosh"), "float32 (e^x + e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
+    Expansion("chlo.sinh", NARROW, lambda f, x: _sinh_cosh("sinh")(f, x, narrow=True), "float32 (e^x - e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
+    Expansion("chlo.cosh", NARROW, lambda f, x: _sinh_cosh("cosh")(f, x, narrow=True), "float32 (e^x + e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
     Expansion("stablehlo.cbrt", NARROW, lambda f, x: _cbrt(f, x, narrow=True), "float32 polynomial: 11.6 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.sinh", ("f64",), _sinh_cosh("sinh"), "(e^x - e^-x)/2: 9e15 ulps near 0",
               _T + "test_float64_bounds"),
