@@ -36,6 +36,7 @@ class Expansion:
     replaces: str  # what IREE does with the op
     test: str  # the test that shows the bug without the expansion and holds the bound with it
     iree: str = IREE
+    applies: Callable | None = None  # where only some of the op's uses are replaced: fn(op) -> bool
 
 
 # ---------------------------------------------------------------- float64 arithmetic helpers
@@ -355,6 +356,19 @@ def _cbrt(f: F, x):
     return f.sel(f.cmp(a_s, 0.0, "EQ"), f.mul(x, 0.0), r)  # (a subnormal read as 0 where the CPU flushes them)
 
 
+def _power64(f: F, x, y):
+    """float64 2**y (stagec.numpy's exp2): 2^k e^(r ln 2), k = round(y), r = y - k exact, r ln 2 in two parts (its
+    error 2^-54 absolute), 2^k as two powers of 2 from their bits. Other bases: IREE's own power (replaced by None)."""
+    k = f("round_nearest_even", f("clamp", f.c(-1100.0), y, f.c(1100.0)))
+    r = f.sub(f("clamp", f.c(-1100.0), y, f.c(1100.0)), k)
+    e = f("exponential", f.add(f.mul(r, LN2_HI), f.mul(r, LN2_LO)))
+    ki = f("convert", k, ty=f.i64)
+    k1 = f.int_("shift_right_arithmetic", ki, 1)
+    k2 = f.int_("subtract", ki, k1)
+    two_to = lambda n: f.from_bits(f.int_("shift_left", f.int_("add", n, 1023), 52))  # noqa: E731
+    return f.sel(f.cmp(y, y, "NE"), y, f.mul(f.mul(e, two_to(k1)), two_to(k2)))
+
+
 # ---------------------------------------------------------------- log1p, asinh, atanh (float64)
 
 def _log1p64(f: F, x):
@@ -438,6 +452,8 @@ EXPANSIONS = [
     Expansion("chlo.cosh", ("f64",), _sinh_cosh("cosh"), "(e^x + e^-x)/2: 16 ulps", _T + "test_float64_bounds"),
     Expansion("stablehlo.cbrt", ("f64",), _cbrt, "no float64 lowering: 'failed to legalize operation math.cbrt'",
               _T + "test_float64_bounds"),
+    Expansion("stablehlo.power", ("f64",), _power64, "float64 exp(y log x): 86 ulps for exp2 (power: 64)",
+              _T + "test_float64_bounds", applies=lambda op: splat_value(op.operands[0]) == 2.0),
     Expansion("stablehlo.log_plus_one", ("f64",), _log1p64, "float64 log1p as log(1 + x): 9e15 ulps near 0",
               _T + "test_float64_bounds"),
     Expansion("chlo.asinh", ("f64",), _asinh64, "through log(1 + x): 9e15 ulps near 0", _T + "test_float64_bounds"),
@@ -461,7 +477,7 @@ def expand(module: ir.Module, stats: PassStats | None = None) -> int:
             continue
         t = tensor_type(op.result.type)
         name = _type_name(t.element_type)
-        exp = next((e for e in _BY_OP[op.name] if name in e.types), None)
+        exp = next((e for e in _BY_OP[op.name] if name in e.types and (e.applies is None or e.applies(op))), None)
         if exp is None:
             continue
         if any(d < 0 for d in t.shape):
