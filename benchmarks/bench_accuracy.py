@@ -2,7 +2,8 @@
 high-precision reference (float64 NumPy for float32 and narrower; 120-bit mpmath for float64), beside JAX's
 (when installed) on the same points.
 
-    python benchmarks/bench_accuracy.py [--dtypes float32,float64] [--n 20000] [--only sin,cos] [--markdown]
+    python benchmarks/bench_accuracy.py [--dtypes float32,float64] [--n 20000] [--only sin,cos] [--no-jax]
+    python benchmarks/bench_accuracy.py --speed [--only sin,cos]   # ms per jit call on 1M float32 values
 
 The sample of each function is fixed (seeded) and covers its domain's hard regions: near 0 (down to subnormals),
 near its poles and branch points, and huge arguments, besides ordinary ones (`sample`).
@@ -182,15 +183,40 @@ def _line(row):
     return f"| {row['function']} | {row['dtype']} | {_cell(row.get('stagec'))} | {_cell(row.get('jax'))} |"
 
 
+def speed(names, n: int = 1 << 20, repeat: int = 15):
+    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed)."""
+    import stagec
+    import stagec.numpy as snp
+    from _timing import import_jax, median_time
+    jax, jnp = import_jax()
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(-10, 10, n).astype(np.float32), rng.uniform(-3, 3, n).astype(np.float32)
+    print("| function | stagec ms | JAX ms |\n|---|---|---|")
+    for name in names:
+        lo, hi = UNARY[name][0] if name in UNARY else (-np.inf, np.inf)
+        a = np.clip(x, lo, hi) if lo > -10 or hi < 10 else x
+        args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY else (a,)
+        f = stagec.jit(getattr(snp, name))
+        sa = [snp.asarray(v) for v in args]
+        row = [f"{median_time(lambda: np.asarray(f(*sa)), repeat, 3) * 1e3:.2f}"]
+        if jax is not None:
+            g, ja = jax.jit(getattr(jnp, name)), [jnp.asarray(v) for v in args]
+            row.append(f"{median_time(lambda: g(*ja).block_until_ready(), repeat, 3) * 1e3:.2f}")
+        print(f"| {name} | {' | '.join(row)} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dtypes", default="float32,float64")
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--only", default="")
     ap.add_argument("--no-jax", action="store_true")
+    ap.add_argument("--speed", action="store_true", help="time each function's jit on 1M float32 values instead")
     args = ap.parse_args()
     os.environ.setdefault("STAGEC_JIT_TIERING", "never")
     names = args.only.split(",") if args.only else [*UNARY, *BINARY]
+    if args.speed:
+        return speed(names)
     rows = measure(names, args.dtypes.split(","), args.n, not args.no_jax)
     print("| function | dtype | stagec max / mean ulp | JAX max / mean ulp |\n|---|---|---|---|")
     for r in rows:
