@@ -18,11 +18,12 @@ import functools
 import math
 from typing import Callable
 
+import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
 from .exp64 import LN2_HI, LN2_LO
-from .irutil import Builder, nested_ops, splat_value, tensor_type
+from .irutil import Builder, make_constant, nested_ops, splat_value, tensor_type
 
 IREE = "3.13.0"
 
@@ -40,6 +41,31 @@ class Expansion:
 
 
 # ---------------------------------------------------------------- float64 arithmetic helpers
+
+class _Builder(Builder):
+    """A Builder whose constants, where `t` has dynamic dimensions (eager shape-polymorphic kernels), are scalars
+    broadcast to the run-time shape of `like`."""
+
+    def __init__(self, t: ir.RankedTensorType, like: ir.Value):
+        super().__init__(t)
+        self._shape = None
+        if any(ir.ShapedType.is_dynamic_size(d) for d in t.shape):
+            i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+            sizes = [ir.Operation.create("stablehlo.reshape", results=[ir.RankedTensorType.get([1], i32)], operands=[
+                ir.Operation.create("stablehlo.get_dimension_size", results=[ir.RankedTensorType.get([], i32)],
+                                    operands=[like], attributes={"dimension": ir.IntegerAttr.get(i64, d)}).result]).result
+                for d in range(t.rank)]
+            self._shape = ir.Operation.create("stablehlo.concatenate", results=[ir.RankedTensorType.get([t.rank], i32)],
+                                              operands=sizes, attributes={"dimension": ir.IntegerAttr.get(i64, 0)}).result
+
+    def c(self, v, ty=None) -> ir.Value:
+        ty = ty or self.t
+        if self._shape is None:
+            return super().c(v, ty)
+        scalar = make_constant(np.array(v), ir.RankedTensorType.get([], ty.element_type))
+        return ir.Operation.create("stablehlo.dynamic_broadcast_in_dim", results=[ty], operands=[scalar, self._shape],
+                                   attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).result
+
 
 class F:
     """Elementwise float64 (or `ty`) StableHLO ops of one shape, constants cached."""
@@ -480,11 +506,9 @@ def expand(module: ir.Module, stats: PassStats | None = None) -> int:
         exp = next((e for e in _BY_OP[op.name] if name in e.types and (e.applies is None or e.applies(op))), None)
         if exp is None:
             continue
-        if any(d < 0 for d in t.shape):
-            raise NotImplementedError(f"mathlib: {op.name} of a dynamic shape {t}")
         with ir.InsertionPoint(op), op.location:
             wide = ir.RankedTensorType.get(t.shape, ir.F64Type.get())
-            b = Builder(wide)
+            b = _Builder(wide, op.operands[0])
             f = F(b)
             f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
             if name == "complex<f32>":
