@@ -70,8 +70,8 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
     constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
     module itself keeps them.
     """
-    stages = []
-    for name in resolve(passes):
+    stages, names = [], resolve(passes)
+    for name in names:
         p = REGISTRY[name]
         before = module.operation.clone()  # cheap: attributes (constants) are shared, not copied
         stats = PassStats(name, backend, ops_before=count_ops(module))

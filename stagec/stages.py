@@ -183,7 +183,8 @@ class _PurePrefix:
     def after(self, stage, module) -> None:
         if not self._open:
             return
-        if foreign_op(module) is not None:
+        from .passes import REGISTRY  # (already imported: the passes run)
+        if foreign_op(module) is not None or getattr(REGISTRY.get(stage.stats.name), "kind", "") == "expansion":
             self._open = False
             return
         if self._copy is not None:

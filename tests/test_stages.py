@@ -69,7 +69,7 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     names = list(lowered.stages())
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64",
                      "abs-squares", "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "stablehlo",
-                     "fuse", "bound-bindings", "isolate-reductions", "blas-dots", "host-sorts", "final"]
+                     "fuse", "mathlib", "bound-bindings", "isolate-reductions", "blas-dots", "host-sorts", "final"]
     assert lowered.as_text() == lowered.as_text("isolate-outer")  # both complete: no constant is large here
     final = lowered.as_text("final")
     assert final == lowered.as_text("iree-input") and "linalg.generic" in final  # `fuse` left StableHLO

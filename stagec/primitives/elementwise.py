@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lowering as L
 from ..core import Const, Primitive, ShapedArray, aval_of, to_numpy_constant
-from . import _ad, _trig
+from . import _ad
 from ._util import ANY, FLOAT, FLOAT_OR_COMPLEX, INT_OR_BOOL, NUMBER, check_kind, of_kinds, same_shapes
 
 
@@ -115,22 +115,6 @@ shift_right_arithmetic_p = binary("shift_right_arithmetic", "iu", "shift_right_a
 shift_right_logical_p = binary("shift_right_logical", "iu", "shift_right_logical")
 
 
-
-def _trig_rule(name: str, op_rule):
-    """float32 and narrower, and complex64: range-reduced in float64 (`_trig`; IREE's float32 ops reduce in float32
-    only, cos(1e10) gave -1.3e20); float64 and complex128: `op_rule`, IREE's op (libm on the CPU)."""
-    def rule(ctx: L.Ctx, x):
-        aval = ctx.avals_in[0]
-        if _dt.kind(aval.dtype) == "f" and aval.dtype.itemsize <= 4:
-            return [_trig.emit(ctx, name, x, aval)]
-        if aval.dtype == np.complex64:
-            return [_trig.emit_complex(ctx, name, x, aval)]
-        return op_rule(ctx, x)
-    return rule
-
-
-for _p in (sin_p, cos_p, tan_p):
-    _p.def_lowering(_trig_rule(_p.name, _p.lowering))
 
 # ---- comparisons
 def _compare(direction: str) -> Primitive:

@@ -1,0 +1,227 @@
+"""Accuracy of stagec's elementwise functions: max and mean ulp error per function and dtype, against a
+high-precision reference (float64 NumPy for float32 and narrower; 120-bit mpmath for float64), beside JAX's
+(when installed) on the same points.
+
+    python benchmarks/bench_accuracy.py [--dtypes float32,float64] [--n 20000] [--only sin,cos] [--no-jax]
+    python benchmarks/bench_accuracy.py --speed [--only sin,cos]   # ms per jit call on 1M float32 values
+
+The sample of each function is fixed (seeded) and covers its domain's hard regions: near 0 (down to subnormals),
+near its poles and branch points, and huge arguments, besides ordinary ones (`sample`).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+# name: (domain, reference of float64 NumPy or None, mpmath function name); a domain is (lo, hi) of |x| or x.
+ONE = 1 - 2 ** -24
+UNARY = {
+    "exp": ((-104, 89), np.exp, "exp"), "expm1": ((-104, 89), np.expm1, "expm1"),
+    "exp2": ((-150, 128), np.exp2, None), "log": ((0, np.inf), np.log, "log"),
+    "log1p": ((-1, np.inf), np.log1p, "log1p"), "log2": ((0, np.inf), np.log2, None),
+    "log10": ((0, np.inf), np.log10, "log10"), "sqrt": ((0, np.inf), np.sqrt, "sqrt"),
+    "cbrt": ((-np.inf, np.inf), np.cbrt, "cbrt"), "sin": ((-np.inf, np.inf), np.sin, "sin"),
+    "cos": ((-np.inf, np.inf), np.cos, "cos"), "tan": ((-np.inf, np.inf), np.tan, "tan"),
+    "tanh": ((-np.inf, np.inf), np.tanh, "tanh"), "sinh": ((-89, 89), np.sinh, "sinh"),
+    "cosh": ((-89, 89), np.cosh, "cosh"), "arcsin": ((-1, 1), np.arcsin, "asin"),
+    "arccos": ((-1, 1), np.arccos, "acos"), "arctan": ((-np.inf, np.inf), np.arctan, "atan"),
+    "arcsinh": ((-np.inf, np.inf), np.arcsinh, "asinh"), "arccosh": ((1, np.inf), np.arccosh, "acosh"),
+    "arctanh": ((-1, 1), np.arctanh, "atanh"),
+}
+BINARY = {"power": "power", "arctan2": "atan2", "hypot": "hypot", "logaddexp": None}
+
+
+def sample(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
+    """`n` arguments of `name` in `dtype`: a third log-uniform in magnitude (subnormal to the domain's edge), a third
+    uniform over the domain's ordinary part, a third near its edges (within a few thousand ulps) and around 0."""
+    dt = np.dtype(dtype)
+    fi = np.finfo(dt)
+    rng = np.random.default_rng(seed)
+    lo, hi = UNARY[name][0]
+    hi_f = min(hi, float(fi.max))
+    lo_f = max(lo, -float(fi.max))
+    tiny = float(fi.smallest_subnormal)
+    k = n // 3
+    mag = np.exp(rng.uniform(math.log(tiny), math.log(max(abs(lo_f), abs(hi_f))), k))
+    signs = np.where(rng.random(k) < 0.5, -1.0, 1.0) if lo_f < 0 else np.ones(k)
+    a = mag * signs
+    b = rng.uniform(max(lo_f, -30), min(hi_f, 30), k)
+    edges = [e for e in (lo, hi, 0.0) if np.isfinite(e)]
+    e = np.array(edges)[rng.integers(0, len(edges), n - 2 * k)]
+    ulps = rng.integers(-3000, 3000, n - 2 * k) * np.maximum(np.spacing(np.abs(e).astype(dt)).astype(float), tiny)
+    c = e + ulps
+    x = np.concatenate([a, b, c]).astype(dt)
+    x = x[(x >= lo) & (x <= hi) & np.isfinite(x)]
+    return x
+
+
+def sample2(name: str, dtype, n: int, seed: int = 0):
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    if name == "power":
+        x = np.exp(rng.uniform(-20, 20, n)).astype(dt)
+        y = rng.uniform(-30, 30, n)
+        y = np.clip(y, -80 / np.maximum(np.abs(np.log(x.astype(float))), 1e-3), 80 / np.maximum(
+            np.abs(np.log(x.astype(float))), 1e-3)).astype(dt)  # results in range
+        return x, y
+    big = np.exp(rng.uniform(-30, 30, (2, n))) * np.where(rng.random((2, n)) < 0.5, -1, 1)
+    if name == "logaddexp":
+        big = rng.uniform(-100, 100, (2, n))
+    return big[0].astype(dt), big[1].astype(dt)
+
+
+def ulp_error(got: np.ndarray, ref: np.ndarray, dtype) -> np.ndarray:
+    """|got - ref| in units of the last place of `ref` rounded to `dtype` (its spacing; subnormal spacing below);
+    0 where both are NaN or the same infinity, and where `ref` is below the normal range and `got` is 0 (IREE's
+    CPU code and XLA's flush subnormal results to zero)."""
+    dt = np.dtype(dtype)
+    got = np.asarray(got).astype(np.float64)
+    r = np.asarray(ref)
+    with np.errstate(all="ignore"):
+        rf = np.array([float(v) for v in r]) if r.dtype == object else r.astype(np.float64)
+        rd = rf.astype(dt)
+        sp = np.spacing(np.abs(rd)).astype(np.float64)
+        sp = np.where(np.isinf(rd), np.spacing(np.finfo(dt).max).astype(np.float64), sp)
+        if r.dtype == object:  # mpmath references: the difference in high precision
+            import mpmath
+            e = np.array([abs(float((mpmath.mpf(g) - rr) / s)) if np.isfinite(g) and mpmath.isfinite(rr) else np.inf
+                          for g, rr, s in zip(got, r, sp)])
+        else:
+            e = np.abs(got - rf) / sp
+        exact = (np.isnan(got) & np.isnan(rf)) | (np.isinf(got) & (got == rd)) | (
+            (got == 0) & (np.abs(rf) < np.finfo(dt).tiny))
+    return np.where(exact, 0.0, np.where(np.isnan(e), np.inf, e))
+
+
+def ftz(x: np.ndarray) -> np.ndarray:
+    """`x` with subnormals flushed to (signed) zero, as IREE's and XLA's CPU code reads them."""
+    return np.where(np.abs(x) < np.finfo(x.dtype).tiny, x * 0, x)
+
+
+def reference(name: str, args, dtype):
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        import mpmath
+        mpmath.mp.prec = 120
+        fn = {"power": lambda a, b: mpmath.power(a, b), "arctan2": mpmath.atan2, "hypot": mpmath.hypot,
+              "logaddexp": lambda a, b: mpmath.log(mpmath.exp(a) + mpmath.exp(b)),
+              "exp2": lambda a: mpmath.power(2, a), "log2": lambda a: mpmath.log(a, 2),
+              "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a))}.get(name) or getattr(mpmath, UNARY[name][2])
+
+        def one(*xs):
+            try:
+                v = fn(*(mpmath.mpf(float(x)) for x in xs))
+                return v if isinstance(v, mpmath.mpf) else mpmath.mpf("nan")
+            except (ValueError, ZeroDivisionError):
+                return mpmath.mpf("nan")
+        return np.array([one(*xs) for xs in zip(*args)], dtype=object)
+    a64 = [np.asarray(a, np.float64) for a in args]
+    with np.errstate(all="ignore"):
+        if name in BINARY:
+            return {"power": np.power, "arctan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp}[name](*a64)
+        return UNARY[name][1](a64[0])
+
+
+def _run(fn, args):
+    return np.asarray(fn(*args))
+
+
+def measure(names, dtypes, n: int, with_jax: bool = True):
+    import stagec
+    import stagec.numpy as snp
+    jax, jnp = (None, None)
+    if with_jax:
+        try:
+            import jax
+            import jax.numpy as jnp
+            jax.config.update("jax_enable_x64", True)
+        except ImportError:
+            pass
+    rows = []
+    for dtype in dtypes:
+        dt = np.dtype(dtype)
+        if dt == np.float64:
+            stagec.config.update("enable_x64", True)
+        for name in names:
+            nn = min(n, 3000) if dt == np.float64 else n
+            args = sample2(name, dt, nn) if name in BINARY else (sample(name, dt, nn),)
+            ref = reference(name, args, dt)
+            ref_ftz = reference(name, [ftz(a) for a in args], dt)
+            row = {"function": name, "dtype": dt.name, "points": len(args[0])}
+            for sysname, mod, jit in (("stagec", snp, stagec.jit), ("jax", jnp, jax and jax.jit)):
+                if mod is None:
+                    continue
+                try:
+                    got = _run(jit(getattr(mod, name)), args).astype(np.float64)
+                except Exception as e:  # noqa: BLE001  (a function that does not compile is a finding)
+                    row[sysname] = f"error: {type(e).__name__}"
+                    continue
+                err = ulp_error(got, ref, dt)
+                if any((ftz(a) != a).any() for a in args):  # subnormal arguments may be read as 0
+                    err = np.minimum(err, ulp_error(got, ref_ftz, dt))
+                row[sysname] = (float(err.max()), float(err.mean()))
+            rows.append(row)
+            print(_line(row), file=sys.stderr, flush=True)
+        stagec.config.update("enable_x64", False)
+    return rows
+
+
+def _cell(v):
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    mx, mean = v
+    return f"{mx:.3g} / {mean:.2g}"
+
+
+def _line(row):
+    return f"| {row['function']} | {row['dtype']} | {_cell(row.get('stagec'))} | {_cell(row.get('jax'))} |"
+
+
+def speed(names, n: int = 1 << 20, repeat: int = 15):
+    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed)."""
+    import stagec
+    import stagec.numpy as snp
+    from _timing import import_jax, median_time
+    jax, jnp = import_jax()
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(-10, 10, n).astype(np.float32), rng.uniform(-3, 3, n).astype(np.float32)
+    print("| function | stagec ms | JAX ms |\n|---|---|---|")
+    for name in names:
+        lo, hi = UNARY[name][0] if name in UNARY else (-np.inf, np.inf)
+        a = np.clip(x, lo, hi) if lo > -10 or hi < 10 else x
+        args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY else (a,)
+        f = stagec.jit(getattr(snp, name))
+        sa = [snp.asarray(v) for v in args]
+        row = [f"{median_time(lambda: np.asarray(f(*sa)), repeat, 3) * 1e3:.2f}"]
+        if jax is not None:
+            g, ja = jax.jit(getattr(jnp, name)), [jnp.asarray(v) for v in args]
+            row.append(f"{median_time(lambda: g(*ja).block_until_ready(), repeat, 3) * 1e3:.2f}")
+        print(f"| {name} | {' | '.join(row)} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dtypes", default="float32,float64")
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-jax", action="store_true")
+    ap.add_argument("--speed", action="store_true", help="time each function's jit on 1M float32 values instead")
+    args = ap.parse_args()
+    os.environ.setdefault("STAGEC_JIT_TIERING", "never")
+    names = args.only.split(",") if args.only else [*UNARY, *BINARY]
+    if args.speed:
+        return speed(names)
+    rows = measure(names, args.dtypes.split(","), args.n, not args.no_jax)
+    print("| function | dtype | stagec max / mean ulp | JAX max / mean ulp |\n|---|---|---|---|")
+    for r in rows:
+        print(_line(r))
+
+
+if __name__ == "__main__":
+    main()
