@@ -90,7 +90,7 @@ def test_pass_stats_and_stages_on_demand():
     stats = lowered.pass_stats  # no text asked for before
     assert [s.name for s in stats][:2] == ["simplify", "fuse-all"] and stats[1].rewrites["elementwise"] == 1
     stages = lowered.stages()
-    assert list(stages) == ["traced", "simplify", "stablehlo", "fuse-all", "bound-bindings", "isolate-reductions",
+    assert list(stages) == ["traced", "simplify", "stablehlo", "fuse-all", "mathlib", "bound-bindings", "isolate-reductions",
                             "blas-dots", "host-sorts", "final"]
     stages["final"] = "changed"  # a copy: the lowered function is unchanged
     assert lowered.as_text("final") != "changed"
