@@ -224,3 +224,12 @@ def test_scan_of_length_zero(wrap):
     c, ys = wrap(stagec.vmap(f))(snp.ones(3))
     close(c, np.ones(3))
     assert np.asarray(ys).shape == (3, 0)
+
+
+def test_relu_derivative_at_zero_is_jaxs():
+    """JAX's relu has a custom derivative: 0 at x == 0 (max's tie rule would give 1/2), 1 above, 0 below."""
+    x = np.array([-1.0, 0.0, 2.0], np.float32)
+    np.testing.assert_array_equal(stagec.vmap(grad(stagec.nn.relu))(x), [0.0, 0.0, 1.0])
+    assert float(jit(grad(stagec.nn.relu))(0.0)) == 0.0
+    np.testing.assert_array_equal(grad(lambda v: stagec.nn.relu(v).sum())(x), [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(stagec.nn.relu(np.array([-1, 0, 3])), [0, 0, 3])  # ints keep their dtype

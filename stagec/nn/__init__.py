@@ -8,14 +8,27 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as snp
+from ..ad import custom_jvp
 from ..core import aval_of
 from ..numpy._base import _to_float
 
 
-def relu(x: Any):
+def _relu(x: Any):
     """max(x, 0) (NaN propagates)."""
     (x,) = _to_float("relu", x) if aval_of(x).dtype == np.bool_ else snp._promote("relu", x)
     return snp.maximum(x, lax.full_like(x, 0))
+
+
+# JAX's derivative: 0 at x == 0 (max's own rule gives 1/2 there)
+relu = custom_jvp(_relu)
+relu.__name__ = relu.__qualname__ = "relu"
+
+
+@relu.defjvp
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = _relu(x)
+    return y, snp.where(x > 0, snp.asarray(t, dtype=aval_of(y).dtype), lax.full_like(y, 0))
 
 
 def sigmoid(x: Any):
