@@ -18,10 +18,6 @@ from stagec._missing import NotInStagec
 
 MODULES = ["jax", "jax.numpy", "jax.lax", "jax.nn", "jax.random", "jax.tree_util", "jax.tree", "jax.scipy.special",
            "jax.scipy.stats", "jax.scipy.linalg", "jax.nn.initializers"]
-# stagec.random belongs to another change (issue 39 names it): its missing distributions are neither yet.
-RANDOM_GAPS = set("ball binomial cauchy chisquare clone double_sided_maxwell f generalized_normal geometric key_dtype "
-                  "lognormal maxwell multinomial orthogonal pareto rademacher random_gamma_p rayleigh t triangular "
-                  "wald weibull_min".split())
 
 
 # JAX 0.10.2's public names, stored (tests/data/jax_names.json; regenerate with JAX installed: see its
@@ -52,10 +48,7 @@ def test_every_jax_name_exists_or_says_why_not(name):
             assert n in str(e) and "stagec" in str(e), str(e)
         except AttributeError:
             neither.append(n)
-    if name == "jax.random":
-        assert set(neither) <= RANDOM_GAPS, sorted(set(neither) - RANDOM_GAPS)
-    else:
-        assert not neither, f"{name}: names neither in stagec nor listed as missing: {neither}"
+    assert not neither, f"{name}: names neither in stagec nor listed as missing: {neither}"
 
 
 def test_missing_names_are_attribute_errors_too():
