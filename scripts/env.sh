@@ -1,12 +1,13 @@
-# Sourced by demo.sh and test.sh: a virtual environment with stagec (editable) and its test extras.
+# Sourced by demo.sh and test.sh: a virtual environment with stagec (editable), its test extras and the real
+# clients the suite tests it with (scikit-learn, array-api-compat).
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 PY=.venv/bin/python
-if ! "$PY" -c "import stagec, pytest, hypothesis, iree.compiler, iree.runtime" >/dev/null 2>&1 \
+if ! "$PY" -c "import stagec, pytest, hypothesis, mpmath, sklearn, array_api_compat, iree.compiler, iree.runtime" >/dev/null 2>&1 \
    || [ pyproject.toml -nt .venv/.stagec-installed ]; then
   echo "Installing stagec and its test dependencies into .venv (log: .venv/install.log) ..." >&2
-  if ! { "$PY" -m pip install --upgrade pip && "$PY" -m pip install -e ".[test]"; } >.venv/install.log 2>&1; then
+  if ! { "$PY" -m pip install --upgrade pip && "$PY" -m pip install -e ".[test,test-clients]"; } >.venv/install.log 2>&1; then
     tail -n 30 .venv/install.log >&2
     echo "error: installing into .venv failed (full log: .venv/install.log)" >&2
     exit 1
