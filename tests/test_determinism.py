@@ -123,6 +123,8 @@ def test_exact_rules_only_for_exact_primitives():
                                                                f32)
     assert not eager.exact(ew.exp_p, f32, f32) and not eager.exact(red.reduce_sum_p, f32, f32[:0])
     assert not eager.exact(ew.sqrt_p, f32, f32)  # (IREE's CPU kernels flush subnormals)
+    if stagec.default_backend() != "cpu":  # (elsewhere eager arrays live on the device: kernels answer every call)
+        return
     x = snp.asarray(eager_input(1000))
     compiles = eager.stats["compiles"]
     for _ in range(3):

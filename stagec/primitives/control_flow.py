@@ -74,9 +74,12 @@ def _while_lower(ctx: L.Ctx, *args, cond_graph, body_graph, n_carry, n_cond_caps
     carry = list(args[:n_carry])
     cond_caps = list(args[n_carry:n_carry + n_cond_caps])
     body_caps = list(args[n_carry + n_cond_caps:])
-    op = ctx.op("stablehlo.while", carry, regions=2)
     types = [L.tensor_type(a) for a in ctx.avals_out]
     unread = _unread_carries(body_graph, n_carry)
+    if unread:  # (and the start through one: lavapipe's loop of constant carries ran one iteration short)
+        carry = list(ir.Operation.create("stablehlo.optimization_barrier", results=[c.type for c in carry],
+                                         operands=carry).results)
+    op = ctx.op("stablehlo.while", carry, regions=2)
     for region, g, caps in ((op.regions[0], cond_graph, cond_caps), (op.regions[1], body_graph, body_caps)):
         block = region.blocks.append(*types)
         with ir.InsertionPoint(block):
