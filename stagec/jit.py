@@ -1,8 +1,8 @@
 """`jit`: trace once per signature, lower to StableHLO, run our passes, compile with IREE, cache.
 
 Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
-threads calling one new signature at once trace and compile it once (`stages.build_once`). By default a new signature compiles before its first call returns,
-so every call gives the same bits. With `config.jit_tiering` "auto" (opt-in) it starts on a quick tier
+threads calling one new signature at once trace and compile it once (`stages.build_once`). By default a new
+signature compiles before its first call returns, so every call gives the same bits. With `config.jit_tiering` "auto" (opt-in) it starts on a quick tier
 (`Tiered`: the graph op by op, through compiled kernels and the primitives' NumPy rules; results may differ in
 the last bits) while its fused module compiles on a bounded background pool (`_Pool`).
 
