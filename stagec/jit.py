@@ -2,9 +2,10 @@
 
 Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
 threads calling one new signature at once trace and compile it once (`stages.build_once`). By default a new
-signature compiles before its first call returns, so every call gives the same bits. With `config.jit_tiering` "auto" (opt-in) it starts on a quick tier
-(`Tiered`: the graph op by op, through compiled kernels and the primitives' NumPy rules; results may differ in
-the last bits) while its fused module compiles on a bounded background pool (`_Pool`).
+signature compiles before its first call returns, so every call gives the same bits. With `config.jit_tiering`
+"auto" (opt-in) it starts on a quick tier (`Tiered`: the graph op by op, through compiled kernels and the
+primitives' NumPy rules; results may differ in the last bits) while its fused module compiles on a bounded
+background pool (`_Pool`).
 
 A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
