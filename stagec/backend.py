@@ -177,7 +177,7 @@ class Backend(Dispatcher):
                     raise RuntimeError(f"stagec backend {self.name!r}: IREE driver {driver!r} is not available "
                                        f"here ({e}); available: {rt.query_available_drivers()}") from None
                 inst = _instance()
-                self._hal[driver] = (inst, dev, rt.create_hal_module(inst, dev))
+                self._hal[driver] = _pinned((inst, dev, rt.create_hal_module(inst, dev)))
             return self._hal[driver]
 
     def numpy_module(self, kind: str, driver: str):
@@ -243,6 +243,16 @@ class Backend(Dispatcher):
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
              driver: str | None = None, macs: int = 0) -> Executable:
         return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver, macs)
+
+
+def _pinned(objs: tuple) -> tuple:
+    """`objs`, never freed (the process's runtime roots): at interpreter teardown the garbage collector frees
+    objects in any order, and a buffer view freed after its device called into a torn-down runtime (a segfault
+    after the program's last line, exit status 139)."""
+    import ctypes
+    for o in objs:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(o))
+    return objs
 
 
 _inst = None
