@@ -1,13 +1,12 @@
 """`column-products`: on the CPU, a sum of products down columns, `sum(a * b, 0)`, sums `a * b + 0.0` instead.
 
 IREE 3.13 takes a sum of a product over the leading dimensions (a bias gradient `sum(g * tanh'(h), 0)`, a
-weighted column sum) for a matrix-vector product ("matvec_like") and lowers it one scalar at a time: over
-256x2048 float32 on one core, `sum(g * h, 0)` took 410-550 us, `sum(g * h, 1)` 130 us. With `+ 0.0` between the
-product and the sum it is an ordinary reduction, vectorized along the rows: 210 us (145 with the tuning spec's
-`columns` part; docs/passes.md, "Column sums of products"). Exact: the sum starts at +0.0, and `p + 0.0`
-differs from `p` only for p = -0.0, which adds nothing to a sum that is never -0.0 (x - x rounds to +0.0).
-Float32 only (float64 was slower with it, 540 -> 760 us; float16 and bfloat16 unchanged), and sums whose last
-dimension is reduced are left alone (`sum(g * h, 1)`: 130 us, 147 with the addition).
+weighted column sum) for a matrix-vector product ("matvec_like") and lowers it one scalar at a time, several
+times slower than the same sum along rows. With `+ 0.0` between the product and the sum it is an ordinary
+reduction, vectorized along the rows (docs/passes.md, "Column sums of products", has the measurements). Exact:
+the sum starts at +0.0, and `p + 0.0` differs from `p` only for p = -0.0, which adds nothing to a sum that is
+never -0.0 (x - x rounds to +0.0). Float32 only (float64 was slower with it; float16 and bfloat16 unchanged), and
+sums whose last dimension is reduced are left alone (slightly slower with the addition).
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ class ColumnProducts(Pass):
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for op in sums(module):
             t = tensor_type(op.operands[0])
-            if not isinstance(t.element_type, ir.F32Type):  # (float64 measured slower with it: 540 -> 760 us)
+            if not isinstance(t.element_type, ir.F32Type):  # (float64 measured slower with it)
                 continue
             init = splat_value(op.operands[1])
             if (t.rank < 2 or t.rank - 1 in reduced_dims(op) or init != 0.0 or np.signbit(init)

@@ -4,11 +4,11 @@ An outer product is a `dot_general` that contracts nothing but size-1 axes, or a
 `broadcast_in_dim`s (`h[:, :, None] * g[:, None, :]`): each output element is one multiply. It is what
 `vmap(grad(...))` of a dense layer emits for the per-example weight gradients (`(b,1,m) x (b,1,n) -> (b,m,n)`).
 IREE 3.13 fuses it, as an elementwise consumer, into the dispatch of the matmul that computes one of its
-operands and tiles it with that matmul's tile sizes, which vectorize the wrong axis: on the CPU the
-16x512x2048 per-example gradient of `benchmarks/bench_grad.py` was written by scalar, strided stores (54 ms
-of its dispatch's 55, single thread). An `optimization_barrier` on such an operand (small: the output is
-`MIN_GROWTH` times larger or more) ends the fusion there; the outer product becomes an elementwise dispatch
-vectorized along its contiguous axis (the whole module: 108 -> 64 ms CPU; docs/passes.md "CPU speed").
+operands and tiles it with that matmul's tile sizes, which vectorize the wrong axis: on the CPU the per-example
+gradient of `benchmarks/bench_grad.py` was written by scalar, strided stores, almost all of its dispatch's time.
+An `optimization_barrier` on such an operand (small: the output is `MIN_GROWTH` times larger or more) ends the
+fusion there; the outer product becomes an elementwise dispatch vectorized along its contiguous axis (the module
+took 40% less time; docs/passes.md "CPU speed").
 Outer products not fed by a matmul, and small ones, are left alone. A barrier on a broadcast's input keeps
 the broadcast itself fused with the multiply (never materialized).
 """

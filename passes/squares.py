@@ -2,13 +2,11 @@
 
 IREE 3.13's CPU codegen takes a sum whose input is the square of a value it reads from memory (`sum(x**2)`,
 `norm(x)`, `mean(square(x), 1)`, a loss whose difference the backward pass reads too) for a dot product of `x`
-with itself and unrolls it into scalar code: `sum(x * x, 1)` over 256x2048 float32 took 343 us on one core
-against 80 us for `sum(x, 1)`. An `abs` between the square and the sum keeps it an ordinary vectorized
-reduction (82 us; docs/passes.md, "Sums of squares"). Exact: a square is never negative, and `abs` keeps a NaN
-a NaN (only its sign bit, which no result shows, may change). Left out for row sums of a value computed from
-another reduction's result (layernorm's and `var(x, 1)`'s `x - mean`): that is no load, the tuning spec's `rows`
-part tiles those reductions, and the `abs` cost 1-5% there (4096x1024, 3 alternating processes: `var(x, 1)`
-706-714 us without it, 721-752 with; layernorm 781-799 against 791-812 in one process, mixed across three).
+with itself and unrolls it into scalar code, about 4x slower than `sum(x, 1)`. An `abs` between the square and
+the sum keeps it an ordinary vectorized reduction (docs/passes.md, "Sums of squares"). Exact: a square is never
+negative, and `abs` keeps a NaN a NaN (only its sign bit, which no result shows, may change). Left out for row
+sums of a value computed from another reduction's result (layernorm's and `var(x, 1)`'s `x - mean`): that is no
+load, the tuning spec's `rows` part tiles those reductions, and the `abs` cost a few percent there.
 """
 from __future__ import annotations
 

@@ -2,14 +2,12 @@
 beforehand.
 
 IREE 3.13 computes a float16 `dot_general` in float32 (as XLA does) but converts the operands inside the matmul
-kernel, one `vcvtph2ps` per 16 loaded values, and that conversion bounds it: a 1024^3 float16 matmul took 31 ms
-on one core, a float32 one 17. Converted beforehand (each operand once) and kept apart by an
-`optimization_barrier` (without it IREE fuses the conversion back into the kernel: 40 ms), the matmul is a
-float32 one, result rounded to float16 once at the end: 16 ms (docs/passes.md, "Float16 matmuls"). The numbers
-are the same: both accumulate in float32 and round the result once.
-
-bfloat16 likewise: IREE 3.13 has no AMX or AVX512-BF16 matmul kernel here, and its bfloat16 matmul (1024^3
-10.3 ms on 2 cores) trailed the float32 one it becomes (5.8 ms, through BLAS: `legalize.blas_dots`); jax.jit 6.6.
+kernel, one `vcvtph2ps` per 16 loaded values, and that conversion bounds it (about 2x a float32 matmul). Converted
+beforehand (each operand once) and kept apart by an `optimization_barrier` (without it IREE fuses the conversion
+back into the kernel), the matmul is a float32 one, its result rounded to float16 once at the end
+(docs/passes.md, "Float16 matmuls"). The numbers are the same: both accumulate in float32 and round the result
+once. bfloat16 likewise: IREE 3.13 has no AMX or AVX512-BF16 matmul kernel here, and its bfloat16 matmul trailed
+the float32 one it becomes (through BLAS: `legalize.blas_dots`).
 """
 from __future__ import annotations
 

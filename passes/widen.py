@@ -4,11 +4,9 @@ in a function that broadcasts a reduction's result back (a softmax, a layernorm)
 
 IREE 3.13 already computes the ops of one dispatch in float32 (`(x + 1000) - 1000` gives `x` back), but it
 stores a value passed between dispatches (a softmax's row maximum and sum) as bfloat16, and its bfloat16
-dispatches were slow: bfloat16 softmax 4096x1024 took 3.9-4.8 ms on 2 cores, against 1.3 ms so widened and 1.2 ms
-in float32 (docs/passes.md, "bfloat16 and float16 arithmetic"). float16 softmax 4096x1024 6.2 -> 1.3 ms, layernorm
-1.16 -> 0.92; but this CPU computes float16 natively (AVX-512 FP16), and widened, a float16 selu took 462 us
-against 390 and `sum(x**2 + sin(x))` 2.85 ms against 2.66: float16 is widened only where a reduction's result is
-broadcast back. Each op is wrapped in converts (`float32 -> op -> narrow`), then a convert back to float32 of a
+dispatches were about 3x slower than float32 ones (docs/passes.md, "bfloat16 and float16 arithmetic"). float16
+likewise, but this CPU computes float16 natively (AVX-512 FP16), and widened elementwise float16 code was slower:
+float16 is widened only where a reduction's result is broadcast back. Each op is wrapped in converts (`float32 -> op -> narrow`), then a convert back to float32 of a
 value this pass rounded becomes the float32 value; a convert the program makes itself (`astype`) still rounds.
 The results are nearer the exact ones: a bfloat16 softmax of 256x1024 normal values is the exact one rounded once
 in all but 4e-6 of its elements (28% differed before; jax.jit 0.10.2, which rounds after each op, 65%).

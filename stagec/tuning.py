@@ -2,7 +2,7 @@
 
 A tuning spec (`--iree-codegen-tuning-spec-path`) is a transform-dialect library that sets IREE's tile sizes for
 the dispatches it matches. Each part is a module `@name` of named sequences with an `@entry`; a module gets the
-parts whose rule holds for its MLIR (a rule is a cheap look at the text), and `spec_flags` writes the parts it
+parts whose rule holds for its IR (a rule reads the module's `Look`, one walk over its ops), and `spec_flags` writes the parts it
 got as one spec (a `__kernel_config` that includes each part's `@entry` in turn) into a private folder, named by
 its content: the compile cache key holds the file's digest (`backend.flag_files`).
 """
@@ -12,110 +12,131 @@ import atexit
 import functools
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 import threading
-from typing import Callable
+from typing import Callable, NamedTuple
 
 PARTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuning")
 FLAG = "--iree-codegen-tuning-spec-path="
 
-_REDUCE_DIMS = re.compile(r"across dimensions = \[([\d, ]*)\] : \(tensor<([^>]*)>")
-_BROADCAST_DIMS = re.compile(r"stablehlo\.broadcast_in_dim [^\n]*?dims = \[([\d, ]*)\]")
-_MAP_RESULTS = re.compile(r"affine_map<\([^)]*\) -> \(([^)]*)\)>")
-_FUSED_REDUCTION = re.compile(r'linalg\.generic [^\n]*"reduction"')
-_NOT_F32 = re.compile(r"[<x](?:b?f16|f64)>")  # a float16, bfloat16 or float64 tensor
-_EDGE = re.compile(r"^\s*(?:%\S+ = stablehlo\.(?:convert|constant) |func\.func |return )")  # where `widen-half` leaves them
-_F64_DOT = re.compile(r"stablehlo\.dot_general [^\n]*-> tensor<[\dx]*f64>")
-
-
-def reads_rows_only(mlir: str) -> bool:
-    """Whether a float32 module has two or more reductions, each StableHLO one over its operand's last dimensions,
-    and reads no array out of order (no transpose, no broadcast or fused map that permutes dimensions). The rows
-    part's tiles run along rows: in a dispatch reading down columns they made a softmax 8x and a layernorm 10x
-    slower."""
-    reduces = _REDUCE_DIMS.findall(mlir)
-    fused = len(_FUSED_REDUCTION.findall(mlir))  # (`fuse`'s reductions)
-    if len(reduces) + fused < 2 or "stablehlo.transpose" in mlir or _computes_narrow(mlir):
-        return False  # (float16 softmax 4096x1024 took 17 ms with the spec, 12 without)
-    for dims, ty in reduces:
-        rank, got = ty.count("x"), sorted(int(d) for d in dims.split(",") if d.strip())
-        if got != list(range(rank - len(got), rank)):
-            return False
-    for dims in _BROADCAST_DIMS.findall(mlir):
-        got = [int(d) for d in dims.split(",") if d.strip()]
-        if got != sorted(got):
-            return False
-    for results in _MAP_RESULTS.findall(mlir):
-        got = [int(d[1:]) for d in results.replace(" ", "").split(",") if d.startswith("d")]
-        if got != sorted(got):
-            return False
-    return True
-
-
-def _computes_narrow(mlir: str) -> bool:
-    """Whether an op other than a convert or constant has a float16, bfloat16 or float64 tensor. A bfloat16 or
-    float16 softmax or layernorm computes in float32 (`widen-half`) and, with the rows part, took 1.28 ms against
-    1.36 (bfloat16 softmax) and 0.95 against 1.02 (layernorm; 4096x1024, 2 cores, one process timing both
-    interleaved, medians)."""
-    return any(_NOT_F32.search(line) and not _EDGE.match(line) for line in mlir.splitlines())
-
-
-def reduces_columns(mlir: str) -> bool:
-    """Whether a module sums a float32 array of rank 2 or more over leading dimensions only (a column sum): the
-    columns part tiles such a dispatch 64 columns wide (IREE: 16)."""
-    for dims, ty in _REDUCE_DIMS.findall(mlir):
-        rank = ty.count("x")
-        if ty.endswith("xf32") and rank >= 2 and str(rank - 1) not in dims.replace(" ", "").split(","):
-            return True
-    return False
-
-
-_ALIAS = re.compile(r"^(#map\d*) = (affine_map<[^\n]*>)$", re.M)
-_COLUMNS_GENERIC = re.compile(r'linalg\.generic \{indexing_maps = \[([^\]]*)\], iterator_types = \["parallel", "reduction"\]\}')
-_MAP = re.compile(r"#map\d*|affine_map<[^>]*>")
+_NARROW = ("f16", "bf16", "f64")  # element types that `rows` leaves alone where an op computes in them
+_EDGES = frozenset({"stablehlo.convert", "stablehlo.constant", "func.func", "func.return"})  # (`widen-half`'s)
+_PAR, _RED = "#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"
 _READ_ROW_BY_ROW, _PER_COLUMN = "affine_map<(d0, d1) -> (d1, d0)>", "affine_map<(d0, d1) -> (d0)>"
 
 
-def sibling_maps(mlir: str) -> tuple[str, ...]:
+class Look(NamedTuple):
+    """What the tuning rules read of a module (one walk over its IR)."""
+    reduces: tuple[tuple[tuple[int, ...], int, str], ...]  # per stablehlo.reduce: (dimensions, rank, element)
+    fused_reductions: int  # linalg.generics with a reduction loop (`fuse`'s)
+    transposes: bool
+    narrow: bool  # an op other than a convert or constant computes on a float16, bfloat16 or float64 tensor
+    ordered: bool  # every broadcast_in_dim and affine map keeps dimensions in order (nothing read permuted)
+    f64_dot: bool  # a dot_general with a static float64 result
+    siblings: tuple[str, ...]  # `sibling_maps`
+
+
+def _element(t) -> str | None:
+    """A ranked tensor type's element type as text ('complex<f32>', 'f64', ...), else None."""
+    from iree.compiler import ir
+    return str(t.element_type) if isinstance(t, ir.RankedTensorType) else None
+
+
+def look(module) -> Look:
+    """The `Look` of `module` (an `ir.Module`, or its text)."""
+    from iree.compiler import ir
+    if isinstance(module, str):
+        with ir.Context() as ctx:
+            ctx.allow_unregistered_dialects = True
+            return look(ir.Module.parse(module))
+    reduces, siblings, found = [], [], {"fused": 0, "transposes": False, "narrow": False, "ordered": True, "dot": False}
+
+    def ordered(dims) -> bool:
+        return list(dims) == sorted(dims)
+
+    def visit(op):
+        name, attrs = op.name, op.attributes
+        types = [v.type for v in (*op.operands, *op.results)]
+        if not found["narrow"] and name not in _EDGES and any(
+                e is not None and (e in _NARROW or e in [f"complex<{n}>" for n in _NARROW])
+                for e in map(_element, types)):
+            found["narrow"] = True
+        if name == "stablehlo.reduce":
+            t = op.operands[0].type
+            reduces.append((tuple(ir.DenseI64ArrayAttr(attrs["dimensions"])), t.rank, _element(t)))
+        elif name == "stablehlo.transpose":
+            found["transposes"] = True
+        elif name == "stablehlo.broadcast_in_dim":
+            found["ordered"] &= ordered(ir.DenseI64ArrayAttr(attrs["broadcast_dimensions"]))
+        elif name == "stablehlo.dot_general":
+            t = op.results[0].type
+            found["dot"] |= _element(t) == "f64" and t.has_static_shape
+        elif name == "linalg.generic":
+            maps = [ir.AffineMapAttr(m) for m in ir.ArrayAttr(attrs["indexing_maps"])]
+            loops = [str(i) for i in ir.ArrayAttr(attrs["iterator_types"])]
+            found["fused"] += _RED in loops
+            for m in maps:
+                found["ordered"] &= ordered([ir.AffineDimExpr(e).position for e in m.value.results
+                                             if isinstance(e, ir.AffineDimExpr)])
+            texts = [str(m) for m in maps]
+            if (loops == [_PAR, _RED] and texts.count(_PER_COLUMN) >= 2
+                    and set(texts) <= {_READ_ROW_BY_ROW, _PER_COLUMN}):
+                text = "[" + ", ".join(texts) + "]"
+                if text not in siblings:
+                    siblings.append(text)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return Look(tuple(reduces), found["fused"], found["transposes"], found["narrow"], found["ordered"], found["dot"],
+                tuple(siblings))
+
+
+def _look(module) -> Look:
+    return module if isinstance(module, Look) else look(module)
+
+
+def reads_rows_only(module) -> bool:
+    """Whether a float32 module has two or more reductions, each StableHLO one over its operand's last dimensions,
+    and reads no array out of order (no transpose, no broadcast or fused map that permutes dimensions): the `rows`
+    part's tiles run along rows, and made a dispatch reading down columns several times slower (docs/passes.md).
+    A module computing in float16, bfloat16 or float64 (not only converting at its edges) does not get them."""
+    lk = _look(module)
+    if len(lk.reduces) + lk.fused_reductions < 2 or lk.transposes or lk.narrow or not lk.ordered:
+        return False
+    return all(e is not None and not e.startswith("complex") and list(dims) == list(range(rank - len(dims), rank))
+               for dims, rank, e in lk.reduces)
+
+
+def reduces_columns(module) -> bool:
+    """Whether a module sums a float32 array of rank 2 or more over leading dimensions only (a column sum): the
+    columns part tiles such a dispatch 64 columns wide (IREE: 16)."""
+    return any(e == "f32" and rank >= 2 and rank - 1 not in dims for dims, rank, e in _look(module).reduces)
+
+
+def sibling_maps(module) -> tuple[str, ...]:
     """The indexing maps (as one attribute's text each) of the module's generics that reduce rank-2 arrays down
     their columns into several results (stagec's `fuse`: sibling reductions and the values kept beside them),
-    every array read row by row: the `columns` part tiles them too, as it tiles one reduction (a loss and its
-    gradient's bias sum, 256x2048: 409-439 -> 260 us on one thread)."""
-    aliases = dict(_ALIAS.findall(mlir))
-    out = []
-    for m in _COLUMNS_GENERIC.finditer(mlir):
-        maps = [aliases.get(x, x) for x in _MAP.findall(m[1])]
-        if maps.count(_PER_COLUMN) >= 2 and set(maps) <= {_READ_ROW_BY_ROW, _PER_COLUMN}:
-            text = "[" + ", ".join(maps) + "]"
-            if text not in out:
-                out.append(text)
-    return tuple(out)
+    every array read row by row: the `columns` part tiles them too, as it tiles one reduction."""
+    return _look(module).siblings
 
 
-# name -> whether a module's MLIR gets the part `tuning/<name>.mlir`, in the order the parts are tried.
-RULES: dict[str, Callable[[str], bool]] = {
+# name -> whether a module (its `Look`) gets the part `tuning/<name>.mlir`, in the order the parts are tried.
+RULES: dict[str, Callable[[Look], bool]] = {
     "rows": reads_rows_only,
-    "f64_matmul": lambda mlir: _F64_DOT.search(mlir) is not None,
-    "columns": lambda mlir: reduces_columns(mlir) or bool(sibling_maps(mlir)),
+    "f64_matmul": lambda lk: lk.f64_dot,
+    "columns": lambda lk: reduces_columns(lk) or bool(lk.siblings),
 }
 # The line of the `columns` part after which `spec_text` matches the module's `sibling_maps`, and its merge.
 _SIBLINGS_AT, _MERGE = "    // (stagec.tuning: the module's sibling reductions)\n", "%cols = transform.merge_handles %a, %b, %c"
 # The `columns` part's tiles (128 columns a workgroup), and those of a module whose dispatches run on the calling
 # thread (`spec_flags(..., one_thread=True)`): all columns in one workgroup, one row at a time, so that the
-# dispatch streams through its arrays row after row. Between two BLAS calls of value_and_grad (the loss, its
-# gradient and bias sum of a 256x2048 difference, read right after the matmul that wrote it): on a 2-core Xeon
-# (AVX-512) 128 columns took 267-319 us, whole rows 8 at a time 215-246; on a 2-core EPYC (Zen 3, AVX2) 128
-# columns 698-718, 8 rows 640, one row 398 (docs/passes.md). 128 columns read 512 bytes of each row 8 KiB apart,
-# which the caches' prefetchers do not follow (a repeated call on data already in cache showed nothing of it:
-# 128 columns were chosen there).
+# dispatch streams through its arrays row after row (128 columns read 512 bytes of each row 8 KiB apart, which the
+# caches' prefetchers do not follow; docs/passes.md, "Sibling reductions", has the measurements).
 _TILES = "distribution = [128, 0], vector_common_parallel"
 _WHOLE_ROWS = "distribution = [65536, 0], cache_reduction = [0, 1], vector_common_parallel"
 # A module run on one thread also has its column sums tiled where the dispatch computes the summed array as a
 # result of its own (a 2-D elementwise generic: the first layer's gradient `g * (1 - h^2)`, which the next matmul
-# reads and the bias gradient sums), that generic 64 columns a step: left to IREE (32 columns a workgroup) it
-# took 169-171 us in value_and_grad, 116-138 tiled (2-core EPYC; docs/passes.md).
+# reads and the bias gradient sums), that generic 64 columns a step (IREE: 32 columns a workgroup, slower).
 _OWN = "    %mine = transform.merge_handles %ew, %op : !transform.any_op\n"
 _EW_TILES = '    transform.annotate %ew "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param\n'
 _MATCH_2D = ('    %ew2 = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = '
@@ -128,9 +149,10 @@ _EW_2D_TILES = _EW_TILES + _MATCH_2D + (
     '    transform.annotate %ew2 "lowering_config" = %ew2_cfg : !transform.any_op, !transform.any_param\n')
 
 
-def parts_for(mlir: str) -> list[str]:
-    """The parts of the CPU tuning spec that a module's MLIR gets."""
-    return [name for name, rule in RULES.items() if rule(mlir)]
+def parts_for(module) -> list[str]:
+    """The parts of the CPU tuning spec that a module (an `ir.Module`, its text or its `Look`) gets."""
+    lk = _look(module)
+    return [name for name, rule in RULES.items() if rule(lk)]
 
 
 @functools.lru_cache(maxsize=16)
@@ -183,11 +205,12 @@ def spec_path(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread
     return path
 
 
-def spec_flags(mlir: str, one_thread: bool = False) -> list[str]:
-    """The tuning-spec flag for a CPU module ([] when no part applies); `one_thread`: its dispatches run on the
-    calling thread (a module calling BLAS between them)."""
-    parts = tuple(parts_for(mlir))
+def spec_flags(module, one_thread: bool = False) -> list[str]:
+    """The tuning-spec flag for a CPU module (an `ir.Module`, its text or its `Look`; [] when no part applies);
+    `one_thread`: its dispatches run on the calling thread (a module calling BLAS between them)."""
+    lk = _look(module)
+    parts = tuple(parts_for(lk))
     if not parts:
         return []
     columns = "columns" in parts
-    return [FLAG + spec_path(parts, sibling_maps(mlir) if columns else (), one_thread and columns)]
+    return [FLAG + spec_path(parts, lk.siblings if columns else (), one_thread and columns)]

@@ -184,6 +184,28 @@ def test_tuning_spec_goes_to_modules_that_read_rows_only():
     assert not reads_rows_only(stagec.jit(lambda v: v - snp.max(v, 1)[:, None] - snp.sum(v, 0)).lower(x).as_text("final"))
 
 
+def test_tuning_rules_read_the_ir_not_its_printed_text():
+    # The rules walk the module's ops: the same module printed in MLIR's generic form (no `across dimensions`,
+    # no `dims = [...]`, maps as attributes of `"linalg.generic"`) gets the same parts as its pretty text.
+    from iree.compiler import ir
+
+    from stagec import tuning
+    x, a = np.zeros((8, 40), np.float32), np.zeros((64, 300), np.float32)
+    cases = {"rows": (lambda v: softmax(snp, v), (x,)), "columns": (lambda v: snp.sum(v * v, 0), (x,)),
+             "siblings": (lambda o, y: (snp.mean((o - y) ** 2), (o - y) * 2, snp.sum((o - y) * 2, 0)), (a, a)),
+             "none": (lambda v: snp.tanh(v) * 2 + snp.sum(v, 1)[:, None], (x,))}
+    for name, (fn, args) in cases.items():
+        text = stagec.jit(fn).lower(*args).as_text("final")
+        with ir.Context() as ctx:
+            ctx.allow_unregistered_dialects = True
+            generic = ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)
+        assert "across dimensions" not in generic and "stablehlo.reduce(" not in generic
+        want = {"rows": ["rows"], "columns": ["columns"], "siblings": ["columns"], "none": []}[name]
+        assert tuning.parts_for(text) == tuning.parts_for(generic) == want, name
+        assert tuning.sibling_maps(text) == tuning.sibling_maps(generic) and (
+            bool(tuning.sibling_maps(text)) == (name == "siblings")), name
+
+
 @pytest.mark.parametrize("shape", [(5, 33), (16, 100), (8, 1024)])
 def test_tuned_row_reductions_match_numpy(shape, tmp_path):
     # Rows of 33 and 100 floats are shorter than the 128-float vectors, 1024 a multiple of them; each module's

@@ -53,6 +53,7 @@ class Facts(NamedTuple):
     libm_f64: bool  # some float64 op IREE's CPU codegen calls libm for
     host_calls: tuple[str, ...]  # the host modules it imports (`lowering.HOST_MODULES`: callbacks, BLAS, sort)
     macs: int  # multiply-adds of its dot_generals (those that call BLAS are calls now: not counted)
+    look: tuning.Look | None = None  # what the CPU tuning spec's rules read (`tuning.look`)
 
 
 def facts(module) -> Facts:
@@ -92,7 +93,7 @@ def _facts(module, ir) -> Facts:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     from stagec.lowering import HOST_MODULES
-    return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0])
+    return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module))
 
 
 def text_facts(text: str) -> Facts:
@@ -144,7 +145,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
         flags.append(SYSTEM_LINK)
     if not any(f.startswith(TUNING) for f in flags):
         from stagec.passes.legalize import BLAS_MODULE
-        flags += tuning.spec_flags(mlir, one_thread=BLAS_MODULE in fx.host_calls)
+        flags += tuning.spec_flags(mlir if fx.look is None else fx.look, one_thread=BLAS_MODULE in fx.host_calls)
     return flags
 
 
