@@ -21,6 +21,7 @@ import inspect
 import os
 import threading
 import time
+import uuid
 import warnings
 import weakref
 from typing import Any, Callable, NamedTuple
@@ -83,6 +84,7 @@ def clear_cache() -> None:
         for runners in per_fun.values():
             runners.clear()  # Jitted objects hold these dicts: empty them rather than drop them
     _loaded.clear()
+    _arrived.clear()
 
 
 _evicting = threading.Lock()  # held to evict a signature, and to swap a tiered one for its fused runner
@@ -96,6 +98,7 @@ class Signatures(collections.OrderedDict):
     loaded executable's own)."""
 
     last = last_tree = None
+    ship_id: str | None = None  # names these signatures in pickles (`Jitted.__reduce__`), made on the first
 
     def __init__(self):
         super().__init__()
@@ -414,7 +417,9 @@ class Jitted:
             arts = [(k, self._cache.artifacts[k]) for k in keys]
         arts = [(k, a) for k, a in arts if not a.host_calls]  # (Python callbacks stay in this process)
         envs = {a.target: _ship_env(a.target) for _, a in arts}
-        return _unpickle_jitted, (self.fun, options, [(k, a, envs[a.target]) for k, a in arts])
+        if self._cache.ship_id is None:
+            self._cache.ship_id = uuid.uuid4().hex
+        return _unpickle_jitted, (self.fun, options, [(k, a, envs[a.target]) for k, a in arts], self._cache.ship_id)
 
 
 # ---------------------------------------------------------------- pickling
@@ -422,6 +427,11 @@ class Jitted:
 SHIP = 8  # signatures a pickled Jitted carries at most (its most recently used)
 _loaded: "collections.OrderedDict[tuple, Runner]" = collections.OrderedDict()  # shipped modules loaded here
 MAX_LOADED = 64
+# ship_id -> the Jitted unpickled here for it: Dask unpickles a task's function for each task, and a lambda or
+# closure pickled by value comes back as a new function each time; all of them are one function (one cache) here,
+# as they were where they were pickled (whose trace had read the closure's values once too).
+_arrived: "collections.OrderedDict[str, Jitted]" = collections.OrderedDict()
+MAX_ARRIVED = 64
 
 
 def _ship_env(target: str) -> tuple:
@@ -435,9 +445,16 @@ def _ship_env(target: str) -> tuple:
             tuple(get_backend(IREE_TARGETS[target].backend).compile_flags()))
 
 
-def _unpickle_jitted(fun: Callable, options: dict, shipped: list) -> Jitted:
+def _unpickle_jitted(fun: Callable, options: dict, shipped: list, ship_id: str) -> Jitted:
     """A pickled `Jitted`, its shipped signatures installed where they run here (others compile on first call)."""
-    jitted = Jitted(fun, **options)
+    with _evicting:
+        jitted = _arrived.get(ship_id)
+        if jitted is None:
+            jitted = _arrived[ship_id] = Jitted(fun, **options)
+            if len(_arrived) > MAX_ARRIVED:
+                _arrived.popitem(last=False)
+        else:
+            _arrived.move_to_end(ship_id)
     cache = jitted._cache
     for key, art, env in shipped:
         if key in cache or len(cache) >= max(config.jit_cache_size, 1):
