@@ -150,6 +150,16 @@ def test_compile_once_run_everywhere(client):
     assert all(s["compiles"] == 0 and s["traces"] == 0 and s["iree_compiles"] == 0 for s in d.values()), d
 
 
+def test_a_closure_compiles_once_per_worker(client):
+    x, x64 = data(shape=(1600, 16), chunks=(100, 16), seed=5)
+    offset = np.float32(0.25)
+    g = stagec.jit(lambda b: b * b + offset)  # the client compiles nothing: each worker compiles, once
+    before = worker_stats(client)
+    np.testing.assert_allclose(x.map_blocks(g, dtype="float32").compute(), x64 * x64 + 0.25, rtol=2e-6)
+    d = delta(worker_stats(client), before)  # (16 tasks, each unpickling its own copy of `g`: one function here)
+    assert all(s["compiles"] <= 1 for s in d.values()) and sum(s["compiles"] for s in d.values()) >= 1, d
+
+
 def test_map_blocks_checks_the_traced_shape(client):
     x, _ = data()
     with pytest.raises(ValueError, match="pass chunks="):
