@@ -18,6 +18,7 @@ import argparse
 import os
 import statistics
 import time
+import warnings
 
 os.environ.setdefault("STAGEC_CPU_THREADS", "1")  # (inherited by the workers: one core each)
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -91,7 +92,20 @@ def throughput(n_workers: int, blocks: int, repeat: int) -> tuple[float, dict]:
         cl.close()
 
 
-def overhead(repeat: int) -> tuple[float, float, int]:
+def _call_cost(f, g, shape, n: int = 2000) -> tuple[float, float]:
+    """On a worker: seconds per call of `f` (jitted, NumPy block in, NumPy out) and of `g` (NumPy) on one block."""
+    b = np.ones(shape, np.float32)
+    out = []
+    for fn in (lambda: np.asarray(f(b)), lambda: g(b)):
+        fn()
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        out.append((time.perf_counter() - t) / n)
+    return tuple(out)
+
+
+def overhead(repeat: int) -> tuple[float, float, int, tuple]:
     cl, client = cluster(2)
     try:
         n = 400
@@ -103,7 +117,8 @@ def overhead(repeat: int) -> tuple[float, float, int]:
         yn = x.map_blocks(cheap, dtype="float32")
         t_s = median_time(lambda: ys.sum().compute(), repeat)
         t_n = median_time(lambda: yn.sum().compute(), repeat)
-        return t_s / n, t_n / n, n
+        calls = next(iter(client.run(_call_cost, f, cheap, (64, 64)).values()))
+        return t_s / n, t_n / n, n, calls
     finally:
         client.close()
         cl.close()
@@ -166,6 +181,7 @@ def main():
     ap.add_argument("--blocks", type=int, default=16)
     ap.add_argument("--skip-train", action="store_true")
     a = ap.parse_args()
+    warnings.filterwarnings("ignore", "Sending large graph")  # (the training data, embedded once)
     os.environ.setdefault("STAGEC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "stagec"))
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
     one, c1 = throughput(1, a.blocks, a.repeat)
@@ -174,9 +190,10 @@ def main():
           f"2 workers {two:.2f} blocks/s: {two / one:.2f}x (load average now {os.getloadavg()[0]:.2f})")
     print(f"  per-worker counters in the timed runs (1 worker): {list(c1.values())}")
     print(f"  per-worker counters in the timed runs (2 workers): {list(c2.values())}")
-    t_s, t_n, n = overhead(a.repeat)
+    t_s, t_n, n, (c_s, c_n) = overhead(a.repeat)
     print(f"per task, {n} blocks of 64x64 on 2 workers: stagec {t_s * 1e3:.2f} ms, NumPy {t_n * 1e3:.2f} ms "
           f"(+{(t_s - t_n) * 1e6:.0f} us per task; load average now {os.getloadavg()[0]:.2f})")
+    print(f"  the block function alone, on a worker: stagec {c_s * 1e6:.1f} us a call, NumPy {c_n * 1e6:.1f} us")
     if not a.skip_train:
         single, dist, s1, s2, compiles = train()
         rel = np.max(np.abs(dist - single) / np.abs(single))

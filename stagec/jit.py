@@ -432,6 +432,7 @@ MAX_LOADED = 64
 # as they were where they were pickled (whose trace had read the closure's values once too).
 _arrived: "collections.OrderedDict[str, Jitted]" = collections.OrderedDict()
 MAX_ARRIVED = 64
+_arriving = threading.Lock()  # held while a pickled Jitted is installed (Dask workers may run several threads)
 
 
 def _ship_env(target: str) -> tuple:
@@ -447,7 +448,7 @@ def _ship_env(target: str) -> tuple:
 
 def _unpickle_jitted(fun: Callable, options: dict, shipped: list, ship_id: str) -> Jitted:
     """A pickled `Jitted`, its shipped signatures installed where they run here (others compile on first call)."""
-    with _evicting:
+    with _arriving:
         jitted = _arrived.get(ship_id)
         if jitted is None:
             jitted = _arrived[ship_id] = Jitted(fun, **options)
@@ -455,27 +456,28 @@ def _unpickle_jitted(fun: Callable, options: dict, shipped: list, ship_id: str) 
                 _arrived.popitem(last=False)
         else:
             _arrived.move_to_end(ship_id)
-    cache = jitted._cache
-    for key, art, env in shipped:
-        if key in cache or len(cache) >= max(config.jit_cache_size, 1):
-            continue
-        try:
-            if env != _ship_env(art.target):
+        cache = jitted._cache
+        for key, art, env in shipped:
+            if key in cache or len(cache) >= max(config.jit_cache_size, 1):
                 continue
-        except (KeyError, RuntimeError, ValueError):  # (a target or driver this process lacks)
-            continue
-        tag = (art.meta.get("key"), tuple(map(str, art.in_avals)), tuple(map(str, art.out_avals)), art.out_tree,
-               art.donated)
-        runner = _loaded.get(tag)
-        if runner is None:  # (one load per module per process, however often the function is unpickled)
-            runner = _loaded[tag] = art.runner()
-            if len(_loaded) > MAX_LOADED:
-                _loaded.popitem(last=False)
-        with _evicting:
-            if key not in cache:
-                cache[key] = runner
-                cache.artifacts[key] = art
-                stats["shipped"] += 1
+            tag = (art.meta.get("key"), tuple(map(str, art.in_avals)), tuple(map(str, art.out_avals)), art.out_tree,
+                   art.donated)
+            runner = _loaded.get(tag)
+            if runner is None:  # (one load per module per process, however often the function is unpickled)
+                try:
+                    if env != _ship_env(art.target):
+                        continue
+                    runner = art.runner()
+                except Exception:  # (a target or driver this process lacks: the call compiles, or says why not)
+                    continue
+                _loaded[tag] = runner
+                if len(_loaded) > MAX_LOADED:
+                    _loaded.popitem(last=False)
+            with _evicting:
+                if key not in cache:
+                    cache[key] = runner
+                    cache.artifacts[key] = art
+                    stats["shipped"] += 1
     return jitted
 
 
@@ -655,8 +657,8 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
 def _after_fork_in_child() -> None:
     """A forked child owns no compile thread and none of the parent's runtime (IREE's worker threads are not
     copied): forget the compiled signatures and the background queue; `backend` refuses to run (a clear error)."""
-    global _evicting, _compiling_lock, _pool
-    _evicting, _compiling_lock, _pool = threading.Lock(), threading.Lock(), _Pool()
+    global _evicting, _compiling_lock, _pool, _arriving
+    _evicting, _compiling_lock, _pool, _arriving = threading.Lock(), threading.Lock(), _Pool(), threading.Lock()
     _compiling.clear()
     clear_cache()
 
