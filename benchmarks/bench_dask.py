@@ -24,6 +24,7 @@ os.environ.setdefault("STAGEC_CPU_THREADS", "1")  # (inherited by the workers: o
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
+import cloudpickle  # noqa: E402
 import numpy as np  # noqa: E402
 
 import dask  # noqa: E402
@@ -86,7 +87,7 @@ def throughput(n_workers: int, blocks: int, repeat: int) -> tuple[float, dict]:
         y = sdask.map_blocks(f, x, chunks=(1000,), drop_axis=1)
         before = client.run(sdask.stats)
         t = median_time(lambda: y.sum().compute(), repeat)
-        return blocks / t, stats_delta(client, before)
+        return blocks / t, stats_delta(client, before), len(cloudpickle.dumps(f))
     finally:
         client.close()
         cl.close()
@@ -184,10 +185,11 @@ def main():
     warnings.filterwarnings("ignore", "Sending large graph")  # (the training data, embedded once)
     os.environ.setdefault("STAGEC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "stagec"))
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
-    one, c1 = throughput(1, a.blocks, a.repeat)
-    two, c2 = throughput(2, a.blocks, a.repeat)
+    one, c1, size = throughput(1, a.blocks, a.repeat)
+    two, c2, _ = throughput(2, a.blocks, a.repeat)
     print(f"compute-bound map, {a.blocks} blocks of 1000x4096 float32: 1 worker {one:.2f} blocks/s, "
           f"2 workers {two:.2f} blocks/s: {two / one:.2f}x (load average now {os.getloadavg()[0]:.2f})")
+    print(f"  the jitted function pickles to {size / 1e3:.1f} KB (with its compiled module)")
     print(f"  per-worker counters in the timed runs (1 worker): {list(c1.values())}")
     print(f"  per-worker counters in the timed runs (2 workers): {list(c2.values())}")
     t_s, t_n, n, (c_s, c_n) = overhead(a.repeat)

@@ -118,8 +118,9 @@ def module_level(b):
 def test_map_blocks_module_function_lambda_closure(client):
     x, x64 = data()
     w = np.linspace(-1, 1, 256, dtype=np.float32)
+    ws = stagec.device_put(w)  # (a stagec Array in the closure: pickled as its value)
     cases = [(module_level, np.tanh(x64) * 2 + 1), (lambda b: b * b - 0.5, x64 * x64 - 0.5),
-             (lambda b: snp.sin(b) * w, np.sin(x64) * w.astype(np.float64))]
+             (lambda b: snp.sin(b) * ws, np.sin(x64) * w.astype(np.float64))]
     for f, want in cases:
         got = x.map_blocks(stagec.jit(f), dtype="float32").sum().compute()  # as a user writes it
         np.testing.assert_allclose(got, want.sum(), rtol=1e-5)
