@@ -69,6 +69,14 @@ def test_pickled_signatures_are_bounded_and_rebuilt():
     assert again == tree and hash(again) == hash(tree)  # (a hash kept from another process would differ)
 
 
+def test_without_dask_the_helpers_say_what_to_install(monkeypatch):
+    import stagec.dask as sd  # (importable without Dask: it is imported where used)
+    monkeypatch.setitem(sys.modules, "dask", None)  # (as if not installed)
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    with pytest.raises(ImportError, match=r'pip install "stagec\[dask\]"'):
+        sd.map_blocks(lambda b: b, np.ones(3))
+
+
 # ---------------------------------------------------------------- the cluster
 
 dask = pytest.importorskip("dask", reason='needs dask: pip install "stagec[dask]"')
