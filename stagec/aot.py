@@ -426,8 +426,9 @@ class Artifact:
                          else tree_from_json(meta["out_tree"]))
         self.donated = tuple(donated)
 
-    def __reduce__(self):  # (the module's bytes as bytes: a cache entry's are a memoryview)
-        return Artifact, (bytes(self.vmfb), self.meta, self.in_tree, self.out_tree, self.donated, self.host_calls)
+    def __reduce__(self):  # (the module's bytes as bytes: a cache entry's are a memoryview; not its MLIR)
+        meta = {k: v for k, v in self.meta.items() if k != "mlir_z"}
+        return Artifact, (bytes(self.vmfb), meta, self.in_tree, self.out_tree, self.donated, self.host_calls)
 
     @property
     def name(self) -> str:
