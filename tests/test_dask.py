@@ -13,6 +13,8 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -67,6 +69,16 @@ def test_pickled_signatures_are_bounded_and_rebuilt():
     tree = tree_util.tree_structure(({"a": 1, "b": (2, 3)},))
     again = pickle.loads(pickle.dumps(tree))
     assert again == tree and hash(again) == hash(tree)  # (a hash kept from another process would differ)
+
+
+def test_numpy_reductions_of_stagec_arrays():
+    # (Dask's chunk functions call np.sum(block, ..., out=None), which calls the block's own .sum with out=None)
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    a = stagec.device_put(x)
+    np.testing.assert_array_equal(np.asarray(np.sum(a, axis=0, keepdims=True)), x.sum(axis=0, keepdims=True))
+    np.testing.assert_array_equal(np.asarray(np.max(a, axis=1)), x.max(axis=1))
+    with pytest.raises(NotImplementedError, match="immutable"):
+        a.sum(out=np.empty(()))
 
 
 def test_without_dask_the_helpers_say_what_to_install(monkeypatch):
@@ -149,7 +161,7 @@ def test_compile_once_run_everywhere(client):
     assert sum(s["shipped"] for s in d.values()) >= 1
     # one signature the client never compiled (the last block's) is compiled by the worker that ran it; the others
     # ran from the shipped module: no trace, no compile
-    assert sorted(s["compiles"] for s in d.values()) in ([0, 1], [1, 1]), d
+    assert sorted(s["compiles"] for s in d.values()) == [0, 1], d
     assert sum(s["traces"] for s in d.values()) == sum(s["compiles"] for s in d.values()), d
     assert all(s["iree_compiles"] <= s["compiles"] for s in d.values()), d
     before = worker_stats(client)
@@ -244,10 +256,13 @@ def test_a_killed_worker_is_replaced_and_the_cache_stays_sound(client, tmp_path)
     x, x64 = data(shape=(4000, 64), chunks=(250, 64), seed=4)
     marker = str(tmp_path / "killed")
     f = stagec.jit(lambda b: snp.log1p(b) * 0.5)  # not compiled by the client: the workers compile and store it
+    h = stagec.jit(lambda b: snp.expm1(b) * 3.0)
 
     def block(b, block_info=None):
         if block_info[0]["chunk-location"][0] == 5 and not os.path.exists(marker):
             open(marker, "w").close()
+            threading.Thread(target=h, args=(np.ones((37, 64), np.float32),), daemon=True).start()
+            time.sleep(0.3)  # (most likely inside h's compile, or writing its cache entry)
             os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies inside the task
         return np.asarray(f(b))
 
@@ -260,3 +275,6 @@ def test_a_killed_worker_is_replaced_and_the_cache_stays_sound(client, tmp_path)
     assert entries
     for e in entries:
         aot.read(os.path.join(cache.cache_dir(), e))  # (raises ArtifactError for a partial or corrupt entry)
+    ones = np.ones((37, 64), np.float32)
+    np.testing.assert_allclose(client.submit(lambda: np.asarray(h(ones)), pure=False).result(),
+                               np.expm1(ones.astype(np.float64)) * 3, rtol=2e-6)  # (the killed compile, again)
