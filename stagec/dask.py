@@ -24,7 +24,8 @@ import numpy as np
 from .compat import eval_shape
 from .jit import Jitted, jit
 
-_INSTALL = 'stagec.dask needs Dask\'s distributed scheduler: pip install "stagec[dask]" (dask[distributed], cloudpickle)'
+_INSTALL = ('stagec.dask needs Dask and its distributed scheduler: pip install "stagec[dask]" '
+            '(dask[distributed], cloudpickle)')
 
 
 def _dask():

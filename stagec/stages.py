@@ -343,7 +343,8 @@ class Lowered:
         graph = self.graph
         # (the pipeline is the target's, and the offloads a compile parameter: another one is lowered again)
         src = self if backend is self.backend and host_blas == self.host_blas else Lowered(
-            self._graph(f"a compile for {backend.name} with host_blas={host_blas}"), self.name, self.in_tree, self.out_tree, self.donated, self.passes, backend, host_blas)
+            self._graph(f"a compile for {backend.name} with host_blas={host_blas}"), self.name, self.in_tree,
+            self.out_tree, self.donated, self.passes, backend, host_blas)
         art, seconds = compile_cached(backend, src.as_text("final"), self.name, all_flags, graph.in_avals,
                                       graph.out_avals, self.in_tree, self.out_tree, self.donated,
                                       side_flags=dispatch_flags(folder := dump_lowered(src)),

@@ -47,13 +47,15 @@ def methods(s: ModuleType) -> dict:
         # (`out=None` as JAX's methods take it: NumPy's `np.sum(x, ...)` calls `x.sum(..., out=None)`)
         fn = getattr(s, name)
         if ddof:
-            return lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False: fn(
-                self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims) if _no_out(out, name) else None
-        if dtype:
-            return lambda self, axis=None, dtype=None, out=None, keepdims=False: fn(
-                self, axis=axis, dtype=dtype, keepdims=keepdims) if _no_out(out, name) else None
-        return lambda self, axis=None, out=None, keepdims=False: fn(
-            self, axis=axis, keepdims=keepdims) if _no_out(out, name) else None
+            def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+                return fn(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims) if _no_out(out, name) else None
+        elif dtype:
+            def method(self, axis=None, dtype=None, out=None, keepdims=False):
+                return fn(self, axis=axis, dtype=dtype, keepdims=keepdims) if _no_out(out, name) else None
+        else:
+            def method(self, axis=None, out=None, keepdims=False):
+                return fn(self, axis=axis, keepdims=keepdims) if _no_out(out, name) else None
+        return method
 
     out.update({
         "__array_namespace__": lambda self, /, *, api_version=None: s,  # the Array API's entry point
