@@ -66,6 +66,9 @@ def test_pickled_signatures_are_bounded_and_rebuilt():
     _, (_, _, shipped, _) = f.__reduce__()
     assert len(shipped) == sys.modules["stagec.jit"].SHIP < 9
     assert [k[1][0].shape for k, _, _ in shipped] == [(n,) for n in range(10 - len(shipped), 10)]  # the newest
+    loud = stagec.jit(lambda x: stagec.pure_callback(np.sin, x, x) * 2)
+    loud(np.ones(3, np.float32))
+    assert loud.__reduce__()[1][2] == []  # (a module calling Python stays here: the worker compiles its own)
     tree = tree_util.tree_structure(({"a": 1, "b": (2, 3)},))
     again = pickle.loads(pickle.dumps(tree))
     assert again == tree and hash(again) == hash(tree)  # (a hash kept from another process would differ)
