@@ -1,10 +1,10 @@
 # Sourced by demo.sh and test.sh: a virtual environment with stagec (editable), its test extras and the real
-# clients the suite tests it with (scikit-learn, array-api-compat).
+# clients the suite tests it with (scikit-learn, array-api-compat, dask.distributed).
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 PY=.venv/bin/python
-if ! "$PY" -c "import stagec, pytest, hypothesis, mpmath, sklearn, array_api_compat, iree.compiler, iree.runtime" >/dev/null 2>&1 \
+if ! "$PY" -c "import stagec, pytest, hypothesis, mpmath, sklearn, array_api_compat, distributed, cloudpickle, iree.compiler, iree.runtime" >/dev/null 2>&1 \
    || [ pyproject.toml -nt .venv/.stagec-installed ]; then
   echo "Installing stagec and its test dependencies into .venv (log: .venv/install.log) ..." >&2
   if ! { "$PY" -m pip install --upgrade pip && "$PY" -m pip install -e ".[test,test-clients]"; } >.venv/install.log 2>&1; then

@@ -426,6 +426,10 @@ class Artifact:
                          else tree_from_json(meta["out_tree"]))
         self.donated = tuple(donated)
 
+    def __reduce__(self):  # (the module's bytes as bytes: a cache entry's are a memoryview; not its MLIR)
+        meta = {k: v for k, v in self.meta.items() if k != "mlir_z"}
+        return Artifact, (bytes(self.vmfb), meta, self.in_tree, self.out_tree, self.donated, self.host_calls)
+
     @property
     def name(self) -> str:
         return self.meta["name"]

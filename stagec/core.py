@@ -41,6 +41,9 @@ class ShapedArray:
     def __hash__(self):
         return self._hash
 
+    def __reduce__(self):  # (rebuilt, not copied: a hash is not kept across processes)
+        return ShapedArray, (self.shape, self.dtype, self.weak_type)
+
     def str_short(self) -> str:
         return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 

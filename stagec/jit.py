@@ -21,6 +21,7 @@ import inspect
 import os
 import threading
 import time
+import uuid
 import warnings
 import weakref
 from typing import Any, Callable, NamedTuple
@@ -66,7 +67,7 @@ def _fun_name(fun: Callable) -> str:
 _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
 MAX_STRONG = 256
-stats = {"traces": 0, "compiles": 0, "tiered": 0, "quick_calls": 0, "swaps": 0}
+stats = {"traces": 0, "compiles": 0, "tiered": 0, "quick_calls": 0, "swaps": 0, "shipped": 0}
 _trace_observer: Callable | None = None
 
 
@@ -82,6 +83,8 @@ def clear_cache() -> None:
     for per_fun in [*_caches.values(), *_strong_caches.values()]:
         for runners in per_fun.values():
             runners.clear()  # Jitted objects hold these dicts: empty them rather than drop them
+    _loaded.clear()
+    _arrived.clear()
 
 
 _evicting = threading.Lock()  # held to evict a signature, and to swap a tiered one for its fused runner
@@ -90,9 +93,16 @@ _evicting = threading.Lock()  # held to evict a signature, and to swap a tiered 
 class Signatures(collections.OrderedDict):
     """A function's compiled signatures, least recently used first; `last` remembers the last hot-path call's
     (avals, config key, runner), and `last_tree` the last call's with pytree arguments (structure, avals, config
-    key, runner), checked by identity before any key is built. Any change forgets them."""
+    key, runner), checked by identity before any key is built. Any change forgets them. `artifacts` holds the
+    compiled artifact of each signature that has one (what a pickled `Jitted` ships; its module bytes are the
+    loaded executable's own)."""
 
     last = last_tree = None
+    ship_id: str | None = None  # names these signatures in pickles (`Jitted.__reduce__`), made on the first
+
+    def __init__(self):
+        super().__init__()
+        self.artifacts: dict = {}
 
     def __setitem__(self, key, value):
         self.last = self.last_tree = None
@@ -101,14 +111,18 @@ class Signatures(collections.OrderedDict):
     def __delitem__(self, key):
         self.last = self.last_tree = None
         super().__delitem__(key)
+        self.artifacts.pop(key, None)
 
     def popitem(self, last: bool = True):
         self.last = self.last_tree = None
-        return super().popitem(last)
+        key, value = super().popitem(last)
+        self.artifacts.pop(key, None)
+        return key, value
 
     def clear(self):
         self.last = self.last_tree = None
         super().clear()
+        self.artifacts.clear()
 
 
 def _cache_for(fun, options) -> dict:
@@ -301,13 +315,16 @@ class Jitted:
                 runner = Tiered(lowered, quick, cache, k)
                 stats["tiered"] += 1
             else:
-                runner = lowered.compile().runner
+                compiled = lowered.compile()
+                runner = compiled.runner
                 stats["compiles"] += 1
                 _warn_unusable_donations(runner)
             with _evicting:
                 while len(cache) >= max(config.jit_cache_size, 1):
                     cache.popitem(last=False)
                 cache[k] = runner
+                if quick is None:
+                    cache.artifacts[k] = compiled.artifact
             return runner
         return build_once((id(cache), key), lambda: cache.get(key), build)
 
@@ -389,6 +406,80 @@ class Jitted:
     def __repr__(self):
         return f"<stagec.jit of {_fun_desc(self.fun)}>"
 
+    def __reduce__(self):
+        """Pickled (with cloudpickle for lambdas and closures) as its function and options plus the compiled
+        artifacts of its `SHIP` most recently used signatures: a process unpickling it where they run (`_ship_env`)
+        calls those signatures without tracing or compiling (counted in `stats["shipped"]`)."""
+        options = dict(static_argnums=self.static_argnums, static_argnames=self.static_argnames,
+                       donate_argnums=self.donate_argnums, backend=self.backend, passes=self.passes)
+        with _evicting:
+            keys = list(self._cache.artifacts)[-SHIP:]
+            arts = [(k, self._cache.artifacts[k]) for k in keys]
+        arts = [(k, a) for k, a in arts if not a.host_calls]  # (Python callbacks stay in this process)
+        envs = {a.target: _ship_env(a.target) for _, a in arts}
+        if self._cache.ship_id is None:
+            self._cache.ship_id = uuid.uuid4().hex
+        return _unpickle_jitted, (self.fun, options, [(k, a, envs[a.target]) for k, a in arts], self._cache.ship_id)
+
+
+# ---------------------------------------------------------------- pickling
+
+SHIP = 8  # signatures a pickled Jitted carries at most (its most recently used)
+_loaded: "collections.OrderedDict[tuple, Runner]" = collections.OrderedDict()  # shipped modules loaded here
+MAX_LOADED = 64
+# ship_id -> the Jitted unpickled here for it: Dask unpickles a task's function for each task, and a lambda or
+# closure pickled by value comes back as a new function each time; all of them are one function (one cache) here,
+# as they were where they were pickled (whose trace had read the closure's values once too).
+_arrived: "collections.OrderedDict[str, Jitted]" = collections.OrderedDict()
+MAX_ARRIVED = 64
+_arriving = threading.Lock()  # held while a pickled Jitted is installed (Dask workers may run several threads)
+
+
+def _ship_env(target: str) -> tuple:
+    """What a module compiled for `target` in this process assumes of where it runs: the versions, the compile
+    side's source, the host CPU and the target's flags. A shipped module runs only where this is the same."""
+    from .backend import IREE_TARGETS
+    from .compiler.driver import source_digest
+    from .compiler.targets import host_id
+    from .aot import iree_runtime_version, stagec_version
+    return (stagec_version(), iree_runtime_version(), source_digest(), host_id(), target,
+            tuple(get_backend(IREE_TARGETS[target].backend).compile_flags()))
+
+
+def _unpickle_jitted(fun: Callable, options: dict, shipped: list, ship_id: str) -> Jitted:
+    """A pickled `Jitted`, its shipped signatures installed where they run here (others compile on first call)."""
+    with _arriving:
+        jitted = _arrived.get(ship_id)
+        if jitted is None:
+            jitted = _arrived[ship_id] = Jitted(fun, **options)
+            if len(_arrived) > MAX_ARRIVED:
+                _arrived.popitem(last=False)
+        else:
+            _arrived.move_to_end(ship_id)
+        cache = jitted._cache
+        for key, art, env in shipped:
+            if key in cache or len(cache) >= max(config.jit_cache_size, 1):
+                continue
+            tag = (art.meta.get("key"), tuple(map(str, art.in_avals)), tuple(map(str, art.out_avals)), art.out_tree,
+                   art.donated)
+            runner = _loaded.get(tag)
+            if runner is None:  # (one load per module per process, however often the function is unpickled)
+                try:
+                    if env != _ship_env(art.target):
+                        continue
+                    runner = art.runner()
+                except Exception:  # (a target or driver this process lacks: the call compiles, or says why not)
+                    continue
+                _loaded[tag] = runner
+                if len(_loaded) > MAX_LOADED:
+                    _loaded.popitem(last=False)
+            with _evicting:
+                if key not in cache:
+                    cache[key] = runner
+                    cache.artifacts[key] = art
+                    stats["shipped"] += 1
+    return jitted
+
 
 # ---------------------------------------------------------------- tiers
 
@@ -462,12 +553,14 @@ class Tiered:
     def compile(self) -> None:
         """Compile the fused module (on a pool thread, or the caller's where the queue was full) and swap it in."""
         try:
-            self.fused = self.lowered.compile().runner
+            compiled = self.lowered.compile()
+            self.fused = compiled.runner
             stats["compiles"] += 1
             self.lowered = None  # (its graph and texts are no longer needed)
             with _evicting:  # (not if dropped from the cache meanwhile: it would grow past its bound)
                 if self.cache.get(self.key) is self:
                     self.cache[self.key] = self.fused
+                    self.cache.artifacts[self.key] = compiled.artifact
                     stats["swaps"] += 1
         except BaseException as e:  # raised by the next call (`__call__`)
             self.error = e
@@ -564,8 +657,8 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
 def _after_fork_in_child() -> None:
     """A forked child owns no compile thread and none of the parent's runtime (IREE's worker threads are not
     copied): forget the compiled signatures and the background queue; `backend` refuses to run (a clear error)."""
-    global _evicting, _compiling_lock, _pool
-    _evicting, _compiling_lock, _pool = threading.Lock(), threading.Lock(), _Pool()
+    global _evicting, _compiling_lock, _pool, _arriving
+    _evicting, _compiling_lock, _pool, _arriving = threading.Lock(), threading.Lock(), _Pool(), threading.Lock()
     _compiling.clear()
     clear_cache()
 

@@ -243,7 +243,25 @@ class Lowered:
     def quick(self) -> Callable[[Sequence], list] | None:
         """A function computing the graph on flat leaves (returning Arrays) with modules already compiled, loaded
         now: the first tier of `jit` (`config.jit_tiering`); None where something would have to compile."""
-        return None if _quick_tier is None else _quick_tier(self.graph, self.backend)
+        return None if _quick_tier is None or not isinstance(self.graph, Graph) else _quick_tier(self.graph,
+                                                                                               self.backend)
+
+    def __getstate__(self) -> dict:
+        """Pickled as its stages' texts (lowered and run through the passes here first), not its graph: an
+        unpickled `Lowered` shows its stages and compiles for its own backend without tracing again."""
+        self._run()
+        state = dict(self.__dict__, backend=self.backend.name)
+        state["graph"] = _Unpickled(self.graph.in_avals, self.graph.out_avals)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, backend=get_backend(state["backend"]))
+
+    def _graph(self, what: str) -> Graph:
+        if not isinstance(self.graph, Graph):
+            raise NotImplementedError(f"{self.name} was unpickled: it keeps its stages' texts, not its graph, so "
+                                      f"{what} needs the function lowered again in this process (jit(f).lower(...))")
+        return self.graph
 
     def stages(self) -> dict[str, str]:
         """Every stage's text by name, in order: "traced", each pass of the target's pipeline, "stablehlo" where the
@@ -286,7 +304,7 @@ class Lowered:
         t0 = time.perf_counter()
         stages = self.stages()
         lowered_s = time.perf_counter() - t0
-        located = lower_graph(self.graph, self.name, []).operation.get_asm(enable_debug_info=True)
+        located = lower_graph(self._graph("an explorer page"), self.name, []).operation.get_asm(enable_debug_info=True)
         with tempfile.TemporaryDirectory(prefix="stagec-html-") as d:
             t1 = time.perf_counter()
             flags = self.backend.module_flags(stages["final"], self.backend.flags(host_blas=self.host_blas),
@@ -325,7 +343,8 @@ class Lowered:
         graph = self.graph
         # (the pipeline is the target's, and the offloads a compile parameter: another one is lowered again)
         src = self if backend is self.backend and host_blas == self.host_blas else Lowered(
-            graph, self.name, self.in_tree, self.out_tree, self.donated, self.passes, backend, host_blas)
+            self._graph(f"a compile for {backend.name} with host_blas={host_blas}"), self.name, self.in_tree,
+            self.out_tree, self.donated, self.passes, backend, host_blas)
         art, seconds = compile_cached(backend, src.as_text("final"), self.name, all_flags, graph.in_avals,
                                       graph.out_avals, self.in_tree, self.out_tree, self.donated,
                                       side_flags=dispatch_flags(folder := dump_lowered(src)),
@@ -337,11 +356,22 @@ class Lowered:
         return Compiled(art, seconds, art.runner() if here else None)
 
 
+class _Unpickled:
+    """What an unpickled `Lowered` keeps of its graph: the avals of its arguments and results."""
+
+    def __init__(self, in_avals, out_avals):
+        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
+
+
 class Compiled:
-    """A compiled function for one signature; calling it with other shapes or dtypes is an error."""
+    """A compiled function for one signature; calling it with other shapes or dtypes is an error. Pickled as its
+    artifact (the module's bytes): unpickled, it loads the module on first call, compiling nothing."""
 
     def __init__(self, artifact: aot.Artifact, compile_seconds: float, runner: Runner | None = None):
         self.artifact, self.compile_seconds, self._runner = artifact, compile_seconds, runner
+
+    def __reduce__(self):
+        return Compiled, (self.artifact, self.compile_seconds)
 
     @property
     def in_tree(self):

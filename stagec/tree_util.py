@@ -81,6 +81,9 @@ class PyTreeDef:
     def __hash__(self):
         return self._hash
 
+    def __reduce__(self):  # (rebuilt, not copied: the hash of a type differs between processes)
+        return PyTreeDef, (self.node_type, self.aux, self.children)
+
     def __eq__(self, other):
         return self is other or (isinstance(other, PyTreeDef) and self._hash == other._hash
                                  and self.node_type == other.node_type and self.aux == other.aux

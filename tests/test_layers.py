@@ -26,7 +26,7 @@ LAYERS = [
     ["stages"],                                # Lowered / Compiled, the compile step
     ["eager", "jit", "api", "jaxpr", "test_util", "compat"],  # eager execution, jit, transformations' public entry points
     ["explain"],                               # why a cache missed
-    ["__init__", "__main__", "cli"],           # the public API and the command line
+    ["__init__", "__main__", "cli", "dask"],   # the public API, the command line, Dask helpers
 ]
 _RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 _ORDER_WITHIN = {"numpy": 0, "random": 1, "nn": 1, "debug": 1, "scipy": 2, "experimental": 2}  # nn and random build on numpy

@@ -21,6 +21,12 @@ def install(snp: ModuleType) -> None:
     install_array_methods(methods(snp))
 
 
+def _no_out(out, name: str) -> bool:
+    if out is not None:
+        raise NotImplementedError(f"Array.{name}(out=...): stagec arrays are immutable (use the result)")
+    return True
+
+
 def methods(s: ModuleType) -> dict:
     """Operator and method name -> implementation, from the public `stagec.numpy` functions `s`."""
     out = {}
@@ -38,14 +44,18 @@ def methods(s: ModuleType) -> dict:
         return s.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
 
     def reduction(name: str, dtype: bool = True, ddof: bool = False):
+        # (`out=None` as JAX's methods take it: NumPy's `np.sum(x, ...)` calls `x.sum(..., out=None)`)
         fn = getattr(s, name)
         if ddof:
-            return lambda self, axis=None, dtype=None, ddof=0, keepdims=False: fn(
-                self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-        if dtype:
-            return lambda self, axis=None, dtype=None, keepdims=False: fn(self, axis=axis, dtype=dtype,
-                                                                          keepdims=keepdims)
-        return lambda self, axis=None, keepdims=False: fn(self, axis=axis, keepdims=keepdims)
+            def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+                return fn(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims) if _no_out(out, name) else None
+        elif dtype:
+            def method(self, axis=None, dtype=None, out=None, keepdims=False):
+                return fn(self, axis=axis, dtype=dtype, keepdims=keepdims) if _no_out(out, name) else None
+        else:
+            def method(self, axis=None, out=None, keepdims=False):
+                return fn(self, axis=axis, keepdims=keepdims) if _no_out(out, name) else None
+        return method
 
     out.update({
         "__array_namespace__": lambda self, /, *, api_version=None: s,  # the Array API's entry point
