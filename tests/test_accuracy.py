@@ -106,3 +106,47 @@ def test_complex64_trig():
 def test_stablehlo_stage_shows_the_function(fn, op):
     text = stagec.jit(lambda x: fn(x) * 2).lower(np.ones(4, np.float32)).as_text()
     assert op in text and "f64" not in text  # (every expansion of a float32 function computes in float64)
+
+
+def _power64_points():
+    """Bases across `_log_dd`'s reduction thresholds (sqrt(3/2), sqrt(3), powers of 2, near 1, subnormal) and
+    exponents that take the result near overflow and underflow, where y log x must be exact to 2^-62."""
+    rng = np.random.default_rng(3)
+    n = 60
+    x = np.concatenate([np.sqrt(1.5) * (1 + rng.uniform(-1e-6, 1e-6, n)), np.sqrt(3) * (1 + rng.uniform(-1e-6, 1e-6, n)),
+                        2.0 ** rng.integers(-1000, 1000, n) * (1 + rng.uniform(-1e-9, 1e-9, n)),
+                        1 + rng.normal(0, 1, n) * 10.0 ** rng.uniform(-15, -2, n), np.sqrt(2) * (1 + rng.uniform(-0.01, .01, n)),
+                        np.exp(rng.uniform(-700, 700, n)), 10.0 ** rng.uniform(-322, -308, n)])
+    t = rng.uniform(-708, 709, len(x))  # y log x: results across the whole range
+    with np.errstate(divide="ignore"):
+        y = t / np.log(x)
+    y[~np.isfinite(y)] = 3.0  # (x = 1)
+    y[-n:] = rng.uniform(-0.7, 0.7, n)  # (subnormal bases: results in range)
+    return x, y
+
+
+def test_float64_power(x64):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 160
+    x, y = _power64_points()
+    got = np.asarray(stagec.jit(snp.power)(x, y))
+    for xi, yi, gi in zip(x, y, got):
+        ref = mpmath.power(mpmath.mpf(float(xi)), mpmath.mpf(float(yi)))
+        if ref < np.finfo(np.float64).tiny:  # (the CPU flushes subnormal results to 0)
+            assert gi == 0 or abs(gi - float(ref)) <= 5e-324, (xi, yi, gi)
+            continue
+        err = abs(float((mpmath.mpf(float(gi)) - ref) / np.spacing(float(ref))))
+        assert err <= 1, f"power({xi!r}, {yi!r}) = {gi!r}: {err:.2f} ulps"  # (IREE's exp(y log x): 64)
+    edges = np.array([0.0, -0.0, np.inf, np.nan, 1.0, 0.5, 3.0])
+    X, Y = (v.ravel() for v in np.meshgrid(edges, np.array([1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, 2.0])))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(stagec.jit(snp.power)(X, Y)), np.power(X, Y))
+
+
+def test_float64_power_and_exp2_on_vulkan_are_a_clear_error(x64):
+    from stagec.backend import device_names
+    if not device_names("vulkan"):
+        pytest.skip("no Vulkan device")
+    for f in (snp.power, lambda x, y: snp.exp2(y)):  # (float64 bits: Vulkan has no float64 <-> int64 bitcast)
+        with pytest.raises(NotImplementedError, match="Vulkan has no float64"):
+            stagec.jit(f, backend="vulkan")(np.array([2.0]), np.array([0.5]))
