@@ -150,3 +150,21 @@ def test_float64_power_and_exp2_on_vulkan_are_a_clear_error(x64):
     for f in (snp.power, lambda x, y: snp.exp2(y)):  # (float64 bits: Vulkan has no float64 <-> int64 bitcast)
         with pytest.raises(NotImplementedError, match="Vulkan has no float64"):
             stagec.jit(f, backend="vulkan")(np.array([2.0]), np.array([0.5]))
+
+
+def test_erfc_float32_and_float64(x64):
+    """erfc across its branches (1 - erf below 1/2 or 1, Cephes' P/Q to 8, R/S past) and into its deep tail: within
+    8 ulps (JAX 0.10.2 on the bench's points: 62 float32, 489 float64; Numerical Recipes' erfcc before: 9.5e8)."""
+    mpmath = pytest.importorskip("mpmath")
+    from stagec.scipy.special import erfc
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-6, 27, 400), 0.5 + rng.uniform(-1e-3, 1e-3, 20), 1 + rng.uniform(-1e-3, 1e-3, 20),
+                        8 + rng.uniform(-1e-3, 1e-3, 20), -np.exp(rng.uniform(-30, 1, 40))])
+    for dt, top in ((np.float32, 9.1), (np.float64, 26.4)):  # (beyond: subnormal results, flushed to 0)
+        xd = x[x < top].astype(dt)
+        got = np.asarray(stagec.jit(erfc)(xd))
+        assert got.dtype == dt
+        ref = np.array([float(mpmath.erfc(mpmath.mpf(float(v)))) for v in xd])
+        err = np.abs(got - ref) / np.spacing(ref.astype(dt)).astype(float)
+        i = int(np.argmax(err))
+        assert err[i] <= 8, f"{dt.__name__} erfc({xd[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.1f} ulps"
