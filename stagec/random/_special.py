@@ -78,8 +78,11 @@ _LANCZOS = (676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.615
 
 
 def lgamma(x):
-    """log|Gamma(x)| by the Lanczos approximation (g = 7), with reflection for x < 0.5, as CHLO expands it."""
+    """log|Gamma(x)| by the Lanczos approximation (g = 7), with reflection for x < 0.5, as CHLO expands it
+    (float16/bfloat16 computed in float32, as CHLO does)."""
     dtype = aval_of(x).dtype
+    if dtype not in (_F32, _F64):
+        return lax.convert_element_type(lgamma(lax.convert_element_type(x, _F32)), dtype)
     reflect = lax.lt(x, _c(x, 0.5))
     z = lax.select(reflect, lax.neg(x), lax.sub(x, _c(x, 1.0)))
     a = _c(x, 0.99999999999980993)
@@ -102,7 +105,9 @@ def lgamma(x):
 
 def digamma(x):
     """The derivative of lgamma: that of the same Lanczos approximation, with reflection for x < 0.5 (NaN
-    at the poles 0, -1, -2, ...), as CHLO expands it."""
+    at the poles 0, -1, -2, ...), as CHLO expands it (float16/bfloat16 in float32)."""
+    if aval_of(x).dtype not in (_F32, _F64):
+        return lax.convert_element_type(digamma(lax.convert_element_type(x, _F32)), aval_of(x).dtype)
     reflect = lax.lt(x, _c(x, 0.5))
     z = lax.select(reflect, lax.neg(x), lax.sub(x, _c(x, 1.0)))
     num, den = _c(x, 0.0), _c(x, 0.99999999999980993)
