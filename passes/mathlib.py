@@ -578,6 +578,50 @@ def _complex_trig(name: str):
     return build
 
 
+# ---------------------------------------------------------------- exp, expm1, log1p, asinh, atanh, acosh (GLSL float32)
+
+EXPM1_TERMS = tuple(1 / math.factorial(n) for n in range(1, 14))  # |x| < 1/2: x (1 + x/2 + ...), 2^-44 relative
+
+
+def _expm1_32(f: F, x):
+    small = f.mul(x, f.poly(x, EXPM1_TERMS))
+    return f.sel(f.cmp(f("abs", x), 0.5, "LT"), small, f.sub(_exp32(f, x), 1.0))
+
+
+def _log1p_wide(f: F, v):
+    """log(1 + v) for float64 v > -1 (any value, not only float32 ones): u = 1 + v, log of u rounded to float32
+    (`_log`) plus log(u / u32) ~ (u - u32) / u32; below 2^-20 its series (1 + v is inexact there)."""
+    u = f.add(1.0, v)
+    u32 = f("convert", f("convert", u, ty=f.f32))
+    ok = f.b.op("and", f.cmp(u32, 0.0, "GT"), f.cmp(u32, math.inf, "LT"), ty=f.b.i1)
+    r = f.add(_log(f, u32), f.sel(ok, f.div(f.sub(u, u32), f.sel(ok, u32, f.c(1.0))), f.c(0.0)))
+    small = f.mul(v, f.poly(v, (1.0, -1 / 2, 1 / 3, -1 / 4)))
+    return f.sel(f.cmp(f("abs", v), 2.0 ** -20, "LT"), small, r)
+
+
+BIG32 = 2.0 ** 14  # past it asinh a = log(2a) + 1/(4a^2) and acosh a = log(2a) - 1/(4a^2) to 2^-30
+
+
+def _asinh32(f: F, x):
+    a = f("abs", x)
+    a2 = f.mul(a, a)
+    small = _log1p_wide(f, f.add(a, f.div(a2, f.add(1.0, f("sqrt", f.add(1.0, a2))))))
+    r = f.sel(f.cmp(a, BIG32, "GT"), f.add(_log(f, a), LN2), small)
+    return f.sel(f.cmp(x, x, "NE"), x, f.signed(x, r))
+
+
+def _atanh32(f: F, x):
+    a = f("abs", x)
+    r = f.mul(0.5, _log1p_wide(f, f.div(f.mul(2.0, a), f.sub(1.0, a))))
+    return f.sel(f.cmp(x, x, "NE"), x, f.signed(x, r))
+
+
+def _acosh32(f: F, x):
+    t = f.sub(x, 1.0)
+    small = _log1p_wide(f, f.add(t, f("sqrt", f.add(f.mul(2.0, t), f.mul(t, t)))))
+    return f.sel(f.cmp(x, BIG32, "GT"), f.add(_log(f, x), LN2), small)
+
+
 # ---------------------------------------------------------------- the table
 
 NARROW = ("f32", "f16", "bf16")
@@ -612,24 +656,44 @@ EXPANSIONS = [
     Expansion("chlo.atanh", ("f64",), _atanh64, "through log(1 + x): 9e15 ulps near 0", _T + "test_float64_bounds"),
     Expansion("chlo.acosh", ("f64",), _acosh64, "log(x + sqrt(x^2 - 1)): 1.4e7 ulps near 1", _T + "test_float64_bounds"),
 ]
-_BY_OP: dict[str, list[Expansion]] = {}
-for _e in EXPANSIONS:
-    _BY_OP.setdefault(_e.op, []).append(_e)
+_G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
+# Vulkan's float32 functions (GLSL's, lavapipe's): exp(x) as exp2(x log2 e), 68 ulps at |x| = 80; log1p(x) as
+# log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1. Declared by the Vulkan target (`mathlib-glsl`).
+GLSL_EXPANSIONS = [
+    Expansion("stablehlo.exponential", NARROW, _exp32, "exp2(x log2 e) in float32: 68 ulps", _G),
+    Expansion("stablehlo.exponential_minus_one", NARROW, _expm1_32, "through float32 exp: 41 ulps", _G),
+    Expansion("stablehlo.log_plus_one", NARROW, lambda f, x: _log1p_wide(f, x), "log(1 + x): 8e6 ulps near 0", _G),
+    Expansion("chlo.asinh", NARROW, _asinh32, "through log(1 + x): 8e6 ulps near 0", _G),
+    Expansion("chlo.atanh", NARROW, _atanh32, "through log(1 + x): 4e6 ulps near 0", _G),
+    Expansion("chlo.acosh", NARROW, _acosh32, "log(x + sqrt(x^2 - 1)) in float32: 351 ulps near 1", _G),
+]
+
+
+def _by_op(table) -> dict[str, list[Expansion]]:
+    out: dict[str, list[Expansion]] = {}
+    for e in table:
+        out.setdefault(e.op, []).append(e)
+    return out
+
+
+_BY_OP, _BY_OP_GLSL = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS)
 
 
 def _type_name(t: ir.Type) -> str:
     return str(t)
 
 
-def expand(module: ir.Module, stats: PassStats | None = None) -> int:
-    """Rewrite every op of `EXPANSIONS` in `module` (loops and branches included); the number rewritten."""
+def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None = None) -> int:
+    """Rewrite every op of `EXPANSIONS` (or of `table`, by op name) in `module` (loops and branches included); the
+    number rewritten."""
     n = 0
-    for op in nested_ops(module.operation, tuple(_BY_OP)):
+    by_op = _BY_OP if table is None else table
+    for op in nested_ops(module.operation, tuple(by_op)):
         if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType):
             continue
         t = tensor_type(op.result.type)
         name = _type_name(t.element_type)
-        exp = next((e for e in _BY_OP[op.name] if name in e.types and (e.applies is None or e.applies(op))), None)
+        exp = next((e for e in by_op[op.name] if name in e.types and (e.applies is None or e.applies(op))), None)
         if exp is None:
             continue
         with ir.InsertionPoint(op), op.location:
@@ -681,3 +745,16 @@ class MathLib(Pass):
 
 
 MATHLIB = register(MathLib())
+
+
+class MathLibGLSL(Pass):
+    name = "mathlib-glsl"
+    description = "Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic"
+    kind = "expansion"
+    workaround = Workaround("3.13", _G)
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        expand(module, stats, _BY_OP_GLSL)
+
+
+MATHLIB_GLSL = register(MathLibGLSL())

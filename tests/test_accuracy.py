@@ -204,3 +204,21 @@ def test_float16_gamma_functions_in_float32(name):
     err = _ulps(got, ref, np.float16)
     i = int(np.argmax(err))
     assert err[i] <= 4, f"{name}({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.1f} ulps"
+
+
+def test_vulkan_float32_bounds():
+    """Vulkan's (GLSL's) float32 exp is exp2(x log2 e) (68 ulps at |x| = 80) and its log1p log(1 + x) (8e6 ulps near
+    0, so asinh and atanh): `mathlib-glsl`, which the Vulkan target declares, computes them as the CPU's are."""
+    from stagec.backend import device_names
+    if not device_names("vulkan"):
+        pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
+    names = ["exp", "expm1", "log1p", "arcsinh", "arctanh", "arccosh"]
+    xs = [_sample(np.float32, *DOMAINS[n]) for n in names]
+    xs = [x[np.abs(x) >= np.finfo(np.float32).tiny] for x in xs]
+    outs = stagec.jit(lambda *a: [getattr(snp, n)(x) for n, x in zip(names, a)], backend="vulkan")(*xs)
+    for n, x, got in zip(names, xs, outs):
+        with np.errstate(all="ignore"):
+            ref = getattr(np, n)(x.astype(np.float64))
+        err = _ulps(got, ref, np.float32)
+        i = int(np.argmax(err))
+        assert err[i] <= 1, f"vulkan {n}({x[i]!r}) = {np.asarray(got)[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
