@@ -38,6 +38,7 @@ class Expansion:
     test: str  # the test that shows the bug without the expansion and holds the bound with it
     iree: str = IREE
     applies: Callable | None = None  # where only some of the op's uses are replaced: fn(op) -> bool
+    f32: bool = False  # narrow types computed in float32 (not float64)
 
 
 # ---------------------------------------------------------------- float64 arithmetic helpers
@@ -332,9 +333,47 @@ def _exp32(f: F, x):
 def _power(f: F, x, y):
     """x**y = exp(y log x) in float64 for float32 operands: y log x is within 2^-45 of itself for results in range.
     The edge cases as IREE's own (exp(y log x)); stagec.numpy's `power` handles negative bases, 0**0, 1**inf."""
-    if splat_value(x) == 2.0:  # exp2 (stagec.numpy's is power(2, x)): no log
-        return _exp32(f, f.mul(y, LN2))
     return _exp32(f, f.mul(y, _log(f, x)))
+
+
+EXP2_TERMS = tuple(LN2 ** n / math.factorial(n) for n in range(9))  # 2^r, |r| <= 1/2: 2^-32 left out
+MAGIC32 = 1.5 * 2.0 ** 23  # (v + MAGIC32) - MAGIC32: float32 v rounded to an integer
+
+
+def _exp2_f32(f: F, y):
+    """2^y in float32 arithmetic: 2^k 2^r, k = round(y) (y clamped to [-160, 130]), r = y - k exact, 2^r by its Taylor
+    series (Horner; within 1 ulp), 2^k as two float32 powers of 2 (subnormal results round once more)."""
+    yc = f("clamp", f.c(-160.0), y, f.c(130.0))
+    k = f.sub(f.add(yc, MAGIC32), MAGIC32)
+    p = f.poly(f.sub(yc, k), EXP2_TERMS)
+    ki = f.b.op("convert", k, ty=f.i32)
+    c32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    k1 = f.b.op("shift_right_arithmetic", ki, c32(1), ty=f.i32)
+    two_to = lambda n: f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", n, c32(127), ty=f.i32), c32(23),  # noqa: E731
+                                                                   ty=f.i32), ty=f.t)
+    r = f.mul(f.mul(p, two_to(k1)), two_to(f.b.op("subtract", ki, k1, ty=f.i32)))
+    return f.sel(f.cmp(y, y, "NE"), y, r)
+
+
+LN2_HI32, LN2_LO32 = float.fromhex("0x1.62e4p-1"), 1.4286068203094173e-06  # ln 2: 16 bits (k LN2_HI32 exact) + rest
+
+
+def _cosh_f32(f: F, x):
+    """cosh in float32 arithmetic: e/2 + 1/(2e), e = e^|x| = 2^k e^r (Cody-Waite: k LN2_HI32 exact, |r| <= 0.35),
+    e^r by its Taylor series to r^8; no cancellation: within 2 ulps. Past |x| = 88 (e^|x| overflows, cosh not yet):
+    (e^(|x|/2) / 2) e^(|x|/2)."""
+    a = f("abs", x)
+    big = f.cmp(a, 88.0, "GT")
+    h = f.sel(big, f.mul(a, 0.5), a)
+    k = f.sub(f.add(f.mul(f("clamp", f.c(0.0), h, f.c(100.0)), 1 / LN2), MAGIC32), MAGIC32)
+    r = f.sub(f.sub(h, f.mul(k, LN2_HI32)), f.mul(k, LN2_LO32))
+    p = f.poly(r, [1 / math.factorial(n) for n in range(9)])
+    ki = f.b.op("convert", k, ty=f.i32)
+    c32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    e = f.mul(p, f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", ki, c32(127), ty=f.i32), c32(23),
+                                                   ty=f.i32), ty=f.t))
+    r = f.sel(big, f.mul(f.mul(e, 0.5), e), f.add(f.mul(e, 0.5), f.div(0.5, e)))
+    return f.sel(f.cmp(x, x, "NE"), x, r)
 
 
 def _sinh_cosh(name: str):
@@ -633,14 +672,16 @@ EXPANSIONS = [
     *(Expansion(f"stablehlo.{op}", ("complex<f32>",), _complex_trig(n), "complex ops over IREE's float32 sine: "
                 "sin(-3e-8+0j) gave +6.2e-8, tan(1e10+0.5j) NaN", _T + "test_complex64_trig")
       for op, n in (("sine", "sin"), ("cosine", "cos"), ("tan", "tan"))),
-    Expansion("stablehlo.power", NARROW, _power, "float32 exp(y log x) in float32: 124 ulps (exp2: 63)",
+    Expansion("stablehlo.power", NARROW, lambda f, x, y: _exp2_f32(f, y), "exp2 as exp(y log 2) in float32: 63 ulps",
+              _T + "test_float32_binary_bounds", applies=lambda op: splat_value(op.operands[0]) == 2.0, f32=True),
+    Expansion("stablehlo.power", NARROW, _power, "float32 exp(y log x) in float32: 124 ulps",
               _T + "test_float32_bounds"),
     Expansion("stablehlo.atan2", NARROW, _atan2, "float32 polynomial: 39 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.atan", NARROW, _atan, "through float32 atan2: 38 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.asin", NARROW, _asin, "through float32 atan2: 39 ulps near +-1", _T + "test_float32_bounds"),
     Expansion("chlo.acos", NARROW, _acos, "through float32 atan2: 39 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.sinh", NARROW, lambda f, x: _sinh_cosh("sinh")(f, x, narrow=True), "float32 (e^x - e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
-    Expansion("chlo.cosh", NARROW, lambda f, x: _sinh_cosh("cosh")(f, x, narrow=True), "float32 (e^x + e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
+    Expansion("chlo.cosh", NARROW, _cosh_f32, "float32 (e^x + e^-x)/2: 23 ulps", _T + "test_float32_bounds", f32=True),
     Expansion("stablehlo.cbrt", NARROW, lambda f, x: _cbrt(f, x, narrow=True), "float32 polynomial: 11.6 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.erf", NARROW, _erf, "float32 rational: 5.4 ulps, 0 for |x| < 7e-37 (1.7e7 ulps)", _T + "test_erf_float32"),
     Expansion("chlo.sinh", ("f64",), _sinh_cosh("sinh"), "(e^x - e^-x)/2: 9e15 ulps near 0",
@@ -697,10 +738,20 @@ def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None
         if exp is None:
             continue
         with ir.InsertionPoint(op), op.location:
+            f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
+            if exp.f32 and name in NARROW:
+                b = _Builder(f32, op.operands[0])
+                r = exp.build(F(b), *[v if name == "f32" else b.op("convert", v, ty=f32) for v in op.operands])
+                r = r if name == "f32" else b.op("convert", r, ty=t)
+                if stats is not None:
+                    stats.rewrites[f"{op.name.partition('.')[2]}-{name}"] += 1
+                op.result.replace_all_uses_with(r)
+                op.erase()
+                n += 1
+                continue
             wide = ir.RankedTensorType.get(t.shape, ir.F64Type.get())
             b = _Builder(wide, op.operands[0])
             f = F(b)
-            f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
             if name == "complex<f32>":
                 parts = [b.op("convert", b.op(p, op.operands[0], ty=f32)) for p in ("real", "imag")]
                 re, im = (b.op("convert", v, ty=f32) for v in exp.build(f, *parts))
