@@ -337,17 +337,15 @@ def _power(f: F, x, y):
 
 
 EXP2_TERMS = tuple(LN2 ** n / math.factorial(n) for n in range(9))  # 2^r, |r| <= 1/2: 2^-32 left out
-MAGIC32 = 1.5 * 2.0 ** 23  # (v + MAGIC32) - MAGIC32: float32 v rounded to an integer
 
 
 def _exp2_f32(f: F, y):
     """2^y in float32 arithmetic: 2^k 2^r, k = round(y) (y clamped to [-160, 130]), r = y - k exact, 2^r by its Taylor
     series (Horner; within 1 ulp), 2^k as two float32 powers of 2 (subnormal results round once more)."""
     yc = f("clamp", f.c(-160.0), y, f.c(130.0))
-    k = f.sub(f.add(yc, MAGIC32), MAGIC32)
-    p = f.poly(f.sub(yc, k), EXP2_TERMS)
-    ki = f.b.op("convert", k, ty=f.i32)
     c32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    ki = f.b.op("subtract", f.b.op("convert", f.add(yc, 256.5), ty=f.i32), c32(256), ty=f.i32)  # (truncation: floor)
+    p = f.poly(f.sub(yc, f("convert", ki)), EXP2_TERMS)
     k1 = f.b.op("shift_right_arithmetic", ki, c32(1), ty=f.i32)
     two_to = lambda n: f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", n, c32(127), ty=f.i32), c32(23),  # noqa: E731
                                                                    ty=f.i32), ty=f.t)
@@ -365,10 +363,10 @@ def _cosh_f32(f: F, x):
     a = f("abs", x)
     big = f.cmp(a, 88.0, "GT")
     h = f.sel(big, f.mul(a, 0.5), a)
-    k = f.sub(f.add(f.mul(f("clamp", f.c(0.0), h, f.c(100.0)), 1 / LN2), MAGIC32), MAGIC32)
+    ki = f.b.op("convert", f.add(f.mul(f("clamp", f.c(0.0), h, f.c(100.0)), 1 / LN2), 0.5), ty=f.i32)
+    k = f("convert", ki)
     r = f.sub(f.sub(h, f.mul(k, LN2_HI32)), f.mul(k, LN2_LO32))
     p = f.poly(r, [1 / math.factorial(n) for n in range(9)])
-    ki = f.b.op("convert", k, ty=f.i32)
     c32 = lambda v: f.c(v, f.i32)  # noqa: E731
     e = f.mul(p, f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", ki, c32(127), ty=f.i32), c32(23),
                                                    ty=f.i32), ty=f.t))
@@ -467,7 +465,6 @@ LOG_TAIL = tuple(2 / (2 * n + 1) for n in range(2, 12))  # 2 atanh s = 2s + 2s^3
 EXP_DD_TERMS = tuple(1 / math.factorial(n) for n in range(2, 16))  # e^r - 1 - r = r^2 (1/2 + r/6 + ...), |r| <= 0.35
 SQRT1_5, SQRT3 = math.sqrt(1.5), math.sqrt(3)
 LOG1_5 = (float.fromhex("0x1.9f323ecp-2"), float.fromhex("0x1.7f3097e56d1afp-31"))  # log(3/2): 28 bits + the rest
-MAGIC = 1.5 * 2.0 ** 52  # (v + MAGIC) - MAGIC: v rounded to an integer, in arithmetic (IREE's float64 round: libm)
 
 
 def _split(f: F, a):
@@ -529,13 +526,13 @@ def _exp_dd(f: F, th, tl):
     its Taylor series, 1 + r as a double-double, 2^k as two powers of 2: one rounding at the end (0.5 ulp + 2^-60)."""
     tl = f.sel(f.cmp(f("abs", tl), 1.0, "LT"), tl, f.c(0.0))
     t = f("clamp", f.c(-1100.0), th, f.c(1100.0))
-    k = f.sub(f.add(f.mul(t, 1 / LN2), MAGIC), MAGIC)
+    ki = f.int_("subtract", f("convert", f.add(f.mul(t, 1 / LN2), 2048.5), ty=f.i64), 2048)  # (truncation: floor)
+    k = f("convert", ki)
     r, rr = _two_sum(f, f.sub(t, f.mul(k, LN2_HI)), f.sub(tl, f.mul(k, LN2_LO)))
     q = f.mul(f.mul(r, r), f.poly(r, EXP_DD_TERMS))
     s1 = f.add(1.0, r)
     e1 = f.sub(r, f.sub(s1, 1.0))
     y = f.add(s1, f.add(e1, f.add(q, f.mul(rr, f.add(1.0, r)))))
-    ki = f("convert", k, ty=f.i64)
     k1 = f.int_("shift_right_arithmetic", ki, 1)
     two_to = lambda n: f.from_bits(f.int_("shift_left", f.int_("add", n, 1023), 52))  # noqa: E731
     y = f.mul(f.mul(y, two_to(k1)), two_to(f.int_("subtract", ki, k1)))

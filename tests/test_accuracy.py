@@ -212,8 +212,11 @@ def test_vulkan_float32_bounds():
     from stagec.backend import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
-    names = ["exp", "expm1", "log1p", "arcsinh", "arctanh", "arccosh"]
-    xs = [_sample(np.float32, *DOMAINS[n]) for n in names]
+    bounds = {"exp": 1, "expm1": 1, "log1p": 1, "arcsinh": 1, "arctanh": 1, "arccosh": 1, "exp2": 2, "cosh": 2}
+    # (exp2 and cosh: mathlib's float32 kernels; lavapipe once rewrote their (v + 1.5 2^23) - 1.5 2^23 as v, which
+    # halved results)
+    names = list(bounds)
+    xs = [_sample(np.float32, *({"exp2": (-149, 127.9)}.get(n) or DOMAINS[n])) for n in names]
     xs = [x[np.abs(x) >= np.finfo(np.float32).tiny] for x in xs]
     outs = stagec.jit(lambda *a: [getattr(snp, n)(x) for n, x in zip(names, a)], backend="vulkan")(*xs)
     for n, x, got in zip(names, xs, outs):
@@ -221,4 +224,4 @@ def test_vulkan_float32_bounds():
             ref = getattr(np, n)(x.astype(np.float64))
         err = _ulps(got, ref, np.float32)
         i = int(np.argmax(err))
-        assert err[i] <= 1, f"vulkan {n}({x[i]!r}) = {np.asarray(got)[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
+        assert err[i] <= bounds[n], f"vulkan {n}({x[i]!r}) = {np.asarray(got)[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
