@@ -225,3 +225,21 @@ def test_vulkan_float32_bounds():
         err = _ulps(got, ref, np.float32)
         i = int(np.argmax(err))
         assert err[i] <= bounds[n], f"vulkan {n}({x[i]!r}) = {np.asarray(got)[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
+
+
+def test_sinc_float32_and_float64(x64):
+    """sinc near the integers (its zeros), at huge arguments (integers: 0; sin(pi x) of fl(pi x) gave NaN past 1e38
+    and 1e-31 for 0) and near 0: within 4 ulps of mpmath's (JAX 0.10.2: NaN or 1e7 ulps there)."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(8)
+    k = rng.integers(-1000, 1000, 200).astype(float)
+    x = np.concatenate([k + rng.uniform(-1e-3, 1e-3, 200), k + 0.5, rng.uniform(-30, 30, 300),
+                        np.exp(rng.uniform(-20, 86, 200)) * np.sign(rng.normal(size=200)), [0.0, 1e-30, 3e38, -1e30]])
+    for dt in (np.float32, np.float64):
+        xd = x.astype(dt)
+        got = np.asarray(stagec.jit(snp.sinc)(xd))
+        ref = np.array([1.0 if v == 0 else float(mpmath.sinpi(mpmath.mpf(float(v))) / (mpmath.pi * float(v)))
+                        for v in xd])
+        err = _ulps(got, ref, dt)
+        i = int(np.argmax(err))
+        assert err[i] <= 4, f"{dt.__name__} sinc({xd[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.1f} ulps"
