@@ -211,26 +211,42 @@ def _line(row):
     return f"| {row['function']} | {row['dtype']} | {_cell(row.get('stagec'))} | {_cell(row.get('jax'))} |"
 
 
-def speed(names, n: int = 1 << 20, repeat: int = 15):
-    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed)."""
+def _ms(fn, repeat: int) -> str:
+    """median (min) ms per call of `fn` over `repeat` calls after 3 untimed ones: on a shared machine the min is
+    the steadier figure."""
+    import time
+    for _ in range(3):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return f"{np.median(ts):.2f} ({min(ts):.2f})"
+
+
+def speed(names, n: int = 1 << 20, repeat: int = 25):
+    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed), with the load
+    average."""
     import stagec
     import stagec.numpy as snp
-    from _timing import import_jax, median_time
+    from _timing import import_jax
     jax, jnp = import_jax()
     rng = np.random.default_rng(0)
     x, y = rng.uniform(-10, 10, n).astype(np.float32), rng.uniform(-3, 3, n).astype(np.float32)
-    print("| function | stagec ms | JAX ms |\n|---|---|---|")
+    print(f"load average {os.getloadavg()[0]:.1f}\n| function | stagec ms, median (min) | JAX ms |\n|---|---|---|")
     for name in names:
         lo, hi = UNARY[name][0] if name in UNARY else (-np.inf, np.inf)
         a = np.clip(x, lo, hi) if lo > -10 or hi < 10 else x
         args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY else (a,)
         f = stagec.jit(_fn(snp, name))
         sa = [snp.asarray(v) for v in args]
-        row = [f"{median_time(lambda: np.asarray(f(*sa)), repeat, 3) * 1e3:.2f}"]
+        row = [_ms(lambda: np.asarray(f(*sa)), repeat)]
         if jax is not None:
             g, ja = jax.jit(_fn(jnp, name)), [jnp.asarray(v) for v in args]
-            row.append(f"{median_time(lambda: g(*ja).block_until_ready(), repeat, 3) * 1e3:.2f}")
+            row.append(_ms(lambda: g(*ja).block_until_ready(), repeat))
         print(f"| {name} | {' | '.join(row)} |", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 def main():
