@@ -31,8 +31,21 @@ UNARY = {
     "arccos": ((-1, 1), np.arccos, "acos"), "arctan": ((-np.inf, np.inf), np.arctan, "atan"),
     "arcsinh": ((-np.inf, np.inf), np.arcsinh, "asinh"), "arccosh": ((1, np.inf), np.arccosh, "acosh"),
     "arctanh": ((-1, 1), np.arctanh, "atanh"),
+    # stagec.scipy.special's (jax.scipy.special's) and sinc: references of scipy.special / mpmath
+    "erf": ((-10, 10), "erf", "erf"), "erfc": ((-10, 28), "erfc", "erfc"),
+    "gammaln": ((-np.inf, np.inf), "gammaln", "gammaln"), "digamma": ((-np.inf, np.inf), "digamma", "digamma"),
+    "sinc": ((-np.inf, np.inf), lambda x: _sinc64(x), "sinc"),
 }
+SPECIAL = ("erf", "erfc", "gammaln", "digamma")  # in stagec.scipy.special / jax.scipy.special
 BINARY = {"power": "power", "arctan2": "atan2", "hypot": "hypot", "logaddexp": None}
+
+
+def _sinc64(x: np.ndarray) -> np.ndarray:
+    """sinc in float64 with sin(pi x) from x mod 2 (exact): NumPy's sin(pi x) is off past x ~ 1e8."""
+    r = x - 2 * np.round(x / 2)
+    r = np.where(r > 0.5, 1 - r, np.where(r < -0.5, -1 - r, r))
+    with np.errstate(all="ignore"):
+        return np.where(x == 0, 1.0, np.sin(np.pi * r) / (np.pi * x))
 
 
 def sample(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
@@ -110,20 +123,35 @@ def reference(name: str, args, dtype):
         fn = {"power": lambda a, b: mpmath.power(a, b), "arctan2": mpmath.atan2, "hypot": mpmath.hypot,
               "logaddexp": lambda a, b: mpmath.log(mpmath.exp(a) + mpmath.exp(b)),
               "exp2": lambda a: mpmath.power(2, a), "log2": lambda a: mpmath.log(a, 2),
-              "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a))}.get(name) or getattr(mpmath, UNARY[name][2])
+              "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a)),
+              "gammaln": lambda a: mpmath.log(abs(mpmath.gamma(a))) if a < 1e300 else mpmath.loggamma(a),
+              "sinc": lambda a: mpmath.sinpi(a) / (mpmath.pi * a) if a else mpmath.mpf(1)}.get(name) or getattr(
+                  mpmath, UNARY[name][2])
 
         def one(*xs):
             try:
                 v = fn(*(mpmath.mpf(float(x)) for x in xs))
                 return v if isinstance(v, mpmath.mpf) else mpmath.mpf("nan")
-            except (ValueError, ZeroDivisionError):
+            except (ValueError, ZeroDivisionError, OverflowError):
                 return mpmath.mpf("nan")
         return np.array([one(*xs) for xs in zip(*args)], dtype=object)
     a64 = [np.asarray(a, np.float64) for a in args]
     with np.errstate(all="ignore"):
         if name in BINARY:
             return {"power": np.power, "arctan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp}[name](*a64)
-        return UNARY[name][1](a64[0])
+        ref = UNARY[name][1]
+        if isinstance(ref, str):
+            import scipy.special
+            ref = getattr(scipy.special, ref)
+        return ref(a64[0])
+
+
+def _fn(np_module, name: str):
+    """The function `name` of stagec.numpy / jax.numpy (`np_module`), or of its scipy.special."""
+    if name not in SPECIAL:
+        return getattr(np_module, name)
+    import importlib
+    return getattr(importlib.import_module(np_module.__name__.replace(".numpy", ".scipy.special")), name)
 
 
 def _run(fn, args):
@@ -156,7 +184,7 @@ def measure(names, dtypes, n: int, with_jax: bool = True):
                 if mod is None:
                     continue
                 try:
-                    got = _run(jit(getattr(mod, name)), args).astype(np.float64)
+                    got = _run(jit(_fn(mod, name)), args).astype(np.float64)
                 except Exception as e:  # noqa: BLE001  (a function that does not compile is a finding)
                     row[sysname] = f"error: {type(e).__name__}"
                     continue
@@ -183,26 +211,42 @@ def _line(row):
     return f"| {row['function']} | {row['dtype']} | {_cell(row.get('stagec'))} | {_cell(row.get('jax'))} |"
 
 
-def speed(names, n: int = 1 << 20, repeat: int = 15):
-    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed)."""
+def _ms(fn, repeat: int) -> str:
+    """median (min) ms per call of `fn` over `repeat` calls after 3 untimed ones: on a shared machine the min is
+    the steadier figure."""
+    import time
+    for _ in range(3):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return f"{np.median(ts):.2f} ({min(ts):.2f})"
+
+
+def speed(names, n: int = 1 << 20, repeat: int = 25):
+    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed), with the load
+    average."""
     import stagec
     import stagec.numpy as snp
-    from _timing import import_jax, median_time
+    from _timing import import_jax
     jax, jnp = import_jax()
     rng = np.random.default_rng(0)
     x, y = rng.uniform(-10, 10, n).astype(np.float32), rng.uniform(-3, 3, n).astype(np.float32)
-    print("| function | stagec ms | JAX ms |\n|---|---|---|")
+    print(f"load average {os.getloadavg()[0]:.1f}\n| function | stagec ms, median (min) | JAX ms |\n|---|---|---|")
     for name in names:
         lo, hi = UNARY[name][0] if name in UNARY else (-np.inf, np.inf)
         a = np.clip(x, lo, hi) if lo > -10 or hi < 10 else x
         args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY else (a,)
-        f = stagec.jit(getattr(snp, name))
+        f = stagec.jit(_fn(snp, name))
         sa = [snp.asarray(v) for v in args]
-        row = [f"{median_time(lambda: np.asarray(f(*sa)), repeat, 3) * 1e3:.2f}"]
+        row = [_ms(lambda: np.asarray(f(*sa)), repeat)]
         if jax is not None:
-            g, ja = jax.jit(getattr(jnp, name)), [jnp.asarray(v) for v in args]
-            row.append(f"{median_time(lambda: g(*ja).block_until_ready(), repeat, 3) * 1e3:.2f}")
+            g, ja = jax.jit(_fn(jnp, name)), [jnp.asarray(v) for v in args]
+            row.append(_ms(lambda: g(*ja).block_until_ready(), repeat))
         print(f"| {name} | {' | '.join(row)} |", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 def main():

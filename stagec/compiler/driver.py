@@ -222,11 +222,16 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
     except ic.CompilerToolError as e:
         path = save_failed_mlir(mlir, fun_name)
         diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
-        f64 = re.search(r"'spirv\.GL\.(\w+)' op operand .* but got 'f64'", diag)
+        f64 = (re.search(r"'spirv\.GL\.(\w+)' op operand .* but got 'f64'", diag)
+               or re.search(r"operation 'arith\.(bitcast)' .*\(f64\) -> i64", diag))
         if f64:
             raise NotImplementedError(f"function {fun_name!r}: Vulkan has no float64 {f64[1].lower()} (SPIR-V's "
                                       f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
                                       f"or cuda backend (MLIR in {path})") from None
+        if re.search(r"operation 'arith\.select'.*complex<f(32|64)>", diag):
+            raise NotImplementedError(f"function {fun_name!r}: Vulkan has no complex exp, log, tanh, expm1, log1p or "
+                                      f"power (IREE 3.13 lowers them to a select of complex values, which SPIR-V "
+                                      f"lacks); use the cpu or cuda backend (MLIR in {path})") from None
         raise CompileError(f"IREE could not compile function {fun_name!r} for {TARGETS[backend].iree}; the MLIR "
                            f"it was given is in {path}\n{diag}") from None
 

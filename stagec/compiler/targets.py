@@ -58,7 +58,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # Vulkan; not hoisting fixes it.
     Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "bound-bindings", "isolate-reductions", "bf16-in-f32-apart", "nan-guards"))),
+                    legalize=("mathlib", "mathlib-glsl", "bound-bindings", "isolate-reductions", "bf16-in-f32-apart",
+                              "nan-guards"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py).
     Target("cuda", "cuda", "--iree-cuda-target=",
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),

@@ -302,10 +302,14 @@ radians, degrees = deg2rad, rad2deg
 
 
 def sinc(x):
+    """sin(pi x) / (pi x), sin(pi x) from r = x mod 2 (exact) folded into [-1/2, 1/2] (sin(pi x) by sin(pi fl(pi x))
+    lost its zeros at the integers and gave NaN where pi x overflows)."""
     x = snp.asarray(x)
     x = x.astype(snp.result_type(x, 1.0))
-    pix = np.pi * snp.where(x == 0, 1, x)
-    return snp.where(x == 0, snp.ones_like(x), snp.sin(pix) / pix)
+    r = x - 2 * snp.round(x / 2)  # in [-1, 1]; sin(pi r) = sin(pi x)
+    r = snp.where(r > 0.5, 1 - r, snp.where(r < -0.5, -1 - r, r))  # (exact)
+    den = np.pi * snp.where(x == 0, 1, x)
+    return snp.where(x == 0, snp.ones_like(x), snp.sin(np.pi * r) / snp.where(snp.isinf(den), snp.inf, den))
 
 
 def heaviside(x1, x2):
