@@ -43,14 +43,15 @@ COMMON = textwrap.dedent("""
             ready(leaf) if isinstance(leaf, (list, tuple)) else leaf.block_until_ready()
         return x
 
-    def per_call(step, state, seconds=0.3, rounds=5):
-        # seconds per call of `state = step(state)`: median over `rounds` batches sized to ~seconds/rounds each
+    def per_call(step, state, seconds=0.3):
+        # seconds per call of `state = step(state)`: the median over batches of ~2 ms of calls (at least 5), each
+        # timed to its last result; on a loaded machine a preemption spoils a batch, not the median
         for _ in range(3):
             state = ready(step(state))
         t0 = time.perf_counter(); state = ready(step(state)); one = max(time.perf_counter() - t0, 1e-7)
-        n = max(1, min(2000, int(seconds / rounds / one)))
+        n = max(1, int(2e-3 / one))
         ts = []
-        for _ in range(rounds):
+        for _ in range(max(5, min(300, int(seconds / (n * one))))):
             t0 = time.perf_counter()
             for _ in range(n):
                 state = step(state)
