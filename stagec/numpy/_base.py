@@ -53,6 +53,13 @@ def _promote(fname: str, *args):
     """Cast operands to their common dtype; the result is weak only if every operand is."""
     avals = []
     for a in args:
+        if type(a) in _SCALARS:  # (its aval made once: `aval_of` builds one, ~1.2 us)
+            key = (type(a), _dt.config.x64_enabled)
+            av = _scalar_avals.get(key)
+            if av is None:
+                av = _scalar_avals[key] = aval_of(a)
+            avals.append(av)
+            continue
         try:
             avals.append(aval_of(a))
         except TypeError:
@@ -72,6 +79,7 @@ def _promote(fname: str, *args):
 
 _result_types: dict = {}  # ((dtype, weak) pairs, x64) -> `dtypes.result_type` of them (a few dozen at most)
 _SCALARS = (bool, int, float, complex)
+_scalar_avals: dict = {}  # (Python scalar type, x64) -> its (weak) aval
 _consts: dict = {}  # (type, value, dtype, weak) -> the Python scalar as a Const (`0.9 * a`: ~5 us of ~15 us)
 
 
@@ -126,6 +134,7 @@ def broadcast_to(x, shape: Sequence[int], *, _fname: str = "broadcast_to"):
 
 
 _broadcasts: dict = {}  # (scalar Const, shape) -> its broadcast: the Consts `_scalar_const` keeps recur
+_shapes: dict = {}  # operands' shapes -> the shape they broadcast to
 
 
 def _broadcast_const(c: Const, shape: tuple) -> Const:
@@ -144,10 +153,16 @@ def _broadcast(fname: str, *args):
     if all(s == shapes[0] for s in shapes):
         return list(args)
     if any(type(a) is Const and not s for a, s in zip(args, shapes)) and current_trace() is None and \
-            _dt.config.eager_tiering != "never":
+            _dt.config._values["eager_tiering"] != "never":  # (the dict: `config.eager_tiering` takes ~0.6 us)
         # eager, a scalar constant: its broadcast made on the host, as its NumPy rule (`exact`) would: a read-only
         # view (with `config.eager_tiering` "never", every operation runs its kernel)
-        shape = broadcast_shapes(*shapes, fname=fname)
+        key = tuple(shapes)
+        shape = _shapes.get(key)
+        if shape is None:
+            shape = broadcast_shapes(*shapes, fname=fname)
+            if len(_shapes) >= 256:
+                _shapes.clear()
+            _shapes[key] = shape
         if shape and math.prod(shape) <= _HOST_BROADCAST:
             args = [_broadcast_const(a, shape) if type(a) is Const and not s else a for a, s in zip(args, shapes)]
             shapes = [aval_of(a).shape for a in args]
