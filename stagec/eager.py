@@ -104,7 +104,15 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
         return lambda args, params: list(prim.impl(*args, **params))
     backend = get_backend()
     if prim is structural.reshape_p:
-        return lambda args, params: _view(args, avals, out_avals[0], backend)
+        if config.eager_tiering == "never" or not prim.hosts(avals, params, out_avals):
+            return lambda args, params: _view(args, avals, out_avals[0], backend)
+
+        def reshape(args, params):  # a value not on the device yet is reshaped where it is
+            x = args[0]
+            if type(x) is not Array or (x._bv is None and x._npy is not None):
+                return _on_host(prim, args, avals, params, out_avals, backend)
+            return _view(args, avals, out_avals[0], backend)
+        return reshape
     if config.eager_tiering == "exact" and prim.hosts(avals, params, out_avals) and not exact(prim, avals, out_avals) \
             and _always_host(prim, avals, params, out_avals, backend):
         return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)

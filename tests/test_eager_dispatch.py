@@ -86,6 +86,9 @@ def test_host_results_upload_when_a_device_call_reads_them():
     y = snp.sin(x) + 1.0  # NumPy rules: nothing uploaded
     assert y._bv is None and y.is_ready()
     assert y.block_until_ready() is y and y._bv is None
+    r = y.reshape(2, 8)  # reshaped where it is
+    assert r._bv is None
+    np.testing.assert_array_equal(np.asarray(r), np.asarray(y).reshape(2, 8))
     f = stagec.jit(lambda v: v * 2.0)
     out = np.asarray(f(y))  # the module reads it: uploaded once
     assert y._bv is not None
