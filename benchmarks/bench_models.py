@@ -1,6 +1,7 @@
 """Model-level rows, stagec beside JAX: training steps of dense networks, eager dispatch of small ops, eager matmul.
 
     python benchmarks/bench_models.py [--repeat 3] [--only train,eager] [--no-jax] [--before DIR] [--quick]
+                                      [--clock wall|cpu] [--no-blas-row]
 
 - train: `jit` of a function that calls `grad` of a dense network's loss and returns the updated parameter list
   (SGD, or Adam written by hand), at several widths, batches, activations and losses; stagec with
@@ -37,6 +38,7 @@ COMMON = textwrap.dedent("""
         if lib == "stagec-noblas":
             stagec.config.update("cpu_blas", False)
     QUICK = bool(os.environ.get("BENCH_QUICK"))
+    clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
 
     def ready(x):
         for leaf in (x if isinstance(x, (list, tuple)) else [x]):
@@ -52,11 +54,11 @@ COMMON = textwrap.dedent("""
         n = max(1, int(2e-3 / one))
         ts = []
         for _ in range(max(5, min(300, int(seconds / (n * one))))):
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 state = step(state)
             ready(state)
-            ts.append((time.perf_counter() - t0) / n)
+            ts.append((clock() - t0) / n)
         return statistics.median(ts)
 """)
 
@@ -166,8 +168,8 @@ SCRIPTS = {"train": TRAIN, "eager": EAGER}
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def env_for(root: str | None, cache_dir: str | None, quick: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=root or HERE, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+def env_for(root: str | None, cache_dir: str | None, quick: bool, clock: str = "wall") -> dict:
+    env = dict(os.environ, PYTHONPATH=root or HERE, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3", BENCH_CLOCK=clock)
     if cache_dir:
         env["STAGEC_CACHE_DIR"] = cache_dir
     if quick:
@@ -188,19 +190,21 @@ def stat(xs: list[float]) -> str:
     return f"{t} ±{spread * 50:3.0f}%"
 
 
-def measure(part: str, libs: list[tuple[str, str, str | None]], repeat: int, cache: str, quick: bool) -> None:
+def measure(part: str, libs: list[tuple[str, str, str | None]], repeat: int, cache: str, quick: bool,
+            clock: str) -> None:
     for name, lib, root in libs:  # untimed: fill the cache (stagec) and warm the file system
         if lib != "jax":
             run(part, lib, env_for(root, cache + "-" + name, quick))
     res: dict[tuple, list] = {}
     for i in range(repeat):
         for name, lib, root in (libs if i % 2 else libs[::-1]):
-            for k, v in run(part, lib, env_for(root, cache + "-" + name, quick)).items():
+            for k, v in run(part, lib, env_for(root, cache + "-" + name, quick, clock)).items():
                 res.setdefault((k, name), []).append(v)
     names = [n for n, _, _ in libs]
     what = {"train": "Training step (jit of grad + update), per step",
             "eager": "Eager operations (no jit, kernels warm), per call"}[part]
-    print(f"{what}; median of {repeat} processes each; ratio: to jax")
+    print(f"{what} ({'CPU time of the process' if clock == 'cpu' else 'wall clock'}); median of {repeat} processes "
+          f"each; ratio: to jax")
     print(f"  {'row':38s}" + "".join(f"{n:>24s}" for n in names))
     for k in dict.fromkeys(k for k, _ in res):
         ref = statistics.median(res[(k, "jax")]) if (k, "jax") in res else None
@@ -223,6 +227,8 @@ def main() -> None:
     p.add_argument("--no-blas-row", action="store_true", help="skip stagec with config.cpu_blas off (train)")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
     p.add_argument("--quick", action="store_true", help="skip the biggest training steps")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="cpu: the process's CPU time (all its threads), steadier than wall time on a loaded machine")
     a = p.parse_args()
     jax = not a.no_jax and import_jax()[0] is not None
     with tempfile.TemporaryDirectory(prefix="stagec-bench-models-") as d:
@@ -236,7 +242,7 @@ def main() -> None:
                     libs.append(("before cpu_blas=off", "stagec-noblas", os.path.abspath(a.before)))
             if jax:
                 libs.append(("jax", "jax", None))
-            measure(part, libs, a.repeat, os.path.join(d, "cache"), a.quick)
+            measure(part, libs, a.repeat, os.path.join(d, "cache"), a.quick, a.clock)
 
 
 if __name__ == "__main__":
