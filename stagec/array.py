@@ -47,7 +47,9 @@ class Array(ArrayOps):
 
     The result of an asynchronously dispatched call is pending (`_bv` None, `_job` = (Job, index)) until it is
     needed: `block_until_ready`, conversion to NumPy, printing and the like wait for it and raise the error
-    the call ended with, naming its function."""
+    the call ended with, naming its function. A small result computed on the host (`Array.on_host`: an eager
+    operation's NumPy rule) has its host copy only (`_bv` and `_job` None) until a device call reads it: a chain
+    of such operations uploads nothing."""
 
     __slots__ = ("aval", "_bv", "_backend", "_npy", "_deleted", "_job")
 
@@ -63,15 +65,28 @@ class Array(ArrayOps):
         a._job = (job, i)
         return a
 
+    @classmethod
+    def on_host(cls, value: np.ndarray, aval: ShapedArray, backend) -> Array:
+        """An array of the read-only host array `value`, uploaded when a device call first reads it."""
+        a = cls(None, aval, backend)
+        a._npy, a._job = value, None
+        return a
+
     def _wait(self):
         """The buffer view, once the call computing it has run (raising its error)."""
         if self._deleted:
             raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted).")
         bv = self._bv
         if bv is None:
-            job, i = self._job
-            bv = self._bv = job.result(i)
-            self._job = None
+            job = self._job
+            if job is None:  # a host value (`on_host`), or a result another thread has just waited for
+                bv = self._bv
+                if bv is None:
+                    bv = self._bv = self._backend.put(self._npy)
+            else:
+                job, i = job
+                bv = self._bv = job.result(i)
+                self._job = None
         if self._backend.failed:  # an earlier call failed and nothing has raised its error yet
             self._backend.raise_failed()
         return bv
@@ -126,12 +141,16 @@ class Array(ArrayOps):
 
     def block_until_ready(self) -> Array:
         """Wait until the call computing this array has run; raise the error it (or an earlier call) ended with."""
+        if self._bv is None and self._npy is not None and not self._deleted:  # a host value: nothing to wait for
+            if self._backend.failed:
+                self._backend.raise_failed()
+            return self
         self._wait()
         return self
 
     def is_ready(self) -> bool:
         """Whether the value is computed (block_until_ready would not wait)."""
-        return self._bv is not None or self._deleted or self._job[0].done
+        return self._bv is not None or self._deleted or self._job is None or self._job[0].done
 
     def devices(self) -> set:
         return {self._backend.devices[0]}
@@ -164,6 +183,7 @@ class Array(ArrayOps):
         bv = self._bv
         new = Array(bv, self.aval, self._backend)
         new._job = job if bv is None else None
+        new._npy = self._npy  # (read-only; a host value's only copy)
         return new
 
     def _rebind(self, other: Array) -> None:
@@ -173,8 +193,9 @@ class Array(ArrayOps):
         if (other.aval.shape, other.aval.dtype) != (self.aval.shape, self.aval.dtype) or other._backend is not \
                 self._backend:
             raise ValueError(f"cannot rebind an array of {self.aval.str_short()} to {other.aval.str_short()}")
-        self._bv, self._npy = other._bv, None
-        self._job = other._job if other._bv is None else None  # other may still be pending
+        bv, npy = other._bv, other._npy
+        self._job = getattr(other, "_job", None) if bv is None else None  # other may be pending, or a host value
+        self._bv, self._npy = bv, npy
 
     def __reduce__(self):
         return (device_put, (self._value(),))
@@ -203,6 +224,9 @@ def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend)
                 if x._deleted:
                     raise RuntimeError("Array has been deleted (it was donated to a jitted function or deleted) "
                                        "and cannot be used.")
+                if x._job is None:  # a host value (`Array.on_host`): uploaded now, once
+                    out.append(x._wait())
+                    continue
                 job, i = x._job
                 if job.done and job.error is None:
                     bv = x._bv = job.outs[i]
@@ -215,6 +239,11 @@ def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend)
     if pending:
         raise PendingArguments(out)
     return out
+
+
+def pending(x) -> bool:
+    """Whether `x` is an Array still being computed by an asynchronous call."""
+    return type(x) is Array and x._bv is None and getattr(x, "_job", None) is not None
 
 
 def device_put(x: Any, device=None) -> Any:

@@ -378,7 +378,8 @@ HOST_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.in
 
 
 def set_eager_impl(fn: Callable) -> None:
-    """Register how a primitive runs outside any trace: `fn(prim, args, avals, params, out_avals) -> outputs`.
+    """Register how a primitive runs outside any trace: `fn(prim, args, params) -> outputs`, its abstract
+    evaluation (which checks the operands) and its `impl` rule included.
 
     The runtime layer (`stagec.eager`) registers itself at import; core never imports it."""
     global _eager_impl
@@ -455,13 +456,9 @@ class Primitive:
         return outs if self.multiple_results else outs[0]
 
     def _run_eager(self, args: Sequence, params: dict) -> list:
-        avals = [aval_of(a) for a in args]
-        out_avals = self.out_avals(avals, params)
-        if self.impl is not None:
-            return list(self.impl(*args, **params))
         if _eager_impl is None:
             raise RuntimeError(f"cannot run {self.name} eagerly: no runtime registered (import stagec)")
-        return _eager_impl(self, args, avals, params, out_avals)
+        return _eager_impl(self, args, params)
 
 
 def find_top_trace(args: Sequence):

@@ -32,14 +32,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .array import Array, to_buffers
+from .array import Array, pending, to_buffers
 from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, PendingArguments, get_backend
 from .compiler.processes import abandon_compiles
 from .config import config
-from .core import Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, set_eager_impl, to_numpy_constant
+from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
+                   to_numpy_constant)
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
 from .primitives import elementwise, reductions, structural
+from .primitives.dot import dot_general_p
 from .stages import Lowered, build_once, compile_cached, find_cached, set_quick_tier
 
 # Primitives whose emission rule reads no dimension size: their modules stay right with dynamic dimensions, and
@@ -59,18 +61,86 @@ _forms: dict[tuple, tuple | None] = {}  # shape-specific key -> its polymorphic 
 _UNSEEN = object()
 _STATIC = "static"  # cached for a polymorphic key whose module could not be built: compile per shape
 _HOST = "host"  # `_obtain`: compute with the NumPy rule, the kernel compiles on a thread
+try:  # NumPy's floating-point error state (`np.errstate`), set directly
+    from numpy._core._ufunc_config import _extobj_contextvar as _errors, _make_extobj
+    _quiet = _make_extobj(all="ignore")
+except (ImportError, TypeError):
+    _errors = _quiet = None
 KEEP_HOST_BYTES = 1 << 20  # a NumPy rule's result up to this size stays as its Array's host copy (printing it
 # reads no buffer back); a bigger one would double the memory it takes
 stats = {"compiles": 0, "polymorphic": 0, "views": 0, "host": 0}
 
 
-def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
-          out_avals: list[ShapedArray]) -> list[Array]:
-    """Run one primitive on concrete arguments (Arrays, NumPy values, Python scalars)."""
+_plans: dict[tuple, Callable] = {}  # a call's signature -> `run(args, params)`: what `_plan` decided for it
+_plans_config: list = [None]  # the `config.key_now` object the plans were made under (`update` makes a new one)
+
+
+def apply(prim: Primitive, args: Sequence, params: dict) -> list[Array]:
+    """Run one primitive on concrete arguments (Arrays, NumPy values, Python scalars): `core.set_eager_impl`'s
+    rule. What a signature (primitive, operands' avals, params, config) runs with is decided once (`_plan`): a call
+    seen before does no abstract evaluation and builds no kernel key."""
+    if config.key_now is not _plans_config[0]:  # any setting changed: plans are made again
+        _plans.clear()
+        _plans_config[0] = config.key_now
+    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in args])
+    try:
+        pkey = (prim, avals, tuple(params.items()))
+        run = _plans.get(pkey)
+    except TypeError:  # (an unhashable parameter)
+        pkey = run = None
+    if run is None:
+        run = _plan(prim, list(avals), params)
+        if pkey is not None:
+            if len(_plans) >= 4 * max(config.eager_cache_size, 1):
+                _plans.clear()
+            _plans[pkey] = run
+    return run(args, params)
+
+
+def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
+    """`run(args, params) -> outputs` for calls of this signature; raises what the abstract evaluation raises."""
+    out_avals = prim.out_avals(avals, params)
+    if prim.impl is not None:
+        return lambda args, params: list(prim.impl(*args, **params))
     backend = get_backend()
     if prim is structural.reshape_p:
-        return _view(args, avals, out_avals[0], backend)
+        if config.eager_tiering == "never" or not prim.hosts(avals, params, out_avals):
+            return lambda args, params: _view(args, avals, out_avals[0], backend)
+
+        def reshape(args, params):  # a value not on the device yet is reshaped where it is
+            x = args[0]
+            if type(x) is not Array or (x._bv is None and x._npy is not None):
+                return _on_host(prim, args, avals, params, out_avals, backend)
+            return _view(args, avals, out_avals[0], backend)
+        return reshape
+    if config.eager_tiering == "exact" and prim.hosts(avals, params, out_avals) and not exact(prim, avals, out_avals) \
+            and _always_host(prim, avals, params, out_avals, backend):
+        return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
+    found: list = []  # [(cache key, kernel, polymorphic)] once a call has a loaded kernel
+    # An `exact` operation on values all on the host (scalars, NumPy values, results of NumPy rules) takes its rule
+    # while the call is small: the kernel's bits, without uploading its operands and reading its result back.
+    near = config.eager_tiering != "never" and prim.hosts(avals, params, out_avals) and exact(
+        prim, avals, out_avals) and _always_host(prim, avals, params, out_avals, backend)
+
+    def run(args, params):
+        if near and all(type(x) is not Array or x._npy is not None for x in args):
+            return _on_host(prim, args, avals, params, out_avals, backend)
+        if found:
+            k, kernel, poly = found[0]
+            try:
+                _cache.move_to_end(k)  # (least recently used order, as `_get` keeps it)
+            except KeyError:  # evicted: obtained again
+                found.clear()
+            else:
+                return kernel(args, avals, out_avals) if poly else kernel(args)
+        return _dispatch(prim, args, avals, params, out_avals, backend, key, found)
+    return run
+
+
+def _dispatch(prim: Primitive, args, avals, params: dict, out_avals, backend: Backend, key: tuple, found: list):
+    """A call through its kernel (or its NumPy rule while the kernel compiles: `_obtain`); the kernel, once
+    loaded, is kept in `found` for the next calls."""
     if config.eager_polymorphic:
         form = _forms.get(key, _UNSEEN)
         if form is _UNSEEN:
@@ -86,12 +156,25 @@ def apply(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params:
             if kernel is _HOST:
                 return _on_host(prim, args, avals, params, out_avals, backend)
             if kernel is not _STATIC:
+                found[:] = [(pkey, kernel, True)]
                 return kernel(args, avals, out_avals)
     kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, args,
                      avals, params, out_avals, backend)
     if kernel is _HOST:
         return _on_host(prim, args, avals, params, out_avals, backend)
+    found[:] = [(key, kernel, False)]
     return kernel(args)
+
+
+def _work(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray]) -> int:
+    """Elements a call touches (inputs + outputs), plus a contraction's multiply-adds: NumPy's matmul (OpenBLAS)
+    runs on every core from 2^18 of them, and its threads then compete with the caller's and IREE's (a 256x256
+    float32 product took 30 ms on a loaded 2-core machine, 2.5 ms on one thread, against 0.8 ms for the kernel)."""
+    n = sum(math.prod(a.shape) for a in (*avals, *out_avals))
+    if prim is dot_general_p:
+        (lc, _), _ = params["dimension_numbers"]
+        n += math.prod(out_avals[0].shape) * math.prod(avals[0].shape[i] for i in lc)
+    return n
 
 
 def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = True):
@@ -120,9 +203,16 @@ EXACT: dict[Primitive, str] = {
 }
 
 
-# From this many elements (inputs + outputs) a CPU kernel runs on several threads (`local-task`): an inexact
-# operation takes its kernel there (NumPy's one thread was up to 7x slower on 1M floats), its NumPy rule below.
+# From this much work (`_work`: elements, inputs + outputs, and multiply-adds) a CPU kernel runs on several threads
+# (`local-task`): an inexact operation takes its kernel there (NumPy's one thread was up to 7x slower on 1M floats),
+# its NumPy rule below.
 HOST_MAX_ELEMENTS = TASK_THRESHOLD
+
+
+def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backend) -> bool:
+    """Whether an inexact operation computes with its NumPy rule on every call ("exact" tiering): on the CPU,
+    below `HOST_MAX_ELEMENTS`."""
+    return backend.name == "cpu" and _work(prim, avals, params, out_avals) < HOST_MAX_ELEMENTS
 
 
 def exact(prim: Primitive, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> bool:
@@ -143,10 +233,9 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
     mode = config.eager_tiering
     if mode != "never" and prim.hosts(avals, params, out_avals):
         if mode == "exact" and not exact(prim, avals, out_avals):
-            if backend.name == "cpu" and sum(math.prod(a.shape) for a in (*avals, *out_avals)) < HOST_MAX_ELEMENTS:
+            if _always_host(prim, avals, params, out_avals, backend):
                 return _HOST
-        elif key not in _cache and key not in _later.failed and not any(
-                type(x) is Array and x._bv is None for x in args):
+        elif key not in _cache and key not in _later.failed and not any(pending(x) for x in args):
             if key in _later.queued:
                 return _HOST
             kernel = _get(key, lambda: build(False))
@@ -236,6 +325,7 @@ def _after_fork_in_child() -> None:
     _later = _Later()
     _cache.clear()
     _forms.clear()
+    _plans.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -248,25 +338,35 @@ def wait_for_kernels(timeout: float | None = None) -> bool:
 
 def _on_host(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
              out_avals: Sequence[ShapedArray], backend: Backend) -> list[Array]:
-    """The primitive's NumPy rule, its result uploaded (a small one kept as the Array's host copy too)."""
+    """The primitive's NumPy rule; a small result stays on the host until a device call reads it (`Array.on_host`),
+    a bigger one is uploaded."""
     (value,) = host_values(prim, args, avals, params, out_avals)
-    out = Array(backend.put(value), out_avals[0], backend)
     if value.nbytes <= KEEP_HOST_BYTES:
-        out._npy = value
-    return [out]
+        return [Array.on_host(value, out_avals[0], backend)]
+    return [Array(backend.put(value), out_avals[0], backend)]
 
 
 def host_values(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
                 out_avals: Sequence[ShapedArray]) -> list[np.ndarray]:
     """`prim`'s NumPy rule on `args` (Arrays, NumPy values, constants): read-only arrays of `out_avals`."""
-    xs = [x if type(x) is np.ndarray else to_numpy_constant(x, a) for x, a in zip(args, avals)]
-    with np.errstate(all="ignore"):
-        value = np.asarray(prim.host(*xs, **params), dtype=out_avals[0].dtype)
+    xs = [x._value() if type(x) is Array else x if type(x) is np.ndarray else to_numpy_constant(x, a)
+          for x, a in zip(args, avals)]
+    if _quiet is not None:  # (`np.errstate(all="ignore")`, without building its state on each call: ~0.6 us)
+        token = _errors.set(_quiet)
+        try:
+            value = prim.host(*xs, **params)
+        finally:
+            _errors.reset(token)
+    else:
+        with np.errstate(all="ignore"):
+            value = prim.host(*xs, **params)
+    value = np.asarray(value, dtype=out_avals[0].dtype)
     if value.shape != out_avals[0].shape:
         raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for {out_avals[0].str_short()}")
     stats["host"] += 1
-    if value.flags.writeable:
-        value.flags.writeable = False
+    if any(type(x) is np.ndarray and x.flags.writeable and np.may_share_memory(value, x) for x in args):
+        value = value.copy()  # (a view of the caller's array, which it may write to)
+    value.setflags(write=False)
     return [value]
 
 
@@ -567,6 +667,7 @@ def kernels() -> list[tuple[str, str]]:
 def clear_cache() -> None:
     _cache.clear()
     _forms.clear()
+    _plans.clear()
 
 
 set_eager_impl(apply)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import functools
 from typing import Callable, Sequence
@@ -13,6 +14,9 @@ from .. import lax
 from ..array import Array, device_put
 from ..backend import Device, get_backend
 from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant
+
+_HOST_BROADCAST = 1 << 16  # elements: a scalar constant broadcast to more is broadcast by the operation's module
+
 
 def _fresh(x):
     """A copy of a concrete Array as a new Array object on the same device buffer: item assignment replaces an
@@ -47,12 +51,51 @@ def _aval_or_dtype(x):
 
 def _promote(fname: str, *args):
     """Cast operands to their common dtype; the result is weak only if every operand is."""
+    avals = []
     for a in args:
-        _check_operand(fname, a)
-    avals = [aval_of(a) for a in args]
-    dt, weak = _dt.result_type(*[(a.dtype, a.weak_type) for a in avals])
-    return [lax.convert_element_type(a, dt, weak) if (av.dtype, av.weak_type) != (dt, weak) else a
-            for a, av in zip(args, avals)]
+        if type(a) in _SCALARS:  # (its aval made once: `aval_of` builds one, ~1.2 us)
+            key = (type(a), _dt.config.x64_enabled)
+            av = _scalar_avals.get(key)
+            if av is None:
+                av = _scalar_avals[key] = aval_of(a)
+            avals.append(av)
+            continue
+        try:
+            avals.append(aval_of(a))
+        except TypeError:
+            _check_operand(fname, a)
+    dt = avals[0].dtype
+    if not avals[0].weak_type and all(av.dtype == dt and not av.weak_type for av in avals):
+        return list(args)  # (the common case, nothing to cast: ~2 us of an eager `x * y`)
+    pairs = tuple([(a.dtype, a.weak_type) for a in avals])
+    key = (pairs, _dt.config.x64_enabled)
+    found = _result_types.get(key)
+    if found is None:
+        found = _result_types[key] = _dt.result_type(*pairs)
+    dt, weak = found
+    return [(a if (av.dtype, av.weak_type) == (dt, weak) else _scalar_const(a, dt, weak)
+             if type(a) in _SCALARS else lax.convert_element_type(a, dt, weak)) for a, av in zip(args, avals)]
+
+
+_result_types: dict = {}  # ((dtype, weak) pairs, x64) -> `dtypes.result_type` of them (a few dozen at most)
+_SCALARS = (bool, int, float, complex)
+_scalar_avals: dict = {}  # (Python scalar type, x64) -> its (weak) aval
+_consts: dict = {}  # (type, value, dtype, weak) -> the Python scalar as a Const (`0.9 * a`: ~5 us of ~15 us)
+
+
+def _scalar_const(x, dtype, weak: bool):
+    """`lax.convert_element_type` of a Python scalar (a host constant), made once per value."""
+    key = (type(x), x, dtype, weak)
+    c = _consts.get(key)
+    if c is None:
+        c = lax.convert_element_type(x, dtype, weak)
+        if type(c) is not Const:
+            return c
+        c.value.flags.writeable = False  # (shared by the calls that use it)
+        if len(_consts) >= 256:
+            _consts.clear()
+        _consts[key] = c
+    return c
 
 
 def _to_float(fname: str, *args):
@@ -90,8 +133,41 @@ def broadcast_to(x, shape: Sequence[int], *, _fname: str = "broadcast_to"):
     return lax.broadcast_in_dim(x, shape, dims)
 
 
+_broadcasts: dict = {}  # (scalar Const, shape) -> its broadcast: the Consts `_scalar_const` keeps recur
+_shapes: dict = {}  # operands' shapes -> the shape they broadcast to
+
+
+def _broadcast_const(c: Const, shape: tuple) -> Const:
+    key = (c, shape)
+    b = _broadcasts.get(key)
+    if b is None:
+        b = Const(np.broadcast_to(c.value, shape), c.aval.update(shape=shape))
+        if len(_broadcasts) >= 256:
+            _broadcasts.clear()
+        _broadcasts[key] = b
+    return b
+
+
 def _broadcast(fname: str, *args):
     shapes = [aval_of(a).shape for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
+    if any(type(a) is Const and not s for a, s in zip(args, shapes)) and current_trace() is None and \
+            _dt.config._values["eager_tiering"] != "never":  # (the dict: `config.eager_tiering` takes ~0.6 us)
+        # eager, a scalar constant: its broadcast made on the host, as its NumPy rule (`exact`) would: a read-only
+        # view (with `config.eager_tiering` "never", every operation runs its kernel)
+        key = tuple(shapes)
+        shape = _shapes.get(key)
+        if shape is None:
+            shape = broadcast_shapes(*shapes, fname=fname)
+            if len(_shapes) >= 256:
+                _shapes.clear()
+            _shapes[key] = shape
+        if shape and math.prod(shape) <= _HOST_BROADCAST:
+            args = [_broadcast_const(a, shape) if type(a) is Const and not s else a for a, s in zip(args, shapes)]
+            shapes = [aval_of(a).shape for a in args]
+            if all(s == shape for s in shapes):
+                return args
     shape = broadcast_shapes(*shapes, fname=fname)
     return [broadcast_to(a, shape, _fname=fname) for a in args]
 
@@ -245,8 +321,11 @@ def _as_output(x):
         return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)
     if isinstance(x, (Const, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex):
         av = aval_of(x)
-        backend = get_backend()
-        return Array(backend.put(to_numpy_constant(x, av)), av, backend)
+        v = np.array(to_numpy_constant(x, av), copy=True)  # (never a view of the caller's array)
+        if v.nbytes > (1 << 20):
+            return Array(get_backend().put(v), av, get_backend())
+        v.flags.writeable = False
+        return Array.on_host(v, av, get_backend())
     return x
 
 

@@ -242,6 +242,8 @@ def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_elem
     """Batch, free and contracted dimensions grouped by transposes, then one `np.matmul` (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
     dtype = preferred_element_type or x.dtype
+    if x.ndim == y.ndim == 2 and not lb and tuple(lc) == (1,) and tuple(rc) == (0,):  # a matrix product: as below,
+        return np.matmul(x.astype(dtype, copy=False), y.astype(dtype, copy=False))  # without its ~15 us of steps
     lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
     rf = [i for i in range(y.ndim) if i not in rc and i not in rb]
     batch = [x.shape[i] for i in lb]

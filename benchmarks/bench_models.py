@@ -1,0 +1,249 @@
+"""Model-level rows, stagec beside JAX: training steps of dense networks, eager dispatch of small ops, eager matmul.
+
+    python benchmarks/bench_models.py [--repeat 3] [--only train,eager] [--no-jax] [--before DIR] [--quick]
+                                      [--clock wall|cpu] [--no-blas-row]
+
+- train: `jit` of a function that calls `grad` of a dense network's loss and returns the updated parameter list
+  (SGD, or Adam written by hand), at several widths, batches, activations and losses; stagec with
+  `config.cpu_blas` on (the default) and off. Time per step, median of batches of steps, the parameters fed back.
+- eager: operations outside `jit` on arrays made on the device, kernels compiled and warm (`x + 1.0` on 4x4,
+  `sin`, `0.9*a + 0.1*b` on (1, 1), ...), and matmul beside its jitted form (eager should run at jitted speed).
+
+Each library runs in its own fresh process; processes alternate between libraries (and `--before`, another stagec
+checkout, e.g. `git archive main | tar -x -C DIR`), medians over `--repeat` rounds, with the spread (max-min)/median.
+The stagec processes share one cache folder, filled by an untimed first process (steady state, not compile time:
+benchmarks/bench_compile.py has that).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+
+from _timing import import_jax, run_json
+
+COMMON = textwrap.dedent("""
+    import json, os, statistics, sys, time
+    import numpy as np
+    lib, part = sys.argv[1], sys.argv[2]
+    if lib == "jax":
+        import jax, jax.numpy as m
+        jit, grad, put, nn = jax.jit, jax.grad, jax.device_put, jax.nn
+    else:
+        import stagec, stagec.numpy as m
+        jit, grad, put, nn = stagec.jit, stagec.grad, stagec.device_put, stagec.nn
+        if lib == "stagec-noblas":
+            stagec.config.update("cpu_blas", False)
+    QUICK = bool(os.environ.get("BENCH_QUICK"))
+    clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
+
+    def ready(x):
+        for leaf in (x if isinstance(x, (list, tuple)) else [x]):
+            ready(leaf) if isinstance(leaf, (list, tuple)) else leaf.block_until_ready()
+        return x
+
+    def per_call(step, state, seconds=0.3):
+        # seconds per call of `state = step(state)`: the median over batches of ~2 ms of calls (at least 5), each
+        # timed to its last result; on a loaded machine a preemption spoils a batch, not the median
+        for _ in range(3):
+            state = ready(step(state))
+        t0 = time.perf_counter(); state = ready(step(state)); one = max(time.perf_counter() - t0, 1e-7)
+        n = max(1, int(2e-3 / one))
+        ts = []
+        for _ in range(max(5, min(300, int(seconds / (n * one))))):
+            t0 = clock()
+            for _ in range(n):
+                state = step(state)
+            ready(state)
+            ts.append((clock() - t0) / n)
+        return statistics.median(ts)
+""")
+
+# (name, widths, batch, activation, loss, optimizer)
+MODELS = [("784-1024-1024-10 b128 tanh xent sgd", (784, 1024, 1024, 10), 128, "tanh", "xent", "sgd"),
+          ("10-32-32-1 b1 relu mse sgd", (10, 32, 32, 1), 1, "relu", "mse", "sgd"),
+          ("64-256-256-10 b32 gelu xent adam", (64, 256, 256, 10), 32, "gelu", "xent", "adam"),
+          ("256-512-512-10 b1024 relu xent sgd", (256, 512, 512, 10), 1024, "relu", "xent", "sgd"),
+          ("128-4096-4096-10 b8 tanh mse adam", (128, 4096, 4096, 10), 8, "tanh", "mse", "adam"),
+          ("32-128-10 b256 tanh mse adam", (32, 128, 10), 256, "tanh", "mse", "adam")]
+
+TRAIN = COMMON + textwrap.dedent("""
+    MODELS = %r
+    ACT = {"tanh": m.tanh, "relu": nn.relu, "gelu": nn.gelu}
+
+    def forward(params, x, act):
+        for w, b in params[:-1]:
+            x = act(x @ w + b)
+        w, b = params[-1]
+        return x @ w + b
+
+    def make_loss(act, kind):
+        def loss(params, x, y):
+            out = forward(params, x, act)
+            if kind == "xent":
+                return -m.mean(m.sum(y * nn.log_softmax(out), axis=-1))
+            return m.mean((out - y) ** 2)
+        return loss
+
+    def sgd(loss, lr=1e-3):
+        def step(params, x, y):
+            g = grad(loss)(params, x, y)
+            return [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(params, g)]
+        return step
+
+    def adam(loss, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+        def step(params, mom, vel, t, x, y):
+            g = grad(loss)(params, x, y)
+            t = t + 1.0
+            new_p, new_m, new_v = [], [], []
+            for (w, b), (mw, mb), (vw, vb), (gw, gb) in zip(params, mom, vel, g):
+                ps, ms, vs = [], [], []
+                for p_, m_, v_, g_ in ((w, mw, vw, gw), (b, mb, vb, gb)):
+                    m_ = b1 * m_ + (1 - b1) * g_
+                    v_ = b2 * v_ + (1 - b2) * g_ * g_
+                    mhat, vhat = m_ / (1 - b1 ** t), v_ / (1 - b2 ** t)
+                    ps.append(p_ - lr * mhat / (m.sqrt(vhat) + eps)); ms.append(m_); vs.append(v_)
+                new_p.append(tuple(ps)); new_m.append(tuple(ms)); new_v.append(tuple(vs))
+            return new_p, new_m, new_v, t
+        return step
+
+    out = {}
+    for name, widths, batch, act, kind, opt in MODELS:
+        if QUICK and batch * max(widths) ** 2 > 1e8:
+            continue
+        rng = np.random.default_rng(0)
+        params = [(put((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32)), put(np.zeros(b, np.float32)))
+                  for a, b in zip(widths[:-1], widths[1:])]
+        x = put(rng.standard_normal((batch, widths[0])).astype(np.float32))
+        y = np.zeros((batch, widths[-1]), np.float32)
+        y[np.arange(batch), rng.integers(0, widths[-1], batch)] = 1.0
+        y = put(y)
+        loss = make_loss(ACT[act], kind)
+        if opt == "sgd":
+            f = jit(sgd(loss))
+            t = per_call(lambda p: f(p, x, y), params)
+        else:
+            f = jit(adam(loss))
+            zeros = [(put(np.zeros(w.shape, np.float32)), put(np.zeros(b.shape, np.float32))) for w, b in params]
+            t = per_call(lambda s: f(*s, x, y), (params, zeros, zeros, put(np.float32(0.0))))
+        out[name] = t
+    print(json.dumps(out))
+""") % (MODELS,)
+
+EAGER = COMMON + textwrap.dedent("""
+    rng = np.random.default_rng(0)
+    f32 = lambda *s: put(rng.standard_normal(s).astype(np.float32))
+    x, y = f32(4, 4), f32(4, 4)
+    a1, b1 = f32(1, 1), f32(1, 1)
+    v = f32(1000)
+    s256 = f32(256, 256)
+    mats = {n: f32(n, n) for n in (16, 64, 256, 512)}
+    mm = jit(lambda a, b: a @ b)
+    ROWS = {"x + 1.0 (4x4)": lambda: x + 1.0,
+            "x * y (4x4)": lambda: x * y,
+            "sin(x) (4x4)": lambda: m.sin(x),
+            "exp(x) (4x4)": lambda: m.exp(x),
+            "0.9*a + 0.1*b (1x1)": lambda: 0.9 * a1 + 0.1 * b1,
+            "maximum(v, 0) (1000)": lambda: m.maximum(v, 0.0),
+            "tanh(v) (1000)": lambda: m.tanh(v),
+            "sum (256x256)": lambda: m.sum(s256),
+            "x.T (4x4)": lambda: x.T,
+            "x[1:3] (4x4)": lambda: x[1:3]}
+    for n, a in mats.items():
+        ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
+        ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)
+    out = {}
+    for name, fn in ROWS.items():
+        ready(fn())
+        if lib != "jax":
+            stagec.wait_for_compiles()  # (steady state: an operation's kernel compiled on a thread is in use)
+        out[name] = per_call(lambda _: fn(), None, seconds=0.2)
+    print(json.dumps(out))
+""")
+
+SCRIPTS = {"train": TRAIN, "eager": EAGER}
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def env_for(root: str | None, cache_dir: str | None, quick: bool, clock: str = "wall") -> dict:
+    env = dict(os.environ, PYTHONPATH=root or HERE, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3", BENCH_CLOCK=clock)
+    if cache_dir:
+        env["STAGEC_CACHE_DIR"] = cache_dir
+    if quick:
+        env["BENCH_QUICK"] = "1"
+    return env
+
+
+def run(part: str, lib: str, env: dict) -> dict:
+    # (from a neutral folder: `python -c` puts the working directory first on sys.path)
+    return run_json([sys.executable, "-c", SCRIPTS[part], lib, part], f"{lib} {part}", env=env, timeout=1800,
+                    cwd=tempfile.gettempdir())
+
+
+def stat(xs: list[float]) -> str:
+    med = statistics.median(xs)
+    spread = (max(xs) - min(xs)) / med if med and len(xs) > 1 else 0.0
+    t = f"{med * 1e3:8.2f} ms" if med >= 1e-3 else f"{med * 1e6:8.1f} us"
+    return f"{t} ±{spread * 50:3.0f}%"
+
+
+def measure(part: str, libs: list[tuple[str, str, str | None]], repeat: int, cache: str, quick: bool,
+            clock: str) -> None:
+    for name, lib, root in libs:  # untimed: fill the cache (stagec) and warm the file system
+        if lib != "jax":
+            run(part, lib, env_for(root, cache + "-" + name, quick))
+    res: dict[tuple, list] = {}
+    for i in range(repeat):
+        for name, lib, root in (libs if i % 2 else libs[::-1]):
+            for k, v in run(part, lib, env_for(root, cache + "-" + name, quick, clock)).items():
+                res.setdefault((k, name), []).append(v)
+    names = [n for n, _, _ in libs]
+    what = {"train": "Training step (jit of grad + update), per step",
+            "eager": "Eager operations (no jit, kernels warm), per call"}[part]
+    print(f"{what} ({'CPU time of the process' if clock == 'cpu' else 'wall clock'}); median of {repeat} processes "
+          f"each; ratio: to jax")
+    print(f"  {'row':38s}" + "".join(f"{n:>24s}" for n in names))
+    for k in dict.fromkeys(k for k, _ in res):
+        ref = statistics.median(res[(k, "jax")]) if (k, "jax") in res else None
+        cells = []
+        for n in names:
+            xs = res.get((k, n))
+            if not xs:
+                cells.append(f"{'-':>24s}")
+                continue
+            r = f" {statistics.median(xs) / ref:5.2f}x" if ref and n != "jax" else "       "
+            cells.append(f"{stat(xs)}{r}".rjust(24))
+        print(f"  {k:38s}" + "".join(cells))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--only", default="train,eager", help="parts: train, eager")
+    p.add_argument("--no-jax", action="store_true")
+    p.add_argument("--no-blas-row", action="store_true", help="skip stagec with config.cpu_blas off (train)")
+    p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
+    p.add_argument("--quick", action="store_true", help="skip the biggest training steps")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="cpu: the process's CPU time (all its threads), steadier than wall time on a loaded machine")
+    a = p.parse_args()
+    jax = not a.no_jax and import_jax()[0] is not None
+    with tempfile.TemporaryDirectory(prefix="stagec-bench-models-") as d:
+        for part in a.only.split(","):
+            libs = [("stagec", "stagec", HERE)]
+            if a.before:
+                libs.append(("before", "stagec", os.path.abspath(a.before)))
+            if part == "train" and not a.no_blas_row:
+                libs.append(("stagec cpu_blas=off", "stagec-noblas", HERE))
+                if a.before:
+                    libs.append(("before cpu_blas=off", "stagec-noblas", os.path.abspath(a.before)))
+            if jax:
+                libs.append(("jax", "jax", None))
+            measure(part, libs, a.repeat, os.path.join(d, "cache"), a.quick, a.clock)
+
+
+if __name__ == "__main__":
+    main()
