@@ -1,0 +1,107 @@
+"""Convolutions whose window is wider than their output (weight gradients) are emitted as patches . kernel
+(`stagec.primitives.conv._conv_as_dot`): the same numbers as a float64 loop oracle in every layout, with strides,
+padding (negative too), both dilations and feature groups; gradients against central differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+
+
+def _conv_ref(x, w, strides, pads, lhs_dil, rhs_dil, groups):
+    """NCHW/OIHW convolution by loops in float64 (the oracle); negative padding crops."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, c, *sp = x.shape
+    o, ci, *ks = w.shape
+    xd = np.zeros((n, c, *[(d - 1) * ld + 1 for d, ld in zip(sp, lhs_dil)]))
+    xd[(slice(None), slice(None)) + tuple(slice(None, None, ld) for ld in lhs_dil)] = x
+    xp = np.pad(xd, [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in pads])
+    xp = xp[(slice(None), slice(None)) + tuple(slice(max(-lo, 0), xp.shape[2 + i] - max(-hi, 0))
+                                               for i, (lo, hi) in enumerate(pads))]
+    keff = [(k - 1) * rd + 1 for k, rd in zip(ks, rhs_dil)]
+    out_sp = [(xp.shape[2 + i] - keff[i]) // strides[i] + 1 for i in range(len(sp))]
+    out, og = np.zeros((n, o, *out_sp)), o // groups
+    for idx in np.ndindex(*out_sp):
+        for kidx in np.ndindex(*ks):
+            pos = tuple(i * s + k * rd for i, s, k, rd in zip(idx, strides, kidx, rhs_dil))
+            patch = xp[(slice(None), slice(None)) + pos]
+            for g in range(groups):
+                out[(slice(None), slice(g * og, (g + 1) * og)) + idx] += \
+                    patch[:, g * ci:(g + 1) * ci] @ w[(slice(g * og, (g + 1) * og), slice(None)) + kidx].T
+    return out
+
+
+def _perm(spec: str, canonical: str) -> list[int]:
+    """Axes of an array laid out as `spec` in the order `canonical` (e.g. 'NHWC' -> 'NCHW')."""
+    return [spec.index(c) for c in canonical]
+
+
+WIDE = [  # (x NCHW, w OIHW, strides, padding, lhs_dilation, rhs_dilation, groups, layouts): output < window
+    ((2, 3, 6, 6), (4, 3, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), 1, ("NCHW", "OIHW", "NCHW")),
+    ((2, 3, 7, 6), (4, 3, 5, 4), (2, 1), ((1, 2), (-1, 1)), (1, 1), (1, 1), 1, ("NHWC", "HWIO", "NHWC")),
+    ((1, 4, 5, 6), (6, 2, 4, 3), (1, 2), ((1, 1), (0, 2)), (1, 1), (1, 2), 2, ("NHWC", "OHWI", "NCHW")),
+    ((2, 2, 4, 3), (3, 2, 6, 4), (1, 1), ((0, 1), (1, 0)), (2, 2), (1, 1), 1, ("CHWN", "IHWO", "HWNC")),
+    ((3, 2, 11), (2, 2, 8), (1,), ((2, 1),), (1,), (1,), 1, ("NWC", "WIO", "NWC")),
+    ((1, 2, 4, 4, 5), (2, 2, 3, 3, 4), (1, 1, 1), ((0, 0), (0, 0), (0, 0)), (1, 1, 1), (1, 1, 1), 1,
+     ("NDHWC", "DHWIO", "NDHWC")),
+]
+
+
+def _run(case, dtype=np.float64):
+    xs, ws, st, pads, ld, rd, g, dn = case
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    lhs_c, rhs_c = "NC" + dn[0].replace("N", "").replace("C", ""), "OI" + dn[1].replace("O", "").replace("I", "")
+    out_c = "NC" + dn[2].replace("N", "").replace("C", "")
+    xl = np.transpose(x, np.argsort(_perm(dn[0], lhs_c)))  # from NC... into the layout dn[0]
+    wl = np.transpose(w, np.argsort(_perm(dn[1], rhs_c)))
+    f = lambda a, b: lax.conv_general_dilated(a, b, st, pads, ld, rd, dimension_numbers=dn, feature_group_count=g)
+    got = np.transpose(np.asarray(stagec.jit(f)(xl, wl)), _perm(dn[2], out_c))
+    return got, _conv_ref(x, w, st, pads, ld, rd, g), stagec.make_mlir(f)(xl, wl)
+
+
+@pytest.mark.parametrize("case", WIDE)
+def test_wide_window_conv_is_a_dot_and_matches_loops(x64, case):
+    got, want, text = _run(case)
+    assert "stablehlo.convolution" not in text and "stablehlo.dot_general" in text
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_wide_window_conv_float32():
+    got, want, _ = _run(WIDE[1], np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_narrow_window_conv_stays_a_convolution():
+    x, w = np.ones((1, 2, 8, 8), np.float32), np.ones((3, 2, 3, 3), np.float32)
+    assert "stablehlo.convolution" in stagec.make_mlir(lambda a, b: lax.conv(a, b, (1, 1), "SAME"))(x, w)
+
+
+def _central(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("strides,pads,rd", [((1, 1), "SAME", (1, 1)), ((2, 1), ((1, 0), (2, 1)), (1, 2))])
+def test_weight_gradient_matches_central_differences(x64, strides, pads, rd):
+    """The weight gradient of an NHWC/HWIO convolution (a wide-window convolution, emitted as a dot)."""
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((3, 7, 6, 2)), rng.standard_normal((3, 2, 2, 4))
+    dn = ("NHWC", "HWIO", "NHWC")
+    conv = lambda x, w: lax.conv_general_dilated(x, w, strides, pads, rhs_dilation=rd, dimension_numbers=dn)
+    ct = rng.standard_normal(np.shape(conv(x, w)))
+    loss = lambda w: snp.sum(conv(x, w) * ct)
+    grad = stagec.jit(stagec.grad(loss))
+    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(w)
+    pads_ = lax.padtype_to_pads((7, 6), (3, 2), strides, pads) if isinstance(pads, str) else pads
+    to_nchw = lambda w: np.transpose(w, (3, 2, 0, 1))
+    ref = lambda w: np.sum(np.transpose(_conv_ref(np.transpose(x, (0, 3, 1, 2)), to_nchw(w), strides, pads_, (1, 1),
+                                                  rd, 1), (0, 2, 3, 1)) * ct)
+    np.testing.assert_allclose(grad(w), _central(ref, w), rtol=1e-6, atol=1e-7)
