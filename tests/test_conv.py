@@ -105,3 +105,51 @@ def test_weight_gradient_matches_central_differences(x64, strides, pads, rd):
     ref = lambda w: np.sum(np.transpose(_conv_ref(np.transpose(x, (0, 3, 1, 2)), to_nchw(w), strides, pads_, (1, 1),
                                                   rd, 1), (0, 2, 3, 1)) * ct)
     np.testing.assert_allclose(grad(w), _central(ref, w), rtol=1e-6, atol=1e-7)
+
+
+def test_complex_convolution_matches_loops(x64):
+    """A complex convolution (four real ones; iree-compile crashes on a complex `convolution`)."""
+    rng = np.random.default_rng(3)
+    c = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)
+    x, w = c(2, 2, 6, 5), c(3, 2, 3, 2)
+    args = ((1, 2), ((1, 0), (2, 1)), (1, 1), (1, 1), 1)
+    ref = lambda a, b: _conv_ref(a, b, *args)
+    want = ref(x.real, w.real) - ref(x.imag, w.imag) + 1j * (ref(x.real, w.imag) + ref(x.imag, w.real))
+    got = lax.conv_general_dilated(x, w, *args[:4])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _full_convolution(a, b):
+    """scipy.signal.convolve(a, b, 'full') in float64 NumPy: b's shifted copies of a, summed."""
+    out = np.zeros([m + n - 1 for m, n in zip(a.shape, b.shape)], np.result_type(a, b, np.float64))
+    for idx in np.ndindex(*b.shape):
+        out[tuple(slice(i, i + m) for i, m in zip(idx, a.shape))] += a * b[idx]
+    return out
+
+
+def _scipy_mode(full, s1, s2, mode):
+    """SciPy's "same" (centred, in1's shape) and "valid" (no zero padding) parts of a full convolution."""
+    if mode == "full":
+        return full
+    shape = s1 if mode == "same" else [abs(m - n) + 1 for m, n in zip(s1, s2)]
+    start = [(f - s) // 2 for f, s in zip(full.shape, shape)] if mode == "same" else \
+        [min(m, n) - 1 for m, n in zip(s1, s2)]
+    return full[tuple(slice(st, st + n) for st, n in zip(start, shape))]
+
+
+@pytest.mark.parametrize("s1,s2", [((9,), (4,)), ((3,), (8,)), ((7, 6), (3, 2)), ((2, 3), (5, 6)), ((5, 4, 6), (2, 3, 3))])
+def test_scipy_signal_matches_numpy(x64, s1, s2):
+    from stagec.scipy import signal
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal(s1), rng.standard_normal(s2) + 1j * rng.standard_normal(s2)
+    for mode in ("full", "same", "valid"):
+        want = _scipy_mode(_full_convolution(a, b), s1, s2, mode)
+        np.testing.assert_allclose(signal.convolve(a, b, mode), want, rtol=1e-12, atol=1e-12, err_msg=mode)
+        want = _scipy_mode(_full_convolution(a, np.flip(np.conj(b))), s1, s2, mode)
+        np.testing.assert_allclose(signal.correlate(a, b, mode), want, rtol=1e-12, atol=1e-12, err_msg=mode)
+    if len(s1) == 2:
+        np.testing.assert_allclose(signal.convolve2d(a, b.real, "same"),
+                                   _scipy_mode(_full_convolution(a, b.real), s1, s2, "same"), atol=1e-12)
+    assert signal.convolve(np.arange(4), np.array([1, 2])).dtype == np.float64  # integers convolve as floats
+    with pytest.raises(NotImplementedError, match="fftconvolve"):
+        signal.fftconvolve  # noqa: B018

@@ -126,6 +126,11 @@ conv_general_dilated_p = Primitive("conv_general_dilated", _conv_rule)
 def _conv_lower(ctx: L.Ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                 feature_group_count, batch_group_count, precision=None, preferred_element_type=None):
     ir = L.mlir()
+    if _dt.kind(ctx.avals_out[0].dtype) == "c":
+        return [_complex_conv(ctx, lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
+                              rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,
+                              feature_group_count=feature_group_count, batch_group_count=batch_group_count,
+                              precision=precision)]
     if _wide_window(ctx, dimension_numbers, batch_group_count):
         return [_conv_as_dot(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                              feature_group_count, precision)]
@@ -148,6 +153,19 @@ def _conv_lower(ctx: L.Ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, 
         attrs["precision_config"] = ir.Attribute.parse(
             "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]")
     return [ctx.op1("stablehlo.convolution", [lhs, rhs], attributes=attrs)]
+
+
+def _complex_conv(ctx: L.Ctx, lhs, rhs, **params):
+    """A complex convolution as four real ones (iree-compile 3.13 crashes on a complex `convolution`)."""
+    (la, ra), oa = ctx.avals_in, ctx.avals_out[0]
+    real = lambda a: a.update(dtype=np.dtype(np.float32 if a.dtype == np.complex64 else np.float64))
+    sub = L.Ctx([real(la), real(ra)], [real(oa)])
+    part = lambda x, a, name: ctx.op1(f"stablehlo.{name}", [x], result_avals=[real(a)])
+    (lr, li), (rr, ri) = ((part(x, a, "real"), part(x, a, "imag")) for x, a in ((lhs, la), (rhs, ra)))
+    conv = lambda a, b: _conv_lower(sub, a, b, **params)[0]
+    re = ctx.op1("stablehlo.subtract", [conv(lr, rr), conv(li, ri)], result_avals=[real(oa)])
+    im = ctx.op1("stablehlo.add", [conv(lr, ri), conv(li, rr)], result_avals=[real(oa)])
+    return ctx.op1("stablehlo.complex", [re, im])
 
 
 # A convolution whose window is wider than its output (a weight gradient: the window is the output gradient's
