@@ -16,7 +16,10 @@ from corpus.port import HERE, PROGRAMS, port, run  # noqa: E402
 # Float32 programs: JAX (XLA) and stagec (IREE) may round differently (fused multiply-adds, summation order).
 RTOL, ATOL = 2e-4, 2e-5
 TOLERANCE = {"gaussian_process": (2e-3, 1e-4),  # Cholesky solves amplify rounding by the kernel's condition
-             "linear_regression": (1e-3, 1e-4)}
+             "linear_regression": (1e-3, 1e-4),
+             # finite differences (step 1e-4) of a float32 loss: an ulp of the loss is 6e-4 of the quotient
+             "tutorial_autodiff_cookbook.b_grad_numerical": (0, 1e-2),
+             "tutorial_autodiff_cookbook.W_grad_numerical": (0, 1e-2)}
 
 
 @pytest.fixture(autouse=True)
@@ -40,10 +43,10 @@ def _stagec_results(name: str) -> dict:
 
 
 def _compare(name: str, got: dict, want: dict) -> None:
-    rtol, atol = TOLERANCE.get(name, (RTOL, ATOL))
     assert sorted(got) == sorted(want), f"{name}: results {sorted(got)} != {sorted(want)}"
     for k in want:
         g, w = got[k], want[k]
+        rtol, atol = TOLERANCE.get(f"{name}.{k}", TOLERANCE.get(name, (RTOL, ATOL)))
         assert g.shape == w.shape, f"{name}.{k}: shape {g.shape} != {w.shape}"
         if w.dtype.kind in "biu":
             np.testing.assert_array_equal(g, w, err_msg=f"{name}.{k}")
