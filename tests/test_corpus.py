@@ -48,7 +48,7 @@ def _compare(name: str, got: dict, want: dict) -> None:
         g, w = got[k], want[k]
         rtol, atol = TOLERANCE.get(f"{name}.{k}", TOLERANCE.get(name, (RTOL, ATOL)))
         assert g.shape == w.shape, f"{name}.{k}: shape {g.shape} != {w.shape}"
-        if w.dtype.kind in "biu":
+        if w.dtype.kind in "biuUS":  # (integers, booleans and strings: printed values)
             np.testing.assert_array_equal(g, w, err_msg=f"{name}.{k}")
         else:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"{name}.{k}")
