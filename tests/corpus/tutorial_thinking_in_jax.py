@@ -121,7 +121,7 @@ def main():
         val = random.normal(subkey)
         del subkey  # The subkey is consumed by normal().
         draws.append(val)
-        key = new_key  # new_key is safe to use in the next iteration.
+        key = new_key  # new_key is safe to use in the next iteration.  # noqa: F841
     out["draws"] = jnp.stack(draws)
 
     @jax.jit
