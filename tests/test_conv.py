@@ -153,3 +153,22 @@ def test_scipy_signal_matches_numpy(x64, s1, s2):
     assert signal.convolve(np.arange(4), np.array([1, 2])).dtype == np.float64  # integers convolve as floats
     with pytest.raises(NotImplementedError, match="fftconvolve"):
         signal.fftconvolve  # noqa: B018
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_grouped_weight_gradient_matches_central_differences(x64, layout):
+    """A depthwise convolution's weight gradient has batch groups (emitted as a dot batched over the groups)."""
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((6, 1, 3, 3))  # NCHW, OIHW: 3 groups
+    dn = ("NHWC", "HWIO", "NHWC") if layout == "NHWC" else ("NCHW", "OIHW", "NCHW")
+    xl = np.transpose(x, (0, 2, 3, 1)) if layout == "NHWC" else x
+    to_l = (lambda w: np.transpose(w, (2, 3, 1, 0))) if layout == "NHWC" else (lambda w: w)
+    from_l = (lambda w: np.transpose(w, (3, 2, 0, 1))) if layout == "NHWC" else (lambda w: w)
+    conv = lambda w: lax.conv_general_dilated(xl, w, (1, 2), "SAME", dimension_numbers=dn, feature_group_count=3)
+    ct = rng.standard_normal(np.shape(conv(to_l(w))))
+    loss = lambda w: snp.sum(conv(w) * ct)
+    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(to_l(w))
+    got = from_l(np.asarray(stagec.jit(stagec.grad(loss))(to_l(w))))
+    out_l = (lambda y: np.transpose(y, (0, 2, 3, 1))) if layout == "NHWC" else (lambda y: y)
+    ref = lambda w: np.sum(out_l(_conv_ref(x, w, (1, 2), ((1, 1), (1, 1)), (1, 1), (1, 1), 3)) * ct)
+    np.testing.assert_allclose(got, _central(ref, w), rtol=1e-6, atol=1e-7)

@@ -133,7 +133,7 @@ def _conv_lower(ctx: L.Ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, 
                               precision=precision)]
     if _wide_window(ctx, dimension_numbers, batch_group_count):
         return [_conv_as_dot(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                             feature_group_count, precision)]
+                             feature_group_count, batch_group_count, precision)]
     ls, rs, os_ = dimension_numbers
     lst = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
     dn = ir.Attribute.parse(
@@ -178,7 +178,7 @@ PATCH_LIMIT = 1 << 25
 
 def _wide_window(ctx: L.Ctx, dimension_numbers, batch_group_count: int) -> bool:
     (la, ra), oa = ctx.avals_in, ctx.avals_out[0]
-    if batch_group_count != 1 or _dt.kind(oa.dtype) != "f" or min(la.shape + ra.shape + oa.shape) <= 0:
+    if _dt.kind(oa.dtype) != "f" or min(la.shape + ra.shape + oa.shape) <= 0:
         return False
     _, rs, os_ = dimension_numbers
     positions = int(np.prod([oa.shape[i] for i in os_[2:]]))
@@ -186,24 +186,26 @@ def _wide_window(ctx: L.Ctx, dimension_numbers, batch_group_count: int) -> bool:
 
 
 def _conv_as_dot(ctx: L.Ctx, lhs, rhs, strides, padding, lhs_dil, rhs_dil, dimension_numbers, groups: int,
-                 precision):
+                 batch_groups: int, precision):
     """The convolution as patches . kernel: out[b, o, p] = sum_{i, q} padded[b, i, p * stride + q * rhs_dil]
     * rhs[o, i, q], one strided slice of the padded input per output position p, stacked on a new leading axis.
-    Operands keep their layouts (no copies beyond the patches) unless there are feature groups."""
+    Operands keep their layouts (no copies beyond the patches) unless there are groups."""
     (la, ra), oa = ctx.avals_in, ctx.avals_out[0]
     ls, rs, os_ = dimension_numbers
-    n, g = la.ndim - 2, groups
-    if g > 1:  # (batch, groups, features in a group, spatial...) and (groups, out, in, spatial...)
+    n, g = la.ndim - 2, max(groups, batch_groups)
+    if g > 1:  # lhs (batch, groups, features in a group, spatial...) or, batch groups, (groups, batch in a group,
+        # features, spatial...); rhs (groups, out, in, spatial...); the groups are the dot's batch dimension
         split = lambda shape, a: (*shape[:a], g, shape[a] // g, *shape[a + 1:])
         lhs = ctx.op1("stablehlo.transpose", [lhs], result_avals=[ShapedArray([la.shape[i] for i in ls], la.dtype)],
                       attributes={"permutation": L.i64s(ls)})
         rhs = ctx.op1("stablehlo.transpose", [rhs], result_avals=[ShapedArray([ra.shape[i] for i in rs], ra.dtype)],
                       attributes={"permutation": L.i64s(rs)})
-        la = ShapedArray(split([la.shape[i] for i in ls], 1), la.dtype)
+        la = ShapedArray(split([la.shape[i] for i in ls], 1 if groups > 1 else 0), la.dtype)
         ra = ShapedArray(split([ra.shape[i] for i in rs], 0), ra.dtype)
         lhs = ctx.op1("stablehlo.reshape", [lhs], result_avals=[la])
         rhs = ctx.op1("stablehlo.reshape", [rhs], result_avals=[ra])
-        lb, ls, rb, rs = (1,), (0, 2, *range(3, 3 + n)), (0,), (1, 2, *range(3, 3 + n))
+        lb, ls = ((1,), (0, 2)) if groups > 1 else ((0,), (1, 2))
+        ls, rb, rs = (*ls, *range(3, 3 + n)), (0,), (1, 2, *range(3, 3 + n))
     else:
         lb = rb = ()
     cfg = {ls[2 + k]: (lo, hi, d - 1) for k, ((lo, hi), d) in enumerate(zip(padding, lhs_dil))}
