@@ -49,8 +49,19 @@ def register_dataclass(cls: type, data_fields: list[str] | None = None, meta_fie
 
 register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
 register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
-register_pytree_node(dict, lambda d: ([d[k] for k in sorted(d)], tuple(sorted(d))),
-                     lambda keys, c: dict(zip(keys, c)))
+def _sorted_keys(d: dict) -> list:
+    try:
+        return sorted(d)
+    except TypeError as e:  # (JAX's error, ValueError; the comparison's TypeError is its cause)
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from e
+
+
+def _flatten_dict(d: dict):
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], tuple(keys)
+
+
+register_pytree_node(dict, _flatten_dict, lambda keys, c: dict(zip(keys, c)))
 register_pytree_node(collections.OrderedDict, lambda d: (list(d.values()), tuple(d)),
                      lambda keys, c: collections.OrderedDict(zip(keys, c)))
 register_pytree_node(type(None), lambda _: ((), None), lambda _, c: None)

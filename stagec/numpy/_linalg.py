@@ -14,6 +14,10 @@ from ._base import _arr, _axis, _is_array, _promote, asarray, broadcast_shapes, 
 from ._ufuncs import conjugate, multiply
 
 
+class ShapeMismatch(TypeError, ValueError):
+    """Contracted dimensions of different sizes: JAX raises TypeError, NumPy ValueError; either handler catches it."""
+
+
 def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are promoted, leading dims broadcast."""
     a, b = _promote("matmul", _arr(a), _arr(b))
@@ -27,7 +31,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     if vb:
         b, sb = lax.reshape(b, sb + (1,)), sb + (1,)
     if sa[-1] != sb[-2]:
-        raise ValueError(f"matmul: input operand 1 has a mismatch in its core dimension 0 (size {sb[-2]} is "
+        raise ShapeMismatch(f"matmul: input operand 1 has a mismatch in its core dimension 0 (size {sb[-2]} is "
                          f"different from {sa[-1]}); shapes {aval_of(a).shape} and {aval_of(b).shape}")
     batch = broadcast_shapes(sa[:-2], sb[:-2], fname="matmul")
     a = broadcast_to(a, batch + sa[-2:])

@@ -126,6 +126,14 @@ conv_general_dilated_p = Primitive("conv_general_dilated", _conv_rule)
 def _conv_lower(ctx: L.Ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                 feature_group_count, batch_group_count, precision=None, preferred_element_type=None):
     ir = L.mlir()
+    if _dt.kind(ctx.avals_out[0].dtype) == "c":
+        return [_complex_conv(ctx, lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
+                              rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,
+                              feature_group_count=feature_group_count, batch_group_count=batch_group_count,
+                              precision=precision)]
+    if _wide_window(ctx, dimension_numbers, batch_group_count):
+        return [_conv_as_dot(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                             feature_group_count, batch_group_count, precision)]
     ls, rs, os_ = dimension_numbers
     lst = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
     dn = ir.Attribute.parse(
@@ -145,6 +153,113 @@ def _conv_lower(ctx: L.Ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, 
         attrs["precision_config"] = ir.Attribute.parse(
             "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]")
     return [ctx.op1("stablehlo.convolution", [lhs, rhs], attributes=attrs)]
+
+
+def _complex_conv(ctx: L.Ctx, lhs, rhs, **params):
+    """A complex convolution as four real ones (iree-compile 3.13 crashes on a complex `convolution`)."""
+    (la, ra), oa = ctx.avals_in, ctx.avals_out[0]
+    real = lambda a: a.update(dtype=np.dtype(np.float32 if a.dtype == np.complex64 else np.float64))
+    sub = L.Ctx([real(la), real(ra)], [real(oa)])
+    part = lambda x, a, name: ctx.op1(f"stablehlo.{name}", [x], result_avals=[real(a)])
+    (lr, li), (rr, ri) = ((part(x, a, "real"), part(x, a, "imag")) for x, a in ((lhs, la), (rhs, ra)))
+    conv = lambda a, b: _conv_lower(sub, a, b, **params)[0]
+    re = ctx.op1("stablehlo.subtract", [conv(lr, rr), conv(li, ri)], result_avals=[real(oa)])
+    im = ctx.op1("stablehlo.add", [conv(lr, ri), conv(li, rr)], result_avals=[real(oa)])
+    return ctx.op1("stablehlo.complex", [re, im])
+
+
+# A convolution whose window is wider than its output (a weight gradient: the window is the output gradient's
+# spatial extent, the output the kernel's) becomes one slice of the padded input per output position and a
+# dot_general over (input features, window): IREE 3.13 emits such a convolution as a loop nest with the
+# tiny output as its only parallel dimensions (the CNN's weight gradient took 85 ms where the dot takes ~1;
+# docs/log.md). The patches hold P copies of the input: capped at PATCH_LIMIT elements.
+PATCH_LIMIT = 1 << 25
+
+
+def _wide_window(ctx: L.Ctx, dimension_numbers, batch_group_count: int) -> bool:
+    (la, ra), oa = ctx.avals_in, ctx.avals_out[0]
+    if _dt.kind(oa.dtype) != "f" or min(la.shape + ra.shape + oa.shape) <= 0:
+        return False
+    _, rs, os_ = dimension_numbers
+    positions = int(np.prod([oa.shape[i] for i in os_[2:]]))
+    return positions < int(np.prod([ra.shape[i] for i in rs[2:]])) and positions * la.size <= PATCH_LIMIT
+
+
+def _conv_as_dot(ctx: L.Ctx, lhs, rhs, strides, padding, lhs_dil, rhs_dil, dimension_numbers, groups: int,
+                 batch_groups: int, precision):
+    """The convolution as patches . kernel: out[b, o, p] = sum_{i, q} padded[b, i, p * stride + q * rhs_dil]
+    * rhs[o, i, q], one strided slice of the padded input per output position p, stacked on a new leading axis.
+    Operands keep their layouts (no copies beyond the patches) unless there are groups."""
+    (la, ra), oa = ctx.avals_in, ctx.avals_out[0]
+    ls, rs, os_ = dimension_numbers
+    n, g = la.ndim - 2, max(groups, batch_groups)
+    if g > 1:  # lhs (batch, groups, features in a group, spatial...) or, batch groups, (groups, batch in a group,
+        # features, spatial...); rhs (groups, out, in, spatial...); the groups are the dot's batch dimension
+        split = lambda shape, a: (*shape[:a], g, shape[a] // g, *shape[a + 1:])
+        lhs = ctx.op1("stablehlo.transpose", [lhs], result_avals=[ShapedArray([la.shape[i] for i in ls], la.dtype)],
+                      attributes={"permutation": L.i64s(ls)})
+        rhs = ctx.op1("stablehlo.transpose", [rhs], result_avals=[ShapedArray([ra.shape[i] for i in rs], ra.dtype)],
+                      attributes={"permutation": L.i64s(rs)})
+        la = ShapedArray(split([la.shape[i] for i in ls], 1 if groups > 1 else 0), la.dtype)
+        ra = ShapedArray(split([ra.shape[i] for i in rs], 0), ra.dtype)
+        lhs = ctx.op1("stablehlo.reshape", [lhs], result_avals=[la])
+        rhs = ctx.op1("stablehlo.reshape", [rhs], result_avals=[ra])
+        lb, ls = ((1,), (0, 2)) if groups > 1 else ((0,), (1, 2))
+        ls, rb, rs = (*ls, *range(3, 3 + n)), (0,), (1, 2, *range(3, 3 + n))
+    else:
+        lb = rb = ()
+    cfg = {ls[2 + k]: (lo, hi, d - 1) for k, ((lo, hi), d) in enumerate(zip(padding, lhs_dil))}
+    cfg = [cfg.get(a, (0, 0, 0)) for a in range(la.ndim)]
+    if any(c != (0, 0, 0) for c in cfg):
+        la = ShapedArray([d + lo + hi + max(d - 1, 0) * it for d, (lo, hi, it) in zip(la.shape, cfg)], la.dtype)
+        lhs = ctx.op1("stablehlo.pad", [lhs, L.full(0, ShapedArray((), la.dtype))], result_avals=[la], attributes={
+            "edge_padding_low": L.i64s([c[0] for c in cfg]), "edge_padding_high": L.i64s([c[1] for c in cfg]),
+            "interior_padding": L.i64s([c[2] for c in cfg])})
+    extent = dilate_shape([ra.shape[i] for i in rs[2:]], rhs_dil)
+    out_sp = [oa.shape[i] for i in os_[2:]]
+    shape, steps = list(la.shape), [1] * la.ndim
+    for a, w, d in zip(ls[2:], [ra.shape[i] for i in rs[2:]], rhs_dil):
+        shape[a], steps[a] = w, d
+    at = ls[0]  # the positions' axis goes right before the batch axis: (positions, batch) is one BLAS dimension
+    patch = ShapedArray((*shape[:at], 1, *shape[at:]), la.dtype)
+    patches = []
+    for pos in np.ndindex(*out_sp):
+        start = [0] * la.ndim
+        for a, p, s in zip(ls[2:], pos, strides):
+            start[a] = p * s
+        limit = [st + (e if a in ls[2:] else d) for a, (st, d) in enumerate(zip(start, la.shape))
+                 for e in [extent[ls[2:].index(a)] if a in ls[2:] else 0]]
+        sl = ctx.op1("stablehlo.slice", [lhs], result_avals=[ShapedArray(shape, la.dtype)], attributes={
+            "start_indices": L.i64s(start), "limit_indices": L.i64s(limit), "strides": L.i64s(steps)})
+        patches.append(ctx.op1("stablehlo.reshape", [sl], result_avals=[patch]))
+    npos = len(patches)
+    xs = patches[0] if npos == 1 else ctx.op1(
+        "stablehlo.concatenate", patches, result_avals=[patch.update(shape=(*shape[:at], npos, *shape[at:]))],
+        attributes={"dimension": L.i64(at)})
+    up = lambda a: a + (a >= at)
+    ir = L.mlir()
+    fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
+    dims = ir.Attribute.parse(
+        f"#stablehlo.dot<lhs_batching_dimensions = {fmt(map(up, lb))}, rhs_batching_dimensions = {fmt(rb)}, "
+        f"lhs_contracting_dimensions = {fmt(map(up, ls[1:]))}, rhs_contracting_dimensions = {fmt(rs[1:])}>")
+    attrs = {"dot_dimension_numbers": dims}
+    if precision and precision != (Precision.DEFAULT, Precision.DEFAULT):
+        attrs["precision_config"] = ir.Attribute.parse(
+            "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]")
+    b, o = la.shape[ls[0]], ra.shape[rs[0]]
+    # (groups, positions, batch, out features in a group) -> (positions, batch, out features)
+    y = ctx.op1("stablehlo.dot_general", [xs, rhs], result_avals=[ShapedArray((g, npos, b, o), oa.dtype)
+                                                                   if g > 1 else ShapedArray((npos, b, o), oa.dtype)],
+                attributes=attrs)
+    if g > 1:
+        y = ctx.op1("stablehlo.transpose", [y], result_avals=[ShapedArray((npos, b, g, o), oa.dtype)],
+                    attributes={"permutation": L.i64s([1, 2, 0, 3])})
+    y = ctx.op1("stablehlo.reshape", [y], result_avals=[ShapedArray((*out_sp, b, o * g), oa.dtype)])
+    src = [0] * (n + 2)
+    src[os_[0]], src[os_[1]] = n, n + 1
+    for j, a in enumerate(os_[2:]):
+        src[a] = j
+    return ctx.op1("stablehlo.transpose", [y], attributes={"permutation": L.i64s(src)})
 
 
 # ---------------------------------------------------------------- differentiation rules (JAX's)

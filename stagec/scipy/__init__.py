@@ -1,4 +1,4 @@
-"""`stagec.scipy`: the parts of `jax.scipy` programs reach for: `special`, `stats`, `linalg`."""
+"""`stagec.scipy`: the parts of `jax.scipy` programs reach for: `special`, `stats`, `linalg`, `signal`."""
 from __future__ import annotations
 
-from . import linalg, special, stats  # noqa: F401
+from . import linalg, signal, special, stats  # noqa: F401

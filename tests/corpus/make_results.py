@@ -22,7 +22,7 @@ def main(names=None) -> None:
     out.mkdir(exist_ok=True)
     for name in names or PROGRAMS:
         res = run(name, "jax")
-        np.savez(out / f"{name}.npz", **res)
+        np.savez_compressed(out / f"{name}.npz", **res)
         print(f"{name}: {', '.join(f'{k}{list(v.shape)}' for k, v in res.items())}")
     (out / "VERSION").write_text(f"jax {jax.__version__}\n")
 

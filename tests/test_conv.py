@@ -1,0 +1,174 @@
+"""Convolutions whose window is wider than their output (weight gradients) are emitted as patches . kernel
+(`stagec.primitives.conv._conv_as_dot`): the same numbers as a float64 loop oracle in every layout, with strides,
+padding (negative too), both dilations and feature groups; gradients against central differences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+
+
+def _conv_ref(x, w, strides, pads, lhs_dil, rhs_dil, groups):
+    """NCHW/OIHW convolution by loops in float64 (the oracle); negative padding crops."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    n, c, *sp = x.shape
+    o, ci, *ks = w.shape
+    xd = np.zeros((n, c, *[(d - 1) * ld + 1 for d, ld in zip(sp, lhs_dil)]))
+    xd[(slice(None), slice(None)) + tuple(slice(None, None, ld) for ld in lhs_dil)] = x
+    xp = np.pad(xd, [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in pads])
+    xp = xp[(slice(None), slice(None)) + tuple(slice(max(-lo, 0), xp.shape[2 + i] - max(-hi, 0))
+                                               for i, (lo, hi) in enumerate(pads))]
+    keff = [(k - 1) * rd + 1 for k, rd in zip(ks, rhs_dil)]
+    out_sp = [(xp.shape[2 + i] - keff[i]) // strides[i] + 1 for i in range(len(sp))]
+    out, og = np.zeros((n, o, *out_sp)), o // groups
+    for idx in np.ndindex(*out_sp):
+        for kidx in np.ndindex(*ks):
+            pos = tuple(i * s + k * rd for i, s, k, rd in zip(idx, strides, kidx, rhs_dil))
+            patch = xp[(slice(None), slice(None)) + pos]
+            for g in range(groups):
+                out[(slice(None), slice(g * og, (g + 1) * og)) + idx] += \
+                    patch[:, g * ci:(g + 1) * ci] @ w[(slice(g * og, (g + 1) * og), slice(None)) + kidx].T
+    return out
+
+
+def _perm(spec: str, canonical: str) -> list[int]:
+    """Axes of an array laid out as `spec` in the order `canonical` (e.g. 'NHWC' -> 'NCHW')."""
+    return [spec.index(c) for c in canonical]
+
+
+WIDE = [  # (x NCHW, w OIHW, strides, padding, lhs_dilation, rhs_dilation, groups, layouts): output < window
+    ((2, 3, 6, 6), (4, 3, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), 1, ("NCHW", "OIHW", "NCHW")),
+    ((2, 3, 7, 6), (4, 3, 5, 4), (2, 1), ((1, 2), (-1, 1)), (1, 1), (1, 1), 1, ("NHWC", "HWIO", "NHWC")),
+    ((1, 4, 5, 6), (6, 2, 4, 3), (1, 2), ((1, 1), (0, 2)), (1, 1), (1, 2), 2, ("NHWC", "OHWI", "NCHW")),
+    ((2, 2, 4, 3), (3, 2, 6, 4), (1, 1), ((0, 1), (1, 0)), (2, 2), (1, 1), 1, ("CHWN", "IHWO", "HWNC")),
+    ((3, 2, 11), (2, 2, 8), (1,), ((2, 1),), (1,), (1,), 1, ("NWC", "WIO", "NWC")),
+    ((1, 2, 4, 4, 5), (2, 2, 3, 3, 4), (1, 1, 1), ((0, 0), (0, 0), (0, 0)), (1, 1, 1), (1, 1, 1), 1,
+     ("NDHWC", "DHWIO", "NDHWC")),
+]
+
+
+def _run(case, dtype=np.float64):
+    xs, ws, st, pads, ld, rd, g, dn = case
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    lhs_c, rhs_c = "NC" + dn[0].replace("N", "").replace("C", ""), "OI" + dn[1].replace("O", "").replace("I", "")
+    out_c = "NC" + dn[2].replace("N", "").replace("C", "")
+    xl = np.transpose(x, np.argsort(_perm(dn[0], lhs_c)))  # from NC... into the layout dn[0]
+    wl = np.transpose(w, np.argsort(_perm(dn[1], rhs_c)))
+    f = lambda a, b: lax.conv_general_dilated(a, b, st, pads, ld, rd, dimension_numbers=dn, feature_group_count=g)
+    got = np.transpose(np.asarray(stagec.jit(f)(xl, wl)), _perm(dn[2], out_c))
+    return got, _conv_ref(x, w, st, pads, ld, rd, g), stagec.make_mlir(f)(xl, wl)
+
+
+@pytest.mark.parametrize("case", WIDE)
+def test_wide_window_conv_is_a_dot_and_matches_loops(x64, case):
+    got, want, text = _run(case)
+    assert "stablehlo.convolution" not in text and "stablehlo.dot_general" in text
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_wide_window_conv_float32():
+    got, want, _ = _run(WIDE[1], np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_narrow_window_conv_stays_a_convolution():
+    x, w = np.ones((1, 2, 8, 8), np.float32), np.ones((3, 2, 3, 3), np.float32)
+    assert "stablehlo.convolution" in stagec.make_mlir(lambda a, b: lax.conv(a, b, (1, 1), "SAME"))(x, w)
+
+
+def _central(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("strides,pads,rd", [((1, 1), "SAME", (1, 1)), ((2, 1), ((1, 0), (2, 1)), (1, 2))])
+def test_weight_gradient_matches_central_differences(x64, strides, pads, rd):
+    """The weight gradient of an NHWC/HWIO convolution (a wide-window convolution, emitted as a dot)."""
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((3, 7, 6, 2)), rng.standard_normal((3, 2, 2, 4))
+    dn = ("NHWC", "HWIO", "NHWC")
+    conv = lambda x, w: lax.conv_general_dilated(x, w, strides, pads, rhs_dilation=rd, dimension_numbers=dn)
+    ct = rng.standard_normal(np.shape(conv(x, w)))
+    loss = lambda w: snp.sum(conv(x, w) * ct)
+    grad = stagec.jit(stagec.grad(loss))
+    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(w)
+    pads_ = lax.padtype_to_pads((7, 6), (3, 2), strides, pads) if isinstance(pads, str) else pads
+    to_nchw = lambda w: np.transpose(w, (3, 2, 0, 1))
+    ref = lambda w: np.sum(np.transpose(_conv_ref(np.transpose(x, (0, 3, 1, 2)), to_nchw(w), strides, pads_, (1, 1),
+                                                  rd, 1), (0, 2, 3, 1)) * ct)
+    np.testing.assert_allclose(grad(w), _central(ref, w), rtol=1e-6, atol=1e-7)
+
+
+def test_complex_convolution_matches_loops(x64):
+    """A complex convolution (four real ones; iree-compile crashes on a complex `convolution`)."""
+    rng = np.random.default_rng(3)
+    c = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)
+    x, w = c(2, 2, 6, 5), c(3, 2, 3, 2)
+    args = ((1, 2), ((1, 0), (2, 1)), (1, 1), (1, 1), 1)
+    ref = lambda a, b: _conv_ref(a, b, *args)
+    want = ref(x.real, w.real) - ref(x.imag, w.imag) + 1j * (ref(x.real, w.imag) + ref(x.imag, w.real))
+    got = lax.conv_general_dilated(x, w, *args[:4])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _full_convolution(a, b):
+    """scipy.signal.convolve(a, b, 'full') in float64 NumPy: b's shifted copies of a, summed."""
+    out = np.zeros([m + n - 1 for m, n in zip(a.shape, b.shape)], np.result_type(a, b, np.float64))
+    for idx in np.ndindex(*b.shape):
+        out[tuple(slice(i, i + m) for i, m in zip(idx, a.shape))] += a * b[idx]
+    return out
+
+
+def _scipy_mode(full, s1, s2, mode):
+    """SciPy's "same" (centred, in1's shape) and "valid" (no zero padding) parts of a full convolution."""
+    if mode == "full":
+        return full
+    shape = s1 if mode == "same" else [abs(m - n) + 1 for m, n in zip(s1, s2)]
+    start = [(f - s) // 2 for f, s in zip(full.shape, shape)] if mode == "same" else \
+        [min(m, n) - 1 for m, n in zip(s1, s2)]
+    return full[tuple(slice(st, st + n) for st, n in zip(start, shape))]
+
+
+@pytest.mark.parametrize("s1,s2", [((9,), (4,)), ((3,), (8,)), ((7, 6), (3, 2)), ((2, 3), (5, 6)), ((5, 4, 6), (2, 3, 3))])
+def test_scipy_signal_matches_numpy(x64, s1, s2):
+    from stagec.scipy import signal
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal(s1), rng.standard_normal(s2) + 1j * rng.standard_normal(s2)
+    for mode in ("full", "same", "valid"):
+        want = _scipy_mode(_full_convolution(a, b), s1, s2, mode)
+        np.testing.assert_allclose(signal.convolve(a, b, mode), want, rtol=1e-12, atol=1e-12, err_msg=mode)
+        want = _scipy_mode(_full_convolution(a, np.flip(np.conj(b))), s1, s2, mode)
+        np.testing.assert_allclose(signal.correlate(a, b, mode), want, rtol=1e-12, atol=1e-12, err_msg=mode)
+    if len(s1) == 2:
+        np.testing.assert_allclose(signal.convolve2d(a, b.real, "same"),
+                                   _scipy_mode(_full_convolution(a, b.real), s1, s2, "same"), atol=1e-12)
+    assert signal.convolve(np.arange(4), np.array([1, 2])).dtype == np.float64  # integers convolve as floats
+    with pytest.raises(NotImplementedError, match="fftconvolve"):
+        signal.fftconvolve  # noqa: B018
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_grouped_weight_gradient_matches_central_differences(x64, layout):
+    """A depthwise convolution's weight gradient has batch groups (emitted as a dot batched over the groups)."""
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((6, 1, 3, 3))  # NCHW, OIHW: 3 groups
+    dn = ("NHWC", "HWIO", "NHWC") if layout == "NHWC" else ("NCHW", "OIHW", "NCHW")
+    xl = np.transpose(x, (0, 2, 3, 1)) if layout == "NHWC" else x
+    to_l = (lambda w: np.transpose(w, (2, 3, 1, 0))) if layout == "NHWC" else (lambda w: w)
+    from_l = (lambda w: np.transpose(w, (3, 2, 0, 1))) if layout == "NHWC" else (lambda w: w)
+    conv = lambda w: lax.conv_general_dilated(xl, w, (1, 2), "SAME", dimension_numbers=dn, feature_group_count=3)
+    ct = rng.standard_normal(np.shape(conv(to_l(w))))
+    loss = lambda w: snp.sum(conv(w) * ct)
+    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(to_l(w))
+    got = from_l(np.asarray(stagec.jit(stagec.grad(loss))(to_l(w))))
+    out_l = (lambda y: np.transpose(y, (0, 2, 3, 1))) if layout == "NHWC" else (lambda y: y)
+    ref = lambda w: np.sum(out_l(_conv_ref(x, w, (1, 2), ((1, 1), (1, 1)), (1, 1), (1, 1), 3)) * ct)
+    np.testing.assert_allclose(got, _central(ref, w), rtol=1e-6, atol=1e-7)
