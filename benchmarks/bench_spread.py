@@ -74,6 +74,7 @@ def workloads(np_, grad) -> dict:
         "matmul 1024": (lambda a, b: a @ b, [r(1024, 1024), r(1024, 1024)]),
         "MLP step 784-1024-1024-10 b128": (mlp_step(np_, grad), [params, r(128, 784), y]),
         "attention 8x256x64": (lambda q, k, v: attention(np_, q, k, v), [r(8, 256, 64) for _ in range(3)]),
+        "matvec 2048": (lambda a, v: np_.tanh(a @ v), [r(2048, 2048), r(2048)]),
     }
 
 
