@@ -365,3 +365,43 @@ def test_threads_calling_blas_at_once_get_the_same_bits():
     assert run_at_once(work, n=6) == []
     assert fns is None or fns[0]() == before
     _check(want, np.sin(a.astype(np.float64) @ v))
+
+
+def test_busy_follows_the_load_average_with_a_gap(monkeypatch):
+    """`Backend.busy`: on above the cores + `BUSY_MARGIN`, off again only below the cores (injected load averages,
+    read every call here)."""
+    cpu = backend.get_backend("cpu")
+    load = [0.0]
+    monkeypatch.setattr(backend, "_loadavg", lambda: load[0])
+    monkeypatch.setattr(backend, "LOAD_SECONDS", 0.0)
+    monkeypatch.setattr(backend, "_cores", lambda: 2)
+    monkeypatch.setattr(cpu, "_busy", False)
+    got = []
+    for x in (0.5, 2.9, 3.1, 2.5, 2.0, 1.9, 2.5, 3.5):
+        load[0] = x
+        got.append(cpu.busy())
+    assert got == [False, False, True, True, True, False, False, True]
+
+
+def test_a_local_task_module_runs_on_local_sync_while_the_machine_is_busy(monkeypatch):
+    """A module `driver_for` puts on local-task runs on local-sync while `busy` and back on local-task after; its
+    `driver` stays the rule's; every call the same bits."""
+    if stagec.default_backend() != "cpu" or (stagec.config.cpu_threads or backend._cores()) <= 1:
+        pytest.skip("one CPU driver only")
+    cpu = backend.get_backend("cpu")
+    load = [0.0]
+    monkeypatch.setattr(backend, "_loadavg", lambda: load[0])
+    monkeypatch.setattr(backend, "LOAD_SECONDS", 0.0)
+    monkeypatch.setattr(cpu, "_busy", False)
+    x = r(1 << 20)
+    f = stagec.jit(lambda x: snp.exp(snp.sin(x)) * 2.0 + snp.sum(x))
+    want = np.asarray(f(x))
+    exe = next(iter(f._cache.values())).exe
+    assert exe.driver == exe.running == "local-task"
+    cores = backend._cores()
+    for extra, running in [(3, "local-sync"), (0.5, "local-sync"), (-0.5, "local-task"), (0.5, "local-task"),
+                           (5, "local-sync")]:
+        load[0] = cores + extra
+        np.testing.assert_array_equal(np.asarray(f(x)), want)
+        assert exe.running == running and exe.driver == "local-task", (extra, exe.running)
+    _check(want, np.exp(np.sin(x.astype(np.float64))) * 2 + x.astype(np.float64).sum())
