@@ -42,13 +42,6 @@ MACS_PER_ELEMENT = 8
 # one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
 # calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
 ASYNC_SECONDS = 1e-4
-# A module `driver_for` puts on local-task runs on local-sync while the machine has no core to spare: from when the
-# 1-minute load average exceeds the cores by `BUSY_MARGIN` until it is below the cores again (the gap keeps the
-# process's own load from flipping it back and forth), read at most every `LOAD_SECONDS`. Each dispatch on local-task
-# waits for every worker, and on a loaded machine one of them is often descheduled: at load average 16-17 on 2
-# cores, attention 8x256x64 took 8.1-12.4 ms on local-task, 4.0-6.6 on local-sync (docs/log.md). Either driver
-# runs the same dispatches: the same bits.
-BUSY_MARGIN, LOAD_SECONDS = 1.0, 1.0
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
@@ -78,14 +71,6 @@ def __getattr__(name: str):
         from .passes import legalize
         return getattr(legalize, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-def _loadavg() -> float:
-    """The 1-minute load average (0 where the system gives none)."""
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return 0.0
-
 
 def _cores() -> int:
     """The cores this process may run on. Given as a count, IREE leaves its workers unpinned: pinned (its default)
@@ -124,7 +109,6 @@ class Backend(Dispatcher):
         self._hal: dict[str, tuple] = {}
         self._numpy: dict = {}  # (kind, driver) -> a module calling NumPy (`numpy_module`)
         self._lock = threading.Lock()
-        self._busy, self._load_at = False, 0.0  # (`busy`)
         self.devices = [Device(self)]
         self._init_dispatch()
 
@@ -175,16 +159,6 @@ class Backend(Dispatcher):
                 return "local-sync"
             return "local-task" if elements + macs // MACS_PER_ELEMENT >= TASK_THRESHOLD else "local-sync"
         return self.name
-
-    def busy(self) -> bool:
-        """Whether the machine has no core to spare for local-task's workers (`BUSY_MARGIN`), by the load average
-        read at most every `LOAD_SECONDS`."""
-        now = time.monotonic()
-        if now >= self._load_at:
-            self._load_at = now + LOAD_SECONDS
-            load, cores = _loadavg(), _cores()
-            self._busy = load >= cores if self._busy else load > cores + BUSY_MARGIN
-        return self._busy
 
     def hal(self, driver: str):
         """(instance, device, hal_module) for an IREE driver, created once."""
@@ -369,12 +343,6 @@ class Executable:
         _reap_dylibs()
         self.fn = self.module.lookup_function("main")
         self._invoke = self.context.invoke
-        # The driver running the module now: `driver`, but local-sync while a local-task module follows the load
-        # (`_follow_load`: `_task` holds its local-task context and a local-sync one, made when first needed).
-        self.running = self.driver
-        self._task = [self.context, None] if self.driver == "local-task" and driver is None and not host_calls \
-            else None
-        self._kinds = kinds
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
         self._n_out = len(out_avals)
@@ -417,26 +385,8 @@ class Executable:
             self._set_call(Executable.submit if self._fastest > ASYNC_SECONDS else Executable.run)
         return outs
 
-    def _follow_load(self) -> None:
-        """A module `driver_for` put on local-task runs on local-sync while the backend is `busy` (`running`)."""
-        busy = self.backend.busy()
-        if busy == (self.running == "local-sync"):
-            return
-        if busy:
-            if self._task[1] is None:
-                rt, backend = _rt(), self.backend
-                inst, _, sync_hal = backend.hal("local-sync")
-                self._task[1] = rt.VmContext(inst, modules=[
-                    sync_hal, *[backend.numpy_module(k, "local-sync") for k in self._kinds], self.module])
-            self.running, self.context = "local-sync", self._task[1]
-        else:
-            self.running, self.context = "local-task", self._task[0]
-        self._invoke = self.context.invoke
-
     def run(self, bvs: Sequence) -> list:
         """Run now on this thread: buffer views in, buffer views out."""
-        if self._task is not None:
-            self._follow_load()
         args = self._list(len(bvs))
         for bv in bvs:
             args.push_ref(bv)
