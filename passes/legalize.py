@@ -314,16 +314,16 @@ def host_sorts(module: ir.Module, min_length: int) -> bool:
 _DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
-def calls_blas(element_types: Sequence[str], macs: int, min_macs: int, vector: bool = False,
+def calls_blas(element_types: Sequence[str], macs: int, min_macs: int | None, vector: bool = False,
                min_vector_macs: int | None = None) -> bool:
     """Whether a (statically shaped) `dot_general` whose operands and result have these element types ("f32", ...)
-    and `macs` multiply-adds becomes a BLAS call (`blas_dots`): from `min_macs`, or where it is a matrix-vector
-    product (`vector`: one side's free extent is 1) from `min_vector_macs` when given."""
+    and `macs` multiply-adds becomes a BLAS call (`blas_dots`): from `min_macs` (None: never), or where it is a
+    matrix-vector product (`vector`: one side's free extent is 1) from `min_vector_macs` when given."""
     floor = min_vector_macs if vector and min_vector_macs is not None else min_macs
-    return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and macs >= floor
+    return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and floor is not None and macs >= floor
 
 
-def blas_dots(module: ir.Module, min_macs: int, min_vector_macs: int | None = None) -> bool:
+def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | None = None) -> bool:
     """Replace each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (`min_vector_macs`
     for a matrix-vector product; operands and result of one type, static shapes) replaced by a call to
     `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching, rhs batching, lhs contracting, rhs contracting)`
@@ -433,10 +433,12 @@ def _pair_calls(module, runs: list[list]) -> None:
                 old.erase()
 
 
-# Multiply-adds from which a matmul calls BLAS (docs/passes.md, "Float32 matmuls through BLAS": from 128^3 BLAS was
-# faster on 2 cores, at 64^3 even).
-BLAS_MIN_MACS = 1 << 21
-# ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call.
+# Multiply-adds from which a matmul with no free extent of 1 calls BLAS: never (None). NumPy's BLAS runs on one
+# thread (`stagec.host.BLAS_THREADS`), and at no such shape measured did it beat IREE's kernels at every thread
+# count, on a loaded machine and off it (docs/blas.md).
+BLAS_MIN_MACS: int | None = None
+# ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call
+# (1x2048x2048: 8-28 ms against BLAS's 0.34-0.44 on one thread, 2 loaded cores).
 BLAS_MIN_VECTOR_MACS = 1 << 16
 # Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
 SORT_MIN_LENGTH = 128
@@ -482,7 +484,8 @@ F32_DOTS_BF16_3X = register(Rewrite(
                       "test_cuda_float32_products_below_highest_are_bf16_3x_and_keep_near_float32_accuracy")))
 BLAS_DOTS = register(Rewrite(
     "blas-dots", lambda m: blas_dots(m, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS),
-    f"float32/float64 matmuls of at least {BLAS_MIN_MACS} multiply-adds call NumPy's BLAS ({BLAS_MODULE})",
+    f"float32/float64 matrix-vector products of at least {BLAS_MIN_VECTOR_MACS} multiply-adds call NumPy's BLAS "
+    f"({BLAS_MODULE})",
     "offload"))
 HOST_SORTS = register(Rewrite(
     "host-sorts", lambda m: host_sorts(m, SORT_MIN_LENGTH),

@@ -15,7 +15,6 @@ import atexit
 import math
 import os
 import re
-import statistics
 import tempfile
 import threading
 import time
@@ -43,10 +42,6 @@ MACS_PER_ELEMENT = 8
 # one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
 # calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
 ASYNC_SECONDS = 1e-4
-# Calls on each CPU driver while a module calling BLAS chooses one (`Executable._choose_driver`), the first of each
-# not timed. local-task is kept only when its median call is below `TASK_MARGIN` times local-sync's: its workers
-# share the cores with the caller's other threads.
-DRIVER_CALLS, TASK_MARGIN = 7, 0.97
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
@@ -150,12 +145,17 @@ class Backend(Dispatcher):
         return driver.compile(mlir, self.name, fun_name, flags, side_flags, variants)
 
     # ---- runtime
-    def driver_for(self, elements: int, macs: int = 0) -> str:
-        """The driver for a module touching `elements` and computing `macs` multiply-adds in contractions."""
+    def driver_for(self, elements: int, macs: int = 0, calls_blas: bool = False) -> str:
+        """The driver for a module touching `elements` and computing `macs` multiply-adds in contractions (those
+        it leaves to BLAS not counted), `calls_blas` whether it calls BLAS: a function of these and the cores, never
+        of a timing, so a module runs on one driver in every process."""
         if self.name == "cpu":
-            if (config.cpu_threads or _cores()) <= 1:
+            if (config.cpu_threads or _cores()) <= 1 or calls_blas:
                 # One worker is no faster than the calling thread, and hands each dispatch over to it and back:
-                # jit(value_and_grad) of the MLP on one core 16.0 ms on local-task, 13.3 on local-sync.
+                # jit(value_and_grad) of the MLP on one core 16.0 ms on local-task, 13.3 on local-sync. A module
+                # calling BLAS: its BLAS calls run on the calling thread, its dispatches are tiled for one
+                # (`tuning.spec_flags(one_thread=...)`), and on local-task each stretch between two calls is two
+                # thread wake-ups (docs/blas.md, "Driver").
                 return "local-sync"
             return "local-task" if elements + macs // MACS_PER_ELEMENT >= TASK_THRESHOLD else "local-sync"
         return self.name
@@ -331,30 +331,18 @@ class Executable:
         self.in_avals, self.out_avals = in_avals, out_avals
         self.host_calls = bool(host_calls)
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
-        self.driver = driver or backend.driver_for(elements, macs)
+        kinds = _numpy_imports(vmfb)
+        self.driver = driver or backend.driver_for(elements, macs, "blas" in kinds)
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
         self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
         host = [_host_module(self, host_calls)] if host_calls else []
-        kinds = _numpy_imports(vmfb)
         host += [backend.numpy_module(k, self.driver) for k in kinds]
-        blas = "blas" in kinds
         self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
         _reap_dylibs()
         self.fn = self.module.lookup_function("main")
         self._invoke = self.context.invoke
-        # A module calling BLAS on local-task hands each stretch of dispatches between two BLAS calls to IREE's
-        # workers and waits for them: two thread wake-ups a stretch, ~80 us where waking an idle core is slow
-        # (a 2-core VM). Whether its dispatches gain more than that on every core, only timing tells: its first
-        # calls alternate between local-task and local-sync (`_choose_driver`), and the faster one stays.
-        self._drivers: list = []
-        if blas and driver is None and not host_calls and self.driver == "local-task" \
-                and config.async_dispatch == "auto":
-            _, _, sync_hal = backend.hal("local-sync")
-            sync = rt.VmContext(inst, modules=[sync_hal, *[backend.numpy_module(k, "local-sync") for k in kinds],
-                                               self.module])
-            self._drivers = [["local-task", self.context, []], ["local-sync", sync, []]]
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
         self._n_out = len(out_avals)
@@ -365,9 +353,7 @@ class Executable:
                             and sum(a.size * np.dtype(a.dtype).itemsize for a in out_avals) <= REUSED_RESULTS_BYTES)
         mode = config.async_dispatch  # (one of config's choices, lower-cased)
         self._probes, self._fastest = 4, float("inf")
-        if self._drivers:
-            self._set_call(Executable._choose_driver)
-        elif mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
+        if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
             self._set_call(Executable.submit)
         elif mode == "auto":
             self._set_call(Executable._timed)
@@ -397,28 +383,6 @@ class Executable:
             self._fastest = min(self._fastest, time.perf_counter() - t0)
         if self._probes <= 0:
             self._set_call(Executable.submit if self._fastest > ASYNC_SECONDS else Executable.run)
-        return outs
-
-    def _choose_driver(self, bvs: Sequence) -> list:
-        """One of a BLAS-calling module's first calls: on each CPU driver in turn (`_drivers`), timed but for each
-        driver's first; after `DRIVER_CALLS` calls each, the faster driver by their medians (`TASK_MARGIN`) runs the
-        module, asynchronously."""
-        drivers = self._drivers
-        if not drivers:  # (chosen by another thread meanwhile)
-            return self.submit(bvs)
-        d = min(drivers, key=lambda d: len(d[2]))  # (the driver with the fewest calls so far)
-        self.driver, self.context = d[0], d[1]
-        self._invoke = d[1].invoke
-        t0 = time.perf_counter()
-        outs = self.run(bvs)
-        d[2].append(time.perf_counter() - t0)
-        if all(len(x[2]) >= DRIVER_CALLS for x in drivers):
-            task, sync = drivers  # (as `__init__` lists them)
-            best = task if statistics.median(task[2][1:]) < TASK_MARGIN * statistics.median(sync[2][1:]) else sync
-            self.driver, self.context = best[0], best[1]
-            self._invoke = best[1].invoke
-            self._drivers = []
-            self._set_call(Executable.submit)
         return outs
 
     def run(self, bvs: Sequence) -> list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from typing import Callable, Sequence
 
 import numpy as np
@@ -122,9 +123,69 @@ def _view_strides(shape: Sequence[int], perm: Sequence[int], matrix: Sequence[in
     return tuple(out) if i == len(dims) else None
 
 
+# OpenBLAS threads of each matmul a module hands to NumPy. One, whatever the load: with OpenBLAS's own count (a
+# thread per core) a 256^3 product took 0.19 ms in most fresh processes and 17-24 ms in others on 2 loaded cores
+# (its threads spin and wait for each other), and a thread count cannot follow the load: for some shapes the
+# result's bits depend on it (docs/blas.md).
+BLAS_THREADS = 1
+_blas_lock = threading.Lock()  # (OpenBLAS's count is one per process: held from setting it to restoring it)
+_openblas_fns: list = []  # [(get, set) of OpenBLAS's thread count, or None], looked up once
+
+
+def _openblas():
+    """(get, set) of the thread count of the OpenBLAS NumPy links, or None where it links another BLAS."""
+    if not _openblas_fns:
+        _openblas_fns.append(_find_openblas())
+    return _openblas_fns[0]
+
+
+_NUM_THREADS = [(f"{p}get_num_threads{s}", f"{p}set_num_threads{s}")
+                for p, s in (("openblas_", ""), ("scipy_openblas_", "64_"), ("scipy_openblas_", ""), ("openblas_", "64_"))]
+
+
+def _find_openblas():
+    import ctypes
+    try:
+        with open("/proc/self/maps") as f:  # (NumPy loaded it: its wheels bundle it under a mangled name)
+            paths = sorted({ln.split(None, 5)[5].strip() for ln in f
+                            if "openblas" in ln.lower() and len(ln.split(None, 5)) == 6})
+    except OSError:
+        return None
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for get, put in _NUM_THREADS:
+            g, s = getattr(lib, get, None), getattr(lib, put, None)
+            if g is not None and s is not None:
+                g.restype, g.argtypes, s.restype, s.argtypes = ctypes.c_int, [], None, [ctypes.c_int]
+                return g, s
+    return None
+
+
+def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int = BLAS_THREADS) -> None:
+    """`np.matmul(a, b, out=out)` on `threads` of OpenBLAS's threads; its count for the rest of the process (the
+    user's NumPy) is left as it was."""
+    fns = _openblas()
+    if fns is None:
+        np.matmul(a, b, out=out)
+        return
+    get, put = fns
+    with _blas_lock:
+        prev = get()
+        if prev != threads:
+            put(threads)
+        try:
+            np.matmul(a, b, out=out)
+        finally:
+            if prev != threads:
+                put(prev)
+
+
 def _blas_module(dev):
     """The Python VM module (`BLAS_MODULE`) whose `dot_general_<k>` a module calls for its large float32
-    and float64 matmuls (`blas-dots`): NumPy's matmul (its BLAS) on the operands' mapped memory, writing
+    and float64 matmuls (`blas-dots`): NumPy's matmul (its BLAS, `blas_matmul`) on the operands' mapped memory, writing
     into a new buffer of device `dev` (no copy, unless the dimension numbers need a transpose BLAS cannot take)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
@@ -166,9 +227,9 @@ def _blas_module(dev):
         dt, (l2, lstrides, lview), (r2, rstrides, rview), shape, o2, nbytes = p
         buf = new_buffer(nbytes)
         # (np.ndarray on a mapping's buffer: 0.3 us; its `asarray`: 1.3, and 5-13 right after a large matmul)
-        np.matmul(np.ndarray(l2, dt, lhs.map(), 0, lstrides) if lview is None else lview(lhs.map()),
-                  np.ndarray(r2, dt, rhs.map(), 0, rstrides) if rview is None else rview(rhs.map()),
-                  out=np.ndarray(o2, dt, buf.map()))
+        blas_matmul(np.ndarray(l2, dt, lhs.map(), 0, lstrides) if lview is None else lview(lhs.map()),
+                    np.ndarray(r2, dt, rhs.map(), 0, rstrides) if rview is None else rview(rhs.map()),
+                    np.ndarray(o2, dt, buf.map()))
         return bv_type(buf, shape, et).ref
 
     def dot_pair(_self, l1, r1, l2, r2, lb1, rb1, lc1, rc1, lb2, rb2, lc2, rc2):  # (passes.legalize._pair_calls)

@@ -1,0 +1,283 @@
+"""Run-to-run spread: each workload's steady-state time per call in N fresh processes, on the machine as it is and
+with background load (one busy-loop process per core), stagec with its BLAS offload (`config.cpu_blas`) on and
+off, and JAX when installed. Prints each run's median per call, and the slowest run's median over the fastest's.
+
+    python benchmarks/bench_spread.py                      # 10 runs, both load conditions, all workloads
+    python benchmarks/bench_spread.py --runs 20 --load busy --only "matmul 256"
+    python benchmarks/bench_spread.py --sweep              # the offload rule's table: IREE vs BLAS per shape
+    python benchmarks/bench_spread.py --sweep --blas-threads 1,2 --cpu-threads 1,2
+
+A run is one process per variant, the variants' order alternating by run; a process compiles its workloads (the
+compile cache makes later runs quick), then times each: the median of up to `--calls` calls (at most ~1 s),
+each waiting for its result, as issue 45's script does. The load average (1 min) is recorded with each run.
+
+`--sweep` times `jit(a @ b)` per shape with the offload forced off (IREE's kernels; `STAGEC_CPU_THREADS` workers)
+and forced on for every product (NumPy's BLAS with `OPENBLAS_NUM_THREADS` threads; a compile cache of its own), one process per configuration and run, and
+prints the median over runs and BLAS / IREE per shape and load: the measurement `docs/blas.md`'s rule comes from.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from _timing import alternating, fmt, import_jax, run_json
+from _workloads import softmax
+
+VARIANTS = ("blas", "noblas", "jax")
+LOADS = ("as-is", "busy")
+# (M, K, N) of the sweep's products: squares, the MLP step's and attention's shapes, thin and vector products
+SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (128, 784, 1024),
+          (128, 1024, 1024), (1024, 128, 1024), (128, 1024, 10), (256, 64, 256), (16, 4096, 16), (1, 2048, 2048),
+          (2048, 2048, 1)]
+
+
+def mlp_step(np_, grad):
+    """Issue 40's training step: 784-1024-1024-10, tanh, log-softmax cross-entropy, SGD; batch 128."""
+    def loss(params, x, y):
+        h = x
+        for i in range(0, len(params) - 2, 2):
+            h = np_.tanh(h @ params[i] + params[i + 1])
+        z = h @ params[-2] + params[-1]
+        z = z - np_.max(z, axis=-1, keepdims=True)
+        logp = z - np_.log(np_.sum(np_.exp(z), axis=-1, keepdims=True))
+        return -np_.mean(np_.sum(logp * y, axis=-1))
+
+    def step(params, x, y):
+        return [p - 0.01 * g for p, g in zip(params, grad(loss)(params, x, y))]
+    return step
+
+
+def attention(np_, q, k, v):
+    """One head-batched attention: softmax(q kᵀ / sqrt(d)) v."""
+    s = np_.matmul(q, np_.swapaxes(k, -1, -2)) / np.float32(np.sqrt(q.shape[-1]))
+    return np_.matmul(softmax(np_, s), v)
+
+
+def workloads(np_, grad) -> dict:
+    """name -> (function of device arrays, host argument arrays)."""
+    rng = np.random.default_rng(0)
+    r = lambda *s, scale=1.0: (rng.standard_normal(s) * scale).astype(np.float32)
+    widths = [784, 1024, 1024, 10]
+    params = []
+    for a, b in zip(widths[:-1], widths[1:]):
+        params += [r(a, b, scale=a ** -0.5), np.zeros(b, np.float32)]
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+    return {
+        "matmul 256": (lambda a, b: a @ b, [r(256, 256), r(256, 256)]),
+        "matmul 1024": (lambda a, b: a @ b, [r(1024, 1024), r(1024, 1024)]),
+        "MLP step 784-1024-1024-10 b128": (mlp_step(np_, grad), [params, r(128, 784), y]),
+        "attention 8x256x64": (lambda q, k, v: attention(np_, q, k, v), [r(8, 256, 64) for _ in range(3)]),
+        "matvec 2048": (lambda a, v: np_.tanh(a @ v), [r(2048, 2048), r(2048)]),
+    }
+
+
+def _block(out):
+    for leaf in (out if isinstance(out, (list, tuple)) else [out]):
+        leaf.block_until_ready()
+
+
+def _median_call(call, calls: int, budget: float = 1.0) -> float:
+    """Median seconds of up to `calls` calls (at most ~`budget` seconds of them), each waiting for its result."""
+    ts, t_end = [], time.perf_counter() + budget
+    while len(ts) < calls and (len(ts) < 20 or time.perf_counter() < t_end):
+        t0 = time.perf_counter()
+        _block(call())
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def child(variant: str, only: list[str], calls: int) -> dict:
+    """In a fresh process: {"times": {workload: median seconds per call}, "load": load average, ...}."""
+    load0 = os.getloadavg()[0]
+    if variant == "jax":
+        jax, jnp = import_jax()
+        np_, grad, jit, put, wait = jnp, jax.grad, jax.jit, jax.device_put, lambda: None
+    else:
+        import stagec
+        import stagec.numpy as snp
+        stagec.config.update("cpu_blas", variant == "blas")
+        np_, grad, jit, put, wait = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles
+    times, drivers = {}, {}
+    for name, (fn, args) in workloads(np_, grad).items():
+        if only and not any(o in name for o in only):
+            continue
+        f = jit(fn)
+        dev = [[put(p) for p in a] if isinstance(a, list) else put(a) for a in args]
+        call = lambda f=f, dev=dev: f(*dev)
+        _block(call())
+        wait()
+        _block(call())
+        times[name] = _median_call(call, calls)
+        if variant != "jax":
+            drivers[name] = _drivers(f)
+    return {"times": times, "drivers": drivers, "load": [load0, os.getloadavg()[0]]}
+
+
+def _drivers(f) -> str:
+    """The driver(s) the jit's executables run on now (diagnostics; '?' where not found)."""
+    try:
+        return ",".join(sorted({getattr(getattr(r, "exe", None), "driver", "?") for r in f._cache.values()}))
+    except Exception:
+        return "?"
+
+
+def sweep_child(config: str, shapes: list, calls: int) -> dict:
+    """In a fresh process: `jit(a @ b)` per shape with the offload of `config` ("iree" or "blas")."""
+    import stagec
+    load0 = os.getloadavg()[0]
+    blas = config == "blas"
+    stagec.config.update("cpu_blas", blas)
+    if blas:  # every product offloaded, whatever the rule (the parent gave this process a compile cache of its own)
+        from stagec.passes import legalize
+        legalize.BLAS_MIN_MACS = legalize.BLAS_MIN_VECTOR_MACS = 1
+    rng = np.random.default_rng(0)
+    out = {}
+    for m, k, n in shapes:
+        a, b = (stagec.device_put(rng.standard_normal(s).astype(np.float32)) for s in ((m, k), (k, n)))
+        f = stagec.jit(lambda a, b: a @ b)
+        _block(f(a, b))
+        stagec.wait_for_compiles()
+        _block(f(a, b))
+        out[f"{m}x{k}x{n}"] = _median_call(lambda: f(a, b), calls, 0.5)
+    return {"times": out, "load": [load0, os.getloadavg()[0]]}
+
+
+class BusyLoad:
+    """One busy-loop process per core while in the `with` block (none for `kind` "as-is")."""
+
+    def __init__(self, kind: str):
+        self.kind, self.procs = kind, []
+
+    def __enter__(self):
+        if self.kind == "busy":
+            n = len(os.sched_getaffinity(0))
+            self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+            time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def _run_child(args: list[str], env: dict | None = None) -> dict:
+    return run_json([sys.executable, os.path.abspath(__file__), *args], name=" ".join(args),
+                    env={**os.environ, **(env or {})})
+
+
+def spread(ns) -> dict:
+    variants = [v for v in ns.variants.split(",") if v != "jax" or import_jax()[0] is not None]
+    only = [o for o in ns.only.split(",") if o]
+    res: dict = {}
+    for load in ns.load.split(","):
+        runs: list = []
+        with BusyLoad(load):
+            for i in range(ns.runs):
+                row = {}
+                for v in alternating(variants, i):
+                    row[v] = _run_child(["--child", v, "--only", ns.only, "--calls", str(ns.calls)])
+                runs.append(row)
+                print(f"  [{load}] run {i + 1}/{ns.runs}: " + ", ".join(
+                    f"{v} {' '.join(fmt(t) for t in row[v]['times'].values())}" for v in variants), flush=True,
+                    file=sys.stderr)
+        res[load] = runs
+    print_spread(res, variants, only)
+    return res
+
+
+def print_spread(res: dict, variants: list[str], only: list[str]) -> None:
+    for load, runs in res.items():
+        loads = [x for r in runs for v in r.values() for x in v["load"]]
+        print(f"\n## load: {load} (load average {min(loads):.1f}-{max(loads):.1f}), {len(runs)} fresh processes "
+              f"per variant; per-run medians, then max / min")
+        names = list(runs[0][variants[0]]["times"])
+        for name in names:
+            print(f"{name}")
+            for v in variants:
+                ts = [r[v]["times"][name] for r in runs]
+                drivers = sorted({r[v].get("drivers", {}).get(name, "") for r in runs} - {""})
+                print(f"  {v:7s} median {fmt(statistics.median(ts)):>10s}  min {fmt(min(ts)):>10s}  max "
+                      f"{fmt(max(ts)):>10s}  spread {max(ts) / min(ts):6.2f}x  "
+                      f"{' '.join(fmt(t) for t in ts)}" + (f"  [{'/'.join(drivers)}]" if drivers else ""))
+
+
+def sweep(ns) -> dict:
+    shapes = SHAPES if not ns.shapes else [tuple(int(d) for d in s.split("x")) for s in ns.shapes.split(",")]
+    configs = [("iree", t) for t in ns.cpu_threads.split(",")] + [("blas", t) for t in ns.blas_threads.split(",")]
+    spec = ",".join("x".join(map(str, s)) for s in shapes)
+    cache = os.environ.get("STAGEC_CACHE_DIR", os.path.expanduser("~/.cache/stagec"))
+    res: dict = {}
+    for load in ns.load.split(","):
+        with BusyLoad(load):
+            rows = {c: [] for c in configs}
+            for i in range(ns.runs):
+                for kind, t in alternating(configs, i):
+                    env = ({"STAGEC_CPU_THREADS": t} if kind == "iree" else
+                           {"STAGEC_CACHE_DIR": cache + "-blas-all", **({} if t == "-" else {"OPENBLAS_NUM_THREADS": t})})
+                    rows[kind, t].append(_run_child(["--sweep-child", kind, "--shapes", spec, "--calls",
+                                                     str(ns.calls)], env))
+                print(f"  [{load}] run {i + 1}/{ns.runs}", file=sys.stderr, flush=True)
+            res[load] = {f"{k}:{t}": v for (k, t), v in rows.items()}
+    print_sweep(res)
+    return res
+
+
+def print_sweep(res: dict) -> None:
+    for load, rows in res.items():
+        loads = [x for runs in rows.values() for r in runs for x in r["load"]]
+        print(f"\n## load: {load} (load average {min(loads):.1f}-{max(loads):.1f}); jit(a @ b) float32, median over "
+              f"{len(next(iter(rows.values())))} fresh processes of each one's median per call (max/min over runs)")
+        configs = list(rows)
+        print(f"{'M x K x N':>16s} " + " ".join(f"{c:>22s}" for c in configs) + "   best BLAS / best IREE")
+        for shape in rows[configs[0]][0]["times"]:
+            cells, med = [], {}
+            for c in configs:
+                ts = [r["times"][shape] for r in rows[c]]
+                med[c] = statistics.median(ts)
+                cells.append(f"{fmt(med[c])} ({max(ts) / min(ts):.1f}x)")
+            iree = min(v for c, v in med.items() if c.startswith("iree"))
+            blas = [v for c, v in med.items() if c.startswith("blas")]
+            ratio = f"{min(blas) / iree:.2f}" if blas else "-"
+            print(f"{shape:>16s} " + " ".join(f"{x:>22s}" for x in cells) + f"   {ratio}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--calls", type=int, default=200, help="calls per workload and process (at most ~1 s)")
+    p.add_argument("--load", default=",".join(LOADS), help="as-is, busy (one busy-loop process per core)")
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    p.add_argument("--sweep", action="store_true", help="the offload rule's table (IREE vs BLAS per shape)")
+    p.add_argument("--shapes", default="", help="--sweep: MxKxN,...")
+    p.add_argument("--cpu-threads", default="2", help="--sweep: IREE worker counts (STAGEC_CPU_THREADS)")
+    p.add_argument("--blas-threads", default="", help="--sweep: OPENBLAS_NUM_THREADS values ('-': unset)")
+    p.add_argument("--json", default="", help="also write the raw results here")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--sweep-child", help=argparse.SUPPRESS)
+    ns = p.parse_args()
+    if ns.child:
+        print(json.dumps(child(ns.child, [o for o in ns.only.split(",") if o], ns.calls)))
+        return
+    if ns.sweep_child:
+        shapes = [tuple(int(d) for d in s.split("x")) for s in ns.shapes.split(",")]
+        print(json.dumps(sweep_child(ns.sweep_child, shapes, ns.calls)))
+        return
+    if ns.sweep and not ns.blas_threads:
+        ns.blas_threads = "-"
+    res = sweep(ns) if ns.sweep else spread(ns)
+    if ns.json:
+        with open(ns.json, "w") as f:
+            json.dump(res, f)
+
+
+if __name__ == "__main__":
+    main()
