@@ -133,6 +133,12 @@ def test_commuted_twins_merge_into_one_op_and_the_minimal_module_is_right():
     assert not np.allclose(raw[2], want[2], rtol=1e-3)
 
 
+def test_every_target_merges_commuted_twins():
+    # (the mix-up happens in IREE's target-independent dispatch formation: Vulkan's and CUDA's flow IR read `a` too)
+    from stagec.compiler.targets import TARGETS
+    assert all("merge-commuted" in t.pipeline.legalize for t in TARGETS.values())
+
+
 def test_merge_commuted_leaves_other_ops_alone():
     src = TWINS.replace("%q = stablehlo.multiply %a, %y", "%q = stablehlo.add %a, %y")
     text, n = _merged(src)
