@@ -14,7 +14,6 @@ import os
 import types
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -30,8 +29,9 @@ except ImportError:  # pragma: no cover
 
 MAX_EXAMPLES = int(os.environ.get("STAGEC_HYPOTHESIS_EXAMPLES", "2"))
 RANDOM = bool(os.environ.get("STAGEC_HYPOTHESIS_RANDOM"))
-# IREE failing to compile a module is a loud failure, not a wrong answer: counted (hypothesis `event`) and let
-# pass, unless STAGEC_FUZZ_STRICT=1.
+# IREE failing to compile a module, or its runtime refusing one (iree-org/iree#24753: a forward-mode derivative of a
+# cond under grad), is a loud failure, not a wrong answer: counted (hypothesis `event`) and let pass, unless
+# STAGEC_FUZZ_STRICT=1.
 STRICT = bool(os.environ.get("STAGEC_FUZZ_STRICT"))
 
 # ---------------------------------------------------------------- backends: stagec, JAX, float64 NumPy
@@ -327,10 +327,11 @@ def check(node, stack, seed):
     want = build(node, stack, NP)(p)
     try:
         got = build(node, stack, SC)(_f32(p))
-    except stagec.errors.CompileError:
-        if STRICT:
+    except (stagec.errors.CompileError, RuntimeError) as e:
+        # (a RuntimeError only where the backend names IREE's runtime refusing what its compiler emitted: loud)
+        if STRICT or not (isinstance(e, stagec.errors.CompileError) or str(e).startswith("IREE 3.13 cannot run")):
             raise
-        event("IREE could not compile")
+        event(f"IREE could not {'compile' if isinstance(e, stagec.errors.CompileError) else 'run'}")
         return
     assert tree_util.tree_structure(got) == tree_util.tree_structure(want), (
         f"structure {tree_util.tree_structure(got)} != {tree_util.tree_structure(want)}")
@@ -363,12 +364,10 @@ def test_compositions_match_finite_differences(case):
     check(*case)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="IREE 3.13 miscompiles this module at O2/O3: with "
-                   "--iree-dispatch-creation-enable-aggressive-fusion=false (or O1) it is right; turning that fusion "
-                   "off for every CPU module costs softmax and layernorm 1.5-1.6x (docs/log.md, 2026-11-25)")
-def test_grad_of_a_hessian_under_jit_known_iree_miscompile():
-    """Found by the fuzzer: jit(grad(S o hessian(g))) with g = p -> (a, sum(sin a)). Eager, the quick tier and
-    central differences agree; the compiled module is ~10% off. Strict: once IREE (or a pass) gets it right, this
-    fails and the mark goes."""
+def test_grad_of_a_hessian_under_jit():
+    """Found by the fuzzer: jit(grad(S o hessian(g))) with g = p -> (a, sum(sin a)) came back ~10% off
+    ([2.800, 2.540, 2.074] for [3.115, 2.897, 2.530]; eager and central differences agreed). The product rule's
+    `x*y` beside `y*x` met IREE 3.13's mix-up of a dispatch's repeated results; `merge-commuted` makes them one
+    (tests/test_fusion_hazards.py holds the minimal module)."""
     node, stack = ("a",), [("hessian", False), ("grad", True)]
     check(node, stack, 0)

@@ -76,3 +76,75 @@ def test_the_hazard_is_found_every_time():
     z = np.zeros((8, 33), np.float32)
     text = stagec.jit(stagec.value_and_grad(lambda v: snp.sum(stagec.nn.log_softmax(v)))).lower(z).as_text("fuse")
     assert all(isolate_multi_use_reductions(text) is not None for _ in range(40))
+
+
+# ---- commuted twins (`merge-commuted`)
+# IREE 3.13 computes `y * a` and `a * y` in one dispatch as one value, returns it twice, and the canonicalization that
+# drops the repeated result sends its uses to the wrong one: the third matvec read `a` (at every -O level, on every
+# target). The smallest module found; the pass leaves one product.
+TWINS = """
+func.func @main(%A: tensor<3x3xf32>, %x: tensor<3xf32>, %y: tensor<3xf32>)
+    -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %a = stablehlo.add %x, %y : tensor<3xf32>
+  %p = stablehlo.multiply %y, %a : tensor<3xf32>
+  %q = stablehlo.multiply %a, %y : tensor<3xf32>
+  %0 = stablehlo.dot_general %A, %a, contracting_dims = [1] x [0] : (tensor<3x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = stablehlo.dot_general %A, %p, contracting_dims = [0] x [0] : (tensor<3x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = stablehlo.dot_general %A, %q, contracting_dims = [1] x [0] : (tensor<3x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}"""
+
+
+def _twins_inputs():
+    return RNG.standard_normal((3, 3)).astype(np.float32), *RNG.standard_normal((2, 3)).astype(np.float32)
+
+
+def _run_on_cpu(text, args):
+    import iree.compiler as ic
+    import iree.runtime as rt
+
+    from stagec.compiler.targets import TARGETS
+    vmfb = ic.compile_str(text, target_backends=["llvm-cpu"], extra_args=list(TARGETS["cpu"].flags))
+    ctx = rt.SystemContext(config=rt.Config("local-sync"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+    return [np.asarray(r) for r in ctx.modules.module["main"](*args)]
+
+
+def _merged(text):
+    from iree.compiler import ir
+
+    from stagec.passes.commuted import merge_commuted_twins
+    with ir.Context():
+        m = ir.Module.parse(text)
+        n = merge_commuted_twins(m)
+        return str(m), n
+
+
+def test_commuted_twins_merge_into_one_op_and_the_minimal_module_is_right():
+    text, n = _merged(TWINS)
+    assert n == 1 and text.count("stablehlo.multiply") == 1
+    A, x, y = _twins_inputs()
+    Ad, a, yd = A.astype(np.float64), x.astype(np.float64) + y, y.astype(np.float64)
+    want = [Ad @ a, Ad.T @ (yd * a), Ad @ (a * yd)]
+    for got, w in zip(_run_on_cpu(text, (A, x, y)), want):
+        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
+    # The hazard itself, as IREE 3.13 compiles it: once this fails, IREE computes it right and the pass can go.
+    raw = _run_on_cpu(TWINS, (A, x, y))
+    assert not np.allclose(raw[2], want[2], rtol=1e-3)
+
+
+def test_every_target_merges_commuted_twins():
+    # (the mix-up happens in IREE's target-independent dispatch formation: Vulkan's and CUDA's flow IR read `a` too)
+    from stagec.compiler.targets import TARGETS
+    assert all("merge-commuted" in t.pipeline.legalize for t in TARGETS.values())
+
+
+def test_merge_commuted_leaves_other_ops_alone():
+    src = TWINS.replace("%q = stablehlo.multiply %a, %y", "%q = stablehlo.add %a, %y")
+    text, n = _merged(src)
+    assert n == 0 and text.count("stablehlo.multiply") == 1 and text.count("stablehlo.add") == 2
+    # (a - b and b - a are not twins)
+    text, n = _merged(src.replace("stablehlo.multiply %y, %a", "stablehlo.subtract %y, %a")
+                      .replace("stablehlo.add %a, %y", "stablehlo.subtract %a, %y"))
+    assert n == 0 and text.count("stablehlo.subtract") == 2
+

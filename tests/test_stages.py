@@ -69,7 +69,8 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     names = list(lowered.stages())
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "cse", "dce", "exp-f64", "tanh-f64",
                      "abs-squares", "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "stablehlo",
-                     "fuse", "mathlib", "bound-bindings", "isolate-reductions", "blas-dots", "host-sorts", "final"]
+                     "fuse", "mathlib", "merge-commuted", "bound-bindings", "isolate-reductions", "blas-dots",
+                     "host-sorts", "final"]
     assert lowered.as_text() == lowered.as_text("isolate-outer")  # both complete: no constant is large here
     final = lowered.as_text("final")
     assert final == lowered.as_text("iree-input") and "linalg.generic" in final  # `fuse` left StableHLO
@@ -90,8 +91,8 @@ def test_pass_stats_and_stages_on_demand():
     stats = lowered.pass_stats  # no text asked for before
     assert [s.name for s in stats][:2] == ["simplify", "fuse-all"] and stats[1].rewrites["elementwise"] == 1
     stages = lowered.stages()
-    assert list(stages) == ["traced", "simplify", "stablehlo", "fuse-all", "mathlib", "bound-bindings", "isolate-reductions",
-                            "blas-dots", "host-sorts", "final"]
+    assert list(stages) == ["traced", "simplify", "stablehlo", "fuse-all", "mathlib", "merge-commuted",
+                            "bound-bindings", "isolate-reductions", "blas-dots", "host-sorts", "final"]
     stages["final"] = "changed"  # a copy: the lowered function is unchanged
     assert lowered.as_text("final") != "changed"
     with pytest.raises(ValueError, match=r"unknown stage 'nope'; stages of jit_selu: traced, simplify, stablehlo"):

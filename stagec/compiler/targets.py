@@ -51,20 +51,20 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
            (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel"),
            Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "column-products",
                             "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
-                    legalize=("mathlib", "bound-bindings", "isolate-reductions"),
+                    legalize=("mathlib", "merge-commuted", "bound-bindings", "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
     # Vulkan; not hoisting fixes it.
     Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "mathlib-glsl", "bound-bindings", "isolate-reductions", "bf16-in-f32-apart",
-                              "nan-guards"))),
+                    legalize=("mathlib", "mathlib-glsl", "merge-commuted", "bound-bindings", "isolate-reductions",
+                              "bf16-in-f32-apart", "nan-guards"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py).
     Target("cuda", "cuda", "--iree-cuda-target=",
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "bound-bindings", "isolate-reductions", "bf16-in-f32", "f32-dots-bf16x3"))),
+                    legalize=("mathlib", "merge-commuted", "bound-bindings", "isolate-reductions", "bf16-in-f32", "f32-dots-bf16x3"))),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
 
