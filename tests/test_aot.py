@@ -263,20 +263,21 @@ def test_pytree_metadata_round_trips():
 def test_save_of_a_module_calling_numpy_on_the_host_says_so(tmp_path):
     """With host offloads (`host_blas`, on by default in a process: `config.cpu_blas`), a large matmul calls
     stagec's BLAS module: such a module runs only through stagec, so saving it is refused unless asked for, and the
-    artifact records the host modules and their ABI (`stagec compile` saves without offloads unless --host-blas)."""
+    artifact records the host modules and their ABI (`stagec compile` saves without offloads unless --host-blas).
+    (Only matrix-vector products are offloaded: docs/blas.md.)"""
     from stagec.lowering import BLAS_MODULE, HOST_ABI
-    a = np.full((256, 256), 0.5, np.float32)
-    lowered = stagec.jit(lambda x, y: x @ y).lower(a, a)
+    a, v = np.full((512, 512), 0.5, np.float32), np.linspace(-1, 1, 512, dtype=np.float32)
+    lowered = stagec.jit(lambda x, y: x @ y).lower(a, v)
     blas = lowered.compile(host_blas=True)
     assert BLAS_MODULE in blas.artifact.meta["host_modules"] and blas.artifact.meta["host_abi"] == HOST_ABI
     with pytest.raises(ValueError, match=r"imports stagec's host modules \['stagec_blas'\].*host_modules=True"):
         blas.save(tmp_path / "blas.stagec")
     blas.save(tmp_path / "blas.stagec", host_modules=True)
-    np.testing.assert_allclose(np.asarray(stagec.load(tmp_path / "blas.stagec")(a, a)), a @ a, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(stagec.load(tmp_path / "blas.stagec")(a, v)), a @ v, rtol=1e-5, atol=1e-6)
     plain = lowered.compile(host_blas=False)
     assert "host_modules" not in plain.artifact.meta and "stagec_blas" not in lowered.compile(
         host_blas=False).artifact.meta.get("host_modules", ())
     plain.save(tmp_path / "plain.stagec")
     ahead = lowered.compile("llvm-cpu")  # ahead of time the default is off, as `stagec compile` without --host-blas
     assert "host_modules" not in ahead.artifact.meta and ahead.artifact.meta["key"] == plain.artifact.meta["key"]
-    np.testing.assert_allclose(np.asarray(stagec.load(tmp_path / "plain.stagec")(a, a)), a @ a, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(stagec.load(tmp_path / "plain.stagec")(a, v)), a @ v, rtol=1e-5, atol=1e-6)
