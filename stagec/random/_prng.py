@@ -155,16 +155,15 @@ def threefry2x32(k1, k2, x1, x2) -> tuple:
     return x1, x2
 
 
-def _opaque(key: tuple) -> tuple:
-    """The key words behind a barrier: a hash is computed when the module runs, even from a constant key. Without
-    it IREE's compile-time evaluation hashed constant keys inside iree-compile, as a global per intermediate of the
-    unrolled rounds (a VAE loss drawing from a closed-over key compiled 13x slower: docs/random.md)."""
-    return tuple(optimization_barrier_p.bind(w) for w in key)
-
-
 def pair(data) -> tuple:
     """Key data (*B, 2) as the pair of its words (k1, k2), each uint32[*B]: the form used inside samplers,
-    so that splitting a key is elementwise (no slicing) and fuses with what follows."""
+    so that splitting a key is elementwise (no slicing) and fuses with what follows.
+
+    The data goes through an optimization barrier first, so that every hash of a sampler runs with the module,
+    even from a constant key: without it IREE's compile-time evaluation hashed a closed-over key's draws inside
+    iree-compile, as one global per intermediate of the unrolled rounds (docs/passes.md, "Compile time"). One
+    barrier on the key data, where a sampler starts: barriers between scalar ops split IREE's dispatches."""
+    data = optimization_barrier_p.bind(data)
     batch = aval_of(data).shape[:-1]
     return tuple(lax.reshape(lax.slice(data, (0,) * len(batch) + (i,), batch + (i + 1,)), batch) for i in (0, 1))
 
@@ -182,7 +181,7 @@ def _hash_iota(key: tuple, shape: tuple) -> tuple:
     if n >= 2 ** 32:
         raise NotImplementedError(f"stagec.random: {n} random values in one call (shape {shape}); at most "
                                   f"2**32 - 1 are supported")
-    full, key = batch + shape, _opaque(key)
+    full = batch + shape
     hi = lax.broadcast_in_dim(np.array(0, U32), full, ())
     lo = lax.broadcast_in_dim(lax.reshape(lax.iota(U32, n), shape), full, tuple(range(len(batch), len(full))))
     k1, k2 = (lax.broadcast_in_dim(w, full, tuple(range(len(batch)))) for w in key)
@@ -196,14 +195,14 @@ def split(key: tuple, shape: tuple) -> tuple:
 
 def split_n(key: tuple, n: int) -> list:
     """The `n` keys of `split(key, (n,))`, each of the batch shape of `key` (one hash each, no slicing)."""
-    k1, k2 = _opaque(key)
+    k1, k2 = key
     zero = lax.full_like(k1, 0)
     return [threefry2x32(k1, k2, zero, lax.full_like(k1, i)) for i in range(n)]
 
 
 def fold_in(key: tuple, msg) -> tuple:
     """A new key per key from a uint32 scalar `msg`."""
-    k1, k2 = _opaque(key)
+    k1, k2 = key
     return threefry2x32(k1, k2, lax.full_like(k1, 0), lax.broadcast_in_dim(msg, aval_of(k1).shape, ()))
 
 
