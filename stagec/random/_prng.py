@@ -169,9 +169,12 @@ def pair(data) -> tuple:
 
 
 def stack(key: tuple):
-    """Key data (*B, 2) from a key pair."""
+    """Key data (*B, 2) from a key pair, elementwise (a select on the last axis's index), so that it joins the
+    hash's dispatch: IREE gives each operand of a concatenation a dispatch of its own."""
     shape = aval_of(key[0]).shape
-    return lax.concatenate([lax.reshape(w, shape + (1,)) for w in key], len(shape))
+    full, dims = shape + (2,), tuple(range(len(shape)))
+    first = lax.eq(lax.broadcasted_iota(U32, full, len(shape)), lax.full(full, 0, U32))
+    return lax.select(first, *(lax.broadcast_in_dim(w, full, dims) for w in key))
 
 
 def _hash_iota(key: tuple, shape: tuple) -> tuple:
