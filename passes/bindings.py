@@ -54,21 +54,26 @@ def _cut(before, group: list, later: set) -> None:
 
 
 def _runs(ops: list) -> list:
-    """(index of the op before which a cut goes, the group of scalar ops the cut closes) per cut."""
-    cuts, group, ext, results = [], [], set(), 0
+    """(index of the op before which a cut goes, the group of scalar ops the cut closes) per cut. A run's bindings
+    are its inputs from outside and its results read outside it (a chain of 100 scalar ops with one result read
+    later has two): counting every result cut a scalar threefry hash (125 ops) into 6 dispatches."""
+    cuts, group, members, ext, outs = [], [], set(), set(), set()
     for i, op in enumerate(ops):
         if not _scalar(op):
             continue
-        members = set(group)
         inputs = {v for v in op.operands
                   if (p := producer(v)) is None or (p.operation not in members and p.name != "stablehlo.constant")}
-        if group and len(ext | inputs) + results + len(op.results) > LIMIT:
+        trial = members | {op}
+        closed = {v for v in op.operands if v in outs and all(_owner(u) in trial for u in v.uses)}
+        mine = {r for r in op.results if any(True for _ in r.uses)}
+        if group and len(ext | inputs) + len((outs - closed) | mine) > LIMIT:
             cuts.append((i, group))
-            group, ext, results = [], set(), 0
+            group, members, ext, outs, closed = [], set(), set(), set(), set()
             inputs = {v for v in op.operands if (p := producer(v)) is None or p.name != "stablehlo.constant"}
-        group.append(op.operation)
+        group.append(op)
+        members.add(op)
         ext |= inputs
-        results += len(op.results)
+        outs = (outs - closed) | mine
     return cuts
 
 

@@ -331,6 +331,24 @@ def test_many_scalar_operands_and_results():
     assert "optimization_barrier" in stagec.jit(f).lower(*xs).as_text("final")
 
 
+def test_a_long_scalar_chain_with_few_results_is_not_cut():
+    """A run's bindings are its inputs and the results read outside it: 120 scalar ops on 2 inputs giving 2 results
+    stay one run (counting every result cut them every 24 ops, and a scalar threefry hash into 6 dispatches)."""
+    def f(a, b):
+        for _ in range(40):
+            a = a * b + 0.25
+            b = snp.sin(a)
+        return a, b
+    a, b = np.float32(0.5), np.float32(0.75)
+    want_a, want_b = a, b
+    for _ in range(40):
+        want_a = np.float32(want_a * want_b + np.float32(0.25))
+        want_b = np.sin(want_a)
+    got = stagec.jit(f)(a, b)
+    np.testing.assert_allclose(got, (want_a, want_b), rtol=1e-4)
+    assert "optimization_barrier" not in stagec.jit(f).lower(a, b).as_text("final")
+
+
 def test_the_last_signature_is_found_by_identity_and_forgotten_on_any_change():
     """The hot path first compares the arguments' aval objects and the config key with the last call's (no key
     built or hashed); clearing the caches, a config change or a new signature still take the full path."""

@@ -191,7 +191,7 @@ def test_select_clamp_convert_complex():
 
 def structural_one(x):
     return [lax.broadcast_in_dim(x, (2, 5, 4), (0, 2)), lax.reshape(x, (4, 2)), lax.transpose(x, (1, 0)),
-            lax.slice(x, (0, 1), (2, 4), (1, 2)), lax.rev(x, (1,)), lax.rev(x, (0, 1))]
+            lax.slice(x, (0, 1), (2, 4), (1, 2)), lax.rev(x, (1,)), lax.rev(x, (0, 1)), lax.optimization_barrier(x)]
 
 
 def concat_pad(x, y, v):

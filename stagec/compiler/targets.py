@@ -16,7 +16,7 @@ KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 # workloads of benchmarks/bench_gpu.py (docs/log.md).
 CUDA_ARCH = "sm_80"
 
-COMMON = ("fold-constants", "simplify", "cse", "dce")
+COMMON = ("fold-constants", "simplify", "fold-movement", "cse", "dce")
 
 
 class Pipeline(NamedTuple):

@@ -24,6 +24,7 @@ from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
                                      reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
 from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
+from ..primitives.structural import optimization_barrier_p as _optimization_barrier_p
 from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice,
                                      dynamic_update_slice, iota, pad, reshape, rev, slice, transpose)
 
@@ -266,9 +267,9 @@ def _take_last(x, idx):
 
 
 def optimization_barrier(operand):
-    """`operand` unchanged (JAX uses it to stop XLA moving computations across it; stagec's passes do not
-    reorder across function boundaries either)."""
-    return operand
+    """`operand` (a pytree) unchanged, as a value IREE neither moves computation across nor evaluates at compile
+    time (`stablehlo.optimization_barrier` per leaf)."""
+    return tree_map(lambda x: _optimization_barrier_p.bind(x), operand)
 
 
 def broadcast_to_rank(x, rank: int):

@@ -157,6 +157,14 @@ pad_p.def_lowering(lambda ctx, x, value, *, low, high, interior: [ctx.op1("stabl
     "edge_padding_low": L.i64s(low), "edge_padding_high": L.i64s(high), "interior_padding": L.i64s(interior)})])
 
 
+# An identity that IREE neither moves computation across nor treats as a constant expression: what depends on it is
+# computed when the module runs, never by IREE's compile-time evaluation (`stagec.random` hashes behind it, so a draw
+# from a constant key is not evaluated, and embedded, by iree-compile).
+optimization_barrier_p = Primitive("optimization_barrier", lambda x: x)
+optimization_barrier_p.def_lowering(lambda ctx, x: [ctx.op1("stablehlo.optimization_barrier", [x])])
+optimization_barrier_p.def_impl(lambda x: [x])
+
+
 # ---------------------------------------------------------------- differentiation rules
 
 
@@ -186,6 +194,7 @@ _ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: reshape(ct, x.aval.shape))
 _ad.deflinear(transpose_p, lambda ct, x, *, permutation: transpose(ct, np.argsort(permutation)))
 _ad.deflinear(slice_p, _slice_transpose)
 _ad.deflinear(rev_p, lambda ct, x, *, dimensions: rev(ct, dimensions))
+_ad.deflinear(optimization_barrier_p, lambda ct, x: ct)
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -372,6 +381,9 @@ def _reshape_batch(args, dims, *, new_sizes):
     return reshape(moveaxis(x, d, 0), (aval_of(x).shape[d],) + new_sizes), 0
 
 
+optimization_barrier_p.def_batch(lambda args, dims: (optimization_barrier_p.bind(args[0]), dims[0]))
+
+
 @transpose_p.def_batch
 def _transpose_batch(args, dims, *, permutation):
     (x,), (d,) = args, dims
@@ -511,3 +523,4 @@ rev_p.def_host(lambda x, *, dimensions: np.flip(x, tuple(dimensions)))
 iota_p.def_host(_iota_host)
 concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 pad_p.def_host(_pad_host)
+optimization_barrier_p.def_host(lambda x: x)

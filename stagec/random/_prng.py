@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes, lax, tree_util
 from .. import numpy as snp
 from ..core import Tracer, aval_of
+from ..primitives.structural import optimization_barrier_p
 
 U32 = np.dtype(np.uint32)
 UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: U32, 64: np.dtype(np.uint64)}
@@ -156,15 +157,24 @@ def threefry2x32(k1, k2, x1, x2) -> tuple:
 
 def pair(data) -> tuple:
     """Key data (*B, 2) as the pair of its words (k1, k2), each uint32[*B]: the form used inside samplers,
-    so that splitting a key is elementwise (no slicing) and fuses with what follows."""
+    so that splitting a key is elementwise (no slicing) and fuses with what follows.
+
+    The data goes through an optimization barrier first, so that every hash of a sampler runs with the module,
+    even from a constant key: without it IREE's compile-time evaluation hashed a closed-over key's draws inside
+    iree-compile, as one global per intermediate of the unrolled rounds (docs/passes.md, "Compile time"). One
+    barrier on the key data, where a sampler starts: barriers between scalar ops split IREE's dispatches."""
+    data = optimization_barrier_p.bind(data)
     batch = aval_of(data).shape[:-1]
     return tuple(lax.reshape(lax.slice(data, (0,) * len(batch) + (i,), batch + (i + 1,)), batch) for i in (0, 1))
 
 
 def stack(key: tuple):
-    """Key data (*B, 2) from a key pair."""
+    """Key data (*B, 2) from a key pair, elementwise (a select on the last axis's index), so that it joins the
+    hash's dispatch: IREE gives each operand of a concatenation a dispatch of its own."""
     shape = aval_of(key[0]).shape
-    return lax.concatenate([lax.reshape(w, shape + (1,)) for w in key], len(shape))
+    full, dims = shape + (2,), tuple(range(len(shape)))
+    first = lax.eq(lax.broadcasted_iota(U32, full, len(shape)), lax.full(full, 0, U32))
+    return lax.select(first, *(lax.broadcast_in_dim(w, full, dims) for w in key))
 
 
 def _hash_iota(key: tuple, shape: tuple) -> tuple:
