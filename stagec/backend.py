@@ -74,8 +74,7 @@ def __getattr__(name: str):
 
 def _cores() -> int:
     """The cores this process may run on. Given as a count, IREE leaves its workers unpinned: pinned (its default)
-    a 1M-float SELU took 540-660 us in 5 of 8 fresh processes on 2 idle cores and ~380 us in the others;
-    unpinned ~380 us in 8 of 8 (docs/passes.md, "Threads")."""
+    a module ran 1.5x slower in some fresh processes than in others (docs/passes.md, "Threads")."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -151,8 +150,8 @@ class Backend(Dispatcher):
         of a timing, so a module runs on one driver in every process."""
         if self.name == "cpu":
             if (config.cpu_threads or _cores()) <= 1 or calls_blas:
-                # One worker is no faster than the calling thread, and hands each dispatch over to it and back:
-                # jit(value_and_grad) of the MLP on one core 16.0 ms on local-task, 13.3 on local-sync. A module
+                # One worker is no faster than the calling thread, and hands each dispatch over to it and back
+                # (docs/passes.md, "Which CPU driver"). A module
                 # calling BLAS: its BLAS calls run on the calling thread, its dispatches are tiled for one
                 # (`tuning.spec_flags(one_thread=...)`), and on local-task each stretch between two calls is two
                 # thread wake-ups (docs/blas.md, "Driver").
@@ -449,9 +448,8 @@ _KNOWN_RUNTIME_BUGS = re.compile(r"binding count \d+ > \d+|ref is null; while in
 def _buffer_cache_spec() -> str:
     """IREE's caching allocator for the CPU drivers: freed buffers (up to `config.cpu_buffer_cache_mb` in all, each
     at most 256 MiB) are kept for the next allocation of their size. A fresh allocation is fresh pages, and the
-    kernel faults each one in when a dispatch first writes it: filling a new 16 MiB buffer took 1.23-1.52 ms, a
-    reused one 0.65 (4 MiB: 295 vs 151 us; 256 KiB: 11.8 vs 7.9), while every jit call writes its results into
-    new buffers."""
+    kernel faults each one in when a dispatch first writes it (a new buffer took about twice as long to fill as a
+    reused one), while every jit call writes its results into new buffers."""
     mb = config.cpu_buffer_cache_mb
     return f"caching:device_local={min(mb, 256)}mib;{mb}mib;64"
 

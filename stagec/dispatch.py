@@ -63,8 +63,7 @@ class Dispatcher:
         if at_once and exe is not None and not exe.host_calls and self._claim_now(job):
             # The caller waited for its last call at once, and nothing is queued or running: run this one on its
             # thread now. Even enqueued for the caller to take back (`Job.wait`), it woke the worker, whose grab
-            # for the GIL then delayed the caller (that path against calls made inline: selu 1M 364-374 -> 319-344 us,
-            # a 256^2 matmul 146-154 -> 139-145; docs/design.md).
+            # for the GIL then delayed the caller (docs/design.md has the measurements).
             # Not a call of host callbacks: one may wait for what the caller does once the call has returned.
             t0 = time.perf_counter()
             self.run_stolen(job)
@@ -74,7 +73,7 @@ class Dispatcher:
         idle = self._idle
         self._enqueue(job)
         # Let the worker take the GIL now (a caller busy in Python would otherwise keep it for up to the switch
-        # interval: 5 ms; measured: 8 ms late, 0.1 ms with this), unless the caller is expected to wait for this
+        # interval, 5 ms), unless the caller is expected to wait for this
         # call at once and run it itself, with no earlier call still waiting to start.
         if idle and (not at_once or job.seq > self._claimed):
             time.sleep(0)

@@ -53,8 +53,8 @@ POLYMORPHIC = frozenset([*(getattr(elementwise, n) for n in elementwise.__all__)
                          structural.transpose_p, structural.broadcast_in_dim_p])
 
 log = logging.getLogger("stagec")
-# Calls touching more elements (inputs + outputs) take shape-specific modules: on 1M floats a dynamic `exp` took
-# 1.6 ms against 0.58 ms (`x * y` 1.0 vs 0.6 ms), while below the CPU's `local-task` threshold both ran alike.
+# Calls touching more elements (inputs + outputs) take shape-specific modules: on 1M floats a dynamic kernel was
+# 2-3x slower than a shape-specific one, while below the CPU's `local-task` threshold both ran alike.
 POLYMORPHIC_MAX_ELEMENTS = TASK_THRESHOLD
 _cache: collections.OrderedDict[tuple, object] = collections.OrderedDict()
 _forms: dict[tuple, tuple | None] = {}  # shape-specific key -> its polymorphic kernel's (key, avals, params), or None
@@ -168,8 +168,8 @@ def _dispatch(prim: Primitive, args, avals, params: dict, out_avals, backend: Ba
 
 def _work(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray]) -> int:
     """Elements a call touches (inputs + outputs), plus a contraction's multiply-adds: NumPy's matmul (OpenBLAS)
-    runs on every core from 2^18 of them, and its threads then compete with the caller's and IREE's (a 256x256
-    float32 product took 30 ms on a loaded 2-core machine, 2.5 ms on one thread, against 0.8 ms for the kernel)."""
+    runs on every core from 2^18 of them, and its threads then compete with the caller's and IREE's (on a loaded
+    machine many times slower than the kernel; docs/blas.md)."""
     n = sum(math.prod(a.shape) for a in (*avals, *out_avals))
     if prim is dot_general_p:
         (lc, _), _ = params["dimension_numbers"]
@@ -394,7 +394,7 @@ def _get(key: tuple, build):
 
 def flags(backend: Backend) -> list[str]:
     """IREE flags of eager modules: the backend's, and on the CPU the host's linker (a one-op module compiled
-    with ~16% less CPU time, 403 vs 477 ms, and loaded 0.3 ms slower; eager modules never leave this machine)."""
+    with ~16% less CPU time, and loads a little slower; eager modules never leave this machine)."""
     return backend.flags() + ([SYSTEM_LINK] if backend.name == "cpu" else [])
 
 

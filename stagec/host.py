@@ -124,8 +124,8 @@ def _view_strides(shape: Sequence[int], perm: Sequence[int], matrix: Sequence[in
 
 
 # OpenBLAS threads of each matmul a module hands to NumPy. One, whatever the load: with OpenBLAS's own count (a
-# thread per core) a 256^3 product took 0.19 ms in most fresh processes and 17-24 ms in others on 2 loaded cores
-# (its threads spin and wait for each other), and a thread count cannot follow the load: for some shapes the
+# thread per core) a product was 100x slower in some fresh processes on a loaded machine (its threads spin and
+# wait for each other), and a thread count cannot follow the load: for some shapes the
 # result's bits depend on it (docs/blas.md).
 BLAS_THREADS = 1
 _blas_lock = threading.Lock()  # (OpenBLAS's count is one per process: held from setting it to restoring it)
@@ -200,8 +200,7 @@ def _blas_module(dev):
     def plan(lshape, rshape, et: int, *packed):
         """How one signature calls np.matmul: each operand's matrix (or batch of matrices) as a view of its mapped
         memory (`_operand`), the result's shape and bytes. Worked out once: a call comes right after a BLAS call
-        or a dispatch that evicted this Python code from the caches: the glue before the matmul took 22-50 us a
-        call in value_and_grad, 16-37 with this."""
+        or a dispatch that evicted this Python code from the caches, where this glue is slow."""
         dt = dtypes[et]
         lb, rb, lc, rc = (unpack_dims(d) for d in packed)
         lf = [d for d in range(len(lshape)) if d not in lb and d not in lc]
