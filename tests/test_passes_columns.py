@@ -93,7 +93,20 @@ def test_sibling_reductions_take_the_columns_tiles_and_match_numpy(tmp_path):
     assert "distribution = [128, 0], vector_common_parallel = [64, 0]" in configs
 
 
-def test_column_sums_between_blas_calls_take_whole_rows(tmp_path):
+@pytest.fixture
+def offload_all(monkeypatch):
+    """Products of 2^21 multiply-adds and more call BLAS (the default offloads matrix-vector products only,
+    docs/blas.md): the tiles of a module calling BLAS, for any product (the persistent cache off: its keys hold
+    the pass's source, not this setting)."""
+    from stagec.passes import legalize
+    monkeypatch.setattr(legalize, "BLAS_MIN_MACS", 1 << 21)
+    cached = stagec.config.persistent_cache
+    stagec.config.update("persistent_cache", False)
+    yield
+    stagec.config.update("persistent_cache", cached)
+
+
+def test_column_sums_between_blas_calls_take_whole_rows(tmp_path, offload_all):
     # A module calling BLAS runs its dispatches on one thread: its column sums take all columns in one
     # workgroup, one row at a time (tuning._WHOLE_ROWS); without the BLAS call, 128 columns a workgroup.
     rng = np.random.default_rng(9)
@@ -118,7 +131,7 @@ def test_column_sums_between_blas_calls_take_whole_rows(tmp_path):
         assert (wide in configs) == blas and ("distribution = [128, 0], vector_common_parallel" in configs) != blas
 
 
-def test_column_sum_of_an_array_the_dispatch_also_returns_takes_whole_rows(tmp_path):
+def test_column_sum_of_an_array_the_dispatch_also_returns_takes_whole_rows(tmp_path, offload_all):
     # Between BLAS calls, a column sum whose summed array the dispatch also writes out (a 2-D elementwise generic
     # beside the reduction: a first layer's gradient, read by the next matmul) is tiled too (tuning._OWN_2D).
     rng = np.random.default_rng(10)

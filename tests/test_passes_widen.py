@@ -7,7 +7,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
-from stagec.tuning import _computes_narrow
+from stagec.tuning import look
 
 BF16 = np.dtype(snp.bfloat16)
 RNG = np.random.default_rng(11)
@@ -42,7 +42,7 @@ def test_widened_functions_give_float32_results_rounded_once(name):
     fn, all_widened = CASES[name]
     f = stagec.jit(lambda x: fn(snp, x))
     text = f.lower(X).as_text("widen-half")
-    assert _computes_narrow(text) != all_widened, text
+    assert look(text).narrow != all_widened, text
     got = np.asarray(f(X))
     want = np.asarray(fn(np, X.astype(np.float32)))
     assert got.shape == want.shape
@@ -91,7 +91,7 @@ def test_float16_is_widened_where_a_reduction_is_broadcast_back(name):
                    "sum": (lambda np_, x: np_.sum(x ** 2 + np_.sin(x)), False)}[name]
     x = X.astype(np.float32).astype(np.float16)
     f = stagec.jit(lambda v: fn(snp, v))
-    assert _computes_narrow(f.lower(x).as_text("widen-half")) != widened
+    assert look(f.lower(x).as_text("widen-half")).narrow != widened
     want = np.asarray(fn(np, x.astype(np.float64)))
     np.testing.assert_allclose(np.asarray(f(x)).astype(np.float64), want, rtol=4e-3, atol=4e-3)
 
@@ -100,4 +100,4 @@ def test_widen_only_on_the_cpu():
     for backend, widened in (("cpu", True), ("vulkan", False), ("cuda", False)):
         low = stagec.jit(lambda x: _softmax(snp, x), backend=backend).lower(X)
         assert ("widen-half" in low.stages()) == widened, backend
-        assert (not _computes_narrow(low.as_text("dce"))) == widened, backend
+        assert (not look(low.as_text("dce")).narrow) == widened, backend
