@@ -727,6 +727,28 @@ def _type_name(t: ir.Type) -> str:
     return str(t)
 
 
+def _expanded(exp: Expansion, op, t, name: str):
+    """`exp` built in place of `op` (result type `t`, element type `name`): in float32 where the expansion is
+    written for it, else in float64 (complex64 by its parts), the result converted back."""
+    f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
+    if exp.f32 and name in NARROW:
+        b = _Builder(f32, op.operands[0])
+        r = exp.build(F(b), *[v if name == "f32" else b.op("convert", v, ty=f32) for v in op.operands])
+        return r if name == "f32" else b.op("convert", r, ty=t)
+    b = _Builder(ir.RankedTensorType.get(t.shape, ir.F64Type.get()), op.operands[0])
+    if name == "complex<f32>":
+        parts = [b.op("convert", b.op(p, op.operands[0], ty=f32)) for p in ("real", "imag")]
+        re, im = (b.op("convert", v, ty=f32) for v in exp.build(F(b), *parts))
+        return b.op("complex", re, im, ty=t)
+    xs = [v if name == "f64" else b.op("convert", v if name == "f32" else b.op("convert", v, ty=f32))
+          for v in op.operands]  # (narrow types through float32: IREE's f64 -> f16 convert gave 0)
+    r = exp.build(F(b), *xs)
+    if name == "f64":
+        return r
+    r = b.op("convert", r, ty=f32)
+    return r if name == "f32" else b.op("convert", r, ty=t)
+
+
 def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None = None) -> int:
     """Rewrite every op of `EXPANSIONS` (or of `table`, by op name) in `module` (loops and branches included); the
     number rewritten."""
@@ -741,51 +763,13 @@ def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None
         if exp is None:
             continue
         with ir.InsertionPoint(op), op.location:
-            f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
-            if exp.f32 and name in NARROW:
-                b = _Builder(f32, op.operands[0])
-                r = exp.build(F(b), *[v if name == "f32" else b.op("convert", v, ty=f32) for v in op.operands])
-                r = r if name == "f32" else b.op("convert", r, ty=t)
-                if stats is not None:
-                    stats.rewrites[f"{op.name.partition('.')[2]}-{name}"] += 1
-                op.result.replace_all_uses_with(r)
-                op.erase()
-                n += 1
-                continue
-            wide = ir.RankedTensorType.get(t.shape, ir.F64Type.get())
-            b = _Builder(wide, op.operands[0])
-            f = F(b)
-            if name == "complex<f32>":
-                parts = [b.op("convert", b.op(p, op.operands[0], ty=f32)) for p in ("real", "imag")]
-                re, im = (b.op("convert", v, ty=f32) for v in exp.build(f, *parts))
-                r = b.op("complex", re, im, ty=t)
-                if stats is not None:
-                    stats.rewrites[f"{op.name.partition('.')[2]}-{name}"] += 1
-                op.result.replace_all_uses_with(r)
-                op.erase()
-                n += 1
-                continue
-            xs = [v if name == "f64" else b.op("convert", v if name == "f32" else b.op("convert", v, ty=f32))
-                  for v in op.operands]  # (narrow types through float32: IREE's f64 -> f16 convert gave 0)
-            r = exp.build(f, *xs)
-            if name != "f64":
-                r = b.op("convert", r, ty=f32)
-                r = r if name == "f32" else b.op("convert", r, ty=t)
+            r = _expanded(exp, op, t, name)
         if stats is not None:
             stats.rewrites[f"{op.name.partition('.')[2]}-{name}"] += 1
         op.result.replace_all_uses_with(r)
         op.erase()
         n += 1
     return n
-
-
-def expand_text(text: str) -> str:
-    """`text` (a module) with `EXPANSIONS` applied: for modules compiled without the pipeline (eager kernels)."""
-    if not any(op in text for op in _BY_OP):
-        return text
-    with ir.Context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        return str(module) if expand(module) else text
 
 
 class MathLib(Pass):
