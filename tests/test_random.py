@@ -463,3 +463,7 @@ def test_draws_from_a_constant_key_are_left_to_run_time():
     hoisted = [ln for ln in opt.splitlines() if "util.global private @__hoisted" in ln and "64x10" in ln]
     assert hoisted == []
     np.testing.assert_array_equal(f(np.zeros((64, 10), np.float32)), sr.normal(sr.PRNGKey(SEED), (64, 10)))
+    # and the draw under jit from a closed-over key is JAX's (the stored vector of the `normal` case)
+    rec = VECTORS["cases"]["normal"]
+    got = np.asarray(stagec.jit(lambda: CASES["normal"][0](sr, sr.PRNGKey(SEED)))())
+    assert_same(got.ravel()[:HEAD], _from_bits(rec["head"], np.float32), "close", "normal under jit")
