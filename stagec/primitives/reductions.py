@@ -95,19 +95,24 @@ def _cumulative_rule(x: ShapedArray, *, axis: int, op: str, reverse: bool) -> Sh
 cumulative_p = Primitive("cumulative", _cumulative_rule)
 
 
+def window_signed_dtype(dtype: np.dtype, op: str, what: str) -> np.dtype:
+    """The signed type an unsigned `reduce_window` of `op` computes in (IREE lowers no unsigned reduce_window
+    body): the same width for sum and product (two's complement wraps alike), twice it for max and min."""
+    if op in ("sum", "prod"):
+        return np.dtype(f"i{dtype.itemsize}")
+    if dtype.itemsize < 8:  # order-preserving: widen
+        return np.dtype(f"i{2 * dtype.itemsize}")
+    raise NotImplementedError(f"{what} of {dtype} is not supported (IREE lowers no unsigned reduce_window and "
+                              f"there is no wider signed type)")
+
+
 @cumulative_p.def_lowering
 def _cumulative(ctx: L.Ctx, x, *, axis, op, reverse):
     """A running reduction: reduce_window over a window as long as the axis, padded on one side."""
     ir = L.mlir()
     aval = ctx.avals_in[0]
     if _dt.kind(aval.dtype) == "u":  # IREE cannot lower unsigned reduce_window bodies: compute in a signed type
-        if op in ("sum", "prod"):  # two's complement: wrapping add/multiply agree bit for bit
-            signed = np.dtype(f"i{aval.dtype.itemsize}")
-        elif aval.dtype.itemsize < 8:  # order-preserving: widen
-            signed = np.dtype(f"i{2 * aval.dtype.itemsize}")
-        else:
-            raise NotImplementedError(f"cum{op} of {aval.dtype} arrays is not supported (IREE lowers no unsigned "
-                                      f"reduce_window and there is no wider signed type)")
+        signed = window_signed_dtype(aval.dtype, op, f"cum{op}")
         s_aval = aval.update(dtype=signed)
         inner = L.Ctx([s_aval], [s_aval])
         xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_aval])

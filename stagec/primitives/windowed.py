@@ -17,6 +17,7 @@ from . import _ad
 from . import elementwise as ew
 from ._util import ANY, check_kind
 from .conv import _vjp_lhs_padding, dilate_shape
+from .reductions import window_signed_dtype
 from .structural import pad, reshape, slice
 
 OPS = ("sum", "max", "min")
@@ -51,13 +52,7 @@ def _window_lower(ctx: L.Ctx, x, *, op, window_dimensions, window_strides, paddi
     ir = L.mlir()
     aval = ctx.avals_in[0]
     if _dt.kind(aval.dtype) == "u":  # IREE lowers no unsigned reduce_window body: compute in a signed type
-        if op == "sum":  # two's complement: wrapping addition agrees bit for bit
-            signed = np.dtype(f"i{aval.dtype.itemsize}")
-        elif aval.dtype.itemsize < 8:  # order-preserving: widen
-            signed = np.dtype(f"i{2 * aval.dtype.itemsize}")
-        else:
-            raise NotImplementedError(f"reduce_window {op} of {aval.dtype} is not supported (IREE lowers no "
-                                      f"unsigned reduce_window and there is no wider signed type)")
+        signed = window_signed_dtype(aval.dtype, op, f"reduce_window {op}")
         s_in, s_out = aval.update(dtype=signed), ctx.avals_out[0].update(dtype=signed)
         xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_in])
         (r,) = _window_lower(L.Ctx([s_in], [s_out]), xs, op=op, window_dimensions=window_dimensions,
