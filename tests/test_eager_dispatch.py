@@ -153,3 +153,16 @@ def test_matmul_route_by_multiply_adds(n):
     assert again.tobytes() == got.tobytes()
     if n == 256:
         assert np.asarray(stagec.jit(lambda v: v @ v)(A)).shape == (n, n)
+
+
+def test_a_scalar_constant_keeps_its_sign_of_zero():
+    # Python scalars' constants are made once per value, and 0.0 == -0.0 (hashing alike): `x * -0.0` after
+    # `x * 0.0` must still multiply by -0.0 (NumPy's signs of zero are the oracle).
+    x = np.array([2.0, -0.0, 1.0, -3.0], np.float32)
+    for ops in ((0.0, -0.0), (-0.0, 0.0)):
+        for c in ops:
+            for got, want in ((snp.multiply(snp.asarray(x), c), x * np.float32(c)),
+                              (snp.asarray(x) + c, x + np.float32(c)),
+                              (snp.asarray(x) * complex(1.0, c), x * np.complex64(complex(1.0, c)))):
+                np.testing.assert_array_equal(np.signbit(np.asarray(got).view(np.float32)),
+                                              np.signbit(np.asarray(want).view(np.float32)), err_msg=str(c))
