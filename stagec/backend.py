@@ -47,7 +47,6 @@ ASYNC_SECONDS = 1e-4
 REUSED_RESULTS_BYTES = 1 << 16
 
 # Old import paths, kept for callers not moved yet (tests of other parts); the driver itself reads `compiler.Facts`.
-_retry_args = driver.retry_args
 _LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
                        r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
 _DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)\] x [^\n]*? : "
@@ -136,12 +135,12 @@ class Backend(Dispatcher):
         return driver.module_flags(self.name, flags, facts, mlir)
 
     def compile(self, mlir: str, fun_name: str, flags: Sequence[str] | None = None, side_flags: Sequence[str] = (),
-                variants: list | None = None) -> bytes:
+                variant: list | None = None) -> bytes:
         """Final MLIR text and flags (default: `flags()` as the module's facts adjust them) -> IREE VM flatbuffer
-        (`stagec.compiler.driver.compile`)."""
+        (`stagec.compiler.driver.compile`: the retries taken are appended to `variant`)."""
         if flags is None:
             flags = self.module_flags(mlir, self.flags(), driver.text_facts(mlir))
-        return driver.compile(mlir, self.name, fun_name, flags, side_flags, variants)
+        return driver.compile(mlir, self.name, fun_name, flags, side_flags, variant)
 
     # ---- runtime
     def driver_for(self, elements: int, macs: int = 0, calls_blas: bool = False) -> str:

@@ -4,7 +4,9 @@ the compile step that uses it is `stages.compile_cached`).
 Key: sha256 over the MLIR IREE receives (after the target's whole pipeline, legalization and offloads included), the
 IREE target, the compiler flags (and the files they name: the CPU tuning spec), the host CPU (when compiling for
 `host`), the IREE compiler version, the stagec version and a digest of the compile side's source
-(`stagec.compiler.driver.source_digest`: a changed rewrite or flag rule recompiles). Entry: one file
+(`stagec.compiler.driver.source_digest`: a changed rewrite or flag rule recompiles). A module IREE compiled only as
+a variant of the request (`stagec.compiler.retries`) is stored under the variant's key (its flags and retries), and
+the request's key holds a pointer naming the variant (`store_variant_pointer`). Entry: one file
 `<key>.stagec` in the `stagec.aot` format (module + calling metadata + checksum), written
 atomically (temp file `.tmp-*.part` + rename; temp files a killed writer left behind are counted by
 `info` and removed by `prune` and `clear` once `ORPHAN_AGE` old); entries are signed with the user's
@@ -73,12 +75,22 @@ def _warn_once(tag: str, msg: str) -> None:
 def key_components(mlir: str | None, target: str, flags: Sequence[str], recipe: dict | None = None) -> dict:
     """What a module depends on: the MLIR IREE receives (or the `recipe` it is built from, when the caller has
     one: `stages.compile_cached`), target, flags, versions, the compile side's source, and the host CPU for
-    `host`."""
+    `host`. (A module compiled as a variant of its request: `variant_components`.)"""
     made_of = {"mlir": hashlib.sha256(mlir.encode()).hexdigest()} if recipe is None else {"recipe": recipe}
     comps = {**made_of, "target": target, "flags": key_flags(flags),
              "iree": aot.iree_compiler_version(), "stagec": aot.stagec_version(), "compiler": driver.source_digest()}
     if any(f.endswith("target-cpu=host") for f in flags):
         comps["host"] = host_id()
+    if files := flag_files(flags):
+        comps["files"] = files
+    return comps
+
+
+def variant_components(components: dict, flags: Sequence[str], variant: Sequence[str]) -> dict:
+    """The key components of the module compiled as `variant` of a request (`compiler.retries`: the retries taken,
+    in order) with `flags` (the variant's): the request's text or recipe, the variant's names and its flags."""
+    comps = {k: v for k, v in components.items() if k not in ("flags", "files", "variant")}
+    comps.update(variant=list(variant), flags=key_flags(flags))
     if files := flag_files(flags):
         comps["files"] = files
     return comps
@@ -119,6 +131,14 @@ def lookup(key: str):
     except OSError:
         pass
     return vmfb, meta
+
+
+def store_variant_pointer(key: str, name: str, components: dict, variant: Sequence[str]) -> bool:
+    """Write an entry saying that the request keyed `key` compiled as `variant` (held under its own key,
+    `variant_components`): a later request finds that module through it, or compiles again where the variant's
+    key changed (a retry's flags, the compile side's source)."""
+    meta = {"format": aot.FORMAT, "name": name, "key": key, "key_components": components, "compiled_as": list(variant)}
+    return store(key, b"", meta)
 
 
 def _remove(path: str) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from . import aot, cache
 from .runner import Runner
 from .backend import Backend, find_target, get_backend
-from .compiler import HOST_BLAS, Facts, pipeline, prepare
+from .compiler import HOST_BLAS, Facts, pipeline, prepare, variant_flags
 from .config import config
 from .core import Graph
 from .lowering import HOST_ABI, lower_graph
@@ -110,7 +110,7 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
     key = cache.make_key(comps)
     use = cache.enabled()
     if use and not side_flags:
-        found = _lookup(key, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
+        found = _lookup(key, comps, flags, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
             if recipe is None and "macs" not in found.meta:  # (an entry stored before the field existed)
                 found.macs = facts.macs
@@ -119,21 +119,28 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
         mlir, facts, flags = final(mlir)
     why = (_miss_explainer(name, key, comps, mlir)
            if _miss_explainer is not None and use and not side_flags and config.explain_cache_misses else None)
-    variants: list = []
-    vmfb = backend.compile(mlir, name, flags, side_flags, variants)
+    variant: list = []
+    vmfb = backend.compile(mlir, name, flags, side_flags, variant)
     seconds = time.perf_counter() - t0
     stats["iree_compiles"] += 1
     stats["compile_seconds"] += seconds
     if why:
         log.warning(f"{why} [IREE compile: {seconds:.3f} s]")
+    asked, asked_comps = key, comps
+    if variant:  # (IREE compiled a variant: keyed by what it was given, the request pointing to it)
+        flags = variant_flags(flags, variant)
+        comps = cache.variant_components(comps, flags, variant)
+        key = cache.make_key(comps)
     meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
                          key=key, key_components=comps, macs=facts.macs)
     if facts.host_calls:
         meta["host_modules"], meta["host_abi"] = list(facts.host_calls), HOST_ABI
-    if variants:
-        meta["retries"] = variants  # (what IREE was given after the key's text and flags failed)
+    if variant:
+        meta["variant"] = variant
     if use:
         cache.store(key, vmfb, meta, mlir)
+        if variant:
+            cache.store_variant_pointer(asked, name, asked_comps, variant)
     return aot.Artifact(vmfb, meta, in_tree, out_tree, donated, host_calls), seconds
 
 
@@ -141,11 +148,22 @@ def find_cached(backend: Backend, flags: Sequence[str], recipe: dict, in_avals, 
     """The module `compile_cached` stored for `recipe` (with these flags), or None: nothing is built or compiled."""
     if not cache.enabled():
         return None
-    return _lookup(cache.make_key(cache.key_components(None, backend.target, flags, recipe)), in_avals, out_avals)
+    comps = cache.key_components(None, backend.target, flags, recipe)
+    return _lookup(cache.make_key(comps), comps, flags, in_avals, out_avals)
 
 
-def _lookup(key: str, in_avals, out_avals, in_tree=None, out_tree=None, donated=(), host_calls=()):
+def _lookup(key: str, comps: dict, flags: Sequence[str], in_avals, out_avals, in_tree=None, out_tree=None,
+            donated=(), host_calls=()):
+    """The artifact stored under `key` (a request's, of components `comps` and `flags`), or under its variant's key
+    where the request compiled as a variant (`cache.store_variant_pointer`), or None."""
     found = cache.lookup(key)
+    if found is not None and "compiled_as" in found[1]:
+        variant = found[1]["compiled_as"]
+        try:
+            comps = cache.variant_components(comps, variant_flags(flags, variant), variant)
+        except KeyError:  # (a retry no longer declared: compiled again)
+            return None
+        found = cache.lookup(cache.make_key(comps))
     if found is None:
         return None
     vmfb, meta = found
@@ -309,7 +327,9 @@ class Lowered:
             t1 = time.perf_counter()
             flags = self.backend.module_flags(stages["final"], self.backend.flags(host_blas=self.host_blas),
                                               self.facts)
-            self.backend.compile(stages["final"], self.name, flags, [f"--iree-hal-dump-executable-sources-to={d}"])
+            variant: list = []
+            self.backend.compile(stages["final"], self.name, flags, [f"--iree-hal-dump-executable-sources-to={d}"],
+                                 variant)
             compile_s = time.perf_counter() - t1
             dispatches = []
             for f in sorted(glob.glob(os.path.join(d, "*.mlir"))):
@@ -319,7 +339,8 @@ class Lowered:
         return explorer.write(path, title or f"{self.name}({sig})", [("traced", located), *(
             (n, t) for n, t in stages.items() if n != "traced")], pass_stats=self.pass_stats,
             timings={"lower + passes": lowered_s, "IREE compile": compile_s},
-            info={"backend": self.backend.name, "target": self.backend.target}, dispatches=dispatches)
+            info={"backend": self.backend.name, "target": self.backend.target,
+                  **({"compiled as": " ".join(variant)} if variant else {})}, dispatches=dispatches)
 
     def __str__(self):
         return self.as_text()
@@ -393,6 +414,18 @@ class Compiled:
     def __call__(self, *args, **kwargs) -> Any:
         return self.runner(self.artifact.check_call(f"compiled function {self.artifact.name}", args, kwargs))
 
+    @property
+    def variant(self) -> list[str]:
+        """The retries IREE's compile of this module took (`stagec.compiler.RETRIES`, in order; empty when it
+        compiled as asked): it was given the final text through their passes, with their flags (`flags`)."""
+        return list(self.artifact.meta.get("variant", ()))
+
+    @property
+    def flags(self) -> list[str]:
+        """The flags this module was compiled with (those of its variant), as its cache key holds them."""
+        return list(self.artifact.meta.get("flags", ()))
+
     def as_text(self) -> str:
         a = self.artifact
-        return f"IREE module {a.name}: {len(a.vmfb)} bytes for {a.target}"
+        as_ = f", compiled as {' '.join(self.variant)}" if self.variant else ""
+        return f"IREE module {a.name}: {len(a.vmfb)} bytes for {a.target}{as_}"

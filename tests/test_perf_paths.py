@@ -222,11 +222,9 @@ def test_tuned_row_reductions_match_numpy(shape, tmp_path):
         assert ("vector_reduction = [0, 128]" in configs) == ("columns" not in name), name
 
 
-def test_tuning_spec_failure_compiles_without_it_and_its_file_is_in_the_cache_key(tmp_path):
-    from stagec import cache, tuning
-    from stagec.backend import _retry_args
-    flag = tuning.FLAG + tuning.spec_path(("rows",))
-    assert _retry_args("error: failed to run translation of source executable", ["-a", flag], "cpu") == ["-a"]
+def test_tuning_spec_file_is_in_the_cache_key(tmp_path):
+    # (a failure with the spec compiles without it: tests/test_retries.py::test_the_tuning_spec_retry_drops_the_spec)
+    from stagec import cache
     spec = tmp_path / "spec.mlir"
     keys = []
     for text in ("module {}", "module {} "):

@@ -1,6 +1,6 @@
 """The compile driver: a lowered module -> the target's pipeline -> what the module is (`Facts`, from IR queries)
 -> its flags -> IREE, with the retries that get around IREE 3.13's known failures (each a flag or pipeline variant
-that the artifact records).
+declared in `retries`, which the artifact and its cache key record).
 
 `prepare` runs a pipeline; `module_flags` adds what a module's facts ask for to a target's flags (all of it in the
 cache key); `compile` hands the final text and flags to IREE. `source_digest` is a digest of the code that decides
@@ -20,26 +20,16 @@ from typing import NamedTuple, Sequence
 
 from .. import tuning
 from ..errors import CompileError
-from . import processes
+from . import processes, retries
+from .retries import SYSTEM_LINK, Retry
 from .targets import DATA_TILING, HOST, TARGETS, host_has_bf16, pipeline
 
 # Not IREE flags: the compile asked for host calls (BLAS matmuls, long sorts: the target's offloads). Kept in the
 # flags an artifact and a cache key hold, taken out before IREE sees them.
 HOST_BLAS = "--stagec-host-blas"
-SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 NO_THREADS = "--mlir-disable-threading"
 TUNING = tuning.FLAG
-_MULTI_USE_FAILURE, _NO_MULTI_USE = ("failed on workgroup distribution verification",
-                                     "--iree-dispatch-creation-fuse-multi-use=false")
-_UNDEFINED_SYMBOL = "error: undefined symbol:"
-_KILLED = re.compile(r"Error code: -\d+")  # iree-compile ended by a signal (a crash)
-# A CPU dispatch whose tile keeps more on its stack than IREE's default limit (32 KiB): retried with sliced matmul
-# operands materialized (`materialize-sliced-dots`), then twice the limit, then 1 MiB (IREE's CPU sort keeps rows
-# of its operands on the stack; local-task workers get `WORKER_STACK`), then without data tiling. A dispatch with
-# too large vectors is retried the same way.
-_STACK_FAILURE, _STACK_LIMIT = "exceeded stack allocation limit", "--iree-llvmcpu-stack-allocation-limit=65536"
-_BIG_STACK_LIMIT, WORKER_STACK = "--iree-llvmcpu-stack-allocation-limit=1048576", 4 << 20
-_LARGE_VECTORS = "operations with large vector sizes"
+WORKER_STACK = 4 << 20  # local-task workers' stacks: IREE's CPU sort keeps rows of its operands there (`stack-1m`)
 # Float64 ops that IREE's llvm-cpu lowers to libm calls: its embedded ELF linker has no f64 libm.
 _LIBM_F64 = frozenset(f"stablehlo.{n}" for n in ("exponential", "exponential_minus_one", "log", "log_plus_one",
                                                   "logistic", "tanh", "sine", "cosine", "tan", "atan2", "power",
@@ -149,76 +139,53 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     return flags
 
 
-def retry_args(error: str, args: list, backend: str) -> list | None:
-    """The flags that get around a known IREE 3.13 failure (`error`) of a compile with `args`, or None. Each
-    retry adds or drops one flag, so the retries end."""
-    if _UNDEFINED_SYMBOL in error and backend == "cpu" and SYSTEM_LINK not in args:
-        return args + [SYSTEM_LINK]  # a libm call not foreseen (`floor` without SSE4.1): link libm
-    if _MULTI_USE_FAILURE in error and _NO_MULTI_USE not in args:
-        # At O2/O3 with data tiling some modules fail when IREE fuses multi-use producers; without that fusion they
-        # compile. Other modules keep it: it puts layernorm in one dispatch.
-        return args + [_NO_MULTI_USE]
-    if _STACK_FAILURE in error and backend == "cpu":
-        if _STACK_LIMIT not in args and _BIG_STACK_LIMIT not in args:
-            return args + [_STACK_LIMIT]
-        if _BIG_STACK_LIMIT not in args:
-            return [a for a in args if a != _STACK_LIMIT] + [_BIG_STACK_LIMIT]
-        if DATA_TILING in args:  # (a pattern not foreseen: unpacked matmuls are slower, never wrong)
-            return [a for a in args if a != DATA_TILING]
-    if _LARGE_VECTORS in error and backend == "cpu" and DATA_TILING in args:
-        return [a for a in args if a != DATA_TILING]
-    spec = next((a for a in args if a.startswith(TUNING)), None)
-    if spec and ("tuning spec" in error or "source executable" in error):
-        return [a for a in args if a != spec]  # the tuning spec is a speed-up only: never a reason to fail
-    if _KILLED.search(error) and DATA_TILING in args:
-        # iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules
-        # with data tiling; without it they compile every time (docs/linalg.md).
-        return [a for a in args if a != DATA_TILING]
+def next_retry(error: str, backend: str, mlir: str, flags: list, taken: Sequence[str]) -> tuple[Retry, str, list] | None:
+    """(retry, text, flags) of the first retry (`retries.RETRIES`) not `taken` yet that answers `error` and changes
+    the compile of `mlir` with `flags`, or None."""
+    for r in retries.RETRIES:
+        if r.name in taken or not r.matches(error, backend):
+            continue
+        if r.passes:
+            text = run_passes(mlir, r.passes, backend)
+            if text is not None:
+                return r, text, flags
+        elif (new := r.flags(flags)) != flags:
+            return r, mlir, new
     return None
 
 
-def _materialized(mlir: str) -> str | None:
-    """`mlir` through the `materialize-sliced-dots` pass, or None where it changes nothing."""
+def run_passes(mlir: str, passes: Sequence[str], backend: str, name: str = "module") -> str | None:
+    """`mlir` through `passes`, or None where they change nothing."""
     from iree.compiler import ir
 
-    from stagec.passes.legalize import materialize_sliced_dot_operands
+    from stagec.passes import run_pipeline
     with ir.Context():
         module = ir.Module.parse(mlir)
-        return str(module) if materialize_sliced_dot_operands(module) else None
+        before = str(module)
+        run_pipeline(module, list(passes), name, backend=backend)
+        after = str(module)
+    return None if after == before else after
 
 
 def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_flags: Sequence[str] = (),
-            variants: list | None = None) -> bytes:
+            variant: list | None = None) -> bytes:
     """Final MLIR text and flags (`module_flags`'s) -> IREE VM flatbuffer, or a CompileError naming the function
-    and MLIR file. `side_flags` (e.g. dumping dispatch sources) do not change the module. Each retry taken is
-    appended to `variants` (a pass or a flag change), which the artifact records."""
+    and MLIR file. `side_flags` (e.g. dumping dispatch sources) do not change the module. A known IREE failure is
+    compiled again as a variant (`retries.RETRIES`); the names of the retries taken are appended to `variant`
+    (the module then is what `variant_flags(flags, variant)` and `variant_passes(variant)` give IREE)."""
     import iree.compiler as ic
-    extra = list(side_flags)
-    if any(f.startswith(TUNING) for f in flags):
-        # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may pick
-        # up another dispatch's configuration, which asks for the same lock: iree-compile hung. Single-threaded, it
-        # cannot (the recursion of iree-org/iree#22842). A side flag: the module is the same.
-        extra.append(NO_THREADS)
-    args = [f for f in flags if not f.startswith(HOST_BLAS)] + extra
-    variants = [] if variants is None else variants
+    flags = list(flags)
+    taken = [] if variant is None else variant
     try:
         while True:
             try:
-                return processes.compile_str(mlir, TARGETS[backend].iree, args)
+                return processes.compile_str(mlir, TARGETS[backend].iree, iree_args(flags, side_flags))
             except ic.CompilerToolError as e:
-                too_big = _STACK_FAILURE in str(e) or _LARGE_VECTORS in str(e)
-                # (None once done: materialized operands are read from a barrier, not a slice)
-                rewritten = _materialized(mlir) if too_big and backend == "cpu" else None
-                if rewritten is not None:
-                    mlir = rewritten
-                    variants.append("pass:materialize-sliced-dots")
-                    continue
-                new = retry_args(str(e), args, backend)
-                if new is None:
+                found = next_retry(str(e), backend, mlir, flags, taken)
+                if found is None:
                     raise
-                variants.append("flags:" + " ".join([f"+{a}" for a in new if a not in args]
-                                                    + [f"-{a}" for a in args if a not in new]))
-                args = new
+                taken.append(found[0].name)
+                mlir, flags = found[1], found[2]
     except ic.CompilerToolError as e:
         path = save_failed_mlir(mlir, fun_name)
         diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
@@ -234,6 +201,17 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
                                       f"lacks); use the cpu or cuda backend (MLIR in {path})") from None
         raise CompileError(f"IREE could not compile function {fun_name!r} for {TARGETS[backend].iree}; the MLIR "
                            f"it was given is in {path}\n{diag}") from None
+
+
+def iree_args(flags: Sequence[str], side_flags: Sequence[str] = ()) -> list[str]:
+    """What iree-compile is given for `flags` (a cache key's) and `side_flags`: the `HOST_BLAS` marker taken out."""
+    extra = list(side_flags)
+    if any(f.startswith(TUNING) for f in flags):
+        # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may pick
+        # up another dispatch's configuration, which asks for the same lock: iree-compile hung. Single-threaded, it
+        # cannot (the recursion of iree-org/iree#22842). A side flag: the module is the same.
+        extra.append(NO_THREADS)
+    return [f for f in flags if not f.startswith(HOST_BLAS)] + extra
 
 
 def save_failed_mlir(mlir: str, fun_name: str) -> str:

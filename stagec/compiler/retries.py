@@ -1,0 +1,93 @@
+"""Retries: the variants of a compile that get around IREE 3.13's known failures, declared as data.
+
+A compile that fails with a known error is compiled again as a variant of the request: its text through one more
+pass, or its flags with one flag added or dropped. A module's *variant* is the list of retries taken (names, in
+order); `variant_flags` gives the flags a variant compiles with, and the cache keys the module by those flags and
+that list (`cache.key_components(variant=...)`), so a cache hit is exactly what IREE compiled and a changed retry
+(its flags, its pass) compiles again. Each retry is taken at most once per compile, in the order of `RETRIES`, and
+only where it changes something: the retries end.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Sequence
+
+from .. import tuning
+from .targets import DATA_TILING
+
+SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
+STACK_LIMIT = "--iree-llvmcpu-stack-allocation-limit="
+NO_MULTI_USE = "--iree-dispatch-creation-fuse-multi-use=false"
+_STACK_FAILURE, _LARGE_VECTORS = "exceeded stack allocation limit", "operations with large vector sizes"
+_CPU = ("cpu",)
+
+
+class Retry(NamedTuple):
+    """A variant of a compile for a known IREE failure: where one of `errors` (regular expressions) is in IREE's
+    error on one of `backends`, compile again with `passes` run on the text (a pipeline variant) or with `add`ed and
+    `drop`ped flags (a flag ending in "=" drops every flag it begins). `iree` is the version it answers, `test` the
+    test that shows the failure, `why` the failure in a few words."""
+    name: str
+    errors: tuple[str, ...]
+    why: str
+    add: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    passes: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ("cpu", "vulkan", "cuda")
+    iree: str = "3.13"
+    test: str | None = None
+
+    def matches(self, error: str, backend: str) -> bool:
+        return backend in self.backends and any(re.search(e, error) for e in self.errors)
+
+    def flags(self, flags: Sequence[str]) -> list[str]:
+        """`flags` as this retry compiles them."""
+        dropped = lambda f: any(f == d or (d.endswith("=") and f.startswith(d)) for d in self.drop)
+        kept = [f for f in flags if not dropped(f)]
+        return kept + [a for a in self.add if a not in kept]
+
+
+RETRIES: tuple[Retry, ...] = (
+    Retry("materialize-sliced-dots", (_STACK_FAILURE, _LARGE_VECTORS), passes=("materialize-sliced-dots",),
+          backends=_CPU, test="tests/test_numpy_linalg.py::test_matmuls_of_sliced_operands_compile_and_match_numpy",
+          why="a slice fused into the packing of a matmul operand needs 64-144 KiB of stack (limit 32 KiB)"),
+    Retry("link-libm", ("error: undefined symbol:",), add=(SYSTEM_LINK,), backends=_CPU,
+          why="a libm call not foreseen (floor without SSE4.1): IREE's embedded linker has no libm"),
+    Retry("no-multi-use-fusion", ("failed on workgroup distribution verification",), add=(NO_MULTI_USE,),
+          test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",
+          why="at O2/O3 with data tiling some modules fail when IREE fuses multi-use producers (others keep it: "
+              "it puts layernorm in one dispatch)"),
+    Retry("stack-64k", (_STACK_FAILURE,), add=(STACK_LIMIT + "65536",), backends=_CPU,
+          test="tests/test_passes_fuse.py::test_softmax_whose_max_is_guarded_compiles",
+          why="a tile keeps more on its stack than IREE's default limit (32 KiB)"),
+    Retry("stack-1m", (_STACK_FAILURE,), drop=(STACK_LIMIT,), add=(STACK_LIMIT + "1048576",), backends=_CPU,
+          why="IREE's CPU sort keeps rows of its operands on the stack (local-task workers get `WORKER_STACK`)"),
+    Retry("no-data-tiling", (_STACK_FAILURE, _LARGE_VECTORS), drop=(DATA_TILING,), backends=_CPU,
+          why="a pattern not foreseen: unpacked matmuls are slower, never wrong"),
+    Retry("no-tuning-spec", ("tuning spec", "source executable"), drop=(tuning.FLAG,),
+          why="the tuning spec is a speed-up only: never a reason to fail"),
+    Retry("crash-no-data-tiling", (r"Error code: -\d+",), drop=(DATA_TILING,),
+          why="iree-compile now and then segfaults in MaterializeDeviceEncodingPass on vmap(grad(cholesky)) modules "
+              "with data tiling; without it they compile every time (docs/linalg.md)"),
+)
+
+
+def retry(name: str) -> Retry:
+    """The retry called `name` (KeyError if none is declared)."""
+    for r in RETRIES:
+        if r.name == name:
+            return r
+    raise KeyError(name)
+
+
+def variant_flags(flags: Sequence[str], variant: Sequence[str]) -> list[str]:
+    """The flags the compile of `flags` taken as `variant` (retry names, in order) gives IREE."""
+    flags = list(flags)
+    for name in variant:
+        flags = retry(name).flags(flags)
+    return flags
+
+
+def variant_passes(variant: Sequence[str]) -> list[str]:
+    """The passes `variant` runs on the request's text, in order."""
+    return [p for name in variant for p in retry(name).passes]
