@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import columns, commuted, dce, exp64, fold_constants, fuse, legalize, mathlib, movement, outer, simplify, split_sums, squares, tanh64, upcast, upstream, widen  # noqa: F401,E501  (each registers its pass)
 from .base import REGISTRY, Pass, PassError, PassStats, Workaround
-from .pipeline import DEFAULT_PIPELINE, Stage, describe, resolve, run_pipeline
+from .pipeline import DEFAULT_PIPELINE, Stage, describe, on_text, resolve, run_pipeline
 
 __all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassStats", "REGISTRY", "Stage", "Workaround", "describe",
-           "resolve", "run_pipeline"]
+           "on_text", "resolve", "run_pipeline"]

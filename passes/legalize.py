@@ -2,7 +2,7 @@
 miscompiles an op, cannot compile it, or computes it much slower than the precision asked for allows, and the
 CPU's calls of NumPy (BLAS matmuls, long sorts). Each is a registered pass that a target's pipeline names
 (`stagec.compiler.targets`); none asks where it runs. The rewrites take a module in place and say whether they
-changed it; `stagec.legalize` keeps text-in, text-out forms of them."""
+changed it; `stagec.passes.on_text` gives any of them a text-in, text-out form."""
 from __future__ import annotations
 
 import math
@@ -230,6 +230,18 @@ def materialize_sliced_dot_operands(module: ir.Module) -> bool:
                 dot.operands[i] = bar.result
                 changed = True
     return changed
+
+
+def gpu_rewrites(module: ir.Module, legalize: Sequence[str]) -> list[str]:
+    """The names of the ops of `module` that the GPU passes among `legalize` (a target's legalization) rewrite."""
+    keep = []
+    if {"bf16-in-f32", "bf16-in-f32-apart"} & set(legalize):
+        keep.append(lambda op: op.name in ("stablehlo.dot_general", "stablehlo.power") and _is_bf16(op.results[0]))
+    if "f32-dots-bf16x3" in legalize:
+        keep.append(_is_f32_product_below_highest)
+    if "nan-guards" in legalize:
+        keep.append(lambda op: op.name in _NAN_GUARDED)
+    return list(dict.fromkeys(op.name for op in _ops_where(module, lambda op: any(k(op) for k in keep))))
 
 
 def _is_f32_product_below_highest(op) -> bool:

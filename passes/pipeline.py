@@ -96,6 +96,14 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
     return stages
 
 
+def on_text(mlir: str, rewrite: Callable[[ir.Module], object]) -> str | None:
+    """`mlir` (text) through `rewrite(module)` (a pass's function), or None where it reports no change: a rewrite's
+    text form, for tests and tools reading a stage's text."""
+    with ir.Context():
+        module = ir.Module.parse(mlir)
+        return str(module) if rewrite(module) else None
+
+
 def _message(e: Exception) -> str:
     """The exception's text, with MLIR's diagnostics (which `str(MLIRError)` leaves out) spelled out."""
     diags = getattr(e, "error_diagnostics", None) or []

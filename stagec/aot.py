@@ -33,12 +33,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _version, tree_util
-from .array import Array, to_buffers  # noqa: F401
-from .backend import IREE_TARGETS, get_backend, host_id
+from .backend import get_backend
+from .compiler.targets import IREE_TARGETS, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
 from .lowering import BLAS_MODULE, HOST_ABI, SORT_MODULE, HostCall
-from .runner import Runner  # noqa: F401  (its old home)
+from .runner import Runner
 
 FORMAT = 2
 MAGIC = b"STAGEC\x00\x02"

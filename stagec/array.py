@@ -8,7 +8,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree_util
-from .backend import Backend, PendingArguments, backends, get_backend
+from .backend import Backend, backends, get_backend
+from .dispatch import PendingArguments
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 

@@ -12,7 +12,6 @@ the other without copies (both are plain host allocations).
 from __future__ import annotations
 
 import atexit
-import math
 import os
 import re
 import tempfile
@@ -24,16 +23,14 @@ from typing import Sequence
 import numpy as np
 
 from .compiler import driver
-from .compiler.driver import HOST_BLAS, NO_THREADS, SYSTEM_LINK, WORKER_STACK  # noqa: F401  (their old home)
-from .compiler.targets import (CUDA_ARCH, IREE_TARGETS, TARGETS, Target, device_names, find_target,  # noqa: F401
-                               host_has_bf16, host_id, vulkan_target_flags)
+from .compiler.driver import HOST_BLAS, WORKER_STACK
+from .compiler.targets import TARGETS, device_names, vulkan_target_flags
 from .config import config
 from .core import ShapedArray
+from .dispatch import Dispatcher, Job
 from .errors import CallbackError
-from .dispatch import (AT_ONCE_SHARE, LATE_WAITS, WAIT_AT_ONCE_SECONDS, Dispatcher, Job,  # noqa: F401
-                       PendingArguments, _like)
-from .host import (_IMPORTS, _blas_module, _element_type, _element_types, _host_module,  # noqa: F401
-                   _numpy_imports, _operand, _rt, _sort_module, _type_name, _view_strides)
+from .host import (_blas_module, _element_type, _element_types, _host_module, _numpy_imports, _rt, _sort_module,
+                   _type_name)
 
 TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
 # ... counting a contraction's multiply-adds as 1/8 element each: a matmul computes far more than it touches
@@ -46,30 +43,6 @@ ASYNC_SECONDS = 1e-4
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
 
-# Old import paths, kept for callers not moved yet (tests of other parts); the driver itself reads `compiler.Facts`.
-_LIBM_F64 = re.compile(r"(?:stablehlo\.(?:exponential|exponential_minus_one|log|log_plus_one|logistic|tanh|sine|cosine|"
-                       r"tan|atan2|power|remainder|cbrt)\b|chlo\.\w+)[^\n]*f64")
-_DOT = re.compile(r"stablehlo\.dot_general [^\n]*?contracting_dims = \[([\d, ]*)\] x [^\n]*? : "
-                  r"\(tensor<([^>]*)>, tensor<[^>]*>\) -> tensor<([^>]*)>")
-
-
-def contraction_macs(mlir: str, flags: Sequence[str] = ()) -> int:
-    """The multiply-adds of the dot_generals in a piece of MLIR text (unknown dims as 1). Compiled modules get
-    theirs from `compiler.Facts.macs` (an IR query); this reads text for callers holding only text."""
-    total = 0
-    for m in _DOT.finditer(mlir):
-        lhs, out = (t.split("x")[:-1] for t in (m[2], m[3]))
-        k = math.prod(int(lhs[int(i)]) for i in m[1].split(",") if i.strip() and lhs[int(i)].isdigit())
-        total += k * math.prod(int(d) for d in out if d.isdigit())
-    return total
-
-
-def __getattr__(name: str):
-    """The offload thresholds, read from the passes that apply them (`stagec.passes.legalize`; their old home)."""
-    if name in ("BLAS_MIN_MACS", "BLAS_MIN_VECTOR_MACS", "SORT_MIN_LENGTH"):
-        from .passes import legalize
-        return getattr(legalize, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def _cores() -> int:
     """The cores this process may run on. Given as a count, IREE leaves its workers unpinned: pinned (its default)

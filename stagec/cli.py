@@ -14,7 +14,7 @@ import numpy as np
 
 from . import aot, cache, tree_util
 from .aot import ArtifactError, ShapeDtypeStruct, load
-from .backend import TARGETS as _BACKENDS
+from .compiler.targets import TARGETS as _BACKENDS
 from .config import config
 from .errors import CompileError
 from .jit import Jitted

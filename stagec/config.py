@@ -45,7 +45,7 @@ class Config:
         # Precision of float32 products that name none (JAX's names; None: DEFAULT). See lax.Precision.
         "default_matmul_precision": lambda: os.environ.get("STAGEC_DEFAULT_MATMUL_PRECISION") or None,
         # CPU modules call NumPy: its BLAS for float32/float64 matrix-vector products (docs/blas.md's rule)
-        # (legalize.blas_dots), its sort for sorts of rows of at least backend.SORT_MIN_LENGTH (legalize.host_sorts);
+        # (passes.legalize.blas_dots), its sort for sorts of rows of at least passes.legalize.SORT_MIN_LENGTH (host_sorts);
         # off: IREE compiles them as every other op (an artifact IREE's own tools run).
         "cpu_blas": lambda: _env_flag("STAGEC_CPU_BLAS", True),
         # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may

@@ -33,7 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .array import Array, pending, to_buffers
-from .backend import SYSTEM_LINK, TASK_THRESHOLD, Backend, PendingArguments, get_backend
+from .backend import TASK_THRESHOLD, Backend, get_backend
+from .compiler.retries import SYSTEM_LINK
+from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles
 from .config import config
 from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, aval_of, set_eager_impl,

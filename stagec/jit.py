@@ -29,12 +29,14 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import tree_util
-from .aot import Runner, invalid_argument
-from .compiler.processes import abandon_compiles
+from .aot import invalid_argument
 from .array import Array, to_buffers
-from .backend import Backend, PendingArguments, get_backend
+from .backend import Backend, get_backend
+from .compiler.processes import abandon_compiles
 from .config import config
+from .dispatch import PendingArguments
 from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing, tracing_anywhere
+from .runner import Runner
 from .stages import Lowered, build_once
 
 _LEAF_TYPES = (Array, np.ndarray, int, float, bool, complex)
@@ -437,7 +439,7 @@ _arriving = threading.Lock()  # held while a pickled Jitted is installed (Dask w
 def _ship_env(target: str) -> tuple:
     """What a module compiled for `target` in this process assumes of where it runs: the versions, the compile
     side's source, the host CPU and the target's flags. A shipped module runs only where this is the same."""
-    from .backend import IREE_TARGETS
+    from .compiler.targets import IREE_TARGETS
     from .compiler.driver import source_digest
     from .compiler.targets import host_id
     from .aot import iree_runtime_version, stagec_version

@@ -6,7 +6,8 @@ from typing import Any, Sequence
 
 from . import tree_util
 from .array import Array, to_buffers
-from .backend import Executable, PendingArguments
+from .backend import Executable
+from .dispatch import PendingArguments
 from .core import ShapedArray
 
 

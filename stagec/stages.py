@@ -22,8 +22,8 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from . import aot, cache
 from .runner import Runner
-from .backend import Backend, find_target, get_backend
-from .compiler import HOST_BLAS, Facts, pipeline, prepare, variant_flags
+from .backend import Backend, get_backend
+from .compiler import HOST_BLAS, Facts, find_target, pipeline, prepare, variant_flags
 from .config import config
 from .core import Graph
 from .lowering import HOST_ABI, lower_graph

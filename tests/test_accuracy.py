@@ -145,7 +145,7 @@ def test_float64_power(x64):
 
 
 def test_float64_power_and_exp2_on_vulkan_are_a_clear_error(x64):
-    from stagec.backend import device_names
+    from stagec.compiler.targets import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device")
     for f in (snp.power, lambda x, y: snp.exp2(y)):  # (float64 bits: Vulkan has no float64 <-> int64 bitcast)
@@ -209,7 +209,7 @@ def test_float16_gamma_functions_in_float32(name):
 def test_vulkan_float32_bounds():
     """Vulkan's (GLSL's) float32 exp is exp2(x log2 e) (68 ulps at |x| = 80) and its log1p log(1 + x) (8e6 ulps near
     0, so asinh and atanh): `mathlib-glsl`, which the Vulkan target declares, computes them as the CPU's are."""
-    from stagec.backend import device_names
+    from stagec.compiler.targets import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
     bounds = {"exp": 1, "expm1": 1, "log1p": 1, "arcsinh": 1, "arctanh": 1, "arccosh": 1, "exp2": 2, "cosh": 2}

@@ -207,7 +207,7 @@ def test_iree_run_module_runs_the_artifact_as_is(tmp_path):
 
 
 def _have_vulkan() -> bool:
-    from stagec.backend import device_names
+    from stagec.compiler.targets import device_names
     return bool(device_names("vulkan"))
 
 

@@ -13,7 +13,8 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import debug
-from stagec.backend import LATE_WAITS, get_backend
+from stagec.backend import get_backend
+from stagec.dispatch import LATE_WAITS
 from stagec.errors import CallbackError
 from threads import run_at_once
 from stagec.experimental import io_callback
@@ -382,7 +383,7 @@ def test_a_first_wait_before_its_due_time_counts_as_at_once(mode):
     # A call the caller ran itself is due (`Job.due`) a twentieth of its own time after it returned
     # (AT_ONCE_SHARE): a first wait before then is at once, one after it late. Tested on the rule, not on how
     # long a sleep takes (a loaded machine preempts a 1 ms sleep for longer than a twentieth of the call).
-    from stagec.backend import AT_ONCE_SHARE, WAIT_AT_ONCE_SECONDS
+    from stagec.dispatch import AT_ONCE_SHARE, WAIT_AT_ONCE_SECONDS
     mode("always")  # (every call a Job, whatever its cost: what a timing heuristic would choose is not tested)
     stagec.clear_caches()  # (executables choose their mode when loaded)
     x = stagec.device_put(np.random.default_rng(2).standard_normal((1024, 1024)).astype(np.float32) / 32)

@@ -10,7 +10,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
-from stagec.backend import device_names
+from stagec.compiler.targets import device_names
 from numpy_diff import jnp
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

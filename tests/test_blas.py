@@ -1,4 +1,4 @@
-"""Float32/float64 matmuls of CPU modules call NumPy's BLAS (`legalize.blas_dots`, `host._blas_module`): by default
+"""Float32/float64 matmuls of CPU modules call NumPy's BLAS (`passes.legalize.blas_dots`, `host._blas_module`): by default
 matrix-vector products only (docs/blas.md); the pass's mechanics at a threshold for every product (`ALL`,
 `offload_all`): every kind of dimension numbers, inside loops and gradients, against NumPy and against the module
 IREE compiles with the calls off (`config.cpu_blas`). The rule's other halves: OpenBLAS's thread count during a call
@@ -17,11 +17,20 @@ from hypothesis import given, settings, strategies as st
 
 import stagec
 import stagec.numpy as snp
-from stagec import backend, host, lax, legalize
-from stagec.passes import legalize as legalize_pass
+from stagec import backend, host, lax
+from stagec.compiler import HOST_BLAS
+from stagec.lowering import BLAS_MODULE, pack_dims, unpack_dims
+from stagec.passes import legalize as legalize_pass, on_text
 from threads import run_at_once
 
 rng = np.random.default_rng(0)
+
+
+def blas_dots(mlir: str, min_macs, min_vector_macs=None) -> str | None:
+    """`blas-dots` on text, with these thresholds (None where it calls nothing)."""
+    return on_text(mlir, lambda m: legalize_pass.blas_dots(m, min_macs, min_vector_macs))
+
+
 ALL = 1 << 21  # a threshold at which the pass makes a call of every product of 128^3 and more (the mechanics' tests)
 
 
@@ -42,7 +51,7 @@ def r(*shape, dtype=np.float32):
 
 def test_pack_dims_round_trips():
     for dims in ([], [0], [2, 0, 1], list(range(14, -1, -1))):
-        assert legalize.unpack_dims(legalize.pack_dims(dims)) == dims
+        assert unpack_dims(pack_dims(dims)) == dims
 
 
 def _mlir(f, *args, stage: str = "isolate-reductions") -> str:  # (the stage before the offloads)
@@ -53,22 +62,22 @@ def test_rewrite_replaces_large_dots_only():
     a, b = r(128, 128), r(128, 128)
     small = r(16, 16)
     mlir = _mlir(lambda a, b, s: (a @ b, s @ s), a, b, small)
-    out = legalize.blas_dots(mlir, ALL)
+    out = blas_dots(mlir, ALL)
     assert out is not None
-    assert out.count(f"call @{legalize.BLAS_MODULE}.dot_general_0") == 1
+    assert out.count(f"call @{BLAS_MODULE}.dot_general_0") == 1
     assert out.count("stablehlo.dot_general") == 1  # the 16^3 one stays
     # bfloat16 and integer products have no BLAS: unchanged (`upcast-half-dots` makes half ones float32 first)
-    assert legalize.blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16), stage="dce"), 1) is None
-    assert "stablehlo.convert" in legalize.blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16)), 1)
-    assert legalize.blas_dots(_mlir(lambda a: a @ a, np.ones((256, 256), np.int32)), 1) is None
+    assert blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16), stage="dce"), 1) is None
+    assert "stablehlo.convert" in blas_dots(_mlir(lambda a: a @ a, r(256, 256).astype(snp.bfloat16)), 1)
+    assert blas_dots(_mlir(lambda a: a @ a, np.ones((256, 256), np.int32)), 1) is None
 
 
 def test_independent_products_in_a_row_share_one_call(offload_all):
     # two BLAS calls in a row, the second not reading the first (a backward pass's two cotangents of a matmul):
     # one call of dot_pair (one way back to Python); a product of a product stays two calls
     a, b, c = r(128, 128), r(128, 256), r(256, 128)
-    calls = lambda f: [line.split(f"call @{legalize.BLAS_MODULE}.")[1].split("(")[0].rstrip("0123456789") for line
-                       in legalize.blas_dots(_mlir(f, a, b, c), ALL).splitlines() if "call @" in line]
+    calls = lambda f: [line.split(f"call @{BLAS_MODULE}.")[1].split("(")[0].rstrip("0123456789") for line
+                       in blas_dots(_mlir(f, a, b, c), ALL).splitlines() if "call @" in line]
     assert calls(lambda a, b, c: (a @ b, b @ c, c @ a)) == ["dot_pair_", "dot_general_"]
     assert calls(lambda a, b, c: (a @ b) @ c) == ["dot_general_", "dot_general_"]
 
@@ -82,8 +91,7 @@ def test_independent_products_in_a_row_share_one_call(offload_all):
             _check(got, want)
     loss = lambda w, x: snp.sum(snp.tanh(x @ w) @ w.T)
     g = stagec.jit(stagec.grad(loss))
-    assert f"{legalize.BLAS_MODULE}.dot_pair_0(" in legalize.blas_dots(g.lower(b, a).as_text("isolate-reductions"),
-                                                                         ALL)
+    assert f"{BLAS_MODULE}.dot_pair_0(" in blas_dots(g.lower(b, a).as_text("isolate-reductions"), ALL)
     w, x = b.astype(np.float64), a.astype(np.float64)
     h = np.tanh(x @ w)
     ones = np.ones((128, 128))
@@ -99,9 +107,9 @@ def test_matrix_vector_products_call_blas_from_fewer_multiply_adds():
         a, b = r(*lhs), r(*rhs)
         macs = a.size * (b.size // a.shape[-1]) // (a.shape[0] if a.ndim == 3 else 1)
         vector = 1 in (a.shape[-2] if a.ndim > 1 else 1, b.shape[-1] if b.ndim > 1 else 1)
-        calls = legalize.blas_dots(_mlir(lambda a, b: a @ b, a, b), backend.BLAS_MIN_MACS,
-                                   backend.BLAS_MIN_VECTOR_MACS) is not None
-        assert calls == (vector and macs >= backend.BLAS_MIN_VECTOR_MACS), (lhs, rhs, macs)
+        calls = blas_dots(_mlir(lambda a, b: a @ b, a, b), legalize_pass.BLAS_MIN_MACS,
+                          legalize_pass.BLAS_MIN_VECTOR_MACS) is not None
+        assert calls == (vector and macs >= legalize_pass.BLAS_MIN_VECTOR_MACS), (lhs, rhs, macs)
         _check(stagec.jit(lambda a, b: a @ b)(a, b), a.astype(np.float64) @ b)
 
 
@@ -133,7 +141,7 @@ def _check(got, want, dtype=np.float32):
 def test_blas_matches_numpy(name, offload_all):
     f, shapes = CASES[name]
     args = [r(*s) for s in shapes]
-    assert legalize.blas_dots(_mlir(lambda *a: f(snp, *a), *args), ALL) is not None, \
+    assert blas_dots(_mlir(lambda *a: f(snp, *a), *args), ALL) is not None, \
         "the case should call BLAS"
     got = stagec.jit(lambda *a: f(snp, *a))(*args)
     _check(got, f(np, *[a.astype(np.float64) for a in args]))
@@ -144,13 +152,13 @@ def test_blas_matches_numpy(name, offload_all):
     lambda shape: st.tuples(st.just(shape), st.permutations(range(len(shape))),
                             st.lists(st.integers(0, len(shape)), min_size=2, max_size=2).map(sorted))))
 def test_operand_views_are_numpys(case):
-    """The BLAS call reads an operand through strides worked out once (`backend._view_strides`): wherever NumPy's
+    """The BLAS call reads an operand through strides worked out once (`host._view_strides`): wherever NumPy's
     transpose + reshape into (batch, rows, columns) is a view, they are its strides, and None where it copies."""
     shape, perm, (i, j) = case
     matrix = tuple(math.prod(shape[d] for d in g) for g in (perm[:i], perm[i:j], perm[j:]))
     x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
     want = x.transpose(perm).reshape(matrix)
-    strides = backend._view_strides(shape, perm, matrix, x.itemsize)
+    strides = host._view_strides(shape, perm, matrix, x.itemsize)
     if strides is None:
         assert not np.shares_memory(want, x) or want.size == 1
     else:
@@ -159,7 +167,7 @@ def test_operand_views_are_numpys(case):
 
 def test_transposed_operands_are_read_in_place():
     a, b = r(256, 96), r(256, 160)
-    out = legalize.blas_dots(_mlir(lambda a, b: a.T @ b, a, b), ALL)
+    out = blas_dots(_mlir(lambda a, b: a.T @ b, a, b), ALL)
     call = next(line for line in out.splitlines() if "call @" in line)
     assert "%arg0" in call and "transpose" not in call  # (the transpose left dead, for IREE to drop)
 
@@ -192,7 +200,7 @@ def test_in_a_loop_and_its_gradient(offload_all):
     w64, x64_ = w.astype(np.float64), x0.astype(np.float64)
     vg = stagec.jit(stagec.value_and_grad(f))
     # (the forward product in the loop body and the backward ones: every dot_general is a call now)
-    called = legalize.blas_dots(vg.lower(w, x0).as_text("isolate-reductions"), ALL)
+    called = blas_dots(vg.lower(w, x0).as_text("isolate-reductions"), ALL)
     assert "stablehlo.dot_general" not in called and "stablehlo.while" in called
     val, gw = vg(w, x0)
     want_val, want_gw = f_np(w64, x64_)
@@ -207,24 +215,24 @@ def test_same_answer_with_blas_off(offload_all):
     def f(a, b):
         return snp.tanh(a @ b) @ a
     on = np.asarray(stagec.jit(f)(a, b))
-    assert backend.HOST_BLAS in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
+    assert HOST_BLAS in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
     stagec.config.update("cpu_blas", False)
     try:
         off = np.asarray(stagec.jit(f)(a, b))
-        assert backend.HOST_BLAS not in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
+        assert HOST_BLAS not in stagec.jit(f).lower(a, b).compile().artifact.meta["flags"]
         # (eager kernels' keys hold the CPU's flags too: the choice reaches them)
-        assert backend.HOST_BLAS not in backend.get_backend("cpu").flags()
+        assert HOST_BLAS not in backend.get_backend("cpu").flags()
     finally:
         stagec.config.update("cpu_blas", True)
     np.testing.assert_allclose(on, off, rtol=1e-4, atol=1e-3)
-    assert backend.HOST_BLAS in backend.get_backend("cpu").flags()
-    assert backend.HOST_BLAS not in backend.get_backend("cpu").compile_flags()  # (iree-compile's only)
+    assert HOST_BLAS in backend.get_backend("cpu").flags()
+    assert HOST_BLAS not in backend.get_backend("cpu").compile_flags()  # (iree-compile's only)
 
 
 def test_saved_artifact_calls_blas_when_loaded(tmp_path, offload_all):
     a, b = r(256, 128), r(128, 256)
     compiled = stagec.jit(lambda a, b: snp.tanh(a @ b)).lower(a, b).compile()
-    assert backend.HOST_BLAS in compiled.artifact.meta["flags"]
+    assert HOST_BLAS in compiled.artifact.meta["flags"]
     path = tmp_path / "f.stagec"
     with pytest.raises(ValueError, match="host_modules=True"):  # (it runs only through stagec: asked for)
         compiled.save(path)
@@ -252,7 +260,7 @@ def test_without_the_buffer_cache():
 # ---------------------------------------------------------------- the rule (docs/blas.md), decided without timing
 
 def _calls_blas(f, *args) -> bool:
-    return f"{legalize.BLAS_MODULE}." in stagec.jit(f).lower(*args).as_text("final")
+    return f"{BLAS_MODULE}." in stagec.jit(f).lower(*args).as_text("final")
 
 
 def test_default_rule_offloads_matrix_vector_products_only():
@@ -264,7 +272,7 @@ def test_default_rule_offloads_matrix_vector_products_only():
     assert not _calls_blas(lambda q, k: snp.matmul(q, snp.swapaxes(k, -1, -2)), r(8, 256, 64), r(8, 256, 64))
     assert _calls_blas(mm, r(2048, 2048), r(2048)) and _calls_blas(mm, r(1, 2048), r(2048, 2048))
     assert _calls_blas(mm, r(256, 256), r(256, 1)) and not _calls_blas(mm, r(128, 256), r(256, 1))
-    assert 256 * 256 >= backend.BLAS_MIN_VECTOR_MACS > 128 * 256
+    assert 256 * 256 >= legalize_pass.BLAS_MIN_VECTOR_MACS > 128 * 256
 
 
 def test_a_blas_call_runs_on_blas_threads_and_leaves_numpys_count_alone(monkeypatch):

@@ -9,7 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from stagec import aot, backend, cli
+from stagec import aot, cli
+from stagec.compiler import HOST_BLAS
 from stagec.config import config
 
 MODULE = textwrap.dedent("""
@@ -165,8 +166,8 @@ def test_compiled_matmul_runs_in_iree_tools_unless_it_calls_blas(mod_dir, tmp_pa
     plain, blas = tmp_path / "mm.stagec", tmp_path / "mm_blas.stagec"
     spec = ["compile", "cli_mm_mod:mm", "--arg", "f32[256,256]", "--arg", "f32[256,256]", "-o"]
     assert cli.main([*spec, str(plain)]) == 0 and cli.main([*spec, str(blas), "--host-blas"]) == 0
-    assert backend.HOST_BLAS not in aot.read(plain)[1]["flags"]
-    assert backend.HOST_BLAS in aot.read(blas)[1]["flags"]
+    assert HOST_BLAS not in aot.read(plain)[1]["flags"]
+    assert HOST_BLAS in aot.read(blas)[1]["flags"]
     a = np.full((256, 256), 0.5, np.float32)
     np.save(tmp_path / "a.npy", a)
     tool = os.path.join(os.path.dirname(sys.executable), "iree-run-module")

@@ -238,7 +238,7 @@ def test_relu_derivative_at_zero_is_jaxs():
 def test_while_of_constant_carries_that_swap_on_vulkan():
     """lavapipe ran a loop of constant starting carries, one never read by the body, one iteration short ((2, 1)
     for (1, 0.5)) until the start went through a barrier too."""
-    from stagec.backend import device_names
+    from stagec.compiler.targets import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
     f = jit(lambda: lax.while_loop(lambda c: c[0] > 1.0, _swap, (4.0, 2.0)), backend="vulkan")

@@ -1,6 +1,6 @@
 """IREE 3.13's multi-use fusion (on at O2/O3) computed a pattern wrongly: a reduction result used twice, once by an
 elementwise op whose result reaches another reduction (a log-softmax loss beside the softmax its gradient needs).
-The backend materializes such a reduction's result first (`legalize.isolate_multi_use_reductions`); these results
+The backend materializes such a reduction's result first (`passes.legalize.isolate_multi_use_reductions`); these results
 were wrong before, silently."""
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
-from stagec.legalize import isolate_multi_use_reductions
+from stagec.passes import legalize, on_text
+
+
+def isolate_multi_use_reductions(mlir: str) -> str | None:
+    """`isolate-reductions` on text (None where it changes nothing)."""
+    return on_text(mlir, legalize.isolate_multi_use_reductions)
 
 RNG = np.random.default_rng(9)
 

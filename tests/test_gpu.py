@@ -10,8 +10,10 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import ShapeDtypeStruct as S
-from stagec import backend, legalize
+from stagec import backend
+from stagec.compiler.targets import vulkan_target_flags
 from stagec.dtypes import bfloat16
+from gpu_text import legalized
 
 GPUS = backend.gpu_backends()
 BF16 = S((64, 64), bfloat16)
@@ -26,14 +28,14 @@ def test_gpu_flags_keep_float64_split_cuda_reductions_and_hoist_no_vulkan_consta
 
 def test_vulkan_target_has_8bit_storage_and_can_be_chosen(monkeypatch):
     # The default target stored bools as 32-bit words: 5 bools got an 8-byte store, dropped by NVIDIA past 5 bytes.
-    flags = " ".join(backend.vulkan_target_flags())
+    flags = " ".join(vulkan_target_flags())
     assert "--iree-vulkan-target=ampere" in flags or "StorageBuffer8BitAccess" in flags
-    backend.vulkan_target_flags.cache_clear()
+    vulkan_target_flags.cache_clear()
     monkeypatch.setenv("STAGEC_VULKAN_TARGET", "rdna3")
     try:
-        assert backend.vulkan_target_flags() == ("--iree-vulkan-target=rdna3",)
+        assert vulkan_target_flags() == ("--iree-vulkan-target=rdna3",)
     finally:
-        backend.vulkan_target_flags.cache_clear()
+        vulkan_target_flags.cache_clear()
 
 
 @pytest.mark.parametrize("target", ["cuda", "vulkan-spirv"])
@@ -45,9 +47,9 @@ def test_bfloat16_matmul_compiles_for_gpus(target):
 
 def test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan():
     text = stagec.jit(lambda a, b, x: (a @ b, snp.exp(x))).lower(BF16, BF16, S((4,), np.float32)).as_text()
-    cuda = legalize.legalize_for_gpu(text, "cuda", legalize.gpu_rewrites(text, "cuda"))
+    cuda = legalized(text, "cuda")
     assert "(tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xf32>" in cuda and "select" not in cuda
-    vulkan = legalize.legalize_for_gpu(text, "vulkan", legalize.gpu_rewrites(text, "vulkan"))
+    vulkan = legalized(text, "vulkan")
     assert "optimization_barrier" in vulkan and "stablehlo.compare" in vulkan and "stablehlo.select" in vulkan
     signature = [line.split("(", 1)[1] for line in text.splitlines() if "@main(" in line]
     for t in (cuda, vulkan):

@@ -17,8 +17,8 @@ LAYERS = [
     ["lowering", "passes"],                    # StableHLO emission machinery; our MLIR passes
     ["primitives"],                            # every primitive with all its rules
     ["lax", "ad", "batching"],                 # strict ops, control flow, transformations
-    ["tuning", "compiler", "host", "dispatch", "backend", "legalize"],  # tuning specs; targets, pipelines, compile
-    # driver; host modules (callbacks, BLAS, sort); async dispatch; runtime (devices, buffers, Executable); text rewrites
+    ["tuning", "compiler", "host", "dispatch", "backend"],  # tuning specs; targets, pipelines, the compile driver
+    # and its retries; host modules (callbacks, BLAS, sort); async dispatch; runtime (devices, buffers, Executable)
     ["array", "runner"],                       # stagec.Array, device_put; Runner (an Executable called on values)
     ["numpy", "random", "nn", "scipy", "debug", "experimental"],  # the surface
     ["aot"],                                   # the artifact format, load

@@ -140,7 +140,8 @@ def test_matmuls_of_sliced_operands_compile_and_match_numpy(name):
 
 
 def test_sliced_operands_materialized_only_where_sliced():
-    from stagec.legalize import materialize_sliced_dot_operands
+    from stagec.passes import legalize, on_text
+    materialize_sliced_dot_operands = lambda text: on_text(text, legalize.materialize_sliced_dot_operands)
     a = np.zeros((8, 8), np.float32)
     assert materialize_sliced_dot_operands(stagec.jit(lambda a, b: a @ b).lower(a, a).as_text("final")) is None
     text = stagec.jit(lambda a, b: (a[:, :4] * 2) @ b[:4].T.T).lower(a, a).as_text("final")

@@ -139,12 +139,15 @@ def test_broadcast_outer_product_of_a_matmul_gets_a_barrier():
 def test_contraction_work_picks_the_cpu_driver():
     # A matmul computes far more than it touches: 256^2 @ 256^2 touches 196,608 elements (below TASK_THRESHOLD)
     # but 16.8M multiply-adds run faster on every core; a 64^2 one stays inline.
-    from stagec.backend import contraction_macs
-    assert contraction_macs(
+    from stagec.compiler.driver import text_facts
+    assert text_facts(
+        "func.func @main(%a: tensor<4x8x16xf32>, %b: tensor<4x16x5xf32>, %c: tensor<?x16xf32>, %d: tensor<16x5xf32>)"
+        " -> (tensor<4x8x5xf32>, tensor<?x5xf32>) {\n"
         "%0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : "
         "(tensor<4x8x16xf32>, tensor<4x16x5xf32>) -> tensor<4x8x5xf32>\n"
         "%1 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : "
-        "(tensor<?x16xf32>, tensor<16x5xf32>) -> tensor<?x5xf32>") == 4 * 8 * 5 * 16 + 16 * 5
+        "(tensor<?x16xf32>, tensor<16x5xf32>) -> tensor<?x5xf32>\n"
+        "return %0, %1 : tensor<4x8x5xf32>, tensor<?x5xf32>\n}").macs == 4 * 8 * 5 * 16 + 16 * 5
     drivers = {}
     for blas in (False, True):  # (the offload leaves square products to IREE: the same either way)
         stagec.config.update("cpu_blas", blas)
@@ -274,7 +277,7 @@ def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch):
     # IREE 3.13 can deadlock loading a tuning spec on its thread pool (a waiting thread re-enters the lock):
     # a module compiled with a spec gets --mlir-disable-threading, one without keeps IREE's threads.
     import iree.compiler as ic
-    from stagec.backend import NO_THREADS
+    from stagec.compiler.driver import NO_THREADS
     seen = []
     monkeypatch.setattr(ic, "compile_str", lambda mlir, **kw: seen.append(kw["extra_args"]) or b"")
     backend = get_backend("cpu")

@@ -8,7 +8,8 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import ShapeDtypeStruct as S
-from stagec import backend, lax, legalize
+from stagec import backend, lax
+from gpu_text import gpu_rewrites, legalized
 
 A, B = S((32, 48), np.float32), S((48, 16), np.float32)
 
@@ -80,7 +81,7 @@ def test_cuda_float32_products_below_highest_are_bf16_3x_and_keep_near_float32_a
     errors = {}
     for p in (None, "high", "highest"):
         text = _text(lambda x, y: snp.matmul(x, y, precision=p), S(a.shape, a.dtype), S(b.shape, b.dtype))
-        cuda = legalize.legalize_for_gpu(text, "cuda", legalize.gpu_rewrites(text, "cuda"))
+        cuda = legalized(text, "cuda")
         n_dots = cuda.count("stablehlo.dot_general")
         assert n_dots == (1 if p == "highest" else 3), (p, cuda)
         if p != "highest":
@@ -94,5 +95,5 @@ def test_cuda_float32_products_below_highest_are_bf16_3x_and_keep_near_float32_a
 
 def test_vulkan_keeps_float32_products():
     text = _text(lambda x, y: x @ y, A, B)
-    assert legalize.gpu_rewrites(text, "vulkan") == []  # IREE's SPIR-V has no bf16 products to use
-    assert "stablehlo.dot_general" in legalize.gpu_rewrites(text, "cuda")
+    assert gpu_rewrites(text, "vulkan") == []  # IREE's SPIR-V has no bf16 products to use
+    assert "stablehlo.dot_general" in gpu_rewrites(text, "cuda")

@@ -1,4 +1,4 @@
-"""Long sorts of CPU modules call NumPy's stable sort (`legalize.host_sorts`, `backend._sort_module`): IREE 3.13's
+"""Long sorts of CPU modules call NumPy's stable sort (`legalize.host_sorts`, `host._sort_module`): IREE 3.13's
 CPU sort compares every pair of a row. Results agree with NumPy: NaN last, ties in order, several keys, any
 payload, any axis; short rows stay IREE's; with host calls off (`config.cpu_blas`) a module imports none."""
 from __future__ import annotations
@@ -8,14 +8,15 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
-from stagec import backend, lax
+from stagec import host, lax
+from stagec.passes.legalize import SORT_MIN_LENGTH
 
 rng = np.random.default_rng(11)
-LONG = backend.SORT_MIN_LENGTH + 72
+LONG = SORT_MIN_LENGTH + 72
 
 
 def _imports(f, *args) -> list[str]:
-    return backend._numpy_imports(stagec.jit(f).lower(*args).compile().artifact.vmfb)
+    return host._numpy_imports(stagec.jit(f).lower(*args).compile().artifact.vmfb)
 
 
 def test_float_rows_with_nan_zeros_and_ties_sort_as_numpy():
@@ -59,7 +60,7 @@ def test_64_bit_keys(x64):
 
 
 def test_short_rows_stay_in_iree_and_host_calls_off_import_nothing():
-    short = rng.standard_normal((4, backend.SORT_MIN_LENGTH - 1)).astype(np.float32)
+    short = rng.standard_normal((4, SORT_MIN_LENGTH - 1)).astype(np.float32)
     assert _imports(lambda v: snp.sort(v, 1), short) == []
     x = rng.standard_normal(LONG).astype(np.float32)
     stagec.config.update("cpu_blas", False)

@@ -4,7 +4,7 @@ declared in `retries`, which the artifact and its cache key record).
 
 `prepare` runs a pipeline; `module_flags` adds what a module's facts ask for to a target's flags (all of it in the
 cache key); `compile` hands the final text and flags to IREE. `source_digest` is a digest of the code that decides
-what IREE receives (this package, the passes, legalize, tuning, lowering): every cache key holds it, so a changed
+what IREE receives (this package, the passes, tuning, lowering): every cache key holds it, so a changed
 rewrite or flag rule never loads a module compiled before the change.
 """
 from __future__ import annotations
@@ -247,13 +247,13 @@ def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
 
 
 def _compile_side_files() -> list[str]:
-    """The source files that decide what IREE receives for a lowered module: this package, the passes, tuning
-    (and its spec parts), legalize, lowering and backend."""
+    """The source files that decide what IREE receives for a lowered module: this package (its retries too), the
+    passes, tuning (and its spec parts), lowering and backend."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     spec = importlib.util.find_spec("stagec.passes")  # (not imported: that imports iree.compiler)
     dirs = [os.path.dirname(os.path.abspath(__file__)), os.path.join(root, "tuning"),
             *(spec.submodule_search_locations or [] if spec else [])]
-    files = [os.path.join(root, n) for n in ("legalize.py", "lowering.py", "tuning.py", "backend.py")]
+    files = [os.path.join(root, n) for n in ("lowering.py", "tuning.py", "backend.py")]
     for d in dirs:
         files += [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith((".py", ".mlir"))]
     return [f for f in files if os.path.isfile(f)]
