@@ -28,7 +28,7 @@ import shutil
 import time
 import warnings
 import zlib
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import aot
 from .compiler import driver
@@ -107,9 +107,10 @@ def entry_path(key: str) -> str:
 # ---------------------------------------------------------------- get / put
 
 
-def lookup(key: str):
+def lookup(key: str, follow: Callable[[list], str | None] | None = None):
     """(module, metadata) for `key`, or None (a hit or a miss, counted). A corrupt entry is reported
-    once and removed."""
+    once and removed. Where the entry is a pointer to a variant (`store_variant_pointer`), `follow(variant)` gives
+    that variant's key (None: a miss) and its entry is the answer (one hit or miss in all)."""
     path = entry_path(key)
     try:
         vmfb, meta = aot.read(path)
@@ -125,11 +126,17 @@ def lookup(key: str):
                                       f"replacing it")
         _remove(path)
         return None
-    _stats["hits"] += 1
     try:
         os.utime(path)  # last use, for LRU eviction
     except OSError:
         pass
+    if "compiled_as" in meta:
+        to = follow(meta["compiled_as"]) if follow is not None else None
+        if to is None:
+            _stats["misses"] += 1
+            return None
+        return lookup(to)
+    _stats["hits"] += 1
     return vmfb, meta
 
 

@@ -156,14 +156,12 @@ def _lookup(key: str, comps: dict, flags: Sequence[str], in_avals, out_avals, in
             donated=(), host_calls=()):
     """The artifact stored under `key` (a request's, of components `comps` and `flags`), or under its variant's key
     where the request compiled as a variant (`cache.store_variant_pointer`), or None."""
-    found = cache.lookup(key)
-    if found is not None and "compiled_as" in found[1]:
-        variant = found[1]["compiled_as"]
+    def follow(variant: list) -> str | None:
         try:
-            comps = cache.variant_components(comps, variant_flags(flags, variant), variant)
+            return cache.make_key(cache.variant_components(comps, variant_flags(flags, variant), variant))
         except KeyError:  # (a retry no longer declared: compiled again)
             return None
-        found = cache.lookup(cache.make_key(comps))
+    found = cache.lookup(key, follow)
     if found is None:
         return None
     vmfb, meta = found

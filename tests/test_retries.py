@@ -52,8 +52,10 @@ def test_a_module_compiled_as_a_retry_is_stored_under_the_retrys_key(cdir, monke
     assert pointer["key_components"]["mlir"] == hashlib.sha256(final.encode()).hexdigest()
 
     # a hit: nothing compiled, the same module and variant
+    misses = cache.info()["misses"]
     again = lowered.compile(host_blas=False)
     assert stages.stats["iree_compiles"] == n + 1
+    assert cache.info()["hits"] == 1 and cache.info()["misses"] == misses  # (one hit: the pointer, then the module)
     assert again.variant == c.variant and bytes(again.artifact.vmfb) == bytes(c.artifact.vmfb)
 
     # a retry declared with other flags: the variant's key changes, so the request compiles again
@@ -61,7 +63,7 @@ def test_a_module_compiled_as_a_retry_is_stored_under_the_retrys_key(cdir, monke
                     for r in retries.RETRIES)
     monkeypatch.setattr(retries, "RETRIES", changed)
     third = lowered.compile(host_blas=False)
-    assert stages.stats["iree_compiles"] == n + 2
+    assert stages.stats["iree_compiles"] == n + 2 and cache.info()["misses"] == misses + 1
     assert third.variant == c.variant and "--iree-opt-strip-assertions" in third.flags
     assert third.artifact.meta["key"] != meta["key"]
 
@@ -90,9 +92,19 @@ def test_the_tuning_spec_retry_drops_the_spec():
 
 
 def test_every_retry_says_which_iree_and_why():
+    """Each retry names the IREE version it answers and why (and the test that shows it, where one does). On another
+    IREE this lists the ones to check again."""
+    import pathlib
+
+    from stagec.passes import REGISTRY
+    root = pathlib.Path(__file__).resolve().parents[1]
     assert len({r.name for r in retries.RETRIES}) == len(retries.RETRIES)
     for r in retries.RETRIES:
         assert r.iree and r.why and r.errors and (r.passes or r.add or r.drop), r.name
-        for p in r.passes:
-            from stagec.passes import REGISTRY
-            assert p in REGISTRY, (r.name, p)
+        assert all(p in REGISTRY for p in r.passes), r.name
+        if r.test:
+            path, _, test = r.test.partition("::")
+            assert f"def {test}(" in (root / path).read_text(), (r.name, r.test)
+    installed = ".".join(aot.iree_compiler_version().split(".")[:2])
+    stale = sorted(f"{r.name} (IREE {r.iree})" for r in retries.RETRIES if r.iree != installed)
+    assert not stale, f"retries written for another IREE than {installed}; check each again: {stale}"
