@@ -5,7 +5,7 @@ from ._version import __version__
 from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put, effects_barrier
 from .config import config, default_matmul_precision
-from . import cache, eager, jit as _jit_module  # eager registers itself with core at import
+from . import cache, eager, jit as _jit_module, quick  # eager registers itself with core at import
 from .jit import jit, make_mlir
 from . import explain  # registers itself with jit and stages
 from .aot import ShapeDtypeStruct, load
@@ -34,7 +34,7 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
     import time
     deadline = None if timeout is None else time.monotonic() + timeout
     left = lambda: None if deadline is None else max(0.0, deadline - time.monotonic())
-    return _jit_module.wait_for_compiles(left()) & eager.wait_for_kernels(left())
+    return quick.wait_for_compiles(left()) & eager.wait_for_kernels(left())
 
 
 _quiet.install()  # registered first, so it runs last among atexit handlers

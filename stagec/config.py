@@ -59,7 +59,7 @@ class Config:
         "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
         # "never" (the default): a new jit signature compiles its fused module before its first call returns, so
         # every call gives the same bits. "auto": it runs op by op first (compiled kernels, NumPy rules) while the
-        # fused module compiles in the background (stagec.jit.Tiered): faster first calls that MAY DIFFER FROM
+        # fused module compiles in the background (stagec.quick.Tiered): faster first calls that MAY DIFFER FROM
         # LATER CALLS IN THE LAST BITS (and skip stagec's StableHLO passes); "kernels": only where every kernel is
         # compiled already (the same caveat).
         "jit_tiering": lambda: os.environ.get("STAGEC_JIT_TIERING", "never"),

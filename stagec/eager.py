@@ -14,8 +14,8 @@ polymorphic kernels off with `config.eager_polymorphic` (docs/design.md has the 
 
 The loaded modules are kept in a least-recently-used cache of `config.eager_cache_size` entries; threads
 asking for one being compiled wait for it (`stages.build_once`). On disk a kernel is keyed by its recipe
-(primitive, params, avals, stagec's source hash), so loading one builds no MLIR. `graph_runner` runs a traced
-graph op by op, through kernels compiled before and NumPy rules: jit's quick tier (`stages.set_quick_tier`).
+(primitive, params, avals, stagec's source hash), so loading one builds no MLIR. `loaded_step` is one equation
+with nothing compiled: kernels compiled before or NumPy rules (jit's quick tier, `stagec.quick`, runs graphs so).
 """
 from __future__ import annotations
 
@@ -38,13 +38,13 @@ from .compiler.retries import SYSTEM_LINK
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles
 from .config import config
-from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
+from .core import (Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
                    to_numpy_constant)
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
 from .primitives import elementwise, reductions, structural
 from .primitives.dot import dot_general_p
-from .stages import Lowered, build_once, compile_cached, find_cached, set_quick_tier
+from .stages import Lowered, build_once, compile_cached, find_cached
 
 # Primitives whose emission rule reads no dimension size: their modules stay right with dynamic dimensions, and
 # give the same bits as a shape-specific module. Not `dot_general`: its dynamic contraction sums in another
@@ -591,44 +591,20 @@ def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backen
     return [Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)]
 
 
-# ---------------------------------------------------------------- a traced graph, kernel by kernel (jit's first tier)
+# ---------------------------------------------------------------- one equation with nothing compiled (the quick tier)
 
 
-def graph_runner(graph: Graph, backend: Backend) -> Callable[[Sequence], list] | None:
-    """`run(leaves) -> [Array]` computing `graph` equation by equation through kernels loaded now (loaded already
-    or in the persistent cache) or NumPy rules (`config.jit_tiering` "auto"); None where a kernel would have to
-    compile, or an equation holds a function or a graph (callbacks, control flow). Polymorphic kernels serve
-    calls of any size here (this tier lasts while the fused module compiles)."""
-    if not config.eager_polymorphic:
-        return None
-    steps = []
-    for eqn in graph.eqns:
-        step = _step(eqn, backend)
-        if step is None:
-            return None
-        steps.append((step, eqn.inputs, eqn.outputs))
-    outs = graph.outs
-
-    def run(leaves: Sequence) -> list[Array]:
-        env = {v.id: x for v, x in zip(graph.in_vars, leaves)}
-        read = lambda x: Const(x.value, x.aval) if type(x) is Literal else env[x.id]
-        for step, ins, outs_ in steps:
-            for v, o in zip(outs_, step([read(i) for i in ins])):
-                env[v.id] = o
-        return [_as_array(read(o), o.aval, backend) for o in outs]
-    return run
-
-
-def _step(eqn: Eqn, backend: Backend):
-    """`step(args) -> outputs` for one equation: its kernel, loaded now, or (`config.jit_tiering` "auto") its
-    primitive's NumPy rule; None where a kernel would have to compile."""
+def loaded_step(eqn: Eqn, backend: Backend, host: bool = False):
+    """`step(args) -> outputs` for one equation of a traced graph: its kernel, loaded now (loaded already or in the
+    persistent cache), or with `host` its primitive's NumPy rule; None where a kernel would have to compile.
+    (`stagec.quick` runs a graph with these.)"""
     prim, params = eqn.prim, eqn.params
     avals, out_avals = [x.aval for x in eqn.inputs], [v.aval for v in eqn.outputs]
     if not all(_plain(v) for v in params.values()):
         return None
     if prim.impl is not None:
         return lambda args: list(prim.impl(*args, **params))
-    host = config.jit_tiering == "auto" and prim.hosts(avals, params, out_avals)
+    host = host and prim.hosts(avals, params, out_avals)
     on_host = lambda args: host_values(prim, args, avals, params, out_avals)
     if prim is structural.reshape_p:
         return lambda args: on_host(args) if type(args[0]) is np.ndarray else _view(args, avals, out_avals[0], backend)
@@ -645,20 +621,6 @@ def _step(eqn: Eqn, backend: Backend):
     return kernel if kernel is not None else on_host if host else None
 
 
-def _as_array(x, aval: ShapedArray, backend: Backend) -> Array:
-    """An output as a new Array of the graph's aval, as a compiled module returns: an input passed through or one
-    value returned twice must not be one object (eager `x[i] = v` rebinds an Array to another buffer)."""
-    if type(x) is Array:
-        out = x._share()
-        out.aval = aval  # (the traced aval: its weak type)
-        return out
-    value = to_numpy_constant(x, aval)
-    out = Array(backend.put(value), aval, backend)
-    if type(x) is np.ndarray and value.nbytes <= KEEP_HOST_BYTES:  # a NumPy rule's result (read-only)
-        out._npy = value
-    return out
-
-
 def kernels() -> list[tuple[str, str]]:
     """(primitive name, kind) of each loaded kernel, least recently used first; kind: "polymorphic", "static"
     (one shape), or "per-shape" (a polymorphic key whose module could not be built)."""
@@ -673,4 +635,3 @@ def clear_cache() -> None:
 
 
 set_eager_impl(apply)
-set_quick_tier(graph_runner)

@@ -3,9 +3,9 @@
 Each function keeps its signatures in a least-recently-used cache of `config.jit_cache_size` entries;
 threads calling one new signature at once trace and compile it once (`stages.build_once`). By default a new
 signature compiles before its first call returns, so every call gives the same bits. With `config.jit_tiering`
-"auto" (opt-in) it starts on a quick tier (`Tiered`: the graph op by op, through compiled kernels and the
+"auto" (opt-in) it starts on the quick tier (`stagec.quick`: the graph op by op, through compiled kernels and the
 primitives' NumPy rules; results may differ in the last bits) while its fused module compiles on a bounded
-background pool (`_Pool`).
+background pool, then swapped in (`Signatures.swap`).
 
 A signature (`Key`) is the pytree structure of the dynamic arguments, each leaf's (shape, dtype,
 weak_type), the static arguments' values, the backend and the config flags. The compiled
@@ -14,13 +14,11 @@ functions live in a cache attached to the function object, so `jit(f)` built twi
 """
 from __future__ import annotations
 
-import atexit
 import collections
 import functools
 import inspect
 import os
 import threading
-import time
 import uuid
 import warnings
 import weakref
@@ -28,13 +26,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import tree_util
+from . import quick, tree_util
 from .aot import invalid_argument
-from .array import Array, to_buffers
+from .array import Array
 from .backend import Backend, get_backend
-from .compiler.processes import abandon_compiles
 from .config import config
-from .dispatch import PendingArguments
 from .core import Graph, Trace, _stack, aval_of, flatten_outputs, tracing, tracing_anywhere
 from .runner import Runner
 from .stages import Lowered, build_once
@@ -69,7 +65,7 @@ def _fun_name(fun: Callable) -> str:
 _caches: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _strong_caches: dict = {}  # the same for callables that cannot be weakly referenced (kept alive; bounded)
 MAX_STRONG = 256
-stats = {"traces": 0, "compiles": 0, "tiered": 0, "quick_calls": 0, "swaps": 0, "shipped": 0}
+stats = {"traces": 0, "compiles": 0, "shipped": 0}  # (the quick tier counts its own: `quick.stats`)
 _trace_observer: Callable | None = None
 
 
@@ -125,6 +121,23 @@ class Signatures(collections.OrderedDict):
         self.last = self.last_tree = None
         super().clear()
         self.artifacts.clear()
+
+    def drop(self, key, runner) -> None:
+        """Forget `key` if `runner` still runs it (a quick-tier runner whose fused compile failed)."""
+        with _evicting:
+            if self.get(key) is runner:
+                del self[key]
+
+    def swap(self, key, runner, compiled) -> bool:
+        """`compiled` (a `Compiled`: the fused module of a quick-tier `runner`) runs `key` from now on, unless
+        `runner` was dropped meanwhile (it would grow the cache past its bound); True if swapped in."""
+        stats["compiles"] += 1
+        with _evicting:
+            if self.get(key) is not runner:
+                return False
+            self[key] = compiled.runner
+            self.artifacts[key] = compiled.artifact
+            return True
 
 
 def _cache_for(fun, options) -> dict:
@@ -305,18 +318,14 @@ class Jitted:
         """Trace, lower and compile a new signature, once across threads."""
         cache = self._cache
 
-        def build() -> Runner | Tiered:
+        def build() -> Runner | quick.Tiered:
             k = Key(*key)
             if _trace_observer is not None:
                 _trace_observer(self, k, lambda: self._labels(dyn_args, dyn_kw))
             lowered = self._lower(args, kwargs, leaves, tree, dyn_args, dyn_kw)
-            quick = lowered.quick() if _tiering(lowered) else None
-            if quick is not None:
-                if lowered.passes is None:  # the pipeline of now, not of when the thread lowers it
-                    lowered.passes = config.passes
-                runner = Tiered(lowered, quick, cache, k)
-                stats["tiered"] += 1
-            else:
+            runner = quick.start(lowered, cache, k)
+            tiered = runner is not None
+            if not tiered:
                 compiled = lowered.compile()
                 runner = compiled.runner
                 stats["compiles"] += 1
@@ -325,7 +334,7 @@ class Jitted:
                 while len(cache) >= max(config.jit_cache_size, 1):
                     cache.popitem(last=False)
                 cache[k] = runner
-                if quick is None:
+                if not tiered:
                     cache.artifacts[k] = compiled.artifact
             return runner
         return build_once((id(cache), key), lambda: cache.get(key), build)
@@ -482,185 +491,11 @@ def _unpickle_jitted(fun: Callable, options: dict, shipped: list, ship_id: str) 
     return jitted
 
 
-# ---------------------------------------------------------------- tiers
-
-
-def _tiering(lowered: Lowered) -> bool:
-    """Whether a new signature may start on the quick tier (`config.jit_tiering`): on the CPU, without donated
-    arguments (their buffers must go to the fused module's outputs)."""
-    return config.jit_tiering != "never" and lowered.backend.name == "cpu" and not lowered.donated
-
-
-_compiling: set[Tiered] = set()  # tiers whose fused module is queued or compiling
-_compiling_lock = threading.Lock()
-
-
-class Tiered:
-    """A new signature's runner while its fused module compiles (`config.jit_tiering` "auto", opt-in): calls run
-    the traced graph op by op (`Lowered.quick`: kernels compiled before, NumPy rules; results may differ from the
-    fused module's in the last bits), and the first call queues the fused compile on the background pool
-    (`_pool`; a full queue leaves it to a later call). Once ready, the fused runner replaces this one in the jit
-    cache. A failed compile is raised by the next call, which drops this runner: the call after starts afresh."""
-
-    def __init__(self, lowered: Lowered, quick: Callable, cache: collections.OrderedDict, key: Key):
-        self.lowered, self.quick, self.cache, self.key = lowered, quick, cache, key
-        self.name, self.backend, self.out_tree = lowered.name, lowered.backend, lowered.out_tree
-        self.in_avals, self.out_avals = lowered.graph.in_avals, lowered.graph.out_avals
-        self.fused: Runner | None = None
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-        self.started = False  # queued on the pool, or compiling
-        self._lock = threading.Lock()
-
-    def __call__(self, leaves):
-        if self.done.is_set():
-            if self.error is not None:
-                with _evicting:  # (retried by a later call: a fresh trace, a fresh compile)
-                    if self.cache.get(self.key) is self:
-                        del self.cache[self.key]
-                raise self.error.with_traceback(None)
-            return self.fused(leaves)
-        backend = self.backend
-        try:
-            try:
-                bvs = to_buffers(leaves, self.in_avals, backend)
-            except PendingArguments as p:  # behind the calls computing them, as a compiled module would be
-                job = backend.submit(self, p.bvs)
-                outs = [Array.pending(job, i, a, backend) for i, a in enumerate(self.out_avals)]
-            else:
-                outs = self.quick([Array(bv, a, backend) for bv, a in zip(bvs, self.in_avals)])
-        finally:  # (after the first call's work: the lowering and passes on that thread need the GIL)
-            self.start()
-        stats["quick_calls"] += 1
-        tree = self.out_tree
-        return outs if tree is None else tree_util.tree_unflatten(tree, outs)
-
-    def run(self, bvs: list) -> list:
-        """Buffer views in and out, as `Executable.run`: a call enqueued behind pending arguments (`Job`)."""
-        outs = self.quick([Array(bv, a, self.backend) for bv, a in zip(bvs, self.in_avals)])
-        return [o._wait() for o in outs]
-
-    def start(self) -> bool:
-        """Queue the fused compile on the pool, once; False where its queue is full (a later call asks again)."""
-        if self.started:
-            return True
-        with self._lock:
-            if not self.started and not self.done.is_set() and _pool.submit(self):
-                self.started = True
-                with _compiling_lock:
-                    _compiling.add(self)
-        return self.started
-
-    def compile(self) -> None:
-        """Compile the fused module (on a pool thread, or the caller's where the queue was full) and swap it in."""
-        try:
-            compiled = self.lowered.compile()
-            self.fused = compiled.runner
-            stats["compiles"] += 1
-            self.lowered = None  # (its graph and texts are no longer needed)
-            with _evicting:  # (not if dropped from the cache meanwhile: it would grow past its bound)
-                if self.cache.get(self.key) is self:
-                    self.cache[self.key] = self.fused
-                    self.cache.artifacts[self.key] = compiled.artifact
-                    stats["swaps"] += 1
-        except BaseException as e:  # raised by the next call (`__call__`)
-            self.error = e
-        finally:
-            self.done.set()
-            with _compiling_lock:
-                _compiling.discard(self)
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for the fused module (compiled here if the pool's queue is full); True once ready or failed."""
-        if not self.start():
-            with self._lock:
-                if not self.started and not self.done.is_set():
-                    self.started = True
-                    self.compile()
-        return self.done.wait(timeout)
-
-
-class _Pool:
-    """The background compiles of fused modules: at most `WORKERS` threads (each waits on one `iree-compile`)
-    and `QUEUE` queued; beyond that `submit` declines and the quick tier keeps answering. At exit (`close`) the
-    queue is dropped, the compilers are ended (`compiler.processes.abandon_compiles`) and nothing is awaited beyond
-    the step a thread is in (a lowering) to end."""
-
-    WORKERS = max(1, min(4, (os.cpu_count() or 2) // 2))
-    QUEUE = 32
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._jobs: collections.deque[Tiered] = collections.deque()
-        self._threads: list[threading.Thread] = []
-        self._idle = 0
-        self._closing = False
-
-    def submit(self, tier: Tiered) -> bool:
-        with self._cond:
-            if self._closing or len(self._jobs) >= self.QUEUE:
-                return False
-            self._jobs.append(tier)
-            if self._idle < len(self._jobs) and len(self._threads) < self.WORKERS:
-                if not self._threads:
-                    _at_shutdown(self.close)
-                t = threading.Thread(target=self._work, name=f"stagec-compile-{len(self._threads)}")
-                self._threads.append(t)
-                t.start()
-            self._cond.notify()
-        return True
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                self._idle += 1
-                self._cond.wait_for(lambda: self._jobs or self._closing)
-                self._idle -= 1
-                if self._closing:
-                    return
-                tier = self._jobs.popleft()
-            tier.compile()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closing = True
-            dropped = list(self._jobs)
-            self._jobs.clear()
-            self._cond.notify_all()
-        abandon_compiles()
-        for t in dropped:
-            t.error = RuntimeError("stagec is exiting: the compile was abandoned")
-            t.done.set()
-
-
-def _at_shutdown(fn: Callable[[], None]) -> None:
-    """Call `fn` when the program ends, before Python joins its threads: the compile threads are not daemons (one
-    inside the MLIR bindings at interpreter teardown aborted the process), so they are told to stop first and
-    are joined once they leave the step in progress (a lowering; the compiler itself is killed)."""
-    try:
-        threading._register_atexit(fn)  # (what concurrent.futures uses for its workers)
-    except (AttributeError, RuntimeError):  # (another Python; or shutting down already)
-        atexit.register(fn)
-
-
-_pool = _Pool()
-
-
-def wait_for_compiles(timeout: float | None = None) -> bool:
-    """Wait until every fused module compiling in the background (`config.jit_tiering` "auto") is ready; True if
-    all are (False when `timeout` seconds passed first). Errors are raised by the calls, not here."""
-    with _compiling_lock:
-        pending = list(_compiling)
-    deadline = None if timeout is None else time.monotonic() + timeout  # one timeout for all, not each
-    return all([t.wait(None if deadline is None else max(0.0, deadline - time.monotonic())) for t in pending])
-
-
 def _after_fork_in_child() -> None:
     """A forked child owns no compile thread and none of the parent's runtime (IREE's worker threads are not
-    copied): forget the compiled signatures and the background queue; `backend` refuses to run (a clear error)."""
-    global _evicting, _compiling_lock, _pool, _arriving
-    _evicting, _compiling_lock, _pool, _arriving = threading.Lock(), threading.Lock(), _Pool(), threading.Lock()
-    _compiling.clear()
+    copied): forget the compiled signatures (`quick` forgets its queue); `backend` refuses to run (a clear error)."""
+    global _evicting, _arriving
+    _evicting, _arriving = threading.Lock(), threading.Lock()
     clear_cache()
 
 

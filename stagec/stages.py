@@ -33,7 +33,6 @@ ALIASES = {"iree-input": "final"}
 stats = {"iree_compiles": 0, "compile_seconds": 0.0}
 log = logging.getLogger("stagec")
 _miss_explainer: Callable[[str, str, dict, str], str] | None = None
-_quick_tier: Callable[[Graph, Backend], Callable | None] | None = None
 
 
 T = TypeVar("T")
@@ -63,13 +62,6 @@ def build_once(key: Any, lookup: Callable[[], T | None], build: Callable[[], T])
         with _building_lock:
             if _building.get(key) is lock:
                 del _building[key]
-
-
-def set_quick_tier(fn: Callable[[Graph, Backend], Callable | None] | None) -> None:
-    """Register `fn(graph, backend) -> run or None`: `run(leaves) -> [Array]` computes `graph` without compiling
-    anything (`Lowered.quick`). `stagec.eager` registers itself (kernel by kernel); stages never imports it."""
-    global _quick_tier
-    _quick_tier = fn
 
 
 def set_miss_explainer(fn: Callable[[str, str, dict, str], str] | None) -> None:
@@ -255,12 +247,6 @@ class Lowered:
             self._not_stablehlo = prefix.foreign
             self._texts = texts
         return self._texts
-
-    def quick(self) -> Callable[[Sequence], list] | None:
-        """A function computing the graph on flat leaves (returning Arrays) with modules already compiled, loaded
-        now: the first tier of `jit` (`config.jit_tiering`); None where something would have to compile."""
-        return None if _quick_tier is None or not isinstance(self.graph, Graph) else _quick_tier(self.graph,
-                                                                                               self.backend)
 
     def __getstate__(self) -> dict:
         """Pickled as its stages' texts (lowered and run through the passes here first), not its graph: an

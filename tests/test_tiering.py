@@ -1,7 +1,7 @@
 """Tiered jit (`config.jit_tiering` "kernels"; "auto" adds NumPy rules, tests/test_host.py): a new signature whose
 kernels are compiled already runs kernel by kernel while its fused module compiles on a thread, which then takes
-over. Counters of the jit layer
-(`stagec.jit.stats`) say which tier ran; `stagec.wait_for_compiles()` makes the swap happen (no timing)."""
+over. Counters of the jit and quick
+layers (`stagec.jit.stats`, `stagec.quick.stats`) say which tier ran; `stagec.wait_for_compiles()` makes the swap happen (no timing)."""
 from __future__ import annotations
 
 import sys
@@ -11,7 +11,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
-from stagec import eager, lax, stages
+from stagec import eager, lax, quick, stages
 from stagec.errors import CompileError
 from threads import run_at_once
 
@@ -39,11 +39,11 @@ def sample(*shape, seed=0):
 
 
 def counts() -> dict:
-    return dict(jit_mod.stats)
+    return {**jit_mod.stats, **quick.stats}
 
 
 def delta(before: dict) -> dict:
-    return {k: v - before[k] for k, v in jit_mod.stats.items()}
+    return {k: v - before[k] for k, v in counts().items()}
 
 
 def test_quick_tier_then_fused():
@@ -62,7 +62,7 @@ def test_quick_tier_then_fused():
     d = delta(before)
     assert d["compiles"] == 1 and d["swaps"] == 1 and d["quick_calls"] == 1  # the last call ran the fused module
     [runner] = f._cache.values()
-    assert not isinstance(runner, jit_mod.Tiered)
+    assert not isinstance(runner, quick.Tiered)
     # Fusion reorders float work: within a few eps of each other (docs/design.md, "Tiered jit")
     np.testing.assert_array_less(np.abs(first.astype(np.float64) - fused), 8 * EPS * np.maximum(1, np.abs(fused)))
     ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
