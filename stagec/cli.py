@@ -161,6 +161,7 @@ def _artifact_html(path: str, out: str) -> int:
         raise CliError(f"{path}: malformed stagec artifact metadata ({type(e).__name__}: {e})") from None
     info = {"signature": sig, "pytrees": trees, "target": str(m.get("target")),
             "flags": " ".join(map(str, m.get("flags", []))),
+            **({"compiled as": " ".join(map(str, m["variant"]))} if m.get("variant") else {}),
             "versions": ", ".join(f"{k} {v}" for k, v in (m.get("versions") or {}).items()),
             "size": f"{os.path.getsize(path):,} bytes", "module": f"{len(vmfb):,} bytes"}
     try:

@@ -58,6 +58,12 @@ def test_a_module_compiled_as_a_retry_is_stored_under_the_retrys_key(cdir, monke
     assert cache.info()["hits"] == 1 and cache.info()["misses"] == misses  # (one hit: the pointer, then the module)
     assert again.variant == c.variant and bytes(again.artifact.vmfb) == bytes(c.artifact.vmfb)
 
+    # a saved artifact says so too (its explorer page)
+    from stagec import cli
+    c.save(cdir.parent / "sliced.stagec")
+    assert cli.main(["dump", str(cdir.parent / "sliced.stagec"), "--html", str(cdir.parent / "sliced.html")]) == 0
+    assert "materialize-sliced-dots" in (cdir.parent / "sliced.html").read_text()
+
     # a retry declared with other flags: the variant's key changes, so the request compiles again
     changed = tuple(r._replace(add=("--iree-opt-strip-assertions",)) if r.name == "materialize-sliced-dots" else r
                     for r in retries.RETRIES)
