@@ -10,7 +10,9 @@ Stages of a `Lowered`, in order:
   tooling) reads. It follows the passes that keep to StableHLO, before the first one that leaves it
   (`fuse` emits `linalg`, `tensor`, `arith`, `math`);
 - the target's legalization and offload passes ("bound-bindings", "isolate-reductions", "blas-dots", ...);
-- "final" (alias "iree-input"): exactly what IREE compiles (and the cache keys); it may mix dialects.
+- "final" (alias "iree-input"): exactly what IREE compiles (and the cache keys); it may mix dialects. Where IREE
+  fails on it with a known error, it compiles a declared variant (`stagec.compiler.retries`), which the cache keys
+  apart and `Compiled.variant` names.
 """
 from __future__ import annotations
 
