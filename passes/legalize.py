@@ -11,8 +11,8 @@ from typing import Sequence
 
 from iree.compiler import ir
 
-from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SORT_IMPORTS, SORT_KEY_TYPES,  # noqa: F401
-                            SORT_MODULE, SORT_OPERANDS, pack_dims, unpack_dims)
+from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SORT_IMPORTS, SORT_KEY_TYPES,
+                            SORT_MODULE, SORT_OPERANDS, pack_dims)
 
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings

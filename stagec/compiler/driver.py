@@ -134,7 +134,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     if fx.libm_f64 and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
     if not any(f.startswith(TUNING) for f in flags):
-        from stagec.passes.legalize import BLAS_MODULE
+        from stagec.lowering import BLAS_MODULE
         flags += tuning.spec_flags(mlir if fx.look is None else fx.look, one_thread=BLAS_MODULE in fx.host_calls)
     return flags
 
