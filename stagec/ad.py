@@ -503,6 +503,8 @@ def _jacobian(lz, apply, basis_avals, result_avals, rev: bool) -> list[list]:
         rows = vmap(one)(Const(eye, ShapedArray(eye.shape, b_aval.dtype)))
         blocks = []
         for r_aval, m in zip(result_avals, rows):
+            if isinstance(m, Const):  # (the basis itself, as an identity returns it: computed, as `_full` is)
+                m = broadcast_in_dim_p.bind(m, shape=m.aval.shape, broadcast_dimensions=tuple(range(m.aval.ndim)))
             m = reshape(m, b_aval.shape + r_aval.shape)  # b.shape + r.shape
             if not rev:
                 nb, nr = len(b_aval.shape), len(r_aval.shape)

@@ -26,8 +26,8 @@ from typing import Any, Callable, Sequence
 from . import lax, tree_util
 from .core import (Graph, Primitive, ShapedArray, TracerBase, aval_of, eval_graph, flatten_outputs,
                    trace_subgraph, tracing)
-from .errors import ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError, \
-    UnexpectedTracerError
+from .errors import ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError, \
+    TracerIntegerConversionError, UnexpectedTracerError
 from .primitives._batch import at_front, axis_size, example_shape, moveaxis
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
 
@@ -60,7 +60,7 @@ class BatchTracer(TracerBase):
                    f"differs from one example to the next, so Python cannot branch on it or convert it. Use "
                    f"stagec.numpy.where or stagec.lax.cond / while_loop, which batch.")
 
-    def __bool__(self): raise self._concretization_error("bool")
+    def __bool__(self): raise self._concretization_error("bool", TracerBoolConversionError)
     def __int__(self): raise self._concretization_error("int")
     def __float__(self): raise self._concretization_error("float")
     def __complex__(self): raise self._concretization_error("complex")

@@ -16,7 +16,8 @@ import numpy as np
 
 from . import dtypes
 from .tree_util import leaf_paths, tree_flatten, tree_unflatten
-from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError,
+from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+                     TracerIntegerConversionError,
                      UnexpectedTracerError)
 
 
@@ -547,7 +548,7 @@ class Tracer(TracerBase):
             f"mark the argument static with static_argnums= / static_argnames= so it is a Python value while "
             f"tracing (the function then recompiles for each new value).")
 
-    def __bool__(self): raise self._concretization_error("bool")
+    def __bool__(self): raise self._concretization_error("bool", TracerBoolConversionError)
     def __int__(self): raise self._concretization_error("int")
     def __float__(self): raise self._concretization_error("float")
     def __complex__(self): raise self._concretization_error("complex")

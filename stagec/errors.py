@@ -10,6 +10,10 @@ class ConcretizationTypeError(StagecError, TypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
 
+class TracerBoolConversionError(ConcretizationTypeError):
+    """A tracer was used where Python needs a bool (`if`, `while`, `and`, `not`)."""
+
+
 class TracerArrayConversionError(StagecError, TypeError):
     """A tracer was converted to a NumPy array inside a traced function."""
 

@@ -115,7 +115,9 @@ class PyTreeDef:
             return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
         if self.node_type is type(None):
             return "None"
-        return f"{self.node_type.__name__}[{self.aux!r}]({inner})"
+        if issubclass(self.node_type, tuple) and hasattr(self.node_type, "_fields"):  # (JAX's spelling)
+            return f"CustomNode(namedtuple[{self.node_type.__name__}], [{inner}])"
+        return f"CustomNode({self.node_type.__name__}[{self.aux!r}], [{inner}])"
 
     def unflatten(self, leaves: Iterable) -> Any:
         return tree_unflatten(self, leaves)

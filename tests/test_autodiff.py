@@ -256,6 +256,15 @@ def test_higher_order():
     np.testing.assert_allclose(np.asarray(stagec.jacfwd(f)(x)), np.asarray(stagec.jacrev(f)(x)), rtol=1e-6)
 
 
+def test_jacobian_of_identity_is_an_array():
+    """jacrev of a function that returns its argument: the identity basis, as an Array (it was an internal Const)."""
+    x = snp.arange(3.0)
+    for jac in (stagec.jacrev(lambda x: x)(x), stagec.jacrev(lambda d: d)({"k": x})["k"]["k"],
+                stagec.jacfwd(lambda x: x)(x)):
+        assert isinstance(jac, stagec.Array)
+        np.testing.assert_array_equal(np.asarray(jac), np.eye(3))
+
+
 def test_argnums_has_aux_value_and_grad_linearize():
     f = lambda x, y: ((x * y).sum(), {"aux": x + 1})
     (v, aux), (gx, gy) = value_and_grad(f, argnums=(0, 1), has_aux=True)(snp.ones(2), snp.array([2., 3.]))

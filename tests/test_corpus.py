@@ -19,7 +19,9 @@ TOLERANCE = {"gaussian_process": (2e-3, 1e-4),  # Cholesky solves amplify roundi
              "linear_regression": (1e-3, 1e-4),
              # finite differences (step 1e-4) of a float32 loss: an ulp of the loss is 6e-4 of the quotient
              "tutorial_autodiff_cookbook.b_grad_numerical": (0, 1e-2),
-             "tutorial_autodiff_cookbook.W_grad_numerical": (0, 1e-2)}
+             "tutorial_autodiff_cookbook.W_grad_numerical": (0, 1e-2),
+             "tutorial_automatic_differentiation.b_grad_numerical": (0, 1e-2),
+             "tutorial_automatic_differentiation.W_grad_numerical": (0, 1e-2)}
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import sys
 import types
 
 import numpy as np
@@ -35,5 +36,9 @@ def run(name: str, package: str = "stagec") -> dict[str, np.ndarray]:
         src = port(src, package)
     mod = types.ModuleType(f"corpus_{name}")
     mod.__file__ = str(path)
-    exec(compile(src, str(path), "exec"), mod.__dict__)
-    return {k: np.asarray(v) for k, v in mod.main().items()}
+    sys.modules[mod.__name__] = mod  # (as an imported module is: dataclasses look their module up there)
+    try:
+        exec(compile(src, str(path), "exec"), mod.__dict__)
+        return {k: np.asarray(v) for k, v in mod.main().items()}
+    finally:
+        sys.modules.pop(mod.__name__, None)
