@@ -10,8 +10,9 @@ bit operations: vectorized everywhere, no libm) and round once: within 1 ulp. Fl
 Kernels: Payne-Hanek reduction and FreeBSD msun's float kernels (sin, cos, tan); fdlibm's `atan` (atan, atan2,
 asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp` as 2^k e^r with k through int32
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
-((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and erf
-(`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. `mathlib-glsl` holds what only Vulkan
+((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh, erf,
+sin, cos and tan (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed (sin/cos/tan take the
+float64 reduction only where some |x| >= 12800). `mathlib-glsl` holds what only Vulkan
 (GLSL) gets wrong; the Vulkan target declares it.
 """
 from __future__ import annotations
