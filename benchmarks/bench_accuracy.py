@@ -2,7 +2,7 @@
 high-precision reference (float64 NumPy for float32 and narrower; 120-bit mpmath for float64), beside JAX's
 (when installed) on the same points.
 
-    python benchmarks/bench_accuracy.py [--dtypes float32,float64] [--n 20000] [--only sin,cos] [--no-jax]
+    python benchmarks/bench_accuracy.py [--dtypes bfloat16,float16,float32,float64] [--n 20000] [--only sin,cos] [--no-jax]
     python benchmarks/bench_accuracy.py --speed [--only sin,cos]   # ms per jit call on 1M float32 values
 
 The sample of each function is fixed (seeded) and covers its domain's hard regions: near 0 (down to subnormals),
@@ -15,7 +15,10 @@ import math
 import os
 import sys
 
+import ml_dtypes
 import numpy as np
+
+finfo = ml_dtypes.finfo  # (NumPy's finfo knows no bfloat16)
 
 # name: (domain, reference of float64 NumPy or None, mpmath function name); a domain is (lo, hi) of |x| or x.
 ONE = 1 - 2 ** -24
@@ -52,7 +55,7 @@ def sample(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
     """`n` arguments of `name` in `dtype`: a third log-uniform in magnitude (subnormal to the domain's edge), a third
     uniform over the domain's ordinary part, a third near its edges (within a few thousand ulps) and around 0."""
     dt = np.dtype(dtype)
-    fi = np.finfo(dt)
+    fi = finfo(dt)
     rng = np.random.default_rng(seed)
     lo, hi = UNARY[name][0]
     hi_f = min(hi, float(fi.max))
@@ -98,7 +101,7 @@ def ulp_error(got: np.ndarray, ref: np.ndarray, dtype) -> np.ndarray:
         rf = np.array([float(v) for v in r]) if r.dtype == object else r.astype(np.float64)
         rd = rf.astype(dt)
         sp = np.spacing(np.abs(rd)).astype(np.float64)
-        sp = np.where(np.isinf(rd), np.spacing(np.finfo(dt).max).astype(np.float64), sp)
+        sp = np.where(np.isinf(rd), np.spacing(finfo(dt).max).astype(np.float64), sp)
         if r.dtype == object:  # mpmath references: the difference in high precision
             import mpmath
             e = np.array([abs(float((mpmath.mpf(g) - rr) / s)) if np.isfinite(g) and mpmath.isfinite(rr) else np.inf
@@ -106,13 +109,13 @@ def ulp_error(got: np.ndarray, ref: np.ndarray, dtype) -> np.ndarray:
         else:
             e = np.abs(got - rf) / sp
         exact = (np.isnan(got) & np.isnan(rf)) | (np.isinf(got) & (got == rd)) | (
-            (got == 0) & (np.abs(rf) < np.finfo(dt).tiny))
+            (got == 0) & (np.abs(rf) < float(finfo(dt).tiny)))
     return np.where(exact, 0.0, np.where(np.isnan(e), np.inf, e))
 
 
 def ftz(x: np.ndarray) -> np.ndarray:
     """`x` with subnormals flushed to (signed) zero, as IREE's and XLA's CPU code reads them."""
-    return np.where(np.abs(x) < np.finfo(x.dtype).tiny, x * 0, x)
+    return np.where(np.abs(x) < finfo(x.dtype).tiny, x * 0, x)
 
 
 def reference(name: str, args, dtype):
