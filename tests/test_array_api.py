@@ -246,12 +246,13 @@ def test_statistics_dtypes(x64):
 
 def test_cumulative_with_include_initial():
     x = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
-    got = snp.cumulative_sum(x, axis=1, include_initial=True)
-    np.testing.assert_array_equal(got, np.concatenate([np.zeros((2, 1), int), np.cumsum(x, 1)], 1))
-    got = snp.cumulative_prod(x, axis=0, include_initial=True)
-    np.testing.assert_array_equal(got, np.concatenate([np.ones((1, 3), int), np.cumprod(x, 0)], 0))
-    np.testing.assert_array_equal(snp.cumulative_sum(np.arange(4)), np.cumsum(np.arange(4)))
-    assert snp.cumulative_sum(np.zeros(0, np.float32), include_initial=True).shape == (1,)
+    s, p, r, e = stagec.jit(lambda x, r, e: (  # one module
+        snp.cumulative_sum(x, axis=1, include_initial=True), snp.cumulative_prod(x, axis=0, include_initial=True),
+        snp.cumulative_sum(r), snp.cumulative_sum(e, include_initial=True)))(x, np.arange(4), np.zeros(0, np.float32))
+    np.testing.assert_array_equal(s, np.concatenate([np.zeros((2, 1), int), np.cumsum(x, 1)], 1))
+    np.testing.assert_array_equal(p, np.concatenate([np.ones((1, 3), int), np.cumprod(x, 0)], 0))
+    np.testing.assert_array_equal(r, np.cumsum(np.arange(4)))
+    assert e.shape == (1,) and float(e[0]) == 0.0
     with pytest.raises(ValueError, match="axis must be given"):
         snp.cumulative_sum(x)
 
@@ -295,10 +296,13 @@ def test_searching_and_sets():
         np.testing.assert_array_equal(stagec.jit(lambda a, b: snp.searchsorted(a, b, side=side))(s, v),
                                       np.searchsorted(s, v, side=side))
     rng = np.random.default_rng(2)  # (a binary search: every length around the powers of two, both sides)
-    for n in (0, 1, 2, 3, 7, 8, 9, 1023, 1024, 1025):
-        a, q = np.sort(rng.integers(0, 20, n)).astype(np.int32), rng.integers(-2, 23, (5, 7)).astype(np.int32)
-        for side in ("left", "right"):
-            np.testing.assert_array_equal(snp.searchsorted(a, q, side=side), np.searchsorted(a, q, side=side))
+    cases = [(np.sort(rng.integers(0, 20, n)).astype(np.int32), rng.integers(-2, 23, (5, 7)).astype(np.int32))
+             for n in (0, 1, 2, 3, 7, 8, 9, 1023, 1024, 1025)]
+    got = stagec.jit(lambda cases: [[snp.searchsorted(a, q, side=side) for side in ("left", "right")]
+                                    for a, q in cases])(cases)  # one module
+    for (a, q), g in zip(cases, got):
+        for side, gs in zip(("left", "right"), g):
+            np.testing.assert_array_equal(gs, np.searchsorted(a, q, side=side), err_msg=f"{len(a)} {side}")
     x = np.array([[3, 1, 3], [2, 1, 1]], np.int32)
     v, i, inv, c = snp.unique_all(x)
     wv, wi, winv, wc = np.unique(x, return_index=True, return_inverse=True, return_counts=True)

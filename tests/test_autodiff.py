@@ -213,12 +213,13 @@ def test_faq_where_nan_gradient_and_safe_version():
 
 def test_faq_step_and_sort_order_functions_have_zero_gradient():
     step = lambda x: snp.where(x < 0.5, 0., 1.)
-    assert float(grad(step)(1.0)) == 0.0
     rank = lambda x: snp.argsort(x).astype(snp.float32) @ x
-    np.testing.assert_array_equal(np.asarray(grad(lambda x: snp.argsort(x).astype(snp.float32).sum())(
-        snp.array([3., 1., 2.]))), [0, 0, 0])
-    np.testing.assert_allclose(np.asarray(grad(rank)(snp.array([3., 1., 2.]))), [1, 2, 0])
-    sig = grad(stagec.nn.sigmoid)(0.5)
+    g_step, g_order, g_rank, sig = jit(lambda a, x, b: (  # one module
+        grad(step)(a), grad(lambda x: snp.argsort(x).astype(snp.float32).sum())(x), grad(rank)(x),
+        grad(stagec.nn.sigmoid)(b)))(1.0, snp.array([3., 1., 2.]), 0.5)
+    assert float(g_step) == 0.0
+    np.testing.assert_array_equal(np.asarray(g_order), [0, 0, 0])
+    np.testing.assert_allclose(np.asarray(g_rank), [1, 2, 0])
     s = 1 / (1 + np.exp(-0.5))
     np.testing.assert_allclose(float(sig), s * (1 - s), rtol=1e-6)
 
@@ -246,14 +247,18 @@ def test_jit_of_grad_is_one_module_and_matches_eager():
 
 
 def test_higher_order():
-    assert abs(float(grad(grad(snp.sin))(1.0)) + np.sin(1.0)) < 1e-6
-    assert abs(float(grad(grad(grad(lambda x: x ** 4)))(2.0)) - 48.0) < 1e-4
-    assert abs(float(jit(grad(grad(snp.tanh)))(0.3)) - (-2 * np.tanh(.3) * (1 - np.tanh(.3) ** 2))) < 1e-5
-    h = stagec.hessian(lambda x: (x ** 3).sum() + x[0] * x[1])(snp.array([1., 2.]))
-    np.testing.assert_allclose(np.asarray(h), [[6, 1], [1, 12]])
-    x = snp.array([1., 2.])
     f = lambda x: snp.sin(x) * x[0]
-    np.testing.assert_allclose(np.asarray(stagec.jacfwd(f)(x)), np.asarray(stagec.jacrev(f)(x)), rtol=1e-6)
+    d2sin, d3, d2tanh, h, jf, jr = jit(lambda a, b, c, x: (  # one module
+        grad(grad(snp.sin))(a), grad(grad(grad(lambda x: x ** 4)))(b), grad(grad(snp.tanh))(c),
+        stagec.hessian(lambda x: (x ** 3).sum() + x[0] * x[1])(x), stagec.jacfwd(f)(x), stagec.jacrev(f)(x)))(
+        1.0, 2.0, 0.3, snp.array([1., 2.]))
+    assert abs(float(d2sin) + np.sin(1.0)) < 1e-6
+    assert abs(float(d3) - 48.0) < 1e-4
+    assert abs(float(d2tanh) - (-2 * np.tanh(.3) * (1 - np.tanh(.3) ** 2))) < 1e-5
+    np.testing.assert_allclose(np.asarray(h), [[6, 1], [1, 12]])
+    x = np.array([1., 2.])
+    np.testing.assert_allclose(np.asarray(jf), np.diag(np.cos(x) * x[0]) + np.outer(np.sin(x), [1, 0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jf), np.asarray(jr), rtol=1e-6)
 
 
 def test_jacobian_of_identity_is_an_array():
@@ -353,11 +358,12 @@ def test_low_precision_gradients_as_jax(dtype):
     loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.sin(w) * w) * 0.01
     v, g = jit(value_and_grad(loss(SC)))(w, x)
     assert v.dtype == dtype and g.dtype == dtype
-    ref = grad(loss(SC))(w.astype(np.float32), x.astype(np.float32))
+    s, ones = dtype(0.5), np.ones(4096, dtype)
+    ref, gs = jit(lambda w32, x32, s, ones: (grad(loss(SC))(w32, x32),  # one module
+                                             grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)))(
+        w.astype(np.float32), x.astype(np.float32), s, ones)
     tol = 2e-3 if dtype == snp.float16 else 2e-2
     np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(ref), atol=tol, rtol=tol)
-    s, ones = dtype(0.5), np.ones(4096, dtype)
-    gs = grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)
     assert gs[0].dtype == dtype and float(gs[0]) == 4096.0 and float(np.asarray(gs[1], np.float32)[0]) == 0.5
     if JAX is not None:
         jv, jg = jax.value_and_grad(loss(JAX))(w, x)
@@ -394,10 +400,9 @@ def test_float64_gradients_under_x64(x64):
 
 def test_cond_both_modes_and_grad_of_grad():
     f = lambda x: lax.cond(x > 0, lambda a: a ** 3, lambda a: -a, x)
-    assert float(grad(f)(2.0)) == 12.0 and float(grad(f)(-2.0)) == -1.0
-    assert float(jit(grad(f))(2.0)) == 12.0
-    assert float(grad(grad(f))(2.0)) == 12.0
-    assert float(jvp(f, (2.0,), (1.0,))[1]) == 12.0
+    assert float(grad(f)(2.0)) == 12.0 and float(grad(f)(-2.0)) == -1.0  # eagerly
+    got = jit(lambda a, b: (grad(f)(a), grad(f)(b), grad(grad(f))(a), jvp(f, (a,), (1.0,))[1]))(2.0, -2.0)
+    assert [float(v) for v in got] == [12.0, -1.0, 12.0, 12.0]
 
 
 def test_custom_jvp_and_custom_vjp():

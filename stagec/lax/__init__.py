@@ -83,7 +83,7 @@ def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int =
     shape = aval_of(operand).shape
     start, limit, _ = _builtins.slice(start_index, limit_index).indices(shape[axis])
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, max(limit, start), int(stride)
+    starts[axis], limits[axis], strides[axis] = start, _builtins.max(limit, start), int(stride)
     return slice(operand, starts, limits, strides)
 
 
