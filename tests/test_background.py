@@ -121,12 +121,12 @@ def test_sixty_new_signatures_are_bounded(tmp_path):
         import numpy as np
         import stagec, stagec.numpy as snp
         stagec.config.update("jit_tiering", "auto")
-        jit_mod = sys.modules["stagec.jit"]
+        from stagec import quick
         f = stagec.jit(lambda x: snp.tanh(x) * 2.0)
         for n in range(1, 61):
             f(np.ones(n, np.float32))
         time.sleep(1.0)
-        print(jit_mod.stats["quick_calls"], jit_mod._pool.WORKERS, len(jit_mod._pool._threads),
+        print(quick.stats["quick_calls"], quick._pool.WORKERS, len(quick._pool._threads),
               threading.active_count(), flush=True)
         sys.stdin.readline()
     """)
@@ -145,8 +145,7 @@ def test_sixty_new_signatures_are_bounded(tmp_path):
 
 def test_a_failed_background_compile_is_retried(monkeypatch):
     """A transient failure (MemoryError) is raised by the next call; the call after compiles afresh and works."""
-    from stagec import stages
-    jit_mod = sys.modules["stagec.jit"]
+    from stagec import quick, stages
     monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, jit_tiering="auto"))
     calls = []
     real = stages.Lowered.compile
@@ -166,7 +165,7 @@ def test_a_failed_background_compile_is_retried(monkeypatch):
     np.testing.assert_array_equal(np.asarray(f(x)), x * 3 + 1)  # (the quick tier; the compile queued again)
     stagec.wait_for_compiles()
     np.testing.assert_array_equal(np.asarray(f(x)), x * 3 + 1)
-    assert len(calls) == 2 and not isinstance(next(iter(f._cache.values())), jit_mod.Tiered)
+    assert len(calls) == 2 and not isinstance(next(iter(f._cache.values())), quick.Tiered)
 
 
 def test_fork_child_gets_a_clear_error_not_a_hang(tmp_path):
