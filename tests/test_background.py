@@ -103,7 +103,10 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
         p = subprocess.Popen([sys.executable, "-c", SCRIPT, mode, "wait"], env=_env(tmp_path, tag), text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _started(p, "answered" if mode == "auto" else "calling")
-        time.sleep(0.3)  # (the compiler has started)
+        deadline = time.monotonic() + 60
+        while not [q for q in _tagged(tag) if q != p.pid] and time.monotonic() < deadline:
+            time.sleep(0.02)  # (until the compiler has started)
+        assert [q for q in _tagged(tag) if q != p.pid], "no compiler started"
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=30)
         err = p.stderr.read()
