@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -298,3 +299,20 @@ def test_a_directory_at_an_entry_is_replaced(tmp_path, monkeypatch):
     os.makedirs(cache.entry_path("12" * 32) + "/inside")
     assert cache.store("12" * 32, bytes(vmfb), dict(meta, key="12" * 32))
     assert cache.lookup("12" * 32) is not None
+
+
+def test_background_threads_leave_a_ctrl_c_to_the_main_thread(monkeypatch):
+    """The kernel hands SIGINT to any thread not blocking it; landed on a compile thread, it left the main thread in
+    `Event().wait()` waiting on (the Ctrl-C test above hung 2 runs in 25). stagec's threads block it."""
+    monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, jit_tiering="auto", eager_tiering="auto"))
+    f = stagec.jit(lambda x: x * 5.0 - 2.0)
+    x = np.arange(7, dtype=np.float32)
+    np.asarray(f(x))  # (the quick tier; the fused module compiles on the pool)
+    stagec.wait_for_compiles()
+    np.asarray(stagec.jit(lambda x: x + 1.0)(stagec.device_put(x)))  # (the dispatcher's thread)
+    ours = [t for t in threading.enumerate() if t.name.startswith("stagec-")]
+    assert any(t.name.startswith("stagec-compile") for t in ours), ours
+    for t in ours:
+        with open(f"/proc/self/task/{t.native_id}/status") as s:
+            blocked = int(next(line for line in s if line.startswith("SigBlk:")).split()[1], 16)
+        assert blocked >> (signal.SIGINT - 1) & 1, t.name
