@@ -302,8 +302,8 @@ def test_a_directory_at_an_entry_is_replaced(tmp_path, monkeypatch):
 
 
 def test_background_threads_leave_a_ctrl_c_to_the_main_thread(monkeypatch):
-    """The kernel hands SIGINT to any thread not blocking it; landed on a compile thread, it left the main thread in
-    `Event().wait()` waiting on (the Ctrl-C test above hung 2 runs in 25). stagec's threads block it."""
+    """The kernel hands SIGINT to any thread not blocking it; landed on a compile thread, it did not wake a main
+    thread in `Event().wait()` (the Ctrl-C test above hung 2 runs in 25). stagec's threads block it."""
     monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, jit_tiering="auto", eager_tiering="auto"))
     f = stagec.jit(lambda x: x * 5.0 - 2.0)
     x = np.arange(7, dtype=np.float32)

@@ -20,8 +20,8 @@ _abandoned = False  # set at exit (`abandon_compiles`): no compiler starts from 
 
 def block_sigint() -> None:
     """Block SIGINT in the calling background thread, so that a Ctrl-C reaches the main thread: delivered to another
-    thread it left a main thread blocked in a lock wait (`Event().wait()`) waiting on (2 runs in 25). Compilers the
-    thread starts inherit the mask; a Ctrl-C ends them with the program (`abandon_compiles`)."""
+    thread, it did not wake a main thread blocked in a lock wait (`Event().wait()`), and the program hung (2 runs in
+    25). Compilers the thread starts inherit the mask; a Ctrl-C ends them with the program (`abandon_compiles`)."""
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
