@@ -9,6 +9,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from .compiler.processes import block_sigint
+
 if TYPE_CHECKING:
     from .backend import Executable
 
@@ -122,6 +124,7 @@ class Dispatcher:
                 self._running -= 1
 
     def _work(self) -> None:
+        block_sigint()  # (a Ctrl-C is the main thread's)
         q = self._queue
         while True:
             self._idle = q.empty()

@@ -36,7 +36,7 @@ from .array import Array, pending, to_buffers
 from .backend import TASK_THRESHOLD, Backend, get_backend
 from .compiler.retries import SYSTEM_LINK
 from .dispatch import PendingArguments
-from .compiler.processes import abandon_compiles
+from .compiler.processes import abandon_compiles, block_sigint
 from .config import config
 from .core import (Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
                    to_numpy_constant)
@@ -282,6 +282,7 @@ class _Later:
         return True
 
     def _work(self) -> None:
+        block_sigint()
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._jobs or self._closing)

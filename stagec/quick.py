@@ -25,7 +25,7 @@ import numpy as np
 from . import tree_util
 from .array import Array, to_buffers
 from .backend import Backend
-from .compiler.processes import abandon_compiles
+from .compiler.processes import abandon_compiles, block_sigint
 from .config import config
 from .core import Const, Graph, Literal, ShapedArray, to_numpy_constant
 from .dispatch import PendingArguments
@@ -169,6 +169,7 @@ class _Pool:
         return True
 
     def _work(self) -> None:
+        block_sigint()
         while True:
             with self._cond:
                 self._idle += 1

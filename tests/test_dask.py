@@ -59,13 +59,16 @@ def test_pickles_run_in_a_new_process_without_compiling(tmp_path):
                                rtol=2e-6, atol=2e-6)
 
 
-def test_pickled_signatures_are_bounded_and_rebuilt():
+def test_pickled_signatures_are_bounded_and_rebuilt(monkeypatch):
+    jit_mod = sys.modules["stagec.jit"]
+    assert 1 <= jit_mod.SHIP <= 16
+    monkeypatch.setattr(jit_mod, "SHIP", 3)  # (the bound's code, with fewer signatures to compile past it)
     f = stagec.jit(lambda x: x * 2)
-    for n in range(1, 10):
+    for n in range(1, 6):
         f(np.ones(n, np.float32))
     _, (_, _, shipped, _) = f.__reduce__()
-    assert len(shipped) == sys.modules["stagec.jit"].SHIP < 9
-    assert [k[1][0].shape for k, _, _ in shipped] == [(n,) for n in range(10 - len(shipped), 10)]  # the newest
+    assert len(shipped) == 3
+    assert [k[1][0].shape for k, _, _ in shipped] == [(3,), (4,), (5,)]  # the newest
     loud = stagec.jit(lambda x: stagec.pure_callback(np.sin, x, x) * 2)
     loud(np.ones(3, np.float32))
     assert loud.__reduce__()[1][2] == []  # (a module calling Python stays here: the worker compiles its own)
@@ -95,6 +98,7 @@ def test_without_dask_the_helpers_say_what_to_install(monkeypatch):
 # ---------------------------------------------------------------- the cluster
 
 try:
+    import dask
     import dask.array as da
     from dask import delayed
     from distributed import Client, LocalCluster
@@ -147,12 +151,16 @@ def test_map_blocks_module_function_lambda_closure(client):
     ws = stagec.device_put(w)  # (a stagec Array in the closure: pickled as its value)
     cases = [(module_level, np.tanh(x64) * 2 + 1), (lambda b: b * b - 0.5, x64 * x64 - 0.5),
              (lambda b: snp.sin(b) * ws, np.sin(x64) * w.astype(np.float64))]
-    for f, want in cases:
-        got = x.map_blocks(stagec.jit(f), dtype="float32").sum().compute()  # as a user writes it
-        np.testing.assert_allclose(got, want.sum(), rtol=1e-5)
+    graphs = []
+    for f, _ in cases:
+        graphs.append(x.map_blocks(stagec.jit(f), dtype="float32").sum())  # as a user writes it
         got = sdask.map_blocks(f, x)  # dtype and meta by tracing; NumPy blocks
         assert got.dtype == np.float32 and type(got._meta) is np.ndarray
-        np.testing.assert_allclose(got.compute(), want, rtol=2e-6, atol=2e-6)
+        graphs.append(got)
+    outs = dask.compute(*graphs)  # (all six graphs in one round on the cluster)
+    for (_, want), total, got in zip(cases, outs[0::2], outs[1::2]):
+        np.testing.assert_allclose(total, want.sum(), rtol=1e-5)
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
 
 
 def test_compile_once_run_everywhere(client):
@@ -224,7 +232,7 @@ def mlp_numpy(p, xb, yb):
 
 
 def test_data_parallel_training_matches_float64(client):
-    n, d, hidden, steps, lr = 4000, 8, 16, 20, 0.05
+    n, d, hidden, steps, lr = 4000, 8, 16, 8, 0.05  # (the loss falls to a fifth in 8 steps)
     rs = np.random.RandomState(3)
     x = rs.standard_normal((n, d)).astype(np.float32)
     y = np.sin(x @ rs.standard_normal((d, 1))).astype(np.float32)
@@ -250,7 +258,7 @@ def test_data_parallel_training_matches_float64(client):
     assert oracle[-1] < 0.8 * oracle[0]  # (it learns: the comparison is not of a flat curve)
     np.testing.assert_allclose(losses, oracle, rtol=1e-4)
     # Each task unpickles its own copy of `shard` and of `vag` in it, all one function on a worker, which runs the
-    # module the client compiled: nothing traced or compiled on the workers in 20 steps
+    # module the client compiled: nothing traced or compiled on the workers in 8 steps
     d = delta(worker_stats(client), before)
     assert all(s["compiles"] == 0 and s["traces"] == 0 for s in d.values()), d
     assert all(s["shipped"] >= 1 for s in d.values()), d

@@ -98,18 +98,24 @@ def exact_ops(x, y):
     return out
 
 
-@pytest.mark.parametrize("dtype,shape", [(np.float32, (3, 4)), (np.float32, ()), (np.float32, (0, 3)),
-                                         (np.float64, (12,)), (np.complex64, (12,)), (np.int32, (3, 4)),
-                                         (np.int32, ()), (np.uint8, (12,)), (np.bool_, (3, 4))])
-def test_exact_rules_give_the_compiled_bits(host_tiers, request, dtype, shape):
-    if np.dtype(dtype).itemsize == 8:
+EXACT_CASES = [(np.float32, (3, 4)), (np.float32, ()), (np.float32, (0, 3)), (np.float64, (12,)), (np.complex64, (12,)),
+               (np.int32, (3, 4)), (np.int32, ()), (np.uint8, (12,)), (np.bool_, (3, 4))]
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])
+def test_exact_rules_give_the_compiled_bits(host_tiers, request, wide):
+    """Every case of one width in one jitted function (one compile): the 8-byte dtypes with x64 on."""
+    cases = [(d, s) for d, s in EXACT_CASES if (np.dtype(d).itemsize == 8) == wide]
+    if wide:
         request.getfixturevalue("x64")
-    x, y = data(dtype, shape), data(dtype, shape, seed=1)
-    quick, fused = tiers(exact_ops, x, y)
-    assert quick["add" if dtype != np.bool_ else "or"].dtype == dtype
-    assert quick.keys() == fused.keys() and len(quick) > 5
-    for k in quick:
-        same_bits(quick[k], fused[k], f"{k} of {np.dtype(dtype).name}{list(shape)}")
+    inputs = [(data(d, s), data(d, s, seed=1)) for d, s in cases]
+    quick, fused = tiers(lambda xys: [exact_ops(x, y) for x, y in xys], inputs)
+    assert len(quick) == len(fused) == len(cases)
+    for (dtype, shape), q, f in zip(cases, quick, fused):
+        assert q["add" if dtype != np.bool_ else "or"].dtype == dtype
+        assert q.keys() == f.keys() and len(q) > 5
+        for k in q:
+            same_bits(q[k], f[k], f"{k} of {np.dtype(dtype).name}{list(shape)}")
 
 
 def structure_ops(x, y):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 
@@ -15,6 +16,14 @@ from ..errors import CompileError
 _compilers: set = set()  # iree-compile processes running now (`compile_str`)
 _compilers_lock = threading.Lock()
 _abandoned = False  # set at exit (`abandon_compiles`): no compiler starts from then on
+
+
+def block_sigint() -> None:
+    """Block SIGINT in the calling background thread, so that a Ctrl-C reaches the main thread: delivered to another
+    thread, it did not wake a main thread blocked in a lock wait (`Event().wait()`), and the program hung (2 runs in
+    25). Compilers the thread starts inherit the mask; a Ctrl-C ends them with the program (`abandon_compiles`)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def compile_str(mlir: str, target: str, args: list) -> bytes:
