@@ -25,38 +25,44 @@ def _check(got, want, x64: bool):
     assert np.max(np.abs(got - want)) <= tol * max(1.0, np.max(np.abs(want))) * 10
 
 
-@pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
-def test_c2c(norm, x64mode):
+_FFT_NORMS = (None, "backward", "ortho", "forward")
+
+
+def _c2c_all(m, z, r, h):
+    """The 1-D transforms the test checks, for every norm in _FFT_NORMS, by module `m` (snp or np)."""
+    return [[m.fft.fft(z, norm=norm), m.fft.ifft(z, norm=norm), m.fft.fft(z, n=6, axis=0, norm=norm),
+             m.fft.rfft(r, norm=norm), m.fft.irfft(h, norm=norm), m.fft.irfft(h, n=7, norm=norm)]
+            for norm in _FFT_NORMS]
+
+
+def test_c2c(x64mode):
     z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64mode else (Z, R)
-    _check(snp.fft.fft(z, norm=norm), np.fft.fft(z, norm=norm), x64mode)
-    _check(snp.fft.ifft(z, norm=norm), np.fft.ifft(z, norm=norm), x64mode)
-    _check(snp.fft.fft(z, n=6, axis=0, norm=norm), np.fft.fft(z, n=6, axis=0, norm=norm), x64mode)
-    _check(snp.fft.rfft(r, norm=norm), np.fft.rfft(r, norm=norm), x64mode)
     h = np.fft.rfft(r).astype(z.dtype)
-    _check(snp.fft.irfft(h, norm=norm), np.fft.irfft(h, norm=norm), x64mode)
-    _check(snp.fft.irfft(h, n=7, norm=norm), np.fft.irfft(h, n=7, norm=norm), x64mode)
+    got = stagec.jit(lambda z, r, h: _c2c_all(snp, z, r, h))(z, r, h)  # one module for every norm
+    for gots, wants in zip(got, _c2c_all(np, z, r, h)):
+        for g, w in zip(gots, wants):
+            _check(g, w, x64mode)
+    _check(snp.fft.fft(z, norm="ortho"), np.fft.fft(z, norm="ortho"), x64mode)  # and eagerly
 
 
 def test_nd(x64mode):
     z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64mode else (Z, R)
-    _check(snp.fft.fft2(r), np.fft.fft2(r), x64mode)
-    _check(snp.fft.ifft2(z), np.fft.ifft2(z), x64mode)
-    _check(snp.fft.fftn(z, s=(2, 4)), np.fft.fftn(z, s=(2, 4)), x64mode)
-    _check(snp.fft.ifftn(z, axes=(0,)), np.fft.ifftn(z, axes=(0,)), x64mode)
-    _check(snp.fft.rfft2(r), np.fft.rfft2(r), x64mode)
-    _check(snp.fft.rfftn(r, s=(4, 8)), np.fft.rfftn(r, s=(4, 8)), x64mode)
     h = np.fft.rfft2(r).astype(z.dtype)
-    _check(snp.fft.irfft2(h), np.fft.irfft2(h), x64mode)
-    _check(snp.fft.irfftn(h, s=(4, 6)), np.fft.irfftn(h, s=(4, 6)), x64mode)
+    nd = lambda m, z, r, h: [m.fft.fft2(r), m.fft.ifft2(z), m.fft.fftn(z, s=(2, 4)), m.fft.ifftn(z, axes=(0,)),
+                             m.fft.rfft2(r), m.fft.rfftn(r, s=(4, 8)), m.fft.irfft2(h), m.fft.irfftn(h, s=(4, 6))]
+    for g, w in zip(stagec.jit(lambda *a: nd(snp, *a))(z, r, h), nd(np, z, r, h)):  # one module
+        _check(g, w, x64mode)
 
 
 def test_helpers_and_jit():
-    np.testing.assert_allclose(snp.fft.fftfreq(7, 0.5), np.fft.fftfreq(7, 0.5), rtol=1e-6)
-    np.testing.assert_allclose(snp.fft.rfftfreq(8), np.fft.rfftfreq(8))
-    np.testing.assert_array_equal(snp.fft.fftshift(R), np.fft.fftshift(R))
-    np.testing.assert_array_equal(snp.fft.ifftshift(R, axes=1), np.fft.ifftshift(R, axes=1))
-    f = stagec.jit(lambda v: snp.fft.ifft(snp.fft.fft(v)))
-    np.testing.assert_allclose(f(Z), Z, atol=1e-6)
+    freq, rfreq, shift, ishift, back = stagec.jit(lambda r, v: (  # one module
+        snp.fft.fftfreq(7, 0.5), snp.fft.rfftfreq(8), snp.fft.fftshift(r), snp.fft.ifftshift(r, axes=1),
+        snp.fft.ifft(snp.fft.fft(v))))(R, Z)
+    np.testing.assert_allclose(freq, np.fft.fftfreq(7, 0.5), rtol=1e-6)
+    np.testing.assert_allclose(rfreq, np.fft.rfftfreq(8))
+    np.testing.assert_array_equal(shift, np.fft.fftshift(R))
+    np.testing.assert_array_equal(ishift, np.fft.ifftshift(R, axes=1))
+    np.testing.assert_allclose(back, Z, atol=1e-6)
     assert snp.fft.fft(np.arange(8)).dtype == np.complex64
 
 
@@ -101,10 +107,12 @@ def test_grad_against_jax(name):
 
 def test_jvp_and_vmap():
     t = np.ones_like(Z)
-    out, tan = stagec.jvp(snp.fft.fft, (Z,), (t,))
+    # One module (op by op: 23 kernels). W8 an argument: with it a constant, IREE 3.13 fails to compile the
+    # vmap of grad ("jit global source initialization order invalid"; eagerly op by op it runs).
+    (out, tan), got, per_row = stagec.jit(lambda z, t, r, w: (
+        stagec.jvp(snp.fft.fft, (z,), (t,)), stagec.vmap(lambda v: snp.fft.rfft(v, n=8), in_axes=1, out_axes=1)(r),
+        stagec.vmap(stagec.grad(lambda v: snp.sum(snp.fft.irfft(snp.fft.rfft(v, n=8)) * w)))(r)))(Z, t, R, W8)
     np.testing.assert_allclose(tan, np.fft.fft(t), atol=1e-5)  # fft is linear: its tangent is fft(t)
     np.testing.assert_allclose(out, np.fft.fft(Z), atol=1e-5)
-    got = stagec.vmap(lambda v: snp.fft.rfft(v, n=8), in_axes=1, out_axes=1)(R)
     np.testing.assert_allclose(got, np.fft.rfft(R, n=8, axis=0), atol=1e-5)
-    per_row = stagec.vmap(stagec.grad(lambda v: snp.sum(snp.fft.irfft(snp.fft.rfft(v, n=8)) * W8)))(R)
     np.testing.assert_allclose(per_row, np.broadcast_to(W8[:6], R.shape), atol=1e-5)  # identity on v's 6 entries

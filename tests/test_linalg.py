@@ -92,8 +92,8 @@ def test_cholesky(cond, seed):
 @pytest.mark.parametrize("shape", [(N, N), (N + 2, N), (N, N + 2)])
 def test_qr(shape, mode):
     a = _matrix(3, 100.0, mode, *shape)
-    for m in ("reduced", "complete"):
-        q, r = snp.linalg.qr(a, mode=m)
+    got = stagec.jit(lambda a: [snp.linalg.qr(a, mode=m) for m in ("reduced", "complete", "r")])(a)  # one module
+    for m, (q, r) in zip(("reduced", "complete"), got):
         q0, r0 = np.linalg.qr(a, mode=m)
         assert q.shape == q0.shape and r.shape == r0.shape
         assert _err(np.asarray(q) @ np.asarray(r), a) < _tol(mode)
@@ -101,7 +101,9 @@ def test_qr(shape, mode):
         assert _err(qq.conj().transpose(0, 2, 1) @ qq, np.broadcast_to(np.eye(qq.shape[-1]), (B,) + (qq.shape[-1],) * 2)) < _tol(mode)
         np.testing.assert_array_equal(np.asarray(r), np.triu(np.asarray(r)))
         assert _err(np.abs(r), np.abs(r0)) < _tol(mode, 100)
-    assert snp.linalg.qr(a, mode="r").shape == np.linalg.qr(a, mode="r").shape
+    assert got[2].shape == np.linalg.qr(a, mode="r").shape
+    if shape == (N, N):  # eagerly too
+        assert _err(snp.linalg.qr(a).R, got[0][1]) < _tol(mode)
 
 
 @SETTINGS
@@ -122,18 +124,19 @@ def test_eigh_odd_complex_and_uplo(mode):
     cd = np.complex128 if mode == np.float64 else np.complex64
     a = _matrix(5, 10.0, cd, N - 1)
     h = (a + a.conj().transpose(0, 2, 1)) / 2
-    w, v = snp.linalg.eigh(h)
+    junk = np.triu(np.full_like(h, 7 + 1j), 1)  # NumPy's UPLO: one triangle (and the diagonal's real part) read
+    lo, hi = np.tril(h) + junk + 1j * np.eye(N - 1), np.triu(h) + junk.conj().transpose(0, 2, 1)
+    (w, v), *vals = stagec.jit(lambda h, lo, hi: (  # one module
+        snp.linalg.eigh(h), snp.linalg.eigvalsh(lo, symmetrize_input=False),
+        snp.linalg.eigvalsh(hi, "U", symmetrize_input=False), snp.linalg.eigvalsh(lo, "U")))(h, lo, hi)
     assert w.dtype == mode and v.dtype == cd
     np.testing.assert_allclose(w, np.linalg.eigvalsh(h), atol=_tol(mode))
     v = np.asarray(v)
     assert _err(h @ v, v * np.asarray(w)[:, None, :]) < _tol(mode)
-    junk = np.triu(np.full_like(h, 7 + 1j), 1)  # NumPy's UPLO: one triangle (and the diagonal's real part) read
-    lo, hi = np.tril(h) + junk + 1j * np.eye(N - 1), np.triu(h) + junk.conj().transpose(0, 2, 1)
-    np.testing.assert_allclose(snp.linalg.eigvalsh(lo, symmetrize_input=False), np.linalg.eigvalsh(h), atol=_tol(mode))
-    np.testing.assert_allclose(snp.linalg.eigvalsh(hi, "U", symmetrize_input=False), np.linalg.eigvalsh(h),
-                               atol=_tol(mode))
+    np.testing.assert_allclose(vals[0], np.linalg.eigvalsh(h), atol=_tol(mode))
+    np.testing.assert_allclose(vals[1], np.linalg.eigvalsh(h), atol=_tol(mode))
     sym = (lo + lo.conj().transpose(0, 2, 1)) / 2  # JAX's default: the Hermitian part, whatever UPLO
-    np.testing.assert_allclose(snp.linalg.eigvalsh(lo, "U"), np.linalg.eigvalsh(sym), atol=_tol(mode, 10))
+    np.testing.assert_allclose(vals[2], np.linalg.eigvalsh(sym), atol=_tol(mode, 10))
 
 
 @SETTINGS
@@ -151,8 +154,8 @@ def test_svdvals_vs_lapack(cond, seed):
 @pytest.mark.parametrize("shape", [(N, N), (N + 2, N - 1), (N - 1, N + 2)])
 def test_svd_shapes(shape, mode):
     a = _matrix(7, 100.0, mode, *shape)
-    for full in (True, False):
-        u, s, vh = snp.linalg.svd(a, full_matrices=full)
+    both = stagec.jit(lambda a: [snp.linalg.svd(a, full_matrices=full) for full in (True, False)])(a)  # one module
+    for full, (u, s, vh) in zip((True, False), both):
         u0, s0, vh0 = np.linalg.svd(a, full_matrices=full)
         assert (u.shape, s.shape, vh.shape) == (u0.shape, s0.shape, vh0.shape)
         k = s.shape[-1]
@@ -173,45 +176,66 @@ def test_svd_rank_deficient_complex():
 
 def test_pinv_lstsq_rank(mode):
     a = _matrix(11, 10.0, mode, N + 2, N - 1)
-    np.testing.assert_allclose(snp.linalg.pinv(a), np.linalg.pinv(a), atol=_tol(mode, 100))
     b = np.arange(N + 2, dtype=mode)
-    x, res, rank, s = snp.linalg.lstsq(a[0], b)
+    pinv, (x, res, rank, s), ranks = stagec.jit(lambda a, b: (  # one module
+        snp.linalg.pinv(a), snp.linalg.lstsq(a[0], b), snp.linalg.matrix_rank(a)))(a, b)
+    np.testing.assert_allclose(pinv, np.linalg.pinv(a), atol=_tol(mode, 100))
     x0, res0, rank0, s0 = np.linalg.lstsq(a[0], b)
     np.testing.assert_allclose(x, x0, atol=_tol(mode, 100))
     np.testing.assert_allclose(res, res0, rtol=1e-3)
     assert int(rank) == rank0
-    np.testing.assert_array_equal(snp.linalg.matrix_rank(a), np.linalg.matrix_rank(a))
+    np.testing.assert_array_equal(ranks, np.linalg.matrix_rank(a))
+
+
+_MATRIX_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+_VECTOR_ORDS = (None, 0, 1, 2, 3, np.inf, -np.inf)
+
+
+def _all_norms(m, a):
+    """Every norm the test checks, of `a` (B, N, N), by module `m` (snp or np)."""
+    return {"norm": [m.linalg.norm(a[0], o) for o in _MATRIX_ORDS],
+            "matrix_norm": [m.linalg.matrix_norm(a, ord=o) for o in _MATRIX_ORDS[1:]],
+            "norm axis 1": [m.linalg.norm(a, o, axis=1) for o in _VECTOR_ORDS],
+            "vector_norm": m.linalg.vector_norm(a, axis=(0, 2), keepdims=True), "all": m.linalg.norm(a)}
 
 
 def test_norms(mode):
     a = _matrix(13, 10.0, mode)
-    for ord in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
-        np.testing.assert_allclose(snp.linalg.norm(a[0], ord), np.linalg.norm(a[0], ord), rtol=_tol(mode, 10))
-        if ord is not None:
-            np.testing.assert_allclose(snp.linalg.matrix_norm(a, ord=ord), np.linalg.matrix_norm(a, ord=ord),
-                                       rtol=_tol(mode, 10))
-    for ord in (None, 0, 1, 2, 3, np.inf, -np.inf):
-        np.testing.assert_allclose(snp.linalg.norm(a, ord, axis=1), np.linalg.norm(a, ord, axis=1), rtol=_tol(mode))
-    np.testing.assert_allclose(snp.linalg.vector_norm(a, axis=(0, 2), keepdims=True),
-                               np.linalg.vector_norm(a, axis=(0, 2), keepdims=True), rtol=_tol(mode))
-    assert snp.linalg.norm(a).dtype == mode
+    got, want = stagec.jit(lambda a: _all_norms(snp, a))(a), _all_norms(np, a)  # one module (the svds shared)
+    for k, o in enumerate(_MATRIX_ORDS):
+        np.testing.assert_allclose(got["norm"][k], want["norm"][k], rtol=_tol(mode, 10), err_msg=str(o))
+    for k, o in enumerate(_MATRIX_ORDS[1:]):
+        np.testing.assert_allclose(got["matrix_norm"][k], want["matrix_norm"][k], rtol=_tol(mode, 10), err_msg=str(o))
+    for k, o in enumerate(_VECTOR_ORDS):
+        np.testing.assert_allclose(got["norm axis 1"][k], want["norm axis 1"][k], rtol=_tol(mode), err_msg=str(o))
+    np.testing.assert_allclose(got["vector_norm"], want["vector_norm"], rtol=_tol(mode))
+    np.testing.assert_allclose(got["all"], want["all"], rtol=_tol(mode))
+    assert all(np.asarray(g).dtype == mode for g in [*got["norm"], got["all"]])
+
+
+def _products_and_views(m, a, x, y, mats):
+    return [m.linalg.matrix_power(a, 3), m.linalg.matrix_power(a, -2), m.linalg.matrix_power(a, 0),
+            m.linalg.cross(x, y), m.linalg.cross(x.T, y.T, axis=0), m.linalg.outer(x[0], y[0]),
+            m.linalg.trace(a, offset=1), m.linalg.diagonal(a, offset=-1), m.linalg.multi_dot(mats),
+            m.linalg.tensordot(a, a, ([1, 2], [1, 2]))]
 
 
 def test_products_and_views():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((B, N, N)).astype(np.float32)
-    np.testing.assert_allclose(snp.linalg.matrix_power(a, 3), np.linalg.matrix_power(a, 3), rtol=1e-4)
-    np.testing.assert_allclose(snp.linalg.matrix_power(a, -2), np.linalg.matrix_power(a, -2), rtol=1e-3)
-    np.testing.assert_array_equal(snp.linalg.matrix_power(a, 0), np.broadcast_to(np.eye(N), a.shape))
     x, y = rng.standard_normal((2, 3, 3)).astype(np.float32)
-    np.testing.assert_allclose(snp.linalg.cross(x, y), np.cross(x, y), rtol=1e-5)
-    np.testing.assert_allclose(snp.linalg.cross(x.T, y.T, axis=0), np.cross(x.T, y.T, axis=0), rtol=1e-5)
-    np.testing.assert_allclose(snp.linalg.outer(x[0], y[0]), np.outer(x[0], y[0]))
-    np.testing.assert_allclose(snp.linalg.trace(a, offset=1), np.trace(a, 1, -2, -1), rtol=1e-6)
-    np.testing.assert_array_equal(snp.linalg.diagonal(a, offset=-1), np.diagonal(a, -1, -2, -1))
     mats = [rng.standard_normal(s).astype(np.float32) for s in ((N,), (N, 2), (2, N), (N,))]
-    np.testing.assert_allclose(snp.linalg.multi_dot(mats), np.linalg.multi_dot(mats), rtol=1e-5)
-    np.testing.assert_allclose(snp.linalg.tensordot(a, a, ([1, 2], [1, 2])), np.tensordot(a, a, ([1, 2], [1, 2])), rtol=1e-5)
+    got = stagec.jit(lambda *v: _products_and_views(snp, *v))(a, x, y, mats)  # one module
+    # (NumPy's trace and diagonal over the last two axes, as snp.linalg's)
+    want = [np.linalg.matrix_power(a, 3), np.linalg.matrix_power(a, -2), np.broadcast_to(np.eye(N), a.shape),
+            np.cross(x, y), np.cross(x.T, y.T, axis=0), np.outer(x[0], y[0]), np.trace(a, 1, -2, -1),
+            np.diagonal(a, -1, -2, -1), np.linalg.multi_dot(mats), np.tensordot(a, a, ([1, 2], [1, 2]))]
+    for i, (g, w, rtol) in enumerate(zip(got, want, (1e-4, 1e-3, 0, 1e-5, 1e-5, 1e-7, 1e-6, 0, 1e-5, 1e-5))):
+        if rtol:
+            np.testing.assert_allclose(g, w, rtol=rtol, err_msg=str(i))
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=str(i))
+    np.testing.assert_allclose(snp.linalg.matrix_power(a, 3), want[0], rtol=1e-4)  # and eagerly
 
 
 def test_under_jit_and_errors():
@@ -335,16 +359,16 @@ def test_one_triangle_or_hermitian_part(symmetrize_input, x64):
     if not sym:  # NumPy reads one triangle: here they differ
         assert _err(want[0], want[1].T) > 1e-2 and _err(want[2], want[4]) > 1e-2
     d = rng.standard_normal((N, N))  # not symmetric
-    tangents = stagec.jit(lambda a: stagec.jvp(f, (a,), (d,))[1])(a)
+    weights = [rng.standard_normal(np.shape(x)) for x in got]
+    loss = lambda a: sum(snp.sum(x * w) for x, w in zip(f(a), weights))
+    tangents, g, gs = stagec.jit(lambda a, aa: (  # one module (the forward loops shared)
+        stagec.jvp(f, (a,), (d,))[1], stagec.grad(loss)(a), stagec.vmap(stagec.grad(loss))(aa)))(a, np.stack([a, a]))
     eps = 1e-6
     fd = [(np.asarray(p) - np.asarray(m)) / (2 * eps) for p, m in zip(fj(a + eps * d), fj(a - eps * d))]
     for i, (t, want) in enumerate(zip(tangents, fd)):
         assert _err(t, want) < 1e-6, i
-    weights = [rng.standard_normal(np.shape(x)) for x in got]
-    loss = lambda a: sum(snp.sum(x * w) for x, w in zip(f(a), weights))
-    g = np.asarray(stagec.jit(stagec.grad(loss))(a))
+    g = np.asarray(g)
     assert abs(np.sum(g * d) - sum(np.sum(t * w) for t, w in zip(fd, weights))) < 1e-6 * np.abs(g).sum()
-    gs = stagec.jit(stagec.vmap(stagec.grad(loss)))(np.stack([a, a]))
     assert _err(gs, np.stack([g, g])) < 1e-12
 
 

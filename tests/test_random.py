@@ -216,8 +216,8 @@ def test_multivariate_normal_eigh_and_svd():
     factor's column signs are the eigensolver's, so the samples equal JAX's only up to them."""
     k, mean = sr.PRNGKey(SEED), np.array([1.0, -1.0], np.float32)
     z = np.asarray(sr.normal(k, (N, 2)), np.float64)
-    w, v = (np.asarray(t, np.float64) for t in snp.linalg.eigh(_COV))
-    u, s, _ = (np.asarray(t, np.float64) for t in snp.linalg.svd(_COV))
+    (w, v), (u, s, _) = stagec.jit(lambda c: (snp.linalg.eigh(c), snp.linalg.svd(c)))(_COV)  # one module
+    w, v, u, s = (np.asarray(t, np.float64) for t in (w, v, u, s))
     for method, f in (("eigh", v * np.sqrt(w)), ("svd", u * np.sqrt(s))):
         x = np.asarray(sr.multivariate_normal(k, mean, _COV, (N,), method=method), np.float64)
         np.testing.assert_allclose(f @ f.T, _COV, atol=1e-5)

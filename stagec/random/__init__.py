@@ -447,7 +447,10 @@ def _gamma_one(keys, alpha, log_space: bool):
         return where(accept_not_yet(*state[1:]), new, state)
 
     key, subkey = _prng.split_n(keys, 2)
-    state = lax.while_loop(lambda s: snp.any(accept_not_yet(*s[1:])), body, [key, zero, one, c_(2)])
+    # The constant start (X, V, U) = (0, 1, 2) behind a barrier: IREE otherwise evaluates the loop's first test
+    # of it at compile time, compiling and running four globals' initializers inside iree-compile.
+    state = lax.while_loop(lambda s: snp.any(accept_not_yet(*s[1:])), body,
+                           [key, *lax.optimization_barrier([zero, one, c_(2)])])
     V = state[2]
     if log_space:
         log_samples = lax.neg(_exponential(subkey, (), dtype))
