@@ -50,7 +50,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
            (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel"),
            Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "compare-clamped",
-                            "column-products",
+                            "isolate-updates", "column-products",
                             "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
                     legalize=("mathlib", "merge-commuted", "bound-bindings", "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
