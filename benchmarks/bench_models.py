@@ -1,11 +1,13 @@
 """Model-level rows, stagec beside JAX: training steps of dense networks, eager dispatch of small ops, eager matmul.
 
     python benchmarks/bench_models.py [--repeat 3] [--only train,eager] [--no-jax] [--before DIR] [--quick]
-                                      [--clock wall|cpu] [--no-blas-row]
+                                      [--clock wall|cpu] [--no-blas-row] [--sweep] [--models A,B] [--one-thread-row]
 
 - train: `jit` of a function that calls `grad` of a dense network's loss and returns the updated parameter list
-  (SGD, or Adam written by hand), at several widths, batches, activations and losses; stagec with
-  `config.cpu_blas` on (the default) and off. Time per step, median of batches of steps, the parameters fed back.
+  (SGD, or Adam written by hand), at several widths, batches, activations and losses (`--sweep`: 19 rows, widths
+  10-4096, batches 1-1024; `--models`: the rows whose names contain one of the given texts); stagec with
+  `config.cpu_blas` on (the default) and off (and on one thread: `--one-thread-row`). Time per step, median of
+  batches of steps, the parameters fed back.
 - eager: operations outside `jit` on arrays made on the device, kernels compiled and warm (`x + 1.0` on 4x4,
   `sin`, `0.9*a + 0.1*b` on (1, 1), ...), and matmul beside its jitted form (eager should run at jitted speed).
 
