@@ -6,21 +6,34 @@ IREE 3.13 fuses such an update into the matmul's dispatch as a multi-result epil
 then unpacks each further result as one too-large vector ("operations with large vector sizes", 4x8x16x16), the
 compile fails, and stagec compiles the whole module again without data tiling: every matmul of the step then runs
 unpacked (docs/log.md). Behind the barrier the matmul keeps its packed kernel and the update reads its result once.
-An update with one result (SGD: `w - lr * g`) is left fused: IREE compiles that epilogue. Exact: a barrier changes
-no value.
+An update with one result (SGD: `w - lr * g`) is left fused: IREE compiles that epilogue. So is a matmul contracting
+fewer than `MIN_CONTRACTION` elements (a batch under 16): the step's products are then skinny, data tiling packs each
+weight on every call for little reuse, and the unpacked module IREE falls back to was faster (128-4096-4096-10 b8
+Adam: 322 ms unpacked, 470 ms data-tiled with the barrier; docs/log.md). Exact: a barrier changes no value.
 """
 from __future__ import annotations
+
+import math
 
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
 from .irutil import func_blocks, tensor_type
+from .outer import _dims
 
 _MATMUL = ("stablehlo.dot_general", "stablehlo.dot")
 ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in (
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "sqrt", "rsqrt", "exponential",
     "log", "tanh", "logistic", "power", "select", "compare", "convert", "clamp", "sign"))
 MIN_RESULTS = 2  # function results an update computes from the matmul, from which it gets a dispatch of its own
+MIN_CONTRACTION = 16  # elements a matmul contracts (the batch, for a weight gradient), from which it does
+
+
+def _contracted(dot) -> int:
+    """How many elements a matmul contracts (its lhs's contracting dimensions; unknown ones as 1)."""
+    shape = tensor_type(dot.operands[0]).shape
+    dims = _dims(dot, "lhs_contracting_dimensions") if dot.name == "stablehlo.dot_general" else [len(shape) - 1]
+    return math.prod(max(shape[d], 1) for d in dims)
 
 
 def _returned(dot, returns) -> int:
@@ -52,7 +65,8 @@ class IsolateUpdates(Pass):
             ops = list(block.operations)
             returns = [o for o in ops if o.name == "func.return"]
             for i, op in enumerate(ops):
-                if op.name not in _MATMUL or len(op.results) != 1 or _returned(op, returns) < MIN_RESULTS:
+                if (op.name not in _MATMUL or len(op.results) != 1 or _contracted(op) < MIN_CONTRACTION
+                        or _returned(op, returns) < MIN_RESULTS):
                     continue
                 r = op.results[0]
                 with ir.InsertionPoint(ops[i + 1]), op.location:
