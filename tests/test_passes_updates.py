@@ -62,11 +62,11 @@ def _stats(low):
 
 
 def test_adam_update_gets_a_dispatch_of_its_own_and_is_right():
-    args = _args(16, 12, 16)
+    args = _args(16, 64, 128)
     f = _adam_step()
     low = f.lower(*args)
-    assert _stats(low) == 2  # the two weight gradients (the bias gradients are sums, not matmuls)
-    assert low.as_text("isolate-updates").count("stablehlo.optimization_barrier") == 2
+    assert _stats(low) == 1  # the 64x128 weight's gradient (the 128x10 one is under a tile: left fused)
+    assert low.as_text("isolate-updates").count("stablehlo.optimization_barrier") == 1
     for got, ref in zip(f(*args), _adam_oracle(*args)):
         for g, r in zip(got, ref):
             np.testing.assert_allclose(np.asarray(g), r, rtol=2e-5, atol=1e-6)
@@ -74,7 +74,7 @@ def test_adam_update_gets_a_dispatch_of_its_own_and_is_right():
 
 def test_adam_update_of_a_batch_under_16_stays_fused():
     # skinny products: the module IREE compiles unpacked was the faster one (passes/updates.py, MIN_CONTRACTION)
-    args = _args(8, 12, 16)
+    args = _args(8, 64, 128)
     f = _adam_step()
     assert _stats(f.lower(*args)) == 0
     for got, ref in zip(f(*args), _adam_oracle(*args)):
