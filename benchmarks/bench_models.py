@@ -1,11 +1,13 @@
 """Model-level rows, stagec beside JAX: training steps of dense networks, eager dispatch of small ops, eager matmul.
 
     python benchmarks/bench_models.py [--repeat 3] [--only train,eager] [--no-jax] [--before DIR] [--quick]
-                                      [--clock wall|cpu] [--no-blas-row]
+                                      [--clock wall|cpu] [--no-blas-row] [--sweep] [--models A,B] [--one-thread-row]
 
 - train: `jit` of a function that calls `grad` of a dense network's loss and returns the updated parameter list
-  (SGD, or Adam written by hand), at several widths, batches, activations and losses; stagec with
-  `config.cpu_blas` on (the default) and off. Time per step, median of batches of steps, the parameters fed back.
+  (SGD, or Adam written by hand), at several widths, batches, activations and losses (`--sweep`: 19 rows, widths
+  10-4096, batches 1-1024; `--models`: the rows whose names contain one of the given texts); stagec with
+  `config.cpu_blas` on (the default) and off (and on one thread: `--one-thread-row`). Time per step, median of
+  batches of steps, the parameters fed back.
 - eager: operations outside `jit` on arrays made on the device, kernels compiled and warm (`x + 1.0` on 4x4,
   `sin`, `0.9*a + 0.1*b` on (1, 1), ...), and matmul beside its jitted form (eager should run at jitted speed).
 
@@ -17,6 +19,7 @@ benchmarks/bench_compile.py has that).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -37,6 +40,8 @@ COMMON = textwrap.dedent("""
         jit, grad, put, nn = stagec.jit, stagec.grad, stagec.device_put, stagec.nn
         if lib == "stagec-noblas":
             stagec.config.update("cpu_blas", False)
+        if lib == "stagec-1thread":
+            stagec.config.update("cpu_threads", 1)
     QUICK = bool(os.environ.get("BENCH_QUICK"))
     clock = time.process_time if os.environ.get("BENCH_CLOCK") == "cpu" else time.perf_counter
 
@@ -69,9 +74,18 @@ MODELS = [("784-1024-1024-10 b128 tanh xent sgd", (784, 1024, 1024, 10), 128, "t
           ("256-512-512-10 b1024 relu xent sgd", (256, 512, 512, 10), 1024, "relu", "xent", "sgd"),
           ("128-4096-4096-10 b8 tanh mse adam", (128, 4096, 4096, 10), 8, "tanh", "mse", "adam"),
           ("32-128-10 b256 tanh mse adam", (32, 128, 10), 256, "tanh", "mse", "adam")]
+# `--sweep`: more widths, batches, activations, losses and optimizers (the rows above among them)
+SWEEP = MODELS + [(f"{'-'.join(map(str, w))} b{b} {a} {k} {o}", w, b, a, k, o) for w, b, a, k, o in (
+    ((10, 32, 32, 1), 64, "tanh", "mse", "adam"), ((10, 32, 32, 1), 1024, "relu", "mse", "sgd"),
+    ((64, 256, 256, 10), 1, "relu", "xent", "sgd"), ((64, 256, 256, 10), 32, "gelu", "xent", "sgd"),
+    ((64, 256, 256, 10), 128, "tanh", "xent", "adam"), ((64, 256, 256, 10), 1024, "gelu", "mse", "adam"),
+    ((256, 512, 512, 10), 8, "tanh", "xent", "adam"), ((256, 512, 512, 10), 128, "relu", "xent", "sgd"),
+    ((784, 1024, 1024, 10), 1, "tanh", "xent", "sgd"), ((784, 1024, 1024, 10), 32, "relu", "xent", "adam"),
+    ((784, 1024, 1024, 10), 1024, "tanh", "xent", "sgd"), ((128, 4096, 4096, 10), 1, "relu", "mse", "sgd"),
+    ((128, 4096, 4096, 10), 128, "gelu", "xent", "sgd"))]
 
 TRAIN = COMMON + textwrap.dedent("""
-    MODELS = %r
+    MODELS = json.loads(os.environ["BENCH_MODELS"])
     ACT = {"tanh": m.tanh, "relu": nn.relu, "gelu": nn.gelu}
 
     def forward(params, x, act):
@@ -131,7 +145,7 @@ TRAIN = COMMON + textwrap.dedent("""
             t = per_call(lambda s: f(*s, x, y), (params, zeros, zeros, put(np.float32(0.0))))
         out[name] = t
     print(json.dumps(out))
-""") % (MODELS,)
+""")
 
 EAGER = COMMON + textwrap.dedent("""
     rng = np.random.default_rng(0)
@@ -168,8 +182,12 @@ SCRIPTS = {"train": TRAIN, "eager": EAGER}
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+_MODELS: list = MODELS  # (the rows `main` chose: `--sweep`, `--models`)
+
+
 def env_for(root: str | None, cache_dir: str | None, quick: bool, clock: str = "wall") -> dict:
-    env = dict(os.environ, PYTHONPATH=root or HERE, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3", BENCH_CLOCK=clock)
+    env = dict(os.environ, PYTHONPATH=root or HERE, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3", BENCH_CLOCK=clock,
+               BENCH_MODELS=json.dumps(_MODELS))
     if cache_dir:
         env["STAGEC_CACHE_DIR"] = cache_dir
     if quick:
@@ -227,9 +245,16 @@ def main() -> None:
     p.add_argument("--no-blas-row", action="store_true", help="skip stagec with config.cpu_blas off (train)")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
     p.add_argument("--quick", action="store_true", help="skip the biggest training steps")
+    p.add_argument("--sweep", action="store_true", help="train: more sizes, activations, losses, optimizers")
+    p.add_argument("--models", help="train: only the rows whose name contains one of these (comma-separated)")
+    p.add_argument("--one-thread-row", action="store_true",
+                   help="train: also stagec with STAGEC_CPU_THREADS=1 (every module on the calling thread)")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="cpu: the process's CPU time (all its threads), steadier than wall time on a loaded machine")
     a = p.parse_args()
+    global _MODELS
+    _MODELS = [r for r in (SWEEP if a.sweep else MODELS)
+               if not a.models or any(k in r[0] for k in a.models.split(","))]
     jax = not a.no_jax and import_jax()[0] is not None
     with tempfile.TemporaryDirectory(prefix="stagec-bench-models-") as d:
         for part in a.only.split(","):
@@ -240,6 +265,8 @@ def main() -> None:
                 libs.append(("stagec cpu_blas=off", "stagec-noblas", HERE))
                 if a.before:
                     libs.append(("before cpu_blas=off", "stagec-noblas", os.path.abspath(a.before)))
+            if part == "train" and a.one_thread_row:
+                libs.append(("stagec 1 thread", "stagec-1thread", HERE))
             if jax:
                 libs.append(("jax", "jax", None))
             measure(part, libs, a.repeat, os.path.join(d, "cache"), a.quick, a.clock)

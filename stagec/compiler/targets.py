@@ -49,7 +49,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # (else a row reduction over 1000 floats ran an element at a time). docs/passes.md, "IREE flags".
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
            (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel"),
-           Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "column-products",
+           Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "compare-clamped",
+                            "isolate-updates", "column-products",
                             "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
                     legalize=("mathlib", "merge-commuted", "bound-bindings", "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
