@@ -13,10 +13,9 @@ import re
 from typing import NamedTuple, Sequence
 
 from .. import tuning
-from .targets import DATA_TILING
+from .targets import DATA_TILING, STACK_LIMIT
 
 SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
-STACK_LIMIT = "--iree-llvmcpu-stack-allocation-limit="
 NO_MULTI_USE = "--iree-dispatch-creation-fuse-multi-use=false"
 _STACK_FAILURE, _LARGE_VECTORS = "exceeded stack allocation limit", "operations with large vector sizes"
 _CPU = ("cpu",)
@@ -50,16 +49,13 @@ class Retry(NamedTuple):
 RETRIES: tuple[Retry, ...] = (
     Retry("materialize-sliced-dots", (_STACK_FAILURE, _LARGE_VECTORS), passes=("materialize-sliced-dots",),
           backends=_CPU, test="tests/test_numpy_linalg.py::test_matmuls_of_sliced_operands_compile_and_match_numpy",
-          why="a slice fused into the packing of a matmul operand needs 64-144 KiB of stack (limit 32 KiB)"),
+          why="a slice fused into the packing of a matmul operand needs 64-144 KiB of stack (over `STACK_64K`)"),
     Retry("link-libm", ("error: undefined symbol:",), add=(SYSTEM_LINK,), backends=_CPU,
           why="a libm call not foreseen (floor without SSE4.1): IREE's embedded linker has no libm"),
     Retry("no-multi-use-fusion", ("failed on workgroup distribution verification",), add=(NO_MULTI_USE,),
           test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",
           why="at O2/O3 with data tiling some modules fail when IREE fuses multi-use producers (others keep it: "
               "it puts layernorm in one dispatch)"),
-    Retry("stack-64k", (_STACK_FAILURE,), add=(STACK_LIMIT + "65536",), backends=_CPU,
-          test="tests/test_passes_fuse.py::test_softmax_whose_max_is_guarded_compiles",
-          why="a tile keeps more on its stack than IREE's default limit (32 KiB)"),
     Retry("stack-1m", (_STACK_FAILURE,), drop=(STACK_LIMIT,), add=(STACK_LIMIT + "1048576",), backends=_CPU,
           why="IREE's CPU sort keeps rows of its operands on the stack (local-task workers get `WORKER_STACK`)"),
     Retry("no-data-tiling", (_STACK_FAILURE, _LARGE_VECTORS), drop=(DATA_TILING,), backends=_CPU,

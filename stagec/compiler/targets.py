@@ -12,6 +12,11 @@ HOST, DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-
 # IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64 (without x64 no f64 reaches
 # IREE, so the flag changes nothing then).
 KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+# llvm-cpu: the stack a tile may keep, in bytes. IREE's default (32 KiB) suits its own 128 KiB worker stacks; ours
+# are `driver.WORKER_STACK` (4 MiB). Only a check: the machine code is the same under either limit, but a module
+# over 32 KiB (e.g. the gradient of a 1000x8 -> 16 -> 1 MLP) failed once and compiled again as a retry.
+STACK_LIMIT = "--iree-llvmcpu-stack-allocation-limit="
+STACK_64K = STACK_LIMIT + "65536"
 # IREE 3.13 knows no sm_90 ("missing GPU target"); sm_80 and sm_89 both run on an H100, sm_80 faster on 9 of the 12
 # workloads of benchmarks/bench_gpu.py (docs/log.md).
 CUDA_ARCH = "sm_80"
@@ -48,7 +53,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # better. Peeling: a vector dimension the vector length does not divide gets whole vectors and a remainder loop
     # (else a row reduction over 1000 floats ran an element at a time). docs/passes.md, "IREE flags".
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
-           (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel"),
+           (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel", STACK_64K),
            Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "compare-clamped",
                             "isolate-updates", "column-products",
                             "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
