@@ -224,6 +224,9 @@ def _sin_cos_tan(name: str):
 Q = (float.fromhex("0x1.92p0"), float.fromhex("0x1.fbp-12"), float.fromhex("0x1.51p-22"), float.fromhex("0x1.0bp-34"),
      6.223372171896613e-14)
 SMALL32 = 12800.0  # k = round(a 2/pi) <= 8149 < 2^13 below
+# Tensors of fewer elements take both reductions unconditionally (the same bits): a `stablehlo.if` there costs a
+# reduction, a host-side branch and a cut in the dispatch (a chain of 40 scalar sins became 80 dispatches).
+IF_ELEMENTS = 1 << 14
 
 
 def _two_sum32(f: F, a, b):
@@ -309,8 +312,23 @@ def _sin_cos_tan32(name: str):
     """float32 sin, cos or tan: where every |x| < SMALL32 (a reduction to the largest |x|, then `stablehlo.if`) only
     the float32 path runs; otherwise each element takes the float32 path below SMALL32 and the float64 reduction
     (`_reduce`) above it. An element's bits never depend on the others."""
+    def mixed(f: F, x, a, small_only: bool = False):
+        yh, yl, q = _reduce32(f, a)
+        if not small_only:
+            d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
+            y, qb = _reduce(d, d("convert", a))
+            c = d.mul(y, 2.0 ** 29 + 1)  # (Dekker's split: y = h + (y - h), h of 24 bits, both float32)
+            h = d.sub(c, d.sub(c, y))
+            small = f.cmp(a, SMALL32, "LT")
+            yh = f.sel(small, yh, d("convert", h, ty=f.t))
+            yl = f.sel(small, yl, d("convert", d.sub(y, h), ty=f.t))
+            q = f.b.op("select", small, q, qb, ty=f.i32)
+        return _kernel32(name, f, x, a, yh, yl, q)
+
     def build(f: F, x):
         a = f("abs", x)
+        if f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
+            return mixed(f, x, a)  # (a small tensor: the branch would cost more than the reduction it skips)
         pred = ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get([], f.b.i1.element_type)],
                                    operands=[_scalar_max(f, a), make_constant(np.array(SMALL32), ir.RankedTensorType.get(
                                        [], f.t.element_type))],
@@ -320,17 +338,7 @@ def _sin_cos_tan32(name: str):
         for region, small_only in zip(branch.regions, (True, False)):
             with ir.InsertionPoint(region.blocks.append()):
                 g = F(f.b)  # (constants per region: one region's values do not dominate the other's)
-                yh, yl, q = _reduce32(g, a)
-                if not small_only:
-                    d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
-                    y, qb = _reduce(d, d("convert", a))
-                    c = d.mul(y, 2.0 ** 29 + 1)  # (Dekker's split: y = h + (y - h), h of 24 bits, both float32)
-                    h = d.sub(c, d.sub(c, y))
-                    small = g.cmp(a, SMALL32, "LT")
-                    yh = g.sel(small, yh, d("convert", h, ty=f.t))
-                    yl = g.sel(small, yl, d("convert", d.sub(y, h), ty=f.t))
-                    q = g.b.op("select", small, q, qb, ty=g.i32)
-                ir.Operation.create("stablehlo.return", results=[], operands=[_kernel32(name, g, x, a, yh, yl, q)])
+                ir.Operation.create("stablehlo.return", results=[], operands=[mixed(g, x, a, small_only)])
         return branch.result
     return build
 

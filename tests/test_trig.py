@@ -97,6 +97,12 @@ def test_float32_path_below_12800_is_the_mixed_paths_bits():
     _check(alone, small, "below 12800")
     for a, m in zip(alone, mixed):
         np.testing.assert_array_equal(np.asarray(a).view(np.uint32), np.asarray(m)[:-1].view(np.uint32))
+    # a small tensor takes both reductions without the branch: the same bits again
+    part = np.concatenate([small[:500], np.float32([1e30])])
+    for a, p in zip(alone, _JIT(part)):
+        np.testing.assert_array_equal(np.asarray(a)[:500].view(np.uint32), np.asarray(p)[:-1].view(np.uint32))
+    assert "stablehlo.if" in stagec.jit(snp.sin).lower(small).as_text("final")
+    assert "stablehlo.if" not in stagec.jit(snp.sin).lower(part).as_text("final")
 
 
 def test_large_arguments_match_numpy():
