@@ -68,7 +68,11 @@ class CompareClamped(Pass):
                     if clamp is None or clamp.operation not in at:
                         continue
                     if at[clamp.operation] > at[op.operation]:
-                        # (after the compare: moved just before it, where its operands, the compare's, are defined)
+                        # (after the compare: moved just before it, if its operands are defined there; a constant
+                        # equal to the compare's but made after it is not)
+                        if any(not isinstance(v.owner, ir.Block) and at.get(v.owner.operation, -1) > at[op.operation]
+                               for v in clamp.operands):
+                            continue
                         clamp.operation.move_before(op)
                         at[clamp.operation] = at[op.operation] - 0.5
                     op.operands[which] = clamp.results[0]

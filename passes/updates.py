@@ -45,7 +45,7 @@ def _tiled(dot) -> bool:
     return len(shape) >= 2 and shape[-2] >= MIN_TILE[0] and shape[-1] >= MIN_TILE[1]
 
 
-def _returned(dot, returns) -> int:
+def _returned(dot) -> int:
     """How many distinct values in the elementwise cone of `dot`'s result (same-shape elementwise ops reading it,
     and so on) the function returns."""
     shape = tensor_type(dot.results[0]).shape
@@ -72,10 +72,9 @@ class IsolateUpdates(Pass):
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for block in func_blocks(module):
             ops = list(block.operations)
-            returns = [o for o in ops if o.name == "func.return"]
             for i, op in enumerate(ops):
                 if (op.name not in _MATMUL or len(op.results) != 1 or _contracted(op) < MIN_CONTRACTION
-                        or not _tiled(op) or _returned(op, returns) < MIN_RESULTS):
+                        or not _tiled(op) or _returned(op) < MIN_RESULTS):
                     continue
                 r = op.results[0]
                 with ir.InsertionPoint(ops[i + 1]), op.location:

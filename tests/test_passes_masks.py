@@ -94,3 +94,19 @@ def test_relu_step_compiles_data_tiled():
     for (gw, gb), (rw, rb) in zip(got, ref):
         np.testing.assert_allclose(np.asarray(gw), rw, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(np.asarray(gb), rb, rtol=1e-4, atol=1e-5)
+
+
+def test_a_clamp_whose_bound_is_made_after_the_compare_stays_where_it_is():
+    # (no CSE before: the max's bound is a second constant equal to the compare's, made after the compare; moving the
+    # max before the compare would use it before it is defined)
+    from stagec.compiler.driver import run_passes
+    text = """func.func @main(%x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xf32>) {
+      %c0 = stablehlo.constant dense<5.000000e-01> : tensor<4xf32>
+      %m = stablehlo.compare GT, %x, %c0, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+      %c1 = stablehlo.constant dense<5.000000e-01> : tensor<4xf32>
+      %r = stablehlo.maximum %x, %c1 : tensor<4xf32>
+      return %m, %r : tensor<4xi1>, tensor<4xf32>
+    }"""
+    assert run_passes(text, ["compare-clamped"], "cpu") is None  # (unchanged, and no verifier error)
+    moved = run_passes(text.replace("%x, %c1", "%x, %c0"), ["compare-clamped"], "cpu")  # the same constant: moved
+    assert moved is not None and "stablehlo.compare GT, %0, %cst" in moved
