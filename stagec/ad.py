@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import dtypes as _dt
+from .errors import ConcretizationTypeError, TracerArrayConversionError
 from . import tree_util
 from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBase, Var, aval_of, eval_graph,
                    find_top_trace, flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
@@ -46,14 +47,22 @@ class JVPTracer(TracerBase):
     def __repr__(self):
         return f"JVPTracer<{self.aval!r}>"
 
+    # As JAX's: bool/int/index/item see the primal (branching and integer use carry no derivative), while a
+    # float or NumPy array made from the value would silently drop its derivative, so those raise.
     def __bool__(self): return bool(self.primal)
     def __int__(self): return int(self.primal)
-    def __float__(self): return float(self.primal)
-    def __complex__(self): return complex(self.primal)
     def __index__(self): return self.primal.__index__()
-    def __array__(self, dtype=None, copy=None): return np.asarray(self.primal, dtype=dtype)
     def item(self, *a): return self.primal.item(*a) if hasattr(self.primal, "item") else self.primal
-    def tolist(self): return self.primal.tolist()
+    def __float__(self): raise self._dropped("float", ConcretizationTypeError)
+    def __complex__(self): raise self._dropped("complex", ConcretizationTypeError)
+    def tolist(self): raise self._dropped("tolist", ConcretizationTypeError)
+    def __array__(self, dtype=None, copy=None): raise self._dropped("__array__", TracerArrayConversionError)
+
+    def _dropped(self, what: str, cls) -> Exception:
+        return cls(f"The `{what}` conversion was called on {self}, a value being differentiated (grad, jvp, vjp, "
+                   f"jacfwd, ...): a Python float or NumPy array made from it would carry no derivative, so the "
+                   f"derivative would silently be wrong. Use stagec.numpy (snp) functions instead of numpy (np) "
+                   f"ones, or stagec.lax.stop_gradient where no derivative is wanted.")
 
 
 class JVPTrace:

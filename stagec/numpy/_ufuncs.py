@@ -333,8 +333,15 @@ def _float_power(x, y):
     """C99/NumPy `pow` from `pow(|x|, y)`: IREE's CPU `pow` is exp(y log x), which gives NaN for negative bases
     (even with integer exponents), for 0**0, inf**0, 1**nan and 1**inf, and loses the sign of -0.0."""
     zero, one = _const(x, 0), _const(x, 1)
-    mag = lax.pow(lax.abs(x), y)
     y_finite = lax.is_finite(y)
+    # C99's exact ones; where IREE's pow is NaN there (0**0, inf**0, (+-1)**inf, 1**nan) it computes 1**0 instead,
+    # so that no NaN reaches the derivative. Elsewhere (10**0, 1**y) pow gives 1 and its derivative (log 10, y).
+    unit = lax.bitwise_or(lax.eq(y, zero), lax.eq(x, one))
+    unit = lax.bitwise_or(unit, lax.bitwise_and(lax.eq(lax.abs(x), one), lax.bitwise_not(y_finite)))
+    unit = lax.bitwise_and(unit, lax.bitwise_not(lax.bitwise_and(lax.ne(y, y), lax.ne(x, one))))
+    ordinary = lax.bitwise_and(lax.bitwise_and(lax.is_finite(x), lax.ne(x, zero)), y_finite)
+    const = lax.bitwise_and(unit, lax.bitwise_not(ordinary))
+    mag = lax.pow(lax.select(const, one, lax.abs(x)), lax.select(const, zero, y))
     is_int = lax.bitwise_and(lax.eq(lax.floor(y), y), y_finite)
     odd = lax.bitwise_and(is_int, lax.ne(lax.rem(y, _const(y, 2)), zero))
     neg = signbit(x)
@@ -342,10 +349,7 @@ def _float_power(x, y):
     bad = lax.bitwise_and(lax.bitwise_and(neg, lax.bitwise_not(is_int)),
                           lax.bitwise_and(lax.bitwise_and(y_finite, lax.is_finite(x)), lax.ne(x, zero)))
     out = lax.select(bad, _const(x, np.nan), out)
-    unit = lax.bitwise_or(lax.eq(y, zero), lax.eq(x, one))
-    unit = lax.bitwise_or(unit, lax.bitwise_and(lax.eq(lax.abs(x), one), lax.bitwise_not(y_finite)))
-    return lax.select(lax.bitwise_and(unit, lax.bitwise_not(lax.bitwise_and(lax.ne(y, y), lax.ne(x, one)))),
-                      one, out)
+    return lax.select(lax.bitwise_and(unit, lax.ne(out, one)), one, out)
 
 
 pow = power

@@ -1,0 +1,55 @@
+"""Derivatives that were silently wrong: a value being differentiated converted by Python or NumPy (JAX raises),
+and power's exact cases (a constant 1 there dropped d/dy 10**y at y = 0). Oracles: closed forms in float64."""
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec.errors import ConcretizationTypeError, TracerArrayConversionError
+
+
+@pytest.mark.parametrize("f, err", [
+    (lambda x: np.sin(x), TracerArrayConversionError),
+    (lambda x: np.asarray(x) * 2, TracerArrayConversionError),
+    (lambda x: snp.sum(np.array([x, x])), TracerArrayConversionError),
+    (lambda x: float(x) ** 2, ConcretizationTypeError),
+    (lambda x: complex(x) * x, ConcretizationTypeError),
+    (lambda x: snp.asarray(x.tolist()) * x, ConcretizationTypeError),
+], ids=["np.sin", "np.asarray", "np.array", "float", "complex", "tolist"])
+def test_a_conversion_that_would_drop_the_derivative_raises(f, err):
+    with pytest.raises(err, match="being differentiated"):
+        stagec.grad(f)(1.0)
+    with pytest.raises(err, match="being differentiated"):
+        stagec.jvp(f, (1.0,), (1.0,))
+
+
+def test_branching_and_integer_use_see_the_primal_as_in_jax():
+    assert stagec.grad(lambda x: x if x > 0 else -x)(-2.0) == -1.0
+    assert stagec.grad(lambda x: x * int(x))(3.5) == 3.0
+    assert stagec.grad(lambda x: x.item() * x)(2.0) == 2.0
+
+
+def test_power_derivatives_at_its_exact_cases():
+    x = np.array([10, 1, 1, 1, 0.5, 2, -2, -1, 3, 0, 0, np.inf], np.float32)
+    y = np.array([0, 2, 0, -3.5, 0, -1, 3, 0, 1, 2, 0, 0], np.float32)
+    dx, dy = stagec.jit(stagec.vmap(stagec.grad(snp.power, argnums=(0, 1))))(x, y)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    with np.errstate(all="ignore"):
+        want_dx = np.where(y64 == 0, 0, y64 * np.power(x64, y64 - 1))
+        # d/dy = x**y log x where x > 0; a negative base's odd power is -|x|**y, so -|x|**y log|x| (stagec's pow is
+        # of |x|); 0**0 and inf**0 are constants 1 (derivative 0, as JAX's lax.pow gives at 0**0).
+        want_dy = np.where(np.isfinite(x64) & (x64 != 0), np.power(x64, y64) * np.log(np.abs(x64)), 0)
+    np.testing.assert_allclose(np.asarray(dx), want_dx, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(dy), want_dy, rtol=1e-6)
+    assert dy[0] != 0 and dx[1] == 2  # the two that were 0
+
+
+def test_power_values_at_its_exact_cases_are_c99s():
+    x = np.array([0, np.inf, 1, 1, -1, -1, -0.0, 0, -0.0, -2, -2, 3, 1, 10, 1], np.float32)
+    y = np.array([0, 0, np.nan, np.inf, np.inf, np.nan, 3, -1, -1, 0.5, -3, np.nan, -np.inf, 0, 7.25], np.float32)
+    got = np.asarray(stagec.jit(snp.power)(x, y))
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    np.testing.assert_array_equal(got, want)
+    ok = ~np.isnan(want)  # (a NaN's sign is not C99's to say)
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
