@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, device_put
-from ..core import Const, ShapedArray, Tracer, aval_of, current_trace
+from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace
 from ._base import _creation_dtype, _is_array, _promote, _shape_tuple, asarray, astype, broadcast_to, place
 
 
@@ -86,19 +86,61 @@ def _arange(start, stop=None, step=None, dtype=None):
     return idx
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, *, device=None):
-    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
-    dt = _creation_dtype(dtype, _dt.default_float(), "linspace")
-    if not isinstance(num, (int, np.integer)) or num < 0:
-        raise ValueError(f"linspace: num must be a non-negative integer, got {num!r}")
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0,
+             *, device=None):
+    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`), along a new `axis` when the
+    bounds are arrays; with `retstep`, also the spacing. Integer dtypes round toward -inf, as NumPy and JAX do."""
+    num = _static_int(num, "linspace")
+    if num < 0:
+        raise ValueError(f"linspace: num must be a non-negative integer, got {num}")
+    arrays = builtins.any(isinstance(v, (Array, TracerBase)) for v in (start, stop))
+    default = _dt.result_type(*((aval_of(v).dtype, aval_of(v).weak_type) for v in (start, stop)),
+                              (_dt.default_float(), True))[0] if arrays else _dt.default_float()
+    dt = _creation_dtype(dtype, default, "linspace")
     if _dt.kind(dt) == "c" or builtins.any(isinstance(v, complex) for v in (start, stop)):
         dt = dt if _dt.kind(dt) == "c" else _dt.default_complex()
-    return place(_linspace(start, stop, num, endpoint, dt), device, "linspace")
+    if not _dt.is_float(default) and _dt.kind(default) != "c":
+        default = _dt.default_float()
+    step_dt = dt if _dt.kind(dt) in "fc" else default
+    out, step = (_linspace_traced if arrays else _linspace_const)(start, stop, num, endpoint, axis, dt, step_dt)
+    out = place(out, device, "linspace")
+    return (out, step) if retstep else out
 
 
-def _linspace(start, stop, num, endpoint, dt):
-    return device_put(np.linspace(start, stop, num, endpoint=endpoint).astype(dt)) if current_trace() is None \
-        else asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dt))
+def _linspace_const(start, stop, num, endpoint, axis, dt, step_dt):
+    """Concrete bounds: NumPy's values in float64, rounded once to `dt`."""
+    y, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
+    if _dt.kind(dt) in "iu":
+        y = np.floor(y)
+    y, step = y.astype(dt), np.asarray(step).astype(step_dt)
+    return (device_put(y), device_put(step)) if current_trace() is None else (asarray(y), asarray(step))
+
+
+def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
+    """Array bounds, traced or not (one formula for both): start*(1-t) + stop*t with t = i/div, so that t = 1
+    gives `stop` exactly."""
+    start, stop = astype(asarray(start), step_dt), astype(asarray(stop), step_dt)
+    shape = np.broadcast_shapes(aval_of(start).shape, aval_of(stop).shape)
+    if not -len(shape) - 1 <= axis <= len(shape):
+        raise ValueError(f"linspace: axis {axis} is out of range for bounds of shape {shape}")
+    ax = axis % (len(shape) + 1)
+    start, stop = broadcast_to(start, shape), broadcast_to(stop, shape)
+    out_shape = shape[:ax] + (num,) + shape[ax:]
+    bdims = tuple(d for d in range(len(out_shape)) if d != ax)
+    div = num - 1 if endpoint else num
+    real = np.dtype(np.finfo(step_dt).dtype)
+    step = lax.div(lax.sub(stop, start), lax.full_like(stop, div)) if div > 0 else lax.full_like(stop, np.nan)
+    if num == 0:
+        return _full(out_shape, 0, dt), step
+    t = lax.broadcasted_iota(real, out_shape, ax)
+    if div > 0:
+        t = lax.div(t, lax.full_like(t, div))
+    t = lax.convert_element_type(t, step_dt)
+    lo, hi = (lax.broadcast_in_dim(v, out_shape, bdims) for v in (start, stop))
+    out = lax.add(lax.mul(lo, lax.sub(lax.full_like(t, 1), t)), lax.mul(hi, t))
+    if _dt.kind(dt) in "iu":
+        out = lax.floor(out)
+    return lax.convert_element_type(out, dt), step
 
 
 def empty_like(a, dtype=None, *, device=None):
