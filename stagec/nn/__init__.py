@@ -129,9 +129,22 @@ def leaky_relu(x: Any, negative_slope: Any = 1e-2):
     return snp.where(x >= 0, x, negative_slope * x)
 
 
-def relu6(x: Any):
+def _relu6(x: Any):
     """min(max(x, 0), 6)."""
     return snp.minimum(snp.maximum(x, 0), 6.0)
+
+
+# JAX's derivative: 1 on (0, 6), 0 elsewhere, ends included (the max/min rules give 1/2 there), selected so that
+# an infinite tangent outside (hard_silu's x * relu6' at inf) gives 0, not NaN.
+relu6 = custom_jvp(_relu6)
+relu6.__name__ = relu6.__qualname__ = "relu6"
+
+
+@relu6.defjvp
+def _relu6_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = _relu6(x)
+    return y, snp.where((x > 0) & (x < 6), snp.asarray(t, dtype=aval_of(y).dtype), lax.full_like(y, 0))
 
 
 def hard_tanh(x: Any):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..ad import custom_jvp
 from .. import numpy as snp
 from ..nn import log_softmax, logsumexp, softmax  # noqa: F401
 from ..numpy._base import _to_float
@@ -47,7 +48,7 @@ def erfc(x):
         return erfc(x.astype(np.float32)).astype(x.dtype)
     if x.dtype == np.float32:
         return _erfc32(x)
-    z = snp.abs(x)
+    z = snp.minimum(snp.abs(x), 28.0)  # (erfc(28) underflows to 0; a larger |x| would overflow x * x to inf)
     m = snp.floor(z * 128.0 + 0.5) / 128.0
     f = z - m
     e = snp.exp(-m * m) * snp.exp(-(2.0 * m + f) * f)
@@ -61,7 +62,7 @@ def erfc(x):
 def _erfc32(x):
     """float32 erfc: e^(-x^2) as e^(-h) (1 - l), h + l = x^2 exactly (Dekker's product), one exp; one division for
     P / Q and R / S."""
-    z = snp.abs(x)
+    z = snp.minimum(snp.abs(x), np.float32(11.0))  # (erfc(11) underflows to 0; past 2^115 z * 4097 overflowed)
     c = z * np.float32(4097.0)
     zh = c - (c - z)
     zl = z - zh
@@ -148,14 +149,106 @@ def ndtr(x):
 
 
 def log_ndtr(x):
+    """log(ndtr(x)); below -10 (float32) or -20 (float64), where ndtr underflows, the asymptotic series
+    log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_k (-1)^k (2k-1)!! / x^(2k))."""
     (x,) = _to_float("log_ndtr", x)
-    return snp.where(x > 0, snp.log1p(-ndtr(-x)), snp.log(ndtr(x)))  # (log(1 - tiny) keeps its digits)
+    low, series = _ndtr_series(x)
+    tail = -0.5 * x * x - snp.log(-x) - _LOG_SQRT_2PI + snp.log1p(series)
+    return snp.where(x > 0, snp.log1p(-ndtr(-x)),  # (log(1 - tiny) keeps its digits)
+                     snp.where(x > low, snp.log(ndtr(x)), tail)).astype(x.dtype)
+
+
+def _ndtr_series(x):
+    """(the bound below which log_ndtr takes the series, sum_k (-1)^k (2k-1)!! / x^(2k)): ndtr(x) is
+    npdf(x) / -x times 1 + the sum."""
+    low, terms = (-10.0, 6) if x.dtype.itemsize <= 4 else (-20.0, 10)
+    w = 1 / (x * x)
+    series, term = 0.0, 1.0
+    for k in range(1, terms + 1):
+        term = -term * (2 * k - 1) * w
+        series = series + term
+    return low, series
+
+
+def _log_ndtr_deriv(x, y):
+    """npdf(x) / ndtr(x): -x / (1 + series) in the tail (exp(-x^2/2 - y) there cancels 800 - 804.6 at -40)."""
+    low, series = _ndtr_series(x)
+    return snp.where(x > low, snp.exp(-0.5 * x * x - y - _LOG_SQRT_2PI), -x / (1 + series))
+
+
+# Acklam's rational approximation of the normal quantile (relative error 1.2e-9), then one Halley step on ndtr.
+_ACK_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+          -3.066479806614716e+01, 2.506628277459239e+00)
+_ACK_B = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+          -1.328068155288572e+01, 1.0)
+_ACK_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+          4.374664141464968e+00, 2.938163982698783e+00)
+_ACK_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00, 1.0)
 
 
 def ndtri(p):
-    """The inverse of `ndtr`."""
+    """The inverse of `ndtr`, from the lower tail q = min(p, 1 - p) (1 - p is exact there), so that small
+    probabilities keep their digits (2p - 1 rounded them away: ndtri(1e-10) was -inf)."""
     (p,) = _to_float("ndtri", p)
-    return np.sqrt(2) * erfinv(2 * p - 1)
+    if p.dtype not in (np.float32, np.float64):
+        return ndtri(p.astype(np.float32)).astype(p.dtype)
+    q = snp.minimum(p, 1 - p)
+    qs = snp.where(q > 0, q, 0.5)  # (q = 0 and NaN are answered below)
+    r = snp.sqrt(-2 * snp.log(qs))
+    tail = _polevl(r, _ACK_C) / _polevl(r, _ACK_D)
+    c = qs - 0.5
+    central = c * _polevl(c * c, _ACK_A) / _polevl(c * c, _ACK_B)
+    low = qs < 0.02425
+    x = snp.where(low, tail, central)
+    e = snp.where(low, ndtr(x) - qs, 0.5 * erf(x / np.sqrt(2)) - c)  # (erf: relative accuracy near p = 1/2)
+    u = e * np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x)
+    x = x - u / (1 + 0.5 * x * u)
+    x = snp.where(q > 0, x, -np.inf)
+    x = snp.where(p > 0.5, -x, x)
+    return snp.where((p >= 0) & (p <= 1), x, np.nan).astype(p.dtype)
+
+
+# ---------------------------------------------------------------- derivatives
+# JAX's rules, from closed forms. Differentiating the expansions above went through branches that are not taken
+# (a polynomial at a pole, log of a negative number): 0 * NaN = NaN poisoned the derivative (grad(gammaln)(2.0)
+# and every erfinv derivative were NaN), and a constant branch dropped it (d/dx xlogy(0, y) was 0, not log y).
+
+
+def _with_jvp(f, rule):
+    g = custom_jvp(f)
+    g.__name__ = g.__qualname__ = f.__name__
+    g.__doc__ = f.__doc__
+    g.defjvp(rule)
+    return g
+
+
+def _unary(f, deriv):
+    """`f` with derivative `deriv(x, f(x))` times the tangent."""
+    def rule(primals, tangents):
+        (x,), (t,) = _to_float(f.__name__, *primals), tangents
+        y = f(x)
+        return y, deriv(x, y) * snp.asarray(t, dtype=y.dtype)
+    return _with_jvp(f, rule)
+
+
+def _xlog_rule(f, log, shift):
+    def rule(primals, tangents):
+        x, y = _to_float(f.__name__, *primals)
+        out = f(x, y)
+        tx, ty = (snp.asarray(t, dtype=out.dtype) for t in tangents)
+        return out, (tx * log(y) + ty * x / (shift + y)).astype(out.dtype)
+    return _with_jvp(f, rule)
+
+
+_SQRT_PI, _LOG_SQRT_2PI = np.sqrt(np.pi), 0.5 * np.log(2 * np.pi)
+erfc = _unary(erfc, lambda x, y: (-2 / _SQRT_PI) * snp.exp(-x * x))
+erfinv = _unary(erfinv, lambda x, y: (_SQRT_PI / 2) * snp.exp(y * y))
+gammaln = _unary(gammaln, lambda x, y: digamma(x))
+logit = _unary(logit, lambda x, y: 1 / (x * (1 - x)))
+ndtri = _unary(ndtri, lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y))
+log_ndtr = _unary(log_ndtr, _log_ndtr_deriv)
+xlogy = _xlog_rule(xlogy, snp.log, 0)
+xlog1py = _xlog_rule(xlog1py, snp.log1p, 1)
 
 
 from .._missing import missing as _missing, table as _table  # noqa: E402
