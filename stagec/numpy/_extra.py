@@ -314,7 +314,8 @@ def sinc(x):
 
 def heaviside(x1, x2):
     x1 = _arr(x1)
-    return snp.where(x1 < 0, 0, snp.where(x1 > 0, 1, x2)).astype(snp.result_type(x1, x2, 0.0))
+    out = snp.where(x1 < 0, 0, snp.where(x1 > 0, 1, snp.where(x1 == 0, x2, np.nan)))  # (NaN x1: NaN, as NumPy)
+    return out.astype(snp.result_type(x1, x2, 0.0))
 
 
 def float_power(x1, x2):
@@ -368,9 +369,16 @@ def lcm(x1, x2):
 
 
 def ldexp(x1, x2):
+    """x1 * 2**x2, exactly: 2**x2 applied as three powers of two that never over- or underflow where the result
+    does not (one exp2 made 3e38 * 2**-200 zero and 0 * 2**200 NaN)."""
     x1 = _arr(x1)
     dt = snp.result_type(x1, 1.0)
-    return x1.astype(dt) * snp.exp2(_arr(x2).astype(dt))
+    fi = np.finfo(dt)
+    lim = fi.maxexp - fi.minexp + fi.nmant + 2  # past it, the result is 0 or inf whatever x1 is
+    n = snp.clip(_arr(x2), -lim, lim).astype(dt)
+    a = snp.floor(n / 3)
+    b = snp.floor((n - a) / 2)
+    return x1.astype(dt) * snp.exp2(a) * snp.exp2(b) * snp.exp2(n - a - b)
 
 
 def modf(x):

@@ -96,8 +96,9 @@ def gammasgn(x):
     (x,) = _to_float("gammasgn", x)
     fl = snp.floor(x)
     neg = (x < 0) & (snp.remainder(fl, 2) != 0)
-    pole = (x <= 0) & (x == fl)
-    return snp.where(pole, np.nan, snp.where(neg, -1.0, 1.0)).astype(x.dtype)
+    pole = (x < 0) & (x == fl)  # (+-0: the sign of the zero, Gamma(+-0) = +-inf, as SciPy)
+    return snp.where(pole | snp.isnan(x), np.nan,
+                     snp.where(x == 0, snp.copysign(1.0, x), snp.where(neg, -1.0, 1.0))).astype(x.dtype)
 
 
 def gamma(x):
@@ -128,18 +129,19 @@ def logit(x):
 def xlogy(x, y):
     """x * log(y), 0 where x == 0."""
     x, y = _to_float("xlogy", x, y)
-    return snp.where(x == 0, 0.0, x * snp.log(y)).astype(snp.result_type(x, y))
+    return snp.where((x == 0) & ~snp.isnan(y), 0.0, x * snp.log(y)).astype(snp.result_type(x, y))
 
 
 def xlog1py(x, y):
     x, y = _to_float("xlog1py", x, y)
-    return snp.where(x == 0, 0.0, x * snp.log1p(y)).astype(snp.result_type(x, y))
+    return snp.where((x == 0) & ~snp.isnan(y), 0.0, x * snp.log1p(y)).astype(snp.result_type(x, y))
 
 
 def entr(x):
     """-x log x for x > 0, 0 at 0, -inf below."""
     (x,) = _to_float("entr", x)
-    return snp.where(x > 0, -x * snp.log(snp.where(x > 0, x, 1)), snp.where(x == 0, 0.0, -np.inf)).astype(x.dtype)
+    return snp.where(x > 0, -x * snp.log(snp.where(x > 0, x, 1)),
+                     snp.where(x == 0, 0.0, snp.where(x < 0, -np.inf, x))).astype(x.dtype)
 
 
 def ndtr(x):
