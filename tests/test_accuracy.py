@@ -1,5 +1,7 @@
 """Elementwise functions hold their ulp bounds (passes/mathlib.py) on fixed samples over their hard regions, against
 float64 NumPy (float32) and 120-bit mpmath (float64); the StableHLO stage shows each function as its own op."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,11 @@ DOMAINS = {"exp2": (-1020, 1023), "exp": (-87, 88), "expm1": (-87, 88), "log": (
            "cbrt": (-np.inf, np.inf), "sin": (-np.inf, np.inf), "cos": (-np.inf, np.inf), "tan": (-np.inf, np.inf),
            "tanh": (-np.inf, np.inf), "sinh": (-88, 88), "cosh": (-88, 88), "arcsin": (-1, 1), "arccos": (-1, 1),
            "arctan": (-np.inf, np.inf), "arcsinh": (-np.inf, np.inf), "arctanh": (-1, 1), "arccosh": (1, np.inf)}
+
+
+def _each(fn, *xs):
+    """fn of each argument, in one jitted module."""
+    return stagec.jit(lambda *a: [fn(x) for x in a])(*xs)
 
 
 def _ulps(got, ref, dtype):
@@ -190,9 +197,10 @@ def test_erfc_float32_and_float64(x64):
     rng = np.random.default_rng(4)
     x = np.concatenate([rng.uniform(-6, 27, 400), 0.5 + rng.uniform(-1e-3, 1e-3, 20), 1 + rng.uniform(-1e-3, 1e-3, 20),
                         8 + rng.uniform(-1e-3, 1e-3, 20), -np.exp(rng.uniform(-30, 1, 40))])
-    for dt, top in ((np.float32, 9.1), (np.float64, 26.4)):  # (beyond: subnormal results, flushed to 0)
-        xd = x[x < top].astype(dt)
-        got = np.asarray(stagec.jit(erfc)(xd))
+    cases = ((np.float32, 9.1), (np.float64, 26.4))  # (beyond: subnormal results, flushed to 0)
+    xs = [x[x < top].astype(dt) for dt, top in cases]
+    for (dt, _), xd, got in zip(cases, xs, _each(erfc, *xs)):  # (one module)
+        got = np.asarray(got)
         assert got.dtype == dt
         ref = np.array([float(mpmath.erfc(mpmath.mpf(float(v)))) for v in xd])
         err = np.abs(got - ref) / np.spacing(ref.astype(dt)).astype(float)
@@ -209,14 +217,28 @@ def test_erf_float32():
     rng = np.random.default_rng(6)
     x = np.concatenate([rng.uniform(-5, 5, 2000), 1 + rng.uniform(-1e-3, 1e-3, 50), -1 + rng.uniform(-1e-3, 1e-3, 50),
                         np.exp(rng.uniform(np.log(np.finfo(np.float32).tiny), 0, 500)) * np.sign(rng.normal(size=500)),
-                        3.92 + rng.uniform(-0.05, 0.05, 50), [0.0, -0.0, 4.0, 6.0, 1e30, -np.inf, np.inf]]).astype(np.float32)
+                        3.92 + rng.uniform(-0.05, 0.05, 50), [0.0, -0.0, 4.0, 6.0, 1e30, -np.inf, np.inf, np.nan]]).astype(np.float32)
     got = np.asarray(stagec.jit(erf)(x))
     ref = np.array([math.erf(float(v)) for v in x])
     err = _ulps(got, ref, np.float32)
     i = int(np.argmax(err))
     assert err[i] <= 1.5, f"erf({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
-    assert np.isnan(np.asarray(stagec.jit(erf)(np.float32([np.nan])))).all()
+    assert np.isnan(got[-1])
     assert np.signbit(got[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()
+
+
+def _f16_gamma_points():
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(0.01, 30, 1500), rng.uniform(0.9, 2.1, 500), rng.uniform(-8, 0.5, 1000)])
+    x = x.astype(np.float16)
+    return x[np.abs(x - np.round(x)) > 0.05 * (x < 0.5)]
+
+
+@functools.cache
+def _f16_gamma():  # (both functions in one module)
+    from stagec.scipy import special
+    x = _f16_gamma_points()
+    return dict(zip(["gammaln", "digamma"], stagec.jit(lambda x: (special.gammaln(x), special.digamma(x)))(x)))
 
 
 @pytest.mark.parametrize("name", ["gammaln", "digamma"])
@@ -224,12 +246,8 @@ def test_float16_gamma_functions_in_float32(name):
     """float16 gammaln / digamma computed in float32 and rounded once, as CHLO (JAX) does: within 4 float16 ulps
     across the zeros of lgamma (1, 2) and digamma (1.46) and the reflection (x < 1/2); in float16 itself: 6e3."""
     scipy_special = pytest.importorskip("scipy.special")
-    from stagec.scipy import special
-    rng = np.random.default_rng(7)
-    x = np.concatenate([rng.uniform(0.01, 30, 1500), rng.uniform(0.9, 2.1, 500), rng.uniform(-8, 0.5, 1000)])
-    x = x.astype(np.float16)
-    x = x[np.abs(x - np.round(x)) > 0.05 * (x < 0.5)]
-    got = np.asarray(stagec.jit(getattr(special, name))(x))
+    x = _f16_gamma_points()
+    got = np.asarray(_f16_gamma()[name])
     assert got.dtype == np.float16
     ref = getattr(scipy_special, name)(x.astype(np.float64))
     err = _ulps(got, ref, np.float16)
@@ -266,9 +284,9 @@ def test_sinc_float32_and_float64(x64):
     k = rng.integers(-1000, 1000, 200).astype(float)
     x = np.concatenate([k + rng.uniform(-1e-3, 1e-3, 200), k + 0.5, rng.uniform(-30, 30, 300),
                         np.exp(rng.uniform(-20, 86, 200)) * np.sign(rng.normal(size=200)), [0.0, 1e-30, 3e38, -1e30]])
-    for dt in (np.float32, np.float64):
-        xd = x.astype(dt)
-        got = np.asarray(stagec.jit(snp.sinc)(xd))
+    xs = [x.astype(dt) for dt in (np.float32, np.float64)]
+    for dt, xd, got in zip((np.float32, np.float64), xs, _each(snp.sinc, *xs)):  # (one module)
+        got = np.asarray(got)
         ref = np.array([1.0 if v == 0 else float(mpmath.sinpi(mpmath.mpf(float(v))) / (mpmath.pi * float(v)))
                         for v in xd])
         err = _ulps(got, ref, dt)
@@ -284,9 +302,9 @@ def test_gammaln_near_its_zeros(x64):
     rng = np.random.default_rng(9)
     x = np.concatenate([rng.uniform(0.75, 2.5, 300), 1 + rng.normal(0, 1e-4, 50), 2 + rng.normal(0, 1e-4, 50),
                         [1.0, 2.0, 1.25, 0.75, np.nextafter(2.5, 0)]])
-    for dt in (np.float32, np.float64):
-        xd = x.astype(dt)
-        got = np.asarray(stagec.jit(gammaln)(xd))
+    xs = [x.astype(dt) for dt in (np.float32, np.float64)]
+    for dt, xd, got in zip((np.float32, np.float64), xs, _each(gammaln, *xs)):  # (one module)
+        got = np.asarray(got)
         ref = np.array([float(mpmath.loggamma(mpmath.mpf(float(v)))) for v in xd])
         err = _ulps(got, ref, dt)
         i = int(np.argmax(err))
@@ -319,24 +337,43 @@ def test_float32_gamma_functions_near_their_zeros():
     assert np.abs(d - rd)[~root].max() <= 4e-7 * np.abs(rd[~root]).max()
 
 
+def _narrow_fns():
+    from stagec.scipy.special import erf, erfc
+    return {**{n: getattr(snp, n) for n in F32_BOUNDS}, "erf": erf, "erfc": erfc}
+
+
+def _narrow_points(dt):
+    import ml_dtypes
+    fin = ml_dtypes.finfo(dt)
+    xs = []
+    for n in _narrow_fns():
+        lo, hi = DOMAINS.get(n, (-10, 10))
+        x = _sample(np.float32, max(lo, -float(fin.max)), min(hi, float(fin.max)), n=300, seed=11)
+        x = x.astype(dt)
+        xs.append(x[np.isfinite(x) & (np.abs(x.astype(np.float32)) >= float(fin.tiny))])
+    return xs
+
+
+@functools.cache
+def _narrow():  # (float16 and bfloat16 in one module)
+    fns = list(_narrow_fns().values())
+    xs = {d: _narrow_points(np.dtype(d)) for d in ("float16", "bfloat16")}
+    k = len(fns)
+    outs = stagec.jit(lambda *a: [f(x) for f, x in zip(fns + fns, a)])(*xs["float16"], *xs["bfloat16"])
+    return {"float16": outs[:k], "bfloat16": outs[k:]}
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_narrow_float_bounds(dtype):
     """float16 and bfloat16 (mostly computed in float32 or float64 and rounded once): within 2 ulps of the float64
     value on the float32 test's functions, erf and erfc included (docs/accuracy.md: 0.5-1.8, JAX the same or
     worse)."""
     import ml_dtypes
-    from stagec.scipy.special import erf, erfc
     dt = np.dtype(dtype)
     fin = ml_dtypes.finfo(dt)
-    fns = {**{n: getattr(snp, n) for n in F32_BOUNDS}, "erf": erf, "erfc": erfc}
+    fns = _narrow_fns()
     refs = {"erf": np.vectorize(__import__("math").erf), "erfc": np.vectorize(__import__("math").erfc)}
-    xs = []
-    for n in fns:
-        lo, hi = DOMAINS.get(n, (-10, 10))
-        x = _sample(np.float32, max(lo, -float(fin.max)), min(hi, float(fin.max)), n=300, seed=11)
-        x = x.astype(dt)
-        xs.append(x[np.isfinite(x) & (np.abs(x.astype(np.float32)) >= float(fin.tiny))])
-    outs = stagec.jit(lambda *a: [f(x) for f, x in zip(fns.values(), a)])(*xs)
+    xs, outs = _narrow_points(dt), _narrow()[dtype]
     for n, x, got in zip(fns, xs, outs):
         got = np.asarray(got)
         assert got.dtype == dt, (n, got.dtype)
