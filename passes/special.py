@@ -172,7 +172,8 @@ def _digamma(f: F, x):
 
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
 
-# erfc(x) = e^(-x^2) P(x) / Q(x) for 1/2 (float32; 1 float64) <= x < 8, R(x) / S(x) past 8 (Q and S monic); below,
+# erfc(x) = e^(-x^2) P(x) / Q(x) for 1/2 (float32; 1 float64) <= x < 8 (float32: to 10), R(x) / S(x) past 8 (Q and S
+# monic); below,
 # 1 - erf(x). Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
 ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
           1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
@@ -194,16 +195,21 @@ def _erfc(f: F, x):
     if is32:
         h, l = _m._two_prod32(f, z, z)
         e = f.mul(f("exponential", f.neg(h)), f.sub(1.0, l))
-        one_minus_erf = f.sub(1.0, _m._erf(f, x))
+        # (below 1/2 only erf's polynomial about 0 is used: `_erf`'s branch there, without its [1, 4] one)
+        one_minus_erf = f.sub(1.0, f.add(x, f.mul(x, f.poly(f.mul(x, x), _m.ERF_SMALL))))
     else:
         m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
         r = f.sub(z, m)
         e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
         one_minus_erf = f.sub(1.0, ir.Operation.create("chlo.erf", results=[f.t], operands=[x]).result)  # (IREE's)
-    big = f.cmp(z, 8.0, "GE")
-    tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
-                          f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
-    tail = f.sel(f.cmp(z, math.inf, "EQ"), f.c(0.0), tail)
+    if is32:  # (P / Q is within 3e-14 of erfc e^(x^2) up to 10, where float32 erfc is 0: no R / S)
+        tail = f.mul(e, f.div(_horner(f, ERFC_P, z), _horner(f, ERFC_Q, z)))
+    else:
+        big = f.cmp(z, 8.0, "GE")
+        tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
+                              f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
+    # past the last nonzero result (erfc below half the smallest subnormal) 0: the powers of z overflowed to inf / inf
+    tail = f.sel(f.cmp(z, 10.1 if is32 else 27.3, "GT"), f.c(0.0), tail)
     out = f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
     return f.sel(f.cmp(z, 0.5 if is32 else 1.0, "LT"), one_minus_erf, out)
 

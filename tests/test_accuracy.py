@@ -198,8 +198,12 @@ def test_erfc_float32_and_float64(x64):
     x = np.concatenate([rng.uniform(-6, 27, 400), 0.5 + rng.uniform(-1e-3, 1e-3, 20), 1 + rng.uniform(-1e-3, 1e-3, 20),
                         8 + rng.uniform(-1e-3, 1e-3, 20), -np.exp(rng.uniform(-30, 1, 40))])
     cases = ((np.float32, 9.1), (np.float64, 26.4))  # (beyond: subnormal results, flushed to 0)
-    xs = [x[x < top].astype(dt) for dt, top in cases]
-    for (dt, _), xd, got in zip(cases, xs, _each(erfc, *xs)):  # (one module)
+    huge = [np.array([v, 4e7, 1e11, 1e30, 3e38, np.inf], dt) for v, dt in ((10.2, np.float32), (27.4, np.float64))]
+    xs = [x[x < top].astype(dt) for dt, top in cases] + [np.concatenate([h, -h]) for h in huge]
+    outs = _each(erfc, *xs)  # (one module)
+    for h, got in zip(xs[2:], outs[2:]):  # 0 and 2 (NaN from 4e7 in float32, 1e6 in float64 before: inf / inf)
+        np.testing.assert_array_equal(np.asarray(got), np.where(h > 0, 0.0, 2.0).astype(h.dtype), err_msg=str(h))
+    for (dt, _), xd, got in zip(cases, xs, outs):
         got = np.asarray(got)
         assert got.dtype == dt
         ref = np.array([float(mpmath.erfc(mpmath.mpf(float(v)))) for v in xd])
