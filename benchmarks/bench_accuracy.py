@@ -37,9 +37,10 @@ UNARY = {
     # stagec.scipy.special's (jax.scipy.special's) and sinc: references of scipy.special / mpmath
     "erf": ((-10, 10), "erf", "erf"), "erfc": ((-10, 28), "erfc", "erfc"),
     "gammaln": ((-np.inf, np.inf), "gammaln", "gammaln"), "digamma": ((-np.inf, np.inf), "digamma", "digamma"),
+    "erfinv": ((-1, 1), "erfinv", "erfinv"),
     "sinc": ((-np.inf, np.inf), lambda x: _sinc64(x), "sinc"),
 }
-SPECIAL = ("erf", "erfc", "gammaln", "digamma")  # in stagec.scipy.special / jax.scipy.special
+SPECIAL = ("erf", "erfc", "gammaln", "digamma", "erfinv")  # in stagec.scipy.special / jax.scipy.special
 BINARY = {"power": "power", "arctan2": "atan2", "hypot": "hypot", "logaddexp": None}
 
 

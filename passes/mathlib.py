@@ -844,6 +844,13 @@ def _by_op(table) -> dict[str, list[Expansion]]:
 _BY_OP, _BY_OP_GLSL = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS)
 
 
+def add_expansions(*exps: Expansion) -> None:
+    """Register more entries of `EXPANSIONS` (passes/special.py's, at import time)."""
+    EXPANSIONS.extend(exps)
+    for e in exps:
+        _BY_OP.setdefault(e.op, []).append(e)
+
+
 def _type_name(t: ir.Type) -> str:
     return str(t)
 

@@ -4,6 +4,8 @@ float32 ulps of the exact value (relative even near the zeros: the reduction kee
 float16/bfloat16 and float64 (x64)."""
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -72,11 +74,27 @@ def _check_nonfinite(results, where: str):
 
 
 NONFINITE = np.array([np.inf, -np.inf, np.nan], np.float32)
+# the float32s in [0.78, 12800] closest to a multiple of pi/2 (x 2/pi within 3e-9 of an integer: the float32
+# reduction's hardest cases)
+HARD_SMALL = np.array([0x437CE5F1, 0x43FCE5F1, 0x4096CBE4, 0x447CE5F1, 0x4116CBE4, 0x44FCE5F1, 0x416231D6, 0x3FC90FDB],
+                      np.uint32).view(np.float32)
+SMALL = np.concatenate([X[np.abs(X) < 12800], HARD_SMALL, -HARD_SMALL, np.float32([12799.999, 16.474308, 806.61517])])
+LARGE = np.array([1e5, 1e10, 1e30, -3e38], np.float32)
+ALL = np.concatenate([X, SMALL, LARGE, NONFINITE])  # one module, one call, for the checks on float32 jit
+
+
+@functools.cache
+def _all():
+    return [np.asarray(r) for r in _JIT(ALL)]
+
+
+def _part(results, lo, n):
+    return [r[lo:lo + n] for r in results]
 
 
 def test_float32_jit():
-    _check(_JIT(X), X, "jit")
-    _check_nonfinite(_JIT(NONFINITE), "jit")
+    _check(_part(_all(), 0, len(X)), X, "jit")
+    _check_nonfinite(_part(_all(), len(ALL) - 3, 3), "jit")
 
 
 def test_float32_eager():
@@ -89,14 +107,13 @@ def test_float32_path_below_12800_is_the_mixed_paths_bits():
     """Where every |x| < 12800 only the float32 reduction runs (`stablehlo.if`); with one larger element each element
     takes its own path: the same bits either way, within the bounds also at the float32s in [0.78, 12800] closest to
     a multiple of pi/2 (x 2/pi within 3e-9 of an integer: the float32 reduction's hardest cases)."""
-    hard = np.array([0x437CE5F1, 0x43FCE5F1, 0x4096CBE4, 0x447CE5F1, 0x4116CBE4, 0x44FCE5F1, 0x416231D6, 0x3FC90FDB],
-                    np.uint32).view(np.float32)
-    small = np.concatenate([X[np.abs(X) < 12800], hard, -hard, np.float32([12799.999, 16.474308, 806.61517])])
+    small = SMALL
     alone = _JIT(small)
-    mixed = _JIT(np.concatenate([small, np.float32([1e30])]))
+    mixed = _part(_all(), len(X), len(small))  # (computed with elements >= 12800 beside them)
+    assert np.abs(ALL[np.isfinite(ALL)]).max() > 12800 and len(small) >= 1 << 14
     _check(alone, small, "below 12800")
     for a, m in zip(alone, mixed):
-        np.testing.assert_array_equal(np.asarray(a).view(np.uint32), np.asarray(m)[:-1].view(np.uint32))
+        np.testing.assert_array_equal(np.asarray(a).view(np.uint32), m.view(np.uint32))
     # a small tensor takes both reductions without the branch: the same bits again
     part = np.concatenate([small[:500], np.float32([1e30])])
     for a, p in zip(alone, _JIT(part)):
@@ -106,28 +123,41 @@ def test_float32_path_below_12800_is_the_mixed_paths_bits():
 
 
 def test_large_arguments_match_numpy():
-    x = np.array([1e5, 1e10, 1e30, -3e38], np.float32)
-    s, c, t = _JIT(x)
+    x = LARGE
+    s, c, t = _part(_all(), len(X) + len(SMALL), len(x))
     np.testing.assert_allclose(np.asarray(c), np.cos(x.astype(np.float64)), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(s), np.sin(x.astype(np.float64)), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(t), np.tan(x.astype(np.float64)), rtol=2e-6)
 
 
-@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
-def test_narrow_floats_round_once(dtype):
+NARROW = (np.float16, ml_dtypes.bfloat16)
+
+
+def _narrow_x(dtype):
     fin = ml_dtypes.finfo(dtype)
     x = np.concatenate([X[np.abs(X) <= float(fin.max)].astype(dtype), np.array([fin.max, -fin.max], dtype)])
-    x = x[np.isfinite(x)]
+    return x[np.isfinite(x)]
+
+
+@functools.cache
+def _narrow():  # (both dtypes in one module)
+    return stagec.jit(lambda a, b: (_trig(a), _trig(b)))(*map(_narrow_x, NARROW))
+
+
+@pytest.mark.parametrize("i", [0, 1], ids=["float16", "bfloat16"])
+def test_narrow_floats_round_once(i):
+    dtype, x = NARROW[i], _narrow_x(NARROW[i])
     # rounded from float32 (itself within 0.5 ulp): within an ulp of the exact value (tan: 1.5)
-    _check(_JIT(x), x.astype(np.float32), str(np.dtype(dtype)), dtype=np.dtype(dtype),
+    _check(_narrow()[i], x.astype(np.float32), str(np.dtype(dtype)), dtype=np.dtype(dtype),
            ulps={"sin": 1.0, "cos": 1.0, "tan": 1.5})
 
 
 def test_gradients_at_large_arguments():
     x = np.float32(1e10)
-    np.testing.assert_allclose(stagec.grad(snp.sin)(x), np.cos(1e10), rtol=1e-6)
-    np.testing.assert_allclose(stagec.grad(snp.cos)(x), -np.sin(1e10), rtol=1e-6)
-    np.testing.assert_allclose(stagec.grad(snp.tan)(x), 1 + np.tan(1e10) ** 2, rtol=4e-6)
+    ds, dc, dt = stagec.jit(lambda x: [stagec.grad(f)(x) for f in (snp.sin, snp.cos, snp.tan)])(x)
+    np.testing.assert_allclose(ds, np.cos(1e10), rtol=1e-6)
+    np.testing.assert_allclose(dc, -np.sin(1e10), rtol=1e-6)
+    np.testing.assert_allclose(dt, 1 + np.tan(1e10) ** 2, rtol=4e-6)
 
 
 def test_vulkan():
@@ -159,17 +189,20 @@ def test_complex64():
     z = (re[:, None] + 1j * im[None, :]).astype(np.complex64).ravel()
     z = z[np.abs(z.imag) < 50]  # cosh(100) overflows float32, while sin(1e-30) cosh(100) does not
     zero_re = np.array([complex(0.0, 100), complex(-0.0, 3), complex(0.0, np.inf)], np.complex64)
-    for where, results in (("jit", _JIT(z)), ("eager", [f(stagec.device_put(z)) for f in (snp.sin, snp.cos, snp.tan)])):
+    far = np.array([complex(1, 9.5), complex(1, -np.inf), complex(0.5, 30)], np.complex64)
+    every = [np.asarray(r) for r in _JIT(np.concatenate([z, zero_re, far]))]  # (one module)
+    n = len(z)
+    for where, results in (("jit", [r[:n] for r in every]), ("eager", [f(stagec.device_put(z)) for f in (snp.sin, snp.cos, snp.tan)])):
         for name, got in zip(NAMES, results):
             got, want = np.asarray(got), getattr(np, name)(z.astype(np.complex128))
             assert got.dtype == np.complex64
             err = np.abs(got - want) / np.maximum(np.abs(want), np.finfo(np.float32).tiny)
             i = int(np.argmax(err))
             assert err[i] < 1e-6, f"{where} {name}({z[i]}) = {got[i]}, want {want[i]}"
-    s = np.asarray(stagec.jit(snp.sin)(zero_re))  # sin(+-0 + iy) = +-0 + i sinh y, even where cosh y = inf
+    s = every[0][n:n + 3]  # sin(+-0 + iy) = +-0 + i sinh y, even where cosh y = inf
     np.testing.assert_array_equal(s.real, zero_re.real)
     assert np.signbit(s.real).tolist() == [False, True, False] and np.isposinf(s.imag[[0, 2]]).all()
-    t = np.asarray(_JIT(np.array([complex(1, 9.5), complex(1, -np.inf), complex(0.5, 30)], np.complex64))[2])
+    t = every[2][n + 3:]
     np.testing.assert_array_equal(t.imag, [1, -1, 1])  # tan(a + ib) -> i sign(b) as |b| grows, no inf/inf
     assert (np.abs(t.real) < 1e-7).all()
 

@@ -330,9 +330,8 @@ __getattr__ = _missing(__name__, {
              "unstack_p while_p xor_p zeta_p", _PRIMITIVE),
     **_table("all_gather all_to_all axis_index axis_size pbroadcast pcast pmax pmean pmin ppermute precv psend "
              "pshuffle psum psum_scatter pswapaxes ragged_all_to_all with_sharding_constraint", _ONE_DEVICE),
-    **_table("lgamma digamma erf_inv erfc igamma igammac igamma_grad_a polygamma zeta betainc bessel_i0e "
-             "bessel_i1e random_gamma_grad", "use stagec.scipy.special (gammaln, digamma, erfinv, erfc) for the "
-                                             "ones it has; the others are not implemented"),
+    **_table("igamma igammac igamma_grad_a polygamma zeta betainc bessel_i0e bessel_i1e random_gamma_grad",
+             "not implemented (stagec.lax has lgamma, digamma, erf, erfc and erf_inv)"),
     **_table("AccuracyMode DotAlgorithm DotAlgorithmPreset RaggedDotDimensionNumbers RandomAlgorithm RoundingMethod "
              "Tolerance PrecisionLike ConvGeneralDilatedDimensionNumbers DotDimensionNumbers FftType "
              "GatherDimensionNumbers GatherScatterMode ScatterDimensionNumbers",

@@ -26,7 +26,7 @@ from ..primitives.control_flow import cond_p
 from . import _prng
 from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
 from .._missing import missing as _missing
-from ._special import erf_inv, gamma_sample_grad, lgamma, next_down, next_up, softmax, top_k_indices
+from ._special import gamma_sample_grad, next_down, next_up, softmax, top_k_indices
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice", "dirichlet",
            "exponential", "fold_in", "gamma", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma",
@@ -229,7 +229,7 @@ def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
 def _normal_real(key, shape: tuple, dtype):
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
     u = _uniform(key, shape, dtype, lo, 1.0)
-    return lax.mul(lax.full_like(u, np.sqrt(2)), erf_inv(u))
+    return lax.mul(lax.full_like(u, np.sqrt(2)), lax.erf_inv(u))
 
 
 def _normal(key, shape: tuple, dtype):
@@ -261,7 +261,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
     a = lax.erf(lax.mul(lower, lax.full_like(lower, _recip(sqrt2, dtype))))
     b = lax.erf(lax.mul(upper, lax.full_like(upper, _recip(sqrt2, dtype))))
     u = _uniform(key, shape, dtype, a, b)
-    out = lax.mul(lax.full_like(u, sqrt2), erf_inv(u))
+    out = lax.mul(lax.full_like(u, sqrt2), lax.erf_inv(u))
     return snp.minimum(next_down(upper), snp.maximum(next_up(lower), out))
 
 
@@ -604,7 +604,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
         u_shifted = 0.5 - abs(u)
         k = lax.floor((2 * a / u_shifted + b) * u + lam + 0.43)
         s = lax.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
-        t = -lam + k * log_lam - lgamma(k + 1)
+        t = -lam + k * log_lam - lax.lgamma(k + 1)
         accept1 = (u_shifted >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
         accept2 = s <= t

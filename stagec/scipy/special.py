@@ -8,7 +8,6 @@ from ..ad import custom_jvp
 from .. import numpy as snp
 from ..nn import log_softmax, logsumexp, softmax  # noqa: F401
 from ..numpy._base import _to_float
-from ..random import _special as _sp
 
 __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln", "gammasgn", "log_ndtr",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "softmax", "xlog1py", "xlogy"]
@@ -19,76 +18,26 @@ def erf(x):
     return lax.erf(x)
 
 
-# Cephes ndtr.c's erfc: erfc(x) = e^(-x^2) P(x) / Q(x) for 1 <= x < 8, R(x) / S(x) past 8 (Q and S monic), and
-# e^(-x^2) as e^(-m^2) e^(-(2m + f) f) with m = x rounded to 1/128 (m^2 exact): x^2's rounding would cost up to
-# 2x^2 ulps (Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps; docs/accuracy.md).
-_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
-           1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
-           5.57535335369399327526E2)
-_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
-           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3, 1.65666309194161350182E3,
-           5.57535340817727675546E2)
-_ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0, 6.16021097993053585195E0,
-           7.40974269950448939160E0, 2.97886665372100240670E0)
-_ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
-           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
-
-
-def _polevl(x, coeffs):
-    p = 0.0
-    for c in coeffs:
-        p = p * x + c
-    return p
-
-
 def erfc(x):
-    """1 - erf(x), accurate in the tails (Cephes' rational approximations times an exact-argument e^(-x^2))."""
+    """1 - erf(x), accurate in the tails (`chlo.erfc`: Cephes' rationals, passes/special.py)."""
     (x,) = _to_float("erfc", x)
-    if x.dtype not in (np.float32, np.float64):  # (float16: P's powers overflow)
-        return erfc(x.astype(np.float32)).astype(x.dtype)
-    if x.dtype == np.float32:
-        return _erfc32(x)
-    z = snp.minimum(snp.abs(x), 28.0)  # (erfc(28) underflows to 0; a larger |x| would overflow x * x to inf)
-    m = snp.floor(z * 128.0 + 0.5) / 128.0
-    f = z - m
-    e = snp.exp(-m * m) * snp.exp(-(2.0 * m + f) * f)
-    big = z >= 8.0
-    tail = e * snp.where(big, _polevl(z, _ERFC_R) / _polevl(z, _ERFC_S), _polevl(z, _ERFC_P) / _polevl(z, _ERFC_Q))
-    # below: 1 - erf(x), erfc within a factor 6.4 (1) or 1.1 (1/2) of erf (P / Q: 1e-11 relative at 1/2, 2e-13 at 1)
-    edge = 1.0 if x.dtype == np.float64 else 0.5
-    return snp.where(z < edge, 1.0 - erf(x), snp.where(x >= 0, tail, 2.0 - tail))
-
-
-def _erfc32(x):
-    """float32 erfc: e^(-x^2) as e^(-h) (1 - l), h + l = x^2 exactly (Dekker's product), one exp; one division for
-    P / Q and R / S."""
-    z = snp.minimum(snp.abs(x), np.float32(11.0))  # (erfc(11) underflows to 0; past 2^115 z * 4097 overflowed)
-    c = z * np.float32(4097.0)
-    zh = c - (c - z)
-    zl = z - zh
-    h = z * z
-    l = ((zh * zh - h) + 2.0 * zh * zl) + zl * zl
-    e = snp.exp(-h) * (1.0 - l)
-    big = z >= 8.0
-    tail = e * (snp.where(big, _polevl(z, _ERFC_R), _polevl(z, _ERFC_P)) /
-                snp.where(big, _polevl(z, _ERFC_S), _polevl(z, _ERFC_Q)))
-    return snp.where(z < 0.5, 1.0 - erf(x), snp.where(x >= 0, tail, 2.0 - tail))
+    return lax.erfc(x)
 
 
 def erfinv(x):
     (x,) = _to_float("erfinv", x)
-    return _sp.erf_inv(x)
+    return lax.erf_inv(x)
 
 
 def gammaln(x):
     """log|Gamma(x)|."""
     (x,) = _to_float("gammaln", x)
-    return _sp.lgamma(x)
+    return lax.lgamma(x)
 
 
 def digamma(x):
     (x,) = _to_float("digamma", x)
-    return _sp.digamma(x)
+    return lax.digamma(x)
 
 
 def gammasgn(x):
@@ -178,6 +127,13 @@ def _log_ndtr_deriv(x, y):
     return snp.where(x > low, snp.exp(-0.5 * x * x - y - _LOG_SQRT_2PI), -x / (1 + series))
 
 
+def _polevl(x, coeffs):
+    p = 0.0
+    for c in coeffs:
+        p = p * x + c
+    return p
+
+
 # Acklam's rational approximation of the normal quantile (relative error 1.2e-9), then one Halley step on ndtr.
 _ACK_A = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
           -3.066479806614716e+01, 2.506628277459239e+00)
@@ -211,9 +167,9 @@ def ndtri(p):
 
 
 # ---------------------------------------------------------------- derivatives
-# JAX's rules, from closed forms. Differentiating the expansions above went through branches that are not taken
-# (a polynomial at a pole, log of a negative number): 0 * NaN = NaN poisoned the derivative (grad(gammaln)(2.0)
-# and every erfinv derivative were NaN), and a constant branch dropped it (d/dx xlogy(0, y) was 0, not log y).
+# JAX's rules, from closed forms (erfc, erfinv, gammaln and digamma are primitives with their own). Differentiating
+# the expressions above would go through branches that are not taken (the tail series at x = 0): 0 * NaN = NaN
+# poisons the derivative, and a constant branch drops it (d/dx xlogy(0, y) would be 0, not log y).
 
 
 def _with_jvp(f, rule):
@@ -242,10 +198,7 @@ def _xlog_rule(f, log, shift):
     return _with_jvp(f, rule)
 
 
-_SQRT_PI, _LOG_SQRT_2PI = np.sqrt(np.pi), 0.5 * np.log(2 * np.pi)
-erfc = _unary(erfc, lambda x, y: (-2 / _SQRT_PI) * snp.exp(-x * x))
-erfinv = _unary(erfinv, lambda x, y: (_SQRT_PI / 2) * snp.exp(y * y))
-gammaln = _unary(gammaln, lambda x, y: digamma(x))
+_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 logit = _unary(logit, lambda x, y: 1 / (x * (1 - x)))
 ndtri = _unary(ndtri, lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y))
 log_ndtr = _unary(log_ndtr, _log_ndtr_deriv)

@@ -1,0 +1,225 @@
+"""The special functions' expansions for `mathlib`: `chlo.lgamma`, `chlo.digamma` and `chlo.erfc`.
+
+IREE 3.13 legalizes these CHLO ops as XLA does (`chlo-legalize-to-stablehlo`: the Lanczos sum for lgamma and
+digamma, a float32 rational for erfc): up to 5e4 ulps near lgamma's zeros, 62 for float32 erfc. The StableHLO
+stage keeps the ops (as JAX's does); these builders replace them after it, registered in `mathlib`'s table.
+float16/bfloat16 compute in float32, as CHLO does. Kernels: Lanczos (g = 7) with the series about 1 and 2 of
+lgamma and about digamma's zero 1.4616; Cephes' erfc (e^(-x^2) P / Q, R / S past 8) with an exact-argument
+e^(-x^2). (`chlo.erf_inv` keeps IREE's legalization: within 3 float64 ulps, where XLA's is 4.8e5 near 1.)
+See docs/accuracy.md.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from iree.compiler import ir
+
+from . import mathlib as _m
+from .mathlib import NARROW, Expansion, F
+
+_T = "tests/test_accuracy.py::"
+
+
+def _is32(f: F) -> bool:
+    return str(f.t.element_type) == "f32"
+
+
+def _horner(f: F, coeffs, w):
+    """coeffs[0] w^n + ... + coeffs[n] (highest first)."""
+    p = f.c(coeffs[0])
+    for c in coeffs[1:]:
+        p = f.add(f.c(c), f.mul(p, w))
+    return p
+
+
+def _series(f: F, z, coeffs):
+    """z (c0 + z (c1 + ...)) by Horner."""
+    p = f.c(coeffs[-1])
+    for c in coeffs[-2::-1]:
+        p = f.add(f.mul(p, z), c)
+    return f.mul(p, z)
+
+
+def _log1p(f: F, v):
+    """log1p: IREE's in float32; Kahan's in float64 (mathlib's: IREE's float64 log1p is log(1 + x))."""
+    return f("log_plus_one", v) if _is32(f) else _m._log1p64(f, v)
+
+
+def _and(f: F, a, b):
+    return f.b.op("and", a, b, ty=f.b.i1)
+
+
+def _sin_cos32(f: F, x):
+    """(sin x, cos x) for float32 |x| < 12800: mathlib's float32 reduction and kernels (no float64 path)."""
+    a = f("abs", x)
+    yh, yl, q = _m._reduce32(f, a)
+    return _m._kernel32("sin", f, x, a, yh, yl, q), _m._kernel32("cos", f, x, a, yh, yl, q)
+
+
+def _pi_times(f: F, r):
+    """(ph, pl): ph + pl = pi r to about 2^-48 relative, in float32 arithmetic (Dekker's product of r and pi's
+    float32 rounding, plus r times the rest of pi)."""
+    pi32 = float(np.float32(np.pi))
+    ph, err = _m._two_prod32(f, r, f.c(pi32))
+    return ph, f.add(err, f.mul(r, np.pi - pi32))
+
+
+# ---------------------------------------------------------------- lgamma, digamma
+
+LANCZOS = (676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+           12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+# lgamma(1 + z) = -gamma z + sum_k (-1)^k zeta(k) z^k / k and lgamma(2 + z) = (1 - gamma) z + sum_k (-1)^k (zeta(k) - 1)
+# z^k / k: near the zeros of lgamma (1 and 2), where the Lanczos sum's absolute error (4e-7 in float32) is all of it.
+LGAMMA1 = (-0.5772156649015329, 0.8224670334241132, -0.40068563438653143, 0.27058080842778454, -0.20738555102867398, 0.1695571769974082, -0.1440498967688461, 0.12550966952474304, -0.11133426586956469, 0.1000994575127818, -0.09095401714582904, 0.083353840546109, -0.0769325164113522, 0.07143294629536133, -0.06666870588242046, 0.06250095514121304, -0.058823978658684585, 0.055555767627403614, -0.05263167937961666, 0.05000004769810169, -0.047619070330142226, 0.04545455629320467, -0.04347826605304026, 0.04166666915034121, -0.04000000119214014, 0.03846153903467518, -0.037037037312989324, 0.035714285847333355, -0.034482758684919304, 0.03333333336437758)  # noqa: E501
+LGAMMA2 = (0.42278433509846713, 0.3224670334241132, -0.0673523010531981, 0.020580808427784546, -0.007385551028673986, 0.0028905103307415234, -0.001192753911703261, 0.0005096695247430425, -0.00022315475845357939, 9.945751278180853e-05, -4.492623673813314e-05, 2.050721277567069e-05, -9.439488275268397e-06, 4.374866789907488e-06, -2.039215753801366e-06, 9.55141213040742e-07, -4.492469198764566e-07, 2.1207184805554665e-07, -1.0043224823968099e-07, 4.7698101693639804e-08, -2.2711094608943164e-08, 1.0838659214896955e-08, -5.183475041970047e-09, 2.4836745438024785e-09, -1.1921401405860912e-09, 5.731367241678862e-10, -2.7595228851242334e-10, 1.330476437424449e-10, -6.4229645638381e-11, 3.1044247747322276e-11, -1.5021384080754142e-11, 7.275974480239079e-12, -3.527742476575915e-12, 1.711991790559618e-12, -8.315385841420285e-13, 4.04220052528944e-13, -1.9664756310966168e-13, 9.573630387838557e-14, -4.664076026428376e-14, 2.2737369600659715e-14, -1.109139947083452e-14, 5.41365915672535e-15)  # noqa: E501
+
+
+def _log_t(f: F, z):
+    # log(z + 7.5) as CHLO: log(7.5) + log1p(z / 7.5), the division as XLA's multiplication by the reciprocal
+    inv = float(np.float32(1) / np.float32(7.5)) if _is32(f) else 1 / 7.5
+    return f.add(2.0149030205422647, _log1p(f, f.mul(z, inv)))
+
+
+def _lgamma(f: F, x):
+    """log|Gamma(x)|: Lanczos with reflection below 1/2; float32 adds the series about 1 and 2 and a recurrence
+    on [2.5, 8) (also for the reflection's lgamma(1 - x)) and log sin(pi x) from pi x as a two-float product."""
+    is32 = _is32(f)
+    reflect = f.cmp(x, 0.5, "LT")
+    z = f.sel(reflect, f.neg(x), f.sub(x, 1.0))
+    a = f.c(0.99999999999980993)
+    for i, coef in enumerate(LANCZOS):
+        a = f.add(a, f.div(f.c(coef), f.add(z, i + 1.0)))
+    t = f.add(7.5, z)
+    log_t = _log_t(f, z)
+    body = f.mul(f.sub(f.add(z, 0.5), f.div(t, log_t)), log_t)
+    log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
+    n1, n2 = (15, 21) if is32 else (len(LGAMMA1), len(LGAMMA2))  # terms to 2^-30 / 2^-60
+    if is32:  # lgamma(1 - x) of the reflection too: its absolute error is the result's near lgamma's zeros
+        log_y = _lgamma32_shifted(f, f.add(z, 1.0), log_y, n2)
+    ax = f("abs", x)
+    frac = f.sub(ax, f("floor", ax))
+    frac = f.sel(f.cmp(f.c(0.5), frac, "LT"), f.sub(1.0, frac), frac)
+    if is32:  # sin(pi frac) of pi frac's rounding moves the result by cot(pi frac) of it: all of it near zeros
+        ph, pl = _pi_times(f, frac)
+        sn, cs = _sin_cos32(f, ph)
+        corr = f.sel(f.cmp(frac, 2.0 ** -20, "LT"), f.c(0.0), f.div(f.mul(pl, cs), sn))
+        log_sin = f.add(f("log", sn), corr)
+    else:
+        log_sin = f("log", f("sine", f.mul(3.1415926535897931, frac)))
+    finite = f("is_finite", log_sin, ty=f.b.i1)
+    reflected = f.sel(finite, f.sub(f.sub(1.1447298858494002, log_sin), log_y), f.neg(log_sin))
+    out = f.sel(reflect, reflected, log_y)
+    near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
+    near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
+    out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1[:n1]), out)
+    out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2[:n2]), out)
+    return f.sel(f.cmp(ax, math.inf, "EQ"), f.c(math.inf), out)
+
+
+def _lgamma32_shifted(f: F, w, lanczos, n2: int):
+    """float32 lgamma(w) (w > 0): the series about 1 and 2 on [0.75, 2.5), and on [2.5, 8) lgamma(w - n) +
+    log((w - 1) ... (w - n)), w - n in [1.5, 2.5) by the series about 2 (every w - k exact): within about an ulp
+    where the float32 Lanczos sum is off by 3.6e-6 (10-20 ulps); `lanczos` elsewhere."""
+    n = f("floor", f.sub(w, 1.5))
+    prod = f.c(1.0)
+    for k in range(1, 7):
+        prod = f.mul(prod, f.sel(f.cmp(f.c(float(k)), n, "LE"), f.sub(w, float(k)), f.c(1.0)))
+    shifted = f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), f("log", prod))
+    out = f.sel(_and(f, f.cmp(w, 2.5, "GE"), f.cmp(w, 8.0, "LT")), shifted, lanczos)
+    out = f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
+    return f.sel(_and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 2.5, "LT")), _series(f, f.sub(w, 2.0), LGAMMA2[:n2]), out)
+
+
+# digamma about its positive zero X0 = X0_HI + X0_LO: psi^(n)(X0) / n!, n = 1, 2, ... (mpmath), for |x - X0| < 1/4.
+DIGAMMA_X0 = (1.4616321325302124, 1.243815006546356e-08)
+DIGAMMA_ROOT = (0.9676722454476212, -0.4427631689835921, 0.258499760955651, -0.16394270544240652, 0.10782405069126237,
+                -0.07219956125645471, 0.04880428816414311, -0.03316112647484736, 0.022597648232218104,
+                -0.01542476590494896, 0.010538791616612175, -0.007204534386356869, 0.004926781395729853,
+                -0.003369801655439328, 0.002305126326734928)
+
+
+def _digamma(f: F, x):
+    """The derivative of lgamma's Lanczos approximation, reflection (pi cot(pi x)) below 1/2, NaN at the poles
+    0, -1, -2, ...; float32: pi cot(pi r) with pi r as a two-float product, the series about the zero 1.4616."""
+    is32 = _is32(f)
+    reflect = f.cmp(x, 0.5, "LT")
+    z = f.sel(reflect, f.neg(x), f.sub(x, 1.0))
+    num, den = f.c(0.0), f.c(0.99999999999980993)
+    for i, coef in enumerate(LANCZOS):
+        zi = f.add(z, i + 1.0)
+        num = f.sub(num, f.div(f.c(coef), f.mul(zi, zi)))
+        den = f.add(den, f.div(f.c(coef), zi))
+    t = f.add(7.5, z)
+    y = f.sub(f.add(_log_t(f, z), f.div(num, den)), f.div(7.0, t))
+    reduced = f.add(x, f("abs", f("floor", f.add(x, 0.5))))
+    if is32:  # pi cot(pi r) with pi r as ph + pl (its rounding: all of the value near the zeros)
+        ph, pl = _pi_times(f, reduced)
+        sn, cs = _sin_cos32(f, ph)
+        cot = f.div(cs, sn)  # (below 2^-20 pl / sn^2 would underflow; relative 2^-24 there)
+        cot = f.sel(f.cmp(f("abs", reduced), 2.0 ** -20, "LT"), cot, f.sub(cot, f.div(pl, f.mul(sn, sn))))
+        reflected = f.sub(y, f.mul(np.pi, cot))
+    else:
+        pi_r = f.mul(np.pi, reduced)
+        reflected = f.sub(y, f.div(f.mul(np.pi, f("cosine", pi_r)), f("sine", pi_r)))
+    out = f.sel(reflect, reflected, y)
+    if is32:  # near the zero the Lanczos derivative's absolute error (1e-6) is all of the value
+        dx = f.sub(f.sub(x, DIGAMMA_X0[0]), DIGAMMA_X0[1])
+        out = f.sel(f.cmp(f("abs", dx), 0.25, "LT"), _series(f, dx, DIGAMMA_ROOT), out)
+    pole = _and(f, f.cmp(x, 0.0, "LE"), f.cmp(x, f("floor", x), "EQ"))
+    return f.sel(pole, f.c(math.nan), out)
+
+
+# ---------------------------------------------------------------- erfc (Cephes ndtr.c)
+
+# erfc(x) = e^(-x^2) P(x) / Q(x) for 1/2 (float32; 1 float64) <= x < 8 (float32: to 10), R(x) / S(x) past 8 (Q and S
+# monic); below,
+# 1 - erf(x). Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
+ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
+          1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
+          5.57535335369399327526E2)
+ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
+          9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3, 1.65666309194161350182E3,
+          5.57535340817727675546E2)
+ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0, 6.16021097993053585195E0,
+          7.40974269950448939160E0, 2.97886665372100240670E0)
+ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
+          1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
+
+
+def _erfc(f: F, x):
+    """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2 (Dekker's product), float64 as
+    e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact); one division for P / Q or R / S."""
+    is32 = _is32(f)
+    z = f("abs", x)
+    if is32:
+        h, l = _m._two_prod32(f, z, z)
+        e = f.mul(f("exponential", f.neg(h)), f.sub(1.0, l))
+        # (below 1/2 only erf's polynomial about 0 is used: `_erf`'s branch there, without its [1, 4] one)
+        one_minus_erf = f.sub(1.0, f.add(x, f.mul(x, f.poly(f.mul(x, x), _m.ERF_SMALL))))
+    else:
+        m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
+        r = f.sub(z, m)
+        e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
+        one_minus_erf = f.sub(1.0, ir.Operation.create("chlo.erf", results=[f.t], operands=[x]).result)  # (IREE's)
+    if is32:  # (P / Q is within 3e-14 of erfc e^(x^2) up to 10, where float32 erfc is 0: no R / S)
+        tail = f.mul(e, f.div(_horner(f, ERFC_P, z), _horner(f, ERFC_Q, z)))
+    else:
+        big = f.cmp(z, 8.0, "GE")
+        tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
+                              f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
+    # past the last nonzero result (erfc below half the smallest subnormal) 0: the powers of z overflowed to inf / inf
+    tail = f.sel(f.cmp(z, 10.1 if is32 else 27.3, "GT"), f.c(0.0), tail)
+    out = f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
+    return f.sel(f.cmp(z, 0.5 if is32 else 1.0, "LT"), one_minus_erf, out)
+
+
+_ALL = (*NARROW, "f64")
+_m.add_expansions(
+    Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
+              _T + "test_float32_gamma_functions_near_their_zeros", f32=True),
+    Expansion("chlo.digamma", _ALL, _digamma, "CHLO's Lanczos derivative: 7440 float32 ulps below -0.5, 6330 on [0.5, 8)",
+              _T + "test_float32_gamma_functions_near_their_zeros", f32=True),
+    Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
+              f32=True),
+)
