@@ -716,7 +716,8 @@ def _acosh64(f: F, x):
     t = f.sub(x, 1.0)
     small = _log1p64(f, f.add(t, f("sqrt", f.add(f.mul(2.0, t), f.mul(t, t)))))
     big = f.add(f("log", x), LN2)
-    return f.sel(f.cmp(x, 2.0 ** 28, "GT"), big, small)
+    r = f.sel(f.cmp(x, 2.0 ** 28, "GT"), big, small)
+    return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)  # (below -2^26, t + sqrt(...) cancelled to log1p(0) = 0)
 
 
 def _complex_trig(name: str):
@@ -781,7 +782,8 @@ def _atanh32(f: F, x):
 def _acosh32(f: F, x):
     t = f.sub(x, 1.0)
     small = _log1p_wide(f, f.add(t, f("sqrt", f.add(f.mul(2.0, t), f.mul(t, t)))))
-    return f.sel(f.cmp(x, BIG32, "GT"), f.add(_log(f, x), LN2), small)
+    r = f.sel(f.cmp(x, BIG32, "GT"), f.add(_log(f, x), LN2), small)
+    return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)
 
 
 # ---------------------------------------------------------------- the table

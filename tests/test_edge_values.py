@@ -39,3 +39,11 @@ def test_heaviside_entr_xlogy_gammasgn_at_nan_zero_and_poles():
     np.testing.assert_array_equal(np.asarray(sgn), np.array(want_sgn, np.float32))
     want_gamma = [nan, inf, -inf, nan, nan, float(mpmath.gamma(-0.5)), 1, inf]
     np.testing.assert_allclose(np.asarray(gamma), np.array(want_gamma, np.float32), rtol=1e-6)
+
+
+def test_float64_arccosh_below_one_is_nan(x64):
+    x = np.array([-1e308, -1e20, -2, 0.5, 1, 1.5, 1e20, np.inf, np.nan])
+    got = np.asarray(stagec.jit(snp.arccosh)(x))  # (-1e20 gave 0: t + sqrt(2t + t^2) cancelled)
+    with np.errstate(invalid="ignore"):
+        want = np.arccosh(x)
+    np.testing.assert_allclose(got, want, rtol=1e-15)
