@@ -139,6 +139,31 @@ def test_eigh_odd_complex_and_uplo(mode):
     np.testing.assert_allclose(vals[2], np.linalg.eigvalsh(sym), atol=_tol(mode, 10))
 
 
+def test_jacobi_at_sixteen_and_more():
+    """Jacobi sweeps past the 4x4 of the other tests (more rounds per sweep, more sweeps): complex eigh at 16
+    (the rounding's anti-Hermitian part once stalled it there, with errors ~0.5), real eigh at 17 (odd: padded),
+    svd of an ill-conditioned 18x16, against float64 LAPACK. One module."""
+    rng = np.random.default_rng(3)
+    c = rng.standard_normal((16, 16)) + 1j * rng.standard_normal((16, 16))
+    hc = ((c + c.conj().T) / 2).astype(np.complex64)
+    r = rng.standard_normal((17, 17))
+    hr = ((r + r.T) / 2).astype(np.float32)
+    a = _matrix(4, 1e5, np.float32, 18, 16)[0]
+    (wc, vc), (wr, vr), (u, s, vh) = stagec.jit(lambda hc, hr, a: (
+        snp.linalg.eigh(hc), snp.linalg.eigh(hr), snp.linalg.svd(a, full_matrices=False)))(hc, hr, a)
+    for h, w, v in ((hc, wc, vc), (hr, wr, vr)):
+        w, v, w0 = np.asarray(w), np.asarray(v), np.linalg.eigvalsh(h.astype(np.complex128))
+        assert np.max(np.abs(w - w0)) < _tol(np.float32) * np.max(np.abs(w0))
+        assert _err(h @ v, v * w) < _tol(np.float32)
+        assert _err(v.conj().T @ v, np.eye(len(w))) < _tol(np.float32)
+    s0 = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    assert np.max(np.abs(np.asarray(s) - s0)) < 50 * np.finfo(np.float32).eps * s0.max()
+    u, vh = np.asarray(u), np.asarray(vh)
+    assert _err((u * np.asarray(s)) @ vh, a) < _tol(np.float32)
+    assert _err(u.T @ u, np.eye(16)) < _tol(np.float32)
+    assert _err(vh @ vh.T, np.eye(16)) < _tol(np.float32)
+
+
 @SETTINGS
 @given(st.sampled_from([1.0, 1e3, 1e6]), st.integers(0, 2**16))
 def test_svdvals_vs_lapack(cond, seed):

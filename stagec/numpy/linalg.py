@@ -22,12 +22,11 @@ from ..core import aval_of
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros
-from ._indexing import take_along_axis
+from ._indexing import take, take_along_axis
 from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
 from ._reductions import count_nonzero, max, min, prod, sum
 from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
-from ._sorting import argsort, sort
 from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, less, log, logical_and,
                       multiply, power, real, sqrt, subtract, where)
 
@@ -333,39 +332,55 @@ def qr(a, mode: str = "reduced"):
 # ---------------------------------------------------------------- Jacobi (eigh, svd)
 
 
-def _shuffle(x, axis: int):
-    """The round-robin step on the slots of `axis`: pairs are slots (i, i + n/2); tops [t0, b0, t1..t(h-2)],
-    bottoms [b1..b(h-1), t(h-1)] (the circle method, t0 fixed), so every pair of indices meets once in n - 1
-    steps. Static slices, cheaper to compile than a gather."""
-    h = aval_of(x).shape[axis] // 2
-    if h == 1:
-        return x
-    sl = lambda a, b: x[..., a:b] if axis == -1 else x[..., a:b, :]
-    return concatenate([sl(0, 1), sl(h, h + 1), sl(1, h - 1), sl(h + 1, 2 * h), sl(h - 1, h)], axis)
+def _partners(N: int, r):
+    """Round r (traced, 0 <= r < N - 1) of the circle method on N (even) slots: each slot's partner (int32, (N,))
+    and whether it is the lower of its pair. Slot N-1 meets r; slot j < N-1 meets (2r - j) mod (N-1). Every pair
+    meets once in N - 1 rounds. Pairs are picked by index, not by moving columns (one gather per operand)."""
+    M = N - 1
+    _mod = lambda x, k: lax.rem(x, lax.full_like(x, k))  # (x >= 0)
+    j = lax.iota(np.int32, N)
+    r = lax.convert_element_type(r, np.int32)
+    p = where(equal(j, M), r, where(equal(j, r), M, _mod(subtract(multiply(r, 2), j) + M, M)))
+    return p, less(j, p)
+
+
+def _pair(v, part, first):
+    """(v at the lower slot of each pair, v at the upper), for every slot (both slots of a pair get the same)."""
+    vp = take(v, part, axis=-1, mode="clip")
+    return where(first, v, vp), where(first, vp, v)
+
+
+def _at(x, i, j):
+    """x[..., i, j] for int32 index arrays i (k, 1) or (k, l) and j (1, l) or (k, l): one gather on the flattened
+    matrix (a gather of a gather is two dispatches in IREE; this one fuses into its elementwise consumer)."""
+    sh = aval_of(x).shape
+    flat = lax.reshape(x, sh[:-2] + (sh[-2] * sh[-1],))
+    idx = broadcast_to(i * sh[-1] + j, broadcast_shapes(aval_of(i).shape, aval_of(j).shape))
+    k, l = aval_of(idx).shape
+    return lax.reshape(take(flat, lax.reshape(idx, (k * l,)), axis=-1, mode="clip"), sh[:-2] + (k, l))
+
+
+def _coefficients(first, c, s, w=None):
+    """Per column j of a pair (p, q) rotated by [[c, s w], [-s, c w]] (w: the phase making a_p^H a_q real, or
+    None): the factors of column j itself and of its partner, so that new_j = A_j f_j + A_partner(j) g_j."""
+    if w is None:
+        return c, where(first, -s, s)
+    return where(first, c, c * w), where(first, -s * w, s)
 
 
 def _rotation(app, aqq, apq):
-    """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that diagonalizes [[app, apq], [apq, aqq]] (apq >= 0)."""
+    """(c, s) of the Jacobi rotation [[c, s], [-s, c]] that diagonalizes [[app, apq], [apq, aqq]] (apq real, of
+    either sign; |angle| <= pi/4)."""
     safe = where(equal(apq, 0), 1, apq)
     tau = divide(subtract(aqq, app), multiply(2, safe))
-    t = divide(where(less(tau, 0), -1, 1), abs(tau) + sqrt(1 + tau * tau))
+    at = abs(tau)
+    big = greater(at, 1)  # sqrt(1 + tau^2) as |tau| sqrt(1 + tau^-2) there: no overflow for large |tau|
+    inv = divide(1, where(big, at, 1))
+    root = where(big, at * sqrt(1 + inv * inv), sqrt(1 + at * at))
+    t = divide(where(less(tau, 0), -1, 1), at + root)
     t = where(equal(apq, 0), 0, where(isfinite(tau), t, 0))
     c = divide(1, sqrt(1 + t * t))
     return c, multiply(t, c)
-
-
-def _rotate(x, c, s, axis: int):
-    """Apply the rotations to the slot pairs (i, i + h) of `axis` (-1: columns, -2: rows)."""
-    h = aval_of(x).shape[axis] // 2
-    top, bot = (x[..., :h], x[..., h:]) if axis == -1 else (x[..., :h, :], x[..., h:, :])
-    return concatenate([subtract(multiply(c, top), multiply(s, bot)), multiply(s, top) + multiply(c, bot)], axis)
-
-
-def _scale_bottom(x, w, axis: int):
-    h = aval_of(x).shape[axis] // 2
-    if axis == -1:
-        return concatenate([x[..., :h], multiply(x[..., h:], w)], -1)
-    return concatenate([x[..., :h, :], multiply(x[..., h:, :], w)], -2)
 
 
 _MAX_SWEEPS = 30
@@ -383,6 +398,12 @@ def _pad_corner(a, value):
     return edge(a)
 
 
+def _sort_with_order(x):
+    """`x` sorted ascending along its last axis (stable, NaN last) and the int32 order: one sort."""
+    sh = aval_of(x).shape
+    return lax.sort((x, lax.broadcasted_iota(np.int32, sh, len(sh) - 1)), len(sh) - 1, True, num_keys=1)
+
+
 def _tied(prev):
     """Zero, computed from `prev` (a finite carried scalar). IREE 3.13 fails to compile (scf.while operand
     count mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that
@@ -391,8 +412,9 @@ def _tied(prev):
 
 
 def _eigh(a):
-    """Cyclic two-sided Jacobi with round-robin ordering: n/2 disjoint rotations per step as slices
-    (O(n^2)), n-1 steps per sweep, sweeps until the off-diagonal norm is below eps * ||A||_F.
+    """Cyclic two-sided Jacobi with round-robin ordering (`_partners`): n/2 disjoint rotations per step, applied
+    to A's rows and columns in one elementwise pass over gathers (O(n^2)), n-1 steps per sweep, sweeps until the
+    off-diagonal norm is below eps * ||A||_F.
     Returns (ascending eigenvalues (real), eigenvectors as columns)."""
     shape = aval_of(a).shape
     n, dt = shape[-1], aval_of(a).dtype
@@ -404,30 +426,37 @@ def _eigh(a):
     if odd:  # a decoupled extra eigenvalue above all others (||A||_F + 1), dropped after sorting
         a = _pad_corner(a, fro + 1)
     N = n + odd
-    h = N // 2
     V0 = _batch_eye(aval_of(a).shape, dt)
     tol = _eps(a) * 1.0
     offmask = ~equal(_idx(N, -2), _idx(N, -1))
     cplx = _is_complex(a)
 
-    def step(_, state):
+    rows, cols = _idx(N, -2), _idx(N, -1)
+
+    def step(r, state):
         A, V = state
-        d = real(_diag(A)) if cplx else _diag(A)
-        app, aqq = d[..., :h], d[..., h:]
-        apq = _diag(A[..., :h, h:])
-        if cplx:  # make apq real: scale the q columns by w, q rows by conj(w)
+        part, first = _partners(N, r)
+        pc = expand_dims(part, -2)
+        d, dq = _at(A, cols, cols)[..., 0, :], _at(A, pc, cols)[..., 0, :]  # A[j, j], A[partner(j), j]
+        app, aqq = _pair(real(d) if cplx else d, part, first)
+        apq = _pair(dq, part, first)[1]  # A[p, q], read at q by both columns (the same bits)
+        w = None
+        if cplx:  # A[p, q] made real by scaling column q by w (and row q by conj(w))
             w = conjugate(_phase(apq))
-            A = _scale_bottom(_scale_bottom(A, expand_dims(w, -2), -1), expand_dims(conjugate(w), -1), -2)
-            V = _scale_bottom(V, expand_dims(w, -2), -1)
             apq = abs(apq)
         c, s = _rotation(app, aqq, apq)
         if cplx:
             c, s = c.astype(dt), s.astype(dt)
-        cr, sr = expand_dims(c, -1), expand_dims(s, -1)
-        cc, sc = expand_dims(c, -2), expand_dims(s, -2)
-        A = _rotate(_rotate(A, cc, sc, -1), cr, sr, -2)
-        V = _rotate(V, cc, sc, -1)
-        return _shuffle(_shuffle(A, -1), -2), _shuffle(V, -1)
+        f, g = _coefficients(first, c, s, w)
+        fc, gc = expand_dims(f, -2), expand_dims(g, -2)
+        fr, gr = expand_dims(conjugate(f) if cplx else f, -1), expand_dims(conjugate(g) if cplx else g, -1)
+        pr = expand_dims(part, -1)
+        at = lambda i, j: _at(A, i, j)
+        # J^H A J in one elementwise pass over four gathers of A (B = A J is not materialized)
+        B, Bp = A * fc + at(rows, pc) * gc, at(pr, cols) * fc + at(pr, pc) * gc
+        A = B * fr + Bp * gr
+        V = V * fc + _at(V, rows, pc) * gc
+        return A, V
 
     def off(A):
         o = sqrt(sum(abs(where(offmask, A, 0)) ** 2, axis=(-2, -1)))
@@ -435,14 +464,15 @@ def _eigh(a):
 
     def sweep(state):
         A, V, it = state
-        A, V = lax.fori_loop(0, N - 1, step, (A, V))
+        # (A + A^H) / 2 each sweep: the rounding's anti-Hermitian part (an imaginary diagonal, A[q, p] not
+        # conj(A[p, q])) is invariant under the rotations and would hold the off-diagonal norm above tol.
+        A, V = lax.fori_loop(0, N - 1, step, (_sym(A), V))
         return A, V, it + 1
 
     # The cond measures convergence itself: see _tied for the IREE bug a carried measure runs into.
     A, V, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, off(s[0]) > tol), sweep, (a, V0, 0))
     w = real(_diag(A)) if cplx else _diag(A)
-    order = argsort(w, axis=-1)
-    w = sort(w, axis=-1)  # not take_along_axis(w, order): IREE 3.13 fails on that gather after a strided slice
+    w, order = _sort_with_order(w)
     V = take_along_axis(V, broadcast_to(expand_dims(order, -2), aval_of(V).shape), axis=-1)
     if odd:
         w, V = w[..., :n], V[..., :n, :n]
@@ -478,38 +508,37 @@ def _jacobi_columns(a):
     m, n = shape[-2:]
     dt = aval_of(a).dtype
     cplx = _is_complex(a)
-    h = n // 2
     tol = _eps(a) * float(np.sqrt(m))
     V0 = _batch_eye(shape[:-2] + (n, n), dt)
 
-    def step(_, state):
+    def step(r, state):
         A, V, worst = state
-        top, bot = A[..., :h], A[..., h:]
-        alpha = sum(abs(top) ** 2, axis=-2)
-        beta = sum(abs(bot) ** 2, axis=-2)
-        gamma = sum(multiply(conjugate(top) if cplx else top, bot), axis=-2)
+        part, first = _partners(n, r)
+        P = take(A, part, axis=-1, mode="clip")  # the partner of each column
+        nrm = sum(abs(A) ** 2, axis=-2)
+        g = sum(multiply(conjugate(A) if cplx else A, P), axis=-2)  # a_j^H a_partner(j)
+        alpha, beta = _pair(nrm, part, first)
+        gamma = _pair(g, part, first)[0]  # a_p^H a_q
+        w = None
         if cplx:
             w = conjugate(_phase(gamma))
-            A, V = _scale_bottom(A, expand_dims(w, -2), -1), _scale_bottom(V, expand_dims(w, -2), -1)
-            gamma = abs(gamma)
-        elif True:  # real: flip q so that gamma >= 0 (the rotation formula expects it)
-            w = _phase(gamma)
-            A, V = _scale_bottom(A, expand_dims(w, -2), -1), _scale_bottom(V, expand_dims(w, -2), -1)
             gamma = abs(gamma)
         ab = multiply(sqrt(alpha), sqrt(beta))
-        rel = where(greater(ab, 0), divide(gamma, where(greater(ab, 0), ab, 1)), 0)
+        rel = where(greater(ab, 0), divide(abs(gamma), where(greater(ab, 0), ab, 1)), 0)
         c, s = _rotation(alpha, beta, gamma)
         if cplx:
             c, s = c.astype(dt), s.astype(dt)
-        cc, sc = expand_dims(c, -2), expand_dims(s, -2)
-        A, V = _rotate(A, cc, sc, -1), _rotate(V, cc, sc, -1)
-        worst = lax.max(worst, max(rel).astype(aval_of(worst).dtype))
-        return _shuffle(A, -1), _shuffle(V, -1), worst
+        f, g = _coefficients(first, c, s, w)
+        fc, gc = expand_dims(f, -2), expand_dims(g, -2)
+        A, V = A * fc + P * gc, V * fc + take(V, part, axis=-1, mode="clip") * gc
+        worst = lax.max(worst, rel.astype(aval_of(worst).dtype))  # per slot: no reduction per step
+        return A, V, worst
 
     def sweep(state):
         A, V, it, prev = state
-        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, _tied(prev)))
-        return A, V, it + 1, worst
+        start = broadcast_to(_tied(prev), shape[:-2] + (n,))
+        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, start))
+        return A, V, it + 1, max(worst)
 
     init = (a, V0, 0, np.array(1.0, _real_dtype(dt)))
     A, V, _, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, s[3] > tol), sweep, init)
@@ -539,8 +568,8 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
         x = _pad_corner(a, fro + 1)
     A, V = _jacobi_columns(x)
     s = sqrt(sum(abs(A) ** 2, axis=-2))
-    order = argsort(s, axis=-1, descending=True)
-    s = sort(s, axis=-1, descending=True)
+    s, order = _sort_with_order(-s)
+    s = -s
     if odd:
         order, s = order[..., 1:], s[..., 1:]
     if not compute_uv:
