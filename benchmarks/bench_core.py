@@ -64,24 +64,24 @@ def overhead_table() -> None:
 
 
 def driver_table() -> None:
-    """Why TASK_THRESHOLD: the same elementwise function on local-sync vs local-task, by size."""
-    print(f"CPU driver by problem size (exp(x) * 2 + 1, median per call); stagec switches at "
-          f"{_backend.TASK_THRESHOLD:,} elements")
-    saved = _backend.TASK_THRESHOLD
+    """The CPU driver rule's scale: the same elementwise function on local-sync vs local-task, by size."""
+    print(f"CPU driver by problem size (exp(x) * 2 + 1, median per call); stagec switches at a largest dispatch's "
+          f"work of {_backend.TASK_WORK:,} (docs/runtime.md)")
+    saved = _backend.TASK_WORK
     print(f"  {'elements':>10s} {'local-sync':>13s} {'local-task':>13s}")
     try:
         for n in (1_000, 16_384, 65_536, 262_144, 1_000_000):
             x = stagec.device_put(np.ones(n, np.float32))
             times = []
             for threshold in (1 << 62, 0):  # force local-sync, then local-task
-                _backend.TASK_THRESHOLD = threshold
+                _backend.TASK_WORK = threshold
                 f = stagec.jit(lambda v: snp.exp(v) * 2 + 1)
                 stagec.clear_caches()
                 f(x)
                 times.append(median_time(lambda: f(x), 300 if n < 100_000 else 100))
             print(f"  {n:>10,d} {fmt(times[0]):>13s} {fmt(times[1]):>13s}")
     finally:
-        _backend.TASK_THRESHOLD = saved
+        _backend.TASK_WORK = saved
         stagec.clear_caches()
     print()
 

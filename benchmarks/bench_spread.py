@@ -6,6 +6,14 @@ off, and JAX when installed. Prints each run's median per call, and the slowest 
     python benchmarks/bench_spread.py --runs 20 --load busy --only "matmul 256"
     python benchmarks/bench_spread.py --sweep              # the offload rule's table: IREE vs BLAS per shape
     python benchmarks/bench_spread.py --sweep --blas-threads 1,2 --cpu-threads 1,2
+    python benchmarks/bench_spread.py --runs 4 --variants sync,task,blas,jax --only train,"MLP",attention
+
+Variants: `blas` (stagec as it is), `noblas` (`cpu_blas` off), `sync` / `task` (as `blas`, every module forced onto
+local-sync / local-task where the rule allows a choice: `backend.TASK_WORK` set past any module / to 0), `jax`,
+`before` (as `blas`, from another stagec checkout: `--before DIR`, e.g. `git archive main stagec | tar -x -C DIR`). The
+driver column gives each jit's driver(s) and its largest dispatch's work (`compiler.driver.Facts.work`), from which
+the rule picks the driver. Workloads: the five of issue 45 by default; `--only train` adds training steps of
+dense networks (bench_models.py's rows, SGD or Adam), where the driver rule matters most.
 
 A run is one process per variant, the variants' order alternating by run; a process compiles its workloads (the
 compile cache makes later runs quick), then times each: the median of up to `--calls` calls (at most ~1 s),
@@ -31,6 +39,7 @@ from _timing import alternating, fmt, import_jax, run_json
 from _workloads import softmax
 
 VARIANTS = ("blas", "noblas", "jax")
+FORCED = {"sync": 1 << 62, "task": 0}  # variant -> backend.TASK_WORK
 LOADS = ("as-is", "busy")
 # (M, K, N) of the sweep's products: squares, the MLP step's and attention's shapes, thin and vector products
 SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (128, 784, 1024),
@@ -54,14 +63,51 @@ def mlp_step(np_, grad):
     return step
 
 
+def dense_step(np_, grad, nn, widths, act: str, kind: str, opt: str):
+    """bench_models.py's training step: a dense network's loss (xent or mse), SGD or Adam written out."""
+    f = {"tanh": np_.tanh, "relu": nn.relu, "gelu": nn.gelu}[act]
+
+    def loss(params, x, y):
+        for w, b in params[:-1]:
+            x = f(x @ w + b)
+        w, b = params[-1]
+        out = x @ w + b
+        if kind == "xent":
+            return -np_.mean(np_.sum(y * nn.log_softmax(out), axis=-1))
+        return np_.mean((out - y) ** 2)
+
+    if opt == "sgd":
+        return lambda params, x, y: [(w - 1e-3 * gw, b - 1e-3 * gb)
+                                     for (w, b), (gw, gb) in zip(params, grad(loss)(params, x, y))]
+
+    def adam(params, mom, vel, t, x, y, b1=0.9, b2=0.999):
+        g, t = grad(loss)(params, x, y), t + 1.0
+        out = [], [], []
+        for lp, lm, lv, lg in zip(params, mom, vel, g):
+            for p, m, v, g_ in zip(lp, lm, lv, lg):
+                m, v = b1 * m + (1 - b1) * g_, b2 * v + (1 - b2) * g_ * g_
+                out[0].append(p - 1e-3 * (m / (1 - b1 ** t)) / (np_.sqrt(v / (1 - b2 ** t)) + 1e-8))
+                out[1].append(m)
+                out[2].append(v)
+        return (*out, t)
+    return adam
+
+
+# (widths, batch, activation, loss, optimizer): bench_models.py's rows
+TRAIN = [((10, 32, 32, 1), 1024, "relu", "mse", "sgd"), ((64, 256, 256, 10), 32, "gelu", "xent", "adam"),
+         ((64, 256, 256, 10), 128, "tanh", "xent", "adam"), ((256, 512, 512, 10), 8, "tanh", "xent", "adam"),
+         ((32, 128, 10), 256, "tanh", "mse", "adam"), ((784, 1024, 1024, 10), 32, "relu", "xent", "adam"),
+         ((256, 512, 512, 10), 1024, "relu", "xent", "sgd")]
+
+
 def attention(np_, q, k, v):
     """One head-batched attention: softmax(q kᵀ / sqrt(d)) v."""
     s = np_.matmul(q, np_.swapaxes(k, -1, -2)) / np.float32(np.sqrt(q.shape[-1]))
     return np_.matmul(softmax(np_, s), v)
 
 
-def workloads(np_, grad) -> dict:
-    """name -> (function of device arrays, host argument arrays)."""
+def workloads(np_, grad, nn, train: bool = False) -> dict:
+    """name -> (function of device arrays, host argument arrays); `train`: the training steps (`TRAIN`) too."""
     rng = np.random.default_rng(0)
     r = lambda *s, scale=1.0: (rng.standard_normal(s) * scale).astype(np.float32)
     widths = [784, 1024, 1024, 10]
@@ -69,18 +115,26 @@ def workloads(np_, grad) -> dict:
     for a, b in zip(widths[:-1], widths[1:]):
         params += [r(a, b, scale=a ** -0.5), np.zeros(b, np.float32)]
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
-    return {
+    rows = {
         "matmul 256": (lambda a, b: a @ b, [r(256, 256), r(256, 256)]),
         "matmul 1024": (lambda a, b: a @ b, [r(1024, 1024), r(1024, 1024)]),
         "MLP step 784-1024-1024-10 b128": (mlp_step(np_, grad), [params, r(128, 784), y]),
         "attention 8x256x64": (lambda q, k, v: attention(np_, q, k, v), [r(8, 256, 64) for _ in range(3)]),
         "matvec 2048": (lambda a, v: np_.tanh(a @ v), [r(2048, 2048), r(2048)]),
     }
+    for widths, batch, act, kind, opt in TRAIN if train else ():
+        ps = [(r(a, b, scale=a ** -0.5), np.zeros(b, np.float32)) for a, b in zip(widths[:-1], widths[1:])]
+        y = np.eye(widths[-1], dtype=np.float32)[rng.integers(0, widths[-1], batch)]
+        zeros = [tuple(np.zeros_like(p) for p in layer) for layer in ps]
+        args = [ps, r(batch, widths[0]), y] if opt == "sgd" else [ps, zeros, zeros, np.float32(0), r(batch, widths[0]), y]
+        rows[f"train {'-'.join(map(str, widths))} b{batch} {act} {kind} {opt}"] = (
+            dense_step(np_, grad, nn, widths, act, kind, opt), args)
+    return rows
 
 
 def _block(out):
     for leaf in (out if isinstance(out, (list, tuple)) else [out]):
-        leaf.block_until_ready()
+        _block(leaf) if isinstance(leaf, (list, tuple)) else leaf.block_until_ready()
 
 
 def _median_call(call, calls: int, budget: float = 1.0) -> float:
@@ -98,18 +152,22 @@ def child(variant: str, only: list[str], calls: int) -> dict:
     load0 = os.getloadavg()[0]
     if variant == "jax":
         jax, jnp = import_jax()
-        np_, grad, jit, put, wait = jnp, jax.grad, jax.jit, jax.device_put, lambda: None
+        np_, grad, jit, put, wait, nn = jnp, jax.grad, jax.jit, jax.device_put, lambda: None, jax.nn
     else:
         import stagec
+        import stagec.backend
         import stagec.numpy as snp
-        stagec.config.update("cpu_blas", variant == "blas")
-        np_, grad, jit, put, wait = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles
+        stagec.config.update("cpu_blas", variant != "noblas")
+        if variant in FORCED:
+            stagec.backend.TASK_WORK = FORCED[variant]
+        np_, grad, jit, put, wait, nn = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles, stagec.nn
     times, drivers = {}, {}
-    for name, (fn, args) in workloads(np_, grad).items():
+    for name, (fn, args) in workloads(np_, grad, nn, any("train" in o for o in only)).items():
         if only and not any(o in name for o in only):
             continue
         f = jit(fn)
-        dev = [[put(p) for p in a] if isinstance(a, list) else put(a) for a in args]
+        tree = lambda a: [tree(p) for p in a] if isinstance(a, (list, tuple)) else put(a)
+        dev = [tree(a) for a in args]
         call = lambda f=f, dev=dev: f(*dev)
         _block(call())
         wait()
@@ -121,9 +179,11 @@ def child(variant: str, only: list[str], calls: int) -> dict:
 
 
 def _drivers(f) -> str:
-    """The driver(s) the jit's executables run on now (diagnostics; '?' where not found)."""
+    """The driver(s) the jit's executables run on, with their largest dispatch's work (diagnostics; '?' where not
+    found)."""
     try:
-        return ",".join(sorted({getattr(getattr(r, "exe", None), "driver", "?") for r in f._cache.values()}))
+        exes = [getattr(r, "exe", None) for r in f._cache.values()]
+        return ",".join(sorted({f"{getattr(e, 'driver', '?')} w={getattr(e, 'work', 0) / 1e6:.2g}M" for e in exes}))
     except Exception:
         return "?"
 
@@ -183,7 +243,10 @@ def spread(ns) -> dict:
             for i in range(ns.runs):
                 row = {}
                 for v in alternating(variants, i):
-                    row[v] = _run_child(["--child", v, "--only", ns.only, "--calls", str(ns.calls)])
+                    env = None if v != "before" else {"PYTHONPATH": os.path.abspath(ns.before), "STAGEC_CACHE_DIR":
+                                                      os.environ.get("STAGEC_CACHE_DIR", "/tmp/stagec") + "-before"}
+                    row[v] = _run_child(["--child", "blas" if v == "before" else v, "--only", ns.only, "--calls",
+                                         str(ns.calls)], env)
                 runs.append(row)
                 print(f"  [{load}] run {i + 1}/{ns.runs}: " + ", ".join(
                     f"{v} {' '.join(fmt(t) for t in row[v]['times'].values())}" for v in variants), flush=True,
@@ -255,6 +318,7 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=200, help="calls per workload and process (at most ~1 s)")
     p.add_argument("--load", default=",".join(LOADS), help="as-is, busy (one busy-loop process per core)")
     p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--before", default="", help="a stagec checkout for the variant 'before'")
     p.add_argument("--only", default="", help="comma-separated substrings of workload names")
     p.add_argument("--sweep", action="store_true", help="the offload rule's table (IREE vs BLAS per shape)")
     p.add_argument("--shapes", default="", help="--sweep: MxKxN,...")

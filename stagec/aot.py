@@ -417,9 +417,12 @@ class Artifact:
                                    "in_avals": [aval_to_json(a) for a in h.in_avals],
                                    "out_avals": [aval_to_json(a) for a in h.out_avals]} for h in self.host_calls]
         self.in_avals = [aval_from_json(a) for a in meta["in_avals"]]
-        self.macs = meta.get("macs", 0)  # the module's contraction work: picks its CPU driver (absent: by size)
-        if type(self.macs) is not int or self.macs < 0:
-            raise ValueError(f"'macs' is {self.macs!r}, not a count")
+        self.macs = meta.get("macs", 0)  # the module's multiply-adds in all (absent: 0)
+        self.work = meta.get("work")  # its largest op's work: picks its CPU driver (absent: by size, `Executable`)
+        for k in ("macs", "work"):
+            v = getattr(self, k)
+            if (v is not None or k == "macs") and (type(v) is not int or v < 0):
+                raise ValueError(f"{k!r} is {v!r}, not a count")
         self.out_avals = [aval_from_json(a) for a in meta["out_avals"]]
         self.in_tree = in_tree if in_tree is not None or meta.get("in_tree") is None else tree_from_json(meta["in_tree"])
         self.out_tree = (out_tree if out_tree is not None or meta.get("out_tree") is None
@@ -442,7 +445,8 @@ class Artifact:
         """Load the module on this machine's runtime for its target."""
         backend = get_backend(IREE_TARGETS[self.target].backend)
         try:  # (a driver missing here raises in `Backend.hal`, naming the drivers there are)
-            exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name, self.host_calls, macs=self.macs)
+            exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name, self.host_calls, macs=self.macs,
+                               work=self.work)
         except RuntimeError as e:
             raise RuntimeError(f"{source or self.name}: cannot load the {self.target} module on this machine: {e}") from None
         return Runner(exe, self.out_tree, self.donated)

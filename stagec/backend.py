@@ -3,10 +3,10 @@ path of every call). Compiling is `stagec.compiler`'s; the host modules a module
 order of asynchronous calls is `stagec.dispatch`'s (`Backend` is a `Dispatcher`).
 
 CPU runs on two IREE drivers over the same host memory: `local-sync` runs a call inline on the calling thread
-(a few us of overhead), `local-task` spreads dispatches over a worker pool (more overhead, every core). Each
-executable picks the driver from the number of elements it touches and the multiply-adds of its contractions
-(`TASK_THRESHOLD`, `MACS_PER_ELEMENT`: where the two crossed in `benchmarks/bench_core.py`'s driver table; figures
-in docs/log.md), so tiny calls stay cheap and large ones use every core. Buffers made by one driver are read by
+(a few us of overhead), `local-task` spreads each dispatch over a worker pool (more overhead, every core, and a
+dispatch waits for its slowest worker). Each executable picks the driver from its largest dispatch's work, read
+from the module's IR when it is compiled (`compiler.driver.Facts.work`, `TASK_WORK`; docs/runtime.md), so modules
+of small dispatches stay inline and large dispatches use every core. Buffers made by one driver are read by
 the other without copies (both are plain host allocations).
 """
 from __future__ import annotations
@@ -32,13 +32,15 @@ from .errors import CallbackError
 from .host import (_blas_module, _element_type, _element_types, _host_module, _numpy_imports, _rt, _sort_module,
                    _type_name)
 
-TASK_THRESHOLD = 1 << 18  # elements (inputs + outputs) from which a CPU executable runs on local-task
-# ... counting a contraction's multiply-adds as 1/8 element each: a matmul computes far more than it touches
-MACS_PER_ELEMENT = 8
-# Async dispatch ("auto"): an executable runs on its backend's worker thread unless it is a cheap local-sync
-# one: it does when it runs on local-task or a GPU, calls Python (host callbacks), or when the fastest of its
-# calls 2-4 on local-sync took longer than this (benchmarks/bench_async.py measures the hand-off).
-ASYNC_SECONDS = 1e-4
+TASK_THRESHOLD = 1 << 18  # elements from which a call counts as large (eager's thresholds)
+MACS_PER_ELEMENT = driver.MACS_PER_ELEMENT
+# A CPU executable runs on local-task where its largest dispatch's work (`driver.op_work`: elements + multiply-adds
+# / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver").
+TASK_WORK = 1 << 21
+# Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
+# calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
+# local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
+ASYNC_WORK = 1 << 18
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
@@ -116,19 +118,17 @@ class Backend(Dispatcher):
         return driver.compile(mlir, self.name, fun_name, flags, side_flags, variant)
 
     # ---- runtime
-    def driver_for(self, elements: int, macs: int = 0, calls_blas: bool = False) -> str:
-        """The driver for a module touching `elements` and computing `macs` multiply-adds in contractions (those
-        it leaves to BLAS not counted), `calls_blas` whether it calls BLAS: a function of these and the cores, never
-        of a timing, so a module runs on one driver in every process."""
+    def driver_for(self, work: int, calls_blas: bool = False) -> str:
+        """The driver for a module whose largest dispatch does `work` (`compiler.driver.op_work`), `calls_blas`
+        whether it calls BLAS: a function of these and the cores, never of a timing, so a module runs on one driver
+        in every process."""
         if self.name == "cpu":
             if (config.cpu_threads or _cores()) <= 1 or calls_blas:
-                # One worker is no faster than the calling thread, and hands each dispatch over to it and back
-                # (docs/passes.md, "Which CPU driver"). A module
-                # calling BLAS: its BLAS calls run on the calling thread, its dispatches are tiled for one
-                # (`tuning.spec_flags(one_thread=...)`), and on local-task each stretch between two calls is two
-                # thread wake-ups (docs/blas.md, "Driver").
+                # One worker is no faster than the calling thread, and hands each dispatch over to it and back.
+                # A module calling BLAS: its BLAS calls run on the calling thread, its dispatches are tiled for one
+                # (`tuning.spec_flags(one_thread=...)`) (docs/runtime.md, docs/blas.md).
                 return "local-sync"
-            return "local-task" if elements + macs // MACS_PER_ELEMENT >= TASK_THRESHOLD else "local-sync"
+            return "local-task" if work >= TASK_WORK else "local-sync"
         return self.name
 
     def hal(self, driver: str):
@@ -212,8 +212,8 @@ class Backend(Dispatcher):
         return host.map()
 
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
-             driver: str | None = None, macs: int = 0) -> Executable:
-        return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver, macs)
+             driver: str | None = None, macs: int = 0, work: int | None = None) -> Executable:
+        return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver, macs, work)
 
 
 def _pinned(objs: tuple) -> tuple:
@@ -290,20 +290,25 @@ def _reap_dylibs() -> None:
 class Executable:
     """A loaded IREE module; `call(buffer_views)` is the hot path of every jit call.
 
-    `call` is, per executable, `run` (inline: buffer views in and out), `submit` (dispatched asynchronously
-    on the backend's worker thread: returns a `Job`) or `_timed` (inline, for the first calls, then one of
-    the two), as `config.async_dispatch` and the executable's cost decide (`ASYNC_SECONDS`). Arguments that
-    are pending results of earlier calls always go to `submit` (`PendingArguments`)."""
+    `call` is, per executable, `run` (inline: buffer views in and out) or `submit` (dispatched asynchronously
+    on the backend's worker thread: returns a `Job`), as `config.async_dispatch`, the driver and the module's work
+    decide (`ASYNC_WORK`), once, when it is loaded. Arguments that are pending results of earlier calls always go
+    to `submit` (`PendingArguments`).
+
+    `macs`: the module's multiply-adds in all; `work`: its largest op's (`compiler.driver.Facts`; None for a module
+    stored without it: its elements in and out + `macs` / 8, an upper bound)."""
 
     def __init__(self, backend: Backend, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
-                 driver: str | None = None, macs: int = 0):
+                 driver: str | None = None, macs: int = 0, work: int | None = None):
         rt = _rt()
         self.backend, self.vmfb, self.name = backend, vmfb, name
         self.in_avals, self.out_avals = in_avals, out_avals
         self.host_calls = bool(host_calls)
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
         kinds = _numpy_imports(vmfb)
-        self.driver = driver or backend.driver_for(elements, macs, "blas" in kinds)
+        self.total = elements + macs // MACS_PER_ELEMENT  # the module's work in all
+        self.work = self.total if work is None else work  # its largest dispatch's
+        self.driver = driver or backend.driver_for(self.work, "blas" in kinds)
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
@@ -323,38 +328,18 @@ class Executable:
         self._small_outs = (all(d >= 0 for a in out_avals for d in a.shape)  # (dynamic dimensions: any size)
                             and sum(a.size * np.dtype(a.dtype).itemsize for a in out_avals) <= REUSED_RESULTS_BYTES)
         mode = config.async_dispatch  # (one of config's choices, lower-cased)
-        self._probes, self._fastest = 4, float("inf")
-        if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync")):
+        if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync"
+                                                    or self.total >= ASYNC_WORK)):
             self._set_call(Executable.submit)
-        elif mode == "auto":
-            self._set_call(Executable._timed)
 
     def _set_call(self, method) -> None:
         """Make `call` this method (`run` is the class's own), held without a reference cycle."""
-        if method is Executable.run:
-            # `del`, never `self.__dict__`: reading that makes every attribute slower to read (~0.2 us a call)
-            try:
-                del self.call
-            except AttributeError:  # another thread decided first
-                pass
-            return
         ref = weakref.ref(self)
         self.call = lambda bvs: method(ref(), bvs)
 
     def submit(self, bvs: Sequence) -> Job:
         """Enqueue on the backend's worker; `bvs` may hold (Job, index) of earlier calls' pending results."""
         return self.backend.submit(self, bvs)
-
-    def _timed(self, bvs: Sequence) -> list:
-        """One of the first few calls: timed, so that a costly one is dispatched asynchronously from then on."""
-        t0 = time.perf_counter()
-        outs = self.run(bvs)
-        self._probes -= 1
-        if self._probes < 3:  # the fastest of calls 2-4 (the first pays for first touches; others get preempted)
-            self._fastest = min(self._fastest, time.perf_counter() - t0)
-        if self._probes <= 0:
-            self._set_call(Executable.submit if self._fastest > ASYNC_SECONDS else Executable.run)
-        return outs
 
     def run(self, bvs: Sequence) -> list:
         """Run now on this thread: buffer views in, buffer views out."""

@@ -55,7 +55,7 @@ class Config:
         "cpu_buffer_cache_mb": lambda: _env_int("STAGEC_CPU_BUFFER_CACHE_MB", 512),
         # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
-        # "auto": costly calls return once enqueued (backend.ASYNC_SECONDS); "always"; "never" (synchronous)
+        # "auto": costly calls return once enqueued (backend.ASYNC_WORK); "always"; "never" (synchronous)
         "async_dispatch": lambda: os.environ.get("STAGEC_ASYNC_DISPATCH", "auto"),
         # "never" (the default): a new jit signature compiles its fused module before its first call returns, so
         # every call gives the same bits. "auto": it runs op by op first (compiled kernels, NumPy rules) while the

@@ -106,8 +106,8 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
     if use and not side_flags:
         found = _lookup(key, comps, flags, in_avals, out_avals, in_tree, out_tree, donated, host_calls)
         if found is not None:
-            if recipe is None and "macs" not in found.meta:  # (an entry stored before the field existed)
-                found.macs = facts.macs
+            if recipe is None and "work" not in found.meta:  # (an entry stored before the field existed)
+                found.macs, found.work = facts.macs, facts.work
             return found, time.perf_counter() - t0
     if recipe is not None:
         mlir, facts, flags = final(mlir)
@@ -126,7 +126,8 @@ def compile_cached(backend: Backend, mlir: str | Callable[[], str], name: str, f
         comps = cache.variant_components(comps, flags, variant)
         key = cache.make_key(comps)
     meta = aot.make_meta(name, backend.target, flags, in_avals, out_avals, in_tree, out_tree, seconds,
-                         key=key, key_components=comps, macs=facts.macs)
+                         key=key, key_components=comps, macs=facts.macs,
+                         work=facts.work)
     if facts.host_calls:
         meta["host_modules"], meta["host_abi"] = list(facts.host_calls), HOST_ABI
     if variant:

@@ -320,9 +320,8 @@ def test_a_module_calling_blas_runs_on_the_driver_its_inputs_decide():
     f(x, v).block_until_ready()
     exe = next(iter(f._cache.values())).exe
     cpu = backend.get_backend("cpu")
-    elements = 2 * x.size + 2 * v.size
-    assert elements >= backend.TASK_THRESHOLD  # (without its BLAS call, local-task where there are 2 cores)
-    assert exe.driver == cpu.driver_for(elements, 0, True) == "local-sync"
+    assert exe.work == x.size  # (tanh(x * 2.0): its largest op's operand is x; the product is a call)
+    assert exe.driver == cpu.driver_for(exe.work, True) == cpu.driver_for(1 << 40, True) == "local-sync"
     for _ in range(20):
         f(x, v).block_until_ready()
         assert exe.driver == "local-sync" and exe._invoke.__self__ is exe.context
@@ -330,13 +329,63 @@ def test_a_module_calling_blas_runs_on_the_driver_its_inputs_decide():
 
 def test_driver_for_is_a_function_of_its_arguments():
     cpu = backend.get_backend("cpu")
-    cases = [(10, 0, False), (backend.TASK_THRESHOLD, 0, False), (backend.TASK_THRESHOLD, 0, True),
-             (0, backend.TASK_THRESHOLD * backend.MACS_PER_ELEMENT, False), (1 << 24, 1 << 30, True)]
+    cases = [(10, False), (backend.TASK_WORK - 1, False), (backend.TASK_WORK, False), (backend.TASK_WORK, True),
+             (1 << 40, True)]
     first = [cpu.driver_for(*c) for c in cases]
     assert [cpu.driver_for(*c) for c in cases] == first
-    assert first[0] == first[2] == first[4] == "local-sync"
+    assert first[0] == first[1] == first[3] == first[4] == "local-sync"
     if (stagec.config.cpu_threads or backend._cores()) > 1:
-        assert first[1] == first[3] == "local-task"
+        assert first[2] == "local-task"
+
+
+def _step(np_, nn, params, x, y):
+    """One SGD step of a 64-256-256-10 gelu network, batch 32 (bench_models.py's row): many small dispatches."""
+    def loss(params):
+        h = x
+        for w, b in params[:-1]:
+            h = nn.gelu(h @ w + b)
+        w, b = params[-1]
+        return -np_.mean(np_.sum(y * nn.log_softmax(h @ w + b), axis=-1))
+    return [(w - 1e-2 * gw, b - 1e-2 * gb) for (w, b), (gw, gb) in zip(params, stagec.grad(loss)(params))]
+
+
+def _step_args(seed: int = 0):
+    rng_ = np.random.default_rng(seed)
+    widths = (64, 256, 256, 10)
+    params = [((rng_.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32))
+              for a, b in zip(widths[:-1], widths[1:])]
+    return params, rng_.standard_normal((32, 64)).astype(np.float32), np.eye(10, dtype=np.float32)[rng_.integers(0, 10, 32)]
+
+
+def test_the_cpu_driver_follows_from_the_largest_dispatch_of_the_module():
+    """A module's CPU driver is a function of its IR: its largest op's work (`Facts.work`: elements of its largest
+    operand or result + multiply-adds / 8), not its work in all, nor a timing. A training step of many small
+    dispatches stays inline though it touches more than a large matmul; one large product goes to the workers."""
+    from stagec.compiler.driver import MACS_PER_ELEMENT, text_facts
+    fx = text_facts(
+        "func.func @main(%a: tensor<64x256xf32>, %b: tensor<256x256xf32>, %c: tensor<64x256xf32>) -> tensor<64x256xf32> {\n"
+        "%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x256xf32>, tensor<256x256xf32>) "
+        "-> tensor<64x256xf32>\n"
+        "%1 = stablehlo.add %0, %c : tensor<64x256xf32>\n"
+        "return %1 : tensor<64x256xf32>\n}")
+    assert fx.macs == 64 * 256 * 256 and fx.work == 256 * 256 + fx.macs // MACS_PER_ELEMENT
+    if stagec.default_backend() != "cpu":
+        return
+    cpu = backend.get_backend("cpu")
+    task = "local-task" if (stagec.config.cpu_threads or backend._cores()) > 1 else "local-sync"
+    params, x, y = _step_args()
+    step = stagec.jit(lambda p, x, y: _step(snp, stagec.nn, p, x, y))
+    step(params, x, y)
+    big = r(1024, 1024)
+    mm = stagec.jit(lambda a, b: a @ b)
+    mm(big, big)
+    (s,), (m,) = ([c.exe for c in f._cache.values()] for f in (step, mm))
+    assert s.total > 1 << 20 and s.work < backend.TASK_WORK <= m.work  # (more in all than the 1024^3 product's
+    assert (s.driver, m.driver) == ("local-sync", task)  # elements in and out; smaller dispatches)
+    # The artifact keeps the facts: loaded again (or from a file, `stagec.load`), the same driver.
+    art = step.lower(params, x, y).compile().artifact
+    assert art.work == s.work
+    assert cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, macs=art.macs, work=art.work).driver == s.driver
 
 
 def test_either_driver_gives_the_same_bits():
@@ -356,6 +405,54 @@ def test_either_driver_gives_the_same_bits():
         outs.append(cpu.get(res[0], art.out_avals[0]))
     np.testing.assert_array_equal(outs[0], outs[1])
     _check(outs[0], np.tanh(x.astype(np.float64) @ w) * 2 + x.astype(np.float64).sum())
+
+
+def test_a_training_step_gives_the_same_bits_on_either_driver():
+    """The module the driver rule moved (a step of many small dispatches: local-sync now, local-task before) gives
+    the same bits on both drivers, and the step of float64 NumPy (the gradient written out) within float32's error."""
+    if stagec.default_backend() != "cpu":
+        pytest.skip("CPU drivers only")
+    params, x, y = _step_args(1)
+    art = stagec.jit(lambda p, x, y: _step(snp, stagec.nn, p, x, y)).lower(params, x, y).compile().artifact
+    cpu = backend.get_backend("cpu")
+    flat = [a for layer in params for a in layer] + [x, y]
+    outs = []
+    for drv in ("local-task", "local-sync"):
+        exe = cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, driver=drv)
+        res = exe.run([cpu.put(a) for a in flat])
+        outs.append([cpu.get(b, a) for b, a in zip(res, art.out_avals)])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+    want = _step64(params, x, y)
+    for got, w in zip(outs[0], want):
+        np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5)
+
+
+def _step64(params, x, y):
+    """`_step` in float64 NumPy: gelu (tanh form, as stagec.nn.gelu's default), log-softmax cross-entropy, SGD."""
+    from math import pi, sqrt
+    c = sqrt(2 / pi)
+    gelu = lambda z: 0.5 * z * (1 + np.tanh(c * (z + 0.044715 * z ** 3)))
+
+    def dgelu(z):
+        t = np.tanh(c * (z + 0.044715 * z ** 3))
+        return 0.5 * (1 + t) + 0.5 * z * (1 - t ** 2) * c * (1 + 3 * 0.044715 * z ** 2)
+    ps = [(w.astype(np.float64), b.astype(np.float64)) for w, b in params]
+    hs, zs = [x.astype(np.float64)], []
+    for w, b in ps[:-1]:
+        zs.append(hs[-1] @ w + b)
+        hs.append(gelu(zs[-1]))
+    out = hs[-1] @ ps[-1][0] + ps[-1][1]
+    p = np.exp(out - out.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    g = (p * y.sum(-1, keepdims=True) - y) / len(x)
+    grads = []
+    for i in range(len(ps) - 1, -1, -1):
+        grads.append((hs[i].T @ g, g.sum(0)))
+        if i:
+            g = (g @ ps[i][0].T) * dgelu(zs[i - 1])
+    grads.reverse()
+    return [v for (w, b), (gw, gb) in zip(ps, grads) for v in (w - 1e-2 * gw, b - 1e-2 * gb)]
 
 
 def test_threads_calling_blas_at_once_get_the_same_bits():

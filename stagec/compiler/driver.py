@@ -34,6 +34,11 @@ WORKER_STACK = 4 << 20  # local-task workers' stacks: IREE's CPU sort keeps rows
 _LIBM_F64 = frozenset(f"stablehlo.{n}" for n in ("exponential", "exponential_minus_one", "log", "log_plus_one",
                                                   "logistic", "tanh", "sine", "cosine", "tan", "atan2", "power",
                                                   "remainder", "cbrt"))
+# A contraction's multiply-adds count as 1/8 element each in a module's work (`op_work`, `backend.driver_for`)
+MACS_PER_ELEMENT = 8
+# Ops that are no dispatch of their own (a region's ops, or none), left out of a module's work
+_NO_DISPATCH = frozenset(f"stablehlo.{n}" for n in ("constant", "while", "if", "case", "return", "tuple",
+                                                     "get_tuple_element", "optimization_barrier"))
 _DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
@@ -44,6 +49,7 @@ class Facts(NamedTuple):
     host_calls: tuple[str, ...]  # the host modules it imports (`lowering.HOST_MODULES`: callbacks, BLAS, sort)
     macs: int  # multiply-adds of its dot_generals (those that call BLAS are calls now: not counted)
     look: tuning.Look | None = None  # what the CPU tuning spec's rules read (`tuning.look`)
+    work: int = 0  # its largest op's work (`op_work`): the most one dispatch of it can do; picks its CPU driver
 
 
 def facts(module) -> Facts:
@@ -54,7 +60,7 @@ def facts(module) -> Facts:
 
 
 def _facts(module, ir) -> Facts:
-    bf16, f64, found, macs = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0]
+    bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
     callees: set[str] = set()
 
     def element(t):
@@ -72,9 +78,11 @@ def _facts(module, ir) -> Facts:
         if not found[1] and (name in _LIBM_F64 or name.startswith("chlo.")) and any(
                 e == f64 for e in elements if e is not None):
             found[1] = True
-        if name == "stablehlo.dot_general":
-            macs[0] += _macs(op)
-        elif name == "func.call":
+        dot = _macs(op) if name == "stablehlo.dot_general" else 0
+        macs[0] += dot
+        if name.startswith("stablehlo.") and name not in _NO_DISPATCH:
+            work[0] = max(work[0], op_work(types, dot))
+        if name == "func.call":
             callees.add(str(op.attributes["callee"]).lstrip("@").split(".")[0])
         elif name == "func.func":
             fn = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
@@ -83,7 +91,8 @@ def _facts(module, ir) -> Facts:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     from stagec.lowering import HOST_MODULES
-    return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module))
+    return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module),
+                 work[0])
 
 
 def text_facts(text: str) -> Facts:
@@ -91,6 +100,20 @@ def text_facts(text: str) -> Facts:
     from iree.compiler import ir
     with ir.Context():
         return facts(ir.Module.parse(text))
+
+
+def op_work(types, macs: int = 0) -> int:
+    """One op's work: the elements of its largest operand or result (tensor `types`, unknown dimensions as 1) plus
+    its multiply-adds (`macs`) / `MACS_PER_ELEMENT`. A function of shapes only."""
+    from iree.compiler import ir
+    most = 0
+    for t in types:
+        try:
+            shape = ir.RankedTensorType(t).shape
+        except ValueError:
+            continue
+        most = max(most, math.prod(n if n >= 0 else 1 for n in shape))
+    return most + macs // MACS_PER_ELEMENT
 
 
 def _macs(op) -> int:
