@@ -3,9 +3,9 @@
 `optimization_barrier`, so that its producer's dispatch stores it as it is.
 
 Without it IREE 3.13 fuses the sum and the packing of the matmul's operand (data tiling) into one dispatch that keeps
-a 32-column strip of the whole batch on the stack: 128 bytes a row, over the CPU target's 64 KiB limit past
-`MAX_ROWS` rows (b1024: 128 KiB, b4096: 512 KiB), and the compile fails and is retried with a 1 MiB limit (a second
-full compile; past 8192 rows that fails too and the module is compiled without data tiling). Behind the barrier the
+a 32-column strip of the whole batch on the stack: 128 bytes a row (b1024: 128 KiB, b4096: 512 KiB), over the CPU
+target's 64 KiB limit past `MAX_ROWS` rows (seen from `MIN_COLUMNS` columns), and the compile fails and is retried
+with a 1 MiB limit (a second full compile; past 8192 rows that fails too and the module is compiled without data tiling). Behind the barrier the
 sum and the pack read the stored value, as they do where two matmuls read it (a hidden layer's `dz`); the step's CPU
 time is the same (docs/log.md). Exact: a barrier changes no value.
 """
@@ -19,6 +19,9 @@ from .outer import _dims
 from .updates import _MATMUL
 
 MAX_ROWS = 512  # rows a fused sum-and-pack keeps within 64 KiB of stack (128 bytes a row)
+# ... and the columns from which it was seen to fuse them: 640x256, 1024x256 and 1024x512 failed; 1024x128 and 1024x32
+# (10-32-32-1 b1024) compiled fused within the limit, and a barrier there only adds a dispatch
+MIN_COLUMNS = 256
 
 
 def _contracts_leading(dot, v: ir.Value) -> bool:
@@ -50,7 +53,7 @@ class IsolateBatchSums(Pass):
                     continue
                 v = op.results[0]
                 if not isinstance(v.type, ir.RankedTensorType) or len(shape := tensor_type(v).shape) != 2 \
-                        or shape[0] <= MAX_ROWS or not _batch_sum_and_matmul(v):
+                        or shape[0] <= MAX_ROWS or shape[1] < MIN_COLUMNS or not _batch_sum_and_matmul(v):
                     continue
                 with ir.InsertionPoint(ops[i + 1]), op.location:
                     bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type], operands=[v])
