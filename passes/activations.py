@@ -83,9 +83,8 @@ class RecomputeActivations(Pass):
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for block in func_blocks(module):
-            for op in list(block.operations):
-                if (op.name not in _MATMUL or len(op.results) != 1 or _contracted(op) < MIN_CONTRACTION
-                        or not _tiled(op)):
+            for op in [o for o in block.operations if o.name in _MATMUL]:  # (a rewrite erases elementwise ops only)
+                if len(op.results) != 1 or _contracted(op) < MIN_CONTRACTION or not _tiled(op):
                     continue
                 shape = list(tensor_type(op.results[0]).shape)
                 at = {o.operation: i for i, o in enumerate(block.operations)}
