@@ -110,3 +110,34 @@ def test_relu_step_compiles_within_the_stack_limit():
     _check(_step("relu")(*args), _oracle("relu", *args))
     # under the rows the fused dispatch keeps within 64 KiB the sum and the pack stay fused
     assert _rewrites(_step("relu").lower(*_args(512, 32, 256)), "isolate-batch-sums") == 0
+
+
+TEXT = """func.func @main(%x: tensor<64x16xf32>, %w: tensor<16x128xf32>, %v: tensor<128x128xf32>, %g: tensor<64x128xf32>,
+                 %c: tensor<128xf32>) -> (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xf32>) {
+  %z = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x16xf32>, tensor<16x128xf32>) -> tensor<64x128xf32>
+  %t = stablehlo.tanh %z : tensor<64x128xf32>
+  %h = stablehlo.multiply %z, %t : tensor<64x128xf32>
+  %n = stablehlo.dot_general %h, %v, contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+  %dh = stablehlo.dot_general %g, %v, contracting_dims = [1] x [1] : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+  %r = stablehlo.multiply %dh, %t : tensor<64x128xf32>
+  %bc = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<128xf32>) -> tensor<64x128xf32>
+  %s = stablehlo.multiply %dh, %z : tensor<64x128xf32>
+  %u = stablehlo.add %s, %r : tensor<64x128xf32>
+  return %n, %u, %bc : tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xf32>
+}"""
+
+
+def test_recompute_rewrites_the_module_it_should_and_leaves_one_it_cannot():
+    from stagec.compiler.driver import run_passes
+    out = run_passes(TEXT, ["recompute-activations"], "cpu")  # (z and t read by the backward ops, h by a matmul)
+    assert out is not None and out.count("stablehlo.tanh") == 2 and out.count("optimization_barrier") == 2
+    assert run_passes(TEXT.replace("64x16xf32>, %w", "64x8xf32>, %w").replace("tensor<16x128", "tensor<8x128")
+                      .replace("(tensor<64x16xf32>", "(tensor<64x8xf32>"), ["recompute-activations"], "cpu") is None
+    # a piece reading a value defined after the first backward reader: left as it is (its copy could not read it)
+    lines = TEXT.splitlines()
+    order = [0, 1, 2, 3, 6, 7, 8, 4, 5, 9, 10, 11, 12]  # (%r, then %bc, then %h = z * bc and its matmul)
+    late = "\n".join(lines[i] for i in order)
+    late = late.replace("%h = stablehlo.multiply %z, %t", "%h = stablehlo.multiply %z, %bc")
+    late = late.replace("%s = stablehlo.multiply %dh, %z", "%s = stablehlo.multiply %dh, %h")  # (a copy of h is read)
+    assert late.index("%r = ") < late.index("%bc = ") < late.index("%h = ")
+    assert run_passes(late, ["recompute-activations"], "cpu") is None
