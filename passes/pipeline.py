@@ -15,7 +15,8 @@ from .irutil import count_ops
 # holds the two equal): what "default" names where no target is given.
 DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
                                      "exp-f64", "tanh-f64", "abs-squares", "compare-clamped", "isolate-updates",
-                                     "column-products", "split-sums", "upcast-half-dots", "isolate-outer", "fuse")
+                                     "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
+                                     "upcast-half-dots", "isolate-outer", "fuse")
 
 
 class Stage(NamedTuple):

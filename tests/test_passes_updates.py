@@ -61,15 +61,11 @@ def _stats(low):
     return next(s for s in low.pass_stats if s.name == "isolate-updates").rewrites["update-apart"]
 
 
-def test_adam_update_gets_a_dispatch_of_its_own_and_is_right():
-    args = _args(16, 64, 128)
-    f = _adam_step()
-    low = f.lower(*args)
+def test_adam_update_gets_a_dispatch_of_its_own():
+    # (lowered only: the values with the barrier are checked on the compiled step below)
+    low = _adam_step().lower(*_args(16, 64, 128))
     assert _stats(low) == 1  # the 64x128 weight's gradient (the 128x10 one is under a tile: left fused)
     assert low.as_text("isolate-updates").count("stablehlo.optimization_barrier") == 1
-    for got, ref in zip(f(*args), _adam_oracle(*args)):
-        for g, r in zip(got, ref):
-            np.testing.assert_allclose(np.asarray(g), r, rtol=2e-5, atol=1e-6)
 
 
 def test_adam_update_of_a_batch_under_16_stays_fused():
@@ -97,11 +93,10 @@ def test_adam_step_compiles_data_tiled():
     default = TARGETS["cpu"].pipeline.passes
     assert "isolate-updates" in default
     without = tuple(n for n in default if n != "isolate-updates")
-    dropped = {}
-    for name, passes in (("default", default), ("without", without)):
-        c = _adam_step(passes).lower(*args).compile()
-        dropped[name] = "no-data-tiling" in c.variant
+    compiled = {name: _adam_step(passes).lower(*args).compile() for name, passes in (("default", default),
+                                                                                     ("without", without))}
+    dropped = {name: "no-data-tiling" in c.variant for name, c in compiled.items()}
     assert dropped == {"default": False, "without": True}  # (the second: IREE 3.13's failure, the workaround's reason)
-    for got, ref in zip(_adam_step(default)(*args), _adam_oracle(*args)):
+    for got, ref in zip(compiled["default"](*args), _adam_oracle(*args)):
         for g, r in zip(got, ref):
             np.testing.assert_allclose(np.asarray(g), r, rtol=1e-4, atol=1e-6)

@@ -68,7 +68,8 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     lowered = stagec.jit(lambda x: selu(x.reshape(4, 4))).lower(S((16,), F32))  # (default `fuse` needs a reshape)
     names = list(lowered.stages())
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce", "exp-f64",
-                     "tanh-f64", "abs-squares", "compare-clamped", "isolate-updates", "column-products", "split-sums",
+                     "tanh-f64", "abs-squares", "compare-clamped", "isolate-updates", "recompute-activations",
+                     "isolate-batch-sums", "column-products", "split-sums",
                      "upcast-half-dots", "isolate-outer", "stablehlo", "fuse", "mathlib", "merge-commuted", "bound-bindings", "isolate-reductions",
                      "blas-dots", "host-sorts", "final"]
     assert lowered.as_text() == lowered.as_text("isolate-outer")  # both complete: no constant is large here
