@@ -786,6 +786,74 @@ def _acosh32(f: F, x):
     return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)
 
 
+# ---------------------------------------------------------------- complex64 in float64 (IREE's are float32 formulas)
+# IREE 3.13 computes complex64 |z|, division, sqrt and log from re^2 + im^2 in float32: it overflows past 1.8e19 and
+# underflows below 1e-19 (abs(1e20) was inf, abs(1e-30) 0, 1/(1e20+0j) 0, sqrt(1e20-1j) had imaginary part 623).
+# In float64 the squares of float32 parts are exact and in range; C99's special values are kept where noted.
+
+
+def _inf_either(f: F, a, b):
+    return f.b.op("or", f.cmp(f("abs", a), math.inf, "EQ"), f.cmp(f("abs", b), math.inf, "EQ"), ty=f.b.i1)
+
+
+def _neg_sign(f: F, x):
+    """x < 0 or x = -0 (the sign bit)."""
+    return f.b.compare(f.bits(x), f.c(0, f.i64), "LT")
+
+
+def _cabs(f: F, a, b):
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), f("sqrt", f.add(f.mul(a, a), f.mul(b, b))))
+
+
+def _cdiv(f: F, a, b, c, d):
+    den = f.add(f.mul(c, c), f.mul(d, d))
+    re, im = f.div(f.add(f.mul(a, c), f.mul(b, d)), den), f.div(f.sub(f.mul(b, c), f.mul(a, d)), den)
+    # C99: a finite numerator over an infinite denominator is a (signed) zero
+    unit = lambda v: f.sel(f.cmp(f("abs", v), math.inf, "EQ"), f.sel(_neg_sign(f, v), f.c(-1.0), f.c(1.0)),  # noqa: E731
+                           f.sel(_neg_sign(f, v), f.c(-0.0), f.c(0.0)))
+    c1, d1 = unit(c), unit(d)
+    fin = f.b.op("and", f.cmp(f("abs", a), math.inf, "LT"), f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
+    to_zero = f.b.op("and", _inf_either(f, c, d), fin, ty=f.b.i1)
+    return (f.sel(to_zero, f.mul(0.0, f.add(f.mul(a, c1), f.mul(b, d1))), re),
+            f.sel(to_zero, f.mul(0.0, f.sub(f.mul(b, c1), f.mul(a, d1))), im))
+
+
+def _csqrt(f: F, a, b):
+    """t = sqrt((|a| + |z|) / 2): (t, b / 2t) for a >= 0, (|b| / 2t, t with b's sign) below; (0, b) at 0, and
+    (inf, b) where b is infinite (C99)."""
+    t = f("sqrt", f.mul(0.5, f.add(f("abs", a), _cabs(f, a, b))))
+    two_t = f.mul(2.0, t)
+    neg_a = f.cmp(a, 0.0, "LT")
+    re = f.sel(neg_a, f.div(f("abs", b), two_t), t)
+    im = f.sel(neg_a, f.sel(_neg_sign(f, b), f.neg(t), t), f.div(b, two_t))
+    zero, b_inf = f.cmp(t, 0.0, "EQ"), f.cmp(f("abs", b), math.inf, "EQ")
+    re = f.sel(b_inf, f.c(math.inf), f.sel(zero, f.c(0.0), re))
+    return re, f.sel(b_inf, b, f.sel(zero, b, im))
+
+
+def _clog(f: F, a, b):
+    """(log |z|, atan2(b, a)): |z|^2 exact in float64, so log(|z|^2) / 2 keeps its digits near |z| = 1."""
+    re = f.mul(0.5, f("log", f.add(f.mul(a, a), f.mul(b, b))))
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, a)
+
+
+def _clog1p(f: F, a, b):
+    """log(1 + z): |1 + z|^2 = 1 + s with s = a (2 + a) + b^2, so log1p(s) / 2 near |1 + z| = 1, log elsewhere."""
+    u = f.add(1.0, a)
+    s = f.add(f.mul(a, f.add(2.0, a)), f.mul(b, b))
+    near = f.b.op("and", f.cmp(s, -0.5, "GT"), f.cmp(s, 1.0, "LT"), ty=f.b.i1)
+    re = f.mul(0.5, f.sel(near, _log1p64(f, s), f("log", f.add(f.mul(u, u), f.mul(b, b)))))
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
+
+
+def _cexp(f: F, a, b):
+    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN)."""
+    e = f("exponential", a)
+    c, sn = _sin_cos_tan("cos")(f, b), _sin_cos_tan("sin")(f, b)
+    zero = f.cmp(b, 0.0, "EQ")
+    return f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+
+
 # ---------------------------------------------------------------- the table
 
 NARROW = ("f32", "f16", "bf16")
@@ -823,6 +891,17 @@ EXPANSIONS = [
     Expansion("chlo.atanh", ("f64",), _atanh64, "through log(1 + x): 9e15 ulps near 0", _T + "test_float64_bounds"),
     Expansion("chlo.acosh", ("f64",), _acosh64, "log(x + sqrt(x^2 - 1)): 1.4e7 ulps near 1", _T + "test_float64_bounds"),
 ]
+_C = "tests/test_edge_values.py::test_complex64_at_large_and_small_magnitudes"
+# complex64 in float64: needs float64 log, exp and atan2, so the CPU and CUDA targets declare it (`mathlib-complex`);
+# Vulkan's SPIR-V has none (there IREE's float32 formulas remain).
+COMPLEX_EXPANSIONS = [
+    Expansion(op, ("complex<f32>",), build, what, _C) for op, build, what in (
+        ("stablehlo.abs", _cabs, "float32 sqrt(re^2 + im^2): abs(1e20) inf, abs(1e-30) 0"),
+        ("stablehlo.divide", _cdiv, "float32 re^2 + im^2: 1/(1e20+0j) gave 0, 1/(1e-30+0j) inf+nanj"),
+        ("stablehlo.sqrt", _csqrt, "float32 |z|: sqrt(1e20-1j) gave 1e10+623j"),
+        ("stablehlo.log", _clog, "float32 |z|: log(1e20j) inf, log(0) -inf+nanj"),
+        ("stablehlo.log_plus_one", _clog1p, "log(1 + z) in float32: log1p(-1+0j) 0+nanj"),
+        ("stablehlo.exponential", _cexp, "e^a (cos b, sin b) in float32: exp(1e20+0j) inf+nanj"))]
 _G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
 # Vulkan's float32 functions (GLSL's, lavapipe's): exp(x) as exp2(x log2 e), 68 ulps at |x| = 80; log1p(x) as
 # log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1. Declared by the Vulkan target (`mathlib-glsl`).
@@ -843,7 +922,7 @@ def _by_op(table) -> dict[str, list[Expansion]]:
     return out
 
 
-_BY_OP, _BY_OP_GLSL = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS)
+_BY_OP, _BY_OP_GLSL, _BY_OP_COMPLEX = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS), _by_op(COMPLEX_EXPANSIONS)
 
 
 def add_expansions(*exps: Expansion) -> None:
@@ -867,8 +946,11 @@ def _expanded(exp: Expansion, op, t, name: str):
         return r if name == "f32" else b.op("convert", r, ty=t)
     b = _Builder(ir.RankedTensorType.get(t.shape, ir.F64Type.get()), op.operands[0])
     if name == "complex<f32>":
-        parts = [b.op("convert", b.op(p, op.operands[0], ty=f32)) for p in ("real", "imag")]
-        re, im = (b.op("convert", v, ty=f32) for v in exp.build(F(b), *parts))
+        parts = [b.op("convert", b.op(p, v, ty=f32)) for v in op.operands for p in ("real", "imag")]
+        out = exp.build(F(b), *parts)
+        if not isinstance(out, tuple):  # (a real result: abs)
+            return b.op("convert", out, ty=f32)
+        re, im = (b.op("convert", v, ty=f32) for v in out)
         return b.op("complex", re, im, ty=t)
     xs = [v if name == "f64" else b.op("convert", v if name == "f32" else b.op("convert", v, ty=f32))
           for v in op.operands]  # (narrow types through float32: IREE's f64 -> f16 convert gave 0)
@@ -888,7 +970,7 @@ def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None
         if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType):
             continue
         t = tensor_type(op.result.type)
-        name = _type_name(t.element_type)
+        name = _type_name(tensor_type(op.operands[0].type).element_type if op.operands else t.element_type)
         exp = next((e for e in by_op[op.name] if name in e.types and (e.applies is None or e.applies(op))), None)
         if exp is None:
             continue
@@ -926,3 +1008,16 @@ class MathLibGLSL(Pass):
 
 
 MATHLIB_GLSL = register(MathLibGLSL())
+
+
+class MathLibComplex(Pass):
+    name = "mathlib-complex"
+    description = "complex64 abs, divide, sqrt, log, log1p, exp in float64 (IREE's float32 |z|^2 over- and underflows)"
+    kind = "expansion"
+    workaround = Workaround("3.13", _C)
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        expand(module, stats, _BY_OP_COMPLEX)
+
+
+MATHLIB_COMPLEX = register(MathLibComplex())

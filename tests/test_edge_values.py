@@ -47,3 +47,52 @@ def test_float64_arccosh_below_one_is_nan(x64):
     with np.errstate(invalid="ignore"):
         want = np.arccosh(x)
     np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+def _complex_ulps(got, want):
+    """|got - want| in float32 ulps of |want| (where |want| is a normal float32)."""
+    got, want = np.asarray(got).astype(np.complex128), np.asarray(want).astype(np.complex128)
+    tiny = np.finfo(np.float32).tiny
+    ok = np.isfinite(want) & (np.abs(want) > tiny) & (np.abs(want) < np.finfo(np.float32).max)
+    for part in (want.real, want.imag):  # (a subnormal part is flushed to zero)
+        ok &= (part == 0) | (np.abs(part) >= tiny)
+    return np.where(ok, np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)), 0)
+
+
+def test_complex64_at_large_and_small_magnitudes():
+    r = np.random.default_rng(3)
+    z = (10.0 ** r.uniform(-37, 37, 3000) * np.exp(1j * r.uniform(-np.pi, np.pi, 3000))).astype(np.complex64)
+    z = np.concatenate([z, (r.standard_normal(500) + 1j * r.standard_normal(500)).astype(np.complex64)])
+    tiny = np.finfo(np.float32).tiny  # (parts IREE flushes to zero are left out)
+    z = z[~(((np.abs(z.real) < tiny) & (z.real != 0)) | ((np.abs(z.imag) < tiny) & (z.imag != 0)))]
+    w = z[::-1].copy()
+    fs = {"abs": snp.abs, "sqrt": snp.sqrt, "log": snp.log, "log10": snp.log10, "exp": snp.exp, "recip": snp.reciprocal}
+    got = stagec.jit(lambda z, w: ({k: f(z) for k, f in fs.items()}, z / w))(z, w)
+    z128 = z.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        want = {"abs": np.abs(z128), "sqrt": np.sqrt(z128), "log": np.log(z128), "log10": np.log10(z128),
+                "exp": np.exp(z128), "recip": 1 / z128}
+        div = z128 / w.astype(np.complex128)
+    small_re = np.abs(z.real) < 80  # (exp: e^re in range)
+    for k in fs:
+        err = _complex_ulps(got[0][k], want[k])
+        if k == "exp":
+            err = err[small_re]
+        assert err.max() <= 2, (k, err.max())  # (abs(1e20) was inf, sqrt(1e20-1j) 1e10+623j, 1/(1e20+0j) 0)
+    err = _complex_ulps(got[1], div)
+    normal = np.abs(div) > 1e-37  # (a quotient near the subnormals loses digits IREE flushes)
+    assert err[normal].max() <= 2
+    # log1p against mpmath (NumPy's complex log1p is log(1 + z), 0 for |z| < 1e-8)
+    small = np.array([1e-30 + 1e-33j, -1 + 0j, -1e-20 - 3e-21j, 0.5 - 0.25j, -0.75 + 1e-4j, 3e10 + 1j], np.complex64)
+    g = np.asarray(stagec.jit(snp.log1p)(small))
+    mp = [complex(mpmath.log1p(mpmath.mpc(complex(v)))) if v != -1 else complex(-np.inf, 0) for v in small]
+    fin = np.isfinite(np.array(mp))
+    assert _complex_ulps(g[fin], np.array(mp)[fin]).max() <= 2 and g[~fin].real[0] == -np.inf
+    # C99's special values
+    specials = np.array([0j, complex(1e20, 0), complex(-np.inf, 1), complex(2, np.inf), complex(np.inf, 0)], np.complex64)
+    lg, ex, sq, rc = (np.asarray(v) for v in stagec.jit(lambda z: (snp.log(z), snp.exp(z), snp.sqrt(z),
+                                                                  1 / z))(specials))
+    assert lg[0] == complex(-np.inf, 0) and np.isnan(lg[0].imag) is np.False_
+    assert ex[1].real == np.inf and ex[1].imag == 0 and ex[4].real == np.inf and ex[4].imag == 0
+    assert sq[2] == complex(0, np.inf) and sq[3] == complex(np.inf, np.inf)
+    assert rc[4] == 0 and rc[2] == 0

@@ -58,7 +58,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                             "isolate-updates", "recompute-activations",
                             "isolate-batch-sums", "column-products",
                             "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
-                    legalize=("mathlib", "merge-commuted", "bound-bindings", "isolate-reductions"),
+                    legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings", "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
@@ -71,7 +71,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     Target("cuda", "cuda", "--iree-cuda-target=",
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "merge-commuted", "bound-bindings", "isolate-reductions", "bf16-in-f32", "f32-dots-bf16x3"))),
+                    legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings", "isolate-reductions", "bf16-in-f32",
+                              "f32-dots-bf16x3"))),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
 

@@ -369,14 +369,23 @@ def exp2(x: Any, /):
     return lax.pow(_const(x, 2), x)
 
 
+def _log_base(name: str, x, base: float):
+    """log(x) / log(base); a complex log's parts each divided by the real log(base) (a complex division would
+    make log10(0j) -inf + NaN j from 0 * inf)."""
+    (x,) = _to_float(name, x)
+    y = lax.log(x)
+    if _dt.kind(aval_of(y).dtype) != "c":
+        return lax.div(y, _const(y, math.log(base)))
+    re, im = lax.real(y), lax.imag(y)
+    return lax.complex(lax.div(re, _const(re, math.log(base))), lax.div(im, _const(im, math.log(base))))
+
+
 def log2(x: Any, /):
-    (x,) = _to_float("log2", x)
-    return lax.div(lax.log(x), _const(x, math.log(2)))
+    return _log_base("log2", x, 2)
 
 
 def log10(x: Any, /):
-    (x,) = _to_float("log10", x)
-    return lax.div(lax.log(x), _const(x, math.log(10)))
+    return _log_base("log10", x, 10)
 
 
 def _logaddexp(x1: Any, x2: Any, /):
