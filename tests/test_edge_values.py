@@ -96,3 +96,16 @@ def test_complex64_at_large_and_small_magnitudes():
     assert ex[1].real == np.inf and ex[1].imag == 0 and ex[4].real == np.inf and ex[4].imag == 0
     assert sq[2] == complex(0, np.inf) and sq[3] == complex(np.inf, np.inf)
     assert rc[4] == 0 and rc[2] == 0
+
+
+def test_half_precision_running_sums_accumulate_in_float32():
+    import ml_dtypes
+    r = np.random.default_rng(5)
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        x = np.concatenate([np.ones(10000), r.standard_normal(3000)]).astype(dt)
+        a, b = stagec.jit(lambda v: (snp.cumsum(v), snp.cumulative_sum(v)))(x)
+        want = np.cumsum(x.astype(np.float64)).astype(dt)  # (float16 stopped at 2048, bfloat16 at 256)
+        spacing = np.spacing(np.abs(want.astype(np.float32)).astype(dt)).astype(np.float64)
+        for got in (a, b):
+            err = np.abs(np.asarray(got).astype(np.float64) - want.astype(np.float64)) / spacing
+            assert err.max() <= 1, (dt, err.max())

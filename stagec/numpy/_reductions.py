@@ -233,7 +233,15 @@ def _cumulative(fname: str, fn, a, axis, dtype, upcast_int: bool):
     a = _cast_input(a, av, dtype, upcast_int)
     if aval_of(a).dtype == np.bool_ and fname in ("cumsum", "cumprod"):
         a = lax.convert_element_type(a, _dt.default_int())
-    return fn(a, axis)
+    return _in_f32(fn, a, axis)
+
+
+def _in_f32(fn, x, axis):
+    """A running reduction of float16/bfloat16 in float32, rounded once (as JAX: cumsum of 10000 float16 ones
+    stopped at 2048 in float16)."""
+    x, dt = _upcast_f16(x)
+    out = fn(x, axis)
+    return out if aval_of(out).dtype == dt else lax.convert_element_type(out, dt, weak_type=False)
 
 
 def cumsum(a: Any, axis: int | None = None, dtype=None, out=None):
@@ -260,7 +268,7 @@ def _cumulative_api(fname: str, fn, identity, x, axis, dtype, include_initial: b
     x = _cast_input(x, av, dtype, True)
     if aval_of(x).dtype == np.bool_:
         x = lax.convert_element_type(x, _dt.default_int())
-    out = fn(x, axis)
+    out = _in_f32(fn, x, axis)
     if include_initial:
         shape = list(aval_of(out).shape)
         shape[axis] = 1
