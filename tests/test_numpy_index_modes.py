@@ -421,10 +421,18 @@ def test_divide_power_apply_repeat_per_occurrence():
     x, y = np.array([7, 7, 7], np.int32), np.array([2, 2, 2], np.float32)
     want = [[7, 3.5, 7], [7, 1.75, 7], [2, 512, 2], [2, 200, 20], [2, np.sin(np.float32(2)), 2], [8, 7, 7],
             [7, 7 ** 4, 7]]
-    for got in (_divide_power_apply(snp.asarray(x), snp.asarray(y)), stagec.jit(_divide_power_apply)(x, y)):
-        for k, (g, w) in enumerate(zip(got, want)):
-            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=str(k))
-        assert got[0].dtype == np.float32 and got[5].dtype == np.int32 and got[6].dtype == np.int32
+    got = stagec.jit(_divide_power_apply)(x, y)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=str(k))
+    assert got[0].dtype == np.float32 and got[5].dtype == np.int32 and got[6].dtype == np.int32
+    # Eagerly, the cases that run as an eager loop of their own (`apply`: a while_loop over the occurrences);
+    # divide and power are a scatter and elementwise kernels, the same code as under jit.
+    ex, ey = snp.asarray(x), snp.asarray(y)
+    eager = [ey.at[np.array([1, 1, 2])].apply(lambda v: v * 10), ey.at[1].apply(snp.sin),
+             ex.at[np.array([5, 0])].apply(lambda v: v + 1, mode="drop")]
+    for k, g in zip((3, 4, 5), eager):
+        np.testing.assert_allclose(np.asarray(g), want[k], rtol=1e-6, err_msg=f"eager {k}")
+    assert eager[2].dtype == np.int32
 
 
 # ---------------------------------------------------------------- JAX as a second oracle (when installed)
