@@ -286,15 +286,16 @@ def test_manipulation():
 def test_searching_and_sets():
     s = np.array([1.0, 2.0, 2.0, 5.0], np.float32)
     v = np.array([[0.0, 2.0], [3.0, np.nan]], np.float32)
-    got = stagec.jit(lambda a, b: [snp.searchsorted(a, b), snp.searchsorted(a, b, side="right"),
-                                   snp.searchsorted(a[::-1], b, sorter=np.arange(4)[::-1])])(s, v)
-    for g, side in zip(got, ("left", "right", "left")):
+    s2 = np.array([1.0, 2.0, 2.0, np.nan, np.nan], np.float32)  # NaNs sort last: a NaN query goes after them on the right
+    v2 = np.array([np.nan, 2.0, 0.0, 5.0, np.inf], np.float32)
+    got = stagec.jit(lambda a, b, a2, b2: [snp.searchsorted(a, b), snp.searchsorted(a, b, side="right"),
+                                           snp.searchsorted(a[::-1], b, sorter=np.arange(4)[::-1]),
+                                           snp.searchsorted(a2, b2), snp.searchsorted(a2, b2, side="right")])(
+        s, v, s2, v2)  # one module
+    for g, side in zip(got[:3], ("left", "right", "left")):
         np.testing.assert_array_equal(g, np.searchsorted(s, v, side=side))
-    s = np.array([1.0, 2.0, 2.0, np.nan, np.nan], np.float32)  # NaNs sort last: a NaN query goes after them on the right
-    v = np.array([np.nan, 2.0, 0.0, 5.0, np.inf], np.float32)
-    for side in ("left", "right"):
-        np.testing.assert_array_equal(stagec.jit(lambda a, b: snp.searchsorted(a, b, side=side))(s, v),
-                                      np.searchsorted(s, v, side=side))
+    for g, side in zip(got[3:], ("left", "right")):
+        np.testing.assert_array_equal(g, np.searchsorted(s2, v2, side=side))
     rng = np.random.default_rng(2)  # (a binary search: every length around the powers of two, both sides)
     cases = [(np.sort(rng.integers(0, 20, n)).astype(np.int32), rng.integers(-2, 23, (5, 7)).astype(np.int32))
              for n in (0, 1, 2, 3, 7, 8, 9, 1023, 1024, 1025)]

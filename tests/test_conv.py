@@ -3,6 +3,8 @@
 padding (negative too), both dilations and feature groups; gradients against central differences."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -50,7 +52,8 @@ WIDE = [  # (x NCHW, w OIHW, strides, padding, lhs_dilation, rhs_dilation, group
 ]
 
 
-def _run(case, dtype=np.float64):
+def _setup(case, dtype=np.float64):
+    """(conv function, its operands in the case's layouts, NCHW x and OIHW w, the output's transpose to NC...)."""
     xs, ws, st, pads, ld, rd, g, dn = case
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
@@ -59,15 +62,29 @@ def _run(case, dtype=np.float64):
     xl = np.transpose(x, np.argsort(_perm(dn[0], lhs_c)))  # from NC... into the layout dn[0]
     wl = np.transpose(w, np.argsort(_perm(dn[1], rhs_c)))
     f = lambda a, b: lax.conv_general_dilated(a, b, st, pads, ld, rd, dimension_numbers=dn, feature_group_count=g)
-    got = np.transpose(np.asarray(stagec.jit(f)(xl, wl)), _perm(dn[2], out_c))
-    return got, _conv_ref(x, w, st, pads, ld, rd, g), stagec.make_mlir(f)(xl, wl)
+    return f, (xl, wl), (x, w), _perm(dn[2], out_c)
+
+
+def _run(case, dtype=np.float64):
+    f, (xl, wl), (x, w), perm = _setup(case, dtype)
+    got = np.transpose(np.asarray(stagec.jit(f)(xl, wl)), perm)
+    return got, _conv_ref(x, w, *case[2:7]), stagec.make_mlir(f)(xl, wl)
+
+
+@functools.cache
+def _wide_float64() -> list:
+    """Every WIDE case's float64 convolution, jitted in one module (one compile, not one per case)."""
+    setups = [_setup(case) for case in WIDE]
+    got = stagec.jit(lambda ops: [f(a, b) for (f, *_), (a, b) in zip(setups, ops)])([s[1] for s in setups])
+    return [np.transpose(np.asarray(g), s[3]) for g, s in zip(got, setups)]
 
 
 @pytest.mark.parametrize("case", WIDE)
 def test_wide_window_conv_is_a_dot_and_matches_loops(x64, case):
-    got, want, text = _run(case)
+    f, (xl, wl), (x, w), _ = _setup(case)
+    text = stagec.make_mlir(f)(xl, wl)
     assert "stablehlo.convolution" not in text and "stablehlo.dot_general" in text
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_wide_float64()[WIDE.index(case)], _conv_ref(x, w, *case[2:7]), rtol=1e-12, atol=1e-12)
 
 
 def test_wide_window_conv_float32():
@@ -89,22 +106,38 @@ def _central(f, x, eps=1e-6):
     return g
 
 
-@pytest.mark.parametrize("strides,pads,rd", [((1, 1), "SAME", (1, 1)), ((2, 1), ((1, 0), (2, 1)), (1, 2))])
-def test_weight_gradient_matches_central_differences(x64, strides, pads, rd):
-    """The weight gradient of an NHWC/HWIO convolution (a wide-window convolution, emitted as a dot)."""
+GRAD_CASES = [((1, 1), "SAME", (1, 1)), ((2, 1), ((1, 0), (2, 1)), (1, 2))]
+
+
+def _weight_grad_case(strides, pads, rd):
+    """(loss of the weights, the weights, the float64 NumPy loss) of an NHWC/HWIO convolution."""
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((3, 7, 6, 2)), rng.standard_normal((3, 2, 2, 4))
     dn = ("NHWC", "HWIO", "NHWC")
     conv = lambda x, w: lax.conv_general_dilated(x, w, strides, pads, rhs_dilation=rd, dimension_numbers=dn)
     ct = rng.standard_normal(stagec.eval_shape(conv, x, w).shape)  # (its shape: no eager run, no compile)
     loss = lambda w: snp.sum(conv(x, w) * ct)
-    grad = stagec.jit(stagec.grad(loss))
-    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(w)
     pads_ = lax.padtype_to_pads((7, 6), (3, 2), strides, pads) if isinstance(pads, str) else pads
     to_nchw = lambda w: np.transpose(w, (3, 2, 0, 1))
     ref = lambda w: np.sum(np.transpose(_conv_ref(np.transpose(x, (0, 3, 1, 2)), to_nchw(w), strides, pads_, (1, 1),
                                                   rd, 1), (0, 2, 3, 1)) * ct)
-    np.testing.assert_allclose(grad(w), _central(ref, w), rtol=1e-6, atol=1e-7)
+    return loss, w, ref
+
+
+@functools.cache
+def _weight_grads() -> list:
+    """Every GRAD_CASES weight gradient, jitted in one module (one compile, not one per case)."""
+    cases = [_weight_grad_case(*c) for c in GRAD_CASES]
+    return stagec.jit(lambda ws: [stagec.grad(loss)(w) for (loss, *_), w in zip(cases, ws)])([c[1] for c in cases])
+
+
+@pytest.mark.parametrize("strides,pads,rd", GRAD_CASES)
+def test_weight_gradient_matches_central_differences(x64, strides, pads, rd):
+    """The weight gradient of an NHWC/HWIO convolution (a wide-window convolution, emitted as a dot)."""
+    loss, w, ref = _weight_grad_case(strides, pads, rd)
+    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(w)
+    got = _weight_grads()[GRAD_CASES.index((strides, pads, rd))]
+    np.testing.assert_allclose(got, _central(ref, w), rtol=1e-6, atol=1e-7)
 
 
 def test_complex_convolution_matches_loops(x64):
@@ -158,9 +191,8 @@ def test_scipy_signal_matches_numpy(x64, s1, s2):
         signal.fftconvolve  # noqa: B018
 
 
-@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
-def test_grouped_weight_gradient_matches_central_differences(x64, layout):
-    """A depthwise convolution's weight gradient has batch groups (emitted as a dot batched over the groups)."""
+def _grouped_case(layout):
+    """(loss of the weights in `layout`, the weights in it, back to OIHW, the float64 NumPy loss of OIHW weights)."""
     rng = np.random.default_rng(5)
     x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((6, 1, 3, 3))  # NCHW, OIHW: 3 groups
     dn = ("NHWC", "HWIO", "NHWC") if layout == "NHWC" else ("NCHW", "OIHW", "NCHW")
@@ -170,8 +202,25 @@ def test_grouped_weight_gradient_matches_central_differences(x64, layout):
     conv = lambda w: lax.conv_general_dilated(xl, w, (1, 2), "SAME", dimension_numbers=dn, feature_group_count=3)
     ct = rng.standard_normal(stagec.eval_shape(conv, to_l(w)).shape)  # (its shape: no eager run, no compile)
     loss = lambda w: snp.sum(conv(w) * ct)
-    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(to_l(w))
-    got = from_l(np.asarray(stagec.jit(stagec.grad(loss))(to_l(w))))
     out_l = (lambda y: np.transpose(y, (0, 2, 3, 1))) if layout == "NHWC" else (lambda y: y)
     ref = lambda w: np.sum(out_l(_conv_ref(x, w, (1, 2), ((1, 1), (1, 1)), (1, 1), (1, 1), 3)) * ct)
+    return loss, to_l(w), from_l, w, ref
+
+
+LAYOUTS = ["NHWC", "NCHW"]
+
+
+@functools.cache
+def _grouped_grads() -> list:
+    """Both layouts' weight gradients, jitted in one module (one compile, not two)."""
+    cases = [_grouped_case(layout) for layout in LAYOUTS]
+    return stagec.jit(lambda ws: [stagec.grad(loss)(w) for (loss, *_), w in zip(cases, ws)])([c[1] for c in cases])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_grouped_weight_gradient_matches_central_differences(x64, layout):
+    """A depthwise convolution's weight gradient has batch groups (emitted as a dot batched over the groups)."""
+    loss, wl, from_l, w, ref = _grouped_case(layout)
+    assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(wl)
+    got = from_l(np.asarray(_grouped_grads()[LAYOUTS.index(layout)]))
     np.testing.assert_allclose(got, _central(ref, w), rtol=1e-6, atol=1e-7)

@@ -2,6 +2,8 @@
 DFT path (other lengths, float64), with x64 off and on."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -35,22 +37,33 @@ def _c2c_all(m, z, r, h):
             for norm in _FFT_NORMS]
 
 
+def _nd_all(m, z, r, h):
+    return [m.fft.fft2(r), m.fft.ifft2(z), m.fft.fftn(z, s=(2, 4)), m.fft.ifftn(z, axes=(0,)), m.fft.rfft2(r),
+            m.fft.rfftn(r, s=(4, 8)), m.fft.irfft2(h), m.fft.irfftn(h, s=(4, 6))]
+
+
+def _inputs(x64: bool):
+    z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64 else (Z, R)
+    return z, r, np.fft.rfft(r).astype(z.dtype), np.fft.rfft2(r).astype(z.dtype)
+
+
+@functools.cache
+def _jitted(x64: bool):
+    """(1-D transforms, n-D transforms) in one module per x64 mode (the cache's key: called under that mode)."""
+    return stagec.jit(lambda z, r, h, h2: (_c2c_all(snp, z, r, h), _nd_all(snp, z, r, h2)))(*_inputs(x64))
+
+
 def test_c2c(x64mode):
-    z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64mode else (Z, R)
-    h = np.fft.rfft(r).astype(z.dtype)
-    got = stagec.jit(lambda z, r, h: _c2c_all(snp, z, r, h))(z, r, h)  # one module for every norm
-    for gots, wants in zip(got, _c2c_all(np, z, r, h)):
+    z, r, h, _ = _inputs(x64mode)
+    for gots, wants in zip(_jitted(x64mode)[0], _c2c_all(np, z, r, h)):
         for g, w in zip(gots, wants):
             _check(g, w, x64mode)
     _check(snp.fft.fft(z, norm="ortho"), np.fft.fft(z, norm="ortho"), x64mode)  # and eagerly
 
 
 def test_nd(x64mode):
-    z, r = (Z.astype(np.complex128), R.astype(np.float64)) if x64mode else (Z, R)
-    h = np.fft.rfft2(r).astype(z.dtype)
-    nd = lambda m, z, r, h: [m.fft.fft2(r), m.fft.ifft2(z), m.fft.fftn(z, s=(2, 4)), m.fft.ifftn(z, axes=(0,)),
-                             m.fft.rfft2(r), m.fft.rfftn(r, s=(4, 8)), m.fft.irfft2(h), m.fft.irfftn(h, s=(4, 6))]
-    for g, w in zip(stagec.jit(lambda *a: nd(snp, *a))(z, r, h), nd(np, z, r, h)):  # one module
+    z, r, _, h = _inputs(x64mode)
+    for g, w in zip(_jitted(x64mode)[1], _nd_all(np, z, r, h)):
         _check(g, w, x64mode)
 
 

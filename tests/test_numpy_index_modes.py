@@ -8,6 +8,7 @@ Jitted functions live at module level so that each signature compiles once.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
@@ -67,14 +68,14 @@ def _check_updates(got: dict, x, idx, v, mode=None, what=""):
 
 
 def test_in_bounds_updates_are_unchanged():
-    idx = np.array([0, -1, 2, -4], I32)  # wrapped negative indices (duplicates: below)
-    v = np.array([10, 20, 30, 40], F32)
+    idx = np.array([0, -1, 2, -4, 3], I32)  # wrapped negative indices (duplicates: below); IDX's shape: one module
+    v = np.array([10, 20, 30, 40, 50], F32)
     _check_updates(_jit_updates(X5, idx, v), X5, idx, v, what="jit")
     a = snp.asarray(X5)
     for op in ("set", "add"):
         np.testing.assert_array_equal(np.asarray(getattr(a.at[idx], op)(v)), _np_update(X5, idx, v, op), op)
     want = X5.copy()
-    want[[0, 4, 2, 1]] += [10, 20, 30, 40]
+    want[[0, 4, 2, 1, 3]] += [10, 20, 30, 40, 50]
     np.testing.assert_array_equal(np.asarray(_jit_updates(X5, idx, v)["add"]), want)
 
 
@@ -145,7 +146,7 @@ def test_bool_and_int_updates_drop():
 def test_jitted_update_leaves_the_callers_array_unchanged():
     """IREE's CPU scatter writes into operand buffers; the dropped-update path pads into a new one."""
     a = snp.asarray(X5)
-    for idx in (IDX, np.array([0, 2], I32)):
+    for idx in (IDX, np.array([0, 2, -1, 3, 1], I32)):  # (in bounds: IDX's shape, the same module)
         _jit_updates(a, idx, VALS[:len(idx)])
         np.testing.assert_array_equal(np.asarray(a), X5)
 
@@ -162,7 +163,18 @@ def _gets(x, i, fill, defaults: bool = True):
     return out
 
 
-_jit_gets = stagec.jit(_gets)
+@functools.cache
+def _jit_fill_gets() -> list:
+    """`_gets` of every FILLS dtype, jitted in one module (one compile, not one per dtype)."""
+    xs = [_fill_x(dtype) for dtype, *_ in FILLS]
+    return stagec.jit(lambda xs, i, fills: [_gets(x, i, f) for x, f in zip(xs, fills)])(
+        xs, GET_IDX, [fill for _, _, fill, _ in FILLS])
+
+
+def _fill_x(dtype):
+    return (np.arange(5) % 2 == 0) if dtype == BOOL else np.arange(5, 10).astype(dtype)
+
+
 GET_IDX = np.array([-6, 5, -1, -5, 2], I32)  # on size 5: out, out, 4, 0, 2
 # JAX's default fills (checked against JAX 0.10.2 in test_jax_oracle) and explicit ones, cast as NumPy casts.
 FILLS = [(F32, np.nan, -1.5, -1.5), (I32, np.iinfo(I32).min, -7, -7), (U8, 255, 300, 44), (BOOL, True, False, False)]
@@ -170,10 +182,11 @@ FILLS = [(F32, np.nan, -1.5, -1.5), (I32, np.iinfo(I32).min, -7, -7), (U8, 255, 
 
 @pytest.mark.parametrize("dtype,default,fill,cast", FILLS, ids=lambda v: getattr(v, "__name__", None))
 def test_get_fill_mode(dtype, default, fill, cast):
-    x = (np.arange(5) % 2 == 0) if dtype == BOOL else np.arange(5, 10).astype(dtype)
+    x = _fill_x(dtype)
     clamped = x[np.clip(np.where(GET_IDX < 0, GET_IDX + 5, GET_IDX), 0, 4)]
     oob = (GET_IDX < -5) | (GET_IDX >= 5)
-    for where, got in (("jit", _jit_gets(x, GET_IDX, fill)), ("eager", _gets(snp.asarray(x), GET_IDX, fill, False))):
+    jit = _jit_fill_gets()[[d for d, *_ in FILLS].index(dtype)]
+    for where, got in (("jit", jit), ("eager", _gets(snp.asarray(x), GET_IDX, fill, False))):
         for name in ("plain", "get", "clip", "no_mode"):
             if name in got:
                 np.testing.assert_array_equal(np.asarray(got[name]), clamped, err_msg=f"{where} {name}")
@@ -421,10 +434,18 @@ def test_divide_power_apply_repeat_per_occurrence():
     x, y = np.array([7, 7, 7], np.int32), np.array([2, 2, 2], np.float32)
     want = [[7, 3.5, 7], [7, 1.75, 7], [2, 512, 2], [2, 200, 20], [2, np.sin(np.float32(2)), 2], [8, 7, 7],
             [7, 7 ** 4, 7]]
-    for got in (_divide_power_apply(snp.asarray(x), snp.asarray(y)), stagec.jit(_divide_power_apply)(x, y)):
-        for k, (g, w) in enumerate(zip(got, want)):
-            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=str(k))
-        assert got[0].dtype == np.float32 and got[5].dtype == np.int32 and got[6].dtype == np.int32
+    got = stagec.jit(_divide_power_apply)(x, y)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=str(k))
+    assert got[0].dtype == np.float32 and got[5].dtype == np.int32 and got[6].dtype == np.int32
+    # Eagerly, the cases that run as an eager loop of their own (`apply`: a while_loop over the occurrences);
+    # divide and power are a scatter and elementwise kernels, the same code as under jit.
+    ex, ey = snp.asarray(x), snp.asarray(y)
+    eager = [ey.at[np.array([1, 1, 2])].apply(lambda v: v * 10), ey.at[1].apply(snp.sin),
+             ex.at[np.array([5, 0])].apply(lambda v: v + 1, mode="drop")]
+    for k, g in zip((3, 4, 5), eager):
+        np.testing.assert_allclose(np.asarray(g), want[k], rtol=1e-6, err_msg=f"eager {k}")
+    assert eager[2].dtype == np.int32
 
 
 # ---------------------------------------------------------------- JAX as a second oracle (when installed)

@@ -103,18 +103,19 @@ def _nan_reductions(x):
             snp.sum(x, axis=1), snp.cumsum(x, axis=1), snp.mean(x, axis=1), snp.argmax(x)]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
-def test_row_reductions_of_widths_no_vector_divides(dtype):
+def test_row_reductions_of_widths_no_vector_divides():
     """Rows of 37, 999 and 1000 values: IREE vectorizes them in whole vectors plus a peeled remainder (without
-    peeling a 1000-wide row sum was computed one value at a time, 4x slower); every value is still summed once."""
+    peeling a 1000-wide row sum was computed one value at a time, 4x slower); every value is still summed once.
+    All nine (dtype, width) cases in one module: each row reduction is its own dispatch, compiled as alone."""
     rng = np.random.default_rng(5)
-    for rows, width in ((300, 37), (64, 999), (48, 1000)):
-        x = (rng.integers(-9, 10, (rows, width)) if dtype == np.int32 else rng.standard_normal((rows, width))).astype(dtype)
-        got = stagec.jit(lambda x: (x.sum(1), x.max(1), (x * x).sum(1), x.mean(-1)))(x)
+    xs = [(rng.integers(-9, 10, (rows, width)) if dtype == np.int32 else rng.standard_normal((rows, width))).astype(dtype)
+          for dtype in (np.float32, np.float16, np.int32) for rows, width in ((300, 37), (64, 999), (48, 1000))]
+    outs = stagec.jit(lambda xs: [(x.sum(1), x.max(1), (x * x).sum(1), x.mean(-1)) for x in xs])(xs)
+    for x, got in zip(xs, outs):
         want = [x.astype(np.float64).sum(1), x.max(1), (x.astype(np.float64) ** 2).sum(1), x.astype(np.float64).mean(-1)]
         for g, w in zip(got, want):
-            np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=2e-2 if dtype == np.float16 else 1e-5,
-                                       atol=1e-4 if dtype != np.float16 else 0.5)
+            np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=2e-2 if x.dtype == np.float16 else 1e-5,
+                                       atol=1e-4 if x.dtype != np.float16 else 0.5, err_msg=f"{x.dtype}{x.shape}")
 
 
 def test_nan_and_infinities_in_reductions_match_numpy():
@@ -248,7 +249,8 @@ def test_nn_activations_match_reference(data):
     got = _activations_jit(x)
     for n, (f, ref) in _ACTIVATIONS.items():
         want = ref(x.astype(np.float64))
-        for r in (got[n], f(x)):
+        # eager on float32 only (each eager primitive is a compile per dtype), as in the tests above
+        for r in (got[n], f(x) if dt == F32 else got[n]):
             assert r.dtype == dt, f"{n}: dtype {r.dtype}"
             assert_matches(r, want, f"nn.{n}({dt})", scale=30 if dt == F16 else 10)
 
@@ -258,24 +260,27 @@ def test_softmax_where_and_infinite_rows_as_jax():
     m = np.array([[True, False, True, True], [False, True, True, False]])
     e = np.where(m, np.exp(x - np.where(m, x, -np.inf).max(-1, keepdims=True)), 0)
     want = e / e.sum(-1, keepdims=True)
-    np.testing.assert_allclose(np.asarray(stagec.jit(nn.softmax)(x, where=m)), want, rtol=1e-6)
-    got = np.asarray(stagec.jit(nn.log_softmax)(x, where=m))
+    rows = np.array([[-np.inf, -np.inf], [1.0, np.inf]], np.float32)
+    sm, lsm, *inf_rows = stagec.jit(lambda x, m, rows: (nn.softmax(x, where=m), nn.log_softmax(x, where=m),
+                                                       nn.softmax(rows), nn.log_softmax(rows)))(x, m, rows)
+    np.testing.assert_allclose(np.asarray(sm), want, rtol=1e-6)
+    got = np.asarray(lsm)
     assert (got[~m] == -np.inf).all()
     np.testing.assert_allclose(got[m], np.log(want[m]), rtol=1e-5)
     # as JAX: a row of -inf, or holding +inf, is NaN throughout (no silent 0/1 answer)
-    rows = np.array([[-np.inf, -np.inf], [1.0, np.inf]], np.float32)
-    for f in (nn.softmax, nn.log_softmax):
-        assert np.isnan(np.asarray(stagec.jit(f)(rows))).all() and np.isnan(np.asarray(f(rows))).all()
+    for f, jitted in zip((nn.softmax, nn.log_softmax), inf_rows):
+        assert np.isnan(np.asarray(jitted)).all() and np.isnan(np.asarray(f(rows))).all()
     with pytest.raises(ValueError, match="glu: axis -1 has size 3"):
         nn.glu(np.zeros((2, 3), np.float32))
 
 
 def test_nn_extreme_values():
     x = np.array([[-np.inf, -np.inf, -np.inf], [1e30, 0.0, -1e30], [np.nan, 0.0, 1.0]], np.float32)
-    lse = np.asarray(stagec.jit(lambda v: nn.logsumexp(v, axis=1))(x))
+    lse, sm, sp = stagec.jit(lambda v, w: (nn.logsumexp(v, axis=1), nn.softmax(v[1:2]), nn.softplus(w)))(
+        x, np.array([1e4, -1e4], np.float32))
+    lse = np.asarray(lse)
     assert lse[0] == -np.inf and lse[1] == np.float32(1e30) and np.isnan(lse[2])
-    sm = np.asarray(stagec.jit(nn.softmax)(x[1:2]))
-    np.testing.assert_array_equal(sm, [[1.0, 0.0, 0.0]])
-    np.testing.assert_array_equal(np.asarray(stagec.jit(nn.softplus)(np.array([1e4, -1e4], np.float32))), [1e4, 0.0])
+    np.testing.assert_array_equal(np.asarray(sm), [[1.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(np.asarray(sp), [1e4, 0.0])
     np.testing.assert_array_equal(np.asarray(nn.relu(np.array([-1, 2], np.int32))), [0, 2])
     assert nn.relu(np.array([-1, 2], np.int32)).dtype == np.int32
