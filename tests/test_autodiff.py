@@ -356,12 +356,11 @@ def test_low_precision_gradients_as_jax(dtype):
     x = rng.uniform(0.5, 1.5, (16, 9)).astype(dtype)
     w = rng.uniform(-1, 1, (9, 5)).astype(dtype)
     loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.sin(w) * w) * 0.01
-    v, g = jit(value_and_grad(loss(SC)))(w, x)
-    assert v.dtype == dtype and g.dtype == dtype
     s, ones = dtype(0.5), np.ones(4096, dtype)
-    ref, gs = jit(lambda w32, x32, s, ones: (grad(loss(SC))(w32, x32),  # one module
-                                             grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)))(
-        w.astype(np.float32), x.astype(np.float32), s, ones)
+    (v, g), gs = jit(lambda w, x, s, ones: (value_and_grad(loss(SC))(w, x),  # one module per dtype
+                                            grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)))(w, x, s, ones)
+    assert v.dtype == dtype and g.dtype == dtype
+    ref = jit(grad(loss(SC)))(w.astype(np.float32), x.astype(np.float32))  # (one module for both dtypes)
     tol = 2e-3 if dtype == snp.float16 else 2e-2
     np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(ref), atol=tol, rtol=tol)
     assert gs[0].dtype == dtype and float(gs[0]) == 4096.0 and float(np.asarray(gs[1], np.float32)[0]) == 0.5
