@@ -125,7 +125,7 @@ def test_every_primitive_has_a_batching_rule():
 
 UNARY = ["neg", "sign", "abs", "floor", "ceil", "round", "round_afz", "exp", "expm1", "log", "log1p", "tanh",
          "logistic", "sin", "cos", "tan", "sqrt", "rsqrt", "cbrt", "is_finite", "asin", "acos", "atan", "sinh",
-         "cosh", "asinh", "atanh", "erf"]
+         "cosh", "asinh", "atanh", "erf", "erfc", "erf_inv", "lgamma", "digamma"]
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne", "lt", "le", "gt", "ge"]
 INT_OPS = ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
            "shift_right_logical", "add", "rem", "max"]
