@@ -30,18 +30,18 @@ def test_branching_and_integer_use_see_the_primal_as_in_jax():
 
 
 def test_power_derivatives_at_its_exact_cases():
-    x = np.array([10, 1, 1, 1, 0.5, 2, -2, -1, 3, 0, 0, np.inf], np.float32)
-    y = np.array([0, 2, 0, -3.5, 0, -1, 3, 0, 1, 2, 0, 0], np.float32)
+    x = np.array([10, 1, 1, 1, 0.5, 2, -2, -1, 3, 0, 0, np.inf, 0, -0.0], np.float32)
+    y = np.array([0, 2, 0, -3.5, 0, -1, 3, 0, 1, 2, 0, 0, 1, 1], np.float32)
     dx, dy = stagec.jit(stagec.vmap(stagec.grad(snp.power, argnums=(0, 1))))(x, y)
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(all="ignore"):
-        want_dx = np.where(y64 == 0, 0, y64 * np.power(x64, y64 - 1))
+        want_dx = np.where(y64 == 0, 0, y64 * np.where(y64 == 1, 1, np.power(x64, y64 - 1)))
         # d/dy = x**y log x where x > 0; a negative base's odd power is -|x|**y, so -|x|**y log|x| (stagec's pow is
         # of |x|); 0**0 and inf**0 are constants 1 (derivative 0, as JAX's lax.pow gives at 0**0).
         want_dy = np.where(np.isfinite(x64) & (x64 != 0), np.power(x64, y64) * np.log(np.abs(x64)), 0)
     np.testing.assert_allclose(np.asarray(dx), want_dx, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(dy), want_dy, rtol=1e-6)
-    assert dy[0] != 0 and dx[1] == 2  # the two that were 0
+    assert dy[0] != 0 and dx[1] == 2 and dx[-2] == dx[-1] == 1  # (were 0, 0, NaN, NaN)
 
 
 def test_power_values_at_its_exact_cases_are_c99s():

@@ -341,10 +341,11 @@ def _float_power(x, y):
     unit = lax.bitwise_and(unit, lax.bitwise_not(lax.bitwise_and(lax.ne(y, y), lax.ne(x, one))))
     ordinary = lax.bitwise_and(lax.bitwise_and(lax.is_finite(x), lax.ne(x, zero)), y_finite)
     const = lax.bitwise_and(unit, lax.bitwise_not(ordinary))
-    mag = lax.pow(lax.select(const, one, lax.abs(x)), lax.select(const, zero, y))
+    neg = signbit(x)
+    # |x| as -x where the sign bit is set (so at -0 too: the odd powers' sign flip below then keeps d/dx x**1 = 1)
+    mag = lax.pow(lax.select(const, one, lax.select(neg, lax.neg(x), x)), lax.select(const, zero, y))
     is_int = lax.bitwise_and(lax.eq(lax.floor(y), y), y_finite)
     odd = lax.bitwise_and(is_int, lax.ne(lax.rem(y, _const(y, 2)), zero))
-    neg = signbit(x)
     out = lax.select(lax.bitwise_and(neg, odd), lax.neg(mag), mag)
     bad = lax.bitwise_and(lax.bitwise_and(neg, lax.bitwise_not(is_int)),
                           lax.bitwise_and(lax.bitwise_and(y_finite, lax.is_finite(x)), lax.ne(x, zero)))

@@ -225,7 +225,10 @@ def _replace_zero(x):
 
 
 def _pow_jvp_x(g, ans, x, y):
-    jac = select(eq(y, _ad.full_like(y, 0)), _ad.full_like(y, 0), mul(_replace_zero(y), pow(x, sub(y, _ad.full_like(y, 1)))))
+    """y x^(y-1); x^0 taken as 1 where y = 1 (IREE's pow(0, 0) is NaN: d/dx x**1 at 0 was NaN)."""
+    one = _ad.full_like(y, 1)
+    xy1 = select(eq(y, one), one, pow(x, sub(y, one)))
+    jac = select(eq(y, _ad.full_like(y, 0)), _ad.full_like(y, 0), mul(_replace_zero(y), xy1))
     return mul(g, jac)
 
 
