@@ -138,13 +138,8 @@ def _relu6(x: Any):
 # an infinite tangent outside (hard_silu's x * relu6' at inf) gives 0, not NaN.
 relu6 = custom_jvp(_relu6)
 relu6.__name__ = relu6.__qualname__ = "relu6"
-
-
-@relu6.defjvp
-def _relu6_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = _relu6(x)
-    return y, snp.where((x > 0) & (x < 6), snp.asarray(t, dtype=aval_of(y).dtype), lax.full_like(y, 0))
+relu6.defjvps(lambda g, ans, x: snp.where((x > 0) & (x < 6), snp.asarray(g, dtype=aval_of(ans).dtype),
+                                          lax.full_like(ans, 0)))
 
 
 def hard_tanh(x: Any):

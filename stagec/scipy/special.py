@@ -99,6 +99,9 @@ def ndtr(x):
     return 0.5 * erfc(-x / np.sqrt(2))
 
 
+_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
+
+
 def log_ndtr(x):
     """log(ndtr(x)); below -10 (float32) or -20 (float64), where ndtr underflows, the asymptotic series
     log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_k (-1)^k (2k-1)!! / x^(2k))."""
@@ -172,38 +175,17 @@ def ndtri(p):
 # poisons the derivative, and a constant branch drops it (d/dx xlogy(0, y) would be 0, not log y).
 
 
-def _with_jvp(f, rule):
-    g = custom_jvp(f)
-    g.__name__ = g.__qualname__ = f.__name__
-    g.__doc__ = f.__doc__
-    g.defjvp(rule)
-    return g
+def _times(deriv):
+    """A `defjvps` term: the tangent times `deriv(*primals, ans)`, in the result's dtype."""
+    return lambda g, ans, *xs: (g * deriv(*_to_float("derivative", *xs), ans)).astype(ans.dtype)
 
 
-def _unary(f, deriv):
-    """`f` with derivative `deriv(x, f(x))` times the tangent."""
-    def rule(primals, tangents):
-        (x,), (t,) = _to_float(f.__name__, *primals), tangents
-        y = f(x)
-        return y, deriv(x, y) * snp.asarray(t, dtype=y.dtype)
-    return _with_jvp(f, rule)
-
-
-def _xlog_rule(f, log, shift):
-    def rule(primals, tangents):
-        x, y = _to_float(f.__name__, *primals)
-        out = f(x, y)
-        tx, ty = (snp.asarray(t, dtype=out.dtype) for t in tangents)
-        return out, (tx * log(y) + ty * x / (shift + y)).astype(out.dtype)
-    return _with_jvp(f, rule)
-
-
-_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
-logit = _unary(logit, lambda x, y: 1 / (x * (1 - x)))
-ndtri = _unary(ndtri, lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y))
-log_ndtr = _unary(log_ndtr, _log_ndtr_deriv)
-xlogy = _xlog_rule(xlogy, snp.log, 0)
-xlog1py = _xlog_rule(xlog1py, snp.log1p, 1)
+logit, ndtri, log_ndtr, xlogy, xlog1py = map(custom_jvp, (logit, ndtri, log_ndtr, xlogy, xlog1py))
+logit.defjvps(_times(lambda x, y: 1 / (x * (1 - x))))
+ndtri.defjvps(_times(lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y)))
+log_ndtr.defjvps(_times(_log_ndtr_deriv))
+xlogy.defjvps(_times(lambda x, y, out: snp.log(y)), _times(lambda x, y, out: x / y))
+xlog1py.defjvps(_times(lambda x, y, out: snp.log1p(y)), _times(lambda x, y, out: x / (1 + y)))
 
 
 from .._missing import missing as _missing, table as _table  # noqa: E402
