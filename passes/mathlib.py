@@ -997,27 +997,23 @@ class MathLib(Pass):
 MATHLIB = register(MathLib())
 
 
-class MathLibGLSL(Pass):
-    name = "mathlib-glsl"
+class _Table(Pass):
+    """A mathlib table that some targets declare apart (`table`: by op name)."""
+    kind = "expansion"
+    table: dict = {}
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        expand(module, stats, self.table)
+
+
+class MathLibGLSL(_Table):
+    name, table, workaround = "mathlib-glsl", _BY_OP_GLSL, Workaround("3.13", _G)
     description = "Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic"
-    kind = "expansion"
-    workaround = Workaround("3.13", _G)
-
-    def apply(self, module: ir.Module, stats: PassStats) -> None:
-        expand(module, stats, _BY_OP_GLSL)
 
 
-MATHLIB_GLSL = register(MathLibGLSL())
-
-
-class MathLibComplex(Pass):
-    name = "mathlib-complex"
+class MathLibComplex(_Table):
+    name, table, workaround = "mathlib-complex", _BY_OP_COMPLEX, Workaround("3.13", _C)
     description = "complex64 abs, divide, sqrt, log, log1p, exp in float64 (IREE's float32 |z|^2 over- and underflows)"
-    kind = "expansion"
-    workaround = Workaround("3.13", _C)
-
-    def apply(self, module: ir.Module, stats: PassStats) -> None:
-        expand(module, stats, _BY_OP_COMPLEX)
 
 
-MATHLIB_COMPLEX = register(MathLibComplex())
+MATHLIB_GLSL, MATHLIB_COMPLEX = register(MathLibGLSL()), register(MathLibComplex())
