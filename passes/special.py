@@ -35,10 +35,7 @@ def _horner(f: F, coeffs, w):
 
 def _series(f: F, z, coeffs):
     """z (c0 + z (c1 + ...)) by Horner."""
-    p = f.c(coeffs[-1])
-    for c in coeffs[-2::-1]:
-        p = f.add(f.mul(p, z), c)
-    return f.mul(p, z)
+    return f.mul(f.poly(z, coeffs), z)
 
 
 def _log1p(f: F, v):
