@@ -30,8 +30,9 @@ def test_branching_and_integer_use_see_the_primal_as_in_jax():
 
 
 def test_power_derivatives_at_its_exact_cases():
-    x = np.array([10, 1, 1, 1, 0.5, 2, -2, -1, 3, 0, 0, np.inf, 0, -0.0], np.float32)
-    y = np.array([0, 2, 0, -3.5, 0, -1, 3, 0, 1, 2, 0, 0, 1, 1], np.float32)
+    # (the last four: a NaN value's derivatives are NaN, not 0; at -0 a non-integer power's is that of +0)
+    x = np.array([10, 1, 1, 1, 0.5, 2, -2, -1, 3, 0, 0, np.inf, 0, -0.0, -2, -2, -0.0, -0.0], np.float32)
+    y = np.array([0, 2, 0, -3.5, 0, -1, 3, 0, 1, 2, 0, 0, 1, 1, 0.5, 1.5, 0.5, 2], np.float32)
     dx, dy = stagec.jit(stagec.vmap(stagec.grad(snp.power, argnums=(0, 1))))(x, y)
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(all="ignore"):
@@ -41,7 +42,8 @@ def test_power_derivatives_at_its_exact_cases():
         want_dy = np.where(np.isfinite(x64) & (x64 != 0), np.power(x64, y64) * np.log(np.abs(x64)), 0)
     np.testing.assert_allclose(np.asarray(dx), want_dx, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(dy), want_dy, rtol=1e-6)
-    assert dy[0] != 0 and dx[1] == 2 and dx[-2] == dx[-1] == 1  # (were 0, 0, NaN, NaN)
+    assert dy[0] != 0 and dx[1] == 2 and dx[12] == dx[13] == 1  # (were 0, 0, NaN, NaN)
+    assert np.isnan(dx[14:16]).all() and np.isnan(dy[14:16]).all() and dx[16] == np.inf  # (were 0, 0, -inf)
 
 
 def test_power_values_at_its_exact_cases_are_c99s():

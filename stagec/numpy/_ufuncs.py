@@ -342,14 +342,17 @@ def _float_power(x, y):
     ordinary = lax.bitwise_and(lax.bitwise_and(lax.is_finite(x), lax.ne(x, zero)), y_finite)
     const = lax.bitwise_and(unit, lax.bitwise_not(ordinary))
     neg = signbit(x)
-    # |x| as -x where the sign bit is set (so at -0 too: the odd powers' sign flip below then keeps d/dx x**1 = 1)
-    mag = lax.pow(lax.select(const, one, lax.select(neg, lax.neg(x), x)), lax.select(const, zero, y))
     is_int = lax.bitwise_and(lax.eq(lax.floor(y), y), y_finite)
     odd = lax.bitwise_and(is_int, lax.ne(lax.rem(y, _const(y, 2)), zero))
+    # |x| as -x where x < 0, and at -0 for odd y (the sign flip below then keeps d/dx x**1 = 1); other powers of -0
+    # stay pow(-0, y), whose derivative is that of +0 (d/dx x**0.5 at -0 is +inf, as in JAX).
+    flip = lax.bitwise_and(neg, lax.bitwise_or(lax.ne(x, zero), odd))
+    mag = lax.pow(lax.select(const, one, lax.select(flip, lax.neg(x), x)), lax.select(const, zero, y))
     out = lax.select(lax.bitwise_and(neg, odd), lax.neg(mag), mag)
     bad = lax.bitwise_and(lax.bitwise_and(neg, lax.bitwise_not(is_int)),
                           lax.bitwise_and(lax.bitwise_and(y_finite, lax.is_finite(x)), lax.ne(x, zero)))
-    out = lax.select(bad, _const(x, np.nan), out)
+    # times NaN there (times 1 elsewhere), not a selected constant NaN: the derivative of a NaN value is NaN too
+    out = lax.mul(out, lax.select(bad, _const(x, np.nan), one))
     return lax.select(lax.bitwise_and(unit, lax.ne(out, one)), one, out)
 
 
