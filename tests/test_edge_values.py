@@ -109,3 +109,30 @@ def test_half_precision_running_sums_accumulate_in_float32():
         for got in (a, b):
             err = np.abs(np.asarray(got).astype(np.float64) - want.astype(np.float64)) / spacing
             assert err.max() <= 1, (dt, err.max())
+
+
+def test_cholesky_of_a_matrix_that_is_not_positive_definite_is_all_nan():
+    """As LAPACK's (through JAX): NaN in the whole lower triangle, not a plausible first column; a positive
+    definite matrix in the same batch keeps its factor."""
+    a = np.array([[[1, 2], [2, 1]], [[4, 2], [2, 3]]], np.float32)
+    for f in (stagec.jit(snp.linalg.cholesky), snp.linalg.cholesky):
+        got = np.asarray(f(a))
+        assert np.isnan(got[0][np.tril_indices(2)]).all() and got[0, 0, 1] == 0
+        np.testing.assert_allclose(got[1], np.linalg.cholesky(a[1].astype(np.float64)), rtol=1e-6)
+
+
+def test_lax_running_reductions_default_to_axis_zero():
+    x = np.array([[1, 5], [3, 2], [2, 7]], np.float32)
+    got = stagec.jit(lambda x: (stagec.lax.cummax(x), stagec.lax.cumsum(x, reverse=True)))(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.maximum.accumulate(x, axis=0))
+    np.testing.assert_array_equal(np.asarray(got[1]), np.cumsum(x[::-1], axis=0)[::-1])
+
+
+def test_linalg_cond_in_each_norm_and_singular_is_inf():
+    b = np.array([[2, 1, 0], [1, 3, 1], [0, 1, 4]], np.float32)
+    a = np.stack([b, np.zeros_like(b)])
+    ps = (None, 2, -2, 1, -1, np.inf, "fro", "nuc")
+    got = stagec.jit(lambda a: [snp.linalg.cond(a[:1], p) for p in ps] + [snp.linalg.cond(a)])(a)
+    for p, g in zip(ps, got):
+        np.testing.assert_allclose(np.asarray(g), np.linalg.cond(b[None].astype(np.float64), p), rtol=1e-5)
+    assert np.asarray(got[-1])[1] == np.inf  # (0/0 from the zero matrix, as NumPy's)

@@ -25,9 +25,9 @@ from ._creation import eye, zeros
 from ._indexing import take, take_along_axis
 from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
-from ._reductions import count_nonzero, max, min, prod, sum
+from ._reductions import any as _any, count_nonzero, max, min, prod, sum
 from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
-from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, less, log, logical_and,
+from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, isnan, less, log, logical_and,
                       multiply, power, real, sqrt, subtract, where)
 
 LinAlgError = np.linalg.LinAlgError
@@ -142,7 +142,11 @@ def _cholesky(a):
         col = where(greater(rows, j), divide(c, d), where(equal(rows, j), d, 0))
         return _set_col(L, col.astype(aval_of(L).dtype), j)
 
-    return lax.fori_loop(0, n, body, zeros(aval_of(a).shape, aval_of(a).dtype))
+    L = lax.fori_loop(0, n, body, zeros(aval_of(a).shape, aval_of(a).dtype))
+    # a NaN pivot makes the whole factor NaN (as LAPACK's, through JAX): no plausible leading columns
+    pivots = sum(_np_diagonal(L, axis1=-2, axis2=-1), axis=-1, keepdims=True)
+    lower = logical_and(expand_dims(lax.ne(pivots, pivots), -1), less(_idx(n, -1), rows + 1))
+    return where(lower, np.nan, L)
 
 
 @_staged("upper", "symmetrize_input")
@@ -631,6 +635,21 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     return matmul(multiply(_ct(vh), expand_dims(sinv, -2)), _ct(u))
 
 
+@_staged("p")
+def cond(x, p=None):
+    """Condition number of `x` (..., m, n) in the norm `p`: None, 2 or -2 from the singular values (the ratio of
+    the largest to the smallest, or its inverse), else norm(x) * norm(inv(x)) (square x). Where that is NaN
+    because x is singular (not because x holds a NaN) it is inf, as JAX's."""
+    x = _mat("cond", x, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = _svd_d(x, False, False)
+        hi, lo = s[..., 0], s[..., -1]
+        r = divide(lo, hi) if p == -2 else divide(hi, lo)
+    else:
+        r = multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
+    return where(logical_and(isnan(r), ~_any(isnan(x), axis=(-2, -1))), np.inf, r)
+
+
 @_staged("hermitian")
 def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):
     """Number of singular values above `tol` (default: max(s) * max(M, N) * eps, or rtol * max(s))."""
@@ -1052,7 +1071,7 @@ def _qr_jvp(mode, primals, tangents):
     return ((q, r), (dq, dr)) if mode != "r" else (r, dr)
 
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv",
            "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
 globals().update({k: _api(globals()[k]) for k in __all__ if k != "LinAlgError"})  # eager results are Arrays

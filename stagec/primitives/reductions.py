@@ -335,7 +335,7 @@ def argmin(x, axis: int, index_dtype):
 
 
 def _running(op_name: str):
-    def op(x, axis: int, reverse: bool = False):
+    def op(x, axis: int = 0, reverse: bool = False):
         return cumulative_p.bind(x, axis=int(axis), op=op_name, reverse=bool(reverse))
     op.__name__ = op.__qualname__ = "cum" + op_name
     op.__doc__ = f"Running {op_name} along `axis` (from the end if `reverse`)."
