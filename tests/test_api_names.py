@@ -448,10 +448,10 @@ OWN_CASES = {
     "choose": (lambda m, i, a, b: m.choose(i, [a, b]), (np.array([0, 1, 1]), np.arange(3), -np.arange(3))),
 }
 # Run eagerly: cases on constants only, those whose result is a Python value or has a shape that depends on values,
-# geomspace and logspace (their NumPy oracle takes the bounds as numbers) and lcm (under jit in x64 iree-compile 3.13 fails: "circular dependency");
+# geomspace and logspace (their NumPy oracle takes the bounds as numbers);
 # the rest each under one jit (one module), the arrays passed as arguments.
 EAGER_CASES = {"bincount", "hanning", "tril_indices", "unravel_index", "ndim", "shape", "size", "geomspace",
-               "logspace", "lcm"}
+               "logspace"}
 
 
 @pytest.mark.parametrize("name", sorted([*NUMPY_CASES, *OWN_CASES]))

@@ -363,9 +363,13 @@ def gcd(x1, x2):
 
 
 def lcm(x1, x2):
-    x1, x2 = snp.abs(_arr(x1)), snp.abs(_arr(x2))
+    # |x1| / g * |x2| (wrapping as NumPy's) as +-(x1 / g * x2), from the arguments themselves: where the product
+    # read |x1| and |x2| from before gcd's loop, IREE 3.13's stream partitioning failed ("circular dependency:
+    # input operation uses partition output").
+    x1, x2 = _arr(x1), _arr(x2)
     g = gcd(x1, x2)
-    return snp.where(g == 0, 0, x1 * (x2 // snp.where(g == 0, 1, g)))
+    p = ((x1 // snp.where(g == 0, 1, g)) * x2).astype(g.dtype)
+    return snp.where(g == 0, 0, snp.where((x1 < 0) ^ (x2 < 0), -p, p)).astype(g.dtype)
 
 
 def ldexp(x1, x2):
