@@ -25,8 +25,9 @@ from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cu
                                      reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
 from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
 from ..primitives.structural import optimization_barrier_p as _optimization_barrier_p
-from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice,
-                                     dynamic_update_slice, iota, pad, reshape, rev, slice, transpose)
+from ..primitives import structural as _st
+from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, iota, pad, reshape,
+                                     rev, slice, transpose)
 
 globals().update({name: getattr(_ew, name) for name in _ew.WRAPPERS})  # add, exp, sin, eq, ... (one per primitive)
 add, sub, mul, div, neg, real, imag, complex = (  # used below; named for readers and linters
@@ -96,6 +97,30 @@ def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
     index %= n
     out = slice_in_dim(operand, index, index + 1, 1, axis)
     return out if keepdims else reshape(out, [d for i, d in enumerate(aval_of(out).shape) if i != axis])
+
+
+def _from_end(starts, shape) -> list:
+    """A negative start counts from the end (once), as in JAX's wrappers; XLA's op then clamps into bounds."""
+    out = []
+    for i, d in zip(starts, shape):
+        if isinstance(i, (int, np.integer)):
+            out.append(int(i) + d if i < 0 else int(i))
+        elif np.issubdtype(aval_of(i).dtype, np.signedinteger):
+            out.append(select(_ew.lt(i, full_like(i, 0)), add(i, full_like(i, d)), i))
+        else:
+            out.append(i)
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """Slice of size `slice_sizes` at traced `start_indices` (negative ones from the end; clamped into bounds)."""
+    return _st.dynamic_slice(operand, _from_end(start_indices, aval_of(operand).shape), slice_sizes)
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """`operand` with `update` written at traced `start_indices` (negative ones from the end; clamped into
+    bounds)."""
+    return _st.dynamic_update_slice(operand, update, _from_end(start_indices, aval_of(operand).shape))
 
 
 def _starts_at(operand, axis: int, index) -> list:
