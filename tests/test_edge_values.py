@@ -154,3 +154,38 @@ def test_gcd_and_lcm_compile_and_wrap_as_numpys_in_every_integer_dtype():
             np.testing.assert_array_equal(np.asarray(g), np.gcd(x, y))
             np.testing.assert_array_equal(np.asarray(l), np.lcm(x, y))
         assert np.asarray(l).dtype == x.dtype
+
+
+def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
+    """XLA's conversion, which JAX users get: toward zero, saturated at the integer's bounds, NaN to 0 (IREE gave
+    INT_MIN for NaN, 3e9 and -3e9, and 255 for -1.5 as uint8). Same bits eagerly and from a complex's real part."""
+    v = np.array([0, -0.0, 0.99, -0.99, 1.5, -1.5, 127.9, 128, -129, 255.5, 256, 65536, 2.1e9, 2147483648, -2.2e9,
+                  4294967296, 3e38, -3e38, np.inf, -np.inf, np.nan], np.float32)
+    dts = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)
+
+    def want(x, dt):
+        i = np.iinfo(dt)
+        with np.errstate(invalid="ignore"):
+            return np.where(np.isnan(x), 0, np.clip(np.trunc(x.astype(np.float64)), i.min, i.max)).astype(dt)
+
+    f = lambda x: [x.astype(d) for d in dts] + [x.astype(np.float16).astype(np.int32), (x + 1j).astype(np.int32)]
+    for got in (stagec.jit(f)(v), f(snp.asarray(v))):
+        for g, d in zip(got, dts):
+            np.testing.assert_array_equal(np.asarray(g), want(v, d))
+        np.testing.assert_array_equal(np.asarray(got[-2]), want(v.astype(np.float16), np.int32))
+        np.testing.assert_array_equal(np.asarray(got[-1]), want(v, np.int32))
+
+
+def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():
+    """jax.lax.dynamic_slice(x, (-2,), ...) starts at len - 2 (then clamps); stagec clamped -2 to 0."""
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    lax = stagec.lax
+    f = lambda x, i: (lax.dynamic_slice(x, (i, i), (2, 3)), lax.dynamic_update_slice(x, np.ones((2, 3), np.float32),
+                      (i, -10)), lax.dynamic_index_in_dim(x, i, 1, False), lax.dynamic_slice_in_dim(x, i, 2, 0))
+    for got in (stagec.jit(f)(x, np.int32(-2)), f(x, np.int32(-2))):
+        np.testing.assert_array_equal(np.asarray(got[0]), x[2:4, 3:6])  # column start 4 clamps to 3
+        want = x.copy()
+        want[2:4, 0:3] = 1
+        np.testing.assert_array_equal(np.asarray(got[1]), want)
+        np.testing.assert_array_equal(np.asarray(got[2]), x[:, 4])
+        np.testing.assert_array_equal(np.asarray(got[3]), x[2:4])

@@ -171,7 +171,27 @@ def _convert_lower(ctx: L.Ctx, x, *, new_dtype, weak_type):
         return [x]
     if dst.dtype == np.bool_:  # any -> bool is `x != 0`, as NumPy defines it
         return [L.compare(ctx, x, L.full(0, src), "NE", src)]
+    if _dt.kind(src.dtype) in "fc" and _dt.kind(dst.dtype) in "iu":
+        if _dt.kind(src.dtype) == "c":  # the real part's (as JAX's)
+            src = src.update(dtype=np.finfo(src.dtype).dtype)
+            x = ctx.op1("stablehlo.real", [x], result_avals=[src])
+        return [_float_to_int(ctx, x, src, dst)]
     return [ctx.op1("stablehlo.convert", [x])]
+
+
+def _float_to_int(ctx: L.Ctx, x, src: ShapedArray, dst: ShapedArray):
+    """float -> integer as XLA's (so JAX's): toward zero, saturated at the integer's bounds, NaN to 0. StableHLO
+    leaves out-of-range values undefined; IREE's CPU code gave INT_MIN for NaN, 3e9 and -3e9."""
+    info = np.iinfo(dst.dtype)
+    with np.errstate(over="ignore"):  # (2**16 and up are inf in float16: then only inf reaches the top)
+        lo, top = L.full(float(info.min), src), L.full(float(info.max) + 1, src)  # powers of two or 0: exact
+    pred = src.update(dtype=np.dtype(np.bool_), weak_type=False)
+    below, above = L.compare(ctx, x, lo, "LT", src), L.compare(ctx, x, top, "GE", src)
+    bad = ctx.op1("stablehlo.or", [ctx.op1("stablehlo.or", [below, above], result_avals=[pred]),
+                                   L.compare(ctx, x, x, "NE", src)], result_avals=[pred])
+    out = ctx.op1("stablehlo.convert", [ctx.op1("stablehlo.select", [bad, L.full(0, src), x], result_avals=[src])])
+    out = ctx.op1("stablehlo.select", [above, L.full(info.max, dst), out])
+    return ctx.op1("stablehlo.select", [below, L.full(info.min, dst), out])
 
 
 # ---- complex parts
