@@ -11,7 +11,7 @@ from typing import Sequence
 
 from iree.compiler import ir
 
-from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SORT_IMPORTS, SORT_KEY_TYPES,
+from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SORT_IMPORTS, STABLE_KEY, SORT_KEY_TYPES,
                             SORT_MODULE, SORT_OPERANDS, pack_dims)
 
 from .base import Pass, PassStats, Workaround, register
@@ -299,9 +299,12 @@ def host_sorts(module: ir.Module, min_length: int) -> bool:
     symbols: dict[str, str] = {}
     i64 = ir.IntegerType.get_signless(64)
     for sort in sorts:
-        types = [ir.RankedTensorType(v.type) for v in sort.operands]
+        # NumPy's sort is stable: the position key that made IREE's sort stable (`STABLE_KEY`) is left out
+        drop = ir.IntegerAttr(sort.attributes[STABLE_KEY]).value if STABLE_KEY in sort.attributes else -1
+        operands = [v for i, v in enumerate(sort.operands) if i != drop]
+        types = [ir.RankedTensorType(v.type) for v in operands]
         dim = ir.IntegerAttr(sort.attributes["dimension"]).value
-        keys = ir.IntegerAttr(sort.attributes[NUM_KEYS]).value
+        keys = ir.IntegerAttr(sort.attributes[NUM_KEYS]).value - (drop >= 0)
         if not (len(types) <= SORT_OPERANDS and all(t.has_static_shape for t in types)
                 and types[0].shape[dim] >= min_length
                 and all(str(t.element_type) in SORT_KEY_TYPES for t in types[:keys])):
@@ -315,9 +318,9 @@ def host_sorts(module: ir.Module, min_length: int) -> bool:
                 continue
             sym = symbols[str(fn_type)] = _declare(module, f"{SORT_MODULE}.sort{n}_{k}", fn_type)
         with ir.InsertionPoint(sort), sort.location:
-            call = ir.Operation.create("func.call", results=types, operands=[*sort.operands, *_i64s([dim, keys])],
+            call = ir.Operation.create("func.call", results=types, operands=[*operands, *_i64s([dim, keys])],
                                        attributes={"callee": ir.FlatSymbolRefAttr.get(sym)})
-        for old, new in zip(sort.results, call.results):
+        for old, new in zip([r for i, r in enumerate(sort.results) if i != drop], call.results):
             old.replace_all_uses_with(new)
         sort.erase()
     return bool(symbols)

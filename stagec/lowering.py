@@ -198,6 +198,7 @@ def combine(ctx: Ctx, body: str, x, y, aval: ShapedArray):
 # An attribute of a `stablehlo.sort` whose comparator is `nan_last_lt` over its first operands, lexicographic:
 # how many (`sort_p`'s lowering sets it; `legalize.host_sorts` reads it).
 NUM_KEYS = "stagec.num_keys"
+STABLE_KEY = "stagec.stable_key"  # a sort's operand that is only the position, its last key (a stable sort anywhere)
 
 
 def nan_last_lt(ctx: Ctx, a, b, aval: ShapedArray):

@@ -189,3 +189,35 @@ def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():
         np.testing.assert_array_equal(np.asarray(got[1]), want)
         np.testing.assert_array_equal(np.asarray(got[2]), x[:, 4])
         np.testing.assert_array_equal(np.asarray(got[3]), x[2:4])
+
+
+def test_lax_sort_with_payloads_is_stable_and_top_k_as_jax():
+    """lax.sort's `is_stable` (its default) was ignored by the compiled sort; top_k put a later tie first, NaN
+    last (JAX: NaN is the largest), and took False over True."""
+    lax = stagec.lax
+    a = np.array([2, 1, 2, 0, 2, 1], np.float32)
+    f = np.array([np.nan, 1, np.nan, 5, -np.inf, 5], np.float32)
+    i = np.array([-2 ** 31, 3, -2 ** 31, 3], np.int32)
+    b = np.array([True, False, True])
+    out = stagec.jit(lambda a, f, i, b: (lax.sort((a, np.arange(6)), num_keys=1)[1], lax.top_k(a, 3)[1],
+                                         lax.top_k(f, 3)[1], lax.top_k(i, 3)[1], lax.top_k(b, 2)))(a, f, i, b)
+    np.testing.assert_array_equal(np.asarray(out[0]), np.argsort(a, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(out[1]), [0, 2, 4])
+    np.testing.assert_array_equal(np.asarray(out[2]), [0, 2, 3])
+    np.testing.assert_array_equal(np.asarray(out[3]), [1, 3, 0])
+    np.testing.assert_array_equal(np.asarray(out[4][0]), [True, True])
+    np.testing.assert_array_equal(np.asarray(out[4][1]), [0, 2])
+
+
+def test_lax_pow_is_c99s_and_lax_broadcasts_scalars_as_jax():
+    """lax.pow was exp(y log x): NaN for (-2) ** 2. JAX's lax also takes scalars and size-1 dimensions."""
+    x = np.array([-2, -2, -0.0, 0, 1, -8, 3, np.inf, -np.inf], np.float32)
+    y = np.array([2, 3, -1, 0, np.nan, 1 / 3, -2, 0, 3], np.float32)
+    lax = stagec.lax
+    got = stagec.jit(lambda x, y: (lax.pow(x, y), lax.rem(x, 0.7), lax.clamp(-0.5, x, 0.6),
+                                   lax.add(x[None], x[:, None])))(x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(got[0]), np.power(x, y))
+        np.testing.assert_allclose(np.asarray(got[1]), np.fmod(x, np.float32(0.7)), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(got[2]), np.clip(x, -0.5, 0.6))
+    np.testing.assert_array_equal(np.asarray(got[3]), x[None] + x[:, None])

@@ -18,7 +18,7 @@ from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_number
                                conv_with_general_padding, padtype_to_pads)
 from ..primitives.dot import Precision, dot, dot_general
 from ..primitives.fft import fft
-from ..primitives.elementwise import clamp, convert_element_type, select
+from ..primitives.elementwise import clamp, convert_element_type, match_weak, select
 from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
@@ -29,9 +29,74 @@ from ..primitives import structural as _st
 from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, iota, pad, reshape,
                                      rev, slice, transpose)
 
-globals().update({name: getattr(_ew, name) for name in _ew.WRAPPERS})  # add, exp, sin, eq, ... (one per primitive)
+def _scalars_broadcast(f):
+    """`f` with rank-0 operands and size-1 dimensions broadcast, as JAX's lax allows (ranks must otherwise be
+    equal: no rank promotion)."""
+    def op(*xs):
+        shapes = [aval_of(x).shape for x in xs]
+        ranks = {len(s) for s in shapes if s}
+        if len(set(shapes)) > 1 and len(ranks) == 1:
+            try:
+                shape = np.broadcast_shapes(*shapes)
+            except ValueError:
+                return f(*xs)  # (the primitive names the shapes)
+            xs = [x if s == shape else broadcast_in_dim(x, shape, tuple(range(len(s)))) for x, s in zip(xs, shapes)]
+        return f(*xs)
+    op.__name__ = op.__qualname__ = f.__name__
+    op.__doc__ = f.__doc__
+    return op
+
+
+# add, exp, sin, eq, ... (one per primitive)
+globals().update({name: _scalars_broadcast(getattr(_ew, name)) if name in _ew._BINARY else getattr(_ew, name)
+                  for name in _ew.WRAPPERS})
+clamp = _scalars_broadcast(clamp)
 add, sub, mul, div, neg, real, imag, complex = (  # used below; named for readers and linters
-    _ew.add, _ew.sub, _ew.mul, _ew.div, _ew.neg, _ew.real, _ew.imag, _ew.complex)
+    globals()["add"], globals()["sub"], globals()["mul"], globals()["div"], _ew.neg, _ew.real, _ew.imag,
+    globals()["complex"])
+
+
+def _signbit(x):
+    """True where a float's sign bit is set (-0.0 included: 1/-0.0 is -inf)."""
+    zero = full_like(x, 0)
+    return _ew.bitwise_or(_ew.lt(x, zero), _ew.bitwise_and(_ew.eq(x, zero), _ew.lt(_ew.div(full_like(x, 1), x), zero)))
+
+
+def _c99_pow(x, y):
+    """C99/NumPy `pow` from `pow(|x|, y)`: IREE's CPU `pow` is exp(y log x), which gives NaN for negative bases
+    (even with integer exponents), for 0**0, inf**0, 1**nan and 1**inf, and loses the sign of -0.0."""
+    zero, one = full_like(x, 0), full_like(x, 1)
+    y_finite = _ew.is_finite(y)
+    # C99's exact ones; where IREE's pow is NaN there (0**0, inf**0, (+-1)**inf, 1**nan) it computes 1**0 instead,
+    # so that no NaN reaches the derivative. Elsewhere (10**0, 1**y) pow gives 1 and its derivative (log 10, y).
+    unit = _ew.bitwise_or(_ew.eq(y, zero), _ew.eq(x, one))
+    unit = _ew.bitwise_or(unit, _ew.bitwise_and(_ew.eq(_ew.abs(x), one), _ew.bitwise_not(y_finite)))
+    unit = _ew.bitwise_and(unit, _ew.bitwise_not(_ew.bitwise_and(_ew.ne(y, y), _ew.ne(x, one))))
+    ordinary = _ew.bitwise_and(_ew.bitwise_and(_ew.is_finite(x), _ew.ne(x, zero)), y_finite)
+    const = _ew.bitwise_and(unit, _ew.bitwise_not(ordinary))
+    neg = _signbit(x)
+    is_int = _ew.bitwise_and(_ew.eq(_ew.floor(y), y), y_finite)
+    odd = _ew.bitwise_and(is_int, _ew.ne(_ew.rem(y, full_like(y, 2)), zero))
+    # |x| as -x where x < 0, and at -0 for odd y (the sign flip below then keeps d/dx x**1 = 1); other powers of -0
+    # stay pow(-0, y), whose derivative is that of +0 (d/dx x**0.5 at -0 is +inf, as in JAX).
+    flip = _ew.bitwise_and(neg, _ew.bitwise_or(_ew.ne(x, zero), odd))
+    mag = _ew.pow(_ew.select(const, one, _ew.select(flip, _ew.neg(x), x)), _ew.select(const, zero, y))
+    out = _ew.select(_ew.bitwise_and(neg, odd), _ew.neg(mag), mag)
+    bad = _ew.bitwise_and(_ew.bitwise_and(neg, _ew.bitwise_not(is_int)),
+                          _ew.bitwise_and(_ew.bitwise_and(y_finite, _ew.is_finite(x)), _ew.ne(x, zero)))
+    # times NaN there (times 1 elsewhere), not a selected constant NaN: the derivative of a NaN value is NaN too
+    out = _ew.mul(out, _ew.select(bad, full_like(x, np.nan), one))
+    return _ew.select(_ew.bitwise_and(unit, _ew.ne(out, one)), one, out)
+
+
+@_scalars_broadcast
+def pow(x, y):
+    """`x ** y` elementwise, as C99's `pow` (JAX's): a negative base to an integer power, 0**0 = 1, -0.0 kept; the
+    primitive alone is exp(y log x) on IREE (NaN for every negative base)."""
+    x, y = match_weak(x, y)
+    if np.dtype(aval_of(x).dtype).kind == "f" and aval_of(x).dtype == aval_of(y).dtype:
+        return _c99_pow(x, y)
+    return _ew.pow(x, y)
 
 
 def power_by_squaring(x, n: int, times=None):
@@ -275,8 +340,13 @@ def top_k(operand, k: int):
     av = aval_of(operand)
     nd = av.ndim
     idx = broadcasted_iota(np.int32, av.shape, nd - 1)
-    neg = _ew.neg(operand) if av.dtype.kind != "b" else operand
-    _, order = sort((neg, idx), nd - 1, True, num_keys=1)
+    # ascending keys for descending values: ~x for integers and booleans (no overflow at INT_MIN), and for floats
+    # NaN first (the largest, as in JAX) then -x; the index as the last key keeps ties in order on any sort
+    if av.dtype.kind in "biu":
+        keys = (_ew.bitwise_not(operand),)
+    else:
+        keys = (select(_ew.ne(operand, operand), full_like(idx, 0), full_like(idx, 1)), _ew.neg(operand))
+    order = sort((*keys, idx), nd - 1, True, num_keys=len(keys) + 1)[-1]
     order = slice_in_dim(order, 0, int(k), axis=nd - 1)
     return _take_last(operand, order), order
 

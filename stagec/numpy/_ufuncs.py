@@ -10,6 +10,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
 from ..core import TracerBase, aval_of, current_trace
+from ..primitives.elementwise import pow as _raw_pow
 from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
 
 add = _binary("add", lax.add)
@@ -326,34 +327,7 @@ def power(x1: Any, x2: Any, /):
         raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
     if kind in "iu":
         return _int_power(x1, x2)
-    return _float_power(x1, x2) if kind == "f" else lax.pow(x1, x2)
-
-
-def _float_power(x, y):
-    """C99/NumPy `pow` from `pow(|x|, y)`: IREE's CPU `pow` is exp(y log x), which gives NaN for negative bases
-    (even with integer exponents), for 0**0, inf**0, 1**nan and 1**inf, and loses the sign of -0.0."""
-    zero, one = _const(x, 0), _const(x, 1)
-    y_finite = lax.is_finite(y)
-    # C99's exact ones; where IREE's pow is NaN there (0**0, inf**0, (+-1)**inf, 1**nan) it computes 1**0 instead,
-    # so that no NaN reaches the derivative. Elsewhere (10**0, 1**y) pow gives 1 and its derivative (log 10, y).
-    unit = lax.bitwise_or(lax.eq(y, zero), lax.eq(x, one))
-    unit = lax.bitwise_or(unit, lax.bitwise_and(lax.eq(lax.abs(x), one), lax.bitwise_not(y_finite)))
-    unit = lax.bitwise_and(unit, lax.bitwise_not(lax.bitwise_and(lax.ne(y, y), lax.ne(x, one))))
-    ordinary = lax.bitwise_and(lax.bitwise_and(lax.is_finite(x), lax.ne(x, zero)), y_finite)
-    const = lax.bitwise_and(unit, lax.bitwise_not(ordinary))
-    neg = signbit(x)
-    is_int = lax.bitwise_and(lax.eq(lax.floor(y), y), y_finite)
-    odd = lax.bitwise_and(is_int, lax.ne(lax.rem(y, _const(y, 2)), zero))
-    # |x| as -x where x < 0, and at -0 for odd y (the sign flip below then keeps d/dx x**1 = 1); other powers of -0
-    # stay pow(-0, y), whose derivative is that of +0 (d/dx x**0.5 at -0 is +inf, as in JAX).
-    flip = lax.bitwise_and(neg, lax.bitwise_or(lax.ne(x, zero), odd))
-    mag = lax.pow(lax.select(const, one, lax.select(flip, lax.neg(x), x)), lax.select(const, zero, y))
-    out = lax.select(lax.bitwise_and(neg, odd), lax.neg(mag), mag)
-    bad = lax.bitwise_and(lax.bitwise_and(neg, lax.bitwise_not(is_int)),
-                          lax.bitwise_and(lax.bitwise_and(y_finite, lax.is_finite(x)), lax.ne(x, zero)))
-    # times NaN there (times 1 elsewhere), not a selected constant NaN: the derivative of a NaN value is NaN too
-    out = lax.mul(out, lax.select(bad, _const(x, np.nan), one))
-    return lax.select(lax.bitwise_and(unit, lax.ne(out, one)), one, out)
+    return lax.pow(x1, x2)
 
 
 pow = power
@@ -370,7 +344,7 @@ def reciprocal(x: Any, /):
 
 def exp2(x: Any, /):
     (x,) = _to_float("exp2", x)
-    return lax.pow(_const(x, 2), x)
+    return _raw_pow(_const(x, 2), x)  # (a positive base: the primitive is exact there)
 
 
 def _log_base(name: str, x, base: float):

@@ -405,7 +405,7 @@ def _pad_corner(a, value):
 def _sort_with_order(x):
     """`x` sorted ascending along its last axis (stable, NaN last) and the int32 order: one sort."""
     sh = aval_of(x).shape
-    return lax.sort((x, lax.broadcasted_iota(np.int32, sh, len(sh) - 1)), len(sh) - 1, True, num_keys=1)
+    return lax.sort((x, lax.broadcasted_iota(np.int32, sh, len(sh) - 1)), len(sh) - 1, True, num_keys=2)
 
 
 def _tied(prev):

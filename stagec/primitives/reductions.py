@@ -171,10 +171,17 @@ sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     ir = L.mlir()
     fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
+    stable = is_stable and len(xs) > num_keys  # (with every operand a key, equal keys are equal rows)
+    if stable:  # the position as the last key: the compiled CPU sort was not stable (lax.sort of [2,1,2,0,2,1])
+        pos = ctx.avals_in[0].update(dtype=np.dtype(np.int32), weak_type=False)
+        iota = ctx.op1("stablehlo.iota", [], result_avals=[pos], attributes={"iota_dimension": L.i64(dimension)})
+        fresh.insert(num_keys, (iota, pos))
+        num_keys += 1
     xs, scalars = [f[0] for f in fresh], [f[1].update(shape=()) for f in fresh]
-    op = ctx.op("stablehlo.sort", xs, result_avals=[f[1] for f in fresh], regions=1, attributes={
-        "dimension": L.i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable)),
-        L.NUM_KEYS: L.i64(num_keys)})  # (the comparator is NumPy's order: the CPU may sort with NumPy, `host_sorts`)
+    attrs = {"dimension": L.i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable)), L.NUM_KEYS: L.i64(num_keys)}
+    if stable:  # (a host sort, stable itself, drops it)
+        attrs[L.STABLE_KEY] = L.i64(num_keys - 1)
+    op = ctx.op("stablehlo.sort", xs, result_avals=[f[1] for f in fresh], regions=1, attributes=attrs)  # (the comparator is NumPy's order: the CPU may sort with NumPy, `host_sorts`)
     block = L.scalar_block(op, [s for s in scalars for _ in (0, 1)])
     args = list(block.arguments)
     with ir.InsertionPoint(block):
@@ -189,9 +196,12 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
                 tie = ctx.op1("stablehlo.not", [L.bool_op(ctx, "or", lt, gt)], result_avals=[ShapedArray((), np.bool_)])
                 result = L.bool_op(ctx, "or", lt, L.bool_op(ctx, "and", tie, result))
         ir.Operation.create("stablehlo.return", results=[], operands=[result])
+    results = list(op.results)
+    if stable:
+        del results[num_keys - 1], fresh[num_keys - 1]
     return [r if f[1].dtype == a.dtype else (ctx.op1("stablehlo.convert", [r], result_avals=[a])
                                              if a.dtype != np.bool_ else L.compare(ctx, r, L.splat(ctx, 0, f[1]), "NE", f[1]))
-            for r, f, a in zip(op.results, fresh, ctx.avals_out)]
+            for r, f, a in zip(results, fresh, ctx.avals_out)]
 
 
 # ---------------------------------------------------------------- differentiation rules
