@@ -545,7 +545,7 @@ def _jacobi_columns(a):
 
     def sweep(state):
         A, V, it, prev = state
-        start = broadcast_to(_tied(prev), shape[:-2] + (n,))
+        start = _tied(broadcast_to(prev, shape[:-2] + (n,)))  # (one dispatch: broadcast, then multiply)
         A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, start))
         return A, V, it + 1, max(worst)
 
