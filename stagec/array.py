@@ -13,6 +13,9 @@ from .dispatch import PendingArguments
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
 
+_new = object.__new__
+
+
 class SingleDeviceSharding:
     """The placement of an array on one device (JAX's `jax.sharding.SingleDeviceSharding`)."""
 
@@ -69,8 +72,8 @@ class Array(ArrayOps):
     @classmethod
     def on_host(cls, value: np.ndarray, aval: ShapedArray, backend) -> Array:
         """An array of the read-only host array `value`, uploaded when a device call first reads it."""
-        a = cls(None, aval, backend)
-        a._npy, a._job = value, None
+        a = _new(cls)  # (no `__init__` call: this is on every small eager operation's path)
+        a.aval, a._bv, a._backend, a._npy, a._deleted, a._job = aval, None, backend, value, False, None
         return a
 
     def _wait(self):

@@ -307,6 +307,8 @@ def current_trace() -> Trace | None:
 
     Transformation traces (JVP, batching) may sit above it on the stack; they only process operations on
     their own tracers (`find_top_trace`)."""
+    if not tracing_anywhere[0]:  # (no trace in any thread: eager code skips the thread-local stack)
+        return None
     for t in reversed(_stack()):
         if isinstance(t, Trace):
             return t

@@ -38,7 +38,7 @@ from .compiler.retries import SYSTEM_LINK
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles, block_sigint
 from .config import config
-from .core import (Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
+from .core import (Const, Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
                    to_numpy_constant)
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
@@ -117,7 +117,7 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
         return reshape
     if config.eager_tiering == "exact" and prim.hosts(avals, params, out_avals) and not exact(prim, avals, out_avals) \
             and _always_host(prim, avals, params, out_avals, backend):
-        return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)
+        return _host_plan(prim, avals, params, out_avals, backend)
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
     found: list = []  # [(cache key, kernel, polymorphic)] once a call has a loaded kernel
     # An `exact` operation on values all on the host (scalars, NumPy values, results of NumPy rules) takes its rule
@@ -347,6 +347,42 @@ def _on_host(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], para
     if value.nbytes <= KEEP_HOST_BYTES:
         return [Array.on_host(value, out_avals[0], backend)]
     return [Array(backend.put(value), out_avals[0], backend)]
+
+
+def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray],
+               backend: Backend) -> Callable:
+    """`run(args, params)` of a signature computed by its NumPy rule on every call: `_on_host`, with what the
+    signature fixes (result dtype and shape, whether it stays on the host) decided once."""
+    if len(out_avals) != 1 or _quiet is None:
+        return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)
+    fn, (out,) = prim.host, out_avals
+    dtype, shape = out.dtype, out.shape
+    keep = math.prod(shape) * dtype.itemsize <= KEEP_HOST_BYTES
+    on_host, errors, quiet, ndarray = Array.on_host, _errors, _quiet, np.ndarray
+
+    def run(args, params):
+        xs = [x._value() if type(x) in _VALUED else x if type(x) is ndarray else to_numpy_constant(x, a)
+              for x, a in zip(args, avals)]
+        token = errors.set(quiet)
+        try:
+            value = fn(*xs, **params)
+        finally:
+            errors.reset(token)
+        if type(value) is not ndarray or value.dtype != dtype:
+            value = np.asarray(value, dtype=dtype)
+        if value.shape != shape:
+            raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for {out.str_short()}")
+        stats["host"] += 1
+        for x in args:
+            if type(x) is ndarray and x.flags.writeable and np.may_share_memory(value, x):
+                value = value.copy()  # (a view of the caller's array, which it may write to)
+                break
+        value.setflags(write=False)
+        return [on_host(value, out, backend) if keep else Array(backend.put(value), out, backend)]
+    return run
+
+
+_VALUED = (Array, Const)  # operands whose `_value()` is their NumPy value
 
 
 def host_values(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,

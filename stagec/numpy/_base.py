@@ -13,7 +13,8 @@ from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, device_put
 from ..backend import Device, get_backend
-from ..core import Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant
+from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant,
+                    tracing_anywhere)
 
 _HOST_BROADCAST = 1 << 16  # elements: a scalar constant broadcast to more is broadcast by the operation's module
 
@@ -130,6 +131,8 @@ def broadcast_shapes(*shapes, fname: str = "broadcast_shapes") -> tuple:
 
 def broadcast_to(x, shape: Sequence[int], *, _fname: str = "broadcast_to"):
     av = aval_of(x)
+    if av.shape == shape:  # (a tuple already: matmul's operands, ~0.4 us each)
+        return x
     shape = tuple(int(d) for d in shape)
     if av.shape == shape:
         return x
@@ -183,8 +186,40 @@ def _broadcast(fname: str, *args):
 
 
 def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
+    if not tracing_anywhere[0]:  # eager: what promotion and broadcasting do, decided once per signature
+        key = [prim_fn, to_float]
+        for a in args:
+            t = type(a)
+            if t is Array:
+                key.append(a.aval)
+            elif t is int or t is bool or (t is float and a and a == a):  # (not 0.0: -0.0 is equal; not NaN)
+                key.append(t)
+                key.append(a)
+            else:
+                break
+        else:
+            key = tuple(key)
+            if _dt.config.key_now is not _eager_config[0]:  # (a setting changed: x64, eager_tiering, ...)
+                _eager_operands.clear()
+                _eager_config[0] = _dt.config.key_now
+            subs = _eager_operands.get(key)
+            if subs:
+                return prim_fn(*[a if s is None else s for a, s in zip(args, subs)])
+            if subs is None:
+                out = _broadcast(fname, *(_to_float if to_float else _promote)(fname, *args))
+                # kept where each operand is itself or a constant (a scalar promoted, broadcast on the host);
+                # else () (an operand converted or broadcast by an operation: done on each call)
+                subs = tuple([None if o is a else o for a, o in zip(args, out)])
+                if len(_eager_operands) >= 256:
+                    _eager_operands.clear()
+                _eager_operands[key] = subs if all(s is None or type(s) is Const for s in subs) else ()
+                return prim_fn(*out)
     args = (_to_float if to_float else _promote)(fname, *args)
     return prim_fn(*_broadcast(fname, *args))
+
+
+_eager_operands: dict = {}  # (prim_fn, to_float, avals and Python scalars) -> per operand, None or its Const
+_eager_config: list = [None]  # the `config.key_now` the entries were made under
 
 
 def _binary(fname: str, prim_fn, to_float: bool = False):

@@ -350,7 +350,7 @@ def _partners(N: int, r):
 
 def _pair(v, part, first):
     """(v at the lower slot of each pair, v at the upper), for every slot (both slots of a pair get the same)."""
-    vp = take(v, part, axis=-1, mode="clip")
+    vp = take(v, part, axis=-1)
     return where(first, v, vp), where(first, vp, v)
 
 
@@ -361,7 +361,7 @@ def _at(x, i, j):
     flat = lax.reshape(x, sh[:-2] + (sh[-2] * sh[-1],))
     idx = broadcast_to(i * sh[-1] + j, broadcast_shapes(aval_of(i).shape, aval_of(j).shape))
     k, l = aval_of(idx).shape
-    return lax.reshape(take(flat, lax.reshape(idx, (k * l,)), axis=-1, mode="clip"), sh[:-2] + (k, l))
+    return lax.reshape(take(flat, lax.reshape(idx, (k * l,)), axis=-1), sh[:-2] + (k, l))
 
 
 def _coefficients(first, c, s, w=None):
@@ -406,6 +406,15 @@ def _sort_with_order(x):
     """`x` sorted ascending along its last axis (stable, NaN last) and the int32 order: one sort."""
     sh = aval_of(x).shape
     return lax.sort((x, lax.broadcasted_iota(np.int32, sh, len(sh) - 1)), len(sh) - 1, True, num_keys=2)
+
+
+def _columns(y, order):
+    """The columns of y (..., m, k) in `order` (int32 (..., n), n <= k): one `take` where there is no batch (its
+    gather fuses into the consumer; take_along_axis's index tensor is a constant IREE hoists and copies)."""
+    if aval_of(order).ndim == 1:
+        return take(y, order, axis=-1)
+    return take_along_axis(y, broadcast_to(expand_dims(order, -2), aval_of(y).shape[:-1] + aval_of(order).shape[-1:]),
+                           axis=-1)
 
 
 def _tied(prev):
@@ -477,7 +486,7 @@ def _eigh(a):
     A, V, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, off(s[0]) > tol), sweep, (a, V0, 0))
     w = real(_diag(A)) if cplx else _diag(A)
     w, order = _sort_with_order(w)
-    V = take_along_axis(V, broadcast_to(expand_dims(order, -2), aval_of(V).shape), axis=-1)
+    V = _columns(V, order)
     if odd:
         w, V = w[..., :n], V[..., :n, :n]
     return w, V
@@ -518,7 +527,7 @@ def _jacobi_columns(a):
     def step(r, state):
         A, V, worst = state
         part, first = _partners(n, r)
-        P = take(A, part, axis=-1, mode="clip")  # the partner of each column
+        P = take(A, part, axis=-1)  # the partner of each column
         nrm = sum(abs(A) ** 2, axis=-2)
         g = sum(multiply(conjugate(A) if cplx else A, P), axis=-2)  # a_j^H a_partner(j)
         alpha, beta = _pair(nrm, part, first)
@@ -534,13 +543,13 @@ def _jacobi_columns(a):
             c, s = c.astype(dt), s.astype(dt)
         f, g = _coefficients(first, c, s, w)
         fc, gc = expand_dims(f, -2), expand_dims(g, -2)
-        A, V = A * fc + P * gc, V * fc + take(V, part, axis=-1, mode="clip") * gc
+        A, V = A * fc + P * gc, V * fc + take(V, part, axis=-1) * gc
         worst = lax.max(worst, rel.astype(aval_of(worst).dtype))  # per slot: no reduction per step
         return A, V, worst
 
     def sweep(state):
         A, V, it, prev = state
-        start = broadcast_to(_tied(prev), shape[:-2] + (n,))
+        start = _tied(broadcast_to(prev, shape[:-2] + (n,)))  # (one dispatch: broadcast, then multiply)
         A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, start))
         return A, V, it + 1, max(worst)
 
@@ -578,8 +587,7 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
         order, s = order[..., 1:], s[..., 1:]
     if not compute_uv:
         return s
-    pick = lambda y: take_along_axis(y, broadcast_to(expand_dims(order, -2), aval_of(y).shape[:-1] + (n,)), -1)
-    A, V = pick(A), pick(V)
+    A, V = _columns(A, order), _columns(V, order)
     if odd:
         A, V = A[..., :m, :], V[..., :n, :]
     sd = expand_dims(s, -2).astype(dt)

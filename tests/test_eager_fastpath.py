@@ -1,0 +1,92 @@
+"""Eager dispatch's per-signature shortcuts (`numpy._base._elementwise`'s operand cache, `eager._host_plan`) give
+what the full path gives: Python scalars told apart by type, sign of zero and NaN, settings changes honoured,
+the caller's NumPy arrays never aliased. Oracle: NumPy (float64 where it computes values)."""
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+
+
+@pytest.fixture(autouse=True, params=["exact", "never"])
+def tiering(request):
+    """The default eager tiering ("exact", what users run; the suite's conftest sets "never") and "never"."""
+    before = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", request.param)
+    yield request.param
+    stagec.config.update("eager_tiering", before)
+
+
+def _bits(x):
+    return np.asarray(x).view(np.uint32 if np.asarray(x).dtype.itemsize == 4 else np.uint64)
+
+
+def test_scalars_of_equal_value_and_other_types_stay_apart():
+    xi = stagec.device_put(np.arange(4, dtype=np.int32))
+    for _ in range(2):  # (the second round is served by the cache)
+        assert (xi + True).dtype == np.int32 and (xi + 1).dtype == np.int32
+        assert (xi + 1.0).dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(xi + 1.0), np.arange(4) + 1.0)
+        assert (stagec.device_put(np.ones(3, bool)) + True).dtype == np.bool_
+
+
+def test_signed_zero_and_nan_scalars():
+    x = stagec.device_put(np.array([1.0, -2.0, 3.0], np.float32))
+    for _ in range(2):
+        np.testing.assert_array_equal(_bits(x * 0.0), _bits(np.float32([1, -2, 3]) * np.float32(0.0)))
+        np.testing.assert_array_equal(_bits(x * -0.0), _bits(np.float32([1, -2, 3]) * np.float32(-0.0)))
+        assert np.isnan(np.asarray(x + float("nan"))).all()
+        np.testing.assert_array_equal(np.asarray(2.5 - x), 2.5 - np.float64([1, -2, 3]))
+
+
+def test_a_settings_change_is_honoured():
+    xi = stagec.device_put(np.arange(3, dtype=np.int32))
+    assert (xi * 1.5).dtype == np.float32 and snp.add(1.5, 2.25).dtype == np.float32
+    try:
+        stagec.config.update("enable_x64", True)
+        assert (xi * 1.5).dtype == np.float64  # a weak float with an int array: the default float
+        np.testing.assert_array_equal(np.asarray(xi * 1.5), np.arange(3) * 1.5)
+        assert snp.add(1.5, 2.25).dtype == np.float64 and float(snp.add(1.5, 2.25)) == 3.75
+    finally:
+        stagec.config.update("enable_x64", False)
+    assert (xi * 1.5).dtype == np.float32 and snp.add(1.5, 2.25).dtype == np.float32
+
+
+def test_values_match_numpy_across_shapes_and_broadcasts():
+    rng = np.random.default_rng(0)
+    for shape in [(), (1, 1), (4, 4), (3, 1), (1000,)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        x = stagec.device_put(a)
+        for _ in range(2):
+            np.testing.assert_allclose(np.asarray(snp.sin(x)), np.sin(a.astype(np.float64)), rtol=2e-6, atol=1e-7)
+            np.testing.assert_allclose(np.asarray(0.9 * x + 0.1 * x), a.astype(np.float64), rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(np.asarray(x + np.float32(1)), a + np.float64(1), rtol=1e-6)
+    y = stagec.device_put(np.ones((4, 4), np.float32))
+    col = stagec.device_put(np.arange(4, dtype=np.float32).reshape(4, 1))
+    for _ in range(2):  # an operand broadcast by an operation: not cached, still right
+        np.testing.assert_array_equal(np.asarray(y * col), np.ones((4, 4)) * np.arange(4).reshape(4, 1))
+
+
+def test_a_host_result_never_aliases_the_callers_array():
+    z = np.array([1 + 2j, 3 - 4j], np.complex64)  # np.real of it is a view
+    for _ in range(2):
+        r = lax.real(z)
+        z2 = z.copy()
+        z[0] = 9
+        np.testing.assert_array_equal(np.asarray(r), np.real(z2))
+        z[:] = z2
+    with pytest.raises(ValueError):
+        np.asarray(snp.sin(stagec.device_put(np.ones(2, np.float32))))[0] = 1  # results are read-only
+
+
+def test_a_tiering_change_is_honoured():
+    """A scalar broadcast on the host under "exact" is broadcast by its kernel once tiering is "never"."""
+    from stagec import eager
+    x = stagec.device_put(np.ones((4, 4), np.float32))
+    stagec.config.update("eager_tiering", "exact")
+    np.testing.assert_array_equal(np.asarray(x + 1.0), np.full((4, 4), 2.0))
+    stagec.config.update("eager_tiering", "never")
+    eager.clear_cache()
+    np.testing.assert_array_equal(np.asarray(x + 1.0), np.full((4, 4), 2.0))
+    assert "broadcast_in_dim" in [name for name, _ in eager.kernels()]
