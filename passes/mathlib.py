@@ -334,11 +334,12 @@ def _medium32(name: str, f: F, x):
     if name == "tan":
         ki = d.b.op("convert", d.add(d.mul(a, INVPIO2), 0.5), ty=d.i32)  # (a >= 0: truncation rounds)
         m = d("convert", ki)
-    else:  # sin: k = round(a / pi); cos: floor(a / pi); y = a - m pi/2, m = 2k (+ 1)
+    else:  # sin: k = round(a / pi); cos: floor(a / pi); y = a - k pi (sin), a - (2k + 1) pi/2 (cos)
         ki = d.b.op("convert", d.add(d.mul(a, 1 / math.pi), 0.5) if name == "sin" else d.mul(a, 1 / math.pi), ty=d.i32)
-        m = d.mul(d("convert", ki), 2.0)
-        m = d.add(m, 1.0) if name == "cos" else m
-    y = d.sub(d.sub(a, d.mul(m, PIO2_1)), d.mul(m, PIO2_1T))
+        m = d("convert", ki)
+        m = m if name == "sin" else d.add(d.mul(m, 2.0), 1.0)
+    pi_1, pi_1t = (2 * PIO2_1, 2 * PIO2_1T) if name == "sin" else (PIO2_1, PIO2_1T)  # (sin: m = k, times pi)
+    y = d.sub(d.sub(a, d.mul(m, pi_1)), d.mul(m, pi_1t))
     if name == "tan":  # msun's kernel, its sign set below
         r = d("convert", _kernel("tan", d, a, a, y, ki), ty=f.t)
         flip = neg_x
