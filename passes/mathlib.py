@@ -327,7 +327,7 @@ def _all_below(f: F, x, bound: float):
 def _medium32(name: str, f: F, x):
     """float32 sin, cos or tan of x (a float32 tensor), for |x| < MEDIUM: Cody-Waite's reduction in float64, then
     sin and cos by one odd polynomial on [-pi/2, pi/2] (|x| = y + k pi for sin, y + (k + 1/2) pi for cos), tan by
-    msun's kernel (`_kernel`) on [-pi/4, pi/4]; rounded to float32, the sign set there."""
+    msun's polynomial on [-pi/4, pi/4] (Horner's order); rounded to float32, the sign set there."""
     d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
     a = d("abs", d("convert", x))
     neg_x = f.cmp(x, 0.0, "LT")
@@ -340,8 +340,10 @@ def _medium32(name: str, f: F, x):
         m = m if name == "sin" else d.add(d.mul(m, 2.0), 1.0)
     pi_1, pi_1t = (2 * PIO2_1, 2 * PIO2_1T) if name == "sin" else (PIO2_1, PIO2_1T)  # (sin: m = k, times pi)
     y = d.sub(d.sub(a, d.mul(m, pi_1)), d.mul(m, pi_1t))
-    if name == "tan":  # msun's kernel, its sign set below
-        r = d("convert", _kernel("tan", d, a, a, y, ki), ty=f.t)
+    if name == "tan":  # msun's polynomial by Horner; -1/t in odd quadrants; the sign set below
+        z = d.mul(y, y)
+        t = d.add(y, d.mul(d.mul(z, y), d.poly(z, T)))
+        r = d("convert", d.sel(_bit(f, ki, 1), d.div(-1.0, t), t), ty=f.t)
         flip = neg_x
     else:
         z = d.mul(y, y)
