@@ -7,12 +7,13 @@ Each entry names the IREE behaviour it replaces, the IREE version that showed it
 bit operations: vectorized everywhere, no libm) and round once: within 1 ulp. Float64 expansions use IREE's float64
 `log` (libm's on the CPU, libdevice's on CUDA), which is right, and arithmetic.
 
-Kernels: Payne-Hanek reduction and FreeBSD msun's float kernels (sin, cos, tan); fdlibm's `atan` (atan, atan2,
+Kernels: Payne-Hanek reduction and FreeBSD msun's float kernels (sin, cos, tan; below 2^19 Cody-Waite's reduction
+and, for sin and cos, one odd polynomial on [-pi/2, pi/2]); fdlibm's `atan` (atan, atan2,
 asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp` as 2^k e^r with k through int32
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
-((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh, erf,
-sin, cos and tan (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed (sin/cos/tan take the
-float64 reduction only where some |x| >= 12800). `mathlib-glsl` holds what only Vulkan
+((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
+erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) take
+Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). `mathlib-glsl` holds what only Vulkan
 (GLSL) gets wrong; the Vulkan target declares it.
 """
 from __future__ import annotations
@@ -192,34 +193,43 @@ def _bit(f: F, k, bit: int):
     return f.b.compare(f.b.op("and", k, one, ty=f.i32), one, "EQ")
 
 
+def _kernel(name: str, f: F, x, a, y, q):
+    """sin, cos or tan of x (float64 arithmetic) from its reduction |x| = y + q pi/2 (mod 2 pi), |y| <= pi/4 + eps:
+    msun's double kernels of the float functions."""
+    z = f.mul(y, y)
+    w, s = f.mul(z, z), f.mul(z, y)
+    odd, q2, neg_x = _bit(f, q, 1), _bit(f, q, 2), f.cmp(x, 0.0, "LT")
+    if name == "tan":
+        t = f.add(f.add(y, f.mul(s, f.poly(z, T[:2]))),
+                  f.mul(f.mul(s, w), f.add(f.poly(z, T[2:4]), f.mul(w, f.poly(z, T[4:])))))
+        t = f.sel(odd, f.neg(f.div(1.0, t)), t)
+        out = f.sel(neg_x, f.neg(t), t)
+    else:
+        sn = f.add(f.add(y, f.mul(s, f.poly(z, S[:2]))), f.mul(f.mul(s, w), f.poly(z, S[2:])))
+        cs = f.add(f.add(f.add(1.0, f.mul(z, CC[0])), f.mul(w, CC[1])), f.mul(f.mul(w, z), f.poly(z, CC[2:])))
+        if name == "sin":  # sin(|x|) is negative in quadrants 2 and 3, and sin(x) = -sin(|x|) for x < 0
+            v = f.sel(odd, cs, sn)
+            out = f.sel(f.b.op("xor", q2, neg_x, ty=f.b.i1), f.neg(v), v)
+        else:  # cos is negative in quadrants 1 and 2
+            v = f.sel(odd, sn, cs)
+            out = f.sel(f.b.op("xor", q2, odd, ty=f.b.i1), f.neg(v), v)
+    if name != "cos":  # sin x and tan x round to x below 2^-12 (keeps -0 and subnormals)
+        out = f.sel(f.cmp(a, _TINY, "LT"), x, out)
+    return out
+
+
 def _sin_cos_tan(name: str):
+    """sin, cos or tan of a float64 tensor holding float32 values (any magnitude): `_reduce`, then `_kernel`."""
     def build(f: F, x):
         a = f("abs", x)
         y, q = _reduce(f, a)
-        z = f.mul(y, y)
-        w, s = f.mul(z, z), f.mul(z, y)
-        odd, q2, neg_x = _bit(f, q, 1), _bit(f, q, 2), f.cmp(x, 0.0, "LT")
-        if name == "tan":
-            t = f.add(f.add(y, f.mul(s, f.poly(z, T[:2]))),
-                      f.mul(f.mul(s, w), f.add(f.poly(z, T[2:4]), f.mul(w, f.poly(z, T[4:])))))
-            t = f.sel(odd, f.neg(f.div(1.0, t)), t)
-            out = f.sel(neg_x, f.neg(t), t)
-        else:
-            sn = f.add(f.add(y, f.mul(s, f.poly(z, S[:2]))), f.mul(f.mul(s, w), f.poly(z, S[2:])))
-            cs = f.add(f.add(f.add(1.0, f.mul(z, CC[0])), f.mul(w, CC[1])), f.mul(f.mul(w, z), f.poly(z, CC[2:])))
-            if name == "sin":  # sin(|x|) is negative in quadrants 2 and 3, and sin(x) = -sin(|x|) for x < 0
-                v = f.sel(odd, cs, sn)
-                out = f.sel(f.b.op("xor", q2, neg_x, ty=f.b.i1), f.neg(v), v)
-            else:  # cos is negative in quadrants 1 and 2
-                v = f.sel(odd, sn, cs)
-                out = f.sel(f.b.op("xor", q2, odd, ty=f.b.i1), f.neg(v), v)
-        if name != "cos":  # sin x and tan x round to x below 2^-12 (keeps -0 and subnormals)
-            out = f.sel(f.cmp(a, _TINY, "LT"), x, out)
-        return out
+        return _kernel(name, f, x, a, y, q)
     return build
 
 
-# float32 sin, cos, tan: float32 arithmetic below `SMALL32` (the common case), the float64 reduction above it.
+# sin y = y + y^3 P(y^2) on [-pi/2, pi/2] (fitted for relative error, 2^-27.2: 0.11 ulp of float32)
+SIN_PI = (-0.16666659352426047, 0.008333062208708294, -0.00019809352500622387, 2.605294768083026e-06)
+# sin and cos in float32 arithmetic (`_reduce32`, `_kernel32`: special.py's, for |x| < SMALL32), within 1 ulp.
 # pi/2 = Q[0] + ... + Q[4]: Q[0..3] of at most 11 bits (k Q[i] exact for k < 2^13), Q[4] the rest rounded.
 Q = (float.fromhex("0x1.92p0"), float.fromhex("0x1.fbp-12"), float.fromhex("0x1.51p-22"), float.fromhex("0x1.0bp-34"),
      6.223372171896613e-14)
@@ -296,49 +306,70 @@ def _kernel32(name: str, f: F, x, a, yh, yl, q):
     return f.sel(f.cmp(a, math.inf, "EQ"), f.c(math.nan), out)
 
 
-def _scalar_max(f: F, v):
-    """max over every element of the float32 tensor `v`, a 0-d tensor (NaN if any is NaN)."""
-    t0 = ir.RankedTensorType.get([], f.t.element_type)
-    red = ir.Operation.create("stablehlo.reduce", results=[t0], operands=[v, make_constant(np.array(-np.inf), t0)],
+def _all_below(f: F, x, bound: float):
+    """A 0-d i1 tensor: whether every |x| < `bound` (False where one is NaN): the max of |x|'s bits as int32 (an
+    integer max vectorizes better than a float one with NaN semantics)."""
+    i32 = ir.IntegerType.get_signless(32)
+    t0 = ir.RankedTensorType.get([], i32)
+    bits = f.b.op("and", f.b.op("bitcast_convert", x, ty=f.i32), f.c(0x7FFFFFFF, f.i32), ty=f.i32)
+    red = ir.Operation.create("stablehlo.reduce", results=[t0], operands=[bits, make_constant(np.array(0, np.int32), t0)],
                               attributes={"dimensions": ir.DenseI64ArrayAttr.get(list(range(f.t.rank)))}, regions=1)
     block = red.regions[0].blocks.append(t0, t0)
     with ir.InsertionPoint(block):
         m = ir.Operation.create("stablehlo.maximum", results=[t0], operands=list(block.arguments)).result
         ir.Operation.create("stablehlo.return", results=[], operands=[m])
-    return red.result
+    limit = make_constant(np.array(np.float32(bound)).view(np.int32), t0)
+    return ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))],
+                               operands=[red.result, limit], attributes={"comparison_direction": ir.Attribute.parse(
+                                   "#stablehlo<comparison_direction LT>")}).result
+
+
+def _medium32(name: str, f: F, x):
+    """float32 sin, cos or tan of x (a float32 tensor), for |x| < MEDIUM: Cody-Waite's reduction in float64, then
+    sin and cos by one odd polynomial on [-pi/2, pi/2] (|x| = y + k pi for sin, y + (k + 1/2) pi for cos), tan by
+    msun's polynomial on [-pi/4, pi/4] (Horner's order); rounded to float32, the sign set there."""
+    d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
+    a = d("abs", d("convert", x))
+    neg_x = f.cmp(x, 0.0, "LT")
+    if name == "tan":
+        ki = d.b.op("convert", d.add(d.mul(a, INVPIO2), 0.5), ty=d.i32)  # (a >= 0: truncation rounds)
+        m = d("convert", ki)
+    else:  # sin: k = round(a / pi); cos: floor(a / pi); y = a - k pi (sin), a - (2k + 1) pi/2 (cos)
+        ki = d.b.op("convert", d.add(d.mul(a, 1 / math.pi), 0.5) if name == "sin" else d.mul(a, 1 / math.pi), ty=d.i32)
+        m = d("convert", ki)
+        m = m if name == "sin" else d.add(d.mul(m, 2.0), 1.0)
+    pi_1, pi_1t = (2 * PIO2_1, 2 * PIO2_1T) if name == "sin" else (PIO2_1, PIO2_1T)  # (sin: m = k, times pi)
+    y = d.sub(d.sub(a, d.mul(m, pi_1)), d.mul(m, pi_1t))
+    if name == "tan":  # msun's polynomial by Horner; -1/t in odd quadrants; the sign set below
+        z = d.mul(y, y)
+        t = d.add(y, d.mul(d.mul(z, y), d.poly(z, T)))
+        r = d("convert", d.sel(_bit(f, ki, 1), d.div(-1.0, t), t), ty=f.t)
+        flip = neg_x
+    else:
+        z = d.mul(y, y)
+        r = d("convert", d.add(y, d.mul(d.mul(z, y), d.poly(z, SIN_PI))), ty=f.t)
+        flip = f.b.op("xor", _bit(f, ki, 1), neg_x, ty=f.b.i1) if name == "sin" else f.b.compare(  # (cos: k even)
+            f.b.op("and", ki, f.c(1, f.i32), ty=f.i32), f.c(0, f.i32), "EQ")
+    out = f.sel(flip, f.neg(r), r)
+    return out if name == "cos" else f.sel(f.cmp(f("abs", x), _TINY, "LT"), x, out)
 
 
 def _sin_cos_tan32(name: str):
-    """float32 sin, cos or tan: where every |x| < SMALL32 (a reduction to the largest |x|, then `stablehlo.if`) only
-    the float32 path runs; otherwise each element takes the float32 path below SMALL32 and the float64 reduction
-    (`_reduce`) above it. An element's bits never depend on the others."""
-    def mixed(f: F, x, a, small_only: bool = False):
-        yh, yl, q = _reduce32(f, a)
-        if not small_only:
-            d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
-            y, qb = _reduce(d, d("convert", a))
-            c = d.mul(y, 2.0 ** 29 + 1)  # (Dekker's split: y = h + (y - h), h of 24 bits, both float32)
-            h = d.sub(c, d.sub(c, y))
-            small = f.cmp(a, SMALL32, "LT")
-            yh = f.sel(small, yh, d("convert", h, ty=f.t))
-            yl = f.sel(small, yl, d("convert", d.sub(y, h), ty=f.t))
-            q = f.b.op("select", small, q, qb, ty=f.i32)
-        return _kernel32(name, f, x, a, yh, yl, q)
+    """float32 sin, cos or tan, in float64 arithmetic: where every |x| < `MEDIUM` (an integer max of |x|'s bits,
+    then `stablehlo.if`) only `_medium32` runs; otherwise it is selected below MEDIUM and the float64 `_reduce`
+    (Payne-Hanek) and `_kernel` above. An element's bits never depend on the others."""
+    def full(f: F, x):
+        d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
+        big = d("convert", _sin_cos_tan(name)(d, d("convert", x)), ty=f.t)
+        return f.sel(f.cmp(f("abs", x), MEDIUM, "LT"), _medium32(name, f, x), big)
 
     def build(f: F, x):
-        a = f("abs", x)
         if f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
-            return mixed(f, x, a)  # (a small tensor: the branch would cost more than the reduction it skips)
-        pred = ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get([], f.b.i1.element_type)],
-                                   operands=[_scalar_max(f, a), make_constant(np.array(SMALL32), ir.RankedTensorType.get(
-                                       [], f.t.element_type))],
-                                   attributes={"comparison_direction": ir.Attribute.parse(
-                                       "#stablehlo<comparison_direction LT>")}).result
-        branch = ir.Operation.create("stablehlo.if", results=[f.t], operands=[pred], regions=2)
-        for region, small_only in zip(branch.regions, (True, False)):
+            return full(f, x)  # (a small tensor: the branch would cost more than the reduction it skips)
+        branch = ir.Operation.create("stablehlo.if", results=[f.t], operands=[_all_below(f, x, MEDIUM)], regions=2)
+        for region, fn in zip(branch.regions, (lambda g, v: _medium32(name, g, v), full)):
             with ir.InsertionPoint(region.blocks.append()):
-                g = F(f.b)  # (constants per region: one region's values do not dominate the other's)
-                ir.Operation.create("stablehlo.return", results=[], operands=[mixed(g, x, a, small_only)])
+                ir.Operation.create("stablehlo.return", results=[], operands=[fn(F(f.b), x)])
         return branch.result
     return build
 
