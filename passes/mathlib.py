@@ -818,10 +818,10 @@ def _cdiv(f: F, a, b, c, d):
             f.sel(to_zero, f.mul(0.0, f.sub(f.mul(b, c1), f.mul(a, d1))), im))
 
 
-def _csqrt(f: F, a, b):
+def _csqrt(f: F, a, b, cabs=_cabs):
     """t = sqrt((|a| + |z|) / 2): (t, b / 2t) for a >= 0, (|b| / 2t, t with b's sign) below; (0, b) at 0, and
     (inf, b) where b is infinite (C99)."""
-    t = f("sqrt", f.mul(0.5, f.add(f("abs", a), _cabs(f, a, b))))
+    t = f("sqrt", f.mul(0.5, f.add(f("abs", a), cabs(f, a, b))))
     two_t = f.mul(2.0, t)
     neg_a = f.cmp(a, 0.0, "LT")
     re = f.sel(neg_a, f.div(f("abs", b), two_t), t)
@@ -852,6 +852,124 @@ def _cexp(f: F, a, b):
     c, sn = _sin_cos_tan("cos")(f, b), _sin_cos_tan("sin")(f, b)
     zero = f.cmp(b, 0.0, "EQ")
     return f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+
+
+# ---------------------------------------------------------------- complex128 with scaling (IREE's |z|^2 overflows)
+# IREE 3.13 computes complex128 |z|, division, sqrt and log from re^2 + im^2 in float64: past 1e154 it overflows and
+# below 1e-154 it underflows (abs(1e200+1e200j) was inf, 1/(1e-200+1e-200j) inf+infj, log(1e300j) inf). Here the
+# parts are scaled by a power of 2 (exact) first.
+
+def _pow2_of(f: F, m):
+    """(p, e): p = 2^e, e (int64) the exponent of float64 m > 0 (p = 1, e = 0 where m is 0, subnormal, inf or NaN)."""
+    e = f.int_("subtract", f.int_("shift_right_logical", f.bits(m), 52), 1023)
+    ok = f.b.op("and", f.b.compare(e, f.c(-1023, f.i64), "GT"), f.b.compare(e, f.c(1024, f.i64), "LT"), ty=f.b.i1)
+    e = f.b.op("select", ok, e, f.c(0, f.i64), ty=f.i64)
+    return _two_to64(f, e), e
+
+
+def _two_to64(f: F, n):
+    """2^n for int64 n in [-1022, 1023]."""
+    return f.from_bits(f.int_("shift_left", f.int_("add", n, 1023), 52))
+
+
+def _scale_by(f: F, v, k):
+    """v 2^k for int64 k (clamped to +-2044), as two exact steps (over- and underflow only where the result does)."""
+    k = f.b.op("clamp", f.c(-2044, f.i64), k, f.c(2044, f.i64), ty=f.i64)
+    k1 = f.int_("shift_right_arithmetic", k, 1)
+    return f.mul(f.mul(v, _two_to64(f, k1)), _two_to64(f, f.int_("subtract", k, k1)))
+
+
+def _cabs64(f: F, a, b):
+    """|z| = 2^e sqrt((a/2^e)^2 + (b/2^e)^2), 2^e the exponent of max(|a|, |b|)."""
+    p, _ = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
+    a1, b1 = f.div(a, p), f.div(b, p)
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), f.mul(f("sqrt", f.add(f.mul(a1, a1), f.mul(b1, b1))), p))
+
+
+def _is_inf(f: F, v):
+    return f.cmp(f("abs", v), math.inf, "EQ")
+
+
+def _finite(f: F, v):
+    return f.cmp(f("abs", v), math.inf, "LT")
+
+
+def _copysign(f: F, mag, s):
+    """|mag| with the sign bit of s."""
+    return f.sel(_neg_sign(f, s), f.neg(f("abs", mag)), f("abs", mag))
+
+
+def _cdiv64(f: F, a, b, c, d):
+    """(a + bi) / (c + di) with both scaled to exponent 0 by powers of 2 (exact), the quotient scaled back in two
+    steps; C99 Annex G's recovery of infinities and zeros (its `_Cdivd`) where an operand is 0 or infinite."""
+    pc, ec = _pow2_of(f, f("maximum", f("abs", c), f("abs", d)))
+    pn, en = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
+    a1, b1, c1, d1 = f.div(a, pn), f.div(b, pn), f.div(c, pc), f.div(d, pc)
+    den = f.add(f.mul(c1, c1), f.mul(d1, d1))
+    k = f.int_("subtract", en, ec)
+    re = _scale_by(f, f.div(f.add(f.mul(a1, c1), f.mul(b1, d1)), den), k)
+    im = _scale_by(f, f.div(f.sub(f.mul(b1, c1), f.mul(a1, d1)), den), k)
+    one_if_inf = lambda v: _copysign(f, f.sel(_is_inf(f, v), f.c(1.0), f.c(0.0)), v)  # noqa: E731
+    and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
+    or_ = lambda p, q: f.b.op("or", p, q, ty=f.b.i1)  # noqa: E731
+    nan = and_(f.cmp(re, re, "NE"), f.cmp(im, im, "NE"))  # (Annex G recovers only a NaN + NaN i quotient)
+    # a finite numerator over an infinite denominator: a signed zero
+    c2, d2 = one_if_inf(c), one_if_inf(d)
+    fin_n = and_(_finite(f, a), _finite(f, b))
+    fin_d = and_(_finite(f, c), _finite(f, d))
+    rule = and_(nan, and_(or_(_is_inf(f, c), _is_inf(f, d)), fin_n))
+    re = f.sel(rule, f.mul(0.0, f.add(f.mul(a, c2), f.mul(b, d2))), re)
+    im = f.sel(rule, f.mul(0.0, f.sub(f.mul(b, c2), f.mul(a, d2))), im)
+    # an infinite numerator over a finite denominator: infinities
+    a2, b2 = one_if_inf(a), one_if_inf(b)
+    rule = and_(nan, and_(or_(_is_inf(f, a), _is_inf(f, b)), fin_d))
+    re = f.sel(rule, f.mul(math.inf, f.add(f.mul(a2, c), f.mul(b2, d))), re)
+    im = f.sel(rule, f.mul(math.inf, f.sub(f.mul(b2, c), f.mul(a2, d))), im)
+    # over zero
+    zero = and_(nan, and_(and_(f.cmp(c, 0.0, "EQ"), f.cmp(d, 0.0, "EQ")), or_(f.cmp(a, a, "EQ"), f.cmp(b, b, "EQ"))))
+    inf_c = _copysign(f, f.c(math.inf), c)
+    return f.sel(zero, f.mul(inf_c, a), re), f.sel(zero, f.mul(inf_c, b), im)
+
+
+def _csqrt64(f: F, a, b):
+    """`_csqrt` of z 2^(-2k) times 2^k, with k = 100 past 2^1000 and -100 below 2^-1000 (sqrt halves the exponent)."""
+    m = f("maximum", f("abs", a), f("abs", b))
+    big, small = f.cmp(m, 2.0 ** 1000, "GT"), f.cmp(m, 2.0 ** -1000, "LT")
+    s_in = f.sel(big, f.c(2.0 ** -200), f.sel(small, f.c(2.0 ** 200), f.c(1.0)))
+    s_out = f.sel(big, f.c(2.0 ** 100), f.sel(small, f.c(2.0 ** -100), f.c(1.0)))
+    re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), _cabs64)
+    return f.mul(re, s_out), f.mul(im, s_out)
+
+
+def _clog64(f: F, a, b):
+    """(log |z|, atan2(b, a)): where |z|^2 is in (1/4, 4), log1p(a^2 + b^2 - 1) / 2 with the squares as exact
+    double-double products (no cancellation near |z| = 1); elsewhere log(|z| / 2^e) + e ln 2."""
+    ax, ay = f("abs", a), f("abs", b)
+    x, y = f("maximum", ax, ay), f("minimum", ax, ay)
+    p, e = _pow2_of(f, x)
+    x1, y1 = f.div(x, p), f.div(y, p)
+    ef = f("convert", e)
+    far = f.add(f.mul(0.5, f("log", f.add(f.mul(x1, x1), f.mul(y1, y1)))), f.add(f.mul(ef, LN2_HI), f.mul(ef, LN2_LO)))
+    xn, yn = (f.sel(f.cmp(v, 2.0, "LT"), v, f.c(0.0)) for v in (x, y))  # (Dekker's split overflows past 2^995)
+    (p1, e1), (p2, e2) = _two_prod(f, xn, xn), _two_prod(f, yn, yn)
+    s, l1 = _two_sum(f, p1, f.c(-1.0))
+    s, l2 = _two_sum(f, s, p2)
+    s = f.add(s, f.add(f.add(l1, l2), f.add(e1, e2)))
+    h2 = f.add(p1, p2)
+    near = f.b.op("and", f.b.op("and", f.cmp(h2, 0.25, "GT"), f.cmp(h2, 4.0, "LT"), ty=f.b.i1), f.cmp(x, 2.0, "LT"),
+                  ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p64(f, s)), far)
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, a)
+
+
+def _clog1p64(f: F, a, b):
+    """log(1 + z): `_clog1p`'s log1p(s) / 2 for |1 + z|^2 in (1/2, 4) (s exact enough there, 1 + a not), `_clog64`
+    of 1 + z elsewhere."""
+    u = f.add(1.0, a)
+    s = f.add(f.mul(a, f.add(2.0, a)), f.mul(b, b))
+    near = f.b.op("and", f.cmp(s, -0.5, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p64(f, s)), _clog64(f, u, b)[0])
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
 
 
 # ---------------------------------------------------------------- the table
@@ -892,16 +1010,24 @@ EXPANSIONS = [
     Expansion("chlo.acosh", ("f64",), _acosh64, "log(x + sqrt(x^2 - 1)): 1.4e7 ulps near 1", _T + "test_float64_bounds"),
 ]
 _C = "tests/test_edge_values.py::test_complex64_at_large_and_small_magnitudes"
+_C128 = "tests/test_complex_edges.py::test_complex128_at_large_and_small_magnitudes"
 # complex64 in float64: needs float64 log, exp and atan2, so the CPU and CUDA targets declare it (`mathlib-complex`);
 # Vulkan's SPIR-V has none (there IREE's float32 formulas remain).
 COMPLEX_EXPANSIONS = [
-    Expansion(op, ("complex<f32>",), build, what, _C) for op, build, what in (
+    *(Expansion(op, ("complex<f32>",), build, what, _C) for op, build, what in (
         ("stablehlo.abs", _cabs, "float32 sqrt(re^2 + im^2): abs(1e20) inf, abs(1e-30) 0"),
         ("stablehlo.divide", _cdiv, "float32 re^2 + im^2: 1/(1e20+0j) gave 0, 1/(1e-30+0j) inf+nanj"),
         ("stablehlo.sqrt", _csqrt, "float32 |z|: sqrt(1e20-1j) gave 1e10+623j"),
         ("stablehlo.log", _clog, "float32 |z|: log(1e20j) inf, log(0) -inf+nanj"),
         ("stablehlo.log_plus_one", _clog1p, "log(1 + z) in float32: log1p(-1+0j) 0+nanj"),
-        ("stablehlo.exponential", _cexp, "e^a (cos b, sin b) in float32: exp(1e20+0j) inf+nanj"))]
+        ("stablehlo.exponential", _cexp, "e^a (cos b, sin b) in float32: exp(1e20+0j) inf+nanj"))),
+    *(Expansion(op, ("complex<f64>",), build, what, _C128) for op, build, what in (
+        ("stablehlo.abs", _cabs64, "float64 sqrt(re^2 + im^2): abs(1e200+1e200j) inf, abs(1e-200j) 0"),
+        ("stablehlo.divide", _cdiv64, "float64 re^2 + im^2: 1/(1e-200+1e-200j) inf+infj, (1e200+1e200j)/(1e200+1e200j) NaN"),
+        ("stablehlo.sqrt", _csqrt64, "float64 |z|: sqrt(1e300+1e300j) inf"),
+        ("stablehlo.log", _clog64, "float64 |z|: log(1e300j) inf, log(1e-300j) -inf"),
+        ("stablehlo.log_plus_one", _clog1p64, "float64 |1 + z|^2: log1p(1e300j) inf"))),
+]
 _G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
 # Vulkan's float32 functions (GLSL's, lavapipe's): exp(x) as exp2(x log2 e), 68 ulps at |x| = 80; log1p(x) as
 # log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1. Declared by the Vulkan target (`mathlib-glsl`).
@@ -945,13 +1071,14 @@ def _expanded(exp: Expansion, op, t, name: str):
         r = exp.build(F(b), *[v if name == "f32" else b.op("convert", v, ty=f32) for v in op.operands])
         return r if name == "f32" else b.op("convert", r, ty=t)
     b = _Builder(ir.RankedTensorType.get(t.shape, ir.F64Type.get()), op.operands[0])
-    if name == "complex<f32>":
-        parts = [b.op("convert", b.op(p, v, ty=f32)) for v in op.operands for p in ("real", "imag")]
-        out = exp.build(F(b), *parts)
+    if name in ("complex<f32>", "complex<f64>"):
+        part = f32 if name == "complex<f32>" else b.t
+        parts = [b.op(p, v, ty=part) for v in op.operands for p in ("real", "imag")]
+        out = exp.build(F(b), *[v if part == b.t else b.op("convert", v) for v in parts])
+        back = (lambda v: v) if part == b.t else (lambda v: b.op("convert", v, ty=f32))  # noqa: E731
         if not isinstance(out, tuple):  # (a real result: abs)
-            return b.op("convert", out, ty=f32)
-        re, im = (b.op("convert", v, ty=f32) for v in out)
-        return b.op("complex", re, im, ty=t)
+            return back(out)
+        return b.op("complex", *(back(v) for v in out), ty=t)
     xs = [v if name == "f64" else b.op("convert", v if name == "f32" else b.op("convert", v, ty=f32))
           for v in op.operands]  # (narrow types through float32: IREE's f64 -> f16 convert gave 0)
     r = exp.build(F(b), *xs)

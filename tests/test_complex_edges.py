@@ -1,0 +1,101 @@
+"""Complex functions at huge, tiny, infinite and NaN parts (issue 38): one compiled module per test over many points.
+Oracles: NumPy's complex128 functions, mpmath, and C99 Annex G's special values (its `_Cdivd`, transcribed below)."""
+import math
+
+import mpmath
+import numpy as np
+
+import stagec
+import stagec.numpy as snp
+
+INF, NAN = math.inf, math.nan
+
+
+def _ulps(got, want, dtype):
+    """|got - want| in ulps of |want| (of `dtype`'s real type), where want is finite and normal; 0 elsewhere."""
+    fi = np.finfo(dtype)
+    got, want = np.asarray(got).astype(np.complex128), np.asarray(want).astype(np.complex128)
+    a = np.abs(want)
+    ok = np.isfinite(want) & (a > fi.tiny * 2 ** 60) & (a < fi.max)
+    with np.errstate(all="ignore"):
+        return np.where(ok, np.abs(got - want) / np.spacing(np.where(ok, a, 1).astype(fi.dtype)).astype(np.float64), 0)
+
+
+def _same_class(got, want):
+    """Each part NaN where want's is, infinite with the same sign where want's is, finite where want's is."""
+    got, want = np.asarray(got).astype(np.complex128), np.asarray(want).astype(np.complex128)
+    out = np.ones(got.shape, bool)
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        out &= (np.isnan(g) == np.isnan(w)) & (np.isinf(g) == np.isinf(w))
+        out &= ~np.isinf(w) | (np.sign(g) == np.sign(w))
+    return out
+
+
+def _cdivd(a, b, c, d):
+    """C99 Annex G.5.2's example `_Cdivd` (scaling by logb/scalbn, then the recovery of infinities and zeros)."""
+    m, ilogbw = float(np.fmax(abs(c), abs(d))), 0  # (C's fmax: NaN only where both are)
+    if math.isfinite(m) and m:
+        ilogbw = math.floor(math.log2(m))
+        c, d = math.ldexp(c, -ilogbw), math.ldexp(d, -ilogbw)
+    den = c * c + d * d
+    with np.errstate(all="ignore"):
+        x = float(np.ldexp(np.float64(a * c + b * d) / den, -ilogbw))
+        y = float(np.ldexp(np.float64(b * c - a * d) / den, -ilogbw))
+    if math.isnan(x) and math.isnan(y):
+        if den == 0 and (not math.isnan(a) or not math.isnan(b)):
+            x, y = math.copysign(INF, c) * a, math.copysign(INF, c) * b
+        elif (math.isinf(a) or math.isinf(b)) and math.isfinite(c) and math.isfinite(d):
+            a, b = math.copysign(float(math.isinf(a)), a), math.copysign(float(math.isinf(b)), b)
+            x, y = INF * (a * c + b * d), INF * (b * c - a * d)
+        elif (math.isinf(c) or math.isinf(d)) and math.isfinite(a) and math.isfinite(b):
+            c, d = math.copysign(float(math.isinf(c)), c), math.copysign(float(math.isinf(d)), d)
+            x, y = 0.0 * (a * c + b * d), 0.0 * (b * c - a * d)
+    return complex(x, y)
+
+
+def _sample(rng, n, lo, hi):
+    z = 10.0 ** rng.uniform(lo, hi, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n))
+    near1 = np.exp(rng.uniform(-1e-3, 1e-3, n // 4) + 1j * rng.uniform(-np.pi, np.pi, n // 4))  # |z| ~ 1: log's hard part
+    return np.concatenate([z, near1])
+
+
+def test_complex128_at_large_and_small_magnitudes(x64):
+    # IREE's complex128 |z|^2 over- and underflowed: abs(1e200+1e200j) was inf, 1/(1e-200+1e-200j) inf+infj,
+    # log(1e300j) inf, sqrt(-3e193-3e193j) -infj.
+    rng = np.random.default_rng(7)
+    z = _sample(rng, 1500, -300, 307.5)
+    w = _sample(rng, 1500, -300, 307.5)[::-1].copy()
+    fs = {"abs": snp.abs, "sqrt": snp.sqrt, "log": snp.log, "recip": snp.reciprocal, "log1p": snp.log1p}
+    got, quo = stagec.jit(lambda z, w: ({k: f(z) for k, f in fs.items()}, z / w))(z, w)
+    with np.errstate(all="ignore"):
+        want = {"abs": np.abs(z), "sqrt": np.sqrt(z)}
+    mp = lambda fn, v: complex(fn(mpmath.mpc(complex(v))))  # noqa: E731
+    with mpmath.workdps(40):
+        want["log"] = np.array([mp(mpmath.log, v) for v in z])
+        want["log1p"] = np.array([mp(mpmath.log1p, v) for v in z])
+        want["recip"] = np.array([mp(lambda u: 1 / u, v) for v in z])
+        want_quo = np.array([complex(mpmath.mpc(complex(p)) / mpmath.mpc(complex(q))) for p, q in zip(z, w)])
+    for k in fs:
+        err = _ulps(got[k], want[k], np.float64)
+        assert err.max() <= (3 if k == "recip" else 2), (k, err.max(), z[np.argmax(err)])
+    assert _ulps(quo, want_quo, np.float64).max() <= 3
+
+
+def test_complex128_special_values(x64):
+    vals = [0.0, -0.0, 1.0, -2.5, 1e300, -1e-300, INF, -INF, NAN]
+    z = np.array([complex(a, b) for a in vals for b in vals])
+    # (division: no huge or tiny parts, where Annex G's scaled denominator underflows to 0 and an FMA-contracted
+    # b c - a d of an overflowing quotient is inf where its exact value is 0; the magnitudes test covers those)
+    w = np.array([complex(c, d) for c in vals for d in vals if abs(c) not in (1e300, 1e-300) and abs(d) not in
+                  (1e300, 1e-300)])
+    zz, ww = np.repeat(w, len(w)), np.tile(w, len(w))
+    quo, sq, lg, ab = stagec.jit(lambda p, q, z: (p / q, snp.sqrt(z), snp.log(z), snp.abs(z)))(zz, ww, z)
+    want = np.array([_cdivd(p.real, p.imag, q.real, q.imag) for p, q in zip(zz, ww)])
+    ok = _same_class(quo, want)
+    assert ok.all(), [(p, q, g, v) for p, q, g, v in zip(zz[~ok], ww[~ok], np.asarray(quo)[~ok], want[~ok])][:5]
+    assert _ulps(quo, want, np.float64).max() <= 3
+    with np.errstate(all="ignore"):  # (NumPy's csqrt and clog follow C99's special values)
+        for got, want in ((sq, np.sqrt(z)), (lg, np.log(z)), (ab, np.abs(z))):
+            ok = _same_class(got, want)
+            assert ok.all(), list(zip(z[~ok], np.asarray(got)[~ok], want[~ok]))[:5]
+            assert _ulps(got, want, np.float64).max() <= 2
