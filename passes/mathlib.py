@@ -722,16 +722,12 @@ def _acosh64(f: F, x):
 
 def _complex_trig(name: str):
     """sin, cos or tan of complex64 a + bi in float64 (IREE's complex ops use its float32 sine: sin(-3e-8+0j) gave
-    +6.2e-8, tan(1e10+0.5j) NaN): sin a cosh b + i cos a sinh b, cos a cosh b - i sin a sinh b, and tan as Kahan's
-    tanh: (t + i (1 + t^2) cosh b sinh b) / (1 + (1 + t^2) sinh^2 b), t = tan a, and i sign(b) past |b| = 20."""
+    +6.2e-8, tan(1e10+0.5j) NaN): sin a cosh b + i cos a sinh b, cos a cosh b - i sin a sinh b, and tan as -i tanh(iz)
+    (`_ctanh`, Kahan's)."""
     def build(f: F, a, b):
-        ch, sh = _sinh_cosh("cosh")(f, b, narrow=True), _sinh_cosh("sinh")(f, b, narrow=True)
         if name == "tan":
-            t = _sin_cos_tan("tan")(f, a)
-            beta = f.add(1.0, f.mul(t, t))
-            den = f.add(1.0, f.mul(beta, f.mul(sh, sh)))
-            im = f.sel(f.cmp(f("abs", b), 20.0, "GT"), f("sign", b), f.div(f.mul(beta, f.mul(ch, sh)), den))
-            return f.div(t, den), im
+            return _ctan(f, a, b)
+        ch, sh = _sinh_cosh("cosh")(f, b, narrow=True), _sinh_cosh("sinh")(f, b, narrow=True)
         s, c = _sin_cos_tan("sin")(f, a), _sin_cos_tan("cos")(f, a)
         zero = f.cmp(s, 0.0, "EQ")  # sin a is 0 for a = +-0 only: so is the product, where cosh/sinh b is inf (C99)
         s_times = lambda v: f.sel(zero, s, f.mul(s, v))  # noqa: E731
@@ -852,6 +848,63 @@ def _cexp(f: F, a, b):
     c, sn = _sin_cos_tan("cos")(f, b), _sin_cos_tan("sin")(f, b)
     zero = f.cmp(b, 0.0, "EQ")
     return f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+
+
+def _ctanh(f: F, a, b):
+    """tanh of complex64 a + bi in float64, FreeBSD's ctanh (Kahan's): t = tan b, s = sinh a, beta = 1 + t^2:
+    (beta s sqrt(1 + s^2), t) / (1 + beta s^2); past |a| = 22 (sign(a), 4 sin b cos b e^(-2|a|)), which IREE's formula
+    made 1+nanj (tanh(4.7e10+3.6e10j)). C99's special values: a NaN gives (NaN, b) where b is 0 and NaN + NaN i
+    elsewhere; a = +-inf (+-1, a zero with the sign of sin b cos b); b inf or NaN with a finite (a if a is 0, NaN)."""
+    t = _sin_cos_tan("tan")(f, b)
+    sn, cs = _sin_cos_tan("sin")(f, b), _sin_cos_tan("cos")(f, b)
+    s = _sinh_cosh("sinh")(f, a, narrow=True)
+    beta = f.add(1.0, f.mul(t, t))
+    s2 = f.mul(s, s)
+    den = f.add(1.0, f.mul(beta, s2))
+    re, im = f.div(f.mul(f.mul(beta, s), f("sqrt", f.add(1.0, s2))), den), f.div(t, den)
+    sc = f.mul(sn, cs)
+    e = _exp32(f, f.neg(f("abs", a)))
+    big = f.cmp(f("abs", a), 22.0, "GE")
+    one = _copysign(f, f.c(1.0), a)
+    re = f.sel(big, one, re)
+    im = f.sel(big, f.mul(f.mul(4.0, sc), f.mul(e, e)), im)
+    a_inf, a_nan = _is_inf(f, a), f.cmp(a, a, "NE")
+    b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)  # (inf or NaN)
+    nan = f.c(math.nan)
+    re = f.sel(b_bad, f.sel(f.cmp(a, 0.0, "EQ"), a, nan), re)
+    im = f.sel(b_bad, nan, im)
+    re = f.sel(a_inf, one, re)
+    im = f.sel(a_inf, _copysign(f, f.c(0.0), f.sel(_is_inf(f, b), b, sc)), im)
+    re = f.sel(a_nan, a, re)
+    im = f.sel(a_nan, f.sel(f.cmp(b, 0.0, "EQ"), b, nan), im)
+    return re, im
+
+
+def _ctan(f: F, a, b):
+    """tan z = -i tanh(iz): (v, -u) for tanh(-b + ai) = u + vi (C99's definition, special values included)."""
+    u, v = _ctanh(f, f.neg(b), a)
+    return v, f.neg(u)
+
+
+def _cexpm1(f: F, a, b):
+    """e^z - 1 of complex64 z = a + bi in float64: (expm1(a) cos b - 2 sin^2(b/2), e^a sin b) (no cancellation near
+    0), e^a as (e^(a/2))^2 (finite in float64 for every float32 a); IREE's formula overflowed where the result does
+    not (expm1(89.7-1098j)'s real part was inf, not 9.4e37) and gave NaN for huge parts (expm1(-3e23+9e23j)). Special
+    values as C99's cexp(z) - 1: (expm1(a), b) where b is 0; (inf, NaN) for a = +inf and b inf or NaN, (-1, 0) for
+    a = -inf."""
+    e2 = _exp32(f, f.mul(a, 0.5))
+    ea = f.mul(e2, e2)
+    em1 = f.sel(f.cmp(f("abs", a), 0.5, "LT"), _expm1_32(f, a), f.sub(ea, 1.0))
+    sh = _sin_cos_tan("sin")(f, f.mul(b, 0.5))
+    re = f.sub(f.mul(em1, _sin_cos_tan("cos")(f, b)), f.mul(2.0, f.mul(sh, sh)))
+    im = f.mul(ea, _sin_cos_tan("sin")(f, b))
+    b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
+    pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
+    ninf = f.cmp(a, -math.inf, "EQ")
+    re = f.sel(pinf, f.c(math.inf), f.sel(ninf, f.c(-1.0), re))
+    im = f.sel(pinf, f.c(math.nan), f.sel(ninf, f.c(0.0), im))
+    zero = f.cmp(b, 0.0, "EQ")
+    return f.sel(zero, _expm1_32(f, a), re), f.sel(zero, b, im)
 
 
 # ---------------------------------------------------------------- complex128 with scaling (IREE's |z|^2 overflows)
@@ -983,6 +1036,10 @@ EXPANSIONS = [
     *(Expansion(f"stablehlo.{op}", ("complex<f32>",), _complex_trig(n), "complex ops over IREE's float32 sine: "
                 "sin(-3e-8+0j) gave +6.2e-8, tan(1e10+0.5j) NaN", _T + "test_complex64_trig")
       for op, n in (("sine", "sin"), ("cosine", "cos"), ("tan", "tan"))),
+    Expansion("stablehlo.tanh", ("complex<f32>",), _ctanh, "float32 formula: tanh(4.7e10+3.6e10j) 1+nanj, "
+              "tanh(0+inf j) NaN+NaN i", "tests/test_complex_edges.py::test_complex64_tanh_tan_expm1"),
+    Expansion("stablehlo.exponential_minus_one", ("complex<f32>",), _cexpm1, "float32 formula: expm1(89.7-1098j) "
+              "inf+infj (9.4e37+infj), expm1(-3e23+9e23j) NaN", "tests/test_complex_edges.py::test_complex64_tanh_tan_expm1"),
     Expansion("stablehlo.power", NARROW, lambda f, x, y: _exp2_f32(f, y), "exp2 as exp(y log 2) in float32: 63 ulps",
               _T + "test_float32_binary_bounds", applies=lambda op: splat_value(op.operands[0]) == 2.0, f32=True),
     Expansion("stablehlo.power", NARROW, _power, "float32 exp(y log x) in float32: 124 ulps",

@@ -99,3 +99,34 @@ def test_complex128_special_values(x64):
             ok = _same_class(got, want)
             assert ok.all(), list(zip(z[~ok], np.asarray(got)[~ok], want[~ok]))[:5]
             assert _ulps(got, want, np.float64).max() <= 2
+
+
+def test_complex64_tanh_tan_expm1():
+    # IREE's float32 formulas: tanh(4.7e10+3.6e10j) was 1+nanj, expm1(-3e23+9e23j) NaN, expm1(89.7-1098j) inf+infj
+    # (its real part is 9.4e37), tan(inf+infj) NaN+1j, tanh(0+inf j) NaN+NaN i.
+    rng = np.random.default_rng(11)
+    n = 300
+    sign = lambda: rng.choice([-1.0, 1.0], n)  # noqa: E731
+    huge = lambda lo: sign() * 10.0 ** rng.uniform(lo, 38, n)  # noqa: E731
+    z = np.concatenate([huge(-30) + 1j * huge(-30), huge(0) + 1j * rng.uniform(-3, 3, n),
+                        rng.uniform(-3, 3, n) + 1j * huge(0), rng.uniform(-95, 95, n) + 1j * rng.uniform(-1e4, 1e4, n),
+                        [1e10 + 0.5j, 4.7e10 + 3.6e10j, -3e23 + 9e23j, 89.7 - 1098j, 30 + 1j, -25 - 2j]])
+    z = z.astype(np.complex64)
+    vals = [0.0, -0.0, 1.0, -2.5, 1e38, INF, -INF, NAN]
+    sp = np.array([complex(a, b) for a in vals for b in vals], np.complex64)
+    fs = (snp.tanh, snp.tan, snp.expm1)
+    got, got_sp = stagec.jit(lambda z, s: ([f(z) for f in fs], [f(s) for f in fs]))(z, sp)
+    with mpmath.workdps(30):
+        for g, fn in zip(got, (mpmath.tanh, mpmath.tan, mpmath.expm1)):
+            want = np.array([complex(fn(mpmath.mpc(complex(v)))) for v in z])
+            err = _ulps(g, want, np.float32)
+            assert err.max() <= 2, (fn, err.max(), z[np.argmax(err)], np.asarray(g)[np.argmax(err)])
+            fin = np.isfinite(want.astype(np.complex64))
+            assert _same_class(np.asarray(g)[fin], want[fin]).all()
+    s128 = sp.astype(np.complex128)
+    with np.errstate(all="ignore"):  # (NumPy's ctanh is FreeBSD's, C99's special values; expm1 as cexp(z) - 1)
+        wants = (np.tanh(s128), np.tan(s128), np.exp(s128) - 1)
+    for g, want in zip(got_sp, wants):
+        ok = _same_class(g, want.astype(np.complex64))
+        assert ok.all(), list(zip(sp[~ok], np.asarray(g)[~ok], want[~ok]))[:6]
+        assert _ulps(g, want, np.float32).max() <= 2
