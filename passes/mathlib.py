@@ -794,8 +794,11 @@ def _inf_either(f: F, a, b):
 
 
 def _neg_sign(f: F, x):
-    """x < 0 or x = -0 (the sign bit)."""
-    return f.b.compare(f.bits(x), f.c(0, f.i64), "LT")
+    """x < 0 or x = -0 (float64: 1/x = -inf, as Vulkan has no float64 bitcast)."""
+    if str(f.t.element_type) == "f32":
+        return f.b.compare(f.b.op("bitcast_convert", x, ty=f.i32), f.c(0, f.i32), "LT")
+    return f.b.op("or", f.cmp(x, 0.0, "LT"), f.b.op("and", f.cmp(x, 0.0, "EQ"), f.cmp(f.div(1.0, x), 0.0, "LT"),
+                                                    ty=f.b.i1), ty=f.b.i1)
 
 
 def _cabs(f: F, a, b):
@@ -803,16 +806,10 @@ def _cabs(f: F, a, b):
 
 
 def _cdiv(f: F, a, b, c, d):
+    """In float64 the squares of float32 parts are exact and in range; `_cdiv_special`'s C99 values."""
     den = f.add(f.mul(c, c), f.mul(d, d))
     re, im = f.div(f.add(f.mul(a, c), f.mul(b, d)), den), f.div(f.sub(f.mul(b, c), f.mul(a, d)), den)
-    # C99: a finite numerator over an infinite denominator is a (signed) zero
-    unit = lambda v: f.sel(f.cmp(f("abs", v), math.inf, "EQ"), f.sel(_neg_sign(f, v), f.c(-1.0), f.c(1.0)),  # noqa: E731
-                           f.sel(_neg_sign(f, v), f.c(-0.0), f.c(0.0)))
-    c1, d1 = unit(c), unit(d)
-    fin = f.b.op("and", f.cmp(f("abs", a), math.inf, "LT"), f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
-    to_zero = f.b.op("and", _inf_either(f, c, d), fin, ty=f.b.i1)
-    return (f.sel(to_zero, f.mul(0.0, f.add(f.mul(a, c1), f.mul(b, d1))), re),
-            f.sel(to_zero, f.mul(0.0, f.sub(f.mul(b, c1), f.mul(a, d1))), im))
+    return _cdiv_special(f, a, b, c, d, re, im)
 
 
 def _csqrt(f: F, a, b, cabs=_cabs):
@@ -843,9 +840,10 @@ def _clog1p(f: F, a, b):
     return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
 
 
-def _cexp(f: F, a, b):
-    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN)."""
-    e = f("exponential", a)
+def _cexp(f: F, a, b, exp=None):
+    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN); e^a by
+    `exp` (IREE's float64 exp by default)."""
+    e = exp(f, a) if exp else f("exponential", a)
     c, sn = _sin_cos_tan("cos")(f, b), _sin_cos_tan("sin")(f, b)
     zero = f.cmp(b, 0.0, "EQ")
     return f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
@@ -955,7 +953,7 @@ def _copysign(f: F, mag, s):
 
 def _cdiv64(f: F, a, b, c, d):
     """(a + bi) / (c + di) with both scaled to exponent 0 by powers of 2 (exact), the quotient scaled back in two
-    steps; C99 Annex G's recovery of infinities and zeros (its `_Cdivd`) where an operand is 0 or infinite."""
+    steps; C99 Annex G's special values (`_cdiv_special`)."""
     pc, ec = _pow2_of(f, f("maximum", f("abs", c), f("abs", d)))
     pn, en = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
     a1, b1, c1, d1 = f.div(a, pn), f.div(b, pn), f.div(c, pc), f.div(d, pc)
@@ -963,6 +961,13 @@ def _cdiv64(f: F, a, b, c, d):
     k = f.int_("subtract", en, ec)
     re = _scale_by(f, f.div(f.add(f.mul(a1, c1), f.mul(b1, d1)), den), k)
     im = _scale_by(f, f.div(f.sub(f.mul(b1, c1), f.mul(a1, d1)), den), k)
+    return _cdiv_special(f, a, b, c, d, re, im)
+
+
+def _cdiv_special(f: F, a, b, c, d, re, im):
+    """C99 Annex G's recovery (`_Cdivd`) of a NaN + NaN i quotient re + im i of (a + bi) / (c + di): a finite
+    numerator over an infinite denominator is a signed zero, an infinite one over a finite one infinite, a
+    nonzero one over zero infinite."""
     one_if_inf = lambda v: _copysign(f, f.sel(_is_inf(f, v), f.c(1.0), f.c(0.0)), v)  # noqa: E731
     and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
     or_ = lambda p, q: f.b.op("or", p, q, ty=f.b.i1)  # noqa: E731
@@ -1026,6 +1031,87 @@ def _clog1p64(f: F, a, b):
     return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
 
 
+# ---------------------------------------------------------------- complex64 in float32 with scaling (Vulkan)
+# Vulkan's SPIR-V has no float64 log, exp or atan2 (`mathlib-complex` needs them), and float64 arithmetic is slow on
+# GPUs: there complex64 abs, division and sqrt compute in float32, the parts scaled by powers of 2 (exact) first;
+# log in float64 arithmetic (no float64 function). IREE's float32 formulas over- and underflowed: on lavapipe
+# abs(1e20+0j) was inf, (1e20+0j)/(1e20+0j) NaN, sqrt(-4+0j) -0+2j.
+
+def _exponent32(f: F, m):
+    """The exponent of float32 m clamped to [-126, 126] (0 and subnormals: -126; inf and NaN: 126), int32."""
+    e = f.b.op("subtract", f.b.op("shift_right_logical", f.b.op("bitcast_convert", m, ty=f.i32), f.c(23, f.i32),
+                                  ty=f.i32), f.c(127, f.i32), ty=f.i32)
+    return f.b.op("clamp", f.c(-126, f.i32), e, f.c(126, f.i32), ty=f.i32)
+
+
+def _two_to32(f: F, n):
+    """2^n as float32 for int32 n in [-126, 127]."""
+    return f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", n, f.c(127, f.i32), ty=f.i32),
+                                            f.c(23, f.i32), ty=f.i32), ty=f.t)
+
+
+def _unit_scale32(f: F, a, b):
+    """(a 2^-e, b 2^-e, e): e the exponent of max(|a|, |b|), so the larger part is in [1, 4) (subnormal ones below)."""
+    e = _exponent32(f, f("maximum", f("abs", a), f("abs", b)))
+    s = _two_to32(f, f.b.op("negate", e, ty=f.i32))
+    return f.mul(a, s), f.mul(b, s), e
+
+
+def _cabs32(f: F, a, b):
+    a1, b1, e = _unit_scale32(f, a, b)
+    r = f.mul(f("sqrt", f.add(f.mul(a1, a1), f.mul(b1, b1))), _two_to32(f, e))
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), r)
+
+
+def _cdiv32(f: F, a, b, c, d):
+    """Both operands scaled to exponent 0 (`_unit_scale32`), the quotient scaled back by 2^(en - ec) in two steps;
+    `_cdiv_special`'s C99 values."""
+    a1, b1, en = _unit_scale32(f, a, b)
+    c1, d1, ec = _unit_scale32(f, c, d)
+    den = f.add(f.mul(c1, c1), f.mul(d1, d1))
+    k = f.b.op("subtract", en, ec, ty=f.i32)
+    k1 = f.b.op("shift_right_arithmetic", k, f.c(1, f.i32), ty=f.i32)
+    s1, s2 = _two_to32(f, k1), _two_to32(f, f.b.op("subtract", k, k1, ty=f.i32))
+    back = lambda v: f.mul(f.mul(f.div(v, den), s1), s2)  # noqa: E731
+    re, im = back(f.add(f.mul(a1, c1), f.mul(b1, d1))), back(f.sub(f.mul(b1, c1), f.mul(a1, d1)))
+    return _cdiv_special(f, a, b, c, d, re, im)
+
+
+def _csqrt32(f: F, a, b):
+    """`_csqrt` of z 2^(-2k) times 2^k: k = 40 past 2^60, -50 below 2^-60."""
+    m = f("maximum", f("abs", a), f("abs", b))
+    big, small = f.cmp(m, 2.0 ** 60, "GT"), f.cmp(m, 2.0 ** -60, "LT")
+    s_in = f.sel(big, f.c(2.0 ** -80), f.sel(small, f.c(2.0 ** 100), f.c(1.0)))
+    s_out = f.sel(big, f.c(2.0 ** 40), f.sel(small, f.c(2.0 ** -50), f.c(1.0)))
+    re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), _cabs32)
+    return f.mul(re, s_out), f.mul(im, s_out)
+
+
+def _clog_glsl(f: F, a, b):
+    """log of complex64 a + bi in float64 arithmetic (a, b float32 values), no float64 function: with x = max(|a|,
+    |b|), y = min, log |z| = log1p((x - 1)(x + 1) + y^2) / 2 near |z| = 1 (each term exact), log x + log1p((y/x)^2) / 2
+    elsewhere; `_log`, `_log1p_wide` and fdlibm's `_atan2` (mathlib's, from float32 bits and arithmetic)."""
+    ax, ay = f("abs", a), f("abs", b)
+    x, y = f("maximum", ax, ay), f("minimum", ax, ay)
+    s = f.add(f.mul(f.sub(x, 1.0), f.add(x, 1.0)), f.mul(y, y))
+    q = f.div(y, f.sel(f.cmp(x, 0.0, "EQ"), f.c(1.0), x))
+    far = f.add(_log(f, x), f.mul(0.5, _log1p_wide(f, f.mul(q, q))))
+    near = f.b.op("and", f.cmp(s, -0.75, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p_wide(f, s)), far)
+    re = f.sel(f.cmp(x, 0.0, "EQ"), f.c(-math.inf), re)
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), _atan2(f, b, a)
+
+
+def _clog1p_glsl(f: F, a, b):
+    """log(1 + z) as `_clog1p` with `_log1p_wide` near |1 + z| = 1 and `_clog_glsl` of 1 + z elsewhere (1 + a rounded
+    to float32 there: 2^-25 of a log >= 0.35)."""
+    u = f.add(1.0, a)
+    s = f.add(f.mul(a, f.add(2.0, a)), f.mul(b, b))
+    near = f.b.op("and", f.cmp(s, -0.5, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p_wide(f, s)), _clog_glsl(f, u, b)[0])
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), _atan2(f, b, u)
+
+
 # ---------------------------------------------------------------- the table
 
 NARROW = ("f32", "f16", "bf16")
@@ -1087,6 +1173,7 @@ COMPLEX_EXPANSIONS = [
         ("stablehlo.log_plus_one", _clog1p64, "float64 |1 + z|^2: log1p(1e300j) inf"))),
 ]
 _G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
+_V = "tests/test_complex_edges.py::test_vulkan_complex64_at_large_and_small_magnitudes"
 # Vulkan's float32 functions (GLSL's, lavapipe's): exp(x) as exp2(x log2 e), 68 ulps at |x| = 80; log1p(x) as
 # log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1. Declared by the Vulkan target (`mathlib-glsl`).
 GLSL_EXPANSIONS = [
@@ -1096,6 +1183,16 @@ GLSL_EXPANSIONS = [
     Expansion("chlo.asinh", NARROW, _asinh32, "through log(1 + x): 8e6 ulps near 0", _G),
     Expansion("chlo.atanh", NARROW, _atanh32, "through log(1 + x): 4e6 ulps near 0", _G),
     Expansion("chlo.acosh", NARROW, _acosh32, "log(x + sqrt(x^2 - 1)) in float32: 351 ulps near 1", _G),
+    Expansion("stablehlo.abs", ("complex<f32>",), _cabs32, "float32 sqrt(re^2 + im^2): abs(1e20+0j) inf", _V, f32=True),
+    Expansion("stablehlo.divide", ("complex<f32>",), _cdiv32, "float32 re^2 + im^2: (1e20+0j)/(1e20+0j) NaN", _V,
+              f32=True),
+    Expansion("stablehlo.sqrt", ("complex<f32>",), _csqrt32, "float32 |z|: sqrt(-4+0j) -0+2j, sqrt(1e20-1j) wrong", _V,
+              f32=True),
+    Expansion("stablehlo.log", ("complex<f32>",), _clog_glsl, "a select of complex values: does not compile", _V),
+    Expansion("stablehlo.log_plus_one", ("complex<f32>",), _clog1p_glsl, "a select of complex values: does not compile",
+              _V),
+    Expansion("stablehlo.exponential", ("complex<f32>",), lambda f, a, b: _cexp(f, a, b, _exp32),
+              "a select of complex values: does not compile", _V),
 ]
 
 _E, _H = "tests/test_passes_exp64.py::", "tests/test_passes_tanh64.py::"
@@ -1141,6 +1238,10 @@ def _expanded(exp: Expansion, op, t, name: str):
     """`exp` built in place of `op` (result type `t`, element type `name`): in float32 where the expansion is
     written for it, else in float64 (complex64 by its parts), the result converted back."""
     f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
+    if exp.f32 and name == "complex<f32>":  # (in float32 arithmetic, by its parts)
+        b = _Builder(f32, op.operands[0])
+        out = exp.build(F(b), *[b.op(p, v, ty=f32) for v in op.operands for p in ("real", "imag")])
+        return out if not isinstance(out, tuple) else b.op("complex", *out, ty=t)
     if exp.f32 and name in NARROW:
         b = _Builder(f32, op.operands[0])
         r = exp.build(F(b), *[v if name == "f32" else b.op("convert", v, ty=f32) for v in op.operands])
@@ -1210,7 +1311,8 @@ class _Table(Pass):
 
 class MathLibGLSL(_Table):
     name, table, workaround = "mathlib-glsl", _BY_OP_GLSL, Workaround("3.13", _G)
-    description = "Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic"
+    description = ("Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic;"
+                   " complex64 abs, divide, sqrt with scaling in float32; exp, log, log1p in float64 arithmetic")
 
 
 class MathLibComplex(_Table):

@@ -130,3 +130,46 @@ def test_complex64_tanh_tan_expm1():
         ok = _same_class(g, want.astype(np.complex64))
         assert ok.all(), list(zip(sp[~ok], np.asarray(g)[~ok], want[~ok]))[:6]
         assert _ulps(g, want, np.float32).max() <= 2
+
+
+def _complex64_sample(rng, n):
+    z = (10.0 ** rng.uniform(-37, 38, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n)))
+    z = np.concatenate([z, rng.standard_normal(n // 4) + 1j * rng.standard_normal(n // 4),
+                        np.exp(rng.uniform(-1e-4, 1e-4, n // 4) + 1j * rng.uniform(-np.pi, np.pi, n // 4))])
+    z = z.astype(np.complex64)
+    tiny = np.finfo(np.float32).tiny  # (parts a backend may flush to zero are left out)
+    return z[~(((np.abs(z.real) < tiny) & (z.real != 0)) | ((np.abs(z.imag) < tiny) & (z.imag != 0)))]
+
+
+def test_vulkan_complex64_at_large_and_small_magnitudes():
+    # IREE's float32 formulas on Vulkan (lavapipe): abs(1e20+0j) was inf, (1e20+0j)/(1e20+0j) NaN, sqrt(-4+0j) -0+2j;
+    # the Vulkan target's `mathlib-glsl` computes them with scaling. exp, log, log1p (and tanh, expm1) did not compile
+    # (a select of complex values).
+    import pytest
+
+    from stagec.compiler.targets import device_names
+    if not device_names("vulkan"):
+        pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
+    rng = np.random.default_rng(5)
+    z = np.concatenate([_complex64_sample(rng, 2000), [1e20, -4, 1e20j, 1e-30, 3e38 + 3e38j]]).astype(np.complex64)
+    w = np.concatenate([z[:-5][::-1], [1e20, 1, 1, 1e-30, 1]]).astype(np.complex64)
+    fs = {"abs": snp.abs, "sqrt": snp.sqrt, "log": snp.log, "recip": snp.reciprocal, "exp": snp.exp,
+          "log1p": snp.log1p, "tanh": snp.tanh, "expm1": snp.expm1, "tan": snp.tan}
+    got, quo = stagec.jit(lambda z, w: ({k: f(z) for k, f in fs.items()}, z / w), backend="vulkan")(z, w)
+    z128 = z.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        want = {"abs": np.abs(z128), "sqrt": np.sqrt(z128), "log": np.log(z128), "recip": 1 / z128,
+                "exp": np.exp(z128), "tanh": np.tanh(z128), "tan": np.tan(z128)}
+    with mpmath.workdps(30):  # (NumPy's complex log1p and expm1 lose digits near 0)
+        for k in ("log1p", "expm1"):
+            want[k] = np.array([complex(getattr(mpmath, k)(mpmath.mpc(complex(v)))) for v in z])
+    for k in fs:
+        assert _same_class(got[k], want[k].astype(np.complex64)).all(), k
+        err = _ulps(got[k], want[k], np.float32)
+        assert err.max() <= 2, (k, err.max(), z[np.argmax(err)], np.asarray(got[k])[np.argmax(err)])
+    want_quo = z128 / w.astype(np.complex128)
+    normal = np.abs(want_quo) > 1e-37  # (a quotient near the subnormals loses the digits a backend flushes)
+    assert _ulps(np.asarray(quo)[normal], want_quo[normal], np.float32).max() <= 3
+    assert np.asarray(quo)[-5] == 1 and np.asarray(got["abs"])[-5] == np.float32(1e20)
+    sq = np.asarray(got["sqrt"])[-4]
+    assert sq == 2j and not np.signbit(sq.real)
