@@ -721,15 +721,16 @@ def _acosh64(f: F, x):
     return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)  # (below -2^26, t + sqrt(...) cancelled to log1p(0) = 0)
 
 
-def _complex_trig(name: str):
+def _complex_trig(name: str, k=None):
     """sin, cos or tan of complex64 a + bi in float64 (IREE's complex ops use its float32 sine: sin(-3e-8+0j) gave
     +6.2e-8, tan(1e10+0.5j) NaN): sin a cosh b + i cos a sinh b, cos a cosh b - i sin a sinh b, and tan as -i tanh(iz)
     (`_ctanh`, Kahan's)."""
     def build(f: F, a, b):
+        kk = k or _K32
         if name == "tan":
-            return _ctan(f, a, b)
-        ch, sh = _sinh_cosh("cosh")(f, b, narrow=True), _sinh_cosh("sinh")(f, b, narrow=True)
-        s, c = _sin_cos_tan("sin")(f, a), _sin_cos_tan("cos")(f, a)
+            return _ctan(f, a, b, kk)
+        ch, sh = kk.cosh(f, b), kk.sinh(f, b)
+        s, c = kk.sin(f, a), kk.cos(f, a)
         zero = f.cmp(s, 0.0, "EQ")  # sin a is 0 for a = +-0 only: so is the product, where cosh/sinh b is inf (C99)
         s_times = lambda v: f.sel(zero, s, f.mul(s, v))  # noqa: E731
         if name == "sin":
@@ -840,29 +841,51 @@ def _clog1p(f: F, a, b):
     return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
 
 
-def _cexp(f: F, a, b, exp=None):
-    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN); e^a by
-    `exp` (IREE's float64 exp by default)."""
+def _cexp(f: F, a, b, k=None, exp=None):
+    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN); the
+    kernels `k`'s (complex64's by default), e^a by `exp` (IREE's float64 exp by default)."""
+    k = k or _K32
     e = exp(f, a) if exp else f("exponential", a)
-    c, sn = _sin_cos_tan("cos")(f, b), _sin_cos_tan("sin")(f, b)
+    c, sn = k.cos(f, b), k.sin(f, b)
     zero = f.cmp(b, 0.0, "EQ")
-    return f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+    re, im = f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+    # b inf or NaN: (inf, NaN) for a = +inf, (0, 0) for a = -inf (C99)
+    b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
+    pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
+    ninf = f.b.op("and", f.cmp(a, -math.inf, "EQ"), b_bad, ty=f.b.i1)
+    return (f.sel(pinf, f.c(math.inf), f.sel(ninf, f.c(0.0), re)),
+            f.sel(pinf, f.c(math.nan), f.sel(ninf, f.c(0.0), im)))
 
 
-def _ctanh(f: F, a, b):
+class _K32:
+    """The real kernels complex64 functions use, in float64 arithmetic for float32 values (also on Vulkan)."""
+    tan, sin, cos = (staticmethod(_sin_cos_tan(n)) for n in ("tan", "sin", "cos"))
+    sinh, cosh = (staticmethod(lambda f, x, n=n: _sinh_cosh(n)(f, x, narrow=True)) for n in ("sinh", "cosh"))
+    exp = staticmethod(_exp32)
+    expm1 = staticmethod(_expm1_32)
+
+
+class _K64:
+    """complex128's: IREE's float64 sin, cos, tan (libm's on the CPU, libdevice's on CUDA: right), exp and expm1 as
+    passes/exp64.py's arithmetic, sinh and cosh as `_sinh_cosh`'s."""
+    tan, sin, cos = (staticmethod(lambda f, x, n=n: f(n, x)) for n in ("tan", "sine", "cosine"))
+    sinh, cosh = (staticmethod(lambda f, x, n=n: _sinh_cosh(n)(f, x)) for n in ("sinh", "cosh"))
+    exp = staticmethod(lambda f, x: exp64._exp(f.b, x))
+    expm1 = staticmethod(lambda f, x: exp64._expm1(f.b, x))
+
+
+def _ctanh(f: F, a, b, k=_K32):
     """tanh of complex64 a + bi in float64, FreeBSD's ctanh (Kahan's): t = tan b, s = sinh a, beta = 1 + t^2:
     (beta s sqrt(1 + s^2), t) / (1 + beta s^2); past |a| = 22 (sign(a), 4 sin b cos b e^(-2|a|)), which IREE's formula
     made 1+nanj (tanh(4.7e10+3.6e10j)). C99's special values: a NaN gives (NaN, b) where b is 0 and NaN + NaN i
     elsewhere; a = +-inf (+-1, a zero with the sign of sin b cos b); b inf or NaN with a finite (a if a is 0, NaN)."""
-    t = _sin_cos_tan("tan")(f, b)
-    sn, cs = _sin_cos_tan("sin")(f, b), _sin_cos_tan("cos")(f, b)
-    s = _sinh_cosh("sinh")(f, a, narrow=True)
+    t, sn, cs, s = k.tan(f, b), k.sin(f, b), k.cos(f, b), k.sinh(f, a)
     beta = f.add(1.0, f.mul(t, t))
     s2 = f.mul(s, s)
     den = f.add(1.0, f.mul(beta, s2))
     re, im = f.div(f.mul(f.mul(beta, s), f("sqrt", f.add(1.0, s2))), den), f.div(t, den)
     sc = f.mul(sn, cs)
-    e = _exp32(f, f.neg(f("abs", a)))
+    e = k.exp(f, f.neg(f("abs", a)))
     big = f.cmp(f("abs", a), 22.0, "GE")
     one = _copysign(f, f.c(1.0), a)
     re = f.sel(big, one, re)
@@ -879,31 +902,31 @@ def _ctanh(f: F, a, b):
     return re, im
 
 
-def _ctan(f: F, a, b):
+def _ctan(f: F, a, b, k=_K32):
     """tan z = -i tanh(iz): (v, -u) for tanh(-b + ai) = u + vi (C99's definition, special values included)."""
-    u, v = _ctanh(f, f.neg(b), a)
+    u, v = _ctanh(f, f.neg(b), a, k)
     return v, f.neg(u)
 
 
-def _cexpm1(f: F, a, b):
+def _cexpm1(f: F, a, b, k=_K32):
     """e^z - 1 of complex64 z = a + bi in float64: (expm1(a) cos b - 2 sin^2(b/2), e^a sin b) (no cancellation near
     0), e^a as (e^(a/2))^2 (finite in float64 for every float32 a); IREE's formula overflowed where the result does
     not (expm1(89.7-1098j)'s real part was inf, not 9.4e37) and gave NaN for huge parts (expm1(-3e23+9e23j)). Special
     values as C99's cexp(z) - 1: (expm1(a), b) where b is 0; (inf, NaN) for a = +inf and b inf or NaN, (-1, 0) for
     a = -inf."""
-    e2 = _exp32(f, f.mul(a, 0.5))
+    e2 = k.exp(f, f.mul(a, 0.5))
     ea = f.mul(e2, e2)
-    em1 = f.sel(f.cmp(f("abs", a), 0.5, "LT"), _expm1_32(f, a), f.sub(ea, 1.0))
-    sh = _sin_cos_tan("sin")(f, f.mul(b, 0.5))
-    re = f.sub(f.mul(em1, _sin_cos_tan("cos")(f, b)), f.mul(2.0, f.mul(sh, sh)))
-    im = f.mul(ea, _sin_cos_tan("sin")(f, b))
+    em1 = f.sel(f.cmp(f("abs", a), 0.5, "LT"), k.expm1(f, a), f.sub(ea, 1.0))
+    sh = k.sin(f, f.mul(b, 0.5))
+    re = f.sub(f.mul(em1, k.cos(f, b)), f.mul(2.0, f.mul(sh, sh)))
+    im = f.mul(ea, k.sin(f, b))
     b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
     pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
     ninf = f.cmp(a, -math.inf, "EQ")
     re = f.sel(pinf, f.c(math.inf), f.sel(ninf, f.c(-1.0), re))
     im = f.sel(pinf, f.c(math.nan), f.sel(ninf, f.c(0.0), im))
     zero = f.cmp(b, 0.0, "EQ")
-    return f.sel(zero, _expm1_32(f, a), re), f.sel(zero, b, im)
+    return f.sel(zero, k.expm1(f, a), re), f.sel(zero, b, im)
 
 
 # ---------------------------------------------------------------- complex128 with scaling (IREE's |z|^2 overflows)
@@ -1170,7 +1193,15 @@ COMPLEX_EXPANSIONS = [
         ("stablehlo.divide", _cdiv64, "float64 re^2 + im^2: 1/(1e-200+1e-200j) inf+infj, (1e200+1e200j)/(1e200+1e200j) NaN"),
         ("stablehlo.sqrt", _csqrt64, "float64 |z|: sqrt(1e300+1e300j) inf"),
         ("stablehlo.log", _clog64, "float64 |z|: log(1e300j) inf, log(1e-300j) -inf"),
-        ("stablehlo.log_plus_one", _clog1p64, "float64 |1 + z|^2: log1p(1e300j) inf"))),
+        ("stablehlo.log_plus_one", _clog1p64, "float64 |1 + z|^2: log1p(1e300j) inf"),
+        ("stablehlo.sine", _complex_trig("sin", _K64), "sinh b as (e^b - e^-b)/2: sin(1e-300+2e-112j) had imaginary "
+         "part 0"),
+        ("stablehlo.cosine", _complex_trig("cos", _K64), "sinh b as (e^b - e^-b)/2: 0 for tiny b"),
+        ("stablehlo.tan", _complex_trig("tan", _K64), "tan(2e-113+2e-112j) had imaginary part 0"),
+        ("stablehlo.tanh", lambda f, a, b: _ctanh(f, a, b, _K64), "tanh(-1e-149+1e-150j) had real part 0"),
+        ("stablehlo.exponential", lambda f, a, b: _cexp(f, a, b, _K64, _K64.exp), "exp(1e308+0j) inf+nanj"),
+        ("stablehlo.exponential_minus_one", lambda f, a, b: _cexpm1(f, a, b, _K64),
+         "e^a cos b - 1: expm1(-1e-149+1e-150j)'s real part -4e-301"))),
 ]
 _G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
 _V = "tests/test_complex_edges.py::test_vulkan_complex64_at_large_and_small_magnitudes"
@@ -1191,7 +1222,7 @@ GLSL_EXPANSIONS = [
     Expansion("stablehlo.log", ("complex<f32>",), _clog_glsl, "a select of complex values: does not compile", _V),
     Expansion("stablehlo.log_plus_one", ("complex<f32>",), _clog1p_glsl, "a select of complex values: does not compile",
               _V),
-    Expansion("stablehlo.exponential", ("complex<f32>",), lambda f, a, b: _cexp(f, a, b, _exp32),
+    Expansion("stablehlo.exponential", ("complex<f32>",), lambda f, a, b: _cexp(f, a, b, exp=_exp32),
               "a select of complex values: does not compile", _V),
 ]
 

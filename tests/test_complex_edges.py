@@ -66,7 +66,13 @@ def test_complex128_at_large_and_small_magnitudes(x64):
     z = _sample(rng, 1500, -300, 307.5)
     w = _sample(rng, 1500, -300, 307.5)[::-1].copy()
     fs = {"abs": snp.abs, "sqrt": snp.sqrt, "log": snp.log, "recip": snp.reciprocal, "log1p": snp.log1p}
-    got, quo = stagec.jit(lambda z, w: ({k: f(z) for k, f in fs.items()}, z / w))(z, w)
+    trig = {"sin": snp.sin, "cos": snp.cos, "tan": snp.tan, "tanh": snp.tanh, "expm1": snp.expm1, "exp": snp.exp}
+    # (sin, cos, tan, tanh, expm1 took sinh b as (e^b - e^-b) / 2 or e^a cos b - 1: 0 for tiny parts)
+    m = 250
+    v = np.concatenate([_sample(rng, m, -300, 2), rng.uniform(-30, 30, m) + 1j * 10.0 ** rng.uniform(-300, 2, m),
+                        10.0 ** rng.uniform(-300, 2, m) * rng.choice([-1, 1], m) + 1j * rng.uniform(-30, 30, m)])
+    got, quo, gt = stagec.jit(lambda z, w, v: ({k: f(z) for k, f in fs.items()}, z / w,
+                                               {k: f(v) for k, f in trig.items()}))(z, w, v)
     with np.errstate(all="ignore"):
         want = {"abs": np.abs(z), "sqrt": np.sqrt(z)}
     mp = lambda fn, v: complex(fn(mpmath.mpc(complex(v))))  # noqa: E731
@@ -79,6 +85,11 @@ def test_complex128_at_large_and_small_magnitudes(x64):
         err = _ulps(got[k], want[k], np.float64)
         assert err.max() <= (3 if k == "recip" else 2), (k, err.max(), z[np.argmax(err)])
     assert _ulps(quo, want_quo, np.float64).max() <= 3
+    with mpmath.workdps(40):
+        for k in trig:
+            want = np.array([mp(getattr(mpmath, k), u) for u in v])
+            err = _ulps(gt[k], want, np.float64)
+            assert err.max() <= 3, (k, err.max(), v[np.argmax(err)], np.asarray(gt[k])[np.argmax(err)])
 
 
 def test_complex128_special_values(x64):
@@ -89,16 +100,18 @@ def test_complex128_special_values(x64):
     w = np.array([complex(c, d) for c in vals for d in vals if abs(c) not in (1e300, 1e-300) and abs(d) not in
                   (1e300, 1e-300)])
     zz, ww = np.repeat(w, len(w)), np.tile(w, len(w))
-    quo, sq, lg, ab = stagec.jit(lambda p, q, z: (p / q, snp.sqrt(z), snp.log(z), snp.abs(z)))(zz, ww, z)
+    quo, sq, lg, ab, th, tn, ex, em = stagec.jit(lambda p, q, z: (
+        p / q, snp.sqrt(z), snp.log(z), snp.abs(z), snp.tanh(z), snp.tan(z), snp.exp(z), snp.expm1(z)))(zz, ww, z)
     want = np.array([_cdivd(p.real, p.imag, q.real, q.imag) for p, q in zip(zz, ww)])
     ok = _same_class(quo, want)
     assert ok.all(), [(p, q, g, v) for p, q, g, v in zip(zz[~ok], ww[~ok], np.asarray(quo)[~ok], want[~ok])][:5]
     assert _ulps(quo, want, np.float64).max() <= 3
-    with np.errstate(all="ignore"):  # (NumPy's csqrt and clog follow C99's special values)
-        for got, want in ((sq, np.sqrt(z)), (lg, np.log(z)), (ab, np.abs(z))):
+    with np.errstate(all="ignore"):  # (NumPy's csqrt, clog, ctanh, cexp follow C99's special values; expm1: cexp - 1)
+        for got, want in ((sq, np.sqrt(z)), (lg, np.log(z)), (ab, np.abs(z)), (th, np.tanh(z)), (tn, np.tan(z)),
+                          (ex, np.exp(z)), (em, np.exp(z) - 1)):
             ok = _same_class(got, want)
             assert ok.all(), list(zip(z[~ok], np.asarray(got)[~ok], want[~ok]))[:5]
-            assert _ulps(got, want, np.float64).max() <= 2
+            assert _ulps(got, want, np.float64).max() <= 3
 
 
 def test_complex64_tanh_tan_expm1():
