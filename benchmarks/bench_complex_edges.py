@@ -20,7 +20,7 @@ import stagec.numpy as snp
 FNS = {"abs": (snp.abs, mpmath.fabs, np.abs), "sqrt": (snp.sqrt, mpmath.sqrt, np.sqrt),
        "log": (snp.log, mpmath.log, np.log), "log1p": (snp.log1p, mpmath.log1p, None),
        "exp": (snp.exp, mpmath.exp, np.exp), "expm1": (snp.expm1, mpmath.expm1, lambda z: np.exp(z) - 1),
-       "sin": (snp.sin, mpmath.sin, np.sin), "tan": (snp.tan, mpmath.tan, np.tan),
+       "sin": (snp.sin, mpmath.sin, np.sin), "cos": (snp.cos, mpmath.cos, np.cos), "tan": (snp.tan, mpmath.tan, np.tan),
        "tanh": (snp.tanh, mpmath.tanh, np.tanh), "recip": (snp.reciprocal, lambda u: 1 / u, None)}
 
 

@@ -100,23 +100,24 @@ def test_complex128_special_values(x64):
     w = np.array([complex(c, d) for c in vals for d in vals if abs(c) not in (1e300, 1e-300) and abs(d) not in
                   (1e300, 1e-300)])
     zz, ww = np.repeat(w, len(w)), np.tile(w, len(w))
-    quo, sq, lg, ab, th, tn, ex, em = stagec.jit(lambda p, q, z: (
-        p / q, snp.sqrt(z), snp.log(z), snp.abs(z), snp.tanh(z), snp.tan(z), snp.exp(z), snp.expm1(z)))(zz, ww, z)
+    quo, sq, lg, ab, th, tn, ex, em, sn, cs = stagec.jit(lambda p, q, z: (
+        p / q, snp.sqrt(z), snp.log(z), snp.abs(z), snp.tanh(z), snp.tan(z), snp.exp(z), snp.expm1(z), snp.sin(z),
+        snp.cos(z)))(zz, ww, z)
     want = np.array([_cdivd(p.real, p.imag, q.real, q.imag) for p, q in zip(zz, ww)])
     ok = _same_class(quo, want)
     assert ok.all(), [(p, q, g, v) for p, q, g, v in zip(zz[~ok], ww[~ok], np.asarray(quo)[~ok], want[~ok])][:5]
     assert _ulps(quo, want, np.float64).max() <= 3
     with np.errstate(all="ignore"):  # (NumPy's csqrt, clog, ctanh, cexp follow C99's special values; expm1: cexp - 1)
         for got, want in ((sq, np.sqrt(z)), (lg, np.log(z)), (ab, np.abs(z)), (th, np.tanh(z)), (tn, np.tan(z)),
-                          (ex, np.exp(z)), (em, np.exp(z) - 1)):
+                          (ex, np.exp(z)), (em, np.exp(z) - 1), (sn, np.sin(z)), (cs, np.cos(z))):
             ok = _same_class(got, want)
             assert ok.all(), list(zip(z[~ok], np.asarray(got)[~ok], want[~ok]))[:5]
             assert _ulps(got, want, np.float64).max() <= 3
 
 
-def test_complex64_tanh_tan_expm1():
+def test_complex64_tanh_tan_expm1_sin_cos():
     # IREE's float32 formulas: tanh(4.7e10+3.6e10j) was 1+nanj, expm1(-3e23+9e23j) NaN, expm1(89.7-1098j) inf+infj
-    # (its real part is 9.4e37), tan(inf+infj) NaN+1j, tanh(0+inf j) NaN+NaN i.
+    # (its real part is 9.4e37), tan(inf+infj) NaN+1j, tanh(0+inf j) NaN+NaN i; sin(inf+0j) NaN+NaN i (C99: NaN+0i).
     rng = np.random.default_rng(11)
     n = 300
     sign = lambda: rng.choice([-1.0, 1.0], n)  # noqa: E731
@@ -127,10 +128,10 @@ def test_complex64_tanh_tan_expm1():
     z = z.astype(np.complex64)
     vals = [0.0, -0.0, 1.0, -2.5, 1e38, INF, -INF, NAN]
     sp = np.array([complex(a, b) for a in vals for b in vals], np.complex64)
-    fs = (snp.tanh, snp.tan, snp.expm1)
+    fs = (snp.tanh, snp.tan, snp.expm1, snp.sin, snp.cos)
     got, got_sp = stagec.jit(lambda z, s: ([f(z) for f in fs], [f(s) for f in fs]))(z, sp)
     with mpmath.workdps(30):
-        for g, fn in zip(got, (mpmath.tanh, mpmath.tan, mpmath.expm1)):
+        for g, fn in zip(got, (mpmath.tanh, mpmath.tan, mpmath.expm1, mpmath.sin, mpmath.cos)):
             want = np.array([complex(fn(mpmath.mpc(complex(v)))) for v in z])
             err = _ulps(g, want, np.float32)
             assert err.max() <= 2, (fn, err.max(), z[np.argmax(err)], np.asarray(g)[np.argmax(err)])
@@ -138,7 +139,7 @@ def test_complex64_tanh_tan_expm1():
             assert _same_class(np.asarray(g)[fin], want[fin]).all()
     s128 = sp.astype(np.complex128)
     with np.errstate(all="ignore"):  # (NumPy's ctanh is FreeBSD's, C99's special values; expm1 as cexp(z) - 1)
-        wants = (np.tanh(s128), np.tan(s128), np.exp(s128) - 1)
+        wants = (np.tanh(s128), np.tan(s128), np.exp(s128) - 1, np.sin(s128), np.cos(s128))
     for g, want in zip(got_sp, wants):
         ok = _same_class(g, want.astype(np.complex64))
         assert ok.all(), list(zip(sp[~ok], np.asarray(g)[~ok], want[~ok]))[:6]
