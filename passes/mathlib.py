@@ -806,7 +806,8 @@ def _inf_either(f: F, a, b):
 
 
 def _neg_sign(f: F, x):
-    """x < 0 or x = -0 (float64: 1/x = -inf, as Vulkan has no float64 bitcast)."""
+    """The sign bit of x, from its float32 bits (a float64 x rounded to float32 keeps its sign; Vulkan has no float64
+    bitcast)."""
     if str(f.t.element_type) == "f32":
         return f.b.compare(f.b.op("bitcast_convert", x, ty=f.i32), f.c(0, f.i32), "LT")
     return f.b.op("or", f.cmp(x, 0.0, "LT"), f.b.op("and", f.cmp(x, 0.0, "EQ"), f.cmp(f.div(1.0, x), 0.0, "LT"),
@@ -946,11 +947,12 @@ def _cexpm1(f: F, a, b, k=_K32):
 # parts are scaled by a power of 2 (exact) first.
 
 def _pow2_of(f: F, m):
-    """(p, e): p = 2^e, e (int64) the exponent of float64 m > 0 (p = 1, e = 0 where m is 0, subnormal, inf or NaN)."""
+    """(p, e, 1/p): p = 2^e, e (int64) the exponent of float64 m > 0, at most 1022 (p = 1, e = 0 where m is 0,
+    subnormal, inf or NaN)."""
     e = f.int_("subtract", f.int_("shift_right_logical", f.bits(m), 52), 1023)
     ok = f.b.op("and", f.b.compare(e, f.c(-1023, f.i64), "GT"), f.b.compare(e, f.c(1024, f.i64), "LT"), ty=f.b.i1)
-    e = f.b.op("select", ok, e, f.c(0, f.i64), ty=f.i64)
-    return _two_to64(f, e), e
+    e = f.b.op("select", ok, f.b.op("minimum", e, f.c(1022, f.i64), ty=f.i64), f.c(0, f.i64), ty=f.i64)
+    return _two_to64(f, e), e, _two_to64(f, f.int_("subtract", f.c(0, f.i64), e))
 
 
 def _two_to64(f: F, n):
@@ -967,8 +969,8 @@ def _scale_by(f: F, v, k):
 
 def _cabs64(f: F, a, b):
     """|z| = 2^e sqrt((a/2^e)^2 + (b/2^e)^2), 2^e the exponent of max(|a|, |b|)."""
-    p, _ = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
-    a1, b1 = f.div(a, p), f.div(b, p)
+    p, _, inv = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
+    a1, b1 = f.mul(a, inv), f.mul(b, inv)
     return f.sel(_inf_either(f, a, b), f.c(math.inf), f.mul(f("sqrt", f.add(f.mul(a1, a1), f.mul(b1, b1))), p))
 
 
@@ -988,9 +990,9 @@ def _copysign(f: F, mag, s):
 def _cdiv64(f: F, a, b, c, d):
     """(a + bi) / (c + di) with both scaled to exponent 0 by powers of 2 (exact), the quotient scaled back in two
     steps; C99 Annex G's special values (`_cdiv_special`)."""
-    pc, ec = _pow2_of(f, f("maximum", f("abs", c), f("abs", d)))
-    pn, en = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
-    a1, b1, c1, d1 = f.div(a, pn), f.div(b, pn), f.div(c, pc), f.div(d, pc)
+    _, ec, ic = _pow2_of(f, f("maximum", f("abs", c), f("abs", d)))
+    _, en, in_ = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
+    a1, b1, c1, d1 = f.mul(a, in_), f.mul(b, in_), f.mul(c, ic), f.mul(d, ic)
     den = f.add(f.mul(c1, c1), f.mul(d1, d1))
     k = f.int_("subtract", en, ec)
     re = _scale_by(f, f.div(f.add(f.mul(a1, c1), f.mul(b1, d1)), den), k)
@@ -1001,27 +1003,26 @@ def _cdiv64(f: F, a, b, c, d):
 def _cdiv_special(f: F, a, b, c, d, re, im):
     """C99 Annex G's recovery (`_Cdivd`) of a NaN + NaN i quotient re + im i of (a + bi) / (c + di): a finite
     numerator over an infinite denominator is a signed zero, an infinite one over a finite one infinite, a
-    nonzero one over zero infinite."""
-    one_if_inf = lambda v: _copysign(f, f.sel(_is_inf(f, v), f.c(1.0), f.c(0.0)), v)  # noqa: E731
+    nonzero one over zero infinite. One formula (A C + B D, B C - A D) S for the first two, operands chosen by
+    selects (a zero of the unit operands is +0)."""
     and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
     or_ = lambda p, q: f.b.op("or", p, q, ty=f.b.i1)  # noqa: E731
-    nan = and_(f.cmp(re, re, "NE"), f.cmp(im, im, "NE"))  # (Annex G recovers only a NaN + NaN i quotient)
-    # a finite numerator over an infinite denominator: a signed zero
-    c2, d2 = one_if_inf(c), one_if_inf(d)
-    fin_n = and_(_finite(f, a), _finite(f, b))
-    fin_d = and_(_finite(f, c), _finite(f, d))
-    rule = and_(nan, and_(or_(_is_inf(f, c), _is_inf(f, d)), fin_n))
-    re = f.sel(rule, f.mul(0.0, f.add(f.mul(a, c2), f.mul(b, d2))), re)
-    im = f.sel(rule, f.mul(0.0, f.sub(f.mul(b, c2), f.mul(a, d2))), im)
-    # an infinite numerator over a finite denominator: infinities
-    a2, b2 = one_if_inf(a), one_if_inf(b)
-    rule = and_(nan, and_(or_(_is_inf(f, a), _is_inf(f, b)), fin_d))
-    re = f.sel(rule, f.mul(math.inf, f.add(f.mul(a2, c), f.mul(b2, d))), re)
-    im = f.sel(rule, f.mul(math.inf, f.sub(f.mul(b2, c), f.mul(a2, d))), im)
-    # over zero
-    zero = and_(nan, and_(and_(f.cmp(c, 0.0, "EQ"), f.cmp(d, 0.0, "EQ")), or_(f.cmp(a, a, "EQ"), f.cmp(b, b, "EQ"))))
-    inf_c = _copysign(f, f.c(math.inf), c)
-    return f.sel(zero, f.mul(inf_c, a), re), f.sel(zero, f.mul(inf_c, b), im)
+    mags = [f("abs", v) for v in (a, b, c, d)]
+    inf = [f.cmp(m, math.inf, "EQ") for m in mags]
+    fin = [f.cmp(m, math.inf, "LT") for m in mags]
+    nan = and_(f.cmp(re, re, "NE"), f.cmp(im, im, "NE"))
+    unit = lambda v, i: f.sel(inf[i], f.sel(f.cmp(v, 0.0, "LT"), f.c(-1.0), f.c(1.0)), f.c(0.0))  # noqa: E731
+    r1 = and_(nan, and_(and_(f.cmp(c, 0.0, "EQ"), f.cmp(d, 0.0, "EQ")), or_(f.cmp(a, a, "EQ"), f.cmp(b, b, "EQ"))))
+    r2 = and_(nan, and_(or_(inf[0], inf[1]), and_(fin[2], fin[3])))
+    r3 = and_(nan, and_(or_(inf[2], inf[3]), and_(fin[0], fin[1])))
+    A, B = f.sel(r2, unit(a, 0), a), f.sel(r2, unit(b, 1), b)
+    C, D = f.sel(r3, unit(c, 2), c), f.sel(r3, unit(d, 3), d)
+    S = f.sel(r2, f.c(math.inf), f.c(0.0))
+    r23 = or_(r2, r3)
+    re = f.sel(r23, f.mul(f.add(f.mul(A, C), f.mul(B, D)), S), re)
+    im = f.sel(r23, f.mul(f.sub(f.mul(B, C), f.mul(A, D)), S), im)
+    inf_c = f.sel(_neg_sign(f, c), f.c(-math.inf), f.c(math.inf))
+    return f.sel(r1, f.mul(inf_c, a), re), f.sel(r1, f.mul(inf_c, b), im)
 
 
 def _csqrt64(f: F, a, b):
@@ -1039,8 +1040,8 @@ def _clog64(f: F, a, b):
     double-double products (no cancellation near |z| = 1); elsewhere log(|z| / 2^e) + e ln 2."""
     ax, ay = f("abs", a), f("abs", b)
     x, y = f("maximum", ax, ay), f("minimum", ax, ay)
-    p, e = _pow2_of(f, x)
-    x1, y1 = f.div(x, p), f.div(y, p)
+    _, e, inv = _pow2_of(f, x)
+    x1, y1 = f.mul(x, inv), f.mul(y, inv)
     ef = f("convert", e)
     far = f.add(f.mul(0.5, f("log", f.add(f.mul(x1, x1), f.mul(y1, y1)))), f.add(f.mul(ef, LN2_HI), f.mul(ef, LN2_LO)))
     xn, yn = (f.sel(f.cmp(v, 2.0, "LT"), v, f.c(0.0)) for v in (x, y))  # (Dekker's split overflows past 2^995)
@@ -1291,8 +1292,9 @@ def _expanded(exp: Expansion, op, t, name: str):
     b = _Builder(ir.RankedTensorType.get(t.shape, ir.F64Type.get()), op.operands[0])
     if name in ("complex<f32>", "complex<f64>"):
         part = f32 if name == "complex<f32>" else b.t
-        parts = [b.op(p, v, ty=part) for v in op.operands for p in ("real", "imag")]
-        out = exp.build(F(b), *[v if part == b.t else b.op("convert", v) for v in parts])
+        c64 = ir.RankedTensorType.get(t.shape, ir.ComplexType.get(ir.F64Type.get()))
+        wide = [v if part == b.t else b.op("convert", v, ty=c64) for v in op.operands]
+        out = exp.build(F(b), *[b.op(p, v) for v in wide for p in ("real", "imag")])
         back = (lambda v: v) if part == b.t else (lambda v: b.op("convert", v, ty=f32))  # noqa: E731
         if not isinstance(out, tuple):  # (a real result: abs)
             return back(out)
