@@ -805,11 +805,13 @@ def _inf_either(f: F, a, b):
     return f.b.op("or", f.cmp(f("abs", a), math.inf, "EQ"), f.cmp(f("abs", b), math.inf, "EQ"), ty=f.b.i1)
 
 
-def _neg_sign(f: F, x):
-    """The sign bit of x, from its float32 bits (a float64 x rounded to float32 keeps its sign; Vulkan has no float64
-    bitcast)."""
+def _neg_sign(f: F, x, portable: bool = False):
+    """x < 0 or x = -0: the sign bit; `portable` (every target's code): a float64's from 1/x = -inf, as Vulkan has no
+    float64 bitcast (a division: slower)."""
     if str(f.t.element_type) == "f32":
         return f.b.compare(f.b.op("bitcast_convert", x, ty=f.i32), f.c(0, f.i32), "LT")
+    if not portable:
+        return f.b.compare(f.bits(x), f.c(0, f.i64), "LT")
     return f.b.op("or", f.cmp(x, 0.0, "LT"), f.b.op("and", f.cmp(x, 0.0, "EQ"), f.cmp(f.div(1.0, x), 0.0, "LT"),
                                                     ty=f.b.i1), ty=f.b.i1)
 
@@ -899,7 +901,7 @@ def _ctanh(f: F, a, b, k=_K32):
     sc = f.mul(sn, cs)
     e = k.exp(f, f.neg(f("abs", a)))
     big = f.cmp(f("abs", a), 22.0, "GE")
-    one = _copysign(f, f.c(1.0), a)
+    one = _copysign(f, f.c(1.0), a, True)
     re = f.sel(big, one, re)
     im = f.sel(big, f.mul(f.mul(4.0, sc), f.mul(e, e)), im)
     a_inf, a_nan = _is_inf(f, a), f.cmp(a, a, "NE")
@@ -908,7 +910,7 @@ def _ctanh(f: F, a, b, k=_K32):
     re = f.sel(b_bad, f.sel(f.cmp(a, 0.0, "EQ"), a, nan), re)
     im = f.sel(b_bad, nan, im)
     re = f.sel(a_inf, one, re)
-    im = f.sel(a_inf, _copysign(f, f.c(0.0), f.sel(_is_inf(f, b), b, sc)), im)
+    im = f.sel(a_inf, _copysign(f, f.c(0.0), f.sel(_is_inf(f, b), b, sc), True), im)
     re = f.sel(a_nan, a, re)
     im = f.sel(a_nan, f.sel(f.cmp(b, 0.0, "EQ"), b, nan), im)
     return re, im
@@ -982,9 +984,9 @@ def _finite(f: F, v):
     return f.cmp(f("abs", v), math.inf, "LT")
 
 
-def _copysign(f: F, mag, s):
-    """|mag| with the sign bit of s."""
-    return f.sel(_neg_sign(f, s), f.neg(f("abs", mag)), f("abs", mag))
+def _copysign(f: F, mag, s, portable: bool = False):
+    """|mag| with the sign bit of s (`_neg_sign`'s `portable`)."""
+    return f.sel(_neg_sign(f, s, portable), f.neg(f("abs", mag)), f("abs", mag))
 
 
 def _cdiv64(f: F, a, b, c, d):
