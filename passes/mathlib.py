@@ -13,7 +13,9 @@ asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp`
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh, erf,
 sin, cos and tan (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed (sin/cos/tan take the
 float64 reduction only where some |x| >= 12800). `mathlib-glsl` holds what only Vulkan
-(GLSL) gets wrong; the Vulkan target declares it.
+(GLSL) gets wrong (and Vulkan's complex64 abs, divide, sqrt, exp, log, log1p); the Vulkan target declares it.
+`mathlib-complex` (CPU, CUDA): complex64 functions in float64, complex128 ones with power-of-2 scaling and float64
+kernels; `mathlib-cpu`: float64 exp, logistic, expm1, tanh as vectorizable arithmetic (IREE calls libm per element).
 """
 from __future__ import annotations
 
