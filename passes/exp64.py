@@ -1,7 +1,8 @@
-"""`exp-f64`: on the CPU, a float64 `exponential` becomes arithmetic IREE vectorizes, instead of a call of libm's
-`exp` per element; so do `logistic` (`1 / (1 + exp(-x))`) and `exponential_minus_one` (below 0.5 in magnitude its
-Taylor series to degree 17, computed on `x` so that -0.0 stays -0.0; above, `exp(x) - 1`), which IREE lowers to
-the same libm call (float64 sigmoid over 524288 values: 3.49 ms on one core, XLA 0.76; expm1 3.11, XLA 0.87).
+"""Float64 exp, logistic and expm1 as arithmetic IREE vectorizes: the builders of the CPU target's `mathlib-cpu`
+entries (passes/mathlib.py, `CPU_EXPANSIONS`), which replace IREE's call of libm's scalar `exp` per element
+(float64 sigmoid over 524288 values: 3.49 ms on one core, XLA 0.76; expm1 3.11, XLA 0.87). `logistic` is
+`1 / (1 + exp(-x))`, `exponential_minus_one` below 0.5 in magnitude its Taylor series to degree 17, computed on `x` so
+that -0.0 stays -0.0, above `exp(x) - 1`.
 
 IREE 3.13 has no vector float64 `exp` for llvm-cpu: each element is a scalar libm call (a float64 SELU over 1M
 values took 3.5 ms on 2 cores, XLA 0.9; docs/passes.md, "Float64 exp"). Here: `k = round(x / ln 2)`,
@@ -18,8 +19,7 @@ import math
 
 from iree.compiler import ir
 
-from .base import Pass, PassStats, Workaround, register
-from .irutil import Builder, f64_ops, tensor_type
+from .irutil import Builder
 
 # ln 2 in two parts (fdlibm's): LN2_HI has 32 significant bits, so k * LN2_HI is exact for |k| < 2**20, and LN2_LO
 # is the rest to double precision. (math.log(2) - LN2_HI would carry the rounding error of math.log(2): 213 ulps
@@ -31,29 +31,6 @@ LIMIT = 746.0  # |x| past this gives 0 or infinity anyway; clamped so that k sta
 
 
 EXPM1_SMALL, EXPM1_DEGREE = 0.5, 17  # (the first term left out, 0.5**18 / 18!, is 2**-70 of the result)
-
-
-def rewrite_f64(module: ir.Module, stats: PassStats, rules: dict) -> None:
-    """Replace each float64 op named in `rules` (name -> (counter, fn(Builder, x) -> value)) by what `fn` builds
-    from its operand, loops and branches included; CPU only."""
-    for op in f64_ops(module, tuple(rules)):
-        counter, fn = rules[op.name]
-        with ir.InsertionPoint(op), op.location:
-            result = fn(Builder(tensor_type(op.result.type)), op.operands[0])
-        op.result.replace_all_uses_with(result)
-        op.erase()
-        stats.rewrites[counter] += 1
-
-
-class ExpF64(Pass):
-    name = "exp-f64"
-    kind, workaround = "workaround", Workaround("3.13", "tests/test_passes_exp64.py::test_float64_exp_is_arithmetic_within_one_ulp")
-    description = "CPU: float64 exp, logistic and expm1 as vectorizable arithmetic (IREE calls libm's exp per element)"
-
-    def apply(self, module: ir.Module, stats: PassStats) -> None:
-        rewrite_f64(module, stats, {"stablehlo.exponential": ("exp-f64", _exp),
-                                    "stablehlo.logistic": ("logistic-f64", _logistic),
-                                    "stablehlo.exponential_minus_one": ("expm1-f64", _expm1)})
 
 
 def _exp(b: Builder, x: ir.Value) -> ir.Value:
@@ -91,6 +68,3 @@ def _expm1(b: Builder, x: ir.Value) -> ir.Value:
     small = op("multiply", x, p)
     large = op("subtract", _exp(b, x), c(1.0))
     return op("select", b.compare(op("abs", x), c(EXPM1_SMALL), "LT"), small, large)  # (NaN: exp(NaN) - 1 is NaN)
-
-
-EXP_F64 = register(ExpF64())

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from iree.compiler import ir
 
-from . import scalar_ops
+from . import mathlib, scalar_ops
 from .base import Pass, PassStats, register
 from .irutil import func_blocks, is_op, make_constant, op_name, producer, reduced_dims, splat_value, tensor_type
 
@@ -51,7 +51,7 @@ def _static(v: ir.Value) -> bool:
 
 def _elementwise(op, shape) -> bool:
     return (op is not None and op_name(op) not in ("constant", "broadcast_in_dim", "reshape", "transpose")
-            and not len(op.regions) and scalar_ops.supported(op)
+            and not len(op.regions) and scalar_ops.supported(op) and not mathlib.expands(op)  # (IREE's math.sin: wrong)
             and all(tensor_type(v).shape in (shape, []) for v in op.operands)
             and tensor_type(op.result).shape == shape)
 

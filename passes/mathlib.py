@@ -14,7 +14,9 @@ asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp`
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
 erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) take
 Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). `mathlib-glsl` holds what only Vulkan
-(GLSL) gets wrong; the Vulkan target declares it.
+(GLSL) gets wrong (and Vulkan's complex64 abs, divide, sqrt, exp, log, log1p); the Vulkan target declares it.
+`mathlib-complex` (CPU, CUDA): complex64 functions in float64, complex128 ones with power-of-2 scaling and float64
+kernels; `mathlib-cpu`: float64 exp, logistic, expm1, tanh as vectorizable arithmetic (IREE calls libm per element).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
+from . import exp64, tanh64
 from .exp64 import LN2_HI, LN2_LO
 from .irutil import Builder, make_constant, nested_ops, splat_value, tensor_type
 
@@ -751,24 +754,32 @@ def _acosh64(f: F, x):
     return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)  # (below -2^26, t + sqrt(...) cancelled to log1p(0) = 0)
 
 
-def _complex_trig(name: str):
+def _complex_trig(name: str, k=None):
     """sin, cos or tan of complex64 a + bi in float64 (IREE's complex ops use its float32 sine: sin(-3e-8+0j) gave
-    +6.2e-8, tan(1e10+0.5j) NaN): sin a cosh b + i cos a sinh b, cos a cosh b - i sin a sinh b, and tan as Kahan's
-    tanh: (t + i (1 + t^2) cosh b sinh b) / (1 + (1 + t^2) sinh^2 b), t = tan a, and i sign(b) past |b| = 20."""
+    +6.2e-8, tan(1e10+0.5j) NaN): sin a cosh b + i cos a sinh b, cos a cosh b - i sin a sinh b, and tan as -i tanh(iz)
+    (`_ctanh`, Kahan's)."""
     def build(f: F, a, b):
-        ch, sh = _sinh_cosh("cosh")(f, b, narrow=True), _sinh_cosh("sinh")(f, b, narrow=True)
+        kk = k or _K32
         if name == "tan":
-            t = _sin_cos_tan("tan")(f, a)
-            beta = f.add(1.0, f.mul(t, t))
-            den = f.add(1.0, f.mul(beta, f.mul(sh, sh)))
-            im = f.sel(f.cmp(f("abs", b), 20.0, "GT"), f("sign", b), f.div(f.mul(beta, f.mul(ch, sh)), den))
-            return f.div(t, den), im
-        s, c = _sin_cos_tan("sin")(f, a), _sin_cos_tan("cos")(f, a)
+            return _ctan(f, a, b, kk)
+        ch, sh = kk.cosh(f, b), kk.sinh(f, b)
+        s, c = kk.sin(f, a), kk.cos(f, a)
         zero = f.cmp(s, 0.0, "EQ")  # sin a is 0 for a = +-0 only: so is the product, where cosh/sinh b is inf (C99)
         s_times = lambda v: f.sel(zero, s, f.mul(s, v))  # noqa: E731
         if name == "sin":
-            return s_times(ch), f.mul(c, sh)
-        return f.mul(c, ch), f.neg(s_times(sh))
+            re, im = s_times(ch), f.mul(c, sh)
+        else:
+            re, im = f.mul(c, ch), f.neg(s_times(sh))
+        # a inf or NaN (C99, through csinh/ccosh of iz): a zero imaginary part where b is 0; sin: +inf where b is
+        # infinite (FreeBSD's, NumPy's sign), cos: a real part +inf there
+        bad = f.b.op("not", f.cmp(f("abs", a), math.inf, "LT"), ty=f.b.i1)
+        b_inf, b_zero = _is_inf(f, b), f.cmp(b, 0.0, "EQ")
+        if name == "sin":
+            im = f.sel(bad, f.sel(b_zero, b, f.sel(b_inf, f.c(math.inf), im)), im)
+        else:
+            re = f.sel(f.b.op("and", bad, b_inf, ty=f.b.i1), f.c(math.inf), re)
+            im = f.sel(f.b.op("and", bad, b_zero, ty=f.b.i1), b, im)
+        return re, im
     return build
 
 
@@ -827,9 +838,15 @@ def _inf_either(f: F, a, b):
     return f.b.op("or", f.cmp(f("abs", a), math.inf, "EQ"), f.cmp(f("abs", b), math.inf, "EQ"), ty=f.b.i1)
 
 
-def _neg_sign(f: F, x):
-    """x < 0 or x = -0 (the sign bit)."""
-    return f.b.compare(f.bits(x), f.c(0, f.i64), "LT")
+def _neg_sign(f: F, x, portable: bool = False):
+    """x < 0 or x = -0: the sign bit; `portable` (every target's code): a float64's from 1/x = -inf, as Vulkan has no
+    float64 bitcast (a division: slower)."""
+    if str(f.t.element_type) == "f32":
+        return f.b.compare(f.b.op("bitcast_convert", x, ty=f.i32), f.c(0, f.i32), "LT")
+    if not portable:
+        return f.b.compare(f.bits(x), f.c(0, f.i64), "LT")
+    return f.b.op("or", f.cmp(x, 0.0, "LT"), f.b.op("and", f.cmp(x, 0.0, "EQ"), f.cmp(f.div(1.0, x), 0.0, "LT"),
+                                                    ty=f.b.i1), ty=f.b.i1)
 
 
 def _cabs(f: F, a, b):
@@ -837,22 +854,16 @@ def _cabs(f: F, a, b):
 
 
 def _cdiv(f: F, a, b, c, d):
+    """In float64 the squares of float32 parts are exact and in range; `_cdiv_special`'s C99 values."""
     den = f.add(f.mul(c, c), f.mul(d, d))
     re, im = f.div(f.add(f.mul(a, c), f.mul(b, d)), den), f.div(f.sub(f.mul(b, c), f.mul(a, d)), den)
-    # C99: a finite numerator over an infinite denominator is a (signed) zero
-    unit = lambda v: f.sel(f.cmp(f("abs", v), math.inf, "EQ"), f.sel(_neg_sign(f, v), f.c(-1.0), f.c(1.0)),  # noqa: E731
-                           f.sel(_neg_sign(f, v), f.c(-0.0), f.c(0.0)))
-    c1, d1 = unit(c), unit(d)
-    fin = f.b.op("and", f.cmp(f("abs", a), math.inf, "LT"), f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
-    to_zero = f.b.op("and", _inf_either(f, c, d), fin, ty=f.b.i1)
-    return (f.sel(to_zero, f.mul(0.0, f.add(f.mul(a, c1), f.mul(b, d1))), re),
-            f.sel(to_zero, f.mul(0.0, f.sub(f.mul(b, c1), f.mul(a, d1))), im))
+    return _cdiv_special(f, a, b, c, d, re, im)
 
 
-def _csqrt(f: F, a, b):
+def _csqrt(f: F, a, b, cabs=_cabs):
     """t = sqrt((|a| + |z|) / 2): (t, b / 2t) for a >= 0, (|b| / 2t, t with b's sign) below; (0, b) at 0, and
     (inf, b) where b is infinite (C99)."""
-    t = f("sqrt", f.mul(0.5, f.add(f("abs", a), _cabs(f, a, b))))
+    t = f("sqrt", f.mul(0.5, f.add(f("abs", a), cabs(f, a, b))))
     two_t = f.mul(2.0, t)
     neg_a = f.cmp(a, 0.0, "LT")
     re = f.sel(neg_a, f.div(f("abs", b), two_t), t)
@@ -877,12 +888,298 @@ def _clog1p(f: F, a, b):
     return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
 
 
-def _cexp(f: F, a, b):
-    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN)."""
-    e = f("exponential", a)
-    c, sn = _sin_cos_tan("cos")(f, b), _sin_cos_tan("sin")(f, b)
+def _cexp(f: F, a, b, k=None, exp=None):
+    """e^a (cos b, sin b), with b's own zero where b is 0 (C99: exp(x + 0i) = e^x + 0i, not inf * 0 = NaN); the
+    kernels `k`'s (complex64's by default), e^a by `exp` (IREE's float64 exp by default)."""
+    k = k or _K32
+    e = exp(f, a) if exp else f("exponential", a)
+    c, sn = k.cos(f, b), k.sin(f, b)
     zero = f.cmp(b, 0.0, "EQ")
-    return f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+    re, im = f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+    # b inf or NaN: (inf, NaN) for a = +inf, (0, 0) for a = -inf (C99)
+    b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
+    pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
+    ninf = f.b.op("and", f.cmp(a, -math.inf, "EQ"), b_bad, ty=f.b.i1)
+    return (f.sel(pinf, f.c(math.inf), f.sel(ninf, f.c(0.0), re)),
+            f.sel(pinf, f.c(math.nan), f.sel(ninf, f.c(0.0), im)))
+
+
+class _K32:
+    """The real kernels complex64 functions use, in float64 arithmetic for float32 values (also on Vulkan)."""
+    tan, sin, cos = (staticmethod(_sin_cos_tan(n)) for n in ("tan", "sin", "cos"))
+    sinh, cosh = (staticmethod(lambda f, x, n=n: _sinh_cosh(n)(f, x, narrow=True)) for n in ("sinh", "cosh"))
+    exp = staticmethod(_exp32)
+    expm1 = staticmethod(_expm1_32)
+
+
+class _K64:
+    """complex128's: IREE's float64 sin, cos, tan (libm's on the CPU, libdevice's on CUDA: right), exp and expm1 as
+    passes/exp64.py's arithmetic, sinh and cosh as `_sinh_cosh`'s."""
+    tan, sin, cos = (staticmethod(lambda f, x, n=n: f(n, x)) for n in ("tan", "sine", "cosine"))
+    sinh, cosh = (staticmethod(lambda f, x, n=n: _sinh_cosh(n)(f, x)) for n in ("sinh", "cosh"))
+    exp = staticmethod(lambda f, x: exp64._exp(f.b, x))
+    expm1 = staticmethod(lambda f, x: exp64._expm1(f.b, x))
+
+
+def _ctanh(f: F, a, b, k=_K32):
+    """tanh of complex64 a + bi in float64, FreeBSD's ctanh (Kahan's): t = tan b, s = sinh a, beta = 1 + t^2:
+    (beta s sqrt(1 + s^2), t) / (1 + beta s^2); past |a| = 22 (sign(a), 4 sin b cos b e^(-2|a|)), which IREE's formula
+    made 1+nanj (tanh(4.7e10+3.6e10j)). C99's special values: a NaN gives (NaN, b) where b is 0 and NaN + NaN i
+    elsewhere; a = +-inf (+-1, a zero with the sign of sin b cos b); b inf or NaN with a finite (a if a is 0, NaN)."""
+    t, sn, cs, s = k.tan(f, b), k.sin(f, b), k.cos(f, b), k.sinh(f, a)
+    beta = f.add(1.0, f.mul(t, t))
+    s2 = f.mul(s, s)
+    den = f.add(1.0, f.mul(beta, s2))
+    re, im = f.div(f.mul(f.mul(beta, s), f("sqrt", f.add(1.0, s2))), den), f.div(t, den)
+    sc = f.mul(sn, cs)
+    e = k.exp(f, f.neg(f("abs", a)))
+    big = f.cmp(f("abs", a), 22.0, "GE")
+    one = _copysign(f, f.c(1.0), a, True)
+    re = f.sel(big, one, re)
+    im = f.sel(big, f.mul(f.mul(4.0, sc), f.mul(e, e)), im)
+    a_inf, a_nan = _is_inf(f, a), f.cmp(a, a, "NE")
+    b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)  # (inf or NaN)
+    nan = f.c(math.nan)
+    re = f.sel(b_bad, f.sel(f.cmp(a, 0.0, "EQ"), a, nan), re)
+    im = f.sel(b_bad, nan, im)
+    re = f.sel(a_inf, one, re)
+    im = f.sel(a_inf, _copysign(f, f.c(0.0), f.sel(_is_inf(f, b), b, sc), True), im)
+    re = f.sel(a_nan, a, re)
+    im = f.sel(a_nan, f.sel(f.cmp(b, 0.0, "EQ"), b, nan), im)
+    return re, im
+
+
+def _ctan(f: F, a, b, k=_K32):
+    """tan z = -i tanh(iz): (v, -u) for tanh(-b + ai) = u + vi (C99's definition, special values included)."""
+    u, v = _ctanh(f, f.neg(b), a, k)
+    return v, f.neg(u)
+
+
+def _cexpm1(f: F, a, b, k=_K32):
+    """e^z - 1 of complex64 z = a + bi in float64: (expm1(a) cos b - 2 sin^2(b/2), e^a sin b) (no cancellation near
+    0), e^a as (e^(a/2))^2 (finite in float64 for every float32 a); IREE's formula overflowed where the result does
+    not (expm1(89.7-1098j)'s real part was inf, not 9.4e37) and gave NaN for huge parts (expm1(-3e23+9e23j)). Special
+    values as C99's cexp(z) - 1: (expm1(a), b) where b is 0; (inf, NaN) for a = +inf and b inf or NaN, (-1, 0) for
+    a = -inf."""
+    e2 = k.exp(f, f.mul(a, 0.5))
+    ea = f.mul(e2, e2)
+    em1 = f.sel(f.cmp(f("abs", a), 0.5, "LT"), k.expm1(f, a), f.sub(ea, 1.0))
+    sh = k.sin(f, f.mul(b, 0.5))
+    re = f.sub(f.mul(em1, k.cos(f, b)), f.mul(2.0, f.mul(sh, sh)))
+    im = f.mul(ea, k.sin(f, b))
+    b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
+    pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
+    ninf = f.cmp(a, -math.inf, "EQ")
+    re = f.sel(pinf, f.c(math.inf), f.sel(ninf, f.c(-1.0), re))
+    im = f.sel(pinf, f.c(math.nan), f.sel(ninf, f.c(0.0), im))
+    zero = f.cmp(b, 0.0, "EQ")
+    return f.sel(zero, k.expm1(f, a), re), f.sel(zero, b, im)
+
+
+# ---------------------------------------------------------------- complex128 with scaling (IREE's |z|^2 overflows)
+# IREE 3.13 computes complex128 |z|, division, sqrt and log from re^2 + im^2 in float64: past 1e154 it overflows and
+# below 1e-154 it underflows (abs(1e200+1e200j) was inf, 1/(1e-200+1e-200j) inf+infj, log(1e300j) inf). Here the
+# parts are scaled by a power of 2 (exact) first.
+
+def _pow2_of(f: F, m):
+    """(p, e, 1/p): p = 2^e, e (int64) the exponent of float64 m > 0, at most 1022 (p = 1, e = 0 where m is 0,
+    subnormal, inf or NaN)."""
+    e = f.int_("subtract", f.int_("shift_right_logical", f.bits(m), 52), 1023)
+    ok = f.b.op("and", f.b.compare(e, f.c(-1023, f.i64), "GT"), f.b.compare(e, f.c(1024, f.i64), "LT"), ty=f.b.i1)
+    e = f.b.op("select", ok, f.b.op("minimum", e, f.c(1022, f.i64), ty=f.i64), f.c(0, f.i64), ty=f.i64)
+    return _two_to64(f, e), e, _two_to64(f, f.int_("subtract", f.c(0, f.i64), e))
+
+
+def _two_to64(f: F, n):
+    """2^n for int64 n in [-1022, 1023]."""
+    return f.from_bits(f.int_("shift_left", f.int_("add", n, 1023), 52))
+
+
+def _scale_by(f: F, v, k):
+    """v 2^k for int64 k (clamped to +-2044), as two exact steps (over- and underflow only where the result does)."""
+    k = f.b.op("clamp", f.c(-2044, f.i64), k, f.c(2044, f.i64), ty=f.i64)
+    k1 = f.int_("shift_right_arithmetic", k, 1)
+    return f.mul(f.mul(v, _two_to64(f, k1)), _two_to64(f, f.int_("subtract", k, k1)))
+
+
+def _cabs64(f: F, a, b):
+    """|z| = 2^e sqrt((a/2^e)^2 + (b/2^e)^2), 2^e the exponent of max(|a|, |b|)."""
+    p, _, inv = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
+    a1, b1 = f.mul(a, inv), f.mul(b, inv)
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), f.mul(f("sqrt", f.add(f.mul(a1, a1), f.mul(b1, b1))), p))
+
+
+def _is_inf(f: F, v):
+    return f.cmp(f("abs", v), math.inf, "EQ")
+
+
+def _finite(f: F, v):
+    return f.cmp(f("abs", v), math.inf, "LT")
+
+
+def _copysign(f: F, mag, s, portable: bool = False):
+    """|mag| with the sign bit of s (`_neg_sign`'s `portable`)."""
+    return f.sel(_neg_sign(f, s, portable), f.neg(f("abs", mag)), f("abs", mag))
+
+
+def _cdiv64(f: F, a, b, c, d):
+    """(a + bi) / (c + di) with both scaled to exponent 0 by powers of 2 (exact), the quotient scaled back in two
+    steps; C99 Annex G's special values (`_cdiv_special`)."""
+    _, ec, ic = _pow2_of(f, f("maximum", f("abs", c), f("abs", d)))
+    _, en, in_ = _pow2_of(f, f("maximum", f("abs", a), f("abs", b)))
+    a1, b1, c1, d1 = f.mul(a, in_), f.mul(b, in_), f.mul(c, ic), f.mul(d, ic)
+    den = f.add(f.mul(c1, c1), f.mul(d1, d1))
+    k = f.int_("subtract", en, ec)
+    re = _scale_by(f, f.div(f.add(f.mul(a1, c1), f.mul(b1, d1)), den), k)
+    im = _scale_by(f, f.div(f.sub(f.mul(b1, c1), f.mul(a1, d1)), den), k)
+    return _cdiv_special(f, a, b, c, d, re, im)
+
+
+def _cdiv_special(f: F, a, b, c, d, re, im):
+    """C99 Annex G's recovery (`_Cdivd`) of a NaN + NaN i quotient re + im i of (a + bi) / (c + di): a finite
+    numerator over an infinite denominator is a signed zero, an infinite one over a finite one infinite, a
+    nonzero one over zero infinite. One formula (A C + B D, B C - A D) S for the first two, operands chosen by
+    selects (a zero of the unit operands is +0)."""
+    and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
+    or_ = lambda p, q: f.b.op("or", p, q, ty=f.b.i1)  # noqa: E731
+    mags = [f("abs", v) for v in (a, b, c, d)]
+    inf = [f.cmp(m, math.inf, "EQ") for m in mags]
+    fin = [f.cmp(m, math.inf, "LT") for m in mags]
+    nan = and_(f.cmp(re, re, "NE"), f.cmp(im, im, "NE"))
+    unit = lambda v, i: f.sel(inf[i], f.sel(f.cmp(v, 0.0, "LT"), f.c(-1.0), f.c(1.0)), f.c(0.0))  # noqa: E731
+    r1 = and_(nan, and_(and_(f.cmp(c, 0.0, "EQ"), f.cmp(d, 0.0, "EQ")), or_(f.cmp(a, a, "EQ"), f.cmp(b, b, "EQ"))))
+    r2 = and_(nan, and_(or_(inf[0], inf[1]), and_(fin[2], fin[3])))
+    r3 = and_(nan, and_(or_(inf[2], inf[3]), and_(fin[0], fin[1])))
+    A, B = f.sel(r2, unit(a, 0), a), f.sel(r2, unit(b, 1), b)
+    C, D = f.sel(r3, unit(c, 2), c), f.sel(r3, unit(d, 3), d)
+    S = f.sel(r2, f.c(math.inf), f.c(0.0))
+    r23 = or_(r2, r3)
+    re = f.sel(r23, f.mul(f.add(f.mul(A, C), f.mul(B, D)), S), re)
+    im = f.sel(r23, f.mul(f.sub(f.mul(B, C), f.mul(A, D)), S), im)
+    inf_c = f.sel(_neg_sign(f, c), f.c(-math.inf), f.c(math.inf))
+    return f.sel(r1, f.mul(inf_c, a), re), f.sel(r1, f.mul(inf_c, b), im)
+
+
+def _csqrt64(f: F, a, b):
+    """`_csqrt` of z 2^(-2k) times 2^k, with k = 100 past 2^1000 and -100 below 2^-1000 (sqrt halves the exponent)."""
+    m = f("maximum", f("abs", a), f("abs", b))
+    big, small = f.cmp(m, 2.0 ** 1000, "GT"), f.cmp(m, 2.0 ** -1000, "LT")
+    s_in = f.sel(big, f.c(2.0 ** -200), f.sel(small, f.c(2.0 ** 200), f.c(1.0)))
+    s_out = f.sel(big, f.c(2.0 ** 100), f.sel(small, f.c(2.0 ** -100), f.c(1.0)))
+    re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), _cabs64)
+    return f.mul(re, s_out), f.mul(im, s_out)
+
+
+def _clog64(f: F, a, b):
+    """(log |z|, atan2(b, a)): where |z|^2 is in (1/4, 4), log1p(a^2 + b^2 - 1) / 2 with the squares as exact
+    double-double products (no cancellation near |z| = 1); elsewhere log(|z| / 2^e) + e ln 2."""
+    ax, ay = f("abs", a), f("abs", b)
+    x, y = f("maximum", ax, ay), f("minimum", ax, ay)
+    _, e, inv = _pow2_of(f, x)
+    x1, y1 = f.mul(x, inv), f.mul(y, inv)
+    ef = f("convert", e)
+    far = f.add(f.mul(0.5, f("log", f.add(f.mul(x1, x1), f.mul(y1, y1)))), f.add(f.mul(ef, LN2_HI), f.mul(ef, LN2_LO)))
+    xn, yn = (f.sel(f.cmp(v, 2.0, "LT"), v, f.c(0.0)) for v in (x, y))  # (Dekker's split overflows past 2^995)
+    (p1, e1), (p2, e2) = _two_prod(f, xn, xn), _two_prod(f, yn, yn)
+    s, l1 = _two_sum(f, p1, f.c(-1.0))
+    s, l2 = _two_sum(f, s, p2)
+    s = f.add(s, f.add(f.add(l1, l2), f.add(e1, e2)))
+    h2 = f.add(p1, p2)
+    near = f.b.op("and", f.b.op("and", f.cmp(h2, 0.25, "GT"), f.cmp(h2, 4.0, "LT"), ty=f.b.i1), f.cmp(x, 2.0, "LT"),
+                  ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p64(f, s)), far)
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, a)
+
+
+def _clog1p64(f: F, a, b):
+    """log(1 + z): `_clog1p`'s log1p(s) / 2 for |1 + z|^2 in (1/2, 4) (s exact enough there, 1 + a not), `_clog64`
+    of 1 + z elsewhere."""
+    u = f.add(1.0, a)
+    s = f.add(f.mul(a, f.add(2.0, a)), f.mul(b, b))
+    near = f.b.op("and", f.cmp(s, -0.5, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p64(f, s)), _clog64(f, u, b)[0])
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), f("atan2", b, u)
+
+
+# ---------------------------------------------------------------- complex64 in float32 with scaling (Vulkan)
+# Vulkan's SPIR-V has no float64 log, exp or atan2 (`mathlib-complex` needs them), and float64 arithmetic is slow on
+# GPUs: there complex64 abs, division and sqrt compute in float32, the parts scaled by powers of 2 (exact) first;
+# log in float64 arithmetic (no float64 function). IREE's float32 formulas over- and underflowed: on lavapipe
+# abs(1e20+0j) was inf, (1e20+0j)/(1e20+0j) NaN, sqrt(-4+0j) -0+2j.
+
+def _exponent32(f: F, m):
+    """The exponent of float32 m clamped to [-126, 126] (0 and subnormals: -126; inf and NaN: 126), int32."""
+    e = f.b.op("subtract", f.b.op("shift_right_logical", f.b.op("bitcast_convert", m, ty=f.i32), f.c(23, f.i32),
+                                  ty=f.i32), f.c(127, f.i32), ty=f.i32)
+    return f.b.op("clamp", f.c(-126, f.i32), e, f.c(126, f.i32), ty=f.i32)
+
+
+def _two_to32(f: F, n):
+    """2^n as float32 for int32 n in [-126, 127]."""
+    return f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", n, f.c(127, f.i32), ty=f.i32),
+                                            f.c(23, f.i32), ty=f.i32), ty=f.t)
+
+
+def _unit_scale32(f: F, a, b):
+    """(a 2^-e, b 2^-e, e): e the exponent of max(|a|, |b|), so the larger part is in [1, 4) (subnormal ones below)."""
+    e = _exponent32(f, f("maximum", f("abs", a), f("abs", b)))
+    s = _two_to32(f, f.b.op("negate", e, ty=f.i32))
+    return f.mul(a, s), f.mul(b, s), e
+
+
+def _cabs32(f: F, a, b):
+    a1, b1, e = _unit_scale32(f, a, b)
+    r = f.mul(f("sqrt", f.add(f.mul(a1, a1), f.mul(b1, b1))), _two_to32(f, e))
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), r)
+
+
+def _cdiv32(f: F, a, b, c, d):
+    """Both operands scaled to exponent 0 (`_unit_scale32`), the quotient scaled back by 2^(en - ec) in two steps;
+    `_cdiv_special`'s C99 values."""
+    a1, b1, en = _unit_scale32(f, a, b)
+    c1, d1, ec = _unit_scale32(f, c, d)
+    den = f.add(f.mul(c1, c1), f.mul(d1, d1))
+    k = f.b.op("subtract", en, ec, ty=f.i32)
+    k1 = f.b.op("shift_right_arithmetic", k, f.c(1, f.i32), ty=f.i32)
+    s1, s2 = _two_to32(f, k1), _two_to32(f, f.b.op("subtract", k, k1, ty=f.i32))
+    back = lambda v: f.mul(f.mul(f.div(v, den), s1), s2)  # noqa: E731
+    re, im = back(f.add(f.mul(a1, c1), f.mul(b1, d1))), back(f.sub(f.mul(b1, c1), f.mul(a1, d1)))
+    return _cdiv_special(f, a, b, c, d, re, im)
+
+
+def _csqrt32(f: F, a, b):
+    """`_csqrt` of z 2^(-2k) times 2^k: k = 40 past 2^60, -50 below 2^-60."""
+    m = f("maximum", f("abs", a), f("abs", b))
+    big, small = f.cmp(m, 2.0 ** 60, "GT"), f.cmp(m, 2.0 ** -60, "LT")
+    s_in = f.sel(big, f.c(2.0 ** -80), f.sel(small, f.c(2.0 ** 100), f.c(1.0)))
+    s_out = f.sel(big, f.c(2.0 ** 40), f.sel(small, f.c(2.0 ** -50), f.c(1.0)))
+    re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), _cabs32)
+    return f.mul(re, s_out), f.mul(im, s_out)
+
+
+def _clog_glsl(f: F, a, b):
+    """log of complex64 a + bi in float64 arithmetic (a, b float32 values), no float64 function: with x = max(|a|,
+    |b|), y = min, log |z| = log1p((x - 1)(x + 1) + y^2) / 2 near |z| = 1 (each term exact), log x + log1p((y/x)^2) / 2
+    elsewhere; `_log`, `_log1p_wide` and fdlibm's `_atan2` (mathlib's, from float32 bits and arithmetic)."""
+    ax, ay = f("abs", a), f("abs", b)
+    x, y = f("maximum", ax, ay), f("minimum", ax, ay)
+    s = f.add(f.mul(f.sub(x, 1.0), f.add(x, 1.0)), f.mul(y, y))
+    q = f.div(y, f.sel(f.cmp(x, 0.0, "EQ"), f.c(1.0), x))
+    far = f.add(_log(f, x), f.mul(0.5, _log1p_wide(f, f.mul(q, q))))
+    near = f.b.op("and", f.cmp(s, -0.75, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p_wide(f, s)), far)
+    re = f.sel(f.cmp(x, 0.0, "EQ"), f.c(-math.inf), re)
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), _atan2(f, b, a)
+
+
+def _clog1p_glsl(f: F, a, b):
+    """log(1 + z) as `_clog1p` with `_log1p_wide` near |1 + z| = 1 and `_clog_glsl` of 1 + z elsewhere (1 + a rounded
+    to float32 there: 2^-25 of a log >= 0.35)."""
+    u = f.add(1.0, a)
+    s = f.add(f.mul(a, f.add(2.0, a)), f.mul(b, b))
+    near = f.b.op("and", f.cmp(s, -0.5, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
+    re = f.sel(near, f.mul(0.5, _log1p_wide(f, s)), _clog_glsl(f, u, b)[0])
+    return f.sel(_inf_either(f, a, b), f.c(math.inf), re), _atan2(f, b, u)
 
 
 # ---------------------------------------------------------------- the table
@@ -896,6 +1193,10 @@ EXPANSIONS = [
     *(Expansion(f"stablehlo.{op}", ("complex<f32>",), _complex_trig(n), "complex ops over IREE's float32 sine: "
                 "sin(-3e-8+0j) gave +6.2e-8, tan(1e10+0.5j) NaN", _T + "test_complex64_trig")
       for op, n in (("sine", "sin"), ("cosine", "cos"), ("tan", "tan"))),
+    Expansion("stablehlo.tanh", ("complex<f32>",), _ctanh, "float32 formula: tanh(4.7e10+3.6e10j) 1+nanj, "
+              "tanh(0+inf j) NaN+NaN i", "tests/test_complex_edges.py::test_complex64_tanh_tan_expm1_sin_cos"),
+    Expansion("stablehlo.exponential_minus_one", ("complex<f32>",), _cexpm1, "float32 formula: expm1(89.7-1098j) "
+              "inf+infj (9.4e37+infj), expm1(-3e23+9e23j) NaN", "tests/test_complex_edges.py::test_complex64_tanh_tan_expm1_sin_cos"),
     Expansion("stablehlo.power", NARROW, lambda f, x, y: _exp2_f32(f, y), "exp2 as exp(y log 2) in float32: 63 ulps",
               _T + "test_float32_binary_bounds", applies=lambda op: splat_value(op.operands[0]) == 2.0, f32=True),
     Expansion("stablehlo.power", NARROW, _power, "float32 exp(y log x) in float32: 124 ulps",
@@ -923,17 +1224,34 @@ EXPANSIONS = [
     Expansion("chlo.acosh", ("f64",), _acosh64, "log(x + sqrt(x^2 - 1)): 1.4e7 ulps near 1", _T + "test_float64_bounds"),
 ]
 _C = "tests/test_edge_values.py::test_complex64_at_large_and_small_magnitudes"
+_C128 = "tests/test_complex_edges.py::test_complex128_at_large_and_small_magnitudes"
 # complex64 in float64: needs float64 log, exp and atan2, so the CPU and CUDA targets declare it (`mathlib-complex`);
 # Vulkan's SPIR-V has none (there IREE's float32 formulas remain).
 COMPLEX_EXPANSIONS = [
-    Expansion(op, ("complex<f32>",), build, what, _C) for op, build, what in (
+    *(Expansion(op, ("complex<f32>",), build, what, _C) for op, build, what in (
         ("stablehlo.abs", _cabs, "float32 sqrt(re^2 + im^2): abs(1e20) inf, abs(1e-30) 0"),
         ("stablehlo.divide", _cdiv, "float32 re^2 + im^2: 1/(1e20+0j) gave 0, 1/(1e-30+0j) inf+nanj"),
         ("stablehlo.sqrt", _csqrt, "float32 |z|: sqrt(1e20-1j) gave 1e10+623j"),
         ("stablehlo.log", _clog, "float32 |z|: log(1e20j) inf, log(0) -inf+nanj"),
         ("stablehlo.log_plus_one", _clog1p, "log(1 + z) in float32: log1p(-1+0j) 0+nanj"),
-        ("stablehlo.exponential", _cexp, "e^a (cos b, sin b) in float32: exp(1e20+0j) inf+nanj"))]
+        ("stablehlo.exponential", _cexp, "e^a (cos b, sin b) in float32: exp(1e20+0j) inf+nanj"))),
+    *(Expansion(op, ("complex<f64>",), build, what, _C128) for op, build, what in (
+        ("stablehlo.abs", _cabs64, "float64 sqrt(re^2 + im^2): abs(1e200+1e200j) inf, abs(1e-200j) 0"),
+        ("stablehlo.divide", _cdiv64, "float64 re^2 + im^2: 1/(1e-200+1e-200j) inf+infj, (1e200+1e200j)/(1e200+1e200j) NaN"),
+        ("stablehlo.sqrt", _csqrt64, "float64 |z|: sqrt(1e300+1e300j) inf"),
+        ("stablehlo.log", _clog64, "float64 |z|: log(1e300j) inf, log(1e-300j) -inf"),
+        ("stablehlo.log_plus_one", _clog1p64, "float64 |1 + z|^2: log1p(1e300j) inf"),
+        ("stablehlo.sine", _complex_trig("sin", _K64), "sinh b as (e^b - e^-b)/2: sin(1e-300+2e-112j) had imaginary "
+         "part 0"),
+        ("stablehlo.cosine", _complex_trig("cos", _K64), "sinh b as (e^b - e^-b)/2: 0 for tiny b"),
+        ("stablehlo.tan", _complex_trig("tan", _K64), "tan(2e-113+2e-112j) had imaginary part 0"),
+        ("stablehlo.tanh", lambda f, a, b: _ctanh(f, a, b, _K64), "tanh(-1e-149+1e-150j) had real part 0"),
+        ("stablehlo.exponential", lambda f, a, b: _cexp(f, a, b, _K64, _K64.exp), "exp(1e308+0j) inf+nanj"),
+        ("stablehlo.exponential_minus_one", lambda f, a, b: _cexpm1(f, a, b, _K64),
+         "e^a cos b - 1: expm1(-1e-149+1e-150j)'s real part -4e-301"))),
+]
 _G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
+_V = "tests/test_complex_edges.py::test_vulkan_complex64_at_large_and_small_magnitudes"
 # Vulkan's float32 functions (GLSL's, lavapipe's): exp(x) as exp2(x log2 e), 68 ulps at |x| = 80; log1p(x) as
 # log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1. Declared by the Vulkan target (`mathlib-glsl`).
 GLSL_EXPANSIONS = [
@@ -943,6 +1261,32 @@ GLSL_EXPANSIONS = [
     Expansion("chlo.asinh", NARROW, _asinh32, "through log(1 + x): 8e6 ulps near 0", _G),
     Expansion("chlo.atanh", NARROW, _atanh32, "through log(1 + x): 4e6 ulps near 0", _G),
     Expansion("chlo.acosh", NARROW, _acosh32, "log(x + sqrt(x^2 - 1)) in float32: 351 ulps near 1", _G),
+    Expansion("stablehlo.abs", ("complex<f32>",), _cabs32, "float32 sqrt(re^2 + im^2): abs(1e20+0j) inf", _V, f32=True),
+    Expansion("stablehlo.divide", ("complex<f32>",), _cdiv32, "float32 re^2 + im^2: (1e20+0j)/(1e20+0j) NaN", _V,
+              f32=True),
+    Expansion("stablehlo.sqrt", ("complex<f32>",), _csqrt32, "float32 |z|: sqrt(-4+0j) -0+2j, sqrt(1e20-1j) wrong", _V,
+              f32=True),
+    Expansion("stablehlo.log", ("complex<f32>",), _clog_glsl, "a select of complex values: does not compile", _V),
+    Expansion("stablehlo.log_plus_one", ("complex<f32>",), _clog1p_glsl, "a select of complex values: does not compile",
+              _V),
+    Expansion("stablehlo.exponential", ("complex<f32>",), lambda f, a, b: _cexp(f, a, b, exp=_exp32),
+              "a select of complex values: does not compile", _V),
+]
+
+_E, _H = "tests/test_passes_exp64.py::", "tests/test_passes_tanh64.py::"
+# IREE 3.13 has no vector float64 exp or tanh for llvm-cpu: a scalar libm call per element (a float64 SELU over 1M
+# values 3.5 ms on 2 cores, XLA 0.9; tanh over 524288 7.3 ms on one core, XLA 0.39). Right, but slow: the CPU target
+# declares these (`mathlib-cpu`, before `mathlib`, whose float64 expansions keep IREE's exp), as vectorizable
+# arithmetic (passes/exp64.py, passes/tanh64.py).
+CPU_EXPANSIONS = [
+    Expansion("stablehlo.exponential", ("f64",), lambda f, x: exp64._exp(f.b, x), "libm's scalar exp per element",
+              _E + "test_float64_exp_is_arithmetic_within_one_ulp"),
+    Expansion("stablehlo.logistic", ("f64",), lambda f, x: exp64._logistic(f.b, x), "libm's scalar exp per element",
+              _E + "test_float64_logistic_and_expm1_are_arithmetic_within_two_ulps"),
+    Expansion("stablehlo.exponential_minus_one", ("f64",), lambda f, x: exp64._expm1(f.b, x),
+              "libm's scalar expm1 per element", _E + "test_float64_logistic_and_expm1_are_arithmetic_within_two_ulps"),
+    Expansion("stablehlo.tanh", ("f64",), lambda f, x: tanh64._tanh(f.b, x), "libm's scalar tanh per element",
+              _H + "test_float64_tanh_is_arithmetic_within_three_ulps"),
 ]
 
 
@@ -954,6 +1298,7 @@ def _by_op(table) -> dict[str, list[Expansion]]:
 
 
 _BY_OP, _BY_OP_GLSL, _BY_OP_COMPLEX = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS), _by_op(COMPLEX_EXPANSIONS)
+_BY_OP_CPU = _by_op(CPU_EXPANSIONS)
 
 
 def add_expansions(*exps: Expansion) -> None:
@@ -971,18 +1316,24 @@ def _expanded(exp: Expansion, op, t, name: str):
     """`exp` built in place of `op` (result type `t`, element type `name`): in float32 where the expansion is
     written for it, else in float64 (complex64 by its parts), the result converted back."""
     f32 = ir.RankedTensorType.get(t.shape, ir.F32Type.get())
+    if exp.f32 and name == "complex<f32>":  # (in float32 arithmetic, by its parts)
+        b = _Builder(f32, op.operands[0])
+        out = exp.build(F(b), *[b.op(p, v, ty=f32) for v in op.operands for p in ("real", "imag")])
+        return out if not isinstance(out, tuple) else b.op("complex", *out, ty=t)
     if exp.f32 and name in NARROW:
         b = _Builder(f32, op.operands[0])
         r = exp.build(F(b), *[v if name == "f32" else b.op("convert", v, ty=f32) for v in op.operands])
         return r if name == "f32" else b.op("convert", r, ty=t)
     b = _Builder(ir.RankedTensorType.get(t.shape, ir.F64Type.get()), op.operands[0])
-    if name == "complex<f32>":
-        parts = [b.op("convert", b.op(p, v, ty=f32)) for v in op.operands for p in ("real", "imag")]
-        out = exp.build(F(b), *parts)
+    if name in ("complex<f32>", "complex<f64>"):
+        part = f32 if name == "complex<f32>" else b.t
+        c64 = ir.RankedTensorType.get(t.shape, ir.ComplexType.get(ir.F64Type.get()))
+        wide = [v if part == b.t else b.op("convert", v, ty=c64) for v in op.operands]
+        out = exp.build(F(b), *[b.op(p, v) for v in wide for p in ("real", "imag")])
+        back = (lambda v: v) if part == b.t else (lambda v: b.op("convert", v, ty=f32))  # noqa: E731
         if not isinstance(out, tuple):  # (a real result: abs)
-            return b.op("convert", out, ty=f32)
-        re, im = (b.op("convert", v, ty=f32) for v in out)
-        return b.op("complex", re, im, ty=t)
+            return back(out)
+        return b.op("complex", *(back(v) for v in out), ty=t)
     xs = [v if name == "f64" else b.op("convert", v if name == "f32" else b.op("convert", v, ty=f32))
           for v in op.operands]  # (narrow types through float32: IREE's f64 -> f16 convert gave 0)
     r = exp.build(F(b), *xs)
@@ -1039,7 +1390,8 @@ class _Table(Pass):
 
 class MathLibGLSL(_Table):
     name, table, workaround = "mathlib-glsl", _BY_OP_GLSL, Workaround("3.13", _G)
-    description = "Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic"
+    description = ("Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic;"
+                   " complex64 abs, divide, sqrt with scaling in float32; exp, log, log1p in float64 arithmetic")
 
 
 class MathLibComplex(_Table):
@@ -1047,4 +1399,20 @@ class MathLibComplex(_Table):
     description = "complex64 abs, divide, sqrt, log, log1p, exp in float64 (IREE's float32 |z|^2 over- and underflows)"
 
 
-MATHLIB_GLSL, MATHLIB_COMPLEX = register(MathLibGLSL()), register(MathLibComplex())
+class MathLibCPU(_Table):
+    name, table, workaround = "mathlib-cpu", _BY_OP_CPU, Workaround("3.13", _E + "test_float64_exp_is_arithmetic_within_one_ulp")
+    description = "CPU: float64 exp, logistic, expm1 and tanh as vectorizable arithmetic (IREE calls libm per element)"
+
+
+MATHLIB_GLSL, MATHLIB_COMPLEX, MATHLIB_CPU = register(MathLibGLSL()), register(MathLibComplex()), register(MathLibCPU())
+
+
+def expands(op) -> bool:
+    """Whether `mathlib` (every target's) or `mathlib-cpu` has an entry for `op` (its name and operand type): `fuse`
+    leaves such ops alone, so that they reach the expansion (in a `linalg.generic` they would be IREE's own:
+    sin(1e10) was -6e21 there). (Not the GLSL table's float32 exp: fused, Vulkan keeps GLSL's.)"""
+    if not op.operands or not isinstance(op.operands[0].type, ir.RankedTensorType):
+        return False
+    name = _type_name(tensor_type(op.operands[0].type).element_type)
+    return any(name in e.types and (e.applies is None or e.applies(op))
+               for t in (_BY_OP, _BY_OP_CPU) for e in t.get(op.name, ()))

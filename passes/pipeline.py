@@ -14,7 +14,7 @@ from .irutil import count_ops
 # The CPU target's optimization passes (`stagec.compiler.targets`, where each target declares its pipeline; a test
 # holds the two equal): what "default" names where no target is given.
 DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
-                                     "exp-f64", "tanh-f64", "abs-squares", "compare-clamped", "isolate-updates",
+                                     "abs-squares", "compare-clamped", "isolate-updates",
                                      "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                                      "upcast-half-dots", "isolate-outer", "fuse")
 

@@ -1,11 +1,11 @@
-"""`tanh-f64`: on the CPU, a float64 `tanh` becomes arithmetic IREE vectorizes, instead of a call of libm's `tanh`
-per element.
+"""Float64 tanh as arithmetic IREE vectorizes: the builder of the CPU target's `mathlib-cpu` entry (passes/mathlib.py,
+`CPU_EXPANSIONS`), which replaces IREE's call of libm's scalar `tanh` per element.
 
 IREE 3.13 calls libm's scalar `tanh` for each float64 element: 524288 of them took 7.3 ms on one core, XLA 0.39
 (docs/passes.md, "Float64 tanh"). Here, with `a = |x|`:
 - `a < 0.4`: the Taylor series of tanh, odd, to x**31 (terms from the Bernoulli numbers, exact fractions rounded
   once; the first term left out is below 2**-60 of the result), evaluated on `x` itself so that -0.0 stays -0.0;
-- otherwise `1 - 2 / (exp(2a) + 1)` (`exp` as `exp-f64` computes it; `a` clamped to 20, where tanh rounds to 1),
+- otherwise `1 - 2 / (exp(2a) + 1)` (`exp` as passes/exp64.py computes it; `a` clamped to 20, where tanh rounds to 1),
   with the sign of `x`.
 NaN stays NaN. Accuracy: within 3 ulps of NumPy's (libm's) value (tested on 10^5 values; XLA's own float64 tanh
 is within 6).
@@ -17,8 +17,7 @@ from math import comb, factorial
 
 from iree.compiler import ir
 
-from .base import Pass, PassStats, Workaround, register
-from .exp64 import _exp, rewrite_f64
+from .exp64 import _exp
 from .irutil import Builder
 
 SMALL = 0.4  # below: the series (its terms shrink by (0.4 / (pi/2))**2 ~ 1/15 each); above: through exp
@@ -43,15 +42,6 @@ def _series() -> list[float]:
 COEFFS = _series()
 
 
-class TanhF64(Pass):
-    name = "tanh-f64"
-    kind, workaround = "workaround", Workaround("3.13", "tests/test_passes_tanh64.py::test_float64_tanh_is_arithmetic_within_three_ulps")
-    description = "CPU: float64 tanh as vectorizable arithmetic (IREE calls libm's tanh once per element)"
-
-    def apply(self, module: ir.Module, stats: PassStats) -> None:
-        rewrite_f64(module, stats, {"stablehlo.tanh": ("tanh-f64", _tanh)})
-
-
 def _tanh(b: Builder, x: ir.Value) -> ir.Value:
     c, op = b.c, b.op
     a = op("abs", x)
@@ -68,5 +58,3 @@ def _tanh(b: Builder, x: ir.Value) -> ir.Value:
     y = op("select", b.compare(a, c(SMALL), "LT"), small, large)
     return op("select", b.compare(x, x, "NE"), x, y)
 
-
-TANH_F64 = register(TanhF64())

@@ -120,10 +120,6 @@ SHOWN = [(snp.sin, "stablehlo.sine"), (snp.cos, "stablehlo.cosine"), (snp.tan, "
          (stagec.lax.lgamma, "chlo.lgamma"), (stagec.lax.digamma, "chlo.digamma"), (stagec.lax.erfc, "chlo.erfc"),
          (stagec.lax.erf_inv, "chlo.erf_inv")]
 
-# (not yet: the CPU target's exp-f64 and tanh-f64 passes, performance workarounds run before this stage, write float64
-# exp, expm1, tanh and logistic out as arithmetic: docs/accuracy.md)
-CPU_F64 = {"stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.tanh", "stablehlo.logistic"}
-
 
 def test_stablehlo_stage_shows_the_function():
     """Each function is its own op in `jit(f).lower(x).as_text()`, in float32 and float64 (as JAX's StableHLO): the
@@ -131,8 +127,6 @@ def test_stablehlo_stage_shows_the_function():
     for dt in (np.float32, np.float64):
         with _x64() if dt == np.float64 else _nothing():
             for fn, op in SHOWN:
-                if dt == np.float64 and op in CPU_F64:
-                    continue
                 text = stagec.jit(lambda x: fn(x) * 2).lower(np.full(4, 0.5, dt)).as_text()
                 assert op in text, (fn, op, dt)
                 assert dt == np.float64 or "f64" not in text, (fn, op)

@@ -88,6 +88,15 @@ def test_left_alone():
     assert text.count("math.exp") == 0 and text.count("stablehlo.exponential") == 1
 
 
+def test_ops_mathlib_expands_are_left_to_it():
+    # a cluster reading a reshape took float32 sin into a linalg.generic (IREE's math.sin, before mathlib):
+    # sin(1e10) + 1 was -6.0e21
+    x = np.array([1e10, 3e5, -2e7, 1.5], np.float32).reshape(2, 2)
+    f = lambda v: snp.sin(v.reshape(4)) + 1  # noqa: E731
+    assert "math.sin" not in stagec.jit(f).lower(x).as_text("fuse")
+    np.testing.assert_allclose(np.asarray(stagec.jit(f)(x)), np.sin(x.reshape(4).astype(np.float64)) + 1, rtol=1e-6)
+
+
 def _dispatches(mlir: str) -> int:
     import iree.compiler as ic
     flow = ic.compile_str(mlir, target_backends=["llvm-cpu"], input_type="stablehlo",

@@ -219,9 +219,9 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
                                       f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
                                       f"or cuda backend (MLIR in {path})") from None
         if re.search(r"operation 'arith\.select'.*complex<f(32|64)>", diag):
-            raise NotImplementedError(f"function {fun_name!r}: Vulkan has no complex exp, log, tanh, expm1, log1p or "
-                                      f"power (IREE 3.13 lowers them to a select of complex values, which SPIR-V "
-                                      f"lacks); use the cpu or cuda backend (MLIR in {path})") from None
+            raise NotImplementedError(f"function {fun_name!r}: Vulkan has no complex power (IREE 3.13 lowers it to "
+                                      f"a select of complex values, which SPIR-V lacks); use the cpu or cuda backend "
+                                      f"(MLIR in {path})") from None
         raise CompileError(f"IREE could not compile function {fun_name!r} for {TARGETS[backend].iree}; the MLIR "
                            f"it was given is in {path}\n{diag}") from None
 

@@ -54,11 +54,11 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # (else a row reduction over 1000 floats ran an element at a time). docs/passes.md, "IREE flags".
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
            (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel", STACK_64K),
-           Pipeline(passes=("widen-half", *COMMON, "exp-f64", "tanh-f64", "abs-squares", "compare-clamped",
-                            "isolate-updates", "recompute-activations",
-                            "isolate-batch-sums", "column-products",
-                            "split-sums", "upcast-half-dots", "isolate-outer", "fuse"),
-                    legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings", "isolate-reductions"),
+           Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "isolate-updates",
+                            "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
+                            "upcast-half-dots", "isolate-outer", "fuse"),
+                    legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "bound-bindings",
+                              "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
