@@ -35,8 +35,9 @@ from .host import (_blas_module, _element_type, _element_types, _host_module, _n
 TASK_THRESHOLD = 1 << 18  # elements from which a call counts as large (eager's thresholds)
 MACS_PER_ELEMENT = driver.MACS_PER_ELEMENT
 # A CPU executable runs on local-task where its largest dispatch's work (`driver.op_work`: elements + multiply-adds
-# / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver").
-TASK_WORK = 1 << 21
+# / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver"): on local-task the calling thread
+# spins in IREE's wait for the workers, so a second worker must save more than that spin costs the cores.
+TASK_WORK = 1 << 24
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
