@@ -165,8 +165,11 @@ def child(variant: str, only: list[str], calls: int) -> dict:
         import stagec.backend
         import stagec.numpy as snp
         stagec.config.update("cpu_blas", variant != "noblas")
-        if variant in FORCED:
+        if variant in FORCED:  # (forced onto local-task, a module is compiled for it: `driver.FENCED`)
             stagec.backend.TASK_WORK = FORCED[variant]
+            if variant == "task":
+                import stagec.compiler.driver
+                stagec.compiler.driver.TASK_WORK = FORCED[variant]
         np_, grad, jit, put, wait, nn = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles, stagec.nn
     times, drivers, cpu = {}, {}, {}
     for name, (fn, args) in workloads(np_, grad, nn, any("train" in o for o in only)).items():

@@ -35,9 +35,11 @@ from .host import (_blas_module, _element_type, _element_types, _host_module, _n
 TASK_THRESHOLD = 1 << 18  # elements from which a call counts as large (eager's thresholds)
 MACS_PER_ELEMENT = driver.MACS_PER_ELEMENT
 # A CPU executable runs on local-task where its largest dispatch's work (`driver.op_work`: elements + multiply-adds
-# / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver"): on local-task the calling thread
-# spins in IREE's wait for the workers, so a second worker must save more than that spin costs the cores.
-TASK_WORK = 1 << 24
+# / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver").
+TASK_WORK = driver.TASK_WORK
+# A fenced module's caller polls its signal fence, sleeping between polls this share of the time waited so far
+# (at least `POLL_MIN`, at most `POLL_MAX` seconds): a few % of the call's time late at most, and few wake-ups.
+POLL_SHARE, POLL_MIN, POLL_MAX = 1 / 32, 2e-5, 1e-3
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
@@ -322,6 +324,9 @@ class Executable:
         self._invoke = self.context.invoke
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
+        # Compiled for local-task (`driver.FENCED`): `main` takes a wait and a signal fence, returns once queued.
+        self._fenced = self.fn.reflection.get("iree.abi.model") == "coarse-fences"
+        self._device = backend.hal(self.driver)[1] if self._fenced else None
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
@@ -344,14 +349,20 @@ class Executable:
 
     def run(self, bvs: Sequence) -> list:
         """Run now on this thread: buffer views in, buffer views out."""
-        args = self._list(len(bvs))
+        args = self._list(len(bvs) + 2 * self._fenced)
         for bv in bvs:
             args.push_ref(bv)
+        if self._fenced:  # a timeline of its own: waits for nothing (0), signals 1 when the call is done
+            sem = self._device.create_semaphore(0)
+            args.push_ref(_fence_at(sem, 0))
+            args.push_ref(done := _fence_at(sem, 1))
         # A results list of an earlier call (`invoke` empties it first): making one costs ~0.35 us of a ~4 us call.
         # Taken from the pool, so a call on another thread meanwhile gets its own.
         rets = self._rets.pop() if self._rets else self._list(self._n_out)
         try:
             self._invoke(self.fn, args, rets)
+            if self._fenced:
+                _poll(done)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
             if known is None:
@@ -395,6 +406,20 @@ class Executable:
         self._unchecked = False
 
     call = run  # inline; `_set_call` may replace it per executable
+
+
+def _fence_at(sem, value: int):
+    return _rt().HalFence.create_at(sem, value)
+
+
+def _poll(fence) -> None:
+    """Wait for `fence` by polling it, sleeping between polls (`POLL_SHARE` of the time waited so far): never in
+    IREE's blocking wait, whose clean-up spins on the caller's core (docs/runtime.md, "Waiting for local-task")."""
+    if fence.wait(timeout=0):
+        return
+    t0 = time.perf_counter()
+    while not fence.wait(timeout=0):
+        time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the
