@@ -12,6 +12,7 @@ the other without copies (both are plain host allocations).
 from __future__ import annotations
 
 import atexit
+import collections
 import os
 import re
 import tempfile
@@ -37,9 +38,10 @@ MACS_PER_ELEMENT = driver.MACS_PER_ELEMENT
 # A CPU executable runs on local-task where its largest dispatch's work (`driver.op_work`: elements + multiply-adds
 # / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver").
 TASK_WORK = driver.TASK_WORK
-# A fenced module's caller polls its signal fence, sleeping between polls this share of the time waited so far
-# (at least `POLL_MIN`, at most `POLL_MAX` seconds): a few % of the call's time late at most, and few wake-ups.
-POLL_SHARE, POLL_MIN, POLL_MAX = 1 / 32, 2e-5, 1e-3
+# A fenced module's caller polls its signal fence: first after `POLL_FIRST` of its shortest of its last calls (a
+# hint renewed every call, never a choice), then sleeping `POLL_SHARE` of the time waited so far between polls (at
+# least `POLL_MIN`, at most `POLL_MAX` seconds): a few % late at most, a dozen wake-ups a call.
+POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
@@ -327,6 +329,7 @@ class Executable:
         # Compiled for local-task (`driver.FENCED`): `main` takes a wait and a signal fence, returns once queued.
         self._fenced = self.fn.reflection.get("iree.abi.model") == "coarse-fences"
         self._device = backend.hal(self.driver)[1] if self._fenced else None
+        self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
@@ -362,7 +365,7 @@ class Executable:
         try:
             self._invoke(self.fn, args, rets)
             if self._fenced:
-                _poll(done)
+                _poll(done, self._waits)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
             if known is None:
@@ -412,14 +415,17 @@ def _fence_at(sem, value: int):
     return _rt().HalFence.create_at(sem, value)
 
 
-def _poll(fence) -> None:
-    """Wait for `fence` by polling it, sleeping between polls (`POLL_SHARE` of the time waited so far): never in
-    IREE's blocking wait, whose clean-up spins on the caller's core (docs/runtime.md, "Waiting for local-task")."""
-    if fence.wait(timeout=0):
-        return
+def _poll(fence, waits: collections.deque | None = None) -> None:
+    """Wait for `fence` by polling it (never in IREE's blocking wait, whose clean-up spins on the caller's core:
+    docs/runtime.md, "Waiting for local-task"): first after `POLL_FIRST` of the shortest of `waits` (the seconds of
+    the last calls; this one's is appended), then every `POLL_SHARE` of the time waited so far."""
     t0 = time.perf_counter()
+    if waits and min(waits) > POLL_MIN:
+        time.sleep(min(waits) * POLL_FIRST)
     while not fence.wait(timeout=0):
         time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
+    if waits is not None:
+        waits.append(time.perf_counter() - t0)
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the

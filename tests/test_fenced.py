@@ -36,7 +36,8 @@ def test_a_module_for_local_task_is_fenced_and_gives_the_bits_of_the_blocking_fo
     assert art.work >= driver.TASK_WORK and driver.FENCED in compiled.flags
     cpu = backend.get_backend("cpu")
     polled = []  # each fenced call waits for its signal fence (results read before it would be a race)
-    monkeypatch.setattr(backend, "_poll", lambda fence, poll=backend._poll: polled.append(poll(fence)))
+    monkeypatch.setattr(backend, "_poll", lambda fence, waits=None, poll=backend._poll:
+                        polled.append(poll(fence, waits)))
     outs = []
     for drv in ("local-task", "local-sync"):
         exe = cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, driver=drv, work=art.work)
