@@ -17,7 +17,9 @@ dense networks (bench_models.py's rows, SGD or Adam), where the driver rule matt
 
 A run is one process per variant, the variants' order alternating by run; a process compiles its workloads (the
 compile cache makes later runs quick), then times each: the median of up to `--calls` calls (at most ~1 s),
-each waiting for its result, as issue 45's script does. The load average (1 min) is recorded with each run.
+each waiting for its result, as issue 45's script does. The load average (1 min) is recorded with each run, and
+the CPU time a call took (all the process's threads, and the calling thread's alone): a spread in wall time with none
+in CPU time is the share of the cores the process got, not its work.
 
 `--sweep` times `jit(a @ b)` per shape with the offload forced off (IREE's kernels; `STAGEC_CPU_THREADS` workers)
 and forced on for every product (NumPy's BLAS with `OPENBLAS_NUM_THREADS` threads; a compile cache of its own), one process per configuration and run, and
@@ -137,13 +139,18 @@ def _block(out):
         _block(leaf) if isinstance(leaf, (list, tuple)) else leaf.block_until_ready()
 
 
-def _median_call(call, calls: int, budget: float = 1.0) -> float:
-    """Median seconds of up to `calls` calls (at most ~`budget` seconds of them), each waiting for its result."""
+def _median_call(call, calls: int, budget: float = 1.0, cpu: dict | None = None) -> float:
+    """Median seconds of up to `calls` calls (at most ~`budget` seconds of them), each waiting for its result.
+    `cpu`, if given, receives the CPU seconds a call took on average: "all" (the process's threads) and "caller"
+    (the calling thread's: on local-task what it spent waiting for the workers)."""
     ts, t_end = [], time.perf_counter() + budget
+    c0, t0_thread = time.process_time(), time.thread_time()
     while len(ts) < calls and (len(ts) < 20 or time.perf_counter() < t_end):
         t0 = time.perf_counter()
         _block(call())
         ts.append(time.perf_counter() - t0)
+    if cpu is not None:
+        cpu.update(all=(time.process_time() - c0) / len(ts), caller=(time.thread_time() - t0_thread) / len(ts))
     return statistics.median(ts)
 
 
@@ -158,10 +165,13 @@ def child(variant: str, only: list[str], calls: int) -> dict:
         import stagec.backend
         import stagec.numpy as snp
         stagec.config.update("cpu_blas", variant != "noblas")
-        if variant in FORCED:
+        if variant in FORCED:  # (forced onto local-task, a module is compiled for it: `driver.FENCED`)
             stagec.backend.TASK_WORK = FORCED[variant]
+            if variant == "task":
+                import stagec.compiler.driver
+                stagec.compiler.driver.TASK_WORK = FORCED[variant]
         np_, grad, jit, put, wait, nn = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles, stagec.nn
-    times, drivers = {}, {}
+    times, drivers, cpu = {}, {}, {}
     for name, (fn, args) in workloads(np_, grad, nn, any("train" in o for o in only)).items():
         if only and not any(o in name for o in only):
             continue
@@ -172,10 +182,10 @@ def child(variant: str, only: list[str], calls: int) -> dict:
         _block(call())
         wait()
         _block(call())
-        times[name] = _median_call(call, calls)
+        times[name] = _median_call(call, calls, cpu=cpu.setdefault(name, {}))
         if variant != "jax":
             drivers[name] = _drivers(f)
-    return {"times": times, "drivers": drivers, "load": [load0, os.getloadavg()[0]]}
+    return {"times": times, "cpu": cpu, "drivers": drivers, "load": [load0, os.getloadavg()[0]]}
 
 
 def _drivers(f) -> str:
@@ -270,6 +280,11 @@ def print_spread(res: dict, variants: list[str], only: list[str]) -> None:
                 print(f"  {v:7s} median {fmt(statistics.median(ts)):>10s}  min {fmt(min(ts)):>10s}  max "
                       f"{fmt(max(ts)):>10s}  spread {max(ts) / min(ts):6.2f}x  "
                       f"{' '.join(fmt(t) for t in ts)}" + (f"  [{'/'.join(drivers)}]" if drivers else ""))
+                cs = [r[v].get("cpu", {}).get(name) for r in runs]
+                if all(cs):  # CPU per call: a spread here is the work's, one in wall time alone is the load's
+                    a, c = [x["all"] for x in cs], [x["caller"] for x in cs]
+                    print(f"  {'':7s} CPU/call {fmt(statistics.median(a)):>8s}  spread {max(a) / min(a):6.2f}x  "
+                          f"caller {fmt(statistics.median(c)):>8s}  (all threads / the calling thread)")
 
 
 def sweep(ns) -> dict:

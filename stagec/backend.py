@@ -12,6 +12,7 @@ the other without copies (both are plain host allocations).
 from __future__ import annotations
 
 import atexit
+import collections
 import os
 import re
 import tempfile
@@ -36,7 +37,11 @@ TASK_THRESHOLD = 1 << 18  # elements from which a call counts as large (eager's 
 MACS_PER_ELEMENT = driver.MACS_PER_ELEMENT
 # A CPU executable runs on local-task where its largest dispatch's work (`driver.op_work`: elements + multiply-adds
 # / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver").
-TASK_WORK = 1 << 21
+TASK_WORK = driver.TASK_WORK
+# A fenced module's caller polls its signal fence: first after `POLL_FIRST` of its shortest of its last calls (a
+# hint renewed every call, never a choice), then sleeping `POLL_SHARE` of the time waited so far between polls (at
+# least `POLL_MIN`, at most `POLL_MAX` seconds): a few % late at most, a dozen wake-ups a call.
+POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
@@ -321,6 +326,10 @@ class Executable:
         self._invoke = self.context.invoke
         if self.fn is None:
             raise RuntimeError(f"module {name} has no function 'main'")
+        # Compiled for local-task (`driver.FENCED`): `main` takes a wait and a signal fence, returns once queued.
+        self._fenced = self.fn.reflection.get("iree.abi.model") == "coarse-fences"
+        self._device = backend.hal(self.driver)[1] if self._fenced else None
+        self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
         self._bv, self._list = rt.HalBufferView, rt.VmVariantList
@@ -343,14 +352,20 @@ class Executable:
 
     def run(self, bvs: Sequence) -> list:
         """Run now on this thread: buffer views in, buffer views out."""
-        args = self._list(len(bvs))
+        args = self._list(len(bvs) + 2 * self._fenced)
         for bv in bvs:
             args.push_ref(bv)
+        if self._fenced:  # a timeline of its own: waits for nothing (0), signals 1 when the call is done
+            sem = self._device.create_semaphore(0)
+            args.push_ref(_fence_at(sem, 0))
+            args.push_ref(done := _fence_at(sem, 1))
         # A results list of an earlier call (`invoke` empties it first): making one costs ~0.35 us of a ~4 us call.
         # Taken from the pool, so a call on another thread meanwhile gets its own.
         rets = self._rets.pop() if self._rets else self._list(self._n_out)
         try:
             self._invoke(self.fn, args, rets)
+            if self._fenced:
+                _poll(done, self._waits)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
             if known is None:
@@ -394,6 +409,23 @@ class Executable:
         self._unchecked = False
 
     call = run  # inline; `_set_call` may replace it per executable
+
+
+def _fence_at(sem, value: int):
+    return _rt().HalFence.create_at(sem, value)
+
+
+def _poll(fence, waits: collections.deque | None = None) -> None:
+    """Wait for `fence` by polling it (never in IREE's blocking wait, whose clean-up spins on the caller's core:
+    docs/runtime.md, "Waiting for local-task"): first after `POLL_FIRST` of the shortest of `waits` (the seconds of
+    the last calls; this one's is appended), then every `POLL_SHARE` of the time waited so far."""
+    t0 = time.perf_counter()
+    if waits and min(waits) > POLL_MIN:
+        time.sleep(min(waits) * POLL_FIRST)
+    while not fence.wait(timeout=0):
+        time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
+    if waits is not None:
+        waits.append(time.perf_counter() - t0)
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the

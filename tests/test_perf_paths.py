@@ -137,8 +137,9 @@ def test_broadcast_outer_product_of_a_matmul_gets_a_barrier():
 
 
 def test_contraction_work_picks_the_cpu_driver():
-    # A matmul computes far more than it touches: 256^2 @ 256^2 touches 196,608 elements (below TASK_THRESHOLD)
-    # but 16.8M multiply-adds run faster on every core; a 64^2 one stays inline.
+    # A matmul computes far more than it touches: 512^2 @ 512^2 touches 786,432 elements (below TASK_WORK) but its
+    # 134M multiply-adds put it on every core; 256^2 (16.8M, work 2.2M: the caller's wait on local-task cost more
+    # than a second worker saved, docs/runtime.md) and 64^2 stay inline.
     from stagec.compiler.driver import text_facts
     assert text_facts(
         "func.func @main(%a: tensor<4x8x16xf32>, %b: tensor<4x16x5xf32>, %c: tensor<?x16xf32>, %d: tensor<16x5xf32>)"
@@ -152,7 +153,7 @@ def test_contraction_work_picks_the_cpu_driver():
     for blas in (False, True):  # (the offload leaves square products to IREE: the same either way)
         stagec.config.update("cpu_blas", blas)
         try:
-            for n in (64, 256):
+            for n in (64, 256, 512):
                 a = np.arange(n * n, dtype=np.float32).reshape(n, n) / (n * n)
                 f = stagec.jit(lambda a, b: a @ b)
                 np.testing.assert_allclose(np.asarray(f(a, a.T)), a.astype(np.float64) @ a.T, rtol=2e-5)
@@ -162,8 +163,8 @@ def test_contraction_work_picks_the_cpu_driver():
     if stagec.default_backend() == "cpu":
         from stagec.backend import _cores
         task = "local-task" if (stagec.config.cpu_threads or _cores()) > 1 else "local-sync"
-        assert drivers == {(64, False): "local-sync", (256, False): task, (64, True): "local-sync",
-                           (256, True): task}  # (a square product calls no BLAS: docs/blas.md)
+        assert drivers == {(n, blas): "local-sync" for n in (64, 256) for blas in (False, True)} | {
+            (512, False): task, (512, True): task}  # (a square product calls no BLAS: docs/blas.md)
 
 
 ROWS = {"softmax": softmax, "layernorm": layernorm,

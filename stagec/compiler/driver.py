@@ -36,6 +36,13 @@ _LIBM_F64 = frozenset(f"stablehlo.{n}" for n in ("exponential", "exponential_min
                                                   "remainder", "cbrt"))
 # A contraction's multiply-adds count as 1/8 element each in a module's work (`op_work`, `backend.driver_for`)
 MACS_PER_ELEMENT = 8
+# A CPU module runs on local-task where its largest op's work reaches this (`backend.driver_for`), and is compiled
+# for it: its `main` takes a wait and a signal fence and returns once its work is queued (`FENCED`), and the caller
+# polls the signal fence (`backend.Executable.run`). IREE 3.13's blocking wait spins on the calling thread until
+# the worker that signalled has left its callback; woken onto that worker's core, the caller keeps it from doing
+# so for a time slice (docs/runtime.md, "Waiting for local-task").
+TASK_WORK = 1 << 24
+FENCED = "--iree-execution-model=async-external"
 # Ops that are no dispatch of their own (a region's ops, or none), left out of a module's work
 _NO_DISPATCH = frozenset(f"stablehlo.{n}" for n in ("constant", "while", "if", "case", "return", "tuple",
                                                      "get_tuple_element", "optimization_barrier"))
@@ -147,6 +154,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
+    - work for local-task (`TASK_WORK`, no host calls): `main` with fences (`FENCED`);
     - the parts of the CPU tuning spec that apply (`tuning.spec_flags`), for one thread where it calls BLAS (its
       dispatches between the calls run on local-sync)."""
     flags = list(flags)
@@ -156,6 +164,8 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
         flags = [f for f in flags if f != DATA_TILING]
     if fx.libm_f64 and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
+    if fx.work >= TASK_WORK and not fx.host_calls and FENCED not in flags:
+        flags.append(FENCED)  # (shapes decide, as the driver: one key in every process; runs on local-sync too)
     if not any(f.startswith(TUNING) for f in flags):
         from stagec.lowering import BLAS_MODULE
         flags += tuning.spec_flags(mlir if fx.look is None else fx.look, one_thread=BLAS_MODULE in fx.host_calls)
