@@ -221,3 +221,21 @@ def test_lax_pow_is_c99s_and_lax_broadcasts_scalars_as_jax():
         np.testing.assert_allclose(np.asarray(got[1]), np.fmod(x, np.float32(0.7)), rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(got[2]), np.clip(x, -0.5, 0.6))
     np.testing.assert_array_equal(np.asarray(got[3]), x[None] + x[:, None])
+
+
+def test_loop_speed_hints_of_jax_are_accepted():
+    """scan(..., unroll=3), fori_loop(..., unroll=2), map(..., batch_size=2) raised TypeError; the values are
+    the loop's (oracle: the Python loop in float64)."""
+    x = np.array([0.5, -1.2, 2.0, 0.3], np.float32)
+    lax = stagec.lax
+    c, ys = stagec.jit(lambda a: lax.scan(lambda c, v: (c * 0.9 + v, c * v), 1.0, a, unroll=3))(x)
+    f = stagec.jit(lambda a: lax.fori_loop(0, 3, lambda i, v: v * 1.5 + i, a, unroll=2))(x)
+    m = stagec.jit(lambda a: lax.map(lambda v: v * 2 + 1, a, batch_size=2))(x)
+    want_c, want_y = 1.0, []
+    for v in x.astype(np.float64):
+        want_y.append(want_c * v)
+        want_c = want_c * 0.9 + v
+    np.testing.assert_allclose(np.asarray(ys), want_y, rtol=1e-6)
+    np.testing.assert_allclose(float(c), want_c, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(f), ((x * 1.5) * 1.5 + 1) * 1.5 + 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(m), x * 2 + 1, rtol=1e-6)

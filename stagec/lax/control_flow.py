@@ -111,9 +111,10 @@ def _concrete_int(x) -> int | None:
     return int(x) if np.ndim(x) == 0 and _dt.kind(np.asarray(x).dtype) in "iu" else None
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val):
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
     """`for i in range(lower, upper): val = body_fun(i, val)`, as one loop. With concrete bounds it is a `scan`
-    (reverse-mode differentiable, as in JAX); with traced bounds a `while_loop` (forward mode only)."""
+    (reverse-mode differentiable, as in JAX); with traced bounds a `while_loop` (forward mode only). `unroll`,
+    a speed hint in JAX, is accepted and left to IREE (the values are the same)."""
     dt = np.result_type(aval_of(lower).dtype, aval_of(upper).dtype)
     dt = np.int32 if _dt.kind(dt) not in "iu" or dt.itemsize < 4 else dt
     lo_c, hi_c = _concrete_int(lower), _concrete_int(upper)
@@ -136,9 +137,11 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 # ---------------------------------------------------------------- scan / map
 
 
-def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False):
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int | bool = 1,
+         _split_transpose: bool = False):
     """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys). One `scan` primitive
-    (a loop in the module, never unrolled); `f` is traced once."""
+    (a loop in the module, never unrolled: JAX's `unroll` hint is accepted, the values are the same); `f` is
+    traced once."""
     x_leaves, x_tree = tree_util.tree_flatten(xs)
     lengths = {aval_of(x).shape[0] if aval_of(x).shape else None for x in x_leaves}
     if None in lengths:
@@ -178,6 +181,7 @@ class _Proto:
         self.aval = aval
 
 
-def map(f: Callable, xs):
-    """`stack([f(x) for x in xs])` as a loop (`scan` with no carry)."""
+def map(f: Callable, xs, *, batch_size: int | None = None):
+    """`stack([f(x) for x in xs])` as a loop (`scan` with no carry). `batch_size` (JAX: vmap over chunks of that
+    size) gives the same values and is accepted as a hint."""
     return scan(lambda c, x: (c, f(x)), (), xs)[1]
