@@ -239,3 +239,12 @@ def test_loop_speed_hints_of_jax_are_accepted():
     np.testing.assert_allclose(float(c), want_c, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(f), ((x * 1.5) * 1.5 + 1) * 1.5 + 2, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(m), x * 2 + 1, rtol=1e-6)
+
+
+def test_fortran_order_reshape_and_ravel():
+    """`order="F"` raised (ravel took no `order`); as NumPy's and JAX's."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    f = lambda a: (snp.ravel(a, order="F"), a.reshape(4, -1, order="F"), a.flatten(order="F"))
+    for got in (stagec.jit(f)(x), f(snp.asarray(x))):
+        for g, w in zip(got, (np.ravel(x, order="F"), x.reshape(4, -1, order="F"), x.flatten(order="F"))):
+            np.testing.assert_array_equal(np.asarray(g), w)

@@ -13,12 +13,14 @@ from ._base import _arr, _axis, _fresh, _is_array, _promote, _shape_tuple, asarr
 
 
 def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool | None = None):
-    """Reshape (C order); one dimension may be -1. A reshape is a new array (no views): copy=True always gives
-    one, copy=False is accepted as JAX accepts it."""
+    """Reshape in C (or Fortran: `order="F"`) order; one dimension may be -1. A reshape is a new array (no views):
+    copy=True always gives one, copy=False is accepted as JAX accepts it."""
     a = _arr(a)
-    if order != "C":
-        raise NotImplementedError(f"reshape: only order='C' is supported, not {order!r}")
+    if order not in ("C", "F"):
+        raise NotImplementedError(f"reshape: order must be 'C' or 'F', not {order!r} (as in JAX)")
     newshape = _shape_tuple(shape if shape is not None else newshape, negative_ok=True)
+    if order == "F":  # Fortran order: C order of the reversed axes
+        return transpose(reshape(transpose(a), tuple(reversed(newshape))))
     size = aval_of(a).size
     if newshape.count(-1) > 1:
         raise ValueError("reshape: can only specify one unknown dimension")
@@ -33,9 +35,9 @@ def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool |
     return _fresh(out) if copy and out is a else out
 
 
-def ravel(a):
-    a = _arr(a)
-    return reshape(a, (-1,))
+def ravel(a, order: str = "C"):
+    """The elements as a 1-D array, in C (or Fortran: `order="F"`) order."""
+    return reshape(_arr(a), (-1,), order)
 
 
 def transpose(a, axes=None):
