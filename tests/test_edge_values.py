@@ -248,3 +248,25 @@ def test_fortran_order_reshape_and_ravel():
     for got in (stagec.jit(f)(x), f(snp.asarray(x))):
         for g, w in zip(got, (np.ravel(x, order="F"), x.reshape(4, -1, order="F"), x.flatten(order="F"))):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_stats_at_nan_data_or_parameters_are_nan():
+    """A NaN failed each support test and gave log-probability -inf (probability 0), and expon.cdf(NaN) 0;
+    SciPy gives NaN. Away from NaN: closed forms in float64."""
+    st = stagec.scipy.stats
+    v = np.array([np.nan, -1.0, 0.0, 1.0, 0.5], np.float32)
+    out = stagec.jit(lambda v: (st.beta.logpdf(v, 2.0, 3.0), st.expon.logpdf(v), st.uniform.logpdf(v, -1.0, 2.0),
+                                st.gamma.logpdf(v, 2.0), st.poisson.logpmf(v, 3.0), st.bernoulli.logpmf(v, 0.3),
+                                st.expon.cdf(v), st.gamma.logpdf(1.0, v)))(v)
+    for o in out:
+        assert np.isnan(np.asarray(o)[0])
+    x = v[1:].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = [np.where((x > 0) & (x < 1), np.log(12 * x * (1 - x) ** 2), -np.inf),
+                np.where(x >= 0, -x, -np.inf), np.where((x >= -1) & (x <= 1), -np.log(2), -np.inf),
+                np.where(x > 0, np.log(x) - x, -np.inf),
+                [-np.inf, -3, np.log(3) - 3, -np.inf],  # (k = -1, 0, 1, 0.5)
+                np.where(x == 0, np.log(0.7), np.where(x == 1, np.log(0.3), -np.inf)),
+                np.where(x >= 0, -np.expm1(-x), 0)]
+    for o, w in zip(out, want):
+        np.testing.assert_allclose(np.asarray(o)[1:], w, rtol=1e-6)

@@ -2,6 +2,8 @@
 each a namespace (`stats.norm.logpdf(x, loc, scale)`)."""
 from __future__ import annotations
 
+import functools
+
 import types
 
 import numpy as np
@@ -61,10 +63,17 @@ multivariate_normal = _ns("multivariate_normal", logpdf=_mvn_logpdf,
 
 
 # ---- others with closed forms
+def _on_support(inside, value, *args):
+    """`value` where `inside`, else -inf (probability 0), but NaN where an argument is NaN (the support test is
+    false there and gave -inf), as SciPy's."""
+    nan = functools.reduce(lambda a, b: a | b, [snp.isnan(a) for a in args])
+    return snp.where(inside, value, snp.where(nan, np.nan, -np.inf))
+
+
 def _uniform_logpdf(x, loc=0, scale=1):
     x, loc, scale = _f(x, loc, scale)
     inside = (x >= loc) & (x <= loc + scale)
-    return snp.where(inside, -snp.log(scale), -np.inf)
+    return _on_support(inside, -snp.log(scale), x, loc, scale)
 
 
 uniform = _ns("uniform", logpdf=_uniform_logpdf, pdf=lambda x, loc=0, scale=1: snp.exp(_uniform_logpdf(x, loc, scale)),
@@ -74,12 +83,12 @@ uniform = _ns("uniform", logpdf=_uniform_logpdf, pdf=lambda x, loc=0, scale=1: s
 def _expon_logpdf(x, loc=0, scale=1):
     x, loc, scale = _f(x, loc, scale)
     z = (x - loc) / scale
-    return snp.where(z >= 0, -z - snp.log(scale), -np.inf)
+    return _on_support(z >= 0, -z - snp.log(scale), z)
 
 
 expon = _ns("expon", logpdf=_expon_logpdf, pdf=lambda x, loc=0, scale=1: snp.exp(_expon_logpdf(x, loc, scale)),
-            cdf=lambda x, loc=0, scale=1: snp.where(snp.asarray(x) >= loc, -snp.expm1(-(snp.asarray(x) - loc) / scale),
-                                                    0.0))
+            cdf=lambda x, loc=0, scale=1: snp.where(snp.asarray(x) < loc, 0.0,
+                                                    -snp.expm1(-(snp.asarray(x) - loc) / scale)))
 
 
 def _laplace_logpdf(x, loc=0, scale=1):
@@ -123,7 +132,7 @@ t = _ns("t", logpdf=_t_logpdf, pdf=lambda x, df, loc=0, scale=1: snp.exp(_t_logp
 def _gamma_logpdf(x, a, loc=0, scale=1):
     x, a, loc, scale = _f(x, a, loc, scale)
     z = (x - loc) / scale
-    return snp.where(z >= 0, sp.xlogy(a - 1, z) - z - sp.gammaln(a) - snp.log(scale), -np.inf)
+    return _on_support(z >= 0, sp.xlogy(a - 1, z) - z - sp.gammaln(a) - snp.log(scale), z, a)
 
 
 gamma = _ns("gamma", logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0, scale=1: snp.exp(_gamma_logpdf(x, a, loc, scale)))
@@ -133,7 +142,8 @@ def _beta_logpdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = _f(x, a, b, loc, scale)
     z = (x - loc) / scale
     inside = (z >= 0) & (z <= 1)
-    return snp.where(inside, sp.xlogy(a - 1, z) + sp.xlog1py(b - 1, -z) - sp.betaln(a, b) - snp.log(scale), -np.inf)
+    return _on_support(inside, sp.xlogy(a - 1, z) + sp.xlog1py(b - 1, -z) - sp.betaln(a, b) - snp.log(scale),
+                       z, a, b)
 
 
 beta = _ns("beta", logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0, scale=1: snp.exp(_beta_logpdf(x, a, b, loc, scale)))
@@ -143,7 +153,7 @@ def _poisson_logpmf(k, mu, loc=0):
     k, mu, loc = _f(k, mu, loc)
     x = k - loc
     ok = (x >= 0) & (x == snp.floor(x))
-    return snp.where(ok, sp.xlogy(x, mu) - mu - sp.gammaln(x + 1), -np.inf)
+    return _on_support(ok, sp.xlogy(x, mu) - mu - sp.gammaln(x + 1), x, mu)
 
 
 poisson = _ns("poisson", logpmf=_poisson_logpmf, pmf=lambda k, mu, loc=0: snp.exp(_poisson_logpmf(k, mu, loc)))
@@ -152,7 +162,7 @@ poisson = _ns("poisson", logpmf=_poisson_logpmf, pmf=lambda k, mu, loc=0: snp.ex
 def _bernoulli_logpmf(k, p, loc=0):
     k, p, loc = _f(k, p, loc)
     x = k - loc
-    return snp.where((x == 0) | (x == 1), sp.xlogy(x, p) + sp.xlog1py(1 - x, -p), -np.inf)
+    return _on_support((x == 0) | (x == 1), sp.xlogy(x, p) + sp.xlog1py(1 - x, -p), x, p)
 
 
 bernoulli = _ns("bernoulli", logpmf=_bernoulli_logpmf, pmf=lambda k, p, loc=0: snp.exp(_bernoulli_logpmf(k, p, loc)))
