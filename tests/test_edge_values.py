@@ -270,3 +270,15 @@ def test_stats_at_nan_data_or_parameters_are_nan():
                 np.where(x >= 0, -np.expm1(-x), 0)]
     for o, w in zip(out, want):
         np.testing.assert_allclose(np.asarray(o)[1:], w, rtol=1e-6)
+
+
+def test_logsumexp_return_sign():
+    """return_sign raised NotImplementedError; oracle: the float64 sum."""
+    a = np.array([[1, 3, 2], [0.5, 1, 2], [0, 0, 0]], np.float32)
+    b = np.array([1.0, -1.0, 2.0], np.float32)
+    (out, sign), (z, zs) = stagec.jit(lambda a: (stagec.scipy.special.logsumexp(a, axis=1, b=b, return_sign=True),
+                                                  stagec.scipy.special.logsumexp(a[0], b=b * 0, return_sign=True)))(a)
+    s = (b * np.exp(a.astype(np.float64))).sum(axis=1)
+    np.testing.assert_allclose(np.asarray(out), np.log(np.abs(s)), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(sign), np.sign(s))
+    assert float(z) == -np.inf and float(zs) == 0

@@ -67,19 +67,19 @@ def _max_shift(x, axis):
 
 
 def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_sign: bool = False):
-    """log(sum(b * exp(a))) over `axis`, shifted by the max for stability."""
-    if return_sign:
-        raise NotImplementedError("logsumexp(return_sign=True) is not implemented")
+    """log(sum(b * exp(a))) over `axis`, shifted by the max for stability; with `return_sign`, (log|sum|, its
+    sign), so a negative `b` may make the sum negative."""
     (a,) = _to_float("logsumexp", a)
     m = _max_shift(a, axis)
     e = snp.exp(snp.subtract(a, m))
     if b is not None:
         e = snp.multiply(e, b)
     s = snp.sum(e, axis=axis, keepdims=True)
-    out = snp.add(snp.log(s), m)
+    out, sign = snp.add(snp.log(snp.abs(s) if return_sign else s), m), snp.sign(s)
     if not keepdims:
-        out = snp.squeeze(out, axis=tuple(range(aval_of(a).ndim)) if axis is None else axis)
-    return out
+        dims = tuple(range(aval_of(a).ndim)) if axis is None else axis
+        out, sign = snp.squeeze(out, axis=dims), snp.squeeze(sign, axis=dims)
+    return (out, sign) if return_sign else out
 
 
 def _shifted(fname: str, x, axis, where):
