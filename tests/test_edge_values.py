@@ -282,3 +282,17 @@ def test_logsumexp_return_sign():
     np.testing.assert_allclose(np.asarray(out), np.log(np.abs(s)), rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(sign), np.sign(s))
     assert float(z) == -np.inf and float(zs) == 0
+
+
+def test_zero_by_zero_linalg_and_traced_zero_d_creation():
+    """det, inv, slogdet, solve, cholesky, qr of 0x0 matrices raised IndexError (an empty loop's body was
+    traced); snp.full((), v) and zeros_like(scalar) under jit were bare constants without operators."""
+    la = snp.linalg
+    z = np.zeros((2, 0, 0), np.float32)
+    det, inv, (sign, logdet), sol, chol, q = stagec.jit(lambda a: (la.det(a), la.inv(a), la.slogdet(a[0]),
+                                                                    la.solve(a, a), la.cholesky(a), la.qr(a)[0]))(z)
+    np.testing.assert_array_equal(np.asarray(det), [1, 1])
+    assert float(sign) == 1 and float(logdet) == 0
+    assert np.asarray(inv).shape == np.asarray(sol).shape == np.asarray(chol).shape == np.asarray(q).shape == z.shape
+    got = stagec.jit(lambda x: (snp.full((), 7.0) % 2 + x, snp.zeros_like(x) % 2))(np.float32(1))
+    assert float(got[0]) == 2 and float(got[1]) == 0

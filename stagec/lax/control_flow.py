@@ -119,6 +119,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     dt = np.int32 if _dt.kind(dt) not in "iu" or dt.itemsize < 4 else dt
     lo_c, hi_c = _concrete_int(lower), _concrete_int(upper)
     if lo_c is not None and hi_c is not None:
+        if hi_c <= lo_c:  # no step: the body is not traced (a 0x0 LU's column slice would not exist)
+            return tree_util.tree_map(lambda v: lax.convert_element_type(v, aval_of(v).dtype, aval_of(v).weak_type),
+                                      init_val)
+
         def step(carry, _):
             i, val = carry
             return (lax.add(i, lax.full_like(i, 1)), body_fun(i, val)), ()

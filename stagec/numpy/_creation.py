@@ -25,7 +25,7 @@ def _full(shape, fill_value, dtype=None):
     if _is_array(fill_value):
         return broadcast_to(astype(fill_value, dt), shape)
     value = np.array(fill_value, dtype=dt)
-    if current_trace() is None:
+    if current_trace() is None or not shape:  # (a 0-d broadcast would be the bare constant, not a traced array)
         return device_put(np.broadcast_to(value, shape))
     return lax.broadcast_in_dim(Const(value, ShapedArray((), dt)), shape, ())
 
