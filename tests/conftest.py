@@ -47,10 +47,18 @@ _FAST_SKIP = "needs an IREE compile (--fast)"
 _compiles: dict[str, int] = {}  # test id -> IREE compiles it made (--compiles)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children (the iree-compile processes)."""
+    import resource
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     from stagec import stages
     before = stages.stats["iree_compiles"]
+    item._stagec_start = (before, _cpu())
     yield
     _compiles[item.nodeid] = stages.stats["iree_compiles"] - before
 
@@ -69,6 +77,10 @@ def pytest_runtest_makereport(item, call):
     if call.when == "setup":
         _compiled_in_thread.clear()
     report = (yield).get_result()
+    if call.when == "teardown" and hasattr(item, "_stagec_start"):  # (sent to xdist's controller with the report)
+        from stagec import stages
+        n, t = item._stagec_start
+        report.user_properties.append(("stagec_cost", (stages.stats["iree_compiles"] - n, _cpu() - t)))
     if not item.config.getoption("--fast"):
         return
     if report.failed and _compiled_in_thread.is_set():
@@ -79,19 +91,27 @@ def pytest_runtest_makereport(item, call):
 
 # Files run longest first, by their durations in the previous run (pytest's cache, .pytest_cache): the workers
 # take files in order, so the run does not end waiting on one long file started last. New files count as long.
+# Beside them, each file's IREE compiles and CPU seconds (its worker's and its compilers'; "stagec/file-cost"):
+# what the suite's time is made of, measurable on a loaded machine.
 _DURATIONS_KEY = "stagec/file-seconds"
 _file_seconds: dict[str, float] = {}
+_file_cost: dict[str, list] = {}  # file -> [IREE compiles, CPU seconds]
 
 
 def pytest_runtest_logreport(report):
     f = report.nodeid.partition("::")[0]
     _file_seconds[f] = _file_seconds.get(f, 0.0) + report.duration
+    for name, (n, t) in (p for p in report.user_properties if p[0] == "stagec_cost"):
+        cost = _file_cost.setdefault(f, [0, 0.0])
+        cost[0] += n
+        cost[1] = round(cost[1] + t, 2)
 
 
 def pytest_sessionfinish(session, exitstatus):
     cache = getattr(session.config, "cache", None)
     if cache is not None and _file_seconds and not session.config.getoption("--fast"):
         cache.set(_DURATIONS_KEY, {**cache.get(_DURATIONS_KEY, {}), **_file_seconds})
+        cache.set("stagec/file-cost", {**cache.get("stagec/file-cost", {}), **_file_cost})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -130,9 +150,8 @@ _os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # tests/test_tiering.py and tests/test_host.py turn tiering on themselves. (stagec read its environment at import, above.)
 _os.environ.setdefault("STAGEC_JIT_TIERING", "never")
 stagec.config.update("jit_tiering", _os.environ["STAGEC_JIT_TIERING"])
-# Likewise eager operations wait for their kernel (tests/test_host.py turns the NumPy rules on).
-_os.environ.setdefault("STAGEC_EAGER_TIERING", "never")
-stagec.config.update("eager_tiering", _os.environ["STAGEC_EAGER_TIERING"])
+# Eager operations run as users' do (`eager_tiering` "exact": small inexact ones by their NumPy rules, exact ones
+# by them while their kernels compile in the background); tests of the kernels themselves set "never" there.
 
 # Never touch the user's ~/.cache/stagec: a fresh persistent cache per run, set at import so that collection,
 # subprocesses and pytest-xdist workers (which inherit the environment) use it too. The process that made it

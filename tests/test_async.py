@@ -80,9 +80,11 @@ def test_conversions_wait_for_the_value(convert):
 
 @pytest.fixture(params=["never", "auto"])
 def eager_tiers(request):
-    """Eager tiering as the suite runs it, or "auto" with no kernel loaded or stored (each call meets a new one)."""
+    """Eager operations through their kernels ("never"), or "auto" with no kernel loaded or stored (each call meets a
+    new one). (The default, "exact", computes a small float op by its NumPy rule always: it waits for its inputs.)"""
     from stagec import eager
     old = stagec.config.eager_tiering, stagec.config.persistent_cache
+    stagec.config.update("eager_tiering", request.param)
     if request.param == "auto":
         stagec.config.update("eager_tiering", "auto")
         stagec.config.update("persistent_cache", False)

@@ -26,8 +26,8 @@ TOLERANCE = {"gaussian_process": (2e-3, 1e-4),  # Cholesky solves amplify roundi
 
 @pytest.fixture(autouse=True)
 def default_tiering():
-    """The default configuration, as users run these programs (conftest.py makes eager operations wait for their
-    kernels): a jit compiles before its first call; an eager operation computes with its NumPy rule where that
+    """The default configuration, as users run these programs (whatever STAGEC_*_TIERING the suite was started
+    with): a jit compiles before its first call; an eager operation computes with its NumPy rule where that
     gives the kernel's bits (or always does), while its kernel compiles in the background."""
     import stagec
     old = stagec.config.jit_tiering, stagec.config.eager_tiering

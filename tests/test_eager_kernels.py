@@ -25,6 +25,16 @@ def sample(shape, dtype, seed=0):
     return np.asarray(v).astype(dtype)
 
 
+@pytest.fixture(autouse=True)
+def kernels_only():
+    """Every operation through its compiled kernel (`eager_tiering` "never"): this file tests the kernels themselves
+    (the default's NumPy rules and background compiles: tests/test_eager_dispatch.py)."""
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "never")
+    yield
+    stagec.config.update("eager_tiering", old)
+
+
 @pytest.fixture
 def polymorphic():
     """Run `f` with and without polymorphic kernels; returns both results as NumPy arrays."""

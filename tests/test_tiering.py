@@ -21,11 +21,14 @@ EPS = np.finfo(np.float32).eps
 
 @pytest.fixture(autouse=True)
 def tiering():
-    old = stagec.config.jit_tiering
+    """The quick tier on compiled kernels: eager operations (which compile them here) through their kernels too."""
+    old = stagec.config.jit_tiering, stagec.config.eager_tiering
     stagec.config.update("jit_tiering", "kernels")
+    stagec.config.update("eager_tiering", "never")
     yield
     stagec.wait_for_compiles()
-    stagec.config.update("jit_tiering", old)
+    stagec.config.update("jit_tiering", old[0])
+    stagec.config.update("eager_tiering", old[1])
 
 
 def layernorm(x):
