@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array
+from ..primitives import structural as _structural
 from ..core import Const, TracerBase, aval_of
 from ._base import _arr, _axis, _is_array, broadcast_shapes, broadcast_to
 
@@ -75,7 +76,7 @@ def _basic_getitem(x, idx: tuple):
             i = _as_int32(i, cur[d])
             i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, cur[d])), i)
             st[d], sizes[d] = i, 1
-        x = lax.dynamic_slice(x, st, sizes)
+        x = _structural.dynamic_slice(x, st, sizes)  # (the primitive's: lax's would count a negative start again)
     return lax.reshape(x, out_shape) if aval_of(x).shape != tuple(out_shape) else x
 
 
