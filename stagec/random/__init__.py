@@ -23,6 +23,7 @@ from ..ad import custom_jvp, differentiated
 from ..config import config
 from ..core import Tracer, aval_of, current_trace, trace_subgraph
 from ..primitives.control_flow import cond_p
+from ..primitives.elementwise import pow as _pow  # (the primitive: a positive base needs none of lax.pow's cases)
 from . import _prng
 from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
 from .._missing import missing as _missing
@@ -458,7 +459,7 @@ def _gamma_one(keys, alpha, log_space: bool):
                                lax.mul(log_samples, lax.div(one, alpha_orig)))
         return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
     samples = lax.sub(one, _uniform(subkey, (), dtype))
-    boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
+    boost = lax.select(boost_mask, one, _pow(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
 
 
