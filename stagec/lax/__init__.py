@@ -29,6 +29,7 @@ from ..primitives import structural as _st
 from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, iota, pad, reshape,
                                      rev, slice, transpose)
 
+
 def _scalars_broadcast(f):
     """`f` with rank-0 operands and size-1 dimensions broadcast, as JAX's lax allows (ranks must otherwise be
     equal: no rank promotion)."""
