@@ -1,12 +1,17 @@
 """Complex functions at huge, tiny, infinite and NaN parts (issue 38): one compiled module per test over many points.
-Oracles: NumPy's complex128 functions, mpmath, and C99 Annex G's special values (its `_Cdivd`, transcribed below)."""
+Oracles: NumPy's complex128 functions, mpmath, and C99 Annex G's special values (its `_Cdivd`, transcribed in benchmarks/bench_complex_edges.py)."""
 import math
+import pathlib
+import sys
 
 import mpmath
 import numpy as np
 
 import stagec
 import stagec.numpy as snp
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_complex_edges import cdivd as _cdivd  # noqa: E402  (C99 Annex G.5.2's `_Cdivd`, the division oracle)
 
 INF, NAN = math.inf, math.nan
 
@@ -29,28 +34,6 @@ def _same_class(got, want):
         out &= (np.isnan(g) == np.isnan(w)) & (np.isinf(g) == np.isinf(w))
         out &= ~np.isinf(w) | (np.sign(g) == np.sign(w))
     return out
-
-
-def _cdivd(a, b, c, d):
-    """C99 Annex G.5.2's example `_Cdivd` (scaling by logb/scalbn, then the recovery of infinities and zeros)."""
-    m, ilogbw = float(np.fmax(abs(c), abs(d))), 0  # (C's fmax: NaN only where both are)
-    if math.isfinite(m) and m:
-        ilogbw = math.floor(math.log2(m))
-        c, d = math.ldexp(c, -ilogbw), math.ldexp(d, -ilogbw)
-    den = c * c + d * d
-    with np.errstate(all="ignore"):
-        x = float(np.ldexp(np.float64(a * c + b * d) / den, -ilogbw))
-        y = float(np.ldexp(np.float64(b * c - a * d) / den, -ilogbw))
-    if math.isnan(x) and math.isnan(y):
-        if den == 0 and (not math.isnan(a) or not math.isnan(b)):
-            x, y = math.copysign(INF, c) * a, math.copysign(INF, c) * b
-        elif (math.isinf(a) or math.isinf(b)) and math.isfinite(c) and math.isfinite(d):
-            a, b = math.copysign(float(math.isinf(a)), a), math.copysign(float(math.isinf(b)), b)
-            x, y = INF * (a * c + b * d), INF * (b * c - a * d)
-        elif (math.isinf(c) or math.isinf(d)) and math.isfinite(a) and math.isfinite(b):
-            c, d = math.copysign(float(math.isinf(c)), c), math.copysign(float(math.isinf(d)), d)
-            x, y = 0.0 * (a * c + b * d), 0.0 * (b * c - a * d)
-    return complex(x, y)
 
 
 def _sample(rng, n, lo, hi):
