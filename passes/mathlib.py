@@ -1060,14 +1060,20 @@ def _cdiv_special(f: F, a, b, c, d, re, im):
     return f.sel(r1, f.mul(inf_c, a), re), f.sel(r1, f.mul(inf_c, b), im)
 
 
-def _csqrt64(f: F, a, b):
-    """`_csqrt` of z 2^(-2k) times 2^k, with k = 100 past 2^1000 and -100 below 2^-1000 (sqrt halves the exponent)."""
-    m = f("maximum", f("abs", a), f("abs", b))
-    big, small = f.cmp(m, 2.0 ** 1000, "GT"), f.cmp(m, 2.0 ** -1000, "LT")
-    s_in = f.sel(big, f.c(2.0 ** -200), f.sel(small, f.c(2.0 ** 200), f.c(1.0)))
-    s_out = f.sel(big, f.c(2.0 ** 100), f.sel(small, f.c(2.0 ** -100), f.c(1.0)))
-    re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), _cabs64)
-    return f.mul(re, s_out), f.mul(im, s_out)
+def _scaled_csqrt(cabs, edge: int, up: int, down: int):
+    """`_csqrt` (with `cabs`) of z 2^(-2k) times 2^k: k = `up` past 2^edge, -`down` below 2^-edge (sqrt halves the
+    exponent, so the scaled |z| neither overflows nor underflows)."""
+    def sqrt(f: F, a, b):
+        m = f("maximum", f("abs", a), f("abs", b))
+        big, small = f.cmp(m, 2.0 ** edge, "GT"), f.cmp(m, 2.0 ** -edge, "LT")
+        s_in = f.sel(big, f.c(2.0 ** (-2 * up)), f.sel(small, f.c(2.0 ** (2 * down)), f.c(1.0)))
+        s_out = f.sel(big, f.c(2.0 ** up), f.sel(small, f.c(2.0 ** -down), f.c(1.0)))
+        re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), cabs)
+        return f.mul(re, s_out), f.mul(im, s_out)
+    return sqrt
+
+
+_csqrt64 = _scaled_csqrt(_cabs64, 1000, 100, 100)
 
 
 def _clog64(f: F, a, b):
@@ -1147,14 +1153,7 @@ def _cdiv32(f: F, a, b, c, d):
     return _cdiv_special(f, a, b, c, d, re, im)
 
 
-def _csqrt32(f: F, a, b):
-    """`_csqrt` of z 2^(-2k) times 2^k: k = 40 past 2^60, -50 below 2^-60."""
-    m = f("maximum", f("abs", a), f("abs", b))
-    big, small = f.cmp(m, 2.0 ** 60, "GT"), f.cmp(m, 2.0 ** -60, "LT")
-    s_in = f.sel(big, f.c(2.0 ** -80), f.sel(small, f.c(2.0 ** 100), f.c(1.0)))
-    s_out = f.sel(big, f.c(2.0 ** 40), f.sel(small, f.c(2.0 ** -50), f.c(1.0)))
-    re, im = _csqrt(f, f.mul(a, s_in), f.mul(b, s_in), _cabs32)
-    return f.mul(re, s_out), f.mul(im, s_out)
+_csqrt32 = _scaled_csqrt(_cabs32, 60, 40, 50)
 
 
 def _clog_glsl(f: F, a, b):
