@@ -34,15 +34,17 @@ def _scalars_broadcast(f):
     """`f` with rank-0 operands and size-1 dimensions broadcast, as JAX's lax allows (ranks must otherwise be
     equal: no rank promotion)."""
     def op(*xs):
-        shapes = [aval_of(x).shape for x in xs]
-        ranks = {len(s) for s in shapes if s}
-        if len(set(shapes)) > 1 and len(ranks) == 1:
+        try:
+            return f(*xs)  # (equal shapes, the usual case, pay nothing for the broadcasting)
+        except TypeError:
+            shapes = [aval_of(x).shape for x in xs]
+            if len(set(shapes)) == 1 or len({len(s) for s in shapes if s}) != 1:
+                raise
             try:
                 shape = np.broadcast_shapes(*shapes)
             except ValueError:
-                return f(*xs)  # (the primitive names the shapes)
-            xs = [x if s == shape else broadcast_in_dim(x, shape, tuple(range(len(s)))) for x, s in zip(xs, shapes)]
-        return f(*xs)
+                raise TypeError(f"{f.__name__} got incompatible shapes {shapes}") from None
+        return f(*[x if s == shape else broadcast_in_dim(x, shape, tuple(range(len(s)))) for x, s in zip(xs, shapes)])
     op.__name__ = op.__qualname__ = f.__name__
     op.__doc__ = f.__doc__
     return op
