@@ -114,12 +114,14 @@ def _concrete_int(x) -> int | None:
 def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
     """`for i in range(lower, upper): val = body_fun(i, val)`, as one loop. With concrete bounds it is a `scan`
     (reverse-mode differentiable, as in JAX); with traced bounds a `while_loop` (forward mode only). `unroll`,
-    a speed hint in JAX, is accepted and left to IREE (the values are the same)."""
+    a speed hint in JAX, is accepted and left to IREE (the values are the same). With concrete bounds and no step
+    (upper <= lower) it returns `init_val` without tracing the body (JAX traces it, so a weak carry the body would
+    make strong stays weak here; a 0x0 matrix's LU has no column for its body to read)."""
     dt = np.result_type(aval_of(lower).dtype, aval_of(upper).dtype)
     dt = np.int32 if _dt.kind(dt) not in "iu" or dt.itemsize < 4 else dt
     lo_c, hi_c = _concrete_int(lower), _concrete_int(upper)
     if lo_c is not None and hi_c is not None:
-        if hi_c <= lo_c:  # no step: the body is not traced (a 0x0 LU's column slice would not exist)
+        if hi_c <= lo_c:  # no step: the body is not traced (see the docstring)
             return tree_util.tree_map(lambda v: lax.convert_element_type(v, aval_of(v).dtype, aval_of(v).weak_type),
                                       init_val)
 
