@@ -209,6 +209,17 @@ def test_lax_sort_with_payloads_is_stable_and_top_k_as_jax():
     np.testing.assert_array_equal(np.asarray(out[4][1]), [0, 2])
 
 
+def test_lax_sort_with_payloads_is_stable_on_vulkan():
+    """The stability key compiles on Vulkan too (an integer key before a payload crashed its iree-compile)."""
+    import pytest
+    from stagec.compiler.targets import device_names
+    if not device_names("vulkan"):
+        pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
+    a = np.array([2, 1, 2, 0, 2, 1], np.float32)
+    got = stagec.jit(lambda a: stagec.lax.sort((a, snp.arange(6.0)), num_keys=1)[1], backend="vulkan")(a)
+    np.testing.assert_array_equal(np.asarray(got), np.argsort(a, kind="stable"))
+
+
 def test_lax_pow_is_c99s_and_lax_broadcasts_scalars_as_jax():
     """lax.pow was exp(y log x): NaN for (-2) ** 2. JAX's lax also takes scalars and size-1 dimensions."""
     x = np.array([-2, -2, -0.0, 0, 1, -8, 3, np.inf, -np.inf], np.float32)

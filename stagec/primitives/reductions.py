@@ -173,9 +173,12 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
     stable = is_stable and len(xs) > num_keys  # (with every operand a key, equal keys are equal rows)
     if stable:  # the position as the last key: the compiled CPU sort was not stable (lax.sort of [2,1,2,0,2,1])
-        pos = ctx.avals_in[0].update(dtype=np.dtype(np.int32), weak_type=False)
+        # float positions (exact below 2^24), copied as every operand is: an integer key followed by a payload
+        # crashed Vulkan's iree-compile (lavapipe, IREE 3.13), and so did a bare iota
+        pos = ctx.avals_in[0].update(dtype=np.dtype(np.float32 if ctx.avals_in[0].shape[dimension] <= 1 << 24
+                                                    else np.int32), weak_type=False)
         iota = ctx.op1("stablehlo.iota", [], result_avals=[pos], attributes={"iota_dimension": L.i64(dimension)})
-        fresh.insert(num_keys, (iota, pos))
+        fresh.insert(num_keys, _fresh(ctx, iota, pos))
         num_keys += 1
     xs, scalars = [f[0] for f in fresh], [f[1].update(shape=()) for f in fresh]
     attrs = {"dimension": L.i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable)), L.NUM_KEYS: L.i64(num_keys)}
