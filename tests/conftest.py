@@ -96,6 +96,7 @@ def pytest_runtest_makereport(item, call):
 _DURATIONS_KEY = "stagec/file-seconds"
 _file_seconds: dict[str, float] = {}
 _file_cost: dict[str, list] = {}  # file -> [IREE compiles, CPU seconds]
+_test_cost: dict[str, list] = {}  # test id -> [IREE compiles, CPU seconds] ("stagec/test-cost")
 
 
 def pytest_runtest_logreport(report):
@@ -105,6 +106,7 @@ def pytest_runtest_logreport(report):
         cost = _file_cost.setdefault(f, [0, 0.0])
         cost[0] += n
         cost[1] = round(cost[1] + t, 2)
+        _test_cost[report.nodeid] = [n, round(t, 2)]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -112,6 +114,7 @@ def pytest_sessionfinish(session, exitstatus):
     if cache is not None and _file_seconds and not session.config.getoption("--fast"):
         cache.set(_DURATIONS_KEY, {**cache.get(_DURATIONS_KEY, {}), **_file_seconds})
         cache.set("stagec/file-cost", {**cache.get("stagec/file-cost", {}), **_file_cost})
+        cache.set("stagec/test-cost", _test_cost)
 
 
 def pytest_collection_modifyitems(config, items):
