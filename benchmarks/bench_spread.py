@@ -144,14 +144,28 @@ def _median_call(call, calls: int, budget: float = 1.0, cpu: dict | None = None)
     `cpu`, if given, receives the CPU seconds a call took on average: "all" (the process's threads) and "caller"
     (the calling thread's: on local-task what it spent waiting for the workers)."""
     ts, t_end = [], time.perf_counter() + budget
-    c0, t0_thread = time.process_time(), time.thread_time()
+    c0, t0_thread, q0 = time.process_time(), time.thread_time(), _run_delay()
     while len(ts) < calls and (len(ts) < 20 or time.perf_counter() < t_end):
         t0 = time.perf_counter()
         _block(call())
         ts.append(time.perf_counter() - t0)
     if cpu is not None:
-        cpu.update(all=(time.process_time() - c0) / len(ts), caller=(time.thread_time() - t0_thread) / len(ts))
+        cpu.update(all=(time.process_time() - c0) / len(ts), caller=(time.thread_time() - t0_thread) / len(ts),
+                   queued=(_run_delay() - q0) / len(ts))
     return statistics.median(ts)
+
+
+def _run_delay() -> float:
+    """Seconds this process's threads have waited on a run queue, runnable but not running (Linux schedstat; 0
+    elsewhere): the time a call lost to other processes."""
+    total = 0
+    try:
+        for t in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{t}/schedstat") as f:
+                total += int(f.read().split()[1])
+    except OSError:
+        return 0.0
+    return total * 1e-9
 
 
 def child(variant: str, only: list[str], calls: int) -> dict:
@@ -166,10 +180,10 @@ def child(variant: str, only: list[str], calls: int) -> dict:
         import stagec.numpy as snp
         stagec.config.update("cpu_blas", variant != "noblas")
         if variant in FORCED:  # (forced onto local-task, a module is compiled for it: `driver.FENCED`)
-            stagec.backend.TASK_WORK = FORCED[variant]
+            stagec.backend.TASK_WORK, stagec.backend.ADAPT = FORCED[variant], False
             if variant == "task":
                 import stagec.compiler.driver
-                stagec.compiler.driver.TASK_WORK = FORCED[variant]
+                stagec.compiler.driver.TASK_WORK = stagec.compiler.driver.EITHER_WORK = FORCED[variant]
         np_, grad, jit, put, wait, nn = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles, stagec.nn
     times, drivers, cpu = {}, {}, {}
     for name, (fn, args) in workloads(np_, grad, nn, any("train" in o for o in only)).items():
@@ -193,9 +207,18 @@ def _drivers(f) -> str:
     found)."""
     try:
         exes = [getattr(r, "exe", None) for r in f._cache.values()]
-        return ",".join(sorted({f"{getattr(e, 'driver', '?')} w={getattr(e, 'work', 0) / 1e6:.2g}M" for e in exes}))
+        return ",".join(sorted({f"{_driver(e)} w={getattr(e, 'work', 0) / 1e6:.2g}M" for e in exes}))
     except Exception:
         return "?"
+
+
+def _driver(exe) -> str:
+    """An executable's driver; for one on either (`backend.DriverChoice`), the chosen one and its switches."""
+    c = getattr(exe, "_choice", None)
+    if c is None:
+        return getattr(exe, "driver", "?")
+    meds = "/".join(fmt(statistics.median(t)) if t else "-" for t in c.times)
+    return f"either:{c.drivers[c.best]} {c.switches}sw ({meds})"
 
 
 def sweep_child(config: str, shapes: list, calls: int) -> dict:
@@ -283,8 +306,10 @@ def print_spread(res: dict, variants: list[str], only: list[str]) -> None:
                 cs = [r[v].get("cpu", {}).get(name) for r in runs]
                 if all(cs):  # CPU per call: a spread here is the work's, one in wall time alone is the load's
                     a, c = [x["all"] for x in cs], [x["caller"] for x in cs]
+                    q = [x.get("queued", 0.0) for x in cs]
                     print(f"  {'':7s} CPU/call {fmt(statistics.median(a)):>8s}  spread {max(a) / min(a):6.2f}x  "
-                          f"caller {fmt(statistics.median(c)):>8s}  (all threads / the calling thread)")
+                          f"caller {fmt(statistics.median(c)):>8s}  (all threads / the calling thread); queued/call "
+                          f"{' '.join(fmt(x) for x in q)}")
 
 
 def sweep(ns) -> dict:

@@ -80,3 +80,68 @@ def test_poll_returns_once_the_fence_is_signalled_from_another_thread():
     backend._poll(fence)
     assert signalled and sem.query() == 1
     t.join()
+
+
+def test_a_module_between_either_work_and_task_work_runs_on_either_driver_with_the_same_bits(monkeypatch):
+    # 256x256 @ 256x512: work 4.3M, from EITHER_WORK (2^22) to TASK_WORK (2^24): fenced, starts on local-sync
+    a, b = r(256, 256), r(256, 512) / 16
+    compiled = stagec.jit(_f).lower(a, b).compile()
+    assert driver.EITHER_WORK <= compiled.artifact.work < driver.TASK_WORK and driver.FENCED in compiled.flags
+    exe = compiled.runner.exe
+    if backend.get_backend("cpu").driver_for(driver.TASK_WORK) != "local-task":
+        assert exe._choice is None  # one core: local-sync only
+        return
+    choice = exe._choice
+    assert exe._fenced and choice is not None and choice.driver == "local-sync"
+    # blocks of one call, none left to settle, every try a switch: the drivers alternate call by call
+    for name, value in dict(CHOICE_BLOCK=1, CHOICE_SETTLE=0, CHOICE_SETTLE_S=0.0, CHOICE_MIN=1,
+                            CHOICE_MARGIN=float("inf")).items():
+        monkeypatch.setattr(backend, name, value)
+    cpu, seen, outs = backend.get_backend("cpu"), [], []
+    for _ in range(6):
+        seen.append(choice.driver)
+        outs.append(_run(exe, cpu, [a, b], exe.out_avals[0]))
+    assert set(seen) == {"local-sync", "local-task"} and choice.switches >= 2
+    for o in outs[1:]:
+        np.testing.assert_array_equal(outs[0], o)
+    np.testing.assert_allclose(outs[0], np.tanh(a.astype(np.float64) @ b) * 2 + 1, rtol=2e-5, atol=2e-5)
+
+
+def _feed(choice, times: dict, calls: int) -> list[str]:
+    """Run `calls` calls through `choice`, each taking `times[driver]` (a number, or a function of the call's
+    index); the drivers the calls ran on."""
+    ran = []
+    for i in range(calls):
+        d = choice.driver
+        ran.append(d)
+        t = times[d]
+        choice.record(t(i) if callable(t) else t)
+    return ran
+
+
+def test_driver_choice_keeps_the_faster_driver_and_tries_the_other_less_often():
+    c = backend.DriverChoice(("local-sync", "local-task"))
+    ran = _feed(c, {"local-sync": 2e-3, "local-task": 3e-3}, 2000)
+    assert c.switches == 0 and c.gap == backend.CHOICE_GAP
+    assert ran[-500:].count("local-task") < 0.1 * 500  # tries, ever rarer
+    assert "local-task" in ran[-500:]  # but never none: the load may change
+
+
+def test_driver_choice_moves_on_medians_and_back_when_the_load_changes():
+    c = backend.DriverChoice(("local-sync", "local-task"))
+    ran = _feed(c, {"local-sync": 10e-3, "local-task": 2e-3}, 400)
+    assert c.switches == 1 and c.driver == "local-task" and ran[-100:].count("local-task") > 80
+    # now local-sync is the faster: it is tried again and chosen back
+    ran = _feed(c, {"local-sync": 1e-3, "local-task": 4e-3}, 3000)
+    assert c.switches == 2 and ran[-100:].count("local-sync") > 80
+
+
+def test_driver_choice_is_not_moved_by_a_few_fast_calls():
+    # the other driver's calls fast once in a while (one in 4: below the median), never in the main: no switch
+    c = backend.DriverChoice(("local-sync", "local-task"))
+    _feed(c, {"local-sync": 2e-3, "local-task": lambda i: 1e-4 if i % 4 == 0 else 5e-3}, 3000)
+    assert c.switches == 0
+    # ... as a rule, a switch
+    c = backend.DriverChoice(("local-sync", "local-task"))
+    _feed(c, {"local-sync": 2e-3, "local-task": 1e-3}, 3000)
+    assert c.switches == 1
