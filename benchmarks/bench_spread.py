@@ -19,7 +19,8 @@ A run is one process per variant, the variants' order alternating by run; a proc
 compile cache makes later runs quick), then times each: the median of up to `--calls` calls (at most ~1 s),
 each waiting for its result, as issue 45's script does. The load average (1 min) is recorded with each run, and
 the CPU time a call took (all the process's threads, and the calling thread's alone): a spread in wall time with none
-in CPU time is the share of the cores the process got, not its work.
+in CPU time is the share of the cores the process got, not its work; "queued" is the time its threads spent runnable
+but not running, per call (Linux schedstat).
 
 `--sweep` times `jit(a @ b)` per shape with the offload forced off (IREE's kernels; `STAGEC_CPU_THREADS` workers)
 and forced on for every product (NumPy's BLAS with `OPENBLAS_NUM_THREADS` threads; a compile cache of its own), one process per configuration and run, and
@@ -42,7 +43,7 @@ from _workloads import softmax
 
 VARIANTS = ("blas", "noblas", "jax")
 FORCED = {"sync": 1 << 62, "task": 0}  # variant -> backend.TASK_WORK
-LOADS = ("as-is", "busy")
+LOADS = ("as-is", "busy")  # and "busy-apart"
 # (M, K, N) of the sweep's products: squares, the MLP step's and attention's shapes, thin and vector products
 SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (128, 784, 1024),
           (128, 1024, 1024), (1024, 128, 1024), (128, 1024, 10), (256, 64, 256), (16, 4096, 16), (1, 2048, 2048),
@@ -180,10 +181,10 @@ def child(variant: str, only: list[str], calls: int) -> dict:
         import stagec.numpy as snp
         stagec.config.update("cpu_blas", variant != "noblas")
         if variant in FORCED:  # (forced onto local-task, a module is compiled for it: `driver.FENCED`)
-            stagec.backend.TASK_WORK, stagec.backend.ADAPT = FORCED[variant], False
+            stagec.backend.TASK_WORK = FORCED[variant]
             if variant == "task":
                 import stagec.compiler.driver
-                stagec.compiler.driver.TASK_WORK = stagec.compiler.driver.EITHER_WORK = FORCED[variant]
+                stagec.compiler.driver.TASK_WORK = FORCED[variant]
         np_, grad, jit, put, wait, nn = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles, stagec.nn
     times, drivers, cpu = {}, {}, {}
     for name, (fn, args) in workloads(np_, grad, nn, any("train" in o for o in only)).items():
@@ -207,18 +208,9 @@ def _drivers(f) -> str:
     found)."""
     try:
         exes = [getattr(r, "exe", None) for r in f._cache.values()]
-        return ",".join(sorted({f"{_driver(e)} w={getattr(e, 'work', 0) / 1e6:.2g}M" for e in exes}))
+        return ",".join(sorted({f"{getattr(e, 'driver', '?')} w={getattr(e, 'work', 0) / 1e6:.2g}M" for e in exes}))
     except Exception:
         return "?"
-
-
-def _driver(exe) -> str:
-    """An executable's driver; for one on either (`backend.DriverChoice`), the chosen one and its switches."""
-    c = getattr(exe, "_choice", None)
-    if c is None:
-        return getattr(exe, "driver", "?")
-    meds = "/".join(fmt(statistics.median(t)) if t else "-" for t in c.times)
-    return f"either:{c.drivers[c.best]} {c.switches}sw ({meds})"
 
 
 def sweep_child(config: str, shapes: list, calls: int) -> dict:
@@ -243,15 +235,18 @@ def sweep_child(config: str, shapes: list, calls: int) -> dict:
 
 
 class BusyLoad:
-    """One busy-loop process per core while in the `with` block (none for `kind` "as-is")."""
+    """One busy-loop process per core while in the `with` block (none for `kind` "as-is"). "busy": the loops in this
+    session, "busy-apart": in a session of their own, as another terminal's or user's load. (Linux's autogroups
+    share the cores between sessions first: loops in the benchmark's session compete with its processes alone.)"""
 
     def __init__(self, kind: str):
         self.kind, self.procs = kind, []
 
     def __enter__(self):
-        if self.kind == "busy":
+        if self.kind in ("busy", "busy-apart"):
             n = len(os.sched_getaffinity(0))
-            self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+            self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                           start_new_session=self.kind == "busy-apart") for _ in range(n)]
             time.sleep(0.5)
         return self
 
@@ -356,7 +351,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--calls", type=int, default=200, help="calls per workload and process (at most ~1 s)")
-    p.add_argument("--load", default=",".join(LOADS), help="as-is, busy (one busy-loop process per core)")
+    p.add_argument("--load", default=",".join(LOADS), help="as-is, busy (one busy-loop process per core), busy-apart (the same in a session of its own)")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--before", default="", help="a stagec checkout for the variant 'before'")
     p.add_argument("--only", default="", help="comma-separated substrings of workload names")

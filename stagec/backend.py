@@ -15,7 +15,6 @@ import atexit
 import collections
 import os
 import re
-import statistics
 import tempfile
 import threading
 import time
@@ -43,15 +42,6 @@ TASK_WORK = driver.TASK_WORK
 # hint renewed every call, never a choice), then sleeping `POLL_SHARE` of the time waited so far between polls (at
 # least `POLL_MIN`, at most `POLL_MAX` seconds): a few % late at most, a dozen wake-ups a call.
 POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
-# A fenced module below `TASK_WORK` (from `driver.EITHER_WORK`) runs on either CPU driver (`DriverChoice`), in
-# blocks: `CHOICE_SETTLE` calls and `CHOICE_SETTLE_S` seconds of them not counted (the scheduler's account of the
-# threads from the other driver's block lasts a few ms), then `CHOICE_BLOCK` counted. The other driver is tried for
-# a block after 1, 2, 4, ... `CHOICE_GAP` blocks on the chosen one (back to 1 on a switch), and chosen once the
-# median of its last `CHOICE_WINDOW` counted calls is below `CHOICE_MARGIN` times the chosen one's, each over
-# `CHOICE_MIN` calls at least. `ADAPT` False: no choice (`driver_for` alone; benchmarks forcing a driver).
-CHOICE_BLOCK, CHOICE_SETTLE, CHOICE_SETTLE_S, CHOICE_GAP, CHOICE_WINDOW, CHOICE_MIN, CHOICE_MARGIN = \
-    5, 3, 0.025, 32, 15, 10, 0.8
-ADAPT = True
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
@@ -339,13 +329,6 @@ class Executable:
         # Compiled for local-task (`driver.FENCED`): `main` takes a wait and a signal fence, returns once queued.
         self._fenced = self.fn.reflection.get("iree.abi.model") == "coarse-fences"
         self._device = backend.hal(self.driver)[1] if self._fenced else None
-        # A fenced module below local-task's line, on a CPU of several cores, picked by no caller: either driver
-        # (`DriverChoice`; a context per driver, each made at its first call).
-        self._choice = None
-        if (self._fenced and driver is None and ADAPT and not host and self.driver == "local-sync"
-                and backend.driver_for(TASK_WORK) == "local-task"):
-            self._choice = DriverChoice(("local-sync", "local-task"))
-            self._contexts = {self.driver: (self._invoke, self._device)}
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
@@ -372,23 +355,17 @@ class Executable:
         args = self._list(len(bvs) + 2 * self._fenced)
         for bv in bvs:
             args.push_ref(bv)
-        invoke, choice = self._invoke, self._choice
         if self._fenced:  # a timeline of its own: waits for nothing (0), signals 1 when the call is done
-            drv = self.driver if choice is None else choice.driver
-            invoke, dev = (invoke, self._device) if choice is None else self._on(drv)
-            sem = dev.create_semaphore(0)
+            sem = self._device.create_semaphore(0)
             args.push_ref(_fence_at(sem, 0))
             args.push_ref(done := _fence_at(sem, 1))
         # A results list of an earlier call (`invoke` empties it first): making one costs ~0.35 us of a ~4 us call.
         # Taken from the pool, so a call on another thread meanwhile gets its own.
         rets = self._rets.pop() if self._rets else self._list(self._n_out)
         try:
-            t0 = time.perf_counter() if choice is not None else 0.0
-            invoke(self.fn, args, rets)
-            if self._fenced:  # (on local-sync the work is done when `main` returns)
-                _poll(done, self._waits if drv != "local-sync" else None)
-                if choice is not None:
-                    choice.record(time.perf_counter() - t0)
+            self._invoke(self.fn, args, rets)
+            if self._fenced:
+                _poll(done, self._waits)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
             if known is None:
@@ -416,14 +393,6 @@ class Executable:
             self._rets.append(rets)
         return outs
 
-    def _on(self, drv: str) -> tuple:
-        """(invoke, device) of this module on CPU driver `drv` (`DriverChoice`), its context made once."""
-        got = self._contexts.get(drv)
-        if got is None:
-            inst, dev, hal_module = self.backend.hal(drv)
-            got = self._contexts[drv] = (_rt().VmContext(inst, modules=[hal_module, self.module]).invoke, dev)
-        return got
-
     def _check(self, rets) -> None:
         """Raise unless the results are what `out_avals` declares: a module whose metadata lies (or a wrong module)
         would otherwise be read past the end of its buffers. The module fixes its results' count, element types
@@ -440,49 +409,6 @@ class Executable:
         self._unchecked = False
 
     call = run  # inline; `_set_call` may replace it per executable
-
-
-class DriverChoice:
-    """Which of two CPU drivers a module that runs on either (fenced, `driver.EITHER_WORK`) uses now, from the
-    medians of its recent calls on each (`CHOICE_*`): no one timing decides, and the other driver is tried again,
-    less often while the choice holds, for as long as the module is called (what decides, the load, changes).
-    Calls on several threads at once may mix their samples: a sample's accuracy, never a result, is at stake."""
-
-    def __init__(self, drivers: Sequence[str]):
-        self.drivers = tuple(drivers)
-        self.best = self.now = 0  # indices of the chosen driver and of the one the next call runs on
-        self.times = [collections.deque(maxlen=CHOICE_WINDOW) for _ in self.drivers]  # recent calls' seconds
-        self.gap, self.switches = 1, 0  # blocks on the chosen driver between tries of the other; switches made
-        self.calls, self.spent, self.counted = 0, 0.0, 0  # this block's calls, their seconds, those counted
-
-    @property
-    def driver(self) -> str:
-        """The driver the next call runs on."""
-        return self.drivers[self.now]
-
-    def record(self, seconds: float) -> None:
-        """A call on `driver` took `seconds`: counts it, and picks the driver of the next."""
-        i = self.now
-        self.calls, self.spent = self.calls + 1, self.spent + seconds
-        n = self.gap if i == self.best else 1  # blocks in this run: the chosen driver's last one counted
-        if self.calls <= CHOICE_SETTLE + (n - 1) * (CHOICE_SETTLE + CHOICE_BLOCK) or self.spent <= CHOICE_SETTLE_S * n:
-            return
-        self.times[i].append(seconds)
-        self.counted += 1
-        if self.counted < CHOICE_BLOCK:
-            return
-        self.calls, self.spent, self.counted = 0, 0.0, 0
-        if i == self.best:  # a run on the chosen driver done: a block on the other
-            self.now = 1 - i
-            return
-        tried, chosen = self.times[i], self.times[self.best]
-        if len(tried) >= CHOICE_MIN and len(chosen) >= CHOICE_MIN:
-            if statistics.median(tried) < CHOICE_MARGIN * statistics.median(chosen):
-                self.best, self.gap = i, 1
-                self.switches += 1
-            else:
-                self.gap = min(2 * self.gap, CHOICE_GAP)
-        self.now = self.best
 
 
 def _fence_at(sem, value: int):

@@ -43,10 +43,6 @@ MACS_PER_ELEMENT = 8
 # so for a time slice (docs/runtime.md, "Waiting for local-task").
 TASK_WORK = 1 << 24
 FENCED = "--iree-execution-model=async-external"
-# A module whose largest op's work reaches this (and that calls nothing on the host) is fenced too, and may run on
-# either driver: below `TASK_WORK` it starts on local-sync and moves where its calls' medians show the other
-# faster (`backend.DriverChoice`): which driver wins there depends on the load, not on the shapes.
-EITHER_WORK = 1 << 22
 # Ops that are no dispatch of their own (a region's ops, or none), left out of a module's work
 _NO_DISPATCH = frozenset(f"stablehlo.{n}" for n in ("constant", "while", "if", "case", "return", "tuple",
                                                      "get_tuple_element", "optimization_barrier"))
@@ -158,7 +154,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
-    - work for local-task, or for either driver (`EITHER_WORK`, no host calls): `main` with fences (`FENCED`);
+    - work for local-task (`TASK_WORK`, no host calls): `main` with fences (`FENCED`);
     - the parts of the CPU tuning spec that apply (`tuning.spec_flags`), for one thread where it calls BLAS (its
       dispatches between the calls run on local-sync)."""
     flags = list(flags)
@@ -168,7 +164,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
         flags = [f for f in flags if f != DATA_TILING]
     if fx.libm_f64 and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
-    if fx.work >= EITHER_WORK and not fx.host_calls and FENCED not in flags:
+    if fx.work >= TASK_WORK and not fx.host_calls and FENCED not in flags:
         flags.append(FENCED)  # (shapes decide, as the driver: one key in every process; runs on local-sync too)
     if not any(f.startswith(TUNING) for f in flags):
         from stagec.lowering import BLAS_MODULE
