@@ -4,6 +4,7 @@ off, and JAX when installed. Prints each run's median per call, and the slowest 
 
     python benchmarks/bench_spread.py                      # 10 runs, both load conditions, all workloads
     python benchmarks/bench_spread.py --runs 20 --load busy --only "matmul 256"
+    python benchmarks/bench_spread.py --runs 20 --load busy-apart --variants blas,jax   # loops in their own session
     python benchmarks/bench_spread.py --sweep              # the offload rule's table: IREE vs BLAS per shape
     python benchmarks/bench_spread.py --sweep --blas-threads 1,2 --cpu-threads 1,2
     python benchmarks/bench_spread.py --runs 4 --variants sync,task,blas,jax --only train,"MLP",attention
