@@ -4,6 +4,7 @@ off, and JAX when installed. Prints each run's median per call, and the slowest 
 
     python benchmarks/bench_spread.py                      # 10 runs, both load conditions, all workloads
     python benchmarks/bench_spread.py --runs 20 --load busy --only "matmul 256"
+    python benchmarks/bench_spread.py --runs 20 --load busy-apart --variants blas,jax   # loops in their own session
     python benchmarks/bench_spread.py --sweep              # the offload rule's table: IREE vs BLAS per shape
     python benchmarks/bench_spread.py --sweep --blas-threads 1,2 --cpu-threads 1,2
     python benchmarks/bench_spread.py --runs 4 --variants sync,task,blas,jax --only train,"MLP",attention
@@ -19,7 +20,8 @@ A run is one process per variant, the variants' order alternating by run; a proc
 compile cache makes later runs quick), then times each: the median of up to `--calls` calls (at most ~1 s),
 each waiting for its result, as issue 45's script does. The load average (1 min) is recorded with each run, and
 the CPU time a call took (all the process's threads, and the calling thread's alone): a spread in wall time with none
-in CPU time is the share of the cores the process got, not its work.
+in CPU time is the share of the cores the process got, not its work; "queued" is the time its threads spent runnable
+but not running, per call (Linux schedstat).
 
 `--sweep` times `jit(a @ b)` per shape with the offload forced off (IREE's kernels; `STAGEC_CPU_THREADS` workers)
 and forced on for every product (NumPy's BLAS with `OPENBLAS_NUM_THREADS` threads; a compile cache of its own), one process per configuration and run, and
@@ -42,7 +44,7 @@ from _workloads import softmax
 
 VARIANTS = ("blas", "noblas", "jax")
 FORCED = {"sync": 1 << 62, "task": 0}  # variant -> backend.TASK_WORK
-LOADS = ("as-is", "busy")
+LOADS = ("as-is", "busy")  # and "busy-apart"
 # (M, K, N) of the sweep's products: squares, the MLP step's and attention's shapes, thin and vector products
 SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (128, 784, 1024),
           (128, 1024, 1024), (1024, 128, 1024), (128, 1024, 10), (256, 64, 256), (16, 4096, 16), (1, 2048, 2048),
@@ -144,14 +146,28 @@ def _median_call(call, calls: int, budget: float = 1.0, cpu: dict | None = None)
     `cpu`, if given, receives the CPU seconds a call took on average: "all" (the process's threads) and "caller"
     (the calling thread's: on local-task what it spent waiting for the workers)."""
     ts, t_end = [], time.perf_counter() + budget
-    c0, t0_thread = time.process_time(), time.thread_time()
+    c0, t0_thread, q0 = time.process_time(), time.thread_time(), _run_delay()
     while len(ts) < calls and (len(ts) < 20 or time.perf_counter() < t_end):
         t0 = time.perf_counter()
         _block(call())
         ts.append(time.perf_counter() - t0)
     if cpu is not None:
-        cpu.update(all=(time.process_time() - c0) / len(ts), caller=(time.thread_time() - t0_thread) / len(ts))
+        cpu.update(all=(time.process_time() - c0) / len(ts), caller=(time.thread_time() - t0_thread) / len(ts),
+                   queued=(_run_delay() - q0) / len(ts))
     return statistics.median(ts)
+
+
+def _run_delay() -> float:
+    """Seconds this process's threads have waited on a run queue, runnable but not running (Linux schedstat; 0
+    elsewhere): the time a call lost to other processes."""
+    total = 0
+    try:
+        for t in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{t}/schedstat") as f:
+                total += int(f.read().split()[1])
+    except OSError:
+        return 0.0
+    return total * 1e-9
 
 
 def child(variant: str, only: list[str], calls: int) -> dict:
@@ -220,15 +236,18 @@ def sweep_child(config: str, shapes: list, calls: int) -> dict:
 
 
 class BusyLoad:
-    """One busy-loop process per core while in the `with` block (none for `kind` "as-is")."""
+    """One busy-loop process per core while in the `with` block (none for `kind` "as-is"). "busy": the loops in this
+    session, "busy-apart": in a session of their own, as another terminal's or user's load. (Linux's autogroups
+    share the cores between sessions first: loops in the benchmark's session compete with its processes alone.)"""
 
     def __init__(self, kind: str):
         self.kind, self.procs = kind, []
 
     def __enter__(self):
-        if self.kind == "busy":
+        if self.kind in ("busy", "busy-apart"):
             n = len(os.sched_getaffinity(0))
-            self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+            self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                           start_new_session=self.kind == "busy-apart") for _ in range(n)]
             time.sleep(0.5)
         return self
 
@@ -283,8 +302,10 @@ def print_spread(res: dict, variants: list[str], only: list[str]) -> None:
                 cs = [r[v].get("cpu", {}).get(name) for r in runs]
                 if all(cs):  # CPU per call: a spread here is the work's, one in wall time alone is the load's
                     a, c = [x["all"] for x in cs], [x["caller"] for x in cs]
+                    q = [x.get("queued", 0.0) for x in cs]
                     print(f"  {'':7s} CPU/call {fmt(statistics.median(a)):>8s}  spread {max(a) / min(a):6.2f}x  "
-                          f"caller {fmt(statistics.median(c)):>8s}  (all threads / the calling thread)")
+                          f"caller {fmt(statistics.median(c)):>8s}  (all threads / the calling thread); queued/call "
+                          f"{' '.join(fmt(x) for x in q)}")
 
 
 def sweep(ns) -> dict:
@@ -331,7 +352,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--calls", type=int, default=200, help="calls per workload and process (at most ~1 s)")
-    p.add_argument("--load", default=",".join(LOADS), help="as-is, busy (one busy-loop process per core)")
+    p.add_argument("--load", default=",".join(LOADS), help="as-is, busy (one busy-loop process per core), busy-apart (the same in a session of its own)")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--before", default="", help="a stagec checkout for the variant 'before'")
     p.add_argument("--only", default="", help="comma-separated substrings of workload names")
