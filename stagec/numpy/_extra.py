@@ -319,8 +319,10 @@ def heaviside(x1, x2):
 
 
 def float_power(x1, x2):
-    dt = _dt.canonicalize(np.float64)
-    return snp.power(_arr(x1).astype(dt), _arr(x2).astype(dt))
+    """x1 ** x2 in the widest float (complex: the widest complex, as NumPy's; a float cast dropped the imaginary part)."""
+    x1, x2 = _arr(x1), _arr(x2)
+    dt = _dt.canonicalize(np.complex128 if iscomplexobj(x1) or iscomplexobj(x2) else np.float64)
+    return snp.power(x1.astype(dt), x2.astype(dt))
 
 
 def fabs(x):
