@@ -828,6 +828,28 @@ def _acosh32(f: F, x):
     return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)
 
 
+FMOD_STEP = 26  # bits of the quotient taken per step of `_fmod`
+
+
+def _fmod(f: F, x, y):
+    """C's fmod of float64 x, y holding float32 (or narrower) values, exact: |x| reduced by |y| 2^k for k = 260, 234,
+    ..., 0, each step's quotient trunc(r / (|y| 2^k)) < 2^26 (no rounding crosses an integer: a nonzero fraction is
+    at least 2^-24) and r - q |y| 2^k exact (every value a multiple of ulp(|y|) 2^k below 2^50 of them); the sign of x.
+    Vulkan's float32 remainder is x - y trunc(x / y) in float32: fmod(825.51117, 249.29161) 77.63635, not 77.63634."""
+    ax, ay = f("abs", x), f("abs", y)
+    r = ax
+    for k in range(10 * FMOD_STEP, -1, -FMOD_STEP):
+        b = f.mul(ay, 2.0 ** k)
+        q = f("convert", f.b.op("convert", f.div(r, b), ty=f.i32))  # (r < b 2^26: q fits; truncation)
+        r = f.sub(r, f.mul(q, b))
+    out = f.sel(f.cmp(x, 0.0, "LT"), f.neg(r), r)
+    out = f.sel(f.cmp(r, 0.0, "EQ"), f.sel(_neg_sign(f, x, True), f.neg(f.c(0.0)), f.c(0.0)), out)  # (x's sign)
+    bad = f.b.op("or", f.b.op("not", _finite(f, x), ty=f.b.i1), f.cmp(ay, 0.0, "EQ"), ty=f.b.i1)
+    out = f.sel(bad, f.c(math.nan), out)
+    out = f.sel(f.b.op("and", _finite(f, x), _is_inf(f, y), ty=f.b.i1), x, out)
+    return f.sel(f.cmp(y, y, "NE"), y, out)
+
+
 # ---------------------------------------------------------------- complex64 in float64 (IREE's are float32 formulas)
 # IREE 3.13 computes complex64 |z|, division, sqrt and log from re^2 + im^2 in float32: it overflows past 1.8e19 and
 # underflows below 1e-19 (abs(1e20) was inf, abs(1e-30) 0, 1/(1e20+0j) 0, sqrt(1e20-1j) had imaginary part 623).
@@ -1385,6 +1407,8 @@ GLSL_EXPANSIONS = [
     Expansion("chlo.asinh", NARROW, _asinh32, "through log(1 + x): 8e6 ulps near 0", _G),
     Expansion("chlo.atanh", NARROW, _atanh32, "through log(1 + x): 4e6 ulps near 0", _G),
     Expansion("chlo.acosh", NARROW, _acosh32, "log(x + sqrt(x^2 - 1)) in float32: 351 ulps near 1", _G),
+    Expansion("stablehlo.remainder", NARROW, _fmod, "x - y trunc(x / y) in float32: 2e3 ulps (fmod is exact)",
+              "tests/test_vulkan_functions.py::test_fmod_is_exact"),
     Expansion("stablehlo.abs", ("complex<f32>",), _cabs32, "float32 sqrt(re^2 + im^2): abs(1e20+0j) inf", _V, f32=True),
     Expansion("stablehlo.divide", ("complex<f32>",), _cdiv32, "float32 re^2 + im^2: (1e20+0j)/(1e20+0j) NaN", _V,
               f32=True),
