@@ -1234,6 +1234,133 @@ def _complex_hyperbolic(name: str, k=None):
     return build
 
 
+# ---------------------------------------------------------------- complex64 asin, acos, atan, asinh, acosh, atanh
+# IREE 3.13's are log/sqrt formulas in float32: 34-39 ulps on the CPU, 505 (asin, asinh) and 127 (atan, atanh) on
+# Vulkan. Here Hull, Fairgrieve and Tang's casin/cacos (ACM TOMS 23(3), 1997) and Kahan's catanh in float64
+# arithmetic with mathlib's kernels (no float64 function: Vulkan too), on the first quadrant, C99's special values and
+# symmetries (which NumPy's, FreeBSD's, follow).
+
+_B_CROSS = 0.6417
+
+
+def _log_big(f: F, w):
+    """log of float64 w >= 2 up to 2^130 (`_log1p_wide` of w - 1, w scaled by 1/4 past 2^100: float32's range)."""
+    big = f.cmp(w, 2.0 ** 100, "GT")
+    r = _log1p_wide(f, f.sub(f.mul(w, f.sel(big, f.c(0.25), f.c(1.0))), 1.0))
+    return f.add(r, f.sel(big, f.c(2 * LN2), f.c(0.0)))
+
+
+def _casin_q(f: F, x, y):
+    """(re asin z, im asin z, re acos z) for finite z = x + iy, x, y >= 0 (Hull et al.: r = |z + 1|, s = |z - 1|,
+    A = (r + s) / 2, B = x / A; A - 1 without cancellation near A = 1)."""
+    xp1, xm1, one_mx = f.add(x, 1.0), f.sub(x, 1.0), f.sub(1.0, x)
+    y2 = f.mul(y, y)
+    r, s = f("sqrt", f.add(f.mul(xp1, xp1), y2)), f("sqrt", f.add(f.mul(xm1, xm1), y2))
+    A = f.mul(0.5, f.add(r, s))
+    B = f.div(x, A)
+    rx = f.add(r, xp1)
+    small = f.cmp(x, 1.0, "LE")
+    apx = f.mul(0.5, f.add(A, x))
+    # x <= 1: sqrt(apx (y^2 / (r + x + 1) + (s + 1 - x))); x > 1: y sqrt(apx (1 / (r + x + 1) + 1 / (s + x - 1)))
+    d_small = f("sqrt", f.mul(apx, f.add(f.div(y2, rx), f.add(s, one_mx))))
+    sxm1 = f.add(s, xm1)
+    d_big = f.mul(y, f("sqrt", f.mul(apx, f.add(f.div(1.0, rx), f.div(1.0, f.sel(small, f.c(1.0), sxm1))))))
+    d = f.sel(small, d_small, d_big)  # sqrt(1 - B^2) A, computed without cancellation
+    near = f.cmp(B, _B_CROSS, "GT")
+    re_asin = f.sel(near, _atan_abs(f, f.div(x, d)), _asin(f, B))
+    re_acos = f.sel(near, _atan_abs(f, f.div(d, f.sel(f.cmp(x, 0.0, "EQ"), f.c(1.0), x))), _acos(f, B))
+    am1_small = f.mul(0.5, f.add(f.div(y2, rx), f.div(y2, f.sel(small, f.add(s, one_mx), f.c(1.0)))))
+    am1_big = f.mul(0.5, f.add(f.div(y2, rx), sxm1))
+    am1 = f.sel(f.cmp(x, 1.0, "LT"), am1_small, am1_big)
+    im_near = _log1p_wide(f, f.add(am1, f("sqrt", f.mul(am1, f.add(A, 1.0)))))
+    im_far = _log_big(f, f.add(A, f("sqrt", f.sub(f.mul(A, A), 1.0))))
+    im = f.sel(f.cmp(A, 1.5, "LE"), im_near, im_far)
+    return re_asin, im, re_acos
+
+
+def _flags(f: F, a, b):
+    """(a inf, b inf, a NaN, b NaN, a finite, b finite)."""
+    return _is_inf(f, a), _is_inf(f, b), f.cmp(a, a, "NE"), f.cmp(b, b, "NE"), _finite(f, a), _finite(f, b)
+
+
+def _casinh_q(f: F, a, b):
+    """|asinh(a + bi)|'s parts (P, Q) for a, b >= 0 (or NaN): `_casin_q` of (b, a), swapped; C99's special values."""
+    ai, bi, an, bn, af, bf = _flags(f, a, b)
+    fin = f.b.op("and", af, bf, ty=f.b.i1)
+    q, p, _ = _casin_q(f, f.sel(fin, b, f.c(0.0)), f.sel(fin, a, f.c(0.0)))
+    and_ = lambda u, v: f.b.op("and", u, v, ty=f.b.i1)  # noqa: E731
+    or_ = lambda u, v: f.b.op("or", u, v, ty=f.b.i1)  # noqa: E731
+    nan, inf = f.c(math.nan), f.c(math.inf)
+    p = f.sel(or_(ai, bi), inf, f.sel(or_(an, bn), nan, p))
+    q = f.sel(and_(ai, bi), f.c(math.pi / 4), f.sel(and_(bi, af), f.c(math.pi / 2), f.sel(and_(ai, bf), f.c(0.0),
+              f.sel(and_(an, f.cmp(b, 0.0, "EQ")), f.c(0.0), f.sel(or_(an, bn), nan, q)))))
+    return p, q
+
+
+def _casin(f: F, x, y):
+    q, p = _casinh_q(f, f("abs", y), f("abs", x))
+    return _copysign(f, p, x, True), _copysign(f, q, y, True)
+
+
+def _casinh(f: F, x, y):
+    p, q = _casinh_q(f, f("abs", x), f("abs", y))
+    return _copysign(f, p, x, True), _copysign(f, q, y, True)
+
+
+def _cacos(f: F, x, y):
+    """acos z: (R, -I) on the first quadrant by `_casin_q`, then pi - R for x < 0 and the sign of -y; C99's values."""
+    a, b = f("abs", x), f("abs", y)
+    ai, bi, an, bn, af, bf = _flags(f, a, b)
+    and_ = lambda u, v: f.b.op("and", u, v, ty=f.b.i1)  # noqa: E731
+    or_ = lambda u, v: f.b.op("or", u, v, ty=f.b.i1)  # noqa: E731
+    fin = and_(af, bf)
+    _, im, re = _casin_q(f, f.sel(fin, a, f.c(0.0)), f.sel(fin, b, f.c(0.0)))
+    nan, inf = f.c(math.nan), f.c(math.inf)
+    im = f.sel(or_(ai, bi), inf, f.sel(and_(f.cmp(a, 0.0, "EQ"), bn), nan, f.sel(or_(an, bn), nan, im)))
+    re = f.sel(and_(ai, bi), f.c(math.pi / 4), f.sel(and_(bi, af), f.c(math.pi / 2), f.sel(and_(ai, bf), f.c(0.0),
+               f.sel(and_(f.cmp(a, 0.0, "EQ"), bn), f.c(math.pi / 2), f.sel(or_(an, bn), nan, re)))))
+    re = f.sel(_neg_sign(f, x, True), f.sub(math.pi, re), re)
+    return re, f.sel(_neg_sign(f, y, True), im, f.neg(im))
+
+
+def _cacosh(f: F, x, y):
+    """acosh z = (|im acos z|, re acos z with y's sign) (C99's: cacosh(conj z) = conj cacosh z, a real part >= 0)."""
+    re, im = _cacos(f, x, y)
+    return f("abs", im), _copysign(f, re, y, True)
+
+
+def _catanh_q(f: F, a, b):
+    """atanh(a + bi) for a, b >= 0 (or NaN), Kahan's: (log1p(4a / ((1 - a)^2 + b^2)) / 4, atan2(2b, (1 - a)(1 + a) -
+    b^2) / 2), the difference of squares ordered so that its large part is exact; C99's special values."""
+    ai, bi, an, bn, af, bf = _flags(f, a, b)
+    and_ = lambda u, v: f.b.op("and", u, v, ty=f.b.i1)  # noqa: E731
+    or_ = lambda u, v: f.b.op("or", u, v, ty=f.b.i1)  # noqa: E731
+    fin = and_(af, bf)
+    a0, b0 = f.sel(fin, a, f.c(0.0)), f.sel(fin, b, f.c(0.0))
+    one_ma = f.sub(1.0, a0)
+    re = f.mul(0.25, _log1p_wide(f, f.div(f.mul(4.0, a0), f.add(f.mul(one_ma, one_ma), f.mul(b0, b0)))))
+    re = f.sel(and_(f.cmp(a0, 1.0, "EQ"), f.cmp(b0, 0.0, "EQ")), f.c(math.inf), re)
+    big_a = f.cmp(a0, b0, "GE")
+    m, n = f.sel(big_a, a0, b0), f.sel(big_a, b0, a0)
+    den = f.sub(f.mul(f.sub(1.0, m), f.add(1.0, m)), f.mul(n, n))  # (1 - a^2 - b^2)
+    im = f.mul(0.5, _atan2(f, f.mul(2.0, b0), den))
+    nan = f.c(math.nan)
+    any_inf = or_(ai, bi)
+    re = f.sel(any_inf, f.c(0.0), f.sel(and_(f.cmp(a, 0.0, "EQ"), bn), f.c(0.0), f.sel(or_(an, bn), nan, re)))
+    im = f.sel(bi, f.c(math.pi / 2), f.sel(and_(ai, bf), f.c(math.pi / 2), f.sel(or_(an, bn), nan, im)))
+    return re, im
+
+
+def _catanh(f: F, x, y):
+    p, q = _catanh_q(f, f("abs", x), f("abs", y))
+    return _copysign(f, p, x, True), _copysign(f, q, y, True)
+
+
+def _catan(f: F, x, y):
+    p, q = _catanh_q(f, f("abs", y), f("abs", x))
+    return _copysign(f, q, x, True), _copysign(f, p, y, True)
+
+
 def _cmul(f: F, a, b, c, d):
     """(a + bi)(c + di), the schoolbook product (NumPy's `cmul`: its infinities and NaNs)."""
     return f.sub(f.mul(a, c), f.mul(b, d)), f.add(f.mul(a, d), f.mul(b, c))
@@ -1363,6 +1490,10 @@ EXPANSIONS = [
               "tests/test_complex_power.py::test_vulkan_complex64_sign_sinh_cosh"),
     *(Expansion(f"chlo.{n}", ("complex<f32>",), _complex_hyperbolic(n), "(e^z -+ e^-z) / 2: 22 ulps (sinh), 14 (cosh)",
                 "tests/test_complex_power.py::test_complex64_sign_sinh_cosh") for n in ("sinh", "cosh")),
+    *(Expansion(f"chlo.{n}", ("complex<f32>",), build, "log/sqrt formulas in float32: 34-39 ulps (CPU), 127-505 "
+                "(Vulkan)", "tests/test_complex_power.py::test_complex64_inverse_trig")
+      for n, build in (("asin", _casin), ("acos", _cacos), ("atan", _catan), ("asinh", _casinh), ("acosh", _cacosh),
+                       ("atanh", _catanh))),
     Expansion("stablehlo.power", ("complex<f32>",), _cpow, "exp(y log x) in float32 with a select of complex values: "
               "no SPIR-V; 11 ulps on the CPU, 0**(1+1j) NaN", "tests/test_complex_power.py::test_complex64_power"),
 ]
