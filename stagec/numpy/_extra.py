@@ -333,7 +333,8 @@ def fabs(x):
 
 
 def logaddexp2(x1, x2):
-    return snp.logaddexp(snp.multiply(x1, np.log(2)), snp.multiply(x2, np.log(2))) / np.log(2)
+    """log2(2**x1 + 2**x2) (ln 2 a weak Python float: float16 stays float16, as NumPy's and JAX's)."""
+    return snp.logaddexp(snp.multiply(x1, math.log(2)), snp.multiply(x2, math.log(2))) / math.log(2)
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
