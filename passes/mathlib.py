@@ -13,8 +13,10 @@ asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp`
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
 erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) take
-Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). `mathlib-glsl` holds what only Vulkan
-(GLSL) gets wrong (and Vulkan's complex64 abs, divide, sqrt, exp, log, log1p); the Vulkan target declares it.
+Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). complex64 power (NumPy's `npy_cpow`), sign,
+sinh, cosh, asin, acos, atan, asinh, acosh, atanh (Hull et al., Kahan) compute in float64 arithmetic on every target.
+`mathlib-glsl` holds what only Vulkan (GLSL) gets wrong (fmod, and Vulkan's complex64 abs, divide, sqrt, exp, log,
+log1p); the Vulkan target declares it.
 `mathlib-complex` (CPU, CUDA): complex64 functions in float64, complex128 ones with power-of-2 scaling and float64
 kernels; `mathlib-cpu`: float64 exp, logistic, expm1, tanh as vectorizable arithmetic (IREE calls libm per element).
 """
@@ -1702,8 +1704,8 @@ class _Table(Pass):
 
 class MathLibGLSL(_Table):
     name, table, workaround = "mathlib-glsl", _BY_OP_GLSL, Workaround("3.13", _G)
-    description = ("Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic;"
-                   " complex64 abs, divide, sqrt with scaling in float32; exp, log, log1p in float64 arithmetic")
+    description = ("Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic,"
+                   " fmod exact; complex64 abs, divide, sqrt with scaling in float32; exp, log, log1p in float64 arithmetic")
 
 
 class MathLibComplex(_Table):
