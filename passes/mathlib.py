@@ -1419,9 +1419,13 @@ def _cpow_int(f: F, a, b, c, n32):
     """(a + bi)^n for the integer n = c = `n32` (int32), |n| < 128, as NumPy's loop: n = 1, 2, 3 unrolled, else 1 times
     the squarings z^(2^k) of n's bits, and 1 / that for n < 0."""
     m = f.b.op("abs", n32, ty=f.i32)
+    # 1 times z as NumPy's product: (a - 0 b, b + 0 a), 0 v written as a select (NaN for an infinite v): lavapipe
+    # folded 0 * inf to 0
+    zero_times = lambda v: f.sel(_finite(f, v), f.c(0.0), f.c(math.nan))  # noqa: E731
     acc, p = (f.c(1.0), f.c(0.0)), (a, b)
     for k in range(7):
-        acc = tuple(f.sel(_bit(f, m, 1 << k), v, w) for v, w in zip(_cmul(f, *acc, *p), acc))
+        prod = (f.sub(p[0], zero_times(p[1])), f.add(p[1], zero_times(p[0]))) if k == 0 else _cmul(f, *acc, *p)
+        acc = tuple(f.sel(_bit(f, m, 1 << k), v, w) for v, w in zip(prod, acc))
         if k < 6:
             p = _cmul(f, *p, *p)
     z2 = _cmul(f, a, b, a, b)
