@@ -21,7 +21,11 @@ FNS = {"abs": (snp.abs, mpmath.fabs, np.abs), "sqrt": (snp.sqrt, mpmath.sqrt, np
        "log": (snp.log, mpmath.log, np.log), "log1p": (snp.log1p, mpmath.log1p, None),
        "exp": (snp.exp, mpmath.exp, np.exp), "expm1": (snp.expm1, mpmath.expm1, lambda z: np.exp(z) - 1),
        "sin": (snp.sin, mpmath.sin, np.sin), "cos": (snp.cos, mpmath.cos, np.cos), "tan": (snp.tan, mpmath.tan, np.tan),
-       "tanh": (snp.tanh, mpmath.tanh, np.tanh), "recip": (snp.reciprocal, lambda u: 1 / u, None)}
+       "tanh": (snp.tanh, mpmath.tanh, np.tanh), "recip": (snp.reciprocal, lambda u: 1 / u, None),
+       "sinh": (snp.sinh, mpmath.sinh, np.sinh), "cosh": (snp.cosh, mpmath.cosh, np.cosh),
+       "sign": (snp.sign, lambda u: u / abs(u) if u else u, np.sign),
+       **{f"arc{n}": (getattr(snp, f"arc{n}"), getattr(mpmath, f"a{n}"), getattr(np, f"arc{n}"))
+          for n in ("sin", "cos", "tan", "sinh", "cosh", "tanh")}}
 
 
 def sample(dtype, n: int) -> np.ndarray:

@@ -13,8 +13,10 @@ asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp`
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
 erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) take
-Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). `mathlib-glsl` holds what only Vulkan
-(GLSL) gets wrong (and Vulkan's complex64 abs, divide, sqrt, exp, log, log1p); the Vulkan target declares it.
+Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). complex64 power (NumPy's `npy_cpow`), sign,
+sinh, cosh, asin, acos, atan, asinh, acosh, atanh (Hull et al., Kahan) compute in float64 arithmetic on every target.
+`mathlib-glsl` holds what only Vulkan (GLSL) gets wrong (fmod, and Vulkan's complex64 abs, divide, sqrt, exp, log,
+log1p); the Vulkan target declares it.
 `mathlib-complex` (CPU, CUDA): complex64 functions in float64, complex128 ones with power-of-2 scaling and float64
 kernels; `mathlib-cpu`: float64 exp, logistic, expm1, tanh as vectorizable arithmetic (IREE calls libm per element).
 """
@@ -828,6 +830,28 @@ def _acosh32(f: F, x):
     return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)
 
 
+FMOD_STEP = 26  # bits of the quotient taken per step of `_fmod`
+
+
+def _fmod(f: F, x, y):
+    """C's fmod of float64 x, y holding float32 (or narrower) values, exact: |x| reduced by |y| 2^k for k = 260, 234,
+    ..., 0, each step's quotient trunc(r / (|y| 2^k)) < 2^26 (no rounding crosses an integer: a nonzero fraction is
+    at least 2^-24) and r - q |y| 2^k exact (every value a multiple of ulp(|y|) 2^k below 2^50 of them); the sign of x.
+    Vulkan's float32 remainder is x - y trunc(x / y) in float32: fmod(825.51117, 249.29161) 77.63635, not 77.63634."""
+    ax, ay = f("abs", x), f("abs", y)
+    r = ax
+    for k in range(10 * FMOD_STEP, -1, -FMOD_STEP):
+        b = f.mul(ay, 2.0 ** k)
+        q = f("convert", f.b.op("convert", f.div(r, b), ty=f.i32))  # (r < b 2^26: q fits; truncation)
+        r = f.sub(r, f.mul(q, b))
+    out = f.sel(f.cmp(x, 0.0, "LT"), f.neg(r), r)
+    out = f.sel(f.cmp(r, 0.0, "EQ"), f.sel(_neg_sign(f, x, True), f.neg(f.c(0.0)), f.c(0.0)), out)  # (x's sign)
+    bad = f.b.op("or", f.b.op("not", _finite(f, x), ty=f.b.i1), f.cmp(ay, 0.0, "EQ"), ty=f.b.i1)
+    out = f.sel(bad, f.c(math.nan), out)
+    out = f.sel(f.b.op("and", _finite(f, x), _is_inf(f, y), ty=f.b.i1), x, out)
+    return f.sel(f.cmp(y, y, "NE"), y, out)
+
+
 # ---------------------------------------------------------------- complex64 in float64 (IREE's are float32 formulas)
 # IREE 3.13 computes complex64 |z|, division, sqrt and log from re^2 + im^2 in float32: it overflows past 1.8e19 and
 # underflows below 1e-19 (abs(1e20) was inf, abs(1e-30) 0, 1/(1e20+0j) 0, sqrt(1e20-1j) had imaginary part 623).
@@ -857,7 +881,7 @@ def _cdiv(f: F, a, b, c, d):
     """In float64 the squares of float32 parts are exact and in range; `_cdiv_special`'s C99 values."""
     den = f.add(f.mul(c, c), f.mul(d, d))
     re, im = f.div(f.add(f.mul(a, c), f.mul(b, d)), den), f.div(f.sub(f.mul(b, c), f.mul(a, d)), den)
-    return _cdiv_special(f, a, b, c, d, re, im)
+    return _cdiv_recovered(f, a, b, c, d, re, im)
 
 
 def _csqrt(f: F, a, b, cabs=_cabs):
@@ -1032,7 +1056,40 @@ def _cdiv64(f: F, a, b, c, d):
     k = f.int_("subtract", en, ec)
     re = _scale_by(f, f.div(f.add(f.mul(a1, c1), f.mul(b1, d1)), den), k)
     im = _scale_by(f, f.div(f.sub(f.mul(b1, c1), f.mul(a1, d1)), den), k)
-    return _cdiv_special(f, a, b, c, d, re, im)
+    return _cdiv_recovered(f, a, b, c, d, re, im)
+
+
+def _any(f: F, mask):
+    """A 0-d i1 tensor: whether `mask` (i1, `f`'s shape) holds anywhere (an int32 max: an i1 reduction fused with
+    its producer kept a whole tensor on IREE's stack)."""
+    i32 = ir.IntegerType.get_signless(32)
+    t0 = ir.RankedTensorType.get([], i32)
+    ones = f.b.op("select", mask, f.c(1, f.i32), f.c(0, f.i32), ty=f.i32)
+    red = ir.Operation.create("stablehlo.reduce", results=[t0], operands=[ones, make_constant(np.array(0, np.int32), t0)],
+                              attributes={"dimensions": ir.DenseI64ArrayAttr.get(list(range(f.t.rank)))}, regions=1)
+    block = red.regions[0].blocks.append(t0, t0)
+    with ir.InsertionPoint(block):
+        m = ir.Operation.create("stablehlo.maximum", results=[t0], operands=list(block.arguments)).result
+        ir.Operation.create("stablehlo.return", results=[], operands=[m])
+    return ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))],
+                               operands=[red.result, make_constant(np.array(0, np.int32), t0)], attributes={
+                                   "comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>")}).result
+
+
+def _cdiv_recovered(f: F, a, b, c, d, re, im):
+    """`_cdiv_special`'s recovery of the quotient re + im i, taken (a `stablehlo.if`) only where some element is
+    NaN + NaN i: the recovery changes nothing elsewhere, and costed twice the division (complex64 on the CPU: 3.2 ms
+    per 262k elements against 1.2). Small or dynamically shaped tensors select it always."""
+    if not f.t.has_static_shape or math.prod(f.t.shape) < IF_ELEMENTS:
+        return _cdiv_special(f, a, b, c, d, re, im)
+    # (the quotient computed apart: fused into the reduction's dispatch, IREE kept whole tensors on the stack)
+    re, im = ir.Operation.create("stablehlo.optimization_barrier", results=[f.t, f.t], operands=[re, im]).results
+    nan = f.b.op("and", f.cmp(re, re, "NE"), f.cmp(im, im, "NE"), ty=f.b.i1)
+    branch = ir.Operation.create("stablehlo.if", results=[f.t, f.t], operands=[_any(f, nan)], regions=2)
+    for region, fn in zip(branch.regions, (lambda g: _cdiv_special(g, a, b, c, d, re, im), lambda g: (re, im))):
+        with ir.InsertionPoint(region.blocks.append()):
+            ir.Operation.create("stablehlo.return", results=[], operands=list(fn(F(f.b))))
+    return branch.results[0], branch.results[1]
 
 
 def _cdiv_special(f: F, a, b, c, d, re, im):
@@ -1150,7 +1207,7 @@ def _cdiv32(f: F, a, b, c, d):
     s1, s2 = _two_to32(f, k1), _two_to32(f, f.b.op("subtract", k, k1, ty=f.i32))
     back = lambda v: f.mul(f.mul(f.div(v, den), s1), s2)  # noqa: E731
     re, im = back(f.add(f.mul(a1, c1), f.mul(b1, d1))), back(f.sub(f.mul(b1, c1), f.mul(a1, d1)))
-    return _cdiv_special(f, a, b, c, d, re, im)
+    return _cdiv_recovered(f, a, b, c, d, re, im)
 
 
 _csqrt32 = _scaled_csqrt(_cabs32, 60, 40, 50)
@@ -1179,6 +1236,253 @@ def _clog1p_glsl(f: F, a, b):
     near = f.b.op("and", f.cmp(s, -0.5, "GT"), f.cmp(s, 3.0, "LT"), ty=f.b.i1)
     re = f.sel(near, f.mul(0.5, _log1p_wide(f, s)), _clog_glsl(f, u, b)[0])
     return f.sel(_inf_either(f, a, b), f.c(math.inf), re), _atan2(f, b, u)
+
+
+# ---------------------------------------------------------------- complex64 power (every target)
+# IREE 3.13 lowers a complex power to exp(y log x) in float32 with a select of complex values: SPIR-V has none (it did
+# not compile on Vulkan), and on the CPU it was 11 ulps off, 0**(1+1j) NaN, 1j**(1e38+0j) -inf-inf j. Here NumPy's
+# `npy_cpow`, in float64 arithmetic and no float64 function (so Vulkan too).
+
+def _csign(f: F, a, b, cabs=_cabs):
+    """z / |z| (`cabs`'s |z|), NumPy's: 0 at 0, NaN + NaN i where a part is NaN or both are infinite, (+-1, 0) or
+    (0, +-1) where one part is (IREE's is a select of complex values: no SPIR-V)."""
+    h = cabs(f, a, b)
+    re, im = f.div(a, h), f.div(b, h)
+    zero = f.b.op("and", f.cmp(a, 0.0, "EQ"), f.cmp(b, 0.0, "EQ"), ty=f.b.i1)
+    re, im = f.sel(zero, f.c(0.0), re), f.sel(zero, f.c(0.0), im)
+    a_inf, b_inf = _is_inf(f, a), _is_inf(f, b)
+    unit = lambda v: f.sel(f.cmp(v, 0.0, "LT"), f.c(-1.0), f.c(1.0))  # noqa: E731
+    only_a = f.b.op("and", a_inf, f.b.op("not", b_inf, ty=f.b.i1), ty=f.b.i1)
+    only_b = f.b.op("and", b_inf, f.b.op("not", a_inf, ty=f.b.i1), ty=f.b.i1)
+    re, im = f.sel(only_a, unit(a), f.sel(only_b, f.c(0.0), re)), f.sel(only_a, f.c(0.0), f.sel(only_b, unit(b), im))
+    return re, im
+
+
+def _complex_hyperbolic(name: str, k=None):
+    """sinh z = -i sin(iz) and cosh z = cos(iz) (C99's definitions, special values included) by `_complex_trig`:
+    IREE's (e^z -+ e^-z) / 2 was 22 (sinh) and 14 (cosh) ulps off on the CPU, 27 and 19 on Vulkan."""
+    trig = _complex_trig("sin" if name == "sinh" else "cos", k)
+
+    def build(f: F, a, b):
+        u, v = trig(f, f.neg(b), a)
+        return (v, f.neg(u)) if name == "sinh" else (u, v)
+    return build
+
+
+# ---------------------------------------------------------------- complex64 asin, acos, atan, asinh, acosh, atanh
+# IREE 3.13's are log/sqrt formulas in float32: 34-39 ulps on the CPU, 505 (asin, asinh) and 127 (atan, atanh) on
+# Vulkan. Here Hull, Fairgrieve and Tang's casin/cacos (ACM TOMS 23(3), 1997) and Kahan's catanh in float64
+# arithmetic with mathlib's kernels (no float64 function: Vulkan too), on the first quadrant, C99's special values and
+# symmetries (which NumPy's, FreeBSD's, follow).
+
+_B_CROSS = 0.6417
+
+
+def _log_big(f: F, w):
+    """log of float64 w >= 2 up to 2^130 (`_log1p_wide` of w - 1, w scaled by 1/4 past 2^100: float32's range)."""
+    big = f.cmp(w, 2.0 ** 100, "GT")
+    r = _log1p_wide(f, f.sub(f.mul(w, f.sel(big, f.c(0.25), f.c(1.0))), 1.0))
+    return f.add(r, f.sel(big, f.c(2 * LN2), f.c(0.0)))
+
+
+def _casin_q(f: F, x, y):
+    """(re asin z, im asin z, re acos z) for finite z = x + iy, x, y >= 0 (Hull et al.: r = |z + 1|, s = |z - 1|,
+    A = (r + s) / 2, B = x / A; A - 1 without cancellation near A = 1)."""
+    xp1, xm1, one_mx = f.add(x, 1.0), f.sub(x, 1.0), f.sub(1.0, x)
+    y2 = f.mul(y, y)
+    r, s = f("sqrt", f.add(f.mul(xp1, xp1), y2)), f("sqrt", f.add(f.mul(xm1, xm1), y2))
+    A = f.mul(0.5, f.add(r, s))
+    B = f.div(x, A)
+    rx = f.add(r, xp1)
+    small = f.cmp(x, 1.0, "LE")
+    apx = f.mul(0.5, f.add(A, x))
+    # x <= 1: sqrt(apx (y^2 / (r + x + 1) + (s + 1 - x))); x > 1: y sqrt(apx (1 / (r + x + 1) + 1 / (s + x - 1)))
+    d_small = f("sqrt", f.mul(apx, f.add(f.div(y2, rx), f.add(s, one_mx))))
+    sxm1 = f.add(s, xm1)
+    d_big = f.mul(y, f("sqrt", f.mul(apx, f.add(f.div(1.0, rx), f.div(1.0, f.sel(small, f.c(1.0), sxm1))))))
+    d = f.sel(small, d_small, d_big)  # sqrt(1 - B^2) A, computed without cancellation
+    near = f.cmp(B, _B_CROSS, "GT")
+    re_asin = f.sel(near, _atan_abs(f, f.div(x, d)), _asin(f, B))
+    re_acos = f.sel(near, _atan_abs(f, f.div(d, f.sel(f.cmp(x, 0.0, "EQ"), f.c(1.0), x))), _acos(f, B))
+    am1_small = f.mul(0.5, f.add(f.div(y2, rx), f.div(y2, f.sel(small, f.add(s, one_mx), f.c(1.0)))))
+    am1_big = f.mul(0.5, f.add(f.div(y2, rx), sxm1))
+    am1 = f.sel(f.cmp(x, 1.0, "LT"), am1_small, am1_big)
+    im_near = _log1p_wide(f, f.add(am1, f("sqrt", f.mul(am1, f.add(A, 1.0)))))
+    im_far = _log_big(f, f.add(A, f("sqrt", f.sub(f.mul(A, A), 1.0))))
+    im = f.sel(f.cmp(A, 1.5, "LE"), im_near, im_far)
+    return re_asin, im, re_acos
+
+
+def _flags(f: F, a, b):
+    """(a inf, b inf, a NaN, b NaN, a finite, b finite)."""
+    return _is_inf(f, a), _is_inf(f, b), f.cmp(a, a, "NE"), f.cmp(b, b, "NE"), _finite(f, a), _finite(f, b)
+
+
+def _casinh_q(f: F, a, b):
+    """|asinh(a + bi)|'s parts (P, Q) for a, b >= 0 (or NaN): `_casin_q` of (b, a), swapped; C99's special values."""
+    ai, bi, an, bn, af, bf = _flags(f, a, b)
+    fin = f.b.op("and", af, bf, ty=f.b.i1)
+    q, p, _ = _casin_q(f, f.sel(fin, b, f.c(0.0)), f.sel(fin, a, f.c(0.0)))
+    and_ = lambda u, v: f.b.op("and", u, v, ty=f.b.i1)  # noqa: E731
+    or_ = lambda u, v: f.b.op("or", u, v, ty=f.b.i1)  # noqa: E731
+    nan, inf = f.c(math.nan), f.c(math.inf)
+    p = f.sel(or_(ai, bi), inf, f.sel(or_(an, bn), nan, p))
+    q = f.sel(and_(ai, bi), f.c(math.pi / 4), f.sel(and_(bi, af), f.c(math.pi / 2), f.sel(and_(ai, bf), f.c(0.0),
+              f.sel(and_(an, f.cmp(b, 0.0, "EQ")), f.c(0.0), f.sel(or_(an, bn), nan, q)))))
+    return p, q
+
+
+def _casin(f: F, x, y):
+    q, p = _casinh_q(f, f("abs", y), f("abs", x))
+    return _copysign(f, p, x, True), _copysign(f, q, y, True)
+
+
+def _casinh(f: F, x, y):
+    p, q = _casinh_q(f, f("abs", x), f("abs", y))
+    return _copysign(f, p, x, True), _copysign(f, q, y, True)
+
+
+def _cacos(f: F, x, y):
+    """acos z: (R, -I) on the first quadrant by `_casin_q`, then pi - R for x < 0 and the sign of -y; C99's values."""
+    a, b = f("abs", x), f("abs", y)
+    ai, bi, an, bn, af, bf = _flags(f, a, b)
+    and_ = lambda u, v: f.b.op("and", u, v, ty=f.b.i1)  # noqa: E731
+    or_ = lambda u, v: f.b.op("or", u, v, ty=f.b.i1)  # noqa: E731
+    fin = and_(af, bf)
+    _, im, re = _casin_q(f, f.sel(fin, a, f.c(0.0)), f.sel(fin, b, f.c(0.0)))
+    nan, inf = f.c(math.nan), f.c(math.inf)
+    im = f.sel(or_(ai, bi), inf, f.sel(and_(f.cmp(a, 0.0, "EQ"), bn), nan, f.sel(or_(an, bn), nan, im)))
+    re = f.sel(and_(ai, bi), f.c(math.pi / 4), f.sel(and_(bi, af), f.c(math.pi / 2), f.sel(and_(ai, bf), f.c(0.0),
+               f.sel(and_(f.cmp(a, 0.0, "EQ"), bn), f.c(math.pi / 2), f.sel(or_(an, bn), nan, re)))))
+    re = f.sel(_neg_sign(f, x, True), f.sub(math.pi, re), re)
+    return re, f.sel(_neg_sign(f, y, True), im, f.neg(im))
+
+
+def _cacosh(f: F, x, y):
+    """acosh z = (|im acos z|, re acos z with y's sign) (C99's: cacosh(conj z) = conj cacosh z, a real part >= 0)."""
+    re, im = _cacos(f, x, y)
+    return f("abs", im), _copysign(f, re, y, True)
+
+
+def _catanh_q(f: F, a, b):
+    """atanh(a + bi) for a, b >= 0 (or NaN), Kahan's: (log1p(4a / ((1 - a)^2 + b^2)) / 4, atan2(2b, (1 - a)(1 + a) -
+    b^2) / 2), the difference of squares ordered so that its large part is exact; C99's special values."""
+    ai, bi, an, bn, af, bf = _flags(f, a, b)
+    and_ = lambda u, v: f.b.op("and", u, v, ty=f.b.i1)  # noqa: E731
+    or_ = lambda u, v: f.b.op("or", u, v, ty=f.b.i1)  # noqa: E731
+    fin = and_(af, bf)
+    a0, b0 = f.sel(fin, a, f.c(0.0)), f.sel(fin, b, f.c(0.0))
+    one_ma = f.sub(1.0, a0)
+    re = f.mul(0.25, _log1p_wide(f, f.div(f.mul(4.0, a0), f.add(f.mul(one_ma, one_ma), f.mul(b0, b0)))))
+    re = f.sel(and_(f.cmp(a0, 1.0, "EQ"), f.cmp(b0, 0.0, "EQ")), f.c(math.inf), re)
+    big_a = f.cmp(a0, b0, "GE")
+    m, n = f.sel(big_a, a0, b0), f.sel(big_a, b0, a0)
+    den = f.sub(f.mul(f.sub(1.0, m), f.add(1.0, m)), f.mul(n, n))  # (1 - a^2 - b^2)
+    im = f.mul(0.5, _atan2(f, f.mul(2.0, b0), den))
+    nan = f.c(math.nan)
+    any_inf = or_(ai, bi)
+    re = f.sel(any_inf, f.c(0.0), f.sel(and_(f.cmp(a, 0.0, "EQ"), bn), f.c(0.0), f.sel(or_(an, bn), nan, re)))
+    im = f.sel(bi, f.c(math.pi / 2), f.sel(and_(ai, bf), f.c(math.pi / 2), f.sel(or_(an, bn), nan, im)))
+    return re, im
+
+
+def _catanh(f: F, x, y):
+    p, q = _catanh_q(f, f("abs", x), f("abs", y))
+    return _copysign(f, p, x, True), _copysign(f, q, y, True)
+
+
+def _catan(f: F, x, y):
+    p, q = _catanh_q(f, f("abs", y), f("abs", x))
+    return _copysign(f, q, x, True), _copysign(f, p, y, True)
+
+
+def _cmul(f: F, a, b, c, d):
+    """(a + bi)(c + di), the schoolbook product (NumPy's `cmul`: its infinities and NaNs)."""
+    return f.sub(f.mul(a, c), f.mul(b, d)), f.add(f.mul(a, d), f.mul(b, c))
+
+
+def _crecip(f: F, c, d):
+    """1 / (c + di) by Smith's formula, as NumPy's `cdiv` of 1 (its NaNs: (inf, NaN) for 1/0)."""
+    ac, ad = f("abs", c), f("abs", d)
+    first = f.cmp(ac, ad, "GE")  # (False where either is NaN: the second branch, as NumPy's)
+    num, oth = f.sel(first, c, d), f.sel(first, d, c)
+    rat = f.div(oth, num)
+    scl = f.div(1.0, f.add(num, f.mul(oth, rat)))
+    zr = f.mul(rat, 0.0)  # (ai * rat, ai = 0: NaN for an infinite or NaN ratio, as NumPy's)
+    re = f.sel(first, f.mul(f.add(1.0, zr), scl), f.mul(f.add(rat, 0.0), scl))
+    im = f.sel(first, f.mul(f.sub(0.0, rat), scl), f.mul(f.sub(zr, 1.0), scl))
+    zero = f.b.op("and", f.cmp(ac, 0.0, "EQ"), f.cmp(ad, 0.0, "EQ"), ty=f.b.i1)
+    return f.sel(zero, f.div(1.0, ac), re), f.sel(zero, f.div(0.0, ad), im)
+
+
+def _cpow_int(f: F, a, b, c, n32):
+    """(a + bi)^n for the integer n = c = `n32` (int32), |n| < 128, as NumPy's loop: n = 1, 2, 3 unrolled, else 1 times
+    the squarings z^(2^k) of n's bits, and 1 / that for n < 0."""
+    m = f.b.op("abs", n32, ty=f.i32)
+    # 1 times z as NumPy's product: (a - 0 b, b + 0 a), 0 v written as a select (NaN for an infinite v): lavapipe
+    # folded 0 * inf to 0
+    zero_times = lambda v: f.sel(_finite(f, v), f.c(0.0), f.c(math.nan))  # noqa: E731
+    acc, p = (f.c(1.0), f.c(0.0)), (a, b)
+    for k in range(7):
+        prod = (f.sub(p[0], zero_times(p[1])), f.add(p[1], zero_times(p[0]))) if k == 0 else _cmul(f, *acc, *p)
+        acc = tuple(f.sel(_bit(f, m, 1 << k), v, w) for v, w in zip(prod, acc))
+        if k < 6:
+            p = _cmul(f, *p, *p)
+    z2 = _cmul(f, a, b, a, b)
+    z3 = _cmul(f, a, b, *z2)
+    inv = _crecip(f, *acc)
+    neg = f.cmp(c, 0.0, "LT")
+    out = []
+    for i in range(2):
+        v = f.sel(neg, inv[i], acc[i])
+        v = f.sel(f.cmp(c, 3.0, "EQ"), z3[i], v)
+        v = f.sel(f.cmp(c, 2.0, "EQ"), z2[i], v)
+        out.append(f.sel(f.cmp(c, 1.0, "EQ"), (a, b)[i], v))
+    return tuple(out)
+
+
+def _cpow(f: F, a, b, c, d):
+    """(a + bi)^(c + di) of complex64 values in float64, NumPy's `npy_cpow`: 1 for y = 0; for x = 0, 0 where c > 0 and
+    NaN + NaN i elsewhere; `_cpow_int` for d = 0 and an integer c, |c| < 100; else C99's cexp(y clog x) (glibc's cpow):
+    `_clog_glsl`, the product with Annex G's recovery of NaN + NaN i, `_cexp` with C99's special values. The product's
+    error (2^-52 of |y log x|) moves the phase: within 1 ulp of float32 while |y log x| < 2^26."""
+    L, t = _clog_glsl(f, a, b)
+    re, im = _cmul(f, c, d, L, t)
+    re, im = _cmul_recovered(f, c, d, L, t, re, im)
+    er, ei = _cexp(f, re, im, exp=_exp32)
+    n32 = f.b.op("convert", f("clamp", f.c(-127.0), c, f.c(127.0)), ty=f.i32)  # (not floor: a libm call on the CPU)
+    pr, pi = _cpow_int(f, a, b, c, n32)
+    and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
+    is_int = and_(and_(f.cmp(d, 0.0, "EQ"), f.cmp(f("convert", n32), c, "EQ")), f.cmp(f("abs", c), 100.0, "LT"))
+    er, ei = f.sel(is_int, pr, er), f.sel(is_int, pi, ei)
+    x0 = and_(f.cmp(a, 0.0, "EQ"), f.cmp(b, 0.0, "EQ"))
+    pos = f.cmp(c, 0.0, "GT")
+    er, ei = f.sel(x0, f.sel(pos, f.c(0.0), f.c(math.nan)), er), f.sel(x0, f.sel(pos, f.c(0.0), f.c(math.nan)), ei)
+    y0 = and_(f.cmp(c, 0.0, "EQ"), f.cmp(d, 0.0, "EQ"))
+    return f.sel(y0, f.c(1.0), er), f.sel(y0, f.c(0.0), ei)
+
+
+def _cmul_recovered(f: F, a, b, c, d, re, im):
+    """C99 Annex G's recovery (`__muldc3`) of a NaN + NaN i product re + im i of (a + bi)(c + di): an infinite operand
+    as a unit (+-1 or +-0 per part, the other's NaN parts +-0), then infinity times the product."""
+    and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
+    or_ = lambda p, q: f.b.op("or", p, q, ty=f.b.i1)  # noqa: E731
+    nan = lambda v: f.cmp(v, v, "NE")  # noqa: E731
+    box = lambda v: _copysign(f, f.sel(_is_inf(f, v), f.c(1.0), f.c(0.0)), v, True)  # noqa: E731
+    zero_nan = lambda v: f.sel(nan(v), _copysign(f, f.c(0.0), v, True), v)  # noqa: E731
+    inf_ab, inf_cd = or_(_is_inf(f, a), _is_inf(f, b)), or_(_is_inf(f, c), _is_inf(f, d))
+    both = and_(nan(re), nan(im))
+    A, B = f.sel(inf_ab, box(a), a), f.sel(inf_ab, box(b), b)
+    C, D = f.sel(inf_ab, zero_nan(c), c), f.sel(inf_ab, zero_nan(d), d)
+    C, D = f.sel(inf_cd, box(C), C), f.sel(inf_cd, box(D), D)
+    A, B = f.sel(inf_cd, zero_nan(A), A), f.sel(inf_cd, zero_nan(B), B)
+    prods = [f.mul(a, c), f.mul(b, d), f.mul(a, d), f.mul(b, c)]
+    big = or_(or_(_is_inf(f, prods[0]), _is_inf(f, prods[1])), or_(_is_inf(f, prods[2]), _is_inf(f, prods[3])))
+    third = and_(f.b.op("not", or_(inf_ab, inf_cd), ty=f.b.i1), big)
+    A, B, C, D = (f.sel(third, zero_nan(v), v) for v in (A, B, C, D))
+    recalc = and_(both, or_(or_(inf_ab, inf_cd), big))
+    x, y = _cmul(f, A, B, C, D)
+    return f.sel(recalc, f.mul(math.inf, x), re), f.sel(recalc, f.mul(math.inf, y), im)
 
 
 # ---------------------------------------------------------------- the table
@@ -1221,6 +1525,16 @@ EXPANSIONS = [
     Expansion("chlo.asinh", ("f64",), _asinh64, "through log(1 + x): 9e15 ulps near 0", _T + "test_float64_bounds"),
     Expansion("chlo.atanh", ("f64",), _atanh64, "through log(1 + x): 9e15 ulps near 0", _T + "test_float64_bounds"),
     Expansion("chlo.acosh", ("f64",), _acosh64, "log(x + sqrt(x^2 - 1)): 1.4e7 ulps near 1", _T + "test_float64_bounds"),
+    Expansion("stablehlo.sign", ("complex<f32>",), _csign, "z / |z| with a select of complex values: no SPIR-V",
+              "tests/test_complex_power.py::test_vulkan_complex64_sign_sinh_cosh"),
+    *(Expansion(f"chlo.{n}", ("complex<f32>",), _complex_hyperbolic(n), "(e^z -+ e^-z) / 2: 22 ulps (sinh), 14 (cosh)",
+                "tests/test_complex_power.py::test_complex64_sign_sinh_cosh") for n in ("sinh", "cosh")),
+    *(Expansion(f"chlo.{n}", ("complex<f32>",), build, "log/sqrt formulas in float32: 34-39 ulps (CPU), 127-505 "
+                "(Vulkan)", "tests/test_complex_power.py::test_complex64_inverse_trig")
+      for n, build in (("asin", _casin), ("acos", _cacos), ("atan", _catan), ("asinh", _casinh), ("acosh", _cacosh),
+                       ("atanh", _catanh))),
+    Expansion("stablehlo.power", ("complex<f32>",), _cpow, "exp(y log x) in float32 with a select of complex values: "
+              "no SPIR-V; 11 ulps on the CPU, 0**(1+1j) NaN", "tests/test_complex_power.py::test_complex64_power"),
 ]
 _C = "tests/test_edge_values.py::test_complex64_at_large_and_small_magnitudes"
 _C128 = "tests/test_complex_edges.py::test_complex128_at_large_and_small_magnitudes"
@@ -1245,6 +1559,9 @@ COMPLEX_EXPANSIONS = [
         ("stablehlo.cosine", _complex_trig("cos", _K64), "sinh b as (e^b - e^-b)/2: 0 for tiny b"),
         ("stablehlo.tan", _complex_trig("tan", _K64), "tan(2e-113+2e-112j) had imaginary part 0"),
         ("stablehlo.tanh", lambda f, a, b: _ctanh(f, a, b, _K64), "tanh(-1e-149+1e-150j) had real part 0"),
+        ("stablehlo.sign", lambda f, a, b: _csign(f, a, b, _cabs64), "sign(inf j) NaN + NaN i"),
+        ("chlo.sinh", _complex_hyperbolic("sinh", _K64), "(e^z - e^-z) / 2: 0 for tiny parts"),
+        ("chlo.cosh", _complex_hyperbolic("cosh", _K64), "(e^z + e^-z) / 2: its imaginary part 0 for tiny parts"),
         ("stablehlo.exponential", lambda f, a, b: _cexp(f, a, b, _K64, _K64.exp), "exp(1e308+0j) inf+nanj"),
         ("stablehlo.exponential_minus_one", lambda f, a, b: _cexpm1(f, a, b, _K64),
          "e^a cos b - 1: expm1(-1e-149+1e-150j)'s real part -4e-301"))),
@@ -1260,6 +1577,8 @@ GLSL_EXPANSIONS = [
     Expansion("chlo.asinh", NARROW, _asinh32, "through log(1 + x): 8e6 ulps near 0", _G),
     Expansion("chlo.atanh", NARROW, _atanh32, "through log(1 + x): 4e6 ulps near 0", _G),
     Expansion("chlo.acosh", NARROW, _acosh32, "log(x + sqrt(x^2 - 1)) in float32: 351 ulps near 1", _G),
+    Expansion("stablehlo.remainder", NARROW, _fmod, "x - y trunc(x / y) in float32: 2e3 ulps (fmod is exact)",
+              "tests/test_vulkan_functions.py::test_fmod_is_exact"),
     Expansion("stablehlo.abs", ("complex<f32>",), _cabs32, "float32 sqrt(re^2 + im^2): abs(1e20+0j) inf", _V, f32=True),
     Expansion("stablehlo.divide", ("complex<f32>",), _cdiv32, "float32 re^2 + im^2: (1e20+0j)/(1e20+0j) NaN", _V,
               f32=True),
@@ -1389,8 +1708,8 @@ class _Table(Pass):
 
 class MathLibGLSL(_Table):
     name, table, workaround = "mathlib-glsl", _BY_OP_GLSL, Workaround("3.13", _G)
-    description = ("Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic;"
-                   " complex64 abs, divide, sqrt with scaling in float32; exp, log, log1p in float64 arithmetic")
+    description = ("Vulkan: float32 exp, expm1, log1p, asinh, atanh, acosh (GLSL's are inaccurate) as float64 arithmetic,"
+                   " fmod exact; complex64 abs, divide, sqrt with scaling in float32; exp, log, log1p in float64 arithmetic")
 
 
 class MathLibComplex(_Table):

@@ -239,10 +239,10 @@ def test_float32_trig_links_embedded_and_float64_libm_calls_link_with_libm():
         stagec.config.update("enable_x64", old)
 
 
-@pytest.mark.parametrize("name", ["power"])  # (exp, log, tanh, expm1, log1p: tests/test_complex_edges.py)
-def test_vulkan_complex64_functions_it_cannot_compile_are_a_clear_error(name):
+@pytest.mark.parametrize("name", ["power", "sign"])  # (complex64 ones compile: tests/test_complex_power.py)
+def test_vulkan_complex128_functions_it_cannot_compile_are_a_clear_error(name, x64):
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
     fn = (lambda z: snp.power(z, z)) if name == "power" else getattr(snp, name)
-    with pytest.raises(NotImplementedError, match="Vulkan has no complex power"):
-        stagec.jit(fn, backend="vulkan")(np.array([1 + 2j, -0.5 + 0.1j], np.complex64))
+    with pytest.raises(NotImplementedError, match=f"Vulkan has no complex128 {name}"):
+        stagec.jit(fn, backend="vulkan")(np.array([1 + 2j, -0.5 + 0.1j], np.complex128))

@@ -229,11 +229,22 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
                                       f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
                                       f"or cuda backend (MLIR in {path})") from None
         if re.search(r"operation 'arith\.select'.*complex<f(32|64)>", diag):
-            raise NotImplementedError(f"function {fun_name!r}: Vulkan has no complex power (IREE 3.13 lowers it to "
-                                      f"a select of complex values, which SPIR-V lacks); use the cpu or cuda backend "
-                                      f"(MLIR in {path})") from None
+            raise NotImplementedError(f"function {fun_name!r}: Vulkan has no {_complex_ops(mlir) or 'complex op'} (IREE "
+                                      f"3.13 lowers it to a select of complex values, which SPIR-V lacks); use the cpu "
+                                      f"or cuda backend (MLIR in {path})") from None
         raise CompileError(f"IREE could not compile function {fun_name!r} for {TARGETS[backend].iree}; the MLIR "
                            f"it was given is in {path}\n{diag}") from None
+
+
+_PLAIN_COMPLEX = {"add", "subtract", "multiply", "negate", "real", "imag", "complex", "convert", "constant", "select",
+                  "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "optimization_barrier", "return"}
+
+
+def _complex_ops(mlir: str) -> str:
+    """The complex ops of `mlir` past plain arithmetic and data movement, as "complex128 power, complex64 sign"."""
+    found = re.findall(r"(?:stablehlo|chlo)\.(\w+)\b[^\n]*complex<f(32|64)>", mlir)
+    names = dict.fromkeys(f"complex{2 * int(bits)} {op}" for op, bits in found if op not in _PLAIN_COMPLEX)
+    return ", ".join(names)
 
 
 def iree_args(flags: Sequence[str], side_flags: Sequence[str] = ()) -> list[str]:

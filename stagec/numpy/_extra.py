@@ -319,8 +319,10 @@ def heaviside(x1, x2):
 
 
 def float_power(x1, x2):
-    dt = _dt.canonicalize(np.float64)
-    return snp.power(_arr(x1).astype(dt), _arr(x2).astype(dt))
+    """x1 ** x2 in the widest float (complex: the widest complex, as NumPy's; a float cast dropped the imaginary part)."""
+    x1, x2 = _arr(x1), _arr(x2)
+    dt = _dt.canonicalize(np.complex128 if iscomplexobj(x1) or iscomplexobj(x2) else np.float64)
+    return snp.power(x1.astype(dt), x2.astype(dt))
 
 
 def fabs(x):
@@ -331,7 +333,8 @@ def fabs(x):
 
 
 def logaddexp2(x1, x2):
-    return snp.logaddexp(snp.multiply(x1, np.log(2)), snp.multiply(x2, np.log(2))) / np.log(2)
+    """log2(2**x1 + 2**x2) (ln 2 a weak Python float: float16 stays float16, as NumPy's and JAX's)."""
+    return snp.logaddexp(snp.multiply(x1, math.log(2)), snp.multiply(x2, math.log(2))) / math.log(2)
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
