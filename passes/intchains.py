@@ -91,21 +91,24 @@ def _bitcast(v: ir.Value, t: ir.RankedTensorType) -> ir.Value:
     return ir.Operation.create("stablehlo.bitcast_convert", results=[t], operands=[v]).result
 
 
-def _fuse(chain: list, stats: PassStats) -> bool:
+def _fuse(chain: list, position: dict, stats: PassStats) -> int | None:
+    """Replace `chain` by one generic placed at its last op; or, where something outside it reads a member before
+    that op (a loop between two hashes), the position of the first such reader (the caller cuts the chain there)."""
     ids = {m.operation for m in chain}
-    position = {op.operation: i for i, op in enumerate(chain[-1].operation.block.operations)}
     last = position[chain[-1].operation]
-    roots = []  # members read outside the chain, each read after the chain's last op
+    roots, cut = [], None  # members read outside the chain (each read after the chain's last op)
     for m in chain:
         outside = [u.owner for u in m.result.uses if u.owner.operation not in ids]
         if outside:
-            # (a reader in a nested region is placed at its ancestor in this block)
             for o in outside:
-                while o.operation not in position and o.parent is not None:
-                    o = o.parent
-                if position.get(o.operation, -1) <= last:
-                    return False
+                while o.operation not in position and o.parent is not None:  # (a reader in a nested region: its
+                    o = o.parent  # ancestor in this block)
+                p = position.get(o.operation, -1)
+                if p <= last:
+                    cut = p if cut is None else min(cut, p)
             roots.append(m)
+    if cut is not None:
+        return cut
     t = tensor_type(chain[-1].result)
     st, rank, shape = _signless(t), t.rank, list(t.shape)
     elem = st.element_type
@@ -135,8 +138,7 @@ def _fuse(chain: list, stats: PassStats) -> bool:
             regions=1)
         block = g.regions[0].blocks.append(*[elem] * (len(inputs) + len(inits)))
         with ir.InsertionPoint(block):
-            env: dict = {}
-            width = elem.width
+            env, made, width = {}, {}, elem.width
 
             def scalar(v):
                 p = producer(v)
@@ -144,28 +146,34 @@ def _fuse(chain: list, stats: PassStats) -> bool:
                     return env[p.operation]
                 if v in consts:
                     c = consts[v] % (1 << width)
-                    c = c - (1 << width) if c >= 1 << (width - 1) else c
-                    return ir.Operation.create("arith.constant", results=[elem],
-                                               attributes={"value": ir.IntegerAttr.get(elem, c)}).result
+                    return constant(c - (1 << width) if c >= 1 << (width - 1) else c)
                 return block.arguments[index[v]]
+
+            def constant(c):
+                if c not in made:
+                    made[c] = ir.Operation.create("arith.constant", results=[elem],
+                                                  attributes={"value": ir.IntegerAttr.get(elem, c)}).result
+                return made[c]
             for m in chain:
                 args = [scalar(v) for v in m.operands]
                 if op_name(m) == "not":  # (x xor all-ones)
-                    args.append(ir.Operation.create("arith.constant", results=[elem],
-                                                    attributes={"value": ir.IntegerAttr.get(elem, -1)}).result)
+                    args.append(constant(-1))
                 name = _BINARY.get(op_name(m), "arith.xori")
                 env[m.operation] = ir.Operation.create(name, results=[elem], operands=args).result
             ir.Operation.create("linalg.yield", results=[], operands=[env[r.operation] for r in roots])
     with ir.InsertionPoint(chain[-1]), chain[-1].location:
         outs = [_bitcast(g.results[i], t) for i in range(len(roots))]
     # (after the chain's last op: its readers all come later)
+    for v in [*inputs, *inits, *g.results, *outs]:  # (ops made here take the place of the chain's last)
+        if producer(v) is not None:
+            position[producer(v).operation] = last
     for r, out in zip(roots, outs):
         r.result.replace_all_uses_with(out)
     for m in reversed(chain):
         m.operation.erase()
     stats.rewrites["chains"] += 1
     stats.rewrites["ops-fused"] += len(chain)
-    return True
+    return None
 
 
 class FuseIntChains(Pass):
@@ -176,8 +184,15 @@ class FuseIntChains(Pass):
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for fn in module.body.operations:
             for block in list(_blocks(fn)):
-                for chain in _chains(block):
-                    _fuse(chain, stats)
+                work = _chains(block)
+                position = {op.operation: i for i, op in enumerate(block.operations)} if work else {}
+                while work:
+                    chain = work.pop()
+                    cut = _fuse(chain, position, stats)
+                    if cut is not None:
+                        work += [part for part in ([m for m in chain if position[m.operation] < cut],
+                                                   [m for m in chain if position[m.operation] >= cut])
+                                 if len(part) >= MIN_OPS]
 
 
 register(FuseIntChains())
