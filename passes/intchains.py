@@ -91,10 +91,12 @@ def _bitcast(v: ir.Value, t: ir.RankedTensorType) -> ir.Value:
     return ir.Operation.create("stablehlo.bitcast_convert", results=[t], operands=[v]).result
 
 
-def _fuse(chain: list, position: dict, stats: PassStats) -> int | None:
+def _fuse(chain: list, stats: PassStats) -> int | None:
     """Replace `chain` by one generic placed at its last op; or, where something outside it reads a member before
     that op (a loop between two hashes), the position of the first such reader (the caller cuts the chain there)."""
     ids = {m.operation for m in chain}
+    # (positions taken afresh: the bindings may hand out new objects for ops once others were erased)
+    position = {op.operation: i for i, op in enumerate(chain[-1].operation.block.operations)}
     last = position[chain[-1].operation]
     roots, cut = [], None  # members read outside the chain (each read after the chain's last op)
     for m in chain:
@@ -108,7 +110,7 @@ def _fuse(chain: list, position: dict, stats: PassStats) -> int | None:
                     cut = p if cut is None else min(cut, p)
             roots.append(m)
     if cut is not None:
-        return cut
+        return cut if cut > position[chain[0].operation] else -1
     t = tensor_type(chain[-1].result)
     st, rank, shape = _signless(t), t.rank, list(t.shape)
     elem = st.element_type
@@ -164,9 +166,6 @@ def _fuse(chain: list, position: dict, stats: PassStats) -> int | None:
     with ir.InsertionPoint(chain[-1]), chain[-1].location:
         outs = [_bitcast(g.results[i], t) for i in range(len(roots))]
     # (after the chain's last op: its readers all come later)
-    for v in [*inputs, *inits, *g.results, *outs]:  # (ops made here take the place of the chain's last)
-        if producer(v) is not None:
-            position[producer(v).operation] = last
     for r, out in zip(roots, outs):
         r.result.replace_all_uses_with(out)
     for m in reversed(chain):
@@ -185,13 +184,13 @@ class FuseIntChains(Pass):
         for fn in module.body.operations:
             for block in list(_blocks(fn)):
                 work = _chains(block)
-                position = {op.operation: i for i, op in enumerate(block.operations)} if work else {}
                 while work:
                     chain = work.pop()
-                    cut = _fuse(chain, position, stats)
-                    if cut is not None:
-                        work += [part for part in ([m for m in chain if position[m.operation] < cut],
-                                                   [m for m in chain if position[m.operation] >= cut])
+                    at = {m.operation: i for i, m in enumerate(chain[-1].operation.block.operations)}
+                    cut = _fuse(chain, stats)
+                    if cut is not None and cut >= 0:
+                        work += [part for part in ([m for m in chain if at[m.operation] < cut],
+                                                   [m for m in chain if at[m.operation] >= cut])
                                  if len(part) >= MIN_OPS]
 
 

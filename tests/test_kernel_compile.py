@@ -72,3 +72,12 @@ def test_sampler_hashes_are_generics_with_the_same_draws():
     a = np.asarray(stagec.jit(f)(key))
     b = np.asarray(stagec.jit(f, passes=without)(key))
     np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_hash_chains_fused_in_beta_and_poisson():
+    """beta joins its two key halves with a concatenate read before the chain's last op (the pass cut there and,
+    where a position went stale, looped forever); poisson's hashes sit in two loops. Only the passes run here."""
+    key = sr.PRNGKey(0)
+    for f in (lambda k: sr.beta(k, 2.0, 3.0, (100,)), lambda k: sr.poisson(k, 3.0, (100,))):
+        text = stagec.jit(f).lower(key).as_text("final")
+        assert not [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
