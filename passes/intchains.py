@@ -5,7 +5,8 @@ StableHLO ops, IREE's global passes and its elementwise fusion cost ~0.13 s of C
 of them); given as one generic whose body is `arith`, about half (docs/log.md, 2026-11-26 kern helper). A chain is a
 connected set of such ops of one shape and element type, in one block (loop bodies too), of at least `MIN_OPS` ops;
 the values read outside it become the generic's results (a hash has two: its words). Unsigned tensors enter and leave
-through `bitcast_convert` (arith is signless). Integer arithmetic is exact: the bits are the same.
+through `bitcast_convert` (arith is signless). Integer arithmetic is exact: the bits are the same. Only modules with
+`MIN_MODULE_OPS` such ops (about 3 hashes: gamma, beta, poisson, ...) are rewritten; a lone `normal` is not.
 """
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from .fuse import _PAR, _input_map
 from .irutil import op_name, producer, splat_value, tensor_type
 
 MIN_OPS = 48  # smaller chains are left to IREE (a hash is ~120 ops; index arithmetic a few)
+# A module's chains are fused only where they hold this many ops (about 3 hashes): the first generic a process
+# builds imports the bindings' linalg module (~0.15 s of CPU), more than one or two hashes save.
+MIN_MODULE_OPS = 300
 _BINARY = {"add": "arith.addi", "subtract": "arith.subi", "multiply": "arith.muli", "and": "arith.andi",
            "or": "arith.ori", "xor": "arith.xori", "shift_left": "arith.shli", "shift_right_logical": "arith.shrui"}
 _SHIFTS = ("shift_left", "shift_right_logical")
@@ -181,17 +185,19 @@ class FuseIntChains(Pass):
                    "compiles them in about half the time")
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        for fn in module.body.operations:
-            for block in list(_blocks(fn)):
-                work = _chains(block)
-                while work:
-                    chain = work.pop()
-                    at = {m.operation: i for i, m in enumerate(chain[-1].operation.block.operations)}
-                    cut = _fuse(chain, stats)
-                    if cut is not None and cut >= 0:
-                        work += [part for part in ([m for m in chain if at[m.operation] < cut],
-                                                   [m for m in chain if at[m.operation] >= cut])
-                                 if len(part) >= MIN_OPS]
+        found = [(block, chains) for fn in module.body.operations for block in list(_blocks(fn))
+                 if (chains := _chains(block))]
+        if sum(len(c) for _, chains in found for c in chains) < MIN_MODULE_OPS:
+            return
+        for _, work in found:
+            while work:
+                chain = work.pop()
+                at = {m.operation: i for i, m in enumerate(chain[-1].operation.block.operations)}
+                cut = _fuse(chain, stats)
+                if cut is not None and cut >= 0:
+                    work += [part for part in ([m for m in chain if at[m.operation] < cut],
+                                               [m for m in chain if at[m.operation] >= cut])
+                             if len(part) >= MIN_OPS]
 
 
 register(FuseIntChains())

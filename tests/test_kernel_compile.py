@@ -36,11 +36,14 @@ def _split3(a, b):
 
 
 def test_split_n_and_hash_in_a_loop_match_numpy():
-    """`split_n`'s stacked hash, and a hash chained inside a while loop's body (fused there too), as NumPy's."""
+    """`split_n`'s stacked hash, and three hashes chained inside a while loop's body (fused there too; enough for
+    `MIN_MODULE_OPS`), as NumPy's."""
     def loop(a, b):
         def body(s):
             i, k1, k2 = s
             k1, k2 = _prng.threefry2x32(k1, k2, lax.full_like(k1, 0), lax.full_like(k1, 5))
+            k1, k2 = _prng.threefry2x32(k2, k1, lax.full_like(k1, 1), lax.full_like(k1, 2))
+            k1, k2 = _prng.threefry2x32(k1, k2, k2, k1)
             return [i + 1, lax.bitwise_not(k1), k2]
         return lax.while_loop(lambda s: s[0] < 3, body, [np.int32(0), a, b])[1:]
 
@@ -52,6 +55,8 @@ def test_split_n_and_hash_in_a_loop_match_numpy():
         k1, k2 = KEYS
         for _ in range(3):
             k1, k2 = _threefry(k1, k2, 0, 5)
+            k1, k2 = _threefry(k2, k1, 1, 2)
+            k1, k2 = _threefry(k1, k2, k2, k1)
             k1 = ~k1
         got = [np.asarray(x) for x in stagec.jit(loop)(*KEYS)]
         np.testing.assert_array_equal(got[0], k1)
@@ -76,8 +81,14 @@ def test_sampler_hashes_are_generics_with_the_same_draws():
 
 def test_hash_chains_fused_in_beta_and_poisson():
     """beta joins its two key halves with a concatenate read before the chain's last op (the pass cut there and,
-    where a position went stale, looped forever); poisson's hashes sit in two loops. Only the passes run here."""
-    key = sr.PRNGKey(0)
-    for f in (lambda k: sr.beta(k, 2.0, 3.0, (100,)), lambda k: sr.poisson(k, 3.0, (100,))):
-        text = stagec.jit(f).lower(key).as_text("final")
+    where a position went stale, looped forever); poisson's (a traced rate: both of its algorithms) sit in loops. Only the passes run here."""
+    key, lam = sr.PRNGKey(0), np.float32(3.0)
+    for f in (lambda k, a: sr.beta(k, a, 3.0, (100,)), lambda k, a: sr.poisson(k, a, (100,))):
+        text = stagec.jit(f).lower(key, lam).as_text("final")
         assert not [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
+
+
+def test_a_lone_hash_is_left_to_iree():
+    """`normal` has one hash: not worth the bindings' linalg import (`MIN_MODULE_OPS`)."""
+    text = stagec.jit(lambda k: sr.normal(k, (100,))).lower(sr.PRNGKey(0)).as_text("final")
+    assert "linalg.generic" not in text
