@@ -16,7 +16,7 @@ from .irutil import count_ops
 DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
                                      "abs-squares", "compare-clamped", "isolate-updates",
                                      "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
-                                     "upcast-half-dots", "isolate-outer", "fuse")
+                                     "upcast-half-dots", "isolate-outer", "fuse-int-chains", "fuse")
 
 
 class Stage(NamedTuple):

@@ -56,7 +56,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
            (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel", STACK_64K),
            Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "isolate-updates",
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
-                            "upcast-half-dots", "isolate-outer", "fuse"),
+                            "upcast-half-dots", "isolate-outer", "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "bound-bindings",
                               "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),

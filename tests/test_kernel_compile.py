@@ -1,0 +1,94 @@
+"""What stagec gives IREE for the eager kernels whose compile time a user waits for (issue 40): a sampler's threefry
+hash as one `linalg.generic` (`fuse-int-chains`), `split_n` as one hash. Values against a NumPy threefry2x32."""
+from __future__ import annotations
+
+import numpy as np
+
+import stagec
+from stagec import lax
+from stagec import random as sr
+from stagec.passes import DEFAULT_PIPELINE
+from stagec.random import _prng
+
+_ROT = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry(k1, k2, x1, x2):
+    """Threefry-2x32, 20 rounds (Salmon et al.), in NumPy uint32 arithmetic."""
+    k1, k2, x1, x2 = (np.asarray(a, np.uint32) for a in (k1, k2, x1, x2))
+    rotl = lambda v, d: (v << np.uint32(d)) | (v >> np.uint32(32 - d))
+    ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+    x1, x2 = x1 + ks[0], x2 + ks[1]
+    for i in range(5):
+        for r in _ROT[i % 2]:
+            x1 = x1 + x2
+            x2 = x1 ^ rotl(x2, r)
+        x1 = x1 + ks[(i + 1) % 3]
+        x2 = x2 + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x1, x2
+
+
+KEYS = np.random.RandomState(0).randint(0, 2 ** 32, size=(2, 37), dtype=np.uint64).astype(np.uint32)
+
+
+def _split3(a, b):
+    return [w for key in _prng.split_n((a, b), 3) for w in key]
+
+
+def test_split_n_and_hash_in_a_loop_match_numpy():
+    """`split_n`'s stacked hash, and three hashes chained inside a while loop's body (fused there too; enough for
+    `MIN_MODULE_OPS`), as NumPy's."""
+    def loop(a, b):
+        def body(s):
+            i, k1, k2 = s
+            k1, k2 = _prng.threefry2x32(k1, k2, lax.full_like(k1, 0), lax.full_like(k1, 5))
+            k1, k2 = _prng.threefry2x32(k2, k1, lax.full_like(k1, 1), lax.full_like(k1, 2))
+            k1, k2 = _prng.threefry2x32(k1, k2, k2, k1)
+            return [i + 1, lax.bitwise_not(k1), k2]
+        return lax.while_loop(lambda s: s[0] < 3, body, [np.int32(0), a, b])[1:]
+
+    with np.errstate(over="ignore"):
+        got = [np.asarray(x) for x in stagec.jit(_split3)(*KEYS)]
+        want = [w for i in range(3) for w in _threefry(*KEYS, np.zeros(37, np.uint32), np.full(37, i, np.uint32))]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        k1, k2 = KEYS
+        for _ in range(3):
+            k1, k2 = _threefry(k1, k2, 0, 5)
+            k1, k2 = _threefry(k2, k1, 1, 2)
+            k1, k2 = _threefry(k1, k2, k2, k1)
+            k1 = ~k1
+        got = [np.asarray(x) for x in stagec.jit(loop)(*KEYS)]
+        np.testing.assert_array_equal(got[0], k1)
+        np.testing.assert_array_equal(got[1], k2)
+    text = stagec.jit(loop).lower(*KEYS).as_text("final")
+    assert "linalg.generic" in text and "stablehlo.shift_left" not in text, "the hash was not fused"
+
+
+def test_sampler_hashes_are_generics_with_the_same_draws():
+    """Every hash of gamma's module (7, two in its loops) is one generic; the draws are those of the module
+    compiled without `fuse-int-chains` (both against JAX's stored vectors in test_random)."""
+    key = sr.PRNGKey(3)
+    f = lambda k: sr.gamma(k, 0.7, (300,))
+    text = stagec.jit(f).lower(key).as_text("final")
+    hash_shifts = [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
+    assert not hash_shifts and text.count("linalg.generic") >= 7
+    without = tuple(p for p in DEFAULT_PIPELINE if p != "fuse-int-chains")
+    a = np.asarray(stagec.jit(f)(key))
+    b = np.asarray(stagec.jit(f, passes=without)(key))
+    np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_hash_chains_fused_in_beta_and_poisson():
+    """beta joins its two key halves with a concatenate read before the chain's last op (the pass cut there and,
+    where a position went stale, looped forever); poisson's (a traced rate: both of its algorithms) sit in loops. Only the passes run here."""
+    key, lam = sr.PRNGKey(0), np.float32(3.0)
+    for f in (lambda k, a: sr.beta(k, a, 3.0, (100,)), lambda k, a: sr.poisson(k, a, (100,))):
+        text = stagec.jit(f).lower(key, lam).as_text("final")
+        assert not [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
+
+
+def test_a_lone_hash_is_left_to_iree():
+    """`normal` has one hash: not worth the bindings' linalg import (`MIN_MODULE_OPS`)."""
+    text = stagec.jit(lambda k: sr.normal(k, (100,))).lower(sr.PRNGKey(0)).as_text("final")
+    assert "linalg.generic" not in text
