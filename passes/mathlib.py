@@ -12,8 +12,9 @@ and, for sin and cos, one odd polynomial on [-pi/2, pi/2]); fdlibm's `atan` (ata
 asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp` as 2^k e^r with k through int32
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
-erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) take
-Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). `mathlib-glsl` holds what only Vulkan
+erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) run in
+tiers (`_tiered`): on the CPU float32 arithmetic below 8192 (`_fast32`), float64 Cody-Waite below 2^19, Payne-Hanek
+above, a tier computed only where some element needs it (`stablehlo.if`). `mathlib-glsl` holds what only Vulkan
 (GLSL) gets wrong (and Vulkan's complex64 abs, divide, sqrt, exp, log, log1p); the Vulkan target declares it.
 `mathlib-complex` (CPU, CUDA): complex64 functions in float64, complex128 ones with power-of-2 scaling and float64
 kernels; `mathlib-cpu`: float64 exp, logistic, expm1, tanh as vectorizable arithmetic (IREE calls libm per element).
