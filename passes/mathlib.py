@@ -13,7 +13,7 @@ asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp`
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
 erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) run in
-tiers (`_tiered`): on the CPU float32 arithmetic below 8192 (`_fast32`), float64 Cody-Waite below 2^19, Payne-Hanek
+tiers (`_tiered`): on the CPU float32 arithmetic below 512 (`_fast32`), float64 Cody-Waite below 2^19, Payne-Hanek
 above, a tier computed only where some element needs it (`stablehlo.if`). `mathlib-glsl` holds what only Vulkan
 (GLSL) gets wrong (and Vulkan's complex64 abs, divide, sqrt, exp, log, log1p); the Vulkan target declares it.
 `mathlib-complex` (CPU, CUDA): complex64 functions in float64, complex128 ones with power-of-2 scaling and float64
@@ -421,7 +421,10 @@ def _medium32(name: str, f: F, x):
 
 
 # float32 sin, cos, tan for |x| < FAST32, all in float32 arithmetic (`_fast32`).
-FAST32 = 8192.0  # m = the multiple of pi/2 <= 5216 < 2^13 below: m Q[0..3] exact
+FAST32 = 512.0  # below: k = round(2|x|/pi) <= 326 < 2^9
+# pi/2 = P[0] + P[1] + P[2] + P[3]: 15, 10 and 9 bits (k P[i] exact, k P[0] and k P[1] multiples of 2^-24, k P[2] of
+# 2^-34), the rest rounded (k times its error below 2^-54)
+P = (float.fromhex("0x1.921cp0"), float.fromhex("0x1.da8p-15"), float.fromhex("0x1.11p-26"), 2.563344151594519e-12)
 MAGIC = 12582912.0  # 1.5 * 2^23: v + MAGIC rounds v to an integer, held in the low bits
 # On [-pi/4 - 2^-9, pi/4 + 2^-9], float32 coefficients (fitted minimax, each rounded then the rest refitted): sin y =
 # y + y^3 S(y^2) (relative error 2^-27.8), cos y = 1 - y^2/2 + y^4 C(y^2) (2^-32.9), tan y = y + y^3 T(y^2) (2^-29.5).
@@ -433,24 +436,21 @@ T32 = (0.33333349227905273, 0.1333266794681549, 0.05406023934483528, 0.021277677
 
 def _fast32(name: str, f: F, x):
     """float32 sin, cos or tan of x for |x| < FAST32, in float32 arithmetic. |x| = yh + yl + k pi/2, k = round(2|x|/pi)
-    through MAGIC; yh + yl to about 2^-55: k Q[0], k Q[1] subtract exactly, k Q[2] and k Q[3] by Fast2Sum (exact
-    where the difference is below 2^-6 resp. 2^-18; else the larger operand comes first), k Q[4] into yl. Then msun's
-    scheme: sin or cos by k's parity, cos's 1 - y^2/2 with its rounding error kept; tan by a polynomial, -1/t in odd
-    quadrants from t = th + tl (-1/th + tl/th^2). Signs by xor of the sign bit. No sum has two products as operands:
+    through MAGIC; yh + yl to about 2^-54 (the float32s below 512 come within 2^-27.8 of a multiple of pi/2): |x| - k
+    P[0] - k P[1] is exact (Sterbenz, then a multiple of 2^-24 below 1), k P[2] by Fast2Sum (exact where the
+    difference is below 2^-10; else the larger operand comes first), k P[3] into yl. Then msun's scheme: sin or cos by
+    k's parity, cos's 1 - y^2/2 with its rounding error kept; tan by a polynomial, -1/t in odd quadrants from t =
+    th + tl (-1/th + tl/th^2). Signs by xor of the sign bit. No sum has two products as operands:
     IREE's CPU code contracts a product and a sum into an FMA, and which of two products is fused depends on the
     code around it (the tiers' dispatches gave different bits); a sum of an FMA with +0 ends a product."""
     a = f("abs", x)
     t = f.add(f.mul(a, 2 / math.pi), MAGIC)
     k = f.sub(t, MAGIC)
     kb = f.b.op("bitcast_convert", t, ty=f.i32)  # k in the low bits
-    r = f.sub(f.sub(a, f.mul(k, Q[0])), f.mul(k, Q[1]))
-    p2 = f.mul(k, Q[2])
-    r2 = f.sub(r, p2)
-    e2 = f.sub(f.sub(r, r2), p2)
-    p3 = f.mul(k, Q[3])
-    yh = f.sub(r2, p3)
-    e3 = f.sub(f.sub(r2, yh), p3)
-    yl = f.sub(f.add(e2, e3), f.mul(k, Q[4]))
+    r = f.sub(f.sub(a, f.mul(k, P[0])), f.mul(k, P[1]))
+    p2 = f.mul(k, P[2])
+    yh = f.sub(r, p2)
+    yl = f.sub(f.sub(f.sub(r, yh), p2), f.mul(k, P[3]))
     z = f.mul(yh, yh)
     i32 = lambda v: f.c(v, f.i32)  # noqa: E731
     sign = f.b.op("and", f.b.op("bitcast_convert", x, ty=f.i32), i32(-0x80000000), ty=f.i32)
