@@ -12,8 +12,9 @@ and, for sin and cos, one odd polynomial on [-pi/2, pi/2]); fdlibm's `atan` (ata
 asin, acos); `log` from the float32 exponent bits and the series of atanh; `exp` as 2^k e^r with k through int32
 (float32 results) or IREE's own (float64); Newton's iteration for `cbrt`; Kahan's `log1p` trick (x log(1+x) /
 ((1+x) - 1)) for log1p, asinh and atanh; float64 `power` through a double-double log and exp. exp2, cosh and
-erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) take
-Payne-Hanek's reduction only where some |x| >= 2^19 (a `stablehlo.if`). complex64 power (NumPy's `npy_cpow`), sign,
+erf (`f32=True`) compute in float32 arithmetic: within 2 ulps at float32 speed. sin, cos and tan (`f32=True`) run in
+tiers (`_tiered`): on the CPU float32 arithmetic below 512 (`_fast32`), float64 Cody-Waite below 2^19, Payne-Hanek
+above, a tier computed only where some element needs it (`stablehlo.if`). complex64 power (NumPy's `npy_cpow`), sign,
 sinh, cosh, asin, acos, atan, asinh, acosh, atanh (Hull et al., Kahan) compute in float64 arithmetic on every target.
 `mathlib-glsl` holds what only Vulkan (GLSL) gets wrong (fmod, and Vulkan's complex64 abs, divide, sqrt, exp, log,
 log1p); the Vulkan target declares it.
@@ -311,9 +312,9 @@ def _kernel32(name: str, f: F, x, a, yh, yl, q):
     return f.sel(f.cmp(a, math.inf, "EQ"), f.c(math.nan), out)
 
 
-def _all_below(f: F, x, bound: float):
-    """A 0-d i1 tensor: whether every |x| < `bound` (False where one is NaN): the max of |x|'s bits as int32 (an
-    integer max vectorizes better than a float one with NaN semantics)."""
+def _max_bits(f: F, x):
+    """The largest |x| of a float32 tensor, as its int32 bits (a 0-d tensor; NaN's bits are above inf's): an integer
+    max vectorizes better than a float one with NaN semantics."""
     i32 = ir.IntegerType.get_signless(32)
     t0 = ir.RankedTensorType.get([], i32)
     bits = f.b.op("and", f.b.op("bitcast_convert", x, ty=f.i32), f.c(0x7FFFFFFF, f.i32), ty=f.i32)
@@ -323,10 +324,72 @@ def _all_below(f: F, x, bound: float):
     with ir.InsertionPoint(block):
         m = ir.Operation.create("stablehlo.maximum", results=[t0], operands=list(block.arguments)).result
         ir.Operation.create("stablehlo.return", results=[], operands=[m])
+    return red.result
+
+
+def _below(m, bound: float):
+    """A 0-d i1 tensor: whether the bits `m` of `_max_bits` are those of a float32 below `bound`."""
+    t0 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
     limit = make_constant(np.array(np.float32(bound)).view(np.int32), t0)
     return ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))],
-                               operands=[red.result, limit], attributes={"comparison_direction": ir.Attribute.parse(
+                               operands=[m, limit], attributes={"comparison_direction": ir.Attribute.parse(
                                    "#stablehlo<comparison_direction LT>")}).result
+
+
+def _fold(v, dims, op: str, init):
+    t = ir.RankedTensorType(v.type)
+    t0 = ir.RankedTensorType.get([], t.element_type)
+    red = ir.Operation.create("stablehlo.reduce", results=[ir.RankedTensorType.get(
+        [d for i, d in enumerate(t.shape) if i not in dims], t.element_type)], operands=[v, make_constant(
+            np.array(init), t0)], attributes={"dimensions": ir.DenseI64ArrayAttr.get(list(dims))}, regions=1)
+    block = red.regions[0].blocks.append(t0, t0)
+    with ir.InsertionPoint(block):
+        m = ir.Operation.create(f"stablehlo.{op}", results=[t0], operands=list(block.arguments)).result
+        ir.Operation.create("stablehlo.return", results=[], operands=[m])
+    return red.result
+
+
+ROWS = 256  # the first stage of `_tiers`' reduction: this many rows, reduced in parallel
+
+
+def _tiers(f: F, x, bounds):
+    """The tier each element of x needs (i: the first of `bounds` above |x|; len(bounds): none, or NaN), from its
+    bits (x's unsigned bits shifted left once: |x|'s, times 2), reduced by max: over ROWS rows in parallel where
+    the size allows (a 1-d int32 tensor of the rows' maxima), else over all (0-d)."""
+    u32, i32 = ir.IntegerType.get_unsigned(32), ir.IntegerType.get_signless(32)
+    n = math.prod(f.t.shape) if f.t.has_static_shape else 0
+    rows = n and n % ROWS == 0 and n >= ROWS * ROWS
+    if rows:  # (x reshaped first: its bits are not those the kernel takes, which would make this dispatch write them)
+        x = ir.Operation.create("stablehlo.reshape", results=[ir.RankedTensorType.get(
+            [ROWS, n // ROWS], f.t.element_type)], operands=[x]).result
+    shape = ir.RankedTensorType(x.type).shape
+    ut, it = ir.RankedTensorType.get(shape, u32), ir.RankedTensorType.get(shape, i32)
+    b = _Builder(ir.RankedTensorType(x.type), x)
+    v = b.op("shift_left", b.op("bitcast_convert", x, ty=ut), b.c(1, ut), ty=ut)
+    idx = b.c(0, it)
+    for bound in bounds:
+        lim = int(np.array(np.float32(bound)).view(np.uint32)) << 1
+        idx = b.op("add", idx, b.op("select", b.compare(v, b.c(lim, ut), "GE"), b.c(1, it), b.c(0, it), ty=it), ty=it)
+    return _fold(idx, [1] if rows else list(range(len(shape))), "maximum", np.int32(0))
+
+
+def _all_at_most(tiers, k: int):
+    """A 0-d i1 tensor: whether every element of `_tiers` is at most k (an `and` of the rows: no scalar dispatch)."""
+    t = ir.RankedTensorType(tiers.type)
+    i1 = ir.IntegerType.get_signless(1)
+    le = ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get(t.shape, i1)], operands=[
+        tiers, make_constant(np.array(k, np.int32), t)], attributes={"comparison_direction": ir.Attribute.parse(
+            "#stablehlo<comparison_direction LE>")}).result
+    return _fold(le, list(range(t.rank)), "and", np.bool_(True)) if t.rank else le
+
+
+def _branch(f: F, pred, then, other):
+    """`stablehlo.if` on the 0-d `pred`: then(F) or other(F), each a float32 tensor like f's."""
+    op = ir.Operation.create("stablehlo.if", results=[f.t], operands=[pred], regions=2)
+    for region, fn in zip(op.regions, (then, other)):
+        with ir.InsertionPoint(region.blocks.append()):
+            ir.Operation.create("stablehlo.return", results=[], operands=[fn(F(f.b))])
+    return op.result
 
 
 def _medium32(name: str, f: F, x):
@@ -359,23 +422,94 @@ def _medium32(name: str, f: F, x):
     return out if name == "cos" else f.sel(f.cmp(f("abs", x), _TINY, "LT"), x, out)
 
 
-def _sin_cos_tan32(name: str):
-    """float32 sin, cos or tan, in float64 arithmetic: where every |x| < `MEDIUM` (an integer max of |x|'s bits,
-    then `stablehlo.if`) only `_medium32` runs; otherwise it is selected below MEDIUM and the float64 `_reduce`
-    (Payne-Hanek) and `_kernel` above. An element's bits never depend on the others."""
-    def full(f: F, x):
+# float32 sin, cos, tan for |x| < FAST32, all in float32 arithmetic (`_fast32`).
+FAST32 = 512.0  # below: k = round(2|x|/pi) <= 326 < 2^9
+# pi/2 = P[0] + P[1] + P[2] + P[3]: 15, 10 and 9 bits (k P[i] exact, k P[0] and k P[1] multiples of 2^-24, k P[2] of
+# 2^-34), the rest rounded (k times its error below 2^-54)
+P = (float.fromhex("0x1.921cp0"), float.fromhex("0x1.da8p-15"), float.fromhex("0x1.11p-26"), 2.563344151594519e-12)
+MAGIC = 12582912.0  # 1.5 * 2^23: v + MAGIC rounds v to an integer, held in the low bits
+# On [-pi/4 - 2^-9, pi/4 + 2^-9], float32 coefficients (fitted minimax, each rounded then the rest refitted): sin y =
+# y + y^3 S(y^2) (relative error 2^-27.8), cos y = 1 - y^2/2 + y^4 C(y^2) (2^-32.9), tan y = y + y^3 T(y^2) (2^-29.5).
+S32 = (-0.16666653752326965, 0.008332106284797192, -0.00019507846445776522)
+C32 = (0.04166664555668831, -0.0013887308305129409, 2.443209450575523e-05)
+T32 = (0.33333349227905273, 0.1333266794681549, 0.05406023934483528, 0.02127767726778984, 0.01085282489657402,
+       6.275149644352496e-05, 0.004391578026115894)
+
+
+def _fast32(name: str, f: F, x):
+    """float32 sin, cos or tan of x for |x| < FAST32, in float32 arithmetic. |x| = yh + yl + k pi/2, k = round(2|x|/pi)
+    through MAGIC; yh + yl to about 2^-54 (the float32s below 512 come within 2^-27.8 of a multiple of pi/2): |x| - k
+    P[0] - k P[1] is exact (Sterbenz, then a multiple of 2^-24 below 1), k P[2] by Fast2Sum (exact where the
+    difference is below 2^-10; else the larger operand comes first), k P[3] into yl. Then msun's scheme: sin or cos by
+    k's parity, cos's 1 - y^2/2 with its rounding error kept; tan by a polynomial, -1/t in odd quadrants from t =
+    th + tl (-1/th + tl/th^2). Signs by xor of the sign bit. No sum has two products as operands:
+    IREE's CPU code contracts a product and a sum into an FMA, and which of two products is fused depends on the
+    code around it (the tiers' dispatches gave different bits); a sum of an FMA with +0 ends a product."""
+    a = f("abs", x)
+    t = f.add(f.mul(a, 2 / math.pi), MAGIC)
+    k = f.sub(t, MAGIC)
+    kb = f.b.op("bitcast_convert", t, ty=f.i32)  # k in the low bits
+    r = f.sub(f.sub(a, f.mul(k, P[0])), f.mul(k, P[1]))
+    p2 = f.mul(k, P[2])
+    yh = f.sub(r, p2)
+    yl = f.sub(f.sub(f.sub(r, yh), p2), f.mul(k, P[3]))
+    z = f.mul(yh, yh)
+    i32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    sign = f.b.op("and", f.b.op("bitcast_convert", x, ty=f.i32), i32(-0x80000000), ty=f.i32)
+    odd = f.b.compare(f.b.op("and", kb, i32(1), ty=f.i32), i32(0), "NE")
+    if name == "tan":
+        e = f.add(f.mul(yl, f.poly(z, (1.0, 1.0, 2 / 3))), 0.0)  # yl tan'(y) ~ yl (1 + z + 2z^2/3); (+0: see below)
+        c = f.add(f.mul(f.mul(yh, z), f.poly(z, T32)), e)
+        th = f.add(yh, c)
+        tl = f.sub(c, f.sub(th, yh))
+        inv = f.div(-1.0, th)
+        r = f.sel(odd, f.add(inv, f.mul(f.mul(inv, inv), tl)), th)
+        flip = sign
+    else:
+        sn = f.add(yh, f.add(f.mul(f.mul(yh, z), f.poly(z, S32)), yl))
+        hz = f.mul(z, 0.5)
+        w = f.sub(1.0, hz)
+        rec = f.sub(f.sub(f.sub(1.0, w), hz), f.mul(yh, yl))  # 1 - hz - w, and yl's term
+        cs = f.add(w, f.add(f.mul(f.mul(z, z), f.poly(z, C32)), rec))
+        # sin: negative in quadrants 2, 3 (k & 2), and for x < 0; cos: in quadrants 1, 2 ((k + 1) & 2)
+        q2 = f.b.op("shift_left", kb if name == "sin" else f.b.op("add", kb, i32(1), ty=f.i32), i32(30), ty=f.i32)
+        q2 = f.b.op("and", q2, i32(-0x80000000), ty=f.i32)
+        r = f.sel(odd, cs, sn) if name == "sin" else f.sel(odd, sn, cs)
+        flip = f.b.op("xor", q2, sign, ty=f.i32) if name == "sin" else q2
+    out = f.b.op("bitcast_convert", f.b.op("xor", f.b.op("bitcast_convert", r, ty=f.i32), flip, ty=f.i32), ty=f.t)
+    return out if name == "cos" else f.sel(f.cmp(a, _TINY, "LT"), x, out)  # (x itself: the CPU flushes subnormals)
+
+
+def _tiered(f: F, x, fns, bounds):
+    """fns[i](F) (float32 tensors like x) where bounds[i - 1] <= |x| < bounds[i] (the last: above), each element by
+    its own |x|. Tensors of IF_ELEMENTS or more compute only the functions their largest |x| needs (`_tiers`, then
+    `stablehlo.if`s); smaller ones all, selected (a branch there costs more than the work it skips)."""
+    def chain(g: F, n: int):  # fns[:n], selected by |x|
+        a, r = g("abs", x), fns[n - 1](g)
+        for i in range(n - 2, -1, -1):
+            r = g.sel(g.cmp(a, bounds[i], "LT"), fns[i](g), r)
+        return r
+    if f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
+        return chain(f, len(fns))
+    m = _tiers(f, x, bounds)
+
+    def level(g: F, i: int):
+        return chain(g, i + 1) if i == len(bounds) else _branch(
+            g, _all_at_most(m, i), lambda h: chain(h, i + 1), lambda h: level(h, i + 1))
+    return level(f, 0)
+
+
+def _sin_cos_tan32(name: str, fast: bool = False):
+    """float32 sin, cos or tan: (`fast`) `_fast32` in float32 arithmetic below FAST32, `_medium32` in float64 below
+    MEDIUM, the float64 `_reduce` (Payne-Hanek) and `_kernel` above (`_tiered`)."""
+    def big(f: F, x):
         d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
-        big = d("convert", _sin_cos_tan(name)(d, d("convert", x)), ty=f.t)
-        return f.sel(f.cmp(f("abs", x), MEDIUM, "LT"), _medium32(name, f, x), big)
+        return d("convert", _sin_cos_tan(name)(d, d("convert", x)), ty=f.t)
 
     def build(f: F, x):
-        if f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
-            return full(f, x)  # (a small tensor: the branch would cost more than the reduction it skips)
-        branch = ir.Operation.create("stablehlo.if", results=[f.t], operands=[_all_below(f, x, MEDIUM)], regions=2)
-        for region, fn in zip(branch.regions, (lambda g, v: _medium32(name, g, v), full)):
-            with ir.InsertionPoint(region.blocks.append()):
-                ir.Operation.create("stablehlo.return", results=[], operands=[fn(F(f.b), x)])
-        return branch.result
+        fns = [lambda g: _medium32(name, g, x), lambda g: big(g, x)]
+        return _tiered(f, x, [lambda g: _fast32(name, g, x), *fns], [FAST32, MEDIUM]) if fast else \
+            _tiered(f, x, fns, [MEDIUM])
     return build
 
 
@@ -1595,8 +1729,13 @@ _E, _H = "tests/test_passes_exp64.py::", "tests/test_passes_tanh64.py::"
 # IREE 3.13 has no vector float64 exp or tanh for llvm-cpu: a scalar libm call per element (a float64 SELU over 1M
 # values 3.5 ms on 2 cores, XLA 0.9; tanh over 524288 7.3 ms on one core, XLA 0.39). Right, but slow: the CPU target
 # declares these (`mathlib-cpu`, before `mathlib`, whose float64 expansions keep IREE's exp), as vectorizable
-# arithmetic (passes/exp64.py, passes/tanh64.py).
+# arithmetic (passes/exp64.py, passes/tanh64.py). Also float32 sin, cos, tan with their float32-arithmetic tier
+# (`_fast32`): its error-free sums (Fast2Sum) need a compiler that keeps them; Vulkan's (Mesa's NIR) simplifies
+# (r - (r - p)) - p to 0 (lavapipe: sin(493.23) = -2.5e-5, 6.7e7 ulps), so there `mathlib`'s float64 tiers remain.
 CPU_EXPANSIONS = [
+    *(Expansion(f"stablehlo.{op}", NARROW, _sin_cos_tan32(n, fast=True), "reduces the argument in float32 only: "
+                "cos(1e10) gave -1.3e20, sin(-3e-8) +6.2e-8", "tests/test_trig.py::test_float32_jit", f32=True)
+      for op, n in (("sine", "sin"), ("cosine", "cos"), ("tan", "tan"))),
     Expansion("stablehlo.exponential", ("f64",), lambda f, x: exp64._exp(f.b, x), "libm's scalar exp per element",
               _E + "test_float64_exp_is_arithmetic_within_one_ulp"),
     Expansion("stablehlo.logistic", ("f64",), lambda f, x: exp64._logistic(f.b, x), "libm's scalar exp per element",
@@ -1719,7 +1858,8 @@ class MathLibComplex(_Table):
 
 class MathLibCPU(_Table):
     name, table, workaround = "mathlib-cpu", _BY_OP_CPU, Workaround("3.13", _E + "test_float64_exp_is_arithmetic_within_one_ulp")
-    description = "CPU: float64 exp, logistic, expm1 and tanh as vectorizable arithmetic (IREE calls libm per element)"
+    description = ("CPU: float64 exp, logistic, expm1 and tanh as vectorizable arithmetic (IREE calls libm per element);"
+                   " float32 sin, cos, tan with a float32 tier")
 
 
 MATHLIB_GLSL, MATHLIB_COMPLEX, MATHLIB_CPU = register(MathLibGLSL()), register(MathLibComplex()), register(MathLibCPU())
