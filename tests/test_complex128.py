@@ -93,8 +93,10 @@ def test_complex128_power(x64):
     x = np.concatenate([10.0 ** rng.uniform(-3, 3, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n)),
                         10.0 ** rng.uniform(-150, 150, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n))])
     y = np.concatenate([rng.choice([2.0, 3.0, -1.0, -2.0, 7.0, -16.0], n), np.full(n, 2.0)]) + 0j
-    xs = 10.0 ** rng.uniform(-3, 3, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n))
+    xs = 10.0 ** rng.uniform(-300, 300, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n))
     ys = np.concatenate([rng.uniform(-1, 1, n // 2) + 0j, rng.uniform(-1, 1, n - n // 2) * (1 + 1j)])
+    xs[: n // 3] = 10.0 ** rng.uniform(-3, 3, n // 3) * np.exp(1j * rng.uniform(-np.pi, np.pi, n // 3))
+    ys[: n // 3] = rng.uniform(-6, 6, n // 3) + 1j * rng.uniform(-6, 6, n // 3)
     vals = [0.0, -0.0, 1.0, -2.5, 1e300, INF, -INF, NAN]
     sp = np.array([complex(a, b) for a in vals for b in vals])
     sx, sy = np.repeat(sp, len(sp)), np.tile(sp, len(sp))
@@ -105,8 +107,9 @@ def test_complex128_power(x64):
         want_s = np.array([complex(mpmath.mpc(complex(p)) ** mpmath.mpc(complex(q))) for p, q in zip(xs, ys)])
     e = _ulps(g, want)  # integer exponents: NumPy's products (binary powering: NumPy's x**-16 is 6.3 ulps off here)
     assert e[np.abs(y) <= 3].max() <= 1.5 and e.max() <= 8
-    # cexp(y clog x): the product y log x rounds at 2^-53 |y log x|, as NumPy's and glibc's (|y log x| < 8 here)
-    assert _ulps(gs, want_s).max() <= 8
+    # y log x in double-double arithmetic: what is left is arg x's rounding times |y| (here 4.5 ulps; NumPy's and
+    # glibc's cexp(y clog x) were 490 ulps off on these points)
+    assert _ulps(gs, want_s).max() <= 6
     with np.errstate(all="ignore"):
         want_sp = sx ** sy
     # an infinite result's signs are cos and sin of a phase past 1e300 where a part is 1e300: classes without signs
