@@ -1493,13 +1493,14 @@ def _cpow(f: F, a, b, c, d, wide: bool = False):
     NaN + NaN i elsewhere; `_cpow_int` for d = 0 and an integer c, |c| < 100; else C99's cexp(y clog x) (glibc's cpow):
     `_clog_glsl`, the product with Annex G's recovery of NaN + NaN i, `_cexp` with C99's special values. The product's
     error (2^-52 of |y log x|) moves the phase: within 1 ulp of float32 while |y log x| < 2^26. `wide`: complex128
-    values, `_cpow_dd` where x and y are finite (`_clog64` and `_K64`'s cexp for the special values)."""
-    L, t = (_clog64 if wide else _clog_glsl)(f, a, b)
+    values: `_clog_dd`, `_cpow_dd` (y log x in double-double arithmetic)."""
+    if wide:
+        L, ll, t = _clog_dd(f, a, b)
+    else:
+        (L, t), ll = _clog_glsl(f, a, b), None
     re, im = _cmul(f, c, d, L, t)
     re, im = _cmul_recovered(f, c, d, L, t, re, im)
-    er, ei = _cexp(f, re, im, _K64, _K64.exp) if wide else _cexp(f, re, im, exp=_exp32)
-    if wide:
-        er, ei = _cpow_dd(f, a, b, c, d, t, er, ei)
+    er, ei = _cpow_dd(f, c, d, L, ll, t, re, im) if wide else _cexp(f, re, im, exp=_exp32)
     n32 = f.b.op("convert", f("clamp", f.c(-127.0), c, f.c(127.0)), ty=f.i32)  # (not floor: a libm call on the CPU)
     pr, pi = _cpow_int(f, a, b, c, n32)
     and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
@@ -1512,21 +1513,29 @@ def _cpow(f: F, a, b, c, d, wide: bool = False):
     return f.sel(y0, f.c(1.0), er), f.sel(y0, f.c(0.0), ei)
 
 
-def _cpow_dd(f: F, a, b, c, d, t, er, ei):
-    """complex128 (a + bi)^(c + di) for finite nonzero x and finite y, as e^(c log|x| - d t) (cos q, sin q), q = c t +
-    d log|x|, t = atan2(b, a): log|x| = log m + log1p((n / m)^2) / 2 (m, n the larger and smaller |part|) with log m a
-    double-double (`_log_dd`), both sums and products in double-double arithmetic, `_exp_dd`, and cos, sin of q_hi
-    + q_lo to first order in q_lo. What remains is t's rounding (2^-53 t) times |y|: e^(y log x) rounded in float64
-    (NumPy's, glibc's) was 50 ulps off at |y log x| = 30, 830 at |x| = 1e279. `er + ei i` (the C99 path) elsewhere."""
+def _clog_dd(f: F, a, b):
+    """(lh, ll, t): log|x| = lh + ll as a double-double, t = atan2(b, a), for complex128 x = a + bi: log m + log1p((n /
+    m)^2) / 2 (m, n the larger and smaller |part|) with log m by `_log_dd`; C99's clog real part (ll = 0) where x is
+    0, infinite or NaN."""
     ax, ay = f("abs", a), f("abs", b)
     m, n = f("maximum", ax, ay), f("minimum", ax, ay)
-    ok = f.b.op("and", f.b.op("and", f.cmp(m, 0.0, "GT"), f.cmp(m, math.inf, "LT"), ty=f.b.i1),
-                f.b.op("and", _finite(f, c), _finite(f, d), ty=f.b.i1), ty=f.b.i1)
-    m1 = f.sel(ok, m, f.c(1.0))
-    q = f.div(f.sel(ok, n, f.c(0.0)), m1)
+    fin = f.b.op("and", f.cmp(m, 0.0, "GT"), f.cmp(m, math.inf, "LT"), ty=f.b.i1)  # (False for NaN)
+    m1 = f.sel(fin, m, f.c(1.0))
+    q = f.div(f.sel(fin, n, f.c(0.0)), m1)
     lh, ll = _two_sum(f, *_log_dd(f, f.bits(m1)))  # (normalized: its lo reaches 2^-18 of hi)
     lh, e = _two_sum(f, lh, f.mul(0.5, _log1p64(f, f.mul(q, q))))
-    ll = f.add(ll, e)
+    edge = f.sel(_inf_either(f, a, b), f.c(math.inf), f.sel(f.cmp(m, 0.0, "EQ"), f.c(-math.inf), f.c(math.nan)))
+    return f.sel(fin, lh, edge), f.sel(fin, f.add(ll, e), f.c(0.0)), f("atan2", b, a)
+
+
+def _cpow_dd(f: F, c, d, lh, ll, t, re, im):
+    """complex128 x^y for finite nonzero x = e^(lh + ll + ti) and finite y = c + di, as e^(c log|x| - d t) (cos q,
+    sin q), q = c t + d log|x|, the sums and products in double-double arithmetic, `_exp_dd`, and cos, sin of q_hi +
+    q_lo to first order in q_lo. What remains is t's rounding (2^-53 t) times |y|: e^(y log x) rounded in float64
+    (NumPy's, glibc's) was 50 ulps off at |y log x| = 30, 830 at |x| = 1e279. Elsewhere C99's cexp of y log x = re +
+    im i (its phase q_hi where x and y are finite: one cos and sin for both)."""
+    ok = f.b.op("and", f.b.op("and", _finite(f, lh), _finite(f, t), ty=f.b.i1),
+                f.b.op("and", _finite(f, c), _finite(f, d), ty=f.b.i1), ty=f.b.i1)
     c1, d1 = f.sel(ok, c, f.c(0.0)), f.sel(ok, d, f.c(0.0))
     rh, rl = _two_prod(f, c1, lh)  # c log|x| - d t
     ph, pl = _two_prod(f, d1, t)
@@ -1536,9 +1545,11 @@ def _cpow_dd(f: F, a, b, c, d, t, er, ei):
     sh, sl = _two_prod(f, d1, lh)
     qh, e = _two_sum(f, qh, sh)
     ql = f.add(f.add(ql, f.mul(d1, ll)), f.add(e, sl))
+    im = f.sel(ok, qh, im)
+    er, ei = _cexp(f, re, im, _K64, _K64.exp)
     mag = _exp_dd(f, rh, rl)
     ql = f.sel(f.cmp(f("abs", qh), 2.0 ** 52, "LT"), ql, f.c(0.0))  # (past 2^52 the phase has no digits left)
-    cq, sq = _K64.cos(f, qh), _K64.sin(f, qh)
+    cq, sq = _K64.cos(f, im), _K64.sin(f, im)
     re, im = f.mul(mag, f.sub(cq, f.mul(sq, ql))), f.mul(mag, f.add(sq, f.mul(cq, ql)))
     use = f.b.op("and", ok, f.cmp(mag, math.inf, "LT"), ty=f.b.i1)
     return f.sel(use, re, er), f.sel(use, im, ei)
