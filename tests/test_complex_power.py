@@ -45,10 +45,21 @@ def _points():
     return x, y, np.repeat(sp, len(sp)), np.tile(sp, len(sp))
 
 
+def _each(names, z, sp, backend: str) -> dict:
+    """{name: (f(z), f(sp))} for each stagec.numpy function named, from one jit of f over z and sp joined (one
+    expansion per function to compile, not two)."""
+    import stagec.numpy as snp
+    got = stagec.jit(lambda a: {k: getattr(snp, k)(a) for k in names}, backend=backend)(np.concatenate([z, sp]))
+    return {k: (np.asarray(v)[:len(z)], np.asarray(v)[len(z):]) for k, v in got.items()}
+
+
 def _check(backend: str):
     x, y, sx, sy = _points()
-    got, sq, cube, half, real, got_sp = stagec.jit(lambda x, y, s, t: (
-        x ** y, x ** 2.0, x ** 3.0, x ** 0.5, x ** y.real, s ** t), backend=backend)(x, y, sx, sy)
+    n = len(x)  # (x and the special points in one array: one expansion of power, not two, to compile)
+    both, sq, cube, half, real = stagec.jit(lambda x, y: (
+        x ** y, x[:n] ** 2.0, x[:n] ** 3.0, x[:n] ** 0.5, x[:n] ** y[:n].real), backend=backend)(
+        np.concatenate([x, sx]), np.concatenate([y, sy]))
+    got, got_sp = np.asarray(both)[:n], np.asarray(both)[n:]
     x128, y128 = x.astype(np.complex128), y.astype(np.complex128)
     for g, want in ((got, x128 ** y128), (sq, x128 * x128), (cube, x128 * x128 * x128), (half, np.sqrt(x128)),
                     (real, x128 ** y128.real)):
@@ -90,8 +101,7 @@ def _check_sign_sinh_cosh(backend: str):
     vals = [0.0, -0.0, 1.0, -2.5, 1e38, INF, -INF, NAN]
     sp = np.array([complex(a, b) for a in vals for b in vals], np.complex64)
     fs = {"sign": np.sign, "sinh": np.sinh, "cosh": np.cosh}
-    import stagec.numpy as snp
-    got = stagec.jit(lambda z, s: {k: (getattr(snp, k)(z), getattr(snp, k)(s)) for k in fs}, backend=backend)(z, sp)
+    got = _each(fs, z, sp, backend)
     for k, fn in fs.items():
         g, gs = got[k]
         with np.errstate(all="ignore"):
@@ -126,7 +136,6 @@ def test_float_power_of_complex_is_complex():
 def _check_inverse_trig(backend: str):
     # IREE's complex64 asin, acos, atan, asinh, acosh, atanh were log/sqrt formulas in float32: 34-39 ulps on the CPU,
     # up to 505 on Vulkan; mathlib's are Hull et al.'s and Kahan's in float64 arithmetic
-    import stagec.numpy as snp
     rng = np.random.default_rng(6)
     n = 1500
     ang = lambda: np.exp(1j * rng.uniform(-np.pi, np.pi, n))  # noqa: E731
@@ -138,7 +147,7 @@ def _check_inverse_trig(backend: str):
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e38, INF, -INF, NAN]
     sp = np.array([complex(a, b) for a in vals for b in vals], np.complex64)
     names = ("arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh")
-    got = stagec.jit(lambda z, s: {k: (getattr(snp, k)(z), getattr(snp, k)(s)) for k in names}, backend=backend)(z, sp)
+    got = _each(names, z, sp, backend)
     for k in names:
         g, gs = got[k]
         err = _ulps(g, getattr(np, k)(z.astype(np.complex128)))
@@ -165,14 +174,13 @@ def test_complex128_sign_sinh_cosh(x64):
     # IREE's complex128 sign(inf j) was NaN + NaN i; sinh and cosh (e^z -+ e^-z) / 2 lost tiny parts
     import mpmath
 
-    import stagec.numpy as snp
     rng = np.random.default_rng(8)
     n = 600
     z = np.concatenate([rng.uniform(-30, 30, n) + 1j * rng.uniform(-30, 30, n),
                         10.0 ** rng.uniform(-300, 1, n) * np.exp(1j * rng.uniform(-np.pi, np.pi, n))])
     vals = [0.0, -0.0, 1.0, -2.5, 1e300, INF, -INF, NAN]
     sp = np.array([complex(a, b) for a in vals for b in vals])
-    got = stagec.jit(lambda z, s: {k: (getattr(snp, k)(z), getattr(snp, k)(s)) for k in ("sign", "sinh", "cosh")})(z, sp)
+    got = _each(("sign", "sinh", "cosh"), z, sp, "cpu")
     for k, mp in (("sign", lambda u: u / abs(u)), ("sinh", mpmath.sinh), ("cosh", mpmath.cosh)):
         g, gs = got[k]
         with mpmath.workdps(40):
