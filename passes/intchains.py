@@ -13,7 +13,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .fuse import _PAR, _input_map
+from .fuse import _PAR, _collect
 from .irutil import op_name, producer, splat_value, tensor_type
 
 MIN_OPS = 48  # smaller chains are left to IREE (a hash is ~120 ops; index arithmetic a few)
@@ -119,22 +119,11 @@ def _fuse(chain: list, stats: PassStats) -> int | None:
     st, rank, shape = _signless(t), t.rank, list(t.shape)
     elem = st.element_type
     with ir.InsertionPoint(chain[-1]), chain[-1].location:
-        inputs, maps, consts, index = [], [], {}, {}
-        for m in chain:
-            for v in m.operands:
-                p = producer(v)
-                if (p is not None and p.operation in ids) or v in index or v in consts:
-                    continue
-                s = splat_value(v)
-                if s is not None:
-                    consts[v] = int(s)
-                    continue
-                src, amap = _input_map(v, rank, shape)
-                index[v] = len(inputs)
-                inputs.append(_bitcast(src, _signless(tensor_type(src))))
-                maps.append(amap)
-        inits = [ir.Operation.create("tensor.empty", results=[st], operands=[]).result for _ in roots]
         identity = ir.AffineMap.get_identity(rank)
+        inputs, maps, consts, index = _collect(chain, rank, shape, identity)  # (the identity output covers every loop)
+        inputs = [_bitcast(src, _signless(tensor_type(src))) for src in inputs]
+        consts = {v: int(c) for v, c in consts.items()}
+        inits = [ir.Operation.create("tensor.empty", results=[st], operands=[]).result for _ in roots]
         g = ir.Operation.create(
             "linalg.generic", results=[st] * len(roots), operands=[*inputs, *inits],
             attributes={"indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in
