@@ -10,6 +10,7 @@ from iree.compiler import ir
 
 from .base import REGISTRY, PassError, PassStats
 from .irutil import count_ops
+from stagec.lowering import context
 
 # The CPU target's optimization passes (`stagec.compiler.targets`, where each target declares its pipeline; a test
 # holds the two equal): what "default" names where no target is given.
@@ -100,7 +101,7 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
 def on_text(mlir: str, rewrite: Callable[[ir.Module], object]) -> str | None:
     """`mlir` (text) through `rewrite(module)` (a pass's function), or None where it reports no change: a rewrite's
     text form, for tests and tools reading a stage's text."""
-    with ir.Context():
+    with context():
         module = ir.Module.parse(mlir)
         return str(module) if rewrite(module) else None
 
