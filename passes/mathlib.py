@@ -693,6 +693,103 @@ def _sinh_cosh(name: str):
     return build
 
 
+# ---------------------------------------------------------------- expm1, sinh, asinh, acosh, atanh in float32 arithmetic
+
+EXPM1_F32 = tuple(1 / math.factorial(n) for n in range(2, 9))  # (e^r - 1 - r) / r^2, |r| <= ln2/2: 2^-30 left out
+SINH_F32 = tuple(1 / math.factorial(2 * n + 1) for n in range(1, 6))  # (sinh x - x) / x^3, |x| < 1: 2^-32 left out
+
+
+def _pow2_f32(f: F, k):
+    """2^k for int32 k in [-126, 127] (float32 bits)."""
+    c32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    return f.b.op("bitcast_convert", f.b.op("shift_left", f.b.op("add", k, c32(127), ty=f.i32), c32(23), ty=f.i32),
+                  ty=f.t)
+
+
+def _reduce_ln2_f32(f: F, a, lo: float, hi: float):
+    """(k, r) with a = k ln 2 + r, k = round(a / ln 2) (int32, a clamped to [lo, hi]), |r| <= ln2/2 (Cody-Waite:
+    k LN2_HI32 exact, one rounding in r)."""
+    ac = f("clamp", f.c(lo), a, f.c(hi))
+    bias = float(math.ceil(-lo / LN2) + 1)  # (positive before the truncation: floor)
+    ki = f.b.op("subtract", f.b.op("convert", f.add(f.mul(ac, 1 / LN2), bias + 0.5), ty=f.i32), f.c(int(bias), f.i32),
+                ty=f.i32)
+    k = f("convert", ki)
+    return ki, f.sub(f.sub(ac, f.mul(k, LN2_HI32)), f.mul(k, LN2_LO32))
+
+
+def _expm1_f32(f: F, x):
+    """e^x - 1 in float32 arithmetic: 2^k (1 + p) - 1 = 2 (t p + (t - 1/2)), t = 2^(k-1), k = round(x / ln 2) (x
+    clamped to [-32, 89]: -1 and inf beyond), p = e^r - 1 = r + r^2 q(r) by Taylor's series. t - 1/2 is exact for
+    k <= 25 (it rounds to t past it, to -1/2 below -25): one rounding in the sum, no cancellation but for k = 1.
+    Within 1.5 ulps; x itself below 2^-25 (keeps -0; t p is subnormal below 2^-125) and NaN."""
+    ki, r = _reduce_ln2_f32(f, x, -32.0, 89.0)
+    p = f.add(r, f.mul(f.mul(r, r), f.poly(r, EXPM1_F32)))
+    t = _pow2_f32(f, f.b.op("subtract", ki, f.c(1, f.i32), ty=f.i32))
+    y = f.mul(f.add(f.mul(t, p), f.sub(t, 0.5)), 2.0)
+    keep = f.b.op("or", f.cmp(f("abs", x), 2.0 ** -25, "LT"), f.cmp(x, x, "NE"), ty=f.b.i1)  # (t p: subnormal)
+    return f.sel(keep, x, y)
+
+
+def _sinh_f32(f: F, x):
+    """sinh in float32 arithmetic: below |x| = 1 x + x^3 q(x^2) (Taylor's series); else with h = e^|x| / 4 = 2^(k-2)
+    e^r (|x| clamped to 89.5: inf beyond), 2 (h - 1/(16 h)) (at most coth(1) = 1.31 times e^|x|'s error) with x's
+    sign. Within 2 ulps."""
+    a = f("abs", x)
+    ki, r = _reduce_ln2_f32(f, a, 0.0, 89.5)
+    e = f.poly(r, [1 / math.factorial(n) for n in range(9)])
+    h = f.mul(e, _pow2_f32(f, f.b.op("subtract", ki, f.c(2, f.i32), ty=f.i32)))
+    big = f.mul(f.sub(h, f.div(0.0625, h)), 2.0)
+    big = f.sel(f.cmp(x, 0.0, "LT"), f.neg(big), big)
+    x2 = f.mul(x, x)
+    small = f.add(x, f.mul(x, f.mul(x2, f.poly(x2, SINH_F32))))
+    return f.sel(f.cmp(a, 1.0, "GE"), big, small)  # (NaN: small)
+
+
+def _with_sign_of(f: F, r, x):
+    """r >= 0 (or NaN) with the sign bit of x: an integer or of the bits."""
+    i = lambda v: f.b.op("bitcast_convert", v, ty=f.i32)  # noqa: E731
+    s = f.b.op("and", i(x), f.c(-(1 << 31), f.i32), ty=f.i32)
+    return f.b.op("bitcast_convert", f.b.op("or", i(r), s, ty=f.i32), ty=f.t)
+
+
+BIG_F32 = 2.0 ** 12  # past it asinh a = log(a) + ln 2 + 1/(4a^2), acosh a = log(a) + ln 2 - 1/(4a^2): 2^-28 relative
+
+
+def _log1p_big(f: F, a, v):
+    """log1p(v), but log(a) + ln 2 past BIG_F32 (a - 1 is exact below 2^24, so log1p(a - 1) = log a; above, log1p(a)
+    is log a to 2^-28): one log1p (IREE's: Kahan's log(u) v / (u - 1)) either way."""
+    big = f.cmp(a, BIG_F32, "GT")
+    return f.add(f("log_plus_one", f.sel(big, f.sub(a, 1.0), v)), f.sel(big, f.c(LN2), f.c(0.0)))
+
+
+def _asinh_f32(f: F, x):
+    """asinh in float32 arithmetic: log1p(a + a^2 / (1 + sqrt(1 + a^2))), a = |x| (fdlibm's, no cancellation), log a +
+    ln 2 past BIG_F32 (`_log1p_big`), x's sign."""
+    a = f("abs", x)
+    a2 = f.mul(a, a)
+    v = f.add(a, f.div(a2, f.add(1.0, f("sqrt", f.add(1.0, a2)))))
+    return _with_sign_of(f, _log1p_big(f, a, v), x)
+
+
+def _acosh_f32(f: F, x):
+    """acosh in float32 arithmetic: log1p(t + sqrt(t (t + 2))), t = x - 1 (exact below 2^24), log x + ln 2 past BIG_F32
+    (`_log1p_big`); NaN below 1."""
+    t = f.sub(x, 1.0)
+    r = _log1p_big(f, x, f.add(t, f("sqrt", f.mul(t, f.add(t, 2.0)))))
+    return f.sel(f.cmp(x, 1.0, "LT"), f.c(math.nan), r)
+
+
+def _atanh_f32(f: F, x):
+    """atanh in float32 arithmetic, fdlibm's: log1p(v) / 2, v = 2a + 2a^2 / (1 - a) below a = |x| = 1/2, 2a / (1 - a)
+    (1 - a exact) from it (one division either way); x's sign."""
+    a = f("abs", x)
+    a2 = f.add(a, a)
+    low = f.cmp(a, 0.5, "LT")
+    q = f.div(f.sel(low, f.mul(a2, a), a2), f.sub(1.0, a))
+    r = f.mul(0.5, f("log_plus_one", f.sel(low, f.add(a2, q), q)))
+    return _with_sign_of(f, r, x)
+
+
 CBRTF_B1 = 709958130  # fdlibm s_cbrtf.c: (127 - 127/3 - 0.03306235651) * 2**23
 
 
@@ -1736,7 +1833,7 @@ EXPANSIONS = [
     Expansion("chlo.atan", NARROW, _atan, "through float32 atan2: 38 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.asin", NARROW, _asin, "through float32 atan2: 39 ulps near +-1", _T + "test_float32_bounds"),
     Expansion("chlo.acos", NARROW, _acos, "through float32 atan2: 39 ulps", _T + "test_float32_bounds"),
-    Expansion("chlo.sinh", NARROW, lambda f, x: _sinh_cosh("sinh")(f, x, narrow=True), "float32 (e^x - e^-x)/2: 23 ulps", _T + "test_float32_bounds"),
+    Expansion("chlo.sinh", NARROW, _sinh_f32, "float32 (e^x - e^-x)/2: 23 ulps", _T + "test_float32_bounds", f32=True),
     Expansion("chlo.cosh", NARROW, _cosh_f32, "float32 (e^x + e^-x)/2: 23 ulps", _T + "test_float32_bounds", f32=True),
     Expansion("stablehlo.cbrt", NARROW, lambda f, x: _cbrt(f, x, narrow=True), "float32 polynomial: 11.6 ulps", _T + "test_float32_bounds"),
     Expansion("chlo.erf", NARROW, _erf, "float32 rational: 5.4 ulps, 0 for |x| < 7e-37 (1.7e7 ulps)", _T + "test_erf_float32",
@@ -1838,6 +1935,13 @@ CPU_EXPANSIONS = [
     *(Expansion(f"stablehlo.{op}", NARROW, _sin_cos_tan32(n, fast=True), "reduces the argument in float32 only: "
                 "cos(1e10) gave -1.3e20, sin(-3e-8) +6.2e-8", "tests/test_trig.py::test_float32_jit", f32=True)
       for op, n in (("sine", "sin"), ("cosine", "cos"), ("tan", "tan"))),
+    # float32 expm1, asinh, acosh, atanh: IREE's are right but slow (its expm1 is an exp, a log and a division; the
+    # CHLO expansions take a log and a log1p, or two log1p, per element)
+    *(Expansion(op, NARROW, build, what, _T + "test_float32_bounds", f32=True) for op, build, what in (
+        ("stablehlo.exponential_minus_one", _expm1_f32, "exp, log and a division: 4.7x exp's time"),
+        ("chlo.asinh", _asinh_f32, "a log and a log1p (the large-argument branch's and the other's)"),
+        ("chlo.acosh", _acosh_f32, "a log and a log1p, two square roots"),
+        ("chlo.atanh", _atanh_f32, "(log1p(x) - log1p(-x)) / 2: two log1p"))),
     Expansion("stablehlo.exponential", ("f64",), lambda f, x: exp64._exp(f.b, x), "libm's scalar exp per element",
               _E + "test_float64_exp_is_arithmetic_within_one_ulp"),
     Expansion("stablehlo.logistic", ("f64",), lambda f, x: exp64._logistic(f.b, x), "libm's scalar exp per element",
