@@ -353,35 +353,32 @@ def _fold(v, dims, op: str, init):
 ROWS = 256  # the first stage of `_tiers`' reduction: this many rows, reduced in parallel
 
 
-def _tiers(f: F, x, bounds):
-    """The tier each element of x needs (i: the first of `bounds` above |x|; len(bounds): none, or NaN), from its
-    bits (x's unsigned bits shifted left once: |x|'s, times 2), reduced by max: over ROWS rows in parallel where
-    the size allows (a 1-d int32 tensor of the rows' maxima), else over all (0-d)."""
-    u32, i32 = ir.IntegerType.get_unsigned(32), ir.IntegerType.get_signless(32)
+def _tiers(f: F, x):
+    """The largest |x| of x's elements as its float32 bits (an int32: |x|'s order; NaN above inf), reduced by max:
+    over ROWS rows in parallel where the size allows (a 1-d int32 tensor of the rows' maxima), else over all (0-d).
+    `_all_below` compares it with a tier's bound."""
+    i32 = ir.IntegerType.get_signless(32)
     n = math.prod(f.t.shape) if f.t.has_static_shape else 0
     rows = n and n % ROWS == 0 and n >= ROWS * ROWS
     if rows:  # (x reshaped first: its bits are not those the kernel takes, which would make this dispatch write them)
         x = ir.Operation.create("stablehlo.reshape", results=[ir.RankedTensorType.get(
             [ROWS, n // ROWS], f.t.element_type)], operands=[x]).result
     shape = ir.RankedTensorType(x.type).shape
-    ut, it = ir.RankedTensorType.get(shape, u32), ir.RankedTensorType.get(shape, i32)
+    it = ir.RankedTensorType.get(shape, i32)
     b = _Builder(ir.RankedTensorType(x.type), x)
-    v = b.op("shift_left", b.op("bitcast_convert", x, ty=ut), b.c(1, ut), ty=ut)
-    idx = b.c(0, it)
-    for bound in bounds:
-        lim = int(np.array(np.float32(bound)).view(np.uint32)) << 1
-        idx = b.op("add", idx, b.op("select", b.compare(v, b.c(lim, ut), "GE"), b.c(1, it), b.c(0, it), ty=it), ty=it)
-    return _fold(idx, [1] if rows else list(range(len(shape))), "maximum", np.int32(0))
+    v = b.op("and", b.op("bitcast_convert", x, ty=it), b.c(0x7FFFFFFF, it), ty=it)
+    return _fold(v, [1] if rows else list(range(len(shape))), "maximum", np.int32(0))
 
 
-def _all_at_most(tiers, k: int):
-    """A 0-d i1 tensor: whether every element of `_tiers` is at most k (an `and` of the rows: no scalar dispatch)."""
+def _all_below(tiers, bound: float):
+    """A 0-d i1 tensor: whether every |x| of `_tiers` is below `bound` (an `and` of the rows: no scalar dispatch)."""
     t = ir.RankedTensorType(tiers.type)
     i1 = ir.IntegerType.get_signless(1)
-    le = ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get(t.shape, i1)], operands=[
-        tiers, make_constant(np.array(k, np.int32), t)], attributes={"comparison_direction": ir.Attribute.parse(
-            "#stablehlo<comparison_direction LE>")}).result
-    return _fold(le, list(range(t.rank)), "and", np.bool_(True)) if t.rank else le
+    lim = int(np.array(np.float32(bound)).view(np.int32))
+    lt = ir.Operation.create("stablehlo.compare", results=[ir.RankedTensorType.get(t.shape, i1)], operands=[
+        tiers, make_constant(np.array(lim, np.int32), t)], attributes={"comparison_direction": ir.Attribute.parse(
+            "#stablehlo<comparison_direction LT>")}).result
+    return _fold(lt, list(range(t.rank)), "and", np.bool_(True)) if t.rank else lt
 
 
 def _branch(f: F, pred, then, other):
@@ -430,11 +427,11 @@ FAST32 = 512.0  # below: k = round(2|x|/pi) <= 326 < 2^9
 P = (float.fromhex("0x1.921cp0"), float.fromhex("0x1.da8p-15"), float.fromhex("0x1.11p-26"), 2.563344151594519e-12)
 MAGIC = 12582912.0  # 1.5 * 2^23: v + MAGIC rounds v to an integer, held in the low bits
 # On [-pi/4 - 2^-9, pi/4 + 2^-9], float32 coefficients (fitted minimax, each rounded then the rest refitted): sin y =
-# y + y^3 S(y^2) (relative error 2^-27.8), cos y = 1 - y^2/2 + y^4 C(y^2) (2^-32.9), tan y = y + y^3 T(y^2) (2^-29.5).
+# y + y^3 S(y^2) (relative error 2^-27.8), cos y = 1 - y^2/2 + y^4 C(y^2) (2^-32.9); tan y = y (1 + a z) / (1 + b z +
+# c z^2), z = y^2 (TANR: (a, b, c), minimax rational, 2^-25.8).
 S32 = (-0.16666653752326965, 0.008332106284797192, -0.00019507846445776522)
 C32 = (0.04166664555668831, -0.0013887308305129409, 2.443209450575523e-05)
-T32 = (0.33333349227905273, 0.1333266794681549, 0.05406023934483528, 0.02127767726778984, 0.01085282489657402,
-       6.275149644352496e-05, 0.004391578026115894)
+TANR = (-0.09578283131122589, -0.4291166663169861, 0.009710023179650307)
 
 
 def _fast32(name: str, f: F, x):
@@ -442,8 +439,9 @@ def _fast32(name: str, f: F, x):
     through MAGIC; yh + yl to about 2^-54 (the float32s below 512 come within 2^-27.8 of a multiple of pi/2): |x| - k
     P[0] - k P[1] is exact (Sterbenz, then a multiple of 2^-24 below 1), k P[2] by Fast2Sum (exact where the
     difference is below 2^-10; else the larger operand comes first), k P[3] into yl. Then msun's scheme: sin or cos by
-    k's parity, cos's 1 - y^2/2 with its rounding error kept; tan by a polynomial, -1/t in odd quadrants from t =
-    th + tl (-1/th + tl/th^2). Signs by xor of the sign bit. No sum has two products as operands:
+    k's parity, cos's 1 - y^2/2 with its rounding error kept; tan as one division n / d of the rational's numerator
+    (yl's term yl tan'(y) ~ yl (1 + y^2) folded in as yl (1 + y^2) d) and denominator, -d / n in odd quadrants (within
+    2.3 ulps: each of n, d and n / d rounds once). Signs by xor of the sign bit. No sum has two products as operands:
     IREE's CPU code contracts a product and a sum into an FMA, and which of two products is fused depends on the
     code around it (the tiers' dispatches gave different bits); a sum of an FMA with +0 ends a product."""
     a = f("abs", x)
@@ -459,12 +457,11 @@ def _fast32(name: str, f: F, x):
     sign = f.b.op("and", f.b.op("bitcast_convert", x, ty=f.i32), i32(-0x80000000), ty=f.i32)
     odd = f.b.compare(f.b.op("and", kb, i32(1), ty=f.i32), i32(0), "NE")
     if name == "tan":
-        e = f.add(f.mul(yl, f.poly(z, (1.0, 1.0, 2 / 3))), 0.0)  # yl tan'(y) ~ yl (1 + z + 2z^2/3); (+0: see below)
-        c = f.add(f.mul(f.mul(yh, z), f.poly(z, T32)), e)
-        th = f.add(yh, c)
-        tl = f.sub(c, f.sub(th, yh))
-        inv = f.div(-1.0, th)
-        r = f.sel(odd, f.add(inv, f.mul(f.mul(inv, inv), tl)), th)
+        # tan(yh + yl) = n / d, n = yh (1 + a z) + yl (1 + z) d, d = 1 + z (b + c z); -d / n in odd quadrants
+        e = f.add(f.mul(yl, z), yl)  # yl tan'(y) ~ yl (1 + z)
+        d = f.add(f.mul(z, f.add(f.mul(z, TANR[2]), TANR[1])), 1.0)
+        n = f.add(yh, f.add(f.mul(f.mul(yh, z), TANR[0]), f.add(f.mul(e, d), 0.0)))  # (+0: see below)
+        r = f.div(f.sel(odd, f.neg(d), n), f.sel(odd, n, d))
         flip = sign
     else:
         sn = f.add(yh, f.add(f.mul(f.mul(yh, z), f.poly(z, S32)), yl))
@@ -492,11 +489,11 @@ def _tiered(f: F, x, fns, bounds):
         return r
     if f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
         return chain(f, len(fns))
-    m = _tiers(f, x, bounds)
+    m = _tiers(f, x)
 
     def level(g: F, i: int):
         return chain(g, i + 1) if i == len(bounds) else _branch(
-            g, _all_at_most(m, i), lambda h: chain(h, i + 1), lambda h: level(h, i + 1))
+            g, _all_below(m, bounds[i]), lambda h: chain(h, i + 1), lambda h: level(h, i + 1))
     return level(f, 0)
 
 

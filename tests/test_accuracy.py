@@ -10,7 +10,7 @@ import stagec
 import stagec.numpy as snp
 
 F32_BOUNDS = {  # max ulps: within max(4, JAX 0.10.2's error on the same points); measured 0.5-2.2 (docs/accuracy.md)
-    "exp": 4, "expm1": 4, "log": 4, "log1p": 4, "sqrt": 1, "cbrt": 1, "sin": 1, "cos": 1, "tan": 2, "tanh": 4,
+    "exp": 4, "expm1": 4, "log": 4, "log1p": 4, "sqrt": 1, "cbrt": 1, "sin": 1, "cos": 1, "tan": 3, "tanh": 4,
     "sinh": 2, "cosh": 2, "arcsin": 1, "arccos": 1, "arctan": 1, "arcsinh": 4, "arctanh": 4, "arccosh": 4}
 F64_BOUNDS = {"exp2": 2, "log1p": 4, "arcsinh": 4, "arctanh": 4, "arccosh": 4, "sinh": 4, "cosh": 4, "cbrt": 2}
 
