@@ -749,6 +749,30 @@ def _with_sign_of(f: F, r, x):
     return f.b.op("bitcast_convert", f.b.op("or", i(r), s, ty=f.i32), ty=f.t)
 
 
+LG32 = (0.66666662693, 0.40000972152, 0.28498786688, 0.24279078841)  # fdlibm e_logf.c's Lg1..Lg4 (minimax, float32)
+
+
+def _log1p_f32(f: F, v):
+    """log1p(v) for float32 v >= 0 (inf and NaN: v) in float32 arithmetic, fdlibm's log1pf: u = 1 + v = 2^k m, m in
+    [sqrt(2)/2, sqrt(2)) from u's bits, c = (v - (u - 1)) / u the rounding of u (exact below 2^24; past it below
+    2^-24 of the result), f = m - 1, s = f / (2 + f), log(1 + f) = f - (hfsq - s (hfsq + R(s^2))), hfsq = f^2 / 2.
+    Within 1 ulp. No sum has two products as operands (`_fast32`: the FMA IREE fuses must not depend on context)."""
+    i32 = lambda v: f.c(v, f.i32)  # noqa: E731
+    u = f.add(v, 1.0)
+    iu = f.b.op("add", f.b.op("bitcast_convert", u, ty=f.i32), i32(0x3F800000 - 0x3F3504F3), ty=f.i32)
+    k = f("convert", f.b.op("subtract", f.b.op("shift_right_arithmetic", iu, i32(23), ty=f.i32), i32(127), ty=f.i32))
+    m = f.b.op("bitcast_convert", f.b.op("add", f.b.op("and", iu, i32(0x007FFFFF), ty=f.i32), i32(0x3F3504F3), ty=f.i32),
+               ty=f.t)
+    fm = f.sub(m, 1.0)
+    c = f.div(f.sub(v, f.sub(u, 1.0)), u)
+    s = f.div(fm, f.add(fm, 2.0))
+    z = f.mul(s, s)
+    hfsq = f.add(f.mul(f.mul(fm, 0.5), fm), 0.0)  # (+0: a sum, not a product)
+    a = f.add(f.mul(z, f.poly(z, LG32)), hfsq)
+    r = f.add(f.add(f.sub(f.add(f.mul(s, a), f.add(f.mul(k, LN2_LO32), c)), hfsq), fm), f.mul(k, LN2_HI32))
+    return f.sel(f.cmp(v, math.inf, "LT"), r, v)
+
+
 BIG_F32 = 2.0 ** 12  # past it asinh a = log(a) + ln 2 + 1/(4a^2), acosh a = log(a) + ln 2 - 1/(4a^2): 2^-28 relative
 
 
@@ -756,7 +780,7 @@ def _log1p_big(f: F, a, v):
     """log1p(v), but log(a) + ln 2 past BIG_F32 (a - 1 is exact below 2^24, so log1p(a - 1) = log a; above, log1p(a)
     is log a to 2^-28): one log1p (IREE's: Kahan's log(u) v / (u - 1)) either way."""
     big = f.cmp(a, BIG_F32, "GT")
-    return f.add(f("log_plus_one", f.sel(big, f.sub(a, 1.0), v)), f.sel(big, f.c(LN2), f.c(0.0)))
+    return f.add(_log1p_f32(f, f.sel(big, f.sub(a, 1.0), v)), f.sel(big, f.c(LN2), f.c(0.0)))
 
 
 def _asinh_f32(f: F, x):
@@ -783,8 +807,8 @@ def _atanh_f32(f: F, x):
     a2 = f.add(a, a)
     low = f.cmp(a, 0.5, "LT")
     q = f.div(f.sel(low, f.mul(a2, a), a2), f.sub(1.0, a))
-    r = f.mul(0.5, f("log_plus_one", f.sel(low, f.add(a2, q), q)))
-    return _with_sign_of(f, r, x)
+    r = f.mul(0.5, _log1p_f32(f, f.sel(low, f.add(a2, q), q)))
+    return _with_sign_of(f, f.sel(f.cmp(a, 1.0, "GT"), f.c(math.nan), r), x)
 
 
 CBRTF_B1 = 709958130  # fdlibm s_cbrtf.c: (127 - 127/3 - 0.03306235651) * 2**23
