@@ -442,7 +442,7 @@ def _fast32(name: str, f: F, x):
     difference is below 2^-10; else the larger operand comes first), k P[3] into yl. Then msun's scheme: sin or cos by
     k's parity, cos's 1 - y^2/2 with its rounding error kept; tan as one division n / d of the rational's numerator
     (yl's term yl tan'(y) ~ yl (1 + y^2) folded in as yl (1 + y^2) d) and denominator, -d / n in odd quadrants (within
-    2.3 ulps: each of n, d and n / d rounds once). Signs by xor of the sign bit. No sum has two products as operands:
+    2.6 ulps: each of n, d and n / d rounds once). Signs by xor of the sign bit. No sum has two products as operands:
     IREE's CPU code contracts a product and a sum into an FMA, and which of two products is fused depends on the
     code around it (the tiers' dispatches gave different bits); a sum of an FMA with +0 ends a product."""
     a = f("abs", x)
