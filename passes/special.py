@@ -107,25 +107,26 @@ def _lgamma(f: F, x):
     finite = f("is_finite", log_sin, ty=f.b.i1)
     reflected = f.sel(finite, f.sub(f.sub(1.1447298858494002, log_sin), log_y), f.neg(log_sin))
     out = f.sel(reflect, reflected, log_y)
-    near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
-    near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
-    out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1[:n1]), out)
-    out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2[:n2]), out)
+    if not is32:  # (float32: `_lgamma32_shifted` took them, w = x there)
+        near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
+        near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
+        out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1[:n1]), out)
+        out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2[:n2]), out)
     return f.sel(f.cmp(ax, math.inf, "EQ"), f.c(math.inf), out)
 
 
 def _lgamma32_shifted(f: F, w, lanczos, n2: int):
-    """float32 lgamma(w) (w > 0): the series about 1 and 2 on [0.75, 2.5), and on [2.5, 8) lgamma(w - n) +
-    log((w - 1) ... (w - n)), w - n in [1.5, 2.5) by the series about 2 (every w - k exact): within about an ulp
-    where the float32 Lanczos sum is off by 3.6e-6 (10-20 ulps); `lanczos` elsewhere."""
-    n = f("floor", f.sub(w, 1.5))
+    """float32 lgamma(w) (w > 0): the series about 1 on [0.75, 1.25), and on [1.25, 8) lgamma(w - n) +
+    log((w - 1) ... (w - n)), n = max(floor(w - 1.5), 0), w - n in [1.25, 2.5) by the series about 2 (every w - k
+    exact; n = 0: the series alone, log 1 = 0): within about an ulp where the float32 Lanczos sum is off by 3.6e-6
+    (10-20 ulps); `lanczos` elsewhere."""
+    n = f("maximum", f("floor", f.sub(w, 1.5)), f.c(0.0))
     prod = f.c(1.0)
     for k in range(1, 7):
         prod = f.mul(prod, f.sel(f.cmp(f.c(float(k)), n, "LE"), f.sub(w, float(k)), f.c(1.0)))
     shifted = f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), f("log", prod))
-    out = f.sel(_and(f, f.cmp(w, 2.5, "GE"), f.cmp(w, 8.0, "LT")), shifted, lanczos)
-    out = f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
-    return f.sel(_and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 2.5, "LT")), _series(f, f.sub(w, 2.0), LGAMMA2[:n2]), out)
+    out = f.sel(_and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 8.0, "LT")), shifted, lanczos)
+    return f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
 
 
 # psi(v) ~ log v - 1/(2v) - sum B_2k / (2k v^2k), k = 1..6 (v >= 16 or v = w + 8, w >= 1/2: the next term below 2^-46)
