@@ -765,25 +765,35 @@ def _power64(f: F, x, y):
 
 # ---------------------------------------------------------------- erf (float32 and narrower)
 
-# Polynomials fitted (least squares at 4000 Chebyshev nodes, float64) to scipy.special's erf and erfc: erf x / x - 1
-# in u = x^2 on [0, 1]; erfc x in t = (x - 5/2) / (3/2) on [1, 4] (erf x rounds to 1 in float32 past 3.92).
+# erf x / x - 1 on [0, 1] as a polynomial in x^2 (least squares at 4000 Chebyshev nodes, float64, of scipy.special's
+# erf): erfc's branch below 1/2 (passes/special.py).
 ERF_SMALL = (0.12837916568932245, -0.3761262556739927, 0.1128358224799282, -0.026853691099711852, 0.005188098889393201,
              -0.0008008189323078711, 7.847259126604749e-05)
-ERFC_1_4 = (0.0004069523677220636, -0.0032672769189072705, 0.012252799467988745, -0.028187222659510045,
-            0.043651934257144996, -0.04639105123457318, 0.03186589637011182, -0.009574278361968286,
-            -0.006630969919698814, 0.010403472540543229, -0.00467666194006855, -0.001536217172226777,
-            0.0020395178243213814, -9.703090104224234e-05, -0.0002598570787306806)
+# erf's two pieces, in v = x^2 - 9/8 (x^2 about the middle of [0, 9/4]: Horner's sums there cancel little): erf x / x
+# - 1 on [0, 3/2] as a polynomial of degree 7 (0.25 ulps), erfc x on [3/2, 4] as a rational of degree (5, 5) (0.12 of
+# 2^-24): weighted minimax fits (Loeb's linearization, Lawson's iteration) to mpmath's.
+ERF_LOW = (-0.1831638371191189, -0.20022449766863296, 0.05207639037243725, -0.011439191173982248,
+           0.0021120576125356547, -0.0003338492009118638, 4.74363227131239e-05, -5.6658732710517685e-06)
+ERF_HIGH_P = (0.13391773293923775, -0.04770098143498684, 0.007015801432637889, -0.0005302170337891151,
+          2.0491918492735696e-05, -3.224669583385489e-07)
+ERF_HIGH_Q = (1.0, 0.9455871994597262, 0.32094296527687444, 0.08671051304732219, 0.007156418859063306,
+          0.0019315869365675504)
+ERF_V0, ERF_SPLIT = 1.125, 1.125  # v = x^2 - ERF_V0; the rational from v = ERF_SPLIT (|x| = 3/2) on
 
 
 def _erf(f: F, x):
-    """erf in float32 arithmetic, two polynomials (no exp, no division): x + x h(x^2) below 1 (x itself exact: keeps
-    -0 and subnormals), 1 - p((|x| - 5/2) / (3/2)) with |x| clamped to [1, 4] above, erfc's absolute error there
-    a small part of erf's ulp. Within 1.3 ulps."""
-    a = f("abs", x)
-    small = f.add(x, f.mul(x, f.poly(f.mul(x, x), ERF_SMALL)))
-    big = f.sub(1.0, f.poly(f.mul(f.sub(f("clamp", f.c(1.0), a, f.c(4.0)), 2.5), 1 / 1.5), ERFC_1_4))
-    r = f.sel(f.cmp(a, 1.0, "LT"), small, f.sel(f.cmp(x, 0.0, "LT"), f.neg(big), big))
-    return f.sel(f.cmp(x, x, "NE"), x, r)
+    """erf in float32 arithmetic: x + x h(v) below |x| = 3/2 (x itself exact: keeps -0 and subnormals; NaN takes
+    this side), 1 - P(v) / Q(v) above with v clamped to |x| = 4 (erf rounds to 1 past 3.9) and x's sign bit:
+    18 multiply-adds and one division, within 1.5 ulps."""
+    v = f.sub(f.mul(x, x), ERF_V0)
+    small = f.add(x, f.mul(x, f.poly(v, ERF_LOW)))
+    t = f("clamp", f.c(ERF_SPLIT), v, f.c(16.0 - ERF_V0))
+    big = f.sub(1.0, f.div(f.poly(t, ERF_HIGH_P), f.poly(t, ERF_HIGH_Q)))
+    c32 = lambda n: f.c(n, f.i32)  # noqa: E731
+    bits = lambda a: f.b.op("bitcast_convert", a, ty=f.i32)  # noqa: E731
+    big = f.b.op("bitcast_convert", f.b.op("or", bits(big), f.b.op("and", bits(x), c32(-(1 << 31)), ty=f.i32),
+                                           ty=f.i32), ty=f.t)
+    return f.sel(f.cmp(v, ERF_SPLIT, "GE"), big, small)
 
 
 # ---------------------------------------------------------------- float64 power: double-double log and exp

@@ -208,20 +208,21 @@ def test_erfc_float32_and_float64(x64):
 
 
 def test_erf_float32():
-    """erf across the branch at 1, near 0 down to the smallest normal float (IREE's gave 0 below 7e-37), near 3.92
-    (where it rounds to 1) and into saturation: within 1.5 ulps (measured 1.02; Cephes' rationals with IREE's exp
-    before: 1.83; IREE's 5.4 elsewhere, JAX's 5.0)."""
+    """erf across the branch at 3/2 (polynomial below, rational above), near 0 down to the smallest normal float
+    (IREE's gave 0 below 7e-37), near 3.92 (where it rounds to 1) and into saturation: within 2 ulps (measured 1.46
+    on a dense grid of [0, 4.5], 1.5 on lavapipe; two polynomials before: 1.14; IREE's 6.1, JAX's 5.7)."""
     import math
     from stagec.scipy.special import erf
     rng = np.random.default_rng(6)
-    x = np.concatenate([rng.uniform(-5, 5, 2000), 1 + rng.uniform(-1e-3, 1e-3, 50), -1 + rng.uniform(-1e-3, 1e-3, 50),
+    x = np.concatenate([rng.uniform(-5, 5, 2000), 1.5 + rng.uniform(-1e-3, 1e-3, 50), -1.5 + rng.uniform(-1e-3, 1e-3, 50),
+                        1.5 + np.arange(-64, 64) * 2.0 ** -23,
                         np.exp(rng.uniform(np.log(np.finfo(np.float32).tiny), 0, 500)) * np.sign(rng.normal(size=500)),
                         3.92 + rng.uniform(-0.05, 0.05, 50), [0.0, -0.0, 4.0, 6.0, 1e30, -np.inf, np.inf, np.nan]]).astype(np.float32)
     got = np.asarray(stagec.jit(erf)(x))
     ref = np.array([math.erf(float(v)) for v in x])
     err = _ulps(got, ref, np.float32)
     i = int(np.argmax(err))
-    assert err[i] <= 1.5, f"erf({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
+    assert err[i] <= 2, f"erf({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
     assert np.isnan(got[-1])
     assert np.signbit(got[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()
 
