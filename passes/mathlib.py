@@ -765,10 +765,6 @@ def _power64(f: F, x, y):
 
 # ---------------------------------------------------------------- erf (float32 and narrower)
 
-# erf x / x - 1 on [0, 1] as a polynomial in x^2 (least squares at 4000 Chebyshev nodes, float64, of scipy.special's
-# erf): erfc's branch below 1/2 (passes/special.py).
-ERF_SMALL = (0.12837916568932245, -0.3761262556739927, 0.1128358224799282, -0.026853691099711852, 0.005188098889393201,
-             -0.0008008189323078711, 7.847259126604749e-05)
 # erf's two pieces, in v = x^2 - 9/8 (x^2 about the middle of [0, 9/4]: Horner's sums there cancel little): erf x / x
 # - 1 on [0, 3/2] as a polynomial of degree 7 (0.25 ulps), erfc x on [3/2, 4] as a rational of degree (5, 5) (0.12 of
 # 2^-24): weighted minimax fits (Loeb's linearization, Lawson's iteration) to mpmath's.

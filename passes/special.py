@@ -191,9 +191,8 @@ def _digamma(f: F, x):
 
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
 
-# erfc(x) = e^(-x^2) P(x) / Q(x) for 1/2 (float32; 1 float64) <= x < 8 (float32: to 10), R(x) / S(x) past 8 (Q and S
-# monic); below,
-# 1 - erf(x). Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
+# float64 erfc(x) = e^(-x^2) P(x) / Q(x) for 1 <= x < 8, R(x) / S(x) past 8 (Q and S monic); below, 1 - erf(x).
+# Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
 ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
           1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
           5.57535335369399327526E2)
@@ -206,31 +205,44 @@ ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808
           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
 
 
+# float32: erfc x e^(x^2) on [0, 10.1] as a rational of degree (4, 5) in x, a weighted minimax fit (Loeb's
+# linearization, Lawson's iteration) to mpmath's: 0.1 of 2^-24 relative (Cephes' P / Q above: (8, 8), from 1/2)
+ERFC32_P = (1.0000000056753982, 1.238457839848768, 0.7316507241263918, 0.22923969478758693, 0.03280031916076441)
+ERFC32_Q = (1.0, 2.366837581131514, 2.402331639388053, 1.3254549135199614, 0.406343154706572, 0.058136354136170625)
+
+
+def _square32(f: F, a):
+    """(p, e): p = fl(a^2), p + e = a^2 exactly, in float32 arithmetic (Dekker's split in 12-bit halves, the two
+    cross products as one: ((h^2 - p) + 2 h l) + l^2)."""
+    c = f.mul(a, 4097.0)
+    h = f.sub(c, f.sub(c, a))
+    lo = f.sub(a, h)
+    p = f.mul(a, a)
+    return p, f.add(f.add(f.sub(f.mul(h, h), p), f.mul(h, f.add(lo, lo))), f.mul(lo, lo))
+
+
 def _erfc(f: F, x):
-    """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2 (Dekker's product), float64 as
-    e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact); one division for P / Q or R / S."""
-    is32 = _is32(f)
+    """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2, times one rational for every |x|
+    (no erf branch); float64 as e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact), times P / Q or
+    R / S (one division), 1 - erf below 1."""
     z = f("abs", x)
-    if is32:
-        h, l = _m._two_prod32(f, z, z)
+    if _is32(f):
+        h, l = _square32(f, z)
         e = f.mul(f("exponential", f.neg(h)), f.sub(1.0, l))
-        # (below 1/2 only erf's polynomial about 0 is used: `_erf`'s branch there, without its [1, 4] one)
-        one_minus_erf = f.sub(1.0, f.add(x, f.mul(x, f.poly(f.mul(x, x), _m.ERF_SMALL))))
-    else:
-        m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
-        r = f.sub(z, m)
-        e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
-        one_minus_erf = f.sub(1.0, ir.Operation.create("chlo.erf", results=[f.t], operands=[x]).result)  # (IREE's)
-    if is32:  # (P / Q is within 3e-14 of erfc e^(x^2) up to 10, where float32 erfc is 0: no R / S)
-        tail = f.mul(e, f.div(_horner(f, ERFC_P, z), _horner(f, ERFC_Q, z)))
-    else:
-        big = f.cmp(z, 8.0, "GE")
-        tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
-                              f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
+        tail = f.mul(e, f.div(f.poly(z, ERFC32_P), f.poly(z, ERFC32_Q)))
+        tail = f.sel(f.cmp(z, 10.1, "GT"), f.c(0.0), tail)  # (past the last nonzero result; inf: NaN from inf - inf)
+        return f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
+    m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
+    r = f.sub(z, m)
+    e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
+    one_minus_erf = f.sub(1.0, ir.Operation.create("chlo.erf", results=[f.t], operands=[x]).result)  # (IREE's)
+    big = f.cmp(z, 8.0, "GE")
+    tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
+                          f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
     # past the last nonzero result (erfc below half the smallest subnormal) 0: the powers of z overflowed to inf / inf
-    tail = f.sel(f.cmp(z, 10.1 if is32 else 27.3, "GT"), f.c(0.0), tail)
+    tail = f.sel(f.cmp(z, 27.3, "GT"), f.c(0.0), tail)
     out = f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
-    return f.sel(f.cmp(z, 0.5 if is32 else 1.0, "LT"), one_minus_erf, out)
+    return f.sel(f.cmp(z, 1.0, "LT"), one_minus_erf, out)
 
 
 _ALL = (*NARROW, "f64")

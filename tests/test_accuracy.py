@@ -185,8 +185,9 @@ def test_float64_power_and_exp2_on_vulkan_are_a_clear_error(x64):
 
 
 def test_erfc_float32_and_float64(x64):
-    """erfc across its branches (1 - erf below 1/2 or 1, Cephes' P/Q to 8, R/S past) and into its deep tail: within
-    8 ulps (JAX 0.10.2 on the bench's points: 62 float32, 489 float64; Numerical Recipes' erfcc before: 9.5e8)."""
+    """erfc across its branches (float32: one rational from 0; float64: 1 - erf below 1, Cephes' P/Q to 8, R/S past)
+    and into its deep tail: within 8 ulps (JAX 0.10.2 on the bench's points: 62 float32, 489 float64; Numerical
+    Recipes' erfcc before: 9.5e8)."""
     mpmath = pytest.importorskip("mpmath")
     from stagec.scipy.special import erfc
     rng = np.random.default_rng(4)
