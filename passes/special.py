@@ -92,10 +92,14 @@ def _lgamma(f: F, x):
     t = f.add(7.5, z)
     log_t = _log_t(f, z)
     body = f.mul(f.sub(f.add(z, 0.5), f.div(t, log_t)), log_t)
-    log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
     n1, n2 = (15, 21) if is32 else (len(LGAMMA1), len(LGAMMA2))  # terms to 2^-30 / 2^-60
     if is32:  # lgamma(1 - x) of the reflection too: its absolute error is the result's near lgamma's zeros
-        log_y = _lgamma32_shifted(f, f.add(z, 1.0), log_y, n2)
+        w = f.add(z, 1.0)
+        shifted, n, prod = _lgamma32_recurrence(f, w)
+        lg = f("log", f.sel(shifted, prod, a))  # (one log: the recurrence's elements take no Lanczos sum)
+        log_y = _lgamma32_shifted(f, w, f.add(f.add(0.91893853320467266, body), lg), n2, shifted, n, lg)
+    else:
+        log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
     ax = f("abs", x)
     frac = f.sub(ax, f("floor", ax))
     frac = f.sel(f.cmp(f.c(0.5), frac, "LT"), f.sub(1.0, frac), frac)
@@ -117,17 +121,21 @@ def _lgamma(f: F, x):
     return f.sel(f.cmp(ax, math.inf, "EQ"), f.c(math.inf), out)
 
 
-def _lgamma32_shifted(f: F, w, lanczos, n2: int):
-    """float32 lgamma(w) (w > 0): the series about 1 on [0.75, 1.25), and on [1.25, 8) lgamma(w - n) +
-    log((w - 1) ... (w - n)), n = max(floor(w - 1.5), 0), w - n in [1.25, 2.5) by the series about 2 (every w - k
-    exact; n = 0: the series alone, log 1 = 0): within about an ulp where the float32 Lanczos sum is off by 3.6e-6
-    (10-20 ulps); `lanczos` elsewhere."""
+def _lgamma32_recurrence(f: F, w):
+    """(where, n, prod): w in [1.25, 8), n = max(floor(w - 3/2), 0), prod = (w - 1) ... (w - n) (1 for n = 0)."""
     n = f("maximum", f("floor", f.sub(w, 1.5)), f.c(0.0))
     prod = f.c(1.0)
     for k in range(1, 7):
         prod = f.mul(prod, f.sel(f.cmp(f.c(float(k)), n, "LE"), f.sub(w, float(k)), f.c(1.0)))
-    shifted = f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), f("log", prod))
-    out = f.sel(_and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 8.0, "LT")), shifted, lanczos)
+    return _and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 8.0, "LT")), n, prod
+
+
+def _lgamma32_shifted(f: F, w, lanczos, n2: int, shifted, n, log_prod):
+    """float32 lgamma(w) (w > 0): the series about 1 on [0.75, 1.25), and on [1.25, 8) (`shifted`) lgamma(w - n) +
+    log((w - 1) ... (w - n)) (`_lgamma32_recurrence`), w - n in [1.25, 2.5) by the series about 2 (every w - k exact;
+    n = 0: the series alone, log 1 = 0): within about an ulp where the float32 Lanczos sum is off by 3.6e-6 (10-20
+    ulps); `lanczos` elsewhere."""
+    out = f.sel(shifted, f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), log_prod), lanczos)
     return f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
 
 
