@@ -21,7 +21,13 @@ compile cache makes later runs quick), then times each: the median of up to `--c
 each waiting for its result, as issue 45's script does. The load average (1 min) is recorded with each run, and
 the CPU time a call took (all the process's threads, and the calling thread's alone): a spread in wall time with none
 in CPU time is the share of the cores the process got, not its work; "queued" is the time its threads spent runnable
-but not running, per call (Linux schedstat).
+but not running, per call (Linux schedstat). "Slow share": the process's calls over 1.4x its fastest tenth (a call
+that lost the core to another process mid-way); with about half its calls slow, a process's median is either mode,
+so compare the mean per call and the slow share too. "Threads": CPU and queued time per call of each thread that
+ran (the caller, stagec's dispatch worker, IREE's workers, JAX's pool), the median over processes.
+
+`--only control` adds rows that use no library: a single-threaded NumPy loop of about 1 and 2 ms per call
+(calibrated in each process), timed alike: what the scheduler alone does to a call of that length.
 
 `--sweep` times `jit(a @ b)` per shape with the offload forced off (IREE's kernels; `STAGEC_CPU_THREADS` workers)
 and forced on for every product (NumPy's BLAS with `OPENBLAS_NUM_THREADS` threads; a compile cache of its own), one process per configuration and run, and
@@ -35,6 +41,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -110,6 +117,26 @@ def attention(np_, q, k, v):
     return np_.matmul(softmax(np_, s), v)
 
 
+def control(ms: float):
+    """A call of about `ms` of one thread's CPU that uses no library: NumPy's exp over 64k float32 repeated, the
+    count calibrated here (the fastest of 30 tries of one)."""
+    x = np.random.default_rng(1).standard_normal(1 << 16).astype(np.float32)
+    y = np.empty_like(x)
+    one = min(_elapsed(lambda: np.exp(x, out=y)) for _ in range(30))
+    n = max(1, round(ms * 1e-3 / one))
+
+    def call():
+        for _ in range(n):
+            np.exp(x, out=y)
+    return call
+
+
+def _elapsed(f) -> float:
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
 def workloads(np_, grad, nn, train: bool = False) -> dict:
     """name -> (function of device arrays, host argument arrays); `train`: the training steps (`TRAIN`) too."""
     rng = np.random.default_rng(0)
@@ -137,37 +164,57 @@ def workloads(np_, grad, nn, train: bool = False) -> dict:
 
 
 def _block(out):
+    if out is None:  # (a control row)
+        return
     for leaf in (out if isinstance(out, (list, tuple)) else [out]):
         _block(leaf) if isinstance(leaf, (list, tuple)) else leaf.block_until_ready()
 
 
-def _median_call(call, calls: int, budget: float = 1.0, cpu: dict | None = None) -> float:
+def _median_call(call, calls: int, budget: float = 1.0, cpu: dict | None = None, workers: dict | None = None) -> float:
     """Median seconds of up to `calls` calls (at most ~`budget` seconds of them), each waiting for its result.
     `cpu`, if given, receives the CPU seconds a call took on average: "all" (the process's threads) and "caller"
-    (the calling thread's: on local-task what it spent waiting for the workers)."""
+    (the calling thread's: on local-task what it spent waiting for the workers), "queued" (runnable, not running),
+    "mean" (seconds per call), "slow" (the share of calls over 1.4x the fastest tenth) and "threads" (`_threads`;
+    `workers`: native thread id -> name for threads /proc names alike)."""
     ts, t_end = [], time.perf_counter() + budget
-    c0, t0_thread, q0 = time.process_time(), time.thread_time(), _run_delay()
+    c0, t0_thread, th0 = time.process_time(), time.thread_time(), _threads()
     while len(ts) < calls and (len(ts) < 20 or time.perf_counter() < t_end):
         t0 = time.perf_counter()
         _block(call())
         ts.append(time.perf_counter() - t0)
     if cpu is not None:
-        cpu.update(all=(time.process_time() - c0) / len(ts), caller=(time.thread_time() - t0_thread) / len(ts),
-                   queued=(_run_delay() - q0) / len(ts))
+        n, th1 = len(ts), _threads()
+        fast = float(np.percentile(ts, 10))
+        names = {threading.get_native_id(): "caller", **(workers or {})}
+        per: dict = {}  # thread name -> [threads, run, queued] per call, threads that ran or waited to
+        for tid, (comm, run, wait) in th1.items():
+            run0, wait0 = th0.get(tid, (comm, 0, 0))[1:]
+            if run > run0 or wait > wait0:
+                e = per.setdefault(names.get(tid, comm), [0, 0.0, 0.0])
+                e[0], e[1], e[2] = e[0] + 1, e[1] + (run - run0) * 1e-9 / n, e[2] + (wait - wait0) * 1e-9 / n
+        cpu.update(all=(time.process_time() - c0) / n, caller=(time.thread_time() - t0_thread) / n,
+                   queued=sum(e[2] for e in per.values()), mean=statistics.fmean(ts),
+                   slow=sum(t > 1.4 * fast for t in ts) / n, threads=per)
     return statistics.median(ts)
 
 
-def _run_delay() -> float:
-    """Seconds this process's threads have waited on a run queue, runnable but not running (Linux schedstat; 0
-    elsewhere): the time a call lost to other processes."""
-    total = 0
+def _threads() -> dict:
+    """{native thread id: (name, ns running, ns runnable but not running)} of this process's threads (Linux
+    schedstat; {} elsewhere): the time a call lost to other processes, and which threads did its work."""
+    out = {}
     try:
-        for t in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{t}/schedstat") as f:
-                total += int(f.read().split()[1])
+        tids = os.listdir("/proc/self/task")
     except OSError:
-        return 0.0
-    return total * 1e-9
+        return out
+    for t in tids:
+        try:
+            with open(f"/proc/self/task/{t}/schedstat") as f:
+                run, wait = map(int, f.read().split()[:2])
+            with open(f"/proc/self/task/{t}/comm") as f:
+                out[int(t)] = (f.read().strip(), run, wait)
+        except OSError:  # (a thread that ended)
+            pass
+    return out
 
 
 def child(variant: str, only: list[str], calls: int) -> dict:
@@ -188,20 +235,35 @@ def child(variant: str, only: list[str], calls: int) -> dict:
                 stagec.compiler.driver.TASK_WORK = FORCED[variant]
         np_, grad, jit, put, wait, nn = snp, stagec.grad, stagec.jit, stagec.device_put, stagec.wait_for_compiles, stagec.nn
     times, drivers, cpu = {}, {}, {}
-    for name, (fn, args) in workloads(np_, grad, nn, any("train" in o for o in only)).items():
+    rows = workloads(np_, grad, nn, any("train" in o for o in only))
+    if any("control" in o for o in only):
+        rows.update({f"control {ms} ms (NumPy, no library)": (None, ms) for ms in (1, 2)})
+    for name, (fn, args) in rows.items():
         if only and not any(o in name for o in only):
             continue
-        f = jit(fn)
-        tree = lambda a: [tree(p) for p in a] if isinstance(a, (list, tuple)) else put(a)
-        dev = [tree(a) for a in args]
-        call = lambda f=f, dev=dev: f(*dev)
+        if fn is None:
+            call = control(args)
+        else:
+            f = jit(fn)
+            tree = lambda a: [tree(p) for p in a] if isinstance(a, (list, tuple)) else put(a)
+            dev = [tree(a) for a in args]
+            call = lambda f=f, dev=dev: f(*dev)
         _block(call())
         wait()
         _block(call())
-        times[name] = _median_call(call, calls, cpu=cpu.setdefault(name, {}))
-        if variant != "jax":
+        times[name] = _median_call(call, calls, cpu=cpu.setdefault(name, {}), workers=_workers(variant))
+        if variant != "jax" and fn is not None:
             drivers[name] = _drivers(f)
     return {"times": times, "cpu": cpu, "drivers": drivers, "load": [load0, os.getloadavg()[0]]}
+
+
+def _workers(variant: str) -> dict:
+    """{native thread id: name} of stagec's dispatch worker threads (named apart from the caller, whose /proc name
+    they share)."""
+    if variant == "jax":
+        return {}
+    import stagec.backend
+    return {b._worker.native_id: f"stagec-{b.name}" for b in stagec.backend.backends() if b._worker is not None}
 
 
 def _drivers(f) -> str:
@@ -306,6 +368,23 @@ def print_spread(res: dict, variants: list[str], only: list[str]) -> None:
                     print(f"  {'':7s} CPU/call {fmt(statistics.median(a)):>8s}  spread {max(a) / min(a):6.2f}x  "
                           f"caller {fmt(statistics.median(c)):>8s}  (all threads / the calling thread); queued/call "
                           f"{' '.join(fmt(x) for x in q)}")
+                if all(x and "mean" in x for x in cs):
+                    m, sl = [x["mean"] for x in cs], [x["slow"] for x in cs]
+                    print(f"  {'':7s} mean/call {fmt(statistics.median(m)):>8s}  spread {max(m) / min(m):6.2f}x  slow "
+                          f"share {statistics.median(sl):.2f} ({min(sl):.2f}-{max(sl):.2f})  threads: {_thread_line(cs)}")
+
+
+def _thread_line(cs: list) -> str:
+    """The threads that ran during the calls: name (xN threads of that name), CPU / queued per call, the median over
+    processes (a thread absent from a process counts 0 there)."""
+    names = sorted({k for x in cs for k in x["threads"]}, key=lambda k: (k != "caller", k))
+    parts = []
+    for k in names:
+        e = [x["threads"].get(k, [0, 0.0, 0.0]) for x in cs]
+        n = max(x[0] for x in e)
+        parts.append(f"{k}{f' x{n}' if n > 1 else ''} {fmt(statistics.median(x[1] for x in e))}/"
+                     f"{fmt(statistics.median(x[2] for x in e))}")
+    return ", ".join(parts)
 
 
 def sweep(ns) -> dict:

@@ -4,12 +4,13 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from iree.compiler import ir
 
 from .base import REGISTRY, PassError, PassStats
 from .irutil import count_ops
+from stagec.lowering import context
 
 # The CPU target's optimization passes (`stagec.compiler.targets`, where each target declares its pipeline; a test
 # holds the two equal): what "default" names where no target is given.
@@ -19,11 +20,23 @@ DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify",
                                      "upcast-half-dots", "isolate-outer", "fuse-int-chains", "fuse")
 
 
-class Stage(NamedTuple):
-    """One pass's result: its name, the module text after it, and what it did."""
-    name: str
-    text: str
-    stats: PassStats
+class Stage:
+    """One pass's result: its name, the module text after it (printed when first read, from a copy of the module
+    taken after the pass: a clone shares its constants), and what it did."""
+    __slots__ = ("name", "stats", "_copy", "_text")
+
+    def __init__(self, name: str, copy: ir.Operation, stats: PassStats):
+        self.name, self.stats, self._copy, self._text = name, stats, copy, None
+
+    @property
+    def text(self) -> str:
+        copy = self._copy
+        if copy is not None:  # (two threads may both print it: the same text; _text is set before _copy is cleared)
+            self._text, self._copy = copy.get_asm(large_elements_limit=ELIDE_ELEMENTS), None
+        return self._text
+
+    def __repr__(self):
+        return f"Stage({self.name!r}, {self.stats!r})"
 
 
 PassesSpec = "str | Sequence[str] | None"
@@ -72,26 +85,23 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
     module itself keeps them.
     """
     stages, names = [], resolve(passes)
+    before, ops = module.operation.clone(), count_ops(module)
     for name in names:
         p = REGISTRY[name]
-        before = module.operation.clone()  # cheap: attributes (constants) are shared, not copied
-        stats = PassStats(name, backend, ops_before=count_ops(module))
+        stats = PassStats(name, backend, ops_before=ops)
         t0 = time.perf_counter()
         try:
-            p.run(module, stats)
-            module.operation.verify()
+            p.run(module, stats)  # (through an MLIR PassManager, which verifies the module after the pass)
         except Exception as e:
             path = _save_before(str(before), fun_name, name)
             raise PassError(f"stagec pass {name!r} failed on function {fun_name!r}: {type(e).__name__}: "
                             f"{_message(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
                             f"passes=[...] or stagec.config.update('passes', ...)") from e
-        finally:
-            before.erase()
         stats.seconds = time.perf_counter() - t0
-        stats.ops_after = count_ops(module)
-        text = module.operation.get_asm(large_elements_limit=ELIDE_ELEMENTS)
+        stats.ops_after = ops = count_ops(module)
+        before = module.operation.clone()
         seen = sum(st.stats.name == name for st in stages)
-        stages.append(Stage(name if not seen else f"{name}#{seen + 1}", text, stats))
+        stages.append(Stage(name if not seen else f"{name}#{seen + 1}", before, stats))
         if after is not None:
             after(stages[-1], module)
     return stages
@@ -100,7 +110,7 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
 def on_text(mlir: str, rewrite: Callable[[ir.Module], object]) -> str | None:
     """`mlir` (text) through `rewrite(module)` (a pass's function), or None where it reports no change: a rewrite's
     text form, for tests and tools reading a stage's text."""
-    with ir.Context():
+    with context():
         module = ir.Module.parse(mlir)
         return str(module) if rewrite(module) else None
 

@@ -202,14 +202,25 @@ class _PurePrefix:
             self._copy.erase()
         self.last, self._copy = stage.name, module.operation.clone()
 
-    def text(self) -> str | None:
-        """The complete text of the last pure stage after "traced" (None if that is "traced")."""
-        if self._copy is None:
-            return None
-        text = str(self._copy)
-        self._copy.erase()
-        self._copy = None
-        return text
+    def text(self) -> "_Later | None":
+        """The complete text of the last pure stage after "traced" (None if that is "traced"), printed when read."""
+        copy, self._copy = self._copy, None
+        return None if copy is None else _Later(copy)
+
+
+class _Later:
+    """A module's complete text, printed when first read from a copy taken at the time (clones share constants)."""
+    __slots__ = ("_copy", "_text")
+
+    def __init__(self, copy):
+        self._copy, self._text = copy, None
+
+    @property
+    def text(self) -> str:
+        copy = self._copy
+        if copy is not None:  # (two threads may both print it: the same text; _text is set before _copy is cleared)
+            self._text, self._copy = str(copy), None
+        return self._text
 
 
 class Lowered:
@@ -235,12 +246,12 @@ class Lowered:
             from .compiler import facts
             from .passes import run_pipeline  # imports iree.compiler: only once something is lowered
             module = lower_graph(self.graph, self.name, self.host_calls)
-            traced = str(module)
+            traced = _Later(module.operation.clone())
             prefix = _PurePrefix(module)
             names = pipeline(self.backend.name, self.passes, self.host_blas)
             stages = run_pipeline(module, names, self.name, prefix.after, self.backend.name)
-            texts = {}
-            for name, text in [("traced", traced), *((s.name, s.text) for s in stages)]:
+            texts = {}  # stage name -> its text, or what prints it when first read (most stages are never read)
+            for name, text in [("traced", traced), *((s.name, s) for s in stages)]:
                 texts[name] = text
                 if name == prefix.last:
                     texts["stablehlo"] = prefix.text() or traced
@@ -251,11 +262,16 @@ class Lowered:
             self._texts = texts
         return self._texts
 
+    def _text(self, name: str) -> str | None:
+        text = self._run().get(name)
+        if text is not None and not isinstance(text, str):
+            text = self._texts[name] = text.text
+        return text
+
     def __getstate__(self) -> dict:
         """Pickled as its stages' texts (lowered and run through the passes here first), not its graph: an
         unpickled `Lowered` shows its stages and compiles for its own backend without tracing again."""
-        self._run()
-        state = dict(self.__dict__, backend=self.backend.name)
+        state = dict(self.__dict__, backend=self.backend.name, _texts=self.stages())
         state["graph"] = _Unpickled(self.graph.in_avals, self.graph.out_avals)
         return state
 
@@ -271,7 +287,7 @@ class Lowered:
     def stages(self) -> dict[str, str]:
         """Every stage's text by name, in order: "traced", each pass of the target's pipeline, "stablehlo" where the
         module stops being pure StableHLO, "final". Pass stages elide constants over 1024 elements; the others are complete."""
-        return dict(self._run())
+        return {name: self._text(name) for name in self._run()}
 
     @property
     def facts(self) -> Facts:
@@ -289,7 +305,7 @@ class Lowered:
         """The module at `stage` (see `stages()`): by default the StableHLO after stagec's StableHLO passes;
         "final" or "iree-input" for what IREE receives."""
         texts = self._run()
-        text = texts.get(ALIASES.get(stage, stage))
+        text = self._text(ALIASES.get(stage, stage))
         if text is None:
             if stage == "stablehlo":
                 raise ValueError(f"{self.name} has no pure StableHLO stage: its traced module already holds "

@@ -17,6 +17,8 @@ import tempfile
 import threading
 from typing import Callable, NamedTuple
 
+from .lowering import context
+
 PARTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuning")
 FLAG = "--iree-codegen-tuning-spec-path="
 
@@ -47,7 +49,7 @@ def look(module) -> Look:
     """The `Look` of `module` (an `ir.Module`, or its text)."""
     from iree.compiler import ir
     if isinstance(module, str):
-        with ir.Context() as ctx:
+        with context() as ctx:
             ctx.allow_unregistered_dialects = True
             return look(ir.Module.parse(module))
     reduces, siblings, found = [], [], {"fused": 0, "transposes": False, "narrow": False, "ordered": True, "dot": False}

@@ -10,8 +10,8 @@ import stagec
 import stagec.numpy as snp
 
 F32_BOUNDS = {  # max ulps: within max(4, JAX 0.10.2's error on the same points); measured 0.5-2.2 (docs/accuracy.md)
-    "exp": 4, "expm1": 4, "log": 4, "log1p": 4, "sqrt": 1, "cbrt": 1, "sin": 1, "cos": 1, "tan": 2, "tanh": 4,
-    "sinh": 1, "cosh": 2, "arcsin": 1, "arccos": 1, "arctan": 1, "arcsinh": 4, "arctanh": 4}
+    "exp": 4, "expm1": 4, "log": 4, "log1p": 4, "sqrt": 1, "cbrt": 1, "sin": 1, "cos": 1, "tan": 3, "tanh": 4,
+    "sinh": 2, "cosh": 2, "arcsin": 1, "arccos": 1, "arctan": 1, "arcsinh": 4, "arctanh": 4, "arccosh": 4}
 F64_BOUNDS = {"exp2": 2, "log1p": 4, "arcsinh": 4, "arctanh": 4, "arccosh": 4, "sinh": 4, "cosh": 4, "cbrt": 2}
 
 
@@ -99,6 +99,58 @@ def test_float32_power_edges():
         err = _ulps(got, ref, np.float32)
         i = int(np.argmax(err))
         assert err[i] <= 1, f"{be} power({x[i]!r}, {y[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
+
+
+def _around(*points, n=4):
+    """float32 points and their n nearest neighbours on each side, both signs."""
+    x = np.array(points, np.float32)
+    steps = [x]
+    up, down = x.copy(), x.copy()
+    for _ in range(n):
+        up, down = np.nextafter(up, np.float32(np.inf)), np.nextafter(down, np.float32(-np.inf))
+        steps += [up, down]
+    x = np.concatenate(steps)
+    return np.concatenate([x, -x])
+
+
+# each float32 kernel's thresholds (passes/mathlib.py): expm1's x kept below 2^-25, k = round(x / ln 2) changing at odd
+# multiples of ln2/2, t - 1/2 no longer exact past k = 25, its clamps (-32, 89) and overflow; sinh's series below 1 and
+# its overflow past 89.4; asinh/acosh's log past BIG_F32 (4096) and a - 1 inexact past 2^24; atanh's two forms about
+# 1/2; log1pf's u = 1 + v inexact past 2^24
+KERNEL_POINTS = {
+    "expm1": _around(2.0 ** -25, 0.5 * math.log(2), 1.5 * math.log(2), 24.5 * math.log(2), 25.5 * math.log(2), 17.0,
+                     32.0, 88.0, 88.7228, 89.0, 100.0, 1e-3, 0.25),
+    "sinh": _around(1.0, 0.5, 2.0, 20.0, 88.7, 89.4159, 89.5, 100.0, 1e-3),
+    "arcsinh": _around(1e-3, 1.0, 2.0, 4096.0, 2.0 ** 23, 2.0 ** 24, 1e30, 3.4e38),
+    "arccosh": np.abs(_around(1.0, 1.0 + 2 ** -20, 2.0, 4096.0, 2.0 ** 24, 1e30, 3.4e38)),
+    "arctanh": _around(1e-3, 0.25, 0.5, 0.75, 1.0 - 2 ** -20, 1.0),
+}
+KERNEL_BOUNDS = {"expm1": 1.5, "sinh": 2, "arcsinh": 2, "arccosh": 2, "arctanh": 2}
+
+
+def test_float32_kernels_across_their_thresholds():
+    """float32 expm1, sinh, asinh, acosh and atanh (float32-arithmetic kernels) on both sides of each threshold where
+    their code changes, against float64 NumPy (overflow to inf where the rounded value does), and special values."""
+    names = list(KERNEL_POINTS)
+    outs = stagec.jit(lambda *a: [getattr(snp, n)(x) for n, x in zip(names, a)])(*KERNEL_POINTS.values())
+    for n, got in zip(names, outs):
+        x, got = KERNEL_POINTS[n], np.asarray(got)
+        with np.errstate(all="ignore"):
+            ref = getattr(np, n)(x.astype(np.float64))
+            ref32 = ref.astype(np.float32)
+            err = np.abs(got.astype(np.float64) - ref) / np.spacing(np.abs(ref32)).astype(np.float64)
+        err = np.where((got == ref32) | (np.isnan(got) & np.isnan(ref)), 0.0, np.nan_to_num(err, nan=np.inf))
+        i = int(np.argmax(err))
+        assert err[i] <= KERNEL_BOUNDS[n], f"{n}({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1.5, -1.5, 0.5], np.float32)
+    outs = stagec.jit(lambda x: [getattr(snp, n)(x) for n in names])(special)
+    for n, got in zip(names, outs):
+        with np.errstate(all="ignore"):
+            ref = getattr(np, n)(special.astype(np.float64)).astype(np.float32)
+        edge = ~np.isfinite(ref) | (ref == 0)  # (inf, NaN, 0: exactly NumPy's, the sign of 0 too)
+        np.testing.assert_array_equal(np.asarray(got)[edge], ref[edge], err_msg=n)
+        signed = edge & ~np.isnan(ref)
+        np.testing.assert_array_equal(np.signbit(np.asarray(got))[signed], np.signbit(ref)[signed], err_msg=f"{n}: sign")
 
 
 def test_float64_bounds():
@@ -294,8 +346,8 @@ def test_vulkan_float32_bounds():
     from stagec.compiler.targets import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
-    bounds = {"exp": 1, "expm1": 1, "log1p": 1, "arcsinh": 1, "arctanh": 1, "arccosh": 1, "exp2": 2, "cosh": 2}
-    # (exp2 and cosh: mathlib's float32 kernels; lavapipe once rewrote their (v + 1.5 2^23) - 1.5 2^23 as v, which
+    bounds = {"exp": 1, "expm1": 1, "log1p": 1, "arcsinh": 1, "arctanh": 1, "arccosh": 1, "exp2": 2, "cosh": 2, "sinh": 2}
+    # (exp2, cosh and sinh: mathlib's float32 kernels; lavapipe once rewrote their (v + 1.5 2^23) - 1.5 2^23 as v, which
     # halved results)
     names = list(bounds)
     xs = [_sample(np.float32, *({"exp2": (-149, 127.9)}.get(n) or DOMAINS[n])) for n in names]

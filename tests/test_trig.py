@@ -16,9 +16,9 @@ from stagec.compiler.targets import device_names
 
 F32 = np.finfo(np.float32)
 NAMES = ("sin", "cos", "tan")
-# measured on every float32 in [0.5, 512) (float32 arithmetic): 0.87, 0.86, 1.23; in [512, 2^19) and above (float64
-# arithmetic): 0.60, 0.60, 0.80 (docs/accuracy.md)
-ULPS = {"sin": 1.0, "cos": 1.0, "tan": 1.4}
+# measured on every float32 in [0.5, 512) (float32 arithmetic): 0.87, 0.86, 2.54 (tan as one division since
+# 2026-11-26: 1.23 before); in [512, 2^19) and above (float64 arithmetic): 0.60, 0.60, 0.80 (docs/accuracy.md)
+ULPS = {"sin": 1.0, "cos": 1.0, "tan": 2.6}
 
 
 def _trig(x):

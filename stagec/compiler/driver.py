@@ -19,6 +19,7 @@ import tempfile
 from typing import NamedTuple, Sequence
 
 from .. import tuning
+from ..lowering import context
 from ..errors import CompileError
 from . import processes, retries
 from .retries import SYSTEM_LINK, Retry
@@ -105,7 +106,7 @@ def _facts(module, ir) -> Facts:
 def text_facts(text: str) -> Facts:
     """The `Facts` of a module given as text."""
     from iree.compiler import ir
-    with ir.Context():
+    with context():
         return facts(ir.Module.parse(text))
 
 
@@ -140,7 +141,7 @@ def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: s
     from iree.compiler import ir
 
     from stagec.passes import run_pipeline
-    with ir.Context():
+    with context():
         try:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:  # (a lowering rule emitted what does not verify, e.g. needing static sizes)
@@ -192,7 +193,7 @@ def run_passes(mlir: str, passes: Sequence[str], backend: str, name: str = "modu
     from iree.compiler import ir
 
     from stagec.passes import run_pipeline
-    with ir.Context():
+    with context():
         module = ir.Module.parse(mlir)
         before = str(module)
         run_pipeline(module, list(passes), name, backend=backend)
