@@ -1,11 +1,13 @@
-"""The special functions' expansions for `mathlib`: `chlo.lgamma`, `chlo.digamma` and `chlo.erfc`.
+"""The special functions' expansions for `mathlib`: `chlo.lgamma`, `chlo.digamma`, `chlo.erfc` and float32
+`chlo.erf_inv`.
 
 IREE 3.13 legalizes these CHLO ops as XLA does (`chlo-legalize-to-stablehlo`: the Lanczos sum for lgamma and
 digamma, a float32 rational for erfc): up to 5e4 ulps near lgamma's zeros, 62 for float32 erfc. The StableHLO
 stage keeps the ops (as JAX's does); these builders replace them after it, registered in `mathlib`'s table.
 float16/bfloat16 compute in float32, as CHLO does. Kernels: Lanczos (g = 7) with the series about 1 and 2 of
-lgamma; float32 digamma in float64 arithmetic by the recurrence and the asymptotic series; Cephes' erfc (e^(-x^2)
-P / Q, R / S past 8) with an exact-argument e^(-x^2). (`chlo.erf_inv` keeps IREE's legalization: within 3 float64 ulps, where XLA's is 4.8e5 near 1.)
+lgamma; float32 digamma in float64 arithmetic by the recurrence and the asymptotic series; erfc from an
+exact-argument e^(-x^2) times a rational (float64: Cephes' P / Q, R / S past 8); float32 erfinv: Giles' polynomials
+of -log((1 - x)(1 + x)) (float64 keeps IREE's legalization: within 3 ulps, where XLA's is 4.8e5 near 1).
 See docs/accuracy.md.
 """
 from __future__ import annotations
@@ -90,10 +92,14 @@ def _lgamma(f: F, x):
     t = f.add(7.5, z)
     log_t = _log_t(f, z)
     body = f.mul(f.sub(f.add(z, 0.5), f.div(t, log_t)), log_t)
-    log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
     n1, n2 = (15, 21) if is32 else (len(LGAMMA1), len(LGAMMA2))  # terms to 2^-30 / 2^-60
     if is32:  # lgamma(1 - x) of the reflection too: its absolute error is the result's near lgamma's zeros
-        log_y = _lgamma32_shifted(f, f.add(z, 1.0), log_y, n2)
+        w = f.add(z, 1.0)
+        shifted, n, prod = _lgamma32_recurrence(f, w)
+        lg = f("log", f.sel(shifted, prod, a))  # (one log: the recurrence's elements take no Lanczos sum)
+        log_y = _lgamma32_shifted(f, w, f.add(f.add(0.91893853320467266, body), lg), n2, shifted, n, lg)
+    else:
+        log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
     ax = f("abs", x)
     frac = f.sub(ax, f("floor", ax))
     frac = f.sel(f.cmp(f.c(0.5), frac, "LT"), f.sub(1.0, frac), frac)
@@ -107,25 +113,30 @@ def _lgamma(f: F, x):
     finite = f("is_finite", log_sin, ty=f.b.i1)
     reflected = f.sel(finite, f.sub(f.sub(1.1447298858494002, log_sin), log_y), f.neg(log_sin))
     out = f.sel(reflect, reflected, log_y)
-    near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
-    near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
-    out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1[:n1]), out)
-    out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2[:n2]), out)
+    if not is32:  # (float32: `_lgamma32_shifted` took them, w = x there)
+        near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
+        near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
+        out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1[:n1]), out)
+        out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2[:n2]), out)
     return f.sel(f.cmp(ax, math.inf, "EQ"), f.c(math.inf), out)
 
 
-def _lgamma32_shifted(f: F, w, lanczos, n2: int):
-    """float32 lgamma(w) (w > 0): the series about 1 and 2 on [0.75, 2.5), and on [2.5, 8) lgamma(w - n) +
-    log((w - 1) ... (w - n)), w - n in [1.5, 2.5) by the series about 2 (every w - k exact): within about an ulp
-    where the float32 Lanczos sum is off by 3.6e-6 (10-20 ulps); `lanczos` elsewhere."""
-    n = f("floor", f.sub(w, 1.5))
+def _lgamma32_recurrence(f: F, w):
+    """(where, n, prod): w in [1.25, 8), n = max(floor(w - 3/2), 0), prod = (w - 1) ... (w - n) (1 for n = 0)."""
+    n = f("maximum", f("floor", f.sub(w, 1.5)), f.c(0.0))
     prod = f.c(1.0)
     for k in range(1, 7):
         prod = f.mul(prod, f.sel(f.cmp(f.c(float(k)), n, "LE"), f.sub(w, float(k)), f.c(1.0)))
-    shifted = f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), f("log", prod))
-    out = f.sel(_and(f, f.cmp(w, 2.5, "GE"), f.cmp(w, 8.0, "LT")), shifted, lanczos)
-    out = f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
-    return f.sel(_and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 2.5, "LT")), _series(f, f.sub(w, 2.0), LGAMMA2[:n2]), out)
+    return _and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 8.0, "LT")), n, prod
+
+
+def _lgamma32_shifted(f: F, w, lanczos, n2: int, shifted, n, log_prod):
+    """float32 lgamma(w) (w > 0): the series about 1 on [0.75, 1.25), and on [1.25, 8) (`shifted`) lgamma(w - n) +
+    log((w - 1) ... (w - n)) (`_lgamma32_recurrence`), w - n in [1.25, 2.5) by the series about 2 (every w - k exact;
+    n = 0: the series alone, log 1 = 0): within about an ulp where the float32 Lanczos sum is off by 3.6e-6 (10-20
+    ulps); `lanczos` elsewhere."""
+    out = f.sel(shifted, f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), log_prod), lanczos)
+    return f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
 
 
 # psi(v) ~ log v - 1/(2v) - sum B_2k / (2k v^2k), k = 1..6 (v >= 16 or v = w + 8, w >= 1/2: the next term below 2^-46)
@@ -190,9 +201,8 @@ def _digamma(f: F, x):
 
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
 
-# erfc(x) = e^(-x^2) P(x) / Q(x) for 1/2 (float32; 1 float64) <= x < 8 (float32: to 10), R(x) / S(x) past 8 (Q and S
-# monic); below,
-# 1 - erf(x). Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
+# float64 erfc(x) = e^(-x^2) P(x) / Q(x) for 1 <= x < 8, R(x) / S(x) past 8 (Q and S monic); below, 1 - erf(x).
+# Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
 ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
           1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
           5.57535335369399327526E2)
@@ -205,31 +215,66 @@ ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808
           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
 
 
+# float32: erfc x e^(x^2) on [0, 10.1] as a rational of degree (4, 5) in x, a weighted minimax fit (Loeb's
+# linearization, Lawson's iteration) to mpmath's: 0.1 of 2^-24 relative (Cephes' P / Q above: (8, 8), from 1/2)
+ERFC32_P = (1.0000000056753982, 1.238457839848768, 0.7316507241263918, 0.22923969478758693, 0.03280031916076441)
+ERFC32_Q = (1.0, 2.366837581131514, 2.402331639388053, 1.3254549135199614, 0.406343154706572, 0.058136354136170625)
+
+
+def _square32(f: F, a):
+    """(p, e): p = fl(a^2), p + e = a^2 exactly, in float32 arithmetic (Dekker's split in 12-bit halves, the two
+    cross products as one: ((h^2 - p) + 2 h l) + l^2)."""
+    c = f.mul(a, 4097.0)
+    h = f.sub(c, f.sub(c, a))
+    lo = f.sub(a, h)
+    p = f.mul(a, a)
+    return p, f.add(f.add(f.sub(f.mul(h, h), p), f.mul(h, f.add(lo, lo))), f.mul(lo, lo))
+
+
 def _erfc(f: F, x):
-    """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2 (Dekker's product), float64 as
-    e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact); one division for P / Q or R / S."""
-    is32 = _is32(f)
+    """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2, times one rational for every |x|
+    (no erf branch); float64 as e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact), times P / Q or
+    R / S (one division), 1 - erf below 1."""
     z = f("abs", x)
-    if is32:
-        h, l = _m._two_prod32(f, z, z)
+    if _is32(f):
+        h, l = _square32(f, z)
         e = f.mul(f("exponential", f.neg(h)), f.sub(1.0, l))
-        # (below 1/2 only erf's polynomial about 0 is used: `_erf`'s branch there, without its [1, 4] one)
-        one_minus_erf = f.sub(1.0, f.add(x, f.mul(x, f.poly(f.mul(x, x), _m.ERF_SMALL))))
-    else:
-        m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
-        r = f.sub(z, m)
-        e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
-        one_minus_erf = f.sub(1.0, ir.Operation.create("chlo.erf", results=[f.t], operands=[x]).result)  # (IREE's)
-    if is32:  # (P / Q is within 3e-14 of erfc e^(x^2) up to 10, where float32 erfc is 0: no R / S)
-        tail = f.mul(e, f.div(_horner(f, ERFC_P, z), _horner(f, ERFC_Q, z)))
-    else:
-        big = f.cmp(z, 8.0, "GE")
-        tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
-                              f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
+        tail = f.mul(e, f.div(f.poly(z, ERFC32_P), f.poly(z, ERFC32_Q)))
+        tail = f.sel(f.cmp(z, 10.1, "GT"), f.c(0.0), tail)  # (past the last nonzero result; inf: NaN from inf - inf)
+        return f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
+    m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
+    r = f.sub(z, m)
+    e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
+    one_minus_erf = f.sub(1.0, ir.Operation.create("chlo.erf", results=[f.t], operands=[x]).result)  # (IREE's)
+    big = f.cmp(z, 8.0, "GE")
+    tail = f.mul(e, f.div(f.sel(big, _horner(f, ERFC_R, z), _horner(f, ERFC_P, z)),
+                          f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
     # past the last nonzero result (erfc below half the smallest subnormal) 0: the powers of z overflowed to inf / inf
-    tail = f.sel(f.cmp(z, 10.1 if is32 else 27.3, "GT"), f.c(0.0), tail)
+    tail = f.sel(f.cmp(z, 27.3, "GT"), f.c(0.0), tail)
     out = f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
-    return f.sel(f.cmp(z, 0.5 if is32 else 1.0, "LT"), one_minus_erf, out)
+    return f.sel(f.cmp(z, 1.0, "LT"), one_minus_erf, out)
+
+
+# ---------------------------------------------------------------- erfinv (float32 and narrower)
+
+# Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems, 2010): p(w - 5/2) below
+# w = 5, p(sqrt(w) - 3) above, w = -log((1 - x)(1 + x))
+ERFINV_CENTRAL = (1.50140941, 0.246640727, -0.00417768164, -0.00125372503, 0.00021858087, -4.39150654e-06,
+                  -3.5233877e-06, 3.43273939e-07, 2.81022636e-08)
+ERFINV_TAIL = (2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950773, -0.00367342844, 0.00134934322,
+               0.000100950558, -0.000200214257)
+
+
+def _erfinv32(f: F, x):
+    """x p(t) (Giles'), the two polynomials as one with each coefficient selected; (1 - x)(1 + x) keeps 1 - x^2's
+    digits near |x| = 1 (XLA's log1p(-x^2) lost them to x^2's rounding: 65 ulps); +-inf at +-1, NaN past."""
+    w = f.neg(f("log", f.mul(f.sub(1.0, x), f.add(1.0, x))))
+    central = f.cmp(w, 5.0, "LT")
+    t = f.sel(central, f.sub(w, 2.5), f.sub(f("sqrt", w), 3.0))
+    p = f.sel(central, f.c(ERFINV_CENTRAL[-1]), f.c(ERFINV_TAIL[-1]))
+    for a, b in zip(ERFINV_CENTRAL[-2::-1], ERFINV_TAIL[-2::-1]):
+        p = f.add(f.mul(p, t), f.sel(central, f.c(a), f.c(b)))
+    return f.sel(f.cmp(f("abs", x), 1.0, "EQ"), f.mul(x, math.inf), f.mul(p, x))
 
 
 _ALL = (*NARROW, "f64")
@@ -240,4 +285,6 @@ _m.add_expansions(
               _T + "test_digamma_float32_near_its_negative_zeros", f32=True),
     Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
               f32=True),
+    Expansion("chlo.erf_inv", NARROW, _erfinv32, "XLA's log1p(-x^2) and Giles' polynomials: 65 float32 ulps near +-1",
+              _T + "test_erfinv_float32", f32=True),
 )

@@ -234,6 +234,20 @@ def test_lax_pow_is_c99s_and_lax_broadcasts_scalars_as_jax():
     np.testing.assert_array_equal(np.asarray(got[3]), x[None] + x[:, None])
 
 
+def test_power_special_values_in_every_float_dtype():
+    """power's special values (negative bases to integer powers, 0**0, inf**0, (-0)**-1, 1**nan, NaN) as NumPy's in
+    float32, float16 and bfloat16 (bfloat16, NumPy kind 'V', skipped C99's rules: 0**0 and (-2)**2 were NaN)."""
+    import ml_dtypes
+    v = np.array([0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 2, -2, 0.5, -0.5, 3, -3], np.float32)
+    x, y = (a.ravel() for a in np.meshgrid(v, v))
+    for dt in (np.float32, np.float16, ml_dtypes.bfloat16):
+        got = np.asarray(stagec.jit(snp.power)(x.astype(dt), y.astype(dt))).astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(dt).astype(np.float64)
+        np.testing.assert_array_equal(got, want, err_msg=np.dtype(dt).name)
+        assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all(), np.dtype(dt).name  # (-0.0 kept)
+
+
 def test_loop_speed_hints_of_jax_are_accepted():
     """scan(..., unroll=3), fori_loop(..., unroll=2), map(..., batch_size=2) raised TypeError; the values are
     the loop's (oracle: the Python loop in float64)."""

@@ -96,8 +96,9 @@ def _c99_pow(x, y):
 def pow(x, y):
     """`x ** y` elementwise, as C99's `pow` (JAX's): a negative base to an integer power, 0**0 = 1, -0.0 kept; the
     primitive alone is exp(y log x) on IREE (NaN for every negative base)."""
+    from .. import dtypes as _dt
     x, y = match_weak(x, y)
-    if np.dtype(aval_of(x).dtype).kind == "f" and aval_of(x).dtype == aval_of(y).dtype:
+    if _dt.kind(aval_of(x).dtype) == "f" and aval_of(x).dtype == aval_of(y).dtype:  # (bfloat16's NumPy kind is 'V')
         return _c99_pow(x, y)
     return _ew.pow(x, y)
 
