@@ -40,14 +40,13 @@ def test_array_and_traced_bounds_along_an_axis():
 
 
 def test_bounds_are_differentiable_and_batch():
-    def derivatives(s, e, a, starts):  # (one module)
-        # geomspace(a, 8) = a**(1 - i/3) * 8**(i/3): the derivative at a = 1 is (1 - i/3) * 2**i
-        return (stagec.jacfwd(lambda s, e: snp.linspace(s, e, 5), argnums=(0, 1))(s, e),
-                stagec.jacfwd(lambda a: snp.geomspace(a, 8.0, 4))(a), stagec.vmap(lambda s: snp.logspace(s, 2.0, 3))(starts))
-    g, dgeom, logs = stagec.jit(derivatives)(1.0, 3.0, 1.0, np.array([0.0, 1.0], np.float32))
+    g = stagec.jacfwd(lambda s, e: snp.linspace(s, e, 5), argnums=(0, 1))(1.0, 3.0)
     t = np.linspace(0, 1, 5)
     np.testing.assert_allclose(np.asarray(g[0]), 1 - t, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(g[1]), t, rtol=1e-6)
+    # geomspace(a, 8) = a**(1 - i/3) * 8**(i/3): the derivative at a = 1 is (1 - i/3) * 2**i
     i = np.arange(4)
-    np.testing.assert_allclose(np.asarray(dgeom), (1 - i / 3) * 2.0 ** i, rtol=2e-6, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(logs), [np.logspace(0, 2, 3), np.logspace(1, 2, 3)], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(stagec.jacfwd(lambda a: snp.geomspace(a, 8.0, 4))(1.0)),
+                               (1 - i / 3) * 2.0 ** i, rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(stagec.jit(stagec.vmap(lambda s: snp.logspace(s, 2.0, 3)))(
+        np.array([0.0, 1.0], np.float32))), [np.logspace(0, 2, 3), np.logspace(1, 2, 3)], rtol=1e-6)
