@@ -41,8 +41,9 @@ CASES = {  # name -> (function of a numpy-like module, whether every op with bfl
 
 @functools.cache
 def _all_cases() -> dict:
-    """Every CASES function's result on X, from one jitted module (one compile, not eight)."""
-    return stagec.jit(lambda x: {name: fn(snp, x) for name, (fn, _) in CASES.items()})(X)
+    """Every CASES function's result on X, from one jitted module (one compile, not eight); each case reads an
+    argument of its own (no op of one case is shared with another's)."""
+    return stagec.jit(lambda xs: {name: fn(snp, xs[name]) for name, (fn, _) in CASES.items()})({n: X for n in CASES})
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -98,8 +99,9 @@ X16 = X.astype(np.float32).astype(np.float16)
 
 @functools.cache
 def _all_half_cases() -> dict:
-    """Every HALF_CASES function's result on X16, from one jitted module."""
-    return stagec.jit(lambda x: {name: fn(snp, x) for name, (fn, _) in HALF_CASES.items()})(X16)
+    """Every HALF_CASES function's result on X16, from one jitted module (an argument per case)."""
+    return stagec.jit(lambda xs: {name: fn(snp, xs[name]) for name, (fn, _) in HALF_CASES.items()})(
+        {n: X16 for n in HALF_CASES})
 
 
 @pytest.mark.parametrize("name", sorted(HALF_CASES))
