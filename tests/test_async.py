@@ -196,7 +196,7 @@ def test_a_callback_may_call_compiled_code():
 
 def test_eight_threads_calling_at_once_do_not_deadlock():
     f = stagec.jit(lambda v: stagec.pure_callback(np.cos, F32, v) * 2)
-    g = stagec.jit(lambda v: snp.sin(v) + 1)
+    g = stagec.jit(lambda v: snp.exp(v) + 1)
     errors, results = [], {}
 
     def work(t):
@@ -207,8 +207,7 @@ def test_eight_threads_calling_at_once_do_not_deadlock():
     errors = run_at_once(work)  # (fails the test if a thread is still running after 120 s: a deadlock)
     assert not errors
     for t in range(8):
-        # (sin within an ulp of float32 NumPy's; + 1 near sin = -1 leaves an ulp of 1 absolute)
-        np.testing.assert_allclose(results[t], np.sin(np.cos(X + t) * 2) + 1, rtol=1e-6, atol=2.4e-7)
+        np.testing.assert_allclose(results[t], np.exp(np.cos(X + t) * 2) + 1, rtol=1e-6)
 
 
 def test_modes_always_and_never(mode):
@@ -241,9 +240,9 @@ def test_auto_chooses_inline_or_enqueued_from_the_module_never_a_timing(monkeypa
     np.testing.assert_array_equal(np.asarray(y), X * 3)
     monkeypatch.undo()
     n = backend_mod.ASYNC_WORK // 2  # (elements in and out: ASYNC_WORK in all)
-    big = stagec.jit(lambda v: snp.sin(v))
+    big = stagec.jit(lambda v: snp.exp(v))
     x = np.linspace(0, 1, n, dtype=np.float32)
-    np.testing.assert_allclose(np.asarray(big(x)), np.sin(x.astype(np.float64)), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(big(x)), np.exp(x.astype(np.float64)), rtol=1e-6)
     (t,), (b,) = ([c.exe for c in f._cache.values()] for f in (tiny, big))
     assert (t.total, t.driver, b.total, b.driver) == (6, "local-sync", backend_mod.ASYNC_WORK, "local-sync")
     assert "call" not in vars(t) and "call" in vars(b)  # (inline: the class's `run`; enqueued: `submit`)
@@ -265,7 +264,8 @@ def test_eager_ops_when_every_call_is_asynchronous():
 
 def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for_later_on_the_worker():
     # Waiting at once for each result, the caller runs the call itself (no hand-off to the worker and back);
-    # doing other work first, it leaves the call to the worker, which starts at once.
+    # doing other work first, it leaves the call to the worker, which starts at once. Whether a wait came at once
+    # is set by hand (`Job.due`): the rule is tested, not how soon this thread runs on a loaded machine.
     threads = []
 
     def host(v):
@@ -273,7 +273,9 @@ def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for
         return v
     f = stagec.jit(lambda v: io_callback(host, F32, v) + 1)
     for k in range(20):
-        np.testing.assert_array_equal(np.asarray(f(X + k)), X + k + 1)
+        y = f(X + k)
+        y._job[0].due = time.perf_counter() + 3600  # (waited for at once)
+        np.testing.assert_array_equal(np.asarray(y), X + k + 1)
     assert threading.get_ident() in threads[1:]
     y = f(X)
     t_end = time.monotonic() + 30
@@ -300,7 +302,9 @@ def test_threads_waiting_on_each_others_pending_results():
     gates.append(gate)
     warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
     for _ in range(2):
-        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
+        w = warm(X)
+        w._job[0].due = time.perf_counter() + 3600  # (waited for at once, set by hand: the next call is left to its caller)
+        np.asarray(w)
     out = {}
     other = threading.Thread(target=lambda: out.setdefault("z", np.asarray(g(y))))
     threading.Timer(0.05, other.start).start()  # g(y) is enqueued while the main thread runs y
@@ -328,7 +332,9 @@ def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
     gate.event.clear()
     ran_on.clear()
     for _ in range(2):
-        np.asarray(warm(X))  # (waited for at once: the next call is left to its caller)
+        w = warm(X)
+        w._job[0].due = time.perf_counter() + 3600  # (waited for at once, set by hand: the next call is left to its caller)
+        np.asarray(w)
     main = threading.get_ident()
     opened_before_the_barrier_returned = []
 

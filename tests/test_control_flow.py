@@ -79,26 +79,28 @@ def test_while_loop_carry_mismatch_names_position():
 
 
 def test_fori_loop_matches_python_and_does_not_unroll():
-    f = stagec.jit(lambda x, y: lax.fori_loop(0, 7, lambda i, v: v + y * i, x))
-    np.testing.assert_allclose(np.asarray(f(snp.ones(3), snp.arange(3.0))), 1 + np.arange(3.0) * sum(range(7)))
+    f = stagec.jit(lambda x, y, n: (lax.fori_loop(0, 7, lambda i, v: v + y * i, x),  # (one module)
+                                    lax.fori_loop(0, n, lambda i, s: s + i, 0)))  # (a traced bound)
+    v, total = f(snp.ones(3), snp.arange(3.0), 100)
+    np.testing.assert_allclose(np.asarray(v), 1 + np.arange(3.0) * sum(range(7)))
+    assert int(total) == sum(range(100))
     short = stagec.make_mlir(lambda x: lax.fori_loop(0, 10, lambda i, v: v * 1.5 + i, x))(1.0)
     long = stagec.make_mlir(lambda x: lax.fori_loop(0, 10_000, lambda i, v: v * 1.5 + i, x))(1.0)
     assert long.count("\n") == short.count("\n") and long.count("stablehlo.while") == 1
-    assert int(stagec.jit(lambda n: lax.fori_loop(0, n, lambda i, s: s + i, 0))(100)) == sum(range(100))
 
 
 def test_scan_carry_and_stacked_outputs_match_python():
     def step(c, x):
         return c + x, c * x
     xs = np.arange(1.0, 6.0, dtype=np.float32)
-    carry, ys = stagec.jit(lambda xs: lax.scan(step, 0.0, xs))(xs)
+    (carry, ys), (carry_r, ys_r) = stagec.jit(lambda xs: (lax.scan(step, 0.0, xs),  # (one module)
+                                                          lax.scan(step, 0.0, xs, reverse=True)))(xs)
     c, want = 0.0, []
     for x in xs:
         c, y = step(c, x)
         want.append(y)
     assert float(carry) == c
     np.testing.assert_array_equal(np.asarray(ys), want)
-    carry_r, ys_r = stagec.jit(lambda xs: lax.scan(step, 0.0, xs, reverse=True))(xs)
     c, want = 0.0, []
     for x in xs[::-1]:
         c, y = step(c, x)
@@ -111,9 +113,10 @@ def test_scan_over_pytrees_and_map():
     def step(c, x):
         return {"s": c["s"] + x["a"].sum()}, (x["a"] * 2, x["b"])
     xs = {"a": snp.ones((4, 2)), "b": snp.arange(4)}
-    carry, (ys_a, ys_b) = stagec.jit(lambda xs: lax.scan(step, {"s": 0.0}, xs))(xs)
+    (carry, (ys_a, ys_b)), sums = stagec.jit(lambda xs, m: (lax.scan(step, {"s": 0.0}, xs),  # (one module)
+                                                            lax.map(lambda r: r.sum(), m)))(
+        xs, snp.arange(12.0).reshape(4, 3))
     assert float(carry["s"]) == 8.0 and ys_a.shape == (4, 2) and np.asarray(ys_b).tolist() == [0, 1, 2, 3]
-    sums = stagec.jit(lambda m: lax.map(lambda r: r.sum(), m))(snp.arange(12.0).reshape(4, 3))
     np.testing.assert_array_equal(np.asarray(sums), np.arange(12.0).reshape(4, 3).sum(1))
     with pytest.raises(ValueError, match="inconsistent lengths"):
         lax.scan(lambda c, x: (c, x), 0.0, (snp.ones(3), snp.ones(4)))

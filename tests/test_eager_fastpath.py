@@ -59,7 +59,7 @@ def test_values_match_numpy_across_shapes_and_broadcasts():
         a = rng.standard_normal(shape).astype(np.float32)
         x = stagec.device_put(a)
         for _ in range(2):
-            np.testing.assert_allclose(np.asarray(snp.sin(x)), np.sin(a.astype(np.float64)), rtol=2e-6, atol=1e-7)
+            np.testing.assert_allclose(np.asarray(snp.exp(x)), np.exp(a.astype(np.float64)), rtol=2e-6, atol=1e-7)
             np.testing.assert_allclose(np.asarray(0.9 * x + 0.1 * x), a.astype(np.float64), rtol=1e-6, atol=1e-7)
             np.testing.assert_allclose(np.asarray(x + np.float32(1)), a + np.float64(1), rtol=1e-6)
     y = stagec.device_put(np.ones((4, 4), np.float32))
@@ -77,7 +77,7 @@ def test_a_host_result_never_aliases_the_callers_array():
         np.testing.assert_array_equal(np.asarray(r), np.real(z2))
         z[:] = z2
     with pytest.raises(ValueError):
-        np.asarray(snp.sin(stagec.device_put(np.ones(2, np.float32))))[0] = 1  # results are read-only
+        np.asarray(snp.exp(stagec.device_put(np.ones(2, np.float32))))[0] = 1  # results are read-only
 
 
 def test_a_tiering_change_is_honoured():

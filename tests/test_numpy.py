@@ -212,10 +212,10 @@ def test_creation_functions():
     assert np.asarray(snp.full((2,), 7)).tolist() == [7, 7] and snp.full((2,), 7).dtype == np.int32
     np.testing.assert_array_equal(np.asarray(snp.arange(2, 11, 3)), np.arange(2, 11, 3))
     np.testing.assert_allclose(np.asarray(snp.arange(0.5, 2.0, 0.25)), np.arange(0.5, 2.0, 0.25))
-    traced = stagec.jit(lambda x: snp.arange(2, 11, 3) + snp.zeros(3, snp.int32) + x)(0)
+    traced, stacked = stagec.jit(lambda x, a, b: (snp.arange(2, 11, 3) + snp.zeros(3, snp.int32) + x,  # (one module)
+                                                  snp.array([a, b, 3.0])))(0, 1.0, 2.0)
     np.testing.assert_array_equal(np.asarray(traced), np.arange(2, 11, 3))
     np.testing.assert_array_equal(np.asarray(snp.array([[1, 2], [3, 4]])), [[1, 2], [3, 4]])
-    stacked = stagec.jit(lambda a, b: snp.array([a, b, 3.0]))(1.0, 2.0)
     np.testing.assert_array_equal(np.asarray(stacked), [1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="cannot make an array from str"):
         snp.array("abc")

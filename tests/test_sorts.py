@@ -66,12 +66,16 @@ def test_several_keys_and_payloads():
 
 
 def test_64_bit_keys(x64):
+    xs = []
     for dt in (np.int64, np.float64, np.uint64):  # (uint64 keys stay IREE's: the host reads keys as signed)
-        x = rng.integers(0, 1000, LONG).astype(dt)
+        xs.append(rng.integers(0, 1000, LONG).astype(dt))
         if dt == np.uint64:
-            x[::5] = np.uint64(2 ** 63 + 7)
-        np.testing.assert_array_equal(np.asarray(stagec.jit(snp.sort)(x)), np.sort(x))
-        np.testing.assert_array_equal(np.asarray(stagec.jit(snp.argsort)(x)), np.argsort(x, kind="stable"))
+            xs[-1][::5] = np.uint64(2 ** 63 + 7)
+    got = stagec.jit(lambda vs: [(snp.sort(v), snp.argsort(v)) for v in vs])(xs)  # (one module)
+    for x, (s, a) in zip(xs, got):
+        assert s.dtype == x.dtype
+        np.testing.assert_array_equal(np.asarray(s), np.sort(x))
+        np.testing.assert_array_equal(np.asarray(a), np.argsort(x, kind="stable"))
 
 
 def test_short_rows_stay_in_iree_and_host_calls_off_import_nothing():
