@@ -139,6 +139,8 @@ def log_ndtr(x):
     """log(ndtr(x)); below -10 (float32) or -20 (float64), where ndtr underflows, the asymptotic series
     log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_k (-1)^k (2k-1)!! / x^(2k))."""
     (x,) = _to_float("log_ndtr", x)
+    if x.dtype not in (np.float32, np.float64):  # (float16's tail series and log1p(-ndtr) lose its digits: 43 ulps)
+        return log_ndtr(x.astype(np.float32)).astype(x.dtype)
     low, series = _ndtr_series(x)
     tail = -0.5 * x * x - snp.log(-x) - _LOG_SQRT_2PI + snp.log1p(series)
     return snp.where(x > 0, snp.log1p(-ndtr(-x)),  # (log(1 - tiny) keeps its digits)
