@@ -219,7 +219,7 @@ def mish(x: Any):
     far, big = x < -t, x > t / 2 + 1
     u = snp.exp(snp.where(far, 0.5 * x, snp.where(big, 0, x)))
     n = u * (u + 2)
-    return snp.where(far, x * u * u, snp.where(big, x, x * n / (n + 2)))
+    return snp.where(far, x * u * u, snp.where(big, x, x * (n / (n + 2))))  # (x n overflowed float16)
 
 
 def squareplus(x: Any, b: Any = 4):
