@@ -19,6 +19,14 @@ from stagec.scipy import special
 mpmath = pytest.importorskip("mpmath")
 
 
+@pytest.fixture(autouse=True)
+def _mp_prec():
+    """Each test sets mpmath's precision; the next file's tests get theirs back."""
+    old = mpmath.mp.prec
+    yield
+    mpmath.mp.prec = old
+
+
 def _gelu(a):
     u = mpmath.sqrt(2 / mpmath.pi) * (a + mpmath.mpf("0.044715") * a ** 3)
     return a / (1 + mpmath.exp(-2 * u))
