@@ -78,10 +78,12 @@ def _gelu_mp(a):
 
 
 EXTRA = {
-    "reciprocal": ("numpy.reciprocal", (-np.inf, np.inf), lambda x: 1 / x, lambda a: 1 / a, ()),
+    "reciprocal": ("numpy.reciprocal", (-np.inf, np.inf), lambda x: 1 / x,
+                   lambda a: 1 / a if a else __import__("mpmath").inf, ()),
     "deg2rad": ("numpy.deg2rad", (-np.inf, np.inf), np.deg2rad, lambda a: a * __import__("mpmath").pi / 180, ()),
     "rad2deg": ("numpy.rad2deg", (-np.inf, np.inf), np.rad2deg, lambda a: a * 180 / __import__("mpmath").pi, ()),
-    "lax.rsqrt": ("lax.rsqrt", (0, np.inf), lambda x: 1 / np.sqrt(x), lambda a: 1 / __import__("mpmath").sqrt(a), ()),
+    "lax.rsqrt": ("lax.rsqrt", (0, np.inf), lambda x: 1 / np.sqrt(x),
+                  lambda a: 1 / __import__("mpmath").sqrt(a) if a else __import__("mpmath").inf, ()),
     "lax.exp2": ("lax.exp2", (-150, 128), np.exp2, lambda a: __import__("mpmath").power(2, a), ()),
     "lax.logistic": ("lax.logistic", (-np.inf, np.inf), lambda x: _sp("expit")(x),
                      lambda a: 1 / (1 + __import__("mpmath").exp(-a)), ()),
@@ -92,7 +94,8 @@ EXTRA = {
     "log_ndtr": ("scipy.special.log_ndtr", (-np.inf, 40), lambda x: _sp("log_ndtr")(x),
                  lambda a: __import__("mpmath").log(__import__("mpmath").ncdf(a)) if a <= 0 else
                  __import__("mpmath").log1p(-__import__("mpmath").ncdf(-a)), (-10.0, -20.0)),
-    "entr": ("scipy.special.entr", (0, np.inf), lambda x: _sp("entr")(x), lambda a: -a * __import__("mpmath").log(a),
+    "entr": ("scipy.special.entr", (0, np.inf), lambda x: _sp("entr")(x),
+             lambda a: -a * __import__("mpmath").log(a) if a else __import__("mpmath").mpf(0),
              (1.0,)),
     "gamma": ("scipy.special.gamma", (-180, 180), lambda x: _sp("gamma")(x), lambda a: __import__("mpmath").gamma(a),
               (1.0, 2.0, -1.0, -2.0)),
@@ -115,7 +118,8 @@ EXTRA = {
     "selu": ("nn.selu", (-np.inf, np.inf), lambda x: SELU_S * np.where(x > 0, x, SELU_A * np.expm1(x)),
              lambda a: SELU_S * (a if a > 0 else SELU_A * __import__("mpmath").expm1(a)), ()),
     "log1mexp": ("nn.log1mexp", (0, np.inf), lambda x: np.where(x < math.log(2), np.log(-np.expm1(-x)), np.log1p(-np.exp(-x))),
-                 lambda a: __import__("mpmath").log(-__import__("mpmath").expm1(-a)), (math.log(2),)),
+                 lambda a: __import__("mpmath").log(-__import__("mpmath").expm1(-a)) if a < 1 else
+                 __import__("mpmath").log1p(-__import__("mpmath").exp(-a)), (math.log(2),)),
     "soft_sign": ("nn.soft_sign", (-np.inf, np.inf), lambda x: x / (np.abs(x) + 1), lambda a: a / (abs(a) + 1), ()),
     "squareplus": ("nn.squareplus", (-np.inf, np.inf), np.vectorize(lambda x: _stable_squareplus(x, math.sqrt)),
                    lambda a: _stable_squareplus(a, __import__("mpmath").sqrt), ()),
