@@ -60,7 +60,7 @@ _RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
 def _normal_cdf(x):
     """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2) rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)),
     R(z) = -erfc'(z) / erfc(z) ~ 2z + 1/(z + 1/2) for z > 0 (erfc's relative error is 2 z^2 times its argument's: 180
-    float32 ulps at x = -13). dz: x = xh + xl with xh = round(x 2^k) 2^-k short enough that xh times the leading half
+    float32 ulps at x = -13). dz: x = xh + xl with xh = trunc(x 2^k) 2^-k short enough that xh times the leading half
     of 1/sqrt(2) is exact. float16 and bfloat16 in float32."""
     dt = aval_of(x).dtype
     if dt not in (np.float32, np.float64):
@@ -70,7 +70,8 @@ def _normal_cdf(x):
     cl = float(decimal.Context(prec=40).subtract(-_RSQRT2, Decimal(ch)))  # (-1/sqrt(2) to 2 x 53 bits: its float64 error alone made 60 float64 ulps)
     c = ch + cl
     small = snp.abs(x) < top
-    xh = snp.where(small, snp.round(x * 2.0 ** k) * 2.0 ** -k, x)
+    xs = snp.where(small, x, 0) * 2.0 ** k  # (truncated through int32: IREE's round is a libm call per element)
+    xh = snp.where(small, xs.astype(np.int32).astype(dt) * 2.0 ** -k, x)
     a = xh * ch  # (exact)
     z = snp.where(small, a + (xh * cl + (x - xh) * c), x * c)
     dz = snp.where(small, (a - z) + (xh * cl + (x - xh) * c), 0.0)

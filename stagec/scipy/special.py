@@ -102,11 +102,12 @@ def expit(x):
 
 
 def logit(x):
-    """log(x / (1 - x)); on [1/4, 3/4] log1p((2x - 1) / (1 - x)) (2x - 1 exact), where the log of a ratio near 1 lost
-    the result's digits (3e3 float32 ulps near 1/2)."""
+    """log(x / (1 - x)); on [1/4, 3/4] log1p((2x - 1) / (1 - x)) (2x - 1 exact) by Kahan's log(u) w / (u - 1), where
+    the log of a ratio near 1 alone lost the result's digits (3e3 float32 ulps near 1/2)."""
     (x,) = _to_float("logit", x)
     mid = (x >= 0.25) & (x <= 0.75)
-    return snp.where(mid, snp.log1p((2 * x - 1) / (1 - x)), snp.log(x / (1 - x))).astype(x.dtype)
+    u, w = x / (1 - x), (2 * x - 1) / (1 - x)  # (u ~ 1 + w; one log: log1p(w) = log(u) w / (u - 1), u - 1 exact)
+    return (snp.log(u) * snp.where(mid & (u != 1), w / snp.where(u != 1, u - 1, 1), 1)).astype(x.dtype)
 
 
 def xlogy(x, y):
