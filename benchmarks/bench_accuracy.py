@@ -43,6 +43,101 @@ UNARY = {
 SPECIAL = ("erf", "erfc", "gammaln", "digamma", "erfinv")  # in stagec.scipy.special / jax.scipy.special
 BINARY = {"power": "power", "arctan2": "atan2", "hypot": "hypot", "logaddexp": None}
 
+# The other inexact elementwise functions of stagec.numpy, stagec.lax, stagec.scipy.special and stagec.nn (the same
+# names in jax): name: (module.attribute, domain, float64 reference (NumPy / SciPy), mpmath reference of an mpf, points
+# the sample gathers around besides 0 and the domain's edges). References avoid the cancellations of the formulas
+# they check (1 + tanh u as 2 / (1 + e^(-2u)), log(ndtr x) as log1p(-ndtr(-x)) for x > 0, ...).
+SELU_A, SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+GELU_C = math.sqrt(2 / math.pi)
+
+
+def _sp(name):
+    import scipy.special
+    return getattr(scipy.special, name)
+
+
+def _stable_squareplus(x, sqrt):
+    """(x + sqrt(x^2 + 4)) / 2, as 2 / (sqrt(x^2 + 4) - x) below 0 (no cancellation)."""
+    return (x + sqrt(x * x + 4)) / 2 if x >= 0 else 2 / (sqrt(x * x + 4) - x)
+
+
+def _ndtri_mp(p):
+    import mpmath
+    x = mpmath.mpf(float(_sp("ndtri")(float(p))))
+    if not mpmath.isfinite(x):
+        return x
+    for _ in range(3):  # Newton's steps from SciPy's float64 value
+        x -= (mpmath.ncdf(x) - p) / mpmath.npdf(x)
+    return x
+
+
+def _gelu_mp(a):
+    import mpmath
+    u = mpmath.sqrt(2 / mpmath.pi) * (a + mpmath.mpf("0.044715") * a ** 3)
+    return a / (1 + mpmath.exp(-2 * u))
+
+
+EXTRA = {
+    "reciprocal": ("numpy.reciprocal", (-np.inf, np.inf), lambda x: 1 / x,
+                   lambda a: 1 / a if a else __import__("mpmath").inf, ()),
+    "deg2rad": ("numpy.deg2rad", (-np.inf, np.inf), np.deg2rad, lambda a: a * __import__("mpmath").pi / 180, ()),
+    "rad2deg": ("numpy.rad2deg", (-np.inf, np.inf), np.rad2deg, lambda a: a * 180 / __import__("mpmath").pi, ()),
+    "lax.rsqrt": ("lax.rsqrt", (0, np.inf), lambda x: 1 / np.sqrt(x),
+                  lambda a: 1 / __import__("mpmath").sqrt(a) if a else __import__("mpmath").inf, ()),
+    "lax.exp2": ("lax.exp2", (-150, 128), np.exp2, lambda a: __import__("mpmath").power(2, a), ()),
+    "lax.logistic": ("lax.logistic", (-np.inf, np.inf), lambda x: _sp("expit")(x),
+                     lambda a: 1 / (1 + __import__("mpmath").exp(-a)), ()),
+    "logit": ("scipy.special.logit", (0, 1), lambda x: _sp("logit")(x),
+              lambda a: __import__("mpmath").log(a / (1 - a)), (0.5,)),
+    "ndtr": ("scipy.special.ndtr", (-40, 40), lambda x: _sp("ndtr")(x), lambda a: __import__("mpmath").ncdf(a), ()),
+    "ndtri": ("scipy.special.ndtri", (0, 1), lambda x: _sp("ndtri")(x), _ndtri_mp, (0.5,)),
+    "log_ndtr": ("scipy.special.log_ndtr", (-np.inf, 40), lambda x: _sp("log_ndtr")(x),
+                 lambda a: __import__("mpmath").log(__import__("mpmath").ncdf(a)) if a <= 0 else
+                 __import__("mpmath").log1p(-__import__("mpmath").ncdf(-a)), (-10.0, -20.0)),
+    "entr": ("scipy.special.entr", (0, np.inf), lambda x: _sp("entr")(x),
+             lambda a: -a * __import__("mpmath").log(a) if a else __import__("mpmath").mpf(0),
+             (1.0,)),
+    "gamma": ("scipy.special.gamma", (-180, 180), lambda x: _sp("gamma")(x), lambda a: __import__("mpmath").gamma(a),
+              (1.0, 2.0, -1.0, -2.0)),
+    "sigmoid": ("nn.sigmoid", (-np.inf, np.inf), lambda x: _sp("expit")(x),
+                lambda a: 1 / (1 + __import__("mpmath").exp(-a)), ()),
+    "softplus": ("nn.softplus", (-np.inf, np.inf), lambda x: np.logaddexp(x, 0),
+                 lambda a: __import__("mpmath").log1p(__import__("mpmath").exp(a)), ()),
+    "log_sigmoid": ("nn.log_sigmoid", (-np.inf, np.inf), lambda x: -np.logaddexp(-x, 0),
+                    lambda a: -__import__("mpmath").log1p(__import__("mpmath").exp(-a)), ()),
+    "silu": ("nn.silu", (-np.inf, np.inf), lambda x: x * _sp("expit")(x),
+             lambda a: a / (1 + __import__("mpmath").exp(-a)), ()),
+    "gelu": ("nn.gelu", (-np.inf, np.inf), lambda x: x * _sp("expit")(2 * GELU_C * (x + 0.044715 * x ** 3)), _gelu_mp,
+             ()),
+    "gelu_exact": ("nn.gelu_exact", (-np.inf, np.inf), lambda x: x / 2 * _sp("erfc")(-x / math.sqrt(2)),
+                   lambda a: a / 2 * __import__("mpmath").erfc(-a / __import__("mpmath").sqrt(2)), ()),
+    "mish": ("nn.mish", (-np.inf, np.inf), lambda x: x * np.tanh(np.logaddexp(x, 0)),
+             lambda a: a * __import__("mpmath").tanh(__import__("mpmath").log1p(__import__("mpmath").exp(a))), ()),
+    "elu": ("nn.elu", (-np.inf, np.inf), lambda x: np.where(x > 0, x, np.expm1(x)),
+            lambda a: a if a > 0 else __import__("mpmath").expm1(a), ()),
+    "selu": ("nn.selu", (-np.inf, np.inf), lambda x: SELU_S * np.where(x > 0, x, SELU_A * np.expm1(x)),
+             lambda a: SELU_S * (a if a > 0 else SELU_A * __import__("mpmath").expm1(a)), ()),
+    "log1mexp": ("nn.log1mexp", (0, np.inf), lambda x: np.where(x < math.log(2), np.log(-np.expm1(-x)), np.log1p(-np.exp(-x))),
+                 lambda a: __import__("mpmath").log(-__import__("mpmath").expm1(-a)) if a < 1 else
+                 __import__("mpmath").log1p(-__import__("mpmath").exp(-a)), (math.log(2),)),
+    "soft_sign": ("nn.soft_sign", (-np.inf, np.inf), lambda x: x / (np.abs(x) + 1), lambda a: a / (abs(a) + 1), ()),
+    "squareplus": ("nn.squareplus", (-np.inf, np.inf), np.vectorize(lambda x: _stable_squareplus(x, math.sqrt)),
+                   lambda a: _stable_squareplus(a, __import__("mpmath").sqrt), ()),
+}
+# binary ones: name: (module.attribute, float64 reference, mpmath reference)
+EXTRA2 = {
+    "logaddexp2": ("numpy.logaddexp2", np.logaddexp2,
+                   lambda a, b: __import__("mpmath").log(__import__("mpmath").power(2, a) + __import__("mpmath").power(2, b), 2)),
+    "float_power": ("numpy.float_power", np.power, lambda a, b: __import__("mpmath").power(a, b)),
+    "xlogy": ("scipy.special.xlogy", lambda x, y: _sp("xlogy")(x, y), lambda a, b: a * __import__("mpmath").log(b)),
+    "xlog1py": ("scipy.special.xlog1py", lambda x, y: _sp("xlog1py")(x, y),
+                lambda a, b: a * __import__("mpmath").log1p(b)),
+    "betaln": ("scipy.special.betaln", lambda x, y: _sp("betaln")(x, y),
+               lambda a, b: __import__("mpmath").log(__import__("mpmath").beta(a, b))),
+}
+for _k, _v in EXTRA.items():
+    UNARY[_k] = (_v[1], _v[2], None)
+
 
 def _sinc64(x: np.ndarray) -> np.ndarray:
     """sinc in float64 with sin(pi x) from x mod 2 (exact): NumPy's sin(pi x) is off past x ~ 1e8."""
@@ -67,7 +162,7 @@ def sample(name: str, dtype, n: int, seed: int = 0) -> np.ndarray:
     signs = np.where(rng.random(k) < 0.5, -1.0, 1.0) if lo_f < 0 else np.ones(k)
     a = mag * signs
     b = rng.uniform(max(lo_f, -30), min(hi_f, 30), k)
-    edges = [e for e in (lo, hi, 0.0) if np.isfinite(e)]
+    edges = [e for e in (lo, hi, 0.0, *(EXTRA[name][4] if name in EXTRA else ())) if np.isfinite(e)]
     e = np.array(edges)[rng.integers(0, len(edges), n - 2 * k)]
     ulps = rng.integers(-3000, 3000, n - 2 * k) * np.maximum(np.spacing(np.abs(e).astype(dt)).astype(float), tiny)
     c = e + ulps
@@ -86,8 +181,18 @@ def sample2(name: str, dtype, n: int, seed: int = 0):
             np.abs(np.log(x.astype(float))), 1e-3)).astype(dt)  # results in range
         return x, y
     big = np.exp(rng.uniform(-30, 30, (2, n))) * np.where(rng.random((2, n)) < 0.5, -1, 1)
-    if name == "logaddexp":
+    if name in ("logaddexp", "logaddexp2"):
         big = rng.uniform(-100, 100, (2, n))
+    if name == "float_power":
+        return sample2("power", dt, n, seed)
+    if name == "xlogy":  # y > 0 (near 1 too: log y ~ 0)
+        big[1] = np.abs(big[1])
+        big[1, : n // 4] = 1 + rng.uniform(-1e-3, 1e-3, n // 4)
+    if name == "xlog1py":  # y > -1
+        big[1] = np.where(big[1] < -1, -1 + np.exp(rng.uniform(-30, 0, n)), big[1])
+    if name == "betaln":  # a, b > 0, with ones and twos (betaln(1, 1) = 0)
+        big = np.abs(big)
+        big[:, : n // 4] = rng.choice([1.0, 2.0, 0.5], (2, n // 4)) * (1 + rng.uniform(-1e-3, 1e-3, (2, n // 4)))
     return big[0].astype(dt), big[1].astype(dt)
 
 
@@ -124,7 +229,8 @@ def reference(name: str, args, dtype):
     if dt == np.float64:
         import mpmath
         mpmath.mp.prec = 120
-        fn = {"power": lambda a, b: mpmath.power(a, b), "arctan2": mpmath.atan2, "hypot": mpmath.hypot,
+        fn = {**{k: v[3] for k, v in EXTRA.items()}, **{k: v[2] for k, v in EXTRA2.items()},
+              "power": lambda a, b: mpmath.power(a, b), "arctan2": mpmath.atan2, "hypot": mpmath.hypot,
               "logaddexp": lambda a, b: mpmath.log(mpmath.exp(a) + mpmath.exp(b)),
               "exp2": lambda a: mpmath.power(2, a), "log2": lambda a: mpmath.log(a, 2),
               "cbrt": lambda a: mpmath.sign(a) * mpmath.cbrt(abs(a)),
@@ -141,6 +247,8 @@ def reference(name: str, args, dtype):
         return np.array([one(*xs) for xs in zip(*args)], dtype=object)
     a64 = [np.asarray(a, np.float64) for a in args]
     with np.errstate(all="ignore"):
+        if name in EXTRA2:
+            return EXTRA2[name][1](*a64)
         if name in BINARY:
             return {"power": np.power, "arctan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp}[name](*a64)
         ref = UNARY[name][1]
@@ -151,10 +259,19 @@ def reference(name: str, args, dtype):
 
 
 def _fn(np_module, name: str):
-    """The function `name` of stagec.numpy / jax.numpy (`np_module`), or of its scipy.special."""
+    """The function `name` of stagec.numpy / jax.numpy (`np_module`), of its scipy.special, or the one EXTRA or EXTRA2
+    name as module.attribute of stagec / jax."""
+    import importlib
+    root = np_module.__name__.split(".")[0]
+    where = EXTRA.get(name, EXTRA2.get(name, (None,)))[0]
+    if where == "nn.gelu_exact":
+        gelu = importlib.import_module(root + ".nn").gelu
+        return lambda x: gelu(x, approximate=False)
+    if where is not None:
+        mod, attr = where.rsplit(".", 1)
+        return getattr(importlib.import_module(f"{root}.{mod}"), attr)
     if name not in SPECIAL:
         return getattr(np_module, name)
-    import importlib
     return getattr(importlib.import_module(np_module.__name__.replace(".numpy", ".scipy.special")), name)
 
 
@@ -180,7 +297,7 @@ def measure(names, dtypes, n: int, with_jax: bool = True):
             stagec.config.update("enable_x64", True)
         for name in names:
             nn = min(n, 3000) if dt == np.float64 else n
-            args = sample2(name, dt, nn) if name in BINARY else (sample(name, dt, nn),)
+            args = sample2(name, dt, nn) if name in BINARY or name in EXTRA2 else (sample(name, dt, nn),)
             ref = reference(name, args, dt)
             ref_ftz = reference(name, [ftz(a) for a in args], dt)
             row = {"function": name, "dtype": dt.name, "points": len(args[0])}
@@ -244,7 +361,7 @@ def speed(names, n: int = 1 << 20, repeat: int = 25):
     for name in names:
         lo, hi = UNARY[name][0] if name in UNARY else (-np.inf, np.inf)
         a = np.clip(x, lo, hi) if lo > -10 or hi < 10 else x
-        args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY else (a,)
+        args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY or name in EXTRA2 else (a,)
         f = stagec.jit(_fn(snp, name))
         sa = [snp.asarray(v) for v in args]
         row = [_ms(lambda: f(*sa).block_until_ready(), repeat)]  # (both timed to the result on the device)
@@ -264,7 +381,7 @@ def main():
     ap.add_argument("--speed", action="store_true", help="time each function's jit on 1M float32 values instead")
     args = ap.parse_args()
     os.environ.setdefault("STAGEC_JIT_TIERING", "never")
-    names = args.only.split(",") if args.only else [*UNARY, *BINARY]
+    names = args.only.split(",") if args.only else [*UNARY, *BINARY, *EXTRA2]
     if args.speed:
         return speed(names)
     rows = measure(names, args.dtypes.split(","), args.n, not args.no_jax)

@@ -1,7 +1,9 @@
 """`stagec.nn`: activation functions and normalizers on top of `stagec.numpy`; `initializers`."""
 from __future__ import annotations
 
+import decimal
 import math
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -42,9 +44,44 @@ def softplus(x: Any):
     return snp.logaddexp(x, 0.0)
 
 
+def _x_sigmoid(x, t):
+    """x * sigmoid(t) as x / (1 + e^-t); where e^-t would overflow (t < 1 - log(max)), x / e^(-t/2) / e^(-t/2) (1 is
+    negligible there), so that results above the smallest normal keep their digits (x * logistic(x) was 0 at -90 in
+    float32, where e^x is subnormal and x e^x is not)."""
+    far = t < 1 - math.log(float(snp.finfo(aval_of(t).dtype).max))
+    e = snp.exp(snp.where(far, -0.5 * t, -t))
+    ef = snp.where(far, e, 1)  # (the branch not taken stays finite: 0 * inf in its derivative is NaN)
+    return snp.where(far, x / ef / ef, x / (1 + e))
+
+
+_RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
+
+
+def _normal_cdf(x):
+    """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2) rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)),
+    R(z) = -erfc'(z) / erfc(z) ~ 2z + 1/(z + 1/2) for z > 0 (erfc's relative error is 2 z^2 times its argument's: 180
+    float32 ulps at x = -13). dz: x = xh + xl with xh = trunc(x 2^k) 2^-k short enough that xh times the leading half
+    of 1/sqrt(2) is exact. float16 and bfloat16 in float32."""
+    dt = aval_of(x).dtype
+    if dt not in (np.float32, np.float64):
+        return _normal_cdf(x.astype(np.float32)).astype(dt)
+    top, k, half = (16, 8, 12) if dt == np.float32 else (64, 20, 27)  # (beyond |x| = top, ndtr is 0 or 1)
+    ch = math.ldexp(round(math.ldexp(-_RSQRT2, half)), -half)  # (`half` bits)
+    cl = float(decimal.Context(prec=40).subtract(-_RSQRT2, Decimal(ch)))  # (-1/sqrt(2) to 2 x 53 bits: its float64 error alone made 60 float64 ulps)
+    c = ch + cl
+    small = snp.abs(x) < top
+    xs = snp.where(small, x, 0) * 2.0 ** k  # (truncated through int32: IREE's round is a libm call per element)
+    xh = snp.where(small, xs.astype(np.int32).astype(dt) * 2.0 ** -k, x)
+    a = xh * ch  # (exact)
+    z = snp.where(small, a + (xh * cl + (x - xh) * c), x * c)
+    dz = snp.where(small, (a - z) + (xh * cl + (x - xh) * c), 0.0)
+    r = snp.where((z > 0) & small, 2 * z + 1 / (snp.abs(z) + 0.5), 0.0)
+    return 0.5 * lax.erfc(z) * (1 - dz * r)
+
+
 def silu(x: Any):
     (x,) = _to_float("silu", x)
-    return lax.mul(x, lax.logistic(x))
+    return _x_sigmoid(x, x)
 
 
 swish = silu
@@ -54,10 +91,10 @@ def gelu(x: Any, approximate: bool = True):
     """Gaussian error linear unit; the tanh approximation by default (as JAX), exact (erf) otherwise."""
     (x,) = _to_float("gelu", x)
     c = lambda v: lax.full_like(x, v)
-    if approximate:
+    if approximate:  # x (1 + tanh u) / 2 = x sigmoid(2u): 1 + tanh u cancelled to 0 or 1e7 ulps below x = -3
         inner = lax.mul(c(math.sqrt(2 / math.pi)), lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
-        return lax.mul(lax.mul(c(0.5), x), lax.add(c(1), lax.tanh(inner)))
-    return lax.mul(lax.mul(c(0.5), x), lax.add(c(1), lax.erf(lax.div(x, c(math.sqrt(2))))))
+        return _x_sigmoid(x, lax.mul(c(2), inner))
+    return lax.mul(x, _normal_cdf(x))  # (x (1 + erf(x / sqrt 2)) / 2 cancelled likewise)
 
 
 def _max_shift(x, axis):
@@ -177,13 +214,21 @@ def soft_sign(x: Any):
 def mish(x: Any):
     """x * tanh(softplus(x))."""
     (x,) = _to_float("mish", x)
-    return x * snp.tanh(softplus(x))
+    # tanh(log1p(u)) = n / (n + 2), n = u (u + 2), u = e^x: one exp. Where n / (n + 2) is 1 in the dtype, x; where it
+    # is u, x u as x e^(x/2) e^(x/2), normal where e^x is not (x e^x was 0 near -90 in float32)
+    t = (snp.finfo(x.dtype).nmant + 3) * math.log(2)
+    far, big = x < -t, x > t / 2 + 1
+    u = snp.exp(snp.where(far, 0.5 * x, snp.where(big, 0, x)))
+    n = u * (u + 2)
+    return snp.where(far, x * u * u, snp.where(big, x, x * (n / (n + 2))))  # (x n overflowed float16)
 
 
 def squareplus(x: Any, b: Any = 4):
     """(x + sqrt(x**2 + b)) / 2."""
     (x,) = _to_float("squareplus", x)
-    return (x + snp.sqrt(snp.square(x) + b)) / 2
+    h = snp.hypot(x, snp.sqrt(b))  # (sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32)
+    d = snp.where(x >= 0, 1, h - x)
+    return snp.where(x >= 0, x / 2 + h / 2, (b / 2) / d).astype(x.dtype)  # (x + h cancelled below 0)
 
 
 def sparse_plus(x: Any):

@@ -11,6 +11,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of
 from .. import numpy as snp
+from ._base import _broadcast, _to_float
 
 __all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size",
            "convolve", "correlate", "cross", "kron", "deg2rad", "rad2deg", "degrees", "radians", "average", "cov",
@@ -333,8 +334,12 @@ def fabs(x):
 
 
 def logaddexp2(x1, x2):
-    """log2(2**x1 + 2**x2) (ln 2 a weak Python float: float16 stays float16, as NumPy's and JAX's)."""
-    return snp.logaddexp(snp.multiply(x1, math.log(2)), snp.multiply(x2, math.log(2))) / math.log(2)
+    """log2(2**x1 + 2**x2) as NumPy's: max + log1p(2^-|x1 - x2|) log2(e) (logaddexp(x ln 2, y ln 2) / ln 2 took the
+    rounding of x ln 2: 22 float32 ulps). log2(e) a weak Python float: float16 stays float16."""
+    x1, x2 = _broadcast("logaddexp2", *_to_float("logaddexp2", x1, x2))
+    d = x1 - x2
+    out = snp.maximum(x1, x2) + snp.log1p(snp.exp2(-snp.abs(d))) * (1 / math.log(2))
+    return snp.where(d != d, x1 + x2, out)  # (both inf of one sign: that inf; NaN: NaN)
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
