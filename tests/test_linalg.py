@@ -2,6 +2,8 @@
 on well- and ill-conditioned matrices (hypothesis over condition numbers), with x64 off and on."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -300,23 +302,29 @@ _GRADS = {  # name: (real-valued function of (module, matrix), the matrix)
 }
 
 
+@functools.cache
+def _grads(name):
+    """(grad(vmap(f)), vmap(grad(f)), [grad(f) of each example]) of `_GRADS[name]` at x and x reversed: one module."""
+    f, x = _GRADS[name]
+    fn = lambda a: f(snp, a)  # noqa: E731
+    return stagec.jit(lambda b: (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b),
+                                 stagec.vmap(stagec.grad(fn))(b), [stagec.grad(fn)(e) for e in b]))(
+        np.stack([x, x[::-1, ::-1]]))
+
+
 @pytest.mark.parametrize("name", sorted(_GRADS))
 def test_grad_against_jax(name):
     jax = pytest.importorskip("jax")
     f, x = _GRADS[name]
     want = np.asarray(jax.grad(lambda a: f(jax.numpy, a))(x))
-    got = stagec.jit(stagec.grad(lambda a: f(snp, a)))(x)
+    got = _grads(name)[2][0]  # (jit of grad(f) at x, in the module of the next test)
     assert _err(got, want) < 2e-5
 
 
 @pytest.mark.parametrize("name", sorted(_GRADS))
 def test_grad_of_vmap_and_vmap_of_grad(name):
     """The custom_jvp rules batched: grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example."""
-    f, x = _GRADS[name]
-    xs = np.stack([x, x[::-1, ::-1]])
-    fn = lambda a: f(snp, a)
-    *both, one = stagec.jit(lambda b: (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b),  # one module
-                                       stagec.vmap(stagec.grad(fn))(b), [stagec.grad(fn)(e) for e in b]))(xs)
+    *both, one = _grads(name)
     want = np.stack([np.asarray(g) for g in one])
     for got in both:
         assert _err(got, want) < 2e-5
