@@ -91,10 +91,22 @@ def test_cholesky(cond, seed):
     np.testing.assert_allclose(np.asarray(U), np.asarray(L).transpose(0, 2, 1))
 
 
-@pytest.mark.parametrize("shape", [(N, N), (N + 2, N), (N, N + 2)])
+_QR_SHAPES = [(N, N), (N + 2, N), (N, N + 2)]
+
+
+@functools.cache
+def _qrs(dtype):
+    """{shape: qr of each mode} of every shape's matrix: one module per dtype (the cache's key: called under its
+    x64 mode)."""
+    a = [_matrix(3, 100.0, dtype, *shape) for shape in _QR_SHAPES]
+    got = stagec.jit(lambda *a: [[snp.linalg.qr(x, mode=m) for m in ("reduced", "complete", "r")] for x in a])(*a)
+    return dict(zip(_QR_SHAPES, got))
+
+
+@pytest.mark.parametrize("shape", _QR_SHAPES)
 def test_qr(shape, mode):
     a = _matrix(3, 100.0, mode, *shape)
-    got = stagec.jit(lambda a: [snp.linalg.qr(a, mode=m) for m in ("reduced", "complete", "r")])(a)  # one module
+    got = _qrs(mode)[shape]
     for m, (q, r) in zip(("reduced", "complete"), got):
         q0, r0 = np.linalg.qr(a, mode=m)
         assert q.shape == q0.shape and r.shape == r0.shape
@@ -178,10 +190,21 @@ def test_svdvals_vs_lapack(cond, seed):
     assert err < 10 * max(lapack_err, np.finfo(np.float32).eps * s0.max())
 
 
-@pytest.mark.parametrize("shape", [(N, N), (N + 2, N - 1), (N - 1, N + 2)])
+_SVD_SHAPES = [(N, N), (N + 2, N - 1), (N - 1, N + 2)]
+
+
+@functools.cache
+def _svds(dtype):
+    """{shape: (full svd, reduced svd)} of every shape's matrix: one module per dtype (called under its x64 mode)."""
+    a = [_matrix(7, 100.0, dtype, *shape) for shape in _SVD_SHAPES]
+    got = stagec.jit(lambda *a: [[snp.linalg.svd(x, full_matrices=full) for full in (True, False)] for x in a])(*a)
+    return dict(zip(_SVD_SHAPES, got))
+
+
+@pytest.mark.parametrize("shape", _SVD_SHAPES)
 def test_svd_shapes(shape, mode):
     a = _matrix(7, 100.0, mode, *shape)
-    both = stagec.jit(lambda a: [snp.linalg.svd(a, full_matrices=full) for full in (True, False)])(a)  # one module
+    both = _svds(mode)[shape]
     for full, (u, s, vh) in zip((True, False), both):
         u0, s0, vh0 = np.linalg.svd(a, full_matrices=full)
         assert (u.shape, s.shape, vh.shape) == (u0.shape, s0.shape, vh0.shape)
