@@ -3,6 +3,7 @@ instead; and the names added for it, each checked against an independent oracle 
 differences, the math module, or JAX where installed)."""
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import math
@@ -403,7 +404,7 @@ ARRAYS.append(np.where(np.arange(7) == 2, np.nan, ARRAYS[0]))
 
 
 def numpy_cases(_A, _V, _M, _N):
-    """name -> f(namespace) on the arrays given (NumPy's, or stagec's traced ones: each case one module)."""
+    """name -> f(namespace) on the arrays given (NumPy's, or stagec's traced ones)."""
     return {
         "allclose": lambda m: m.allclose(_A, _A + 1e-9), "isclose": lambda m: m.isclose(_A, _A * 1.001, rtol=1e-4),
         "diag": lambda m: m.diag(_V, 1), "diag_of": lambda m: m.diag(_M, -1), "diagflat": lambda m: m.diagflat(_V),
@@ -449,16 +450,28 @@ OWN_CASES = {
 }
 # Run eagerly: cases on constants only, those whose result is a Python value or has a shape that depends on values,
 # geomspace and logspace (their NumPy oracle takes the bounds as numbers);
-# the rest each under one jit (one module), the arrays passed as arguments.
+# the rest under one jit (`_jitted_cases`), the arrays passed as arguments.
 EAGER_CASES = {"bincount", "hanning", "tril_indices", "unravel_index", "ndim", "shape", "size", "geomspace",
                "logspace"}
 
 
+def _case(name):
+    return OWN_CASES[name] if name in OWN_CASES else ((lambda m, *a: numpy_cases(*a)[name](m)), ARRAYS)
+
+
+@functools.cache
+def _jitted_cases() -> dict:
+    """{name: result} of every case outside EAGER_CASES, under one jit (one module, not one per case), each on its
+    own arguments (the caller has x64 on)."""
+    names = sorted(n for n in [*NUMPY_CASES, *OWN_CASES] if n not in EAGER_CASES)
+    return stagec.jit(lambda args: {n: _case(n)[0](snp, *args[n]) for n in names})({n: _case(n)[1] for n in names})
+
+
 @pytest.mark.parametrize("name", sorted([*NUMPY_CASES, *OWN_CASES]))
 def test_numpy_names_match_numpy(x64, name):
-    f, args = OWN_CASES[name] if name in OWN_CASES else ((lambda m, *a: numpy_cases(*a)[name](m)), ARRAYS)
+    f, args = _case(name)
     want = f(np, *args)
-    got = f(snp, *args) if name in EAGER_CASES else stagec.jit(lambda *a: f(snp, *a))(*args)
+    got = f(snp, *args) if name in EAGER_CASES else _jitted_cases()[name]
     for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
         assert np.shape(g) == np.shape(w)
         np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-10, atol=1e-12)

@@ -185,17 +185,17 @@ def test_division_recovery_is_taken_only_where_needed_and_keeps_the_bits():
     vals = [0.0, -0.0, 1.0, -2.5, 1e30, INF, -INF, NAN]
     sp = np.array([complex(a, b) for a in vals for b in vals])
     rng = np.random.default_rng(9)
-    n = 20000
-    finite = lambda: rng.standard_normal(n) + 1j * rng.standard_normal(n)  # noqa: E731
-    zz = np.concatenate([np.repeat(sp, len(sp)), finite()]).astype(np.complex64)
-    ww = np.concatenate([np.tile(sp, len(sp)), finite()]).astype(np.complex64)
-    m = len(sp) ** 2
+    m, n = len(sp) ** 2, 5 * 4096  # (every size a multiple of _chunked's: one module per size, two sizes)
+    finite = lambda k: rng.standard_normal(k) + 1j * rng.standard_normal(k)  # noqa: E731
+    zz = np.concatenate([np.repeat(sp, len(sp)), finite(n)]).astype(np.complex64)
+    ww = np.concatenate([np.tile(sp, len(sp)), finite(n)]).astype(np.complex64)
+    fz, fw = (np.concatenate([finite(m), v[m:]]).astype(np.complex64) for v in (zz, ww))  # (zz's size, all finite)
     want = np.array([_cdivd(float(p.real), float(p.imag), float(q.real), float(q.imag)) for p, q in zip(zz[:m], ww[:m])])
     assert "stablehlo.if" in stagec.jit(lambda p, q: p / q).lower(zz, ww).as_text("final")
     backends = ["cpu"] + (["vulkan"] if device_names("vulkan") else [])
     for backend in backends:
         div = stagec.jit(lambda p, q: p / q, backend=backend)
-        for p, q in ((zz, ww), (zz[m:], ww[m:])):  # (with special values: the recovery runs; without: it does not)
+        for p, q in ((zz, ww), (fz, fw)):  # (with special values: the recovery runs; without: it does not)
             got = np.asarray(div(p, q))
             assert np.array_equal(got.view(np.uint32), _chunked(div, p, q).view(np.uint32)), backend
         got = np.asarray(div(zz, ww))[:m]

@@ -2,6 +2,8 @@
 on well- and ill-conditioned matrices (hypothesis over condition numbers), with x64 off and on."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -89,10 +91,22 @@ def test_cholesky(cond, seed):
     np.testing.assert_allclose(np.asarray(U), np.asarray(L).transpose(0, 2, 1))
 
 
-@pytest.mark.parametrize("shape", [(N, N), (N + 2, N), (N, N + 2)])
+_QR_SHAPES = [(N, N), (N + 2, N), (N, N + 2)]
+
+
+@functools.cache
+def _qrs(dtype):
+    """{shape: qr of each mode} of every shape's matrix: one module per dtype (the cache's key: called under its
+    x64 mode)."""
+    a = [_matrix(3, 100.0, dtype, *shape) for shape in _QR_SHAPES]
+    got = stagec.jit(lambda *a: [[snp.linalg.qr(x, mode=m) for m in ("reduced", "complete", "r")] for x in a])(*a)
+    return dict(zip(_QR_SHAPES, got))
+
+
+@pytest.mark.parametrize("shape", _QR_SHAPES)
 def test_qr(shape, mode):
     a = _matrix(3, 100.0, mode, *shape)
-    got = stagec.jit(lambda a: [snp.linalg.qr(a, mode=m) for m in ("reduced", "complete", "r")])(a)  # one module
+    got = _qrs(mode)[shape]
     for m, (q, r) in zip(("reduced", "complete"), got):
         q0, r0 = np.linalg.qr(a, mode=m)
         assert q.shape == q0.shape and r.shape == r0.shape
@@ -176,10 +190,21 @@ def test_svdvals_vs_lapack(cond, seed):
     assert err < 10 * max(lapack_err, np.finfo(np.float32).eps * s0.max())
 
 
-@pytest.mark.parametrize("shape", [(N, N), (N + 2, N - 1), (N - 1, N + 2)])
+_SVD_SHAPES = [(N, N), (N + 2, N - 1), (N - 1, N + 2)]
+
+
+@functools.cache
+def _svds(dtype):
+    """{shape: (full svd, reduced svd)} of every shape's matrix: one module per dtype (called under its x64 mode)."""
+    a = [_matrix(7, 100.0, dtype, *shape) for shape in _SVD_SHAPES]
+    got = stagec.jit(lambda *a: [[snp.linalg.svd(x, full_matrices=full) for full in (True, False)] for x in a])(*a)
+    return dict(zip(_SVD_SHAPES, got))
+
+
+@pytest.mark.parametrize("shape", _SVD_SHAPES)
 def test_svd_shapes(shape, mode):
     a = _matrix(7, 100.0, mode, *shape)
-    both = stagec.jit(lambda a: [snp.linalg.svd(a, full_matrices=full) for full in (True, False)])(a)  # one module
+    both = _svds(mode)[shape]
     for full, (u, s, vh) in zip((True, False), both):
         u0, s0, vh0 = np.linalg.svd(a, full_matrices=full)
         assert (u.shape, s.shape, vh.shape) == (u0.shape, s0.shape, vh0.shape)
@@ -300,23 +325,35 @@ _GRADS = {  # name: (real-valued function of (module, matrix), the matrix)
 }
 
 
+@functools.cache
+def _all_grads():
+    """{name: (grad(vmap(f)), vmap(grad(f)), [grad(f) of each example])} of every `_GRADS` case at x and x reversed:
+    one module (their loops compile faster together than in a module each)."""
+    def one(f, b):
+        fn = lambda a: f(snp, a)  # noqa: E731
+        return (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b), stagec.vmap(stagec.grad(fn))(b),
+                [stagec.grad(fn)(e) for e in b])
+    xs = {name: np.stack([x, x[::-1, ::-1]]) for name, (_, x) in _GRADS.items()}
+    return stagec.jit(lambda xs: {name: one(_GRADS[name][0], b) for name, b in xs.items()})(xs)
+
+
+def _grads(name):
+    return _all_grads()[name]
+
+
 @pytest.mark.parametrize("name", sorted(_GRADS))
 def test_grad_against_jax(name):
     jax = pytest.importorskip("jax")
     f, x = _GRADS[name]
     want = np.asarray(jax.grad(lambda a: f(jax.numpy, a))(x))
-    got = stagec.jit(stagec.grad(lambda a: f(snp, a)))(x)
+    got = _grads(name)[2][0]  # (jit of grad(f) at x, in the module of the next test)
     assert _err(got, want) < 2e-5
 
 
 @pytest.mark.parametrize("name", sorted(_GRADS))
 def test_grad_of_vmap_and_vmap_of_grad(name):
     """The custom_jvp rules batched: grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example."""
-    f, x = _GRADS[name]
-    xs = np.stack([x, x[::-1, ::-1]])
-    fn = lambda a: f(snp, a)
-    *both, one = stagec.jit(lambda b: (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b),  # one module
-                                       stagec.vmap(stagec.grad(fn))(b), [stagec.grad(fn)(e) for e in b]))(xs)
+    *both, one = _grads(name)
     want = np.stack([np.asarray(g) for g in one])
     for got in both:
         assert _err(got, want) < 2e-5

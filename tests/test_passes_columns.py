@@ -9,7 +9,6 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import tuning
-from stagec.backend import get_backend
 
 PRODUCTS = {  # name -> (function of (np, g, h), whether its sum gets the +0.0)
     "sum(g * h, 0)": (lambda np_, g, h: np_.sum(g * h, 0), True),
@@ -52,23 +51,27 @@ def test_column_products_float32_only(x64):
     assert not stats.rewrites["column-product"]
 
 
+def _dumping(lowered, folder):
+    """`lowered` compiled as the jit compiles it, IREE writing its dispatches' configurations (tiles) into `folder`:
+    the module whose tiles are read is the one whose values are checked (one compile, not a jit and a second)."""
+    return lowered.compile(flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
+
+
 @pytest.mark.parametrize("shape", [(16, 256), (5, 1000), (33, 300)])
 def test_column_sums_take_the_columns_tiles_and_match_numpy(shape, tmp_path):
     # 64 columns per vector step where the dispatch is the column sum alone (1000 and 300 columns leave remainders:
     # loop peeling); a row sum keeps IREE's tiles
-    backend = get_backend("cpu")
     rng = np.random.default_rng(7)
     g, h = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
     for name, fn, tuned in (("columns", lambda a, b: snp.sum(a * b, 0), True),
                             ("plain", lambda a, b: snp.sum(a, 0), True),
                             ("rows", lambda a, b: snp.sum(a * b, 1), False)):
-        f = stagec.jit(fn, backend="cpu")
+        low, folder = stagec.jit(fn, backend="cpu").lower(g, h), tmp_path / name
+        assert ("columns" in tuning.parts_for(low.as_text("final"))) == tuned, name
+        f = _dumping(low, folder)
         want = np.sum(g.astype(np.float64) * h, 0) if name == "columns" else \
             np.sum(g.astype(np.float64), 0) if name == "plain" else np.sum(g.astype(np.float64) * h, 1)
         np.testing.assert_allclose(np.asarray(f(g, h)), want, rtol=2e-5, atol=1e-4)
-        mlir, folder = f.lower(g, h).as_text("final"), tmp_path / name
-        assert ("columns" in tuning.parts_for(mlir)) == tuned, name
-        backend.compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
         configs = "".join(p.read_text() for p in folder.iterdir())
         assert ("vector_common_parallel = [64, 0]" in configs) == tuned, name
 
@@ -83,12 +86,12 @@ def test_sibling_reductions_take_the_columns_tiles_and_match_numpy(tmp_path):
     def f(np_, o, b, y):
         d = o + b - y
         return np_.mean(d * d), d * (2 / d.size), np_.sum(d * (2 / d.size), 0)
-    jf = stagec.jit(lambda *a: f(snp, *a), backend="cpu")
+    low = stagec.jit(lambda *a: f(snp, *a), backend="cpu").lower(o, b, y)
+    mlir = low.as_text("final")
+    assert len(tuning.sibling_maps(mlir)) == 1 and "columns" in tuning.parts_for(mlir)
+    jf = _dumping(low, tmp_path)
     for got, want in zip(jf(o, b, y), f(np, *(a.astype(np.float64) for a in (o, b, y)))):
         np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-7)
-    mlir = jf.lower(o, b, y).as_text("final")
-    assert len(tuning.sibling_maps(mlir)) == 1 and "columns" in tuning.parts_for(mlir)
-    get_backend("cpu").compile(mlir, "siblings", side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
     configs = "".join(p.read_text() for p in tmp_path.iterdir())
     assert "distribution = [128, 0], vector_common_parallel = [64, 0]" in configs
 
@@ -120,11 +123,10 @@ def test_column_sums_between_blas_calls_take_whole_rows(tmp_path, offload_all):
     for blas in (True, False):
         stagec.config.update("cpu_blas", blas)
         try:
-            jf = stagec.jit(lambda *a: f(snp, *a), backend="cpu")
+            folder = tmp_path / str(blas)
+            jf = _dumping(stagec.jit(lambda *a: f(snp, *a), backend="cpu").lower(x, w, b, y), folder)
             for got, want in zip(jf(x, w, b, y), f(np, *(a.astype(np.float64) for a in (x, w, b, y)))):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-5)
-            mlir, folder = jf.lower(x, w, b, y).as_text("final"), tmp_path / str(blas)
-            get_backend("cpu").compile(mlir, "f", side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
         finally:
             stagec.config.update("cpu_blas", True)
         configs = "".join(p.read_text() for p in folder.iterdir())
@@ -141,11 +143,9 @@ def test_column_sum_of_an_array_the_dispatch_also_returns_takes_whole_rows(tmp_p
     def f(np_, a, w, h, v):
         g = (a @ w) * (1 - h * h)
         return np_.sum(g, 0), g @ v
-    jf = stagec.jit(lambda *xs: f(snp, *xs), backend="cpu")
+    jf = _dumping(stagec.jit(lambda *xs: f(snp, *xs), backend="cpu").lower(a, w, h, v), tmp_path)
     for got, want in zip(jf(a, w, h, v), f(np, *(x.astype(np.float64) for x in (a, w, h, v)))):
         np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-4)
-    mlir = jf.lower(a, w, h, v).as_text("final")
-    get_backend("cpu").compile(mlir, "f", side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
     sums = [p.read_text() for p in tmp_path.iterdir() if "reduction" in p.read_text()]
     assert len(sums) == 1
     assert "vector_common_parallel = [0, 64], vector_inner_parallel = [1, 0]" in sums[0]

@@ -210,18 +210,22 @@ def test_tuning_rules_read_the_ir_not_its_printed_text():
             bool(tuning.sibling_maps(text)) == (name == "siblings")), name
 
 
+def _dumping(lowered, folder):
+    """`lowered` compiled as the jit compiles it, IREE writing its dispatches' configurations (tiles) into `folder`:
+    the module whose tiles are read is the one whose values are checked (one compile, not a jit and a second)."""
+    return lowered.compile(flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
+
+
 @pytest.mark.parametrize("shape", [(5, 33), (16, 100), (8, 1024)])
 def test_tuned_row_reductions_match_numpy(shape, tmp_path):
     # Rows of 33 and 100 floats are shorter than the 128-float vectors, 1024 a multiple of them; each module's
     # dispatch configuration shows whether the spec tiled it (rows) or left IREE's tiles (columns).
-    backend = get_backend("cpu")
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 3
     for name, fn in ROWS.items():
-        f = stagec.jit(lambda v, fn=fn: fn(snp, v), backend="cpu")
+        folder = tmp_path / name.replace(" ", "-")
+        f = _dumping(stagec.jit(lambda v, fn=fn: fn(snp, v), backend="cpu").lower(x), folder)
         # (a layernorm of few values whose spread is small next to them loses float32 digits in x - mean)
         np.testing.assert_allclose(np.asarray(f(x)), fn(np, x.astype(np.float64)), rtol=2e-5, atol=1e-4)
-        mlir, folder = f.lower(x).as_text("final"), tmp_path / name.replace(" ", "-")
-        backend.compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={folder}"])
         configs = "".join(p.read_text() for p in folder.iterdir())
         assert ("vector_reduction = [0, 128]" in configs) == ("columns" not in name), name
 
@@ -254,12 +258,10 @@ def test_float64_matmuls_take_the_tuned_tiles_and_match_numpy(name, x64, tmp_pat
     fn, sa, sb = F64_MATMULS[name]
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
-    f = stagec.jit(lambda u, v: fn(snp, u, v), backend="cpu")
-    np.testing.assert_allclose(np.asarray(f(a, b)), fn(np, a, b), rtol=1e-12, atol=1e-12)
-    mlir = f.lower(a, b).as_text("final")
-    assert "f64_matmul" in parts_for(mlir)
+    low = stagec.jit(lambda u, v: fn(snp, u, v), backend="cpu").lower(a, b)
+    assert "f64_matmul" in parts_for(low.as_text("final"))
     assert "f64_matmul" not in parts_for(stagec.jit(lambda u, v: fn(snp, u, v)).lower(a.astype(np.float32), b.astype(np.float32)).as_text("final"))
-    get_backend("cpu").compile(mlir, name, side_flags=[f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
+    np.testing.assert_allclose(np.asarray(_dumping(low, tmp_path)(a, b)), fn(np, a, b), rtol=1e-12, atol=1e-12)
     configs = "".join(p.read_text() for p in tmp_path.iterdir())
     assert ("cache_reduction = [0, 0, 128]" in configs) == (name != "small"), name  # (below 64x32x64: IREE's tiles)
 

@@ -78,18 +78,23 @@ def assert_tree_close(got, want):
             np.testing.assert_array_equal(g, w)
 
 
-def check(f, examples, variants, eager=None):
+def check(f, examples, variants, eager=None, apart=False):
     """For each variant, `in_axes` or (in_axes, out_axes): jit(vmap(f)) equals the Python loop of f over the
     examples, stacked. All variants and their loops are one jitted function (one compile, IREE compiles
-    being the cost here). `eager`: the index of a variant also run eagerly (one small module per primitive)."""
+    being the cost here). `eager`: the index of a variant also run eagerly (one small module per primitive).
+    `apart`: the loop runs `jit(f)` of its own, one module shared by every example and variant (for a large f,
+    whose copies in one module, one per example, cost more to compile than a second module)."""
     variants = [v if isinstance(v, list) else [v, 0] for v in variants]
     prepared = [per_variant(examples, in_axes) for in_axes, _ in variants]
 
     def run(batched, exs):
-        return [(stagec.vmap(f, tuple(ia) if isinstance(ia, list) else ia, oa)(*args), [f(*e) for e in ex])
-                for (ia, oa), args, ex in zip(variants, batched, exs)]
+        return [(stagec.vmap(f, tuple(ia) if isinstance(ia, list) else ia, oa)(*args),
+                 None if apart else [f(*e) for e in ex]) for (ia, oa), args, ex in zip(variants, batched, exs)]
 
-    results = stagec.jit(run)([p[0] for p in prepared], [p[1] for p in prepared])
+    results = stagec.jit(run)([p[0] for p in prepared], [None if apart else p[1] for p in prepared])
+    if apart:
+        results = [(got, [_jit(f)(*e) for e in ex]) for (got, _), (_, ex) in zip(results, prepared)]
+    assert len(results) == len(variants)
     for (in_axes, out_axes), (got, per) in zip(variants, results):
         want = stack_outputs(per, out_axes)
         assert_tree_close(got, want)
@@ -176,7 +181,7 @@ def test_elementwise(data, shape, n):
     """Every unary, binary, comparison and integer primitive, on random shapes, batch sizes and axes."""
     exs = examples(n, lambda: rand(*shape), lambda: rand(*shape), lambda: rand(*shape, dtype=np.int32, lo=1, hi=9),
                    lambda: rand(*shape, dtype=np.int32, lo=1, hi=5))
-    check(elementwise_all, exs, [data.draw(axes_for(shape, 4))])
+    check(elementwise_all, exs, [data.draw(axes_for(shape, 4))], apart=True)
 
 
 def test_select_clamp_convert_complex():
@@ -336,9 +341,9 @@ def map_fn(xs, y):
 
 def test_cond_switch():
     check(cond_fn, examples(4, lambda: rand(dtype=np.bool_), lambda: rand(3), lambda: rand(3)),
-          [(0, 0, 0), (None, 0, None), (0, None, None), (None, None, 0), (0, 1, None)], eager=0)
+          [(0, 0, 0), (None, 0, None), (0, None, None), (None, None, 0), (0, 1, None)], eager=0, apart=True)
     check(switch_fn, examples(5, lambda: np.int32(RNG.integers(-1, 4)), lambda: rand(3), lambda: rand(3)),
-          [(0, 0, None), (None, 0, 0), (0, None, None)])
+          [(0, 0, None), (None, 0, 0), (0, None, None)], apart=True)
 
 
 def test_while_loop():  # a batched limit: the loop runs while any example's condition holds
