@@ -136,6 +136,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
+def no_background():
+    """Waits for compiles earlier tests left running in the background (jit's fused modules, eager kernels): they
+    store their modules into the cache folder set when they finish, which may be a test's own."""
+    from stagec import eager
+    stagec.wait_for_compiles()
+    eager.wait_for_kernels()
+
+
+@pytest.fixture
 def x64():
     """Enable 64-bit types for one test, then restore the previous setting."""
     old = stagec.config.enable_x64

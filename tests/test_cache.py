@@ -21,7 +21,7 @@ from stagec import aot, cache
 
 
 @pytest.fixture
-def cdir(tmp_path, monkeypatch):
+def cdir(tmp_path, monkeypatch, no_background):
     """An empty cache folder of this test's own, and zeroed hit/miss counters."""
     d = tmp_path / "cache"
     monkeypatch.setenv("STAGEC_CACHE_DIR", str(d))

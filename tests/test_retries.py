@@ -12,7 +12,7 @@ from stagec.compiler.targets import DATA_TILING, STACK_64K, TARGETS
 
 
 @pytest.fixture
-def cdir(tmp_path, monkeypatch):
+def cdir(tmp_path, monkeypatch, no_background):
     """An empty cache folder of this test's own."""
     d = tmp_path / "cache"
     monkeypatch.setenv("STAGEC_CACHE_DIR", str(d))
