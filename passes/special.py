@@ -1,13 +1,11 @@
-"""The special functions' expansions for `mathlib`: `chlo.lgamma`, `chlo.digamma`, `chlo.erfc` and float32
-`chlo.erf_inv`.
+"""The special functions' expansions for `mathlib`: `chlo.lgamma`, `chlo.digamma` and `chlo.erfc`.
 
 IREE 3.13 legalizes these CHLO ops as XLA does (`chlo-legalize-to-stablehlo`: the Lanczos sum for lgamma and
 digamma, a float32 rational for erfc): up to 5e4 ulps near lgamma's zeros, 62 for float32 erfc. The StableHLO
 stage keeps the ops (as JAX's does); these builders replace them after it, registered in `mathlib`'s table.
 float16/bfloat16 compute in float32, as CHLO does. Kernels: Lanczos (g = 7) with the series about 1 and 2 of
-lgamma; float32 digamma in float64 arithmetic by the recurrence and the asymptotic series; erfc from an
-exact-argument e^(-x^2) times a rational (float64: Cephes' P / Q, R / S past 8); float32 erfinv: Giles' polynomials
-of -log((1 - x)(1 + x)) (float64 keeps IREE's legalization: within 3 ulps, where XLA's is 4.8e5 near 1).
+lgamma; float32 digamma in float64 arithmetic by the recurrence and the asymptotic series; Cephes' erfc (e^(-x^2)
+P / Q, R / S past 8) with an exact-argument e^(-x^2). (`chlo.erf_inv` keeps IREE's legalization: within 3 float64 ulps, where XLA's is 4.8e5 near 1.)
 See docs/accuracy.md.
 """
 from __future__ import annotations
@@ -255,28 +253,6 @@ def _erfc(f: F, x):
     return f.sel(f.cmp(z, 1.0, "LT"), one_minus_erf, out)
 
 
-# ---------------------------------------------------------------- erfinv (float32 and narrower)
-
-# Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems, 2010): p(w - 5/2) below
-# w = 5, p(sqrt(w) - 3) above, w = -log((1 - x)(1 + x))
-ERFINV_CENTRAL = (1.50140941, 0.246640727, -0.00417768164, -0.00125372503, 0.00021858087, -4.39150654e-06,
-                  -3.5233877e-06, 3.43273939e-07, 2.81022636e-08)
-ERFINV_TAIL = (2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950773, -0.00367342844, 0.00134934322,
-               0.000100950558, -0.000200214257)
-
-
-def _erfinv32(f: F, x):
-    """x p(t) (Giles'), the two polynomials as one with each coefficient selected; (1 - x)(1 + x) keeps 1 - x^2's
-    digits near |x| = 1 (XLA's log1p(-x^2) lost them to x^2's rounding: 65 ulps); +-inf at +-1, NaN past."""
-    w = f.neg(f("log", f.mul(f.sub(1.0, x), f.add(1.0, x))))
-    central = f.cmp(w, 5.0, "LT")
-    t = f.sel(central, f.sub(w, 2.5), f.sub(f("sqrt", w), 3.0))
-    p = f.sel(central, f.c(ERFINV_CENTRAL[-1]), f.c(ERFINV_TAIL[-1]))
-    for a, b in zip(ERFINV_CENTRAL[-2::-1], ERFINV_TAIL[-2::-1]):
-        p = f.add(f.mul(p, t), f.sel(central, f.c(a), f.c(b)))
-    return f.sel(f.cmp(f("abs", x), 1.0, "EQ"), f.mul(x, math.inf), f.mul(p, x))
-
-
 _ALL = (*NARROW, "f64")
 _m.add_expansions(
     Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
@@ -285,6 +261,4 @@ _m.add_expansions(
               _T + "test_digamma_float32_near_its_negative_zeros", f32=True),
     Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
               f32=True),
-    Expansion("chlo.erf_inv", NARROW, _erfinv32, "XLA's log1p(-x^2) and Giles' polynomials: 65 float32 ulps near +-1",
-              _T + "test_erfinv_float32", f32=True),
 )

@@ -511,30 +511,10 @@ def test_erfinv_float64(x64):
     assert err[i] <= 4, f"erfinv({u[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.1f} ulps"
 
 
-def test_erfinv_float32():
-    """float32 erfinv across Giles' branch at w = -log(1 - x^2) = 5 (|x| = 0.99663), near +-1 (1 - k 2^-24), down to
-    tiny arguments, and its special values: within 4 ulps of mpmath's (measured 3.7 on every float32 in [0.99, 1)
-    and 3M points below; XLA's log1p(-x^2) form, JAX 0.10.2's and stagec's before, 65 near 1)."""
-    mpmath = pytest.importorskip("mpmath")
-    rng = np.random.default_rng(13)
-    edge = math.sqrt(-math.expm1(-5.0))
-    u = np.concatenate([rng.uniform(-1, 1, 1000), edge + rng.uniform(-2e-4, 2e-4, 200),
-                        edge + np.arange(-64, 64) * 2.0 ** -24, 1 - np.arange(1, 200) * 2.0 ** -24,
-                        -np.exp(rng.uniform(np.log(np.finfo(np.float32).tiny), 0, 200))]).astype(np.float32)
-    got = np.asarray(stagec.jit(stagec.scipy.special.erfinv)(u))
-    ref = np.array([float(mpmath.erfinv(mpmath.mpf(float(v)))) for v in u])
-    err = _ulps(got, ref, np.float32)
-    i = int(np.argmax(err))
-    assert err[i] <= 4, f"erfinv({u[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.1f} ulps"
-    s = np.array([1, -1, 1.5, -np.inf, np.nan, 0.0, -0.0], np.float32)
-    got = np.asarray(stagec.jit(stagec.scipy.special.erfinv)(s))
-    np.testing.assert_array_equal(got, [np.inf, -np.inf, np.nan, np.nan, np.nan, 0, 0])
-    assert np.signbit(got[-2:]).tolist() == [False, True]
-
-
 def test_vulkan_float32_special_functions():
     """float32 erf, erfc, erfinv, gammaln on [0.75, 8) (mathlib's and special.py's float32 expansions: bit operations,
-    float32 arithmetic, a division, IREE's log and exp) compile for Vulkan and hold their CPU bounds on lavapipe."""
+    float32 arithmetic, a division, IREE's log and exp) compile for Vulkan and hold their CPU bounds on lavapipe (erfinv:
+    IREE's legalization, XLA's form, 65 ulps near 1 as JAX's: random.normal's draws stay JAX's)."""
     from stagec.compiler.targets import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
@@ -547,7 +527,7 @@ def test_vulkan_float32_special_functions():
     g = rng.uniform(0.75, 8, 2000).astype(np.float32)  # (the series and the recurrence; Lanczos elsewhere: 1e3 ulps)
     outs = stagec.jit(lambda a, b, c, d: (special.erf(a), special.erfc(b), special.erfinv(c), special.gammaln(d)),
                       backend="vulkan")(x, e, u, g)
-    for name, arg, got, bound in (("erf", x, outs[0], 2), ("erfc", e, outs[1], 8), ("erfinv", u, outs[2], 4),
+    for name, arg, got, bound in (("erf", x, outs[0], 2), ("erfc", e, outs[1], 8), ("erfinv", u, outs[2], 70),
                                   ("gammaln", g, outs[3], 4)):
         ref = getattr(scipy_special, name)(arg.astype(np.float64))
         err = _ulps(np.asarray(got), ref, np.float32)
