@@ -10,6 +10,7 @@ import builtins as _builtins
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..core import Const, aval_of
 from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
@@ -96,7 +97,6 @@ def _c99_pow(x, y):
 def pow(x, y):
     """`x ** y` elementwise, as C99's `pow` (JAX's): a negative base to an integer power, 0**0 = 1, -0.0 kept; the
     primitive alone is exp(y log x) on IREE (NaN for every negative base)."""
-    from .. import dtypes as _dt
     x, y = match_weak(x, y)
     if _dt.kind(aval_of(x).dtype) == "f" and aval_of(x).dtype == aval_of(y).dtype:  # (bfloat16's NumPy kind is 'V')
         return _c99_pow(x, y)
@@ -250,7 +250,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         init = np.asarray(init_value)
     except Exception:
         init = None
-    from .. import dtypes as _dt
     if init is not None and init.shape == () and init.dtype != object and init == _dt.identity(op, av.dtype):
         return out
     padded = padding if isinstance(padding, str) else any(lo or hi for lo, hi in padding)
@@ -296,7 +295,6 @@ def squeeze(array, dimensions):
 
 
 def full(shape, fill_value, dtype=None):
-    from .. import dtypes as _dt
     dt = _dt.canonicalize(dtype) if dtype is not None else aval_of(fill_value).dtype
     return broadcast_in_dim(convert_element_type(fill_value, dt), tuple(shape), ())
 
