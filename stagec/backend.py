@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -144,6 +144,7 @@ class Backend(Dispatcher):
                 if driver == "local-task":  # one worker per core this process may run on, or `cpu_threads`
                     rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}",
                                          f"--task_worker_stack_size={WORKER_STACK}")
+                threads = _threads()
                 try:
                     if driver in ("local-task", "local-sync") and config.cpu_buffer_cache_mb > 0:
                         dev = rt.get_driver(driver).create_device_by_uri(driver, allocators=[_buffer_cache_spec()])
@@ -152,6 +153,8 @@ class Backend(Dispatcher):
                 except Exception as e:
                     raise RuntimeError(f"stagec backend {self.name!r}: IREE driver {driver!r} is not available "
                                        f"here ({e}); available: {rt.query_available_drivers()}") from None
+                if driver == "vulkan" and any(SPINNING_WAITS.devices in n for n in device_names("vulkan")):
+                    _confine(_running(_threads() - threads))
                 inst = _instance()
                 self._hal[driver] = _pinned((inst, dev, rt.create_hal_module(inst, dev)))
             return self._hal[driver]
@@ -219,6 +222,58 @@ class Backend(Dispatcher):
     def load(self, vmfb: bytes, in_avals, out_avals, name: str, host_calls: Sequence = (),
              driver: str | None = None, macs: int = 0, work: int | None = None) -> Executable:
         return Executable(self, vmfb, list(in_avals), list(out_avals), name, host_calls, driver, macs, work)
+
+
+class Quirk(NamedTuple):
+    """A driver defect the runtime works around: the devices it shows on (a part of their name), the versions it
+    was seen with, and the test that shows it (a pytest node id). A new IREE or Mesa means checking it again."""
+    devices: str
+    versions: str
+    test: str
+
+
+# lavapipe (Mesa 22.3) waits on several timeline semaphores at once (VK_SEMAPHORE_WAIT_ANY_BIT) by polling them in a
+# loop, and IREE 3.13 keeps such a wait on one completion thread per queue for the device's life: two threads that
+# spin forever, two cores busy while the program idles. Both are confined to one core (`_confine`): the program keeps
+# the others, and a call's latency is the same (docs/runtime.md, "lavapipe's spinning waits").
+SPINNING_WAITS = Quirk("llvmpipe", "IREE 3.13.0, Mesa 22.3.6",
+                       "tests/test_vulkan_idle.py::test_an_idle_lavapipe_device_keeps_at_most_one_core_busy")
+
+
+def _threads() -> set[int]:
+    """This process's threads ({} where /proc is missing)."""
+    try:
+        return {int(t) for t in os.listdir("/proc/self/task")}
+    except OSError:
+        return set()
+
+
+def _running(threads: set[int], samples: int = 5, every: float = 0.01) -> list[int]:
+    """Those of `threads` found runnable (not waiting in the kernel) at each of `samples` looks `every` s apart."""
+    def state(t):
+        try:
+            with open(f"/proc/self/task/{t}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return "X"
+    found = set(threads)
+    for i in range(samples):
+        found = {t for t in found if state(t) == "R"}
+        if not found:
+            break
+        time.sleep(every if i < samples - 1 else 0)
+    return sorted(found)
+
+
+def _confine(threads: list[int]) -> None:
+    """Run `threads` on one core only (the last this process may use), where it has more than one."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) > 1:
+            for t in threads:
+                os.sched_setaffinity(t, {cores[-1]})
+    except (AttributeError, OSError):  # no affinity here, or a thread that ended: nothing to confine
+        pass
 
 
 def _pinned(objs: tuple) -> tuple:
