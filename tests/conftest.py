@@ -123,12 +123,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.compile)
     cache = getattr(config, "cache", None)
     seconds = cache.get(_DURATIONS_KEY, {}) if cache is not None else {}
-    if seconds:
-        first = {}  # file -> its first item's position (the order within a file stays)
-        for i, item in enumerate(items):
-            first.setdefault(item.nodeid.partition("::")[0], i)
-        items.sort(key=lambda it: (-seconds.get(it.nodeid.partition("::")[0], float("inf")),
-                                   first[it.nodeid.partition("::")[0]]))
+    # Files that may create a Vulkan device run last, longest first within each group (where earlier runs' times
+    # are known): once a process has a lavapipe device, a core spins for the rest of it (`backend.SPINNING_WAITS`).
+    first, vulkan = {}, {}  # file -> its first item's position (the order within a file stays), whether it says vulkan
+    for i, item in enumerate(items):
+        f = item.nodeid.partition("::")[0]
+        if f not in first:
+            first[f], vulkan[f] = i, "vulkan" in item.path.read_text()
+    items.sort(key=lambda it: (vulkan[f := it.nodeid.partition("::")[0]], -seconds.get(f, float("inf")), first[f]))
     if config.getoption("--fast"):
         kept = [i for i in items if "compile" not in i.keywords]
         config.hook.pytest_deselected(items=[i for i in items if "compile" in i.keywords])
