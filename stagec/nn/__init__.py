@@ -224,8 +224,19 @@ def mish(x: Any):
 
 
 def squareplus(x: Any, b: Any = 4):
-    """(x + sqrt(x**2 + b)) / 2."""
+    """(x + sqrt(x**2 + b)) / 2. With a constant b, as y = a + sqrt(a^2 + b/4), a = |x| / 2, and (b/4) / y below 0
+    (x + sqrt cancels there); past |x| / 2 = 2^60 (float64: 2^508), where a^2 would overflow, sqrt(a^2 + b/4) is a
+    to the last bit for b below 2^94 (2^961). float16 and bfloat16 in float32. Any other b: through hypot."""
     (x,) = _to_float("squareplus", x)
+    dt = np.dtype(aval_of(x).dtype)
+    wide = np.float64 if dt == np.float64 else np.float32
+    fi = np.finfo(wide)
+    big = 2.0 ** (fi.maxexp // 2 - 4)
+    if isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool) and 0 < b < big * big * fi.eps / 8:
+        w = x.astype(wide) if dt != wide else x
+        a, c = snp.abs(w) * 0.5, float(b) / 4
+        y = a + snp.where(a < big, snp.sqrt(a * a + c), a)
+        return snp.where(w >= 0, y, c / y).astype(dt)
     h = snp.hypot(x, snp.sqrt(b))  # (sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32)
     d = snp.where(x >= 0, 1, h - x)
     return snp.where(x >= 0, x / 2 + h / 2, (b / 2) / d).astype(x.dtype)  # (x + h cancelled below 0)
