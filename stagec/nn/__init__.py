@@ -60,8 +60,9 @@ _RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
 def _normal_cdf(x):
     """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2) rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)),
     R(z) = -erfc'(z) / erfc(z) ~ 2z + 1/(z + 1/2) for z > 0 (erfc's relative error is 2 z^2 times its argument's: 180
-    float32 ulps at x = -13). dz: x = xh + xl with xh = trunc(x 2^k) 2^-k short enough that xh times the leading half
-    of 1/sqrt(2) is exact. float16 and bfloat16 in float32."""
+    float32 ulps at x = -13). x is clamped to +-top first (ndtr is 0 or 1 there; inf and NaN alike). dz: x = xh + xl
+    with xh = x rounded to 2^-k (by adding and subtracting 1.5 2^p, p the significand's bits: no select, no int
+    conversion) short enough that xh times the leading half of 1/sqrt(2) is exact. float16 and bfloat16 in float32."""
     dt = aval_of(x).dtype
     if dt not in (np.float32, np.float64):
         return _normal_cdf(x.astype(np.float32)).astype(dt)
@@ -69,13 +70,14 @@ def _normal_cdf(x):
     ch = math.ldexp(round(math.ldexp(-_RSQRT2, half)), -half)  # (`half` bits)
     cl = float(decimal.Context(prec=40).subtract(-_RSQRT2, Decimal(ch)))  # (-1/sqrt(2) to 2 x 53 bits: its float64 error alone made 60 float64 ulps)
     c = ch + cl
-    small = snp.abs(x) < top
-    xs = snp.where(small, x, 0) * 2.0 ** k  # (truncated through int32: IREE's round is a libm call per element)
-    xh = snp.where(small, xs.astype(np.int32).astype(dt) * 2.0 ** -k, x)
+    x = snp.clip(x, -top, top)
+    big = 1.5 * 2.0 ** (snp.finfo(dt).nmant + 1)  # (|x| 2^k <= 2^(k + 4) is far below it: rounded to an integer)
+    xh = ((x * 2.0 ** k + big) - big) * 2.0 ** -k
     a = xh * ch  # (exact)
-    z = snp.where(small, a + (xh * cl + (x - xh) * c), x * c)
-    dz = snp.where(small, (a - z) + (xh * cl + (x - xh) * c), 0.0)
-    r = snp.where((z > 0) & small, 2 * z + 1 / (snp.abs(z) + 0.5), 0.0)
+    t = xh * cl + (x - xh) * c
+    z = a + t
+    dz = (a - z) + t
+    r = snp.where(z > 0, 2 * z + 1 / (z + 0.5), 0.0)
     return 0.5 * lax.erfc(z) * (1 - dz * r)
 
 
