@@ -240,8 +240,8 @@ def squareplus(x: Any, b: Any = 4):
         y = a + snp.where(a < big, snp.sqrt(a * a + c), a)
         return snp.where(w >= 0, y, c / y).astype(dt)
     h = snp.hypot(x, snp.sqrt(b))  # (sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32)
-    d = snp.where(x >= 0, 1, h - x)
-    return snp.where(x >= 0, x / 2 + h / 2, (b / 2) / d).astype(x.dtype)  # (x + h cancelled below 0)
+    y = h / 2 + snp.abs(x) / 2  # (h - x overflowed past 1.7e38)
+    return snp.where(x >= 0, y, (b / 4) / snp.where(x >= 0, 1, y)).astype(x.dtype)  # (x + h cancelled below 0)
 
 
 def sparse_plus(x: Any):
