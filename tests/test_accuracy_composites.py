@@ -206,3 +206,31 @@ def test_float64_betaln_past_8(x64):
     rel = np.abs(got - want) / np.abs(want)
     far = np.abs(want) > 0.05  # (below, gammaln(a) + algdiv cancel)
     assert rel[far].max() <= 1e-13, (a[far][np.argmax(rel[far])], b[far][np.argmax(rel[far])], rel[far].max())
+
+
+def test_squareplus_paths_and_ndtr_edges():
+    """squareplus with a constant b (a + sqrt(a^2 + b/4), a = |x|/2; |x| past 2^61; float16 through float32: 2.6
+    float16 ulps before, from float16 hypot) and with any other b (hypot: an array, b past 2^94); ndtr's clamp at
+    +-16 (inf, NaN, huge arguments: its 2^-8 split adds and subtracts 1.5 2^24)."""
+    mpmath.mp.prec = 120
+    x = np.concatenate([np.linspace(-300, 300, 601), [0.0, -0.0, 2.0 ** 61, -2.0 ** 61, 3e38, -3e38, 1e-40, -1e-40]])
+
+    def want(a, b):
+        a, b = mpmath.mpf(float(a)), mpmath.mpf(float(b))
+        return (a + mpmath.sqrt(a * a + b)) / 2 if a >= 0 else b / 2 / (mpmath.sqrt(a * a + b) - a)
+    for dt, b, bound in ((np.float32, 4, 3), (np.float32, 0.3, 3), (np.float16, 4, 0.5), (np.float32, 1e30, 4)):
+        xs = x.astype(dt)
+        xs = xs[np.isfinite(xs)]
+        got = np.asarray(stagec.jit(lambda v: nn.squareplus(v, b))(xs))
+        err = _ulps(got, [want(a, dt(b)) for a in xs], dt)
+        assert got.dtype == dt and err.max() <= bound, (dt, b, xs[np.argmax(err)], err.max())
+    bs = np.full(x.size, 4, np.float32)  # (an array b: hypot's path)
+    got = np.asarray(stagec.jit(nn.squareplus)(x.astype(np.float32), bs))
+    assert _ulps(got, [want(a, 4) for a in x.astype(np.float32)], np.float32).max() <= 4
+    got = np.asarray(stagec.jit(nn.squareplus)(np.array([np.inf, -np.inf, np.nan], np.float32)))
+    assert got[0] == np.inf and got[1] == 0 and np.isnan(got[2]), got
+
+    e = np.array([-np.inf, -1e38, -1e30, -16, -15.99, -8, 0, 8, 16, 1e30, np.inf, np.nan], np.float32)
+    got = np.asarray(stagec.jit(special.ndtr)(e))
+    ref = np.array([float(mpmath.ncdf(mpmath.mpf(float(v)))) for v in e[:-1]], np.float32)
+    assert np.isnan(got[-1]) and np.allclose(got[:-1], ref, rtol=2e-7, atol=0), got

@@ -7,6 +7,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
+from stagec.scipy import special
 
 
 def _backends():
@@ -45,3 +46,19 @@ def test_logaddexp2_keeps_float16(backend):
     # (in ulps of the larger operand: near a zero of the result the float16 steps lose its digits, as JAX's)
     scale = np.maximum(np.maximum(np.abs(x), np.abs(y)), np.abs(want).astype(np.float16))
     assert (np.abs(got - want) / np.spacing(scale).astype(np.float64)).max() <= 2
+
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_erfc_and_ndtr_tails(backend):
+    # float32 erfc and ndtr where e^(-x^2) and ndtr's split of x / sqrt(2) matter (within 7.6 ulps on both before
+    # 2026-11-26's faster forms; JAX 62 and 242). Rounding by x + 1.5 2^23 - 1.5 2^23 is folded to x on lavapipe:
+    # ndtr's split done so was 148 ulps at -12.8 there, and erfc's 2^k 7e6.
+    sp = pytest.importorskip("scipy.special")
+    x = np.concatenate([np.linspace(-12.8, -3, 20001), np.linspace(-3, 9, 10001)]).astype(np.float32)  # (normal results)
+    z = np.linspace(-1, 9.1, 20001).astype(np.float32)
+    for name, fn, a, ref in (("ndtr", special.ndtr, x, sp.ndtr(x.astype(np.float64))),
+                             ("erfc", special.erfc, z, sp.erfc(z.astype(np.float64)))):
+        got = np.asarray(stagec.jit(fn, backend=backend)(a))
+        ulps = np.abs(got - ref) / np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+        assert ulps.max() <= 9, (name, a[np.argmax(ulps)], ulps.max())

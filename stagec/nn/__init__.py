@@ -60,8 +60,9 @@ _RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
 def _normal_cdf(x):
     """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2) rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)),
     R(z) = -erfc'(z) / erfc(z) ~ 2z + 1/(z + 1/2) for z > 0 (erfc's relative error is 2 z^2 times its argument's: 180
-    float32 ulps at x = -13). dz: x = xh + xl with xh = trunc(x 2^k) 2^-k short enough that xh times the leading half
-    of 1/sqrt(2) is exact. float16 and bfloat16 in float32."""
+    float32 ulps at x = -13). x is clamped to +-top first (ndtr is 0 or 1 there; inf and NaN alike). dz: x = xh + xl
+    with xh = floor(x 2^k) 2^-k (no select, no int conversion) short enough that xh times the leading half of
+    1/sqrt(2) is exact. float16 and bfloat16 in float32."""
     dt = aval_of(x).dtype
     if dt not in (np.float32, np.float64):
         return _normal_cdf(x.astype(np.float32)).astype(dt)
@@ -69,13 +70,13 @@ def _normal_cdf(x):
     ch = math.ldexp(round(math.ldexp(-_RSQRT2, half)), -half)  # (`half` bits)
     cl = float(decimal.Context(prec=40).subtract(-_RSQRT2, Decimal(ch)))  # (-1/sqrt(2) to 2 x 53 bits: its float64 error alone made 60 float64 ulps)
     c = ch + cl
-    small = snp.abs(x) < top
-    xs = snp.where(small, x, 0) * 2.0 ** k  # (truncated through int32: IREE's round is a libm call per element)
-    xh = snp.where(small, xs.astype(np.int32).astype(dt) * 2.0 ** -k, x)
+    x = snp.clip(x, -top, top)
+    xh = snp.floor(x * 2.0 ** k) * 2.0 ** -k  # (floor: one instruction; round is a libm call, x + 1.5 2^23 - 1.5 2^23 is x on Vulkan)
     a = xh * ch  # (exact)
-    z = snp.where(small, a + (xh * cl + (x - xh) * c), x * c)
-    dz = snp.where(small, (a - z) + (xh * cl + (x - xh) * c), 0.0)
-    r = snp.where((z > 0) & small, 2 * z + 1 / (snp.abs(z) + 0.5), 0.0)
+    t = xh * cl + (x - xh) * c
+    z = a + t
+    dz = (a - z) + t
+    r = snp.where(z > 0, 2 * z + 1 / (z + 0.5), 0.0)
     return 0.5 * lax.erfc(z) * (1 - dz * r)
 
 
@@ -224,11 +225,22 @@ def mish(x: Any):
 
 
 def squareplus(x: Any, b: Any = 4):
-    """(x + sqrt(x**2 + b)) / 2."""
+    """(x + sqrt(x**2 + b)) / 2. With a constant b, as y = a + sqrt(a^2 + b/4), a = |x| / 2, and (b/4) / y below 0
+    (x + sqrt cancels there); past |x| / 2 = 2^60 (float64: 2^508), where a^2 would overflow, sqrt(a^2 + b/4) is a
+    to the last bit for b below 2^94 (2^961). float16 and bfloat16 in float32. Any other b: through hypot."""
     (x,) = _to_float("squareplus", x)
+    dt = np.dtype(aval_of(x).dtype)
+    wide = np.float64 if dt == np.float64 else np.float32
+    fi = np.finfo(wide)
+    big = 2.0 ** (fi.maxexp // 2 - 4)
+    if isinstance(b, (int, float, np.integer, np.floating)) and not isinstance(b, bool) and 0 < b < big * big * fi.eps / 8:
+        w = x.astype(wide) if dt != wide else x
+        a, c = snp.abs(w) * 0.5, float(b) / 4
+        y = a + snp.where(a < big, snp.sqrt(a * a + c), a)
+        return snp.where(w >= 0, y, c / y).astype(dt)
     h = snp.hypot(x, snp.sqrt(b))  # (sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32)
-    d = snp.where(x >= 0, 1, h - x)
-    return snp.where(x >= 0, x / 2 + h / 2, (b / 2) / d).astype(x.dtype)  # (x + h cancelled below 0)
+    y = h / 2 + snp.abs(x) / 2  # (h - x overflowed past 1.7e38)
+    return snp.where(x >= 0, y, (b / 4) / snp.where(x >= 0, 1, y)).astype(x.dtype)  # (x + h cancelled below 0)
 
 
 def sparse_plus(x: Any):
