@@ -24,7 +24,7 @@ from .outer import _dims
 _MATMUL = ("stablehlo.dot_general", "stablehlo.dot")
 ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in (
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "sqrt", "rsqrt", "exponential",
-    "log", "tanh", "logistic", "power", "select", "compare", "convert", "clamp", "sign"))
+    "log", "tanh", "logistic", "power", "select", "compare", "convert", "clamp", "sign", "floor"))
 MIN_RESULTS = 2  # function results an update computes from the matmul, from which it gets a dispatch of its own
 MIN_CONTRACTION = 16  # elements a matmul contracts (the batch, for a weight gradient), from which it does
 # ... and the result's last two dimensions from which it does: the unpack that fails is a 64x128 tile as one vector;
