@@ -16,6 +16,7 @@ import numpy as np
 from iree.compiler import ir
 
 from . import mathlib as _m
+from .irutil import producer
 from .mathlib import NARROW, Expansion, F
 
 _T = "tests/test_accuracy.py::"
@@ -198,6 +199,62 @@ def _digamma(f: F, x):
     return f.sel(pole, f.c(math.nan), out)
 
 
+# ---------------------------------------------------------------- gamma: exp(lgamma(x)) of float32
+
+# lgamma(v) ~ (v - 1/2) log v - v + log(2 pi) / 2 + sum B_2k / (2k (2k - 1) v^(2k-1)), k = 1..4 (v >= 8: 6e-12 left)
+STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680)
+HALF_LOG_2PI = 0.9189385332046728
+
+
+def _f32(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.RankedTensorType) and str(ir.RankedTensorType(v.type).element_type) == "f32"
+
+
+def _lgamma_arg(v: ir.Value):
+    """x where `v` is float32 chlo.lgamma(x), else None."""
+    op = producer(v)
+    if op is None or op.name != "chlo.lgamma" or not _f32(op.result):
+        return None
+    return op.operands[0]
+
+
+def _gamma_only(op) -> bool:
+    """Whether float32 `op` (chlo.lgamma) is read by exponentials only: their expansion computes |Gamma| from its x
+    (`_gamma32`), so it is left (dead) for them."""
+    uses = [u.owner for u in op.result.uses]
+    return _f32(op.result) and bool(uses) and all(
+        u.name == "stablehlo.exponential" for u in uses)
+
+
+def _gamma32(f: F, v):
+    """|Gamma(x)| for exp(lgamma(x)) of float32 x (scipy.special.gamma's exp of gammaln: gammaln's absolute error
+    times e^|.|, 281 ulps near +-30), in float64 arithmetic (no libm: mathlib's `_log` and `_exp32`), rounded once:
+    w = x (x >= 0) or 1 - x, Gamma(w) = Gamma(w + 8) / (w (w + 1) ... (w + 7)) below 8, Stirling's series (4 terms)
+    from 8, w clamped at 48 (past float32's range); below 0 the reflection pi / (|sin(pi x)| Gamma(1 - x)), sin from
+    x - round(x) (exact) by Taylor's series."""
+    x = _lgamma_arg(v)
+    d = F(_m._Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
+    xd = d("convert", x)
+    neg = d.cmp(xd, 0.0, "LT")
+    w = d("minimum", d.sel(neg, d.sub(1.0, xd), d("abs", xd)), d.c(48.0))  # (|x|: Gamma(-0) is -inf, its sign apart)
+    small = d.cmp(w, 8.0, "LT")
+    prod = w
+    for k in range(1, 8):
+        prod = d.mul(prod, d.add(w, float(k)))
+    vv = d.sel(small, d.add(w, 8.0), w)
+    v32 = d("convert", d("convert", vv, ty=f.t))  # (`_log` takes float32 values: log vv = log v32 + log1p(delta))
+    delta = d.div(d.sub(vv, v32), v32)
+    log_v = d.add(_m._log(d, v32), d.mul(delta, d.sub(1.0, d.mul(delta, 0.5))))
+    inv = d.div(1.0, vv)
+    series = d.add(HALF_LOG_2PI, d.mul(inv, d.poly(d.mul(inv, inv), STIRLING)))
+    g = _m._exp32(d, d.add(d.sub(d.mul(d.sub(vv, 0.5), log_v), vv), series))
+    g = d.sel(small, d.div(g, prod), g)
+    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    t = d.mul(d("convert", r), math.pi)
+    sin = d("abs", d.mul(t, d.poly(d.mul(t, t), SIN_TAYLOR[:9])))  # (|t| <= pi/2: 3e-14 relative left)
+    return d("convert", d.sel(neg, d.div(math.pi, d.mul(sin, g)), g), ty=f.t)
+
+
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
 
 # float64 erfc(x) = e^(-x^2) P(x) / Q(x) for 1 <= x < 8, R(x) / S(x) past 8 (Q and S monic); below, 1 - erf(x).
@@ -257,7 +314,10 @@ def _erfc(f: F, x):
 _ALL = (*NARROW, "f64")
 _m.add_expansions(
     Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
-              _T + "test_float32_gamma_functions_near_their_zeros", f32=True),
+              _T + "test_float32_gamma_functions_near_their_zeros", f32=True, applies=lambda op: not _gamma_only(op)),
+    Expansion("stablehlo.exponential", ("f32",), _gamma32, "exp of CHLO's lgamma (scipy.special.gamma): its absolute "
+              "error times e^|.|, 281 float32 ulps near +-30", "tests/test_accuracy_gamma.py::test_gamma_float32",
+              f32=True, applies=lambda op: _lgamma_arg(op.operands[0]) is not None),
     Expansion("chlo.digamma", _ALL, _digamma, "CHLO's Lanczos derivative: 7440 float32 ulps below -0.5, 6330 on [0.5, 8)",
               _T + "test_digamma_float32_near_its_negative_zeros", f32=True),
     Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
