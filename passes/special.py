@@ -311,6 +311,22 @@ def _erfc(f: F, x):
     return f.sel(f.cmp(z, 1.0, "LT"), one_minus_erf, out)
 
 
+# ---------------------------------------------------------------- complex64 logistic
+
+def _clogistic(f: F, a, b):
+    """1 / (1 + e^-z) of complex64 z = a + bi in float64 arithmetic (mathlib's float32-value kernels: no libm, so
+    Vulkan too), u = e^-|a| <= 1, p = u cos b: (1 + p, u sin b) / n for a >= 0, (p + u^2, u sin b) / n below (the
+    numerator and denominator times e^z), n = (1 + p)^2 + (u sin b)^2. IREE's guards its NaN with a select of complex
+    values, which SPIR-V lacks (Vulkan raised NotImplementedError)."""
+    u = _m._exp32(f, f.neg(f("abs", a)))
+    p, q = f.mul(u, _m._K32.cos(f, b)), f.mul(u, _m._K32.sin(f, b))
+    one_p = f.add(1.0, p)
+    n = f.add(f.mul(one_p, one_p), f.mul(q, q))
+    re = f.sel(f.cmp(a, 0.0, "LT"), f.add(p, f.mul(u, u)), one_p)
+    zero = f.cmp(b, 0.0, "EQ")  # (C99's exp(x + 0i) = e^x + 0i: b's zero, with its sign, for a real z)
+    return f.div(re, n), f.sel(zero, f.mul(b, u), f.div(q, n))
+
+
 _ALL = (*NARROW, "f64")
 _m.add_expansions(
     Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
@@ -318,6 +334,8 @@ _m.add_expansions(
     Expansion("stablehlo.exponential", ("f32",), _gamma32, "exp of CHLO's lgamma (scipy.special.gamma): its absolute "
               "error times e^|.|, 281 float32 ulps near +-30", "tests/test_accuracy_gamma.py::test_gamma_float32",
               f32=True, applies=lambda op: _lgamma_arg(op.operands[0]) is not None),
+    Expansion("stablehlo.logistic", ("complex<f32>",), _clogistic, "its NaN guard is a select of complex values: no "
+              "SPIR-V (Vulkan did not compile it)", "tests/test_accuracy_gamma.py::test_complex64_logistic"),
     Expansion("chlo.digamma", _ALL, _digamma, "CHLO's Lanczos derivative: 7440 float32 ulps below -0.5, 6330 on [0.5, 8)",
               _T + "test_digamma_float32_near_its_negative_zeros", f32=True),
     Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
