@@ -45,7 +45,7 @@ def softplus(x: Any):
 
 
 def _x_sigmoid(x, t, tl=None):
-    """x * sigmoid(t + tl) as x / (1 + e^-t (1 - tl + tl^2/2)) (tl: a small correction of t, or None); where e^-t would
+    """x * sigmoid(t + tl) as x / (1 + e^-t (1 - tl)) (tl: t's rounding error, or None); where e^-t would
     overflow (t < 1 - log(max)), x / e^(-t/2) / e^(-t/2) (1 is negligible there), so that results above the smallest
     normal keep their digits (x * logistic(x) was 0 at -90 in float32, where e^x is subnormal and x e^x is not)."""
     far = t < 1 - math.log(float(snp.finfo(aval_of(t).dtype).max))
@@ -53,7 +53,7 @@ def _x_sigmoid(x, t, tl=None):
     ef = snp.where(far, e, 1)  # (the branch not taken stays finite: 0 * inf in its derivative is NaN)
     if tl is None:
         return snp.where(far, x / ef / ef, x / (1 + e))
-    return snp.where(far, x / ef / ef * (1 + tl * (1 + 0.5 * tl)), x / (1 + e * (1 - tl * (1 - 0.5 * tl))))
+    return snp.where(far, x / ef / ef * (1 + tl), x / (1 + e * (1 - tl)))
 
 
 _RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
@@ -108,13 +108,12 @@ def _floor_to(v, k: int):
 
 def _gelu_t(x, dt):
     """(th, tl): t = c1 x + c3 x^3 (c1 = 2 sqrt(2/pi), c3 = 0.044715 c1) as th + tl to about 2^-30 absolute (float32),
-    |tl| < 2^-13, for |x| < 12 (beyond, t's rounding moves no result: th = t, tl = 0). Below 0, x sigmoid(t) ~ x e^t
-    carries t's absolute error as its relative one (t's rounding alone was 110 float32 ulps at t = -80). The heads
-    are exact products of short parts on fixed grids (x = xh + xl, xh^2 = sh + sm, sh xh = ph + pl; c1 and c3's heads
-    short), so that c1h xh + c3h ph is exact; the rest is small. No error-free sum (Vulkan's compiler folds those)."""
-    (kx, ks, kp, kt), c1h, c1l, c3h, c3l = _GELU[dt == np.float64]
-    big = snp.abs(x) >= 12
-    xs = snp.where(big, 0, x)
+    x clamped to +-14 (float64: +-26), where x sigmoid(t) is x or 0 already. Below 0, x sigmoid(t) ~ x e^t carries
+    t's absolute error as its relative one (t's rounding alone was 110 float32 ulps at t = -80). The head is exact:
+    products of short parts on fixed grids (x = xh + xl, xh^2 = sh + (xh^2 - sh), sh xh = ph + (sh xh - ph), the
+    heads of c1 and c3 short) and their sum; the rest is small. No error-free sum (Vulkan's compiler folds those)."""
+    (kx, ks, kp), top, c1h, c1l, c3h, c3l, c3 = _GELU[dt == np.float64]
+    xs = lax.clamp(-top, x, top)
     xh = _floor_to(xs, kx)
     xl = xs - xh  # (exact)
     s = xh * xh  # (exact)
@@ -122,16 +121,15 @@ def _gelu_t(x, dt):
     p = sh * xh  # (exact)
     ph = _floor_to(p, kp)
     head = c1h * xh + c3h * ph  # (each product and the sum exact)
-    rest = ((c1h * xl + c1l * xs) + c3l * (xs * xs * xs)
-            + c3h * (((p - ph) + (s - sh) * xh) + xl * (3 * s + xl * (3 * xh + xl))))
-    th = _floor_to(head + rest, kt)  # (head - th exact: both on the grid of 2^-kt)
-    tl = (head - th) + rest
-    return snp.where(big, c1h * x + c1l * x + c3h * (x * x * x), th), snp.where(big, 0, tl)
+    d = ((p - ph) + (s - sh) * xh) + xl * (xs * (xs + xh) + s)  # x^3 - ph
+    rest = (c1h * xl + c1l * xs) + (c3l * ph + c3 * d)
+    th = head + rest
+    return th, (head - th) + rest  # (head - th exact where it matters: |t| > 2 |rest|)
 
 
-def _gelu_constants(dt, grids, c1_bits: int, c3_bits: int) -> tuple:
-    """The grids' exponents (x, x^2, x^3, t) and c1, c3 as a short head and the rest (heads of
-    `c1_bits`, `c3_bits` bits: their products with the short parts are exact)."""
+def _gelu_constants(dt, grids, top: float, c1_bits: int, c3_bits: int) -> tuple:
+    """The grids' exponents (x, x^2, x^3), the clamp and c1, c3 as a short head and the rest (heads of `c1_bits`,
+    `c3_bits` bits: their products with the short parts are exact), and c3 rounded."""
     ctx = decimal.Context(prec=50)
     c1 = 2 * ctx.sqrt(ctx.divide(2, Decimal("3.14159265358979323846264338327950288419716939937510")))
     c3 = ctx.multiply(c1, Decimal("0.044715"))
@@ -140,11 +138,12 @@ def _gelu_constants(dt, grids, c1_bits: int, c3_bits: int) -> tuple:
         e = math.frexp(float(c))[1]
         h = math.ldexp(math.floor(math.ldexp(float(c), bits - e)), e - bits)
         return h, float(dt(float(c - Decimal(h))))
-    return (grids, *parts(c1, c1_bits), *parts(c3, c3_bits))
+    return (grids, top, *parts(c1, c1_bits), *parts(c3, c3_bits), float(dt(float(c3))))
 
 
-# float32: xh on 2^-8 (12 bits for |x| < 12), sh on 2^-4, ph on 2, t on 2^-14; float64 likewise with 26-bit parts
-_GELU = (_gelu_constants(np.float32, (8, 4, -1, 14), 7, 12), _gelu_constants(np.float64, (22, 18, 15, 44), 23, 26))
+# float32: xh on 2^-8 (12 bits for |x| <= 14), sh on 2^-4, ph on 2, the head on 2^-14 (below 2^8); float64: 26-bit
+# parts for |x| <= 26, the head on 2^-42 (below 2^11)
+_GELU = (_gelu_constants(np.float32, (8, 4, -1), 14.0, 7, 12), _gelu_constants(np.float64, (21, 16, 11), 26.0, 22, 26))
 
 
 def _max_shift(x, axis):
