@@ -127,3 +127,15 @@ def test_complex64_logistic(backend):
     np.testing.assert_array_equal(got[:3], [1, 0, 0.5])
     np.testing.assert_allclose(got[3:5].real, 1 / (1 + np.exp([-2.0, 2.0])), rtol=1e-7)
     assert np.signbit(got[3].imag) and not np.signbit(got[4].imag) and np.isnan(got[5].real)  # (b's zero)
+
+
+def test_gelu_float64_tail_and_huge(x64):
+    """float64 gelu with t in two parts too (1.4e3 ulps before); past |x| = 28, x or 0 (the clamp's t = -1611 keeps
+    x e^t below every float64: -3e306 gave -6e-257 at a clamp of 26)."""
+    rng = np.random.default_rng(64)
+    x = np.concatenate([rng.uniform(-28, -2, 200), rng.uniform(-2, 4, 50), [-3e306, -1e300, -30.0, 30.0, 1e300]])
+    got = np.asarray(stagec.jit(nn.gelu)(x))
+    mpmath.mp.prec = 200
+    err = _ulps(got, [_gelu(mpmath.mpf(float(v))) for v in x], np.float64)
+    j = int(np.argmax(err))
+    assert err[j] <= 4, f"gelu({x[j]!r}) = {got[j]!r}: {err[j]:.1f} ulps"

@@ -108,7 +108,7 @@ def _floor_to(v, k: int):
 
 def _gelu_t(x, dt):
     """(th, tl): t = c1 x + c3 x^3 (c1 = 2 sqrt(2/pi), c3 = 0.044715 c1) as th + tl to about 2^-30 absolute (float32),
-    x clamped to +-14 (float64: +-26), where x sigmoid(t) is x or 0 already. Below 0, x sigmoid(t) ~ x e^t carries
+    x clamped to +-14 (float64: +-28), where x sigmoid(t) is x or 0 already. Below 0, x sigmoid(t) ~ x e^t carries
     t's absolute error as its relative one (t's rounding alone was 110 float32 ulps at t = -80). The head is exact:
     products of short parts on fixed grids (x = xh + xl, xh^2 = sh + (xh^2 - sh), sh xh = ph + (sh xh - ph), the
     heads of c1 and c3 short) and their sum; the rest is small. No error-free sum (Vulkan's compiler folds those)."""
@@ -142,8 +142,8 @@ def _gelu_constants(dt, grids, top: float, c1_bits: int, c3_bits: int) -> tuple:
 
 
 # float32: xh on 2^-8 (12 bits for |x| <= 14), sh on 2^-4, ph on 2, the head on 2^-14 (below 2^8); float64: 26-bit
-# parts for |x| <= 26, the head on 2^-42 (below 2^11)
-_GELU = (_gelu_constants(np.float32, (8, 4, -1), 14.0, 7, 12), _gelu_constants(np.float64, (21, 16, 11), 26.0, 22, 26))
+# parts for |x| <= 28, the head on 2^-42 (below 2^11); beyond, x sigmoid(t) is x or below every float (t < -1456)
+_GELU = (_gelu_constants(np.float32, (8, 4, -1), 14.0, 7, 12), _gelu_constants(np.float64, (21, 16, 11), 28.0, 22, 26))
 
 
 def _max_shift(x, axis):
