@@ -113,7 +113,7 @@ def _gelu_t(x, dt):
     products of short parts on fixed grids (x = xh + xl, xh^2 = sh + (xh^2 - sh), sh xh = ph + (sh xh - ph), the
     heads of c1 and c3 short) and their sum; the rest is small. No error-free sum (Vulkan's compiler folds those)."""
     (kx, ks, kp), top, c1h, c1l, c3h, c3l, c3 = _GELU[dt == np.float64]
-    xs = lax.clamp(-top, x, top)
+    xs = lax.clamp(np.asarray(-top, dt), x, np.asarray(top, dt))
     xh = _floor_to(xs, kx)
     xl = xs - xh  # (exact)
     s = xh * xh  # (exact)
