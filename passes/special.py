@@ -3,10 +3,11 @@
 IREE 3.13 legalizes these CHLO ops as XLA does (`chlo-legalize-to-stablehlo`: the Lanczos sum for lgamma and
 digamma, a float32 rational for erfc): up to 5e4 ulps near lgamma's zeros, 62 for float32 erfc. The StableHLO
 stage keeps the ops (as JAX's does); these builders replace them after it, registered in `mathlib`'s table.
-float16/bfloat16 compute in float32, as CHLO does. Kernels: Lanczos (g = 7) with the series about 1 and 2 of
-lgamma; float32 digamma in float64 arithmetic by the recurrence and the asymptotic series; Cephes' erfc (e^(-x^2)
-P / Q, R / S past 8) with an exact-argument e^(-x^2). (`chlo.erf_inv` keeps IREE's legalization: within 3 float64 ulps, where XLA's is 4.8e5 near 1.)
-See docs/accuracy.md.
+float16/bfloat16 compute in float32, as CHLO does. Kernels: float32 lgamma and digamma in float64 arithmetic (a shift
+by 8, Stirling's or the asymptotic series, the reflection with sin(pi x) from x - round(x)); float64 lgamma by Lanczos
+(g = 7) with the series about 1 and 2; Cephes' erfc (e^(-x^2) P / Q, R / S past 8) with an exact-argument e^(-x^2).
+Besides: float32 exp(lgamma(x)) (scipy.special.gamma) as |Gamma(x)| itself, and complex64 logistic from its parts.
+(`chlo.erf_inv` keeps IREE's legalization: within 3 float64 ulps, where XLA's is 4.8e5 near 1.) See docs/accuracy.md.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 from iree.compiler import ir
 
 from . import mathlib as _m
+from .irutil import producer
 from .mathlib import NARROW, Expansion, F
 
 _T = "tests/test_accuracy.py::"
@@ -47,21 +49,6 @@ def _and(f: F, a, b):
     return f.b.op("and", a, b, ty=f.b.i1)
 
 
-def _sin_cos32(f: F, x):
-    """(sin x, cos x) for float32 |x| < 12800: mathlib's float32 reduction and kernels (no float64 path)."""
-    a = f("abs", x)
-    yh, yl, q = _m._reduce32(f, a)
-    return _m._kernel32("sin", f, x, a, yh, yl, q), _m._kernel32("cos", f, x, a, yh, yl, q)
-
-
-def _pi_times(f: F, r):
-    """(ph, pl): ph + pl = pi r to about 2^-48 relative, in float32 arithmetic (Dekker's product of r and pi's
-    float32 rounding, plus r times the rest of pi)."""
-    pi32 = float(np.float32(np.pi))
-    ph, err = _m._two_prod32(f, r, f.c(pi32))
-    return ph, f.add(err, f.mul(r, np.pi - pi32))
-
-
 # ---------------------------------------------------------------- lgamma, digamma
 
 LANCZOS = (676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
@@ -78,10 +65,54 @@ def _log_t(f: F, z):
     return f.add(2.0149030205422647, _log1p(f, f.mul(z, inv)))
 
 
+# lgamma(v) - ((v - 1/2) log v - v + log(2 pi) / 2) ~ sum B_2k / (2k (2k - 1) v^(2k-1)), k = 1..9 (v >= 8: 8e-17 left)
+STIRLING9 = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156, -3617 / 122400, 43867 / 244188)
+
+
+def _log_wide(d: F, v, inv=None):
+    """log of float64 v > 0 within float32's range: `_log` of its float32 rounding v32 plus log1p((v - v32) / v32)
+    (`inv`: 1/v, if known, for the division)."""
+    v32 = d("convert", d("convert", v, ty=d.f32))
+    delta = d.div(d.sub(v, v32), v32) if inv is None else d.mul(d.sub(v, v32), inv)
+    return d.add(_m._log(d, v32), d.mul(delta, d.sub(1.0, d.mul(delta, 0.5))))
+
+
+def _lgamma32(f: F, x):
+    """float32 log|Gamma(x)| in float64 arithmetic (no libm: mathlib's `_log`), rounded once: w = x (x >= 0) or 1 - x,
+    lgamma(w) = S(w + 8) - log(w (w + 1) ... (w + 7)) below 8, S(v) Stirling's series (9 terms; else S(w)); below 0
+    the reflection log pi - log|sin(pi x)| - lgamma(1 - x), sin from x - round(x) (exact) by Taylor's series; the two
+    logs of the product and the sine as one. Near every zero (1, 2 and one in each (-n, 1 - n)) the cancellation leaves
+    about 1e-15 absolute: within an ulp (a float32 formula loses the value there)."""
+    d = F(_m._Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
+    xd = d("convert", x)
+    neg = d.cmp(xd, 0.0, "LT")
+    w = d.sel(neg, d.sub(1.0, xd), d("abs", xd))
+    small = d.cmp(w, 8.0, "LT")
+    prod = w
+    for k in range(1, 8):
+        prod = d.mul(prod, d.add(w, float(k)))
+    prod = d.sel(small, prod, d.c(1.0))
+    vv = d.sel(small, d.add(w, 8.0), w)
+    inv = d.div(1.0, vv)
+    stirling = d.add(d.sub(d.mul(d.sub(vv, 0.5), _log_wide(d, vv, inv)), vv),
+                     d.add(HALF_LOG_2PI, d.mul(inv, d.poly(d.mul(inv, inv), STIRLING9))))
+    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    t = d.mul(d("convert", r), math.pi)
+    sin = d("abs", d.mul(t, d.poly(d.mul(t, t), SIN_TAYLOR)))
+    # reflected: log(prod / |sin|) = log prod - log|sin|, scaled by 2^-64 into float32's range (|sin| down to 4e-45)
+    lq = _log_wide(d, d.sel(neg, d.mul(d.div(prod, sin), 2.0 ** -64), prod))
+    lq = d.add(lq, d.sel(neg, d.c(64 * math.log(2)), d.c(0.0)))
+    out = d.sel(neg, d.add(d.sub(1.1447298858494002, stirling), lq), d.sub(stirling, lq))
+    pole = _and(f, f.cmp(x, 0.0, "LE"), f.cmp(x, f("floor", x), "EQ"))  # (0, -1, -2, ...: +inf, as SciPy and JAX)
+    out = f.sel(f.b.op("or", f.cmp(x, 1.0, "EQ"), f.cmp(x, 2.0, "EQ"), ty=f.b.i1), f.c(0.0), d("convert", out, ty=f.t))
+    return f.sel(f.b.op("or", pole, f.cmp(f("abs", x), math.inf, "EQ"), ty=f.b.i1), f.c(math.inf), out)
+
+
 def _lgamma(f: F, x):
-    """log|Gamma(x)|: Lanczos with reflection below 1/2; float32 adds the series about 1 and 2 and a recurrence
-    on [2.5, 8) (also for the reflection's lgamma(1 - x)) and log sin(pi x) from pi x as a two-float product."""
-    is32 = _is32(f)
+    """log|Gamma(x)|: float32 (and narrower) by `_lgamma32`; float64 by Lanczos with reflection below 1/2 and the
+    series about 1 and 2 on [0.75, 2.5)."""
+    if _is32(f):
+        return _lgamma32(f, x)
     reflect = f.cmp(x, 0.5, "LT")
     z = f.sel(reflect, f.neg(x), f.sub(x, 1.0))
     a = f.c(0.99999999999980993)
@@ -90,51 +121,19 @@ def _lgamma(f: F, x):
     t = f.add(7.5, z)
     log_t = _log_t(f, z)
     body = f.mul(f.sub(f.add(z, 0.5), f.div(t, log_t)), log_t)
-    n1, n2 = (15, 21) if is32 else (len(LGAMMA1), len(LGAMMA2))  # terms to 2^-30 / 2^-60
-    if is32:  # lgamma(1 - x) of the reflection too: its absolute error is the result's near lgamma's zeros
-        w = f.add(z, 1.0)
-        shifted, n, prod = _lgamma32_recurrence(f, w)
-        lg = f("log", f.sel(shifted, prod, a))  # (one log: the recurrence's elements take no Lanczos sum)
-        log_y = _lgamma32_shifted(f, w, f.add(f.add(0.91893853320467266, body), lg), n2, shifted, n, lg)
-    else:
-        log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
+    log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
     ax = f("abs", x)
     frac = f.sub(ax, f("floor", ax))
     frac = f.sel(f.cmp(f.c(0.5), frac, "LT"), f.sub(1.0, frac), frac)
-    if is32:  # sin(pi frac) of pi frac's rounding moves the result by cot(pi frac) of it: all of it near zeros
-        ph, pl = _pi_times(f, frac)
-        sn, cs = _sin_cos32(f, ph)
-        corr = f.sel(f.cmp(frac, 2.0 ** -20, "LT"), f.c(0.0), f.div(f.mul(pl, cs), sn))
-        log_sin = f.add(f("log", sn), corr)
-    else:
-        log_sin = f("log", f("sine", f.mul(3.1415926535897931, frac)))
+    log_sin = f("log", f("sine", f.mul(3.1415926535897931, frac)))
     finite = f("is_finite", log_sin, ty=f.b.i1)
     reflected = f.sel(finite, f.sub(f.sub(1.1447298858494002, log_sin), log_y), f.neg(log_sin))
     out = f.sel(reflect, reflected, log_y)
-    if not is32:  # (float32: `_lgamma32_shifted` took them, w = x there)
-        near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
-        near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
-        out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1[:n1]), out)
-        out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2[:n2]), out)
+    near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
+    near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
+    out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1), out)
+    out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2), out)
     return f.sel(f.cmp(ax, math.inf, "EQ"), f.c(math.inf), out)
-
-
-def _lgamma32_recurrence(f: F, w):
-    """(where, n, prod): w in [1.25, 8), n = max(floor(w - 3/2), 0), prod = (w - 1) ... (w - n) (1 for n = 0)."""
-    n = f("maximum", f("floor", f.sub(w, 1.5)), f.c(0.0))
-    prod = f.c(1.0)
-    for k in range(1, 7):
-        prod = f.mul(prod, f.sel(f.cmp(f.c(float(k)), n, "LE"), f.sub(w, float(k)), f.c(1.0)))
-    return _and(f, f.cmp(w, 1.25, "GE"), f.cmp(w, 8.0, "LT")), n, prod
-
-
-def _lgamma32_shifted(f: F, w, lanczos, n2: int, shifted, n, log_prod):
-    """float32 lgamma(w) (w > 0): the series about 1 on [0.75, 1.25), and on [1.25, 8) (`shifted`) lgamma(w - n) +
-    log((w - 1) ... (w - n)) (`_lgamma32_recurrence`), w - n in [1.25, 2.5) by the series about 2 (every w - k exact;
-    n = 0: the series alone, log 1 = 0): within about an ulp where the float32 Lanczos sum is off by 3.6e-6 (10-20
-    ulps); `lanczos` elsewhere."""
-    out = f.sel(shifted, f.add(_series(f, f.sub(f.sub(w, n), 2.0), LGAMMA2[:n2]), log_prod), lanczos)
-    return f.sel(_and(f, f.cmp(w, 0.75, "GE"), f.cmp(w, 1.25, "LT")), _series(f, f.sub(w, 1.0), LGAMMA1[:15]), out)
 
 
 # psi(v) ~ log v - 1/(2v) - sum B_2k / (2k v^2k), k = 1..6 (v >= 16 or v = w + 8, w >= 1/2: the next term below 2^-46)
@@ -195,6 +194,60 @@ def _digamma(f: F, x):
     out = f.sel(reflect, f.sub(y, f.div(f.mul(np.pi, f("cosine", pi_r)), f("sine", pi_r))), y)
     pole = _and(f, f.cmp(x, 0.0, "LE"), f.cmp(x, f("floor", x), "EQ"))
     return f.sel(pole, f.c(math.nan), out)
+
+
+# ---------------------------------------------------------------- gamma: exp(lgamma(x)) of float32
+
+# lgamma(v) ~ (v - 1/2) log v - v + log(2 pi) / 2 + sum B_2k / (2k (2k - 1) v^(2k-1)), k = 1..4 (v >= 8: 6e-12 left)
+STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680)
+HALF_LOG_2PI = 0.9189385332046728
+
+
+def _f32(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.RankedTensorType) and str(ir.RankedTensorType(v.type).element_type) == "f32"
+
+
+def _lgamma_arg(v: ir.Value):
+    """x where `v` is float32 chlo.lgamma(x), else None."""
+    op = producer(v)
+    if op is None or op.name != "chlo.lgamma" or not _f32(op.result):
+        return None
+    return op.operands[0]
+
+
+def _gamma_only(op) -> bool:
+    """Whether float32 `op` (chlo.lgamma) is read by exponentials only: their expansion computes |Gamma| from its x
+    (`_gamma32`), so it is left (dead) for them."""
+    uses = [u.owner for u in op.result.uses]
+    return _f32(op.result) and bool(uses) and all(
+        u.name == "stablehlo.exponential" for u in uses)
+
+
+def _gamma32(f: F, v):
+    """|Gamma(x)| for exp(lgamma(x)) of float32 x (scipy.special.gamma's exp of gammaln: gammaln's absolute error
+    times e^|.|, 281 ulps near +-30), in float64 arithmetic (no libm: mathlib's `_log` and `_exp32`), rounded once:
+    w = x (x >= 0) or 1 - x, Gamma(w) = Gamma(w + 8) / (w (w + 1) ... (w + 7)) below 8, Stirling's series (4 terms)
+    from 8, w clamped at 48 (past float32's range); below 0 the reflection pi / (|sin(pi x)| Gamma(1 - x)), sin from
+    x - round(x) (exact) by Taylor's series."""
+    x = _lgamma_arg(v)
+    d = F(_m._Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
+    xd = d("convert", x)
+    neg = d.cmp(xd, 0.0, "LT")
+    w = d("minimum", d.sel(neg, d.sub(1.0, xd), d("abs", xd)), d.c(48.0))  # (|x|: Gamma(-0) is -inf, its sign apart)
+    small = d.cmp(w, 8.0, "LT")
+    prod = w
+    for k in range(1, 8):
+        prod = d.mul(prod, d.add(w, float(k)))
+    vv = d.sel(small, d.add(w, 8.0), w)
+    inv = d.div(1.0, vv)
+    log_v = _log_wide(d, vv, inv)
+    series = d.add(HALF_LOG_2PI, d.mul(inv, d.poly(d.mul(inv, inv), STIRLING)))
+    g = _m._exp32(d, d.add(d.sub(d.mul(d.sub(vv, 0.5), log_v), vv), series))
+    g = d.sel(small, d.div(g, prod), g)
+    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    t = d.mul(d("convert", r), math.pi)
+    sin = d("abs", d.mul(t, d.poly(d.mul(t, t), SIN_TAYLOR[:9])))  # (|t| <= pi/2: 3e-14 relative left)
+    return d("convert", d.sel(neg, d.div(math.pi, d.mul(sin, g)), g), ty=f.t)
 
 
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
@@ -275,10 +328,31 @@ def _erfc(f: F, x):
     return f.sel(f.cmp(z, 1.0, "LT"), one_minus_erf, out)
 
 
+# ---------------------------------------------------------------- complex64 logistic
+
+def _clogistic(f: F, a, b):
+    """1 / (1 + e^-z) of complex64 z = a + bi in float64 arithmetic (mathlib's float32-value kernels: no libm, so
+    Vulkan too), u = e^-|a| <= 1, p = u cos b: (1 + p, u sin b) / n for a >= 0, (p + u^2, u sin b) / n below (the
+    numerator and denominator times e^z), n = (1 + p)^2 + (u sin b)^2. IREE's guards its NaN with a select of complex
+    values, which SPIR-V lacks (Vulkan raised NotImplementedError)."""
+    u = _m._exp32(f, f.neg(f("abs", a)))
+    p, q = f.mul(u, _m._K32.cos(f, b)), f.mul(u, _m._K32.sin(f, b))
+    one_p = f.add(1.0, p)
+    n = f.add(f.mul(one_p, one_p), f.mul(q, q))
+    re = f.sel(f.cmp(a, 0.0, "LT"), f.add(p, f.mul(u, u)), one_p)
+    zero = f.cmp(b, 0.0, "EQ")  # (C99's exp(x + 0i) = e^x + 0i: b's zero, with its sign, for a real z)
+    return f.div(re, n), f.sel(zero, f.mul(b, u), f.div(q, n))
+
+
 _ALL = (*NARROW, "f64")
 _m.add_expansions(
     Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
-              _T + "test_float32_gamma_functions_near_their_zeros", f32=True),
+              _T + "test_float32_gamma_functions_near_their_zeros", f32=True, applies=lambda op: not _gamma_only(op)),
+    Expansion("stablehlo.exponential", ("f32",), _gamma32, "exp of CHLO's lgamma (scipy.special.gamma): its absolute "
+              "error times e^|.|, 281 float32 ulps near +-30", "tests/test_accuracy_gamma.py::test_gamma_float32",
+              f32=True, applies=lambda op: _lgamma_arg(op.operands[0]) is not None),
+    Expansion("stablehlo.logistic", ("complex<f32>",), _clogistic, "its NaN guard is a select of complex values: no "
+              "SPIR-V (Vulkan did not compile it)", "tests/test_accuracy_gamma.py::test_complex64_logistic"),
     Expansion("chlo.digamma", _ALL, _digamma, "CHLO's Lanczos derivative: 7440 float32 ulps below -0.5, 6330 on [0.5, 8)",
               _T + "test_digamma_float32_near_its_negative_zeros", f32=True),
     Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
