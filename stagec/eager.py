@@ -121,13 +121,17 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
     found: list = []  # [(cache key, kernel, polymorphic)] once a call has a loaded kernel
     # An `exact` operation on values all on the host (scalars, NumPy values, results of NumPy rules) takes its rule
-    # while the call is small: the kernel's bits, without uploading its operands and reading its result back.
+    # while the call is small: the kernel's bits, without uploading its operands and reading its result back. With
+    # "exact" so does one on small device values (`HOST_READ_ELEMENTS`; read back once, each Array keeps its host
+    # copy), unless one is still being computed (its kernel's call is enqueued behind it).
     near = config.eager_tiering != "never" and prim.hosts(avals, params, out_avals) and exact(
         prim, avals, out_avals) and _always_host(prim, avals, params, out_avals, backend)
+    host = _host_plan(prim, avals, params, out_avals, backend) if near else None
+    read = near and config.eager_tiering == "exact" and sum(math.prod(a.shape) for a in avals) <= HOST_READ_ELEMENTS
 
     def run(args, params):
-        if near and all(type(x) is not Array or x._npy is not None for x in args):
-            return _on_host(prim, args, avals, params, out_avals, backend)
+        if near and all(type(x) is not Array or x._npy is not None or (read and x._bv is not None) for x in args):
+            return host(args, params)
         if found:
             k, kernel, poly = found[0]
             try:
@@ -209,6 +213,9 @@ EXACT: dict[Primitive, str] = {
 # (`local-task`): an inexact operation takes its kernel there (NumPy's one thread was up to 7x slower on 1M floats),
 # its NumPy rule below.
 HOST_MAX_ELEMENTS = TASK_THRESHOLD
+# An `exact` operation reads device operands of up to this many elements (all together) back to take its NumPy
+# rule: read back and computed in less time than its kernel's call (docs/log.md, 2026-11-26 helper eager).
+HOST_READ_ELEMENTS = 1 << 14
 
 
 def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backend) -> bool:
@@ -625,7 +632,13 @@ def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backen
     import iree.runtime as rt
     (bv,) = _ready_buffers(args[:1], avals[:1], backend)
     stats["views"] += 1
-    return [Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)]
+    view = Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)
+    x = args[0]
+    if type(x) is Array and x._npy is not None:  # its host copy, seen alike (read-only: a view, no copy)
+        v = x._npy.reshape(out.shape)
+        v.flags.writeable = False  # (a copy where the host copy was not contiguous)
+        view._npy = v
+    return [view]
 
 
 # ---------------------------------------------------------------- one equation with nothing compiled (the quick tier)
