@@ -109,10 +109,14 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
         if config.eager_tiering == "never" or not prim.hosts(avals, params, out_avals):
             return lambda args, params: _view(args, avals, out_avals[0], backend)
 
+        read = config.eager_tiering == "exact" and math.prod(avals[0].shape) <= HOST_READ_ELEMENTS
+
         def reshape(args, params):  # a value not on the device yet is reshaped where it is
             x = args[0]
             if type(x) is not Array or (x._bv is None and x._npy is not None):
                 return _on_host(prim, args, avals, params, out_avals, backend)
+            if read and x._npy is None and x._bv is not None:
+                x._value()  # a small device value read back once: its views keep the host copy (`_view`)
             return _view(args, avals, out_avals[0], backend)
         return reshape
     if config.eager_tiering == "exact" and prim.hosts(avals, params, out_avals) and not exact(prim, avals, out_avals) \

@@ -189,3 +189,17 @@ def test_a_scalar_constant_keeps_its_sign_of_zero():
                               (snp.asarray(x) * complex(1.0, c), x * np.complex64(complex(1.0, c)))):
                 np.testing.assert_array_equal(np.signbit(np.asarray(got).view(np.float32)),
                                               np.signbit(np.asarray(want).view(np.float32)), err_msg=str(c))
+
+
+def test_a_small_device_value_is_read_back_once_for_its_views():
+    """`x.reshape` of a small device value (default tiering): read back once, so operations on its views take their
+    NumPy rules without reading each view back; the views' bits are the value's."""
+    a = f32(8, seed=5)
+    x = stagec.device_put(a)
+    assert x._npy is None
+    for _ in range(2):
+        col, row = x.reshape(8, 1), x.reshape(1, 8)
+        assert col._npy is not None and row._npy is not None and col._bv is not None
+        got = np.asarray(col * row)
+        assert got.tobytes() == (a.reshape(8, 1) * a.reshape(1, 8)).tobytes()
+    assert x._npy is not None
