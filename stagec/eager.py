@@ -3,7 +3,8 @@ the persistent cache, without stagec's passes (control flow and callbacks, whose
 Registered with `core.set_eager_impl` at import, so core never imports the runtime. With `config.eager_tiering`
 "exact" (the default), an operation whose NumPy rule (`Primitive.def_host`) gives its kernel's bits (`EXACT`)
 computes with it while the kernel compiles on a thread (`_Later`); one whose rule may differ computes with its
-rule on every call on the CPU: an operation's bits never depend on whether its kernel has compiled.
+rule on every call on the CPU: an operation's bits never depend on whether its kernel has compiled. An `exact` one
+on small device values (`HOST_READ_ELEMENTS`) reads them back once and takes its rule too.
 
 Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMORPHIC`): one module per
 (primitive, params, dtypes, rank, where the 0- and 1-sized dimensions are), every other dimension dynamic
