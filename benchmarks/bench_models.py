@@ -154,6 +154,8 @@ EAGER = COMMON + textwrap.dedent("""
     a1, b1 = f32(1, 1), f32(1, 1)
     v = f32(1000)
     s256 = f32(256, 256)
+    s0, u8 = put(np.float32(0.5)), f32(8)
+    i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
     mats = {n: f32(n, n) for n in (16, 64, 256, 512)}
     mm = jit(lambda a, b: a @ b)
     ROWS = {"x + 1.0 (4x4)": lambda: x + 1.0,
@@ -169,7 +171,15 @@ EAGER = COMMON + textwrap.dedent("""
             "tanh(v) (1000)": lambda: m.tanh(v),
             "sum (256x256)": lambda: m.sum(s256),
             "x.T (4x4)": lambda: x.T,
-            "x[1:3] (4x4)": lambda: x[1:3]}
+            "x[1:3] (4x4)": lambda: x[1:3],
+            "x * s (4x4, s 0-d array)": lambda: x * s0,
+            "i + j (4x4 int32)": lambda: i + j,
+            "i // j (4x4 int32)": lambda: i // j,
+            "mean(x) (4x4)": lambda: m.mean(x),
+            "sign(x) (4x4)": lambda: m.sign(x),
+            "clip(x, -0.5, 0.5) (4x4)": lambda: m.clip(x, -0.5, 0.5),
+            "outer(u, u) (8)": lambda: m.outer(u8, u8),
+            "sort(v) (1000)": lambda: m.sort(v)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
         ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)

@@ -128,12 +128,12 @@ class Backend(Dispatcher):
         whether it calls BLAS: a function of these and the cores, never of a timing, so a module runs on one driver
         in every process."""
         if self.name == "cpu":
-            if (config.cpu_threads or _cores()) <= 1 or calls_blas:
+            if work < TASK_WORK or calls_blas or (config.cpu_threads or _cores()) <= 1:  # (small first: no syscall)
                 # One worker is no faster than the calling thread, and hands each dispatch over to it and back.
                 # A module calling BLAS: its BLAS calls run on the calling thread, its dispatches are tiled for one
                 # (`tuning.spec_flags(one_thread=...)`) (docs/runtime.md, docs/blas.md).
                 return "local-sync"
-            return "local-task" if work >= TASK_WORK else "local-sync"
+            return "local-task"
         return self.name
 
     def hal(self, driver: str):

@@ -3,7 +3,8 @@ the persistent cache, without stagec's passes (control flow and callbacks, whose
 Registered with `core.set_eager_impl` at import, so core never imports the runtime. With `config.eager_tiering`
 "exact" (the default), an operation whose NumPy rule (`Primitive.def_host`) gives its kernel's bits (`EXACT`)
 computes with it while the kernel compiles on a thread (`_Later`); one whose rule may differ computes with its
-rule on every call on the CPU: an operation's bits never depend on whether its kernel has compiled.
+rule on every call on the CPU: an operation's bits never depend on whether its kernel has compiled. An `exact` one
+on small device values (`HOST_READ_ELEMENTS`) reads them back once and takes its rule too.
 
 Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMORPHIC`): one module per
 (primitive, params, dtypes, rank, where the 0- and 1-sized dimensions are), every other dimension dynamic
@@ -109,10 +110,14 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
         if config.eager_tiering == "never" or not prim.hosts(avals, params, out_avals):
             return lambda args, params: _view(args, avals, out_avals[0], backend)
 
+        read = config.eager_tiering == "exact" and math.prod(avals[0].shape) <= HOST_READ_ELEMENTS
+
         def reshape(args, params):  # a value not on the device yet is reshaped where it is
             x = args[0]
             if type(x) is not Array or (x._bv is None and x._npy is not None):
                 return _on_host(prim, args, avals, params, out_avals, backend)
+            if read and x._npy is None and x._bv is not None:
+                x._value()  # a small device value read back once: its views keep the host copy (`_view`)
             return _view(args, avals, out_avals[0], backend)
         return reshape
     if config.eager_tiering == "exact" and prim.hosts(avals, params, out_avals) and not exact(prim, avals, out_avals) \
@@ -121,13 +126,17 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
     key = (prim, tuple(sorted(params.items())), tuple(avals), backend.name)
     found: list = []  # [(cache key, kernel, polymorphic)] once a call has a loaded kernel
     # An `exact` operation on values all on the host (scalars, NumPy values, results of NumPy rules) takes its rule
-    # while the call is small: the kernel's bits, without uploading its operands and reading its result back.
+    # while the call is small: the kernel's bits, without uploading its operands and reading its result back. With
+    # "exact" so does one on small device values (`HOST_READ_ELEMENTS`; read back once, each Array keeps its host
+    # copy), unless one is still being computed (its kernel's call is enqueued behind it).
     near = config.eager_tiering != "never" and prim.hosts(avals, params, out_avals) and exact(
         prim, avals, out_avals) and _always_host(prim, avals, params, out_avals, backend)
+    host = _host_plan(prim, avals, params, out_avals, backend) if near else None
+    read = near and config.eager_tiering == "exact" and sum(math.prod(a.shape) for a in avals) <= HOST_READ_ELEMENTS
 
     def run(args, params):
-        if near and all(type(x) is not Array or x._npy is not None for x in args):
-            return _on_host(prim, args, avals, params, out_avals, backend)
+        if near and all(type(x) is not Array or x._npy is not None or (read and x._bv is not None) for x in args):
+            return host(args, params)
         if found:
             k, kernel, poly = found[0]
             try:
@@ -209,6 +218,9 @@ EXACT: dict[Primitive, str] = {
 # (`local-task`): an inexact operation takes its kernel there (NumPy's one thread was up to 7x slower on 1M floats),
 # its NumPy rule below.
 HOST_MAX_ELEMENTS = TASK_THRESHOLD
+# An `exact` operation reads device operands of up to this many elements (all together) back to take its NumPy
+# rule: read back and computed in less time than its kernel's call (docs/log.md, 2026-11-26 helper eager).
+HOST_READ_ELEMENTS = 1 << 14
 
 
 def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backend) -> bool:
@@ -361,23 +373,34 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
     on_host, errors, quiet, ndarray = Array.on_host, _errors, _quiet, np.ndarray
 
     def run(args, params):
-        xs = [x._value() if type(x) in _VALUED else x if type(x) is ndarray else to_numpy_constant(x, a)
-              for x, a in zip(args, avals)]
+        xs = []  # (a loop: a comprehension over `zip` with a conditional chain cost ~1 us of a ~3 us call)
+        caller = False  # a caller's NumPy value among the operands (the result may be a view of it)
+        for x, a in zip(args, avals):
+            t = type(x)
+            if t is Array:
+                v = x._npy
+                xs.append(x._value() if v is None else v)
+            elif t is ndarray:
+                xs.append(x)
+                caller = True
+            else:
+                xs.append(x._value() if t is Const else to_numpy_constant(x, a))
         token = errors.set(quiet)
         try:
-            value = fn(*xs, **params)
+            value = fn(*xs, **params) if params else fn(*xs)
         finally:
             errors.reset(token)
-        if type(value) is not ndarray or value.dtype != dtype:
+        if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
             value = np.asarray(value, dtype=dtype)
         if value.shape != shape:
             raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for {out.str_short()}")
         stats["host"] += 1
-        for x in args:
-            if type(x) is ndarray and x.flags.writeable and np.may_share_memory(value, x):
-                value = value.copy()  # (a view of the caller's array, which it may write to)
-                break
-        value.setflags(write=False)
+        if caller:
+            for x in args:
+                if type(x) is ndarray and x.flags.writeable and np.may_share_memory(value, x):
+                    value = value.copy()  # (a view of the caller's array, which it may write to)
+                    break
+        value.flags.writeable = False
         return [on_host(value, out, backend) if keep else Array(backend.put(value), out, backend)]
     return run
 
@@ -625,7 +648,13 @@ def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backen
     import iree.runtime as rt
     (bv,) = _ready_buffers(args[:1], avals[:1], backend)
     stats["views"] += 1
-    return [Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)]
+    view = Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)
+    x = args[0]
+    if type(x) is Array and x._npy is not None:  # its host copy, seen alike (read-only: a view, no copy)
+        v = x._npy.reshape(out.shape)
+        v.flags.writeable = False  # (a copy where the host copy was not contiguous)
+        view._npy = v
+    return [view]
 
 
 # ---------------------------------------------------------------- one equation with nothing compiled (the quick tier)

@@ -123,8 +123,9 @@ def test_callers_numpy_arrays_are_never_aliased():
 
 
 def test_exact_ops_on_host_values_give_the_kernels_bits():
-    """Integer arithmetic and data movement: their rule on host values, their kernel on device values."""
-    v = np.random.default_rng(3).integers(-1000, 1000, (5, 7)).astype(np.int32)
+    """Integer arithmetic and data movement: their rule on host values and on small device values (read back once),
+    their kernel on bigger device values: the same bits."""
+    v = np.random.default_rng(3).integers(-1000, 1000, (150, 70)).astype(np.int32)  # 2 x 10500 > HOST_READ_ELEMENTS
     on_device = lambda: stagec.device_put(v)
     dev = np.asarray(on_device() * 3 + on_device())  # kernels (compiled on a thread meanwhile: their rule)
     assert stagec.wait_for_compiles(120)
@@ -137,6 +138,28 @@ def test_exact_ops_on_host_values_give_the_kernels_bits():
     on_host = np.asarray(h * 3 + h)
     assert eager.stats["host"] > host  # the rules answered
     assert on_host.tobytes() == dev.tobytes() == (v * 3 + v).tobytes()
+    small = v[:20, :30]
+    x = stagec.device_put(small)
+    assert x._npy is None
+    host = eager.stats["host"]
+    got = x * 3 + x
+    assert eager.stats["host"] == host + 2 and got._bv is None  # read back once, then the rules
+    assert x._npy is not None and np.asarray(got).tobytes() == (small * 3 + small).tobytes()
+
+
+def test_a_view_keeps_the_host_copy():
+    """`reshape` of a device value already read back: the view holds the host copy too (nothing read again)."""
+    x = stagec.device_put(f32(4, 4))
+    np.asarray(x)  # read back: x keeps its host copy
+    r = x.reshape(16)
+    assert r._bv is not None and r._npy is not None and not r._npy.flags.writeable
+    np.testing.assert_array_equal(r._npy, np.asarray(x).reshape(16))
+    xt = np.asarray(x).T  # a host copy not contiguous in memory (as a NumPy rule's transpose gives)
+    tr = stagec.device_put(np.ascontiguousarray(xt))
+    tr._npy = xt
+    got = tr.reshape(16)
+    assert not got._npy.flags.writeable
+    np.testing.assert_array_equal(np.asarray(got), xt.reshape(16))
 
 
 @pytest.mark.parametrize("n", [16, 256])
@@ -166,3 +189,17 @@ def test_a_scalar_constant_keeps_its_sign_of_zero():
                               (snp.asarray(x) * complex(1.0, c), x * np.complex64(complex(1.0, c)))):
                 np.testing.assert_array_equal(np.signbit(np.asarray(got).view(np.float32)),
                                               np.signbit(np.asarray(want).view(np.float32)), err_msg=str(c))
+
+
+def test_a_small_device_value_is_read_back_once_for_its_views():
+    """`x.reshape` of a small device value (default tiering): read back once, so operations on its views take their
+    NumPy rules without reading each view back; the views' bits are the value's."""
+    a = f32(8, seed=5)
+    x = stagec.device_put(a)
+    assert x._npy is None
+    for _ in range(2):
+        col, row = x.reshape(8, 1), x.reshape(1, 8)
+        assert col._npy is not None and row._npy is not None and col._bv is not None
+        got = np.asarray(col * row)
+        assert got.tobytes() == (a.reshape(8, 1) * a.reshape(1, 8)).tobytes()
+    assert x._npy is not None

@@ -90,3 +90,22 @@ def test_a_tiering_change_is_honoured():
     eager.clear_cache()
     np.testing.assert_array_equal(np.asarray(x + 1.0), np.full((4, 4), 2.0))
     assert "broadcast_in_dim" in [name for name, _ in eager.kernels()]
+
+
+def test_a_zero_d_array_operand_is_broadcast_on_each_call():
+    """`x * s` with `s` a 0-d array: the signature keeps how `s` is broadcast, never its value (a new `s` of the same
+    aval gives its own answer), in either order, promoted or not; NumPy's bits (one multiply per element)."""
+    from stagec.numpy import _base
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
+    x = stagec.device_put(a)
+    for v in (2.0, -0.0, 3.5, float("nan")):
+        s = stagec.device_put(np.float32(v))
+        np.testing.assert_array_equal(_bits(x * s), _bits(a * np.float32(v)))
+        np.testing.assert_array_equal(_bits(s - x), _bits(np.float32(v) - a))
+        assert (x * s).shape == (3, 4) and (x * s).dtype == np.float32
+    assert _base._eager_operands[(lax.mul, False, x.aval, s.aval)] == (None, (3, 4))  # (`s` itself, broadcast)
+    i = stagec.device_put(np.int32(3))  # promoted to float32 first: the full path, the same value
+    for _ in range(2):
+        np.testing.assert_array_equal(_bits(x * i), _bits(a * np.float32(3)))
+    w = stagec.device_put(np.float32(1.5)) * 2.0  # still float32
+    np.testing.assert_array_equal(_bits(x + w), _bits(a + np.float32(3.0)))

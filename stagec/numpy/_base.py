@@ -204,15 +204,20 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 _eager_config[0] = _dt.config.key_now
             subs = _eager_operands.get(key)
             if subs:
-                return prim_fn(*[a if s is None else s for a, s in zip(args, subs)])
+                return prim_fn(*[a if s is None else s if type(s) is Const else lax.broadcast_in_dim(a, s, [])
+                                 for a, s in zip(args, subs)])
             if subs is None:
-                out = _broadcast(fname, *(_to_float if to_float else _promote)(fname, *args))
-                # kept where each operand is itself or a constant (a scalar promoted, broadcast on the host);
-                # else () (an operand converted or broadcast by an operation: done on each call)
-                subs = tuple([None if o is a else o for a, o in zip(args, out)])
+                promoted = (_to_float if to_float else _promote)(fname, *args)
+                out = _broadcast(fname, *promoted)
+                # kept where each operand is itself, a constant (a scalar promoted, broadcast on the host) or a 0-d
+                # array broadcast (its result shape: broadcast on each call); else () (an operand converted or
+                # broadcast otherwise: done on each call)
+                subs = tuple([None if o is a else o if type(o) is Const else o.aval.shape
+                              if p is a and type(a) is Array and not a.aval.shape and type(o) is Array else ()
+                              for a, p, o in zip(args, promoted, out)])
                 if len(_eager_operands) >= 256:
                     _eager_operands.clear()
-                _eager_operands[key] = subs if all(s is None or type(s) is Const for s in subs) else ()
+                _eager_operands[key] = subs if all(s is None or type(s) is Const or s for s in subs) else ()
                 return prim_fn(*out)
     args = (_to_float if to_float else _promote)(fname, *args)
     return prim_fn(*_broadcast(fname, *args))
