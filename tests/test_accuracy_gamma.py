@@ -1,14 +1,13 @@
-"""float32 gamma, gammaln near 0.6, the tanh gelu's tail and complex64 logistic (issue 38's last accuracy items), each
+"""float32 gamma, gammaln near 0.6 and complex64 logistic (issue 38's last accuracy items), each
 against mpmath on a fixed sample of its hard region, on the CPU and on Vulkan (lavapipe). Before: gamma was
-exp(gammaln) (281 ulps near +-30), gammaln 18-34 ulps near 0.6 (the Lanczos sum), gelu 110 ulps below x = -2 (t's
-rounding times |t|), complex64 logistic did not compile for Vulkan."""
+exp(gammaln) (281 ulps near +-30), gammaln 18-34 ulps near 0.6 (the Lanczos sum),
+complex64 logistic did not compile for Vulkan."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import stagec
-from stagec import nn
 
 mpmath = pytest.importorskip("mpmath")
 
@@ -45,26 +44,6 @@ def _ulps(got, want, dt=np.float32) -> np.ndarray:
         else:
             out.append(abs(float((mpmath.mpf(float(g)) - r) / float(np.spacing(np.abs(dt(rf)))))))
     return np.array(out)
-
-
-def _gelu(a):
-    u = mpmath.sqrt(2 / mpmath.pi) * (a + mpmath.mpf("0.044715") * a ** 3)
-    return a / (1 + mpmath.exp(-2 * u))
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_gelu_tail_within_4_ulps(backend):
-    """gelu (the tanh form) below x = -2, where x sigmoid(t) ~ x e^t takes t's absolute error as its relative one:
-    110 float32 ulps at t = -80 before (JAX 0.10.2's 1 + tanh cancels: 1.7e7); t as a head and a tail now."""
-    _vulkan_or_skip(backend)
-    rng = np.random.default_rng(38)
-    x = np.concatenate([rng.uniform(-13.5, -2, 600), rng.uniform(-2, 4, 200), np.linspace(-11, -9, 200)]).astype(np.float32)
-    got = np.asarray(stagec.jit(nn.gelu, backend=backend)(x))
-    err = _ulps(got, [_gelu(mpmath.mpf(float(v))) for v in x])
-    j = int(np.argmax(err))
-    assert err[j] <= 4, f"gelu({x[j]!r}) = {got[j]!r}: {err[j]:.1f} ulps"
-    edge = np.array([-1e20, 1e20, 30.0, -30.0, 0.0], np.float32)
-    assert np.asarray(stagec.jit(nn.gelu, backend=backend)(edge)).tolist() == [0.0, edge[1], 30.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -133,15 +112,3 @@ def test_complex64_logistic(backend):
     np.testing.assert_array_equal(got[:3], [1, 0, 0.5])
     np.testing.assert_allclose(got[3:5].real, 1 / (1 + np.exp([-2.0, 2.0])), rtol=1e-7)
     assert np.signbit(got[3].imag) and not np.signbit(got[4].imag) and np.isnan(got[5].real)  # (b's zero)
-
-
-def test_gelu_float64_tail_and_huge(x64):
-    """float64 gelu with t in two parts too (1.4e3 ulps before); past |x| = 28, x or 0 (the clamp's t = -1611 keeps
-    x e^t below every float64: -3e306 gave -6e-257 at a clamp of 26)."""
-    rng = np.random.default_rng(64)
-    x = np.concatenate([rng.uniform(-28, -2, 200), rng.uniform(-2, 4, 50), [-3e306, -1e300, -30.0, 30.0, 1e300]])
-    got = np.asarray(stagec.jit(nn.gelu)(x))
-    mpmath.mp.prec = 200
-    err = _ulps(got, [_gelu(mpmath.mpf(float(v))) for v in x], np.float64)
-    j = int(np.argmax(err))
-    assert err[j] <= 4, f"gelu({x[j]!r}) = {got[j]!r}: {err[j]:.1f} ulps"
