@@ -137,13 +137,21 @@ def test_sixty_new_signatures_are_bounded(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", script], env=_env(tmp_path, tag), text=True, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     quick, workers, threads, active = map(int, p.stdout.readline().split())
-    compilers = [q for q in _tagged(tag) if q != p.pid]
+    # (a worker lowers its module before it starts a compiler: on a loaded machine that can outlast the script's
+    # sleep, so the compilers are watched until one has started, then for half a second more)
+    compilers, most, deadline, seen = [], 0, time.monotonic() + 60, None
+    while time.monotonic() < deadline and (seen is None or time.monotonic() < seen + 0.5):
+        compilers = [q for q in _tagged(tag) if q != p.pid]
+        most = max(most, len(compilers))
+        if compilers and seen is None:
+            seen = time.monotonic()
+        time.sleep(0.02)
     p.stdin.write("\n")
     p.stdin.flush()
     assert p.wait(timeout=60) == 0
     assert quick == 60
     assert workers <= max(1, (os.cpu_count() or 2) // 2) and threads <= workers and active <= workers + 3
-    assert 1 <= len(compilers) <= workers, compilers
+    assert 1 <= most <= workers, (most, compilers)
     assert _gone(tag)
 
 
