@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 "$PY" -m ruff check --quiet . || { echo "error: ruff found the problems above" >&2; exit 1; }
 # Test files run in parallel (one worker per core; STAGEC_TEST_WORKERS=0 for one process), each file in one
-# worker so that the modules its tests share are compiled once. -rs: why tests were skipped, one line per
-# reason; --durations: the slowest tests.
-exec "$PY" -m pytest -q -rs --durations=15 -n "${STAGEC_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# worker so that the modules its tests share are compiled once, in the order tests/conftest.py gives them
+# (--no-loadscope-reorder: xdist would send the files with most tests first). -rs: why tests were skipped, one line
+# per reason; --durations: the slowest tests.
+exec "$PY" -m pytest -q -rs --durations=15 -n "${STAGEC_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
