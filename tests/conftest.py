@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re as _re
 import threading
 
 import pytest
@@ -123,13 +124,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.compile)
     cache = getattr(config, "cache", None)
     seconds = cache.get(_DURATIONS_KEY, {}) if cache is not None else {}
-    # Files that may create a Vulkan device run last, longest first within each group (where earlier runs' times
-    # are known): once a process has a lavapipe device, a core spins for the rest of it (`backend.SPINNING_WAITS`).
-    first, vulkan = {}, {}  # file -> its first item's position (the order within a file stays), whether it says vulkan
+    # Files that may create a Vulkan device (they name the backend "vulkan") run last, longest first within each group
+    # (where earlier runs' times are known): once a process has a lavapipe device, a core spins for the rest of it
+    # (`backend.SPINNING_WAITS`).
+    first, vulkan = {}, {}  # file -> its first item's position (the order within a file stays), whether it may
     for i, item in enumerate(items):
         f = item.nodeid.partition("::")[0]
         if f not in first:
-            first[f], vulkan[f] = i, "vulkan" in item.path.read_text()
+            first[f], vulkan[f] = i, bool(_re.search(r"[\"']vulkan[\"']", item.path.read_text()))
     items.sort(key=lambda it: (vulkan[f := it.nodeid.partition("::")[0]], -seconds.get(f, float("inf")), first[f]))
     if config.getoption("--fast"):
         kept = [i for i in items if "compile" not in i.keywords]

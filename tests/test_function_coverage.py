@@ -162,24 +162,6 @@ def _cases(pairs):
     return groups, every, args
 
 
-def _compile_cuda(pairs):
-    _, every, args = _cases(pairs)
-    with _wide("float64"):
-        compiled = stagec.jit(every).lower(*args).compile("cuda")  # (not loaded: no GPU needed)
-    assert len(compiled.artifact.vmfb) > 1000
-
-
-def test_every_function_compiles_for_cuda():
-    pairs = _rotation(DTYPES)
-    assert {d for _, d in pairs} == set(DTYPES)
-    _compile_cuda(pairs)
-
-
-@pytest.mark.parametrize("dtype", _full(DTYPES))
-def test_every_function_in_every_dtype_compiles_for_cuda(dtype):
-    _compile_cuda([(n, dtype) for n in _names(dtype)])
-
-
 def _vulkan():
     from stagec.compiler.targets import device_names
     return pytest.mark.skipif(not device_names("vulkan"), reason="no Vulkan device: apt-get install mesa-vulkan-drivers")
