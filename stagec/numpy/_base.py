@@ -185,6 +185,19 @@ def _broadcast(fname: str, *args):
     return [broadcast_to(a, shape, _fname=fname) for a in args]
 
 
+def _kept(a, promoted, out):
+    """How later eager calls of one signature get operand `a`'s final form `out`: None (`a` itself), a constant (a
+    scalar promoted and broadcast on the host: `out`), a shape (a 0-d Array broadcast to it on each call), or ()
+    (converted or broadcast otherwise: the whole plan is redone on each call)."""
+    if out is a:
+        return None
+    if type(out) is Const:
+        return out
+    if promoted is a and type(a) is Array and not a.aval.shape and type(out) is Array:
+        return out.aval.shape
+    return ()
+
+
 def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
     if not tracing_anywhere[0]:  # eager: what promotion and broadcasting do, decided once per signature
         key = [prim_fn, to_float]
@@ -209,12 +222,7 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
             if subs is None:
                 promoted = (_to_float if to_float else _promote)(fname, *args)
                 out = _broadcast(fname, *promoted)
-                # kept where each operand is itself, a constant (a scalar promoted, broadcast on the host) or a 0-d
-                # array broadcast (its result shape: broadcast on each call); else () (an operand converted or
-                # broadcast otherwise: done on each call)
-                subs = tuple([None if o is a else o if type(o) is Const else o.aval.shape
-                              if p is a and type(a) is Array and not a.aval.shape and type(o) is Array else ()
-                              for a, p, o in zip(args, promoted, out)])
+                subs = tuple([_kept(a, p, o) for a, p, o in zip(args, promoted, out)])
                 if len(_eager_operands) >= 256:
                     _eager_operands.clear()
                 _eager_operands[key] = subs if all(s is None or type(s) is Const or s for s in subs) else ()
