@@ -60,9 +60,12 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+LAVAPIPE = "llvmpipe"  # the device name of lavapipe, Mesa's Vulkan on the CPU
+
+
 def gpu_backends() -> list[str]:
     """The GPU backends with a GPU here: cuda, vulkan (lavapipe, Mesa's Vulkan on the CPU, does not count)."""
-    return [b for b in ("cuda", "vulkan") if any("llvmpipe" not in n for n in device_names(b))]
+    return [b for b in ("cuda", "vulkan") if any(LAVAPIPE not in n for n in device_names(b))]
 
 
 class Device:
@@ -144,7 +147,7 @@ class Backend(Dispatcher):
                 if driver == "local-task":  # one worker per core this process may run on, or `cpu_threads`
                     rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}",
                                          f"--task_worker_stack_size={WORKER_STACK}")
-                threads = _threads()
+                threads = _threads() if driver == "vulkan" else set()
                 try:
                     if driver in ("local-task", "local-sync") and config.cpu_buffer_cache_mb > 0:
                         dev = rt.get_driver(driver).create_device_by_uri(driver, allocators=[_buffer_cache_spec()])
@@ -153,7 +156,7 @@ class Backend(Dispatcher):
                 except Exception as e:
                     raise RuntimeError(f"stagec backend {self.name!r}: IREE driver {driver!r} is not available "
                                        f"here ({e}); available: {rt.query_available_drivers()}") from None
-                if driver == "vulkan" and any(SPINNING_WAITS.devices in n for n in device_names("vulkan")):
+                if threads and any(SPINNING_WAITS.devices in n for n in device_names("vulkan")):
                     _confine(_running(_threads() - threads))
                 inst = _instance()
                 self._hal[driver] = _pinned((inst, dev, rt.create_hal_module(inst, dev)))
@@ -236,7 +239,7 @@ class Quirk(NamedTuple):
 # loop, and IREE 3.13 keeps such a wait on one completion thread per queue for the device's life: two threads that
 # spin forever, two cores busy while the program idles. Both are confined to one core (`_confine`): the program keeps
 # the others, and a call's latency is the same (docs/runtime.md, "lavapipe's spinning waits").
-SPINNING_WAITS = Quirk("llvmpipe", "IREE 3.13.0, Mesa 22.3.6",
+SPINNING_WAITS = Quirk(LAVAPIPE, "IREE 3.13.0, Mesa 22.3.6",
                        "tests/test_vulkan_idle.py::test_an_idle_lavapipe_device_keeps_at_most_one_core_busy")
 
 
