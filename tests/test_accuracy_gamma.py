@@ -10,6 +10,7 @@ import pytest
 import stagec
 
 mpmath = pytest.importorskip("mpmath")
+from mp_ulps import ulps as _ulps  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -28,22 +29,6 @@ def _vulkan_or_skip(backend):
 
 
 BACKENDS = ["cpu", "vulkan"]
-
-
-def _ulps(got, want, dt=np.float32) -> np.ndarray:
-    """|got - want| in ulps of want rounded to dt (mpf or None for an infinite want); 0 where both are below the
-    smallest normal (flushed) or equal (infinities)."""
-    out = []
-    tiny = float(np.finfo(dt).tiny)
-    for g, r in zip(np.asarray(got).astype(np.float64), want):
-        rf = float(r)
-        if g == rf or (abs(rf) < tiny and abs(g) < tiny):
-            out.append(0.0)
-        elif not np.isfinite(rf) or not np.isfinite(g):
-            out.append(np.inf)
-        else:
-            out.append(abs(float((mpmath.mpf(float(g)) - r) / float(np.spacing(np.abs(dt(rf)))))))
-    return np.array(out)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
