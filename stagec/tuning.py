@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import math
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ from .lowering import context
 PARTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuning")
 FLAG = "--iree-codegen-tuning-spec-path="
 
+COLUMNS_MIN = 256  # the narrowest column reduction `tuning/columns.mlir` matches (its `%c256`)
 _NARROW = ("f16", "bf16", "f64")  # element types that `rows` leaves alone where an op computes in them
 _EDGES = frozenset({"stablehlo.convert", "stablehlo.constant", "func.func", "func.return"})  # (`widen-half`'s)
 _PAR, _RED = "#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"
@@ -30,7 +32,8 @@ _READ_ROW_BY_ROW, _PER_COLUMN = "affine_map<(d0, d1) -> (d1, d0)>", "affine_map<
 
 class Look(NamedTuple):
     """What the tuning rules read of a module (one walk over its IR)."""
-    reduces: tuple[tuple[tuple[int, ...], int, str], ...]  # per stablehlo.reduce: (dimensions, rank, element)
+    reduces: tuple[tuple[tuple[int, ...], int, str, int], ...]  # per stablehlo.reduce: (dimensions, rank, element,
+    # elements kept: its result's, an unknown dimension counted as `COLUMNS_MIN`)
     fused_reductions: int  # linalg.generics with a reduction loop (`fuse`'s)
     transposes: bool
     narrow: bool  # an op other than a convert or constant computes on a float16, bfloat16 or float64 tensor
@@ -65,8 +68,9 @@ def look(module) -> Look:
                 for e in map(_element, types)):
             found["narrow"] = True
         if name == "stablehlo.reduce":
-            t = op.operands[0].type
-            reduces.append((tuple(ir.DenseI64ArrayAttr(attrs["dimensions"])), t.rank, _element(t)))
+            t, kept = op.operands[0].type, ir.RankedTensorType(op.results[0].type).shape
+            reduces.append((tuple(ir.DenseI64ArrayAttr(attrs["dimensions"])), t.rank, _element(t),
+                            math.prod(n if n >= 0 else COLUMNS_MIN for n in kept)))
         elif name == "stablehlo.transpose":
             found["transposes"] = True
         elif name == "stablehlo.broadcast_in_dim":
@@ -106,13 +110,15 @@ def reads_rows_only(module) -> bool:
     if len(lk.reduces) + lk.fused_reductions < 2 or lk.transposes or lk.narrow or not lk.ordered:
         return False
     return all(e is not None and not e.startswith("complex") and list(dims) == list(range(rank - len(dims), rank))
-               for dims, rank, e in lk.reduces)
+               for dims, rank, e, _ in lk.reduces)
 
 
 def reduces_columns(module) -> bool:
-    """Whether a module sums a float32 array of rank 2 or more over leading dimensions only (a column sum): the
-    columns part tiles such a dispatch 64 columns wide (IREE: 16)."""
-    return any(e == "f32" and rank >= 2 and rank - 1 not in dims for dims, rank, e in _look(module).reduces)
+    """Whether a module sums a float32 array of rank 2 or more over leading dimensions only (a column sum) into at
+    least `COLUMNS_MIN` elements: the columns part tiles such a dispatch 64 columns wide (IREE: 16). It matches no
+    narrower one, and a module with a tuning spec compiles on one thread (`driver.iree_args`)."""
+    return any(e == "f32" and rank >= 2 and rank - 1 not in dims and kept >= COLUMNS_MIN
+               for dims, rank, e, kept in _look(module).reduces)
 
 
 def sibling_maps(module) -> tuple[str, ...]:

@@ -9,6 +9,8 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import tuning
+from stagec.compiler import driver
+from stagec.compiler.targets import TARGETS
 
 PRODUCTS = {  # name -> (function of (np, g, h), whether its sum gets the +0.0)
     "sum(g * h, 0)": (lambda np_, g, h: np_.sum(g * h, 0), True),
@@ -150,3 +152,21 @@ def test_column_sum_of_an_array_the_dispatch_also_returns_takes_whole_rows(tmp_p
     assert len(sums) == 1
     assert "vector_common_parallel = [0, 64], vector_inner_parallel = [1, 0]" in sums[0]
     assert "cache_reduction = [0, 1], distribution = [65536, 0]" in sums[0]
+
+
+def test_column_sums_narrower_than_the_spec_matches_get_no_spec(tmp_path):
+    # The columns part matches column reductions of 256 columns or more (`tuning.COLUMNS_MIN`); a module with a
+    # narrower one (64x64 linalg kernels) got the spec all the same, which only made iree-compile single-threaded.
+    # Given the spec by hand, IREE's tiles stay its own: the rule leaves out no module the spec would tune.
+    rng = np.random.default_rng(9)
+    g, h = (rng.standard_normal((16, tuning.COLUMNS_MIN - 1)).astype(np.float32) for _ in range(2))
+    low = stagec.jit(lambda a, b: snp.sum(a * b, 0), backend="cpu").lower(g, h)
+    mlir = low.as_text("final")
+    assert tuning.parts_for(mlir) == []
+    flags = driver.module_flags("cpu", list(TARGETS["cpu"].flags), driver.text_facts(mlir), mlir)
+    assert driver.NO_THREADS not in driver.iree_args(flags)
+    f = low.compile(flags=[tuning.FLAG + tuning.spec_path(("columns",)),
+                           f"--iree-hal-dump-executable-configurations-to={tmp_path}"])
+    np.testing.assert_allclose(np.asarray(f(g, h)), np.sum(g.astype(np.float64) * h, 0), rtol=2e-5, atol=1e-4)
+    configs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "vector_common_parallel = [64, 0]" not in configs

@@ -195,7 +195,7 @@ def test_tuning_rules_read_the_ir_not_its_printed_text():
 
     from stagec import tuning
     x, a = np.zeros((8, 40), np.float32), np.zeros((64, 300), np.float32)
-    cases = {"rows": (lambda v: softmax(snp, v), (x,)), "columns": (lambda v: snp.sum(v * v, 0), (x,)),
+    cases = {"rows": (lambda v: softmax(snp, v), (x,)), "columns": (lambda v: snp.sum(v * v, 0), (a,)),
              "siblings": (lambda o, y: (snp.mean((o - y) ** 2), (o - y) * 2, snp.sum((o - y) * 2, 0)), (a, a)),
              "none": (lambda v: snp.tanh(v) * 2 + snp.sum(v, 1)[:, None], (x,))}
     for name, (fn, args) in cases.items():
