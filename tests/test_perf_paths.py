@@ -167,6 +167,31 @@ def test_contraction_work_picks_the_cpu_driver():
             (512, False): task, (512, True): task}  # (a square product calls no BLAS: docs/blas.md)
 
 
+def test_only_products_worth_packing_get_data_tiling():
+    # Packing copies both operands into tiles on every call: small products, and products of a few rows by a large
+    # weight, ran faster unpacked (docs/passes.md, "Which matmuls are packed"). A module is packed where a product has
+    # `PACK_MACS` multiply-adds, unless its products pack operands of `PACK_BIG` elements for less than `PACK_COST`
+    # multiply-adds an element. The weight gradient of a batch of 8, 4096x8 @ 8x4096, is packed.
+    from stagec.compiler import driver
+    from stagec.compiler.targets import DATA_TILING, TARGETS
+    cases = {((64, 64), (64, 64)): False, ((128, 128), (128, 128)): True, ((8, 4096), (4096, 4096)): False,
+             ((1, 4096), (4096, 4096)): False, ((128, 4096), (4096, 4096)): False, ((16, 1024), (1024, 1024)): True,
+             ((1024, 4096), (4096, 4096)): True, ((1024, 1024), (1024, 1024)): True, ((4096, 8), (8, 4096)): True,
+             ((8, 256, 64), (8, 64, 256)): True, ((1000, 8), (8, 16)): False}
+    stagec.config.update("cpu_blas", False)  # (what IREE compiles: an offloaded product is a call)
+    try:
+        for (sa, sb), packs in cases.items():
+            text = stagec.jit(lambda a, b: a @ b).lower(np.ones(sa, np.float32), np.ones(sb, np.float32)).as_text("final")
+            fx = driver.text_facts(text)
+            assert fx.packs == packs and (DATA_TILING in driver.module_flags(
+                "cpu", list(TARGETS["cpu"].flags), fx, text)) == packs, (sa, sb)
+    finally:
+        stagec.config.update("cpu_blas", True)
+    a = np.random.default_rng(4).standard_normal((128, 128)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(stagec.jit(lambda a, b: a @ b)(a, a.T)), a.astype(np.float64) @ a.T,
+                               rtol=2e-5, atol=1e-4)
+
+
 ROWS = {"softmax": softmax, "layernorm": layernorm,
         "softmax down columns": lambda np_, x: softmax(np_, x.T),
         "layernorm down columns": lambda np_, x: layernorm(np_, x.T)}

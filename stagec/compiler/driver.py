@@ -35,6 +35,12 @@ WORKER_STACK = 4 << 20  # local-task workers' stacks: IREE's CPU sort keeps rows
 _LIBM_F64 = frozenset(f"stablehlo.{n}" for n in ("exponential", "exponential_minus_one", "log", "log_plus_one",
                                                   "logistic", "tanh", "sine", "cosine", "tan", "atan2", "power",
                                                   "remainder", "cbrt"))
+# The CPU packs matmuls (data tiling: both operands copied into tiles on every call) in a module with a product of
+# `PACK_MACS` multiply-adds or more, unless it would pack operands beyond the caches (`PACK_BIG` elements or more)
+# for too little work: packing one costs about `PACK_COST` multiply-adds per element (a 4096x4096 weight ~27 ms,
+# where 8 rows times it took 5 ms unpacked). Small products ran 1.1-2.8x faster unpacked (docs/passes.md, "Which
+# matmuls are packed").
+PACK_MACS, PACK_BIG, PACK_COST = 1 << 21, 1 << 22, 256
 # A contraction's multiply-adds count as 1/8 element each in a module's work (`op_work`, `backend.driver_for`)
 MACS_PER_ELEMENT = 8
 # A CPU module runs on local-task where its largest op's work reaches this (`backend.driver_for`), and is compiled
@@ -58,6 +64,7 @@ class Facts(NamedTuple):
     macs: int  # multiply-adds of its dot_generals (those that call BLAS are calls now: not counted)
     look: tuning.Look | None = None  # what the CPU tuning spec's rules read (`tuning.look`)
     work: int = 0  # its largest op's work (`op_work`): the most one dispatch of it can do; picks its CPU driver
+    packs: bool = True  # products worth packing (`PACK_MACS`, `PACK_BIG`, `PACK_COST`): the CPU's data tiling
 
 
 def facts(module) -> Facts:
@@ -69,6 +76,7 @@ def facts(module) -> Facts:
 
 def _facts(module, ir) -> Facts:
     bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
+    packs = [0, 0]  # (the largest product's multiply-adds, the elements of operands of `PACK_BIG` or more)
     callees: set[str] = set()
 
     def element(t):
@@ -86,7 +94,11 @@ def _facts(module, ir) -> Facts:
         if not found[1] and (name in _LIBM_F64 or name.startswith("chlo.")) and any(
                 e == f64 for e in elements if e is not None):
             found[1] = True
-        dot = _macs(op) if name == "stablehlo.dot_general" else 0
+        dot = 0
+        if name == "stablehlo.dot_general":
+            dot, big = _macs(op)
+            packs[0] = max(packs[0], dot)
+            packs[1] += big
         macs[0] += dot
         if name.startswith("stablehlo.") and name not in _NO_DISPATCH:
             work[0] = max(work[0], op_work(types, dot))
@@ -100,7 +112,7 @@ def _facts(module, ir) -> Facts:
     module.operation.walk(visit)
     from stagec.lowering import HOST_MODULES
     return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module),
-                 work[0])
+                 work[0], packs[0] >= PACK_MACS and macs[0] >= PACK_COST * packs[1])
 
 
 def text_facts(text: str) -> Facts:
@@ -124,15 +136,17 @@ def op_work(types, macs: int = 0) -> int:
     return most + macs // MACS_PER_ELEMENT
 
 
-def _macs(op) -> int:
-    """A dot_general's multiply-adds (unknown dimensions as 1)."""
+def _macs(op) -> tuple[int, int]:
+    """A dot_general's multiply-adds, and the elements of its operands of `PACK_BIG` elements or more (unknown
+    dimensions as 1)."""
     from iree.compiler import ir
-    lhs, out = (ir.RankedTensorType(t) for t in (op.operands[0].type, op.results[0].type))
+    lhs, rhs, out = (ir.RankedTensorType(t) for t in (op.operands[0].type, op.operands[1].type, op.results[0].type))
     dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
             for m in _DIMS.finditer(str(op.attributes["dot_dimension_numbers"]))}
     known = lambda n: n if n >= 0 else 1  # (a dynamic extent)
     k = math.prod(known(lhs.shape[d]) for d in dims.get(("lhs", "contracting"), []))
-    return k * math.prod(known(n) for n in out.shape)
+    size = lambda t: math.prod(known(n) for n in t.shape)
+    return k * math.prod(known(n) for n in out.shape), sum(n for n in (size(lhs), size(rhs)) if n >= PACK_BIG)
 
 
 def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: str = "module") -> tuple[str, Facts]:
@@ -152,6 +166,7 @@ def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: s
 
 def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> list[str]:
     """`flags` adjusted to one module (what the cache key must hold), from its facts:
+    - no product worth packing (`PACK_MACS`, `PACK_BIG`, `PACK_COST`): no data tiling;
     - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
@@ -161,7 +176,9 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     flags = list(flags)
     if backend != "cpu":
         return flags
-    if fx.bf16 and HOST in flags and not host_has_bf16():
+    if not fx.packs:
+        flags = [f for f in flags if f != DATA_TILING]
+    elif fx.bf16 and HOST in flags and not host_has_bf16():
         flags = [f for f in flags if f != DATA_TILING]
     if fx.libm_f64 and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
