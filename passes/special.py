@@ -203,24 +203,16 @@ STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680)
 HALF_LOG_2PI = 0.9189385332046728
 
 
-def _f32(v: ir.Value) -> bool:
-    return isinstance(v.type, ir.RankedTensorType) and str(ir.RankedTensorType(v.type).element_type) == "f32"
-
-
 def _lgamma_arg(v: ir.Value):
-    """x where `v` is float32 chlo.lgamma(x), else None."""
-    op = producer(v)
-    if op is None or op.name != "chlo.lgamma" or not _f32(op.result):
-        return None
-    return op.operands[0]
+    """x where `v` is chlo.lgamma(x)."""
+    return producer(v).operands[0]
 
 
 def _gamma_only(op) -> bool:
-    """Whether float32 `op` (chlo.lgamma) is read by exponentials only: their expansion computes |Gamma| from its x
-    (`_gamma32`), so it is left (dead) for them."""
+    """Whether `op` (chlo.lgamma) is read by exponentials only, in float32 or float64: their expansion computes
+    |Gamma| from its x (`_gamma32`, `_gamma64`), so it is left (dead) for them."""
     uses = [u.owner for u in op.result.uses]
-    return _f32(op.result) and bool(uses) and all(
-        u.name == "stablehlo.exponential" for u in uses)
+    return bool(uses) and _m.exp_of_lgamma(uses[0])
 
 
 def _gamma32(f: F, v):
@@ -248,6 +240,83 @@ def _gamma32(f: F, v):
     t = d.mul(d("convert", r), math.pi)
     sin = d("abs", d.mul(t, d.poly(d.mul(t, t), SIN_TAYLOR[:9])))  # (|t| <= pi/2: 3e-14 relative left)
     return d("convert", d.sel(neg, d.div(math.pi, d.mul(sin, g)), g), ty=f.t)
+
+
+# constants as hi + lo (mpmath, 200 bits)
+HALF_LOG_2PI_DD = (0.9189385332046728, -3.8782941580672414e-17)
+LOG_PI_DD = (1.1447298858494002, 1.0265951162707826e-17)
+PI_DD = (3.141592653589793, 1.2246467991473532e-16)
+
+
+def _dd_add(f: F, ah, al, bh, bl):
+    """(ah + al) + (bh + bl) as hi + lo (the heads' sum exact, the tails added)."""
+    s, e = _m._two_sum(f, ah, bh)
+    return s, f.add(e, f.add(al, bl))
+
+
+def _gamma64(f: F, v):
+    """|Gamma(x)| for exp(lgamma(x)) of float64 x (scipy.special.gamma; exp of a rounded lgamma loses |lgamma| eps:
+    571 ulps near +-170) as e^E with E a double-double and one rounding (mathlib's `_log_dd`, `_exp_dd`): w = |x|,
+    below 8 Gamma(w) = Gamma(w + 8) / (w (w + 1) ... (w + 7)), the product and each w + k as double-doubles;
+    lgamma(v) by Stirling's series (9 terms) with (v - 1/2) log v - v in double-double arithmetic; below 0 the
+    reflection Gamma(x) = pi / (|sin(pi x)| Gamma(1 + w)) as log pi - lgamma(1 + w) + log(prod |sin|), sin(pi r)
+    from r = x - round(x) (exact) and pi r as a double-double. w is clamped at 200 (inf above 171.7; 0 below -200)."""
+    x = _lgamma_arg(v)
+    neg = f.cmp(x, 0.0, "LT")
+    w = f("minimum", f("abs", x), f.c(200.0))
+    small = f.cmp(w, 8.0, "LT")
+    one = f.c(1.0)
+    # below 2^-500, w and r (below) are scaled by 2^600 (m: Dekker's products of tiny operands lose their low
+    # halves to the flush of subnormals); q = prod 2^m (x >= 0) or prod / (|sin| 2^m) (x < 0), log q -+ m ln 2 the
+    # log of prod or of prod / |sin|
+    r = f.sub(x, f("floor", f.add(x, 0.5)))  # (exact; |r| <= 1/2 + 2^-53)
+    tiny = f.cmp(f.sel(neg, f("abs", r), w), 2.0 ** -500, "LT")
+    m = f.sel(tiny, f.c(600.0), f.c(0.0))
+    up = f.sel(tiny, f.c(2.0 ** 600), one)
+    # Gamma(w) (x >= 0) or Gamma(1 + w) (x < 0) = Gamma(v) / prod: v = w + 8 below 8, else w (x >= 0) or w + 1
+    ph, pl = f.sel(neg, one, f.mul(w, up)), f.c(0.0)
+    for k in range(1, 8):
+        fh, fl = _m._two_sum(f, w, f.c(float(k)))
+        p, e = _m._two_prod(f, ph, fh)
+        ph, pl = p, f.add(e, f.add(f.mul(ph, fl), f.mul(pl, fh)))
+    ph, pl = f.sel(small, ph, f.sel(neg, one, up)), f.sel(small, pl, f.c(0.0))
+    vh, vl = _m._two_sum(f, w, f.sel(small, f.c(8.0), f.sel(neg, one, f.c(0.0))))
+    # |sin(pi r)| 2^m as sh + sl: pi r = th + tl, sin(th + tl) ~ th + th z S(z) + tl cos th, z = th^2 (unscaled)
+    rs = f.mul(r, up)
+    th, tl = _m._two_prod(f, rs, PI_DD[0])
+    tl = f.add(tl, f.mul(rs, PI_DD[1]))
+    z = f.mul(f.mul(r, PI_DD[0]), f.mul(r, PI_DD[0]))
+    sl = f.add(f.mul(f.mul(th, z), f.poly(z, SIN_TAYLOR[1:])), f.mul(tl, f.poly(z, COS_TAYLOR[:5])))
+    sh, sl = _m._two_sum(f, th, sl)
+    sign = f.sel(f.cmp(th, 0.0, "LT"), f.c(-1.0), one)
+    sh, sl = f.mul(sh, sign), f.mul(sl, sign)
+    qh = f.div(ph, sh)
+    p, e = _m._two_prod(f, qh, sh)
+    ql = f.div(f.sub(f.add(f.sub(f.sub(ph, p), e), pl), f.mul(qh, sl)), sh)
+    qh, ql = f.sel(neg, qh, ph), f.sel(neg, ql, pl)
+    ok = f.b.op("and", f.cmp(qh, 0.0, "GT"), f.cmp(qh, math.inf, "LT"), ty=f.b.i1)  # (not at the poles, 0, NaN)
+    lh, ll = _m._log_dd(f, f.bits(f.sel(ok, qh, one)))
+    ll = f.add(ll, f.div(ql, qh))
+    m = f.sel(neg, m, f.neg(m))
+    lh, ll = _dd_add(f, lh, ll, f.mul(m, _m.LN2_HI), f.mul(m, _m.LN2_LO))  # (m LN2_HI exact)
+    # lgamma(v) = (v - 1/2) log v - v + log(2 pi) / 2 + series
+    inv = f.div(1.0, vh)
+    gh, gl = _m._log_dd(f, f.bits(vh))
+    gl = f.add(gl, f.mul(vl, inv))
+    a = f.sub(vh, 0.5)  # (exact: v >= 1)
+    eh, el = _m._two_prod(f, a, gh)
+    el = f.add(el, f.add(f.mul(a, gl), f.mul(vl, gh)))
+    eh, el = _dd_add(f, eh, el, f.neg(vh), f.neg(vl))
+    series = f.mul(inv, f.poly(f.mul(inv, inv), STIRLING9))
+    eh, el = _dd_add(f, eh, el, f.c(HALF_LOG_2PI_DD[0]), f.add(series, HALF_LOG_2PI_DD[1]))
+    # x >= 0: lgamma(v) - log prod; x < 0: log pi - (lgamma(v) - log(prod / |sin|))
+    eh, el = _dd_add(f, eh, el, f.neg(lh), f.neg(ll))
+    nh, nl = _dd_add(f, f.neg(eh), f.neg(el), f.c(LOG_PI_DD[0]), f.c(LOG_PI_DD[1]))
+    eh, el = f.sel(neg, nh, eh), f.sel(neg, nl, el)
+    eh, el = _m._two_sum(f, eh, el)
+    g = _m._exp_dd(f, eh, el)
+    g = f.sel(ok, g, f.c(math.inf))  # (0 and the poles: lgamma's inf; gammasgn's NaN at the negative ones)
+    return f.sel(f.cmp(x, x, "NE"), x, g)
 
 
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
@@ -350,7 +419,10 @@ _m.add_expansions(
               _T + "test_float32_gamma_functions_near_their_zeros", f32=True, applies=lambda op: not _gamma_only(op)),
     Expansion("stablehlo.exponential", ("f32",), _gamma32, "exp of CHLO's lgamma (scipy.special.gamma): its absolute "
               "error times e^|.|, 281 float32 ulps near +-30", "tests/test_accuracy_gamma.py::test_gamma_float32",
-              f32=True, applies=lambda op: _lgamma_arg(op.operands[0]) is not None),
+              f32=True, applies=_m.exp_of_lgamma),
+    Expansion("stablehlo.exponential", ("f64",), _gamma64, "exp of CHLO's lgamma (scipy.special.gamma): |lgamma| eps, "
+              "571 float64 ulps near +-170", "tests/test_accuracy_gamma.py::test_gamma_float64",
+              applies=_m.exp_of_lgamma),
     Expansion("stablehlo.logistic", ("complex<f32>",), _clogistic, "its NaN guard is a select of complex values: no "
               "SPIR-V (Vulkan did not compile it)", "tests/test_accuracy_gamma.py::test_complex64_logistic"),
     Expansion("chlo.digamma", _ALL, _digamma, "CHLO's Lanczos derivative: 7440 float32 ulps below -0.5, 6330 on [0.5, 8)",
