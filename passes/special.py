@@ -78,13 +78,23 @@ def _log_wide(d: F, v, inv=None):
 
 
 def _lgamma32(f: F, x):
-    """float32 log|Gamma(x)| in float64 arithmetic (no libm: mathlib's `_log`), rounded once: w = x (x >= 0) or 1 - x,
-    lgamma(w) = S(w + 8) - log(w (w + 1) ... (w + 7)) below 8, S(v) Stirling's series (9 terms; else S(w)); below 0
-    the reflection log pi - log|sin(pi x)| - lgamma(1 - x), sin from x - round(x) (exact) by Taylor's series; the two
-    logs of the product and the sine as one. Near every zero (1, 2 and one in each (-n, 1 - n)) the cancellation leaves
-    about 1e-15 absolute: within an ulp (a float32 formula loses the value there)."""
+    """float32 log|Gamma(x)| in float64 arithmetic (no libm: mathlib's `_log`), rounded once (`_lgamma_wide`), +inf at
+    the poles 0, -1, -2, ... and at +-inf, 0 at 1 and 2."""
     d = F(_m._Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
-    xd = d("convert", x)
+    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    out = _lgamma_wide(d, d("convert", x), d("convert", r))
+    pole = _and(f, f.cmp(x, 0.0, "LE"), f.cmp(x, f("floor", x), "EQ"))  # (0, -1, -2, ...: +inf, as SciPy and JAX)
+    out = f.sel(f.b.op("or", f.cmp(x, 1.0, "EQ"), f.cmp(x, 2.0, "EQ"), ty=f.b.i1), f.c(0.0), d("convert", out, ty=f.t))
+    return f.sel(f.b.op("or", pole, f.cmp(f("abs", x), math.inf, "EQ"), ty=f.b.i1), f.c(math.inf), out)
+
+
+def _lgamma_wide(d: F, xd, rd):
+    """log|Gamma(x)| of float64 x within float32's range (r = x - round(x), exact) in float64 arithmetic: w = x
+    (x >= 0) or 1 - x, lgamma(w) = S(w + 8) - log(w (w + 1) ... (w + 7)) below 8, S(v) Stirling's series (9 terms;
+    else S(w)); below 0 the reflection log pi - log|sin(pi x)| - lgamma(1 - x), sin(pi r) by Taylor's series; the
+    two logs of the product and the sine as one. Near every zero (1, 2 and one in each (-n, 1 - n)) the
+    cancellation leaves about 1e-15 absolute: within an ulp of float32 (a float32 formula loses the value there).
+    Poles and infinities are the caller's."""
     neg = d.cmp(xd, 0.0, "LT")
     w = d.sel(neg, d.sub(1.0, xd), d("abs", xd))
     small = d.cmp(w, 8.0, "LT")
@@ -96,16 +106,12 @@ def _lgamma32(f: F, x):
     inv = d.div(1.0, vv)
     stirling = d.add(d.sub(d.mul(d.sub(vv, 0.5), _log_wide(d, vv, inv)), vv),
                      d.add(HALF_LOG_2PI, d.mul(inv, d.poly(d.mul(inv, inv), STIRLING9))))
-    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
-    t = d.mul(d("convert", r), math.pi)
+    t = d.mul(rd, math.pi)
     sin = d("abs", d.mul(t, d.poly(d.mul(t, t), SIN_TAYLOR)))
     # reflected: log(prod / |sin|) = log prod - log|sin|, scaled by 2^-64 into float32's range (|sin| down to 4e-45)
     lq = _log_wide(d, d.sel(neg, d.mul(d.div(prod, sin), 2.0 ** -64), prod))
     lq = d.add(lq, d.sel(neg, d.c(64 * math.log(2)), d.c(0.0)))
-    out = d.sel(neg, d.add(d.sub(1.1447298858494002, stirling), lq), d.sub(stirling, lq))
-    pole = _and(f, f.cmp(x, 0.0, "LE"), f.cmp(x, f("floor", x), "EQ"))  # (0, -1, -2, ...: +inf, as SciPy and JAX)
-    out = f.sel(f.b.op("or", f.cmp(x, 1.0, "EQ"), f.cmp(x, 2.0, "EQ"), ty=f.b.i1), f.c(0.0), d("convert", out, ty=f.t))
-    return f.sel(f.b.op("or", pole, f.cmp(f("abs", x), math.inf, "EQ"), ty=f.b.i1), f.c(math.inf), out)
+    return d.sel(neg, d.add(d.sub(1.1447298858494002, stirling), lq), d.sub(stirling, lq))
 
 
 def _lgamma(f: F, x):
@@ -319,6 +325,77 @@ def _gamma64(f: F, v):
     return f.sel(f.cmp(x, x, "NE"), x, g)
 
 
+# ---------------------------------------------------------------- betaln: its three gammalns (float32)
+
+def _named(v: ir.Value, name: str):
+    p = producer(v)
+    return p if p is not None and p.name == name else None
+
+
+def _betaln_lgammas(op):
+    """(lgamma(a), lgamma(b), lgamma(s)) where float32 `op` is scipy.special.betaln's lgamma(a) + (lgamma(b) -
+    (lgamma(s) + c)), s = a + b (stagec.scipy.special.betaln below b = 8: c is s's rounding error times psi(s)),
+    else None."""
+    if op.name != "stablehlo.add" or str(ir.RankedTensorType(op.result.type).element_type) != "f32":
+        return None
+    la, sub = _named(op.operands[0], "chlo.lgamma"), _named(op.operands[1], "stablehlo.subtract")
+    if la is None or sub is None:
+        return None
+    lb, inner = _named(sub.operands[0], "chlo.lgamma"), _named(sub.operands[1], "stablehlo.add")
+    ls = inner and _named(inner.operands[0], "chlo.lgamma")
+    s = ls and _named(ls.operands[0], "stablehlo.add")
+    if lb is None or s is None:
+        return None
+    a, b = la.operands[0], lb.operands[0]
+    if not ((s.operands[0] == a and s.operands[1] == b) or (s.operands[0] == b and s.operands[1] == a)):
+        return None
+    return la, lb, ls
+
+
+def _betaln_only(op) -> bool:
+    """Whether `op` (chlo.lgamma) is read only inside betaln's sum (`_betaln_lgammas`), which `_betaln32` computes
+    from the arguments: it is left (dead) for it."""
+    def anchors(u, depth):
+        yield u
+        if depth:
+            for v in u.result.uses if len(u.results) == 1 else ():
+                yield from anchors(v.owner, depth - 1)
+    for use in op.result.uses:
+        if not any((t := _betaln_lgammas(c)) is not None and any(g.operation == op.operation for g in t)
+                   for c in anchors(use.owner, 2)):
+            return False
+    return bool(list(op.result.uses))
+
+
+def _betaln32(f: F, lga, rest):
+    """float32 betaln's lgamma(a) + lgamma(b) - lgamma(a + b) (b < 8 there) in float64 arithmetic (`_lgamma_wide`,
+    a + b exact), rounded once: each float32 lgamma was within half an ulp of values up to 8, whose roundings (and
+    lgamma(s)'s rounded argument) left 540 ulps of results near betaln's zero (1e-4 at (0.99987, 1.00013)) and 120
+    at (0.39, 7.33). Poles and infinities as the float32 sum: +inf from each lgamma's."""
+    la, sub = producer(lga), producer(rest)
+    lb, ls = producer(sub.operands[0]), producer(producer(sub.operands[1]).operands[0])
+    d = F(_m._Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), lga))
+
+    def lgamma(x, xd, rd):  # (float32 x: its value; s: a + b in float64, x its float32 rounding)
+        pole = _and(d, d.cmp(xd, 0.0, "LE"), d.cmp(rd, 0.0, "EQ"))
+        inf = d.b.op("or", pole, d.cmp(d("abs", xd), math.inf, "EQ"), ty=d.b.i1)
+        # within 2^-6 of 1 and 2, the series about them (11 terms): `_lgamma_wide`'s shift by 8 leaves 1e-14
+        # absolute, 400 float32 ulps of betaln near (1, 1), where it is 1e-9
+        z1, z2 = d.sub(xd, 1.0), d.sub(xd, 2.0)  # (exact)
+        out = d.sel(d.cmp(d("abs", z1), 2.0 ** -6, "LT"), _series(d, z1, LGAMMA1[:11]),
+                    d.sel(d.cmp(d("abs", z2), 2.0 ** -6, "LT"), _series(d, z2, LGAMMA2[:11]), _lgamma_wide(d, xd, rd)))
+        return d.sel(inf, d.c(math.inf), out)
+
+    round_off = lambda x: f.sub(x, f("floor", f.add(x, 0.5)))  # noqa: E731  (x - round(x): exact)
+    (a, b), s32 = (la.operands[0], lb.operands[0]), ls.operands[0]
+    ad, bd, s32d = d("convert", a), d("convert", b), d("convert", s32)
+    sd = d.add(ad, bd)  # (exact but where the exponents differ by 29 or more)
+    rs = d.add(d("convert", round_off(s32)), d.sub(sd, s32d))
+    out = d.add(lgamma(a, ad, d("convert", round_off(a))),
+                d.sub(lgamma(b, bd, d("convert", round_off(b))), lgamma(s32, sd, rs)))
+    return d("convert", out, ty=f.t)
+
+
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
 
 # float64 erfc(x) = e^(-x^2) P(x) / Q(x) for 1 <= x < 8, R(x) / S(x) past 8 (Q and S monic); below, 1 - erf(x).
@@ -416,13 +493,17 @@ def _clogistic(f: F, a, b):
 _ALL = (*NARROW, "f64")
 _m.add_expansions(
     Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
-              _T + "test_float32_gamma_functions_near_their_zeros", f32=True, applies=lambda op: not _gamma_only(op)),
+              _T + "test_float32_gamma_functions_near_their_zeros", f32=True,
+              applies=lambda op: not (_gamma_only(op) or _betaln_only(op))),
     Expansion("stablehlo.exponential", ("f32",), _gamma32, "exp of CHLO's lgamma (scipy.special.gamma): its absolute "
               "error times e^|.|, 281 float32 ulps near +-30", "tests/test_accuracy_gamma.py::test_gamma_float32",
               f32=True, applies=_m.exp_of_lgamma),
     Expansion("stablehlo.exponential", ("f64",), _gamma64, "exp of CHLO's lgamma (scipy.special.gamma): |lgamma| eps, "
               "571 float64 ulps near +-170", "tests/test_accuracy_gamma.py::test_gamma_float64",
               applies=_m.exp_of_lgamma),
+    Expansion("stablehlo.add", ("f32",), _betaln32, "float32 arithmetic on three rounded lgammas (betaln below b = 8): "
+              "540 ulps near betaln's zero", "tests/test_accuracy_composites.py::test_betaln_float32_near_its_zeros",
+              f32=True, applies=lambda op: _betaln_lgammas(op) is not None),
     Expansion("stablehlo.logistic", ("complex<f32>",), _clogistic, "its NaN guard is a select of complex values: no "
               "SPIR-V (Vulkan did not compile it)", "tests/test_accuracy_gamma.py::test_complex64_logistic"),
     Expansion("chlo.digamma", _ALL, _digamma, "CHLO's Lanczos derivative: 7440 float32 ulps below -0.5, 6330 on [0.5, 8)",
