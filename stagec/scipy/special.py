@@ -72,7 +72,9 @@ def betaln(a, b):
     psi = snp.log(w) - 0.5 / w - (1 / 12 - 1 / (120 * w * w)) / (w * w) - 1 / s - 1 / (s + 1)
     small_b = gammaln(a) + (gammaln(b) - (gammaln(s) + psi * e))  # (this form is what `mathlib` recognizes)
     big = snp.maximum(b, 8)
-    big_b = snp.where(a < 8, gammaln(snp.minimum(a, 8)) + _algdiv(a, big), _betaln_big(snp.maximum(a, 8), big))
+    # (gammaln(min(a, 8)): not the sum's gammaln(a), which `mathlib` replaces; a itself in both forms: their h = a / b,
+    # log1p(h) and log(b) are one each)
+    big_b = snp.where(a < 8, gammaln(snp.minimum(a, 8)) + _algdiv(a, big), _betaln_big(a, big))
     return snp.where(b < 8, small_b, big_b).astype(small_b.dtype)
 
 
