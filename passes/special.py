@@ -6,7 +6,9 @@ stage keeps the ops (as JAX's does); these builders replace them after it, regis
 float16/bfloat16 compute in float32, as CHLO does. Kernels: float32 lgamma and digamma in float64 arithmetic (a shift
 by 8, Stirling's or the asymptotic series, the reflection with sin(pi x) from x - round(x)); float64 lgamma by Lanczos
 (g = 7) with the series about 1 and 2; Cephes' erfc (e^(-x^2) P / Q, R / S past 8) with an exact-argument e^(-x^2).
-Besides: float32 exp(lgamma(x)) (scipy.special.gamma) as |Gamma(x)| itself, and complex64 logistic from its parts.
+Besides: float32 and float64 exp(lgamma(x)) (scipy.special.gamma) as |Gamma(x)| itself (float64: e^E, E a
+double-double), float32 betaln's sums of gammalns (stagec.scipy.special.betaln's two forms) in float64 arithmetic,
+and complex64 logistic from its parts.
 (`chlo.erf_inv` keeps IREE's legalization: within 3 float64 ulps, where XLA's is 4.8e5 near 1.) See docs/accuracy.md.
 """
 from __future__ import annotations
