@@ -160,6 +160,41 @@ def test_betaln_large_and_near_its_zero():
     assert np.abs(got - want)[~far].max() <= 1e-9 + 4e-7 * np.abs(want)[~far].max()
 
 
+@pytest.mark.parametrize("backend", ["cpu", "vulkan"])
+def test_betaln_float32_near_its_zeros(backend):
+    """float32 betaln in ulps (mpmath) where its three gammalns cancel: near (1, 1) (540 ulps at (0.99987, 1.00013):
+    each gammaln rounded to float32), on (0.1, 1) x (1, 8) (120 at (0.39, 7.33); JAX 0.10.2 89), past 8 in both
+    arguments (25 at (1.25e12, 1.67e12): cdflib's algdiv there, JAX 9.3), tiny a with huge b (gammaln(a) + algdiv(a, b)
+    cancel: 70 at (0.1012, 5.2e9), JAX 58); bfloat16 (111 bfloat16 ulps at (0.39, 7.31))."""
+    if backend == "vulkan":
+        from stagec.compiler.targets import device_names
+        if not device_names("vulkan"):
+            pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers")
+    import ml_dtypes
+    rng = np.random.default_rng(38)
+    d = rng.uniform(-2e-4, 2e-4, 200)
+    a = np.concatenate([1 + d, rng.uniform(0.1, 1, 300), np.exp(rng.uniform(2.1, 28, 100)), rng.uniform(0.05, 0.2, 100),
+                        [0.10119885, 0.9998723, 1.0]])
+    b = np.concatenate([1 - d + rng.uniform(-2e-6, 2e-6, 200), rng.uniform(1, 8, 300), np.exp(rng.uniform(2.1, 28, 100)),
+                        np.exp(rng.uniform(9, 28, 100)), [5157737984.0, 1.0001279, 1.0]])
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    mpmath.mp.prec = 120
+    for dt, bound in ((np.float32, 3), (ml_dtypes.bfloat16, 0.51)):
+        x, y = a.astype(dt), b.astype(dt)
+        got = np.asarray(stagec.jit(special.betaln, backend=backend)(x, y))
+        assert got.dtype == dt
+        want = [mpmath.log(mpmath.beta(mpmath.mpf(float(u)), mpmath.mpf(float(v)))) for u, v in zip(x, y)]
+        if dt == np.float32:
+            err = _ulps(got, want, dt)
+        else:  # (bfloat16: 8 significant bits)
+            w = np.array([float(v) for v in want])
+            ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(w), 2.0 ** -126))) - 7)
+            err = np.where(got.astype(np.float64) == w, 0, np.abs(got.astype(np.float64) - w) / ulp)
+        j = int(np.argmax(err))
+        assert err[j] <= bound, f"{dt.__name__} betaln({x[j]!r}, {y[j]!r}) = {got[j]!r}: {err[j]:.1f} ulps"
+        assert got[-1] == 0  # (betaln(1, 1))
+
+
 def test_narrow_dtypes_stay_narrow():
     """ndtr of float16 was float32 (np.sqrt(2) is a NumPy float64: not weak); each keeps its dtype."""
     import ml_dtypes

@@ -58,24 +58,53 @@ def gamma(x):
 
 
 def betaln(a, b):
-    """log B(a, b), a <= b after a swap; past b = 8 as gammaln(a) + algdiv(a, b) (SciPy's cdflib, as JAX's): the three
-    gammalns cancelled (5e8 float32 ulps at a = 1e-9, b = 1e9)."""
+    """log B(a, b), a <= b after a swap: below b = 8 gammaln(a) + (gammaln(b) - gammaln(a + b)); past it SciPy's cdflib
+    (as JAX's): gammaln(a) + algdiv(a, b), and for a >= 8 its Stirling form (the three gammalns cancelled: 5e8 float32
+    ulps at a = 1e-9, b = 1e9). float32: `mathlib` computes the two sums with gammaln(a) from a and b in float64
+    arithmetic (passes/special.py: their rounded float32 terms left 540 ulps near betaln's zero, 70 at (0.1, 5e9)).
+    float16 and bfloat16 in float32."""
     a, b = _to_float("betaln", a, b)
+    if a.dtype not in (np.float32, np.float64):  # (their own gammalns cancel: 111 bfloat16 ulps at (0.39, 7.3))
+        return betaln(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     a, b = snp.minimum(a, b), snp.maximum(a, b)
     s = a + b
     e = (a - (s - (s - a))) + (b - (s - a))  # (s + e = a + b exactly: s's rounding took 5e-8 off betaln(1, 1 + 3e-5))
     w = s + 2  # psi(s) e, psi(s) = psi(s + 2) - 1/s - 1/(s + 1), psi(w) ~ log w - 1/2w - 1/12w^2 + 1/120w^4
     psi = snp.log(w) - 0.5 / w - (1 / 12 - 1 / (120 * w * w)) / (w * w) - 1 / s - 1 / (s + 1)
-    small_b = gammaln(a) + (gammaln(b) - (gammaln(s) + psi * e))
-    return snp.where(b < 8, small_b, gammaln(a) + _algdiv(a, snp.maximum(b, 8))).astype(small_b.dtype)
+    small_b = gammaln(a) + (gammaln(b) - (gammaln(s) + psi * e))  # (this form is what `mathlib` recognizes)
+    big = snp.maximum(b, 8)
+    # (gammaln(min(a, 8)): not the sum's gammaln(a), which `mathlib` replaces; a itself in both forms: their h = a / b,
+    # log1p(h) and log(b) are one each)
+    big_b = snp.where(a < 8, gammaln(snp.minimum(a, 8)) + _algdiv(a, big), _betaln_big(a, big))
+    return snp.where(b < 8, small_b, big_b).astype(small_b.dtype)
 
 
-def _algdiv(a, b):
-    """log(Gamma(b) / Gamma(a + b)) for b >= 8, a <= b (cdflib's algdiv): the Stirling terms' difference in closed
-    form."""
+def _betaln_big(a, b):
+    """betaln for 8 <= a <= b (cdflib's): log sqrt(2 pi) - log(b) / 2 + bcorr(a, b) - u - v, u = (a - 1/2) log(1 + b/a),
+    v = b log1p(a/b) (cdflib's -(a - 1/2) log(a / (a + b)), with one rounding in its argument)."""
+    h = a / b
+    w = _stirling_rest(a) + _algdiv_w(a, b)
+    u = (a - 0.5) * snp.log1p(b / a)
+    v = b * snp.log1p(h)
+    head = (-0.5 * snp.log(b) + 0.918938533204673) + w
+    return snp.where(u <= v, (head - u) - v, (head - v) - u)
+
+
+def _stirling_rest(a):
+    """lgamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) for a >= 8 (cdflib's del)."""
+    t = (1.0 / a) ** 2
+    c0, c1, c2, c3, c4, c5 = _ALGDIV_C
+    return (((((c5 * t + c4) * t + c3) * t + c2) * t + c1) * t + c0) / a
+
+
+_ALGDIV_C = (.833333333333333e-01, -.277777777760991e-02, .793650666825390e-03, -.595202931351870e-03,
+             .837308034031215e-03, -.165322962780713e-02)
+
+
+def _algdiv_w(a, b):
+    """del(b) - del(a + b) for b >= 8, a <= b (cdflib's algdiv and bcorr: the Stirling rests' difference)."""
     h = a / b
     c, x = h / (1 + h), 1 / (1 + h)  # (JAX 0.10.2's port takes x = h / (1 + h): 2e-7 relative error at b ~ 8-11)
-    d = b + (a - 0.5)
     x2 = x * x
     s3 = 1.0 + (x + x2)
     s5 = 1.0 + (x + x2 * s3)
@@ -83,10 +112,16 @@ def _algdiv(a, b):
     s9 = 1.0 + (x + x2 * s7)
     s11 = 1.0 + (x + x2 * s9)
     t = (1.0 / b) ** 2
-    c0, c1, c2, c3, c4, c5 = (.833333333333333e-01, -.277777777760991e-02, .793650666825390e-03,
-                              -.595202931351870e-03, .837308034031215e-03, -.165322962780713e-02)
+    c0, c1, c2, c3, c4, c5 = _ALGDIV_C
     w = ((((c5 * s11 * t + c4 * s9) * t + c3 * s7) * t + c2 * s5) * t + c1 * s3) * t + c0
-    w = w * (c / b)
+    return w * (c / b)
+
+
+def _algdiv(a, b):
+    """log(Gamma(b) / Gamma(a + b)) for b >= 8, a <= b (cdflib's algdiv): the Stirling terms' difference in closed
+    form."""
+    d = b + (a - 0.5)
+    w = _algdiv_w(a, b)
     u = d * snp.log1p(a / b)
     v = a * (snp.log(b) - 1.0)
     return snp.where(u <= v, (w - v) - u, (w - u) - v)
