@@ -12,7 +12,7 @@ from .. import lax
 from .. import numpy as snp
 from ..ad import custom_jvp
 from ..core import aval_of
-from ..numpy._base import _to_float
+from ..numpy._base import _composite, _to_float
 
 
 def _relu(x: Any):
@@ -130,6 +130,7 @@ def _shifted(fname: str, x, axis, where):
     return snp.subtract(x, lax.stop_gradient(x_max))
 
 
+@_composite
 def softmax(x: Any, axis=-1, where: Any = None):
     """exp(x) / sum(exp(x)) over `axis` (elements outside `where`: 0), shifted by the max for stability."""
     e = snp.exp(_shifted("softmax", x, axis, where))
@@ -137,6 +138,7 @@ def softmax(x: Any, axis=-1, where: Any = None):
     return out if where is None else snp.where(where, out, 0)
 
 
+@_composite
 def log_softmax(x: Any, axis=-1, where: Any = None):
     """x - logsumexp(x) over `axis` (elements outside `where`: -inf)."""
     shifted = _shifted("log_softmax", x, axis, where)

@@ -1,0 +1,260 @@
+"""Eager composites: a `stagec.numpy` function built of several primitives (`floor_divide`, `mean`, `outer`,
+`softmax`, ...), called outside any trace, runs its traced graph as one dispatch instead of binding each
+primitive through `eager.apply` (~4 us of planning per primitive).
+
+`numpy._base._composite` marks such functions; the API layer registers `call` with `numpy._base` (numpy never
+imports the runtime). The first call of a signature (function, operands' avals, the other arguments' values,
+`config.key_now`) traces the function into a Graph (cheap: no compile) and plans each equation as
+`eager.apply` would plan it alone (`steps`): an equation that `eager.apply` computes with its NumPy rule on the
+CPU (every inexact one below `HOST_MAX_ELEMENTS`, and `exact` ones, whose rules give the kernel's bits) runs that
+rule directly on NumPy values, the others through `eager.apply`'s own plan (`eager.plan`): kernels, as before. So
+a composite gives the bits it gave op by op, whatever is compiled or cached, and compiles nothing new on its first
+call. Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN scalars, arrays still being
+computed) and functions that cannot be traced alone (they close over device arrays, or raise) run as plain calls;
+an error is then raised by the function itself, as before.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import math
+from typing import Callable
+
+import numpy as np
+
+from .array import Array
+from .backend import get_backend
+from .config import config
+from .core import Const, Literal, Trace, flatten_outputs, tracing
+from .eager import KEEP_HOST_BYTES, _always_host, _errors, _plan, _quiet
+from .tree_util import tree_structure, tree_unflatten
+
+log = logging.getLogger("stagec")
+stats = {"traces": 0, "calls": 0, "plain": 0}
+_PLAIN = "plain"  # a signature that runs as a plain call
+_sigs: dict[tuple, object] = {}  # signature -> its runner, or _PLAIN
+_sigs_config: list = [None]  # the `config.key_now` they were made under
+
+
+class _Unkeyed(Exception):
+    """An argument that cannot be part of a signature: the call runs plainly."""
+
+
+def _static(v):
+    """A hashable stand-in for a non-array argument (its type too: 1, 1.0 and True trace differently)."""
+    t = type(v)
+    if t is float or t is complex:
+        if v != v:  # (NaN: never equal to itself, so never found again)
+            raise _Unkeyed
+        return (t, v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag))  # (-0.0 == 0.0 but divides apart)
+    if v is None or t is int or t is bool or t is str or t is type or isinstance(v, np.dtype):
+        return (t, v)
+    if t is tuple or t is list:
+        return (t, tuple([_static(x) for x in v]))
+    raise _Unkeyed
+
+
+def _signature(fn, args, kwargs) -> tuple[tuple, list]:
+    """(key, array leaves): Arrays are leaves (their avals in the key), other arguments are static values."""
+    key, leaves = [fn], []
+    for a in args:
+        if type(a) is Array:
+            key.append(a.aval)
+            leaves.append(a)
+        else:
+            key.append(_static(a))
+    if kwargs:
+        for k in sorted(kwargs):
+            v = kwargs[k]
+            key.append(k)
+            if type(v) is Array:
+                key.append(v.aval)
+                leaves.append(v)
+            else:
+                key.append(_static(v))
+    return tuple(key), leaves
+
+
+def call(fn: Callable, args: tuple, kwargs: dict):
+    """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
+    if config.key_now is not _sigs_config[0]:  # any setting changed: signatures are planned again
+        _sigs.clear()
+        _sigs_config[0] = config.key_now
+    try:
+        key, leaves = _signature(fn, args, kwargs)
+    except _Unkeyed:
+        stats["plain"] += 1
+        return fn(*args, **kwargs)
+    run = _sigs.get(key)
+    if run is None:
+        run = _make(fn, args, kwargs)
+        if len(_sigs) >= 4 * max(config.eager_cache_size, 1):
+            _sigs.clear()
+        _sigs[key] = run
+    if run is _PLAIN:
+        stats["plain"] += 1
+        return fn(*args, **kwargs)
+    for x in leaves:
+        if x._bv is None and x._job is not None:  # still being computed (`pending`): enqueued op by op, as before
+            stats["plain"] += 1
+            return fn(*args, **kwargs)
+    stats["calls"] += 1
+    return run(leaves)
+
+
+def _make(fn: Callable, args: tuple, kwargs: dict):
+    """The runner of this signature: `fn` traced with its Array arguments as inputs, then `_runner`; `_PLAIN`
+    where the trace raised (the plain call raises it again, as before) or closed over a device array."""
+    name = getattr(fn, "__name__", "composite")
+    trace = Trace(f"{name} (an eager composite)", "composite", sub=True)  # (sub: device arrays are captured)
+    targs, tkw = list(args), dict(kwargs)
+    n = 0
+    for i, a in enumerate(targs):
+        if type(a) is Array:
+            targs[i] = trace.new_arg(a.aval, f"argument {i}")
+            n += 1
+    for k in sorted(tkw):
+        if type(tkw[k]) is Array:
+            tkw[k] = trace.new_arg(tkw[k].aval, k)
+            n += 1
+    try:
+        with tracing(trace):
+            out = fn(*targs, **tkw)
+        out_leaves, out_tree = flatten_outputs(out, name)
+        graph = trace.to_graph(out_leaves, name)
+    except Exception as e:  # (a user error, or a value the function needs concretely)
+        log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
+        return _PLAIN
+    if trace.captured or len(graph.in_vars) != n:
+        return _PLAIN
+    stats["traces"] += 1
+    return _runner(graph, out_tree, fn, args, kwargs)
+
+
+def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callable:
+    """`run(leaves)`: the graph's equations back to back, each as `eager.apply` runs it alone (module docstring)."""
+    backend = get_backend()
+    host_ok = config.eager_tiering == "exact" and _quiet is not None
+    slot: dict[int, int] = {}  # Var id -> its index in the values list
+    consts: list = []  # (index, NumPy value) of the Literals
+    avals: list = []
+
+    folded: dict[int, np.ndarray] = {}  # index -> value, of Literals and of equations on them alone
+
+    def index(x) -> int:
+        if type(x) is Literal:
+            consts.append((len(avals), x.value))
+            folded[len(avals)] = x.value
+            avals.append(x.aval)
+            return len(avals) - 1
+        return slot[x.id]
+    for v in graph.in_vars:
+        slot[v.id] = len(avals)
+        avals.append(v.aval)
+    n_in = len(avals)
+    steps = []  # (NumPy rule or None, params, primitive, eager plan or None, input indices, output indices)
+    for eqn in graph.eqns:
+        ins = [index(x) for x in eqn.inputs]
+        outs = []
+        for o in eqn.outputs:
+            slot[o.id] = len(avals)
+            outs.append(len(avals))
+            avals.append(o.aval)
+        in_avals, out_avals = [avals[i] for i in ins], [o.aval for o in eqn.outputs]
+        prim, params = eqn.prim, eqn.params
+        host = host_ok and not prim.multiple_results and prim.impl is None and \
+            prim.hosts(in_avals, params, out_avals) and _always_host(prim, in_avals, params, out_avals, backend)
+        if host and all(i in folded for i in ins):  # constants only (broadcast zeros, ...): the same each call
+            value = _fold(prim, [folded[i] for i in ins], params, out_avals[0])
+            if value is not None:
+                folded[outs[0]] = value
+                consts.append((outs[0], value))
+                continue
+        steps.append((prim.host if host else None, params, prim, None if host else _plan(prim, in_avals, params),
+                      ins, outs))
+    results = [index(o) for o in graph.outs]
+    literal = frozenset(folded)
+    single = out_tree == tree_structure(0)
+    size = len(avals)
+    errors, quiet, ndarray, on_host = _errors, _quiet, np.ndarray, Array.on_host
+
+    def run(leaves):
+        vals = [None] * size
+        vals[:n_in] = leaves
+        for i, c in consts:
+            vals[i] = c
+        token = errors.set(quiet) if host_ok else None
+        try:
+            for rule, params, prim, step, ins, outs in steps:
+                if rule is not None:
+                    xs = []
+                    for i in ins:
+                        x = vals[i]
+                        if type(x) is Array:
+                            x = x._npy if x._npy is not None else x._value()
+                        xs.append(x)
+                    value = rule(*xs, **params) if params else rule(*xs)
+                    a = avals[outs[0]]
+                    if type(value) is not ndarray or value.dtype != a.dtype:
+                        value = np.asarray(value, dtype=a.dtype)
+                    if value.shape != a.shape:
+                        raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for "
+                                           f"{a.str_short()}")
+                    vals[outs[0]] = value
+                else:  # NumPy values as `eager.apply` gets them: Literals as Consts, rules' results as Arrays
+                    xs = [Const(x, avals[i]) if i in literal else on_host(x, avals[i], backend)
+                          if type(x) is ndarray else x for i, x in ((i, vals[i]) for i in ins)]
+                    for i, o in zip(outs, step(xs, params)):
+                        vals[i] = o
+        except Exception as e:  # (raised op by op again, where the functions name themselves)
+            log.debug(f"eager composite {graph.name}: runs op by op ({type(e).__name__}: {e})")
+            stats["plain"] += 1
+            if token is not None:
+                errors.reset(token)
+                token = None
+            return _again(fn, args, kwargs, leaves)
+        finally:
+            if token is not None:
+                errors.reset(token)
+        outs = []
+        for i in results:
+            x = vals[i]
+            if type(x) is ndarray:  # a NumPy rule's result (or a Literal): an Array, as `eager.apply` returns
+                a = avals[i]
+                x.flags.writeable = False
+                x = on_host(x, a, backend) if x.nbytes <= KEEP_HOST_BYTES else Array(backend.put(x), a, backend)
+            outs.append(x)  # (an input returned as it is stays the same object, as op by op)
+        return outs[0] if single else tree_unflatten(out_tree, outs)
+    return run
+
+
+def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:
+    """An equation on constants computed once by its NumPy rule, as each call would (read-only); None where the
+    rule raised or gave another shape (the step then runs each call, and raises or is checked there)."""
+    try:
+        token = _errors.set(_quiet)
+        try:
+            value = np.asarray(prim.host(*xs, **params), dtype=aval.dtype)
+        finally:
+            _errors.reset(token)
+    except Exception:
+        return None
+    if value.shape != aval.shape:
+        return None
+    value.flags.writeable = False
+    return value
+
+
+def _again(fn, args, kwargs, leaves):
+    """The plain call with this call's arrays (the runner was made with another call's)."""
+    it = iter(leaves)
+    args = [next(it) if type(a) is Array else a for a in args]
+    kwargs = {k: next(it) if type(kwargs[k]) is Array else kwargs[k] for k in sorted(kwargs)}
+    return fn(*args, **kwargs)
+
+
+def clear_cache() -> None:
+    _sigs.clear()
+
+
+os.register_at_fork(after_in_child=clear_cache)  # (the plans hold kernels loaded on the parent's runtime)
