@@ -32,6 +32,7 @@ from .tree_util import tree_structure, tree_unflatten
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0}
 _PLAIN = "plain"  # a signature that runs as a plain call
+_SEEN = "seen"  # a signature called once (plainly)
 _sigs: dict[tuple, object] = {}  # signature -> its runner, or _PLAIN
 _sigs_config: list = [None]  # the `config.key_now` they were made under
 
@@ -86,12 +87,13 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         stats["plain"] += 1
         return fn(*args, **kwargs)
     run = _sigs.get(key)
-    if run is None:
-        run = _make(fn, args, kwargs)
+    if run is None or run is _SEEN:
+        # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
+        run = _SEEN if run is None else _make(fn, args, kwargs)
         if len(_sigs) >= 4 * max(config.eager_cache_size, 1):
             _sigs.clear()
         _sigs[key] = run
-    if run is _PLAIN:
+    if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
         return fn(*args, **kwargs)
     for x in leaves:

@@ -56,7 +56,9 @@ def same_bits(got, want):
 
 
 def composite_call(fn, *args, **kwargs):
-    """`fn(*args)`, checked to have run as one composite dispatch (no primitive bound through `eager.apply`)."""
+    """`fn(*args)`, checked to have run as one composite dispatch (no primitive bound through `eager.apply`), after
+    a first call (a signature is traced on its second call)."""
+    fn(*args, **kwargs)
     applies = []
     impl = core._eager_impl
     core._eager_impl = lambda *a: applies.append(a[0].name) or impl(*a)
@@ -108,7 +110,7 @@ def _run(name, shape):
     args = [stagec.device_put(a) if isinstance(a, np.ndarray) else a for a in host]
     plain = _inner(fn) or _plain_of(fn)
     want = plain(*args)
-    for _ in range(2):  # (the first call traces and plans, the second takes the plan)
+    for _ in range(3):  # (the second call traces and plans, the third takes the plan)
         got = fn(*args) if _inner(fn) is None else composite_call(fn, *args)
         if isinstance(want, tuple):
             for g, w in zip(got, want):
@@ -158,7 +160,7 @@ def test_exact_composites_equal_numpy(shape, exact):
             same_bits(composite_call(_shapes.pad, A, 2, constant_values=7), np.pad(a, 2, constant_values=7))
             same_bits(composite_call(_linalg.outer, A[0], B[0]), np.outer(a[0], b[0]))
     # the operators and the public functions go through the composites too
-    calls = composites.stats["calls"]
+    calls = composites.stats["calls"]  # (each signature called before, above)
     with np.errstate(divide="ignore"):
         same_bits(A // B, np.floor_divide(a, b))
         same_bits(A % B, np.remainder(a, b))
@@ -169,6 +171,7 @@ def test_exact_composites_equal_numpy(shape, exact):
 def test_a_warm_call_binds_no_primitive(exact):
     x = stagec.device_put(floats((4, 4)) + 10)
     snp.mean(x)
+    snp.mean(x)
     traces = composites.stats["traces"]
     for _ in range(3):
         out = composite_call(snp.mean, x)
@@ -177,17 +180,31 @@ def test_a_warm_call_binds_no_primitive(exact):
     assert isinstance(out, stagec.Array) and out.dtype == np.float32
 
 
+def test_a_signature_is_traced_on_its_second_call(exact):
+    x = stagec.device_put(floats((4, 4)) + 10)
+    fn = lambda: snp.outer(x, x)  # (a composite calling no other)
+    traces, calls, plain = composites.stats["traces"], composites.stats["calls"], composites.stats["plain"]
+    first = fn()
+    assert (composites.stats["traces"], composites.stats["calls"], composites.stats["plain"]) == (
+        traces, calls, plain + 1)
+    same_bits(fn(), first)
+    same_bits(fn(), first)
+    assert (composites.stats["traces"], composites.stats["calls"]) == (traces + 1, calls + 2)
+
+
 def test_signatures_are_bounded_and_replanned_when_config_changes(exact):
     x = stagec.device_put(ints((4,)))
     old = stagec.config.eager_cache_size
     stagec.config.update("eager_cache_size", 2)
     try:
         for k in range(1, 30):
-            same_bits(x // k, np.floor_divide(np.asarray(x), k))
+            for _ in range(2):
+                same_bits(x // k, np.floor_divide(np.asarray(x), k))
             assert len(composites._sigs) <= 8
         stagec.config.update("eager_tiering", "never")
         assert len(composites._sigs) <= 8
-        same_bits(x // 3, np.floor_divide(np.asarray(x), 3))
+        for _ in range(2):
+            same_bits(x // 3, np.floor_divide(np.asarray(x), 3))
         assert len(composites._sigs) == 1  # (planned again under the new setting)
     finally:
         stagec.config.update("eager_cache_size", old)
