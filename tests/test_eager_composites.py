@@ -168,6 +168,17 @@ def test_exact_composites_equal_numpy(shape, exact):
     assert composites.stats["calls"] == calls + 3
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_floor_divide_and_remainder_of_every_pair_equal_numpy(dtype, exact):
+    v = np.arange(np.iinfo(dtype).min, np.iinfo(dtype).max + 1).astype(dtype)
+    a, b = np.meshgrid(v, v)  # 65536 pairs: zero divisors, MIN // -1
+    A, B = stagec.device_put(a), stagec.device_put(b)
+    with np.errstate(all="ignore"):
+        for fn, want in [(_ufuncs.floor_divide, np.floor_divide(a, b)), (_ufuncs.remainder, np.remainder(a, b))]:
+            same_bits(composite_call(fn, A, B), want)
+            same_bits(stagec.jit(fn)(A, B), want)
+
+
 def test_a_warm_call_binds_no_primitive(exact):
     x = stagec.device_put(floats((4, 4)) + 10)
     snp.mean(x)
