@@ -3,21 +3,23 @@
 primitive through `eager.apply` (~4 us of planning per primitive).
 
 `numpy._base._composite` marks such functions; the API layer registers `call` with `numpy._base` (numpy never
-imports the runtime). The first call of a signature (function, operands' avals, the other arguments' values,
-`config.key_now`) traces the function into a Graph (cheap: no compile) and plans each equation as
-`eager.apply` would plan it alone (`steps`): an equation that `eager.apply` computes with its NumPy rule on the
-CPU (every inexact one below `HOST_MAX_ELEMENTS`, and `exact` ones, whose rules give the kernel's bits) runs that
-rule directly on NumPy values, the others through `eager.apply`'s own plan (`eager.plan`): kernels, as before. So
-a composite gives the bits it gave op by op, whatever is compiled or cached, and compiles nothing new on its first
-call. Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN scalars, arrays still being
-computed) and functions that cannot be traced alone (they close over device arrays, or raise) run as plain calls;
-an error is then raised by the function itself, as before.
+imports the runtime). A signature (function, Arrays' avals, the other arguments' values) runs plainly on its
+first call; its second traces the function into a Graph (no compile) and plans each equation as `eager.apply`
+plans it alone (`_runner`): an equation that `eager.apply` computes with its NumPy rule on the CPU (below
+`HOST_MAX_ELEMENTS`: inexact ones always, `exact` ones, whose rules give their kernels' bits, on host values)
+runs that rule directly on NumPy values (equations on constants alone once, when planned); the others run
+`eager._plan`'s runner for their signature: their kernels, as before. So a composite gives the bits it gave op
+by op whatever is compiled or cached, and compiles nothing a plain call would not. Calls that cannot be keyed
+(tracers, NumPy or nested array arguments, NaN scalars), calls on arrays still being computed, and functions
+that cannot be traced alone (they raise, need a value concretely or close over a device array) run plainly:
+an error is raised by the function itself, as before. Signatures are kept up to 4 * `config.eager_cache_size`
+and dropped when a setting changes.
 """
 from __future__ import annotations
 
 import logging
-import os
 import math
+import os
 from typing import Callable
 
 import numpy as np
