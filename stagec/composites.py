@@ -17,6 +17,7 @@ and dropped when a setting changes.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -177,37 +178,61 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         steps.append((prim.host if host else None, params, prim, None if host else _plan(prim, in_avals, params),
                       ins, outs))
     results = [index(o) for o in graph.outs]
-    literal = frozenset(folded)
     single = out_tree == tree_structure(0)
     size = len(avals)
+    # Values by index: the inputs' host copies where a NumPy rule reads them, constants, then each equation's
+    # result (a NumPy value from a rule, an Array from a kernel). A kernel's step gets the input Arrays
+    # themselves, Literals as Consts, rules' results as host Arrays: what `eager.apply` got op by op.
+    kernel_made = {i for rule, _, _, _, _, outs in steps if rule is None for i in outs}
+    read = sorted({i for rule, _, _, _, ins, _ in steps if rule is not None for i in ins if i < n_in})
+    template = [None] * size
+    for i, c in consts:
+        template[i] = c
+    const_of = {i: Const(c, avals[i]) for i, c in consts}
+    plan = []  # (NumPy rule, (input indices, output index, dtype, shape, an input from a kernel?, name)) or
+    # (None, (eager plan, params, [(input index, 0: an input, 1: a constant, 2: a result)], its Const or None,
+    #  its aval, output indices))
+    for rule, params, prim, step, ins, outs in steps:
+        if rule is not None:
+            a = avals[outs[0]]
+            plan.append((functools.partial(rule, **params) if params else rule,
+                         (ins, outs[0], a.dtype, a.shape, any(i in kernel_made for i in ins), prim.name)))
+        else:
+            plan.append((None, (step, params, [(i, 0 if i < n_in else 1 if i in const_of else 2) for i in ins],
+                                [const_of.get(i) for i in ins], [avals[i] for i in ins], outs)))
     errors, quiet, ndarray, on_host = _errors, _quiet, np.ndarray, Array.on_host
 
     def run(leaves):
-        vals = [None] * size
-        vals[:n_in] = leaves
-        for i, c in consts:
-            vals[i] = c
+        vals = template[:]
+        for i in read:
+            x = leaves[i]
+            vals[i] = x._npy if x._npy is not None else x._value()
         token = errors.set(quiet) if host_ok else None
         try:
-            for rule, params, prim, step, ins, outs in steps:
+            for rule, how in plan:
                 if rule is not None:
+                    ins, out, dtype, shape, mixed, name = how
+                    if mixed:
+                        xs = [x._value() if type(x) is Array else x for x in [vals[i] for i in ins]]
+                        value = rule(*xs)
+                    else:
+                        value = rule(*[vals[i] for i in ins])
+                    if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
+                        value = np.asarray(value, dtype=dtype)
+                    if value.shape != shape:
+                        raise RuntimeError(f"the NumPy rule of {name} gave shape {value.shape} for {shape}")
+                    vals[out] = value
+                else:
+                    step, params, ins, consts_in, in_avals, outs = how
                     xs = []
-                    for i in ins:
-                        x = vals[i]
-                        if type(x) is Array:
-                            x = x._npy if x._npy is not None else x._value()
-                        xs.append(x)
-                    value = rule(*xs, **params) if params else rule(*xs)
-                    a = avals[outs[0]]
-                    if type(value) is not ndarray or value.dtype != a.dtype:
-                        value = np.asarray(value, dtype=a.dtype)
-                    if value.shape != a.shape:
-                        raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for "
-                                           f"{a.str_short()}")
-                    vals[outs[0]] = value
-                else:  # NumPy values as `eager.apply` gets them: Literals as Consts, rules' results as Arrays
-                    xs = [Const(x, avals[i]) if i in literal else on_host(x, avals[i], backend)
-                          if type(x) is ndarray else x for i, x in ((i, vals[i]) for i in ins)]
+                    for (i, kind), c, a in zip(ins, consts_in, in_avals):
+                        if kind == 0:
+                            xs.append(leaves[i])
+                        elif kind == 1:
+                            xs.append(c)
+                        else:
+                            x = vals[i]
+                            xs.append(on_host(x, a, backend) if type(x) is ndarray else x)
                     for i, o in zip(outs, step(xs, params)):
                         vals[i] = o
         except Exception as e:  # (raised op by op again, where the functions name themselves)
@@ -222,12 +247,12 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 errors.reset(token)
         outs = []
         for i in results:
-            x = vals[i]
-            if type(x) is ndarray:  # a NumPy rule's result (or a Literal): an Array, as `eager.apply` returns
+            x = leaves[i] if i < n_in else vals[i]  # (an input returned as it is: the same Array, as op by op)
+            if type(x) is ndarray:  # a NumPy rule's result (or a constant): an Array, as `eager.apply` returns
                 a = avals[i]
                 x.flags.writeable = False
                 x = on_host(x, a, backend) if x.nbytes <= KEEP_HOST_BYTES else Array(backend.put(x), a, backend)
-            outs.append(x)  # (an input returned as it is stays the same object, as op by op)
+            outs.append(x)
         return outs[0] if single else tree_unflatten(out_tree, outs)
     return run
 

@@ -14,7 +14,7 @@ import stagec
 import stagec.numpy as snp
 from stagec import composites, core, eager
 from stagec.experimental import io_callback
-from stagec.numpy import _linalg, _reductions, _shapes, _ufuncs
+from stagec.numpy import _indexing, _linalg, _reductions, _shapes, _ufuncs
 
 
 @pytest.fixture(params=["exact", "never"])
@@ -94,6 +94,8 @@ CASES = {  # name: (function, arguments)
     "outer": (_linalg.outer, lambda s: (floats(s[:1]), floats(s[:1], 1))),
     "pad": (lambda x: _shapes.pad(x, ((1, 2), (0, 1)), constant_values=-1.5), lambda s: (floats(s),)),
     "pad edge": (lambda x: _shapes.pad(x, 2, mode="edge"), lambda s: (floats(s),)),
+    "take": (lambda x, k: _indexing.take(x, k), lambda s: (floats(s), np.array([3, 0, -1, -4, 2], np.int32))),
+    "take axis 1": (lambda x, k: _indexing.take(x, k, axis=1), lambda s: (floats(s), np.array([[1, -2]], np.int32))),
     "softmax": (stagec.nn.softmax, lambda s: (floats(s, 4),)),
     "log_softmax axis 0": (lambda x: stagec.nn.log_softmax(x, axis=0), lambda s: (floats(s, 5),)),
 }
@@ -249,6 +251,10 @@ def test_errors_name_the_function(exact):
     with pytest.raises(TypeError, match="floor_divide is not defined for boolean arrays") as info:
         snp.floor_divide(b, b)
     assert "floor_divide" in [f.name for f in traceback.extract_tb(info.tb)]
+    k = stagec.device_put(np.array([0, 4], np.int32))
+    for _ in range(3):
+        with pytest.raises(IndexError, match="take: index 4 is out of bounds for axis 0 with size 4"):
+            snp.take(stagec.device_put(np.ones(4, np.float32)), k)
     with pytest.raises(ValueError, match="remainder"):
         snp.remainder(stagec.device_put(np.ones(3, np.float32)), stagec.device_put(np.ones(4, np.float32)))
 
