@@ -29,7 +29,8 @@ from .array import Array
 from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
-from .eager import KEEP_HOST_BYTES, _always_host, _errors, _plan, _quiet
+from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plan, _quiet
+from .primitives import elementwise
 from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
@@ -175,31 +176,38 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 folded[outs[0]] = value
                 consts.append((outs[0], value))
                 continue
+        guard = None
+        if host_ok and not host and prim in _DEFINED and all(np.dtype(a.dtype).kind in "iu" for a in in_avals) \
+                and sum(math.prod(a.shape) for a in in_avals) <= HOST_READ_ELEMENTS \
+                and _always_host(prim, in_avals, params, out_avals, backend):
+            guard = _DEFINED[prim]
         steps.append((prim.host if host else None, params, prim, None if host else _plan(prim, in_avals, params),
-                      ins, outs))
+                      ins, outs, guard))
     results = [index(o) for o in graph.outs]
     single = out_tree == tree_structure(0)
     size = len(avals)
     # Values by index: the inputs' host copies where a NumPy rule reads them, constants, then each equation's
     # result (a NumPy value from a rule, an Array from a kernel). A kernel's step gets the input Arrays
     # themselves, Literals as Consts, rules' results as host Arrays: what `eager.apply` got op by op.
-    kernel_made = {i for rule, _, _, _, _, outs in steps if rule is None for i in outs}
-    read = sorted({i for rule, _, _, _, ins, _ in steps if rule is not None for i in ins if i < n_in})
+    kernel_made = {i for rule, _, _, _, _, outs, _ in steps if rule is None for i in outs}
+    read = sorted({i for rule, _, _, _, ins, _, guard in steps if rule is not None or guard is not None
+                   for i in ins if i < n_in})
     template = [None] * size
     for i, c in consts:
         template[i] = c
     const_of = {i: Const(c, avals[i]) for i, c in consts}
     plan = []  # (NumPy rule, (input indices, output index, dtype, shape, an input from a kernel?, name)) or
     # (None, (eager plan, params, [(input index, 0: an input, 1: a constant, 2: a result)], its Const or None,
-    #  its aval, output indices))
-    for rule, params, prim, step, ins, outs in steps:
+    #  its aval, output indices, a rule for the values where it gives the kernel's bits (`_DEFINED`), dtype))
+    for rule, params, prim, step, ins, outs, guard in steps:
         if rule is not None:
             a = avals[outs[0]]
             plan.append((functools.partial(rule, **params) if params else rule,
                          (ins, outs[0], a.dtype, a.shape, any(i in kernel_made for i in ins), prim.name)))
         else:
             plan.append((None, (step, params, [(i, 0 if i < n_in else 1 if i in const_of else 2) for i in ins],
-                                [const_of.get(i) for i in ins], [avals[i] for i in ins], outs)))
+                                [const_of.get(i) for i in ins], [avals[i] for i in ins], outs, guard,
+                                avals[outs[0]].dtype)))
     errors, quiet, ndarray, on_host = _errors, _quiet, np.ndarray, Array.on_host
 
     def run(leaves):
@@ -223,7 +231,12 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                         raise RuntimeError(f"the NumPy rule of {name} gave shape {value.shape} for {shape}")
                     vals[out] = value
                 else:
-                    step, params, ins, consts_in, in_avals, outs = how
+                    step, params, ins, consts_in, in_avals, outs, guard, dtype = how
+                    if guard is not None:  # (integer division: on the host where defined, the kernel's bits)
+                        value = guard(*[x._value() if type(x) is Array else x for x in [vals[i] for i, _ in ins]])
+                        if value is not None:
+                            vals[outs[0]] = value.astype(dtype, copy=False)
+                            continue
                     xs = []
                     for (i, kind), c, a in zip(ins, consts_in, in_avals):
                         if kind == 0:
@@ -255,6 +268,12 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             outs.append(x)
         return outs[0] if single else tree_unflatten(out_tree, outs)
     return run
+
+
+# Integer division and remainder have no NumPy rule (`eager.apply` calls their kernels: division by zero and
+# MIN / -1 are the kernels' own); where every quotient is defined NumPy gives the kernel's bits, so a composite
+# computes them on the host there (`floor_divide`'s divisor is never 0 nor -1 beside MIN: always).
+_DEFINED = {elementwise.div_p: elementwise.defined_int_div, elementwise.rem_p: elementwise.defined_int_rem}
 
 
 def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:

@@ -181,6 +181,35 @@ def test_floor_divide_and_remainder_of_every_pair_equal_numpy(dtype, exact):
             same_bits(stagec.jit(fn)(A, B), want)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint32])
+def test_integer_division_on_the_host_gives_the_kernels_bits(dtype):
+    """`elementwise.defined_int_div/rem` (a composite's integer division where defined) against the kernels."""
+    from stagec.primitives import elementwise as ew
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True),
+                        np.array([info.min, info.max, 0, 1, 7], dtype)]).astype(dtype)
+    y = rng.integers(info.min, info.max, x.size, dtype=dtype, endpoint=True)
+    y[:250] = rng.integers(-9 if info.min else 1, 10, 250)
+    y[y == 0] = 3
+    y[x == info.min] = 7
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "never")
+    try:
+        X, Y = stagec.device_put(x), stagec.device_put(y)
+        same_bits(ew.defined_int_div(x, y), stagec.lax.div(X, Y))
+        same_bits(ew.defined_int_rem(x, y), stagec.lax.rem(X, Y))
+    finally:
+        stagec.config.update("eager_tiering", old)
+    y0 = y.copy()
+    y0[3] = 0
+    assert ew.defined_int_div(x, y0) is None and ew.defined_int_rem(x, y0) is None
+    if info.min:
+        x1, y1 = x.copy(), y.copy()
+        x1[0], y1[0] = info.min, -1
+        assert ew.defined_int_div(x1, y1) is None and ew.defined_int_rem(x1, y1) is None
+
+
 def test_a_warm_call_binds_no_primitive(exact):
     x = stagec.device_put(floats((4, 4)) + 10)
     snp.mean(x)
