@@ -278,7 +278,8 @@ _DEFINED = {elementwise.div_p: elementwise.defined_int_div, elementwise.rem_p: e
 
 def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:
     """An equation on constants computed once by its NumPy rule, as each call would (read-only); None where the
-    rule raised or gave another shape (the step then runs each call, and raises or is checked there)."""
+    rule raised or gave another shape (the step then runs each call, and raises or is checked there), or where
+    the value would hold more than `HOST_READ_ELEMENTS` elements of memory (a broadcast view holds none)."""
     try:
         token = _errors.set(_quiet)
         try:
@@ -287,7 +288,7 @@ def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:
             _errors.reset(token)
     except Exception:
         return None
-    if value.shape != aval.shape:
+    if value.shape != aval.shape or (value.size > HOST_READ_ELEMENTS and 0 not in value.strides):
         return None
     value.flags.writeable = False
     return value
