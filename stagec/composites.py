@@ -29,7 +29,7 @@ from .array import Array
 from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
-from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plan, _quiet
+from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet
 from .primitives import elementwise
 from .tree_util import tree_structure, tree_unflatten
 
@@ -131,8 +131,10 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     except Exception as e:  # (a user error, or a value the function needs concretely)
         log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
         return _PLAIN
-    if trace.captured or len(graph.in_vars) != n:
-        return _PLAIN
+    if trace.captured or len(graph.in_vars) != n or not all(
+            _plain(v) for e in graph.eqns for v in e.params.values()):
+        return _PLAIN  # (a graph or function in a parameter: control flow, a callback, a custom rule, which op by
+        # op run as their bodies' operations, would compile as one program here)
     stats["traces"] += 1
     return _runner(graph, out_tree, fn, args, kwargs)
 

@@ -314,6 +314,19 @@ def test_pending_operands_are_not_waited_for():
         stagec.config.update("eager_tiering", old)
 
 
+def test_a_graph_with_control_flow_runs_plainly(exact):
+    """A cond (or a callback, a custom rule) would compile as one program in a composite: it stays op by op."""
+    @stagec.numpy._base._composite
+    def f(x):
+        return stagec.lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+
+    x = stagec.device_put(np.array([1.0, -2.0], np.float32))
+    calls, plain = composites.stats["calls"], composites.stats["plain"]
+    for _ in range(3):
+        same_bits(f(x), np.array([2.0, -4.0], np.float32))
+    assert composites.stats["calls"] == calls and composites.stats["plain"] == plain + 3
+
+
 def test_unkeyed_calls_run_plainly(exact):
     x = stagec.device_put(floats((4,)))
     plain = composites.stats["plain"]
