@@ -98,6 +98,12 @@ CASES = {  # name: (function, arguments)
     "take axis 1": (lambda x, k: _indexing.take(x, k, axis=1), lambda s: (floats(s), np.array([[1, -2]], np.int32))),
     "softmax": (stagec.nn.softmax, lambda s: (floats(s, 4),)),
     "log_softmax axis 0": (lambda x: stagec.nn.log_softmax(x, axis=0), lambda s: (floats(s, 5),)),
+    "gelu": (stagec.nn.gelu, lambda s: (floats(s, 6) * 4,)),
+    "gelu exact": (lambda x: stagec.nn.gelu(x, approximate=False), lambda s: (floats(s, 6) * 4,)),
+    "silu": (stagec.nn.silu, lambda s: (floats(s, 7) * 30,)),
+    "logsumexp axis 1": (lambda x: stagec.nn.logsumexp(x, axis=1), lambda s: (floats(s, 8),)),
+    "standardize": (stagec.nn.standardize, lambda s: (floats(s, 9),)),
+    "one_hot": (lambda k: stagec.nn.one_hot(k, 7), lambda s: (ints(s, 0, -2, 9),)),
 }
 
 
