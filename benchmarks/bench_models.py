@@ -187,6 +187,8 @@ EAGER = COMMON + textwrap.dedent("""
             "take(x, k) (4x4, 4 indices)": lambda: m.take(x, k),
             "softmax(x) (4x4)": lambda: nn.softmax(x),
             "log_softmax(x) (4x4)": lambda: nn.log_softmax(x),
+            "gelu(x) (4x4)": lambda: nn.gelu(x),
+            "logsumexp(x, axis=1) (4x4)": lambda: nn.logsumexp(x, axis=1),
             "sort(v) (1000)": lambda: m.sort(v)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
