@@ -156,6 +156,7 @@ EAGER = COMMON + textwrap.dedent("""
     s256 = f32(256, 256)
     s0, u8 = put(np.float32(0.5)), f32(8)
     i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
+    p, k = put(np.abs(rng.standard_normal((4, 4))).astype(np.float32)), put(np.array([3, 0, 2, 1], np.int32))
     mats = {n: f32(n, n) for n in (16, 64, 256, 512)}
     mm = jit(lambda a, b: a @ b)
     ROWS = {"x + 1.0 (4x4)": lambda: x + 1.0,
@@ -179,6 +180,15 @@ EAGER = COMMON + textwrap.dedent("""
             "sign(x) (4x4)": lambda: m.sign(x),
             "clip(x, -0.5, 0.5) (4x4)": lambda: m.clip(x, -0.5, 0.5),
             "outer(u, u) (8)": lambda: m.outer(u8, u8),
+            "i % j (4x4 int32)": lambda: i % j,
+            "std(x) (4x4)": lambda: m.std(x),
+            "p ** y (4x4)": lambda: p ** y,
+            "pad(x, 1) (4x4)": lambda: m.pad(x, 1),
+            "take(x, k) (4x4, 4 indices)": lambda: m.take(x, k),
+            "softmax(x) (4x4)": lambda: nn.softmax(x),
+            "log_softmax(x) (4x4)": lambda: nn.log_softmax(x),
+            "gelu(x) (4x4)": lambda: nn.gelu(x),
+            "logsumexp(x, axis=1) (4x4)": lambda: nn.logsumexp(x, axis=1),
             "sort(v) (1000)": lambda: m.sort(v)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)

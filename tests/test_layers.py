@@ -24,8 +24,8 @@ LAYERS = [
     ["aot"],                                   # the artifact format, load
     ["cache"],                                 # the persistent cache (storage)
     ["stages"],                                # Lowered / Compiled, the compile step
-    ["eager", "quick", "jit", "api", "jaxpr", "test_util", "compat"],  # eager execution, jit's quick tier, jit,
-    # transformations' public entry points
+    ["eager", "composites", "quick", "jit", "api", "jaxpr", "test_util", "compat"],  # eager execution (and its
+    # composites), jit's quick tier, jit, transformations' public entry points
     ["explain"],                               # why a cache missed
     ["__init__", "__main__", "cli", "dask"],   # the public API, the command line, Dask helpers
 ]

@@ -12,7 +12,7 @@ from .. import lax
 from .. import numpy as snp
 from ..ad import custom_jvp
 from ..core import aval_of
-from ..numpy._base import _to_float
+from ..numpy._base import _composite, _to_float
 
 
 def _relu(x: Any):
@@ -80,6 +80,7 @@ def _normal_cdf(x):
     return 0.5 * lax.erfc(z) * (1 - dz * r)
 
 
+@_composite
 def silu(x: Any):
     (x,) = _to_float("silu", x)
     return _x_sigmoid(x, x)
@@ -88,6 +89,7 @@ def silu(x: Any):
 swish = silu
 
 
+@_composite
 def gelu(x: Any, approximate: bool = True):
     """Gaussian error linear unit; the tanh approximation by default (as JAX), exact (erf) otherwise."""
     (x,) = _to_float("gelu", x)
@@ -104,6 +106,7 @@ def _max_shift(x, axis):
     return snp.where(snp.isfinite(m), m, lax.full_like(m, 0))
 
 
+@_composite
 def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_sign: bool = False):
     """log(sum(b * exp(a))) over `axis`, shifted by the max for stability; with `return_sign`, (log|sum|, its
     sign), so a negative `b` may make the sum negative."""
@@ -130,6 +133,7 @@ def _shifted(fname: str, x, axis, where):
     return snp.subtract(x, lax.stop_gradient(x_max))
 
 
+@_composite
 def softmax(x: Any, axis=-1, where: Any = None):
     """exp(x) / sum(exp(x)) over `axis` (elements outside `where`: 0), shifted by the max for stability."""
     e = snp.exp(_shifted("softmax", x, axis, where))
@@ -137,6 +141,7 @@ def softmax(x: Any, axis=-1, where: Any = None):
     return out if where is None else snp.where(where, out, 0)
 
 
+@_composite
 def log_softmax(x: Any, axis=-1, where: Any = None):
     """x - logsumexp(x) over `axis` (elements outside `where`: -inf)."""
     shifted = _shifted("log_softmax", x, axis, where)
@@ -264,6 +269,7 @@ def glu(x: Any, axis: int = -1):
     return a * sigmoid(b)
 
 
+@_composite
 def standardize(x: Any, axis=-1, mean: Any = None, variance: Any = None, epsilon: Any = 1e-5, where: Any = None):
     """(x - mean) / sqrt(variance + epsilon), the moments over `axis` unless given (variance: E[x^2] - mean^2,
     clipped at 0, as JAX's default "fast" algorithm)."""
@@ -283,6 +289,7 @@ def identity(x: Any):
 tanh = snp.tanh
 
 
+@_composite
 def one_hot(x: Any, num_classes: int, dtype=None, axis: int = -1):
     """One-hot encoding of integer `x` with `num_classes` classes (out-of-range gives all zeros)."""
     x = snp.asarray(x) if isinstance(x, (list, tuple)) else x

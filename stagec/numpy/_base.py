@@ -423,3 +423,25 @@ def _staged(*static: str):
             return cache[0](*args, **kwargs)
         return wrapped
     return deco
+
+
+_composite_runner: Callable | None = None
+
+
+def set_composite_runner(fn: Callable) -> None:
+    """Register how an eager call of a `_composite` function runs: `fn(function, args, kwargs)` (the API layer
+    registers `stagec.composites.call`, which runs its traced graph as one dispatch)."""
+    global _composite_runner
+    _composite_runner = fn
+
+
+def _composite(fn):
+    """Mark a function built of several primitives: called outside any trace, it runs as one traced graph
+    (`set_composite_runner`) with the bits its primitives give one by one; under a trace, a plain call. Only for
+    functions that do the same thing on tracers as on concrete arrays (no concrete checks of values)."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if _composite_runner is None or (tracing_anywhere[0] and current_trace() is not None):
+            return fn(*args, **kwargs)
+        return _composite_runner(fn, args, kwargs)
+    return wrapped

@@ -18,7 +18,7 @@ from .. import lax
 from ..array import Array
 from ..primitives import structural as _structural
 from ..core import Const, TracerBase, aval_of
-from ._base import _arr, _axis, _is_array, broadcast_shapes, broadcast_to
+from ._base import _arr, _axis, _composite, _is_array, broadcast_shapes, broadcast_to
 
 
 class NonConcreteBooleanIndexError(IndexError):
@@ -491,6 +491,12 @@ class _IndexUpdateHelper:
 # ---------------------------------------------------------------- take, take_along_axis
 
 
+@_composite
+def _take_in_bounds(a, indices, axis: int):
+    """`take` of integer indices checked to be in bounds along `axis` (NumPy's negative ones included)."""
+    return _getitem(a, (slice(None),) * axis + (indices,), "clip", None, "take")
+
+
 def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
     """Elements of `a` at `indices` along `axis` (flattened when None). mode: None (concrete indices out of
     bounds raise IndexError, as NumPy; traced ones read the fill value, as JAX), 'raise' (concrete indices
@@ -517,6 +523,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     mode = mode or "raise"
     if mode == "raise":
         _check_bounds("take", indices, n, axis)
+        if type(indices) is Array:  # (in bounds: its gather, one eager composite with the indices an operand)
+            return _take_in_bounds(a, indices, axis)
     elif mode != "fill":
         if isinstance(indices, TracerBase) or isinstance(indices, Array):
             i = lax.convert_element_type(indices, np.int32)

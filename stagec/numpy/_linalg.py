@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import lax
 from ..core import aval_of
-from ._base import _arr, _axis, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
+from ._base import _arr, _axis, _composite, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
 from ._ufuncs import conjugate, multiply
 
 
@@ -84,6 +84,7 @@ def inner(a: Any, b: Any, /, *, precision=None, preferred_element_type=None):
                            preferred_element_type=preferred_element_type)
 
 
+@_composite
 def outer(a: Any, b: Any, out=None):
     """Outer product of the flattened arrays."""
     a, b = _promote("outer", _arr(a), _arr(b))

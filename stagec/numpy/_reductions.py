@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of
-from ._base import _arr, _axes, _axis, _keep, _promote, astype
+from ._base import _arr, _axes, _axis, _composite, _keep, _promote, astype
 from ._creation import full
 from ._ufuncs import multiply, subtract, sqrt
 
@@ -146,6 +146,7 @@ def _divide(total, count):
     return lax.div(total, count)
 
 
+@_composite
 def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
     """Arithmetic mean (of the elements `where` selects); integer inputs give the default float, as in JAX.
     float16/bfloat16 accumulate in float32. An empty mean is NaN."""
@@ -158,6 +159,7 @@ def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, whe
     return lax.convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
+@_composite
 def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
         correction=None):
     """Variance `mean(|a - mean(a)|**2)` with `N - ddof` in the denominator (inf/NaN when N - ddof <= 0),
@@ -183,6 +185,7 @@ def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool =
     return lax.convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
+@_composite
 def std(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
         correction=None):
     """Standard deviation, `sqrt(var(...))`."""

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dt, lax
 from ..core import Const, Tracer, aval_of
-from ._base import _arr, _axis, _fresh, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
+from ._base import _arr, _axis, _composite, _fresh, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
 
 
 def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool | None = None):
@@ -338,6 +338,7 @@ def roll(a: Any, shift, axis=None):
     return a
 
 
+@_composite
 def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
     """Pad `array`; modes 'constant', 'edge', 'wrap', 'reflect', 'symmetric' (pad_width must be static)."""
     a = _arr(array)

@@ -11,7 +11,7 @@ from .. import lax
 from ..ad import custom_jvp
 from ..core import TracerBase, aval_of, current_trace
 from ..primitives.elementwise import pow as _raw_pow
-from ._base import _binary, _broadcast, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
+from ._base import _binary, _broadcast, _composite, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
 
 add = _binary("add", lax.add)
 subtract = _binary("subtract", lax.sub)
@@ -93,6 +93,7 @@ def positive(x: Any, /):
     return x
 
 
+@_composite
 def sign(x: Any, /):
     """-1, 0 or 1 by the sign of `x` (NaN stays NaN; complex gives x/|x|)."""
     (x,) = _promote("sign", x)
@@ -235,6 +236,7 @@ def _float_divmod(x1, x2):
     return lax.round(div), mod
 
 
+@_composite
 def floor_divide(x1: Any, x2: Any, /):
     """`x1 // x2`, rounding toward minus infinity; integer division by zero gives 0, as in NumPy."""
     x1, x2 = _broadcast("floor_divide", *_promote("floor_divide", x1, x2))
@@ -248,13 +250,14 @@ def floor_divide(x1: Any, x2: Any, /):
         return lax.select(lax.eq(x2, _const(x2, 0)), lax.div(x1, x2), div)
     zero, d = _int_divisor(x1, x2)
     q = lax.div(x1, d)
-    if kind == "i":
+    if kind == "i":  # (the remainder as x1 - q*d, exact: one division, not two, where each is a kernel's call)
         adjust = lax.bitwise_and(lax.ne(lax.lt(x1, _const(x1, 0)), lax.lt(d, _const(d, 0))),
-                                 lax.ne(lax.rem(x1, d), _const(x1, 0)))
+                                 lax.ne(lax.sub(x1, lax.mul(q, d)), _const(x1, 0)))
         q = lax.select(adjust, lax.sub(q, _const(q, 1)), q)
     return lax.select(zero, _const(q, 0), q)
 
 
+@_composite
 def remainder(x1: Any, x2: Any, /):
     """`x1 % x2` with the sign of `x2`; integer remainder by zero gives 0, as in NumPy."""
     x1, x2 = _broadcast("remainder", *_promote("remainder", x1, x2))
@@ -274,6 +277,7 @@ def remainder(x1: Any, x2: Any, /):
 mod = remainder
 
 
+@_composite
 def fmod(x1: Any, x2: Any, /):
     """C-style remainder (the sign of `x1`); integer fmod by zero gives 0."""
     x1, x2 = _broadcast("fmod", *_promote("fmod", x1, x2))
@@ -283,6 +287,7 @@ def fmod(x1: Any, x2: Any, /):
     return lax.select(zero, _const(x1, 0), lax.rem(x1, d))
 
 
+@_composite
 def divmod(x1: Any, x2: Any, /):
     return floor_divide(x1, x2), remainder(x1, x2)
 
@@ -325,8 +330,14 @@ def power(x1: Any, x2: Any, /):
     kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
         raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
-    if kind in "iu":
+    if kind in "iu":  # (not a composite: a negative concrete exponent raises, a traced one cannot)
         return _int_power(x1, x2)
+    return _inexact_power(x1, x2)
+
+
+@_composite
+def _inexact_power(x1, x2):
+    """`lax.pow` of float or complex operands of one dtype and shape: several primitives (its special cases)."""
     return lax.pow(x1, x2)
 
 
@@ -508,6 +519,7 @@ def select(condlist, choicelist, default: Any = 0):
     return out
 
 
+@_composite
 def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None, max: Any = None):
     """`minimum(maximum(a, a_min), a_max)`, bounds broadcasting (arrays or scalars); NaN stays NaN and a_min >
     a_max gives a_max, as in NumPy. With no bound, `a` itself (the Array API's rule)."""

@@ -472,6 +472,26 @@ for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
 # (division by zero, out-of-range values) differ between NumPy and the compiled ops. Neither do cbrt, asin,
 # acos, atan, atan2, sinh, cosh, pow nor erf: IREE's float32 versions are up to 40 ulps (pow 71) from NumPy's.
 
+def defined_int_div(x, y):
+    """Integer `div` on the host where every quotient is defined (no zero divisor, no MIN / -1), truncated toward
+    zero as the kernel's (exact: `x - fmod(x, y)` is a multiple of `y`); None elsewhere, where the kernel answers
+    (its edge cases are its own). Values decide, never timing: eager composites use it (`stagec.composites`)."""
+    if not _defined_int_division(x, y):
+        return None
+    return (x - np.fmod(x, y)) // y
+
+
+def defined_int_rem(x, y):
+    """Integer `rem` (the sign of `x`, as C's) where defined, as `defined_int_div`; None elsewhere."""
+    return np.fmod(x, y) if _defined_int_division(x, y) else None
+
+
+def _defined_int_division(x, y) -> bool:
+    if not y.all():
+        return False
+    return x.dtype.kind != "i" or not ((x == np.iinfo(x.dtype).min) & (y == -1)).any()
+
+
 def _sign_host(x):
     return np.where(x == 0, x, np.sign(x))  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
 

@@ -505,6 +505,10 @@ def _iota_host(*, dtype, shape, dimension):
 
 
 def _pad_host(x, value, *, low, high, interior):
+    if not any(interior) and min(low, default=0) >= 0 and min(high, default=0) >= 0:  # (np.pad: ~10 us more)
+        out = np.full([lo + d + hi for d, lo, hi in zip(x.shape, low, high)], value, x.dtype)
+        out[tuple(builtins.slice(lo, lo + d) for d, lo in zip(x.shape, low))] = x
+        return out
     spread = np.full([d + max(d - 1, 0) * it for d, it in zip(x.shape, interior)], value, x.dtype)
     spread[tuple(builtins.slice(None, None, it + 1) for it in interior)] = x
     out = np.pad(spread, [(max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high)], constant_values=value)

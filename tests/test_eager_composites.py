@@ -1,0 +1,342 @@
+"""Eager composites (`stagec.composites`): a `stagec.numpy` function built of several primitives, called outside
+any trace, runs its traced graph as one dispatch. Its results must have the bits the same function gives op by op
+(`fn.__wrapped__`, each primitive through `eager.apply`), in the default config ("exact") and with kernels only
+("never"); exact ones equal NumPy's. Under jit/grad/vmap the functions trace as before; errors name the function."""
+from __future__ import annotations
+
+import threading
+import traceback
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import composites, core, eager
+from stagec.experimental import io_callback
+from stagec.numpy import _indexing, _linalg, _reductions, _shapes, _ufuncs
+
+
+@pytest.fixture(params=["exact", "never"])
+def tiering(request):
+    """"exact": what users run (NumPy rules for small CPU calls); "never": every primitive through its kernel."""
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", request.param)
+    yield request.param
+    stagec.wait_for_compiles()
+    stagec.config.update("eager_tiering", old)
+
+
+@pytest.fixture
+def exact():
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "exact")
+    yield
+    stagec.config.update("eager_tiering", old)
+
+
+def floats(shape, seed=0):
+    """Normal values with the edges a NumPy rule and a kernel may treat apart: +-0, +-inf, NaN, subnormals."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3.0, -2.5], np.float32)
+    flat[:len(edges)] = edges[:flat.size]
+    return x
+
+
+def ints(shape, seed=0, low=-50, high=50):
+    return np.random.default_rng(seed).integers(low, high, shape).astype(np.int32)
+
+
+def same_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), (got, want)
+
+
+def composite_call(fn, *args, **kwargs):
+    """`fn(*args)`, checked to have run as one composite dispatch (no primitive bound through `eager.apply`), after
+    a first call (a signature is traced on its second call)."""
+    fn(*args, **kwargs)
+    applies = []
+    impl = core._eager_impl
+    core._eager_impl = lambda *a: applies.append(a[0].name) or impl(*a)
+    calls = composites.stats["calls"]
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        core._eager_impl = impl
+    assert composites.stats["calls"] == calls + 1
+    assert not applies, applies
+    return out
+
+
+F, I = (4, 4), (4, 4)
+BIG = (130, 130)  # 16900 elements: over `eager.HOST_READ_ELEMENTS`, an exact op reads no device value back
+HUGE = (512, 513)  # over `eager.HOST_MAX_ELEMENTS`: inexact ops take their kernels
+CASES = {  # name: (function, arguments)
+    "floor_divide f32": (_ufuncs.floor_divide, lambda s: (floats(s), floats(s, 1))),
+    "floor_divide f32 by -0.0": (_ufuncs.floor_divide, lambda s: (floats(s), -0.0)),
+    "floor_divide f32 by 0.0": (_ufuncs.floor_divide, lambda s: (floats(s), 0.0)),
+    "remainder f32": (_ufuncs.remainder, lambda s: (floats(s), floats(s, 1))),
+    "remainder i32": (_ufuncs.remainder, lambda s: (ints(s), ints(s, 1, -5, 5))),
+    "divmod i32": (_ufuncs.divmod, lambda s: (ints(s), ints(s, 1, -5, 5))),
+    "fmod i32": (_ufuncs.fmod, lambda s: (ints(s), 3)),
+    "sign f32": (_ufuncs.sign, lambda s: (floats(s),)),
+    "clip f32": (_ufuncs.clip, lambda s: (floats(s), -0.5, 0.5)),
+    "power f32": (_ufuncs.power, lambda s: (np.abs(floats(s)), floats(s, 1))),
+    "power f32 of negatives": (_ufuncs.power, lambda s: (floats(s), np.round(floats(s, 1)))),
+    "mean": (_reductions.mean, lambda s: (floats(s, 2) + 10,)),
+    "mean axis 0 keepdims": (lambda x: _reductions.mean(x, axis=0, keepdims=True), lambda s: (floats(s, 2),)),
+    "var ddof 1": (lambda x: _reductions.var(x, ddof=1), lambda s: (floats(s, 2),)),
+    "std axis 1": (lambda x: _reductions.std(x, axis=1), lambda s: (floats(s, 3),)),
+    "outer": (_linalg.outer, lambda s: (floats(s[:1]), floats(s[:1], 1))),
+    "pad": (lambda x: _shapes.pad(x, ((1, 2), (0, 1)), constant_values=-1.5), lambda s: (floats(s),)),
+    "pad edge": (lambda x: _shapes.pad(x, 2, mode="edge"), lambda s: (floats(s),)),
+    "take": (lambda x, k: _indexing.take(x, k), lambda s: (floats(s), np.array([3, 0, -1, -4, 2], np.int32))),
+    "take axis 1": (lambda x, k: _indexing.take(x, k, axis=1), lambda s: (floats(s), np.array([[1, -2]], np.int32))),
+    "softmax": (stagec.nn.softmax, lambda s: (floats(s, 4),)),
+    "log_softmax axis 0": (lambda x: stagec.nn.log_softmax(x, axis=0), lambda s: (floats(s, 5),)),
+    "gelu": (stagec.nn.gelu, lambda s: (floats(s, 6) * 4,)),
+    "gelu exact": (lambda x: stagec.nn.gelu(x, approximate=False), lambda s: (floats(s, 6) * 4,)),
+    "silu": (stagec.nn.silu, lambda s: (floats(s, 7) * 30,)),
+    "logsumexp axis 1": (lambda x: stagec.nn.logsumexp(x, axis=1), lambda s: (floats(s, 8),)),
+    "standardize": (stagec.nn.standardize, lambda s: (floats(s, 9),)),
+    "one_hot": (lambda k: stagec.nn.one_hot(k, 7), lambda s: (ints(s, 0, -2, 9),)),
+}
+
+
+def _inner(fn):
+    """The function's op-by-op form: the composite's plain call (the decorator's `__wrapped__`)."""
+    return getattr(fn, "__wrapped__", None)
+
+
+def _run(name, shape):
+    fn, make = CASES[name]
+    host = make(shape)
+    args = [stagec.device_put(a) if isinstance(a, np.ndarray) else a for a in host]
+    want = _plain_of(fn)(*args)
+    for _ in range(3):  # (the second call traces and plans, the third takes the plan)
+        got = fn(*args) if _inner(fn) is None else composite_call(fn, *args)
+        if isinstance(want, tuple):
+            for g, w in zip(got, want):
+                same_bits(g, w)
+        else:
+            same_bits(got, want)
+    return host, got
+
+
+def _plain_of(fn):
+    """`fn` with composites off: every primitive through `eager.apply`, as before them."""
+    def plain(*args):
+        old = stagec.numpy._base._composite_runner
+        stagec.numpy._base.set_composite_runner(None)
+        try:
+            return fn(*args)
+        finally:
+            stagec.numpy._base.set_composite_runner(old)
+    return plain
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bits_equal_op_by_op_small(name, tiering):
+    calls = composites.stats["calls"]
+    _run(name, F)
+    assert composites.stats["calls"] >= calls + 2
+
+
+@pytest.mark.parametrize("name, shape", [("floor_divide f32", BIG), ("mean", BIG), ("softmax", BIG), ("pad", BIG),
+                                         ("mean", HUGE), ("std axis 1", HUGE)])
+def test_bits_equal_op_by_op_big(name, shape, exact):
+    calls = composites.stats["calls"]
+    _run(name, shape)
+    assert composites.stats["calls"] >= calls + 2
+
+
+@pytest.mark.parametrize("shape", [I, BIG], ids=["small", "big"])
+def test_exact_composites_equal_numpy(shape, exact):
+    a, b = ints(shape), ints(shape, 1, -7, 7)  # (zeros among the divisors: NumPy and stagec give 0)
+    A, B = stagec.device_put(a), stagec.device_put(b)
+    with np.errstate(divide="ignore"):
+        for _ in range(2):
+            same_bits(composite_call(_ufuncs.floor_divide, A, B), np.floor_divide(a, b))
+            same_bits(composite_call(_ufuncs.remainder, A, B), np.remainder(a, b))
+            same_bits(composite_call(_ufuncs.sign, A), np.sign(a))
+            same_bits(composite_call(_ufuncs.clip, A, -3, 4), np.clip(a, -3, 4))
+            same_bits(composite_call(_shapes.pad, A, 2, constant_values=7), np.pad(a, 2, constant_values=7))
+            same_bits(composite_call(_linalg.outer, A[0], B[0]), np.outer(a[0], b[0]))
+    # the operators and the public functions go through the composites too
+    calls = composites.stats["calls"]  # (each signature called before, above)
+    with np.errstate(divide="ignore"):
+        same_bits(A // B, np.floor_divide(a, b))
+        same_bits(A % B, np.remainder(a, b))
+        same_bits(snp.floor_divide(A, B), np.floor_divide(a, b))
+    assert composites.stats["calls"] == calls + 3
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_floor_divide_and_remainder_of_every_pair_equal_numpy(dtype, exact):
+    v = np.arange(np.iinfo(dtype).min, np.iinfo(dtype).max + 1).astype(dtype)
+    a, b = np.meshgrid(v, v)  # 65536 pairs: zero divisors, MIN // -1
+    A, B = stagec.device_put(a), stagec.device_put(b)
+    with np.errstate(all="ignore"):
+        for fn, want in [(_ufuncs.floor_divide, np.floor_divide(a, b)), (_ufuncs.remainder, np.remainder(a, b))]:
+            same_bits(composite_call(fn, A, B), want)
+            same_bits(stagec.jit(fn)(A, B), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint32])
+def test_integer_division_on_the_host_gives_the_kernels_bits(dtype):
+    """`elementwise.defined_int_div/rem` (a composite's integer division where defined) against the kernels."""
+    from stagec.primitives import elementwise as ew
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True),
+                        np.array([info.min, info.max, 0, 1, 7], dtype)]).astype(dtype)
+    y = rng.integers(info.min, info.max, x.size, dtype=dtype, endpoint=True)
+    y[:250] = rng.integers(-9 if info.min else 1, 10, 250)
+    y[y == 0] = 3
+    y[x == info.min] = 7
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "never")
+    try:
+        X, Y = stagec.device_put(x), stagec.device_put(y)
+        same_bits(ew.defined_int_div(x, y), stagec.lax.div(X, Y))
+        same_bits(ew.defined_int_rem(x, y), stagec.lax.rem(X, Y))
+    finally:
+        stagec.config.update("eager_tiering", old)
+    y0 = y.copy()
+    y0[3] = 0
+    assert ew.defined_int_div(x, y0) is None and ew.defined_int_rem(x, y0) is None
+    if info.min:
+        x1, y1 = x.copy(), y.copy()
+        x1[0], y1[0] = info.min, -1
+        assert ew.defined_int_div(x1, y1) is None and ew.defined_int_rem(x1, y1) is None
+
+
+def test_a_warm_call_binds_no_primitive(exact):
+    x = stagec.device_put(floats((4, 4)) + 10)
+    snp.mean(x)
+    snp.mean(x)
+    traces = composites.stats["traces"]
+    for _ in range(3):
+        out = composite_call(snp.mean, x)
+    assert composites.stats["traces"] == traces  # one trace per signature
+    np.testing.assert_allclose(np.asarray(out), np.mean(np.asarray(x, np.float64)), rtol=1e-6)
+    assert isinstance(out, stagec.Array) and out.dtype == np.float32
+
+
+def test_a_signature_is_traced_on_its_second_call(exact):
+    x = stagec.device_put(floats((4, 4)) + 10)
+    fn = lambda: snp.outer(x, x)  # (a composite calling no other)
+    traces, calls, plain = composites.stats["traces"], composites.stats["calls"], composites.stats["plain"]
+    first = fn()
+    assert (composites.stats["traces"], composites.stats["calls"], composites.stats["plain"]) == (
+        traces, calls, plain + 1)
+    same_bits(fn(), first)
+    same_bits(fn(), first)
+    assert (composites.stats["traces"], composites.stats["calls"]) == (traces + 1, calls + 2)
+
+
+def test_signatures_are_bounded_and_replanned_when_config_changes(exact):
+    x = stagec.device_put(ints((4,)))
+    old = stagec.config.eager_cache_size
+    stagec.config.update("eager_cache_size", 2)
+    try:
+        for k in range(1, 30):
+            for _ in range(2):
+                same_bits(x // k, np.floor_divide(np.asarray(x), k))
+            assert len(composites._sigs) <= 8
+        stagec.config.update("eager_tiering", "never")
+        assert len(composites._sigs) <= 8
+        for _ in range(2):
+            same_bits(x // 3, np.floor_divide(np.asarray(x), 3))
+        assert len(composites._sigs) == 1  # (planned again under the new setting)
+    finally:
+        stagec.config.update("eager_cache_size", old)
+
+
+def _graph_text(f, *args):
+    return str(stagec.make_jaxpr(f)(*args))
+
+
+def test_under_traces_a_plain_call():
+    x, i, j = floats((4, 4)), ints((4, 4)), ints((4, 4), 1, 1, 9)
+    calls = composites.stats["calls"]
+    # jit: the same graph as the op-by-op function's
+    for f, plain, args in [(snp.floor_divide, _ufuncs.floor_divide.__wrapped__, (i, j)),
+                           (snp.std, _reductions.std.__wrapped__, (x,)),
+                           (stagec.nn.softmax, stagec.nn.softmax.__wrapped__, (x,))]:
+        assert _graph_text(f, *args) == _graph_text(plain, *args)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        same_bits(stagec.jit(lambda a, b: a // b)(i, j), np.floor_divide(i, j))
+        y = np.abs(x[np.isfinite(x)]).astype(np.float64) + 1
+        g = stagec.grad(lambda v: snp.std(v))(stagec.device_put(y.astype(np.float32)))
+        want = (y - y.mean()) / (len(y) * y.std())
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-4, atol=1e-6)
+        v = stagec.vmap(snp.mean)(stagec.device_put(np.abs(x) + 1))
+        np.testing.assert_allclose(np.asarray(v), np.mean(np.abs(x).astype(np.float64) + 1, axis=1), rtol=1e-6)
+    assert composites.stats["calls"] == calls  # none ran as a composite
+
+
+def test_errors_name_the_function(exact):
+    b = stagec.device_put(np.array([True, False]))
+    with pytest.raises(TypeError, match="floor_divide is not defined for boolean arrays") as info:
+        snp.floor_divide(b, b)
+    assert "floor_divide" in [f.name for f in traceback.extract_tb(info.tb)]
+    k = stagec.device_put(np.array([0, 4], np.int32))
+    for _ in range(3):
+        with pytest.raises(IndexError, match="take: index 4 is out of bounds for axis 0 with size 4"):
+            snp.take(stagec.device_put(np.ones(4, np.float32)), k)
+    with pytest.raises(ValueError, match="remainder"):
+        snp.remainder(stagec.device_put(np.ones(3, np.float32)), stagec.device_put(np.ones(4, np.float32)))
+
+
+def test_an_input_returned_as_it_is_is_the_same_array(exact):
+    x = stagec.device_put(floats((3,)))
+    assert snp.clip(x) is x
+
+
+def test_pending_operands_are_not_waited_for():
+    """An array still being computed: the composite runs op by op, each op enqueued behind it (as before)."""
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "never")
+    event = threading.Event()
+    gate = lambda v: (event.wait(30), v)[1]
+    x = np.arange(3, dtype=np.float32)
+    f = stagec.jit(lambda v: io_callback(gate, stagec.ShapeDtypeStruct((3,), np.float32), v) + 1)
+    try:
+        plain = composites.stats["plain"]
+        y = f(x)
+        w = snp.clip(y, 1.5, 2.5)  # (not a reshape: `eager._view` waits for its operand)
+        assert composites.stats["plain"] == plain + 1
+        assert not w.is_ready()
+        event.set()
+        same_bits(w, np.clip(x + 1, 1.5, 2.5))
+    finally:
+        event.set()
+        stagec.config.update("eager_tiering", old)
+
+
+def test_a_graph_with_control_flow_runs_plainly(exact):
+    """A cond (or a callback, a custom rule) would compile as one program in a composite: it stays op by op."""
+    @stagec.numpy._base._composite
+    def f(x):
+        return stagec.lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+
+    x = stagec.device_put(np.array([1.0, -2.0], np.float32))
+    calls, plain = composites.stats["calls"], composites.stats["plain"]
+    for _ in range(3):
+        same_bits(f(x), np.array([2.0, -4.0], np.float32))
+    assert composites.stats["calls"] == calls and composites.stats["plain"] == plain + 3
+
+
+def test_unkeyed_calls_run_plainly(exact):
+    x = stagec.device_put(floats((4,)))
+    plain = composites.stats["plain"]
+    with np.errstate(invalid="ignore"):
+        same_bits(snp.floor_divide(x, float("nan")), _ufuncs.floor_divide.__wrapped__(x, float("nan")))
+        same_bits(snp.floor_divide(np.asarray(x), 2.0), _ufuncs.floor_divide.__wrapped__(x, 2.0))
+    assert composites.stats["plain"] == plain + 2
+    assert eager.stats is not None
