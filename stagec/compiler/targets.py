@@ -49,7 +49,8 @@ class Target(NamedTuple):
 
 
 TARGETS: dict[str, Target] = {t.backend: t for t in (
-    # host: without it IREE emits generic x86 code. Data tiling: packed matmuls (1024^2 f32 2.7x faster). O3:
+    # host: without it IREE emits generic x86 code. Data tiling: packed matmuls (1024^2 f32 2.7x faster; dropped for
+    # a module with no product worth packing: `driver.module_flags`). O3:
     # dispatch formation fuses layernorm's reductions with their consumer, codegen vectorizes row reductions
     # better. Peeling: a vector dimension the vector length does not divide gets whole vectors and a remainder loop
     # (else a row reduction over 1000 floats ran an element at a time). No const-eval: IREE compiled each hoisted
