@@ -24,9 +24,11 @@ PARTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuning")
 FLAG = "--iree-codegen-tuning-spec-path="
 
 COLUMNS_MIN = 256  # the narrowest column reduction `tuning/columns.mlir` matches (its `%c256`)
+SKINNY_ROWS, SKINNY_COLUMNS = 256, 1024  # the float32 A @ B that `tuning/skinny.mlir` matches (`%c256`, `%c1024`)
 _NARROW = ("f16", "bf16", "f64")  # element types that `rows` leaves alone where an op computes in them
 _EDGES = frozenset({"stablehlo.convert", "stablehlo.constant", "func.func", "func.return"})  # (`widen-half`'s)
 _PAR, _RED = "#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"
+_A_AT_B = "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>"  # A @ B, rank 2
 _READ_ROW_BY_ROW, _PER_COLUMN = "affine_map<(d0, d1) -> (d1, d0)>", "affine_map<(d0, d1) -> (d0)>"
 
 
@@ -40,6 +42,8 @@ class Look(NamedTuple):
     ordered: bool  # every broadcast_in_dim and affine map keeps dimensions in order (nothing read permuted)
     f64_dot: bool  # a dot_general with a static float64 result
     siblings: tuple[str, ...]  # `sibling_maps`
+    skinny: bool = False  # a float32 A @ B (rank 2, static) of at most `SKINNY_ROWS` rows and `SKINNY_COLUMNS`+ columns
+    packed: bool = True  # compiled with data tiling (packed matmuls): the driver's choice (`driver.module_flags`)
 
 
 def _element(t) -> str | None:
@@ -55,7 +59,8 @@ def look(module) -> Look:
         with context() as ctx:
             ctx.allow_unregistered_dialects = True
             return look(ir.Module.parse(module))
-    reduces, siblings, found = [], [], {"fused": 0, "transposes": False, "narrow": False, "ordered": True, "dot": False}
+    reduces, siblings = [], []
+    found = {"fused": 0, "transposes": False, "narrow": False, "ordered": True, "dot": False, "skinny": False}
 
     def ordered(dims) -> bool:
         return list(dims) == sorted(dims)
@@ -78,6 +83,9 @@ def look(module) -> Look:
         elif name == "stablehlo.dot_general":
             t = op.results[0].type
             found["dot"] |= _element(t) == "f64" and t.has_static_shape
+            found["skinny"] |= (t.has_static_shape and t.rank == 2 and t.shape[0] <= SKINNY_ROWS
+                                and t.shape[1] >= SKINNY_COLUMNS and str(attrs["dot_dimension_numbers"]) == _A_AT_B
+                                and all(_element(v.type) == "f32" for v in (*op.operands, *op.results)))
         elif name == "linalg.generic":
             maps = [ir.AffineMapAttr(m) for m in ir.ArrayAttr(attrs["indexing_maps"])]
             loops = [str(i) for i in ir.ArrayAttr(attrs["iterator_types"])]
@@ -94,7 +102,7 @@ def look(module) -> Look:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     return Look(tuple(reduces), found["fused"], found["transposes"], found["narrow"], found["ordered"], found["dot"],
-                tuple(siblings))
+                tuple(siblings), found["skinny"])
 
 
 def _look(module) -> Look:
@@ -132,6 +140,7 @@ def sibling_maps(module) -> tuple[str, ...]:
 RULES: dict[str, Callable[[Look], bool]] = {
     "rows": reads_rows_only,
     "f64_matmul": lambda lk: lk.f64_dot,
+    "skinny": lambda lk: lk.skinny and not lk.packed,  # (IREE's packed matmul did not compile with its tiles)
     "columns": lambda lk: reduces_columns(lk) or bool(lk.siblings),
 }
 # The line of the `columns` part after which `spec_text` matches the module's `sibling_maps`, and its merge.

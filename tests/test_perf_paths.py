@@ -314,3 +314,64 @@ def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch):
     backend.compile(stagec.jit(lambda v: v + 1).lower(x).as_text("final"), "add")
     assert [NO_THREADS in args for args in seen] == [True, False]
     assert any(a.startswith("--iree-codegen-tuning-spec-path=") for a in seen[0])
+
+
+SKINNY = {  # name -> (function of (np, x, w1, w2), rows of x, w1's shape): products not worth packing
+    "tanh(x @ w1) @ w2, 32 rows": (lambda np_, x, w1, w2: np_.tanh(x @ w1) @ w2, 32, (4096, 4096)),
+    "x @ w1, 13 rows, 1100 columns": (lambda np_, x, w1, w2: x @ w1, 13, (4096, 1100)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKINNY))
+def test_skinny_float32_matmuls_take_the_tuned_tiles_and_match_numpy(name, tmp_path):
+    # A float32 A @ B of few rows by a 4M+-element weight is compiled unpacked (driver.PACK_BIG); the skinny part of
+    # the tuning spec tiles it (6x64 blocks, 128-long reduction panels; remainders of 13 rows and 1100 columns
+    # peeled), a fused tanh takes the same blocks. Values against float64 NumPy.
+    from stagec.compiler import driver
+    fn, m, (k, n) = SKINNY[name]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w1 = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    w2 = (rng.standard_normal((n, 10)) / np.sqrt(n)).astype(np.float32)
+    low = stagec.jit(lambda *a: fn(snp, *a), backend="cpu").lower(x, w1, w2)
+    text = low.as_text("final")
+    fx = driver.text_facts(text)
+    assert not fx.packs and fx.look.skinny
+    got = np.asarray(_dumping(low, tmp_path)(x, w1, w2))
+    np.testing.assert_allclose(got, fn(np, *(a.astype(np.float64) for a in (x, w1, w2))), rtol=2e-4, atol=2e-4)
+    configs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "cache_reduction = [0, 0, 128], distribution = [256, 512, 0], vector_common_parallel = [6, 64, 0]" in configs
+
+
+def test_skinny_tiles_only_unpacked_float32_a_at_b(tmp_path):
+    # A module that packs its matmuls (256x1024 @ 1024x1024: worth packing) gets no skinny part (IREE's packed
+    # matmul did not compile with its tiles); nor do 257+ rows or fewer than 1024 columns; A @ B.T gets the part but
+    # keeps IREE's tiles (the part matches A @ B only: B.T read with its tiles was 2.5x slower).
+    from stagec import tuning
+    from stagec.compiler import driver
+    from stagec.compiler.targets import TARGETS
+
+    def parts(fn, *shapes, dtype=np.float32):
+        text = stagec.jit(fn).lower(*(np.ones(s, dtype) for s in shapes)).as_text("final")
+        fx = driver.text_facts(text)
+        flags = driver.module_flags("cpu", list(TARGETS["cpu"].flags), fx, text)
+        return [f for f in flags if f.startswith(tuning.FLAG) and "skinny" in f], text
+    assert parts(lambda a, b: a @ b, (64, 4096), (4096, 4096))[0]
+    got, text = parts(lambda a, b: a @ b, (256, 1024), (1024, 1024))
+    assert not got and driver.text_facts(text).packs
+    assert not tuning.parts_for(text)  # (a Look says packed unless the driver says otherwise)
+    assert not parts(lambda a, b: a @ b, (257, 4096), (4096, 4096))[0]
+    assert not parts(lambda a, b: a @ b, (64, 4096), (4096, 1000))[0]
+    packed = stagec.jit(lambda a, b: a @ b, backend="cpu").lower(np.ones((256, 1024), np.float32),
+                                                                  np.ones((1024, 1024), np.float32))
+    assert float(np.asarray(_dumping(packed, tmp_path)(np.ones((256, 1024), np.float32),
+                                                     np.ones((1024, 1024), np.float32)))[3, 5]) == 1024.0
+    assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in tmp_path.iterdir())
+    x, w = np.random.default_rng(4).standard_normal((8, 4096)), np.random.default_rng(5).standard_normal((4096, 4096))
+    bt = stagec.jit(lambda a, b: a @ b.T, backend="cpu").lower(x.astype(np.float32), w.astype(np.float32))
+    assert parts(lambda a, b: a @ b.T, (8, 4096), (4096, 4096))[0]
+    folder = tmp_path / "bt"
+    got = np.asarray(_dumping(bt, folder)(x.astype(np.float32), w.astype(np.float32)))
+    np.testing.assert_allclose(got, x.astype(np.float32).astype(np.float64) @ w.astype(np.float32).astype(np.float64).T,
+                               rtol=2e-4, atol=2e-3)
+    assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in folder.iterdir())

@@ -171,8 +171,8 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
     - work for local-task (`TASK_WORK`, no host calls): `main` with fences (`FENCED`);
-    - the parts of the CPU tuning spec that apply (`tuning.spec_flags`), for one thread where it calls BLAS (its
-      dispatches between the calls run on local-sync)."""
+    - the parts of the CPU tuning spec that apply (`tuning.spec_flags`; `skinny` only without data tiling), for one
+      thread where it calls BLAS (its dispatches between the calls run on local-sync)."""
     flags = list(flags)
     if backend != "cpu":
         return flags
@@ -186,7 +186,8 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
         flags.append(FENCED)  # (shapes decide, as the driver: one key in every process; runs on local-sync too)
     if not any(f.startswith(TUNING) for f in flags):
         from stagec.lowering import BLAS_MODULE
-        flags += tuning.spec_flags(mlir if fx.look is None else fx.look, one_thread=BLAS_MODULE in fx.host_calls)
+        lk = tuning.look(mlir) if fx.look is None else fx.look
+        flags += tuning.spec_flags(lk._replace(packed=DATA_TILING in flags), one_thread=BLAS_MODULE in fx.host_calls)
     return flags
 
 
