@@ -61,13 +61,17 @@ CASES = {
     "gelu_tail": (nn.gelu, _gelu, [(-10, -2)], 120, 120),
     "gelu_exact": (lambda x: nn.gelu(x, approximate=False), lambda a: a / 2 * mpmath.erfc(-a / mpmath.sqrt(2)),
                    [(-12, 5)], 6, 6),
+    # float64 below -20, -npdf(x) times its asymptotic series: x ndtr(x) was 0 where ndtr(x) was subnormal (float32
+    # keeps x ndtr(x), as JAX: 1.6e7 ulps on [-13.1, -13.05], where it flushes; the float32 points stop before)
+    "gelu_exact_tail": (lambda x: nn.gelu(x, approximate=False), lambda a: a / 2 * mpmath.erfc(-a / mpmath.sqrt(2)),
+                        [(-13.0, -9.5)], 4, 4),
     "squareplus": (nn.squareplus, _squareplus, [(-1e3, 1e3), np.geomspace(1e19, 3e38, 20), -np.geomspace(1e19, 3e38, 20)],
                    4, 4),
     "lax.exp2": (lax.exp2, lambda a: mpmath.power(2, a), [(-126, 127), (-1000, 1000)], 1, 2),
     "logaddexp2": (snp.logaddexp2, lambda a, b: mpmath.log(mpmath.power(2, a) + mpmath.power(2, b), 2),
                    [(20, 100), (-100, -20)], 4, 4),
 }
-WIDE = {"ndtr": [(-37, 9), _near(-37, 0.3)], "log_ndtr": [(0, 38), (-40, 0)], "silu": [(-30, 30), (-720, -700)],
+WIDE = {"ndtr": [(-37, 9), _near(-37, 0.3)], "gelu_exact_tail": [(-38.4, -19), _near(-37.8, 0.3)], "log_ndtr": [(0, 38), (-40, 0)], "silu": [(-30, 30), (-720, -700)],
         "mish": [(-30, 30), (-720, -700)], "squareplus": [(-1e3, 1e3), -np.geomspace(1e160, 1e300, 20)]}
 
 
@@ -258,3 +262,20 @@ def test_squareplus_paths_and_ndtr_edges():
     got = np.asarray(stagec.jit(special.ndtr)(e))
     ref = np.array([float(mpmath.ncdf(mpmath.mpf(float(v)))) for v in e[:-1]], np.float32)
     assert np.isnan(got[-1]) and np.allclose(got[:-1], ref, rtol=2e-7, atol=0), got
+
+
+def test_exact_gelu_at_infinities_and_in_bfloat16():
+    """gelu(-inf) is 0 (x ndtr(x) was -inf * 0 = NaN), gelu(inf) inf, NaN stays NaN; bfloat16's tail in float32
+    through -npdf(x) (1 + series): within half an ulp where x ndtr(x) flushed ndtr's subnormal (216 ulps, JAX 192)."""
+    import ml_dtypes
+    f = stagec.jit(lambda v: nn.gelu(v, approximate=False))
+    got = np.asarray(f(np.array([-np.inf, np.inf, np.nan], np.float32)))
+    assert got[0] == 0 and got[1] == np.inf and np.isnan(got[2])
+    x = np.linspace(-13.2, -9, 300).astype(ml_dtypes.bfloat16)
+    mpmath.mp.prec = 80
+    want = np.array([float(a / 2 * mpmath.erfc(-a / mpmath.sqrt(2))) for a in map(mpmath.mpf, x.astype(np.float64))])
+    got = np.asarray(f(x)).astype(np.float64)
+    spacing = 2.0 ** (np.floor(np.log2(np.abs(want))) - 7)  # (bfloat16: 8 significant bits)
+    err = np.where((np.abs(want) < 1.18e-38) & (np.abs(got) < 1.18e-38), 0, np.abs(got - want) / spacing)
+    j = int(np.argmax(err))
+    assert err[j] <= 1, f"gelu({x[j]}) = {got[j]!r}, not {want[j]!r}: {err[j]:.1f} ulps"

@@ -6,7 +6,7 @@ import numpy as np
 from .. import lax
 from ..ad import custom_jvp
 from .. import numpy as snp
-from ..nn import _normal_cdf, log_softmax, logsumexp, softmax  # noqa: F401
+from ..nn import _ndtr_series, _normal_cdf, log_softmax, logsumexp, softmax  # noqa: F401
 from ..numpy._base import _staged, _to_float
 
 __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln", "gammasgn", "log_ndtr",
@@ -185,18 +185,6 @@ def log_ndtr(x):
     tail = -0.5 * x * x - snp.log(-x) - _LOG_SQRT_2PI + snp.log1p(series)
     return snp.where(x > 0, snp.log1p(-ndtr(-x)),  # (log(1 - tiny) keeps its digits)
                      snp.where(x > low, snp.log(ndtr(x)), tail)).astype(x.dtype)
-
-
-def _ndtr_series(x):
-    """(the bound below which log_ndtr takes the series, sum_k (-1)^k (2k-1)!! / x^(2k)): ndtr(x) is
-    npdf(x) / -x times 1 + the sum."""
-    low, terms = (-10.0, 6) if x.dtype.itemsize <= 4 else (-20.0, 10)
-    w = 1 / (x * x)
-    series, term = 0.0, 1.0
-    for k in range(1, terms + 1):
-        term = -term * (2 * k - 1) * w
-        series = series + term
-    return low, series
 
 
 def _log_ndtr_deriv(x, y):
