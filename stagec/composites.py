@@ -29,12 +29,14 @@ from .array import Array
 from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
-from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet
-from .primitives import elementwise
+from . import eager
+from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact
+from .primitives import elementwise, gather_p
+from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
-stats = {"traces": 0, "calls": 0, "plain": 0}
+stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0}
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 _sigs: dict[tuple, object] = {}  # signature -> its runner, or _PLAIN
@@ -83,7 +85,7 @@ def _signature(fn, args, kwargs) -> tuple[tuple, list]:
 def call(fn: Callable, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
     if config.key_now is not _sigs_config[0]:  # any setting changed: signatures are planned again
-        _sigs.clear()
+        clear_cache()
         _sigs_config[0] = config.key_now
     try:
         key, leaves = _signature(fn, args, kwargs)
@@ -95,7 +97,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
         run = _SEEN if run is None else _make(fn, args, kwargs)
         if len(_sigs) >= 4 * max(config.eager_cache_size, 1):
-            _sigs.clear()
+            clear_cache()
         _sigs[key] = run
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
@@ -211,8 +213,23 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                                 [const_of.get(i) for i in ins], [avals[i] for i in ins], outs, guard,
                                 avals[outs[0]].dtype)))
     errors, quiet, ndarray, on_host = _errors, _quiet, np.ndarray, Array.on_host
+    passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
+    fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
+        all(_exact_eqn(e) for e in graph.eqns) else None
 
     def run(leaves):
+        if fused is not None:
+            module = fused.runner
+            if module is not None:  # compiled: the graph as one module (the same bits: every step is exact)
+                stats["fused_calls"] += 1
+                if not passed:
+                    return module(leaves)  # (the module's runner builds the output tree)
+                outs = module(leaves)
+                for k, i in passed:
+                    outs[k] = leaves[i]
+                return outs[0] if single else tree_unflatten(out_tree, outs)
+            if not fused.queued:
+                fused.queue()
         vals = template[:]
         for i in read:
             x = leaves[i]
@@ -272,6 +289,54 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     return run
 
 
+def _exact_eqn(eqn) -> bool:
+    """Whether an equation gives the same bits in a fused module as its own kernel or NumPy rule op by op: an
+    `exact` operation (integer arithmetic and logic, data movement: its rule gives its kernel's bits), integer
+    division (the kernel's edge cases are its lowering's selects, the same in any module; a composite's own
+    divisors are never 0 nor MIN / -1), a gather (data movement, indices clamped alike everywhere)."""
+    prim = eqn.prim
+    if prim.impl is not None or prim.multiple_results:
+        return False
+    ins, outs = [x.aval for x in eqn.inputs], [o.aval for o in eqn.outputs]
+    if prim in _DEFINED:
+        return all(np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs))
+    return prim is gather_p or exact(prim, ins, outs)
+
+
+class _Fused:
+    """A composite graph of exact equations (`_exact_eqn`) compiled as one module on the eager layer's compile
+    thread (`eager._later`); its calls run op by op until `runner` is set. Loaded modules are bounded
+    (`config.eager_cache_size`): the oldest one is dropped and its signature runs op by op again."""
+
+    def __init__(self, graph, backend, out_tree):
+        self.graph, self.backend, self.out_tree = graph, backend, out_tree
+        self.runner = None
+        self.queued = False
+
+    def queue(self) -> None:
+        if eager._later.submit(self, self.compile):  # (a full queue: asked again by the next call)
+            self.queued = True
+            stats["fused_queued"] += 1
+
+    def compile(self) -> None:
+        try:  # without stagec's passes, as the eager kernels: the graph's own operations
+            runner = Lowered(self.graph, f"composite_{self.graph.name}", None, self.out_tree, (), "none",
+                             self.backend).compile().runner
+        except Exception as e:  # (the op-by-op path stays)
+            log.debug(f"eager composite {self.graph.name}: no fused module ({type(e).__name__}: {e})")
+            return
+        finally:
+            self.graph = None
+        if len(_loaded) >= max(config.eager_cache_size, 1):
+            _loaded.pop(0).runner = None
+        _loaded.append(self)
+        self.runner = runner
+        stats["fused"] += 1
+
+
+_loaded: list[_Fused] = []  # fused modules loaded, oldest first
+
+
 # Integer division and remainder have no NumPy rule (`eager.apply` calls their kernels: division by zero and
 # MIN / -1 are the kernels' own); where every quotient is defined NumPy gives the kernel's bits, so a composite
 # computes them on the host there (`floor_divide`'s divisor is never 0 nor -1 beside MIN: always).
@@ -306,6 +371,9 @@ def _again(fn, args, kwargs, leaves):
 
 def clear_cache() -> None:
     _sigs.clear()
+    for f in _loaded:
+        f.runner = None
+    _loaded.clear()
 
 
 os.register_at_fork(after_in_child=clear_cache)  # (the plans hold kernels loaded on the parent's runtime)
