@@ -513,15 +513,23 @@ def _float32(avals, params) -> bool:
 
 
 def _max_host(x, y):
-    """np.maximum, with IEEE's max of two zeros (+0 unless both are -0: their sum), as the compiled op."""
+    """np.maximum, with IEEE's max of two zeros (+0 unless both are -0: their sum), as the compiled op. Two zeros
+    give a zero: where no result is one (counted: ~0.2 us, `.any()` ~1 us) nothing is fixed."""
     r = np.maximum(x, y)
-    return np.where((x == 0) & (y == 0), x + y, r) if r.dtype.kind == "f" else r
+    if r.dtype.kind != "f" or _count_nonzero(r) == r.size:
+        return r
+    return np.where((x == 0) & (y == 0), x + y, r)
 
 
 def _min_host(x, y):
-    """np.minimum, with IEEE's min of two zeros (-0 if either is)."""
+    """np.minimum, with IEEE's min of two zeros (-0 if either is); as `_max_host`."""
     r = np.minimum(x, y)
-    return np.where((x == 0) & (y == 0), -(-x - y), r) if r.dtype.kind == "f" else r
+    if r.dtype.kind != "f" or _count_nonzero(r) == r.size:
+        return r
+    return np.where((x == 0) & (y == 0), -(-x - y), r)
+
+
+_count_nonzero = np.count_nonzero
 
 
 def _convert_host(x, *, new_dtype, weak_type):
