@@ -202,14 +202,16 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     for i, c in consts:
         template[i] = c
     const_of = {i: Const(c, avals[i]) for i, c in consts}
-    plan = []  # (NumPy rule, (input indices, output index, dtype, shape, an input from a kernel?, name)) or
+    plan = []  # (NumPy rule, (arity, first two input indices, input indices, output index, dtype, shape, an input
+    # from a kernel?, name)) or
     # (None, (eager plan, params, [(input index, 0: an input, 1: a constant, 2: a result)], its Const or None,
     #  its aval, output indices, a rule for the values where it gives the kernel's bits (`_DEFINED`), dtype))
     for rule, params, prim, step, ins, outs, guard in steps:
         if rule is not None:
             a = avals[outs[0]]
             plan.append((functools.partial(rule, **params) if params else rule,
-                         (ins, outs[0], a.dtype, a.shape, any(i in kernel_made for i in ins), prim.name)))
+                         (len(ins), ins[0] if ins else None, ins[1] if len(ins) > 1 else None, ins, outs[0],
+                          np.dtype(a.dtype), a.shape, any(i in kernel_made for i in ins), prim.name)))
         else:
             plan.append((None, (step, params, [(i, 0 if i < n_in else 1 if i in const_of else 2) for i in ins],
                                 [const_of.get(i) for i in ins], [avals[i] for i in ins], outs, guard,
@@ -240,10 +242,14 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         try:
             for rule, how in plan:
                 if rule is not None:
-                    ins, out, dtype, shape, mixed, name = how
+                    n, i0, i1, ins, out, dtype, shape, mixed, name = how
                     if mixed:
                         xs = [x._value() if type(x) is Array else x for x in [vals[i] for i in ins]]
                         value = rule(*xs)
+                    elif n == 2:  # (most steps: no list built)
+                        value = rule(vals[i0], vals[i1])
+                    elif n == 1:
+                        value = rule(vals[i0])
                     else:
                         value = rule(*[vals[i] for i in ins])
                     if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
