@@ -23,6 +23,7 @@ import functools
 import logging
 import math
 import os
+import threading
 from typing import Callable
 
 import numpy as np
@@ -335,14 +336,16 @@ class _Fused:
             return
         finally:
             self.graph = None
-        if len(_loaded) >= max(config.eager_cache_size, 1):
-            _loaded.pop(0).runner = None
-        _loaded.append(self)
+        with _loaded_lock:  # (`clear_cache` runs on the caller's thread)
+            if len(_loaded) >= max(config.eager_cache_size, 1):
+                _loaded.pop(0).runner = None
+            _loaded.append(self)
         self.runner = runner
         stats["fused"] += 1
 
 
 _loaded: list[_Fused] = []  # fused modules loaded, oldest first
+_loaded_lock = threading.Lock()
 
 
 # Integer division and remainder have no NumPy rule (`eager.apply` calls their kernels: division by zero and
@@ -379,9 +382,17 @@ def _again(fn, args, kwargs, leaves):
 
 def clear_cache() -> None:
     _sigs.clear()
-    for f in _loaded:
-        f.runner = None
-    _loaded.clear()
+    with _loaded_lock:
+        for f in _loaded:
+            f.runner = None
+        _loaded.clear()
 
 
-os.register_at_fork(after_in_child=clear_cache)  # (the plans hold kernels loaded on the parent's runtime)
+def _after_fork_in_child() -> None:
+    """The plans hold kernels and modules loaded on the parent's runtime; its compile thread is not the child's."""
+    global _loaded_lock
+    _loaded_lock = threading.Lock()  # (held by that thread at the fork, perhaps)
+    clear_cache()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
