@@ -9,7 +9,9 @@ plans it alone (`_runner`): an equation that `eager.apply` computes with its Num
 `HOST_MAX_ELEMENTS`: inexact ones always, `exact` ones, whose rules give their kernels' bits, on host values)
 runs that rule directly on NumPy values (equations on constants alone once, when planned); the others run
 `eager._plan`'s runner for their signature: their kernels, as before. So a composite gives the bits it gave op
-by op whatever is compiled or cached, and compiles nothing a plain call would not. Calls that cannot be keyed
+by op whatever is compiled or cached. A graph of equations that give their own bits in any module (`_exact_eqn`:
+integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
+thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
 (tracers, NumPy or nested array arguments, NaN scalars), calls on arrays still being computed, and functions
 that cannot be traced alone (they raise, need a value concretely or close over a device array) run plainly:
 an error is raised by the function itself, as before. Signatures are kept up to 4 * `config.eager_cache_size`
@@ -21,6 +23,7 @@ import functools
 import logging
 import math
 import os
+import threading
 from typing import Callable
 
 import numpy as np
@@ -29,12 +32,14 @@ from .array import Array
 from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
-from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet
-from .primitives import elementwise
+from . import eager
+from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact
+from .primitives import elementwise, gather_p
+from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
-stats = {"traces": 0, "calls": 0, "plain": 0}
+stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0}
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 _sigs: dict[tuple, object] = {}  # signature -> its runner, or _PLAIN
@@ -83,7 +88,7 @@ def _signature(fn, args, kwargs) -> tuple[tuple, list]:
 def call(fn: Callable, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
     if config.key_now is not _sigs_config[0]:  # any setting changed: signatures are planned again
-        _sigs.clear()
+        clear_cache()
         _sigs_config[0] = config.key_now
     try:
         key, leaves = _signature(fn, args, kwargs)
@@ -95,7 +100,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
         run = _SEEN if run is None else _make(fn, args, kwargs)
         if len(_sigs) >= 4 * max(config.eager_cache_size, 1):
-            _sigs.clear()
+            clear_cache()
         _sigs[key] = run
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
@@ -198,21 +203,38 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     for i, c in consts:
         template[i] = c
     const_of = {i: Const(c, avals[i]) for i, c in consts}
-    plan = []  # (NumPy rule, (input indices, output index, dtype, shape, an input from a kernel?, name)) or
+    plan = []  # (NumPy rule, (arity, first two input indices, input indices, output index, dtype, shape, an input
+    # from a kernel?, name)) or
     # (None, (eager plan, params, [(input index, 0: an input, 1: a constant, 2: a result)], its Const or None,
     #  its aval, output indices, a rule for the values where it gives the kernel's bits (`_DEFINED`), dtype))
     for rule, params, prim, step, ins, outs, guard in steps:
         if rule is not None:
             a = avals[outs[0]]
             plan.append((functools.partial(rule, **params) if params else rule,
-                         (ins, outs[0], a.dtype, a.shape, any(i in kernel_made for i in ins), prim.name)))
+                         (len(ins), ins[0] if ins else None, ins[1] if len(ins) > 1 else None, ins, outs[0],
+                          np.dtype(a.dtype), a.shape, any(i in kernel_made for i in ins), prim.name)))
         else:
             plan.append((None, (step, params, [(i, 0 if i < n_in else 1 if i in const_of else 2) for i in ins],
                                 [const_of.get(i) for i in ins], [avals[i] for i in ins], outs, guard,
                                 avals[outs[0]].dtype)))
     errors, quiet, ndarray, on_host = _errors, _quiet, np.ndarray, Array.on_host
+    passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
+    fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
+        all(_exact_eqn(e) for e in graph.eqns) else None
 
     def run(leaves):
+        if fused is not None:
+            module = fused.runner
+            if module is not None:  # compiled: the graph as one module (the same bits: every step is exact)
+                stats["fused_calls"] += 1
+                if not passed:
+                    return module(leaves)  # (the module's runner builds the output tree)
+                outs = module(leaves)
+                for k, i in passed:
+                    outs[k] = leaves[i]
+                return outs[0] if single else tree_unflatten(out_tree, outs)
+            if not fused.queued:
+                fused.queue()
         vals = template[:]
         for i in read:
             x = leaves[i]
@@ -221,10 +243,14 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         try:
             for rule, how in plan:
                 if rule is not None:
-                    ins, out, dtype, shape, mixed, name = how
+                    n, i0, i1, ins, out, dtype, shape, mixed, name = how
                     if mixed:
                         xs = [x._value() if type(x) is Array else x for x in [vals[i] for i in ins]]
                         value = rule(*xs)
+                    elif n == 2:  # (most steps: no list built)
+                        value = rule(vals[i0], vals[i1])
+                    elif n == 1:
+                        value = rule(vals[i0])
                     else:
                         value = rule(*[vals[i] for i in ins])
                     if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
@@ -272,6 +298,56 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     return run
 
 
+def _exact_eqn(eqn) -> bool:
+    """Whether an equation gives the same bits in a fused module as its own kernel or NumPy rule op by op: an
+    `exact` operation (integer arithmetic and logic, data movement: its rule gives its kernel's bits), integer
+    division (the kernel's edge cases are its lowering's selects, the same in any module; a composite's own
+    divisors are never 0 nor MIN / -1), a gather (data movement, indices clamped alike everywhere)."""
+    prim = eqn.prim
+    if prim.impl is not None or prim.multiple_results:
+        return False
+    ins, outs = [x.aval for x in eqn.inputs], [o.aval for o in eqn.outputs]
+    if prim in _DEFINED:
+        return all(np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs))
+    return prim is gather_p or exact(prim, ins, outs)
+
+
+class _Fused:
+    """A composite graph of exact equations (`_exact_eqn`) compiled as one module on the eager layer's compile
+    thread (`eager._later`); its calls run op by op until `runner` is set. Loaded modules are bounded
+    (`config.eager_cache_size`): the oldest one is dropped and its signature runs op by op again."""
+
+    def __init__(self, graph, backend, out_tree):
+        self.graph, self.backend, self.out_tree = graph, backend, out_tree
+        self.runner = None
+        self.queued = False
+
+    def queue(self) -> None:
+        if eager._later.submit(self, self.compile):  # (a full queue: asked again by the next call)
+            self.queued = True
+            stats["fused_queued"] += 1
+
+    def compile(self) -> None:
+        try:  # without stagec's passes, as the eager kernels: the graph's own operations
+            runner = Lowered(self.graph, f"composite_{self.graph.name}", None, self.out_tree, (), "none",
+                             self.backend).compile().runner
+        except Exception as e:  # (the op-by-op path stays)
+            log.debug(f"eager composite {self.graph.name}: no fused module ({type(e).__name__}: {e})")
+            return
+        finally:
+            self.graph = None
+        with _loaded_lock:  # (`clear_cache` runs on the caller's thread)
+            if len(_loaded) >= max(config.eager_cache_size, 1):
+                _loaded.pop(0).runner = None
+            _loaded.append(self)
+        self.runner = runner
+        stats["fused"] += 1
+
+
+_loaded: list[_Fused] = []  # fused modules loaded, oldest first
+_loaded_lock = threading.Lock()
+
+
 # Integer division and remainder have no NumPy rule (`eager.apply` calls their kernels: division by zero and
 # MIN / -1 are the kernels' own); where every quotient is defined NumPy gives the kernel's bits, so a composite
 # computes them on the host there (`floor_divide`'s divisor is never 0 nor -1 beside MIN: always).
@@ -306,6 +382,17 @@ def _again(fn, args, kwargs, leaves):
 
 def clear_cache() -> None:
     _sigs.clear()
+    with _loaded_lock:
+        for f in _loaded:
+            f.runner = None
+        _loaded.clear()
 
 
-os.register_at_fork(after_in_child=clear_cache)  # (the plans hold kernels loaded on the parent's runtime)
+def _after_fork_in_child() -> None:
+    """The plans hold kernels and modules loaded on the parent's runtime; its compile thread is not the child's."""
+    global _loaded_lock
+    _loaded_lock = threading.Lock()  # (held by that thread at the fork, perhaps)
+    clear_cache()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -8,6 +8,7 @@ with `set_eager_impl`.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 import threading
 from typing import Any, Callable, Sequence
@@ -33,7 +34,7 @@ class ShapedArray:
         self._hash = hash((self.shape, self.dtype, self.weak_type))
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: math.prod(self.shape))  # (np.prod: ~2 us through its Python wrapper)
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype

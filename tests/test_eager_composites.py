@@ -340,3 +340,195 @@ def test_unkeyed_calls_run_plainly(exact):
         same_bits(snp.floor_divide(np.asarray(x), 2.0), _ufuncs.floor_divide.__wrapped__(x, 2.0))
     assert composites.stats["plain"] == plain + 2
     assert eager.stats is not None
+
+
+# ---------------------------------------------------------------- exact graphs as one fused module
+
+
+def _int_edges(dtype, shape, seed=0):
+    """Integers of `dtype` with zeros, MIN and -1 among them (zero divisors, MIN // -1)."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(seed).integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    flat = x.reshape(-1)
+    edges = np.array([0, info.min, info.max, 1, -1 if info.min else 2, 0, info.min], dtype)
+    flat[seed % 3:seed % 3 + len(edges)] = edges
+    return x
+
+
+class _HeldCompiles:
+    """The eager compile thread held (a job waiting on an event queued first): fused modules queued meanwhile
+    compile once it is released, so the calls before surely run op by op."""
+
+    def __enter__(self):
+        self.gate = threading.Event()
+        assert eager._later.submit(("a test holding the compile thread", id(self)), lambda: self.gate.wait(120))
+        return self
+
+    def __exit__(self, *exc):
+        self.gate.set()
+        assert stagec.wait_for_compiles(120)
+
+
+def _fused_run(fn, args, want, compiled: bool):
+    """`fn(*args)` as a composite: op by op before its module is compiled, through the module after."""
+    fused = composites.stats["fused_calls"]
+    got = composite_call(fn, *args)
+    for g, w in zip(got if isinstance(want, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        same_bits(g, w)
+    assert composites.stats["fused_calls"] == fused + (2 if compiled else 0)  # (composite_call calls twice)
+
+
+@pytest.mark.parametrize("shape", [I, BIG], ids=["small", "big"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int16])
+def test_exact_graphs_run_as_one_module_with_the_op_by_op_bits(shape, dtype, exact):
+    """Integer floor_divide / remainder / fmod / divmod and a float take: the op-by-op bits (and NumPy's) while
+    the module compiles and once it runs, below and above `HOST_READ_ELEMENTS`."""
+    a, b = _int_edges(dtype, shape), _int_edges(dtype, shape, 1)
+    x, k = floats(shape), np.array([3, 0, -1, -4, 2], np.int32)
+    A, B, X, K = (stagec.device_put(v) for v in (a, b, x, k))
+    with np.errstate(all="ignore"):
+        cases = [(_ufuncs.floor_divide, (A, B), np.floor_divide(a, b)), (_ufuncs.remainder, (A, B), np.remainder(a, b)),
+                 (_ufuncs.fmod, (A, B), np.fmod(a, b)), (_ufuncs.divmod, (A, B), np.divmod(a, b)),
+                 (_indexing._take_in_bounds, (X, K, 1), np.take(x, k, axis=1))]
+    stagec.wait_for_compiles()
+    composites.clear_cache()  # (signatures met by other tests: planned afresh)
+    queued = composites.stats["fused_queued"]
+    with _HeldCompiles():
+        for fn, args, want in cases:
+            _fused_run(fn, args, want, compiled=False)  # (queued now)
+    assert composites.stats["fused_queued"] == queued + len(cases)
+    for fn, args, want in cases:
+        _fused_run(fn, args, want, compiled=True)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_integer_division_of_every_pair_in_a_module_gives_the_kernels_bits(dtype, exact):
+    """Raw `lax.div` / `lax.rem` (zero divisors and MIN / -1 reach the kernel: its own answers) in a composite,
+    op by op and as one module; and floor_divide / remainder against NumPy, both ways."""
+    @stagec.numpy._base._composite
+    def raw(a, b):
+        return stagec.lax.div(a, b), stagec.lax.rem(a, b)
+
+    v = np.arange(np.iinfo(dtype).min, np.iinfo(dtype).max + 1).astype(dtype)
+    a, b = np.meshgrid(v, v)  # 65536 pairs
+    A, B = stagec.device_put(a), stagec.device_put(b)
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "never")  # (every division by its kernel)
+    try:
+        kernel = [np.asarray(r) for r in raw.__wrapped__(A, B)]
+    finally:
+        stagec.config.update("eager_tiering", old)
+    with np.errstate(all="ignore"):
+        cases = [(raw, tuple(kernel)), (_ufuncs.floor_divide, np.floor_divide(a, b)),
+                 (_ufuncs.remainder, np.remainder(a, b))]
+    stagec.wait_for_compiles()
+    composites.clear_cache()
+    small = [stagec.device_put(np.ascontiguousarray(x[120:136, 120:136])) for x in (a, b)]  # (below the read limit)
+    with _HeldCompiles():
+        for fn, want in cases:
+            _fused_run(fn, (A, B), want, compiled=False)
+        _fused_run(raw, small, tuple(k[120:136, 120:136] for k in kernel), compiled=False)
+    for fn, want in cases:
+        _fused_run(fn, (A, B), want, compiled=True)
+    _fused_run(raw, small, tuple(k[120:136, 120:136] for k in kernel), compiled=True)
+
+
+def test_inexact_graphs_are_not_fused(exact):
+    """A float comparison or max may differ between a NumPy rule and a kernel (subnormals): op by op, no module."""
+    x = stagec.device_put(floats((4, 4)))
+    queued, fused = composites.stats["fused_queued"], composites.stats["fused_calls"]
+    for fn, args in [(_ufuncs.sign, (x,)), (_ufuncs.clip, (x, -0.5, 0.5)), (_ufuncs.floor_divide, (x, 2.0))]:
+        same_bits(composite_call(fn, *args), _plain_of(fn)(*args))
+    assert composites.stats["fused_queued"] == queued and composites.stats["fused_calls"] == fused
+    assert snp.clip(x) is x and snp.clip(x) is x  # (no equation: nothing to compile)
+    assert composites.stats["fused_queued"] == queued
+
+
+def test_fused_modules_are_bounded_and_dropped_when_config_changes(exact):
+    x = stagec.device_put(ints((4,)))
+    old = stagec.config.eager_cache_size
+    stagec.config.update("eager_cache_size", 2)
+    composites.clear_cache()
+    try:
+        for k in range(1, 6):
+            for _ in range(2):
+                x // k
+            assert stagec.wait_for_compiles(120)
+            assert len(composites._loaded) <= 2
+        fused = composites.stats["fused_calls"]
+        same_bits(x // 5, np.floor_divide(np.asarray(x), 5))  # (the newest: still loaded)
+        same_bits(x // 1, np.floor_divide(np.asarray(x), 1))  # (dropped: op by op)
+        assert composites.stats["fused_calls"] == fused + 1
+        stagec.config.update("eager_tiering", "never")
+        same_bits(x // 5, np.floor_divide(np.asarray(x), 5))  # (op by op: every signature planned again)
+        assert composites._loaded == []
+    finally:
+        stagec.config.update("eager_cache_size", old)
+
+
+# ---------------------------------------------------------------- cheaper NumPy rules, the same bits
+
+
+def _old_max(x, y):  # (the rules before: three more ufuncs on every call)
+    r = np.maximum(x, y)
+    return np.where((x == 0) & (y == 0), x + y, r) if r.dtype.kind == "f" else r
+
+
+def _old_min(x, y):
+    r = np.minimum(x, y)
+    return np.where((x == 0) & (y == 0), -(-x - y), r) if r.dtype.kind == "f" else r
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, "bfloat16", np.int32, np.uint8])
+def test_max_min_rules_give_the_bits_they_gave(dtype):
+    from stagec.primitives import elementwise as ew
+    import ml_dtypes
+    dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    if dtype.kind in "fV":
+        info = ml_dtypes.finfo(dtype)
+        v = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, float(info.smallest_subnormal),
+                      -float(info.smallest_subnormal), float(info.tiny), 1.0, -1.5, float(info.max)], dtype)
+    else:
+        info = np.iinfo(dtype)
+        v = np.array([0, 1, info.min, info.max, 7], dtype)
+    a, b = np.meshgrid(v, v)
+    with np.errstate(all="ignore"):
+        for new, old in [(ew.max_p.host, _old_max), (ew.min_p.host, _old_min)]:
+            for x, y in [(a, b), (a[:3], b[:3]), (v, v[0]), (v[1], v), (v[-1], v[1]), (v[0], v[1])]:
+                got, want = np.asarray(new(x, y)), np.asarray(old(x, y))
+                same_bits(got, want)
+            nonzero = v[v != 0]  # (no zero result: the fast path)
+            same_bits(np.asarray(new(nonzero, nonzero[::-1])), np.asarray(old(nonzero, nonzero[::-1])))
+
+
+@pytest.mark.parametrize("shape, dims, out", [((), (), (3, 2)), ((3,), (0,), (3, 4)), ((3,), (1,), (4, 3)),
+                                              ((1, 3), (0, 1), (5, 3)), ((2, 3), (1, 0), (3, 2, 4)),
+                                              ((2, 1, 3), (0, 2, 1), (2, 3, 4)), ((0, 3), (0, 1), (0, 3))])
+def test_broadcast_rule_is_a_view_of_its_operand(shape, dims, out):
+    """`broadcast_in_dim`'s NumPy rule: the values of transpose + reshape + `np.broadcast_to`, as a read-only view
+    with strides set directly (its operand its base, where it is contiguous)."""
+    from stagec.primitives import structural
+    x = floats(shape) if shape else np.float32(-0.0)
+    x = np.asarray(x)
+    order = sorted(range(x.ndim), key=lambda i: dims[i])
+    t = x.transpose(order)
+    d = [dims[i] for i in order]
+    want = np.broadcast_to(t.reshape([t.shape[d.index(k)] if k in d else 1 for k in range(len(out))]), out)
+    for operand in (x, np.asfortranarray(x)):
+        got = structural.broadcast_in_dim_p.host(operand, shape=out, broadcast_dimensions=dims)
+        same_bits(got, want)
+        assert not got.flags.writeable
+    if x.size:
+        assert structural.broadcast_in_dim_p.host(x, shape=out, broadcast_dimensions=dims).base is x
+
+
+def test_take_of_a_flattened_array_is_one_composite(exact):
+    """`take(x, k)` (axis None): the flattening reshape inside the composite, not an eager operation before it."""
+    x, k = floats((4, 4)), np.array([3, 0, -1, 15, -16], np.int32)
+    X, K = stagec.device_put(x), stagec.device_put(k)
+    composites.clear_cache()
+    with _HeldCompiles():
+        _fused_run(snp.take, (X, K), np.take(x, k), compiled=False)
+    _fused_run(snp.take, (X, K), np.take(x, k), compiled=True)
+    with pytest.raises(IndexError, match="take: index 16 is out of bounds for axis 0 with size 16"):
+        snp.take(X, stagec.device_put(np.array([16], np.int32)))

@@ -226,7 +226,7 @@ def _check_bounds(fname: str, i, size: int, axis: int) -> None:
         return
     v = np.asarray(i)
     bad = (v >= size) | (v < -size)
-    if bad.any():
+    if np.count_nonzero(bad):  # (`.any()`: ~1 us more on a few indices)
         raise IndexError(f"{fname + ': ' if fname else ''}index {int(v[bad].flat[0])} is out of bounds for axis {axis} "
                          f"with size {size}")
 
@@ -492,8 +492,11 @@ class _IndexUpdateHelper:
 
 
 @_composite
-def _take_in_bounds(a, indices, axis: int):
-    """`take` of integer indices checked to be in bounds along `axis` (NumPy's negative ones included)."""
+def _take_in_bounds(a, indices, axis: int | None):
+    """`take` of integer indices checked to be in bounds along `axis` (NumPy's negative ones included; None: `a`
+    flattened, in the composite)."""
+    if axis is None:
+        a, axis = lax.reshape(a, (aval_of(a).size,)), 0
     return _getitem(a, (slice(None),) * axis + (indices,), "clip", None, "take")
 
 
@@ -503,11 +506,10 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     only), 'clip', 'wrap' or 'fill' (out-of-bounds indices read `fill_value`, by default as for
     `x.at[i].get(mode='fill')`: NaN for floats)."""
     a = _arr(a)
-    if axis is None:
-        a, axis = lax.reshape(a, (aval_of(a).size,)), 0
+    flat = axis is None  # (flattened by `_take_in_bounds` itself where it runs, else below)
     av = aval_of(a)
-    axis = _axis(axis, av.ndim, "take")
-    n = av.shape[axis]
+    axis = 0 if flat else _axis(axis, av.ndim, "take")
+    n = av.size if flat else av.shape[axis]
     indices = _arr(indices) if isinstance(indices, (list, tuple)) else indices
     if not (_is_array(indices) or isinstance(indices, np.ndarray)):
         indices = np.asarray(indices)
@@ -524,8 +526,10 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     if mode == "raise":
         _check_bounds("take", indices, n, axis)
         if type(indices) is Array:  # (in bounds: its gather, one eager composite with the indices an operand)
-            return _take_in_bounds(a, indices, axis)
-    elif mode != "fill":
+            return _take_in_bounds(a, indices, None if flat else axis)
+    if flat:
+        a = lax.reshape(a, (n,))
+    if mode != "raise" and mode != "fill":
         if isinstance(indices, TracerBase) or isinstance(indices, Array):
             i = lax.convert_element_type(indices, np.int32)
             if mode == "clip":

@@ -480,6 +480,16 @@ def _dynamic_update_slice_batch(args, dims):
 # (`builtins.slice`: this module's `slice` is lax.slice)
 
 def _broadcast_host(x, *, shape, broadcast_dimensions):
+    """A read-only view of `x`: stride 0 along new and stretched dimensions (built directly: ~0.3 us, where
+    transpose, reshape and `np.broadcast_to` took ~3 us)."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.size:
+        strides = [0] * len(shape)
+        for i, d in enumerate(broadcast_dimensions):
+            if x.shape[i] != 1:
+                strides[d] = x.strides[i]
+        out = np.ndarray(shape, x.dtype, x, 0, strides)
+        out.flags.writeable = False
+        return out
     order = sorted(range(x.ndim), key=lambda i: broadcast_dimensions[i])
     x = x.transpose(order)
     dims = [broadcast_dimensions[i] for i in order]
