@@ -176,9 +176,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     flags = list(flags)
     if backend != "cpu":
         return flags
-    if not fx.packs:
-        flags = [f for f in flags if f != DATA_TILING]
-    elif fx.bf16 and HOST in flags and not host_has_bf16():
+    if not fx.packs or (fx.bf16 and HOST in flags and not host_has_bf16()):
         flags = [f for f in flags if f != DATA_TILING]
     if fx.libm_f64 and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
