@@ -100,9 +100,14 @@ def gelu(x: Any, approximate: bool = True):
     return _x_normal_cdf(x)
 
 
+def _ndtr_low(dtype) -> float:
+    """The bound below which ndtr(x) is taken as npdf(x) / -x (1 + `_ndtr_series`)."""
+    return -10.0 if np.dtype(dtype).itemsize <= 4 else -20.0
+
+
 def _ndtr_series(x):
-    """(the bound below which ndtr(x) = npdf(x) / -x (1 + the sum) is taken, sum_k (-1)^k (2k-1)!! / x^(2k))."""
-    low, terms = (-10.0, 6) if x.dtype.itemsize <= 4 else (-20.0, 10)
+    """(`_ndtr_low`, sum_k (-1)^k (2k-1)!! / x^(2k))."""
+    low, terms = _ndtr_low(x.dtype), 6 if x.dtype.itemsize <= 4 else 10
     w = 1 / (x * x)
     series, term = 0.0, 1.0
     for k in range(1, terms + 1):
@@ -124,7 +129,7 @@ def _x_normal_cdf(x, tail: bool = False):
     plain = lax.mul(snp.maximum(x, -top), _normal_cdf(x))
     if not (tail or dt == np.float64):
         return plain
-    low, _ = _ndtr_series(x)
+    low = _ndtr_low(dt)
     t = snp.clip(x, -top, low)  # (finite, in the series' range: no NaN in the branch `where` leaves out, nor its gradient)
     _, series = _ndtr_series(t)
     th = snp.floor(t * 2.0 ** k) * 2.0 ** -k
