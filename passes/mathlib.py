@@ -2014,17 +2014,14 @@ CPU_EXPANSIONS = [
 
 
 def exp_of_lgamma(op) -> bool:
-    """Whether `op` is an exponential of a float32 or float64 `chlo.lgamma` that only exponentials read
-    (scipy.special.gamma's exp(gammaln(x))): `mathlib` computes it as |Gamma(x)| from x (passes/special.py), so
-    `mathlib-cpu` leaves it."""
+    """Whether `op` is an exponential of a float32 or float64 `chlo.lgamma` (scipy.special.gamma's exp(gammaln(x))):
+    `mathlib` computes it as |Gamma(x)| from x (passes/special.py), so `mathlib-cpu` leaves it. Other readers of
+    the lgamma (gammaln beside gamma in one module, shared by CSE) do not matter: they keep their lgamma."""
     if op.name != "stablehlo.exponential" or not op.operands:
         return False
     lg = producer(op.operands[0])
-    if lg is None or lg.name != "chlo.lgamma" or not isinstance(lg.result.type, ir.RankedTensorType):
-        return False
-    uses = [u.owner for u in lg.result.uses]
-    return (str(ir.RankedTensorType(lg.result.type).element_type) in ("f32", "f64")
-            and all(u.name == "stablehlo.exponential" for u in uses))
+    return (lg is not None and lg.name == "chlo.lgamma" and isinstance(lg.result.type, ir.RankedTensorType)
+            and str(ir.RankedTensorType(lg.result.type).element_type) in ("f32", "f64"))
 
 
 def _by_op(table) -> dict[str, list[Expansion]]:
@@ -2085,8 +2082,11 @@ def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None
     number rewritten."""
     n = 0
     by_op = _BY_OP if table is None else table
-    for op in nested_ops(module.operation, tuple(by_op)):
-        if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType):
+    # Consumers before their producers: an expansion that reads what produced its operand (gamma's exp of an lgamma,
+    # betaln's sums of lgammas) sees it as written, and a producer it left without readers is not expanded at all.
+    for op in reversed(list(nested_ops(module.operation, tuple(by_op)))):
+        if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType) \
+                or next(iter(op.result.uses), None) is None:
             continue
         t = tensor_type(op.result.type)
         name = _type_name(tensor_type(op.operands[0].type).element_type if op.operands else t.element_type)

@@ -19,7 +19,7 @@ import numpy as np
 from iree.compiler import ir
 
 from . import mathlib as _m
-from .irutil import producer
+from .irutil import producer, splat_value
 from .mathlib import NARROW, Expansion, F
 
 _T = "tests/test_accuracy.py::"
@@ -216,13 +216,6 @@ def _lgamma_arg(v: ir.Value):
     return producer(v).operands[0]
 
 
-def _gamma_only(op) -> bool:
-    """Whether `op` (chlo.lgamma) is read by exponentials only, in float32 or float64: their expansion computes
-    |Gamma| from its x (`_gamma32`, `_gamma64`), so it is left (dead) for them."""
-    uses = [u.owner for u in op.result.uses]
-    return bool(uses) and _m.exp_of_lgamma(uses[0])
-
-
 def _gamma32(f: F, v):
     """|Gamma(x)| for exp(lgamma(x)) of float32 x (scipy.special.gamma's exp of gammaln: gammaln's absolute error
     times e^|.|, 281 ulps near +-30), in float64 arithmetic (no libm: mathlib's `_log` and `_exp32`), rounded once:
@@ -351,24 +344,24 @@ def _betaln_lgammas(op):
     a, b = la.operands[0], lb.operands[0]
     if not ((s.operands[0] == a and s.operands[1] == b) or (s.operands[0] == b and s.operands[1] == a)):
         return None
+    # c must be betaln's psi(s) e, e = (a - (s - (s - a))) + (b - (s - a)) (s + e = a + b exactly), which the
+    # rewrite computes exactly instead: another term in its place (a user's) keeps the expression as written
+    c = _named(inner.operands[1], "stablehlo.multiply")
+    e = c and _named(c.operands[1], "stablehlo.add")
+    if e is None or not _is_two_sum_error(e, a, b, s.result):
+        return None
     return la, lb, ls
 
 
-def _betaln_only(op) -> bool:
-    """Whether `op` (chlo.lgamma) is read only inside betaln's sums (`_betaln_lgammas`, `_algdiv_args`), which
-    `_betaln32` and `_algdiv32` compute from the arguments: it is left (dead) for them."""
-    def anchors(u, depth):
-        yield u
-        if depth:
-            for v in u.result.uses if len(u.results) == 1 else ():
-                yield from anchors(v.owner, depth - 1)
-
-    def lgammas(c):
-        g = _algdiv_args(c)
-        return _betaln_lgammas(c) or (() if g is None else g[:1])
-    uses = list(op.result.uses)
-    return bool(uses) and all(any(any(g.operation == op.operation for g in lgammas(c)) for c in anchors(u.owner, 2))
-                              for u in uses)
+def _is_two_sum_error(e, a, b, s) -> bool:
+    """Whether `e` is (a - (s - (s - a))) + (b - (s - a)), as stagec.scipy.special.betaln writes it."""
+    def sub(v, x=None):
+        op = _named(v, "stablehlo.subtract")
+        return op if op is not None and (x is None or op.operands[0] == x) else None
+    l, r = sub(e.operands[0], a), sub(e.operands[1], b)
+    sa = r and sub(r.operands[1], s)
+    outer = l and sub(l.operands[1], s)
+    return bool(sa and outer and sa.operands[1] == a and outer.operands[1] == sa.result)
 
 
 def _betaln32(f: F, lga, rest):
@@ -420,7 +413,9 @@ def _algdiv_parts(lga, rest):
     v = cmp and _named(cmp.operands[1], "stablehlo.multiply")
     lm1 = v and _named(v.operands[1], "stablehlo.subtract")
     log = lm1 and _named(lm1.operands[0], "stablehlo.log")
-    if mn is None or log is None or not v.operands[0] == mn.operands[0]:
+    big = log and _named(log.operands[0], "stablehlo.maximum")
+    if mn is None or big is None or not v.operands[0] == mn.operands[0] or splat_value(mn.operands[1]) != 8.0 \
+            or splat_value(big.operands[1]) != 8.0:  # (betaln's lgamma(min(a, 8)) and big = max(b, 8))
         return None
     return lg, v.operands[0], log.operands[0]
 
@@ -551,8 +546,7 @@ def _clogistic(f: F, a, b):
 _ALL = (*NARROW, "f64")
 _m.add_expansions(
     Expansion("chlo.lgamma", _ALL, _lgamma, "CHLO's Lanczos sum: 5.0e4 float32 ulps near lgamma's zeros (1060 at 1.0107)",
-              _T + "test_float32_gamma_functions_near_their_zeros", f32=True,
-              applies=lambda op: not (_gamma_only(op) or _betaln_only(op))),
+              _T + "test_float32_gamma_functions_near_their_zeros", f32=True),
     Expansion("stablehlo.exponential", ("f32",), _gamma32, "exp of CHLO's lgamma (scipy.special.gamma): its absolute "
               "error times e^|.|, 281 float32 ulps near +-30", "tests/test_accuracy_gamma.py::test_gamma_float32",
               f32=True, applies=_m.exp_of_lgamma),
