@@ -57,12 +57,13 @@ def gamma(x):
     return gammasgn(x) * snp.exp(gammaln(x))
 
 
+@_staged()
 def betaln(a, b):
     """log B(a, b), a <= b after a swap: below b = 8 gammaln(a) + (gammaln(b) - gammaln(a + b)); past it SciPy's cdflib
     (as JAX's): gammaln(a) + algdiv(a, b), and for a >= 8 its Stirling form (the three gammalns cancelled: 5e8 float32
     ulps at a = 1e-9, b = 1e9). float32: `mathlib` computes the two sums with gammaln(a) from a and b in float64
     arithmetic (passes/special.py: their rounded float32 terms left 540 ulps near betaln's zero, 70 at (0.1, 5e9)).
-    float16 and bfloat16 in float32."""
+    float16 and bfloat16 in float32. Eager calls run it as one module (the sums' rewrite needs the whole graph)."""
     a, b = _to_float("betaln", a, b)
     if a.dtype not in (np.float32, np.float64):  # (their own gammalns cancel: 111 bfloat16 ulps at (0.39, 7.3))
         return betaln(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
