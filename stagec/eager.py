@@ -405,7 +405,6 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
     return run
 
 
-_VALUED = (Array, Const)  # operands whose `_value()` is their NumPy value
 
 
 def host_values(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
