@@ -141,7 +141,9 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         return _PLAIN  # (a graph or function in a parameter: control flow, a callback, a custom rule, which op by
         # op run as their bodies' operations, would compile as one program here)
     stats["traces"] += 1
-    return _runner(graph, out_tree, fn, args, kwargs)
+    # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
+    return _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
+                   {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
 
 
 def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callable:
@@ -263,7 +265,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                     if guard is not None:  # (integer division: on the host where defined, the kernel's bits)
                         value = guard(*[x._value() if type(x) is Array else x for x in [vals[i] for i, _ in ins]])
                         if value is not None:
-                            vals[outs[0]] = value.astype(dtype, copy=False)
+                            vals[outs[0]] = np.asarray(value, dtype)  # (a 0-d quotient is a NumPy scalar)
                             continue
                     xs = []
                     for (i, kind), c, a in zip(ins, consts_in, in_avals):
@@ -372,11 +374,14 @@ def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:
     return value
 
 
+_SLOT = object()  # where a runner's arguments held an Array
+
+
 def _again(fn, args, kwargs, leaves):
     """The plain call with this call's arrays (the runner was made with another call's)."""
     it = iter(leaves)
-    args = [next(it) if type(a) is Array else a for a in args]
-    kwargs = {k: next(it) if type(kwargs[k]) is Array else kwargs[k] for k in sorted(kwargs)}
+    args = [next(it) if a is _SLOT else a for a in args]
+    kwargs = {k: next(it) if kwargs[k] is _SLOT else kwargs[k] for k in sorted(kwargs)}
     return fn(*args, **kwargs)
 
 
