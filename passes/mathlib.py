@@ -237,7 +237,7 @@ def _sin_cos_tan(name: str):
 
 # sin y = y + y^3 P(y^2) on [-pi/2, pi/2] (fitted for relative error, 2^-27.2: 0.11 ulp of float32)
 SIN_PI = (-0.16666659352426047, 0.008333062208708294, -0.00019809352500622387, 2.605294768083026e-06)
-# sin and cos in float32 arithmetic (`_reduce32`, `_kernel32`: special.py's, for |x| < SMALL32), within 1 ulp.
+# sin and cos in float32 arithmetic (`_reduce32`, `_kernel32`, for |x| < SMALL32), within 1 ulp.
 # pi/2 = Q[0] + ... + Q[4]: Q[0..3] of at most 11 bits (k Q[i] exact for k < 2^13), Q[4] the rest rounded.
 Q = (float.fromhex("0x1.92p0"), float.fromhex("0x1.fbp-12"), float.fromhex("0x1.51p-22"), float.fromhex("0x1.0bp-34"),
      6.223372171896613e-14)

@@ -69,6 +69,9 @@ def _log_t(f: F, z):
 
 # lgamma(v) - ((v - 1/2) log v - v + log(2 pi) / 2) ~ sum B_2k / (2k (2k - 1) v^(2k-1)), k = 1..9 (v >= 8: 8e-17 left)
 STIRLING9 = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156, -3617 / 122400, 43867 / 244188)
+HALF_LOG_2PI_DD = (0.9189385332046728, -3.8782941580672414e-17)  # log(2 pi) / 2 and log(pi) as double-doubles
+LOG_PI_DD = (1.1447298858494002, 1.0265951162707826e-17)
+HALF_LOG_2PI = HALF_LOG_2PI_DD[0]
 
 
 def _log_wide(d: F, v, inv=None):
@@ -83,7 +86,7 @@ def _lgamma32(f: F, x):
     """float32 log|Gamma(x)| in float64 arithmetic (no libm: mathlib's `_log`), rounded once (`_lgamma_wide`), +inf at
     the poles 0, -1, -2, ... and at +-inf, 0 at 1 and 2."""
     d = F(_m._Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
-    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    r = _round_off(f, x)  # (exact: |x| < 2^22; beyond, every float32 is a pole)
     out = _lgamma_wide(d, d("convert", x), d("convert", r))
     pole = _and(f, f.cmp(x, 0.0, "LE"), f.cmp(x, f("floor", x), "EQ"))  # (0, -1, -2, ...: +inf, as SciPy and JAX)
     out = f.sel(f.b.op("or", f.cmp(x, 1.0, "EQ"), f.cmp(x, 2.0, "EQ"), ty=f.b.i1), f.c(0.0), d("convert", out, ty=f.t))
@@ -113,7 +116,7 @@ def _lgamma_wide(d: F, xd, rd):
     # reflected: log(prod / |sin|) = log prod - log|sin|, scaled by 2^-64 into float32's range (|sin| down to 4e-45)
     lq = _log_wide(d, d.sel(neg, d.mul(d.div(prod, sin), 2.0 ** -64), prod))
     lq = d.add(lq, d.sel(neg, d.c(64 * math.log(2)), d.c(0.0)))
-    return d.sel(neg, d.add(d.sub(1.1447298858494002, stirling), lq), d.sub(stirling, lq))
+    return d.sel(neg, d.add(d.sub(LOG_PI_DD[0], stirling), lq), d.sub(stirling, lq))
 
 
 def _lgamma(f: F, x):
@@ -129,13 +132,13 @@ def _lgamma(f: F, x):
     t = f.add(7.5, z)
     log_t = _log_t(f, z)
     body = f.mul(f.sub(f.add(z, 0.5), f.div(t, log_t)), log_t)
-    log_y = f.add(f.add(0.91893853320467266, body), f("log", a))
+    log_y = f.add(f.add(0.91893853320467266, body), f("log", a))  # (XLA's constant: HALF_LOG_2PI - 1 ulp)
     ax = f("abs", x)
     frac = f.sub(ax, f("floor", ax))
     frac = f.sel(f.cmp(f.c(0.5), frac, "LT"), f.sub(1.0, frac), frac)
     log_sin = f("log", f("sine", f.mul(3.1415926535897931, frac)))
     finite = f("is_finite", log_sin, ty=f.b.i1)
-    reflected = f.sel(finite, f.sub(f.sub(1.1447298858494002, log_sin), log_y), f.neg(log_sin))
+    reflected = f.sel(finite, f.sub(f.sub(LOG_PI_DD[0], log_sin), log_y), f.neg(log_sin))
     out = f.sel(reflect, reflected, log_y)
     near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
     near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
@@ -174,7 +177,7 @@ def _digamma32(f: F, x):
     u = d.mul(inv, inv)
     psi = d.sub(d.sub(log_v, d.mul(inv, 0.5)), d.mul(u, d.poly(u, DIGAMMA_ASYMPTOTIC)))
     psi = d.sel(small, d.sub(psi, d.div(num, den)), psi)
-    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    r = _round_off(f, x)  # (exact: |x| < 2^22; beyond, every float32 is a pole)
     t = d.mul(d("convert", r), math.pi)
     z = d.mul(t, t)
     cot = d.div(d.poly(z, COS_TAYLOR), d.mul(t, d.poly(z, SIN_TAYLOR)))
@@ -207,8 +210,7 @@ def _digamma(f: F, x):
 # ---------------------------------------------------------------- gamma: exp(lgamma(x)) of float32
 
 # lgamma(v) ~ (v - 1/2) log v - v + log(2 pi) / 2 + sum B_2k / (2k (2k - 1) v^(2k-1)), k = 1..4 (v >= 8: 6e-12 left)
-STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680)
-HALF_LOG_2PI = 0.9189385332046728
+STIRLING = STIRLING9[:4]
 
 
 def _lgamma_arg(v: ir.Value):
@@ -237,15 +239,13 @@ def _gamma32(f: F, v):
     series = d.add(HALF_LOG_2PI, d.mul(inv, d.poly(d.mul(inv, inv), STIRLING)))
     g = _m._exp32(d, d.add(d.sub(d.mul(d.sub(vv, 0.5), log_v), vv), series))
     g = d.sel(small, d.div(g, prod), g)
-    r = f.sub(x, f("floor", f.add(x, 0.5)))  # x - round(x), exact (|x| < 2^22; beyond, every float32 is a pole)
+    r = _round_off(f, x)  # (exact: |x| < 2^22; beyond, every float32 is a pole)
     t = d.mul(d("convert", r), math.pi)
     sin = d("abs", d.mul(t, d.poly(d.mul(t, t), SIN_TAYLOR[:9])))  # (|t| <= pi/2: 3e-14 relative left)
     return d("convert", d.sel(neg, d.div(math.pi, d.mul(sin, g)), g), ty=f.t)
 
 
 # constants as hi + lo (mpmath, 200 bits)
-HALF_LOG_2PI_DD = (0.9189385332046728, -3.8782941580672414e-17)
-LOG_PI_DD = (1.1447298858494002, 1.0265951162707826e-17)
 PI_DD = (3.141592653589793, 1.2246467991473532e-16)
 
 
@@ -270,7 +270,7 @@ def _gamma64(f: F, v):
     # below 2^-500, w and r (below) are scaled by 2^600 (m: Dekker's products of tiny operands lose their low
     # halves to the flush of subnormals); q = prod 2^m (x >= 0) or prod / (|sin| 2^m) (x < 0), log q -+ m ln 2 the
     # log of prod or of prod / |sin|
-    r = f.sub(x, f("floor", f.add(x, 0.5)))  # (exact; |r| <= 1/2 + 2^-53)
+    r = _round_off(f, x)  # (exact; |r| <= 1/2 + 2^-53)
     tiny = f.cmp(f.sel(neg, f("abs", r), w), 2.0 ** -500, "LT")
     m = f.sel(tiny, f.c(600.0), f.c(0.0))
     up = f.sel(tiny, f.c(2.0 ** 600), one)
@@ -382,7 +382,7 @@ def _betaln32(f: F, lga, rest):
 
 
 def _round_off(f: F, x):
-    """x - round(x) of float32 x: exact."""
+    """x - round(x) (round half up, by floor: x + 1.5 2^23 - 1.5 2^23 is folded on Vulkan): exact."""
     return f.sub(x, f("floor", f.add(x, 0.5)))
 
 
