@@ -33,7 +33,7 @@ from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
 from . import eager
-from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact
+from .eager import HOST_READ_ELEMENTS, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
 from .primitives import elementwise, gather_p
 from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
@@ -294,7 +294,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             if type(x) is ndarray:  # a NumPy rule's result (or a constant): an Array, as `eager.apply` returns
                 a = avals[i]
                 x.flags.writeable = False
-                x = on_host(x, a, backend) if x.nbytes <= KEEP_HOST_BYTES else Array(backend.put(x), a, backend)
+                x = host_result(x, a, backend)
             outs.append(x)
         return outs[0] if single else tree_unflatten(out_tree, outs)
     return run

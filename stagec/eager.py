@@ -356,9 +356,13 @@ def _on_host(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], para
     """The primitive's NumPy rule; a small result stays on the host until a device call reads it (`Array.on_host`),
     a bigger one is uploaded."""
     (value,) = host_values(prim, args, avals, params, out_avals)
-    if value.nbytes <= KEEP_HOST_BYTES:
-        return [Array.on_host(value, out_avals[0], backend)]
-    return [Array(backend.put(value), out_avals[0], backend)]
+    return [host_result(value, out_avals[0], backend)]
+
+
+def host_result(value: np.ndarray, aval: ShapedArray, backend: Backend) -> Array:
+    """A NumPy rule's (read-only) result as an Array: kept on the host up to `KEEP_HOST_BYTES`, else uploaded."""
+    return Array.on_host(value, aval, backend) if value.nbytes <= KEEP_HOST_BYTES else Array(backend.put(value), aval,
+                                                                                             backend)
 
 
 def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray],
