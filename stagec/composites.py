@@ -19,6 +19,7 @@ and dropped when a setting changes.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import math
@@ -42,7 +43,8 @@ log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0}
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
-_sigs: dict[tuple, object] = {}  # signature -> its runner, or _PLAIN
+_sigs: collections.OrderedDict[tuple, object] = collections.OrderedDict()  # signature -> its runner, or _PLAIN
+# (least recently used first: a loop over new scalar values pushes out the oldest signatures, not all of them)
 _sigs_config: list = [None]  # the `config.key_now` they were made under
 
 
@@ -99,9 +101,10 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     if run is None or run is _SEEN:
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
         run = _SEEN if run is None else _make(fn, args, kwargs)
-        if len(_sigs) >= 4 * max(config.eager_cache_size, 1):
-            clear_cache()
+        if key not in _sigs and len(_sigs) >= 4 * max(config.eager_cache_size, 1):
+            _sigs.popitem(last=False)
         _sigs[key] = run
+    _sigs.move_to_end(key)
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
         return fn(*args, **kwargs)

@@ -561,3 +561,22 @@ def test_a_signature_keeps_no_array_of_its_calls(exact):
     del b
     gc.collect()
     assert ref() is None
+
+
+def test_new_signatures_push_out_the_oldest_not_all(exact):
+    # a loop over new scalar values (each a signature met once) filled the bound and cleared every signature: the
+    # one in use was traced again each time
+    old = stagec.config.eager_cache_size
+    stagec.config.update("eager_cache_size", 2)  # (signatures: 4 x 2)
+    try:
+        ni, nj = np.arange(-8, 8, dtype=np.int32).reshape(4, 4), np.full((4, 4), 3, np.int32)
+        i, j = stagec.device_put(ni), stagec.device_put(nj)
+        same_bits(snp.floor_divide(i, j), np.floor_divide(ni, nj))
+        same_bits(snp.floor_divide(i, j), np.floor_divide(ni, nj))
+        traces = composites.stats["traces"]
+        for k in range(1, 30):
+            same_bits(snp.floor_divide(i, k), np.floor_divide(ni, np.int32(k)))
+            same_bits(snp.floor_divide(i, j), np.floor_divide(ni, nj))
+        assert composites.stats["traces"] == traces
+    finally:
+        stagec.config.update("eager_cache_size", old)
