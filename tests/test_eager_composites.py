@@ -580,3 +580,20 @@ def test_new_signatures_push_out_the_oldest_not_all(exact):
         assert composites.stats["traces"] == traces
     finally:
         stagec.config.update("eager_cache_size", old)
+
+
+def test_float_composites_equal_float64_numpy(exact):
+    # the bit tests above compare a composite with its own op-by-op path; here its value against NumPy (float64)
+    x = floats((6, 5), 11)
+    X = stagec.device_put(x)
+    d = x.astype(np.float64)
+    e = np.exp(d - d.max(1, keepdims=True))
+    refs = {"mean": (_reductions.mean, d.mean()), "var": (_reductions.var, d.var()), "std": (_reductions.std, d.std()),
+            "softmax": (stagec.nn.softmax, e / e.sum(1, keepdims=True)),
+            "log_softmax": (stagec.nn.log_softmax, np.log(e / e.sum(1, keepdims=True))),
+            "logsumexp": (lambda v: stagec.nn.logsumexp(v, axis=1), np.log(np.exp(d).sum(1))),
+            "clip": (lambda v: _ufuncs.clip(v, -0.5, 0.5), np.clip(d, -0.5, 0.5)), "sign": (_ufuncs.sign, np.sign(d)),
+            "outer": (lambda v: _linalg.outer(v[0], v[1]), np.outer(d[0], d[1]))}
+    for name, (fn, want) in refs.items():
+        for _ in range(3):  # (plain, traced, planned)
+            np.testing.assert_allclose(np.asarray(fn(X)), want, rtol=2e-6, atol=1e-6, err_msg=name)
