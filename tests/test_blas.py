@@ -322,7 +322,8 @@ def test_a_module_calling_blas_runs_on_the_driver_its_inputs_decide():
     f(x, v).block_until_ready()
     exe = next(iter(f._cache.values())).exe
     cpu = backend.get_backend("cpu")
-    assert exe.work == x.size  # (tanh(x * 2.0): its largest op's operand is x; the product is a call)
+    assert exe.work == x.size + x.size * 9 // 8  # (tanh(x * 2.0): a chain of a multiply and a tanh, cost 1 + 8 per
+    # element, `driver._COST`; the product is a call)
     assert exe.driver == cpu.driver_for(exe.work, True) == cpu.driver_for(1 << 40, True) == "local-sync"
     for _ in range(20):
         f(x, v).block_until_ready()
@@ -388,6 +389,40 @@ def test_the_cpu_driver_follows_from_the_largest_dispatch_of_the_module():
     art = step.lower(params, x, y).compile().artifact
     assert art.work == s.work
     assert cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, macs=art.macs, work=art.work).driver == s.driver
+
+
+def _chain_module(body: str, n: int = 1 << 20) -> str:
+    t = f"tensor<{n}xf32>"
+    return f"func.func @main(%a: {t}, %b: {t}) -> ({t}, {t}) {{\n{body}\n}}".replace("T", t)
+
+
+def test_an_elementwise_chain_counts_each_of_its_ops():
+    """IREE fuses a chain of elementwise ops into one dispatch: its work is its elements times its ops' cost
+    (`driver._COST`), so ndtri's ~220 ops on 1M float32 take the workers, and one exponential stays inline. Ops
+    in a branch may not run: they count one by one, as before."""
+    from stagec.compiler.driver import TASK_WORK, text_facts
+    chain = "\n".join(f"%e{i} = stablehlo.exponential %e{i - 1} : T" for i in range(1, 40))
+    one = text_facts(_chain_module("%e0 = stablehlo.exponential %a : T\nreturn %e0, %b : T, T"))
+    long = text_facts(_chain_module(f"%e0 = stablehlo.exponential %a : T\n{chain}\nreturn %e39, %b : T, T"))
+    apart = text_facts(_chain_module("\n".join(  # (the same ops on 40 inputs apart: 40 chains of one op)
+        f"%e{i} = stablehlo.exponential %a : T" for i in range(40)) + "\nreturn %e0, %e39 : T, T"))
+    branch = text_facts(_chain_module(
+        "%p = stablehlo.constant dense<true> : tensor<i1>\n"
+        "%r = \"stablehlo.if\"(%p) ({\n%e0 = stablehlo.exponential %a : T\n" + chain + "\nstablehlo.return %e39 : T\n"
+        "}, {\nstablehlo.return %b : T\n}) : (tensor<i1>) -> T\nreturn %r, %b : T, T"))
+    assert one.work < TASK_WORK <= long.work and apart.work == one.work and branch.work < TASK_WORK
+    assert long.work == (1 << 20) * (1 + 40 * 8 // 8)
+    # A real one: ndtri's expansion on 1M float32 goes to the workers (on more than one core), exp stays inline.
+    import scipy.special
+    x = np.linspace(0.001, 0.999, 1 << 20, dtype=np.float32)
+    fs = {n: stagec.jit(f) for n, f in (("ndtri", stagec.scipy.special.ndtri), ("exp", snp.exp))}
+    np.testing.assert_allclose(np.asarray(fs["ndtri"](x)), scipy.special.ndtri(x.astype(np.float64)), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(np.asarray(fs["exp"](x)), np.exp(x.astype(np.float64)), rtol=1e-6)
+    if stagec.default_backend() == "cpu":
+        task = "local-task" if (stagec.config.cpu_threads or backend._cores()) > 1 else "local-sync"
+        assert {n: f._cache[next(iter(f._cache))].exe.driver for n, f in fs.items()} == {
+            "ndtri": task, "exp": "local-sync"}
 
 
 def test_either_driver_gives_the_same_bits():

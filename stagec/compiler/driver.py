@@ -53,6 +53,16 @@ FENCED = "--iree-execution-model=async-external"
 # Ops that are no dispatch of their own (a region's ops, or none), left out of a module's work
 _NO_DISPATCH = frozenset(f"stablehlo.{n}" for n in ("constant", "while", "if", "case", "return", "tuple",
                                                      "get_tuple_element", "optimization_barrier"))
+# Elementwise ops IREE fuses into one dispatch, with their rough cost per element in vector instructions: an
+# op IREE expands into a polynomial counts 8, a division or root 2. A chain of them (`_chains`) works on each of its
+# elements `1 + sum / MACS_PER_ELEMENT` times: ndtri's ~220 ops on 1M float32 (2.9 ms on one thread) count 29M and
+# take the workers; exp's 2M stays inline (docs/runtime.md, "Which CPU driver").
+_COST = {f"stablehlo.{n}": c for c, names in (
+    (8, "exponential exponential_minus_one log log_plus_one logistic tanh sine cosine tan atan2 power cbrt"),
+    (2, "divide sqrt rsqrt remainder"),
+    (1, "add subtract multiply negate abs maximum minimum compare select clamp convert bitcast_convert and or xor "
+        "not shift_left shift_right_logical shift_right_arithmetic floor ceil round_nearest_even round_nearest_afz "
+        "sign is_finite count_leading_zeros popcnt real imag complex")) for n in names.split()}
 _DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
@@ -63,7 +73,8 @@ class Facts(NamedTuple):
     host_calls: tuple[str, ...]  # the host modules it imports (`lowering.HOST_MODULES`: callbacks, BLAS, sort)
     macs: int  # multiply-adds of its dot_generals (those that call BLAS are calls now: not counted)
     look: tuning.Look | None = None  # what the CPU tuning spec's rules read (`tuning.look`)
-    work: int = 0  # its largest op's work (`op_work`): the most one dispatch of it can do; picks its CPU driver
+    work: int = 0  # its largest op's or elementwise chain's work (`op_work`, `_COST`): the most one dispatch of it
+    # can do; picks its CPU driver
     packs: bool = True  # products worth packing (`PACK_MACS`, `PACK_BIG`, `PACK_COST`): the CPU's data tiling
 
 
@@ -78,6 +89,7 @@ def _facts(module, ir) -> Facts:
     bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
     packs = [0, 0]  # (the largest product's multiply-adds, the elements of operands of `PACK_BIG` or more)
     callees: set[str] = set()
+    chain: dict = {}  # a function body's elementwise ops -> their chains (`_chain`)
 
     def element(t):
         try:
@@ -102,6 +114,8 @@ def _facts(module, ir) -> Facts:
         macs[0] += dot
         if name.startswith("stablehlo.") and name not in _NO_DISPATCH:
             work[0] = max(work[0], op_work(types, dot))
+            if name in _COST and op.parent.name == "func.func":  # (not in a loop or a branch: run once, if at all)
+                _chain(op, _COST[name], chain)
         if name == "func.call":
             callees.add(str(op.attributes["callee"]).lstrip("@").split(".")[0])
         elif name == "func.func":
@@ -111,8 +125,32 @@ def _facts(module, ir) -> Facts:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     from stagec.lowering import HOST_MODULES
+    work[0] = max([work[0], *(n + n * cost // MACS_PER_ELEMENT for n, cost, up in chain.values() if up is None)])
     return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module),
                  work[0], packs[0] >= PACK_MACS and macs[0] >= PACK_COST * packs[1])
+
+
+def _chain(op, cost: int, chain: dict) -> None:
+    """Join `op` (visited after its operands) to the chains of its elementwise operands of as many elements: one
+    dispatch, as IREE fuses them, with `cost` more per element. `chain`: op -> its node, [elements, cost, parent]
+    (a union-find: a chain's root node holds its cost)."""
+    from iree.compiler import ir
+
+    def root(node):
+        while node[2] is not None:
+            node = node[2]
+        return node
+    try:
+        n = math.prod(d if d >= 0 else 1 for d in ir.RankedTensorType(op.results[0].type).shape)
+    except ValueError:
+        return
+    mine = [n, cost, None]
+    for v in op.operands:
+        theirs = chain.get(v.owner) if isinstance(v.owner, ir.OpView) else None
+        if theirs is not None and (theirs := root(theirs)) is not mine and theirs[0] == n:
+            mine[1] += theirs[1]
+            theirs[2] = mine
+    chain[op] = mine
 
 
 def text_facts(text: str) -> Facts:
