@@ -18,8 +18,10 @@ else it would cost compile time (~0.2 s the first time a process builds a generi
 import their linalg module) and gain nothing. `fuse-all` rewrites every cluster. One more rewrite, on the CPU,
 in both: reductions down the columns of values with common producers (a mean squared error and its gradient's
 bias sum) become one generic (`_fuse_siblings`), where IREE gives each a dispatch and writes the values one
-reads to memory in the other's. Numerics: the scalar ops are the ones IREE's own
-StableHLO->linalg conversion produces, so results match the unfused module up to reduction order.
+reads to memory in the other's. `fuse-narrowing` (the CPU's legalization, after `mathlib`) rewrites the
+clusters that narrow float64 values inside, which IREE 3.13 cuts into dispatches at each narrowing op.
+Numerics: the scalar ops are the ones IREE's own StableHLO->linalg conversion produces, so results match the
+unfused module up to reduction order.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import numpy as np
 from iree.compiler import ir
 
 from . import mathlib, scalar_ops
-from .base import Pass, PassStats, register
+from .base import Pass, PassStats, Workaround, register
 from .irutil import func_blocks, is_op, make_constant, op_name, producer, reduced_dims, splat_value, tensor_type
 
 MIN_OPS = 2  # elementwise clusters smaller than this are left to IREE
@@ -49,14 +51,16 @@ def _static(v: ir.Value) -> bool:
     return t.has_static_shape and t.rank >= 1 and all(d > 0 for d in t.shape)
 
 
-def _elementwise(op, shape) -> bool:
+def _elementwise(op, shape, expanded: bool = False) -> bool:
+    """`expanded`: after `mathlib` (the ops it left are IREE's to lower, as in a generic)."""
     return (op is not None and op_name(op) not in ("constant", "broadcast_in_dim", "reshape", "transpose")
-            and not len(op.regions) and scalar_ops.supported(op) and not mathlib.expands(op)  # (IREE's math.sin: wrong)
+            and not len(op.regions) and scalar_ops.supported(op)
+            and (expanded or not mathlib.expands(op))  # (IREE's math.sin: wrong)
             and all(tensor_type(v).shape in (shape, []) for v in op.operands)
             and tensor_type(op.result).shape == shape)
 
 
-def _grow(seeds: list, shape) -> list:
+def _grow(seeds: list, shape, expanded: bool = False) -> list:
     """Members of the cluster rooted at `seeds`, producers before users."""
     members = {s.operation: s for s in seeds}
     work = list(seeds)
@@ -64,7 +68,7 @@ def _grow(seeds: list, shape) -> list:
         m = work.pop()
         for v in m.operands:
             p = producer(v)
-            if p is None or p.operation in members or not _elementwise(p, shape):
+            if p is None or p.operation in members or not _elementwise(p, shape, expanded):
                 continue
             if all(u.owner.operation in members for u in p.result.uses):
                 members[p.operation] = p
@@ -476,9 +480,59 @@ class Fuse(Pass):
                 _fuse_elementwise(op, stats, dead, self.everywhere)
 
 
+def _narrows(op) -> bool:
+    """A float64 operand and a result of 8 to 32 bits: what IREE 3.13's dispatch creation takes for a bit-truncating op
+    (isBitTruncateOp), which it fuses into no consumer of two operands or more."""
+    return (any(str(tensor_type(v).element_type) == "f64" for v in op.operands)
+            and str(tensor_type(op.result).element_type) in ("f32", "f16", "bf16", "i32", "i16", "i8"))
+
+
+class FuseNarrowing(Pass):
+    """`fuse-narrowing`: an elementwise cluster that narrows float64 values inside (mathlib's float32 expansions in
+    float64 arithmetic) -> one `linalg.generic`. IREE 3.13 fuses a bit-truncating op (float64 in, float32 or int32
+    out) into no consumer of two operands or more, nor one of several uses, so such a cluster became several
+    dispatches whose float64 values went to memory: float32 betaln, 13 dispatches writing and reading 160 MB per 1M
+    elements (docs/log.md 2026-11-26). Runs after `mathlib` (the CPU's legalization): the ops it left are IREE's
+    own, the same scalar ops in a generic."""
+    name = "fuse-narrowing"
+    description = "elementwise clusters narrowing float64 values inside (mathlib's) -> one linalg.generic"
+    kind = "workaround"
+    workaround = Workaround("3.13", "tests/test_passes_fuse.py::test_float32_betaln_is_one_dispatch")
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        for block in func_blocks(module):
+            dead: set = set()
+            snapshot = [(hash(op.operation), op) for op in block.operations]
+            for h, op in reversed(snapshot):  # users before producers: the root first
+                if h not in dead and op.name.startswith("stablehlo."):
+                    self._cluster(op, stats, dead)
+
+    @staticmethod
+    def _cluster(op, stats: PassStats, dead: set) -> None:
+        if len(op.results) != 1 or len(op.regions) or not _static(op.result):
+            return
+        shape = tensor_type(op.result).shape
+        if not _elementwise(op, shape, True):
+            return
+        members = _grow([op], shape, True)
+        if not any(_narrows(m) for m in members[:-1]):  # (a narrowing root is one dispatch's output)
+            return
+        where = {o.operation: i for i, o in enumerate(op.operation.block.operations)}
+        members.sort(key=lambda m: where[m.operation])  # (the order written: 4% faster float32 gammaln than _grow's)
+        rank = len(shape)
+        with ir.InsertionPoint(op), op.location:
+            out_init = ir.Operation.create("tensor.empty", results=[op.result.type], operands=[]).result
+            g = _generic(members, rank, shape, [(out_init, ir.AffineMap.get_identity(rank), None)], [_PAR] * rank)
+        op.result.replace_all_uses_with(g.result)
+        _erase(members, dead)
+        stats.rewrites["narrowing"] += 1
+        stats.rewrites["ops-fused"] += len(members)
+
+
 FUSE = register(Fuse("fuse", False, "elementwise chains (and the reductions they feed) reading a reshape -> one "
                                     "linalg.generic with an arith/math body, where IREE alone leaves them split"))
 FUSE_CHAINS = register(Fuse("fuse-chains", False, "fuse's chains alone: no sibling reductions, no reductions "
                                                   "keeping their input (GPU targets)", rows=False))
 FUSE_ALL = register(Fuse("fuse-all", True, "every elementwise chain (and the reductions it feeds) -> one "
                                           "linalg.generic with an arith/math body"))
+FUSE_NARROWING = register(FuseNarrowing())

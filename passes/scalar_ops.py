@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from .irutil import numpy_dtype, op_name, tensor_type
+from .irutil import numpy_dtype, op_name, splat_value, tensor_type
 
 _FLOAT_UNARY = {
     "negate": "arith.negf", "abs": "math.absf", "exponential": "math.exp", "exponential_minus_one": "math.expm1",
@@ -23,6 +23,8 @@ _FLOAT_BINARY = {
 _INT_BINARY = {
     "add": "arith.addi", "subtract": "arith.subi", "multiply": "arith.muli", "maximum": "arith.maxsi",
     "minimum": "arith.minsi", "and": "arith.andi", "or": "arith.ori", "xor": "arith.xori"}
+# Shifts by a constant below the width only (StableHLO's result for larger amounts, 0 or the sign, is arith's poison).
+_SHIFTS = {"shift_left": "arith.shli", "shift_right_logical": "arith.shrui", "shift_right_arithmetic": "arith.shrsi"}
 _BOOL_BINARY = {"and": "arith.andi", "or": "arith.ori", "xor": "arith.xori", "maximum": "arith.ori",
                 "minimum": "arith.andi"}
 _CMPF = {"EQ": 1, "GT": 2, "GE": 3, "LT": 4, "LE": 5, "NE": 13}  # ordered, except NE (true on NaN)
@@ -81,6 +83,11 @@ def supported(op) -> bool:
         return True
     if name == "select":
         return True
+    if name == "bitcast_convert":  # (same width: a reinterpretation of each element)
+        return _elem(op.operands[0]).width == _elem(op.result).width
+    if name in _SHIFTS:
+        amount = splat_value(op.operands[1])
+        return k == "i" and amount is not None and 0 <= amount < _elem(op.result).width
     if name == "not":
         return k in "ib"
     if k == "f":
@@ -113,6 +120,10 @@ def emit(op, args: list[ir.Value]) -> ir.Value:
         return args[0] if src == t else _create(_convert_name(src, t), t, args)
     if name == "select":
         return _create("arith.select", t, args)
+    if name == "bitcast_convert":
+        return _create("arith.bitcast", t, args)
+    if name in _SHIFTS:
+        return _create(_SHIFTS[name], t, args)
     if name == "compare":
         i64 = ir.IntegerType.get_signless(64)
         d = _direction(op)

@@ -393,8 +393,13 @@ def _lgamma_d(d: F, xd, rd):
     pole = _and(d, d.cmp(xd, 0.0, "LE"), d.cmp(rd, 0.0, "EQ"))
     inf = d.b.op("or", pole, d.cmp(d("abs", xd), math.inf, "EQ"), ty=d.b.i1)
     z1, z2 = d.sub(xd, 1.0), d.sub(xd, 2.0)  # (exact)
-    out = d.sel(d.cmp(d("abs", z1), 2.0 ** -6, "LT"), _series(d, z1, LGAMMA1[:11]),
-                d.sel(d.cmp(d("abs", z2), 2.0 ** -6, "LT"), _series(d, z2, LGAMMA2[:11]), _lgamma_wide(d, xd, rd)))
+    near1, near2 = d.cmp(d("abs", z1), 2.0 ** -6, "LT"), d.cmp(d("abs", z2), 2.0 ** -6, "LT")
+    # one Horner sum, its coefficients chosen per element (the two series' operations, each where it is taken)
+    z, cs = d.sel(near1, z1, z2), [d.sel(near1, d.c(c1), d.c(c2)) for c1, c2 in zip(LGAMMA1[:11], LGAMMA2[:11])]
+    series = cs[-1]
+    for c in cs[-2::-1]:
+        series = d.add(d.mul(series, z), c)
+    out = d.sel(d.b.op("or", near1, near2, ty=d.b.i1), d.mul(series, z), _lgamma_wide(d, xd, rd))
     return d.sel(inf, d.c(math.inf), out)
 
 

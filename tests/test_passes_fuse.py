@@ -292,3 +292,67 @@ def test_value_and_grad_of_a_mean_squared_error_sums_its_loss_beside_the_bias_gr
     np.testing.assert_allclose(float(loss), np.mean(d * d), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(gb), 2 * d.sum(0) / d.size, rtol=1e-4, atol=1e-7)
     np.testing.assert_allclose(np.asarray(gw), 2 * x64.T @ d / d.size, rtol=1e-4, atol=1e-7)
+
+
+# ---- `fuse-narrowing` (CPU legalization, after mathlib)
+
+def test_float32_betaln_is_one_dispatch():
+    """mathlib's float32 betaln computes in float64 and narrows inside (lgamma's float32 exponent bits, the sums'
+    rounding): IREE 3.13 fuses a bit-truncating op into no consumer of two operands, so the module was 13 dispatches
+    (7 executables) writing ~150 bytes of float64 and int32 values per element; `fuse-narrowing` makes it one
+    generic. Values against SciPy."""
+    import scipy.special as sp
+
+    from stagec.scipy.special import betaln
+    rng = np.random.default_rng(3)
+    a = np.concatenate([rng.uniform(0.01, 10, 2000), rng.uniform(1, 1e4, 2096)]).astype(np.float32)
+    b = rng.uniform(0.01, 20, 4096).astype(np.float32)
+    lowered = stagec.jit(betaln).lower(a, b)
+    assert _dispatches(lowered.as_text("final")) == 1
+    assert next(s for s in lowered.pass_stats if s.name == "fuse-narrowing").rewrites["narrowing"] >= 1
+    want = sp.betaln(a.astype(np.float64), b.astype(np.float64))
+    got = np.asarray(stagec.jit(betaln)(a, b)).astype(np.float64)
+    ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(got - want) / ulp) <= 4
+
+
+BITS = """module {
+  func.func @main(%x: tensor<6xf32>) -> (tensor<6xi32>, tensor<6xf32>) {
+    %c2 = stablehlo.constant dense<2.0> : tensor<6xf32>
+    %c23 = stablehlo.constant dense<23> : tensor<6xi32>
+    %c30 = stablehlo.constant dense<30> : tensor<6xi32>
+    %c3 = stablehlo.constant dense<3> : tensor<6xi32>
+    %c1 = stablehlo.constant dense<1> : tensor<6xi32>
+    %cm = stablehlo.constant dense<8388607> : tensor<6xi32>
+    %ce = stablehlo.constant dense<1065353216> : tensor<6xi32>
+    %v = stablehlo.multiply %x, %c2 : tensor<6xf32>
+    %i = stablehlo.bitcast_convert %v : (tensor<6xf32>) -> tensor<6xi32>
+    %e = stablehlo.shift_right_logical %i, %c23 : tensor<6xi32>
+    %l = stablehlo.and %i, %c1 : tensor<6xi32>
+    %s = stablehlo.shift_left %l, %c3 : tensor<6xi32>
+    %a = stablehlo.shift_right_arithmetic %i, %c30 : tensor<6xi32>
+    %t = stablehlo.add %e, %s : tensor<6xi32>
+    %r = stablehlo.add %t, %a : tensor<6xi32>
+    %mm = stablehlo.and %i, %cm : tensor<6xi32>
+    %mo = stablehlo.or %mm, %ce : tensor<6xi32>
+    %m = stablehlo.bitcast_convert %mo : (tensor<6xi32>) -> tensor<6xf32>
+    %m1 = stablehlo.add %m, %c2 : tensor<6xf32>
+    return %r, %m1 : tensor<6xi32>, tensor<6xf32>
+  }
+}"""
+
+
+def test_bit_operations_in_a_generic_as_numpy():
+    """`fuse` puts bitcasts and shifts by constants in generics (`fuse-narrowing` needs them: mathlib's float32
+    log reads the exponent bits): the float32 exponent and mantissa bits as NumPy's."""
+    from stagec.passes import pipeline
+    from test_fusion_hazards import _run_on_cpu
+    fused = pipeline.on_text(BITS, lambda m: pipeline.run_pipeline(m, ["fuse-all"])[0].stats.rewrites["elementwise"])
+    assert all(op in fused for op in ("arith.shrui", "arith.shli", "arith.shrsi", "arith.bitcast"))
+    assert "stablehlo.shift" not in fused and "stablehlo.bitcast" not in fused
+    x = np.array([1.5, -3.0, 1e-3, 6e4, 0.0, -1e-30], np.float32)
+    i = (x * 2).view(np.int32)
+    want = [(i.view(np.uint32) >> 23).astype(np.int32) + ((i & 1) << 3) + (i >> 30),
+            ((i & 0x7FFFFF) | (127 << 23)).view(np.float32) + 2]
+    for got, w in zip(_run_on_cpu(fused, [x]), want):
+        np.testing.assert_array_equal(got, w)

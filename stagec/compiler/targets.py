@@ -63,8 +63,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
            Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "isolate-updates",
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                             "upcast-half-dots", "isolate-outer", "fuse-int-chains", "fuse"),
-                    legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "bound-bindings",
-                              "isolate-reductions"),
+                    legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
+                              "bound-bindings", "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
