@@ -434,6 +434,10 @@ def test_an_elementwise_chain_counts_each_of_its_ops():
         "}, {\nstablehlo.return %b : T\n}) : (tensor<i1>) -> T\nreturn %r, %b : T, T"))
     assert one.work < TASK_WORK <= long.work and apart.work == one.work and branch.work < TASK_WORK
     assert long.work == (1 << 20) * (1 + 40 * 8 // 8)
+    # `passes.fuse`'s elementwise kernels (linalg.generic) count their bodies' ops: float32 betaln, one of them.
+    x = np.ones(1 << 20, np.float32)
+    text = stagec.jit(stagec.scipy.special.betaln).lower(x, x).as_text("final")
+    assert "linalg.generic" in text and text_facts(text).work >= 100 * TASK_WORK // 16
     # A real one: ndtri's expansion on 1M float32 goes to the workers (on more than one core), exp stays inline.
     import scipy.special
     x = np.linspace(0.001, 0.999, 1 << 20, dtype=np.float32)

@@ -63,6 +63,9 @@ _COST = {f"stablehlo.{n}": c for c, names in (
     (1, "add subtract multiply negate abs maximum minimum compare select clamp convert bitcast_convert and or xor "
         "not shift_left shift_right_logical shift_right_arithmetic floor ceil round_nearest_even round_nearest_afz "
         "sign is_finite count_leading_zeros popcnt real imag complex")) for n in names.split()}
+# ... and of the ops in the body of an elementwise `linalg.generic` (`passes.fuse`'s kernels), the rest 1 each
+_BODY_COST = {**{f"math.{n}": 8 for n in "exp expm1 log log1p tanh sin cos tan atan2 powf cbrt".split()},
+              **{n: 2 for n in ("arith.divf", "math.sqrt", "math.rsqrt", "arith.remf")}}
 _DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
@@ -116,6 +119,10 @@ def _facts(module, ir) -> Facts:
             work[0] = max(work[0], op_work(types, dot))
             if name in _COST and op.parent.name == "func.func":  # (not in a loop or a branch: run once, if at all)
                 _chain(op, _COST[name], chain)
+        elif name == "linalg.generic" and op.parent.name == "func.func" and "reduction" not in str(
+                op.attributes["iterator_types"]):  # (`fuse`'s elementwise kernels: their body's ops)
+            _chain(op, sum(_BODY_COST.get(o.name, 1) for o in op.regions[0].blocks[0].operations
+                           if o.name not in ("arith.constant", "linalg.yield")), chain)
         if name == "func.call":
             callees.add(str(op.attributes["callee"]).lstrip("@").split(".")[0])
         elif name == "func.func":
