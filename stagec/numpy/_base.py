@@ -217,6 +217,10 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 _eager_config[0] = _dt.config.key_now
             subs = _eager_operands.get(key)
             if subs:
+                if _composite_runner is not None and any(type(s) is tuple for s in subs):
+                    # a 0-d Array broadcast on each call: the broadcast and the operation as one composite (its
+                    # NumPy rule broadcasts the scalar itself, the same bits), not two dispatches
+                    return _composite_runner(_broadcasting(fname, prim_fn, to_float), args, {})
                 return prim_fn(*[a if s is None else s if type(s) is Const else lax.broadcast_in_dim(a, s, [])
                                  for a, s in zip(args, subs)])
             if subs is None:
@@ -232,6 +236,21 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
 
 
 _eager_operands: dict = {}  # (prim_fn, to_float, avals and Python scalars) -> per operand, None or its Const
+_broadcasts_of: dict = {}  # (fname, prim_fn, to_float) -> `_broadcasting`'s function
+
+
+def _broadcasting(fname: str, prim_fn, to_float: bool) -> Callable:
+    """The function an eager call of `_elementwise` with a 0-d Array operand runs as a composite: promotion,
+    broadcasting and the operation (one function per operation: the composites' signatures key on it)."""
+    key = (fname, prim_fn, to_float)
+    f = _broadcasts_of.get(key)
+    if f is None:
+        def f(*args):
+            args = (_to_float if to_float else _promote)(fname, *args)
+            return prim_fn(*_broadcast(fname, *args))
+        f.__name__ = f.__qualname__ = fname
+        f = _broadcasts_of[key] = f
+    return f
 _eager_config: list = [None]  # the `config.key_now` the entries were made under
 
 
