@@ -41,7 +41,8 @@ from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
-stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0}
+stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
+         "pruned": 0, "views": 0}  # (pruned: equations planned away, dead, repeated or identities; views: `_views`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 _sigs: collections.OrderedDict[tuple, object] = collections.OrderedDict()  # signature -> its runner, or _PLAIN
@@ -196,11 +197,14 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         avals.append(v.aval)
     n_in = len(avals)
     steps = []  # (NumPy rule or None, params, primitive, eager plan or None, input indices, output indices, guard)
-    for eqn in _live(graph):
+    live = _live(graph)
+    stats["pruned"] += len(graph.eqns) - len(live)
+    for eqn in live:
         ins = [index(x) for x in eqn.inputs]
         prim, params = eqn.prim, eqn.params
         if prim in _IDENTITY:  # (its rule returns the operand itself)
             slot[eqn.outputs[0].id] = ins[0]
+            stats["pruned"] += 1
             continue
         try:  # an equation met before (same primitive, parameters and operands) gives the same values
             key = (prim, tuple(sorted(params.items())), tuple(ins))
@@ -210,6 +214,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         if key is not None and key in seen:
             for o, i in zip(eqn.outputs, seen[key]):
                 slot[o.id] = i
+            stats["pruned"] += 1
             continue
         outs = []
         for o in eqn.outputs:
@@ -236,7 +241,9 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                       ins, outs, guard))
     results = [index(o) for o in graph.outs]
     single = out_tree == tree_structure(0)
-    steps_of = _source(steps, consts, avals, n_in, results, backend, _views(steps, avals, results))
+    views = _views(steps, avals, results)
+    stats["views"] += len(views)
+    steps_of = _source(steps, consts, avals, n_in, results, backend, views)
     passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
         all(_exact_eqn(e) for e in graph.eqns) else None

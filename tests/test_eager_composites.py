@@ -597,3 +597,69 @@ def test_float_composites_equal_float64_numpy(exact):
     for name, (fn, want) in refs.items():
         for _ in range(3):  # (plain, traced, planned)
             np.testing.assert_allclose(np.asarray(fn(X)), want, rtol=2e-6, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("op", ["mul", "add", "div", "gt", "sub_left"])
+def test_an_operation_with_a_zero_d_array_is_one_composite(op, exact):
+    # (before: the 0-d Array's broadcast and the operation were two dispatches through `eager.apply`)
+    x = floats((4, 4))
+    s = np.float32(0.5)
+    X, S = stagec.device_put(x), stagec.device_put(s)
+    fn = {"mul": lambda: X * S, "add": lambda: X + S, "div": lambda: X / S, "gt": lambda: X > S,
+          "sub_left": lambda: S - X}[op]
+    d, e = x.astype(np.float64), np.float64(s)
+    want = {"mul": d * e, "add": d + e, "div": d / e, "gt": d > e, "sub_left": e - d}[op]
+    want = want if want.dtype == np.bool_ else want.astype(np.float32)  # (one rounding of the exact float64 value)
+    plain = _plain_of(fn)()
+    for _ in range(3):
+        got = composite_call(fn)
+        same_bits(got, want)
+        same_bits(got, plain)
+
+
+def test_dead_repeated_and_identity_equations_are_not_run(exact):
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    @_composite
+    def f(x, y):
+        lax.sin(x)  # dead
+        a, b = lax.exp(x), lax.exp(x)  # the same equation twice
+        return lax.add(lax.stop_gradient(a), lax.mul(b, y))
+
+    x, y = floats((3, 5), 1), floats((3, 5), 2)
+    X, Y = stagec.device_put(x), stagec.device_put(y)
+    f(X, Y)
+    pruned = composites.stats["pruned"]
+    got = composite_call(f, X, Y)  # (its second call: traced and planned)
+    assert composites.stats["pruned"] == pruned + 3
+    same_bits(got, _plain_of(f)(X, Y))
+    e = np.exp(x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(got), e + e * y, rtol=1e-6)
+
+
+def test_broadcasts_into_correctly_rounded_rules_are_left_to_numpy(exact):
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    @_composite
+    def f(row, col, m):  # broadcasts read by mul and add: NumPy broadcasts the operands itself
+        return lax.add(lax.mul(lax.broadcast_in_dim(row, (4, 6), (1,)), lax.broadcast_in_dim(col, (4, 6), (0,))), m)
+
+    @_composite
+    def g(row, m):  # a broadcast read by exp stays a broadcast (NumPy's loops for exp depend on the layout)
+        return lax.mul(lax.exp(lax.broadcast_in_dim(row, (4, 6), (1,))), m)
+
+    row, col, m = floats((6,), 1), floats((4,), 2), floats((4, 6), 3)
+    R, C, M = (stagec.device_put(v) for v in (row, col, m))
+    for fn, args, views in ((f, (R, C, M), 2), (g, (R, M), 0)):
+        fn(*args)
+        before = composites.stats["views"]
+        got = composite_call(fn, *args)
+        assert composites.stats["views"] == before + views
+        for _ in range(2):
+            same_bits(composite_call(fn, *args), _plain_of(fn)(*args))
+    r, c, mm = (v.astype(np.float64) for v in (row, col, m))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(f(R, C, M)), (r[None] * c[:, None]).astype(np.float32) + mm, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got), np.exp(r)[None] * mm, rtol=2e-6)
