@@ -12,7 +12,7 @@ runs that rule directly on NumPy values (equations on constants alone once, when
 by op whatever is compiled or cached. A graph of equations that give their own bits in any module (`_exact_eqn`:
 integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
 thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
-(tracers, NumPy or nested array arguments, NaN scalars), calls on arrays still being computed, and functions
+(tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
 that cannot be traced alone (they raise, need a value concretely or close over a device array) run plainly:
 an error is raised by the function itself, as before. Signatures are kept up to 4 * `config.eager_cache_size`
 and dropped when a setting changes.
@@ -35,7 +35,7 @@ from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
 from . import eager
-from .eager import HOST_READ_ELEMENTS, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
+from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
 from .primitives import elementwise, gather_p, structural
 from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
@@ -65,6 +65,8 @@ def _static(v):
         return (t, v)
     if t is tuple or t is list:
         return (t, tuple([_static(x) for x in v]))
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":  # a NumPy scalar: by its bits (-0.0, NaN included)
+        return (t, v.tobytes())
     raise _Unkeyed
 
 
@@ -95,7 +97,17 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         clear_cache()
         _sigs_config[0] = config.key_now
     try:
-        key, leaves = _signature(fn, args, kwargs)
+        if kwargs:
+            key, leaves = _signature(fn, args, kwargs)
+        else:  # (`_signature`'s loop, inline: the usual call)
+            key, leaves = [fn], []
+            for a in args:
+                if type(a) is Array:
+                    key.append(a.aval)
+                    leaves.append(a)
+                else:
+                    key.append(_static(a))
+            key = tuple(key)
     except _Unkeyed:
         stats["plain"] += 1
         return fn(*args, **kwargs)
@@ -340,7 +352,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
     its guard says it is defined. The first also checks each rule's result shape (a rule's shape follows its
     operands' shapes, fixed by the signature: checked once); both convert a result of another type or dtype (a 0-d
     result is a NumPy scalar)."""
-    ns = {"ndarray": np.ndarray, "Array": Array, "asarray": np.asarray}
+    ns = {"ndarray": np.ndarray, "Array": Array, "asarray": np.asarray, "on_host": Array.on_host, "backend": backend}
     names: dict[int, str] = {}  # index -> the expression of its value (host values, or Arrays from kernels)
     kernel_made: set = set()  # indices whose value may be an Array (a kernel's result)
     for i, c in consts:
@@ -414,8 +426,13 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
             if i < n_in:
                 outs.append(f"L{i}")  # (an input returned as it is: the same Array, as op by op)
                 continue
-            ns[f"o{k}"] = avals[i]
-            outs.append(f"_res({names[i]}, o{k})")
+            ns[f"o{k}"] = a = avals[i]
+            if i in kernel_made or not names[i].startswith("v") or \
+                    math.prod(a.shape) * np.dtype(a.dtype).itemsize > KEEP_HOST_BYTES:
+                outs.append(f"_res({names[i]}, o{k})")
+            else:  # a NumPy rule's result: an Array of it kept on the host (`eager.host_result`)
+                lines.append(f"    v{i}.flags.writeable = False")
+                outs.append(f"on_host(v{i}, o{k}, backend)")
         lines.append(f"    return [{', '.join(outs)}]")
         # (a reshape only read by other reshapes, which read its operand instead, is not made)
         return [ln for ln in lines if not (ln.startswith("    v") and ".reshape(s" in ln and

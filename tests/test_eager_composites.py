@@ -663,3 +663,15 @@ def test_broadcasts_into_correctly_rounded_rules_are_left_to_numpy(exact):
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(np.asarray(f(R, C, M)), (r[None] * c[:, None]).astype(np.float32) + mm, rtol=1e-6)
         np.testing.assert_allclose(np.asarray(got), np.exp(r)[None] * mm, rtol=2e-6)
+
+
+def test_numpy_scalar_arguments_are_keyed_by_their_bits(exact):
+    # (before: a NumPy scalar argument made the call unkeyed, run op by op on every call)
+    x = floats((4, 4), 3)
+    X = stagec.device_put(x)
+    for lo, hi in ((np.float32(-0.5), np.float32(0.5)), (np.float32(-0.0), np.float32(np.nan))):
+        got = composite_call(_ufuncs.clip, X, lo, hi)
+        same_bits(got, _plain_of(_ufuncs.clip)(X, lo, hi))
+        with np.errstate(invalid="ignore"):
+            want = np.minimum(np.maximum(x.astype(np.float64), np.float64(lo)), np.float64(hi)).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(got), want)
