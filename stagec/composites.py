@@ -178,6 +178,29 @@ def _live(graph) -> list:
     return keep[::-1]
 
 
+def _neutral(prim, ins: list, folded: dict, avals: list, out_avals) -> int | None:
+    """The operand a NumPy-rule `max` or `min` equation gives back unchanged: where the other is a constant of the
+    dtype's lowest (max) or highest (min) value. `np.maximum(x, -inf)` returns x itself (NaN payloads kept; a
+    zero needs another zero for `_max_host`'s fix), likewise for integers; None elsewhere."""
+    if prim is not elementwise.max_p and prim is not elementwise.min_p:
+        return None
+    for k in (0, 1):
+        c, other = folded.get(ins[k]), ins[1 - k]
+        if c is None or avals[other] != out_avals[0]:
+            continue
+        kind = c.dtype.kind
+        if kind == "f":
+            edge = -np.inf if prim is elementwise.max_p else np.inf
+        elif kind in "iu":
+            info = np.iinfo(c.dtype)
+            edge = info.min if prim is elementwise.max_p else info.max
+        else:
+            continue
+        if c.size and bool((c == edge).all()):
+            return other
+    return None
+
+
 def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callable:
     """`run(leaves)`: the graph's equations back to back, each as `eager.apply` runs it alone (module docstring),
     as one generated Python function (`_source`)."""
@@ -228,6 +251,14 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 slot[o.id] = i
             stats["pruned"] += 1
             continue
+        in_avals, out_avals = [avals[i] for i in ins], [o.aval for o in eqn.outputs]
+        host = host_ok and not prim.multiple_results and prim.impl is None and \
+            prim.hosts(in_avals, params, out_avals) and _always_host(prim, in_avals, params, out_avals, backend)
+        same = _neutral(prim, ins, folded, avals, out_avals) if host else None
+        if same is not None:  # max(x, -inf), min(x, inf): the rule gives x's bits, NaNs' included
+            slot[eqn.outputs[0].id] = same
+            stats["pruned"] += 1
+            continue
         outs = []
         for o in eqn.outputs:
             slot[o.id] = len(avals)
@@ -235,9 +266,6 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             avals.append(o.aval)
         if key is not None:
             seen[key] = outs
-        in_avals, out_avals = [avals[i] for i in ins], [o.aval for o in eqn.outputs]
-        host = host_ok and not prim.multiple_results and prim.impl is None and \
-            prim.hosts(in_avals, params, out_avals) and _always_host(prim, in_avals, params, out_avals, backend)
         if host and all(i in folded for i in ins):  # constants only (broadcast zeros, ...): the same each call
             value = _fold(prim, [folded[i] for i in ins], params, out_avals[0])
             if value is not None:
