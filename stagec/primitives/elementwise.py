@@ -500,7 +500,9 @@ except ImportError:
 
 
 def _sign_host(x):
-    return _where(x == 0, x, np.sign(x))  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
+    """np.sign, keeping -0.0 (as stablehlo.sign does): for floats `copysign(sign(x), x)`, the bits of
+    `where(x == 0, x, sign(x))` (np.sign returns a NaN as it is) in two ufuncs instead of three."""
+    return np.copysign(np.sign(x), x) if x.dtype.kind == "f" else np.sign(x)  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
 
 
 def _logistic_host(x):
