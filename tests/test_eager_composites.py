@@ -717,3 +717,28 @@ def test_max_with_the_lowest_value_is_its_operand(dtype, exact):
     same_bits(got, _plain_of(f)(X))
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(np.asarray(got), (x.astype(np.float64) * 2).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32])
+def test_take_checks_its_indices_as_numpy(dtype, exact):
+    # (a guard for the shorter eager path of `take` and its bounds check with 0-d bounds: it passes before too)
+    x = floats((200,), 12)
+    X = stagec.device_put(x)
+    info = np.iinfo(dtype)
+    for idx in ([0, 199, 5], [-1, -200, 3], [200], [-201], [info.max], [info.min]):
+        k = np.array([v for v in idx if info.min <= v <= info.max] or [0], dtype)
+        try:
+            want = np.take(x, k)
+        except IndexError:
+            with pytest.raises(IndexError, match="out of bounds"):
+                _indexing.take(X, stagec.device_put(k))
+            continue
+        for _ in range(3):
+            same_bits(_indexing.take(X, stagec.device_put(k)), want)
+    x2 = floats((3, 4), 13)
+    k = np.array([[3, -4], [0, 1]], dtype if np.iinfo(dtype).min < 0 else np.int32)
+    for axis in (None, 1, -1):
+        for _ in range(3):
+            same_bits(_indexing.take(stagec.device_put(x2), stagec.device_put(k), axis=axis), np.take(x2, k, axis=axis))
+    with pytest.raises(IndexError):
+        _indexing.take(stagec.device_put(x2), stagec.device_put(np.array([4], np.int32)), axis=1)
