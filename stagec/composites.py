@@ -9,7 +9,9 @@ plans it alone (`_runner`): an equation that `eager.apply` computes with its Num
 `HOST_MAX_ELEMENTS`: inexact ones always, `exact` ones, whose rules give their kernels' bits, on host values)
 runs that rule directly on NumPy values (equations on constants alone once, when planned); the others run
 `eager._plan`'s runner for their signature: their kernels, as before. So a composite gives the bits it gave op
-by op whatever is compiled or cached. A graph of equations that give their own bits in any module (`_exact_eqn`:
+by op whatever is compiled or cached. The steps run as one generated Python function (`_source`); equations that
+give nothing new (dead, repeated, identities, `max` with -inf) are planned away, and broadcasts read by correctly
+rounded rules left to NumPy's broadcasting (`_views`): the same bits. A graph of equations that give their own bits in any module (`_exact_eqn`:
 integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
 thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
 (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
