@@ -290,7 +290,8 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
         all(_exact_eqn(e) for e in graph.eqns) else None
     errors, quiet = _errors, _quiet
-    checked = [False]  # the first call checks each NumPy rule's result shape (`_source`)
+    first, later = steps_of
+    current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`
 
     def run(leaves):
         if fused is not None:
@@ -307,11 +308,10 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 fused.queue()
         token = errors.set(quiet) if host_ok else None
         try:
-            if checked[0]:
-                outs = steps_of[1](leaves)
-            else:
-                outs = steps_of[0](leaves)
-                checked[0] = True
+            f = current[0]
+            outs = f(leaves)
+            if f is first:
+                current[0] = later()
         except Exception as e:  # (raised op by op again, where the functions name themselves)
             log.debug(f"eager composite {graph.name}: runs op by op ({type(e).__name__}: {e})")
             stats["plain"] += 1
@@ -376,12 +376,13 @@ def _broadcast_shape(shapes):
 
 
 def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict) -> tuple[Callable, Callable]:
-    """Two functions `f(leaves) -> list of output Arrays` running `steps` as straight-line Python (no loop over a
-    plan, no per-step dispatch on its kind): NumPy rules called on NumPy values, kernels' plans on Arrays (Literals
-    as Consts, rules' results as host Arrays: what `eager.apply` got op by op), integer division on the host where
-    its guard says it is defined. The first also checks each rule's result shape (a rule's shape follows its
-    operands' shapes, fixed by the signature: checked once); both convert a result of another type or dtype (a 0-d
-    result is a NumPy scalar)."""
+    """(`f(leaves) -> list of output Arrays`, a function making the next calls' `f`), running `steps` as
+    straight-line Python (no loop over a plan, no per-step dispatch on its kind): NumPy rules called on NumPy
+    values, kernels' plans on Arrays (Literals as Consts, rules' results as host Arrays: what `eager.apply` got op by
+    op), integer division on the host where its guard says it is defined. The first checks each rule's result
+    shape and converts a result of another type or dtype (a 0-d result is a NumPy scalar), noting which rules needed
+    it: a rule's result type, dtype and shape follow its operands' dtypes and shapes, which the signature fixes, so
+    the next calls' function converts only those."""
     ns = {"ndarray": np.ndarray, "Array": Array, "asarray": np.asarray, "on_host": Array.on_host, "backend": backend}
     names: dict[int, str] = {}  # index -> the expression of its value (host values, or Arrays from kernels)
     kernel_made: set = set()  # indices whose value may be an Array (a kernel's result)
@@ -411,7 +412,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
 
     reshaped: dict[int, str] = {}  # index of a reshape's result -> its operand's expression
 
-    def body(check: bool) -> list[str]:
+    def body(check: bool, conv: set) -> list[str]:
         kernel_made.clear()
         reshaped.clear()
         for i in range(n_in):
@@ -431,12 +432,16 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 else:
                     ns[f"r{n}"] = functools.partial(rule, **params) if params else rule
                     ns[f"d{n}"] = np.dtype(a.dtype)
-                    lines += [f"    v{o} = r{n}({args})",
-                              f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: v{o} = asarray(v{o}, d{n})"]
+                    lines.append(f"    v{o} = r{n}({args})")
                     if check:
                         ns[f"h{n}"] = a.shape
-                        lines += [f"    if v{o}.shape != h{n}: raise RuntimeError("
+                        lines += [f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
+                                  f"v{o} = asarray(v{o}, d{n}); _conv.add({n})",
+                                  f"    if v{o}.shape != h{n}: raise RuntimeError("
                                   f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
+                    elif n in conv:
+                        lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
+                                     f"v{o} = asarray(v{o}, d{n})")
                 names[o] = f"v{o}"
                 continue
             ns[f"p{n}"], ns[f"q{n}"] = plan, params
@@ -475,13 +480,15 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
             return host_result(x, a, backend)
         return x
     ns["_res"] = res
-    fns = []
-    for check in (True, False):
-        text = "def steps(leaves):\n" + "\n".join(body(check)) + "\n"
+    ns["_conv"] = conv = set()  # the rules whose result the first call converted
+
+    def make(check: bool) -> Callable:
+        text = "def steps(leaves):\n" + "\n".join(body(check, set(conv))) + "\n"
         exec(compile(text, "<eager composite>", "exec"), ns)
-        fns.append(ns.pop("steps"))
-        fns[-1].text = text  # (for a reader debugging a composite)
-    return fns[0], fns[1]
+        f = ns.pop("steps")
+        f.text = text  # (for a reader debugging a composite)
+        return f
+    return make(True), lambda: make(False)
 
 
 def _exact_eqn(eqn) -> bool:
