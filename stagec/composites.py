@@ -382,7 +382,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
     op), integer division on the host where its guard says it is defined. The first checks each rule's result
     shape and converts a result of another type or dtype (a 0-d result is a NumPy scalar), noting which rules needed
     it: a rule's result type, dtype and shape follow its operands' dtypes and shapes, which the signature fixes, so
-    the next calls' function converts only those."""
+    the next calls' function converts only those, and 0-d results."""
     ns = {"ndarray": np.ndarray, "Array": Array, "asarray": np.asarray, "on_host": Array.on_host, "backend": backend}
     names: dict[int, str] = {}  # index -> the expression of its value (host values, or Arrays from kernels)
     kernel_made: set = set()  # indices whose value may be an Array (a kernel's result)
@@ -439,7 +439,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                                   f"v{o} = asarray(v{o}, d{n}); _conv.add({n})",
                                   f"    if v{o}.shape != h{n}: raise RuntimeError("
                                   f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
-                    elif n in conv:
+                    elif n in conv or not a.shape:  # (0-d: `_max_host` gives a scalar or a 0-d array, by value)
                         lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
                                      f"v{o} = asarray(v{o}, d{n})")
                 names[o] = f"v{o}"

@@ -742,3 +742,24 @@ def test_take_checks_its_indices_as_numpy(dtype, exact):
             same_bits(_indexing.take(stagec.device_put(x2), stagec.device_put(k), axis=axis), np.take(x2, k, axis=axis))
     with pytest.raises(IndexError):
         _indexing.take(stagec.device_put(x2), stagec.device_put(np.array([4], np.int32)), axis=1)
+
+
+def test_zero_d_results_are_arrays_whatever_their_rule_returned_first(exact):
+    # (max's rule gives a 0-d array for two zeros, a NumPy scalar otherwise: each call converts it)
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    @_composite
+    def f(x, y):
+        return lax.max(x, y)
+
+    vals = [(0.0, -0.0), (-0.0, -0.0), (2.0, 3.0), (np.nan, 1.0), (0.0, 0.0), (-1.0, -2.0)]  # (2nd: planned, zeros)
+    plain = composites.stats["plain"]
+    for a, b in vals * 2:
+        X, Y = stagec.device_put(np.float32(a)), stagec.device_put(np.float32(b))
+        got = f(X, Y)
+        assert composites.stats["plain"] == plain + 1  # (only the first call: none falls back to op by op)
+        assert type(got) is stagec.Array and got.shape == ()
+        assert type(got._npy) is np.ndarray and got._npy.dtype == np.float32 and not got._npy.flags.writeable
+        want = np.float32(np.nan) if a != a else np.float32(a + b if a == b == 0 else max(a, b))
+        same_bits(np.asarray(got), np.asarray(want))
