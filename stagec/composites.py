@@ -243,12 +243,10 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             slot[eqn.outputs[0].id] = ins[0]
             stats["pruned"] += 1
             continue
-        try:  # an equation met before (same primitive, parameters and operands) gives the same values
-            key = (prim, tuple(sorted(params.items())), tuple(ins))
-            hash(key)
-        except TypeError:
-            key = None
-        if key is not None and key in seen:
+        # an equation met before (same primitive, parameters and operands) gives the same values (the parameters by
+        # their repr, which names all of them (`_make` checked) and tells -0.0 from 0.0 and 1 from 1.0 and True)
+        key = (prim, repr(sorted(params.items())), tuple(ins))
+        if key in seen:
             for o, i in zip(eqn.outputs, seen[key]):
                 slot[o.id] = i
             stats["pruned"] += 1
@@ -266,8 +264,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             slot[o.id] = len(avals)
             outs.append(len(avals))
             avals.append(o.aval)
-        if key is not None:
-            seen[key] = outs
+        seen[key] = outs
         if host and all(i in folded for i in ins):  # constants only (broadcast zeros, ...): the same each call
             value = _fold(prim, [folded[i] for i in ins], params, out_avals[0])
             if value is not None:
