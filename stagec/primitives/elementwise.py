@@ -502,7 +502,7 @@ except ImportError:
 def _sign_host(x):
     """np.sign, keeping -0.0 (as stablehlo.sign does): for floats `copysign(sign(x), x)`, the bits of
     `where(x == 0, x, sign(x))` (np.sign returns a NaN as it is) in two ufuncs instead of three."""
-    return np.copysign(np.sign(x), x) if x.dtype.kind == "f" else np.sign(x)  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
+    return np.sign(x) if x.dtype.kind in "iu" else np.copysign(np.sign(x), x)  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
 
 
 def _logistic_host(x):
