@@ -9,10 +9,12 @@ plans it alone (`_runner`): an equation that `eager.apply` computes with its Num
 `HOST_MAX_ELEMENTS`: inexact ones always, `exact` ones, whose rules give their kernels' bits, on host values)
 runs that rule directly on NumPy values (equations on constants alone once, when planned); the others run
 `eager._plan`'s runner for their signature: their kernels, as before. So a composite gives the bits it gave op
-by op whatever is compiled or cached. A graph of equations that give their own bits in any module (`_exact_eqn`:
+by op whatever is compiled or cached. The steps run as one generated Python function (`_source`); equations that
+give nothing new (dead, repeated, identities, `max` with -inf) are planned away, and broadcasts read by correctly
+rounded rules left to NumPy's broadcasting (`_views`): the same bits. A graph of equations that give their own bits in any module (`_exact_eqn`:
 integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
 thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
-(tracers, NumPy or nested array arguments, NaN scalars), calls on arrays still being computed, and functions
+(tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
 that cannot be traced alone (they raise, need a value concretely or close over a device array) run plainly:
 an error is raised by the function itself, as before. Signatures are kept up to 4 * `config.eager_cache_size`
 and dropped when a setting changes.
@@ -24,6 +26,7 @@ import functools
 import logging
 import math
 import os
+import re
 import threading
 from typing import Callable
 
@@ -34,13 +37,14 @@ from .backend import get_backend
 from .config import config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
 from . import eager
-from .eager import HOST_READ_ELEMENTS, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
-from .primitives import elementwise, gather_p
+from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
+from .primitives import elementwise, gather_p, structural
 from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
-stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0}
+stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
+         "pruned": 0, "views": 0}  # (pruned: equations planned away, dead, repeated or identities; views: `_views`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 _sigs: collections.OrderedDict[tuple, object] = collections.OrderedDict()  # signature -> its runner, or _PLAIN
@@ -63,6 +67,8 @@ def _static(v):
         return (t, v)
     if t is tuple or t is list:
         return (t, tuple([_static(x) for x in v]))
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":  # a NumPy scalar: by its bits (-0.0, NaN included)
+        return (t, v.tobytes())
     raise _Unkeyed
 
 
@@ -93,7 +99,17 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         clear_cache()
         _sigs_config[0] = config.key_now
     try:
-        key, leaves = _signature(fn, args, kwargs)
+        if kwargs:
+            key, leaves = _signature(fn, args, kwargs)
+        else:  # (`_signature`'s loop, inline: the usual call)
+            key, leaves = [fn], []
+            for a in args:
+                if type(a) is Array:
+                    key.append(a.aval)
+                    leaves.append(a)
+                else:
+                    key.append(_static(a))
+            key = tuple(key)
     except _Unkeyed:
         stats["plain"] += 1
         return fn(*args, **kwargs)
@@ -149,39 +165,106 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
                    {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
 
 
+# Primitives whose eager rule (`impl`) returns its operand itself: a composite's value is its operand's.
+_IDENTITY = frozenset([elementwise.stop_gradient_p, structural.optimization_barrier_p])
+
+
+def _live(graph) -> list:
+    """The equations some output depends on (the others are pure and their results unused: never run)."""
+    need = {x.id for x in graph.outs if type(x) is not Literal}
+    keep = []
+    for eqn in reversed(graph.eqns):
+        if any(o.id in need for o in eqn.outputs):
+            keep.append(eqn)
+            need.update(x.id for x in eqn.inputs if type(x) is not Literal)
+    return keep[::-1]
+
+
+def _neutral(prim, ins: list, folded: dict, avals: list, out_avals) -> int | None:
+    """The operand a NumPy-rule `max` or `min` equation gives back unchanged: where the other is a constant of the
+    dtype's lowest (max) or highest (min) value. `np.maximum(x, -inf)` returns x itself (NaN payloads kept; a
+    zero needs another zero for `_max_host`'s fix), likewise for integers; None elsewhere."""
+    if prim is not elementwise.max_p and prim is not elementwise.min_p:
+        return None
+    for k in (0, 1):
+        c, other = folded.get(ins[k]), ins[1 - k]
+        if c is None or avals[other] != out_avals[0]:
+            continue
+        kind = c.dtype.kind
+        if kind == "f":
+            edge = -np.inf if prim is elementwise.max_p else np.inf
+        elif kind in "iu":
+            info = np.iinfo(c.dtype)
+            edge = info.min if prim is elementwise.max_p else info.max
+        else:
+            continue
+        if c.size and bool((c == edge).all()):
+            return other
+    return None
+
+
 def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callable:
-    """`run(leaves)`: the graph's equations back to back, each as `eager.apply` runs it alone (module docstring)."""
+    """`run(leaves)`: the graph's equations back to back, each as `eager.apply` runs it alone (module docstring),
+    as one generated Python function (`_source`)."""
     backend = get_backend()
     host_ok = config.eager_tiering == "exact" and _quiet is not None
     slot: dict[int, int] = {}  # Var id -> its index in the values list
-    consts: list = []  # (index, NumPy value) of the Literals
+    consts: list = []  # (index, NumPy value) of the Literals and of equations on them alone
     avals: list = []
-
     folded: dict[int, np.ndarray] = {}  # index -> value, of Literals and of equations on them alone
+    literals: dict[tuple, int] = {}  # a small Literal's value -> its index (equal ones are one value)
+    seen: dict[tuple, list] = {}  # (primitive, params, input indices) -> output indices: an equation met before
 
     def index(x) -> int:
         if type(x) is Literal:
-            consts.append((len(avals), x.value))
-            folded[len(avals)] = x.value
-            avals.append(x.aval)
-            return len(avals) - 1
+            v = x.value
+            key = (x.aval, v.dtype.str, v.shape, v.tobytes()) if v.size <= 16 else None
+            i = literals.get(key) if key is not None else None
+            if i is None:
+                i = len(avals)
+                consts.append((i, v))
+                folded[i] = v
+                avals.append(x.aval)
+                if key is not None:
+                    literals[key] = i
+            return i
         return slot[x.id]
     for v in graph.in_vars:
         slot[v.id] = len(avals)
         avals.append(v.aval)
     n_in = len(avals)
-    steps = []  # (NumPy rule or None, params, primitive, eager plan or None, input indices, output indices)
-    for eqn in graph.eqns:
+    steps = []  # (NumPy rule or None, params, primitive, eager plan or None, input indices, output indices, guard)
+    live = _live(graph)
+    stats["pruned"] += len(graph.eqns) - len(live)
+    for eqn in live:
         ins = [index(x) for x in eqn.inputs]
+        prim, params = eqn.prim, eqn.params
+        if prim in _IDENTITY:  # (its rule returns the operand itself)
+            slot[eqn.outputs[0].id] = ins[0]
+            stats["pruned"] += 1
+            continue
+        # an equation met before (same primitive, parameters and operands) gives the same values (the parameters by
+        # their repr, which names all of them (`_make` checked) and tells -0.0 from 0.0 and 1 from 1.0 and True)
+        key = (prim, repr(sorted(params.items())), tuple(ins))
+        if key in seen:
+            for o, i in zip(eqn.outputs, seen[key]):
+                slot[o.id] = i
+            stats["pruned"] += 1
+            continue
+        in_avals, out_avals = [avals[i] for i in ins], [o.aval for o in eqn.outputs]
+        host = host_ok and not prim.multiple_results and prim.impl is None and \
+            prim.hosts(in_avals, params, out_avals) and _always_host(prim, in_avals, params, out_avals, backend)
+        same = _neutral(prim, ins, folded, avals, out_avals) if host else None
+        if same is not None:  # max(x, -inf), min(x, inf): the rule gives x's bits, NaNs' included
+            slot[eqn.outputs[0].id] = same
+            stats["pruned"] += 1
+            continue
         outs = []
         for o in eqn.outputs:
             slot[o.id] = len(avals)
             outs.append(len(avals))
             avals.append(o.aval)
-        in_avals, out_avals = [avals[i] for i in ins], [o.aval for o in eqn.outputs]
-        prim, params = eqn.prim, eqn.params
-        host = host_ok and not prim.multiple_results and prim.impl is None and \
-            prim.hosts(in_avals, params, out_avals) and _always_host(prim, in_avals, params, out_avals, backend)
+        seen[key] = outs
         if host and all(i in folded for i in ins):  # constants only (broadcast zeros, ...): the same each call
             value = _fold(prim, [folded[i] for i in ins], params, out_avals[0])
             if value is not None:
@@ -197,35 +280,15 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                       ins, outs, guard))
     results = [index(o) for o in graph.outs]
     single = out_tree == tree_structure(0)
-    size = len(avals)
-    # Values by index: the inputs' host copies where a NumPy rule reads them, constants, then each equation's
-    # result (a NumPy value from a rule, an Array from a kernel). A kernel's step gets the input Arrays
-    # themselves, Literals as Consts, rules' results as host Arrays: what `eager.apply` got op by op.
-    kernel_made = {i for rule, _, _, _, _, outs, _ in steps if rule is None for i in outs}
-    read = sorted({i for rule, _, _, _, ins, _, guard in steps if rule is not None or guard is not None
-                   for i in ins if i < n_in})
-    template = [None] * size
-    for i, c in consts:
-        template[i] = c
-    const_of = {i: Const(c, avals[i]) for i, c in consts}
-    plan = []  # (NumPy rule, (arity, first two input indices, input indices, output index, dtype, shape, an input
-    # from a kernel?, name)) or
-    # (None, (eager plan, params, [(input index, 0: an input, 1: a constant, 2: a result)], its Const or None,
-    #  its aval, output indices, a rule for the values where it gives the kernel's bits (`_DEFINED`), dtype))
-    for rule, params, prim, step, ins, outs, guard in steps:
-        if rule is not None:
-            a = avals[outs[0]]
-            plan.append((functools.partial(rule, **params) if params else rule,
-                         (len(ins), ins[0] if ins else None, ins[1] if len(ins) > 1 else None, ins, outs[0],
-                          np.dtype(a.dtype), a.shape, any(i in kernel_made for i in ins), prim.name)))
-        else:
-            plan.append((None, (step, params, [(i, 0 if i < n_in else 1 if i in const_of else 2) for i in ins],
-                                [const_of.get(i) for i in ins], [avals[i] for i in ins], outs, guard,
-                                avals[outs[0]].dtype)))
-    errors, quiet, ndarray, on_host = _errors, _quiet, np.ndarray, Array.on_host
+    views = _views(steps, avals, results)
+    stats["views"] += len(views)
+    steps_of = _source(steps, consts, avals, n_in, results, backend, views)
     passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
         all(_exact_eqn(e) for e in graph.eqns) else None
+    errors, quiet = _errors, _quiet
+    first, later = steps_of
+    current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`
 
     def run(leaves):
         if fused is not None:
@@ -240,47 +303,12 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 return outs[0] if single else tree_unflatten(out_tree, outs)
             if not fused.queued:
                 fused.queue()
-        vals = template[:]
-        for i in read:
-            x = leaves[i]
-            vals[i] = x._npy if x._npy is not None else x._value()
         token = errors.set(quiet) if host_ok else None
         try:
-            for rule, how in plan:
-                if rule is not None:
-                    n, i0, i1, ins, out, dtype, shape, mixed, name = how
-                    if mixed:
-                        xs = [x._value() if type(x) is Array else x for x in [vals[i] for i in ins]]
-                        value = rule(*xs)
-                    elif n == 2:  # (most steps: no list built)
-                        value = rule(vals[i0], vals[i1])
-                    elif n == 1:
-                        value = rule(vals[i0])
-                    else:
-                        value = rule(*[vals[i] for i in ins])
-                    if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
-                        value = np.asarray(value, dtype=dtype)
-                    if value.shape != shape:
-                        raise RuntimeError(f"the NumPy rule of {name} gave shape {value.shape} for {shape}")
-                    vals[out] = value
-                else:
-                    step, params, ins, consts_in, in_avals, outs, guard, dtype = how
-                    if guard is not None:  # (integer division: on the host where defined, the kernel's bits)
-                        value = guard(*[x._value() if type(x) is Array else x for x in [vals[i] for i, _ in ins]])
-                        if value is not None:
-                            vals[outs[0]] = np.asarray(value, dtype)  # (a 0-d quotient is a NumPy scalar)
-                            continue
-                    xs = []
-                    for (i, kind), c, a in zip(ins, consts_in, in_avals):
-                        if kind == 0:
-                            xs.append(leaves[i])
-                        elif kind == 1:
-                            xs.append(c)
-                        else:
-                            x = vals[i]
-                            xs.append(on_host(x, a, backend) if type(x) is ndarray else x)
-                    for i, o in zip(outs, step(xs, params)):
-                        vals[i] = o
+            f = current[0]
+            outs = f(leaves)
+            if f is first:
+                current[0] = later()
         except Exception as e:  # (raised op by op again, where the functions name themselves)
             log.debug(f"eager composite {graph.name}: runs op by op ({type(e).__name__}: {e})")
             stats["plain"] += 1
@@ -291,16 +319,173 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         finally:
             if token is not None:
                 errors.reset(token)
-        outs = []
-        for i in results:
-            x = leaves[i] if i < n_in else vals[i]  # (an input returned as it is: the same Array, as op by op)
-            if type(x) is ndarray:  # a NumPy rule's result (or a constant): an Array, as `eager.apply` returns
-                a = avals[i]
-                x.flags.writeable = False
-                x = host_result(x, a, backend)
-            outs.append(x)
         return outs[0] if single else tree_unflatten(out_tree, outs)
     return run
+
+
+# Operations whose NumPy rules broadcast their operands and give each element's correctly rounded (or exact)
+# value whatever the operands' layout: a broadcast feeding only these can be a view of its operand's shape with
+# ones (NumPy broadcasts it), not the stretched view `_broadcast_host` builds. (Not the transcendental functions:
+# NumPy's vector and scalar loops differ there, and a layout may pick either.)
+_BROADCASTING = frozenset([elementwise.add_p, elementwise.sub_p, elementwise.mul_p, elementwise.div_p,
+                           elementwise.max_p, elementwise.min_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p,
+                           elementwise.le_p, elementwise.gt_p, elementwise.ge_p, elementwise.and_p,
+                           elementwise.or_p, elementwise.xor_p, elementwise.select_p])
+
+
+def _views(steps, avals, results) -> dict[int, tuple]:
+    """step number -> the shape (the operand's dimensions, ones elsewhere) a NumPy-rule `broadcast_in_dim` can
+    reshape its operand to instead: its result is no output, every step reading it is a NumPy rule in
+    `_BROADCASTING` and still gets its full result shape from its operands."""
+    made = {o: n for n, s in enumerate(steps) for o in s[5]}
+    readers: dict[int, list] = {}
+    for n, (_, _, _, _, ins, _, _) in enumerate(steps):
+        for i in ins:
+            readers.setdefault(i, []).append(n)
+    kernel_made = {o for rule, *_, outs, _ in steps if rule is None for o in outs}
+    views: dict[int, tuple] = {}
+    for n, (rule, params, prim, _, ins, outs, _) in enumerate(steps):
+        if rule is None or prim is not structural.broadcast_in_dim_p or ins[0] in kernel_made or outs[0] in results:
+            continue
+        dims, shape = tuple(params["broadcast_dimensions"]), avals[outs[0]].shape
+        if list(dims) != sorted(set(dims)) or not all(steps[r][0] is not None and steps[r][2] in _BROADCASTING
+                                                      for r in readers.get(outs[0], ())):
+            continue
+        kshape = [1] * len(shape)
+        for i, d in enumerate(dims):
+            kshape[d] = avals[ins[0]].shape[i]
+        views[n] = tuple(kshape)
+    while True:  # (each reader's operands, views included, still broadcast to its result's shape)
+        shape_of = lambda i: views[made[i]] if i in made and made[i] in views else avals[i].shape
+        bad = [n for n in views for r in readers.get(steps[n][5][0], ())
+               if _broadcast_shape([shape_of(i) for i in steps[r][4]]) != avals[steps[r][5][0]].shape]
+        if not bad:
+            return views
+        for n in bad:
+            views.pop(n, None)
+
+
+def _broadcast_shape(shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
+def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict) -> tuple[Callable, Callable]:
+    """(`f(leaves) -> list of output Arrays`, a function making the next calls' `f`), running `steps` as
+    straight-line Python (no loop over a plan, no per-step dispatch on its kind): NumPy rules called on NumPy
+    values, kernels' plans on Arrays (Literals as Consts, rules' results as host Arrays: what `eager.apply` got op by
+    op), integer division on the host where its guard says it is defined. The first checks each rule's result
+    shape and converts a result of another type or dtype (a 0-d result is a NumPy scalar), noting which rules needed
+    it: a rule's result type, dtype and shape follow its operands' dtypes and shapes, which the signature fixes, so
+    the next calls' function converts only those, and 0-d results."""
+    ns = {"ndarray": np.ndarray, "Array": Array, "asarray": np.asarray, "on_host": Array.on_host, "backend": backend}
+    names: dict[int, str] = {}  # index -> the expression of its value (host values, or Arrays from kernels)
+    kernel_made: set = set()  # indices whose value may be an Array (a kernel's result)
+    for i, c in consts:
+        ns[f"c{i}"] = c
+        names[i] = f"c{i}"
+    read = sorted({i for rule, _, _, _, ins, _, guard in steps if rule is not None or guard is not None
+                   for i in ins if i < n_in})
+    ns["_val"] = lambda x: x._value() if type(x) is Array else x
+    ns["_up"] = lambda x, a: Array.on_host(x, a, backend) if type(x) is np.ndarray else x
+    ns["_const"] = {}
+
+    def host(i: int) -> str:  # a NumPy value
+        return f"_val(v{i})" if i in kernel_made else names[i]
+
+    def operand(i: int, n: int, j: int) -> str:  # what a kernel's plan gets
+        if i < n_in:
+            return f"L{i}"
+        if i in kernel_made:
+            ns[f"a{n}_{j}"] = avals[i]
+            return f"_up(v{i}, a{n}_{j})"
+        if names[i].startswith("c"):
+            ns[f"k{n}_{j}"] = Const(ns[names[i]], avals[i])
+            return f"k{n}_{j}"
+        ns[f"a{n}_{j}"] = avals[i]
+        return f"_up(v{i}, a{n}_{j})"
+
+    reshaped: dict[int, str] = {}  # index of a reshape's result -> its operand's expression
+
+    def body(check: bool, conv: set) -> list[str]:
+        kernel_made.clear()
+        reshaped.clear()
+        for i in range(n_in):
+            names[i] = f"v{i}"
+        lines = [f"    {''.join(f'L{i}, ' for i in range(n_in))}= leaves"] if n_in else []
+        for i in read:
+            lines += [f"    v{i} = L{i}._npy", f"    if v{i} is None: v{i} = L{i}._value()"]
+        for n, (rule, params, prim, plan, ins, outs, guard) in enumerate(steps):
+            if rule is not None:
+                o, a = outs[0], avals[outs[0]]
+                args = ", ".join(host(i) for i in ins)
+                if n in views or (prim is structural.reshape_p and ins[0] not in kernel_made):
+                    # (reshape's rule is this method call; a reshape of a reshape reads the first one's operand)
+                    ns[f"s{n}"] = views[n] if n in views else tuple(params["new_sizes"])
+                    lines.append(f"    v{o} = {reshaped.get(ins[0], args)}.reshape(s{n})")
+                    reshaped[o] = reshaped.get(ins[0], args)
+                else:
+                    ns[f"r{n}"] = functools.partial(rule, **params) if params else rule
+                    ns[f"d{n}"] = np.dtype(a.dtype)
+                    lines.append(f"    v{o} = r{n}({args})")
+                    if check:
+                        ns[f"h{n}"] = a.shape
+                        lines += [f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
+                                  f"v{o} = asarray(v{o}, d{n}); _conv.add({n})",
+                                  f"    if v{o}.shape != h{n}: raise RuntimeError("
+                                  f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
+                    elif n in conv or not a.shape:  # (0-d: `_max_host` gives a scalar or a 0-d array, by value)
+                        lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
+                                     f"v{o} = asarray(v{o}, d{n})")
+                names[o] = f"v{o}"
+                continue
+            ns[f"p{n}"], ns[f"q{n}"] = plan, params
+            call = [f"    {''.join(f'v{o}, ' for o in outs)}= p{n}([{', '.join(operand(i, n, j) for j, i in enumerate(ins))}], q{n})"]
+            if guard is not None:  # (integer division: on the host where defined, the kernel's bits)
+                ns[f"g{n}"], ns[f"d{n}"] = guard, np.dtype(avals[outs[0]].dtype)
+                lines += [f"    v{outs[0]} = g{n}({', '.join(host(i) for i in ins)})",
+                          f"    if v{outs[0]} is not None: v{outs[0]} = asarray(v{outs[0]}, d{n})",
+                          "    else:", "    " + call[0]]
+            else:
+                lines += call
+            for o in outs:
+                names[o] = f"v{o}"
+                kernel_made.add(o)
+        outs = []
+        for k, i in enumerate(results):
+            if i < n_in:
+                outs.append(f"L{i}")  # (an input returned as it is: the same Array, as op by op)
+                continue
+            ns[f"o{k}"] = a = avals[i]
+            if i in kernel_made or not names[i].startswith("v") or \
+                    math.prod(a.shape) * np.dtype(a.dtype).itemsize > KEEP_HOST_BYTES:
+                outs.append(f"_res({names[i]}, o{k})")
+            else:  # a NumPy rule's result: an Array of it kept on the host (`eager.host_result`)
+                lines.append(f"    v{i}.flags.writeable = False")
+                outs.append(f"on_host(v{i}, o{k}, backend)")
+        lines.append(f"    return [{', '.join(outs)}]")
+        # (a reshape only read by other reshapes, which read its operand instead, is not made)
+        return [ln for ln in lines if not (ln.startswith("    v") and ".reshape(s" in ln and
+                                           not any(re.search(rf"\b{ln.split()[0]}\b", other) for other in lines
+                                                   if other is not ln))]
+
+    def res(x, a):  # a NumPy rule's result (or a constant): an Array, as `eager.apply` returns
+        if type(x) is np.ndarray:
+            x.flags.writeable = False
+            return host_result(x, a, backend)
+        return x
+    ns["_res"] = res
+    ns["_conv"] = conv = set()  # the rules whose result the first call converted
+
+    def make(check: bool) -> Callable:
+        text = "def steps(leaves):\n" + "\n".join(body(check, set(conv))) + "\n"
+        exec(compile(text, "<eager composite>", "exec"), ns)
+        f = ns.pop("steps")
+        f.text = text  # (for a reader debugging a composite)
+        return f
+    return make(True), lambda: make(False)
 
 
 def _exact_eqn(eqn) -> bool:

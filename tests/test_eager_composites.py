@@ -501,6 +501,22 @@ def test_max_min_rules_give_the_bits_they_gave(dtype):
             same_bits(np.asarray(new(nonzero, nonzero[::-1])), np.asarray(old(nonzero, nonzero[::-1])))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, "bfloat16", np.int32, np.uint8])
+def test_sign_rule_gives_the_bits_it_gave(dtype):
+    # (the rule before: where(x == 0, x, sign(x)), three ufuncs; a speed change, so this passes on the old rule too)
+    from stagec.primitives import elementwise as ew
+    import ml_dtypes
+    dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    bits = np.random.default_rng(5).integers(0, 256, 4096 * dtype.itemsize, dtype=np.uint8).view(dtype)
+    if dtype.kind in "fV":
+        info = ml_dtypes.finfo(dtype)
+        bits = np.concatenate([bits, np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, info.smallest_subnormal,
+                                               -info.smallest_subnormal, 1.0, -1.5], dtype)])
+    for x in (bits, bits[:5], bits[3:4].reshape(()), bits[::3]):
+        with np.errstate(all="ignore"):
+            same_bits(np.asarray(ew.sign_p.host(x)), np.asarray(np.where(x == 0, x, np.sign(x))))
+
+
 @pytest.mark.parametrize("shape, dims, out", [((), (), (3, 2)), ((3,), (0,), (3, 4)), ((3,), (1,), (4, 3)),
                                               ((1, 3), (0, 1), (5, 3)), ((2, 3), (1, 0), (3, 2, 4)),
                                               ((2, 1, 3), (0, 2, 1), (2, 3, 4)), ((0, 3), (0, 1), (0, 3))])
@@ -597,3 +613,154 @@ def test_float_composites_equal_float64_numpy(exact):
     for name, (fn, want) in refs.items():
         for _ in range(3):  # (plain, traced, planned)
             np.testing.assert_allclose(np.asarray(fn(X)), want, rtol=2e-6, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("op", ["mul", "add", "div", "gt", "sub_left"])
+def test_an_operation_with_a_zero_d_array_is_one_composite(op, exact):
+    # (before: the 0-d Array's broadcast and the operation were two dispatches through `eager.apply`)
+    x = floats((4, 4))
+    s = np.float32(0.5)
+    X, S = stagec.device_put(x), stagec.device_put(s)
+    fn = {"mul": lambda: X * S, "add": lambda: X + S, "div": lambda: X / S, "gt": lambda: X > S,
+          "sub_left": lambda: S - X}[op]
+    d, e = x.astype(np.float64), np.float64(s)
+    want = {"mul": d * e, "add": d + e, "div": d / e, "gt": d > e, "sub_left": e - d}[op]
+    want = want if want.dtype == np.bool_ else want.astype(np.float32)  # (one rounding of the exact float64 value)
+    plain = _plain_of(fn)()
+    for _ in range(3):
+        got = composite_call(fn)
+        same_bits(got, want)
+        same_bits(got, plain)
+
+
+def test_dead_repeated_and_identity_equations_are_not_run(exact):
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    @_composite
+    def f(x, y):
+        lax.sin(x)  # dead
+        a, b = lax.exp(x), lax.exp(x)  # the same equation twice
+        return lax.add(lax.stop_gradient(a), lax.mul(b, y))
+
+    x, y = floats((3, 5), 1), floats((3, 5), 2)
+    X, Y = stagec.device_put(x), stagec.device_put(y)
+    f(X, Y)
+    pruned = composites.stats["pruned"]
+    got = composite_call(f, X, Y)  # (its second call: traced and planned)
+    assert composites.stats["pruned"] == pruned + 3
+    same_bits(got, _plain_of(f)(X, Y))
+    e = np.exp(x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(got), e + e * y, rtol=1e-6)
+
+
+def test_broadcasts_into_correctly_rounded_rules_are_left_to_numpy(exact):
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    @_composite
+    def f(row, col, m):  # broadcasts read by mul and add: NumPy broadcasts the operands itself
+        return lax.add(lax.mul(lax.broadcast_in_dim(row, (4, 6), (1,)), lax.broadcast_in_dim(col, (4, 6), (0,))), m)
+
+    @_composite
+    def g(row, m):  # a broadcast read by exp stays a broadcast (NumPy's loops for exp depend on the layout)
+        return lax.mul(lax.exp(lax.broadcast_in_dim(row, (4, 6), (1,))), m)
+
+    row, col, m = floats((6,), 1), floats((4,), 2), floats((4, 6), 3)
+    R, C, M = (stagec.device_put(v) for v in (row, col, m))
+    for fn, args, views in ((f, (R, C, M), 2), (g, (R, M), 0)):
+        fn(*args)
+        before = composites.stats["views"]
+        got = composite_call(fn, *args)
+        assert composites.stats["views"] == before + views
+        for _ in range(2):
+            same_bits(composite_call(fn, *args), _plain_of(fn)(*args))
+    r, c, mm = (v.astype(np.float64) for v in (row, col, m))
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(f(R, C, M)), (r[None] * c[:, None]).astype(np.float32) + mm, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got), np.exp(r)[None] * mm, rtol=2e-6)
+
+
+def test_numpy_scalar_arguments_are_keyed_by_their_bits(exact):
+    # (before: a NumPy scalar argument made the call unkeyed, run op by op on every call)
+    x = floats((4, 4), 3)
+    X = stagec.device_put(x)
+    for lo, hi in ((np.float32(-0.5), np.float32(0.5)), (np.float32(-0.0), np.float32(np.nan))):
+        got = composite_call(_ufuncs.clip, X, lo, hi)
+        same_bits(got, _plain_of(_ufuncs.clip)(X, lo, hi))
+        with np.errstate(invalid="ignore"):
+            want = np.minimum(np.maximum(x.astype(np.float64), np.float64(lo)), np.float64(hi)).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_max_with_the_lowest_value_is_its_operand(dtype, exact):
+    # (NumPy's maximum(x, -inf) is x, NaN payloads included: the step is not run; before it was)
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    lo, hi = (-np.inf, np.inf) if dtype == np.float32 else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+
+    @_composite
+    def f(x):
+        return lax.add(lax.max(x, lax.full_like(x, lo)), lax.min(lax.full_like(x, hi), x))
+
+    if dtype == np.float32:
+        x = floats((4, 5), 4)
+        x.reshape(-1)[-3:] = np.array([0x7fc00001, 0xffc00123, 0x7f800001], np.uint32).view(np.float32)
+    else:
+        x = ints((4, 5), 4)
+    X = stagec.device_put(x)
+    f(X)
+    pruned = composites.stats["pruned"]
+    got = composite_call(f, X)
+    assert composites.stats["pruned"] == pruned + 2
+    same_bits(got, _plain_of(f)(X))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(got), (x.astype(np.float64) * 2).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32])
+def test_take_checks_its_indices_as_numpy(dtype, exact):
+    # (a guard for the shorter eager path of `take` and its bounds check with 0-d bounds: it passes before too)
+    x = floats((200,), 12)
+    X = stagec.device_put(x)
+    info = np.iinfo(dtype)
+    for idx in ([0, 199, 5], [-1, -200, 3], [200], [-201], [info.max], [info.min]):
+        k = np.array([v for v in idx if info.min <= v <= info.max] or [0], dtype)
+        try:
+            want = np.take(x, k)
+        except IndexError:
+            with pytest.raises(IndexError, match="out of bounds"):
+                _indexing.take(X, stagec.device_put(k))
+            continue
+        for _ in range(3):
+            same_bits(_indexing.take(X, stagec.device_put(k)), want)
+    x2 = floats((3, 4), 13)
+    k = np.array([[3, -4], [0, 1]], dtype if np.iinfo(dtype).min < 0 else np.int32)
+    for axis in (None, 1, -1):
+        for _ in range(3):
+            same_bits(_indexing.take(stagec.device_put(x2), stagec.device_put(k), axis=axis), np.take(x2, k, axis=axis))
+    with pytest.raises(IndexError):
+        _indexing.take(stagec.device_put(x2), stagec.device_put(np.array([4], np.int32)), axis=1)
+
+
+def test_zero_d_results_are_arrays_whatever_their_rule_returned_first(exact):
+    # (max's rule gives a 0-d array for two zeros, a NumPy scalar otherwise: each call converts it)
+    from stagec import lax
+    from stagec.numpy._base import _composite
+
+    @_composite
+    def f(x, y):
+        return lax.max(x, y)
+
+    vals = [(0.0, -0.0), (-0.0, -0.0), (2.0, 3.0), (np.nan, 1.0), (0.0, 0.0), (-1.0, -2.0)]  # (2nd: planned, zeros)
+    plain = composites.stats["plain"]
+    for a, b in vals * 2:
+        X, Y = stagec.device_put(np.float32(a)), stagec.device_put(np.float32(b))
+        got = f(X, Y)
+        assert composites.stats["plain"] == plain + 1  # (only the first call: none falls back to op by op)
+        assert type(got) is stagec.Array and got.shape == ()
+        assert type(got._npy) is np.ndarray and got._npy.dtype == np.float32 and not got._npy.flags.writeable
+        want = np.float32(np.nan) if a != a else np.float32(a + b if a == b == 0 else max(a, b))
+        same_bits(np.asarray(got), np.asarray(want))

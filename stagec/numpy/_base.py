@@ -217,6 +217,8 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 _eager_config[0] = _dt.config.key_now
             subs = _eager_operands.get(key)
             if subs:
+                if type(subs) is not tuple:  # (`_broadcasting`'s function, run as a composite)
+                    return subs(*args) if _composite_runner is None else _composite_runner(subs, args, {})
                 return prim_fn(*[a if s is None else s if type(s) is Const else lax.broadcast_in_dim(a, s, [])
                                  for a, s in zip(args, subs)])
             if subs is None:
@@ -225,13 +227,35 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 subs = tuple([_kept(a, p, o) for a, p, o in zip(args, promoted, out)])
                 if len(_eager_operands) >= 256:
                     _eager_operands.clear()
-                _eager_operands[key] = subs if all(s is None or type(s) is Const or s for s in subs) else ()
+                if not all(s is None or type(s) is Const or s for s in subs):
+                    subs = ()
+                elif any(type(s) is tuple for s in subs):
+                    # a 0-d Array broadcast on each call: from the next call the broadcast and the operation run as
+                    # one composite (its NumPy rule broadcasts the scalar itself: the same bits), not two dispatches
+                    subs = _broadcasting(fname, prim_fn, to_float)
+                _eager_operands[key] = subs
                 return prim_fn(*out)
     args = (_to_float if to_float else _promote)(fname, *args)
     return prim_fn(*_broadcast(fname, *args))
 
 
-_eager_operands: dict = {}  # (prim_fn, to_float, avals and Python scalars) -> per operand, None or its Const
+_eager_operands: dict = {}  # (prim_fn, to_float, avals and Python scalars) -> per operand, None or its Const (or
+# the composite function of the call: `_broadcasting`)
+_broadcasts_of: dict = {}  # (fname, prim_fn, to_float) -> `_broadcasting`'s function
+
+
+def _broadcasting(fname: str, prim_fn, to_float: bool) -> Callable:
+    """The function an eager call of `_elementwise` with a 0-d Array operand runs as a composite: promotion,
+    broadcasting and the operation (one function per operation: the composites' signatures key on it)."""
+    key = (fname, prim_fn, to_float)
+    f = _broadcasts_of.get(key)
+    if f is None:
+        def f(*args):
+            args = (_to_float if to_float else _promote)(fname, *args)
+            return prim_fn(*_broadcast(fname, *args))
+        f.__name__ = f.__qualname__ = fname
+        f = _broadcasts_of[key] = f
+    return f
 _eager_config: list = [None]  # the `config.key_now` the entries were made under
 
 

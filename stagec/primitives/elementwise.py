@@ -492,8 +492,17 @@ def _defined_int_division(x, y) -> bool:
     return x.dtype.kind != "i" or not ((x == np.iinfo(x.dtype).min) & (y == -1)).any()
 
 
+# `np.where` without its `__array_function__` dispatch (~0.25 us of ~0.85 on 4x4; the rules get ndarrays only)
+try:
+    from numpy._core._multiarray_umath import where as _where
+except ImportError:
+    _where = np.where
+
+
 def _sign_host(x):
-    return np.where(x == 0, x, np.sign(x))  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
+    """np.sign, keeping -0.0 (as stablehlo.sign does): for floats `copysign(sign(x), x)`, the bits of
+    `where(x == 0, x, sign(x))` (np.sign returns a NaN as it is) in two ufuncs instead of three."""
+    return np.sign(x) if x.dtype.kind in "iu" else np.copysign(np.sign(x), x)  # (-0.0 stays -0.0, as stablehlo.sign keeps it)
 
 
 def _logistic_host(x):
@@ -562,7 +571,7 @@ for _p, _f, _k in [
         (or_p, np.bitwise_or, "biu"), (xor_p, np.bitwise_xor, "biu"),
         (eq_p, np.equal, "biufc"), (ne_p, np.not_equal, "biufc"), (lt_p, np.less, "biuf"),
         (le_p, np.less_equal, "biuf"), (gt_p, np.greater, "biuf"), (ge_p, np.greater_equal, "biuf"),
-        (select_p, np.where, "biufc"), (clamp_p, lambda lo, x, hi: _min_host(_max_host(x, lo), hi), "biuf"),
+        (select_p, _where, "biufc"), (clamp_p, lambda lo, x, hi: _min_host(_max_host(x, lo), hi), "biuf"),
         (real_p, np.real, "c"), (imag_p, np.imag, "c"), (complex_p, _complex_host, "f")]:
     _p.def_host(_f, _float32 if _k == "f32" else of_kinds(_k))
 convert_element_type_p.def_host(_convert_host, _converts_exactly)

@@ -408,8 +408,15 @@ def _sort_batch(args, dims, *, dimension, num_keys, is_stable):
 # ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
 
 def _reduce_host(ufunc, op: str):
-    def rule(x, *, axes):  # (`initial`: the reduction of nothing, max's included)
-        return ufunc.reduce(x, axis=tuple(axes), dtype=x.dtype, initial=_dt.identity(op, x.dtype))
+    initials: dict = {}  # dtype -> `initial` (the reduction of nothing, max's included), found once per dtype
+    reduce = ufunc.reduce
+
+    def rule(x, *, axes):
+        dtype = x.dtype
+        initial = initials.get(dtype)
+        if initial is None:
+            initial = initials[dtype] = _dt.identity(op, dtype)
+        return reduce(x, tuple(axes), dtype, None, False, initial)
     return rule
 
 
