@@ -40,10 +40,15 @@ def _defer_dialect_modules() -> None:
     """linalg's Python module costs ~80 ms to import (its named-op DSL: yaml, the complex dialect), which the
     bindings do when they first wrap a linalg op (`fuse`'s generics), in the first compile of a process. The passes
     use no op classes of it: until anyone reads an attribute of it, it is an empty module (ops wrap as OpView)."""
+    import importlib.util
     name = "iree.compiler.dialects.linalg"
-    if name not in sys.modules:
+    if name not in sys.modules and (spec := importlib.util.find_spec(name)) is not None:
         import iree.compiler.dialects as package
-        sys.modules[name] = module = _Deferred(name)
+        module = _Deferred(name)
+        # (its spec and file, so that `find_spec` and tools that read them work; no `__path__`: importing a
+        # submodule reads it, which imports the module first)
+        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
+        sys.modules[name] = module
         setattr(package, "linalg", module)
 
 
