@@ -6,7 +6,9 @@ times slower than the same sum along rows. With `+ 0.0` between the product and 
 reduction, vectorized along the rows (docs/passes.md, "Column sums of products", has the measurements). Exact:
 the sum starts at +0.0, and `p + 0.0` differs from `p` only for p = -0.0, which adds nothing to a sum that is
 never -0.0 (x - x rounds to +0.0). Float32 only (float64 was slower with it; float16 and bfloat16 unchanged), and
-sums whose last dimension is reduced are left alone (slightly slower with the addition).
+sums whose last dimension is reduced are left alone (slightly slower with the addition). Sums in loop bodies and
+branches too: svd's Jacobi step `sum(a * a[:, partner], 0)` as a matvec took half of the module's LLVM code and
+~0.3 s of its compile.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
-from .irutil import is_op, make_constant, reduced_dims, splat_value, sums, tensor_type
+from .irutil import is_op, make_constant, nested_ops, reduced_dims, splat_value, sums_an_add, tensor_type
 
 
 class ColumnProducts(Pass):
@@ -23,7 +25,7 @@ class ColumnProducts(Pass):
     description = "CPU: a sum of products down columns sums a * b + 0.0 (IREE lowers sum(a * b, 0) as scalar code)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        for op in sums(module):
+        for op in _sums(module):
             t = tensor_type(op.operands[0])
             if not isinstance(t.element_type, ir.F32Type):  # (float64 measured slower with it)
                 continue
@@ -36,6 +38,12 @@ class ColumnProducts(Pass):
                 plus = ir.Operation.create("stablehlo.add", results=[t], operands=[op.operands[0], zero])
             op.operands[0] = plus.result
             stats.rewrites["column-product"] += 1
+
+
+def _sums(module: ir.Module) -> list:
+    """The module's adding `stablehlo.reduce` ops (`sums_an_add`), in loop bodies and branches too."""
+    return [op for fn in module.body.operations for op in nested_ops(fn.operation, ("stablehlo.reduce",))
+            if sums_an_add(op)]
 
 
 COLUMN_PRODUCTS = register(ColumnProducts())

@@ -1,6 +1,9 @@
 """Small helpers over the MLIR Python bindings shared by the passes (no pass logic here)."""
 from __future__ import annotations
 
+import importlib
+import sys
+import types
 from typing import Iterator
 
 import numpy as np
@@ -19,6 +22,37 @@ def _negative_cache_missing_dialect_modules() -> None:
 
 
 _negative_cache_missing_dialect_modules()
+
+
+class _Deferred(types.ModuleType):
+    """Stands in `sys.modules` for a dialect's Python module (`_defer_dialect_modules`) until one of its attributes
+    is read: then the module is imported, and this one takes its contents."""
+
+    def __getattr__(self, attr: str):
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        real = importlib.import_module(self.__name__)  # (sets the package's attribute to it)
+        self.__dict__.update({k: v for k, v in real.__dict__.items() if k != "__getattr__"})
+        return getattr(real, attr)
+
+
+def _defer_dialect_modules() -> None:
+    """linalg's Python module costs ~80 ms to import (its named-op DSL: yaml, the complex dialect), which the
+    bindings do when they first wrap a linalg op (`fuse`'s generics), in the first compile of a process. The passes
+    use no op classes of it: until anyone reads an attribute of it, it is an empty module (ops wrap as OpView)."""
+    import importlib.util
+    name = "iree.compiler.dialects.linalg"
+    if name not in sys.modules and (spec := importlib.util.find_spec(name)) is not None:
+        import iree.compiler.dialects as package
+        module = _Deferred(name)
+        # (its spec and file, so that `find_spec` and tools that read them work; no `__path__`: importing a
+        # submodule reads it, which imports the module first)
+        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
+        sys.modules[name] = module
+        setattr(package, "linalg", module)
+
+
+_defer_dialect_modules()
 
 
 def producer(value: ir.Value):

@@ -92,3 +92,49 @@ def test_a_lone_hash_is_left_to_iree():
     """`normal` has one hash: not worth the bindings' linalg import (`MIN_MODULE_OPS`)."""
     text = stagec.jit(lambda k: sr.normal(k, (100,))).lower(sr.PRNGKey(0)).as_text("final")
     assert "linalg.generic" not in text
+
+
+_FRESH = """
+import sys
+import numpy as np
+import stagec
+from stagec import lax
+from stagec.random import _prng
+keys = np.random.RandomState(0).randint(0, 2 ** 32, size=(2, 37), dtype=np.uint64).astype(np.uint32)
+def f(a, b):
+    def body(s):
+        i, k1, k2 = s
+        k1, k2 = _prng.threefry2x32(k1, k2, lax.full_like(k1, 0), lax.full_like(k1, 5))
+        k1, k2 = _prng.threefry2x32(k2, k1, k1, k2)
+        k1, k2 = _prng.threefry2x32(k1, k2, k2, k1)
+        return [i + 1, k1, k2]
+    return lax.while_loop(lambda s: s[0] < 2, body, [np.int32(0), a, b])[1:]
+assert "linalg.generic" in stagec.jit(f).lower(*keys).as_text("final")
+got = np.stack([np.asarray(x) for x in stagec.jit(f)(*keys)])
+print("dsl" if any(m.startswith("iree.compiler.dialects.linalg.opdsl") for m in sys.modules) else "no dsl")
+from iree.compiler.dialects import linalg
+print(linalg.GenericOp.__name__, hasattr(linalg, "matmul"))
+np.save(sys.argv[1], got)
+"""
+
+
+def test_first_compile_skips_linalg_python_dsl(tmp_path):
+    """A process's first compile of a module with generics (the passes wrap them) does not import linalg's Python
+    module (its named-op DSL: ~80 ms, `passes.irutil._defer_dialect_modules`); importing it afterwards still gives
+    the whole module. The values as NumPy's threefry."""
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "got.npy"
+    env = dict(os.environ, STAGEC_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", _FRESH, str(out)], env=env, capture_output=True, text=True,
+                       timeout=600, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[:2] == ["no dsl", "GenericOp True"], r.stdout
+    k1, k2 = KEYS
+    with np.errstate(over="ignore"):
+        for _ in range(2):
+            k1, k2 = _threefry(k1, k2, 0, 5)
+            k1, k2 = _threefry(k2, k1, k1, k2)
+            k1, k2 = _threefry(k1, k2, k2, k1)
+    np.testing.assert_array_equal(np.load(out), np.stack([k1, k2]))

@@ -288,6 +288,31 @@ def test_products_and_views():
     np.testing.assert_allclose(snp.linalg.matrix_power(a, 3), want[0], rtol=1e-4)  # and eagerly
 
 
+def test_identities_are_literal_constants():
+    """The identities the algorithms start from (svd's V, eigh's V, qr's Q, inv's right-hand side) are literal
+    constants up to `EYE_LITERAL` elements, not iota expressions IREE hoists into two dispatches of their own;
+    the results as NumPy's float64 ones."""
+    from stagec.numpy import linalg as L
+    a = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    spd = (a @ a.T + 64 * np.eye(64)).astype(np.float32)
+    for name, f, x in (("svd", snp.linalg.svd, a), ("eigh", snp.linalg.eigh, spd), ("qr", snp.linalg.qr, a),
+                       ("inv", snp.linalg.inv, spd)):
+        text = stagec.jit(f).lower(x).as_text("final")
+        assert "iota dim = 0 : tensor<64x64xi32>" not in text, name
+    big = np.random.default_rng(4).standard_normal((130, 130)).astype(np.float32)
+    assert 130 * 130 > L.EYE_LITERAL and "iota" in stagec.jit(snp.linalg.qr).lower(big).as_text("final")
+    x64 = a.astype(np.float64)
+    u, s, vh = (np.asarray(t) for t in snp.linalg.svd(a))
+    np.testing.assert_allclose(s, np.linalg.svd(x64, compute_uv=False), atol=5e-5 * s[0])
+    np.testing.assert_allclose((u * s) @ vh, x64, atol=5e-5 * s[0])
+    w, v = (np.asarray(t) for t in snp.linalg.eigh(spd))
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(spd.astype(np.float64)), rtol=2e-5)
+    np.testing.assert_allclose(v.T @ v, np.eye(64), atol=5e-5)
+    q, r = (np.asarray(t) for t in snp.linalg.qr(a))
+    np.testing.assert_allclose(q @ r, x64, atol=5e-5)
+    np.testing.assert_allclose(np.asarray(snp.linalg.inv(spd)) @ spd.astype(np.float64), np.eye(64), atol=5e-5)
+
+
 def test_under_jit_and_errors():
     a = _matrix(17, 10.0, np.float32)
     f = stagec.jit(lambda m: (snp.linalg.det(m), snp.linalg.eigh(m + m.transpose(0, 2, 1)).eigenvalues))

@@ -46,6 +46,26 @@ def test_column_products_keep_signed_zeros_nan_and_inf():
     assert not np.signbit(got[0]) and not np.signbit(want[0])
 
 
+def test_column_products_in_loop_bodies_and_match_numpy():
+    """A column sum of products inside a loop (svd's Jacobi step: `sum(a * a[:, partner], 0)`) gets the +0.0 too
+    (IREE compiled it as a matvec: half of svd's LLVM code), and the singular values as NumPy's float64 SVD."""
+    from stagec import lax
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal((24, 300)).astype(np.float32)
+    f = stagec.jit(lambda a: lax.fori_loop(0, 3, lambda i, x: x * 0.5 + snp.sum(a * x, 0), a[0]))
+    stats = next(s for s in f.lower(g).pass_stats if s.name == "column-products")
+    assert stats.rewrites["column-product"] == 1
+    want = g[0].astype(np.float64)
+    for _ in range(3):
+        want = want * 0.5 + np.sum(g.astype(np.float64) * want, 0)
+    np.testing.assert_allclose(np.asarray(f(g)), want, rtol=2e-5, atol=1e-4)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    low = stagec.jit(snp.linalg.svd).lower(a)
+    assert next(s for s in low.pass_stats if s.name == "column-products").rewrites["column-product"] >= 1
+    s = np.asarray(snp.linalg.svd(a, compute_uv=False))
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False), rtol=0, atol=2e-5 * s[0])
+
+
 def test_column_products_float32_only(x64):
     # (float64 was slower with the +0.0: 540 -> 760 us)
     low = stagec.jit(lambda a: snp.sum(a * a[::-1], 0)).lower(np.ones((8, 300), np.float64))

@@ -100,8 +100,17 @@ def _phase(z):
     return where(equal(a, 0), 1, divide(z, where(equal(a, 0), 1, a)))
 
 
+# A real identity of at most this many elements is a literal constant: from iotas, IREE computes it at load time
+# in two dispatches of its own (hoisted constant expressions), ~0.04 s of compile each. Not complex: a complex128
+# one made IREE 3.13's odd-n eigh module fail at run time ("indirect buffer reference slot 0 is out range").
+EYE_LITERAL = 1 << 14
+
+
 def _batch_eye(shape: tuple, dtype):
-    return broadcast_to(eye(shape[-2], shape[-1], dtype=dtype), shape)
+    n, m = shape[-2:]
+    literal = n * m <= EYE_LITERAL and np.dtype(dtype).kind == "f"
+    base = np.eye(n, m, dtype=dtype) if literal else eye(n, m, dtype=dtype)
+    return broadcast_to(base, shape)
 
 
 def _sym(t):
