@@ -19,7 +19,7 @@ import numpy as np
 from iree.compiler import ir
 
 from . import mathlib as _m
-from .irutil import producer, splat_value
+from .irutil import producer, splat_value, tensor_type
 from .mathlib import NARROW, Expansion, F
 
 _T = "tests/test_accuracy.py::"
@@ -507,18 +507,50 @@ def _expm1_neg32(f: F, h, l):
     return u, scale
 
 
+RSQRT2_32 = float(np.float32(math.sqrt(0.5)))
+
+
+def _over_sqrt2(x):
+    """(v, sign) where float32 `x` is v * c, c a splat of float32 +-1/sqrt(2) (ndtr's and exact gelu's argument); else
+    None."""
+    op = producer(x)
+    if op is None or op.name != "stablehlo.multiply":
+        return None
+    for v, k in ((op.operands[0], op.operands[1]), (op.operands[1], op.operands[0])):
+        c = splat_value(k)
+        if c is not None and abs(c) == RSQRT2_32:
+            return v, math.copysign(1.0, c)
+    return None
+
+
+def _read_by_erfc(op) -> bool:
+    """Whether `op` is the v * c of a float32 erfc's `_over_sqrt2` argument."""
+    return op.name == "stablehlo.multiply" and any(
+        u.owner.operation.name == "chlo.erfc" and str(tensor_type(op.result.type).element_type) == "f32"
+        and _over_sqrt2(op.result) is not None for u in op.result.uses)
+
+
 def _erfc(f: F, x):
     """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2, times one rational for every |x|
     (no erf branch); float64 as e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact), times P / Q or
-    R / S (one division), 1 - erf below 1."""
-    z = f("abs", x)
+    R / S (one division), 1 - erf below 1. float32 erfc(v * c), c = +-1/sqrt(2) rounded (ndtr(v) = erfc(-v / sqrt 2)
+    / 2), from v itself: e^(-(h + l) / 2), h + l = v^2, the rational's coefficients times 2^(-k/2); the product's
+    rounding, times erfc's 2 z^2, was 180 ulps at v = -13 (it reads as the exact -v / sqrt 2: c's own rounding
+    would be as much again)."""
     if _is32(f):
+        scaled = _over_sqrt2(x)
+        v, k, sign = (x, 1.0, 1.0) if scaled is None else (scaled[0], math.sqrt(0.5), scaled[1])
+        z = f("abs", v)
         h, l = _square32(f, z)
+        if scaled is not None:
+            h, l = f.mul(h, 0.5), f.mul(l, 0.5)  # (exact: (h + l) / 2 = z^2 / 2)
         u, s = _expm1_neg32(f, h, l)  # ((1 + u) s = e^(-h - l) 2^64)
-        pq = f.div(f.poly(z, [c * 2.0 ** -64 for c in ERFC32_P]), f.poly(z, ERFC32_Q))
+        pq = f.div(f.poly(z, [c * k ** i * 2.0 ** -64 for i, c in enumerate(ERFC32_P)]),
+                   f.poly(z, [c * k ** i for i, c in enumerate(ERFC32_Q)]))
         tail = f.mul(f.add(pq, f.mul(pq, u)), s)
-        tail = f.sel(f.cmp(z, 10.1, "GT"), f.c(0.0), tail)  # (past the last nonzero result; inf: NaN from inf - inf)
-        return f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
+        tail = f.sel(f.cmp(z, 10.1 / k, "GT"), f.c(0.0), tail)  # (past the last nonzero result; inf: NaN from inf - inf)
+        return f.sel(f.cmp(v, 0.0, "GE" if sign > 0 else "LE"), tail, f.sub(2.0, tail))
+    z = f("abs", x)
     m = f.div(f("floor", f.add(f.mul(z, 128.0), 0.5)), 128.0)
     r = f.sub(z, m)
     e = f.mul(f("exponential", f.neg(f.mul(m, m))), f("exponential", f.neg(f.mul(f.add(f.mul(2.0, m), r), r))))
@@ -570,4 +602,5 @@ _m.add_expansions(
               _T + "test_digamma_float32_near_its_negative_zeros", f32=True),
     Expansion("chlo.erfc", _ALL, _erfc, "CHLO's float32 rational: 62 ulps; float64 489", _T + "test_erfc_float32_and_float64",
               f32=True),
+    reads=_read_by_erfc,
 )

@@ -12,7 +12,7 @@ from .. import lax
 from .. import numpy as snp
 from ..ad import custom_jvp
 from ..core import aval_of
-from ..numpy._base import _composite, _to_float
+from ..numpy._base import _composite, _staged, _to_float
 
 
 def _relu(x: Any):
@@ -58,14 +58,18 @@ _RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
 
 
 def _normal_cdf(x):
-    """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2) rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)),
-    R(z) = -erfc'(z) / erfc(z) ~ 2z + 1/(z + 1/2) for z > 0 (erfc's relative error is 2 z^2 times its argument's: 180
-    float32 ulps at x = -13). x is clamped to +-top first (ndtr is 0 or 1 there; inf and NaN alike). dz: x = xh + xl
+    """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2). float32 (float16 and bfloat16 in it): as written, erfc(x * c) / 2 with
+    c = f32(-1/sqrt 2), which `mathlib` computes from x itself (passes/special.py: erfc's relative error is 2 z^2 times
+    its argument's, 180 ulps at x = -13 from z's rounding), so eager callers run it as one module (`_staged`).
+    float64: z rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)), R(z) = -erfc'(z) / erfc(z) ~
+    2z + 1/(z + 1/2) for z > 0. x is clamped to +-top first (ndtr is 0 or 1 there; inf and NaN alike). dz: x = xh + xl
     with xh = floor(x 2^k) 2^-k (no select, no int conversion) short enough that xh times the leading half of
-    1/sqrt(2) is exact. float16 and bfloat16 in float32."""
+    1/sqrt(2) is exact."""
     dt = aval_of(x).dtype
     if dt not in (np.float32, np.float64):
         return _normal_cdf(x.astype(np.float32)).astype(dt)
+    if dt == np.float32:
+        return lax.mul(lax.erfc(lax.mul(x, lax.full_like(x, -float(_RSQRT2)))), lax.full_like(x, 0.5))
     top, k, half = (16, 8, 12) if dt == np.float32 else (64, 20, 27)  # (beyond |x| = top, ndtr is 0 or 1)
     ch = math.ldexp(round(math.ldexp(-_RSQRT2, half)), -half)  # (`half` bits)
     cl = float(decimal.Context(prec=40).subtract(-_RSQRT2, Decimal(ch)))  # (-1/sqrt(2) to 2 x 53 bits: its float64 error alone made 60 float64 ulps)
@@ -89,14 +93,24 @@ def silu(x: Any):
 swish = silu
 
 
-@_composite
 def gelu(x: Any, approximate: bool = True):
     """Gaussian error linear unit; the tanh approximation by default (as JAX), exact (erf) otherwise."""
     (x,) = _to_float("gelu", x)
+    return _gelu_tanh(x) if approximate else _gelu_exact(x)
+
+
+@_composite
+def _gelu_tanh(x):
+    """x (1 + tanh u) / 2 = x sigmoid(2u): 1 + tanh u cancelled to 0 or 1e7 ulps below x = -3."""
     c = lambda v: lax.full_like(x, v)
-    if approximate:  # x (1 + tanh u) / 2 = x sigmoid(2u): 1 + tanh u cancelled to 0 or 1e7 ulps below x = -3
-        inner = lax.mul(c(math.sqrt(2 / math.pi)), lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
-        return _x_sigmoid(x, lax.mul(c(2), inner))
+    inner = lax.mul(c(math.sqrt(2 / math.pi)), lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
+    return _x_sigmoid(x, lax.mul(c(2), inner))
+
+
+@_staged()
+def _gelu_exact(x):
+    """x ndtr(x), as one module when eager (not a `_composite`, whose equations run one by one: float32's ndtr is read
+    whole by `mathlib`, `_normal_cdf`)."""
     return _x_normal_cdf(x)
 
 
