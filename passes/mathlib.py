@@ -2089,10 +2089,12 @@ def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None
     n = 0
     by_op = _BY_OP if table is None else table
     # Consumers before their producers: an expansion that reads what produced its operand (gamma's exp of an lgamma,
-    # betaln's sums of lgammas) sees it as written, and a producer it left without readers is not expanded at all.
+    # betaln's sums of lgammas) sees it as written, and a producer it left without readers is erased, not expanded.
     for op in reversed(list(nested_ops(module.operation, tuple(by_op)))):
-        if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType) \
-                or next(iter(op.result.uses), None) is None:
+        if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType):
+            continue
+        if next(iter(op.result.uses), None) is None:  # (one an expansion read past: erfc of erfc(x) w, pure)
+            op.erase()
             continue
         t = tensor_type(op.result.type)
         name = _type_name(tensor_type(op.operands[0].type).element_type if op.operands else t.element_type)
