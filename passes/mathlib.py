@@ -2035,11 +2035,17 @@ _BY_OP, _BY_OP_GLSL, _BY_OP_COMPLEX = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS
 _BY_OP_CPU = _by_op(CPU_EXPANSIONS)
 
 
-def add_expansions(*exps: Expansion) -> None:
-    """Register more entries of `EXPANSIONS` (passes/special.py's, at import time)."""
+_READ: list = []  # predicates of ops whose form an expansion reads (`read_by_expansions`)
+
+
+def add_expansions(*exps: Expansion, reads=None) -> None:
+    """Register more entries of `EXPANSIONS` (passes/special.py's, at import time); `reads(op)`: whether `op` is an
+    operand's producer that one of them reads (`expands` then holds it out of `fuse`'s generics)."""
     EXPANSIONS.extend(exps)
     for e in exps:
         _BY_OP.setdefault(e.op, []).append(e)
+    if reads is not None:
+        _READ.append(reads)
 
 
 def _type_name(t: ir.Type) -> str:
@@ -2083,10 +2089,12 @@ def expand(module: ir.Module, stats: PassStats | None = None, table: dict | None
     n = 0
     by_op = _BY_OP if table is None else table
     # Consumers before their producers: an expansion that reads what produced its operand (gamma's exp of an lgamma,
-    # betaln's sums of lgammas) sees it as written, and a producer it left without readers is not expanded at all.
+    # betaln's sums of lgammas) sees it as written, and a producer it left without readers is erased, not expanded.
     for op in reversed(list(nested_ops(module.operation, tuple(by_op)))):
-        if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType) \
-                or next(iter(op.result.uses), None) is None:
+        if len(op.results) != 1 or not isinstance(op.result.type, ir.RankedTensorType):
+            continue
+        if next(iter(op.result.uses), None) is None:  # (one an expansion read past: erfc of erfc(x) w, pure)
+            op.erase()
             continue
         t = tensor_type(op.result.type)
         name = _type_name(tensor_type(op.operands[0].type).element_type if op.operands else t.element_type)
@@ -2146,11 +2154,14 @@ MATHLIB_GLSL, MATHLIB_COMPLEX, MATHLIB_CPU = register(MathLibGLSL()), register(M
 
 
 def expands(op) -> bool:
-    """Whether `mathlib` (every target's) or `mathlib-cpu` has an entry for `op` (its name and operand type): `fuse`
-    leaves such ops alone, so that they reach the expansion (in a `linalg.generic` they would be IREE's own:
-    sin(1e10) was -6e21 there). (Not the GLSL table's float32 exp: fused, Vulkan keeps GLSL's.)"""
+    """Whether `mathlib` (every target's) or `mathlib-cpu` has an entry for `op` (its name and operand type), or an
+    entry reads `op` (erfc's v * 1/sqrt 2): `fuse` leaves such ops alone, so that they reach the expansion (in a
+    `linalg.generic` they would be IREE's own: sin(1e10) was -6e21 there). (Not the GLSL table's float32 exp: fused,
+    Vulkan keeps GLSL's.)"""
     if not op.operands or not isinstance(op.operands[0].type, ir.RankedTensorType):
         return False
+    if any(r(op) for r in _READ):
+        return True
     name = _type_name(tensor_type(op.operands[0].type).element_type)
     return any(name in e.types and (e.applies is None or e.applies(op))
                for t in (_BY_OP, _BY_OP_CPU) for e in t.get(op.name, ()))

@@ -99,7 +99,8 @@ CASES = {  # name: (function, arguments)
     "softmax": (stagec.nn.softmax, lambda s: (floats(s, 4),)),
     "log_softmax axis 0": (lambda x: stagec.nn.log_softmax(x, axis=0), lambda s: (floats(s, 5),)),
     "gelu": (stagec.nn.gelu, lambda s: (floats(s, 6) * 4,)),
-    "gelu exact": (lambda x: stagec.nn.gelu(x, approximate=False), lambda s: (floats(s, 6) * 4,)),
+    # (exact gelu is no composite: eager, it runs as one module, `_staged`, as `mathlib` reads its erfc whole:
+    # tests/test_accuracy_composites.py::test_float32_ndtr_and_exact_gelu_eager_as_jit)
     "silu": (stagec.nn.silu, lambda s: (floats(s, 7) * 30,)),
     "logsumexp axis 1": (lambda x: stagec.nn.logsumexp(x, axis=1), lambda s: (floats(s, 8),)),
     "standardize": (stagec.nn.standardize, lambda s: (floats(s, 9),)),

@@ -12,7 +12,7 @@ from .. import lax
 from .. import numpy as snp
 from ..ad import custom_jvp
 from ..core import aval_of
-from ..numpy._base import _composite, _to_float
+from ..numpy._base import _composite, _staged, _to_float
 
 
 def _relu(x: Any):
@@ -58,14 +58,18 @@ _RSQRT2 = decimal.Context(prec=40).sqrt(Decimal("0.5"))
 
 
 def _normal_cdf(x):
-    """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2) rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)),
-    R(z) = -erfc'(z) / erfc(z) ~ 2z + 1/(z + 1/2) for z > 0 (erfc's relative error is 2 z^2 times its argument's: 180
-    float32 ulps at x = -13). x is clamped to +-top first (ndtr is 0 or 1 there; inf and NaN alike). dz: x = xh + xl
+    """ndtr(x) = erfc(z) / 2, z = -x / sqrt(2). float32 (float16 and bfloat16 in it): as written, erfc(x * c) / 2 with
+    c = f32(-1/sqrt 2), which `mathlib` computes from x itself (passes/special.py: erfc's relative error is 2 z^2 times
+    its argument's, 180 ulps at x = -13 from z's rounding), so eager callers run it as one module (`_staged`).
+    float64: z rounded, its rounding error dz kept: erfc(z + dz) = erfc(z)(1 - dz R(z)), R(z) = -erfc'(z) / erfc(z) ~
+    2z + 1/(z + 1/2) for z > 0. x is clamped to +-top first (ndtr is 0 or 1 there; inf and NaN alike). dz: x = xh + xl
     with xh = floor(x 2^k) 2^-k (no select, no int conversion) short enough that xh times the leading half of
-    1/sqrt(2) is exact. float16 and bfloat16 in float32."""
+    1/sqrt(2) is exact."""
     dt = aval_of(x).dtype
     if dt not in (np.float32, np.float64):
         return _normal_cdf(x.astype(np.float32)).astype(dt)
+    if dt == np.float32:
+        return lax.mul(lax.erfc(lax.mul(x, lax.full_like(x, -float(_RSQRT2)))), lax.full_like(x, 0.5))
     top, k, half = (16, 8, 12) if dt == np.float32 else (64, 20, 27)  # (beyond |x| = top, ndtr is 0 or 1)
     ch = math.ldexp(round(math.ldexp(-_RSQRT2, half)), -half)  # (`half` bits)
     cl = float(decimal.Context(prec=40).subtract(-_RSQRT2, Decimal(ch)))  # (-1/sqrt(2) to 2 x 53 bits: its float64 error alone made 60 float64 ulps)
@@ -89,14 +93,24 @@ def silu(x: Any):
 swish = silu
 
 
-@_composite
 def gelu(x: Any, approximate: bool = True):
     """Gaussian error linear unit; the tanh approximation by default (as JAX), exact (erf) otherwise."""
     (x,) = _to_float("gelu", x)
+    return _gelu_tanh(x) if approximate else _gelu_exact(x)
+
+
+@_composite
+def _gelu_tanh(x):
+    """x (1 + tanh u) / 2 = x sigmoid(2u): 1 + tanh u cancelled to 0 or 1e7 ulps below x = -3."""
     c = lambda v: lax.full_like(x, v)
-    if approximate:  # x (1 + tanh u) / 2 = x sigmoid(2u): 1 + tanh u cancelled to 0 or 1e7 ulps below x = -3
-        inner = lax.mul(c(math.sqrt(2 / math.pi)), lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
-        return _x_sigmoid(x, lax.mul(c(2), inner))
+    inner = lax.mul(c(math.sqrt(2 / math.pi)), lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
+    return _x_sigmoid(x, lax.mul(c(2), inner))
+
+
+@_staged()
+def _gelu_exact(x):
+    """x ndtr(x), as one module when eager (not a `_composite`, whose equations run one by one: float32's ndtr is read
+    whole by `mathlib`, `_normal_cdf`)."""
     return _x_normal_cdf(x)
 
 
@@ -116,27 +130,28 @@ def _ndtr_series(x):
     return low, series
 
 
-def _x_normal_cdf(x, tail: bool = False):
+def _x_normal_cdf(x):
     """x ndtr(x) (exact gelu; x (1 + erf(x / sqrt 2)) / 2 cancelled), x clamped at -top first (gelu(-inf) was -inf
-    0 = NaN). With `tail` (float64, and float16 and bfloat16 through float32), below `_ndtr_series`' bound
-    -npdf(x) (1 + the series), npdf's exponent x^2 / 2 split exactly as xh^2 / 2 + l, e^-l by Taylor: where ndtr(x)
-    is subnormal (flushed to 0) x ndtr(x) may not be (float32 x in [-13.1, -13.05]: bfloat16 216 ulps, JAX 192).
-    float32 itself keeps x ndtr(x), as JAX: the tail doubled its time on 1M values (0.59 -> 1.03 ms, JAX 0.5-0.96)."""
+    0 = NaN). float32 (float16 and bfloat16 in it) as JAX writes it, erfc(x * f32(-1/sqrt 2)) (max(x, -16) / 2), which
+    `mathlib` computes from x, its 2^k scale last: where ndtr(x) is subnormal (flushed to 0) x ndtr(x) may not be (x in
+    [-13.2, -12.95]: 1.6e7 ulps, JAX alike; bfloat16 216, JAX 192). float64: x ndtr(x) and below `_ndtr_series`' bound
+    -npdf(x) (1 + the series), npdf's exponent x^2 / 2 split exactly as xh^2 / 2 + l, e^-l by Taylor."""
     dt = aval_of(x).dtype
     if dt not in (np.float32, np.float64):
-        return _x_normal_cdf(x.astype(np.float32), tail=True).astype(dt)
-    top, k = (16, 8) if dt == np.float32 else (64, 20)  # (xh of k + 6 bits: xh^2 exact)
+        return _x_normal_cdf(x.astype(np.float32)).astype(dt)
+    if dt == np.float32:
+        return lax.mul(lax.erfc(lax.mul(x, lax.full_like(x, -float(_RSQRT2)))),
+                       lax.mul(snp.maximum(x, lax.full_like(x, -16)), lax.full_like(x, 0.5)))
+    top, k = 64, 20  # (xh of k + 6 bits: xh^2 exact)
     plain = lax.mul(snp.maximum(x, -top), _normal_cdf(x))
-    if not (tail or dt == np.float64):
-        return plain
     low = _ndtr_low(dt)
     t = snp.clip(x, -top, low)  # (finite, in the series' range: no NaN in the branch `where` leaves out, nor its gradient)
     _, series = _ndtr_series(t)
     th = snp.floor(t * 2.0 ** k) * 2.0 ** -k
     tl = t - th
-    l = th * tl + 0.5 * tl * tl  # (|l| < 2^-k top: e^-l by Taylor's 5 (float64 9) terms, cheaper than an exp)
+    l = th * tl + 0.5 * tl * tl  # (|l| < 2^-k top: e^-l by Taylor's 9 terms, cheaper than an exp)
     el = 1.0
-    for j in range(5 if dt == np.float32 else 9, 0, -1):
+    for j in range(9, 0, -1):
         el = 1 - el * l / j
     npdf = snp.exp(-0.5 * th * th) * el * (1 / math.sqrt(2 * math.pi))
     return snp.where(x < low, -npdf * (1 + series), plain)

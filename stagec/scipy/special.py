@@ -171,8 +171,9 @@ def entr(x):
                      snp.where(x == 0, 0.0, snp.where(x < 0, -np.inf, x))).astype(x.dtype)
 
 
+@_staged()
 def ndtr(x):
-    """The standard normal CDF."""
+    """The standard normal CDF (eager calls: one module, which `mathlib` reads whole: `nn._normal_cdf`)."""
     (x,) = _to_float("ndtr", x)
     return _normal_cdf(x)
 
