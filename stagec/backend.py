@@ -46,6 +46,7 @@ POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
 ASYNC_WORK = 1 << 18
+_ELEMENT_TYPES: dict = {}  # NumPy dtype -> IREE element type (`Backend.put`)
 # Executables whose results take at most this many bytes reuse their results list (`Executable.run`), which
 # keeps the last results alive until the next call.
 REUSED_RESULTS_BYTES = 1 << 16
@@ -88,6 +89,7 @@ class Backend(Dispatcher):
             raise ValueError(f"unknown backend {name!r}; choose one of {sorted(TARGETS)}")
         self.name, self.target = name, TARGETS[name].iree
         self._hal: dict[str, tuple] = {}
+        self._put: tuple | None = None  # (`_put_args`)
         self._numpy: dict = {}  # (kind, driver) -> a module calling NumPy (`numpy_module`)
         self._lock = threading.Lock()
         self.devices = [Device(self)]
@@ -181,16 +183,26 @@ class Backend(Dispatcher):
 
         GPUs get plain device memory filled by a transfer: host-visible device-local memory is managed
         (unified) memory on CUDA, which can hang a shared GPU once it outgrows what the card has free."""
+        put = self._put or self._put_args()
+        if type(value) is not np.ndarray or not value.flags.c_contiguous:
+            value = np.asarray(value, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
+        storage = value.view(np.uint8) if value.dtype == np.bool_ else value
+        et = _ELEMENT_TYPES.get(value.dtype)
+        if et is None:
+            et = _ELEMENT_TYPES[value.dtype] = _element_type(value.dtype)
+        return put[0](put[1](buffer=storage.reshape(-1), **put[2]), value.shape, et)
+
+    def _put_args(self) -> tuple:
+        """(HalBufferView, the allocator's `allocate_buffer_copy`, its other arguments) of `put`, made once (an
+        eager call puts its host operands: ~2 us a put went to looking these up)."""
         rt = _rt()
         _, dev, _ = self.hal(self.alloc_driver)
-        value = np.asarray(value, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
-        storage = value.view(np.uint8) if value.dtype == np.bool_ else value
         memory, usage = rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT
         if self.name == "cpu":
             memory, usage = memory | rt.MemoryType.HOST_VISIBLE, usage | rt.BufferUsage.MAPPING_SCOPED
-        buf = dev.allocator.allocate_buffer_copy(memory_type=memory, allowed_usage=usage, device=dev,
-                                                 buffer=storage.reshape(-1))
-        return rt.HalBufferView(buf, value.shape, _element_type(value.dtype))
+        self._put = (rt.HalBufferView, dev.allocator.allocate_buffer_copy,
+                     {"memory_type": memory, "allowed_usage": usage, "device": dev})
+        return self._put
 
     def get(self, bv, aval: ShapedArray) -> np.ndarray:
         """Copy a device buffer view back into a new host array (on a GPU through a queue copy)."""
