@@ -34,11 +34,15 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
         raise ShapeMismatch(f"matmul: input operand 1 has a mismatch in its core dimension 0 (size {sb[-2]} is "
                          f"different from {sa[-1]}); shapes {aval_of(a).shape} and {aval_of(b).shape}")
     batch = broadcast_shapes(sa[:-2], sb[:-2], fname="matmul")
-    a = broadcast_to(a, batch + sa[-2:])
-    b = broadcast_to(b, batch + sb[-2:])
+    if sa[:-2] != batch:  # (an eager op each: only where a shape changes)
+        a = broadcast_to(a, batch + sa[-2:])
+    if sb[:-2] != batch:
+        b = broadcast_to(b, batch + sb[-2:])
     nb = len(batch)
     out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
                           precision=precision, preferred_element_type=preferred_element_type)
+    if not (va or vb):
+        return out
     shape = list(aval_of(out).shape)
     if vb:
         shape.pop(-1)
