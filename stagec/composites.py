@@ -289,6 +289,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     errors, quiet = _errors, _quiet
     first, later = steps_of
     current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`
+    first_lock = threading.Lock()  # (`first` notes what it saw in state `later` shares: one thread at a time)
 
     def run(leaves):
         if fused is not None:
@@ -306,9 +307,14 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         token = errors.set(quiet) if host_ok else None
         try:
             f = current[0]
-            outs = f(leaves)
             if f is first:
-                current[0] = later()
+                with first_lock:
+                    f = current[0]
+                    outs = f(leaves)
+                    if f is first:
+                        current[0] = later()
+            else:
+                outs = f(leaves)
         except Exception as e:  # (raised op by op again, where the functions name themselves)
             log.debug(f"eager composite {graph.name}: runs op by op ({type(e).__name__}: {e})")
             stats["plain"] += 1
