@@ -765,3 +765,16 @@ def test_zero_d_results_are_arrays_whatever_their_rule_returned_first(exact):
         assert type(got._npy) is np.ndarray and got._npy.dtype == np.float32 and not got._npy.flags.writeable
         want = np.float32(np.nan) if a != a else np.float32(a + b if a == b == 0 else max(a, b))
         same_bits(np.asarray(got), np.asarray(want))
+
+
+def test_host_max_and_min_of_signed_zeros_in_every_float_dtype():
+    """The NumPy rules of max and min give IEEE's zeros (max(+0, -0) = +0, min = -0) in bfloat16 too, whose NumPy kind
+    is V, not f: the rule took it for an integer and returned NumPy's first operand."""
+    import ml_dtypes
+
+    from stagec.primitives.elementwise import _max_host, _min_host
+    x, y = [0.0, -0.0, -0.0, 1.0], [-0.0, 0.0, -0.0, 2.0]
+    for dt in (np.float32, np.float16, ml_dtypes.bfloat16):
+        a, b = np.array(x, dt), np.array(y, dt)
+        assert np.signbit(_max_host(a, b).astype(np.float64)).tolist() == [False, False, True, False], dt
+        assert np.signbit(_min_host(a, b).astype(np.float64)).tolist() == [True, True, True, False], dt

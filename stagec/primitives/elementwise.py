@@ -526,7 +526,7 @@ def _max_host(x, y):
     give a zero: where no result is one (counted: ~0.2 us, `.any()` ~1 us) nothing is fixed (2.7 -> 0.7 us on
     4x4), else the sums are written in place (a ReLU's zeros: as before)."""
     r = np.maximum(x, y)
-    if r.dtype.kind != "f" or _count_nonzero(r) == r.size:
+    if r.dtype.kind in "iub" or _count_nonzero(r) == r.size:  # (bfloat16's NumPy kind is V)
         return r
     if type(r) is not np.ndarray:  # (0-d operands: a NumPy scalar)
         return np.where((x == 0) & (y == 0), x + y, r)
@@ -537,7 +537,7 @@ def _max_host(x, y):
 def _min_host(x, y):
     """np.minimum, with IEEE's min of two zeros (-0 if either is); as `_max_host`."""
     r = np.minimum(x, y)
-    if r.dtype.kind != "f" or _count_nonzero(r) == r.size:
+    if r.dtype.kind in "iub" or _count_nonzero(r) == r.size:  # (bfloat16's NumPy kind is V)
         return r
     if type(r) is not np.ndarray:
         return np.where((x == 0) & (y == 0), -(-x - y), r)
