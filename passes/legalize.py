@@ -374,9 +374,8 @@ def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | No
         free = [math.prod(t.shape[d] for d in range(len(t.shape))
                           if d not in dims.get((side, "batching"), []) + dims.get((side, "contracting"), []))
                 for t, side in zip(types, ("lhs", "rhs"))]
-        elements = [str(t.element_type) for t in types]
-        if not calls_blas(elements, macs, min_macs, min(free) == 1, min_vector_macs) and not (
-                nt and calls_blas(elements, 0, 0) and _few_rows_by_transposed(dot, types, dims)):
+        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs) \
+                and not (nt and _few_rows_by_transposed(dot, types, dims)):
             continue
         operands = list(dot.operands)
         for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
