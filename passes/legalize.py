@@ -338,18 +338,7 @@ def calls_blas(element_types: Sequence[str], macs: int, min_macs: int | None, ve
     return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and floor is not None and macs >= floor
 
 
-def _few_rows_by_transposed(dot, types, dims) -> bool:
-    """`A @ B.T` of `NT_ROWS` rows of A by a B of `NT_MIN_ELEMENTS` or more (B.T as the dot's own contracting
-    dimension or as a transpose it reads): IREE 3.13's unpacked kernel for it took 3-4x its `A @ B` time."""
-    lhs, rhs = types[0].shape, types[1].shape
-    if dims.get(("lhs", "batching")) or len(lhs) != 2 or len(rhs) != 2 or dims.get(("lhs", "contracting")) != [1]:
-        return False
-    rc, t = dims.get(("rhs", "contracting")), dot.operands[1].owner
-    transposed = rc == [1] or (rc == [0] and not isinstance(t, ir.Block) and t.name == "stablehlo.transpose")
-    return transposed and NT_ROWS[0] <= lhs[0] < NT_ROWS[1] and math.prod(rhs) >= NT_MIN_ELEMENTS
-
-
-def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | None = None, nt: bool = False) -> bool:
+def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | None = None) -> bool:
     """Replace each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (`min_vector_macs`
     for a matrix-vector product; operands and result of one type, static shapes) replaced by a call to
     `BLAS_MODULE.dot_general_<k>(lhs, rhs, lhs batching, rhs batching, lhs contracting, rhs contracting)`
@@ -374,8 +363,7 @@ def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | No
         free = [math.prod(t.shape[d] for d in range(len(t.shape))
                           if d not in dims.get((side, "batching"), []) + dims.get((side, "contracting"), []))
                 for t, side in zip(types, ("lhs", "rhs"))]
-        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs) \
-                and not (nt and _few_rows_by_transposed(dot, types, dims)):
+        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs):
             continue
         operands = list(dot.operands)
         for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
@@ -467,8 +455,6 @@ BLAS_MIN_MACS: int | None = None
 # ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call
 # (1x2048x2048: 8-28 ms against BLAS's 0.34-0.44 on one thread, 2 loaded cores).
 BLAS_MIN_VECTOR_MACS = 1 << 16
-# ... and `A @ B.T` of few rows by a large B (`_few_rows_by_transposed`): rows of A in [NT_ROWS), B's elements from
-NT_ROWS, NT_MIN_ELEMENTS = (32, 256), 1 << 22
 # Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
 SORT_MIN_LENGTH = 128
 
@@ -512,9 +498,9 @@ F32_DOTS_BF16_3X = register(Rewrite(
     Workaround(_IREE, "tests/test_precision.py::"
                       "test_cuda_float32_products_below_highest_are_bf16_3x_and_keep_near_float32_accuracy")))
 BLAS_DOTS = register(Rewrite(
-    "blas-dots", lambda m: blas_dots(m, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS, nt=True),
-    f"float32/float64 matrix-vector products of at least {BLAS_MIN_VECTOR_MACS} multiply-adds, and A @ B.T of "
-    f"{NT_ROWS[0]}-{NT_ROWS[1] - 1} rows by a B of {NT_MIN_ELEMENTS}+ elements, call NumPy's BLAS ({BLAS_MODULE})",
+    "blas-dots", lambda m: blas_dots(m, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS),
+    f"float32/float64 matrix-vector products of at least {BLAS_MIN_VECTOR_MACS} multiply-adds call NumPy's BLAS "
+    f"({BLAS_MODULE})",
     "offload"))
 HOST_SORTS = register(Rewrite(
     "host-sorts", lambda m: host_sorts(m, SORT_MIN_LENGTH),
