@@ -99,17 +99,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         clear_cache()
         _sigs_config[0] = config.key_now
     try:
-        if kwargs:
-            key, leaves = _signature(fn, args, kwargs)
-        else:  # (`_signature`'s loop, inline: the usual call)
-            key, leaves = [fn], []
-            for a in args:
-                if type(a) is Array:
-                    key.append(a.aval)
-                    leaves.append(a)
-                else:
-                    key.append(_static(a))
-            key = tuple(key)
+        key, leaves = _signature(fn, args, kwargs)
     except _Unkeyed:
         stats["plain"] += 1
         return fn(*args, **kwargs)

@@ -409,8 +409,6 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
     return run
 
 
-
-
 def host_values(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], params: dict,
                 out_avals: Sequence[ShapedArray]) -> list[np.ndarray]:
     """`prim`'s NumPy rule on `args` (Arrays, NumPy values, constants): read-only arrays of `out_avals`."""
