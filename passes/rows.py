@@ -16,7 +16,7 @@ import math
 
 from iree.compiler import ir
 
-from .base import Pass, PassStats, register
+from .base import Pass, PassStats, Workaround, register
 from .irutil import func_blocks, producer, tensor_type
 
 ROWS_MIN, ROWS_MAX = 8, 256  # the rows of `A` (`SKINNY_ROWS` of `stagec.tuning`: what stays unpacked)
@@ -56,6 +56,8 @@ def _barrier(v: ir.Value) -> ir.Value:
 
 class WeightLeft(Pass):
     name = "weight-left"
+    kind, workaround = "workaround", Workaround(
+        "3.13", "tests/test_perf_paths.py::test_a_at_b_t_of_few_rows_multiplies_the_weight_from_the_left")
     description = "A @ B.T of few rows by a large B as (B @ A.T).T (IREE's A @ B.T kernel transposes B's blocks)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
