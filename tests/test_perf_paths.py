@@ -377,19 +377,20 @@ def test_skinny_tiles_only_unpacked_float32_a_at_b(tmp_path):
     assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in folder.iterdir())
 
 
-MATVEC = {  # name -> (function of (np, x, w, b), x's shape, w's shape): x @ W of one row, IREE's own kernel
-    "tanh(x @ w + b), 1x2048x2048": (lambda np_, x, w, b: np_.tanh(x @ w + b), (1, 2048), (2048, 2048)),
-    "x @ w, x rank 1, 1000x1100": (lambda np_, x, w, b: x @ w, (1000,), (1000, 1100)),
+MATVEC = {  # name -> (function of (np, x, w, b), x's shape, w's shape, columns a workgroup): x @ W of one row
+    "tanh(x @ w + b), 1x2048x2048": (lambda np_, x, w, b: np_.tanh(x @ w + b), (1, 2048), (2048, 2048), 512),
+    "x @ w, x rank 1, 1000x1100": (lambda np_, x, w, b: x @ w, (1000,), (1000, 1100), 512),
+    "x @ w + b, 1x300x4096": (lambda np_, x, w, b: x @ w + b, (1, 300), (300, 4096), 2048),
 }
 
 
 @pytest.mark.parametrize("name", sorted(MATVEC))
 def test_matvec_takes_the_tuned_tiles_and_matches_numpy(name, tmp_path):
     # With the BLAS offload off, a float32 x @ W of one row is IREE's (unpacked: no product worth packing); the
-    # matvec part tiles it (2048-column workgroups, 8-row panels of W streamed; 1100 columns: a peeled remainder),
-    # a fused bias and tanh included. Values against float64 NumPy.
+    # matvec part tiles it (512-column workgroups, 2048 from 4096 columns, 8-row panels of W streamed; 1100
+    # columns: a remainder), a fused bias and tanh included. Values against float64 NumPy.
     from stagec.compiler import driver
-    fn, xs, ws = MATVEC[name]
+    fn, xs, ws, cols = MATVEC[name]
     rng = np.random.default_rng(6)
     x = rng.standard_normal(xs).astype(np.float32)
     w = (rng.standard_normal(ws) / np.sqrt(ws[0])).astype(np.float32)
@@ -404,7 +405,7 @@ def test_matvec_takes_the_tuned_tiles_and_matches_numpy(name, tmp_path):
         stagec.config.update("cpu_blas", True)
     np.testing.assert_allclose(got, fn(np, *(a.astype(np.float64) for a in (x, w, b))), rtol=2e-5, atol=2e-5)
     configs = "".join(p.read_text() for p in tmp_path.iterdir())
-    assert "cache_reduction = [0, 8], distribution = [2048, 0], vector_common_parallel = [64, 0]" in configs
+    assert f"cache_reduction = [0, 8], distribution = [{cols}, 0], vector_common_parallel = [64, 0]" in configs
 
 
 def test_matvec_part_only_unpacked_float32_rows_of_256_columns(x64):
