@@ -25,10 +25,12 @@ FLAG = "--iree-codegen-tuning-spec-path="
 
 COLUMNS_MIN = 256  # the narrowest column reduction `tuning/columns.mlir` matches (its `%c256`)
 SKINNY_ROWS, SKINNY_COLUMNS = 256, 1024  # the float32 A @ B that `tuning/skinny.mlir` matches (`%c256`, `%c1024`)
+MATVEC_COLUMNS = 256  # the narrowest float32 x @ W (1 row) that `tuning/matvec.mlir` matches (its `%c256`)
 _NARROW = ("f16", "bf16", "f64")  # element types that `rows` leaves alone where an op computes in them
 _EDGES = frozenset({"stablehlo.convert", "stablehlo.constant", "func.func", "func.return"})  # (`widen-half`'s)
 _PAR, _RED = "#linalg.iterator_type<parallel>", "#linalg.iterator_type<reduction>"
 _A_AT_B = "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>"  # A @ B, rank 2
+_V_AT_B = "#stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>"  # (rank-1 x) @ B
 _READ_ROW_BY_ROW, _PER_COLUMN = "affine_map<(d0, d1) -> (d1, d0)>", "affine_map<(d0, d1) -> (d0)>"
 
 
@@ -44,6 +46,7 @@ class Look(NamedTuple):
     siblings: tuple[str, ...]  # `sibling_maps`
     skinny: bool = False  # a float32 A @ B (rank 2, static) of at most `SKINNY_ROWS` rows and `SKINNY_COLUMNS`+ columns
     packed: bool = True  # compiled with data tiling (packed matmuls): the driver's choice (`driver.module_flags`)
+    matvec: bool = False  # a float32 x @ W (static; x one row, or rank 1) of `MATVEC_COLUMNS`+ columns
 
 
 def _element(t) -> str | None:
@@ -60,7 +63,8 @@ def look(module) -> Look:
             ctx.allow_unregistered_dialects = True
             return look(ir.Module.parse(module))
     reduces, siblings = [], []
-    found = {"fused": 0, "transposes": False, "narrow": False, "ordered": True, "dot": False, "skinny": False}
+    found = {"fused": 0, "transposes": False, "narrow": False, "ordered": True, "dot": False, "skinny": False,
+             "matvec": False}
 
     def ordered(dims) -> bool:
         return list(dims) == sorted(dims)
@@ -86,6 +90,7 @@ def look(module) -> Look:
             found["skinny"] |= (t.has_static_shape and t.rank == 2 and t.shape[0] <= SKINNY_ROWS
                                 and t.shape[1] >= SKINNY_COLUMNS and str(attrs["dot_dimension_numbers"]) == _A_AT_B
                                 and all(_element(v.type) == "f32" for v in (*op.operands, *op.results)))
+            found["matvec"] |= _matvec(op, t, str(attrs["dot_dimension_numbers"]))
         elif name == "linalg.generic":
             maps = [ir.AffineMapAttr(m) for m in ir.ArrayAttr(attrs["indexing_maps"])]
             loops = [str(i) for i in ir.ArrayAttr(attrs["iterator_types"])]
@@ -102,7 +107,18 @@ def look(module) -> Look:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     return Look(tuple(reduces), found["fused"], found["transposes"], found["narrow"], found["ordered"], found["dot"],
-                tuple(siblings), found["skinny"])
+                tuple(siblings), found["skinny"], matvec=found["matvec"])
+
+
+def _matvec(op, t, dims: str) -> bool:
+    """Whether a dot_general `op` (result type `t`, dimension numbers `dims`) is a static float32 x @ W of
+    `MATVEC_COLUMNS`+ columns, x a row (1 x K) or a vector (K)."""
+    from iree.compiler import ir
+    x = ir.RankedTensorType(op.operands[0].type)
+    row = (dims == _A_AT_B and x.rank == 2 and x.shape[0] == 1) or (dims == _V_AT_B and x.rank == 1)
+    return (row and t.has_static_shape and x.has_static_shape and t.shape[-1] >= MATVEC_COLUMNS
+            and ir.RankedTensorType(op.operands[1].type).rank == 2
+            and all(_element(v.type) == "f32" for v in (*op.operands, *op.results)))
 
 
 def _look(module) -> Look:
@@ -141,6 +157,7 @@ RULES: dict[str, Callable[[Look], bool]] = {
     "rows": reads_rows_only,
     "f64_matmul": lambda lk: lk.f64_dot,
     "skinny": lambda lk: lk.skinny and not lk.packed,  # (IREE's packed matmul did not compile with its tiles)
+    "matvec": lambda lk: lk.matvec and not lk.packed,  # (packed, x @ W is no such generic)
     "columns": lambda lk: reduces_columns(lk) or bool(lk.siblings),
 }
 # The line of the `columns` part after which `spec_text` matches the module's `sibling_maps`, and its merge.

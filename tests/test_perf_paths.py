@@ -345,8 +345,8 @@ def test_skinny_float32_matmuls_take_the_tuned_tiles_and_match_numpy(name, tmp_p
 
 def test_skinny_tiles_only_unpacked_float32_a_at_b(tmp_path):
     # A module that packs its matmuls (256x1024 @ 1024x1024: worth packing) gets no skinny part (IREE's packed
-    # matmul did not compile with its tiles); nor do 257+ rows or fewer than 1024 columns; A @ B.T gets the part but
-    # keeps IREE's tiles (the part matches A @ B only: B.T read with its tiles was 2.5x slower).
+    # matmul did not compile with its tiles); nor do 257+ rows or fewer than 1024 columns; A @ B.T of 8 rows is
+    # B @ A.T (`weight-left`: 4096 rows, 8 columns) and keeps IREE's tiles (B.T read with the part's was 2.5x slower).
     from stagec import tuning
     from stagec.compiler import driver
     from stagec.compiler.targets import TARGETS
@@ -369,9 +369,98 @@ def test_skinny_tiles_only_unpacked_float32_a_at_b(tmp_path):
     assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in tmp_path.iterdir())
     x, w = np.random.default_rng(4).standard_normal((8, 4096)), np.random.default_rng(5).standard_normal((4096, 4096))
     bt = stagec.jit(lambda a, b: a @ b.T, backend="cpu").lower(x.astype(np.float32), w.astype(np.float32))
-    assert parts(lambda a, b: a @ b.T, (8, 4096), (4096, 4096))[0]
+    assert not parts(lambda a, b: a @ b.T, (8, 4096), (4096, 4096))[0]
     folder = tmp_path / "bt"
     got = np.asarray(_dumping(bt, folder)(x.astype(np.float32), w.astype(np.float32)))
     np.testing.assert_allclose(got, x.astype(np.float32).astype(np.float64) @ w.astype(np.float32).astype(np.float64).T,
                                rtol=2e-4, atol=2e-3)
     assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in folder.iterdir())
+
+
+MATVEC = {  # name -> (function of (np, x, w, b), x's shape, w's shape, columns a workgroup): x @ W of one row
+    "tanh(x @ w + b), 1x2048x2048": (lambda np_, x, w, b: np_.tanh(x @ w + b), (1, 2048), (2048, 2048), 512),
+    "x @ w, x rank 1, 1000x1100": (lambda np_, x, w, b: x @ w, (1000,), (1000, 1100), 512),
+    "x @ w + b, 1x300x4096": (lambda np_, x, w, b: x @ w + b, (1, 300), (300, 4096), 2048),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATVEC))
+def test_matvec_takes_the_tuned_tiles_and_matches_numpy(name, tmp_path):
+    # With the BLAS offload off, a float32 x @ W of one row is IREE's (unpacked: no product worth packing); the
+    # matvec part tiles it (512-column workgroups, 2048 from 4096 columns, 8-row panels of W streamed; 1100
+    # columns: a remainder), a fused bias and tanh included. Values against float64 NumPy.
+    from stagec.compiler import driver
+    fn, xs, ws, cols = MATVEC[name]
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) / np.sqrt(ws[0])).astype(np.float32)
+    b = rng.standard_normal(ws[1]).astype(np.float32)
+    stagec.config.update("cpu_blas", False)
+    try:
+        low = stagec.jit(lambda *a: fn(snp, *a), backend="cpu").lower(x, w, b)
+        fx = driver.text_facts(low.as_text("final"))
+        assert not fx.packs and fx.look.matvec
+        got = np.asarray(_dumping(low, tmp_path)(x, w, b))
+    finally:
+        stagec.config.update("cpu_blas", True)
+    np.testing.assert_allclose(got, fn(np, *(a.astype(np.float64) for a in (x, w, b))), rtol=2e-5, atol=2e-5)
+    configs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert f"cache_reduction = [0, 8], distribution = [{cols}, 0], vector_common_parallel = [64, 0]" in configs
+
+
+def test_matvec_part_only_unpacked_float32_rows_of_256_columns(x64):
+    # A module that packs (beside its x @ W, a 256x1024 @ 1024x1024 worth packing) gets no matvec part; nor do
+    # 255 columns, two rows or float64.
+    from stagec import tuning
+    from stagec.compiler import driver
+    from stagec.compiler.targets import TARGETS
+
+    def parts(fn, *shapes, dtype=np.float32):
+        text = stagec.jit(fn).lower(*(np.ones(s, dtype) for s in shapes)).as_text("final")
+        fx = driver.text_facts(text)
+        flags = driver.module_flags("cpu", list(TARGETS["cpu"].flags), fx, text)
+        return [f for f in flags if f.startswith(tuning.FLAG) and "matvec" in f]
+    stagec.config.update("cpu_blas", False)
+    try:
+        assert parts(lambda x, w: x @ w, (1, 512), (512, 256))
+        assert not parts(lambda x, w, a, b: (x @ w, a @ b), (1, 1024), (1024, 1024), (256, 1024), (1024, 1024))
+        assert not parts(lambda x, w: x @ w, (1, 512), (512, 255))
+        assert not parts(lambda x, w: x @ w, (2, 512), (512, 256))
+        assert not parts(lambda x, w: x @ w, (1, 512), (512, 256), dtype=np.float64)
+    finally:
+        stagec.config.update("cpu_blas", True)
+
+
+def _weight_left(fn, *args) -> int:
+    """How many products `weight-left` rewrote in the module of `fn` at `args`."""
+    return sum(s.rewrites["weight-left"] for s in stagec.jit(fn).lower(*args).pass_stats)
+
+
+def test_a_at_b_t_of_few_rows_multiplies_the_weight_from_the_left(tmp_path):
+    # weight-left: a float32 A @ B.T of 8-256 rows by a B of 2^22+ elements (a dense layer's backward dz @ W.T, and
+    # a @ b.T as written) is computed as (B @ A.T).T, both transposes behind barriers: IREE's dispatch is a plain
+    # 2048x32x2048 matmul with B on the left. Values against float64 NumPy, the gradient's product too.
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((32, 2048)).astype(np.float32)
+    w = (rng.standard_normal((2048, 2048)) / 45).astype(np.float32)
+    fn = lambda a, w: snp.tanh(a @ w.T)  # noqa: E731
+    assert _weight_left(fn, a, w) == 1
+    got = np.asarray(_dumping(stagec.jit(fn, backend="cpu").lower(a, w), tmp_path)(a, w))
+    np.testing.assert_allclose(got, np.tanh(a.astype(np.float64) @ w.astype(np.float64).T), rtol=2e-5, atol=2e-5)
+    configs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "matmul_like_2048x32x2048_f32" in configs and "matmul_like_32x2048x2048" not in configs
+    g = stagec.grad(lambda x, w: snp.sum(snp.sin(x @ w)))  # (its backward's cos(.) @ w.T contracts both last axes)
+    assert _weight_left(g, a, w) == 1
+    want = np.cos(a.astype(np.float64) @ w.astype(np.float64)) @ w.astype(np.float64).T
+    np.testing.assert_allclose(np.asarray(stagec.jit(g)(a, w)), want, rtol=1e-4, atol=1e-4)
+
+
+def test_weight_left_only_few_rows_by_a_large_float32_b(x64):
+    # 8 and 256 rows by 2048x2048 are rewritten; 4 rows (as fast either way), 257+ rows (packed modules), a B under
+    # 2^22 elements, 1 row (a matrix-vector product, read in order already) and float64 keep IREE's A @ B.T.
+    def rewrites(a_shape, b_shape, dtype=np.float32):
+        return _weight_left(lambda a, b: a @ b.T, np.ones(a_shape, dtype), np.ones(b_shape, dtype))
+    assert rewrites((8, 2048), (2048, 2048)) == rewrites((256, 2048), (2048, 2048)) == 1
+    assert rewrites((4, 2048), (2048, 2048)) == rewrites((257, 2048), (2048, 2048)) == 0
+    assert rewrites((32, 1024), (2048, 1024)) == rewrites((1, 2048), (2048, 2048)) == 0
+    assert rewrites((32, 2048), (2048, 2048), np.float64) == 0
