@@ -150,6 +150,8 @@ class Backend(Dispatcher):
                     rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}",
                                          f"--task_worker_stack_size={WORKER_STACK}")
                 threads = _threads() if driver == "vulkan" else set()
+                if driver in ("local-task", "local-sync"):
+                    _keep_heap(config.cpu_heap_keep_mb)
                 try:
                     if driver in ("local-task", "local-sync") and config.cpu_buffer_cache_mb > 0:
                         dev = rt.get_driver(driver).create_device_by_uri(driver, allocators=[_buffer_cache_spec()])
@@ -511,6 +513,28 @@ def _buffer_cache_spec() -> str:
     reused one), while every jit call writes its results into new buffers."""
     mb = config.cpu_buffer_cache_mb
     return f"caching:device_local={min(mb, 256)}mib;{mb}mib;64"
+
+
+_heap_kept: list[int] = []  # (the `cpu_heap_keep_mb` set, once per process)
+
+
+def _keep_heap(mb: int) -> None:
+    """Has glibc's malloc serve large blocks from its heap and keep up to `mb` MiB freed at its top, once per process
+    (a no-op where `mb` is 0 or the C library is not glibc). IREE 3.13's CPU drivers calloc a module's transient
+    slab on every call, outside the device allocator (`_buffer_cache_spec` never sees it); glibc mmaps any block
+    over 32 MiB afresh and unmaps it when freed, so each call faulted in the whole slab again: a 128-4096-4096-10
+    Adam step, 192.5 MiB of transients, spent 49,000 page faults and ~75% of its time there (docs/runtime.md)."""
+    if _heap_kept or mb <= 0:
+        return
+    _heap_kept.append(mb)
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # (glibc only: musl's and macOS's mallopt differ or are absent)
+        libc.mallopt(-1, ctypes.c_int(min(mb, 2047) << 20))  # M_TRIM_THRESHOLD: free top kept up to `mb`
+        libc.mallopt(-4, ctypes.c_int(0))  # M_MMAP_MAX: no block is mmap'd (sbrk fails over to mmap)
+    except (OSError, AttributeError):
+        pass
 
 
 _backends: dict[str, Backend] = {}

@@ -53,6 +53,9 @@ class Config:
         "cpu_threads": lambda: _env_int("STAGEC_CPU_THREADS", 0),
         # MiB of freed CPU buffers kept for reuse (backend._buffer_cache_spec), read when a CPU driver starts; 0: none.
         "cpu_buffer_cache_mb": lambda: _env_int("STAGEC_CPU_BUFFER_CACHE_MB", 512),
+        # MiB of freed heap memory the process keeps (glibc's malloc, backend._keep_heap), set when a CPU driver
+        # starts: large blocks come from the heap, not fresh mmaps. 0: glibc's defaults.
+        "cpu_heap_keep_mb": lambda: _env_int("STAGEC_CPU_HEAP_KEEP_MB", 512),
         # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),
         # "auto": costly calls return once enqueued (backend.ASYNC_WORK); "always"; "never" (synchronous)
@@ -76,7 +79,7 @@ class Config:
                 "eager_tiering": ("exact", "auto", "never")}
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
-                             "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb",
+                             "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "cpu_heap_keep_mb",
                              "eager_polymorphic", "async_dispatch", "jit_tiering", "eager_tiering"})
 
     def __init__(self) -> None:

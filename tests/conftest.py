@@ -38,7 +38,8 @@ def pytest_configure(config):
 
 
 # Files whose tests compile in a subprocess or a background thread, where --fast's skip cannot reach.
-_COMPILE_FILES = {"test_tempfiles.py", "test_cli.py", "test_tiering.py", "test_host.py", "test_async.py", "test_dask.py"}
+_COMPILE_FILES = {"test_tempfiles.py", "test_cli.py", "test_tiering.py", "test_host.py", "test_async.py", "test_dask.py",
+                  "test_heap.py"}
 
 
 _compiled_in_thread = threading.Event()

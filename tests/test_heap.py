@@ -1,0 +1,54 @@
+"""Large transients on the CPU reuse freed heap memory (`backend._keep_heap`): IREE 3.13 callocs a module's
+transient slab on each call outside the device allocator, and glibc mmaps every block over 32 MiB afresh, so each
+call faulted the slab in again. Counted in page faults (not time): a subprocess, as the setting is per process."""
+import ctypes
+import os
+import subprocess
+import sys
+
+import pytest
+
+STEP = """
+import resource, numpy as np, stagec, stagec.numpy as snp
+n = 3072  # (a 36 MiB weight: the step's transients are over glibc's 32 MiB mmap bound)
+def loss(w, x): return snp.sum(snp.tanh(x @ w) ** 2)
+def step(w, m, x):
+    g = stagec.grad(loss)(w, x)
+    m = 0.9 * m + 0.1 * g
+    return w - 0.01 * m / (snp.sqrt(m * m) + 1e-8), m
+f = stagec.jit(step)
+w = stagec.device_put(np.full((n, n), 0.01, np.float32)); m = stagec.device_put(np.zeros((n, n), np.float32))
+x = stagec.device_put(np.ones((8, n), np.float32))
+for _ in range(3):  # (rounds of 10 calls, dispatched ahead as a training loop does; the last round counted)
+    r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(10): w, m = f(w, m, x)
+    stagec.block_until_ready((w, m))
+print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0) // 10)
+"""
+
+
+def _glibc() -> bool:
+    try:
+        ctypes.CDLL(None).gnu_get_libc_version
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
+def _faults_per_call(keep_mb: str | None) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "STAGEC_CPU_HEAP_KEEP_MB"}
+    if keep_mb is not None:
+        env["STAGEC_CPU_HEAP_KEEP_MB"] = keep_mb
+    out = subprocess.run([sys.executable, "-c", STEP], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return int(out.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not _glibc(), reason="the heap setting is glibc's mallopt")
+def test_a_steps_large_transients_fault_in_no_pages_by_default():
+    assert _faults_per_call(None) < 500  # (23,000 a call before: 92 MiB faulted in afresh)
+
+
+@pytest.mark.skipif(not _glibc(), reason="the heap setting is glibc's mallopt")
+def test_heap_keep_zero_leaves_glibcs_defaults():
+    assert _faults_per_call("0") > 5000  # (what the default avoids: the slab mmap'd per call)
