@@ -423,7 +423,9 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                     lines.append(f"    v{o} = {reshaped.get(ins[0], args)}.reshape(s{n})")
                     reshaped[o] = reshaped.get(ins[0], args)
                 else:
-                    ns[f"r{n}"] = functools.partial(rule, **params) if params else rule
+                    bound = prim.host_bound  # (the rule for this signature, where it has one)
+                    ns[f"r{n}"] = bound([avals[i] for i in ins], params) if bound is not None else \
+                        functools.partial(rule, **params) if params else rule
                     ns[f"d{n}"] = np.dtype(a.dtype)
                     lines.append(f"    v{o} = r{n}({args})")
                     if check:

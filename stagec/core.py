@@ -407,6 +407,7 @@ class Primitive:
         self.batch: Callable | None = None
         self.host: Callable | None = None  # NumPy rule: see def_host
         self.host_accepts: Callable | None = None
+        self.host_bound: Callable | None = None
 
     def __repr__(self):
         return self.name
@@ -423,11 +424,12 @@ class Primitive:
         self.impl = fn
         return fn
 
-    def def_host(self, fn: Callable, accepts: Callable | None = None) -> Callable:
+    def def_host(self, fn: Callable, accepts: Callable | None = None, bound: Callable | None = None) -> Callable:
         """The NumPy rule `fn(*ndarrays, **params) -> ndarray`: the op's values on the host, equal to the compiled
         op's up to the tolerance docs/design.md gives (the first tier while its module compiles). It serves
-        operands of `HOST_DTYPES` only, and where `accepts(avals, params)` says so."""
-        self.host, self.host_accepts = fn, accepts
+        operands of `HOST_DTYPES` only, and where `accepts(avals, params)` says so. `bound(avals, params)`, if
+        given, is `fn` for one signature: `g(*ndarrays)` giving `fn`'s values, its per-call steps done once."""
+        self.host, self.host_accepts, self.host_bound = fn, accepts, bound
         return fn
 
     def hosts(self, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray] = ()) -> bool:

@@ -371,7 +371,9 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
     signature fixes (result dtype and shape, whether it stays on the host) decided once."""
     if len(out_avals) != 1 or _quiet is None:
         return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)
-    fn, (out,) = prim.host, out_avals
+    fn, kw, (out,) = prim.host, params, out_avals  # (a signature's params: equal on each of its calls)
+    if prim.host_bound is not None:  # (the rule for this signature: called on the operands alone)
+        fn, kw = prim.host_bound(avals, params), None
     dtype, shape = out.dtype, out.shape
     keep = math.prod(shape) * dtype.itemsize <= KEEP_HOST_BYTES
     on_host, errors, quiet, ndarray = Array.on_host, _errors, _quiet, np.ndarray
@@ -391,7 +393,7 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
                 xs.append(x._value() if t is Const else to_numpy_constant(x, a))
         token = errors.set(quiet)
         try:
-            value = fn(*xs, **params) if params else fn(*xs)
+            value = fn(*xs, **kw) if kw else fn(*xs)
         finally:
             errors.reset(token)
         if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
