@@ -44,7 +44,8 @@ from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
-         "pruned": 0, "views": 0}  # (pruned: equations planned away, dead, repeated or identities; views: `_views`)
+         "pruned": 0, "views": 0, "cases": 0}  # (pruned: equations planned away, dead, repeated or identities;
+# views: `_views`; cases: calls that took a composite's `eager_case`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 _sigs: collections.OrderedDict[tuple, object] = collections.OrderedDict()  # signature -> its runner, or _PLAIN
@@ -151,8 +152,36 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         # op run as their bodies' operations, would compile as one program here)
     stats["traces"] += 1
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
-    return _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
-                   {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
+    run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
+                  {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
+    case = getattr(fn, "eager_case", None)
+    if case is not None and run.all_rules:
+        guard, simple = case
+        short = _make(simple, args, kwargs)
+        if short is not _PLAIN:
+            return _cased(guard, short, run)
+    return run
+
+
+def _cased(guard: Callable, short: Callable, run: Callable) -> Callable:
+    """`run(leaves)` of a composite with an `eager_case` (`guard`, `simple`): where `guard(*host values)` holds,
+    the runner of `simple` (`short`), else the composite's own (`run`, every step with a NumPy rule taking it).
+    The composite vouches that `simple` gives its bits there (tests check it against the op-by-op values)."""
+    errors, quiet = _errors, _quiet
+
+    def cased(leaves):
+        xs = []
+        for x in leaves:  # (read back once, as the composite's NumPy rules read them)
+            v = x._npy
+            xs.append(x._value() if v is None else v)
+        token = errors.set(quiet)
+        try:
+            ok = guard(*xs)
+        finally:
+            errors.reset(token)
+        stats["cases"] += bool(ok)
+        return short(leaves) if ok else run(leaves)
+    return cased
 
 
 # Primitives whose eager rule (`impl`) returns its operand itself: a composite's value is its operand's.
@@ -224,6 +253,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         avals.append(v.aval)
     n_in = len(avals)
     steps = []  # (NumPy rule or None, params, primitive, eager plan or None, input indices, output indices, guard)
+    all_rules = host_ok and backend.name == "cpu"  # every equation with a NumPy rule takes it (`_cased`)
     live = _live(graph)
     stats["pruned"] += len(graph.eqns) - len(live)
     for eqn in live:
@@ -261,6 +291,8 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 folded[outs[0]] = value
                 consts.append((outs[0], value))
                 continue
+        if not host and prim.hosts(in_avals, params, out_avals):
+            all_rules = False
         guard = None
         if host_ok and not host and prim in _DEFINED and all(np.dtype(a.dtype).kind in "iu" for a in in_avals) \
                 and sum(math.prod(a.shape) for a in in_avals) <= HOST_READ_ELEMENTS \
@@ -316,6 +348,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             if token is not None:
                 errors.reset(token)
         return outs[0] if single else tree_unflatten(out_tree, outs)
+    run.all_rules = all_rules
     return run
 
 
