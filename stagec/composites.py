@@ -222,6 +222,11 @@ def _neutral(prim, ins: list, folded: dict, avals: list, out_avals) -> int | Non
     return None
 
 
+# An exact composite of NumPy-rule steps on up to `HOST_READ_ELEMENTS` input elements runs them, not a fused module,
+# up to this many steps (a step on a few elements takes ~0.3-0.6 us, a module's call ~3.5 us)
+HOST_STEPS = 6
+
+
 def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callable:
     """`run(leaves)`: the graph's equations back to back, each as `eager.apply` runs it alone (module docstring),
     as one generated Python function (`_source`)."""
@@ -306,8 +311,11 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     stats["views"] += len(views)
     steps_of = _source(steps, consts, avals, n_in, results, backend, views)
     passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
+    # (not where every step is a NumPy rule on a few elements: the steps take less time than a module's call)
+    small = all(s[3] is None for s in steps) and len(steps) <= HOST_STEPS and \
+        sum(math.prod(a.shape) for a in avals[:n_in]) <= HOST_READ_ELEMENTS
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
-        all(_exact_eqn(e) for e in graph.eqns) else None
+        not small and all(_exact_eqn(e) for e in graph.eqns) else None
     errors, quiet = _errors, _quiet
     first, later = steps_of
     current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`

@@ -43,7 +43,7 @@ from .core import (Const, Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_
                    to_numpy_constant)
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
-from .primitives import elementwise, reductions, structural
+from .primitives import elementwise, gather_p, reductions, structural
 from .primitives.dot import dot_general_p
 from .stages import Lowered, build_once, compile_cached, find_cached
 
@@ -210,7 +210,7 @@ EXACT: dict[Primitive, str] = {
     **{p: "biufc" for p in (elementwise.select_p, structural.broadcast_in_dim_p, structural.reshape_p,
                             structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
                             structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,
-                            structural.concatenate_p, structural.pad_p)},
+                            structural.concatenate_p, structural.pad_p, gather_p)},
 }
 
 
