@@ -381,13 +381,24 @@ HOST_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.in
                                               np.complex128))
 
 
-def set_eager_impl(fn: Callable) -> None:
+def set_eager_impl(fn: Callable, planner: Callable | None = None) -> None:
     """Register how a primitive runs outside any trace: `fn(prim, args, params) -> outputs`, its abstract
-    evaluation (which checks the operands) and its `impl` rule included.
+    evaluation (which checks the operands) and its `impl` rule included; and `planner(prim, avals, params)`, the
+    `run(args, params) -> outputs` that `fn` calls for that signature (`eager_plan`).
 
     The runtime layer (`stagec.eager`) registers itself at import; core never imports it."""
-    global _eager_impl
-    _eager_impl = fn
+    global _eager_impl, _eager_planner
+    _eager_impl, _eager_planner = fn, planner
+
+
+_eager_planner: Callable | None = None
+
+
+def eager_plan(prim: "Primitive", avals: Sequence[ShapedArray], params: dict) -> Callable | None:
+    """`run(args, params) -> outputs`: how eager calls of this signature run (Arrays of `avals`, these params),
+    for callers that keep it per signature and drop it when a setting changes (`config.key_now`); None where
+    no runtime is registered. Raises what the abstract evaluation raises."""
+    return None if _eager_planner is None else _eager_planner(prim, avals, params)
 
 
 class Primitive:

@@ -100,6 +100,21 @@ def apply(prim: Primitive, args: Sequence, params: dict) -> list[Array]:
     return run(args, params)
 
 
+def plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict) -> Callable:
+    """The `run(args, params)` that `apply` takes for this signature (`core.eager_plan`)."""
+    if config.key_now is not _plans_config[0]:
+        _plans.clear()
+        _plans_config[0] = config.key_now
+    pkey = (prim, tuple(avals), tuple(params.items()))
+    run = _plans.get(pkey)
+    if run is None:
+        run = _plan(prim, list(avals), params)
+        if len(_plans) >= 4 * max(config.eager_cache_size, 1):
+            _plans.clear()
+        _plans[pkey] = run
+    return run
+
+
 def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
     """`run(args, params) -> outputs` for calls of this signature; raises what the abstract evaluation raises."""
     out_avals = prim.out_avals(avals, params)
@@ -703,4 +718,4 @@ def clear_cache() -> None:
     _plans.clear()
 
 
-set_eager_impl(apply)
+set_eager_impl(apply, plan)

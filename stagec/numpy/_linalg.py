@@ -11,7 +11,7 @@ import numpy as np
 from .. import lax
 from ..array import Array
 from ..config import config
-from ..core import aval_of, tracing_anywhere
+from ..core import aval_of, eager_plan, tracing_anywhere
 from ..primitives.dot import canonicalize_precision, dot_general_p
 from ._base import _arr, _axis, _composite, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
 from ._ufuncs import conjugate, multiply
@@ -22,7 +22,7 @@ class ShapeMismatch(TypeError, ValueError):
 
 
 _PRODUCT = (((1,), (0,)), ((), ()))  # dot_general's dimension numbers of a product of two matrices
-_products: dict = {}  # (lhs aval, rhs aval) -> dot_general's params of an eager product of two matrices
+_products: dict = {}  # (lhs aval, rhs aval) -> (eager plan, dot_general's params) of a product of two matrices
 _products_config: list = [None]  # the `config.key_now` they were made under (`default_matmul_precision`)
 
 
@@ -34,18 +34,22 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
             _products.clear()
             _products_config[0] = config.key_now
         key = (a.aval, b.aval)
-        params = _products.get(key)
-        if params is None:
+        found = _products.get(key)
+        if found is None:
             sa, sb = key
             if sa.ndim == sb.ndim == 2 and sa.dtype == sb.dtype and not sa.weak_type and not sb.weak_type and \
                     sa.shape[1] == sb.shape[0]:
-                if len(_products) >= 256:
-                    _products.clear()
-                params = _products[key] = {  # (in `lax.dot_general`'s order: one eager plan for both)
+                params = {  # (in `lax.dot_general`'s order: one eager plan for both)
                     "dimension_numbers": _PRODUCT, "precision": canonicalize_precision(config.default_matmul_precision),
                     "preferred_element_type": None}
-        if params is not None:
-            return dot_general_p.bind(a, b, **params)
+                run = eager_plan(dot_general_p, key, params)
+                if run is not None:
+                    if len(_products) >= 256:
+                        _products.clear()
+                    found = _products[key] = (run, params)
+        if found is not None:  # (what `dot_general_p.bind` would run: the runtime's plan of this signature)
+            run, params = found
+            return run([a, b], params)[0]
     a, b = _promote("matmul", _arr(a), _arr(b))
     a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
     sa, sb = aval_of(a).shape, aval_of(b).shape

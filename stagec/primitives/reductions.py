@@ -330,6 +330,7 @@ def _reducer(prim: Primitive):
         return prim.bind(x, axes=tuple(int(a) for a in axes))
     op.__name__ = op.__qualname__ = prim.name
     op.__doc__ = f"`{prim.name}` of `x` over `axes`."
+    op.prim = prim  # (`numpy._reductions`' eager shortcut binds it itself)
     return op
 
 
