@@ -409,6 +409,9 @@ def _broadcast_shape(shapes):
         return None
 
 
+_RESHAPE = re.compile(r"    v\d+ = \w+(\.reshape\(s\d+\))?$")  # a generated reshape (or the value itself)
+
+
 def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict) -> tuple[Callable, Callable]:
     """(`f(leaves) -> list of output Arrays`, a function making the next calls' `f`), running `steps` as
     straight-line Python (no loop over a plan, no per-step dispatch on its kind): NumPy rules called on NumPy
@@ -444,7 +447,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
         ns[f"a{n}_{j}"] = avals[i]
         return f"_up(v{i}, a{n}_{j})"
 
-    reshaped: dict[int, str] = {}  # index of a reshape's result -> its operand's expression
+    reshaped: dict[int, tuple] = {}  # index of a reshape's result -> its first operand's expression and shape
 
     def body(check: bool, conv: set) -> list[str]:
         kernel_made.clear()
@@ -460,9 +463,11 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 args = ", ".join(host(i) for i in ins)
                 if n in views or (prim is structural.reshape_p and ins[0] not in kernel_made):
                     # (reshape's rule is this method call; a reshape of a reshape reads the first one's operand)
-                    ns[f"s{n}"] = views[n] if n in views else tuple(params["new_sizes"])
-                    lines.append(f"    v{o} = {reshaped.get(ins[0], args)}.reshape(s{n})")
-                    reshaped[o] = reshaped.get(ins[0], args)
+                    ns[f"s{n}"] = shape = views[n] if n in views else tuple(params["new_sizes"])
+                    src, src_shape = reshaped.get(ins[0], (args, avals[ins[0]].shape))
+                    # (to the shape it has: that value itself)
+                    lines.append(f"    v{o} = {src}" if shape == src_shape else f"    v{o} = {src}.reshape(s{n})")
+                    reshaped[o] = (src, src_shape)
                 else:
                     bound = prim.host_bound  # (the rule for this signature, where it has one)
                     ns[f"r{n}"] = bound([avals[i] for i in ins], params) if bound is not None else \
@@ -506,7 +511,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 outs.append(f"on_host(v{i}, o{k}, backend)")
         lines.append(f"    return [{', '.join(outs)}]")
         # (a reshape only read by other reshapes, which read its operand instead, is not made)
-        return [ln for ln in lines if not (ln.startswith("    v") and ".reshape(s" in ln and
+        return [ln for ln in lines if not (_RESHAPE.match(ln) and
                                            not any(re.search(rf"\b{ln.split()[0]}\b", other) for other in lines
                                                    if other is not ln))]
 
