@@ -178,3 +178,46 @@ def test_bound_reduction_rules_give_the_rules_values(dtype):
                 want = np.asarray(prim.host(x, axes=axes))
                 got = np.asarray(prim.host_bound(avals, params)(x))
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (prim, axes)
+
+
+def test_matmul_and_reductions_run_their_plan_directly(monkeypatch):
+    """After a signature's first call, `a @ b` and `sum(x)` call the runtime's plan of their primitive
+    (`core.eager_plan`), not `eager.apply` through `bind`; a settings change plans them again."""
+    from stagec import core
+    applied = []
+    impl = core._eager_impl
+    monkeypatch.setattr(core, "_eager_impl", lambda *a: applied.append(a[0].name) or impl(*a))
+    a = np.arange(20, dtype=np.float32).reshape(4, 5) / 7
+    b = np.arange(15, dtype=np.float32).reshape(5, 3) - 7
+    x, y = stagec.device_put(a), stagec.device_put(b)
+    for i in range(3):
+        np.testing.assert_allclose(np.asarray(x @ y), a.astype(np.float64) @ b, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(snp.sum(x, axis=0)), a.astype(np.float64).sum(0), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(snp.max(x)), a.max())
+        if i == 0:
+            applied.clear()
+    assert applied == []
+    try:
+        stagec.config.update("default_matmul_precision", "highest")
+        np.testing.assert_allclose(np.asarray(x @ y), a.astype(np.float64) @ b, rtol=1e-6)
+        from stagec.numpy import _linalg
+        assert next(iter(_linalg._products.values()))[1]["precision"] is not None
+    finally:
+        stagec.config.update("default_matmul_precision", None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_, np.complex64])
+def test_bound_pad_rule_gives_the_rules_values(dtype):
+    from stagec.core import ShapedArray
+    from stagec.primitives import structural as st
+    x = (np.arange(12).reshape(3, 4) - 5).astype(dtype)
+    v = np.array(7, dtype)
+    for low, high, interior in [((1, 1), (1, 1), (0, 0)), ((0, 2), (3, 0), (0, 0)), ((0, 0), (0, 0), (0, 0)),
+                                ((-1, 1), (1, -2), (0, 0)), ((1, 0), (0, 1), (1, 2))]:
+        params = dict(low=low, high=high, interior=interior)
+        avals = [ShapedArray(x.shape, x.dtype), ShapedArray((), x.dtype)]
+        want = np.asarray(st.pad_p.host(x, v, **params))
+        got = np.asarray(st.pad_p.host_bound(avals, params)(x, v))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), params
+        if min(low + high) >= 0 and not any(interior):  # (NumPy's pad)
+            np.testing.assert_array_equal(got, np.pad(x, list(zip(low, high)), constant_values=v))
