@@ -316,6 +316,9 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         sum(math.prod(a.shape) for a in avals[:n_in]) <= HOST_READ_ELEMENTS
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
         not small and all(_exact_eqn(e) for e in graph.eqns) else None
+    if fused is None and single and len(steps) == 1 and steps[0][0] is None and steps[0][6] is None and \
+            steps[0][4] == list(range(n_in)) and steps[0][5] == results:
+        return _one_kernel(steps[0][3], steps[0][1], graph.name, fn, args, kwargs, all_rules)
     errors, quiet = _errors, _quiet
     first, later = steps_of
     current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`
@@ -356,6 +359,21 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             if token is not None:
                 errors.reset(token)
         return outs[0] if single else tree_unflatten(out_tree, outs)
+    run.all_rules = all_rules
+    return run
+
+
+def _one_kernel(plan: Callable, params: dict, name: str, fn: Callable, args: tuple, kwargs: dict,
+                all_rules: bool) -> Callable:
+    """`run(leaves)` of a graph that is one equation on the arguments as they are, through its kernel (`pow`, an
+    eager case's): its plan called directly."""
+    def run(leaves):
+        try:
+            return plan(leaves, params)[0]
+        except Exception as e:  # (raised op by op again, where the function names itself)
+            log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
+            stats["plain"] += 1
+            return _again(fn, args, kwargs, leaves)
     run.all_rules = all_rules
     return run
 
