@@ -155,25 +155,33 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
                   {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
     case = getattr(fn, "eager_case", None)
-    if case is not None and run.all_rules:
+    if case is not None and run.all_rules and not kwargs:
         guard, simple = case
         short = _make(simple, args, kwargs)
         if short is not _PLAIN:
-            return _cased(guard, short, run)
+            return _cased(guard, short, run, args)
     return run
 
 
-def _cased(guard: Callable, short: Callable, run: Callable) -> Callable:
-    """`run(leaves)` of a composite with an `eager_case` (`guard`, `simple`): where `guard(*host values)` holds,
-    the runner of `simple` (`short`), else the composite's own (`run`, every step with a NumPy rule taking it).
-    The composite vouches that `simple` gives its bits there (tests check it against the op-by-op values)."""
+def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Callable:
+    """`run(leaves)` of a composite with an `eager_case` (`guard`, `simple`): where `guard(*args)`, each Array
+    replaced by its host value, holds, the runner of `simple` (`short`), else the composite's own (`run`, every
+    step with a NumPy rule taking it). The composite vouches that `simple` gives its bits there (tests check it
+    against the op-by-op values). (The other arguments are the signature's: the same on each call.)"""
     errors, quiet = _errors, _quiet
+    slots = [i for i, a in enumerate(args) if type(a) is Array]
+    template = None if len(slots) == len(args) else [None if type(a) is Array else a for a in args]
 
     def cased(leaves):
         xs = []
         for x in leaves:  # (read back once, as the composite's NumPy rules read them)
             v = x._npy
             xs.append(x._value() if v is None else v)
+        if template is not None:
+            full = list(template)
+            for i, v in zip(slots, xs):
+                full[i] = v
+            xs = full
         token = errors.set(quiet)
         try:
             ok = guard(*xs)
@@ -427,6 +435,8 @@ def _broadcast_shape(shapes):
         return None
 
 
+KEPT_CONSTANT_ELEMENTS = 1024  # a constant operand of a kernel step up to this size is uploaded once per signature
+
 _RESHAPE = re.compile(r"    v\d+ = \w+(\.reshape\(s\d+\))?$")  # a generated reshape (or the value itself)
 
 
@@ -460,7 +470,9 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
             ns[f"a{n}_{j}"] = avals[i]
             return f"_up(v{i}, a{n}_{j})"
         if names[i].startswith("c"):
-            ns[f"k{n}_{j}"] = Const(ns[names[i]], avals[i])
+            c = ns[names[i]]  # (a small one as a host Array: uploaded by the first call, its buffer kept)
+            ns[f"k{n}_{j}"] = Array.on_host(c, avals[i], backend) if c.size <= KEPT_CONSTANT_ELEMENTS and \
+                not c.flags.writeable else Const(c, avals[i])
             return f"k{n}_{j}"
         ns[f"a{n}_{j}"] = avals[i]
         return f"_up(v{i}, a{n}_{j})"

@@ -327,10 +327,13 @@ def power(x1: Any, x2: Any, /):
         if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
-    if type(x1) is Array and type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps)
+    if type(x1) is Array:
         a = x1.aval
-        if a == x2.aval and not a.weak_type and a.dtype.kind in "fc":
-            return _inexact_power(x1, x2)
+        if type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps)
+            if a == x2.aval and not a.weak_type and a.dtype.kind in "fc":
+                return _inexact_power(x1, x2)
+        elif type(x2) is float and a.dtype.kind == "f":  # (eager `x ** 2.5`: one composite keyed by the exponent)
+            return _scalar_power(x1, x2)
     x1, x2 = _broadcast("power", *_promote("power", x1, x2))
     kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
@@ -360,6 +363,21 @@ def _ordinary_powers(x1: np.ndarray, x2: np.ndarray) -> bool:
 # operands where they are (no special cases computed, nothing uploaded or read back)
 _inexact_power.eager_case = (_ordinary_powers, lambda x1, x2: _raw_pow(x1, x2))
 _inexact_power = _composite(_inexact_power)
+
+
+def _scalar_power(x1, x2: float):
+    """`x1 ** x2` of a float Array and a Python float: promotion, broadcast and `_inexact_power`'s graph."""
+    return lax.pow(*_broadcast("power", *_promote("power", x1, x2)))
+
+
+def _ordinary_scalar_powers(x1: np.ndarray, x2: float) -> bool:
+    """`_ordinary_powers` with the exponent as the graph has it (rounded to the base's dtype)."""
+    return x1.dtype in (np.float32, np.float64) and _ordinary_powers(x1, np.array(x2, x1.dtype))
+
+
+_scalar_power.eager_case = (_ordinary_scalar_powers,
+                            lambda x1, x2: _raw_pow(*_broadcast("power", *_promote("power", x1, x2))))
+_scalar_power = _composite(_scalar_power)
 
 
 pow = power
