@@ -87,6 +87,8 @@ CASES = {  # name: (function, arguments)
     "clip f32": (_ufuncs.clip, lambda s: (floats(s), -0.5, 0.5)),
     "power f32": (_ufuncs.power, lambda s: (np.abs(floats(s)), floats(s, 1))),
     "power f32 of negatives": (_ufuncs.power, lambda s: (floats(s), np.round(floats(s, 1)))),
+    "power f32 by 2.5": (_ufuncs.power, lambda s: (np.abs(floats(s)), 2.5)),
+    "power f32 by -1.5": (_ufuncs.power, lambda s: (floats(s), -1.5)),
     "mean": (_reductions.mean, lambda s: (floats(s, 2) + 10,)),
     "mean axis 0 keepdims": (lambda x: _reductions.mean(x, axis=0, keepdims=True), lambda s: (floats(s, 2),)),
     "var ddof 1": (lambda x: _reductions.var(x, ddof=1), lambda s: (floats(s, 2),)),
@@ -908,3 +910,29 @@ def test_take_of_nonnegative_indices_is_one_gather_on_the_host(exact):
             assert composites.stats["fused_queued"] == queued
     fns = [key[0] for key in composites._sigs]
     assert fns.count(_indexing._take_nonnegative.__wrapped__) == 4 and _indexing._take_in_bounds.__wrapped__ in fns
+
+
+@pytest.mark.parametrize("y", [2.5, -0.5, 1e-50, 0.0, -0.0, 3.0, 1e30, float("inf")])
+def test_a_float_exponent_is_one_composite_keyed_by_its_value(y, tiering):
+    """`x ** 2.5` (a Python float exponent) ran op by op on every call (~340 us on 4x4: the promoted constant
+    kept it from being keyed); now one composite per exponent, its eager case where the bases are ordinary and the
+    exponent, rounded to their dtype, finite and not 0. The op-by-op bits; NumPy's values at C99's points."""
+    rng = np.random.default_rng(31)
+    for x in (np.abs(rng.standard_normal((4, 4))).astype(np.float32) + 0.25,
+              np.array([[-2.0, -0.0, 0.0, 1.0], [np.inf, np.nan, 0.5, -8.0]], np.float32)):
+        X = stagec.device_put(x)
+        want = np.asarray(_plain_of(_ufuncs.power)(X, y))
+        calls, cases = composites.stats["calls"], composites.stats["cases"]
+        for _ in range(3):
+            got = _ufuncs.power(X, y)
+            same_bits(got, want)
+        assert composites.stats["calls"] == calls + 2  # (the first call: plain)
+        ordinary = tiering == "exact" and x.min() > 0 and np.isfinite(np.float32(y)) and np.float32(y) != 0
+        assert composites.stats["cases"] == cases + (2 if ordinary else 0)
+        with np.errstate(all="ignore"):
+            ref = np.power(x, np.float32(y))
+        if not ordinary:  # (C99's special points: NumPy's values)
+            np.testing.assert_array_equal(np.asarray(got)[~np.isfinite(ref) | (ref == 1)], ref[~np.isfinite(ref) | (ref == 1)])
+        else:
+            normal = (np.abs(ref) >= np.finfo(np.float32).smallest_normal) & np.isfinite(ref)
+            np.testing.assert_allclose(np.asarray(got)[normal], ref[normal], rtol=300 * 2.0 ** -23)
