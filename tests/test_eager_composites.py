@@ -936,3 +936,24 @@ def test_a_float_exponent_is_one_composite_keyed_by_its_value(y, tiering):
         else:
             normal = (np.abs(ref) >= np.finfo(np.float32).smallest_normal) & np.isfinite(ref)
             np.testing.assert_allclose(np.asarray(got)[normal], ref[normal], rtol=300 * 2.0 ** -23)
+
+
+@pytest.mark.parametrize("b", [2.0, 0.5, -2.0, 0.0, 1.0, float("inf")])
+def test_a_float_base_is_one_composite_keyed_by_its_value(b, tiering):
+    """`2.0 ** x` likewise (~630 us op by op before): the op-by-op bits; its eager case only for a base positive,
+    finite and not 1 and exponents finite and not 0."""
+    for x in (np.random.default_rng(32).standard_normal((4, 4)).astype(np.float32) * 3,
+              np.array([[0.0, -0.0, 1.0, 3.0], [np.inf, np.nan, 0.5, -1.0]], np.float32)):
+        X = stagec.device_put(x)
+        want = np.asarray(_plain_of(_ufuncs.power)(b, X))
+        calls, cases = composites.stats["calls"], composites.stats["cases"]
+        for _ in range(3):
+            same_bits(_ufuncs.power(b, X), want)
+        assert composites.stats["calls"] == calls + 2
+        ordinary = tiering == "exact" and 0 < b < np.inf and b != 1 and np.isfinite(x).all() and (x != 0).all()
+        assert composites.stats["cases"] == cases + (2 if ordinary else 0)
+        with np.errstate(all="ignore"):
+            ref = np.power(np.float32(b), x)
+        special = ~np.isfinite(ref) | (ref == 1) | (ref == 0)
+        np.testing.assert_array_equal(want[special], ref[special])
+        np.testing.assert_allclose(want[~special], ref[~special], rtol=300 * 2.0 ** -23)

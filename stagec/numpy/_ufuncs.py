@@ -334,6 +334,8 @@ def power(x1: Any, x2: Any, /):
                 return _inexact_power(x1, x2)
         elif type(x2) is float and a.dtype.kind == "f":  # (eager `x ** 2.5`: one composite keyed by the exponent)
             return _scalar_power(x1, x2)
+    elif type(x1) is float and type(x2) is Array and x2.aval.dtype.kind == "f":  # (`2.0 ** x`: likewise)
+        return _scalar_power(x1, x2)
     x1, x2 = _broadcast("power", *_promote("power", x1, x2))
     kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
@@ -365,13 +367,16 @@ _inexact_power.eager_case = (_ordinary_powers, lambda x1, x2: _raw_pow(x1, x2))
 _inexact_power = _composite(_inexact_power)
 
 
-def _scalar_power(x1, x2: float):
-    """`x1 ** x2` of a float Array and a Python float: promotion, broadcast and `_inexact_power`'s graph."""
+def _scalar_power(x1, x2):
+    """`x1 ** x2` of a float Array and a Python float (either way round): promotion, broadcast and
+    `_inexact_power`'s graph."""
     return lax.pow(*_broadcast("power", *_promote("power", x1, x2)))
 
 
-def _ordinary_scalar_powers(x1: np.ndarray, x2: float) -> bool:
-    """`_ordinary_powers` with the exponent as the graph has it (rounded to the base's dtype)."""
+def _ordinary_scalar_powers(x1, x2) -> bool:
+    """`_ordinary_powers` with the Python float as the graph has it (rounded to the array's dtype)."""
+    if type(x1) is float:
+        return x2.dtype in (np.float32, np.float64) and _ordinary_powers(np.array(x1, x2.dtype), x2)
     return x1.dtype in (np.float32, np.float64) and _ordinary_powers(x1, np.array(x2, x1.dtype))
 
 
