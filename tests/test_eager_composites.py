@@ -876,8 +876,8 @@ GATHERS = [  # (operand shape, indices, offset_dims, collapsed_slice_dims, start
 @pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint32, np.int64])
 @pytest.mark.parametrize("case", range(len(GATHERS)))
 def test_gather_rule_is_xla_gather(case, dtype):
-    """`gather`'s NumPy rule (and its `bound` form, `ndarray.take` for a take along one axis) against XLA's
-    definition computed element by element: windows, clamped starts, batch and offset dimensions placed."""
+    """`gather`'s NumPy rule (and its `bound` form, `ndarray.take`, for the takes along one axis it serves) against
+    XLA's definition computed element by element: windows, clamped starts, batch and offset dimensions placed."""
     from stagec.core import ShapedArray
     from stagec.primitives import gather_p
     shape, idx, od, cd, sim, ss = GATHERS[case]
@@ -889,7 +889,9 @@ def test_gather_rule_is_xla_gather(case, dtype):
         avals = [ShapedArray(x.shape, x.dtype), ShapedArray(i.shape, i.dtype)]
         assert gather_p.out_avals(avals, params)[0].shape == want.shape
         same_bits(gather_p.host(x, i, **params), want)
-        same_bits(gather_p.host_bound(avals, params)(x, i), want)
+        assert gather_p.hosts(avals, params) == (case in (0, 1, 2, 6, 8))  # (takes along one axis: on the host)
+        if gather_p.hosts(avals, params):
+            same_bits(gather_p.host_bound(avals, params)(x, i), want)
 
 
 def test_take_of_nonnegative_indices_is_one_gather_on_the_host(exact):

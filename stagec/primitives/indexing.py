@@ -214,21 +214,30 @@ def _gather_host(x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, 
     return window.transpose(order)
 
 
-def _gather_bound(avals, params):
-    """`_gather_host` for one signature: a take along one axis (one start index, that axis collapsed, the
-    others whole, the batch where `np.take` puts it) as `ndarray.take` with clipped indices."""
-    x, idx = avals[0], avals[1]
-    (a,) = params["start_index_map"] if len(params["start_index_map"]) == 1 else (None,)
-    nb = idx.ndim - 1
-    if a is not None and tuple(params["collapsed_slice_dims"]) == (a,) and params["slice_sizes"][a] == 1 and all(
-            s == d for i, (s, d) in enumerate(zip(params["slice_sizes"], x.shape)) if i != a) and \
+def _take_axis(x: ShapedArray, idx: ShapedArray, params: dict) -> int | None:
+    """The axis of a gather that is a take along one axis (one start index, that axis collapsed, the others whole,
+    the batch where `np.take` puts it), else None."""
+    sim = params["start_index_map"]
+    if len(sim) != 1:
+        return None
+    a, nb, sizes = sim[0], idx.ndim - 1, params["slice_sizes"]
+    if tuple(params["collapsed_slice_dims"]) == (a,) and sizes[a] == 1 and all(
+            s == d for i, (s, d) in enumerate(zip(sizes, x.shape)) if i != a) and \
             tuple(params["offset_dims"]) == (*range(a), *range(a + nb, x.ndim - 1 + nb)):
-        batch = idx.shape[:-1]
-        return lambda x, i: x.take(i.reshape(batch), a, None, "clip")
-    return lambda x, i: _gather_host(x, i, **params)
+        return a
+    return None
 
 
-gather_p.def_host(_gather_host, lambda avals, params: avals[1].dtype != np.uint64, _gather_bound)
+def _gather_bound(avals, params):
+    """`_gather_host` for one signature of a take along one axis: `ndarray.take` with clipped indices."""
+    a, batch = _take_axis(avals[0], avals[1], params), avals[1].shape[:-1]
+    return lambda x, i: x.take(i.reshape(batch), a, None, "clip")
+
+
+# Only takes along one axis (`x[k]`, `take`): there one `ndarray.take` beats a kernel's call; a general gather's
+# rule (several NumPy steps) does not, and takes its kernel as before.
+gather_p.def_host(_gather_host, lambda avals, params: avals[1].dtype != np.uint64 and
+                  _take_axis(avals[0], avals[1], params) is not None, _gather_bound)
 gather_p.def_transpose(_gather_transpose)
 scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)
