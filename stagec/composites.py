@@ -44,7 +44,8 @@ from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
-         "pruned": 0, "views": 0}  # (pruned: equations planned away, dead, repeated or identities; views: `_views`)
+         "pruned": 0, "views": 0, "cases": 0}  # (pruned: equations planned away, dead, repeated or identities;
+# views: `_views`; cases: calls that took a composite's `eager_case`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 _sigs: collections.OrderedDict[tuple, object] = collections.OrderedDict()  # signature -> its runner, or _PLAIN
@@ -151,8 +152,44 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         # op run as their bodies' operations, would compile as one program here)
     stats["traces"] += 1
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
-    return _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
-                   {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
+    run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
+                  {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
+    case = getattr(fn, "eager_case", None)
+    if case is not None and run.all_rules and not kwargs:
+        guard, simple = case
+        short = _make(simple, args, kwargs)
+        if short is not _PLAIN:
+            return _cased(guard, short, run, args)
+    return run
+
+
+def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Callable:
+    """`run(leaves)` of a composite with an `eager_case` (`guard`, `simple`): where `guard(*args)`, each Array
+    replaced by its host value, holds, the runner of `simple` (`short`), else the composite's own (`run`, every
+    step with a NumPy rule taking it). The composite vouches that `simple` gives its bits there (tests check it
+    against the op-by-op values). (The other arguments are the signature's: the same on each call.)"""
+    errors, quiet = _errors, _quiet
+    slots = [i for i, a in enumerate(args) if type(a) is Array]
+    template = None if len(slots) == len(args) else [None if type(a) is Array else a for a in args]
+
+    def cased(leaves):
+        xs = []
+        for x in leaves:  # (read back once, as the composite's NumPy rules read them)
+            v = x._npy
+            xs.append(x._value() if v is None else v)
+        if template is not None:
+            full = list(template)
+            for i, v in zip(slots, xs):
+                full[i] = v
+            xs = full
+        token = errors.set(quiet)
+        try:
+            ok = guard(*xs)
+        finally:
+            errors.reset(token)
+        stats["cases"] += bool(ok)
+        return short(leaves) if ok else run(leaves)
+    return cased
 
 
 # Primitives whose eager rule (`impl`) returns its operand itself: a composite's value is its operand's.
@@ -193,6 +230,11 @@ def _neutral(prim, ins: list, folded: dict, avals: list, out_avals) -> int | Non
     return None
 
 
+# An exact composite of NumPy-rule steps on up to `HOST_READ_ELEMENTS` input elements runs them, not a fused module,
+# up to this many steps (a step on a few elements takes ~0.3-0.6 us, a module's call ~3.5 us)
+HOST_STEPS = 6
+
+
 def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callable:
     """`run(leaves)`: the graph's equations back to back, each as `eager.apply` runs it alone (module docstring),
     as one generated Python function (`_source`)."""
@@ -224,6 +266,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         avals.append(v.aval)
     n_in = len(avals)
     steps = []  # (NumPy rule or None, params, primitive, eager plan or None, input indices, output indices, guard)
+    all_rules = host_ok and backend.name == "cpu"  # every equation with a NumPy rule takes it (`_cased`)
     live = _live(graph)
     stats["pruned"] += len(graph.eqns) - len(live)
     for eqn in live:
@@ -261,6 +304,8 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 folded[outs[0]] = value
                 consts.append((outs[0], value))
                 continue
+        if not host and prim.hosts(in_avals, params, out_avals):
+            all_rules = False
         guard = None
         if host_ok and not host and prim in _DEFINED and all(np.dtype(a.dtype).kind in "iu" for a in in_avals) \
                 and sum(math.prod(a.shape) for a in in_avals) <= HOST_READ_ELEMENTS \
@@ -274,8 +319,14 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     stats["views"] += len(views)
     steps_of = _source(steps, consts, avals, n_in, results, backend, views)
     passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
+    # (not where every step is a NumPy rule on a few elements: the steps take less time than a module's call)
+    small = all(s[3] is None for s in steps) and len(steps) <= HOST_STEPS and \
+        sum(math.prod(a.shape) for a in avals[:n_in]) <= HOST_READ_ELEMENTS
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
-        all(_exact_eqn(e) for e in graph.eqns) else None
+        not small and all(_exact_eqn(e) for e in graph.eqns) else None
+    if fused is None and single and len(steps) == 1 and steps[0][0] is None and steps[0][6] is None and \
+            steps[0][4] == list(range(n_in)) and steps[0][5] == results:
+        return _one_kernel(steps[0][3], steps[0][1], graph.name, fn, args, kwargs, all_rules)
     errors, quiet = _errors, _quiet
     first, later = steps_of
     current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`
@@ -316,6 +367,22 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             if token is not None:
                 errors.reset(token)
         return outs[0] if single else tree_unflatten(out_tree, outs)
+    run.all_rules = all_rules
+    return run
+
+
+def _one_kernel(plan: Callable, params: dict, name: str, fn: Callable, args: tuple, kwargs: dict,
+                all_rules: bool) -> Callable:
+    """`run(leaves)` of a graph that is one equation on the arguments as they are, through its kernel (`pow`, an
+    eager case's): its plan called directly."""
+    def run(leaves):
+        try:
+            return plan(leaves, params)[0]
+        except Exception as e:  # (raised op by op again, where the function names itself)
+            log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
+            stats["plain"] += 1
+            return _again(fn, args, kwargs, leaves)
+    run.all_rules = all_rules
     return run
 
 
@@ -368,6 +435,11 @@ def _broadcast_shape(shapes):
         return None
 
 
+KEPT_CONSTANT_ELEMENTS = 1024  # a constant operand of a kernel step up to this size is uploaded once per signature
+
+_RESHAPE = re.compile(r"    v\d+ = \w+(\.reshape\(s\d+\))?$")  # a generated reshape (or the value itself)
+
+
 def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict) -> tuple[Callable, Callable]:
     """(`f(leaves) -> list of output Arrays`, a function making the next calls' `f`), running `steps` as
     straight-line Python (no loop over a plan, no per-step dispatch on its kind): NumPy rules called on NumPy
@@ -398,12 +470,14 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
             ns[f"a{n}_{j}"] = avals[i]
             return f"_up(v{i}, a{n}_{j})"
         if names[i].startswith("c"):
-            ns[f"k{n}_{j}"] = Const(ns[names[i]], avals[i])
+            c = ns[names[i]]  # (a small one as a host Array: uploaded by the first call, its buffer kept)
+            ns[f"k{n}_{j}"] = Array.on_host(c, avals[i], backend) if c.size <= KEPT_CONSTANT_ELEMENTS and \
+                not c.flags.writeable else Const(c, avals[i])
             return f"k{n}_{j}"
         ns[f"a{n}_{j}"] = avals[i]
         return f"_up(v{i}, a{n}_{j})"
 
-    reshaped: dict[int, str] = {}  # index of a reshape's result -> its operand's expression
+    reshaped: dict[int, tuple] = {}  # index of a reshape's result -> its first operand's expression and shape
 
     def body(check: bool, conv: set) -> list[str]:
         kernel_made.clear()
@@ -419,11 +493,15 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 args = ", ".join(host(i) for i in ins)
                 if n in views or (prim is structural.reshape_p and ins[0] not in kernel_made):
                     # (reshape's rule is this method call; a reshape of a reshape reads the first one's operand)
-                    ns[f"s{n}"] = views[n] if n in views else tuple(params["new_sizes"])
-                    lines.append(f"    v{o} = {reshaped.get(ins[0], args)}.reshape(s{n})")
-                    reshaped[o] = reshaped.get(ins[0], args)
+                    ns[f"s{n}"] = shape = views[n] if n in views else tuple(params["new_sizes"])
+                    src, src_shape = reshaped.get(ins[0], (args, avals[ins[0]].shape))
+                    # (to the shape it has: that value itself)
+                    lines.append(f"    v{o} = {src}" if shape == src_shape else f"    v{o} = {src}.reshape(s{n})")
+                    reshaped[o] = (src, src_shape)
                 else:
-                    ns[f"r{n}"] = functools.partial(rule, **params) if params else rule
+                    bound = prim.host_bound  # (the rule for this signature, where it has one)
+                    ns[f"r{n}"] = bound([avals[i] for i in ins], params) if bound is not None else \
+                        functools.partial(rule, **params) if params else rule
                     ns[f"d{n}"] = np.dtype(a.dtype)
                     lines.append(f"    v{o} = r{n}({args})")
                     if check:
@@ -463,7 +541,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 outs.append(f"on_host(v{i}, o{k}, backend)")
         lines.append(f"    return [{', '.join(outs)}]")
         # (a reshape only read by other reshapes, which read its operand instead, is not made)
-        return [ln for ln in lines if not (ln.startswith("    v") and ".reshape(s" in ln and
+        return [ln for ln in lines if not (_RESHAPE.match(ln) and
                                            not any(re.search(rf"\b{ln.split()[0]}\b", other) for other in lines
                                                    if other is not ln))]
 

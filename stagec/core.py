@@ -381,13 +381,24 @@ HOST_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.in
                                               np.complex128))
 
 
-def set_eager_impl(fn: Callable) -> None:
+def set_eager_impl(fn: Callable, planner: Callable | None = None) -> None:
     """Register how a primitive runs outside any trace: `fn(prim, args, params) -> outputs`, its abstract
-    evaluation (which checks the operands) and its `impl` rule included.
+    evaluation (which checks the operands) and its `impl` rule included; and `planner(prim, avals, params)`, the
+    `run(args, params) -> outputs` that `fn` calls for that signature (`eager_plan`).
 
     The runtime layer (`stagec.eager`) registers itself at import; core never imports it."""
-    global _eager_impl
-    _eager_impl = fn
+    global _eager_impl, _eager_planner
+    _eager_impl, _eager_planner = fn, planner
+
+
+_eager_planner: Callable | None = None
+
+
+def eager_plan(prim: "Primitive", avals: Sequence[ShapedArray], params: dict) -> Callable | None:
+    """`run(args, params) -> outputs`: how eager calls of this signature run (Arrays of `avals`, these params),
+    for callers that keep it per signature and drop it when a setting changes (`config.key_now`); None where
+    no runtime is registered. Raises what the abstract evaluation raises."""
+    return None if _eager_planner is None else _eager_planner(prim, avals, params)
 
 
 class Primitive:
@@ -407,6 +418,7 @@ class Primitive:
         self.batch: Callable | None = None
         self.host: Callable | None = None  # NumPy rule: see def_host
         self.host_accepts: Callable | None = None
+        self.host_bound: Callable | None = None
 
     def __repr__(self):
         return self.name
@@ -423,11 +435,12 @@ class Primitive:
         self.impl = fn
         return fn
 
-    def def_host(self, fn: Callable, accepts: Callable | None = None) -> Callable:
+    def def_host(self, fn: Callable, accepts: Callable | None = None, bound: Callable | None = None) -> Callable:
         """The NumPy rule `fn(*ndarrays, **params) -> ndarray`: the op's values on the host, equal to the compiled
         op's up to the tolerance docs/design.md gives (the first tier while its module compiles). It serves
-        operands of `HOST_DTYPES` only, and where `accepts(avals, params)` says so."""
-        self.host, self.host_accepts = fn, accepts
+        operands of `HOST_DTYPES` only, and where `accepts(avals, params)` says so. `bound(avals, params)`, if
+        given, is `fn` for one signature: `g(*ndarrays)` giving `fn`'s values, its per-call steps done once."""
+        self.host, self.host_accepts, self.host_bound = fn, accepts, bound
         return fn
 
     def hosts(self, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray] = ()) -> bool:

@@ -43,7 +43,7 @@ from .core import (Const, Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_
                    to_numpy_constant)
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
-from .primitives import elementwise, reductions, structural
+from .primitives import elementwise, gather_p, reductions, structural
 from .primitives.dot import dot_general_p
 from .stages import Lowered, build_once, compile_cached, find_cached
 
@@ -98,6 +98,21 @@ def apply(prim: Primitive, args: Sequence, params: dict) -> list[Array]:
                 _plans.clear()
             _plans[pkey] = run
     return run(args, params)
+
+
+def plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict) -> Callable:
+    """The `run(args, params)` that `apply` takes for this signature (`core.eager_plan`)."""
+    if config.key_now is not _plans_config[0]:
+        _plans.clear()
+        _plans_config[0] = config.key_now
+    pkey = (prim, tuple(avals), tuple(params.items()))
+    run = _plans.get(pkey)
+    if run is None:
+        run = _plan(prim, list(avals), params)
+        if len(_plans) >= 4 * max(config.eager_cache_size, 1):
+            _plans.clear()
+        _plans[pkey] = run
+    return run
 
 
 def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
@@ -210,7 +225,7 @@ EXACT: dict[Primitive, str] = {
     **{p: "biufc" for p in (elementwise.select_p, structural.broadcast_in_dim_p, structural.reshape_p,
                             structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
                             structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,
-                            structural.concatenate_p, structural.pad_p)},
+                            structural.concatenate_p, structural.pad_p, gather_p)},
 }
 
 
@@ -371,7 +386,9 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
     signature fixes (result dtype and shape, whether it stays on the host) decided once."""
     if len(out_avals) != 1 or _quiet is None:
         return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)
-    fn, (out,) = prim.host, out_avals
+    fn, kw, (out,) = prim.host, params, out_avals  # (a signature's params: equal on each of its calls)
+    if prim.host_bound is not None:  # (the rule for this signature: called on the operands alone)
+        fn, kw = prim.host_bound(avals, params), None
     dtype, shape = out.dtype, out.shape
     keep = math.prod(shape) * dtype.itemsize <= KEEP_HOST_BYTES
     on_host, errors, quiet, ndarray = Array.on_host, _errors, _quiet, np.ndarray
@@ -391,7 +408,7 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
                 xs.append(x._value() if t is Const else to_numpy_constant(x, a))
         token = errors.set(quiet)
         try:
-            value = fn(*xs, **params) if params else fn(*xs)
+            value = fn(*xs, **kw) if kw else fn(*xs)
         finally:
             errors.reset(token)
         if type(value) is not ndarray or (value.dtype is not dtype and value.dtype != dtype):
@@ -701,4 +718,4 @@ def clear_cache() -> None:
     _plans.clear()
 
 
-set_eager_impl(apply)
+set_eager_impl(apply, plan)

@@ -87,6 +87,8 @@ CASES = {  # name: (function, arguments)
     "clip f32": (_ufuncs.clip, lambda s: (floats(s), -0.5, 0.5)),
     "power f32": (_ufuncs.power, lambda s: (np.abs(floats(s)), floats(s, 1))),
     "power f32 of negatives": (_ufuncs.power, lambda s: (floats(s), np.round(floats(s, 1)))),
+    "power f32 by 2.5": (_ufuncs.power, lambda s: (np.abs(floats(s)), 2.5)),
+    "power f32 by -1.5": (_ufuncs.power, lambda s: (floats(s), -1.5)),
     "mean": (_reductions.mean, lambda s: (floats(s, 2) + 10,)),
     "mean axis 0 keepdims": (lambda x: _reductions.mean(x, axis=0, keepdims=True), lambda s: (floats(s, 2),)),
     "var ddof 1": (lambda x: _reductions.var(x, ddof=1), lambda s: (floats(s, 2),)),
@@ -495,7 +497,9 @@ def test_max_min_rules_give_the_bits_they_gave(dtype):
     a, b = np.meshgrid(v, v)
     with np.errstate(all="ignore"):
         for new, old in [(ew.max_p.host, _old_max), (ew.min_p.host, _old_min)]:
-            for x, y in [(a, b), (a[:3], b[:3]), (v, v[0]), (v[1], v), (v[-1], v[1]), (v[0], v[1])]:
+            consts = [(v, np.broadcast_to(c, v.shape)) for c in v]  # (one value broadcast: `maximum(x, 0.0)`)
+            for x, y in [(a, b), (a[:3], b[:3]), (v, v[0]), (v[1], v), (v[-1], v[1]), (v[0], v[1]), *consts,
+                         *[(c, x) for x, c in consts]]:
                 got, want = np.asarray(new(x, y)), np.asarray(old(x, y))
                 same_bits(got, want)
             nonzero = v[v != 0]  # (no zero result: the fast path)
@@ -778,3 +782,180 @@ def test_host_max_and_min_of_signed_zeros_in_every_float_dtype():
         a, b = np.array(x, dt), np.array(y, dt)
         assert np.signbit(_max_host(a, b).astype(np.float64)).tolist() == [False, False, True, False], dt
         assert np.signbit(_min_host(a, b).astype(np.float64)).tolist() == [True, True, True, False], dt
+
+
+def _pow_grid(dtype):
+    """Bases and exponents: ordinary ones (results down to subnormals and up to overflow) and C99's special ones."""
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(21)
+    ordinary = [(np.abs(rng.standard_normal(16)) + 1e-3).astype(dtype), rng.standard_normal(16).astype(dtype) * 4]
+    big = [np.array([0.5, 2.0, 0.5, 1e-3, 10.0, 1.5, 0.999, 3.0], dtype),
+           np.array([140.0, 130.0, 1200.0, 20.0, 40.0, -300.0, 1e5, 0.5], dtype)]
+    edges = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.0, -2.0, 0.5, -8.0, float(info.smallest_subnormal),
+                      -float(info.smallest_subnormal), float(info.max)], dtype)
+    xs, ys = np.meshgrid(edges, np.array([0.0, -0.0, 1.0, 3.0, -3.0, 0.5, -0.5, 2.0, np.inf, -np.inf, np.nan,
+                                          1.0 / 3.0], dtype))
+    return [ordinary, big, [xs, ys]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ordinary_powers_run_as_the_pow_kernel_with_the_op_by_op_bits(dtype, tiering):
+    """`x ** y`: where every base is positive, finite and not 1 and every exponent finite and not 0 (as NumPy
+    compares them), the composite's `eager_case` runs the `pow` kernel alone (no NumPy rule, nothing read back);
+    anywhere else, and with "never", its special cases. The bits of `lax.pow` op by op either way; C99's values
+    (NumPy's) at the special points, float64 NumPy's within a few ulps at the ordinary ones."""
+    for k, (x, y) in enumerate(_pow_grid(dtype)):
+        X, Y = stagec.device_put(x), stagec.device_put(y)
+        want = np.asarray(stagec.lax.pow(X, Y))  # (op by op: `lax.pow` is no composite)
+        cases = composites.stats["cases"]
+        same_bits(X ** Y, want)  # (the first call: plain)
+        for _ in range(2):
+            got = composite_call(_ufuncs.power, X, Y)
+            unread = got._npy is None and got._bv is not None
+            same_bits(got, want)
+        ordinary = k < 2 and tiering == "exact"
+        assert composites.stats["cases"] == cases + (4 if ordinary else 0)  # (composite_call calls twice)
+        with np.errstate(all="ignore"):
+            ref = np.power(x, y)
+        if ordinary:
+            assert unread  # (the kernel's result, not read back)
+            with np.errstate(all="ignore"):
+                ref = np.power(x.astype(np.float64), y.astype(np.float64))
+            info = np.finfo(dtype)
+            normal = (np.abs(ref) >= info.smallest_normal) & (np.abs(ref) <= info.max)  # (IREE flushes the rest)
+            if dtype == np.float64:  # (IREE's float64 pow kernel has float32's accuracy and range, op by op alike)
+                info = np.finfo(np.float32)
+                normal &= (np.abs(ref) >= info.smallest_normal) & (np.abs(ref) <= info.max)
+            np.testing.assert_allclose(np.asarray(got, np.float64)[normal], ref[normal], rtol=300 * 2.0 ** -23)
+            assert (np.asarray(got)[ref > info.max] == np.inf).all()
+        elif k == 2:
+            special = ~np.isfinite(x) | ~np.isfinite(y) | (x == 0) | (y == 0) | (np.abs(x) == 1) | \
+                (np.round(y) == y) & (x < 0) | (x < 0) & (y != np.round(y))
+            special &= np.abs(x) != np.finfo(dtype).smallest_subnormal  # (IREE's pow flushes those)
+            g, r = np.asarray(got)[special], ref[special]
+            np.testing.assert_array_equal(g, r)  # (NaN where NumPy's is, whatever its sign)
+            assert (np.signbit(g) == np.signbit(r))[~np.isnan(r)].all()  # (-0.0 ** 3 is -0.0)
+
+
+def _gather_reference(x, idx, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    """XLA's gather by its definition, element by element: each start clamped to [0, dim - slice size]."""
+    batch = idx.shape[:-1]
+    offsets = [s for i, s in enumerate(slice_sizes) if i not in collapsed_slice_dims]
+    rank = len(batch) + len(offsets)
+    out_shape, bi, oi = [], iter(batch), iter(offsets)
+    for i in range(rank):
+        out_shape.append(next(oi) if i in offset_dims else next(bi))
+    out = np.zeros(out_shape, x.dtype)
+    kept = [d for d in range(x.ndim) if d not in collapsed_slice_dims]
+    for o in np.ndindex(*out_shape):
+        b = tuple(o[i] for i in range(rank) if i not in offset_dims)
+        w = [o[i] for i in offset_dims]
+        start = [0] * x.ndim
+        for k, d in enumerate(start_index_map):
+            start[d] = min(max(int(idx[b + (k,)]), 0), x.shape[d] - slice_sizes[d])
+        pos = list(start)
+        for j, d in enumerate(kept):
+            pos[d] += w[j]
+        out[o] = x[tuple(pos)]
+    return out
+
+
+GATHERS = [  # (operand shape, indices, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes)
+    ((16,), [[3], [0], [15], [-2], [40]], (), (0,), (0,), (1,)),
+    ((4, 5), [[1], [3], [-1], [9]], (1,), (0,), (0,), (1, 5)),
+    ((4, 5), [[[2]], [[4]]], (0,), (1,), (1,), (4, 1)),
+    ((4, 5), [[1, 2], [3, 4], [-5, 9]], (), (0, 1), (0, 1), (1, 1)),
+    ((4, 5), [[1, 2], [3, 4]], (1, 2), (), (0, 1), (2, 3)),
+    ((3, 4, 5), [[2, 1], [0, 3]], (1,), (0, 2), (2, 0), (1, 4, 1)),
+    ((3, 4, 5), [[1], [2]], (0, 2), (1,), (1,), (3, 1, 5)),
+    ((6,), [[1], [4]], (1,), (), (0,), (3,)),
+    ((4, 5), np.zeros((0, 1), np.int32), (1,), (0,), (0,), (1, 5)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint32, np.int64])
+@pytest.mark.parametrize("case", range(len(GATHERS)))
+def test_gather_rule_is_xla_gather(case, dtype):
+    """`gather`'s NumPy rule (and its `bound` form, `ndarray.take`, for the takes along one axis it serves) against
+    XLA's definition computed element by element: windows, clamped starts, batch and offset dimensions placed."""
+    from stagec.core import ShapedArray
+    from stagec.primitives import gather_p
+    shape, idx, od, cd, sim, ss = GATHERS[case]
+    x = (np.arange(int(np.prod(shape))).reshape(shape) * 3 - 7).astype(dtype)
+    for idt in (np.int32, np.uint8, np.int64) if np.asarray(idx).size and np.min(idx) >= 0 else (np.int32, np.int64):
+        i = np.asarray(idx, idt)
+        params = dict(offset_dims=od, collapsed_slice_dims=cd, start_index_map=sim, slice_sizes=ss)
+        want = _gather_reference(x, i, **params)
+        avals = [ShapedArray(x.shape, x.dtype), ShapedArray(i.shape, i.dtype)]
+        assert gather_p.out_avals(avals, params)[0].shape == want.shape
+        same_bits(gather_p.host(x, i, **params), want)
+        assert gather_p.hosts(avals, params) == (case in (0, 1, 2, 6, 8))  # (takes along one axis: on the host)
+        if gather_p.hosts(avals, params):
+            same_bits(gather_p.host_bound(avals, params)(x, i), want)
+
+
+def test_take_of_nonnegative_indices_is_one_gather_on_the_host(exact):
+    """`take` of indices in [0, size): one gather of them as they are (no step counting negative ones from the
+    end): a few NumPy-rule steps, no kernel and no fused module; negative ones take the normalizing composite.
+    NumPy's values either way."""
+    x = floats((4, 4), 30)
+    X = stagec.device_put(x)
+    composites.clear_cache()
+    queued = composites.stats["fused_queued"]
+    for k, axis in [([3, 0, 2, 1], None), ([15, 0], None), ([[1, 3], [0, 0]], 1), ([2], 0), ([3, -1], 1),
+                    ([-16], None)]:
+        K = stagec.device_put(np.array(k, np.int32))
+        for _ in range(3):
+            got = composite_call(_indexing.take, X, K, axis=axis)
+            same_bits(got, np.take(x, k, axis=axis))
+        if min(np.ravel(k)) >= 0:
+            assert composites.stats["fused_queued"] == queued
+    fns = [key[0] for key in composites._sigs]
+    assert fns.count(_indexing._take_nonnegative.__wrapped__) == 4 and _indexing._take_in_bounds.__wrapped__ in fns
+
+
+@pytest.mark.parametrize("y", [2.5, -0.5, 1e-50, 0.0, -0.0, 3.0, 1e30, float("inf")])
+def test_a_float_exponent_is_one_composite_keyed_by_its_value(y, tiering):
+    """`x ** 2.5` (a Python float exponent) ran op by op on every call (~340 us on 4x4: the promoted constant
+    kept it from being keyed); now one composite per exponent, its eager case where the bases are ordinary and the
+    exponent, rounded to their dtype, finite and not 0. The op-by-op bits; NumPy's values at C99's points."""
+    rng = np.random.default_rng(31)
+    for x in (np.abs(rng.standard_normal((4, 4))).astype(np.float32) + 0.25,
+              np.array([[-2.0, -0.0, 0.0, 1.0], [np.inf, np.nan, 0.5, -8.0]], np.float32)):
+        X = stagec.device_put(x)
+        want = np.asarray(_plain_of(_ufuncs.power)(X, y))
+        calls, cases = composites.stats["calls"], composites.stats["cases"]
+        for _ in range(3):
+            got = _ufuncs.power(X, y)
+            same_bits(got, want)
+        assert composites.stats["calls"] == calls + 2  # (the first call: plain)
+        ordinary = tiering == "exact" and x.min() > 0 and np.isfinite(np.float32(y)) and np.float32(y) != 0
+        assert composites.stats["cases"] == cases + (2 if ordinary else 0)
+        with np.errstate(all="ignore"):
+            ref = np.power(x, np.float32(y))
+        if not ordinary:  # (C99's special points: NumPy's values)
+            np.testing.assert_array_equal(np.asarray(got)[~np.isfinite(ref) | (ref == 1)], ref[~np.isfinite(ref) | (ref == 1)])
+        else:
+            normal = (np.abs(ref) >= np.finfo(np.float32).smallest_normal) & np.isfinite(ref)
+            np.testing.assert_allclose(np.asarray(got)[normal], ref[normal], rtol=300 * 2.0 ** -23)
+
+
+@pytest.mark.parametrize("b", [2.0, 0.5, -2.0, 0.0, 1.0, float("inf")])
+def test_a_float_base_is_one_composite_keyed_by_its_value(b, tiering):
+    """`2.0 ** x` likewise (~630 us op by op before): the op-by-op bits; its eager case only for a base positive,
+    finite and not 1 and exponents finite and not 0."""
+    for x in (np.random.default_rng(32).standard_normal((4, 4)).astype(np.float32) * 3,
+              np.array([[0.0, -0.0, 1.0, 3.0], [np.inf, np.nan, 0.5, -1.0]], np.float32)):
+        X = stagec.device_put(x)
+        want = np.asarray(_plain_of(_ufuncs.power)(b, X))
+        calls, cases = composites.stats["calls"], composites.stats["cases"]
+        for _ in range(3):
+            same_bits(_ufuncs.power(b, X), want)
+        assert composites.stats["calls"] == calls + 2
+        ordinary = tiering == "exact" and 0 < b < np.inf and b != 1 and np.isfinite(x).all() and (x != 0).all()
+        assert composites.stats["cases"] == cases + (2 if ordinary else 0)
+        with np.errstate(all="ignore"):
+            ref = np.power(np.float32(b), x)
+        special = ~np.isfinite(ref) | (ref == 1) | (ref == 0)
+        np.testing.assert_array_equal(want[special], ref[special])
+        np.testing.assert_allclose(want[~special], ref[~special], rtol=300 * 2.0 ** -23)

@@ -110,3 +110,114 @@ def test_a_zero_d_array_operand_is_broadcast_on_each_call():
         np.testing.assert_array_equal(_bits(x * i), _bits(a * np.float32(3)))
     w = stagec.device_put(np.float32(1.5)) * 2.0  # still float32
     np.testing.assert_array_equal(_bits(x + w), _bits(a + np.float32(3.0)))
+
+
+def test_shortcuts_skip_promotion_after_the_first_call(monkeypatch, tiering):
+    """`maximum(x, 0.0)` (a float zero keyed with its sign; with "never" its broadcast is a kernel's, each call),
+    `a @ b` of two matrices of one dtype and `sum(x)`: promotion, broadcasting and checks run on a signature's first
+    call only; the values stay NumPy's (float64)."""
+    from stagec.numpy import _base, _linalg, _reductions
+    seen = []
+    for mod, name in [(_base, "_promote"), (_linalg, "_promote"), (_reductions, "_prepare")]:
+        fn = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _fn=fn, _n=name, **k: seen.append(_n) or _fn(*a, **k))
+    a = np.array([[1.5, -0.0, 0.0, -2.0], [3.0, -1e-30, 2.0, -0.5]], np.float32)
+    b = np.arange(12, dtype=np.float32).reshape(4, 3) - 5.5
+    x, y = stagec.device_put(a), stagec.device_put(b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    for i in range(3):
+        before = len(seen)
+        np.testing.assert_array_equal(_bits(snp.maximum(x, 0.0)), _bits(np.maximum(a, np.float32(0)) + np.float32(0)))
+        got = np.asarray(snp.maximum(x, -0.0))  # (-0.0 where x is -0.0: IEEE's max of two negative zeros)
+        np.testing.assert_array_equal(np.signbit(got), (a < 0) | (a == 0) & np.signbit(a))
+        np.testing.assert_allclose(np.asarray(x @ y), a64 @ b64, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(snp.sum(x)), a64.sum(), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(snp.sum(x, axis=1)), a64.sum(1), rtol=1e-6)
+        if i:
+            assert seen[before:] == ([] if tiering == "exact" else ["_promote", "_promote"]), seen[before:]
+
+
+def test_reduction_shortcut_keeps_every_check_and_cast():
+    """Calls the shortcut does not serve (keepdims, dtype, `where`, `initial`, narrow ints, weak arrays) and the
+    checks it must not skip (an empty max raises on every call): NumPy's values and errors."""
+    a = np.arange(12, dtype=np.int8).reshape(3, 4) * 11
+    x = stagec.device_put(a)
+    f = stagec.device_put(a.astype(np.float32))
+    for _ in range(3):
+        assert snp.sum(x).dtype == np.int32 and int(snp.sum(x)) == int(a.astype(np.int64).sum())
+        np.testing.assert_array_equal(np.asarray(snp.sum(f, axis=0, keepdims=True)), a.sum(0, keepdims=True))
+        np.testing.assert_array_equal(np.asarray(snp.sum(f, axis=(0, 1))), a.astype(np.float64).sum())
+        np.testing.assert_array_equal(np.asarray(snp.max(f, axis=[1])), a.max(1))
+        np.testing.assert_array_equal(np.asarray(snp.sum(f, dtype=np.int32)), a.sum())
+        np.testing.assert_array_equal(np.asarray(snp.sum(f, initial=5.0)), a.sum() + 5)
+        np.testing.assert_array_equal(np.asarray(snp.sum(f, where=a > 20)), a[a > 20].sum())
+        with pytest.raises(ValueError, match="zero-size"):
+            snp.max(stagec.device_put(np.zeros((0, 3), np.float32)), axis=0)
+    try:
+        stagec.config.update("enable_x64", True)
+        assert snp.sum(x).dtype == np.int64  # (a setting changed: planned again)
+    finally:
+        stagec.config.update("enable_x64", False)
+    assert snp.sum(x).dtype == np.int32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_, np.complex64])
+def test_bound_reduction_rules_give_the_rules_values(dtype):
+    """`Primitive.def_host`'s `bound` form of the reductions (built once per signature): the rule's bits."""
+    from stagec.core import ShapedArray
+    from stagec.primitives import reductions as red
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((3, 4, 5)) * 50).astype(dtype)
+    for prim in (red.reduce_sum_p, red.reduce_prod_p, red.reduce_max_p, red.reduce_min_p, red.reduce_and_p,
+                 red.reduce_or_p):
+        for axes in [(), (0,), (2,), (0, 2), (0, 1, 2)]:
+            avals, params = [ShapedArray(x.shape, x.dtype)], {"axes": axes}
+            if not prim.hosts(avals, params):
+                continue
+            with np.errstate(all="ignore"):
+                want = np.asarray(prim.host(x, axes=axes))
+                got = np.asarray(prim.host_bound(avals, params)(x))
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (prim, axes)
+
+
+def test_matmul_and_reductions_run_their_plan_directly(monkeypatch):
+    """After a signature's first call, `a @ b` and `sum(x)` call the runtime's plan of their primitive
+    (`core.eager_plan`), not `eager.apply` through `bind`; a settings change plans them again."""
+    from stagec import core
+    applied = []
+    impl = core._eager_impl
+    monkeypatch.setattr(core, "_eager_impl", lambda *a: applied.append(a[0].name) or impl(*a))
+    a = np.arange(20, dtype=np.float32).reshape(4, 5) / 7
+    b = np.arange(15, dtype=np.float32).reshape(5, 3) - 7
+    x, y = stagec.device_put(a), stagec.device_put(b)
+    for i in range(3):
+        np.testing.assert_allclose(np.asarray(x @ y), a.astype(np.float64) @ b, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(snp.sum(x, axis=0)), a.astype(np.float64).sum(0), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(snp.max(x)), a.max())
+        if i == 0:
+            applied.clear()
+    assert applied == []
+    try:
+        stagec.config.update("default_matmul_precision", "highest")
+        np.testing.assert_allclose(np.asarray(x @ y), a.astype(np.float64) @ b, rtol=1e-6)
+        from stagec.numpy import _linalg
+        assert next(iter(_linalg._products.values()))[1]["precision"] is not None
+    finally:
+        stagec.config.update("default_matmul_precision", None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_, np.complex64])
+def test_bound_pad_rule_gives_the_rules_values(dtype):
+    from stagec.core import ShapedArray
+    from stagec.primitives import structural as st
+    x = (np.arange(12).reshape(3, 4) - 5).astype(dtype)
+    v = np.array(7, dtype)
+    for low, high, interior in [((1, 1), (1, 1), (0, 0)), ((0, 2), (3, 0), (0, 0)), ((0, 0), (0, 0), (0, 0)),
+                                ((-1, 1), (1, -2), (0, 0)), ((1, 0), (0, 1), (1, 2))]:
+        params = dict(low=low, high=high, interior=interior)
+        avals = [ShapedArray(x.shape, x.dtype), ShapedArray((), x.dtype)]
+        want = np.asarray(st.pad_p.host(x, v, **params))
+        got = np.asarray(st.pad_p.host_bound(avals, params)(x, v))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), params
+        if min(low + high) >= 0 and not any(interior):  # (NumPy's pad)
+            np.testing.assert_array_equal(got, np.pad(x, list(zip(low, high)), constant_values=v))

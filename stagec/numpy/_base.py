@@ -16,6 +16,11 @@ from ..backend import Device, get_backend
 from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant,
                     tracing_anywhere)
 
+try:  # (without `np.count_nonzero`'s dispatch: ~0.15 us of a ~1 us check on a few elements)
+    from numpy._core._multiarray_umath import count_nonzero as _count_nonzero
+except ImportError:
+    _count_nonzero = np.count_nonzero
+
 _HOST_BROADCAST = 1 << 16  # elements: a scalar constant broadcast to more is broadcast by the operation's module
 
 
@@ -205,9 +210,11 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
             t = type(a)
             if t is Array:
                 key.append(a.aval)
-            elif t is int or t is bool or (t is float and a and a == a):  # (not 0.0: -0.0 is equal; not NaN)
+            elif t is int or t is bool or (t is float and a == a):  # (not NaN: never equal to itself)
                 key.append(t)
                 key.append(a)
+                if not a and t is float:  # (0.0 == -0.0: the sign too)
+                    key.append(math.copysign(1.0, a))
             else:
                 break
         else:

@@ -18,7 +18,7 @@ from .. import lax
 from ..array import Array
 from ..primitives import structural as _structural
 from ..core import Const, TracerBase, aval_of
-from ._base import _arr, _axis, _composite, _is_array, broadcast_shapes, broadcast_to
+from ._base import _arr, _axis, _composite, _count_nonzero, _is_array, broadcast_shapes, broadcast_to
 
 
 class NonConcreteBooleanIndexError(IndexError):
@@ -220,32 +220,35 @@ def _index_array(i, size: int, axis: int, fill: bool):
     return out, (None if not fill or ok.all() else ok)
 
 
-_bounds: dict = {}  # (integer dtype, size) -> the bounds -size and size as 0-d arrays (None: out of its range)
+_bounds: dict = {}  # (integer dtype, size) -> the bounds -size and size, and 0, as 0-d arrays (None: out of its range)
 
 
-def _check_bounds(fname: str, i, size: int, axis: int) -> None:
-    """Raise IndexError for a concrete index outside [-size, size) (NumPy's check, for `take`)."""
+def _check_bounds(fname: str, i, size: int, axis: int) -> bool:
+    """Raise IndexError for a concrete index outside [-size, size) (NumPy's check, for `take`); True where the
+    indices are integers and none is negative (none counts from the end)."""
     if isinstance(i, TracerBase):
-        return
+        return False
     v = i._value() if type(i) is Array else np.asarray(i)
-    bounds = _bounds.get((v.dtype, size)) if v.dtype.kind in "iu" else None
-    if bounds is None:
-        if v.dtype.kind not in "iu":
-            bad = (v >= size) | (v < -size)
-        else:  # (compared with 0-d arrays of its dtype: ~0.5 us less than with Python ints, on a few indices)
+    if v.dtype.kind not in "iu":
+        bad, nonnegative = (v >= size) | (v < -size), False
+    else:  # (compared with 0-d arrays of its dtype: ~0.5 us less than with Python ints, on a few indices)
+        bounds = _bounds.get((v.dtype, size))
+        if bounds is None:
             info = np.iinfo(v.dtype)
             if len(_bounds) >= 256:
                 _bounds.clear()
             bounds = _bounds[v.dtype, size] = (np.array(-size, v.dtype) if -size >= info.min else None,
-                                               np.array(size, v.dtype) if size <= info.max else None)
-    if bounds is not None:
-        lo, hi = bounds
+                                               np.array(size, v.dtype) if size <= info.max else None,
+                                               np.array(0, v.dtype))
+        lo, hi, zero = bounds
         bad = v >= hi if hi is not None else None
-        if lo is not None:
+        nonnegative = v.dtype.kind == "u" or not _count_nonzero(v < zero)
+        if not nonnegative and lo is not None:
             bad = v < lo if bad is None else bad | (v < lo)
-    if bad is not None and np.count_nonzero(bad):  # (`.any()`: ~1 us more on a few indices)
+    if bad is not None and _count_nonzero(bad):  # (`.any()`: ~1 us more on a few indices)
         raise IndexError(f"{fname + ': ' if fname else ''}index {int(v[bad].flat[0])} is out of bounds for axis {axis} "
                          f"with size {size}")
+    return nonnegative
 
 
 def _all_valid(valids, shape: tuple):
@@ -517,6 +520,19 @@ def _take_in_bounds(a, indices, axis: int | None):
     return _getitem(a, (slice(None),) * axis + (indices,), "clip", None, "take")
 
 
+@_composite
+def _take_nonnegative(a, indices, axis: int | None):
+    """`take` of integer indices checked to be in [0, size) along `axis` (None: `a` flattened): one gather,
+    the indices as they are (no negative one to count from the end, none to clamp)."""
+    if axis is None:
+        a, axis = lax.reshape(a, (aval_of(a).size,)), 0
+    shape, ishape = aval_of(a).shape, aval_of(indices).shape
+    nb = len(ishape)
+    return lax.gather(a, lax.reshape(indices, (*ishape, 1)), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+                      offset_dims=(*range(axis), *range(axis + nb, len(shape) - 1 + nb)),
+                      slice_sizes=tuple(1 if d == axis else n for d, n in enumerate(shape)))
+
+
 def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
     """Elements of `a` at `indices` along `axis` (flattened when None). mode: None (concrete indices out of
     bounds raise IndexError, as NumPy; traced ones read the fill value, as JAX), 'raise' (concrete indices
@@ -526,7 +542,9 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         # (the usual eager call, its checks in short: concrete indices, checked, then one composite)
         av = a.aval
         ax = None if axis is None else _axis(axis, av.ndim, "take")
-        _check_bounds("take", indices, av.size if ax is None else av.shape[ax], 0 if ax is None else ax)
+        n = av.size if ax is None else av.shape[ax]
+        if _check_bounds("take", indices, n, 0 if ax is None else ax) and n:
+            return _take_nonnegative(a, indices, ax)
         return _take_in_bounds(a, indices, ax)
     a = _arr(a)
     flat = axis is None  # (flattened by `_take_in_bounds` itself where it runs, else below)

@@ -9,7 +9,10 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from ..core import aval_of
+from ..array import Array
+from ..config import config
+from ..core import aval_of, eager_plan, tracing_anywhere
+from ..primitives.dot import canonicalize_precision, dot_general_p
 from ._base import _arr, _axis, _composite, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
 from ._ufuncs import conjugate, multiply
 
@@ -18,8 +21,35 @@ class ShapeMismatch(TypeError, ValueError):
     """Contracted dimensions of different sizes: JAX raises TypeError, NumPy ValueError; either handler catches it."""
 
 
+_PRODUCT = (((1,), (0,)), ((), ()))  # dot_general's dimension numbers of a product of two matrices
+_products: dict = {}  # (lhs aval, rhs aval) -> (eager plan, dot_general's params) of a product of two matrices
+_products_config: list = [None]  # the `config.key_now` they were made under (`default_matmul_precision`)
+
+
 def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are promoted, leading dims broadcast."""
+    if type(a) is Array and type(b) is Array and not tracing_anywhere[0] and precision is None and \
+            preferred_element_type is None:  # (eager: two matrices of one dtype are one `dot_general`, as below)
+        if config.key_now is not _products_config[0]:
+            _products.clear()
+            _products_config[0] = config.key_now
+        key = (a.aval, b.aval)
+        found = _products.get(key)
+        if found is None:
+            sa, sb = key
+            if sa.ndim == sb.ndim == 2 and sa.dtype == sb.dtype and not sa.weak_type and not sb.weak_type and \
+                    sa.shape[1] == sb.shape[0]:
+                params = {  # (in `lax.dot_general`'s order: one eager plan for both)
+                    "dimension_numbers": _PRODUCT, "precision": canonicalize_precision(config.default_matmul_precision),
+                    "preferred_element_type": None}
+                run = eager_plan(dot_general_p, key, params)
+                if run is not None:
+                    if len(_products) >= 256:
+                        _products.clear()
+                    found = _products[key] = (run, params)
+        if found is not None:  # (what `dot_general_p.bind` would run: the runtime's plan of this signature)
+            run, params = found
+            return run([a, b], params)[0]
     a, b = _promote("matmul", _arr(a), _arr(b))
     a, b = (x if _is_array(x) else asarray(x) for x in (a, b))
     sa, sb = aval_of(a).shape, aval_of(b).shape

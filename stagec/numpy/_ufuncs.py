@@ -9,9 +9,10 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
+from ..array import Array
 from ..core import TracerBase, aval_of, current_trace
 from ..primitives.elementwise import pow as _raw_pow
-from ._base import _binary, _broadcast, _composite, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
+from ._base import _binary, _broadcast, _composite, _count_nonzero, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
 
 add = _binary("add", lax.add)
 subtract = _binary("subtract", lax.sub)
@@ -326,6 +327,15 @@ def power(x1: Any, x2: Any, /):
         if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
+    if type(x1) is Array:
+        a = x1.aval
+        if type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps)
+            if a == x2.aval and not a.weak_type and a.dtype.kind in "fc":
+                return _inexact_power(x1, x2)
+        elif type(x2) is float and a.dtype.kind == "f":  # (eager `x ** 2.5`: one composite keyed by the exponent)
+            return _scalar_power(x1, x2)
+    elif type(x1) is float and type(x2) is Array and x2.aval.dtype.kind == "f":  # (`2.0 ** x`: likewise)
+        return _scalar_power(x1, x2)
     x1, x2 = _broadcast("power", *_promote("power", x1, x2))
     kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
@@ -335,10 +345,44 @@ def power(x1: Any, x2: Any, /):
     return _inexact_power(x1, x2)
 
 
-@_composite
 def _inexact_power(x1, x2):
     """`lax.pow` of float or complex operands of one dtype and shape: several primitives (its special cases)."""
     return lax.pow(x1, x2)
+
+
+def _ordinary_powers(x1: np.ndarray, x2: np.ndarray) -> bool:
+    """Whether every element of these host values is an ordinary power: `x1` positive, finite and not 1, `x2`
+    finite and not 0, as NumPy compares them (`log(x1) * x2` finite and nonzero; an overflow or underflow there
+    only says no). There `lax.pow`'s special cases (`lax._c99_pow`), each step by its NumPy rule, select nothing
+    and multiply by 1: the graph gives the `pow` primitive's bits on the operands as they are."""
+    if x1.dtype != x2.dtype or x1.dtype not in (np.float32, np.float64):
+        return False
+    t = np.multiply(np.log(x1), x2)
+    return _count_nonzero(np.isfinite(t)) == t.size and _count_nonzero(t) == t.size
+
+
+# eager (`composites`): where `_ordinary_powers` holds, the composite runs as the `pow` primitive alone, on the
+# operands where they are (no special cases computed, nothing uploaded or read back)
+_inexact_power.eager_case = (_ordinary_powers, lambda x1, x2: _raw_pow(x1, x2))
+_inexact_power = _composite(_inexact_power)
+
+
+def _scalar_power(x1, x2):
+    """`x1 ** x2` of a float Array and a Python float (either way round): promotion, broadcast and
+    `_inexact_power`'s graph."""
+    return lax.pow(*_broadcast("power", *_promote("power", x1, x2)))
+
+
+def _ordinary_scalar_powers(x1, x2) -> bool:
+    """`_ordinary_powers` with the Python float as the graph has it (rounded to the array's dtype)."""
+    if type(x1) is float:
+        return x2.dtype in (np.float32, np.float64) and _ordinary_powers(np.array(x1, x2.dtype), x2)
+    return x1.dtype in (np.float32, np.float64) and _ordinary_powers(x1, np.array(x2, x1.dtype))
+
+
+_scalar_power.eager_case = (_ordinary_scalar_powers,
+                            lambda x1, x2: _raw_pow(*_broadcast("power", *_promote("power", x1, x2))))
+_scalar_power = _composite(_scalar_power)
 
 
 pow = power

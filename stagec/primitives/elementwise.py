@@ -530,8 +530,19 @@ def _max_host(x, y):
         return r
     if type(r) is not np.ndarray:  # (0-d operands: a NumPy scalar)
         return np.where((x == 0) & (y == 0), x + y, r)
-    np.add(x, y, out=r, where=(x == 0) & (y == 0))  # (in place: one ufunc less than `where(m, x + y, r)`)
+    both = _both_zero(x, y)
+    if both is not None:
+        np.add(x, y, out=r, where=both)  # (in place: one ufunc less than `where(m, x + y, r)`)
     return r
+
+
+def _both_zero(x: np.ndarray, y: np.ndarray):
+    """`(x == 0) & (y == 0)` (operands of one shape), one comparison where an operand is one value broadcast (a
+    constant: `maximum(x, 0.0)`), None where that value is not zero."""
+    for a, b in ((x, y), (y, x)):
+        if b.size and not any(b.strides):
+            return a == 0 if b.item(0) == 0 else None
+    return (x == 0) & (y == 0)
 
 
 def _min_host(x, y):
@@ -541,7 +552,9 @@ def _min_host(x, y):
         return r
     if type(r) is not np.ndarray:
         return np.where((x == 0) & (y == 0), -(-x - y), r)
-    np.negative(np.subtract(np.negative(x), y), out=r, where=(x == 0) & (y == 0))
+    both = _both_zero(x, y)
+    if both is not None:
+        np.negative(np.subtract(np.negative(x), y), out=r, where=both)
     return r
 
 

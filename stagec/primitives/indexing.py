@@ -181,6 +181,63 @@ def _scatter_transpose(ct, x, idx, upd, *, mode, **dn):
 
 
 gather_p.def_jvp(_gather_jvp)
+
+
+# ---------------------------------------------------------------- NumPy rule (`Primitive.def_host`)
+
+def _gather_host(x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
+    """XLA gather on the host: each start clamped to [0, dim - slice size] (as `stablehlo.gather`), its window
+    cut out, the collapsed dimensions dropped, the batch and window dimensions placed as `offset_dims` says.
+    Data movement: the compiled op's bits."""
+    batch = idx.shape[:-1]
+    starts = idx.reshape(-1, idx.shape[-1]).astype(np.int64)
+    nb = starts.shape[0]
+    grids = []
+    for d in range(x.ndim):
+        shape = [nb] + [1] * x.ndim
+        start = np.zeros(shape, np.int64)
+        if d in start_index_map:
+            start = np.clip(starts[:, start_index_map.index(d)], 0, x.shape[d] - slice_sizes[d]).reshape(shape)
+        shape[0], shape[1 + d] = 1, slice_sizes[d]
+        grids.append(start + np.arange(slice_sizes[d]).reshape(shape))
+    window = x[tuple(grids)]  # (batch, *slice_sizes)
+    offsets = tuple(s for i, s in enumerate(slice_sizes) if i not in collapsed_slice_dims)
+    window = window.reshape(batch + offsets)
+    order, b, o = [], 0, len(batch)  # output dimension -> the window's
+    for i in range(len(batch) + len(offsets)):
+        if i in offset_dims:
+            order.append(o)
+            o += 1
+        else:
+            order.append(b)
+            b += 1
+    return window.transpose(order)
+
+
+def _take_axis(x: ShapedArray, idx: ShapedArray, params: dict) -> int | None:
+    """The axis of a gather that is a take along one axis (one start index, that axis collapsed, the others whole,
+    the batch where `np.take` puts it), else None."""
+    sim = params["start_index_map"]
+    if len(sim) != 1:
+        return None
+    a, nb, sizes = sim[0], idx.ndim - 1, params["slice_sizes"]
+    if tuple(params["collapsed_slice_dims"]) == (a,) and sizes[a] == 1 and all(
+            s == d for i, (s, d) in enumerate(zip(sizes, x.shape)) if i != a) and \
+            tuple(params["offset_dims"]) == (*range(a), *range(a + nb, x.ndim - 1 + nb)):
+        return a
+    return None
+
+
+def _gather_bound(avals, params):
+    """`_gather_host` for one signature of a take along one axis: `ndarray.take` with clipped indices."""
+    a, batch = _take_axis(avals[0], avals[1], params), avals[1].shape[:-1]
+    return lambda x, i: x.take(i.reshape(batch), a, None, "clip")
+
+
+# Only takes along one axis (`x[k]`, `take`): there one `ndarray.take` beats a kernel's call; a general gather's
+# rule (several NumPy steps) does not, and takes its kernel as before.
+gather_p.def_host(_gather_host, lambda avals, params: avals[1].dtype != np.uint64 and
+                  _take_axis(avals[0], avals[1], params) is not None, _gather_bound)
 gather_p.def_transpose(_gather_transpose)
 scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)

@@ -525,6 +525,24 @@ def _pad_host(x, value, *, low, high, interior):
     return out[tuple(builtins.slice(max(-lo, 0), out.shape[i] - max(-hi, 0)) for i, (lo, hi) in enumerate(zip(low, high)))]
 
 
+def _pad_bound(avals, params):
+    """`_pad_host` for one signature: where nothing is cut or spread, the result's shape and the operand's place
+    in it found once (np.full's Python layer too: ~1 us less a call on a few elements)."""
+    low, high, interior = params["low"], params["high"], params["interior"]
+    if any(interior) or min(low, default=0) < 0 or min(high, default=0) < 0:
+        return lambda x, value: _pad_host(x, value, **params)
+    shape = tuple(lo + d + hi for d, lo, hi in zip(avals[0].shape, low, high))
+    inner, dtype = tuple(builtins.slice(lo, lo + d) for d, lo in zip(avals[0].shape, low)), np.dtype(avals[0].dtype)
+    empty = np.empty
+
+    def pad(x, value):
+        out = empty(shape, dtype)
+        out.fill(value)
+        out[inner] = x
+        return out
+    return pad
+
+
 broadcast_in_dim_p.def_host(_broadcast_host)
 reshape_p.def_host(lambda x, *, new_sizes: x.reshape(new_sizes))
 transpose_p.def_host(lambda x, *, permutation: x.transpose(permutation))
@@ -536,5 +554,5 @@ dynamic_update_slice_p.def_host(_dynamic_update_slice_host)
 rev_p.def_host(lambda x, *, dimensions: np.flip(x, tuple(dimensions)))
 iota_p.def_host(_iota_host)
 concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
-pad_p.def_host(_pad_host)
+pad_p.def_host(_pad_host, None, _pad_bound)
 optimization_barrier_p.def_host(lambda x: x)
