@@ -799,7 +799,7 @@ def _pow_grid(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_ordinary_powers_run_as_the_pow_kernel_with_the_op_by_op_bits(dtype, tiering):
+def test_ordinary_powers_run_as_the_pow_kernel_with_the_op_by_op_bits(dtype, tiering, x64):
     """`x ** y`: where every base is positive, finite and not 1 and every exponent finite and not 0 (as NumPy
     compares them), the composite's `eager_case` runs the `pow` kernel alone (no NumPy rule, nothing read back);
     anywhere else, and with "never", its special cases. The bits of `lax.pow` op by op either way; C99's values
@@ -823,10 +823,8 @@ def test_ordinary_powers_run_as_the_pow_kernel_with_the_op_by_op_bits(dtype, tie
                 ref = np.power(x.astype(np.float64), y.astype(np.float64))
             info = np.finfo(dtype)
             normal = (np.abs(ref) >= info.smallest_normal) & (np.abs(ref) <= info.max)  # (IREE flushes the rest)
-            if dtype == np.float64:  # (IREE's float64 pow kernel has float32's accuracy and range, op by op alike)
-                info = np.finfo(np.float32)
-                normal &= (np.abs(ref) >= info.smallest_normal) & (np.abs(ref) <= info.max)
-            np.testing.assert_allclose(np.asarray(got, np.float64)[normal], ref[normal], rtol=300 * 2.0 ** -23)
+            assert np.asarray(got).dtype == dtype  # (float64 with x64 on: without it the arrays were float32)
+            np.testing.assert_allclose(np.asarray(got, np.float64)[normal], ref[normal], rtol=300 * info.eps)
             assert (np.asarray(got)[ref > info.max] == np.inf).all()
         elif k == 2:
             special = ~np.isfinite(x) | ~np.isfinite(y) | (x == 0) | (y == 0) | (np.abs(x) == 1) | \
