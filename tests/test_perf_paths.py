@@ -367,11 +367,38 @@ def test_skinny_tiles_only_unpacked_float32_a_at_b(tmp_path):
     assert float(np.asarray(_dumping(packed, tmp_path)(np.ones((256, 1024), np.float32),
                                                      np.ones((1024, 1024), np.float32)))[3, 5]) == 1024.0
     assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in tmp_path.iterdir())
-    x, w = np.random.default_rng(4).standard_normal((8, 4096)), np.random.default_rng(5).standard_normal((4096, 4096))
+    # (4 rows: from 8 `flip-transposed-dots` computes it as (B @ A.T).T, which has no skinny product)
+    x, w = np.random.default_rng(4).standard_normal((4, 4096)), np.random.default_rng(5).standard_normal((4096, 4096))
     bt = stagec.jit(lambda a, b: a @ b.T, backend="cpu").lower(x.astype(np.float32), w.astype(np.float32))
-    assert parts(lambda a, b: a @ b.T, (8, 4096), (4096, 4096))[0]
+    assert parts(lambda a, b: a @ b.T, (4, 4096), (4096, 4096))[0]
     folder = tmp_path / "bt"
     got = np.asarray(_dumping(bt, folder)(x.astype(np.float32), w.astype(np.float32)))
     np.testing.assert_allclose(got, x.astype(np.float32).astype(np.float64) @ w.astype(np.float32).astype(np.float64).T,
                                rtol=2e-4, atol=2e-3)
     assert "vector_common_parallel = [6, 64, 0]" not in "".join(p.read_text() for p in folder.iterdir())
+
+
+def test_unpacked_dz_times_w_transposed_is_flipped():
+    # `dz @ W.T` of 8-256 rows by a weight of 2^22+ elements (a module compiled unpacked) is computed as
+    # `(W @ dz.T).T`: IREE 3.13's unpacked kernel for the transposed right operand was 2.5-4x slower
+    # (`passes/flipdots.py`); the product's values are unchanged
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((2048, 2048)).astype(np.float32) / 45
+    f = stagec.jit(lambda dz, w: snp.tanh(dz @ w.T))
+    for rows, flipped in ((32, True), (4, False), (300, False)):
+        dz = rng.standard_normal((rows, 2048)).astype(np.float32)
+        text = f.lower(dz, w).as_text("final")
+        assert text.count("stablehlo.optimization_barrier") == 2 * flipped, rows  # (dz.T, and W @ dz.T)
+        assert ("stablehlo.dot_general %arg1, " in text) == flipped, rows  # (W the left operand)
+        want = np.tanh(dz.astype(np.float64) @ w.astype(np.float64).T)
+        np.testing.assert_allclose(np.asarray(f(dz, w)), want, rtol=1e-5, atol=2e-5)  # (2048-term float32 sums)
+    # a weight under 2^22 elements (packed: either layout packs alike) keeps its product
+    small = w[:1024]
+    assert "optimization_barrier" not in f.lower(rng.standard_normal((32, 2048)).astype(np.float32), small).as_text(
+        "final")
+    # the backward pass's `dz @ W.T` (a dot_general contracting W's second dimension) too
+    g = stagec.jit(stagec.grad(lambda x, w: snp.sum(snp.tanh(x @ w))))
+    x = rng.standard_normal((64, 2048)).astype(np.float32)
+    assert g.lower(x, w).as_text("final").count("stablehlo.optimization_barrier") == 2
+    t = np.tanh(x.astype(np.float64) @ w.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(g(x, w)), (1 - t * t) @ w.astype(np.float64).T, rtol=1e-5, atol=2e-5)

@@ -62,7 +62,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
             NO_CONST_EVAL),
            Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "isolate-updates",
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
-                            "upcast-half-dots", "isolate-outer", "fuse-int-chains", "fuse"),
+                            "upcast-half-dots", "isolate-outer", "flip-transposed-dots", "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
                               "bound-bindings", "isolate-reductions"),
                     offloads=("blas-dots", "host-sorts"))),
