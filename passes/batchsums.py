@@ -7,34 +7,21 @@ a 32-column strip of the whole batch on the stack: 128 bytes a row (b1024: 128 K
 target's 64 KiB limit past `MAX_ROWS` rows (seen from `MIN_COLUMNS` columns), and the compile fails and is retried
 with a 1 MiB limit (a second full compile; past 8192 rows that fails too and the module is compiled without data tiling). Behind the barrier the
 sum and the pack read the stored value, as they do where two matmuls read it (a hidden layer's `dz`); the step's CPU
-time is the same (docs/log.md).
-
-Also (`_fused_column_sum`) a value made by an elementwise op and read only by such sums and by matmuls (a hidden
-layer's `dz`, from `MIN_ELEMENTS`): IREE 3.13 fuses the op into the sum's dispatch, which computes and stores it
-with the sum's column tiles (4-8x the time of the sum and the op apart; docs/passes.md, "Bias gradients of hidden
-layers"). Exact: a barrier changes no value.
+time is the same (docs/log.md). Exact: a barrier changes no value.
 """
 from __future__ import annotations
-
-import math
 
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
-from .irutil import func_blocks, producer, reduced_dims, tensor_type
+from .irutil import func_blocks, reduced_dims, tensor_type
 from .outer import _dims
-from .updates import _MATMUL, ELEMENTWISE
+from .updates import _MATMUL
 
 MAX_ROWS = 512  # rows a fused sum-and-pack keeps within 64 KiB of stack (128 bytes a row)
 # ... and the columns from which it was seen to fuse them: 640x256, 1024x256 and 1024x512 failed; 1024x128 and 1024x32
 # (10-32-32-1 b1024) compiled fused within the limit, and a barrier there only adds a dispatch
 MIN_COLUMNS = 256
-# A value of `MIN_ELEMENTS` or more made by an elementwise op and read by a sum over its leading dimension and by
-# matmuls (a hidden layer's `dz`, read by `x.T @ dz` and `dz @ W.T`) gets a barrier too: IREE fuses the elementwise op
-# into the sum's dispatch, which then computes and stores it with the sum's tiles, along the columns (1024x1024 tanh
-# step: 0.79 ms, against 0.09 for the sum alone and nothing more for the elementwise op, which joins the matmul's
-# dispatch). Under it (b128 by 512: 36 -> 9 us of sums, three more packing dispatches) no gain was measured.
-MIN_ELEMENTS = 1 << 17
 
 
 def _contracts_leading(dot, v: ir.Value) -> bool:
@@ -52,25 +39,11 @@ def _batch_sum_and_matmul(v: ir.Value) -> bool:
     return len(sums) >= 1 and len(dots) == 1 and len(sums) + len(dots) == len(users)
 
 
-def _fused_column_sum(v: ir.Value) -> bool:
-    """Whether `v` (2-D, `MIN_ELEMENTS` or more) is made by an elementwise op and read by sums over its leading
-    dimension and by matmuls only: IREE would fuse the elementwise op into the sum's dispatch."""
-    op = producer(v)
-    t = tensor_type(v)
-    if op is None or op.name not in ELEMENTWISE or not t.has_static_shape or math.prod(t.shape) < MIN_ELEMENTS:
-        return False
-    users = [u.owner for u in v.uses]
-    sums = [u for u in users if u.name == "stablehlo.reduce" and reduced_dims(u) == [0]]
-    dots = [u for u in users if u.name in _MATMUL]
-    return len(sums) >= 1 and len(dots) >= 1 and len(sums) + len(dots) == len(users)
-
-
 class IsolateBatchSums(Pass):
     name = "isolate-batch-sums"
     kind, workaround = "workaround", Workaround("3.13", "tests/test_passes_activations.py::"
                                                        "test_relu_step_compiles_within_the_stack_limit")
-    description = ("a value summed over its leading dimension and read by one matmul (or, made elementwise, by "
-                   "matmuls) is stored (the pack, the sum stay apart)")
+    description = "a value summed over its leading dimension and read by one matmul is stored (the pack stays apart)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for block in func_blocks(module):
@@ -79,9 +52,8 @@ class IsolateBatchSums(Pass):
                 if len(op.results) != 1 or op.name == "stablehlo.optimization_barrier":
                     continue
                 v = op.results[0]
-                if not isinstance(v.type, ir.RankedTensorType) or len(shape := tensor_type(v).shape) != 2 or not (
-                        (shape[0] > MAX_ROWS and shape[1] >= MIN_COLUMNS and _batch_sum_and_matmul(v))
-                        or _fused_column_sum(v)):
+                if not isinstance(v.type, ir.RankedTensorType) or len(shape := tensor_type(v).shape) != 2 \
+                        or shape[0] <= MAX_ROWS or shape[1] < MIN_COLUMNS or not _batch_sum_and_matmul(v):
                     continue
                 with ir.InsertionPoint(ops[i + 1]), op.location:
                     bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type], operands=[v])
