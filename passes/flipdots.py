@@ -1,6 +1,6 @@
 """`flip-transposed-dots`: on the CPU, a float32 `A @ B.T` of 8-256 rows by a large `B` (a dense layer's
-backward `dz @ W.T`, or a `dot` of a `transpose`, which IREE folds into the same kernel) is computed as `(B @ A.T).T`, the transposes of the small `A` and of the result each a
-dispatch of their own.
+backward `dz @ W.T`, or a `dot` of a `transpose`, which IREE folds into the same kernel) is computed as
+`(B @ A.T).T`, the transposes of the small `A` and of the result each a dispatch of their own.
 
 Such a product is in a module IREE 3.13 compiles without data tiling (`driver.Facts.packs`: packing `W` on every
 call costs more than the products gain), and its unpacked kernel for a right operand contracted along its rows
