@@ -1,0 +1,111 @@
+"""Where a training step's time goes, dispatch by dispatch: one row of `bench_models.py --sweep` lowered by stagec,
+compiled by iree-compile with the module's own flags, run by iree-benchmark-module under IREE's host-execution
+profiling, and the dispatches listed by time (`iree-profile dispatch`).
+
+    python benchmarks/profile_dispatches.py "256-512-512-10 b1024 relu xent sgd" [--device local-sync|local-task]
+                                            [--calls 20] [--keep DIR]
+
+Per dispatch: the fastest call's time times the dispatches of that name per call, the mean's likewise, how many
+per call and the workgroups. The module is compiled without `--iree-execution-model=async-external` (its `main`
+then takes its arguments as the tools give them; the same dispatches); the buffers come from a caching allocator,
+as stagec's do (fresh ones cost page faults inside the first dispatch writing them). The per-executable benchmarks
+of `--iree-hal-dump-executable-benchmarks-to` are no substitute: their buffers hold garbage (a column sum took 8 ms
+there, 0.2 ms in the module). Read a gain found here back in a whole step through stagec (`bench_models.py`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import stagec
+import stagec.numpy as snp
+from stagec.compiler import driver
+
+TOOLS = os.path.dirname(sys.executable)
+
+
+def step_and_args(row: str):
+    """The `bench_models.py` training step named `row` ("widths bBATCH act loss opt") and its arguments."""
+    widths, batch, act, kind, opt = row.split()
+    widths, batch = tuple(map(int, widths.split("-"))), int(batch[1:])
+    act = {"tanh": snp.tanh, "relu": stagec.nn.relu, "gelu": stagec.nn.gelu}[act]
+
+    def loss(params, x, y):
+        for w, b in params[:-1]:
+            x = act(x @ w + b)
+        out = x @ params[-1][0] + params[-1][1]
+        return -snp.mean(snp.sum(y * stagec.nn.log_softmax(out), axis=-1)) if kind == "xent" else snp.mean((out - y) ** 2)
+
+    def sgd(params, x, y):
+        g = stagec.grad(loss)(params, x, y)
+        return [(w - 1e-3 * gw, b - 1e-3 * gb) for (w, b), (gw, gb) in zip(params, g)]
+
+    def adam(params, mom, vel, t, x, y, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+        g, t = stagec.grad(loss)(params, x, y), t + 1.0
+        m = [tuple(b1 * m_ + (1 - b1) * g_ for m_, g_ in zip(ms, gs)) for ms, gs in zip(mom, g)]
+        v = [tuple(b2 * v_ + (1 - b2) * g_ * g_ for v_, g_ in zip(vs, gs)) for vs, gs in zip(vel, g)]
+        p = [tuple(p_ - lr * (m_ / (1 - b1 ** t)) / (snp.sqrt(v_ / (1 - b2 ** t)) + eps) for p_, m_, v_ in zip(*z))
+             for z in zip(params, m, v)]
+        return p, m, v, t
+    rng = np.random.default_rng(0)
+    params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32))
+              for a, b in zip(widths[:-1], widths[1:])]
+    x = rng.standard_normal((batch, widths[0])).astype(np.float32)
+    y = np.zeros((batch, widths[-1]), np.float32)
+    y[np.arange(batch), rng.integers(0, widths[-1], batch)] = 1.0
+    if opt == "sgd":
+        return sgd, (params, x, y)
+    zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
+    return adam, (params, zeros, zeros, np.float32(0.0), x, y)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("row")
+    p.add_argument("--device", default="local-sync")
+    p.add_argument("--calls", type=int, default=20)
+    p.add_argument("--keep", help="a folder to keep the final MLIR, flags and profile in")
+    a = p.parse_args()
+    fn, args = step_and_args(a.row)
+    lowered = stagec.jit(fn).lower(*args)
+    text = lowered.as_text("final")
+    backend = lowered.backend
+    flags = driver.iree_args([f for f in backend.module_flags(text, backend.flags(host_blas=lowered.host_blas),
+                                                              lowered.facts) if f != driver.FENCED])
+    with tempfile.TemporaryDirectory(prefix="stagec-profile-") as tmp:
+        d = a.keep or tmp
+        os.makedirs(d, exist_ok=True)
+        src, vmfb, prof = (os.path.join(d, n) for n in ("final.mlir", "module.vmfb", "dispatches.ireeprof"))
+        with open(src, "w") as f:
+            f.write(text)
+        with open(os.path.join(d, "flags.json"), "w") as f:
+            json.dump(flags, f, indent=0)
+        subprocess.run([os.path.join(TOOLS, "iree-compile"), src, *flags, "--iree-hal-target-device=local",
+                        "--iree-hal-local-target-device-backends=llvm-cpu", "-o", vmfb], check=True)
+        sig = re.search(r"func.func @main\((.*?)\) ->", text).group(1)
+        inputs = [f"--input={s}" if "x" in s else f"--input={s}=0" for s in re.findall(r"tensor<([^>]*)>", sig)]
+        run = subprocess.run([os.path.join(TOOLS, "iree-benchmark-module"), f"--module={vmfb}", "--function=main",
+                              f"--device={a.device}", *inputs, f"--benchmark_min_time={a.calls}x",
+                              "--device_allocator=caching", "--device_profiling_mode=host-execution",
+                              f"--device_profiling_output={prof}"], capture_output=True, text=True, check=True)
+        print(next(line for line in run.stdout.splitlines() if "BM_" in line))
+        out = subprocess.run([os.path.join(TOOLS, "iree-profile"), "dispatch", "--format=jsonl", prof],
+                             capture_output=True, text=True, check=True).stdout
+    groups = [g for g in map(json.loads, out.splitlines()) if g.get("type") == "host_dispatch_group"]
+    rows = sorted(((g["min_ns"] * g["count"] / a.calls / 1e3, g["avg_ns"] * g["count"] / a.calls / 1e3,
+                    g["count"] / a.calls, g["last_workgroup_count"][0], g["key"]) for g in groups), reverse=True)
+    print(f"{'min us':>9} {'mean us':>9} {'/call':>5} {'wgs':>5}  dispatch")
+    for fastest, mean, per, wgs, key in rows:
+        print(f"{fastest:9.1f} {mean:9.1f} {per:5.0f} {wgs:5d}  {key}")
+    print(f"{sum(r[0] for r in rows):9.1f} {sum(r[1] for r in rows):9.1f} {sum(r[2] for r in rows):5.0f}        in all")
+
+
+if __name__ == "__main__":
+    main()
