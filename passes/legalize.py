@@ -338,6 +338,19 @@ def calls_blas(element_types: Sequence[str], macs: int, min_macs: int | None, ve
     return len(set(element_types)) == 1 and element_types[0] in BLAS_TYPES and floor is not None and macs >= floor
 
 
+def _row_by_weight(dot, types, dims: dict, free: list[int]) -> bool:
+    """Whether `dot` is a float32 `x @ W` of one row (x rank 1, or 1 x K) by a W stored K x N (not a transpose) of
+    `ROW_COLUMNS`+ columns and under `ROW_WEIGHT` elements: there IREE's own kernel with the CPU's `matvec` tuning
+    part reads W's rows faster than a BLAS call (1x256x256 5 us against 11, 1x1024x2048 85 against 96; from
+    2048x2048 BLAS streams a W beyond the caches faster: 192 against 230; docs/blas.md)."""
+    w = dot.operands[1].owner
+    return (str(types[2].element_type) == "f32" and free[0] == 1 and free[1] >= ROW_COLUMNS
+            and math.prod(types[1].shape) < ROW_WEIGHT
+            and len(types[1].shape) == 2 and dims.get(("rhs", "contracting")) == [0]
+            and not dims.get(("lhs", "batching")) and len(types[0].shape) <= 2
+            and (isinstance(w, ir.Block) or w.name != "stablehlo.transpose"))
+
+
 def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | None = None) -> bool:
     """Replace each float32 or float64 `dot_general` of at least `min_macs` multiply-adds (`min_vector_macs`
     for a matrix-vector product; operands and result of one type, static shapes) replaced by a call to
@@ -363,7 +376,8 @@ def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | No
         free = [math.prod(t.shape[d] for d in range(len(t.shape))
                           if d not in dims.get((side, "batching"), []) + dims.get((side, "contracting"), []))
                 for t, side in zip(types, ("lhs", "rhs"))]
-        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs):
+        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs) \
+                or _row_by_weight(dot, types, dims, free):
             continue
         operands = list(dot.operands)
         for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
@@ -454,7 +468,8 @@ def _pair_calls(module, runs: list[list]) -> None:
 BLAS_MIN_MACS: int | None = None
 # ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call
 # (1x2048x2048: 8-28 ms against BLAS's 0.34-0.44 on one thread, 2 loaded cores).
-BLAS_MIN_VECTOR_MACS = 1 << 16
+BLAS_MIN_VECTOR_MACS = 1 << 17
+ROW_COLUMNS, ROW_WEIGHT = 256, 1 << 22  # an `x @ W` IREE keeps (`_row_by_weight`; `tuning.MATVEC_COLUMNS`)
 # Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
 SORT_MIN_LENGTH = 128
 

@@ -111,8 +111,8 @@ def _facts(module, ir) -> Facts:
             found[1] = True
         dot = 0
         if name == "stablehlo.dot_general":
-            dot, big = _macs(op)
-            packs[0] = max(packs[0], dot)
+            dot, big, reuse = _macs(op)
+            packs[0] = max(packs[0], dot if reuse else 0)  # (packing a matrix-vector or outer product buys nothing)
             packs[1] += big
         macs[0] += dot
         if name.startswith("stablehlo.") and name not in _NO_DISPATCH:
@@ -181,9 +181,10 @@ def op_work(types, macs: int = 0) -> int:
     return most + macs // MACS_PER_ELEMENT
 
 
-def _macs(op) -> tuple[int, int]:
-    """A dot_general's multiply-adds, and the elements of its operands of `PACK_BIG` elements or more (unknown
-    dimensions as 1)."""
+def _macs(op) -> tuple[int, int, bool]:
+    """A dot_general's multiply-adds, the elements of its operands of `PACK_BIG` elements or more (unknown
+    dimensions as 1), and whether it reuses operand elements: no free extent and no contracting extent of 1
+    (a matrix-vector product reads each matrix element once, an outer product multiplies each pair once)."""
     from iree.compiler import ir
     lhs, rhs, out = (ir.RankedTensorType(t) for t in (op.operands[0].type, op.operands[1].type, op.results[0].type))
     dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
@@ -191,7 +192,10 @@ def _macs(op) -> tuple[int, int]:
     known = lambda n: n if n >= 0 else 1  # (a dynamic extent)
     k = math.prod(known(lhs.shape[d]) for d in dims.get(("lhs", "contracting"), []))
     size = lambda t: math.prod(known(n) for n in t.shape)
-    return k * math.prod(known(n) for n in out.shape), sum(n for n in (size(lhs), size(rhs)) if n >= PACK_BIG)
+    free = [math.prod(known(t.shape[d]) for d in range(t.rank) if d not in dims.get((side, "batching"), [])
+                      + dims.get((side, "contracting"), [])) for t, side in ((lhs, "lhs"), (rhs, "rhs"))]
+    return (k * math.prod(known(n) for n in out.shape), sum(n for n in (size(lhs), size(rhs)) if n >= PACK_BIG),
+            min(k, *free) > 1)
 
 
 def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: str = "module") -> tuple[str, Facts]:
