@@ -591,7 +591,13 @@ def _gamma_one(seeds, alpha, log_space: bool):
     """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way."""
     n = aval_of(alpha).shape[0]
     if n <= GAMMA_LANES_MAX:
-        return _gamma_lanes(seeds, alpha, log_space)
+        # (lanes padded to a multiple of 16 with alpha = 1: IREE's vector loop then needs no peeled remainder, a
+        # second copy of the body's code; -5% of its compile, 0.86 -> 0.81 s CPU, minimum of 5, for 1000 values)
+        m = -(-n // 16) * 16
+        if m == n or seeds[2] is not None:
+            return _gamma_lanes(seeds, alpha, log_space)
+        out = _gamma_lanes(seeds, lax.pad(alpha, np.array(1, aval_of(alpha).dtype), [(0, m - n, 0)]), log_space)
+        return lax.slice(out, (0,), (n,))
     k1, k2, ctr = seeds
     keys = _prng.split((k1, k2), (n,)) if ctr is None else _prng.threefry2x32(k1, k2, lax.full_like(ctr, 0), ctr)
     return _gamma_batched(keys, alpha, log_space)
