@@ -66,23 +66,25 @@ def test_split_n_and_hash_in_a_loop_match_numpy():
     assert "linalg.generic" in text and "stablehlo.shift_left" not in text, "the hash was not fused"
 
 
-def test_gamma_module_holds_one_hash():
-    """gamma's draws of up to `GAMMA_LANES_MAX` values step each lane through JAX's hashes in one loop: one threefry
-    hash in the module (the key schedule's 0x1BD11BDA appears once per fused hash; the batched loops, which larger
-    draws keep, had 7) and under 600 ops (were ~1300). The draws are those of the module compiled without
-    `fuse-int-chains` (both against JAX in test_random)."""
+def test_gamma_eager_kernel_holds_one_hash():
+    """An eager gamma kernel of up to `GAMMA_LANES_MAX` values steps each lane through JAX's hashes in one loop: one
+    threefry hash in the module (the key schedule's 0x1BD11BDA appears once per fused hash; the batched loops, which
+    larger draws and jit keep, have 7) and under 600 ops (were ~1300). The draws are those of the module compiled
+    without `fuse-int-chains` and of the batched loops (all against JAX in test_random)."""
     key = sr.PRNGKey(3)
     hashes = lambda text: text.count("arith.constant 466688986 ")
     f = lambda k: sr.gamma(k, 0.7, (300,))
-    text = stagec.jit(f).lower(key).as_text("final")
+    with sr._eager_kernel():  # (what `_run` traces an eager call's kernel under)
+        text = stagec.jit(f).lower(key).as_text("final")
+        big = stagec.jit(lambda k: sr.gamma(k, 0.7, (sr.GAMMA_LANES_MAX + 1,))).lower(key).as_text("final")
+        without = tuple(p for p in DEFAULT_PIPELINE if p != "fuse-int-chains")
+        b = np.asarray(stagec.jit(f, passes=without)(key))
     assert hashes(text) == 1 and not [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
     assert sum(" = " in ln for ln in text.splitlines()) < 600
-    big = stagec.jit(lambda k: sr.gamma(k, 0.7, (sr.GAMMA_LANES_MAX + 1,))).lower(key).as_text("final")
-    assert hashes(big) == 7
-    without = tuple(p for p in DEFAULT_PIPELINE if p != "fuse-int-chains")
-    a = np.asarray(stagec.jit(f)(key))
-    b = np.asarray(stagec.jit(f, passes=without)(key))
-    np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+    assert hashes(big) == 7 and hashes(stagec.jit(f).lower(key).as_text("final")) == 7
+    a = np.asarray(sr.gamma(key, 0.7, (300,)))
+    for other in (b, np.asarray(stagec.jit(f)(key))):
+        np.testing.assert_array_equal(a.view(np.uint32), other.view(np.uint32))
 
 
 def test_a_lone_hash_in_a_loop_body_is_fused():

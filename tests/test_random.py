@@ -454,15 +454,19 @@ def test_gamma_grad_keeps_the_cdf_fixed():
 
 @pytest.mark.parametrize("n", [sr.GAMMA_LANES_MAX, sr.GAMMA_LANES_MAX + 1])
 def test_gamma_draws_of_either_loop_are_jax_draws(n):
-    """Up to `GAMMA_LANES_MAX` values gamma steps each lane through JAX's hashes in one loop, above it runs JAX's
-    batched loops: JAX's draws either way (16 eps: IREE's and XLA's log and erf_inv differ in their last bits),
-    gamma and loggamma, alpha from 0.05 (boosted) to 8."""
+    """An eager call of up to `GAMMA_LANES_MAX` values steps each lane through JAX's hashes in one loop; larger ones
+    and jit run JAX's batched loops: JAX's draws either way (16 eps: IREE's and XLA's log and erf_inv differ in their
+    last bits), gamma and loggamma, alpha from 0.05 (boosted) to 8; eager and jit bit for bit alike."""
     if jax is None:
         pytest.skip("needs JAX")
     a = np.linspace(0.05, 8.0, n).astype(np.float32)
     for name in ("gamma", "loggamma"):
         want = np.asarray(getattr(jr, name)(jr.PRNGKey(11), a))
-        assert_same(np.asarray(getattr(sr, name)(sr.PRNGKey(11), a)), want, "close", f"{name} of {n}")
+        got = np.asarray(getattr(sr, name)(sr.PRNGKey(11), a))
+        assert_same(got, want, "close", f"{name} of {n}")
+        if n == sr.GAMMA_LANES_MAX:
+            jitted = np.asarray(stagec.jit(lambda k, a: getattr(sr, name)(k, a))(sr.PRNGKey(11), a))
+            np.testing.assert_array_equal(got.view(np.uint32), jitted.view(np.uint32))
 
 
 def test_bfloat16_gamma_draws_follow_jax_distribution():

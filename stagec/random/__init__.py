@@ -10,8 +10,10 @@ as a single compiled module (as JAX jits its samplers), under `stagec.jit` it is
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import math
+import threading
 import warnings
 from typing import Callable, Sequence
 
@@ -40,6 +42,20 @@ _F32 = np.dtype(np.float32)
 _STAGED: collections.OrderedDict = collections.OrderedDict()  # traced samplers for eager calls, LRU
 _STAGED_MAX = 256
 _EMPTY_CELL = object()
+# Set while `_run` traces an eager call's kernel: a sampler may then choose the emission that compiles fastest
+# (the user waits for it on the first call) over the one that runs fastest (`_gamma_one`).
+_KERNEL = threading.local()
+
+
+@contextlib.contextmanager
+def _eager_kernel():
+    """Trace as an eager call's kernel (`_KERNEL`)."""
+    old = getattr(_KERNEL, "active", False)
+    _KERNEL.active = True
+    try:
+        yield
+    finally:
+        _KERNEL.active = old
 
 
 def _fn_key(fn: Callable):
@@ -78,7 +94,8 @@ def _run(fn: Callable, *args):
         _STAGED.move_to_end(key)
         (graph, out_tree), caps = hit, []
     else:
-        graph, caps, out_tree = trace_subgraph(fn, args, "cond")
+        with _eager_kernel():
+            graph, caps, out_tree = trace_subgraph(fn, args, "cond")
         if key is not None and not caps:
             _STAGED[key] = graph, out_tree
             if len(_STAGED) > _STAGED_MAX:
@@ -446,7 +463,7 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
     that `fuse-int-chains` makes the updates one generic with the hash (IREE gave each select of shared
     producers a dispatch of its own), and V. A module has three dispatches (the loop's test, its body, the
     result) where the batched loops had 14. Each step computes every phase's floats for every lane, so this
-    runs 2.4x slower than `_gamma_batched` (`GAMMA_LANES_MAX`)."""
+    runs 2.3x slower than `_gamma_batched`: eager kernels only (`GAMMA_LANES_MAX`)."""
     c_ = lambda v: lax.full_like(alpha, v)
     zero, one = c_(0), c_(1)
     one_over_two, one_over_three, squeeze = c_(0.5), c_(1.0 / 3.0), c_(0.0331)
@@ -529,16 +546,17 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
 
 
 _GAMMA_DONE = 11  # `_gamma_lanes`' last phase
-# Up to this many samples a module draws them with `_gamma_lanes` (compile time first: an empty-cache eager call of
-# 1000 samples 1.44 -> 0.93 s), above with `_gamma_batched` (run time first: 2.4x faster; at 2^14 samples 1.2 vs
-# 2.7 ms a call, so the 0.35 s of compile saved pays for ~200 calls). docs/log.md, 2026-11-26 (helper gamma).
+# An eager call's kernel of up to this many samples draws them with `_gamma_lanes` (compile time first: the user
+# waits for it; an empty-cache eager call of 1000 samples 1.44 -> 0.93 s), else (larger, or under jit, where the
+# module runs many times and compiles with the rest of the function) with `_gamma_batched` (2.3x faster: at 2^14
+# samples 1.2 vs 2.7 ms a call). docs/log.md, 2026-11-26 (helper gamma).
 GAMMA_LANES_MAX = 1 << 14
 
 
 def _gamma_batched(keys, alpha, log_space: bool):
     """`_gamma_lanes`' samples as JAX's batched loops draw them, for key words (n,): each loop carries all n
     values and updates those whose condition holds. Seven hashes in the module, but each lane's float work is
-    done where the loop structure puts it: 2.4x faster than `_gamma_lanes` at every size (docs/log.md)."""
+    done where the loop structure puts it: 2.3x faster than `_gamma_lanes` at every size (docs/log.md)."""
     c_ = lambda v: lax.full_like(alpha, v)
     zero, one, minus_one = c_(0), c_(1), c_(-1)
     one_over_two, one_over_three, squeeze = c_(0.5), c_(1.0 / 3.0), c_(0.0331)
@@ -590,7 +608,7 @@ def _gamma_batched(keys, alpha, log_space: bool):
 def _gamma_one(seeds, alpha, log_space: bool):
     """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way."""
     n = aval_of(alpha).shape[0]
-    if n <= GAMMA_LANES_MAX:
+    if n <= GAMMA_LANES_MAX and getattr(_KERNEL, "active", False):
         # (lanes padded to a multiple of 16 with alpha = 1: IREE's vector loop then needs no peeled remainder, a
         # second copy of the body's code; -5% of its compile, 0.86 -> 0.81 s CPU, minimum of 5, for 1000 values)
         m = -(-n // 16) * 16
