@@ -450,20 +450,21 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
     holds a single hash: the lane's phase says which key `K` and counter it hashes and where the words o go, and
     a lane that rejects (or draws v <= 0) goes back to where the outer (inner) loop starts. Each hash is JAX's,
     of the same key and counter, and the floats are computed from the words as JAX's are: the same samples, bit
-    for bit. Only the uniform's key is hashed before the normals (a lane's draws do not depend on the order):
+    for bit (float16/32/64; bfloat16 is rounded where JAX's loops carry values, see `rounded`). Only the uniform's
+    key is hashed before the normals (a lane's draws do not depend on the order):
 
     0 K = o (the seed's counter: the lane's key)
     1 kn = o (counter 0)    2 sk = o (1: the final uniform's key); K = kn
     3 kn = o (0: the next outer key)    4 xk = o (1)    5 K = o (2: U's key)    6 ub = o (0: U's words); K = xk
     7 xk = o (0: the next inner key)    8 K = o (1)
     9 x = normal(o), v = 1 + x c; v <= 0: K = xk, to 7; rejected(x^2, v^3, U): K = kn, to 3; else V = v^3, K = sk
-    10 sk = o (the final uniform's words)    11 done
+    10 V = the sample, of V and the final uniform's words o    11 done
 
     The state is uint32 words updated by integer ops only (the phase one-hot, selects as xor/and with masks), so
     that `fuse-int-chains` makes the updates one generic with the hash (IREE gave each select of shared
-    producers a dispatch of its own), and V. A module has three dispatches (the loop's test, its body, the
-    result) where the batched loops had 14. Each step computes every phase's floats for every lane, so this
-    runs 2.3x slower than `_gamma_batched`: eager kernels only (`GAMMA_LANES_MAX`)."""
+    producers a dispatch of its own), and V. A module has two dispatches (the loop's test, its body; a third
+    pads the lanes) where the batched loops had 14. Each step computes every phase's floats for every lane, so
+    this runs 2.3x slower than `_gamma_batched`: eager kernels only (`GAMMA_LANES_MAX`)."""
     c_ = lambda v: lax.full_like(alpha, v)
     zero, one = c_(0), c_(1)
     one_over_two, one_over_three, squeeze = c_(0.5), c_(1.0 / 3.0), c_(0.0331)
@@ -502,9 +503,21 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
             return tuple(sel(m, x, y) for x, y in zip(a, b))
         return lax.bitwise_xor(b, lax.bitwise_and(lax.bitwise_xor(a, b), m))
 
+    def finish(sk, V, d):  # (phase 10's: in the body, one dispatch less than after the loop, -8% of IREE's CPU)
+        final = lambda width: _prng.bits_of_words(*sk, width)
+        if log_space:
+            log_samples = lax.neg(lax.neg(lax.log1p(lax.neg(_uniform_of(final, shape, dtype)))))
+            log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_samples, zero)), zero,
+                                   lax.mul(log_samples, lax.div(one, alpha)))
+            return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
+        samples = lax.sub(one, _uniform_of(final, shape, dtype))
+        boost = lax.select(boost_mask, one, _pow(samples, lax.div(one, alpha)))
+        return lax.mul(lax.mul(d, V), boost)
+
     def step(state):
         P, K, kn, xk, ub, sk, Vs = state
-        d, c = (rounded(v) for v in d_and_c())  # (as JAX's loops read them: loop operands)
+        d_raw, c = d_and_c()
+        d, c = rounded(d_raw), rounded(c)  # (as JAX's loops read them: loop operands)
         seed_key, seed_ctr = seed()
         at = [lax.sub(u_(0), lax.bitwise_and(lax.shift_right_logical(P, u_(p)), u_(1)))
               for p in range(_GAMMA_DONE + 1)]
@@ -526,28 +539,19 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
                 sel(any_of(0, 5, 8), o, sel(at[2], kn, sel(at[6], xk, sel(at[9], sel(v_bad, xk, sel(reject, kn, sk)),
                                                                           K)))),
                 sel(any_of(1, 3), o, kn), sel(any_of(4, 7), o, xk), sel(at[6], o, ub),
-                sel(any_of(2, 10), o, sk), lax.select(lax.ne(accepted, u_(0)), V, Vs)]
+                sel(at[2], o, sk),
+                lax.select(lax.ne(accepted, u_(0)), V, lax.select(lax.ne(at[10], u_(0)), finish(o, Vs, d_raw), Vs))]
 
     words = (u_(0), u_(0))
     # (the start behind a barrier: IREE otherwise runs the loop's first test of a constant start inside iree-compile)
     state = lax.while_loop(lambda s: snp.any(lax.ne(s[0], u_(1 << _GAMMA_DONE))), step,
                            [lax.optimization_barrier(u_(1)), words, words, words, words, words, zero])
-    d, _ = d_and_c()
-    V, sk = state[6], state[5]
-    final = lambda width: _prng.bits_of_words(*sk, width)
-    if log_space:
-        log_samples = lax.neg(lax.neg(lax.log1p(lax.neg(_uniform_of(final, shape, dtype)))))  # (JAX's -exponential)
-        log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_samples, zero)), zero,
-                               lax.mul(log_samples, lax.div(one, alpha)))
-        return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
-    samples = lax.sub(one, _uniform_of(final, shape, dtype))
-    boost = lax.select(boost_mask, one, _pow(samples, lax.div(one, alpha)))
-    return lax.mul(lax.mul(d, V), boost)
+    return state[6]
 
 
 _GAMMA_DONE = 11  # `_gamma_lanes`' last phase
 # An eager call's kernel of up to this many samples draws them with `_gamma_lanes` (compile time first: the user
-# waits for it; an empty-cache eager call of 1000 samples 1.44 -> 0.93 s), else (larger, or under jit, where the
+# waits for it; an empty-cache eager call of 1000 samples 1.37 -> 0.75 s), else (larger, or under jit, where the
 # module runs many times and compiles with the rest of the function) with `_gamma_batched` (2.3x faster: at 2^14
 # samples 1.2 vs 2.7 ms a call). docs/log.md, 2026-11-26 (helper gamma).
 GAMMA_LANES_MAX = 1 << 14
