@@ -1,10 +1,13 @@
 """Compile time: each function of a VAE-like model, and eager kernels with an empty cache, stagec vs JAX.
 
     python benchmarks/bench_compile.py [--repeat 1] [--only vae,eager] [--batch 1000] [--no-jax] [--before DIR]
+        [--clock wall|cpu]
 
 Every row runs in a fresh process: stagec with an empty cache folder, JAX as it starts (no persistent cache).
 A row's number is the first call's wall time (trace, compile, run, result ready); for stagec also the seconds
-spent in IREE (`stagec.stages.stats`). `--before DIR` measures another stagec checkout (e.g. `git archive main |
+spent in IREE (`stagec.stages.stats`). `--clock cpu`: the CPU seconds of that call instead (the process's threads and
+the child processes it waited for, iree-compile's; IREE's in brackets then is the children's), steadier than wall
+time on a machine others load. `--before DIR` measures another stagec checkout (e.g. `git archive main |
 tar -x -C DIR`) in alternation with this one.
 
 - vae: JAX's `examples/mnist_vae.py` ported by changing imports (784-512-512-10 encoder with softplus variance,
@@ -28,7 +31,7 @@ from _timing import alternating, geomean, import_jax, run_json
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = textwrap.dedent("""
-    import json, sys, time
+    import json, resource, sys, time
     import numpy as np
     lib, row, B = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if lib == "jax":
@@ -141,13 +144,17 @@ CHILD = textwrap.dedent("""
     if lib == "stagec":
         from stagec import stages
         iree0 = stages.stats["compile_seconds"]
+    children = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_CHILDREN))
+    c0, k0 = time.process_time(), children()
     t0 = time.perf_counter()
     ready(call())
     first = time.perf_counter() - t0
+    kids = children() - k0
+    cpu = time.process_time() - c0 + kids
     iree = None
     if lib == "stagec":
         iree = stages.stats["compile_seconds"] - iree0
-    print(json.dumps({"first": first, "iree": iree}))
+    print(json.dumps({"first": first, "iree": iree, "cpu": cpu, "kids": kids}))
 """)
 
 
@@ -171,7 +178,9 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=1000, help="images per VAE batch (JAX's example evaluates 10000)")
     p.add_argument("--no-jax", action="store_true")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     a = p.parse_args()
+    clock, inner = ("first", "iree") if a.clock == "wall" else ("cpu", "kids")
     jax = not a.no_jax and import_jax()[0] is not None
     names = run([*("stagec", "-", "0")], env_for(None, None))
     wanted = a.only.split(",")
@@ -186,7 +195,7 @@ def main() -> None:
                     r = run(["jax" if name == "jax" else "stagec", row, str(a.batch)],
                             env_for(root, None if name == "jax" else d))
                 res.setdefault((row, name), []).append(r)
-    print(f"First call, fresh process, empty cache (VAE batch {a.batch}); seconds, median of {a.repeat}; "
+    print(f"First call, fresh process, empty cache (VAE batch {a.batch}); {a.clock} seconds, median of {a.repeat}; "
           f"stagec's IREE seconds in brackets")
     print(f"  {'row':24s}" + "".join(f"{n:>18s}" for n, _ in libs) + ("      ratio to jax" if jax else ""))
     ratios: dict[str, list] = {}
@@ -194,8 +203,8 @@ def main() -> None:
         cells, med = [], {}
         for name, _ in libs:
             rs = res[(row, name)]
-            med[name] = statistics.median(r["first"] for r in rs)
-            iree = statistics.median(r["iree"] for r in rs) if rs[0]["iree"] is not None else None
+            med[name] = statistics.median(r[clock] for r in rs)
+            iree = statistics.median(r[inner] for r in rs) if rs[0]["iree"] is not None else None
             cells.append(f"{med[name]:9.2f}" + (f" [{iree:5.2f}]" if iree is not None else " " * 8))
         line = f"  {row:24s}" + "".join(f"{c:>18s}" for c in cells)
         if jax:

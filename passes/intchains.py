@@ -6,7 +6,9 @@ of them); given as one generic whose body is `arith`, about half (docs/log.md, 2
 connected set of such ops of one shape and element type, in one block (loop bodies too), of at least `MIN_OPS` ops;
 the values read outside it become the generic's results (a hash has two: its words). Unsigned tensors enter and leave
 through `bitcast_convert` (arith is signless). Integer arithmetic is exact: the bits are the same. Only modules with
-`MIN_MODULE_OPS` such ops (about 3 hashes: gamma, beta, poisson, ...) are rewritten; a lone `normal` is not.
+`MIN_MODULE_OPS` such ops (about 3 hashes: beta, poisson, ...) are rewritten, a lone `normal` is not; but chains in
+a loop body are: there IREE gives each carried value a chain computes a dispatch of its own (gamma's one-hash loop,
+`random._gamma_lanes`: 10 dispatches, 3 fused; a jitted `poisson(k, 3.0, (100,))` 0.76-0.82 -> 0.61-0.71 s CPU).
 """
 from __future__ import annotations
 
@@ -177,7 +179,8 @@ class FuseIntChains(Pass):
         found = [(block, chains) for fn in module.body.operations for block in list(_blocks(fn))
                  if (chains := _chains(block))]
         if sum(len(c) for _, chains in found for c in chains) < MIN_MODULE_OPS:
-            return
+            # (a loop body's chains still: see the docstring)
+            found = [(block, chains) for block, chains in found if block.owner.operation.name != "func.func"]
         for _, work in found:
             while work:
                 chain = work.pop()

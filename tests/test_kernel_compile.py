@@ -1,5 +1,6 @@
 """What stagec gives IREE for the eager kernels whose compile time a user waits for (issue 40): a sampler's threefry
-hash as one `linalg.generic` (`fuse-int-chains`), `split_n` as one hash. Values against a NumPy threefry2x32."""
+hash as one `linalg.generic` (`fuse-int-chains`), `split_n` as one hash, gamma's loop as one hash. Values against a
+NumPy threefry2x32."""
 from __future__ import annotations
 
 import numpy as np
@@ -65,18 +66,45 @@ def test_split_n_and_hash_in_a_loop_match_numpy():
     assert "linalg.generic" in text and "stablehlo.shift_left" not in text, "the hash was not fused"
 
 
-def test_sampler_hashes_are_generics_with_the_same_draws():
-    """Every hash of gamma's module (7, two in its loops) is one generic; the draws are those of the module
-    compiled without `fuse-int-chains` (both against JAX's stored vectors in test_random)."""
+def test_gamma_eager_kernel_holds_one_hash():
+    """An eager gamma kernel of up to `GAMMA_LANES_MAX` values steps each lane through JAX's hashes in one loop: one
+    threefry hash in the module (the key schedule's 0x1BD11BDA appears once per fused hash; the batched loops, which
+    larger draws and jit keep, have 7) and under 600 ops (were ~1300). The draws are those of the module compiled
+    without `fuse-int-chains` and of the batched loops (all against JAX in test_random)."""
     key = sr.PRNGKey(3)
+    hashes = lambda text: text.count("arith.constant 466688986 ")
     f = lambda k: sr.gamma(k, 0.7, (300,))
-    text = stagec.jit(f).lower(key).as_text("final")
-    hash_shifts = [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
-    assert not hash_shifts and text.count("linalg.generic") >= 7
-    without = tuple(p for p in DEFAULT_PIPELINE if p != "fuse-int-chains")
-    a = np.asarray(stagec.jit(f)(key))
-    b = np.asarray(stagec.jit(f, passes=without)(key))
-    np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+    with sr._eager_kernel():  # (what `_run` traces an eager call's kernel under)
+        text = stagec.jit(f).lower(key).as_text("final")
+        big = stagec.jit(lambda k: sr.gamma(k, 0.7, (sr.GAMMA_LANES_MAX + 1,))).lower(key).as_text("final")
+        without = tuple(p for p in DEFAULT_PIPELINE if p != "fuse-int-chains")
+        b = np.asarray(stagec.jit(f, passes=without)(key))
+    assert hashes(text) == 1 and not [ln for ln in text.splitlines() if "stablehlo.shift_left" in ln and "ui32>" in ln]
+    assert sum(" = " in ln for ln in text.splitlines()) < 600
+    assert hashes(big) == 7 and hashes(stagec.jit(f).lower(key).as_text("final")) == 7
+    a = np.asarray(sr.gamma(key, 0.7, (300,)))
+    for other in (b, np.asarray(stagec.jit(f)(key))):
+        np.testing.assert_array_equal(a.view(np.uint32), other.view(np.uint32))
+
+
+def test_a_lone_hash_in_a_loop_body_is_fused():
+    """Below `MIN_MODULE_OPS` a loop body's chain is fused still: there IREE gave each carried value the chain
+    computes a dispatch of its own (gamma's one-hash loop: 10 dispatches). Values as NumPy's."""
+    def loop(a, b):
+        def body(s):
+            i, k1, k2 = s
+            return [i + 1, *_prng.threefry2x32(k1, k2, lax.full_like(k1, 0), lax.full_like(k1, 5))]
+        return lax.while_loop(lambda s: s[0] < 3, body, [np.int32(0), a, b])[1:]
+
+    text = stagec.jit(loop).lower(*KEYS).as_text("final")
+    assert "linalg.generic" in text and "stablehlo.shift_left" not in text, "the hash was not fused"
+    k1, k2 = KEYS
+    with np.errstate(over="ignore"):
+        for _ in range(3):
+            k1, k2 = _threefry(k1, k2, 0, 5)
+    got = [np.asarray(x) for x in stagec.jit(loop)(*KEYS)]
+    np.testing.assert_array_equal(got[0], k1)
+    np.testing.assert_array_equal(got[1], k2)
 
 
 def test_hash_chains_fused_in_beta_and_poisson():

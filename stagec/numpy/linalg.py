@@ -184,14 +184,18 @@ def _lu(a):
         mag = where(rows >= k, abs(_col(A, k)), -1)
         p = lax.argmax(mag, aval_of(mag).ndim - 2, np.int32)  # (..., 1)
         pe = expand_dims(p, -1)  # (..., 1, 1)
-        row_k, row_p = _row(A, k), take_along_axis(A, broadcast_to(pe, shape[:-2] + (1, n)), axis=-2)
+        row_k = _row(A, k)
+        if len(shape) == 2:  # (one matrix: the pivot's row and entry as dynamic slices, not gathers, whose index
+            p0 = lax.reshape(p, ())  # tensors IREE gave 3 dispatches each; the same values)
+            row_p, pk = _row(A, p0), lax.dynamic_slice(perm, [p0], (1,))
+        else:
+            row_p = take_along_axis(A, broadcast_to(pe, shape[:-2] + (1, n)), axis=-2)
+            pk = take_along_axis(perm, p, axis=-1)
         A = where(equal(rows, k), row_p, where(equal(rows, pe), row_k, A))
-        pk = take_along_axis(perm, p, axis=-1)
         perm_k = _col(perm, k)
         perm = where(equal(cols[0], k), pk, where(equal(cols[0], p), perm_k, perm))
         swaps = swaps + (p[..., 0] != k).astype(np.int32)
-        pivot = take_along_axis(row_p, broadcast_to(expand_dims(expand_dims(k, 0), 0), shape[:-2] + (1, 1)),
-                                axis=-1)
+        pivot = _col(row_p, k)
         ok = logical_and(greater(rows, k), ~equal(pivot, 0))  # a zero pivot eliminates nothing (LAPACK)
         l = where(ok, divide(_col(A, k), where(equal(pivot, 0), 1, pivot)), 0)
         A = where(logical_and(greater(rows, k), equal(cols, k)), l,
@@ -201,11 +205,18 @@ def _lu(a):
     return lax.fori_loop(0, n, body, (a, perm0, swaps0))
 
 
-def _lu_solve(lu, perm, b):
-    """Solve A X = B from `_lu`'s factors; b (..., n, k) with the same batch shape."""
+def _lu_solve(lu, perm, b=None):
+    """Solve A X = B from `_lu`'s factors; b (..., n, k) with the same batch shape, None for the identity (the
+    inverse: its rows permuted by comparing, where a gather of the identity was 4 dispatches)."""
     n = aval_of(lu).shape[-1]
     rows = _idx(n, -2)
-    y = take_along_axis(b, broadcast_to(expand_dims(perm, -1), aval_of(perm).shape + (aval_of(b).shape[-1],)), -2)
+    if b is None:
+        y = equal(expand_dims(perm, -1), _idx(n, -1)).astype(aval_of(lu).dtype)
+    elif aval_of(b).ndim == 2:  # (one matrix: `take`'s gather needs no index tensor made of pieces)
+        y = take(b, perm, axis=-2)
+    else:
+        y = take_along_axis(b, broadcast_to(expand_dims(perm, -1), aval_of(perm).shape + (aval_of(b).shape[-1],)),
+                            -2)
 
     def forward(k, y):
         return subtract(y, multiply(where(greater(rows, k), _col(lu, k), 0), _row(y, k)))
@@ -949,14 +960,14 @@ def _solve_jvp(primals, tangents):
     (a, b), (da, db) = primals, tangents
     lu, perm, _ = _lu(a)
     x = _lu_solve(lu, perm, b)
-    ainv = _lu_solve(lu, perm, _eye_like(a))
+    ainv = _lu_solve(lu, perm)
     return x, matmul(ainv, subtract(db, matmul(da, x)))
 
 
 @custom_jvp
 def _inv_d(a):
     lu, perm, _ = _lu(a)
-    return _lu_solve(lu, perm, _eye_like(a))
+    return _lu_solve(lu, perm)
 
 
 @_inv_d.defjvp

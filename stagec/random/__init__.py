@@ -10,8 +10,10 @@ as a single compiled module (as JAX jits its samplers), under `stagec.jit` it is
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import math
+import threading
 import warnings
 from typing import Callable, Sequence
 
@@ -40,6 +42,20 @@ _F32 = np.dtype(np.float32)
 _STAGED: collections.OrderedDict = collections.OrderedDict()  # traced samplers for eager calls, LRU
 _STAGED_MAX = 256
 _EMPTY_CELL = object()
+# Set while `_run` traces an eager call's kernel: a sampler may then choose the emission that compiles fastest
+# (the user waits for it on the first call) over the one that runs fastest (`_gamma_one`).
+_KERNEL = threading.local()
+
+
+@contextlib.contextmanager
+def _eager_kernel():
+    """Trace as an eager call's kernel (`_KERNEL`)."""
+    old = getattr(_KERNEL, "active", False)
+    _KERNEL.active = True
+    try:
+        yield
+    finally:
+        _KERNEL.active = old
 
 
 def _fn_key(fn: Callable):
@@ -78,7 +94,8 @@ def _run(fn: Callable, *args):
         _STAGED.move_to_end(key)
         (graph, out_tree), caps = hit, []
     else:
-        graph, caps, out_tree = trace_subgraph(fn, args, "cond")
+        with _eager_kernel():
+            graph, caps, out_tree = trace_subgraph(fn, args, "cond")
         if key is not None and not caps:
             _STAGED[key] = graph, out_tree
             if len(_STAGED) > _STAGED_MAX:
@@ -199,13 +216,18 @@ def _uniform(key, shape: tuple, dtype, minval=0.0, maxval=1.0):
     """Uniform floats in [minval, maxval) of shape (*B, *shape) for a key pair of batch shape B, as JAX's
     `_uniform`: random mantissa bits under exponent 0 give [1, 2), minus 1. (JAX bitcasts; m * 2**-nmant is
     the same number, exactly, so no bitcast primitive is needed.)"""
-    full = aval_of(key[0]).shape + shape
+    return _uniform_of(lambda nbits: _prng.random_bits(key, nbits, shape), aval_of(key[0]).shape + shape, dtype,
+                       minval, maxval)
+
+
+def _uniform_of(bits: Callable, full: tuple, dtype, minval=0.0, maxval=1.0):
+    """`_uniform` of the random integers `bits(width)` gives (of shape `full`)."""
     minval = snp.broadcast_to(lax.convert_element_type(minval, dtype), full)
     maxval = snp.broadcast_to(lax.convert_element_type(maxval, dtype), full)
     info = dtypes.finfo(dtype)
     nbits, nmant = info.bits, info.nmant
     rng_bits = 8 if nmant < 8 else nbits
-    raw = _prng.random_bits(key, rng_bits, shape)
+    raw = bits(rng_bits)
     if rng_bits != nbits:
         raw = lax.convert_element_type(raw, _prng.UINT[nbits])
     mant = lax.shift_right_logical(raw, lax.full_like(raw, rng_bits - nmant))
@@ -228,8 +250,13 @@ def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
 
 
 def _normal_real(key, shape: tuple, dtype):
+    return _normal_of(lambda nbits: _prng.random_bits(key, nbits, shape), aval_of(key[0]).shape + shape, dtype)
+
+
+def _normal_of(bits: Callable, full: tuple, dtype):
+    """Real normal floats of the random integers `bits(width)` gives (`_uniform_of`)."""
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = _uniform(key, shape, dtype, lo, 1.0)
+    u = _uniform_of(bits, full, dtype, lo, 1.0)
     return lax.mul(lax.full_like(u, np.sqrt(2)), lax.erf_inv(u))
 
 
@@ -411,10 +438,129 @@ def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtyp
 # ---------------------------------------------------------------- gamma and its family
 
 
-def _gamma_one(keys, alpha, log_space: bool):
-    """Marsaglia-Tsang gamma samples, one per key: key words (n,), alpha (n,). JAX runs its scalar sampler
-    under vmap; each loop here carries all n values and updates those whose condition holds, which is
-    what a batched while loop does."""
+def _gamma_lanes(seeds, alpha, log_space: bool):
+    """Marsaglia-Tsang gamma samples, one per lane: alpha (n,), and the lane's key as `seeds` = (k1, k2, counter),
+    the words of a split not yet hashed: uint32 (n,), or the split key's words (0-d) and None (`split(key, (n,))`:
+    lane i's counter is i). The draws of JAX's scalar sampler under vmap.
+
+    JAX's sampler hashes in six places (a split in two; the outer loop's split in three; the inner loop's split in
+    two and its normal; the outer loop's uniform; the final uniform), with the split giving each lane its key
+    before. As batched loops each was a threefry hash of its own in the module, and IREE's compile time follows
+    their code (~0.1 s each). Here each lane steps through the same hashes one at a time, in one loop whose body
+    holds a single hash: the lane's phase says which key `K` and counter it hashes and where the words o go, and
+    a lane that rejects (or draws v <= 0) goes back to where the outer (inner) loop starts. Each hash is JAX's,
+    of the same key and counter, and the floats are computed from the words as JAX's are: the same samples, bit
+    for bit (float16/32/64; bfloat16 is rounded where JAX's loops carry values, see `rounded`). Only the uniform's
+    key is hashed before the normals (a lane's draws do not depend on the order):
+
+    0 K = o (the seed's counter: the lane's key)
+    1 kn = o (counter 0)    2 sk = o (1: the final uniform's key); K = kn
+    3 kn = o (0: the next outer key)    4 xk = o (1)    5 K = o (2: U's key)    6 ub = o (0: U's words); K = xk
+    7 xk = o (0: the next inner key)    8 K = o (1)
+    9 x = normal(o), v = 1 + x c; v <= 0: K = xk, to 7; rejected(x^2, v^3, U): K = kn, to 3; else V = v^3, K = sk
+    10 V = the sample, of V and the final uniform's words o    11 done
+
+    The state is uint32 words updated by integer ops only (the phase one-hot, selects as xor/and with masks), so
+    that `fuse-int-chains` makes the updates one generic with the hash (IREE gave each select of shared
+    producers a dispatch of its own), and V. A module has two dispatches (the loop's test, its body; a third
+    pads the lanes) where the batched loops had 14. Each step computes every phase's floats for every lane, so
+    this runs 2.3x slower than `_gamma_batched`: eager kernels only (`GAMMA_LANES_MAX`)."""
+    c_ = lambda v: lax.full_like(alpha, v)
+    zero, one = c_(0), c_(1)
+    one_over_two, one_over_three, squeeze = c_(0.5), c_(1.0 / 3.0), c_(0.0331)
+    dtype = aval_of(alpha).dtype
+    shape = aval_of(alpha).shape
+    u_ = lambda v: lax.full(shape, v, _prng.U32)
+    boost_mask = lax.ge(alpha, one)
+
+    def d_and_c():  # (computed where used, in the loop and after it: one dispatch less before the loop)
+        d = lax.sub(lax.select(boost_mask, alpha, lax.add(alpha, one)), one_over_three)
+        return d, lax.div(one_over_three, lax.sqrt(d))
+
+    def seed():  # (made in the loop's body: a loop operand of shape (n,) would be one dispatch more)
+        words = tuple(w if aval_of(w).shape else lax.broadcast_in_dim(w, shape, ()) for w in seeds[:2])
+        return words, lax.iota(_prng.U32, shape[0]) if seeds[2] is None else seeds[2]
+
+    def accept_not_yet(X, V, U, d):
+        return lax.bitwise_and(
+            lax.ge(U, lax.sub(one, lax.mul(squeeze, lax.mul(X, X)))),
+            lax.ge(lax.log(U), lax.add(lax.mul(X, one_over_two),
+                                       lax.mul(d, lax.add(lax.sub(one, V), lax.log(V))))))
+
+    def rounded(v):
+        """`v` rounded to `dtype` where the CPU computes it wider (`widen-half`: bfloat16), where JAX's loops carry
+        it (and where `_gamma_batched`'s did, but there IREE's dispatches rounded bfloat16 values too)."""
+        if dtype.itemsize >= 4:
+            return v
+        return lax.convert_element_type(lax.convert_element_type(v, np.float32), dtype)
+
+    one_plus_xc = lambda x, c: rounded(lax.add(one, lax.mul(x, c)))
+    cube = lambda v: rounded(lax.mul(lax.mul(v, v), v))
+
+    def sel(m, a, b):
+        """a where the mask m is all ones, b where it is 0 (words or word pairs)."""
+        if isinstance(a, tuple):
+            return tuple(sel(m, x, y) for x, y in zip(a, b))
+        return lax.bitwise_xor(b, lax.bitwise_and(lax.bitwise_xor(a, b), m))
+
+    def finish(sk, V, d):  # (phase 10's: in the body, one dispatch less than after the loop, -8% of IREE's CPU)
+        final = lambda width: _prng.bits_of_words(*sk, width)
+        if log_space:
+            log_samples = lax.neg(lax.neg(lax.log1p(lax.neg(_uniform_of(final, shape, dtype)))))
+            log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_samples, zero)), zero,
+                                   lax.mul(log_samples, lax.div(one, alpha)))
+            return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
+        samples = lax.sub(one, _uniform_of(final, shape, dtype))
+        boost = lax.select(boost_mask, one, _pow(samples, lax.div(one, alpha)))
+        return lax.mul(lax.mul(d, V), boost)
+
+    def step(state):
+        P, K, kn, xk, ub, sk, Vs = state
+        d_raw, c = d_and_c()
+        d, c = rounded(d_raw), rounded(c)  # (as JAX's loops read them: loop operands)
+        seed_key, seed_ctr = seed()
+        at = [lax.sub(u_(0), lax.bitwise_and(lax.shift_right_logical(P, u_(p)), u_(1)))
+              for p in range(_GAMMA_DONE + 1)]
+        any_of = lambda *ps: functools.reduce(lax.bitwise_or, [at[p] for p in ps])
+        K, ctr = sel(at[0], seed_key, K), sel(at[0], seed_ctr, lax.bitwise_or(lax.bitwise_and(any_of(2, 4, 8), u_(1)),
+                                                  lax.bitwise_and(at[5], u_(2))))
+        o = _prng.threefry2x32(*K, u_(0), ctr)
+        x = _normal_of(lambda width: _prng.bits_of_words(*o, width), shape, dtype)  # (phase 9's)
+        v, x = one_plus_xc(x, c), rounded(x)
+        U = rounded(_uniform_of(lambda width: _prng.bits_of_words(*ub, width), shape, dtype))
+        mask = lambda pred: lax.sub(u_(0), lax.convert_element_type(pred, _prng.U32))
+        v_bad = mask(lax.le(v, zero))
+        V = cube(v)
+        reject = mask(accept_not_yet(rounded(lax.mul(x, x)), V, U, d))
+        accepted = lax.bitwise_and(at[9], lax.bitwise_not(lax.bitwise_or(v_bad, reject)))
+        one_hot = lambda p: u_(1 << p)
+        return [sel(at[9], sel(v_bad, one_hot(7), sel(reject, one_hot(3), one_hot(10))),
+                    sel(at[_GAMMA_DONE], P, lax.shift_left(P, u_(1)))),
+                sel(any_of(0, 5, 8), o, sel(at[2], kn, sel(at[6], xk, sel(at[9], sel(v_bad, xk, sel(reject, kn, sk)),
+                                                                          K)))),
+                sel(any_of(1, 3), o, kn), sel(any_of(4, 7), o, xk), sel(at[6], o, ub),
+                sel(at[2], o, sk),
+                lax.select(lax.ne(accepted, u_(0)), V, lax.select(lax.ne(at[10], u_(0)), finish(o, Vs, d_raw), Vs))]
+
+    words = (u_(0), u_(0))
+    # (the start behind a barrier: IREE otherwise runs the loop's first test of a constant start inside iree-compile)
+    state = lax.while_loop(lambda s: snp.any(lax.ne(s[0], u_(1 << _GAMMA_DONE))), step,
+                           [lax.optimization_barrier(u_(1)), words, words, words, words, words, zero])
+    return state[6]
+
+
+_GAMMA_DONE = 11  # `_gamma_lanes`' last phase
+# An eager call's kernel of up to this many samples draws them with `_gamma_lanes` (compile time first: the user
+# waits for it; an empty-cache eager call of 1000 samples 1.37 -> 0.75 s), else (larger, or under jit, where the
+# module runs many times and compiles with the rest of the function) with `_gamma_batched` (2.3x faster: at 2^14
+# samples 1.2 vs 2.7 ms a call). docs/log.md, 2026-11-26 (helper gamma).
+GAMMA_LANES_MAX = 1 << 14
+
+
+def _gamma_batched(keys, alpha, log_space: bool):
+    """`_gamma_lanes`' samples as JAX's batched loops draw them, for key words (n,): each loop carries all n
+    values and updates those whose condition holds. Seven hashes in the module, but each lane's float work is
+    done where the loop structure puts it: 2.3x faster than `_gamma_lanes` at every size (docs/log.md)."""
     c_ = lambda v: lax.full_like(alpha, v)
     zero, one, minus_one = c_(0), c_(1), c_(-1)
     one_over_two, one_over_three, squeeze = c_(0.5), c_(1.0 / 3.0), c_(0.0331)
@@ -463,21 +609,37 @@ def _gamma_one(keys, alpha, log_space: bool):
     return lax.mul(lax.mul(d, V), boost)
 
 
+def _gamma_one(seeds, alpha, log_space: bool):
+    """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way."""
+    n = aval_of(alpha).shape[0]
+    if n <= GAMMA_LANES_MAX and getattr(_KERNEL, "active", False):
+        # (lanes padded to a multiple of 16 with alpha = 1: IREE's vector loop then needs no peeled remainder, a
+        # second copy of the body's code; -5% of its compile, 0.86 -> 0.81 s CPU, minimum of 5, for 1000 values)
+        m = -(-n // 16) * 16
+        if m == n or seeds[2] is not None:
+            return _gamma_lanes(seeds, alpha, log_space)
+        out = _gamma_lanes(seeds, lax.pad(alpha, np.array(1, aval_of(alpha).dtype), [(0, m - n, 0)]), log_space)
+        return lax.slice(out, (0,), (n,))
+    k1, k2, ctr = seeds
+    keys = _prng.split((k1, k2), (n,)) if ctr is None else _prng.threefry2x32(k1, k2, lax.full_like(ctr, 0), ctr)
+    return _gamma_batched(keys, alpha, log_space)
+
+
 @functools.partial(custom_jvp, nondiff_argnums=(0, 2))
-def _gamma_d(keys, alpha, log_space: bool):
-    return _gamma_one(keys, alpha, log_space)
+def _gamma_d(seeds, alpha, log_space: bool):
+    return _gamma_one(seeds, alpha, log_space)
 
 
 @_gamma_d.defjvp
-def _gamma_jvp(keys, log_space, primals, tangents):
+def _gamma_jvp(seeds, log_space, primals, tangents):
     """JAX's implicit reparameterization: the tangent is alpha's times d sample / d alpha at the sample."""
     (alpha,), (t,) = primals, tangents
-    out, grad = _run(lambda k, a: _gamma_and_grad(k, a, log_space), keys, alpha)
+    out, grad = _run(lambda k, a: _gamma_and_grad(k, a, log_space), seeds, alpha)
     return out, lax.mul(t, grad)
 
 
-def _gamma_and_grad(keys, alpha, log_space: bool):
-    out = _gamma_one(keys, alpha, log_space)
+def _gamma_and_grad(seeds, alpha, log_space: bool):
+    out = _gamma_one(seeds, alpha, log_space)
     if not log_space:
         return out, gamma_sample_grad(alpha, out)
     # d log x = dx / x; a sample that is 0 in floating point is taken as the smallest normal number
@@ -495,8 +657,8 @@ def _gamma(key, a, shape, dtype, log_space: bool):
     n = math.prod(shape)
     if n == 0:
         return snp.zeros(shape, dtype)
-    keys = _prng.split(key, (n,))  # words of shape (n,)
-    return lax.reshape(_gamma_d(keys, lax.reshape(a, (n,)), log_space), shape)
+    _prng.check_count(n, shape)
+    return lax.reshape(_gamma_d((*key, None), lax.reshape(a, (n,)), log_space), shape)
 
 
 def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):
@@ -525,9 +687,12 @@ def _beta(key, a, b, shape, dtype):
     b = lax.reshape(snp.broadcast_to(lax.convert_element_type(b, dtype), shape), (n,))
     # JAX draws loggamma(key_a, a) and loggamma(key_b, b); one loop over both gives the same values (each
     # depends only on its own key and parameter) and compiles once.
-    ka, kb = _prng.split(key_a, (n,)), _prng.split(key_b, (n,))
-    keys = tuple(lax.concatenate([wa, wb], 0) for wa, wb in zip(ka, kb))
-    both = _gamma_d(keys, lax.concatenate([a, b], 0), True)
+    _prng.check_count(n, shape)
+    lane = lax.iota(_prng.U32, 2 * n)
+    first = lax.lt(lane, lax.full_like(lane, n))  # (lanes n.. hash key_b's counters 0..)
+    seeds = (*(lax.select(first, *(lax.broadcast_in_dim(w, (2 * n,), ()) for w in ws)) for ws in zip(key_a, key_b)),
+             lax.select(first, lane, lax.sub(lane, lax.full_like(lane, n))))
+    both = _gamma_d(seeds, lax.concatenate([a, b], 0), True)
     log_gamma_a = lax.reshape(lax.slice(both, (0,), (n,)), shape)
     log_gamma_b = lax.reshape(lax.slice(both, (n,), (2 * n,)), shape)
     log_max = lax.max(log_gamma_a, log_gamma_b)

@@ -181,14 +181,18 @@ def _hash_iota(key: tuple, shape: tuple) -> tuple:
     """threefry2x32 of the 64-bit counters 0..prod(shape)-1 (as hi/lo words) laid out in `shape`, per key."""
     batch = aval_of(key[0]).shape
     n = math.prod(shape)
-    if n >= 2 ** 32:
-        raise NotImplementedError(f"stagec.random: {n} random values in one call (shape {shape}); at most "
-                                  f"2**32 - 1 are supported")
+    check_count(n, shape)
     full = batch + shape
     hi = lax.broadcast_in_dim(np.array(0, U32), full, ())
     lo = lax.broadcast_in_dim(lax.reshape(lax.iota(U32, n), shape), full, tuple(range(len(batch), len(full))))
     k1, k2 = (lax.broadcast_in_dim(w, full, tuple(range(len(batch)))) for w in key)
     return threefry2x32(k1, k2, hi, lo)
+
+
+def check_count(n: int, shape: tuple) -> None:
+    if n >= 2 ** 32:
+        raise NotImplementedError(f"stagec.random: {n} random values in one call (shape {shape}); at most "
+                                  f"2**32 - 1 are supported")
 
 
 def split(key: tuple, shape: tuple) -> tuple:
@@ -218,7 +222,11 @@ def fold_in(key: tuple, msg) -> tuple:
 
 def random_bits(key: tuple, bit_width: int, shape: tuple):
     """Uniform unsigned integers of `bit_width` bits: uint[*B, *shape] for a key pair of batch shape B."""
-    b1, b2 = _hash_iota(key, shape)
+    return bits_of_words(*_hash_iota(key, shape), bit_width)
+
+
+def bits_of_words(b1, b2, bit_width: int):
+    """`random_bits`' integers from the two words a hash gave for their counter."""
     if bit_width == 64:
         u64 = UINT[64]
         hi = lax.convert_element_type(b1, u64)
