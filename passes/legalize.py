@@ -474,6 +474,31 @@ ROW_COLUMNS, ROW_WEIGHT = 256, 1 << 22  # an `x @ W` IREE keeps (`_row_by_weight
 SORT_MIN_LENGTH = 128
 
 
+def round_bf16_scalars(module: ir.Module) -> int:
+    """Each float32 -> bfloat16 `convert` of a one-element tensor rounded first by integer ops (to nearest, ties to
+    even; NaN kept), so that the value it converts is a bfloat16 already. IREE 3.13 drops the rounding of a
+    one-element bfloat16 round trip on the CPU and on Vulkan (`convert(convert(x, bf16), f32) * 3` of 0.3 gave
+    0.90000004, bfloat16's 0.90234375; arrays of 2+ elements round), as eager samplers' 0-d parameters meet it
+    (bfloat16 gamma's eager draws differed from jit's); the count rewritten."""
+    from .irutil import Builder
+    f32, bf16, u32 = ir.F32Type.get(), ir.BF16Type.get(), ir.IntegerType.get_unsigned(32)
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.convert"):
+        src, dst = ir.RankedTensorType(op.operands[0].type), ir.RankedTensorType(op.results[0].type)
+        if dst.element_type != bf16 or src.element_type != f32 or not src.has_static_shape or math.prod(src.shape) != 1:
+            continue
+        x = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            b, bu = Builder(src), Builder(ir.RankedTensorType.get(src.shape, u32))
+            u = b.op("bitcast_convert", x, ty=bu.t)
+            lsb = bu.op("and", bu.op("shift_right_logical", u, bu.c(16)), bu.c(1))
+            r = bu.op("and", bu.op("add", bu.op("add", u, bu.c(0x7FFF)), lsb), bu.c(0xFFFF0000))
+            y = b.op("select", b.compare(x, x, "NE"), x, b.op("bitcast_convert", r))
+        op.operation.operands[0] = y
+        n += 1
+    return n
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -504,6 +529,9 @@ BF16_IN_F32_APART = register(Rewrite(
     "bf16-in-f32-apart", lambda m: bf16_in_f32(m, apart=True),
     "bf16 power and matmul computed in float32, a matmul's operands widened in dispatches apart (SPIR-V)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_bfloat16_matmul_compiles_for_gpus")))
+ROUND_BF16_SCALARS = register(Rewrite(
+    "round-bf16-scalars", round_bf16_scalars, "a one-element float32 -> bfloat16 convert rounded by integer ops first",
+    "legalize", Workaround(_IREE, "tests/test_dtypes_bf16_scalars.py::test_a_bfloat16_round_trip_of_one_element_rounds")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

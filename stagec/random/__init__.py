@@ -610,7 +610,12 @@ def _gamma_batched(keys, alpha, log_space: bool):
 
 
 def _gamma_one(seeds, alpha, log_space: bool):
-    """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way."""
+    """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way. bfloat16 draws are
+    float32's rounded once: computed in bfloat16, their bits followed where each loop's dispatches rounded values,
+    and the eager kernel's (`_gamma_lanes`) differed from jit's (`_gamma_batched`) in 413-813 of 1000."""
+    if aval_of(alpha).dtype == dtypes.bfloat16:
+        return lax.convert_element_type(_gamma_one(seeds, lax.convert_element_type(alpha, np.float32), log_space),
+                                        dtypes.bfloat16)
     n = aval_of(alpha).shape[0]
     if n <= GAMMA_LANES_MAX and getattr(_KERNEL, "active", False):
         # (lanes padded to a multiple of 16 with alpha = 1: IREE's vector loop then needs no peeled remainder, a
