@@ -116,8 +116,8 @@ def _matvec(op, t, dims: str) -> bool:
     from iree.compiler import ir
     x = ir.RankedTensorType(op.operands[0].type)
     row = (dims == _A_AT_B and x.rank == 2 and x.shape[0] == 1) or (dims == _V_AT_B and x.rank == 1)
-    return (row and t.has_static_shape and x.has_static_shape and t.shape[-1] >= MATVEC_COLUMNS
-            and ir.RankedTensorType(op.operands[1].type).rank == 2
+    return (row and ir.RankedTensorType(op.operands[1].type).rank == 2 and t.rank >= 1  # (v @ v: a 0-d result)
+            and t.has_static_shape and x.has_static_shape and t.shape[-1] >= MATVEC_COLUMNS
             and all(_element(v.type) == "f32" for v in (*op.operands, *op.results)))
 
 

@@ -37,6 +37,15 @@ gather_p = Primitive("gather", _gather_rule)
 @gather_p.def_lowering
 def _gather(ctx: L.Ctx, x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
     ir = L.mlir()
+    xav, iav = ctx.avals_in
+    if iav.size and L.DYNAMIC not in (*xav.shape, *iav.shape):
+        # Each start clamped into [0, dim - slice size], as StableHLO's gather defines it: IREE 3.13 reads past the
+        # operand instead (an index of 5 into 4 values gave 0, 2^31 - 1 crashed the process).
+        top = np.iinfo(iav.dtype).max
+        hi = np.array([min(xav.shape[d] - slice_sizes[d], top) for d in start_index_map], iav.dtype)
+        his = ctx.op1("stablehlo.broadcast_in_dim", [L.constant(hi, ShapedArray(hi.shape, iav.dtype))],
+                      result_avals=[iav], attributes={"broadcast_dimensions": L.i64s([iav.ndim - 1])})
+        idx = ctx.op1("stablehlo.clamp", [L.full(0, iav.update(shape=())), idx, his], result_avals=[iav])
     dn = ir.Attribute.parse(
         f"#stablehlo.gather<offset_dims = {L.dims(offset_dims)}, collapsed_slice_dims = {L.dims(collapsed_slice_dims)}, "
         f"start_index_map = {L.dims(start_index_map)}, index_vector_dim = {ctx.avals_in[1].ndim - 1}>")

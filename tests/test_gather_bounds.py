@@ -1,0 +1,39 @@
+"""`lax.gather` clamps each start into [0, dim - slice size], as StableHLO defines it (and JAX, and stagec's eager
+NumPy rule). IREE 3.13 read past the operand: a start of 5 into 4 values gave 0 under jit, a uint8 200 gave memory
+garbage, int32 2^31 - 1 crashed the process. Oracle: NumPy with the starts clipped."""
+import numpy as np
+import pytest
+
+import stagec
+import stagec.lax as lax
+
+X = np.arange(24, dtype=np.float32).reshape(4, 6) * 10
+V = np.arange(4, dtype=np.float32) * 10
+
+
+def _points(x, i):
+    return lax.gather(x, i, offset_dims=(), collapsed_slice_dims=(0, 1), start_index_map=(0, 1), slice_sizes=(1, 1))
+
+
+def _rows(x, i):  # (windows of 2 x 3: starts clamped to [0, 2] and [0, 3])
+    return lax.gather(x, i, offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0, 1), slice_sizes=(2, 3))
+
+
+def _one(x, i):
+    return lax.gather(x, i, offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), slice_sizes=(1,))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.uint32, np.int64])
+def test_out_of_bounds_starts_are_clamped_eager_and_jitted(dtype, x64):
+    info = np.iinfo(dtype)
+    raw = [[0, 0], [3, 5], [5, 1], [200, 7], [info.max, info.max], [info.min, 2]]
+    idx = np.array(raw, dtype=dtype)
+    lo = np.clip(idx.astype(np.int64), 0, [3, 5])
+    want_points = X[lo[:, 0], lo[:, 1]]
+    start = np.clip(idx.astype(np.int64), 0, [2, 3])
+    want_rows = np.stack([X[a:a + 2, b:b + 3] for a, b in start])
+    one = idx[:, :1]
+    want_one = V[np.clip(one[:, 0].astype(np.int64), 0, 3)]
+    for f, x, i, want in ((_points, X, idx, want_points), (_rows, X, idx, want_rows), (_one, V, one, want_one)):
+        np.testing.assert_array_equal(np.asarray(f(x, i)), want)
+        np.testing.assert_array_equal(np.asarray(stagec.jit(f)(x, i)), want)
