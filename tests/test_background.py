@@ -95,6 +95,14 @@ def test_a_script_exits_at_once_with_a_compile_in_flight(tmp_path):
     assert _gone(tag), "a compiler outlived its script"
 
 
+def _default_sigint() -> None:
+    """The script starts as from a terminal: SIGINT's default action, unblocked. In the full suite a pytest worker
+    had come to ignore SIGINT (no stagec code does; `signal.getsignal` was SIG_IGN after other files' tests), and a
+    child inherits an ignored signal: the script then never saw the Ctrl-C (2026-11-26)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.parametrize("mode", ["default", "auto"])
 def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
     """SIGINT while the compile runs (in the caller by default, on the pool with "auto"), five times: the
@@ -102,6 +110,7 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
     for i in range(5):
         tag = f"int-{mode}-{os.getpid()}-{i}"
         p = subprocess.Popen([sys.executable, "-c", SCRIPT, mode, "wait"], env=_env(tmp_path, tag), text=True,
+                             preexec_fn=_default_sigint,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _started(p, "answered" if mode == "auto" else "calling")
         deadline = time.monotonic() + 60
