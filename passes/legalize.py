@@ -16,6 +16,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
+from .irutil import Builder
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -480,7 +481,6 @@ def round_bf16_scalars(module: ir.Module) -> int:
     one-element bfloat16 round trip on the CPU and on Vulkan (`convert(convert(x, bf16), f32) * 3` of 0.3 gave
     0.90000004, bfloat16's 0.90234375; arrays of 2+ elements round), as eager samplers' 0-d parameters meet it
     (bfloat16 gamma's eager draws differed from jit's); the count rewritten."""
-    from .irutil import Builder
     f32, bf16, u32 = ir.F32Type.get(), ir.BF16Type.get(), ir.IntegerType.get_unsigned(32)
     n = 0
     for op in _ops_where(module, lambda op: op.name == "stablehlo.convert"):

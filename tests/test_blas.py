@@ -119,6 +119,8 @@ def test_a_row_times_a_weight_stays_iree_where_its_matvec_part_is_faster(x64):
     CPU's `matvec` tuning part: 1x256x256 5 us against BLAS's 11); `W @ v`, `x @ W.T`, a W of `ROW_WEIGHT`
     elements and float64 still call BLAS. Such a module is not packed: a matrix-vector or outer product counts as
     no product worth packing (`driver._macs`), where packing W on every call cost ~50x (docs/blas.md)."""
+    from stagec import tuning
+    assert legalize_pass.ROW_COLUMNS == tuning.MATVEC_COLUMNS  # (what stays IREE's is what the part matches)
     calls = lambda f, *s, dt=np.float32: blas_dots(_mlir(f, *(r(*x).astype(dt) for x in s)), legalize_pass.BLAS_MIN_MACS,
                                                    legalize_pass.BLAS_MIN_VECTOR_MACS) is not None
     mm = lambda a, b: a @ b

@@ -18,9 +18,17 @@ def _bits(a):
     return np.asarray(a).view(np.uint16 if np.asarray(a).dtype == BF16 else np.uint32)
 
 
+def _backends():
+    from stagec.compiler.targets import device_names
+    return ["cpu", pytest.param("vulkan", marks=pytest.mark.skipif(
+        not device_names("vulkan"), reason="no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1"))]
+
+
+@pytest.mark.parametrize("backend", _backends())
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1), (3,)])
-def test_a_bfloat16_round_trip_of_one_element_rounds(shape):
-    f = stagec.jit(lambda x: lax.convert_element_type(lax.convert_element_type(x, BF16), np.float32) * np.float32(3))
+def test_a_bfloat16_round_trip_of_one_element_rounds(shape, backend):
+    f = stagec.jit(lambda x: lax.convert_element_type(lax.convert_element_type(x, BF16), np.float32) * np.float32(3),
+                   backend=backend)
     for v in SPECIAL:
         x = np.full(shape, v, np.float32)
         want = x.astype(BF16).astype(np.float32) * np.float32(3)
