@@ -475,25 +475,40 @@ ROW_COLUMNS, ROW_WEIGHT = 256, 1 << 22  # an `x @ W` IREE keeps (`_row_by_weight
 SORT_MIN_LENGTH = 128
 
 
-def round_bf16_scalars(module: ir.Module) -> int:
-    """Each float32 -> bfloat16 `convert` of a one-element tensor rounded first by integer ops (to nearest, ties to
-    even; NaN kept), so that the value it converts is a bfloat16 already. IREE 3.13 drops the rounding of a
-    one-element bfloat16 round trip on the CPU and on Vulkan (`convert(convert(x, bf16), f32) * 3` of 0.3 gave
-    0.90000004, bfloat16's 0.90234375; arrays of 2+ elements round), as eager samplers' 0-d parameters meet it
-    (bfloat16 gamma's eager draws differed from jit's); the count rewritten."""
-    f32, bf16, u32 = ir.F32Type.get(), ir.BF16Type.get(), ir.IntegerType.get_unsigned(32)
+def _round_bits(b: Builder, x: ir.Value, width: int, drop: int) -> ir.Value:
+    """`x` (a float of `width` bits) rounded to nearest, ties to even, at bit `drop` of its pattern by integer ops;
+    NaN kept: the float its bits give (IREE cannot fold integer ops into a convert)."""
+    bu = Builder(ir.RankedTensorType.get(b.t.shape, ir.IntegerType.get_unsigned(width)))
+    u = b.op("bitcast_convert", x, ty=bu.t)
+    lsb = bu.op("and", bu.op("shift_right_logical", u, bu.c(drop)), bu.c(1))
+    low = (1 << drop) - 1
+    r = bu.op("and", bu.op("add", bu.op("add", u, bu.c(low >> 1)), lsb), bu.c(((1 << width) - 1) ^ low))
+    return b.op("select", b.compare(x, x, "NE"), x, b.op("bitcast_convert", r))
+
+
+def round_to_bf16(module: ir.Module) -> int:
+    """Each `convert` to bfloat16 that IREE 3.13 gets wrong computed from a value rounded first by integer ops, so
+    that the value it converts is a bfloat16 already: from float16 (any size: IREE did not round at all, 0.3 stayed
+    float16's 0.30004883, bfloat16's is 0.30078125; on Vulkan too), and from float32 or float64 of one element (the
+    rounding of a one-element round trip was dropped: `convert(convert(x, bf16), f32) * 3` of 0.3 gave 0.90000004,
+    bfloat16's 0.90234375; eager samplers' 0-d parameters met it). float16 goes through float32 (exact). float64 is
+    rounded at its own bits: below bfloat16's normal range (1.2e-38) that may round twice; the count rewritten."""
+    f16, f32, f64, bf16 = ir.F16Type.get(), ir.F32Type.get(), ir.F64Type.get(), ir.BF16Type.get()
     n = 0
     for op in _ops_where(module, lambda op: op.name == "stablehlo.convert"):
         src, dst = ir.RankedTensorType(op.operands[0].type), ir.RankedTensorType(op.results[0].type)
-        if dst.element_type != bf16 or src.element_type != f32 or not src.has_static_shape or math.prod(src.shape) != 1:
+        one = src.has_static_shape and math.prod(src.shape) == 1
+        if dst.element_type != bf16 or not (src.element_type == f16 or one and src.element_type in (f32, f64)):
             continue
         x = op.operands[0]
         with ir.InsertionPoint(op), op.location:
-            b, bu = Builder(src), Builder(ir.RankedTensorType.get(src.shape, u32))
-            u = b.op("bitcast_convert", x, ty=bu.t)
-            lsb = bu.op("and", bu.op("shift_right_logical", u, bu.c(16)), bu.c(1))
-            r = bu.op("and", bu.op("add", bu.op("add", u, bu.c(0x7FFF)), lsb), bu.c(0xFFFF0000))
-            y = b.op("select", b.compare(x, x, "NE"), x, b.op("bitcast_convert", r))
+            if src.element_type == f64:
+                y = _round_bits(Builder(src), x, 64, 45)
+            else:
+                t32 = ir.RankedTensorType.get(src.shape, f32)
+                if src.element_type == f16:
+                    x = Builder(t32).op("convert", x)
+                y = _round_bits(Builder(t32), x, 32, 16)
         op.operation.operands[0] = y
         n += 1
     return n
@@ -529,9 +544,10 @@ BF16_IN_F32_APART = register(Rewrite(
     "bf16-in-f32-apart", lambda m: bf16_in_f32(m, apart=True),
     "bf16 power and matmul computed in float32, a matmul's operands widened in dispatches apart (SPIR-V)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_bfloat16_matmul_compiles_for_gpus")))
-ROUND_BF16_SCALARS = register(Rewrite(
-    "round-bf16-scalars", round_bf16_scalars, "a one-element float32 -> bfloat16 convert rounded by integer ops first",
-    "legalize", Workaround(_IREE, "tests/test_dtypes_bf16_scalars.py::test_a_bfloat16_round_trip_of_one_element_rounds")))
+ROUND_TO_BF16 = register(Rewrite(
+    "round-to-bf16", round_to_bf16,
+    "a convert to bfloat16 from float16, or of one float32/float64 element, rounded by integer ops first",
+    "legalize", Workaround(_IREE, "tests/test_dtypes_bf16_scalars.py::test_conversions_to_bfloat16_round")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

@@ -1,5 +1,6 @@
-"""bfloat16 rounding of one-element values (`passes.legalize.round_bf16_scalars`): IREE 3.13 dropped it on the CPU and
-on Vulkan, so `convert(convert(x, bf16), f32)` of a 0-d or one-element float32 was x itself. Oracle: ml_dtypes."""
+"""Conversions to bfloat16 (`passes.legalize.round_to_bf16`): IREE 3.13 did not round float16 at all, and dropped the
+rounding of a one-element float32 or float64 round trip, on the CPU and on Vulkan: `convert(convert(x, bf16), f32)`
+was x itself. Oracle: ml_dtypes."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -25,16 +26,22 @@ def _backends():
 
 
 @pytest.mark.parametrize("backend", _backends())
-@pytest.mark.parametrize("shape", [(), (1,), (1, 1), (3,)])
-def test_a_bfloat16_round_trip_of_one_element_rounds(shape, backend):
-    f = stagec.jit(lambda x: lax.convert_element_type(lax.convert_element_type(x, BF16), np.float32) * np.float32(3),
-                   backend=backend)
-    for v in SPECIAL:
-        x = np.full(shape, v, np.float32)
-        want = x.astype(BF16).astype(np.float32) * np.float32(3)
-        np.testing.assert_array_equal(_bits(f(x)), _bits(want), err_msg=f"{v!r} {shape}")
-    got = np.asarray(f(np.full(shape, np.nan, np.float32)))
-    assert np.isnan(got).all()
+@pytest.mark.parametrize("src,shape", [(np.float32, ()), (np.float32, (1,)), (np.float32, (1, 1)), (np.float32, (3,)),
+                                       (np.float16, ()), (np.float16, (2,)), (np.float16, (1000,)),
+                                       (np.float64, ()), (np.float64, (1,)), (np.float64, (2,))])
+def test_conversions_to_bfloat16_round(src, shape, backend, x64):
+    if backend == "vulkan" and src == np.float64:
+        pytest.skip("no float64 on Vulkan")
+    f = stagec.jit(lambda x: lax.convert_element_type(lax.convert_element_type(x, BF16), src) * src(3), backend=backend)
+    with np.errstate(over="ignore"):
+        for v in SPECIAL.astype(src):
+            x = np.full(shape, v, src)
+            want = x.astype(BF16).astype(src) * src(3)
+            got = np.asarray(f(x))
+            assert got.dtype == src
+            np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"),
+                                          err_msg=f"{v!r} {shape}")
+        assert np.isnan(np.asarray(f(np.full(shape, np.nan, src)))).all()
 
 
 def test_bfloat16_gamma_draws_are_the_same_eager_and_jitted():
