@@ -6,7 +6,6 @@ changed it; `stagec.passes.on_text` gives any of them a text-in, text-out form."
 from __future__ import annotations
 
 import math
-import re
 from typing import Sequence
 
 from iree.compiler import ir
@@ -16,6 +15,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
+from . import packing
 from .irutil import Builder
 
 
@@ -327,7 +327,6 @@ def host_sorts(module: ir.Module, min_length: int) -> bool:
     return bool(symbols)
 
 
-_DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
 def calls_blas(element_types: Sequence[str], macs: int, min_macs: int | None, vector: bool = False,
@@ -359,27 +358,34 @@ def blas_dots(module: ir.Module, min_macs: int | None, min_vector_macs: int | No
     (dimensions packed by `pack_dims`), two such calls in a row that do not read each other made one call of
     `dot_pair_<k>` (`_pair_calls`); whether one was.
 
+    A float32 row times a weight (`_row_by_weight`) calls BLAS only in a module that packs its products
+    (`packing.packs` of those left to IREE): elsewhere IREE's `matvec` part reads it faster.
+
     IREE 3.13's packed float32 matmul kernel reaches ~140 GFLOP/s a core on the AVX-512 machine, OpenBLAS ~185-200
     (docs/passes.md, "Float32 matmuls" and "through BLAS"); the call costs ~20 us and no copy (operands and result
     are mapped host memory)."""
+    calls, rows = [], []  # (dot, its types, its dims) calling BLAS; `_row_by_weight`s among them
     dots = _ops_where(module, lambda op: op.name == "stablehlo.dot_general")
-    symbols: dict[str, str] = {}  # function type -> symbol
-    i64 = ir.IntegerType.get_signless(64)
     for dot in dots:
         types = [ir.RankedTensorType(v.type) for v in (*dot.operands, dot.results[0])]
         if not all(t.has_static_shape and 0 < min(t.shape, default=1) for t in types) or \
                 max(len(t.shape) for t in types) > 15:
             continue
-        dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
-                for m in _DIMS.finditer(str(dot.attributes["dot_dimension_numbers"]))}
+        dims = packing.dot_dims(dot)
         lc = dims.get(("lhs", "contracting"), [])
         macs = math.prod(types[2].shape) * math.prod(types[0].shape[d] for d in lc)
         free = [math.prod(t.shape[d] for d in range(len(t.shape))
                           if d not in dims.get((side, "batching"), []) + dims.get((side, "contracting"), []))
                 for t, side in zip(types, ("lhs", "rhs"))]
-        if not calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs) \
-                or _row_by_weight(dot, types, dims, free):
-            continue
+        if calls_blas([str(t.element_type) for t in types], macs, min_macs, min(free) == 1, min_vector_macs):
+            (rows if _row_by_weight(dot, types, dims, free) else calls).append((dot, types, dims))
+    if rows:  # (they stay IREE's where the module is not packed, as its `matvec` part then reads them)
+        offloaded = {id(d) for d, _, _ in calls}
+        if packing.packs(packing.dot_work(op) for op in dots if id(op) not in offloaded):
+            calls += rows
+    symbols: dict[str, str] = {}  # function type -> symbol
+    i64 = ir.IntegerType.get_signless(64)
+    for dot, types, dims in calls:
         operands = list(dot.operands)
         for i, side in enumerate(("lhs", "rhs")):  # read a transposed operand in place: BLAS takes either layout
             t = operands[i].owner
@@ -470,7 +476,7 @@ BLAS_MIN_MACS: int | None = None
 # ... and from which a matrix-vector product does: IREE 3.13 packs the matrix for its data-tiled kernel on every call
 # (1x2048x2048: 8-28 ms against BLAS's 0.34-0.44 on one thread, 2 loaded cores).
 BLAS_MIN_VECTOR_MACS = 1 << 17
-ROW_COLUMNS, ROW_WEIGHT = 256, 1 << 22  # an `x @ W` IREE keeps (`_row_by_weight`; `tuning.MATVEC_COLUMNS`)
+ROW_COLUMNS, ROW_WEIGHT = 256, packing.PACK_BIG  # an `x @ W` IREE keeps (`_row_by_weight`; `tuning.MATVEC_COLUMNS`)
 # Values along the sorted dimension from which a sort calls NumPy (IREE 3.13's compares every pair of a row).
 SORT_MIN_LENGTH = 128
 

@@ -8,7 +8,7 @@ rows are the result's columns), `A.T` a small `K x M` right operand, and IREE's 
 `M`: 8 rows 6.5 -> 3.7 ms, 32 21 -> 5.8, 128 88 -> 24-31 (one core; docs/passes.md, "Float32 `A @ B.T` of few
 rows"). The barriers keep IREE from folding either transpose back into the product (it did: 26-52 ms). Only for
 `ROWS_MIN` to `ROWS_MAX` rows (2 and 4 rows ran as fast either way, 1 row is a matrix-vector product read in
-order already) by a `B` of `BIG` elements or more (a module with such a product is not packed, `driver.PACK_BIG`).
+order already) by a `B` of `BIG` elements or more (a module with such a product is not packed below `ROWS_MAX` rows, `packing.PACK_BIG`).
 """
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ import math
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
+from .packing import PACK_BIG
 from .irutil import func_blocks, producer, tensor_type
 
 ROWS_MIN, ROWS_MAX = 8, 256  # the rows of `A` (`SKINNY_ROWS` of `stagec.tuning`: what stays unpacked)
-BIG = 1 << 22  # the least elements of `B` (`PACK_BIG`: beyond the caches)
+BIG = PACK_BIG  # the least elements of `B` (beyond the caches: such a module is not packed)
 _A_AT_BT = "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>"
 _A_AT_B = "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>"
 

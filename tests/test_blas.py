@@ -118,7 +118,7 @@ def test_a_row_times_a_weight_stays_iree_where_its_matvec_part_is_faster(x64):
     """`x @ W` of one row by a float32 W (K x N, N >= `ROW_COLUMNS`, under `ROW_WEIGHT` elements) is IREE's (the
     CPU's `matvec` tuning part: 1x256x256 5 us against BLAS's 11); `W @ v`, `x @ W.T`, a W of `ROW_WEIGHT`
     elements and float64 still call BLAS. Such a module is not packed: a matrix-vector or outer product counts as
-    no product worth packing (`driver._macs`), where packing W on every call cost ~50x (docs/blas.md)."""
+    no product worth packing (`packing.dot_work`, passes/packing.py), where packing W on every call cost ~50x (docs/blas.md)."""
     from stagec import tuning
     assert legalize_pass.ROW_COLUMNS == tuning.MATVEC_COLUMNS  # (what stays IREE's is what the part matches)
     calls = lambda f, *s, dt=np.float32: blas_dots(_mlir(f, *(r(*x).astype(dt) for x in s)), legalize_pass.BLAS_MIN_MACS,
@@ -134,6 +134,14 @@ def test_a_row_times_a_weight_stays_iree_where_its_matvec_part_is_faster(x64):
     _check(stagec.jit(mm)(x, w), x.astype(np.float64) @ w)
     outer = stagec.jit(lambda u, v: u.T @ v).lower(r(1, 2048), r(1, 2048))  # (2^22 multiply-adds, K = 1)
     assert not outer.facts.packs
+    # beside a product that packs the module, no `matvec` part applies: the row calls BLAS (IREE would pack its W)
+    both = lambda x, w, a, b: (x @ w, a @ b)
+    assert calls(both, (1, 1024), (1024, 2048), (256, 1024), (1024, 1024))
+    x, w, a, b = r(1, 1024), r(1024, 2048), r(256, 1024), r(1024, 1024)
+    lowered = stagec.jit(both).lower(x, w, a, b)
+    assert lowered.facts.packs and lowered.facts.host_calls
+    for got, want in zip(stagec.jit(both)(x, w, a, b), (x.astype(np.float64) @ w, a.astype(np.float64) @ b)):
+        _check(got, want)
 
 
 CASES = {  # name -> (function of (NumPy module, *arrays), shapes): run with stagec.numpy and with NumPy

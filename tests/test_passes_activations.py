@@ -89,7 +89,7 @@ def test_which_activations_are_recomputed(act, shape, want):
 def test_gelu_step_compiles_data_tiled():
     # 128x64 -> 256 -> 10: without the pass the forward matmul's dispatch returns gelu's pieces and IREE 3.13's
     # data-tiled codegen fails on it (over the stack limit at this size, "large vector sizes" at b1024; products of
-    # 2^21 multiply-adds, so that the module is packed at all: `driver.PACK_MACS`)
+    # 2^21 multiply-adds, so that the module is packed at all: `packing.PACK_MACS`)
     args = _args(128, 64, 256)
     assert "recompute-activations" in DEFAULT
     without = tuple(n for n in DEFAULT if n != "recompute-activations")

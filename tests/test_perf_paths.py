@@ -324,7 +324,7 @@ SKINNY = {  # name -> (function of (np, x, w1, w2), rows of x, w1's shape): prod
 
 @pytest.mark.parametrize("name", sorted(SKINNY))
 def test_skinny_float32_matmuls_take_the_tuned_tiles_and_match_numpy(name, tmp_path):
-    # A float32 A @ B of few rows by a 4M+-element weight is compiled unpacked (driver.PACK_BIG); the skinny part of
+    # A float32 A @ B of few rows by a 4M+-element weight is compiled unpacked (packing.PACK_BIG); the skinny part of
     # the tuning spec tiles it (6x64 blocks, 128-long reduction panels; remainders of 13 rows and 1100 columns
     # peeled), a fused tanh takes the same blocks. Values against float64 NumPy.
     from stagec.compiler import driver

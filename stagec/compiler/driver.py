@@ -35,12 +35,6 @@ WORKER_STACK = 4 << 20  # local-task workers' stacks: IREE's CPU sort keeps rows
 _LIBM_F64 = frozenset(f"stablehlo.{n}" for n in ("exponential", "exponential_minus_one", "log", "log_plus_one",
                                                   "logistic", "tanh", "sine", "cosine", "tan", "atan2", "power",
                                                   "remainder", "cbrt"))
-# The CPU packs matmuls (data tiling: both operands copied into tiles on every call) in a module with a product of
-# `PACK_MACS` multiply-adds or more, unless it would pack operands beyond the caches (`PACK_BIG` elements or more)
-# for too little work: packing one costs about `PACK_COST` multiply-adds per element (a 4096x4096 weight ~27 ms,
-# where 8 rows times it took 5 ms unpacked). Small products ran 1.1-2.8x faster unpacked (docs/passes.md, "Which
-# matmuls are packed").
-PACK_MACS, PACK_BIG, PACK_COST = 1 << 21, 1 << 22, 256
 # A contraction's multiply-adds count as 1/8 element each in a module's work (`op_work`, `backend.driver_for`)
 MACS_PER_ELEMENT = 8
 # A CPU module runs on local-task where its largest op's work reaches this (`backend.driver_for`), and is compiled
@@ -66,7 +60,6 @@ _COST = {f"stablehlo.{n}": c for c, names in (
 # ... and of the ops in the body of an elementwise `linalg.generic` (`passes.fuse`'s kernels), the rest 1 each
 _BODY_COST = {**{f"math.{n}": 8 for n in "exp expm1 log log1p tanh sin cos tan atan2 powf cbrt".split()},
               **{n: 2 for n in ("arith.divf", "math.sqrt", "math.rsqrt", "arith.remf")}}
-_DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
 class Facts(NamedTuple):
@@ -78,7 +71,7 @@ class Facts(NamedTuple):
     look: tuning.Look | None = None  # what the CPU tuning spec's rules read (`tuning.look`)
     work: int = 0  # its largest op's or elementwise chain's work (`op_work`, `_COST`): the most one dispatch of it
     # can do; picks its CPU driver
-    packs: bool = True  # products worth packing (`PACK_MACS`, `PACK_BIG`, `PACK_COST`): the CPU's data tiling
+    packs: bool = True  # products worth packing (`stagec.passes.packing`): the CPU's data tiling
 
 
 def facts(module) -> Facts:
@@ -90,7 +83,8 @@ def facts(module) -> Facts:
 
 def _facts(module, ir) -> Facts:
     bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
-    packs = [0, 0]  # (the largest product's multiply-adds, the elements of operands of `PACK_BIG` or more)
+    from stagec.passes import packing  # (it imports iree.compiler, as this function's caller has)
+    dots: list = []  # (each product's `packing.dot_work`)
     callees: set[str] = set()
     chain: dict = {}  # a function body's elementwise ops -> their chains (`_chain`)
 
@@ -111,9 +105,8 @@ def _facts(module, ir) -> Facts:
             found[1] = True
         dot = 0
         if name == "stablehlo.dot_general":
-            dot, big, reuse = _macs(op)
-            packs[0] = max(packs[0], dot if reuse else 0)  # (packing a matrix-vector or outer product buys nothing)
-            packs[1] += big
+            dots.append(packing.dot_work(op))
+            dot = dots[-1][0]
         macs[0] += dot
         if name.startswith("stablehlo.") and name not in _NO_DISPATCH:
             work[0] = max(work[0], op_work(types, dot))
@@ -134,7 +127,7 @@ def _facts(module, ir) -> Facts:
     from stagec.lowering import HOST_MODULES
     work[0] = max([work[0], *(n + n * cost // MACS_PER_ELEMENT for n, cost, up in chain.values() if up is None)])
     return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module),
-                 work[0], packs[0] >= PACK_MACS and macs[0] >= PACK_COST * packs[1])
+                 work[0], packing.packs(dots))
 
 
 def _chain(op, cost: int, chain: dict) -> None:
@@ -181,23 +174,6 @@ def op_work(types, macs: int = 0) -> int:
     return most + macs // MACS_PER_ELEMENT
 
 
-def _macs(op) -> tuple[int, int, bool]:
-    """A dot_general's multiply-adds, the elements of its operands of `PACK_BIG` elements or more (unknown
-    dimensions as 1), and whether it reuses operand elements: no free extent and no contracting extent of 1
-    (a matrix-vector product reads each matrix element once, an outer product multiplies each pair once)."""
-    from iree.compiler import ir
-    lhs, rhs, out = (ir.RankedTensorType(t) for t in (op.operands[0].type, op.operands[1].type, op.results[0].type))
-    dims = {(m[1], m[2]): [int(d) for d in m[3].split(",") if d.strip()]
-            for m in _DIMS.finditer(str(op.attributes["dot_dimension_numbers"]))}
-    known = lambda n: n if n >= 0 else 1  # (a dynamic extent)
-    k = math.prod(known(lhs.shape[d]) for d in dims.get(("lhs", "contracting"), []))
-    size = lambda t: math.prod(known(n) for n in t.shape)
-    free = [math.prod(known(t.shape[d]) for d in range(t.rank) if d not in dims.get((side, "batching"), [])
-                      + dims.get((side, "contracting"), [])) for t, side in ((lhs, "lhs"), (rhs, "rhs"))]
-    return (k * math.prod(known(n) for n in out.shape), sum(n for n in (size(lhs), size(rhs)) if n >= PACK_BIG),
-            min(k, *free) > 1)
-
-
 def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: str = "module") -> tuple[str, Facts]:
     """(final text, facts) of a lowered module's text through `backend`'s pipeline (`passes`: its optimization
     part, none by default: an eager kernel's)."""
@@ -215,7 +191,7 @@ def prepare(text: str, backend: str, passes=(), host_blas: bool = False, name: s
 
 def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> list[str]:
     """`flags` adjusted to one module (what the cache key must hold), from its facts:
-    - no product worth packing (`PACK_MACS`, `PACK_BIG`, `PACK_COST`): no data tiling;
+    - no product worth packing (`stagec.passes.packing`): no data tiling;
     - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);

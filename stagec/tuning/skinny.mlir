@@ -1,4 +1,4 @@
-// float32 matmuls A @ B of few rows by a wide weight, compiled without data tiling (`driver.PACK_BIG`: a batch of
+// float32 matmuls A @ B of few rows by a wide weight, compiled without data tiling (`packing.PACK_BIG`: a batch of
 // 1-256 rows through a 4096x4096 weight is not worth packing). IREE's tiles for them (32x64 workgroups, 8x32
 // register blocks over the whole 4096-long reduction, 16-long vector reductions) re-read each weight column panel
 // from memory once per 8 rows: 32x4096x4096 took 13 ms on one core. Here: 6x64 blocks of the result in registers
