@@ -185,6 +185,8 @@ def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Call
         token = errors.set(quiet)
         try:
             ok = guard(*xs)
+        except Exception:  # (a guard that cannot tell: the composite's own steps, as on any other failure)
+            ok = False
         finally:
             errors.reset(token)
         stats["cases"] += bool(ok)

@@ -82,31 +82,19 @@ def apply(prim: Primitive, args: Sequence, params: dict) -> list[Array]:
     """Run one primitive on concrete arguments (Arrays, NumPy values, Python scalars): `core.set_eager_impl`'s
     rule. What a signature (primitive, operands' avals, params, config) runs with is decided once (`_plan`): a call
     seen before does no abstract evaluation and builds no kernel key."""
-    if config.key_now is not _plans_config[0]:  # any setting changed: plans are made again
-        _plans.clear()
-        _plans_config[0] = config.key_now
-    avals = tuple([x.aval if type(x) is Array else aval_of(x) for x in args])
-    try:
-        pkey = (prim, avals, tuple(params.items()))
-        run = _plans.get(pkey)
-    except TypeError:  # (an unhashable parameter)
-        pkey = run = None
-    if run is None:
-        run = _plan(prim, list(avals), params)
-        if pkey is not None:
-            if len(_plans) >= 4 * max(config.eager_cache_size, 1):
-                _plans.clear()
-            _plans[pkey] = run
-    return run(args, params)
+    return plan(prim, tuple([x.aval if type(x) is Array else aval_of(x) for x in args]), params)(args, params)
 
 
 def plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict) -> Callable:
-    """The `run(args, params)` that `apply` takes for this signature (`core.eager_plan`)."""
-    if config.key_now is not _plans_config[0]:
+    """The `run(args, params)` that `apply` takes for this signature (`core.eager_plan`), kept per signature."""
+    if config.key_now is not _plans_config[0]:  # any setting changed: plans are made again
         _plans.clear()
         _plans_config[0] = config.key_now
-    pkey = (prim, tuple(avals), tuple(params.items()))
-    run = _plans.get(pkey)
+    try:
+        pkey = (prim, tuple(avals), tuple(params.items()))
+        run = _plans.get(pkey)
+    except TypeError:  # (an unhashable parameter)
+        return _plan(prim, list(avals), params)
     if run is None:
         run = _plan(prim, list(avals), params)
         if len(_plans) >= 4 * max(config.eager_cache_size, 1):

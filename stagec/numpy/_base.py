@@ -261,7 +261,7 @@ def _broadcasting(fname: str, prim_fn, to_float: bool) -> Callable:
             args = (_to_float if to_float else _promote)(fname, *args)
             return prim_fn(*_broadcast(fname, *args))
         f.__name__ = f.__qualname__ = fname
-        f = _broadcasts_of[key] = f
+        _broadcasts_of[key] = f
     return f
 _eager_config: list = [None]  # the `config.key_now` the entries were made under
 
