@@ -450,7 +450,7 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
     holds a single hash: the lane's phase says which key `K` and counter it hashes and where the words o go, and
     a lane that rejects (or draws v <= 0) goes back to where the outer (inner) loop starts. Each hash is JAX's,
     of the same key and counter, and the floats are computed from the words as JAX's are: the same samples, bit
-    for bit (float16/32/64; bfloat16 is rounded where JAX's loops carry values, see `rounded`). Only the uniform's
+    for bit (float16/32/64; bfloat16 is computed in float32, `_bf16_via_f32`). Only the uniform's
     key is hashed before the normals (a lane's draws do not depend on the order):
 
     0 K = o (the seed's counter: the lane's key)
@@ -487,15 +487,6 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
             lax.ge(lax.log(U), lax.add(lax.mul(X, one_over_two),
                                        lax.mul(d, lax.add(lax.sub(one, V), lax.log(V))))))
 
-    def rounded(v):
-        """`v` rounded to `dtype` where the CPU computes it wider (`widen-half`: bfloat16), where JAX's loops carry
-        it (and where `_gamma_batched`'s did, but there IREE's dispatches rounded bfloat16 values too)."""
-        if dtype.itemsize >= 4:
-            return v
-        return lax.convert_element_type(lax.convert_element_type(v, np.float32), dtype)
-
-    one_plus_xc = lambda x, c: rounded(lax.add(one, lax.mul(x, c)))
-    cube = lambda v: rounded(lax.mul(lax.mul(v, v), v))
 
     def sel(m, a, b):
         """a where the mask m is all ones, b where it is 0 (words or word pairs)."""
@@ -516,8 +507,7 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
 
     def step(state):
         P, K, kn, xk, ub, sk, Vs = state
-        d_raw, c = d_and_c()
-        d, c = rounded(d_raw), rounded(c)  # (as JAX's loops read them: loop operands)
+        d, c = d_and_c()
         seed_key, seed_ctr = seed()
         at = [lax.sub(u_(0), lax.bitwise_and(lax.shift_right_logical(P, u_(p)), u_(1)))
               for p in range(_GAMMA_DONE + 1)]
@@ -526,12 +516,12 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
                                                   lax.bitwise_and(at[5], u_(2))))
         o = _prng.threefry2x32(*K, u_(0), ctr)
         x = _normal_of(lambda width: _prng.bits_of_words(*o, width), shape, dtype)  # (phase 9's)
-        v, x = one_plus_xc(x, c), rounded(x)
-        U = rounded(_uniform_of(lambda width: _prng.bits_of_words(*ub, width), shape, dtype))
+        v = lax.add(one, lax.mul(x, c))
+        U = _uniform_of(lambda width: _prng.bits_of_words(*ub, width), shape, dtype)
         mask = lambda pred: lax.sub(u_(0), lax.convert_element_type(pred, _prng.U32))
         v_bad = mask(lax.le(v, zero))
-        V = cube(v)
-        reject = mask(accept_not_yet(rounded(lax.mul(x, x)), V, U, d))
+        V = lax.mul(lax.mul(v, v), v)
+        reject = mask(accept_not_yet(lax.mul(x, x), V, U, d))
         accepted = lax.bitwise_and(at[9], lax.bitwise_not(lax.bitwise_or(v_bad, reject)))
         one_hot = lambda p: u_(1 << p)
         return [sel(at[9], sel(v_bad, one_hot(7), sel(reject, one_hot(3), one_hot(10))),
@@ -540,7 +530,7 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
                                                                           K)))),
                 sel(any_of(1, 3), o, kn), sel(any_of(4, 7), o, xk), sel(at[6], o, ub),
                 sel(at[2], o, sk),
-                lax.select(lax.ne(accepted, u_(0)), V, lax.select(lax.ne(at[10], u_(0)), finish(o, Vs, d_raw), Vs))]
+                lax.select(lax.ne(accepted, u_(0)), V, lax.select(lax.ne(at[10], u_(0)), finish(o, Vs, d), Vs))]
 
     words = (u_(0), u_(0))
     # (the start behind a barrier: IREE otherwise runs the loop's first test of a constant start inside iree-compile)
@@ -610,12 +600,7 @@ def _gamma_batched(keys, alpha, log_space: bool):
 
 
 def _gamma_one(seeds, alpha, log_space: bool):
-    """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way. bfloat16 draws are
-    float32's rounded once: computed in bfloat16, their bits followed where each loop's dispatches rounded values,
-    and the eager kernel's (`_gamma_lanes`) differed from jit's (`_gamma_batched`) in 413-813 of 1000."""
-    if aval_of(alpha).dtype == dtypes.bfloat16:
-        return lax.convert_element_type(_gamma_one(seeds, lax.convert_element_type(alpha, np.float32), log_space),
-                                        dtypes.bfloat16)
+    """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way."""
     n = aval_of(alpha).shape[0]
     if n <= GAMMA_LANES_MAX and getattr(_KERNEL, "active", False):
         # (lanes padded to a multiple of 16 with alpha = 1: IREE's vector loop then needs no peeled remainder, a
@@ -649,7 +634,7 @@ def _gamma_and_grad(seeds, alpha, log_space: bool):
         return out, gamma_sample_grad(alpha, out)
     # d log x = dx / x; a sample that is 0 in floating point is taken as the smallest normal number
     x = snp.exp(out)
-    x = lax.select(lax.eq(x, lax.full_like(x, 0)), lax.full_like(x, np.finfo(aval_of(x).dtype).tiny), x)
+    x = lax.select(lax.eq(x, lax.full_like(x, 0)), lax.full_like(x, dtypes.finfo(aval_of(x).dtype).tiny), x)
     return out, lax.div(gamma_sample_grad(alpha, x), x)
 
 
@@ -676,11 +661,22 @@ def loggamma(key, a, shape: Sequence[int] | None = None, dtype=None):
     return _gamma_api("loggamma", key, a, shape, dtype, True)
 
 
+def _bf16_via_f32(dt: np.dtype, fn: Callable, *params):
+    """`fn(dt, *params)`; for bfloat16 `fn(float32, ...)` of the parameters rounded to bfloat16, rounded once. Computed
+    in bfloat16, the gamma family's draws followed where the eager and jitted modules' dispatches rounded values, and
+    differed (413-813 of 1000 gamma draws; 1 ulp in 10 of 37 gradients)."""
+    if dt != dtypes.bfloat16:
+        return fn(dt, *params)
+    f32 = np.dtype(np.float32)
+    wide = [lax.convert_element_type(lax.convert_element_type(p, dt), f32) for p in params]
+    return lax.convert_element_type(fn(f32, *wide), dt)
+
+
 def _gamma_api(name, key, a, shape, dtype, log_space):
     kd, _ = _prng.unwrap(name, key)
     dt = _dtype(name, dtype, float, "f", "a float")
     shape = None if shape is None else canonical_shape(name, shape)
-    return _sample(lambda k, a: _gamma(k, a, shape, dt, log_space), kd, _arraylike(a))
+    return _sample(lambda k, a: _bf16_via_f32(dt, lambda d, a: _gamma(k, a, shape, d, log_space), a), kd, _arraylike(a))
 
 
 def _beta(key, a, b, shape, dtype):
@@ -716,7 +712,7 @@ def beta(key, a, b, shape: Sequence[int] | None = None, dtype=None):
     else:
         shape = canonical_shape("beta", shape)
         _check_shape("beta", shape, _shape_of(a), _shape_of(b))
-    return _sample(lambda k, a, b: _beta(k, a, b, shape, dt), kd, a, b)
+    return _sample(lambda k, a, b: _bf16_via_f32(dt, lambda d, a, b: _beta(k, a, b, shape, d), a, b), kd, a, b)
 
 
 def _dirichlet(key, alpha, shape, dtype):
@@ -736,7 +732,7 @@ def dirichlet(key, alpha, shape: Sequence[int] | None = None, dtype=None):
     kd, _ = _prng.unwrap("dirichlet", key)
     dt = _dtype("dirichlet", dtype, float, "f", "a float")
     shape = None if shape is None else canonical_shape("dirichlet", shape)
-    return _sample(lambda k, a: _dirichlet(k, a, shape, dt), kd, _arraylike(alpha))
+    return _sample(lambda k, a: _bf16_via_f32(dt, lambda d, a: _dirichlet(k, a, shape, d), a), kd, _arraylike(alpha))
 
 
 # ---------------------------------------------------------------- poisson
