@@ -150,8 +150,6 @@ class Backend(Dispatcher):
                     rt.flags.parse_flags(f"--task_topology_group_count={config.cpu_threads or _cores()}",
                                          f"--task_worker_stack_size={WORKER_STACK}")
                 threads = _threads() if driver == "vulkan" else set()
-                if driver in ("local-task", "local-sync"):
-                    _keep_heap(config.cpu_heap_keep_mb)
                 try:
                     if driver in ("local-task", "local-sync") and config.cpu_buffer_cache_mb > 0:
                         dev = rt.get_driver(driver).create_device_by_uri(driver, allocators=[_buffer_cache_spec()])
@@ -386,6 +384,8 @@ class Executable:
         self.total = elements + macs // MACS_PER_ELEMENT  # the module's work in all
         self.work = self.total if work is None else work  # its largest dispatch's
         self.driver = driver or backend.driver_for(self.work, "blas" in kinds)
+        if self.work >= HEAP_WORK and backend.name == "cpu":
+            _keep_heap(config.cpu_heap_keep_mb)
         inst, _, hal_module = backend.hal(self.driver)
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
@@ -515,18 +515,21 @@ def _buffer_cache_spec() -> str:
     return f"caching:device_local={min(mb, 256)}mib;{mb}mib;64"
 
 
-_heap_kept: list[int] = []  # (the `cpu_heap_keep_mb` set, once per process)
+HEAP_WORK = 1 << 20  # the least work (`Executable.work`) of a CPU module that sets the heap (`_keep_heap`)
+_heap_kept = False
 
 
 def _keep_heap(mb: int) -> None:
-    """Has glibc's malloc serve large blocks from its heap and keep up to `mb` MiB freed at its top, once per process
-    (a no-op where `mb` is 0 or the C library is not glibc). IREE 3.13's CPU drivers calloc a module's transient
+    """Has glibc's malloc serve large blocks from its heap and keep up to `mb` MiB freed at its top, once per process,
+    when the first CPU module of `HEAP_WORK` or more loads (a process of small modules keeps glibc's defaults; a
+    no-op where `mb` is 0 or the C library is not glibc). IREE 3.13's CPU drivers calloc a module's transient
     slab on every call, outside the device allocator (`_buffer_cache_spec` never sees it); glibc mmaps any block
     over 32 MiB afresh and unmaps it when freed, so each call faulted in the whole slab again: a 128-4096-4096-10
     Adam step, 192.5 MiB of transients, spent 49,000 page faults and ~75% of its time there (docs/runtime.md)."""
+    global _heap_kept
     if _heap_kept or mb <= 0:
         return
-    _heap_kept.append(mb)
+    _heap_kept = True
     import ctypes
     try:
         libc = ctypes.CDLL(None)

@@ -53,8 +53,8 @@ class Config:
         "cpu_threads": lambda: _env_int("STAGEC_CPU_THREADS", 0),
         # MiB of freed CPU buffers kept for reuse (backend._buffer_cache_spec), read when a CPU driver starts; 0: none.
         "cpu_buffer_cache_mb": lambda: _env_int("STAGEC_CPU_BUFFER_CACHE_MB", 512),
-        # MiB of freed heap memory the process keeps (glibc's malloc, backend._keep_heap), set when a CPU driver
-        # starts: large blocks come from the heap, not fresh mmaps. 0: glibc's defaults.
+        # MiB of freed heap memory the process keeps (glibc's malloc, backend._keep_heap), set when the first large CPU
+        # module loads: large blocks come from the heap, not fresh mmaps. 0: glibc's defaults.
         "cpu_heap_keep_mb": lambda: _env_int("STAGEC_CPU_HEAP_KEEP_MB", 512),
         # Eager modules with dynamic dimensions, reused across lengths (stagec.eager); off: one per shape.
         "eager_polymorphic": lambda: _env_flag("STAGEC_EAGER_POLYMORPHIC", True),

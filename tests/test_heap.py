@@ -52,3 +52,26 @@ def test_a_steps_large_transients_fault_in_no_pages_by_default():
 @pytest.mark.skipif(not _glibc(), reason="the heap setting is glibc's mallopt")
 def test_heap_keep_zero_leaves_glibcs_defaults():
     assert _faults_per_call("0") > 5000  # (what the default avoids: the slab mmap'd per call)
+
+
+RSS = """
+import gc, os, numpy as np, stagec, stagec.numpy as snp
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+def kept():  # MiB a freed 200 MiB array leaves resident
+    a = np.ones(50 << 20, np.float32); b = np.ones(16, np.float32); before = rss(); del a; gc.collect()
+    return before - rss() < 100
+stagec.jit(lambda x: x * 2)(np.ones(8, np.float32)).block_until_ready()
+small = kept()
+stagec.jit(lambda x: snp.tanh(x) * 2)(np.ones(1 << 21, np.float32)).block_until_ready()
+print(small, kept())
+"""
+
+
+@pytest.mark.skipif(not _glibc(), reason="the heap setting is glibc's mallopt")
+def test_only_a_large_module_sets_the_heap():
+    """A process of small modules keeps glibc's defaults (a freed 200 MiB array goes back to the system); the first
+    CPU module of `backend.HEAP_WORK` or more sets them (it stays, for reuse)."""
+    env = {k: v for k, v in os.environ.items() if k != "STAGEC_CPU_HEAP_KEEP_MB"}
+    out = subprocess.run([sys.executable, "-c", RSS], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "True"]
