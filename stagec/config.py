@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import Any, Callable
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -121,6 +121,8 @@ class Config:
     def _rekey(self) -> None:
         # `key_now`: an attribute, read on every jit call (a method call costs ~0.2 us of a ~8 us call)
         self.key_now = tuple(sorted((n, repr(v)) for n, v in self._values.items() if n not in self._not_in_key))
+        for cache in list(_setting_caches):  # (what they hold was decided under the old settings)
+            cache.clear()
 
     def key(self) -> tuple:
         """Hashable snapshot of every flag that changes what is compiled, for cache keys."""
@@ -129,6 +131,45 @@ class Config:
     @property
     def x64_enabled(self) -> bool:
         return bool(self._values["enable_x64"])
+
+
+_setting_caches: list[SettingsCache] = []  # emptied by every `Config.update`
+
+
+class SettingsCache(dict):
+    """A per-signature cache of what was decided under the current settings (eager plans, promotions, ...):
+    emptied whenever a setting changes (`Config.update`), so a hit needs no check of `config.key_now`. `put` keeps
+    it to `bound()` entries (an int or a function of the settings): a full one is emptied, or with `lru` loses its
+    least recently used entry (the owner marks a hit with `touch`). Made once per owner (module level): each is
+    kept for the process."""
+
+    __slots__ = ("_bound", "_lru", "_on_clear")
+
+    def __init__(self, bound: int | Callable[[], int], lru: bool = False,
+                 on_clear: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self._bound = bound if callable(bound) else (lambda: bound)
+        self._lru, self._on_clear = lru, on_clear  # on_clear: what else the owner drops with the entries
+        _setting_caches.append(self)
+
+    def put(self, key, value):
+        """`self[key] = value` within the bound; returns `value`."""
+        if key not in self and len(self) >= self._bound():
+            if self._lru:
+                del self[next(iter(self))]
+            else:
+                self.clear()
+        self[key] = value
+        return value
+
+    def touch(self, key) -> None:
+        """Mark `key` (present) as just used: the last one an `lru` cache drops."""
+        self[key] = self.pop(key)
+
+    def clear(self) -> None:
+        super().clear()
+        if self._on_clear is not None:
+            self._on_clear()
 
 
 config = Config()
