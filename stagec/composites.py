@@ -166,10 +166,7 @@ def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Call
     template = None if len(slots) == len(args) else [None if type(a) is Array else a for a in args]
 
     def cased(leaves):
-        xs = []
-        for x in leaves:  # (read back once, as the composite's NumPy rules read them)
-            v = x._npy
-            xs.append(x._value() if v is None else v)
+        xs = [x._value() for x in leaves]  # (read back once, as the composite's NumPy rules read them)
         if template is not None:
             full = list(template)
             for i, v in zip(slots, xs):
@@ -481,7 +478,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
             names[i] = f"v{i}"
         lines = [f"    {''.join(f'L{i}, ' for i in range(n_in))}= leaves"] if n_in else []
         for i in read:
-            lines += [f"    v{i} = L{i}._npy", f"    if v{i} is None: v{i} = L{i}._value()"]
+            lines.append(f"    v{i} = L{i}._value()")
         for n, (rule, params, prim, plan, ins, outs, guard) in enumerate(steps):
             if rule is not None:
                 o, a = outs[0], avals[outs[0]]

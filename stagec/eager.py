@@ -381,8 +381,7 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
         for x, a in zip(args, avals):
             t = type(x)
             if t is Array:
-                v = x._npy
-                xs.append(x._value() if v is None else v)
+                xs.append(x._value())
             elif t is ndarray:
                 xs.append(x)
                 caller = True
