@@ -533,19 +533,24 @@ def _take_nonnegative(a, indices, axis: int | None):
                       slice_sizes=tuple(1 if d == axis else n for d, n in enumerate(shape)))
 
 
+def _take_checked(a, indices: Array, n: int, axis: int, flat: bool):
+    """`take` of an Array of integer indices, concrete: IndexError outside [-n, n), else one eager composite (one
+    gather of the indices as they are where none is negative)."""
+    if _check_bounds("take", indices, n, axis) and n:
+        return _take_nonnegative(a, indices, None if flat else axis)
+    return _take_in_bounds(a, indices, None if flat else axis)
+
+
 def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
     """Elements of `a` at `indices` along `axis` (flattened when None). mode: None (concrete indices out of
     bounds raise IndexError, as NumPy; traced ones read the fill value, as JAX), 'raise' (concrete indices
     only), 'clip', 'wrap' or 'fill' (out-of-bounds indices read `fill_value`, by default as for
     `x.at[i].get(mode='fill')`: NaN for floats)."""
     if type(a) is Array and type(indices) is Array and mode is None and _dt.kind(indices.aval.dtype) in "iu":
-        # (the usual eager call, its checks in short: concrete indices, checked, then one composite)
+        # (the usual eager call, the argument checks below in short)
         av = a.aval
-        ax = None if axis is None else _axis(axis, av.ndim, "take")
-        n = av.size if ax is None else av.shape[ax]
-        if _check_bounds("take", indices, n, 0 if ax is None else ax) and n:
-            return _take_nonnegative(a, indices, ax)
-        return _take_in_bounds(a, indices, ax)
+        ax = 0 if axis is None else _axis(axis, av.ndim, "take")
+        return _take_checked(a, indices, av.size if axis is None else av.shape[ax], ax, axis is None)
     a = _arr(a)
     flat = axis is None  # (flattened by `_take_in_bounds` itself where it runs, else below)
     av = aval_of(a)
@@ -565,9 +570,9 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         mode = mode or "fill"
     mode = mode or "raise"
     if mode == "raise":
+        if type(indices) is Array:
+            return _take_checked(a, indices, n, axis, flat)
         _check_bounds("take", indices, n, axis)
-        if type(indices) is Array:  # (in bounds: its gather, one eager composite with the indices an operand)
-            return _take_in_bounds(a, indices, None if flat else axis)
     if flat:
         a = lax.reshape(a, (n,))
     if mode != "raise" and mode != "fill":
