@@ -205,13 +205,14 @@ def _as_int32(i, size: int):
 
 
 def _index_array(i, size: int, axis: int, fill: bool):
-    """An integer index as int32 in [0, size) (negatives wrapped, then out-of-bounds ones clamped; IREE's CPU
-    gather does not clamp as StableHLO specifies) and, when `fill`, its in-bounds mask (None: all are)."""
+    """An integer index as int32 for `lax.gather` (negatives wrapped) and, when `fill`, its in-bounds mask (None:
+    all are). A traced one is left out of bounds where it is: the gather clamps each start into [0, size - 1]
+    (its lowering and its NumPy rule alike; a scatter's indices are a gather's results). A concrete one is
+    clipped here, before it is narrowed to int32 (2^33 would wrap)."""
     if isinstance(i, TracerBase):
         i = _as_int32(i, size)
         valid = lax.bitwise_and(lax.ge(i, lax.full_like(i, -size)), lax.lt(i, lax.full_like(i, size))) if fill else None
-        i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
-        return lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(size - 1, 0))), valid
+        return lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i), valid
     v = np.asarray(i).astype(np.int64)
     if size == 0 and v.size and not fill:
         raise IndexError(f"index {int(v.flat[0])} is out of bounds for axis {axis} with size 0")
