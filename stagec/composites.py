@@ -33,7 +33,7 @@ import numpy as np
 
 from .array import Array
 from .backend import get_backend
-from .config import SettingsCache, config
+from .config import LRUSettingsCache, config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
 from . import eager
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
@@ -49,7 +49,7 @@ _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 # signature -> its runner, or _PLAIN (least recently used first: a loop over new scalar values pushes out the oldest
 # signatures, not all of them); emptied with the fused modules (`_unload`) when a setting changes
-_sigs = SettingsCache(lambda: 4 * max(config.eager_cache_size, 1), lru=True, on_clear=lambda: _unload())
+_sigs = LRUSettingsCache(lambda: 4 * max(config.eager_cache_size, 1), on_clear=lambda: _unload())
 
 
 class _Unkeyed(Exception):

@@ -1,6 +1,7 @@
 """Global configuration: `stagec.config.update(name, value)`, seeded from STAGEC_* environment variables."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 from typing import Any, Callable
@@ -133,43 +134,61 @@ class Config:
         return bool(self._values["enable_x64"])
 
 
-_setting_caches: list[SettingsCache] = []  # emptied by every `Config.update`
+_setting_caches: list = []  # the `SettingsCache`s, emptied by every `Config.update`
 
 
-class SettingsCache(dict):
-    """A per-signature cache of what was decided under the current settings (eager plans, promotions, ...):
-    emptied whenever a setting changes (`Config.update`), so a hit needs no check of `config.key_now`. `put` keeps
-    it to `bound()` entries (an int or a function of the settings): a full one is emptied, or with `lru` loses its
-    least recently used entry (the owner marks a hit with `touch`). Made once per owner (module level): each is
-    kept for the process."""
+class _Emptied:
+    """What `SettingsCache` and `LRUSettingsCache` share (mixed into a dict type)."""
 
-    __slots__ = ("_bound", "_lru", "_on_clear")
+    __slots__ = ()
 
-    def __init__(self, bound: int | Callable[[], int], lru: bool = False,
-                 on_clear: Callable[[], None] | None = None) -> None:
-        super().__init__()
+    def _setup(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None) -> None:
         self._bound = bound if callable(bound) else (lambda: bound)
-        self._lru, self._on_clear = lru, on_clear  # on_clear: what else the owner drops with the entries
+        self._on_clear = on_clear  # what else the owner drops with the entries
         _setting_caches.append(self)
 
     def put(self, key, value):
-        """`self[key] = value` within the bound; returns `value`."""
+        """`self[key] = value` within the bound (`_full` makes room); returns `value`."""
         if key not in self and len(self) >= self._bound():
-            if self._lru:
-                del self[next(iter(self))]
-            else:
-                self.clear()
+            self._full()
         self[key] = value
         return value
-
-    def touch(self, key) -> None:
-        """Mark `key` (present) as just used: the last one an `lru` cache drops."""
-        self[key] = self.pop(key)
 
     def clear(self) -> None:
         super().clear()
         if self._on_clear is not None:
             self._on_clear()
+
+
+class SettingsCache(_Emptied, dict):
+    """A per-signature cache of what was decided under the current settings (eager plans, promotions, ...):
+    emptied whenever a setting changes (`Config.update`), so a hit needs no check of `config.key_now`; `put` keeps
+    it to `bound` entries (an int, or a function of the settings), emptying a full one. Made once per owner (module
+    level): each is kept for the process."""
+
+    __slots__ = ("_bound", "_on_clear")
+
+    def __init__(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self._setup(bound, on_clear)
+
+    def _full(self) -> None:
+        self.clear()
+
+
+class LRUSettingsCache(_Emptied, collections.OrderedDict):
+    """A `SettingsCache` that drops its least recently used entry when full (the owner marks a hit with `touch`,
+    OrderedDict's `move_to_end`)."""
+
+    __slots__ = ("_bound", "_on_clear")
+    touch = collections.OrderedDict.move_to_end
+
+    def __init__(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self._setup(bound, on_clear)
+
+    def _full(self) -> None:
+        self.popitem(last=False)
 
 
 config = Config()
