@@ -103,7 +103,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     run = _sigs.get(key)
     if run is None or run is _SEEN:
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
-        _sigs.put(key, run := _SEEN if run is None else _make(fn, args, kwargs))
+        run = _sigs.put(key, _SEEN if run is None else _make(fn, args, kwargs))
     _sigs.touch(key)
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
