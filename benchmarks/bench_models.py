@@ -84,8 +84,8 @@ SWEEP = MODELS + [(f"{'-'.join(map(str, w))} b{b} {a} {k} {o}", w, b, a, k, o) f
     ((784, 1024, 1024, 10), 1024, "tanh", "xent", "sgd"), ((128, 4096, 4096, 10), 1, "relu", "mse", "sgd"),
     ((128, 4096, 4096, 10), 128, "gelu", "xent", "sgd"))]
 
-TRAIN = COMMON + textwrap.dedent("""
-    MODELS = json.loads(os.environ["BENCH_MODELS"])
+# The models, in the library `m` (numpy), `nn` and `grad` name: run in TRAIN's processes and by `step_and_args`
+MODEL = textwrap.dedent("""
     ACT = {"tanh": m.tanh, "relu": nn.relu, "gelu": nn.gelu}
 
     def forward(params, x, act):
@@ -124,17 +124,25 @@ TRAIN = COMMON + textwrap.dedent("""
             return new_p, new_m, new_v, t
         return step
 
+    def arrays(widths, batch):
+        # the parameters, inputs and one-hot targets, NumPy arrays drawn from seed 0
+        rng = np.random.default_rng(0)
+        params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32))
+                  for a, b in zip(widths[:-1], widths[1:])]
+        x = rng.standard_normal((batch, widths[0])).astype(np.float32)
+        y = np.zeros((batch, widths[-1]), np.float32)
+        y[np.arange(batch), rng.integers(0, widths[-1], batch)] = 1.0
+        return params, x, y
+""")
+
+TRAIN = COMMON + MODEL + textwrap.dedent("""
+    MODELS = json.loads(os.environ["BENCH_MODELS"])
     out = {}
     for name, widths, batch, act, kind, opt in MODELS:
         if QUICK and batch * max(widths) ** 2 > 1e8:
             continue
-        rng = np.random.default_rng(0)
-        params = [(put((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32)), put(np.zeros(b, np.float32)))
-                  for a, b in zip(widths[:-1], widths[1:])]
-        x = put(rng.standard_normal((batch, widths[0])).astype(np.float32))
-        y = np.zeros((batch, widths[-1]), np.float32)
-        y[np.arange(batch), rng.integers(0, widths[-1], batch)] = 1.0
-        y = put(y)
+        params, x, y = arrays(widths, batch)
+        params, x, y = [(put(w), put(b)) for w, b in params], put(x), put(y)
         loss = make_loss(ACT[act], kind)
         if opt == "sgd":
             f = jit(sgd(loss))
@@ -204,6 +212,23 @@ EAGER = COMMON + textwrap.dedent("""
 """)
 
 SCRIPTS = {"train": TRAIN, "eager": EAGER}
+
+
+def step_and_args(row: str):
+    """The training step of the row named `row` ("widths bBATCH act loss opt", as `SWEEP` names them), stagec's
+    (not jitted), and its arguments, NumPy arrays: what the train part times (benchmarks/profile_dispatches.py)."""
+    import numpy as np
+    import stagec
+    import stagec.numpy as snp
+    ns = {"np": np, "m": snp, "nn": stagec.nn, "grad": stagec.grad}
+    exec(MODEL, ns)
+    widths, batch, act, kind, opt = row.split()
+    params, x, y = ns["arrays"](tuple(map(int, widths.split("-"))), int(batch[1:]))
+    loss = ns["make_loss"](ns["ACT"][act], kind)
+    if opt == "sgd":
+        return ns["sgd"](loss), (params, x, y)
+    zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
+    return ns["adam"](loss), (params, zeros, zeros, np.float32(0.0), x, y)
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

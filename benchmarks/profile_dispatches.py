@@ -22,48 +22,11 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-
 import stagec
-import stagec.numpy as snp
+from bench_models import step_and_args
 from stagec.compiler import driver
 
 TOOLS = os.path.dirname(sys.executable)
-
-
-def step_and_args(row: str):
-    """The `bench_models.py` training step named `row` ("widths bBATCH act loss opt") and its arguments."""
-    widths, batch, act, kind, opt = row.split()
-    widths, batch = tuple(map(int, widths.split("-"))), int(batch[1:])
-    act = {"tanh": snp.tanh, "relu": stagec.nn.relu, "gelu": stagec.nn.gelu}[act]
-
-    def loss(params, x, y):
-        for w, b in params[:-1]:
-            x = act(x @ w + b)
-        out = x @ params[-1][0] + params[-1][1]
-        return -snp.mean(snp.sum(y * stagec.nn.log_softmax(out), axis=-1)) if kind == "xent" else snp.mean((out - y) ** 2)
-
-    def sgd(params, x, y):
-        g = stagec.grad(loss)(params, x, y)
-        return [(w - 1e-3 * gw, b - 1e-3 * gb) for (w, b), (gw, gb) in zip(params, g)]
-
-    def adam(params, mom, vel, t, x, y, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
-        g, t = stagec.grad(loss)(params, x, y), t + 1.0
-        m = [tuple(b1 * m_ + (1 - b1) * g_ for m_, g_ in zip(ms, gs)) for ms, gs in zip(mom, g)]
-        v = [tuple(b2 * v_ + (1 - b2) * g_ * g_ for v_, g_ in zip(vs, gs)) for vs, gs in zip(vel, g)]
-        p = [tuple(p_ - lr * (m_ / (1 - b1 ** t)) / (snp.sqrt(v_ / (1 - b2 ** t)) + eps) for p_, m_, v_ in zip(*z))
-             for z in zip(params, m, v)]
-        return p, m, v, t
-    rng = np.random.default_rng(0)
-    params = [((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32))
-              for a, b in zip(widths[:-1], widths[1:])]
-    x = rng.standard_normal((batch, widths[0])).astype(np.float32)
-    y = np.zeros((batch, widths[-1]), np.float32)
-    y[np.arange(batch), rng.integers(0, widths[-1], batch)] = 1.0
-    if opt == "sgd":
-        return sgd, (params, x, y)
-    zeros = [(np.zeros_like(w), np.zeros_like(b)) for w, b in params]
-    return adam, (params, zeros, zeros, np.float32(0.0), x, y)
 
 
 def main() -> None:

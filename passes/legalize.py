@@ -339,15 +339,16 @@ def calls_blas(element_types: Sequence[str], macs: int, min_macs: int | None, ve
 
 
 def _row_by_weight(dot, types, dims: dict, free: list[int]) -> bool:
-    """Whether `dot` is a float32 `x @ W` of one row (x rank 1, or 1 x K) by a W stored K x N (not a transpose) of
-    `ROW_COLUMNS`+ columns and under `ROW_WEIGHT` elements: there IREE's own kernel with the CPU's `matvec` tuning
-    part reads W's rows faster than a BLAS call (1x256x256 5 us against 11, 1x1024x2048 85 against 96; from
-    2048x2048 BLAS streams a W beyond the caches faster: 192 against 230; docs/blas.md)."""
-    w = dot.operands[1].owner
+    """Whether `dot` is a float32 `x @ W` of one row (x rank 1, or 1 x K, contracted on its last dimension) by a W
+    stored K x N (not a transpose) of `ROW_COLUMNS`+ columns and under `ROW_WEIGHT` elements: there IREE's own
+    kernel with the CPU's `matvec` tuning part (`tuning._matvec`: these products) reads W's rows faster than a BLAS
+    call (1x256x256 5 us against 11, 1x1024x2048 85 against 96; from 2048x2048 BLAS streams a W beyond the caches
+    faster: 192 against 230; docs/blas.md)."""
+    w, lhs = dot.operands[1].owner, types[0].shape
     return (str(types[2].element_type) == "f32" and free[0] == 1 and free[1] >= ROW_COLUMNS
             and math.prod(types[1].shape) < ROW_WEIGHT
             and len(types[1].shape) == 2 and dims.get(("rhs", "contracting")) == [0]
-            and not dims.get(("lhs", "batching")) and len(types[0].shape) <= 2
+            and not dims.get(("lhs", "batching")) and len(lhs) <= 2 and dims.get(("lhs", "contracting")) == [len(lhs) - 1]
             and (isinstance(w, ir.Block) or w.name != "stablehlo.transpose"))
 
 

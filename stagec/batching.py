@@ -26,8 +26,7 @@ from typing import Any, Callable, Sequence
 from . import lax, tree_util
 from .core import (Graph, Primitive, ShapedArray, TracerBase, aval_of, eval_graph, flatten_outputs,
                    trace_subgraph, tracing)
-from .errors import ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError, \
-    TracerIntegerConversionError, UnexpectedTracerError
+from .errors import ConcretizationTypeError, TracerArrayConversionError, UnexpectedTracerError
 from .primitives._batch import at_front, axis_size, example_shape, moveaxis
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
 
@@ -59,14 +58,6 @@ class BatchTracer(TracerBase):
                    f"The problem arose with the `{what}` function: under vmap ({self._trace.fun_desc}) this value "
                    f"differs from one example to the next, so Python cannot branch on it or convert it. Use "
                    f"stagec.numpy.where or stagec.lax.cond / while_loop, which batch.")
-
-    def __bool__(self): raise self._concretization_error("bool", TracerBoolConversionError)
-    def __int__(self): raise self._concretization_error("int")
-    def __float__(self): raise self._concretization_error("float")
-    def __complex__(self): raise self._concretization_error("complex")
-    def __index__(self): raise self._concretization_error("__index__", TracerIntegerConversionError)
-    def item(self): raise self._concretization_error("item")
-    def tolist(self): raise self._concretization_error("tolist")
 
     def __array__(self, dtype=None, copy=None):
         raise TracerArrayConversionError(

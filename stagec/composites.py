@@ -21,7 +21,6 @@ and dropped when a setting changes.
 """
 from __future__ import annotations
 
-import collections
 import functools
 import logging
 import math
@@ -34,7 +33,7 @@ import numpy as np
 
 from .array import Array
 from .backend import get_backend
-from .config import config
+from .config import LRUSettingsCache, config
 from .core import Const, Literal, Trace, flatten_outputs, tracing
 from . import eager
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
@@ -48,9 +47,9 @@ stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fu
 # views: `_views`; cases: calls that took a composite's `eager_case`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
-_sigs: collections.OrderedDict[tuple, object] = collections.OrderedDict()  # signature -> its runner, or _PLAIN
-# (least recently used first: a loop over new scalar values pushes out the oldest signatures, not all of them)
-_sigs_config: list = [None]  # the `config.key_now` they were made under
+# signature -> its runner, or _PLAIN (least recently used first: a loop over new scalar values pushes out the oldest
+# signatures, not all of them); emptied with the fused modules (`_unload`) when a setting changes
+_sigs = LRUSettingsCache(lambda: 4 * max(config.eager_cache_size, 1), on_clear=lambda: _unload())
 
 
 class _Unkeyed(Exception):
@@ -96,9 +95,6 @@ def _signature(fn, args, kwargs) -> tuple[tuple, list]:
 
 def call(fn: Callable, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
-    if config.key_now is not _sigs_config[0]:  # any setting changed: signatures are planned again
-        clear_cache()
-        _sigs_config[0] = config.key_now
     try:
         key, leaves = _signature(fn, args, kwargs)
     except _Unkeyed:
@@ -107,11 +103,8 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     run = _sigs.get(key)
     if run is None or run is _SEEN:
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
-        run = _SEEN if run is None else _make(fn, args, kwargs)
-        if key not in _sigs and len(_sigs) >= 4 * max(config.eager_cache_size, 1):
-            _sigs.popitem(last=False)
-        _sigs[key] = run
-    _sigs.move_to_end(key)
+        run = _sigs.put(key, _SEEN if run is None else _make(fn, args, kwargs))
+    _sigs.touch(key)
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
         return fn(*args, **kwargs)
@@ -173,10 +166,7 @@ def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Call
     template = None if len(slots) == len(args) else [None if type(a) is Array else a for a in args]
 
     def cased(leaves):
-        xs = []
-        for x in leaves:  # (read back once, as the composite's NumPy rules read them)
-            v = x._npy
-            xs.append(x._value() if v is None else v)
+        xs = [x._value() for x in leaves]  # (read back once, as the composite's NumPy rules read them)
         if template is not None:
             full = list(template)
             for i, v in zip(slots, xs):
@@ -488,7 +478,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
             names[i] = f"v{i}"
         lines = [f"    {''.join(f'L{i}, ' for i in range(n_in))}= leaves"] if n_in else []
         for i in read:
-            lines += [f"    v{i} = L{i}._npy", f"    if v{i} is None: v{i} = L{i}._value()"]
+            lines.append(f"    v{i} = L{i}._value()")
         for n, (rule, params, prim, plan, ins, outs, guard) in enumerate(steps):
             if rule is not None:
                 o, a = outs[0], avals[outs[0]]
@@ -651,6 +641,10 @@ def _again(fn, args, kwargs, leaves):
 
 def clear_cache() -> None:
     _sigs.clear()
+
+
+def _unload() -> None:
+    """Drop the loaded fused modules (their signatures run op by op again)."""
     with _loaded_lock:
         for f in _loaded:
             f.runner = None

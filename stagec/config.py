@@ -1,9 +1,10 @@
 """Global configuration: `stagec.config.update(name, value)`, seeded from STAGEC_* environment variables."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
-from typing import Any
+from typing import Any, Callable
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -121,6 +122,8 @@ class Config:
     def _rekey(self) -> None:
         # `key_now`: an attribute, read on every jit call (a method call costs ~0.2 us of a ~8 us call)
         self.key_now = tuple(sorted((n, repr(v)) for n, v in self._values.items() if n not in self._not_in_key))
+        for cache in list(_setting_caches):  # (what they hold was decided under the old settings)
+            cache.clear()
 
     def key(self) -> tuple:
         """Hashable snapshot of every flag that changes what is compiled, for cache keys."""
@@ -129,6 +132,63 @@ class Config:
     @property
     def x64_enabled(self) -> bool:
         return bool(self._values["enable_x64"])
+
+
+_setting_caches: list = []  # the `SettingsCache`s, emptied by every `Config.update`
+
+
+class _Emptied:
+    """What `SettingsCache` and `LRUSettingsCache` share (mixed into a dict type)."""
+
+    __slots__ = ()
+
+    def _setup(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None) -> None:
+        self._bound = bound if callable(bound) else (lambda: bound)
+        self._on_clear = on_clear  # what else the owner drops with the entries
+        _setting_caches.append(self)
+
+    def put(self, key, value):
+        """`self[key] = value` within the bound (`_full` makes room); returns `value`."""
+        if key not in self and len(self) >= self._bound():
+            self._full()
+        self[key] = value
+        return value
+
+    def clear(self) -> None:
+        super().clear()
+        if self._on_clear is not None:
+            self._on_clear()
+
+
+class SettingsCache(_Emptied, dict):
+    """A per-signature cache of what was decided under the current settings (eager plans, promotions, ...):
+    emptied whenever a setting changes (`Config.update`), so a hit needs no check of `config.key_now`; `put` keeps
+    it to `bound` entries (an int, or a function of the settings), emptying a full one. Made once per owner (module
+    level): each is kept for the process."""
+
+    __slots__ = ("_bound", "_on_clear")
+
+    def __init__(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self._setup(bound, on_clear)
+
+    def _full(self) -> None:
+        self.clear()
+
+
+class LRUSettingsCache(_Emptied, collections.OrderedDict):
+    """A `SettingsCache` that drops its least recently used entry when full (the owner marks a hit with `touch`,
+    OrderedDict's `move_to_end`)."""
+
+    __slots__ = ("_bound", "_on_clear")
+    touch = collections.OrderedDict.move_to_end
+
+    def __init__(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self._setup(bound, on_clear)
+
+    def _full(self) -> None:
+        self.popitem(last=False)
 
 
 config = Config()

@@ -525,9 +525,21 @@ def install_array_methods(methods: dict[str, Any]) -> None:
 
 
 class TracerBase(ArrayOps):
-    """A value a trace stands in for; `_trace` is the trace that processes operations on it."""
+    """A value a trace stands in for; `_trace` is the trace that processes operations on it. Python's conversions
+    raise the trace's `_concretization_error` (a tracer has no value to give)."""
 
     __slots__ = ()
+
+    def _concretization_error(self, what: str, cls=ConcretizationTypeError) -> Exception:  # (each trace's says more)
+        return cls(f"Abstract tracer value encountered where concrete value is expected: {self} (`{what}`)")
+
+    def __bool__(self): raise self._concretization_error("bool", TracerBoolConversionError)
+    def __int__(self): raise self._concretization_error("int")
+    def __float__(self): raise self._concretization_error("float")
+    def __complex__(self): raise self._concretization_error("complex")
+    def __index__(self): raise self._concretization_error("__index__", TracerIntegerConversionError)
+    def item(self): raise self._concretization_error("item")
+    def tolist(self): raise self._concretization_error("tolist")
 
 
 class Tracer(TracerBase):
@@ -564,12 +576,6 @@ class Tracer(TracerBase):
             f"mark the argument static with static_argnums= / static_argnames= so it is a Python value while "
             f"tracing (the function then recompiles for each new value).")
 
-    def __bool__(self): raise self._concretization_error("bool", TracerBoolConversionError)
-    def __int__(self): raise self._concretization_error("int")
-    def __float__(self): raise self._concretization_error("float")
-    def __complex__(self): raise self._concretization_error("complex")
-    def __index__(self): raise self._concretization_error("__index__", TracerIntegerConversionError)
-
     def __array__(self, dtype=None, copy=None):
         t = self._trace
         deps = t.depends_on(self._var) if t.active else []
@@ -578,6 +584,3 @@ class Tracer(TracerBase):
             f"The numpy.ndarray conversion method __array__() was called on {self} while tracing the function "
             f"{t.fun_desc} for {t.purpose}.{dep} A traced value has no data yet: use stagec.numpy (snp) "
             f"functions instead of numpy (np) ones inside the traced function, or mark the argument static.")
-
-    def item(self): raise self._concretization_error("item")
-    def tolist(self): raise self._concretization_error("tolist")

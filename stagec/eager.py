@@ -38,7 +38,7 @@ from .backend import TASK_THRESHOLD, Backend, get_backend
 from .compiler.retries import SYSTEM_LINK
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles, block_sigint
-from .config import config
+from .config import SettingsCache, config
 from .core import (Const, Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
                    to_numpy_constant)
 from .errors import CompileError
@@ -74,8 +74,8 @@ KEEP_HOST_BYTES = 1 << 20  # a NumPy rule's result up to this size stays as its 
 stats = {"compiles": 0, "polymorphic": 0, "views": 0, "host": 0}
 
 
-_plans: dict[tuple, Callable] = {}  # a call's signature -> `run(args, params)`: what `_plan` decided for it
-_plans_config: list = [None]  # the `config.key_now` object the plans were made under (`update` makes a new one)
+# a call's signature -> `run(args, params)`: what `_plan` decided for it
+_plans = SettingsCache(lambda: 4 * max(config.eager_cache_size, 1))
 
 
 def apply(prim: Primitive, args: Sequence, params: dict) -> list[Array]:
@@ -87,19 +87,13 @@ def apply(prim: Primitive, args: Sequence, params: dict) -> list[Array]:
 
 def plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict) -> Callable:
     """The `run(args, params)` that `apply` takes for this signature (`core.eager_plan`), kept per signature."""
-    if config.key_now is not _plans_config[0]:  # any setting changed: plans are made again
-        _plans.clear()
-        _plans_config[0] = config.key_now
     try:
         pkey = (prim, tuple(avals), tuple(params.items()))
         run = _plans.get(pkey)
     except TypeError:  # (an unhashable parameter)
         return _plan(prim, list(avals), params)
     if run is None:
-        run = _plan(prim, list(avals), params)
-        if len(_plans) >= 4 * max(config.eager_cache_size, 1):
-            _plans.clear()
-        _plans[pkey] = run
+        run = _plans.put(pkey, _plan(prim, list(avals), params))
     return run
 
 
@@ -387,8 +381,7 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
         for x, a in zip(args, avals):
             t = type(x)
             if t is Array:
-                v = x._npy
-                xs.append(x._value() if v is None else v)
+                xs.append(x._value())
             elif t is ndarray:
                 xs.append(x)
                 caller = True

@@ -144,6 +144,22 @@ def test_a_row_times_a_weight_stays_iree_where_its_matvec_part_is_faster(x64):
         _check(got, want)
 
 
+
+def test_a_row_left_to_iree_is_one_its_matvec_part_reads():
+    """A float32 product of one row by a weight either calls BLAS or is matched by the CPU's `matvec` tuning part
+    (`tuning._matvec`): a K x 1 lhs contracted on its first dimension (`x.T @ W` with the transpose folded into
+    the product) is no row the part matches, so it calls BLAS (it was left to IREE's generic kernel)."""
+    first = lambda x, w: lax.dot_general(x, w, (((0,), (0,)), ((), ())))
+    for f, shapes in ((first, [(1024, 1), (1024, 2048)]), (lambda x, w: x @ w, [(1, 1024), (1024, 2048)]),
+                      (lambda x, w: x @ w, [(784,), (784, 1024)]), (lambda x, w: x.T @ w, [(1024, 1), (1024, 2048)])):
+        args = [r(*s) for s in shapes]
+        lowered = stagec.jit(f).lower(*args)
+        calls = blas_dots(lowered.as_text("isolate-reductions"), legalize_pass.BLAS_MIN_MACS,
+                          legalize_pass.BLAS_MIN_VECTOR_MACS) is not None
+        assert calls != lowered.facts.look.matvec, shapes
+        _check(stagec.jit(f)(*args), f(*[a.astype(np.float64) for a in args]) if f is not first else
+               args[0].astype(np.float64).T @ args[1])
+
 CASES = {  # name -> (function of (NumPy module, *arrays), shapes): run with stagec.numpy and with NumPy
     "a@b": (lambda np_, a, b: a @ b, [(256, 96), (96, 160)]),
     "a.T@b": (lambda np_, a, b: a.T @ b, [(96, 256), (96, 160)]),

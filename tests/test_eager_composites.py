@@ -544,15 +544,16 @@ def test_broadcast_rule_is_a_view_of_its_operand(shape, dims, out):
 
 
 def test_take_of_a_flattened_array_is_one_composite(exact):
-    """`take(x, k)` (axis None): the flattening reshape inside the composite, not an eager operation before it."""
-    x, k = floats((4, 4)), np.array([3, 0, -1, 15, -16], np.int32)
+    """`take(x, k)` (axis None): the flattening reshape inside the composite, not an eager operation before it (x
+    above `HOST_READ_ELEMENTS`: a fused module; a smaller one runs its few NumPy-rule steps, `HOST_STEPS`)."""
+    x, k = floats((128, 160)), np.array([3, 0, -1, 20479, -20480], np.int32)
     X, K = stagec.device_put(x), stagec.device_put(k)
     composites.clear_cache()
     with _HeldCompiles():
         _fused_run(snp.take, (X, K), np.take(x, k), compiled=False)
     _fused_run(snp.take, (X, K), np.take(x, k), compiled=True)
-    with pytest.raises(IndexError, match="take: index 16 is out of bounds for axis 0 with size 16"):
-        snp.take(X, stagec.device_put(np.array([16], np.int32)))
+    with pytest.raises(IndexError, match="take: index 20480 is out of bounds for axis 0 with size 20480"):
+        snp.take(X, stagec.device_put(np.array([20480], np.int32)))
 
 
 def test_a_zero_d_integer_quotient_comes_back_as_an_array(exact):

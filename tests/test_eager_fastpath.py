@@ -53,6 +53,26 @@ def test_a_settings_change_is_honoured():
     assert (xi * 1.5).dtype == np.float32 and snp.add(1.5, 2.25).dtype == np.float32
 
 
+def test_a_settings_change_empties_every_per_signature_cache():
+    """The per-signature caches (eager plans, composites' signatures, operand promotions, matmul and reduction
+    plans) are emptied by the update itself (`config.SettingsCache`), not on their next use: an entry made under
+    the old settings is never found, and holds no kernel meanwhile."""
+    from stagec import composites, eager
+    from stagec.numpy import _base, _linalg, _reductions
+    x, a = stagec.device_put(np.arange(4, dtype=np.float32)), stagec.device_put(np.ones((2, 2), np.float32))
+    for _ in range(2):
+        x * 2.0, snp.sum(x), a @ a, x // 3.0
+    plain = next(c.cell_contents for c in _reductions.sum.__closure__ if isinstance(c.cell_contents, dict))
+    caches = [eager._plans, composites._sigs, _base._eager_operands, _linalg._products, plain]
+    assert all(len(c) for c in caches)
+    old = stagec.config.default_matmul_precision
+    stagec.config.update("default_matmul_precision", "highest")
+    try:
+        assert not any(len(c) for c in caches)
+        np.testing.assert_array_equal(np.asarray(a @ a), np.full((2, 2), 2.0))
+    finally:
+        stagec.config.update("default_matmul_precision", old)
+
 def test_values_match_numpy_across_shapes_and_broadcasts():
     rng = np.random.default_rng(0)
     for shape in [(), (1, 1), (4, 4), (3, 1), (1000,)]:

@@ -37,3 +37,29 @@ def test_out_of_bounds_starts_are_clamped_eager_and_jitted(dtype, x64):
     for f, x, i, want in ((_points, X, idx, want_points), (_rows, X, idx, want_rows), (_one, V, one, want_one)):
         np.testing.assert_array_equal(np.asarray(f(x, i)), want)
         np.testing.assert_array_equal(np.asarray(stagec.jit(f)(x, i)), want)
+
+
+_M = np.arange(20, dtype=np.float32).reshape(4, 5) * 10
+
+
+def _clipped(i, n):
+    """JAX's reading of a traced index: a negative one counts from the end, then out-of-bounds ones clamp."""
+    i = np.asarray(i).astype(np.int64)
+    return np.clip(np.where(i < 0, i + n, i), 0, n - 1)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64])
+def test_numpy_indexing_with_traced_out_of_bounds_indices_clamps(dtype, x64):
+    """numpy indexing leaves a traced index out of bounds for the gather to clamp (no clamp of its own): reads,
+    rows and columns, two indices at once, vmapped, and a 'clip' update whose indices a gather reads."""
+    info = np.iinfo(dtype)
+    raw = [0, 3, 4, 9, info.max] + ([-1, -4, -5, -30, info.min] if info.min else [])
+    i = np.array(raw, dtype)
+    rows, cols = _clipped(i, 4), _clipped(i, 5)
+    got = stagec.jit(lambda x, i: (x[i], x[:, i], x[i, i[::-1]], x[1:, i], x.at[i].set(-1.0, mode="clip")))(_M, i)
+    want_set = _M.copy()
+    want_set[rows] = -1.0
+    for g, w in zip(got, (_M[rows], _M[:, cols], _M[rows, cols[::-1]], _M[1:, cols], want_set)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    rowwise = stagec.jit(stagec.vmap(lambda r, k: r[k]))(_M, i[:4])
+    np.testing.assert_array_equal(np.asarray(rowwise), _M[np.arange(4), cols[:4]])

@@ -13,6 +13,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, device_put
 from ..backend import Device, get_backend
+from ..config import SettingsCache
 from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant,
                     tracing_anywhere)
 
@@ -219,9 +220,6 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 break
         else:
             key = tuple(key)
-            if _dt.config.key_now is not _eager_config[0]:  # (a setting changed: x64, eager_tiering, ...)
-                _eager_operands.clear()
-                _eager_config[0] = _dt.config.key_now
             subs = _eager_operands.get(key)
             if subs:
                 if type(subs) is not tuple:  # (`_broadcasting`'s function, run as a composite)
@@ -232,22 +230,21 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 promoted = (_to_float if to_float else _promote)(fname, *args)
                 out = _broadcast(fname, *promoted)
                 subs = tuple([_kept(a, p, o) for a, p, o in zip(args, promoted, out)])
-                if len(_eager_operands) >= 256:
-                    _eager_operands.clear()
                 if not all(s is None or type(s) is Const or s for s in subs):
                     subs = ()
                 elif any(type(s) is tuple for s in subs):
                     # a 0-d Array broadcast on each call: from the next call the broadcast and the operation run as
                     # one composite (its NumPy rule broadcasts the scalar itself: the same bits), not two dispatches
                     subs = _broadcasting(fname, prim_fn, to_float)
-                _eager_operands[key] = subs
+                _eager_operands.put(key, subs)
                 return prim_fn(*out)
     args = (_to_float if to_float else _promote)(fname, *args)
     return prim_fn(*_broadcast(fname, *args))
 
 
-_eager_operands: dict = {}  # (prim_fn, to_float, avals and Python scalars) -> per operand, None or its Const (or
-# the composite function of the call: `_broadcasting`)
+# (prim_fn, to_float, avals and Python scalars) -> per operand, None or its Const (or the composite function of the
+# call: `_broadcasting`), under the settings (x64, eager_tiering, ...)
+_eager_operands = SettingsCache(256)
 _broadcasts_of: dict = {}  # (fname, prim_fn, to_float) -> `_broadcasting`'s function
 
 
@@ -263,7 +260,6 @@ def _broadcasting(fname: str, prim_fn, to_float: bool) -> Callable:
         f.__name__ = f.__qualname__ = fname
         _broadcasts_of[key] = f
     return f
-_eager_config: list = [None]  # the `config.key_now` the entries were made under
 
 
 def _binary(fname: str, prim_fn, to_float: bool = False):

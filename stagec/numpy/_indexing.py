@@ -205,13 +205,14 @@ def _as_int32(i, size: int):
 
 
 def _index_array(i, size: int, axis: int, fill: bool):
-    """An integer index as int32 in [0, size) (negatives wrapped, then out-of-bounds ones clamped; IREE's CPU
-    gather does not clamp as StableHLO specifies) and, when `fill`, its in-bounds mask (None: all are)."""
+    """An integer index as int32 for `lax.gather` (negatives wrapped) and, when `fill`, its in-bounds mask (None:
+    all are). A traced one is left out of bounds where it is: the gather clamps each start into [0, size - 1]
+    (its lowering and its NumPy rule alike; a scatter's indices are a gather's results). A concrete one is
+    clipped here, before it is narrowed to int32 (2^33 would wrap)."""
     if isinstance(i, TracerBase):
         i = _as_int32(i, size)
         valid = lax.bitwise_and(lax.ge(i, lax.full_like(i, -size)), lax.lt(i, lax.full_like(i, size))) if fill else None
-        i = lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i)
-        return lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(size - 1, 0))), valid
+        return lax.select(lax.lt(i, lax.full_like(i, 0)), lax.add(i, lax.full_like(i, size)), i), valid
     v = np.asarray(i).astype(np.int64)
     if size == 0 and v.size and not fill:
         raise IndexError(f"index {int(v.flat[0])} is out of bounds for axis {axis} with size 0")
@@ -533,19 +534,24 @@ def _take_nonnegative(a, indices, axis: int | None):
                       slice_sizes=tuple(1 if d == axis else n for d, n in enumerate(shape)))
 
 
+def _take_checked(a, indices: Array, n: int, axis: int, flat: bool):
+    """`take` of an Array of integer indices, concrete: IndexError outside [-n, n), else one eager composite (one
+    gather of the indices as they are where none is negative)."""
+    if _check_bounds("take", indices, n, axis) and n:
+        return _take_nonnegative(a, indices, None if flat else axis)
+    return _take_in_bounds(a, indices, None if flat else axis)
+
+
 def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
     """Elements of `a` at `indices` along `axis` (flattened when None). mode: None (concrete indices out of
     bounds raise IndexError, as NumPy; traced ones read the fill value, as JAX), 'raise' (concrete indices
     only), 'clip', 'wrap' or 'fill' (out-of-bounds indices read `fill_value`, by default as for
     `x.at[i].get(mode='fill')`: NaN for floats)."""
     if type(a) is Array and type(indices) is Array and mode is None and _dt.kind(indices.aval.dtype) in "iu":
-        # (the usual eager call, its checks in short: concrete indices, checked, then one composite)
+        # (the usual eager call, the argument checks below in short)
         av = a.aval
-        ax = None if axis is None else _axis(axis, av.ndim, "take")
-        n = av.size if ax is None else av.shape[ax]
-        if _check_bounds("take", indices, n, 0 if ax is None else ax) and n:
-            return _take_nonnegative(a, indices, ax)
-        return _take_in_bounds(a, indices, ax)
+        ax = 0 if axis is None else _axis(axis, av.ndim, "take")
+        return _take_checked(a, indices, av.size if axis is None else av.shape[ax], ax, axis is None)
     a = _arr(a)
     flat = axis is None  # (flattened by `_take_in_bounds` itself where it runs, else below)
     av = aval_of(a)
@@ -565,9 +571,9 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         mode = mode or "fill"
     mode = mode or "raise"
     if mode == "raise":
+        if type(indices) is Array:
+            return _take_checked(a, indices, n, axis, flat)
         _check_bounds("take", indices, n, axis)
-        if type(indices) is Array:  # (in bounds: its gather, one eager composite with the indices an operand)
-            return _take_in_bounds(a, indices, None if flat else axis)
     if flat:
         a = lax.reshape(a, (n,))
     if mode != "raise" and mode != "fill":

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import lax
 from ..array import Array
-from ..config import config
+from ..config import SettingsCache, config
 from ..core import aval_of, eager_plan, tracing_anywhere
 from ..primitives.dot import canonicalize_precision, dot_general_p
 from ._base import _arr, _axis, _composite, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
@@ -22,17 +22,15 @@ class ShapeMismatch(TypeError, ValueError):
 
 
 _PRODUCT = (((1,), (0,)), ((), ()))  # dot_general's dimension numbers of a product of two matrices
-_products: dict = {}  # (lhs aval, rhs aval) -> (eager plan, dot_general's params) of a product of two matrices
-_products_config: list = [None]  # the `config.key_now` they were made under (`default_matmul_precision`)
+# (lhs aval, rhs aval) -> (eager plan, dot_general's params) of a product of two matrices (under the settings:
+# `default_matmul_precision`)
+_products = SettingsCache(256)
 
 
 def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     """Matrix product with NumPy's rules: 1-D operands are promoted, leading dims broadcast."""
     if type(a) is Array and type(b) is Array and not tracing_anywhere[0] and precision is None and \
             preferred_element_type is None:  # (eager: two matrices of one dtype are one `dot_general`, as below)
-        if config.key_now is not _products_config[0]:
-            _products.clear()
-            _products_config[0] = config.key_now
         key = (a.aval, b.aval)
         found = _products.get(key)
         if found is None:
@@ -44,9 +42,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
                     "preferred_element_type": None}
                 run = eager_plan(dot_general_p, key, params)
                 if run is not None:
-                    if len(_products) >= 256:
-                        _products.clear()
-                    found = _products[key] = (run, params)
+                    found = _products.put(key, (run, params))
         if found is not None:  # (what `dot_general_p.bind` would run: the runtime's plan of this signature)
             run, params = found
             return run([a, b], params)[0]

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array
-from ..config import config
+from ..config import SettingsCache
 from ..core import aval_of, eager_plan, tracing_anywhere
 from ._base import _arr, _axes, _axis, _composite, _keep, _promote, astype
 from ._creation import full
@@ -70,14 +70,12 @@ def _masked(fname: str, x, where, identity):
 
 
 def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=False):
-    plain: dict = {}  # eager: (aval, axis, keepdims) -> (eager plan, params) of a call that is `reducer(a, axes)` alone
-    plain_config: list = [None]  # the `config.key_now` it was made under (x64 changes the accumulation dtypes)
+    # eager: (aval, axis, keepdims) -> (eager plan, params) of a call that is `reducer(a, axes)` alone (under the
+    # settings: x64 changes the accumulation dtypes)
+    plain = SettingsCache(256)
 
     def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
         if type(a) is Array and dtype is None and initial is None and where is None and not tracing_anywhere[0]:
-            if plain_config[0] is not config.key_now:
-                plain.clear()
-                plain_config[0] = config.key_now
             try:
                 key = (a.aval, axis if type(axis) is not list else tuple(axis), type(axis), keepdims)
                 found = plain.get(key)
@@ -97,9 +95,7 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
             params = {"axes": tuple(int(i) for i in axes)}  # (as `reducer` binds them)
             run = eager_plan(reducer.prim, (av,), params)
             if run is not None:
-                if len(plain) >= 256:
-                    plain.clear()
-                plain[key] = (run, params)
+                plain.put(key, (run, params))
         if not identity_ok and initial is None:
             if where is not None:
                 raise ValueError(f"reduction operation {fname!r} does not have an identity, so to use a where mask "

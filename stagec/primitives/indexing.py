@@ -38,7 +38,10 @@ gather_p = Primitive("gather", _gather_rule)
 def _gather(ctx: L.Ctx, x, idx, *, offset_dims, collapsed_slice_dims, start_index_map, slice_sizes):
     ir = L.mlir()
     xav, iav = ctx.avals_in
-    if iav.size and L.DYNAMIC not in (*xav.shape, *iav.shape):
+    if L.DYNAMIC in (*xav.shape, *iav.shape):  # (gather is not shape-polymorphic: `eager.POLYMORPHIC`)
+        raise NotImplementedError("gather with dynamic dimensions: its starts would not be clamped (stagec.numpy "
+                                  "indexing relies on the clamp)")
+    if iav.size:
         # Each start clamped into [0, dim - slice size], as StableHLO's gather defines it: IREE 3.13 reads past the
         # operand instead (an index of 5 into 4 values gave 0, 2^31 - 1 crashed the process).
         top = np.iinfo(iav.dtype).max
