@@ -392,7 +392,7 @@ def _partners(N: int, r):
 
 def _pair(v, part, first):
     """(v at the lower slot of each pair, v at the upper), for every slot (both slots of a pair get the same)."""
-    vp = take(v, part, axis=-1)
+    vp = take(v, part, axis=-1, mode="clip")
     return where(first, v, vp), where(first, vp, v)
 
 
@@ -403,7 +403,7 @@ def _at(x, i, j):
     flat = lax.reshape(x, sh[:-2] + (sh[-2] * sh[-1],))
     idx = broadcast_to(i * sh[-1] + j, broadcast_shapes(aval_of(i).shape, aval_of(j).shape))
     k, l = aval_of(idx).shape
-    return lax.reshape(take(flat, lax.reshape(idx, (k * l,)), axis=-1), sh[:-2] + (k, l))
+    return lax.reshape(take(flat, lax.reshape(idx, (k * l,)), axis=-1, mode="clip"), sh[:-2] + (k, l))
 
 
 def _coefficients(first, c, s, w=None):
@@ -454,7 +454,7 @@ def _columns(y, order):
     """The columns of y (..., m, k) in `order` (int32 (..., n), n <= k): one `take` where there is no batch (its
     gather fuses into the consumer; take_along_axis's index tensor is a constant IREE hoists and copies)."""
     if aval_of(order).ndim == 1:
-        return take(y, order, axis=-1)
+        return take(y, order, axis=-1, mode="clip")
     return take_along_axis(y, broadcast_to(expand_dims(order, -2), aval_of(y).shape[:-1] + aval_of(order).shape[-1:]),
                            axis=-1)
 
@@ -558,24 +558,20 @@ def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
 
 def _jacobi_columns(a):
     """One-sided (Hestenes) Jacobi on the columns of a (..., m, n), m >= n: rotate column pairs until each
-    pair is orthogonal to eps * sqrt(m) relative to their norms. Returns (A V with orthogonal columns, V).
-    A and V are carried as one matrix W = [A; V] (..., m + n, n): each step's rotation of a column pair is one
-    elementwise pass over one gather of W, where two of each made two more dispatches (of ~75 M instructions
-    of IREE's compile each)."""
+    pair is orthogonal to eps * sqrt(m) relative to their norms. Returns (A V with orthogonal columns, V)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     dt = aval_of(a).dtype
     cplx = _is_complex(a)
     tol = _eps(a) * float(np.sqrt(m))
-    W0 = concatenate([a, _batch_eye(shape[:-2] + (n, n), dt)], axis=-2)
+    V0 = _batch_eye(shape[:-2] + (n, n), dt)
 
     def step(r, state):
-        W, worst = state
+        A, V, worst = state
         part, first = _partners(n, r)
-        P = take(W, part, axis=-1)  # the partner of each column
-        A, PA = W[..., :m, :], P[..., :m, :]
+        P = take(A, part, axis=-1, mode="clip")  # the partner of each column
         nrm = sum(abs(A) ** 2, axis=-2)
-        g = sum(multiply(conjugate(A) if cplx else A, PA), axis=-2)  # a_j^H a_partner(j)
+        g = sum(multiply(conjugate(A) if cplx else A, P), axis=-2)  # a_j^H a_partner(j)
         alpha, beta = _pair(nrm, part, first)
         gamma = _pair(g, part, first)[0]  # a_p^H a_q
         w = None
@@ -588,19 +584,20 @@ def _jacobi_columns(a):
         if cplx:
             c, s = c.astype(dt), s.astype(dt)
         f, g = _coefficients(first, c, s, w)
-        W = W * expand_dims(f, -2) + P * expand_dims(g, -2)
+        fc, gc = expand_dims(f, -2), expand_dims(g, -2)
+        A, V = A * fc + P * gc, V * fc + take(V, part, axis=-1, mode="clip") * gc
         worst = lax.max(worst, rel.astype(aval_of(worst).dtype))  # per slot: no reduction per step
-        return W, worst
+        return A, V, worst
 
     def sweep(state):
-        W, it, prev = state
+        A, V, it, prev = state
         start = _tied(broadcast_to(prev, shape[:-2] + (n,)))  # (one dispatch: broadcast, then multiply)
-        W, worst = lax.fori_loop(0, n - 1, step, (W, start))
-        return W, it + 1, max(worst)
+        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, start))
+        return A, V, it + 1, max(worst)
 
-    init = (W0, 0, np.array(1.0, _real_dtype(dt)))
-    W, _, _ = lax.while_loop(lambda s: logical_and(s[1] < _MAX_SWEEPS, s[2] > tol), sweep, init)
-    return W[..., :m, :], W[..., m:, :]
+    init = (a, V0, 0, np.array(1.0, _real_dtype(dt)))
+    A, V, _, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, s[3] > tol), sweep, init)
+    return A, V
 
 
 def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
