@@ -318,8 +318,8 @@ def _apply_q(U, q):
 
 def _householder_q(a):
     """The complete Q (..., m, m) of a's Householder QR (m >= n) in one loop: before step j, column j of R is
-    Q^H a_j, and the step makes Q Q H_j. (`_householder` then `_apply_q` take two loops: 9 dispatches of IREE's
-    compile where this takes 5, 10% of an svd module's compile.)"""
+    Q^H a_j, and the step makes Q Q H_j (`_householder` then `_apply_q` take two loops: svd 64x64 had 5
+    dispatches more; its compile time is the same within noise, its warm call ~7% faster)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     dt = aval_of(a).dtype
