@@ -243,6 +243,21 @@ def test_svd_rank_deficient_complex():
     assert int(snp.linalg.matrix_rank(a[0])) == 2
 
 
+@pytest.mark.parametrize("shape", [(6, 6), (8, 5)])
+def test_svd_zero_singular_values_real(shape):
+    """Exact zero singular values (zero and repeated columns) of a real matrix: U is completed to an orthonormal
+    basis, as by LAPACK; square or full U is one Householder loop after the Jacobi loops (3 loops, where the
+    two-loop QR made 4)."""
+    a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    a[:, 1], a[:, 3] = 0, a[:, 0]  # rank n - 2
+    u, s, vh = map(np.asarray, snp.linalg.svd(a))
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False), atol=_tol(np.float32))
+    assert _err((u[:, :s.size] * s) @ vh, a) < _tol(np.float32)
+    assert _err(u.T @ u, np.eye(shape[0])) < _tol(np.float32)
+    assert _err(vh @ vh.T, np.eye(shape[1])) < _tol(np.float32)
+    assert stagec.jit(snp.linalg.svd).lower(a).as_text("final").count("stablehlo.while") == 3
+
+
 def test_pinv_lstsq_rank(mode):
     a = _matrix(11, 10.0, mode, N + 2, N - 1)
     b = np.arange(N + 2, dtype=mode)
