@@ -133,3 +133,49 @@ def test_unique_with_size_matches_jax():
         got = stagec.jit(lambda x: snp.unique(x, True, True, True, **kw))(x)
         for g, w in zip(got, jnp.unique(x, True, True, True, **kw)):
             np.testing.assert_array_equal(g, np.asarray(w))
+
+
+def test_polynomial_arithmetic_against_numpy(x64):
+    rng = np.random.default_rng(7)
+    a, b, r = rng.standard_normal(5), rng.standard_normal(3), rng.standard_normal(4)
+    got = stagec.jit(lambda a, b, r: [snp.poly(r), snp.polyadd(a, b), snp.polysub(b, a), snp.polymul(a, b),
+                                      snp.polyder(a, 2), snp.polyint(a, 2, k=[1.0, -2.0]), *snp.polydiv(a, b)])(a, b, r)
+    want = [np.poly(r), np.polyadd(a, b), np.polysub(b, a), np.polymul(a, b), np.polyder(a, 2),
+            np.polyint(a, 2, k=[1.0, -2.0]), np.polydiv(a, b)[0]]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+    rem = np.polydiv(a, b)[1]  # JAX keeps u's length: leading (near-)zeros, then NumPy's remainder
+    np.testing.assert_allclose(got[-1][-len(rem):], rem, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(got[-1][:-len(rem)], 0, atol=1e-13)
+    np.testing.assert_allclose(snp.polydiv(a, b, trim_leading_zeros=True)[1], rem, rtol=1e-12)
+    assert snp.polyder(np.array([2, -5, 3, -1])).dtype == np.float64  # (float, as JAX's)
+    np.testing.assert_array_equal(snp.polymul(np.array([0.0, 1, 2]), np.array([3.0]), trim_leading_zeros=True),
+                                  np.polymul([0.0, 1, 2], [3.0]))
+    x = np.linspace(0, 1, 20)
+    y = np.stack([3 * x ** 2 - x + 0.5 + 0.01 * np.sin(30 * x), np.cos(x)], 1)
+    for kw in ({}, {"w": 1 + x}, {"cov": True}):
+        g, w = snp.polyfit(x, y[:, 0], 2, **kw), np.polyfit(x, y[:, 0], 2, **kw)
+        for gi, wi in zip(g if kw.get("cov") else [g], w if kw.get("cov") else [w]):
+            np.testing.assert_allclose(gi, wi, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(snp.polyfit(x, y, 3), np.polyfit(x, y, 3), rtol=1e-9)
+
+
+def test_unwrap_and_piecewise(x64):
+    ph = np.cumsum(np.random.default_rng(8).standard_normal((3, 12)) * 2.5, axis=1)
+    got = stagec.jit(lambda p: [snp.unwrap(p), snp.unwrap(p, axis=0), snp.unwrap(p, discont=4.0, period=5.0)])(ph)
+    for g, w in zip(got, [np.unwrap(ph), np.unwrap(ph, axis=0), np.unwrap(ph, discont=4.0, period=5.0)]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    xi = np.arange(-3, 4) * 3
+    out = snp.unwrap(xi, period=7)
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, np.unwrap(xi, period=7))
+    xs = np.linspace(-2, 2, 9)
+    conds = lambda v: [v < 0, v > 1]
+    funcs = [lambda v: -v, lambda v: v ** 2, 7.0]
+    np.testing.assert_array_equal(snp.piecewise(xs, conds(xs), funcs), np.piecewise(xs, conds(xs), funcs))
+    np.testing.assert_array_equal(stagec.jit(lambda v: snp.piecewise(v, conds(v), funcs[:2]))(xs),
+                                  np.piecewise(xs, conds(xs), funcs[:2]))
+    g = stagec.grad(lambda v: snp.piecewise(v, [v < 0], [lambda u: u ** 2, lambda u: 3 * u]).sum())(xs)
+    np.testing.assert_array_equal(g, np.where(xs < 0, 2 * xs, 3.0))
+    with pytest.raises(ValueError, match="functions are expected"):
+        snp.piecewise(xs, conds(xs), funcs[:1])
