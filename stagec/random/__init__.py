@@ -1024,28 +1024,14 @@ def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
     return _sample(f, kd, minval, maxval)
 
 
+from ._more import (ball, cauchy, chisquare, double_sided_maxwell, f, generalized_normal, geometric,  # noqa: E402,F401
+                    lognormal, maxwell, orthogonal, pareto, rademacher, rayleigh, t, triangular, wald, weibull_min)
+
 # JAX's samplers stagec has not written yet: each names what to build it from (`_missing`).
 _FROM = "build it from stagec.random's samplers:"
 __getattr__ = _missing(__name__, {
-    "ball": f"{_FROM} normal, then scale by uniform(...) ** (1/d) / norm",
     "binomial": f"{_FROM} the sum of bernoulli draws, or poisson for small p",
-    "cauchy": f"{_FROM} tan(pi * (uniform(...) - 0.5))",
-    "chisquare": f"{_FROM} 2 * gamma(key, df / 2)",
-    "double_sided_maxwell": f"{_FROM} a random sign times sqrt(2 * gamma(key, 1.5))",
-    "f": f"{_FROM} (chisquare(d1) / d1) / (chisquare(d2) / d2) via gamma",
-    "generalized_normal": f"{_FROM} a random sign times gamma(key, 1/p) ** (1/p)",
-    "geometric": f"{_FROM} ceil(log1p(-uniform(...)) / log1p(-p))",
-    "lognormal": f"{_FROM} exp(sigma * normal(...))",
-    "maxwell": f"{_FROM} sqrt(2 * gamma(key, 1.5))",
     "multinomial": f"{_FROM} categorical draws counted per class",
-    "orthogonal": f"{_FROM} the Q of snp.linalg.qr(normal(key, (n, n))) with its signs fixed by diag(R)",
-    "pareto": f"{_FROM} exp(exponential(...) / b)",
-    "rademacher": f"{_FROM} 2 * bernoulli(key, 0.5, shape) - 1",
-    "rayleigh": f"{_FROM} scale * sqrt(2 * exponential(...))",
-    "t": f"{_FROM} normal(...) / sqrt(gamma(key, df / 2) / (df / 2))",
-    "triangular": f"{_FROM} the inverse CDF applied to uniform(...)",
-    "wald": f"{_FROM} the Michael-Schucany-Haas transform of normal and uniform draws",
-    "weibull_min": f"{_FROM} scale * exponential(...) ** (1 / concentration)",
     "key_dtype": "stagec's keys are uint32 arrays of shape (2,) (random.PRNGKey); there is no extended key dtype",
     "clone": "stagec's keys are plain arrays: no clone is needed",
     "random_gamma_p": "JAX's primitive objects are JAX internals; use random.gamma",
