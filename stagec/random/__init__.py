@@ -1024,8 +1024,8 @@ def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
     return _sample(f, kd, minval, maxval)
 
 
-from ._more import (ball, cauchy, chisquare, double_sided_maxwell, f, generalized_normal, geometric,  # noqa: E402,F401
-                    lognormal, maxwell, orthogonal, pareto, rademacher, rayleigh, t, triangular, wald, weibull_min)
+from . import _more  # noqa: E402  (the transform samplers, built on the ones above; `f` and `t` are also local names)
+globals().update({_n: getattr(_more, _n) for _n in _more.__all__})
 
 # JAX's samplers stagec has not written yet: each names what to build it from (`_missing`).
 _FROM = "build it from stagec.random's samplers:"

@@ -16,6 +16,9 @@ from . import (_arraylike, _check_shape, _dtype, _prng, _run, bernoulli, exponen
                split, uniform)
 from ._prng import canonical_shape
 
+__all__ = ["cauchy", "rademacher", "maxwell", "double_sided_maxwell", "weibull_min", "rayleigh", "pareto", "lognormal",
+           "chisquare", "t", "f", "geometric", "triangular", "wald", "generalized_normal", "ball", "orthogonal"]
+
 
 def _shape(name: str, shape, *params) -> tuple:
     """JAX's `_check_broadcast_shapes`: the parameters' broadcast shape when `shape` is None."""
