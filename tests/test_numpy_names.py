@@ -179,3 +179,18 @@ def test_unwrap_and_piecewise(x64):
     np.testing.assert_array_equal(g, np.where(xs < 0, 2 * xs, 3.0))
     with pytest.raises(ValueError, match="functions are expected"):
         snp.piecewise(xs, conds(xs), funcs[:1])
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # (NumPy's "r" / "c" directives make np.matrix)
+def test_r_and_c_as_numpy():
+    a, b = np.array([[1, 2], [3, 4]], np.int32), np.arange(3.0, dtype=np.float32)
+    cases = [lambda m: m.r_[1:4, [0, 0], 5], lambda m: m.r_[0:1:5j], lambda m: m.c_[b, b], lambda m: m.r_["0,2", b, b],
+             lambda m: m.r_["r", 1:4], lambda m: m.c_[a, a], lambda m: m.r_["1,2,0", [1, 2], [3, 4]],
+             lambda m: m.r_[-1:1:6j, [0.0] * 3, 5, 6], lambda m: m.c_["c", b]]
+    for case in cases:
+        got, want = case(snp), case(np)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(stagec.jit(lambda x: snp.c_[x, 2 * x])(b), np.c_[b, 2 * b])
+    with pytest.raises(ValueError, match="directive"):
+        snp.r_["a,b", b]
