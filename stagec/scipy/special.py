@@ -269,7 +269,7 @@ __all__ += _special_more.__all__
 from .._missing import missing as _missing, table as _table  # noqa: E402
 
 __getattr__ = _missing(__name__, _table(
-    "bernoulli bessel_jn betainc boxcox boxcox1p dawsn erfcx exp1 expi expn fresnel gammainc "
+    "bernoulli bessel_jn betainc boxcox boxcox1p dawsn exp1 expi expn fresnel gammainc "
     "gammaincc hyp1f1 hyp2f1 loggamma owens_t polygamma sici spence sph_harm_y "
     "wofz zeta", "not implemented yet (stagec.scipy.special has logsumexp, erf/erfc/erfinv, gammaln/digamma/gamma, "
                  "betaln, beta, poch, factorial, comb, multigammaln, expit/logit, xlogy/xlog1py, entr, rel_entr, "
