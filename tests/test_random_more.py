@@ -1,4 +1,4 @@
-"""`stagec.random`'s transform samplers (cauchy ... orthogonal): their distributions against SciPy's (a
+"""`stagec.random`'s transform samplers (cauchy ... orthogonal) and float32 gumbel(mode="highest"): their distributions against SciPy's (a
 Kolmogorov-Smirnov test on 4000 draws, an independent oracle), and JAX's draws where JAX is installed (bit for bit
 where the transform is exact, else within 16 eps of max(|x|, 1), as tests/test_random.py)."""
 from __future__ import annotations
@@ -28,6 +28,7 @@ CASES = {
     "triangular": (lambda R, k, n=N: R.triangular(k, -1.0, 0.5, 2.0, (n,)), ("triang", (0.5, -1.0, 3.0)), "exact"),
     "wald": (lambda R, k, n=N: R.wald(k, 1.5, (n,)), ("invgauss", (1.5,)), "close"),
     "generalized_normal": (lambda R, k, n=N: R.generalized_normal(k, 1.5, (n,)), ("gennorm", (1.5,)), "close"),
+    "gumbel_highest": (lambda R, k, n=N: R.gumbel(k, (n,), mode="highest"), ("gumbel_r", ()), "close"),
 }
 
 

@@ -164,7 +164,7 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False, return_
     n, *rest = aval_of(aux).shape
     inner = int(np.prod(rest))
     if inner == 0:
-        n, perm = 1, snp.zeros(1, int)
+        n, perm = 1, snp.zeros(1, _dt.default_int())
     else:
         perm = snp.lexsort(aux.reshape(n, inner).T[::-1])
     aux = aux[perm]
@@ -192,9 +192,9 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False, return_
         ret += (perm[ind] if aval_of(aux).size else perm,)
     if return_inverse:
         if aval_of(aux).size:
-            inv = snp.zeros(mask.shape, int).at[perm].set(snp.cumsum(mask) - 1)
+            inv = snp.zeros(mask.shape, _dt.default_int()).at[perm].set(snp.cumsum(mask) - 1)
         else:
-            inv = snp.zeros(aval_of(arr).shape[ax], int)
+            inv = snp.zeros(aval_of(arr).shape[ax], _dt.default_int())
         ret += (inv.reshape(shape) if axis is None else inv,)
     if return_counts:
         if aval_of(aux).size:
@@ -202,7 +202,7 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False, return_
             idx = idx.at[1:].set(snp.where(idx[1:], idx[1:], mask.size))
             ret += (snp.diff(idx),)
         elif aval_of(arr).shape[ax]:
-            ret += (snp.full((1,), aval_of(arr).shape[ax], int),)
+            ret += (snp.full((1,), aval_of(arr).shape[ax], _dt.default_int()),)
         else:
-            ret += (snp.zeros(0, int),)
+            ret += (snp.zeros(0, _dt.default_int()),)
     return ret[0] if len(ret) == 1 else ret
