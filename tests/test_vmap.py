@@ -145,7 +145,8 @@ def binary_all(x, y):
 
 
 def int_all(x, y):
-    return [getattr(lax, n)(x, y) for n in INT_OPS] + [lax.bitwise_not(x)]
+    return [getattr(lax, n)(x, y) for n in INT_OPS] + [lax.bitwise_not(x), lax.population_count(x), lax.clz(y),
+                                                       lax.bitcast_convert_type(x, np.uint8)]
 
 
 def mixed_all(p, x, y):

@@ -14,6 +14,7 @@ from .. import dtypes as _dt
 from ..core import Const, aval_of
 from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
+from ..primitives.bits import bitcast_convert_type, clz, population_count  # noqa: F401
 from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,  # noqa: F401
                                conv_general_permutations, conv_general_shape_tuple, conv_transpose,
                                conv_with_general_padding, padtype_to_pads)
@@ -274,6 +275,7 @@ reduce_window_shape_tuple = _reduce_window_shape
 
 
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402  (uses the functions above)
+from ._extra import associative_scan, cumlogsumexp, nextafter, split  # noqa: E402,F401
 
 
 def expand_dims(array, dimensions):
@@ -436,10 +438,10 @@ __getattr__ = _missing(__name__, {
              "GatherDimensionNumbers GatherScatterMode ScatterDimensionNumbers",
              "stagec's lax takes plain tuples and keywords here (see the function's docstring)"),
     **_table("gather_p", _PRIMITIVE),
-    **_table("after_all create_token approx_max_k approx_min_k associative_scan bitcast_convert_type broadcast_like "
-             "clz composite conv_general_dilated_local conv_transpose_shape_tuple cumlogsumexp custom_linear_solve "
-             "custom_root dce_sink dtype empty index_take linalg mulhi nextafter platform_dependent "
-             "population_count ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
+    **_table("after_all create_token approx_max_k approx_min_k broadcast_like "
+             "composite conv_general_dilated_local conv_transpose_shape_tuple custom_linear_solve "
+             "custom_root dce_sink dtype empty index_take linalg mulhi platform_dependent "
+             "ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
              "rng_uniform scaled_dot scatter_add scatter_apply scatter_max scatter_min scatter_mul scatter_sub "
-             "shape_as_value split stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
+             "shape_as_value stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
 })

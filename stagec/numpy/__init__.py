@@ -44,6 +44,7 @@ import types as _types  # noqa: E402
 from . import (_arrayapi, _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes,  # noqa: E402
                _sorting, _ufuncs)
 from . import _extra  # noqa: E402  (built on the names above, through the package)
+from . import _bessel, _concat_tricks, _names, _poly  # noqa: E402  (likewise)
 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
@@ -62,7 +63,8 @@ def _export(mod) -> None:
             g[k] = _base._api(v) if isinstance(v, _types.FunctionType) and k not in _NOT_ARRAY else v
 
 
-for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi, _extra):
+for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi, _extra,
+           _names, _poly, _bessel, _concat_tricks):
     _export(_m)
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401
@@ -78,8 +80,9 @@ from .._missing import missing as _missing, table as _table  # noqa: E402
 _DATA_SHAPED = ("its result's shape depends on the values; outside jit use numpy's on np.asarray(x), inside jit "
                 "a fixed-size formulation (e.g. snp.where / sort with a static size)")
 __getattr__ = _missing(__name__, {
-    **_table("unique union1d intersect1d setdiff1d setxor1d trim_zeros extract compress histogram histogram2d "
-             "histogramdd histogram_bin_edges roots polyfit", _DATA_SHAPED),
+    **_table("union1d intersect1d setdiff1d setxor1d trim_zeros extract compress histogram histogram2d "
+             "histogramdd histogram_bin_edges", _DATA_SHAPED),
+    **_table("roots", "needs numpy.linalg.eigvals (the companion matrix's eigenvalues), which stagec lacks"),
     **_table("float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn "
              "float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 uint1 uint2 uint4",
              "stagec has no sub-byte or 8-bit floating types (the narrowest are int8/uint8, float16 and bfloat16)"),
@@ -88,9 +91,8 @@ __getattr__ = _missing(__name__, {
     **_table("object_ frompyfunc ufunc", "stagec arrays hold numbers only (no object arrays or NumPy ufunc objects)"),
     **_table("printoptions get_printoptions set_printoptions array_repr array_str",
              "stagec prints arrays through NumPy: use numpy's printoptions / array_repr on np.asarray(x)"),
-    **_table("c_ r_", "build the pieces and join them with snp.concatenate / snp.stack"),
-    **_table("apply_over_axes argpartition partition piecewise put put_along_axis packbits unpackbits bitwise_count "
-             "i0 frexp spacing kaiser mask_indices poly polyadd polysub polymul polydiv polyder polyint unwrap "
+    **_table("apply_over_axes put put_along_axis packbits unpackbits "
+             "mask_indices "
              "einsum_path iterable dsplit", "not implemented yet (a JAX name stagec lacks); numpy's version runs on "
                                             "np.asarray(x) outside jit"),
 })

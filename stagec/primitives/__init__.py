@@ -5,7 +5,8 @@
 - `reductions`: reduce over axes, argmin/argmax, running reductions, sort;
 - `indexing`: gather and scatter; `dot`: dot_general; `control_flow`: cond, while and scan;
 - `callback`: calls from compiled code out to Python; `fft`: discrete Fourier transforms;
-- `conv`: convolution; `windowed`: sums, maxima and minima over sliding windows.
+- `conv`: convolution; `windowed`: sums, maxima and minima over sliding windows;
+- `bits`: population count, leading zeros and bitcasts.
 
 A primitive is a `core.Primitive` named `<name>_p`, followed by its registrations (`def_lowering`, and
 `def_jvp`/`def_transpose`/`def_batch` where the transformations define them) and its strict wrapper.
@@ -13,7 +14,8 @@ A primitive is a `core.Primitive` named `<name>_p`, followed by its registration
 from __future__ import annotations
 
 from ..core import Primitive
-from . import callback, control_flow, conv, dot, elementwise, fft, indexing, reductions, structural, windowed
+from . import bits, callback, control_flow, conv, dot, elementwise, fft, indexing, reductions, structural, windowed
+from .bits import bitcast_convert_type_p, clz_p, population_count_p
 from .callback import callback_p
 from .control_flow import cond_p, scan_p, while_p
 from .conv import conv_general_dilated_p
@@ -27,7 +29,7 @@ from .structural import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p, dyn
                          reshape_p, rev_p, slice_p, transpose_p)
 from .windowed import reduce_window_p
 
-MODULES = (elementwise, structural, reductions, indexing, dot, control_flow, callback, fft, conv, windowed)
+MODULES = (elementwise, structural, reductions, indexing, dot, control_flow, callback, fft, conv, windowed, bits)
 
 
 def all_primitives() -> list[Primitive]:

@@ -343,15 +343,37 @@ def exponential(key, shape: Sequence[int] = (), dtype=None):
 
 def _gumbel(key, shape: tuple, dtype, mode: str):
     info = dtypes.finfo(dtype)
-    if mode == "highest" and dtype == _F32:
-        raise NotImplementedError("gumbel(mode='highest') for float32 needs count-leading-zeros and bitcast "
-                                  "primitives, which stagec.lax does not have yet; use mode='high'")
+    if mode == "highest" and dtype == _F32:  # (JAX's: 64 random bits as a float in (0, 1), 1 - u past 1/2)
+        bits = _prng.random_bits(key, 32, (2,) + shape)
+        u32 = lambda v: np.array(v, np.uint32)  # noqa: E731
+        neg = lax.bitwise_not(bits)
+        carry = lax.convert_element_type(lax.eq(neg[1], lax.full_like(neg[1], u32(0xFFFFFFFF))), np.uint32)
+        neg = lax.add(neg, lax.concatenate([carry[None], lax.full_like(carry, u32(1))[None]], 0))
+        flip = lax.lt(bits[0], lax.full_like(bits[0], u32(1 << 31)))
+        x = _float_of_64_bits(snp.where(flip, bits, neg))
+        return snp.where(flip, -snp.log(-snp.log1p(-x)), -snp.log(-snp.log(x)))
     if mode in ("high", "highest"):
         u = _uniform(key, (2,) + shape, dtype)
         high, low = u[0], u[1]
         x = snp.where(high >= 0.5, high, high + 2.0 ** -info.nmant * low + float(info.tiny))
         return -snp.log(-snp.log1p(-x))
     return -snp.log(-snp.log(_uniform(key, shape, dtype, float(info.tiny), 1.0)))
+
+
+def _float_of_64_bits(bits):
+    """uint32[2, ...] (a 64-bit fixed-point fraction, high word first) as float32 in (0, 1), JAX's
+    `_safe_int_to_float`: the leading one found by `lax.clz`, 23 bits after it as the mantissa."""
+    info = dtypes.finfo(_F32)
+    c = lambda v, like: lax.full_like(like, np.array(v, np.uint32))  # noqa: E731
+    hi, lo = bits[0], bits[1]
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    hi_zero = lax.eq(hiclz, c(32, hi))
+    mant = lax.bitwise_or(lax.shift_left(hi, hiclz), lax.select(hi_zero, lax.shift_left(lo, loclz),
+                                                                lax.shift_right_logical(lo, lax.sub(c(32, hi), hiclz))))
+    mant = lax.bitwise_and(lax.shift_right_logical(mant, c(32 - info.nmant - 1, hi)), c((1 << info.nmant) - 1, hi))
+    e = lax.sub(c(-info.minexp, hi), lax.select(hi_zero, lax.add(c(32, hi), loclz), hiclz))
+    e = lax.bitwise_and(lax.shift_left(e, c(info.nmant, hi)), c((1 << 30) - (1 << (info.nmant - 1)), hi))
+    return lax.bitcast_convert_type(lax.bitwise_or(e, mant), _F32)
 
 
 def _gumbel_mode(mode):
@@ -1024,28 +1046,14 @@ def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
     return _sample(f, kd, minval, maxval)
 
 
+from . import _more  # noqa: E402  (the transform samplers, built on the ones above; `f` and `t` are also local names)
+globals().update({_n: getattr(_more, _n) for _n in _more.__all__})
+
 # JAX's samplers stagec has not written yet: each names what to build it from (`_missing`).
 _FROM = "build it from stagec.random's samplers:"
 __getattr__ = _missing(__name__, {
-    "ball": f"{_FROM} normal, then scale by uniform(...) ** (1/d) / norm",
     "binomial": f"{_FROM} the sum of bernoulli draws, or poisson for small p",
-    "cauchy": f"{_FROM} tan(pi * (uniform(...) - 0.5))",
-    "chisquare": f"{_FROM} 2 * gamma(key, df / 2)",
-    "double_sided_maxwell": f"{_FROM} a random sign times sqrt(2 * gamma(key, 1.5))",
-    "f": f"{_FROM} (chisquare(d1) / d1) / (chisquare(d2) / d2) via gamma",
-    "generalized_normal": f"{_FROM} a random sign times gamma(key, 1/p) ** (1/p)",
-    "geometric": f"{_FROM} ceil(log1p(-uniform(...)) / log1p(-p))",
-    "lognormal": f"{_FROM} exp(sigma * normal(...))",
-    "maxwell": f"{_FROM} sqrt(2 * gamma(key, 1.5))",
     "multinomial": f"{_FROM} categorical draws counted per class",
-    "orthogonal": f"{_FROM} the Q of snp.linalg.qr(normal(key, (n, n))) with its signs fixed by diag(R)",
-    "pareto": f"{_FROM} exp(exponential(...) / b)",
-    "rademacher": f"{_FROM} 2 * bernoulli(key, 0.5, shape) - 1",
-    "rayleigh": f"{_FROM} scale * sqrt(2 * exponential(...))",
-    "t": f"{_FROM} normal(...) / sqrt(gamma(key, df / 2) / (df / 2))",
-    "triangular": f"{_FROM} the inverse CDF applied to uniform(...)",
-    "wald": f"{_FROM} the Michael-Schucany-Haas transform of normal and uniform draws",
-    "weibull_min": f"{_FROM} scale * exponential(...) ** (1 / concentration)",
     "key_dtype": "stagec's keys are uint32 arrays of shape (2,) (random.PRNGKey); there is no extended key dtype",
     "clone": "stagec's keys are plain arrays: no clone is needed",
     "random_gamma_p": "JAX's primitive objects are JAX internals; use random.gamma",

@@ -260,10 +260,17 @@ xlogy.defjvps(_times(lambda x, y, out: snp.log(y)), _times(lambda x, y, out: x /
 xlog1py.defjvps(_times(lambda x, y, out: snp.log1p(y)), _times(lambda x, y, out: x / (1 + y)))
 
 
+from ..numpy._bessel import i0, i0e, i1, i1e  # noqa: E402,F401
+__all__ += ["i0", "i0e", "i1", "i1e"]
+from . import _special_more  # noqa: E402  (built on the functions above)
+globals().update({_n: getattr(_special_more, _n) for _n in _special_more.__all__})
+__all__ += _special_more.__all__
+
 from .._missing import missing as _missing, table as _table  # noqa: E402
 
 __getattr__ = _missing(__name__, _table(
-    "bernoulli bessel_jn beta betainc boxcox boxcox1p comb dawsn erfcx exp1 expi expn factorial fresnel gammainc "
-    "gammaincc hyp1f1 hyp2f1 i0 i0e i1 i1e kl_div loggamma owens_t poch polygamma rel_entr sici spence sph_harm_y "
+    "bernoulli bessel_jn betainc boxcox boxcox1p dawsn exp1 expi expn fresnel gammainc "
+    "gammaincc hyp1f1 hyp2f1 loggamma owens_t polygamma sici spence sph_harm_y "
     "wofz zeta", "not implemented yet (stagec.scipy.special has logsumexp, erf/erfc/erfinv, gammaln/digamma/gamma, "
-                 "betaln, multigammaln, expit/logit, xlogy/xlog1py, entr, ndtr/ndtri/log_ndtr, softmax)"))
+                 "betaln, beta, poch, factorial, comb, multigammaln, expit/logit, xlogy/xlog1py, entr, rel_entr, "
+                 "kl_div, i0/i0e/i1/i1e, ndtr/ndtri/log_ndtr, softmax)"))

@@ -1,0 +1,196 @@
+"""`stagec.numpy`'s `frexp`, `spacing`, `bitwise_count`, `partition`, `argpartition` and `unique` (with `size=`):
+against NumPy (exact bits, sorted order, np.unique) and JAX where installed (the orders JAX's algorithms give)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+
+
+def _floats(dt):
+    info = np.finfo(dt)
+    tiny, sub = float(info.tiny), float(info.smallest_subnormal)
+    vals = [3.0, 0.1, -5.0, 1.0, -1.0, 0.5, tiny, -tiny, sub, -sub, sub * 37, -sub * 1000, float(info.max),
+            -float(info.max), 0.0, -0.0, np.inf, -np.inf, np.nan, 1234.5, 2.0 ** -20]
+    rng = np.random.default_rng(0)
+    return np.concatenate([vals, rng.standard_normal(20) * 10.0 ** rng.integers(-30, 30, 20)]).astype(dt)
+
+
+def test_frexp_exact_every_float_and_derivative(x64):
+    xs = [_floats(dt) for dt in (np.float16, np.float32, np.float64)]
+    jitted = stagec.jit(lambda xs: [snp.frexp(x) for x in xs])(xs)
+    for x, j in zip(xs, jitted):
+        mw, ew = np.frexp(x)
+        for m, e in (j, snp.frexp(x)):
+            assert m.dtype == x.dtype and e.dtype == np.int32
+            np.testing.assert_array_equal(m, mw)
+            np.testing.assert_array_equal(np.signbit(m), np.signbit(mw))
+            np.testing.assert_array_equal(e, ew)
+    m, e = snp.frexp(np.arange(3))  # integers are promoted to the default float
+    assert m.dtype == np.float64 and list(np.asarray(e)) == [0, 1, 2]
+    x = np.array([3.0, 0.1, -5.0, 1e-310])
+    np.testing.assert_array_equal(stagec.grad(lambda x: snp.frexp(x)[0].sum())(x), 2.0 ** -np.frexp(x)[1])
+    with pytest.raises(TypeError):
+        snp.frexp(np.array([1j]))
+
+
+def test_spacing_and_bitwise_count(x64):
+    xs = [_floats(dt) for dt in (np.float32, np.float64)]
+    for x, j in zip(xs, stagec.jit(lambda xs: [snp.spacing(x) for x in xs])(xs)):
+        want = np.spacing(x)
+        want = np.where(x == 0, np.copysign(np.finfo(x.dtype).smallest_subnormal, x), want)  # (JAX's sign at -0.0)
+        for got in (j, snp.spacing(x)):
+            np.testing.assert_array_equal(got, want)
+    h = np.array([1.0, 2.5, 0.0, 1e-7, 65504.0], np.float16)  # JAX's float16 rule: toward +inf
+    np.testing.assert_array_equal(snp.spacing(h), np.nextafter(h, np.float16(np.inf)) - h)
+    ints = [np.array([-1, 3, -128, 127, 0], np.int8), np.array([2 ** 31 - 1, -(2 ** 31), -7], np.int32),
+            np.array([2 ** 64 - 1, 5], np.uint64), np.array([-(2 ** 63), -1], np.int64)]
+    for x, j in zip(ints, stagec.jit(lambda xs: [snp.bitwise_count(x) for x in xs])(ints)):
+        for got in (j, snp.bitwise_count(x)):
+            assert got.dtype == np.uint8
+            np.testing.assert_array_equal(got, np.bitwise_count(x))
+    np.testing.assert_array_equal(snp.bitwise_count(np.array([True, False])), [1, 0])
+    with pytest.raises(TypeError):
+        snp.bitwise_count(np.array([1.0]))
+
+
+def _check_partition(x, kth, axis, part, idx):
+    """`part` and x at `idx` are both partitions of x at kth (the orders on each side are JAX's, checked below)."""
+    if idx is not None:
+        _check_partition(x, kth, axis, np.take_along_axis(x, idx, axis=axis), None)
+        assert (np.sort(idx, axis=axis) == np.arange(x.shape[axis]).reshape([-1 if d == axis % x.ndim else 1
+                                                                             for d in range(x.ndim)])).all()
+    srt = np.sort(x, axis=axis)
+    pivot = np.take(srt, [kth], axis=axis)
+    np.testing.assert_array_equal(np.take(part, [kth], axis=axis), pivot)
+    n = x.shape[axis]
+    assert (np.take(part, range(kth), axis=axis) <= pivot).all()
+    assert (np.take(part, range(kth + 1, n), axis=axis) >= pivot).all()
+    np.testing.assert_array_equal(np.sort(part, axis=axis), srt)
+
+
+def test_partition_and_argpartition(x64):
+    rng = np.random.default_rng(1)
+    cases = [(rng.integers(0, 5, (3, 8)).astype(np.uint8), 2, 1), (rng.standard_normal((6, 4)).astype(np.float32), 5, 0),
+             (rng.integers(-9, 9, 10).astype(np.int32), 0, 0), (rng.integers(-9, 9, 10).astype(np.int32), -1, -1)]
+    got = stagec.jit(lambda xs: [(snp.partition(x, k, a), snp.argpartition(x, k, a))
+                                 for x, (_, k, a) in zip(xs, cases)])([c[0] for c in cases])
+    for (x, k, a), (p, i) in zip(cases, got):
+        for pp, ii in ((p, i), (snp.partition(x, k, a), snp.argpartition(x, k, a))):
+            _check_partition(x, k % x.shape[a], a, np.asarray(pp), np.asarray(ii))
+    try:
+        import jax.numpy as jnp
+    except ImportError:
+        return
+    for (x, k, a), (p, i) in zip(cases, got):  # JAX's orders within each side too
+        np.testing.assert_array_equal(p, jnp.partition(x, k, a))
+        np.testing.assert_array_equal(i, jnp.argpartition(x, k, a))
+
+
+def _np_unique(x, axis=None, size=None, fill=None):
+    v, i, inv, c = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+    inv = inv.reshape(x.shape) if axis is None else inv.reshape(-1)
+    if size is not None:
+        pad = size - len(c)
+        vm = np.moveaxis(v, 0 if axis is None else axis, 0)
+        fillv = vm[:1] if fill is None else np.full_like(vm[:1], fill)
+        vm = np.concatenate([vm[:size]] + [fillv] * pad)
+        v = np.moveaxis(vm, 0, 0 if axis is None else axis)
+        i = np.concatenate([i[:size], [i[0]] * pad]).astype(int)
+        c = np.concatenate([c[:size], [0] * pad]).astype(int)
+    return v, i, inv, c
+
+
+def test_unique_against_numpy(x64):
+    x = np.array([[3, 4, 1], [1, 3, 9], [1, 5, 3]])
+    f = np.array([2.0, np.nan, -1.0, np.nan, 2.0, 0.5])
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 1]])
+    specs = [(x, None, None, None), (x, None, 7, None), (x, None, 7, -1), (x, None, 3, None), (f, None, 6, 9.0),
+             (rows, 0, 5, None), (rows, 0, None, None)]
+    sized = [s for s in specs if s[2] is not None]
+    jitted = stagec.jit(lambda xs: [snp.unique(x, True, True, True, axis=a, size=n, fill_value=fv)
+                                    for x, (_, a, n, fv) in zip(xs, sized)])([s[0] for s in sized])
+    j = iter(jitted)
+    for arr, axis, size, fill in specs:
+        want = _np_unique(arr, axis, size, fill)
+        outs = [snp.unique(arr, True, True, True, axis=axis, size=size, fill_value=fill)]
+        if size is not None:
+            outs.append(next(j))
+        for got in outs:
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(snp.unique(x), np.unique(x))
+    with pytest.raises(Exception, match="size="):
+        stagec.jit(snp.unique)(x)
+
+
+def test_unique_with_size_matches_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.array([3.0, -0.0, 0.0, np.nan, 1.0, np.nan, 3.0], np.float32)
+    for kw in (dict(size=6), dict(size=2, fill_value=7.0), dict(size=6, equal_nan=False)):
+        got = stagec.jit(lambda x: snp.unique(x, True, True, True, **kw))(x)
+        for g, w in zip(got, jnp.unique(x, True, True, True, **kw)):
+            np.testing.assert_array_equal(g, np.asarray(w))
+
+
+def test_polynomial_arithmetic_against_numpy(x64):
+    rng = np.random.default_rng(7)
+    a, b, r = rng.standard_normal(5), rng.standard_normal(3), rng.standard_normal(4)
+    got = stagec.jit(lambda a, b, r: [snp.poly(r), snp.polyadd(a, b), snp.polysub(b, a), snp.polymul(a, b),
+                                      snp.polyder(a, 2), snp.polyint(a, 2, k=[1.0, -2.0]), *snp.polydiv(a, b)])(a, b, r)
+    want = [np.poly(r), np.polyadd(a, b), np.polysub(b, a), np.polymul(a, b), np.polyder(a, 2),
+            np.polyint(a, 2, k=[1.0, -2.0]), np.polydiv(a, b)[0]]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+    rem = np.polydiv(a, b)[1]  # JAX keeps u's length: leading (near-)zeros, then NumPy's remainder
+    np.testing.assert_allclose(got[-1][-len(rem):], rem, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(got[-1][:-len(rem)], 0, atol=1e-13)
+    np.testing.assert_allclose(snp.polydiv(a, b, trim_leading_zeros=True)[1], rem, rtol=1e-12)
+    assert snp.polyder(np.array([2, -5, 3, -1])).dtype == np.float64  # (float, as JAX's)
+    np.testing.assert_array_equal(snp.polymul(np.array([0.0, 1, 2]), np.array([3.0]), trim_leading_zeros=True),
+                                  np.polymul([0.0, 1, 2], [3.0]))
+    x = np.linspace(0, 1, 20)
+    y = np.stack([3 * x ** 2 - x + 0.5 + 0.01 * np.sin(30 * x), np.cos(x)], 1)
+    for kw in ({}, {"w": 1 + x}, {"cov": True}):
+        g, w = snp.polyfit(x, y[:, 0], 2, **kw), np.polyfit(x, y[:, 0], 2, **kw)
+        for gi, wi in zip(g if kw.get("cov") else [g], w if kw.get("cov") else [w]):
+            np.testing.assert_allclose(gi, wi, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(snp.polyfit(x, y, 3), np.polyfit(x, y, 3), rtol=1e-9)
+
+
+def test_unwrap_and_piecewise(x64):
+    ph = np.cumsum(np.random.default_rng(8).standard_normal((3, 12)) * 2.5, axis=1)
+    got = stagec.jit(lambda p: [snp.unwrap(p), snp.unwrap(p, axis=0), snp.unwrap(p, discont=4.0, period=5.0)])(ph)
+    for g, w in zip(got, [np.unwrap(ph), np.unwrap(ph, axis=0), np.unwrap(ph, discont=4.0, period=5.0)]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    xi = np.arange(-3, 4) * 3
+    out = snp.unwrap(xi, period=7)
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, np.unwrap(xi, period=7))
+    xs = np.linspace(-2, 2, 9)
+    conds = lambda v: [v < 0, v > 1]
+    funcs = [lambda v: -v, lambda v: v ** 2, 7.0]
+    np.testing.assert_array_equal(snp.piecewise(xs, conds(xs), funcs), np.piecewise(xs, conds(xs), funcs))
+    np.testing.assert_array_equal(stagec.jit(lambda v: snp.piecewise(v, conds(v), funcs[:2]))(xs),
+                                  np.piecewise(xs, conds(xs), funcs[:2]))
+    g = stagec.grad(lambda v: snp.piecewise(v, [v < 0], [lambda u: u ** 2, lambda u: 3 * u]).sum())(xs)
+    np.testing.assert_array_equal(g, np.where(xs < 0, 2 * xs, 3.0))
+    with pytest.raises(ValueError, match="functions are expected"):
+        snp.piecewise(xs, conds(xs), funcs[:1])
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # (NumPy's "r" / "c" directives make np.matrix)
+def test_r_and_c_as_numpy():
+    a, b = np.array([[1, 2], [3, 4]], np.int32), np.arange(3.0, dtype=np.float32)
+    cases = [lambda m: m.r_[1:4, [0, 0], 5], lambda m: m.r_[0:1:5j], lambda m: m.c_[b, b], lambda m: m.r_["0,2", b, b],
+             lambda m: m.r_["r", 1:4], lambda m: m.c_[a, a], lambda m: m.r_["1,2,0", [1, 2], [3, 4]],
+             lambda m: m.r_[-1:1:6j, [0.0] * 3, 5, 6], lambda m: m.c_["c", b]]
+    for case in cases:
+        got, want = case(snp), case(np)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(stagec.jit(lambda x: snp.c_[x, 2 * x])(b), np.c_[b, 2 * b])
+    with pytest.raises(ValueError, match="directive"):
+        snp.r_["a,b", b]
