@@ -374,6 +374,19 @@ def test_scipy_stats_and_linalg(x64):
     np.testing.assert_allclose(mvn, want, rtol=1e-10)
 
 
+def test_distribution_namespaces_import_as_modules():
+    """`import jax.scipy.stats.norm as norm` (JAX's examples/advi.py) ports: each distribution of `stagec.scipy.stats`
+    is a module importable by its dotted name."""
+    from stagec.scipy import stats
+    names = "norm multivariate_normal uniform expon laplace logistic cauchy t gamma beta poisson bernoulli".split()
+    for n in names:
+        assert importlib.import_module(f"stagec.scipy.stats.{n}") is getattr(stats, n)
+    ns = {}
+    exec("import stagec.scipy.stats.norm as norm", ns)
+    np.testing.assert_allclose(float(ns["norm"].logpdf(0.5, 0.0, 2.0)), -0.5 * 0.25 ** 2 - math.log(2 * math.sqrt(2 * math.pi)),
+                               rtol=1e-6)
+
+
 def test_initializers_scale_with_fans():
     from stagec.nn import initializers as init
     w, u, q = (np.asarray(a) for a in stagec.jit(lambda key: (  # one module
