@@ -251,6 +251,9 @@ def test_jacobian_is_jacrev_and_make_jaxpr_prints_the_trace():
     assert "sin a" in text and "reduce_sum[axes=(0,)]" in text and text.rstrip().endswith("}")
     jaxpr, shape = stagec.make_jaxpr(lambda x: (x, x.sum()), return_shape=True)(np.ones((2, 3), np.float32))
     assert [s.shape for s in shape] == [(2, 3), ()] and len(jaxpr.in_avals) == 1
+    # JAX's invars/outvars ("The Sharp Bits": a list argument is one input per element)
+    j = stagec.make_jaxpr(lambda x: snp.sum(snp.array(x)))(list(range(10))).jaxpr
+    assert len(j.invars) == 10 and [v.aval.shape for v in j.outvars] == [()]
     assert stagec.eval_shape(lambda x: x @ x.T, stagec.ShapeDtypeStruct((4, 2), np.float32)).shape == (4, 4)
 
 
