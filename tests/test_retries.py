@@ -163,7 +163,7 @@ def test_grad_of_an_overlapping_max_pool_then_a_product_compiles():
     x = rng.random((1, 8, 8, 2)).astype(np.float32)
     w, W = rng.standard_normal(2).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
     c = stagec.jit(stagec.grad(loss)).lower((w, W), x).compile()
-    assert c.variant[-1:] == ["no-aggressive-fusion"]
+    assert c.variant == ["no-aggressive-fusion"]
     gw, gW = c((w, W), x)
     # float64 oracle: the pool's windows, the first maximum of each takes the gradient
     y = x.astype(np.float64) * w

@@ -53,6 +53,13 @@ RETRIES: tuple[Retry, ...] = (
           why="a slice fused into the packing of a matmul operand needs 64-144 KiB of stack (over `STACK_64K`)"),
     Retry("link-libm", ("error: undefined symbol:",), add=(SYSTEM_LINK,), backends=_CPU,
           why="a libm call not foreseen (floor without SSE4.1): IREE's embedded linker has no libm"),
+    Retry("no-aggressive-fusion", ("restricted to workgroup distributed contexts",),
+          add=(NO_AGGRESSIVE_FUSION,),
+          test="tests/test_retries.py::test_grad_of_an_overlapping_max_pool_then_a_product_compiles",
+          why="at O2/O3, aggressive fusion puts an overlapping max pool's maximum and its gradient's selects in one "
+              "dispatch, which IREE's CPU codegen cannot distribute, with or without multi-use fusion (so this is "
+              "tried first): the gradient of conv -> max pool (stride 1) -> conv or dot, e.g. JAX's "
+              "examples/differentially_private_sgd.py"),
     Retry("no-multi-use-fusion", ("failed on workgroup distribution verification", "does not dominate this use",
                                    "op expected collapsed type to be", "to match element or self type of the"),
           add=(NO_MULTI_USE,), test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",
@@ -61,13 +68,6 @@ RETRIES: tuple[Retry, ...] = (
               "region (tests/test_random.py::test_gamma_family_grads_match_jax), or give a boolean operand a float64 "
               "type (complex svd/eigh since mathlib-complex's scaled division: "
               "tests/test_linalg.py::test_eigh_odd_complex_and_uplo, test_svd_rank_deficient_complex)"),
-    Retry("no-aggressive-fusion", ("failed on workgroup distribution verification",
-                                    "restricted to workgroup distributed contexts"),
-          add=(NO_AGGRESSIVE_FUSION,),
-          test="tests/test_retries.py::test_grad_of_an_overlapping_max_pool_then_a_product_compiles",
-          why="at O2/O3, aggressive fusion puts an overlapping max pool's maximum and its gradient's selects in one "
-              "dispatch, which IREE's CPU codegen cannot distribute (with or without multi-use fusion): the "
-              "gradient of conv -> max pool (stride 1) -> conv or dot, e.g. examples/differentially_private_sgd.py"),
     Retry("stack-1m", (_STACK_FAILURE,), drop=(STACK_LIMIT,), add=(STACK_LIMIT + "1048576",), backends=_CPU,
           why="IREE's CPU sort keeps rows of its operands on the stack (local-task workers get `WORKER_STACK`)"),
     Retry("no-data-tiling", (_STACK_FAILURE, _LARGE_VECTORS), drop=(DATA_TILING,), backends=_CPU,
