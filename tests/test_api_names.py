@@ -505,3 +505,15 @@ def test_concrete_out_of_bounds_index_keeps_numpys_error():
     with pytest.raises(IndexError):
         snp.arange(10)[11]
     assert int(stagec.jit(lambda x, i: x[i])(snp.arange(10), 11)) == 9
+
+
+def test_digitize_with_decreasing_bins():
+    """Decreasing bins count the bins above x (`bins[i-1] > x >= bins[i]`; `right=True`: `>= x >`): stagec had the
+    two sides swapped (JAX's docstring example gave [3 2 1 2 1 0] for [2 1 1 2 0 0]). Against NumPy."""
+    x = np.array([1.0, 2.0, 2.5, 1.5, 3.0, 3.5, 0.5, 4.0], np.float32)
+    for bins in ([3, 2, 1], [3, 3, 1, 1], [1, 2, 3], [5, 1]):
+        for right in (False, True):
+            want = np.digitize(x, np.array(bins), right=right)
+            np.testing.assert_array_equal(np.asarray(snp.digitize(x, np.array(bins), right=right)), want)
+            np.testing.assert_array_equal(np.asarray(stagec.jit(lambda x, b: snp.digitize(x, b, right=right))(
+                x, np.array(bins))), want, err_msg=f"{bins} {right}")

@@ -620,7 +620,7 @@ def digitize(x, bins, right: bool = False):
     if bins.shape[0] < 2:
         return snp.searchsorted(bins, x, side=side)
     inc = snp.searchsorted(bins, x, side=side)
-    dec = bins.shape[0] - snp.searchsorted(bins[::-1], x, side="right" if right else "left")
+    dec = bins.shape[0] - snp.searchsorted(bins[::-1], x, side=side)  # (bins above x: bins[i-1] > x >= bins[i])
     return snp.where(bins[-1] >= bins[0], inc, dec)
 
 
