@@ -517,3 +517,19 @@ def test_digitize_with_decreasing_bins():
             np.testing.assert_array_equal(np.asarray(snp.digitize(x, np.array(bins), right=right)), want)
             np.testing.assert_array_equal(np.asarray(stagec.jit(lambda x, b: snp.digitize(x, b, right=right))(
                 x, np.array(bins))), want, err_msg=f"{bins} {right}")
+
+
+def test_convolve_dtypes_follow_jax():
+    """JAX's convolve and correlate compute integers and bools in the default float dtype (its docstring:
+    `jnp.convolve` of two int arrays is float32) and take `preferred_element_type`; values against NumPy."""
+    a, v = np.array([1, 2, 3, 2, 1], np.int32), np.array([4, 1, 2], np.int32)
+    for fn in ("convolve", "correlate"):
+        for mode in ("full", "same", "valid"):
+            want = getattr(np, fn)(a, v, mode)
+            for x, y in ((a, v), (a.astype(np.int8), v.astype(np.uint8)), (a > 1, v > 1)):
+                got = getattr(snp, fn)(x, y, mode)
+                assert got.dtype == np.float32, (fn, x.dtype, y.dtype, got.dtype)
+                np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(x.astype(float), y.astype(float), mode))
+            got = getattr(snp, fn)(a, v, mode, preferred_element_type=np.int32)
+            assert got.dtype == np.int32 and np.array_equal(np.asarray(got), want)
+        assert getattr(snp, fn)(a.astype(np.int8), np.ones(2, np.float16)).dtype == np.float16

@@ -215,18 +215,22 @@ def fill_diagonal(a, val, wrap: bool = False, inplace: bool = True):
 # ---------------------------------------------------------------- convolution, products
 
 
-def _conv1d(a, v, mode: str, flip: bool, fname: str):
+def _conv1d(a, v, mode: str, flip: bool, fname: str, preferred=None):
     a, v = _arr(a), _arr(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{fname}() only supports 1-dimensional inputs.")
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(f"{fname}: inputs cannot be empty")
     dt = snp.result_type(a, v)
+    if preferred is None and not snp.issubdtype(dt, np.inexact):  # JAX's: integers and bools to the default float
+        dt = snp.result_type(dt, 1.0)
     a, v = a.astype(dt), v.astype(dt)
+    if preferred is not None:
+        return _conv1d(a, v, mode, flip, fname).astype(preferred)
     if a.shape[0] < v.shape[0]:
         a, v = v, a
         if not flip:  # correlate(a, v) with the roles swapped is reversed (and conjugated)
-            out = _conv1d(a, v, mode, flip, fname)
+            out = _conv1d(a, v, mode, flip, fname, dt)
             return snp.conj(out[::-1]) if iscomplexobj(out) else out[::-1]
     if flip:
         v = v[::-1]
@@ -247,13 +251,14 @@ def _conv1d(a, v, mode: str, flip: bool, fname: str):
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
-    """The discrete linear convolution of 1-D `a` and `v` (a StableHLO convolution for floats)."""
-    return _conv1d(a, v, mode, True, "convolve")
+    """The discrete linear convolution of 1-D `a` and `v` (a StableHLO convolution for floats). Integer and bool
+    operands give the default float dtype, as JAX's; `preferred_element_type` names the result's dtype."""
+    return _conv1d(a, v, mode, True, "convolve", preferred_element_type)
 
 
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
-    """The cross-correlation of 1-D `a` and `v` (NumPy's: v conjugated)."""
-    return _conv1d(a, v, mode, False, "correlate")
+    """The cross-correlation of 1-D `a` and `v` (NumPy's: v conjugated); dtypes as `convolve`'s."""
+    return _conv1d(a, v, mode, False, "correlate", preferred_element_type)
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
