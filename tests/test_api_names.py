@@ -533,3 +533,17 @@ def test_convolve_dtypes_follow_jax():
             got = getattr(snp, fn)(a, v, mode, preferred_element_type=np.int32)
             assert got.dtype == np.int32 and np.array_equal(np.asarray(got), want)
         assert getattr(snp, fn)(a.astype(np.int8), np.ones(2, np.float16)).dtype == np.float16
+
+
+def test_nan_reductions_take_where_and_initial():
+    """nanmax / nanmin passed `initial` and `where` on, nanvar / nanstd `where` (they were dropped: the values of
+    JAX's docstring examples came out wrong, silently). Against NumPy's own `where=`, in float64."""
+    x = np.array([[1, 3, 5, 6], [2, np.nan, 7, 4], [8, 1, np.nan, 9]])
+    w = np.array([[0, 0, 1, 0], [0, 0, 1, 1], [1, 1, 1, 0]], bool)
+    for axis in (0, 1):
+        for name, kw in (("nanmax", {"initial": -1.0}), ("nanmin", {"initial": 20.0}), ("nanvar", {}),
+                         ("nanstd", {}), ("nanvar", {"ddof": 1})):
+            want = getattr(np, name)(x, axis=axis, where=w, **kw)
+            for got in (getattr(snp, name)(x, axis=axis, where=w, **kw),
+                        stagec.jit(lambda x, w: getattr(snp, name)(x, axis=axis, where=w, **kw))(x, w)):
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis} {kw}")

@@ -540,13 +540,15 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
 
 
 def nanvar(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
+    """Variance of the non-NaN values (of those `where` picks); NaN where fewer than `ddof` + 1 remain, as JAX's."""
     a = _arr(a)
     ok = ~snp.isnan(a)
-    m = nanmean(a, axis=axis, keepdims=True)
+    m = nanmean(a, axis=axis, keepdims=True, where=where)
     d = snp.where(ok, a - m, 0)
     d = snp.real(d * snp.conj(d)) if iscomplexobj(d) else d * d
-    n = snp.sum(ok, axis=axis, keepdims=keepdims)
-    return snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims) / snp.maximum(n - ddof, 0)
+    n = snp.sum(ok, axis=axis, keepdims=keepdims, where=where) - ddof
+    s = snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    return snp.where(n <= 0, np.nan, s / snp.where(n <= 0, 1, n).astype(s.dtype))
 
 
 def nanstd(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
@@ -558,9 +560,9 @@ def _nan_extreme(name: str, fill):
         fn = getattr(snp, name)
         a = _arr(a)
         if not snp.issubdtype(a.dtype, np.inexact):
-            return fn(a, axis=axis, keepdims=keepdims)
-        nan = snp.isnan(a)
-        r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims)
+            return fn(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+        nan = snp.isnan(a)  # (NaN where all are NaN, whatever `where` picks: JAX's rule)
+        r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
         return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), np.nan, r)
     return f
 
