@@ -547,3 +547,14 @@ def test_nan_reductions_take_where_and_initial():
             for got in (getattr(snp, name)(x, axis=axis, where=w, **kw),
                         stagec.jit(lambda x, w: getattr(snp, name)(x, axis=axis, where=w, **kw))(x, w)):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis} {kw}")
+
+
+def test_promote_types_python_types_are_weak_and_isscalar_of_0d_arrays():
+    """JAX's docstring examples: `promote_types('uint8', int)` is uint8 and `promote_types('float16', float)` float16
+    (Python types are weak; stagec gave int32 and float32); `isscalar(np.array(1.0))` is True (stagec: False)."""
+    cases = [("uint8", int, "uint8"), ("float16", float, "float16"), (complex, "float16", "complex64"),
+             (int, float, "float64"), ("int8", bool, "int8"), ("int32", "float32", "float32"), ("int8", "uint8", "int16")]
+    for a, b, want in cases:
+        assert snp.promote_types(a, b) == np.dtype(want) == snp.promote_types(b, a), (a, b)
+    assert snp.isscalar(np.array(1.0)) and snp.isscalar(snp.array(1)) and snp.isscalar(np.float32(1))
+    assert not snp.isscalar(np.array([1.0])) and not snp.isscalar([1])

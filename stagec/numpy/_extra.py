@@ -93,8 +93,9 @@ def size(a, axis: int | None = None) -> int:
 
 
 def isscalar(element) -> bool:
-    if hasattr(element, "aval"):
-        return aval_of(element).ndim == 0
+    """True for 0-d arrays (NumPy's included) and Python and NumPy scalars, as JAX's."""
+    if hasattr(element, "aval") or isinstance(element, np.ndarray):
+        return np.ndim(element) == 0
     return np.isscalar(element)
 
 
@@ -117,8 +118,13 @@ def isreal(x):
 
 
 def promote_types(a, b) -> np.dtype:
-    """The dtype both promote to, by JAX's table (not NumPy's: int8 and uint8 give int16, float32 and int64 float32)."""
-    return np.dtype(_dt.result_type((np.dtype(a), False), (np.dtype(b), False))[0])
+    """The dtype both promote to, by JAX's table (not NumPy's: int8 and uint8 give int16, float32 and int64 float32).
+    The Python types int, float and complex are weak, as in JAX (`promote_types('uint8', int)` is uint8)."""
+    order = (int, float, complex)
+    weak = lambda t: any(t is w for w in order)
+    if weak(a) and weak(b):  # (JAX: the larger Python type's dtype, int64, float64 or complex128)
+        return np.dtype(max(a, b, key=order.index))
+    return np.dtype(_dt.result_type((np.dtype(a), weak(a)), (np.dtype(b), weak(b)))[0])
 
 
 # ---------------------------------------------------------------- diagonals and index helpers
