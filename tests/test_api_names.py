@@ -558,3 +558,17 @@ def test_promote_types_python_types_are_weak_and_isscalar_of_0d_arrays():
         assert snp.promote_types(a, b) == np.dtype(want) == snp.promote_types(b, a), (a, b)
     assert snp.isscalar(np.array(1.0)) and snp.isscalar(snp.array(1)) and snp.isscalar(np.float32(1))
     assert not snp.isscalar(np.array([1.0])) and not snp.isscalar([1])
+
+
+def test_median_and_quantile_keepdims():
+    """keepdims=True with an axis raised UnboundLocalError (JAX's docstring example `jnp.median(x, axis=1,
+    keepdims=True)`), and over all axes kept one dimension; against NumPy."""
+    x = np.array([[2, 4, 7, 1], [3, 5, 9, 2], [6, 1, 8, 3]], np.float64)
+    xn = np.where(x == 5, np.nan, x)
+    for axis in (None, 0, 1, -1):
+        for name, arr, extra in (("median", x, ()), ("nanmedian", xn, ()), ("quantile", x, ([0.25, 0.5],)),
+                                 ("nanquantile", xn, (0.75,))):
+            want = getattr(np, name)(arr, *extra, axis=axis, keepdims=True)
+            got = getattr(snp, name)(arr, *extra, axis=axis, keepdims=True)
+            assert got.shape == want.shape, (name, axis, got.shape, want.shape)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis}")

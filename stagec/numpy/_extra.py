@@ -469,8 +469,9 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
     a = _arr(a)
     a = a.astype(snp.result_type(a, 1.0))
     q = _arr(q).astype(a.dtype)
-    if axis is None:
-        a, axis, shape_kept = snp.ravel(a), 0, None
+    ndim, flat = a.ndim, axis is None
+    if flat:
+        a, axis = snp.ravel(a), 0
     axis = axis % a.ndim if isinstance(axis, int) else axis
     if not isinstance(axis, int):
         raise NotImplementedError("quantile over several axes is not implemented")
@@ -489,8 +490,8 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
            "nearest": lambda: snp.where(snp.round(pos[..., 0]) == lo[..., 0], vlo, vhi)}[method]()
     if not nan:
         out = snp.where(snp.any(snp.isnan(x), axis=-1), np.nan, out)
-    if keepdims:
-        out = snp.expand_dims(out, q.ndim + axis) if shape_kept is not False else out
+    if keepdims:  # (over all axes: a 1 for each of them)
+        out = snp.reshape(out, q.shape + (1,) * ndim) if flat else snp.expand_dims(out, q.ndim + axis)
     return out
 
 
