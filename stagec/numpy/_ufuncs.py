@@ -517,7 +517,8 @@ def fmin(x1: Any, x2: Any, /):
 
 
 def signbit(x: Any, /):
-    """True where the sign bit is set (-0.0 and negative NaN included)."""
+    """True where the sign bit is set, -0.0 included; False for every NaN (there is no bitcast primitive to read a
+    NaN's sign; JAX's is True for -NaN: docs/jax-differences.md)."""
     (x,) = _promote("signbit", x)
     dt = aval_of(x).dtype
     if _dt.kind(dt) in "bu":
