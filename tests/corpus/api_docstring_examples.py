@@ -7,9 +7,9 @@ take_along_axis (their examples read out of bounds with a concrete index: stagec
 functions whose examples use arguments stagec rejects with a TypeError or NotImplementedError (`shape=` of the
 `*_like` creators, `weights=` of quantile/percentile, `inplace=` of place, pad's "mean" mode, einsum's operand-list
 form, insert at several indices, vectorize's signature=, lax.reduce_window's default strides); and the examples
-whose doctest names are not defined in them. Two values are dropped (DROPPED): arctan(sin/cos) at +-pi/2, where
-cos's rounding near its zero picks the sign of +-inf, and signbit of -NaN (stagec has no bitcast to read a NaN's
-sign bit: docs/jax-differences.md)."""
+whose doctest names are not defined in them, and jnp.save / jnp.savez (NumPy writing files). Two values are
+dropped (DROPPED): arctan(sin/cos) at +-pi/2, where cos's rounding near its zero picks the sign of +-inf, and
+signbit of -NaN (stagec has no bitcast to read a NaN's sign bit: docs/jax-differences.md)."""
 import numpy as np
 
 import jax
@@ -1974,43 +1974,6 @@ def rot90(out):
     _rec(out, 'rot90.6', jnp.rot90(m1, k=1, axes=(2, 1)))
 
 
-def save(out):
-    """`jnp.save`'s examples."""
-    import numpy as np
-    from tempfile import TemporaryFile
-    outfile = TemporaryFile()
-    x = np.arange(10)
-    _rec(out, 'save.4', np.save(outfile, x))
-    _ = outfile.seek(0) # Only needed to simulate closing & reopening file
-    _rec(out, 'save.6', np.load(outfile))
-    with open('test.npy', 'wb') as f:
-        np.save(f, np.array([1, 2]))
-        np.save(f, np.array([1, 3]))
-    with open('test.npy', 'rb') as f:
-        a = np.load(f)
-        b = np.load(f)
-    _rec(out, 'save.9.0', a)
-    _rec(out, 'save.9.1', b)
-
-
-def savez(out):
-    """`jnp.savez`'s examples."""
-    import numpy as np
-    from tempfile import TemporaryFile
-    outfile = TemporaryFile()
-    x = np.arange(10)
-    y = np.sin(x)
-    _rec(out, 'savez.5', np.savez(outfile, x, y))
-    _ = outfile.seek(0) # Only needed to simulate closing & reopening file
-    npzfile = np.load(outfile)
-    _rec(out, 'savez.8', npzfile.files)
-    _rec(out, 'savez.9', npzfile['arr_0'])
-    outfile = TemporaryFile()
-    _rec(out, 'savez.11', np.savez(outfile, x=x, y=y))
-    _ = outfile.seek(0)
-    npzfile = np.load(outfile)
-    _rec(out, 'savez.14', sorted(npzfile.files))
-    _rec(out, 'savez.15', npzfile['x'])
 
 
 def select(out):
@@ -2645,7 +2608,7 @@ def lax_top_k(out):
 
 
 
-EXAMPLES = [absolute, add, all, allclose, angle, any, append, apply_along_axis, arange, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax, argmin, argwhere, array, array_equal, array_equiv, array_repr, array_str, asarray, atleast_1d, atleast_2d, atleast_3d, average, bartlett, bitwise_or, bitwise_xor, blackman, block, broadcast_arrays, broadcast_shapes, broadcast_to, can_cast, cbrt, ceil, choose, clip, column_stack, concat, concatenate, conjugate, copy, copysign, corrcoef, correlate, cos, cosh, count_nonzero, cov, cross, cumulative_prod, cumulative_sum, deg2rad, diag, diag_indices, diag_indices_from, diagflat, diagonal, diff, divmod, dot, dstack, ediff1d, empty, equal, exp, exp2, expm1, eye, fabs, fill_diagonal, flatnonzero, flip, fliplr, flipud, float_power, floor, fmin, fmod, from_dlpack, full, gcd, geomspace, greater, greater_equal, hamming, hanning, heaviside, hsplit, hstack, hypot, identity, imag, indices, inner, isclose, iscomplex, iscomplexobj, isfinite, isin, isinf, isnan, isneginf, isposinf, isreal, isrealobj, isscalar, issubdtype, iterable, ix_, kron, lcm, less, less_equal, linspace, log, log10, log1p, log2, logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor, logspace, matmul, matrix_transpose, matvec, max, maximum, mean, median, meshgrid, min, minimum, modf, moveaxis, multiply, nan_to_num, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin, nanprod, nanstd, nansum, nanvar, ndim, negative, nextafter, not_equal, ones, outer, permute_dims, polyval, positive, power, prod, promote_types, ptp, rad2deg, ravel, ravel_multi_index, real, reciprocal, reshape, resize, result_type, right_shift, rint, roll, rollaxis, rot90, save, savez, select, shape, sign, signbit, sin, sinc, sinh, sort_complex, sqrt, square, stack, std, subtract, sum, swapaxes, tan, tanh, tensordot, tile, trace, transpose, trapezoid, tri, tril, tril_indices, tril_indices_from, triu, triu_indices, triu_indices_from, true_divide, trunc, unique_all, unique_counts, unique_inverse, unique_values, unravel_index, vander, var, vdot, vecdot, vecmat, vsplit, vstack, where, zeros, jax_nn_identity, jax_nn_one_hot, jax_nn_relu, jax_nn_tanh, lax_broadcast, lax_broadcast_in_dim, lax_broadcast_shapes, lax_index_in_dim, lax_map, lax_optimization_barrier, lax_pad, lax_slice, lax_slice_in_dim, lax_stop_gradient, lax_top_k]
+EXAMPLES = [absolute, add, all, allclose, angle, any, append, apply_along_axis, arange, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax, argmin, argwhere, array, array_equal, array_equiv, array_repr, array_str, asarray, atleast_1d, atleast_2d, atleast_3d, average, bartlett, bitwise_or, bitwise_xor, blackman, block, broadcast_arrays, broadcast_shapes, broadcast_to, can_cast, cbrt, ceil, choose, clip, column_stack, concat, concatenate, conjugate, copy, copysign, corrcoef, correlate, cos, cosh, count_nonzero, cov, cross, cumulative_prod, cumulative_sum, deg2rad, diag, diag_indices, diag_indices_from, diagflat, diagonal, diff, divmod, dot, dstack, ediff1d, empty, equal, exp, exp2, expm1, eye, fabs, fill_diagonal, flatnonzero, flip, fliplr, flipud, float_power, floor, fmin, fmod, from_dlpack, full, gcd, geomspace, greater, greater_equal, hamming, hanning, heaviside, hsplit, hstack, hypot, identity, imag, indices, inner, isclose, iscomplex, iscomplexobj, isfinite, isin, isinf, isnan, isneginf, isposinf, isreal, isrealobj, isscalar, issubdtype, iterable, ix_, kron, lcm, less, less_equal, linspace, log, log10, log1p, log2, logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor, logspace, matmul, matrix_transpose, matvec, max, maximum, mean, median, meshgrid, min, minimum, modf, moveaxis, multiply, nan_to_num, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin, nanprod, nanstd, nansum, nanvar, ndim, negative, nextafter, not_equal, ones, outer, permute_dims, polyval, positive, power, prod, promote_types, ptp, rad2deg, ravel, ravel_multi_index, real, reciprocal, reshape, resize, result_type, right_shift, rint, roll, rollaxis, rot90, select, shape, sign, signbit, sin, sinc, sinh, sort_complex, sqrt, square, stack, std, subtract, sum, swapaxes, tan, tanh, tensordot, tile, trace, transpose, trapezoid, tri, tril, tril_indices, tril_indices_from, triu, triu_indices, triu_indices_from, true_divide, trunc, unique_all, unique_counts, unique_inverse, unique_values, unravel_index, vander, var, vdot, vecdot, vecmat, vsplit, vstack, where, zeros, jax_nn_identity, jax_nn_one_hot, jax_nn_relu, jax_nn_tanh, lax_broadcast, lax_broadcast_in_dim, lax_broadcast_shapes, lax_index_in_dim, lax_map, lax_optimization_barrier, lax_pad, lax_slice, lax_slice_in_dim, lax_stop_gradient, lax_top_k]
 
 
 def main():
