@@ -521,6 +521,32 @@ def round_to_bf16(module: ir.Module) -> int:
     return n
 
 
+def _integer(t) -> ir.IntegerType | None:
+    try:
+        return ir.IntegerType(t)
+    except (ValueError, TypeError):
+        return None
+
+
+def unsigned_to_float_via_i32(module: ir.Module) -> int:
+    """Each `convert` from bool or an 8- or 16-bit unsigned integer to a floating or complex type goes through
+    int32 (exact). IREE 3.13's global optimization folds such a convert into the matmul or convolution that consumes
+    it, as a signed extension: true became -1.0 and uint8 200 became -56.0 (`jit(jnp.dot)` of bool or uint8 images
+    and a float32 matrix); from int32 it folds a signed conversion, which is right. The count rewritten."""
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.convert"):
+        it, dst = _integer(_element(op.operands[0].type)), _element(op.results[0].type)
+        if it is None or dst is None or _integer(dst) is not None or \
+                not (it.width == 1 or it.is_unsigned and it.width in (8, 16)):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            wide = _create("stablehlo.convert", [op.operands[0]],
+                           [_like(op.operands[0].type, ir.IntegerType.get_signless(32))]).result
+        op.operation.operands[0] = wide
+        n += 1
+    return n
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -555,6 +581,10 @@ ROUND_TO_BF16 = register(Rewrite(
     "round-to-bf16", round_to_bf16,
     "a convert to bfloat16 from float16, or of one float32/float64 element, rounded by integer ops first",
     "legalize", Workaround(_IREE, "tests/test_dtypes_bf16_scalars.py::test_conversions_to_bfloat16_round")))
+UNSIGNED_TO_FLOAT = register(Rewrite(
+    "unsigned-to-float", unsigned_to_float_via_i32,
+    "a convert from bool, uint8 or uint16 to a float or complex type goes through int32", "legalize",
+    Workaround(_IREE, "tests/test_dtypes.py::test_products_of_bool_and_unsigned_operands_under_jit")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

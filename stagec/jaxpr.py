@@ -35,7 +35,8 @@ def _fmt_param(v) -> str:
 
 
 class ClosedJaxpr:
-    """A traced function: `.in_avals`, `.out_avals`, `.eqns` (stagec's equations), `.graph`; `str()` is the text."""
+    """A traced function: `.in_avals`, `.out_avals`, `.invars`, `.outvars`, `.eqns` (stagec's equations), `.graph`;
+    `str()` is the text."""
 
     def __init__(self, graph: Graph, out_tree: Any = None):
         self.graph, self.out_tree = graph, out_tree
@@ -44,6 +45,9 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.graph.in_avals)
     out_avals = property(lambda self: self.graph.out_avals)
     eqns = property(lambda self: self.graph.eqns)
+    # JAX's names for the inputs and outputs (`make_jaxpr(f)(x).jaxpr.invars`): variables with an `.aval`
+    invars = property(lambda self: list(self.graph.in_vars))
+    outvars = property(lambda self: list(self.graph.outs))
 
     def pretty_print(self) -> str:
         g, names, env = self.graph, _names(), {}

@@ -251,6 +251,9 @@ def test_jacobian_is_jacrev_and_make_jaxpr_prints_the_trace():
     assert "sin a" in text and "reduce_sum[axes=(0,)]" in text and text.rstrip().endswith("}")
     jaxpr, shape = stagec.make_jaxpr(lambda x: (x, x.sum()), return_shape=True)(np.ones((2, 3), np.float32))
     assert [s.shape for s in shape] == [(2, 3), ()] and len(jaxpr.in_avals) == 1
+    # JAX's invars/outvars ("The Sharp Bits": a list argument is one input per element)
+    j = stagec.make_jaxpr(lambda x: snp.sum(snp.array(x)))(list(range(10))).jaxpr
+    assert len(j.invars) == 10 and [v.aval.shape for v in j.outvars] == [()]
     assert stagec.eval_shape(lambda x: x @ x.T, stagec.ShapeDtypeStruct((4, 2), np.float32)).shape == (4, 4)
 
 
@@ -374,6 +377,19 @@ def test_scipy_stats_and_linalg(x64):
     np.testing.assert_allclose(mvn, want, rtol=1e-10)
 
 
+def test_distribution_namespaces_import_as_modules():
+    """`import jax.scipy.stats.norm as norm` (JAX's examples/advi.py) ports: each distribution of `stagec.scipy.stats`
+    is a module importable by its dotted name."""
+    from stagec.scipy import stats
+    names = "norm multivariate_normal uniform expon laplace logistic cauchy t gamma beta poisson bernoulli".split()
+    for n in names:
+        assert importlib.import_module(f"stagec.scipy.stats.{n}") is getattr(stats, n)
+    ns = {}
+    exec("import stagec.scipy.stats.norm as norm", ns)
+    np.testing.assert_allclose(float(ns["norm"].logpdf(0.5, 0.0, 2.0)), -0.5 * 0.25 ** 2 - math.log(2 * math.sqrt(2 * math.pi)),
+                               rtol=1e-6)
+
+
 def test_initializers_scale_with_fans():
     from stagec.nn import initializers as init
     w, u, q = (np.asarray(a) for a in stagec.jit(lambda key: (  # one module
@@ -489,3 +505,70 @@ def test_concrete_out_of_bounds_index_keeps_numpys_error():
     with pytest.raises(IndexError):
         snp.arange(10)[11]
     assert int(stagec.jit(lambda x, i: x[i])(snp.arange(10), 11)) == 9
+
+
+def test_digitize_with_decreasing_bins():
+    """Decreasing bins count the bins above x (`bins[i-1] > x >= bins[i]`; `right=True`: `>= x >`): stagec had the
+    two sides swapped (JAX's docstring example gave [3 2 1 2 1 0] for [2 1 1 2 0 0]). Against NumPy."""
+    x = np.array([1.0, 2.0, 2.5, 1.5, 3.0, 3.5, 0.5, 4.0], np.float32)
+    for bins in ([3, 2, 1], [3, 3, 1, 1], [1, 2, 3], [5, 1]):
+        for right in (False, True):
+            want = np.digitize(x, np.array(bins), right=right)
+            np.testing.assert_array_equal(np.asarray(snp.digitize(x, np.array(bins), right=right)), want)
+            np.testing.assert_array_equal(np.asarray(stagec.jit(lambda x, b: snp.digitize(x, b, right=right))(
+                x, np.array(bins))), want, err_msg=f"{bins} {right}")
+
+
+def test_convolve_dtypes_follow_jax():
+    """JAX's convolve and correlate compute integers and bools in the default float dtype (its docstring:
+    `jnp.convolve` of two int arrays is float32) and take `preferred_element_type`; values against NumPy."""
+    a, v = np.array([1, 2, 3, 2, 1], np.int32), np.array([4, 1, 2], np.int32)
+    for fn in ("convolve", "correlate"):
+        for mode in ("full", "same", "valid"):
+            want = getattr(np, fn)(a, v, mode)
+            for x, y in ((a, v), (a.astype(np.int8), v.astype(np.uint8)), (a > 1, v > 1)):
+                got = getattr(snp, fn)(x, y, mode)
+                assert got.dtype == np.float32, (fn, x.dtype, y.dtype, got.dtype)
+                np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(x.astype(float), y.astype(float), mode))
+            got = getattr(snp, fn)(a, v, mode, preferred_element_type=np.int32)
+            assert got.dtype == np.int32 and np.array_equal(np.asarray(got), want)
+        assert getattr(snp, fn)(a.astype(np.int8), np.ones(2, np.float16)).dtype == np.float16
+
+
+def test_nan_reductions_take_where_and_initial():
+    """nanmax / nanmin passed `initial` and `where` on, nanvar / nanstd `where` (they were dropped: the values of
+    JAX's docstring examples came out wrong, silently). Against NumPy's own `where=`, in float64."""
+    x = np.array([[1, 3, 5, 6], [2, np.nan, 7, 4], [8, 1, np.nan, 9]])
+    w = np.array([[0, 0, 1, 0], [0, 0, 1, 1], [1, 1, 1, 0]], bool)
+    for axis in (0, 1):
+        for name, kw in (("nanmax", {"initial": -1.0}), ("nanmin", {"initial": 20.0}), ("nanvar", {}),
+                         ("nanstd", {}), ("nanvar", {"ddof": 1})):
+            want = getattr(np, name)(x, axis=axis, where=w, **kw)
+            for got in (getattr(snp, name)(x, axis=axis, where=w, **kw),
+                        stagec.jit(lambda x, w: getattr(snp, name)(x, axis=axis, where=w, **kw))(x, w)):
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis} {kw}")
+
+
+def test_promote_types_python_types_are_weak_and_isscalar_of_0d_arrays():
+    """JAX's docstring examples: `promote_types('uint8', int)` is uint8 and `promote_types('float16', float)` float16
+    (Python types are weak; stagec gave int32 and float32); `isscalar(np.array(1.0))` is True (stagec: False)."""
+    cases = [("uint8", int, "uint8"), ("float16", float, "float16"), (complex, "float16", "complex64"),
+             (int, float, "float64"), ("int8", bool, "int8"), ("int32", "float32", "float32"), ("int8", "uint8", "int16")]
+    for a, b, want in cases:
+        assert snp.promote_types(a, b) == np.dtype(want) == snp.promote_types(b, a), (a, b)
+    assert snp.isscalar(np.array(1.0)) and snp.isscalar(snp.array(1)) and snp.isscalar(np.float32(1))
+    assert not snp.isscalar(np.array([1.0])) and not snp.isscalar([1])
+
+
+def test_median_and_quantile_keepdims():
+    """keepdims=True with an axis raised UnboundLocalError (JAX's docstring example `jnp.median(x, axis=1,
+    keepdims=True)`), and over all axes kept one dimension; against NumPy."""
+    x = np.array([[2, 4, 7, 1], [3, 5, 9, 2], [6, 1, 8, 3]], np.float64)
+    xn = np.where(x == 5, np.nan, x)
+    for axis in (None, 0, 1, -1):
+        for name, arr, extra in (("median", x, ()), ("nanmedian", xn, ()), ("quantile", x, ([0.25, 0.5],)),
+                                 ("nanquantile", xn, (0.75,))):
+            want = getattr(np, name)(arr, *extra, axis=axis, keepdims=True)
+            got = getattr(snp, name)(arr, *extra, axis=axis, keepdims=True)
+            assert got.shape == want.shape, (name, axis, got.shape, want.shape)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis}")

@@ -77,3 +77,34 @@ def test_bfloat16_helpers():
     assert dtypes.finfo(bf).bits == 16 and dtypes.canonicalize("bfloat16") == bf
     with pytest.raises(TypeError, match="does not support dtype"):
         dtypes.canonicalize(np.dtype("V2"))
+
+
+@pytest.mark.parametrize("dt", [np.bool_, np.uint8, np.uint16])
+def test_products_of_bool_and_unsigned_operands_under_jit(dt):
+    """bool, uint8 and uint16 operands of float products (`jnp.dot(uint8_images, W)`, a Dense layer on binarized
+    images in JAX's examples/mnist_vae.py): IREE 3.13 folded their conversion into the matmul as a signed extension
+    (true -> -1.0, uint8 200 -> -56.0) at O2/O3; the `unsigned-to-float` pass converts through int32. Against NumPy
+    in float64; values with the top bit set."""
+    import stagec
+    import stagec.numpy as snp
+    from stagec import lax
+    rng = np.random.default_rng(3)
+    if dt is np.bool_:
+        a = rng.random((4, 16)) < 0.5
+    else:
+        bits = np.iinfo(dt).bits
+        a = (rng.integers(0, 2 ** (bits - 1), (4, 16)) | (1 << (bits - 1))).astype(dt)
+    w = rng.standard_normal((16, 8)).astype(np.float32)
+    k = rng.standard_normal((3, 3, 1, 2)).astype(np.float32)
+    want = a.astype(np.float64) @ w
+    img = a.reshape(1, 4, 16, 1)
+    want_conv = sum(img[0, i:i + 2, j:j + 14, 0, None].astype(np.float64) * k[i, j, 0] for i in range(3)
+                    for j in range(3))
+    dot, ein, conv = stagec.jit(lambda a, w, img, k: (
+        snp.dot(a, w), snp.einsum("ij,jk->ik", a.astype(snp.float32), w),
+        lax.conv_general_dilated(img.astype(snp.float32), k, (1, 1), "VALID",
+                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))))(a, w, img, k)
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(np.asarray(dot), want, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(np.asarray(ein), want, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(np.asarray(conv)[0], want_conv, rtol=1e-5, atol=1e-5 * np.abs(want_conv).max())

@@ -85,6 +85,20 @@ def test_einsum_emits_one_dot_general_with_batch_dims():
     assert text.count("stablehlo.dot_general") == 1 and "stablehlo.transpose" not in text
 
 
+def test_einsum_labels_beyond_letters():
+    """JAX's einsum takes any character but `.,->` as a label (its training cookbook: "bsd,3dkh->bs3kh"); NumPy's
+    takes letters. Against NumPy's einsum with the labels renamed to letters, in float64."""
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 5, 4)), rng.standard_normal((3, 4, 2, 6))
+    want = np.einsum("bsd,tdkh->bstkh", x, w)
+    for s in ("bsd,3dkh->bs3kh", "bsd,βdkh->bsβkh", "bsd,_dkh->bs_kh"):
+        np.testing.assert_allclose(np.asarray(stagec.jit(lambda x, w: snp.einsum(s, x, w))(x, w)), want,
+                                   rtol=1e-5, atol=1e-5, err_msg=s)
+    np.testing.assert_allclose(np.asarray(snp.einsum("i3,3k", x[0], w[0, :, 0])), x[0] @ w[0, :, 0], rtol=1e-5)
+    with pytest.raises(ValueError, match="invalid subscript"):
+        snp.einsum("i.,.k->ik", x[0], w[0, :, 0])
+
+
 def test_empty_and_scalar_products():
     z = np.zeros((2, 0), np.float32)
     fn = lambda x: [x @ x.T, x.T @ x, snp.einsum("ij,ij->i", x, x), snp.tensordot(x, x, axes=([1], [1]))]

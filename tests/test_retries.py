@@ -144,3 +144,36 @@ def test_a_tile_over_32k_of_stack_compiles_the_first_time(cdir):
     np.testing.assert_allclose(float(value), (r ** 2).sum(), rtol=1e-5)
     for k in want:
         np.testing.assert_allclose(np.asarray(g[k]), want[k], rtol=2e-4, atol=1e-3, err_msg=k)
+
+
+def test_grad_of_an_overlapping_max_pool_then_a_product_compiles():
+    """The gradient of a 2x2 max pool of stride 1 followed by a product (a dense layer; a convolution in
+    examples/differentially_private_sgd.py): IREE 3.13 at O3 put the pool's maximum and its gradient's selects in one
+    dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"), with or
+    without multi-use fusion; the backend compiles it again without aggressive fusion. Against float64 NumPy."""
+    import stagec.numpy as snp
+    from stagec import lax
+
+    def loss(p, x):
+        w, W = p
+        m = lax.reduce_window(x * w, -snp.inf, lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "VALID")
+        return snp.sum((m @ W) ** 2)
+
+    rng = np.random.default_rng(0)
+    x = rng.random((1, 8, 8, 2)).astype(np.float32)
+    w, W = rng.standard_normal(2).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    c = stagec.jit(stagec.grad(loss)).lower((w, W), x).compile()
+    assert c.variant == ["no-aggressive-fusion"]
+    gw, gW = c((w, W), x)
+    # float64 oracle: the pool's windows, the first maximum of each takes the gradient
+    y = x.astype(np.float64) * w
+    win = np.stack([y[:, i:i + 7, j:j + 7] for i in (0, 1) for j in (0, 1)])  # (4, 1, 7, 7, 2)
+    m = win.max(0)
+    dz = 2 * m @ W.astype(np.float64)
+    dm = dz @ W.T.astype(np.float64)
+    first = win.argmax(0)
+    dy = np.zeros_like(y)
+    for k, (i, j) in enumerate((i, j) for i in (0, 1) for j in (0, 1)):
+        dy[:, i:i + 7, j:j + 7] += np.where(first == k, dm, 0)
+    np.testing.assert_allclose(np.asarray(gW), np.einsum("nhwc,nhwd->cd", m, dz), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(gw), (x * dy).sum((0, 1, 2)), rtol=1e-5, atol=1e-5)

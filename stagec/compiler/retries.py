@@ -17,6 +17,7 @@ from .targets import DATA_TILING, STACK_LIMIT
 
 SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 NO_MULTI_USE = "--iree-dispatch-creation-fuse-multi-use=false"
+NO_AGGRESSIVE_FUSION = "--iree-dispatch-creation-enable-aggressive-fusion=false"
 _STACK_FAILURE, _LARGE_VECTORS = "exceeded stack allocation limit", "operations with large vector sizes"
 _CPU = ("cpu",)
 
@@ -52,6 +53,13 @@ RETRIES: tuple[Retry, ...] = (
           why="a slice fused into the packing of a matmul operand needs 64-144 KiB of stack (over `STACK_64K`)"),
     Retry("link-libm", ("error: undefined symbol:",), add=(SYSTEM_LINK,), backends=_CPU,
           why="a libm call not foreseen (floor without SSE4.1): IREE's embedded linker has no libm"),
+    Retry("no-aggressive-fusion", ("restricted to workgroup distributed contexts",),
+          add=(NO_AGGRESSIVE_FUSION,),
+          test="tests/test_retries.py::test_grad_of_an_overlapping_max_pool_then_a_product_compiles",
+          why="at O2/O3, aggressive fusion puts an overlapping max pool's maximum and its gradient's selects in one "
+              "dispatch, which IREE's CPU codegen cannot distribute, with or without multi-use fusion (so this is "
+              "tried first): the gradient of conv -> max pool (stride 1) -> conv or dot, e.g. JAX's "
+              "examples/differentially_private_sgd.py"),
     Retry("no-multi-use-fusion", ("failed on workgroup distribution verification", "does not dominate this use",
                                    "op expected collapsed type to be", "to match element or self type of the"),
           add=(NO_MULTI_USE,), test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",

@@ -93,8 +93,9 @@ def size(a, axis: int | None = None) -> int:
 
 
 def isscalar(element) -> bool:
-    if hasattr(element, "aval"):
-        return aval_of(element).ndim == 0
+    """True for 0-d arrays (NumPy's included) and Python and NumPy scalars, as JAX's."""
+    if hasattr(element, "aval") or isinstance(element, np.ndarray):
+        return np.ndim(element) == 0
     return np.isscalar(element)
 
 
@@ -117,8 +118,13 @@ def isreal(x):
 
 
 def promote_types(a, b) -> np.dtype:
-    """The dtype both promote to, by JAX's table (not NumPy's: int8 and uint8 give int16, float32 and int64 float32)."""
-    return np.dtype(_dt.result_type((np.dtype(a), False), (np.dtype(b), False))[0])
+    """The dtype both promote to, by JAX's table (not NumPy's: int8 and uint8 give int16, float32 and int64 float32).
+    The Python types int, float and complex are weak, as in JAX (`promote_types('uint8', int)` is uint8)."""
+    order = (int, float, complex)
+    weak = lambda t: any(t is w for w in order)
+    if weak(a) and weak(b):  # (JAX: the larger Python type's dtype, int64, float64 or complex128)
+        return np.dtype(max(a, b, key=order.index))
+    return np.dtype(_dt.result_type((np.dtype(a), weak(a)), (np.dtype(b), weak(b)))[0])
 
 
 # ---------------------------------------------------------------- diagonals and index helpers
@@ -215,18 +221,22 @@ def fill_diagonal(a, val, wrap: bool = False, inplace: bool = True):
 # ---------------------------------------------------------------- convolution, products
 
 
-def _conv1d(a, v, mode: str, flip: bool, fname: str):
+def _conv1d(a, v, mode: str, flip: bool, fname: str, preferred=None):
     a, v = _arr(a), _arr(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{fname}() only supports 1-dimensional inputs.")
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(f"{fname}: inputs cannot be empty")
     dt = snp.result_type(a, v)
+    if preferred is None and not snp.issubdtype(dt, np.inexact):  # JAX's: integers and bools to the default float
+        dt = snp.result_type(dt, 1.0)
     a, v = a.astype(dt), v.astype(dt)
+    if preferred is not None:
+        return _conv1d(a, v, mode, flip, fname).astype(preferred)
     if a.shape[0] < v.shape[0]:
         a, v = v, a
         if not flip:  # correlate(a, v) with the roles swapped is reversed (and conjugated)
-            out = _conv1d(a, v, mode, flip, fname)
+            out = _conv1d(a, v, mode, flip, fname, dt)
             return snp.conj(out[::-1]) if iscomplexobj(out) else out[::-1]
     if flip:
         v = v[::-1]
@@ -247,13 +257,14 @@ def _conv1d(a, v, mode: str, flip: bool, fname: str):
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
-    """The discrete linear convolution of 1-D `a` and `v` (a StableHLO convolution for floats)."""
-    return _conv1d(a, v, mode, True, "convolve")
+    """The discrete linear convolution of 1-D `a` and `v` (a StableHLO convolution for floats). Integer and bool
+    operands give the default float dtype, as JAX's; `preferred_element_type` names the result's dtype."""
+    return _conv1d(a, v, mode, True, "convolve", preferred_element_type)
 
 
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
-    """The cross-correlation of 1-D `a` and `v` (NumPy's: v conjugated)."""
-    return _conv1d(a, v, mode, False, "correlate")
+    """The cross-correlation of 1-D `a` and `v` (NumPy's: v conjugated); dtypes as `convolve`'s."""
+    return _conv1d(a, v, mode, False, "correlate", preferred_element_type)
 
 
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
@@ -458,8 +469,9 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
     a = _arr(a)
     a = a.astype(snp.result_type(a, 1.0))
     q = _arr(q).astype(a.dtype)
-    if axis is None:
-        a, axis, shape_kept = snp.ravel(a), 0, None
+    ndim, flat = a.ndim, axis is None
+    if flat:
+        a, axis = snp.ravel(a), 0
     axis = axis % a.ndim if isinstance(axis, int) else axis
     if not isinstance(axis, int):
         raise NotImplementedError("quantile over several axes is not implemented")
@@ -478,8 +490,8 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
            "nearest": lambda: snp.where(snp.round(pos[..., 0]) == lo[..., 0], vlo, vhi)}[method]()
     if not nan:
         out = snp.where(snp.any(snp.isnan(x), axis=-1), np.nan, out)
-    if keepdims:
-        out = snp.expand_dims(out, q.ndim + axis) if shape_kept is not False else out
+    if keepdims:  # (over all axes: a 1 for each of them)
+        out = snp.reshape(out, q.shape + (1,) * ndim) if flat else snp.expand_dims(out, q.ndim + axis)
     return out
 
 
@@ -535,13 +547,15 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
 
 
 def nanvar(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
+    """Variance of the non-NaN values (of those `where` picks); NaN where fewer than `ddof` + 1 remain, as JAX's."""
     a = _arr(a)
     ok = ~snp.isnan(a)
-    m = nanmean(a, axis=axis, keepdims=True)
+    m = nanmean(a, axis=axis, keepdims=True, where=where)
     d = snp.where(ok, a - m, 0)
     d = snp.real(d * snp.conj(d)) if iscomplexobj(d) else d * d
-    n = snp.sum(ok, axis=axis, keepdims=keepdims)
-    return snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims) / snp.maximum(n - ddof, 0)
+    n = snp.sum(ok, axis=axis, keepdims=keepdims, where=where) - ddof
+    s = snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    return snp.where(n <= 0, np.nan, s / snp.where(n <= 0, 1, n).astype(s.dtype))
 
 
 def nanstd(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
@@ -553,9 +567,9 @@ def _nan_extreme(name: str, fill):
         fn = getattr(snp, name)
         a = _arr(a)
         if not snp.issubdtype(a.dtype, np.inexact):
-            return fn(a, axis=axis, keepdims=keepdims)
-        nan = snp.isnan(a)
-        r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims)
+            return fn(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+        nan = snp.isnan(a)  # (NaN where all are NaN, whatever `where` picks: JAX's rule)
+        r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
         return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), np.nan, r)
     return f
 
@@ -620,7 +634,7 @@ def digitize(x, bins, right: bool = False):
     if bins.shape[0] < 2:
         return snp.searchsorted(bins, x, side=side)
     inc = snp.searchsorted(bins, x, side=side)
-    dec = bins.shape[0] - snp.searchsorted(bins[::-1], x, side="right" if right else "left")
+    dec = bins.shape[0] - snp.searchsorted(bins[::-1], x, side=side)  # (bins above x: bins[i-1] > x >= bins[i])
     return snp.where(bins[-1] >= bins[0], inc, dec)
 
 

@@ -153,6 +153,12 @@ def tensordot(a: Any, b: Any, axes=2, *, precision=None, preferred_element_type=
 # ---------------------------------------------------------------- einsum
 
 
+def _label(c: str) -> bool:
+    """Whether `c` can label a dimension: any character but `.,->` and whitespace, as JAX's (opt_einsum's) parser
+    takes them (JAX's training cookbook writes "bsd,3dkh->bs3kh"); NumPy's takes letters only."""
+    return c not in ".,->" and not c.isspace()
+
+
 def _parse_einsum(subscripts: str, shapes: list[tuple]) -> tuple[list[str], str]:
     """Input label strings (ellipses expanded to fresh uppercase-free letters) and the output labels."""
     subscripts = subscripts.replace(" ", "")
@@ -164,7 +170,7 @@ def _parse_einsum(subscripts: str, shapes: list[tuple]) -> tuple[list[str], str]
     ins = lhs.split(",")
     if len(ins) != len(shapes):
         raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(shapes)} operands")
-    used = set(c for c in subscripts if c.isalpha())
+    used = set(subscripts)
     spare = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used]
     ell_rank = 0
     for spec, shape in zip(ins, shapes):
@@ -183,13 +189,13 @@ def _parse_einsum(subscripts: str, shapes: list[tuple]) -> tuple[list[str], str]
         if len(spec) != len(shape):
             raise ValueError(f"einsum: operand subscripts {spec!r} do not match its {len(shape)} dimensions")
         for c in spec:
-            if not c.isalpha():
+            if not _label(c):
                 raise ValueError(f"einsum: invalid subscript character {c!r}")
         labels.append(spec)
     if explicit:
         out = out.replace("...", ell)
         for c in out:
-            if not c.isalpha() or c not in "".join(labels):
+            if not _label(c) or c not in "".join(labels):
                 raise ValueError(f"einsum: output subscript {c!r} does not appear in the inputs")
         if len(set(out)) != len(out):
             raise ValueError(f"einsum: output subscript string {out!r} repeats a label")

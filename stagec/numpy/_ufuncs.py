@@ -161,9 +161,13 @@ around = round_ = round
 
 
 def rint(x: Any, /):
-    """Round to the nearest integer, halves to even (integers become the default float, as in JAX)."""
+    """Round to the nearest integer, halves to even (integers become the default float, as in JAX; complex values
+    part by part)."""
     (x,) = _to_float("rint", x)
-    return lax.round(x) if _dt.kind(aval_of(x).dtype) == "f" else x
+    kind = _dt.kind(aval_of(x).dtype)
+    if kind == "c":  # each part, as NumPy and JAX
+        return lax.complex(lax.round(lax.real(x)), lax.round(lax.imag(x)))
+    return lax.round(x) if kind == "f" else x
 
 
 def invert(x: Any, /):
@@ -513,7 +517,8 @@ def fmin(x1: Any, x2: Any, /):
 
 
 def signbit(x: Any, /):
-    """True where the sign bit is set (-0.0 and negative NaN included)."""
+    """True where the sign bit is set, -0.0 included; False for every NaN (there is no bitcast primitive to read a
+    NaN's sign; JAX's is True for -NaN: docs/jax-differences.md)."""
     (x,) = _promote("signbit", x)
     dt = aval_of(x).dtype
     if _dt.kind(dt) in "bu":

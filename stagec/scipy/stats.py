@@ -3,7 +3,7 @@ each a namespace (`stats.norm.logpdf(x, loc, scale)`)."""
 from __future__ import annotations
 
 import functools
-
+import sys
 import types
 
 import numpy as np
@@ -15,8 +15,11 @@ _HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
 
 
 def _ns(name: str, **fns) -> types.ModuleType:
+    """A distribution's namespace, a module importable by its name (`import stagec.scipy.stats.norm as norm`, as
+    JAX's examples/advi.py imports it)."""
     mod = types.ModuleType(f"{__name__}.{name}", f"The {name} distribution (as `jax.scipy.stats.{name}`).")
     mod.__dict__.update(fns)
+    sys.modules[mod.__name__] = mod
     return mod
 
 
