@@ -16,7 +16,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
-from .irutil import Builder
+from .irutil import Builder, producer
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -547,6 +547,29 @@ def unsigned_to_float_via_i32(module: ir.Module) -> int:
     return n
 
 
+def sorts_apart(module: ir.Module) -> int:
+    """Each `sort` operand that another op (or the same sort again) also reads comes through a barrier of its own.
+    IREE 3.13 sorts its operands in place: two sorts of one constant expression (two argsorts of a closed-over
+    array share their iota), hoisted into the module's initializer, each sorted the shared buffer, so the second
+    read the first's permutation (`jit` of argsort(c) and argsort(2c + 1): the second result wrong). A barrier
+    per sort makes each its own copy; a converted value is converted again after a barrier on its source (Vulkan
+    could not compile an int64 iota apart from its sort). The count of operands so given."""
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.sort"):
+        for i, v in enumerate(list(op.operands)):
+            src = producer(v)
+            if sum(1 for _ in v.uses) < 2 or src is not None and src.name == "stablehlo.constant":  # (IREE copies
+                continue  # a constant it sorts: its buffer is read-only)
+            conv = src is not None and src.name == "stablehlo.convert"  # (argsort's iota, widened to int64)
+            with ir.InsertionPoint(op), op.location:
+                bar = _create("stablehlo.optimization_barrier", [src.operands[0] if conv else v],
+                              [src.operands[0].type if conv else v.type])
+                own = _create("stablehlo.convert", [bar.result], [v.type]) if conv else bar
+            op.operation.operands[i] = own.result
+            n += 1
+    return n
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -585,6 +608,9 @@ UNSIGNED_TO_FLOAT = register(Rewrite(
     "unsigned-to-float", unsigned_to_float_via_i32,
     "a convert from bool, uint8 or uint16 to a float or complex type goes through int32", "legalize",
     Workaround(_IREE, "tests/test_dtypes.py::test_products_of_bool_and_unsigned_operands_under_jit")))
+SORTS_APART = register(Rewrite(
+    "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
+    "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

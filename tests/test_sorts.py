@@ -109,3 +109,23 @@ def test_a_million_values():
     """IREE's sort would compare ~5*10^11 pairs (hours); NumPy's takes milliseconds."""
     x = rng.standard_normal(1_000_000).astype(np.float32)
     np.testing.assert_array_equal(np.asarray(stagec.jit(snp.sort)(x)), np.sort(x))
+
+
+def _backends():
+    from stagec.compiler.targets import device_names
+    return ["cpu", pytest.param("vulkan", marks=pytest.mark.skipif(
+        not device_names("vulkan"), reason="no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1"))]
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_two_sorts_of_one_constant_expression(backend):
+    """Two sorts of a closed-over array in one module share its iota (`legalize.sorts_apart`): IREE 3.13 sorted the
+    shared buffer in place, so the second sort read the first's permutation (wrong values, no error)."""
+    c = np.array([5, 4, 2, 4, 3, 1, 0, 4], np.float32)
+    f = stagec.jit(lambda y: (snp.argsort(snp.asarray(c)), snp.argsort(snp.asarray(c) * 2 + 1),
+                              lax.top_k(-snp.asarray(c), 3)[0], lax.top_k(snp.asarray(c), 5)[0]), backend=backend)
+    a, b, t3, t5 = (np.asarray(v) for v in f(1))
+    np.testing.assert_array_equal(a, np.argsort(c, kind="stable"))
+    np.testing.assert_array_equal(b, np.argsort(c * 2 + 1, kind="stable"))
+    np.testing.assert_array_equal(t3, -np.sort(c)[:3])
+    np.testing.assert_array_equal(t5, np.sort(c)[::-1][:5])

@@ -64,7 +64,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                             "upcast-half-dots", "isolate-outer", "weight-left", "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
-                              "bound-bindings", "isolate-reductions", "round-to-bf16", "unsigned-to-float"),
+                              "bound-bindings", "isolate-reductions", "round-to-bf16", "unsigned-to-float", "sorts-apart"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
@@ -72,13 +72,13 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
                     legalize=("mathlib", "mathlib-glsl", "merge-commuted", "bound-bindings", "isolate-reductions",
-                              "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float"))),
+                              "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float", "sorts-apart"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py).
     Target("cuda", "cuda", "--iree-cuda-target=",
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
                     legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings", "isolate-reductions", "bf16-in-f32",
-                              "f32-dots-bf16x3", "unsigned-to-float"))),
+                              "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart"))),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
 
