@@ -174,6 +174,17 @@ def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
             np.testing.assert_array_equal(np.asarray(g), want(v, d))
         np.testing.assert_array_equal(np.asarray(got[-2]), want(v.astype(np.float16), np.int32))
         np.testing.assert_array_equal(np.asarray(got[-1]), want(v, np.int32))
+    # A NumPy value converts on the host (a constant): the same rule, eagerly and under jit, and an Array comes back
+    # (it was NumPy's astype, INT_MIN for NaN and 3e9, 44 for 300.0 as uint8, and an internal Const object)
+    lax = stagec.lax
+    g = lambda y: [lax.convert_element_type(v, d) + y.astype(d) for d in dts] + \
+        [lax.convert_element_type(v.astype(np.float16), np.int32), lax.convert_element_type(v + 1j, np.int32)]
+    for got in (stagec.jit(g)(np.float32(0)), g(np.float32(0))):
+        for r, d in zip(got, dts):
+            np.testing.assert_array_equal(np.asarray(r), want(v, d))
+        np.testing.assert_array_equal(np.asarray(got[-2]), want(v.astype(np.float16), np.int32))
+        np.testing.assert_array_equal(np.asarray(got[-1]), want(v, np.int32))
+    assert type(lax.convert_element_type(np.float32(2.5), np.int32)) is stagec.Array
 
 
 def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():

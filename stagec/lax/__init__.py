@@ -20,7 +20,9 @@ from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_number
                                conv_with_general_padding, padtype_to_pads)
 from ..primitives.dot import Precision, dot, dot_general
 from ..primitives.fft import fft
-from ..primitives.elementwise import clamp, convert_element_type, match_weak, select
+from ..primitives.elementwise import clamp, match_weak, select
+from ..primitives.elementwise import convert_element_type as _convert_element_type  # (stagec's own calls: a
+# constant stays a host constant, `core.Const`, as JAX's internal `lax._convert_element_type`)
 from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
@@ -124,6 +126,16 @@ def integer_pow(x, y: int):
     if y < 0:
         return div(full_like(x, 1), integer_pow(x, -y))
     return power_by_squaring(x, y)
+
+
+def convert_element_type(operand, new_dtype):
+    """`operand` cast to `new_dtype` (canonicalized for the x64 setting), as JAX's: an array (or a tracer) in any
+    case; a NumPy or Python value too converts as the compiled conversion does (float to integer saturated, NaN
+    to 0)."""
+    out = _convert_element_type(operand, new_dtype)
+    if hasattr(out, "_trace") or hasattr(out, "_bv"):  # (a tracer or an Array)
+        return out
+    return _ew.convert_element_type_p.bind(out, new_dtype=aval_of(out).dtype, weak_type=False)
 
 
 def full_like(x, fill_value):
@@ -257,7 +269,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if op == "sum" and padded:
         raise NotImplementedError("reduce_window with lax.add, padding and an init_value other than 0: the padding "
                                   "counts init_value once per padded element; add it yourself with padding of zeros")
-    init = convert_element_type(init_value, av.dtype)
+    init = _convert_element_type(init_value, av.dtype)
     full = broadcast_in_dim(init, aval_of(out).shape, ())
     return {"sum": add, "max": _ew.max, "min": _ew.min}[op](out, full)
 
@@ -298,7 +310,7 @@ def squeeze(array, dimensions):
 
 def full(shape, fill_value, dtype=None):
     dt = _dt.canonicalize(dtype) if dtype is not None else aval_of(fill_value).dtype
-    return broadcast_in_dim(convert_element_type(fill_value, dt), tuple(shape), ())
+    return broadcast_in_dim(_convert_element_type(fill_value, dt), tuple(shape), ())
 
 
 def square(x):

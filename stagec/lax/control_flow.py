@@ -43,7 +43,7 @@ def switch(index, branches: Sequence[Callable], *operands):
     branches = list(branches)
     if not branches:
         raise ValueError("switch needs at least one branch")
-    index = lax.convert_element_type(index, np.int32) if aval_of(index).dtype != np.int32 else index
+    index = lax._convert_element_type(index, np.int32) if aval_of(index).dtype != np.int32 else index
     if aval_of(index).shape != ():
         raise TypeError(f"switch/cond index must be a scalar, got shape {aval_of(index).shape}")
     if len(branches) > 1:
@@ -70,7 +70,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
         raise TypeError(f"cond predicate must be a scalar, got shape {av.shape}")
     if av.dtype != np.bool_:
         pred = lax.ne(pred, lax.full_like(pred, 0))
-    return switch(lax.convert_element_type(pred, np.int32), [false_fun, true_fun], *operands)
+    return switch(lax._convert_element_type(pred, np.int32), [false_fun, true_fun], *operands)
 
 
 # ---------------------------------------------------------------- while
@@ -91,7 +91,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         strong = [i for i, (a, b) in enumerate(zip(init_avals, body.out_avals)) if a.weak_type and not b.weak_type]
         if not strong or attempt:
             break
-        init_leaves = [lax.convert_element_type(x, a.dtype, False) if i in strong else x
+        init_leaves = [lax._convert_element_type(x, a.dtype, False) if i in strong else x
                        for i, (x, a) in enumerate(zip(init_leaves, init_avals))]
         init_avals = [aval_of(x) for x in init_leaves]
         init_val = tree_util.tree_unflatten(init_tree, init_leaves)
@@ -122,16 +122,16 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     lo_c, hi_c = _concrete_int(lower), _concrete_int(upper)
     if lo_c is not None and hi_c is not None:
         if hi_c <= lo_c:  # no step: the body is not traced (see the docstring)
-            return tree_util.tree_map(lambda v: lax.convert_element_type(v, aval_of(v).dtype, aval_of(v).weak_type),
+            return tree_util.tree_map(lambda v: lax._convert_element_type(v, aval_of(v).dtype, aval_of(v).weak_type),
                                       init_val)
 
         def step(carry, _):
             i, val = carry
             return (lax.add(i, lax.full_like(i, 1)), body_fun(i, val)), ()
-        start = lax.convert_element_type(lo_c, dt, False)
+        start = lax._convert_element_type(lo_c, dt, False)
         return scan(step, (start, init_val), None, length=max(hi_c - lo_c, 0))[0][1]
-    lo = lax.convert_element_type(lower, dt, False)
-    hi = lax.convert_element_type(upper, dt, False)
+    lo = lax._convert_element_type(lower, dt, False)
+    hi = lax._convert_element_type(upper, dt, False)
 
     def body(state):
         i, hi_, val = state
@@ -172,7 +172,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
                         f"input {init_tree} {_types(in_avals)}, output {out_tree.children[0]} {_types(out_avals)}; "
                         f"first difference at carry {_first_difference(in_avals, out_avals)}")
     # A weakly typed initial carry whose body result is strongly typed becomes strong (as in JAX).
-    init_leaves = [lax.convert_element_type(x, a.dtype, False) if aval_of(x).weak_type and not a.weak_type else x
+    init_leaves = [lax._convert_element_type(x, a.dtype, False) if aval_of(x).weak_type and not a.weak_type else x
                    for x, a in zip(init_leaves, out_avals)]
     outs = scan_p.bind(*init_leaves, *x_leaves, *consts, body=body, length=n, reverse=bool(reverse),
                        n_carry=n_carry, n_xs=len(x_leaves))

@@ -81,7 +81,7 @@ def _promote(fname: str, *args):
         found = _result_types[key] = _dt.result_type(*pairs)
     dt, weak = found
     return [(a if (av.dtype, av.weak_type) == (dt, weak) else _scalar_const(a, dt, weak)
-             if type(a) in _SCALARS else lax.convert_element_type(a, dt, weak)) for a, av in zip(args, avals)]
+             if type(a) in _SCALARS else lax._convert_element_type(a, dt, weak)) for a, av in zip(args, avals)]
 
 
 _result_types: dict = {}  # ((dtype, weak) pairs, x64) -> `dtypes.result_type` of them (a few dozen at most)
@@ -100,12 +100,12 @@ def _signs(x) -> tuple:
 
 
 def _scalar_const(x, dtype, weak: bool):
-    """`lax.convert_element_type` of a Python scalar (a host constant), made once per value."""
+    """`lax._convert_element_type` of a Python scalar (a host constant), made once per value."""
     # (the signs too: 0.0 == -0.0, and they hash alike, but `x * -0.0` is not `x * 0.0`)
     key = (type(x), x, _signs(x), dtype, weak)
     c = _consts.get(key)
     if c is None:
-        c = lax.convert_element_type(x, dtype, weak)
+        c = lax._convert_element_type(x, dtype, weak)
         if type(c) is not Const:
             return c
         c.value.flags.writeable = False  # (shared by the calls that use it)
@@ -120,7 +120,7 @@ def _to_float(fname: str, *args):
     args = _promote(fname, *args)
     av = aval_of(args[0])
     if _dt.kind(av.dtype) in "biu":
-        args = [lax.convert_element_type(a, _dt.default_float(), av.weak_type) for a in args]
+        args = [lax._convert_element_type(a, _dt.default_float(), av.weak_type) for a in args]
     return args
 
 
@@ -362,7 +362,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     dt = _dt.canonicalize(dtype, warn_from="astype")
     if not copy and _is_array(x) and aval_of(x).dtype == dt and not aval_of(x).weak_type:
         return place(x, device, "astype")
-    out = lax.convert_element_type(x, dt, weak_type=False)
+    out = lax._convert_element_type(x, dt, weak_type=False)
     return place(_fresh(out) if out is x else out, device, "astype")
 
 

@@ -135,12 +135,12 @@ def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
     t = lax.broadcasted_iota(real, out_shape, ax)
     if div > 0:
         t = lax.div(t, lax.full_like(t, div))
-    t = lax.convert_element_type(t, step_dt)
+    t = lax._convert_element_type(t, step_dt)
     lo, hi = (lax.broadcast_in_dim(v, out_shape, bdims) for v in (start, stop))
     out = lax.add(lax.mul(lo, lax.sub(lax.full_like(t, 1), t)), lax.mul(hi, t))
     if _dt.kind(dt) in "iu":
         out = lax.floor(out)
-    return lax.convert_element_type(out, dt), step
+    return lax._convert_element_type(out, dt), step
 
 
 def empty_like(a, dtype=None, *, device=None):
@@ -177,7 +177,7 @@ def _eye(N: int, M: int | None = None, k: int = 0, dtype=None):
         return device_put(np.eye(N, M, k, dtype=dt))
     rows, cols = _iota_2d(N, M, k)
     on = lax.eq(lax.sub(cols, rows), lax.full_like(rows, k))
-    return lax.convert_element_type(on, dt)
+    return lax._convert_element_type(on, dt)
 
 
 def identity(n: int, dtype=None):
@@ -193,7 +193,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None):
     if current_trace() is None:
         return device_put(np.tri(N, M, k, dtype=dt))
     rows, cols = _iota_2d(N, M, k)
-    return lax.convert_element_type(lax.le(cols, lax.add(rows, lax.full_like(rows, k))), dt)
+    return lax._convert_element_type(lax.le(cols, lax.add(rows, lax.full_like(rows, k))), dt)
 
 
 def _tri_mask(m, k: int, lower: bool, fname: str):

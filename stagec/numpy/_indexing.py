@@ -187,7 +187,7 @@ def _default_fill(dtype):
 def _full(value, dtype, shape: tuple):
     """A scalar `value` (concrete or traced) cast to `dtype` (as NumPy casts: 2.7 -> 2) and broadcast to `shape`."""
     if _is_array(value):
-        v = lax.convert_element_type(value, dtype) if aval_of(value).dtype != dtype else value
+        v = lax._convert_element_type(value, dtype) if aval_of(value).dtype != dtype else value
     else:
         v = np.asarray(value).astype(dtype)
     return lax.broadcast_in_dim(v, shape, ())
@@ -201,7 +201,7 @@ def _as_int32(i, size: int):
         i = lax.min(i, lax.full_like(i, size))
     elif dt.itemsize == 8:
         i = lax.clamp(lax.full_like(i, -size - 1), i, lax.full_like(i, size))
-    return lax.convert_element_type(i, np.int32) if dt != np.int32 else i
+    return lax._convert_element_type(i, np.int32) if dt != np.int32 else i
 
 
 def _index_array(i, size: int, axis: int, fill: bool):
@@ -381,7 +381,7 @@ def _scatter(x, idx, values, op: str, mode: str | None = None):
     if isinstance(idx, TracerBase) and aval_of(idx).dtype == np.bool_:
         return _masked_update(x, idx, values, op)
     values = _arr(values)
-    values = lax.convert_element_type(values, dt) if aval_of(values).dtype != dt else values
+    values = lax._convert_element_type(values, dt) if aval_of(values).dtype != dt else values
     n = av.size
     if n == 0:
         return x
@@ -414,7 +414,7 @@ def _masked_update(x, mask, values, op: str):
     if mv.shape != av.shape[:mv.ndim] or aval_of(_arr(values)).size != 1:
         raise _bool_mask_error(mask)
     v = lax.reshape(_arr(values), ())
-    v = lax.convert_element_type(v, av.dtype) if aval_of(v).dtype != av.dtype else v
+    v = lax._convert_element_type(v, av.dtype) if aval_of(v).dtype != av.dtype else v
     v = broadcast_to(v, av.shape)
     new = {"set": lambda: v, "add": lambda: lax.add(x, v), "mul": lambda: lax.mul(x, v),
            "min": lambda: lax.min(x, v), "max": lambda: lax.max(x, v)}[op]()
@@ -477,14 +477,14 @@ class _IndexUpdateRef:
         """`func` (elementwise, unary) applied at the indices, once per occurrence of each index."""
         x = _arr(self.array)
         xv = aval_of(x)
-        zeros = lax.convert_element_type(lax.full_like(x, 0), np.int32, weak_type=False)
+        zeros = lax._convert_element_type(lax.full_like(x, 0), np.int32, weak_type=False)
         counts = _scatter(zeros, self.index, np.int32(1), "add", mode)
         rounds = lax.reduce_max(counts, tuple(range(xv.ndim)))
 
         def body(carry):
             i, v = carry
             fv = func(v)
-            fv = lax.convert_element_type(fv, xv.dtype, xv.weak_type) if aval_of(fv).dtype != xv.dtype else fv
+            fv = lax._convert_element_type(fv, xv.dtype, xv.weak_type) if aval_of(fv).dtype != xv.dtype else fv
             hit = lax.gt(counts, lax.broadcast_in_dim(i, xv.shape, ()))
             return lax.add(i, np.int32(1)), lax.select(hit, fv, v)
         return lax.while_loop(lambda c: lax.lt(c[0], rounds), body, (np.int32(0), x))[1]
@@ -578,7 +578,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         a = lax.reshape(a, (n,))
     if mode != "raise" and mode != "fill":
         if isinstance(indices, TracerBase) or isinstance(indices, Array):
-            i = lax.convert_element_type(indices, np.int32)
+            i = lax._convert_element_type(indices, np.int32)
             if mode == "clip":
                 i = lax.clamp(lax.full_like(i, 0), i, lax.full_like(i, builtins.max(n - 1, 0)))
             else:

@@ -278,7 +278,7 @@ def einsum(subscripts: str, *operands, optimize=None, precision=None, preferred_
         lab = "".join(batch) + "".join(c for c in lab if c not in shared) + "".join(c for c in ylab if c not in shared)
     x, lab = sum_unneeded(x, lab, set(out))
     if preferred_element_type is not None and len(items) == 1:
-        x = lax.convert_element_type(x, preferred_element_type)
+        x = lax._convert_element_type(x, preferred_element_type)
     return lax.transpose(x, [lab.index(c) for c in out])
 
 

@@ -39,15 +39,15 @@ def _frexp_bits(x):
     sign = lax.bitwise_and(b, c(1 << (width - 1)))
     mag = lax.bitwise_and(b, c((1 << (width - 1)) - 1))
     mant = lax.bitwise_and(mag, c((1 << nmant) - 1))
-    e_field = lax.convert_element_type(lax.shift_right_logical(mag, c(nmant)), it)
-    top = lax.sub(c(width - 1, it), lax.convert_element_type(lax.clz(mag), it))  # the highest set bit (subnormals)
-    shift = lax.convert_element_type(lax.sub(c(nmant, it), top), ut)
+    e_field = lax._convert_element_type(lax.shift_right_logical(mag, c(nmant)), it)
+    top = lax.sub(c(width - 1, it), lax._convert_element_type(lax.clz(mag), it))  # the highest set bit (subnormals)
+    shift = lax._convert_element_type(lax.sub(c(nmant, it), top), ut)
     sub = lax.eq(e_field, c(0, it))
     mant = lax.select(sub, lax.bitwise_and(lax.shift_left(mag, shift), c((1 << nmant) - 1)), mant)
     e = lax.select(sub, lax.add(top, c(int(info.minexp) - nmant + 1, it)), lax.sub(e_field, c(bias - 1, it)))
     m = lax.bitcast_convert_type(lax.bitwise_or(lax.bitwise_or(sign, c((bias - 1) << nmant)), mant), dt)
     special = lax.bitwise_or(lax.eq(mag, c(0)), lax.bitwise_not(lax.is_finite(x)))
-    return lax.select(special, x, m), lax.convert_element_type(lax.select(special, c(0, it), e), np.int32)
+    return lax.select(special, x, m), lax._convert_element_type(lax.select(special, c(0, it), e), np.int32)
 
 
 _frexp = custom_jvp(_frexp_bits)
@@ -85,7 +85,7 @@ def bitwise_count(x, /):
         x = x.astype(np.uint8)
     elif _dt.kind(dt) not in "iu":
         raise TypeError(f"bitwise_count needs integer inputs, got {dt}")
-    return lax.convert_element_type(lax.population_count(snp.abs(x)), np.uint8)
+    return lax._convert_element_type(lax.population_count(snp.abs(x)), np.uint8)
 
 
 def _last(a, axis: int):

@@ -55,7 +55,7 @@ def _first_nonzero(a, size: int) -> tuple[list, Any]:
         return [zero] * av.ndim, np.int32(0)
     flat = lax.reshape(a, (m,))
     mask = flat if av.dtype == np.bool_ else lax.ne(flat, lax.full_like(flat, 0))
-    mi = lax.convert_element_type(mask, np.int32)
+    mi = lax._convert_element_type(mask, np.int32)
     pos = lax.sort([lax.neg(mi), lax.iota(np.int32, m)], num_keys=2)[1]
     pos = lax.slice(pos, (0,), (size,)) if size <= m else lax.pad(pos, np.int32(0), [(0, size - m, 0)])
     out, stride = [], m
@@ -109,7 +109,7 @@ def _default_int(i):
     dt = _dt.default_int()
     if not _is_array(i):
         return np.asarray(i, dt)
-    return lax.convert_element_type(i, dt) if aval_of(i).dtype != dt else i
+    return lax._convert_element_type(i, dt) if aval_of(i).dtype != dt else i
 
 
 def flatnonzero(a: Any, *, size: int | None = None, fill_value=None):

@@ -30,16 +30,16 @@ def _cast_input(a, av, dtype, upcast_int: bool):
     if dtype is not None:
         return astype(a, dtype)
     if upcast_int and _sum_dtype(av.dtype) is not None:
-        return lax.convert_element_type(a, _sum_dtype(av.dtype))
+        return lax._convert_element_type(a, _sum_dtype(av.dtype))
     if av.weak_type:
-        return lax.convert_element_type(a, av.dtype, weak_type=False)
+        return lax._convert_element_type(a, av.dtype, weak_type=False)
     return a
 
 
 def _upcast_f16(x):
     """float16/bfloat16 sums accumulate in float32, as JAX does (returns the value and its own dtype)."""
     dt = aval_of(x).dtype
-    return (lax.convert_element_type(x, np.float32, weak_type=False), dt) if dt in (_dt.float16, _dt.bfloat16) \
+    return (lax._convert_element_type(x, np.float32, weak_type=False), dt) if dt in (_dt.float16, _dt.bfloat16) \
         else (x, dt)
 
 
@@ -109,7 +109,7 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         if initial is not None:
             r = _COMBINE[fname](r, lax.full_like(r, initial))
         if aval_of(r).dtype != out_dt:
-            r = lax.convert_element_type(r, out_dt, weak_type=False)
+            r = lax._convert_element_type(r, out_dt, weak_type=False)
         return _keep(r, av.shape, axes, keepdims)
     f.__name__ = fname
     f.__doc__ = (f"`{fname}` over `axis` (int, tuple or None), optionally keeping reduced dims; `initial` joins "
@@ -153,7 +153,7 @@ def _count(av, axes, where, fname: str, dtype):
     if where is None:
         return int(np.prod([av.shape[i] for i in axes], dtype=np.int64))
     w = _where_mask(fname, where, av.shape)
-    return lax.reduce_sum(lax.convert_element_type(w, dtype, weak_type=False), axes)
+    return lax.reduce_sum(lax._convert_element_type(w, dtype, weak_type=False), axes)
 
 
 def _float_dtype(av, dtype):
@@ -166,7 +166,7 @@ def _divide(total, count):
     """`total / count`, where `count` is an int or an array holding as many elements as `total`."""
     if isinstance(count, int):
         return lax.div(total, lax.full_like(total, count))
-    count = lax.reshape(lax.convert_element_type(count, aval_of(total).dtype, weak_type=False), aval_of(total).shape)
+    count = lax.reshape(lax._convert_element_type(count, aval_of(total).dtype, weak_type=False), aval_of(total).shape)
     return lax.div(total, count)
 
 
@@ -180,7 +180,7 @@ def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, whe
     x, out_dt = _upcast_f16(astype(a, _float_dtype(av, dtype)))
     s = sum(x, axis=axis, out=out, keepdims=keepdims, where=where)
     r = _divide(s, _count(av, axes, where, "mean", aval_of(s).dtype))
-    return lax.convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
+    return lax._convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
 @_composite
@@ -206,7 +206,7 @@ def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool =
     n = builtins.max(n - ddof, 0) if isinstance(n, int) else lax.max(lax.sub(n, lax.full_like(n, ddof)),
                                                                     lax.full_like(n, 0))
     r = _divide(ss, n)
-    return lax.convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
+    return lax._convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
 @_composite
@@ -229,7 +229,7 @@ def _argminmax(fname: str, fn, a, axis, keepdims: bool):
     (a,) = _promote(fname, _arr(a))
     av = aval_of(a)
     if av.dtype == np.bool_:
-        a = lax.convert_element_type(a, np.int32)
+        a = lax._convert_element_type(a, np.int32)
     if axis is None:
         if av.size == 0:
             raise ValueError(f"attempt to get {fname} of an empty sequence")
@@ -259,7 +259,7 @@ def _cumulative(fname: str, fn, a, axis, dtype, upcast_int: bool):
     axis = _axis(axis, av.ndim, fname)
     a = _cast_input(a, av, dtype, upcast_int)
     if aval_of(a).dtype == np.bool_ and fname in ("cumsum", "cumprod"):
-        a = lax.convert_element_type(a, _dt.default_int())
+        a = lax._convert_element_type(a, _dt.default_int())
     return _in_f32(fn, a, axis)
 
 
@@ -268,7 +268,7 @@ def _in_f32(fn, x, axis):
     stopped at 2048 in float16)."""
     x, dt = _upcast_f16(x)
     out = fn(x, axis)
-    return out if aval_of(out).dtype == dt else lax.convert_element_type(out, dt, weak_type=False)
+    return out if aval_of(out).dtype == dt else lax._convert_element_type(out, dt, weak_type=False)
 
 
 def cumsum(a: Any, axis: int | None = None, dtype=None, out=None):
@@ -294,7 +294,7 @@ def _cumulative_api(fname: str, fn, identity, x, axis, dtype, include_initial: b
     axis = _axis(axis, av.ndim, fname)
     x = _cast_input(x, av, dtype, True)
     if aval_of(x).dtype == np.bool_:
-        x = lax.convert_element_type(x, _dt.default_int())
+        x = lax._convert_element_type(x, _dt.default_int())
     out = _in_f32(fn, x, axis)
     if include_initial:
         shape = list(aval_of(out).shape)

@@ -353,7 +353,7 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
         cv = np.asarray(constant_values) if not _is_array(constant_values) else None
         if cv is not None and cv.ndim == 0:
             (c,) = _promote("pad", constant_values)  # weak scalar
-            c = lax.convert_element_type(c, av.dtype) if aval_of(c).dtype != av.dtype or aval_of(c).weak_type else c
+            c = lax._convert_element_type(c, av.dtype) if aval_of(c).dtype != av.dtype or aval_of(c).weak_type else c
             return lax.pad(a, c, [(lo, hi, 0) for lo, hi in pw])
         if cv is None:
             raise NotImplementedError("pad: traced constant_values are not supported; pass a static number")
@@ -361,9 +361,9 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
         for ax, (lo, hi) in enumerate(pw):
             cfg = [(0, 0, 0)] * av.ndim
             cfg[ax] = (int(lo), 0, 0)
-            a = lax.pad(a, lax.convert_element_type(np.asarray(cv[ax, 0]), av.dtype), cfg)
+            a = lax.pad(a, lax._convert_element_type(np.asarray(cv[ax, 0]), av.dtype), cfg)
             cfg[ax] = (0, int(hi), 0)
-            a = lax.pad(a, lax.convert_element_type(np.asarray(cv[ax, 1]), av.dtype), cfg)
+            a = lax.pad(a, lax._convert_element_type(np.asarray(cv[ax, 1]), av.dtype), cfg)
         return a
     if mode not in ("edge", "wrap", "reflect", "symmetric"):
         raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, edge, wrap, reflect, symmetric)")

@@ -102,7 +102,7 @@ def sign(x: Any, /):
     if kind == "b":
         raise TypeError("sign: ufunc 'sign' does not support boolean arrays")
     if kind == "u":
-        return lax.convert_element_type(lax.ne(x, _const(x, 0)), aval_of(x).dtype, aval_of(x).weak_type)
+        return lax._convert_element_type(lax.ne(x, _const(x, 0)), aval_of(x).dtype, aval_of(x).weak_type)
     if kind == "f":  # NumPy: sign(-0.0) is +0.0 (XLA's sign keeps the zero's sign)
         return lax.select(lax.eq(x, _const(x, 0)), _const(x, 0), lax.sign(x))
     return lax.sign(x)
@@ -327,7 +327,7 @@ def power(x1: Any, x2: Any, /):
     if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and not _is_array(x2):
         (x1,) = _promote("power", x1)
         if aval_of(x1).dtype == np.bool_:
-            x1 = lax.convert_element_type(x1, _dt.default_int())
+            x1 = lax._convert_element_type(x1, _dt.default_int())
         if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
@@ -447,7 +447,7 @@ def _logaddexp_jvp(primals, tangents):
     av = aval_of(out)
 
     def part(x, t):  # (+inf is read as 0: a finite weight, not inf - inf)
-        t = broadcast_to(lax.convert_element_type(t, av.dtype, av.weak_type), av.shape)
+        t = broadcast_to(lax._convert_element_type(t, av.dtype, av.weak_type), av.shape)
         safe = [lax.select(lax.eq(v, _const(v, np.inf)), _const(v, 0), v) for v in (x, out)]
         return lax.mul(t, lax.exp(lax.sub(*safe)))
     return out, lax.add(part(x1, tangents[0]), part(x2, tangents[1]))

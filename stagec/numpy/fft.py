@@ -88,11 +88,11 @@ def _dft(x, w: np.ndarray):
     cd = _complex_dtype(aval_of(x).dtype)
     mm = lambda a, b: sum(multiply(expand_dims(a, -1), b), axis=-2)
     if cd == np.complex64:
-        return mm(lax.convert_element_type(x, cd, False), _const(w, cd))
+        return mm(lax._convert_element_type(x, cd, False), _const(w, cd))
     rd = _real(cd)
     wr, wi = _const(w.real, rd), _const(w.imag, rd)
     if _dt.kind(aval_of(x).dtype) != "c":
-        x = lax.convert_element_type(x, rd, False)
+        x = lax._convert_element_type(x, rd, False)
         return lax.complex(mm(x, wr), mm(x, wi))
     xr, xi = real(x), imag(x)
     return lax.complex(mm(xr, wr) - mm(xi, wi), mm(xr, wi) + mm(xi, wr))
@@ -105,7 +105,7 @@ def _prep(x, fname: str, complex_in: bool = True):
         raise TypeError(f"{fname}: unsupported dtype {dt}")
     target = _complex_dtype(dt) if complex_in else _real(_complex_dtype(dt))
     if complex_in or _dt.kind(dt) != "c":
-        return lax.convert_element_type(x, target, False) if (dt, aval_of(x).weak_type) != (target, False) else x
+        return lax._convert_element_type(x, target, False) if (dt, aval_of(x).weak_type) != (target, False) else x
     raise TypeError(f"{fname}: a real input is required, got {dt}")
 
 

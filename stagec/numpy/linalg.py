@@ -49,7 +49,7 @@ def _mat(fname: str, a, square: bool = False, min_ndim: int = 2):
         return astype(a, _dt.default_float())
     if av.dtype.itemsize < 4 or k not in "fc":
         raise TypeError(f"{fname}: array type {av.dtype} is unsupported in linalg (use float32/float64/complex)")
-    return lax.convert_element_type(a, av.dtype, False) if av.weak_type else a
+    return lax._convert_element_type(a, av.dtype, False) if av.weak_type else a
 
 
 def _real_dtype(dt) -> np.dtype:
@@ -385,7 +385,7 @@ def _partners(N: int, r):
     M = N - 1
     _mod = lambda x, k: lax.rem(x, lax.full_like(x, k))  # (x >= 0)
     j = lax.iota(np.int32, N)
-    r = lax.convert_element_type(r, np.int32)
+    r = lax._convert_element_type(r, np.int32)
     p = where(equal(j, M), r, where(equal(j, r), M, _mod(subtract(multiply(r, 2), j) + M, M)))
     return p, less(j, p)
 

@@ -408,7 +408,8 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
     if not hasattr(x, "_trace") and not hasattr(x, "_bv"):  # a constant: convert on the host
-        return Const(to_numpy_constant(x, aval).astype(new_dtype), aval.update(dtype=new_dtype, weak_type=weak_type))
+        return Const(host_convert(to_numpy_constant(x, aval), new_dtype),
+                     aval.update(dtype=new_dtype, weak_type=weak_type))
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
@@ -562,7 +563,26 @@ _count_nonzero = np.count_nonzero
 
 
 def _convert_host(x, *, new_dtype, weak_type):
-    return x != 0 if np.dtype(new_dtype) == np.bool_ else x.astype(new_dtype)
+    return host_convert(x, new_dtype)
+
+
+def host_convert(x: np.ndarray, new_dtype) -> np.ndarray:
+    """`x` converted as the lowering converts it: to bool `x != 0`; complex to real or integer by its real part;
+    float to integer toward zero, saturated at the integer's bounds, NaN to 0 (`_float_to_int`; NumPy's `astype`
+    leaves those undefined: NaN and 3e9 gave INT_MIN, uint8 of 300.0 gave 44)."""
+    dt, x = np.dtype(new_dtype), np.asarray(x)
+    if dt == np.bool_:
+        return x != 0
+    if x.dtype.kind == "c" and dt.kind != "c":
+        x = x.real
+    if x.dtype.kind != "f" or dt.kind not in "iu":
+        return x.astype(dt)
+    info = np.iinfo(dt)
+    with np.errstate(over="ignore", invalid="ignore"):  # (the bounds compared in x's dtype, as the lowering does)
+        lo, top = np.asarray(info.min, x.dtype), np.asarray(float(info.max) + 1, x.dtype)
+        below, above = x < lo, x >= top
+        out = np.where(below | above | np.isnan(x), 0, x).astype(dt)
+    return np.where(above, info.max, np.where(below, info.min, out)).astype(dt)
 
 
 def _converts_exactly(avals, params) -> bool:

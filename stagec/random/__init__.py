@@ -196,7 +196,7 @@ def fold_in(key, data):
                         f"Use vmap for batching.")
     if not hasattr(data, "aval"):
         data = np.asarray(data, np.uint32)  # OverflowError outside [0, 2**32), as JAX
-    out = _sample(lambda k, m: _prng.stack(_prng.fold_in(k, lax.convert_element_type(m, np.uint32))), kd, data)
+    out = _sample(lambda k, m: _prng.stack(_prng.fold_in(k, lax._convert_element_type(m, np.uint32))), kd, data)
     return _prng.wrap(typed, out)
 
 
@@ -222,16 +222,16 @@ def _uniform(key, shape: tuple, dtype, minval=0.0, maxval=1.0):
 
 def _uniform_of(bits: Callable, full: tuple, dtype, minval=0.0, maxval=1.0):
     """`_uniform` of the random integers `bits(width)` gives (of shape `full`)."""
-    minval = snp.broadcast_to(lax.convert_element_type(minval, dtype), full)
-    maxval = snp.broadcast_to(lax.convert_element_type(maxval, dtype), full)
+    minval = snp.broadcast_to(lax._convert_element_type(minval, dtype), full)
+    maxval = snp.broadcast_to(lax._convert_element_type(maxval, dtype), full)
     info = dtypes.finfo(dtype)
     nbits, nmant = info.bits, info.nmant
     rng_bits = 8 if nmant < 8 else nbits
     raw = bits(rng_bits)
     if rng_bits != nbits:
-        raw = lax.convert_element_type(raw, _prng.UINT[nbits])
+        raw = lax._convert_element_type(raw, _prng.UINT[nbits])
     mant = lax.shift_right_logical(raw, lax.full_like(raw, rng_bits - nmant))
-    floats = lax.convert_element_type(mant, dtype)
+    floats = lax._convert_element_type(mant, dtype)
     floats = lax.mul(floats, lax.full_like(floats, 2.0 ** -nmant))
     return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
 
@@ -283,8 +283,8 @@ def _truncated_normal(key, lower, upper, shape, dtype):
         shape = snp.broadcast_shapes(aval_of(lower).shape, aval_of(upper).shape, fname="truncated_normal")
     else:
         _check_shape("truncated_normal", shape, aval_of(lower).shape, aval_of(upper).shape)
-    lower = lax.convert_element_type(lower, dtype)
-    upper = lax.convert_element_type(upper, dtype)
+    lower = lax._convert_element_type(lower, dtype)
+    upper = lax._convert_element_type(upper, dtype)
     sqrt2 = np.array(np.sqrt(2), dtype)
     a = lax.erf(lax.mul(lower, lax.full_like(lower, _recip(sqrt2, dtype))))
     b = lax.erf(lax.mul(upper, lax.full_like(upper, _recip(sqrt2, dtype))))
@@ -325,7 +325,7 @@ def bernoulli(key, p=0.5, shape: Sequence[int] | None = None, mode: str = "low")
     dt = aval_of(p).dtype
     if dtypes.kind(dt) != "f":
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dt}.")
-    return _sample(lambda k, p: _bernoulli(k, lax.convert_element_type(p, dt), shape, mode), kd, p)
+    return _sample(lambda k, p: _bernoulli(k, lax._convert_element_type(p, dt), shape, mode), kd, p)
 
 
 def _exponential(key, shape: tuple, dtype):
@@ -347,7 +347,7 @@ def _gumbel(key, shape: tuple, dtype, mode: str):
         bits = _prng.random_bits(key, 32, (2,) + shape)
         u32 = lambda v: np.array(v, np.uint32)  # noqa: E731
         neg = lax.bitwise_not(bits)
-        carry = lax.convert_element_type(lax.eq(neg[1], lax.full_like(neg[1], u32(0xFFFFFFFF))), np.uint32)
+        carry = lax._convert_element_type(lax.eq(neg[1], lax.full_like(neg[1], u32(0xFFFFFFFF))), np.uint32)
         neg = lax.add(neg, lax.concatenate([carry[None], lax.full_like(carry, u32(1))[None]], 0))
         flip = lax.lt(bits[0], lax.full_like(bits[0], u32(1 << 31)))
         x = _float_of_64_bits(snp.where(flip, bits, neg))
@@ -453,7 +453,7 @@ def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtyp
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
     dt = common if dtype is None else _dtype("multivariate_normal", dtype, None, "f", "a float")
     shape = None if shape is None else canonical_shape("multivariate_normal", shape)
-    conv = lambda x: lax.convert_element_type(x, common)
+    conv = lambda x: lax._convert_element_type(x, common)
     return _sample(lambda k, m, c: _multivariate_normal(k, conv(m), conv(c), shape, dt, method), kd, mean, cov)
 
 
@@ -540,7 +540,7 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
         x = _normal_of(lambda width: _prng.bits_of_words(*o, width), shape, dtype)  # (phase 9's)
         v = lax.add(one, lax.mul(x, c))
         U = _uniform_of(lambda width: _prng.bits_of_words(*ub, width), shape, dtype)
-        mask = lambda pred: lax.sub(u_(0), lax.convert_element_type(pred, _prng.U32))
+        mask = lambda pred: lax.sub(u_(0), lax._convert_element_type(pred, _prng.U32))
         v_bad = mask(lax.le(v, zero))
         V = lax.mul(lax.mul(v, v), v)
         reject = mask(accept_not_yet(lax.mul(x, x), V, U, d))
@@ -665,7 +665,7 @@ def _gamma(key, a, shape, dtype, log_space: bool):
         shape = aval_of(a).shape
     else:
         _check_shape("gamma", shape, aval_of(a).shape)
-    a = snp.broadcast_to(lax.convert_element_type(a, dtype), shape)
+    a = snp.broadcast_to(lax._convert_element_type(a, dtype), shape)
     n = math.prod(shape)
     if n == 0:
         return snp.zeros(shape, dtype)
@@ -690,8 +690,8 @@ def _bf16_via_f32(dt: np.dtype, fn: Callable, *params):
     if dt != dtypes.bfloat16:
         return fn(dt, *params)
     f32 = np.dtype(np.float32)
-    wide = [lax.convert_element_type(lax.convert_element_type(p, dt), f32) for p in params]
-    return lax.convert_element_type(fn(f32, *wide), dt)
+    wide = [lax._convert_element_type(lax._convert_element_type(p, dt), f32) for p in params]
+    return lax._convert_element_type(fn(f32, *wide), dt)
 
 
 def _gamma_api(name, key, a, shape, dtype, log_space):
@@ -706,8 +706,8 @@ def _beta(key, a, b, shape, dtype):
     if n == 0:
         return snp.zeros(shape, dtype)
     key_a, key_b = _prng.split_n(key, 2)
-    a = lax.reshape(snp.broadcast_to(lax.convert_element_type(a, dtype), shape), (n,))
-    b = lax.reshape(snp.broadcast_to(lax.convert_element_type(b, dtype), shape), (n,))
+    a = lax.reshape(snp.broadcast_to(lax._convert_element_type(a, dtype), shape), (n,))
+    b = lax.reshape(snp.broadcast_to(lax._convert_element_type(b, dtype), shape), (n,))
     # JAX draws loggamma(key_a, a) and loggamma(key_b, b); one loop over both gives the same values (each
     # depends only on its own key and parameter) and compiles once.
     _prng.check_count(n, shape)
@@ -745,7 +745,7 @@ def _dirichlet(key, alpha, shape, dtype):
         shape = av.shape[:-1]
     else:
         _check_shape("dirichlet", shape, av.shape[:-1])
-    alpha = lax.convert_element_type(alpha, dtype)
+    alpha = lax._convert_element_type(alpha, dtype)
     return softmax(_gamma(key, alpha, shape + av.shape[-1:], dtype, True), -1)
 
 
@@ -828,7 +828,7 @@ def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
     shape = _shape_of(lam) if shape is None else canonical_shape("poisson", shape)
 
     def f(k, lam):
-        lam = lax.convert_element_type(snp.broadcast_to(lam, shape), _F32)
+        lam = lax._convert_element_type(snp.broadcast_to(lam, shape), _F32)
         return _poisson(k, lam, shape, dt)
     return _sample(f, kd, lam)
 
@@ -978,7 +978,7 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
     mode = _gumbel_mode(mode)
 
     def f(k, arr, p):
-        p = None if p is None else lax.convert_element_type(p, pdt)
+        p = None if p is None else lax._convert_element_type(p, pdt)
         return snp.reshape(_choice(k, arr, p, n_inputs, shape, replace, axis, mode), out_shape)
     return _sample(f, kd, arr, p)
 
@@ -991,7 +991,7 @@ def _clip_convert(val, dtype):
     src = aval_of(val).dtype
     lo = max(int(np.iinfo(dtype).min), int(np.iinfo(src).min))
     hi = min(int(np.iinfo(dtype).max), int(np.iinfo(src).max))
-    return lax.convert_element_type(lax.clamp(lax.full_like(val, lo), val, lax.full_like(val, hi)), dtype)
+    return lax._convert_element_type(lax.clamp(lax.full_like(val, lo), val, lax.full_like(val, hi)), dtype)
 
 
 def _randint(key, minval, maxval, shape, dtype):
@@ -1010,7 +1010,7 @@ def _randint(key, minval, maxval, shape, dtype):
     k1, k2 = _prng.split_n(key, 2)
     higher_bits, lower_bits = _prng.random_bits(k1, nbits, shape), _prng.random_bits(k2, nbits, shape)
     unsigned = _prng.UINT[nbits]
-    span = lax.convert_element_type(lax.sub(maxval, minval), unsigned)
+    span = lax._convert_element_type(lax.sub(maxval, minval), unsigned)
     span = lax.select(lax.le(maxval, minval), lax.full_like(span, 1), span)
     span = lax.select(maxval_out_of_range & (maxval > minval), lax.add(span, lax.full_like(span, 1)), span)
     # XLA defines x % 0 == x; IREE's integer remainder by zero is undefined, so a zero span (the full range
@@ -1021,7 +1021,7 @@ def _randint(key, minval, maxval, shape, dtype):
     multiplier = lax.rem(lax.mul(multiplier, multiplier), safe)
     offset = lax.add(lax.mul(lax.rem(higher_bits, safe), multiplier), lax.rem(lower_bits, safe))
     offset = lax.select(wide, lower_bits, lax.rem(offset, safe))
-    return lax.add(minval, lax.convert_element_type(offset, dtype))
+    return lax.add(minval, lax._convert_element_type(offset, dtype))
 
 
 def randint(key, shape: Sequence[int], minval, maxval, dtype=None):

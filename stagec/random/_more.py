@@ -103,7 +103,7 @@ def pareto(key, b, shape: Sequence[int] | None = None, dtype=None):
     dt, shape = _float("pareto", dtype), _shape("pareto", shape, b)
 
     def body(k, b):
-        return snp.exp(exponential(k, shape, dt) / lax.convert_element_type(b, dt))
+        return snp.exp(exponential(k, shape, dt) / lax._convert_element_type(b, dt))
     return _call("pareto", key, body, b)
 
 
@@ -111,12 +111,12 @@ def lognormal(key, sigma=np.float32(1), shape: Sequence[int] | None = None, dtyp
     """exp(sigma * a standard normal)."""
     dt = _dtype("lognormal", dtype, float, "fc", "a float or complex")
     shape = _shape("lognormal", shape, sigma)
-    return _call("lognormal", key, lambda k, s: snp.exp(normal(k, shape, dt) * lax.convert_element_type(s, dt)),
+    return _call("lognormal", key, lambda k, s: snp.exp(normal(k, shape, dt) * lax._convert_element_type(s, dt)),
                  sigma)
 
 
 def _chisquare(k, df, shape, dt):
-    df = lax.convert_element_type(df, dt)
+    df = lax._convert_element_type(df, dt)
     half = lax.div(df, lax.full_like(df, 2))
     return lax.mul(snp.exp(loggamma(k, half, shape, dt)), 2)
 
@@ -132,7 +132,7 @@ def t(key, df, shape: Sequence[int] | None = None, dtype=None):
     dt, shape = _float("t", dtype), _shape("t", shape, df)
 
     def body(k, df):
-        df = lax.convert_element_type(df, dt)
+        df = lax._convert_element_type(df, dt)
         kn, kg = split(k)
         n = normal(kn, shape, dt)
         half = lax.div(df, lax.full_like(df, 2))
@@ -145,7 +145,7 @@ def f(key, dfnum, dfden, shape: Sequence[int] | None = None, dtype=None):
     dt, shape = _float("f", dtype), _shape("f", shape, dfnum, dfden)
 
     def body(k, dfnum, dfden):
-        dfden, dfnum = lax.convert_element_type(dfden, dt), lax.convert_element_type(dfnum, dt)
+        dfden, dfnum = lax._convert_element_type(dfden, dt), lax._convert_element_type(dfnum, dt)
         kd, kn = split(k)
         num = snp.true_divide(_chisquare(kn, dfnum, shape, dt), dfnum)
         den = snp.true_divide(_chisquare(kd, dfden, shape, dt), dfden)
@@ -174,7 +174,7 @@ def triangular(key, left, mode, right, shape: Sequence[int] | None = None, dtype
     dt, shape = _float("triangular", dtype), _shape("triangular", shape, left, mode, right)
 
     def body(k, left, mode, right):
-        left, right, mode = (snp.broadcast_to(lax.convert_element_type(v, dt), shape) for v in (left, right, mode))
+        left, right, mode = (snp.broadcast_to(lax._convert_element_type(v, dt), shape) for v in (left, right, mode))
         fc = (mode - left) / (right - left)
         u = uniform(k, shape, dt)
         out1 = left + lax.sqrt(u * (right - left) * (mode - left))

@@ -229,10 +229,10 @@ def bits_of_words(b1, b2, bit_width: int):
     """`random_bits`' integers from the two words a hash gave for their counter."""
     if bit_width == 64:
         u64 = UINT[64]
-        hi = lax.convert_element_type(b1, u64)
-        return lax.bitwise_or(lax.shift_left(hi, lax.full_like(hi, 32)), lax.convert_element_type(b2, u64))
+        hi = lax._convert_element_type(b1, u64)
+        return lax.bitwise_or(lax.shift_left(hi, lax.full_like(hi, 32)), lax._convert_element_type(b2, u64))
     bits = lax.bitwise_xor(b1, b2)
-    return bits if bit_width == 32 else lax.convert_element_type(bits, UINT[bit_width])
+    return bits if bit_width == 32 else lax._convert_element_type(bits, UINT[bit_width])
 
 
 # ---------------------------------------------------------------- seeds
@@ -257,12 +257,12 @@ def seed_data(seed, who: str):
         v = int(np.asarray(seed))
         return snp.asarray(np.array([(v >> 32) & 0xFFFFFFFF if dt.itemsize == 8 else 0, v & 0xFFFFFFFF], U32))
     if dt.itemsize == 8:
-        k1 = lax.convert_element_type(lax.shift_right_logical(seed, lax.full_like(seed, 32)), U32)
+        k1 = lax._convert_element_type(lax.shift_right_logical(seed, lax.full_like(seed, 32)), U32)
     else:
-        k1 = lax.full_like(lax.convert_element_type(seed, U32), 0)
+        k1 = lax.full_like(lax._convert_element_type(seed, U32), 0)
     if dt.itemsize < 4 and dtypes.kind(dt) == "i":
-        seed = lax.convert_element_type(seed, np.int32)  # sign-extend first, as JAX's int64 detour does
-    k2 = lax.convert_element_type(seed, U32)
+        seed = lax._convert_element_type(seed, np.int32)  # sign-extend first, as JAX's int64 detour does
+    k2 = lax._convert_element_type(seed, U32)
     return lax.concatenate([lax.reshape(k1, (1,)), lax.reshape(k2, (1,))], 0)
 
 

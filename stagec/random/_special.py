@@ -39,8 +39,8 @@ def gamma_sample_grad(a, x):
     so that values agree). Elementwise on arrays of one shape; NaN where a <= 0 or x < 0, 0 at x = 0."""
     dt = aval_of(a).dtype
     if dt not in (_F32, _F64):
-        return lax.convert_element_type(gamma_sample_grad(lax.convert_element_type(a, _F32),
-                                                          lax.convert_element_type(x, _F32)), dt)
+        return lax._convert_element_type(gamma_sample_grad(lax._convert_element_type(a, _F32),
+                                                          lax._convert_element_type(x, _F32)), dt)
     eps = float(np.finfo(dt).eps)
     c = lambda v: _c(a, v)
     nan = lax.bitwise_or(lax.ne(a, a), lax.ne(x, x))
