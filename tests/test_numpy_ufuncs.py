@@ -376,3 +376,17 @@ def test_rint_rounds_complex_parts():
     x = np.array([-2.5 + 3.5j, 4.5 - 0.5j, 1.4 + 2.6j, -0.5 - 1.5j], np.complex64)
     for got in (snp.rint(x), stagec.jit(snp.rint)(x)):
         np.testing.assert_array_equal(np.asarray(got), np.rint(x))
+
+
+def test_signbit_reads_the_sign_of_nan_and_zero():
+    """The sign bit itself (a float's bits as a signed integer's), as NumPy and JAX: -NaN and -0.0 included, in every
+    float dtype, eagerly and under jit; copysign from a -NaN takes its sign. (It was False for -NaN.)"""
+    import ml_dtypes
+    v = np.array([-np.nan, np.nan, -0.0, 0.0, -np.inf, np.inf, -2.5, 3.0, -1e-30], np.float32)
+    for dt in (np.float32, np.float16, ml_dtypes.bfloat16):
+        x = v.astype(dt)
+        want = np.signbit(x.astype(np.float32))  # (float32 keeps a NaN's sign)
+        assert want[0] and not want[1]
+        for got in (snp.signbit(snp.asarray(x)), stagec.jit(snp.signbit)(x)):
+            assert np.asarray(got).tolist() == want.tolist(), dt
+    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda a: snp.copysign(3.0, a))(v)), np.copysign(3.0, v))

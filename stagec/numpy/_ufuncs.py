@@ -517,18 +517,15 @@ def fmin(x1: Any, x2: Any, /):
 
 
 def signbit(x: Any, /):
-    """True where the sign bit is set, -0.0 included; False for every NaN (there is no bitcast primitive to read a
-    NaN's sign; JAX's is True for -NaN: docs/jax-differences.md)."""
+    """True where the sign bit is set: -0.0 and -NaN included (a float's bits read as a signed integer's)."""
     (x,) = _promote("signbit", x)
     dt = aval_of(x).dtype
     if _dt.kind(dt) in "bu":
         return lax.ne(x, x)
     if _dt.kind(dt) == "i":
         return lax.lt(x, _const(x, 0))
-    # -0.0 < 0 is false, so look at 1/x's sign for zeros: 1/-0.0 = -inf.
-    neg = lax.lt(x, _const(x, 0))
-    zero = lax.eq(x, _const(x, 0))
-    return lax.bitwise_or(neg, lax.bitwise_and(zero, lax.lt(lax.div(_const(x, 1), x), _const(x, 0))))
+    bits = lax.bitcast_convert_type(x, np.dtype(f"int{np.dtype(dt).itemsize * 8}"))
+    return lax.lt(bits, _const(bits, 0))
 
 
 def copysign(x1: Any, x2: Any, /):
