@@ -223,3 +223,11 @@ def test_split(x64):
     np.testing.assert_array_equal(grad, [0, 0, 1, 1, 1, 2])
     with pytest.raises(ValueError, match="Sum of sizes"):
         lax.split(x, (2, 3), 0)
+
+
+def test_bitcast_and_nextafter_of_scalars():
+    """0-d values and Python scalars, eagerly (the NumPy rule made a 0-d value 1-d: `jnp.nextafter(2, 1)` raised)."""
+    assert np.asarray(lax.bitcast_convert_type(np.float32(1.0), np.int32)).tolist() == 1065353216
+    assert np.asarray(lax.bitcast_convert_type(np.float32(1.0), np.uint16)).tolist() == [0, 16256]
+    got = snp.nextafter(2, 1)
+    assert got.shape == () and np.asarray(got) == np.nextafter(np.float32(2), np.float32(1))

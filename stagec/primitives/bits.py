@@ -87,7 +87,7 @@ _ad.defzero(bitcast_convert_type_p)
 
 def _bitcast_host(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # (not ascontiguousarray: it makes a 0-d value 1-d)
     a, b = x.dtype.itemsize, new_dtype.itemsize
     if a >= b:
         return x.reshape(x.shape + (1,)).view(new_dtype).reshape(x.shape + ((a // b,) if a > b else ()))
