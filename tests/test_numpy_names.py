@@ -89,6 +89,21 @@ def test_partition_and_argpartition(x64):
         np.testing.assert_array_equal(i, jnp.argpartition(x, k, a))
 
 
+def test_partition_with_nan_keeps_every_value():
+    """NaN sorts last, as NumPy's: the kth + 1 smallest first (ascending), the rest after (it lost a value and
+    repeated the NaN: `-top_k(-x)` with stagec's NaN-first top_k)."""
+    x = np.array([5, 1, 4, 1, np.nan, 3, 2, np.nan], np.float32)
+    srt = np.sort(x)  # (NaN last)
+    for k in (0, 3, 5, 7):
+        for p, i in ((snp.partition(x, k), snp.argpartition(x, k)),
+                     stagec.jit(lambda v, k=k: (snp.partition(v, k), snp.argpartition(v, k)))(x)):
+            p, i = np.asarray(p), np.asarray(i)
+            np.testing.assert_array_equal(p[:k + 1], srt[:k + 1])
+            np.testing.assert_array_equal(np.sort(p), srt)
+            assert sorted(i.tolist()) == list(range(len(x)))
+            np.testing.assert_array_equal(x[i][:k + 1], srt[:k + 1])
+
+
 def _np_unique(x, axis=None, size=None, fill=None):
     v, i, inv, c = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
     inv = inv.reshape(x.shape) if axis is None else inv.reshape(-1)

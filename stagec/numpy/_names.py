@@ -105,31 +105,26 @@ def _kth(kth: int, n: int) -> int:
     return kth % n
 
 
-def _neg_keys(arr):
-    """-arr, or -(arr + 1) for unsigned integers (JAX's trick: zeros stay smallest)."""
-    return -(arr + 1) if _dt.kind(aval_of(arr).dtype) == "u" else -arr
-
-
 def partition(a, kth: int, axis: int = -1):
-    """`a` with the kth smallest value along `axis` at position kth, as JAX's: the kth + 1 smallest first in
-    ascending order, then the others in descending order (two `lax.top_k`)."""
+    """`a` with the kth smallest value along `axis` at position kth, laid out as JAX's: the kth + 1 smallest first in
+    ascending order, then the others in descending order. From a stable sort, which puts every NaN last as NumPy
+    does (JAX's `-top_k(-x)` orders NaNs by their sign bit: a -NaN comes first there; stagec's `top_k` puts every
+    NaN first, so that trick lost a value and repeated a NaN)."""
     arr, axis = _last(a, axis)
     n = aval_of(arr).shape[-1]
     kth = _kth(kth, n)
-    bottom = lax.top_k(_neg_keys(arr), kth + 1)[0]
-    bottom = -bottom - 1 if _dt.kind(aval_of(arr).dtype) == "u" else -bottom
-    top = lax.top_k(arr, n - kth - 1)[0]
-    return snp.swapaxes(snp.concatenate([bottom, top], axis=-1), -1, axis)
+    s = snp.sort(arr, axis=-1)
+    return snp.swapaxes(snp.concatenate([s[..., :kth + 1], s[..., kth + 1:][..., ::-1]], axis=-1), -1, axis)
 
 
 def argpartition(a, kth: int, axis: int = -1):
     """Indices that partition `a` at kth along `axis`, as JAX's: those of the kth + 1 smallest values in ascending
-    order of value, then the others in ascending order of index."""
+    order of value (a stable sort's: NaN last, as `partition`), then the others in ascending order of index."""
     arr, axis = _last(a, axis)
     shape = aval_of(arr).shape
     n = shape[-1]
     kth = _kth(kth, n)
-    bottom = lax.top_k(_neg_keys(arr), kth + 1)[1]
+    bottom = snp.argsort(arr, axis=-1, stable=True)[..., :kth + 1].astype(np.int32)  # (NaN last: `partition`)
     rest = snp.ones(shape, np.float32)
     if n:  # ones with zeros at the bottom indices, then the indices of the ones in order
         lead = [snp.arange(d).reshape((-1,) + (1,) * (len(shape) - 1 - i)) for i, d in enumerate(shape[:-1])]
