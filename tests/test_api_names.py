@@ -9,6 +9,8 @@ import json
 import math
 import pathlib
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -547,6 +549,15 @@ def test_nan_reductions_take_where_and_initial():
             for got in (getattr(snp, name)(x, axis=axis, where=w, **kw),
                         stagec.jit(lambda x, w: getattr(snp, name)(x, axis=axis, where=w, **kw))(x, w)):
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis} {kw}")
+    # an all-NaN row: NaN, or `initial` when given (it gave NaN there too)
+    a = np.array([[np.nan, np.nan], [np.nan, 2.0], [1.0, np.nan]])
+    w = np.array([[1, 1], [1, 0], [0, 1]], bool)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name, kw in (("nanmax", {}), ("nanmax", {"initial": -5.0}), ("nanmin", {"initial": 5.0}),
+                         ("nanmax", {"initial": -7.0, "where": w})):
+            np.testing.assert_array_equal(np.asarray(getattr(snp, name)(a, axis=1, **kw)),
+                                          getattr(np, name)(a, axis=1, **kw), err_msg=f"{name} {kw}")
 
 
 def test_promote_types_python_types_are_weak_and_isscalar_of_0d_arrays():

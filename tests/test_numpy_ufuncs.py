@@ -390,3 +390,6 @@ def test_signbit_reads_the_sign_of_nan_and_zero():
         for got in (snp.signbit(snp.asarray(x)), stagec.jit(snp.signbit)(x)):
             assert np.asarray(got).tolist() == want.tolist(), dt
     np.testing.assert_array_equal(np.asarray(stagec.jit(lambda a: snp.copysign(3.0, a))(v)), np.copysign(3.0, v))
+    assert np.asarray(snp.signbit(np.float32(-0.0))) and np.asarray(snp.copysign(1.0, -2.0)) == -1.0  # (0-d, eager)
+    with pytest.raises(ValueError, match="not well defined"):
+        snp.signbit(np.array([1j], np.complex64))

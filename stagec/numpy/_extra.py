@@ -568,9 +568,11 @@ def _nan_extreme(name: str, fill):
         a = _arr(a)
         if not snp.issubdtype(a.dtype, np.inexact):
             return fn(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
-        nan = snp.isnan(a)  # (NaN where all are NaN, whatever `where` picks: JAX's rule)
+        nan = snp.isnan(a)
         r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
-        return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), np.nan, r)
+        if initial is not None:  # (an all-NaN row gives `initial`, as NumPy's and JAX's)
+            return r
+        return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), np.nan, r)  # (all NaN: NaN, whatever `where`)
     return f
 
 

@@ -524,6 +524,8 @@ def signbit(x: Any, /):
         return lax.ne(x, x)
     if _dt.kind(dt) == "i":
         return lax.lt(x, _const(x, 0))
+    if _dt.kind(dt) == "c":
+        raise ValueError(f"signbit is not well defined for {dt} (as in JAX)")
     bits = lax.bitcast_convert_type(x, np.dtype(f"int{np.dtype(dt).itemsize * 8}"))
     return lax.lt(bits, _const(bits, 0))
 
