@@ -243,6 +243,19 @@ def test_svd_rank_deficient_complex():
     assert int(snp.linalg.matrix_rank(a[0])) == 2
 
 
+def test_svd_of_one_complex_matrix():
+    """Unbatched complex SVD, square and full (IREE 3.13 could not compile the one-loop Householder Q for one complex
+    matrix: a batch of two compiled). Against NumPy's singular values, U S Vh and orthonormality."""
+    rng = np.random.default_rng(5)
+    mats = [(rng.standard_normal(s) + 1j * rng.standard_normal(s)).astype(np.complex64) for s in ((4, 4), (6, 2))]
+    got = stagec.jit(lambda a, b: [snp.linalg.svd(a), snp.linalg.svd(b, full_matrices=True)])(*mats)
+    for a, (u, s, vh) in zip(mats, got):
+        u, s, vh = map(np.asarray, (u, s, vh))
+        np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.complex128), compute_uv=False), rtol=1e-5)
+        assert _err((u[:, :s.size] * s) @ vh, a) < _tol(np.float32)
+        assert _err(u.conj().T @ u, np.eye(a.shape[0])) < _tol(np.float32)
+
+
 @pytest.mark.parametrize("shape", [(6, 6), (8, 5)])
 def test_svd_zero_singular_values_real(shape):
     """Exact zero singular values (zero and repeated columns) of a real matrix: U is completed to an orthonormal

@@ -634,13 +634,18 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
         A, V = A[..., :m, :], V[..., :n, :]
     sd = expand_dims(s, -2).astype(dt)
     Un = where(equal(sd, 0), 0, divide(A, where(equal(sd, 0), 1, sd)))
-    if full_matrices or m == n:  # Q is m x m: accumulated in the QR's loop (R's diagonal is q_j^H un_j)
+    # Q is m x m: accumulated in the QR's loop (R's diagonal is q_j^H un_j). Not for complex values: IREE 3.13
+    # could not compile that loop for one complex matrix ("expected operand #1 rank (2) to match the result
+    # rank of indexing_map (1)"; a batch of two compiled).
+    if (full_matrices or m == n) and not _is_complex(Un):
         Q = _householder_q(Un)
         Qn = Q[..., :n]
         ph = _phase(sum(multiply(conjugate(Qn) if _is_complex(Qn) else Qn, Un), axis=-2, keepdims=True))
         return (concatenate([multiply(Qn, ph), Q[..., n:]], -1) if m > n else multiply(Q, ph)), s, _ct(V)
-    Q, R = _qr(Un, "reduced")  # (m x n: two loops, O(m n^2), where one loop over an m x m Q is O(m^2 n))
-    return multiply(Q, expand_dims(_phase(_diag(R)), -2)), s, _ct(V)
+    Q, R = _qr(Un, "complete" if full_matrices else "reduced")  # (m x n: two loops, O(m n^2), where one loop over
+    ph = expand_dims(_phase(_diag(R)), -2)  # an m x m Q is O(m^2 n))
+    return (concatenate([multiply(Q[..., :n], ph), Q[..., n:]], -1) if full_matrices and m > n else multiply(Q, ph)), \
+        s, _ct(V)
 
 
 class SVDResult(NamedTuple):
