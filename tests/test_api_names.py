@@ -535,6 +535,12 @@ def test_convolve_dtypes_follow_jax():
             got = getattr(snp, fn)(a, v, mode, preferred_element_type=np.int32)
             assert got.dtype == np.int32 and np.array_equal(np.asarray(got), want)
         assert getattr(snp, fn)(a.astype(np.int8), np.ones(2, np.float16)).dtype == np.float16
+        # integers past float32's 24 bits stay exact with an integer preferred type (they were computed in float32)
+        big = np.array([16777217, 3, 100000007], np.int32)
+        got = getattr(snp, fn)(big, np.array([1, 1], np.int32), "full", preferred_element_type=np.int32)
+        np.testing.assert_array_equal(np.asarray(got), getattr(np, fn)(big, np.array([1, 1], np.int32), "full"))
+        with pytest.raises(TypeError, match="incompatible"):
+            getattr(snp, fn)(np.ones(3, np.float32), np.ones(2, np.float32), preferred_element_type=np.int32)
 
 
 def test_nan_reductions_take_where_and_initial():

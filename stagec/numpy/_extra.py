@@ -221,18 +221,25 @@ def fill_diagonal(a, val, wrap: bool = False, inplace: bool = True):
 # ---------------------------------------------------------------- convolution, products
 
 
-def _conv1d(a, v, mode: str, flip: bool, fname: str, preferred=None):
+def _conv1d(a, v, mode: str, flip: bool, fname: str, preferred=None, exact: bool = False):
     a, v = _arr(a), _arr(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{fname}() only supports 1-dimensional inputs.")
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(f"{fname}: inputs cannot be empty")
     dt = snp.result_type(a, v)
-    if preferred is None and not snp.issubdtype(dt, np.inexact):  # JAX's: integers and bools to the default float
+    if preferred is not None:  # computed in the wider of the two (integers stay integers: exact), as JAX's
+        pdt = np.dtype(preferred)
+        inexact = lambda d: snp.issubdtype(d, np.inexact)
+        if inexact(dt) and not inexact(pdt) or snp.issubdtype(dt, np.complexfloating) != snp.issubdtype(
+                pdt, np.complexfloating) and inexact(dt):
+            raise TypeError(f"{fname}: preferred_element_type {pdt} is incompatible with {dt} inputs (as in JAX: "
+                            "integral to integral or floating, floating to floating, complex to complex)")
+        wide = snp.result_type(dt, pdt)
+        return _conv1d(a.astype(wide), v.astype(wide), mode, flip, fname, exact=True).astype(pdt)
+    if not exact and not snp.issubdtype(dt, np.inexact):  # JAX's: integers and bools to the default float
         dt = snp.result_type(dt, 1.0)
     a, v = a.astype(dt), v.astype(dt)
-    if preferred is not None:
-        return _conv1d(a, v, mode, flip, fname).astype(preferred)
     if a.shape[0] < v.shape[0]:
         a, v = v, a
         if not flip:  # correlate(a, v) with the roles swapped is reversed (and conjugated)
