@@ -231,3 +231,17 @@ def test_bitcast_and_nextafter_of_scalars():
     assert np.asarray(lax.bitcast_convert_type(np.float32(1.0), np.uint16)).tolist() == [0, 16256]
     got = snp.nextafter(2, 1)
     assert got.shape == () and np.asarray(got) == np.nextafter(np.float32(2), np.float32(1))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "vulkan"])
+def test_clz_of_narrow_integers_on_each_backend(backend):
+    """8- and 16-bit counts (lavapipe could not compile them: the lowering counts in int32). Oracle: bit_length."""
+    from stagec.compiler.targets import device_names
+    if backend == "vulkan" and not device_names("vulkan"):
+        pytest.skip("no Vulkan device")
+    dts = (np.int8, np.uint8, np.int16, np.uint16)
+    xs = [np.array([0, 1, 2, 3, np.iinfo(d).max, np.iinfo(d).min, 5], d) for d in dts]
+    for x, got in zip(xs, stagec.jit(lambda *a: [lax.clz(v) for v in a], backend=backend)(*xs)):
+        w = np.iinfo(x.dtype).bits
+        want = [w - int(v).bit_length() for v in x.astype(f"u{w // 8}")]
+        assert np.asarray(got).dtype == x.dtype and np.asarray(got).tolist() == want

@@ -23,6 +23,14 @@ def _int_unary(name: str, op: str) -> Primitive:
 
     def lower(ctx: L.Ctx, x):
         aval = ctx.avals_in[0]
+        if op == "stablehlo.count_leading_zeros" and aval.dtype.itemsize < 4:  # (lavapipe could not compile an 8- or
+            # 16-bit count: zero-extended to int32, counted, less the 32 - width leading zeros the extension adds)
+            u = aval.update(dtype=np.dtype(f"u{aval.dtype.itemsize}"), weak_type=False)
+            wide = aval.update(dtype=np.dtype(np.int32), weak_type=False)
+            xu = x if _dt.kind(aval.dtype) == "u" else ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[u])
+            r = ctx.op1(op, [ctx.op1("stablehlo.convert", [xu], result_avals=[wide])], result_avals=[wide])
+            r = ctx.op1("stablehlo.subtract", [r, L.full(32 - aval.dtype.itemsize * 8, wide)], result_avals=[wide])
+            return [ctx.op1("stablehlo.convert", [r])]
         if _dt.kind(aval.dtype) == "u":  # the same bits as signed (the counts do not depend on the signedness)
             s = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
             r = ctx.op1(op, [ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[s])], result_avals=[s])
