@@ -7,16 +7,12 @@ import builtins as _builtins
 import numpy as np
 
 from .. import dtypes as _dt
-from ..core import Const, aval_of
+from ..core import aval_of
 from ..primitives import elementwise as _ew
 from ..primitives.bits import bitcast_convert_type
-from ..primitives.structural import broadcast_in_dim, concatenate, pad, rev, slice
+from ..primitives.structural import concatenate, pad, rev
 from ..tree_util import tree_flatten, tree_unflatten
-
-
-def _full_like(x, v):
-    aval = aval_of(x)
-    return broadcast_in_dim(Const(np.array(v, dtype=aval.dtype), aval.update(shape=())), aval.shape, ())
+from . import full_like, slice_in_dim  # (defined before `lax` imports this module)
 
 
 def nextafter(x1, x2):
@@ -34,7 +30,7 @@ def nextafter(x1, x2):
     x1, x2 = _ew.stop_gradient(x1), _ew.stop_gradient(x2)
     ut = np.dtype(f"u{a1.dtype.itemsize}")
     b1, b2 = bitcast_convert_type(x1, ut), bitcast_convert_type(x2, ut)
-    u = lambda v: _full_like(b1, v)
+    u = lambda v: full_like(b1, v)
     sign = 1 << (8 * ut.itemsize - 1)
     abs1, abs2 = _ew.bitwise_and(b1, u(sign - 1)), _ew.bitwise_and(b2, u(sign - 1))
     s1, s2 = _ew.bitwise_and(b1, u(sign)), _ew.bitwise_and(b2, u(sign))
@@ -48,15 +44,7 @@ def nextafter(x1, x2):
     out = _ew.select(same, b2, out)
     nan = _ew.bitwise_or(_ew.ne(x1, x1), _ew.ne(x2, x2))
     out = bitcast_convert_type(out, a1.dtype)
-    return _ew.select(nan, _full_like(x1, np.nan), out)
-
-
-def _slice_axis(x, start, limit, stride, axis):
-    shape = aval_of(x).shape
-    start, limit, _ = _builtins.slice(start, limit).indices(shape[axis])
-    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, _builtins.max(limit, start), stride
-    return slice(x, starts, limits, strides)
+    return _ew.select(nan, full_like(x1, np.nan), out)
 
 
 def _interleave(a, b, axis):
@@ -97,13 +85,13 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
         m = aval_of(es[0]).shape[axis]
         if m < 2:
             return es
-        reduced = combine([_slice_axis(e, 0, -1, 2, axis) for e in es], [_slice_axis(e, 1, None, 2, axis) for e in es])
+        reduced = combine([slice_in_dim(e, 0, -1, 2, axis) for e in es], [slice_in_dim(e, 1, None, 2, axis) for e in es])
         odd = scan(reduced)
         if m % 2 == 0:
-            even = combine([_slice_axis(e, 0, -1, 1, axis) for e in odd], [_slice_axis(e, 2, None, 2, axis) for e in es])
+            even = combine([slice_in_dim(e, 0, -1, 1, axis) for e in odd], [slice_in_dim(e, 2, None, 2, axis) for e in es])
         else:
-            even = combine(odd, [_slice_axis(e, 2, None, 2, axis) for e in es])
-        even = [concatenate([_slice_axis(e, 0, 1, 1, axis), r], axis) for e, r in zip(es, even)]
+            even = combine(odd, [slice_in_dim(e, 2, None, 2, axis) for e in es])
+        even = [concatenate([slice_in_dim(e, 0, 1, 1, axis), r], axis) for e, r in zip(es, even)]
         return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
     out = scan(flat)
@@ -145,6 +133,6 @@ def split(operand, sizes, axis: int = 0) -> list:
                          f"{list(av.shape)}")
     out, start = [], 0
     for s in sizes:
-        out.append(_slice_axis(operand, start, start + s, 1, axis))
+        out.append(slice_in_dim(operand, start, start + s, 1, axis))
         start += s
     return out
