@@ -19,6 +19,8 @@ import math
 import numpy as np
 from iree.compiler import ir
 
+from stagec.coefficients import ERFC32_P, ERFC32_Q, ERFC_P, ERFC_Q, ERFC_R, ERFC_S
+
 from . import mathlib as _m
 from .irutil import producer, splat_value, tensor_type
 from .mathlib import NARROW, Expansion, F
@@ -456,26 +458,6 @@ def _algdiv32(f: F, lga, rest):
 
 
 # ---------------------------------------------------------------- erfc (Cephes ndtr.c)
-
-# float64 erfc(x) = e^(-x^2) P(x) / Q(x) for 1 <= x < 8, R(x) / S(x) past 8 (Q and S monic); below, 1 - erf(x).
-# Numerical Recipes' erfcc before: 1.2e-7 relative, 9.5e8 float64 ulps (docs/accuracy.md).
-ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
-          1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
-          5.57535335369399327526E2)
-ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
-          9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3, 1.65666309194161350182E3,
-          5.57535340817727675546E2)
-ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0, 6.16021097993053585195E0,
-          7.40974269950448939160E0, 2.97886665372100240670E0)
-ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
-          1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
-
-
-# float32: erfc x e^(x^2) on [0, 10.1] as a rational of degree (4, 5) in x, a weighted minimax fit (Loeb's
-# linearization, Lawson's iteration) to mpmath's: 0.1 of 2^-24 relative (Cephes' P / Q above: (8, 8), from 1/2)
-ERFC32_P = (1.0000000056753982, 1.238457839848768, 0.7316507241263918, 0.22923969478758693, 0.03280031916076441)
-ERFC32_Q = (1.0, 2.366837581131514, 2.402331639388053, 1.3254549135199614, 0.406343154706572, 0.058136354136170625)
-
 
 def _square32(f: F, a):
     """(p, e): p = fl(a^2), p + e = a^2 exactly, in float32 arithmetic (Dekker's split in 12-bit halves, the two

@@ -12,7 +12,7 @@ PKG = ROOT / "stagec"
 
 # Lowest first. A module may import modules of its own layer or of layers before it, never after it.
 LAYERS = [
-    ["_version", "_quiet", "config", "errors", "dtypes", "tree_util", "tree", "_missing", "explorer"],  # base
+    ["_version", "_quiet", "config", "errors", "dtypes", "tree_util", "tree", "_missing", "explorer", "coefficients"],  # base
     ["core"],                                  # avals, Graph, Trace, Primitive
     ["lowering", "passes"],                    # StableHLO emission machinery; our MLIR passes
     ["primitives"],                            # every primitive with all its rules

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ad import custom_jvp
+from ..coefficients import ERFC32_P, ERFC32_Q, ERFC_P, ERFC_Q, ERFC_R, ERFC_S  # (erfc's rationals: erfc e^(x^2))
 from .. import numpy as snp
 from ..numpy._base import _to_float
 from . import special as _sp  # (partly imported: this module is imported at its end, and reads it at call time)
@@ -97,20 +98,6 @@ def _exp_square(x):
 
 # erfcx(x) ~ P(1 / x^2) / (sqrt(pi) x) for large x, JAX's coefficients of P, highest degree first
 _ERFCX_ASYMPTOTIC = (7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875, 0.75, -0.5, 1.0)
-# erfc(x) e^(x^2) itself, as the rationals of stagec's erfc (passes/special.py's ERFC_*): float64 P / Q on [1, 8) and
-# R / S past 8 (Cephes', highest degree first), float32 one rational on [0, 10.1] (stagec's fit, lowest first)
-_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0, 4.86371970985681366614E1,
-           1.96520832956077098242E2, 5.26445194995477358631E2, 9.34528527171957607540E2, 1.02755188689515710272E3,
-           5.57535335369399327526E2)
-_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
-           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3, 1.65666309194161350182E3,
-           5.57535340817727675546E2)
-_ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0, 6.16021097993053585195E0,
-           7.40974269950448939160E0, 2.97886665372100240670E0)
-_ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
-           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
-_ERFC32_P = (1.0000000056753982, 1.238457839848768, 0.7316507241263918, 0.22923969478758693, 0.03280031916076441)
-_ERFC32_Q = (1.0, 2.366837581131514, 2.402331639388053, 1.3254549135199614, 0.406343154706572, 0.058136354136170625)
 
 
 def _horner(x, coeffs):
@@ -139,10 +126,10 @@ def erfcx(x):
     if f64:
         big = z >= 8
         h = lambda c: _horner(z, c[::-1])  # noqa: E731
-        rational = snp.where(big, h(_ERFC_R), h(_ERFC_P)) / snp.where(big, h(_ERFC_S), h(_ERFC_Q))
+        rational = snp.where(big, h(ERFC_R), h(ERFC_P)) / snp.where(big, h(ERFC_S), h(ERFC_Q))
         near = (x >= 0) & (x < 1)
     else:
-        rational = _horner(z, _ERFC32_P) / _horner(z, _ERFC32_Q)
+        rational = _horner(z, ERFC32_P) / _horner(z, ERFC32_Q)
         near = np.zeros((), bool)
     low = (x < 0) | near
     safe = snp.where(low, x, 0.0)
