@@ -548,24 +548,30 @@ def unsigned_to_float_via_i32(module: ir.Module) -> int:
 
 
 def sorts_apart(module: ir.Module) -> int:
-    """Each `sort` operand that another op (or the same sort again) also reads comes through a barrier of its own.
-    IREE 3.13 sorts its operands in place: two sorts of one constant expression (two argsorts of a closed-over
-    array share their iota), hoisted into the module's initializer, each sorted the shared buffer, so the second
-    read the first's permutation (`jit` of argsort(c) and argsort(2c + 1): the second result wrong). A barrier
-    per sort makes each its own copy; a converted value is converted again after a barrier on its source (Vulkan
-    could not compile an int64 iota apart from its sort). The count of operands so given."""
+    """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
+    `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the sort's own).
+
+    IREE 3.13 sorts its operands in place: two sorts of one constant expression (two argsorts share their iota),
+    hoisted into the module's initializer, each sorted the shared buffer, so the second read the first's
+    permutation (`jit` of argsort(c) and argsort(2c + 1): the second result wrong). A barrier on the value is no
+    copy: IREE sorted the hoisted value through it (under `enable_x64`, `jit` of argsort(x) and argsort(-x): every
+    call but the first wrong). Two copies alike are merged back into one (IREE's CSE: the barriers of one constant
+    merged, and the sort of float64 keys got the int64 sort's permutation), hence `k`; a barrier on an int64 value
+    failed to compile on Vulkan, hence int32. The count of operands so given."""
     n = 0
-    for op in _ops_where(module, lambda op: op.name == "stablehlo.sort"):
+    for k, op in enumerate(_ops_where(module, lambda op: op.name == "stablehlo.sort")):
+        p = None
         for i, v in enumerate(list(op.operands)):
             src = producer(v)
             if sum(1 for _ in v.uses) < 2 or src is not None and src.name == "stablehlo.constant":  # (IREE copies
                 continue  # a constant it sorts: its buffer is read-only)
-            conv = src is not None and src.name == "stablehlo.convert"  # (argsort's iota, widened to int64)
             with ir.InsertionPoint(op), op.location:
-                bar = _create("stablehlo.optimization_barrier", [src.operands[0] if conv else v],
-                              [src.operands[0].type if conv else v.type])
-                own = _create("stablehlo.convert", [bar.result], [v.type]) if conv else bar
-            op.operation.operands[i] = own.result
+                if p is None:
+                    b = Builder(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)))
+                    kk = _create("stablehlo.optimization_barrier", [b.c(k)], [b.t]).result
+                    p = b.compare(kk, b.c(-1), "NE")
+                own = Builder(ir.RankedTensorType(v.type))
+                op.operation.operands[i] = own.op("select", p, v, own.c(0))
             n += 1
     return n
 

@@ -130,3 +130,22 @@ def test_two_sorts_of_one_constant_expression(backend):
         np.testing.assert_array_equal(b, np.argsort(c * 2 + 1, kind="stable"))
         np.testing.assert_array_equal(t3, -np.sort(c)[:3])
         np.testing.assert_array_equal(t5, np.sort(c)[::-1][:5])
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_two_argsorts_under_x64_give_the_right_indices_on_every_call(backend, x64):
+    """Under `enable_x64` argsort's indices are int64 and the shared iota reaches both sorts through a `select`, not
+    a `convert`: with a barrier on it alone IREE 3.13 sorted the hoisted iota in place, so every call but the
+    first gave wrong indices, and a tangent through `take_along_axis` with them (`legalize.sorts_apart`)."""
+    f = stagec.jit(lambda x: (snp.argsort(x, axis=1), snp.argsort(-x, axis=1),
+                              snp.take_along_axis(x, snp.argsort(x, axis=1), axis=1)), backend=backend)
+    rng = np.random.default_rng(1)
+    dtypes = [np.float32] if backend == "vulkan" else [np.float32, np.float64]  # (lavapipe: no float64 sorts here)
+    for dt in dtypes:
+        for _ in range(4):
+            x = rng.uniform(-2, 2, (3, 5)).astype(dt)
+            a, b, s = (np.asarray(v) for v in f(x))
+            assert a.dtype == np.int64
+            np.testing.assert_array_equal(a, np.argsort(x, axis=1, kind="stable"))
+            np.testing.assert_array_equal(b, np.argsort(-x, axis=1, kind="stable"))
+            np.testing.assert_array_equal(s, np.sort(x, axis=1))
