@@ -23,6 +23,11 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+try:
+    import resource  # (Unix: this process's CPU time, `_spare_core`)
+except ImportError:
+    resource = None
+
 from .compiler import driver
 from .compiler.driver import HOST_BLAS, WORKER_STACK
 from .compiler.targets import TARGETS, device_names, vulkan_target_flags
@@ -42,6 +47,7 @@ TASK_WORK = driver.TASK_WORK
 # hint renewed every call, never a choice), then sleeping `POLL_SHARE` of the time waited so far between polls (at
 # least `POLL_MIN`, at most `POLL_MAX` seconds): a few % late at most, a dozen wake-ups a call.
 POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
+POLL_SLACK_NS = 1000  # the polling thread's timer slack meanwhile (`_timer_slack`)
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
@@ -140,6 +146,12 @@ class Backend(Dispatcher):
                 return "local-sync"
             return "local-task"
         return self.name
+
+    def spares(self, work: int, calls_blas: bool = False) -> bool:
+        """Whether a module of this `work` run on local-sync (`driver_for`) takes local-task for a call while a core
+        is spare (`_spare_core`): its work is at least `SPARE_WORK`, it calls no BLAS, and there are cores to share."""
+        return (self.name == "cpu" and driver.SPARE_WORK <= work < TASK_WORK and not calls_blas
+                and (config.cpu_threads or _cores()) > 1)
 
     def hal(self, driver: str):
         """(instance, device, hal_module) for an IREE driver, created once."""
@@ -401,6 +413,12 @@ class Executable:
         # Compiled for local-task (`driver.FENCED`): `main` takes a wait and a signal fence, returns once queued.
         self._fenced = self.fn.reflection.get("iree.abi.model") == "coarse-fences"
         self._device = backend.hal(self.driver)[1] if self._fenced else None
+        # (invoke, device) on local-task, for the calls made while a core is spare (`Backend.spares`); the module
+        # is shared, its state is the context's. Fenced only: IREE's blocking wait would spin (`_poll`).
+        self._spare = None
+        if self._fenced and self.driver == "local-sync" and not host and backend.spares(self.work):
+            t_inst, t_dev, t_hal = backend.hal("local-task")
+            self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
@@ -427,15 +445,17 @@ class Executable:
         args = self._list(len(bvs) + 2 * self._fenced)
         for bv in bvs:
             args.push_ref(bv)
+        invoke, device = (self._spare if self._spare is not None and _spare_core()
+                          else (self._invoke, self._device))
         if self._fenced:  # a timeline of its own: waits for nothing (0), signals 1 when the call is done
-            sem = self._device.create_semaphore(0)
+            sem = device.create_semaphore(0)
             args.push_ref(_fence_at(sem, 0))
             args.push_ref(done := _fence_at(sem, 1))
         # A results list of an earlier call (`invoke` empties it first): making one costs ~0.35 us of a ~4 us call.
         # Taken from the pool, so a call on another thread meanwhile gets its own.
         rets = self._rets.pop() if self._rets else self._list(self._n_out)
         try:
-            self._invoke(self.fn, args, rets)
+            invoke(self.fn, args, rets)
             if self._fenced:
                 _poll(done, self._waits)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
@@ -490,14 +510,94 @@ def _fence_at(sem, value: int):
 def _poll(fence, waits: collections.deque | None = None) -> None:
     """Wait for `fence` by polling it (never in IREE's blocking wait, whose clean-up spins on the caller's core:
     docs/runtime.md, "Waiting for local-task"): first after `POLL_FIRST` of the shortest of `waits` (the seconds of
-    the last calls; this one's is appended), then every `POLL_SHARE` of the time waited so far."""
+    the last calls; this one's is appended), then every `POLL_SHARE` of the time waited so far. The thread's timer
+    slack is `POLL_SLACK_NS` meanwhile (`_timer_slack`)."""
     t0 = time.perf_counter()
-    if waits and min(waits) > POLL_MIN:
-        time.sleep(min(waits) * POLL_FIRST)
-    while not fence.wait(timeout=0):
-        time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
+    if not fence.wait(timeout=0):  # (not done when `main` returned: local-task's workers run it)
+        old = _timer_slack(POLL_SLACK_NS)
+        try:
+            if waits and min(waits) > POLL_MIN:
+                time.sleep(min(waits) * POLL_FIRST)
+            while not fence.wait(timeout=0):
+                time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
+        finally:
+            _timer_slack(old)
     if waits is not None:
         waits.append(time.perf_counter() - t0)
+
+
+# `_spare_core` measures other programs' use of the cores over windows of at least `SPARE_EVERY` seconds (its answer
+# stands meanwhile), and answers yes once `SPARE_READS` windows in a row found them using under `SPARE_OTHERS` cores.
+SPARE_EVERY, SPARE_READS, SPARE_OTHERS = 0.1, 2, 0.35
+# [window start, the machine's busy ticks then, this process's CPU seconds then, the answer, the windows in a row
+# found spare, /proc/stat's descriptor (None: not yet opened; False: none)]
+_spare_state: list = [-1.0, 0, 0.0, False, 0, None]
+_spare_lock = threading.Lock()
+
+
+def _busy_ticks(fd: int) -> int:
+    """The machine's busy clock ticks (user, nice, system, irq, softirq, steal) from /proc/stat's first line."""
+    f = os.pread(fd, 256, 0).split(b"\n", 1)[0].split()
+    return sum(int(f[i]) for i in (1, 2, 3, 6, 7, 8))
+
+
+def _spare_core() -> bool:
+    """Whether the cores are free of other programs now: over each of the last `SPARE_READS` windows of at least
+    `SPARE_EVERY` s, the machine's busy time (/proc/stat) less this process's own (`getrusage`) came to under
+    `SPARE_OTHERS` cores. Where another program runs, a second worker waits for its turn at every dispatch (a
+    training step of 5 ms took 11 on local-task beside two other programs; docs/runtime.md, "Which CPU driver");
+    either driver gives the same bits. This process's own threads never count (a count of running threads, read
+    as a call starts, found this process's other threads running in most reads). False where /proc/stat cannot be
+    read."""
+    st = _spare_state
+    now = time.monotonic()
+    if now - st[0] < SPARE_EVERY:
+        return st[3]
+    if st[5] is None and resource is not None:
+        with _spare_lock:
+            if st[5] is None:
+                try:
+                    _busy_ticks(fd := os.open("/proc/stat", os.O_RDONLY))
+                    st[5] = fd
+                except (OSError, ValueError, IndexError):
+                    st[5] = False
+    if not st[5]:
+        return False
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    ticks, ours = _busy_ticks(st[5]), ru.ru_utime + ru.ru_stime
+    if st[0] >= 0:
+        others = ((ticks - st[1]) / _TICKS - (ours - st[2])) / (now - st[0])
+        st[4] = st[4] + 1 if others < SPARE_OTHERS else 0
+        st[3] = st[4] >= SPARE_READS
+    st[0], st[1], st[2] = now, ticks, ours
+    return st[3]
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/stat's ticks a second
+
+
+_prctl: list = []  # [libc's prctl, or None where there is none], found once (`_timer_slack`)
+
+
+def _timer_slack(ns: int | None) -> int | None:
+    """Set this thread's timer slack to `ns` (Linux's `PR_SET_TIMERSLACK`; None: leave it), returning the one it
+    had (None where it cannot be read or set). Linux lets a sleep of a thread end up to its slack late, 50 us by
+    default: a poll every 20 us slept 70, and local-task's calls ended ~0.1 ms after their work (docs/runtime.md)."""
+    if not _prctl:
+        try:
+            import ctypes
+            f = ctypes.CDLL(None, use_errno=True).prctl
+            f.restype, f.argtypes = ctypes.c_long, [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                                                    ctypes.c_ulong]
+            _prctl.append(f if f(30, 0, 0, 0, 0) > 0 else None)  # (PR_GET_TIMERSLACK: a positive number of ns)
+        except (OSError, AttributeError):
+            _prctl.append(None)
+    f = _prctl[0]
+    if f is None or ns is None:
+        return None
+    old = f(30, 0, 0, 0, 0)  # PR_GET_TIMERSLACK
+    f(29, ns, 0, 0, 0)  # PR_SET_TIMERSLACK
+    return old if old > 0 else None
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the

@@ -3,6 +3,7 @@
 bits on either driver and as the blocking form of the same module, a float64 oracle. No timing."""
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -56,11 +57,77 @@ def test_a_module_for_local_task_is_fenced_and_gives_the_bits_of_the_blocking_fo
     np.testing.assert_array_equal(np.asarray(stagec.jit(_f)(a, b)), outs[0])
 
 
-def test_a_module_below_task_work_is_not_fenced():
+def test_a_module_below_spare_work_is_not_fenced():
     a = r(64, 64)
     compiled = stagec.jit(_f).lower(a, a).compile()
-    assert compiled.artifact.work < driver.TASK_WORK and driver.FENCED not in compiled.flags
-    assert not compiled.runner.exe._fenced
+    assert compiled.artifact.work < driver.SPARE_WORK and driver.FENCED not in compiled.flags
+    assert not compiled.runner.exe._fenced and compiled.runner.exe._spare is None
+
+
+def test_a_module_of_spare_work_runs_on_either_driver_as_a_core_is_spare(monkeypatch):
+    """Work in [SPARE_WORK, TASK_WORK): local-sync, or local-task for a call while a core is spare
+    (`backend._spare_core`, which tests leave to a stand-in: never a timing); the same bits either way."""
+    monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, cpu_threads=2))
+    a, b = r(384, 384), r(384, 384) / 16  # 384^3 multiply-adds: work 7.2M
+    compiled = stagec.jit(_f).lower(a, b).compile()
+    art = compiled.artifact
+    assert driver.SPARE_WORK <= art.work < driver.TASK_WORK and driver.FENCED in compiled.flags
+    cpu = backend.get_backend("cpu")
+    exe = cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, work=art.work)
+    assert exe.driver == "local-sync" and exe._spare is not None
+    invoked, sync, (task, dev) = [], exe._invoke, exe._spare
+    exe._invoke = lambda *a: invoked.append("sync") or sync(*a)
+    exe._spare = (lambda *a: invoked.append("task") or task(*a), dev)
+    outs = []
+    for spare in (False, True, False, True):
+        monkeypatch.setattr(backend, "_spare_core", lambda spare=spare: spare)
+        outs.append(_run(exe, cpu, [a, b], art.out_avals[0]))
+    assert invoked == ["sync", "task", "sync", "task"]
+    first = outs[0]
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, first)
+    np.testing.assert_allclose(first, np.tanh(a.astype(np.float64) @ b) * 2 + 1, rtol=2e-5, atol=2e-5)
+    # a module calling BLAS, or one core: never local-task
+    assert not cpu.spares(art.work, calls_blas=True)
+    monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, cpu_threads=1))
+    assert not cpu.spares(art.work)
+
+
+@pytest.mark.parametrize("others, spare", [(0.0, True), (0.2, True), (0.5, False), (1.0, False), (1.9, False)])
+def test_the_cores_are_spare_where_other_programs_use_little_of_them(monkeypatch, others, spare):
+    """`_spare_core` from the machine's busy ticks less this process's CPU time, over windows; here both scripted:
+    this process uses 1.5 cores, other programs `others`."""
+    clock, ticks, ours = [100.0], [0], [0.0]
+    monkeypatch.setattr(backend, "_spare_state", [-1.0, 0, 0.0, False, 0, 99])
+    monkeypatch.setattr(backend, "_busy_ticks", lambda fd: ticks[0])
+    monkeypatch.setattr(backend.resource, "getrusage", lambda who: types.SimpleNamespace(ru_utime=ours[0], ru_stime=0.0))
+    monkeypatch.setattr(backend.time, "monotonic", lambda: clock[0])
+
+    def window(others, dt=backend.SPARE_EVERY * 1.01):
+        clock[0] += dt
+        ours[0] += 1.5 * dt
+        ticks[0] += round((1.5 + others) * dt * backend._TICKS)
+        return backend._spare_core()
+    answers = [window(others) for _ in range(backend.SPARE_READS + 1)]  # (the first read starts the first window)
+    assert answers == [False] * backend.SPARE_READS + [spare]
+    clock[0] += backend.SPARE_EVERY / 2  # (read at most every SPARE_EVERY s: the answer stands meanwhile)
+    assert backend._spare_core() is spare
+    assert window(1.0, backend.SPARE_EVERY * 0.51) is False  # (one busy window: no longer spare)
+    monkeypatch.setattr(backend, "_spare_state", [-1.0, 0, 0.0, False, 0, False])  # (no /proc/stat: never spare)
+    assert backend._spare_core() is False
+
+
+def test_busy_ticks_reads_proc_stat():
+    import os
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc/stat here")
+    fd = os.open("/proc/stat", os.O_RDONLY)
+    try:
+        a = backend._busy_ticks(fd)
+        sum(range(3_000_000))  # (a moment's work: the busy ticks never fall)
+        assert 0 < a <= backend._busy_ticks(fd)
+    finally:
+        os.close(fd)
 
 
 def test_poll_returns_once_the_fence_is_signalled_from_another_thread():

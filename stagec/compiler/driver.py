@@ -43,6 +43,9 @@ MACS_PER_ELEMENT = 8
 # the worker that signalled has left its callback; woken onto that worker's core, the caller keeps it from doing
 # so for a time slice (docs/runtime.md, "Waiting for local-task").
 TASK_WORK = 1 << 24
+# ... and a CPU module whose largest op's work lies in [`SPARE_WORK`, `TASK_WORK`) runs there for a call while a core
+# is spare, on local-sync otherwise (`backend._spare_core`): it is compiled with fences too.
+SPARE_WORK = 1 << 22
 FENCED = "--iree-execution-model=async-external"
 # Ops that are no dispatch of their own (a region's ops, or none), left out of a module's work
 _NO_DISPATCH = frozenset(f"stablehlo.{n}" for n in ("constant", "while", "if", "case", "return", "tuple",
@@ -57,6 +60,10 @@ _COST = {f"stablehlo.{n}": c for c, names in (
     (1, "add subtract multiply negate abs maximum minimum compare select clamp convert bitcast_convert and or xor "
         "not shift_left shift_right_logical shift_right_arithmetic floor ceil round_nearest_even round_nearest_afz "
         "sign is_finite count_leading_zeros popcnt real imag complex")) for n in names.split()}
+# CHLO ops stagec leaves to IREE (float64 asin, acos, atan, erf; erf_inv), expanded there into rational or
+# polynomial forms: their ops counted as above (erf_inv: a log, a root, two polynomials of 9 terms, selects)
+_COST.update({**{f"chlo.{n}": 16 for n in "asin acos atan erf erfc sinh cosh asinh acosh atanh lgamma digamma".split()},
+              "chlo.erf_inv": 32})
 # ... and of the ops in the body of an elementwise `linalg.generic` (`passes.fuse`'s kernels), the rest 1 each
 _BODY_COST = {**{f"math.{n}": 8 for n in "exp expm1 log log1p tanh sin cos tan atan2 powf cbrt".split()},
               **{n: 2 for n in ("arith.divf", "math.sqrt", "math.rsqrt", "arith.remf")}}
@@ -108,7 +115,7 @@ def _facts(module, ir) -> Facts:
             dots.append(packing.dot_work(op))
             dot = dots[-1][0]
         macs[0] += dot
-        if name.startswith("stablehlo.") and name not in _NO_DISPATCH:
+        if name.startswith(("stablehlo.", "chlo.")) and name not in _NO_DISPATCH:
             work[0] = max(work[0], op_work(types, dot))
             if name in _COST and op.parent.name == "func.func":  # (not in a loop or a branch: run once, if at all)
                 _chain(op, _COST[name], chain)
@@ -195,7 +202,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
-    - work for local-task (`TASK_WORK`, no host calls): `main` with fences (`FENCED`);
+    - work for local-task (`SPARE_WORK`, no host calls): `main` with fences (`FENCED`);
     - the parts of the CPU tuning spec that apply (`tuning.spec_flags`; `skinny` only without data tiling), for one
       thread where it calls BLAS (its dispatches between the calls run on local-sync)."""
     flags = list(flags)
@@ -205,7 +212,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
         flags = [f for f in flags if f != DATA_TILING]
     if fx.libm_f64 and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
-    if fx.work >= TASK_WORK and not fx.host_calls and FENCED not in flags:
+    if fx.work >= SPARE_WORK and not fx.host_calls and FENCED not in flags:
         flags.append(FENCED)  # (shapes decide, as the driver: one key in every process; runs on local-sync too)
     if not any(f.startswith(TUNING) for f in flags):
         from stagec.lowering import BLAS_MODULE
