@@ -183,6 +183,7 @@ M = np.arange(12).reshape(3, 4)
 def test_compress_extract_against_numpy():
     for cond, axis in (([1, 0, 1], 0), ([0, 1, 1, 0], 1), ([True, False, True], None), ([0, 0, 0], 0)):
         _eq(snp.compress(cond, M, axis), np.compress(cond, M, axis))
+    _eq(snp.asarray(M).compress([0, 1, 1, 0], axis=1), M.compress([0, 1, 1, 0], axis=1))  # (the method)
     cond = (M % 3 == 0)
     _eq(snp.extract(cond, M), np.extract(cond, M))
     _eq(snp.extract(cond[:2], M), np.extract(cond[:2], M))  # (the shorter one decides, as JAX's)
