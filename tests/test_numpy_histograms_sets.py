@@ -219,3 +219,50 @@ def test_set_functions_without_size_under_jit_say_so(name, args):
 def test_trim_zeros_under_jit_says_so():
     with pytest.raises(ConcretizationTypeError, match="trim_zeros .*outside jit"):
         stagec.jit(snp.trim_zeros)(A)
+
+
+# ---------------------------------------------------------------- put, put_along_axis, packbits, unpackbits
+
+
+def test_put_and_put_along_axis_against_numpy():
+    x = np.arange(12.0).reshape(3, 4)
+
+    def np_put(f, *args):
+        y = x.copy()
+        f(y, *args)
+        return y
+    i = np.array([[0, 2], [1, 1], [3, 0]])
+    j = np.array([[2, 0, 1, 0]])
+    got = [snp.put(x, np.array([0, -1, 5]), np.array([9.0, 8.0]), inplace=False),
+           snp.put(x, np.array([1, 30]), 7.0, mode="clip", inplace=False),
+           snp.put(x, np.array([1, 30]), 7.0, mode="wrap", inplace=False),
+           snp.put_along_axis(x, i, -1.0, 1, inplace=False),
+           snp.put_along_axis(x, j, np.array([[7.0, 8, 9, 10]]), 0, inplace=False),
+           snp.put_along_axis(x, np.array([3, 11]), 5.0, None, inplace=False)]
+    want = [np_put(np.put, np.array([0, -1, 5]), np.array([9.0, 8.0])),
+            np_put(np.put, np.array([1, 30]), 7.0, "clip"), np_put(np.put, np.array([1, 30]), 7.0, "wrap"),
+            np_put(np.put_along_axis, i, -1.0, 1), np_put(np.put_along_axis, j, np.array([[7.0, 8, 9, 10]]), 0),
+            np_put(np.put_along_axis, np.array([3, 11]), 5.0, None)]
+    for g, w in zip(got, want):
+        _eq(g, w)
+    _eq(snp.put(x, np.array([1, 30]), 7.0, inplace=False), np_put(np.put, np.array([1]), 7.0))  # (JAX: dropped)
+    with pytest.raises(ValueError, match="inplace=False"):
+        snp.put(x, 0, 1.0)
+    with pytest.raises(ValueError, match="inplace=False"):
+        snp.put_along_axis(x, i, 1.0, 1)
+
+
+def test_packbits_unpackbits_against_numpy():
+    b = np.array([[1, 0, 1, 1, 0, 0, 0, 1, 1, 1], [0, 1, 0, 0, 0, 0, 0, 0, 0, 1]], np.uint8)
+    p = np.packbits(b, axis=1)
+    for kw in (dict(), dict(axis=1), dict(axis=0, bitorder="little")):
+        _eq(snp.packbits(b, **kw), np.packbits(b, **kw))
+        _eq(snp.packbits(b.astype(bool), **kw), np.packbits(b.astype(bool), **kw))
+    for kw in (dict(), dict(axis=1, count=10), dict(axis=1, count=20), dict(axis=1, count=-3),
+               dict(axis=0, bitorder="little")):
+        _eq(snp.unpackbits(p, **kw), np.unpackbits(p, **kw))
+    _eq(stagec.jit(lambda b: snp.unpackbits(snp.packbits(b, axis=1), axis=1, count=10))(b), b)
+    with pytest.raises(TypeError, match="unsigned byte"):
+        snp.unpackbits(b.astype(np.int32))
+    with pytest.raises(TypeError, match="integer or boolean"):
+        snp.packbits(b.astype(np.float32))

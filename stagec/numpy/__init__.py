@@ -44,7 +44,7 @@ import types as _types  # noqa: E402
 from . import (_arrayapi, _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes,  # noqa: E402
                _sorting, _ufuncs)
 from . import _extra  # noqa: E402  (built on the names above, through the package)
-from . import _bessel, _concat_tricks, _histogram, _names, _poly, _setops  # noqa: E402  (likewise)
+from . import _bessel, _concat_tricks, _histogram, _names, _poly, _put, _setops  # noqa: E402  (likewise)
 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
@@ -64,7 +64,7 @@ def _export(mod) -> None:
 
 
 for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi, _extra,
-           _names, _poly, _bessel, _concat_tricks, _histogram, _setops):
+           _names, _poly, _bessel, _concat_tricks, _histogram, _setops, _put):
     _export(_m)
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401
@@ -87,8 +87,7 @@ __getattr__ = _missing(__name__, {
     **_table("object_ frompyfunc ufunc", "stagec arrays hold numbers only (no object arrays or NumPy ufunc objects)"),
     **_table("printoptions get_printoptions set_printoptions array_repr array_str",
              "stagec prints arrays through NumPy: use numpy's printoptions / array_repr on np.asarray(x)"),
-    **_table("apply_over_axes put put_along_axis packbits unpackbits "
-             "mask_indices "
+    **_table("apply_over_axes mask_indices "
              "einsum_path iterable dsplit", "not implemented yet (a JAX name stagec lacks); numpy's version runs on "
                                             "np.asarray(x) outside jit"),
 })
