@@ -4,7 +4,7 @@ Import as `import stagec.numpy as snp`. Outside `jit` every call runs eagerly, o
 primitive at a time; inside `jit` the same code is traced. Both go through the same primitives.
 
 The functions live in topic modules (`_ufuncs`, `_creation`, `_shapes`, `_reductions`, `_linalg`,
-`_indexing`, `_nonzero`, `_sorting`, and `_arrayapi` for the Array API standard's own names) over the shared promotion and broadcasting machinery in `_base`.
+`_indexing`, `_nonzero`, `_sorting`, `_histogram`, `_setops`, and `_arrayapi` for the Array API standard's own names) over the shared promotion and broadcasting machinery in `_base`.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ import types as _types  # noqa: E402
 from . import (_arrayapi, _base, _creation, _indexing, _linalg, _nonzero, _reductions, _shapes,  # noqa: E402
                _sorting, _ufuncs)
 from . import _extra  # noqa: E402  (built on the names above, through the package)
-from . import _bessel, _concat_tricks, _names, _poly  # noqa: E402  (likewise)
+from . import _bessel, _concat_tricks, _histogram, _names, _poly, _put, _setops  # noqa: E402  (likewise)
 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
@@ -64,7 +64,7 @@ def _export(mod) -> None:
 
 
 for _m in (_base, _ufuncs, _creation, _shapes, _reductions, _linalg, _indexing, _nonzero, _sorting, _arrayapi, _extra,
-           _names, _poly, _bessel, _concat_tricks):
+           _names, _poly, _bessel, _concat_tricks, _histogram, _setops, _put):
     _export(_m)
 from ._base import _is_array, _promote, _to_float  # noqa: E402,F401
 from ._indexing import _getitem, _IndexUpdateHelper  # noqa: E402,F401
@@ -77,11 +77,7 @@ del _m
 
 from .._missing import missing as _missing, table as _table  # noqa: E402
 
-_DATA_SHAPED = ("its result's shape depends on the values; outside jit use numpy's on np.asarray(x), inside jit "
-                "a fixed-size formulation (e.g. snp.where / sort with a static size)")
 __getattr__ = _missing(__name__, {
-    **_table("union1d intersect1d setdiff1d setxor1d trim_zeros extract compress histogram histogram2d "
-             "histogramdd histogram_bin_edges", _DATA_SHAPED),
     **_table("roots", "needs numpy.linalg.eigvals (the companion matrix's eigenvalues), which stagec lacks"),
     **_table("float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn "
              "float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2 int4 uint1 uint2 uint4",
@@ -91,8 +87,7 @@ __getattr__ = _missing(__name__, {
     **_table("object_ frompyfunc ufunc", "stagec arrays hold numbers only (no object arrays or NumPy ufunc objects)"),
     **_table("printoptions get_printoptions set_printoptions array_repr array_str",
              "stagec prints arrays through NumPy: use numpy's printoptions / array_repr on np.asarray(x)"),
-    **_table("apply_over_axes put put_along_axis packbits unpackbits "
-             "mask_indices "
+    **_table("apply_over_axes mask_indices "
              "einsum_path iterable dsplit", "not implemented yet (a JAX name stagec lacks); numpy's version runs on "
                                             "np.asarray(x) outside jit"),
 })

@@ -83,6 +83,8 @@ def methods(s: ModuleType) -> dict:
         "diagonal": lambda self, offset=0, axis1=0, axis2=1: s.diagonal(self, offset, axis1, axis2),
         "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None: s.trace(self, offset, axis1, axis2, dtype),
         "nonzero": lambda self, *, size=None, fill_value=None: s.nonzero(self, size=size, fill_value=fill_value),
+        "compress": lambda self, condition, axis=None, *, out=None, size=None, fill_value=0: s.compress(
+            condition, self, axis, out=out, size=size, fill_value=fill_value),
         "ptp": lambda self, axis=None, keepdims=False: s.ptp(self, axis=axis, keepdims=keepdims),
         "searchsorted": lambda self, v, side="left", sorter=None: s.searchsorted(self, v, side=side, sorter=sorter),
         "itemsize": property(lambda self: aval_of(self).dtype.itemsize),
