@@ -144,11 +144,24 @@ def expit(x):
     return sigmoid(x)
 
 
+# (atanh(z) - z) / z^3 as a polynomial in s = z^2 on [0, 1/4], lowest degree first: a near-minimax fit rounded to
+# float32 (relative error 6e-8; the term weighs at most 1/10 of atanh(z) there)
+_ATANH_R32 = (0.3333333134651184, 0.20000489056110382, 0.14263488352298737, 0.1147545874118805, 0.06467698514461517,
+              0.1579338014125824)
+
+
 def logit(x):
-    """log(x / (1 - x)); on [1/4, 3/4] log1p((2x - 1) / (1 - x)) (2x - 1 exact) by Kahan's log(u) w / (u - 1), where
-    the log of a ratio near 1 alone lost the result's digits (3e3 float32 ulps near 1/2)."""
+    """log(x / (1 - x)), where the log of a ratio near 1 alone lost the result's digits on [1/4, 3/4] (3e3 float32
+    ulps near 1/2). There, with z = 2x - 1 (exact): float64 log1p(w), w = z / (1 - x), by Kahan's log(u) w / (u - 1),
+    u - 1 exact; float32 and narrower 2 atanh(z) = 2 (z + z^3 R(z^2)), one division in all where Kahan's took three
+    (a third of the kernel's time on a CPU: 1M float32 0.70 -> 0.58 ms on one thread, max error 2.8 -> 1.4 ulps;
+    docs/log.md)."""
     (x,) = _to_float("logit", x)
     mid = (x >= 0.25) & (x <= 0.75)
+    if x.dtype != np.float64:
+        z = 2 * x - 1
+        s = z * z
+        return snp.where(mid, 2 * (z + z * s * _polevl(s, _ATANH_R32[::-1])), snp.log(x / (1 - x))).astype(x.dtype)
     u, w = x / (1 - x), (2 * x - 1) / (1 - x)  # (u ~ 1 + w; one log: log1p(w) = log(u) w / (u - 1), u - 1 exact)
     return (snp.log(u) * snp.where(mid & (u != 1), w / snp.where(u != 1, u - 1, 1), 1)).astype(x.dtype)
 
