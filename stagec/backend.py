@@ -47,7 +47,6 @@ TASK_WORK = driver.TASK_WORK
 # hint renewed every call, never a choice), then sleeping `POLL_SHARE` of the time waited so far between polls (at
 # least `POLL_MIN`, at most `POLL_MAX` seconds): a few % late at most, a dozen wake-ups a call.
 POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
-POLL_SLACK_NS = 1000  # the polling thread's timer slack meanwhile (`_timer_slack`)
 # Async dispatch ("auto"): an executable runs on its backend's worker thread when it runs on local-task or a GPU,
 # calls Python (host callbacks), or its work in all (elements in and out + multiply-adds / 8) reaches this: a
 # local-sync call of ~100 us (docs/runtime.md, "Async dispatch"); smaller calls run inline.
@@ -510,18 +509,15 @@ def _fence_at(sem, value: int):
 def _poll(fence, waits: collections.deque | None = None) -> None:
     """Wait for `fence` by polling it (never in IREE's blocking wait, whose clean-up spins on the caller's core:
     docs/runtime.md, "Waiting for local-task"): first after `POLL_FIRST` of the shortest of `waits` (the seconds of
-    the last calls; this one's is appended), then every `POLL_SHARE` of the time waited so far. The thread's timer
-    slack is `POLL_SLACK_NS` meanwhile (`_timer_slack`)."""
+    the last calls; this one's is appended, unless it was done at once: run on local-sync), then every `POLL_SHARE`
+    of the time waited so far."""
+    if fence.wait(timeout=0):
+        return
     t0 = time.perf_counter()
-    if not fence.wait(timeout=0):  # (not done when `main` returned: local-task's workers run it)
-        old = _timer_slack(POLL_SLACK_NS)
-        try:
-            if waits and min(waits) > POLL_MIN:
-                time.sleep(min(waits) * POLL_FIRST)
-            while not fence.wait(timeout=0):
-                time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
-        finally:
-            _timer_slack(old)
+    if waits and min(waits) > POLL_MIN:
+        time.sleep(min(waits) * POLL_FIRST)
+    while not fence.wait(timeout=0):
+        time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
     if waits is not None:
         waits.append(time.perf_counter() - t0)
 
@@ -574,30 +570,6 @@ def _spare_core() -> bool:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/stat's ticks a second
-
-
-_prctl: list = []  # [libc's prctl, or None where there is none], found once (`_timer_slack`)
-
-
-def _timer_slack(ns: int | None) -> int | None:
-    """Set this thread's timer slack to `ns` (Linux's `PR_SET_TIMERSLACK`; None: leave it), returning the one it
-    had (None where it cannot be read or set). Linux lets a sleep of a thread end up to its slack late, 50 us by
-    default: a poll every 20 us slept 70, and local-task's calls ended ~0.1 ms after their work (docs/runtime.md)."""
-    if not _prctl:
-        try:
-            import ctypes
-            f = ctypes.CDLL(None, use_errno=True).prctl
-            f.restype, f.argtypes = ctypes.c_long, [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                                                    ctypes.c_ulong]
-            _prctl.append(f if f(30, 0, 0, 0, 0) > 0 else None)  # (PR_GET_TIMERSLACK: a positive number of ns)
-        except (OSError, AttributeError):
-            _prctl.append(None)
-    f = _prctl[0]
-    if f is None or ns is None:
-        return None
-    old = f(30, 0, 0, 0, 0)  # PR_GET_TIMERSLACK
-    f(29, ns, 0, 0, 0)  # PR_SET_TIMERSLACK
-    return old if old > 0 else None
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the
