@@ -266,3 +266,19 @@ def test_packbits_unpackbits_against_numpy():
         snp.unpackbits(b.astype(np.int32))
     with pytest.raises(TypeError, match="integer or boolean"):
         snp.packbits(b.astype(np.float32))
+
+
+def test_bincount_counts_in_the_default_int(x64):
+    """Counts without weights are the default integer (int64 under x64, as JAX's; they were int32), eager and
+    under jit, NumPy's values."""
+    x = np.array([0, 2, 2, 5, 2], np.int64)
+    want = np.bincount(x)
+    got = [snp.bincount(x), stagec.jit(lambda v: snp.bincount(v, length=6))(x)]
+    for g in got:
+        assert np.asarray(g).dtype == np.int64
+        np.testing.assert_array_equal(np.asarray(g), want)
+    stagec.config.update("enable_x64", False)
+    try:
+        assert np.asarray(snp.bincount(x.astype(np.int32))).dtype == np.int32
+    finally:
+        stagec.config.update("enable_x64", True)

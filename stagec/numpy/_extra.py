@@ -655,7 +655,7 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
             length = max(int(np.max(np.asarray(x), initial=-1)) + 1, minlength)
         except Exception:
             raise ValueError("bincount under jit needs a static length= (the result's size)") from None
-    w = snp.ones(x.shape, np.int32 if weights is None else None) if weights is None else _arr(weights)
+    w = snp.ones(x.shape, _dt.default_int()) if weights is None else _arr(weights)  # (int64 under x64, as JAX)
     return snp.zeros(length, w.dtype).at[snp.clip(x, 0)].add(w, mode="drop")
 
 
