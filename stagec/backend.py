@@ -444,8 +444,11 @@ class Executable:
         args = self._list(len(bvs) + 2 * self._fenced)
         for bv in bvs:
             args.push_ref(bv)
-        invoke, device = (self._spare if self._spare is not None and _spare_core()
-                          else (self._invoke, self._device))
+        spare = self._spare
+        if spare is not None and _spare_core():
+            invoke, device = spare
+        else:
+            invoke, device = self._invoke, self._device
         if self._fenced:  # a timeline of its own: waits for nothing (0), signals 1 when the call is done
             sem = device.create_semaphore(0)
             args.push_ref(_fence_at(sem, 0))
