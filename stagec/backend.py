@@ -560,7 +560,7 @@ def _spare_core() -> bool:
                     st[5] = fd
                 except (OSError, ValueError, IndexError):
                     st[5] = False
-    if not st[5]:
+    if st[5] is None or st[5] is False:  # (a descriptor may be 0)
         return False
     ru = resource.getrusage(resource.RUSAGE_SELF)
     ticks, ours = _busy_ticks(st[5]), ru.ru_utime + ru.ru_stime
