@@ -549,7 +549,7 @@ def unsigned_to_float_via_i32(module: ir.Module) -> int:
 
 def sorts_apart(module: ir.Module) -> int:
     """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
-    `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the sort's own).
+    `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the copy's own).
 
     IREE 3.13 sorts its operands in place: two sorts of one constant expression (two argsorts share their iota),
     hoisted into the module's initializer, each sorted the shared buffer, so the second read the first's
@@ -559,19 +559,16 @@ def sorts_apart(module: ir.Module) -> int:
     merged, and the sort of float64 keys got the int64 sort's permutation), hence `k`; a barrier on an int64 value
     failed to compile on Vulkan, hence int32. The count of operands so given."""
     n = 0
-    for k, op in enumerate(_ops_where(module, lambda op: op.name == "stablehlo.sort")):
-        p = None
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.sort"):
         for i, v in enumerate(list(op.operands)):
             src = producer(v)
             if sum(1 for _ in v.uses) < 2 or src is not None and src.name == "stablehlo.constant":  # (IREE copies
                 continue  # a constant it sorts: its buffer is read-only)
             with ir.InsertionPoint(op), op.location:
-                if p is None:
-                    b = Builder(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)))
-                    kk = _create("stablehlo.optimization_barrier", [b.c(k)], [b.t]).result
-                    p = b.compare(kk, b.c(-1), "NE")
-                own = Builder(ir.RankedTensorType(v.type))
-                op.operation.operands[i] = own.op("select", p, v, own.c(0))
+                b = Builder(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)))
+                k = _create("stablehlo.optimization_barrier", [b.c(n)], [b.t]).result  # (one number per copy: a
+                own = Builder(ir.RankedTensorType(v.type))  # value sorted twice by one sort gets two copies too)
+                op.operation.operands[i] = own.op("select", b.compare(k, b.c(-1), "NE"), v, own.c(0))
             n += 1
     return n
 
