@@ -280,13 +280,15 @@ class _Later:
                 return False
             self.queued.add(key)
             self._jobs.append((key, build))
-            if self._thread is None:  # (not a daemon: `close` stops it before Python joins it, see jit._at_shutdown)
+            if self._thread is None or not self._thread.is_alive():  # (not a daemon: `close` stops it before
+                first = self._thread is None  # Python joins it, see jit._at_shutdown)
                 self._thread = threading.Thread(target=self._work, name="stagec-eager-compile")
                 self._thread.start()
-                try:
-                    threading._register_atexit(self.close)
-                except (AttributeError, RuntimeError):
-                    atexit.register(self.close)
+                if first:
+                    try:
+                        threading._register_atexit(self.close)
+                    except (AttributeError, RuntimeError):
+                        atexit.register(self.close)
             self._cond.notify_all()
         return True
 
@@ -301,7 +303,8 @@ class _Later:
             try:
                 build()
             except BaseException as e:  # (raised again by the call that compiles it; the thread serves the rest)
-                log.debug(f"eager kernel {key[0]}: background compile failed ({type(e).__name__}: {e})")
+                what = key[0] if isinstance(key, tuple) else key  # (a kernel's key, or a composite itself)
+                log.debug(f"eager kernel {what}: background compile failed ({type(e).__name__}: {e})")
                 with self._cond:
                     if len(self.failed) >= 1024:
                         self.failed.clear()

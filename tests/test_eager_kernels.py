@@ -173,3 +173,21 @@ def test_threads_share_one_polymorphic_module():
     for i, x in enumerate(xs):
         np.testing.assert_allclose(out[i], np.cosh(x), rtol=1e-5)
     assert eager.stats["compiles"] - before == 1
+
+
+def test_the_compile_thread_outlives_a_job_that_raises_anything():
+    """A background job that raises a BaseException (as a composite's compile under --fast's skip did), keyed by
+    an object rather than a kernel's tuple, neither ends the compile thread nor leaves its key queued forever."""
+
+    class Stop(BaseException):
+        pass
+
+    def boom():
+        raise Stop("a job that raises what `except Exception` misses")
+
+    key, done = object(), []
+    assert eager._later.submit(key, boom)
+    assert eager._later.wait(60)
+    assert key in eager._later.failed
+    assert eager._later.submit(("after the failure", id(key)), lambda: done.append(1))
+    assert eager._later.wait(60) and done == [1]
