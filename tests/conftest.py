@@ -35,6 +35,10 @@ def pytest_configure(config):
                 _compiled_in_thread.set()  # (a thread cannot skip the test: its report is made a skip, below)
             pytest.skip(_FAST_SKIP)
         ic.compile_str = ic.compile_file = no_compile
+        # Also at stagec's door to a compile, before its passes run: tests on their way to a compile spent half the
+        # tier's 5 CPU-minutes there (a traced program's errors are still raised: tracing comes before).
+        from stagec import stages
+        stages.Lowered.compile = no_compile
 
 
 # Files whose tests compile in a subprocess or a background thread, where --fast's skip cannot reach.
