@@ -245,10 +245,16 @@ def ndtri(p):
     x = snp.where(low, tail, central)
     # (erf: relative accuracy near p = 1/2; below, ndtr(x) - q relative to q: as a difference it was subnormal,
     # read as 0, below q = 1e-302 in float64, and Halley's step left Acklam's 1e-9)
-    rel = qs < 0.25  # (where either error is least)
-    e = snp.where(rel, ndtr(x) / qs - 1, 0.5 * erf(x / np.sqrt(2)) - c)
-    u = e * (snp.where(rel, qs, 1.0) * np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x))
-    x = x - u / (1 + 0.5 * x * u)
+    if p.dtype == np.float32:  # (Acklam's central form rounded in float32 is within 3.6 ulps from q = 0.3, not below
+        # it: there one step relative to q, and no erf, a fifth of the kernel's time)
+        e = ndtr(x) / qs - 1
+        u = e * (qs * np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x))
+        x = snp.where(qs < 0.3, x - u / (1 + 0.5 * x * u), x)
+    else:
+        rel = qs < 0.25  # (where either error is least)
+        e = snp.where(rel, ndtr(x) / qs - 1, 0.5 * erf(x / np.sqrt(2)) - c)
+        u = e * (snp.where(rel, qs, 1.0) * np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x))
+        x = x - u / (1 + 0.5 * x * u)
     x = snp.where(q > 0, x, -np.inf)
     x = snp.where(p > 0.5, -x, x)
     return snp.where((p >= 0) & (p <= 1), x, np.nan).astype(p.dtype)
