@@ -1,6 +1,6 @@
-"""`stagec.numpy`'s `frexp`, `spacing`, `bitwise_count`, `partition`, `argpartition`, `unique` (with `size=`),
-`iterable`, `dsplit`, `apply_over_axes` and `mask_indices`: against NumPy (exact bits, sorted order, np.unique, ...)
-and JAX where installed (the orders JAX's algorithms give)."""
+"""`stagec.numpy`'s `frexp`, `spacing`, `bitwise_count`, `partition`, `argpartition`, `unique` (with `size=`, or of a
+constant under jit), `iterable`, `dsplit`, `apply_over_axes` and `mask_indices`: against NumPy (exact bits, sorted
+order, np.unique, ...) and JAX where installed (the orders JAX's algorithms give)."""
 from __future__ import annotations
 
 import re
@@ -212,6 +212,29 @@ def test_r_and_c_as_numpy():
     np.testing.assert_array_equal(stagec.jit(lambda x: snp.c_[x, 2 * x])(b), np.c_[b, 2 * b])
     with pytest.raises(ValueError, match="directive"):
         snp.r_["a,b", b]
+
+
+def test_unique_of_a_constant_under_jit(x64):
+    """Without `size`, a concrete input (a constant closed over, not a traced argument) is counted while tracing, so
+    `unique` works under jit as eagerly; a traced one raises an error naming `unique` and `size=`."""
+    assert float(stagec.jit(lambda y: y + snp.unique(np.array([3, 1, 3]))[0])(1.0)) == 2.0
+    f = np.array([2.0, np.nan, -1.0, np.nan, 2.0, -0.0, 0.0])
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 1]])
+    nanrows = np.array([[np.nan, 1], [0.0, 1], [np.nan, 1], [-0.0, 1]])
+    specs = [(f, None, True), (f.astype(np.float32), None, False), (rows, 0, True), (rows, 1, True),
+             (nanrows, 0, True), (nanrows, 0, False), (np.array([True, False, True]), None, True),
+             (np.zeros(0, np.int32), None, True)]
+    got = stagec.jit(lambda: [snp.unique(x, return_counts=True, axis=axis, equal_nan=eq) for x, axis, eq in specs])()
+    for (x, axis, eq), g in zip(specs, got):
+        for gi, ei in zip(g, snp.unique(x, return_counts=True, axis=axis, equal_nan=eq)):
+            assert gi.shape == ei.shape and gi.dtype == ei.dtype
+            np.testing.assert_array_equal(gi, ei)
+        if axis is None or not (eq and np.isnan(x).any()):  # (NumPy ignores equal_nan along an axis)
+            np.testing.assert_array_equal(g[0], np.unique(x, axis=axis, equal_nan=eq))
+    with pytest.raises(stagec.errors.ConcretizationTypeError, match=r"unique .*depends on the values.*size="):
+        stagec.jit(lambda x: snp.unique(x))(rows)
+    with pytest.raises(stagec.errors.ConcretizationTypeError, match=r"unique .*size="):
+        stagec.vmap(lambda x: snp.unique(x))(rows)
 
 
 # ---------------------------------------------------------------- iterable, dsplit, apply_over_axes, mask_indices
