@@ -1,6 +1,9 @@
-"""`stagec.numpy`'s `frexp`, `spacing`, `bitwise_count`, `partition`, `argpartition` and `unique` (with `size=`):
-against NumPy (exact bits, sorted order, np.unique) and JAX where installed (the orders JAX's algorithms give)."""
+"""`stagec.numpy`'s `frexp`, `spacing`, `bitwise_count`, `partition`, `argpartition`, `unique` (with `size=`, or of a
+constant under jit), `iterable`, `dsplit`, `apply_over_axes` and `mask_indices`: against NumPy (exact bits, sorted
+order, np.unique, ...) and JAX where installed (the orders JAX's algorithms give)."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -209,3 +212,124 @@ def test_r_and_c_as_numpy():
     np.testing.assert_array_equal(stagec.jit(lambda x: snp.c_[x, 2 * x])(b), np.c_[b, 2 * b])
     with pytest.raises(ValueError, match="directive"):
         snp.r_["a,b", b]
+
+
+def test_unique_of_a_constant_under_jit(x64):
+    """Without `size`, a concrete input (a constant closed over, not a traced argument) is counted while tracing, so
+    `unique` works under jit as eagerly; a traced one raises an error naming `unique` and `size=`."""
+    assert float(stagec.jit(lambda y: y + snp.unique(np.array([3, 1, 3]))[0])(1.0)) == 2.0
+    f = np.array([2.0, np.nan, -1.0, np.nan, 2.0, -0.0, 0.0])
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 1]])
+    nanrows = np.array([[np.nan, 1], [0.0, 1], [np.nan, 1], [-0.0, 1]])
+    specs = [(f, None, True), (f.astype(np.float32), None, False), (rows, 0, True), (rows, 1, True),
+             (nanrows, 0, True), (nanrows, 0, False), (np.array([True, False, True]), None, True),
+             (np.zeros(0, np.int32), None, True)]
+    got = stagec.jit(lambda: [snp.unique(x, return_counts=True, axis=axis, equal_nan=eq) for x, axis, eq in specs])()
+    for (x, axis, eq), g in zip(specs, got):
+        for gi, ei in zip(g, snp.unique(x, return_counts=True, axis=axis, equal_nan=eq)):
+            assert gi.shape == ei.shape and gi.dtype == ei.dtype
+            np.testing.assert_array_equal(gi, ei)
+        if axis is None or not (eq and np.isnan(x).any()):  # (NumPy ignores equal_nan along an axis)
+            np.testing.assert_array_equal(g[0], np.unique(x, axis=axis, equal_nan=eq))
+    with pytest.raises(stagec.errors.ConcretizationTypeError, match=r"unique .*depends on the values.*size="):
+        stagec.jit(lambda x: snp.unique(x))(rows)
+    with pytest.raises(stagec.errors.ConcretizationTypeError, match=r"unique .*size="):
+        stagec.vmap(lambda x: snp.unique(x))(rows)
+
+
+# ---------------------------------------------------------------- iterable, dsplit, apply_over_axes, mask_indices
+
+
+def test_iterable_as_numpy():
+    cases = [[1, 2], (), 2, 2.5, np.float32(1), np.array(1.0), np.arange(3), snp.asarray(1.0), snp.arange(3),
+             snp.zeros((0, 2)), "ab", iter([1])]
+    for y in cases:
+        got = snp.iterable(y)
+        assert type(got) is bool and got == np.iterable(np.asarray(y) if isinstance(y, snp.ndarray) else y), y
+    seen = []
+    stagec.jit(lambda x: seen.append((snp.iterable(x), snp.iterable(x[0]))) or x)(np.arange(3.0))
+    assert seen == [(True, False)]
+
+
+@pytest.mark.parametrize("shape,dtype", [((2, 3, 4), np.float32), ((1, 2, 6, 2), np.int32), ((3, 1, 2), np.bool_)])
+def test_dsplit_against_numpy(shape, dtype):
+    x = (np.arange(np.prod(shape)).reshape(shape) % 3).astype(dtype)
+    sections = [2, [1], [1, 3], [-1, 5]] if shape[2] % 2 == 0 else [1, [1], [0, 1, 9]]
+    jitted = stagec.jit(lambda x: [snp.dsplit(x, s) for s in sections])(x)
+    for s, j in zip(sections, jitted):
+        want = np.dsplit(x, s)
+        for got in (snp.dsplit(x, s), j):
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.dtype == w.dtype
+                np.testing.assert_array_equal(g, w)
+
+
+def test_dsplit_errors():
+    for shape in [(2, 4), (6,), ()]:
+        with pytest.raises(ValueError, match=rf"dsplit .*3 or more dimensions.*{re.escape(str(shape))}"):
+            snp.dsplit(np.zeros(shape), 2)
+    with pytest.raises(ValueError, match=r"dsplit .*\(4, 6\)"):
+        stagec.jit(lambda x: snp.dsplit(x, 2))(np.zeros((4, 6)))
+    with pytest.raises(ValueError, match="equal division"):
+        snp.dsplit(np.zeros((2, 2, 5)), 2)
+
+
+def test_apply_over_axes_against_numpy(x64):
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((2, 3, 4)), rng.integers(-5, 5, (3, 4)).astype(np.int32),
+              rng.standard_normal((2, 1, 3, 2)).astype(np.float32)]
+    # (NumPy's function, stagec's: reductions dropping a dimension, and cumsum, which keeps it)
+    funcs = [(np.sum, snp.sum), (np.max, snp.max), (np.cumsum, snp.cumsum),
+             (lambda a, ax: np.mean(a, ax, keepdims=True) * 2, lambda a, ax: snp.mean(a, ax, keepdims=True) * 2)]
+    axes_list = [[0], [0, -1], (1, 0), 1, [], [-1, -1]]
+    cases = [(x, nf, sf, axes) for x in arrays for nf, sf in funcs for axes in axes_list]
+    jitted = stagec.jit(lambda xs: [snp.apply_over_axes(sf, x, axes) for x, (_, _, sf, axes) in zip(xs, cases)])(
+        [c[0] for c in cases])
+    for (x, nf, sf, axes), j in zip(cases, jitted):
+        want = np.apply_over_axes(nf, x, axes)
+        for got in (snp.apply_over_axes(sf, x, axes), j):
+            assert got.shape == want.shape, (nf, axes)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+def test_apply_over_axes_errors():
+    x = np.ones((2, 3, 4))
+    with pytest.raises(ValueError, match=r"apply_over_axes: func\(a, 1\) .*\(2, 3, 4\).*\(\)"):
+        snp.apply_over_axes(lambda a, ax: snp.sum(a), x, [1])
+    with pytest.raises(ValueError, match=r"apply_over_axes: func\(a, 0\) .*\(2, 3, 4, 1\)"):
+        stagec.jit(lambda x: snp.apply_over_axes(lambda a, ax: a[..., None], x, [0]))(x)
+
+
+def _custom_mask(m):
+    def f(x, k=0):  # (JAX's docstring example)
+        i = m.arange(x.shape[0])[:, None]
+        return (i + 1) % (m.arange(x.shape[1]) + 1 + k) == 0
+    return f
+
+
+def test_mask_indices_against_numpy():
+    cases = [(n, f, k) for n in (1, 3, 4) for f in ("triu", "tril") for k in (-1, 0, 2)] + \
+            [(4, "custom", 0), (5, "custom", 1), (0, "triu", 0)]
+    fn = lambda m, f: _custom_mask(m) if f == "custom" else getattr(m, f)
+    sizes = (0, 3, 12)
+    jitted = stagec.jit(lambda: [[snp.mask_indices(n, fn(snp, f), k, size=s) for s in sizes] for n, f, k in cases])()
+    for (n, f, k), js in zip(cases, jitted):
+        want = np.mask_indices(n, fn(np, f), k)
+        got = snp.mask_indices(n, fn(snp, f), k)
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            assert g.dtype.kind == "i"
+            np.testing.assert_array_equal(g, w)
+        for s, jg in zip(sizes, js):  # truncated, or padded with 0, to the static size
+            for g, w in zip(jg, want):
+                np.testing.assert_array_equal(g, np.pad(w[:s], (0, max(s - len(w), 0))))
+    with pytest.raises(Exception, match="size="):
+        stagec.jit(lambda: snp.mask_indices(3, snp.triu))()
+
+
+def test_new_names_are_no_longer_listed_missing():
+    for name in ("iterable", "dsplit", "apply_over_axes", "mask_indices"):
+        assert callable(getattr(snp, name))
+    with pytest.raises(NotImplementedError, match="einsum_path"):
+        snp.einsum_path  # noqa: B018

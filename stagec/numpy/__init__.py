@@ -49,8 +49,8 @@ from . import _bessel, _concat_tricks, _histogram, _names, _poly, _put, _setops 
 _NOT_API = {"annotations", "Any", "Sequence", "Tracer", "Const", "ShapedArray", "Array", "device_put", "aval_of",
             "current_trace", "to_numpy_constant"}
 
-_NOT_ARRAY = {"broadcast_shapes", "ndim", "shape", "size", "isscalar", "iscomplexobj", "isrealobj", "promote_types",
-              "vectorize"}  # return Python values (ints, tuples, bools, dtypes, functions), as NumPy's
+_NOT_ARRAY = {"broadcast_shapes", "ndim", "shape", "size", "isscalar", "iterable", "iscomplexobj", "isrealobj",
+              "promote_types", "vectorize"}  # return Python values (ints, tuples, bools, dtypes, functions), as NumPy's
 
 
 def _export(mod) -> None:
@@ -87,7 +87,6 @@ __getattr__ = _missing(__name__, {
     **_table("object_ frompyfunc ufunc", "stagec arrays hold numbers only (no object arrays or NumPy ufunc objects)"),
     **_table("printoptions get_printoptions set_printoptions array_repr array_str",
              "stagec prints arrays through NumPy: use numpy's printoptions / array_repr on np.asarray(x)"),
-    **_table("apply_over_axes mask_indices "
-             "einsum_path iterable dsplit", "not implemented yet (a JAX name stagec lacks); numpy's version runs on "
-                                            "np.asarray(x) outside jit"),
+    **_table("einsum_path", "not implemented yet (a JAX name stagec lacks); numpy's version runs on np.asarray(x) "
+                            "outside jit"),
 })

@@ -13,19 +13,19 @@ from ..core import aval_of
 from .. import numpy as snp
 from ._base import _broadcast, _to_float
 
-__all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size",
-           "convolve", "correlate", "cross", "kron", "deg2rad", "rad2deg", "degrees", "radians", "average", "cov",
-           "corrcoef", "median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nansum",
-           "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin", "nancumsum",
-           "nancumprod", "interp", "isin", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
+__all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size", "convolve",
+           "correlate", "cross", "kron", "deg2rad", "rad2deg", "degrees", "radians", "average", "cov", "corrcoef",
+           "median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile", "nansum", "nanprod",
+           "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin", "nancumsum", "nancumprod",
+           "interp", "isin", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "mask_indices",
            "diag_indices", "diag_indices_from", "indices", "ix_", "rot90", "append", "copy", "trapezoid", "polyval",
-           "vander", "sinc", "heaviside", "float_power", "fabs", "logaddexp2", "nan_to_num", "isscalar",
+           "vander", "sinc", "heaviside", "float_power", "fabs", "logaddexp2", "nan_to_num", "isscalar", "iterable",
            "iscomplexobj", "isrealobj", "iscomplex", "isreal", "promote_types", "geomspace", "logspace", "ediff1d",
            "resize", "unravel_index", "ravel_multi_index", "matvec", "vecmat", "block", "fromfunction",
-           "apply_along_axis", "vectorize", "lexsort", "sort_complex", "digitize", "bincount", "gcd", "lcm", "ldexp",
-           "modf", "hanning", "hamming", "blackman", "bartlett", "gradient", "fill_diagonal", "delete", "insert",
-           "choose", "float_", "int_", "uint", "complex_", "double", "single", "cdouble", "csingle", "generic",
-           "character", "flexible", "s_", "index_exp", "mgrid", "ogrid", "ComplexWarning"]
+           "apply_along_axis", "apply_over_axes", "vectorize", "lexsort", "sort_complex", "digitize", "bincount", "gcd",
+           "lcm", "ldexp", "modf", "hanning", "hamming", "blackman", "bartlett", "gradient", "fill_diagonal", "delete",
+           "insert", "choose", "float_", "int_", "uint", "complex_", "double", "single", "cdouble", "csingle",
+           "generic", "character", "flexible", "s_", "index_exp", "mgrid", "ogrid", "ComplexWarning"]
 
 float_, int_, uint, complex_ = np.float64, np.int64, np.uint64, np.complex128
 double, single, cdouble, csingle = np.float64, np.float32, np.complex128, np.complex64
@@ -99,6 +99,11 @@ def isscalar(element) -> bool:
     return np.isscalar(element)
 
 
+def iterable(y) -> bool:
+    """Whether `y` can be iterated over, as `np.iterable` (a 0-d array cannot)."""
+    return np.iterable(y)
+
+
 def iscomplexobj(x) -> bool:
     return snp.issubdtype(_arr(x).dtype if not hasattr(x, "dtype") else x.dtype, np.complexfloating)
 
@@ -162,6 +167,12 @@ def tril_indices_from(arr, k: int = 0):
 def triu_indices_from(arr, k: int = 0):
     s = shape(arr)
     return triu_indices(s[-2], k, s[-1])
+
+
+def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = None) -> tuple:
+    """The (row, column) indices where `mask_func(ones((n, n)), k)` is nonzero (`snp.triu` gives `triu_indices`'s);
+    `size` as for `nonzero` (static: a fixed length, for jit)."""
+    return snp.nonzero(mask_func(snp.ones((n, n)), k), size=size)
 
 
 def diag_indices(n: int, ndim: int = 2):
@@ -794,6 +805,21 @@ def apply_along_axis(func1d: Callable, axis: int, arr, *args, **kwargs):
     extra = _arr(out).ndim - (arr.ndim - 1)
     return snp.moveaxis(out, tuple(range(arr.ndim - 1, arr.ndim - 1 + extra)), tuple(range(axis, axis + extra))) \
         if extra else out
+
+
+def apply_over_axes(func: Callable, a, axes) -> Any:
+    """`a = func(a, axis)` for each axis in `axes` in turn, as NumPy's: a result with one dimension fewer gets it
+    back (as a reduction with keepdims=True); one of any other ndim is a ValueError."""
+    a = _arr(a)
+    nd = a.ndim
+    for axis in np.atleast_1d(np.asarray(axes)).tolist():
+        axis = axis + nd if axis < 0 else axis
+        b = _arr(func(a, axis))
+        if b.ndim not in (nd, nd - 1):
+            raise ValueError(f"apply_over_axes: func(a, {axis}) must keep a's ndim or drop one dimension; a has "
+                             f"shape {a.shape}, the result {b.shape}")
+        a = b if b.ndim == nd else snp.expand_dims(b, axis)
+    return a
 
 
 def vectorize(pyfunc: Callable, *, excluded=frozenset(), signature: str | None = None):

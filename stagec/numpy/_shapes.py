@@ -243,6 +243,14 @@ def vsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, axis=0)
 
 
+def dsplit(ary: Any, indices_or_sections) -> list:
+    """Split along the third axis (depth), as `split(..., axis=2)`; `ary` needs at least 3 dimensions."""
+    shape = aval_of(_arr(ary)).shape
+    if len(shape) < 3:
+        raise ValueError(f"dsplit only works on arrays of 3 or more dimensions, got shape {shape}")
+    return split(ary, indices_or_sections, axis=2)
+
+
 def tile(A: Any, reps) -> Any:
     """Repeat the whole array `reps` times along each axis."""
     a = _arr(A)
