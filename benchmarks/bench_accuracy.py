@@ -334,12 +334,15 @@ def _line(row):
     return f"| {row['function']} | {row['dtype']} | {_cell(row.get('stagec'))} | {_cell(row.get('jax'))} |"
 
 
-def _ms(fn, repeat: int) -> str:
-    """median (min) ms per call of `fn` over `repeat` calls after 3 untimed ones: on a shared machine the min is
-    the steadier figure."""
+def _ms(fn, repeat: int, warm: float = 0.3) -> str:
+    """median (min) ms per call of `fn` over `repeat` calls after untimed ones for `warm` seconds (at least 3): the
+    steady state, where stagec's CPU driver has read whether a core is spare (`backend._spare_core`: two reads 0.1 s
+    apart; before, a module in its band ran on one thread); on a shared machine the min is the steadier figure."""
     import time
-    for _ in range(3):
+    t0, n = time.perf_counter(), 0
+    while n < 3 or time.perf_counter() - t0 < warm:
         fn()
+        n += 1
     ts = []
     for _ in range(repeat):
         t0 = time.perf_counter()
