@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (about 1100 CPU-seconds: 10 minutes on 2 cores at light load, far more under load), after the linter. Installs what it needs into .venv (and
+# The whole test suite (about 1350 CPU-seconds: 11.5 minutes on 2 idle cores, far more under load), after the linter. Installs what it needs into .venv (and
 # Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (under a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
