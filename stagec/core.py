@@ -316,6 +316,17 @@ def current_trace() -> Trace | None:
     return None
 
 
+class eagerly:
+    """Context manager: operations on concrete values run now inside it, whatever traces this thread has open (a
+    constant's computation whose result's shape depends on its values, under jit: `numpy.unique`)."""
+
+    def __enter__(self):
+        self.saved, _state.stack = _stack(), []
+
+    def __exit__(self, *exc):
+        _state.stack = self.saved
+
+
 class tracing:
     """Context manager making `trace` the one `bind` records into."""
 

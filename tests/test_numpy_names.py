@@ -215,7 +215,7 @@ def test_r_and_c_as_numpy():
 
 
 def test_unique_of_a_constant_under_jit(x64):
-    """Without `size`, a concrete input (a constant closed over, not a traced argument) is counted while tracing, so
+    """Without `size`, a concrete input (a constant closed over, not a traced argument) is computed while tracing, so
     `unique` works under jit as eagerly; a traced one raises an error naming `unique` and `size=`."""
     assert float(stagec.jit(lambda y: y + snp.unique(np.array([3, 1, 3]))[0])(1.0)) == 2.0
     f = np.array([2.0, np.nan, -1.0, np.nan, 2.0, -0.0, 0.0])

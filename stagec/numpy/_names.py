@@ -7,7 +7,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
-from ..core import TracerBase, aval_of, current_trace
+from ..core import TracerBase, aval_of, current_trace, eagerly
 from .. import numpy as snp
 from ._base import _to_float
 
@@ -133,24 +133,6 @@ def argpartition(a, kth: int, axis: int = -1):
     return snp.swapaxes(snp.concatenate([bottom, top], axis=-1), -1, axis)
 
 
-def _host_unique_count(x: np.ndarray, axis: int | None, equal_nan: bool) -> int:
-    """The number of unique values of the concrete `x` (of its slices along `axis`) as `unique` counts them: sorted
-    rows, each unequal to the one before (NaNs equal with `equal_nan`; a complex NaN is one NaN)."""
-    x = x.reshape(-1) if axis is None else np.moveaxis(x, int(axis) % max(x.ndim, 1), 0)
-    n, inner = x.shape[0], int(np.prod(x.shape[1:]))
-    if n == 0 or inner == 0:
-        return 0
-    kind = _dt.kind(x.dtype)
-    rows = x.reshape(n, inner).astype({"f": np.float64, "c": np.complex128}.get(kind, x.dtype))
-    if kind == "c":
-        rows = np.where(np.isnan(rows), np.nan, rows)
-    rows = rows[np.lexsort(rows.T[::-1])]
-    ne = rows[1:] != rows[:-1]
-    if equal_nan and kind in "fc":
-        ne &= ~(np.isnan(rows[1:]) & np.isnan(rows[:-1]))
-    return 1 + int(ne.any(axis=1).sum())
-
-
 def unique(ar, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: int | None = None, *, equal_nan: bool = True, size: int | None = None, fill_value=None,
            sorted: bool = True):
@@ -165,8 +147,10 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False, return_
     elif isinstance(arr, TracerBase):
         raise arr._concretization_error("unique (its result's size depends on the values: pass a static size= "
                                         "(and optionally fill_value=) under jit)")
-    elif current_trace() is not None:  # a constant under jit: its operations are staged, so count on the host
-        size = _host_unique_count(np.asarray(arr), axis, equal_nan)
+    elif current_trace() is not None:  # a constant under jit: computed now, its result a constant of the trace
+        with eagerly():
+            return unique(arr, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan,
+                          fill_value=fill_value, sorted=sorted)
     shape = aval_of(arr).shape
     if axis is None:
         arr, ax = arr.reshape(-1), 0
