@@ -221,6 +221,21 @@ def test_trim_zeros_under_jit_says_so():
         stagec.jit(snp.trim_zeros)(A)
 
 
+def test_value_sized_functions_of_constants_under_jit_as_numpy():
+    """Without size=, a closed-over constant (not a traced argument) is computed while tracing: NumPy's results,
+    a constant of the jitted function (`_base.value_sized`); a traced argument still raises (above)."""
+    c, d = np.array([3, 1, 3, 0, 5, -2]), np.array([1.5, 2.0, 5.0, -2.0])
+    z = np.array([0, 0, 1, 0, 2, 0])
+    cases = {"union1d": (np.union1d, (c, d)), "intersect1d": (np.intersect1d, (c, d)),
+             "setdiff1d": (np.setdiff1d, (c, d)), "setxor1d": (np.setxor1d, (c, d)),
+             "compress": (np.compress, (c > 1, c)), "extract": (np.extract, (c > 1, c)),
+             "trim_zeros": (np.trim_zeros, (z,)), "unique": (np.unique, (d,))}
+    got = stagec.jit(lambda y: {k: getattr(snp, k)(*args) + y.astype(int) * 0 for k, (_, args) in cases.items()})(
+        np.float32(0))
+    for k, (f, args) in cases.items():
+        np.testing.assert_array_equal(got[k], f(*args), err_msg=k)
+
+
 # ---------------------------------------------------------------- put, put_along_axis, packbits, unpackbits
 
 

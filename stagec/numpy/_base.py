@@ -14,8 +14,9 @@ from .. import lax
 from ..array import Array, device_put
 from ..backend import Device, get_backend
 from ..config import SettingsCache
-from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, to_numpy_constant,
+from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, eagerly, to_numpy_constant,
                     tracing_anywhere)
+from ..tree_util import tree_leaves
 
 try:  # (without `np.count_nonzero`'s dispatch: ~0.15 us of a ~1 us check on a few elements)
     from numpy._core._multiarray_umath import count_nonzero as _count_nonzero
@@ -296,7 +297,6 @@ def _creation_dtype(dtype, default, fname: str) -> np.dtype:
 
 def array(object, dtype=None, copy: bool = True):
     """An array from nested lists, scalars, NumPy arrays or stagec arrays (tracers are stacked)."""
-    from ..tree_util import tree_leaves
     if _is_array(object):
         out = astype(object, dtype) if dtype is not None else object
         return _fresh(out) if copy and out is object else out
@@ -471,4 +471,17 @@ def _composite(fn):
         if _composite_runner is None or (tracing_anywhere[0] and current_trace() is not None):
             return fn(*args, **kwargs)
         return _composite_runner(fn, args, kwargs)
+    return wrapped
+
+
+def value_sized(fn: Callable) -> Callable:
+    """`fn`, whose result's length depends on its inputs' values (without `size=`), run now where it is called under
+    jit on concrete inputs only: a closed-over constant's result is a constant of the trace, as `nonzero`'s is."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if kwargs.get("size") is None and tracing_anywhere[0] and current_trace() is not None and not any(
+                isinstance(x, TracerBase) for x in tree_leaves((args, kwargs))):
+            with eagerly():
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
     return wrapped

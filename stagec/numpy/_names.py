@@ -7,9 +7,9 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
-from ..core import TracerBase, aval_of, current_trace, eagerly
+from ..core import TracerBase, aval_of
 from .. import numpy as snp
-from ._base import _to_float
+from ._base import _to_float, value_sized
 
 __all__ = ["frexp", "spacing", "bitwise_count", "partition", "argpartition", "unique"]
 
@@ -133,6 +133,7 @@ def argpartition(a, kth: int, axis: int = -1):
     return snp.swapaxes(snp.concatenate([bottom, top], axis=-1), -1, axis)
 
 
+@value_sized
 def unique(ar, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: int | None = None, *, equal_nan: bool = True, size: int | None = None, fill_value=None,
            sorted: bool = True):
@@ -147,10 +148,6 @@ def unique(ar, return_index: bool = False, return_inverse: bool = False, return_
     elif isinstance(arr, TracerBase):
         raise arr._concretization_error("unique (its result's size depends on the values: pass a static size= "
                                         "(and optionally fill_value=) under jit)")
-    elif current_trace() is not None:  # a constant under jit: computed now, its result a constant of the trace
-        with eagerly():
-            return unique(arr, return_index, return_inverse, return_counts, axis, equal_nan=equal_nan,
-                          fill_value=fill_value, sorted=sorted)
     shape = aval_of(arr).shape
     if axis is None:
         arr, ax = arr.reshape(-1), 0

@@ -17,7 +17,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..core import TracerBase, aval_of
 from .. import numpy as snp
-from ._base import _promote
+from ._base import _promote, value_sized
 from ._nonzero import _check_size
 
 __all__ = ["union1d", "intersect1d", "setdiff1d", "setxor1d", "compress", "extract", "trim_zeros"]
@@ -86,6 +86,7 @@ def _pick(aux, mask, size: int, fill_value) -> tuple:
     return vals, where_, valid, count
 
 
+@value_sized
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None) -> Any:
     """The sorted unique values of both arrays (flattened): `unique` of their concatenation, with its `size`
     and `fill_value` (default: the smallest value)."""
@@ -99,6 +100,7 @@ def union1d(ar1, ar2, *, size: int | None = None, fill_value=None) -> Any:
     return _cut("union1d", (u,), snp.sum(counts > 0))[0]
 
 
+@value_sized
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *, size: int | None = None,
                 fill_value=None) -> Any:
     """The sorted values in both arrays (flattened); with `return_indices` also the indices of their first
@@ -132,6 +134,7 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     return outs if return_indices else outs[0]
 
 
+@value_sized
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None) -> Any:
     """The values of `ar1` not in `ar2` (flattened): sorted and unique, or in ar1's order with
     `assume_unique`. With `size`, padded with `fill_value` (default 0, as JAX's)."""
@@ -148,6 +151,7 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     return _cut("setdiff1d", (vals,), count)[0] if size is None else vals
 
 
+@value_sized
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None, fill_value=None) -> Any:
     """The sorted values in exactly one of the arrays (flattened; NaNs differ, as NumPy's). With `size`, padded
     with `fill_value` (default: the smallest value of the result, as JAX's)."""
@@ -168,6 +172,7 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None, 
     return _cut("setxor1d", (vals,), count)[0] if size is None else vals
 
 
+@value_sized
 def compress(condition, a, axis: int | None = None, *, size: int | None = None, fill_value=0, out=None) -> Any:
     """The slices of `a` along `axis` (flattened `a` if None) where the 1-D `condition` is true; as JAX's, the
     shorter of the two is the length used. With `size` (at most that length) the first `size` such slices,
@@ -198,6 +203,7 @@ def compress(condition, a, axis: int | None = None, *, size: int | None = None, 
     return result if axis is None else snp.moveaxis(result, 0, axis)
 
 
+@value_sized
 def extract(condition, arr, *, size: int | None = None, fill_value=0) -> Any:
     """The entries of flattened `arr` where flattened `condition` is true: `compress` of the two, flattened."""
     condition = snp.ravel(snp.asarray(condition))
@@ -205,6 +211,7 @@ def extract(condition, arr, *, size: int | None = None, fill_value=0) -> Any:
     return compress(condition, snp.ravel(snp.asarray(arr)), size=size, fill_value=fill_value)
 
 
+@value_sized
 def trim_zeros(filt, trim: str = "fb", axis: int | Sequence[int] | None = None) -> Any:
     """`filt` without its leading ('f') and/or trailing ('b') all-zero slices along `axis` (default: every axis).
     The values decide the shape and JAX has no `size=` here, so `filt` must be concrete (outside jit)."""
