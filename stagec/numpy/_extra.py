@@ -12,6 +12,7 @@ from .. import lax
 from ..core import aval_of
 from .. import numpy as snp
 from ._base import _broadcast, _to_float
+from ._sorting import _keys
 
 __all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size", "convolve",
            "correlate", "cross", "kron", "deg2rad", "rad2deg", "degrees", "radians", "average", "cov", "corrcoef",
@@ -671,12 +672,14 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
 
 
 def lexsort(keys, axis: int = -1):
-    """Indices that sort by the last key, ties broken by the previous ones."""
+    """Indices that sort by the last key, ties broken by the previous ones, then by index (a stable sort); a
+    complex key by real part, then imaginary part (NaNs last), as `sort`."""
     keys = [_arr(k) for k in keys]
     idx = snp.broadcast_to(snp.arange(keys[0].shape[axis]).reshape(
         (-1,) + (1,) * (keys[0].ndim - 1 - axis % keys[0].ndim)), keys[0].shape)
-    out = lax.sort([*(snp.moveaxis(k, axis, -1) for k in keys[::-1]), snp.moveaxis(idx, axis, -1)], -1,
-                   num_keys=len(keys))
+    moved = [snp.moveaxis(k, axis, -1) for k in keys[::-1]]
+    cols = [c for m in moved for c in _keys(m, aval_of(m))]
+    out = lax.sort([*cols, snp.moveaxis(idx, axis, -1)], -1, num_keys=len(cols) + 1)
     return snp.moveaxis(out[-1], -1, axis)
 
 
