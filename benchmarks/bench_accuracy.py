@@ -3,7 +3,7 @@ high-precision reference (float64 NumPy for float32 and narrower; 120-bit mpmath
 (when installed) on the same points.
 
     python benchmarks/bench_accuracy.py [--dtypes bfloat16,float16,float32,float64] [--n 20000] [--only sin,cos] [--no-jax]
-    python benchmarks/bench_accuracy.py --speed [--only sin,cos]   # ms per jit call on 1M float32 values
+    python benchmarks/bench_accuracy.py --speed [--only sin,cos] [--rounds 3]   # ms per jit call on 1M float32 values
 
 The sample of each function is fixed (seeded) and covers its domain's hard regions: near 0 (down to subnormals),
 near its poles and branch points, and huge arguments, besides ordinary ones (`sample`).
@@ -334,10 +334,10 @@ def _line(row):
     return f"| {row['function']} | {row['dtype']} | {_cell(row.get('stagec'))} | {_cell(row.get('jax'))} |"
 
 
-def _ms(fn, repeat: int, warm: float = 0.3) -> str:
-    """median (min) ms per call of `fn` over `repeat` calls after untimed ones for `warm` seconds (at least 3): the
+def _ms(fn, repeat: int, warm: float = 0.3) -> float:
+    """median ms per call of `fn` over `repeat` calls after untimed ones for `warm` seconds (at least 3): the
     steady state, where stagec's CPU driver has read whether a core is spare (`backend._spare_core`: two reads 0.1 s
-    apart; before, a module in its band ran on one thread); on a shared machine the min is the steadier figure."""
+    apart; before, a module in its band ran on one thread)."""
     import time
     t0, n = time.perf_counter(), 0
     while n < 3 or time.perf_counter() - t0 < warm:
@@ -348,30 +348,51 @@ def _ms(fn, repeat: int, warm: float = 0.3) -> str:
         t0 = time.perf_counter()
         fn()
         ts.append((time.perf_counter() - t0) * 1e3)
-    return f"{np.median(ts):.2f} ({min(ts):.2f})"
+    return float(np.median(ts))
 
 
-def speed(names, n: int = 1 << 20, repeat: int = 25):
-    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed), with the load
-    average."""
-    import stagec
-    import stagec.numpy as snp
-    from _timing import import_jax
-    jax, jnp = import_jax()
+def _speed_child(lib: str, names, n: int, repeat: int) -> None:
+    """In a process of one library ("stagec" or "jax"): print a JSON object name -> median ms per call (`_ms`)."""
+    import json
+    if lib == "jax":
+        from _timing import import_jax
+        m, jit = import_jax()[1], import_jax()[0].jit
+    else:
+        import stagec
+        import stagec.numpy as m
+        jit = stagec.jit
     rng = np.random.default_rng(0)
     x, y = rng.uniform(-10, 10, n).astype(np.float32), rng.uniform(-3, 3, n).astype(np.float32)
-    print(f"load average {os.getloadavg()[0]:.1f}\n| function | stagec ms, median (min) | JAX ms |\n|---|---|---|")
+    out = {}
     for name in names:
         lo, hi = UNARY[name][0] if name in UNARY else (-np.inf, np.inf)
         a = np.clip(x, lo, hi) if lo > -10 or hi < 10 else x
         args = (np.abs(x) + 0.1, y) if name == "power" else (x, y) if name in BINARY or name in EXTRA2 else (a,)
-        f = stagec.jit(_fn(snp, name))
-        sa = [snp.asarray(v) for v in args]
-        row = [_ms(lambda: f(*sa).block_until_ready(), repeat)]  # (both timed to the result on the device)
-        if jax is not None:
-            g, ja = jax.jit(_fn(jnp, name)), [jnp.asarray(v) for v in args]
-            row.append(_ms(lambda: g(*ja).block_until_ready(), repeat))
-        print(f"| {name} | {' | '.join(row)} |", flush=True)
+        f, sa = jit(_fn(m, name)), [m.asarray(v) for v in args]
+        out[name] = _ms(lambda: f(*sa).block_until_ready(), repeat)  # (both timed to the result on the device)
+    print(json.dumps(out))
+
+
+def speed(names, n: int = 1 << 20, repeat: int = 25, rounds: int = 3):
+    """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed): `rounds` rounds of
+    one fresh process per library (alternated: `_timing.alternating`), each timing every function; the median over
+    the rounds of each process's median, and the load average."""
+    from _timing import alternating, import_jax, run_json
+    libs = ["stagec"] + (["jax"] if import_jax()[0] is not None else [])
+    got: dict = {lib: {nm: [] for nm in names} for lib in libs}
+    print(f"load average {os.getloadavg()[0]:.1f}; {rounds} rounds of one process per library, alternated")
+    for r in range(rounds):
+        for lib in alternating(libs, r):
+            res = run_json([sys.executable, __file__, "--speed-child", lib, "--only", ",".join(names),
+                            "--repeat", str(repeat)], f"{lib} speed child")
+            for nm, ms in res.items():
+                got[lib][nm].append(ms)
+    med = {lib: {nm: float(np.median(v)) for nm, v in d.items()} for lib, d in got.items()}
+    print("| function | stagec ms, median (spread) | JAX ms | stagec / JAX |\n|---|---|---|---|")
+    for nm in names:
+        cells = [f"{med[lib][nm]:.2f} ({min(got[lib][nm]):.2f}-{max(got[lib][nm]):.2f})" for lib in libs]
+        ratio = f"{med['stagec'][nm] / med['jax'][nm]:.2f}" if "jax" in med else ""
+        print(f"| {nm} | {' | '.join(cells)} | {ratio} |", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
@@ -382,11 +403,16 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--no-jax", action="store_true")
     ap.add_argument("--speed", action="store_true", help="time each function's jit on 1M float32 values instead")
+    ap.add_argument("--rounds", type=int, default=3, help="--speed: rounds of one process per library")
+    ap.add_argument("--repeat", type=int, default=25, help="--speed: timed calls per function and process")
+    ap.add_argument("--speed-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.environ.setdefault("STAGEC_JIT_TIERING", "never")
     names = args.only.split(",") if args.only else [*UNARY, *BINARY, *EXTRA2]
+    if args.speed_child:
+        return _speed_child(args.speed_child, names, 1 << 20, args.repeat)
     if args.speed:
-        return speed(names)
+        return speed(names, repeat=args.repeat, rounds=args.rounds)
     rows = measure(names, args.dtypes.split(","), args.n, not args.no_jax)
     print("| function | dtype | stagec max / mean ulp | JAX max / mean ulp |\n|---|---|---|---|")
     for r in rows:
