@@ -43,7 +43,8 @@ MACS_PER_ELEMENT = driver.MACS_PER_ELEMENT
 # A CPU executable runs on local-task where its largest dispatch's work (`driver.op_work`: elements + multiply-adds
 # / 8) reaches this, else on local-sync (docs/runtime.md, "Which CPU driver").
 TASK_WORK = driver.TASK_WORK
-# A fenced module's caller polls its signal fence: first after `POLL_FIRST` of its shortest of its last calls (a
+# A fenced module's caller on local-task by `TASK_WORK` polls its signal fence (one run there because a core is spare
+# blocks instead: `_wait_spared`): first after `POLL_FIRST` of its shortest of its last calls (a
 # hint renewed every call, never a choice), then sleeping `POLL_SHARE` of the time waited so far between polls (at
 # least `POLL_MIN`, at most `POLL_MAX` seconds): a few % late at most, a dozen wake-ups a call.
 POLL_FIRST, POLL_SHARE, POLL_MIN, POLL_MAX = 0.75, 1 / 32, 2e-5, 1e-3
@@ -445,12 +446,10 @@ class Executable:
         for bv in bvs:
             args.push_ref(bv)
         spare = self._spare
-        if spare is not None and _spare_core():
-            invoke, device = spare
-        else:
-            invoke, device = self._invoke, self._device
+        spared = spare is not None and _spare_core()
+        invoke = spare[0] if spared else self._invoke
         if self._fenced:  # a timeline of its own: waits for nothing (0), signals 1 when the call is done
-            sem = device.create_semaphore(0)
+            sem = (spare[1] if spared else self._device).create_semaphore(0)
             args.push_ref(_fence_at(sem, 0))
             args.push_ref(done := _fence_at(sem, 1))
         # A results list of an earlier call (`invoke` empties it first): making one costs ~0.35 us of a ~4 us call.
@@ -458,7 +457,9 @@ class Executable:
         rets = self._rets.pop() if self._rets else self._list(self._n_out)
         try:
             invoke(self.fn, args, rets)
-            if self._fenced:
+            if spared:
+                _wait_spared(done)
+            elif self._fenced:
                 _poll(done, self._waits)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
@@ -523,6 +524,34 @@ def _poll(fence, waits: collections.deque | None = None) -> None:
         time.sleep(min(max((time.perf_counter() - t0) * POLL_SHARE, POLL_MIN), POLL_MAX))
     if waits is not None:
         waits.append(time.perf_counter() - t0)
+
+
+def _wait_spared(fence) -> None:
+    """Wait for `fence` of a call on local-task while the cores are spare (`_spare_core`): in IREE's blocking wait
+    (woken as the call ends; the GIL is released), the calling thread `SCHED_BATCH` meanwhile, so that its wake-up
+    never preempts the worker that signals (woken onto that worker's core, IREE's waiter would spin until the worker
+    left its callback). Polling (`_poll`) wakes late by a sleep's overshoot, more than a 1M-element kernel gains on
+    two workers (docs/runtime.md, "Waiting for local-task"). A thread of another policy than SCHED_OTHER is left
+    as it is; where the policy cannot be set, `_poll`."""
+    if fence.wait(timeout=0):
+        return
+    if _set_policy is None:
+        return _poll(fence)
+    if os.sched_getscheduler(0) != os.SCHED_OTHER:
+        fence.wait()
+        return
+    try:
+        _set_policy(0, os.SCHED_BATCH, _POLICY_PARAM)
+    except OSError:  # (a sandbox that forbids it)
+        return _poll(fence)
+    try:
+        fence.wait()
+    finally:
+        _set_policy(0, os.SCHED_OTHER, _POLICY_PARAM)
+
+
+_set_policy = getattr(os, "sched_setscheduler", None) if hasattr(os, "SCHED_BATCH") else None  # (Linux)
+_POLICY_PARAM = os.sched_param(0) if _set_policy is not None else None
 
 
 # `_spare_core` measures other programs' use of the cores over windows of at least `SPARE_EVERY` seconds (its answer

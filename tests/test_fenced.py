@@ -147,3 +147,69 @@ def test_poll_returns_once_the_fence_is_signalled_from_another_thread():
     backend._poll(fence)
     assert signalled and sem.query() == 1
     t.join()
+
+
+def test_a_spared_call_waits_blocking_as_a_batch_thread_and_puts_the_policy_back():
+    """`_wait_spared` (a call on local-task while the cores are spare): IREE's blocking wait with the calling thread
+    SCHED_BATCH meanwhile (its wake-up then preempts no worker), its policy put back after; a thread of another
+    policy is left alone."""
+    import os
+    if backend._set_policy is None:
+        pytest.skip("no sched_setscheduler here")
+    cpu = backend.get_backend("cpu")
+    dev = cpu.hal("local-task")[1]
+    seen = []
+
+    def wait_for_signal(tid_out):
+        sem = dev.create_semaphore(0)
+        fence = backend._fence_at(sem, 1)
+        tid = threading.get_native_id()
+
+        def later():
+            time.sleep(0.05)
+            seen.append(os.sched_getscheduler(tid))  # (the waiter's policy while it waits)
+            sem.signal(1)
+        t = threading.Thread(target=later)
+        t.start()
+        backend._wait_spared(fence)
+        t.join()
+        tid_out.append((sem.query(), os.sched_getscheduler(0)))
+
+    out = []
+    wait_for_signal(out)
+    assert seen == [os.SCHED_BATCH] and out == [(1, os.SCHED_OTHER)]
+
+    def idle_thread():  # (a thread of its own: the policy is the thread's, and SCHED_IDLE needs no privilege)
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        wait_for_signal(out)
+    t = threading.Thread(target=idle_thread)
+    t.start()
+    t.join()
+    assert seen[1:] == [os.SCHED_IDLE] and out[1:] == [(1, os.SCHED_IDLE)]
+    # a fence already signalled returns at once, the policy untouched
+    sem = dev.create_semaphore(1)
+    backend._wait_spared(backend._fence_at(sem, 1))
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
+def test_a_million_element_kernel_runs_on_the_spare_cores_with_the_same_bits(monkeypatch):
+    """The spare band starts at a million elements' work: `jit(tanh)` of 2^20 float32 values (work 2^21) is fenced
+    and loaded for local-task too; either driver gives the same bits, NumPy's float64 tanh to 5 ulps."""
+    monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, cpu_threads=2))
+    x = np.random.default_rng(0).uniform(-5, 5, 1 << 20).astype(np.float32)
+    compiled = stagec.jit(snp.tanh).lower(x).compile()
+    art = compiled.artifact
+    assert driver.SPARE_WORK <= art.work < driver.TASK_WORK and driver.FENCED in compiled.flags
+    cpu = backend.get_backend("cpu")
+    exe = cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, work=art.work)
+    assert exe.driver == "local-sync" and exe._spare is not None
+    waited = []
+    monkeypatch.setattr(backend, "_wait_spared", lambda fence, wait=backend._wait_spared: waited.append(wait(fence)))
+    outs = []
+    for spare in (True, False):
+        monkeypatch.setattr(backend, "_spare_core", lambda spare=spare: spare)
+        outs.append(_run(exe, cpu, [x], art.out_avals[0]))
+    assert len(waited) == 1
+    np.testing.assert_array_equal(outs[0], outs[1])
+    # (docs/accuracy.md: float32 tanh within JAX's 4.3 ulps; + the rounded reference's half ulp)
+    np.testing.assert_array_max_ulp(outs[0], np.tanh(x.astype(np.float64)).astype(np.float32), maxulp=5)

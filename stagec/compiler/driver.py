@@ -44,8 +44,9 @@ MACS_PER_ELEMENT = 8
 # so for a time slice (docs/runtime.md, "Waiting for local-task").
 TASK_WORK = 1 << 24
 # ... and a CPU module whose largest op's work lies in [`SPARE_WORK`, `TASK_WORK`) runs there for a call while a core
-# is spare, on local-sync otherwise (`backend._spare_core`): it is compiled with fences too.
-SPARE_WORK = 1 << 22
+# is spare, on local-sync otherwise (`backend._spare_core`): it is compiled with fences too (its caller then waits
+# blocking, as a batch thread: `backend._wait_spared`). From a 1M-element kernel (docs/runtime.md).
+SPARE_WORK = 1 << 20
 FENCED = "--iree-execution-model=async-external"
 # Ops that are no dispatch of their own (a region's ops, or none), left out of a module's work
 _NO_DISPATCH = frozenset(f"stablehlo.{n}" for n in ("constant", "while", "if", "case", "return", "tuple",
