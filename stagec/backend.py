@@ -59,10 +59,11 @@ REUSED_RESULTS_BYTES = 1 << 16
 
 
 def _cores() -> int:
-    """The cores this process may run on. Given as a count, IREE leaves its workers unpinned: pinned (its default)
-    a module ran 1.5x slower in some fresh processes than in others (docs/passes.md, "Threads")."""
+    """The cores this process may run on: its main thread's mask, whichever thread asks (one `_confine`d to a core
+    would otherwise load its modules for one worker). Given as a count, IREE leaves its workers unpinned: pinned
+    (its default) a module ran 1.5x slower in some fresh processes than in others (docs/passes.md, "Threads")."""
     try:
-        return len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(os.getpid()))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
 
@@ -295,7 +296,7 @@ def _running(threads: set[int], samples: int = 5, every: float = 0.01) -> list[i
 def _confine(threads: list[int]) -> None:
     """Run `threads` on one core only (the last this process may use), where it has more than one."""
     try:
-        cores = sorted(os.sched_getaffinity(0))
+        cores = sorted(os.sched_getaffinity(os.getpid()))
         if len(cores) > 1:
             for t in threads:
                 os.sched_setaffinity(t, {cores[-1]})

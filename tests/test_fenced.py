@@ -213,3 +213,21 @@ def test_a_million_element_kernel_runs_on_the_spare_cores_with_the_same_bits(mon
     np.testing.assert_array_equal(outs[0], outs[1])
     # (docs/accuracy.md: float32 tanh within JAX's 4.3 ulps; + the rounded reference's half ulp)
     np.testing.assert_array_max_ulp(outs[0], np.tanh(x.astype(np.float64)).astype(np.float32), maxulp=5)
+
+
+def test_the_cores_are_the_processs_whichever_thread_asks():
+    """A thread pinned to one core (`backend._confine` pins the threads a Vulkan device starts) still reads the
+    process's cores, and so loads a module of `TASK_WORK` for local-task as the main thread does."""
+    import os
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores and sched_getaffinity")
+    cpu = backend.get_backend("cpu")
+    seen = []
+
+    def pinned():
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
+        seen.append((backend._cores(), cpu.driver_for(driver.TASK_WORK)))
+    t = threading.Thread(target=pinned)
+    t.start()
+    t.join()
+    assert seen == [(backend._cores(), cpu.driver_for(driver.TASK_WORK))] and seen[0][0] >= 2
