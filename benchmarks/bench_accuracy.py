@@ -356,7 +356,8 @@ def _speed_child(lib: str, names, n: int, repeat: int) -> None:
     import json
     if lib == "jax":
         from _timing import import_jax
-        m, jit = import_jax()[1], import_jax()[0].jit
+        jax, m = import_jax()
+        jit = jax.jit
     else:
         import stagec
         import stagec.numpy as m
