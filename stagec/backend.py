@@ -99,6 +99,7 @@ class Backend(Dispatcher):
         self._put: tuple | None = None  # (`_put_args`)
         self._numpy: dict = {}  # (kind, driver) -> a module calling NumPy (`numpy_module`)
         self._lock = threading.Lock()
+        self.bind = None  # CUDA: makes the device's context current on the calling thread (`_CudaContext`)
         self.devices = [Device(self)]
         self._init_dispatch()
 
@@ -171,6 +172,8 @@ class Backend(Dispatcher):
                 except Exception as e:
                     raise RuntimeError(f"stagec backend {self.name!r}: IREE driver {driver!r} is not available "
                                        f"here ({e}); available: {rt.query_available_drivers()}") from None
+                if driver == "cuda":
+                    self.bind = _CudaContext.of_this_thread()
                 if threads and any(SPINNING_WAITS.devices in n for n in device_names("vulkan")):
                     _confine(_running(_threads() - threads))
                 inst = _instance()
@@ -196,6 +199,8 @@ class Backend(Dispatcher):
 
         GPUs get plain device memory filled by a transfer: host-visible device-local memory is managed
         (unified) memory on CUDA, which can hang a shared GPU once it outgrows what the card has free."""
+        if self.bind is not None:
+            self.bind()
         put = self._put or self._put_args()
         if type(value) is not np.ndarray or not value.flags.c_contiguous:
             value = np.asarray(value, order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
@@ -221,6 +226,8 @@ class Backend(Dispatcher):
         """Copy a device buffer view back into a new host array (on a GPU through a queue copy)."""
         if aval.size == 0:
             return np.zeros(aval.shape, aval.dtype)
+        if self.bind is not None:
+            self.bind()
         try:
             mapped = bv.map() if self.name == "cpu" else self._staged(bv)
         except RuntimeError as e:
@@ -266,6 +273,39 @@ class Quirk(NamedTuple):
 # the others, and a call's latency is the same (docs/runtime.md, "lavapipe's spinning waits").
 SPINNING_WAITS = Quirk(LAVAPIPE, "IREE 3.13.0, Mesa 22.3.6",
                        "tests/test_vulkan_idle.py::test_an_idle_lavapipe_device_keeps_at_most_one_core_busy")
+
+
+class _CudaContext:
+    """IREE's CUDA device makes its (primary) context current on the thread that creates it only; a call, upload,
+    read or load on another thread (the backend's worker, a host callback, a user's thread) then fails with
+    CUDA_ERROR_INVALID_CONTEXT. So each thread makes that context current before its first use (`__call__`)."""
+
+    def __init__(self, lib, ctx):
+        self._set, self._ctx, self._tls = lib.cuCtxSetCurrent, ctx, threading.local()
+
+    @classmethod
+    def of_this_thread(cls) -> "_CudaContext | None":
+        """The context current here (just after IREE made its device), or None where libcuda is not found."""
+        import ctypes
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            return None
+        ctx = ctypes.c_void_p()
+        if lib.cuCtxGetCurrent(ctypes.byref(ctx)) != 0 or not ctx.value:
+            return None
+        return cls(lib, ctx)
+
+    def __call__(self) -> None:
+        if not getattr(self._tls, "bound", False):
+            if self._set(self._ctx) != 0:
+                raise RuntimeError("stagec backend 'cuda': cuCtxSetCurrent failed on this thread")
+            self._tls.bound = True
+
+
+# IREE 3.13's CUDA driver sets its context current on the creating thread only (`_CudaContext`).
+CUDA_THREAD_CONTEXT = Quirk("NVIDIA", "IREE 3.13.0, NVIDIA driver 580.159",
+                            "tests/test_gpu.py::test_cuda_runs_on_any_thread")
 
 
 def _threads() -> set[int]:
@@ -400,6 +440,9 @@ class Executable:
         if self.work >= HEAP_WORK and backend.name == "cpu":
             _keep_heap(config.cpu_heap_keep_mb)
         inst, _, hal_module = backend.hal(self.driver)
+        self._bind = backend.bind
+        if self._bind is not None:
+            self._bind()
         # Copied into IREE's own (aligned) memory: nothing the module runs from can change under it.
         self.module = rt.VmModule.copy_buffer(inst, vmfb)
         self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
@@ -443,6 +486,8 @@ class Executable:
 
     def run(self, bvs: Sequence) -> list:
         """Run now on this thread: buffer views in, buffer views out."""
+        if self._bind is not None:
+            self._bind()
         args = self._list(len(bvs) + 2 * self._fenced)
         for bv in bvs:
             args.push_ref(bv)

@@ -107,3 +107,31 @@ def test_a_0d_bfloat16_power_is_computed_in_float32_for_cuda():
     assert "stablehlo.power" not in low.as_text("final")
     ahead = stagec.jit(lambda x, y: x ** y).lower(scalar, scalar).compile("cuda")  # (not loaded: no GPU needed)
     assert len(ahead.artifact.vmfb) > 1000
+
+
+@pytest.mark.skipif("cuda" not in GPUS, reason="no GPU found by IREE's cuda driver")
+def test_cuda_runs_on_any_thread():
+    # IREE's CUDA device made its context current on its creating thread only: calls on the backend's worker (a
+    # host callback), on a user's thread, and reads and uploads there failed with CUDA_ERROR_INVALID_CONTEXT.
+    import threading
+    x = np.linspace(-2, 2, 7, dtype=np.float32)
+    f = stagec.jit(lambda v: stagec.pure_callback(np.arcsinh, S(v.shape, v.dtype), v * 2) + 1, backend="cuda")
+    g = stagec.jit(lambda v: snp.tanh(v) * 3, backend="cuda")
+    out, errors = {}, []
+
+    def work(i):
+        try:
+            v = stagec.device_put(x + i, stagec.devices("cuda")[0])
+            out[i] = (np.asarray(f(v)), np.asarray(g(v)), np.asarray(snp.sin(v)))
+        except Exception as e:
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, (a, b, c) in out.items():
+        np.testing.assert_allclose(a, np.arcsinh((x + i) * 2) + 1, rtol=1e-6)
+        np.testing.assert_allclose(b, np.tanh(x + i) * 3, rtol=1e-6)
+        np.testing.assert_allclose(c, np.sin(x + i), rtol=1e-6)
