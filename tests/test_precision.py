@@ -99,3 +99,33 @@ def test_vulkan_keeps_float32_products():
     text = _text(lambda x, y: x @ y, A, B)
     assert gpu_rewrites(text, "vulkan") == []  # IREE's SPIR-V has no bf16 products to use
     assert "stablehlo.dot_general" in gpu_rewrites(text, "cuda")
+
+
+SQ, TALL = S((3, 6, 6), np.float32), S((3, 8, 5), np.float32)
+
+
+@pytest.mark.parametrize("name, f, avals", [
+    ("cholesky", snp.linalg.cholesky, [SQ]),
+    ("qr", lambda a: snp.linalg.qr(a), [TALL]),
+    ("svd", lambda a: snp.linalg.svd(a, full_matrices=False), [TALL]),
+    ("pinv", snp.linalg.pinv, [TALL]),
+    ("lstsq", lambda a: snp.linalg.lstsq(a[0], a[0, :, :2])[0], [TALL]),
+    ("grad qr", stagec.grad(lambda a: snp.linalg.qr(a)[1].sum()), [TALL]),
+    ("grad svd", stagec.grad(lambda a: snp.linalg.svd(a, compute_uv=False).sum()), [TALL]),
+    ("grad eigh", stagec.grad(lambda a: snp.linalg.eigh(a + a.mT)[1][..., 0].sum()), [SQ]),
+])
+def test_decompositions_compute_their_products_in_float32_on_cuda(name, f, avals):
+    # At CUDA's default (bf16_3x) QR and SVD of 4x4-6x4 float32 matrices on an H200 were off by 1.4e-5-2.9e-5 of the
+    # scale (float32: 4e-7-8e-7), and R held NaNs. The products inside a decomposition are HIGHEST, as JAX's solvers
+    # are exact; the user's own products keep the default.
+    text = _text(f, *avals)
+    assert text.count("stablehlo.dot_general") >= 1
+    assert text.count("stablehlo.dot_general") == text.count("precision = [HIGHEST, HIGHEST]"), name
+    assert "bf16" not in legalized(text, "cuda"), name
+
+
+def test_multi_dot_takes_its_precision():
+    mats = [S((4, 8), np.float32), S((8, 8), np.float32), S((8, 3), np.float32)]
+    for p, want in ((None, 0), ("highest", 2)):
+        text = _text(lambda *m: snp.linalg.multi_dot(m, precision=p), *mats)
+        assert text.count("precision = [HIGHEST, HIGHEST]") == want, p

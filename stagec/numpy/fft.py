@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of
+from ..primitives.dot import Precision
 from ..primitives.fft import supported
 from ._base import _api, _axis, _is_array, _staged, asarray
 from ._linalg import matmul
@@ -148,7 +149,8 @@ def _irfft(x, n, axis, norm, fname: str = "irfft"):
         c = np.where((k == 0) | (2 * k == n), 1.0, 2.0)[:, None]
         w = c * np.exp(2j * np.pi * (np.outer(k, np.arange(n)) % n) / n) / n
         rd = _real(aval_of(x).dtype)
-        out = matmul(real(x), _const(w.real, rd)) - matmul(imag(x), _const(w.imag, rd))
+        hi = Precision.HIGHEST  # (a transform is exact in float32, as JAX's cuFFT; CUDA's default product is bf16_3x)
+        out = matmul(real(x), _const(w.real, rd), precision=hi) - matmul(imag(x), _const(w.imag, rd), precision=hi)
     return moveaxis(_scale(out, n, norm, True), -1, ax)
 
 

@@ -19,6 +19,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of
+from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros
@@ -33,6 +34,11 @@ from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, is
 LinAlgError = np.linalg.LinAlgError
 
 # ---------------------------------------------------------------- helpers
+
+def _mm(a, b):
+    """A product inside a decomposition or its derivative, in float32 whatever the default precision (CUDA's
+    default is bf16_3x, ~2**-16 per product: QR and SVD lost 5x of their accuracy): JAX's solvers are exact too."""
+    return matmul(a, b, precision=Precision.HIGHEST)
 
 
 def _mat(fname: str, a, square: bool = False, min_ndim: int = 2):
@@ -145,7 +151,7 @@ def _cholesky(a):
 
     def body(j, L):
         lj = _row(L, j)
-        c = subtract(_col(a, j), matmul(L, _ct(lj)))
+        c = subtract(_col(a, j), _mm(L, _ct(lj)))
         d = sqrt(real(_row(c, j)) if _is_complex(c) else _row(c, j))
         d = d.astype(aval_of(c).dtype)
         col = where(greater(rows, j), divide(c, d), where(equal(rows, j), d, 0))
@@ -298,7 +304,7 @@ def _householder(a):
         v = where(equal(rows, j), x + multiply(_phase(alpha), nx), x)
         vn = sum(abs(v) ** 2, axis=-2, keepdims=True).astype(aval_of(x).dtype)
         u = where(equal(vn, 0), 0, multiply(v, sqrt(divide(2, where(equal(vn, 0), 1, vn)))))
-        R = subtract(R, matmul(u, matmul(_ct(u), R)))
+        R = subtract(R, _mm(u, _mm(_ct(u), R)))
         return R, _set_col(U, u, j)
 
     R, U = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), aval_of(a).dtype)))
@@ -311,7 +317,7 @@ def _apply_q(U, q):
 
     def body(i, q):
         u = _col(U, k - 1 - i)
-        return subtract(q, matmul(u, matmul(_ct(u), q)))
+        return subtract(q, _mm(u, _mm(_ct(u), q)))
 
     return lax.fori_loop(0, k, body, q)
 
@@ -326,14 +332,14 @@ def _householder_q(a):
     rows = _idx(m, -2)
 
     def body(j, Q):
-        x = where(rows >= j, matmul(_ct(Q), _col(a, j)), 0)
+        x = where(rows >= j, _mm(_ct(Q), _col(a, j)), 0)
         alpha = _row(x, j)
         nx = sqrt(sum(real(multiply(conjugate(x), x)) if _is_complex(x) else multiply(x, x), axis=-2,
                       keepdims=True)).astype(dt)
         v = where(equal(rows, j), x + multiply(_phase(alpha), nx), x)
         vn = sum(abs(v) ** 2, axis=-2, keepdims=True).astype(dt)
         u = where(equal(vn, 0), 0, multiply(v, sqrt(divide(2, where(equal(vn, 0), 1, vn)))))
-        return subtract(Q, matmul(matmul(Q, u), _ct(u)))
+        return subtract(Q, _mm(_mm(Q, u), _ct(u)))
 
     return lax.fori_loop(0, n, body, _batch_eye(shape[:-2] + (m, m), dt))
 
@@ -690,7 +696,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     cut = multiply(expand_dims(tol, -1) if _is_array(tol) else tol, max(s, axis=-1, keepdims=True)) \
         if aval_of(s).shape[-1] else s
     sinv = where(greater(s, cut), divide(1, where(greater(s, cut), s, 1)), 0).astype(aval_of(a).dtype)
-    return matmul(multiply(_ct(vh), expand_dims(sinv, -2)), _ct(u))
+    return _mm(multiply(_ct(vh), expand_dims(sinv, -2)), _ct(u))
 
 
 @_staged("p")
@@ -753,9 +759,9 @@ def _lstsq(a, b, rcond=None):
     tol = (_eps(a) * builtins.max(m, n) if rcond is None else rcond) * (max(s) if n and m else 0)
     keep = greater(s, tol)
     sinv = where(keep, divide(1, where(keep, s, 1)), 0).astype(aval_of(a).dtype)
-    x = matmul(_ct(vh), multiply(expand_dims(sinv, -1), matmul(_ct(u), bb)))
+    x = _mm(_ct(vh), multiply(expand_dims(sinv, -1), _mm(_ct(u), bb)))
     rank = count_nonzero(keep).astype(_dt.default_int())
-    r = subtract(bb, matmul(a, x))
+    r = subtract(bb, _mm(a, x))
     resid = sum(abs(r) ** 2, axis=0) if m > n else zeros((0,), _real_dtype(aval_of(a).dtype))
     if vec:
         x = x[:, 0]
@@ -919,7 +925,7 @@ def multi_dot(arrays: Sequence, *, precision=None):
                     cost[i][j], split[i][j] = c, s
 
     def chain(i, j):
-        return arrs[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+        return arrs[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j), precision=precision)
 
     out = chain(0, k - 1)
     if first_vec:
@@ -971,11 +977,11 @@ def _cholesky_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     L = _cholesky(a)
     Linv = _tri_solve(L, _eye_like(L), lower=True)
-    X = matmul(matmul(Linv, da), _ct(Linv))
+    X = _mm(_mm(Linv, da), _ct(Linv))
     n = aval_of(a).shape[-1]
     rows, cols = _idx(n, -2), _idx(n, -1)
     phi = where(greater(rows, cols), X, where(equal(rows, cols), multiply(X, 0.5), 0))
-    return L, matmul(L, phi)
+    return L, _mm(L, phi)
 
 
 @custom_jvp
@@ -991,7 +997,7 @@ def _solve_jvp(primals, tangents):
     lu, perm, _ = _lu(a)
     x = _lu_solve(lu, perm, b)
     ainv = _lu_solve(lu, perm)
-    return x, matmul(ainv, subtract(db, matmul(da, x)))
+    return x, _mm(ainv, subtract(db, _mm(da, x)))
 
 
 @custom_jvp
@@ -1004,7 +1010,7 @@ def _inv_d(a):
 def _inv_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     ainv = _inv_d(a)
-    return ainv, -matmul(matmul(ainv, da), ainv)
+    return ainv, -_mm(_mm(ainv, da), ainv)
 
 
 def _det_parts(a):
@@ -1060,9 +1066,9 @@ def _eigh_jvp(primals, tangents):
     eye_n = eye(n, dtype=dt)
     wc = w.astype(dt)
     F = subtract(divide(1, eye_n + expand_dims(wc, -2) - expand_dims(wc, -1)), eye_n)
-    M = matmul(matmul(_ct(V), da), V)
+    M = _mm(_mm(_ct(V), da), V)
     dw = real(_diag(M)) if _is_complex(M) else _diag(M)
-    return (w, V), (dw, matmul(V, multiply(F, M)))
+    return (w, V), (dw, _mm(V, multiply(F, M)))
 
 
 _svd_d = custom_jvp(_svd, nondiff_argnums=(1, 2))
@@ -1080,7 +1086,7 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
     U, s, Vh = _svd(a, False, True)
     V = _ct(Vh)
     s_dim = expand_dims(s, -2)
-    dS = matmul(matmul(_ct(U), da), V)
+    dS = _mm(_mm(_ct(U), da), V)
     ds = real(_diag(dS)) if _is_complex(dS) else _diag(dS)
     if not compute_uv:
         return s, ds
@@ -1093,14 +1099,14 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
     s_inv = where(equal(s, 0), 0, divide(1, where(equal(s, 0), 1, s)))
     s_inv_mat = multiply(eye_k, expand_dims(s_inv, -2)).astype(dt)
     dUdV_diag = multiply(multiply(subtract(dS, _ct(dS)), 0.5), s_inv_mat)
-    dU = matmul(U, multiply(F, dSS + _ct(dSS)) + dUdV_diag)
-    dV = matmul(V, multiply(F, SdS + _ct(SdS)))
+    dU = _mm(U, multiply(F, dSS + _ct(dSS)) + dUdV_diag)
+    dV = _mm(V, multiply(F, SdS + _ct(SdS)))
     if m > n:
-        dAV = matmul(da, V)
-        dU = dU + divide(subtract(dAV, matmul(U, matmul(_ct(U), dAV))), sd)
+        dAV = _mm(da, V)
+        dU = dU + divide(subtract(dAV, _mm(U, _mm(_ct(U), dAV))), sd)
     if n > m:
-        dAHU = matmul(_ct(da), U)
-        dV = dV + divide(subtract(dAHU, matmul(V, matmul(Vh, dAHU))), sd)
+        dAHU = _mm(_ct(da), U)
+        dV = dV + divide(subtract(dAHU, _mm(V, _mm(Vh, dAHU))), sd)
     return (U, s, Vh), (dU, ds, _ct(dV))
 
 
@@ -1117,15 +1123,15 @@ def _qr_jvp(mode, primals, tangents):
         raise NotImplementedError(f"qr: the derivative of mode={mode!r} for a {m}x{n} matrix is not implemented "
                                   "(as in JAX: it needs m >= n, and a square matrix for mode='complete')")
     q, r = _qr(a, "reduced")
-    dx_rinv = matmul(da, _tri_solve(r, _eye_like(r), lower=False))
-    c = matmul(_ct(q), dx_rinv)
+    dx_rinv = _mm(da, _tri_solve(r, _eye_like(r), lower=False))
+    c = _mm(_ct(q), dx_rinv)
     rows, cols = _idx(n, -2), _idx(n, -1)
     low = where(greater(rows, cols), c, 0)
     do = subtract(low, _ct(low))
     if _is_complex(c):
         do = do + where(equal(rows, cols), subtract(c, real(c).astype(aval_of(c).dtype)), 0)
-    dq = matmul(q, subtract(do, c)) + dx_rinv
-    dr = matmul(subtract(c, do), r)
+    dq = _mm(q, subtract(do, c)) + dx_rinv
+    dr = _mm(subtract(c, do), r)
     return ((q, r), (dq, dr)) if mode != "r" else (r, dr)
 
 
