@@ -115,7 +115,8 @@ MISSING = {
     **table("Device NamedSharding P Shard auto_pcast make_mesh set_mesh shard_map smap pmap reshard sharding "
             "distributed make_array_from_callback make_array_from_process_local_data "
             "make_array_from_single_device_arrays remove_size_one_mesh_axis_from_type process_indices host_count "
-            "host_id host_ids default_device copy_to_host_async memory threefry_partitionable", ONE_DEVICE),
+            "host_id host_ids default_device copy_to_host_async memory threefry_partitionable get_abstract_mesh get_mesh "
+            "use_abstract_mesh", ONE_DEVICE),
     **table("Ref ref new_ref empty_ref free_ref freeze", "mutable array references are not implemented; thread "
                                                          "state through function arguments and results"),
     **table("allow_f16_reductions array_garbage_collection_guard check_tracer_leaks checking_leaks debug_infs "
@@ -128,4 +129,6 @@ MISSING = {
     **table("api_util custom_batching custom_derivatives dlpack export ffi image interpreters lib monitoring ops "
             "profiler typing version live_arrays checkpoint_policies closure_convert ds fwd_and_bwd "
             "ensure_compile_time_eval disable_jit", "not implemented (a JAX module or tool stagec lacks)"),
+    **table("CompilerEffortLevel Inline custom_remat", "not implemented (new in JAX 0.11; stagec.checkpoint is JAX's "
+                                                       "remat)"),
 }

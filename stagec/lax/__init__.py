@@ -440,7 +440,7 @@ __getattr__ = _missing(__name__, {
              "select_and_scatter_add_p select_and_scatter_p select_n_p sharding_constraint_p shift_left_p "
              "shift_right_arithmetic_p shift_right_logical_p sign_p sin_p sinh_p slice_p sort_p split_p sqrt_p "
              "square_p squeeze_p stack_p stage_p stop_gradient_p sub_p tan_p tanh_p tile_p top_k_p transpose_p "
-             "unstack_p while_p xor_p zeta_p", _PRIMITIVE),
+             "unstack_p while_p xor_p zeta_p log2_p one_minus_square_p", _PRIMITIVE),
     **_table("all_gather all_to_all axis_index axis_size pbroadcast pcast pmax pmean pmin ppermute precv psend "
              "pshuffle psum psum_scatter pswapaxes ragged_all_to_all with_sharding_constraint", _ONE_DEVICE),
     **_table("igamma igammac igamma_grad_a polygamma zeta betainc bessel_i0e bessel_i1e random_gamma_grad",
@@ -456,4 +456,5 @@ __getattr__ = _missing(__name__, {
              "ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
              "rng_uniform scaled_dot scatter_add scatter_apply scatter_max scatter_min scatter_mul scatter_sub "
              "shape_as_value stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
+    **_table("log2 one_minus_square", "not implemented yet (new in JAX 0.11; stagec.numpy.log2, and (1 - x) * (1 + x))"),
 })

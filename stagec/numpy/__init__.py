@@ -89,4 +89,5 @@ __getattr__ = _missing(__name__, {
              "stagec prints arrays through NumPy: use numpy's printoptions / array_repr on np.asarray(x)"),
     **_table("einsum_path", "not implemented yet (a JAX name stagec lacks); numpy's version runs on np.asarray(x) "
                             "outside jit"),
+    **_table("minmax top_k", "not implemented yet (new in JAX 0.11; stagec.lax.top_k, and snp.min / snp.max)"),
 })
