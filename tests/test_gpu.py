@@ -107,3 +107,31 @@ def test_a_0d_bfloat16_power_is_computed_in_float32_for_cuda():
     assert "stablehlo.power" not in low.as_text("final")
     ahead = stagec.jit(lambda x, y: x ** y).lower(scalar, scalar).compile("cuda")  # (not loaded: no GPU needed)
     assert len(ahead.artifact.vmfb) > 1000
+
+
+def _on_cpu(text: str, *args) -> list:
+    """The results of MLIR `text`'s `main`, compiled for and run on the CPU."""
+    import iree.compiler as ic
+    import iree.runtime as rt
+
+    from stagec.compiler.targets import TARGETS
+    ctx = rt.SystemContext(config=rt.Config("local-sync"))
+    ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, ic.compile_str(
+        text, target_backends=["llvm-cpu"], extra_args=list(TARGETS["cpu"].flags))))
+    name = re.search(r"module @(\w+)", text)[1]
+    return [np.asarray(r) for r in ctx.modules[name]["main"](*args)]
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (256, 64), (4, 32, 32)])
+def test_full_reductions_compile_for_cuda(shape):
+    # IREE 3.13's split reduction (a cuda flag) failed to distribute a reduction over every dimension of 64x64
+    # floats ("'func.func' op failed to distribute": eager mean, a jit's sum of squares); that of 4096 compiles.
+    # `flatten-full-reductions` reduces the 1-D reshape: the same numbers (here on the CPU).
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    low = stagec.jit(lambda x: (snp.sum(x * x), snp.max(x))).lower(x)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("across dimensions = [0] :") == 2 and f"tensor<{x.size}xf32>" in text
+    got = _on_cpu(text, x)
+    np.testing.assert_allclose(got[0], np.sum(x.astype(np.float64) ** 2), rtol=1e-5)
+    assert got[1] == x.max()

@@ -78,7 +78,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
                     legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings", "isolate-reductions", "bf16-in-f32",
-                              "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart"))),
+                              "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart", "flatten-full-reductions"))),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
 
