@@ -610,6 +610,10 @@ _IREE = "3.13"
 BOUND_BINDINGS = register(Rewrite(
     "bound-bindings", bound_bindings, "long runs of scalar ops cut by barriers (dispatches under 32 bindings)",
     "legalize", Workaround(_IREE, "tests/test_jit.py::test_many_scalar_operands_and_results")))
+BOUND_BINDINGS_16 = register(Rewrite(
+    "bound-bindings-16", lambda m: bound_bindings(m, 12),
+    "long runs of scalar ops cut by barriers (dispatches under 16 bindings: CUDA's runtime binds no more)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_cuda_dispatches_bind_at_most_16_buffers")))
 ISOLATE_REDUCTIONS = register(Rewrite(
     "isolate-reductions", isolate_multi_use_reductions,
     "a reduction result used twice, one use reaching another reduction, read through a barrier", "legalize",
