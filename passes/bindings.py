@@ -15,6 +15,7 @@ from iree.compiler import ir
 from .irutil import func_blocks, producer
 
 LIMIT = 24  # bindings (inputs + results) of one run of scalar ops; the runtime's limit is 32
+WINDOW = 1024  # scalar ops a run is scanned past its last prefix within the limit (float64 poch's grad: 387 at 12)
 _NOT_COMPUTE = {"stablehlo.constant", "stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.if",
                 "stablehlo.case", "stablehlo.custom_call", "func.return", "func.call"}
 
@@ -53,38 +54,45 @@ def _cut(before, group: list, later: set) -> None:
                 _owner(use).operands[use.operand_number] = nv
 
 
-def _runs(ops: list) -> list:
+def _runs(ops: list, limit: int) -> list:
     """(index of the op before which a cut goes, the group of scalar ops the cut closes) per cut. A run's bindings
     are its inputs from outside and its results read outside it (a chain of 100 scalar ops with one result read
-    later has two): counting every result cut a scalar threefry hash (125 ops) into 6 dispatches."""
-    cuts, group, members, ext, outs = [], [], set(), set(), set()
-    for i, op in enumerate(ops):
-        if not _scalar(op):
-            continue
-        inputs = {v for v in op.operands
-                  if (p := producer(v)) is None or (p.operation not in members and p.name != "stablehlo.constant")}
-        trial = members | {op}
-        closed = {v for v in op.operands if v in outs and all(_owner(u) in trial for u in v.uses)}
-        mine = {r for r in op.results if any(True for _ in r.uses)}
-        if group and len(ext | inputs) + len((outs - closed) | mine) > LIMIT:
-            cuts.append((i, group))
-            group, members, ext, outs, closed = [], set(), set(), set(), set()
-            inputs = {v for v in op.operands if (p := producer(v)) is None or p.name != "stablehlo.constant"}
-        group.append(op)
-        members.add(op)
-        ext |= inputs
-        outs = (outs - closed) | mine
+    later has two): counting every result cut a scalar threefry hash (125 ops) into 6 dispatches. A run is cut
+    after its longest prefix within `limit`, not its first over it: values live inside a run are no bindings, and
+    a cut where many are live makes each one an input of the next run (float64 gamma of one element: one dispatch
+    of 2 bindings uncut; cut at its first prefix over 24, a dispatch of 18)."""
+    scalars = [(i, op) for i, op in enumerate(ops) if _scalar(op)]
+    runnable = {op for _, op in scalars}
+    cuts, start = [], 0
+    while start < len(scalars):
+        best, members, ext, outs, kept = start + 1, set(), set(), set(), 0
+        for j in range(start, len(scalars)):
+            op = scalars[j][1]
+            ext |= {v for v in op.operands
+                    if (p := producer(v)) is None or (p.operation not in members and p.name != "stablehlo.constant")}
+            kept += sum(1 for r in op.results if any(_owner(u) not in runnable for u in r.uses))
+            if len(ext) + kept > limit or j - best > WINDOW:  # (inputs, and results read by no scalar op, only grow)
+                break
+            members.add(op)
+            outs -= {v for v in op.operands if v in outs and all(_owner(u) in members for u in v.uses)}
+            outs |= {r for r in op.results if any(True for _ in r.uses)}
+            if len(ext) + len(outs) <= limit:
+                best = j + 1
+        if best == len(scalars):
+            break
+        cuts.append((scalars[best][0], [op for _, op in scalars[start:best]]))
+        start = best
     return cuts
 
 
-def bound_bindings(module: ir.Module) -> int:
-    """Cut the runs of scalar ops of `module`'s functions that would exceed `LIMIT` bindings; returns the
+def bound_bindings(module: ir.Module, limit: int = LIMIT) -> int:
+    """Cut the runs of scalar ops of `module`'s functions that would exceed `limit` bindings; returns the
     number of barriers inserted."""
     n = 0
     with module.context:
         for block in func_blocks(module):
             ops = [op.operation for op in block.operations]
-            for i, group in reversed(_runs(ops)):  # from the last: a cut's uses are those of the ops after it
+            for i, group in reversed(_runs(ops, limit)):  # from the last: a cut's uses are those of the ops after it
                 _cut(ops[i], group, set(ops[i:]))
                 n += 1
     return n

@@ -547,6 +547,29 @@ def unsigned_to_float_via_i32(module: ir.Module) -> int:
     return n
 
 
+def _full_reduction(op) -> bool:
+    """A `stablehlo.reduce` over every dimension of static operands of rank 2+."""
+    if op.name != "stablehlo.reduce":
+        return False
+    t = ir.RankedTensorType(op.operands[0].type)
+    return t.has_static_shape and t.rank >= 2 and len(ir.DenseI64ArrayAttr(op.attributes["dimensions"])) == t.rank
+
+
+def flatten_full_reductions(module: ir.Module) -> int:
+    """Each reduction over every dimension of operands of rank 2+ reduces their 1-D reshapes (the same elements in
+    the same order). IREE 3.13's CUDA split reduction failed to distribute the sum of 64x64 floats, and compiles
+    that of 4096. How many."""
+    found = _ops_where(module, _full_reduction)
+    for op in found:
+        for i in range(len(op.operands) // 2):  # (the operands, then their inits)
+            t = ir.RankedTensorType(op.operands[i].type)
+            with ir.InsertionPoint(op), op.location:
+                flat = ir.RankedTensorType.get([math.prod(t.shape)], t.element_type)
+                op.operands[i] = _create("stablehlo.reshape", [op.operands[i]], [flat]).result
+        op.attributes["dimensions"] = ir.DenseI64ArrayAttr.get([0])
+    return len(found)
+
+
 def sorts_apart(module: ir.Module) -> int:
     """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
     `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the copy's own).
@@ -587,6 +610,10 @@ _IREE = "3.13"
 BOUND_BINDINGS = register(Rewrite(
     "bound-bindings", bound_bindings, "long runs of scalar ops cut by barriers (dispatches under 32 bindings)",
     "legalize", Workaround(_IREE, "tests/test_jit.py::test_many_scalar_operands_and_results")))
+BOUND_BINDINGS_16 = register(Rewrite(
+    "bound-bindings-16", lambda m: bound_bindings(m, 12),
+    "long runs of scalar ops cut by barriers (dispatches under 16 bindings: CUDA's runtime binds no more)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_cuda_dispatches_bind_at_most_16_buffers")))
 ISOLATE_REDUCTIONS = register(Rewrite(
     "isolate-reductions", isolate_multi_use_reductions,
     "a reduction result used twice, one use reaching another reduction, read through a barrier", "legalize",
@@ -611,6 +638,10 @@ UNSIGNED_TO_FLOAT = register(Rewrite(
     "unsigned-to-float", unsigned_to_float_via_i32,
     "a convert from bool, uint8 or uint16 to a float or complex type goes through int32", "legalize",
     Workaround(_IREE, "tests/test_dtypes.py::test_products_of_bool_and_unsigned_operands_under_jit")))
+FLATTEN_FULL_REDUCTIONS = register(Rewrite(
+    "flatten-full-reductions", flatten_full_reductions,
+    "a reduction over every dimension of a 2-D+ operand reduces its 1-D reshape (CUDA: split reduction)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_full_reductions_compile_for_cuda")))
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))

@@ -262,14 +262,14 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
     try:
         while True:
             try:
-                return processes.compile_str(mlir, TARGETS[backend].iree, iree_args(flags, side_flags))
-            except ic.CompilerToolError as e:
+                return _compile_checked(mlir, backend, flags, side_flags)
+            except (ic.CompilerToolError, TooManyBindings) as e:
                 found = next_retry(str(e), backend, mlir, flags, taken)
                 if found is None:
                     raise
                 taken.append(found[0].name)
                 mlir, flags = found[1], found[2]
-    except ic.CompilerToolError as e:
+    except (ic.CompilerToolError, TooManyBindings) as e:
         path = save_failed_mlir(mlir, fun_name)
         diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
         f64 = (re.search(r"'spirv\.GL\.(\w+)' op operand .* but got 'f64'", diag)
@@ -284,6 +284,43 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
                                       f"or cuda backend (MLIR in {path})") from None
         raise CompileError(f"IREE could not compile function {fun_name!r} for {TARGETS[backend].iree}; the MLIR "
                            f"it was given is in {path}\n{diag}") from None
+
+
+DUMP_SOURCES = "--iree-hal-dump-executable-sources-to="
+
+
+class TooManyBindings(Exception):
+    """A module IREE compiled with a dispatch binding more buffers than its target's runtime binds."""
+
+
+def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[str]) -> bytes:
+    """IREE's module; where the target declares `max_bindings`, TooManyBindings for a dispatch over it (its runtime
+    would refuse the module at load), found in the dispatch sources IREE writes as it compiles."""
+    t = TARGETS[backend]
+    if t.max_bindings is None:
+        return processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
+    given = next((f[len(DUMP_SOURCES):] for f in side_flags if f.startswith(DUMP_SOURCES)), None)
+    with tempfile.TemporaryDirectory(prefix="stagec-sources-") as d:  # (the last such flag wins: one folder)
+        vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, [*side_flags, *([] if given else [DUMP_SOURCES + d])]))
+        over = {k: n for k, n in dispatch_bindings(given or d).items() if n > t.max_bindings}
+    if over:
+        raise TooManyBindings("\n".join(f"error: dispatch {k} binds {n} buffers; the {backend} runtime binds at most "
+                                         f"{t.max_bindings} (it would refuse the module at load)" for k, n in over.items()))
+    return vmfb
+
+
+def dispatch_bindings(folder: str) -> dict[str, int]:
+    """Each dispatch's buffer bindings (its export's `#hal.pipeline.layout`), from the executable sources IREE dumped
+    into `folder` (`DUMP_SOURCES`)."""
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".mlir"):
+            with open(os.path.join(folder, name)) as f:
+                text = f.read()
+            aliases = dict(re.findall(r"^(#\w+) = (.*)$", text, re.M))  # (a layout printed once, by name)
+            for m in re.finditer(r"hal\.executable\.export \w+ @(\S+).* layout\((#\w+)?(.*)$", text, re.M):
+                out[m[1]] = (aliases.get(m[2], "") + m[3]).count("#hal.pipeline.binding<")
+    return out
 
 
 _PLAIN_COMPLEX = {"add", "subtract", "multiply", "negate", "real", "imag", "complex", "convert", "constant", "select",
