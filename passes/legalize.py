@@ -573,6 +573,23 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def sort_results_kept(module: ir.Module) -> int:
+    """Each `sort` with a result nobody reads passes all its results through one `optimization_barrier`.
+
+    IREE 3.13 reads the operand of an unread result from a read-only binding and sorts a copy of it, whose
+    distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
+    in one module. Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
+    sorts = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
+                       and any(next(iter(r.uses), None) is None for r in op.results))
+    for op in sorts:
+        results = list(op.results)
+        with ir.InsertionPoint.after(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
+        for r, b in zip(results, bar.results):
+            r.replace_all_uses_except(b, bar)
+    return len(sorts)
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -614,6 +631,10 @@ UNSIGNED_TO_FLOAT = register(Rewrite(
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
+SORT_RESULTS_KEPT = register(Rewrite(
+    "sort-results-kept", sort_results_kept,
+    "a sort with an unread result passes all its results through a barrier (SPIR-V: IREE sorted a read-only copy)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

@@ -107,3 +107,26 @@ def test_a_0d_bfloat16_power_is_computed_in_float32_for_cuda():
     assert "stablehlo.power" not in low.as_text("final")
     ahead = stagec.jit(lambda x, y: x ** y).lower(scalar, scalar).compile("cuda")  # (not loaded: no GPU needed)
     assert len(ahead.artifact.vmfb) > 1000
+
+
+def _for_ampere(f, *args):
+    """`f` compiled for NVIDIA's Vulkan target (`ampere`: what stagec chooses on an NVIDIA GPU), without a GPU."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("STAGEC_VULKAN_TARGET", "ampere")
+        vulkan_target_flags.cache_clear()
+        try:
+            return stagec.jit(f).lower(*args).compile("vulkan-spirv")
+        finally:
+            vulkan_target_flags.cache_clear()
+
+
+def test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module():
+    # Two sorts whose index operand (one iota, copied for each by `sorts-apart`) has an unread result: iree-compile
+    # segfaulted (Error code -11) for every Vulkan target, so all of test_numpy_names_match_numpy's one module failed.
+    a, n = np.array([3.0, 1.0, 2.0, 7.0, 5.0, 4.0, 6.0]), np.array([1.0, np.nan, 3.0, 0.5, np.nan, 2.0, 8.0])
+    f = lambda a, n: (snp.quantile(a, 0.3), snp.nanmedian(n))  # noqa: E731
+    with _x64():
+        assert len(_for_ampere(f, a, n).artifact.vmfb) > 1000
+        if backend.device_names("vulkan"):  # (lavapipe here: the portable target, which crashed alike)
+            got = stagec.jit(f, backend="vulkan")(a, n)
+            np.testing.assert_allclose([float(g) for g in got], [np.quantile(a, 0.3), np.nanmedian(n)], rtol=1e-15)
