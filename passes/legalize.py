@@ -590,6 +590,23 @@ def sort_results_kept(module: ir.Module) -> int:
     return len(sorts)
 
 
+def complex_constants_apart(module: ir.Module) -> int:
+    """Each complex constant of more than one element is read through an `optimization_barrier`: a buffer of its own.
+
+    IREE 3.13 copies a constant into each dispatch that reads it, and SPIR-V has no complex constant ("failed to
+    legalize operation 'arith.constant'": a DFT matrix of fft). (A splat, a fill there, compiles; the bindings cannot
+    read a complex attribute to tell one.) The count rewritten."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
+                       and isinstance(_element(op.results[0].type), ir.ComplexType)
+                       and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
+    for op in found:
+        v = op.results[0]
+        with ir.InsertionPoint.after(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", [v], [v.type])
+        v.replace_all_uses_except(bar.result, bar)
+    return len(found)
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -635,6 +652,10 @@ SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
     "a sort with an unread result passes all its results through a barrier (SPIR-V: IREE sorted a read-only copy)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
+COMPLEX_CONSTANTS_APART = register(Rewrite(
+    "complex-constants-apart", complex_constants_apart,
+    "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

@@ -130,3 +130,16 @@ def test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module():
         if backend.device_names("vulkan"):  # (lavapipe here: the portable target, which crashed alike)
             got = stagec.jit(f, backend="vulkan")(a, n)
             np.testing.assert_allclose([float(g) for g in got], [np.quantile(a, 0.3), np.nanmedian(n)], rtol=1e-15)
+
+
+def test_vulkan_complex_constants_compile_and_run():
+    # A complex constant of several elements (a DFT matrix of fft of a length not a power of two): "failed to legalize
+    # operation 'arith.constant'" on every Vulkan target; test_fft's float32 tests failed on NVIDIA's.
+    c = (np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)).astype(np.complex64)
+    z = (np.linspace(-1, 1, 24).reshape(6, 4) + 0.5j).astype(np.complex64)
+    f = lambda z: (snp.sum(z[:, None, :] * c, axis=2), snp.fft.fft(z, axis=0))  # noqa: E731
+    assert len(_for_ampere(f, z).artifact.vmfb) > 1000
+    if backend.device_names("vulkan"):
+        got, dft = stagec.jit(f, backend="vulkan")(z)
+        np.testing.assert_allclose(np.asarray(got), np.sum(z[:, None, :] * c, axis=2), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(dft), np.fft.fft(z, axis=0), rtol=1e-5, atol=1e-5)
