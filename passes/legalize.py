@@ -607,6 +607,23 @@ def complex_constants_apart(module: ir.Module) -> int:
     return len(found)
 
 
+def uint8_division_in_int32(module: ir.Module) -> int:
+    """Each uint8 `divide` and `remainder` computed in int32 (exact: both operands are 0..255), its widened operands
+    from a dispatch of their own (a barrier). IREE 3.13's SPIR-V codegen emulates the 8-bit integers of a dispatch
+    that loads them, and has no unsigned division there ("bitwidth emulation is not implemented yet on unsigned op
+    pattern": arith.divui of vector<1xi8>; in int32 or int16 too, which IREE makes unsigned: the operands are
+    non-negative). The count rewritten."""
+    def build(op, operands, attrs):
+        i32 = ir.IntegerType.get_signless(32)
+        wide = [_create("stablehlo.convert", [v], [_like(v.type, i32)]).result for v in operands]
+        wide = list(_create("stablehlo.optimization_barrier", wide, [v.type for v in wide]).results)
+        out = _create(op.name, wide, [_like(op.results[0].type, i32)], attrs).result
+        return _create("stablehlo.convert", [out], [op.results[0].type]).result
+    u8 = lambda t: (it := _integer(_element(t))) is not None and it.is_unsigned and it.width == 8  # noqa: E731
+    return _replace(module, lambda op: op.name in ("stablehlo.divide", "stablehlo.remainder")
+                    and u8(op.results[0].type), build)
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -656,6 +673,10 @@ COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
+UINT8_DIVISION_IN_INT32 = register(Rewrite(
+    "u8-division-in-i32", uint8_division_in_int32,
+    "uint8 divide and remainder computed in int32 (SPIR-V: no unsigned 8-bit division)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_divides_uint8")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))
