@@ -596,6 +596,57 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def sort_results_kept(module: ir.Module) -> int:
+    """Each `sort` with a result nobody reads passes all its results through one `optimization_barrier`.
+
+    IREE 3.13 reads the operand of an unread result from a read-only binding and sorts a copy of it, whose
+    distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
+    in one module. Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
+    sorts = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
+                       and any(next(iter(r.uses), None) is None for r in op.results))
+    for op in sorts:
+        results = list(op.results)
+        with ir.InsertionPoint.after(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
+        for r, b in zip(results, bar.results):
+            r.replace_all_uses_except(b, bar)
+    return len(sorts)
+
+
+def complex_constants_apart(module: ir.Module) -> int:
+    """Each complex constant of more than one element is read through an `optimization_barrier`: a buffer of its own.
+
+    IREE 3.13 copies a constant into each dispatch that reads it, and SPIR-V has no complex constant ("failed to
+    legalize operation 'arith.constant'": a DFT matrix of fft). (A splat, a fill there, compiles; the bindings cannot
+    read a complex attribute to tell one.) The count rewritten."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
+                       and isinstance(_element(op.results[0].type), ir.ComplexType)
+                       and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
+    for op in found:
+        v = op.results[0]
+        with ir.InsertionPoint.after(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", [v], [v.type])
+        v.replace_all_uses_except(bar.result, bar)
+    return len(found)
+
+
+def uint8_division_in_int32(module: ir.Module) -> int:
+    """Each uint8 `divide` and `remainder` computed in int32 (exact: both operands are 0..255), its widened operands
+    from a dispatch of their own (a barrier). IREE 3.13's SPIR-V codegen emulates the 8-bit integers of a dispatch
+    that loads them, and has no unsigned division there ("bitwidth emulation is not implemented yet on unsigned op
+    pattern": arith.divui of vector<1xi8>; in int32 or int16 too, which IREE makes unsigned: the operands are
+    non-negative). The count rewritten."""
+    def build(op, operands, attrs):
+        i32 = ir.IntegerType.get_signless(32)
+        wide = [_create("stablehlo.convert", [v], [_like(v.type, i32)]).result for v in operands]
+        wide = list(_create("stablehlo.optimization_barrier", wide, [v.type for v in wide]).results)
+        out = _create(op.name, wide, [_like(op.results[0].type, i32)], attrs).result
+        return _create("stablehlo.convert", [out], [op.results[0].type]).result
+    u8 = lambda t: (it := _integer(_element(t))) is not None and it.is_unsigned and it.width == 8  # noqa: E731
+    return _replace(module, lambda op: op.name in ("stablehlo.divide", "stablehlo.remainder")
+                    and u8(op.results[0].type), build)
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -645,6 +696,18 @@ FLATTEN_FULL_REDUCTIONS = register(Rewrite(
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
+SORT_RESULTS_KEPT = register(Rewrite(
+    "sort-results-kept", sort_results_kept,
+    "a sort with an unread result passes all its results through a barrier (SPIR-V: IREE sorted a read-only copy)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
+COMPLEX_CONSTANTS_APART = register(Rewrite(
+    "complex-constants-apart", complex_constants_apart,
+    "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
+UINT8_DIVISION_IN_INT32 = register(Rewrite(
+    "u8-division-in-i32", uint8_division_in_int32,
+    "uint8 divide and remainder computed in int32 (SPIR-V: no unsigned 8-bit division)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_divides_uint8")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

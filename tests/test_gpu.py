@@ -207,3 +207,55 @@ def test_a_dispatch_over_the_binding_limit_fails_at_compile_naming_the_function(
 
 def fma(a, b, c):
     return a * b + c
+
+
+def _for_ampere(f, *args):
+    """`f` compiled for NVIDIA's Vulkan target (`ampere`: what stagec chooses on an NVIDIA GPU), without a GPU."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("STAGEC_VULKAN_TARGET", "ampere")
+        vulkan_target_flags.cache_clear()
+        try:
+            return stagec.jit(f).lower(*args).compile("vulkan-spirv")
+        finally:
+            vulkan_target_flags.cache_clear()
+
+
+def test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module():
+    # Two sorts whose index operand (one iota, copied for each by `sorts-apart`) has an unread result: iree-compile
+    # segfaulted (Error code -11) for every Vulkan target, so all of test_numpy_names_match_numpy's one module failed.
+    a, n = np.array([3.0, 1.0, 2.0, 7.0, 5.0, 4.0, 6.0]), np.array([1.0, np.nan, 3.0, 0.5, np.nan, 2.0, 8.0])
+    f = lambda a, n: (snp.quantile(a, 0.3), snp.nanmedian(n))  # noqa: E731
+    with _x64():
+        assert len(_for_ampere(f, a, n).artifact.vmfb) > 1000
+        if backend.device_names("vulkan"):  # (lavapipe here: the portable target, which crashed alike)
+            got = stagec.jit(f, backend="vulkan")(a, n)
+            np.testing.assert_allclose([float(g) for g in got], [np.quantile(a, 0.3), np.nanmedian(n)], rtol=1e-15)
+
+
+def test_vulkan_complex_constants_compile_and_run():
+    # A complex constant of several elements (a DFT matrix of fft of a length not a power of two): "failed to legalize
+    # operation 'arith.constant'" on every Vulkan target; test_fft's float32 tests failed on NVIDIA's.
+    c = (np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)).astype(np.complex64)
+    z = (np.linspace(-1, 1, 24).reshape(6, 4) + 0.5j).astype(np.complex64)
+    f = lambda z: (snp.sum(z[:, None, :] * c, axis=2), snp.fft.fft(z, axis=0))  # noqa: E731
+    assert len(_for_ampere(f, z).artifact.vmfb) > 1000
+    if backend.device_names("vulkan"):
+        got, dft = stagec.jit(f, backend="vulkan")(z)
+        np.testing.assert_allclose(np.asarray(got), np.sum(z[:, None, :] * c, axis=2), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(dft), np.fft.fft(z, axis=0), rtol=1e-5, atol=1e-5)
+
+
+def test_vulkan_divides_uint8():
+    # "bitwidth emulation is not implemented yet on unsigned op pattern" (arith.divui of i8) on every Vulkan target,
+    # for some shapes (256 elements: yes; 65536: no).
+    x = np.arange(256, dtype=np.uint8)
+    f = lambda x, y: (x // y, x % y, stagec.lax.div(x, y | 1))  # noqa: E731
+    assert len(_for_ampere(f, x, x).artifact.vmfb) > 1000
+    if backend.device_names("vulkan"):
+        g = stagec.jit(f, backend="vulkan")
+        for k in range(0, 256, 5):  # (every pair x, y with y - x = k mod 256)
+            y = np.roll(x, k)
+            with np.errstate(divide="ignore"):
+                for got, want in zip(g(x, y), (x // y, x % y, x // (y | 1))):
+                    assert np.asarray(got).dtype == np.uint8
+                    np.testing.assert_array_equal(np.asarray(got), want)
