@@ -381,6 +381,7 @@ def _fused_run(fn, args, want, compiled: bool):
     assert composites.stats["fused_calls"] == fused + (2 if compiled else 0)  # (composite_call calls twice)
 
 
+@pytest.mark.cpu_only  # (fused modules of exact graphs: CPU only)
 @pytest.mark.parametrize("shape", [I, BIG], ids=["small", "big"])
 @pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int16])
 def test_exact_graphs_run_as_one_module_with_the_op_by_op_bits(shape, dtype, exact):
@@ -404,6 +405,7 @@ def test_exact_graphs_run_as_one_module_with_the_op_by_op_bits(shape, dtype, exa
         _fused_run(fn, args, want, compiled=True)
 
 
+@pytest.mark.cpu_only  # (fused modules: CPU only)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_integer_division_of_every_pair_in_a_module_gives_the_kernels_bits(dtype, exact):
     """Raw `lax.div` / `lax.rem` (zero divisors and MIN / -1 reach the kernel: its own answers) in a composite,
@@ -447,6 +449,7 @@ def test_inexact_graphs_are_not_fused(exact):
     assert composites.stats["fused_queued"] == queued
 
 
+@pytest.mark.cpu_only  # (fused modules: CPU only)
 def test_fused_modules_are_bounded_and_dropped_when_config_changes(exact):
     x = stagec.device_put(ints((4,)))
     old = stagec.config.eager_cache_size
@@ -543,6 +546,7 @@ def test_broadcast_rule_is_a_view_of_its_operand(shape, dims, out):
         assert structural.broadcast_in_dim_p.host(x, shape=out, broadcast_dimensions=dims).base is x
 
 
+@pytest.mark.cpu_only  # (a fused module and NumPy-rule steps: CPU only)
 def test_take_of_a_flattened_array_is_one_composite(exact):
     """`take(x, k)` (axis None): the flattening reshape inside the composite, not an eager operation before it (x
     above `HOST_READ_ELEMENTS`: a fused module; a smaller one runs its few NumPy-rule steps, `HOST_STEPS`)."""
@@ -660,6 +664,7 @@ def test_dead_repeated_and_identity_equations_are_not_run(exact):
     np.testing.assert_allclose(np.asarray(got), e + e * y, rtol=1e-6)
 
 
+@pytest.mark.cpu_only  # (broadcast views for NumPy rules: CPU only)
 def test_broadcasts_into_correctly_rounded_rules_are_left_to_numpy(exact):
     from stagec import lax
     from stagec.numpy._base import _composite
@@ -699,6 +704,7 @@ def test_numpy_scalar_arguments_are_keyed_by_their_bits(exact):
         np.testing.assert_array_equal(np.asarray(got), want)
 
 
+@pytest.mark.cpu_only  # (steps pruned from NumPy-rule plans: CPU only)
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_max_with_the_lowest_value_is_its_operand(dtype, exact):
     # (NumPy's maximum(x, -inf) is x, NaN payloads included: the step is not run; before it was)
@@ -751,6 +757,7 @@ def test_take_checks_its_indices_as_numpy(dtype, exact):
         _indexing.take(stagec.device_put(x2), stagec.device_put(np.array([4], np.int32)), axis=1)
 
 
+@pytest.mark.cpu_only  # (the NumPy rule's host copy: CPU only)
 def test_zero_d_results_are_arrays_whatever_their_rule_returned_first(exact):
     # (max's rule gives a 0-d array for two zeros, a NumPy scalar otherwise: each call converts it)
     from stagec import lax
