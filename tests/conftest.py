@@ -26,6 +26,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "compile: needs IREE to compile a module (skipped by --fast)")
+    config.addinivalue_line("markers", "cpu_only: the test's subject is a CPU-only mechanism: it runs on the cpu "
+                            "backend whatever STAGEC_BACKEND says, its subprocesses too (the `_cpu_only` fixture)")
     if config.getoption("--fast"):
         # Tests need no list: whatever reaches IREE's compiler is skipped there (what runs in a subprocess is
         # marked `compile` by its file, below).
@@ -143,6 +145,32 @@ def pytest_collection_modifyitems(config, items):
         kept = [i for i in items if "compile" not in i.keywords]
         config.hook.pytest_deselected(items=[i for i in items if "compile" in i.keywords])
         items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _cpu_only(request):
+    """Tests marked `cpu_only` (a mark or a file's `pytestmark`) are about a mechanism only the CPU backend has (the
+    host BLAS calls, the NumPy rules of eager operations and jit's quick tier, shape-polymorphic kernels, fused
+    composites, the CPU pipeline's passes, glibc's heap): under another default backend (STAGEC_BACKEND=cuda or
+    vulkan, scripts/test-gpu.sh) they set `default_backend` to "cpu" for the test and STAGEC_BACKEND for the
+    processes it starts, then restore both. The setting is in every cache key and empties the per-setting caches
+    (`config.SettingsCache`), so nothing decided for the other backend is reused. With "cpu" already: untouched.
+    (A module-scoped fixture is made before this one: it runs on the default backend.)"""
+    if request.node.get_closest_marker("cpu_only") is None or stagec.config.default_backend == "cpu":
+        yield
+        return
+    old, env = stagec.config.default_backend, os.environ.get("STAGEC_BACKEND")
+    os.environ["STAGEC_BACKEND"] = "cpu"
+    stagec.config.update("default_backend", "cpu")
+    try:
+        yield
+    finally:
+        stagec.wait_for_compiles(120)  # (background compiles of its CPU modules land before the switch back)
+        stagec.config.update("default_backend", old)
+        if env is None:
+            os.environ.pop("STAGEC_BACKEND", None)
+        else:
+            os.environ["STAGEC_BACKEND"] = env
 
 
 @pytest.fixture

@@ -322,7 +322,7 @@ def test_searching_and_sets():
 
 def test_creation_devices_and_copies(x64):
     dev = snp.__array_namespace_info__().default_device()
-    for arr in (snp.zeros(2, device=dev), snp.ones(2, device="cpu"), snp.empty(2, device=dev),
+    for arr in (snp.zeros(2, device=dev), snp.ones(2, device=stagec.default_backend()), snp.empty(2, device=dev),
                 snp.full(2, 7, device=dev), snp.arange(3, device=dev), snp.linspace(0, 1, 3, device=dev),
                 snp.eye(2, device=dev), snp.zeros_like(np.ones(2), device=dev), snp.asarray([1, 2], device=dev),
                 snp.fft.fftfreq(4, device=dev), snp.from_dlpack(np.arange(3), device=dev)):

@@ -85,6 +85,7 @@ def _gone(tag: str, timeout: float = 10) -> bool:
     return not _tagged(tag)
 
 
+@pytest.mark.cpu_only  # (jit's quick tier: the compile in flight on the pool: the CPU backend's)
 def test_a_script_exits_at_once_with_a_compile_in_flight(tmp_path):
     """The background compile never ends (a fake compiler): the script's exit abandons it, ending the compiler."""
     tag = f"exit-{os.getpid()}"
@@ -103,7 +104,7 @@ def _default_sigint() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-@pytest.mark.parametrize("mode", ["default", "auto"])
+@pytest.mark.parametrize("mode", ["default", pytest.param("auto", marks=pytest.mark.cpu_only)])  # (the quick tier)
 def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
     """SIGINT while the compile runs (in the caller by default, on the pool with "auto"), five times: the
     process ends by KeyboardInterrupt, never by an abort, and no compiler is left running."""
@@ -125,6 +126,7 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
         assert _gone(tag), "a compiler outlived its script"
 
 
+@pytest.mark.cpu_only  # (jit's quick tier answers each new signature: the CPU backend's)
 def test_sixty_new_signatures_are_bounded(tmp_path):
     """60 new signatures in a row with opt-in tiering: the quick tier answers each, and at most the pool's
     workers (sized to the cores) run a compiler at once."""
@@ -164,6 +166,7 @@ def test_sixty_new_signatures_are_bounded(tmp_path):
     assert _gone(tag)
 
 
+@pytest.mark.cpu_only  # (jit's quick tier: the CPU backend's)
 def test_a_failed_background_compile_is_retried(monkeypatch):
     """A transient failure (MemoryError) is raised by the next call; the call after compiles afresh and works."""
     from stagec import quick, stages
@@ -318,6 +321,7 @@ def test_a_directory_at_an_entry_is_replaced(tmp_path, monkeypatch):
     assert cache.lookup("12" * 32) is not None
 
 
+@pytest.mark.cpu_only  # (jit's quick tier starts the compile pool's threads: the CPU backend's)
 def test_background_threads_leave_a_ctrl_c_to_the_main_thread(monkeypatch):
     """The kernel hands SIGINT to any thread not blocking it; landed on a compile thread, it did not wake a main
     thread in `Event().wait()` (the Ctrl-C test above hung 2 runs in 25). stagec's threads block it."""

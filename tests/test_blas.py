@@ -23,6 +23,8 @@ from stagec.lowering import BLAS_MODULE, pack_dims, unpack_dims
 from stagec.passes import legalize as legalize_pass, on_text
 from threads import run_at_once
 
+pytestmark = pytest.mark.cpu_only  # (host BLAS calls: the CPU pipeline's `blas-dots`, the CPU drivers)
+
 rng = np.random.default_rng(0)
 
 

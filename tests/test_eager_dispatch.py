@@ -68,6 +68,7 @@ def test_a_signature_plans_once(monkeypatch):
     assert len(evals) == 3
 
 
+@pytest.mark.cpu_only  # (exp's NumPy rule: the CPU's host route)
 def test_a_setting_changes_the_route():
     """`eager_tiering` "never" after "exact": the kernel answers (plans are not kept across settings)."""
     x = stagec.device_put(f32(8))
@@ -81,6 +82,7 @@ def test_a_setting_changes_the_route():
     close(want, np.exp(np.asarray(x, np.float64)), rtol=2 * EPS)
 
 
+@pytest.mark.cpu_only  # (NumPy-rule results held on the host: the CPU's route)
 def test_host_results_upload_when_a_device_call_reads_them():
     x = stagec.device_put(f32(4, 4))
     y = snp.sin(x) + 1.0  # NumPy rules: nothing uploaded
@@ -122,6 +124,7 @@ def test_callers_numpy_arrays_are_never_aliased():
     assert (np.asarray(x) == 1.0).all() and (np.asarray(t) == 1.0).all()
 
 
+@pytest.mark.cpu_only  # (the CPU's host route of exact operations)
 def test_exact_ops_on_host_values_give_the_kernels_bits():
     """Integer arithmetic and data movement: their rule on host values and on small device values (read back once),
     their kernel on bigger device values: the same bits."""
@@ -162,6 +165,7 @@ def test_a_view_keeps_the_host_copy():
     np.testing.assert_array_equal(np.asarray(got), xt.reshape(16))
 
 
+@pytest.mark.cpu_only  # (a small product's NumPy rule: the CPU's host route)
 @pytest.mark.parametrize("n", [16, 256])
 def test_matmul_route_by_multiply_adds(n):
     """A small product takes its NumPy rule; from 2^18 multiply-adds its kernel (as jit's module): the same answer."""

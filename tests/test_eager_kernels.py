@@ -11,6 +11,8 @@ from stagec import dtypes as _dt
 from stagec import eager
 from threads import run_at_once
 
+pytestmark = pytest.mark.cpu_only  # (polymorphic eager kernels are the CPU backend's; elsewhere all are per shape)
+
 WIDE = [_dt.int64, _dt.uint64, _dt.float64, _dt.complex128]  # need enable_x64
 NARROW = [d for d in _dt.SUPPORTED if d not in WIDE]
 

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.cpu_only  # (glibc's heap settings of the CPU driver's large modules)
+
 STEP = """
 import resource, numpy as np, stagec, stagec.numpy as snp
 n = 3072  # (a 36 MiB weight: the step's transients are over glibc's 32 MiB mmap bound)

@@ -11,6 +11,8 @@ from stagec import eager
 from stagec.core import HOST_DTYPES
 from stagec.primitives import dot, elementwise as ew, reductions as red, structural as st
 
+pytestmark = pytest.mark.cpu_only  # (NumPy rules answer on the CPU backend only: jit's quick tier, eager's host plans)
+
 
 @pytest.fixture
 def host_tiers():

@@ -4,12 +4,15 @@ NumPy threefry2x32."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import stagec
 from stagec import lax
 from stagec import random as sr
 from stagec.passes import DEFAULT_PIPELINE
 from stagec.random import _prng
+
+pytestmark = pytest.mark.cpu_only  # (`fuse-int-chains` is a pass of the CPU pipeline)
 
 _ROT = ((13, 15, 26, 6), (17, 29, 16, 24))
 

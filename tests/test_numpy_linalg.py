@@ -155,6 +155,7 @@ def test_matmuls_of_sliced_operands_compile_and_match_numpy():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-3, err_msg=name)
 
 
+@pytest.mark.cpu_only  # (`materialize-sliced-dots`, a CPU retry, on the CPU's final module)
 def test_sliced_operands_materialized_only_where_sliced():
     from stagec.passes import legalize, on_text
     materialize_sliced_dot_operands = lambda text: on_text(text, legalize.materialize_sliced_dot_operands)

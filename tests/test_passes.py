@@ -49,6 +49,7 @@ def test_faq_log_sqrt_matches_rewritten_form():
     assert str(np.float32(np.asarray(log_sqrt(math.pi)))) == "0.572365"
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages (DEFAULT_PIPELINE, TAIL))
 def test_stages_traced_each_pass_final():
     low = stagec.jit(log_exp).lower(1.0)
     assert "stablehlo.exponential" in low.as_text("traced")
@@ -64,6 +65,7 @@ def test_stages_traced_each_pass_final():
     assert stats["simplify"].ops_before > stats["simplify"].ops_after
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages (TAIL))
 def test_make_mlir_stage_and_explicit_list():
     text = stagec.make_mlir(log_exp, passes=["simplify"], stage="traced")(1.0)
     assert "stablehlo.log" in text
@@ -74,6 +76,7 @@ def test_make_mlir_stage_and_explicit_list():
     assert list(stagec.jit(log_exp, passes=()).lower(1.0).stages()) == ["traced", "stablehlo", *TAIL, "final"]
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages (TAIL))
 def test_global_config_selects_pipeline_and_is_in_cache_key():
     f = stagec.jit(log_exp)
     assert float(f(100.0)) == 100.0
@@ -148,6 +151,7 @@ def test_failing_pass_names_itself_and_saves_ir(bad_passes, bad, match):
     assert path.startswith(str(bad_passes)) and "stablehlo.tanh" in open(path).read()
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages, dumped)
 def test_dump_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("STAGEC_DUMP_DIR", str(tmp_path))
 

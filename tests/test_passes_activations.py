@@ -13,6 +13,8 @@ import stagec
 import stagec.numpy as snp
 from stagec.compiler.targets import TARGETS
 
+pytestmark = pytest.mark.cpu_only  # (CPU passes, for IREE's llvm-cpu failures)
+
 DEFAULT = TARGETS["cpu"].pipeline.passes
 
 

@@ -12,6 +12,8 @@ from stagec import tuning
 from stagec.compiler import driver
 from stagec.compiler.targets import TARGETS
 
+pytestmark = pytest.mark.cpu_only  # (`column-products` and the `columns` tuning spec are the CPU pipeline's)
+
 PRODUCTS = {  # name -> (function of (np, g, h), whether its sum gets the +0.0)
     "sum(g * h, 0)": (lambda np_, g, h: np_.sum(g * h, 0), True),
     "bias grad sum(g * (1 - h*h), 0)": (lambda np_, g, h: np_.sum(g * (1 - h * h), axis=0), True),
