@@ -12,6 +12,8 @@ import stagec.numpy as snp
 from stagec import lax
 from stagec.passes import REGISTRY, PassStats
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `mathlib-cpu`)
+
 RNG = np.random.default_rng(7)
 X = np.concatenate([RNG.uniform(-745.2, 709.8, 20000), RNG.standard_normal(5000), RNG.uniform(-1e-6, 1e-6, 500),
                     [0.0, -0.0, np.inf, -np.inf, np.nan, 709.78, 709.79, -708.39, -708.4, -745.13, 5e-324]])

@@ -10,6 +10,8 @@ import stagec
 import stagec.numpy as snp
 from stagec.backend import get_backend
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `fuse` and its neighbours)
+
 NO_FUSE = ["fold-constants", "simplify", "cse", "dce"]
 FUSE = [*NO_FUSE, "fuse-all"]  # the fusion machinery on every cluster; `fuse` (default) gates it
 

@@ -10,6 +10,8 @@ import stagec
 import stagec.numpy as snp
 from stagec.compiler.targets import TARGETS
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `compare-clamped` and data tiling)
+
 CASES = {  # name -> (function of x, rewrites expected)
     "x > 0 beside max(x, 0)": (lambda m, x: m.where(x > 0, m.maximum(x, 0.0) * 2, x), 1),
     "0 < x beside max(0, x)": (lambda m, x: m.where(0 < x, m.maximum(0.0, x) + 1, x), 1),

@@ -8,6 +8,8 @@ import pytest
 import stagec
 import stagec.numpy as snp
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `split-sums`)
+
 RNG = np.random.default_rng(10)
 
 

@@ -11,6 +11,8 @@ import stagec.numpy as snp
 from stagec import lax
 from stagec.passes import REGISTRY, PassStats
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `mathlib-cpu`)
+
 RNG = np.random.default_rng(8)
 X = np.concatenate([RNG.standard_normal(20000) * 3, RNG.uniform(-0.45, 0.45, 10000), RNG.uniform(-1e-4, 1e-4, 500),
                     RNG.uniform(0.399, 0.401, 2000), RNG.uniform(-25, 25, 2000),

@@ -11,6 +11,8 @@ import stagec
 import stagec.numpy as snp
 from stagec import lax
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `upcast-half-dots`)
+
 RNG = np.random.default_rng(5)
 A = (RNG.standard_normal((64, 96)) / 8).astype(np.float16)
 B = (RNG.standard_normal((96, 48)) / 8).astype(np.float16)

@@ -5,10 +5,13 @@ against a float64 NumPy oracle."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import stagec
 import stagec.numpy as snp
 from stagec.compiler.targets import TARGETS
+
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `isolate-updates` and data tiling)
 
 B1, B2, LR, EPS = 0.9, 0.999, 1e-2, 1e-8
 

@@ -55,6 +55,7 @@ def test_cpu_flags_name_the_optimization_level():
     assert "--iree-opt-level=O3" in get_backend("cpu").compile_flags()
 
 
+@pytest.mark.cpu_only  # (local-task's worker count)
 def test_fewer_cpu_workers_same_results():
     # STAGEC_CPU_THREADS sets the local-task worker count (read when the driver starts: a fresh process); with
     # one, a problem large enough for local-task runs on local-sync (the calling thread: one worker is no faster,

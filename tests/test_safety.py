@@ -96,8 +96,9 @@ def test_lying_output_metadata_raises_instead_of_reading_past_the_result(files, 
     out_tree = {"t": "list", "c": [{"t": "*"}] * len(lie["out_avals"])} if len(lie["out_avals"]) != 1 else None
     rewrite(files / "a.stagec", p, **lie, **({"out_tree": out_tree} if out_tree else {}))
     f = stagec.load(p)
-    with pytest.raises(RuntimeError, match=r"jit_add_w returned .*declares"):
-        f(np.zeros(N, np.float32))
+    with pytest.raises(RuntimeError, match=r"jit_add_w returned .*declares"):  # (at the call, or the barrier where
+        f(np.zeros(N, np.float32))                                          # calls are dispatched ahead: GPUs)
+        stagec.effects_barrier()
 
 
 def test_lying_input_metadata_is_rejected_at_the_call_or_by_the_module(files, tmp_path):
@@ -106,6 +107,7 @@ def test_lying_input_metadata_is_rejected_at_the_call_or_by_the_module(files, tm
     f = stagec.load(p)
     with pytest.raises((RuntimeError, ValueError)):
         f(np.zeros(4, np.float32))
+        stagec.effects_barrier()
 
 
 # ---------------------------------------------------------------- signatures
@@ -424,10 +426,10 @@ def test_a_module_iree_compiled_but_cannot_run_is_named():
     invoke, exe._invoke = exe._invoke, refusing  # (the executable's bound `context.invoke`)
     try:
         with pytest.raises(RuntimeError, match=r"IREE 3.13 cannot run jit_lambda: binding count 34 > 32"):
-            f(x)
+            f(x).block_until_ready()  # (a GPU's call is dispatched ahead: its error comes at the wait)
         exe._invoke = lambda *a: (_ for _ in ()).throw(IndexError("some other index error"))
         with pytest.raises(IndexError, match="some other"):  # (only the known refusals are translated)
-            f(x)
+            f(x).block_until_ready()
     finally:
         exe._invoke = invoke
     assert float(f(x)) == 2.0
