@@ -11,6 +11,8 @@ from stagec import ShapeDtypeStruct as S
 from stagec import backend, lax
 from gpu_text import gpu_rewrites, legalized
 
+pytestmark = pytest.mark.default_precision  # (the precision API itself: its default is what these tests read)
+
 A, B = S((32, 48), np.float32), S((48, 16), np.float32)
 
 
