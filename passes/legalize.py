@@ -601,7 +601,8 @@ def sort_results_kept(module: ir.Module) -> int:
 
     IREE 3.13 reads the operand of an unread result from a read-only binding and sorts a copy of it, whose
     distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
-    in one module. Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
+    in one module; CUDA "failed to bufferize" it (`sort` of 64+ floats: its comparator reads the unread index
+    operand). Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
     sorts = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
                        and any(next(iter(r.uses), None) is None for r in op.results))
     for op in sorts:
@@ -698,7 +699,7 @@ SORTS_APART = register(Rewrite(
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
 SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
-    "a sort with an unread result passes all its results through a barrier (SPIR-V: IREE sorted a read-only copy)",
+    "a sort with an unread result passes all its results through a barrier (GPUs: IREE sorted a read-only copy)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
 COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
