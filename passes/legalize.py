@@ -570,6 +570,55 @@ def flatten_full_reductions(module: ir.Module) -> int:
     return len(found)
 
 
+ROWS = 512  # (IREE 3.13's CUDA split reduction left a full variadic reduction of 1000 elements alone, not 1024)
+
+
+def variadic_reductions_in_rows(module: ir.Module) -> int:
+    """Each reduction of two or more operands of more than `ROWS` elements to one element (argmax: values and
+    indices) reduces `ROWS` rows of them first, then their results: the operands flattened, padded with their inits.
+
+    IREE 3.13's CUDA split reduction cannot split a reduction of several results ("failed to form split reduction
+    dispatch": `argmax` of 1024 floats or more, of 4096x1 over its rows too); a row reduction it leaves alone.
+    How many."""
+    def keep(op) -> bool:
+        if op.name != "stablehlo.reduce" or len(op.operands) < 4:
+            return False
+        t = ir.RankedTensorType(op.operands[0].type)
+        return (t.has_static_shape and math.prod(t.shape) > ROWS
+                and math.prod(ir.RankedTensorType(op.results[0].type).shape) == 1)
+    found = _ops_where(module, keep)
+    for op in found:
+        k = len(op.operands) // 2
+        shape = ir.RankedTensorType(op.operands[0].type).shape
+        dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        n = math.prod(shape)
+        cols = -(-n // ROWS)
+        tensor = lambda v, s: ir.RankedTensorType.get(s, _element(v.type))  # noqa: E731
+        reshape = lambda v, s: v if ir.RankedTensorType(v.type).shape == s else _create(  # noqa: E731
+            "stablehlo.reshape", [v], [tensor(v, s)]).result
+        with ir.InsertionPoint(op), op.location:
+            rows = []
+            for x, init in zip(list(op.operands)[:k], list(op.operands)[k:]):
+                x = reshape(x, [n])
+                if ROWS * cols > n:
+                    x = _create("stablehlo.pad", [x, init], [tensor(x, [ROWS * cols])], {
+                        "edge_padding_low": ir.DenseI64ArrayAttr.get([0]),
+                        "edge_padding_high": ir.DenseI64ArrayAttr.get([ROWS * cols - n]),
+                        "interior_padding": ir.DenseI64ArrayAttr.get([0])}).result
+                rows.append(reshape(x, [ROWS, cols]))
+            first = ir.Operation.create("stablehlo.reduce", operands=rows + list(op.operands)[k:], regions=1,
+                                        results=[tensor(v, [ROWS]) for v in rows],
+                                        attributes={"dimensions": ir.DenseI64ArrayAttr.get([1])})
+            body = op.operation.clone(ir.InsertionPoint(op))
+            # (the rows' results where the operand's reduced dimensions were: the first ROWS long, the others 1)
+            left = [ROWS if i == dims[0] else 1 if i in dims else d for i, d in enumerate(shape)]
+            for i, r in enumerate(first.results):
+                op.operands[i] = reshape(r, left)
+        body.regions[0].blocks[0].append_to(first.regions[0])
+        body.erase()
+    return len(found)
+
+
 def sorts_apart(module: ir.Module) -> int:
     """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
     `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the copy's own).
@@ -694,6 +743,10 @@ FLATTEN_FULL_REDUCTIONS = register(Rewrite(
     "flatten-full-reductions", flatten_full_reductions,
     "a reduction over every dimension of a 2-D+ operand reduces its 1-D reshape (CUDA: split reduction)", "legalize",
     Workaround(_IREE, "tests/test_gpu.py::test_full_reductions_compile_for_cuda")))
+VARIADIC_REDUCTIONS_IN_ROWS = register(Rewrite(
+    "variadic-reductions-in-rows", variadic_reductions_in_rows,
+    f"a reduction of several 1-D operands over all of them reduces {ROWS} rows first (CUDA: split reduction)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_argmax_of_a_long_array_compiles_for_cuda")))
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))

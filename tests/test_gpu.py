@@ -178,6 +178,25 @@ def test_cuda_sorts_with_an_unread_result_compile():
     np.testing.assert_array_equal(_on_cpu(text, x)[0], np.sort(x, -1))
 
 
+@pytest.mark.parametrize("n", [4099, 1 << 20])
+def test_argmax_of_a_long_array_compiles_for_cuda(n):
+    # A reduction of two results (value, index) to one element: IREE 3.13's split reduction "failed to form split
+    # reduction dispatch" from 1024 elements (1000 compiled), 2-D ones flattened alike, a column's too.
+    # `variadic-reductions-in-rows` reduces 512 rows first, padded with the inits: the same indices, ties to the first
+    # (here on the CPU).
+    x = np.random.default_rng(0).integers(0, 50, n).astype(np.float32)  # (many ties)
+    y = x.copy()
+    y[n // 3] = np.nan
+    f = lambda x, y: (snp.argmax(x), snp.argmin(snp.reshape(x[:4096], (64, 64))), snp.argmax(y), snp.nanargmin(y),
+                      snp.argmax(snp.reshape(x[:4096], (4096, 1)), axis=0))  # (a column: IREE drops its unit dimension)
+    low = stagec.jit(f).lower(x, y)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("across dimensions = [1] :") == 5
+    want = [np.argmax(x), np.argmin(x[:4096]), n // 3, np.nanargmin(y), [np.argmax(x[:4096])]]
+    assert [v.tolist() for v in _on_cpu(text, x, y)] == want
+
+
 def _cuda_bindings(f, *args) -> dict:
     """Each dispatch's buffer bindings in `f`'s module compiled for cuda (here: no GPU needed)."""
     import tempfile
