@@ -645,6 +645,19 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def _results_kept(module: ir.Module, keep) -> int:
+    """Each op for which `keep(op)` holds with a result nobody reads passes all its results through one
+    `optimization_barrier`; the count rewritten."""
+    found = _ops_where(module, lambda op: keep(op) and any(next(iter(r.uses), None) is None for r in op.results))
+    for op in found:
+        results = list(op.results)
+        with ir.InsertionPoint.after(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
+        for r, b in zip(results, bar.results):
+            r.replace_all_uses_except(b, bar)
+    return len(found)
+
+
 def sort_results_kept(module: ir.Module) -> int:
     """Each `sort` with a result nobody reads passes all its results through one `optimization_barrier`.
 
@@ -652,15 +665,15 @@ def sort_results_kept(module: ir.Module) -> int:
     distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
     in one module; CUDA "failed to bufferize" it (`sort` of 64+ floats: its comparator reads the unread index
     operand). Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
-    sorts = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
-                       and any(next(iter(r.uses), None) is None for r in op.results))
-    for op in sorts:
-        results = list(op.results)
-        with ir.InsertionPoint.after(op), op.location:
-            bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
-        for r, b in zip(results, bar.results):
-            r.replace_all_uses_except(b, bar)
-    return len(sorts)
+    return _results_kept(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1)
+
+
+def complex_reduce_results_kept(module: ir.Module) -> int:
+    """Each `reduce` of several operands, one complex, with a result nobody reads passes all its results through one
+    `optimization_barrier`. IREE 3.13's CUDA pipeline segfaulted on it (`argmax` of complex values: its value result
+    unread); with every result written it compiles. The count rewritten."""
+    return _results_kept(module, lambda op: op.name == "stablehlo.reduce" and len(op.results) > 1 and any(
+        isinstance(_element(v.type), ir.ComplexType) for v in op.operands))
 
 
 def complex_constants_apart(module: ir.Module) -> int:
@@ -754,6 +767,11 @@ SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
     "a sort with an unread result passes all its results through a barrier (GPUs: IREE sorted a read-only copy)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
+COMPLEX_REDUCE_RESULTS_KEPT = register(Rewrite(
+    "complex-reduce-results-kept", complex_reduce_results_kept,
+    "a reduction of several operands, one complex, with an unread result passes all its results through a barrier "
+    "(CUDA: iree-compile segfaulted)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_argmax_of_complex_values_compiles_for_cuda")))
 COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",

@@ -197,6 +197,22 @@ def test_argmax_of_a_long_array_compiles_for_cuda(n):
     assert [v.tolist() for v in _on_cpu(text, x, y)] == want
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_argmax_of_complex_values_compiles_for_cuda(dtype):
+    # argmax of complex values (a reduction of them and their indices, the values' result unread): iree-compile
+    # segfaulted for CUDA (test_numpy_where_complex's module). `complex-reduce-results-kept` writes every result
+    # (here on the CPU).
+    z = np.array([1 + 1j, 1 + 2j, 0j, 2 - 1j, 2 - 3j, -1 + 5j, 1 + 1j, np.nan + 1j, 1j], dtype)
+    f = lambda z: (snp.argmax(z[:7]), snp.argmin(z), snp.argmax(snp.reshape(z[:8], (2, 4)), axis=1))  # noqa: E731
+    with _x64():
+        low = stagec.jit(f).lower(z)
+        assert len(low.compile("cuda").artifact.vmfb) > 1000
+        text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") == 3
+    want = [np.argmax(z[:7]), np.argmin(z), np.argmax(z[:8].reshape(2, 4), axis=1)]
+    assert [v.tolist() for v in _on_cpu(text, z)] == [w.tolist() for w in want]
+
+
 def _cuda_bindings(f, *args) -> dict:
     """Each dispatch's buffer bindings in `f`'s module compiled for cuda (here: no GPU needed)."""
     import tempfile
