@@ -619,6 +619,37 @@ def variadic_reductions_in_rows(module: ir.Module) -> int:
     return len(found)
 
 
+def _complex(v) -> bool:
+    return isinstance(_element(v.type), ir.ComplexType)
+
+
+def complex_reduction_inputs_apart(module: ir.Module) -> int:
+    """Each real operand of a `reduce` computed from complex values (through elementwise ops and views: `abs(z)`,
+    `real(z)`) comes through an `optimization_barrier`, a dispatch of its own. IREE 3.13's CUDA pipeline fused the
+    complex read into the reduction and segfaulted padding it (GPUApplyPaddingLevel: `sum(abs(z))` of 256 complex64,
+    a row sum of `real(z)` of 64x64; complex eigh's Frobenius norm). The count rewritten."""
+    def from_complex(v) -> bool:
+        work, seen = [v], set()
+        while work:
+            src = producer(work.pop())
+            if src is None or src.operation in seen:
+                continue
+            seen.add(src.operation)
+            if any(_complex(o) for o in src.operands):
+                return True
+            if _elementwise(src) or src.name in _VIEWS:
+                work.extend(src.operands)
+        return False
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.reduce"):
+        for i, v in enumerate(list(op.operands)[:len(op.operands) // 2]):
+            if not _complex(v) and from_complex(v):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                n += 1
+    return n
+
+
 def sorts_apart(module: ir.Module) -> int:
     """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
     `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the copy's own).
@@ -672,8 +703,8 @@ def complex_reduce_results_kept(module: ir.Module) -> int:
     """Each `reduce` of several operands, one complex, with a result nobody reads passes all its results through one
     `optimization_barrier`. IREE 3.13's CUDA pipeline segfaulted on it (`argmax` of complex values: its value result
     unread); with every result written it compiles. The count rewritten."""
-    return _results_kept(module, lambda op: op.name == "stablehlo.reduce" and len(op.results) > 1 and any(
-        isinstance(_element(v.type), ir.ComplexType) for v in op.operands))
+    return _results_kept(module, lambda op: op.name == "stablehlo.reduce" and len(op.results) > 1
+                         and any(_complex(v) for v in op.operands))
 
 
 def complex_constants_apart(module: ir.Module) -> int:
@@ -772,6 +803,10 @@ COMPLEX_REDUCE_RESULTS_KEPT = register(Rewrite(
     "a reduction of several operands, one complex, with an unread result passes all its results through a barrier "
     "(CUDA: iree-compile segfaulted)", "legalize",
     Workaround(_IREE, "tests/test_gpu.py::test_argmax_of_complex_values_compiles_for_cuda")))
+COMPLEX_REDUCTION_INPUTS_APART = register(Rewrite(
+    "complex-reduction-inputs-apart", complex_reduction_inputs_apart,
+    "a reduction's real operand computed from complex values comes through a barrier (CUDA: iree-compile segfaulted)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_reductions_of_values_of_complex_ones_compile_for_cuda")))
 COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",

@@ -213,6 +213,21 @@ def test_argmax_of_complex_values_compiles_for_cuda(dtype):
     assert [v.tolist() for v in _on_cpu(text, z)] == [w.tolist() for w in want]
 
 
+def test_reductions_of_values_of_complex_ones_compile_for_cuda():
+    # A reduction of real values computed from complex ones: IREE 3.13 fused the complex read into the reduction and
+    # iree-compile segfaulted (GPUApplyPaddingLevel; complex eigh of 16x16 in test_linalg's Jacobi test, before its
+    # norm's sum was flattened). `complex-reduction-inputs-apart` computes them in a dispatch apart (here on the CPU).
+    z = (np.linspace(-3, 5, 256) + 1j * np.linspace(2, -7, 256)).astype(np.complex64)
+    f = lambda z: (snp.sum(snp.abs(z)), snp.linalg.norm(z), snp.sum(snp.real(snp.reshape(z, (4, 64))), axis=1))  # noqa: E731
+    low = stagec.jit(f).lower(z)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") == 3
+    got, want = _on_cpu(text, z), [np.sum(np.abs(z)), np.linalg.norm(z), np.sum(z.real.reshape(4, 64), axis=1)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5)
+
+
 def _cuda_bindings(f, *args) -> dict:
     """Each dispatch's buffer bindings in `f`'s module compiled for cuda (here: no GPU needed)."""
     import tempfile

@@ -84,7 +84,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings-16", "isolate-reductions",
                               "bf16-in-f32", "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart",
                               "sort-results-kept", "flatten-full-reductions", "variadic-reductions-in-rows",
-                              "complex-reduce-results-kept")),
+                              "complex-reduce-results-kept", "complex-reduction-inputs-apart")),
            max_bindings=16),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
