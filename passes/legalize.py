@@ -570,6 +570,87 @@ def flatten_full_reductions(module: ir.Module) -> int:
     return len(found)
 
 
+ROWS = 512  # (IREE 3.13's CUDA split reduction left a full variadic reduction of 1000 elements alone, not 1024)
+
+
+def variadic_reductions_in_rows(module: ir.Module) -> int:
+    """Each reduction of two or more operands of more than `ROWS` elements to one element (argmax: values and
+    indices) reduces `ROWS` rows of them first, then their results: the operands flattened, filled up with their inits.
+
+    IREE 3.13's CUDA split reduction cannot split a reduction of several results ("failed to form split reduction
+    dispatch": `argmax` of 1024 floats or more, of 4096x1 over its rows too); a row reduction it leaves alone.
+    How many."""
+    def keep(op) -> bool:
+        if op.name != "stablehlo.reduce" or len(op.operands) < 4:
+            return False
+        t = ir.RankedTensorType(op.operands[0].type)
+        return (t.has_static_shape and math.prod(t.shape) > ROWS
+                and math.prod(ir.RankedTensorType(op.results[0].type).shape) == 1)
+    found = _ops_where(module, keep)
+    for op in found:
+        k = len(op.operands) // 2
+        shape = ir.RankedTensorType(op.operands[0].type).shape
+        dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        n = math.prod(shape)
+        cols = -(-n // ROWS)
+        tensor = lambda v, s: ir.RankedTensorType.get(s, _element(v.type))  # noqa: E731
+        reshape = lambda v, s: v if ir.RankedTensorType(v.type).shape == s else _create(  # noqa: E731
+            "stablehlo.reshape", [v], [tensor(v, s)]).result
+        with ir.InsertionPoint(op), op.location:
+            rows = []
+            for x, init in zip(list(op.operands)[:k], list(op.operands)[k:]):
+                x = reshape(x, [n])
+                if ROWS * cols > n:  # (a concatenation: complex128 parts padded by `pad` failed, "'stream.yield' op
+                    # used resource not listed in explicit captures")
+                    fill = _create("stablehlo.broadcast_in_dim", [init], [tensor(x, [ROWS * cols - n])],
+                                   {"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).result
+                    x = _create("stablehlo.concatenate", [x, fill], [tensor(x, [ROWS * cols])],
+                                {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)}).result
+                rows.append(reshape(x, [ROWS, cols]))
+            first = ir.Operation.create("stablehlo.reduce", operands=rows + list(op.operands)[k:], regions=1,
+                                        results=[tensor(v, [ROWS]) for v in rows],
+                                        attributes={"dimensions": ir.DenseI64ArrayAttr.get([1])})
+            body = op.operation.clone(ir.InsertionPoint(op))
+            # (the rows' results where the operand's reduced dimensions were: the first ROWS long, the others 1)
+            left = [ROWS if i == dims[0] else 1 if i in dims else d for i, d in enumerate(shape)]
+            for i, r in enumerate(first.results):
+                op.operands[i] = reshape(r, left)
+        body.regions[0].blocks[0].append_to(first.regions[0])
+        body.erase()
+    return len(found)
+
+
+def _complex(v) -> bool:
+    return isinstance(_element(v.type), ir.ComplexType)
+
+
+def complex_reduction_inputs_apart(module: ir.Module) -> int:
+    """Each real operand of a `reduce` computed from complex values (through elementwise ops and views: `abs(z)`,
+    `real(z)`) comes through an `optimization_barrier`, a dispatch of its own. IREE 3.13's CUDA pipeline fused the
+    complex read into the reduction and segfaulted padding it (GPUApplyPaddingLevel: `sum(abs(z))` of 256 complex64,
+    a row sum of `real(z)` of 64x64; complex eigh's Frobenius norm). The count rewritten."""
+    def from_complex(v) -> bool:
+        work, seen = [v], set()
+        while work:
+            src = producer(work.pop())
+            if src is None or src.operation in seen:
+                continue
+            seen.add(src.operation)
+            if any(_complex(o) for o in src.operands):
+                return True
+            if _elementwise(src) or src.name in _VIEWS:
+                work.extend(src.operands)
+        return False
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.reduce"):
+        for i, v in enumerate(list(op.operands)[:len(op.operands) // 2]):
+            if not _complex(v) and from_complex(v):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                n += 1
+    return n
+
+
 def sorts_apart(module: ir.Module) -> int:
     """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
     `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the copy's own).
@@ -596,21 +677,103 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
-def sort_results_kept(module: ir.Module) -> int:
-    """Each `sort` with a result nobody reads passes all its results through one `optimization_barrier`.
-
-    IREE 3.13 reads the operand of an unread result from a read-only binding and sorts a copy of it, whose
-    distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
-    in one module. Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
-    sorts = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
-                       and any(next(iter(r.uses), None) is None for r in op.results))
-    for op in sorts:
+def _results_kept(module: ir.Module, keep) -> int:
+    """Each op for which `keep(op)` holds with a result nobody reads passes all its results through one
+    `optimization_barrier`; the count rewritten."""
+    found = _ops_where(module, lambda op: keep(op) and any(next(iter(r.uses), None) is None for r in op.results))
+    for op in found:
         results = list(op.results)
         with ir.InsertionPoint.after(op), op.location:
             bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
         for r, b in zip(results, bar.results):
             r.replace_all_uses_except(b, bar)
-    return len(sorts)
+    return len(found)
+
+
+def sort_results_kept(module: ir.Module) -> int:
+    """Each `sort` with a result nobody reads passes all its results through one `optimization_barrier`.
+
+    IREE 3.13 reads the operand of an unread result from a read-only binding and sorts a copy of it, whose
+    distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
+    in one module; CUDA "failed to bufferize" it (`sort` of 64+ floats: its comparator reads the unread index
+    operand). Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
+    return _results_kept(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1)
+
+
+def _complex_folded(block) -> None:
+    """In `block`: `real`/`imag` of a `complex` op read its part, and a `select` of two `complex` ops selects parts
+    (no complex value left where only those ops make one: complex128 ones failed in a reduction's body); dead
+    `complex` ops erased."""
+    for o in list(block.operations):
+        srcs = [producer(v) for v in o.operands]
+        made = [s is not None and s.name == "stablehlo.complex" for s in srcs]
+        if o.name in ("stablehlo.real", "stablehlo.imag") and made[0]:
+            o.results[0].replace_all_uses_with(srcs[0].operands[o.name == "stablehlo.imag"])
+            o.erase()
+        elif o.name == "stablehlo.select" and _complex(o.results[0]) and all(made[1:]):
+            with ir.InsertionPoint(o), o.location:
+                sel = [_create("stablehlo.select", [o.operands[0], srcs[1].operands[i], srcs[2].operands[i]],
+                               [srcs[1].operands[i].type]).result for i in (0, 1)]
+                o.results[0].replace_all_uses_with(_create("stablehlo.complex", sel, [o.results[0].type]).result)
+            o.erase()
+    for o in reversed(list(block.operations)):
+        if o.name == "stablehlo.complex" and next(iter(o.results[0].uses), None) is None:
+            o.erase()
+
+
+def complex_reductions_in_parts(module: ir.Module) -> int:
+    """Each `reduce` of several operands, one complex or more, reduces each complex operand's real and imaginary
+    parts (its body joins them again, then splits its results: `_complex_folded`). IREE 3.13's CUDA pipeline
+    segfaulted on a complex operand beside another (`argmax` of complex values: of 9 with its values' result unread,
+    of 64x64 rows, of 1000). The count rewritten."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce" and len(op.operands) >= 4
+                       and any(_complex(v) for v in op.operands))
+
+    def parts(vs):  # (complex values as their parts, at the insertion point)
+        out = []
+        for v in vs:
+            if not _complex(v):
+                out.append(v)
+                continue
+            t = _like(v.type, ir.ComplexType(_element(v.type)).element_type)
+            out += [_create(f"stablehlo.{p}", [v], [t]).result for p in ("real", "imag")]
+        return out
+
+    def joined(vs, old):  # (`old`'s values from `vs`, complex ones from their parts)
+        it, out = iter(vs), []
+        for o in old:
+            out.append(_create("stablehlo.complex", [next(it), next(it)], [o.type]).result if _complex(o) else next(it))
+        return out
+
+    for op in found:
+        k = len(op.operands) // 2
+        with ir.InsertionPoint(op), op.location:
+            operands = parts(list(op.operands)[:k]) + parts(list(op.operands)[k:])
+            m = len(operands) // 2
+            new = ir.Operation.create("stablehlo.reduce", operands=operands, regions=1, attributes={
+                "dimensions": op.attributes["dimensions"]}, results=[
+                ir.RankedTensorType.get(ir.RankedTensorType(op.results[0].type).shape, _element(v.type))
+                for v in operands[m:]])
+            old = op.regions[0].blocks[0]
+            block = new.regions[0].blocks.append(*[v.type for v in operands[m:]] * 2)
+        with ir.InsertionPoint(block), op.location:
+            args = list(block.arguments)
+            olds = list(old.arguments)
+            for a, v in zip(olds, joined(args[:m], olds[:k]) + joined(args[m:], olds[k:])):
+                a.replace_all_uses_with(v)
+        for o in list(old.operations):
+            o.detach_from_parent()
+            ir.InsertionPoint(block).insert(o)
+        ret = block.operations[len(block.operations) - 1]
+        with ir.InsertionPoint(ret), op.location:
+            _create("stablehlo.return", parts(list(ret.operands)), [])
+        ret.erase()
+        _complex_folded(block)
+        with ir.InsertionPoint.after(new), op.location:
+            for r, v in zip(op.results, joined(list(new.results), list(op.results))):
+                r.replace_all_uses_with(v)
+        op.erase()
+    return len(found)
 
 
 def complex_constants_apart(module: ir.Module) -> int:
@@ -693,13 +856,25 @@ FLATTEN_FULL_REDUCTIONS = register(Rewrite(
     "flatten-full-reductions", flatten_full_reductions,
     "a reduction over every dimension of a 2-D+ operand reduces its 1-D reshape (CUDA: split reduction)", "legalize",
     Workaround(_IREE, "tests/test_gpu.py::test_full_reductions_compile_for_cuda")))
+VARIADIC_REDUCTIONS_IN_ROWS = register(Rewrite(
+    "variadic-reductions-in-rows", variadic_reductions_in_rows,
+    f"a reduction of several 1-D operands over all of them reduces {ROWS} rows first (CUDA: split reduction)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_argmax_of_a_long_array_compiles_for_cuda")))
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
 SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
-    "a sort with an unread result passes all its results through a barrier (SPIR-V: IREE sorted a read-only copy)",
+    "a sort with an unread result passes all its results through a barrier (GPUs: IREE sorted a read-only copy)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
+COMPLEX_REDUCTIONS_IN_PARTS = register(Rewrite(
+    "complex-reductions-in-parts", complex_reductions_in_parts,
+    "a reduction of several operands reduces the real and imaginary parts of complex ones (CUDA: iree-compile "
+    "segfaulted)", "legalize", Workaround(_IREE, "tests/test_gpu.py::test_argmax_of_complex_values_compiles_for_cuda")))
+COMPLEX_REDUCTION_INPUTS_APART = register(Rewrite(
+    "complex-reduction-inputs-apart", complex_reduction_inputs_apart,
+    "a reduction's real operand computed from complex values comes through a barrier (CUDA: iree-compile segfaulted)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_reductions_of_values_of_complex_ones_compile_for_cuda")))
 COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",

@@ -148,7 +148,8 @@ def _on_cpu(text: str, *args) -> list:
     ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, ic.compile_str(
         text, target_backends=["llvm-cpu"], extra_args=list(TARGETS["cpu"].flags))))
     name = re.search(r"module @(\w+)", text)[1]
-    return [np.asarray(r) for r in ctx.modules[name]["main"](*args)]
+    out = ctx.modules[name]["main"](*args)
+    return [np.asarray(r) for r in (out if isinstance(out, (tuple, list)) else [out])]
 
 
 @pytest.mark.parametrize("shape", [(64, 64), (256, 64), (4, 32, 32)])
@@ -164,6 +165,74 @@ def test_full_reductions_compile_for_cuda(shape):
     got = _on_cpu(text, x)
     np.testing.assert_allclose(got[0], np.sum(x.astype(np.float64) ** 2), rtol=1e-5)
     assert got[1] == x.max()
+
+
+def test_cuda_sorts_with_an_unread_result_compile():
+    # The index operand of a stable sort, read by its comparator, its result unread (`sort`, not `argsort`): IREE
+    # 3.13's CUDA pipeline "failed to bufferize" it from 64 floats (128x1024 in test_numpy_shapes' sorts).
+    # `sort-results-kept` writes every result (here on the CPU).
+    x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    low = stagec.jit(lambda x: snp.sort(x, axis=-1)).lower(x)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert "optimization_barrier" in text
+    np.testing.assert_array_equal(_on_cpu(text, x)[0], np.sort(x, -1))
+
+
+@pytest.mark.parametrize("n", [4099, 1 << 20])
+def test_argmax_of_a_long_array_compiles_for_cuda(n):
+    # A reduction of two results (value, index) to one element: IREE 3.13's split reduction "failed to form split
+    # reduction dispatch" from 1024 elements (1000 compiled), 2-D ones flattened alike, a column's too.
+    # `variadic-reductions-in-rows` reduces 512 rows first, filled up with the inits: the same indices, ties to the first
+    # (here on the CPU).
+    x = np.random.default_rng(0).integers(0, 50, n).astype(np.float32)  # (many ties)
+    y = x.copy()
+    y[n // 3] = np.nan
+    f = lambda x, y: (snp.argmax(x), snp.argmin(snp.reshape(x[:4096], (64, 64))), snp.argmax(y), snp.nanargmin(y),
+                      snp.argmax(snp.reshape(x[:4096], (4096, 1)), axis=0))  # (a column: IREE drops its unit dimension)
+    low = stagec.jit(f).lower(x, y)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("across dimensions = [1] :") == 5
+    want = [np.argmax(x), np.argmin(x[:4096]), n // 3, np.nanargmin(y), [np.argmax(x[:4096])]]
+    assert [v.tolist() for v in _on_cpu(text, x, y)] == want
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_argmax_of_complex_values_compiles_for_cuda(dtype):
+    # argmax of complex values (a reduction of them and their indices): iree-compile segfaulted for CUDA (of 9 values,
+    # their result unread: test_numpy_where_complex's module; of 64x64 rows; of 1000). `complex-reductions-in-parts`
+    # reduces real and imaginary parts (here on the CPU).
+    rng = np.random.default_rng(0)
+    z = (rng.integers(-3, 3, 4096) + 1j * rng.integers(-3, 3, 4096)).astype(dtype)  # (many ties)
+    z[[5, 3000]] = [np.nan + 1j, 2 + np.nan * 1j]
+    f = lambda z: (snp.argmax(z[:7]), snp.argmin(z[:1000]), snp.argmax(snp.reshape(z, (64, 64)), axis=1),  # noqa: E731
+                   snp.argmax(z), snp.max(snp.reshape(z[:8], (2, 4)), axis=1))
+    with _x64():
+        low = stagec.jit(f).lower(z)
+        assert len(low.compile("cuda").artifact.vmfb) > 1000
+        text = legalized(low.as_text(), "cuda")
+    assert not re.search(r"stablehlo.reduce\(.*complex.*->.*tensor<i32>", text)
+    got = _on_cpu(text, z)
+    want = [np.argmax(z[:7]), np.argmin(z[:1000]), np.argmax(z.reshape(64, 64), axis=1), np.argmax(z),
+            np.max(z[:8].reshape(2, 4), axis=1)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_reductions_of_values_of_complex_ones_compile_for_cuda():
+    # A reduction of real values computed from complex ones: IREE 3.13 fused the complex read into the reduction and
+    # iree-compile segfaulted (GPUApplyPaddingLevel; complex eigh of 16x16 in test_linalg's Jacobi test, before its
+    # norm's sum was flattened). `complex-reduction-inputs-apart` computes them in a dispatch apart (here on the CPU).
+    z = (np.linspace(-3, 5, 256) + 1j * np.linspace(2, -7, 256)).astype(np.complex64)
+    f = lambda z: (snp.sum(snp.abs(z)), snp.linalg.norm(z), snp.sum(snp.real(snp.reshape(z, (4, 64))), axis=1))  # noqa: E731
+    low = stagec.jit(f).lower(z)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") == 3
+    got, want = _on_cpu(text, z), [np.sum(np.abs(z)), np.linalg.norm(z), np.sum(z.real.reshape(4, 64), axis=1)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5)
 
 
 def _cuda_bindings(f, *args) -> dict:
