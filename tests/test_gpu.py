@@ -15,6 +15,7 @@ from stagec import backend
 from stagec.compiler.targets import vulkan_target_flags
 from stagec.dtypes import bfloat16
 from gpu_text import legalized
+from threads import run_at_once
 
 GPUS = backend.gpu_backends()
 BF16 = S((64, 64), bfloat16)
@@ -114,24 +115,16 @@ def test_a_0d_bfloat16_power_is_computed_in_float32_for_cuda():
 def test_cuda_runs_on_any_thread():
     # IREE's CUDA device made its context current on its creating thread only: calls on the backend's worker (a
     # host callback), on a user's thread, and reads and uploads there failed with CUDA_ERROR_INVALID_CONTEXT.
-    import threading
     x = np.linspace(-2, 2, 7, dtype=np.float32)
     f = stagec.jit(lambda v: stagec.pure_callback(np.arcsinh, S(v.shape, v.dtype), v * 2) + 1, backend="cuda")
     g = stagec.jit(lambda v: snp.tanh(v) * 3, backend="cuda")
-    out, errors = {}, []
+    out = {}
 
     def work(i):
-        try:
-            v = stagec.device_put(x + i, stagec.devices("cuda")[0])
-            out[i] = (np.asarray(f(v)), np.asarray(g(v)), np.asarray(snp.sin(v)))
-        except Exception as e:
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+        v = stagec.device_put(x + i, stagec.devices("cuda")[0])
+        out[i] = (np.asarray(f(v)), np.asarray(g(v)), np.asarray(snp.sin(v)))
+    errors = run_at_once(work, 4)
+    assert not errors and len(out) == 4, errors
     for i, (a, b, c) in out.items():
         np.testing.assert_allclose(a, np.arcsinh((x + i) * 2) + 1, rtol=1e-6)
         np.testing.assert_allclose(b, np.tanh(x + i) * 3, rtol=1e-6)
