@@ -268,6 +268,21 @@ def test_a_dispatch_over_the_binding_limit_fails_at_compile_naming_the_function(
         stagec.jit(fma, backend="cuda").lower(x, x, x).compile()
 
 
+def test_a_dump_folder_s_older_dispatches_are_not_this_module_s(tmp_path):
+    # A CUDA compile asked to dump its dispatch sources checks the bindings in that folder: files an earlier module
+    # left there (here one of 18 bindings) are not counted.
+    import os
+
+    from stagec.compiler.driver import DUMP_SOURCES
+    layout = ", ".join(["#hal.pipeline.binding<storage_buffer>"] * 18)
+    old = tmp_path / "old_dispatch_0.mlir"
+    old.write_text(f"hal.executable.export public @old_dispatch_0 ordinal(0) layout(#hal.pipeline.layout<bindings=[{layout}]>)\n")
+    os.utime(old, (1e9, 1e9))
+    low = stagec.jit(fma, backend="cuda").lower(*[S((8,), np.float32)] * 3)
+    assert len(backend.get_backend("cuda").compile(low.as_text("final"), low.name, None, [DUMP_SOURCES + str(tmp_path)])) > 1000
+    assert len(os.listdir(tmp_path)) > 1  # (this module's sources are there too)
+
+
 def fma(a, b, c):
     return a * b + c
 

@@ -16,6 +16,7 @@ import math
 import os
 import re
 import tempfile
+import time
 from typing import NamedTuple, Sequence
 
 from .. import tuning
@@ -300,21 +301,27 @@ def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[
     if t.max_bindings is None:
         return processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
     given = next((f[len(DUMP_SOURCES):] for f in side_flags if f.startswith(DUMP_SOURCES)), None)
-    with tempfile.TemporaryDirectory(prefix="stagec-sources-") as d:  # (the last such flag wins: one folder)
-        vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, [*side_flags, *([] if given else [DUMP_SOURCES + d])]))
-        over = {k: n for k, n in dispatch_bindings(given or d).items() if n > t.max_bindings}
+    if given is not None:  # (a dump folder asked for: IREE writes to one only; its older files are not this module's)
+        since = time.time() - 1
+        vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
+        found = dispatch_bindings(given, since)
+    else:
+        with tempfile.TemporaryDirectory(prefix="stagec-sources-") as d:
+            vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, [*side_flags, DUMP_SOURCES + d]))
+            found = dispatch_bindings(d)
+    over = {k: n for k, n in found.items() if n > t.max_bindings}
     if over:
         raise TooManyBindings("\n".join(f"error: dispatch {k} binds {n} buffers; the {backend} runtime binds at most "
                                          f"{t.max_bindings} (it would refuse the module at load)" for k, n in over.items()))
     return vmfb
 
 
-def dispatch_bindings(folder: str) -> dict[str, int]:
+def dispatch_bindings(folder: str, since: float = 0.0) -> dict[str, int]:
     """Each dispatch's buffer bindings (its export's `#hal.pipeline.layout`), from the executable sources IREE dumped
-    into `folder` (`DUMP_SOURCES`)."""
+    into `folder` (`DUMP_SOURCES`), those written from `since` (a time) on."""
     out = {}
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".mlir"):
+        if name.endswith(".mlir") and os.path.getmtime(os.path.join(folder, name)) >= since:
             with open(os.path.join(folder, name)) as f:
                 text = f.read()
             aliases = dict(re.findall(r"^(#\w+) = (.*)$", text, re.M))  # (a layout printed once, by name)
