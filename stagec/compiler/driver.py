@@ -16,7 +16,6 @@ import math
 import os
 import re
 import tempfile
-import time
 from typing import NamedTuple, Sequence
 
 from .. import tuning
@@ -302,9 +301,9 @@ def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[
         return processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
     given = next((f[len(DUMP_SOURCES):] for f in side_flags if f.startswith(DUMP_SOURCES)), None)
     if given is not None:  # (a dump folder asked for: IREE writes to one only; its older files are not this module's)
-        since = time.time() - 1
+        before = _stamps(given)
         vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
-        found = dispatch_bindings(given, since)
+        found = dispatch_bindings(given, before)
     else:
         with tempfile.TemporaryDirectory(prefix="stagec-sources-") as d:
             vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, [*side_flags, DUMP_SOURCES + d]))
@@ -316,12 +315,20 @@ def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[
     return vmfb
 
 
-def dispatch_bindings(folder: str, since: float = 0.0) -> dict[str, int]:
+def _stamps(folder: str) -> dict[str, int]:
+    """{name: modification time in ns} of the files in `folder` ({} where it does not exist yet)."""
+    try:
+        return {e.name: e.stat().st_mtime_ns for e in os.scandir(folder)}
+    except OSError:
+        return {}
+
+
+def dispatch_bindings(folder: str, before: dict[str, int] | None = None) -> dict[str, int]:
     """Each dispatch's buffer bindings (its export's `#hal.pipeline.layout`), from the executable sources IREE dumped
-    into `folder` (`DUMP_SOURCES`), those written from `since` (a time) on."""
+    into `folder` (`DUMP_SOURCES`); with `before` (`_stamps` of the folder), only the files written since."""
     out = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".mlir") and os.path.getmtime(os.path.join(folder, name)) >= since:
+    for name, stamp in sorted(_stamps(folder).items()):
+        if name.endswith(".mlir") and (before is None or before.get(name) != stamp):
             with open(os.path.join(folder, name)) as f:
                 text = f.read()
             aliases = dict(re.findall(r"^(#\w+) = (.*)$", text, re.M))  # (a layout printed once, by name)
