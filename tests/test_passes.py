@@ -216,3 +216,17 @@ def test_workarounds_say_which_iree_and_which_test_shows_them():
     installed = ".".join(aot.iree_compiler_version().split(".")[:2])
     stale = sorted(f"{n} (IREE {w.iree}: {w.test})" for n, w in found.items() if w.iree != installed)
     assert not stale, f"workarounds written for another IREE than {installed}; check each again: {stale}"
+
+
+def test_runtime_quirks_name_the_test_that_shows_them():
+    """The runtime's driver quirks (`backend.Quirk`: lavapipe's spinning waits, CUDA's per-thread context, NVIDIA
+    Vulkan's wrong answers) each name a test that exists, to run again on a new IREE, Mesa or driver."""
+    import pathlib
+
+    from stagec import backend
+    root = pathlib.Path(__file__).resolve().parents[1]
+    quirks = {n: q for n, q in vars(backend).items() if isinstance(q, backend.Quirk)}
+    assert {"SPINNING_WAITS", "CUDA_THREAD_CONTEXT", "NVIDIA_VULKAN_WRONG"} <= set(quirks)
+    for name, q in quirks.items():
+        path, _, test = q.test.partition("::")
+        assert f"def {test}(" in (root / path).read_text(), (name, q.test)
