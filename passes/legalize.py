@@ -677,17 +677,13 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
-def _results_kept(module: ir.Module, keep) -> int:
-    """Each op for which `keep(op)` holds with a result nobody reads passes all its results through one
-    `optimization_barrier`; the count rewritten."""
-    found = _ops_where(module, lambda op: keep(op) and any(next(iter(r.uses), None) is None for r in op.results))
-    for op in found:
-        results = list(op.results)
-        with ir.InsertionPoint.after(op), op.location:
-            bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
-        for r, b in zip(results, bar.results):
-            r.replace_all_uses_except(b, bar)
-    return len(found)
+def _behind_barrier(op) -> None:
+    """`op`'s results read through one `optimization_barrier` right after it (by every other reader)."""
+    results = list(op.results)
+    with ir.InsertionPoint.after(op), op.location:
+        bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
+    for r, b in zip(results, bar.results):
+        r.replace_all_uses_except(b, bar)
 
 
 def sort_results_kept(module: ir.Module) -> int:
@@ -697,7 +693,11 @@ def sort_results_kept(module: ir.Module) -> int:
     distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
     in one module; CUDA "failed to bufferize" it (`sort` of 64+ floats: its comparator reads the unread index
     operand). Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
-    return _results_kept(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1)
+    found = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
+                       and any(next(iter(r.uses), None) is None for r in op.results))
+    for op in found:
+        _behind_barrier(op)
+    return len(found)
 
 
 def _complex_folded(block) -> None:
@@ -786,10 +786,7 @@ def complex_constants_apart(module: ir.Module) -> int:
                        and isinstance(_element(op.results[0].type), ir.ComplexType)
                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
     for op in found:
-        v = op.results[0]
-        with ir.InsertionPoint.after(op), op.location:
-            bar = _create("stablehlo.optimization_barrier", [v], [v.type])
-        v.replace_all_uses_except(bar.result, bar)
+        _behind_barrier(op)
     return len(found)
 
 
