@@ -23,6 +23,7 @@ def before_isolation(lowered) -> str:
     names = list(lowered.stages())
     return lowered.as_text(names[names.index("isolate-reductions") - 1])
 
+
 RNG = np.random.default_rng(9)
 
 

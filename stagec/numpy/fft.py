@@ -149,7 +149,7 @@ def _irfft(x, n, axis, norm, fname: str = "irfft"):
         c = np.where((k == 0) | (2 * k == n), 1.0, 2.0)[:, None]
         w = c * np.exp(2j * np.pi * (np.outer(k, np.arange(n)) % n) / n) / n
         rd = _real(aval_of(x).dtype)
-        hi = Precision.HIGHEST  # (a transform is exact in float32, as JAX's cuFFT; CUDA's default product is bf16_3x)
+        hi = Precision.HIGHEST  # (in float32, as JAX's cuFFT: CUDA's default product is bf16_3x)
         out = matmul(real(x), _const(w.real, rd), precision=hi) - matmul(imag(x), _const(w.imag, rd), precision=hi)
     return moveaxis(_scale(out, n, norm, True), -1, ax)
 
