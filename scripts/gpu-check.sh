@@ -3,7 +3,7 @@
 # on that backend first, each run capped and its outcomes written as they come (scripts/gpu_report.py); then the
 # GPU tests alone and the benchmark table. On the GPU machine, after ../shared/gpu/prepare.sh here:
 #   bash .gpu/remote.sh bash scripts/gpu-check.sh [suite seconds, default 240]
-# Results land in $OUT (cuda.rep, vulkan.rep, *.log, bench.log).
+# Results land in $OUT (cuda.rep, vulkan.rep, *.log, bench.log). BENCH=0 skips the benchmark.
 cd "$(dirname "$0")/.." || exit 1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONPATH="${PYTHONPATH:-}:$PWD/scripts" JAX_PLATFORMS=cpu
 t=${1:-240}
@@ -20,5 +20,6 @@ suite() {  # backend workers files...
 suite cuda 9 $(order "$never_cuda") &
 suite vulkan 6 $(order "$never_vulkan") &
 wait
+[ "${BENCH:-1}" = 0 ] && exit 0  # BENCH=0: the suites only
 timeout 150 python3 benchmarks/bench_gpu.py --quick > "$OUT/bench.log" 2>&1
 cat "$OUT/bench.log"
