@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lowering as L
+from ..config import config
 from ..core import Primitive, ShapedArray, aval_of
 from . import _ad
 from ._util import NUMBER, check_kind
@@ -418,7 +419,7 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding, lhs_d
                          precision=None, preferred_element_type=None):
     """General N-d convolution (JAX's `lax.conv_general_dilated`): `padding` is 'SAME', 'SAME_LOWER', 'VALID' or
     (low, high) pairs; `dimension_numbers` None (NCHW/OIHW/NCHW), strings such as ('NHWC', 'HWIO', 'NHWC'), or a
-    `ConvDimensionNumbers`."""
+    `ConvDimensionNumbers`; `precision` None: `config.default_matmul_precision`, read now (as `dot_general`)."""
     lhs, rhs = match_weak(lhs, rhs)
     la, ra = aval_of(lhs), aval_of(rhs)
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
@@ -437,7 +438,8 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding, lhs_d
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn, feature_group_count=int(feature_group_count),
-        batch_group_count=int(batch_group_count), precision=canonicalize_precision(precision),
+        batch_group_count=int(batch_group_count),
+        precision=canonicalize_precision(precision if precision is not None else config.default_matmul_precision),
         preferred_element_type=pet)
 
 
