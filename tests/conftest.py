@@ -186,12 +186,21 @@ def _exact_products_on_cuda(request):
     """Under a CUDA default backend, float32 products that name no precision are bf16_3x (~2**-16 of relative error
     per product, as JAX's default is TF32 there: docs/design.md, "Precision of float32 products"). The suite's
     oracles bound float32 products, so there its tests run at HIGHEST, except those marked `default_precision`
-    (tests/test_gpu.py checks the default's own bound on the GPU). Elsewhere: untouched."""
+    (tests/test_gpu.py checks the default's own bound on the GPU), and so do the processes they start. Elsewhere:
+    untouched."""
     if stagec.config.default_backend != "cuda" or request.node.get_closest_marker("default_precision") is not None:
         yield
         return
-    with stagec.default_matmul_precision("highest"):
-        yield
+    env = os.environ.get("STAGEC_DEFAULT_MATMUL_PRECISION")
+    os.environ["STAGEC_DEFAULT_MATMUL_PRECISION"] = "highest"  # (the processes a test starts too: their bits and
+    try:                                                       # cache keys are compared with this one's)
+        with stagec.default_matmul_precision("highest"):
+            yield
+    finally:
+        if env is None:
+            os.environ.pop("STAGEC_DEFAULT_MATMUL_PRECISION", None)
+        else:
+            os.environ["STAGEC_DEFAULT_MATMUL_PRECISION"] = env
 
 
 @pytest.fixture

@@ -198,6 +198,7 @@ ROWS = {"softmax": softmax, "layernorm": layernorm,
         "layernorm down columns": lambda np_, x: layernorm(np_, x.T)}
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
 def test_tuning_spec_goes_to_modules_that_read_rows_only():
     # The spec's one-row tiles made a softmax down columns 8x slower: only modules whose reductions all run
     # along the last axis, reading nothing transposed, get it.
@@ -214,6 +215,7 @@ def test_tuning_spec_goes_to_modules_that_read_rows_only():
     assert not reads_rows_only(stagec.jit(lambda v: v - snp.max(v, 1)[:, None] - snp.sum(v, 0)).lower(x).as_text("final"))
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
 def test_tuning_rules_read_the_ir_not_its_printed_text():
     # The rules walk the module's ops: the same module printed in MLIR's generic form (no `across dimensions`,
     # no `dims = [...]`, maps as attributes of `"linalg.generic"`) gets the same parts as its pretty text.
@@ -302,6 +304,7 @@ def test_tuning_spec_joins_the_parts_a_module_needs():
     assert tuning.spec_path(("rows",)) != path
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
 def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch):
     # IREE 3.13 can deadlock loading a tuning spec on its thread pool (a waiting thread re-enters the lock):
     # a module compiled with a spec gets --mlir-disable-threading, one without keeps IREE's threads.
@@ -344,6 +347,7 @@ def test_skinny_float32_matmuls_take_the_tuned_tiles_and_match_numpy(name, tmp_p
     assert "cache_reduction = [0, 0, 128], distribution = [256, 512, 0], vector_common_parallel = [6, 64, 0]" in configs
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
 def test_skinny_tiles_only_unpacked_float32_a_at_b(tmp_path):
     # A module that packs its matmuls (256x1024 @ 1024x1024: worth packing) gets no skinny part (IREE's packed
     # matmul did not compile with its tiles); nor do 257+ rows or fewer than 1024 columns; A @ B.T of 8 rows is
@@ -437,6 +441,7 @@ def _weight_left(fn, *args) -> int:
     return sum(s.rewrites["weight-left"] for s in stagec.jit(fn).lower(*args).pass_stats)
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
 def test_a_at_b_t_of_few_rows_multiplies_the_weight_from_the_left(tmp_path):
     # weight-left: a float32 A @ B.T of 8-256 rows by a B of 2^22+ elements (a dense layer's backward dz @ W.T, and
     # a @ b.T as written) is computed as (B @ A.T).T, both transposes behind barriers: IREE's dispatch is a plain
@@ -456,6 +461,7 @@ def test_a_at_b_t_of_few_rows_multiplies_the_weight_from_the_left(tmp_path):
     np.testing.assert_allclose(np.asarray(stagec.jit(g)(a, w)), want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
 def test_weight_left_only_few_rows_by_a_large_float32_b(x64):
     # 8 and 256 rows by 2048x2048 are rewritten; 4 rows (as fast either way), 257+ rows (packed modules), a B under
     # 2^22 elements, 1 row (a matrix-vector product, read in order already) and float64 keep IREE's A @ B.T.

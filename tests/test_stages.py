@@ -64,6 +64,7 @@ def test_default_text_is_stablehlo_that_iree_compiles(name):
     assert len(vmfb) > 1000
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages)
 def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     lowered = stagec.jit(lambda x: selu(x.reshape(4, 4))).lower(S((16,), F32))  # (default `fuse` needs a reshape)
     names = list(lowered.stages())
@@ -88,6 +89,7 @@ def test_stablehlo_stage_keeps_large_constants_that_pass_stages_elide():
     assert "__elided__" not in text and "00F07F45" in text and ops_outside_stablehlo(text) == set()  # 4095.0
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages)
 def test_pass_stats_and_stages_on_demand():
     lowered = stagec.jit(selu, passes=["simplify", "fuse-all"]).lower(S((4,), F32))
     stats = lowered.pass_stats  # no text asked for before
@@ -102,6 +104,7 @@ def test_pass_stats_and_stages_on_demand():
         lowered.as_text("nope")
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's stages)
 def test_final_is_exactly_what_iree_receives_and_what_the_key_holds():
     # A 1024^2 matrix-vector product calls stagec's BLAS module (the CPU's `blas-dots` offload, on by default): the
     # final stage shows the call, and the persistent cache's key holds the digest of that very text.

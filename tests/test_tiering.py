@@ -15,6 +15,7 @@ from stagec import eager, lax, quick, stages
 from stagec.errors import CompileError
 from threads import run_at_once
 
+pytestmark = pytest.mark.cpu_only  # (the quick tier runs on the CPU only: stagec.quick.start)
 jit_mod = sys.modules["stagec.jit"]
 EPS = np.finfo(np.float32).eps
 
