@@ -7,18 +7,22 @@
 cd "$(dirname "$0")/.." || exit 1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONPATH="${PYTHONPATH:-}:$PWD/scripts" JAX_PLATFORMS=cpu
 t=${1:-240}
-# Never reached on each backend by the H200 run of 2026-11-27 (docs/log.md): these first, then the rest.
-never_cuda="test_accuracy.py test_accuracy_composites.py test_accuracy_gamma.py test_aot.py test_bfloat16.py test_cache.py test_complex_edges.py test_complex_power.py test_compose.py test_dtypes_bf16_scalars.py test_edge_values.py test_fenced.py test_function_coverage.py test_jit.py test_lax_bits.py test_numpy.py test_passes_squares.py test_passes_widen.py test_precision.py test_retries.py test_sorts.py test_tempfiles.py test_tiering.py test_tree_util.py test_trig.py test_tutorial.py test_vmap.py test_vulkan_functions.py test_vulkan_idle.py "
-never_vulkan="test_accuracy_composites.py test_accuracy_gamma.py test_aot.py test_bfloat16.py test_cache.py test_complex_edges.py test_complex_power.py test_compose.py test_dtypes_bf16_scalars.py test_edge_values.py test_fenced.py test_function_coverage.py test_lax_bits.py test_numpy_index_modes.py test_numpy_indexing.py test_numpy_linalg.py test_numpy_names.py test_numpy_reductions.py test_numpy_shapes.py test_numpy_ufuncs.py test_numpy_where_complex.py test_passes.py test_passes_activations.py test_passes_columns.py test_passes_differential.py test_passes_exp64.py test_passes_fuse.py test_passes_masks.py test_passes_movement.py test_passes_simplify.py test_passes_split_sums.py test_passes_squares.py test_passes_tanh64.py test_passes_upcast.py test_passes_updates.py test_passes_widen.py test_perf_paths.py test_precision.py test_random.py test_random_more.py test_retries.py test_safety.py test_sorts.py test_special_tails.py test_stages.py test_tempfiles.py test_tiering.py test_tree_util.py test_vmap.py test_vulkan_idle.py "
-order() { for f in $1; do echo "tests/$f"; done; ls tests/test_*.py | grep -vxF -f <(for f in $1; do echo "tests/$f"; done); }
-suite() {  # backend workers files...
-  b=$1 n=$2; shift 2
-  REP_FILE=$OUT/$b.rep STAGEC_BACKEND=$b timeout -s INT -k 10 "$t" python3 -m pytest -q -p no:cacheprovider \
-    -p gpu_report -n "$n" --dist loadfile --no-loadscope-reorder --timeout 90 --tb=no "$@" > "$OUT/$b.log" 2>&1
+# Never reached on each backend by the H200 runs of 2026-11-27 (docs/log.md): these first, then the rest.
+never_cuda="test_accuracy.py test_accuracy_composites.py test_accuracy_gamma.py test_aot.py test_bfloat16.py test_cache.py test_complex_edges.py test_complex_power.py test_compose.py test_dtypes_bf16_scalars.py test_edge_values.py test_fenced.py test_function_coverage.py test_jit.py test_lax_bits.py test_numpy.py test_passes_squares.py test_passes_widen.py test_precision.py test_retries.py test_sorts.py test_trig.py test_vulkan_functions.py test_vulkan_idle.py "
+never_vulkan="test_accuracy_composites.py test_accuracy_gamma.py test_aot.py test_bfloat16.py test_cache.py test_complex_edges.py test_complex_power.py test_compose.py test_dtypes_bf16_scalars.py test_edge_values.py test_fenced.py test_function_coverage.py test_lax_bits.py test_passes_squares.py test_passes_widen.py test_precision.py test_retries.py test_sorts.py test_vulkan_idle.py "
+rest() { ls tests/test_*.py | grep -vxF -f <(for f in $1; do echo "tests/$f"; done); }
+suite() {  # backend workers never-run-files: those first in a pytest run of their own (pytest collects the files of
+  b=$1 n=$2                                # one run in its own order), then the rest in what time is left
+  end=$((SECONDS + t))
+  for files in "$(for f in $3; do echo "tests/$f"; done)" "$(rest "$3")"; do
+    left=$((end - SECONDS)); [ $left -lt 20 ] && break
+    REP_FILE=$OUT/$b.rep STAGEC_BACKEND=$b timeout -s INT -k 10 "$left" python3 -m pytest -q -p no:cacheprovider \
+      -p gpu_report -n "$n" --dist loadfile --timeout 90 --tb=no $files >> "$OUT/$b.log" 2>&1
+  done
   echo "$b: $(grep -c ' passed ' "$OUT/$b.rep") passed, $(grep -c ' FAILED ' "$OUT/$b.rep") failed in $t s or less"
 }
-suite cuda 9 $(order "$never_cuda") &
-suite vulkan 6 $(order "$never_vulkan") &
+suite cuda 9 "$never_cuda" &
+suite vulkan 6 "$never_vulkan" &
 wait
 [ "${BENCH:-1}" = 0 ] && exit 0  # BENCH=0: the suites only
 timeout 150 python3 benchmarks/bench_gpu.py --quick > "$OUT/bench.log" 2>&1
