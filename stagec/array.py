@@ -2,13 +2,14 @@
 values become device buffers (`to_buffers`)."""
 from __future__ import annotations
 
+import gc
 from typing import Any, Sequence
 
 import numpy as np
 
 from . import dtypes as _dt
 from . import tree_util
-from .backend import Backend, backends, get_backend
+from .backend import Backend, at_exit_release, backends, get_backend
 from .dispatch import PendingArguments
 from .core import ArrayOps, ShapedArray, aval_of, to_numpy_constant
 
@@ -273,6 +274,14 @@ def block_until_ready(x: Any) -> Any:
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+@at_exit_release
+def _let_go(backend: Backend) -> None:
+    """At exit, the arrays on `backend` give up their buffers (`backend.NVIDIA_VULKAN_EXIT`)."""
+    for o in gc.get_objects():
+        if isinstance(o, Array) and o._backend is backend:
+            o.delete()
 
 
 def effects_barrier() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import gc
 import os
 import re
 import tempfile
@@ -180,8 +181,30 @@ class Backend(Dispatcher):
                 if driver == "vulkan" and any(NVIDIA_VULKAN_WRONG.devices in n for n in device_names("vulkan")):
                     warnings.warn(NVIDIA_VULKAN_WRONG_TEXT, RuntimeWarning, stacklevel=2)
                 inst = _instance()
-                self._hal[driver] = _pinned((inst, dev, rt.create_hal_module(inst, dev)))
+                roots = (inst, dev, rt.create_hal_module(inst, dev))
+                if driver == "vulkan":  # (`NVIDIA_VULKAN_EXIT`: let go of at exit, not pinned)
+                    atexit.register(self._let_go, driver)
+                    self._hal[driver] = roots
+                else:
+                    self._hal[driver] = _pinned(roots)
             return self._hal[driver]
+
+    def _let_go(self, driver: str) -> None:
+        """At exit, drop what this process holds of `driver`'s device (`NVIDIA_VULKAN_EXIT`): queued calls finish,
+        then the upper layers let go (`at_exit_release`: live arrays' buffers), every compiled module on it, and this
+        backend's own handles; Python's finalization then frees the device, before the C runtime's exit."""
+        self._drain()
+        for fn in _exit_releases:
+            fn(self)
+        for o in gc.get_objects():
+            if isinstance(o, Executable) and o.backend is self and o.driver == driver:
+                o.release()
+        with self._lock:
+            self._hal.pop(driver, None)
+            for k in [k for k in self._numpy if k[1] == driver]:
+                del self._numpy[k]
+            self._put = None
+        gc.collect()
 
     def numpy_module(self, kind: str, driver: str):
         """The module of `kind` ("blas": `_blas_module`, "sort": `_sort_module`) on `driver`'s device, created
@@ -315,6 +338,22 @@ NVIDIA_VULKAN_WRONG_TEXT = (
     "off near multiples of pi/2, tanh, erfc, ndtr and float64 power over their error bounds, power(tiny, -x) = inf, "
     "the sign of signed integer floor_divide and remainder, subnormals flushed to zero (docs/gpu.md). Use "
     "backend='cuda' on NVIDIA GPUs.")
+
+# NVIDIA's Vulkan driver tears itself down when the process exits: a Vulkan device still alive then segfaults it
+# after its last line (exit 139, 3 of 3 on an H200; scripts/gpu-exit-probe.sh). So Vulkan's runtime roots are not
+# pinned (`_pinned`): at exit `Backend._let_go` drops every reference to the device the process can reach, buffers
+# first, and the device is freed during Python's finalization (3 of 3 exit 0 in the probe).
+NVIDIA_VULKAN_EXIT = Quirk("NVIDIA", "IREE 3.13.0, NVIDIA driver 580.159 (H200)",
+                           "tests/test_gpu.py::test_a_vulkan_process_lets_go_of_its_device_at_exit")
+
+_exit_releases: list = []  # fn(backend): what an upper layer holds of a backend's device, dropped at exit
+
+
+def at_exit_release(fn):
+    """Register `fn(backend)`, run by `Backend._let_go` at exit: it drops what its layer holds on that backend."""
+    _exit_releases.append(fn)
+    return fn
+
 
 # IREE 3.13's CUDA driver sets its context current on the creating thread only (`_CudaContext`).
 CUDA_THREAD_CONTEXT = Quirk("NVIDIA", "IREE 3.13.0, NVIDIA driver 580.159",
@@ -487,6 +526,15 @@ class Executable:
         if mode == "always" or (mode == "auto" and (host_calls or self.driver != "local-sync"
                                                     or self.total >= ASYNC_WORK)):
             self._set_call(Executable.submit)
+
+    def release(self) -> None:
+        """Drop this module's hold on its device (at exit, `Backend._let_go`): a later call raises."""
+        self.module = self.context = self.fn = self._invoke = self._device = self._spare = None
+        self._rets = []
+
+        def released(bvs):
+            raise RuntimeError(f"module {self.name} was released at interpreter exit")
+        self.call = self.run = self.submit = released
 
     def _set_call(self, method) -> None:
         """Make `call` this method (`run` is the class's own), held without a reference cycle."""

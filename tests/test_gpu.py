@@ -2,7 +2,10 @@
 finds a GPU (skipped otherwise; scripts/test-gpu.sh runs the whole suite on each GPU backend found)."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -365,3 +368,34 @@ def test_vulkan_on_an_nvidia_gpu_says_once_what_it_got_wrong(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fresh.hal("vulkan")  # (once: the device is made once)
+
+
+_EXIT_SCRIPT = """if 1:
+    import atexit, sys
+    import numpy as np
+    def after():  # registered first: runs after stagec's exit handlers (last in, first out)
+        from stagec import backend
+        b = backend.get_backend(sys.argv[1])
+        print("after", sorted(b._hal), kept.is_deleted(), flush=True)
+    atexit.register(after)
+    import stagec, stagec.numpy as snp
+    stagec.config.update("default_backend", sys.argv[1])
+    kept = snp.ones(4) + 1
+    print(np.asarray(stagec.jit(lambda v: v * 2)(kept)), flush=True)
+    sys.exit(3)
+"""
+
+
+def test_a_vulkan_process_lets_go_of_its_device_at_exit():
+    """NVIDIA's Vulkan driver segfaulted every process that still held its device at exit (exit 139 after the last
+    line, `backend.NVIDIA_VULKAN_EXIT`): at exit a Vulkan process drops its arrays' buffers, modules and handles,
+    keeping its exit status; the CPU's runtime roots stay pinned (their teardown order crashed once)."""
+    if not backend.device_names("vulkan"):
+        pytest.skip("no Vulkan device")
+    run = lambda b: subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, b], capture_output=True, text=True,  # noqa: E731
+                                   timeout=300, env=dict(os.environ, STAGEC_BACKEND=b))
+    r = run("vulkan")
+    assert r.returncode == 3 and r.stdout.splitlines() == ["[4. 4. 4. 4.]", "after [] True"], r
+    r = run("cpu")
+    assert r.returncode == 3 and r.stdout.splitlines()[0] == "[4. 4. 4. 4.]", r
+    assert r.stdout.splitlines()[1].endswith("] False") and r.stdout.splitlines()[1] != "after [] False", r
