@@ -13,6 +13,7 @@ import stagec.numpy as snp
 from stagec import host, lax
 from stagec.passes.legalize import SORT_MIN_LENGTH
 
+pytestmark = pytest.mark.cpu_only  # (the CPU's host sorts; GPUs sort in IREE: tests/test_numpy.py and others)
 rng = np.random.default_rng(11)
 LONG = SORT_MIN_LENGTH + 72
 
