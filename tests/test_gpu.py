@@ -228,6 +228,34 @@ def test_reductions_of_values_of_complex_ones_compile_for_cuda():
         np.testing.assert_allclose(g, w, rtol=1e-5)
 
 
+def _pools(x, window, stride, reduce):
+    """NumPy's pooling of NCHW `x` over VALID windows of the last two dimensions."""
+    v = np.lib.stride_tricks.sliding_window_view(x, window, axis=(2, 3))[:, :, ::stride[0], ::stride[1]]
+    return reduce(v, axis=(-2, -1))
+
+
+def test_two_poolings_compile_for_cuda():
+    # Two poolings of one output shape and init: IREE 3.13 made one fill of both outputs, wrote it from the first's
+    # dispatch beside the pooling accumulated into it, and CUDA "failed to bufferize" that dispatch (test_vmap's
+    # conv_pool: a convolution's max pooling, batched and looped). `reduce-window-inits-apart` gives each pooling an
+    # init of its own (here on the CPU).
+    lax = stagec.lax
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((1, 3, 5, 5)).astype(np.float32) for _ in range(2))
+    f = lambda x, y: (lax.reduce_window(x, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),  # noqa: E731
+                      lax.reduce_window(y, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+                      lax.reduce_window(x, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 1, 1), "VALID"),
+                      lax.reduce_window(y, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 1, 1), "VALID"))
+    low = stagec.jit(f).lower(x, y)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") == 4
+    want = [_pools(x, (2, 2), (2, 2), np.max), _pools(y, (2, 2), (2, 2), np.max),
+            _pools(x.astype(np.float64), (2, 2), (1, 1), np.sum), _pools(y.astype(np.float64), (2, 2), (1, 1), np.sum)]
+    for g, w in zip(_on_cpu(text, x, y), want):  # (float32 sums of four values near 1: 1e-6 apart at most)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
 def _cuda_bindings(f, *args) -> dict:
     """Each dispatch's buffer bindings in `f`'s module compiled for cuda (here: no GPU needed)."""
     import tempfile

@@ -84,7 +84,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings-16", "isolate-reductions",
                               "bf16-in-f32", "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart",
                               "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
-                              "complex-reduction-inputs-apart", "variadic-reductions-in-rows")),
+                              "complex-reduction-inputs-apart", "variadic-reductions-in-rows",
+                              "reduce-window-inits-apart")),
            max_bindings=16),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
