@@ -703,6 +703,31 @@ def reduce_window_inits_apart(module: ir.Module) -> int:
     return len(found)
 
 
+def clz64_in_halves(module: ir.Module) -> int:
+    """Each `count_leading_zeros` of 64-bit integers counted on their 32-bit halves: the high half's count, or 32
+    plus the low half's where the high half is 0. IREE 3.13's SPIR-V lowering has no 64-bit count ("failed to
+    legalize operation 'math.ctlz'" of i64 for NVIDIA's `ampere` target: float64 `frexp`); 32-bit ones compile.
+    The count rewritten."""
+    i32 = ir.IntegerType.get_signless(32)
+
+    def build(op, operands, attrs):
+        t = ir.RankedTensorType(op.results[0].type)
+        x = operands[0]
+        b64 = Builder(ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(64)))
+        if ir.IntegerType(t.element_type).is_unsigned:
+            x = b64.op("bitcast_convert", x)
+        b = Builder(ir.RankedTensorType.get(t.shape, i32))
+        # (each half sign-extended, in int32's range: its convert keeps its bits)
+        hi = b.op("convert", b64.op("shift_right_arithmetic", x, b64.c(32)))
+        lo = b.op("convert", b64.op("shift_right_arithmetic", b64.op("shift_left", x, b64.c(32)), b64.c(32)))
+        clz = lambda v: b.op("count_leading_zeros", v)  # noqa: E731
+        n = b.op("select", b.compare(hi, b.c(0), "EQ"), b.op("add", clz(lo), b.c(32)), clz(hi))
+        return b64.op("convert", n, ty=t) if t.element_type == b64.t.element_type else \
+            b64.op("bitcast_convert", b64.op("convert", n), ty=t)
+    return _replace(module, lambda op: op.name == "stablehlo.count_leading_zeros"
+                    and (it := _integer(_element(op.results[0].type))) is not None and it.width == 64, build)
+
+
 def _behind_barrier(op) -> None:
     """`op`'s results read through one `optimization_barrier` right after it (by every other reader)."""
     results = list(op.results)
@@ -894,6 +919,10 @@ REDUCE_WINDOW_INITS_APART = register(Rewrite(
     "reduce-window-inits-apart", reduce_window_inits_apart,
     "each of two or more reduce_windows reads an init value of its own (CUDA: a shared fill failed to bufferize)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_two_poolings_compile_for_cuda")))
+CLZ64_IN_HALVES = register(Rewrite(
+    "clz64-in-halves", clz64_in_halves,
+    "64-bit count_leading_zeros counted on 32-bit halves (SPIR-V: no 64-bit math.ctlz on NVIDIA's target)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_counts_leading_zeros_of_64_bit_integers")))
 COMPLEX_REDUCTIONS_IN_PARTS = register(Rewrite(
     "complex-reductions-in-parts", complex_reductions_in_parts,
     "a reduction of several operands reduces the real and imaginary parts of complex ones (CUDA: iree-compile "

@@ -366,6 +366,30 @@ def test_vulkan_divides_uint8():
                 np.testing.assert_array_equal(np.asarray(got), want)
 
 
+def test_vulkan_counts_leading_zeros_of_64_bit_integers():
+    # "failed to legalize operation 'math.ctlz'" of i64 for NVIDIA's target (float64 frexp: test_numpy_names);
+    # `clz64-in-halves` counts on the 32-bit halves (here on the CPU, and the counts on lavapipe where there is one).
+    v = [0, 1, -1, 5, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 62 + 3, 2 ** 63 - 1, -(2 ** 63)]
+    v += [1 << k for k in range(63)] + [(1 << k) - 1 for k in range(1, 64)]
+    x = np.array(v, np.int64)
+    u = x.view(np.uint64)
+    d = np.array([3.0, -0.1, 5e-324, 1e-310, -2.2e-308, 1.7e308, 0.0, -np.inf, np.nan, 1234.5])
+    f = lambda x, u, d: (stagec.lax.clz(x), stagec.lax.clz(u), *snp.frexp(d))  # noqa: E731
+    want = [np.array([64 - int(w).bit_length() for w in u], np.int64), None, *np.frexp(d)]
+    want[1] = want[0].astype(np.uint64)
+    with _x64():
+        assert len(_for_ampere(f, x, u, d).artifact.vmfb) > 1000
+        text = legalized(stagec.jit(f).lower(x, u, d).as_text(), "vulkan")
+        runs = [_on_cpu(text, x, u, d)]
+        if backend.device_names("vulkan"):  # (the counts: lavapipe's portable target has no float64 bitcast)
+            runs.append(stagec.jit(lambda x, u: (stagec.lax.clz(x), stagec.lax.clz(u)), backend="vulkan")(x, u))
+    assert "count_leading_zeros" in text and not re.search(r"count_leading_zeros.*i64", text)
+    for got in runs:
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g), w)
+
+
 @pytest.mark.default_precision
 @pytest.mark.skipif("cuda" not in GPUS, reason="no GPU found by IREE's cuda driver")
 def test_cuda_default_float32_products_stay_within_bf16_3x_bound():
