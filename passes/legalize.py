@@ -677,6 +677,57 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def reduce_window_inits_apart(module: ir.Module) -> int:
+    """Where a module has two `reduce_window`s or more, each one's init value is a copy of its own: `select(p, v, k)`,
+    `p` true but opaque to IREE (`k != -1`, `k` a barrier of a number of the window's own, as in `sorts_apart`).
+
+    IREE 3.13 fills each pooling's output with its init, and CSE made one fill of two poolings of one output shape
+    and init: the first pooling's dispatch wrote the fill as a second result, accumulated in place into the first,
+    and CUDA's codegen "failed to bufferize" that dispatch (two max poolings of 1x3x5x5 by 2x2 windows; `vmap` of a
+    convolution and its max pooling beside the loop of them, in test_vmap). Each fill of its own value, each is
+    made in its pooling's dispatch. (A pooling beside a reduction or a broadcast of its init compiled.) The count
+    of windows so given."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce_window")
+    if len(found) < 2:
+        return 0
+    for n, op in enumerate(found):
+        k = len(op.operands) // 2  # (the operands, then their inits)
+        with ir.InsertionPoint(op), op.location:
+            b = Builder(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)))
+            kn = _create("stablehlo.optimization_barrier", [b.c(n)], [b.t]).result
+            p = b.compare(kn, b.c(-1), "NE")
+            for i in range(k, 2 * k):
+                v = op.operands[i]
+                own = Builder(ir.RankedTensorType(v.type))  # (the other value opaque too: a constant equal to
+                op.operands[i] = own.op("select", p, v, own.op("convert", kn))  # v, select(p, 0, 0) folded to 0)
+    return len(found)
+
+
+def clz64_in_halves(module: ir.Module) -> int:
+    """Each `count_leading_zeros` of 64-bit integers counted on their 32-bit halves: the high half's count, or 32
+    plus the low half's where the high half is 0. IREE 3.13's SPIR-V lowering has no 64-bit count ("failed to
+    legalize operation 'math.ctlz'" of i64 for NVIDIA's `ampere` target: float64 `frexp`); 32-bit ones compile.
+    The count rewritten."""
+    i32 = ir.IntegerType.get_signless(32)
+
+    def build(op, operands, attrs):
+        t = ir.RankedTensorType(op.results[0].type)
+        x = operands[0]
+        b64 = Builder(ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(64)))
+        if ir.IntegerType(t.element_type).is_unsigned:
+            x = b64.op("bitcast_convert", x)
+        b = Builder(ir.RankedTensorType.get(t.shape, i32))
+        # (each half sign-extended, in int32's range: its convert keeps its bits)
+        hi = b.op("convert", b64.op("shift_right_arithmetic", x, b64.c(32)))
+        lo = b.op("convert", b64.op("shift_right_arithmetic", b64.op("shift_left", x, b64.c(32)), b64.c(32)))
+        clz = lambda v: b.op("count_leading_zeros", v)  # noqa: E731
+        n = b.op("select", b.compare(hi, b.c(0), "EQ"), b.op("add", clz(lo), b.c(32)), clz(hi))
+        return b64.op("convert", n, ty=t) if t.element_type == b64.t.element_type else \
+            b64.op("bitcast_convert", b64.op("convert", n), ty=t)
+    return _replace(module, lambda op: op.name == "stablehlo.count_leading_zeros"
+                    and (it := _integer(_element(op.results[0].type))) is not None and it.width == 64, build)
+
+
 def _behind_barrier(op) -> None:
     """`op`'s results read through one `optimization_barrier` right after it (by every other reader)."""
     results = list(op.results)
@@ -864,6 +915,14 @@ SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
     "a sort with an unread result passes all its results through a barrier (GPUs: IREE sorted a read-only copy)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_a_quantile_and_a_nanmedian_in_one_module")))
+REDUCE_WINDOW_INITS_APART = register(Rewrite(
+    "reduce-window-inits-apart", reduce_window_inits_apart,
+    "each of two or more reduce_windows reads an init value of its own (CUDA: a shared fill failed to bufferize)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_two_poolings_compile_for_cuda")))
+CLZ64_IN_HALVES = register(Rewrite(
+    "clz64-in-halves", clz64_in_halves,
+    "64-bit count_leading_zeros counted on 32-bit halves (SPIR-V: no 64-bit math.ctlz on NVIDIA's target)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_counts_leading_zeros_of_64_bit_integers")))
 COMPLEX_REDUCTIONS_IN_PARTS = register(Rewrite(
     "complex-reductions-in-parts", complex_reductions_in_parts,
     "a reduction of several operands reduces the real and imaginary parts of complex ones (CUDA: iree-compile "

@@ -231,6 +231,34 @@ def test_reductions_of_values_of_complex_ones_compile_for_cuda():
         np.testing.assert_allclose(g, w, rtol=1e-5)
 
 
+def _pools(x, window, stride, reduce):
+    """NumPy's pooling of NCHW `x` over VALID windows of the last two dimensions."""
+    v = np.lib.stride_tricks.sliding_window_view(x, window, axis=(2, 3))[:, :, ::stride[0], ::stride[1]]
+    return reduce(v, axis=(-2, -1))
+
+
+def test_two_poolings_compile_for_cuda():
+    # Two poolings of one output shape and init: IREE 3.13 made one fill of both outputs, wrote it from the first's
+    # dispatch beside the pooling accumulated into it, and CUDA "failed to bufferize" that dispatch (test_vmap's
+    # conv_pool: a convolution's max pooling, batched and looped). `reduce-window-inits-apart` gives each pooling an
+    # init of its own (here on the CPU).
+    lax = stagec.lax
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((1, 3, 5, 5)).astype(np.float32) for _ in range(2))
+    f = lambda x, y: (lax.reduce_window(x, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),  # noqa: E731
+                      lax.reduce_window(y, -np.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+                      lax.reduce_window(x, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 1, 1), "VALID"),
+                      lax.reduce_window(y, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 1, 1), "VALID"))
+    low = stagec.jit(f).lower(x, y)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") == 4
+    want = [_pools(x, (2, 2), (2, 2), np.max), _pools(y, (2, 2), (2, 2), np.max),
+            _pools(x.astype(np.float64), (2, 2), (1, 1), np.sum), _pools(y.astype(np.float64), (2, 2), (1, 1), np.sum)]
+    for g, w in zip(_on_cpu(text, x, y), want):  # (float32 sums of four values near 1: 1e-6 apart at most)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
 def _cuda_bindings(f, *args) -> dict:
     """Each dispatch's buffer bindings in `f`'s module compiled for cuda (here: no GPU needed)."""
     import tempfile
@@ -339,6 +367,30 @@ def test_vulkan_divides_uint8():
             for got, want in zip(stagec.jit(f, backend="vulkan")(xs, ys), (xs // ys, xs % ys, xs // (ys | 1))):
                 assert np.asarray(got).dtype == np.uint8
                 np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_vulkan_counts_leading_zeros_of_64_bit_integers():
+    # "failed to legalize operation 'math.ctlz'" of i64 for NVIDIA's target (float64 frexp: test_numpy_names);
+    # `clz64-in-halves` counts on the 32-bit halves (here on the CPU, and the counts on lavapipe where there is one).
+    v = [0, 1, -1, 5, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 62 + 3, 2 ** 63 - 1, -(2 ** 63)]
+    v += [1 << k for k in range(63)] + [(1 << k) - 1 for k in range(1, 64)]
+    x = np.array(v, np.int64)
+    u = x.view(np.uint64)
+    d = np.array([3.0, -0.1, 5e-324, 1e-310, -2.2e-308, 1.7e308, 0.0, -np.inf, np.nan, 1234.5])
+    f = lambda x, u, d: (stagec.lax.clz(x), stagec.lax.clz(u), *snp.frexp(d))  # noqa: E731
+    want = [np.array([64 - int(w).bit_length() for w in u], np.int64), None, *np.frexp(d)]
+    want[1] = want[0].astype(np.uint64)
+    with _x64():
+        assert len(_for_ampere(f, x, u, d).artifact.vmfb) > 1000
+        text = legalized(stagec.jit(f).lower(x, u, d).as_text(), "vulkan")
+        runs = [_on_cpu(text, x, u, d)]
+        if backend.device_names("vulkan"):  # (the counts: lavapipe's portable target has no float64 bitcast)
+            runs.append(stagec.jit(lambda x, u: (stagec.lax.clz(x), stagec.lax.clz(u)), backend="vulkan")(x, u))
+    assert "count_leading_zeros" in text and not re.search(r"count_leading_zeros.*i64", text)
+    for got in runs:
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g), w)
 
 
 @pytest.mark.default_precision

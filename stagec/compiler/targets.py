@@ -73,7 +73,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # Vulkan; not hoisting fixes it.
     Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "mathlib-glsl", "merge-commuted", "u8-division-in-i32",
+                    legalize=("mathlib", "mathlib-glsl", "merge-commuted", "u8-division-in-i32", "clz64-in-halves",
                               "complex-constants-apart", "bound-bindings", "isolate-reductions", "bf16-in-f32-apart",
                               "nan-guards", "round-to-bf16", "unsigned-to-float", "sorts-apart", "sort-results-kept"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
@@ -84,7 +84,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings-16", "isolate-reductions",
                               "bf16-in-f32", "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart",
                               "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
-                              "complex-reduction-inputs-apart", "variadic-reductions-in-rows")),
+                              "complex-reduction-inputs-apart", "variadic-reductions-in-rows",
+                              "reduce-window-inits-apart")),
            max_bindings=16),
 )}
 IREE_TARGETS: dict[str, Target] = {t.iree: t for t in TARGETS.values()}
