@@ -19,7 +19,7 @@ import math
 import numpy as np
 from iree.compiler import ir
 
-from stagec.coefficients import ERFC32_P, ERFC32_Q, ERFC_P, ERFC_Q, ERFC_R, ERFC_S
+from stagec.coefficients import ERFC32_P, ERFC32_Q, ERFC_MID, ERFC_P, ERFC_Q, ERFC_R, ERFC_S
 
 from . import mathlib as _m
 from .irutil import producer, splat_value, tensor_type
@@ -532,8 +532,8 @@ def _erfc32_parts(f: F, x):
 def _erfc(f: F, x):
     """e^(-x^2) from an exact square: float32 as e^(-h) (1 - l), h + l = x^2, times one rational for every |x|
     (no erf branch); float64 as e^(-m^2) e^(-(2m + f) f), m = |x| rounded to 1/128 (m^2 exact), times P / Q or
-    R / S (one division), 1 - erf below 1. float32 erfc(v * c), c = +-1/sqrt(2) rounded (ndtr(v) = erfc(-v / sqrt 2)
-    / 2), from v itself: e^(-(h + l) / 2), h + l = v^2, the rational's coefficients times 2^(-k/2); the product's
+    R / S (one division), a polynomial on [1/2, 1), 1 - erf below 1/2. float32 erfc(v * c), c = +-1/sqrt(2)
+    rounded (ndtr(v) = erfc(-v / sqrt 2) / 2), from v itself: e^(-(h + l) / 2), h + l = v^2, the rational's coefficients times 2^(-k/2); the product's
     rounding, times erfc's 2 z^2, was 180 ulps at v = -13 (it reads as the exact -v / sqrt 2: c's own rounding
     would be as much again)."""
     if _is32(f):
@@ -550,8 +550,9 @@ def _erfc(f: F, x):
                           f.sel(big, _horner(f, ERFC_S, z), _horner(f, ERFC_Q, z))))
     # past the last nonzero result (erfc below half the smallest subnormal) 0: the powers of z overflowed to inf / inf
     tail = f.sel(f.cmp(z, 27.3, "GT"), f.c(0.0), tail)
+    tail = f.sel(f.cmp(z, 1.0, "LT"), f.poly(f.sub(f.mul(z, 4.0), 3.0), ERFC_MID), tail)  # (from 1/2: no cancellation)
     out = f.sel(f.cmp(x, 0.0, "GE"), tail, f.sub(2.0, tail))
-    return f.sel(f.cmp(z, 1.0, "LT"), one_minus_erf, out)
+    return f.sel(f.cmp(z, 0.5, "LT"), one_minus_erf, out)
 
 
 def _erfc_factor(v) -> bool:
