@@ -303,15 +303,15 @@ _RECIP_MAGIC = 0x7EF311C3  # int32 bits of ~1/v from v's: relative error within 
 def _quotient32(c: float, y):
     """float32 c / y for y in [sqrt(c), inf] (`squareplus`) without a division: beside its sqrt, a vdivps kept the
     CPU's divider busy twice as long per vector. 1/y' (y' = y / 16: below 2^124, where the bit-trick start is a
-    normal number) by three Newton steps from the bit trick (error 0.0506 -> 2.6e-3 -> 6.5e-6 -> 4e-11, the third
-    for the derivative: each step's is off by about the step before's error), then q = c/16 r corrected once by its
-    residual (within the last rounding). y = inf gives -inf, NaN NaN: max(q, 0) makes the first 0 (c / inf) and
-    keeps the NaN."""
+    normal number) by two Newton steps from the bit trick (error 0.0506 -> 2.6e-3 -> 6.5e-6), then q = c/16 r
+    corrected once by its residual (within the last rounding). Its derivative through the steps is -c / y^2 to
+    second order in their errors (3e-7 relative). y = inf gives -inf, NaN NaN: max(q, 0) makes the first 0 (c / inf)
+    and keeps the NaN."""
     ys = y * (1.0 / 16)
     bits = lax.bitcast_convert_type(ys, np.int32)
     r = lax.bitcast_convert_type(lax.sub(lax.full_like(bits, _RECIP_MAGIC), bits), np.float32)
-    r = lax.stop_gradient(r)  # (a start: the steps below carry y's derivative)
-    for _ in range(3):
+    r = lax.stop_gradient(r)  # (a start: no derivative through int32 bits)
+    for _ in range(2):
         r = r + r * (1 - ys * r)
     cs = c / 16
     q = cs * r
