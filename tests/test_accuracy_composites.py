@@ -267,11 +267,12 @@ def test_squareplus_paths_and_ndtr_edges():
 def test_float32_squareplus_quotient_and_derivative():
     """float32 squareplus below 0 is c / y by Newton's reciprocal (`nn._quotient32`): within 3 ulps of mpmath over
     every binade of x (the bit-trick start's error repeats per binade of y; |x| up to 3.4e38, where y / 16 nears the
-    top of its range), and its derivative (1 + x / sqrt(x^2 + b)) / 2 within 1e-6 relative of float64 NumPy's."""
+    top of its range; b = 1e-37, whose b / 64 would be subnormal: by a division), and its derivative
+    (1 + x / sqrt(x^2 + b)) / 2 within 1e-6 relative of float64 NumPy's where that is above 1e-30."""
     mpmath.mp.prec = 120
     rng = np.random.default_rng(12)
     x = -np.concatenate([np.geomspace(1e-3, 3.4e38, 3000), rng.uniform(0, 50, 1000)]).astype(np.float32)
-    for b in (4, 0.3):
+    for b in (4, 0.3, 1e-37):
         got = np.asarray(stagec.jit(lambda v: nn.squareplus(v, b))(x))
         want = [mpmath.mpf(b) / 2 / (mpmath.sqrt(mpmath.mpf(float(a)) ** 2 + b) - mpmath.mpf(float(a))) for a in x]
         err = _ulps(got, want, np.float32)
@@ -281,7 +282,7 @@ def test_float32_squareplus_quotient_and_derivative():
         g = np.asarray(stagec.jit(stagec.vmap(stagec.grad(lambda v: nn.squareplus(v, b))))(xs))
         x64 = xs.astype(np.float64)
         gw = 0.5 * b / (np.sqrt(x64 * x64 + b) * (np.sqrt(x64 * x64 + b) - x64))  # (1 + x / s) / 2 without cancelling
-        rel = np.abs(g - gw) / gw
+        rel = np.where(gw > 1e-30, np.abs(g - gw) / gw, 0)
         j = int(np.argmax(rel))
         assert rel[j] <= 1e-6, f"squareplus'({xs[j]!r}, {b}) = {g[j]!r}, not {gw[j]!r}"
 

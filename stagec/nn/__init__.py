@@ -332,7 +332,9 @@ def squareplus(x: Any, b: Any = 4):
         w = x.astype(wide) if dt != wide else x
         a, c = snp.abs(w) * 0.5, float(b) / 4
         y = a + snp.where(a < big, snp.sqrt(a * a + c), a)
-        return snp.where(w >= 0, y, c / y if wide == np.float64 else _quotient32(c, y)).astype(dt)
+        # (c / 16 subnormal, b below 1.2e-36 in float32: flushed to 0 where `_quotient32` scales by it)
+        q = c / y if wide == np.float64 or c / 16 < fi.tiny else _quotient32(c, y)
+        return snp.where(w >= 0, y, q).astype(dt)
     h = snp.hypot(x, snp.sqrt(b))  # (sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32)
     y = h / 2 + snp.abs(x) / 2  # (h - x overflowed past 1.7e38)
     return snp.where(x >= 0, y, (b / 4) / snp.where(x >= 0, 1, y)).astype(x.dtype)  # (x + h cancelled below 0)
