@@ -264,6 +264,29 @@ def test_squareplus_paths_and_ndtr_edges():
     assert np.isnan(got[-1]) and np.allclose(got[:-1], ref, rtol=2e-7, atol=0), got
 
 
+def test_float32_squareplus_quotient_and_derivative():
+    """float32 squareplus below 0 is c / y by Newton's reciprocal (`nn._quotient32`): within 3 ulps of mpmath over
+    every binade of x (the bit-trick start's error repeats per binade of y; |x| up to 3.4e38, where y / 16 nears the
+    top of its range; b = 1e-37, whose b / 64 would be subnormal: by a division), and its derivative
+    (1 + x / sqrt(x^2 + b)) / 2 within 1e-6 relative of float64 NumPy's where that is above 1e-30."""
+    mpmath.mp.prec = 120
+    rng = np.random.default_rng(12)
+    x = -np.concatenate([np.geomspace(1e-3, 3.4e38, 3000), rng.uniform(0, 50, 1000)]).astype(np.float32)
+    for b in (4, 0.3, 1e-37):
+        got = np.asarray(stagec.jit(lambda v: nn.squareplus(v, b))(x))
+        want = [mpmath.mpf(b) / 2 / (mpmath.sqrt(mpmath.mpf(float(a)) ** 2 + b) - mpmath.mpf(float(a))) for a in x]
+        err = _ulps(got, want, np.float32)
+        j = int(np.argmax(err))
+        assert err[j] <= 3, f"squareplus({x[j]!r}, {b}) = {got[j]!r}, not {float(want[j])!r}: {err[j]:.2f} ulps"
+        xs = x[np.abs(x) < 1e12]  # (past 5e12 the derivative is half its value, on main as well: not the quotient's)
+        g = np.asarray(stagec.jit(stagec.vmap(stagec.grad(lambda v: nn.squareplus(v, b))))(xs))
+        x64 = xs.astype(np.float64)
+        gw = 0.5 * b / (np.sqrt(x64 * x64 + b) * (np.sqrt(x64 * x64 + b) - x64))  # (1 + x / s) / 2 without cancelling
+        rel = np.where(gw > 1e-30, np.abs(g - gw) / gw, 0)
+        j = int(np.argmax(rel))
+        assert rel[j] <= 1e-6, f"squareplus'({xs[j]!r}, {b}) = {g[j]!r}, not {gw[j]!r}"
+
+
 def test_exact_gelu_at_infinities_and_in_bfloat16():
     """gelu(-inf) is 0 (x ndtr(x) was -inf * 0 = NaN), gelu(inf) inf, NaN stays NaN; bfloat16's tail in float32
     through -npdf(x) (1 + series): within half an ulp where x ndtr(x) flushed ndtr's subnormal (216 ulps, JAX 192)."""
