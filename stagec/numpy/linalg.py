@@ -489,7 +489,7 @@ def _eigh(a):
     N = n + odd
     V0 = _batch_eye(aval_of(a).shape, dt)
     tol = _eps(a) * 1.0
-    offmask = ~equal(_idx(N, -2), _idx(N, -1))
+    offmask = ~np.eye(N, dtype=bool) if N * N <= EYE_LITERAL else ~equal(_idx(N, -2), _idx(N, -1))  # (see EYE_LITERAL)
     cplx = _is_complex(a)
 
     rows, cols = _idx(N, -2), _idx(N, -1)
@@ -498,9 +498,12 @@ def _eigh(a):
         A, V = state
         part, first = _partners(N, r)
         pc = expand_dims(part, -2)
-        d, dq = _at(A, cols, cols)[..., 0, :], _at(A, pc, cols)[..., 0, :]  # A[j, j], A[partner(j), j]
-        app, aqq = _pair(real(d) if cplx else d, part, first)
-        apq = _pair(dq, part, first)[1]  # A[p, q], read at q by both columns (the same bits)
+        lo, hi = expand_dims(where(first, cols[0], part), -2), expand_dims(where(first, part, cols[0]), -2)
+        # A[p, p], A[q, q], A[p, q] of each slot's pair (p < q), each one gather of A (a gather of a gathered
+        # vector is a dispatch more in IREE)
+        app, aqq, apq = (_at(A, i, j)[..., 0, :] for i, j in ((lo, lo), (hi, hi), (lo, hi)))
+        if cplx:
+            app, aqq = real(app), real(aqq)
         w = None
         if cplx:  # A[p, q] made real by scaling column q by w (and row q by conj(w))
             w = conjugate(_phase(apq))
@@ -524,14 +527,18 @@ def _eigh(a):
         return max(divide(o, where(equal(fro, 0), 1, fro)))
 
     def sweep(state):
-        A, V, it = state
+        A, V, it, go = state
         # (A + A^H) / 2 each sweep: the rounding's anti-Hermitian part (an imaginary diagonal, A[q, p] not
         # conj(A[p, q])) is invariant under the rotations and would hold the off-diagonal norm above tol.
         A, V = lax.fori_loop(0, N - 1, step, (_sym(A), V))
-        return A, V, it + 1
+        it = it + 1
+        return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, off(A) > tol))
 
-    # The cond measures convergence itself: see _tied for the IREE bug a carried measure runs into.
-    A, V, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, off(s[0]) > tol), sweep, (a, V0, 0))
+    # The loop's test is carried (`go`, computed by the sweep, which reads its previous value: see _tied), so
+    # IREE compiles no test of its own. The first sweep runs for any finite nonzero `a` (its rotations are the
+    # identity where `a` is diagonal); testing off(a) would cost a dispatch more.
+    go = max(divide(fro, where(equal(fro, 0), 1, fro))) > tol
+    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, go))
     w = real(_diag(A)) if cplx else _diag(A)
     w, order = _sort_with_order(w)
     V = _columns(V, order)
