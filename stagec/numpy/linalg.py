@@ -19,6 +19,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of
+from ..primitives import structural as _st
 from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
@@ -82,20 +83,23 @@ def _idx(n: int, axis: int):
     return lax.broadcasted_iota(np.int32, (n, 1) if axis == -2 else (1, n), 0 if axis == -2 else 1)
 
 
+# _col, _row, _set_col take a loop's index, 0 <= k < n: the primitives, without lax's wrap of a negative index
+# (a select IREE computes in a dispatch of its own, then reads back to the host, at each step)
+
 def _col(x, k):
     """Column k (traced) of (..., m, n) as (..., m, 1)."""
     s = aval_of(x).shape
-    return lax.dynamic_slice(x, [0] * (len(s) - 1) + [k], s[:-1] + (1,))
+    return _st.dynamic_slice(x, [0] * (len(s) - 1) + [k], s[:-1] + (1,))
 
 
 def _row(x, k):
     """Row k (traced) of (..., m, n) as (..., 1, n)."""
     s = aval_of(x).shape
-    return lax.dynamic_slice(x, [0] * (len(s) - 2) + [k, 0], s[:-2] + (1, s[-1]))
+    return _st.dynamic_slice(x, [0] * (len(s) - 2) + [k, 0], s[:-2] + (1, s[-1]))
 
 
 def _set_col(x, c, k):
-    return lax.dynamic_update_slice(x, c, [0] * (aval_of(x).ndim - 1) + [k])
+    return _st.dynamic_update_slice(x, c, [0] * (aval_of(x).ndim - 1) + [k])
 
 
 def _phase(z):
@@ -579,14 +583,19 @@ def _jacobi_columns(a):
     tol = _eps(a) * float(np.sqrt(m))
     V0 = _batch_eye(shape[:-2] + (n, n), dt)
 
+    rows, cols = _idx(m, -2), _idx(n, -1)
+
     def step(r, state):
         A, V, worst = state
         part, first = _partners(n, r)
-        P = take(A, part, axis=-1, mode="clip")  # the partner of each column
-        nrm = sum(abs(A) ** 2, axis=-2)
-        g = sum(multiply(conjugate(A) if cplx else A, P), axis=-2)  # a_j^H a_partner(j)
-        alpha, beta = _pair(nrm, part, first)
-        gamma = _pair(g, part, first)[0]  # a_p^H a_q
+        lo, hi = expand_dims(where(first, cols[0], part), -2), expand_dims(where(first, part, cols[0]), -2)
+        # each slot's pair (p < q): |a_p|^2 and |a_q|^2 gathered from the column norms, a_p^H a_q reduced from
+        # gathers of A: two dispatches a step (the second also rotates A and V), where reducing a_j^H a_partner(j)
+        # for every slot and gathering the pair's from it took two more
+        nrm = sum(abs(A) ** 2, axis=-2, keepdims=True)  # (..., 1, n)
+        alpha, beta = (_at(nrm, _idx(1, -2), i)[..., 0, :] for i in (lo, hi))
+        Ap, Aq = _at(A, rows, lo), _at(A, rows, hi)
+        gamma = sum(multiply(conjugate(Ap) if cplx else Ap, Aq), axis=-2)
         w = None
         if cplx:
             w = conjugate(_phase(gamma))
@@ -598,18 +607,21 @@ def _jacobi_columns(a):
             c, s = c.astype(dt), s.astype(dt)
         f, g = _coefficients(first, c, s, w)
         fc, gc = expand_dims(f, -2), expand_dims(g, -2)
-        A, V = A * fc + P * gc, V * fc + take(V, part, axis=-1, mode="clip") * gc
+        pc = expand_dims(part, -2)
+        A, V = A * fc + _at(A, rows, pc) * gc, V * fc + _at(V, cols.T, pc) * gc
         worst = lax.max(worst, rel.astype(aval_of(worst).dtype))  # per slot: no reduction per step
         return A, V, worst
 
     def sweep(state):
-        A, V, it, prev = state
-        start = _tied(broadcast_to(prev, shape[:-2] + (n,)))  # (one dispatch: broadcast, then multiply)
-        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, start))
-        return A, V, it + 1, max(worst)
+        A, V, it, go = state
+        zero = zeros(shape[:-2] + (n,), _real_dtype(dt))
+        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, zero))
+        it = it + 1
+        return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
 
-    init = (a, V0, 0, np.array(1.0, _real_dtype(dt)))
-    A, V, _, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, s[3] > tol), sweep, init)
+    # The loop's test is carried (`go`, computed by the sweep, which reads its previous value: see _tied), so
+    # IREE compiles no test of its own.
+    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, np.array(True)))
     return A, V
 
 
