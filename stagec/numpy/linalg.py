@@ -400,12 +400,6 @@ def _partners(N: int, r):
     return p, less(j, p)
 
 
-def _pair(v, part, first):
-    """(v at the lower slot of each pair, v at the upper), for every slot (both slots of a pair get the same)."""
-    vp = take(v, part, axis=-1, mode="clip")
-    return where(first, v, vp), where(first, vp, v)
-
-
 def _at(x, i, j):
     """x[..., i, j] for int32 index arrays i (k, 1) or (k, l) and j (1, l) or (k, l): one gather on the flattened
     matrix (a gather of a gather is two dispatches in IREE; this one fuses into its elementwise consumer)."""
@@ -441,6 +435,11 @@ def _rotation(app, aqq, apq):
 
 _MAX_SWEEPS = 30
 
+# The Jacobi loops carry their test `go` (the sweep computes it; the loop's cond only reads it, so IREE compiles no
+# test of its own). The sweep's `go` is `go and ...`: IREE 3.13 fails to compile (scf.while operand count
+# mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that does not
+# read its own previous value.
+
 
 def _pad_corner(a, value):
     """`a` (..., m, n) with one more row and column, zero but for `value` (...,) in the new corner. Complex
@@ -467,13 +466,6 @@ def _columns(y, order):
         return take(y, order, axis=-1, mode="clip")
     return take_along_axis(y, broadcast_to(expand_dims(order, -2), aval_of(y).shape[:-1] + aval_of(order).shape[-1:]),
                            axis=-1)
-
-
-def _tied(prev):
-    """Zero, computed from `prev` (a finite carried scalar). IREE 3.13 fails to compile (scf.while operand
-    count mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that
-    does not read its own previous value; restarting the running maximum from 0 * prev avoids that."""
-    return multiply(prev, 0)
 
 
 def _eigh(a):
@@ -538,9 +530,8 @@ def _eigh(a):
         it = it + 1
         return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, off(A) > tol))
 
-    # The loop's test is carried (`go`, computed by the sweep, which reads its previous value: see _tied), so
-    # IREE compiles no test of its own. The first sweep runs for any finite nonzero `a` (its rotations are the
-    # identity where `a` is diagonal); testing off(a) would cost a dispatch more.
+    # (`go`: see _MAX_SWEEPS.) The first sweep runs for any finite nonzero `a` (its rotations are the identity
+    # where `a` is diagonal): testing off(a) would cost a dispatch more.
     go = max(divide(fro, where(equal(fro, 0), 1, fro))) > tol
     A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, go))
     w = real(_diag(A)) if cplx else _diag(A)
@@ -619,8 +610,7 @@ def _jacobi_columns(a):
         it = it + 1
         return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
 
-    # The loop's test is carried (`go`, computed by the sweep, which reads its previous value: see _tied), so
-    # IREE compiles no test of its own.
+    # (`go`: see _MAX_SWEEPS)
     A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, np.array(True)))
     return A, V
 
