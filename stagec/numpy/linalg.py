@@ -524,16 +524,18 @@ def _eigh(a):
 
     def sweep(state):
         A, V, it, go = state
-        # (A + A^H) / 2 each sweep: the rounding's anti-Hermitian part (an imaginary diagonal, A[q, p] not
-        # conj(A[p, q])) is invariant under the rotations and would hold the off-diagonal norm above tol.
-        A, V = lax.fori_loop(0, N - 1, step, (_sym(A), V))
-        it = it + 1
+        # (A + A^H) / 2 after each sweep (`a` is Hermitian): the rounding's anti-Hermitian part (an imaginary
+        # diagonal, A[q, p] not conj(A[p, q])) is invariant under the rotations and would hold the off-diagonal
+        # norm above tol. (In the dispatch that measures it.)
+        A, V = lax.fori_loop(0, N - 1, step, (A, V))
+        A, it = _sym(A), it + 1
         return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, off(A) > tol))
 
-    # (`go`: see _MAX_SWEEPS.) The first sweep runs for any finite nonzero `a` (its rotations are the identity
-    # where `a` is diagonal): testing off(a) would cost a dispatch more.
-    go = max(divide(fro, where(equal(fro, 0), 1, fro))) > tol
-    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, go))
+    # (`go`: see _MAX_SWEEPS.) The first sweep always runs (its rotations are the identity where `a` is diagonal;
+    # NaN where `a` is not finite, as NumPy's); testing off(a) cost two dispatches. The true is behind a barrier:
+    # a constant one, whose test IREE folds away (no scf.if around the loop), made pinv of a batch of 7x5
+    # matrices fail at run time (svd's loop; "indirect buffer reference slot 0 is out range", IREE 3.13).
+    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, lax.optimization_barrier(np.array(True))))
     w = real(_diag(A)) if cplx else _diag(A)
     w, order = _sort_with_order(w)
     V = _columns(V, order)
@@ -610,8 +612,8 @@ def _jacobi_columns(a):
         it = it + 1
         return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
 
-    # (`go`: see _MAX_SWEEPS)
-    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, np.array(True)))
+    # (`go`: see _MAX_SWEEPS; the first true behind a barrier as in _eigh)
+    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, lax.optimization_barrier(np.array(True))))
     return A, V
 
 
