@@ -400,6 +400,12 @@ def _partners(N: int, r):
     return p, less(j, p)
 
 
+def _pair(v, part, first):
+    """(v at the lower slot of each pair, v at the upper), for every slot (both slots of a pair get the same)."""
+    vp = take(v, part, axis=-1, mode="clip")
+    return where(first, v, vp), where(first, vp, v)
+
+
 def _at(x, i, j):
     """x[..., i, j] for int32 index arrays i (k, 1) or (k, l) and j (1, l) or (k, l): one gather on the flattened
     matrix (a gather of a gather is two dispatches in IREE; this one fuses into its elementwise consumer)."""
@@ -576,19 +582,17 @@ def _jacobi_columns(a):
     tol = _eps(a) * float(np.sqrt(m))
     V0 = _batch_eye(shape[:-2] + (n, n), dt)
 
-    rows, cols = _idx(m, -2), _idx(n, -1)
-
     def step(r, state):
         A, V, worst = state
         part, first = _partners(n, r)
-        lo, hi = expand_dims(where(first, cols[0], part), -2), expand_dims(where(first, part, cols[0]), -2)
-        # each slot's pair (p < q): |a_p|^2 and |a_q|^2 gathered from the column norms, a_p^H a_q reduced from
-        # gathers of A: two dispatches a step (the second also rotates A and V), where reducing a_j^H a_partner(j)
-        # for every slot and gathering the pair's from it took two more
-        nrm = sum(abs(A) ** 2, axis=-2, keepdims=True)  # (..., 1, n)
-        alpha, beta = (_at(nrm, _idx(1, -2), i)[..., 0, :] for i in (lo, hi))
-        Ap, Aq = _at(A, rows, lo), _at(A, rows, hi)
-        gamma = sum(multiply(conjugate(Ap) if cplx else Ap, Aq), axis=-2)
+        # Five dispatches a step (norms; a_j^H a_partner(j) and the partners; the pairs' coefficients; A; V): the
+        # fewer-dispatch forms (a_p^H a_q reduced from gathers, the coefficients or the rotation in that reduction's
+        # dispatch) ran warm svds slower (docs/log.md).
+        P = take(A, part, axis=-1, mode="clip")  # the partner of each column
+        nrm = sum(abs(A) ** 2, axis=-2)
+        g = sum(multiply(conjugate(A) if cplx else A, P), axis=-2)  # a_j^H a_partner(j)
+        alpha, beta = _pair(nrm, part, first)
+        gamma = _pair(g, part, first)[0]  # a_p^H a_q
         w = None
         if cplx:
             w = conjugate(_phase(gamma))
@@ -600,8 +604,7 @@ def _jacobi_columns(a):
             c, s = c.astype(dt), s.astype(dt)
         f, g = _coefficients(first, c, s, w)
         fc, gc = expand_dims(f, -2), expand_dims(g, -2)
-        pc = expand_dims(part, -2)
-        A, V = A * fc + _at(A, rows, pc) * gc, V * fc + _at(V, cols.T, pc) * gc
+        A, V = A * fc + P * gc, V * fc + take(V, part, axis=-1, mode="clip") * gc
         worst = lax.max(worst, rel.astype(aval_of(worst).dtype))  # per slot: no reduction per step
         return A, V, worst
 
