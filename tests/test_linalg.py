@@ -172,6 +172,19 @@ def test_eigh_odd_complex_and_uplo(mode):
     np.testing.assert_allclose(vals[2], np.linalg.eigvalsh(sym), atol=_tol(mode, 10))
 
 
+def test_eigh_of_diagonal_and_non_finite_matrices():
+    """eigh's first sweep always runs: a diagonal matrix keeps its values (identity rotations), a zero one its zeros,
+    and one with an infinity gives NaN eigenvalues, as NumPy's (the sweep was skipped there: [0, 1, 2, inf])."""
+    for a in (np.diag([3.0, -1.0, 2.0, 0.5]), np.zeros((4, 4)), np.diag([np.inf, 1.0, 2.0, 0.0])):
+        a = a.astype(np.float32)
+        w, v = (np.asarray(t) for t in snp.linalg.eigh(a))
+        w0 = np.linalg.eigh(a)[0]
+        np.testing.assert_array_equal(np.isnan(w), np.isnan(w0))
+        if np.all(np.isfinite(w0)):
+            np.testing.assert_array_equal(w, w0)
+            np.testing.assert_array_equal(np.abs(v), np.abs(np.linalg.eigh(a.astype(np.float64))[1]))
+
+
 def test_jacobi_at_sixteen_and_more():
     """Jacobi sweeps past the 4x4 of the other tests (more rounds per sweep, more sweeps): complex eigh at 16
     (the rounding's anti-Hermitian part once stalled it there, with errors ~0.5), real eigh at 17 (odd: padded),

@@ -19,6 +19,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of
+from ..primitives import structural as _st
 from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
@@ -82,20 +83,23 @@ def _idx(n: int, axis: int):
     return lax.broadcasted_iota(np.int32, (n, 1) if axis == -2 else (1, n), 0 if axis == -2 else 1)
 
 
+# _col, _row, _set_col take a loop's index, 0 <= k < n: the primitives, without lax's wrap of a negative index
+# (a select IREE computes in a dispatch of its own, then reads back to the host, at each step)
+
 def _col(x, k):
     """Column k (traced) of (..., m, n) as (..., m, 1)."""
     s = aval_of(x).shape
-    return lax.dynamic_slice(x, [0] * (len(s) - 1) + [k], s[:-1] + (1,))
+    return _st.dynamic_slice(x, [0] * (len(s) - 1) + [k], s[:-1] + (1,))
 
 
 def _row(x, k):
     """Row k (traced) of (..., m, n) as (..., 1, n)."""
     s = aval_of(x).shape
-    return lax.dynamic_slice(x, [0] * (len(s) - 2) + [k, 0], s[:-2] + (1, s[-1]))
+    return _st.dynamic_slice(x, [0] * (len(s) - 2) + [k, 0], s[:-2] + (1, s[-1]))
 
 
 def _set_col(x, c, k):
-    return lax.dynamic_update_slice(x, c, [0] * (aval_of(x).ndim - 1) + [k])
+    return _st.dynamic_update_slice(x, c, [0] * (aval_of(x).ndim - 1) + [k])
 
 
 def _phase(z):
@@ -437,6 +441,11 @@ def _rotation(app, aqq, apq):
 
 _MAX_SWEEPS = 30
 
+# The Jacobi loops carry their test `go` (the sweep computes it; the loop's cond only reads it, so IREE compiles no
+# test of its own). The sweep's `go` is `go and ...`: IREE 3.13 fails to compile (scf.while operand count
+# mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that does not
+# read its own previous value.
+
 
 def _pad_corner(a, value):
     """`a` (..., m, n) with one more row and column, zero but for `value` (...,) in the new corner. Complex
@@ -465,13 +474,6 @@ def _columns(y, order):
                            axis=-1)
 
 
-def _tied(prev):
-    """Zero, computed from `prev` (a finite carried scalar). IREE 3.13 fails to compile (scf.while operand
-    count mismatch, or a crash) a while loop whose carried scalar is a fresh reduction of another carry that
-    does not read its own previous value; restarting the running maximum from 0 * prev avoids that."""
-    return multiply(prev, 0)
-
-
 def _eigh(a):
     """Cyclic two-sided Jacobi with round-robin ordering (`_partners`): n/2 disjoint rotations per step, applied
     to A's rows and columns in one elementwise pass over gathers (O(n^2)), n-1 steps per sweep, sweeps until the
@@ -489,7 +491,7 @@ def _eigh(a):
     N = n + odd
     V0 = _batch_eye(aval_of(a).shape, dt)
     tol = _eps(a) * 1.0
-    offmask = ~equal(_idx(N, -2), _idx(N, -1))
+    offmask = ~np.eye(N, dtype=bool) if N * N <= EYE_LITERAL else ~equal(_idx(N, -2), _idx(N, -1))  # (see EYE_LITERAL)
     cplx = _is_complex(a)
 
     rows, cols = _idx(N, -2), _idx(N, -1)
@@ -498,9 +500,12 @@ def _eigh(a):
         A, V = state
         part, first = _partners(N, r)
         pc = expand_dims(part, -2)
-        d, dq = _at(A, cols, cols)[..., 0, :], _at(A, pc, cols)[..., 0, :]  # A[j, j], A[partner(j), j]
-        app, aqq = _pair(real(d) if cplx else d, part, first)
-        apq = _pair(dq, part, first)[1]  # A[p, q], read at q by both columns (the same bits)
+        lo, hi = expand_dims(where(first, cols[0], part), -2), expand_dims(where(first, part, cols[0]), -2)
+        # A[p, p], A[q, q], A[p, q] of each slot's pair (p < q), each one gather of A (a gather of a gathered
+        # vector is a dispatch more in IREE)
+        app, aqq, apq = (_at(A, i, j)[..., 0, :] for i, j in ((lo, lo), (hi, hi), (lo, hi)))
+        if cplx:
+            app, aqq = real(app), real(aqq)
         w = None
         if cplx:  # A[p, q] made real by scaling column q by w (and row q by conj(w))
             w = conjugate(_phase(apq))
@@ -524,14 +529,19 @@ def _eigh(a):
         return max(divide(o, where(equal(fro, 0), 1, fro)))
 
     def sweep(state):
-        A, V, it = state
-        # (A + A^H) / 2 each sweep: the rounding's anti-Hermitian part (an imaginary diagonal, A[q, p] not
-        # conj(A[p, q])) is invariant under the rotations and would hold the off-diagonal norm above tol.
-        A, V = lax.fori_loop(0, N - 1, step, (_sym(A), V))
-        return A, V, it + 1
+        A, V, it, go = state
+        # (A + A^H) / 2 after each sweep (`a` is Hermitian): the rounding's anti-Hermitian part (an imaginary
+        # diagonal, A[q, p] not conj(A[p, q])) is invariant under the rotations and would hold the off-diagonal
+        # norm above tol. (In the dispatch that measures it.)
+        A, V = lax.fori_loop(0, N - 1, step, (A, V))
+        A, it = _sym(A), it + 1
+        return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, off(A) > tol))
 
-    # The cond measures convergence itself: see _tied for the IREE bug a carried measure runs into.
-    A, V, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, off(s[0]) > tol), sweep, (a, V0, 0))
+    # (`go`: see _MAX_SWEEPS.) The first sweep always runs (its rotations are the identity where `a` is diagonal;
+    # NaN where `a` is not finite, as NumPy's); testing off(a) cost two dispatches. The true is behind a barrier:
+    # a constant one, whose test IREE folds away (no scf.if around the loop), made pinv of a batch of 7x5
+    # matrices fail at run time (svd's loop; "indirect buffer reference slot 0 is out range", IREE 3.13).
+    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, lax.optimization_barrier(np.array(True))))
     w = real(_diag(A)) if cplx else _diag(A)
     w, order = _sort_with_order(w)
     V = _columns(V, order)
@@ -575,6 +585,9 @@ def _jacobi_columns(a):
     def step(r, state):
         A, V, worst = state
         part, first = _partners(n, r)
+        # Five dispatches a step (norms; a_j^H a_partner(j) and the partners; the pairs' coefficients; A; V): the
+        # fewer-dispatch forms (a_p^H a_q reduced from gathers, the coefficients or the rotation in that reduction's
+        # dispatch) ran warm svds slower (docs/log.md).
         P = take(A, part, axis=-1, mode="clip")  # the partner of each column
         nrm = sum(abs(A) ** 2, axis=-2)
         g = sum(multiply(conjugate(A) if cplx else A, P), axis=-2)  # a_j^H a_partner(j)
@@ -596,13 +609,14 @@ def _jacobi_columns(a):
         return A, V, worst
 
     def sweep(state):
-        A, V, it, prev = state
-        start = _tied(broadcast_to(prev, shape[:-2] + (n,)))  # (one dispatch: broadcast, then multiply)
-        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, start))
-        return A, V, it + 1, max(worst)
+        A, V, it, go = state
+        zero = zeros(shape[:-2] + (n,), _real_dtype(dt))
+        A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, zero))
+        it = it + 1
+        return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
 
-    init = (a, V0, 0, np.array(1.0, _real_dtype(dt)))
-    A, V, _, _ = lax.while_loop(lambda s: logical_and(s[2] < _MAX_SWEEPS, s[3] > tol), sweep, init)
+    # (`go`: see _MAX_SWEEPS; the first true behind a barrier as in _eigh)
+    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, lax.optimization_barrier(np.array(True))))
     return A, V
 
 
