@@ -1,6 +1,14 @@
 """stagec: a staged compiler for numerical Python. Trace with `jit`, emit StableHLO, compile with IREE."""
 from __future__ import annotations
 
+import os as _os
+
+# In a source tree stagec.passes is ../passes (pyproject's package-dir): taken from this tree, so that a checkout,
+# worktree or export run from its root (a benchmark's `--before DIR`) uses its own passes, not an editable install's.
+if not _os.path.isdir(_os.path.join(__path__[0], "passes")) and _os.path.isfile(
+        _os.path.join(_os.path.dirname(__path__[0]), "passes", "__init__.py")):
+    __path__.append(_os.path.dirname(__path__[0]))
+
 from ._version import __version__
 from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put, effects_barrier
