@@ -89,6 +89,31 @@ def test_fori_loop_matches_python_and_does_not_unroll():
     assert long.count("\n") == short.count("\n") and long.count("stablehlo.while") == 1
 
 
+def test_a_carry_counting_up_by_one_is_the_loops_own_counter():
+    """fori_loop's index (a carry the body only counts up by one) is not carried beside the loop's counter: the
+    body reads the counter plus its start (IREE kept a carried count on the device, a dispatch each step). Values
+    as Python's, for a start other than 0, a reversed scan and a count that is also a result."""
+    f = lambda x: lax.fori_loop(3, 10, lambda i, v: v * 1.5 + i, x)
+    head = next(line for line in stagec.make_mlir(f)(1.0).splitlines() if "stablehlo.while" in line)
+    assert head.count("%iterArg") == 2, head  # the loop's counter and v
+    want = 1.0
+    for i in range(3, 10):
+        want = want * 1.5 + i
+    assert float(stagec.jit(f)(np.float32(1.0))) == pytest.approx(want, rel=1e-6)
+
+    def step(c, x):
+        k, s, t = c
+        return (k + 1, s + k * x, t + 1.0), k * 2  # (t counts by one too, as a float: carried)
+    xs = np.arange(1.0, 6.0, dtype=np.float32)
+    (k, s, t), ys = stagec.jit(lambda xs: lax.scan(step, (np.int32(-2), np.float32(0), np.float32(0)), xs,
+                                                   reverse=True))(xs)
+    c, want = (-2, 0.0, 0.0), []
+    for x in xs[::-1]:
+        c, y = step(c, x)
+        want.append(y)
+    assert (int(k), float(s), float(t)) == c and np.asarray(ys).tolist() == want[::-1]
+
+
 def test_scan_carry_and_stacked_outputs_match_python():
     def step(c, x):
         return c + x, c * x

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lowering as L
-from ..core import Const, Primitive, ShapedArray, eval_graph, trace_subgraph
+from ..core import Const, Literal, Primitive, ShapedArray, eval_graph, trace_subgraph
 from ._ad import zeros
-from .elementwise import add, lt, sub
+from .elementwise import add, add_p, lt, sub
 from .structural import dynamic_slice, dynamic_update_slice, reshape
 
 
@@ -116,34 +116,60 @@ def _i32(v: int) -> Const:
     return Const(np.array(v, np.int32), ShapedArray((), np.int32))
 
 
+def _counters(body, n_carry: int) -> list[int]:
+    """The int32 scalar carries the body only counts up by one (a `fori_loop`'s index): at step i such a carry
+    is its initial value plus i."""
+    made = {o.id: e for e in body.eqns for o in e.outputs}
+    out = []
+    for k in range(n_carry):
+        v, o = body.in_vars[k], body.outs[k]
+        e = made.get(getattr(o, "id", None))
+        if (v.aval.shape != () or v.aval.dtype != np.int32 or e is None or e.prim is not add_p
+                or len(e.inputs) != 2 or v not in e.inputs):
+            continue
+        one = e.inputs[1 - e.inputs.index(v)]
+        if isinstance(one, (Const, Literal)) and np.shape(one.value) == () and int(one.value) == 1:
+            out.append(k)
+    return out
+
+
 def _scan_as_while(*args, body, length, reverse, n_carry, n_xs):
-    """The scan as one `while` over a counter: each step slices the xs, runs the body, writes the ys."""
+    """The scan as one `while` over a counter: each step slices the xs, runs the body, writes the ys. A carry the
+    body counts up by one is not carried: the body reads the counter plus its initial value (IREE keeps a
+    carried count on the device, a dispatch a step, and reads the loop's own index on the host)."""
     carry, xs, consts = args[:n_carry], args[n_carry:n_carry + n_xs], args[n_carry + n_xs:]
     y_avals = [a.update(weak_type=False) for a in body.out_avals[n_carry:]]
     n_ys = len(y_avals)
     i32 = ShapedArray((), np.int32)
     if length == 0:  # no iteration: the carry as it came, empty ys (and no slice of an empty xs to trace)
         return list(carry) + [zeros(a.update(shape=(0,) + a.shape)) for a in y_avals]
+    counted = _counters(body, n_carry)
+    kept = [k for k in range(n_carry) if k not in counted]
+    starts = [carry[k] for k in counted]
+    n_kept, n_st = len(kept), len(starts)
 
     def step(i, *a):
-        c, ys, xs_, ks = a[:n_carry], a[n_carry:n_carry + n_ys], a[n_carry + n_ys:n_carry + n_ys + n_xs], \
-            a[n_carry + n_ys + n_xs:]
+        c, ys = a[:n_kept], a[n_kept:n_kept + n_ys]
+        xs_ = a[n_kept + n_ys:n_kept + n_ys + n_xs]
+        st, ks = a[n_kept + n_ys + n_xs:n_kept + n_ys + n_xs + n_st], a[n_kept + n_ys + n_xs + n_st:]
         k = sub(_i32(length - 1), i) if reverse else i
         sl = [reshape(dynamic_slice(x, [k] + [_i32(0)] * (x.aval.ndim - 1), (1,) + x.aval.shape[1:]),
                       x.aval.shape[1:]) for x in xs_]
-        outs = eval_graph(body, list(c) + sl + list(ks))
+        full = dict(zip(kept, c)) | {j: add(s0, i) for j, s0 in zip(counted, st)}
+        outs = eval_graph(body, [full[j] for j in range(n_carry)] + sl + list(ks))
         ys = [dynamic_update_slice(b, reshape(y, (1,) + y.aval.shape), [k] + [_i32(0)] * y.aval.ndim)
               for b, y in zip(ys, outs[n_carry:])]
-        return [add(i, _i32(1))] + list(outs[:n_carry]) + ys
+        return [add(i, _i32(1))] + [outs[j] for j in kept] + ys
 
-    loop_avals = [i32] + [_aval(c) for c in carry] + [y.update(shape=(length,) + y.shape) for y in y_avals]
-    step_g, caps, _ = trace_subgraph(step, loop_avals + [_aval(x) for x in (*xs, *consts)], "scan")
+    loop_avals = [i32] + [_aval(carry[k]) for k in kept] + [y.update(shape=(length,) + y.shape) for y in y_avals]
+    step_g, caps, _ = trace_subgraph(step, loop_avals + [_aval(x) for x in (*xs, *starts, *consts)], "scan")
     cond_g, ccaps, _ = trace_subgraph(lambda i, *a: lt(i, _i32(length)), loop_avals, "scan")
     assert not caps and not ccaps
-    ys0 = [zeros(a) for a in loop_avals[1 + n_carry:]]
-    outs = while_p.bind(_i32(0), *carry, *ys0, *xs, *consts, cond_graph=cond_g, body_graph=step_g,
-                        n_carry=1 + n_carry + n_ys, n_cond_caps=0)
-    return outs[1:]
+    ys0 = [zeros(a) for a in loop_avals[1 + n_kept:]]
+    outs = while_p.bind(_i32(0), *[carry[k] for k in kept], *ys0, *xs, *starts, *consts, cond_graph=cond_g,
+                        body_graph=step_g, n_carry=1 + n_kept + n_ys, n_cond_caps=0)
+    final = dict(zip(kept, outs[1:1 + n_kept])) | {j: add(s0, _i32(length)) for j, s0 in zip(counted, starts)}
+    return [final[j] for j in range(n_carry)] + list(outs[1 + n_kept:])
 
 
 def _aval(x) -> ShapedArray:
