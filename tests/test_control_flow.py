@@ -114,6 +114,17 @@ def test_a_carry_counting_up_by_one_is_the_loops_own_counter():
     assert (int(k), float(s), float(t)) == c and np.asarray(ys).tolist() == want[::-1]
 
 
+def test_a_counted_index_the_body_makes_unsigned_compiles():
+    """A body computing unsigned integers keeps its index carried: read from the loop's own counter, IREE 3.13
+    computed the unsigned values in host code and failed ('arith.addi' of ui32; the corpus's MNIST VAE folds the
+    index into its PRNG key so)."""
+    f = lambda k: lax.fori_loop(0, 6, lambda i, k: (k ^ i.astype(np.uint32)) * np.uint32(2654435761) + np.uint32(7), k)
+    want = np.uint32(5)
+    for i in range(6):
+        want = np.uint32((int(want ^ np.uint32(i)) * 2654435761 + 7) % 2**32)
+    assert int(stagec.jit(f)(np.uint32(5))) == int(want)
+
+
 def test_scan_carry_and_stacked_outputs_match_python():
     def step(c, x):
         return c + x, c * x

@@ -114,7 +114,7 @@ def test_diff_shows_the_log_exp_rewrite(page):
     assert any("stablehlo.exponential %arg0" in line for line in removed)
     assert any("stablehlo.log" in line for line in removed)
     assert not any("stablehlo.exponential" in line or "stablehlo.log" in line for line in added)
-    assert any("%iterArg_5 = %arg0" in line for line in added)  # the loop now starts from x itself
+    assert any(re.search(r"%iterArg(_\d+)? = %arg0\b", line) for line in added)  # the loop starts from x itself
     cse = next(s for s in data["stages"] if s["name"] == "cse")  # cse changed nothing here: one fold
     assert [r[0] for r in cse["diff"]] == [3]
     assert cse["graph"] == data["stages"][data["stages"].index(cse) - 1]["graph"]  # one drawing for both

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lowering as L
-from ..core import Const, Literal, Primitive, ShapedArray, eval_graph, trace_subgraph
+from ..core import Const, Graph, Literal, Primitive, ShapedArray, eval_graph, trace_subgraph
 from ._ad import zeros
 from .elementwise import add, add_p, lt, sub
 from .structural import dynamic_slice, dynamic_update_slice, reshape
@@ -116,9 +116,24 @@ def _i32(v: int) -> Const:
     return Const(np.array(v, np.int32), ShapedArray((), np.int32))
 
 
+def _unsigned(graph) -> bool:
+    """Whether `graph` (or a graph in its equations' parameters) computes an unsigned integer value."""
+    for e in graph.eqns:
+        if any(np.dtype(o.aval.dtype).kind == "u" for o in e.outputs):
+            return True
+        for p in e.params.values():
+            if any(isinstance(g, Graph) and _unsigned(g) for g in (p if isinstance(p, (tuple, list)) else (p,))):
+                return True
+    return False
+
+
 def _counters(body, n_carry: int) -> list[int]:
     """The int32 scalar carries the body only counts up by one (a `fori_loop`'s index): at step i such a carry
-    is its initial value plus i."""
+    is its initial value plus i. None where the body computes unsigned integers: IREE 3.13 then computed one from
+    the loop's own index in host code, where an unsigned add does not lower ('arith.addi' of ui32: a PRNG key
+    folded with the index)."""
+    if _unsigned(body):
+        return []
     made = {o.id: e for e in body.eqns for o in e.outputs}
     out = []
     for k in range(n_carry):
