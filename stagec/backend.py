@@ -198,12 +198,11 @@ class Backend(Dispatcher):
         self._drain()
         for fn in _exit_releases:
             fn(self)
-        for o in gc.get_objects():  # (a kept exception's frames hold their locals: IREE objects freed in any order)
-            if isinstance(o, BaseException) and o.__traceback__ is not None:
-                traceback.clear_frames(o.__traceback__)
         for o in gc.get_objects():
             if isinstance(o, Executable) and o.backend is self and o.driver == driver:
                 o.release()
+            elif isinstance(o, BaseException) and o.__traceback__ is not None:  # (its frames' locals: IREE objects
+                traceback.clear_frames(o.__traceback__)                         # freed in any order)
         with self._lock:
             self._hal.pop(driver, None)
             for k in [k for k in self._numpy if k[1] == driver]:
