@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite (about 1350 CPU-seconds: 11.5 minutes on 2 idle cores, far more under load), after the linter. Installs what it needs into .venv (and
-# Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (under a minute).
+# The whole test suite (about 1500 s of test time: 12m45s-13m11s on 2 cores, 2026-11-27; more under load), after the linter. Installs what it needs into .venv (and
+# Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (72-82 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
