@@ -9,19 +9,19 @@ from typing import Iterator
 import numpy as np
 from iree.compiler import ir
 
-def _negative_cache_missing_dialect_modules() -> None:
-    """The bindings try to import `iree.compiler.dialects.<dialect>` each time they wrap an op;
-    StableHLO and CHLO have no such module, and a failed import is retried (and costs ~50 us) every
-    time: ~30 ms of a 30-op pipeline. `sys.modules[name] = None` is Python's negative import cache."""
+def _empty_missing_dialect_modules() -> None:
+    """The bindings import `iree.compiler.dialects.<dialect>` when they first wrap an op of a dialect, and remember
+    the dialect only once an import succeeds. StableHLO and CHLO have no such module: every wrap tried again (80k
+    failed imports, 0.26 s of a 3 s compile of `random.ball`, even with Python's negative cache). An empty module
+    stands in for each: wrapped once, their ops stay generic `OpView`s, as before."""
     import importlib.util
-    import sys
     for d in ("stablehlo", "chlo"):
         name = f"iree.compiler.dialects.{d}"
-        if name not in sys.modules and importlib.util.find_spec(name) is None:
-            sys.modules[name] = None
+        if sys.modules.get(name) is None and importlib.util.find_spec(name) is None:
+            sys.modules[name] = types.ModuleType(name, f"stagec: no Python module for IREE's {d} dialect (irutil)")
 
 
-_negative_cache_missing_dialect_modules()
+_empty_missing_dialect_modules()
 
 
 class _Deferred(types.ModuleType):
