@@ -79,32 +79,65 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
     `after(stage, module)`, if given, sees the module as each pass left it. (A target's whole pipeline, its
     legalization included, is `stagec.compiler.targets.pipeline`'s list.)
 
-    A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass, with the
-    IR before it written to `$STAGEC_DUMP_DIR` (or a temporary folder). Each stage's text elides
-    constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
+    A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass (the first to leave invalid
+    IR, where one that reported no change did), with the IR before it written to `$STAGEC_DUMP_DIR` (or a temporary
+    folder). Each stage's text elides constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
     module itself keeps them.
     """
     stages, names = [], resolve(passes)
     before, ops = module.operation.clone(), count_ops(module)
+    # The module is verified after each pass that reports a change (rewrites or a new op count) and once at the end;
+    # verifying after every pass was 15-20% of a pipeline's time, and most passes change nothing in most modules.
+    # `unchanged`: (name, IR before it) of the passes since the last verification, for naming the one at fault.
+    unchanged: list[tuple[str, ir.Operation]] = []
     for name in names:
         p = REGISTRY[name]
         stats = PassStats(name, backend, ops_before=ops)
         t0 = time.perf_counter()
         try:
-            p.run(module, stats)  # (through an MLIR PassManager, which verifies the module after the pass)
+            p.run(module, stats)
+            ops_after = count_ops(module)
+            changed = any(stats.rewrites.values()) or ops_after != ops
+            if changed:
+                module.operation.verify()
         except Exception as e:
-            path = _save_before(str(before), fun_name, name)
-            raise PassError(f"stagec pass {name!r} failed on function {fun_name!r}: {type(e).__name__}: "
-                            f"{_message(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
-                            f"passes=[...] or stagec.config.update('passes', ...)") from e
+            raise _failure(*(_first_invalid(unchanged, before) or (name, before)), fun_name, e) from e
         stats.seconds = time.perf_counter() - t0
-        stats.ops_after = ops = count_ops(module)
+        stats.ops_after = ops = ops_after
+        unchanged = [] if changed else [*unchanged, (name, before)]
         before = module.operation.clone()
         seen = sum(st.stats.name == name for st in stages)
         stages.append(Stage(name if not seen else f"{name}#{seen + 1}", before, stats))
         if after is not None:
             after(stages[-1], module)
+    if unchanged:
+        try:
+            module.operation.verify()
+        except ir.MLIRError as e:  # a pass that reported no change changed the IR: the first that left it invalid
+            raise _failure(*(_first_invalid(unchanged, module.operation) or unchanged[-1]), fun_name, e) from e
     return stages
+
+
+def _first_invalid(passes: list[tuple[str, ir.Operation]], last: ir.Operation) -> tuple[str, ir.Operation] | None:
+    """The first of `passes` ((name, IR before it), in order; `last` the IR after the last) whose output fails
+    verification, as (name, IR before it), or None."""
+    outs = [b for _, b in passes[1:]] + [last]
+    return next(((n, b) for (n, b), out in zip(passes, outs) if not _valid(out)), None)
+
+
+def _valid(op: ir.Operation) -> bool:
+    try:
+        op.verify()
+        return True
+    except ir.MLIRError:
+        return False
+
+
+def _failure(name: str, before: ir.Operation, fun_name: str, e: Exception) -> PassError:
+    path = _save_before(str(before), fun_name, name)
+    return PassError(f"stagec pass {name!r} failed on function {fun_name!r}: {type(e).__name__}: "
+                     f"{_message(e)[:1500]}\nThe IR before the pass is in {path}; run without it with "
+                     f"passes=[...] or stagec.config.update('passes', ...)")
 
 
 def on_text(mlir: str, rewrite: Callable[[ir.Module], object]) -> str | None:
