@@ -410,20 +410,29 @@ _GRADS = {  # name: (real-valued function of (module, matrix), the matrix)
 }
 
 
+_SYMMETRIZED = ("cholesky", "eigh")  # (their input is taken as (a + a^H) / 2, as JAX's are: so is the derivative)
+
+
 @functools.cache
 def _all_grads():
-    """{name: (grad(vmap(f)), vmap(grad(f)), [grad(f) of each example])} of every `_GRADS` case at x and x reversed:
-    one module (their loops compile faster together than in a module each)."""
+    """{name: (grad(vmap(f)), vmap(grad(f)))} of every `_GRADS` case at x and x reversed: one module (their loops
+    compile faster together than in a module each)."""
     def one(f, b):
         fn = lambda a: f(snp, a)  # noqa: E731
-        return (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b), stagec.vmap(stagec.grad(fn))(b),
-                [stagec.grad(fn)(e) for e in b])
+        return stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b), stagec.vmap(stagec.grad(fn))(b)
     xs = {name: np.stack([x, x[::-1, ::-1]]) for name, (_, x) in _GRADS.items()}
     return stagec.jit(lambda xs: {name: one(_GRADS[name][0], b) for name, b in xs.items()})(xs)
 
 
-def _grads(name):
-    return _all_grads()[name]
+def _central_differences(name, x, h=1e-6):
+    """d f / d x of `_GRADS[name]` by central differences of NumPy's float64 linalg."""
+    f = lambda a: float(_GRADS[name][0](np, (a + a.T) / 2 if name in _SYMMETRIZED else a))  # noqa: E731
+    x, g = x.astype(np.float64), np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
 
 
 @pytest.mark.parametrize("name", sorted(_GRADS))
@@ -431,16 +440,17 @@ def test_grad_against_jax(name):
     jax = pytest.importorskip("jax")
     f, x = _GRADS[name]
     want = np.asarray(jax.grad(lambda a: f(jax.numpy, a))(x))
-    got = _grads(name)[2][0]  # (jit of grad(f) at x, in the module of the next test)
+    got = _all_grads()[name][1][0]  # (vmap(grad(f)) at x, in the module of the next test)
     assert _err(got, want) < 2e-5
 
 
 @pytest.mark.parametrize("name", sorted(_GRADS))
 def test_grad_of_vmap_and_vmap_of_grad(name):
-    """The custom_jvp rules batched: grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example."""
-    *both, one = _grads(name)
-    want = np.stack([np.asarray(g) for g in one])
-    for got in both:
+    """The custom_jvp rules batched: grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example, against central
+    differences of NumPy's float64 functions."""
+    x = _GRADS[name][1]
+    want = np.stack([_central_differences(name, x), _central_differences(name, x[::-1, ::-1])])
+    for got in _all_grads()[name]:
         assert _err(got, want) < 2e-5
 
 
