@@ -335,11 +335,14 @@ def _line(row):
 
 
 def _ms(fn, repeat: int, warm: float = 0.3) -> float:
-    """median ms per call of `fn` over `repeat` calls after untimed ones for `warm` seconds (at least 3): the
-    steady state, where stagec's CPU driver has read whether a core is spare (`backend._spare_core`: two reads 0.1 s
-    apart; before, a module in its band ran on one thread)."""
+    """median ms per call of `fn` over `repeat` calls after untimed ones for `warm` seconds (at least 3) from the
+    end of the first (which traces, compiles or loads): the steady state, where stagec's CPU driver has read whether
+    a core is spare (`backend._spare_core`: two windows of 0.1 s from its first call; before, a module in its band
+    ran on one thread). Until 2026-11-27 the first call's time counted in `warm`: a process's first row (erf in
+    `--only erf,...`) ran on one thread."""
     import time
-    t0, n = time.perf_counter(), 0
+    fn()
+    t0, n = time.perf_counter(), 1
     while n < 3 or time.perf_counter() - t0 < warm:
         fn()
         n += 1
@@ -351,9 +354,12 @@ def _ms(fn, repeat: int, warm: float = 0.3) -> float:
     return float(np.median(ts))
 
 
-def _speed_child(lib: str, names, n: int, repeat: int) -> None:
-    """In a process of one library ("stagec" or "jax"): print a JSON object name -> median ms per call (`_ms`)."""
+def _speed_child(lib: str, names, n: int, repeat: int, one_core: bool = False) -> None:
+    """In a process of one library ("stagec" or "jax"): print a JSON object name -> median ms per call (`_ms`);
+    `one_core`: the process (its threads: JAX's pool, IREE's workers) kept to one core, set before either loads."""
     import json
+    if one_core:
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     if lib == "jax":
         from _timing import import_jax
         jax, m = import_jax()
@@ -374,18 +380,20 @@ def _speed_child(lib: str, names, n: int, repeat: int) -> None:
     print(json.dumps(out))
 
 
-def speed(names, n: int = 1 << 20, repeat: int = 25, rounds: int = 3):
+def speed(names, n: int = 1 << 20, repeat: int = 25, rounds: int = 3, one_core: bool = False):
     """ms per call of each function's jit on `n` float32 values, stagec and JAX (when installed): `rounds` rounds of
     one fresh process per library (alternated: `_timing.alternating`), each timing every function; the median over
-    the rounds of each process's median, and the load average."""
+    the rounds of each process's median, and the load average. `one_core`: each process on one core (the kernels
+    compared without JAX's second thread or stagec's local-task)."""
     from _timing import alternating, import_jax, run_json
     libs = ["stagec"] + (["jax"] if import_jax()[0] is not None else [])
     got: dict = {lib: {nm: [] for nm in names} for lib in libs}
-    print(f"load average {os.getloadavg()[0]:.1f}; {rounds} rounds of one process per library, alternated")
+    print(f"load average {os.getloadavg()[0]:.1f}; {rounds} rounds of one process per library, alternated"
+          + ("; each on one core" if one_core else ""))
     for r in range(rounds):
         for lib in alternating(libs, r):
             res = run_json([sys.executable, __file__, "--speed-child", lib, "--only", ",".join(names),
-                            "--repeat", str(repeat)], f"{lib} speed child")
+                            "--repeat", str(repeat), *(["--one-core"] if one_core else [])], f"{lib} speed child")
             for nm, ms in res.items():
                 got[lib][nm].append(ms)
     med = {lib: {nm: float(np.median(v)) for nm, v in d.items()} for lib, d in got.items()}
@@ -406,14 +414,15 @@ def main():
     ap.add_argument("--speed", action="store_true", help="time each function's jit on 1M float32 values instead")
     ap.add_argument("--rounds", type=int, default=3, help="--speed: rounds of one process per library")
     ap.add_argument("--repeat", type=int, default=25, help="--speed: timed calls per function and process")
+    ap.add_argument("--one-core", action="store_true", help="--speed: each process kept to one core")
     ap.add_argument("--speed-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.environ.setdefault("STAGEC_JIT_TIERING", "never")
     names = args.only.split(",") if args.only else [*UNARY, *BINARY, *EXTRA2]
     if args.speed_child:
-        return _speed_child(args.speed_child, names, 1 << 20, args.repeat)
+        return _speed_child(args.speed_child, names, 1 << 20, args.repeat, args.one_core)
     if args.speed:
-        return speed(names, repeat=args.repeat, rounds=args.rounds)
+        return speed(names, repeat=args.repeat, rounds=args.rounds, one_core=args.one_core)
     rows = measure(names, args.dtypes.split(","), args.n, not args.no_jax)
     print("| function | dtype | stagec max / mean ulp | JAX max / mean ulp |\n|---|---|---|---|")
     for r in rows:
