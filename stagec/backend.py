@@ -154,10 +154,10 @@ class Backend(Dispatcher):
 
     def spares(self, work: int, calls_blas: bool = False, streams: bool = False) -> bool:
         """Whether a module of this `work` run on local-sync (`driver_for`) takes local-task for a call while a core
-        is spare (`_spare_core`): its work is at least `SPARE_WORK`, it calls no BLAS, its products do not `stream`
-        (fewer multiply-adds than the elements it takes and returns: a batch of one's matrix-vector products and
-        updates, each dispatch a pass over memory shorter than the hand-over to the workers gains; docs/runtime.md),
-        and there are cores to share."""
+        is spare (`_spare_core`): its work is at least `SPARE_WORK`, it calls no BLAS, it does not `stream` (fewer
+        multiply-adds than the elements it takes and returns, in passes of which the largest is under half its work
+        in all: a batch of one's matrix-vector products and updates, each dispatch shorter than the hand-over to the
+        workers gains; docs/runtime.md), and there are cores to share."""
         return (self.name == "cpu" and driver.SPARE_WORK <= work < TASK_WORK and not calls_blas and not streams
                 and (config.cpu_threads or _cores()) > 1)
 
@@ -521,7 +521,7 @@ class Executable:
         # is shared, its state is the context's. Fenced only: IREE's blocking wait would spin (`_poll`).
         self._spare = None
         if self._fenced and self.driver == "local-sync" and not host and \
-                backend.spares(self.work, streams=0 < macs < elements):
+                backend.spares(self.work, streams=0 < macs < elements and 2 * self.work < self.total):
             t_inst, t_dev, t_hal = backend.hal("local-task")
             self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
