@@ -249,10 +249,13 @@ def test_a_module_of_streaming_products_stays_on_the_calling_thread(monkeypatch)
     cpu = backend.get_backend("cpu")
     exe = cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, art.host_calls, macs=art.macs, work=art.work)
     assert exe.driver == "local-sync" and exe._spare is None
-    # a product of as much work but more multiply-adds, and one matrix-vector product alone (one dispatch: 1x1024x2048,
-    # 339-342 us on local-task against 401-411 idle), keep local-task while spare
-    for a, b in ((r(384, 384), r(384, 384)), (r(1, 1024), r(1024, 2048))):
-        art = stagec.jit(_f).lower(a, b).compile().artifact
+    # a product of as much work but more multiply-adds, a matrix-vector product alone (one dispatch: 1x1024x2048,
+    # 339-342 us on local-task against 401-411 idle) and three in a row (a batch of one's forward pass: 473-573 against
+    # 601-626 us) keep local-task while spare
+    three = lambda x, a, b, c: snp.tanh(snp.tanh(snp.tanh(x @ a) @ b) @ c)  # noqa: E731
+    for f, args in ((_f, (r(384, 384), r(384, 384))), (_f, (r(1, 1024), r(1024, 2048))),
+                    (three, (r(1, 1024), r(1024, 1024), r(1024, 1024), r(1024, 1024)))):
+        art = stagec.jit(f).lower(*args).compile().artifact
         assert driver.SPARE_WORK <= art.work and art.host_calls == ()
         exe = cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, macs=art.macs, work=art.work)
         assert exe._spare is not None
