@@ -11,6 +11,10 @@ then takes its arguments as the tools give them; the same dispatches); the buffe
 as stagec's do (fresh ones cost page faults inside the first dispatch writing them). The per-executable benchmarks
 of `--iree-hal-dump-executable-benchmarks-to` are no substitute: their buffers hold garbage (a column sum took 8 ms
 there, 0.2 ms in the module). Read a gain found here back in a whole step through stagec (`bench_models.py`).
+
+A module that calls NumPy's BLAS (`stagec_blas`, docs/blas.md) cannot run in the tools: each call is put back as the
+`dot_general` it stands for (`without_blas`) and timed as IREE's dispatch of that product (BLAS's own time is not
+measured here; `bench_spread.py` has it).
 """
 from __future__ import annotations
 
@@ -25,8 +29,43 @@ import tempfile
 import stagec
 from bench_models import step_and_args
 from stagec.compiler import driver
+from stagec.lowering import unpack_dims
 
 TOOLS = os.path.dirname(sys.executable)
+_CALL = re.compile(r"^(\s*)(%[\w#:]+) = call @stagec_blas\.(dot_general|dot_pair)_\d+\(([^)]*)\) : \(([^)]*)\) -> "
+                   r"\(?([^()]*?)\)?$", re.M)
+
+
+def without_blas(text: str) -> tuple[str, int]:
+    """`text` with each call of `stagec_blas` (a `dot_general_<k>`, or a `dot_pair_<k>` of two) replaced by the
+    `stablehlo.dot_general`s it computes, and the count replaced."""
+    consts = dict(re.findall(r"(%[\w]+) = arith.constant (-?\d+) : i64", text))
+    count, pairs = 0, []
+
+    def dot(res, a, b, ta, tb, tr, packed):
+        lb, rb, lc, rc = (unpack_dims(int(consts[c])) for c in packed)
+        batch = f"batching_dims = {lb} x {rb}, " if lb else ""
+        return f"{res} = stablehlo.dot_general {a}, {b}, {batch}contracting_dims = {lc} x {rc} : ({ta}, {tb}) -> {tr}"
+
+    def one(m):
+        nonlocal count
+        indent, res, kind, args = m[1], m[2], m[3], [v.strip() for v in m[4].split(",")]
+        types = [t.strip() for t in re.findall(r"tensor<[^>]*>|i64", m[5])]
+        results = re.findall(r"tensor<[^>]*>", m[6])
+        if kind == "dot_general":
+            count += 1
+            return indent + dot(res, *args[:2], *types[:2], results[0], args[2:6])
+        name = res.split(":")[0]  # (`%5:2 = call ...`, its results read as %5#0 and %5#1)
+        count += 2
+        pairs.append(name)
+        return "\n".join(indent + dot(f"%blas_{name[1:]}_{i}", *args[2 * i:2 * i + 2], *types[2 * i:2 * i + 2], results[i],
+                                       args[4 + 4 * i:8 + 4 * i]) for i in range(2))
+
+    text = _CALL.sub(one, text)
+    for name in pairs:
+        text = re.sub(re.escape(name) + r"#([01])\b", lambda m: f"%blas_{name[1:]}_{m[1]}", text)
+    text = re.sub(r"^\s*func.func private @stagec_blas\..*\n", "", text, flags=re.M)
+    return text, count
 
 
 def main() -> None:
@@ -38,7 +77,9 @@ def main() -> None:
     a = p.parse_args()
     fn, args = step_and_args(a.row)
     lowered = stagec.jit(fn).lower(*args)
-    text = lowered.as_text("final")
+    text, calls = without_blas(lowered.as_text("final"))
+    if calls:
+        print(f"({calls} BLAS calls put back as IREE's products: their dispatches are IREE's time, not BLAS's)")
     backend = lowered.backend
     flags = driver.iree_args([f for f in backend.module_flags(text, backend.flags(host_blas=lowered.host_blas),
                                                               lowered.facts) if f != driver.FENCED])

@@ -152,10 +152,13 @@ class Backend(Dispatcher):
             return "local-task"
         return self.name
 
-    def spares(self, work: int, calls_blas: bool = False) -> bool:
+    def spares(self, work: int, calls_blas: bool = False, streams: bool = False) -> bool:
         """Whether a module of this `work` run on local-sync (`driver_for`) takes local-task for a call while a core
-        is spare (`_spare_core`): its work is at least `SPARE_WORK`, it calls no BLAS, and there are cores to share."""
-        return (self.name == "cpu" and driver.SPARE_WORK <= work < TASK_WORK and not calls_blas
+        is spare (`_spare_core`): its work is at least `SPARE_WORK`, it calls no BLAS, it does not `stream` (fewer
+        multiply-adds than the elements it takes and returns, its work in all under `SPARE_WORK_EACH` a dispatch: a
+        batch of one's training step, matrix-vector products and updates among short dispatches that each cost a
+        hand-over to the workers; docs/runtime.md), and there are cores to share."""
+        return (self.name == "cpu" and driver.SPARE_WORK <= work < TASK_WORK and not calls_blas and not streams
                 and (config.cpu_threads or _cores()) > 1)
 
     def hal(self, driver: str):
@@ -517,7 +520,8 @@ class Executable:
         # (invoke, device) on local-task, for the calls made while a core is spare (`Backend.spares`); the module
         # is shared, its state is the context's. Fenced only: IREE's blocking wait would spin (`_poll`).
         self._spare = None
-        if self._fenced and self.driver == "local-sync" and not host and backend.spares(self.work):
+        if self._fenced and self.driver == "local-sync" and not host and \
+                backend.spares(self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * _dispatches(vmfb)):
             t_inst, t_dev, t_hal = backend.hal("local-task")
             self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
@@ -616,6 +620,18 @@ class Executable:
         self._unchecked = False
 
     call = run  # inline; `_set_call` may replace it per executable
+
+
+# A module that streams (fewer multiply-adds than elements in and out) takes local-task while spare only where its work
+# in all comes to this much per dispatch function (`_dispatches`) or more (docs/runtime.md, rule 4).
+SPARE_WORK_EACH = driver.SPARE_WORK
+_DISPATCH = re.compile(rb"main_dispatch_(\d+)|_encoding_(\d+)_encode")
+
+
+def _dispatches(vmfb) -> int:
+    """How many dispatch functions a CPU module's flatbuffer holds (their names as written; one may run several times
+    a call: a lower bound of its dispatches a call)."""
+    return max(1, len({m.groups() for m in _DISPATCH.finditer(vmfb)}))
 
 
 def _fence_at(sem, value: int):

@@ -565,3 +565,21 @@ def test_threads_calling_blas_at_once_get_the_same_bits():
     assert fns is None or fns[0]() == before
     _check(want, np.sin(a.astype(np.float64) @ v))
 
+
+
+def test_the_dispatch_profiler_puts_blas_calls_back_as_the_products_they_compute(offload_all):
+    # benchmarks/profile_dispatches.py runs a module in IREE's tools, which have no `stagec_blas`: each call (a
+    # `dot_general_<k>`, a `dot_pair_<k>`, a transposed operand read in place, a batch) becomes its product again
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    from profile_dispatches import without_blas
+    from iree import compiler as ireec, runtime as ireert
+    a, b, c, s = r(128, 128), r(128, 256), r(256, 128), r(4, 128, 128)
+    f = lambda a, b, c, s: (a @ b, b @ c, c @ a, (a @ b) @ c.T.T, a @ c.T, s @ s)
+    text = stagec.jit(f).lower(a, b, c, s).as_text("final")
+    assert f"{BLAS_MODULE}.dot_pair_" in text
+    plain, n = without_blas(text)
+    assert n == 6 and BLAS_MODULE not in plain
+    vmfb = ireec.compile_str(plain, target_backends=["llvm-cpu"], extra_args=["--iree-llvmcpu-target-cpu=host"])
+    got = ireert.load_vm_flatbuffer(vmfb, driver="local-sync").main(a, b, c, s)
+    for g, want in zip(got, f(*(x.astype(np.float64) for x in (a, b, c, s)))):
+        _check(g.to_host(), want)

@@ -471,3 +471,71 @@ def test_weight_left_only_few_rows_by_a_large_float32_b(x64):
     assert rewrites((4, 2048), (2048, 2048)) == rewrites((257, 2048), (2048, 2048)) == 0
     assert rewrites((32, 1024), (2048, 1024)) == rewrites((1, 2048), (2048, 2048)) == 0
     assert rewrites((32, 2048), (2048, 2048), np.float64) == 0
+
+
+def _weight_reads(fn, *args) -> int:
+    """How many `dz @ W.T` products `one-weight-pass` folded into their weight's update in the module of `fn`."""
+    return sum(s.rewrites["weight-read-once"] for s in stagec.jit(fn).lower(*args).pass_stats)
+
+
+@pytest.mark.cpu_only  # (the CPU pipeline's passes)
+def test_a_batch_of_one_reads_each_weight_once_for_its_backward_product_and_update():
+    # one-weight-pass: a 1-row dz @ W.T and W's update (W - lr * outer(h, dz)) become one generic reading W once;
+    # an SGD step of a 256-512-512-10 tanh network at batch 1 and an Adam-like update of three results (the
+    # weight, two moments), against float64 NumPy; the step calls no BLAS now
+    rng = np.random.default_rng(3)
+    ws = [(rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32) for a, b in ((256, 512), (512, 512), (512, 10))]
+    x, y = rng.standard_normal((1, 256)).astype(np.float32), np.eye(10, dtype=np.float32)[[3]]
+
+    def loss(ws, x, y, m=snp):
+        h = m.tanh(x @ ws[0])
+        h = m.tanh(h @ ws[1])
+        return m.sum((h @ ws[2] - y) ** 2)
+
+    def sgd(ws, x, y):
+        return [w - 0.01 * g for w, g in zip(ws, stagec.grad(loss)(ws, x, y))]
+    assert _weight_reads(sgd, ws, x, y) == 1  # (the second layer's: the first's dz @ W.T is not computed)
+    assert "stagec_blas" not in stagec.jit(sgd).lower(ws, x, y).as_text("final")
+    w64, x64_, y64 = [w.astype(np.float64) for w in ws], x.astype(np.float64), y.astype(np.float64)
+    h1 = np.tanh(x64_ @ w64[0])
+    h2 = np.tanh(h1 @ w64[1])
+    d3 = 2 * (h2 @ w64[2] - y64)
+    d2 = (d3 @ w64[2].T) * (1 - h2 ** 2)
+    d1 = (d2 @ w64[1].T) * (1 - h1 ** 2)
+    want = [w - 0.01 * g for w, g in zip(w64, (x64_.T @ d1, h1.T @ d2, h2.T @ d3))]
+    for got, w in zip(stagec.jit(sgd)(ws, x, y), want):
+        np.testing.assert_allclose(np.asarray(got), w, rtol=1e-5, atol=1e-6)
+
+    def adam_like(ws, mo, x, y):
+        g = stagec.grad(loss)(ws, x, y)
+        mo2 = [0.9 * a + 0.1 * b for a, b in zip(mo, g)]
+        return [w - 0.01 * a / (snp.sqrt(a * a) + 1e-3) for w, a in zip(ws, mo2)], mo2
+    mo = [rng.standard_normal(w.shape).astype(np.float32) for w in ws]
+    assert _weight_reads(adam_like, ws, mo, x, y) == 1
+    (new_w, new_m) = stagec.jit(adam_like)(ws, mo, x, y)
+    want_m = [0.9 * a.astype(np.float64) + 0.1 * g for a, g in zip(mo, (x64_.T @ d1, h1.T @ d2, h2.T @ d3))]
+    for got, w, a in zip(new_w, w64, want_m):
+        np.testing.assert_allclose(np.asarray(got), w - 0.01 * a / (np.abs(a) + 1e-3), rtol=1e-5, atol=1e-5)
+    for got, a in zip(new_m, want_m):
+        np.testing.assert_allclose(np.asarray(got), a, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.cpu_only
+def test_one_weight_pass_only_where_the_weight_is_read_by_both_and_not_otherwise_used():
+    # not folded: 2 rows, a weight under 2^16 elements, float64, an update that also feeds a sum (not only the
+    # function's results), a product whose update depends on its own result
+    def step(w, h, d, m=snp):
+        return d @ w.T, w - 0.1 * (h.T @ d)
+    f32 = lambda *s: np.ones(s, np.float32)  # noqa: E731
+    assert _weight_reads(step, f32(512, 512), f32(1, 512), f32(1, 512)) == 1
+    assert _weight_reads(step, f32(512, 512), f32(2, 512), f32(2, 512)) == 0
+    assert _weight_reads(step, f32(128, 256), f32(1, 128), f32(1, 256)) == 0
+    assert _weight_reads(lambda w, h, d: (d @ w.T, snp.sum(w - 0.1 * (h.T @ d))), f32(512, 512), f32(1, 512),
+                         f32(1, 512)) == 0
+    assert _weight_reads(lambda w, d: (w - (d @ w.T).T * d), f32(512, 512), f32(1, 512)) == 0
+    rng = np.random.default_rng(4)
+    w, h, d = (rng.standard_normal(s).astype(np.float32) for s in ((512, 384), (1, 512), (1, 384)))
+    got = stagec.jit(step)(w, h, d)
+    w64, h64, d64 = (a.astype(np.float64) for a in (w, h, d))
+    np.testing.assert_allclose(np.asarray(got[0]), d64 @ w64.T, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(got[1]), w64 - 0.1 * (h64.T @ d64), rtol=1e-6, atol=1e-6)

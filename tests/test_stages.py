@@ -71,7 +71,7 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
                      "abs-squares", "compare-clamped", "isolate-updates", "recompute-activations",
                      "isolate-batch-sums", "column-products", "split-sums",
-                     "upcast-half-dots", "isolate-outer", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "mathlib-cpu", "mathlib", "mathlib-complex",
+                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "mathlib-cpu", "mathlib", "mathlib-complex",
                      "merge-commuted", "fuse-narrowing", "bound-bindings", "isolate-reductions",
                      "round-to-bf16", "unsigned-to-float", "sorts-apart", "blas-dots", "host-sorts", "final"]
     assert lowered.as_text() == lowered.as_text("isolate-outer")  # both complete: no constant is large here

@@ -64,7 +64,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
             NO_CONST_EVAL),
            Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "isolate-updates",
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
-                            "upcast-half-dots", "isolate-outer", "weight-left", "fuse-int-chains", "fuse"),
+                            "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
                               "bound-bindings", "isolate-reductions", "round-to-bf16", "unsigned-to-float", "sorts-apart"),
                     offloads=("blas-dots", "host-sorts"))),
