@@ -415,11 +415,12 @@ _SYMMETRIZED = ("cholesky", "eigh")  # (their input is taken as (a + a^H) / 2, a
 
 @functools.cache
 def _all_grads():
-    """{name: (grad(vmap(f)), vmap(grad(f)))} of every `_GRADS` case at x and x reversed: one module (their loops
-    compile faster together than in a module each)."""
+    """{name: (grad(vmap(f)), vmap(grad(f)), grad(f) at x)} of every `_GRADS` case, the first two at x and x
+    reversed: one module (their loops compile faster together than in a module each)."""
     def one(f, b):
         fn = lambda a: f(snp, a)  # noqa: E731
-        return stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b), stagec.vmap(stagec.grad(fn))(b)
+        return (stagec.grad(lambda c: snp.sum(stagec.vmap(fn)(c)))(b), stagec.vmap(stagec.grad(fn))(b),
+                stagec.grad(fn)(b[0]))
     xs = {name: np.stack([x, x[::-1, ::-1]]) for name, (_, x) in _GRADS.items()}
     return stagec.jit(lambda xs: {name: one(_GRADS[name][0], b) for name, b in xs.items()})(xs)
 
@@ -440,18 +441,20 @@ def test_grad_against_jax(name):
     jax = pytest.importorskip("jax")
     f, x = _GRADS[name]
     want = np.asarray(jax.grad(lambda a: f(jax.numpy, a))(x))
-    got = _all_grads()[name][1][0]  # (vmap(grad(f)) at x, in the module of the next test)
+    got = _all_grads()[name][2]  # (grad(f) at x, in the module of the next test)
     assert _err(got, want) < 2e-5
 
 
 @pytest.mark.parametrize("name", sorted(_GRADS))
 def test_grad_of_vmap_and_vmap_of_grad(name):
-    """The custom_jvp rules batched: grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example, against central
-    differences of NumPy's float64 functions."""
+    """The custom_jvp rules, and batched: grad(f), grad(vmap(f)) and vmap(grad(f)) give grad(f) of each example,
+    against central differences of NumPy's float64 functions."""
     x = _GRADS[name][1]
     want = np.stack([_central_differences(name, x), _central_differences(name, x[::-1, ::-1])])
-    for got in _all_grads()[name]:
+    *both, one = _all_grads()[name]
+    for got in both:
         assert _err(got, want) < 2e-5
+    assert _err(one, want[0]) < 2e-5
 
 
 def test_grad_complex_against_jax():
