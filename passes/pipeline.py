@@ -81,8 +81,8 @@ def run_pipeline(module: ir.Module, passes=None, fun_name: str = "module",
 
     A pass that raises or leaves IR failing `verify()` raises `PassError` naming the pass (the first to leave invalid
     IR, where one that reported no change did), with the IR before it written to `$STAGEC_DUMP_DIR` (or a temporary
-    folder). Each stage's text elides constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB per stage); the
-    module itself keeps them.
+    folder). Each stage's text elides constants over `ELIDE_ELEMENTS` elements (printing them costs ~50 ms per MB
+    per stage); the module itself keeps them.
     """
     stages, names = [], resolve(passes)
     before, ops = module.operation.clone(), count_ops(module)

@@ -520,8 +520,8 @@ class Executable:
         # (invoke, device) on local-task, for the calls made while a core is spare (`Backend.spares`); the module
         # is shared, its state is the context's. Fenced only: IREE's blocking wait would spin (`_poll`).
         self._spare = None
-        if self._fenced and self.driver == "local-sync" and not host and \
-                backend.spares(self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * _dispatches(vmfb)):
+        if self._fenced and self.driver == "local-sync" and not host and backend.spares(
+                self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * _dispatches(vmfb)):
             t_inst, t_dev, t_hal = backend.hal("local-task")
             self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
