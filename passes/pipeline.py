@@ -17,7 +17,8 @@ from stagec.lowering import context
 DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
                                      "abs-squares", "compare-clamped", "isolate-updates",
                                      "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
-                                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "fuse")
+                                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
+                                     "fuse-int-chains", "fuse")
 
 
 class Stage:

@@ -129,7 +129,7 @@ def _unsigned(graph) -> bool:
 
 def _counters(body, n_carry: int) -> list[int]:
     """The int32 scalar carries the body only counts up by one (a `fori_loop`'s index): at step i such a carry
-    is its initial value plus i. None of them where the body computes unsigned integers: IREE 3.13 then computed one from
+    is its initial value plus i. [] where the body computes unsigned integers: IREE 3.13 then computed one from
     the loop's own index in host code, where an unsigned add does not lower ('arith.addi' of ui32: a PRNG key
     folded with the index)."""
     if _unsigned(body):
