@@ -566,11 +566,10 @@ def test_threads_calling_blas_at_once_get_the_same_bits():
     _check(want, np.sin(a.astype(np.float64) @ v))
 
 
-
-def test_the_dispatch_profiler_puts_blas_calls_back_as_the_products_they_compute(offload_all):
+def test_the_dispatch_profiler_puts_blas_calls_back_as_the_products_they_compute(offload_all, monkeypatch):
     # benchmarks/profile_dispatches.py runs a module in IREE's tools, which have no `stagec_blas`: each call (a
     # `dot_general_<k>`, a `dot_pair_<k>`, a transposed operand read in place, a batch) becomes its product again
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
     from profile_dispatches import without_blas
     from iree import compiler as ireec, runtime as ireert
     a, b, c, s = r(128, 128), r(128, 256), r(256, 128), r(4, 128, 128)

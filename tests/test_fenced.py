@@ -2,7 +2,6 @@
 (`compiler.driver.FENCED`, `backend._poll`; docs/runtime.md, "Waiting for local-task"): which modules, the same
 bits on either driver and as the blocking form of the same module, a float64 oracle. No timing."""
 import pathlib
-import sys
 import threading
 import time
 import types
@@ -241,7 +240,7 @@ def test_a_module_of_streaming_products_stays_on_the_calling_thread(monkeypatch)
     # idle (1.35-1.73 ms against 0.96 on the calling thread: a hand-over at each of its 10 short dispatches):
     # local-sync whether or not a core is spare
     monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, cpu_threads=2))
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
     from bench_models import step_and_args
     fn, args = step_and_args("784-1024-1024-10 b1 tanh xent sgd")
     art = stagec.jit(fn).lower(*args).compile().artifact
