@@ -52,6 +52,10 @@ class Config:
         # Worker threads of the CPU's local-task driver, read when it starts; 0: one per core this process may
         # run on (IREE's default, which follows the affinity mask: 2 here, 1 under `taskset -c 0`).
         "cpu_threads": lambda: _env_int("STAGEC_CPU_THREADS", 0),
+        # iree-compile on one thread (`--mlir-disable-threading`); off: its thread pool, one thread per core. The
+        # module is the same either way; one thread costs less CPU in all where the cores are busy anyway (several
+        # processes compiling at once: a test suite's workers, a cluster's).
+        "compile_single_threaded": lambda: _env_flag("STAGEC_COMPILE_SINGLE_THREADED", False),
         # MiB of freed CPU buffers kept for reuse (backend._buffer_cache_spec), read when a CPU driver starts; 0: none.
         "cpu_buffer_cache_mb": lambda: _env_int("STAGEC_CPU_BUFFER_CACHE_MB", 512),
         # MiB of freed heap memory the process keeps (glibc's malloc, backend._keep_heap), set when the first large CPU
@@ -81,7 +85,7 @@ class Config:
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "cpu_heap_keep_mb",
-                             "eager_polymorphic", "async_dispatch", "jit_tiering", "eager_tiering"})
+                             "compile_single_threaded", "eager_polymorphic", "async_dispatch", "jit_tiering", "eager_tiering"})
 
     def __init__(self) -> None:
         self._values = {}

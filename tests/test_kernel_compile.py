@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import stagec
+import stagec.numpy as snp
 from stagec import lax
 from stagec import random as sr
 from stagec.passes import DEFAULT_PIPELINE
@@ -183,3 +184,27 @@ def test_wrapping_stablehlo_ops_imports_nothing(monkeypatch):
     text = stagec.jit(f).lower(sr.PRNGKey(1)).as_text("final")
     assert "stablehlo." in text
     assert not [n for n in tried if n.startswith("iree.compiler.dialects.")], sorted(set(tried))
+
+
+
+def test_single_threaded_compiles_give_the_same_module(monkeypatch):
+    """`compile_single_threaded` (the suite's setting, tests/conftest.py) only adds iree-compile's
+    `--mlir-disable-threading`: users' default keeps IREE's thread pool, and both give the same module's bytes."""
+    from stagec.compiler import driver, processes
+    real, seen = processes.compile_str, []
+    monkeypatch.setattr(processes, "compile_str", lambda m, t, a: seen.append((m, t, a)) or real(m, t, a))
+    before = (stagec.config.compile_single_threaded, stagec.config.persistent_cache)
+    x = np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64)
+    f = lambda a: snp.tanh(a @ a.T) * 2 + snp.sum(a, axis=0)  # noqa: E731
+    try:
+        stagec.config.update("persistent_cache", False)
+        stagec.config.update("compile_single_threaded", False)  # (users' default)
+        stagec.jit(f).lower(x).compile()
+        stagec.config.update("compile_single_threaded", True)
+        stagec.jit(f).lower(x).compile()
+    finally:
+        stagec.config.update("compile_single_threaded", before[0])
+        stagec.config.update("persistent_cache", before[1])
+    (text, target, pooled), (text2, _, single) = seen
+    assert text2 == text and driver.NO_THREADS not in pooled and single == [*pooled, driver.NO_THREADS]
+    assert real(text, target, single) == real(text, target, pooled)

@@ -19,6 +19,7 @@ import tempfile
 from typing import NamedTuple, Sequence
 
 from .. import tuning
+from ..config import config
 from ..lowering import context
 from ..errors import CompileError
 from . import processes, retries
@@ -355,6 +356,8 @@ def iree_args(flags: Sequence[str], side_flags: Sequence[str] = ()) -> list[str]
         # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may pick
         # up another dispatch's configuration, which asks for the same lock: iree-compile hung. Single-threaded, it
         # cannot (the recursion of iree-org/iree#22842). A side flag: the module is the same.
+        extra.append(NO_THREADS)
+    elif config.compile_single_threaded:
         extra.append(NO_THREADS)
     return [f for f in flags if not f.startswith(HOST_BLAS)] + extra
 
