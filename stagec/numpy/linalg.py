@@ -637,21 +637,21 @@ def _jacobi_columns(a, scale=None):
         return A, V, worst
 
     def sweep(state):
-        A, V, fake, it, go = state
+        A, V, *fake, it, go = state  # (fake: [which columns are stand-ins] where complete)
         zero = zeros(shape[:-2] + (n,), _real_dtype(dt))
         if complete:  # (a column emptied in a sweep had a rotation of cosine 1 there: another sweep runs)
             A = multiply(A, expand_dims(expand_dims(where(it == 0, scale, 1), -1), -1).astype(dt))
             z = equal(sum(abs(A) ** 2, axis=-2), 0)
-            A, fake = where(expand_dims(z, -2), stand_ins, A), logical_or(fake, z)
+            A, fake = where(expand_dims(z, -2), stand_ins, A), [logical_or(fake[0], z)]
         A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, zero))
         it = it + 1
-        return A, V, fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
+        return A, V, *fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
 
     # (`go`: see _MAX_SWEEPS; the first true behind a barrier as in _eigh)
-    fake = zeros(shape[:-2] + (n,), np.bool_)
-    A, V, fake, _, _ = lax.while_loop(lambda s: s[4], sweep,
-                                      (a, V0, fake, 0, lax.optimization_barrier(np.array(True))))
-    return (A, V, fake) if complete else (A, V)
+    fake = [zeros(shape[:-2] + (n,), np.bool_)] if complete else []
+    A, V, *fake, _, _ = lax.while_loop(lambda s: s[-1], sweep,
+                                       (a, V0, *fake, 0, lax.optimization_barrier(np.array(True))))
+    return (A, V, *fake)
 
 
 def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
