@@ -285,6 +285,20 @@ def test_svd_zero_singular_values_real(shape):
     assert loops == (2 if shape[0] == shape[1] else 3)
 
 
+def test_svd_zero_singular_values_large():
+    """Past EYE_LITERAL elements the stand-ins for zero columns are computed from iotas (a literal below): U is
+    still complete and orthonormal, the zero singular values 0."""
+    from stagec.numpy import linalg as L
+    a = np.random.default_rng(1).standard_normal((130, 130)).astype(np.float32)
+    a[:, 5], a[:, 9], a[:, 7] = 0, 0, a[:, 2]
+    assert a.size > L.EYE_LITERAL
+    u, s, vh = map(np.asarray, snp.linalg.svd(a))
+    s0 = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    assert np.max(np.abs(s - s0)) < _tol(np.float32, 10) * s0[0] and np.sum(s == 0) == 2
+    assert _err((u * s) @ vh, a) < _tol(np.float32, 10)
+    assert _err(u.T @ u, np.eye(130)) < _tol(np.float32) and _err(vh @ vh.T, np.eye(130)) < _tol(np.float32, 10)
+
+
 def test_pinv_lstsq_rank(mode):
     a = _matrix(11, 10.0, mode, N + 2, N - 1)
     b = np.arange(N + 2, dtype=mode)
