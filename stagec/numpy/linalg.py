@@ -655,8 +655,9 @@ def _jacobi_columns(a, scale=None):
 
 
 def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
-    """SVD by one-sided Jacobi (accurate small singular values; no A^H A), U from a QR of the normalized
-    rotated columns (which also completes U where singular values are zero or U is full)."""
+    """SVD by one-sided Jacobi (accurate small singular values; no A^H A). U: the normalized rotated columns where
+    it has no more columns than a (`_svd_complete`), else (a full U of a tall matrix, complex) from a QR of them
+    (which also completes U where singular values are zero or U is full)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     if m < n:
