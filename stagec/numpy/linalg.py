@@ -29,7 +29,7 @@ from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
 from ._reductions import any as _any, count_nonzero, max, min, prod, sum
 from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
-from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, isnan, less, log, logical_and,
+from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, isnan, less, log, logical_and, logical_or,
                       multiply, power, real, sqrt, subtract, where)
 
 LinAlgError = np.linalg.LinAlgError
@@ -572,15 +572,43 @@ def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
     return _eigh_d(_hermitian("eigvalsh", a, UPLO, symmetrize_input))[0]
 
 
-def _jacobi_columns(a):
+# U without a QR (a square, or full_matrices=False): U is the rotated columns normalized (a Householder loop over
+# them after the Jacobi loops was 30% of svd's compile time). The Jacobi loops then run on a / ||a||_F, and a column
+# that is zero at the start of a sweep (a zero singular value: a zero column of a, or one the rotations emptied) is
+# replaced by a stand-in, a fixed generic column (`_stand_ins`) of entries below _STAND_IN * eps, and marked: the
+# sweeps rotate it like any other column, orthogonal to all others, and its normalized column completes U while
+# its singular value is 0. A rotation with a stand-in moves A V = W by about the stand-in's norm (<= eps sqrt(m) / 32).
+_STAND_IN = 2.0 ** -4
+
+
+def _stand_ins(m: int, n: int, dt):
+    """(m, n) fixed, generic entries in [-0.5, 0.5) (an additive-recurrence sequence of (i, j)): no column is
+    parallel to a structured one (e_k, ones). A literal up to EYE_LITERAL elements, else computed from iotas."""
+    a, b, c = 0.7548776662466927, 0.5698402909980532, 0.6180339887498949
+    rdt = _real_dtype(dt)
+    if m * n <= EYE_LITERAL:
+        i, j = np.meshgrid(np.arange(1.0, m + 1), np.arange(1.0, n + 1), indexing="ij")
+        x = i * a + j * b + i * j * c
+        return np.asarray(x - np.floor(x) - 0.5, dtype=rdt).astype(dt)
+    i, j = lax.broadcasted_iota(rdt, (m, n), 0) + 1, lax.broadcasted_iota(rdt, (m, n), 1) + 1
+    x = i * a + j * b + i * j * c
+    return (x - lax.floor(x) - 0.5).astype(dt)
+
+
+def _jacobi_columns(a, scale=None):
     """One-sided (Hestenes) Jacobi on the columns of a (..., m, n), m >= n: rotate column pairs until each
-    pair is orthogonal to eps * sqrt(m) relative to their norms. Returns (A V with orthogonal columns, V)."""
+    pair is orthogonal to eps * sqrt(m) relative to their norms. Returns (A V with orthogonal columns, V).
+    With `scale` (1 / ||a||_F, or 1 where a is zero; (...,)): of `a * scale` (scaled in the first sweep's first
+    dispatch), zero columns replaced by stand-ins (see _STAND_IN; no column is zero at the end), and returns which
+    columns are stand-ins (bool (..., n)) too."""
+    complete = scale is not None
     shape = aval_of(a).shape
     m, n = shape[-2:]
     dt = aval_of(a).dtype
     cplx = _is_complex(a)
     tol = _eps(a) * float(np.sqrt(m))
     V0 = _batch_eye(shape[:-2] + (n, n), dt)
+    stand_ins = multiply(_stand_ins(m, n, dt), _eps(a) * _STAND_IN) if complete else None
 
     def step(r, state):
         A, V, worst = state
@@ -609,20 +637,27 @@ def _jacobi_columns(a):
         return A, V, worst
 
     def sweep(state):
-        A, V, it, go = state
+        A, V, *fake, it, go = state  # (fake: [which columns are stand-ins] where complete)
         zero = zeros(shape[:-2] + (n,), _real_dtype(dt))
+        if complete:  # (a column emptied in a sweep had a rotation of cosine 1 there: another sweep runs)
+            A = multiply(A, expand_dims(expand_dims(where(it == 0, scale, 1), -1), -1).astype(dt))
+            z = equal(sum(abs(A) ** 2, axis=-2), 0)
+            A, fake = where(expand_dims(z, -2), stand_ins, A), [logical_or(fake[0], z)]
         A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, zero))
         it = it + 1
-        return A, V, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
+        return A, V, *fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
 
     # (`go`: see _MAX_SWEEPS; the first true behind a barrier as in _eigh)
-    A, V, _, _ = lax.while_loop(lambda s: s[3], sweep, (a, V0, 0, lax.optimization_barrier(np.array(True))))
-    return A, V
+    fake = [zeros(shape[:-2] + (n,), np.bool_)] if complete else []
+    A, V, *fake, _, _ = lax.while_loop(lambda s: s[-1], sweep,
+                                       (a, V0, *fake, 0, lax.optimization_barrier(np.array(True))))
+    return (A, V, *fake)
 
 
 def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
-    """SVD by one-sided Jacobi (accurate small singular values; no A^H A), U from a QR of the normalized
-    rotated columns (which also completes U where singular values are zero or U is full)."""
+    """SVD by one-sided Jacobi (accurate small singular values; no A^H A). U: the normalized rotated columns where
+    it has no more columns than a (`_svd_complete`), else (a full U of a tall matrix, complex) from a QR of them
+    (which also completes U where singular values are zero or U is full)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     if m < n:
@@ -636,6 +671,9 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
         if not compute_uv:
             return s
         return _batch_eye(batch + (m, m if full_matrices else 0), dt), s, zeros(batch + (0, 0), dt)
+    if compute_uv and not (full_matrices and m > n) and not _is_complex(a):
+        return _svd_complete(a)  # (complex: IREE 3.13 failed to compile it, "'linalg.generic' op expected operand
+        # #8 rank (3) to match the result rank of indexing_map (2)", for one matrix and a batch)
     odd = n % 2
     x = a
     if odd:  # an extra orthogonal column of norm ||A||_F + 1 in an extra row: sorts first, dropped
@@ -666,6 +704,26 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
     ph = expand_dims(_phase(_diag(R)), -2)  # an m x m Q is O(m^2 n))
     return (concatenate([multiply(Q[..., :n], ph), Q[..., n:]], -1) if full_matrices and m > n else multiply(Q, ph)), \
         s, _ct(V)
+
+
+def _svd_complete(a):
+    """(U (..., m, n), s, V^H) of a (..., m, n), m >= n, U the rotated columns normalized (see _STAND_IN)."""
+    m, n = aval_of(a).shape[-2:]
+    dt = aval_of(a).dtype
+    fro2 = sum(abs(a) ** 2, axis=(-2, -1))
+    big = greater(fro2, 0)
+    scale = where(big, lax.rsqrt(where(big, fro2, 1)), 1)
+    odd = n % 2
+    # (odd: as in _svd, a corner above every singular value, 2 ||a||_F: 2 once scaled)
+    x = _pad_corner(a, where(big, 2 * sqrt(fro2), 1)) if odd else a
+    A, V, fake = _jacobi_columns(x, scale)
+    nz = sqrt(sum(abs(A) ** 2, axis=-2))  # (zero only where _MAX_SWEEPS ended the sweeps)
+    U = divide(A, expand_dims(where(equal(nz, 0), 1, nz), -2).astype(dt))
+    s, order = _sort_with_order(-where(fake, 0, nz))
+    s, order = -s[..., odd:], order[..., odd:]  # (odd: the corner sorts first)
+    U, V = _columns(U, order), _columns(V, order)
+    s = multiply(s, expand_dims(sqrt(fro2), -1))
+    return (U[..., :m, :], s, _ct(V[..., :n, :])) if odd else (U, s, _ct(V))
 
 
 class SVDResult(NamedTuple):
