@@ -237,6 +237,17 @@ stagec.config.update("jit_tiering", _os.environ["STAGEC_JIT_TIERING"])
 if int(_os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= len(_os.sched_getaffinity(0)):
     _os.environ.setdefault("STAGEC_COMPILE_SINGLE_THREADED", "1")
     stagec.config.update("compile_single_threaded", stagec.config._defaults["compile_single_threaded"]())
+
+
+@pytest.fixture
+def pooled_compiles():
+    """Users' default for the test: iree-compile with its thread pool (`compile_single_threaded` off)."""
+    before = stagec.config.compile_single_threaded
+    stagec.config.update("compile_single_threaded", False)
+    yield
+    stagec.config.update("compile_single_threaded", before)
+
+
 # Eager operations run as users' do (`eager_tiering` "exact": small inexact ones by their NumPy rules, exact ones
 # by them while their kernels compile in the background); tests of the kernels themselves set "never" there.
 

@@ -176,7 +176,7 @@ def test_column_sum_of_an_array_the_dispatch_also_returns_takes_whole_rows(tmp_p
     assert "cache_reduction = [0, 1], distribution = [65536, 0]" in sums[0]
 
 
-def test_column_sums_narrower_than_the_spec_matches_get_no_spec(tmp_path):
+def test_column_sums_narrower_than_the_spec_matches_get_no_spec(tmp_path, pooled_compiles):
     # The columns part matches column reductions of 256 columns or more (`tuning.COLUMNS_MIN`); a module with a
     # narrower one (64x64 linalg kernels) got the spec all the same, which only made iree-compile single-threaded.
     # Given the spec by hand, IREE's tiles stay its own: the rule leaves out no module the spec would tune.

@@ -305,7 +305,7 @@ def test_tuning_spec_joins_the_parts_a_module_needs():
 
 
 @pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
-def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch):
+def test_compiles_with_a_tuning_spec_run_single_threaded(monkeypatch, pooled_compiles):
     # IREE 3.13 can deadlock loading a tuning spec on its thread pool (a waiting thread re-enters the lock):
     # a module compiled with a spec gets --mlir-disable-threading, one without keeps IREE's threads.
     import iree.compiler as ic
