@@ -212,13 +212,18 @@ def no_background():
     eager.wait_for_kernels()
 
 
+def _setting(name: str, value):
+    """A fixture's body: `name` set to `value` for one test, then the previous value back."""
+    old = getattr(stagec.config, name)
+    stagec.config.update(name, value)
+    yield
+    stagec.config.update(name, old)
+
+
 @pytest.fixture
 def x64():
     """Enable 64-bit types for one test, then restore the previous setting."""
-    old = stagec.config.enable_x64
-    stagec.config.update("enable_x64", True)
-    yield
-    stagec.config.update("enable_x64", old)
+    yield from _setting("enable_x64", True)
 
 
 # JAX, the optional oracle, runs on the CPU: on a GPU machine it would otherwise take 75% of the GPU's memory
@@ -242,10 +247,7 @@ if int(_os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= len(_os.sched_getaf
 @pytest.fixture
 def pooled_compiles():
     """Users' default for the test: iree-compile with its thread pool (`compile_single_threaded` off)."""
-    before = stagec.config.compile_single_threaded
-    stagec.config.update("compile_single_threaded", False)
-    yield
-    stagec.config.update("compile_single_threaded", before)
+    yield from _setting("compile_single_threaded", False)
 
 
 # Eager operations run as users' do (`eager_tiering` "exact": small inexact ones by their NumPy rules, exact ones
