@@ -239,7 +239,8 @@ stagec.config.update("jit_tiering", _os.environ["STAGEC_JIT_TIERING"])
 # in all than its thread pool (a 4-file slice on 2 workers: 192-195 -> 179-183 CPU-s, docs/log.md 2026-11-27).
 # Only that flag changes, never the module (tests/test_kernel_compile.py checks both give the same bytes, and that
 # users' default keeps the pool). STAGEC_COMPILE_SINGLE_THREADED=0 runs the suite with the pool.
-if int(_os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= len(_os.sched_getaffinity(0)):
+_cores = len(_os.sched_getaffinity(0)) if hasattr(_os, "sched_getaffinity") else (_os.cpu_count() or 1)
+if int(_os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= _cores:
     _os.environ.setdefault("STAGEC_COMPILE_SINGLE_THREADED", "1")
     stagec.config.update("compile_single_threaded", stagec.config._defaults["compile_single_threaded"]())
 
