@@ -671,6 +671,20 @@ def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
         if not compute_uv:
             return s
         return _batch_eye(batch + (m, m if full_matrices else 0), dt), s, zeros(batch + (0, 0), dt)
+    # Taken by its largest |entry| to 1 (LAPACK's gesvd scales too): the sweeps square entries, which under- and
+    # overflow in float32 past ~1e-19 and ~1e19 (a 1e-22 matrix gave singular values 0, silently).
+    top = max(abs(a), axis=(-2, -1))
+    top = where(logical_and(greater(top, 0), isfinite(top)), top, 1)
+    out = _svd_unit(divide(a, expand_dims(expand_dims(top, -1), -1).astype(dt)), full_matrices, compute_uv)
+    top = expand_dims(top, -1)
+    return multiply(out, top) if not compute_uv else (out[0], multiply(out[1], top), out[2])
+
+
+def _svd_unit(a, full_matrices: bool, compute_uv: bool):
+    """`_svd` of a (..., m, n), m >= n > 0, whose entries are at most 1 in magnitude."""
+    shape = aval_of(a).shape
+    m, n = shape[-2:]
+    dt = aval_of(a).dtype
     if compute_uv and not (full_matrices and m > n) and not _is_complex(a):
         return _svd_complete(a)  # (complex: IREE 3.13 failed to compile it, "'linalg.generic' op expected operand
         # #8 rank (3) to match the result rank of indexing_map (2)", for one matrix and a batch)
