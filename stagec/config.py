@@ -85,7 +85,8 @@ class Config:
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "cpu_heap_keep_mb",
-                             "compile_single_threaded", "eager_polymorphic", "async_dispatch", "jit_tiering", "eager_tiering"})
+                             "compile_single_threaded", "eager_polymorphic", "async_dispatch", "jit_tiering",
+                             "eager_tiering"})
 
     def __init__(self) -> None:
         self._values = {}

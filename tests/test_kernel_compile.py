@@ -192,7 +192,7 @@ def test_single_threaded_compiles_give_the_same_module(monkeypatch):
     `--mlir-disable-threading`: users' default keeps IREE's thread pool, and both give the same module's bytes."""
     from stagec.compiler import driver, processes
     real, seen = processes.compile_str, []
-    monkeypatch.setattr(processes, "compile_str", lambda m, t, a: seen.append((m, t, a)) or real(m, t, a))
+    monkeypatch.setattr(processes, "compile_str", lambda m, t, a: seen.append((m, a, real(m, t, a))) or seen[-1][2])
     before = (stagec.config.compile_single_threaded, stagec.config.persistent_cache)
     x = np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64)
     f = lambda a: snp.tanh(a @ a.T) * 2 + snp.sum(a, axis=0)  # noqa: E731
@@ -205,6 +205,6 @@ def test_single_threaded_compiles_give_the_same_module(monkeypatch):
     finally:
         stagec.config.update("compile_single_threaded", before[0])
         stagec.config.update("persistent_cache", before[1])
-    (text, target, pooled), (text2, _, single) = seen
+    (text, pooled, pooled_vmfb), (text2, single, single_vmfb) = seen
     assert text2 == text and driver.NO_THREADS not in pooled and single == [*pooled, driver.NO_THREADS]
-    assert real(text, target, single) == real(text, target, pooled)
+    assert single_vmfb == pooled_vmfb

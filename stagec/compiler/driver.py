@@ -352,12 +352,11 @@ def _complex_ops(mlir: str) -> str:
 def iree_args(flags: Sequence[str], side_flags: Sequence[str] = ()) -> list[str]:
     """What iree-compile is given for `flags` (a cache key's) and `side_flags`: the `HOST_BLAS` marker taken out."""
     extra = list(side_flags)
-    if any(f.startswith(TUNING) for f in flags):
-        # IREE 3.13 loads a tuning spec under a lock and verifies it on its thread pool; the waiting thread may pick
-        # up another dispatch's configuration, which asks for the same lock: iree-compile hung. Single-threaded, it
-        # cannot (the recursion of iree-org/iree#22842). A side flag: the module is the same.
-        extra.append(NO_THREADS)
-    elif config.compile_single_threaded:
+    # Single-threaded where asked (`config.compile_single_threaded`), and always with a tuning spec: IREE 3.13 loads
+    # one under a lock and verifies it on its thread pool; the waiting thread may pick up another dispatch's
+    # configuration, which asks for the same lock: iree-compile hung. Single-threaded, it cannot (the recursion of
+    # iree-org/iree#22842). A side flag: the module is the same.
+    if config.compile_single_threaded or any(f.startswith(TUNING) for f in flags):
         extra.append(NO_THREADS)
     return [f for f in flags if not f.startswith(HOST_BLAS)] + extra
 
