@@ -287,20 +287,22 @@ def test_svd_zero_singular_values_real(shape):
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e-22, 1e19, 3e19])
-def test_svd_of_tiny_and_huge_float32_matrices(scale):
+@pytest.mark.parametrize("kind", ["square", "tall", "complex"])
+def test_svd_of_tiny_and_huge_float32_matrices(scale, kind):
     """The sweeps square entries: past ~1e-19 and ~1e19 they under- and overflowed in float32 (a 1e-22 matrix's
     singular values came out 0, silently; 1e19 gave NaN). Square, tall with full U, complex, values only: against
     NumPy's float64, relative to the largest singular value."""
     rng = np.random.default_rng(4)
-    cases = [rng.standard_normal((6, 6)), rng.standard_normal((7, 4)),
-             rng.standard_normal((5, 5)) + 1j * rng.standard_normal((5, 5))]
-    for a in cases:
-        a = (a * scale).astype(np.complex64 if np.iscomplexobj(a) else np.float32)
-        s0 = np.linalg.svd(a.astype(np.complex128 if np.iscomplexobj(a) else np.float64), compute_uv=False)
-        u, s, vh = map(np.asarray, snp.linalg.svd(a))
-        assert np.max(np.abs(s - s0)) < _tol(np.float32) * s0[0], (a.shape, s, s0)
-        assert np.max(np.abs((u[:, :s.size] * s) @ vh - a)) < _tol(np.float32) * s0[0]
-        assert np.max(np.abs(np.asarray(snp.linalg.svd(a, compute_uv=False)) - s0)) < _tol(np.float32) * s0[0]
+    cases = {"square": lambda: rng.standard_normal((6, 6)), "tall": lambda: rng.standard_normal((7, 4)),
+             "complex": lambda: rng.standard_normal((5, 5)) + 1j * rng.standard_normal((5, 5))}
+    a = cases[kind]()
+    a = (a * scale).astype(np.complex64 if np.iscomplexobj(a) else np.float32)
+    s0 = np.linalg.svd(a.astype(np.complex128 if np.iscomplexobj(a) else np.float64), compute_uv=False)
+    u, s, vh = map(np.asarray, snp.linalg.svd(a))
+    assert np.max(np.abs(s - s0)) < _tol(np.float32) * s0[0], (a.shape, s, s0)
+    assert np.max(np.abs((u[:, :s.size] * s) @ vh - a)) < _tol(np.float32) * s0[0]
+    assert np.max(np.abs(np.asarray(snp.linalg.svd(a, compute_uv=False)) - s0)) < _tol(np.float32) * s0[0]
+
 
 def test_svd_zero_singular_values_large():
     """Past EYE_LITERAL elements the stand-ins for zero columns are computed from iotas (a literal below): U is
