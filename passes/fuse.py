@@ -19,7 +19,8 @@ import their linalg module) and gain nothing. `fuse-all` rewrites every cluster.
 in both: reductions down the columns of values with common producers (a mean squared error and its gradient's
 bias sum) become one generic (`_fuse_siblings`), where IREE gives each a dispatch and writes the values one
 reads to memory in the other's. `fuse-narrowing` (the CPU's legalization, after `mathlib`) rewrites the
-clusters that narrow float64 values inside, which IREE 3.13 cuts into dispatches at each narrowing op.
+clusters that narrow float64 values inside, which IREE 3.13 cuts into dispatches at each narrowing op, and
+`fuse-float64` float64 clusters of 64+ ops, whose shared values IREE 3.13 copies level after level.
 Numerics: the scalar ops are the ones IREE's own StableHLO->linalg conversion produces, so results match the
 unfused module up to reduction order.
 """
@@ -504,32 +505,69 @@ class FuseNarrowing(Pass):
     kind = "workaround"
     workaround = Workaround("3.13", "tests/test_passes_fuse.py::test_float32_betaln_is_one_dispatch")
 
+    rewrite = "narrowing"
+
+    @staticmethod
+    def hint(op) -> bool:
+        """Whether `op` may belong to a cluster this pass takes (no such op in a block: its clusters are not grown)."""
+        return _narrows(op)
+
+    @staticmethod
+    def takes(members: list) -> bool:
+        """Whether the cluster `members` (root last) becomes a generic. Where it does not, neither does any of its
+        members' own clusters (each a part of it): those are not grown again."""
+        return any(_narrows(m) for m in members[:-1])  # (a narrowing root is one dispatch's output)
+
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for block in func_blocks(module):
             if not any(op.name.startswith("stablehlo.") and len(op.results) == 1 and not len(op.regions)
-                       and _static(op.result) and _narrows(op) for op in block.operations):
-                continue  # (no op narrows: no cluster to fuse; most modules, without growing each op's cluster)
+                       and _static(op.result) and self.hint(op) for op in block.operations):
+                continue  # (no candidate: no cluster to fuse; most modules, without growing each op's cluster)
             dead: set = set()
             snapshot = [(hash(op.operation), op) for op in block.operations]
             for h, op in reversed(snapshot):  # users before producers: the root first
                 if h not in dead and op.name.startswith("stablehlo."):
                     self._cluster(op, stats, dead)
 
-    @staticmethod
-    def _cluster(op, stats: PassStats, dead: set) -> None:
+    def _cluster(self, op, stats: PassStats, dead: set) -> None:
         if len(op.results) != 1 or len(op.regions) or not _static(op.result):
             return
         shape = tensor_type(op.result).shape
         if not _elementwise(op, shape, True):
             return
         members = _grow([op], shape, True)
-        if not any(_narrows(m) for m in members[:-1]):  # (a narrowing root is one dispatch's output)
-            # a member's own cluster is part of this one, without this root: it narrows nowhere either
+        if not self.takes(members):
             dead.update(hash(m.operation) for m in members[:-1])
             return
         where = {o.operation: i for i, o in enumerate(op.operation.block.operations)}
         members.sort(key=lambda m: where[m.operation])  # (the order written: 4% faster float32 gammaln than _grow's)
-        _replace(op, members, shape, dead, stats, "narrowing")
+        _replace(op, members, shape, dead, stats, self.rewrite)
+
+
+MIN_FLOAT64 = 64  # the smallest float64 cluster `fuse-float64` takes
+
+
+def _float64(op) -> bool:
+    return str(tensor_type(op.result).element_type) == "f64"
+
+
+class FuseFloat64(FuseNarrowing):
+    """`fuse-float64`: a float64 elementwise cluster of `MIN_FLOAT64` ops or more (mathlib's double-double power, its
+    float64 kernels) -> one `linalg.generic`. IREE 3.13's `FuseMultiUseElementwiseProducerPass` fuses a producer of
+    several uses into its consumer with a copy of its body, again at each level of a graph whose values are shared
+    (Dekker's splits): float64 `gamma(...) ** 0.5` grew from 232 multiplications to a generic of 2,749, and the
+    `HoistIntoGlobalsPass` after it took 3.5 s; float64 `random.ball` compiled for 65 s. One generic is one op to
+    it. Runs after `mathlib` (the CPU's legalization): the same scalar ops IREE would emit."""
+    name = "fuse-float64"
+    description = f"float64 elementwise clusters of {MIN_FLOAT64}+ ops (mathlib's kernels) -> one linalg.generic"
+    kind = "workaround"
+    workaround = Workaround("3.13", "tests/test_passes_fuse.py::test_float64_power_after_gamma_is_not_copied_by_iree")
+    rewrite = "float64"
+    hint = staticmethod(_float64)
+
+    @staticmethod
+    def takes(members: list) -> bool:
+        return len(members) >= MIN_FLOAT64 and any(_float64(m) for m in members)
 
 
 FUSE = register(Fuse("fuse", False, "elementwise chains (and the reductions they feed) reading a reshape -> one "
@@ -539,3 +577,4 @@ FUSE_CHAINS = register(Fuse("fuse-chains", False, "fuse's chains alone: no sibli
 FUSE_ALL = register(Fuse("fuse-all", True, "every elementwise chain (and the reductions it feeds) -> one "
                                           "linalg.generic with an arith/math body"))
 FUSE_NARROWING = register(FuseNarrowing())
+FUSE_FLOAT64 = register(FuseFloat64())

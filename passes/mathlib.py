@@ -1018,8 +1018,11 @@ def _exp_dd(f: F, th, tl):
     e^(r + rr), k = round(th / ln 2) (th clamped to +-1100), r + rr = th + tl - k ln 2 exactly enough, e^r - 1 - r by
     its Taylor series, 1 + r as a double-double, 2^k as two powers of 2: one rounding at the end (0.5 ulp + 2^-60)."""
     tl = f.sel(f.cmp(f("abs", tl), 1.0, "LT"), tl, f.c(0.0))
-    t = f("clamp", f.c(-1100.0), th, f.c(1100.0))
-    ki = f.int_("subtract", f("convert", f.add(f.mul(t, 1 / LN2), 2048.5), ty=f.i64), 2048)  # (truncation: floor)
+    t = f("minimum", f("maximum", th, f.c(-1100.0)), f.c(1100.0))  # (a clamp, in ops a fused generic takes)
+    # k = floor(t / ln 2 + 1/2), an integer of float64 read as int64 from the bits of k + 2^52 (exact): no float ->
+    # int conversion, which `fuse-float64`'s generic leaves out (its out-of-range results differ between lowerings)
+    kf = f("floor", f.add(f.mul(t, 1 / LN2), 2048.5))
+    ki = f.int_("subtract", f.bits(f.add(kf, 2.0 ** 52)), (0x433 << 52) + 2048)
     k = f("convert", ki)
     r, rr = _two_sum(f, f.sub(t, f.mul(k, LN2_HI)), f.sub(tl, f.mul(k, LN2_LO)))
     q = f.mul(f.mul(r, r), f.poly(r, EXP_DD_TERMS))

@@ -27,6 +27,13 @@ _INT_BINARY = {
 _SHIFTS = {"shift_left": "arith.shli", "shift_right_logical": "arith.shrui", "shift_right_arithmetic": "arith.shrsi"}
 _BOOL_BINARY = {"and": "arith.andi", "or": "arith.ori", "xor": "arith.xori", "maximum": "arith.ori",
                 "minimum": "arith.andi"}
+
+
+def float_op(name: str) -> str | None:
+    """The scalar op a float StableHLO op (`name` without its dialect) becomes in a generic's body, or None."""
+    return _FLOAT_UNARY.get(name) or _FLOAT_BINARY.get(name)
+
+
 _CMPF = {"EQ": 1, "GT": 2, "GE": 3, "LT": 4, "LE": 5, "NE": 13}  # ordered, except NE (true on NaN)
 _CMPI_SIGNED = {"EQ": 0, "NE": 1, "LT": 2, "LE": 3, "GT": 4, "GE": 5}
 _CMPI_UNSIGNED = {"EQ": 0, "NE": 1, "LT": 6, "LE": 7, "GT": 8, "GE": 9}
@@ -90,6 +97,8 @@ def supported(op) -> bool:
         return k == "i" and amount is not None and 0 <= amount < _elem(op.result).width
     if name == "not":
         return k in "ib"
+    if name == "is_finite":
+        return k == "f"
     if k == "f":
         return name in _FLOAT_UNARY or name in _FLOAT_BINARY
     if k == "i":
@@ -133,6 +142,10 @@ def emit(op, args: list[ir.Value]) -> ir.Value:
         return _create("arith.cmpi", t, args, {"predicate": ir.IntegerAttr.get(i64, table[d])})
     if name == "not":
         return _create("arith.xori", t, [args[0], scalar_constant(-1 if k == "i" else 1, t)])
+    if name == "is_finite":  # (IREE's own lowering: |x| < inf, ordered: false for NaN)
+        i64 = ir.IntegerType.get_signless(64)
+        return _create("arith.cmpf", t, [_create("math.absf", src, args), scalar_constant(float("inf"), src)],
+                       {"predicate": ir.IntegerAttr.get(i64, 6)})  # ("one")
     if k == "f":
         return _create(_FLOAT_UNARY.get(name) or _FLOAT_BINARY[name], t, args)
     if k == "i":

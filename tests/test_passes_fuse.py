@@ -326,15 +326,16 @@ def test_fuse_narrowing_grows_a_cluster_once(monkeypatch, x64):
     grown, grow = [], fuse._grow
     monkeypatch.setattr(fuse, "_grow", lambda seeds, *a: grown.append(seeds) or grow(seeds, *a))
 
-    def chain(x):
-        for _ in range(40):
+    def chain(x):  # (under `fuse-float64`'s size, which grows it once too)
+        for _ in range(30):
             x = x * 1.1 + 0.3
         return x.astype(np.float32)
     lowered = stagec.jit(chain, passes=["fuse-narrowing"]).lower(np.ones(8, np.float64))
     text = lowered.as_text("final")
-    runs = sum(s.name == "fuse-narrowing" for s in lowered.pass_stats)  # (the CPU's legalization runs it too)
-    assert runs >= 1 and len(grown) == runs, (len(grown), runs)
-    assert "linalg.generic" not in text and text.count("stablehlo.multiply") == 40
+    # (the CPU's legalization runs both)
+    runs = sum(s.name in ("fuse-narrowing", "fuse-float64") for s in lowered.pass_stats)
+    assert runs >= 2 and len(grown) == runs, (len(grown), runs)
+    assert "linalg.generic" not in text and text.count("stablehlo.multiply") == 30
 
 
 BITS = """module {
@@ -377,3 +378,58 @@ def test_bit_operations_in_a_generic_as_numpy():
             ((i & 0x7FFFFF) | (127 << 23)).view(np.float32) + 2]
     for got, w in zip(_run_on_cpu(fused, [x]), want):
         np.testing.assert_array_equal(got, w)
+
+
+# ---- `fuse-float64` (CPU legalization, after mathlib)
+
+def _largest_dump_before_hoisting(mlir: str) -> str:
+    """IREE's module as its `HoistIntoGlobalsPass` receives it, the largest of its runs (up to flow)."""
+    import os
+    import subprocess
+    import sys
+    exe = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    r = subprocess.run([exe, "--iree-hal-target-backends=llvm-cpu", "--iree-input-type=stablehlo",
+                        *get_backend("cpu").compile_flags(), "--compile-to=flow", "--mlir-disable-threading",
+                        "--mlir-print-ir-before=iree-util-hoist-into-globals", "-", "-o", os.devnull],
+                       input=mlir, capture_output=True, text=True, check=True)
+    return max(r.stderr.split("IR Dump Before"), key=len)
+
+
+def test_float64_power_after_gamma_is_not_copied_by_iree(x64):
+    """float64 `gamma(...) ** 0.5`: IREE 3.13's `FuseMultiUseElementwiseProducerPass` copied the shared producers of
+    mathlib's double-double power into their consumers, level after level (231 multiplications in the module, 2,749
+    in the generic it made; `HoistIntoGlobalsPass` then took 3.5 s, and float64 `random.ball` compiled for 65 s).
+    `fuse-float64` makes the power one generic. Values against NumPy's power of the same draws."""
+    from stagec import random
+    key = random.PRNGKey(0)
+    f = lambda k: random.gamma(k, 0.5, (64,), np.float64) ** 0.5  # noqa: E731
+    lowered = stagec.jit(f).lower(key)
+    final = lowered.as_text("final")
+    assert next(s for s in lowered.pass_stats if s.name == "fuse-float64").rewrites["float64"] >= 1
+    muls = final.count("stablehlo.multiply") + final.count("arith.mulf")
+    assert _largest_dump_before_hoisting(final).count("arith.mulf") <= 1.5 * muls
+    assert lowered.facts.libm_f64  # (the generic's math.log: linked with the host's linker, no failing first compile)
+    g = np.asarray(stagec.jit(lambda k: random.gamma(k, 0.5, (64,), np.float64))(key))
+    got = np.asarray(stagec.jit(f)(key))
+    assert np.all(np.abs(got - g ** 0.5) <= np.spacing(g ** 0.5))
+
+
+def test_fuse_float64_takes_big_float64_clusters_only(x64):
+    """A float64 chain under `MIN_FLOAT64` ops and a float32 power are left to IREE; float64 digamma (a kernel of
+    ~100 ops) is one generic, its values within 1e-14 of SciPy's (past its zero at 1.46, as JAX's)."""
+    import scipy.special as sp
+
+    from stagec.passes.fuse import MIN_FLOAT64
+    from stagec.scipy.special import digamma
+
+    def chain(x):
+        for _ in range(MIN_FLOAT64 // 2 - 1):
+            x = x * 1.1 + 0.3
+        return x
+    fused = lambda f, x: next(s for s in stagec.jit(f).lower(x).pass_stats  # noqa: E731
+                              if s.name == "fuse-float64").rewrites["float64"]
+    assert fused(chain, np.ones(8)) == 0
+    assert fused(lambda x: x ** (x - 1), np.ones(8, np.float32)) == 0
+    x = np.geomspace(2.0, 1e5, 4096)
+    assert fused(digamma, x) == 1
+    np.testing.assert_allclose(np.asarray(stagec.jit(digamma)(x)), sp.digamma(x), rtol=1e-14, atol=0)

@@ -92,7 +92,8 @@ def facts(module) -> Facts:
 
 def _facts(module, ir) -> Facts:
     bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
-    from stagec.passes import packing  # (it imports iree.compiler, as this function's caller has)
+    from stagec.passes import packing, scalar_ops  # (they import iree.compiler, as this function's caller has)
+    libm_body = {scalar_ops.float_op(n.split(".", 1)[1]) for n in _LIBM_F64} - {None}
     dots: list = []  # (each product's `packing.dot_work`)
     callees: set[str] = set()
     chain: dict = {}  # a function body's elementwise ops -> their chains (`_chain`)
@@ -109,9 +110,9 @@ def _facts(module, ir) -> Facts:
         elements = [element(t) for t in types]
         if not found[0] and any(e == bf16 for e in elements if e is not None):
             found[0] = True
-        if not found[1] and (name in _LIBM_F64 or name.startswith("chlo.")) and any(
-                e == f64 for e in elements if e is not None):
-            found[1] = True
+        if not found[1] and ((name in _LIBM_F64 or name.startswith("chlo.")) and any(
+                e == f64 for e in elements if e is not None) or name in libm_body and any(t == f64 for t in types)):
+            found[1] = True  # (the scalar ops in a fused generic's body: of f64 type, not tensors)
         dot = 0
         if name == "stablehlo.dot_general":
             dots.append(packing.dot_work(op))

@@ -67,7 +67,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                             "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
                             "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
-                              "bound-bindings", "isolate-reductions", "round-to-bf16", "unsigned-to-float", "sorts-apart"),
+                              "fuse-float64", "bound-bindings", "isolate-reductions",
+                              "round-to-bf16", "unsigned-to-float", "sorts-apart"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
