@@ -6,7 +6,10 @@ changed it; `stagec.passes.on_text` gives any of them a text-in, text-out form."
 from __future__ import annotations
 
 import math
+import re
 from typing import Sequence
+
+import numpy as np
 
 from iree.compiler import ir
 
@@ -16,7 +19,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
-from .irutil import Builder, producer
+from .irutil import Builder, make_constant, producer
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -841,6 +844,52 @@ def complex_constants_apart(module: ir.Module) -> int:
     return len(found)
 
 
+_PAIR = re.compile(r"\(([^,()]+),([^,()]+)\)")
+
+
+def _f64(token: str) -> float:
+    """A float64 as MLIR prints one: decimal, or its bits in hex (NaN, infinities)."""
+    token = token.strip()
+    return float(np.uint64(int(token, 16)).view(np.float64)) if token.startswith("0x") else float(token)
+
+
+def _complex128_values(op, shape) -> np.ndarray | None:
+    """A complex<f64> constant's values (the bindings cannot read its attribute: read from the op's text), or None
+    for a splat."""
+    text = str(op)
+    text = text[text.index("dense<"):]
+    if (m := re.match(r'dense<"0x([0-9A-Fa-f]+)">', text)) is not None:
+        values = np.frombuffer(bytes.fromhex(m.group(1)), "<c16")
+    else:
+        values = np.array([complex(_f64(a), _f64(b)) for a, b in _PAIR.findall(text.split("> : ", 1)[0])])
+    return None if values.size <= 1 else values.reshape(shape)
+
+
+def complex128_constants_in_parts(module: ir.Module) -> int:
+    """Each complex128 constant of more than one value built by `stablehlo.complex` from two float64 constants.
+
+    IREE 3.13's stream packing of a complex<f64> constant of more than 16 elements fails (a SIGFPE in
+    `SizedStorageDenseElementsAttrModel::getStorageSize`, `iree-compile` exits -8, on the CPU and CUDA alike):
+    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. The count
+    rewritten."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
+                       and _element(op.results[0].type) == ir.ComplexType.get(ir.F64Type.get())
+                       and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
+    n = 0
+    for op in found:
+        t = ir.RankedTensorType(op.results[0].type)
+        values = _complex128_values(op, list(t.shape))
+        if values is None:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            f64 = _like(t, ir.F64Type.get())
+            parts = [make_constant(np.ascontiguousarray(p), f64) for p in (values.real, values.imag)]
+            op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
+        op.erase()
+        n += 1
+    return n
+
+
 def uint8_division_in_int32(module: ir.Module) -> int:
     """Each uint8 `divide` and `remainder` computed in int32 (exact: both operands are 0..255), its widened operands
     from a dispatch of their own (a barrier). IREE 3.13's SPIR-V codegen emulates the 8-bit integers of a dispatch
@@ -935,6 +984,11 @@ COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
+COMPLEX128_CONSTANTS_IN_PARTS = register(Rewrite(
+    "complex128-constants-in-parts", complex128_constants_in_parts,
+    "complex128 constants of more than one value built from their float64 parts (iree-compile crashed packing "
+    "one of more than 16)", "legalize",
+    Workaround(_IREE, "tests/test_complex128.py::test_closed_over_complex128_arrays_compile")))
 UINT8_DIVISION_IN_INT32 = register(Rewrite(
     "u8-division-in-i32", uint8_division_in_int32,
     "uint8 divide and remainder computed in int32 (SPIR-V: no unsigned 8-bit division)",

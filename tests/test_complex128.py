@@ -125,3 +125,26 @@ def test_complex128_power(x64):
                              for p, q in zip(np.where(below, sx[fin].conj(), sx[fin]), np.where(below, sy[fin].conj(), sy[fin]))])
     want_fin = np.where(below, want_fin.conj(), want_fin)
     assert _ulps(gsp[fin], want_fin).max() <= 4
+
+
+@pytest.mark.parametrize("shape", [(17,), (3, 6), (64, 64)])  # in the module's text: a list, nested lists, hex bytes
+def test_closed_over_complex128_arrays_compile(x64, shape):
+    """A closed-over complex128 array of more than 16 values: `iree-compile` crashed (SIGFPE) packing the constant,
+    on the CPU and for CUDA. `complex128-constants-in-parts` builds it from its float64 parts, bit for bit: NaN,
+    infinities, -0, the largest and smallest normal parts, a subnormal one, thirds."""
+    n = math.prod(shape)
+    rng = np.random.default_rng(n)
+    c = rng.normal(size=n) + 1j * rng.normal(size=n)
+    c[:7] = [complex(NAN, 1), complex(INF, -INF), complex(-0.0, 1e308), complex(5e-324, -2.3e-308), 1 / 3 - 2j / 3,
+             complex(-1.7976931348623157e308, 2.2250738585072014e-308), 0.1 + 0.2j]
+    c = c.reshape(shape)
+    x = rng.normal(size=n)
+    x[2] = -0.0
+    x = x.reshape(shape)
+    f = stagec.jit(lambda v: v + c)
+    assert "stablehlo.complex" in f.lower(x).as_text("final")
+    got = np.asarray(f(x))
+    np.testing.assert_array_equal(got, x + c)
+    assert np.signbit(got.reshape(-1)[2].real)
+    if shape == (17,):
+        assert len(f.lower(x).compile("cuda").artifact.vmfb) > 1000  # (the compile side; no GPU needed)

@@ -67,7 +67,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                             "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
                             "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
-                              "fuse-float64", "bound-bindings", "isolate-reductions",
+                              "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "sorts-apart"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
@@ -83,7 +83,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     Target("cuda", "cuda", "--iree-cuda-target=",
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "mathlib-complex", "merge-commuted", "bound-bindings-16", "isolate-reductions",
+                    legalize=("mathlib", "mathlib-complex", "merge-commuted", "complex128-constants-in-parts",
+                              "bound-bindings-16", "isolate-reductions",
                               "bf16-in-f32", "f32-dots-bf16x3", "unsigned-to-float", "sorts-apart",
                               "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
                               "complex-reduction-inputs-apart", "variadic-reductions-in-rows",
