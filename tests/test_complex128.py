@@ -127,6 +127,7 @@ def test_complex128_power(x64):
     assert _ulps(gsp[fin], want_fin).max() <= 4
 
 
+@pytest.mark.cpu_only  # (the CPU's and CUDA's legalization; Vulkan has no float64)
 @pytest.mark.parametrize("shape", [(17,), (3, 6), (64, 64)])  # in the module's text: a list, nested lists, hex bytes
 def test_closed_over_complex128_arrays_compile(x64, shape):
     """A closed-over complex128 array of more than 16 values: `iree-compile` crashed (SIGFPE) packing the constant,
