@@ -6,14 +6,16 @@ of them); given as one generic whose body is `arith`, about half (docs/log.md, 2
 connected set of such ops of one shape and element type, in one block (loop bodies too), of at least `MIN_OPS` ops;
 the values read outside it become the generic's results (a hash has two: its words). Unsigned tensors enter and leave
 through `bitcast_convert` (arith is signless). Integer arithmetic is exact: the bits are the same. Only modules with
-`MIN_MODULE_OPS` such ops (about 3 hashes: beta, poisson, ...) are rewritten, a lone `normal` is not; but chains in
-a loop body are: there IREE gives each carried value a chain computes a dispatch of its own (gamma's one-hash loop,
-`random._gamma_lanes`: 10 dispatches, 3 fused; a jitted `poisson(k, 3.0, (100,))` 0.76-0.82 -> 0.61-0.71 s CPU).
+`MIN_MODULE_OPS` such ops (about 3 hashes: beta, poisson, ...) are rewritten, a lone float32 `normal` is not (a
+module where mathlib expands a float64 or complex128 op is: `_kernels64`); but chains in a loop body are: there IREE
+gives each carried value a chain computes a dispatch of its own (gamma's one-hash loop, `random._gamma_lanes`: 10
+dispatches, 3 fused; a jitted `poisson(k, 3.0, (100,))` 0.76-0.82 -> 0.61-0.71 s CPU).
 """
 from __future__ import annotations
 
 from iree.compiler import ir
 
+from . import mathlib
 from .base import Pass, PassStats, register
 from .fuse import _PAR, _collect
 from .irutil import op_name, producer, splat_value, tensor_type
@@ -25,6 +27,24 @@ MIN_MODULE_OPS = 300
 _BINARY = {"add": "arith.addi", "subtract": "arith.subi", "multiply": "arith.muli", "and": "arith.andi",
            "or": "arith.ori", "xor": "arith.xori", "shift_left": "arith.shli", "shift_right_logical": "arith.shrui"}
 _SHIFTS = ("shift_left", "shift_right_logical")
+
+
+def _kernels64(module: ir.Module) -> bool:
+    """Whether `mathlib` expands a float64 or complex128 op of `module`. Those kernels are generics (`fuse-float64`: the
+    linalg import is paid), and IREE 3.13 copied the hashes left as StableHLO ops into their dispatches: complex128
+    asin of two `normal` draws compiled in 11 s, 5.0 with its two hashes fused, power 4.5 -> 2.4 (docs/log.md,
+    2026-11-27, fourteenth session)."""
+    found = []
+
+    def visit(op):
+        wide = op.operands and isinstance(op.operands[0].type, ir.RankedTensorType) and str(
+            ir.RankedTensorType(op.operands[0].type).element_type) in ("f64", "complex<f64>")
+        if wide and mathlib.expands(op):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return bool(found)
 
 
 def _int_type(t) -> ir.IntegerType | None:
@@ -178,7 +198,7 @@ class FuseIntChains(Pass):
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         found = [(block, chains) for fn in module.body.operations for block in list(_blocks(fn))
                  if (chains := _chains(block))]
-        if sum(len(c) for _, chains in found for c in chains) < MIN_MODULE_OPS:
+        if sum(len(c) for _, chains in found for c in chains) < MIN_MODULE_OPS and not _kernels64(module):
             # (a loop body's chains still: see the docstring)
             found = [(block, chains) for block, chains in found if block.owner.operation.name != "func.func"]
         for _, work in found:
