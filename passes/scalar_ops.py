@@ -142,7 +142,7 @@ def emit(op, args: list[ir.Value]) -> ir.Value:
         return _create("arith.cmpi", t, args, {"predicate": ir.IntegerAttr.get(i64, table[d])})
     if name == "not":
         return _create("arith.xori", t, [args[0], scalar_constant(-1 if k == "i" else 1, t)])
-    if name == "is_finite":  # (IREE's own lowering: |x| < inf, ordered: false for NaN)
+    if name == "is_finite":  # (|x| != inf, ordered: false for NaN and the infinities)
         i64 = ir.IntegerType.get_signless(64)
         return _create("arith.cmpf", t, [_create("math.absf", src, args), scalar_constant(float("inf"), src)],
                        {"predicate": ir.IntegerAttr.get(i64, 6)})  # ("one")
