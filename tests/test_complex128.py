@@ -101,7 +101,12 @@ def test_complex128_power(x64):
     sp = np.array([complex(a, b) for a in vals for b in vals])
     sx, sy = np.repeat(sp, len(sp)), np.tile(sp, len(sp))
     # (the three sets in one power op: one expansion to compile, not three in one dispatch)
-    got = np.asarray(stagec.jit(lambda a, b: a ** b)(np.concatenate([x, xs, sx]), np.concatenate([y, ys, sy])))
+    args = np.concatenate([x, xs, sx]), np.concatenate([y, ys, sy])
+    if stagec.config.default_backend == "vulkan":  # (IREE lowers it to a select of complex values, SPIR-V has none)
+        with pytest.raises(NotImplementedError, match="Vulkan has no complex128 power"):
+            stagec.jit(lambda a, b: a ** b)(*args)
+        return
+    got = np.asarray(stagec.jit(lambda a, b: a ** b)(*args))
     g, gs, gsp = np.split(got, [len(x), len(x) + len(xs)])
     with mpmath.workdps(60):
         want = np.array([complex(mpmath.mpc(complex(p)) ** int(q.real)) for p, q in zip(x, y)])
