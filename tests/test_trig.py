@@ -191,6 +191,19 @@ def test_vulkan():
     _check_nonfinite(f(NONFINITE), "vulkan")
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
+def test_vulkan_narrow_floats_of_many_values(dtype):
+    """float16/bfloat16 sin of 20000 values: the tiers' reduction read the widened values that the kernel reads too,
+    and IREE 3.13 made them a result of the reduction's dispatch, staged whole in workgroup memory (80000 bytes, over
+    lavapipe's 16384): the module did not compile for Vulkan. Within an ulp of NumPy's float64 sin, rounded."""
+    if not device_names("vulkan"):
+        pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
+    x = np.random.default_rng(7).uniform(-300, 300, 20000).astype(dtype)
+    got = np.asarray(stagec.jit(snp.sin, backend="vulkan")(x)).astype(np.float64)
+    want = np.sin(x.astype(np.float64))
+    assert np.all(np.abs(got - want) <= np.spacing(np.abs(want).astype(dtype)).astype(np.float64))
+
+
 def test_float64(x64):
     """float64 keeps IREE's ops (libm on the CPU): right for large arguments too."""
     x = np.concatenate([np.array([0.0, 1e-300, 0.5, 1e3, 1e10, 1e22, 1e100, 1e300, np.finfo(np.float64).max]),
