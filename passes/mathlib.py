@@ -1148,6 +1148,20 @@ def _log1p_wide(f: F, v):
     return f.sel(f.cmp(f("abs", v), 2.0 ** -20, "LT"), small, r)
 
 
+TANH_SERIES = (1.0, -1 / 3, 2 / 15, -17 / 315, 62 / 2835)  # |x| < 1/16: x (1 - x^2/3 + ...), 2^-46 relative
+
+
+def _tanh32(f: F, x):
+    """tanh of float64 x for float32 results: 1 - 2 / (e^(2|x|) + 1) (`_exp32`), its odd series below 1/16 (where the
+    subtraction would leave e^(2|x|)'s relative error over |x|), |x| taken to 10 at most (tanh rounds to 1 from 9.01);
+    x's sign, -0 and NaN kept."""
+    a = f("minimum", f("abs", x), f.c(10.0))
+    big = f.sub(1.0, f.div(2.0, f.add(_exp32(f, f.mul(2.0, a)), 1.0)))
+    small = f.mul(a, f.poly(f.mul(a, a), TANH_SERIES))
+    r = f.sel(f.cmp(a, 1 / 16, "LT"), small, big)
+    return f.sel(f.cmp(x, x, "NE"), x, f.signed(x, r))
+
+
 BIG32 = 2.0 ** 14  # past it asinh a = log(2a) + 1/(4a^2) and acosh a = log(2a) - 1/(4a^2) to 2^-30
 
 
@@ -2014,7 +2028,8 @@ COMPLEX_EXPANSIONS = [
 _G = "tests/test_accuracy.py::test_vulkan_float32_bounds"
 _V = "tests/test_complex_edges.py::test_vulkan_complex64_at_large_and_small_magnitudes"
 # Vulkan's float32 functions (GLSL's, lavapipe's): exp(x) as exp2(x log2 e), 68 ulps at |x| = 80; log1p(x) as
-# log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1. Declared by the Vulkan target (`mathlib-glsl`).
+# log(1 + x), 8e6 ulps near 0 (so asinh and atanh); acosh 351 near 1; tanh 4.25 at 5.8. Declared by the Vulkan target
+# (`mathlib-glsl`).
 GLSL_EXPANSIONS = [
     Expansion("stablehlo.exponential", NARROW, _exp32, "exp2(x log2 e) in float32: 68 ulps", _G),
     Expansion("stablehlo.exponential_minus_one", NARROW, _expm1_32, "through float32 exp: 41 ulps", _G),
@@ -2022,6 +2037,7 @@ GLSL_EXPANSIONS = [
     Expansion("chlo.asinh", NARROW, _asinh32, "through log(1 + x): 8e6 ulps near 0", _G),
     Expansion("chlo.atanh", NARROW, _atanh32, "through log(1 + x): 4e6 ulps near 0", _G),
     Expansion("chlo.acosh", NARROW, _acosh32, "log(x + sqrt(x^2 - 1)) in float32: 351 ulps near 1", _G),
+    Expansion("stablehlo.tanh", NARROW, _tanh32, "lavapipe's float32 tanh: 4.25 ulps at 5.8", _G),
     Expansion("stablehlo.remainder", NARROW, _fmod, "x - y trunc(x / y) in float32: 2e3 ulps (fmod is exact)",
               "tests/test_vulkan_functions.py::test_fmod_is_exact"),
     Expansion("stablehlo.abs", ("complex<f32>",), _cabs32, "float32 sqrt(re^2 + im^2): abs(1e20+0j) inf", _V, f32=True),

@@ -357,12 +357,14 @@ def test_float16_gamma_functions_in_float32(name):
 
 
 def test_vulkan_float32_bounds():
-    """Vulkan's (GLSL's) float32 exp is exp2(x log2 e) (68 ulps at |x| = 80) and its log1p log(1 + x) (8e6 ulps near
-    0, so asinh and atanh): `mathlib-glsl`, which the Vulkan target declares, computes them as the CPU's are."""
+    """Vulkan's (GLSL's) float32 exp is exp2(x log2 e) (68 ulps at |x| = 80), its log1p log(1 + x) (8e6 ulps near
+    0, so asinh and atanh), its tanh 4.25 ulps off at 5.8: `mathlib-glsl`, which the Vulkan target declares, computes
+    them as the CPU's are, or better."""
     from stagec.compiler.targets import device_names
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
-    bounds = {"exp": 1, "expm1": 1, "log1p": 1, "arcsinh": 1, "arctanh": 1, "arccosh": 1, "exp2": 2, "cosh": 2, "sinh": 2}
+    bounds = {"exp": 1, "expm1": 1, "log1p": 1, "arcsinh": 1, "arctanh": 1, "arccosh": 1, "exp2": 2, "cosh": 2, "sinh": 2,
+              "tanh": 1}  # (lavapipe's own tanh: 4.25 ulps at 5.8021274)
     # (exp2, cosh and sinh: mathlib's float32 kernels; lavapipe once rewrote their (v + 1.5 2^23) - 1.5 2^23 as v, which
     # halved results)
     names = list(bounds)
