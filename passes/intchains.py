@@ -36,10 +36,8 @@ def _kernels64(module: ir.Module) -> bool:
     2026-11-27, fourteenth session)."""
     found = []
 
-    def visit(op):
-        wide = op.operands and isinstance(op.operands[0].type, ir.RankedTensorType) and str(
-            ir.RankedTensorType(op.operands[0].type).element_type) in ("f64", "complex<f64>")
-        if wide and mathlib.expands(op):
+    def visit(op):  # (`expands` holds only for a ranked tensor operand)
+        if mathlib.expands(op) and str(tensor_type(op.operands[0].type).element_type) in ("f64", "complex<f64>"):
             found.append(op)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
