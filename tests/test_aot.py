@@ -190,8 +190,11 @@ def test_load_and_call_need_only_the_runtime(cpu_file, tmp_path):
 
 
 def _iree_run_module() -> str:
-    exe = shutil.which("iree-run-module") or os.path.join(os.path.dirname(sys.executable), "iree-run-module")
-    assert os.path.exists(exe), "iree-run-module (from iree-base-runtime) not found"
+    import iree._runtime_libs as libs  # (the wheel's own copy: where IREE is unpacked, not pip-installed)
+    exe = next((p for p in (shutil.which("iree-run-module"), os.path.join(os.path.dirname(sys.executable),
+               "iree-run-module"), os.path.join(os.path.dirname(libs.__file__), "iree-run-module"))
+                if p and os.path.exists(p)), None)
+    assert exe, "iree-run-module (from iree-base-runtime) not found"
     return exe
 
 
@@ -260,6 +263,7 @@ def test_pytree_metadata_round_trips():
         aot.tree_to_json(tree_util.tree_structure({1: 2}))
 
 
+@pytest.mark.cpu_only  # (host offloads are the CPU's)
 def test_save_of_a_module_calling_numpy_on_the_host_says_so(tmp_path):
     """With host offloads (`host_blas`, on by default in a process: `config.cpu_blas`), a large matmul calls
     stagec's BLAS module: such a module runs only through stagec, so saving it is refused unless asked for, and the

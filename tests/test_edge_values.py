@@ -17,9 +17,9 @@ def test_ldexp_is_exact_over_the_whole_exponent_range():
     with np.errstate(all="ignore"):
         want = np.ldexp(xs.astype(np.float64), ns.astype(np.int64))
     want32 = want.astype(np.float32)
-    normal = ~((np.abs(want32) < np.finfo(np.float32).tiny) & (want32 != 0))  # (IREE flushes subnormals to 0)
+    normal = ~((np.abs(want32) < np.finfo(np.float32).tiny) & (want32 != 0))  # (IREE's CPU flushes subnormals to 0)
     np.testing.assert_array_equal(got[normal], want32[normal])
-    assert (got[~normal] == 0).all()
+    assert ((got[~normal] == 0) | (got[~normal] == want32[~normal])).all()  # (CUDA keeps them)
 
 
 def test_heaviside_entr_xlogy_gammasgn_at_nan_zero_and_poles():

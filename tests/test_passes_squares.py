@@ -8,6 +8,8 @@ import pytest
 import stagec
 import stagec.numpy as snp
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `abs-squares`: its stages exist on the cpu backend only)
+
 
 SQUARES = {  # name -> (function, whether its sum reads a square it gets `abs` of)
     "sum(x**2)": (lambda np_, x: np_.sum(x ** 2), True),

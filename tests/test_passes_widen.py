@@ -16,6 +16,8 @@ RNG = np.random.default_rng(11)
 X = RNG.standard_normal((12, 40)).astype(BF16)
 W = (RNG.standard_normal((40, 24)) / 6).astype(BF16)
 
+pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `widen-half`: its stages exist on the cpu backend only)
+
 
 def _softmax(np_, x):
     e = np_.exp(x - np_.max(x, axis=-1, keepdims=True))

@@ -146,6 +146,7 @@ def test_a_tile_over_32k_of_stack_compiles_the_first_time(cdir):
         np.testing.assert_allclose(np.asarray(g[k]), want[k], rtol=2e-4, atol=1e-3, err_msg=k)
 
 
+@pytest.mark.cpu_only  # (the retry is the CPU pipeline's)
 def test_grad_of_an_overlapping_max_pool_then_a_product_compiles():
     """The gradient of a 2x2 max pool of stride 1 followed by a product (a dense layer; a convolution in
     examples/differentially_private_sgd.py): IREE 3.13 at O3 put the pool's maximum and its gradient's selects in one

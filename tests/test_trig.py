@@ -5,6 +5,7 @@ float16/bfloat16 and float64 (x64)."""
 from __future__ import annotations
 
 import functools
+import re
 
 import ml_dtypes
 import numpy as np
@@ -263,5 +264,10 @@ def test_vulkan_complex128_functions_it_cannot_compile_are_a_clear_error(name, x
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
     fn = (lambda z: snp.power(z, z)) if name == "power" else getattr(snp, name)
-    with pytest.raises(NotImplementedError, match=f"Vulkan has no complex128 {name}"):
-        stagec.jit(fn, backend="vulkan")(np.array([1 + 2j, -0.5 + 0.1j], np.complex128))
+    z = np.array([1 + 2j, -0.5 + 0.1j], np.complex128)
+    try:  # (a target with float64, as NVIDIA's, compiles some: then the answer must be right)
+        got = stagec.jit(fn, backend="vulkan")(z)
+    except NotImplementedError as e:
+        assert re.search(f"Vulkan has no (complex128 {name}|float64 )", str(e)), e
+    else:
+        np.testing.assert_allclose(np.asarray(got), np.power(z, z) if name == "power" else np.sign(z), rtol=1e-12)
