@@ -623,6 +623,128 @@ def variadic_reductions_in_rows(module: ir.Module) -> int:
     return len(found)
 
 
+LOOP = 65535  # Mesa's lavapipe ends every shader loop after this many iterations (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS)
+COLS = 4096  # the first stage's rows (`long_reductions_in_rows`)
+
+
+WIDE = 1 << 22  # the most elements of the products a long contraction is computed from (`long_contractions`)
+
+
+def _sum(x: ir.Value, dims: list[int], et) -> ir.Value:
+    """`x` summed over `dims` (a float or integer element type `et`): a `stablehlo.reduce` with an add body."""
+    zero = ir.FloatAttr.get(et, 0.0) if isinstance(et, ir.FloatType) else ir.IntegerAttr.get(et, 0)
+    scalar = ir.RankedTensorType.get([], et)
+    init = _create("stablehlo.constant", [], [scalar], {"value": ir.DenseElementsAttr.get_splat(scalar, zero)})
+    shape = ir.RankedTensorType(x.type).shape
+    out = ir.RankedTensorType.get([n for i, n in enumerate(shape) if i not in dims], et)
+    op = ir.Operation.create("stablehlo.reduce", operands=[x, init.result], results=[out], regions=1,
+                             attributes={"dimensions": ir.DenseI64ArrayAttr.get(dims)})
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        add = _create("stablehlo.add", list(block.arguments), [scalar])
+        _create("stablehlo.return", [add.result], [])
+    return op.result
+
+
+def long_contractions(module: ir.Module) -> int:
+    """Each product (`dot_general`, static shapes, float or integer) that contracts more than `LOOP` elements a result
+    and whose products number at most `WIDE`, as a broadcast multiplication and a sum (which `long-reductions-in-rows`
+    then stages): IREE's SPIR-V code contracted `x @ x` of 70000 floats in one loop. How many."""
+    def keep(op) -> bool:
+        if op.name != "stablehlo.dot_general":
+            return False
+        ts = [ir.RankedTensorType(v.type) for v in (*op.operands, op.result)]
+        if not all(t.has_static_shape for t in ts) or not isinstance(ts[2].element_type, (ir.FloatType, ir.IntegerType)):
+            return False
+        k = math.prod(ts[0].shape[d] for d in packing.dot_dims(op).get(("lhs", "contracting"), []))
+        return k > LOOP and k * math.prod(ts[2].shape) <= WIDE
+
+    found = _ops_where(module, keep)
+    for op in found:
+        dims, out = packing.dot_dims(op), ir.RankedTensorType(op.result.type)
+        sides = []
+        for v, side in zip(op.operands, ("lhs", "rhs")):
+            t = ir.RankedTensorType(v.type)
+            b, c = dims.get((side, "batching"), []), dims.get((side, "contracting"), [])
+            sides.append((v, t, b, [d for d in range(t.rank) if d not in b + c], c))
+        (_, lt, lb, lf, lc), (_, rt, rb, rf, rc) = sides
+        nb, nl, nr = len(lb), len(lf), len(rf)
+        cs = [lt.shape[d] for d in lc]
+        wide = out.shape + cs  # [batch, lhs free, rhs free, contracted]
+        with ir.InsertionPoint(op), op.location:
+            parts = []
+            for (v, t, b, f, c), at in zip(sides, (list(range(nb + nl)), [*range(nb), *range(nb + nl, nb + nl + nr)])):
+                order = b + f + c
+                if order != list(range(t.rank)):
+                    v = _create("stablehlo.transpose", [v], [ir.RankedTensorType.get([t.shape[d] for d in order],
+                                t.element_type)], {"permutation": ir.DenseI64ArrayAttr.get(order)}).result
+                if t.element_type != out.element_type:
+                    v = _create("stablehlo.convert", [v], [ir.RankedTensorType.get(
+                        ir.RankedTensorType(v.type).shape, out.element_type)]).result
+                to = at + list(range(len(out.shape), len(wide)))
+                parts.append(_create("stablehlo.broadcast_in_dim", [v], [ir.RankedTensorType.get(
+                    wide, out.element_type)], {"broadcast_dimensions": ir.DenseI64ArrayAttr.get(to)}).result)
+            prod = _create("stablehlo.multiply", parts, [parts[0].type]).result
+            r = _sum(prod, list(range(len(out.shape), len(wide))), out.element_type)
+        op.result.replace_all_uses_with(r)
+        op.erase()
+    return len(found)
+
+
+def long_reductions_in_rows(module: ir.Module) -> int:
+    """Each reduction of more than `LOOP` elements to each result (static shapes) reduces them in two stages of at
+    most `LOOP`: the reduced dimensions moved last and flattened, filled up with the inits to rows of `COLS`, the rows
+    first, then their results. IREE 3.13's SPIR-V code for a target without subgroups reduces serially, one thread a
+    result, and lavapipe (Mesa's Vulkan on the CPU) ends a loop after `LOOP` iterations: `sum` of 65536 floats left
+    out the last one, silently. How many."""
+    def extent(op) -> int:
+        t = ir.RankedTensorType(op.operands[0].type)
+        return math.prod(t.shape[d] for d in ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+
+    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce" and ir.RankedTensorType(
+        op.operands[0].type).has_static_shape and extent(op) > LOOP)
+    for op in found:
+        k = len(op.operands) // 2
+        shape = ir.RankedTensorType(op.operands[0].type).shape
+        dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        kept = [d for d in range(len(shape)) if d not in dims]
+        ks, e = [shape[d] for d in kept], extent(op)
+        cols = COLS if e <= COLS * LOOP else -(-e // LOOP)
+        rows = -(-e // cols)
+        tensor = lambda v, s: ir.RankedTensorType.get(s, _element(v.type))  # noqa: E731
+        with ir.InsertionPoint(op), op.location:
+            staged = []
+            for x, init in zip(list(op.operands)[:k], list(op.operands)[k:]):
+                if kept + dims != list(range(len(shape))):
+                    x = _create("stablehlo.transpose", [x], [tensor(x, ks + [shape[d] for d in dims])],
+                                {"permutation": ir.DenseI64ArrayAttr.get(kept + dims)}).result
+                if ir.RankedTensorType(x.type).shape != ks + [e]:
+                    x = _create("stablehlo.reshape", [x], [tensor(x, ks + [e])]).result
+                if rows * cols > e:  # (the inits: a reduction's identities, as `variadic_reductions_in_rows` takes them)
+                    fill = _create("stablehlo.broadcast_in_dim", [init], [tensor(x, ks + [rows * cols - e])],
+                                   {"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).result
+                    x = _create("stablehlo.concatenate", [x, fill], [tensor(x, ks + [rows * cols])],
+                                {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(ks))}).result
+                staged.append(_create("stablehlo.reshape", [x], [tensor(x, ks + [rows, cols])]).result)
+            first = ir.Operation.create("stablehlo.reduce", operands=staged + list(op.operands)[k:], regions=1,
+                                        results=[tensor(v, ks + [rows]) for v in staged],
+                                        attributes={"dimensions": ir.DenseI64ArrayAttr.get([len(ks) + 1])})
+            body = op.operation.clone(ir.InsertionPoint(op))
+            for i, r in enumerate(first.results):
+                op.operands[i] = r
+            op.attributes["dimensions"] = ir.DenseI64ArrayAttr.get([len(ks)])
+        body.regions[0].blocks[0].append_to(first.regions[0])
+        body.erase()
+        # the results read through a barrier: IREE fused the second stage into a consumer of the operand's size and
+        # ran that serially (x - mean(x) of 70000 values: one thread, 70000 iterations)
+        results = list(op.results)
+        with ir.InsertionPoint.after(op), op.location:
+            kept = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
+        for r, b in zip(results, kept.results):
+            r.replace_all_uses_except(b, kept)
+    return len(found)
+
+
 def _complex(v) -> bool:
     return isinstance(_element(v.type), ir.ComplexType)
 
@@ -957,6 +1079,14 @@ VARIADIC_REDUCTIONS_IN_ROWS = register(Rewrite(
     "variadic-reductions-in-rows", variadic_reductions_in_rows,
     f"a reduction of several 1-D operands over all of them reduces {ROWS} rows first (CUDA: split reduction)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_argmax_of_a_long_array_compiles_for_cuda")))
+LONG_CONTRACTIONS = register(Rewrite(
+    "long-contractions", long_contractions,
+    f"a product contracting more than {LOOP} elements a result, of at most {WIDE} products, as a multiplication and a "
+    "sum (lavapipe ends a shader loop there)", "legalize", Workaround(_IREE, "tests/test_vulkan_loops.py::test_long_dots")))
+LONG_REDUCTIONS_IN_ROWS = register(Rewrite(
+    "long-reductions-in-rows", long_reductions_in_rows,
+    f"a reduction of more than {LOOP} elements a result in two stages of at most {LOOP} (lavapipe ends a shader "
+    "loop there)", "legalize", Workaround(_IREE, "tests/test_vulkan_loops.py::test_long_reductions")))
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))

@@ -22,7 +22,7 @@ from .. import tuning
 from ..config import config
 from ..lowering import context
 from ..errors import CompileError
-from . import processes, retries
+from . import loops, processes, retries
 from .retries import SYSTEM_LINK, Retry
 from .targets import DATA_TILING, HOST, TARGETS, host_has_bf16, pipeline
 
@@ -271,6 +271,11 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
                     raise
                 taken.append(found[0].name)
                 mlir, flags = found[1], found[2]
+    except LongLoops as e:
+        raise NotImplementedError(
+            f"function {fun_name!r}: lavapipe (Mesa's Vulkan on the CPU) ends a shader's loops after "
+            f"{loops.loop_limit(backend)} iterations, and IREE's code for this function runs longer ({e}): its results "
+            f"would be wrong. Use the cpu backend, or a GPU's Vulkan (MLIR in {save_failed_mlir(mlir, fun_name)})") from None
     except (ic.CompilerToolError, TooManyBindings) as e:
         path = save_failed_mlir(mlir, fun_name)
         diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
@@ -295,10 +300,20 @@ class TooManyBindings(Exception):
     """A module IREE compiled with a dispatch binding more buffers than its target's runtime binds."""
 
 
+class LongLoops(Exception):
+    """A module IREE compiled with a shader loop nest longer than the device here runs (`loops.loop_limit`)."""
+
+
 def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[str]) -> bytes:
     """IREE's module; where the target declares `max_bindings`, TooManyBindings for a dispatch over it (its runtime
     would refuse the module at load), found in the dispatch sources IREE writes as it compiles."""
     t = TARGETS[backend]
+    if (limit := loops.loop_limit(backend)) is not None:
+        with tempfile.TemporaryDirectory(prefix="stagec-spirv-") as d:
+            vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, [*side_flags, loops.INTERMEDIATES + d]))
+            if found := loops.long_loops(d, limit):
+                raise LongLoops(", ".join(f"{k} loops {n} times" for k, n in found.items()))
+        return vmfb
     if t.max_bindings is None:
         return processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
     given = next((f[len(DUMP_SOURCES):] for f in side_flags if f.startswith(DUMP_SOURCES)), None)

@@ -1,0 +1,106 @@
+"""Long loops on lavapipe: Mesa's Vulkan on the CPU ends a shader's loop nest after 65535 iterations and goes on with
+wrong values. `long-reductions-in-rows` and `long-contractions` (the Vulkan pipeline) keep reductions and products
+under it; the driver finds any other long loop in IREE's SPIR-V and raises (stagec/compiler/loops.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec.compiler import loops
+
+lavapipe = pytest.mark.skipif(loops.loop_limit("vulkan") is None, reason="no lavapipe (Mesa's Vulkan on the CPU)")
+RNG = np.random.default_rng(7)
+
+
+def _vk(f):
+    return stagec.jit(f, backend="vulkan")
+
+
+@lavapipe
+@pytest.mark.parametrize("n", [65536, 70001, 300000])
+def test_long_reductions(n):
+    x = RNG.standard_normal(n).astype(np.float32)
+    x[-1] = 50.0  # (the last element: the one a loop cut short leaves out)
+    m = RNG.standard_normal((3, n)).astype(np.float32)
+    got = _vk(lambda x, m: (snp.sum(x), snp.max(x), snp.argmax(x), snp.sum(m, 1), snp.sum(m), snp.var(x),
+                            snp.linalg.norm(x), snp.min(x - snp.mean(x)), snp.argmin(m, axis=1)))(x, m)
+    x64, m64 = x.astype(np.float64), m.astype(np.float64)
+    want = (x64.sum(), 50.0, n - 1, m64.sum(1), m64.sum(), x64.var(), np.linalg.norm(x64), (x64 - x64.mean()).min(),
+            np.argmin(m, axis=1))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-3)
+
+
+@lavapipe
+def test_long_dots():
+    x = RNG.standard_normal(70000).astype(np.float32)
+    a, b = RNG.standard_normal((3, 70000)).astype(np.float32), RNG.standard_normal((70000, 2)).astype(np.float32)
+    got = _vk(lambda x, a, b: (x @ x, a @ b))(x, a, b)
+    np.testing.assert_allclose(np.asarray(got[0]), x.astype(np.float64) @ x, rtol=2e-5)
+    np.testing.assert_allclose(np.asarray(got[1]), a.astype(np.float64) @ b, rtol=1e-4, atol=2e-2)
+
+
+@lavapipe
+@pytest.mark.parametrize("what", ["sort of 300", "cumsum of 70000"])
+def test_other_long_loops_are_a_clear_error(what):
+    f, n = (snp.sort, 300) if what.startswith("sort") else (snp.cumsum, 70000)
+    with pytest.raises(NotImplementedError, match="lavapipe .* ends a shader's loops after 65535 iterations"):
+        _vk(f)(RNG.standard_normal(n).astype(np.float32))
+
+
+@lavapipe
+def test_short_loops_still_run():
+    x = RNG.standard_normal(256).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(_vk(snp.sort)(x)), np.sort(x))
+    y = RNG.standard_normal(65535).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(_vk(snp.cumsum)(y)), np.cumsum(y.astype(np.float64)), atol=5e-2)
+
+
+NEST = """
+    %cst0_i32 = spirv.Constant 0 : i32
+    %cst1_i32 = spirv.Constant 1 : i32
+    %cst4_i32 = spirv.Constant 4 : i32
+    %cst300_i32 = spirv.Constant 300 : i32
+    %cst299_i32 = spirv.Constant 299 : i32
+    spirv.mlir.loop {
+      spirv.Branch ^bb1(%cst0_i32 : i32)
+    ^bb1(%0: i32):  // 2 preds: ^bb0, ^bb2
+      %1 = spirv.SLessThan %0, %cst300_i32 : i32
+      spirv.BranchConditional %1, ^bb2, ^bb3
+    ^bb2:  // pred: ^bb1
+      spirv.mlir.loop {
+        spirv.Branch ^bb1(%cst0_i32 : i32) loc(unknown)
+      ^bb1(%3: i32 loc(unknown)):  // 2 preds: ^bb0, ^bb2
+        %4 = spirv.SLessThan %3, %cst299_i32 : i32
+        spirv.BranchConditional %4, ^bb2, ^bb3
+      ^bb2:  // pred: ^bb1
+        %5 = spirv.IAdd %3, %cst1_i32 : i32
+        spirv.Branch ^bb1(%5 : i32)
+      ^bb3:  // pred: ^bb1
+        spirv.mlir.merge
+      }
+      %2 = spirv.IAdd %0, %cst1_i32 : i32
+      spirv.Branch ^bb1(%2 : i32)
+    ^bb3:  // pred: ^bb1
+      spirv.mlir.merge
+    }
+    spirv.mlir.loop {
+      spirv.Branch ^bb1(%tid : i32)
+    ^bb1(%6: i32):  // 2 preds: ^bb0, ^bb2
+      %7 = spirv.SLessThan %6, %cst300_i32 : i32
+      spirv.BranchConditional %7, ^bb2, ^bb3
+    ^bb2:  // pred: ^bb1
+      %8 = spirv.IAdd %6, %tid : i32
+      %9 = spirv.IAdd %6, %cst4_i32 : i32
+      spirv.Branch ^bb1(%9 : i32)
+    ^bb3:  // pred: ^bb1
+      spirv.mlir.merge
+    }
+"""
+
+
+def test_nest_iterations_multiplies_inner_loops_and_reads_steps():
+    # a sort's nest (300 x 299) and a strided loop (from a thread's own start, by 4: at most 75)
+    assert loops.nest_iterations(NEST) == [300 * 299, 75]
