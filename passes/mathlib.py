@@ -487,16 +487,16 @@ def _fast32(name: str, f: F, x):
     return out if name == "cos" else f.sel(f.cmp(a, _TINY, "LT"), x, out)  # (x itself: the CPU flushes subnormals)
 
 
-def _tiered(f: F, x, fns, bounds):
+def _tiered(f: F, x, fns, bounds, branch: bool = True):
     """fns[i](F) (float32 tensors like x) where bounds[i - 1] <= |x| < bounds[i] (the last: above), each element by
-    its own |x|. Tensors of IF_ELEMENTS or more compute only the functions their largest |x| needs (`_tiers`, then
-    `stablehlo.if`s); smaller ones all, selected (a branch there costs more than the work it skips)."""
+    its own |x|. With `branch`, tensors of IF_ELEMENTS or more compute only the functions their largest |x| needs
+    (`_tiers`, then `stablehlo.if`s); smaller ones all, selected (a branch there costs more than the work it skips)."""
     def chain(g: F, n: int):  # fns[:n], selected by |x|
         a, r = g("abs", x), fns[n - 1](g)
         for i in range(n - 2, -1, -1):
             r = g.sel(g.cmp(a, bounds[i], "LT"), fns[i](g), r)
         return r
-    if f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
+    if not branch or f.t.has_static_shape and math.prod(f.t.shape) < IF_ELEMENTS:
         return chain(f, len(fns))
     m = _tiers(f, x)
 
@@ -506,17 +506,17 @@ def _tiered(f: F, x, fns, bounds):
     return level(f, 0)
 
 
-def _sin_cos_tan32(name: str, fast: bool = False):
+def _sin_cos_tan32(name: str, fast: bool = False, branch: bool = True):
     """float32 sin, cos or tan: (`fast`) `_fast32` in float32 arithmetic below FAST32, `_medium32` in float64 below
-    MEDIUM, the float64 `_reduce` (Payne-Hanek) and `_kernel` above (`_tiered`)."""
+    MEDIUM, the float64 `_reduce` (Payne-Hanek) and `_kernel` above (`_tiered`, `branch` as there)."""
     def big(f: F, x):
         d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
         return d("convert", _sin_cos_tan(name)(d, d("convert", x)), ty=f.t)
 
     def build(f: F, x):
         fns = [lambda g: _medium32(name, g, x), lambda g: big(g, x)]
-        return _tiered(f, x, [lambda g: _fast32(name, g, x), *fns], [FAST32, MEDIUM]) if fast else \
-            _tiered(f, x, fns, [MEDIUM])
+        return _tiered(f, x, [lambda g: _fast32(name, g, x), *fns], [FAST32, MEDIUM], branch) if fast else \
+            _tiered(f, x, fns, [MEDIUM], branch)
     return build
 
 
@@ -2081,6 +2081,18 @@ CPU_EXPANSIONS = [
 ]
 
 
+# CUDA (H200, IREE 3.13; docs/gpu.md): float32 sin, cos and tan with the float32 tier and no branch (the branch's
+# readback took ~1.9 ms of a 1M-element sum(x**2 + sin x): 4.4 -> 2.2 ms), and the float32 expm1 (IREE's was 5.3 ulps
+# off at 88.72)
+CUDA_EXPANSIONS = [
+    *(Expansion(f"stablehlo.{op}", NARROW, _sin_cos_tan32(n, fast=True, branch=False), "its branch on max |x| reads "
+                "the maximum back to the host: 1.9 ms of a 1M-element sum(x**2 + sin x)", _T + "test_float32_bounds",
+                f32=True) for op, n in (("sine", "sin"), ("cosine", "cos"), ("tan", "tan"))),
+    Expansion("stablehlo.exponential_minus_one", NARROW, _expm1_f32, "5.3 ulps off at 88.72",
+              _T + "test_float32_kernels_across_their_thresholds", f32=True),
+]
+
+
 def exp_of_lgamma(op) -> bool:
     """Whether `op` is an exponential of a float32 or float64 `chlo.lgamma` (scipy.special.gamma's exp(gammaln(x))):
     `mathlib` computes it as |Gamma(x)| from x (passes/special.py), so `mathlib-cpu` leaves it. Other readers of
@@ -2100,7 +2112,7 @@ def _by_op(table) -> dict[str, list[Expansion]]:
 
 
 _BY_OP, _BY_OP_GLSL, _BY_OP_COMPLEX = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS), _by_op(COMPLEX_EXPANSIONS)
-_BY_OP_CPU = _by_op(CPU_EXPANSIONS)
+_BY_OP_CPU, _BY_OP_CUDA = _by_op(CPU_EXPANSIONS), _by_op(CUDA_EXPANSIONS)
 
 
 _READ: list = []  # predicates of ops whose form an expansion reads (`read_by_expansions`)
@@ -2218,11 +2230,18 @@ class MathLibCPU(_Table):
                    " float32 sin, cos, tan with a float32 tier; float32 expm1, asinh, acosh, atanh in float32")
 
 
+class MathLibCUDA(_Table):
+    name, table, workaround = "mathlib-cuda", _BY_OP_CUDA, Workaround("3.13", _T + "test_float32_bounds")
+    description = ("CUDA: float32 sin, cos, tan with a float32 tier, every tier selected (no branch); float32 expm1 in "
+                   "float32")
+
+
 MATHLIB_GLSL, MATHLIB_COMPLEX, MATHLIB_CPU = register(MathLibGLSL()), register(MathLibComplex()), register(MathLibCPU())
+MATHLIB_CUDA = register(MathLibCUDA())
 
 
 def expands(op) -> bool:
-    """Whether `mathlib` (every target's) or `mathlib-cpu` has an entry for `op` (its name and operand type), or an
+    """Whether `mathlib` (every target's), `mathlib-cpu` or `mathlib-cuda` has an entry for `op` (its name and operand type), or an
     entry reads `op` (erfc's v * 1/sqrt 2): `fuse` leaves such ops alone, so that they reach the expansion (in a
     `linalg.generic` they would be IREE's own: sin(1e10) was -6e21 there). (Not the GLSL table's float32 exp: fused,
     Vulkan keeps GLSL's.)"""
@@ -2232,4 +2251,4 @@ def expands(op) -> bool:
         return True
     name = _type_name(tensor_type(op.operands[0].type).element_type)
     return any(name in e.types and (e.applies is None or e.applies(op))
-               for t in (_BY_OP, _BY_OP_CPU) for e in t.get(op.name, ()))
+               for t in (_BY_OP, _BY_OP_CPU, _BY_OP_CUDA) for e in t.get(op.name, ()))

@@ -454,7 +454,32 @@ def test_a_vulkan_process_lets_go_of_its_device_at_exit():
                                             env=dict(os.environ, STAGEC_BACKEND=b))
     r = run("vulkan", "nvidia")
     assert r.returncode == 3 and r.stdout.splitlines() == ["[4. 4. 4. 4.]", "after [] True"], r
+    nvidia = any("NVIDIA" in n for n in backend.device_names("vulkan"))  # (a real one lets go, as the fake above)
     for b in ("vulkan", "cpu"):
         r = run(b)
         assert r.returncode == 3 and r.stdout.splitlines()[0] == "[4. 4. 4. 4.]", r
-        assert r.stdout.splitlines()[1].endswith("] False") and r.stdout.splitlines()[1] != "after [] False", r
+        if b == "vulkan" and nvidia:
+            assert r.stdout.splitlines()[1] == "after [] True", r
+        else:
+            assert r.stdout.splitlines()[1].endswith("] False") and r.stdout.splitlines()[1] != "after [] False", r
+
+
+def test_cuda_float32_trig_takes_no_branch_and_expm1_stays_exact_near_overflow():
+    """On an H200, float32 sin's branch on max |x| (the maximum read back to the host) took 1.9 of the 4.4 ms of a
+    1M-element sum(x**2 + sin x); CUDA's `mathlib-cuda` selects every tier instead (2.2 ms there, within 0.82 ulps
+    over huge arguments and multiples of pi/2). IREE's float32 expm1 was 5.3 ulps off at 88.72; CUDA takes the CPU's.
+    Here: the CUDA legalization's text, run on the CPU, against float64 NumPy."""
+    rng = np.random.default_rng(3)
+    k = rng.integers(1, 1 << 20, 4096)
+    x = np.concatenate([rng.uniform(-600, 600, 20000), np.sign(rng.uniform(-1, 1, 8000)) * 10 ** rng.uniform(3, 38, 8000),
+                        (k * (np.pi / 2)).astype(np.float32), rng.uniform(80, 88.7228, 2000), [88.72277, 1e-30, -3e-8]])
+    x = x.astype(np.float32)  # (over `IF_ELEMENTS`: the CPU's pipeline branches there)
+    text = legalized(stagec.jit(lambda x: (snp.sin(x), snp.cos(x), snp.tan(x), snp.expm1(x))).lower(x).as_text(), "cuda")
+    assert "stablehlo.if" not in text and "stablehlo.exponential_minus_one" not in text
+    x64 = x.astype(np.float64)
+    small = np.abs(x) < 88.73
+    for got, want, bound, where in zip(_on_cpu(text, x), (np.sin(x64), np.cos(x64), np.tan(x64), np.expm1(x64)),
+                                       (1, 1, 2.6, 1.5), (True, True, True, small)):
+        got, want = np.asarray(got, np.float64)[where], want[where]
+        ulps = np.abs(got - want) / np.spacing(np.abs(want.astype(np.float32))).astype(np.float64)
+        assert ulps.max() <= bound, (x[where][np.argmax(ulps)], ulps.max())
