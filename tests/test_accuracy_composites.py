@@ -47,6 +47,12 @@ def _near(c, w, n=60):
     return c + np.linspace(-w, w, n)
 
 
+# IREE's CPU code contracts a product and a sum into one FMA; CUDA's (PTX mul.rn, add.rn) and lavapipe's round each
+# op: a few tenths of an ulp more there (an H200, 2026-11-27: erfc(x / sqrt 2) 4.14, gelu 4.30, squareplus 3.11 (3.54 on
+# lavapipe), complex128 tan 3.01 ulps). The CPU's bounds hold with FMAs only.
+FMA = stagec.config.default_backend == "cpu"
+
+
 CASES = {
     "logit": (special.logit, lambda a: mpmath.log(a / (1 - a)),
               [_near(0.5, 1e-3), (0.01, 0.99), _near(0.25, 1e-3), _near(0.75, 1e-3), np.geomspace(1e-30, 1e-2, 40)],
@@ -277,7 +283,8 @@ def test_float32_squareplus_quotient_and_derivative():
         want = [mpmath.mpf(b) / 2 / (mpmath.sqrt(mpmath.mpf(float(a)) ** 2 + b) - mpmath.mpf(float(a))) for a in x]
         err = _ulps(got, want, np.float32)
         j = int(np.argmax(err))
-        assert err[j] <= 3, f"squareplus({x[j]!r}, {b}) = {got[j]!r}, not {float(want[j])!r}: {err[j]:.2f} ulps"
+        assert err[j] <= (3 if FMA else 3.6), f"squareplus({x[j]!r}, {b}) = {got[j]!r}, not {float(want[j])!r}: " \
+            f"{err[j]:.2f} ulps"
         xs = x[np.abs(x) < 1e12]  # (past 5e12 the derivative is half its value, on main as well: not the quotient's)
         g = np.asarray(stagec.jit(stagec.vmap(stagec.grad(lambda v: nn.squareplus(v, b))))(xs))
         x64 = xs.astype(np.float64)
@@ -367,7 +374,7 @@ def test_float32_ndtr_and_exact_gelu_are_erfc_of_x_over_sqrt2():
         got = np.asarray(stagec.jit(f)(u if k == 2 else v))
         err = _ulps(got, refs[s], np.float32)
         j = int(np.argmax(err))
-        assert err[j] <= 4, f"case {k}: erfc({s} * {v[j]!r} / sqrt 2) = {got[j]!r}: {err[j]:.1f} ulps"
+        assert err[j] <= (4 if FMA else 4.5), f"case {k}: erfc({s} * {v[j]!r} / sqrt 2) = {got[j]!r}: {err[j]:.1f} ulps"
 
 
 def test_float32_ndtr_and_exact_gelu_eager_as_jit():
@@ -394,7 +401,7 @@ def test_float32_exact_gelu_where_ndtr_underflows():
     got = np.asarray(f(x))
     err = _ulps(got, want, np.float32)
     j = int(np.argmax(err))
-    assert err[j] <= 4, f"gelu({x[j]!r}) = {got[j]!r}, not {float(want[j])!r}: {err[j]:.1f} ulps"
+    assert err[j] <= (4 if FMA else 4.5), f"gelu({x[j]!r}) = {got[j]!r}, not {float(want[j])!r}: {err[j]:.1f} ulps"
     assert np.abs(got[x < -13.19]).max() < 1.2e-38  # (results subnormal: flushed)
     # erfc(v) w with another w, |w| from 1e-30 to 1e30
     v = np.linspace(8.5, 10, 401).astype(np.float32)  # (past 10.1 erfc rounds to 0: so does the product)
