@@ -7,12 +7,12 @@
 cd "$(dirname "$0")/.." || exit 1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONPATH="${PYTHONPATH:-}:$PWD/scripts" JAX_PLATFORMS=cpu
 t=${1:-240}
-# Never reached (or only in part: the last ones) on each backend by the H200 runs of 2026-11-27 (docs/log.md):
-# these first, then the rest.
-never_cuda="test_accuracy_composites.py test_accuracy_gamma.py test_aot.py test_bfloat16.py test_complex_edges.py test_complex_power.py test_compose.py test_dtypes_bf16_scalars.py test_edge_values.py test_fenced.py test_function_coverage.py test_lax_bits.py test_passes_squares.py test_passes_widen.py test_retries.py test_vulkan_functions.py test_vulkan_idle.py test_accuracy.py test_cache.py test_jit.py test_numpy.py test_trig.py "
-never_vulkan="test_accuracy_composites.py test_accuracy_gamma.py test_aot.py test_bfloat16.py test_cache.py test_complex_edges.py test_complex_power.py test_dtypes_bf16_scalars.py test_fenced.py test_function_coverage.py test_passes_squares.py test_passes_widen.py test_retries.py test_vulkan_idle.py test_compose.py "
+# Not reached on each backend by the last H200 run (2026-11-27, fifteenth session; docs/log.md), those of CPU-only
+# mechanisms left out: these first, then the rest.
+first_cuda="test_accuracy_special_more.py test_array_api.py test_async.py test_background.py test_bessel.py test_callbacks.py test_complex128.py test_compose_fuzz.py test_control_flow.py test_conv.py test_dask.py test_derivative_traps.py test_determinism.py test_dtypes.py test_eager_dispatch.py test_faq.py test_fenced.py test_fft.py test_function_coverage_cuda.py test_fusion_hazards.py test_gather_bounds.py test_gpu.py test_jit_pytree_calls.py test_layers.py test_linspace.py test_numpy_histograms_sets.py test_numpy_index_modes.py test_numpy_indexing.py test_numpy_linalg.py test_numpy_names.py test_numpy_reductions.py test_numpy_shapes.py test_numpy_ufuncs.py test_numpy_where_complex.py test_precision.py test_random_more.py test_safety.py test_special_tails.py test_vmap.py "
+first_vulkan="test_accuracy.py test_accuracy_special_more.py test_array_api.py test_async.py test_background.py test_bessel.py test_callbacks.py test_complex128.py test_compose_fuzz.py test_control_flow.py test_conv.py test_dask.py test_derivative_traps.py test_determinism.py test_dtypes.py test_eager_dispatch.py test_eager_fastpath.py test_edge_values.py test_faq.py test_fenced.py test_fft.py test_function_coverage_cuda.py test_fusion_hazards.py test_gather_bounds.py test_gpu.py test_jit.py test_jit_pytree_calls.py test_lax_bits.py test_layers.py test_linspace.py test_numpy.py test_numpy_histograms_sets.py test_numpy_index_modes.py test_numpy_indexing.py test_numpy_linalg.py test_numpy_names.py test_numpy_reductions.py test_numpy_shapes.py test_numpy_ufuncs.py test_numpy_where_complex.py test_perf_paths.py test_precision.py test_random_more.py test_safety.py test_special_tails.py test_trig.py test_vmap.py test_vulkan_functions.py "
 rest() { ls tests/test_*.py | grep -vxF -f <(for f in $1; do echo "tests/$f"; done); }
-suite() {  # backend workers never-run-files: those first in a pytest run of their own (pytest collects the files of
+suite() {  # backend workers first-files: those first in a pytest run of their own (pytest collects the files of
   b=$1 n=$2                                # one run in its own order), then the rest in what time is left
   end=$((SECONDS + t))
   for files in "$(for f in $3; do echo "tests/$f"; done)" "$(rest "$3")"; do
@@ -22,8 +22,8 @@ suite() {  # backend workers never-run-files: those first in a pytest run of the
   done
   echo "$b: $(grep -c ' passed ' "$OUT/$b.rep") passed, $(grep -c ' FAILED ' "$OUT/$b.rep") failed in $t s or less"
 }
-suite cuda 9 "$never_cuda" &
-suite vulkan 6 "$never_vulkan" &
+suite cuda 9 "$first_cuda" &
+suite vulkan 6 "$first_vulkan" &
 wait
 [ "${BENCH:-1}" = 0 ] && exit 0  # BENCH=0: the suites only
 # (JAX on the GPU here: the suites above pin it to the CPU for their oracles)
