@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A lent GPU's checks in one call (docs/gpu.md): the suite on CUDA and on Vulkan side by side, the files the last run
+# A lent GPU's checks in one call (docs/gpu.md): the suite on CUDA and on Vulkan side by side, the files the last run did not reach
 # on that backend first, each run capped and its outcomes written as they come (scripts/gpu_report.py); then the
 # GPU tests alone and the benchmark table. On the GPU machine, after ../shared/gpu/prepare.sh here:
 #   bash .gpu/remote.sh bash scripts/gpu-check.sh [suite seconds, default 240]
