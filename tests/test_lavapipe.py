@@ -1,6 +1,9 @@
-"""Long loops on lavapipe: Mesa's Vulkan on the CPU ends a shader's loop nest after 65535 iterations and goes on with
-wrong values. `long-reductions-in-rows` and `long-contractions` (the Vulkan pipeline) keep reductions and products
-under it; the driver finds any other long loop in IREE's SPIR-V and raises (stagec/compiler/loops.py)."""
+"""lavapipe (Mesa's Vulkan on the CPU, CI's Vulkan): where IREE's SPIR-V gave it wrong values, silently.
+- Long loops: lavapipe ends a shader's loop nest after 65535 iterations and goes on. `long-reductions-in-rows` and
+  `long-contractions` (the Vulkan pipeline) keep reductions and products under it; the driver finds any other long
+  loop in IREE's SPIR-V and raises (stagec/compiler/loops.py).
+- An outer product fused with the product feeding it (`outer-product-operands-apart`).
+(FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -104,3 +107,19 @@ NEST = """
 def test_nest_iterations_multiplies_inner_loops_and_reads_steps():
     # a sort's nest (300 x 299) and a strided loop (from a thread's own start, by 4: at most 75)
     assert loops.nest_iterations(NEST) == [300 * 299, 75]
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_householder_qr():
+    """An outer product of a product (`u @ (u.T @ R)`, Householder's rank-one update): IREE 3.13 fused the two into
+    one dispatch whose SPIR-V gave wrong values on lavapipe from 9 x 9 (1.9 off; QR of 16 x 16 NaN), silently.
+    `outer-product-operands-apart` reads the inner product through a barrier."""
+    for shape in ((9, 9), (64, 48), (48, 64)):
+        m = RNG.standard_normal(shape).astype(np.float32)
+        u = RNG.standard_normal((shape[0], 1)).astype(np.float32)
+        (q, r), upd = _vk(lambda m, u: (snp.linalg.qr(m), u @ (u.T @ m)))(m, u)
+        q, r = np.asarray(q, np.float64), np.asarray(r, np.float64)
+        np.testing.assert_allclose(q @ r, m, atol=2e-5)
+        np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=5e-6)
+        np.testing.assert_allclose(np.asarray(upd), u.astype(np.float64) @ (u.T @ m.astype(np.float64)), rtol=1e-5,
+                                   atol=1e-4)
