@@ -685,7 +685,9 @@ def long_contractions(module: ir.Module) -> int:
         if op.name != "stablehlo.dot_general":
             return False
         ts = [ir.RankedTensorType(v.type) for v in (*op.operands, op.result)]
-        if not all(t.has_static_shape for t in ts) or not isinstance(ts[2].element_type, (ir.FloatType, ir.IntegerType)):
+        et = ts[2].element_type
+        if not all(t.has_static_shape for t in ts) or not (isinstance(et, ir.FloatType) or isinstance(
+                et, ir.IntegerType) and ir.IntegerType(et).width > 1):  # (a bool product is no sum)
             return False
         k = math.prod(ts[0].shape[d] for d in packing.dot_dims(op).get(("lhs", "contracting"), []))
         return k > LOOP and k * math.prod(ts[2].shape) <= WIDE
@@ -770,9 +772,9 @@ def long_reductions_in_rows(module: ir.Module) -> int:
         # ran that serially (x - mean(x) of 70000 values: one thread, 70000 iterations)
         results = list(op.results)
         with ir.InsertionPoint.after(op), op.location:
-            kept = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
-        for r, b in zip(results, kept.results):
-            r.replace_all_uses_except(b, kept)
+            bar = _create("stablehlo.optimization_barrier", results, [r.type for r in results])
+        for r, b in zip(results, bar.results):
+            r.replace_all_uses_except(b, bar)
     return len(found)
 
 
