@@ -3,6 +3,7 @@
   `long-contractions` (the Vulkan pipeline) keep reductions and products under it; the driver finds any other long
   loop in IREE's SPIR-V and raises (stagec/compiler/loops.py).
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
+- Grouped convolutions (`grouped-convs-apart`).
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -123,3 +124,35 @@ def test_householder_qr():
         np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=5e-6)
         np.testing.assert_allclose(np.asarray(upd), u.astype(np.float64) @ (u.T @ m.astype(np.float64)), rtol=1e-5,
                                    atol=1e-4)
+
+
+def _conv_oracle(x, w, pad, fg=1, bg=1):
+    """float64 NumPy: NCHW by OIHW, stride 1, `fg` feature groups or `bg` batch groups."""
+    win = np.lib.stride_tricks.sliding_window_view(np.pad(x.astype(np.float64), [(0, 0), (0, 0), *pad]),
+                                                   w.shape[2:], axis=(2, 3))  # N C Ho Wo kh kw
+    n, o = fg * bg, w.shape[0] // (fg * bg)
+    xs = np.split(win, fg, axis=1) if fg > 1 else np.split(win, bg, axis=0)
+    return np.concatenate([np.einsum("nchwij,ocij->nohw", xg, w[g * o:(g + 1) * o].astype(np.float64))
+                           for g, xg in enumerate(xs[:n])], axis=1)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+@pytest.mark.parametrize("per_group", [(2, 3), (3, 2), (1, 2), (2, 1)])  # (input, output) features a group
+def test_grouped_convolutions(per_group):
+    """A grouped convolution of 2+ input features a group (and a batch of 2 or 2+ output features a group), and a
+    batch-grouped one: IREE 3.13's SPIR-V wrote zeros or wrong values on lavapipe, silently (`vmap` of a convolution
+    over both operands is grouped). `grouped-convs-apart` computes one convolution a group; depthwise ones (one
+    input feature a group) were right."""
+    ci, co = per_group
+    f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)
+    x, w, xb, wb, xv, wv = f32(2, 3 * ci, 6, 5), f32(3 * co, ci, 3, 3), f32(4, ci, 6, 6), f32(2 * co, ci, 3, 3), \
+        f32(2, 1, ci, 5, 6), f32(2, co, ci, 3, 3)
+    conv = stagec.lax.conv_general_dilated
+    got = _vk(lambda *a: (conv(a[0], a[1], (1, 1), "SAME", feature_group_count=3),
+                          conv(a[2], a[3], (1, 1), "VALID", batch_group_count=2),
+                          stagec.vmap(lambda x, w: conv(x, w, (1, 1), "SAME"))(a[4], a[5])))(x, w, xb, wb, xv, wv)
+    same = [(1, 1), (1, 1)]
+    want = (_conv_oracle(x, w, same, fg=3), _conv_oracle(xb, wb, [(0, 0)] * 2, bg=2),
+            np.stack([_conv_oracle(xv[i], wv[i], same) for i in range(2)]))
+    for g, wt in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), wt, rtol=1e-5, atol=1e-5)

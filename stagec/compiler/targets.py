@@ -75,7 +75,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # Vulkan; not hoisting fixes it.
     Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib", "mathlib-glsl", "merge-commuted", "fft-as-dft", "long-contractions",
+                    legalize=("mathlib", "mathlib-glsl", "merge-commuted", "fft-as-dft", "grouped-convs-apart", "long-contractions",
                               "long-reductions-in-rows", "outer-product-operands-apart", "u8-division-in-i32",
                               "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
                               "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float", "sorts-apart",
