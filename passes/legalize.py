@@ -658,6 +658,36 @@ def outer_product_operands_apart(module: ir.Module) -> int:
     return n
 
 
+def gathered_f64_operands_apart(module: ir.Module) -> int:
+    """Each float64 product's operand computed by a `gather` (through views, slices and selects) reads it through an
+    `optimization_barrier`. IREE 3.13 fused the gather into the product's dispatch, and its SPIR-V gave wrong values
+    on lavapipe (a transposed gathered operand, or any gathered right operand: eigh and svd sort their columns by a
+    gather, so `pinv`, `lstsq` and eigh's derivatives were wrong in float64; float32 was right). How many operands."""
+    def gathered(v) -> bool:
+        todo = [v]
+        while todo:
+            src = producer(todo.pop())
+            if src is None:
+                continue
+            if src.name == "stablehlo.gather":
+                return True
+            if src.name in _VIEWS or src.name == "stablehlo.slice":
+                todo.append(src.operands[0])
+            elif src.name == "stablehlo.select":
+                todo += list(src.operands)[1:]
+        return False
+
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.dot_general" and ir.RankedTensorType(
+            op.result.type).element_type == ir.F64Type.get()):
+        for i, v in enumerate(list(op.operands)):
+            if gathered(v):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                n += 1
+    return n
+
+
 WIDE = 1 << 22  # the most elements of the products a long contraction is computed from (`long_contractions`)
 
 
@@ -1174,6 +1204,10 @@ OUTER_PRODUCT_OPERANDS_APART = register(Rewrite(
     "an outer product's operand computed by a product or a reduction read through a barrier (lavapipe: IREE's fused "
     "dispatch gave wrong values from 9 x 9)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_householder_qr")))
+GATHERED_F64_OPERANDS_APART = register(Rewrite(
+    "gathered-f64-operands-apart", gathered_f64_operands_apart,
+    "a float64 product's operand computed by a gather read through a barrier (lavapipe: IREE's fused dispatch gave "
+    "wrong values)", "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_float64_products_of_gathered_operands")))
 LONG_CONTRACTIONS = register(Rewrite(
     "long-contractions", long_contractions,
     f"a product contracting more than {LOOP} elements a result, of at most {WIDE} products, as a multiplication and a "

@@ -3,7 +3,7 @@
   `long-contractions` (the Vulkan pipeline) keep reductions and products under it; the driver finds any other long
   loop in IREE's SPIR-V and raises (stagec/compiler/loops.py).
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
-- Grouped convolutions (`grouped-convs-apart`).
+- Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`).
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -156,3 +156,20 @@ def test_grouped_convolutions(per_group):
             np.stack([_conv_oracle(xv[i], wv[i], same) for i in range(2)]))
     for g, wt in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), wt, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_float64_products_of_gathered_operands(x64):
+    """A float64 product of a gathered operand (transposed, or on the right): IREE 3.13 fused the gather into the
+    product's dispatch, and lavapipe gave wrong values (pinv and lstsq of a batch, whose SVD sorts its columns by a
+    gather, 9.95 off). `gathered-f64-operands-apart` reads the gathered operand through a barrier."""
+    m = RNG.standard_normal((2, 9, 9))
+    idx = np.stack([RNG.permutation(9) for _ in range(2)]).astype(np.int32)
+    a = RNG.standard_normal((2, 6, 3))
+    got = _vk(lambda m, i, a: (snp.swapaxes(snp.take_along_axis(m, i[:, None, :], axis=2), -1, -2) @ m,
+                               m @ snp.take_along_axis(m, i[:, :, None], axis=1), snp.linalg.pinv(a)))(m, idx, a)
+    g = np.take_along_axis(m, idx[:, None, :], axis=2)
+    want = (np.swapaxes(g, -1, -2) @ m, m @ np.take_along_axis(m, idx[:, :, None], axis=1), np.linalg.pinv(a))
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.float64
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12)
