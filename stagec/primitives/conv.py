@@ -175,6 +175,7 @@ def _complex_conv(ctx: L.Ctx, lhs, rhs, **params):
 # tiny output as its only parallel dimensions (the CNN's weight gradient took 85 ms where the dot takes ~1;
 # docs/log.md). The patches hold P copies of the input: capped at PATCH_LIMIT elements.
 PATCH_LIMIT = 1 << 25
+SLICED_POSITIONS = 16  # (more output positions: the patches as one gather, `_patches_gathered`)
 
 
 def _wide_window(ctx: L.Ctx, dimension_numbers, batch_group_count: int) -> bool:
@@ -223,6 +224,10 @@ def _conv_as_dot(ctx: L.Ctx, lhs, rhs, strides, padding, lhs_dil, rhs_dil, dimen
         shape[a], steps[a] = w, d
     at = ls[0]  # the positions' axis goes right before the batch axis: (positions, batch) is one BLAS dimension
     patch = ShapedArray((*shape[:at], 1, *shape[at:]), la.dtype)
+    npos = int(np.prod(out_sp))
+    if npos > SLICED_POSITIONS:
+        xs = _patches_gathered(ctx, lhs, la, ls[2:], [ra.shape[i] for i in rs[2:]], rhs_dil, strides, out_sp, at)
+        return _patches_dot(ctx, xs, rhs, oa, ls, rs, os_, lb, rb, at, npos, g, la, ra, precision)
     patches = []
     for pos in np.ndindex(*out_sp):
         start = [0] * la.ndim
@@ -233,10 +238,55 @@ def _conv_as_dot(ctx: L.Ctx, lhs, rhs, strides, padding, lhs_dil, rhs_dil, dimen
         sl = ctx.op1("stablehlo.slice", [lhs], result_avals=[ShapedArray(shape, la.dtype)], attributes={
             "start_indices": L.i64s(start), "limit_indices": L.i64s(limit), "strides": L.i64s(steps)})
         patches.append(ctx.op1("stablehlo.reshape", [sl], result_avals=[patch]))
-    npos = len(patches)
     xs = patches[0] if npos == 1 else ctx.op1(
         "stablehlo.concatenate", patches, result_avals=[patch.update(shape=(*shape[:at], npos, *shape[at:]))],
         attributes={"dimension": L.i64(at)})
+    return _patches_dot(ctx, xs, rhs, oa, ls, rs, os_, lb, rb, at, npos, g, la, ra, precision)
+
+
+def _patches_gathered(ctx: L.Ctx, lhs, la: ShapedArray, spatial, window, rhs_dil, strides, out_sp, at: int):
+    """The patches of `_conv_as_dot` as one `gather` whose starts are computed from iotas: xs[..., p, ..., w, ...] =
+    padded[..., p_k * stride_k + w_k * dilation_k, ...] (p the flattened output position at axis `at`, w the window
+    offsets on the spatial axes). One strided slice per position made one IREE dispatch each (a copy into the
+    concatenation): 64 positions, 64 dispatches and seconds of compile (JAX's differentially_private_sgd example)."""
+    ir = L.mlir()
+    up = lambda a: a + (a >= at)
+    batch = sorted([at, *(up(a) for a in spatial)])  # (the output axes the starts index, in order)
+    npos = int(np.prod(out_sp))
+    sizes = [npos if b == at else window[[up(a) for a in spatial].index(b)] for b in batch]
+    i32 = ShapedArray(sizes, np.int32)
+    iota = lambda axis: ctx.op1("stablehlo.iota", [], result_avals=[i32], attributes={"iota_dimension": L.i64(axis)})
+    c = lambda v: L.full(v, i32)
+    pos, parts = iota(batch.index(at)), []
+    for k, a in enumerate(spatial):
+        p = pos
+        if (inner := int(np.prod(out_sp[k + 1:]))) > 1:
+            p = ctx.op1("stablehlo.divide", [p, c(inner)], result_avals=[i32])
+        if k:
+            p = ctx.op1("stablehlo.remainder", [p, c(out_sp[k])], result_avals=[i32])
+        start = ctx.op1("stablehlo.add", [ctx.op1("stablehlo.multiply", [p, c(strides[k])], result_avals=[i32]),
+                                          ctx.op1("stablehlo.multiply", [iota(batch.index(up(a))), c(rhs_dil[k])],
+                                                  result_avals=[i32])], result_avals=[i32])
+        parts.append(ctx.op1("stablehlo.reshape", [start], result_avals=[i32.update(shape=(*sizes, 1))]))
+    idx = parts[0] if len(parts) == 1 else ctx.op1(
+        "stablehlo.concatenate", parts, result_avals=[i32.update(shape=(*sizes, len(parts)))],
+        attributes={"dimension": L.i64(len(sizes))})
+    rest = [a for a in range(la.ndim) if a not in spatial]
+    dn = ir.Attribute.parse(
+        f"#stablehlo.gather<offset_dims = {L.dims([up(a) for a in rest])}, collapsed_slice_dims = "
+        f"{L.dims(sorted(spatial))}, start_index_map = {L.dims(list(spatial))}, index_vector_dim = {len(sizes)}>")
+    shape = [npos if b == at else 0 for b in range(la.ndim + 1)]
+    for a in range(la.ndim):
+        shape[up(a)] = window[list(spatial).index(a)] if a in spatial else la.shape[a]
+    return ctx.op1("stablehlo.gather", [lhs, idx], result_avals=[la.update(shape=tuple(shape))], attributes={
+        "dimension_numbers": dn, "slice_sizes": L.i64s([1 if a in spatial else la.shape[a] for a in range(la.ndim)]),
+        "indices_are_sorted": ir.BoolAttr.get(False)})
+
+
+def _patches_dot(ctx: L.Ctx, xs, rhs, oa, ls, rs, os_, lb, rb, at: int, npos: int, g: int, la, ra, precision):
+    """The product of `_conv_as_dot`'s patches `xs` (positions at axis `at`) and the kernel, in the output's layout."""
+    n = len(ls) - 2
+    out_sp = [oa.shape[i] for i in os_[2:]]
     up = lambda a: a + (a >= at)
     ir = L.mlir()
     fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
