@@ -658,6 +658,32 @@ def outer_product_operands_apart(module: ir.Module) -> int:
     return n
 
 
+def pool_gradients_apart(module: ir.Module) -> int:
+    """A product's or convolution's result that two or more `select`s (or generics) read, each feeding a `pad` (the gradient of an
+    overlapping max pool: each window offset's first maximum takes the cotangent, padded back into place), is read
+    by them through an `optimization_barrier`. At O3 IREE 3.13's aggressive fusion put the product and the selects in
+    one dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"); the
+    compile failed, and the `no-aggressive-fusion` retry compiled the whole module again without that fusion: twice
+    the compile (JAX's differentially_private_sgd example, 10.4 s). How many results."""
+    def pooled(op) -> bool:
+        return op.name in ("stablehlo.select", "linalg.generic") and len(op.results) == 1 and any(
+            u.owner.name == "stablehlo.pad" for u in op.results[0].uses)  # (a select `fuse` made a generic of)
+
+    def readers(v) -> list:  # (through views: vmap reshapes the product for its gradient)
+        return [r for u in v.uses for r in (readers(u.owner.results[0]) if u.owner.name in _VIEWS else [u.owner])]
+
+    n = 0
+    for op in _ops_where(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution")):
+        v = op.results[0]
+        if len({r for r in readers(v) if pooled(r)}) < 2:
+            continue
+        with ir.InsertionPoint.after(op), op.location:
+            kept = _create("stablehlo.optimization_barrier", [v], [v.type])
+        v.replace_all_uses_except(kept.result, kept)
+        n += 1
+    return n
+
+
 def gathered_f64_operands_apart(module: ir.Module) -> int:
     """Each float64 product's operand computed by a `gather` (through views, slices and selects) reads it through an
     `optimization_barrier`. IREE 3.13 fused the gather into the product's dispatch, and its SPIR-V gave wrong values
@@ -1204,6 +1230,11 @@ OUTER_PRODUCT_OPERANDS_APART = register(Rewrite(
     "an outer product's operand computed by a product or a reduction read through a barrier (lavapipe: IREE's fused "
     "dispatch gave wrong values from 9 x 9)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_householder_qr")))
+POOL_GRADIENTS_APART = register(Rewrite(
+    "pool-gradients-apart", pool_gradients_apart,
+    "a product read by two or more selects that feed pads (an overlapping max pool's gradient) read through a barrier "
+    "(CPU at O3: a dispatch IREE could not distribute, and a second compile without aggressive fusion)", "legalize",
+    Workaround(_IREE, "tests/test_retries.py::test_grad_of_an_overlapping_max_pool_then_a_product_compiles")))
 GATHERED_F64_OPERANDS_APART = register(Rewrite(
     "gathered-f64-operands-apart", gathered_f64_operands_apart,
     "a float64 product's operand computed by a gather read through a barrier (lavapipe: IREE's fused dispatch gave "
