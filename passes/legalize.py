@@ -658,30 +658,29 @@ def outer_product_operands_apart(module: ir.Module) -> int:
     return n
 
 
-def pool_gradients_apart(module: ir.Module) -> int:
-    """A product's or convolution's result that two or more `select`s (or generics) read, each feeding a `pad` (the gradient of an
-    overlapping max pool: each window offset's first maximum takes the cotangent, padded back into place), is read
-    by them through an `optimization_barrier`. At O3 IREE 3.13's aggressive fusion put the product and the selects in
-    one dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"); the
-    compile failed, and the `no-aggressive-fusion` retry compiled the whole module again without that fusion: twice
-    the compile (JAX's differentially_private_sgd example, 10.4 s). How many results."""
-    def pooled(op) -> bool:
-        return op.name in ("stablehlo.select", "linalg.generic") and len(op.results) == 1 and any(
-            u.owner.name == "stablehlo.pad" for u in op.results[0].uses)  # (a select `fuse` made a generic of)
+UNFUSED = "stagec.no_aggressive_fusion"  # (`stagec.compiler.driver.UNFUSED`: its flags read it)
 
-    def readers(v) -> list:  # (through views: vmap reshapes the product for its gradient)
+
+def pool_gradients_unfused(module: ir.Module) -> bool:
+    """Where a product's or convolution's result is read (through views: vmap reshapes it) by two or more `select`s
+    (or generics made of them) that each feed a `pad`, the gradient of an overlapping max pool, mark the module
+    `UNFUSED`: it is compiled without aggressive fusion. At O3 IREE 3.13's aggressive fusion put the product and the
+    selects in one dispatch that its CPU codegen could not distribute ("write affecting operations on global
+    resources"), and the `no-aggressive-fusion` retry compiled the module again after the failed compile: twice the
+    time (JAX's differentially_private_sgd example: 10.4 s). (A barrier between the product and the selects also
+    compiled, but its steps ran 7-10% slower than without aggressive fusion.) Whether it marked."""
+    def pooled(op) -> bool:  # (a select `fuse` made a generic of)
+        return op.name in ("stablehlo.select", "linalg.generic") and len(op.results) == 1 and any(
+            u.owner.name == "stablehlo.pad" for u in op.results[0].uses)
+
+    def readers(v) -> list:
         return [r for u in v.uses for r in (readers(u.owner.results[0]) if u.owner.name in _VIEWS else [u.owner])]
 
-    n = 0
-    for op in _ops_where(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution")):
-        v = op.results[0]
-        if len({r for r in readers(v) if pooled(r)}) < 2:
-            continue
-        with ir.InsertionPoint.after(op), op.location:
-            kept = _create("stablehlo.optimization_barrier", [v], [v.type])
-        v.replace_all_uses_except(kept.result, kept)
-        n += 1
-    return n
+    if not any(len({r for r in readers(op.results[0]) if pooled(r)}) >= 2 for op in _ops_where(
+            module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution"))):
+        return False
+    module.operation.attributes[UNFUSED] = ir.UnitAttr.get()
+    return True
 
 
 def gathered_f64_operands_apart(module: ir.Module) -> int:
@@ -1230,11 +1229,11 @@ OUTER_PRODUCT_OPERANDS_APART = register(Rewrite(
     "an outer product's operand computed by a product or a reduction read through a barrier (lavapipe: IREE's fused "
     "dispatch gave wrong values from 9 x 9)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_householder_qr")))
-POOL_GRADIENTS_APART = register(Rewrite(
-    "pool-gradients-apart", pool_gradients_apart,
-    "a product read by two or more selects that feed pads (an overlapping max pool's gradient) read through a barrier "
-    "(CPU at O3: a dispatch IREE could not distribute, and a second compile without aggressive fusion)", "legalize",
-    Workaround(_IREE, "tests/test_retries.py::test_grad_of_an_overlapping_max_pool_then_a_product_compiles")))
+POOL_GRADIENTS_UNFUSED = register(Rewrite(
+    "pool-gradients-unfused", pool_gradients_unfused,
+    "a module with a product read by two or more selects that feed pads (an overlapping max pool's gradient) is "
+    "compiled without aggressive fusion (CPU at O3: a dispatch IREE could not distribute, then a second compile)",
+    "legalize", Workaround(_IREE, "tests/test_retries.py::test_grad_of_an_overlapping_max_pool_then_a_product_compiles")))
 GATHERED_F64_OPERANDS_APART = register(Rewrite(
     "gathered-f64-operands-apart", gathered_f64_operands_apart,
     "a float64 product's operand computed by a gather read through a barrier (lavapipe: IREE's fused dispatch gave "

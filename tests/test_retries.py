@@ -147,19 +147,20 @@ def test_a_tile_over_32k_of_stack_compiles_the_first_time(cdir):
 
 
 @pytest.mark.cpu_only  # (the retry is the CPU pipeline's)
-@pytest.mark.parametrize("apart", [True, False])
-def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(apart, monkeypatch):
+@pytest.mark.parametrize("foreseen", [True, False])
+def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(foreseen, monkeypatch):
     """The gradient of a 2x2 max pool of stride 1 followed by a product (a dense layer; a convolution in
     examples/differentially_private_sgd.py): IREE 3.13 at O3 put the product and the pool gradient's selects in one
     dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"), with or
-    without multi-use fusion. `pool-gradients-apart` (the default) reads the product through a barrier: it compiles
-    at once; without it the backend compiles it again without aggressive fusion. Against float64 NumPy."""
+    without multi-use fusion. `pool-gradients-unfused` (the default) marks such a module: it is compiled without
+    aggressive fusion at once; without the pass the first compile fails and the backend compiles it again so.
+    Against float64 NumPy."""
     import stagec.numpy as snp
     from stagec import lax
     from stagec.passes import legalize
 
-    if not apart:
-        monkeypatch.setattr(legalize.POOL_GRADIENTS_APART, "fn", lambda module: 0)
+    if not foreseen:
+        monkeypatch.setattr(legalize.POOL_GRADIENTS_UNFUSED, "fn", lambda module: False)
 
     def loss(p, x):
         w, W = p
@@ -170,7 +171,7 @@ def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(apart, monkeypa
     x = rng.random((1, 8, 8, 2)).astype(np.float32)
     w, W = rng.standard_normal(2).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
     c = stagec.jit(stagec.grad(loss)).lower((w, W), x).compile()
-    assert c.variant == ([] if apart else ["no-aggressive-fusion"])
+    assert c.variant == ([] if foreseen else ["no-aggressive-fusion"]) and retries.NO_AGGRESSIVE_FUSION in c.flags
     gw, gW = c((w, W), x)
     # float64 oracle: the pool's windows, the first maximum of each takes the gradient
     y = x.astype(np.float64) * w

@@ -23,7 +23,7 @@ from ..config import config
 from ..lowering import context
 from ..errors import CompileError
 from . import loops, processes, retries
-from .retries import SYSTEM_LINK, Retry
+from .retries import NO_AGGRESSIVE_FUSION, SYSTEM_LINK, Retry
 from .targets import DATA_TILING, HOST, TARGETS, host_has_bf16, pipeline
 
 # Not IREE flags: the compile asked for host calls (BLAS matmuls, long sorts: the target's offloads). Kept in the
@@ -81,6 +81,7 @@ class Facts(NamedTuple):
     work: int = 0  # its largest op's or elementwise chain's work (`op_work`, `_COST`): the most one dispatch of it
     # can do; picks its CPU driver
     packs: bool = True  # products worth packing (`stagec.passes.packing`): the CPU's data tiling
+    unfused: bool = False  # a pass marked it `legalize.UNFUSED` (a form IREE's aggressive fusion fails to compile)
 
 
 def facts(module) -> Facts:
@@ -93,6 +94,7 @@ def facts(module) -> Facts:
 def _facts(module, ir) -> Facts:
     bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
     from stagec.passes import packing, scalar_ops  # (they import iree.compiler, as this function's caller has)
+    from stagec.passes.legalize import UNFUSED
     libm_body = {scalar_ops.float_op(n.split(".", 1)[1]) for n in _LIBM_F64} - {None}
     dots: list = []  # (each product's `packing.dot_work`)
     callees: set[str] = set()
@@ -137,7 +139,7 @@ def _facts(module, ir) -> Facts:
     from stagec.lowering import HOST_MODULES
     work[0] = max([work[0], *(n + n * cost // MACS_PER_ELEMENT for n, cost, up in chain.values() if up is None)])
     return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module),
-                 work[0], packing.packs(dots))
+                 work[0], packing.packs(dots), UNFUSED in module.operation.attributes)
 
 
 def _chain(op, cost: int, chain: dict) -> None:
@@ -207,8 +209,11 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
     - work for local-task (`SPARE_WORK`, no host calls): `main` with fences (`FENCED`);
     - the parts of the CPU tuning spec that apply (`tuning.spec_flags`; `skinny` only without data tiling), for one
-      thread where it calls BLAS (its dispatches between the calls run on local-sync)."""
+      thread where it calls BLAS (its dispatches between the calls run on local-sync);
+    - marked `UNFUSED` by a pass (`stagec.passes.legalize`): no aggressive fusion (the retry it would otherwise take after a failing compile)."""
     flags = list(flags)
+    if fx.unfused and NO_AGGRESSIVE_FUSION not in flags:
+        flags.append(NO_AGGRESSIVE_FUSION)
     if backend != "cpu":
         return flags
     if not fx.packs or (fx.bf16 and HOST in flags and not host_has_bf16()):

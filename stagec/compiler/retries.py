@@ -59,8 +59,8 @@ RETRIES: tuple[Retry, ...] = (
           why="at O2/O3, aggressive fusion puts an overlapping max pool's maximum and its gradient's selects in one "
               "dispatch, which IREE's CPU codegen cannot distribute, with or without multi-use fusion (so this is "
               "tried first): the gradient of conv -> max pool (stride 1) -> conv or dot, e.g. JAX's "
-              "examples/differentially_private_sgd.py. The CPU's `pool-gradients-apart` keeps the known form from "
-              "failing (a second compile saved); this retry is for the forms it does not foresee"),
+              "examples/differentially_private_sgd.py. The CPU's `pool-gradients-unfused` compiles the known form so "
+              "at once (a failed compile saved); this retry is for the forms it does not foresee"),
     Retry("no-multi-use-fusion", ("failed on workgroup distribution verification", "does not dominate this use",
                                    "op expected collapsed type to be", "to match element or self type of the"),
           add=(NO_MULTI_USE,), test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",

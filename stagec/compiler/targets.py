@@ -68,7 +68,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                             "fuse-int-chains", "fuse"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
-                              "round-to-bf16", "unsigned-to-float", "sorts-apart", "pool-gradients-apart"),
+                              "round-to-bf16", "unsigned-to-float", "sorts-apart", "pool-gradients-unfused"),
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
