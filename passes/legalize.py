@@ -648,17 +648,23 @@ def outer_product_operands_apart(module: ir.Module) -> int:
             src = producer(src.operands[0])
         return src is not None and src.name in ("stablehlo.dot_general", "stablehlo.reduce")
 
+    return _operands_apart(module, outer, reduced)
+
+
+def _operands_apart(module: ir.Module, keep, apart) -> int:
+    """Each operand `v` of an op for which `keep(op)` holds, where `apart(v)`, read through an
+    `optimization_barrier` of its own. How many operands."""
     n = 0
-    for op in _ops_where(module, outer):
+    for op in _ops_where(module, keep):
         for i, v in enumerate(list(op.operands)):
-            if reduced(v):
+            if apart(v):
                 with ir.InsertionPoint(op), op.location:
                     op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
                 n += 1
     return n
 
 
-UNFUSED = "stagec.no_aggressive_fusion"  # (`stagec.compiler.driver.UNFUSED`: its flags read it)
+UNFUSED = "stagec.no_aggressive_fusion"  # (a module attribute: `stagec.compiler.driver` reads it, `Facts.unfused`)
 
 
 def pool_gradients_unfused(module: ir.Module) -> bool:
@@ -702,15 +708,8 @@ def gathered_f64_operands_apart(module: ir.Module) -> int:
                 todo += list(src.operands)[1:]
         return False
 
-    n = 0
-    for op in _ops_where(module, lambda op: op.name == "stablehlo.dot_general" and ir.RankedTensorType(
-            op.result.type).element_type == ir.F64Type.get()):
-        for i, v in enumerate(list(op.operands)):
-            if gathered(v):
-                with ir.InsertionPoint(op), op.location:
-                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
-                n += 1
-    return n
+    return _operands_apart(module, lambda op: op.name == "stablehlo.dot_general" and ir.RankedTensorType(
+        op.result.type).element_type == ir.F64Type.get(), gathered)
 
 
 WIDE = 1 << 22  # the most elements of the products a long contraction is computed from (`long_contractions`)
