@@ -173,3 +173,17 @@ def test_float64_products_of_gathered_operands(x64):
     for g, w in zip(got, want):
         assert np.asarray(g).dtype == np.float64
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_int64_division_is_a_clear_error_or_right(x64):
+    """int64 `//` and `%` (and randint over more than 2^32 values): IREE 3.13's SPIR-V for the portable target cannot
+    lower them ("failed to legalize operation 'arith.remui'"); the error names the function and what to use instead."""
+    a, b = np.array([7, -9, 2 ** 40 + 3, -(2 ** 41)], np.int64), np.array([2, 4, 5, 7], np.int64)
+    for f, want in ((lambda a, b: a // b, a // b), (lambda a, b: a % b, a % b)):
+        try:
+            got = _vk(f)(a, b)
+        except NotImplementedError as e:
+            assert "function 'jit_lambda'" in str(e) and "no 64-bit integer division" in str(e) and "cpu" in str(e)
+            continue
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -290,6 +290,12 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
             raise NotImplementedError(f"function {fun_name!r}: Vulkan has no float64 {f64[1].lower()} (SPIR-V's "
                                       f"GLSL functions take 16/32-bit floats); use float32 there, or the cpu "
                                       f"or cuda backend (MLIR in {path})") from None
+        div64 = re.search(r"failed to legalize operation 'arith\.(\w*(?:div|rem)\w*)'.*\(i64, i64\)", diag)
+        if div64:
+            raise NotImplementedError(f"function {fun_name!r}: this Vulkan target has no 64-bit integer division or "
+                                      f"remainder (IREE 3.13's SPIR-V cannot lower {div64[1]} of int64: //, %, "
+                                      f"random.randint over more than 2^32 values); use int32 there, or the cpu or "
+                                      f"cuda backend (MLIR in {path})") from None
         if re.search(r"operation 'arith\.select'.*complex<f(32|64)>", diag):
             raise NotImplementedError(f"function {fun_name!r}: Vulkan has no {_complex_ops(mlir) or 'complex op'} (IREE "
                                       f"3.13 lowers it to a select of complex values, which SPIR-V lacks); use the cpu "
