@@ -19,7 +19,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
-from .irutil import Builder, make_constant, producer
+from .irutil import Builder, constant_value, make_constant, producer
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -712,6 +712,35 @@ def gathered_f64_operands_apart(module: ir.Module) -> int:
         op.result.type).element_type == ir.F64Type.get(), gathered)
 
 
+def int64_constants_from_int32(module: ir.Module) -> int:
+    """Each int64 constant of several different values, all in int32's range (at most 2^16 elements), built as an int32
+    constant through a barrier, converted: IREE 3.13's SPIR-V for the portable Vulkan target could not materialize
+    such a constant in a dispatch ("failed to legalize unresolved target materialization from ('i64') to
+    ('vector<2xi32>')": the per-dimension bounds of a gather's clamp, `x[i, j]` of int64 indices). How many."""
+    i64 = ir.IntegerType.get_signless(64)
+
+    def keep(op) -> bool:
+        if op.name != "stablehlo.constant":
+            return False
+        t = ir.RankedTensorType(op.result.type)
+        if t.element_type != i64 or not t.has_static_shape or not 1 < math.prod(t.shape) <= 1 << 16:
+            return False
+        v = constant_value(op.result)
+        return v is not None and not v[1] and len(np.unique(v[0])) > 1 and -2 ** 31 <= v[0].min() and v[0].max() < 2 ** 31
+
+    found = _ops_where(module, keep)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            t = ir.RankedTensorType(op.result.type)
+            i32 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(32))
+            c = make_constant(constant_value(op.result)[0].astype(np.int32), i32)
+            wide = _create("stablehlo.convert", [_create("stablehlo.optimization_barrier", [c], [i32]).result],
+                           [t]).result
+        op.result.replace_all_uses_with(wide)
+        op.erase()
+    return len(found)
+
+
 WIDE = 1 << 22  # the most elements of the products a long contraction is computed from (`long_contractions`)
 
 
@@ -1237,6 +1266,11 @@ GATHERED_F64_OPERANDS_APART = register(Rewrite(
     "gathered-f64-operands-apart", gathered_f64_operands_apart,
     "a float64 product's operand computed by a gather read through a barrier (lavapipe: IREE's fused dispatch gave "
     "wrong values)", "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_float64_products_of_gathered_operands")))
+INT64_CONSTANTS_FROM_INT32 = register(Rewrite(
+    "int64-constants-from-int32", int64_constants_from_int32,
+    "int64 constants of several values in int32's range built from int32 ones (SPIR-V: IREE could not materialize "
+    "them)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_int64_constants_of_several_values")))
 LONG_CONTRACTIONS = register(Rewrite(
     "long-contractions", long_contractions,
     f"a product contracting more than {LOOP} elements a result, of at most {WIDE} products, as a multiplication and a "

@@ -77,7 +77,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
                     legalize=("mathlib", "mathlib-glsl", "merge-commuted", "fft-as-dft", "grouped-convs-apart",
                               "long-contractions", "long-reductions-in-rows", "outer-product-operands-apart",
-                              "gathered-f64-operands-apart", "u8-division-in-i32", "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
+                              "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
+                              "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
                               "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float", "sorts-apart",
                               "sort-results-kept"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
