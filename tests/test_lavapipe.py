@@ -4,7 +4,8 @@
   loop in IREE's SPIR-V and raises (stagec/compiler/loops.py).
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
 - Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`);
-  int64 constants of several values (`int64-constants-from-int32`).
+  int64 constants of several values (`int64-constants-from-int32`); products of unsigned operands
+  (`unsigned-product-operands-apart`).
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -201,3 +202,22 @@ def test_int64_constants_of_several_values(x64):
     lo = np.clip(np.where(idx < 0, idx + [4, 6], idx), 0, [3, 5])
     np.testing.assert_array_equal(np.asarray(got[0]), x[lo[:, 0], lo[:, 1]])
     np.testing.assert_array_equal(np.asarray(got[1]), idx * [3, -5])
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_products_of_unsigned_operands_every_call():
+    """`dot(uint8_images, W)` (and bool, uint16): with the conversion fused into the product's dispatch, lavapipe gave
+    wrong values now and then (2 calls in 20, off by up to 300; a convolution of a uint8 image too).
+    `unsigned-product-operands-apart` converts apart."""
+    w = RNG.standard_normal((16, 8)).astype(np.float32)
+    for a in (RNG.integers(128, 256, (4, 16)).astype(np.uint8), RNG.random((4, 16)) < 0.5,
+              RNG.integers(0, 2 ** 16, (4, 16)).astype(np.uint16)):
+        f, want = _vk(lambda a, w: snp.dot(a, w)), a.astype(np.float64) @ w
+        for _ in range(30):
+            np.testing.assert_allclose(np.asarray(f(a, w)), want, rtol=1e-5, atol=1e-3)
+    img, k = RNG.integers(128, 256, (1, 4, 16, 1)).astype(np.uint8), RNG.standard_normal((3, 3, 1, 2))
+    conv = _vk(lambda img, k: stagec.lax.conv_general_dilated(img.astype(snp.float32), k, (1, 1), "VALID",
+                                                               dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    want = sum(img[0, i:i + 2, j:j + 14, 0, None].astype(np.float64) * k[i, j, 0] for i in range(3) for j in range(3))
+    for _ in range(30):
+        np.testing.assert_allclose(np.asarray(conv(img, k.astype(np.float32)))[0], want, rtol=1e-5, atol=1e-2)

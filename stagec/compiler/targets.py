@@ -79,8 +79,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "long-contractions", "long-reductions-in-rows", "outer-product-operands-apart",
                               "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
                               "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
-                              "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float", "sorts-apart",
-                              "sort-results-kept"))),
+                              "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float",
+                              "unsigned-product-operands-apart", "sorts-apart", "sort-results-kept"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
     Target("cuda", "cuda", "--iree-cuda-target=",
