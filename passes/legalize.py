@@ -695,11 +695,12 @@ def gathered_f64_operands_apart(module: ir.Module) -> int:
     on lavapipe (a transposed gathered operand, or any gathered right operand: eigh and svd sort their columns by a
     gather, so `pinv`, `lstsq` and eigh's derivatives were wrong in float64; float32 was right). How many operands."""
     def gathered(v) -> bool:
-        todo = [v]
+        todo, seen = [v], set()  # (selects share operands: each producer once)
         while todo:
             src = producer(todo.pop())
-            if src is None:
+            if src is None or src in seen:
                 continue
+            seen.add(src)
             if src.name == "stablehlo.gather":
                 return True
             if src.name in _VIEWS or src.name == "stablehlo.slice":

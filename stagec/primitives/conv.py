@@ -227,7 +227,8 @@ def _conv_as_dot(ctx: L.Ctx, lhs, rhs, strides, padding, lhs_dil, rhs_dil, dimen
     npos = int(np.prod(out_sp))
     if npos > SLICED_POSITIONS and g == 1:  # (grouped, as under vmap, the gather's reads are strided: slices ran 8%
         # faster in a per-example gradient of a CNN, whose compile they took from 2.4 to 4.4 s)
-        xs = _patches_gathered(ctx, lhs, la, ls[2:], [ra.shape[i] for i in rs[2:]], rhs_dil, strides, out_sp, at)
+        xs = _patches_gathered(ctx, lhs, la, ls[2:], [ra.shape[i] for i in rs[2:]], rhs_dil, strides, out_sp, at,
+                               npos)
         return _patches_dot(ctx, xs, rhs, oa, ls, rs, os_, lb, rb, at, npos, g, la, ra, precision)
     patches = []
     for pos in np.ndindex(*out_sp):
@@ -245,15 +246,15 @@ def _conv_as_dot(ctx: L.Ctx, lhs, rhs, strides, padding, lhs_dil, rhs_dil, dimen
     return _patches_dot(ctx, xs, rhs, oa, ls, rs, os_, lb, rb, at, npos, g, la, ra, precision)
 
 
-def _patches_gathered(ctx: L.Ctx, lhs, la: ShapedArray, spatial, window, rhs_dil, strides, out_sp, at: int):
+def _patches_gathered(ctx: L.Ctx, lhs, la: ShapedArray, spatial, window, rhs_dil, strides, out_sp, at: int,
+                      npos: int):
     """The patches of `_conv_as_dot` as one `gather` whose starts are computed from iotas: xs[..., p, ..., w, ...] =
     padded[..., p_k * stride_k + w_k * dilation_k, ...] (p the flattened output position at axis `at`, w the window
-    offsets on the spatial axes). One strided slice per position made one IREE dispatch each (a copy into the
+    offsets on the spatial axes; `npos` positions). One strided slice per position made one IREE dispatch each (a copy into the
     concatenation): 64 positions, 64 dispatches and seconds of compile (JAX's differentially_private_sgd example)."""
     ir = L.mlir()
     up = lambda a: a + (a >= at)
     batch = sorted([at, *(up(a) for a in spatial)])  # (the output axes the starts index, in order)
-    npos = int(np.prod(out_sp))
     sizes = [npos if b == at else window[[up(a) for a in spatial].index(b)] for b in batch]
     i32 = ShapedArray(sizes, np.int32)
     iota = lambda axis: ctx.op1("stablehlo.iota", [], result_avals=[i32], attributes={"iota_dimension": L.i64(axis)})
