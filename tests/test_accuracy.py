@@ -579,3 +579,69 @@ def test_special_function_derivatives(x64):
     for got, ref, tol in cases:
         ref = np.array([float(r) for r in ref])
         np.testing.assert_allclose(np.asarray(got), ref, rtol=tol, atol=tol)
+
+
+CONST_BASES = (0.9, 0.999, 10.0, 1e-3, 1.0000001, 3e38, 1.5e-38, 7.0, 1 - 2 ** -24, math.pi)
+
+
+def _const_power_points(c, dtype):
+    """Exponents taking c**y across the dtype's range, the integers -50..50 and the special ones."""
+    rng = np.random.default_rng(3)
+    top = 1100 if dtype == np.float64 else 150
+    with np.errstate(over="ignore"):
+        y = np.concatenate([rng.uniform(-1, 1, 500) * top / abs(math.log2(float(dtype(c)))), np.arange(-50, 51),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e30]]).astype(dtype)
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_powers_of_a_constant_base(dtype):
+    """`c ** y` of a positive constant c != 1 (Adam's `b1 ** count`): the StableHLO stage is `stablehlo.power`
+    alone, as JAX's (C99's special cases select nothing there), and its expansion takes log c as known: within 1 ulp of
+    120-bit mpmath, exact at y = +-0, +-inf and NaN; float32 on the CPU and on Vulkan (lavapipe)."""
+    mpmath = pytest.importorskip("mpmath")
+    from stagec.compiler.targets import device_names
+    mpmath.mp.prec = 120
+    backends = ["cpu"] + (["vulkan"] if device_names("vulkan") and dtype == np.float32 else [])
+    with _x64() if dtype == np.float64 else _nothing():
+        lowered = stagec.jit(lambda y: 0.9 ** y).lower(np.zeros(3, dtype))
+        text = lowered.as_text()
+        assert "stablehlo.power" in text and "select" not in text, text
+        # (the base's log not computed in the module: float64's log divides, float32's compares the base)
+        assert ("divf" if dtype == np.float64 else "stablehlo.compare") not in lowered.as_text("final")
+        for c in CONST_BASES:
+            y = _const_power_points(c, dtype)
+            cc = float(dtype(c))
+            with np.errstate(all="ignore"):
+                ref = np.array([float(mpmath.power(cc, float(v))) if np.isfinite(v) else np.power(cc, float(v))
+                                for v in y])
+                ref = np.where(np.isinf(ref.astype(dtype)), ref.astype(dtype), ref)  # (past the dtype's range)
+            for be in backends:
+                got = np.asarray(stagec.jit(lambda y: dtype(c) ** y, backend=be)(y))
+                assert got.dtype == dtype
+                err = _ulps(got, ref, dtype)
+                i = int(np.argmax(err))
+                assert err[i] <= 1, f"{be} {dtype.__name__}({c}) ** {y[i]!r} = {got[i]!r}, not {ref[i]!r}"
+                np.testing.assert_array_equal(got[-7:-2], np.power(np.array(cc, dtype), y[-7:-2]))
+
+
+def test_powers_of_a_constant_base_narrow_and_derivative():
+    """float16 and bfloat16 `c ** y` round the float32 power once (within 1 of their ulps of float64 NumPy); d/dy
+    c**y = c**y log c; other bases (1, 0, negative) keep C99's cases."""
+    import ml_dtypes
+    y = np.concatenate([np.linspace(-20, 20, 81), [0.0, np.inf, -np.inf, np.nan]])
+    for dtype in (np.float16, ml_dtypes.bfloat16):
+        got = np.asarray(stagec.jit(lambda y: 0.75 ** y)(y.astype(dtype))).astype(np.float64)
+        yr = y.astype(dtype).astype(np.float64)
+        with np.errstate(all="ignore"):
+            ref = np.power(float(np.array(0.75, dtype).astype(np.float64)), yr)
+            r = ref.astype(dtype)  # (all positive: the next value up is the next bit pattern)
+            ulp = (r.view(np.uint16) + np.uint16(1)).view(dtype).astype(np.float64) - r.astype(np.float64)
+            ok = (got == ref) | (np.isnan(got) & np.isnan(ref)) | (np.abs(got - ref) <= ulp)
+        assert ok.all(), (dtype, y[~ok], got[~ok], ref[~ok])
+    g = stagec.jit(stagec.grad(lambda t: 0.9 ** t))(np.float32(3.0))
+    np.testing.assert_allclose(float(g), 0.9 ** 3 * math.log(0.9), rtol=1e-6)
+    t = np.array([0.0, 1.0, 3.0, -2.0, np.inf, -np.inf, np.nan, 0.5], np.float32)
+    for c in (1.0, 0.0, -2.0, -0.5):
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(np.asarray(stagec.jit(lambda t: c ** t)(t)), np.power(np.float32(c), t))

@@ -96,14 +96,37 @@ def _c99_pow(x, y):
     return _ew.select(_ew.bitwise_and(unit, _ew.ne(out, one)), one, out)
 
 
-@_scalars_broadcast
 def pow(x, y):
     """`x ** y` elementwise, as C99's `pow` (JAX's): a negative base to an integer power, 0**0 = 1, -0.0 kept; the
     primitive alone is exp(y log x) on IREE (NaN for every negative base)."""
+    if _plain_base(x, y):  # (before broadcasting: a broadcast base is a traced value)
+        return _broadcast_pow(x, y)
+    return _pow(x, y)
+
+
+_broadcast_pow = _scalars_broadcast(_ew.pow)
+
+
+@_scalars_broadcast
+def _pow(x, y):
     x, y = match_weak(x, y)
     if _dt.kind(aval_of(x).dtype) == "f" and aval_of(x).dtype == aval_of(y).dtype:  # (bfloat16's NumPy kind is 'V')
         return _c99_pow(x, y)
     return _ew.pow(x, y)
+
+
+def _plain_base(x, y) -> bool:
+    """Whether `x` is known while tracing (a number, a NumPy array, a `Const`) and each of its elements, in `y`'s
+    dtype, is positive, finite and not 1. There C99's pow is the primitive's exp(y log x) for every y (1 at +-0, 0 or
+    inf at +-inf, NaN at NaN), and `_c99_pow`'s selects pick nothing: `2.0 ** t`, Adam's `b1 ** count` (26 of them
+    were a third of a training step's compile)."""
+    v = x.value if isinstance(x, Const) else x
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.ndarray, np.generic)) or \
+            _dt.kind(aval_of(y).dtype) != "f" or np.asarray(v).dtype.kind not in "iuf" or \
+            not (aval_of(x).weak_type or aval_of(x).dtype == aval_of(y).dtype):
+        return False
+    v = np.asarray(v).astype(aval_of(y).dtype).astype(np.float64)
+    return bool(np.all((v > 0) & (v < np.inf) & (v != 1)))
 
 
 def power_by_squaring(x, n: int, times=None):

@@ -340,7 +340,10 @@ def power(x1: Any, x2: Any, /):
             return _scalar_power(x1, x2)
     elif type(x1) is float and type(x2) is Array and x2.aval.dtype.kind == "f":  # (`2.0 ** x`: likewise)
         return _scalar_power(x1, x2)
-    x1, x2 = _broadcast("power", *_promote("power", x1, x2))
+    x1, x2 = _promote("power", x1, x2)
+    if not aval_of(x1).shape and lax._plain_base(x1, x2):  # (`0.9 ** t`: the base kept known, lax.pow broadcasts it)
+        return lax.pow(x1, x2)
+    x1, x2 = _broadcast("power", x1, x2)
     kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
         raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
