@@ -645,3 +645,17 @@ def test_powers_of_a_constant_base_narrow_and_derivative():
     for c in (1.0, 0.0, -2.0, -0.5):
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(np.asarray(stagec.jit(lambda t: c ** t)(t)), np.power(np.float32(c), t))
+
+
+def test_a_float_power_of_two_is_the_product():
+    """`x ** 2.0` (a float exponent: `mu ** 2.` in JAX's VAE example) is `x * x`, C99's pow(x, 2) rounded once, as
+    XLA rewrites it: the same bits as float32 NumPy's product (1 + 2^-12 squares to a tie), under jit and eager, and
+    `stablehlo.multiply` in the StableHLO stage (the power's expansion was ~40 operations an element)."""
+    x = np.array([1 + 2 ** -12, -0.0, np.inf, -np.inf, np.nan, 3.0, -2.5, 1e20, 1e-30, 3e38], np.float32)
+    want = x * x
+    with np.errstate(all="ignore"):
+        for f in (lambda v: v ** 2.0, lambda v: snp.power(v, 2.0), lambda v: stagec.lax.pow(v, 2.0)):
+            assert "power" not in stagec.jit(f).lower(x).as_text()
+            np.testing.assert_array_equal(np.asarray(stagec.jit(f)(x)), want)
+            np.testing.assert_array_equal(np.asarray(f(snp.asarray(x))), want)
+    assert float(stagec.grad(lambda v: v ** 2.0)(3.0)) == 6.0

@@ -331,6 +331,8 @@ def power(x1: Any, x2: Any, /):
         if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
+    if type(x2) is float and x2 == 2 and _dt.kind(aval_of(x1).dtype) == "f":  # (`x ** 2.`: lax.pow's x * x, eager too)
+        return lax.pow(x1, x2)
     if type(x1) is Array:
         a = x1.aval
         if type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps)
@@ -341,8 +343,8 @@ def power(x1: Any, x2: Any, /):
     elif type(x1) is float and type(x2) is Array and x2.aval.dtype.kind == "f":  # (`2.0 ** x`: likewise)
         return _scalar_power(x1, x2)
     x1, x2 = _promote("power", x1, x2)
-    if not aval_of(x1).shape and lax._plain_base(x1, x2):  # (`0.9 ** t`: the base kept known, lax.pow broadcasts it)
-        return lax.pow(x1, x2)
+    if not aval_of(x1).shape and lax._plain_base(x1, x2) or not aval_of(x2).shape and lax._squares(x1, x2):
+        return lax.pow(x1, x2)  # (`0.9 ** t`, `x ** 2.0`: the scalar kept known, lax.pow broadcasts it)
     x1, x2 = _broadcast("power", x1, x2)
     kind = _dt.kind(aval_of(x1).dtype)
     if kind == "b":
