@@ -1,4 +1,4 @@
-"""`split-sums`: on the CPU, a sum over all of a large array sums its rows first, then the row sums.
+"""`split-sums`: on the CPU, a sum over all of an array of 512 elements or more sums its rows first, then the row sums.
 
 IREE 3.13 (without its split-reduction option) sums a whole array in one accumulator, one element after the other,
 on one thread: `sum(ones(2**24 + 1000))` in float32 was 16777216 (JAX, NumPy: 16778216), `sum(x * x)` over
@@ -6,6 +6,10 @@ on one thread: `sum(ones(2**24 + 1000))` in float32 was 16777216 (JAX, NumPy: 16
 sums, bounds each sequential sum, and the rows run in parallel, vectorized: faster and about 100x more accurate
 (docs/passes.md, "Whole-array sums"). IREE's own `--iree-dispatch-creation-enable-split-reduction` was as accurate
 but slower. The result is the same sum in another order (as XLA's and NumPy's pairwise sums are).
+Smaller arrays too (from 512 elements, the least with rows of 256 to sum): IREE fused a whole-array sum of some
+thousand elements into a dispatch whose other results it distributes over workgroups, which its CPU codegen cannot
+compile ("restricted to workgroup distributed contexts": a VAE's KL term beside its sample, 500x10 to 1000x16); the
+row sums distribute. That compile failed and took the `no-aggressive-fusion` retry (a second compile).
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from iree.compiler import ir
 from .base import Pass, PassStats, Workaround, register
 from .irutil import reduced_dims, splat_value, sums, tensor_type
 
-MIN_ELEMENTS = 1 << 14  # smaller sums stay one sequential sum (their error is small, their time too)
+MIN_ELEMENTS = 1 << 14  # a sum beside a column reduction of this size or more is summed down its columns first
 ROW = (256, 4096)  # the row lengths a flat array is cut into (the largest divisor of its size in this range)
 
 
@@ -63,17 +67,16 @@ def _sibling_columns(op, shape: list[int]) -> int:
 class SplitSums(Pass):
     name = "split-sums"
     kind, workaround = "workaround", Workaround("3.13", "tests/test_passes_split_sums.py::test_float32_sum_past_two_to_the_24_is_exact")
-    description = "CPU: a sum over all of a large array sums rows of 256-4096 first (IREE sums it in one accumulator)"
+    description = "CPU: a sum over all of an array sums rows of 256-4096 first (IREE sums it in one accumulator)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for op in sums(module):
             x, init = op.operands[0], op.operands[1]
             t = tensor_type(x)
             dims = reduced_dims(op)
-            if (not t.has_static_shape or dims != list(range(t.rank)) or math.prod(t.shape) < MIN_ELEMENTS
-                    or splat_value(init) != 0):
+            if not t.has_static_shape or dims != list(range(t.rank)) or splat_value(init) != 0:
                 continue
-            lead = _sibling_columns(op, list(t.shape))
+            lead = _sibling_columns(op, list(t.shape)) if math.prod(t.shape) >= MIN_ELEMENTS else 0
             if lead:  # down the columns first, as a reduction beside it does: `fuse` can then do both in one pass
                 with ir.InsertionPoint(op), op.location:
                     total = _sum(_sum(x, list(range(lead)), init), list(range(t.rank - lead)), init)

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.cpu_only  # (the CPU pipeline's `split-sums`)
 RNG = np.random.default_rng(10)
 
 
-def _stats(f, x):
-    return next(s for s in stagec.jit(f).lower(x).pass_stats if s.name == "split-sums").rewrites["split-sum"]
+def _stats(f, *x):
+    return next(s for s in stagec.jit(f).lower(*x).pass_stats if s.name == "split-sums").rewrites["split-sum"]
 
 
 def test_float32_sum_past_two_to_the_24_is_exact():
@@ -46,7 +46,33 @@ def test_integer_mean_and_sum():
 
 
 def test_small_partial_and_prime_sums_are_left_alone():
-    assert _stats(snp.sum, np.ones(1000, np.float32)) == 0  # small
+    assert _stats(snp.sum, np.ones(300, np.float32)) == 0  # small (no row of 256 to sum twice)
     assert _stats(lambda v: snp.sum(v, 1), np.ones((64, 1024), np.float32)) == 0  # not over all dimensions
     assert _stats(snp.sum, np.ones(65537, np.float32)) == 0  # no row length divides a prime
     assert _stats(snp.max, np.ones(1 << 16, np.float32)) == 0  # (a max has no rounding to bound)
+
+
+@pytest.mark.parametrize("shape", [(500, 10), (1000, 16), (100, 100)])
+def test_a_whole_sum_beside_a_sample_compiles_at_once(shape):
+    """A VAE's KL term summed over a few thousand elements beside the sample it draws (bench_compile's `vae.loss`):
+    IREE fused the whole sum into the sample's dispatch, which its CPU codegen could not distribute ("restricted to
+    workgroup distributed contexts"), and the module compiled twice (the `no-aggressive-fusion` retry). Summed in
+    rows first, it compiles at once. Against float64 NumPy, given the same normal draws."""
+    from stagec import random
+
+    def f(key, mu, h, w):
+        s = stagec.nn.softplus(h)
+        z = mu + snp.sqrt(s) * random.normal(key, mu.shape)
+        return z @ w, snp.sum(1.0 + snp.log(s) - mu ** 2.0 - s)
+
+    mu, h = RNG.standard_normal((2, *shape)).astype(np.float32)
+    w = RNG.standard_normal((shape[1], 512)).astype(np.float32)
+    key = random.PRNGKey(0)
+    assert _stats(lambda *a: f(*a)[1], key, mu, h, w) >= 1
+    c = stagec.jit(f).lower(key, mu, h, w).compile()
+    assert c.variant == []
+    out, kl = c(key, mu, h, w)
+    s = np.logaddexp(0.0, h.astype(np.float64))
+    noise = np.asarray(random.normal(key, shape), np.float64)
+    np.testing.assert_allclose(float(kl), np.sum(1 + np.log(s) - mu.astype(np.float64) ** 2 - s), rtol=2e-5)
+    np.testing.assert_allclose(np.asarray(out), (mu + np.sqrt(s) * noise) @ w, rtol=2e-4, atol=2e-3)
