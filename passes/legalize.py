@@ -206,6 +206,19 @@ def _ops_where(module, keep) -> list:
 _VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
 
 
+def sliced_operand(v) -> bool:
+    """Whether `v` is a slice (through reshapes, transposes, conversions): a `dot_general` operand
+    `materialize_sliced_dot_operands` materializes (and `driver.Facts.sliced_dots` reads)."""
+    while not isinstance(v.owner, ir.Block):  # (a block's: a function argument)
+        op = v.owner
+        if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
+            return True
+        if op.name not in _VIEWS:
+            return False
+        v = op.operands[0]
+    return False
+
+
 def materialize_sliced_dot_operands(module: ir.Module) -> bool:
     """Pass each `dot_general` operand that is a slice (through reshapes, transposes, conversions) passed
     through an `optimization_barrier`, so that it is computed into a buffer of its own; whether there was one.
@@ -214,21 +227,10 @@ def materialize_sliced_dot_operands(module: ir.Module) -> bool:
     it with a whole panel on the stack: `a[:, :128] @ b[:128]` of 256x256 float32 needed 147456 bytes (limit
     32768), `b[:, :128]` as the right operand 66560. Materialized first, the operand packs as any other."""
     dots = _ops_where(module, lambda op: op.name == "stablehlo.dot_general")
-
-    def sliced(v) -> bool:
-        while not isinstance(v.owner, ir.Block):  # (a block's: a function argument)
-            op = v.owner
-            if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
-                return True
-            if op.name not in _VIEWS:
-                return False
-            v = op.operands[0]
-        return False
-
     changed = False
     for dot in dots:
         for i, v in enumerate(list(dot.operands)):
-            if sliced(v):
+            if sliced_operand(v):
                 with ir.InsertionPoint(dot), dot.location:
                     bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
                 dot.operands[i] = bar.result

@@ -8,7 +8,7 @@ import pytest
 import stagec
 from stagec import aot, cache, stages
 from stagec.compiler import driver, retries
-from stagec.compiler.targets import DATA_TILING, STACK_64K, TARGETS
+from stagec.compiler.targets import DATA_TILING, STACK_1M, STACK_64K, TARGETS
 
 
 @pytest.fixture
@@ -185,3 +185,45 @@ def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(foreseen, monke
         dy[:, i:i + 7, j:j + 7] += np.where(first == k, dm, 0)
     np.testing.assert_allclose(np.asarray(gW), np.einsum("nhwc,nhwd->cd", m, dz), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.asarray(gw), (x * dy).sum((0, 1, 2)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.cpu_only  # (the CPU target's stack limit)
+def test_a_packed_activation_over_64k_of_stack_compiles_the_first_time(cdir):
+    """The SGD step of a 1-128-128-1 ReLU MLP on 128 rows (JAX's pytrees tutorial): IREE 3.13 packs the 128x128
+    activation inside a matrix-vector product's dispatch, 66048 bytes of stack; under the target's 64 KiB it failed
+    and compiled again (`stack-1m`). A module with no sliced product operand gets 1 MiB at once (the limit is only a
+    check), one with one keeps 64 KiB (`materialize-sliced-dots`' test). Against float64 NumPy."""
+    import stagec.numpy as snp
+
+    def update(p, x, y):
+        def loss(p):
+            h = x
+            for w, b in p[:-1]:
+                h = stagec.nn.relu(h @ w + b)
+            return snp.mean((h @ p[-1][0] + p[-1][1] - y) ** 2)
+        return [(w - 1e-2 * gw, b - 1e-2 * gb) for (w, b), (gw, gb) in zip(p, stagec.grad(loss)(p))]
+
+    rs = np.random.RandomState(0)
+    p = [(rs.normal(size=(i, o)).astype(np.float32) * np.sqrt(2 / i), np.ones(o, np.float32))
+         for i, o in ((1, 128), (128, 128), (128, 1))]
+    x = rs.normal(size=(128, 1)).astype(np.float32)
+    y = (x ** 2).astype(np.float32)
+    n = stages.stats["iree_compiles"]
+    c = stagec.jit(update).lower(p, x, y).compile()
+    assert c.variant == [] and stages.stats["iree_compiles"] == n + 1 and STACK_1M in c.flags
+    got = c(p, x, y)
+    # float64 oracle, by hand
+    p64 = [(w.astype(np.float64), b.astype(np.float64)) for w, b in p]
+    hs = [x.astype(np.float64)]
+    for w, b in p64[:-1]:
+        hs.append(np.maximum(hs[-1] @ w + b, 0))
+    d = 2 * (hs[-1] @ p64[-1][0] + p64[-1][1] - y) / y.size
+    want = []
+    for (w, b), h in zip(reversed(p64), reversed(hs)):
+        want.append((w - 1e-2 * h.T @ d, b - 1e-2 * d.sum(0)))
+        d = (d @ w.T) * (h > 0)
+    for (gw, gb), (ww, wb) in zip(got, reversed(want)):
+        np.testing.assert_allclose(np.asarray(gw), ww, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(gb), wb, rtol=1e-5, atol=1e-6)
+    assert STACK_64K in stagec.jit(sliced).lower(np.ones((256, 256), np.float32),
+                                                 np.ones((256, 256), np.float32)).compile().flags

@@ -24,7 +24,7 @@ from ..lowering import context
 from ..errors import CompileError
 from . import loops, processes, retries
 from .retries import NO_AGGRESSIVE_FUSION, SYSTEM_LINK, Retry
-from .targets import DATA_TILING, HOST, TARGETS, host_has_bf16, pipeline
+from .targets import DATA_TILING, HOST, STACK_1M, STACK_64K, TARGETS, host_has_bf16, pipeline
 
 # Not IREE flags: the compile asked for host calls (BLAS matmuls, long sorts: the target's offloads). Kept in the
 # flags an artifact and a cache key hold, taken out before IREE sees them.
@@ -82,6 +82,7 @@ class Facts(NamedTuple):
     # can do; picks its CPU driver
     packs: bool = True  # products worth packing (`stagec.passes.packing`): the CPU's data tiling
     unfused: bool = False  # a pass marked it `legalize.UNFUSED` (a form IREE's aggressive fusion fails to compile)
+    sliced_dots: bool = False  # a product has a sliced operand (`legalize.sliced_operand`): the CPU's 64 KiB stack
 
 
 def facts(module) -> Facts:
@@ -92,9 +93,9 @@ def facts(module) -> Facts:
 
 
 def _facts(module, ir) -> Facts:
-    bf16, f64, found, macs, work = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0]
+    bf16, f64, found, macs, work, sliced = ir.BF16Type.get(), ir.F64Type.get(), [False, False], [0], [0], [False]
     from stagec.passes import packing, scalar_ops  # (they import iree.compiler, as this function's caller has)
-    from stagec.passes.legalize import UNFUSED
+    from stagec.passes.legalize import UNFUSED, sliced_operand
     libm_body = {scalar_ops.float_op(n.split(".", 1)[1]) for n in _LIBM_F64} - {None}
     dots: list = []  # (each product's `packing.dot_work`)
     callees: set[str] = set()
@@ -119,6 +120,7 @@ def _facts(module, ir) -> Facts:
         if name == "stablehlo.dot_general":
             dots.append(packing.dot_work(op))
             dot = dots[-1][0]
+            sliced[0] = sliced[0] or any(sliced_operand(v) for v in op.operands)
         macs[0] += dot
         if name.startswith(("stablehlo.", "chlo.")) and name not in _NO_DISPATCH:
             work[0] = max(work[0], op_work(types, dot))
@@ -139,7 +141,7 @@ def _facts(module, ir) -> Facts:
     from stagec.lowering import HOST_MODULES
     work[0] = max([work[0], *(n + n * cost // MACS_PER_ELEMENT for n, cost, up in chain.values() if up is None)])
     return Facts(found[0], found[1], tuple(sorted(callees & set(HOST_MODULES))), macs[0], tuning.look(module),
-                 work[0], packing.packs(dots), UNFUSED in module.operation.attributes)
+                 work[0], packing.packs(dots), UNFUSED in module.operation.attributes, sliced[0])
 
 
 def _chain(op, cost: int, chain: dict) -> None:
@@ -210,12 +212,16 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     - work for local-task (`SPARE_WORK`, no host calls): `main` with fences (`FENCED`);
     - the parts of the CPU tuning spec that apply (`tuning.spec_flags`; `skinny` only without data tiling), for one
       thread where it calls BLAS (its dispatches between the calls run on local-sync);
-    - marked `UNFUSED` by a pass (`stagec.passes.legalize`): no aggressive fusion (the retry it would otherwise take after a failing compile)."""
+    - marked `UNFUSED` by a pass (`stagec.passes.legalize`): no aggressive fusion (the retry it would otherwise take after a failing compile);
+    - no sliced product operand: a 1 MiB stack limit, not 64 KiB (`targets.STACK_64K`: only a check; what the
+      `stack-1m` retry gave after a failed compile, e.g. a 1-128-128-1 MLP's update at batch 128)."""
     flags = list(flags)
     if fx.unfused and NO_AGGRESSIVE_FUSION not in flags:
         flags.append(NO_AGGRESSIVE_FUSION)
     if backend != "cpu":
         return flags
+    if not fx.sliced_dots:
+        flags = [STACK_1M if f == STACK_64K else f for f in flags]
     if not fx.packs or (fx.bf16 and HOST in flags and not host_has_bf16()):
         flags = [f for f in flags if f != DATA_TILING]
     if fx.libm_f64 and SYSTEM_LINK not in flags:

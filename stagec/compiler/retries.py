@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple, Sequence
 
 from .. import tuning
-from .targets import DATA_TILING, STACK_LIMIT
+from .targets import DATA_TILING, STACK_1M, STACK_LIMIT
 
 SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the host's linker, not IREE's ELF
 NO_MULTI_USE = "--iree-dispatch-creation-fuse-multi-use=false"
@@ -69,7 +69,7 @@ RETRIES: tuple[Retry, ...] = (
               "region (tests/test_random.py::test_gamma_family_grads_match_jax), or give a boolean operand a float64 "
               "type (complex svd/eigh since mathlib-complex's scaled division: "
               "tests/test_linalg.py::test_eigh_odd_complex_and_uplo, test_svd_rank_deficient_complex)"),
-    Retry("stack-1m", (_STACK_FAILURE,), drop=(STACK_LIMIT,), add=(STACK_LIMIT + "1048576",), backends=_CPU,
+    Retry("stack-1m", (_STACK_FAILURE,), drop=(STACK_LIMIT,), add=(STACK_1M,), backends=_CPU,
           why="IREE's CPU sort keeps rows of its operands on the stack (local-task workers get `WORKER_STACK`)"),
     Retry("no-data-tiling", (_STACK_FAILURE, _LARGE_VECTORS), drop=(DATA_TILING,), backends=_CPU,
           why="a pattern not foreseen: unpacked matmuls are slower, never wrong"),

@@ -13,10 +13,13 @@ HOST, DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-
 # IREE, so the flag changes nothing then).
 KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 # llvm-cpu: the stack a tile may keep, in bytes. IREE's default (32 KiB) suits its own 128 KiB worker stacks; ours
-# are `driver.WORKER_STACK` (4 MiB). Only a check: the machine code is the same under either limit, but a module
-# over 32 KiB (e.g. the gradient of a 1000x8 -> 16 -> 1 MLP) failed once and compiled again as a retry.
+# are `driver.WORKER_STACK` (4 MiB). Only a check: the machine code is the same under either limit (the executables
+# of 4 modules byte-identical under 64 KiB and 1 MiB, 2026-11-28), but a module over it failed once and compiled
+# again as a retry. 64 KiB is the target's; `driver.module_flags` gives a module with no sliced product operand 1 MiB
+# (a sliced one keeps 64 KiB, over which `materialize-sliced-dots` materializes the slice: its operand then packs
+# as any other).
 STACK_LIMIT = "--iree-llvmcpu-stack-allocation-limit="
-STACK_64K = STACK_LIMIT + "65536"
+STACK_64K, STACK_1M = STACK_LIMIT + "65536", STACK_LIMIT + "1048576"
 NO_CONST_EVAL = "--iree-opt-const-eval=false"  # hoisted constant expressions run at load, not inside iree-compile
 # IREE 3.13 knows no sm_90 ("missing GPU target"); sm_80 and sm_89 both run on an H100, sm_80 faster on 9 of the 12
 # workloads of benchmarks/bench_gpu.py (docs/log.md).
