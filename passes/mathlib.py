@@ -26,7 +26,6 @@ float32 expm1, asinh, acosh, atanh in float32 arithmetic (IREE's: right, 2-4x sl
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import functools
 import math
 from typing import Callable
@@ -645,15 +644,6 @@ POW_EXP2 = (0.9999999999616809, 0.693147180728451, 0.2402265119815683, 0.0555041
 SQRT_HALF_BITS = 0x3F3504F3  # float32 sqrt(1/2)'s bits: x's bits less these, shifted, give e with m in [sqrt(1/2), sqrt 2)
 
 
-def _log_parts(c: float) -> tuple[float, float]:
-    """log c of a positive finite float as a double-double, hi + lo (from 40 digits: within 2^-104 of it)."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = 40
-        v = decimal.Decimal(c).ln()
-        hi = float(v)
-        return hi, float(v - decimal.Decimal(hi))
-
-
 def _power(f: F, x, y):
     """x**y of float32 x, y (float16/bfloat16 through float32) as 2^(y log2 x) in float64 arithmetic: log2 x = e +
     s P(s^2) with e and m = x / 2^e in [sqrt(1/2), sqrt 2) from x's float32 bits (subnormals scaled by 2^24 first), s
@@ -664,25 +654,6 @@ def _power(f: F, x, y):
     d = F(_Builder(ir.RankedTensorType.get(f.t.shape, ir.F64Type.get()), x))
     c32 = lambda v: f.c(v, f.i32)  # noqa: E731
     i32 = lambda name, *v: f.b.op(name, *v, ty=f.i32)  # noqa: E731
-    c = splat_value(x)
-    if c is not None and 0 < c < math.inf:  # (a constant base, `0.9 ** count`: its log2 known)
-        t = d.mul(d("convert", y), sum(_log_parts(c)) / LN2)
-    else:
-        t = _times_log2(f, d, x, y)
-    tc = d("clamp", d.c(-200.0), t, d.c(200.0))
-    ki = i32("subtract", d.b.op("convert", d.add(tc, 256.5), ty=f.i32), c32(256))  # (positive: truncation is floor)
-    p = d.poly(d.sub(tc, d("convert", ki)), POW_EXP2)
-    k1 = i32("shift_right_arithmetic", ki, c32(1))
-    two_to = lambda n: d("convert", f.b.op("bitcast_convert", i32("shift_left", i32("add", n, c32(127)), c32(23)),  # noqa: E731
-                                                          ty=f.t))
-    r = d("convert", d.mul(d.mul(p, two_to(k1)), two_to(i32("subtract", ki, k1))), ty=f.t)
-    return f.sel(d.cmp(t, t, "NE"), f.c(math.nan), r)
-
-
-def _times_log2(f: F, d: F, x, y):
-    """y log2 x in float64 (`_power`'s): NaN for x < 0 and NaN, -inf or inf times y for x = 0 or inf."""
-    c32 = lambda v: f.c(v, f.i32)  # noqa: E731
-    i32 = lambda name, *v: f.b.op(name, *v, ty=f.i32)  # noqa: E731
     sub = f.cmp(x, 2.0 ** -126, "LT")
     i = f.b.op("bitcast_convert", f.sel(sub, f.mul(x, 2.0 ** 24), x), ty=f.i32)
     e = i32("shift_right_arithmetic", i32("subtract", i, c32(SQRT_HALF_BITS)), c32(23))
@@ -691,7 +662,15 @@ def _times_log2(f: F, d: F, x, y):
     s = d.div(d.sub(m, 1.0), d.add(m, 1.0))
     lg = d.add(e, d.mul(s, d.poly(d.mul(s, s), POW_LOG2)))
     lg = d.sel(f.cmp(x, 0.0, "EQ"), d.c(-math.inf), d.sel(f.cmp(x, math.inf, "EQ"), d.c(math.inf), lg))
-    return d.mul(d("convert", y), d.sel(f.cmp(x, 0.0, "GE"), lg, d.c(math.nan)))  # (NaN x: not GE)
+    t = d.mul(d("convert", y), d.sel(f.cmp(x, 0.0, "GE"), lg, d.c(math.nan)))  # (NaN x: not GE)
+    tc = d("clamp", d.c(-200.0), t, d.c(200.0))
+    ki = i32("subtract", d.b.op("convert", d.add(tc, 256.5), ty=f.i32), c32(256))  # (positive: truncation is floor)
+    p = d.poly(d.sub(tc, d("convert", ki)), POW_EXP2)
+    k1 = i32("shift_right_arithmetic", ki, c32(1))
+    two_to = lambda n: d("convert", f.b.op("bitcast_convert", i32("shift_left", i32("add", n, c32(127)), c32(23)),  # noqa: E731
+                                                          ty=f.t))
+    r = d("convert", d.mul(d.mul(p, two_to(k1)), two_to(i32("subtract", ki, k1))), ty=f.t)
+    return f.sel(d.cmp(t, t, "NE"), f.c(math.nan), r)
 
 
 EXP2_TERMS = tuple(LN2 ** n / math.factorial(n) for n in range(9))  # 2^r, |r| <= 1/2: 2^-32 left out
@@ -1068,13 +1047,8 @@ def _pow64(f: F, x, y):
     """float64 x**y = e^(y log x), y log x as a double-double (y's product exact): within 1 ulp where IREE's
     exp(y log x) loses 64. x <= 0, inf and NaN as IREE's own (stagec.numpy's `power` handles negative bases, 0**0,
     1**inf); 2**y as `_power64`."""
-    c = splat_value(x)
-    if c == 2.0:
+    if splat_value(x) == 2.0:
         return _power64(f, x, y)
-    if c is not None and 0 < c < math.inf:  # (a constant base: its log known as a double-double)
-        hi, lo = _log_parts(c)
-        th, tl = _two_prod(f, y, f.c(hi))
-        return _exp_dd(f, th, f.add(tl, f.mul(y, lo)))
     i = f.bits(x)  # (the bits decide: a flush to zero reads a subnormal as 0 in some comparisons, not in others)
     pos = f.b.op("and", f.b.compare(i, f.c(0, f.i64), "GT"), f.b.compare(i, f.c(0x7FF << 52, f.i64), "LT"), ty=f.b.i1)
     hi, lo = _log_dd(f, f.b.op("select", pos, i, f.c(0x3FF << 52, f.i64), ty=f.i64))

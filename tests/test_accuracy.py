@@ -597,18 +597,15 @@ def _const_power_points(c, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_powers_of_a_constant_base(dtype):
     """`c ** y` of a positive constant c != 1 (Adam's `b1 ** count`): the StableHLO stage is `stablehlo.power`
-    alone, as JAX's (C99's special cases select nothing there), and its expansion takes log c as known: within 1 ulp of
-    120-bit mpmath, exact at y = +-0, +-inf and NaN; float32 on the CPU and on Vulkan (lavapipe)."""
+    alone, as JAX's (C99's special cases select nothing there): within 1 ulp of 120-bit mpmath, exact at y = +-0,
+    +-inf and NaN, the same bits eager as jitted; float32 on the CPU and on Vulkan (lavapipe)."""
     mpmath = pytest.importorskip("mpmath")
     from stagec.compiler.targets import device_names
     mpmath.mp.prec = 120
     backends = ["cpu"] + (["vulkan"] if device_names("vulkan") and dtype == np.float32 else [])
     with _x64() if dtype == np.float64 else _nothing():
-        lowered = stagec.jit(lambda y: 0.9 ** y).lower(np.zeros(3, dtype))
-        text = lowered.as_text()
+        text = stagec.jit(lambda y: 0.9 ** y).lower(np.zeros(3, dtype)).as_text()
         assert "stablehlo.power" in text and "select" not in text, text
-        # (the base's log not computed in the module: float64's log divides, float32's compares the base)
-        assert ("divf" if dtype == np.float64 else "stablehlo.compare") not in lowered.as_text("final")
         for c in CONST_BASES:
             y = _const_power_points(c, dtype)
             cc = float(dtype(c))
@@ -623,6 +620,11 @@ def test_powers_of_a_constant_base(dtype):
                 i = int(np.argmax(err))
                 assert err[i] <= 1, f"{be} {dtype.__name__}({c}) ** {y[i]!r} = {got[i]!r}, not {ref[i]!r}"
                 np.testing.assert_array_equal(got[-7:-2], np.power(np.array(cc, dtype), y[-7:-2]))
+                if be == "cpu" and c in CONST_BASES[:3]:  # (one program, one answer: a log of c taken as known in the jitted module, not in
+                    # the eager kernel, once differed in 1-2 of 200000 draws)
+                    many = np.random.default_rng(4).uniform(-120, 120, 200000).astype(dtype) / abs(math.log2(cc))
+                    f = lambda y: dtype(c) ** y  # noqa: E731
+                    np.testing.assert_array_equal(np.asarray(f(snp.asarray(many))), np.asarray(stagec.jit(f)(many)))
 
 
 def test_powers_of_a_constant_base_narrow_and_derivative():

@@ -331,15 +331,13 @@ def power(x1: Any, x2: Any, /):
         if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
-    if type(x2) is float and x2 == 2 and _dt.kind(aval_of(x1).dtype) == "f":  # (`x ** 2.`: lax.pow's x * x, eager too)
-        return lax.pow(x1, x2)
     if type(x1) is Array:
         a = x1.aval
         if type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps)
             if a == x2.aval and not a.weak_type and a.dtype.kind in "fc":
                 return _inexact_power(x1, x2)
-        elif type(x2) is float and a.dtype.kind == "f":  # (eager `x ** 2.5`: one composite keyed by the exponent)
-            return _scalar_power(x1, x2)
+        elif type(x2) is float and a.dtype.kind == "f":  # (eager `x ** 2.5`: one composite keyed by the exponent;
+            return lax.pow(x1, x2) if x2 == 2 else _scalar_power(x1, x2)  # `x ** 2.`: lax.pow's x * x, as traced)
     elif type(x1) is float and type(x2) is Array and x2.aval.dtype.kind == "f":  # (`2.0 ** x`: likewise)
         return _scalar_power(x1, x2)
     x1, x2 = _promote("power", x1, x2)
