@@ -581,7 +581,7 @@ def test_special_function_derivatives(x64):
         np.testing.assert_allclose(np.asarray(got), ref, rtol=tol, atol=tol)
 
 
-CONST_BASES = (0.9, 0.999, 10.0, 1e-3, 1.0000001, 3e38, 1.5e-38, 7.0, 1 - 2 ** -24, math.pi)
+CONST_BASES = (0.9, 0.999, 10.0, 1.0000001, 3e38, 1.5e-38, 1 - 2 ** -24)
 
 
 def _const_power_points(c, dtype):

@@ -88,11 +88,13 @@ def test_which_activations_are_recomputed(act, shape, want):
     assert text.count("stablehlo.tanh") == (act == "tanh")
 
 
-def _stack_64k(monkeypatch):
-    """The CPU target's 64 KiB stack limit for every module (`driver.module_flags` gives 1 MiB to modules with no
-    sliced product operand): where IREE 3.13's failures below show."""
+def _variants(monkeypatch, act, args, passes: dict) -> dict:
+    """Each pipeline's variant under the CPU target's 64 KiB stack limit for every module (`driver.module_flags`
+    gives 1 MiB to modules with no sliced product operand): where IREE 3.13's failures below show."""
     from stagec.compiler import driver
-    monkeypatch.setattr(driver, "STACK_1M", driver.STACK_64K)
+    with monkeypatch.context() as m:
+        m.setattr(driver, "STACK_1M", driver.STACK_64K)
+        return {name: _step(act, p).lower(*args).compile().variant for name, p in passes.items()}
 
 
 def test_gelu_step_compiles_data_tiled(monkeypatch):
@@ -102,28 +104,21 @@ def test_gelu_step_compiles_data_tiled(monkeypatch):
     args = _args(128, 64, 256)
     assert "recompute-activations" in DEFAULT
     without = tuple(n for n in DEFAULT if n != "recompute-activations")
-    variants = lambda: {name: _step("gelu", passes).lower(*args).compile().variant  # noqa: E731
-                        for name, passes in (("default", DEFAULT), ("without", without))}
-    assert variants() == {"default": [], "without": []}  # (the 1 MiB limit: at once either way)
-    _stack_64k(monkeypatch)
-    got = variants()
+    got = _variants(monkeypatch, "gelu", args, {"default": DEFAULT, "without": without})
     assert got["default"] == [] and got["without"] != [], got  # (the second: the workaround's reason)
-    _check(_step("gelu")(*args), _oracle("gelu", *args))
+    _check(_step("gelu")(*args), _oracle("gelu", *args))  # (the default flags: a 1 MiB limit)
 
 
 def test_relu_step_compiles_within_the_stack_limit(monkeypatch):
     # 640 rows (past `batchsums.MAX_ROWS`): without the pass the first layer's dz is summed and packed in one dispatch
     # that keeps 80 KiB on the stack, over the CPU target's 64 KiB: the compile is retried with a 1 MiB limit (the
-    # module's own limit now, with no sliced product operand: compiled at once either way)
+    # module's own limit now, with no sliced product operand: `test_retries`' 1 MiB test)
     args = _args(640, 32, 256)
     low = _step("relu").lower(*args)
     assert _rewrites(low, "isolate-batch-sums") == 1
     without = tuple(n for n in DEFAULT if n != "isolate-batch-sums")
-    variants = lambda: {name: _step("relu", passes).lower(*args).compile().variant  # noqa: E731
-                        for name, passes in (("default", DEFAULT), ("without", without))}
-    assert variants() == {"default": [], "without": []}
-    _stack_64k(monkeypatch)
-    assert variants() == {"default": [], "without": ["stack-1m"]}  # (the second: IREE 3.13's failure, the reason)
+    variants = _variants(monkeypatch, "relu", args, {"default": DEFAULT, "without": without})
+    assert variants == {"default": [], "without": ["stack-1m"]}  # (the second: IREE 3.13's failure, the reason)
     _check(_step("relu")(*args), _oracle("relu", *args))
     # under the rows the fused dispatch keeps within 64 KiB the sum and the pack stay fused
     assert _rewrites(_step("relu").lower(*_args(512, 32, 256)), "isolate-batch-sums") == 0
