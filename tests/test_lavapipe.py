@@ -221,3 +221,28 @@ def test_products_of_unsigned_operands_every_call():
     want = sum(img[0, i:i + 2, j:j + 14, 0, None].astype(np.float64) * k[i, j, 0] for i in range(3) for j in range(3))
     for _ in range(30):
         np.testing.assert_allclose(np.asarray(conv(img, k.astype(np.float32)))[0], want, rtol=1e-5, atol=1e-2)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_transfer_only_modules_every_call():
+    """A module of copies only (a concatenation or stack of its arguments, two slices; an eager `concatenate`, as in
+    `partition`): IREE 3.13 memoized its command buffer of transfers, and from the second call on lavapipe copied the
+    first call's buffers (zeros, or every other call right). The Vulkan target's flags record it per call."""
+    a, b = RNG.standard_normal(3).astype(np.float32), RNG.integers(-9, 9, 5).astype(np.int32)
+    c = RNG.standard_normal(3000).astype(np.float32)
+    f = _vk(lambda a, b, c: (snp.concatenate([b, b[:2]]), snp.stack([a, a]), c[100:2000], c[5:9]))
+    want = (np.concatenate([b, b[:2]]), np.stack([a, a]), c[100:2000], c[5:9])
+    for _ in range(6):
+        for g, w in zip(f(a, b, c), want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    x = RNG.integers(-9, 9, 10).astype(np.int32)
+    old = stagec.config.default_backend
+    stagec.config.update("default_backend", "vulkan")
+    try:
+        for _ in range(6):
+            np.testing.assert_array_equal(np.asarray(snp.concatenate([x[:1], x[1:][::-1]])),
+                                          np.concatenate([x[:1], x[1:][::-1]]))
+            srt = np.sort(x)
+            np.testing.assert_array_equal(np.asarray(snp.partition(x, 0)), np.concatenate([srt[:1], srt[1:][::-1]]))
+    finally:
+        stagec.config.update("default_backend", old)
