@@ -246,3 +246,18 @@ def test_transfer_only_modules_every_call():
             np.testing.assert_array_equal(np.asarray(snp.partition(x, 0)), np.concatenate([srt[:1], srt[1:][::-1]]))
     finally:
         stagec.config.update("default_backend", old)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
+def test_signed_remainders_of_the_minimum(dtype):
+    """rem(MIN, y): IREE 3.13's SPIR-V takes |x| % |y| and negates it where x != |x|, which misses MIN (|MIN| is MIN):
+    rem(-128, 7) was 2, not -2; NumPy's `%` and `fmod` of MIN were wrong with it. `signed-remainders-of-min`."""
+    lo = int(np.iinfo(dtype).min)
+    y = np.array([7, -7, 3, -3, 2, 100, -1, 1, lo, 5, -5], dtype)
+    x = np.array([lo] * 9 + [-13, 13], dtype)
+    got = _vk(lambda x, y: (stagec.lax.rem(x, y), x % y, snp.fmod(x, y)))(x, y)
+    rem = [int(np.sign(a)) * (abs(int(a)) % abs(int(b))) for a, b in zip(x, y)]  # (C's: the dividend's sign)
+    mod = [int(a) % int(b) for a, b in zip(x, y)]  # (Python's: the divisor's)
+    for g, w in zip(got, (rem, mod, rem)):
+        np.testing.assert_array_equal(np.asarray(g).astype(np.int64), w)
