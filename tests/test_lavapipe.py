@@ -9,6 +9,8 @@
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -261,3 +263,29 @@ def test_signed_remainders_of_the_minimum(dtype):
     mod = [int(a) % int(b) for a, b in zip(x, y)]  # (Python's: the divisor's)
     for g, w in zip(got, (rem, mod, rem)):
         np.testing.assert_array_equal(np.asarray(g).astype(np.int64), w)
+
+
+def _ieee_max_min(a: float, b: float) -> tuple[float, float]:
+    """IEEE 754-2019's maximum and minimum (-0 below +0; NaN propagates), of two Python floats."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan, math.nan
+    if a == b == 0:
+        neg = math.copysign(1, a) < 0, math.copysign(1, b) < 0
+        return (-0.0 if all(neg) else 0.0), (-0.0 if any(neg) else 0.0)
+    return max(a, b), min(a, b)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_max_and_min_of_signed_zeros():
+    """max(+0, -0) is +0 and min -0 (JAX's, StableHLO's): IREE 3.13's SPIR-V FMax/FMin gave the second operand on
+    lavapipe where the two compare equal (max(+0, -0) was -0). `signed-zeros-of-max-min`; with zero constants too."""
+    a = np.array([0.0, -0.0, 0.0, -0.0, 1.5, -2.0, np.nan, 3.0, -0.0], np.float32)
+    b = np.array([-0.0, 0.0, 0.0, -0.0, -1.0, -2.0, 1.0, np.nan, 4.0], np.float32)
+    got = _vk(lambda a, b: (snp.maximum(a, b), snp.minimum(a, b), stagec.lax.max(b, a), stagec.lax.min(b, a),
+                            snp.maximum(a, -0.0), snp.minimum(a, 0.0), snp.maximum(a, 0.0), snp.minimum(a, -0.0)))(a, b)
+    pairs = [(a, b), (a, b), (b, a), (b, a)] + [(a, np.full_like(a, z)) for z in (-0.0, 0.0, 0.0, -0.0)]
+    for k, (g, (x, y)) in enumerate(zip(got, pairs)):
+        want = np.array([_ieee_max_min(float(u), float(v))[k % 2] for u, v in zip(x, y)], np.float32)
+        np.testing.assert_array_equal(np.asarray(g), want)  # (NaN where want's is)
+        num = ~np.isnan(want)
+        assert (np.signbit(np.asarray(g)) == np.signbit(want))[num].all(), (k, np.asarray(g), want)

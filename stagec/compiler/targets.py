@@ -82,7 +82,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     legalize=("mathlib", "mathlib-glsl", "merge-commuted", "fft-as-dft", "grouped-convs-apart",
                               "long-contractions", "long-reductions-in-rows", "outer-product-operands-apart",
                               "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
-                              "signed-remainders-of-min",
+                              "signed-remainders-of-min", "signed-zeros-of-max-min",
                               "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
                               "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float",
                               "unsigned-product-operands-apart", "sorts-apart", "sort-results-kept"))),
