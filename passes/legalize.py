@@ -19,7 +19,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
-from .irutil import Builder, constant_value, make_constant, producer
+from .irutil import Builder, constant_value, make_constant, producer, splat_value
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -1221,6 +1221,52 @@ def uint8_division_in_int32(module: ir.Module) -> int:
                     and u8(op.results[0].type), build)
 
 
+
+def signed_remainders_of_min(module: ir.Module) -> int:
+    """Each signed integer `remainder` takes its dividend's sign where the dividend is its type's minimum. IREE 3.13's
+    SPIR-V lowering of `remsi` computes |x| % |y| and negates it where x != |x|, which misses x = MIN (|MIN| is MIN):
+    rem(-128, 7) was 2, not -2, on lavapipe (int8, int16, int32; `%` and `remainder` of MIN too). Where x is MIN
+    that |x| % |y| (of 2^(n-1) unsigned) is the remainder's magnitude, so its negation is right. The count rewritten."""
+    def build(op, operands, attrs):
+        b = Builder(ir.RankedTensorType(op.results[0].type))
+        r = _create(op.name, operands, [op.results[0].type], attrs).result
+        low = b.c(-(1 << (_integer(b.t.element_type).width - 1)))
+        return b.op("select", b.compare(operands[0], low, "EQ"), b.op("negate", r), r)
+    signed = lambda t: (it := _integer(_element(t))) is not None and it.is_signless and it.width > 1  # noqa: E731
+    return _replace(module, lambda op: op.name == "stablehlo.remainder" and signed(op.results[0].type), build)
+
+
+def signed_zeros_of_max_min(module: ir.Module) -> int:
+    """Each float `maximum` and `minimum` of a function's body (not a reduction's) orders -0 below +0 (IEEE 754-2019's,
+    StableHLO's, JAX's) where both operands are zeros: max is a + b there and min -((-a) + (-b)), exact and of the
+    right sign; with a splat zero operand c (a `relu`), c or the other operand (IREE folds x + 0.0 to x). IREE 3.13's
+    SPIR-V is GLSL's FMax/FMin, which lavapipe computes as x86's maxps: the second operand where they compare equal,
+    so max(+0, -0) was -0 (`maximum(x, -0.0)`, `lax.max`). The count rewritten."""
+    def build(op, operands, attrs):
+        b = Builder(ir.RankedTensorType(op.results[0].type))
+        x, y = operands
+        m = _create(op.name, operands, [op.results[0].type], attrs).result
+        big, zero = op.name == "stablehlo.maximum", b.c(0.0)
+        cx, cy = splat_value(x), splat_value(y)
+        if cx == 0 or cy == 0:  # (the zero that wins where both are: max's +0, min's -0; else the other operand)
+            other, const, c = (y, x, cx) if cx == 0 else (x, y, cy)
+            wins = math.copysign(1.0, c) == (1.0 if big else -1.0)
+            return b.op("select", b.compare(other, zero, "EQ"), const if wins else other, m)
+        both = b.op("and", b.compare(x, zero, "EQ"), b.compare(y, zero, "EQ"), ty=b.i1)
+        z = b.op("add", x, y) if big else b.op("negate", b.op("add", b.op("negate", x), b.op("negate", y)))
+        return b.op("select", both, z, m)
+
+    def keep(op) -> bool:
+        if op.name not in ("stablehlo.maximum", "stablehlo.minimum") or op.parent.name != "func.func" or \
+                not isinstance(_element(op.results[0].type), (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
+            return False
+        for v in op.operands:  # (a constant without zeros: no two zeros meet there)
+            c = constant_value(v, 1 << 16)
+            if c is not None and not (np.asarray(c[0]) == 0).any():
+                return False
+        return True
+    return _replace(module, keep, build)
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -1344,6 +1390,14 @@ UINT8_DIVISION_IN_INT32 = register(Rewrite(
     "u8-division-in-i32", uint8_division_in_int32,
     "uint8 divide and remainder computed in int32 (SPIR-V: no unsigned 8-bit division)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_divides_uint8")))
+SIGNED_REMAINDERS_OF_MIN = register(Rewrite(
+    "signed-remainders-of-min", signed_remainders_of_min,
+    "a signed integer remainder negated where the dividend is its type's minimum (SPIR-V: rem(MIN, y) was positive)",
+    "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_signed_remainders_of_the_minimum")))
+SIGNED_ZEROS_OF_MAX_MIN = register(Rewrite(
+    "signed-zeros-of-max-min", signed_zeros_of_max_min,
+    "float maximum and minimum of two zeros as a sum (SPIR-V's FMax/FMin: max(+0, -0) was -0 on lavapipe)",
+    "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_max_and_min_of_signed_zeros")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

@@ -81,7 +81,10 @@ def test_complex64_at_large_and_small_magnitudes():
         assert err.max() <= 2, (k, err.max())  # (abs(1e20) was inf, sqrt(1e20-1j) 1e10+623j, 1/(1e20+0j) 0)
     err = _complex_ulps(got[1], div)
     normal = np.abs(div) > 1e-37  # (a quotient near the subnormals loses digits IREE flushes)
-    assert err[normal].max() <= 2
+    # Vulkan's complex64 division is `mathlib-glsl`'s float32 formula (no float64 there, by design): its seven
+    # roundings, no FMA, make 2.50 ulps here, and lavapipe's bits are that formula's in NumPy float32, bit for bit
+    # (docs/log.md, 2026-11-28): its bound is test_complex_edges's Vulkan one. Elsewhere float64 arithmetic: 0.70.
+    assert err[normal].max() <= (3 if stagec.config.default_backend == "vulkan" else 2)
     # log1p against mpmath (NumPy's complex log1p is log(1 + z), 0 for |z| < 1e-8)
     small = np.array([1e-30 + 1e-33j, -1 + 0j, -1e-20 - 3e-21j, 0.5 - 0.25j, -0.75 + 1e-4j, 3e10 + 1j], np.complex64)
     g = np.asarray(stagec.jit(snp.log1p)(small))

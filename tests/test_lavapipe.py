@@ -9,6 +9,8 @@
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -221,3 +223,69 @@ def test_products_of_unsigned_operands_every_call():
     want = sum(img[0, i:i + 2, j:j + 14, 0, None].astype(np.float64) * k[i, j, 0] for i in range(3) for j in range(3))
     for _ in range(30):
         np.testing.assert_allclose(np.asarray(conv(img, k.astype(np.float32)))[0], want, rtol=1e-5, atol=1e-2)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_transfer_only_modules_every_call():
+    """A module of copies only (a concatenation or stack of its arguments, two slices; an eager `concatenate`, as in
+    `partition`): IREE 3.13 memoized its command buffer of transfers, and from the second call on lavapipe copied the
+    first call's buffers (zeros, or every other call right). The Vulkan target's flags record it per call."""
+    a, b = RNG.standard_normal(3).astype(np.float32), RNG.integers(-9, 9, 5).astype(np.int32)
+    c = RNG.standard_normal(3000).astype(np.float32)
+    f = _vk(lambda a, b, c: (snp.concatenate([b, b[:2]]), snp.stack([a, a]), c[100:2000], c[5:9]))
+    want = (np.concatenate([b, b[:2]]), np.stack([a, a]), c[100:2000], c[5:9])
+    for _ in range(6):
+        for g, w in zip(f(a, b, c), want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    x = RNG.integers(-9, 9, 10).astype(np.int32)
+    old = stagec.config.default_backend
+    stagec.config.update("default_backend", "vulkan")
+    try:
+        for _ in range(6):
+            np.testing.assert_array_equal(np.asarray(snp.concatenate([x[:1], x[1:][::-1]])),
+                                          np.concatenate([x[:1], x[1:][::-1]]))
+            srt = np.sort(x)
+            np.testing.assert_array_equal(np.asarray(snp.partition(x, 0)), np.concatenate([srt[:1], srt[1:][::-1]]))
+    finally:
+        stagec.config.update("default_backend", old)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
+def test_signed_remainders_of_the_minimum(dtype):
+    """rem(MIN, y): IREE 3.13's SPIR-V takes |x| % |y| and negates it where x != |x|, which misses MIN (|MIN| is MIN):
+    rem(-128, 7) was 2, not -2; NumPy's `%` and `fmod` of MIN were wrong with it. `signed-remainders-of-min`."""
+    lo = int(np.iinfo(dtype).min)
+    y = np.array([7, -7, 3, -3, 2, 100, -1, 1, lo, 5, -5], dtype)
+    x = np.array([lo] * 9 + [-13, 13], dtype)
+    got = _vk(lambda x, y: (stagec.lax.rem(x, y), x % y, snp.fmod(x, y)))(x, y)
+    rem = [int(np.sign(a)) * (abs(int(a)) % abs(int(b))) for a, b in zip(x, y)]  # (C's: the dividend's sign)
+    mod = [int(a) % int(b) for a, b in zip(x, y)]  # (Python's: the divisor's)
+    for g, w in zip(got, (rem, mod, rem)):
+        np.testing.assert_array_equal(np.asarray(g).astype(np.int64), w)
+
+
+def _ieee_max_min(a: float, b: float) -> tuple[float, float]:
+    """IEEE 754-2019's maximum and minimum (-0 below +0; NaN propagates), of two Python floats."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan, math.nan
+    if a == b == 0:
+        neg = math.copysign(1, a) < 0, math.copysign(1, b) < 0
+        return (-0.0 if all(neg) else 0.0), (-0.0 if any(neg) else 0.0)
+    return max(a, b), min(a, b)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_max_and_min_of_signed_zeros():
+    """max(+0, -0) is +0 and min -0 (JAX's, StableHLO's): IREE 3.13's SPIR-V FMax/FMin gave the second operand on
+    lavapipe where the two compare equal (max(+0, -0) was -0). `signed-zeros-of-max-min`; with zero constants too."""
+    a = np.array([0.0, -0.0, 0.0, -0.0, 1.5, -2.0, np.nan, 3.0, -0.0], np.float32)
+    b = np.array([-0.0, 0.0, 0.0, -0.0, -1.0, -2.0, 1.0, np.nan, 4.0], np.float32)
+    got = _vk(lambda a, b: (snp.maximum(a, b), snp.minimum(a, b), stagec.lax.max(b, a), stagec.lax.min(b, a),
+                            snp.maximum(a, -0.0), snp.minimum(a, 0.0), snp.maximum(a, 0.0), snp.minimum(a, -0.0)))(a, b)
+    pairs = [(a, b), (a, b), (b, a), (b, a)] + [(a, np.full_like(a, z)) for z in (-0.0, 0.0, 0.0, -0.0)]
+    for k, (g, (x, y)) in enumerate(zip(got, pairs)):
+        want = np.array([_ieee_max_min(float(u), float(v))[k % 2] for u, v in zip(x, y)], np.float32)
+        np.testing.assert_array_equal(np.asarray(g), want)  # (NaN where want's is)
+        num = ~np.isnan(want)
+        assert (np.signbit(np.asarray(g)) == np.signbit(want))[num].all(), (k, np.asarray(g), want)

@@ -75,12 +75,17 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     offloads=("blas-dots", "host-sorts"))),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
-    # Vulkan; not hoisting fixes it.
-    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=", ("--iree-opt-const-expr-hoisting=false", KEEP_F64),
+    # Vulkan; not hoisting fixes it. IREE 3.13's memoized command buffer of transfers only (a concatenation or stack
+    # of arguments: copies, no dispatch) took the first call's buffers on later calls on lavapipe (zeros, or every
+    # other call right); recorded per call without indirect bindings it is right, and a module of dispatches costs
+    # the same (docs/log.md, 2026-11-28 helper vulkan-sweep; tests/test_lavapipe.py::test_transfer_only_modules).
+    Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=",
+           ("--iree-opt-const-expr-hoisting=false", "--iree-hal-indirect-command-buffers=false", KEEP_F64),
            Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
                     legalize=("mathlib", "mathlib-glsl", "merge-commuted", "fft-as-dft", "grouped-convs-apart",
                               "long-contractions", "long-reductions-in-rows", "outer-product-operands-apart",
                               "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
+                              "signed-remainders-of-min", "signed-zeros-of-max-min",
                               "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
                               "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float",
                               "unsigned-product-operands-apart", "sorts-apart", "sort-results-kept"))),
