@@ -1158,6 +1158,28 @@ def complex_constants_apart(module: ir.Module) -> int:
     return len(found)
 
 
+
+def complex_division_constants_apart(module: ir.Module) -> int:
+    """Each complex64 `divide`'s operand computed from a constant alone (through broadcasts, reshapes, converts) is read
+    through an `optimization_barrier`: a buffer, not constants in the division's dispatch. There lavapipe folds
+    x * 0.0 to 0.0 (Mesa's inexact fmul: SPIR-V asks for no IEEE infinities), which lost the NaN of 0 * inf that
+    `mathlib-glsl`'s division takes Annex G's recovery on: 1 / (inf + 0j) was NaN - 0j, not 0, 1 / (0 - inf j) NaN.
+    The count rewritten."""
+    def constant(v) -> bool:
+        op = producer(v)
+        while op is not None and op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.convert"):
+            op = producer(op.operands[0])
+        return op is not None and op.name == "stablehlo.constant"
+    n = 0
+    c64 = ir.ComplexType.get(ir.F32Type.get())  # (complex128: no splat of i128 through a barrier; Vulkan raises)
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.divide" and _element(op.results[0].type) == c64):
+        for i, v in enumerate(list(op.operands)):
+            if constant(v):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                n += 1
+    return n
+
 _PAIR = re.compile(r"\(([^,()]+),([^,()]+)\)")
 
 
@@ -1398,6 +1420,11 @@ SIGNED_ZEROS_OF_MAX_MIN = register(Rewrite(
     "signed-zeros-of-max-min", signed_zeros_of_max_min,
     "float maximum and minimum of two zeros as a sum (SPIR-V's FMax/FMin: max(+0, -0) was -0 on lavapipe)",
     "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_max_and_min_of_signed_zeros")))
+COMPLEX_DIVISION_CONSTANTS_APART = register(Rewrite(
+    "complex-division-constants-apart", complex_division_constants_apart,
+    "a complex division's constant operand read through a barrier (lavapipe folded 0 * inf to 0 in the dispatch: "
+    "1 / (inf + 0j) was NaN)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_complex_reciprocals_of_infinities")))
 NAN_GUARDS = register(Rewrite(
     "nan-guards", nan_guards, "exp, log, tanh, sin, ... pass a NaN input through by a select (NVIDIA's Vulkan)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_gpu_rewrites_keep_the_signature_and_guard_nan_on_vulkan")))

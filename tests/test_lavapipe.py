@@ -289,3 +289,17 @@ def test_max_and_min_of_signed_zeros():
         np.testing.assert_array_equal(np.asarray(g), want)  # (NaN where want's is)
         num = ~np.isnan(want)
         assert (np.signbit(np.asarray(g)) == np.signbit(want))[num].all(), (k, np.asarray(g), want)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_complex_reciprocals_of_infinities():
+    """1 / z of an infinite z is 0 (C99's, NumPy's): with the constant 1 in the division's dispatch lavapipe folded
+    0 * inf to 0, which hid the NaN that Annex G's recovery looks for: 1 / (inf + 0j) was NaN - 0j, 1 / (2 + inf j)
+    NaN. `complex-division-constants-apart`."""
+    inf = np.inf
+    z = np.array([complex(inf, 0), complex(-inf, 1), complex(2, inf), complex(0, -inf), complex(-3, -inf),
+                  1e20 + 0j, 3 + 4j, -0.5 + 2j], np.complex64)
+    got = _vk(lambda z: (1 / z, snp.reciprocal(z), (1 + 2j) / z))(z)
+    z128 = z.astype(np.complex128)
+    for g, w in zip(got, (1 / z128, 1 / z128, (1 + 2j) / z128)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=0)  # (zeros exact: no NaN)
