@@ -1280,8 +1280,8 @@ def signed_zeros_of_max_min(module: ir.Module) -> int:
 
     def keep(op) -> bool:
         if op.name not in ("stablehlo.maximum", "stablehlo.minimum") or op.parent.name != "func.func" or \
-                not isinstance(_element(op.results[0].type), (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
-            return False
+                not isinstance(_element(op.results[0].type), (ir.F16Type, ir.F32Type, ir.F64Type)):
+            return False  # (bfloat16 left: its zero constant failed to build, test_every_function_on_vulkan)
         for v in op.operands:  # (a constant without zeros: no two zeros meet there)
             c = constant_value(v, 1 << 16)
             if c is not None and not (np.asarray(c[0]) == 0).any():
