@@ -1158,7 +1158,6 @@ def complex_constants_apart(module: ir.Module) -> int:
     return len(found)
 
 
-
 def complex_division_constants_apart(module: ir.Module) -> int:
     """Each complex64 `divide`'s operand computed from a constant alone (through broadcasts, reshapes, converts) is read
     through an `optimization_barrier`: a buffer, not constants in the division's dispatch. There lavapipe folds
@@ -1170,15 +1169,10 @@ def complex_division_constants_apart(module: ir.Module) -> int:
         while op is not None and op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.convert"):
             op = producer(op.operands[0])
         return op is not None and op.name == "stablehlo.constant"
-    n = 0
     c64 = ir.ComplexType.get(ir.F32Type.get())  # (complex128: no splat of i128 through a barrier; Vulkan raises)
-    for op in _ops_where(module, lambda op: op.name == "stablehlo.divide" and _element(op.results[0].type) == c64):
-        for i, v in enumerate(list(op.operands)):
-            if constant(v):
-                with ir.InsertionPoint(op), op.location:
-                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
-                n += 1
-    return n
+    return _operands_apart(module, lambda op: op.name == "stablehlo.divide" and _element(op.results[0].type) == c64,
+                           constant)
+
 
 _PAIR = re.compile(r"\(([^,()]+),([^,()]+)\)")
 
@@ -1243,7 +1237,6 @@ def uint8_division_in_int32(module: ir.Module) -> int:
                     and u8(op.results[0].type), build)
 
 
-
 def signed_remainders_of_min(module: ir.Module) -> int:
     """Each signed integer `remainder` takes its dividend's sign where the dividend is its type's minimum. IREE 3.13's
     SPIR-V lowering of `remsi` computes |x| % |y| and negates it where x != |x|, which misses x = MIN (|MIN| is MIN):
@@ -1288,6 +1281,7 @@ def signed_zeros_of_max_min(module: ir.Module) -> int:
                 return False
         return True
     return _replace(module, keep, build)
+
 
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
