@@ -6,6 +6,7 @@ import sys
 import types
 from typing import Iterator
 
+import ml_dtypes
 import numpy as np
 from iree.compiler import ir
 
@@ -148,7 +149,7 @@ def splat_value(value: ir.Value):
 
 def make_constant(array: np.ndarray, ty: ir.RankedTensorType) -> ir.Value:
     """A `stablehlo.constant` of type `ty` holding `array` (a 0-d array makes a splat)."""
-    dtype = numpy_dtype(ty.element_type)
+    dtype = ml_dtypes.bfloat16 if isinstance(ty.element_type, ir.BF16Type) else numpy_dtype(ty.element_type)
     flat = np.asarray(array, dtype=dtype).reshape(-1)
     if flat.size > 1 and (flat == flat[0]).all():
         flat = flat[:1]

@@ -1256,7 +1256,8 @@ def signed_zeros_of_max_min(module: ir.Module) -> int:
     StableHLO's, JAX's) where both operands are zeros: max is a + b there and min -((-a) + (-b)), exact and of the
     right sign; with a splat zero operand c (a `relu`), c or the other operand (IREE folds x + 0.0 to x). IREE 3.13's
     SPIR-V is GLSL's FMax/FMin, which lavapipe computes as x86's maxps: the second operand where they compare equal,
-    so max(+0, -0) was -0 (`maximum(x, -0.0)`, `lax.max`). The count rewritten."""
+    so max(+0, -0) was -0 (`maximum(x, -0.0)`, `lax.max`). Left: a bfloat16 splat zero operand (`relu` of bfloat16;
+    `splat_value` reads no bfloat16, and IREE folds the sum's x + 0.0 to x). The count rewritten."""
     def build(op, operands, attrs):
         b = Builder(ir.RankedTensorType(op.results[0].type))
         x, y = operands
@@ -1273,8 +1274,8 @@ def signed_zeros_of_max_min(module: ir.Module) -> int:
 
     def keep(op) -> bool:
         if op.name not in ("stablehlo.maximum", "stablehlo.minimum") or op.parent.name != "func.func" or \
-                not isinstance(_element(op.results[0].type), (ir.F16Type, ir.F32Type, ir.F64Type)):
-            return False  # (bfloat16 left: its zero constant failed to build, test_every_function_on_vulkan)
+                not isinstance(_element(op.results[0].type), (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
+            return False
         for v in op.operands:  # (a constant without zeros: no two zeros meet there)
             c = constant_value(v, 1 << 16)
             if c is not None and not (np.asarray(c[0]) == 0).any():
