@@ -2,11 +2,13 @@
 for the compile driver (`driver.Facts.packs`, which drops `--iree-dispatch-creation-data-tiling`) and for the passes
 that must know it beforehand (`legalize.blas_dots`, `rows`).
 
-A module packs where it has a product of `PACK_MACS` multiply-adds or more that reuses its operands (no free and no
-contracting extent of 1: a matrix-vector product reads each matrix element once, an outer product multiplies each
-pair once), unless it would pack operands beyond the caches (`PACK_BIG` elements or more) for too little work:
-packing one costs about `PACK_COST` multiply-adds per element (a 4096x4096 weight ~27 ms, where 8 rows times it took
-5 ms unpacked). Small products ran 1.1-2.8x faster unpacked (docs/passes.md, "Which matmuls are packed")."""
+A module packs where it has a product of `PACK_MACS` multiply-adds or more that reuses its operands enough (no free
+and no contracting extent under `PACK_EXTENT`: a matrix-vector product reads each matrix element once, an outer
+product multiplies each pair once, and a product of a few rows, or over a few, packs a weight for little work: a
+784-1024-1024-10 training step at batch 4 ran 1.7x faster unpacked), unless it would pack operands beyond the caches
+(`PACK_BIG` elements or more) for too little work: packing one costs about `PACK_COST` multiply-adds per element (a
+4096x4096 weight ~27 ms, where 8 rows times it took 5 ms unpacked). Small products ran 1.1-2.8x faster unpacked
+(docs/passes.md, "Which matmuls are packed")."""
 from __future__ import annotations
 
 import math
@@ -15,7 +17,7 @@ from typing import Iterable
 
 from iree.compiler import ir
 
-PACK_MACS, PACK_BIG, PACK_COST = 1 << 21, 1 << 22, 256
+PACK_MACS, PACK_BIG, PACK_COST, PACK_EXTENT = 1 << 21, 1 << 22, 256, 12
 _DIMS = re.compile(r"(lhs|rhs)_(batching|contracting)_dimensions = \[([\d, ]*)\]")
 
 
@@ -27,7 +29,7 @@ def dot_dims(op) -> dict:
 
 def dot_work(op) -> tuple[int, int, bool]:
     """A dot_general's multiply-adds, the elements of its operands of `PACK_BIG` elements or more (unknown dimensions
-    as 1), and whether it reuses operand elements."""
+    as 1), and whether it reuses operand elements enough to pack them (`PACK_EXTENT`)."""
     lhs, rhs, out = (ir.RankedTensorType(t) for t in (op.operands[0].type, op.operands[1].type, op.results[0].type))
     dims = dot_dims(op)
     known = lambda n: n if n >= 0 else 1  # (a dynamic extent)
@@ -36,7 +38,7 @@ def dot_work(op) -> tuple[int, int, bool]:
     free = [math.prod(known(t.shape[d]) for d in range(t.rank) if d not in dims.get((side, "batching"), [])
                       + dims.get((side, "contracting"), [])) for t, side in ((lhs, "lhs"), (rhs, "rhs"))]
     return (k * math.prod(known(n) for n in out.shape), sum(n for n in (size(lhs), size(rhs)) if n >= PACK_BIG),
-            min(k, *free) > 1)
+            min(k, *free) >= PACK_EXTENT)
 
 
 def packs(works: Iterable[tuple[int, int, bool]]) -> bool:

@@ -172,12 +172,13 @@ def test_only_products_worth_packing_get_data_tiling():
     # Packing copies both operands into tiles on every call: small products, and products of a few rows by a large
     # weight, ran faster unpacked (docs/passes.md, "Which matmuls are packed"). A module is packed where a product has
     # `PACK_MACS` multiply-adds, unless its products pack operands of `PACK_BIG` elements for less than `PACK_COST`
-    # multiply-adds an element. The weight gradient of a batch of 8, 4096x8 @ 8x4096, is packed.
+    # multiply-adds an element, or where an extent is under `PACK_EXTENT` (12): a batch of 8's weight gradient, 4096x8 @
+    # 8x4096, and 8 rows by 1024x1024 are not; 16 rows are.
     from stagec.compiler import driver
     from stagec.compiler.targets import DATA_TILING, TARGETS
     cases = {((64, 64), (64, 64)): False, ((128, 128), (128, 128)): True, ((8, 4096), (4096, 4096)): False,
              ((1, 4096), (4096, 4096)): False, ((128, 4096), (4096, 4096)): False, ((16, 1024), (1024, 1024)): True,
-             ((1024, 4096), (4096, 4096)): True, ((1024, 1024), (1024, 1024)): True, ((4096, 8), (8, 4096)): True,
+             ((1024, 4096), (4096, 4096)): True, ((1024, 1024), (1024, 1024)): True, ((4096, 8), (8, 4096)): False, ((8, 1024), (1024, 1024)): False,
              ((8, 256, 64), (8, 64, 256)): True, ((1000, 8), (8, 16)): False}
     stagec.config.update("cpu_blas", False)  # (what IREE compiles: an offloaded product is a call)
     try:
