@@ -10,7 +10,7 @@ Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMOR
 (primitive, params, dtypes, rank, where the 0- and 1-sized dimensions are), every other dimension dynamic
 (`tensor<?x?xf32>`), so a new length reuses the module. Dimensions of 0 and 1 stay static: an empty or a
 broadcast dimension compiles as it always did. `broadcast_in_dim` takes its result shape as a run-time operand;
-`reshape` is a new view of the same buffer (no module). Other primitives compile once per shape. Switch
+`reshape`, and a slice of leading rows (`_prefix`), are new views of the same buffer (no module). Other primitives compile once per shape. Switch
 polymorphic kernels off with `config.eager_polymorphic` (docs/design.md has the measurements).
 
 The loaded modules are kept in a least-recently-used cache of `config.eager_cache_size` entries; threads
@@ -103,7 +103,7 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
     if prim.impl is not None:
         return lambda args, params: list(prim.impl(*args, **params))
     backend = get_backend()
-    if prim is structural.reshape_p:
+    if prim is structural.reshape_p or (prim is structural.slice_p and _prefix(avals[0].shape, params)):
         if config.eager_tiering == "never" or not prim.hosts(avals, params, out_avals):
             return lambda args, params: _view(args, avals, out_avals[0], backend)
 
@@ -645,15 +645,24 @@ def _ready_buffers(args: Sequence, avals: Sequence[ShapedArray], backend: Backen
         return to_buffers(args, avals, backend)
 
 
+def _prefix(shape: Sequence[int], params: dict) -> bool:
+    """Whether a slice keeps a row-major prefix of its operand (leading rows, all of each), half of it or more: it is
+    then a view of the operand's buffer (`_view`), which it keeps alive (so not for a small part of a large array)."""
+    start, limit, strides = params["start_indices"], params["limit_indices"], params["strides"]
+    return (len(shape) > 0 and not any(start) and all(st == 1 for st in strides)
+            and tuple(limit[1:]) == tuple(shape[1:]) and 0 < shape[0] <= 2 * limit[0])
+
+
 def _view(args: Sequence, avals: Sequence[ShapedArray], out: ShapedArray, backend: Backend) -> list[Array]:
-    """`reshape`: the same buffer seen with another shape (row-major either way; arrays are immutable)."""
+    """`reshape`, or a slice that keeps a prefix (`_prefix`): the same buffer seen with another shape (row-major
+    either way; arrays are immutable; IREE's buffer views may cover a buffer's first bytes only)."""
     import iree.runtime as rt
     (bv,) = _ready_buffers(args[:1], avals[:1], backend)
     stats["views"] += 1
     view = Array(rt.HalBufferView(bv.get_buffer(), list(out.shape), bv.element_type), out, backend)
     x = args[0]
     if type(x) is Array and x._npy is not None:  # its host copy, seen alike (read-only: a view, no copy)
-        v = x._npy.reshape(out.shape)
+        v = x._npy.reshape(-1)[:math.prod(out.shape)].reshape(out.shape)
         v.flags.writeable = False  # (a copy where the host copy was not contiguous)
         view._npy = v
     return [view]
@@ -674,7 +683,7 @@ def loaded_step(eqn: Eqn, backend: Backend, host: bool = False):
         return lambda args: list(prim.impl(*args, **params))
     host = host and prim.hosts(avals, params, out_avals)
     on_host = lambda args: host_values(prim, args, avals, params, out_avals)
-    if prim is structural.reshape_p:
+    if prim is structural.reshape_p or (prim is structural.slice_p and _prefix(avals[0].shape, params)):
         return lambda args: on_host(args) if type(args[0]) is np.ndarray else _view(args, avals, out_avals[0], backend)
     form = _polymorphic_form(prim, avals, params, out_avals, backend, any_size=True)
     if form is not None:

@@ -165,6 +165,24 @@ def test_a_view_keeps_the_host_copy():
     np.testing.assert_array_equal(np.asarray(got), xt.reshape(16))
 
 
+def test_a_slice_of_leading_rows_is_a_view():
+    """A slice keeping the first rows (whole) of a device value, half of it or more, is a view of its buffer: no
+    kernel; one of fewer rows, or of some columns, is not (a view would keep the whole buffer alive)."""
+    a = np.arange(200 * 300, dtype=np.float32).reshape(200, 300)
+    x = stagec.jit(lambda t: t * 2)(a)  # (on the device: 60000 elements, too many to read back for a slice)
+    views = eager.stats["views"]
+    got = {"rows": x[:150], "lax": lax.slice(x, (0, 0), (100, 300)), "flat": x.reshape(-1)[:40000]}
+    assert eager.stats["views"] == views + 4  # (the reshape too)
+    for name, want in {"rows": a[:150] * 2, "lax": a[:100] * 2, "flat": (a * 2).reshape(-1)[:40000]}.items():
+        np.testing.assert_array_equal(np.asarray(got[name]), want, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(got[name] + 1), want + 1, err_msg=name)  # (a kernel reads it)
+    views = eager.stats["views"]
+    few, cols = x[:40], x[:150, :200]
+    assert eager.stats["views"] == views
+    np.testing.assert_array_equal(np.asarray(few), a[:40] * 2)
+    np.testing.assert_array_equal(np.asarray(cols), a[:150, :200] * 2)
+
+
 @pytest.mark.cpu_only  # (a small product's NumPy rule: the CPU's host route)
 @pytest.mark.parametrize("n", [16, 256])
 def test_matmul_route_by_multiply_adds(n):

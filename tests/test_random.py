@@ -294,6 +294,41 @@ def test_eager_calls_reuse_their_trace_only_for_equal_statics():
     np.testing.assert_array_equal(low, draw("gumbel")[:256])
 
 
+# The cases' samplers with another shape (their other arguments as in tests/random_cases.py)
+SHAPED = {"uniform": lambda k, s: sr.uniform(k, s), "bits": lambda k, s: sr.bits(k, s),
+          "randint": lambda k, s: sr.randint(k, s, -5, 17), "bernoulli": lambda k, s: sr.bernoulli(k, 0.3, s),
+          "normal": lambda k, s: sr.normal(k, s), "truncated_normal": lambda k, s: sr.truncated_normal(k, -1.5, 2.0, s),
+          "exponential": lambda k, s: sr.exponential(k, s), "logistic": lambda k, s: sr.logistic(k, s)}
+
+
+@pytest.mark.parametrize("name", list(SHAPED))
+def test_eager_draws_of_small_shapes_share_a_kernel(name):
+    # An eager draw of a small shape draws a power of two of values and keeps the first: one traced kernel serves
+    # the shapes of a bucket (here 4 shapes of 1024 values or fewer), and value i is JAX's value i whatever the
+    # shape (threefry partitionable: the stored draw of 2000 values), and the jitted draw's
+    from stagec.random import _STAGED
+    whole = draw(name)  # (2000 values, eager: from the bucket of 2048)
+    before = len(_STAGED)
+    got = {s: np.asarray(SHAPED[name](sr.PRNGKey(SEED), s)) for s in [(3, 5), (10,), (512,), (28, 28)]}
+    assert len(_STAGED) - before <= 1, "one traced kernel for the bucket of 1024"
+    got[(1500,)] = np.asarray(SHAPED[name](sr.PRNGKey(SEED), (1500,)))
+    for s, g in got.items():
+        assert g.shape == s
+        assert_same(g.ravel(), whole[:g.size], CASES[name][1], f"{name} {s}")
+        jitted = stagec.jit(lambda k, s=s: SHAPED[name](k, s))(sr.PRNGKey(SEED))
+        np.testing.assert_array_equal(bit_view(g), bit_view(np.asarray(jitted)), err_msg=f"{name} {s} jitted")
+
+
+def test_eager_splits_share_a_kernel():
+    from stagec.random import _STAGED
+    before = len(_STAGED)
+    keys = {n: np.asarray(sr.split(sr.PRNGKey(SEED), n)) for n in (2, 3, 5)}
+    assert len(_STAGED) - before <= 1
+    np.testing.assert_array_equal(keys[3], draw("split").reshape(6, 2)[:3])  # JAX's (3, 2) split, flat
+    for n, k in keys.items():
+        np.testing.assert_array_equal(k, np.asarray(stagec.jit(lambda k: sr.split(k, n))(sr.PRNGKey(SEED))))
+
+
 def test_shuffle_is_deprecated():
     x = np.arange(12).reshape(3, 4)
     with pytest.warns(FutureWarning, match="permutation"):

@@ -139,6 +139,27 @@ def _sample(fn: Callable, data, *args):
     return _run(lambda d, *a: fn(_prng.pair(d), *a), data, *args)
 
 
+# An eager draw of up to `_BUCKET_MAX` values from one key, by a sampler elementwise in its values' flat index with
+# scalar parameters, draws a power of two of values (`_BUCKET_MIN` or more) and keeps the first ones: value i is a
+# function of counter i alone (threefry partitionable, as JAX's), so they are the shape's own values, and one kernel
+# serves every size of a bucket (each shape compiled its own, ~0.5 s: a network's initial biases and small weights).
+_BUCKET_MIN, _BUCKET_MAX = 1 << 10, 1 << 17
+
+
+def _sample_flat(fn: Callable, data, shape: tuple, *args):
+    """`_sample` of `fn(key, shape, *args)`, a sampler whose value i depends on the key, the scalar `args` and
+    counter i only (`_BUCKET_MAX`)."""
+    n = math.prod(shape)
+    if 0 < n <= _BUCKET_MAX and current_trace() is None and aval_of(data).shape == (2,) and all(
+            aval_of(a).ndim == 0 for a in args) and not any(map(differentiated, (data, *args))):
+        size = max(_BUCKET_MIN, 1 << (n - 1).bit_length())
+        if size != n:
+            out = _sample(lambda k, *a: fn(k, (size,), *a), data, *args)
+            rest = aval_of(out).shape[1:]  # (a key's two words)
+            return lax.reshape(lax.slice(out, (0,) * (1 + len(rest)), (n, *rest)), (*shape, *rest))
+    return _sample(lambda k, *a: fn(k, shape, *a), data, *args)
+
+
 # ---------------------------------------------------------------- keys
 
 
@@ -185,7 +206,7 @@ def split(key, num: int | Sequence[int] = 2):
     """`num` new keys (or an array of keys of shape `num`), along a new leading axis."""
     data, typed = _prng.unwrap("split", key)
     shape = canonical_shape("split", tuple(num) if isinstance(num, Sequence) else (num,))
-    return _prng.wrap(typed, _sample(lambda k: _prng.stack(_prng.split(k, shape)), data))
+    return _prng.wrap(typed, _sample_flat(lambda k, s: _prng.stack(_prng.split(k, s)), data, shape))
 
 
 def fold_in(key, data):
@@ -206,7 +227,7 @@ def bits(key, shape: Sequence[int] = (), dtype=None):
     default = np.uint64 if dtypes.default_int() == np.int64 else np.uint32
     dt = _dtype("bits", dtype, default, "u", "an unsigned int")
     shape = canonical_shape("bits", shape)
-    return _sample(lambda k: _prng.random_bits(k, dt.itemsize * 8, shape), kd)
+    return _sample_flat(lambda k, s: _prng.random_bits(k, dt.itemsize * 8, s), kd, shape)
 
 
 # ---------------------------------------------------------------- uniform, normal and what derives from them
@@ -246,7 +267,7 @@ def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
         vs = _shape_of(v)
         if len(vs) > len(shape) or any(a not in (1, b) for a, b in zip(vs[::-1], shape[::-1])):
             raise TypeError(f"uniform: {arg} of shape {_shape_of(v)} does not broadcast to shape {shape}")
-    return _sample(lambda k, lo, hi: _uniform(k, shape, dt, lo, hi), kd, minval, maxval)
+    return _sample_flat(lambda k, s, lo, hi: _uniform(k, s, dt, lo, hi), kd, shape, minval, maxval)
 
 
 def _normal_real(key, shape: tuple, dtype):
@@ -275,7 +296,7 @@ def normal(key, shape: Sequence[int] = (), dtype=None):
     kd, _ = _prng.unwrap("normal", key)
     dt = _dtype("normal", dtype, float, "fc", "a float or complex")
     shape = canonical_shape("normal", shape)
-    return _sample(lambda k: _normal(k, shape, dt), kd)
+    return _sample_flat(lambda k, s: _normal(k, s, dt), kd, shape)
 
 
 def _truncated_normal(key, lower, upper, shape, dtype):
@@ -298,6 +319,9 @@ def truncated_normal(key, lower, upper, shape: Sequence[int] | None = None, dtyp
     shape = None if shape is None else canonical_shape("truncated_normal", shape)
     kd, _ = _prng.unwrap("truncated_normal", key)
     dt = _dtype("truncated_normal", dtype, float, "f", "a float")
+    if shape is not None:
+        return _sample_flat(lambda k, s, lo, hi: _truncated_normal(k, lo, hi, s, dt), kd, shape, _arraylike(lower),
+                            _arraylike(upper))
     return _sample(lambda k, lo, hi: _truncated_normal(k, lo, hi, shape, dt), kd, _arraylike(lower), _arraylike(upper))
 
 
@@ -325,6 +349,8 @@ def bernoulli(key, p=0.5, shape: Sequence[int] | None = None, mode: str = "low")
     dt = aval_of(p).dtype
     if dtypes.kind(dt) != "f":
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dt}.")
+    if mode == "low" and shape is not None:
+        return _sample_flat(lambda k, s, p: _bernoulli(k, lax._convert_element_type(p, dt), s, mode), kd, shape, p)
     return _sample(lambda k, p: _bernoulli(k, lax._convert_element_type(p, dt), shape, mode), kd, p)
 
 
@@ -338,7 +364,7 @@ def exponential(key, shape: Sequence[int] = (), dtype=None):
     kd, _ = _prng.unwrap("exponential", key)
     dt = _dtype("exponential", dtype, float, "f", "a float")
     shape = canonical_shape("exponential", shape)
-    return _sample(lambda k: _exponential(k, shape, dt), kd)
+    return _sample_flat(lambda k, s: _exponential(k, s, dt), kd, shape)
 
 
 def _gumbel(key, shape: tuple, dtype, mode: str):
@@ -389,6 +415,8 @@ def gumbel(key, shape: Sequence[int] = (), dtype=None, mode: str | None = None):
     dt = _dtype("gumbel", dtype, float, "f", "a float")
     shape = canonical_shape("gumbel", shape)
     mode = _gumbel_mode(mode)
+    if mode == "low":  # (the others draw 2 x shape values: value i reads counters i and n + i)
+        return _sample_flat(lambda k, s: _gumbel(k, s, dt, mode), kd, shape)
     return _sample(lambda k: _gumbel(k, shape, dt, mode), kd)
 
 
@@ -402,7 +430,7 @@ def laplace(key, shape: Sequence[int] = (), dtype=None):
     kd, _ = _prng.unwrap("laplace", key)
     dt = _dtype("laplace", dtype, float, "f", "a float")
     shape = canonical_shape("laplace", shape)
-    return _sample(lambda k: _laplace(k, shape, dt), kd)
+    return _sample_flat(lambda k, s: _laplace(k, s, dt), kd, shape)
 
 
 def _logistic(key, shape: tuple, dtype):
@@ -415,7 +443,7 @@ def logistic(key, shape: Sequence[int] = (), dtype=None):
     kd, _ = _prng.unwrap("logistic", key)
     dt = _dtype("logistic", dtype, float, "f", "a float")
     shape = canonical_shape("logistic", shape)
-    return _sample(lambda k: _logistic(k, shape, dt), kd)
+    return _sample_flat(lambda k, s: _logistic(k, s, dt), kd, shape)
 
 
 def _multivariate_normal(key, mean, cov, shape, dtype, method: str):
@@ -1038,12 +1066,14 @@ def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
     if info.bits < 32:  # sample in 32 bits, as JAX does, to avoid bias
         sample_dt = np.dtype(np.int32)
 
-    def f(k, lo, hi):
-        if info.bits < 32:
-            lo = snp.clip(snp.asarray(lo).astype(np.int32), int(info.min), int(info.max))
-            hi = snp.clip(snp.asarray(hi).astype(np.int32), int(info.min), int(info.max) + 1)
-        return _randint(k, lo, hi, shape, sample_dt).astype(dt)
-    return _sample(f, kd, minval, maxval)
+    narrow = (int(info.min), int(info.max)) if info.bits < 32 else None  # (closed over: ints key the trace)
+
+    def f(k, s, lo, hi):
+        if narrow:
+            lo = snp.clip(snp.asarray(lo).astype(np.int32), narrow[0], narrow[1])
+            hi = snp.clip(snp.asarray(hi).astype(np.int32), narrow[0], narrow[1] + 1)
+        return _randint(k, lo, hi, s, sample_dt).astype(dt)
+    return _sample_flat(f, kd, shape, minval, maxval)
 
 
 from . import _more  # noqa: E402  (the transform samplers, built on the ones above; `f` and `t` are also local names)
