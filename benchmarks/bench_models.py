@@ -4,7 +4,7 @@
                                       [--clock wall|cpu] [--no-blas-row] [--sweep] [--models A,B] [--one-thread-row]
 
 - train: `jit` of a function that calls `grad` of a dense network's loss and returns the updated parameter list
-  (SGD, or Adam written by hand), at several widths, batches, activations and losses (`--sweep`: 19 rows, widths
+  (SGD, or Adam written by hand), at several widths, batches, activations and losses (`--sweep`: 21 rows, widths
   10-4096, batches 1-1024; `--models`: the rows whose names contain one of the given texts); stagec with
   `config.cpu_blas` on (the default) and off (and on one thread: `--one-thread-row`). Time per step, median of
   batches of steps, the parameters fed back.
@@ -82,7 +82,8 @@ SWEEP = MODELS + [(f"{'-'.join(map(str, w))} b{b} {a} {k} {o}", w, b, a, k, o) f
     ((256, 512, 512, 10), 8, "tanh", "xent", "adam"), ((256, 512, 512, 10), 128, "relu", "xent", "sgd"),
     ((784, 1024, 1024, 10), 1, "tanh", "xent", "sgd"), ((784, 1024, 1024, 10), 32, "relu", "xent", "adam"),
     ((784, 1024, 1024, 10), 1024, "tanh", "xent", "sgd"), ((128, 4096, 4096, 10), 1, "relu", "mse", "sgd"),
-    ((128, 4096, 4096, 10), 128, "gelu", "xent", "sgd"))]
+    ((128, 4096, 4096, 10), 128, "gelu", "xent", "sgd"), ((784, 512, 512, 10), 10, "relu", "xent", "sgd"),
+    ((784, 1024, 1024, 10), 4, "tanh", "xent", "sgd"))]
 
 # The models, in the library `m` (numpy), `nn` and `grad` name: run in TRAIN's processes and by `step_and_args`
 MODEL = textwrap.dedent("""
