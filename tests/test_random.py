@@ -304,12 +304,12 @@ SHAPED = {"uniform": lambda k, s: sr.uniform(k, s), "bits": lambda k, s: sr.bits
 @pytest.mark.parametrize("name", list(SHAPED))
 def test_eager_draws_of_small_shapes_share_a_kernel(name):
     # An eager draw of a small shape draws a power of two of values and keeps the first: one traced kernel serves
-    # the shapes of a bucket (here 4 shapes of 1024 values or fewer), and value i is JAX's value i whatever the
+    # the shapes of a bucket (here 5 shapes of 1024 values or fewer), and value i is JAX's value i whatever the
     # shape (threefry partitionable: the stored draw of 2000 values), and the jitted draw's
     from stagec.random import _STAGED
     whole = draw(name)  # (2000 values, eager: from the bucket of 2048)
     before = len(_STAGED)
-    got = {s: np.asarray(SHAPED[name](sr.PRNGKey(SEED), s)) for s in [(3, 5), (10,), (512,), (28, 28)]}
+    got = {s: np.asarray(SHAPED[name](sr.PRNGKey(SEED), s)) for s in [(3, 5), (10,), (512,), (28, 28), (32, 32)]}
     assert len(_STAGED) - before <= 1, "one traced kernel for the bucket of 1024"
     got[(1500,)] = np.asarray(SHAPED[name](sr.PRNGKey(SEED), (1500,)))
     for s, g in got.items():

@@ -153,10 +153,12 @@ def _sample_flat(fn: Callable, data, shape: tuple, *args):
     if 0 < n <= _BUCKET_MAX and current_trace() is None and aval_of(data).shape == (2,) and all(
             aval_of(a).ndim == 0 for a in args) and not any(map(differentiated, (data, *args))):
         size = max(_BUCKET_MIN, 1 << (n - 1).bit_length())
-        if size != n:
+        if (size,) != tuple(shape):
             out = _sample(lambda k, *a: fn(k, (size,), *a), data, *args)
             rest = aval_of(out).shape[1:]  # (a key's two words)
-            return lax.reshape(lax.slice(out, (0,) * (1 + len(rest)), (n, *rest)), (*shape, *rest))
+            if size != n:
+                out = lax.slice(out, (0,) * (1 + len(rest)), (n, *rest))
+            return lax.reshape(out, (*shape, *rest))
     return _sample(lambda k, *a: fn(k, shape, *a), data, *args)
 
 
