@@ -994,6 +994,35 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def _widening(op) -> bool:
+    """`op` is a `convert` to a wider type of the same kind (float to float, integer or bool to integer) of more than
+    one element: what IREE 3.13 clones into each consumer's dispatch (a "bit extend")."""
+    if op.name != "stablehlo.convert":
+        return False
+    src, dst = _element(op.operands[0].type), _element(op.results[0].type)
+    t = ir.RankedTensorType(op.results[0].type)
+    if src is None or dst is None or not t.has_static_shape or math.prod(t.shape) < 2:
+        return False
+    if isinstance(src, ir.FloatType) and isinstance(dst, ir.FloatType):
+        return ir.FloatType(dst).width > ir.FloatType(src).width
+    return isinstance(src, ir.IntegerType) and isinstance(dst, ir.IntegerType) and \
+        ir.IntegerType(dst).width > ir.IntegerType(src).width
+
+
+def widening_converts_apart(module: ir.Module) -> int:
+    """Each widening `convert` read by two ops or more is read through one `optimization_barrier` after it.
+
+    IREE 3.13 clones such a convert into each consumer's dispatch; where a consumer reads it transposed, the SPIR-V
+    pipeline kept the cloned convert's result in workgroup memory and read it back by other threads with no barrier
+    between (a race: `partition` and `argpartition` of a float32 column under `enable_x64`, whose float64 keys, the
+    transpose of the column, are copied twice by `sorts-apart`, gave zeros and stale values on lavapipe). Through a
+    barrier the convert is a dispatch of its own. How many converts."""
+    found = _ops_where(module, lambda op: _widening(op) and sum(1 for _ in op.results[0].uses) >= 2)
+    for op in found:
+        _behind_barrier(op)
+    return len(found)
+
+
 def reduce_window_inits_apart(module: ir.Module) -> int:
     """Where a module has two `reduce_window`s or more, each one's init value is a copy of its own: `select(p, v, k)`,
     `p` true but opaque to IREE (`k != -1`, `k` a barrier of a number of the window's own, as in `sorts_apart`).
@@ -1374,6 +1403,11 @@ LONG_REDUCTIONS_IN_ROWS = register(Rewrite(
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
+WIDENING_CONVERTS_APART = register(Rewrite(
+    "widening-converts-apart", widening_converts_apart,
+    "a widening convert read twice or more read through a barrier (SPIR-V: its clone in a transposing dispatch raced "
+    "through workgroup memory)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_widened_values_read_transposed_twice")))
 SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
     "a sort with an unread result passes all its results through a barrier (GPUs: IREE sorted a read-only copy)",

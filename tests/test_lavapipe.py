@@ -5,7 +5,7 @@
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
 - Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`);
   int64 constants of several values (`int64-constants-from-int32`); products of unsigned operands
-  (`unsigned-product-operands-apart`).
+  (`unsigned-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`).
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -311,3 +311,21 @@ def test_complex_reciprocals_of_infinities():
     z128 = z.astype(np.complex128)
     for g, w in zip(got, (1 / z128, 1 / z128, (1 + 2j) / z128)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=0)  # (zeros exact: no NaN)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_widened_values_read_transposed_twice(x64):
+    """Under x64 a float32 column's sort and argsort sort float64 keys, its transpose widened, copied twice
+    (`sorts-apart`): IREE cloned the convert into both copies' dispatches, whose SPIR-V raced through workgroup memory
+    (zeros and stale values, every call). `widening-converts-apart`."""
+    f = _vk(lambda v: (snp.sort(v.T, 0), snp.argsort(v.T, 0, stable=True),
+                       snp.partition(v.T, 4, 0), snp.argpartition(v.T, 4, 0)))
+    for shape in [(4, 6), (3, 5), (7, 9)]:
+        for _ in range(2):
+            x = RNG.standard_normal(shape).astype(np.float32)
+            s, i, p, pi = (np.asarray(r) for r in f(x))
+            col = x.T.astype(np.float64)
+            np.testing.assert_array_equal(s, np.sort(col, axis=0))
+            np.testing.assert_array_equal(i, np.argsort(col, axis=0, kind="stable"))
+            np.testing.assert_array_equal(p[4], np.sort(col, axis=0)[4])
+            np.testing.assert_array_equal(np.take_along_axis(col, pi, 0)[4], np.sort(col, axis=0)[4])
