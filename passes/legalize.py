@@ -994,6 +994,31 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def int64_sort_slices_apart(module: ir.Module) -> int:
+    """Each `sort` operand of 64-bit integers computed by a slice (through reshapes and elementwise copies: the sort
+    lowering's `select(x == 1, 1, x)`, which IREE folds) read through an `optimization_barrier`. IREE 3.13 fused the
+    slice into the sort's dispatch, and its SPIR-V for the portable target failed to compile it ("failed to legalize
+    operation 'vector.from_elements'" / "'vector.extract'" of vector<2xi64>): under `enable_x64` a sort of a column,
+    of `x[2:7]` or `x[::2]`, and `unique(rows, axis=0)`. How many operands."""
+    def sliced(v) -> bool:
+        while (src := producer(v)) is not None:
+            if src.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
+                return True
+            ins = [u for u in src.operands if (p := producer(u)) is None or p.name != "tensor.empty"]
+            if src.name == "stablehlo.reshape" or src.name == "linalg.generic" and len(ins) == 1:
+                v = src.operands[0]
+            elif src.name == "stablehlo.select":
+                v = src.operands[2]
+            else:
+                return False
+        return False
+
+    def int64(v) -> bool:
+        return (it := _integer(_element(v.type))) is not None and it.width == 64
+
+    return _operands_apart(module, lambda op: op.name == "stablehlo.sort", lambda v: int64(v) and sliced(v))
+
+
 def _widening(op) -> bool:
     """`op` is a `convert` to a wider type of the same kind (float to float, integer or bool to integer) of more than
     one element: what IREE 3.13 clones into each consumer's dispatch (a "bit extend")."""
@@ -1403,6 +1428,10 @@ LONG_REDUCTIONS_IN_ROWS = register(Rewrite(
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
+INT64_SORT_SLICES_APART = register(Rewrite(
+    "int64-sort-slices-apart", int64_sort_slices_apart,
+    "a sort's int64 operand computed by a slice read through a barrier (SPIR-V: the fused slice did not compile)",
+    "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_sorts_of_int64_slices")))
 WIDENING_CONVERTS_APART = register(Rewrite(
     "widening-converts-apart", widening_converts_apart,
     "a widening convert read twice or more read through a barrier (SPIR-V: its clone in a transposing dispatch raced "

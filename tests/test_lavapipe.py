@@ -5,7 +5,8 @@
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
 - Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`);
   int64 constants of several values (`int64-constants-from-int32`); products of unsigned operands
-  (`unsigned-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`).
+  (`unsigned-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`); sorts
+  of int64 slices (`int64-sort-slices-apart`, a compile failure).
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -329,3 +330,18 @@ def test_widened_values_read_transposed_twice(x64):
             np.testing.assert_array_equal(i, np.argsort(col, axis=0, kind="stable"))
             np.testing.assert_array_equal(p[4], np.sort(col, axis=0)[4])
             np.testing.assert_array_equal(np.take_along_axis(col, pi, 0)[4], np.sort(col, axis=0)[4])
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_sorts_of_int64_slices(x64):
+    """Sorts of int64 slices (a column, `x[2:7]`, `x[::2]`) and unique rows: IREE's SPIR-V failed to compile the slice
+    fused into the sort (vector<2xi64>). `int64-sort-slices-apart`."""
+    a = RNG.integers(-50, 50, 9)
+    m = RNG.integers(-5, 5, (6, 3))
+    got = _vk(lambda a, m: (snp.sort(a[2:7]), snp.sort(a[::2]), snp.argsort(m[:, 1], stable=True),
+                            snp.sort(m[:, 1:], axis=0), snp.unique(m[:, :2], axis=0, size=8)))(a, m)
+    rows = np.unique(m[:, :2], axis=0)
+    want = (np.sort(a[2:7]), np.sort(a[::2]), np.argsort(m[:, 1], kind="stable"), np.sort(m[:, 1:], axis=0),
+            np.concatenate([rows, np.repeat(rows[:1], 8 - len(rows), axis=0)]))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
