@@ -1074,11 +1074,9 @@ def reduce_window_inits_apart(module: ir.Module) -> int:
     return len(found)
 
 
-def clz64_in_halves(module: ir.Module) -> int:
-    """Each `count_leading_zeros` of 64-bit integers counted on their 32-bit halves: the high half's count, or 32
-    plus the low half's where the high half is 0. IREE 3.13's SPIR-V lowering has no 64-bit count ("failed to
-    legalize operation 'math.ctlz'" of i64 for NVIDIA's `ampere` target: float64 `frexp`); 32-bit ones compile.
-    The count rewritten."""
+def _in_halves(module: ir.Module, name: str, count) -> int:
+    """Each `name` op of 64-bit integers computed by `count(b, hi, lo)` on the int32 halves of its operand (each half
+    sign-extended, in int32's range: its convert keeps its bits; `b` builds int32 ops). The count rewritten."""
     i32 = ir.IntegerType.get_signless(32)
 
     def build(op, operands, attrs):
@@ -1088,15 +1086,32 @@ def clz64_in_halves(module: ir.Module) -> int:
         if ir.IntegerType(t.element_type).is_unsigned:
             x = b64.op("bitcast_convert", x)
         b = Builder(ir.RankedTensorType.get(t.shape, i32))
-        # (each half sign-extended, in int32's range: its convert keeps its bits)
         hi = b.op("convert", b64.op("shift_right_arithmetic", x, b64.c(32)))
         lo = b.op("convert", b64.op("shift_right_arithmetic", b64.op("shift_left", x, b64.c(32)), b64.c(32)))
-        clz = lambda v: b.op("count_leading_zeros", v)  # noqa: E731
-        n = b.op("select", b.compare(hi, b.c(0), "EQ"), b.op("add", clz(lo), b.c(32)), clz(hi))
+        n = count(b, hi, lo)
         return b64.op("convert", n, ty=t) if t.element_type == b64.t.element_type else \
             b64.op("bitcast_convert", b64.op("convert", n), ty=t)
-    return _replace(module, lambda op: op.name == "stablehlo.count_leading_zeros"
+    return _replace(module, lambda op: op.name == name
                     and (it := _integer(_element(op.results[0].type))) is not None and it.width == 64, build)
+
+
+def clz64_in_halves(module: ir.Module) -> int:
+    """Each `count_leading_zeros` of 64-bit integers counted on their 32-bit halves: the high half's count, or 32
+    plus the low half's where the high half is 0. IREE 3.13's SPIR-V lowering has no 64-bit count ("failed to
+    legalize operation 'math.ctlz'" of i64 for NVIDIA's `ampere` target: float64 `frexp`); 32-bit ones compile.
+    The count rewritten."""
+    def count(b, hi, lo):
+        clz = lambda v: b.op("count_leading_zeros", v)  # noqa: E731
+        return b.op("select", b.compare(hi, b.c(0), "EQ"), b.op("add", clz(lo), b.c(32)), clz(hi))
+    return _in_halves(module, "stablehlo.count_leading_zeros", count)
+
+
+def popcnt64_in_halves(module: ir.Module) -> int:
+    """Each `popcnt` of 64-bit integers as the sum of its 32-bit halves' counts. IREE 3.13's SPIR-V for the portable
+    Vulkan target failed on a 64-bit count ("failed to legalize unresolved target materialization from ('i64') to
+    ('vector<2xi32>')": `population_count` of int64 or uint64 under x64). The count rewritten."""
+    return _in_halves(module, "stablehlo.popcnt",
+                      lambda b, hi, lo: b.op("add", b.op("popcnt", hi), b.op("popcnt", lo)))
 
 
 def _behind_barrier(op) -> None:
@@ -1449,6 +1464,10 @@ CLZ64_IN_HALVES = register(Rewrite(
     "clz64-in-halves", clz64_in_halves,
     "64-bit count_leading_zeros counted on 32-bit halves (SPIR-V: no 64-bit math.ctlz on NVIDIA's target)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_counts_leading_zeros_of_64_bit_integers")))
+POPCNT64_IN_HALVES = register(Rewrite(
+    "popcnt64-in-halves", popcnt64_in_halves,
+    "64-bit popcnt as the sum of its 32-bit halves' counts (SPIR-V: the portable target's i64 count did not compile)",
+    "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_population_counts_of_64_bit_integers")))
 COMPLEX_REDUCTIONS_IN_PARTS = register(Rewrite(
     "complex-reductions-in-parts", complex_reductions_in_parts,
     "a reduction of several operands reduces the real and imaginary parts of complex ones (CUDA: iree-compile "

@@ -6,7 +6,7 @@
 - Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`);
   int64 constants of several values (`int64-constants-from-int32`); products of unsigned operands
   (`unsigned-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`); sorts
-  of int64 slices (`int64-sort-slices-apart`, a compile failure).
+  of int64 slices (`int64-sort-slices-apart`) and 64-bit population counts (`popcnt64-in-halves`), compile failures.
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -345,3 +345,17 @@ def test_sorts_of_int64_slices(x64):
             np.concatenate([rows, np.repeat(rows[:1], 8 - len(rows), axis=0)]))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_population_counts_of_64_bit_integers(x64):
+    """`population_count` and `clz` of int64 and uint64 (IREE's SPIR-V for the portable target failed on a 64-bit
+    popcnt): `popcnt64-in-halves`, `clz64-in-halves`; against Python's own counts."""
+    from stagec import lax
+    vals = [0, 1, -1, 2 ** 31, 2 ** 32, -2 ** 63, 2 ** 63 - 1, 0x0F0F0F0F0F0F0F0F, *RNG.integers(-2 ** 63, 2 ** 63 - 1, 8)]
+    for dt in (np.int64, np.uint64):
+        x = np.array(vals, np.int64).astype(dt)
+        p, c = _vk(lambda x: (lax.population_count(x), lax.clz(x)))(x)
+        bits = [int(v) & (2 ** 64 - 1) for v in x]
+        np.testing.assert_array_equal(np.asarray(p), np.array([bin(v).count("1") for v in bits], dt))
+        np.testing.assert_array_equal(np.asarray(c), np.array([64 - v.bit_length() for v in bits], dt))
