@@ -715,28 +715,44 @@ def gathered_f64_operands_apart(module: ir.Module) -> int:
         op.result.type).element_type == ir.F64Type.get(), gathered)
 
 
+def _int64_constant(op) -> np.ndarray | None:
+    """The value of a `constant` of int64, or of a `concatenate` of int64 constants (left unfolded by
+    `fold-constants`), else None."""
+    t = ir.RankedTensorType(op.results[0].type)
+    if t.element_type != ir.IntegerType.get_signless(64) or not t.has_static_shape:
+        return None
+    if op.name == "stablehlo.constant":
+        v = constant_value(op.result)
+        return None if v is None or v[1] else v[0]
+    if op.name != "stablehlo.concatenate":
+        return None
+    parts = [constant_value(v) for v in op.operands]
+    if any(p is None for p in parts):
+        return None
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value
+    return np.concatenate([np.broadcast_to(a, ir.RankedTensorType(v.type).shape) for (a, _), v in
+                           zip(parts, op.operands)], axis=dim)
+
+
 def int64_constants_from_int32(module: ir.Module) -> int:
     """Each int64 constant of several different values, all in int32's range (at most 2^16 elements), built as an int32
     constant through a barrier, converted: IREE 3.13's SPIR-V for the portable Vulkan target could not materialize
     such a constant in a dispatch ("failed to legalize unresolved target materialization from ('i64') to
-    ('vector<2xi32>')": the per-dimension bounds of a gather's clamp, `x[i, j]` of int64 indices). How many."""
-    i64 = ir.IntegerType.get_signless(64)
-
+    ('vector<2xi32>')": the per-dimension bounds of a gather's clamp, `x[i, j]` of int64 indices; a concatenation of
+    int64 constants, as `histogramdd`'s). How many."""
     def keep(op) -> bool:
-        if op.name != "stablehlo.constant":
+        if op.name not in ("stablehlo.constant", "stablehlo.concatenate") or not 1 < math.prod(
+                ir.RankedTensorType(op.results[0].type).shape) <= 1 << 16:
             return False
-        t = ir.RankedTensorType(op.result.type)
-        if t.element_type != i64 or not t.has_static_shape or not 1 < math.prod(t.shape) <= 1 << 16:
-            return False
-        v = constant_value(op.result)
-        return v is not None and not v[1] and len(np.unique(v[0])) > 1 and -2 ** 31 <= v[0].min() and v[0].max() < 2 ** 31
+        v = _int64_constant(op)
+        return v is not None and len(np.unique(v)) > 1 and -2 ** 31 <= v.min() and v.max() < 2 ** 31
 
     found = _ops_where(module, keep)
     for op in found:
         with ir.InsertionPoint(op), op.location:
             t = ir.RankedTensorType(op.result.type)
             i32 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(32))
-            c = make_constant(constant_value(op.result)[0].astype(np.int32), i32)
+            c = make_constant(_int64_constant(op).astype(np.int32), i32)
             wide = _create("stablehlo.convert", [_create("stablehlo.optimization_barrier", [c], [i32]).result],
                            [t]).result
         op.result.replace_all_uses_with(wide)
@@ -1419,8 +1435,8 @@ GATHERED_F64_OPERANDS_APART = register(Rewrite(
     "wrong values)", "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_float64_products_of_gathered_operands")))
 INT64_CONSTANTS_FROM_INT32 = register(Rewrite(
     "int64-constants-from-int32", int64_constants_from_int32,
-    "int64 constants of several values in int32's range built from int32 ones (SPIR-V: IREE could not materialize "
-    "them)", "legalize",
+    "int64 constants (or concatenations of them) of several values in int32's range built from int32 ones (SPIR-V: "
+    "IREE could not materialize them)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_int64_constants_of_several_values")))
 UNSIGNED_PRODUCT_OPERANDS_APART = register(Rewrite(
     "unsigned-product-operands-apart", unsigned_product_operands_apart,

@@ -197,14 +197,16 @@ def test_int64_division_is_a_clear_error_or_right(x64):
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
 def test_int64_constants_of_several_values(x64):
     """`x[i, j]` of int64 indices clamps each coordinate to its own bound: an int64 constant of two values, which
-    IREE 3.13's SPIR-V for the portable target could not materialize (a CompileError). `int64-constants-from-int32`
-    builds it from int32."""
+    IREE 3.13's SPIR-V for the portable target could not materialize (a CompileError), nor a concatenation of int64
+    constants (`histogramdd`). `int64-constants-from-int32` builds them from int32."""
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     idx = np.array([[0, 0], [3, 5], [5, 1], [-2, 7], [2 ** 40, 2]], np.int64)
     got = _vk(lambda x, i: (x[i[:, 0], i[:, 1]], i * np.array([3, -5], np.int64)))(x, idx)
     lo = np.clip(np.where(idx < 0, idx + [4, 6], idx), 0, [3, 5])
     np.testing.assert_array_equal(np.asarray(got[0]), x[lo[:, 0], lo[:, 1]])
     np.testing.assert_array_equal(np.asarray(got[1]), idx * [3, -5])
+    pair = lambda: snp.concatenate([np.array([-1], np.int64), np.array([1], np.int64)])  # noqa: E731 (unfolded)
+    np.testing.assert_array_equal(np.asarray(_vk(lambda i: i * pair())(idx)), idx * [-1, 1])
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
