@@ -1035,6 +1035,19 @@ def int64_sort_slices_apart(module: ir.Module) -> int:
     return _operands_apart(module, lambda op: op.name == "stablehlo.sort", lambda v: int64(v) and sliced(v))
 
 
+def reduction_results_apart(module: ir.Module) -> int:
+    """Each reduction's results (a `stablehlo.reduce`, or a `linalg.generic` of `fuse` with a reduction loop) read
+    through an `optimization_barrier`: each reduction a dispatch apart from its consumers. A retry for Vulkan
+    (`retries.RETRIES`), where IREE 3.13's SPIR-V kept a reduction's result in workgroup memory beside the consumer
+    that broadcasts it and read it from other threads with no barrier between (the gradient of a max pool of 2 x 2
+    windows: the first maximum's index a reduction, compared with every element of its window). How many reductions."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce" or (
+        op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"])))
+    for op in found:
+        _behind_barrier(op)
+    return len(found)
+
+
 def _widening(op) -> bool:
     """`op` is a `convert` to a wider type of the same kind (float to float, integer or bool to integer) of more than
     one element: what IREE 3.13 clones into each consumer's dispatch (a "bit extend")."""
@@ -1463,6 +1476,11 @@ INT64_SORT_SLICES_APART = register(Rewrite(
     "int64-sort-slices-apart", int64_sort_slices_apart,
     "a sort's int64 operand computed by a slice read through a barrier (SPIR-V: the fused slice did not compile)",
     "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_sorts_of_int64_slices")))
+REDUCTION_RESULTS_APART = register(Rewrite(
+    "reduction-results-apart", reduction_results_apart,
+    "every reduction's results read through a barrier (a Vulkan retry: IREE's SPIR-V read a fused reduction's result "
+    "from other threads with no barrier)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_max_pool_gradients_read_their_window_maxima_synced")))
 WIDENING_CONVERTS_APART = register(Rewrite(
     "widening-converts-apart", widening_converts_apart,
     "a widening convert read twice or more read through a barrier (SPIR-V: its clone in a transposing dispatch raced "

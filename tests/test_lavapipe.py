@@ -361,3 +361,40 @@ def test_population_counts_of_64_bit_integers(x64):
         bits = [int(v) & (2 ** 64 - 1) for v in x]
         np.testing.assert_array_equal(np.asarray(p), np.array([bin(v).count("1") for v in bits], dt))
         np.testing.assert_array_equal(np.asarray(c), np.array([64 - v.bit_length() for v in bits], dt))
+
+
+def _max_pool_grad_ref(x, ct):
+    """The gradient of a 2 x 2, stride 2 max pool (NHWC, W padded by one): each window's cotangent at its maximum."""
+    g = np.zeros_like(x)
+    xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 0)), constant_values=-np.inf)
+    for n, i, j, c in np.ndindex(*ct.shape):
+        win = xp[n, 2 * i:2 * i + 2, 2 * j:2 * j + 2, c]
+        a, b = np.unravel_index(np.argmax(win), win.shape)
+        g[n, 2 * i + a, 2 * j + b, c] += ct[n, i, j, c]
+    return g
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_max_pool_gradients_read_their_window_maxima_synced():
+    """IREE fused the reduction finding each window's first maximum with the select that broadcasts it, and its SPIR-V
+    read the reduction's result from workgroup memory with no barrier: the cotangent at the wrong element, silently.
+    The driver finds such reads in the SPIR-V (lavapipe) and compiles the module again with each reduction apart
+    (the `reductions-apart` retry)."""
+    from stagec import lax
+    x = (RNG.permutation(100).reshape(2, 5, 5, 2) / 7.0).astype(np.float32)  # (distinct: no ties)
+    ct = RNG.standard_normal((2, 2, 3, 2)).astype(np.float32)
+    pool = lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1),  # noqa: E731
+                                       ((0, 0), (0, 0), (0, 1), (0, 0)))
+    g = _vk(stagec.grad(lambda x: snp.sum(pool(x) * ct)))(x)
+    np.testing.assert_array_equal(np.asarray(g), _max_pool_grad_ref(x, ct))
+
+
+def test_reads_of_other_threads_workgroup_memory_with_no_barrier_are_found():
+    race = """
+        spirv.Store "Workgroup" %13, %c : i32
+        %33 = spirv.Load "Workgroup" %13 : i32
+        spirv.Store "Workgroup" %13, %37 : i32
+        %21 = spirv.Load "Workgroup" %20 : i32"""
+    assert loops.reads_other_threads_unsynced(race)
+    assert not loops.reads_other_threads_unsynced(race.replace("%21 =", "spirv.ControlBarrier <Workgroup>\n %21 ="))
+    assert not loops.reads_other_threads_unsynced(race.replace("%20", "%13"))  # (a thread's own element)

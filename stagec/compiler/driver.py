@@ -276,7 +276,7 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
         while True:
             try:
                 return _compile_checked(mlir, backend, flags, side_flags)
-            except (ic.CompilerToolError, TooManyBindings) as e:
+            except (ic.CompilerToolError, TooManyBindings, WorkgroupRace) as e:
                 found = next_retry(str(e), backend, mlir, flags, taken)
                 if found is None:
                     raise
@@ -287,6 +287,10 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
             f"function {fun_name!r}: lavapipe (Mesa's Vulkan on the CPU) ends a shader's loops after "
             f"{loops.loop_limit(backend)} iterations, and IREE's code for this function runs longer ({e}): its results "
             f"would be wrong. Use the cpu backend, or a GPU's Vulkan (MLIR in {save_failed_mlir(mlir, fun_name)})") from None
+    except WorkgroupRace as e:
+        raise NotImplementedError(
+            f"function {fun_name!r}: IREE 3.13's SPIR-V for it {e}, a race whose results would be wrong, even with "
+            f"each reduction apart. Use the cpu or cuda backend (MLIR in {save_failed_mlir(mlir, fun_name)})") from None
     except (ic.CompilerToolError, TooManyBindings) as e:
         path = save_failed_mlir(mlir, fun_name)
         diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
@@ -321,6 +325,11 @@ class LongLoops(Exception):
     """A module IREE compiled with a shader loop nest longer than the device here runs (`loops.loop_limit`)."""
 
 
+class WorkgroupRace(Exception):
+    """A module IREE compiled with a dispatch reading workgroup memory other threads wrote, with no barrier
+    (`loops.racing_dispatches`); its text names them after `retries.RACE`."""
+
+
 def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[str]) -> bytes:
     """IREE's module; where the target declares `max_bindings`, TooManyBindings for a dispatch over it (its runtime
     would refuse the module at load), found in the dispatch sources IREE writes as it compiles."""
@@ -330,6 +339,8 @@ def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[
             vmfb = processes.compile_str(mlir, t.iree, iree_args(flags, [*side_flags, loops.INTERMEDIATES + d]))
             if found := loops.long_loops(d, limit):
                 raise LongLoops(", ".join(f"{k} loops {n} times" for k, n in found.items()))
+            if races := loops.racing_dispatches(d):
+                raise WorkgroupRace(f"{retries.RACE} ({', '.join(races)})")
         return vmfb
     if t.max_bindings is None:
         return processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))

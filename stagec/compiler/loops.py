@@ -84,3 +84,34 @@ def loop_limit(backend: str) -> int | None:
     from stagec.passes.legalize import LOOP  # (its `long-reductions-in-rows` keeps reductions under it)
     names = device_names("vulkan")
     return LOOP if names and LAVAPIPE in names[0] else None
+
+
+_WG_STORE = re.compile(r'spirv\.Store "Workgroup" (%\w+)')
+_WG_LOAD = re.compile(r'spirv\.Load "Workgroup" (%\w+)')
+
+
+def reads_other_threads_unsynced(spirv: str) -> bool:
+    """Whether one dispatch's SPIR-V (MLIR text) loads workgroup memory through a pointer other than the ones it
+    stored through since the last `spirv.ControlBarrier`: a value another thread of the workgroup may not have
+    written yet (a race). IREE 3.13 left the barrier out in dispatches that keep an intermediate there: a widening
+    convert cloned beside a transpose, a reduction beside its broadcast consumer."""
+    stored: set[str] = set()
+    for line in spirv.splitlines():
+        if "spirv.ControlBarrier" in line:
+            stored.clear()
+        elif m := _WG_STORE.search(line):
+            stored.add(m[1])
+        elif (m := _WG_LOAD.search(line)) and stored and m[1] not in stored:
+            return True
+    return False
+
+
+def racing_dispatches(folder: str) -> list[str]:
+    """The dispatches in `folder` (IREE's `INTERMEDIATES` dump) for which `reads_other_threads_unsynced` holds."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.spirv.mlir"))):
+        with open(path) as f:
+            if reads_other_threads_unsynced(f.read()):
+                name = os.path.basename(path)[:-len(".spirv.mlir")]
+                found.append(name[name.rfind("main_dispatch_"):])
+    return found
