@@ -171,8 +171,12 @@ def test_float64_products_of_gathered_operands(x64):
     m = RNG.standard_normal((2, 9, 9))
     idx = np.stack([RNG.permutation(9) for _ in range(2)]).astype(np.int32)
     a = RNG.standard_normal((2, 6, 3))
-    got = _vk(lambda m, i, a: (snp.swapaxes(snp.take_along_axis(m, i[:, None, :], axis=2), -1, -2) @ m,
-                               m @ snp.take_along_axis(m, i[:, :, None], axis=1), snp.linalg.pinv(a)))(m, idx, a)
+    got = list(_vk(lambda m, i: (snp.swapaxes(snp.take_along_axis(m, i[:, None, :], axis=2), -1, -2) @ m,
+                                 m @ snp.take_along_axis(m, i[:, :, None], axis=1)))(m, idx))
+    try:  # (right, or the driver's error: IREE's SPIR-V for a float64 matrix-vector product of the SVD races)
+        got.append(_vk(snp.linalg.pinv)(a))
+    except NotImplementedError as e:
+        assert "reads workgroup memory other threads wrote with no barrier" in str(e), e
     g = np.take_along_axis(m, idx[:, None, :], axis=2)
     want = (np.swapaxes(g, -1, -2) @ m, m @ np.take_along_axis(m, idx[:, :, None], axis=1), np.linalg.pinv(a))
     for g, w in zip(got, want):
@@ -398,3 +402,18 @@ def test_reads_of_other_threads_workgroup_memory_with_no_barrier_are_found():
     assert loops.reads_other_threads_unsynced(race)
     assert not loops.reads_other_threads_unsynced(race.replace("%21 =", "spirv.ControlBarrier <Workgroup>\n %21 ="))
     assert not loops.reads_other_threads_unsynced(race.replace("%20", "%13"))  # (a thread's own element)
+    ids = """
+        %0 = spirv.Load "Input" %__builtin__LocalInvocationId___addr : vector<3xi32>
+        %1 = spirv.CompositeExtract %0[0 : i32] : vector<3xi32>
+        %2 = spirv.CompositeExtract %0[1 : i32] : vector<3xi32>
+        %c6 = spirv.Constant 6 : i32
+        %3 = spirv.IMul %2, %c6 : i32
+        %4 = spirv.IAdd %3, %1 : i32
+        %5 = spirv.AccessChain %wg[%c0, %4] : !p, i32, i32 -> !q
+        spirv.Store "Workgroup" %5, %v : f64
+        %6 = spirv.IMul %{a}, %c6 : i32
+        %7 = spirv.IAdd %{b}, %6 : i32
+        %8 = spirv.AccessChain %wg[%c0, %7] : !p, i32, i32 -> !q
+        %9 = spirv.Load "Workgroup" %8 : f64"""
+    assert loops.reads_other_threads_unsynced(ids.format(a=1, b=2))  # (a transpose: y 6 + x stored, x 6 + y read)
+    assert not loops.reads_other_threads_unsynced(ids.format(a=2, b=1))  # (its own, recomputed)
