@@ -16,6 +16,7 @@ import math
 import os
 import re
 import tempfile
+import warnings
 from typing import NamedTuple, Sequence
 
 from .. import tuning
@@ -278,6 +279,13 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
                 return _compile_checked(mlir, backend, flags, side_flags)
             except (ic.CompilerToolError, TooManyBindings, WorkgroupRace) as e:
                 found = next_retry(str(e), backend, mlir, flags, taken)
+                if found is None and isinstance(e, WorkgroupRace):
+                    # (left after the retries: float64 SVD's matrix-vector products, whose results were right on
+                    # lavapipe; an error made those errors: docs/log.md, 2026-11-28 helper vulkan-triage)
+                    warnings.warn(f"function {fun_name!r}: IREE 3.13's SPIR-V {e.args[0]}: a race, right on "
+                                  f"lavapipe where checked; other devices may give wrong values", RuntimeWarning,
+                                  stacklevel=3)
+                    return e.args[1]
                 if found is None:
                     raise
                 taken.append(found[0].name)
@@ -287,10 +295,6 @@ def compile(mlir: str, backend: str, fun_name: str, flags: Sequence[str], side_f
             f"function {fun_name!r}: lavapipe (Mesa's Vulkan on the CPU) ends a shader's loops after "
             f"{loops.loop_limit(backend)} iterations, and IREE's code for this function runs longer ({e}): its results "
             f"would be wrong. Use the cpu backend, or a GPU's Vulkan (MLIR in {save_failed_mlir(mlir, fun_name)})") from None
-    except WorkgroupRace as e:
-        raise NotImplementedError(
-            f"function {fun_name!r}: IREE 3.13's SPIR-V for it {e}, a race whose results would be wrong, even with "
-            f"each reduction apart. Use the cpu or cuda backend (MLIR in {save_failed_mlir(mlir, fun_name)})") from None
     except (ic.CompilerToolError, TooManyBindings) as e:
         path = save_failed_mlir(mlir, fun_name)
         diag = "\n".join(line for line in str(e).splitlines() if "error" in line.lower())[:2000]
@@ -327,7 +331,7 @@ class LongLoops(Exception):
 
 class WorkgroupRace(Exception):
     """A module IREE compiled with a dispatch reading workgroup memory other threads wrote, with no barrier
-    (`loops.racing_dispatches`); its text names them after `retries.RACE`."""
+    (`loops.racing_dispatches`): args are the text (naming them after `retries.RACE`) and the module."""
 
 
 def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[str]) -> bytes:
@@ -340,7 +344,7 @@ def _compile_checked(mlir: str, backend: str, flags: list, side_flags: Sequence[
             if found := loops.long_loops(d, limit):
                 raise LongLoops(", ".join(f"{k} loops {n} times" for k, n in found.items()))
             if races := loops.racing_dispatches(d):
-                raise WorkgroupRace(f"{retries.RACE} ({', '.join(races)})")
+                raise WorkgroupRace(f"{retries.RACE} ({', '.join(races)})", vmfb)
         return vmfb
     if t.max_bindings is None:
         return processes.compile_str(mlir, t.iree, iree_args(flags, side_flags))
