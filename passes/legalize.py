@@ -715,28 +715,44 @@ def gathered_f64_operands_apart(module: ir.Module) -> int:
         op.result.type).element_type == ir.F64Type.get(), gathered)
 
 
+def _int64_constant(op) -> np.ndarray | None:
+    """The value of a `constant` of int64, or of a `concatenate` of int64 constants (left unfolded by
+    `fold-constants`), else None."""
+    t = ir.RankedTensorType(op.results[0].type)
+    if t.element_type != ir.IntegerType.get_signless(64) or not t.has_static_shape:
+        return None
+    if op.name == "stablehlo.constant":
+        v = constant_value(op.result)
+        return None if v is None or v[1] else v[0]
+    if op.name != "stablehlo.concatenate":
+        return None
+    parts = [constant_value(v) for v in op.operands]
+    if any(p is None for p in parts):
+        return None
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value
+    return np.concatenate([np.broadcast_to(a, ir.RankedTensorType(v.type).shape) for (a, _), v in
+                           zip(parts, op.operands)], axis=dim)
+
+
 def int64_constants_from_int32(module: ir.Module) -> int:
     """Each int64 constant of several different values, all in int32's range (at most 2^16 elements), built as an int32
     constant through a barrier, converted: IREE 3.13's SPIR-V for the portable Vulkan target could not materialize
     such a constant in a dispatch ("failed to legalize unresolved target materialization from ('i64') to
-    ('vector<2xi32>')": the per-dimension bounds of a gather's clamp, `x[i, j]` of int64 indices). How many."""
-    i64 = ir.IntegerType.get_signless(64)
-
+    ('vector<2xi32>')": the per-dimension bounds of a gather's clamp, `x[i, j]` of int64 indices; a concatenation of
+    int64 constants, as `histogramdd`'s). How many."""
     def keep(op) -> bool:
-        if op.name != "stablehlo.constant":
+        if op.name not in ("stablehlo.constant", "stablehlo.concatenate") or not 1 < math.prod(
+                ir.RankedTensorType(op.results[0].type).shape) <= 1 << 16:
             return False
-        t = ir.RankedTensorType(op.result.type)
-        if t.element_type != i64 or not t.has_static_shape or not 1 < math.prod(t.shape) <= 1 << 16:
-            return False
-        v = constant_value(op.result)
-        return v is not None and not v[1] and len(np.unique(v[0])) > 1 and -2 ** 31 <= v[0].min() and v[0].max() < 2 ** 31
+        v = _int64_constant(op)
+        return v is not None and len(np.unique(v)) > 1 and -2 ** 31 <= v.min() and v.max() < 2 ** 31
 
     found = _ops_where(module, keep)
     for op in found:
         with ir.InsertionPoint(op), op.location:
             t = ir.RankedTensorType(op.result.type)
             i32 = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(32))
-            c = make_constant(constant_value(op.result)[0].astype(np.int32), i32)
+            c = make_constant(_int64_constant(op).astype(np.int32), i32)
             wide = _create("stablehlo.convert", [_create("stablehlo.optimization_barrier", [c], [i32]).result],
                            [t]).result
         op.result.replace_all_uses_with(wide)
@@ -994,6 +1010,73 @@ def sorts_apart(module: ir.Module) -> int:
     return n
 
 
+def int64_sort_slices_apart(module: ir.Module) -> int:
+    """Each `sort` operand of 64-bit integers computed by a slice (through reshapes and elementwise copies: the sort
+    lowering's `select(x == 1, 1, x)`, which IREE folds) read through an `optimization_barrier`. IREE 3.13 fused the
+    slice into the sort's dispatch, and its SPIR-V for the portable target failed to compile it ("failed to legalize
+    operation 'vector.from_elements'" / "'vector.extract'" of vector<2xi64>): under `enable_x64` a sort of a column,
+    of `x[2:7]` or `x[::2]`, and `unique(rows, axis=0)`. How many operands."""
+    def sliced(v) -> bool:
+        while (src := producer(v)) is not None:
+            if src.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
+                return True
+            ins = [u for u in src.operands if (p := producer(u)) is None or p.name != "tensor.empty"]
+            if src.name == "stablehlo.reshape" or src.name == "linalg.generic" and len(ins) == 1:
+                v = src.operands[0]
+            elif src.name == "stablehlo.select":
+                v = src.operands[2]
+            else:
+                return False
+        return False
+
+    def int64(v) -> bool:
+        return (it := _integer(_element(v.type))) is not None and it.width == 64
+
+    return _operands_apart(module, lambda op: op.name == "stablehlo.sort", lambda v: int64(v) and sliced(v))
+
+
+def reduction_results_apart(module: ir.Module) -> int:
+    """Each reduction's results (a `stablehlo.reduce`, or a `linalg.generic` of `fuse` with a reduction loop) read
+    through an `optimization_barrier`: each reduction a dispatch apart from its consumers. A retry for Vulkan
+    (`retries.RETRIES`), where IREE 3.13's SPIR-V kept a reduction's result in workgroup memory beside the consumer
+    that broadcasts it and read it from other threads with no barrier between (the gradient of a max pool of 2 x 2
+    windows: the first maximum's index a reduction, compared with every element of its window). How many reductions."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce" or (
+        op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"])))
+    for op in found:
+        _behind_barrier(op)
+    return len(found)
+
+
+def _widening(op) -> bool:
+    """`op` is a `convert` to a wider type of the same kind (float to float, integer or bool to integer) of more than
+    one element: what IREE 3.13 clones into each consumer's dispatch (a "bit extend")."""
+    if op.name != "stablehlo.convert":
+        return False
+    src, dst = _element(op.operands[0].type), _element(op.results[0].type)
+    t = ir.RankedTensorType(op.results[0].type)
+    if src is None or dst is None or not t.has_static_shape or math.prod(t.shape) < 2:
+        return False
+    if isinstance(src, ir.FloatType) and isinstance(dst, ir.FloatType):
+        return ir.FloatType(dst).width > ir.FloatType(src).width
+    return isinstance(src, ir.IntegerType) and isinstance(dst, ir.IntegerType) and \
+        ir.IntegerType(dst).width > ir.IntegerType(src).width
+
+
+def widening_converts_apart(module: ir.Module) -> int:
+    """Each widening `convert` read by two ops or more is read through one `optimization_barrier` after it.
+
+    IREE 3.13 clones such a convert into each consumer's dispatch; where a consumer reads it transposed, the SPIR-V
+    pipeline kept the cloned convert's result in workgroup memory and read it back by other threads with no barrier
+    between (a race: `partition` and `argpartition` of a float32 column under `enable_x64`, whose float64 keys, the
+    transpose of the column, are copied twice by `sorts-apart`, gave zeros and stale values on lavapipe). Through a
+    barrier the convert is a dispatch of its own. How many converts."""
+    found = _ops_where(module, lambda op: _widening(op) and sum(1 for _ in op.results[0].uses) >= 2)
+    for op in found:
+        _behind_barrier(op)
+    return len(found)
+
+
 def reduce_window_inits_apart(module: ir.Module) -> int:
     """Where a module has two `reduce_window`s or more, each one's init value is a copy of its own: `select(p, v, k)`,
     `p` true but opaque to IREE (`k != -1`, `k` a barrier of a number of the window's own, as in `sorts_apart`).
@@ -1020,11 +1103,9 @@ def reduce_window_inits_apart(module: ir.Module) -> int:
     return len(found)
 
 
-def clz64_in_halves(module: ir.Module) -> int:
-    """Each `count_leading_zeros` of 64-bit integers counted on their 32-bit halves: the high half's count, or 32
-    plus the low half's where the high half is 0. IREE 3.13's SPIR-V lowering has no 64-bit count ("failed to
-    legalize operation 'math.ctlz'" of i64 for NVIDIA's `ampere` target: float64 `frexp`); 32-bit ones compile.
-    The count rewritten."""
+def _in_halves(module: ir.Module, name: str, count) -> int:
+    """Each `name` op of 64-bit integers computed by `count(b, hi, lo)` on the int32 halves of its operand (each half
+    sign-extended, in int32's range: its convert keeps its bits; `b` builds int32 ops). The count rewritten."""
     i32 = ir.IntegerType.get_signless(32)
 
     def build(op, operands, attrs):
@@ -1034,15 +1115,32 @@ def clz64_in_halves(module: ir.Module) -> int:
         if ir.IntegerType(t.element_type).is_unsigned:
             x = b64.op("bitcast_convert", x)
         b = Builder(ir.RankedTensorType.get(t.shape, i32))
-        # (each half sign-extended, in int32's range: its convert keeps its bits)
         hi = b.op("convert", b64.op("shift_right_arithmetic", x, b64.c(32)))
         lo = b.op("convert", b64.op("shift_right_arithmetic", b64.op("shift_left", x, b64.c(32)), b64.c(32)))
-        clz = lambda v: b.op("count_leading_zeros", v)  # noqa: E731
-        n = b.op("select", b.compare(hi, b.c(0), "EQ"), b.op("add", clz(lo), b.c(32)), clz(hi))
+        n = count(b, hi, lo)
         return b64.op("convert", n, ty=t) if t.element_type == b64.t.element_type else \
             b64.op("bitcast_convert", b64.op("convert", n), ty=t)
-    return _replace(module, lambda op: op.name == "stablehlo.count_leading_zeros"
+    return _replace(module, lambda op: op.name == name
                     and (it := _integer(_element(op.results[0].type))) is not None and it.width == 64, build)
+
+
+def clz64_in_halves(module: ir.Module) -> int:
+    """Each `count_leading_zeros` of 64-bit integers counted on their 32-bit halves: the high half's count, or 32
+    plus the low half's where the high half is 0. IREE 3.13's SPIR-V lowering has no 64-bit count ("failed to
+    legalize operation 'math.ctlz'" of i64 for NVIDIA's `ampere` target: float64 `frexp`); 32-bit ones compile.
+    The count rewritten."""
+    def count(b, hi, lo):
+        clz = lambda v: b.op("count_leading_zeros", v)  # noqa: E731
+        return b.op("select", b.compare(hi, b.c(0), "EQ"), b.op("add", clz(lo), b.c(32)), clz(hi))
+    return _in_halves(module, "stablehlo.count_leading_zeros", count)
+
+
+def popcnt64_in_halves(module: ir.Module) -> int:
+    """Each `popcnt` of 64-bit integers as the sum of its 32-bit halves' counts. IREE 3.13's SPIR-V for the portable
+    Vulkan target failed on a 64-bit count ("failed to legalize unresolved target materialization from ('i64') to
+    ('vector<2xi32>')": `population_count` of int64 or uint64 under x64). The count rewritten."""
+    return _in_halves(module, "stablehlo.popcnt",
+                      lambda b, hi, lo: b.op("add", b.op("popcnt", hi), b.op("popcnt", lo)))
 
 
 def _behind_barrier(op) -> None:
@@ -1350,8 +1448,8 @@ GATHERED_F64_OPERANDS_APART = register(Rewrite(
     "wrong values)", "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_float64_products_of_gathered_operands")))
 INT64_CONSTANTS_FROM_INT32 = register(Rewrite(
     "int64-constants-from-int32", int64_constants_from_int32,
-    "int64 constants of several values in int32's range built from int32 ones (SPIR-V: IREE could not materialize "
-    "them)", "legalize",
+    "int64 constants (or concatenations of them) of several values in int32's range built from int32 ones (SPIR-V: "
+    "IREE could not materialize them)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_int64_constants_of_several_values")))
 UNSIGNED_PRODUCT_OPERANDS_APART = register(Rewrite(
     "unsigned-product-operands-apart", unsigned_product_operands_apart,
@@ -1374,6 +1472,20 @@ LONG_REDUCTIONS_IN_ROWS = register(Rewrite(
 SORTS_APART = register(Rewrite(
     "sorts-apart", sorts_apart, "a sort operand read elsewhere too comes through a barrier of its own (IREE sorts "
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
+INT64_SORT_SLICES_APART = register(Rewrite(
+    "int64-sort-slices-apart", int64_sort_slices_apart,
+    "a sort's int64 operand computed by a slice read through a barrier (SPIR-V: the fused slice did not compile)",
+    "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_sorts_of_int64_slices")))
+REDUCTION_RESULTS_APART = register(Rewrite(
+    "reduction-results-apart", reduction_results_apart,
+    "every reduction's results read through a barrier (a Vulkan retry: IREE's SPIR-V read a fused reduction's result "
+    "from other threads with no barrier)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_max_pool_gradients_read_their_window_maxima_synced")))
+WIDENING_CONVERTS_APART = register(Rewrite(
+    "widening-converts-apart", widening_converts_apart,
+    "a widening convert read twice or more read through a barrier (SPIR-V: its clone in a transposing dispatch raced "
+    "through workgroup memory)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_widened_values_read_transposed_twice")))
 SORT_RESULTS_KEPT = register(Rewrite(
     "sort-results-kept", sort_results_kept,
     "a sort with an unread result passes all its results through a barrier (GPUs: IREE sorted a read-only copy)",
@@ -1386,6 +1498,10 @@ CLZ64_IN_HALVES = register(Rewrite(
     "clz64-in-halves", clz64_in_halves,
     "64-bit count_leading_zeros counted on 32-bit halves (SPIR-V: no 64-bit math.ctlz on NVIDIA's target)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_counts_leading_zeros_of_64_bit_integers")))
+POPCNT64_IN_HALVES = register(Rewrite(
+    "popcnt64-in-halves", popcnt64_in_halves,
+    "64-bit popcnt as the sum of its 32-bit halves' counts (SPIR-V: the portable target's i64 count did not compile)",
+    "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_population_counts_of_64_bit_integers")))
 COMPLEX_REDUCTIONS_IN_PARTS = register(Rewrite(
     "complex-reductions-in-parts", complex_reductions_in_parts,
     "a reduction of several operands reduces the real and imaginary parts of complex ones (CUDA: iree-compile "

@@ -113,7 +113,7 @@ def _erfcx_ref(x):
 
 @pytest.mark.parametrize("dtname", ["float32", "float64"])
 def test_erfcx(dtname):
-    """Within 4 ulps (measured 3.3 float32, 3.7 float64). JAX's is 50 float32 (338 float64) ulps below -3 (x^2's
+    """Within 4 ulps with FMAs (the CPU: measured 3.3 float32, 3.7 float64). JAX's is 50 float32 (338 float64) ulps below -3 (x^2's
     rounding times x^2), 5 in float64 on (3, 20), and 0 where erfc(x) is subnormal (float32 past 9.2, float64 past
     26.5: 1.6e7 and 6e15 ulps)."""
     dt = np.dtype(dtname).type
@@ -133,7 +133,10 @@ def test_erfcx(dtname):
     assert got.dtype == dt
     err = _ulps(got, [_erfcx_ref(mpmath.mpf(float(v))) for v in x], dt)
     i = int(np.argmax(err))
-    assert err[i] <= 4, f"{dtname} erfcx({x[i]!r}) = {got[i]!r}: {err[i]:.1f} ulps"
+    # Without FMAs (lavapipe, CUDA: each op rounded) the float32 rational is 6.4 ulps at 10.03 (NumPy float32, op by
+    # op, 2M points on [0, 10.1]; lavapipe's bits are that emulation's at 4000 random points).
+    bound = 4 if dt == np.float64 or stagec.config.default_backend == "cpu" else 6.5
+    assert err[i] <= bound, f"{dtname} erfcx({x[i]!r}) = {got[i]!r}: {err[i]:.1f} ulps"
     g = stagec.grad(ss.erfcx)(2.0)  # 2 x erfcx(x) - 2 / sqrt(pi)
     np.testing.assert_allclose(g, float(2 * 2 * _erfcx_ref(mpmath.mpf(2)) - 2 / mpmath.sqrt(mpmath.pi)), rtol=1e-6)
     np.testing.assert_array_equal(ss.erfcx(np.array([np.nan, np.inf, -np.inf], dt)), [np.nan, 0.0, np.inf])

@@ -410,7 +410,11 @@ def test_initializers_draw_jaxs_numbers():
     names = ("glorot_normal", "he_uniform", "lecun_normal", "xavier_uniform")
     got = stagec.jit(lambda key: [getattr(init, n)()(key, (5, 7)) for n in names])(stagec.random.PRNGKey(3))
     for name, g in zip(names, got):
-        np.testing.assert_array_equal(g, getattr(ji, name)()(jax.random.PRNGKey(3), (5, 7)), err_msg=name)
+        want = getattr(ji, name)()(jax.random.PRNGKey(3), (5, 7))
+        if stagec.config.default_backend == "vulkan":  # lavapipe reassociates float ops on constants (scales): an
+            np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7, err_msg=name)  # ulp or so (tests/test_random_more.py)
+        else:
+            np.testing.assert_array_equal(g, want, err_msg=name)
 
 
 # ---------------------------------------------------------------- stagec.numpy's added names, against NumPy
@@ -474,6 +478,7 @@ EAGER_CASES = {"bincount", "hanning", "tril_indices", "unravel_index", "ndim", "
 # Cases that need a float64 exp, log or sin, which Vulkan lacks (SPIR-V's GLSL functions take 16/32-bit floats): there
 # each raises NotImplementedError, compiled alone (in the one module, they would take every other case with them).
 VULKAN_NO_F64 = {"logaddexp2", "sinc", "geomspace"}
+VULKAN_I64_DIVISION = {"unravel_index"}  # (x64: int64 // and %, which the portable Vulkan target lacks)
 
 
 def _vulkan() -> bool:
@@ -501,7 +506,12 @@ def test_numpy_names_match_numpy(x64, name):
         with pytest.raises(NotImplementedError, match="Vulkan has no float64"):
             f(snp, *args) if name in EAGER_CASES else stagec.jit(lambda a: f(snp, *a))(args)
         return
-    got = f(snp, *args) if name in EAGER_CASES else _jitted_cases()[name]
+    try:
+        got = f(snp, *args) if name in EAGER_CASES else _jitted_cases()[name]
+    except NotImplementedError as e:  # (right, or this documented error: tests/test_lavapipe.py)
+        if _vulkan() and name in VULKAN_I64_DIVISION and "no 64-bit integer division" in str(e):
+            return
+        raise
     for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
         assert np.shape(g) == np.shape(w)
         np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-10, atol=1e-12)

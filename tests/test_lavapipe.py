@@ -5,7 +5,8 @@
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
 - Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`);
   int64 constants of several values (`int64-constants-from-int32`); products of unsigned operands
-  (`unsigned-product-operands-apart`).
+  (`unsigned-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`); sorts
+  of int64 slices (`int64-sort-slices-apart`) and 64-bit population counts (`popcnt64-in-halves`), compile failures.
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
 
@@ -196,14 +197,16 @@ def test_int64_division_is_a_clear_error_or_right(x64):
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
 def test_int64_constants_of_several_values(x64):
     """`x[i, j]` of int64 indices clamps each coordinate to its own bound: an int64 constant of two values, which
-    IREE 3.13's SPIR-V for the portable target could not materialize (a CompileError). `int64-constants-from-int32`
-    builds it from int32."""
+    IREE 3.13's SPIR-V for the portable target could not materialize (a CompileError), nor a concatenation of int64
+    constants (`histogramdd`). `int64-constants-from-int32` builds them from int32."""
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     idx = np.array([[0, 0], [3, 5], [5, 1], [-2, 7], [2 ** 40, 2]], np.int64)
     got = _vk(lambda x, i: (x[i[:, 0], i[:, 1]], i * np.array([3, -5], np.int64)))(x, idx)
     lo = np.clip(np.where(idx < 0, idx + [4, 6], idx), 0, [3, 5])
     np.testing.assert_array_equal(np.asarray(got[0]), x[lo[:, 0], lo[:, 1]])
     np.testing.assert_array_equal(np.asarray(got[1]), idx * [3, -5])
+    pair = lambda: snp.concatenate([np.array([-1], np.int64), np.array([1], np.int64)])  # noqa: E731 (unfolded)
+    np.testing.assert_array_equal(np.asarray(_vk(lambda i: i * pair())(idx)), idx * [-1, 1])
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
@@ -311,3 +314,102 @@ def test_complex_reciprocals_of_infinities():
     z128 = z.astype(np.complex128)
     for g, w in zip(got, (1 / z128, 1 / z128, (1 + 2j) / z128)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=0)  # (zeros exact: no NaN)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_widened_values_read_transposed_twice(x64):
+    """Under x64 a float32 column's sort and argsort sort float64 keys, its transpose widened, copied twice
+    (`sorts-apart`): IREE cloned the convert into both copies' dispatches, whose SPIR-V raced through workgroup memory
+    (zeros and stale values, every call). `widening-converts-apart`."""
+    f = _vk(lambda v: (snp.sort(v.T, 0), snp.argsort(v.T, 0, stable=True),
+                       snp.partition(v.T, 4, 0), snp.argpartition(v.T, 4, 0)))
+    for shape in [(4, 6), (3, 5), (7, 9)]:
+        for _ in range(2):
+            x = RNG.standard_normal(shape).astype(np.float32)
+            s, i, p, pi = (np.asarray(r) for r in f(x))
+            col = x.T.astype(np.float64)
+            np.testing.assert_array_equal(s, np.sort(col, axis=0))
+            np.testing.assert_array_equal(i, np.argsort(col, axis=0, kind="stable"))
+            np.testing.assert_array_equal(p[4], np.sort(col, axis=0)[4])
+            np.testing.assert_array_equal(np.take_along_axis(col, pi, 0)[4], np.sort(col, axis=0)[4])
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_sorts_of_int64_slices(x64):
+    """Sorts of int64 slices (a column, `x[2:7]`, `x[::2]`) and unique rows: IREE's SPIR-V failed to compile the slice
+    fused into the sort (vector<2xi64>). `int64-sort-slices-apart`."""
+    a = RNG.integers(-50, 50, 9)
+    m = RNG.integers(-5, 5, (6, 3))
+    got = _vk(lambda a, m: (snp.sort(a[2:7]), snp.sort(a[::2]), snp.argsort(m[:, 1], stable=True),
+                            snp.sort(m[:, 1:], axis=0), snp.unique(m[:, :2], axis=0, size=8)))(a, m)
+    rows = np.unique(m[:, :2], axis=0)
+    want = (np.sort(a[2:7]), np.sort(a[::2]), np.argsort(m[:, 1], kind="stable"), np.sort(m[:, 1:], axis=0),
+            np.concatenate([rows, np.repeat(rows[:1], 8 - len(rows), axis=0)]))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_population_counts_of_64_bit_integers(x64):
+    """`population_count` and `clz` of int64 and uint64 (IREE's SPIR-V for the portable target failed on a 64-bit
+    popcnt): `popcnt64-in-halves`, `clz64-in-halves`; against Python's own counts."""
+    from stagec import lax
+    vals = [0, 1, -1, 2 ** 31, 2 ** 32, -2 ** 63, 2 ** 63 - 1, 0x0F0F0F0F0F0F0F0F, *RNG.integers(-2 ** 63, 2 ** 63 - 1, 8)]
+    for dt in (np.int64, np.uint64):
+        x = np.array(vals, np.int64).astype(dt)
+        p, c = _vk(lambda x: (lax.population_count(x), lax.clz(x)))(x)
+        bits = [int(v) & (2 ** 64 - 1) for v in x]
+        np.testing.assert_array_equal(np.asarray(p), np.array([bin(v).count("1") for v in bits], dt))
+        np.testing.assert_array_equal(np.asarray(c), np.array([64 - v.bit_length() for v in bits], dt))
+
+
+def _max_pool_grad_ref(x, ct):
+    """The gradient of a 2 x 2, stride 2 max pool (NHWC, W padded by one): each window's cotangent at its maximum."""
+    g = np.zeros_like(x)
+    xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 0)), constant_values=-np.inf)
+    for n, i, j, c in np.ndindex(*ct.shape):
+        win = xp[n, 2 * i:2 * i + 2, 2 * j:2 * j + 2, c]
+        a, b = np.unravel_index(np.argmax(win), win.shape)
+        g[n, 2 * i + a, 2 * j + b, c] += ct[n, i, j, c]
+    return g
+
+
+@pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
+def test_max_pool_gradients_read_their_window_maxima_synced():
+    """IREE fused the reduction finding each window's first maximum with the select that broadcasts it, and its SPIR-V
+    read the reduction's result from workgroup memory with no barrier: the cotangent at the wrong element, silently.
+    The driver finds such reads in the SPIR-V (lavapipe) and compiles the module again with each reduction apart
+    (the `reductions-apart` retry; a race left after it is a RuntimeWarning)."""
+    from stagec import lax
+    x = (RNG.permutation(100).reshape(2, 5, 5, 2) / 7.0).astype(np.float32)  # (distinct: no ties)
+    ct = RNG.standard_normal((2, 2, 3, 2)).astype(np.float32)
+    pool = lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1),  # noqa: E731
+                                       ((0, 0), (0, 0), (0, 1), (0, 0)))
+    g = _vk(stagec.grad(lambda x: snp.sum(pool(x) * ct)))(x)
+    np.testing.assert_array_equal(np.asarray(g), _max_pool_grad_ref(x, ct))
+
+
+def test_reads_of_other_threads_workgroup_memory_with_no_barrier_are_found():
+    race = """
+        spirv.Store "Workgroup" %13, %c : i32
+        %33 = spirv.Load "Workgroup" %13 : i32
+        spirv.Store "Workgroup" %13, %37 : i32
+        %21 = spirv.Load "Workgroup" %20 : i32"""
+    assert loops.reads_other_threads_unsynced(race)
+    assert not loops.reads_other_threads_unsynced(race.replace("%21 =", "spirv.ControlBarrier <Workgroup>\n %21 ="))
+    assert not loops.reads_other_threads_unsynced(race.replace("%20", "%13"))  # (a thread's own element)
+    ids = """
+        %0 = spirv.Load "Input" %__builtin__LocalInvocationId___addr : vector<3xi32>
+        %1 = spirv.CompositeExtract %0[0 : i32] : vector<3xi32>
+        %2 = spirv.CompositeExtract %0[1 : i32] : vector<3xi32>
+        %c6 = spirv.Constant 6 : i32
+        %3 = spirv.IMul %2, %c6 : i32
+        %4 = spirv.IAdd %3, %1 : i32
+        %5 = spirv.AccessChain %wg[%c0, %4] : !p, i32, i32 -> !q
+        spirv.Store "Workgroup" %5, %v : f64
+        %6 = spirv.IMul %{a}, %c6 : i32
+        %7 = spirv.IAdd %{b}, %6 : i32
+        %8 = spirv.AccessChain %wg[%c0, %7] : !p, i32, i32 -> !q
+        %9 = spirv.Load "Workgroup" %8 : f64"""
+    assert loops.reads_other_threads_unsynced(ids.format(a=1, b=2))  # (a transpose: y 6 + x stored, x 6 + y read)
+    assert not loops.reads_other_threads_unsynced(ids.format(a=2, b=1))  # (its own, recomputed)

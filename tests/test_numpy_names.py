@@ -3,6 +3,7 @@ constant under jit), `iterable`, `dsplit`, `apply_over_axes` and `mask_indices`:
 order, np.unique, ...) and JAX where installed (the orders JAX's algorithms give)."""
 from __future__ import annotations
 
+import contextlib
 import re
 
 import numpy as np
@@ -178,15 +179,27 @@ def test_polynomial_arithmetic_against_numpy(x64):
     np.testing.assert_allclose(snp.polyfit(x, y, 3), np.polyfit(x, y, 3), rtol=1e-9)
 
 
+@contextlib.contextmanager
+def _right_or_documented(error: str):
+    """Under Vulkan, the block's checks hold or it raises the NotImplementedError naming `error`, a documented limit
+    of IREE 3.13's SPIR-V (docs/gpu.md); elsewhere they hold."""
+    try:
+        yield
+    except NotImplementedError as e:
+        if stagec.config.default_backend != "vulkan" or error not in str(e):
+            raise
+
+
 def test_unwrap_and_piecewise(x64):
     ph = np.cumsum(np.random.default_rng(8).standard_normal((3, 12)) * 2.5, axis=1)
     got = stagec.jit(lambda p: [snp.unwrap(p), snp.unwrap(p, axis=0), snp.unwrap(p, discont=4.0, period=5.0)])(ph)
     for g, w in zip(got, [np.unwrap(ph), np.unwrap(ph, axis=0), np.unwrap(ph, discont=4.0, period=5.0)]):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
     xi = np.arange(-3, 4) * 3
-    out = snp.unwrap(xi, period=7)
-    assert out.dtype == np.int64
-    np.testing.assert_array_equal(out, np.unwrap(xi, period=7))
+    with _right_or_documented("no 64-bit integer division"):  # (int64 %)
+        out = snp.unwrap(xi, period=7)
+        assert out.dtype == np.int64
+        np.testing.assert_array_equal(out, np.unwrap(xi, period=7))
     xs = np.linspace(-2, 2, 9)
     conds = lambda v: [v < 0, v > 1]
     funcs = [lambda v: -v, lambda v: v ** 2, 7.0]
@@ -341,6 +354,11 @@ def test_complex_unique_and_lexsort_as_numpy():
     """Complex keys sort by real part, then imaginary part (lexsort and unique raised: "sort does not accept dtype
     complex64"); eagerly, jitted with size=, float keys beside them; against NumPy. A NaN (in either part) is one
     NaN and sorts last, as JAX's `nan+0j` (NumPy keeps the first NaN's imaginary part)."""
+    with _right_or_documented("Vulkan has no complex"):  # (a select of complex values)
+        _complex_unique_and_lexsort()
+
+
+def _complex_unique_and_lexsort():
     rng = np.random.default_rng(3)
     z = (rng.integers(-2, 3, 40) + 1j * rng.integers(-2, 3, 40)).astype(np.complex64)
     for got in (snp.unique(z, return_index=True, return_inverse=True, return_counts=True),

@@ -77,11 +77,22 @@ def test_ball_and_orthogonal(x64):
     np.testing.assert_allclose(w @ w.T, np.eye(3), atol=1e-5)
 
 
+# Mesa's lavapipe reassociates float operations on constants ((v + 1.1) + 1.3 is v + 2.4 there; (v * v) * 2.25
+# differs from op-by-op float32 in a third of the elements): an eager sampler takes its parameters as operands, a
+# jitted one as constants, so the two are some ulps apart there (4.8e-7 apart near 1, wald; docs/log.md 2026-11-28 helper
+# vulkan-triage). Elsewhere they are the same bits.
+REASSOCIATES = stagec.config.default_backend == "vulkan"
+
+
 def test_jit_draws_the_eager_values():
     names = ["cauchy", "t", "wald", "geometric"]
     got = stagec.jit(lambda k: [CASES[n][0](sr, k, 64) for n in names])(sr.PRNGKey(5))
     for n, g in zip(names, got):
-        np.testing.assert_array_equal(g, CASES[n][0](sr, sr.PRNGKey(5), 64))
+        want = CASES[n][0](sr, sr.PRNGKey(5), 64)
+        if REASSOCIATES and n != "geometric":
+            np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)  # (wald cancels: absolute near 1)
+        else:
+            np.testing.assert_array_equal(g, want)
 
 
 @pytest.mark.parametrize("name", list(CASES) + ["ball", "orthogonal"])
@@ -99,4 +110,6 @@ def test_against_jax(drawn, name):
         np.testing.assert_array_equal(got, want)
     else:
         err = np.abs(got.astype(np.float64) - want) / np.maximum(1.0, np.abs(want)) / np.finfo(np.float32).eps
-        assert err.max() <= 16, f"{name}: {err.max():.1f} eps"
+        # wald's x = mean + mean^2 y / 2 - mean / 2 sqrt(...) cancels where x is small: lavapipe's reassociations
+        # (above) come out 65.8 eps from JAX's there (10 draws of 4000 over 16; the CPU 6.9)
+        assert err.max() <= (128 if REASSOCIATES and name == "wald" else 16), f"{name}: {err.max():.1f} eps"

@@ -84,3 +84,66 @@ def loop_limit(backend: str) -> int | None:
     from stagec.passes.legalize import LOOP  # (its `long-reductions-in-rows` keeps reductions under it)
     names = device_names("vulkan")
     return LOOP if names and LAVAPIPE in names[0] else None
+
+
+_WG_STORE = re.compile(r'spirv\.Store "Workgroup" (%\w+)')
+_WG_LOAD = re.compile(r'spirv\.Load "Workgroup" (%\w+)')
+_DEF = re.compile(r"(%\w+) = spirv\.([\w.]+) (.*?)(?: : [^:]*)?$")
+_LOOP_IV = re.compile(r"\^bb\d+\((%\w+): i32\)")
+_COMMUTES = ("IAdd", "IMul", "BitwiseOr", "BitwiseAnd")
+
+
+def _index(name: str, defs: dict, depth: int = 0) -> str:
+    """`name` as an expression of the thread's local id (`lid0`..), loop counters (`iv`, all alike: loops of one
+    dispatch's copies run alike) and constants, as far as integer arithmetic goes; other values by their own name."""
+    d = defs.get(name)
+    if d is None or depth > 32:
+        return name
+    op, args = d
+    if op == "iv":
+        return "iv"
+    if op == "Constant":
+        return args.split()[0]
+    if op == "CompositeExtract" and (m := re.match(r"(%\w+)\[(\d+)", args)) and "LocalInvocationId" in str(
+            defs.get(m[1], ("", ""))[1]):
+        return f"lid{m[2]}"
+    if op in ("AccessChain", "IAdd", "ISub", "IMul", "SDiv", "UDiv", "SMod", "UMod", "ShiftLeftLogical",
+              "ShiftRightLogical", "BitwiseAnd", "BitwiseOr"):
+        parts = [_index(a, defs, depth + 1) for a in re.findall(r"%\w+", args)]
+        return f"{op}({','.join(sorted(parts) if op in _COMMUTES else parts)})"
+    if op == "Load" and "Input" in args:
+        return args
+    return name
+
+
+def reads_other_threads_unsynced(spirv: str) -> bool:
+    """Whether one dispatch's SPIR-V (MLIR text) loads workgroup memory at an element other than those it stored
+    since the last `spirv.ControlBarrier` (compared as expressions of the thread's id and loop counters): a value
+    another thread of the workgroup may not have written yet, a race. IREE 3.13 left the barrier out in dispatches
+    that keep an intermediate there: a widening convert cloned beside a transpose, a reduction beside the consumer
+    broadcasting it."""
+    defs: dict = {}
+    stored: set[str] = set()
+    for line in spirv.splitlines():
+        for iv in _LOOP_IV.findall(line):
+            defs[iv] = ("iv", "")
+        if m := _DEF.search(line.strip()):
+            defs[m[1]] = (m[2].removeprefix("spirv."), m[3])
+        if "spirv.ControlBarrier" in line:
+            stored.clear()
+        elif m := _WG_STORE.search(line):
+            stored.add(_index(m[1], defs))
+        elif (m := _WG_LOAD.search(line)) and stored and _index(m[1], defs) not in stored:
+            return True
+    return False
+
+
+def racing_dispatches(folder: str) -> list[str]:
+    """The dispatches in `folder` (IREE's `INTERMEDIATES` dump) for which `reads_other_threads_unsynced` holds."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.spirv.mlir"))):
+        with open(path) as f:
+            if reads_other_threads_unsynced(f.read()):
+                name = os.path.basename(path)[:-len(".spirv.mlir")]
+                found.append(name[name.rfind("main_dispatch_"):])
+    return found

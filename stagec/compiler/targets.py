@@ -87,9 +87,10 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "long-contractions", "long-reductions-in-rows", "outer-product-operands-apart",
                               "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
                               "signed-remainders-of-min", "signed-zeros-of-max-min",
-                              "clz64-in-halves", "complex-constants-apart", "bound-bindings", "isolate-reductions",
-                              "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float",
-                              "unsigned-product-operands-apart", "sorts-apart", "sort-results-kept"))),
+                              "clz64-in-halves", "popcnt64-in-halves", "complex-constants-apart", "bound-bindings",
+                              "isolate-reductions", "bf16-in-f32-apart", "nan-guards", "round-to-bf16", "unsigned-to-float",
+                              "unsigned-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
+                              "sort-results-kept", "widening-converts-apart"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
     Target("cuda", "cuda", "--iree-cuda-target=",
