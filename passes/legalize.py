@@ -1041,11 +1041,8 @@ def reduction_results_apart(module: ir.Module) -> int:
     (`retries.RETRIES`), where IREE 3.13's SPIR-V kept a reduction's result in workgroup memory beside the consumer
     that broadcasts it and read it from other threads with no barrier between (the gradient of a max pool of 2 x 2
     windows: the first maximum's index a reduction, compared with every element of its window). How many reductions."""
-    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce" or (
+    return _results_apart(module, lambda op: op.name == "stablehlo.reduce" or (
         op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"])))
-    for op in found:
-        _behind_barrier(op)
-    return len(found)
 
 
 def _widening(op) -> bool:
@@ -1071,10 +1068,7 @@ def widening_converts_apart(module: ir.Module) -> int:
     between (a race: `partition` and `argpartition` of a float32 column under `enable_x64`, whose float64 keys, the
     transpose of the column, are copied twice by `sorts-apart`, gave zeros and stale values on lavapipe). Through a
     barrier the convert is a dispatch of its own. How many converts."""
-    found = _ops_where(module, lambda op: _widening(op) and sum(1 for _ in op.results[0].uses) >= 2)
-    for op in found:
-        _behind_barrier(op)
-    return len(found)
+    return _results_apart(module, lambda op: _widening(op) and sum(1 for _ in op.results[0].uses) >= 2)
 
 
 def reduce_window_inits_apart(module: ir.Module) -> int:
@@ -1152,6 +1146,14 @@ def _behind_barrier(op) -> None:
         r.replace_all_uses_except(b, bar)
 
 
+def _results_apart(module: ir.Module, keep) -> int:
+    """The results of each op for which `keep(op)` holds read through a barrier (`_behind_barrier`). How many ops."""
+    found = _ops_where(module, keep)
+    for op in found:
+        _behind_barrier(op)
+    return len(found)
+
+
 def sort_results_kept(module: ir.Module) -> int:
     """Each `sort` with a result nobody reads passes all its results through one `optimization_barrier`.
 
@@ -1159,11 +1161,8 @@ def sort_results_kept(module: ir.Module) -> int:
     distribution the SPIR-V pipeline crashes on (segfault in GPUDistributeSharedMemoryCopy): a quantile and a nanmedian
     in one module; CUDA "failed to bufferize" it (`sort` of 64+ floats: its comparator reads the unread index
     operand). Every result written, each operand is sorted in a buffer of its own. The count rewritten."""
-    found = _ops_where(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
-                       and any(next(iter(r.uses), None) is None for r in op.results))
-    for op in found:
-        _behind_barrier(op)
-    return len(found)
+    return _results_apart(module, lambda op: op.name == "stablehlo.sort" and len(op.results) > 1
+                          and any(next(iter(r.uses), None) is None for r in op.results))
 
 
 def _complex_folded(block) -> None:
@@ -1248,12 +1247,9 @@ def complex_constants_apart(module: ir.Module) -> int:
     IREE 3.13 copies a constant into each dispatch that reads it, and SPIR-V has no complex constant ("failed to
     legalize operation 'arith.constant'": a DFT matrix of fft). (A splat, a fill there, compiles; the bindings cannot
     read a complex attribute to tell one.) The count rewritten."""
-    found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
-                       and isinstance(_element(op.results[0].type), ir.ComplexType)
-                       and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
-    for op in found:
-        _behind_barrier(op)
-    return len(found)
+    return _results_apart(module, lambda op: op.name == "stablehlo.constant"
+                          and isinstance(_element(op.results[0].type), ir.ComplexType)
+                          and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
 
 
 def complex_division_constants_apart(module: ir.Module) -> int:
