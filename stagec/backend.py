@@ -497,8 +497,8 @@ class Executable:
         self.total = elements + macs // MACS_PER_ELEMENT  # the module's work in all
         self.work = self.total if work is None else work  # its largest dispatch's
         self.driver = driver or backend.driver_for(self.work, "blas" in kinds)
-        if self.work >= HEAP_WORK and backend.name == "cpu":
-            _keep_heap(config.cpu_heap_keep_mb)
+        if self.work >= HEAP_WORK and backend.name == "cpu" and _keep_heap(config.cpu_heap_keep_mb):
+            backend.renew_worker()  # (its thread's heap is then the main one)
         inst, _, hal_module = backend.hal(self.driver)
         self._bind = backend.bind
         if self._bind is not None:
@@ -751,16 +751,19 @@ HEAP_WORK = 1 << 20  # the least work (`Executable.work`) of a CPU module that s
 _heap_kept = False
 
 
-def _keep_heap(mb: int) -> None:
+def _keep_heap(mb: int) -> bool:
     """Has glibc's malloc serve large blocks from its heap and keep up to `mb` MiB freed at its top, once per process,
     when the first CPU module of `HEAP_WORK` or more loads (a process of small modules keeps glibc's defaults; a
     no-op where `mb` is 0 or the C library is not glibc). IREE 3.13's CPU drivers calloc a module's transient
     slab on every call, outside the device allocator (`_buffer_cache_spec` never sees it); glibc mmaps any block
     over 32 MiB afresh and unmaps it when freed, so each call faulted in the whole slab again: a 128-4096-4096-10
-    Adam step, 192.5 MiB of transients, spent 49,000 page faults and ~75% of its time there (docs/runtime.md)."""
+    Adam step, 192.5 MiB of transients, spent 49,000 page faults and ~75% of its time there (docs/runtime.md).
+    Only glibc's main heap (arena) can: another thread's arena maps any block over 64 MiB afresh, whatever the
+    settings, so threads started from then on share the main arena (`M_ARENA_MAX` 1) and the backend's worker
+    thread is renewed (`Dispatcher.renew_worker`). True where it set them now."""
     global _heap_kept
     if _heap_kept or mb <= 0:
-        return
+        return False
     _heap_kept = True
     import ctypes
     try:
@@ -768,8 +771,10 @@ def _keep_heap(mb: int) -> None:
         libc.gnu_get_libc_version  # (glibc only: musl's and macOS's mallopt differ or are absent)
         libc.mallopt(-1, ctypes.c_int(min(mb, 2047) << 20))  # M_TRIM_THRESHOLD: free top kept up to `mb`
         libc.mallopt(-4, ctypes.c_int(0))  # M_MMAP_MAX: no block is mmap'd (sbrk fails over to mmap)
+        libc.mallopt(-8, ctypes.c_int(1))  # M_ARENA_MAX: threads started from now on share the main arena
     except (OSError, AttributeError):
-        pass
+        return False
+    return True
 
 
 _backends: dict[str, Backend] = {}

@@ -56,10 +56,7 @@ class Dispatcher:
         if self._worker is None:
             with self._lock:
                 if self._worker is None:
-                    t = threading.Thread(target=self._work, name=f"stagec-{self.name}", daemon=True)
-                    t.start()
-                    self._worker_id = t.ident
-                    self._worker = t
+                    self._start_worker()
                     atexit.register(self._drain)
         at_once = self.waits_at_once
         if at_once and exe is not None and not exe.host_calls and self._claim_now(job):
@@ -81,6 +78,19 @@ class Dispatcher:
             time.sleep(0)
         job.due = time.perf_counter() + WAIT_AT_ONCE_SECONDS
         return job
+
+    def _start_worker(self) -> None:
+        t = threading.Thread(target=self._work, name=f"stagec-{self.name}", daemon=True)
+        t.start()  # (returns once the thread runs: its first allocations are made)
+        self._worker_id, self._worker = t.ident, t
+
+    def renew_worker(self) -> None:
+        """Have the worker hand the calls queued after this one to a fresh thread. glibc gives a thread its heap
+        (arena) at its first allocation; `backend._keep_heap` limits new threads to the main one, the only one
+        that serves a large block from memory kept after a call (another maps it afresh, and every call faults it
+        in again)."""
+        if self._worker is not None:
+            self._queue.put(_RENEW)
 
     def _enqueue(self, job: Job | None) -> None:
         with self._claim_lock:
@@ -132,6 +142,12 @@ class Dispatcher:
             self._idle = False
             if job is None:
                 return
+            if job is _RENEW:
+                try:
+                    self._start_worker()  # (while this one holds its arena: the new one cannot take it)
+                    return
+                except RuntimeError:  # (interpreter shutdown: no new threads; this one goes on)
+                    continue
             if self.claim(job):  # (else a waiting caller ran it)
                 self.run_claimed(job)
 
@@ -139,6 +155,8 @@ class Dispatcher:
         """On the worker thread (inside a host callback), run queued calls until `job` is done."""
         while not job.done:
             nxt = self._queue.get()
+            if nxt is _RENEW:  # (busy in a callback: this thread stays the worker)
+                continue
             if nxt is None:
                 raise RuntimeError(f"stagec backend {self.name!r}: worker stopped before {job.exe.name} ran")
             if self.claim(nxt):
@@ -167,6 +185,9 @@ class Dispatcher:
             self._enqueue(done)
             self._enqueue(None)
             done._lock.acquire(timeout=60)
+
+
+_RENEW = object()  # queued by `renew_worker`
 
 
 class PendingArguments(Exception):
