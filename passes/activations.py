@@ -8,7 +8,9 @@ result of that dispatch; with data tiling its CPU codegen unpacks each further r
 tiling (64-256-256-10 b1024 gelu: 6 results). Rewritten: the matmul returns `z` (a barrier), the activation is an
 elementwise dispatch of its own returning what the next matmul reads, and the backward pass reads `z` and the
 gradient through one two-operand barrier (a value CSE cannot merge with the forward's, so the recomputation stays)
-and recomputes the pieces from them. The same values, op for op: exact. Activations whose backward pass reads one
+and recomputes the pieces from them; where the gradient it reads is an elementwise function of one value that later
+ops read too (`-dh` and `dh`), that value goes through the barrier and the function is recomputed after it (else
+the product making `dh` returns both: 64-256-256-10 b1024 gelu MSE). The same values, op for op: exact. Activations whose backward pass reads one
 piece (relu after `compare-clamped`, tanh's `h`) are left alone, as are matmuls under `updates`' size thresholds.
 """
 from __future__ import annotations
@@ -111,6 +113,15 @@ class RecomputeActivations(Pass):
                  and o != z]
         if grad is None or any(at[producer(o).operation] >= at[first] for o in outer):
             return False  # (a value the copies read is defined after the first reader)
+        # The gradient as an elementwise function of one value (`-dh`) that later ops read too (`dh`): that value
+        # goes through the barrier and the function is recomputed after it (else the matmul making `dh` returns both)
+        root, chain = grad, []
+        while (p := producer(root)) is not None and _elementwise(p, list(tensor_type(root).shape)) \
+                and len(nonfree := [o for o in p.operands if not _free(o)]) == 1:
+            root, chain = nonfree[0], [p, *chain]
+        later = lambda u: at.get(u.owner.operation, -1) >= at[first]
+        if chain and not all(later(u) or u.owner.operation in {c.operation for c in chain} for u in root.uses):
+            root, chain = grad, []
         with zdef.location:
             # the matmul's dispatch returns z: a barrier after it, read by the forward and the backward pass
             with ir.InsertionPoint(ops[at[zdef.operation] + 1]):
@@ -119,8 +130,18 @@ class RecomputeActivations(Pass):
             zb.owner.operands[0] = z
             # the backward pass reads (z, gradient) through one barrier and recomputes the cone from them
             with ir.InsertionPoint(first):
-                pair = ir.Operation.create("stablehlo.optimization_barrier", results=[zb.type, grad.type],
-                                           operands=[zb, grad])
+                late = [u for v in {root, grad} for u in v.uses if later(u)]
+                pair = ir.Operation.create("stablehlo.optimization_barrier", results=[zb.type, root.type],
+                                           operands=[zb, root])
+                g = {root: pair.results[1]}
+                for c in chain:
+                    new = c.clone(ip=ir.InsertionPoint(first))
+                    for i, o in enumerate(c.operands):
+                        if o in g:
+                            new.operands[i] = g[o]
+                    g[c.results[0]] = new.results[0]
+                for u in late:
+                    u.owner.operands[u.operand_number] = g[u.owner.operands[u.operand_number]]
                 copy = {zb: pair.results[0]}
                 for c in cone:
                     new = c.clone(ip=ir.InsertionPoint(first))
@@ -132,11 +153,9 @@ class RecomputeActivations(Pass):
             for i, o in enumerate(r.operands):
                 if o in copy:
                     r.operands[i] = copy[o]
-                elif o == grad:
-                    r.operands[i] = pair.results[1]
-        # the forward's ops nothing reads now, and the copies nothing reads
-        for c in [*reversed(cone), *reversed([producer(v) for v in copy.values() if producer(v) is not None
-                                               and producer(v).name != "stablehlo.optimization_barrier"])]:
+        # the forward's ops nothing reads now, the gradient's chain, and the copies nothing reads
+        for c in [*reversed(cone), *reversed(chain), *reversed([producer(v) for v in copy.values() if producer(v)
+                                                                 is not None and producer(v).name != "stablehlo.optimization_barrier"])]:
             if not any(True for _ in c.results[0].uses):
                 c.operation.erase()
         return True

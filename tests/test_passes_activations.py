@@ -109,6 +109,17 @@ def test_gelu_step_compiles_data_tiled(monkeypatch):
     _check(_step("gelu")(*args), _oracle("gelu", *args))  # (the default flags: a 1 MiB limit)
 
 
+def test_gelu_step_of_a_large_batch_compiles_data_tiled():
+    # 1024 rows: the backward pass reads `dh = d @ w2.T` twice, once negated (in gelu's derivative) and once as it is;
+    # the negation went through the barrier, so the product's dispatch returned `dh` and `-dh`: "large vector sizes",
+    # and the whole step compiled without data tiling. `dh` goes through the barrier now, its negation after it.
+    args = _args(1024, 64, 256)
+    low = _step("gelu").lower(*args)
+    assert _rewrites(low, "recompute-activations") == 1
+    assert low.compile().variant == []
+    _check(_step("gelu")(*args), _oracle("gelu", *args))
+
+
 def test_relu_step_compiles_within_the_stack_limit(monkeypatch):
     # 640 rows (past `batchsums.MAX_ROWS`): without the pass the first layer's dz is summed and packed in one dispatch
     # that keeps 80 KiB on the stack, over the CPU target's 64 KiB: the compile is retried with a 1 MiB limit (the
