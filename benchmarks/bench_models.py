@@ -52,9 +52,15 @@ COMMON = textwrap.dedent("""
 
     def per_call(step, state, seconds=0.3):
         # seconds per call of `state = step(state)`: the median over batches of ~2 ms of calls (at least 5), each
-        # timed to its last result; on a loaded machine a preemption spoils a batch, not the median
-        for _ in range(3):
+        # timed to its last result; on a loaded machine a preemption spoils a batch, not the median. Warmed up for
+        # 0.6 s first (at least 3 calls), as a training loop is after its first steps: stagec's driver takes a second
+        # core only after two 100 ms windows with the cores spare, the last compile's CPU counting as another
+        # program's (docs/runtime.md); with 0.3 s the 64-256-256-10 b1024 gelu row was timed on one core.
+        t0 = time.perf_counter()
+        for k in range(10 ** 6):
             state = ready(step(state))
+            if k >= 2 and time.perf_counter() - t0 > 0.6:
+                break
         t0 = time.perf_counter(); state = ready(step(state)); one = max(time.perf_counter() - t0, 1e-7)
         n = max(1, int(2e-3 / one))
         ts = []
