@@ -134,6 +134,7 @@ class Dispatcher:
                 self._running -= 1
 
     def _work(self) -> None:
+        self._worker_id = threading.get_ident()  # (before its first call: a host callback's calls run on it)
         block_sigint()  # (a Ctrl-C is the main thread's)
         q = self._queue
         while True:
