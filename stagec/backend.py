@@ -308,6 +308,16 @@ SPINNING_WAITS = Quirk(LAVAPIPE, "IREE 3.13.0, Mesa 22.3.6",
                        "tests/test_vulkan_idle.py::test_an_idle_lavapipe_device_keeps_at_most_one_core_busy")
 
 
+# IREE 3.13's local-task driver keeps memory a call allocated, in some modules whose results are fed back as the
+# next call's arguments (a training loop's state): 784-1024-1024-10 b32 Adam kept ~21 MiB of mapped blocks a call
+# (7 MiB resident), IREE alone too (benchmarks/leak_local_task.py); local-sync keeps none. A module run there looks at
+# the process's resident memory every `LEAK_EVERY` calls; after `LEAK_WINDOWS` looks in a row each `LEAK_MB` MiB a
+# call higher, its calls go to local-sync, with a RuntimeWarning (the same bits: `_leaking`).
+LOCAL_TASK_LEAK = Quirk("local-task", "IREE 3.13.0",
+                        "tests/test_heap.py::test_a_module_that_keeps_memory_on_local_task_moves_to_local_sync")
+LEAK_EVERY, LEAK_WINDOWS, LEAK_MB = 32, 3, 1
+
+
 class _CudaContext:
     """IREE's CUDA device makes its (primary) context current on the thread that creates it only; a call, upload,
     read or load on another thread (the backend's worker, a host callback, a user's thread) then fails with
@@ -524,6 +534,8 @@ class Executable:
                 self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * _dispatches(vmfb)):
             t_inst, t_dev, t_hal = backend.hal("local-task")
             self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
+        # [local-task calls, resident bytes at the last look, looks in a row that grew] (`LOCAL_TASK_LEAK`)
+        self._leak = [0, 0, 0] if self._fenced and not host and (self.driver == "local-task" or self._spare) else None
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)
         self._n_out = len(out_avals)
         self._unchecked = True  # until a call's results match `out_avals` (`_check`)
@@ -592,6 +604,10 @@ class Executable:
             name, exc = failure
             raise CallbackError(f"host callback {name!r} called from {self.name} raised {type(exc).__name__}: "
                                 f"{exc}") from exc
+        if self._leak is not None and (spared or self.driver == "local-task"):
+            self._leak[0] += 1
+            if self._leak[0] % LEAK_EVERY == 0:
+                self._look_for_leak()
         if self._unchecked:
             self._check(rets)
         if self._n_out == 1:
@@ -603,6 +619,23 @@ class Executable:
         if self._small_outs:  # (the list keeps its results alive until the next call: small ones only)
             self._rets.append(rets)
         return outs
+
+    def _look_for_leak(self) -> None:
+        """`LOCAL_TASK_LEAK`: move this module's calls to local-sync once the process's resident memory grew by
+        `LEAK_MB` MiB a call or more over `LEAK_WINDOWS` windows of `LEAK_EVERY` local-task calls in a row."""
+        leak, rss = self._leak, _resident()
+        grew, leak[1] = rss - leak[1], rss
+        leak[2] = leak[2] + 1 if leak[0] > LEAK_EVERY and grew >= LEAK_EVERY * LEAK_MB << 20 else 0
+        if leak[2] < LEAK_WINDOWS:
+            return
+        if self.driver == "local-task":
+            inst, dev, hal = self.backend.hal("local-sync")
+            self.context = _rt().VmContext(inst, modules=[hal, self.module])
+            self._invoke, self._device, self.driver = self.context.invoke, dev, "local-sync"
+        self._spare = self._leak = None
+        warnings.warn(f"module {self.name}: IREE 3.13's local-task driver kept {grew / LEAK_EVERY / 2**20:.0f} MiB a "
+                      f"call over its last {LEAK_EVERY * LEAK_WINDOWS} calls (a known leak of that driver): its calls "
+                      f"now run on local-sync, on one thread (the same results)", RuntimeWarning, stacklevel=2)
 
     def _check(self, rets) -> None:
         """Raise unless the results are what `out_avals` declares: a module whose metadata lies (or a wrong module)
@@ -632,6 +665,18 @@ def _dispatches(vmfb) -> int:
     """How many dispatch functions a CPU module's flatbuffer holds (their names as written; one may run several times
     a call: a lower bound of its dispatches a call)."""
     return max(1, len({m.groups() for m in _DISPATCH.finditer(vmfb)}))
+
+
+def _resident() -> int:
+    """The process's resident memory in bytes (0 where /proc cannot be read)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def _fence_at(sem, value: int):
