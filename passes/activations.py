@@ -77,6 +77,18 @@ def _pieces(z: ir.Value, kept: list) -> int:
     return sum(any(u.owner.operation not in inside for u in v.uses) for v in [z, *(c.results[0] for c in kept)])
 
 
+def _copies(ops: list, copy: dict, before) -> dict:
+    """Clones of `ops` before the op `before`, reading `copy[v]` for each operand v in `copy`; `copy` gains each
+    clone's result under its original's."""
+    for c in ops:
+        new = c.clone(ip=ir.InsertionPoint(before))
+        for i, o in enumerate(c.operands):
+            if o in copy:
+                new.operands[i] = copy[o]
+        copy[c.results[0]] = new.results[0]
+    return copy
+
+
 class RecomputeActivations(Pass):
     name = "recompute-activations"
     kind, workaround = "workaround", Workaround("3.13", "tests/test_passes_activations.py::"
@@ -133,22 +145,10 @@ class RecomputeActivations(Pass):
                 late = [u for v in {root, grad} for u in v.uses if later(u)]
                 pair = ir.Operation.create("stablehlo.optimization_barrier", results=[zb.type, root.type],
                                            operands=[zb, root])
-                g = {root: pair.results[1]}
-                for c in chain:
-                    new = c.clone(ip=ir.InsertionPoint(first))
-                    for i, o in enumerate(c.operands):
-                        if o in g:
-                            new.operands[i] = g[o]
-                    g[c.results[0]] = new.results[0]
+                g = _copies(chain, {root: pair.results[1]}, first)
                 for u in late:
                     u.owner.operands[u.operand_number] = g[u.owner.operands[u.operand_number]]
-                copy = {zb: pair.results[0]}
-                for c in cone:
-                    new = c.clone(ip=ir.InsertionPoint(first))
-                    for i, o in enumerate(c.operands):
-                        if o in copy:
-                            new.operands[i] = copy[o]
-                    copy[c.results[0]] = new.results[0]
+                copy = _copies(cone, {zb: pair.results[0]}, first)
         for r in readers:
             for i, o in enumerate(r.operands):
                 if o in copy:
