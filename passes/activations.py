@@ -127,8 +127,8 @@ class RecomputeActivations(Pass):
             return False  # (a value the copies read is defined after the first reader)
         # The gradient as an elementwise function of one value (`-dh`) that later ops read too (`dh`): that value
         # goes through the barrier and the function is recomputed after it (else the matmul making `dh` returns both)
-        root, chain = grad, []
-        while (p := producer(root)) is not None and _elementwise(p, list(tensor_type(root).shape)) \
+        root, chain, shape = grad, [], list(tensor_type(grad).shape)
+        while (p := producer(root)) is not None and _elementwise(p, shape) \
                 and len(nonfree := [o for o in p.operands if not _free(o)]) == 1:
             root, chain = nonfree[0], [p, *chain]
         later = lambda u: at.get(u.owner.operation, -1) >= at[first]

@@ -312,7 +312,7 @@ SPINNING_WAITS = Quirk(LAVAPIPE, "IREE 3.13.0, Mesa 22.3.6",
 # next call's arguments (a training loop's state): 784-1024-1024-10 b32 Adam kept ~21 MiB of mapped blocks a call
 # (7 MiB resident), IREE alone too (benchmarks/leak_local_task.py); local-sync keeps none. A module run there looks at
 # the process's resident memory every `LEAK_EVERY` calls; after `LEAK_WINDOWS` looks in a row each `LEAK_MB` MiB a
-# call higher, its calls go to local-sync, with a RuntimeWarning (the same bits: `_leaking`).
+# call higher, its calls go to local-sync, with a RuntimeWarning (the same bits: `Executable._look_for_leak`).
 LOCAL_TASK_LEAK = Quirk("local-task", "IREE 3.13.0",
                         "tests/test_heap.py::test_a_module_that_keeps_memory_on_local_task_moves_to_local_sync")
 LEAK_EVERY, LEAK_WINDOWS, LEAK_MB = 32, 3, 1

@@ -81,8 +81,8 @@ class Dispatcher:
 
     def _start_worker(self) -> None:
         t = threading.Thread(target=self._work, name=f"stagec-{self.name}", daemon=True)
-        t.start()  # (returns once the thread runs: its first allocations are made)
-        self._worker_id, self._worker = t.ident, t
+        t.start()  # (returns once the thread runs: its first allocations are made; `_work` sets `_worker_id`)
+        self._worker = t
 
     def renew_worker(self) -> None:
         """Have the worker hand the calls queued after this one to a fresh thread. glibc gives a thread its heap

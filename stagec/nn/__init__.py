@@ -171,7 +171,7 @@ def _x_normal_cdf(x):
 def _max_shift(x, axis):
     """max over axis (kept), replaced by 0 where it is not finite (all -inf rows stay -inf, not NaN); held constant
     for differentiation, as JAX's: its derivatives cancel (1 - sum of the softmax), so through it they only add that
-    sum's rounding to the max's element (168 ulps over 1e5 float32 elements) and two reductions to a gradient."""
+    sum's rounding to the max's element and two reductions to a gradient (docs/log.md, 2026-11-28)."""
     m = snp.max(x, axis=axis, keepdims=True)
     return lax.stop_gradient(snp.where(snp.isfinite(m), m, lax.full_like(m, 0)))
 
