@@ -3,9 +3,11 @@
 A row of `bench_models.py --sweep` (an Adam step's state fed back as the next call's arguments) is called `--steps`
 times; the resident memory the last 100 calls added is printed. `--driver local-task` forces that driver (stagec
 picks it where a module's largest dispatch reaches `backend.TASK_WORK`), `--raw` runs the same final module through
-IREE's runtime alone (no stagec at call time): the leak is IREE's.
+IREE's runtime alone (no stagec at call time): the leak is IREE's. Through stagec, `backend.LOCAL_TASK_LEAK`'s guard
+moves a leaking module to local-sync after ~128 calls (the driver it ended on is printed); `--no-guard` keeps it.
 
-    python benchmarks/leak_local_task.py "784-1024-1024-10 b32 relu xent adam" [--driver local-task|local-sync] [--raw]
+    python benchmarks/leak_local_task.py "784-1024-1024-10 b32 relu xent adam" [--driver local-task|local-sync]
+                                         [--raw | --no-guard] [--steps 150]
 """
 from __future__ import annotations
 
@@ -29,10 +31,12 @@ def rss_mib() -> int:
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
 
 
-def through_stagec(row: str, driver: str, steps: int) -> int:
+def through_stagec(row: str, driver: str, steps: int, guard: bool = True) -> tuple[int, str]:
     from stagec import backend
     backend.TASK_WORK = 0 if driver == "local-task" else 1 << 62  # (every module on that driver)
     backend._spare_core = lambda: False
+    if not guard:
+        backend.LEAK_WINDOWS = 1 << 62
     f, args = step_and_args(row)
     a = stagec.tree_util.tree_map(stagec.device_put, args)
     j, s = stagec.jit(f), a
@@ -41,10 +45,10 @@ def through_stagec(row: str, driver: str, steps: int) -> int:
             r0 = rss_mib()
         s = [*j(*s), *a[4:]]
         stagec.block_until_ready(s)
-    return rss_mib() - r0
+    return rss_mib() - r0, next(iter(j._cache.values())).exe.driver
 
 
-def through_iree(row: str, driver: str, steps: int) -> int:
+def through_iree(row: str, driver: str, steps: int) -> tuple[int, str]:
     import iree.runtime as rt
     with tempfile.TemporaryDirectory() as d:  # (the module stagec compiles for the row, and its flags)
         subprocess.run([sys.executable, os.path.join(HERE, "profile_dispatches.py"), row, "--keep", d, "--calls", "1"],
@@ -72,7 +76,7 @@ def through_iree(row: str, driver: str, steps: int) -> int:
             args.push_ref(b)
         ctx.invoke(fn, args, rets)
         bvs = [rets.get_as_object(i, rt.HalBufferView) for i in range(n_out)] + bvs[n_out:]  # (the state fed back)
-    grew = rss_mib() - r0
+    grew = rss_mib() - r0, driver
     _KEPT.extend([inst, dev, mod, ctx, bvs])  # (IREE's objects freed at exit, not in any order here)
     return grew
 
@@ -85,10 +89,14 @@ def main() -> None:
     p.add_argument("row")
     p.add_argument("--driver", default="local-task", choices=["local-task", "local-sync"])
     p.add_argument("--raw", action="store_true", help="IREE's runtime alone")
+    p.add_argument("--no-guard", action="store_true", help="stagec: keep a leaking module on local-task")
     p.add_argument("--steps", type=int, default=150)
     a = p.parse_args()
-    grew = (through_iree if a.raw else through_stagec)(a.row, a.driver, max(a.steps, 101))
-    print(f"{a.row} on {a.driver}{' (IREE alone)' if a.raw else ''}: {grew} MiB more resident over the last 100 calls")
+    steps = max(a.steps, 101)
+    grew, ended = (through_iree(a.row, a.driver, steps) if a.raw
+                   else through_stagec(a.row, a.driver, steps, guard=not a.no_guard))
+    print(f"{a.row} on {a.driver}{' (IREE alone)' if a.raw else ''}: {grew} MiB more resident over the last 100 "
+          f"calls, ended on {ended}")
 
 
 if __name__ == "__main__":
