@@ -1,6 +1,7 @@
 """Modules compiled for local-task take fences and their caller polls instead of IREE's blocking wait
 (`compiler.driver.FENCED`, `backend._poll`; docs/runtime.md, "Waiting for local-task"): which modules, the same
 bits on either driver and as the blocking form of the same module, a float64 oracle. No timing."""
+import io
 import pathlib
 import threading
 import time
@@ -56,6 +57,53 @@ def test_a_module_for_local_task_is_fenced_and_gives_the_bits_of_the_blocking_fo
     np.testing.assert_allclose(outs[0], np.tanh(a.astype(np.float64) @ b) * 2 + 1, rtol=2e-5, atol=2e-5)
     # through the jit as users call it
     np.testing.assert_array_equal(np.asarray(stagec.jit(_f)(a, b)), outs[0])
+
+
+def test_barriers_are_dropped_outside_dispatches_only():
+    from iree.compiler import ir
+
+    from stagec.lowering import context
+    text = """util.func public @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = util.optimization_barrier %a : tensor<4xf32>
+      %1 = flow.dispatch.region -> (tensor<4xf32>) {
+        %2 = util.optimization_barrier %0 : tensor<4xf32>
+        flow.return %2 : tensor<4xf32>
+      }
+      util.return %1 : tensor<4xf32>
+    }"""
+    with context():
+        out = io.BytesIO()
+        ir.Module.parse(text).operation.write_bytecode(out)
+    with context():
+        kept = str(ir.Module.parse(driver.drop_barriers(out.getvalue())))
+    assert kept.count("util.optimization_barrier") == 1
+    assert "flow.dispatch.region -> (tensor<4xf32>) {\n      %1 = util.optimization_barrier %arg0" in kept
+
+
+def test_a_module_with_fusion_barriers_is_compiled_without_them_with_the_same_bits(monkeypatch):
+    """`targets.BARRIERS_DROPPED`: IREE forms the dispatches with the barriers, the rest of the compile runs
+    without them (no wait mid-call on local-task); the dispatches, and so the bits, are those of a module IREE
+    compiled keeping them."""
+    a, b = r(512, 512), r(512, 512) / 16
+    lowered = stagec.jit(lambda a, b: snp.tanh(stagec.lax.optimization_barrier(a @ b)) * 2.0 + 1.0).lower(a, b)
+    compiled = lowered.compile()
+    art, flags, text = compiled.artifact, compiled.flags, lowered.as_text("final")
+    assert "optimization_barrier" in text and driver.FENCED in flags
+    cpu = backend.get_backend("cpu")
+    runs, compile_str = [], driver.processes.compile_str
+    monkeypatch.setattr(driver.processes, "compile_str",
+                        lambda mlir, target, args: runs.append([f for f in args if "compile-" in f])
+                        or compile_str(mlir, target, args))
+    dropped = cpu.compile(text, art.name, flags)
+    assert runs == [["--compile-to=dispatch-creation"], ["--compile-from=dispatch-creation"]]
+    monkeypatch.setitem(driver.TARGETS, "cpu", driver.TARGETS["cpu"]._replace(barriers_dropped_after=None))
+    kept = cpu.compile(text, art.name, flags)
+    assert len(runs) == 3 and dropped != kept
+    outs = [_run(cpu.load(v, art.in_avals, art.out_avals, art.name, driver="local-task", work=art.work), cpu, [a, b],
+                 art.out_avals[0]) for v in (dropped, kept, art.vmfb)]
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
+    np.testing.assert_allclose(outs[0], np.tanh(a.astype(np.float64) @ b) * 2 + 1, rtol=2e-5, atol=2e-5)
 
 
 def test_a_module_below_spare_work_is_not_fenced():

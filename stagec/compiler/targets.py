@@ -43,14 +43,23 @@ class Pipeline(NamedTuple):
 
 class Target(NamedTuple):
     """A backend's name, its IREE target backend, the flag that picks an architecture, its default flags, its
-    pipeline, and the most buffers its runtime binds to one dispatch where a compile checks them (a module over it
-    fails at load)."""
+    pipeline, the most buffers its runtime binds to one dispatch where a compile checks them (a module over it
+    fails at load), and the IREE phase after which a module's fusion barriers are dropped (`BARRIERS_DROPPED`)."""
     backend: str
     iree: str
     arch_flag: str
     flags: tuple[str, ...]
     pipeline: Pipeline
     max_bindings: int | None = None
+    barriers_dropped_after: str | None = None
+
+
+# Our passes break IREE's fusion with `stablehlo.optimization_barrier`s. IREE 3.13 keeps each barrier to the end,
+# and its stream program waits on the host for the barrier's operand, mid-call: on local-task a drain of the
+# workers, and the transients crossing it were kept (`backend.LOCAL_TASK_LEAK`: 720 MiB a 100 calls of an Adam
+# step). Once IREE has formed its dispatches the barriers have done their work, so a target naming this phase is
+# compiled in two runs, the barriers dropped between them (`driver.drop_barriers`): the same dispatches, no wait.
+BARRIERS_DROPPED = "dispatch-creation"
 
 
 TARGETS: dict[str, Target] = {t.backend: t for t in (
@@ -72,7 +81,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "merge-commuted", "fuse-narrowing",
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "sorts-apart", "pool-gradients-unfused"),
-                    offloads=("blas-dots", "host-sorts"))),
+                    offloads=("blas-dots", "host-sorts")),
+           barriers_dropped_after=BARRIERS_DROPPED),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
     # Vulkan; not hoisting fixes it. IREE 3.13's memoized command buffer of transfers only (a concatenation or stack
