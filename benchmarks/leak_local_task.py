@@ -1,10 +1,12 @@
-"""Memory a training loop keeps on IREE's local-task driver (open: docs/log.md, 2026-11-28 nineteenth session).
+"""Memory a training loop keeps on IREE's local-task driver (docs/log.md, 2026-11-28 nineteenth and twentieth sessions).
 
 A row of `bench_models.py --sweep` (an Adam step's state fed back as the next call's arguments) is called `--steps`
 times; the resident memory the last 100 calls added is printed. `--driver local-task` forces that driver (stagec
 picks it where a module's largest dispatch reaches `backend.TASK_WORK`), `--raw` runs the same final module through
-IREE's runtime alone (no stagec at call time): the leak is IREE's. Through stagec, `backend.LOCAL_TASK_LEAK`'s guard
-moves a leaking module to local-sync after ~128 calls (the driver it ended on is printed); `--no-guard` keeps it.
+IREE's runtime alone (no stagec at call time), compiled in one run, its fusion barriers kept to the end: the leak is
+IREE's (~700 MiB / 100 calls). Through stagec the barriers end at dispatch formation (`targets.BARRIERS_DROPPED`) and
+the step keeps nothing; a module that leaks anyway is moved to local-sync by `backend.LOCAL_TASK_LEAK`'s guard after
+~128 calls (the driver it ended on is printed); `--no-guard` keeps it there.
 
     python benchmarks/leak_local_task.py "784-1024-1024-10 b32 relu xent adam" [--driver local-task|local-sync]
                                          [--raw | --no-guard] [--steps 150]
