@@ -82,10 +82,10 @@ def test_barriers_of_dispatch_results_are_dropped_the_others_kept():
         ops = list(m.body.operations[0].regions[0].blocks[0].operations)
         kept = [op for op in ops if op.name == "util.optimization_barrier"]
         # the argument's and the constant's stay, and the one inside the dispatch; the dispatch's result is returned
-        assert [op.operands[0].owner.name if isinstance(op.operands[0], ir.OpResult) else "argument"
+        assert [op.operands[0].owner.operation.name if isinstance(op.operands[0], ir.OpResult) else "argument"
                 for op in kept] == ["argument", "arith.constant"]
         assert ops[3].name == "flow.dispatch.region" and "util.optimization_barrier" in str(ops[3])
-        assert ops[-1].operands[0].owner.name == "flow.dispatch.region"
+        assert ops[-1].operands[0].owner.operation.name == "flow.dispatch.region"
 
 
 def test_a_module_with_fusion_barriers_is_compiled_without_them_with_the_same_bits(monkeypatch):

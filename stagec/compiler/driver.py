@@ -391,7 +391,7 @@ def drop_barriers(module: bytes) -> bytes:
         for f in m.body.operations:
             for block in (b for r in f.regions for b in r.blocks):
                 found += [op for op in block.operations if op.name == "util.optimization_barrier"
-                          and all(isinstance(v, ir.OpResult) and v.owner.name.startswith("flow.dispatch")
+                          and all(isinstance(v, ir.OpResult) and v.owner.operation.name.startswith("flow.dispatch")
                                   for v in op.operands)]
         for op in found:
             for r, v in zip(op.results, op.operands):
