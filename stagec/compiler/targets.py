@@ -57,8 +57,9 @@ class Target(NamedTuple):
 # Our passes break IREE's fusion with `stablehlo.optimization_barrier`s. IREE 3.13 keeps each barrier to the end,
 # and its stream program waits on the host for the barrier's operand, mid-call: on local-task a drain of the
 # workers, and the transients crossing it were kept (`backend.LOCAL_TASK_LEAK`: 720 MiB a 100 calls of an Adam
-# step). Once IREE has formed its dispatches the barriers have done their work, so a target naming this phase is
-# compiled in two runs, the barriers dropped between them (`driver.drop_barriers`): the same dispatches, no wait.
+# step). Once IREE has formed its dispatches the barriers have done their work, so for a target naming this phase a
+# module that may run on local-task is compiled in two runs, the barriers dropped between them
+# (`driver.drop_barriers`, `driver._iree`): the same dispatches, no wait.
 BARRIERS_DROPPED = "dispatch-creation"
 
 
