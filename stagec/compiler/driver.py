@@ -375,7 +375,7 @@ def _iree(mlir: str, t: Target, args: list) -> bytes:
     head = processes.compile_str(mlir, t.iree, [*args, f"--compile-to={at}", "--emit-mlir-bytecode"])
     try:
         return processes.compile_str(drop_barriers(head), t.iree, [*args, f"--compile-from={at}"])
-    except ic.CompilerToolError:  # (none seen in the suite; a module IREE compiles with its barriers is never lost)
+    except ic.CompilerToolError:  # (a module IREE compiles keeping its barriers is never lost to their dropping)
         return processes.compile_str(mlir, t.iree, args)
 
 
