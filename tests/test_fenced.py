@@ -104,7 +104,7 @@ def test_a_module_with_fusion_barriers_is_compiled_without_them_with_the_same_bi
                         or compile_str(mlir, target, args))
     dropped = cpu.compile(text, art.name, flags)
     assert runs == [["--compile-to=dispatch-creation"], ["--compile-from=dispatch-creation"]]
-    # a module whose second run fails (none seen) is compiled in one run, keeping its barriers
+    # a module whose second run fails is compiled in one run, keeping its barriers
     import iree.compiler as ic
 
     def late_failure(mlir, target, args):
@@ -121,6 +121,14 @@ def test_a_module_with_fusion_barriers_is_compiled_without_them_with_the_same_bi
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[0], outs[2])
     np.testing.assert_allclose(outs[0], np.tanh(a.astype(np.float64) @ b) * 2 + 1, rtol=2e-5, atol=2e-5)
+    # a module that runs on local-sync only (not fenced) keeps its barriers: one run
+    small = stagec.jit(lambda a, b: snp.tanh(stagec.lax.optimization_barrier(a @ b)) * 3.0).lower(a[:64, :64], b[:64, :64])
+    monkeypatch.setattr(driver.processes, "compile_str", lambda mlir, target, args: runs.append(
+        [f for f in args if "compile-" in f]) or compile_str(mlir, target, args))
+    small_flags = small.compile().flags
+    assert driver.FENCED not in small_flags
+    cpu.compile(small.as_text("final"), "small", small_flags)
+    assert runs[-1] == []
 
 
 def test_a_module_below_spare_work_is_not_fenced():
