@@ -117,7 +117,10 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
         deadline = time.monotonic() + 60
         while not [q for q in _tagged(tag) if q != p.pid] and time.monotonic() < deadline:
             time.sleep(0.02)  # (until the compiler has started)
-        assert [q for q in _tagged(tag) if q != p.pid], "no compiler started"
+        if not [q for q in _tagged(tag) if q != p.pid]:  # (seen once in a loaded suite run, 2026-11-28: say why)
+            p.kill()
+            out, err = p.communicate()
+            pytest.fail(f"no compiler started in 60 s (round {i}; script rc {p.returncode}): {out[-500:]} {err[-2000:]}")
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=30)
         err = p.stderr.read()
