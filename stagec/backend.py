@@ -152,13 +152,15 @@ class Backend(Dispatcher):
             return "local-task"
         return self.name
 
-    def spares(self, work: int, calls_blas: bool = False, streams: bool = False) -> bool:
+    def spares(self, work: int, calls_blas: bool = False, streams: bool = False, dispatches: int = 2) -> bool:
         """Whether a module of this `work` run on local-sync (`driver_for`) takes local-task for a call while a core
-        is spare (`_spare_core`): its work is at least `SPARE_WORK`, it calls no BLAS, it does not `stream` (fewer
-        multiply-adds than the elements it takes and returns, its work in all under `SPARE_WORK_EACH` a dispatch: a
-        batch of one's training step, matrix-vector products and updates among short dispatches that each cost a
-        hand-over to the workers; docs/runtime.md), and there are cores to share."""
-        return (self.name == "cpu" and driver.SPARE_WORK <= work < TASK_WORK and not calls_blas and not streams
+        is spare (`_spare_core`): its work is at least `SPARE_WORK` (`SPARE_ALONE` for one dispatch a call:
+        `dispatches`), it calls no BLAS, it does not `stream` (fewer multiply-adds than the elements it
+        takes and returns, its work in all under `SPARE_WORK_EACH` a dispatch: a batch of one's training step,
+        matrix-vector products and updates among short dispatches that each cost a hand-over to the workers;
+        docs/runtime.md), and there are cores to share."""
+        least = driver.SPARE_WORK if dispatches > 1 else driver.SPARE_ALONE
+        return (self.name == "cpu" and least <= work < TASK_WORK and not calls_blas and not streams
                 and (config.cpu_threads or _cores()) > 1)
 
     def hal(self, driver: str):
@@ -533,8 +535,10 @@ class Executable:
         # (invoke, device) on local-task, for the calls made while a core is spare (`Backend.spares`); the module
         # is shared, its state is the context's. Fenced only: IREE's blocking wait would spin (`_poll`).
         self._spare = None
+        n = _dispatches(vmfb) if self._fenced else 1
         if self._fenced and self.driver == "local-sync" and not host and backend.spares(
-                self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * _dispatches(vmfb)):
+                self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * n,
+                dispatches=n if macs == 0 else 2):  # (a product's function may run more than once: 3 layers in a row)
             t_inst, t_dev, t_hal = backend.hal("local-task")
             self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
         # [local-task calls, resident bytes at the last look, looks in a row that grew] (`LOCAL_TASK_LEAK`)

@@ -289,6 +289,33 @@ def test_a_million_element_kernel_runs_on_the_spare_cores_with_the_same_bits(mon
     np.testing.assert_array_max_ulp(outs[0], np.tanh(x.astype(np.float64)).astype(np.float32), maxulp=5)
 
 
+def test_one_kernel_takes_the_spare_cores_only_from_twice_the_work(monkeypatch):
+    """One dispatch of work in [SPARE_WORK, SPARE_ALONE) stays on the calling thread whether or not a core is spare
+    (1M float32 `deg2rad`, work 1.2M: 112 us inline, 180-236 us on two workers; docs/runtime.md, rule 4); two such
+    dispatches in one module take the spare cores. The same bits either way, float64 NumPy's to 1 ulp."""
+    monkeypatch.setattr(stagec.config, "_values", dict(stagec.config._values, cpu_threads=2))
+    x = np.random.default_rng(1).uniform(-1e3, 1e3, 1 << 20).astype(np.float32)
+    cpu = backend.get_backend("cpu")
+    exes = []
+    for f in (snp.deg2rad, lambda x: (snp.deg2rad(x), snp.sqrt(snp.abs(x)))):
+        compiled = stagec.jit(f).lower(x).compile()
+        art = compiled.artifact
+        assert driver.SPARE_WORK <= art.work < driver.SPARE_ALONE and driver.FENCED in compiled.flags
+        exes.append(cpu.load(art.vmfb, art.in_avals, art.out_avals, art.name, work=art.work))
+        assert exes[-1].driver == "local-sync" and backend._dispatches(art.vmfb) == len(exes)
+    one, two = exes
+    assert one._spare is None and two._spare is not None
+    assert not cpu.spares(one.work, dispatches=1) and cpu.spares(one.work, dispatches=2)
+    want = np.deg2rad(x.astype(np.float64)).astype(np.float32)
+    outs = []
+    for spare in (True, False):
+        monkeypatch.setattr(backend, "_spare_core", lambda spare=spare: spare)
+        outs += [_run(one, cpu, [x], one.out_avals[0]), _run(two, cpu, [x], two.out_avals[0])]
+    for out in outs:
+        np.testing.assert_array_max_ulp(out, want, maxulp=1)
+    np.testing.assert_array_equal(outs[1], outs[3])  # (the spared call's bits and the inline one's)
+
+
 def test_the_cores_are_the_processs_whichever_thread_asks():
     """A thread pinned to one core (`backend._confine` pins the threads a Vulkan device starts) still reads the
     process's cores, and so loads a module of `TASK_WORK` for local-task as the main thread does."""
