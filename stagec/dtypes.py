@@ -50,6 +50,16 @@ def default_complex() -> np.dtype:
     return complex128 if config.x64_enabled else complex64
 
 
+def to_inexact(dtype) -> np.dtype:
+    """The float an inexact function (`sin`, `/`, `mean`, ...) computes a bool or integer dtype in, as JAX's
+    `to_inexact_dtype`: float32 up to 32-bit integers, float64 for 64-bit ones (float32 without x64); an inexact
+    dtype stays."""
+    dtype = np.dtype(dtype)
+    if kind(dtype) in "fc":
+        return dtype
+    return canonicalize(float64 if dtype.itemsize == 8 else float32)
+
+
 def canonicalize(dtype, *, warn_from: str | None = None) -> np.dtype:
     """The dtype stagec really uses: 64-bit types narrow to 32-bit unless x64 is enabled.
 

@@ -393,3 +393,61 @@ def test_signbit_reads_the_sign_of_nan_and_zero():
     assert np.asarray(snp.signbit(np.float32(-0.0))) and np.asarray(snp.copysign(1.0, -2.0)) == -1.0  # (0-d, eager)
     with pytest.raises(ValueError, match="not well defined"):
         snp.signbit(np.array([1j], np.complex64))
+
+
+# ---------------------------------------------------------------- ldexp, float_power, linspace: JAX's dtypes
+
+_LDEXP_X1 = {"bool": np.array([True, False, True]), "int8": np.array([1, -3, 5], np.int8),
+             "float16": np.array([1.5, -0.25, 3.0], np.float16), "bfloat16": np.array([1.5, -0.25, 3.0], BF16),
+             "float32": np.array([1.5, -3e38, 1e-30], np.float32)}
+_LDEXP_X2 = {"int8": [0, -5, 7], "uint8": [0, 4, 200], "int16": [3, -300, 20], "uint16": [1, 0, 70],
+             "int32": [2, -126, 100], "uint32": [3, 4, 1 << 31]}
+
+
+def test_ldexp_of_every_integer_exponent_dtype_is_x1_times_a_power_of_two():
+    """x1 * 2**x2 against float64 NumPy, rounded once to the result's dtype (x1's float, as jax.numpy's), for every
+    integer exponent dtype. An unsigned exponent was clipped to [-lim, lim] as that dtype, where -lim wraps to a large
+    value: ldexp(True, uint32 3) gave inf, ldexp(1, uint8 0) 2**23 (a silent wrong answer, eager and jitted)."""
+    pairs = {(a, b): (x1, np.array(x2, b)) for a, x1 in _LDEXP_X1.items() for b, x2 in _LDEXP_X2.items()}
+    got = stagec.jit(lambda ps: {k: snp.ldexp(*v) for k, v in ps.items()})(pairs)
+    got[("eager", "uint8")] = snp.ldexp(np.array([1.0, 2.0], np.float32), np.array([0, 3], np.uint8))
+    pairs[("eager", "uint8")] = (np.array([1.0, 2.0], np.float32), np.array([0, 3], np.uint8))
+    for k, (x1, x2) in pairs.items():
+        dt = np.float32 if x1.dtype.kind in "biu" else x1.dtype
+        with np.errstate(over="ignore"):
+            want = (x1.astype(np.float64) * np.exp2(x2.astype(np.float64))).astype(dt)
+        if dt == BF16:  # (bfloat16 subnormals flush to zero on the CPU, as JAX's do there: ldexp(-0.25, -126) -0.0)
+            want = np.where(np.abs(want.astype(np.float64)) < float(stagec.numpy.finfo(BF16).tiny), want * 0, want)
+        assert got[k].dtype == dt, k
+        np.testing.assert_array_equal(np.asarray(got[k]).astype(np.float64), want.astype(np.float64), err_msg=str(k))
+
+
+def test_ldexp_takes_a_real_x1_and_an_integer_x2_as_jax_numpy():
+    for x1, x2 in ((np.ones(2, np.float32), 1.5), (np.ones(2, np.float32), np.ones(2, np.float32)),
+                   (np.ones(2, np.complex64), 2)):
+        with pytest.raises(ValueError, match="ldexp not supported for input types"):
+            snp.ldexp(x1, x2)
+
+
+# (dtypes stored from JAX 0.10.2: jnp.float_power(x1, x2).dtype, jnp.linspace(a, b, 3).dtype, x64 off)
+_FLOAT_POWER_DTYPES = [(np.float16, 2, np.float16), (BF16, np.int32, BF16), (np.int8, 2, np.float32),
+                       (np.float32, np.float32, np.float32), (np.complex64, 2, np.complex64)]
+
+
+@pytest.mark.parametrize("x1, x2, want", _FLOAT_POWER_DTYPES)
+def test_float_power_is_computed_in_jaxs_dtype(x1, x2, want):
+    a = (np.array([0.5, 1.5, 3.0]) + (0.5j if x1 is np.complex64 else 0)).astype(x1)
+    b = x2 if isinstance(x2, int) else np.array([2, 3, 1]).astype(x2)
+    got = snp.float_power(a, b)
+    assert got.dtype == want
+    ref = np.float_power(a.astype(np.complex128 if x1 is np.complex64 else np.float64), np.asarray(b, np.float64))
+    np.testing.assert_allclose(np.asarray(got).astype(ref.dtype), ref, rtol=float(stagec.numpy.finfo(want).eps) * 4)
+
+
+@pytest.mark.parametrize("dt", [np.float16, BF16, np.float32])
+def test_linspace_of_numpy_bounds_keeps_their_float_dtype(dt):
+    """jnp.linspace(np.float16(0), np.float16(1), 3) is float16 (JAX 0.10.2); NumPy bounds were read as Python
+    numbers (the default float), and bfloat16 ones raised in NumPy's finfo."""
+    got = snp.linspace(np.array(0.0, dt)[()], np.array(2.0, dt)[()], 5)
+    assert got.dtype == dt
+    np.testing.assert_array_equal(np.asarray(got, np.float64), [0.0, 0.5, 1.0, 1.5, 2.0])

@@ -93,9 +93,10 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     num = _static_int(num, "linspace")
     if num < 0:
         raise ValueError(f"linspace: num must be a non-negative integer, got {num}")
-    arrays = builtins.any(isinstance(v, (Array, TracerBase)) for v in (start, stop))
-    default = _dt.result_type(*((aval_of(v).dtype, aval_of(v).weak_type) for v in (start, stop)),
-                              (_dt.default_float(), True))[0] if arrays else _dt.default_float()
+    arrays = builtins.any(isinstance(v, (Array, TracerBase, np.ndarray, np.generic)) for v in (start, stop))
+    # (bounds of an inexact dtype keep it, integers take JAX's float for them: float16 bounds give float16)
+    default = _dt.to_inexact(_dt.result_type(*((aval_of(v).dtype, aval_of(v).weak_type) for v in (start, stop)))[0]
+                             ) if arrays else _dt.default_float()
     dt = _creation_dtype(dtype, default, "linspace")
     if _dt.kind(dt) == "c" or builtins.any(isinstance(v, complex) for v in (start, stop)):
         dt = dt if _dt.kind(dt) == "c" else _dt.default_complex()
@@ -128,7 +129,7 @@ def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
     out_shape = shape[:ax] + (num,) + shape[ax:]
     bdims = tuple(d for d in range(len(out_shape)) if d != ax)
     div = num - 1 if endpoint else num
-    real = np.dtype(np.finfo(step_dt).dtype)
+    real = np.dtype(_dt.finfo(step_dt).dtype)
     step = lax.div(lax.sub(stop, start), lax.full_like(stop, div)) if div > 0 else lax.full_like(stop, np.nan)
     if num == 0:
         return _full(out_shape, 0, dt), step

@@ -350,10 +350,9 @@ def heaviside(x1, x2):
 
 
 def float_power(x1, x2):
-    """x1 ** x2 in the widest float (complex: the widest complex, as NumPy's; a float cast dropped the imaginary part)."""
-    x1, x2 = _arr(x1), _arr(x2)
-    dt = _dt.canonicalize(np.complex128 if iscomplexobj(x1) or iscomplexobj(x2) else np.float64)
-    return snp.power(x1.astype(dt), x2.astype(dt))
+    """x1 ** x2 in the inexact type of both (as jax.numpy's: float16 stays float16; NumPy's float64 is wider), complex
+    if either is (a float cast dropped the imaginary part)."""
+    return snp.power(*_to_float("float_power", x1, x2))
 
 
 def fabs(x):
@@ -411,13 +410,15 @@ def lcm(x1, x2):
 
 
 def ldexp(x1, x2):
-    """x1 * 2**x2, exactly: 2**x2 applied as three powers of two that never over- or underflow where the result
-    does not (one exp2 made 3e38 * 2**-200 zero and 0 * 2**200 NaN)."""
-    x1 = _arr(x1)
+    """x1 * 2**x2, exactly, for a real `x1` and an integer `x2` (as jax.numpy's): 2**x2 applied as three powers of two
+    that never over- or underflow where the result does not (one exp2 made 3e38 * 2**-200 zero and 0 * 2**200 NaN)."""
+    x1, x2 = _arr(x1), _arr(x2)
+    if iscomplexobj(x1) or _dt.kind(x2.dtype) in "fc":
+        raise ValueError(f"ldexp not supported for input types {(x1.dtype, x2.dtype)}: x1 real, x2 integer")
     dt = snp.result_type(x1, 1.0)
-    fi = np.finfo(dt)
+    fi = snp.finfo(dt)
     lim = fi.maxexp - fi.minexp + fi.nmant + 2  # past it, the result is 0 or inf whatever x1 is
-    n = snp.clip(_arr(x2), -lim, lim).astype(dt)
+    n = snp.clip(x2.astype(dt), -lim, lim)  # (clipped as floats: an unsigned x2 took -lim as a huge value)
     a = snp.floor(n / 3)
     b = snp.floor((n - a) / 2)
     return x1.astype(dt) * snp.exp2(a) * snp.exp2(b) * snp.exp2(n - a - b)

@@ -16,7 +16,7 @@ __all__ = ["poly", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyd
 
 def _inexact(name: str, *xs):
     """Promoted to a common inexact dtype (integers to the default float), as JAX's `promote_dtypes_inexact`."""
-    return _to_float(name, *[snp.asarray(x) for x in xs])
+    return _to_float(name, *[x if isinstance(x, (int, float, complex)) else snp.asarray(x) for x in xs])  # (weak)
 
 
 def poly(seq_of_zeros):
