@@ -1257,6 +1257,9 @@ def complex_division_constants_apart(module: ir.Module) -> int:
     through an `optimization_barrier`: a buffer, not constants in the division's dispatch. There lavapipe folds
     x * 0.0 to 0.0 (Mesa's inexact fmul: SPIR-V asks for no IEEE infinities), which lost the NaN of 0 * inf that
     `mathlib-glsl`'s division takes Annex G's recovery on: 1 / (inf + 0j) was NaN - 0j, not 0, 1 / (0 - inf j) NaN.
+    On the CPU IREE 3.13 hoisted the real and imaginary parts of such a constant, as `mathlib-complex`'s float64
+    division reads them, into its initializer, and the division then read the real part as both (`x / b` for a
+    closed-over complex64 `b`: x / (re + re j), silently; root cause in IREE not found; docs/log.md, 2026-11-28).
     The count rewritten."""
     def constant(v) -> bool:
         op = producer(v)
