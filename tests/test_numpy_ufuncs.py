@@ -451,3 +451,23 @@ def test_linspace_of_numpy_bounds_keeps_their_float_dtype(dt):
     got = snp.linspace(np.array(0.0, dt)[()], np.array(2.0, dt)[()], 5)
     assert got.dtype == dt
     np.testing.assert_array_equal(np.asarray(got, np.float64), [0.0, 0.5, 1.0, 1.5, 2.0])
+
+
+_INEXACT_OF_INTS = ["true_divide", "hypot", "arctan2", "logaddexp", "logaddexp2", "copysign", "float_power"]
+
+
+@pytest.mark.parametrize("name", _INEXACT_OF_INTS)
+def test_a_python_int_keeps_its_value_beside_an_unsigned_array(name):
+    """`uint32_array / -3` is -1/3 (JAX's and NumPy's): the Python int was promoted to uint32 first (4294967293),
+    and the quotient was 2.3e-10, silently; likewise hypot, arctan2, logaddexp, copysign, float_power (and eager
+    logaddexp2 of a Python scalar raised a TypeError). Against float64 NumPy on the same values, eager and jitted."""
+    u32, u8 = np.array([1, 0, 3, 7], np.uint32), np.array([1, 2, 250], np.uint8)
+    f = getattr(snp, name)
+    for a, b in ((u32, -3), (-3, u32), (u8, -1)):
+        arr = a if isinstance(a, np.ndarray) else b
+        want = getattr(np, name)(*(x.astype(np.float64) if isinstance(x, np.ndarray) else float(x) for x in (a, b)))
+        eager = f(a, b)
+        jitted = stagec.jit(lambda v: f(v, b) if v is not None and isinstance(a, np.ndarray) else f(a, v))(arr)
+        for got in (eager, jitted):
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=3e-7, atol=0)

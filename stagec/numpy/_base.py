@@ -118,11 +118,13 @@ def _scalar_const(x, dtype, weak: bool):
 
 def _to_float(fname: str, *args):
     """Promote, then move integer/bool operands to the default float (as `jnp.exp(int)` does)."""
-    args = _promote(fname, *args)
-    av = aval_of(args[0])
-    if _dt.kind(av.dtype) in "biu":
-        args = [lax._convert_element_type(a, _dt.default_float(), av.weak_type) for a in args]
-    return args
+    out = _promote(fname, *args)
+    av = aval_of(out[0])
+    if _dt.kind(av.dtype) in "biu":  # (a Python int to the float itself: `uint32 / -3` is -1/3, as JAX's and
+        f = _dt.default_float()     # NumPy's, where promoting it to uint32 first made it 4294967293)
+        out = [_scalar_const(a, f, av.weak_type) if type(a) in _SCALARS else
+               lax._convert_element_type(o, f, av.weak_type) for a, o in zip(args, out)]
+    return out
 
 
 def broadcast_shapes(*shapes, fname: str = "broadcast_shapes") -> tuple:

@@ -365,7 +365,7 @@ def fabs(x):
 def logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2) as NumPy's: max + log1p(2^-|x1 - x2|) log2(e) (logaddexp(x ln 2, y ln 2) / ln 2 took the
     rounding of x ln 2: 22 float32 ulps). log2(e) a weak Python float: float16 stays float16."""
-    x1, x2 = _broadcast("logaddexp2", *_to_float("logaddexp2", x1, x2))
+    x1, x2 = map(_arr, _broadcast("logaddexp2", *_to_float("logaddexp2", x1, x2)))  # (a scalar's Const: an Array)
     d = x1 - x2
     out = snp.maximum(x1, x2) + snp.log1p(snp.exp2(-snp.abs(d))) * (1 / math.log(2))
     return snp.where(d != d, x1 + x2, out)  # (both inf of one sign: that inf; NaN: NaN)
