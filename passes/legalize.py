@@ -1246,7 +1246,10 @@ def complex_constants_apart(module: ir.Module) -> int:
 
     IREE 3.13 copies a constant into each dispatch that reads it, and SPIR-V has no complex constant ("failed to
     legalize operation 'arith.constant'": a DFT matrix of fft). (A splat, a fill there, compiles; the bindings cannot
-    read a complex attribute to tell one.) The count rewritten."""
+    read a complex attribute to tell one.) On the CPU (and CUDA, not checked there) IREE 3.13 hoisted the parts of
+    such a constant that `mathlib-complex`'s expansions read into its initializer, and they were read wrong: `x / b`
+    was x / (re + re j) for a closed-over complex64 `b`, `sin(b)` inf, `tanh(b)` and `arcsin(b)` off, silently (root
+    cause in IREE not found; docs/log.md, 2026-11-28). The count rewritten."""
     return _results_apart(module, lambda op: op.name == "stablehlo.constant"
                           and isinstance(_element(op.results[0].type), ir.ComplexType)
                           and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
@@ -1257,9 +1260,6 @@ def complex_division_constants_apart(module: ir.Module) -> int:
     through an `optimization_barrier`: a buffer, not constants in the division's dispatch. There lavapipe folds
     x * 0.0 to 0.0 (Mesa's inexact fmul: SPIR-V asks for no IEEE infinities), which lost the NaN of 0 * inf that
     `mathlib-glsl`'s division takes Annex G's recovery on: 1 / (inf + 0j) was NaN - 0j, not 0, 1 / (0 - inf j) NaN.
-    On the CPU IREE 3.13 hoisted the real and imaginary parts of such a constant, as `mathlib-complex`'s float64
-    division reads them, into its initializer, and the division then read the real part as both (`x / b` for a
-    closed-over complex64 `b`: x / (re + re j), silently; root cause in IREE not found; docs/log.md, 2026-11-28).
     The count rewritten."""
     def constant(v) -> bool:
         op = producer(v)

@@ -208,17 +208,19 @@ def test_division_recovery_is_taken_only_where_needed_and_keeps_the_bits():
         assert ok.all(), (backend, [(p, q, g, v) for p, q, g, v in zip(zz[:m][~ok], ww[:m][~ok], got[~ok], want[~ok])][:5])
 
 
-def test_division_by_a_closed_over_complex64_array_reads_its_imaginary_part():
-    """`x / b` with `b` a complex64 array closed over by `jit` (a constant of the module): IREE 3.13 hoisted b's parts
-    into its initializer and the division read the real part as both, x / (re + re j), a silent wrong answer
-    (`complex-division-constants-apart` now reads b through a barrier). Against NumPy's complex128; the eager
-    results too."""
+def test_functions_of_a_closed_over_complex64_array_read_its_parts_right():
+    """`x / b`, `sin(b)`, `tanh(b)`, `arcsin(b)` with `b` a complex64 array closed over by `jit` (a constant of the
+    module): IREE 3.13 hoisted b's parts into its initializer and read them wrong, x / (re + re j), sin(b) inf, a
+    silent wrong answer (`complex-constants-apart` now reads b through a barrier). Against NumPy's complex128; the
+    eager results too."""
     rng = np.random.default_rng(3)
     b = (rng.standard_normal((1, 5)) + 1j * rng.standard_normal((1, 5))).astype(np.complex64)
     x = rng.standard_normal(5).astype(np.float32)
     b128, x64 = b.astype(np.complex128), x.astype(np.float64)
     cases = [(lambda v: v / b, x64 / b128), (lambda v: b / v, b128 / x64), (lambda v: v.astype(np.complex64) / b[0],
-             x64 / b128[0]), (lambda v: (v * b) / (b + 1), (x64 * b128) / (b128 + 1))]
+             x64 / b128[0]), (lambda v: (v * b) / (b + 1), (x64 * b128) / (b128 + 1)),
+             (lambda v: v + snp.sin(b), x64 + np.sin(b128)), (lambda v: v * snp.tanh(b), x64 * np.tanh(b128)),
+             (lambda v: v + snp.arcsin(b), x64 + np.arcsin(b128))]
     for f, want in cases:
         for got in (stagec.jit(f)(x), f(snp.asarray(x))):
             np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=1e-7)
