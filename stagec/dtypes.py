@@ -51,9 +51,9 @@ def default_complex() -> np.dtype:
 
 
 def to_inexact(dtype) -> np.dtype:
-    """The float an inexact function (`sin`, `/`, `mean`, ...) computes a bool or integer dtype in, as JAX's
-    `to_inexact_dtype`: float32 up to 32-bit integers, float64 for 64-bit ones (float32 without x64); an inexact
-    dtype stays."""
+    """JAX's `to_inexact_dtype`: float32 for bool and integers up to 32 bits, float64 for 64-bit ones (float32
+    without x64); an inexact dtype stays. `linspace` takes it; stagec's other inexact functions still take the
+    default float, float64 under x64 (docs/jax-differences.md)."""
     dtype = np.dtype(dtype)
     if kind(dtype) in "fc":
         return dtype
