@@ -472,3 +472,13 @@ def test_a_python_int_keeps_its_value_beside_an_unsigned_array():
             for got in (call(name, arr), jitted[name]):
                 assert got.dtype == np.float32, name
                 np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=3e-7, atol=0, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["arctan2", "logaddexp"])
+def test_complex_arctan2_and_logaddexp_name_themselves(name):
+    """JAX computes both of complex arguments; here they raise an error naming the function, not an internal
+    one ("is_finite does not accept dtype complex64", "add got different dtypes")."""
+    for call in (lambda: getattr(snp, name)(np.ones(2, np.complex64), 1.0),
+                 lambda: stagec.jit(lambda z: getattr(snp, name)(z, 1.0))(np.ones(2, np.complex64))):
+        with pytest.raises(NotImplementedError, match=f"{name} of complex arguments"):
+            call()

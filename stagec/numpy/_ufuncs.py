@@ -55,6 +55,9 @@ def arctan2(x1, x2, /):
     as in NumPy (IREE's CPU atan2 gives NaN at the origin and drops the sign of y there, so y = 0 is
     handled here)."""
     y, x = _broadcast("arctan2", *_to_float("arctan2", x1, x2))
+    if _dt.kind(aval_of(y).dtype) == "c":  # (JAX's runs lax.atan2 on complex values; NumPy's raises a TypeError)
+        raise NotImplementedError(f"arctan2 of complex arguments ({aval_of(y).dtype}) is not in stagec (NumPy has "
+                                  "none either); give their real parts")
     # IREE also loses the sign of y when x < 0 and y is zero, or x is -inf and y is finite.
     on_axis = lax.bitwise_or(lax.eq(y, _const(y, 0)),
                              lax.bitwise_and(lax.eq(x, _const(x, -np.inf)), lax.is_finite(y)))
@@ -431,6 +434,9 @@ def log10(x: Any, /):
 def _logaddexp(x1: Any, x2: Any, /):
     """log(exp(x1) + exp(x2)) without overflow."""
     x1, x2 = _broadcast("logaddexp", *_to_float("logaddexp", x1, x2))
+    if _dt.kind(aval_of(x1).dtype) == "c":
+        raise NotImplementedError(f"logaddexp of complex arguments ({aval_of(x1).dtype}) is not in stagec yet; "
+                                  "write snp.log(snp.exp(x1) + snp.exp(x2))")
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     finite = lax.select(lax.ne(delta, delta), lax.add(x1, x2),  # both inf of one sign -> that inf; nan -> nan
