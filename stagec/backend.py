@@ -152,14 +152,14 @@ class Backend(Dispatcher):
             return "local-task"
         return self.name
 
-    def spares(self, work: int, calls_blas: bool = False, streams: bool = False, dispatches: int = 2) -> bool:
+    def spares(self, work: int, calls_blas: bool = False, streams: bool = False, alone: bool = False) -> bool:
         """Whether a module of this `work` run on local-sync (`driver_for`) takes local-task for a call while a core
-        is spare (`_spare_core`): its work is at least `SPARE_WORK` (`SPARE_ALONE` for one dispatch a call:
-        `dispatches`), it calls no BLAS, it does not `stream` (fewer multiply-adds than the elements it
-        takes and returns, its work in all under `SPARE_WORK_EACH` a dispatch: a batch of one's training step,
-        matrix-vector products and updates among short dispatches that each cost a hand-over to the workers;
-        docs/runtime.md), and there are cores to share."""
-        least = driver.SPARE_WORK if dispatches > 1 else driver.SPARE_ALONE
+        is spare (`_spare_core`): its work is at least `SPARE_WORK` (`SPARE_ALONE` for one kernel: `alone`), it
+        calls no BLAS, it does not `stream` (fewer multiply-adds than the elements it takes and returns, its work in
+        all under `SPARE_WORK_EACH` a dispatch: a batch of one's training step, matrix-vector products and updates
+        among short dispatches that each cost a hand-over to the workers; docs/runtime.md), and there are cores to
+        share."""
+        least = driver.SPARE_ALONE if alone else driver.SPARE_WORK
         return (self.name == "cpu" and least <= work < TASK_WORK and not calls_blas and not streams
                 and (config.cpu_threads or _cores()) > 1)
 
@@ -535,12 +535,14 @@ class Executable:
         # (invoke, device) on local-task, for the calls made while a core is spare (`Backend.spares`); the module
         # is shared, its state is the context's. Fenced only: IREE's blocking wait would spin (`_poll`).
         self._spare = None
-        n = _dispatches(vmfb) if self._fenced else 1
-        if self._fenced and self.driver == "local-sync" and not host and backend.spares(
-                self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * n,
-                dispatches=n if macs == 0 else 2):  # (a product's function may run more than once: 3 layers in a row)
-            t_inst, t_dev, t_hal = backend.hal("local-task")
-            self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
+        if self._fenced and self.driver == "local-sync" and not host:
+            # (one kernel: one dispatch function and no products; a product's function may run more than once a
+            # call, as three layers in a row do)
+            n = _dispatches(vmfb)
+            if backend.spares(self.work, streams=0 < macs < elements and self.total < SPARE_WORK_EACH * n,
+                              alone=n == 1 and macs == 0):
+                t_inst, t_dev, t_hal = backend.hal("local-task")
+                self._spare = (rt.VmContext(t_inst, modules=[t_hal, self.module]).invoke, t_dev)
         # [local-task calls, resident bytes at the last look, looks in a row that grew] (`LOCAL_TASK_LEAK`)
         self._leak = [0, 0, 0] if self._fenced and not host and (self.driver == "local-task" or self._spare) else None
         self._waits: collections.deque = collections.deque(maxlen=8)  # its last calls' seconds (`_poll`)

@@ -305,7 +305,7 @@ def test_one_kernel_takes_the_spare_cores_only_from_twice_the_work(monkeypatch):
         assert exes[-1].driver == "local-sync" and backend._dispatches(art.vmfb) == len(exes)
     one, two = exes
     assert one._spare is None and two._spare is not None
-    assert not cpu.spares(one.work, dispatches=1) and cpu.spares(one.work, dispatches=2)
+    assert not cpu.spares(one.work, alone=True) and cpu.spares(one.work)
     want = np.deg2rad(x.astype(np.float64)).astype(np.float32)
     outs = []
     for spare in (True, False):
