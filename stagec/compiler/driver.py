@@ -49,8 +49,8 @@ TASK_WORK = 1 << 24
 # is spare, on local-sync otherwise (`backend._spare_core`): it is compiled with fences too (its caller then waits
 # blocking, as a batch thread: `backend._wait_spared`). From a 1M-element kernel (docs/runtime.md).
 SPARE_WORK = 1 << 20
-# ... from twice that for a module of one dispatch (one kernel): its one hand-over to the workers and back (~60-90 us
-# on the 2-core EPYC) costs more than a second core saves on a kernel of less (1M float32 `deg2rad`, work 1.2M: 112
+# ... from twice that for a module of one dispatch (one kernel): its one hand-over to the workers and back (65-180 us
+# on the 2-core EPYC: the spared time less half the inline one) costs more than a second core saves on a kernel of less (1M float32 `deg2rad`, work 1.2M: 112
 # us inline, 180-236 spared; `exp`, work 2^21: 256-314 inline, 222-257 spared; docs/runtime.md, rule 4)
 SPARE_ALONE = 1 << 21
 FENCED = "--iree-execution-model=async-external"
