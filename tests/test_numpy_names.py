@@ -372,3 +372,17 @@ def _complex_unique_and_lexsort():
     np.testing.assert_array_equal(stagec.jit(lambda f, z: snp.lexsort((f, z)))(f, z), np.lexsort((f, z)))
     got = snp.unique(np.array([1 + 2j, np.nan + 1j, 1 + 2j, 2j * np.nan, -1], np.complex64))
     assert np.asarray(got)[:2].tolist() == [-1, 1 + 2j] and len(got) == 3 and np.isnan(np.asarray(got)[2])
+
+
+def test_poly_helpers_promote_a_python_scalar_weakly():
+    """`polyint(p_f16, k=3)` is float16 (JAX 0.10.2's dtype, stored): the Python scalar promotes weakly (it was
+    float32 when the scalar became an int32 array first), and a scalar root or constant is an array afterwards
+    (a Python scalar's stand-in no longer leaks: `polydiv(p, 2.0)` raises JAX's TypeError, not one of `Const`).
+    Values against NumPy's."""
+    p16 = np.array([1.0, 2.0], np.float16)
+    got = snp.polyint(p16, k=3)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(got, np.float64), np.polyint([1.0, 2.0], k=3))
+    np.testing.assert_array_equal(np.asarray(snp.poly(3)), [1.0, -3.0])
+    with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+        snp.polydiv(np.array([1.0, 2.0, 3.0]), 2.0)

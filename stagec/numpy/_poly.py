@@ -16,7 +16,9 @@ __all__ = ["poly", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyd
 
 def _inexact(name: str, *xs):
     """Promoted to a common inexact dtype (integers to the default float), as JAX's `promote_dtypes_inexact`."""
-    return _to_float(name, *[x if isinstance(x, (int, float, complex)) else snp.asarray(x) for x in xs])  # (weak)
+    # (a Python scalar promotes weakly, then is an array as the others: float16 and 2.0 stay float16)
+    return [snp.asarray(v) for v in _to_float(name, *[x if isinstance(x, (int, float, complex)) else snp.asarray(x)
+                                                      for x in xs])]
 
 
 def poly(seq_of_zeros):
