@@ -536,3 +536,26 @@ def test_draws_from_a_constant_key_are_left_to_run_time():
     rec = VECTORS["cases"]["normal"]
     got = np.asarray(stagec.jit(lambda: CASES["normal"][0](sr, sr.PRNGKey(SEED)))())
     assert_same(got.ravel()[:HEAD], _from_bits(rec["head"], np.float32), "close", "normal under jit")
+
+
+def test_bfloat16_uniform_rounds_as_jax_does():
+    """JAX's bfloat16 uniform is float32 arithmetic rounded to bfloat16 after each operation (XLA on CPU); IREE
+    dropped the rounding of the product and of the bounds, so draws over wide bounds were an ulp off, and an
+    infinite bound gave +nan for JAX's -nan. JAX 0.10.2's bit patterns, eager and under jit."""
+    bf16 = ml_dtypes.bfloat16
+    lo = np.array([-1.2654214710460526e+21, -1.0, 0.0], np.float32)
+    hi = np.array([[-7.037352358069927e+20], [3e4]], np.float32)
+    cases = [(lambda k: sr.uniform(k, (8,), bf16, -6e4, 6e4), [51032, 51050, 18072, 50962, 17712, 50720, 50834, 50720]),
+             (lambda k: sr.uniform(k, (2, 3), bf16, lo, hi), [[57991, 49024, 0], [57950, 18037, 17986]]),
+             (lambda k: sr.uniform(k, (3,), bf16, -np.inf, np.inf), [65472, 65472, 65472])]
+    for f, want in cases:
+        for g in (f, stagec.jit(f)):
+            np.testing.assert_array_equal(np.asarray(g(sr.PRNGKey(7))).view(np.uint16), want)
+
+
+def test_poisson_of_a_constant_half_rate_under_jit():
+    """A closed-over float16 rate was converted to a host constant without comparisons (TypeError under jit)."""
+    lam = np.array([0.0, 3.0, 9.99, 10.0, 1e4, 6e4], np.float16)
+    want = [0, 1, 10, 16, 9984, 60016]  # JAX 0.10.2
+    np.testing.assert_array_equal(stagec.jit(lambda k: sr.poisson(k, lam))(sr.PRNGKey(7)), want)
+    np.testing.assert_array_equal(sr.poisson(sr.PRNGKey(7), lam), want)

@@ -243,11 +243,36 @@ def _uniform(key, shape: tuple, dtype, minval=0.0, maxval=1.0):
                        minval, maxval)
 
 
+def _round_bf16(x):
+    """float32 `x` rounded to the nearest bfloat16 (ties to even), as float32, by integer ops on its bits."""
+    u = lax.bitcast_convert_type(x, np.uint32)
+    lsb = lax.bitwise_and(lax.shift_right_logical(u, lax.full_like(u, 16)), lax.full_like(u, 1))
+    u = lax.add(u, lax.add(lax.full_like(u, 0x7FFF), lsb))
+    return lax.bitcast_convert_type(lax.bitwise_and(u, lax.full_like(u, 0xFFFF0000)), np.float32)
+
+
 def _uniform_of(bits: Callable, full: tuple, dtype, minval=0.0, maxval=1.0):
     """`_uniform` of the random integers `bits(width)` gives (of shape `full`)."""
     minval = snp.broadcast_to(lax._convert_element_type(minval, dtype), full)
     maxval = snp.broadcast_to(lax._convert_element_type(maxval, dtype), full)
     info = dtypes.finfo(dtype)
+    # JAX's bfloat16 draw (XLA on CPU) is float32 arithmetic rounded to bfloat16 after each operation; IREE
+    # dropped the rounding of `floats * (maxval - minval)` (extf of truncf), so 3 of 8 draws in [-6e4, 6e4) were
+    # an ulp off, and an infinite bound gave +nan where JAX gives -nan. Computed in float32 here and the product
+    # rounded to bfloat16 by integer ops (`_round_bf16`), which no pass folds away; so are the sum and the bounds
+    # (IREE computed `convert(convert(lo, bf16), f32) + p` with the unrounded float32 `lo`: 1 of 6 draws off).
+    if np.dtype(dtype) == dtypes.bfloat16:
+        f32 = np.dtype(np.float32)
+        minval, maxval = (_round_bf16(lax._convert_element_type(v, f32)) for v in (minval, maxval))
+        raw = bits(8)
+        mant = lax._convert_element_type(lax.shift_right_logical(raw, lax.full_like(raw, 8 - info.nmant)), f32)
+        floats = lax.mul(mant, lax.full_like(mant, 2.0 ** -info.nmant))
+        span = _round_bf16(lax.sub(maxval, minval))
+        out = _round_bf16(lax.add(_round_bf16(lax.mul(floats, span)), minval))
+        # The high half of the bits: a conversion would make JAX's -nan (of an infinite bound) +nan.
+        hi16 = lax.shift_right_logical(lax.bitcast_convert_type(lax.max(minval, out), np.uint32),
+                                       lax.full(full, 16, np.uint32))
+        return lax.bitcast_convert_type(lax._convert_element_type(hi16, np.uint16), dtype)
     nbits, nmant = info.bits, info.nmant
     rng_bits = 8 if nmant < 8 else nbits
     raw = bits(rng_bits)
@@ -858,7 +883,8 @@ def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
     shape = _shape_of(lam) if shape is None else canonical_shape("poisson", shape)
 
     def f(k, lam):
-        lam = lax._convert_element_type(snp.broadcast_to(lam, shape), _F32)
+        # (the public conversion: the internal one leaves a constant as a `core.Const`, which has no `<`)
+        lam = lax.convert_element_type(snp.broadcast_to(lam, shape), _F32)
         return _poisson(k, lam, shape, dt)
     return _sample(f, kd, lam)
 
