@@ -309,7 +309,9 @@ def _fuse_reduce_keeping_value(op, p, comb, init, users: list, stats: PassStats,
     members = _grow([p], shape)
     if row > MAX_ROW_BYTES or all(op_name(m) in _CHEAP for m in members):
         return False
-    collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank))
+    # Loop extents from the inputs and the reduced result only: IREE 3.13 ran a reduction whose dimension only the
+    # values' output (a tensor.empty) spans over one element (softmax of an all-masked row under jit: 1.0 each).
+    collected = _collect(members, rank, shape, out_map)
     if collected is None or any(is_op(v, "transpose") is not None for v in collected[0]):
         return False  # (down columns of the input: slower fused, measured)
     with ir.InsertionPoint(p), op.location:  # where `p` was: a user of `p` may come before the reduce
@@ -391,7 +393,7 @@ def _fuse_siblings(ops: list, stats: PassStats, dead: set) -> bool:
     ids = {m.operation for m in members} | {op.operation for op in ops}
     rank = len(shape)
     red, out_map, iterators = _reduce_loops(ops[0], rank)
-    collected = _collect(members, rank, shape, ir.AffineMap.get_identity(rank) if kept else out_map)
+    collected = _collect(members, rank, shape, out_map)  # (not the kept values' map: `_fuse_reduce_keeping_value`)
     if collected is None:
         return False
     # One op must do it all: after every input is defined, before every use of what it replaces.

@@ -23,6 +23,7 @@ import numpy as np
 from iree.compiler import ir
 
 from .base import PatternPass, register
+from .fold_constants import FOLD_CONSTANTS
 from .irutil import dtype_of, is_float, is_op, make_constant, op_name, splat_value, tensor_type
 
 
@@ -190,6 +191,10 @@ class Simplify(PatternPass):
         *[(f"stablehlo.{n}", "idempotent", _idempotent) for n in ("and", "or", "maximum", "minimum")],
         ("stablehlo.broadcast_in_dim", "broadcast-identity", _broadcast_identity),
         ("stablehlo.slice", "slice-identity", _slice_identity),
+        # Ops on the constants this pass makes (a constant select's branch, a broadcast splat) are folded here too,
+        # after `fold-constants` ran: IREE 3.13 miscompiles a sum over a unary op of a splat constant, counting one
+        # element (`sum(exp(where(False, x, 0.0)), -1)` over 3 columns gave 1, not 3).
+        *FOLD_CONSTANTS.patterns,
     ]
 
 

@@ -432,3 +432,18 @@ def test_fuse_float64_takes_big_float64_clusters_only(x64):
     x = np.geomspace(2.0, 1e5, 4096)
     assert fused(digamma, x) == 1
     np.testing.assert_allclose(np.asarray(stagec.jit(digamma)(x)), sp.digamma(x), rtol=1e-14, atol=0)
+
+
+def test_softmax_of_a_constant_row_sums_every_column():
+    """An all-masked row (`where(False, x, c)` is the splat c): the softmax generic's loop over columns was spanned
+    only by the values' output, and IREE 3.13 ran that reduction over one element (1.0 each, not 1/3); the sum
+    of exp of the splat itself (a splat made by `simplify`, after `fold-constants`) was counted once too."""
+    x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], np.float32)
+    for c in (0.0, np.finfo(np.float32).min):
+        def f(x, c=c):
+            z = snp.where(np.zeros((2, 3), bool), x, c)
+            e = snp.exp(z - snp.max(z, axis=-1, keepdims=True))
+            return e / snp.sum(e, axis=-1, keepdims=True), snp.sum(snp.exp(z - c), axis=-1)
+        sm, total = stagec.jit(f, backend="cpu")(x)
+        np.testing.assert_allclose(np.asarray(sm), np.full((2, 3), 1 / 3), rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(total), [3.0, 3.0])
