@@ -323,6 +323,34 @@ def test_logsumexp_return_sign():
     assert float(z) == -np.inf and float(zs) == 0
 
 
+def test_logsumexp_where_empty_and_zero_weights():
+    """logsumexp had no `where=` (TypeError), raised on an empty axis (JAX: -inf), and an infinite a under b = 0 gave
+    NaN (JAX: no term); integer activations called eagerly raised TypeError on a host constant, and hard_tanh made
+    integers float. Oracle: float64 NumPy."""
+    a = np.array([[1.0, 2.0, -np.inf, 0.5], [np.inf, 1.0, 0.0, -1.0], [-1.0, 3.0, 2.0, 0.0]], np.float32)
+    w = np.array([True, False, True, False])
+    a64 = np.where(w, a.astype(np.float64), -np.inf)
+    m = a64.max(1, keepdims=True)
+    want_w = np.log(np.exp(a64[2] - m[2]).sum()) + m[2, 0]
+    b = np.array([0.0, 1.0, 1.0, 2.0], np.float32)
+    want_b = np.log((b[1:] * np.exp(a[1:2, 1:].astype(np.float64))).sum())
+    lse = stagec.nn.logsumexp
+    for f in (lambda x: (lse(x, axis=1, where=w), lse(x, axis=1, b=b), lse(x[:, :0], axis=1), lse(x, where=w[None] & (x < 2))),
+              stagec.jit(lambda x: (lse(x, axis=1, where=w), lse(x, axis=1, b=b), lse(x[:, :0], axis=1),
+                                    lse(x, where=w[None] & (x < 2))))):
+        got_w, got_b, empty, masked = f(a)
+        np.testing.assert_allclose(np.asarray(got_w)[2], want_w, rtol=1e-6)
+        assert np.asarray(got_w)[1] == np.inf
+        np.testing.assert_allclose(np.asarray(got_b)[1], want_b, rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(empty), [-np.inf] * 3)
+        np.testing.assert_allclose(float(masked), np.log(np.exp([1.0, 0.0, -1.0]).sum()), rtol=1e-6)
+    ints = np.array([-3, 0, 2, 7], np.int32)
+    np.testing.assert_allclose(np.asarray(stagec.nn.elu(ints)), np.where(ints > 0, ints, np.expm1(ints)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(stagec.nn.leaky_relu(ints)), np.where(ints >= 0, ints, 0.01 * ints), rtol=1e-6)
+    t = stagec.nn.hard_tanh(ints)
+    assert t.dtype == np.int32 and np.asarray(t).tolist() == [-1, 0, 1, 1]
+
+
 def test_zero_by_zero_linalg_and_traced_zero_d_creation():
     """det, inv, slogdet, solve, cholesky, qr of 0x0 matrices raised IndexError (an empty loop's body was
     traced); snp.full((), v) and zeros_like(scalar) under jit were bare constants without operators."""

@@ -11,8 +11,15 @@ import numpy as np
 from .. import lax
 from .. import numpy as snp
 from ..ad import custom_jvp
-from ..core import aval_of
-from ..numpy._base import _composite, _staged, _to_float
+from ..core import Const, aval_of
+from ..numpy._base import _composite, _staged
+from ..numpy._base import _to_float as _to_float_args
+
+
+def _to_float(fname: str, *args):
+    """`numpy._base._to_float`, a host constant (an integer array called eagerly) made an Array: the activations
+    below use operators on the result (`x > 0` raised TypeError on a `core.Const`)."""
+    return [snp.asarray(a) if type(a) is Const else a for a in _to_float_args(fname, *args)]
 
 
 def _relu(x: Any):
@@ -168,27 +175,33 @@ def _x_normal_cdf(x):
     return snp.where(x < low, -npdf * (1 + series), plain)
 
 
-def _max_shift(x, axis):
-    """max over axis (kept), replaced by 0 where it is not finite (all -inf rows stay -inf, not NaN); held constant
-    for differentiation, as JAX's: its derivatives cancel (1 - sum of the softmax), so through it they only add that
-    sum's rounding to the max's element and two reductions to a gradient (docs/log.md, 2026-11-28)."""
-    m = snp.max(x, axis=axis, keepdims=True)
+def _max_shift(x, axis, where=None):
+    """max over axis (kept; -inf over none), replaced by 0 where it is not finite (all -inf rows stay -inf, not NaN);
+    held constant for differentiation, as JAX's: its derivatives cancel (1 - sum of the softmax), so through it they
+    only add that sum's rounding to the max's element and two reductions to a gradient (docs/log.md, 2026-11-28)."""
+    m = snp.max(x, axis=axis, keepdims=True, initial=-np.inf, where=where)
     return lax.stop_gradient(snp.where(snp.isfinite(m), m, lax.full_like(m, 0)))
 
 
 @_composite
-def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_sign: bool = False):
-    """log(sum(b * exp(a))) over `axis`, shifted by the max for stability; with `return_sign`, (log|sum|, its
-    sign), so a negative `b` may make the sum negative."""
-    (a,) = _to_float("logsumexp", a)
-    m = _max_shift(a, axis)
+def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_sign: bool = False,
+              where: Any = None):
+    """log(sum(b * exp(a))) over `axis` (the elements in `where`; where b is 0, none of a's), shifted by the max
+    for stability; with `return_sign`, (log|sum|, its sign), so a negative `b` may make the sum negative. As
+    JAX's: over no elements, -inf (the max without `initial=-inf` raised on an empty axis)."""
+    if b is None:
+        (a,) = _to_float("logsumexp", a)
+    else:
+        a, b = _to_float("logsumexp", a, b)
+        a = snp.where(b != 0, a, -np.inf)  # (as JAX: an infinite a times b = 0 is no term, not NaN)
+    m = _max_shift(a, axis, where)
     e = snp.exp(snp.subtract(a, m))
     if b is not None:
         e = snp.multiply(e, b)
-    s = snp.sum(e, axis=axis, keepdims=True)
+    s = snp.sum(e, axis=axis, keepdims=True, where=where)
     out, sign = snp.add(snp.log(snp.abs(s) if return_sign else s), m), snp.sign(s)
     if not keepdims:
-        dims = tuple(range(aval_of(a).ndim)) if axis is None else axis
+        dims = tuple(range(aval_of(out).ndim)) if axis is None else axis
         out, sign = snp.squeeze(out, axis=dims), snp.squeeze(sign, axis=dims)
     return (out, sign) if return_sign else out
 
@@ -256,9 +269,9 @@ relu6.defjvps(lambda g, ans, x: snp.where((x > 0) & (x < 6), snp.asarray(g, dtyp
 
 
 def hard_tanh(x: Any):
-    """x clipped to [-1, 1]."""
-    (x,) = _to_float("hard_tanh", x)
-    return snp.where(x > 1, 1.0, snp.where(x < -1, -1.0, x))
+    """x clipped to [-1, 1] (integers stay integers, as JAX's)."""
+    x = snp.asarray(x)
+    return snp.where(x > 1, 1, snp.where(x < -1, -1, x))
 
 
 def hard_sigmoid(x: Any):
