@@ -192,9 +192,9 @@ def _key_diffs(old, new, labels: Sequence[str], param_name=str) -> list[str]:
         od = {param_name(s[1]) if s[0] == "#" else s[1]: s[2] for s in old.statics}
         nd = {param_name(s[1]) if s[0] == "#" else s[1]: s[2] for s in new.statics}
         for k in sorted(set(od) | set(nd), key=str):
-            if od.get(k, "<absent>") != nd.get(k, "<absent>"):
-                out.append(f"static argument {k!r} changed from {od.get(k, '<absent>')!r:.60} to "
-                           f"{nd.get(k, '<absent>')!r:.60}")
+            o, n = od.get(k, "<absent>"), nd.get(k, "<absent>")
+            if o != n or type(o) is not type(n):  # (1 and 1.0: equal values, another trace)
+                out.append(f"static argument {k!r} changed from {o!r:.60} to {n!r:.60}")
     if old.backend != new.backend:
         out.append(f"backend changed from {old.backend!r} to {new.backend!r}")
     if old.config != new.config:

@@ -42,7 +42,7 @@ class Key(NamedTuple):
     """A jit signature: what a function's compiled module is cached under."""
     tree: tree_util.PyTreeDef  # structure of (dynamic args, dynamic kwargs)
     avals: tuple  # each dynamic leaf's ShapedArray
-    statics: tuple  # ("#", position, value) and ("=", name, value), sorted
+    statics: tuple  # ("#", position, value, type) and ("=", name, value, type), sorted
     backend: str | None  # the jit's backend= (None: the default, which config holds)
     config: tuple  # config.key()
 
@@ -221,15 +221,18 @@ class Jitted:
         statics, dyn = [], []
         for i, a in enumerate(args):
             (statics if i in self.static_argnums else dyn).append(a)
-        statics = [("#", i, a) for i, a in zip(self.static_argnums, [args[i] for i in self.static_argnums if i < len(args)])]
+        # A static value's type is in the key, as in JAX: 1, 1.0, True and np.int32(1) are equal and hash alike,
+        # but a function may trace differently on each (`isinstance`, `/`), so one must not get another's module.
+        statics = [("#", i, a, type(a))
+                   for i, a in zip(self.static_argnums, [args[i] for i in self.static_argnums if i < len(args)])]
         dyn_kw = {}
         for k, v in kwargs.items():
             if k in self.static_argnames:
-                statics.append(("=", k, v))
+                statics.append(("=", k, v, type(v)))
             else:
                 dyn_kw[k] = v
         statics.sort(key=lambda s: (s[0], str(s[1])))
-        for _, where, v in statics:
+        for _, where, v, _ in statics:
             try:
                 hash(v)
             except TypeError:

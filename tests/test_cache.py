@@ -318,6 +318,9 @@ def test_explain_tracing_misses(cdir, explain):
     f(np.ones(3, np.float32), n=3)
     [m] = messages(explain, "TRACING CACHE MISS")
     assert "static argument 'n' changed from 2 to 3" in m
+    f(np.ones(3, np.float32), n=2.0)  # equal to 2, another type: another trace, named
+    [m] = messages(explain, "TRACING CACHE MISS")
+    assert "static argument 'n' changed from 2 to 2.0" in m
     f(np.ones(3, np.float32), n=2)  # seen before: no message
     assert messages(explain, "TRACING CACHE MISS") == []
 

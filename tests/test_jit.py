@@ -61,6 +61,20 @@ def test_static_values_by_hash_and_equality():
     assert f.traces == 3  # passed by keyword: a different key, as in JAX
 
 
+def test_equal_static_values_of_other_types_trace_apart_as_in_jax():
+    """1, 1.0, True and np.int32(1) are equal and hash alike, but a function may trace differently on each: the type
+    is in the key, as in JAX (its key compares a static's type, then its value). Before, `jf(x, 1.0)` returned
+    the module traced for 1. Outcomes stored from JAX 0.10.2; inside a tuple only the tuple's type counts there."""
+    kind = lambda n: 100 if n is True else 200 if isinstance(n, float) else 300
+    x = np.zeros(2, np.float32)
+    jf = stagec.jit(lambda v, n: v + kind(n), static_argnums=1)
+    assert [float(jf(x, n)[0]) for n in (1, 1.0, True, np.int32(1), 1)] == [300, 200, 100, 300, 300]
+    jk = stagec.jit(lambda v, n: v + kind(n), static_argnames="n")
+    assert [float(jk(x, n=n)[0]) for n in (1.0, 1, True)] == [200, 300, 100]
+    jt = stagec.jit(lambda v, t: v + sum(kind(e) for e in t), static_argnums=1)
+    assert [float(jt(x, t)[0]) for t in ((1, 2), (1.0, 2))] == [600, 600]  # (JAX's too: (1.0, 2) == (1, 2))
+
+
 def test_static_argnames_keyword_and_kwargs():
     @partial(stagec.jit, static_argnames="mode")
     def h(x, *, scale=1.0, mode="add"):
@@ -280,7 +294,7 @@ def test_signature_key_has_named_fields_and_caches_are_bounded(monkeypatch):
     f = stagec.jit(lambda x, n: x * n, static_argnums=1)
     f(np.ones(2, np.float32), 3)
     [key] = f._cache
-    assert isinstance(key, jit_mod.Key) and key.statics == (("#", 1, 3),)
+    assert isinstance(key, jit_mod.Key) and key.statics == (("#", 1, 3, int),)
     assert [a.str_short() for a in key.avals] == ["float32[2]"] and key.config == stagec.config.key()
     old = stagec.config.jit_cache_size, stagec.config.eager_cache_size
     stagec.config.update("jit_cache_size", 2)
