@@ -284,3 +284,20 @@ def test_nn_extreme_values():
     np.testing.assert_array_equal(np.asarray(sp), [1e4, 0.0])
     np.testing.assert_array_equal(np.asarray(nn.relu(np.array([-1, 2], np.int32))), [0, 2])
     assert nn.relu(np.array([-1, 2], np.int32)).dtype == np.int32
+
+
+def test_var_past_its_degrees_of_freedom_and_nearest_quantile_ties_as_jax():
+    """var/std with N - ddof <= 0 gave NumPy's inf where JAX gives NaN; quantile(method="nearest") rounded a tie
+    half to even (NumPy) where JAX takes the lower value. JAX 0.10.2's results as literals."""
+    x = np.array([[1.0, 2.0, 4.0, 8.0], [0.5, -1.0, 2.0, 3.0]], np.float32)
+    w = np.array([[True, True, False, False], [True, False, False, False]])
+    def f(x):
+        return (snp.var(x, axis=1, ddof=4), snp.std(x, axis=1, ddof=2, where=w), snp.var(x, axis=1, ddof=1),
+                snp.quantile(x, np.array([0.5, 1 / 6, 0.2], np.float32), axis=1, method="nearest"),
+                snp.nanquantile(x, 0.5, axis=0, method="nearest"))
+    for g in (f, stagec.jit(f)):
+        v4, s2, v1, q, nq = (np.asarray(r) for r in g(x))
+        assert np.isnan(v4).all() and np.isnan(s2).all()
+        np.testing.assert_allclose(v1, np.var(x.astype(np.float64), axis=1, ddof=1), rtol=1e-6)
+        np.testing.assert_array_equal(q, [[2.0, 0.5], [1.0, -1.0], [2.0, 0.5]])  # (NumPy: 4 and 2 at q = 0.5)
+        np.testing.assert_array_equal(nq, [0.5, -1.0, 2.0, 3.0])

@@ -507,7 +507,9 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
     frac = (pos - lo.astype(a.dtype))[..., 0]
     out = {"linear": lambda: vlo + (vhi - vlo) * frac, "lower": lambda: vlo, "higher": lambda: vhi,
            "midpoint": lambda: (vlo + vhi) / 2,
-           "nearest": lambda: snp.where(snp.round(pos[..., 0]) == lo[..., 0], vlo, vhi)}[method]()
+           # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the middle
+           # of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
+           "nearest": lambda: snp.where((pos - snp.floor(pos))[..., 0] <= 0.5, vlo, vhi)}[method]()
     if not nan:
         out = snp.where(snp.any(snp.isnan(x), axis=-1), np.nan, out)
     if keepdims:  # (over all axes: a 1 for each of them)

@@ -186,7 +186,7 @@ def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, whe
 @_composite
 def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
         correction=None):
-    """Variance `mean(|a - mean(a)|**2)` with `N - ddof` in the denominator (inf/NaN when N - ddof <= 0),
+    """Variance `mean(|a - mean(a)|**2)` with `N - ddof` in the denominator (NaN when N - ddof <= 0, as JAX's),
     over the elements `where` selects; float16/bfloat16 compute in float32."""
     if correction is not None:
         ddof = correction
@@ -203,9 +203,13 @@ def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool =
         sq = multiply(centered, centered)
     ss = sum(sq, axis=axis, out=out, keepdims=keepdims, where=where)
     n = _count(av, axes, where, "var", aval_of(ss).dtype)
-    n = builtins.max(n - ddof, 0) if isinstance(n, int) else lax.max(lax.sub(n, lax.full_like(n, ddof)),
-                                                                    lax.full_like(n, 0))
-    r = _divide(ss, n)
+    # As JAX's: NaN where N - ddof <= 0 (NumPy's inf for N == ddof, which this gave, is not JAX's)
+    if isinstance(n, int):
+        r = _divide(ss, n - ddof) if n - ddof > 0 else lax.full_like(ss, np.nan)
+    else:
+        n = lax.sub(n, lax.full_like(n, ddof))
+        r = _divide(ss, n)
+        r = lax.select(lax.reshape(lax.gt(n, lax.full_like(n, 0)), aval_of(r).shape), r, lax.full_like(r, np.nan))
     return lax._convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
