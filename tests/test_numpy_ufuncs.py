@@ -453,6 +453,20 @@ def test_linspace_of_numpy_bounds_keeps_their_float_dtype(dt):
     np.testing.assert_array_equal(np.asarray(got, np.float64), [0.0, 0.5, 1.0, 1.5, 2.0])
 
 
+@pytest.mark.parametrize("x64", [False, True])
+def test_powers_of_booleans_are_int32_as_in_jax(x64, request):
+    """A boolean base is int32 in `power`, under x64 too (JAX's `to_numeric_dtype`; stagec took the default int
+    there), and boolean ** boolean is int32 too (it raised a TypeError here). Stored from JAX 0.10.2."""
+    if x64:
+        request.getfixturevalue("x64")
+    a = snp.asarray([True, False])
+    got = [a ** 2, a ** a, snp.power(a, np.bool_(False)), stagec.jit(snp.power)(a, a), snp.power(True, a),
+           snp.asarray(True) ** np.int8(2), stagec.jit(lambda b: b ** 3)(a)]
+    want = [[1, 0], [1, 1], [1, 1], [1, 1], [1, 1], 1, [1, 0]]
+    for g, w in zip(got, want):
+        assert g.dtype == np.int32 and np.asarray(g).tolist() == w
+
+
 _INEXACT_OF_INTS = ["true_divide", "hypot", "arctan2", "logaddexp", "logaddexp2", "copysign", "float_power"]
 
 

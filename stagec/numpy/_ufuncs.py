@@ -329,8 +329,8 @@ def power(x1: Any, x2: Any, /):
     """`x1 ** x2`; a static integer exponent multiplies (exact, and what `x ** 2` usually means)."""
     if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and not _is_array(x2):
         (x1,) = _promote("power", x1)
-        if aval_of(x1).dtype == np.bool_:
-            x1 = lax._convert_element_type(x1, _dt.default_int())
+        if aval_of(x1).dtype == np.bool_:  # (int32 under x64 too: JAX's `to_numeric_dtype`)
+            x1 = lax._convert_element_type(x1, np.int32)
         if _dt.kind(aval_of(x1).dtype) in "iu" and x2 < 0:
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x1, int(x2))
@@ -348,8 +348,9 @@ def power(x1: Any, x2: Any, /):
         return lax.pow(x1, x2)  # (`0.9 ** t`, `x ** 2.0`: the scalar kept known, lax.pow broadcasts it)
     x1, x2 = _broadcast("power", x1, x2)
     kind = _dt.kind(aval_of(x1).dtype)
-    if kind == "b":
-        raise TypeError("power: boolean arrays are not supported; cast them to an integer dtype first")
+    if kind == "b":  # (JAX's `to_numeric_dtype`: booleans are int32 here, under x64 too)
+        x1, x2 = lax._convert_element_type(x1, np.int32), lax._convert_element_type(x2, np.int32)
+        kind = "i"
     if kind in "iu":  # (not a composite: a negative concrete exponent raises, a traced one cannot)
         return _int_power(x1, x2)
     return _inexact_power(x1, x2)
