@@ -301,3 +301,22 @@ def test_var_past_its_degrees_of_freedom_and_nearest_quantile_ties_as_jax():
         np.testing.assert_allclose(v1, np.var(x.astype(np.float64), axis=1, ddof=1), rtol=1e-6)
         np.testing.assert_array_equal(q, [[2.0, 0.5], [1.0, -1.0], [2.0, 0.5]])  # (NumPy: 4 and 2 at q = 0.5)
         np.testing.assert_array_equal(nq, [0.5, -1.0, 2.0, 3.0])
+
+
+def test_mean_and_nanmean_with_an_integer_dtype_as_jax():
+    """mean(x, dtype=int8/uint8) summed in a widened integer (mean of [100, 100, 100, -1] as uint8: JAX's 10 is
+    (399 mod 256) // 4); nanmean with an integer dtype returned the default float. JAX 0.10.2's results."""
+    x = np.array([[-3, 5, 7, 2], [100, 100, 100, -1]], np.int32)
+    f = np.array([[1.5, np.nan, 2.5, 7.9], [-2.5, 3.0, np.nan, 1.0]], np.float32)
+
+    def g(x, f):
+        return (snp.mean(x, axis=1, dtype=np.uint8), snp.mean(x, axis=1, dtype=np.int8),
+                snp.nanmean(f, axis=1, dtype=np.int32), snp.nanmean(x, axis=0, dtype=np.int32), snp.nanmean(f, axis=1))
+    for h in (g, stagec.jit(g)):
+        u8, i8, fi, xi, ff = h(x, f)
+        assert (u8.dtype, i8.dtype, fi.dtype, xi.dtype) == (np.uint8, np.int8, np.int32, np.int32)
+        np.testing.assert_array_equal(np.asarray(u8), [2, 10])
+        np.testing.assert_array_equal(np.asarray(i8), [2, 10])
+        np.testing.assert_array_equal(np.asarray(fi), [3, 0])
+        np.testing.assert_array_equal(np.asarray(xi), [48, 52, 53, 0])
+        np.testing.assert_allclose(np.asarray(ff), [3.9666665, 0.5], rtol=1e-6)

@@ -559,13 +559,16 @@ def nanprod(a, axis=None, dtype=None, keepdims: bool = False, initial=None, wher
 
 
 def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
+    """As JAX's: integers and bools are `mean`'s; floats the sum of the non-NaN values over their count, both in
+    `dtype` (an integer `dtype` divides as integers; `s / n` made it the default float)."""
     a = _arr(a)
-    ok = ~snp.isnan(a) if snp.issubdtype(a.dtype, np.inexact) else snp.ones(a.shape, bool)
-    if where is not None:
-        ok = ok & where
-    n = snp.sum(ok, axis=axis, keepdims=keepdims)
-    s = snp.sum(snp.where(ok, a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
-    return s / n
+    if not snp.issubdtype(a.dtype, np.inexact):
+        return snp.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    dtype = a.dtype if dtype is None else dtype
+    ok = ~snp.isnan(a)
+    n = snp.sum(ok, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    s = snp.sum(snp.where(ok, a, 0), axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    return lax.div(s, n)
 
 
 def nanvar(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):

@@ -178,7 +178,9 @@ def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, whe
     av = aval_of(a)
     axes = _axes(axis, av.ndim, "mean")
     x, out_dt = _upcast_f16(astype(a, _float_dtype(av, dtype)))
-    s = sum(x, axis=axis, out=out, keepdims=keepdims, where=where)
+    # summed in its own dtype, as JAX's: an integer `dtype` wraps and divides as integers (the default sum of
+    # int8/uint8 widened, so mean(x, dtype=np.uint8) differed from JAX's)
+    s = sum(x, axis=axis, dtype=aval_of(x).dtype, out=out, keepdims=keepdims, where=where)
     r = _divide(s, _count(av, axes, where, "mean", aval_of(s).dtype))
     return lax._convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
