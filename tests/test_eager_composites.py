@@ -298,8 +298,8 @@ def test_under_traces_a_plain_call():
 
 
 def test_errors_name_the_function(exact):
-    b = stagec.device_put(np.array([True, False]))
-    with pytest.raises(TypeError, match="floor_divide is not defined for boolean arrays") as info:
+    b = stagec.device_put(np.array([1j, 2]))
+    with pytest.raises(TypeError, match="floor_divide is not defined for complex arrays") as info:
         snp.floor_divide(b, b)
     assert "floor_divide" in [f.name for f in traceback.extract_tb(info.tb)]
     k = stagec.device_put(np.array([0, 4], np.int32))

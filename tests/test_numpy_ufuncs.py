@@ -467,6 +467,24 @@ def test_powers_of_booleans_are_int32_as_in_jax(x64, request):
         assert g.dtype == np.int32 and np.asarray(g).tolist() == w
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_integer_functions_of_booleans_are_int32_as_in_jax(jit):
+    """floor_divide, remainder, fmod, divmod and the shifts take booleans as int32 (JAX's `promote_dtypes_numeric`;
+    they raised a TypeError here), and `positive` returns them. Stored from JAX 0.10.2."""
+    a, b = np.array([True, False, True]), np.array([True, True, True])
+    run = (lambda f, *x: stagec.jit(f)(*x)) if jit else (lambda f, *x: f(*x))
+    want = {"floor_divide": [1, 0, 1], "remainder": [0, 0, 0], "fmod": [0, 0, 0], "left_shift": [2, 0, 2],
+            "right_shift": [0, 0, 0]}
+    for name, w in want.items():
+        g = run(getattr(snp, name), a, b)
+        assert g.dtype == np.int32 and np.asarray(g).tolist() == w, name
+    q, r = run(snp.divmod, a, b)
+    assert (q.dtype, r.dtype) == (np.int32, np.int32) and np.asarray(q).tolist() == [1, 0, 1]
+    assert np.asarray(run(lambda x: snp.left_shift(x, 3), a)).tolist() == [8, 0, 8]
+    p = run(snp.positive, a)
+    assert p.dtype == np.bool_ and np.asarray(p).tolist() == a.tolist()
+
+
 _INEXACT_OF_INTS = ["true_divide", "hypot", "arctan2", "logaddexp", "logaddexp2", "copysign", "float_power"]
 
 

@@ -92,9 +92,7 @@ def negative(x: Any, /):
 def positive(x: Any, /):
     """Elementwise `+x` (a copy)."""
     (x,) = _promote("positive", x)
-    if aval_of(x).dtype == np.bool_:
-        raise TypeError("positive: ufunc 'positive' does not support boolean arrays")
-    return x
+    return x  # (booleans too, as in JAX; NumPy 2 raises)
 
 
 @_composite
@@ -200,8 +198,15 @@ def logical_xor(x1: Any, x2: Any, /):
     return bitwise_xor(astype(x1, bool), astype(x2, bool))
 
 
+def _numeric(x1, x2):
+    """Booleans as int32 (JAX's `promote_dtypes_numeric`, under x64 too): its integer-only functions take them."""
+    if aval_of(x1).dtype != np.bool_:
+        return x1, x2
+    return lax._convert_element_type(x1, np.int32), lax._convert_element_type(x2, np.int32)
+
+
 def _shift(fname: str, x1, x2, right: bool):
-    x1, x2 = _broadcast(fname, *_promote(fname, x1, x2))
+    x1, x2 = _numeric(*_broadcast(fname, *_promote(fname, x1, x2)))
     kind = _dt.kind(aval_of(x1).dtype)
     if kind not in "iu":
         raise TypeError(f"{fname}: ufunc '{fname}' not supported for dtype {aval_of(x1).dtype} (integers only)")
@@ -247,10 +252,8 @@ def _float_divmod(x1, x2):
 @_composite
 def floor_divide(x1: Any, x2: Any, /):
     """`x1 // x2`, rounding toward minus infinity; integer division by zero gives 0, as in NumPy."""
-    x1, x2 = _broadcast("floor_divide", *_promote("floor_divide", x1, x2))
+    x1, x2 = _numeric(*_broadcast("floor_divide", *_promote("floor_divide", x1, x2)))
     kind = _dt.kind(aval_of(x1).dtype)
-    if kind == "b":
-        raise TypeError("floor_divide is not defined for boolean arrays")
     if kind == "c":
         raise TypeError("floor_divide is not defined for complex arrays")
     if kind == "f":
@@ -268,9 +271,9 @@ def floor_divide(x1: Any, x2: Any, /):
 @_composite
 def remainder(x1: Any, x2: Any, /):
     """`x1 % x2` with the sign of `x2`; integer remainder by zero gives 0, as in NumPy."""
-    x1, x2 = _broadcast("remainder", *_promote("remainder", x1, x2))
+    x1, x2 = _numeric(*_broadcast("remainder", *_promote("remainder", x1, x2)))
     kind = _dt.kind(aval_of(x1).dtype)
-    if kind in "bc":
+    if kind == "c":
         raise TypeError(f"remainder is not defined for {aval_of(x1).dtype} arrays")
     if kind == "f":
         return _float_divmod(x1, x2)[1]
@@ -288,7 +291,7 @@ mod = remainder
 @_composite
 def fmod(x1: Any, x2: Any, /):
     """C-style remainder (the sign of `x1`); integer fmod by zero gives 0."""
-    x1, x2 = _broadcast("fmod", *_promote("fmod", x1, x2))
+    x1, x2 = _numeric(*_broadcast("fmod", *_promote("fmod", x1, x2)))
     if _dt.kind(aval_of(x1).dtype) == "f":
         return lax.rem(x1, x2)
     zero, d = _int_divisor(x1, x2)
