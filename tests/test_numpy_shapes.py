@@ -181,3 +181,16 @@ def test_sorts_of_128k_elements_compile_and_match_numpy():
     xi = x.astype(np.int32)
     np.testing.assert_array_equal(np.take_along_axis(xi, idx, -1), np.sort(xi, -1))
     np.testing.assert_array_equal(np.asarray(a), x)
+
+
+def test_complex_pad_and_full_convolutions_compile():
+    """iree-compile crashed (SIGSEGV) on a complex `stablehlo.pad`: `snp.pad` of complex values under jit, and
+    complex convolve/correlate in modes "full" and "same". The pad is two real ones now. Oracle: NumPy."""
+    a = np.array([1.0 + 1j, 2.0, 3.0 - 2j, -1.0, 0.5j], np.complex64)
+    v = np.array([0.5, -1.0 + 1j, 2.0], np.complex64)
+    got = stagec.jit(lambda a, v: (snp.pad(a, (1, 2), constant_values=2 - 1j), snp.convolve(a, v),
+                                   snp.correlate(a, v, mode="same"), snp.pad(a, 2, mode="reflect")))(a, v)
+    want = (np.pad(a, (1, 2), constant_values=2 - 1j), np.convolve(a, v), np.correlate(a, v, mode="same"),
+            np.pad(a, 2, mode="reflect"))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
