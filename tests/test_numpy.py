@@ -287,3 +287,27 @@ def test_the_array_methods_jax_arrays_have_match_numpy():
     for got in (use(snp.asarray(x), snp.asarray(z), snp.asarray(s)), stagec.jit(use)(x, z, s)):
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def test_array_methods_take_jaxs_keywords_and_pythons_divmod_round_and_view():
+    """Methods take what JAX's do (initial=, where=, descending=, ...: they raised a TypeError), `divmod(x, k)`,
+    `round(x)` (an integer array where ndigits is None, as JAX's), and `x.view(dtype)`. Against NumPy."""
+    x = np.array([1.5, -2.0, 3.0, 0.25], np.float32)
+    i = np.array([7, -8, 9, 3], np.int32)
+
+    def use(a, k):
+        return (a.max(initial=10.0), a.min(where=a > 0, initial=5.0), a.prod(where=a > 0), a.sum(axis=0, initial=1.0),
+                a.argsort(descending=True), a.sort(descending=True), a.mean(where=a > 0), a.std(ddof=1),
+                a.any(where=a > 2), *divmod(k, 4), *divmod(17, k), round(a[0]), round(a, 1), a.view(np.int32),
+                a.view(np.uint16), k.view(np.float32), k.view(np.int8)[:4])
+    want = (np.float32(10), np.float32(0.25), np.float32(1.125), np.float32(3.75), np.array([2, 0, 3, 1]),
+            np.array([3.0, 1.5, 0.25, -2.0], np.float32), np.float32(4.75 / 3), np.float32(np.std(x, ddof=1)), True,
+            *divmod(i, 4), *divmod(17, i), 2, np.round(x, 1), x.view(np.int32), x.view(np.uint16), i.view(np.float32),
+            i.view(np.int8)[:4])
+    for got in (use(snp.asarray(x), snp.asarray(i)), stagec.jit(use)(x, i)):
+        for k, (g, w) in enumerate(zip(got, want)):
+            g, wd = np.asarray(g), np.asarray(w).dtype  # (NumPy's 64-bit defaults are JAX's 32-bit ones)
+            assert g.dtype == {np.dtype(np.int64): np.int32, np.dtype(np.float64): np.float32}.get(wd, wd), (k, g.dtype)
+            np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=str(k))
+    with pytest.raises(NotImplementedError, match="view from float32 to bool"):
+        snp.asarray(x).view(bool)

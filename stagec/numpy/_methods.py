@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from .. import dtypes as _dt
+from .. import lax
 from ..array import Array
 from ..core import aval_of, install_array_methods
 from ._arrayapi import dlpack, dlpack_device, to_device
@@ -43,19 +45,11 @@ def methods(s: ModuleType) -> dict:
     def transpose(self, *axes):
         return s.transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
 
-    def reduction(name: str, dtype: bool = True, ddof: bool = False):
-        # (`out=None` as JAX's methods take it: NumPy's `np.sum(x, ...)` calls `x.sum(..., out=None)`)
+    def passed(name: str):
+        # JAX's method signatures are its functions' after the array (axis, dtype, out, keepdims, initial, where,
+        # ddof, stable, descending, ...), and so are stagec.numpy's: passed on as given (`out` raises there)
         fn = getattr(s, name)
-        if ddof:
-            def method(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-                return fn(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims) if _no_out(out, name) else None
-        elif dtype:
-            def method(self, axis=None, dtype=None, out=None, keepdims=False):
-                return fn(self, axis=axis, dtype=dtype, keepdims=keepdims) if _no_out(out, name) else None
-        else:
-            def method(self, axis=None, out=None, keepdims=False):
-                return fn(self, axis=axis, keepdims=keepdims) if _no_out(out, name) else None
-        return method
+        return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
 
     out.update({
         "__array_namespace__": lambda self, /, *, api_version=None: s,  # the Array API's entry point
@@ -64,19 +58,12 @@ def methods(s: ModuleType) -> dict:
         "__invert__": s.invert, "__neg__": s.negative, "__abs__": s.abs, "__getitem__": _getitem,
         "T": property(s.transpose), "at": property(_IndexUpdateHelper),
         "astype": s.astype, "reshape": reshape, "transpose": transpose,
-        "sum": reduction("sum"), "mean": reduction("mean"), "prod": reduction("prod"),
-        "max": reduction("max", dtype=False), "min": reduction("min", dtype=False),
-        "any": reduction("any", dtype=False), "all": reduction("all", dtype=False),
-        "argmax": reduction("argmax", dtype=False), "argmin": reduction("argmin", dtype=False),
-        "var": reduction("var", ddof=True), "std": reduction("std", ddof=True),
-        "cumsum": lambda self, axis=None, dtype=None: s.cumsum(self, axis=axis, dtype=dtype),
-        "cumprod": lambda self, axis=None, dtype=None: s.cumprod(self, axis=axis, dtype=dtype),
+        **{name: passed(name) for name in ("sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin",
+                                           "var", "std", "cumsum", "cumprod", "sort", "argsort", "round", "ptp")},
+        "__divmod__": lambda self, o: s.divmod(self, o), "__rdivmod__": lambda self, o: s.divmod(o, self),
         "dot": s.dot, "ravel": s.ravel, "flatten": s.ravel, "swapaxes": s.swapaxes,
         "squeeze": lambda self, axis=None: s.squeeze(self, axis),
         "clip": lambda self, min=None, max=None: s.clip(self, min, max),
-        "round": lambda self, decimals=0: s.round(self, decimals),
-        "sort": lambda self, axis=-1: s.sort(self, axis),
-        "argsort": lambda self, axis=-1: s.argsort(self, axis),
         "take": lambda self, indices, axis=None: s.take(self, indices, axis),
         "repeat": lambda self, repeats, axis=None: s.repeat(self, repeats, axis),
         "conj": s.conj, "conjugate": s.conjugate, "real": property(s.real), "imag": property(s.imag),
@@ -85,12 +72,44 @@ def methods(s: ModuleType) -> dict:
         "nonzero": lambda self, *, size=None, fill_value=None: s.nonzero(self, size=size, fill_value=fill_value),
         "compress": lambda self, condition, axis=None, *, out=None, size=None, fill_value=0: s.compress(
             condition, self, axis, out=out, size=size, fill_value=fill_value),
-        "ptp": lambda self, axis=None, keepdims=False: s.ptp(self, axis=axis, keepdims=keepdims),
         "searchsorted": lambda self, v, side="left", sorter=None: s.searchsorted(self, v, side=side, sorter=sorter),
         "itemsize": property(lambda self: aval_of(self).dtype.itemsize),
         "nbytes": property(lambda self: aval_of(self).size * aval_of(self).dtype.itemsize),
         "copy": lambda self: s.array(self, copy=True),  # (an Array's own `copy` comes first: a new buffer)
     })
+    def _round(self, ndigits=None):
+        """Python's `round(x)`: to an integer where `ndigits` is None (as for a float), as JAX's."""
+        out = s.round(self, ndigits or 0)
+        return out if ndigits is not None else out.astype(int)
+
+    def _view(self, dtype=None, type=None):
+        """The bits of `self` read as `dtype` (JAX's `Array.view`): the last axis changes length where the widths
+        differ."""
+        if type is not None:
+            raise NotImplementedError("Array.view(type=...) is not supported")
+        if dtype is None:
+            return self
+        a, dt = aval_of(self), _dt.canonicalize(dtype)
+        if a.dtype == dt:
+            return self
+        if a.dtype.kind in "bc" or dt.kind in "bc":
+            raise NotImplementedError(f"Array.view from {a.dtype} to {dt}: boolean and complex views are not "
+                                      f"supported (use astype, or real/imag)")
+        nin, nout = a.dtype.itemsize, dt.itemsize
+        if not a.shape:
+            if nin != nout:
+                raise ValueError("view() of a 0d array is only supported if the itemsize is unchanged.")
+            return lax.bitcast_convert_type(self, dt)
+        if (a.shape[-1] * nin) % nout:
+            raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in bytes "
+                             "of the last axis of the array.")
+        if nin < nout:
+            return lax.bitcast_convert_type(s.reshape(self, (*a.shape[:-1], a.shape[-1] * nin // nout, nout // nin)),
+                                              dt)
+        out = lax.bitcast_convert_type(self, dt)
+        return s.reshape(out, (*a.shape[:-1], a.shape[-1] * nin // nout)) if nin > nout else out
+
+    out.update({"__round__": _round, "view": _view})
     return out
 
 
