@@ -65,6 +65,10 @@ register_pytree_node(dict, _flatten_dict, lambda keys, c: dict(zip(keys, c)))
 register_pytree_node(collections.OrderedDict, lambda d: (list(d.values()), tuple(d)),
                      lambda keys, c: collections.OrderedDict(zip(keys, c)))
 register_pytree_node(type(None), lambda _: ((), None), lambda _, c: None)
+# (as JAX: a defaultdict's keys sorted, its default_factory in the structure)
+register_pytree_node(collections.defaultdict,
+                     lambda d: ((flat := _flatten_dict(d))[0], (d.default_factory, flat[1])),
+                     lambda aux, c: collections.defaultdict(aux[0], zip(aux[1], c)))
 
 
 def _node_for(x) -> _Node | None:
@@ -440,7 +444,7 @@ def _child_keys(x, children: list) -> list:
     if t in _key_fns:
         return _key_fns[t](x)
     if isinstance(x, dict):
-        return [DictKey(k) for k in (sorted(x) if t is dict else x)]
+        return [DictKey(k) for k in (sorted(x) if t is dict or t is collections.defaultdict else x)]
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return [GetAttrKey(f) for f in x._fields]
     if isinstance(x, (tuple, list)):

@@ -124,3 +124,21 @@ def test_jit_with_pytree_arguments_follows_their_structure_call_by_call():
         assert len(got) == len(want)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_a_defaultdict_is_a_node_with_sorted_keys_as_in_jax():
+    """A defaultdict was a leaf here (tree_leaves gave the dict itself, tree_map applied f to it whole, jit refused
+    it); in JAX it is a node: keys sorted, the default_factory kept. JAX 0.10.2's paths and results, stored."""
+    d = collections.defaultdict(list, {"b": 1, "a": 2})
+    leaves, td = tu.tree_flatten(d)
+    assert leaves == [2, 1] and td.num_leaves == 2
+    back = tu.tree_unflatten(td, leaves)
+    assert type(back) is collections.defaultdict and back.default_factory is list and back == d
+    assert [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(d)[0]] == ["['a']", "['b']"]
+    m = tu.tree_map(lambda v: v * 2, d)
+    assert type(m) is collections.defaultdict and dict(m) == {"a": 4, "b": 2}
+    p = collections.defaultdict(float, {"w": np.ones(3, np.float32), "b": np.float32(2.0)})
+    g = stagec.jit(stagec.grad(lambda p: (p["w"] * p["b"]).sum()))(p)
+    assert type(g) is collections.defaultdict and g.default_factory is float
+    np.testing.assert_array_equal(np.asarray(g["w"]), [2, 2, 2])
+    assert float(g["b"]) == 3.0
