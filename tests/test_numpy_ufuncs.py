@@ -514,3 +514,20 @@ def test_complex_arctan2_and_logaddexp_name_themselves(name):
                  lambda: stagec.jit(lambda z: getattr(snp, name)(z, 1.0))(np.ones(2, np.complex64))):
         with pytest.raises(NotImplementedError, match=f"{name} of complex arguments"):
             call()
+
+
+def test_round_integers_half_to_even_and_float16_in_float32():
+    """round(x, -k) of integers rounded halves up (round(25, -1) was 30; NumPy 20; JAX raises); float16 scaled in
+    float16 overflowed (round(12344, 1) was inf; JAX's, scaled in float32, 12344); decimals beyond the precision
+    gave NaN (JAX: the input). Oracle: NumPy, and JAX's float16 value."""
+    cases = [(np.array([15, 25, -15, -25, 149, 150, 12345, -2**31 + 5, 2**31 - 5], np.int32), -1),
+             (np.array([15, 25, 250, 255], np.uint8), -1), (np.array([100, -128, 127, 50, -106], np.int8), -2),
+             (np.array([100, -128], np.int8), -3)]
+    for x, d in cases:
+        for f in (lambda x: snp.round(x, d), stagec.jit(lambda x: snp.round(x, d))):
+            got = f(x)
+            assert got.dtype == x.dtype
+            np.testing.assert_array_equal(np.asarray(got), np.round(x, d))
+    h = np.array([12345.678, 0.5, 1.25, 6e4], np.float16)
+    np.testing.assert_array_equal(np.asarray(snp.round(h, 1)), np.array([12344, 0.5, 1.2, 6e4], np.float16))
+    np.testing.assert_array_equal(np.asarray(snp.round(np.float32(2.5), 40)), np.float32(2.5))

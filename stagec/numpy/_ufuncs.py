@@ -146,14 +146,27 @@ def round(a: Any, decimals: int = 0, out=None):
     (a,) = _promote("round", a)
     av = aval_of(a)
     if _dt.kind(av.dtype) in "biu":
-        if decimals >= 0:
+        if decimals >= 0 or av.dtype == np.bool_:
             return a
+        # NumPy's half to even (JAX raises here): floor(a / f) = q, r = a - q f in [0, f), up where r > f - r or a
+        # tie with q odd; wrapping as NumPy's. (floor((a + f/2) / f) f rounded halves up: round(25, -1) was 30.)
+        if 10 ** (-decimals) > np.iinfo(av.dtype).max:
+            return lax.full_like(a, 0)
         factor = _const(a, 10 ** (-decimals))
-        return lax.mul(floor_divide(add(a, lax.div(factor, _const(a, 2))), factor), factor)
+        q = floor_divide(a, factor)
+        r = lax.sub(a, lax.mul(q, factor))
+        half = lax.sub(factor, r)
+        odd = lax.ne(lax.rem(q, _const(q, 2)), _const(q, 0))
+        up = lax.bitwise_or(lax.gt(r, half), lax.bitwise_and(lax.eq(r, half), odd))
+        return lax.mul(lax.select(up, lax.add(q, _const(q, 1)), q), factor)
+    if decimals > np.log10(float(_dt.finfo(av.dtype).max)):  # beyond the precision: a no-op, as JAX's
+        return a
     if _dt.kind(av.dtype) == "c":
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
         return lax.round(a)
+    if av.dtype == np.float16:  # scaled in float32, as JAX's (x * 10 overflowed float16 near 6550: inf)
+        return lax._convert_element_type(round(lax._convert_element_type(a, np.float32), decimals), np.float16)
     factor = _const(a, 10.0 ** decimals)
     return lax.div(lax.round(lax.mul(a, factor)), factor)
 
