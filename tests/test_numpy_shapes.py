@@ -194,3 +194,23 @@ def test_complex_pad_and_full_convolutions_compile():
             np.pad(a, 2, mode="reflect"))
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
+
+
+def test_insert_negative_index_values_layout_and_a_traced_roll():
+    """insert(x, -1, v) appended (-1 was taken modulo n + 1; NumPy and JAX insert before the last element), values
+    of shape (3, 1) along axis 1 raised, and an axis out of range was wrapped; roll by a traced shift raised
+    TypeError (iteration over a 0-d array). Oracle: NumPy."""
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    for o in (-1, -5, 2):
+        np.testing.assert_array_equal(np.asarray(snp.insert(x, o, 9.0, axis=1)), np.insert(x, o, 9.0, axis=1))
+        np.testing.assert_array_equal(np.asarray(snp.insert(x, o, 9.0)), np.insert(x, o, 9.0))
+    v = np.array([[1.0], [2.0], [3.0]], np.float32)
+    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda x: snp.insert(x, 4, v, axis=1))(x)),
+                                  np.insert(x, 4, v, axis=1))
+    with pytest.raises(ValueError, match="axis 2 is out of bounds"):
+        snp.insert(x, 1, 0.0, axis=2)
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    f = stagec.jit(lambda a, s: (snp.roll(a, s, axis=1), snp.roll(a, s), snp.roll(a, s, axis=(0, 2))))
+    for s in (3, -7, 0):
+        for g, w in zip(f(a, np.int32(s)), (np.roll(a, s, axis=1), np.roll(a, s), np.roll(a, s, axis=(0, 2)))):
+            np.testing.assert_array_equal(np.asarray(g), w)

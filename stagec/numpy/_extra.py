@@ -752,15 +752,20 @@ def insert(arr, obj, values, axis: int | None = None):
         arr, axis = snp.ravel(arr), 0
     if not isinstance(obj, (int, np.integer)):
         raise NotImplementedError("insert with several indices is not implemented; give one integer index")
+    if not -arr.ndim <= axis < arr.ndim:
+        raise ValueError(f"insert: axis {axis} is out of bounds for array of dimension {arr.ndim}")
     axis %= arr.ndim
-    obj = int(obj) % (arr.shape[axis] + 1)
+    # as JAX's (and NumPy's within range): a negative index counts from the end, before that element
+    # (`% (n + 1)` made -1 the end: insert(x, -1, v) appended), and one out of range is clipped
+    n = arr.shape[axis]
+    obj = min(max(int(obj) + n if obj < 0 else int(obj), 0), n)
+    # NumPy's and JAX's: `values` with leading 1s to `arr.ndim` dims, its first axis moved to `axis`, broadcast
+    # (values of shape (3, 1) inserted along axis 1 of (4, 5) are 3 columns; this raised in concatenate)
     v = _arr(values).astype(arr.dtype)
+    v = snp.moveaxis(snp.reshape(v, (1,) * (arr.ndim - v.ndim) + v.shape), 0, axis)
     shape = list(arr.shape)
-    shape[axis] = v.shape[axis] if v.ndim == arr.ndim else 1 if v.ndim < arr.ndim and v.size else 0
-    if v.ndim < arr.ndim:
-        v = snp.expand_dims(v, axis) if v.ndim == arr.ndim - 1 else v
-        shape[axis] = v.shape[axis] if v.ndim == arr.ndim else 1
-        v = snp.broadcast_to(v, tuple(shape))
+    shape[axis] = v.shape[axis]
+    v = snp.broadcast_to(v, tuple(shape))
     lo = snp.take(arr, np.arange(obj), axis=axis)
     hi = snp.take(arr, np.arange(obj, arr.shape[axis]), axis=axis)
     return snp.concatenate([lo, v, hi], axis=axis)

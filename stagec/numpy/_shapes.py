@@ -318,15 +318,24 @@ def flipud(m: Any):
 
 
 def roll(a: Any, shift, axis=None):
-    """Rotate elements by static `shift` along `axis` (the flattened array when None)."""
+    """Rotate elements by `shift` along `axis` (the flattened array when None); a traced shift by a dynamic slice."""
     a = _arr(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval_of(a).shape)
-    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(shift)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    for s in shifts:
-        if isinstance(s, Tracer):
-            raise s._concretization_error("roll")
+    if isinstance(shift, Tracer) or (_is_array(shift) and not isinstance(shift, np.ndarray)):
+        # A shift known only at run time (JAX's too; `tuple(shift)` of a 0-d tracer raised TypeError): each axis
+        # a dynamic slice of the axis twice over, starting at n - (shift mod n)
+        sh = broadcast_to(asarray(shift), (len(axes),))
+        for i, ax in enumerate(axes):
+            ax = _axis(ax, aval_of(a).ndim, "roll")
+            n = aval_of(a).shape[ax]
+            if n:
+                k = lax.rem(lax.add(lax.rem(sh[i], lax.full_like(sh[i], n)), lax.full_like(sh[i], n)),
+                            lax.full_like(sh[i], n))
+                a = lax.dynamic_slice_in_dim(lax.concatenate([a, a], ax), lax.sub(lax.full_like(k, n), k), n, ax)
+        return a
+    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(np.ravel(shift).tolist())
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(axes) == 1 and len(shifts) > 1:
