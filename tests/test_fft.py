@@ -94,6 +94,20 @@ def test_fft_primitive_limits():
         snp.fft.fft(Z, norm="bad")
 
 
+def test_transforms_of_length_one_compile_and_match_numpy():
+    """A length-1 transform is a DFT here: IREE 3.13 failed to translate `stablehlo.fft` of length 1 to LLVM
+    (IRFFT; RFFT inside a larger module), a CompileError on irfft(z, n=1) and rfft2(x, s=(6, 1))."""
+    x = rng.standard_normal((4, 5, 4)).astype(np.float32)
+    z = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
+    cases = [(lambda m, a, b: m.fft.irfft(b, n=1)), (lambda m, a, b: m.fft.rfft2(a, s=(6, 1))),
+             (lambda m, a, b: m.fft.irfftn(a[0, 0, :1], s=(1,), axes=(0,))), (lambda m, a, b: m.fft.rfft(a, n=1))]
+    for f in cases:
+        want = f(np, x.astype(np.float64), z.astype(np.complex128))
+        for got in (f(snp, x, z), stagec.jit(functools.partial(f, snp))(x, z)):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
 # ---------------------------------------------------------------- differentiation and batching (JAX as oracle)
 
 W8 = np.linspace(-1, 2, 8).astype(np.float32)

@@ -1,7 +1,7 @@
 """`fft`: discrete Fourier transforms over the trailing axes (`stablehlo.fft`).
 
 IREE 3.13 (llvm-cpu) compiles `stablehlo.fft` only over one axis, for complex64 (FFT, IFFT) or float32
-(RFFT, IRFFT), with a power-of-two length; f64/complex128 and 2-D or 3-D `fft_lengths` fail to legalize.
+(RFFT, IRFFT), with a power-of-two length from 2; f64/complex128 and 2-D or 3-D `fft_lengths` fail to legalize.
 The wrapper raises NotImplementedError naming the case; `stagec.numpy.fft` computes the others as DFTs.
 """
 from __future__ import annotations
@@ -57,8 +57,8 @@ def supported(aval: ShapedArray, fft_type: str, fft_lengths: Sequence[int]) -> s
     if len(fft_lengths) != 1:
         return f"{len(fft_lengths)}-D fft_lengths (only one axis at a time)"
     n = int(fft_lengths[0])
-    if n < 1 or n & (n - 1):
-        return f"length {n} (only powers of two)"
+    if n < 2 or n & (n - 1):  # (length 1: RFFT in a larger module and IRFFT failed to translate to LLVM)
+        return f"length {n} (only powers of two from 2)"
     if aval.dtype not in (np.float32, np.complex64):
         return f"dtype {aval.dtype} (only float32/complex64)"
     return None
