@@ -320,3 +320,13 @@ def test_mean_and_nanmean_with_an_integer_dtype_as_jax():
         np.testing.assert_array_equal(np.asarray(fi), [3, 0])
         np.testing.assert_array_equal(np.asarray(xi), [48, 52, 53, 0])
         np.testing.assert_allclose(np.asarray(ff), [3.9666665, 0.5], rtol=1e-6)
+
+
+def test_cumulative_sum_and_product_with_dtype_bool():
+    """cumsum/cumprod(x, dtype=bool) returned the int running count; NumPy and JAX give the running or/and, bool."""
+    x = np.array([[0, 2, -1, 0], [0, 0, 3, 1]], np.int32)
+    for name in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
+        for f in (getattr(snp, name), stagec.jit(getattr(snp, name), static_argnames=("axis", "dtype"))):
+            got = f(x, axis=1, dtype=bool)
+            assert got.dtype == np.bool_, name
+            np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(x, axis=1, dtype=bool))

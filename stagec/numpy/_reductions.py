@@ -266,6 +266,8 @@ def _cumulative(fname: str, fn, a, axis, dtype, upcast_int: bool):
     a = _cast_input(a, av, dtype, upcast_int)
     if aval_of(a).dtype == np.bool_ and fname in ("cumsum", "cumprod"):
         a = lax._convert_element_type(a, _dt.default_int())
+        if dtype is not None:  # dtype=bool: a running or/and, bool as NumPy's and JAX's (was the int count)
+            return lax._convert_element_type(_in_f32(fn, a, axis), np.bool_, weak_type=False)
     return _in_f32(fn, a, axis)
 
 
