@@ -330,3 +330,20 @@ def test_cumulative_sum_and_product_with_dtype_bool():
             got = f(x, axis=1, dtype=bool)
             assert got.dtype == np.bool_, name
             np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(x, axis=1, dtype=bool))
+
+
+def test_trapezoid_of_integers_is_computed_in_floats_as_jax():
+    """trapezoid added int8 neighbours in int8 (wrapping, as NumPy does: [148, -142] came out [20, -14]) and gave
+    booleans' sum the `or`; JAX (the reference) promotes y and x to the inexact dtype first. Against float64 NumPy
+    of the converted values."""
+    y = (np.arange(1, 7) * 37).astype(np.int8).reshape(2, 3)  # (wrapped already: 37, 74, 111, -108, -71, -34)
+    x = np.array([0, 100, 120], np.int8)
+    yf, xf = y.astype(np.float64), x.astype(np.float64)
+    cases = [(lambda m, a, b: m.trapezoid(a), lambda: np.trapezoid(yf)),
+             (lambda m, a, b: m.trapezoid(a, x=b), lambda: np.trapezoid(yf, x=xf)),
+             (lambda m, a, b: m.trapezoid(a != 0), lambda: np.trapezoid(np.ones((2, 3)))),
+             (lambda m, a, b: m.trapezoid(a, axis=0, dx=0.5), lambda: np.trapezoid(yf, axis=0, dx=0.5))]
+    for f, want in cases:
+        for got in (f(snp, y, x), stagec.jit(lambda a, b, f=f: f(snp, a, b))(y, x)):
+            assert got.dtype == np.float32
+            np.testing.assert_array_equal(np.asarray(got), want())

@@ -920,13 +920,14 @@ def vander(x, N: int | None = None, increasing: bool = False):
 
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
-    y = snp.moveaxis(_arr(y), axis, -1)
+    """The trapezoid rule along `axis`, in the inexact dtype of y and x (integers summed as themselves wrapped)."""
     if x is None:
-        d = dx
+        (y,), d = _to_float("trapezoid", _arr(y)), dx
     else:
-        x = _arr(x)
+        y, x = _to_float("trapezoid", _arr(y), _arr(x))
         d = snp.diff(x) if x.ndim == 1 else snp.diff(snp.moveaxis(x, axis, -1), axis=-1)
-    return snp.sum(d * (y[..., 1:] + y[..., :-1]) / 2, axis=-1)
+    y = snp.moveaxis(y, axis, -1)
+    return 0.5 * snp.sum(d * (y[..., 1:] + y[..., :-1]), axis=-1)
 
 
 def _window(values):
