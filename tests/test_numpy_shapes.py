@@ -214,3 +214,20 @@ def test_insert_negative_index_values_layout_and_a_traced_roll():
     for s in (3, -7, 0):
         for g, w in zip(f(a, np.int32(s)), (np.roll(a, s, axis=1), np.roll(a, s), np.roll(a, s, axis=(0, 2)))):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_pad_statistic_modes_and_empty():
+    """pad's 'maximum', 'minimum', 'mean', 'median' (with stat_length) and 'empty' raised NotImplementedError (JAX
+    has them). Oracle: NumPy (integers' means rounded half to even, as JAX's and NumPy's; 'empty' is JAX's zeros)."""
+    x = (np.arange(12, dtype=np.int32).reshape(3, 4) ** 2)
+    f = x.astype(np.float32) / 7
+    for mode in ("maximum", "minimum", "mean", "median"):
+        for sl in (None, 2, ((1, 3), (2, 1))):
+            for a in (x, f):
+                want = np.pad(a, ((1, 2), (2, 1)), mode=mode, stat_length=sl)
+                got = stagec.jit(lambda v: snp.pad(v, ((1, 2), (2, 1)), mode=mode, stat_length=sl))(a)
+                assert got.dtype == a.dtype
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(snp.pad(x, 1, mode="empty")), np.pad(x, 1))
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        snp.pad(x, 1, mode="mean", stat_length=0)

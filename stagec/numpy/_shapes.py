@@ -355,9 +355,46 @@ def roll(a: Any, shift, axis=None):
     return a
 
 
+_PAD_STATS = ("maximum", "minimum", "mean", "median")
+
+
+def _pad_stats(a, pw, stat_length, mode: str):
+    """JAX's `_pad_stats`: axis by axis, the statistic of the first/last `stat_length` values (all when None)
+    repeated into the pads; integers rounded (half to even) and cast back."""
+    from . import _extra, _reductions
+    fn = {"maximum": _reductions.max, "minimum": _reductions.min, "mean": _reductions.mean,
+          "median": _extra.median}[mode]
+    nd = aval_of(a).ndim
+    sl = None if stat_length is None else np.broadcast_to(np.asarray(stat_length), (nd, 2)).tolist()
+    dt = aval_of(a).dtype
+    for i in range(nd):
+        n = aval_of(a).shape[i]
+        if sl is None:
+            before = after = fn(a, axis=i, keepdims=True)
+        else:
+            lb, la = sl[i]
+            if lb == 0 or la == 0:
+                raise ValueError("pad: stat_length of 0 yields no value for padding")
+            lb, la = builtins.min(lb, n), builtins.min(la, n)
+            before = fn(lax.slice_in_dim(a, 0, lb, axis=i), axis=i, keepdims=True)
+            after = fn(lax.slice_in_dim(a, n - la, n, axis=i), axis=i, keepdims=True)
+        if _dt.kind(dt) in "iu":
+            from ._ufuncs import round as _round
+            before, after = _round(before), _round(after)
+        before, after = (lax._convert_element_type(v, dt) if aval_of(v).dtype != dt else v for v in (before, after))
+        lo, hi = pw[i]
+        parts = [broadcast_to(before, aval_of(a).shape[:i] + (lo,) + aval_of(a).shape[i + 1:])] if lo else []
+        parts.append(a)
+        if hi:
+            parts.append(broadcast_to(after, aval_of(a).shape[:i] + (hi,) + aval_of(a).shape[i + 1:]))
+        a = lax.concatenate(parts, i) if len(parts) > 1 else a
+    return a
+
+
 @_composite
-def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
-    """Pad `array`; modes 'constant', 'edge', 'wrap', 'reflect', 'symmetric' (pad_width must be static)."""
+def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, stat_length=None):
+    """Pad `array`; modes 'constant', 'empty' (zeros, as JAX's), 'edge', 'wrap', 'reflect', 'symmetric', 'maximum',
+    'minimum', 'mean', 'median' (with `stat_length`) (pad_width must be static)."""
     a = _arr(array)
     av = aval_of(a)
     pw = np.asarray(pad_width)
@@ -382,8 +419,13 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0):
             cfg[ax] = (0, int(hi), 0)
             a = lax.pad(a, lax._convert_element_type(np.asarray(cv[ax, 1]), av.dtype), cfg)
         return a
+    if mode == "empty":  # (JAX's: zeros)
+        return lax.pad(a, lax._convert_element_type(np.asarray(0), av.dtype), [(lo, hi, 0) for lo, hi in pw])
+    if mode in _PAD_STATS:
+        return _pad_stats(a, pw, stat_length, mode)
     if mode not in ("edge", "wrap", "reflect", "symmetric"):
-        raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, edge, wrap, reflect, symmetric)")
+        raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, empty, edge, wrap, reflect, "
+                                  f"symmetric, maximum, minimum, mean, median)")
     for ax, (lo, hi) in enumerate(pw):
         n = aval_of(a).shape[ax]
         if lo == hi == 0:
