@@ -231,3 +231,5 @@ def test_pad_statistic_modes_and_empty():
     np.testing.assert_array_equal(np.asarray(snp.pad(x, 1, mode="empty")), np.pad(x, 1))
     with pytest.raises(ValueError, match="stat_length of 0"):
         snp.pad(x, 1, mode="mean", stat_length=0)
+    with pytest.raises(NotImplementedError, match="reflect_type='odd'"):  # (was a TypeError on the keyword)
+        snp.pad(x, 1, mode="reflect", reflect_type="odd")

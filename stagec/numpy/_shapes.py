@@ -392,7 +392,8 @@ def _pad_stats(a, pw, stat_length, mode: str):
 
 
 @_composite
-def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, stat_length=None):
+def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, stat_length=None, end_values=0,
+        reflect_type: str = "even"):
     """Pad `array`; modes 'constant', 'empty' (zeros, as JAX's), 'edge', 'wrap', 'reflect', 'symmetric', 'maximum',
     'minimum', 'mean', 'median' (with `stat_length`) (pad_width must be static)."""
     a = _arr(array)
@@ -419,6 +420,8 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, sta
             cfg[ax] = (0, int(hi), 0)
             a = lax.pad(a, lax._convert_element_type(np.asarray(cv[ax, 1]), av.dtype), cfg)
         return a
+    if reflect_type != "even" and mode in ("reflect", "symmetric"):  # (was a TypeError on the keyword)
+        raise NotImplementedError(f"pad: reflect_type={reflect_type!r} is not implemented (only 'even')")
     if mode == "empty":  # (JAX's: zeros)
         return lax.pad(a, lax._convert_element_type(np.asarray(0), av.dtype), [(lo, hi, 0) for lo, hi in pw])
     if mode in _PAD_STATS:
