@@ -16,6 +16,8 @@ Numerics of each rewrite (the unit tests in tests/test_passes_simplify.py show I
 - select(constant predicate, a, b) -> a or b; select(p, a, a) -> a: exact.
 - not(not(x)), abs(abs(x)), abs(neg(x)) -> abs(x), and/or/max/min(x, x) -> x, broadcast_in_dim and
   slice that change nothing -> x: exact (max(x, x) is x for NaN too).
+- Integers and booleans only: compare(x, x), xor(x, x), x - x, and(x, 0), x * 0, or(x, ~0) -> their constant:
+  exact (not for floats: NaN).
 """
 from __future__ import annotations
 
@@ -159,6 +161,43 @@ def _idempotent(op, rewriter) -> bool:
     return a == b and _replace(rewriter, op, a)
 
 
+def _exact_kind(value) -> bool:
+    d = dtype_of(value)
+    return d is not None and d.kind in "biu"
+
+
+_SELF_COMPARE = {"EQ": True, "LE": True, "GE": True, "NE": False, "LT": False, "GT": False}
+
+
+def _integer_self(op, rewriter) -> bool:
+    """compare(x, x), xor(x, x), x - x of integers or booleans -> their constant. IREE 3.13 folds these itself,
+    after stagec's passes, and then ran a reduction over the folded splat over one element (`sum(x == x)` of 6
+    int8 values gave 1): folded here, `fold-constants` takes the reduction too."""
+    a, b = op.operands[0], op.operands[1]
+    if a != b or not _exact_kind(a):
+        return False
+    name = op_name(op)
+    if name == "compare":
+        value = _SELF_COMPARE[str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")]
+    else:  # xor, subtract
+        value = 0
+    return _replace(rewriter, op, make_constant(np.array(value), tensor_type(op.result)))
+
+
+def _integer_absorbing(op, rewriter) -> bool:
+    """and(x, 0), mul(x, 0), or(x, all ones) of integers or booleans -> that constant (see `_integer_self`)."""
+    if not _exact_kind(op.result):
+        return False
+    dt = dtype_of(op.result)
+    name = op_name(op)
+    absorbing = (True if dt == np.bool_ else np.array(-1).astype(dt).item()) if name == "or" else 0
+    for x in op.operands:
+        v = splat_value(x)
+        if v is not None and v == absorbing:
+            return _replace(rewriter, op, make_constant(np.array(absorbing), tensor_type(op.result)))
+    return False
+
+
 def _broadcast_identity(op, rewriter) -> bool:
     x = op.operands[0]
     dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
@@ -189,6 +228,8 @@ class Simplify(PatternPass):
         ("stablehlo.not", "not-not", _involution),
         ("stablehlo.abs", "abs-abs-neg", _abs),
         *[(f"stablehlo.{n}", "idempotent", _idempotent) for n in ("and", "or", "maximum", "minimum")],
+        *[(f"stablehlo.{n}", "integer-self", _integer_self) for n in ("compare", "xor", "subtract")],
+        *[(f"stablehlo.{n}", "integer-absorbing", _integer_absorbing) for n in ("and", "or", "multiply")],
         ("stablehlo.broadcast_in_dim", "broadcast-identity", _broadcast_identity),
         ("stablehlo.slice", "slice-identity", _slice_identity),
         # Ops on the constants this pass makes (a constant select's branch, a broadcast splat) are folded here too,

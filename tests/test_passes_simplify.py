@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from iree.compiler import ir
 
+import stagec
+import stagec.numpy as snp
 from stagec.passes import run_pipeline
 
 
@@ -260,3 +262,18 @@ def test_identity_broadcast_and_slice():
               return %0 : tensor<3x3xf32>"""  # a transpose in disguise
     check(kept, kept, sig="%x: tensor<3x3xf32>", ret="tensor<3x3xf32>")
 
+
+
+def test_reductions_of_integer_self_operations_count_every_element():
+    """IREE 3.13 folds `x == x`, `x ^ x`, `x & 0` of integers to a splat after stagec's passes, then ran a reduction
+    over it over one element: `sum(~isnan(x))` of 6 int8 values was 1, `nanvar` of int8 6x the variance, `mean(x ==
+    x)` 1/6. `simplify` folds them first. Against NumPy, the default pipeline."""
+    y = (np.arange(1, 7) * 91).astype(np.int8).reshape(2, 3)
+    yf = y.astype(np.float64)
+    cases = [(lambda m, a: m.sum(~m.isnan(a)), 6), (lambda m, a: m.sum(m.isfinite(a), axis=1), [3, 3]),
+             (lambda m, a: m.mean(a == a), 1.0), (lambda m, a: m.prod((a >= a) * 2), 64),
+             (lambda m, a: m.sum((a ^ a) + 2), 12), (lambda m, a: m.sum((a & 0) | 3), 18),
+             (lambda m, a: m.sum((a | -1) + 2), 6), (lambda m, a: m.sum(a - a + 1), 6),
+             (lambda m, a: m.nanvar(a), np.var(yf)), (lambda m, a: m.sum(m.where(a != a, 5, 1)), 6)]
+    for f, want in cases:
+        np.testing.assert_allclose(np.asarray(stagec.jit(lambda a, f=f: f(snp, a))(y)), want, rtol=1e-6)
