@@ -46,6 +46,29 @@ def _int_div(a: np.ndarray, b: np.ndarray, want_rem: bool):
     return a - b * q if want_rem else q
 
 
+def _shift(name: str, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """StableHLO's shifts: an amount past the width (read unsigned) gives 0, or the sign for an arithmetic one."""
+    bits = x.dtype.itemsize * 8
+    u = np.dtype(f"u{x.dtype.itemsize}")
+    amount = s.astype(u)
+    over = amount >= bits
+    a = np.where(over, 0, amount).astype(u)
+    if name == "shift_left":
+        return np.where(over, 0, (x.astype(u) << a).astype(x.dtype))
+    if name == "shift_right_logical":
+        return np.where(over, 0, (x.astype(u) >> a).astype(x.dtype))
+    return np.where(over, np.where(x < 0, -1, 0).astype(x.dtype), x >> a)
+
+
+def _clz(x: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    u = x.astype(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    n = np.zeros(u.shape, np.int64)
+    for b in range(bits):  # (the index of the highest set bit + 1)
+        n = np.where(u >> np.uint64(b) != 0, b + 1, n)
+    return (bits - n).astype(x.dtype)
+
+
 def evaluate(op, args: list[np.ndarray], out_shape: tuple, out_dtype: np.dtype):
     """The value of `op` on constant `args` as a NumPy array of `out_dtype`, or None if not foldable."""
     name = op_name(op)
@@ -63,6 +86,17 @@ def evaluate(op, args: list[np.ndarray], out_shape: tuple, out_dtype: np.dtype):
             r = _int_div(args[0], args[1], name == "remainder")
         else:
             r = np.divide(args[0], args[1]) if name == "divide" else np.fmod(args[0], args[1])
+    elif name in _INT_BITS:
+        if dt.kind not in "iu":
+            return None
+        if name == "popcnt":
+            r = np.bitwise_count(args[0]).astype(dt)
+        elif name == "count_leading_zeros":
+            r = _clz(args[0])
+        else:
+            r = _shift(name, args[0], args[1])
+    elif name == "clamp":  # (StableHLO's operand order: min, x, max)
+        r = np.minimum(np.maximum(args[1], args[0]), args[2])
     elif name == "compare":
         direction = str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
         r = _COMPARE[direction](args[0], args[1])
@@ -94,6 +128,7 @@ def evaluate(op, args: list[np.ndarray], out_shape: tuple, out_dtype: np.dtype):
 
 
 _SHAPE_OPS = {"broadcast_in_dim", "reshape", "transpose"}
+_INT_BITS = {"popcnt", "count_leading_zeros", "shift_left", "shift_right_logical", "shift_right_arithmetic"}
 
 
 def _fold(op, rewriter) -> bool:
@@ -133,7 +168,8 @@ class FoldConstants(PatternPass):
     name = "fold-constants"
     description = f"evaluate ops on constants with NumPy (results up to {MAX_ELEMENTS} elements, or splats)"
     patterns = [(f"stablehlo.{n}", n, _fold) for n in
-                [*_UNARY, *_BINARY, "divide", "remainder", "compare", "select", "convert", *_SHAPE_OPS]]
+                [*_UNARY, *_BINARY, "divide", "remainder", "compare", "select", "convert", "clamp", *_INT_BITS,
+                 *_SHAPE_OPS]]
 
 
 FOLD_CONSTANTS = register(FoldConstants())

@@ -16,8 +16,8 @@ Numerics of each rewrite (the unit tests in tests/test_passes_simplify.py show I
 - select(constant predicate, a, b) -> a or b; select(p, a, a) -> a: exact.
 - not(not(x)), abs(abs(x)), abs(neg(x)) -> abs(x), and/or/max/min(x, x) -> x, broadcast_in_dim and
   slice that change nothing -> x: exact (max(x, x) is x for NaN too).
-- Integers and booleans only: compare(x, x), xor(x, x), x - x, and(x, 0), x * 0, or(x, ~0) -> their constant:
-  exact (not for floats: NaN).
+- Integers and booleans only, ops whose value is a constant whatever x is (compare(x, x), x ^ x, x & 0, x % 1,
+  shifts past the width, clamp(k, x, k), ...: `_integer_fold`) -> that constant: exact (not for floats: NaN).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from iree.compiler import ir
 
 from .base import PatternPass, register
 from .fold_constants import FOLD_CONSTANTS
-from .irutil import dtype_of, is_float, is_op, make_constant, op_name, splat_value, tensor_type
+from .irutil import dtype_of, is_float, is_op, make_constant, op_name, producer, splat_value, tensor_type
 
 
 def _replace(rewriter, op, value: ir.Value) -> bool:
@@ -166,36 +166,82 @@ def _exact_kind(value) -> bool:
     return d is not None and d.kind in "biu"
 
 
+def _same(a: ir.Value, b: ir.Value, depth: int = 3) -> bool:
+    """a and b are one value: the same SSA value, equal splat constants, or results of like ops (name, attributes)
+    of the same operands (`cse` runs after this pass)."""
+    if a == b:
+        return True
+    if depth == 0 or a.type != b.type:
+        return False
+    va, vb = splat_value(a), splat_value(b)
+    if va is not None or vb is not None:
+        return va is not None and va == vb
+    pa, pb = producer(a), producer(b)
+    if pa is None or pb is None or op_name(pa) != op_name(pb) or op_name(pa) == "constant" or len(pa.regions):
+        return False
+    return (len(pa.operands) == len(pb.operands) and dict(pa.attributes) == dict(pb.attributes)
+            and all(_same(x, y, depth - 1) for x, y in zip(pa.operands, pb.operands)))
+
+
+def _int_constant(op, value) -> ir.Value:
+    return make_constant(np.array(value).astype(dtype_of(op.result)), tensor_type(op.result))
+
+
+def _all_ones(dt: np.dtype):
+    return True if dt == np.bool_ else np.array(-1).astype(dt).item()
+
+
 _SELF_COMPARE = {"EQ": True, "LE": True, "GE": True, "NE": False, "LT": False, "GT": False}
 
 
-def _integer_self(op, rewriter) -> bool:
-    """compare(x, x), xor(x, x), x - x of integers or booleans -> their constant. IREE 3.13 folds these itself,
-    after stagec's passes, and then ran a reduction over the folded splat over one element (`sum(x == x)` of 6
-    int8 values gave 1): folded here, `fold-constants` takes the reduction too."""
-    a, b = op.operands[0], op.operands[1]
-    if a != b or not _exact_kind(a):
+def _direction(op) -> str:
+    return str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")
+
+
+def _integer_fold(op, rewriter) -> bool:
+    """Integer and boolean ops whose value is a constant whatever x is: compare(x, x), x ^ x, x - x, x & 0, x * 0,
+    x | ~0, x & ~x, x | ~x, x ^ ~x, x % 1, shifts past the width, unsigned x >= 0 and x < 0, clamp(k, x, k),
+    max(x, the type's max), min(x, its min). IREE 3.13 folds these itself, after stagec's passes, and its
+    vectorizer then turned a reduction whose body no longer reads its input into one step (`sum(x == x)` of 6 int8
+    values gave 1; `sum(~isnan(x))`, int8 `nanvar`): folded here, `fold-constants` takes the reduction too."""
+    if not _exact_kind(op.result) or not all(_exact_kind(v) for v in op.operands):
         return False
-    name = op_name(op)
-    if name == "compare":
-        value = _SELF_COMPARE[str(op.attributes["comparison_direction"]).split()[-1].rstrip(">")]
-    else:  # xor, subtract
+    name, dt = op_name(op), dtype_of(op.operands[-1])
+    args = list(op.operands)
+    value = None
+    if name == "clamp":
+        lo, hi = splat_value(args[0]), splat_value(args[2])
+        value = lo if lo is not None and lo == hi else None
+    elif name in ("compare", "xor", "subtract") and _same(args[0], args[1]):
+        value = _SELF_COMPARE[_direction(op)] if name == "compare" else 0
+    elif name == "compare" and dt.kind in "bu":
+        d, a0, b0 = _direction(op), splat_value(args[0]) == 0, splat_value(args[1]) == 0
+        if b0 and not a0:
+            value = {"GE": True, "LT": False}.get(d)
+        elif a0 and not b0:
+            value = {"LE": True, "GT": False}.get(d)
+    elif name in ("and", "or", "multiply", "maximum", "minimum"):
+        info = None if dt == np.bool_ else np.iinfo(dt)
+        absorbing = {"and": 0, "multiply": 0, "or": _all_ones(dt), "maximum": True if info is None else info.max,
+                     "minimum": False if info is None else info.min}[name]
+        if any(splat_value(x) == absorbing for x in args if splat_value(x) is not None):
+            value = absorbing
+        elif name in ("and", "or") and any(is_op(y, "not") is not None and _same(is_op(y, "not").operands[0], x)
+                                           for x, y in (args, args[::-1])):
+            value = 0 if name == "and" else _all_ones(dt)
+    elif name == "remainder" and splat_value(args[1]) in (1, -1) and dt.kind != "b":
         value = 0
-    return _replace(rewriter, op, make_constant(np.array(value), tensor_type(op.result)))
-
-
-def _integer_absorbing(op, rewriter) -> bool:
-    """and(x, 0), mul(x, 0), or(x, all ones) of integers or booleans -> that constant (see `_integer_self`)."""
-    if not _exact_kind(op.result):
+    elif name in ("shift_left", "shift_right_logical"):
+        amount = splat_value(args[1])
+        if amount is not None and not isinstance(amount, bool) and \
+                int(np.array(amount).astype(np.dtype(f"u{dt.itemsize}"))) >= dt.itemsize * 8:
+            value = 0
+    if name == "xor" and value is None and any(
+            is_op(y, "not") is not None and _same(is_op(y, "not").operands[0], x) for x, y in (args, args[::-1])):
+        value = _all_ones(dt)
+    if value is None:
         return False
-    dt = dtype_of(op.result)
-    name = op_name(op)
-    absorbing = (True if dt == np.bool_ else np.array(-1).astype(dt).item()) if name == "or" else 0
-    for x in op.operands:
-        v = splat_value(x)
-        if v is not None and v == absorbing:
-            return _replace(rewriter, op, make_constant(np.array(absorbing), tensor_type(op.result)))
-    return False
+    return _replace(rewriter, op, _int_constant(op, value))
 
 
 def _broadcast_identity(op, rewriter) -> bool:
@@ -228,8 +274,9 @@ class Simplify(PatternPass):
         ("stablehlo.not", "not-not", _involution),
         ("stablehlo.abs", "abs-abs-neg", _abs),
         *[(f"stablehlo.{n}", "idempotent", _idempotent) for n in ("and", "or", "maximum", "minimum")],
-        *[(f"stablehlo.{n}", "integer-self", _integer_self) for n in ("compare", "xor", "subtract")],
-        *[(f"stablehlo.{n}", "integer-absorbing", _integer_absorbing) for n in ("and", "or", "multiply")],
+        *[(f"stablehlo.{n}", "integer-fold", _integer_fold) for n in ("compare", "xor", "subtract", "and", "or",
+                                                                      "multiply", "maximum", "minimum", "remainder",
+                                                                      "shift_left", "shift_right_logical", "clamp")],
         ("stablehlo.broadcast_in_dim", "broadcast-identity", _broadcast_identity),
         ("stablehlo.slice", "slice-identity", _slice_identity),
         # Ops on the constants this pass makes (a constant select's branch, a broadcast splat) are folded here too,

@@ -10,6 +10,7 @@ from iree.compiler import ir
 
 import stagec
 import stagec.numpy as snp
+from stagec import lax
 from stagec.passes import run_pipeline
 
 
@@ -274,6 +275,17 @@ def test_reductions_of_integer_self_operations_count_every_element():
              (lambda m, a: m.mean(a == a), 1.0), (lambda m, a: m.prod((a >= a) * 2), 64),
              (lambda m, a: m.sum((a ^ a) + 2), 12), (lambda m, a: m.sum((a & 0) | 3), 18),
              (lambda m, a: m.sum((a | -1) + 2), 6), (lambda m, a: m.sum(a - a + 1), 6),
-             (lambda m, a: m.nanvar(a), np.var(yf)), (lambda m, a: m.sum(m.where(a != a, 5, 1)), 6)]
+             (lambda m, a: m.nanvar(a), np.var(yf)), (lambda m, a: m.sum(m.where(a != a, 5, 1)), 6),
+             # (folds IREE makes too: x % 1, shifts past the width, clamp(k, x, k), like ops of like operands,
+             # unsigned x >= 0, x & ~x, max(x, the type's max), and the constants left: popcnt, clz)
+             (lambda m, a: m.sum(lax.rem(a, np.int8(1)) + 2), 12),
+             (lambda m, a: m.sum(lax.shift_right_logical(a, np.int8(9)) + 2), 12),
+             (lambda m, a: m.sum(lax.shift_left(a, np.int8(-1)) + 2), 12),
+             (lambda m, a: m.sum(lax.shift_right_arithmetic(a, np.int8(8))), np.sum(np.where(y < 0, -1, 0))),
+             (lambda m, a: m.sum(lax.clamp(np.int8(3), a, np.int8(3))), 18),
+             (lambda m, a: m.sum(((a > 4) != (a > 4)) + 1), 6), (lambda m, a: m.sum(a.view(np.uint8) >= 0), 6),
+             (lambda m, a: m.sum((a & ~a) + 1), 6), (lambda m, a: m.sum((a ^ ~a) + 2), 6),
+             (lambda m, a: m.sum(m.maximum(a, np.int8(127)).astype(np.int32)), 762),
+             (lambda m, a: m.sum(lax.population_count(a & 0) + 1), 6), (lambda m, a: m.sum(lax.clz(a * 0)), 48)]
     for f, want in cases:
         np.testing.assert_allclose(np.asarray(stagec.jit(lambda a, f=f: f(snp, a))(y)), want, rtol=1e-6)
