@@ -351,6 +351,15 @@ def test_logsumexp_where_empty_and_zero_weights():
     assert t.dtype == np.int32 and np.asarray(t).tolist() == [-1, 0, 1, 1]
 
 
+def test_one_hot_is_the_default_float_under_x64(x64):
+    """one_hot's default dtype was float32 whatever the setting; JAX's is the default float (float64 under x64)."""
+    ids = np.array([0, 2, 5, -1])
+    for f in (stagec.nn.one_hot, stagec.jit(stagec.nn.one_hot, static_argnums=1)):
+        got = f(ids, 3)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(got), np.eye(3)[[0, 2]].tolist() + [[0, 0, 0]] * 2)
+
+
 def test_zero_by_zero_linalg_and_traced_zero_d_creation():
     """det, inv, slogdet, solve, cholesky, qr of 0x0 matrices raised IndexError (an empty loop's body was
     traced); snp.full((), v) and zeros_like(scalar) under jit were bare constants without operators."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import lax
+from .. import dtypes, lax
 from .. import numpy as snp
 from ..ad import custom_jvp
 from ..core import Const, aval_of
@@ -403,7 +403,7 @@ def one_hot(x: Any, num_classes: int, dtype=None, axis: int = -1):
     av = aval_of(x)
     classes = lax.broadcasted_iota(av.dtype, av.shape + (num_classes,), av.ndim)
     hot = lax.eq(lax.broadcast_in_dim(x, av.shape + (num_classes,), tuple(range(av.ndim))), classes)
-    out = snp.astype(hot, dtype or snp.float32)
+    out = snp.astype(hot, dtype or dtypes.default_float())  # (float64 under x64, as JAX's; was float32)
     return snp.moveaxis(out, -1, axis) if axis not in (-1, av.ndim) else out
 from . import initializers  # noqa: E402,F401
 
