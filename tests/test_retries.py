@@ -227,3 +227,13 @@ def test_a_packed_activation_over_64k_of_stack_compiles_the_first_time(cdir):
         np.testing.assert_allclose(np.asarray(gb), wb, rtol=1e-5, atol=1e-6)
     assert STACK_64K in stagec.jit(sliced).lower(np.ones((256, 256), np.float32),
                                                  np.ones((256, 256), np.float32)).compile().flags
+
+
+def test_lcm_of_related_int8_operands_compiles():
+    """int8 `lcm(x, x + 1)` under jit: IREE 3.13's stream partitioning failed ("circular dependency: input operation
+    uses partition output"), a CompileError; `no-multi-use-fusion` compiles it. Against NumPy."""
+    import stagec.numpy as snp
+    w = np.array([100, 120, 7, -9], np.int8)
+    got = stagec.jit(lambda b: snp.lcm(b, b + 1))(w)
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(np.asarray(got), np.lcm(w, w + 1))

@@ -63,13 +63,16 @@ RETRIES: tuple[Retry, ...] = (
               "examples/differentially_private_sgd.py. The CPU's `pool-gradients-unfused` compiles the known form so "
               "at once (a failed compile saved); this retry is for the forms it does not foresee"),
     Retry("no-multi-use-fusion", ("failed on workgroup distribution verification", "does not dominate this use",
-                                   "op expected collapsed type to be", "to match element or self type of the"),
+                                   "op expected collapsed type to be", "to match element or self type of the",
+                                   "circular dependency: input operation uses partition output"),
           add=(NO_MULTI_USE,), test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",
           why="at O2/O3 with data tiling some modules fail when IREE fuses multi-use producers (others keep it: "
               "it puts layernorm in one dispatch); fusing them can also leave a yield reading a value of the parent "
               "region (tests/test_random.py::test_gamma_family_grads_match_jax), or give a boolean operand a float64 "
               "type (complex svd/eigh since mathlib-complex's scaled division: "
-              "tests/test_linalg.py::test_eigh_odd_complex_and_uplo, test_svd_rank_deficient_complex)"),
+              "tests/test_linalg.py::test_eigh_odd_complex_and_uplo, test_svd_rank_deficient_complex), or make "
+              "stream partitions that depend on each other (\"circular dependency\": int8 `lcm(x, x + 1)` under jit, "
+              "tests/test_retries.py::test_lcm_of_related_int8_operands_compiles)"),
     Retry("reductions-apart", (RACE,), passes=("reduction-results-apart",), backends=("vulkan",),
           test="tests/test_lavapipe.py::test_max_pool_gradients_read_their_window_maxima_synced",
           why="IREE's SPIR-V kept a reduction's result in workgroup memory beside the consumer broadcasting it and "
