@@ -347,3 +347,17 @@ def test_trapezoid_of_integers_is_computed_in_floats_as_jax():
         for got in (f(snp, y, x), stagec.jit(lambda a, b, f=f: f(snp, a, b))(y, x)):
             assert got.dtype == np.float32
             np.testing.assert_array_equal(np.asarray(got), want())
+
+
+def test_average_with_integer_weights_is_computed_in_floats_as_jax():
+    """average multiplied int8 values by int8 weights before converting (wrapping: [1.49, 18.49] came out [0.37,
+    0.45]); JAX promotes a and the weights to the inexact dtype first. Against float64 NumPy."""
+    y = (np.arange(1, 7) * 91).astype(np.int8).reshape(2, 3)
+    w, w2 = np.array([100, 120, 7], np.int8), np.array([300, 400], np.int16)
+    for run in (lambda f, *a: f(*a), lambda f, *a: stagec.jit(f)(*a)):
+        got = run(lambda a, b: snp.average(a, axis=1, weights=b, returned=True), y, w)
+        np.testing.assert_allclose(np.asarray(got[0]), np.average(y.astype(float), axis=1, weights=w.astype(float)),
+                                   rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(got[1]), [227, 227])
+        got = run(lambda a, b: snp.average(a.astype(np.int16), axis=0, weights=b), y, w2)
+        np.testing.assert_allclose(np.asarray(got), np.average(y.astype(float), axis=0, weights=[300, 400]), rtol=1e-6)

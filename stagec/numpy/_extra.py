@@ -446,8 +446,9 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
             raise ValueError("1D weights expected when shapes of a and weights differ.")
         w = snp.reshape(w, tuple(w.shape[0] if i == axis % a.ndim else 1 for i in range(a.ndim)))
     dt = snp.result_type(a, w, 1.0)
-    scl = snp.sum(snp.broadcast_to(w, a.shape).astype(dt), axis=axis, keepdims=keepdims)
-    avg = snp.sum((a * w).astype(dt), axis=axis, keepdims=keepdims) / scl
+    a, w = a.astype(dt), w.astype(dt)  # (before the product: int8 a * w wrapped, as JAX promotes them first)
+    scl = snp.sum(snp.broadcast_to(w, a.shape), axis=axis, keepdims=keepdims)
+    avg = snp.sum(a * w, axis=axis, keepdims=keepdims) / scl
     return (avg, scl) if returned else avg
 
 
