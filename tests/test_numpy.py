@@ -311,3 +311,16 @@ def test_array_methods_take_jaxs_keywords_and_pythons_divmod_round_and_view():
             np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=str(k))
     with pytest.raises(NotImplementedError, match="view from float32 to bool"):
         snp.asarray(x).view(bool)
+
+
+def test_arange_takes_the_type_of_its_bounds_as_jax():
+    """arange took the default int or float whatever its bounds (np.int8 bounds give int8 in JAX, np.float16 ones
+    float16). Stored from JAX 0.10.2, values against NumPy."""
+    got = [snp.arange(np.int8(7), np.int8(120), 40), snp.arange(np.int8(5)), snp.arange(np.uint8(2), 10),
+           snp.arange(np.int16(2), 10.0), snp.arange(2, np.int8(10)), snp.arange(np.float16(1), 3),
+           snp.arange(snp.asarray(3, snp.int8)), snp.arange(3), snp.arange(2.5), snp.arange(True, 3)]
+    want = ["int8", "int8", "uint8", "float32", "int8", "float16", "int8", "int32", "float32", "int32"]
+    assert [str(g.dtype) for g in got] == want
+    np.testing.assert_array_equal(np.asarray(got[0]), [7, 47, 87])
+    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda: snp.arange(np.int8(7), np.int8(120), 40))()),
+                                  [7, 47, 87])

@@ -69,10 +69,9 @@ def _arange(start, stop=None, step=None, dtype=None):
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    vals = [v for v in (start, stop, step)]
-    is_float = builtins.any(isinstance(v, float) or (hasattr(v, "dtype") and _dt.kind(v.dtype) == "f")
-                            for v in vals)
-    dt = _creation_dtype(dtype, _dt.default_float() if is_float else _dt.default_int(), "arange")
+    # (the type of start, stop and step together, Python numbers weak, as JAX's: np.int8 bounds give int8)
+    default = _dt.result_type(*((aval_of(v).dtype, aval_of(v).weak_type) for v in (start, stop, step)))[0]
+    dt = _creation_dtype(dtype, default, "arange")
     host = np.arange(start, stop, step).astype(dt)
     n = host.shape[0]
     if current_trace() is None:
