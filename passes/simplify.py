@@ -200,7 +200,8 @@ def _direction(op) -> str:
 
 def _integer_fold(op, rewriter) -> bool:
     """Integer and boolean ops whose value is a constant whatever x is: compare(x, x), x ^ x, x - x, x & 0, x * 0,
-    x | ~0, x & ~x, x | ~x, x ^ ~x, x % 1, shifts past the width, unsigned x >= 0 and x < 0, clamp(k, x, k),
+    x | ~0, x & ~x, x | ~x, x ^ ~x, x % 1, shifts past the width, x >= the type's least value (and the like),
+    clamp(k, x, k),
     max(x, the type's max), min(x, its min). IREE 3.13 folds these itself, after stagec's passes, and its
     vectorizer then turned a reduction whose body no longer reads its input into one step (`sum(x == x)` of 6 int8
     values gave 1; `sum(~isnan(x))`, int8 `nanvar`): folded here, `fold-constants` takes the reduction too."""
@@ -214,12 +215,13 @@ def _integer_fold(op, rewriter) -> bool:
         value = lo if lo is not None and lo == hi else None
     elif name in ("compare", "xor", "subtract") and _same(args[0], args[1]):
         value = _SELF_COMPARE[_direction(op)] if name == "compare" else 0
-    elif name == "compare" and dt.kind in "bu":
-        d, a0, b0 = _direction(op), splat_value(args[0]) == 0, splat_value(args[1]) == 0
-        if b0 and not a0:
-            value = {"GE": True, "LT": False}.get(d)
-        elif a0 and not b0:
-            value = {"LE": True, "GT": False}.get(d)
+    elif name == "compare":  # (against the type's least or greatest value: x >= min, x > max, min <= x, ...)
+        lo, hi = (False, True) if dt == np.bool_ else (np.iinfo(dt).min, np.iinfo(dt).max)
+        d, ka, kb = _direction(op), splat_value(args[0]), splat_value(args[1])
+        if kb is not None and ka is None:
+            value = {("GE", lo): True, ("LT", lo): False, ("LE", hi): True, ("GT", hi): False}.get((d, kb))
+        elif ka is not None and kb is None:
+            value = {("LE", lo): True, ("GT", lo): False, ("GE", hi): True, ("LT", hi): False}.get((d, ka))
     elif name in ("and", "or", "multiply", "maximum", "minimum"):
         info = None if dt == np.bool_ else np.iinfo(dt)
         absorbing = {"and": 0, "multiply": 0, "or": _all_ones(dt), "maximum": True if info is None else info.max,

@@ -286,6 +286,7 @@ def test_reductions_of_integer_self_operations_count_every_element():
              (lambda m, a: m.sum(((a > 4) != (a > 4)) + 1), 6), (lambda m, a: m.sum(a.view(np.uint8) >= 0), 6),
              (lambda m, a: m.sum((a & ~a) + 1), 6), (lambda m, a: m.sum((a ^ ~a) + 2), 6),
              (lambda m, a: m.sum(m.maximum(a, np.int8(127)).astype(np.int32)), 762),
-             (lambda m, a: m.sum(lax.population_count(a & 0) + 1), 6), (lambda m, a: m.sum(lax.clz(a * 0)), 48)]
+             (lambda m, a: m.sum(lax.population_count(a & 0) + 1), 6), (lambda m, a: m.sum(lax.clz(a * 0)), 48),
+             (lambda m, a: m.sum(a >= np.int8(-128)), 6), (lambda m, a: m.sum(np.int8(127) >= a), 6)]
     for f, want in cases:
         np.testing.assert_allclose(np.asarray(stagec.jit(lambda a, f=f: f(snp, a))(y)), want, rtol=1e-6)
