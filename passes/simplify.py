@@ -166,6 +166,10 @@ def _exact_kind(value) -> bool:
     return d is not None and d.kind in "biu"
 
 
+# Ops two of which with like operands may differ: host callbacks, random draws, I/O (constants: by value).
+_NOT_SAME = frozenset({"constant", "custom_call", "rng", "rng_bit_generator", "infeed", "recv", "send", "outfeed"})
+
+
 def _same(a: ir.Value, b: ir.Value, depth: int = 3) -> bool:
     """a and b are one value: the same SSA value, equal splat constants, or results of like ops (name, attributes)
     of the same operands (`cse` runs after this pass)."""
@@ -177,7 +181,7 @@ def _same(a: ir.Value, b: ir.Value, depth: int = 3) -> bool:
     if va is not None or vb is not None:
         return va is not None and va == vb
     pa, pb = producer(a), producer(b)
-    if pa is None or pb is None or op_name(pa) != op_name(pb) or op_name(pa) == "constant" or len(pa.regions):
+    if pa is None or pb is None or op_name(pa) != op_name(pb) or op_name(pa) in _NOT_SAME or len(pa.regions):
         return False
     return (len(pa.operands) == len(pb.operands) and dict(pa.attributes) == dict(pb.attributes)
             and all(_same(x, y, depth - 1) for x, y in zip(pa.operands, pb.operands)))
