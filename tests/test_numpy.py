@@ -330,11 +330,11 @@ def test_append_and_polyval_promote_a_python_scalar_weakly():
     """append(int8 x, 1) and polyval(float16 p, 2.0) made the Python scalar a strong int32/float32 array first (so
     int32 and float32); JAX keeps int8 and float16. Stored from JAX 0.10.2, values against NumPy."""
     i8, p16 = np.array([1, -2], np.int8), np.array([1, 2, 3], np.float16)
-    for run in (lambda f, *a: f(*a), lambda f, *a: stagec.jit(f)(*a)):
-        a = run(lambda x: snp.append(x, 1), i8)
+
+    def use(x, p):
+        return (snp.append(x, 1), snp.append(2.5, p), snp.polyval(p, 2.0), snp.polyval(x, 1),
+                snp.polyval(p, np.float32(2)))
+    for a, b, v, w, u in (use(i8, p16), stagec.jit(use)(i8, p16)):
         assert a.dtype == np.int8 and np.asarray(a).tolist() == [1, -2, 1]
-        assert run(lambda x: snp.append(2.5, x), p16).dtype == np.float16
-        v = run(lambda p: snp.polyval(p, 2.0), p16)
-        assert v.dtype == np.float16 and float(v) == 11.0
-        assert run(lambda p: snp.polyval(p, 1), i8).dtype == np.int8
-        assert run(lambda p: snp.polyval(p, np.float32(2)), p16).dtype == np.float32
+        assert b.dtype == np.float16 and v.dtype == np.float16 and float(v) == 11.0
+        assert w.dtype == np.int8 and u.dtype == np.float32
