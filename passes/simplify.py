@@ -205,10 +205,9 @@ def _direction(op) -> str:
 def _integer_fold(op, rewriter) -> bool:
     """Integer and boolean ops whose value is a constant whatever x is: compare(x, x), x ^ x, x - x, x & 0, x * 0,
     x | ~0, x & ~x, x | ~x, x ^ ~x, x % 1, shifts past the width, x >= the type's least value (and the like),
-    clamp(k, x, k),
-    max(x, the type's max), min(x, its min). IREE 3.13 folds these itself, after stagec's passes, and its
-    vectorizer then turned a reduction whose body no longer reads its input into one step (`sum(x == x)` of 6 int8
-    values gave 1; `sum(~isnan(x))`, int8 `nanvar`): folded here, `fold-constants` takes the reduction too."""
+    clamp(k, x, k), max(x, the type's max), min(x, its min). IREE 3.13 folds these itself, after stagec's passes,
+    and its vectorizer then turned a reduction whose body no longer reads its input into one step (`sum(x == x)`
+    of 6 int8 values gave 1; `sum(~isnan(x))`, int8 `nanvar`): folded here, `fold-constants` takes the reduction."""
     if not _exact_kind(op.result) or not all(_exact_kind(v) for v in op.operands):
         return False
     name, dt = op_name(op), dtype_of(op.operands[-1])
