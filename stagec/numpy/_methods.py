@@ -23,12 +23,6 @@ def install(snp: ModuleType) -> None:
     install_array_methods(methods(snp))
 
 
-def _no_out(out, name: str) -> bool:
-    if out is not None:
-        raise NotImplementedError(f"Array.{name}(out=...): stagec arrays are immutable (use the result)")
-    return True
-
-
 def methods(s: ModuleType) -> dict:
     """Operator and method name -> implementation, from the public `stagec.numpy` functions `s`."""
     out = {}
@@ -77,6 +71,7 @@ def methods(s: ModuleType) -> dict:
         "nbytes": property(lambda self: aval_of(self).size * aval_of(self).dtype.itemsize),
         "copy": lambda self: s.array(self, copy=True),  # (an Array's own `copy` comes first: a new buffer)
     })
+
     def _round(self, ndigits=None):
         """Python's `round(x)`: to an integer where `ndigits` is None (as for a float), as JAX's."""
         out = s.round(self, ndigits or 0)
