@@ -372,3 +372,28 @@ def test_zero_by_zero_linalg_and_traced_zero_d_creation():
     assert np.asarray(inv).shape == np.asarray(sol).shape == np.asarray(chol).shape == np.asarray(q).shape == z.shape
     got = stagec.jit(lambda x: (snp.full((), 7.0) % 2 + x, snp.zeros_like(x) % 2))(np.float32(1))
     assert float(got[0]) == 2 and float(got[1]) == 0
+
+
+def test_lax_round_is_half_away_from_zero_by_default_as_jax():
+    # jax.lax.round's default is RoundingMethod.AWAY_FROM_ZERO (stagec's was to nearest even: 2.5 -> 2.0)
+    import stagec.lax as lax
+    x = np.array([0.5, 1.5, 2.5, -2.5, -0.5, 2.45, -0.0, np.inf, np.nan], np.float32)
+    afz, afz0, even = stagec.jit(lambda x: (lax.round(x), lax.round(x, 0),
+                                            lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)))(x)
+    want_afz = np.array([1, 2, 3, -3, -1, 2, -0.0, np.inf, np.nan], np.float32)  # (jax.lax.round's values)
+    np.testing.assert_array_equal(np.asarray(afz), want_afz)
+    np.testing.assert_array_equal(np.asarray(afz0), want_afz)
+    np.testing.assert_array_equal(np.asarray(even), np.rint(x))
+    assert np.signbit(np.asarray(afz)[6]) and np.signbit(np.asarray(afz)[4])
+    np.testing.assert_array_equal(np.asarray(snp.round(x[:5])), np.rint(x[:5]))  # (NumPy's rule stays NumPy's)
+
+
+def test_lax_integer_pow_of_scalars_is_an_array_and_negative_integer_powers_raise():
+    import pytest
+    import stagec.lax as lax
+    for x in (np.complex64(1 + 2j), np.float32(3), np.int8(-3)):
+        for y in (0, 1):
+            out = lax.integer_pow(x, y)  # (was a host `Const` for y = 0, the NumPy scalar itself for y = 1)
+            assert np.asarray(out).dtype == x.dtype and np.asarray(out) == (1 if y == 0 else x)
+    with pytest.raises(TypeError, match="negative powers"):
+        lax.integer_pow(np.array([2, -1], np.int32), -1)  # (JAX raises; 1 // x was answered)

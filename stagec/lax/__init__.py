@@ -7,6 +7,7 @@ wrappers (`stagec.primitives`); this module adds the composites built from them 
 from __future__ import annotations
 
 import builtins as _builtins
+import enum as _enum
 
 import numpy as np
 
@@ -164,10 +165,20 @@ def power_by_squaring(x, n: int, times=None):
 def integer_pow(x, y: int):
     """`x ** y` for a static integer `y`, by repeated squaring (exact for integers)."""
     if y == 0:
-        return full_like(x, 1)
+        return _as_array(full_like(x, 1))  # (a constant of x's aval: `Const` for a scalar, not an array)
     if y < 0:
+        if _dt.kind(aval_of(x).dtype) in "biu":
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({aval_of(x).str_short()}, "
+                            f"{y}) (as in JAX; 1 // x**{-y} was answered)")
         return div(full_like(x, 1), integer_pow(x, -y))
-    return power_by_squaring(x, y)
+    return _as_array(power_by_squaring(x, y))  # (y = 1: x itself, which may be a NumPy value)
+
+
+def _as_array(out):
+    """`out` as an array or tracer: a NumPy or Python value, or a host `Const`, through the conversion primitive."""
+    if hasattr(out, "_trace") or hasattr(out, "_bv"):  # (a tracer or an Array)
+        return out
+    return _ew.convert_element_type_p.bind(out, new_dtype=aval_of(out).dtype, weak_type=aval_of(out).weak_type)
 
 
 def convert_element_type(operand, new_dtype):
@@ -178,6 +189,19 @@ def convert_element_type(operand, new_dtype):
     if hasattr(out, "_trace") or hasattr(out, "_bv"):  # (a tracer or an Array)
         return out
     return _ew.convert_element_type_p.bind(out, new_dtype=aval_of(out).dtype, weak_type=False)
+
+
+class RoundingMethod(_enum.IntEnum):
+    """`round`'s tie rule, as `jax.lax.RoundingMethod`."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """`x` rounded to an integral value, ties away from zero (JAX's default) or, with `TO_NEAREST_EVEN`, to even.
+    (This was the round primitive alone, to nearest even: `round(2.5)` was 2.0, JAX's 3.0.)"""
+    method = RoundingMethod(rounding_method)
+    return (_ew.round if method == RoundingMethod.TO_NEAREST_EVEN else _ew.round_afz)(x)
 
 
 def full_like(x, fill_value):
@@ -487,7 +511,7 @@ __getattr__ = _missing(__name__, {
              "pshuffle psum psum_scatter pswapaxes ragged_all_to_all with_sharding_constraint", _ONE_DEVICE),
     **_table("igamma igammac igamma_grad_a polygamma zeta betainc bessel_i0e bessel_i1e random_gamma_grad",
              "not implemented (stagec.lax has lgamma, digamma, erf, erfc and erf_inv)"),
-    **_table("AccuracyMode DotAlgorithm DotAlgorithmPreset RaggedDotDimensionNumbers RandomAlgorithm RoundingMethod "
+    **_table("AccuracyMode DotAlgorithm DotAlgorithmPreset RaggedDotDimensionNumbers RandomAlgorithm "
              "Tolerance PrecisionLike ConvGeneralDilatedDimensionNumbers DotDimensionNumbers FftType "
              "GatherDimensionNumbers GatherScatterMode ScatterDimensionNumbers",
              "stagec's lax takes plain tuples and keywords here (see the function's docstring)"),

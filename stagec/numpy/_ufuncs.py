@@ -14,6 +14,12 @@ from ..core import TracerBase, aval_of, current_trace
 from ..primitives.elementwise import pow as _raw_pow
 from ._base import _binary, _broadcast, _composite, _count_nonzero, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
 
+
+def _rint(x):
+    """Round half to even (NumPy's rule; `lax.round`'s default is JAX's, half away from zero)."""
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
 add = _binary("add", lax.add)
 subtract = _binary("subtract", lax.sub)
 multiply = _binary("multiply", lax.mul)
@@ -164,11 +170,11 @@ def round(a: Any, decimals: int = 0, out=None):
     if _dt.kind(av.dtype) == "c":
         return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if decimals == 0:
-        return lax.round(a)
+        return _rint(a)
     if av.dtype == np.float16:  # scaled in float32, as JAX's (x * 10 overflowed float16 near 6550: inf)
         return lax._convert_element_type(round(lax._convert_element_type(a, np.float32), decimals), np.float16)
     factor = _const(a, 10.0 ** decimals)
-    return lax.div(lax.round(lax.mul(a, factor)), factor)
+    return lax.div(_rint(lax.mul(a, factor)), factor)
 
 
 around = round_ = round
@@ -180,8 +186,8 @@ def rint(x: Any, /):
     (x,) = _to_float("rint", x)
     kind = _dt.kind(aval_of(x).dtype)
     if kind == "c":  # each part, as NumPy and JAX
-        return lax.complex(lax.round(lax.real(x)), lax.round(lax.imag(x)))
-    return lax.round(x) if kind == "f" else x
+        return lax.complex(_rint(lax.real(x)), _rint(lax.imag(x)))
+    return _rint(x) if kind == "f" else x
 
 
 def invert(x: Any, /):
@@ -259,7 +265,7 @@ def _float_divmod(x1, x2):
     ind = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.lt(x2, _const(x2, 0)), lax.lt(mod, _const(mod, 0))))
     mod = lax.select(ind, lax.add(mod, x2), mod)
     div = lax.select(ind, lax.sub(div, _const(div, 1)), div)
-    return lax.round(div), mod
+    return _rint(div), mod
 
 
 @_composite
