@@ -137,7 +137,8 @@ INT_OPS = ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_righ
 
 
 def unary_all(x):
-    return [getattr(lax, n)(x) for n in UNARY] + [lax.acosh(lax.add(x, lax.full_like(x, 1.5))), lax.bitwise_not(lax.gt(x, lax.full_like(x, 0.5)))]
+    return [getattr(lax, n)(x) for n in UNARY] + [lax.acosh(lax.add(x, lax.full_like(x, 1.5))), lax.bitwise_not(lax.gt(x, lax.full_like(x, 0.5))),
+                                                  lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)]
 
 
 def binary_all(x, y):
