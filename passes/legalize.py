@@ -1255,6 +1255,26 @@ def complex_constants_apart(module: ir.Module) -> int:
                           and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
 
 
+def complex_pads_in_parts(module: ir.Module) -> int:
+    """Each complex `pad` as two real ones of its parts, made complex again. iree-compile 3.13 crashed (SIGSEGV) on
+    a complex `stablehlo.pad` on the CPU: `snp.pad` of complex values under jit, complex convolve/correlate in modes
+    "full" and "same", fft's transposes. The count rewritten."""
+    pads = _ops_where(module, lambda op: op.name == "stablehlo.pad"
+                      and isinstance(_element(op.results[0].type), ir.ComplexType))
+    for op in pads:
+        t = ir.RankedTensorType(op.results[0].type)
+        part_of = lambda v: ir.RankedTensorType.get(ir.RankedTensorType(v.type).shape,
+                                                    ir.ComplexType(_element(v.type)).element_type)
+        with ir.InsertionPoint(op), op.location:
+            b = Builder(t)
+            parts = [b.op("pad", *(b.op(name, v, ty=part_of(v)) for v in op.operands), ty=part_of(op.results[0]),
+                          **{k: op.attributes[k] for k in ("edge_padding_low", "edge_padding_high", "interior_padding")})
+                     for name in ("real", "imag")]
+            op.results[0].replace_all_uses_with(b.op("complex", *parts))
+        op.erase()
+    return len(pads)
+
+
 def complex_division_constants_apart(module: ir.Module) -> int:
     """Each complex64 `divide`'s operand computed from a constant alone (through broadcasts, reshapes, converts) is read
     through an `optimization_barrier`: a buffer, not constants in the division's dispatch. There lavapipe folds
@@ -1513,6 +1533,9 @@ COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
+COMPLEX_PADS_IN_PARTS = register(Rewrite(
+    "complex-pads-in-parts", complex_pads_in_parts, "a complex pad as two real ones (iree-compile crashed on it)",
+    "legalize", Workaround(_IREE, "tests/test_numpy_shapes.py::test_complex_pad_and_full_convolutions_compile")))
 COMPLEX128_CONSTANTS_IN_PARTS = register(Rewrite(
     "complex128-constants-in-parts", complex128_constants_in_parts,
     "complex128 constants of more than one value built from their float64 parts (iree-compile crashed packing "

@@ -98,8 +98,7 @@ def _rfft_transpose(ct, fft_lengths: tuple):
     n = fft_lengths[-1]
     shape = aval_of(ct).shape
     widths = [(0, 0, 0)] * (len(shape) - 1) + [(0, n - shape[-1], 0)]
-    part = lambda p: pad(p, np.zeros((), aval_of(p).dtype), widths)
-    full = complex_p.bind(part(real_p.bind(ct)), part(imag_p.bind(ct)))  # IREE 3.13 crashes on complex pads
+    full = pad(ct, np.zeros((), aval_of(ct).dtype), widths)  # (in parts for IREE: legalize's complex-pads-in-parts)
     return real_p.bind(fft_p.bind(full, fft_type="FFT", fft_lengths=fft_lengths))
 
 

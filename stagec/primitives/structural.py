@@ -152,23 +152,9 @@ def _pad_rule(x: ShapedArray, value: ShapedArray, *, low: tuple, high: tuple, in
     return x.update(shape=shape, weak_type=x.weak_type and value.weak_type)
 
 
-def _pad_lower(ctx, x, value, *, low, high, interior):
-    attrs = {"edge_padding_low": L.i64s(low), "edge_padding_high": L.i64s(high), "interior_padding": L.i64s(interior)}
-    xa, va = ctx.avals_in
-    oa = ctx.avals_out[0]
-    if xa.dtype.kind != "c":
-        return [ctx.op1("stablehlo.pad", [x, value], attributes=attrs)]
-    # A complex pad as two real ones: iree-compile 3.13 crashed (SIGSEGV) on a complex `pad` on the CPU (`snp.pad`
-    # of complex64 under jit, and complex `convolve`/`correlate` with mode "full" or "same", which pad).
-    real = lambda a: a.update(dtype=np.dtype(np.float32 if a.dtype == np.complex64 else np.float64))
-    part = lambda v, a, name: ctx.op1(f"stablehlo.{name}", [v], result_avals=[real(a)])
-    re, im = (ctx.op1("stablehlo.pad", [part(x, xa, name), part(value, va, name)], result_avals=[real(oa)],
-                      attributes=attrs) for name in ("real", "imag"))
-    return [ctx.op1("stablehlo.complex", [re, im])]
-
-
 pad_p = Primitive("pad", _pad_rule)
-pad_p.def_lowering(_pad_lower)
+pad_p.def_lowering(lambda ctx, x, value, *, low, high, interior: [ctx.op1("stablehlo.pad", [x, value], attributes={
+    "edge_padding_low": L.i64s(low), "edge_padding_high": L.i64s(high), "interior_padding": L.i64s(interior)})])
 
 
 # An identity that IREE neither moves computation across nor treats as a constant expression: what depends on it is
