@@ -11,15 +11,15 @@ import numpy as np
 from .. import dtypes, lax
 from .. import numpy as snp
 from ..ad import custom_jvp
-from ..core import Const, aval_of
-from ..numpy._base import _composite, _staged
+from ..core import aval_of
+from ..numpy._base import _composite, _promoted_arrays, _staged
 from ..numpy._base import _to_float as _to_float_args
 
 
 def _to_float(fname: str, *args):
-    """`numpy._base._to_float`, a host constant (an integer array called eagerly) made an Array: the activations
-    below use operators on the result (`x > 0` raised TypeError on a `core.Const`)."""
-    return [snp.asarray(a) if type(a) is Const else a for a in _to_float_args(fname, *args)]
+    """Arrays or tracers of a common inexact dtype (the activations below use operators on them: `x > 0` raised a
+    TypeError on the host constant `_to_float` gives for an integer array called eagerly)."""
+    return _promoted_arrays(_to_float_args, fname, *args)
 
 
 def _relu(x: Any):

@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..core import aval_of
 from .. import numpy as snp
-from ._base import _broadcast, _promote, _to_float
+from ._base import _broadcast, _promote, _promoted_arrays, _to_float
 from ._sorting import _keys
 
 __all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size", "convolve",
@@ -39,10 +39,6 @@ def _arr(x):
     return snp.asarray(x)
 
 
-def _promoted(name: str, *xs) -> list:
-    """Arrays of one dtype, a Python scalar promoting weakly (int8 beside 1 stays int8), as JAX's `promote_dtypes`."""
-    return [snp.asarray(v) for v in _promote(name, *[x if isinstance(x, (int, float, complex)) else snp.asarray(x)
-                                                     for x in xs])]
 
 
 # ---------------------------------------------------------------- comparisons and shapes
@@ -736,7 +732,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
 
 
 def append(arr, values, axis: int | None = None):
-    arr, values = _promoted("append", arr, values)
+    arr, values = _promoted_arrays(_promote, "append", arr, values)
     if axis is None:
         return snp.concatenate([snp.ravel(arr), snp.ravel(values)])
     return snp.concatenate([arr, values], axis=axis)
@@ -913,7 +909,7 @@ def choose(a, choices, out=None, mode: str = "raise"):
 
 
 def polyval(p, x, *, unroll: int = 16):
-    p, x = _promoted("polyval", p, x)
+    p, x = _promoted_arrays(_promote, "polyval", p, x)
     y = snp.zeros_like(x * p[..., :1].reshape(()) if p.ndim == 1 and p.shape[0] else x)
     for i in range(p.shape[0]):
         y = y * x + p[i]

@@ -8,7 +8,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..core import Tracer, aval_of
 from .. import numpy as snp
-from ._base import _promote, _to_float
+from ._base import _promote, _promoted_arrays, _to_float
 
 __all__ = ["poly", "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv", "polyfit", "unwrap",
            "piecewise"]
@@ -16,9 +16,7 @@ __all__ = ["poly", "polyadd", "polysub", "polymul", "polyder", "polyint", "polyd
 
 def _inexact(name: str, *xs):
     """Promoted to a common inexact dtype (integers to the default float), as JAX's `promote_dtypes_inexact`."""
-    # (a Python scalar promotes weakly, then is an array as the others: float16 and 2.0 stay float16)
-    return [snp.asarray(v) for v in _to_float(name, *[x if isinstance(x, (int, float, complex)) else snp.asarray(x)
-                                                      for x in xs])]
+    return _promoted_arrays(_to_float, name, *xs)  # (a Python scalar weakly: float16 and 2.0 stay float16)
 
 
 def poly(seq_of_zeros):
