@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes as _dt, lax
 from ..core import Const, Tracer, aval_of
 from ._base import _arr, _axis, _composite, _fresh, _is_array, _promote, _shape_tuple, asarray, broadcast_shapes, broadcast_to
+from ._ufuncs import round as _round
 
 
 def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool | None = None):
@@ -379,7 +380,6 @@ def _pad_stats(a, pw, stat_length, mode: str):
             before = fn(lax.slice_in_dim(a, 0, lb, axis=i), axis=i, keepdims=True)
             after = fn(lax.slice_in_dim(a, n - la, n, axis=i), axis=i, keepdims=True)
         if _dt.kind(dt) in "iu":
-            from ._ufuncs import round as _round
             before, after = _round(before), _round(after)
         before, after = (lax._convert_element_type(v, dt) if aval_of(v).dtype != dt else v for v in (before, after))
         lo, hi = pw[i]

@@ -370,8 +370,8 @@ def power(x1: Any, x2: Any, /):
         return lax.pow(x1, x2)  # (`0.9 ** t`, `x ** 2.0`: the scalar kept known, lax.pow broadcasts it)
     x1, x2 = _broadcast("power", x1, x2)
     kind = _dt.kind(aval_of(x1).dtype)
-    if kind == "b":  # (JAX's `to_numeric_dtype`: booleans are int32 here, under x64 too)
-        x1, x2 = lax._convert_element_type(x1, np.int32), lax._convert_element_type(x2, np.int32)
+    if kind == "b":
+        x1, x2 = _numeric(x1, x2)
         kind = "i"
     if kind in "iu":  # (not a composite: a negative concrete exponent raises, a traced one cannot)
         return _int_power(x1, x2)
