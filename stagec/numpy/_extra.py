@@ -39,8 +39,6 @@ def _arr(x):
     return snp.asarray(x)
 
 
-
-
 # ---------------------------------------------------------------- comparisons and shapes
 
 
@@ -924,7 +922,7 @@ def vander(x, N: int | None = None, increasing: bool = False):
 
 
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
-    """The trapezoid rule along `axis`, in the inexact dtype of y and x (integers summed as themselves wrapped)."""
+    """The trapezoid rule along `axis`, in the inexact dtype of y and x (integers converted first, as JAX's)."""
     if x is None:
         (y,), d = _to_float("trapezoid", _arr(y)), dx
     else:
