@@ -63,3 +63,39 @@ def test_numpy_indexing_with_traced_out_of_bounds_indices_clamps(dtype, x64):
         np.testing.assert_array_equal(np.asarray(g), w)
     rowwise = stagec.jit(stagec.vmap(lambda r, k: r[k]))(_M, i[:4])
     np.testing.assert_array_equal(np.asarray(rowwise), _M[np.arange(4), cols[:4]])
+
+
+def _scatter_oracle(x, idx, upd, window, op):
+    """StableHLO's scatter in NumPy: an index vector whose window does not fit is dropped whole."""
+    out = x.copy()
+    for i, u in zip(idx.astype(np.int64), upd):
+        if all(0 <= s <= n - w for s, n, w in zip(i, x.shape, window)):
+            sl = tuple(slice(s, s + w) for s, w in zip(i, window))
+            out[sl] = op(out[sl], u.reshape([w for w in window]))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.uint32, np.int64])
+def test_scatter_drops_each_index_vector_whose_window_does_not_fit(dtype, x64):
+    """IREE 3.13 checks no bounds of a scatter's indices: [0, 6] into (4, 6) wrote at [1, 0], [-1, 7] at [0, 1],
+    and a row of 10^6 crashed the process. Out of bounds in any component, the update is dropped (StableHLO, JAX's
+    FILL_OR_DROP), eager and jitted, in every mode."""
+    info = np.iinfo(dtype)
+    pts = [[0, 0], [3, 5], [0, 6], [1, 6], [4, 0], [2, 200], [info.max, 0], [0, info.max], [1, 2]]
+    pts += [[-1, 7], [1, -1], [-1, 0], [info.min, 3]] if info.min else []
+    pts = np.array(pts, dtype)
+    rows = np.array([[0], [3], [4], [200], [info.max]] + ([[-1], [info.min]] if info.min else []), dtype)
+    pv = np.arange(1, len(pts) + 1, dtype=np.float32)
+    rv = np.arange(1, 6 * len(rows) + 1, dtype=np.float32).reshape(len(rows), 6)
+    ops = {"set": lambda a, b: b, "add": np.add, "max": np.maximum}
+
+    def f(x, pts, pv, rows, rv):
+        return [(lax.scatter(x, pts, pv, update_window_dims=(), inserted_window_dims=(0, 1),
+                             scatter_dims_to_operand_dims=(0, 1), mode=m),
+                 lax.scatter(x, rows, rv, update_window_dims=(1,), inserted_window_dims=(0,),
+                             scatter_dims_to_operand_dims=(0,), mode=m)) for m in ops]
+
+    for got in (f(X, pts, pv, rows, rv), stagec.jit(f)(X, pts, pv, rows, rv)):
+        for (gp, gr), op in zip(got, ops.values()):
+            np.testing.assert_array_equal(np.asarray(gp), _scatter_oracle(X, pts, pv, (1, 1), op))
+            np.testing.assert_array_equal(np.asarray(gr), _scatter_oracle(X, rows, rv, (1, 6), op))

@@ -387,8 +387,8 @@ def _scatter(x, idx, values, op: str, mode: str | None = None):
         return x
     idt = np.int32 if n < 2 ** 31 else np.int64
     lin = lax.reshape(lax.iota(idt, n), av.shape)
-    # Dropped updates go to the linear index n: an extra element, sliced off after the scatter.
-    sel, extra = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n, strict=mode is None)
+    # Dropped updates go to the linear index n, out of bounds: the scatter drops them.
+    sel, _ = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n, strict=mode is None)
     ss = aval_of(sel).shape
     try:
         values = broadcast_to(values, ss)
@@ -398,13 +398,8 @@ def _scatter(x, idx, values, op: str, mode: str | None = None):
     m = int(np.prod(ss, dtype=np.int64))
     if m == 0:
         return x
-    flat = lax.reshape(x, (n,))
-    if extra:
-        flat = lax.pad(flat, np.zeros((), dt), [(0, 1, 0)])
-    out = lax.scatter(flat, lax.reshape(sel, (m, 1)), lax.reshape(values, (m,)),
+    out = lax.scatter(lax.reshape(x, (n,)), lax.reshape(sel, (m, 1)), lax.reshape(values, (m,)),
                       update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), mode=op)
-    if extra:
-        out = lax.slice(out, (0,), (n,))
     return lax.reshape(out, av.shape)
 
 

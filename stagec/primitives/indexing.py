@@ -92,22 +92,64 @@ def _raw_scatter(ctx: L.Ctx, x, idx, upd, aval: ShapedArray, dn, mode: str):
 @scatter_p.def_lowering
 def _scatter(ctx: L.Ctx, x, idx, upd, *, update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, mode):
     """IREE 3.13's CPU scatter writes into its operand's buffer even when that is a function argument (the
-    caller's array), so never scatter into `x`: scatter into a fresh neutral-element tensor and combine."""
+    caller's array), so never scatter into `x`: scatter into a fresh neutral-element tensor and combine.
+    IREE checks no bounds (it checks the flattened offset at most: [0, 4] into (3, 4) wrote at [1, 0], a row
+    index of 10^6 crashed the process), so an index vector whose window does not fit is sent into a padding past
+    the first scattered dimension's end, sliced off after: dropped, as StableHLO's scatter defines it."""
     ir = L.mlir()
+    aval, iav, uav = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[1], ctx.avals_in[2]
+    dims = scatter_dims_to_operand_dims
+    if iav.size == 0 or uav.size == 0:
+        return [x]
+    padded = aval.shape
+    if dims:
+        window = _window_sizes(aval.shape, uav.shape, update_window_dims, inserted_window_dims)
+        idx, iav = _indices_into_padding(ctx, idx, iav, aval.shape, dims, [window[d] for d in dims])
+        padded = tuple(s + (window[d] if d == dims[0] else 0) for d, s in enumerate(aval.shape))
     dn = ir.Attribute.parse(
         f"#stablehlo.scatter<update_window_dims = {L.dims(update_window_dims)}, inserted_window_dims = "
-        f"{L.dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {L.dims(scatter_dims_to_operand_dims)}, "
-        f"index_vector_dim = {ctx.avals_in[1].ndim - 1}>")
-    aval, uaval = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[2]
+        f"{L.dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {L.dims(dims)}, "
+        f"index_vector_dim = {iav.ndim - 1}>")
+
+    def scattered(value, u, a: ShapedArray, how: str):
+        out = _raw_scatter(ctx, L.splat(ctx, value, a.update(shape=padded)), idx, u, a.update(shape=padded), dn, how)
+        if padded == a.shape:
+            return out
+        return ctx.op1("stablehlo.slice", [out], result_avals=[a], attributes={
+            "start_indices": L.i64s([0] * a.ndim), "limit_indices": L.i64s(a.shape), "strides": L.i64s([1] * a.ndim)})
     if mode == "set":
-        m_aval, mu_aval = aval.update(dtype=np.int8), uaval.update(dtype=np.int8, weak_type=False)
-        mask = _raw_scatter(ctx, L.splat(ctx, 0, m_aval), idx, L.splat(ctx, 1, mu_aval), m_aval, dn, "set")
-        vals = _raw_scatter(ctx, L.splat(ctx, 0, aval), idx, upd, aval, dn, "set")
+        m_aval = aval.update(dtype=np.int8)
+        mask = scattered(0, L.splat(ctx, 1, uav.update(dtype=np.int8, weak_type=False)), m_aval, "set")
+        vals = scattered(0, upd, aval, "set")
         pred = L.compare(ctx, mask, L.splat(ctx, 0, m_aval), "NE", m_aval)
         return [ctx.op1("stablehlo.select", [pred, vals, x])]
-    base = L.splat(ctx, _dt.identity({"add": "sum", "mul": "prod"}.get(mode, mode), aval.dtype), aval)
-    s = _raw_scatter(ctx, base, idx, upd, aval, dn, mode)
+    s = scattered(_dt.identity({"add": "sum", "mul": "prod"}.get(mode, mode), aval.dtype), upd, aval, mode)
     return [L.combine(ctx, L.combiner(mode, aval.dtype), x, s, aval)]
+
+
+def _indices_into_padding(ctx: L.Ctx, idx, iav: ShapedArray, shape, dims, window):
+    """`idx` (int32 or int64) with each index vector whose window does not fit `shape` replaced by (shape[dims[0]],
+    0, ...): a place in the padding `_scatter` adds past the first scattered dimension."""
+    wide = iav.dtype.itemsize == 8 or iav.dtype == np.uint32 or max(shape) >= 2 ** 31 - 1
+    it = np.dtype(np.int64 if wide else np.int32)
+    a = iav.update(dtype=it, weak_type=False)
+    if iav.dtype != it:
+        idx = ctx.op1("stablehlo.convert", [idx], result_avals=[a])
+    row = lambda v: ctx.op1("stablehlo.broadcast_in_dim", [L.constant(np.array(v, it), ShapedArray((len(v),), it))],
+                            result_avals=[a], attributes={"broadcast_dimensions": L.i64s([a.ndim - 1])})
+    fits = L.bool_op(ctx, "and", L.compare(ctx, idx, L.splat(ctx, 0, a), "GE", a),
+                     L.compare(ctx, idx, row([shape[d] - w for d, w in zip(dims, window)]), "LE", a), shape=a.shape)
+    one = a.update(shape=a.shape[:-1] + (1,), dtype=np.bool_)
+    cols = [ctx.op1("stablehlo.slice", [fits], result_avals=[one], attributes={
+        "start_indices": L.i64s([0] * (a.ndim - 1) + [j]), "limit_indices": L.i64s(a.shape[:-1] + (j + 1,)),
+        "strides": L.i64s([1] * a.ndim)}) for j in range(a.shape[-1])]
+    ok = cols[0]
+    for c in cols[1:]:
+        ok = L.bool_op(ctx, "and", ok, c, shape=one.shape)
+    ok = ctx.op1("stablehlo.broadcast_in_dim", [ok], result_avals=[a.update(dtype=np.bool_)],
+                 attributes={"broadcast_dimensions": L.i64s(range(a.ndim))})
+    away = row([shape[dims[0]]] + [0] * (len(dims) - 1))
+    return ctx.op1("stablehlo.select", [ok, idx, away], result_avals=[a]), a
 
 
 # ---------------------------------------------------------------- differentiation rules
