@@ -12,7 +12,7 @@ if not _os.path.isdir(_os.path.join(__path__[0], "passes")) and _os.path.isfile(
 from ._version import __version__
 from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put, effects_barrier
-from .config import config, default_matmul_precision
+from .config import config, default_matmul_precision, disable_jit
 from . import cache, composites, eager, jit as _jit_module, quick  # eager registers itself with core at import
 from .jit import jit, make_mlir
 from . import explain  # registers itself with jit and stages
@@ -74,7 +74,7 @@ def default_backend() -> str:
     return config.default_backend
 
 
-__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision",
+__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "cache", "clear_caches", "config", "default_matmul_precision", "disable_jit",
            "checkpoint", "custom_jvp", "custom_vjp", "debug", "default_backend", "device_put", "devices",
            "effects_barrier", "errors", "experimental", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jit", "jvp",
            "lax", "linearize", "load", "make_jaxpr", "make_mlir", "numpy", "pure_callback", "random", "remat", "scipy",

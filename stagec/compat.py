@@ -128,7 +128,7 @@ MISSING = {
                                                  "(config.update('enable_x64', True), ...)"),
     **table("api_util custom_batching custom_derivatives dlpack export ffi image interpreters lib monitoring ops "
             "profiler typing version live_arrays checkpoint_policies closure_convert ds fwd_and_bwd "
-            "ensure_compile_time_eval disable_jit", "not implemented (a JAX module or tool stagec lacks)"),
+            "ensure_compile_time_eval", "not implemented (a JAX module or tool stagec lacks)"),
     **table("CompilerEffortLevel Inline custom_remat", "not implemented (new in JAX 0.11; stagec.checkpoint is JAX's "
                                                        "remat)"),
 }

@@ -77,6 +77,9 @@ class Config:
         # operation's bits never change. "auto": any NumPy rule until the kernel compiles (bits may change once
         # it has); "never": every operation waits for its kernel.
         "eager_tiering": lambda: os.environ.get("STAGEC_EAGER_TIERING", "exact"),
+        # `jit` calls run the Python function op by op, as `jax.disable_jit` (for debugging: print, float(x));
+        # `stagec.disable_jit()` sets it for a `with` block.
+        "disable_jit": lambda: _env_flag("STAGEC_DISABLE_JIT", False),
     }
     _choices = {"default_matmul_precision": (None, "default", "bfloat16", "fastest", "high", "tensorfloat32",
                                              "highest", "float32"),
@@ -86,7 +89,7 @@ class Config:
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "cpu_heap_keep_mb",
                              "compile_single_threaded", "eager_polymorphic", "async_dispatch", "jit_tiering",
-                             "eager_tiering"})
+                             "eager_tiering", "disable_jit"})
 
     def __init__(self) -> None:
         self._values = {}
@@ -127,6 +130,7 @@ class Config:
     def _rekey(self) -> None:
         # `key_now`: an attribute, read on every jit call (a method call costs ~0.2 us of a ~8 us call)
         self.key_now = tuple(sorted((n, repr(v)) for n, v in self._values.items() if n not in self._not_in_key))
+        self.jit_disabled = bool(self._values["disable_jit"])  # (an attribute: read on every jit call)
         for cache in list(_setting_caches):  # (what they hold was decided under the old settings)
             cache.clear()
 
@@ -208,3 +212,15 @@ def default_matmul_precision(precision: str | None):
         yield
     finally:
         config.update("default_matmul_precision", old)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Within the block, `jit` functions run their Python op by op (as `jax.disable_jit`): print and `float(x)`
+    see values."""
+    old = config.disable_jit
+    config.update("disable_jit", disable)
+    try:
+        yield
+    finally:
+        config.update("disable_jit", old)

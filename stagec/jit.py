@@ -343,7 +343,7 @@ class Jitted:
         return build_once((id(cache), key), lambda: cache.get(key), build)
 
     def __call__(self, *args, **kwargs):
-        if tracing_anywhere[0] and _stack():  # called while tracing another function: inline it
+        if tracing_anywhere[0] and _stack() or config.jit_disabled:  # inlined while tracing another function
             return self.fun(*args, **kwargs)
         if self._simple and not kwargs:  # hot path: positional stagec Arrays only
             cache = self._cache

@@ -422,3 +422,25 @@ def test_reused_results_lists_never_alias_results():
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+
+
+def test_disable_jit_runs_the_python_op_by_op_as_in_jax():
+    """Under `stagec.disable_jit()` a jitted function's body sees values (print, float(x), Python branches), as
+    under `jax.disable_jit()`; afterwards, and with `disable_jit(False)`, the same function traces again."""
+    seen = []
+
+    @stagec.jit
+    def f(x):
+        seen.append(float(x.sum()))  # a TracerConversionError when traced
+        return x * 2 if float(x[0]) > 0 else -x
+
+    x = snp.array([1.5, 2.0])
+    with stagec.disable_jit():
+        np.testing.assert_array_equal(np.asarray(f(x)), [3.0, 4.0])
+        np.testing.assert_array_equal(np.asarray(f(-x)), [1.5, 2.0])
+        with stagec.disable_jit(False):
+            with pytest.raises(stagec.errors.ConcretizationTypeError):
+                f(x)
+    assert seen == [3.5, -3.5]
+    with pytest.raises(stagec.errors.ConcretizationTypeError):
+        f(x)
