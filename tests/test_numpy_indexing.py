@@ -201,3 +201,31 @@ def test_updates_and_sorts_leave_their_inputs_unchanged():
         snp.sort(a)
         snp.argsort(a)
         np.testing.assert_array_equal(np.asarray(a), x)
+
+
+_BOOL_SCALAR_INDICES = [True, False, (Ellipsis, True), (Ellipsis, False), (0, True), (True, 0), (0, slice(None), True),
+                        (True, Ellipsis, True), (True, False), (np.array(True),), (np.bool_(False), 1),
+                        (slice(1, None), True, slice(None, 2)), (True, [0, 1]), (0, True, 1), (Ellipsis, 1, True),
+                        (True, np.array([True, False])), (None, True), (True, None, 1)]
+
+
+def test_boolean_scalar_indices_as_in_numpy():
+    """A Python/NumPy boolean scalar (or 0-d boolean array) indexes as NumPy's: a new axis of length 1 or 0, an
+    advanced index (`x[True]` is `x[None]`); reads and `.at` updates, eager and jitted. JAX 0.10.2 differs from
+    NumPy on two of these (`x[None, True]`, `x[np.False_, 1]`): NumPy is the oracle."""
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+
+    def f(a):
+        out = []
+        for c in _BOOL_SCALAR_INDICES:
+            out += [a[c], a.at[c].set(-1.0), a.at[c].add(1.0)]
+        return out
+
+    for got in (f(snp.asarray(x)), stagec.jit(f)(x)):
+        for k, c in enumerate(_BOOL_SCALAR_INDICES):
+            want_set, want_add = x.copy(), x.copy()
+            want_set[c] = -1.0
+            want_add[c] += 1.0
+            for g, w in zip(got[3 * k:3 * k + 3], (x[c], want_set, want_add)):
+                assert g.shape == w.shape, c
+                np.testing.assert_array_equal(np.asarray(g), w, err_msg=repr(c))

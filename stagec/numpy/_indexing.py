@@ -84,6 +84,32 @@ def _is_int_scalar(i) -> bool:
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+def _is_bool_scalar(i) -> bool:
+    return isinstance(i, (bool, np.bool_)) or (isinstance(i, (np.ndarray, Array)) and i.ndim == 0
+                                               and aval_of(i).dtype == np.bool_)
+
+
+def _bool_scalars(x, idx):
+    """NumPy's 0-d boolean index: a new axis of length 1 in its place, indexed by the integer array [0] (True) or
+    [] (False), an advanced index as any other (`x[True]` is `x[None]`, `x[False]` its empty slice)."""
+    t = idx if isinstance(idx, tuple) else (idx,)
+    if not builtins.any(_is_bool_scalar(i) for i in t):
+        return x, idx
+    width = lambda i: 0 if i is None else 1 if _is_bool_scalar(i) else builtins.max(np.ndim(i), 1) if (
+        isinstance(i, (np.ndarray, Array, list)) and np.asarray(i).dtype == np.bool_) else 1
+    k = next((j for j, i in enumerate(t) if i is Ellipsis), len(t))
+    nd, axes, pos = np.ndim(x) + builtins.sum(map(_is_bool_scalar, t)), [], 0
+    for i in t[:k]:
+        axes += [pos] if _is_bool_scalar(i) else []
+        pos += width(i)
+    pos = nd
+    for i in reversed(t[k + 1:]):
+        pos -= width(i)
+        axes += [pos] if _is_bool_scalar(i) else []
+    t = tuple(np.zeros(int(bool(i)), np.int32) if _is_bool_scalar(i) else i for i in t)
+    return lax.expand_dims(_arr(x), sorted(axes)), t
+
+
 def _normalize_index(x, idx) -> tuple[tuple, bool]:
     """Expand `idx` to one entry per dimension of `x` (plus None); booleans become integer arrays.
     Returns (entries, has_advanced)."""
@@ -96,8 +122,6 @@ def _normalize_index(x, idx) -> tuple[tuple, bool]:
             i = np.asarray(i)
             if i.size == 0:
                 i = i.astype(np.int32)
-        if isinstance(i, (bool, np.bool_)):
-            raise NotImplementedError("indexing with a Python/NumPy boolean scalar is not supported")
         if isinstance(i, Array):  # a concrete device array: read it back once (bounds checks, gather indices)
             i = np.asarray(i)
         if isinstance(i, np.ndarray) and i.ndim == 0 and _dt.kind(i.dtype) in "iu":
@@ -345,6 +369,7 @@ def _check_concrete(x, entries: tuple) -> None:
 def _index(x, idx, fill=None, strict: bool = False) -> tuple[Any, bool]:
     """`x[idx]` where out-of-bounds entries read `fill` (a scalar) or, when it is None, clamp; and whether
     any entry may be out of bounds. `strict`: concrete out-of-bounds indices raise IndexError."""
+    x, idx = _bool_scalars(x, idx)
     entries, advanced = _normalize_index(x, idx)
     if strict:
         _check_concrete(x, entries)
