@@ -108,3 +108,19 @@ def test_products_of_bool_and_unsigned_operands_under_jit(dt):
     np.testing.assert_allclose(np.asarray(dot), want, rtol=1e-5, atol=1e-5 * scale)
     np.testing.assert_allclose(np.asarray(ein), want, rtol=1e-5, atol=1e-5 * scale)
     np.testing.assert_allclose(np.asarray(conv)[0], want_conv, rtol=1e-5, atol=1e-5 * np.abs(want_conv).max())
+
+
+def test_scalar_types_make_arrays_and_stand_for_numpy_types_as_in_jax():
+    """`snp.float32(x)` is `asarray(x, float32)` (JAX's `jnp.float32(x)`, also of a traced x, where NumPy's
+    `np.float32(tracer)` raised); the name still equals, hashes, converts and `isinstance`-checks as NumPy's type."""
+    import stagec
+    import stagec.numpy as snp
+    got = stagec.jit(lambda x: (snp.float32(x) / 2, snp.int8(x * 100), snp.bool_(x)))(np.int32(3))
+    assert [g.dtype for g in got] == [np.float32, np.int8, np.bool_]
+    np.testing.assert_array_equal([np.asarray(g) for g in got], [1.5, 44, True])  # int8(300) wraps to 44
+    y = snp.bfloat16([1.5, 2.0])
+    assert isinstance(snp.float32(2.5), stagec.Array) and y.dtype == snp.bfloat16 and y.dtype == np.dtype("bfloat16")
+    for t, n in ((snp.float32, np.float32), (snp.uint8, np.uint8), (snp.complex64, np.complex64), (snp.bool_, np.bool_)):
+        assert t == n and n == t and np.dtype(t) == np.dtype(n) and hash(t) == hash(n) and {n: 1}[t] == 1
+        assert isinstance(n(1), t) and not isinstance(1.0, t)
+    assert snp.issubdtype(snp.float32, snp.floating) and snp.arange(3).astype(snp.float16).dtype == np.float16

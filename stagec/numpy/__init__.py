@@ -16,10 +16,39 @@ from ..array import Array
 
 ndarray = Array
 pi, e, inf, nan, newaxis, euler_gamma = np.pi, np.e, np.inf, np.nan, None, np.euler_gamma
-bool_, int8, int16, int32, int64 = np.bool_, np.int8, np.int16, np.int32, np.int64
-uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
-float16, float32, float64, complex64, complex128 = np.float16, np.float32, np.float64, np.complex64, np.complex128
-bfloat16 = ml_dtypes.bfloat16
+
+
+class _ScalarMeta(type):
+    """`snp.float32` and the others, as JAX's: calling one makes an Array of its dtype (`snp.float32(x)` also of a
+    traced x); it equals, hashes and converts (`np.dtype`) as the NumPy type, and `isinstance` asks that type."""
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype.type)
+
+    def __eq__(cls, other) -> bool:
+        return cls is other or cls.dtype.type == other
+
+    def __ne__(cls, other) -> bool:
+        return not cls == other
+
+    def __call__(cls, x) -> Array:
+        return asarray(x, dtype=cls.dtype)  # noqa: F821  (defined below, by _creation's names)
+
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, cls.dtype.type)
+
+
+def _scalar_type(t) -> _ScalarMeta:
+    d = np.dtype(t)
+    return _ScalarMeta(d.name, (object,), {"dtype": d, "__module__": __name__,
+                                           "__doc__": f"{d.name}: `{d.name}(x)` is `asarray(x, dtype={d.name})`."})
+
+
+bool_, int8, int16, int32, int64 = map(_scalar_type, (np.bool_, np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = map(_scalar_type, (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64, complex64, complex128 = map(_scalar_type, (np.float16, np.float32, np.float64,
+                                                                      np.complex64, np.complex128))
+bfloat16 = _scalar_type(ml_dtypes.bfloat16)
 dtype, finfo, iinfo = np.dtype, _dt.finfo, np.iinfo
 
 
@@ -37,7 +66,7 @@ def issubdtype(arg1, arg2) -> bool:
 
 
 integer, floating, number, inexact, complexfloating = np.integer, np.floating, np.number, np.inexact, np.complexfloating
-signedinteger, unsignedinteger, bool = np.signedinteger, np.unsignedinteger, np.bool_
+signedinteger, unsignedinteger, bool = np.signedinteger, np.unsignedinteger, bool_
 
 import types as _types  # noqa: E402
 
