@@ -223,6 +223,41 @@ def test_lax_sort_with_payloads_is_stable_and_top_k_as_jax():
     np.testing.assert_array_equal(np.asarray(out[4][1]), [0, 2])
 
 
+def test_signed_zeros_and_signed_nans_in_sorts_top_k_and_running_extrema_as_jax():
+    """A sort with every operand a key was not stable: -0.0 and 0.0 tie as keys but differ (lax.sort of
+    [1, -0.0, 0.0] gave [0.0, -0.0, 1]; NumPy's stable sort is the oracle). top_k orders floats totally, as JAX:
+    0.0 over -0.0, -NaN the least (its results below are JAX 0.10.2's). Eager reduce_max/min and cummax/cummin
+    (NumPy rules) kept the first of two zeros; the compiled ops and JAX give max(-0.0, 0.0) = 0.0."""
+    lax = stagec.lax
+    x = np.array([1.0, np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan, 1.0, -np.nan, 0.0, -0.0], np.float32)
+    y = np.array([2, 2, 1, 1, 0, 0, 1, 2, 0, 1, 1], np.float32)
+    s, (k1, k2), (tv, ti), (hv, hi) = stagec.jit(lambda x, y: (lax.sort(x), lax.sort((y, x), num_keys=2),
+                                                               lax.top_k(x, 11), lax.top_k(x.astype(snp.float16), 4))
+                                                 )(x, y)
+    bits = lambda a: np.asarray(a).view(f"u{np.asarray(a).dtype.itemsize}")
+    np.testing.assert_array_equal(bits(s), bits(np.sort(x, kind="stable")))
+    order = np.lexsort((x, y))  # (stable: ties keep their order)
+    np.testing.assert_array_equal(bits(k1), bits(y[order]))
+    np.testing.assert_array_equal(bits(k2), bits(x[order]))
+    np.testing.assert_array_equal(np.asarray(ti), [1, 6, 4, 0, 7, 3, 9, 2, 10, 5, 8])
+    np.testing.assert_array_equal(bits(tv), bits(x[[1, 6, 4, 0, 7, 3, 9, 2, 10, 5, 8]]))
+    np.testing.assert_array_equal(np.asarray(hi), [1, 6, 4, 0])
+    z = np.array([[-0.0, 0.0, -0.0], [0.0, -0.0, -0.0], [-0.0, -0.0, -0.0]], np.float32)
+    sb = lambda a: np.signbit(np.asarray(a)).tolist()
+    jax_results = {  # JAX 0.10.2: (reduce_max, reduce_min, cummax, cummin reversed) of z and of -z, as sign bits
+        0: ([False, False, True], [True, True, True], [[True, False, False], [False, False, False], [True, True, True]],
+            [[True, True, True], [True, True, True], [True, True, True]]),
+        1: ([False, False, False], [True, True, False], [[False, False, False], [True, False, False],
+                                                          [False, False, False]],
+            [[True, True, False], [True, False, False], [False, False, False]])}
+    for n, zz in enumerate((z, -z)):
+        fs = (lambda v: lax.reduce_max(v, (1,)), lambda v: lax.reduce_min(v, (1,)),
+              lambda v: lax.cummax(v, axis=1), lambda v: lax.cummin(v, axis=1, reverse=True))
+        for f, want in zip(fs, jax_results[n]):
+            for got in (f(zz), f(zz), stagec.jit(f)(zz)):  # (eager: the NumPy rule, then maybe the kernel)
+                assert sb(got) == want
+
+
 def test_lax_sort_with_payloads_is_stable_on_vulkan():
     """The stability key compiles on Vulkan too (an integer key before a payload crashed its iree-compile)."""
     import pytest

@@ -420,17 +420,23 @@ def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
 
 
 def top_k(operand, k: int):
-    """The `k` largest entries along the last axis, and their indices (ties: the lower index first)."""
+    """The `k` largest entries along the last axis, and their indices (ties: the lower index first). Floats
+    in JAX's total order: -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN (by sign bit)."""
     av = aval_of(operand)
     nd = av.ndim
     idx = broadcasted_iota(np.int32, av.shape, nd - 1)
-    # ascending keys for descending values: ~x for integers and booleans (no overflow at INT_MIN), and for floats
-    # NaN first (the largest, as in JAX) then -x; the index as the last key keeps ties in order on any sort
-    if av.dtype.kind in "biu":
-        keys = (_ew.bitwise_not(operand),)
-    else:
-        keys = (select(_ew.ne(operand, operand), full_like(idx, 0), full_like(idx, 1)), _ew.neg(operand))
-    order = sort((*keys, idx), nd - 1, True, num_keys=len(keys) + 1)[-1]
+    # ascending keys for descending values: ~x for integers and booleans (no overflow at INT_MIN); floats as
+    # their bits in a signed integer, the magnitude bits flipped where the sign is set (the total order: ties
+    # only of equal bits); the index as the last key keeps ties in order on any sort
+    key = operand
+    if _dt.kind(av.dtype) == "f":
+        it = np.dtype(f"i{av.dtype.itemsize}")
+        bits = bitcast_convert_type(operand, it)
+        sign = _ew.shift_right_arithmetic(bits, full_like(bits, 8 * it.itemsize - 1))
+        key = _ew.bitwise_xor(bits, _ew.bitwise_and(sign, full_like(bits, np.iinfo(it).max)))
+    elif _dt.kind(av.dtype) not in "biu":
+        raise TypeError(f"top_k does not accept dtype {av.dtype} (it needs a boolean, integer or floating dtype)")
+    order = sort((_ew.bitwise_not(key), idx), nd - 1, True, num_keys=2)[-1]
     order = slice_in_dim(order, 0, int(k), axis=nd - 1)
     return _take_last(operand, order), order
 

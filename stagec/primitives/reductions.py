@@ -171,7 +171,9 @@ sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     ir = L.mlir()
     fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
-    stable = is_stable and len(xs) > num_keys  # (with every operand a key, equal keys are equal rows)
+    # with every operand a key, equal keys are equal rows, except floats: -0.0 and 0.0 (and NaNs) tie as keys
+    # yet differ in bits (an unstable sort of [1, -0.0, 0.0] gave [0.0, -0.0, 1])
+    stable = is_stable and (len(xs) > num_keys or any(_dt.kind(a.dtype) == "f" for a in ctx.avals_in[:num_keys]))
     if stable:  # the position as the last key: the compiled CPU sort was not stable (lax.sort of [2,1,2,0,2,1])
         # float positions (exact below 2^24), copied as every operand is: an integer key followed by a payload
         # crashed Vulkan's iree-compile (lavapipe, IREE 3.13), and so did a bare iota
@@ -408,6 +410,17 @@ def _sort_batch(args, dims, *, dimension, num_keys, is_stable):
 
 # ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
 
+def _zero_signs(x, r, op: str, combine):
+    """`r`, a float max or min of `x` by NumPy (which keeps the first of two equal zeros), with the compiled op's
+    signed zeros: a zero result is +0.0 for max where any +0.0 went in (else -0.0), -0.0 for min where any -0.0
+    went in. `combine(mask)` reduces or accumulates a mask as `r` was made."""
+    if op not in ("max", "min") or _dt.kind(r.dtype) != "f" or np.count_nonzero(r) == r.size:
+        return r
+    zero_in = (x == 0) & (np.signbit(x) == (op == "min"))
+    return np.where(r == 0, np.where(combine(zero_in), -0.0 if op == "min" else 0.0, -0.0 if op == "max" else 0.0)
+                    .astype(r.dtype), r)
+
+
 def _reduce_host(ufunc, op: str):
     """(NumPy rule, its `bound` form: `Primitive.def_host`) of a reduction by `ufunc`."""
     initials: dict = {}  # dtype -> `initial` (the reduction of nothing, max's included), found once per dtype
@@ -418,11 +431,16 @@ def _reduce_host(ufunc, op: str):
         initial = initials.get(dtype)
         if initial is None:
             initial = initials[dtype] = _dt.identity(op, dtype)
-        return reduce(x, tuple(axes), dtype, None, False, initial)
+        axes = tuple(axes)
+        return _zero_signs(x, reduce(x, axes, dtype, None, False, initial), op,
+                           lambda m: np.logical_or.reduce(m, axes))
 
     def bound(avals, params):  # (`rule` for one signature: ~0.5 us less a call on a few elements)
         dtype = np.dtype(avals[0].dtype)
         axes, initial = tuple(params["axes"]), _dt.identity(op, dtype)
+        if op in ("max", "min") and _dt.kind(dtype) == "f":
+            return lambda x: _zero_signs(x, reduce(x, axes, dtype, None, False, initial), op,
+                                         lambda m: np.logical_or.reduce(m, axes))
         return lambda x: reduce(x, axes, dtype, None, False, initial)
     return rule, bound
 
@@ -430,7 +448,8 @@ def _reduce_host(ufunc, op: str):
 def _cumulative_host(x, *, axis, op, reverse):
     ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[op]
     x = np.flip(x, axis) if reverse else x
-    out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+    out = _zero_signs(x, ufunc.accumulate(x, axis=axis, dtype=x.dtype), op,
+                      lambda m: np.logical_or.accumulate(m, axis=axis))
     return np.flip(out, axis) if reverse else out
 
 
