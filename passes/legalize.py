@@ -776,6 +776,21 @@ def unsigned_product_operands_apart(module: ir.Module) -> int:
     return _operands_apart(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution"), unsigned)
 
 
+def unsigned_extensions_apart(module: ir.Module) -> int:
+    """Each product's or convolution's operand that a `convert` computes directly from bool or unsigned values reads
+    it through an `optimization_barrier`. IREE 3.13's global optimization folds such a convert into the matmul as a
+    signed extension: `jit(a.astype(int32) @ b)` of bool `a` gave -(a @ b), of uint8 200 it read -56; uint32 to
+    float64 likewise (bool, uint8 and uint16 to floats go through int32 first: `unsigned-to-float`). How many."""
+    def unsigned(v) -> bool:
+        src = producer(v)
+        if src is None or src.name != "stablehlo.convert":
+            return False
+        it = _integer(_element(src.operands[0].type))
+        return it is not None and (it.width == 1 or it.is_unsigned)
+
+    return _operands_apart(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution"), unsigned)
+
+
 WIDE = 1 << 22  # the most elements of the products a long contraction is computed from (`long_contractions`)
 
 
@@ -1443,6 +1458,11 @@ UNSIGNED_TO_FLOAT = register(Rewrite(
     "unsigned-to-float", unsigned_to_float_via_i32,
     "a convert from bool, uint8 or uint16 to a float or complex type goes through int32", "legalize",
     Workaround(_IREE, "tests/test_dtypes.py::test_products_of_bool_and_unsigned_operands_under_jit")))
+UNSIGNED_EXTENSIONS_APART = register(Rewrite(
+    "unsigned-extensions-apart", unsigned_extensions_apart,
+    "a product's operand converted directly from bool or unsigned values read through a barrier (IREE folded the "
+    "conversion into the matmul as a signed extension)", "legalize",
+    Workaround(_IREE, "tests/test_dtypes.py::test_products_of_bool_and_unsigned_operands_widened_to_integers")))
 FLATTEN_FULL_REDUCTIONS = register(Rewrite(
     "flatten-full-reductions", flatten_full_reductions,
     "a reduction over every dimension of a 2-D+ operand reduces its 1-D reshape (CUDA: split reduction)", "legalize",

@@ -110,6 +110,39 @@ def test_products_of_bool_and_unsigned_operands_under_jit(dt):
     np.testing.assert_allclose(np.asarray(conv)[0], want_conv, rtol=1e-5, atol=1e-5 * np.abs(want_conv).max())
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_products_of_bool_and_unsigned_operands_widened_to_integers(wide, request):
+    """`a.astype(int32) @ b` of bool or unsigned `a`: IREE 3.13 folded the conversion into the matmul as a signed
+    extension (bool gave -(a @ b), uint8 200 read -56, uint32 to float64 likewise); the `unsigned-extensions-apart`
+    pass reads such operands through a barrier. Default config and under x64; against NumPy (int64, wrapped to the
+    result type, or float64); values with the top bit set."""
+    import stagec
+    if wide:
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(5)
+    pairs = [(np.bool_, np.int8), (np.bool_, np.int32), (np.bool_, np.uint8), (np.uint8, np.int32), (np.uint8, np.uint32),
+             (np.uint16, np.int32)]
+    if wide:
+        pairs += [(np.uint16, np.int64), (np.uint32, np.int64), (np.uint32, np.float64)]
+    args = []
+    for src, dst in pairs:
+        if src is np.bool_:
+            a = rng.random((4, 6)) < 0.5
+        else:
+            bits = np.iinfo(src).bits
+            a = (rng.integers(0, 2 ** (bits - 1), (4, 6)) | (1 << (bits - 1))).astype(src)
+        args += [a, rng.integers(1, 5, (6, 3)).astype(dst)]
+
+    def f(*ab):
+        return [(a.astype(b.dtype) @ b, b.T @ a.T.astype(b.dtype).T.T) for a, b in zip(ab[::2], ab[1::2])]
+
+    for (got, got_t), a, b in zip(stagec.jit(f)(*args), args[::2], args[1::2]):
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        want = want if b.dtype.kind == "f" else want.astype(np.int64).astype(b.dtype)
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"{a.dtype} -> {b.dtype}")
+        np.testing.assert_array_equal(np.asarray(got_t), want.T, err_msg=f"{a.dtype} -> {b.dtype}, right operand")
+
+
 def test_scalar_types_make_arrays_and_stand_for_numpy_types_as_in_jax():
     """`snp.float32(x)` is `asarray(x, float32)` (JAX's `jnp.float32(x)`, also of a traced x, where NumPy's
     `np.float32(tracer)` raised); the name still equals, hashes, converts and `isinstance`-checks as NumPy's type."""
