@@ -161,7 +161,8 @@ def test_gcd_and_lcm_compile_and_wrap_as_numpys_in_every_integer_dtype():
 
 def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
     """XLA's conversion, which JAX users get: toward zero, saturated at the integer's bounds, NaN to 0 (IREE gave
-    INT_MIN for NaN, 3e9 and -3e9, and 255 for -1.5 as uint8). Same bits eagerly and from a complex's real part."""
+    INT_MIN for NaN, 3e9 and -3e9, and 255 for -1.5 as uint8). Same bits eagerly and from a complex's real part,
+    and from bfloat16 (its NumPy kind is V: eagerly it wrapped, int8 of inf was 0, uint8 of -1.0 255)."""
     v = np.array([0, -0.0, 0.99, -0.99, 1.5, -1.5, 127.9, 128, -129, 255.5, 256, 65536, 2.1e9, 2147483648, -2.2e9,
                   4294967296, 3e38, -3e38, np.inf, -np.inf, np.nan], np.float32)
     dts = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32)
@@ -180,11 +181,15 @@ def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
     # A NumPy value converts on the host (a constant): the same rule, eagerly and under jit, and an Array comes back
     # (it was NumPy's astype, INT_MIN for NaN and 3e9, 44 for 300.0 as uint8, and an internal Const object)
     lax = stagec.lax
+    b = v.astype(snp.bfloat16)
     g = lambda y: [lax.convert_element_type(v, d) + y.astype(d) for d in dts] + \
+        [lax.convert_element_type(b, d) + y.astype(d) for d in dts] + \
         [lax.convert_element_type(v.astype(np.float16), np.int32), lax.convert_element_type(v + 1j, np.int32)]
     for got in (stagec.jit(g)(np.float32(0)), g(np.float32(0))):
         for r, d in zip(got, dts):
             np.testing.assert_array_equal(np.asarray(r), want(v, d))
+        for r, d in zip(got[len(dts):], dts):
+            np.testing.assert_array_equal(np.asarray(r), want(b, d))
         np.testing.assert_array_equal(np.asarray(got[-2]), want(v.astype(np.float16), np.int32))
         np.testing.assert_array_equal(np.asarray(got[-1]), want(v, np.int32))
     assert type(lax.convert_element_type(np.float32(2.5), np.int32)) is stagec.Array

@@ -575,7 +575,7 @@ def host_convert(x: np.ndarray, new_dtype) -> np.ndarray:
         return x != 0
     if x.dtype.kind == "c" and dt.kind != "c":
         x = x.real
-    if x.dtype.kind != "f" or dt.kind not in "iu":
+    if _dt.kind(x.dtype) != "f" or dt.kind not in "iu":  # (bfloat16's NumPy kind is V: astype wrapped it)
         return x.astype(dt)
     info = np.iinfo(dt)
     with np.errstate(over="ignore", invalid="ignore"):  # (the bounds compared in x's dtype, as the lowering does)
