@@ -242,6 +242,10 @@ def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_elem
     """Batch, free and contracted dimensions grouped by transposes, then one `np.matmul` (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
     dtype = preferred_element_type or x.dtype
+    if np.dtype(dtype).itemsize == 2 and _dt.kind(dtype) == "f":  # float16, bfloat16: summed in float32 and rounded
+        # once, as the compiled product (`upcast-half-dots`); NumPy's float16 matmul sums in float16 (8 ulps off)
+        return _dot_general_host(x, y, dimension_numbers=dimension_numbers,
+                                 preferred_element_type=np.float32).astype(dtype)
     if x.ndim == y.ndim == 2 and not lb and tuple(lc) == (1,) and tuple(rc) == (0,):  # a matrix product: as below,
         return np.matmul(x.astype(dtype, copy=False), y.astype(dtype, copy=False))  # without its ~15 us of steps
     lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
