@@ -516,14 +516,18 @@ def round_to_bf16(module: ir.Module) -> int:
     that the value it converts is a bfloat16 already: from float16 (any size: IREE did not round at all, 0.3 stayed
     float16's 0.30004883, bfloat16's is 0.30078125; on Vulkan too), and from float32 or float64 of one element (the
     rounding of a one-element round trip was dropped: `convert(convert(x, bf16), f32) * 3` of 0.3 gave 0.90000004,
-    bfloat16's 0.90234375; eager samplers' 0-d parameters met it). float16 goes through float32 (exact). float64 is
-    rounded at its own bits: below bfloat16's normal range (1.2e-38) that may round twice; the count rewritten."""
+    bfloat16's 0.90234375; eager samplers' 0-d parameters met it), and from 16-bit integers (IREE folded the
+    rounding away where the value was widened again: uint16 8649 stayed 8649 in one dispatch, 8640 in another, so
+    `where(x > x[0], x, x[1])` took x itself in row 0). float16 and 16-bit integers go through float32 (exact).
+    float64 is rounded at its own bits: below bfloat16's normal range (1.2e-38) that may round twice; the count
+    rewritten."""
     f16, f32, f64, bf16 = ir.F16Type.get(), ir.F32Type.get(), ir.F64Type.get(), ir.BF16Type.get()
     n = 0
     for op in _ops_where(module, lambda op: op.name == "stablehlo.convert"):
         src, dst = ir.RankedTensorType(op.operands[0].type), ir.RankedTensorType(op.results[0].type)
         one = src.has_static_shape and math.prod(src.shape) == 1
-        if dst.element_type != bf16 or not (src.element_type == f16 or one and src.element_type in (f32, f64)):
+        i16 = (it := _integer(src.element_type)) is not None and it.width == 16
+        if dst.element_type != bf16 or not (src.element_type == f16 or i16 or one and src.element_type in (f32, f64)):
             continue
         x = op.operands[0]
         with ir.InsertionPoint(op), op.location:
@@ -531,7 +535,7 @@ def round_to_bf16(module: ir.Module) -> int:
                 y = _round_bits(Builder(src), x, 64, 45)
             else:
                 t32 = ir.RankedTensorType.get(src.shape, f32)
-                if src.element_type == f16:
+                if src.element_type == f16 or i16:
                     x = Builder(t32).op("convert", x)
                 y = _round_bits(Builder(t32), x, 32, 16)
         op.operation.operands[0] = y

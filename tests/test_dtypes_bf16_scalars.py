@@ -77,3 +77,25 @@ def test_bfloat16_gamma_family_is_float32s_rounded_once_eager_jitted_and_differe
         assert eager == jitted and abs(eager - want) <= 0.02 * abs(want), (f.__name__, eager, jitted, want)
     g = stagec.grad(lambda a: sr.beta(k, a, 2.0, (10,), dtype=BF16).astype(np.float32).sum())(BF16(0.5))
     assert np.isfinite(float(g))
+
+
+@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("src", [np.uint16, np.int16])
+def test_16_bit_integers_to_bfloat16_round_once_for_every_reader(src, backend):
+    """`x = a.astype(bfloat16)` of 16-bit integers read by a compare, a sum and a cumulative sum: IREE 3.13 folded the
+    rounding away in some dispatches (uint16 8649 stayed 8649 beside its rounded 8640), so `where(x > x[0], x, x[1])`
+    took x itself in row 0 (every one of 200 random inputs). Against ml_dtypes."""
+    rng = np.random.default_rng(2)
+    lo = 0 if src is np.uint16 else -30000
+    a = rng.integers(lo, 30000 if lo else 60000, (4, 6, 8)).astype(src)
+    a[:, 0, :3] = [8649, 8647, 259]  # (rounded down, up, and a tie to even: 8640, 8656, 260)
+
+    def f(a):
+        x = a.astype(BF16)
+        return (stagec.numpy.where(x > x[:, :1], x, x[:, 1:2]), stagec.numpy.sum(x, axis=2, dtype=BF16),
+                stagec.numpy.cumsum(x, axis=2, dtype=BF16), x * BF16(3))
+
+    got = stagec.jit(f, backend=backend)(a)
+    x = a.astype(BF16)
+    np.testing.assert_array_equal(_bits(got[0]), _bits(np.where(x > x[:, :1], x, x[:, 1:2])))
+    np.testing.assert_array_equal(_bits(got[3]), _bits((x.astype(np.float32) * 3).astype(BF16)))
