@@ -175,3 +175,25 @@ def test_numpy_rule_of_a_contraction_to_a_scalar():
     assert got.shape == () and got == np.sum(a * b.T)
     got = _dot_general_host(a[None], b.T[None], dimension_numbers=(([1, 2], [1, 2]), ([0], [0])))
     assert got.shape == (1,) and got[0] == np.sum(a * b.T)
+
+
+def test_lax_dot_preferred_element_type_widens_unsigned_operands_and_converts_a_float_sum():
+    """uint8 operands summed as int32 or float32 were widened as signed (200 * 200 gave (-56)^2); float operands
+    with an integer result type were converted one by one (0.6 + 0.7 + 1.6 as int32 gave 1; XLA's, so JAX's,
+    is the float sum converted: 2, saturated at the type's bounds). Oracle: NumPy in int64 and float64."""
+    lax = stagec.lax
+    u8 = np.array([[200, 255, 3], [1, 2, 250]], np.uint8)
+    u16 = (u8.astype(np.uint16) * 257).astype(np.uint16)
+    f = np.array([[0.6, 0.7, 1.6], [300.5, 2.0, -0.25], [-0.6, -0.7, -1.6]], np.float32)
+    g = lambda u8, u16, f: [lax.dot(u8, u8.T, preferred_element_type=t) for t in (np.int32, np.float32, np.uint32)] + \
+        [lax.dot(u16, u16.T, preferred_element_type=np.uint32)] + \
+        [lax.dot(f, np.ones((3, 1), f.dtype), preferred_element_type=t) for t in (np.int32, np.uint8, np.int8)] + \
+        [lax.dot(f.astype(np.float16), np.ones((3, 1), np.float16), preferred_element_type=np.int32)]
+    p8, p16 = u8.astype(np.int64) @ u8.T.astype(np.int64), u16.astype(np.int64) @ u16.T.astype(np.int64)
+    s = f.astype(np.float64).sum(1, keepdims=True)
+    want = [p8.astype(np.int32), p8.astype(np.float32), p8.astype(np.uint32), p16.astype(np.uint32)] + [np.clip(np.trunc(s), np.iinfo(t).min, np.iinfo(t).max).astype(t)
+                                       for t in (np.int32, np.uint8, np.int8)] + [np.trunc(s).astype(np.int32)]
+    for got in (stagec.jit(g)(u8, u16, f), g(u8, u16, f)):
+        for r, w in zip(got, want):
+            assert r.dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(r), w)

@@ -10,7 +10,7 @@ from .. import lowering as L
 from ..config import config
 from ..core import Primitive, ShapedArray, aval_of
 from . import _ad
-from .elementwise import convert_element_type, match_weak
+from .elementwise import _float_to_int, convert_element_type, host_convert, match_weak
 from .structural import transpose
 
 
@@ -80,6 +80,20 @@ def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, precision=None, pre
         return [L.full(0, ctx.avals_out[0])]
     if _dt.kind(ctx.avals_out[0].dtype) == "c":
         return [_complex_dot(ctx, lhs, rhs, dimension_numbers)]
+    src, out = ctx.avals_in[0], ctx.avals_out[0]
+    if src.dtype != out.dtype and _dt.kind(src.dtype) == "f" and _dt.kind(out.dtype) in "iu":
+        # XLA (so JAX) sums in the float type and converts the sum: 0.6 + 0.7 + 1.6 as int32 is 2 (IREE converted
+        # each operand first: 1)
+        fa = out.update(dtype=src.dtype)
+        (r,) = _dot_general(L.Ctx(ctx.avals_in, [fa]), lhs, rhs, dimension_numbers=dimension_numbers,
+                            precision=precision)
+        return [_float_to_int(ctx, r, fa, out)]
+    if src.dtype != out.dtype and _dt.kind(src.dtype) == "u":
+        # IREE widens integer operands as signed: uint8 200 * 200 summed as int32 or float32 gave 1600 ((-56)^2);
+        # unsigned operands are converted to the result type first
+        wide = [a.update(dtype=out.dtype) for a in ctx.avals_in]
+        lhs, rhs = (ctx.op1("stablehlo.convert", [v], result_avals=[a]) for v, a in zip((lhs, rhs), wide))
+        ctx = L.Ctx(wide, ctx.avals_out)
     fmt = lambda xs: "[" + ", ".join(map(str, xs)) + "]"
     dims = ir.Attribute.parse(
         f"#stablehlo.dot<lhs_batching_dimensions = {fmt(lb)}, rhs_batching_dimensions = {fmt(rb)}, "
@@ -242,6 +256,8 @@ def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_elem
     """Batch, free and contracted dimensions grouped by transposes, then one `np.matmul` (BLAS for floats)."""
     (lc, rc), (lb, rb) = dimension_numbers
     dtype = preferred_element_type or x.dtype
+    if _dt.kind(x.dtype) == "f" and _dt.kind(dtype) in "iu":  # the float sum converted, as the compiled product
+        return host_convert(_dot_general_host(x, y, dimension_numbers=dimension_numbers), dtype)
     if np.dtype(dtype).itemsize == 2 and _dt.kind(dtype) == "f":  # float16, bfloat16: summed in float32 and rounded
         # once, as the compiled product (`upcast-half-dots`); NumPy's float16 matmul sums in float16 (8 ulps off)
         return _dot_general_host(x, y, dimension_numbers=dimension_numbers,
