@@ -232,3 +232,22 @@ def test_grouped_weight_gradient_matches_central_differences(x64, layout):
     assert "stablehlo.convolution" not in stagec.make_mlir(stagec.grad(loss))(wl)
     got = from_l(np.asarray(_grouped_grads()[LAYOUTS.index(layout)]))
     np.testing.assert_allclose(got, _central(ref, w), rtol=1e-6, atol=1e-7)
+
+
+def test_unsigned_operands_widen_unsigned_and_float_operands_refuse_an_integer_result():
+    """uint8 operands with preferred_element_type int32 were widened as signed by IREE (a 3x3 window of 200s gave
+    9 * (-56)^2 = 28224, not 360000); float operands with an integer result type are a TypeError, as in JAX."""
+    u = np.full((1, 1, 3, 4), 200, np.uint8)
+    w = np.array([[[[250, 1], [2, 255]]]], np.uint8)
+    f = lambda x, k: [lax.conv_general_dilated(x, k, (1, 1), "VALID", preferred_element_type=t)
+                      for t in (np.int32, np.uint32, np.float32)] + \
+        [lax.conv_general_dilated(x, x[..., :3, :3], (1, 1), "VALID", preferred_element_type=np.int32)]
+    got = stagec.jit(f)(u, w)
+    want = _conv_ref(u, w, (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), 1)
+    for r, t in zip(got, (np.int32, np.uint32, np.float32)):
+        assert r.dtype == t
+        np.testing.assert_array_equal(np.asarray(r), want.astype(t))
+    np.testing.assert_array_equal(np.asarray(got[3]), [[[[360000, 360000]]]])
+    with pytest.raises(TypeError, match="preferred_element_type"):
+        lax.conv_general_dilated(np.ones((1, 1, 2, 2), np.float32), np.ones((1, 1, 2, 2), np.float32), (1, 1),
+                                 "VALID", preferred_element_type=np.int32)

@@ -90,6 +90,9 @@ def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides, padding, l
     check_kind("conv_general_dilated", lhs, NUMBER)
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"conv_general_dilated got different dtypes: {lhs.dtype} and {rhs.dtype}")
+    if preferred_element_type is not None and _dt.kind(lhs.dtype) == "f" and _dt.kind(preferred_element_type) != "f":
+        raise TypeError(f"conv_general_dilated: preferred_element_type {np.dtype(preferred_element_type)} for "
+                        f"{lhs.dtype} operands (as JAX: floating operands take a floating preferred_element_type)")
     ls, rs, os_ = dimension_numbers
     n = lhs.ndim - 2
     if not (len(window_strides) == len(padding) == len(lhs_dilation) == len(rhs_dilation) == n):
@@ -132,6 +135,13 @@ def _conv_lower(ctx: L.Ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, 
                               rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,
                               feature_group_count=feature_group_count, batch_group_count=batch_group_count,
                               precision=precision)]
+    src, out = ctx.avals_in[0], ctx.avals_out[0]
+    if src.dtype != out.dtype and _dt.kind(src.dtype) == "u":
+        # IREE widens integer operands as signed: uint8 200 * 200 summed as int32 gave (-56)^2; unsigned operands
+        # are converted to the result type first (as dot_general's)
+        wide = [a.update(dtype=out.dtype) for a in ctx.avals_in]
+        lhs, rhs = (ctx.op1("stablehlo.convert", [v], result_avals=[a]) for v, a in zip((lhs, rhs), wide))
+        ctx = L.Ctx(wide, ctx.avals_out)
     if _wide_window(ctx, dimension_numbers, batch_group_count):
         return [_conv_as_dot(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                              feature_group_count, batch_group_count, precision)]
