@@ -777,20 +777,28 @@ def int64_constants_from_int32(module: ir.Module) -> int:
     return len(found)
 
 
-def unsigned_product_operands_apart(module: ir.Module) -> int:
-    """Each product's or convolution's operand converted (through `convert`s) from bool or unsigned values reads it through
-    an `optimization_barrier`: the conversion in a dispatch of its own. With the conversion fused into the product's
-    dispatch, lavapipe gave wrong values now and then (`dot(uint8_images, W)`: 2 calls in 20 off by up to 300;
-    bool, uint16 too; int8, int16, int32 and float32 operands right). How many operands."""
-    def unsigned(v) -> bool:
-        while (src := producer(v)) is not None and src.name == "stablehlo.convert":
-            v = src.operands[0]
-            et = ir.RankedTensorType(v.type).element_type
-            if isinstance(et, ir.IntegerType) and (ir.IntegerType(et).is_unsigned or ir.IntegerType(et).width == 1):
-                return True
+def converted_product_operands_apart(module: ir.Module) -> int:
+    """Each product's or convolution's operand computed (through views and elementwise ops: a convert, a saturating
+    float-to-integer conversion's selects) from values of another element type reads it through an
+    `optimization_barrier`: that computation in a dispatch of its own. Fused into the product's dispatch, lavapipe gave
+    wrong values now and then (`dot(uint8_images, W)`: 2 calls in 20 off by up to 300; bool, uint16 too; on
+    2026-11-29 int8 and int16 to float32, float16 and bfloat16 to int32, and `x[:, :4] @ x[:4]` of such an x: the first
+    one or two calls of five). How many operands."""
+    def converted(v) -> bool:
+        et, todo, seen = _element(v.type), [v], 0
+        while todo and seen < 64:
+            src = producer(todo.pop())
+            seen += 1
+            if src is None or not (src.name in ("stablehlo.slice", "stablehlo.broadcast_in_dim", "stablehlo.reshape",
+                                                "stablehlo.transpose") or _elementwise(src)):
+                continue
+            for i, w in enumerate(src.operands):  # (a select's predicate is i1 of any product: looked through)
+                if _element(w.type) != et and not (i == 0 and src.name == "stablehlo.select"):
+                    return True
+                todo.append(w)
         return False
 
-    return _operands_apart(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution"), unsigned)
+    return _operands_apart(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution"), converted)
 
 
 def unsigned_extensions_apart(module: ir.Module) -> int:
@@ -1512,11 +1520,11 @@ INT64_CONSTANTS_FROM_INT32 = register(Rewrite(
     "int64 constants (or concatenations of them) of several values in int32's range built from int32 ones (SPIR-V: "
     "IREE could not materialize them)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_int64_constants_of_several_values")))
-UNSIGNED_PRODUCT_OPERANDS_APART = register(Rewrite(
-    "unsigned-product-operands-apart", unsigned_product_operands_apart,
-    "a product's operand converted from bool or unsigned values read through a barrier (lavapipe: the fused "
-    "conversion gave wrong values now and then)", "legalize",
-    Workaround(_IREE, "tests/test_lavapipe.py::test_products_of_unsigned_operands_every_call")))
+CONVERTED_PRODUCT_OPERANDS_APART = register(Rewrite(
+    "converted-product-operands-apart", converted_product_operands_apart,
+    "a product's operand computed by a convert read through a barrier (lavapipe: the fused conversion gave wrong "
+    "values now and then)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_products_of_converted_operands_every_call")))
 LONG_CONTRACTIONS = register(Rewrite(
     "long-contractions", long_contractions,
     f"a product contracting more than {LOOP} elements a result, of at most {WIDE} products, as a multiplication and a "

@@ -5,7 +5,7 @@
 - An outer product fused with the product feeding it (`outer-product-operands-apart`).
 - Grouped convolutions (`grouped-convs-apart`); float64 products of gathered operands (`gathered-f64-operands-apart`);
   int64 constants of several values (`int64-constants-from-int32`); products of unsigned operands
-  (`unsigned-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`); sorts
+  (`converted-product-operands-apart`); a widened value read transposed twice (`widening-converts-apart`); sorts
   of int64 slices (`int64-sort-slices-apart`) and 64-bit population counts (`popcnt64-in-halves`), compile failures.
 (FFTs: tests/test_fft.py::test_vulkan_ffts.)"""
 from __future__ import annotations
@@ -210,16 +210,22 @@ def test_int64_constants_of_several_values(x64):
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
-def test_products_of_unsigned_operands_every_call():
-    """`dot(uint8_images, W)` (and bool, uint16): with the conversion fused into the product's dispatch, lavapipe gave
-    wrong values now and then (2 calls in 20, off by up to 300; a convolution of a uint8 image too).
-    `unsigned-product-operands-apart` converts apart."""
+def test_products_of_converted_operands_every_call():
+    """`dot(uint8_images, W)` (and bool, uint16, int8, int16; float16 to int32): with the conversion fused into the
+    product's dispatch, lavapipe gave wrong values now and then (2 calls in 20, off by up to 300; the first one or
+    two calls of int8 and int16 to float32; a convolution of a uint8 image too). `converted-product-operands-apart`
+    converts apart."""
     w = RNG.standard_normal((16, 8)).astype(np.float32)
     for a in (RNG.integers(128, 256, (4, 16)).astype(np.uint8), RNG.random((4, 16)) < 0.5,
-              RNG.integers(0, 2 ** 16, (4, 16)).astype(np.uint16)):
+              RNG.integers(0, 2 ** 16, (4, 16)).astype(np.uint16), RNG.integers(-128, 128, (4, 16)).astype(np.int8),
+              RNG.integers(-2 ** 15, 2 ** 15, (4, 16)).astype(np.int16)):
         f, want = _vk(lambda a, w: snp.dot(a, w)), a.astype(np.float64) @ w
         for _ in range(30):
             np.testing.assert_allclose(np.asarray(f(a, w)), want, rtol=1e-5, atol=1e-3)
+    h = RNG.integers(-100, 100, (6, 8)).astype(np.float16)
+    f = _vk(lambda h: (lambda x: x[:, :4] @ x[:4, :])(h.astype(np.int32)))
+    for _ in range(10):
+        np.testing.assert_array_equal(np.asarray(f(h)), h[:, :4].astype(np.int64) @ h[:4, :].astype(np.int64))
     img, k = RNG.integers(128, 256, (1, 4, 16, 1)).astype(np.uint8), RNG.standard_normal((3, 3, 1, 2))
     conv = _vk(lambda img, k: stagec.lax.conv_general_dilated(img.astype(snp.float32), k, (1, 1), "VALID",
                                                                dimension_numbers=("NHWC", "HWIO", "NHWC")))

@@ -104,7 +104,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "bound-bindings",
                               "isolate-reductions", "bf16-in-f32-apart", "half-products-in-f32", "nan-guards", "round-to-bf16",
                               "unsigned-to-float",
-                              "unsigned-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
+                              "converted-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
                               "sort-results-kept", "widening-converts-apart"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
