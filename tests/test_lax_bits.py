@@ -208,6 +208,26 @@ def test_cumlogsumexp_values_and_gradient(x64):
         lax.cumlogsumexp(np.arange(3))
 
 
+def test_running_reductions_differentiate_ties_as_jax(x64):
+    """cumlogsumexp's gradient at equal neighbours was wrong (logaddexp through max and abs gives 0 and 1 at
+    x1 == x2, JAX's rule 1/2 each: [.., 0.5, 0.5, ..] gave 1.06 and 6.67 for 4.40 and 3.33; oracle: the formula in
+    float64). cummax/cummin at ties split the derivative by another tree than JAX's associative scan (stored: JAX
+    0.10.2's gradients)."""
+    x = np.array([0.3, 0.5, 0.5, 0.5, -0.2, 0.5, 0.5])
+    w = np.arange(1.0, 8.0)
+    cls = np.logaddexp.accumulate(x)
+    want = np.array([sum(w[i] * np.exp(x[j] - cls[i]) for i in range(j, 7)) for j in range(7)])
+    got = stagec.jit(lambda v: [stagec.grad(lambda u: (lax.cumlogsumexp(u) * w.astype(u.dtype)).sum())(u)
+                                for u in (v, v.astype(np.float32))] +
+                     [stagec.grad(lambda u: (lax.cummax(u) * w.astype(u.dtype)).sum())(v.astype(np.float32)),
+                      stagec.grad(lambda u: (lax.cummin(-u, reverse=True) * w.astype(u.dtype)).sum())(
+                          v.astype(np.float32))])(x)
+    np.testing.assert_allclose(got[0], want, rtol=1e-12)
+    np.testing.assert_allclose(got[1], want, rtol=2e-6)
+    np.testing.assert_array_equal(got[2], [1, 10.375, 4.9375, 3.4375, 0, 4.75, 3.5])
+    np.testing.assert_array_equal(got[3], [0, -0.75, -2.25, -3.5, 0, -7.25, -14.25])
+
+
 def test_split(x64):
     x = np.arange(24.0).reshape(4, 6)
     for axis, sizes in ((0, (1, 3)), (1, (2, 0, 4)), (-1, (6,))):

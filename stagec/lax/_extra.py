@@ -2,16 +2,14 @@
 `split`, each following JAX's algorithm so that values (and derivatives, where JAX defines them) agree."""
 from __future__ import annotations
 
-import builtins as _builtins
-
 import numpy as np
 
 from .. import dtypes as _dt
 from ..core import aval_of
 from ..primitives import elementwise as _ew
+from ..ad import custom_jvp
 from ..primitives.bits import bitcast_convert_type
-from ..primitives.structural import concatenate, pad, rev
-from ..tree_util import tree_flatten, tree_unflatten
+from ..primitives.reductions import associative_scan
 from . import full_like, slice_in_dim  # (defined before `lax` imports this module)
 
 
@@ -47,66 +45,28 @@ def nextafter(x1, x2):
     return _ew.select(nan, full_like(x1, np.nan), out)
 
 
-def _interleave(a, b, axis):
-    """a[0], b[0], a[1], b[1], ... along `axis` (len(a) is len(b) or one more), by padding and adding, as JAX."""
-    na, nb = aval_of(a).shape[axis], aval_of(b).shape[axis]
-    nd = aval_of(a).ndim
-    op = _ew.bitwise_or if aval_of(a).dtype == np.bool_ else _ew.add
-    cfg = lambda lo, hi: [(lo, hi, 1) if i == axis else (0, 0, 0) for i in range(nd)]
-    zero = lambda x: np.zeros((), aval_of(x).dtype)
-    if na == nb:
-        return op(pad(a, zero(a), cfg(0, 1)), pad(b, zero(b), cfg(1, 0)))
-    return op(pad(a, zero(a), cfg(0, 0)), pad(b, zero(b), cfg(1, 1)))
-
-
-def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
-    """The inclusive scan of `elems` (a pytree of arrays of one length along `axis`) with the associative `fn`
-    (taking and returning such pytrees), by JAX's parallel algorithm (`jax.lax.associative_scan`: pairwise
-    combination, recursion on the half, interleaving), so that non-exact operations round as in JAX."""
-    flat, tree = tree_flatten(elems)
-    if not flat:
-        return elems
-    if reverse:
-        flat = [rev(e, [axis % aval_of(e).ndim]) if aval_of(e).ndim else e for e in flat]
-    nd = aval_of(flat[0]).ndim
-    if not -nd <= axis < _builtins.max(nd, 1):
-        raise ValueError(f"associative_scan: axis {axis} is out of bounds for rank {nd}")
-    axis %= _builtins.max(nd, 1)
-    n = aval_of(flat[0]).shape[axis]
-    if any(aval_of(e).shape[axis] != n for e in flat[1:]):
-        raise ValueError(f"Array inputs to associative_scan must have the same first dimension. "
-                         f"(saw: {[aval_of(e).shape for e in flat]})")
-
-    def combine(a, b):
-        c, _ = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
-        return c
-
-    def scan(es):
-        m = aval_of(es[0]).shape[axis]
-        if m < 2:
-            return es
-        reduced = combine([slice_in_dim(e, 0, -1, 2, axis) for e in es], [slice_in_dim(e, 1, None, 2, axis) for e in es])
-        odd = scan(reduced)
-        if m % 2 == 0:
-            even = combine([slice_in_dim(e, 0, -1, 1, axis) for e in odd], [slice_in_dim(e, 2, None, 2, axis) for e in es])
-        else:
-            even = combine(odd, [slice_in_dim(e, 2, None, 2, axis) for e in es])
-        even = [concatenate([slice_in_dim(e, 0, 1, 1, axis), r], axis) for e, r in zip(es, even)]
-        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
-
-    out = scan(flat)
-    if reverse:
-        out = [rev(e, [axis]) for e in out]
-    return tree_unflatten(tree, out)
-
-
-def _logaddexp(x1, x2):
+def _logaddexp_value(x1, x2):
     """log(exp(x1) + exp(x2)) as JAX's lax-level one: x1 + x2 where their difference is NaN (a NaN, or infinities
     of one sign)."""
     amax = _ew.max(x1, x2)
     delta = _ew.sub(x1, x2)
     return _ew.select(_ew.ne(delta, delta), _ew.add(x1, x2),
                       _ew.add(amax, _ew.log1p(_ew.exp(_ew.neg(_ew.abs(delta))))))
+
+
+# JAX's derivative: t1 exp(x1 - out) + t2 exp(x2 - out), 1/2 each where x1 == x2 (the formula's own, through max
+# and abs, gives 0 and 1 there: cumlogsumexp's gradient at equal values was wrong)
+_logaddexp = custom_jvp(_logaddexp_value)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    x1, x2 = primals
+    out = _logaddexp_value(x1, x2)
+    inf = full_like(out, np.inf)
+    finite = lambda v: _ew.select(_ew.eq(v, inf), full_like(v, 0), v)  # (+inf as 0: a weight, not inf - inf)
+    part = lambda x, t: _ew.mul(t, _ew.exp(_ew.sub(finite(x), finite(out))))
+    return out, _ew.add(part(x1, tangents[0]), part(x2, tangents[1]))
 
 
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):

@@ -10,8 +10,10 @@ from .. import lowering as L
 from ..core import Primitive, ShapedArray, aval_of
 from . import _ad
 from . import elementwise as ew
+from ..tree_util import tree_flatten, tree_unflatten
 from .structural import (broadcast_in_dim, broadcasted_iota, concatenate, pad, reshape, rev,
                          transpose)
+from .structural import slice as _slice
 from ._util import ANY, NUMBER, check_axis, check_kind, of_kinds, same_shapes_only
 
 
@@ -270,21 +272,80 @@ def _cumulative_jvp(primals, tangents, *, axis, op, reverse):
     ans = cumulative_p.bind(x, axis=axis, op=op, reverse=reverse)
     if op == "sum":
         return ans, cumulative_p.bind(g, axis=axis, op=op, reverse=reverse)
-    # Differentiate a log-depth prefix scan (Hillis-Steele) of the combiner; the value itself is `ans`.
-    if reverse:
-        x, g = rev(x, (axis,)), rev(g, (axis,))
-    av = aval_of(x)
-    ident = _dt.identity(op, av.dtype)
-    y, dy, s = x, g, 1
-    while s < av.shape[axis]:
-        ys, dys = _shift(y, axis, s, ident), _shift(dy, axis, s, 0)
+    # JAX differentiates its parallel prefix scan (`associative_scan`); the same tree of pairs (value, tangent)
+    # here, so that ties share the derivative as in JAX (cummax of [0.5, 0.5, 0.5]); the value itself is `ans`
+
+    def combine(a, b):
+        (y, dy), (z, dz) = a, b
         if op == "prod":
-            new, dnew = ew.mul(ys, y), ew.add(ew.mul(dys, y), ew.mul(ys, dy))
+            return ew.mul(y, z), ew.add(ew.mul(dy, z), ew.mul(y, dz))
+        new = (ew.max if op == "max" else ew.min)(y, z)
+        return new, ew.add(ew.mul(dy, ew._balanced_eq(y, new, z)), ew.mul(dz, ew._balanced_eq(z, new, y)))
+    return ans, associative_scan(combine, (x, g), reverse=reverse, axis=axis)[1]
+
+
+def _slice_axis(x, start: int, stop: int | None, stride: int, axis: int):
+    """x[start:stop:stride] along `axis` (`lax.slice_in_dim`: a negative bound counts from the end)."""
+    shape = aval_of(x).shape
+    n = shape[axis]
+    start = start + n if start < 0 else start
+    stop = n if stop is None else stop + n if stop < 0 else stop
+    lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
+    lo[axis], hi[axis], st[axis] = start, stop, stride
+    return _slice(x, lo, hi, st)
+
+
+def _interleave(a, b, axis):
+    """a[0], b[0], a[1], b[1], ... along `axis` (len(a) is len(b) or one more), by padding and adding, as JAX."""
+    na, nb = aval_of(a).shape[axis], aval_of(b).shape[axis]
+    nd = aval_of(a).ndim
+    op = ew.bitwise_or if aval_of(a).dtype == np.bool_ else ew.add
+    cfg = lambda lo, hi: [(lo, hi, 1) if i == axis else (0, 0, 0) for i in range(nd)]
+    zero = lambda x: np.zeros((), aval_of(x).dtype)
+    if na == nb:
+        return op(pad(a, zero(a), cfg(0, 1)), pad(b, zero(b), cfg(1, 0)))
+    return op(pad(a, zero(a), cfg(0, 0)), pad(b, zero(b), cfg(1, 1)))
+
+
+def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
+    """The inclusive scan of `elems` (a pytree of arrays of one length along `axis`) with the associative `fn`
+    (taking and returning such pytrees), by JAX's parallel algorithm (`jax.lax.associative_scan`: pairwise
+    combination, recursion on the half, interleaving), so that non-exact operations round as in JAX."""
+    flat, tree = tree_flatten(elems)
+    if not flat:
+        return elems
+    if reverse:
+        flat = [rev(e, [axis % aval_of(e).ndim]) if aval_of(e).ndim else e for e in flat]
+    nd = aval_of(flat[0]).ndim
+    if not -nd <= axis < max(nd, 1):
+        raise ValueError(f"associative_scan: axis {axis} is out of bounds for rank {nd}")
+    axis %= max(nd, 1)
+    n = aval_of(flat[0]).shape[axis]
+    if any(aval_of(e).shape[axis] != n for e in flat[1:]):
+        raise ValueError(f"Array inputs to associative_scan must have the same first dimension. "
+                         f"(saw: {[aval_of(e).shape for e in flat]})")
+
+    def combine(a, b):
+        c, _ = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
+        return c
+
+    def scan(es):
+        m = aval_of(es[0]).shape[axis]
+        if m < 2:
+            return es
+        reduced = combine([_slice_axis(e, 0, -1, 2, axis) for e in es], [_slice_axis(e, 1, None, 2, axis) for e in es])
+        odd = scan(reduced)
+        if m % 2 == 0:
+            even = combine([_slice_axis(e, 0, -1, 1, axis) for e in odd], [_slice_axis(e, 2, None, 2, axis) for e in es])
         else:
-            new = (ew.max if op == "max" else ew.min)(ys, y)
-            dnew = ew.add(ew.mul(dys, ew._balanced_eq(ys, new, y)), ew.mul(dy, ew._balanced_eq(y, new, ys)))
-        y, dy, s = new, dnew, 2 * s
-    return ans, rev(dy, (axis,)) if reverse else dy
+            even = combine(odd, [_slice_axis(e, 2, None, 2, axis) for e in es])
+        even = [concatenate([_slice_axis(e, 0, 1, 1, axis), r], axis) for e, r in zip(es, even)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+
+    out = scan(flat)
+    if reverse:
+        out = [rev(e, [axis]) for e in out]
+    return tree_unflatten(tree, out)
 
 
 def take_along(x, idx, axis: int):
