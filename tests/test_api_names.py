@@ -178,6 +178,18 @@ def test_reduce_window_rejects_other_computations():
         lax.reduce_window(np.ones((4,), np.float32), 1.0, lax.mul, (2,), (1,), "VALID")
 
 
+def test_reduce_window_counts_its_init_value_once_per_window_as_jax():
+    """XLA's (so JAX's) reduce_window adds init_value once per window, padding and base dilation's holes not
+    counted; stagec raised NotImplementedError for add with any padding (even "VALID"). Stored: JAX 0.10.2's."""
+    x = np.ones(3, np.float32)
+    f = lambda x: [lax.reduce_window(x, np.float32(5), lax.add, (2,), (1,), ((1, 1),)),
+                   lax.reduce_window(x, 5.0, lax.add, (2,), (1,), "VALID"),
+                   lax.reduce_window(x, np.float32(5), lax.add, (2,), (1,), ((0, 0),), (2,)),
+                   lax.reduce_window(x, np.float32(5), lax.max, (2,), (1,), ((1, 1),))]
+    for got in (f(x), stagec.jit(f)(x)):
+        assert [np.asarray(g).tolist() for g in got] == [[6, 7, 7, 6], [7, 7], [6, 6, 6, 6], [5, 5, 5, 5]]
+
+
 def test_conv_and_pool_against_jax():
     jax = pytest.importorskip("jax")
     rng = np.random.default_rng(4)
