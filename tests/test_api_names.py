@@ -190,6 +190,22 @@ def test_reduce_window_counts_its_init_value_once_per_window_as_jax():
         assert [np.asarray(g).tolist() for g in got] == [[6, 7, 7, 6], [7, 7], [6, 6, 6, 6], [5, 5, 5, 5]]
 
 
+def test_lax_full_like_reshape_and_argmax_take_jax_arguments():
+    """lax.full_like's dtype and shape, lax.reshape's dimensions and argmax/argmin of booleans raised TypeError; a
+    0-d full_like was a host constant (`full_like(2.0, 3) * 1.0` raised). Oracle: NumPy."""
+    d = np.array([[0, 1, 1], [0, 0, 0], [1, 0, 1]], bool)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    f = lambda d, x: ([lax.argmax(d, a, np.int32) for a in (0, 1)] + [lax.argmin(d, a, np.int32) for a in (0, 1)] +
+                      [lax.full_like(x, 3, np.int8, (4,)), lax.full_like(x, 2.5), lax.reshape(x, (3, 2), (1, 0))])
+    want = [np.argmax(d, 0), np.argmax(d, 1), np.argmin(d, 0), np.argmin(d, 1), np.full(4, 3, np.int8),
+            np.full((2, 3), 2.5, np.float32), x.T.reshape(3, 2)]
+    for got in (f(d, x), stagec.jit(f)(d, x)):
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype or (w.dtype == np.int64 and g.dtype == np.int32)
+            np.testing.assert_array_equal(np.asarray(g), w)
+    assert float(lax.full_like(2.0, 3) * 1.0) == 3.0
+
+
 def test_conv_and_pool_against_jax():
     jax = pytest.importorskip("jax")
     rng = np.random.default_rng(4)

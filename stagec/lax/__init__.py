@@ -12,7 +12,7 @@ import enum as _enum
 import numpy as np
 
 from .. import dtypes as _dt
-from ..core import Const, aval_of
+from ..core import Const, ShapedArray, aval_of
 from ..tree_util import tree_map
 from ..primitives import elementwise as _ew
 from ..primitives.bits import bitcast_convert_type, clz, population_count  # noqa: F401
@@ -31,8 +31,8 @@ from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cu
 from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
 from ..primitives.structural import optimization_barrier_p as _optimization_barrier_p
 from ..primitives import structural as _st
-from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, iota, pad, reshape,
-                                     rev, slice, transpose)
+from ..primitives.structural import (broadcast, broadcast_in_dim, broadcasted_iota, concatenate, iota, pad, rev,
+                                     slice, transpose)
 
 
 def _scalars_broadcast(f):
@@ -204,9 +204,25 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return (_ew.round if method == RoundingMethod.TO_NEAREST_EVEN else _ew.round_afz)(x)
 
 
-def full_like(x, fill_value):
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array of `x`'s shape and dtype (or `shape`, `dtype`) filled with `fill_value`."""
     aval = aval_of(x)
-    return broadcast_in_dim(Const(np.array(fill_value, dtype=aval.dtype), aval.update(shape=())), aval.shape, ())
+    if sharding is not None:
+        raise NotImplementedError("full_like: stagec runs on one device and takes no sharding")
+    dt = aval.dtype if dtype is None else _dt.canonicalize(dtype)
+    weak = aval.weak_type if dtype is None else False
+    shape = aval.shape if shape is None else tuple(int(d) for d in shape)
+    out = broadcast_in_dim(Const(np.array(fill_value, dtype=dt), ShapedArray((), dt, weak)), shape, ())
+    return out if shape else _as_array(out)  # (0-d: the host constant itself came back)
+
+
+def reshape(operand, new_sizes, dimensions=None, sharding=None):
+    """`operand` (transposed by `dimensions` first, if given) in the shape `new_sizes`."""
+    if sharding is not None:
+        raise NotImplementedError("reshape: stagec runs on one device and takes no sharding")
+    if dimensions is not None:
+        operand = transpose(operand, tuple(dimensions))
+    return _st.reshape(operand, new_sizes)
 
 
 def stop_gradient(x):

@@ -401,14 +401,19 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(_re
     reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p))
 
 
+def _ordered(x):
+    """Booleans as uint8 (False < True, as JAX's argmax of booleans orders them)."""
+    return ew.convert_element_type(x, np.uint8) if aval_of(x).dtype == np.bool_ else x
+
+
 def argmax(x, axis: int, index_dtype):
     """Index of the largest value along `axis` (the first one on ties; NaN counts as largest)."""
-    return argminmax_p.bind(x, axis=int(axis), index_dtype=_dt.canonicalize(index_dtype), is_max=True)
+    return argminmax_p.bind(_ordered(x), axis=int(axis), index_dtype=_dt.canonicalize(index_dtype), is_max=True)
 
 
 def argmin(x, axis: int, index_dtype):
     """Index of the smallest value along `axis` (the first one on ties; NaN counts as smallest)."""
-    return argminmax_p.bind(x, axis=int(axis), index_dtype=_dt.canonicalize(index_dtype), is_max=False)
+    return argminmax_p.bind(_ordered(x), axis=int(axis), index_dtype=_dt.canonicalize(index_dtype), is_max=False)
 
 
 def _running(op_name: str):
