@@ -193,6 +193,13 @@ def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
         np.testing.assert_array_equal(np.asarray(got[-2]), want(v.astype(np.float16), np.int32))
         np.testing.assert_array_equal(np.asarray(got[-1]), want(v, np.int32))
     assert type(lax.convert_element_type(np.float32(2.5), np.int32)) is stagec.Array
+    # complex to bool: lax takes the real part, as JAX's lax (it tested z != 0: -0.0 - 1j was True); numpy's
+    # astype keeps NumPy's z != 0
+    z = (v + 1j).astype(np.complex64)
+    h = lambda z: [lax.convert_element_type(z, np.bool_), z.astype(np.bool_)]
+    for got in (stagec.jit(h)(z), h(z), h(snp.asarray(z))):
+        np.testing.assert_array_equal(np.asarray(got[0]), v != 0)
+        np.testing.assert_array_equal(np.asarray(got[1]), np.ones(len(v), bool))
 
 
 def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():

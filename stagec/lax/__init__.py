@@ -184,7 +184,9 @@ def _as_array(out):
 def convert_element_type(operand, new_dtype):
     """`operand` cast to `new_dtype` (canonicalized for the x64 setting), as JAX's: an array (or a tracer) in any
     case; a NumPy or Python value too converts as the compiled conversion does (float to integer saturated, NaN
-    to 0)."""
+    to 0). Complex to bool takes the real part, as JAX's lax (NumPy's `astype`, and stagec.numpy's, test x != 0)."""
+    if _dt.kind(aval_of(operand).dtype) == "c" and _dt.canonicalize(new_dtype) == np.bool_:
+        operand = _ew.real(operand)
     out = _convert_element_type(operand, new_dtype)
     if hasattr(out, "_trace") or hasattr(out, "_bv"):  # (a tracer or an Array)
         return out
