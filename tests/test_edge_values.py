@@ -293,6 +293,12 @@ def test_lax_pow_is_c99s_and_lax_broadcasts_scalars_as_jax():
         np.testing.assert_allclose(np.asarray(got[1]), np.fmod(x, np.float32(0.7)), rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(got[2]), np.clip(x, -0.5, 0.6))
     np.testing.assert_array_equal(np.asarray(got[3]), x[None] + x[:, None])
+    # an integer exponent array is converted to the base's dtype, as JAX's lowering (it raised TypeError)
+    n = np.array([2, 3, -1, 0, 5, -3, -2, 0, 3], np.int32)
+    for got in (stagec.jit(lax.pow)(x, n), lax.pow(x, n)):
+        assert got.dtype == np.float32
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(np.asarray(got), np.power(x, n.astype(np.float32)))
 
 
 def test_power_special_values_in_every_float_dtype():

@@ -99,7 +99,11 @@ def _c99_pow(x, y):
 
 def pow(x, y):
     """`x ** y` elementwise, as C99's `pow` (JAX's): a negative base to an integer power, 0**0 = 1, -0.0 kept; the
-    primitive alone is exp(y log x) on IREE (NaN for every negative base)."""
+    primitive alone is exp(y log x) on IREE (NaN for every negative base). An integer `y` with an inexact `x` is
+    converted to x's dtype first, as JAX's lowering does."""
+    ax, ay = aval_of(x), aval_of(y)
+    if _dt.kind(ax.dtype) in "fc" and _dt.kind(ay.dtype) in "iu" and not ay.weak_type:
+        y = _convert_element_type(y, ax.dtype)
     if _plain_base(x, y):  # (before broadcasting: a broadcast base is a traced value)
         return _broadcast_pow(x, y)
     if _squares(x, y):
