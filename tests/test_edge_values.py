@@ -215,6 +215,16 @@ def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():
         np.testing.assert_array_equal(np.asarray(got[1]), want)
         np.testing.assert_array_equal(np.asarray(got[2]), x[:, 4])
         np.testing.assert_array_equal(np.asarray(got[3]), x[2:4])
+    # a narrow index counts from the end of a longer axis in a wider type (int8 -100 into 300 is 200; it raised
+    # OverflowError; JAX adds 300 in int8, wraps and clamps to 0)
+    a = np.arange(40000, dtype=np.int32)
+    g = lambda a, i, j: (lax.dynamic_slice(a, (i,), (2,)), lax.dynamic_update_slice(a[:300], -a[:2], (i,)),
+                         lax.dynamic_index_in_dim(a[:300], i, 0, False), lax.dynamic_slice_in_dim(a, j, 2))
+    for got in (stagec.jit(g)(a, np.int8(-100), np.int16(-30000)), g(a, np.int8(-100), np.int16(-30000))):
+        np.testing.assert_array_equal(np.asarray(got[0]), [39900, 39901])
+        np.testing.assert_array_equal(np.asarray(got[1])[198:203], [198, 199, 0, -1, 202])
+        assert int(got[2]) == 200
+        np.testing.assert_array_equal(np.asarray(got[3]), [10000, 10001])
 
 
 def test_lax_sort_with_payloads_is_stable_and_top_k_as_jax():

@@ -276,6 +276,8 @@ def _from_end(starts, shape) -> list:
         if isinstance(i, (int, np.integer)):
             out.append(int(i) + d if i < 0 else int(i))
         elif np.issubdtype(aval_of(i).dtype, np.signedinteger):
+            if d > np.iinfo(aval_of(i).dtype).max:  # (an int8 -100 into 300: 200, which int8 does not hold)
+                i = _convert_element_type(i, np.int32 if d <= np.iinfo(np.int32).max else np.int64)
             out.append(select(_ew.lt(i, full_like(i, 0)), add(i, full_like(i, d)), i))
         else:
             out.append(i)
