@@ -382,6 +382,8 @@ def expand_dims(array, dimensions):
     """`array` with size-1 axes inserted at `dimensions` (positions in the result)."""
     shape = list(aval_of(array).shape)
     nd = len(shape) + len(dimensions)
+    if len({d % nd for d in dimensions}) != len(dimensions) or any(not -nd <= d < nd for d in dimensions):
+        raise ValueError(f"expand_dims: dimensions {tuple(dimensions)} repeat or fall outside rank {nd}")
     for d in sorted(d % nd for d in dimensions):
         shape.insert(d, 1)
     return reshape(array, shape)
@@ -424,6 +426,8 @@ def batch_matmul(lhs, rhs, precision=None):
 
 def select_n(which, *cases):
     """cases[which] elementwise (`which` boolean for two cases, else an integer in [0, len(cases)))."""
+    if _dt.kind(aval_of(which).dtype) not in "biu":  # (a float `which` was compared with 0, 1, ...)
+        raise TypeError(f"select_n: `which` must be boolean or integer, got {aval_of(which).dtype}")
     if len(cases) == 1:
         return cases[0]
     if aval_of(which).dtype == np.bool_:
@@ -446,6 +450,8 @@ def top_k(operand, k: int):
     in JAX's total order: -NaN < -inf < ... < -0.0 < 0.0 < ... < inf < NaN (by sign bit)."""
     av = aval_of(operand)
     nd = av.ndim
+    if nd == 0 or not 0 <= int(k) <= av.shape[-1]:  # (slicing took k > n as n, and k = -1 as n - 1)
+        raise ValueError(f"top_k: k={k} for an operand of shape {av.shape} (it needs 0 <= k <= the last axis)")
     idx = broadcasted_iota(np.int32, av.shape, nd - 1)
     # ascending keys for descending values: ~x for integers and booleans (no overflow at INT_MIN); floats as
     # their bits in a signed integer, the magnitude bits flipped where the sign is set (the total order: ties

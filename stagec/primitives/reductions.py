@@ -433,6 +433,8 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     single = not isinstance(operand, (list, tuple))
     operands = [operand] if single else list(operand)
     nd = aval_of(operands[0]).ndim
+    if not -nd <= int(dimension) < max(nd, 1):  # (taken modulo the rank, dimension=2 of a matrix sorted axis 0)
+        raise ValueError(f"sort: dimension {dimension} is out of bounds for an array of rank {nd}")
     out = sort_p.bind(*operands, dimension=int(dimension) % (nd or 1), num_keys=int(num_keys),
                       is_stable=bool(is_stable))
     return out[0] if single else tuple(out)
