@@ -209,16 +209,21 @@ def test_lax_full_like_reshape_and_argmax_take_jax_arguments():
 def test_lax_arguments_jax_refuses_raise_rather_than_answer():
     """Each returned a value where JAX raises: top_k with k over the axis (the whole row) or negative (n - 1
     values), sort's dimension past the rank (taken modulo it: dimension 2 of a matrix sorted axis 0), expand_dims
-    with a repeated dimension (two new axes), select_n with a float `which` (compared with 0, 1, ...)."""
+    with a repeated dimension (two new axes), select_n with a float `which` (compared with 0, 1, ...),
+    slice_in_dim past the end (clipped as Python's), squeeze of a repeated or out-of-rank dimension (modulo the
+    rank), transpose by a permutation of too few axes ((0,) of a matrix returned it)."""
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     for f, err in [(lambda: lax.top_k(x, 5), ValueError), (lambda: lax.top_k(x, -1), ValueError),
                    (lambda: lax.sort(x, dimension=2), ValueError), (lambda: lax.expand_dims(x, (0, 0)), ValueError),
-                   (lambda: lax.select_n(x, x, x), TypeError)]:
+                   (lambda: lax.select_n(x, x, x), TypeError), (lambda: lax.slice_in_dim(x, 0, 5, 1, 1), IndexError),
+                   (lambda: lax.squeeze(x[None], (0, -3)), ValueError), (lambda: lax.squeeze(x[None], (3,)), ValueError),
+                   (lambda: lax.transpose(x, (0,)), ValueError)]:
         with pytest.raises(err):
             f()
         with pytest.raises(err):
             stagec.jit(lambda x: f())(x)
     assert lax.top_k(x, 0)[0].shape == (3, 0) and lax.sort(x, dimension=-2).shape == (3, 4)
+    np.testing.assert_array_equal(lax.slice_in_dim(x, -3, None, 1, 1), x[:, 1:])
 
 
 def test_conv_and_pool_against_jax():

@@ -249,12 +249,16 @@ def _axis(x, axis: int) -> int:
 
 
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
-    """`operand[start:limit:stride]` along `axis` (static bounds; None means the end, negatives count from it)."""
+    """`operand[start:limit:stride]` along `axis` (static bounds; None means the start or end, a negative one
+    counts from the end once, as JAX's; out of bounds after that is an error, not clipped as Python's)."""
     axis = _axis(operand, axis)
     shape = aval_of(operand).shape
-    start, limit, _ = _builtins.slice(start_index, limit_index).indices(shape[axis])
+    n = shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = n if limit_index is None else int(limit_index)
+    start, limit = start + n if start < 0 else start, limit + n if limit < 0 else limit
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, _builtins.max(limit, start), int(stride)
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
     return slice(operand, starts, limits, strides)
 
 
@@ -392,7 +396,11 @@ def expand_dims(array, dimensions):
 def squeeze(array, dimensions):
     """`array` without the size-1 axes `dimensions`."""
     shape = aval_of(array).shape
+    if any(not -len(shape) <= d < len(shape) for d in dimensions):  # (taken modulo the rank: 3 of rank 3 was 0)
+        raise ValueError(f"squeeze: dimensions {tuple(dimensions)} out of bounds for rank {len(shape)}")
     dims = {d % len(shape) for d in dimensions}
+    if len(dims) != len(dimensions):
+        raise ValueError(f"squeeze: dimensions {tuple(dimensions)} are not unique")
     if any(shape[d] != 1 for d in dims):
         raise ValueError(f"squeeze: dimensions {tuple(dimensions)} of shape {shape} are not all of size 1")
     return reshape(array, [s for i, s in enumerate(shape) if i not in dims])
