@@ -122,3 +122,28 @@ def test_boolean_updates_leave_their_operand_to_its_other_readers():
     for _ in range(2):
         for g, w in zip(stagec.jit(f)(a), (x[:, ::-1].T, x.any(0), want)):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_updates_computed_from_their_own_operand():
+    """`dynamic_update_slice(y, y[:2, :3], (0, 1))` of a computed y (a shift): IREE 3.13 updated y's buffer in place
+    while reading the update from it (the overlap smeared: [0, -2, 0, 3] shifted gave [0, 0, 0, 0]), or failed
+    ("source and target ranges overlap within the same buffer"), also for a second update of the first's result.
+    `self-updates-apart`. Against NumPy."""
+    from stagec import lax
+    a = np.random.default_rng(58).integers(-5, 5, (6, 8)).astype(np.float32)
+
+    def f(a, v):
+        y, w = a.astype(np.int16), v * 2
+        z = lax.dynamic_update_slice(y, y[:2, :3], (0, 2))
+        return (lax.dynamic_update_slice(y.astype(np.int32), y[:2, :3].astype(np.int32), (0, 1)),
+                lax.dynamic_update_slice(w, w[:9], (1,)), lax.dynamic_update_slice(z, y[1:3, :3], (0, 2)), y[::-1])
+
+    v = np.arange(10, dtype=np.float32)
+    y = a.astype(np.int16)
+    w1 = y.astype(np.int32)
+    w1[0:2, 1:4] = y[:2, :3]
+    w3 = y.copy()
+    w3[0:2, 2:5] = y[1:3, :3]
+    for got in (stagec.jit(f)(a, v), f(snp.asarray(a), snp.asarray(v))):
+        for g, w in zip(got, (w1, 2 * np.concatenate([[0], v[:9]]), w3, y[::-1])):
+            np.testing.assert_array_equal(np.asarray(g), w)
