@@ -132,7 +132,8 @@ def self_updates_apart(module: ir.Module) -> int:
     shift), or from a value updated in place into it by earlier updates, reads the update through an
     `optimization_barrier`. IREE 3.13 updated the operand's buffer in place while
     reading the update from it: overlapping rows came out smeared (`[0, -2, 0, 3]` shifted by one gave `[0, 0, 0,
-    0]`), or the call failed ("source and target ranges overlap within the same buffer"). How many."""
+    0]`), or the call failed ("source and target ranges overlap within the same buffer"), also in loop bodies
+    (`fori_loop` shifting its carry). How many."""
     def reads(v, targets) -> bool:
         todo, seen = [v], 0
         while todo and seen < 256:
@@ -153,7 +154,9 @@ def self_updates_apart(module: ir.Module) -> int:
 
     n = 0
     for op in _ops_where(module, lambda op: op.name == "stablehlo.dynamic_update_slice"):
-        if not isinstance(op.operands[0].owner, ir.Block) and reads(op.operands[1], buffer(op.operands[0])):
+        owner = op.operands[0].owner  # (a function's argument is copied first; a loop body's is not)
+        if not (isinstance(owner, ir.Block) and owner.owner.name == "func.func") and \
+                reads(op.operands[1], buffer(op.operands[0])):
             with ir.InsertionPoint(op), op.location:
                 op.operands[1] = _create("stablehlo.optimization_barrier", [op.operands[1]], [op.operands[1].type]).result
             n += 1

@@ -127,7 +127,8 @@ def test_boolean_updates_leave_their_operand_to_its_other_readers():
 def test_updates_computed_from_their_own_operand():
     """`dynamic_update_slice(y, y[:2, :3], (0, 1))` of a computed y (a shift): IREE 3.13 updated y's buffer in place
     while reading the update from it (the overlap smeared: [0, -2, 0, 3] shifted gave [0, 0, 0, 0]), or failed
-    ("source and target ranges overlap within the same buffer"), also for a second update of the first's result.
+    ("source and target ranges overlap within the same buffer"), also for a second update of the first's result and
+    in a loop shifting its carry.
     `self-updates-apart`. Against NumPy."""
     from stagec import lax
     a = np.random.default_rng(58).integers(-5, 5, (6, 8)).astype(np.float32)
@@ -135,8 +136,10 @@ def test_updates_computed_from_their_own_operand():
     def f(a, v):
         y, w = a.astype(np.int16), v * 2
         z = lax.dynamic_update_slice(y, y[:2, :3], (0, 2))
+        shifted = lax.fori_loop(0, 3, lambda i, b: lax.dynamic_update_slice(b, b[:-1], (1,)), v)  # (a loop's carry)
         return (lax.dynamic_update_slice(y.astype(np.int32), y[:2, :3].astype(np.int32), (0, 1)),
-                lax.dynamic_update_slice(w, w[:9], (1,)), lax.dynamic_update_slice(z, y[1:3, :3], (0, 2)), y[::-1])
+                lax.dynamic_update_slice(w, w[:9], (1,)), lax.dynamic_update_slice(z, y[1:3, :3], (0, 2)), y[::-1],
+                shifted)
 
     v = np.arange(10, dtype=np.float32)
     y = a.astype(np.int16)
@@ -145,5 +148,5 @@ def test_updates_computed_from_their_own_operand():
     w3 = y.copy()
     w3[0:2, 2:5] = y[1:3, :3]
     for got in (stagec.jit(f)(a, v), f(snp.asarray(a), snp.asarray(v))):
-        for g, w in zip(got, (w1, 2 * np.concatenate([[0], v[:9]]), w3, y[::-1])):
+        for g, w in zip(got, (w1, 2 * np.concatenate([[0], v[:9]]), w3, y[::-1], np.r_[0, 0, 0, 0:7])):
             np.testing.assert_array_equal(np.asarray(g), w)
