@@ -108,25 +108,6 @@ def half_products_in_f32(module: ir.Module) -> int:
                     and _element(op.results[0].type) in (ir.F16Type.get(), ir.BF16Type.get()), build)
 
 
-def bool_updates_in_i8(module: ir.Module) -> int:
-    """Each boolean `dynamic_update_slice` updates int8 copies and compares the result with 0. IREE 3.13 updated the
-    boolean operand's buffer in place while another dispatch still read it: with `x = a > 0` read by a reversed
-    transpose, a reduction and `dynamic_update_slice(x, x[:2, :3], (3, 4))`, the transpose saw the update (3 of 48
-    elements, every call; float32, int8 and int32 operands were right). How many."""
-    i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
-
-    def build(op, operands, attrs):
-        out_type = op.results[0].type
-        wide = [_create("stablehlo.convert", [v], [_like(v.type, i8)]).result for v in operands[:2]]
-        upd = _create(op.name, wide + operands[2:], [_like(out_type, i8)], attrs).result
-        zero = _create("stablehlo.constant", [], [_like(out_type, i8)],
-                       {"value": ir.DenseElementsAttr.get_splat(_like(out_type, i8), ir.IntegerAttr.get(i8, 0))})
-        return _create("stablehlo.compare", [upd, zero.result], [out_type],
-                       {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>")}).result
-    return _replace(module, lambda op: op.name == "stablehlo.dynamic_update_slice" and
-                    _element(op.results[0].type) == i1, build)
-
-
 def self_updates_apart(module: ir.Module) -> int:
     """Each `dynamic_update_slice` whose update is computed from its own operand (`dus(y, y[:2, :3], (0, 1))`, a
     shift), or from a value updated in place into it by earlier updates, reads the update through an
@@ -1538,11 +1519,6 @@ UNSIGNED_TO_FLOAT = register(Rewrite(
     "unsigned-to-float", unsigned_to_float_via_i32,
     "a convert from bool, uint8 or uint16 to a float or complex type goes through int32", "legalize",
     Workaround(_IREE, "tests/test_dtypes.py::test_products_of_bool_and_unsigned_operands_under_jit")))
-BOOL_UPDATES_IN_I8 = register(Rewrite(
-    "bool-updates-in-i8", bool_updates_in_i8,
-    "a boolean dynamic_update_slice updates int8 copies (IREE updated the boolean buffer in place while another "
-    "dispatch read it)", "legalize",
-    Workaround(_IREE, "tests/test_passes_updates.py::test_boolean_updates_leave_their_operand_to_its_other_readers")))
 SELF_UPDATES_APART = register(Rewrite(
     "self-updates-apart", self_updates_apart,
     "a dynamic_update_slice's update computed from its own operand comes through a barrier (IREE updated the buffer "

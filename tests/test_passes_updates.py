@@ -108,7 +108,7 @@ def test_adam_step_compiles_data_tiled():
 def test_boolean_updates_leave_their_operand_to_its_other_readers():
     """`x = a > 0` read by a reversed transpose, a reduction and `dynamic_update_slice(x, x[:2, :3], (3, 4))`: IREE
     3.13 updated x's boolean buffer in place before the transpose read it (3 of 48 elements wrong, every call; float32,
-    int8, int32 right). `bool-updates-in-i8` updates int8 copies. Against NumPy."""
+    int8, int32 right in that program). The update is computed from x: `self-updates-apart`. Against NumPy."""
     from stagec import lax
     a = np.random.default_rng(0).integers(-5, 5, (6, 8)).astype(np.float32)
 
