@@ -2,6 +2,7 @@
 arguments). Oracles: NumPy's float64 functions, mpmath."""
 import mpmath
 import numpy as np
+import pytest
 
 import stagec
 import stagec.numpy as snp
@@ -225,6 +226,15 @@ def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():
         np.testing.assert_array_equal(np.asarray(got[1])[198:203], [198, 199, 0, -1, 202])
         assert int(got[2]) == 200
         np.testing.assert_array_equal(np.asarray(got[3]), [10000, 10001])
+    # an index past int32's range clamps, not wraps (uint32 4294967295 was -1: the slice started at 0, not the
+    # end); a float index is a TypeError, as in JAX
+    b = np.arange(10, dtype=np.int32)
+    h = lambda b, i: (lax.dynamic_slice(b, (i,), (2,)), lax.dynamic_update_slice(b, -b[:2], (i,)))
+    for got in (stagec.jit(h)(b, np.uint32(2 ** 32 - 1)), h(b, np.uint32(2 ** 31 + 5))):
+        np.testing.assert_array_equal(np.asarray(got[0]), [8, 9])
+        np.testing.assert_array_equal(np.asarray(got[1]), [0, 1, 2, 3, 4, 5, 6, 7, 0, -1])
+    with pytest.raises(TypeError, match="integers"):
+        stagec.jit(lambda b: lax.dynamic_slice(b, (b[1].astype(np.float32),), (2,)))(b)
 
 
 def test_lax_sort_with_payloads_is_stable_and_top_k_as_jax():

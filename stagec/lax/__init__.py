@@ -218,8 +218,9 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     dt = aval.dtype if dtype is None else _dt.canonicalize(dtype)
     weak = aval.weak_type if dtype is None else False
     shape = aval.shape if shape is None else tuple(int(d) for d in shape)
-    out = broadcast_in_dim(Const(np.array(fill_value, dtype=dt), ShapedArray((), dt, weak)), shape, ())
-    return out if shape else _as_array(out)  # (0-d: the host constant itself came back)
+    # (0-d: the host constant itself, which stagec's passes read as a literal; a 0-d full_like called eagerly is
+    # that Const, not an Array)
+    return broadcast_in_dim(Const(np.array(fill_value, dtype=dt), ShapedArray((), dt, weak)), shape, ())
 
 
 def reshape(operand, new_sizes, dimensions=None, sharding=None):
@@ -277,8 +278,8 @@ def _from_end(starts, shape) -> list:
     """A negative start counts from the end (once), as in JAX's wrappers; XLA's op then clamps into bounds."""
     out = []
     for i, d in zip(starts, shape):
-        if isinstance(i, (int, np.integer)):
-            out.append(int(i) + d if i < 0 else int(i))
+        if isinstance(i, (int, np.integer)):  # (kept in int32's range: the op clamps it into bounds anyway)
+            out.append(_builtins.min(_builtins.max(int(i) + d if i < 0 else int(i), -2 ** 31), 2 ** 31 - 1))
         elif np.issubdtype(aval_of(i).dtype, np.signedinteger):
             if d > np.iinfo(aval_of(i).dtype).max:  # (an int8 -100 into 300: 200, which int8 does not hold)
                 i = _convert_element_type(i, np.int32 if d <= np.iinfo(np.int32).max else np.int64)

@@ -9,8 +9,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lowering as L
-from ..core import Primitive, ShapedArray, aval_of
+from ..core import Const, Primitive, ShapedArray, aval_of
 from . import _ad
+from . import elementwise as _ew
 from .elementwise import convert_element_type, match_weak, neg
 
 
@@ -326,7 +327,22 @@ def slice(x, start_indices, limit_indices, strides=None):
 
 
 def _int32_starts(start_indices) -> list:
-    return [convert_element_type(s, np.int32) if aval_of(s).dtype != np.int32 else s for s in start_indices]
+    """The start indices as int32, each clamped into int32's range first (a uint32 4294967295 or an int64 2^33
+    wrapped to -1 or 0: the slice started at 0, not at the end); a float index is a TypeError, as in JAX."""
+    out = []
+    for s in start_indices:
+        dt = aval_of(s).dtype
+        if _dt.kind(dt) not in "iu":
+            raise TypeError(f"index arguments to dynamic_slice and dynamic_update_slice must be integers, got {dt}")
+        if dt != np.int32:
+            info, i32 = np.iinfo(dt), np.iinfo(np.int32)
+            if info.max > i32.max:
+                s = _ew.min(s, Const(np.array(i32.max, dt), ShapedArray((), dt)))
+            if info.min < i32.min:
+                s = _ew.max(s, Const(np.array(i32.min, dt), ShapedArray((), dt)))
+            s = convert_element_type(s, np.int32)
+        out.append(s)
+    return out
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
