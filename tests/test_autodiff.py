@@ -362,7 +362,7 @@ def test_low_precision_gradients_as_jax(dtype):
     x = rng.uniform(0.5, 1.5, (16, 9)).astype(dtype)
     w = rng.uniform(-1, 1, (9, 5)).astype(dtype)
     loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.sin(w) * w) * 0.01
-    s, ones = dtype(0.5), np.ones(4096, dtype)
+    s, ones = np.dtype(dtype).type(0.5), np.ones(4096, dtype)  # (a NumPy scalar: `dtype(0.5)` is a stagec Array)
     (v, g), gs = jit(lambda w, x, s, ones: (value_and_grad(loss(SC))(w, x),  # one module per dtype
                                             grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)))(w, x, s, ones)
     assert v.dtype == dtype and g.dtype == dtype
