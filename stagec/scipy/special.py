@@ -284,12 +284,15 @@ __all__ += ["i0", "i0e", "i1", "i1e"]
 from . import _special_more  # noqa: E402  (built on the functions above)
 globals().update({_n: getattr(_special_more, _n) for _n in _special_more.__all__})
 __all__ += _special_more.__all__
+from . import _incomplete  # noqa: E402
+globals().update({_n: getattr(_incomplete, _n) for _n in _incomplete.__all__})
+__all__ += _incomplete.__all__
 
 from .._missing import missing as _missing, table as _table  # noqa: E402
 
 __getattr__ = _missing(__name__, _table(
-    "bernoulli bessel_jn betainc boxcox boxcox1p dawsn exp1 expi expn fresnel gammainc "
-    "gammaincc hyp1f1 hyp2f1 loggamma owens_t polygamma sici spence sph_harm_y "
+    "bernoulli bessel_jn boxcox boxcox1p dawsn exp1 expi expn fresnel "
+    "hyp1f1 hyp2f1 loggamma owens_t polygamma sici spence sph_harm_y "
     "wofz zeta", "not implemented yet (stagec.scipy.special has logsumexp, erf/erfc/erfinv, gammaln/digamma/gamma, "
                  "betaln, beta, poch, factorial, comb, multigammaln, expit/logit, xlogy/xlog1py, entr, rel_entr, "
-                 "kl_div, i0/i0e/i1/i1e, ndtr/ndtri/log_ndtr, softmax)"))
+                 "kl_div, i0/i0e/i1/i1e, gammainc/gammaincc/betainc, ndtr/ndtri/log_ndtr, softmax)"))
