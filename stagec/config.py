@@ -204,23 +204,22 @@ config = Config()
 
 
 @contextlib.contextmanager
-def default_matmul_precision(precision: str | None):
-    """Within the block, float32 products that name no precision use `precision` (as JAX's)."""
-    old = config.default_matmul_precision
-    config.update("default_matmul_precision", precision)
+def _setting(name: str, value: Any):
+    """`config.update(name, value)` within a `with` block, the old value back after it."""
+    old = getattr(config, name)
+    config.update(name, value)
     try:
         yield
     finally:
-        config.update("default_matmul_precision", old)
+        config.update(name, old)
 
 
-@contextlib.contextmanager
+def default_matmul_precision(precision: str | None):
+    """Within the block, float32 products that name no precision use `precision` (as JAX's)."""
+    return _setting("default_matmul_precision", precision)
+
+
 def disable_jit(disable: bool = True):
     """Within the block, `jit` functions run their Python op by op (as `jax.disable_jit`): print and `float(x)`
     see values."""
-    old = config.disable_jit
-    config.update("disable_jit", disable)
-    try:
-        yield
-    finally:
-        config.update("disable_jit", old)
+    return _setting("disable_jit", disable)
