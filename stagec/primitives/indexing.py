@@ -66,9 +66,12 @@ def _scatter_rule(x: ShapedArray, idx: ShapedArray, upd: ShapedArray, *, update_
     if _dt.kind(idx.dtype) not in "iu" or idx.ndim < 1 or idx.shape[-1] != len(scatter_dims_to_operand_dims):
         raise TypeError(f"scatter: indices {idx.str_short()} need an integer last dimension of size "
                         f"{len(scatter_dims_to_operand_dims)}")
-    if upd.ndim != idx.ndim - 1 + len(update_window_dims):
+    if upd.ndim != idx.ndim - 1 + len(update_window_dims) or len(update_window_dims) + len(inserted_window_dims) != x.ndim:
         raise TypeError(f"scatter: updates of shape {upd.shape} do not match indices {idx.shape} and "
                         f"update_window_dims {update_window_dims}")
+    window = _window_sizes(x.shape, upd.shape, update_window_dims, inserted_window_dims)
+    if any(w > d for w, d in zip(window, x.shape)):
+        raise TypeError(f"scatter: update window {window} is larger than the operand's shape {x.shape}")
     return x.strip_weak() if not (x.weak_type and upd.weak_type) else x
 
 
