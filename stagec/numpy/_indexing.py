@@ -95,8 +95,13 @@ def _bool_scalars(x, idx):
     t = idx if isinstance(idx, tuple) else (idx,)
     if not builtins.any(_is_bool_scalar(i) for i in t):
         return x, idx
-    width = lambda i: 0 if i is None else 1 if _is_bool_scalar(i) else builtins.max(np.ndim(i), 1) if (
-        isinstance(i, (np.ndarray, Array, list)) and np.asarray(i).dtype == np.bool_) else 1
+
+    def width(i) -> int:  # (the dimensions of the expanded x an entry consumes)
+        if i is None:
+            return 0
+        if isinstance(i, (np.ndarray, Array, list)) and np.asarray(i).dtype == np.bool_:  # (a mask: its rank)
+            return builtins.max(np.ndim(i), 1)
+        return 1
     k = next((j for j, i in enumerate(t) if i is Ellipsis), len(t))
     nd, axes, pos = np.ndim(x) + builtins.sum(map(_is_bool_scalar, t)), [], 0
     for i in t[:k]:
@@ -287,9 +292,9 @@ def _all_valid(valids, shape: tuple):
     return out
 
 
-def _advanced_getitem(x, entries: tuple, fill=None) -> tuple[Any, bool]:
+def _advanced_getitem(x, entries: tuple, fill=None):
     """Integer-array indexing (NumPy's advanced indexing) as one `gather`. With `fill` (a scalar), out-of-bounds
-    index entries read it; otherwise they clamp. Returns (result, whether any entry may be out of bounds)."""
+    index entries read it; otherwise they clamp."""
     dim_entries = [e for e in entries if e is not None]
     shape, dtype = aval_of(x).shape, aval_of(x).dtype
     adv = [d for d, e in enumerate(dim_entries) if not isinstance(e, slice)]
@@ -340,7 +345,7 @@ def _advanced_getitem(x, entries: tuple, fill=None) -> tuple[Any, bool]:
     gs = aval_of(g).shape
     it = iter(gs)
     final = [1 if a is None else next(it) for a in layout]
-    return (lax.reshape(g, final) if tuple(final) != gs else g), valid is not None
+    return lax.reshape(g, final) if tuple(final) != gs else g
 
 
 def _may_be_out_of_bounds(x, entries: tuple) -> bool:
@@ -366,16 +371,16 @@ def _check_concrete(x, entries: tuple) -> None:
         dim += 1
 
 
-def _index(x, idx, fill=None, strict: bool = False) -> tuple[Any, bool]:
-    """`x[idx]` where out-of-bounds entries read `fill` (a scalar) or, when it is None, clamp; and whether
-    any entry may be out of bounds. `strict`: concrete out-of-bounds indices raise IndexError."""
+def _index(x, idx, fill=None, strict: bool = False):
+    """`x[idx]` where out-of-bounds entries read `fill` (a scalar) or, when it is None, clamp. `strict`: concrete
+    out-of-bounds indices raise IndexError."""
     x, idx = _bool_scalars(x, idx)
     entries, advanced = _normalize_index(x, idx)
     if strict:
         _check_concrete(x, entries)
     if advanced or (fill is not None and _may_be_out_of_bounds(x, entries)):
         return _advanced_getitem(x, entries, fill)
-    return _basic_getitem(x, entries), False
+    return _basic_getitem(x, entries)
 
 
 def _getitem(x, idx, mode: str | None = None, fill_value=None, fname: str = "get"):
@@ -389,7 +394,7 @@ def _getitem(x, idx, mode: str | None = None, fill_value=None, fname: str = "get
         fill = _default_fill(aval_of(x).dtype) if fill_value is None else fill_value
         if aval_of(_arr(fill)).ndim != 0:
             raise ValueError(f"{fname}: fill_value must be a scalar, got shape {aval_of(_arr(fill)).shape}")
-    return _index(x, idx, fill, strict=mode is None)[0]
+    return _index(x, idx, fill, strict=mode is None)
 
 
 # ---------------------------------------------------------------- functional updates: x.at[idx]
@@ -413,7 +418,7 @@ def _scatter(x, idx, values, op: str, mode: str | None = None):
     idt = np.int32 if n < 2 ** 31 else np.int64
     lin = lax.reshape(lax.iota(idt, n), av.shape)
     # Dropped updates go to the linear index n, out of bounds: the scatter drops them.
-    sel, _ = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n, strict=mode is None)
+    sel = _index(lin, idx, fill=None if mode in ("clip", "promise_in_bounds") else n, strict=mode is None)
     ss = aval_of(sel).shape
     try:
         values = broadcast_to(values, ss)
@@ -649,4 +654,4 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
             s[d] = av.shape[d]
             idx.append(np.arange(av.shape[d], dtype=np.int32).reshape(s))
     del shape
-    return _advanced_getitem(a, tuple(idx), fill)[0]
+    return _advanced_getitem(a, tuple(idx), fill)
