@@ -115,15 +115,15 @@ def self_updates_apart(module: ir.Module) -> int:
     reading the update from it: overlapping rows came out smeared (`[0, -2, 0, 3]` shifted by one gave `[0, 0, 0,
     0]`), or the call failed ("source and target ranges overlap within the same buffer"), also in loop bodies
     (`fori_loop` shifting its carry). How many."""
-    def reads(v, targets) -> bool:
-        todo, seen = [v], 0
-        while todo and seen < 256:
+    def reads(v, targets) -> bool:  # (the whole producer cone of v: a bound could miss a far read)
+        todo, seen = [v], set()
+        while todo:
             w = todo.pop()
             if any(w == t for t in targets):
                 return True
             src = producer(w)
-            seen += 1
-            if src is not None:
+            if src is not None and src.operation not in seen:
+                seen.add(src.operation)
                 todo.extend(src.operands)
         return False
 
@@ -821,13 +821,13 @@ def converted_product_operands_apart(module: ir.Module) -> int:
     2026-11-29 int8 and int16 to float32, float16 and bfloat16 to int32, and `x[:, :4] @ x[:4]` of such an x: the first
     one or two calls of five). How many operands."""
     def converted(v) -> bool:
-        et, todo, seen = _element(v.type), [v], 0
-        while todo and seen < 64:
+        et, todo, seen = _element(v.type), [v], set()
+        while todo:
             src = producer(todo.pop())
-            seen += 1
-            if src is None or not (src.name in ("stablehlo.slice", "stablehlo.broadcast_in_dim", "stablehlo.reshape",
-                                                "stablehlo.transpose") or _elementwise(src)):
+            views = ("stablehlo.slice", "stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.transpose")
+            if src is None or src.operation in seen or not (src.name in views or _elementwise(src)):
                 continue
+            seen.add(src.operation)
             for i, w in enumerate(src.operands):  # (a select's predicate is i1 of any product: looked through)
                 if _element(w.type) != et and not (i == 0 and src.name == "stablehlo.select"):
                     return True
@@ -1563,8 +1563,8 @@ INT64_CONSTANTS_FROM_INT32 = register(Rewrite(
     Workaround(_IREE, "tests/test_lavapipe.py::test_int64_constants_of_several_values")))
 CONVERTED_PRODUCT_OPERANDS_APART = register(Rewrite(
     "converted-product-operands-apart", converted_product_operands_apart,
-    "a product's operand computed by a convert read through a barrier (lavapipe: the fused conversion gave wrong "
-    "values now and then)", "legalize",
+    "a product's operand computed from values of another element type read through a barrier (lavapipe: the fused "
+    "conversion gave wrong values now and then)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_products_of_converted_operands_every_call")))
 LONG_CONTRACTIONS = register(Rewrite(
     "long-contractions", long_contractions,
