@@ -259,7 +259,7 @@ def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_elem
     if _dt.kind(x.dtype) == "f" and _dt.kind(dtype) in "iu":  # the float sum converted, as the compiled product
         return host_convert(_dot_general_host(x, y, dimension_numbers=dimension_numbers), dtype)
     if np.dtype(dtype).itemsize == 2 and _dt.kind(dtype) == "f":  # float16, bfloat16: summed in float32 and rounded
-        # once, as the compiled product (`upcast-half-dots`); NumPy's float16 matmul sums in float16 (8 ulps off)
+        # once, as the compiled product (`half-products-in-f32`); NumPy's float16 matmul sums in float16 (8 ulps off)
         return _dot_general_host(x, y, dimension_numbers=dimension_numbers,
                                  preferred_element_type=np.float32).astype(dtype)
     if x.ndim == y.ndim == 2 and not lb and tuple(lc) == (1,) and tuple(rc) == (0,):  # a matrix product: as below,
