@@ -252,15 +252,7 @@ def _axis(x, axis: int) -> int:
 def slice_in_dim(operand, start_index, limit_index, stride: int = 1, axis: int = 0):
     """`operand[start:limit:stride]` along `axis` (static bounds; None means the start or end, a negative one
     counts from the end once, as JAX's; out of bounds after that is an error, not clipped as Python's)."""
-    axis = _axis(operand, axis)
-    shape = aval_of(operand).shape
-    n = shape[axis]
-    start = 0 if start_index is None else int(start_index)
-    limit = n if limit_index is None else int(limit_index)
-    start, limit = start + n if start < 0 else start, limit + n if limit < 0 else limit
-    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
-    return slice(operand, starts, limits, strides)
+    return _st.slice_in_dim(operand, start_index, limit_index, stride, _axis(operand, axis))
 
 
 def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):

@@ -13,7 +13,7 @@ from . import elementwise as ew
 from ..tree_util import tree_flatten, tree_unflatten
 from .structural import (broadcast_in_dim, broadcasted_iota, concatenate, pad, reshape, rev,
                          transpose)
-from .structural import slice as _slice
+from .structural import slice_in_dim
 from ._util import ANY, NUMBER, check_axis, check_kind, of_kinds, same_shapes_only
 
 
@@ -284,17 +284,6 @@ def _cumulative_jvp(primals, tangents, *, axis, op, reverse):
     return ans, associative_scan(combine, (x, g), reverse=reverse, axis=axis)[1]
 
 
-def _slice_axis(x, start: int, stop: int | None, stride: int, axis: int):
-    """x[start:stop:stride] along `axis` (`lax.slice_in_dim`: a negative bound counts from the end)."""
-    shape = aval_of(x).shape
-    n = shape[axis]
-    start = start + n if start < 0 else start
-    stop = n if stop is None else stop + n if stop < 0 else stop
-    lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
-    lo[axis], hi[axis], st[axis] = start, stop, stride
-    return _slice(x, lo, hi, st)
-
-
 def _interleave(a, b, axis):
     """a[0], b[0], a[1], b[1], ... along `axis` (len(a) is len(b) or one more), by padding and adding, as JAX."""
     na, nb = aval_of(a).shape[axis], aval_of(b).shape[axis]
@@ -333,13 +322,13 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
         m = aval_of(es[0]).shape[axis]
         if m < 2:
             return es
-        reduced = combine([_slice_axis(e, 0, -1, 2, axis) for e in es], [_slice_axis(e, 1, None, 2, axis) for e in es])
+        reduced = combine([slice_in_dim(e, 0, -1, 2, axis) for e in es], [slice_in_dim(e, 1, None, 2, axis) for e in es])
         odd = scan(reduced)
         if m % 2 == 0:
-            even = combine([_slice_axis(e, 0, -1, 1, axis) for e in odd], [_slice_axis(e, 2, None, 2, axis) for e in es])
+            even = combine([slice_in_dim(e, 0, -1, 1, axis) for e in odd], [slice_in_dim(e, 2, None, 2, axis) for e in es])
         else:
-            even = combine(odd, [_slice_axis(e, 2, None, 2, axis) for e in es])
-        even = [concatenate([_slice_axis(e, 0, 1, 1, axis), r], axis) for e, r in zip(es, even)]
+            even = combine(odd, [slice_in_dim(e, 2, None, 2, axis) for e in es])
+        even = [concatenate([slice_in_dim(e, 0, 1, 1, axis), r], axis) for e, r in zip(es, even)]
         return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
     out = scan(flat)

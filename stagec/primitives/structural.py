@@ -326,6 +326,20 @@ def slice(x, start_indices, limit_indices, strides=None):
                         limit_indices=tuple(map(int, limit_indices)), strides=tuple(map(int, strides)))
 
 
+def slice_in_dim(x, start, limit, stride: int = 1, axis: int = 0):
+    """`x[start:limit:stride]` along `axis` (static bounds; None means the start or end, a negative one counts from
+    the end once, as JAX's; out of bounds after that is an error, not clipped as Python's)."""
+    shape = aval_of(x).shape
+    n = shape[axis]
+    start = 0 if start is None else int(start)
+    limit = n if limit is None else int(limit)
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis] = start + n if start < 0 else start
+    limits[axis] = limit + n if limit < 0 else limit
+    strides[axis] = int(stride)
+    return slice(x, starts, limits, strides)
+
+
 def _int32_starts(start_indices) -> list:
     """The start indices as int32, each clamped into int32's range first (a uint32 4294967295 or an int64 2^33
     wrapped to -1 or 0: the slice started at 0, not at the end); a float index is a TypeError, as in JAX."""
