@@ -500,8 +500,9 @@ def _plain(v) -> bool:
 
 @functools.cache
 def source_digest() -> str:
-    """sha256 of the code that emits a kernel's MLIR (stagec's modules and primitives; not its passes, which
-    kernels skip): a kernel's recipe holds it, so an edited lowering rule never loads an older module."""
+    """sha256 of the code that emits a kernel's MLIR (stagec's modules and primitives; the legalization passes a
+    kernel goes through are in the key's compiler digest, `driver.source_digest`): a kernel's recipe holds it, so an
+    edited lowering rule never loads an older module."""
     root = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256()
     for d in (root, os.path.join(root, "primitives")):
