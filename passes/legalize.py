@@ -144,6 +144,29 @@ def self_updates_apart(module: ir.Module) -> int:
     return n
 
 
+def sliced_indices_apart(module: ir.Module) -> int:
+    """Each reshape of a slice that a gather's or scatter's indices are computed from, and that is read elsewhere too,
+    reads the slice through an `optimization_barrier`. IREE 3.13's BubbleUpExpandShapesPass moved such a reshape (1 ->
+    1 x 1) above the slice as a slice of another rank, and the compile failed ("expected rank to be smaller or equal
+    to the other rank"; a crash without the other reader's op): the gradient of `lax.switch` or `lax.cond` around an
+    `.at[i]` update, whose index is also kept for the transpose. How many."""
+    todo = [op.operands[1] for op in _ops_where(module, lambda op: op.name in ("stablehlo.gather", "stablehlo.scatter"))]
+    seen, n = set(), 0
+    while todo:  # (the indices' producer cones; each op once)
+        src = producer(todo.pop())
+        if src is None or src.operation in seen:
+            continue
+        seen.add(src.operation)
+        todo.extend(src.operands)
+        if src.name == "stablehlo.reshape" and (s := producer(src.operands[0])) is not None and \
+                s.name == "stablehlo.slice" and sum(1 for _ in src.results[0].uses) > 1:
+            with ir.InsertionPoint(src), src.location:
+                src.operands[0] = _create("stablehlo.optimization_barrier", [src.operands[0]],
+                                          [src.operands[0].type]).result
+            n += 1
+    return n
+
+
 def nan_guards(module: ir.Module) -> int:
     """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
     i1 = ir.IntegerType.get_signless(1)
@@ -1524,6 +1547,11 @@ SELF_UPDATES_APART = register(Rewrite(
     "a dynamic_update_slice's update computed from its own operand comes through a barrier (IREE updated the buffer "
     "in place while reading the update from it)", "legalize",
     Workaround(_IREE, "tests/test_passes_updates.py::test_updates_computed_from_their_own_operand")))
+SLICED_INDICES_APART = register(Rewrite(
+    "sliced-indices-apart", sliced_indices_apart,
+    "a reshaped slice that a gather's or scatter's indices are computed from, read elsewhere too, reshapes the slice "
+    "through a barrier (IREE moved the reshape above the slice with the wrong rank: the compile failed)", "legalize",
+    Workaround(_IREE, "tests/test_control_flow.py::test_gradients_of_branches_around_indexed_updates_compile")))
 HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "half-products-in-f32", half_products_in_f32,
     "float16 and bfloat16 products and convolutions accumulate in float32, rounded once (IREE summed in the half "
