@@ -6,11 +6,13 @@ concrete arrays) become extra operands of the primitive.
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .. import dtypes as _dt
+from ..errors import ConcretizationTypeError
 from .. import lax, tree_util
 from ..core import ShapedArray, aval_of, trace_subgraph
 from ..primitives.control_flow import cond_p, scan_p, while_p
@@ -105,10 +107,20 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
 
 def _concrete_int(x) -> int | None:
-    """`x` as a Python int if it is a concrete integer (not a traced value), else None."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer, np.ndarray)):
+    """`x` as a Python int if it is a concrete integer scalar, else None: a Python or NumPy integer, an eager Array, or
+    a JVP tracer of one (as JAX's `core.is_concrete`: `grad` of a loop whose bound is computed eagerly)."""
+    if isinstance(x, (bool, np.bool_)):
         return None
-    return int(x) if np.ndim(x) == 0 and _dt.kind(np.asarray(x).dtype) in "iu" else None
+    try:
+        av = aval_of(x)
+    except TypeError:
+        return None
+    if av.shape != () or _dt.kind(av.dtype) not in "iu":
+        return None
+    try:
+        return operator.index(x)
+    except (ConcretizationTypeError, TypeError):  # (a staged value)
+        return None
 
 
 def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
