@@ -98,24 +98,35 @@ def _scatter(ctx: L.Ctx, x, idx, upd, *, update_window_dims, inserted_window_dim
     caller's array), so never scatter into `x`: scatter into a fresh neutral-element tensor and combine.
     IREE checks no bounds (it checks the flattened offset at most: [0, 4] into (3, 4) wrote at [1, 0], a row
     index of 10^6 crashed the process), so an index vector whose window does not fit is sent into a padding past
-    the first scattered dimension's end, sliced off after: dropped, as StableHLO's scatter defines it."""
+    the first scattered dimension's end, sliced off after: dropped, as StableHLO's scatter defines it. The scatter
+    itself is emitted in the one form IREE compiles (`_leading_form`)."""
     ir = L.mlir()
     aval, iav, uav = ctx.avals_in[0].update(weak_type=False), ctx.avals_in[1], ctx.avals_in[2]
     dims = scatter_dims_to_operand_dims
     if iav.size == 0 or uav.size == 0:
         return [x]
-    padded = aval.shape
+    padded, perm, uwd, iwd = aval.shape, list(range(aval.ndim)), update_window_dims, inserted_window_dims
     if dims:
         window = _window_sizes(aval.shape, uav.shape, update_window_dims, inserted_window_dims)
         idx, iav = _indices_into_padding(ctx, idx, iav, aval.shape, dims, [window[d] for d in dims])
         padded = tuple(s + (window[d] if d == dims[0] else 0) for d, s in enumerate(aval.shape))
+        form = _leading_form(ctx, idx, iav, upd, uav, aval.shape, update_window_dims, inserted_window_dims, dims,
+                             window)
+        if form is not None:
+            idx, iav, upd, uav, perm = form
+            dims = iwd = tuple(range(iav.shape[-1]))
+            uwd = tuple(range(1, uav.ndim))
     dn = ir.Attribute.parse(
-        f"#stablehlo.scatter<update_window_dims = {L.dims(update_window_dims)}, inserted_window_dims = "
-        f"{L.dims(inserted_window_dims)}, scatter_dims_to_operand_dims = {L.dims(dims)}, "
+        f"#stablehlo.scatter<update_window_dims = {L.dims(uwd)}, inserted_window_dims = "
+        f"{L.dims(iwd)}, scatter_dims_to_operand_dims = {L.dims(dims)}, "
         f"index_vector_dim = {iav.ndim - 1}>")
+    inner = tuple(padded[d] for d in perm)
 
     def scattered(value, u, a: ShapedArray, how: str):
-        out = _raw_scatter(ctx, L.splat(ctx, value, a.update(shape=padded)), idx, u, a.update(shape=padded), dn, how)
+        out = _raw_scatter(ctx, L.splat(ctx, value, a.update(shape=inner)), idx, u, a.update(shape=inner), dn, how)
+        if perm != sorted(perm):
+            out = ctx.op1("stablehlo.transpose", [out], result_avals=[a.update(shape=padded)],
+                          attributes={"permutation": L.i64s(np.argsort(perm))})
         if padded == a.shape:
             return out
         return ctx.op1("stablehlo.slice", [out], result_avals=[a], attributes={
@@ -128,6 +139,53 @@ def _scatter(ctx: L.Ctx, x, idx, upd, *, update_window_dims, inserted_window_dim
         return [ctx.op1("stablehlo.select", [pred, vals, x])]
     s = scattered(_dt.identity({"add": "sum", "mul": "prod"}.get(mode, mode), aval.dtype), upd, aval, mode)
     return [L.combine(ctx, L.combiner(mode, aval.dtype), x, s, aval)]
+
+
+def _leading_form(ctx: L.Ctx, idx, iav: ShapedArray, upd, uav: ShapedArray, shape, update_window_dims,
+                  inserted_window_dims, dims, window):
+    """The scatter as IREE 3.13 compiles every one: the indexed dimensions leading the operand and inserted (one
+    element each), whole windows along the others, trailing the updates. Else it failed
+    ("expected indices to be equal to batch rank or batch rank + 1", "shape of update value ... must match"): a vmap of
+    `.at[i].set` over the operand only, of `dynamic_update_slice` with a batched start. A window that is not whole
+    along a dimension is scattered element by element (its offsets added to the index vectors; a window sent into
+    the padding stays there). Returns (indices, their aval, updates, their aval, the operand's permutation), or None
+    where the scatter has that form already."""
+    r, nb = len(shape), iav.ndim - 1
+    whole = [d for d in range(r) if d not in dims and window[d] == shape[d]]
+    lead = list(dims) + [d for d in range(r) if d not in dims and d not in whole]
+    if tuple(lead) == tuple(range(len(dims))) and set(inserted_window_dims) == set(dims) and \
+            tuple(update_window_dims) == tuple(range(nb, uav.ndim)):
+        return None
+    it = iav.dtype
+    n = int(np.prod(iav.shape[:-1], dtype=np.int64))
+    # Updates as (batch..., the lead dimensions' windows..., the whole ones...), then one batch of n * p.
+    win_of = dict(zip([d for d in range(r) if d not in inserted_window_dims], update_window_dims))
+    batch_pos = [p for p in range(uav.ndim) if p not in update_window_dims]
+    order = batch_pos + [win_of[d] for d in lead if d in win_of] + [win_of[d] for d in whole]
+    p = int(np.prod([window[d] for d in lead], dtype=np.int64))
+    if order != list(range(uav.ndim)):
+        upd = ctx.op1("stablehlo.transpose", [upd], result_avals=[uav.update(shape=tuple(uav.shape[o] for o in order))],
+                      attributes={"permutation": L.i64s(order)})
+    uav = uav.update(shape=(n * p,) + tuple(shape[d] for d in whole))
+    upd = ctx.op1("stablehlo.reshape", [upd], result_avals=[uav])
+    # Index vectors: the given component for an indexed dimension, 0 for another, plus each offset of the window.
+    k = len(lead)
+    flat = ctx.op1("stablehlo.reshape", [idx], result_avals=[iav.update(shape=(n, len(dims)))])
+    one = iav.update(shape=(n, 1))
+    cols = [ctx.op1("stablehlo.slice", [flat], result_avals=[one], attributes={
+        "start_indices": L.i64s([0, dims.index(d)]), "limit_indices": L.i64s([n, dims.index(d) + 1]),
+        "strides": L.i64s([1, 1])}) if d in dims else L.full(0, one) for d in lead]
+    base = cols[0] if k == 1 else ctx.op1("stablehlo.concatenate", cols, result_avals=[iav.update(shape=(n, k))],
+                                          attributes={"dimension": L.i64(1)})
+    out = iav.update(shape=(n, p, k))
+    base = ctx.op1("stablehlo.broadcast_in_dim", [base], result_avals=[out], attributes={"broadcast_dimensions": L.i64s([0, 2])})
+    if p > 1:
+        offsets = np.indices([window[d] for d in lead]).reshape(k, p).T.astype(it)
+        off = ctx.op1("stablehlo.broadcast_in_dim", [L.constant(offsets, iav.update(shape=(p, k)))], result_avals=[out],
+                      attributes={"broadcast_dimensions": L.i64s([1, 2])})
+        base = ctx.op1("stablehlo.add", [base, off], result_avals=[out])
+    iav = iav.update(shape=(n * p, k))
+    return ctx.op1("stablehlo.reshape", [base], result_avals=[iav]), iav, upd, uav, lead + whole
 
 
 def _indices_into_padding(ctx: L.Ctx, idx, iav: ShapedArray, shape, dims, window):
