@@ -167,6 +167,30 @@ def sliced_indices_apart(module: ir.Module) -> int:
     return n
 
 
+def transposed_reductions_apart(module: ir.Module) -> int:
+    """Each reduction of several operands (an argmax's value and index) whose result is read in another order (a
+    `transpose`, or a `broadcast_in_dim` that permutes, through elementwise ops) passes its results through a barrier.
+    IREE 3.13 fused the transposing reader into the reduction and the compile failed ("expected number of yield
+    values (2) to match the number of inits"): `vmap(vmap(argmax, in_axes=-1, out_axes=-1))`. How many."""
+    def transposed(v) -> bool:
+        todo, seen = [v], set()
+        while todo:
+            for use in todo.pop().uses:
+                op = use.owner
+                if op.operation in seen:
+                    continue
+                seen.add(op.operation)
+                if op.name == "stablehlo.transpose" or (op.name == "stablehlo.broadcast_in_dim" and list(
+                        op.attributes["broadcast_dimensions"]) != sorted(op.attributes["broadcast_dimensions"])):
+                    return True
+                if len(op.results) == 1 and op.name != "stablehlo.reduce" and op.results[0].type == v.type:
+                    todo.append(op.results[0])
+        return False
+
+    return _results_apart(module, lambda op: op.name == "stablehlo.reduce" and len(op.results) > 1
+                          and any(transposed(r) for r in op.results))
+
+
 def nan_guards(module: ir.Module) -> int:
     """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
     i1 = ir.IntegerType.get_signless(1)
@@ -1552,6 +1576,11 @@ SLICED_INDICES_APART = register(Rewrite(
     "a reshaped slice that a gather's or scatter's indices are computed from, read elsewhere too, reshapes the slice "
     "through a barrier (IREE moved the reshape above the slice with the wrong rank: the compile failed)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_gradients_of_branches_around_indexed_updates_compile")))
+TRANSPOSED_REDUCTIONS_APART = register(Rewrite(
+    "transposed-reductions-apart", transposed_reductions_apart,
+    "a reduction of several operands whose result is read transposed passes its results through a barrier (IREE "
+    "fused the transpose into it: the compile failed)", "legalize",
+    Workaround(_IREE, "tests/test_vmap.py::test_nested_vmaps_of_argmax_over_the_last_axis_compile")))
 HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "half-products-in-f32", half_products_in_f32,
     "float16 and bfloat16 products and convolutions accumulate in float32, rounded once (IREE summed in the half "

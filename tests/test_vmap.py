@@ -637,3 +637,12 @@ def test_nested_vmaps_of_updates_at_batched_indices_compile():
                     in_axes=(0, None, None))
     want = np.array([[np.concatenate([r[:k], u[:2], r[k + 2:]]) for k in (0, 2, 1)] for r in y])
     np.testing.assert_array_equal(stagec.jit(g)(y, u, np.array([0, 2, 1], np.int32)), want.astype(np.float32))
+
+
+def test_nested_vmaps_of_argmax_over_the_last_axis_compile():
+    """The batched argmax's index read transposed: IREE 3.13 fused the transpose into the two-result reduction and
+    failed to compile (`transposed-reductions-apart`). Oracle: NumPy."""
+    x = rand(2, 5, 5, 3)
+    f = stagec.vmap(stagec.vmap(lambda x: snp.argmax(x, axis=-1), in_axes=-1, out_axes=-1))
+    np.testing.assert_array_equal(stagec.jit(f)(x), np.moveaxis(np.argmax(np.moveaxis(x, -1, 1), -1), 1, -1))
+    np.testing.assert_array_equal(stagec.jit(lambda x: snp.argmin(x, axis=1).T + 1)(x[0]), np.argmin(x[0], 1).T + 1)
