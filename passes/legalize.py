@@ -191,6 +191,38 @@ def transposed_reductions_apart(module: ir.Module) -> int:
                           and any(transposed(r) for r in op.results))
 
 
+def _strided_slice(v) -> bool:
+    """Whether `v` is (through reshapes, transposes, conversions) a `slice` whose elements are not one contiguous run
+    of its operand's."""
+    while (src := producer(v)) is not None and src.name in _VIEWS:
+        v = src.operands[0]
+    if src is None or src.name != "stablehlo.slice":
+        return False
+    shape = ir.RankedTensorType(src.operands[0].type).shape
+    sizes = ir.RankedTensorType(src.results[0].type).shape
+    strides = list(src.attributes["strides"])
+    if any(st != 1 and z > 1 for st, z in zip(strides, sizes)):
+        return True
+    k = next((d for d, z in enumerate(sizes) if z != 1), len(sizes))  # (the first dimension of more than one)
+    return any(z != n for z, n in zip(sizes[k + 1:], shape[k + 1:]))
+
+
+def strided_gather_operands_apart(module: ir.Module) -> int:
+    """Each gather whose operand is a slice that is not one contiguous run (a column `x[1, :, 2]`, `x[::2, 1]`; through
+    views) reads
+    it through an `optimization_barrier`: IREE 3.13 fused the slice into the gather's dispatch as a strided,
+    rank-reducing load, and LLVM translation failed ("LLVM Translation failed for operation:
+    builtin.unrealized_conversion_cast", CPU and CUDA): `x[1, :, 2][i]`, `solve(a, a[:, 0])` of a slice of a batch
+    (its pivots gather the right-hand side). How many."""
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.gather"):
+        if _strided_slice(op.operands[0]):
+            with ir.InsertionPoint(op), op.location:
+                op.operands[0] = _create("stablehlo.optimization_barrier", [op.operands[0]], [op.operands[0].type]).result
+            n += 1
+    return n
+
+
 def nan_guards(module: ir.Module) -> int:
     """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
     i1 = ir.IntegerType.get_signless(1)
@@ -727,9 +759,6 @@ def variadic_reductions_in_rows(module: ir.Module) -> int:
 
 LOOP = 65535  # Mesa's lavapipe ends every shader loop after this many iterations (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS)
 COLS = 4096  # the first stage's rows (`long_reductions_in_rows`)
-
-
-_VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
 
 
 def outer_product_operands_apart(module: ir.Module) -> int:
@@ -1581,6 +1610,11 @@ TRANSPOSED_REDUCTIONS_APART = register(Rewrite(
     "a reduction of several operands whose result is read transposed passes its results through a barrier (IREE "
     "fused the transpose into it: the compile failed)", "legalize",
     Workaround(_IREE, "tests/test_vmap.py::test_nested_vmaps_of_argmax_over_the_last_axis_compile")))
+STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
+    "strided-gather-operands-apart", strided_gather_operands_apart,
+    "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
+    "LLVM translation)", "legalize",
+    Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
 HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "half-products-in-f32", half_products_in_f32,
     "float16 and bfloat16 products and convolutions accumulate in float32, rounded once (IREE summed in the half "

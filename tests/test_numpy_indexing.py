@@ -229,3 +229,17 @@ def test_boolean_scalar_indices_as_in_numpy():
             for g, w in zip(got[3 * k:3 * k + 3], (x[c], want_set, want_add)):
                 assert g.shape == w.shape, c
                 np.testing.assert_array_equal(np.asarray(g), w, err_msg=repr(c))
+
+
+def test_indexing_a_column_of_a_batch_by_an_array_compiles():
+    """A strided slice (a column of a 3-D array, every other row's column) indexed by an array: IREE 3.13's fused
+    strided load failed LLVM translation (`strided-gather-operands-apart`); a linear solve whose right-hand side is
+    such a column gathers it by its pivots. Oracle: NumPy."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((3, 4, 4)).astype(np.float32), rng.standard_normal((6, 4)).astype(np.float32)
+    i = np.array([3, 0, 1, 1], np.int32)
+    got = stagec.jit(lambda x, y, i: (x[1, :, 2][i], x[:, :, 0][:, i], y[::2, 1][i[:3] % 3],
+                                      snp.linalg.solve(x[0] + 4 * snp.eye(4), x[0, :, 0])))(x, y, i)
+    for g, w in zip(got[:3], (x[1, :, 2][i], x[:, :, 0][:, i], y[::2, 1][i[:3] % 3])):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_allclose(got[3], np.linalg.solve(x[0].astype(np.float64) + 4 * np.eye(4), x[0, :, 0]), rtol=1e-5)

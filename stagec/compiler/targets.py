@@ -83,7 +83,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "merge-commuted", "fuse-narrowing",
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
-                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "sorts-apart", "pool-gradients-unfused"),
+                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "strided-gather-operands-apart",
+                              "sorts-apart", "pool-gradients-unfused"),
                     offloads=("blas-dots", "host-sorts")),
            barriers_dropped_after=BARRIERS_DROPPED),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
@@ -114,7 +115,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                     legalize=("mathlib-cuda", "mathlib", "mathlib-complex", "complex-constants-apart",
                               "complex-pads-in-parts", "merge-commuted",
                               "complex128-constants-in-parts", "bound-bindings-16", "isolate-reductions",
-                              "bf16-in-f32", "f32-dots-bf16x3", "half-products-in-f32", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "unsigned-to-float",
+                              "bf16-in-f32", "f32-dots-bf16x3", "half-products-in-f32", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "strided-gather-operands-apart", "unsigned-to-float",
                               "unsigned-extensions-apart",
                               "sorts-apart", "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
                               "complex-reduction-inputs-apart", "variadic-reductions-in-rows",
