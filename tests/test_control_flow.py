@@ -215,3 +215,18 @@ def test_reverse_mode_through_a_fori_loop_whose_bounds_are_computed_eagerly():
     assert float(stagec.grad(lambda x: power(x, snp.sum(x > 0).astype("int32") + 3))(1.5)) == 4 * 1.5 ** 3
     with pytest.raises(ValueError, match="dynamic start/stop"):
         stagec.jit(stagec.grad(power))(2.0, 3)
+
+
+def test_a_scan_whose_stacked_outputs_are_dropped_runs_every_step():
+    """`lax.scan(...)[0]` with a 3-way switch reading a value its body computed: IREE 3.13 kept only the first step
+    while the unread stacked outputs were still updated (`dce` now leaves unread carries unchanged, and their work
+    goes). Oracle: the same steps in NumPy."""
+    branches = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z]
+    a = np.array([0.5, -1.5, 2.0], np.float32)
+    f = lambda a: lax.scan(lambda c, i: (lax.switch(i % 3, branches, snp.abs(c)), i * 2), a, snp.arange(5))[0]
+    want = a.astype(np.float64)
+    for i in range(5):
+        want = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z][i % 3](np.abs(want))
+    np.testing.assert_allclose(stagec.jit(f)(a), want, rtol=1e-6)
+    low = stagec.jit(f).lower(a)
+    assert "dynamic_update_slice" in low.as_text("cse") and "dynamic_update_slice" not in low.as_text("dce")
