@@ -223,6 +223,33 @@ def strided_gather_operands_apart(module: ir.Module) -> int:
     return n
 
 
+def branch_pass_throughs_apart(module: ir.Module) -> int:
+    """In each `case` or `if` inside a loop's body, a branch result that is a value from outside the branch (a loop
+    carry passed on unchanged) comes through an `optimization_barrier` inside the branch. IREE 3.13's command buffer
+    for such branches copied from a binding slot it had not declared, and the call failed ("indirect buffer reference
+    slot 0 is out range of the declared binding capacity"): the `jvp` of a `while_loop` around a 3-way `switch`,
+    whose tangent branches pass carries on. How many results."""
+    def in_loop(op) -> bool:
+        while (op := op.parent) is not None and op.name != "func.func":
+            if op.name == "stablehlo.while":
+                return True
+        return False
+
+    n = 0
+    for op in _ops_where(module, lambda op: op.name in ("stablehlo.case", "stablehlo.if") and in_loop(op)):
+        for region in op.regions:
+            block = region.blocks[0]
+            ret = list(block.operations)[-1]
+            for i, v in enumerate(list(ret.operands)):
+                src = producer(v)
+                inside = (v.owner == block) if isinstance(v.owner, ir.Block) else (src.parent == op)
+                if not inside and (src is None or src.name != "stablehlo.constant"):
+                    with ir.InsertionPoint(ret), ret.location:
+                        ret.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                    n += 1
+    return n
+
+
 def nan_guards(module: ir.Module) -> int:
     """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
     i1 = ir.IntegerType.get_signless(1)
@@ -1615,6 +1642,11 @@ STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
     "LLVM translation)", "legalize",
     Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
+BRANCH_PASS_THROUGHS_APART = register(Rewrite(
+    "branch-pass-throughs-apart", branch_pass_throughs_apart,
+    "a branch (case, if) inside a loop that returns a value from outside it returns it through a barrier (IREE's "
+    "command buffer copied from an undeclared binding slot: the call failed)", "legalize",
+    Workaround(_IREE, "tests/test_control_flow.py::test_jvp_of_a_loop_around_a_switch_runs")))
 HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "half-products-in-f32", half_products_in_f32,
     "float16 and bfloat16 products and convolutions accumulate in float32, rounded once (IREE summed in the half "

@@ -230,3 +230,17 @@ def test_a_scan_whose_stacked_outputs_are_dropped_runs_every_step():
     np.testing.assert_allclose(stagec.jit(f)(a), want, rtol=1e-6)
     low = stagec.jit(f).lower(a)
     assert "dynamic_update_slice" in low.as_text("cse") and "dynamic_update_slice" not in low.as_text("dce")
+
+
+def test_jvp_of_a_loop_around_a_switch_runs():
+    """The tangent's branches pass loop carries on unchanged: IREE 3.13's command buffer copied from an undeclared
+    binding slot and the call failed, eager and jitted (`branch-pass-throughs-apart`). Oracle: the steps by hand."""
+    branches = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z]
+    f = lambda a: lax.while_loop(lambda t: t[1] < 6, lambda t: (lax.switch(t[1] % 3, branches, t[0]), t[1] + 1),
+                                 (a, 0))[0]
+    z, dz = 0.7, 1.0
+    for i in range(6):
+        z, dz = [(z + 1, dz), (0.1 * z * z, 0.2 * z * dz), (-z, -dz)][i % 3]
+    a, t = np.array([0.7], np.float32), np.ones(1, np.float32)
+    for y, ty in (stagec.jvp(f, (a,), (t,)), stagec.jit(lambda a, t: stagec.jvp(f, (a,), (t,)))(a, t)):
+        np.testing.assert_allclose([y[0], ty[0]], [z, dz], rtol=1e-5)
