@@ -224,26 +224,22 @@ def strided_gather_operands_apart(module: ir.Module) -> int:
 
 
 def branch_pass_throughs_apart(module: ir.Module) -> int:
-    """In each `case` or `if` inside a loop's body, a branch result that is a value from outside the branch (a loop
-    carry passed on unchanged) comes through an `optimization_barrier` inside the branch. IREE 3.13's command buffer
-    for such branches copied from a binding slot it had not declared, and the call failed ("indirect buffer reference
-    slot 0 is out range of the declared binding capacity"): the `jvp` of a `while_loop` around a 3-way `switch`,
-    whose tangent branches pass carries on. How many results."""
-    def in_loop(op) -> bool:
-        while (op := op.parent) is not None and op.name != "func.func":
-            if op.name == "stablehlo.while":
-                return True
-        return False
-
+    """In each `case` or `if`, a branch result passed on unchanged (a value from outside the branch other than a
+    constant, or a result of a `case` or `if` inside it) comes through an `optimization_barrier` inside the branch.
+    IREE 3.13 failed at run time on such branches: inside a loop, its command buffer copied from a binding slot it had
+    not declared ("indirect buffer reference slot 0 is out range of the declared binding capacity"; the `jvp` of a
+    `while_loop` around a 3-way `switch`); an `if` passing on a nested `case`'s pass-through results made a null
+    buffer view ("ref is null"; the eager `jvp` of a `cond` whose branch has a `switch`). How many results."""
     n = 0
-    for op in _ops_where(module, lambda op: op.name in ("stablehlo.case", "stablehlo.if") and in_loop(op)):
+    for op in _ops_where(module, lambda op: op.name in ("stablehlo.case", "stablehlo.if")):
         for region in op.regions:
             block = region.blocks[0]
             ret = list(block.operations)[-1]
             for i, v in enumerate(list(ret.operands)):
                 src = producer(v)
                 inside = (v.owner == block) if isinstance(v.owner, ir.Block) else (src.parent == op)
-                if not inside and (src is None or src.name != "stablehlo.constant"):
+                if (not inside and (src is None or src.name != "stablehlo.constant")) or \
+                        (src is not None and src.name in ("stablehlo.case", "stablehlo.if")):
                     with ir.InsertionPoint(ret), ret.location:
                         ret.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
                     n += 1
@@ -1644,8 +1640,8 @@ STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
 BRANCH_PASS_THROUGHS_APART = register(Rewrite(
     "branch-pass-throughs-apart", branch_pass_throughs_apart,
-    "a branch (case, if) inside a loop that returns a value from outside it returns it through a barrier (IREE's "
-    "command buffer copied from an undeclared binding slot: the call failed)", "legalize",
+    "a branch (case, if) result passed on unchanged from outside it or from a nested branch op comes through a "
+    "barrier (IREE failed at run time: an undeclared binding slot, a null buffer view)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_jvp_of_a_loop_around_a_switch_runs")))
 HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "half-products-in-f32", half_products_in_f32,
