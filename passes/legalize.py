@@ -223,6 +223,22 @@ def strided_gather_operands_apart(module: ir.Module) -> int:
     return n
 
 
+def _in_loop(op) -> bool:
+    """Whether `op` lies in a `stablehlo.while` (its body or condition, at any depth)."""
+    while (op := op.parent) is not None and op.name != "func.func":
+        if op.name == "stablehlo.while":
+            return True
+    return False
+
+
+def loop_branch_results_apart(module: ir.Module) -> int:
+    """The results of each `case` or `if` inside a loop pass through an `optimization_barrier`. IREE 3.13 lost the
+    loop's other in-place updates beside such a branch: a scan whose body switches 3 ways stacked its first output
+    and zeros after it (`vmap` of `lax.scan(lambda c, i: (switch(i % 3, ...), c[:1]), ...)`), or kept only the
+    first step's carry where the stacked outputs went unread. How many branch ops."""
+    return _results_apart(module, lambda op: op.name in ("stablehlo.case", "stablehlo.if") and _in_loop(op))
+
+
 def branch_pass_throughs_apart(module: ir.Module) -> int:
     """In each `case` or `if`, a branch result passed on unchanged (a value from outside the branch other than a
     constant, or a result of a `case` or `if` inside it) comes through an `optimization_barrier` inside the branch.
@@ -1638,6 +1654,11 @@ STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
     "LLVM translation)", "legalize",
     Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
+LOOP_BRANCH_RESULTS_APART = register(Rewrite(
+    "loop-branch-results-apart", loop_branch_results_apart,
+    "the results of a case or if inside a loop pass through a barrier (IREE lost the loop's in-place updates "
+    "beside it: a scan's stacked outputs after the first were zeros)", "legalize",
+    Workaround(_IREE, "tests/test_control_flow.py::test_a_scan_that_switches_stacks_every_step")))
 BRANCH_PASS_THROUGHS_APART = register(Rewrite(
     "branch-pass-throughs-apart", branch_pass_throughs_apart,
     "a branch (case, if) result passed on unchanged from outside it or from a nested branch op comes through a "

@@ -256,3 +256,23 @@ def test_jvp_of_a_loop_around_a_switch_runs():
     y, ty = stagec.jvp(g, (b,), (np.ones_like(b),))
     np.testing.assert_allclose(y, [-0.8, 0.2, 0.9], rtol=1e-6)
     np.testing.assert_array_equal(ty, [3.0, -1.0, -1.0])
+
+
+def test_a_scan_that_switches_stacks_every_step():
+    """Batched, a scan whose body switches 3 ways stacked its first output and zeros after it: IREE 3.13 lost the
+    loop's in-place updates beside the branch (`loop-branch-results-apart`). Oracle: the steps in NumPy."""
+    branches = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z]
+    f = lambda a: lax.scan(lambda c, i: (lax.switch(i % 3, branches, snp.where(c > 0, c, -c * 0.5)), c[:1]), a,
+                           snp.arange(5))
+    a = np.array([[0.5, -1.5, 2.0], [-0.5, 1.5, -2.0]], np.float32)
+    carries, ys = [], []
+    for row in a.astype(np.float64):
+        out = []
+        for i in range(5):
+            out.append(row[:1])
+            row = branches[i % 3](np.where(row > 0, row, -row * 0.5))
+        carries.append(row)
+        ys.append(out)
+    c, y = stagec.jit(stagec.vmap(f))(a)
+    np.testing.assert_allclose(c, carries, rtol=1e-6)
+    np.testing.assert_allclose(y, ys, rtol=1e-6)
