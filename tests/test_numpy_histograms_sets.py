@@ -297,3 +297,13 @@ def test_bincount_counts_in_the_default_int(x64):
         assert np.asarray(snp.bincount(x.astype(np.int32))).dtype == np.int32
     finally:
         stagec.config.update("enable_x64", True)
+
+
+def test_bincount_refuses_what_numpy_refuses():
+    for bad, err in ((np.int32(3), ValueError), (np.ones((2, 2), np.int32), ValueError), (np.ones(3), TypeError)):
+        with pytest.raises(err):
+            np.bincount(bad)
+        with pytest.raises(err, match="bincount"):
+            snp.bincount(bad, length=4)
+    with pytest.raises(ValueError, match="1-dimensional"):  # (a vmap's example is 0-d)
+        stagec.vmap(lambda i: snp.bincount(i, length=5))(np.arange(3, dtype=np.int32))

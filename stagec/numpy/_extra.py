@@ -669,6 +669,10 @@ def digitize(x, bins, right: bool = False):
 def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     """Counts of each value of a non-negative int array; under jit `length` (static) fixes the result's size."""
     x = _arr(x)
+    if x.ndim != 1:  # (as NumPy and JAX: under vmap a 0-d example counted one value)
+        raise ValueError(f"bincount: only 1-dimensional input supported, got shape {x.shape}")
+    if _dt.kind(x.dtype) not in "iu":
+        raise TypeError(f"bincount: x must have an integer dtype, got {x.dtype}")
     if length is None:
         try:
             length = max(int(np.max(np.asarray(x), initial=-1)) + 1, minlength)
