@@ -209,9 +209,8 @@ def _strided_slice(v) -> bool:
 
 def strided_gather_operands_apart(module: ir.Module) -> int:
     """Each gather whose operand is a slice that is not one contiguous run (a column `x[1, :, 2]`, `x[::2, 1]`; through
-    views) reads
-    it through an `optimization_barrier`: IREE 3.13 fused the slice into the gather's dispatch as a strided,
-    rank-reducing load, and LLVM translation failed ("LLVM Translation failed for operation:
+    views) reads it through an `optimization_barrier`: IREE 3.13 fused the slice into the gather's dispatch as a
+    strided, rank-reducing load, and LLVM translation failed ("LLVM Translation failed for operation:
     builtin.unrealized_conversion_cast", CPU and CUDA): `x[1, :, 2][i]`, `solve(a, a[:, 0])` of a slice of a batch
     (its pivots gather the right-hand side). How many."""
     n = 0
