@@ -276,3 +276,11 @@ def test_a_scan_that_switches_stacks_every_step():
     c, y = stagec.jit(stagec.vmap(f))(a)
     np.testing.assert_allclose(c, carries, rtol=1e-6)
     np.testing.assert_allclose(y, ys, rtol=1e-6)
+    # Unbatched, the carry updated in place at [0] and the stacked outputs read after the loop: the first step's.
+    g = lambda a: (lambda r: r[0] + snp.sum(r[1], axis=0))(lax.scan(
+        lambda c, i: (lax.switch(i % 3, branches, c.at[0].set(snp.sum(c))), snp.sum(c) * 0.01 + c[:1]), a, snp.arange(5)))
+    row, total = a[0].astype(np.float64), 0.0
+    for i in range(5):
+        total += row.sum() * 0.01 + row[0]
+        row = branches[i % 3](np.concatenate([[row.sum()], row[1:]]))
+    np.testing.assert_allclose(stagec.jit(g)(a[0]), row + total, rtol=1e-5)
