@@ -50,7 +50,8 @@ def _tagged(tag: str) -> list[int]:
 
 
 SCRIPT = textwrap.dedent("""
-    import sys, threading
+    import faulthandler, signal, sys, threading
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # (the test asks for the stacks of a script that hangs)
     import numpy as np
     import stagec, stagec.numpy as snp
     if sys.argv[1] == "auto":  # (opt-in tiering: the compile runs on the background pool)
@@ -117,7 +118,9 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
         deadline = time.monotonic() + 60
         while not [q for q in _tagged(tag) if q != p.pid] and time.monotonic() < deadline:
             time.sleep(0.02)  # (until the compiler has started)
-        if not [q for q in _tagged(tag) if q != p.pid]:  # (seen once in a loaded suite run, 2026-11-28: say why)
+        if not [q for q in _tagged(tag) if q != p.pid]:  # (seen in loaded suite runs, 2026-11-28/29: say why)
+            p.send_signal(signal.SIGUSR1)  # (every thread's stack to stderr)
+            time.sleep(1)
             p.kill()
             out, err = p.communicate()
             pytest.fail(f"no compiler started in 60 s (round {i}; script rc {p.returncode}): {out[-500:]} {err[-2000:]}")
