@@ -250,29 +250,6 @@ def loop_branches_apart(module: ir.Module) -> int:
     return len(branches) + len(updates)
 
 
-def branch_pass_throughs_apart(module: ir.Module) -> int:
-    """In each `case` or `if`, a branch result passed on unchanged (a value from outside the branch other than a
-    constant, or a result of a `case` or `if` inside it) comes through an `optimization_barrier` inside the branch.
-    IREE 3.13 failed at run time on such branches: inside a loop, its command buffer copied from a binding slot it had
-    not declared ("indirect buffer reference slot 0 is out range of the declared binding capacity"; the `jvp` of a
-    `while_loop` around a 3-way `switch`); an `if` passing on a nested `case`'s pass-through results made a null
-    buffer view ("ref is null"; the eager `jvp` of a `cond` whose branch has a `switch`). How many results."""
-    n = 0
-    for op in _ops_where(module, lambda op: op.name in ("stablehlo.case", "stablehlo.if")):
-        for region in op.regions:
-            block = region.blocks[0]
-            ret = list(block.operations)[-1]
-            for i, v in enumerate(list(ret.operands)):
-                src = producer(v)
-                inside = (v.owner == block) if isinstance(v.owner, ir.Block) else (src.parent == op)
-                if (not inside and (src is None or src.name != "stablehlo.constant")) or \
-                        (src is not None and src.name in ("stablehlo.case", "stablehlo.if")):
-                    with ir.InsertionPoint(ret), ret.location:
-                        ret.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
-                    n += 1
-    return n
-
-
 def nan_guards(module: ir.Module) -> int:
     """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
     i1 = ir.IntegerType.get_signless(1)
@@ -1670,11 +1647,6 @@ LOOP_BRANCHES_APART = register(Rewrite(
     "in a loop holding a case or if, the branch results and each in-place update's value pass through barriers (IREE "
     "lost the loop's in-place updates beside the branch: a scan kept one step)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_a_scan_that_switches_stacks_every_step")))
-BRANCH_PASS_THROUGHS_APART = register(Rewrite(
-    "branch-pass-throughs-apart", branch_pass_throughs_apart,
-    "a branch (case, if) result passed on unchanged from outside it or from a nested branch op comes through a "
-    "barrier (IREE failed at run time: an undeclared binding slot, a null buffer view)", "legalize",
-    Workaround(_IREE, "tests/test_control_flow.py::test_jvp_of_a_loop_around_a_switch_runs")))
 HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "half-products-in-f32", half_products_in_f32,
     "float16 and bfloat16 products and convolutions accumulate in float32, rounded once (IREE summed in the half "

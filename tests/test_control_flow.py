@@ -233,9 +233,9 @@ def test_a_scan_whose_stacked_outputs_are_dropped_runs_every_step():
 
 
 def test_jvp_of_a_loop_around_a_switch_runs():
-    """The tangent's branches pass loop carries on unchanged: IREE 3.13's command buffer copied from an undeclared
-    binding slot and the call failed, eager and jitted; an eager `cond` passing on a nested `switch`'s pass-through
-    results made a null buffer ("ref is null") (`branch-pass-throughs-apart`). Oracle: the steps by hand."""
+    """The tangent's branches pass loop carries on unchanged: IREE 3.13's command buffer copied from a null buffer and
+    the call failed, eager and jitted ("indirect buffer reference slot 0 is out range"; `loop-branches-apart`).
+    Oracle: the steps by hand."""
     branches = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z]
     f = lambda a: lax.while_loop(lambda t: t[1] < 6, lambda t: (lax.switch(t[1] % 3, branches, t[0]), t[1] + 1),
                                  (a, 0))[0]
@@ -245,18 +245,6 @@ def test_jvp_of_a_loop_around_a_switch_runs():
     a, t = np.array([0.7], np.float32), np.ones(1, np.float32)
     for y, ty in (stagec.jvp(f, (a,), (t,)), stagec.jit(lambda a, t: stagec.jvp(f, (a,), (t,)))(a, t)):
         np.testing.assert_allclose([y[0], ty[0]], [z, dz], rtol=1e-5)
-
-    def g(c):
-        def yes(c):
-            c = c / (1 + c * c)
-            return (c * 0.9 + snp.sin(c)).at[..., 0].set(snp.sum(c))
-        return lax.cond(snp.mean(c) > 0.1, yes, lambda c: lax.switch(2, branches, c).at[..., 0].set(snp.sum(c)), c)
-
-    b = np.array([0.3, -0.2, -0.9], np.float32)  # (the second branch: -c, then its sum in front)
-    y, ty = stagec.jvp(g, (b,), (np.ones_like(b),))
-    np.testing.assert_allclose(y, [-0.8, 0.2, 0.9], rtol=1e-6)
-    np.testing.assert_array_equal(ty, [3.0, -1.0, -1.0])
-
 
 def test_a_scan_that_switches_stacks_every_step():
     """Batched, a scan whose body switches 3 ways stacked its first output and zeros after it: IREE 3.13 lost the
