@@ -130,7 +130,8 @@ _FORMS = [((2, 3, 4), (2, 2), (1, 2), (1, 2), (0,), (2, 2, 2)),  # nested vmap o
           ((4, 3), (), (0,), (0,), (0,), (2,)),  # a part of a row (no batch)
           ((4, 3), (3,), (0, 1), (), (1, 2), (3, 2, 2)),  # 2 x 2 windows
           ((3, 4, 2), (2,), (2, 0), (2,), (0, 2), (3, 2, 4)),  # indexed dimensions in reverse order
-          ((4, 3), (3,), (1,), (1,), (0,), (4, 3))]  # a column at a time
+          ((4, 3), (3,), (1,), (1,), (0,), (4, 3)),  # a column at a time
+          ((1, 4), (2,), (1,), (0, 1), (), (2,))]  # an inserted dimension no index vector names (start 0)
 
 
 def test_scatters_of_every_form_compile_and_match_numpy():

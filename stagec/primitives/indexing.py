@@ -151,7 +151,7 @@ def _leading_form(ctx: L.Ctx, idx, iav: ShapedArray, upd, uav: ShapedArray, shap
     the padding stays there). Returns (indices, their aval, updates, their aval, the operand's permutation), or None
     where the scatter has that form already."""
     r, nb = len(shape), iav.ndim - 1
-    whole = [d for d in range(r) if d not in dims and window[d] == shape[d]]
+    whole = [d for d in range(r) if d not in dims and d not in inserted_window_dims and window[d] == shape[d]]
     lead = list(dims) + [d for d in range(r) if d not in dims and d not in whole]
     if tuple(lead) == tuple(range(len(dims))) and set(inserted_window_dims) == set(dims) and \
             tuple(update_window_dims) == tuple(range(nb, uav.ndim)):
