@@ -232,23 +232,9 @@ def test_a_scan_whose_stacked_outputs_are_dropped_runs_every_step():
     assert "dynamic_update_slice" in low.as_text("cse") and "dynamic_update_slice" not in low.as_text("dce")
 
 
-def test_jvp_of_a_loop_around_a_switch_runs():
-    """The tangent's branches pass loop carries on unchanged: IREE 3.13's command buffer copied from a null buffer and
-    the call failed, eager and jitted ("indirect buffer reference slot 0 is out range"; `loop-branches-apart`).
-    Oracle: the steps by hand."""
-    branches = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z]
-    f = lambda a: lax.while_loop(lambda t: t[1] < 6, lambda t: (lax.switch(t[1] % 3, branches, t[0]), t[1] + 1),
-                                 (a, 0))[0]
-    z, dz = 0.7, 1.0
-    for i in range(6):
-        z, dz = [(z + 1, dz), (0.1 * z * z, 0.2 * z * dz), (-z, -dz)][i % 3]
-    a, t = np.array([0.7], np.float32), np.ones(1, np.float32)
-    for y, ty in (stagec.jvp(f, (a,), (t,)), stagec.jit(lambda a, t: stagec.jvp(f, (a,), (t,)))(a, t)):
-        np.testing.assert_allclose([y[0], ty[0]], [z, dz], rtol=1e-5)
-
 def test_a_scan_that_switches_stacks_every_step():
     """Batched, a scan whose body switches 3 ways stacked its first output and zeros after it: IREE 3.13 lost the
-    loop's in-place updates beside the branch (`loop-branch-results-apart`). Oracle: the steps in NumPy."""
+    loop's in-place updates beside the branch (`loop-updates-apart`). Oracle: the steps in NumPy."""
     branches = [lambda z: z + 1, lambda z: z * z * 0.1, lambda z: -z]
     f = lambda a: lax.scan(lambda c, i: (lax.switch(i % 3, branches, snp.where(c > 0, c, -c * 0.5)), c[:1]), a,
                            snp.arange(5))
