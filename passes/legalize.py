@@ -66,6 +66,13 @@ def _replace(module: ir.Module, keep, build) -> int:
     return len(found)
 
 
+def _operand_apart(op, i: int) -> None:
+    """`op`'s operand `i` read through an `optimization_barrier` of its own, made right before `op`."""
+    v = op.operands[i]
+    with ir.InsertionPoint(op), op.location:
+        op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+
+
 def _widen(v):
     return v if _is_f32(v) else _create("stablehlo.convert", [v], [_like(v.type, ir.F32Type.get())]).result
 
@@ -138,8 +145,7 @@ def self_updates_apart(module: ir.Module) -> int:
         owner = op.operands[0].owner  # (a function's argument is copied first; a loop body's is not)
         if not (isinstance(owner, ir.Block) and owner.owner.name == "func.func") and \
                 reads(op.operands[1], buffer(op.operands[0])):
-            with ir.InsertionPoint(op), op.location:
-                op.operands[1] = _create("stablehlo.optimization_barrier", [op.operands[1]], [op.operands[1].type]).result
+            _operand_apart(op, 1)
             n += 1
     return n
 
@@ -160,9 +166,7 @@ def sliced_indices_apart(module: ir.Module) -> int:
         todo.extend(src.operands)
         if src.name == "stablehlo.reshape" and (s := producer(src.operands[0])) is not None and \
                 s.name == "stablehlo.slice" and sum(1 for _ in src.results[0].uses) > 1:
-            with ir.InsertionPoint(src), src.location:
-                src.operands[0] = _create("stablehlo.optimization_barrier", [src.operands[0]],
-                                          [src.operands[0].type]).result
+            _operand_apart(src, 0)
             n += 1
     return n
 
@@ -216,18 +220,9 @@ def strided_gather_operands_apart(module: ir.Module) -> int:
     n = 0
     for op in _ops_where(module, lambda op: op.name == "stablehlo.gather"):
         if _strided_slice(op.operands[0]):
-            with ir.InsertionPoint(op), op.location:
-                op.operands[0] = _create("stablehlo.optimization_barrier", [op.operands[0]], [op.operands[0].type]).result
+            _operand_apart(op, 0)
             n += 1
     return n
-
-
-def _in_loop(op) -> bool:
-    """Whether `op` lies in a `stablehlo.while` (its body or condition, at any depth)."""
-    while (op := op.parent) is not None and op.name != "func.func":
-        if op.name == "stablehlo.while":
-            return True
-    return False
 
 
 def loop_updates_apart(module: ir.Module) -> int:
@@ -241,8 +236,7 @@ def loop_updates_apart(module: ir.Module) -> int:
     # (each update once, though nested loops both hold it)
     updates = {u.operation: u for w in loops for u in _ops_where(w, lambda op: op.name == "stablehlo.dynamic_update_slice")}
     for op in updates.values():
-        with ir.InsertionPoint(op), op.location:
-            op.operands[1] = _create("stablehlo.optimization_barrier", [op.operands[1]], [op.operands[1].type]).result
+        _operand_apart(op, 1)
     return len(updates)
 
 
@@ -812,8 +806,7 @@ def _operands_apart(module: ir.Module, keep, apart) -> int:
     for op in _ops_where(module, keep):
         for i, v in enumerate(list(op.operands)):
             if apart(v):
-                with ir.InsertionPoint(op), op.location:
-                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                _operand_apart(op, i)
                 n += 1
     return n
 
