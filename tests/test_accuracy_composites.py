@@ -154,6 +154,28 @@ def test_float64_ndtri_deep_tail(x64):
     assert err[j] <= 4, f"ndtri({p[j]!r}) = {got[j]!r}: {err[j]:.1f} ulps"
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_ndtri_of_subnormal_probabilities(dt, request):
+    """ndtri of a subnormal q: ndtr(x) / q - 1 in Halley's step had q's few digits (float32 q = 1e-40: 3e4 ulps, and
+    NaN at 1e-45, its e^(x^2/2) overflowing; float64 5e-324: 2e12 ulps). Eager: a jitted module flushes subnormal
+    operands to zero, as JAX's on the CPU (docs/design.md), and answers -inf. Default dtype and x64."""
+    if dt == np.float64:
+        request.getfixturevalue("x64")
+    tiny = np.finfo(dt).tiny
+    p = np.concatenate([np.geomspace(np.finfo(dt).smallest_subnormal, tiny, 12), [tiny * 1.5, 1e-30]]).astype(dt)
+    got = np.asarray(special.ndtri(p))
+    assert got.dtype == dt
+    np.testing.assert_array_equal(np.asarray(stagec.jit(special.ndtri)(p))[-2:], got[-2:])
+
+    def want(q):
+        x = mpmath.mpf(-math.sqrt(-2 * math.log(q)))
+        return mpmath.findroot(lambda t: mpmath.log(mpmath.ncdf(t) / mpmath.mpf(float(q))), x)
+    mpmath.mp.prec = 120
+    err = _ulps(got, [want(q) for q in p], dt)
+    j = int(np.argmax(err))
+    assert err[j] <= 4, f"{dt.__name__} ndtri({p[j]!r}) = {got[j]!r}: {err[j]:.1f} ulps"
+
+
 def test_betaln_large_and_near_its_zero():
     """betaln past b = 8 by cdflib's algdiv (gammaln(a) + gammaln(b) - gammaln(a + b) lost 5e8 ulps at a = 1e-9,
     b = 1e9), and near (1, 1) with a + b's rounding kept (5e-8 absolute, 1e4 ulps of betaln(1, 1 + 3e-5))."""

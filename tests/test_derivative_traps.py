@@ -5,6 +5,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
+import stagec.scipy.special as sss
 from stagec.errors import ConcretizationTypeError, TracerArrayConversionError
 
 
@@ -55,3 +56,51 @@ def test_power_values_at_its_exact_cases_are_c99s():
     np.testing.assert_array_equal(got, want)
     ok = ~np.isnan(want)  # (a NaN's sign is not C99's to say)
     np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_derivatives_at_ties_poles_and_the_origin(jit):
+    """Derivatives that a function's edge handling made wrong (JAX's and the closed forms' answers): logaddexp2 at
+    a tie (0 and 1 through |x1 - x2|, not 1/2 each), arctan2 at the origin (1 through the axis' own form, not NaN),
+    entr at 0 and below (0 through its `where`, not +inf and NaN; d/dx at NaN was 1), digamma at its poles (NaN,
+    not +inf)."""
+    w = (lambda f: stagec.jit(f)) if jit else (lambda f: f)
+    x1 = np.array([0.0, 1.0, 3.0, -2.0, 0.5], np.float32)
+    x2 = np.array([0.0, 1.0, -3.0, 1.0, 0.5], np.float32)
+    d1, d2 = w(stagec.vmap(stagec.grad(snp.logaddexp2, argnums=(0, 1))))(x1, x2)
+    a, b = 2.0 ** x1.astype(np.float64), 2.0 ** x2.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(d1), a / (a + b), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(d2), b / (a + b), rtol=1e-6)
+    t = w(lambda u, v: stagec.jvp(snp.logaddexp2, (u, v), (np.ones(5, np.float32), 2 * np.ones(5, np.float32)))[1])
+    np.testing.assert_allclose(np.asarray(t(x1, x2)), (a + 2 * b) / (a + b), rtol=1e-6)
+
+    y = np.array([0.0, 0.0, 0.0, 1.0, -1.0], np.float32)
+    x = np.array([0.0, 2.0, -2.0, 1.0, 0.0], np.float32)
+    dy, dx = w(stagec.vmap(stagec.grad(snp.arctan2, argnums=(0, 1))))(y, x)
+    jv = w(lambda u, v: stagec.jvp(snp.arctan2, (u, v), (np.ones(5, np.float32), np.zeros(5, np.float32)))[1])(y, x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = x.astype(np.float64) ** 2 + y.astype(np.float64) ** 2
+        np.testing.assert_allclose(np.asarray(dy), x / r2, rtol=1e-6)  # (NaN at the origin, as JAX's)
+        np.testing.assert_allclose(np.asarray(dx), -y / r2, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(jv), x / r2, rtol=1e-6)
+    assert np.isnan(np.asarray(jv)[0])
+
+    e = np.array([0.0, 0.5, 2.0, -1.0, np.nan, np.inf], np.float32)
+    de = np.asarray(w(stagec.vmap(stagec.grad(sss.entr)))(e))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.testing.assert_allclose(de, -(np.log(e.astype(np.float64)) + 1), rtol=1e-6)
+
+    p = np.array([0.0, -1.0, -2.0, 1.0], np.float32)
+    dp = np.asarray(w(stagec.vmap(stagec.grad(sss.digamma)))(p))
+    np.testing.assert_array_equal(dp[:3], np.inf)
+    np.testing.assert_allclose(dp[3], np.pi ** 2 / 6, rtol=1e-6)
+
+
+def test_differentiating_nextafter_raises_as_in_jax():
+    """nextafter(x, y) ~ x: its derivative in x is 1; a stop_gradient inside gave 0. JAX raises; so does stagec."""
+    for f in (lambda v: snp.nextafter(v, 2.0), lambda v: stagec.lax.nextafter(v, np.float32(2.0))):
+        assert float(f(np.float32(1.0))) == float(np.nextafter(np.float32(1.0), np.float32(2.0)))
+        with pytest.raises(NotImplementedError, match="nextafter"):
+            stagec.grad(f)(np.float32(1.0))
+        with pytest.raises(NotImplementedError, match="nextafter"):
+            stagec.jit(stagec.grad(f))(np.float32(1.0))

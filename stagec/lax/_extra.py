@@ -13,7 +13,7 @@ from ..primitives.reductions import associative_scan
 from . import full_like, slice_in_dim  # (defined before `lax` imports this module)
 
 
-def nextafter(x1, x2):
+def _nextafter(x1, x2):
     """The next representable float after `x1` toward `x2`, elementwise (XLA's algorithm on the bits, as
     `jax.lax.nextafter`): `x2` where they are equal, the smallest subnormal signed as `x2` from a zero, NaN where
     either is NaN. Not differentiable (as in JAX). Subnormals step exactly, as NumPy's and C's (JAX on CPU
@@ -25,7 +25,6 @@ def nextafter(x1, x2):
             raise TypeError(f"nextafter does not accept dtype {a.dtype} (it needs floating operands)")
     if a1.dtype != a2.dtype or a1.shape != a2.shape:
         raise TypeError(f"nextafter needs operands of one shape and dtype, got {a1.str_short()} and {a2.str_short()}")
-    x1, x2 = _ew.stop_gradient(x1), _ew.stop_gradient(x2)
     ut = np.dtype(f"u{a1.dtype.itemsize}")
     b1, b2 = bitcast_convert_type(x1, ut), bitcast_convert_type(x2, ut)
     u = lambda v: full_like(b1, v)
@@ -43,6 +42,17 @@ def nextafter(x1, x2):
     nan = _ew.bitwise_or(_ew.ne(x1, x1), _ew.ne(x2, x2))
     out = bitcast_convert_type(out, a1.dtype)
     return _ew.select(nan, full_like(x1, np.nan), out)
+
+
+# Differentiating it raises, as in JAX (its derivative in x1 is ~1, not the 0 a stop_gradient gave).
+nextafter = custom_jvp(_nextafter)
+nextafter.__name__ = nextafter.__qualname__ = "nextafter"
+
+
+@nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    raise NotImplementedError("Differentiation rule for 'nextafter' not implemented (as in JAX): it steps "
+                              "through the bits of floats; differentiate the value it approximates instead")
 
 
 def _logaddexp_value(x1, x2):

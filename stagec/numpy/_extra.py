@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
+from ..ad import custom_jvp
 from ..core import aval_of
 from .. import numpy as snp
 from ._base import _broadcast, _promote, _promoted_arrays, _to_float
@@ -362,13 +363,30 @@ def fabs(x):
     return snp.abs(x.astype(snp.result_type(x, 1.0)))
 
 
-def logaddexp2(x1, x2):
+def _logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2) as NumPy's: max + log1p(2^-|x1 - x2|) log2(e) (logaddexp(x ln 2, y ln 2) / ln 2 took the
     rounding of x ln 2: 22 float32 ulps). log2(e) a weak Python float: float16 stays float16."""
     x1, x2 = map(_arr, _broadcast("logaddexp2", *_to_float("logaddexp2", x1, x2)))  # (a scalar's Const: an Array)
     d = x1 - x2
     out = snp.maximum(x1, x2) + snp.log1p(snp.exp2(-snp.abs(d))) * (1 / math.log(2))
     return snp.where(d != d, x1 + x2, out)  # (both inf of one sign: that inf; NaN: NaN)
+
+
+# JAX's derivative, t1 2^(x1 - out) + t2 2^(x2 - out): 1/2 each where x1 == x2 (the form above gave 0 and 1 there,
+# through |x1 - x2|)
+logaddexp2 = custom_jvp(_logaddexp2)
+logaddexp2.__name__ = logaddexp2.__qualname__ = "logaddexp2"
+
+
+@logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    x1, x2 = map(_arr, _broadcast("logaddexp2", *_to_float("logaddexp2", *primals)))
+    out = _logaddexp2(x1, x2)
+
+    def part(x, t):  # (+inf read as 0, as logaddexp's: a finite weight, not inf - inf)
+        t = snp.broadcast_to(snp.asarray(t).astype(out.dtype), out.shape)
+        return t * snp.exp2(snp.where(x == np.inf, 0.0, x) - snp.where(out == np.inf, 0.0, out))
+    return out, part(x1, tangents[0]) + part(x2, tangents[1])
 
 
 def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):

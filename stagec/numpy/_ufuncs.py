@@ -56,7 +56,7 @@ arccosh = _unary("arccosh", lax.acosh, to_float=True)
 arctanh = _unary("arctanh", lax.atanh, to_float=True)
 
 
-def arctan2(x1, x2, /):
+def _arctan2(x1, x2, /):
     """The angle of the point (x2, x1), in [-pi, pi]; atan2(+-0, x) is +-0 for x >= +0 and +-pi for x <= -0,
     as in NumPy (IREE's CPU atan2 gives NaN at the origin and drops the sign of y there, so y = 0 is
     handled here)."""
@@ -76,6 +76,26 @@ def arctan2(x1, x2, /):
     both_inf = lax.bitwise_and(lax.eq(lax.abs(x), inf), lax.eq(lax.abs(y), inf))  # IREE: NaN
     corner = lax.select(signbit(x), _const(y, 3 * np.pi / 4), _const(y, np.pi / 4))
     return lax.select(both_inf, lax.select(signbit(y), lax.neg(corner), corner), out)
+
+
+# JAX's derivative, (t1 x2 - t2 x1) / (x1^2 + x2^2) everywhere: the edge cases above keep their values, not their
+# own derivatives (at the origin the axis' form gave d/dx1 = 1 where JAX's, and the limit, is NaN).
+arctan2 = custom_jvp(_arctan2)
+arctan2.__name__ = arctan2.__qualname__ = "arctan2"
+
+
+@arctan2.defjvp
+def _arctan2_jvp(primals, tangents):
+    y, x = _broadcast("arctan2", *_to_float("arctan2", *primals))
+    out = _arctan2(y, x)
+    ty, tx = (_tangent_like(t, out) for t in tangents)
+    return out, lax.div(lax.sub(lax.mul(ty, x), lax.mul(tx, y)), lax.add(lax.mul(x, x), lax.mul(y, y)))
+
+
+def _tangent_like(t, out):
+    """A tangent in `out`'s dtype and shape (an argument's may be narrower, weakly typed or broadcast)."""
+    av = aval_of(out)
+    return broadcast_to(lax._convert_element_type(t, av.dtype, av.weak_type), av.shape)
 
 
 asin, acos, atan, atan2, asinh, acosh, atanh = arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh
@@ -476,10 +496,9 @@ logaddexp.__name__ = logaddexp.__qualname__ = "logaddexp"
 def _logaddexp_jvp(primals, tangents):
     x1, x2 = _broadcast("logaddexp", *_to_float("logaddexp", *primals))
     out = _logaddexp(x1, x2)
-    av = aval_of(out)
 
     def part(x, t):  # (+inf is read as 0: a finite weight, not inf - inf)
-        t = broadcast_to(lax._convert_element_type(t, av.dtype, av.weak_type), av.shape)
+        t = _tangent_like(t, out)
         safe = [lax.select(lax.eq(v, _const(v, np.inf)), _const(v, 0), v) for v in (x, out)]
         return lax.mul(t, lax.exp(lax.sub(*safe)))
     return out, lax.add(part(x1, tangents[0]), part(x2, tangents[1]))

@@ -298,7 +298,7 @@ _ad.defjvp(digamma_p, lambda g, ans, x: mul(g, _trigamma(x)))
 def _trigamma(x):
     """psi'(x) (digamma's derivative, `polygamma(1, x)`): the recurrence psi'(x) = psi'(x + 1) + 1/x^2 six times,
     then its asymptotic series at x + 6 >= 6.5 (to B_12: the next term is 5e-12 of it); pi^2 / sin^2(pi x) -
-    psi'(1 - x) below 1/2. NaN at the poles."""
+    psi'(1 - x) below 1/2. +inf at the poles (as JAX's)."""
     c = lambda v: _ad.full_like(x, v)
     reflect = lt(x, c(0.5))
     y = select(reflect, sub(c(1.0), x), x)
@@ -315,7 +315,7 @@ def _trigamma(x):
     series = add(acc, mul(iw, add(add(c(1.0), mul(iw, c(0.5))), mul(i2, tail))))
     s = sin(mul(c(np.pi), sub(x, floor(x))))
     out = select(reflect, sub(div(c(np.pi ** 2), mul(s, s)), series), series)
-    return select(and_(le(x, c(0.0)), eq(x, floor(x))), c(np.nan), out)
+    return select(and_(le(x, c(0.0)), eq(x, floor(x))), c(np.inf), out)
 
 _ad.defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 _ad.defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))

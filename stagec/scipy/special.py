@@ -237,23 +237,29 @@ def ndtri(p):
         return ndtri(p.astype(np.float32)).astype(p.dtype)
     q = snp.minimum(p, 1 - p)
     qs = snp.where(q > 0, q, 0.5)  # (q = 0 and NaN are answered below)
-    r = snp.sqrt(-2 * snp.log(qs))
+    lq = snp.log(qs)
+    r = snp.sqrt(-2 * lq)
     tail = _polevl(r, _ACK_C) / _polevl(r, _ACK_D)
     c = qs - 0.5
     central = c * _polevl(c * c, _ACK_A) / _polevl(c * c, _ACK_B)
     low = qs < 0.02425
     x = snp.where(low, tail, central)
+    # Near and below the smallest normal q, ndtr(x) has few digits or underflows (0 at q = 2.2e-308): log ndtr(x) (its
+    # tail series) - log q instead (ndtr(x) / q was 3e4 float32 ulps off at q = 1e-40, 2e12 float64 ones at 5e-324)
+    sub = qs < np.finfo(p.dtype).tiny * 2.0 ** 12
+    xs = snp.where(sub, x, -40.0)
+    e_sub = snp.expm1(-0.5 * xs * xs - snp.log(-xs) - _LOG_SQRT_2PI + snp.log1p(_ndtr_series(xs)[1]) - lq)
     # (erf: relative accuracy near p = 1/2; below, ndtr(x) - q relative to q: as a difference it was subnormal,
     # read as 0, below q = 1e-302 in float64, and Halley's step left Acklam's 1e-9)
     if p.dtype == np.float32:  # (Acklam's central form rounded in float32 is within 3.6 ulps from q = 0.3, not below
         # it: there one step relative to q, and no erf, a fifth of the kernel's time)
-        e = ndtr(x) / qs - 1
-        u = e * (qs * np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x))
+        e = snp.where(sub, e_sub, ndtr(x) / qs - 1)
+        u = e * (np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x + lq))  # (q e^(x^2/2) overflowed below q = 1e-40)
         x = snp.where(qs < 0.3, x - u / (1 + 0.5 * x * u), x)
     else:
         rel = qs < 0.25  # (where either error is least)
-        e = snp.where(rel, ndtr(x) / qs - 1, 0.5 * erf(x / np.sqrt(2)) - c)
-        u = e * (snp.where(rel, qs, 1.0) * np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x))
+        e = snp.where(sub, e_sub, snp.where(rel, ndtr(x) / qs - 1, 0.5 * erf(x / np.sqrt(2)) - c))
+        u = e * (np.sqrt(2 * np.pi) * snp.exp(0.5 * x * x + snp.where(rel, lq, 0.0)))
         x = x - u / (1 + 0.5 * x * u)
     x = snp.where(q > 0, x, -np.inf)
     x = snp.where(p > 0.5, -x, x)
@@ -271,12 +277,13 @@ def _times(deriv):
     return lambda g, ans, *xs: (g * deriv(*_to_float("derivative", *xs), ans)).astype(ans.dtype)
 
 
-logit, ndtri, log_ndtr, xlogy, xlog1py = map(custom_jvp, (logit, ndtri, log_ndtr, xlogy, xlog1py))
+logit, ndtri, log_ndtr, xlogy, xlog1py, entr = map(custom_jvp, (logit, ndtri, log_ndtr, xlogy, xlog1py, entr))
 logit.defjvps(_times(lambda x, y: 1 / (x * (1 - x))))
 ndtri.defjvps(_times(lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y)))
 log_ndtr.defjvps(_times(_log_ndtr_deriv))
 xlogy.defjvps(_times(lambda x, y, out: snp.log(y)), _times(lambda x, y, out: x / y))
 xlog1py.defjvps(_times(lambda x, y, out: snp.log1p(y)), _times(lambda x, y, out: x / (1 + y)))
+entr.defjvps(_times(lambda x, out: -(snp.log(x) + 1)))  # (+inf at 0 and NaN below, as JAX's; the where gave 0)
 
 
 from ..numpy._bessel import i0, i0e, i1, i1e  # noqa: E402,F401
