@@ -602,7 +602,7 @@ class Executable:
             known = _KNOWN_RUNTIME_BUGS.search(str(e))
             if known is None:
                 raise
-            raise RuntimeError(f"IREE 3.13 cannot run {self.name}: {known[0]} (its compiler emitted a dispatch the "
+            raise KnownRuntimeBug(f"IREE 3.13 cannot run {self.name}: {known[0]} (its compiler emitted a dispatch the "
                                f"runtime rejects; seen with many values carried through loops, e.g. forward-mode "
                                f"derivatives of while loops, and upstream as iree-org/iree#24753). Differentiating "
                                f"another way round (grad instead of jvp) or fewer loop-carried arrays avoid it.") from e
@@ -784,6 +784,11 @@ def _spare_core() -> bool:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/stat's ticks a second
+
+
+class KnownRuntimeBug(RuntimeError):
+    """A module IREE compiled without complaint that its runtime refuses to run (`_KNOWN_RUNTIME_BUGS`); an eager
+    control-flow operation then runs by its parts (`Primitive.stepwise`)."""
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the

@@ -416,7 +416,8 @@ class Primitive:
     """A named operation. Its rules are registered beside its definition (`stagec.primitives`):
 
     `abstract_eval(*avals, **params) -> aval(s)`, `lowering(ctx, *values, **params) -> [ir.Value]`, and the
-    optional `impl` (eager override), `jvp`, `transpose` and `batch` rules. Upper layers read them; core
+    optional `impl` (eager override), `stepwise` (eager, by its parts, where IREE cannot run its kernel), `jvp`,
+    `transpose` and `batch` rules. Upper layers read them; core
     only calls `abstract_eval` and hands everything else to the trace that processes the primitive."""
 
     def __init__(self, name: str, abstract_eval: Callable[..., Any] | None = None, multiple_results: bool = False):
@@ -424,6 +425,7 @@ class Primitive:
         self.abstract_eval = abstract_eval
         self.lowering: Callable | None = None
         self.impl: Callable | None = None
+        self.stepwise: Callable | None = None
         self.jvp: Callable | None = None
         self.transpose: Callable | None = None
         self.batch: Callable | None = None
@@ -444,6 +446,12 @@ class Primitive:
 
     def def_impl(self, fn: Callable) -> Callable:
         self.impl = fn
+        return fn
+
+    def def_stepwise(self, fn: Callable) -> Callable:
+        """`fn(*args, **params) -> outputs`: the op run by its parts (its sub-graphs' equations, bound again), for
+        an eager call whose kernel IREE's runtime refuses (`backend.KnownRuntimeBug`)."""
+        self.stepwise = fn
         return fn
 
     def def_host(self, fn: Callable, accepts: Callable | None = None, bound: Callable | None = None) -> Callable:

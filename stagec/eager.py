@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .array import Array, pending, to_buffers
-from .backend import TASK_THRESHOLD, Backend, get_backend
+from .backend import TASK_THRESHOLD, Backend, KnownRuntimeBug, get_backend
 from .compiler.retries import SYSTEM_LINK
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles, block_sigint
@@ -143,7 +143,27 @@ def _plan(prim: Primitive, avals: list[ShapedArray], params: dict) -> Callable:
             else:
                 return kernel(args, avals, out_avals) if poly else kernel(args)
         return _dispatch(prim, args, avals, params, out_avals, backend, key, found)
-    return run
+    return run if prim.stepwise is None else _or_stepwise(prim, run, out_avals, backend)
+
+
+def _or_stepwise(prim: Primitive, run: Callable, out_avals: Sequence[ShapedArray], backend: Backend) -> Callable:
+    """`run`, or, once IREE's runtime has refused the kernel (`KnownRuntimeBug`: a loop whose results it left
+    unallocated), the operation by its parts (`Primitive.stepwise`), for this call and the signature's next ones:
+    Arrays of the avals the kernel's would have (a part may give a constant, or a weakly typed value)."""
+    refused: list = []
+
+    def go(args, params):
+        if not refused:
+            try:
+                return run(args, params)
+            except KnownRuntimeBug as e:
+                refused.append(e)
+                log.info("%s: %s; running it by its parts", prim.name, e)
+        return [o if type(o) is Array and o.aval == w else
+                host_result(np.asarray(to_numpy_constant(o.value if isinstance(o, Const) else o, w), w.dtype), w,
+                            backend)
+                for o, w in zip(prim.stepwise(*args, **params), out_avals)]
+    return go
 
 
 def _dispatch(prim: Primitive, args, avals, params: dict, out_avals, backend: Backend, key: tuple, found: list):

@@ -258,3 +258,40 @@ def test_a_scan_that_switches_stacks_every_step():
         total += row.sum() * 0.01 + row[0]
         row = branches[i % 3](np.concatenate([[row.sum()], row[1:]]))
     np.testing.assert_allclose(stagec.jit(g)(a[0]), row + total, rtol=1e-5)
+
+
+def test_an_eager_loop_or_branch_iree_refuses_runs_by_its_parts(monkeypatch):
+    """Where IREE's runtime refuses an eager control-flow kernel (`KnownRuntimeBug`: "ref is null", a loop result it
+    left unallocated; seen with eager grad of svd), the operation runs by its parts (`Primitive.stepwise`). Here
+    every such kernel is refused; the values are NumPy's loops'."""
+    from stagec import eager
+    from stagec.backend import KnownRuntimeBug
+    refused, real = [], eager._dispatch
+
+    def dispatch(prim, *a, **k):
+        if prim.name in ("while", "scan", "cond"):
+            refused.append(prim.name)
+            raise KnownRuntimeBug(f"IREE 3.13 cannot run eager_{prim.name}: ref is null")
+        return real(prim, *a, **k)
+    monkeypatch.setattr(eager, "_dispatch", dispatch)
+    x = (np.arange(1, 8, dtype=np.float32) / 7).reshape(7, 1) * np.ones((7, 3), np.float32)
+
+    c, ys = lax.scan(lambda c, v: (c * v + 1, c - v), np.full(3, 0.5, np.float32), x, reverse=True)
+    want_c, want_ys = np.full(3, 0.5), []
+    for v in x[::-1].astype(np.float64):
+        want_ys.append(want_c - v)
+        want_c = want_c * v + 1
+    np.testing.assert_allclose(np.asarray(c), want_c, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys), np.array(want_ys[::-1]), rtol=1e-6)
+
+    n, y = lax.while_loop(lambda s: s[0] < 5, lambda s: (s[0] + 1, s[1] * 1.5 + x[0]), (0, x[1]))
+    want = x[1].astype(np.float64)
+    for _ in range(5):
+        want = want * 1.5 + x[0]
+    assert int(n) == 5
+    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-6)
+
+    fs = [lambda v: v + 1, lambda v: v * 2, lambda v: -v]
+    for i, k in ((7, 2), (-3, 0), (1, 1)):  # (an index out of range is clamped, as lax.switch's)
+        np.testing.assert_allclose(np.asarray(lax.switch(np.int32(i), fs, x[2])), fs[k](x[2]), rtol=1e-6)
+    assert set(refused) == {"while", "scan", "cond"}

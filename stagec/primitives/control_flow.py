@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lowering as L
-from ..core import Const, Graph, Literal, Primitive, ShapedArray, eval_graph, trace_subgraph
+from ..core import Const, Graph, Literal, Primitive, ShapedArray, aval_of, eval_graph, trace_subgraph
 from ._ad import zeros
 from .elementwise import add, add_p, lt, sub
-from .structural import dynamic_slice, dynamic_update_slice, reshape
+from .structural import concatenate, dynamic_slice, dynamic_update_slice, reshape
 
 
 def _cond_rule(index, *ops, branches, n_ops):
@@ -50,6 +50,13 @@ def _cond_lower(ctx: L.Ctx, index, *rest, branches, n_ops):
         with ir.InsertionPoint(block):
             ir.Operation.create("stablehlo.return", results=[], operands=L.emit_graph(g, ops + cs))
     return list(op.results)
+
+
+@cond_p.def_stepwise
+def _cond_stepwise(index, *rest, branches, n_ops):
+    """The branch `index` picks (clamped, as `stablehlo.case`), its equations bound again."""
+    k = min(max(int(np.asarray(index)), 0), len(branches) - 1)
+    return eval_graph(branches[k], list(rest[:n_ops]) + _split_caps(branches, n_ops, list(rest[n_ops:]))[k])
 
 
 def _split_caps(graphs, n_ops, caps) -> list[list]:
@@ -92,6 +99,16 @@ def _while_lower(ctx: L.Ctx, *args, cond_graph, body_graph, n_carry, n_cond_caps
                 outs = [bar.results[0]] + list(outs[1:])
             ir.Operation.create("stablehlo.return", results=[], operands=outs)
     return list(op.results)
+
+
+@while_p.def_stepwise
+def _while_stepwise(*args, cond_graph, body_graph, n_carry, n_cond_caps):
+    """The loop on the host: the condition read back each step, the body's equations bound again."""
+    carry = list(args[:n_carry])
+    cond_caps, body_caps = list(args[n_carry:n_carry + n_cond_caps]), list(args[n_carry + n_cond_caps:])
+    while bool(np.asarray(eval_graph(cond_graph, carry + cond_caps)[0])):
+        carry = eval_graph(body_graph, carry + body_caps)
+    return carry
 
 
 def _unread_carries(body, n_carry: int) -> list[int]:
@@ -185,6 +202,24 @@ def _scan_as_while(*args, body, length, reverse, n_carry, n_xs):
                         body_graph=step_g, n_carry=1 + n_kept + n_ys, n_cond_caps=0)
     final = dict(zip(kept, outs[1:1 + n_kept])) | {j: add(s0, _i32(length)) for j, s0 in zip(counted, starts)}
     return [final[j] for j in range(n_carry)] + list(outs[1 + n_kept:])
+
+
+@scan_p.def_stepwise
+def _scan_stepwise(*args, body, length, reverse, n_carry, n_xs):
+    """The scan on the host: each step's xs sliced, the body's equations bound again, the ys stacked at the end."""
+    carry, xs, consts = list(args[:n_carry]), args[n_carry:n_carry + n_xs], list(args[n_carry + n_xs:])
+    if length == 0:
+        return _scan_as_while(*args, body=body, length=length, reverse=reverse, n_carry=n_carry, n_xs=n_xs)
+    ys: list = []
+    for k in (range(length - 1, -1, -1) if reverse else range(length)):
+        sl = [reshape(dynamic_slice(x, [_i32(k)] + [_i32(0)] * (aval_of(x).ndim - 1), (1,) + aval_of(x).shape[1:]),
+                      aval_of(x).shape[1:]) for x in xs]
+        outs = eval_graph(body, carry + sl + consts)
+        carry = outs[:n_carry]
+        ys.append([reshape(y, (1,) + aval_of(y).shape) for y in outs[n_carry:]])
+    if reverse:
+        ys.reverse()
+    return carry + [concatenate(col, 0) for col in zip(*ys)]
 
 
 def _aval(x) -> ShapedArray:
