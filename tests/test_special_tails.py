@@ -99,3 +99,15 @@ def test_relu6_derivative_is_jaxs_and_hard_silu_has_no_nan():
     np.testing.assert_array_equal(np.asarray(r6), [0, 0, 1, 0, 0, 0, 0])
     # hard_silu = x relu6(x + 3) / 6: derivative relu6(x + 3) / 6 + x [-3 < x < 3] / 6
     np.testing.assert_allclose(np.asarray(hs), [1 / 6, 0.5, 1, 1, 1, 0, 1], rtol=1e-6)
+
+
+def test_incomplete_gamma_derivative_at_zero_is_its_limit():
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) at x = 0: inf, 1, 0 for a < 1, = 1, > 1 (the form, exp(-inf) / 0, was NaN);
+    Q's is minus that. Beside them x = 1 (closed form)."""
+    a = np.array([0.5, 1.0, 2.5, 2.5], np.float32)
+    x = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
+    dp = np.asarray(stagec.vmap(stagec.grad(sss.gammainc, argnums=1))(a, x))
+    dq = np.asarray(stagec.jit(stagec.vmap(stagec.grad(sss.gammaincc, argnums=1)))(a, x))
+    want = [np.inf, 1.0, 0.0, float(1 / (mpmath.e * mpmath.gamma(2.5)))]
+    np.testing.assert_allclose(dp, want, rtol=1e-6)
+    np.testing.assert_allclose(dq, -np.array(want), rtol=1e-6)

@@ -149,9 +149,12 @@ def _no_param_grad(name: str, param: str, *params):
 
 
 def _gamma_dx(g, ans, a, x):
-    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)."""
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); at x = 0 its limit, 0, 1 or inf as a > 1, = 1, < 1 (the form is 0/0
+    there)."""
     a, x = snp.asarray(a), snp.asarray(x)
-    return (g * snp.exp(_log_gamma_fac(a, x)) / x).astype(snp.result_type(ans))
+    at0 = snp.where(a > 1, 0.0, snp.where(a == 1, 1.0, np.inf))
+    d = snp.where(x == 0, at0, snp.exp(_log_gamma_fac(a, x)) / snp.where(x == 0, 1.0, x))
+    return (g * d).astype(snp.result_type(ans))
 
 
 _gammainc_x = custom_jvp(lambda a, x: _gammainc_pq(a, x)[0], nondiff_argnums=(0,))
