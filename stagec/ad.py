@@ -592,8 +592,8 @@ class custom_jvp:
     def defjvps(self, *fns: Callable | None) -> None:
         """One function per argument: `fn(tangent, ans, *primals)` is that argument's contribution."""
         def rule(primals, tangents):
-            ans = self._primal_fun(*primals)
-            out = None
+            ans = self(*primals)  # (itself, as JAX's: an outer derivative of `ans` takes these rules too, not the
+            out = None            # primal's branches, whose untaken side gave NaN: log_ndtr''(0))
             for fn, t in zip(fns, tangents):
                 if fn is not None:
                     out = add_tangents(out, fn(t, ans, *primals))

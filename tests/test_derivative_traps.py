@@ -5,6 +5,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
+import stagec.nn as snn
 import stagec.scipy.special as sss
 from stagec.errors import ConcretizationTypeError, TracerArrayConversionError
 
@@ -104,3 +105,31 @@ def test_differentiating_nextafter_raises_as_in_jax():
             stagec.grad(f)(np.float32(1.0))
         with pytest.raises(NotImplementedError, match="nextafter"):
             stagec.jit(stagec.grad(f))(np.float32(1.0))
+
+
+def test_second_derivatives_take_the_first_derivatives_rules():
+    """Second derivatives where a first derivative's rule was right but its own derivative went through the primal's
+    branches: softplus and log_sigmoid at 0 (1/2, not sigmoid'(0) = 1/4: logaddexp's weights were differentiated
+    through max and |x1 - x2|), logaddexp2 at a tie, sinc at and near 0 (a constant 1 at 0: sinc''(0) was 0, not
+    -pi^2/3; sinc'(1e-4) 100% off, the quotient's derivatives cancelling),
+    digamma's (trigamma's reflection branch, untaken, was 0 * inf = NaN at 1, 2, 3), log_ndtr at 0 (a `defjvps`
+    answer computed by the primal's branches). Oracles: closed forms, mpmath."""
+    import mpmath
+    h = lambda f, x: float(stagec.grad(stagec.grad(f))(np.float32(x)))
+    assert h(snn.softplus, 0.0) == pytest.approx(0.25, rel=1e-6)
+    assert h(snn.log_sigmoid, 0.0) == pytest.approx(-0.25, rel=1e-6)
+    assert h(lambda x: snp.logaddexp(x, 0.5), 0.5) == pytest.approx(0.25, rel=1e-6)
+    assert h(lambda x: snp.logaddexp2(x, 0.5), 0.5) == pytest.approx(np.log(2) / 4, rel=1e-6)
+    d = stagec.grad
+    sinc_at_0 = [float(f(np.float32(0))) for f in (d(snp.sinc), d(d(snp.sinc)), d(d(d(snp.sinc))), d(d(d(d(snp.sinc)))))]
+    np.testing.assert_allclose(sinc_at_0, [0, -np.pi ** 2 / 3, 0, np.pi ** 4 / 5], rtol=1e-6)
+    near = np.array([1e-30, 1e-4, 0.05], np.float32)  # (sinc'(x) ~ -pi^2 x / 3 + pi^4 x^3 / 30)
+    np.testing.assert_allclose(np.asarray(stagec.vmap(d(snp.sinc))(near)),
+                               -np.pi ** 2 * near / 3 + np.pi ** 4 * near.astype(np.float64) ** 3 / 30, rtol=2e-5)
+    for x in (1.0, 2.0, 3.0, 0.25):
+        assert h(sss.digamma, x) == pytest.approx(float(mpmath.polygamma(2, x)), rel=1e-5)
+    for x in (0.0, -3.0, -12.0, 2.0):
+        want = mpmath.diff(lambda t: mpmath.log(mpmath.ncdf(t)), x, 2)
+        assert h(sss.log_ndtr, x) == pytest.approx(float(want), rel=1e-5), x
+    jitted = stagec.jit(stagec.vmap(stagec.grad(stagec.grad(snn.softplus))))(np.array([0.0, 1.0], np.float32))
+    np.testing.assert_allclose(np.asarray(jitted), [0.25, np.exp(-1) / (1 + np.exp(-1)) ** 2], rtol=1e-6)

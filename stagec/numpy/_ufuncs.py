@@ -495,7 +495,7 @@ logaddexp.__name__ = logaddexp.__qualname__ = "logaddexp"
 @logaddexp.defjvp
 def _logaddexp_jvp(primals, tangents):
     x1, x2 = _broadcast("logaddexp", *_to_float("logaddexp", *primals))
-    out = _logaddexp(x1, x2)
+    out = logaddexp(x1, x2)  # (itself: the weights' own derivatives are this rule's, not the max's and |x1 - x2|'s)
 
     def part(x, t):  # (+inf is read as 0: a finite weight, not inf - inf)
         t = _tangent_like(t, out)

@@ -313,7 +313,8 @@ def _trigamma(x):
     for b in (5 / 66, -1 / 30, 1 / 42, -1 / 30, 1 / 6):
         tail = add(mul(tail, i2), c(b))
     series = add(acc, mul(iw, add(add(c(1.0), mul(iw, c(0.5))), mul(i2, tail))))
-    s = sin(mul(c(np.pi), sub(x, floor(x))))
+    xr = select(reflect, x, c(0.25))  # (the branch not taken stays finite: its derivative's 0 * inf is NaN)
+    s = sin(mul(c(np.pi), sub(xr, floor(xr))))
     out = select(reflect, sub(div(c(np.pi ** 2), mul(s, s)), series), series)
     return select(and_(le(x, c(0.0)), eq(x, floor(x))), c(np.inf), out)
 

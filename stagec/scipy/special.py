@@ -208,8 +208,11 @@ def log_ndtr(x):
 
 def _log_ndtr_deriv(x, y):
     """npdf(x) / ndtr(x): -x / (1 + series) in the tail (exp(-x^2/2 - y) there cancels 800 - 804.6 at -40)."""
-    low, series = _ndtr_series(x)
-    return snp.where(x > low, snp.exp(-0.5 * x * x - y - _LOG_SQRT_2PI), -x / (1 + series))
+    low = _ndtr_series(x)[0]
+    tail = x <= low
+    xt = snp.where(tail, x, 2.0 * low)  # (each branch finite where not taken: its derivative's 0 * inf is NaN)
+    xn = snp.where(tail, 0.0, x)
+    return snp.where(tail, -xt / (1 + _ndtr_series(xt)[1]), snp.exp(-0.5 * xn * xn - y - _LOG_SQRT_2PI))
 
 
 def _polevl(x, coeffs):
