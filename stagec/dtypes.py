@@ -52,8 +52,8 @@ def default_complex() -> np.dtype:
 
 def to_inexact(dtype) -> np.dtype:
     """JAX's `to_inexact_dtype`: float32 for bool and integers up to 32 bits, float64 for 64-bit ones (float32
-    without x64); an inexact dtype stays. `linspace` takes it; stagec's other inexact functions still take the
-    default float, float64 under x64 (docs/jax-differences.md)."""
+    without x64); an inexact dtype stays. What an inexact function of `stagec.numpy` computes an integer or bool
+    operand in."""
     dtype = np.dtype(dtype)
     if kind(dtype) in "fc":
         return dtype

@@ -188,3 +188,44 @@ def test_scalar_types_make_arrays_and_stand_for_numpy_types_as_in_jax():
         assert t == n and n == t and np.dtype(t) == np.dtype(n) and hash(t) == hash(n) and {n: 1}[t] == 1
         assert isinstance(n(1), t) and not isinstance(1.0, t)
     assert snp.issubdtype(snp.float32, snp.floating) and snp.arange(3).astype(snp.float16).dtype == np.float16
+
+
+# Under x64, the dtype JAX 0.10.2 computes an inexact function of an integer or bool array in (its
+# `to_inexact_dtype`): float32 for bool and integers up to 32 bits, float64 for 64-bit ones; `rint` and `angle` take
+# the default float (float64); an fft the complex type of that float. stagec took the default float for all of them.
+_INEXACT_FUNCS = {
+    "sin": lambda m, x: m.sin(x), "sqrt": lambda m, x: m.sqrt(x), "mean": lambda m, x: m.mean(x),
+    "var": lambda m, x: m.var(x), "divide": lambda m, x: m.divide(x, x), "arctan2": lambda m, x: m.arctan2(x, x),
+    "hypot": lambda m, x: m.hypot(x, x), "sinc": lambda m, x: m.sinc(x), "deg2rad": lambda m, x: m.deg2rad(x),
+    "interp": lambda m, x: m.interp(x, x, x), "median": lambda m, x: m.median(x), "cov": lambda m, x: m.cov(x),
+    "average": lambda m, x: m.average(x, weights=x), "fft": lambda m, x: m.fft.fft(x), "rint": lambda m, x: m.rint(x),
+    "angle": lambda m, x: m.angle(x)}
+_INEXACT_INPUTS = ("b1", "u8", "i16", "i32", "u32", "i64", "f16", "f32")
+
+
+def _inexact_want(name: str, code: str) -> np.dtype:
+    dt = np.dtype(_DT[code])
+    f = dt if dt.kind == "f" else np.dtype(np.float64 if dt.itemsize == 8 or name in ("rint", "angle") else np.float32)
+    return np.dtype(np.complex128 if f == np.float64 else np.complex64) if name == "fft" else f
+
+
+@pytest.mark.parametrize("name", list(_INEXACT_FUNCS))
+def test_inexact_functions_of_integers_compute_in_jaxs_type_under_x64(name, x64):
+    import stagec.numpy as snp
+    for code in _INEXACT_INPUTS:
+        x = np.array([1, 2, 1, 3], _DT[code])
+        got = np.asarray(_INEXACT_FUNCS[name](snp, x)).dtype
+        assert got == _inexact_want(name, code), (name, code, got)
+
+
+@pytest.mark.skipif(jax is None, reason="re-derives the expectations live; without JAX the stored rule is checked")
+def test_inexact_function_types_are_what_jax_computes():
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        for name, f in _INEXACT_FUNCS.items():
+            for code in _INEXACT_INPUTS:
+                got = jax.eval_shape(lambda x: f(jnp, x), jnp.ones(4, _DT[code])).dtype
+                assert np.dtype(got) == _inexact_want(name, code), (name, code, got)
+    finally:
+        jax.config.update("jax_enable_x64", before)

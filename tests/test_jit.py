@@ -35,9 +35,11 @@ def test_cache_key_shape_dtype_weak_type():
     jf(snp.ones(4, dtype=snp.int32))
     assert f.traces == 3
     jf(2.0)  # weak float32 scalar
-    jf(snp.array(2.0))  # strong float32 scalar: weak_type differs -> retrace
+    jf(snp.array(2.0, dtype=snp.float32))  # strong float32 scalar: weak_type differs -> retrace
     assert f.traces == 5
-    out_weak, out_strong = jf(3.0), jf(snp.array(3.0))
+    jf(snp.array(2.0))  # an array of a Python float is weak, as JAX's: the weak scalar's key
+    assert f.traces == 5
+    out_weak, out_strong = jf(3.0), jf(snp.array(3.0, dtype=snp.float32))
     assert out_weak.weak_type and not out_strong.weak_type
     assert f.traces == 5
 

@@ -57,7 +57,10 @@ def test_python_scalars_are_weak_and_do_not_upcast():
     assert (x * 2.5).dtype == np.float16
     assert (snp.arange(3) * 2).dtype == np.int32
     assert (snp.arange(3) * 2.0).dtype == np.float32
-    assert snp.array(3.0).weak_type is False
+    # an array of a Python number is weakly typed too, as JAX's; a dtype or a NumPy scalar makes it strong
+    assert snp.array(3.0).weak_type is True and snp.asarray(3).weak_type is True
+    assert snp.array(3.0, dtype=snp.float32).weak_type is False and snp.asarray(np.float32(3)).weak_type is False
+    assert (x * snp.asarray(2.5)).dtype == np.float16 and (x * snp.asarray(np.float32(2.5))).dtype == np.float32
 
 
 def test_x64_requests_warn_and_narrow():

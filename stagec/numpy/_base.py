@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..array import Array, device_put
+from ..array import Array, device_put, to_buffers
 from ..backend import Device, get_backend
 from ..config import SettingsCache
 from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, eagerly, to_numpy_constant,
@@ -124,12 +124,14 @@ def _scalar_const(x, dtype, weak: bool):
     return c
 
 
-def _to_float(fname: str, *args):
-    """Promote, then move integer/bool operands to the default float (as `jnp.exp(int)` does)."""
+def _to_float(fname: str, *args, to: Callable = _dt.to_inexact):
+    """Promote, then move integer/bool operands to JAX's inexact type for them (`dtypes.to_inexact`: float32 for
+    bool and integers up to 32 bits, float64 for 64-bit ones under x64; as `jnp.exp(int)` does); `to` maps the
+    promoted dtype to another (JAX's `rint` and `angle` take the default float)."""
     out = _promote(fname, *args)
     av = aval_of(out[0])
     if _dt.kind(av.dtype) in "biu":  # (a Python int to the float itself: `uint32 / -3` is -1/3, as JAX's and
-        f = _dt.default_float()     # NumPy's, where promoting it to uint32 first made it 4294967293)
+        f = to(av.dtype)              # NumPy's, where promoting it to uint32 first made it 4294967293)
         out = [_scalar_const(a, f, av.weak_type) if type(a) in _SCALARS else
                lax._convert_element_type(o, f, av.weak_type) for a, o in zip(args, out)]
     return out
@@ -326,6 +328,9 @@ def array(object, dtype=None, copy: bool = True):
         if host.size and (host.min() < info.min or host.max() > info.max):  # as jit does for a Python int
             bad = host.max() if host.max() > info.max else host.min()
             raise OverflowError(f"Python int {bad} is too large for {dt}")
+    if dtype is None and type(object) in (int, float, complex):  # a Python number: weakly typed, as JAX's
+        backend, aval = get_backend(), ShapedArray((), dt, weak_type=True)  # (x_f16 * asarray(2.0) stays float16)
+        return Array(to_buffers([host.astype(dt)], [aval], backend)[0], aval, backend)
     return device_put(host.astype(dt))
 
 

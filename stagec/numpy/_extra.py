@@ -251,7 +251,7 @@ def _conv1d(a, v, mode: str, flip: bool, fname: str, preferred=None, exact: bool
         wide = snp.result_type(dt, pdt)
         return _conv1d(a.astype(wide), v.astype(wide), mode, flip, fname, exact=True).astype(pdt)
     if not exact and not snp.issubdtype(dt, np.inexact):  # JAX's: integers and bools to the default float
-        dt = snp.result_type(dt, 1.0)
+        dt = _inexact(dt)
     a, v = a.astype(dt), v.astype(dt)
     if a.shape[0] < v.shape[0]:
         a, v = v, a
@@ -322,12 +322,20 @@ def vecmat(x1, x2):
 # ---------------------------------------------------------------- elementwise composites
 
 
+def _inexact(*xs) -> np.dtype:
+    """The type JAX computes an inexact function of `xs` in: theirs promoted, integers and bools as
+    `dtypes.to_inexact` (int32 in float32 under x64 too; `result_type(x, 1.0)` gave float64 there)."""
+    return _dt.to_inexact(snp.result_type(*xs))
+
+
 def deg2rad(x):
-    return snp.multiply(x, np.pi / 180)
+    x = _arr(x)
+    return snp.multiply(x.astype(_inexact(x)), np.pi / 180)
 
 
 def rad2deg(x):
-    return snp.multiply(x, 180 / np.pi)
+    x = _arr(x)
+    return snp.multiply(x.astype(_inexact(x)), 180 / np.pi)
 
 
 radians, degrees = deg2rad, rad2deg
@@ -339,7 +347,7 @@ def sinc(x):
     (pi x)^14, whose derivatives of every order are right at and near 0 (the quotient's cancel: sinc'(1e-4) was 100%
     off in float32, sinc''(0) 0, not -pi^2/3)."""
     x = snp.asarray(x)
-    x = x.astype(snp.result_type(x, 1.0))
+    x = x.astype(_inexact(x))
     r = x - 2 * snp.round(x / 2)  # in [-1, 1]; sin(pi r) = sin(pi x)
     r = snp.where(r > 0.5, 1 - r, snp.where(r < -0.5, -1 - r, r))  # (exact)
     near = snp.abs(x) < 0.1
@@ -368,7 +376,7 @@ def fabs(x):
     x = _arr(x)
     if iscomplexobj(x):
         raise TypeError("fabs does not accept complex arrays (use abs)")
-    return snp.abs(x.astype(snp.result_type(x, 1.0)))
+    return snp.abs(x.astype(_inexact(x)))
 
 
 def _logaddexp2(x1, x2):
@@ -441,7 +449,7 @@ def ldexp(x1, x2):
     x1, x2 = _arr(x1), _arr(x2)
     if iscomplexobj(x1) or _dt.kind(x2.dtype) in "fc":
         raise ValueError(f"ldexp not supported for input types {(x1.dtype, x2.dtype)}: x1 real, x2 integer")
-    dt = snp.result_type(x1, 1.0)
+    dt = _inexact(x1)
     fi = snp.finfo(dt)
     lim = fi.maxexp - fi.minexp + fi.nmant + 2  # past it, the result is 0 or inf whatever x1 is
     n = snp.clip(x2.astype(dt), -lim, lim)  # (clipped as floats: an unsigned x2 took -lim as a huge value)
@@ -452,7 +460,7 @@ def ldexp(x1, x2):
 
 def modf(x):
     x = _arr(x)
-    x = x.astype(snp.result_type(x, 1.0))
+    x = x.astype(_inexact(x))
     whole = snp.trunc(x)
     return x - whole, whole
 
@@ -471,7 +479,7 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
         if axis is None or w.ndim != 1:
             raise ValueError("1D weights expected when shapes of a and weights differ.")
         w = snp.reshape(w, tuple(w.shape[0] if i == axis % a.ndim else 1 for i in range(a.ndim)))
-    dt = snp.result_type(a, w, 1.0)
+    dt = _inexact(a, w)
     a, w = a.astype(dt), w.astype(dt)  # (before the product: int8 a * w wrapped, as JAX promotes them first)
     scl = snp.sum(snp.broadcast_to(w, a.shape), axis=axis, keepdims=keepdims)
     avg = snp.sum(a * w, axis=axis, keepdims=keepdims) / scl
@@ -489,7 +497,7 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
         if not rowvar and Y.shape[0] != 1:
             Y = Y.T
         X = snp.concatenate([X, Y], axis=0)
-    X = X.astype(snp.result_type(X, 1.0))
+    X = X.astype(_inexact(X))
     ddof = (0 if bias else 1) if ddof is None else ddof
     n = X.shape[1]
     Xc = X - snp.mean(X, axis=1, keepdims=True)
@@ -514,7 +522,7 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     a = _arr(a)
-    a = a.astype(snp.result_type(a, 1.0))
+    a = a.astype(_inexact(a))
     q = _arr(q).astype(a.dtype)
     ndim, flat = a.ndim, axis is None
     if flat:
@@ -663,7 +671,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise NotImplementedError("interp(period=...) is not implemented")
     x, xp, fp = _arr(x), _arr(xp), _arr(fp)
-    dt = snp.result_type(x, xp, fp, 1.0)
+    dt = _inexact(x, xp, fp)
     x, xp, fp = x.astype(dt), xp.astype(dt), fp.astype(dt)
     i = snp.clip(snp.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
     x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
@@ -730,7 +738,7 @@ def sort_complex(a):
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
     start, stop = _arr(start), _arr(stop)
-    dt = dtype or snp.result_type(start, stop, 1.0)
+    dt = dtype or _inexact(start, stop)
     out = snp.sign(start) * 10.0 ** _linspace(snp.log10(snp.abs(start)), snp.log10(snp.abs(stop)), num, endpoint, axis)
     return out.astype(dt)
 
@@ -905,7 +913,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     if edge_order != 1:
         raise NotImplementedError("gradient(edge_order=2) is not implemented")
     f = _arr(f)
-    f = f.astype(snp.result_type(f, 1.0))
+    f = f.astype(_inexact(f))
     axes = list(range(f.ndim)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
     hs = list(varargs) if len(varargs) == len(axes) else list(varargs) * len(axes) if varargs else [1.0] * len(axes)
     out = []

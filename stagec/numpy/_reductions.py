@@ -159,7 +159,7 @@ def _count(av, axes, where, fname: str, dtype):
 def _float_dtype(av, dtype):
     if dtype is not None:
         return _dt.canonicalize(dtype, warn_from="mean")
-    return av.dtype if _dt.kind(av.dtype) in "fc" else _dt.default_float()
+    return _dt.to_inexact(av.dtype)
 
 
 def _divide(total, count):

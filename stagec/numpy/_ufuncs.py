@@ -203,7 +203,7 @@ around = round_ = round
 def rint(x: Any, /):
     """Round to the nearest integer, halves to even (integers become the default float, as in JAX; complex values
     part by part)."""
-    (x,) = _to_float("rint", x)
+    (x,) = _to_float("rint", x, to=lambda dt: _dt.default_float())
     kind = _dt.kind(aval_of(x).dtype)
     if kind == "c":  # each part, as NumPy and JAX
         return lax.complex(_rint(lax.real(x)), _rint(lax.imag(x)))
@@ -658,6 +658,6 @@ def angle(z: Any, deg: bool = False):
     """The argument of complex `z` (atan2(imag, real)), in radians or degrees."""
     (z,) = _promote("angle", z)
     if _dt.kind(aval_of(z).dtype) != "c":
-        (z,) = _to_float("angle", z)
+        (z,) = _to_float("angle", z, to=lambda dt: _dt.default_float())
     a = arctan2(imag(z), real(z))
     return lax.mul(a, _const(a, 180 / np.pi)) if deg else a

@@ -27,9 +27,7 @@ def _complex_dtype(dt) -> np.dtype:
     dt = np.dtype(dt)
     if dt in (np.float64, np.complex128):
         return np.dtype(np.complex128)
-    if dt in (np.float32, np.complex64):
-        return np.dtype(np.complex64)
-    return _dt.default_complex()
+    return np.dtype(np.complex128 if _dt.to_inexact(dt) == np.float64 else np.complex64)  # (JAX's, by to_inexact)
 
 
 def _const(value, dtype) -> np.ndarray:
@@ -102,8 +100,8 @@ def _dft(x, w: np.ndarray):
 def _prep(x, fname: str, complex_in: bool = True):
     x = x if _is_array(x) else asarray(x)
     dt = aval_of(x).dtype
-    if _dt.kind(dt) not in "biufc" or dt.itemsize < 4 and _dt.kind(dt) in "fc":
-        raise TypeError(f"{fname}: unsupported dtype {dt}")
+    if _dt.kind(dt) not in "biufc" or dt.itemsize < 4 and _dt.kind(dt) in "fc" and not complex_in:
+        raise TypeError(f"{fname}: unsupported dtype {dt}")  # (JAX's c2c transforms take half floats, in complex64)
     target = _complex_dtype(dt) if complex_in else _real(_complex_dtype(dt))
     if complex_in or _dt.kind(dt) != "c":
         return lax._convert_element_type(x, target, False) if (dt, aval_of(x).weak_type) != (target, False) else x

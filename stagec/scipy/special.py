@@ -191,7 +191,7 @@ def ndtr(x):
     return _normal_cdf(x)
 
 
-_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
+_LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))  # (a Python float: an np.float64 is a float64 operand under x64)
 
 
 def log_ndtr(x):

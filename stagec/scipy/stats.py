@@ -3,15 +3,17 @@ each a namespace (`stats.norm.logpdf(x, loc, scale)`)."""
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import types
 
 import numpy as np
 
+from .. import dtypes as _dt
 from .. import numpy as snp
 from . import special as sp
 
-_HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
+_HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))  # (a Python float: an np.float64 made float32 values float64 under x64)
 
 
 def _ns(name: str, **fns) -> types.ModuleType:
@@ -26,7 +28,7 @@ def _ns(name: str, **fns) -> types.ModuleType:
 def _f(*xs):
     """The arguments as arrays of their common floating dtype."""
     arrs = [snp.asarray(x) for x in xs]
-    dt = snp.result_type(*xs, 1.0)
+    dt = _dt.to_inexact(snp.result_type(*xs))  # (int32 in float32 under x64 too, as JAX's)
     return [a.astype(dt) for a in arrs]
 
 
@@ -171,7 +173,7 @@ logistic = _ns("logistic", logpdf=_logistic_logpdf,
 def _cauchy_logpdf(x, loc=0, scale=1):
     x, loc, scale = _f(x, loc, scale)
     z = (x - loc) / scale
-    return -np.log(np.pi) - snp.log(scale) - snp.log1p(z * z)
+    return -math.log(math.pi) - snp.log(scale) - snp.log1p(z * z)
 
 
 def _cauchy_cdf(x, loc=0, scale=1):
@@ -299,7 +301,7 @@ def _bernoulli_cdf(k, p):
 
 def _bernoulli_ppf(q, p):
     q, p = _f(q, p)
-    return _nan_unless((p >= 0) & (p <= 1) & (q >= 0) & (q <= 1), snp.where(q <= 1 - p, 0.0, 1.0))
+    return _nan_unless((p >= 0) & (p <= 1) & (q >= 0) & (q <= 1), snp.where(q <= 1 - p, 0.0, 1.0).astype(q.dtype))
 
 
 bernoulli = _ns("bernoulli", logpmf=_bernoulli_logpmf, pmf=lambda k, p, loc=0: snp.exp(_bernoulli_logpmf(k, p, loc)),
