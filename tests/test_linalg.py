@@ -595,3 +595,28 @@ def test_eager_gradients_of_singular_value_norms():
     gn = stagec.grad(lambda x: snp.linalg.norm(x, "nuc"))(a)
     np.testing.assert_allclose(np.asarray(g2), np.outer(u[:, 0], vt[0]), atol=2e-6)
     np.testing.assert_allclose(np.asarray(gn), u @ vt, atol=2e-6)
+
+
+def _cofactors(a):
+    """The cofactor matrix (d det / d a) in complex128, from NumPy's determinants of the minors."""
+    a = np.asarray(a, np.complex128)
+    n = a.shape[-1]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(n)]
+                     for i in range(n)])
+
+
+def test_det_derivative_at_singular_matrices_is_the_cofactor_matrix():
+    """d det / dA = cof(A), finite at a singular matrix too (det * A^-1 was 0 * inf = NaN): rank n-1 with the zero
+    pivot first, last or in the middle, rank n-2, zero, and a regular one; eager, jitted, batched; complex jvp."""
+    mats = [[[0, 1, 0], [0, 1, 0], [0, 0, 2]], [[1, 2, 3], [2, 4, 6], [1, 0, 1]], [[0, 0, 1], [0, 1, 0], [0, 0, 1]],
+            [[1, 2, 3], [2, 4, 6], [3, 6, 9]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]], [[2, 1, 0], [1, 3, 1], [0.5, 1, 4]]]
+    a = np.array(mats, np.float32)
+    want = np.array([_cofactors(m).real for m in a])
+    g = stagec.grad(snp.linalg.det)
+    for i, m in enumerate(a):
+        np.testing.assert_allclose(np.asarray(g(m)), want[i], atol=1e-5)
+    np.testing.assert_allclose(np.asarray(stagec.jit(stagec.vmap(g))(a)), want, atol=1e-5)
+    c = (a + 1j * a[::-1]).astype(np.complex64)
+    c[1] = a[1]
+    t = stagec.jvp(snp.linalg.det, (c,), (np.ones_like(c),))[1]
+    np.testing.assert_allclose(np.asarray(t), [_cofactors(m).sum() for m in c], atol=2e-5)

@@ -23,14 +23,14 @@ from ..primitives import structural as _st
 from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
-from ._creation import eye, zeros
+from ._creation import eye, ones, zeros
 from ._indexing import take, take_along_axis
 from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
 from ._reductions import any as _any, count_nonzero, max, min, prod, sum
 from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
-from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, isnan, less, log, logical_and, logical_or,
-                      multiply, power, real, sqrt, subtract, where)
+from ._ufuncs import (abs, add, conjugate, divide, imag, equal, greater, isfinite, isnan, less, less_equal, log,
+                      logical_and, logical_or, multiply, power, real, sqrt, subtract, where)
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -1112,10 +1112,37 @@ def _det_d(a):
 
 @_det_d.defjvp
 def _det_jvp(primals, tangents):
-    """det_dot = det * trace(A^-1 A_dot) (NaN at a singular matrix; JAX's cofactor rule is finite there)."""
+    """det_dot = trace(adj(A) A_dot): at a singular matrix too, where det * trace(A^-1 A_dot) was 0 * inf = NaN
+    (JAX's rule is finite there as well)."""
     (a,), (da,) = primals, tangents
-    det = _det_d(a)
-    return det, multiply(det, _tr_prod(_inv_d(a), da))
+    return _det_d(a), _tr_prod(_adjugate(a), da)
+
+
+def _adjugate(a):
+    """adj(A) = det(A) A^-1, also where A is singular: from P A = L U, adj(A) = det(P) adj(U) L^-1 P. adj(U) is
+    multilinear in each entry of U; with one zero pivot it is the mean of adj(U) with +t and -t put there (each
+    det(U_t) U_t^-1), with more it is 0 (rank n-2 or less)."""
+    lu, perm, swaps = _lu(a)
+    av = aval_of(a)
+    n = av.shape[-1]
+    rows, cols = _idx(n, -2), _idx(n, -1)
+    eye = _eye_like(a)
+    u = where(rows <= cols, lu, 0).astype(av.dtype)
+    d = _diag(u)
+    zero = equal(d, 0)
+    t = max(abs(d), axis=-1, keepdims=True) if n else ones(av.shape[:-1], abs(d).dtype)
+    t = where(equal(t, 0), 1, t)
+
+    def adj_u(sign):
+        dd = where(zero, (sign * t).astype(av.dtype), d)
+        ut = add(u, multiply(expand_dims(subtract(dd, d), -2), eye))
+        return multiply(expand_dims(prod(dd, axis=-1), (-2, -1)), _tri_solve(ut, eye, lower=False))
+    one_zero = less_equal(sum(zero.astype(np.int32), axis=-1), 1)
+    adj_u0 = where(expand_dims(one_zero, (-2, -1)), divide(add(adj_u(1), adj_u(-1)), 2), 0).astype(av.dtype)
+    lower = add(where(rows > cols, lu, 0), eye).astype(av.dtype)
+    linv_p = _tri_solve(lower, equal(expand_dims(perm, -1), cols).astype(av.dtype), lower=True)
+    sign = where(equal(swaps % 2, 1), -1, 1).astype(av.dtype)
+    return multiply(expand_dims(sign, (-2, -1)), _mm(adj_u0, linv_p))
 
 
 @custom_jvp
