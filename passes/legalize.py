@@ -195,6 +195,67 @@ def transposed_reductions_apart(module: ir.Module) -> int:
                           and any(transposed(r) for r in op.results))
 
 
+def crossed_reductions_apart(module: ir.Module) -> int:
+    """Each reduction whose result one op reads in two orders (`s[:, None] + s[None, :]`, `v.T + v` of a keepdims
+    sum; through broadcasts, transposes, reshapes and elementwise ops) passes its results through a barrier. IREE 3.13
+    fused the reduction into that reader and computed it for one order only: `jit` of the outer sum of a column sum
+    with itself was right on the diagonal and 0 elsewhere, `c[:, None] * c[None, :]` of a mean likewise, at any opt
+    level on the CPU (lavapipe's Vulkan module was right). How many."""
+    def reducing(op) -> bool:  # (stablehlo's, or a generic of `fuse`'s with a reduction loop)
+        return op.name == "stablehlo.reduce" or (op.name == "linalg.generic"
+                                                 and "reduction" in str(op.attributes["iterator_types"]))
+    return _results_apart(module, lambda op: reducing(op) and any(_read_crossed(r) for r in op.results))
+
+
+_REORDERS = ("stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.reverse",
+             "linalg.generic")
+_NOT_ELEMENTWISE = ("stablehlo.dot_general", "stablehlo.convolution", "stablehlo.fft", "stablehlo.custom_call",
+                    "stablehlo.triangular_solve", "stablehlo.cholesky", "func.return", "func.call")
+
+
+def _read_crossed(v) -> bool:
+    """Whether some op reads `v` in two orders: each value derived from `v` carries the map from its dimensions to
+    `v`'s (None: broadcast), and an op receiving two maps reads two orders."""
+    shape = lambda x: ir.RankedTensorType(x.type).shape
+    todo, reads, opaque = [(v, tuple(range(len(shape(v)))))], {}, 0
+    while todo:
+        w, m = todo.pop()
+        for use in w.uses:
+            op = use.owner
+            if op.name in _NOT_ELEMENTWISE or not (_elementwise(op) or op.name in _REORDERS):
+                continue  # (a product, a return: IREE keeps the reduction apart from it)
+            key = m if op.name != "linalg.generic" else (m, str(op.attributes["indexing_maps"][use.operand_number]))
+            seen = reads.setdefault(op.operation, set())
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > 1:
+                return True
+            out = None
+            if op.name == "stablehlo.broadcast_in_dim":
+                src, dst = shape(op.operands[0]), shape(op.results[0])
+                out = [None] * len(dst)
+                for i, d in enumerate(op.attributes["broadcast_dimensions"]):
+                    out[d] = m[i] if src[i] == dst[d] else None
+            elif op.name == "stablehlo.transpose":
+                out = [m[p] for p in op.attributes["permutation"]]
+            elif op.name == "stablehlo.reshape":
+                src, dst = shape(op.operands[0]), shape(op.results[0])
+                kept = [m[i] for i, n in enumerate(src) if n != 1]
+                if [n for n in src if n != 1] == [n for n in dst if n != 1]:  # (unit dimensions added or dropped)
+                    it = iter(kept)
+                    out = [None if n == 1 else next(it) for n in dst]
+                else:  # (another reshape: a map of its own, unlike any other)
+                    out, opaque = [("opaque", opaque)] * len(dst), opaque + 1
+            elif op.name == "stablehlo.reverse":
+                out, opaque = [("opaque", opaque)] * len(m), opaque + 1
+            elif op.name != "linalg.generic":
+                out = m
+            if out is not None:
+                todo.append((op.results[0], tuple(out)))
+    return False
+
+
 def _strided_slice(v) -> bool:
     """Whether `v` is (through reshapes, transposes, conversions) a `slice` whose elements are not one contiguous run
     of its operand's."""
@@ -1626,6 +1687,12 @@ TRANSPOSED_REDUCTIONS_APART = register(Rewrite(
     "a reduction of several operands whose result is read transposed passes its results through a barrier (IREE "
     "fused the transpose into it: the compile failed)", "legalize",
     Workaround(_IREE, "tests/test_vmap.py::test_nested_vmaps_of_argmax_over_the_last_axis_compile")))
+CROSSED_REDUCTIONS_APART = register(Rewrite(
+    "crossed-reductions-apart", crossed_reductions_apart,
+    "a reduction whose result one op reads in two orders (s[:, None] + s[None, :]) passes its results through a "
+    "barrier (IREE's CPU code fused it into that reader and computed one order: wrong values off the diagonal)",
+    "legalize",
+    Workaround(_IREE, "tests/test_fusion_hazards.py::test_a_reduction_read_in_two_orders_is_right")))
 STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "strided-gather-operands-apart", strided_gather_operands_apart,
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
