@@ -106,9 +106,14 @@ def half_products_in_f32(module: ir.Module) -> int:
     """Each float16 or bfloat16 `dot_general` and `convolution` accumulates in float32 (its result type), rounded once
     after, as XLA computes them. IREE 3.13 summed in the half type: a 40x40 float16 matmul gave 1227 of 1600 results
     other than the exact product rounded (up to 8 ulps), bfloat16 614, convolutions alike (CPU and lavapipe); the
-    CPU's `upcast-half-dots` covered only products of 64^3 multiply-adds or more, eager kernels none. How many."""
+    CPU's `upcast-half-dots` covered only products of 64^3 multiply-adds or more, eager kernels none. A product of
+    one-element operands widens them too: IREE made it a `multiply` of half operands with a float32 result, which
+    did not legalize (`jit(x @ x)` of a float16 `x` of one element; the product is exact in float32 either way). How
+    many."""
     def build(op, operands, attrs):
         out_type = op.results[0].type
+        if all(math.prod(ir.RankedTensorType(v.type).shape) == 1 for v in operands):
+            operands = [_widen(v) for v in operands]
         return _create("stablehlo.convert", [_create(op.name, operands, [_like(out_type, ir.F32Type.get())],
                                                      attrs).result], [out_type]).result
     return _replace(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution")
