@@ -237,20 +237,3 @@ def test_lcm_of_related_int8_operands_compiles():
     got = stagec.jit(lambda b: snp.lcm(b, b + 1))(w)
     assert got.dtype == np.int8
     np.testing.assert_array_equal(np.asarray(got), np.lcm(w, w + 1))
-
-
-def test_a_product_summed_over_two_axes_beside_another_reader_compiles():
-    """`x * y` summed over its last two axes (a batched contraction to IREE) and read by a `minimum` too: with multi-use
-    fusion IREE 3.13's CPU codegen failed ("'vector.contract' op invalid accumulator/result vector shape"), a
-    CompileError; `no-multi-use-fusion` compiles it. Found 2026-11-29 by random programs (a `vmap` of
-    `(mean(x * y), minimum(x * y, y))`). Against NumPy, the first call's bits the second's."""
-    import stagec.numpy as snp
-    rng = np.random.default_rng(3)
-    x, y = rng.standard_normal((3, 16, 127)).astype(np.float32), rng.standard_normal((3, 127)).astype(np.float32)
-    f = stagec.jit(stagec.vmap(lambda x, y: (snp.mean(x * y), snp.minimum(x * y, y))))
-    first, second = f(x, y), f(x, y)
-    xd, yd = x.astype(np.float64), y.astype(np.float64)[:, None, :]
-    np.testing.assert_allclose(np.asarray(first[0]), (xd * yd).mean(axis=(1, 2)), rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(np.asarray(first[1]), np.minimum(x * y[:, None, :], y[:, None, :]))
-    assert all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(first, second))
-    assert "no-multi-use-fusion" in f.lower(x, y).compile().variant

@@ -64,8 +64,7 @@ RETRIES: tuple[Retry, ...] = (
               "at once (a failed compile saved); this retry is for the forms it does not foresee"),
     Retry("no-multi-use-fusion", ("failed on workgroup distribution verification", "does not dominate this use",
                                    "op expected collapsed type to be", "to match element or self type of the",
-                                   "circular dependency: input operation uses partition output",
-                                   "'vector.contract' op invalid accumulator/result vector shape"),
+                                   "circular dependency: input operation uses partition output"),
           add=(NO_MULTI_USE,), test="tests/test_autodiff.py::test_grad_where_a_reduced_value_is_reused_compiles",
           why="at O2/O3 with data tiling some modules fail when IREE fuses multi-use producers (others keep it: "
               "it puts layernorm in one dispatch); fusing them can also leave a yield reading a value of the parent "
@@ -73,10 +72,7 @@ RETRIES: tuple[Retry, ...] = (
               "type (complex svd/eigh since mathlib-complex's scaled division: "
               "tests/test_linalg.py::test_eigh_odd_complex_and_uplo, test_svd_rank_deficient_complex), or make "
               "stream partitions that depend on each other (\"circular dependency\": int8 `lcm(x, x + 1)` under jit, "
-              "tests/test_retries.py::test_lcm_of_related_int8_operands_compiles), or fuse a product summed over "
-              "two axes (a batched contraction) with another reader of it into a contraction CPU codegen rejected "
-              "(\"invalid accumulator/result vector shape\": `vmap` of `(mean(x * y), minimum(x * y, y))` under jit, "
-              "tests/test_retries.py::test_a_product_summed_over_two_axes_beside_another_reader_compiles)"),
+              "tests/test_retries.py::test_lcm_of_related_int8_operands_compiles)"),
     Retry("reductions-apart", (RACE,), passes=("reduction-results-apart",), backends=("vulkan",),
           test="tests/test_lavapipe.py::test_max_pool_gradients_read_their_window_maxima_synced",
           why="IREE's SPIR-V kept a reduction's result in workgroup memory beside the consumer broadcasting it and "
