@@ -261,6 +261,36 @@ def _read_crossed(v) -> bool:
     return False
 
 
+def broadcast_contractions_apart(module: ir.Module) -> int:
+    """Each sum over two or more dimensions of a `multiply` whose operand is broadcast along a summed dimension reads
+    the product through an `optimization_barrier`. IREE 3.13 took the pair for a contraction in which one operand
+    lacks a reduced dimension, and its CPU codegen failed ("'vector.contract' op invalid accumulator/result vector
+    shape"), whatever the flags: `jit(lambda x, a: sum(x * a))` of x (2, 128) and a (128,) (a sum of 512 elements or
+    more is split into rows first and compiled), `sum(x * a, axis=(1, 2))` of any size. How many."""
+    def summed(op) -> bool:
+        return any(o.name == "stablehlo.add" for o in op.regions[0].blocks[0].operations)
+
+    def lacks(v, dims) -> bool:  # (`v` broadcast along one of `dims`)
+        b = producer(v)
+        if b is None or b.name != "stablehlo.broadcast_in_dim":
+            return False
+        src, dst = ir.RankedTensorType(b.operands[0].type).shape, ir.RankedTensorType(b.results[0].type).shape
+        kept = {d for i, d in enumerate(b.attributes["broadcast_dimensions"]) if src[i] == dst[d]}
+        return not dims <= kept
+
+    def apart(op) -> bool:
+        if op.name != "stablehlo.reduce" or len(op.operands) != 2 or len(op.attributes["dimensions"]) < 2:
+            return False
+        m = producer(op.operands[0])
+        dims = set(op.attributes["dimensions"])
+        return m is not None and m.name == "stablehlo.multiply" and summed(op) and any(lacks(v, dims) for v in m.operands)
+
+    found = _ops_where(module, apart)
+    for op in found:
+        _operand_apart(op, 0)
+    return len(found)
+
+
 def _strided_slice(v) -> bool:
     """Whether `v` is (through reshapes, transposes, conversions) a `slice` whose elements are not one contiguous run
     of its operand's."""
@@ -1698,6 +1728,11 @@ CROSSED_REDUCTIONS_APART = register(Rewrite(
     "barrier (IREE's CPU code fused it into that reader and computed one order: wrong values off the diagonal)",
     "legalize",
     Workaround(_IREE, "tests/test_fusion_hazards.py::test_a_reduction_read_in_two_orders_is_right")))
+BROADCAST_CONTRACTIONS_APART = register(Rewrite(
+    "broadcast-contractions-apart", broadcast_contractions_apart,
+    "a sum over two or more dimensions of a product with an operand broadcast along one of them reads the product "
+    "through a barrier (IREE's CPU codegen took it for a contraction and failed)", "legalize",
+    Workaround(_IREE, "tests/test_numpy_reductions.py::test_sums_of_products_with_a_broadcast_vector_compile")))
 STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "strided-gather-operands-apart", strided_gather_operands_apart,
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
