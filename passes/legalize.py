@@ -202,7 +202,8 @@ def transposed_reductions_apart(module: ir.Module) -> int:
 
 def crossed_reductions_apart(module: ir.Module) -> int:
     """Each reduction whose result one op reads in two orders (`s[:, None] + s[None, :]`, `v.T + v` of a keepdims
-    sum; through broadcasts, transposes, reshapes and elementwise ops) passes its results through a barrier. IREE 3.13
+    sum, an outer product `v @ v.T`; through broadcasts, transposes, reshapes and elementwise ops) passes its results
+    through a barrier. IREE 3.13
     fused the reduction into that reader and computed it for one order only: `jit` of the outer sum of a column sum
     with itself was right on the diagonal and 0 elsewhere, `c[:, None] * c[None, :]` of a mean likewise, at any opt
     level on the CPU (lavapipe's Vulkan module was right). How many."""
@@ -218,6 +219,14 @@ _NOT_ELEMENTWISE = ("stablehlo.dot_general", "stablehlo.convolution", "stablehlo
                     "stablehlo.triangular_solve", "stablehlo.cholesky", "func.return", "func.call")
 
 
+def _is_outer_product(op) -> bool:
+    """Whether `op` is a `dot_general` contracting one element a result (an outer product)."""
+    if op.name != "stablehlo.dot_general":
+        return False
+    t = ir.RankedTensorType(op.operands[0].type)
+    return math.prod(t.shape[d] for d in packing.dot_dims(op).get(("lhs", "contracting"), [])) == 1
+
+
 def _read_crossed(v) -> bool:
     """Whether some op reads `v` in two orders: each value derived from `v` carries the map from its dimensions to
     `v`'s (None: broadcast), and an op receiving two maps reads two orders."""
@@ -227,9 +236,12 @@ def _read_crossed(v) -> bool:
         w, m = todo.pop()
         for use in w.uses:
             op = use.owner
-            if op.name in _NOT_ELEMENTWISE or not (_elementwise(op) or op.name in _REORDERS):
+            outer = _is_outer_product(op)  # (IREE makes it elementwise: `s[:, None] @ s[None, :]` reads two orders)
+            if not outer and (op.name in _NOT_ELEMENTWISE or not (_elementwise(op) or op.name in _REORDERS)):
                 continue  # (a product, a return: IREE keeps the reduction apart from it)
-            key = m if op.name != "linalg.generic" else (m, str(op.attributes["indexing_maps"][use.operand_number]))
+            key = (m, use.operand_number) if outer or op.name == "linalg.generic" else m
+            if op.name == "linalg.generic":
+                key = (m, str(op.attributes["indexing_maps"][use.operand_number]))
             seen = reads.setdefault(op.operation, set())
             if key in seen:
                 continue
@@ -254,7 +266,7 @@ def _read_crossed(v) -> bool:
                     out, opaque = [("opaque", opaque)] * len(dst), opaque + 1
             elif op.name == "stablehlo.reverse":
                 out, opaque = [("opaque", opaque)] * len(m), opaque + 1
-            elif op.name != "linalg.generic":
+            elif op.name != "linalg.generic" and not outer:
                 out = m
             if out is not None:
                 todo.append((op.results[0], tuple(out)))
@@ -880,19 +892,13 @@ def outer_product_operands_apart(module: ir.Module) -> int:
     a product elementwise and fused the producing product into it, and that dispatch's SPIR-V gave wrong values on
     lavapipe from 9 x 9 (`u @ (u.T @ R)`: 1.9 off; every QR of 9 x 9 or more: Householder's rank-one updates). How
     many operands."""
-    def outer(op) -> bool:
-        if op.name != "stablehlo.dot_general":
-            return False
-        t = ir.RankedTensorType(op.operands[0].type)
-        return math.prod(t.shape[d] for d in packing.dot_dims(op).get(("lhs", "contracting"), [])) == 1
-
     def reduced(v) -> bool:
         src = producer(v)
         while src is not None and src.name in _VIEWS:
             src = producer(src.operands[0])
         return src is not None and src.name in ("stablehlo.dot_general", "stablehlo.reduce")
 
-    return _operands_apart(module, outer, reduced)
+    return _operands_apart(module, _is_outer_product, reduced)
 
 
 def _operands_apart(module: ir.Module, keep, apart) -> int:

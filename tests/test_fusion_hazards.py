@@ -165,10 +165,12 @@ def test_merge_commuted_leaves_other_ops_alone():
 
 # ---- a reduction read in two orders (`crossed-reductions-apart`)
 # IREE 3.13 fused `s = sum(x, 0)` into the reader of `s[:, None] + s[None, :]` and computed one order only: right on
-# the diagonal, 0 (or another value) off it, at every opt level. Found 2026-11-29 by random programs.
+# the diagonal, 0 (or another value) off it, at every opt level; through an outer product (`v @ v.T` of a keepdims
+# max, which IREE makes elementwise) too. Found 2026-11-29 by random programs.
 CROSSED = [(lambda m, x: (lambda s: s[:, None] + s[None, :])(m.sum(x, axis=0)), (3, 4)),
            (lambda m, x: (lambda v: m.minimum(v.T, v))(m.var(x, axis=0, keepdims=True)), (3, 255)),
-           (lambda m, x: (lambda c: m.exp(c)[:, None] * c[None, :])(m.mean(x, axis=1) - 1), (5, 2))]
+           (lambda m, x: (lambda c: m.exp(c)[:, None] * c[None, :])(m.mean(x, axis=1) - 1), (5, 2)),
+           (lambda m, x: (lambda v: v @ v.T)(m.max(x * x, axis=1, keepdims=True)), (9, 4))]  # (an outer product)
 
 
 def crossed_reductions_apart(lowered) -> str | None:
