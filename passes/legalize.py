@@ -106,9 +106,14 @@ def half_products_in_f32(module: ir.Module) -> int:
     """Each float16 or bfloat16 `dot_general` and `convolution` accumulates in float32 (its result type), rounded once
     after, as XLA computes them. IREE 3.13 summed in the half type: a 40x40 float16 matmul gave 1227 of 1600 results
     other than the exact product rounded (up to 8 ulps), bfloat16 614, convolutions alike (CPU and lavapipe); the
-    CPU's `upcast-half-dots` covered only products of 64^3 multiply-adds or more, eager kernels none. How many."""
+    CPU's `upcast-half-dots` covered only products of 64^3 multiply-adds or more, eager kernels none. A product of
+    one-element operands widens them too: IREE made it a `multiply` of half operands with a float32 result, which
+    did not legalize (`jit(x @ x)` of a float16 `x` of one element; the product is exact in float32 either way). How
+    many."""
     def build(op, operands, attrs):
         out_type = op.results[0].type
+        if all(math.prod(ir.RankedTensorType(v.type).shape) == 1 for v in operands):
+            operands = [_widen(v) for v in operands]
         return _create("stablehlo.convert", [_create(op.name, operands, [_like(out_type, ir.F32Type.get())],
                                                      attrs).result], [out_type]).result
     return _replace(module, lambda op: op.name in ("stablehlo.dot_general", "stablehlo.convolution")
@@ -193,6 +198,109 @@ def transposed_reductions_apart(module: ir.Module) -> int:
 
     return _results_apart(module, lambda op: op.name == "stablehlo.reduce" and len(op.results) > 1
                           and any(transposed(r) for r in op.results))
+
+
+def crossed_reductions_apart(module: ir.Module) -> int:
+    """Each reduction whose result one op reads in two orders (`s[:, None] + s[None, :]`, `v.T + v` of a keepdims
+    sum, an outer product `v @ v.T`; through broadcasts, transposes, reshapes and elementwise ops) passes its results
+    through a barrier. IREE 3.13
+    fused the reduction into that reader and computed it for one order only: `jit` of the outer sum of a column sum
+    with itself was right on the diagonal and 0 elsewhere, `c[:, None] * c[None, :]` of a mean likewise, at any opt
+    level on the CPU (lavapipe's Vulkan module was right). How many."""
+    def reducing(op) -> bool:  # (stablehlo's, or a generic of `fuse`'s with a reduction loop)
+        return op.name == "stablehlo.reduce" or (op.name == "linalg.generic"
+                                                 and "reduction" in str(op.attributes["iterator_types"]))
+    return _results_apart(module, lambda op: reducing(op) and any(_read_crossed(r) for r in op.results))
+
+
+_REORDERS = ("stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.reverse",
+             "linalg.generic")
+_NOT_ELEMENTWISE = ("stablehlo.dot_general", "stablehlo.convolution", "stablehlo.fft", "stablehlo.custom_call",
+                    "stablehlo.triangular_solve", "stablehlo.cholesky", "func.return", "func.call")
+
+
+def _is_outer_product(op) -> bool:
+    """Whether `op` is a `dot_general` contracting one element a result (an outer product)."""
+    if op.name != "stablehlo.dot_general":
+        return False
+    t = ir.RankedTensorType(op.operands[0].type)
+    return math.prod(t.shape[d] for d in packing.dot_dims(op).get(("lhs", "contracting"), [])) == 1
+
+
+def _read_crossed(v) -> bool:
+    """Whether some op reads `v` in two orders: each value derived from `v` carries the map from its dimensions to
+    `v`'s (None: broadcast), and an op receiving two maps reads two orders."""
+    shape = lambda x: ir.RankedTensorType(x.type).shape
+    todo, reads, opaque = [(v, tuple(range(len(shape(v)))))], {}, 0
+    while todo:
+        w, m = todo.pop()
+        for use in w.uses:
+            op = use.owner
+            outer = _is_outer_product(op)  # (IREE makes it elementwise: `s[:, None] @ s[None, :]` reads two orders)
+            if not outer and (op.name in _NOT_ELEMENTWISE or not (_elementwise(op) or op.name in _REORDERS)):
+                continue  # (a product, a return: IREE keeps the reduction apart from it)
+            key = (m, use.operand_number) if outer or op.name == "linalg.generic" else m
+            if op.name == "linalg.generic":
+                key = (m, str(op.attributes["indexing_maps"][use.operand_number]))
+            seen = reads.setdefault(op.operation, set())
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > 1:
+                return True
+            out = None
+            if op.name == "stablehlo.broadcast_in_dim":
+                src, dst = shape(op.operands[0]), shape(op.results[0])
+                out = [None] * len(dst)
+                for i, d in enumerate(op.attributes["broadcast_dimensions"]):
+                    out[d] = m[i] if src[i] == dst[d] else None
+            elif op.name == "stablehlo.transpose":
+                out = [m[p] for p in op.attributes["permutation"]]
+            elif op.name == "stablehlo.reshape":
+                src, dst = shape(op.operands[0]), shape(op.results[0])
+                kept = [m[i] for i, n in enumerate(src) if n != 1]
+                if [n for n in src if n != 1] == [n for n in dst if n != 1]:  # (unit dimensions added or dropped)
+                    it = iter(kept)
+                    out = [None if n == 1 else next(it) for n in dst]
+                else:  # (another reshape: a map of its own, unlike any other)
+                    out, opaque = [("opaque", opaque)] * len(dst), opaque + 1
+            elif op.name == "stablehlo.reverse":
+                out, opaque = [("opaque", opaque)] * len(m), opaque + 1
+            elif op.name != "linalg.generic" and not outer:
+                out = m
+            if out is not None:
+                todo.append((op.results[0], tuple(out)))
+    return False
+
+
+def broadcast_contractions_apart(module: ir.Module) -> int:
+    """Each sum over two or more dimensions of a `multiply` whose operand is broadcast along a summed dimension reads
+    the product through an `optimization_barrier`. IREE 3.13 took the pair for a contraction in which one operand
+    lacks a reduced dimension, and its CPU codegen failed ("'vector.contract' op invalid accumulator/result vector
+    shape"), whatever the flags: `jit(lambda x, a: sum(x * a))` of x (2, 128) and a (128,) (a sum of 512 elements or
+    more is split into rows first and compiled), `sum(x * a, axis=(1, 2))` of any size. How many."""
+    def summed(op) -> bool:
+        return any(o.name == "stablehlo.add" for o in op.regions[0].blocks[0].operations)
+
+    def lacks(v, dims) -> bool:  # (`v` broadcast along one of `dims`)
+        b = producer(v)
+        if b is None or b.name != "stablehlo.broadcast_in_dim":
+            return False
+        src, dst = ir.RankedTensorType(b.operands[0].type).shape, ir.RankedTensorType(b.results[0].type).shape
+        kept = {d for i, d in enumerate(b.attributes["broadcast_dimensions"]) if src[i] == dst[d]}
+        return not dims <= kept
+
+    def apart(op) -> bool:
+        if op.name != "stablehlo.reduce" or len(op.operands) != 2 or len(op.attributes["dimensions"]) < 2:
+            return False
+        m = producer(op.operands[0])
+        dims = set(op.attributes["dimensions"])
+        return m is not None and m.name == "stablehlo.multiply" and summed(op) and any(lacks(v, dims) for v in m.operands)
+
+    found = _ops_where(module, apart)
+    for op in found:
+        _operand_apart(op, 0)
+    return len(found)
 
 
 def _strided_slice(v) -> bool:
@@ -784,19 +892,13 @@ def outer_product_operands_apart(module: ir.Module) -> int:
     a product elementwise and fused the producing product into it, and that dispatch's SPIR-V gave wrong values on
     lavapipe from 9 x 9 (`u @ (u.T @ R)`: 1.9 off; every QR of 9 x 9 or more: Householder's rank-one updates). How
     many operands."""
-    def outer(op) -> bool:
-        if op.name != "stablehlo.dot_general":
-            return False
-        t = ir.RankedTensorType(op.operands[0].type)
-        return math.prod(t.shape[d] for d in packing.dot_dims(op).get(("lhs", "contracting"), [])) == 1
-
     def reduced(v) -> bool:
         src = producer(v)
         while src is not None and src.name in _VIEWS:
             src = producer(src.operands[0])
         return src is not None and src.name in ("stablehlo.dot_general", "stablehlo.reduce")
 
-    return _operands_apart(module, outer, reduced)
+    return _operands_apart(module, _is_outer_product, reduced)
 
 
 def _operands_apart(module: ir.Module, keep, apart) -> int:
@@ -1626,6 +1728,17 @@ TRANSPOSED_REDUCTIONS_APART = register(Rewrite(
     "a reduction of several operands whose result is read transposed passes its results through a barrier (IREE "
     "fused the transpose into it: the compile failed)", "legalize",
     Workaround(_IREE, "tests/test_vmap.py::test_nested_vmaps_of_argmax_over_the_last_axis_compile")))
+CROSSED_REDUCTIONS_APART = register(Rewrite(
+    "crossed-reductions-apart", crossed_reductions_apart,
+    "a reduction whose result one op reads in two orders (s[:, None] + s[None, :]) passes its results through a "
+    "barrier (IREE's CPU code fused it into that reader and computed one order: wrong values off the diagonal)",
+    "legalize",
+    Workaround(_IREE, "tests/test_fusion_hazards.py::test_a_reduction_read_in_two_orders_is_right")))
+BROADCAST_CONTRACTIONS_APART = register(Rewrite(
+    "broadcast-contractions-apart", broadcast_contractions_apart,
+    "a sum over two or more dimensions of a product with an operand broadcast along one of them reads the product "
+    "through a barrier (IREE's CPU codegen took it for a contraction and failed)", "legalize",
+    Workaround(_IREE, "tests/test_numpy_reductions.py::test_sums_of_products_with_a_broadcast_vector_compile")))
 STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "strided-gather-operands-apart", strided_gather_operands_apart,
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "

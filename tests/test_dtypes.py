@@ -174,6 +174,22 @@ def test_half_products_and_convolutions_sum_in_float32(dt):
             assert g.dtype == t and ulps.max() <= 1 and (ulps > 0).mean() < 0.02, (ulps.max(), (ulps > 0).mean())
 
 
+@pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
+def test_half_products_of_one_element_compile(dt):
+    """A product of one-element half operands (`x @ x` of one float16): IREE 3.13 made it a `multiply` of half operands
+    with a float32 result and failed to legalize it; `half-products-in-f32` widens such operands (exact either way).
+    Found 2026-11-29 by random programs (float16 `var(x, keepdims=True) @ ...`)."""
+    import stagec
+    import stagec.numpy as snp
+    x, y = np.array([1.5], dt), np.array([[-2.25]], dt)
+    f = stagec.jit(lambda x, y: (x @ x, y @ y, x @ y))
+    first, second = f(x, y), f(snp.asarray(x), snp.asarray(y))
+    eager = (snp.asarray(x) @ snp.asarray(x), snp.asarray(y) @ snp.asarray(y), snp.asarray(x) @ snp.asarray(y))
+    for a, b, c, want in zip(first, second, eager, (2.25, 5.0625, -3.375)):
+        assert np.asarray(a).dtype == np.dtype(dt) and float(np.asarray(a).ravel()[0]) == want
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes() == np.asarray(c).tobytes()
+
+
 def test_scalar_types_make_arrays_and_stand_for_numpy_types_as_in_jax():
     """`snp.float32(x)` is `asarray(x, float32)` (JAX's `jnp.float32(x)`, also of a traced x, where NumPy's
     `np.float32(tracer)` raised); the name still equals, hashes, converts and `isinstance`-checks as NumPy's type."""

@@ -161,3 +161,44 @@ def test_merge_commuted_leaves_other_ops_alone():
                       .replace("stablehlo.add %a, %y", "stablehlo.subtract %a, %y"))
     assert n == 0 and text.count("stablehlo.subtract") == 2
 
+
+
+# ---- a reduction read in two orders (`crossed-reductions-apart`)
+# IREE 3.13 fused `s = sum(x, 0)` into the reader of `s[:, None] + s[None, :]` and computed one order only: right on
+# the diagonal, 0 (or another value) off it, at every opt level; through an outer product (`v @ v.T` of a keepdims
+# max, which IREE makes elementwise) too. Found 2026-11-29 by random programs.
+CROSSED = [(lambda m, x: (lambda s: s[:, None] + s[None, :])(m.sum(x, axis=0)), (3, 4)),
+           (lambda m, x: (lambda v: m.minimum(v.T, v))(m.var(x, axis=0, keepdims=True)), (3, 255)),
+           (lambda m, x: (lambda c: m.exp(c)[:, None] * c[None, :])(m.mean(x, axis=1) - 1), (5, 2)),
+           (lambda m, x: (lambda v: v @ v.T)(m.max(x * x, axis=1, keepdims=True)), (9, 4))]  # (an outer product)
+
+
+def crossed_reductions_apart(lowered) -> str | None:
+    """The pass on the stage before it (None where it changes nothing); the backend's pipeline must declare it."""
+    names = list(lowered.stages())
+    return on_text(lowered.as_text(names[names.index("crossed-reductions-apart") - 1]),
+                   legalize.crossed_reductions_apart)
+
+
+@pytest.mark.parametrize("i", range(len(CROSSED)))
+def test_a_reduction_read_in_two_orders_is_right(i):
+    fn, shape = CROSSED[i]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    f = stagec.jit(lambda v: fn(snp, v))
+    first, second = np.asarray(f(x)), np.asarray(f(snp.asarray(x)))
+    want = fn(np, x.astype(np.float64))
+    np.testing.assert_allclose(first, want, rtol=1e-5, atol=1e-6)
+    assert first.tobytes() == second.tobytes()
+    np.testing.assert_allclose(np.asarray(fn(snp, snp.asarray(x))), want, rtol=1e-5, atol=1e-6)  # (eager)
+    if "crossed-reductions-apart" in f.lower(x).stages():  # (CPU, CUDA: lavapipe's module was right without it)
+        assert crossed_reductions_apart(f.lower(x)) is not None
+
+
+@pytest.mark.cpu_only
+def test_reductions_read_in_one_order_are_left_alone():
+    x = np.zeros((64, 128), np.float32)
+    layernorm = lambda v: (v - v.mean(1, keepdims=True)) / snp.sqrt(v.var(1, keepdims=True) + 1e-5)
+    for f in (layernorm, stagec.nn.softmax, stagec.nn.log_softmax, lambda v: stagec.nn.logsumexp(v, 1),
+              lambda v: v - v.mean(0), lambda v: (v.sum(0), v.sum(0)[:, None] + x[0, :, None]),
+              stagec.grad(lambda v: snp.sum(layernorm(v) ** 3))):
+        assert crossed_reductions_apart(stagec.jit(f).lower(x)) is None

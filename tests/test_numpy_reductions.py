@@ -361,3 +361,31 @@ def test_average_with_integer_weights_is_computed_in_floats_as_jax():
         np.testing.assert_array_equal(np.asarray(got[1]), [227, 227])
         got = run(lambda a, b: snp.average(a.astype(np.int16), axis=0, weights=b), y, w2)
         np.testing.assert_allclose(np.asarray(got), np.average(y.astype(float), axis=0, weights=[300, 400]), rtol=1e-6)
+
+
+BROADCAST_PRODUCT_SUMS = [  # (function of the numpy module, shapes): IREE 3.13's CPU codegen failed on each
+    (lambda m, x, a: m.sum(x * a), [(2, 128), (128,)]),
+    (lambda m, x, a: m.mean(x * (a * 2)), [(3, 100), (100,)]),
+    (lambda m, x, a: m.sum(x * a, axis=(1, 2)), [(4, 3, 100), (100,)]),
+    (lambda m, x, a: (m.mean(x * a[:, None, :], axis=(1, 2)), m.minimum(x * a[:, None, :], a[:, None, :])),
+     [(3, 16, 127), (3, 127)]),  # (a vmap's batched form)
+]
+
+
+@pytest.mark.parametrize("i", range(len(BROADCAST_PRODUCT_SUMS)))
+def test_sums_of_products_with_a_broadcast_vector_compile(i):
+    """A sum over two or more axes of `x * a`, `a` broadcast along a summed axis: IREE 3.13 took it for a contraction
+    and its CPU codegen failed ("'vector.contract' op invalid accumulator/result vector shape"), a CompileError
+    (`broadcast-contractions-apart`). Found 2026-11-29 by random programs. Against NumPy; first call's bits the
+    second's; eager too."""
+    fn, shapes = BROADCAST_PRODUCT_SUMS[i]
+    rng = np.random.default_rng(i)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    f = stagec.jit(lambda *v: fn(snp, *v))
+    first, second = f(*args), f(*args)
+    leaves = lambda o: [np.asarray(v) for v in (o if isinstance(o, tuple) else (o,))]
+    want = leaves(fn(np, *[a.astype(np.float64) for a in args]))
+    for a, b, c, w in zip(leaves(first), leaves(second), leaves(fn(snp, *[snp.asarray(a) for a in args])), want):
+        np.testing.assert_allclose(a, w, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(c, w, rtol=1e-5, atol=1e-5)
+        assert a.tobytes() == b.tobytes()

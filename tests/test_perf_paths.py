@@ -276,6 +276,9 @@ F64_MATMULS = {  # name -> (function of (np, a, b), shape of a, shape of b)
     "a.T @ b": (lambda np_, a, b: a.T @ (b - b.mean(0)), (96, 72), (96, 40)),
     "tanh(relu(a @ b) @ b.T)": (lambda np_, a, b: np_.tanh(np_.maximum(a @ b, 0) @ b.T), (64, 96), (96, 80)),
     "small": (lambda np_, a, b: a @ b, (8, 64), (64, 16)),
+    # (IREE's own tiles did not compile these on AVX-512: "operations with large vector sizes"; found 2026-11-29)
+    "32x16x32": (lambda np_, a, b: a @ b, (32, 16), (16, 32)),
+    "exp(a.T @ b) 9x63x33": (lambda np_, a, b: np_.exp(a.T @ b), (63, 9), (63, 33)),
 }
 
 
@@ -292,7 +295,7 @@ def test_float64_matmuls_take_the_tuned_tiles_and_match_numpy(name, x64, tmp_pat
     assert "f64_matmul" not in parts_for(stagec.jit(lambda u, v: fn(snp, u, v)).lower(a.astype(np.float32), b.astype(np.float32)).as_text("final"))
     np.testing.assert_allclose(np.asarray(_dumping(low, tmp_path)(a, b)), fn(np, a, b), rtol=1e-12, atol=1e-12)
     configs = "".join(p.read_text() for p in tmp_path.iterdir())
-    assert ("cache_reduction = [0, 0, 128]" in configs) == (name != "small"), name  # (below 64x32x64: IREE's tiles)
+    assert "cache_reduction = [0, 0, 128]" in configs, name  # (every size: IREE's own did not always compile)
 
 
 def test_tuning_spec_joins_the_parts_a_module_needs():
