@@ -620,3 +620,15 @@ def test_det_derivative_at_singular_matrices_is_the_cofactor_matrix():
     c[1] = a[1]
     t = stagec.jvp(snp.linalg.det, (c,), (np.ones_like(c),))[1]
     np.testing.assert_allclose(np.asarray(t), [_cofactors(m).sum() for m in c], atol=2e-5)
+
+
+def test_det_second_derivative_is_exact_or_nan_never_plausible():
+    """det's Hessian: at a regular matrix the closed form (2x2: d2 det / da_ij da_kl = +-1 on the anti-diagonal
+    pairs); at a singular one NaN (the adjugate's rule divides by det), not the values differentiating through the
+    LU's pivots gave (-2, 1, -0.5 among the entries at [[1, 2], [2, 4]])."""
+    h = stagec.hessian(snp.linalg.det)
+    want = np.zeros((2, 2, 2, 2))
+    want[0, 0, 1, 1] = want[1, 1, 0, 0] = 1
+    want[0, 1, 1, 0] = want[1, 0, 0, 1] = -1
+    np.testing.assert_allclose(np.asarray(h(np.array([[2.0, 1.0], [1.0, 3.0]], np.float32))), want, atol=1e-6)
+    assert np.isnan(np.asarray(h(np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)))).all()

@@ -1115,7 +1115,7 @@ def _det_jvp(primals, tangents):
     """det_dot = trace(adj(A) A_dot): at a singular matrix too, where det * trace(A^-1 A_dot) was 0 * inf = NaN
     (JAX's rule is finite there as well)."""
     (a,), (da,) = primals, tangents
-    return _det_d(a), _tr_prod(_adjugate(a), da)
+    return _det_d(a), _tr_prod(_adjugate_d(a), da)
 
 
 def _adjugate(a):
@@ -1143,6 +1143,19 @@ def _adjugate(a):
     linv_p = _tri_solve(lower, equal(expand_dims(perm, -1), cols).astype(av.dtype), lower=True)
     sign = where(equal(swaps % 2, 1), -1, 1).astype(av.dtype)
     return multiply(expand_dims(sign, (-2, -1)), _mm(adj_u0, linv_p))
+
+
+_adjugate_d = custom_jvp(_adjugate)
+
+
+@_adjugate_d.defjvp
+def _adjugate_jvp(primals, tangents):
+    """d adj = (trace(adj dA) adj - adj dA adj) / det: NaN at a singular matrix (so det's second derivative is NaN
+    there, never the value differentiating through the LU's pivots gave: wrong entries at [[1, 2], [2, 4]])."""
+    (a,), (da,) = primals, tangents
+    adj, det = _adjugate_d(a), expand_dims(_det_d(a), (-2, -1))
+    d = subtract(multiply(expand_dims(_tr_prod(adj, da), (-2, -1)), adj), _mm(_mm(adj, da), adj))
+    return adj, where(equal(det, 0), np.nan, divide(d, where(equal(det, 0), 1, det))).astype(aval_of(adj).dtype)
 
 
 @custom_jvp
