@@ -202,3 +202,27 @@ def test_reductions_read_in_one_order_are_left_alone():
               lambda v: v - v.mean(0), lambda v: (v.sum(0), v.sum(0)[:, None] + x[0, :, None]),
               stagec.grad(lambda v: snp.sum(layernorm(v) ** 3))):
         assert crossed_reductions_apart(stagec.jit(f).lower(x)) is None
+
+
+def test_pads_of_pads_with_interior_padding_are_right():
+    """IREE 3.13 merged a pad of a pad (one padding value) and dropped the interior padding: pad(pad([1], low 1),
+    interior 2) was [0, 1, 0, 0]; `jit(grad(eigvalsh))` (whose cotangent's diagonal is such a pair) was wrong for every
+    matrix. Oracles: NumPy's padding loop, and d lambda_max / dA = v v^T from NumPy's eigh."""
+    from stagec import lax
+
+    def pad(x, cfg):  # NumPy: interior first, then the edges (negative ones crop)
+        (lo, hi, it), = cfg
+        y = np.zeros(len(x) + (len(x) - 1) * it, x.dtype)
+        y[::it + 1] = x
+        y = np.concatenate([np.zeros(max(lo, 0), x.dtype), y[max(-lo, 0):], np.zeros(max(hi, 0), x.dtype)])
+        return y[:len(y) + hi] if hi < 0 else y
+    cases = [((1, 0, 0), (0, 0, 2)), ((1, 1, 1), (1, 2, 0)), ((1, 0, 2), (1, 0, 0)), ((2, 2, 0), (-1, 0, 2)),
+             ((0, 0, 1), (1, 2, 0))]
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    for inner, outer in cases:
+        got = stagec.jit(lambda v: lax.pad(lax.pad(v, np.float32(0), [inner]), np.float32(0), [outer]))(x)
+        np.testing.assert_array_equal(np.asarray(got), pad(pad(x, [inner]), [outer]), err_msg=str((inner, outer)))
+    a = np.array([[1.0, 1.0], [1.0, 1.0]], np.float32) + np.diag([0.5, -0.25]).astype(np.float32)
+    v = np.linalg.eigh(a.astype(np.float64))[1][:, -1]
+    g = stagec.jit(stagec.grad(lambda m: snp.linalg.eigvalsh(m)[-1]))(a)
+    np.testing.assert_allclose(np.asarray(g), np.outer(v, v), atol=1e-5)
