@@ -583,3 +583,17 @@ def test_vmap_of_decompositions_and_of_their_gradients():
     want = jax.vmap(jax.grad(lambda x, y: loss(jax.numpy, x, y), argnums=(0, 1)))(a, s)
     for g, w in zip(got, want):
         assert _err(g, np.asarray(w)) < 1e-4
+
+
+def test_scipy_cholesky_reads_one_triangle():
+    """scipy.linalg's cholesky, cho_factor/cho_solve and solve(assume_a='pos') read only the chosen triangle (SciPy's
+    and JAX's rule): junk in the other one changes nothing (it was averaged in: silently another matrix)."""
+    from stagec.scipy import linalg as sl
+    h = _SPD.astype(np.float64)
+    lower_junk, upper_junk = (h + np.tril(_W, -1)).astype(np.float32), (h + np.triu(_W, 1)).astype(np.float32)
+    got = stagec.jit(lambda lj, uj, b: (
+        sl.cholesky(uj, lower=True), sl.cholesky(lj), sl.cho_solve(sl.cho_factor(lj), b),
+        sl.solve(uj, b, assume_a="pos", lower=True)))(lower_junk, upper_junk, _Bm)
+    low, x = np.linalg.cholesky(h), np.linalg.solve(h, _Bm.astype(np.float64))
+    for g, w in zip(got, (low, low.T, x, x)):
+        assert _err(g, w) < 1e-5

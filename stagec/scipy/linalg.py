@@ -11,8 +11,9 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
-    """The Cholesky factor: upper triangular by default (SciPy's convention; numpy.linalg's is lower)."""
-    return _la.cholesky(a, upper=not lower)
+    """The Cholesky factor: upper triangular by default (SciPy's convention; numpy.linalg's is lower). Reads only
+    that triangle of `a` (SciPy's and JAX's: no symmetrization)."""
+    return _la.cholesky(a, upper=not lower, symmetrize_input=False)
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
