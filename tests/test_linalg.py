@@ -597,3 +597,18 @@ def test_scipy_cholesky_reads_one_triangle():
     low, x = np.linalg.cholesky(h), np.linalg.solve(h, _Bm.astype(np.float64))
     for g, w in zip(got, (low, low.T, x, x)):
         assert _err(g, w) < 1e-5
+
+
+def test_lstsq_residuals_for_every_shape_and_rank():
+    """JAX's lstsq returns the residuals' squared norms whatever the shape and rank (NumPy's are empty where M <= N
+    or below full rank: stagec gave those, shape (0,)); `numpy_resid=True` gives NumPy's empty ones where M <= N."""
+    a = _matrix(5, 10.0, np.float32)[0]
+    a[:, 0] = 0  # rank 3 of 4
+    w, bw = _T.T.copy(), _Bm[:3]  # wide (3, 5): full row rank, residuals 0
+    (x, r, k, _), (_, rw, _, _), (_, rn, _, _) = stagec.jit(lambda a, b, w, bw: (
+        snp.linalg.lstsq(a, b), snp.linalg.lstsq(w, bw), snp.linalg.lstsq(w, bw, numpy_resid=True)))(a, _Bm, w, bw)
+    a64 = a.astype(np.float64)
+    x0 = np.linalg.lstsq(a64, _Bm, rcond=None)[0]
+    assert _err(x, x0) < 1e-5 and int(k) == 3
+    assert _err(r, np.sum((_Bm - a64 @ x0) ** 2, axis=0)) < 1e-5
+    assert rw.shape == (2,) and np.max(np.abs(rw)) < 1e-8 and rn.shape == (0,)

@@ -821,16 +821,16 @@ class LstsqResult(NamedTuple):
     singular_values: Any
 
 
-def lstsq(a, b, rcond=None) -> LstsqResult:
-    """Least squares by SVD, as NumPy (x, residuals, rank, s). residuals: squared 2-norms of b - a x when
-    M > N (whatever the rank, as shapes cannot depend on values), else an empty array."""
-    return LstsqResult(*_lstsq(a, b, rcond=rcond))
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False) -> LstsqResult:
+    """Least squares by SVD (x, residuals, rank, s), JAX's: singular values below rcond * s_max (default
+    max(M, N) eps; negative: eps) are dropped. residuals: squared 2-norms of b - a x, always (JAX's default), or
+    with `numpy_resid` NumPy's empty array where M <= N (and, shapes being static, the norms for any rank where
+    M > N; NumPy's are empty below full rank)."""
+    return LstsqResult(*_lstsq(a, b, rcond=rcond, numpy_resid=numpy_resid))
 
 
-@_staged("rcond")
-def _lstsq(a, b, rcond=None):
-    """Least squares by SVD, as NumPy (x, residuals, rank, s). residuals: squared 2-norms of b - a x when
-    M > N (whatever the rank, as shapes cannot depend on values), else an empty array."""
+@_staged("rcond", "numpy_resid")
+def _lstsq(a, b, rcond=None, numpy_resid: bool = False):
     a = _mat("lstsq", a)
     b = b if _is_array(b) else asarray(b)
     if aval_of(a).ndim != 2:
@@ -842,17 +842,17 @@ def _lstsq(a, b, rcond=None):
     if aval_of(bb).shape[0] != m:
         raise LinAlgError(f"lstsq: incompatible dimensions: a {aval_of(a).shape}, b {aval_of(b).shape}")
     u, s, vh = _svd_d(a, False, True)
-    tol = (_eps(a) * builtins.max(m, n) if rcond is None else rcond) * (max(s) if n and m else 0)
-    keep = greater(s, tol)
+    rc = _eps(a) * builtins.max(m, n) if rcond is None else (_eps(a) if rcond < 0 else rcond)
+    tol = rc * (max(s) if n and m else 0)
+    keep = logical_and(greater(s, 0), ~less(s, tol))  # (JAX's: s >= rcond * s_max, s > 0)
     sinv = where(keep, divide(1, where(keep, s, 1)), 0).astype(aval_of(a).dtype)
     x = _mm(_ct(vh), multiply(expand_dims(sinv, -1), _mm(_ct(u), bb)))
     rank = count_nonzero(keep).astype(_dt.default_int())
-    r = subtract(bb, _mm(a, x))
-    resid = sum(abs(r) ** 2, axis=0) if m > n else zeros((0,), _real_dtype(aval_of(a).dtype))
-    if vec:
-        x = x[:, 0]
-        resid = resid[0:1] if m > n else resid
-    return x, resid, rank, s
+    if numpy_resid and m <= n:
+        resid = zeros((0,), _real_dtype(aval_of(a).dtype))
+    else:
+        resid = sum(abs(subtract(bb, _mm(a, x))) ** 2, axis=0)
+    return x[:, 0] if vec else x, resid, rank, s
 
 
 def matrix_power(a, n: int, /):
