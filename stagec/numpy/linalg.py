@@ -447,6 +447,11 @@ _MAX_SWEEPS = 30
 # read its own previous value.
 
 
+def _top(x):
+    """The largest element of x, 0 where x is empty (a batch of no matrices: no sweep after the first)."""
+    return max(x) if aval_of(x).size else zeros((), aval_of(x).dtype)
+
+
 def _pad_corner(a, value):
     """`a` (..., m, n) with one more row and column, zero but for `value` (...,) in the new corner. Complex
     parts are padded apart (IREE 3.13 crashes compiling some complex pads)."""
@@ -526,7 +531,7 @@ def _eigh(a):
 
     def off(A):
         o = sqrt(sum(abs(where(offmask, A, 0)) ** 2, axis=(-2, -1)))
-        return max(divide(o, where(equal(fro, 0), 1, fro)))
+        return _top(divide(o, where(equal(fro, 0), 1, fro)))
 
     def sweep(state):
         A, V, it, go = state
@@ -645,7 +650,7 @@ def _jacobi_columns(a, scale=None):
             A, fake = where(expand_dims(z, -2), stand_ins, A), [logical_or(fake[0], z)]
         A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, zero))
         it = it + 1
-        return A, V, *fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
+        return A, V, *fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, _top(worst) > tol))
 
     # (`go`: see _MAX_SWEEPS; the first true behind a barrier as in _eigh)
     fake = [zeros(shape[:-2] + (n,), np.bool_)] if complete else []
