@@ -1423,24 +1423,39 @@ def complex_constants_apart(module: ir.Module) -> int:
                           and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
 
 
+def _constant(v) -> bool:
+    """Whether `v` is a constant, through broadcasts and reshapes (a zero tensor; the bindings cannot read a complex
+    attribute to tell a splat)."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
+        v = v.owner.operands[0]
+    return not isinstance(v.owner, ir.Block) and v.owner.name == "stablehlo.constant"
+
+
 def complex_pads_in_parts(module: ir.Module) -> int:
-    """Each complex `pad` as two real ones of its parts, made complex again. iree-compile 3.13 crashed (SIGSEGV) on
-    a complex `stablehlo.pad` on the CPU: `snp.pad` of complex values under jit, complex convolve/correlate in modes
-    "full" and "same", fft's transposes. The count rewritten."""
-    pads = _ops_where(module, lambda op: op.name == "stablehlo.pad"
-                      and isinstance(_element(op.results[0].type), ir.ComplexType))
-    for op in pads:
+    """Each complex `pad`, and each complex `dynamic_update_slice` into a constant (IREE raises an update of a
+    splat to a pad: the transpose of a `dynamic_slice`), as two real ones of its parts, made complex again. iree-compile 3.13 crashed
+    (SIGSEGV) on a complex `stablehlo.pad` on the CPU (`snp.pad` of complex values under jit, complex
+    convolve/correlate in modes "full" and "same", fft's transposes), and failed on the update ("'arith.constant' op
+    attribute 'value' failed to satisfy constraint": the complex gradient of `solve_triangular`'s loop, `cho_solve`).
+    The count rewritten."""
+    ops = _ops_where(module, lambda op: (op.name == "stablehlo.pad" or op.name == "stablehlo.dynamic_update_slice"
+                                         and _constant(op.operands[0]))
+                     and isinstance(_element(op.results[0].type), ir.ComplexType))
+    for op in ops:
         t = ir.RankedTensorType(op.results[0].type)
         part_of = lambda v: ir.RankedTensorType.get(ir.RankedTensorType(v.type).shape,
                                                     ir.ComplexType(_element(v.type)).element_type)
         with ir.InsertionPoint(op), op.location:
             b = Builder(t)
-            parts = [b.op("pad", *(b.op(name, v, ty=part_of(v)) for v in op.operands), ty=part_of(op.results[0]),
-                          **{k: op.attributes[k] for k in ("edge_padding_low", "edge_padding_high", "interior_padding")})
+            attrs = {k: op.attributes[k] for k in ("edge_padding_low", "edge_padding_high", "interior_padding")} \
+                if op.name == "stablehlo.pad" else {}
+            # (the first two operands are complex: the pad's operand and value, the update's operand and update)
+            ops_of = lambda name: [b.op(name, v, ty=part_of(v)) for v in list(op.operands)[:2]] + list(op.operands)[2:]
+            parts = [b.op(op.name.split(".")[1], *ops_of(name), ty=part_of(op.results[0]), **attrs)
                      for name in ("real", "imag")]
             op.results[0].replace_all_uses_with(b.op("complex", *parts))
         op.erase()
-    return len(pads)
+    return len(ops)
 
 
 def complex_division_constants_apart(module: ir.Module) -> int:
@@ -1737,7 +1752,8 @@ COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
 COMPLEX_PADS_IN_PARTS = register(Rewrite(
-    "complex-pads-in-parts", complex_pads_in_parts, "a complex pad as two real ones (iree-compile crashed on it)",
+    "complex-pads-in-parts", complex_pads_in_parts,
+    "a complex pad, or update of a constant, as two real ones (iree-compile crashed on the pad, failed on the update)",
     "legalize", Workaround(_IREE, "tests/test_numpy_shapes.py::test_complex_pad_and_full_convolutions_compile")))
 COMPLEX128_CONSTANTS_IN_PARTS = register(Rewrite(
     "complex128-constants-in-parts", complex128_constants_in_parts,

@@ -623,3 +623,17 @@ def test_batch_of_no_matrices():
     g = stagec.jit(stagec.grad(lambda a, s: snp.sum(snp.linalg.svdvals(a)) + snp.sum(snp.linalg.eigvalsh(s)),
                                argnums=(0, 1)))(a, s)
     assert [x.shape for x in g] == [a.shape, s.shape]
+
+
+def test_complex_gradient_of_a_triangular_solve():
+    """grad of a complex solve_triangular (its loop transposed: updates of a zero tensor, which IREE 3.13 raised to
+    a complex pad and failed to compile; legalize's complex-pads-in-parts) against the closed form: f = sum(re x),
+    x = T^-1 b, df = re(-u^T dT x) with u = T^-T 1, so JAX's gradient (df/d re - i df/d im) is -u x^T on T's lower
+    triangle."""
+    from stagec.scipy import linalg as sl
+    t = np.tril(_A + 1j * _W + 4 * np.eye(N)).astype(np.complex64)
+    b = (_Bm[:, 0] + 1j * _Bm[:, 1]).astype(np.complex64)
+    got = stagec.jit(stagec.grad(lambda t: snp.sum(snp.real(sl.solve_triangular(t, b, lower=True)))))(t)
+    t64 = t.astype(np.complex128)
+    want = np.tril(-np.outer(np.linalg.solve(t64.T, np.ones(N)), np.linalg.solve(t64, b)))
+    assert _err(got, want) < 1e-5
