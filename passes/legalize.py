@@ -1495,15 +1495,29 @@ def _complex128_values(op, shape) -> np.ndarray | None:
     return None if values.size <= 1 else values.reshape(shape)
 
 
+def _complex128_one(v) -> complex | None:
+    """The one value of `v` where it is a complex<f64> constant of one value (0-d or a splat), else None."""
+    if isinstance(v.owner, ir.Block) or v.owner.name != "stablehlo.constant":
+        return None
+    text = str(v.owner)
+    pairs = _PAIR.findall(text[text.index("dense<"):].split("> : ", 1)[0])
+    return complex(_f64(pairs[0][0]), _f64(pairs[0][1])) if len(pairs) == 1 and "0x" not in text else None
+
+
 def complex128_constants_in_parts(module: ir.Module) -> int:
-    """Each complex128 constant of more than one value built by `stablehlo.complex` from two float64 constants.
+    """Each complex128 constant of more than one value built by `stablehlo.complex` from two float64 constants, and
+    each complex128 splat of more than one element (a splat constant, or a broadcast of a constant of one value)
+    from two float64 splats.
 
     IREE 3.13's stream packing of a complex<f64> constant of more than 16 elements fails (a SIGFPE in
     `SizedStorageDenseElementsAttrModel::getStorageSize`, `iree-compile` exits -8, on the CPU and CUDA alike):
-    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. The count
-    rewritten."""
+    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. A complex128 splat
+    that IREE fills as a buffer of its own (a loop's initial zeros: complex128 qr, cholesky, pinv, lstsq, the
+    gradient of solve_triangular) failed ("'stream.async.splat' op operand #0 must be ... integer, but got
+    'i128'"). The count rewritten."""
+    c128 = ir.ComplexType.get(ir.F64Type.get())
     found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
-                       and _element(op.results[0].type) == ir.ComplexType.get(ir.F64Type.get())
+                       and _element(op.results[0].type) == c128
                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
     n = 0
     for op in found:
@@ -1517,7 +1531,20 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
             op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
         op.erase()
         n += 1
-    return n
+    splats = _ops_where(module, lambda op: op.name in ("stablehlo.constant", "stablehlo.broadcast_in_dim")
+                        and _element(op.results[0].type) == c128
+                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1
+                        and _complex128_one(op.results[0] if op.name == "stablehlo.constant" else op.operands[0])
+                        is not None)
+    for op in splats:
+        t = ir.RankedTensorType(op.results[0].type)
+        z = _complex128_one(op.results[0] if op.name == "stablehlo.constant" else op.operands[0])
+        with ir.InsertionPoint(op), op.location:
+            f64 = _like(t, ir.F64Type.get())
+            parts = [make_constant(np.array(p), f64) for p in (z.real, z.imag)]
+            op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
+        op.erase()
+    return n + len(splats)
 
 
 def uint8_division_in_int32(module: ir.Module) -> int:

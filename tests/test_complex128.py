@@ -154,3 +154,16 @@ def test_closed_over_complex128_arrays_compile(x64, shape):
     assert np.signbit(got.reshape(-1)[2].real)
     if shape == (17,):
         assert len(f.lower(x).compile("cuda").artifact.vmfb) > 1000  # (the compile side; no GPU needed)
+
+
+@pytest.mark.cpu_only  # (the CPU's and CUDA's legalization; Vulkan has no float64)
+def test_complex128_splats_compile(x64):
+    """A complex128 splat IREE fills as a buffer of its own (a loop's initial zeros, a loop's carried constant):
+    iree-compile failed ("'stream.async.splat' op operand #0 must be ... integer, but got 'i128'"): complex128 qr,
+    cholesky, pinv, lstsq did not compile. `complex128-constants-in-parts` builds it from float64 splats."""
+    import stagec.numpy as snp
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 3)) + 1j * rng.normal(size=(4, 3))
+    got = stagec.jit(lambda a: (snp.matmul(*snp.linalg.qr(a)), snp.full((2, 2), 1 - 2j), snp.linalg.pinv(a)))(a)
+    for g, w in zip(got, (a, np.full((2, 2), 1 - 2j), np.linalg.pinv(a))):
+        np.testing.assert_allclose(g, w, atol=1e-12)
