@@ -293,35 +293,45 @@ def det(a, /):
 
 
 def _householder(a):
-    """Householder vectors and R: returns (U (..., m, k) with H_j = I - u_j u_j^H, R (..., m, n))."""
+    """LAPACK's (geqrf's) Householder QR: (V (..., m, k), tau (..., 1, k), R (..., m, n)) with Q = H_0 ... H_{k-1},
+    H_j = I - tau_j v_j v_j^H (v_j[j] = 1). H_j^H takes column j below row j - 1 (x, alpha = x_j) to beta e_j with
+    beta real, -sign(re alpha) ||x||, or alpha itself where x is alpha e_j with alpha real (tau 0): R's diagonal
+    is real and Q and R are NumPy's and JAX's (a Hermitian reflector makes it -phase(alpha) ||x||: complex)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     k = builtins.min(m, n)
-    rows = _idx(m, -2)
+    dt = aval_of(a).dtype
+    rdt = _real_dtype(dt)
+    rows, cols = _idx(m, -2), _idx(n, -1)
+    sq = lambda v: real(multiply(conjugate(v), v)) if _is_complex(v) else multiply(v, v)  # noqa: E731
 
     def body(j, state):
-        R, U = state
+        R, V, tau = state
         x = where(rows >= j, _col(R, j), 0)
         alpha = _row(x, j)
-        nx = sqrt(sum(real(multiply(conjugate(x), x)) if _is_complex(x) else multiply(x, x), axis=-2,
-                      keepdims=True)).astype(aval_of(x).dtype)
-        v = where(equal(rows, j), x + multiply(_phase(alpha), nx), x)
-        vn = sum(abs(v) ** 2, axis=-2, keepdims=True).astype(aval_of(x).dtype)
-        u = where(equal(vn, 0), 0, multiply(v, sqrt(divide(2, where(equal(vn, 0), 1, vn)))))
-        R = subtract(R, _mm(u, _mm(_ct(u), R)))
-        return R, _set_col(U, u, j)
+        below = sum(where(rows > j, sq(x), 0), axis=-2, keepdims=True)
+        kept = equal(below, 0)
+        if _is_complex(x):
+            kept = logical_and(kept, equal(imag(alpha), 0))
+        ra = real(alpha) if _is_complex(alpha) else alpha
+        beta = multiply(where(less(ra, 0), 1, -1).astype(rdt), sqrt(sq(alpha) + below)).astype(dt)
+        t = where(kept, 0, divide(beta - alpha, where(kept, 1, beta)))
+        v = where(equal(rows, j), 1, where(greater(rows, j), divide(x, where(kept, 1, alpha - beta)), 0)).astype(dt)
+        R = subtract(R, multiply(conjugate(t) if _is_complex(t) else t, _mm(v, _mm(_ct(v), R))))
+        R = where(logical_and(equal(cols, j), rows >= j), where(equal(rows, j), where(kept, alpha, beta), 0), R)
+        return R, _set_col(V, v, j), _set_col(tau, t, j)
 
-    R, U = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), aval_of(a).dtype)))
-    return U, R
+    R, V, tau = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), dt), zeros(shape[:-2] + (1, k), dt)))
+    return V, tau, R
 
 
-def _apply_q(U, q):
-    """Q @ q where Q = H_0 H_1 ... H_{k-1} (applied right to left)."""
-    k = aval_of(U).shape[-1]
+def _apply_q(V, tau, q):
+    """Q @ q where Q = H_0 H_1 ... H_{k-1} (`_householder`'s, applied right to left)."""
+    k = aval_of(V).shape[-1]
 
     def body(i, q):
-        u = _col(U, k - 1 - i)
-        return subtract(q, _mm(u, _mm(_ct(u), q)))
+        v, t = _col(V, k - 1 - i), _col(tau, k - 1 - i)
+        return subtract(q, multiply(t, _mm(v, _mm(_ct(v), q))))
 
     return lax.fori_loop(0, k, body, q)
 
@@ -352,7 +362,7 @@ def _qr(a, mode: str = "reduced"):
     shape = aval_of(a).shape
     m, n = shape[-2:]
     k = builtins.min(m, n)
-    U, R = _householder(a)
+    V, tau, R = _householder(a)
     R = where(_idx(m, -2) <= _idx(n, -1), R, 0)
     if mode == "r":
         return R[..., :k, :]
@@ -361,7 +371,7 @@ def _qr(a, mode: str = "reduced"):
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: unrecognized mode {mode!r} (use 'reduced', 'complete' or 'r')")
     cols = m if mode == "complete" else k
-    Q = _apply_q(U, _batch_eye(shape[:-2] + (m, cols), aval_of(a).dtype))
+    Q = _apply_q(V, tau, _batch_eye(shape[:-2] + (m, cols), aval_of(a).dtype))
     return Q, (R if mode == "complete" else R[..., :k, :])
 
 
@@ -1204,16 +1214,10 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
 _qr_d = custom_jvp(_qr, nondiff_argnums=(1,))
 
 
-@_qr_d.defjvp
-def _qr_jvp(mode, primals, tangents):
-    """JAX's QR JVP: with C = Q^H A_dot R^-1 and its strictly lower part skew-symmetrized into O (plus the
-    imaginary diagonal), Q_dot = Q (O - C) + A_dot R^-1 and R_dot = (C - O) R."""
-    (a,), (da,) = primals, tangents
-    m, n = aval_of(a).shape[-2:]
-    if m < n or (mode == "complete" and m != n):
-        raise NotImplementedError(f"qr: the derivative of mode={mode!r} for a {m}x{n} matrix is not implemented "
-                                  "(as in JAX: it needs m >= n, and a square matrix for mode='complete')")
-    q, r = _qr(a, "reduced")
+def _thin_qr_jvp(q, r, da):
+    """JAX's QR JVP of q (..., m, n), r (..., n, n), m >= n: with C = Q^H A_dot R^-1 and its strictly lower part
+    skew-symmetrized into O (plus the imaginary diagonal), Q_dot = Q (O - C) + A_dot R^-1 and R_dot = (C - O) R."""
+    n = aval_of(r).shape[-1]
     dx_rinv = _mm(da, _tri_solve(r, _eye_like(r), lower=False))
     c = _mm(_ct(q), dx_rinv)
     rows, cols = _idx(n, -2), _idx(n, -1)
@@ -1221,8 +1225,31 @@ def _qr_jvp(mode, primals, tangents):
     do = subtract(low, _ct(low))
     if _is_complex(c):
         do = do + where(equal(rows, cols), subtract(c, real(c).astype(aval_of(c).dtype)), 0)
-    dq = _mm(q, subtract(do, c)) + dx_rinv
-    dr = _mm(subtract(c, do), r)
+    return _mm(q, subtract(do, c)) + dx_rinv, _mm(subtract(c, do), r)
+
+
+@_qr_d.defjvp
+def _qr_jvp(mode, primals, tangents):
+    """JAX's QR JVP (`_thin_qr_jvp`), with its wide case (m < n: R = [R1, R2] with R2 = Q^H A2, so
+    R2_dot = Q_dot^H A2 + Q^H A2_dot) and its complete one (m > n: the last m - n columns of Q from
+    arXiv:2409.13374, eqs. 32-33, which hold for LAPACK's Householder reflectors: `_householder`'s)."""
+    (a,), (da,) = primals, tangents
+    m, n = aval_of(a).shape[-2:]
+    q, r = _qr(a, "complete" if mode == "complete" else "reduced")
+    if m < n:
+        dq, dr1 = _thin_qr_jvp(q, r[..., :, :m], da[..., :, :m])
+        dr = concatenate([dr1, _mm(_ct(dq), a[..., :, m:]) + _mm(_ct(q), da[..., :, m:])], -1)
+    elif mode == "complete" and m > n:
+        q_mn = q[..., :, :n]
+        dq, dr = _thin_qr_jvp(q_mn, r[..., :n, :], da)
+        q_nn, q_pn, dq_nn, dq_pn = q_mn[..., :n, :], q_mn[..., n:, :], dq[..., :n, :], dq[..., n:, :]
+        lu, perm, _ = _lu(q_nn - _eye_like(q_nn))
+        z_pn = _mm(q_pn, _lu_solve(lu, perm))  # Q_pn (Q_nn - I)^-1 (eq. 33)
+        dq_mp = _mm(dq, _ct(z_pn)) - _mm(q_mn + _mm(q[..., :, n:], z_pn), _ct(dq_pn - _mm(z_pn, dq_nn)))  # eq. 32
+        dq = concatenate([dq, dq_mp], -1)
+        dr = concatenate([dr, zeros(aval_of(dr).shape[:-2] + (m - n, n), aval_of(dr).dtype)], -2)
+    else:
+        dq, dr = _thin_qr_jvp(q, r, da)
     return ((q, r), (dq, dr)) if mode != "r" else (r, dr)
 
 
