@@ -1544,7 +1544,34 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
             parts = [make_constant(np.array(p), f64) for p in (z.real, z.imag)]
             op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
         op.erase()
-    return n + len(splats)
+    return n + len(splats) + _constant_parts_apart(module, c128)
+
+
+def _constant_parts_apart(module: ir.Module, c128) -> int:
+    """Each complex128 `complex` whose parts are both computed from constants alone reads them through an
+    `optimization_barrier`. IREE 3.13 folds such a complex into a constant and read its imaginary part wrong where a
+    product and sum consumed it (as re + re j: the reverse mode of `real(inv(a)) * w`, whose cotangent is
+    complex(w, 0), gave a wrong gradient under jit). The count rewritten."""
+    memo: dict = {}
+
+    def from_constants(v) -> bool:
+        op = producer(v)
+        if op is None:
+            return False
+        key = op  # (an op's hash is its identity in the bindings)
+        if key not in memo:
+            memo[key] = False  # (cycles cannot occur in SSA; a guard all the same)
+            memo[key] = op.name == "stablehlo.constant" or (len(op.regions) == 0 and len(op.operands) > 0 and all(
+                from_constants(o) for o in op.operands))
+        return memo[key]
+    found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and _element(op.results[0].type) == c128
+                       and all(from_constants(o) for o in op.operands))
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", list(op.operands), [o.type for o in op.operands])
+        for i, r in enumerate(bar.results):
+            op.operands[i] = r
+    return len(found)
 
 
 def uint8_division_in_int32(module: ir.Module) -> int:

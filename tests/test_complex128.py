@@ -167,3 +167,17 @@ def test_complex128_splats_compile(x64):
     got = stagec.jit(lambda a: (snp.matmul(*snp.linalg.qr(a)), snp.full((2, 2), 1 - 2j), snp.linalg.pinv(a)))(a)
     for g, w in zip(got, (a, np.full((2, 2), 1 - 2j), np.linalg.pinv(a))):
         np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+@pytest.mark.cpu_only
+def test_complex128_of_constant_parts_in_a_product(x64):
+    """jit(grad) of sum(real(inv(a)) * w): its cotangent complex(w, 0) is made of constants, which IREE 3.13 folded
+    and read as w + w j in the products after it (a wrong gradient, silently). Against the closed form
+    -inv(a)^T w inv(a)^T (JAX's convention: d/d re - i d/d im)."""
+    import stagec.numpy as snp
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(2, 2)) + 1j * rng.normal(size=(2, 2)) + 2 * np.eye(2)
+    w = rng.normal(size=(2, 2))
+    got = stagec.jit(stagec.grad(lambda a: snp.sum(snp.real(snp.linalg.inv(a)) * w)))(a)
+    ai = np.linalg.inv(a)
+    np.testing.assert_allclose(got, -ai.T @ w @ ai.T, atol=1e-12)
