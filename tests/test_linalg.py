@@ -657,3 +657,21 @@ def test_qr_as_lapack_and_its_wide_and_complete_jvps(x64):
             assert _err(g, w) < 1e-12
         for g, p, m in zip(tans, qr(np, x + h * d, mode), qr(np, x - h * d, mode)):
             assert _err(g, (p - m) / (2 * h)) < 1e-6
+
+
+def test_tensorinv_tensorsolve_and_eig_named():
+    """tensorinv and tensorsolve (JAX's and NumPy's; they were missing: AttributeError) against NumPy; eig and eigvals
+    raise NotInStagec naming what to use."""
+    a = (np.kron(_A, _A[:2, :2] + 3 * np.eye(2)) + 8 * np.eye(2 * N)).astype(np.float32)  # (8, 8)
+    b = np.arange(8, dtype=np.float32)
+    got = stagec.jit(lambda a, b: (snp.linalg.tensorinv(a.reshape(2, 4, 8), ind=2),
+                                   snp.linalg.tensorsolve(a.reshape(2, 4, 4, 2), b.reshape(2, 4)),
+                                   snp.linalg.tensorsolve(a.reshape(2, 4, 2, 4), b.reshape(4, 2), axes=(0,))))(a, b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = (np.linalg.tensorinv(a64.reshape(2, 4, 8), ind=2), np.linalg.tensorsolve(a64.reshape(2, 4, 4, 2), b64.reshape(2, 4)),
+            np.linalg.tensorsolve(a64.reshape(2, 4, 2, 4), b64.reshape(4, 2), axes=(0,)))
+    for g, w in zip(got, want):
+        assert _err(g, w) < 1e-5
+    with pytest.raises(NotImplementedError, match="eigh"):
+        snp.linalg.eig(a)
+    assert not hasattr(snp.linalg, "eigvals")

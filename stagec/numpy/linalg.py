@@ -28,7 +28,7 @@ from ._indexing import take, take_along_axis
 from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
 from ._reductions import any as _any, count_nonzero, max, min, prod, sum
-from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
+from ._shapes import concatenate, expand_dims, moveaxis, pad, reshape, stack, swapaxes, transpose
 from ._ufuncs import (abs, conjugate, divide, imag, equal, greater, isfinite, isnan, less, log, logical_and, logical_or,
                       multiply, power, real, sqrt, subtract, where)
 
@@ -998,6 +998,37 @@ def diagonal(x, /, *, offset: int = 0):
     return _np_diagonal(x, offset, -2, -1)
 
 
+def tensorinv(a, ind: int = 2):
+    """The inverse of `a` as a linear map from its last dimensions to its first `ind` (`a.shape[:ind]` and
+    `a.shape[ind:]` of equal sizes): shape `a.shape[ind:] + a.shape[:ind]`."""
+    a = _mat("tensorinv", a, min_ndim=1)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind}")
+    sh = aval_of(a).shape
+    rows, cols = int(np.prod(sh[:ind])), int(np.prod(sh[ind:]))
+    if rows != cols:
+        raise LinAlgError(f"tensorinv: a.shape[:ind] = {sh[:ind]} and a.shape[ind:] = {sh[ind:]} must have equal "
+                          "products")
+    return reshape(inv(reshape(a, (rows, cols))), sh[ind:] + sh[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """x with `tensordot(a, x, x.ndim) = b`: `a`'s last dimensions (after moving `axes` to the end) are x's."""
+    a = _mat("tensorsolve", a, min_ndim=1)
+    b = b if _is_array(b) else asarray(b)
+    nd = aval_of(a).ndim
+    if axes is not None:
+        moved = [_axis(k, nd, "tensorsolve") for k in axes]
+        a = transpose(a, [k for k in range(nd) if k not in moved] + moved)
+    xshape = aval_of(a).shape[aval_of(b).ndim:]
+    n = int(np.prod(xshape))
+    if aval_of(a).size != n * n or aval_of(b).size != n:
+        raise LinAlgError(f"tensorsolve: a of shape {aval_of(a).shape} does not map x of shape {xshape} to b of shape "
+                          f"{aval_of(b).shape}")
+    return reshape(solve(reshape(a, (n, n)), reshape(b, (n,))), xshape)
+
+
 def multi_dot(arrays: Sequence, *, precision=None):
     """Product of a chain of matrices in the cheapest order (dynamic programming over the static shapes);
     the first and last may be 1-D."""
@@ -1255,5 +1286,13 @@ def _qr_jvp(mode, primals, tangents):
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv",
-           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
+           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
+           "vector_norm"]
 globals().update({k: _api(globals()[k]) for k in __all__ if k != "LinAlgError"})  # eager results are Arrays
+
+
+from .._missing import missing as _missing, table as _table  # noqa: E402
+
+__getattr__ = _missing(__name__, _table("eig eigvals", "a general (non-Hermitian) eigensolver is not implemented "
+                                        "(IREE has no LAPACK; stagec's eigh and svd are Jacobi methods): use eigh "
+                                        "for Hermitian matrices, svd for singular values"))
