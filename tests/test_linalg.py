@@ -675,3 +675,16 @@ def test_tensorinv_tensorsolve_and_eig_named():
     with pytest.raises(NotImplementedError, match="eigh"):
         snp.linalg.eig(a)
     assert not hasattr(snp.linalg, "eigvals")
+
+
+def test_scipy_block_diag_of_complex_blocks_under_jit():
+    """block_diag of complex blocks under jit (it scattered into zeros, which IREE 3.13 failed to compile for complex
+    values), mixed with a real block, a scalar, an empty block and a list, against SciPy's; none: (1, 0)."""
+    spl = pytest.importorskip("scipy.linalg")
+    from stagec.scipy import linalg as sl
+    x, y = (_A[:3, :2] + 1j * _W[:3, :2]).astype(np.complex64), _W[:1, :3]
+    blocks = lambda x, y: (x, y, np.float32(5), np.zeros((0, 2), np.float32), [1.0, 2.0])  # noqa: E731
+    got = stagec.jit(lambda x, y: sl.block_diag(*blocks(x, y)))(x, y)
+    want = spl.block_diag(*blocks(x, y))
+    assert got.dtype == np.complex64 and _err(got, want) == 0
+    assert sl.block_diag().shape == (1, 0)
