@@ -1423,6 +1423,18 @@ def complex_constants_apart(module: ir.Module) -> int:
                           and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
 
 
+def _one_value(v) -> complex | None:
+    """The value of `v` where it is a complex constant of one value (0-d or a splat, through broadcasts and
+    reshapes), read from its text (the bindings cannot read a complex attribute), else None."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
+        v = v.owner.operands[0]
+    if isinstance(v.owner, ir.Block) or v.owner.name != "stablehlo.constant":
+        return None
+    text = str(v.owner)
+    pairs = _PAIR.findall(text[text.index("dense<"):].split("> : ", 1)[0])
+    return complex(_f64(pairs[0][0]), _f64(pairs[0][1])) if len(pairs) == 1 and '"0x' not in text else None
+
+
 def _constant(v) -> bool:
     """Whether `v` is a constant, through broadcasts and reshapes (a zero tensor; the bindings cannot read a complex
     attribute to tell a splat)."""
@@ -1449,8 +1461,13 @@ def complex_pads_in_parts(module: ir.Module) -> int:
             b = Builder(t)
             attrs = {k: op.attributes[k] for k in ("edge_padding_low", "edge_padding_high", "interior_padding")} \
                 if op.name == "stablehlo.pad" else {}
-            # (the first two operands are complex: the pad's operand and value, the update's operand and update)
-            ops_of = lambda name: [b.op(name, v, ty=part_of(v)) for v in list(op.operands)[:2]] + list(op.operands)[2:]
+            # (the first two operands are complex: the pad's operand and value, the update's operand and update; an
+            # updated splat's parts are splats of their own, not parts read from a constant: IREE 3.13 updated such a
+            # read in place where a loop reused it, `_constant_parts_apart`)
+            z = _one_value(op.operands[0]) if op.name == "stablehlo.dynamic_update_slice" else None
+            part = lambda name, v: (make_constant(np.array(z.real if name == "real" else z.imag), part_of(v))  # noqa: E731
+                                    if z is not None and v == op.operands[0] else b.op(name, v, ty=part_of(v)))
+            ops_of = lambda name: [part(name, v) for v in list(op.operands)[:2]] + list(op.operands)[2:]
             parts = [b.op(op.name.split(".")[1], *ops_of(name), ty=part_of(op.results[0]), **attrs)
                      for name in ("real", "imag")]
             op.results[0].replace_all_uses_with(b.op("complex", *parts))
@@ -1495,15 +1512,6 @@ def _complex128_values(op, shape) -> np.ndarray | None:
     return None if values.size <= 1 else values.reshape(shape)
 
 
-def _complex128_one(v) -> complex | None:
-    """The one value of `v` where it is a complex<f64> constant of one value (0-d or a splat), else None."""
-    if isinstance(v.owner, ir.Block) or v.owner.name != "stablehlo.constant":
-        return None
-    text = str(v.owner)
-    pairs = _PAIR.findall(text[text.index("dense<"):].split("> : ", 1)[0])
-    return complex(_f64(pairs[0][0]), _f64(pairs[0][1])) if len(pairs) == 1 and "0x" not in text else None
-
-
 def complex128_constants_in_parts(module: ir.Module) -> int:
     """Each complex128 constant of more than one value built by `stablehlo.complex` from two float64 constants, and
     each complex128 splat of more than one element (a splat constant, or a broadcast of a constant of one value)
@@ -1511,9 +1519,9 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
 
     IREE 3.13's stream packing of a complex<f64> constant of more than 16 elements fails (a SIGFPE in
     `SizedStorageDenseElementsAttrModel::getStorageSize`, `iree-compile` exits -8, on the CPU and CUDA alike):
-    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. A complex128 splat
-    that IREE fills as a buffer of its own (a loop's initial zeros: complex128 qr, cholesky, pinv, lstsq, the
-    gradient of solve_triangular) failed ("'stream.async.splat' op operand #0 must be ... integer, but got
+    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. A complex128 splat of a
+    function's body that IREE fills as a buffer of its own (a loop's initial zeros: complex128 qr, cholesky, pinv,
+    lstsq, the gradient of solve_triangular) failed ("'stream.async.splat' op operand #0 must be ... integer, but got
     'i128'"). The count rewritten."""
     c128 = ir.ComplexType.get(ir.F64Type.get())
     found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
@@ -1532,26 +1540,37 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
         op.erase()
         n += 1
     splats = _ops_where(module, lambda op: op.name in ("stablehlo.constant", "stablehlo.broadcast_in_dim")
-                        and _element(op.results[0].type) == c128
+                        and _element(op.results[0].type) == c128 and op.parent.name == "func.func"
                         and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1
-                        and _complex128_one(op.results[0] if op.name == "stablehlo.constant" else op.operands[0])
-                        is not None)
+                        and _one_value(op.results[0]) is not None)
+    done = 0
     for op in splats:
         t = ir.RankedTensorType(op.results[0].type)
-        z = _complex128_one(op.results[0] if op.name == "stablehlo.constant" else op.operands[0])
+        z = _one_value(op.results[0])
+        if z is None:  # (a broadcast of a splat rewritten before it)
+            continue
         with ir.InsertionPoint(op), op.location:
             f64 = _like(t, ir.F64Type.get())
             parts = [make_constant(np.array(p), f64) for p in (z.real, z.imag)]
             op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
         op.erase()
-    return n + len(splats) + _constant_parts_apart(module, c128)
+        done += 1
+    return n + done + _constant_parts_apart(module, c128)
+
+
+def _top_level(op) -> bool:
+    """Whether `op` is in a function's body and each of its results is read there only (no loop or branch reads it)."""
+    return op.parent.name == "func.func" and all(u.owner.parent.name == "func.func"
+                                                  for r in op.results for u in r.uses)
 
 
 def _constant_parts_apart(module: ir.Module, c128) -> int:
-    """Each complex128 `complex` whose parts are both computed from constants alone reads them through an
-    `optimization_barrier`. IREE 3.13 folds such a complex into a constant and read its imaginary part wrong where a
-    product and sum consumed it (as re + re j: the reverse mode of `real(inv(a)) * w`, whose cotangent is
-    complex(w, 0), gave a wrong gradient under jit). The count rewritten."""
+    """Each complex128 `complex` of a function's body, read there only (not in a loop's), whose parts are both
+    computed from constants alone reads them through an `optimization_barrier`. IREE 3.13 folds such a complex into a constant and read its
+    imaginary part wrong where a product and sum consumed it (as re + re j: the reverse mode of `real(inv(a)) * w`,
+    whose cotangent is complex(w, 0), gave a wrong gradient under jit). Not where a loop body reads it: there IREE
+    3.13 updated the barrier's result in place (a `dynamic_update_slice` of a part), so the next iteration read the
+    update as the constant (the gradient of a complex128 `solve_triangular`). The count rewritten."""
     memo: dict = {}
 
     def from_constants(v) -> bool:
@@ -1565,7 +1584,7 @@ def _constant_parts_apart(module: ir.Module, c128) -> int:
                 from_constants(o) for o in op.operands))
         return memo[key]
     found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and _element(op.results[0].type) == c128
-                       and all(from_constants(o) for o in op.operands))
+                       and _top_level(op) and all(from_constants(o) for o in op.operands))
     for op in found:
         with ir.InsertionPoint(op), op.location:
             bar = _create("stablehlo.optimization_barrier", list(op.operands), [o.type for o in op.operands])

@@ -181,3 +181,20 @@ def test_complex128_of_constant_parts_in_a_product(x64):
     got = stagec.jit(stagec.grad(lambda a: snp.sum(snp.real(snp.linalg.inv(a)) * w)))(a)
     ai = np.linalg.inv(a)
     np.testing.assert_allclose(got, -ai.T @ w @ ai.T, atol=1e-12)
+
+
+@pytest.mark.cpu_only
+def test_complex128_gradient_of_a_triangular_solve(x64):
+    """grad of a complex128 solve_triangular, eager and jitted: its transposed loop updates zeros in parts
+    (`complex-pads-in-parts`); IREE 3.13 updated a barriered part in place where the loop reused it, so later
+    iterations read earlier updates as zeros (wrong, silently). Against the closed form -u x^T on the upper triangle,
+    u = T^-T w (f = sum(re(x) w), x = T^-1 b)."""
+    import stagec.numpy as snp
+    from stagec.scipy import linalg as sl
+    rng = np.random.default_rng(0)
+    t = np.triu(rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3)) + 3 * np.eye(3))
+    b, w = rng.normal(size=3) + 1j * rng.normal(size=3), rng.normal(size=3)
+    f = lambda t: snp.sum(snp.real(sl.solve_triangular(t, b)) * w)  # noqa: E731
+    want = np.triu(-np.outer(np.linalg.solve(t.T, w), np.linalg.solve(t, b)))
+    for got in (stagec.grad(f)(t), stagec.jit(stagec.grad(f))(t)):
+        np.testing.assert_allclose(got, want, atol=1e-12)
