@@ -1565,8 +1565,9 @@ def _top_level(op) -> bool:
 
 
 def _constant_parts_apart(module: ir.Module, c128) -> int:
-    """Each complex128 `complex` of a function's body, read there only (not in a loop's), whose parts are both
-    computed from constants alone reads them through an `optimization_barrier`. IREE 3.13 folds such a complex into a constant and read its
+    """Each complex128 `complex` of more than one element of a function's body, read there only (not in a loop's),
+    whose parts are both computed from constants alone reads them through an `optimization_barrier` (a scalar's
+    barrier joined a run of scalar ops past the runtime's 32 bindings: the 1 x 1 complex128 gradient of cho_solve). IREE 3.13 folds such a complex into a constant and read its
     imaginary part wrong where a product and sum consumed it (as re + re j: the reverse mode of `real(inv(a)) * w`,
     whose cotangent is complex(w, 0), gave a wrong gradient under jit). Not where a loop body reads it: there IREE
     3.13 updated the barrier's result in place (a `dynamic_update_slice` of a part), so the next iteration read the
@@ -1584,7 +1585,8 @@ def _constant_parts_apart(module: ir.Module, c128) -> int:
                 from_constants(o) for o in op.operands))
         return memo[key]
     found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and _element(op.results[0].type) == c128
-                       and _top_level(op) and all(from_constants(o) for o in op.operands))
+                       and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1 and _top_level(op)
+                       and all(from_constants(o) for o in op.operands))
     for op in found:
         with ir.InsertionPoint(op), op.location:
             bar = _create("stablehlo.optimization_barrier", list(op.operands), [o.type for o in op.operands])

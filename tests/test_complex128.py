@@ -198,3 +198,7 @@ def test_complex128_gradient_of_a_triangular_solve(x64):
     want = np.triu(-np.outer(np.linalg.solve(t.T, w), np.linalg.solve(t, b)))
     for got in (stagec.grad(f)(t), stagec.jit(stagec.grad(f))(t)):
         np.testing.assert_allclose(got, want, atol=1e-12)
+    # 1 x 1 through cho_solve: f = re(b) / re(a) (cho_factor reads the diagonal's real part), a barrier on its scalar
+    # constant parts made a dispatch of 35 bindings (the runtime's limit is 32)
+    g = stagec.jit(stagec.grad(lambda a: snp.sum(snp.real(sl.cho_solve(sl.cho_factor(a), np.array([[1 + 1j]]))))))
+    np.testing.assert_allclose(g(np.array([[2.0 + 0j]])), [[-0.25]], atol=1e-12)
