@@ -688,3 +688,17 @@ def test_scipy_block_diag_of_complex_blocks_under_jit():
     want = spl.block_diag(*blocks(x, y))
     assert got.dtype == np.complex64 and _err(got, want) == 0
     assert sl.block_diag().shape == (1, 0)
+
+
+def test_eager_grad_and_jvp_through_the_jacobi_loops():
+    """grad and jvp without jit of functions of svdvals/eigvalsh: the rules evaluate the decomposition on concrete
+    values; op by op its loop was a module of its own, which IREE 3.13 could not run ("ref is null"). Now one
+    module (`linalg._one_module`). Against NumPy: d sum(s) / dA = U V^T, d sum(w * k) / dS = V diag(k) V^T."""
+    a = _T.T.copy()  # (3, 5)
+    u, _, vh = np.linalg.svd(a.astype(np.float64), full_matrices=False)
+    assert _err(stagec.grad(lambda x: snp.sum(snp.linalg.svdvals(x)))(a), u @ vh) < 1e-5
+    _, t = stagec.jvp(lambda x: snp.sum(snp.linalg.svdvals(x)), (a,), (_T.T.copy(),))
+    assert abs(float(t) - np.sum(u @ vh * _T.T)) < 1e-4
+    w, v = np.linalg.eigh(_SPD.astype(np.float64))
+    k = np.arange(N, dtype=np.float32)
+    assert _err(stagec.grad(lambda x: snp.sum(snp.linalg.eigvalsh(x) * k))(_SPD), (v * k) @ v.T) < 1e-5

@@ -18,10 +18,11 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
-from ..core import aval_of
+from ..core import TracerBase, aval_of, current_trace
 from ..primitives import structural as _st
 from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
+from . import _base
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, zeros
 from ._indexing import take, take_along_axis
@@ -1073,6 +1074,22 @@ def multi_dot(arrays: Sequence, *, precision=None):
 # it. Where JAX's rule solves with a factor, the factor's inverse (one more loop over primal values) is used.
 
 
+_ONE_MODULE: dict = {}
+
+
+def _one_module(fn, *args, static: tuple = ()):
+    """fn(*args, *static), compiled as one module where the arrays are concrete and nothing is staged (as `_staged`
+    runs eager calls): a differentiation rule evaluating a decomposition under an eager grad or jvp. Op by op, its
+    loops ran as modules of their own, and IREE 3.13 could not run the SVD's Jacobi loop alone ("ref is null": the
+    eager grad of svdvals, pinv, cond, lstsq)."""
+    if _base._stager is None or current_trace() is not None or any(isinstance(a, TracerBase) for a in args):
+        return fn(*args, *static)
+    key = (fn, len(args), static)
+    if key not in _ONE_MODULE:
+        _ONE_MODULE[key] = _base._stager(lambda *a: fn(*a, *static))
+    return _ONE_MODULE[key].lower(*args).compile()(*args)
+
+
 def _tri_solve(T, B, lower: bool):
     """Solve T X = B for triangular T (..., n, n) by substitution; B (..., n, k)."""
     n = aval_of(T).shape[-1]
@@ -1192,7 +1209,7 @@ def _eigh_jvp(primals, tangents):
     """V^H A_dot V = M: w_dot = re diag(M), V_dot = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal
     (A_dot is Hermitian: `_hermitian`'s tangent)."""
     (a,), (da,) = primals, tangents
-    w, V = _eigh(a)
+    w, V = _one_module(_eigh, a)
     dt = aval_of(a).dtype
     n = aval_of(a).shape[-1]
     eye_n = eye(n, dtype=dt)
@@ -1215,7 +1232,7 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
         raise NotImplementedError("svd: the derivative of a full_matrices=True SVD of a non-square matrix is not "
                                   "implemented (as in JAX); use full_matrices=False")
     dt = aval_of(a).dtype
-    U, s, Vh = _svd(a, False, True)
+    U, s, Vh = _one_module(_svd, a, static=(False, True))
     V = _ct(Vh)
     s_dim = expand_dims(s, -2)
     dS = _mm(_mm(_ct(U), da), V)
