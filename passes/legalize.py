@@ -1542,24 +1542,56 @@ def complex_constants_apart(module: ir.Module) -> int:
                           and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
 
 
+def _one_value(v) -> complex | None:
+    """The value of `v` where it is a complex constant of one value (0-d or a splat, through broadcasts and
+    reshapes), read from its text (the bindings cannot read a complex attribute), else None."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
+        v = v.owner.operands[0]
+    if isinstance(v.owner, ir.Block) or v.owner.name != "stablehlo.constant":
+        return None
+    text = str(v.owner)
+    pairs = _PAIR.findall(text[text.index("dense<"):].split("> : ", 1)[0])
+    return complex(_f64(pairs[0][0]), _f64(pairs[0][1])) if len(pairs) == 1 and '"0x' not in text else None
+
+
+def _constant(v) -> bool:
+    """Whether `v` is a constant, through broadcasts and reshapes (a zero tensor; the bindings cannot read a complex
+    attribute to tell a splat)."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
+        v = v.owner.operands[0]
+    return not isinstance(v.owner, ir.Block) and v.owner.name == "stablehlo.constant"
+
+
 def complex_pads_in_parts(module: ir.Module) -> int:
-    """Each complex `pad` as two real ones of its parts, made complex again. iree-compile 3.13 crashed (SIGSEGV) on
-    a complex `stablehlo.pad` on the CPU: `snp.pad` of complex values under jit, complex convolve/correlate in modes
-    "full" and "same", fft's transposes. The count rewritten."""
-    pads = _ops_where(module, lambda op: op.name == "stablehlo.pad"
-                      and isinstance(_element(op.results[0].type), ir.ComplexType))
-    for op in pads:
+    """Each complex `pad`, and each complex `dynamic_update_slice` into a constant (IREE raises an update of a
+    splat to a pad: the transpose of a `dynamic_slice`), as two real ones of its parts, made complex again. iree-compile 3.13 crashed
+    (SIGSEGV) on a complex `stablehlo.pad` on the CPU (`snp.pad` of complex values under jit, complex
+    convolve/correlate in modes "full" and "same", fft's transposes), and failed on the update ("'arith.constant' op
+    attribute 'value' failed to satisfy constraint": the complex gradient of `solve_triangular`'s loop, `cho_solve`).
+    The count rewritten."""
+    ops = _ops_where(module, lambda op: (op.name == "stablehlo.pad" or op.name == "stablehlo.dynamic_update_slice"
+                                         and _constant(op.operands[0]))
+                     and isinstance(_element(op.results[0].type), ir.ComplexType))
+    for op in ops:
         t = ir.RankedTensorType(op.results[0].type)
         part_of = lambda v: ir.RankedTensorType.get(ir.RankedTensorType(v.type).shape,
                                                     ir.ComplexType(_element(v.type)).element_type)
         with ir.InsertionPoint(op), op.location:
             b = Builder(t)
-            parts = [b.op("pad", *(b.op(name, v, ty=part_of(v)) for v in op.operands), ty=part_of(op.results[0]),
-                          **{k: op.attributes[k] for k in ("edge_padding_low", "edge_padding_high", "interior_padding")})
+            attrs = {k: op.attributes[k] for k in ("edge_padding_low", "edge_padding_high", "interior_padding")} \
+                if op.name == "stablehlo.pad" else {}
+            # (the first two operands are complex: the pad's operand and value, the update's operand and update; an
+            # updated splat's parts are splats of their own, not parts read from a constant: IREE 3.13 updated such a
+            # read in place where a loop reused it, `_constant_parts_apart`)
+            z = _one_value(op.operands[0]) if op.name == "stablehlo.dynamic_update_slice" else None
+            part = lambda name, v: (make_constant(np.array(z.real if name == "real" else z.imag), part_of(v))  # noqa: E731
+                                    if z is not None and v == op.operands[0] else b.op(name, v, ty=part_of(v)))
+            ops_of = lambda name: [part(name, v) for v in list(op.operands)[:2]] + list(op.operands)[2:]
+            parts = [b.op(op.name.split(".")[1], *ops_of(name), ty=part_of(op.results[0]), **attrs)
                      for name in ("real", "imag")]
             op.results[0].replace_all_uses_with(b.op("complex", *parts))
         op.erase()
-    return len(pads)
+    return len(ops)
 
 
 def complex_division_constants_apart(module: ir.Module) -> int:
@@ -1600,14 +1632,19 @@ def _complex128_values(op, shape) -> np.ndarray | None:
 
 
 def complex128_constants_in_parts(module: ir.Module) -> int:
-    """Each complex128 constant of more than one value built by `stablehlo.complex` from two float64 constants.
+    """Each complex128 constant of more than one value built by `stablehlo.complex` from two float64 constants, and
+    each complex128 splat of more than one element (a splat constant, or a broadcast of a constant of one value)
+    from two float64 splats.
 
     IREE 3.13's stream packing of a complex<f64> constant of more than 16 elements fails (a SIGFPE in
     `SizedStorageDenseElementsAttrModel::getStorageSize`, `iree-compile` exits -8, on the CPU and CUDA alike):
-    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. The count
-    rewritten."""
+    `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. A complex128 splat of a
+    function's body that IREE fills as a buffer of its own (a loop's initial zeros: complex128 qr, cholesky, pinv,
+    lstsq, the gradient of solve_triangular) failed ("'stream.async.splat' op operand #0 must be ... integer, but got
+    'i128'"). The count rewritten."""
+    c128 = ir.ComplexType.get(ir.F64Type.get())
     found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
-                       and _element(op.results[0].type) == ir.ComplexType.get(ir.F64Type.get())
+                       and _element(op.results[0].type) == c128
                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1)
     n = 0
     for op in found:
@@ -1621,7 +1658,60 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
             op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
         op.erase()
         n += 1
-    return n
+    splats = _ops_where(module, lambda op: op.name in ("stablehlo.constant", "stablehlo.broadcast_in_dim")
+                        and _element(op.results[0].type) == c128 and op.parent.name == "func.func"
+                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1
+                        and _one_value(op.results[0]) is not None)
+    done = 0
+    for op in splats:
+        t = ir.RankedTensorType(op.results[0].type)
+        z = _one_value(op.results[0])
+        if z is None:  # (a broadcast of a splat rewritten before it)
+            continue
+        with ir.InsertionPoint(op), op.location:
+            f64 = _like(t, ir.F64Type.get())
+            parts = [make_constant(np.array(p), f64) for p in (z.real, z.imag)]
+            op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
+        op.erase()
+        done += 1
+    return n + done + _constant_parts_apart(module, c128)
+
+
+def _top_level(op) -> bool:
+    """Whether `op` is in a function's body and each of its results is read there only (no loop or branch reads it)."""
+    return op.parent.name == "func.func" and all(u.owner.parent.name == "func.func"
+                                                  for r in op.results for u in r.uses)
+
+
+def _constant_parts_apart(module: ir.Module, c128) -> int:
+    """Each complex128 `complex` of more than one element of a function's body, read there only (not in a loop's),
+    whose parts are both computed from constants alone reads them through an `optimization_barrier` (a scalar's
+    barrier joined a run of scalar ops past the runtime's 32 bindings: the 1 x 1 complex128 gradient of cho_solve). IREE 3.13 folds such a complex into a constant and read its
+    imaginary part wrong where a product and sum consumed it (as re + re j: the reverse mode of `real(inv(a)) * w`,
+    whose cotangent is complex(w, 0), gave a wrong gradient under jit). Not where a loop body reads it: there IREE
+    3.13 updated the barrier's result in place (a `dynamic_update_slice` of a part), so the next iteration read the
+    update as the constant (the gradient of a complex128 `solve_triangular`). The count rewritten."""
+    memo: dict = {}
+
+    def from_constants(v) -> bool:
+        op = producer(v)
+        if op is None:
+            return False
+        key = op  # (an op's hash is its identity in the bindings)
+        if key not in memo:
+            memo[key] = False  # (cycles cannot occur in SSA; a guard all the same)
+            memo[key] = op.name == "stablehlo.constant" or (len(op.regions) == 0 and len(op.operands) > 0 and all(
+                from_constants(o) for o in op.operands))
+        return memo[key]
+    found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and _element(op.results[0].type) == c128
+                       and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1 and _top_level(op)
+                       and all(from_constants(o) for o in op.operands))
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", list(op.operands), [o.type for o in op.operands])
+        for i, r in enumerate(bar.results):
+            op.operands[i] = r
+    return len(found)
 
 
 def uint8_division_in_int32(module: ir.Module) -> int:
@@ -1872,7 +1962,8 @@ COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_vulkan_complex_constants_compile_and_run")))
 COMPLEX_PADS_IN_PARTS = register(Rewrite(
-    "complex-pads-in-parts", complex_pads_in_parts, "a complex pad as two real ones (iree-compile crashed on it)",
+    "complex-pads-in-parts", complex_pads_in_parts,
+    "a complex pad, or update of a constant, as two real ones (iree-compile crashed on the pad, failed on the update)",
     "legalize", Workaround(_IREE, "tests/test_numpy_shapes.py::test_complex_pad_and_full_convolutions_compile")))
 COMPLEX128_CONSTANTS_IN_PARTS = register(Rewrite(
     "complex128-constants-in-parts", complex128_constants_in_parts,

@@ -154,3 +154,51 @@ def test_closed_over_complex128_arrays_compile(x64, shape):
     assert np.signbit(got.reshape(-1)[2].real)
     if shape == (17,):
         assert len(f.lower(x).compile("cuda").artifact.vmfb) > 1000  # (the compile side; no GPU needed)
+
+
+@pytest.mark.cpu_only  # (the CPU's and CUDA's legalization; Vulkan has no float64)
+def test_complex128_splats_compile(x64):
+    """A complex128 splat IREE fills as a buffer of its own (a loop's initial zeros, a loop's carried constant):
+    iree-compile failed ("'stream.async.splat' op operand #0 must be ... integer, but got 'i128'"): complex128 qr,
+    cholesky, pinv, lstsq did not compile. `complex128-constants-in-parts` builds it from float64 splats."""
+    import stagec.numpy as snp
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(4, 3)) + 1j * rng.normal(size=(4, 3))
+    got = stagec.jit(lambda a: (snp.matmul(*snp.linalg.qr(a)), snp.full((2, 2), 1 - 2j), snp.linalg.pinv(a)))(a)
+    for g, w in zip(got, (a, np.full((2, 2), 1 - 2j), np.linalg.pinv(a))):
+        np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+@pytest.mark.cpu_only
+def test_complex128_of_constant_parts_in_a_product(x64):
+    """jit(grad) of sum(real(inv(a)) * w): its cotangent complex(w, 0) is made of constants, which IREE 3.13 folded
+    and read as w + w j in the products after it (a wrong gradient, silently). Against the closed form
+    -inv(a)^T w inv(a)^T (JAX's convention: d/d re - i d/d im)."""
+    import stagec.numpy as snp
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(2, 2)) + 1j * rng.normal(size=(2, 2)) + 2 * np.eye(2)
+    w = rng.normal(size=(2, 2))
+    got = stagec.jit(stagec.grad(lambda a: snp.sum(snp.real(snp.linalg.inv(a)) * w)))(a)
+    ai = np.linalg.inv(a)
+    np.testing.assert_allclose(got, -ai.T @ w @ ai.T, atol=1e-12)
+
+
+@pytest.mark.cpu_only
+def test_complex128_gradient_of_a_triangular_solve(x64):
+    """grad of a complex128 solve_triangular, eager and jitted: its transposed loop updates zeros in parts
+    (`complex-pads-in-parts`); IREE 3.13 updated a barriered part in place where the loop reused it, so later
+    iterations read earlier updates as zeros (wrong, silently). Against the closed form -u x^T on the upper triangle,
+    u = T^-T w (f = sum(re(x) w), x = T^-1 b)."""
+    import stagec.numpy as snp
+    from stagec.scipy import linalg as sl
+    rng = np.random.default_rng(0)
+    t = np.triu(rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3)) + 3 * np.eye(3))
+    b, w = rng.normal(size=3) + 1j * rng.normal(size=3), rng.normal(size=3)
+    f = lambda t: snp.sum(snp.real(sl.solve_triangular(t, b)) * w)  # noqa: E731
+    want = np.triu(-np.outer(np.linalg.solve(t.T, w), np.linalg.solve(t, b)))
+    for got in (stagec.grad(f)(t), stagec.jit(stagec.grad(f))(t)):
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    # 1 x 1 through cho_solve: f = re(b) / re(a) (cho_factor reads the diagonal's real part), a barrier on its scalar
+    # constant parts made a dispatch of 35 bindings (the runtime's limit is 32)
+    g = stagec.jit(stagec.grad(lambda a: snp.sum(snp.real(sl.cho_solve(sl.cho_factor(a), np.array([[1 + 1j]]))))))
+    np.testing.assert_allclose(g(np.array([[2.0 + 0j]])), [[-0.25]], atol=1e-12)

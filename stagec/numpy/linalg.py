@@ -18,17 +18,18 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
-from ..core import aval_of
+from ..core import TracerBase, aval_of, current_trace
 from ..primitives import structural as _st
 from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
+from . import _base
 from ._base import _api, _staged, _axes, _axis, _is_array, asarray, astype, broadcast_shapes, broadcast_to
 from ._creation import eye, ones, zeros
 from ._indexing import take, take_along_axis
 from ._linalg import diagonal as _np_diagonal
 from ._linalg import matmul, outer as _outer, tensordot, trace as _np_trace
 from ._reductions import any as _any, count_nonzero, max, min, prod, sum
-from ._shapes import concatenate, expand_dims, moveaxis, pad, stack, swapaxes
+from ._shapes import concatenate, expand_dims, moveaxis, pad, reshape, stack, swapaxes, transpose
 from ._ufuncs import (abs, add, conjugate, divide, imag, equal, greater, isfinite, isnan, less, less_equal, log,
                       logical_and, logical_or, multiply, power, real, sqrt, subtract, where)
 
@@ -293,35 +294,45 @@ def det(a, /):
 
 
 def _householder(a):
-    """Householder vectors and R: returns (U (..., m, k) with H_j = I - u_j u_j^H, R (..., m, n))."""
+    """LAPACK's (geqrf's) Householder QR: (V (..., m, k), tau (..., 1, k), R (..., m, n)) with Q = H_0 ... H_{k-1},
+    H_j = I - tau_j v_j v_j^H (v_j[j] = 1). H_j^H takes column j below row j - 1 (x, alpha = x_j) to beta e_j with
+    beta real, -sign(re alpha) ||x||, or alpha itself where x is alpha e_j with alpha real (tau 0): R's diagonal
+    is real and Q and R are NumPy's and JAX's (a Hermitian reflector makes it -phase(alpha) ||x||: complex)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     k = builtins.min(m, n)
-    rows = _idx(m, -2)
+    dt = aval_of(a).dtype
+    rdt = _real_dtype(dt)
+    rows, cols = _idx(m, -2), _idx(n, -1)
+    sq = lambda v: real(multiply(conjugate(v), v)) if _is_complex(v) else multiply(v, v)  # noqa: E731
 
     def body(j, state):
-        R, U = state
+        R, V, tau = state
         x = where(rows >= j, _col(R, j), 0)
         alpha = _row(x, j)
-        nx = sqrt(sum(real(multiply(conjugate(x), x)) if _is_complex(x) else multiply(x, x), axis=-2,
-                      keepdims=True)).astype(aval_of(x).dtype)
-        v = where(equal(rows, j), x + multiply(_phase(alpha), nx), x)
-        vn = sum(abs(v) ** 2, axis=-2, keepdims=True).astype(aval_of(x).dtype)
-        u = where(equal(vn, 0), 0, multiply(v, sqrt(divide(2, where(equal(vn, 0), 1, vn)))))
-        R = subtract(R, _mm(u, _mm(_ct(u), R)))
-        return R, _set_col(U, u, j)
+        below = sum(where(rows > j, sq(x), 0), axis=-2, keepdims=True)
+        kept = equal(below, 0)
+        if _is_complex(x):
+            kept = logical_and(kept, equal(imag(alpha), 0))
+        ra = real(alpha) if _is_complex(alpha) else alpha
+        beta = multiply(where(less(ra, 0), 1, -1).astype(rdt), sqrt(sq(alpha) + below)).astype(dt)
+        t = where(kept, 0, divide(beta - alpha, where(kept, 1, beta)))
+        v = where(equal(rows, j), 1, where(greater(rows, j), divide(x, where(kept, 1, alpha - beta)), 0)).astype(dt)
+        R = subtract(R, multiply(conjugate(t) if _is_complex(t) else t, _mm(v, _mm(_ct(v), R))))
+        R = where(logical_and(equal(cols, j), rows >= j), where(equal(rows, j), where(kept, alpha, beta), 0), R)
+        return R, _set_col(V, v, j), _set_col(tau, t, j)
 
-    R, U = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), aval_of(a).dtype)))
-    return U, R
+    R, V, tau = lax.fori_loop(0, k, body, (a, zeros(shape[:-1] + (k,), dt), zeros(shape[:-2] + (1, k), dt)))
+    return V, tau, R
 
 
-def _apply_q(U, q):
-    """Q @ q where Q = H_0 H_1 ... H_{k-1} (applied right to left)."""
-    k = aval_of(U).shape[-1]
+def _apply_q(V, tau, q):
+    """Q @ q where Q = H_0 H_1 ... H_{k-1} (`_householder`'s, applied right to left)."""
+    k = aval_of(V).shape[-1]
 
     def body(i, q):
-        u = _col(U, k - 1 - i)
-        return subtract(q, _mm(u, _mm(_ct(u), q)))
+        v, t = _col(V, k - 1 - i), _col(tau, k - 1 - i)
+        return subtract(q, multiply(t, _mm(v, _mm(_ct(v), q))))
 
     return lax.fori_loop(0, k, body, q)
 
@@ -352,7 +363,7 @@ def _qr(a, mode: str = "reduced"):
     shape = aval_of(a).shape
     m, n = shape[-2:]
     k = builtins.min(m, n)
-    U, R = _householder(a)
+    V, tau, R = _householder(a)
     R = where(_idx(m, -2) <= _idx(n, -1), R, 0)
     if mode == "r":
         return R[..., :k, :]
@@ -361,7 +372,7 @@ def _qr(a, mode: str = "reduced"):
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: unrecognized mode {mode!r} (use 'reduced', 'complete' or 'r')")
     cols = m if mode == "complete" else k
-    Q = _apply_q(U, _batch_eye(shape[:-2] + (m, cols), aval_of(a).dtype))
+    Q = _apply_q(V, tau, _batch_eye(shape[:-2] + (m, cols), aval_of(a).dtype))
     return Q, (R if mode == "complete" else R[..., :k, :])
 
 
@@ -447,6 +458,11 @@ _MAX_SWEEPS = 30
 # read its own previous value.
 
 
+def _top(x):
+    """The largest element of x, 0 where x is empty (a batch of no matrices: no sweep after the first)."""
+    return max(x) if aval_of(x).size else zeros((), aval_of(x).dtype)
+
+
 def _pad_corner(a, value):
     """`a` (..., m, n) with one more row and column, zero but for `value` (...,) in the new corner. Complex
     parts are padded apart (IREE 3.13 crashes compiling some complex pads)."""
@@ -526,7 +542,7 @@ def _eigh(a):
 
     def off(A):
         o = sqrt(sum(abs(where(offmask, A, 0)) ** 2, axis=(-2, -1)))
-        return max(divide(o, where(equal(fro, 0), 1, fro)))
+        return _top(divide(o, where(equal(fro, 0), 1, fro)))
 
     def sweep(state):
         A, V, it, go = state
@@ -645,7 +661,7 @@ def _jacobi_columns(a, scale=None):
             A, fake = where(expand_dims(z, -2), stand_ins, A), [logical_or(fake[0], z)]
         A, V, worst = lax.fori_loop(0, n - 1, step, (A, V, zero))
         it = it + 1
-        return A, V, *fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, max(worst) > tol))
+        return A, V, *fake, it, logical_and(go, logical_and(it < _MAX_SWEEPS, _top(worst) > tol))
 
     # (`go`: see _MAX_SWEEPS; the first true behind a barrier as in _eigh)
     fake = [zeros(shape[:-2] + (n,), np.bool_)] if complete else []
@@ -821,16 +837,16 @@ class LstsqResult(NamedTuple):
     singular_values: Any
 
 
-def lstsq(a, b, rcond=None) -> LstsqResult:
-    """Least squares by SVD, as NumPy (x, residuals, rank, s). residuals: squared 2-norms of b - a x when
-    M > N (whatever the rank, as shapes cannot depend on values), else an empty array."""
-    return LstsqResult(*_lstsq(a, b, rcond=rcond))
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False) -> LstsqResult:
+    """Least squares by SVD (x, residuals, rank, s), JAX's: singular values below rcond * s_max (default
+    max(M, N) eps; negative: eps) are dropped. residuals: squared 2-norms of b - a x, always (JAX's default), or
+    with `numpy_resid` NumPy's empty array where M <= N (and, shapes being static, the norms for any rank where
+    M > N; NumPy's are empty below full rank)."""
+    return LstsqResult(*_lstsq(a, b, rcond=rcond, numpy_resid=numpy_resid))
 
 
-@_staged("rcond")
-def _lstsq(a, b, rcond=None):
-    """Least squares by SVD, as NumPy (x, residuals, rank, s). residuals: squared 2-norms of b - a x when
-    M > N (whatever the rank, as shapes cannot depend on values), else an empty array."""
+@_staged("rcond", "numpy_resid")
+def _lstsq(a, b, rcond=None, numpy_resid: bool = False):
     a = _mat("lstsq", a)
     b = b if _is_array(b) else asarray(b)
     if aval_of(a).ndim != 2:
@@ -842,17 +858,17 @@ def _lstsq(a, b, rcond=None):
     if aval_of(bb).shape[0] != m:
         raise LinAlgError(f"lstsq: incompatible dimensions: a {aval_of(a).shape}, b {aval_of(b).shape}")
     u, s, vh = _svd_d(a, False, True)
-    tol = (_eps(a) * builtins.max(m, n) if rcond is None else rcond) * (max(s) if n and m else 0)
-    keep = greater(s, tol)
+    rc = _eps(a) * builtins.max(m, n) if rcond is None else (_eps(a) if rcond < 0 else rcond)
+    tol = rc * (max(s) if n and m else 0)
+    keep = logical_and(greater(s, 0), ~less(s, tol))  # (JAX's: s >= rcond * s_max, s > 0)
     sinv = where(keep, divide(1, where(keep, s, 1)), 0).astype(aval_of(a).dtype)
     x = _mm(_ct(vh), multiply(expand_dims(sinv, -1), _mm(_ct(u), bb)))
     rank = count_nonzero(keep).astype(_dt.default_int())
-    r = subtract(bb, _mm(a, x))
-    resid = sum(abs(r) ** 2, axis=0) if m > n else zeros((0,), _real_dtype(aval_of(a).dtype))
-    if vec:
-        x = x[:, 0]
-        resid = resid[0:1] if m > n else resid
-    return x, resid, rank, s
+    if numpy_resid and m <= n:
+        resid = zeros((0,), _real_dtype(aval_of(a).dtype))
+    else:
+        resid = sum(abs(subtract(bb, _mm(a, x))) ** 2, axis=0)
+    return x[:, 0] if vec else x, resid, rank, s
 
 
 def matrix_power(a, n: int, /):
@@ -983,6 +999,37 @@ def diagonal(x, /, *, offset: int = 0):
     return _np_diagonal(x, offset, -2, -1)
 
 
+def tensorinv(a, ind: int = 2):
+    """The inverse of `a` as a linear map from its last dimensions to its first `ind` (`a.shape[:ind]` and
+    `a.shape[ind:]` of equal sizes): shape `a.shape[ind:] + a.shape[:ind]`."""
+    a = _mat("tensorinv", a, min_ndim=1)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind}")
+    sh = aval_of(a).shape
+    rows, cols = int(np.prod(sh[:ind])), int(np.prod(sh[ind:]))
+    if rows != cols:
+        raise LinAlgError(f"tensorinv: a.shape[:ind] = {sh[:ind]} and a.shape[ind:] = {sh[ind:]} must have equal "
+                          "products")
+    return reshape(inv(reshape(a, (rows, cols))), sh[ind:] + sh[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """x with `tensordot(a, x, x.ndim) = b`: `a`'s last dimensions (after moving `axes` to the end) are x's."""
+    a = _mat("tensorsolve", a, min_ndim=1)
+    b = b if _is_array(b) else asarray(b)
+    nd = aval_of(a).ndim
+    if axes is not None:
+        moved = [_axis(k, nd, "tensorsolve") for k in axes]
+        a = transpose(a, [k for k in range(nd) if k not in moved] + moved)
+    xshape = aval_of(a).shape[aval_of(b).ndim:]
+    n = int(np.prod(xshape))
+    if aval_of(a).size != n * n or aval_of(b).size != n:
+        raise LinAlgError(f"tensorsolve: a of shape {aval_of(a).shape} does not map x of shape {xshape} to b of shape "
+                          f"{aval_of(b).shape}")
+    return reshape(solve(reshape(a, (n, n)), reshape(b, (n,))), xshape)
+
+
 def multi_dot(arrays: Sequence, *, precision=None):
     """Product of a chain of matrices in the cheapest order (dynamic programming over the static shapes);
     the first and last may be 1-D."""
@@ -1025,6 +1072,22 @@ def multi_dot(arrays: Sequence, *, precision=None):
 # Each decomposition is a custom_jvp function: its primal is the loop above, its tangent is built from matrix
 # products, masks and elementwise operations only (no loop over a tangent), so that reverse mode can transpose
 # it. Where JAX's rule solves with a factor, the factor's inverse (one more loop over primal values) is used.
+
+
+_ONE_MODULE: dict = {}
+
+
+def _one_module(fn, *args, static: tuple = ()):
+    """fn(*args, *static), compiled as one module where the arrays are concrete and nothing is staged (as `_staged`
+    runs eager calls): a differentiation rule evaluating a decomposition under an eager grad or jvp. Op by op, its
+    loops ran as modules of their own, and IREE 3.13 could not run the SVD's Jacobi loop alone ("ref is null": the
+    eager grad of svdvals, pinv, cond, lstsq)."""
+    if _base._stager is None or current_trace() is not None or any(isinstance(a, TracerBase) for a in args):
+        return fn(*args, *static)
+    key = (fn, len(args), static)
+    if key not in _ONE_MODULE:
+        _ONE_MODULE[key] = _base._stager(lambda *a: fn(*a, *static))
+    return _ONE_MODULE[key].lower(*args).compile()(*args)
 
 
 def _tri_solve(T, B, lower: bool):
@@ -1186,7 +1249,7 @@ def _eigh_jvp(primals, tangents):
     """V^H A_dot V = M: w_dot = re diag(M), V_dot = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal
     (A_dot is Hermitian: `_hermitian`'s tangent)."""
     (a,), (da,) = primals, tangents
-    w, V = _eigh(a)
+    w, V = _one_module(_eigh, a)
     dt = aval_of(a).dtype
     n = aval_of(a).shape[-1]
     eye_n = eye(n, dtype=dt)
@@ -1209,7 +1272,7 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
         raise NotImplementedError("svd: the derivative of a full_matrices=True SVD of a non-square matrix is not "
                                   "implemented (as in JAX); use full_matrices=False")
     dt = aval_of(a).dtype
-    U, s, Vh = _svd(a, False, True)
+    U, s, Vh = _one_module(_svd, a, static=(False, True))
     V = _ct(Vh)
     s_dim = expand_dims(s, -2)
     dS = _mm(_mm(_ct(U), da), V)
@@ -1239,16 +1302,10 @@ def _svd_jvp(full_matrices, compute_uv, primals, tangents):
 _qr_d = custom_jvp(_qr, nondiff_argnums=(1,))
 
 
-@_qr_d.defjvp
-def _qr_jvp(mode, primals, tangents):
-    """JAX's QR JVP: with C = Q^H A_dot R^-1 and its strictly lower part skew-symmetrized into O (plus the
-    imaginary diagonal), Q_dot = Q (O - C) + A_dot R^-1 and R_dot = (C - O) R."""
-    (a,), (da,) = primals, tangents
-    m, n = aval_of(a).shape[-2:]
-    if m < n or (mode == "complete" and m != n):
-        raise NotImplementedError(f"qr: the derivative of mode={mode!r} for a {m}x{n} matrix is not implemented "
-                                  "(as in JAX: it needs m >= n, and a square matrix for mode='complete')")
-    q, r = _qr(a, "reduced")
+def _thin_qr_jvp(q, r, da):
+    """JAX's QR JVP of q (..., m, n), r (..., n, n), m >= n: with C = Q^H A_dot R^-1 and its strictly lower part
+    skew-symmetrized into O (plus the imaginary diagonal), Q_dot = Q (O - C) + A_dot R^-1 and R_dot = (C - O) R."""
+    n = aval_of(r).shape[-1]
     dx_rinv = _mm(da, _tri_solve(r, _eye_like(r), lower=False))
     c = _mm(_ct(q), dx_rinv)
     rows, cols = _idx(n, -2), _idx(n, -1)
@@ -1256,12 +1313,43 @@ def _qr_jvp(mode, primals, tangents):
     do = subtract(low, _ct(low))
     if _is_complex(c):
         do = do + where(equal(rows, cols), subtract(c, real(c).astype(aval_of(c).dtype)), 0)
-    dq = _mm(q, subtract(do, c)) + dx_rinv
-    dr = _mm(subtract(c, do), r)
+    return _mm(q, subtract(do, c)) + dx_rinv, _mm(subtract(c, do), r)
+
+
+@_qr_d.defjvp
+def _qr_jvp(mode, primals, tangents):
+    """JAX's QR JVP (`_thin_qr_jvp`), with its wide case (m < n: R = [R1, R2] with R2 = Q^H A2, so
+    R2_dot = Q_dot^H A2 + Q^H A2_dot) and its complete one (m > n: the last m - n columns of Q from
+    arXiv:2409.13374, eqs. 32-33, which hold for LAPACK's Householder reflectors: `_householder`'s)."""
+    (a,), (da,) = primals, tangents
+    m, n = aval_of(a).shape[-2:]
+    q, r = _qr(a, "complete" if mode == "complete" else "reduced")
+    if m < n:
+        dq, dr1 = _thin_qr_jvp(q, r[..., :, :m], da[..., :, :m])
+        dr = concatenate([dr1, _mm(_ct(dq), a[..., :, m:]) + _mm(_ct(q), da[..., :, m:])], -1)
+    elif mode == "complete" and m > n:
+        q_mn = q[..., :, :n]
+        dq, dr = _thin_qr_jvp(q_mn, r[..., :n, :], da)
+        q_nn, q_pn, dq_nn, dq_pn = q_mn[..., :n, :], q_mn[..., n:, :], dq[..., :n, :], dq[..., n:, :]
+        lu, perm, _ = _lu(q_nn - _eye_like(q_nn))
+        z_pn = _mm(q_pn, _lu_solve(lu, perm))  # Q_pn (Q_nn - I)^-1 (eq. 33)
+        dq_mp = _mm(dq, _ct(z_pn)) - _mm(q_mn + _mm(q[..., :, n:], z_pn), _ct(dq_pn - _mm(z_pn, dq_nn)))  # eq. 32
+        dq = concatenate([dq, dq_mp], -1)
+        dr = concatenate([dr, zeros(aval_of(dr).shape[:-2] + (m - n, n), aval_of(dr).dtype)], -2)
+    else:
+        dq, dr = _thin_qr_jvp(q, r, da)
     return ((q, r), (dq, dr)) if mode != "r" else (r, dr)
 
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv",
-           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
+           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
+           "vector_norm"]
 globals().update({k: _api(globals()[k]) for k in __all__ if k != "LinAlgError"})  # eager results are Arrays
+
+
+from .._missing import missing as _missing, table as _table  # noqa: E402
+
+__getattr__ = _missing(__name__, _table("eig eigvals", "a general (non-Hermitian) eigensolver is not implemented "
+                                        "(IREE has no LAPACK; stagec's eigh and svd are Jacobi methods): use eigh "
+                                        "for Hermitian matrices, svd for singular values"))

@@ -11,8 +11,9 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
-    """The Cholesky factor: upper triangular by default (SciPy's convention; numpy.linalg's is lower)."""
-    return _la.cholesky(a, upper=not lower)
+    """The Cholesky factor: upper triangular by default (SciPy's convention; numpy.linalg's is lower). Reads only
+    that triangle of `a` (SciPy's and JAX's: no symmetrization)."""
+    return _la.cholesky(a, upper=not lower, symmetrize_input=False)
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -87,17 +88,18 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full", pivoting: b
 
 
 def block_diag(*arrs):
-    """A block-diagonal matrix of the given 2-D blocks (scalars and 1-D arrays are rows)."""
-    arrs = [snp.atleast_2d(snp.asarray(a)) for a in arrs]
-    rows = sum(a.shape[0] for a in arrs)
+    """A block-diagonal matrix of the given 2-D blocks (scalars and 1-D arrays are rows). Each block row is the
+    block between zeros, concatenated: no scatter (`zeros(...).at[...].set` of complex blocks under jit did not
+    compile in IREE 3.13: "'stream.yield' op used resource not listed in explicit captures")."""
+    arrs = [snp.atleast_2d(snp.asarray(a)) for a in arrs or ([],)]  # (none: SciPy's (1, 0))
     cols = sum(a.shape[1] for a in arrs)
     dt = snp.result_type(*arrs)
-    out = snp.zeros((rows, cols), dt)
-    r = c = 0
+    rows, c = [], 0
     for a in arrs:
-        out = out.at[r:r + a.shape[0], c:c + a.shape[1]].set(a.astype(dt))
-        r, c = r + a.shape[0], c + a.shape[1]
-    return out
+        r = a.shape[0]
+        rows.append(snp.concatenate([snp.zeros((r, c), dt), a.astype(dt), snp.zeros((r, cols - c - a.shape[1]), dt)], 1))
+        c += a.shape[1]
+    return snp.concatenate(rows, 0)
 
 
 def toeplitz(c, r=None):
