@@ -1652,11 +1652,7 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
         values = _complex128_values(op, list(t.shape))
         if values is None:
             continue
-        with ir.InsertionPoint(op), op.location:
-            f64 = _like(t, ir.F64Type.get())
-            parts = [make_constant(np.ascontiguousarray(p), f64) for p in (values.real, values.imag)]
-            op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
-        op.erase()
+        _in_parts(op, t, np.ascontiguousarray(values.real), np.ascontiguousarray(values.imag))
         n += 1
     splats = _ops_where(module, lambda op: op.name in ("stablehlo.constant", "stablehlo.broadcast_in_dim")
                         and _element(op.results[0].type) == c128 and op.parent.name == "func.func"
@@ -1668,13 +1664,19 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
         z = _one_value(op.results[0])
         if z is None:  # (a broadcast of a splat rewritten before it)
             continue
-        with ir.InsertionPoint(op), op.location:
-            f64 = _like(t, ir.F64Type.get())
-            parts = [make_constant(np.array(p), f64) for p in (z.real, z.imag)]
-            op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
-        op.erase()
+        _in_parts(op, t, np.array(z.real), np.array(z.imag))
         done += 1
     return n + done + _constant_parts_apart(module, c128)
+
+
+def _in_parts(op, t, re: np.ndarray, im: np.ndarray) -> None:
+    """`op`'s complex128 value (of type `t`) made by `stablehlo.complex` of float64 constants `re` and `im` (each a
+    splat where 0-d); `op` erased."""
+    with ir.InsertionPoint(op), op.location:
+        f64 = _like(t, ir.F64Type.get())
+        parts = [make_constant(p, f64) for p in (re, im)]
+        op.results[0].replace_all_uses_with(_create("stablehlo.complex", parts, [t]).result)
+    op.erase()
 
 
 def _top_level(op) -> bool:
