@@ -417,8 +417,8 @@ class Primitive:
 
     `abstract_eval(*avals, **params) -> aval(s)`, `lowering(ctx, *values, **params) -> [ir.Value]`, and the
     optional `impl` (eager override), `stepwise` (eager, by its parts, where IREE cannot run its kernel), `jvp`,
-    `transpose` and `batch` rules. Upper layers read them; core
-    only calls `abstract_eval` and hands everything else to the trace that processes the primitive."""
+    `transpose` and `batch` rules. Upper layers read them; core only calls `abstract_eval` and hands everything else
+    to the trace that processes the primitive."""
 
     def __init__(self, name: str, abstract_eval: Callable[..., Any] | None = None, multiple_results: bool = False):
         self.name, self.multiple_results = name, multiple_results

@@ -157,7 +157,7 @@ def _or_stepwise(prim: Primitive, run: Callable, out_avals: Sequence[ShapedArray
             try:
                 return run(args, params)
             except KnownRuntimeBug as e:
-                refused.append(e)
+                refused.append(True)  # (not the exception: its traceback would keep the call's frames alive)
                 log.info("%s: %s; running it by its parts", prim.name, e)
         return [o if type(o) is Array and o.aval == w else
                 host_result(np.asarray(to_numpy_constant(o.value if isinstance(o, Const) else o, w), w.dtype), w,
