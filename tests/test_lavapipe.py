@@ -424,3 +424,21 @@ def test_reads_of_other_threads_workgroup_memory_with_no_barrier_are_found():
         %9 = spirv.Load "Workgroup" %8 : f64"""
     assert loops.reads_other_threads_unsynced(ids.format(a=1, b=2))  # (a transpose: y 6 + x stored, x 6 + y read)
     assert not loops.reads_other_threads_unsynced(ids.format(a=2, b=1))  # (its own, recomputed)
+
+
+@lavapipe
+def test_eager_sorts_along_a_length_one_axis():
+    """An eager sort along an axis of one element (nothing to order) failed to compile on Vulkan ("failed to legalize
+    'vector.broadcast'"); it is the identity now on every backend. Oracle: NumPy's sort."""
+    x = RNG.standard_normal((128, 1)).astype(np.float32)
+    y = RNG.standard_normal((3, 1, 4)).astype(np.float32)
+    old = stagec.config.default_backend
+    stagec.config.update("default_backend", "vulkan")
+    try:
+        np.testing.assert_array_equal(np.asarray(snp.sort(snp.asarray(x), axis=-1)), x)
+        np.testing.assert_array_equal(np.asarray(snp.argsort(snp.asarray(x), axis=-1)), np.zeros((128, 1)))
+        np.testing.assert_array_equal(np.asarray(snp.sort(snp.asarray(y), axis=1)), y)
+        np.testing.assert_array_equal(np.asarray(snp.sort(snp.asarray(y), axis=2)), np.sort(y, axis=2))
+    finally:
+        stagec.wait_for_compiles(120)
+        stagec.config.update("default_backend", old)

@@ -171,6 +171,8 @@ sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 
 @sort_p.def_lowering
 def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
+    if ctx.avals_in[0].shape[dimension] <= 1:  # (nothing to order: IREE 3.13's Vulkan compile of such a sort failed,
+        return list(xs)                        # "failed to legalize 'vector.broadcast'")
     ir = L.mlir()
     fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
     # with every operand a key, equal keys are equal rows, except floats: -0.0 and 0.0 (and NaNs) tie as keys
