@@ -245,3 +245,17 @@ def test_inexact_function_types_are_what_jax_computes():
                 assert np.dtype(got) == _inexact_want(name, code), (name, code, got)
     finally:
         jax.config.update("jax_enable_x64", before)
+
+
+def test_special_functions_of_half_values_stay_half():
+    """A module constant that was an np.float64 (multigammaln's log(pi) term) made float16 values float32, as JAX's
+    stay float16; its derivative too. Values: SciPy's, within float16's rounding."""
+    import math
+
+    import stagec
+    import stagec.scipy.special as sp
+    x = np.array([1.5, 2.0, 4.25], np.float16)
+    p, t = stagec.jvp(lambda v: sp.multigammaln(v, 2), (x,), (np.ones_like(x),))
+    assert p.dtype == t.dtype == np.float16
+    want = [math.log(math.pi) / 2 + math.lgamma(v) + math.lgamma(v - 0.5) for v in x.astype(float)]
+    np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=2e-3)

@@ -1,6 +1,8 @@
 """`stagec.scipy.special` (as `jax.scipy.special`): log-sum-exp, error and gamma functions, logits."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import lax
@@ -136,7 +138,7 @@ def multigammaln(a, d: int):
     a = snp.asarray(a)
     (a,) = _to_float("multigammaln", a)
     js = snp.arange(d, dtype=a.dtype)
-    return (d * (d - 1) / 4 * np.log(np.pi) + snp.sum(gammaln(snp.expand_dims(a, -1) - js / 2), axis=-1))
+    return (d * (d - 1) / 4 * math.log(math.pi) + snp.sum(gammaln(snp.expand_dims(a, -1) - js / 2), axis=-1))
 
 
 def expit(x):
