@@ -153,7 +153,7 @@ def test_a_training_loop_on_local_task_keeps_no_memory(tmp_path):
     800 calls): the transients crossing a fusion barrier, where its stream program waited mid-call. Barriers dropped
     once IREE formed the dispatches (`targets.BARRIERS_DROPPED`), the step keeps none with the leak guard off, and
     its bits are those of local-sync's; compiled with the barriers kept, the guard (`backend.LOCAL_TASK_LEAK`) moves
-    it to local-sync, warning once, with the same bits."""
+    it to local-sync where IREE leaks, warning once, with the same bits."""
     out = {}
     for driver in ("task", "kept", "sync"):
         env = {**os.environ, "STAGEC_CACHE": "0"} if driver == "kept" else None  # (a module the cache must not keep)
@@ -164,6 +164,8 @@ def test_a_training_loop_on_local_task_keeps_no_memory(tmp_path):
     # (MiB over the last 100 calls: +1059-2119 on local-task before, with the barriers kept and the guard off)
     assert out["sync"] == ["local-sync", out["sync"][1], "0"] and int(out["sync"][1]) < 50, out
     assert out["task"][0] == "local-task" and int(out["task"][1]) < 50 and out["task"][2] == "0", out
-    assert out["kept"][0] == "local-sync" and int(out["kept"][1]) < 50 and out["kept"][2] == "1", out
+    # (with the barriers kept, IREE's leak depends on timing: in a suite run it did not come, 1 of 5 runs this session; the
+    # guard then leaves the module on local-task, and memory stays flat either way)
+    assert int(out["kept"][1]) < 50 and (out["kept"][0], out["kept"][2]) in (("local-sync", "1"), ("local-task", "0")), out
     for d in ("task", "kept"):
         np.testing.assert_array_equal(np.load(tmp_path / f"{d}.npy"), np.load(tmp_path / "sync.npy"))
