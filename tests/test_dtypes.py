@@ -259,3 +259,14 @@ def test_special_functions_of_half_values_stay_half():
     assert p.dtype == t.dtype == np.float16
     want = [math.log(math.pi) / 2 + math.lgamma(v) + math.lgamma(v - 0.5) for v in x.astype(float)]
     np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["sin", "mean", "sinc", "interp", "fft", "rint", "angle"])
+def test_inexact_functions_of_integers_compute_in_float32_by_default(name):
+    """The default config (no x64), as JAX's: every integer or bool input computes in float32 (complex64), float16
+    stays float16."""
+    import stagec.numpy as snp
+    for code in _INEXACT_INPUTS:
+        got = np.asarray(_INEXACT_FUNCS[name](snp, np.array([1, 2, 1, 3], _DT[code]))).dtype
+        want = np.dtype(np.float16 if code == "f16" else np.float32)
+        assert got == (np.dtype(np.complex64) if name == "fft" else want), (name, code, got)

@@ -124,6 +124,12 @@ def _scalar_const(x, dtype, weak: bool):
     return c
 
 
+def inexact_type(*xs) -> np.dtype:
+    """The type JAX computes an inexact function of `xs` in: theirs promoted, integers and bools as
+    `dtypes.to_inexact` (int32 in float32 under x64 too; `result_type(x, 1.0)` gave float64 there)."""
+    return _dt.to_inexact(result_type(*xs))
+
+
 def _to_float(fname: str, *args, to: Callable = _dt.to_inexact):
     """Promote, then move integer/bool operands to JAX's inexact type for them (`dtypes.to_inexact`: float32 for
     bool and integers up to 32 bits, float64 for 64-bit ones under x64; as `jnp.exp(int)` does); `to` maps the

@@ -12,7 +12,7 @@ from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of
 from .. import numpy as snp
-from ._base import _broadcast, _promote, _promoted_arrays, _to_float
+from ._base import _broadcast, _promote, _promoted_arrays, _to_float, inexact_type as _inexact
 from ._sorting import _keys
 
 __all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size", "convolve",
@@ -320,12 +320,6 @@ def vecmat(x1, x2):
 
 
 # ---------------------------------------------------------------- elementwise composites
-
-
-def _inexact(*xs) -> np.dtype:
-    """The type JAX computes an inexact function of `xs` in: theirs promoted, integers and bools as
-    `dtypes.to_inexact` (int32 in float32 under x64 too; `result_type(x, 1.0)` gave float64 there)."""
-    return _dt.to_inexact(snp.result_type(*xs))
 
 
 def deg2rad(x):

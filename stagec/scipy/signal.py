@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 from .. import lax
-from .. import dtypes as _dt
 from .. import numpy as snp
+from ..numpy._base import inexact_type
 from .._missing import missing, table
 
 _MODES = ("full", "same", "valid")
@@ -20,7 +20,7 @@ def _convolve_nd(in1, in2, mode: str, precision=None):
         raise ValueError("in1 and in2 should have the same dimensionality")
     if in1.ndim == 0 or in1.size == 0 or in2.size == 0:
         raise ValueError("convolve: inputs must be non-empty arrays of at least one dimension")
-    dt = _dt.to_inexact(snp.result_type(in1, in2))  # (integers convolve as floats, as in JAX)
+    dt = inexact_type(in1, in2)  # (integers convolve as floats, as in JAX)
     in1, in2 = in1.astype(dt), in2.astype(dt)
     no_swap = all(s1 >= s2 for s1, s2 in zip(in1.shape, in2.shape))
     swap = all(s1 <= s2 for s1, s2 in zip(in1.shape, in2.shape))

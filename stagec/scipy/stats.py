@@ -9,8 +9,8 @@ import types
 
 import numpy as np
 
-from .. import dtypes as _dt
 from .. import numpy as snp
+from ..numpy._base import inexact_type
 from . import special as sp
 
 _HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))  # (a Python float: an np.float64 made float32 values float64 under x64)
@@ -28,7 +28,7 @@ def _ns(name: str, **fns) -> types.ModuleType:
 def _f(*xs):
     """The arguments as arrays of their common floating dtype."""
     arrs = [snp.asarray(x) for x in xs]
-    dt = _dt.to_inexact(snp.result_type(*xs))  # (int32 in float32 under x64 too, as JAX's)
+    dt = inexact_type(*xs)  # (int32 in float32 under x64 too, as JAX's)
     return [a.astype(dt) for a in arrs]
 
 
