@@ -28,11 +28,32 @@ def _env(tmp_path, tag: str, **extra) -> dict:
     tools = tmp_path / "tools"
     tools.mkdir(exist_ok=True)
     fake = tools / "iree-compile"
-    fake.write_text("#!/bin/sh\nexec sleep 600\n")
+    fake.write_text('#!/bin/sh\necho $$ >> "$STAGEC_TEST_STARTED"\nexec sleep 600\n')  # (its pid, as it starts)
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in ("STAGEC_JIT_TIERING", "STAGEC_EAGER_TIERING")}
     return dict(env, STAGEC_CACHE_DIR=str(tmp_path / "cache"), IREE_TOOL_PATH=str(tools), STAGEC_TEST_TAG=tag,
-                **extra)
+                STAGEC_TEST_STARTED=str(tmp_path / f"started-{tag}"), **extra)
+
+
+def _started_compilers(tmp_path, tag: str) -> list[int]:
+    """The pids the fake compilers of `tag`'s script wrote as they started."""
+    f = tmp_path / f"started-{tag}"
+    return [int(w) for w in f.read_text().split()] if f.exists() else []
+
+
+def _children(pid: int) -> str:
+    """`pid`'s child processes: pid, state, command line, and whether its environment holds a test tag."""
+    rows = []
+    for q in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = open(f"/proc/{q}/stat").read().rsplit(")", 1)[1].split()
+            if int(stat[1]) == pid:
+                cmd = open(f"/proc/{q}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+                tagged = b"STAGEC_TEST_TAG=" in open(f"/proc/{q}/environ", "rb").read()
+                rows.append(f"{q} {stat[0]} {cmd[:200]!r} tagged={tagged}")
+        except (OSError, IndexError, ValueError):
+            pass
+    return "; ".join(rows) or "none"
 
 
 def _tagged(tag: str) -> list[int]:
@@ -79,6 +100,15 @@ def _started(p: subprocess.Popen, word: str, timeout: float = 60) -> None:
     raise AssertionError(f"no {word!r}")
 
 
+def _is_sleeping_compiler(pid: int) -> bool:
+    """Whether `pid` is alive as the fake compiler (`sleep 600`); not a zombie."""
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        return state != "Z" and b"sleep" in open(f"/proc/{pid}/cmdline", "rb").read()
+    except (OSError, IndexError):
+        return False
+
+
 def _gone(tag: str, timeout: float = 10) -> bool:
     deadline = time.monotonic() + timeout
     while _tagged(tag) and time.monotonic() < deadline:
@@ -115,21 +145,27 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
                              preexec_fn=_default_sigint,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _started(p, "answered" if mode == "auto" else "calling")
-        deadline = time.monotonic() + 60
-        while not [q for q in _tagged(tag) if q != p.pid] and time.monotonic() < deadline:
-            time.sleep(0.02)  # (until the compiler has started)
-        if not [q for q in _tagged(tag) if q != p.pid]:  # (seen in loaded suite runs, 2026-11-28/29: say why)
+        # Until the compiler has started: the fake compiler writes its pid (a watch of /proc for processes with
+        # the tag in their environment saw none in 60 s in four loaded suite runs, 2026-11-28/29, while the script
+        # waited on its compiler's output: the stacks it printed then)
+        deadline = time.monotonic() + 120
+        while not _started_compilers(tmp_path, tag) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not (pids := _started_compilers(tmp_path, tag)):
             p.send_signal(signal.SIGUSR1)  # (every thread's stack to stderr)
             time.sleep(1)
+            children = _children(p.pid)
             p.kill()
             out, err = p.communicate()
-            pytest.fail(f"no compiler started in 60 s (round {i}; script rc {p.returncode}): {out[-500:]} {err[-2000:]}")
+            pytest.fail(f"no compiler started in 120 s (round {i}; script rc {p.returncode}; its children: "
+                        f"{children}): {out[-500:]} {err[-3000:]}")
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=30)
         err = p.stderr.read()
         assert rc in (1, -signal.SIGINT, 128 + signal.SIGINT), (rc, err)
         assert "Fatal Python error" not in err and "KeyboardInterrupt" in err, err
         assert _gone(tag), "a compiler outlived its script"
+        assert not [q for q in pids if _is_sleeping_compiler(q)], "a compiler outlived its script"
 
 
 @pytest.mark.cpu_only  # (jit's quick tier answers each new signature: the CPU backend's)
