@@ -46,10 +46,26 @@ def _reads_reshape(members: list) -> bool:
                for m in members for v in m.operands)
 
 
-def _static(v: ir.Value) -> bool:
-    """A static, non-empty tensor (empty ones have nothing to fuse, and IREE warns on generics reading them)."""
+def _static(v: ir.Value, scalar: bool = False) -> bool:
+    """A static, non-empty tensor (empty ones have nothing to fuse, and IREE warns on generics reading them); of
+    rank 1 or more unless `scalar`."""
     t = tensor_type(v)
-    return t.has_static_shape and t.rank >= 1 and all(d > 0 for d in t.shape)
+    return t.has_static_shape and (scalar or t.rank >= 1) and all(d > 0 for d in t.shape)
+
+
+_BRANCHING = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+
+
+def _blocks(module: ir.Module):
+    """The functions' blocks and, within them, the blocks of loops and branches (not of reductions, sorts or
+    scatters, whose bodies compute on scalars in StableHLO alone)."""
+    work = list(func_blocks(module))
+    while work:
+        block = work.pop()
+        yield block
+        for op in block.operations:
+            if op.name in _BRANCHING:
+                work.extend(b for r in op.regions for b in r.blocks)
 
 
 def _elementwise(op, shape, expanded: bool = False) -> bool:
@@ -451,13 +467,16 @@ def _fuse_elementwise(op, stats: PassStats, dead: set, everywhere: bool) -> bool
     return True
 
 
-def _replace(op, members: list, shape, dead: set, stats: PassStats, kind: str) -> None:
-    """Replace the elementwise cluster `members` (rooted at `op`, of result `shape`) by one `linalg.generic`."""
-    rank = len(shape)
+def _replace(op, members: list, shape, dead: set, stats: PassStats, kind: str, roots: list | None = None) -> None:
+    """Replace the elementwise cluster `members` (rooted at `op`, of result `shape`; or at each of `roots`, the
+    generic placed at `op`, after every member) by one `linalg.generic`."""
+    rank, roots = len(shape), roots or [op]
     with ir.InsertionPoint(op), op.location:
-        out_init = ir.Operation.create("tensor.empty", results=[op.result.type], operands=[]).result
-        g = _generic(members, rank, shape, [(out_init, ir.AffineMap.get_identity(rank), None)], [_PAR] * rank)
-    op.result.replace_all_uses_with(g.result)
+        outs = [(ir.Operation.create("tensor.empty", results=[r.result.type], operands=[]).result,
+                 ir.AffineMap.get_identity(rank), None, r) for r in roots]
+        g = _generic(members, rank, shape, outs, [_PAR] * rank)
+    for r, v in zip(roots, g.results):
+        r.result.replace_all_uses_with(v)
     _erase(members, dead)
     stats.rewrites[kind] += 1
     stats.rewrites["ops-fused"] += len(members)
@@ -515,15 +534,16 @@ class FuseNarrowing(Pass):
         return _narrows(op)
 
     @staticmethod
-    def takes(members: list) -> bool:
-        """Whether the cluster `members` (root last) becomes a generic. Where it does not, neither does any of its
-        members' own clusters (each a part of it): those are not grown again."""
-        return any(_narrows(m) for m in members[:-1])  # (a narrowing root is one dispatch's output)
+    def takes(members: list, roots: list) -> bool:
+        """Whether the cluster `members` (of results `roots`) becomes a generic. Where it does not, neither does any
+        of its members' own clusters (each a part of it): those are not grown again."""
+        ids = {r.operation for r in roots}
+        return any(_narrows(m) for m in members if m.operation not in ids)  # (a narrowing root: a dispatch's output)
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        for block in func_blocks(module):
+        for block in _blocks(module):
             if not any(op.name.startswith("stablehlo.") and len(op.results) == 1 and not len(op.regions)
-                       and _static(op.result) and self.hint(op) for op in block.operations):
+                       and _static(op.result, True) and self.hint(op) for op in block.operations):
                 continue  # (no candidate: no cluster to fuse; most modules, without growing each op's cluster)
             dead: set = set()
             snapshot = [(hash(op.operation), op) for op in block.operations]
@@ -532,18 +552,34 @@ class FuseNarrowing(Pass):
                     self._cluster(op, stats, dead)
 
     def _cluster(self, op, stats: PassStats, dead: set) -> None:
-        if len(op.results) != 1 or len(op.regions) or not _static(op.result):
+        if len(op.results) != 1 or len(op.regions) or not _static(op.result, True):
             return
         shape = tensor_type(op.result).shape
         if not _elementwise(op, shape, True):
             return
-        members = _grow([op], shape, True)
-        if not self.takes(members):
-            dead.update(hash(m.operation) for m in members[:-1])
+        roots = _complex_parts(op, shape) or [op]
+        members = _grow(roots, shape, True)
+        if not self.takes(members, roots):
+            ids = {r.operation for r in roots}
+            dead.update(hash(m.operation) for m in members if m.operation not in ids)
             return
         where = {o.operation: i for i, o in enumerate(op.operation.block.operations)}
         members.sort(key=lambda m: where[m.operation])  # (the order written: 4% faster float32 gammaln than _grow's)
-        _replace(op, members, shape, dead, stats, self.rewrite)
+        _replace(members[-1], members, shape, dead, stats, self.rewrite, roots)
+
+
+def _complex_parts(op, shape) -> list | None:
+    """The producers of the two parts of the one `complex` op reading `op` (one of them), where both are elementwise
+    and read by it alone: one cluster with two results (apart, the values both parts share, as mathlib's complex
+    division's scales, would belong to neither cluster)."""
+    use = next(iter(op.result.uses), None)
+    if use is None or len(list(op.result.uses)) != 1 or use.owner.name != "stablehlo.complex":
+        return None
+    parts = [producer(v) for v in use.owner.operands]
+    if (any(p is None or not _elementwise(p, shape, True) or len(list(p.result.uses)) != 1 for p in parts)
+            or parts[0].operation == parts[1].operation):
+        return None
+    return parts
 
 
 MIN_FLOAT64 = 64  # the smallest float64 cluster `fuse-float64` takes
@@ -568,7 +604,7 @@ class FuseFloat64(FuseNarrowing):
     hint = staticmethod(_float64)
 
     @staticmethod
-    def takes(members: list) -> bool:
+    def takes(members: list, roots: list) -> bool:
         return len(members) >= MIN_FLOAT64 and any(_float64(m) for m in members)
 
 

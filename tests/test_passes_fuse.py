@@ -413,6 +413,26 @@ def test_float64_power_after_gamma_is_not_copied_by_iree(x64):
     assert np.all(np.abs(got - g ** 0.5) <= np.spacing(g ** 0.5))
 
 
+def test_complex128_divisions_in_a_loop_are_one_generic_each(x64):
+    """complex128 divisions of scalars in a loop body: mathlib's scaled division computes the quotient's two parts
+    from shared scales, so a cluster per part held neither scale, and `fuse-float64` took none (nor did it look
+    inside loops). IREE 3.13 then copied the shared values into their consumers: the eager gradient of a 3x3 complex
+    solve_triangular spent 5.4 CPU-s of its compile in `HoistIntoGlobalsPass`'s analysis of a 15,800-op generic
+    (0.8 s with the parts of each division in one generic, 2026-11-29). Values against NumPy's loop."""
+    from stagec import lax
+    f = stagec.jit(lambda z, c: lax.fori_loop(0, 3, lambda i, z: z / (z + c) + 1 / z, z))
+    z, c = np.complex128(0.3 - 1.2j), np.complex128(2 + 0.5j)
+    lowered = f.lower(z, c)
+    final = lowered.as_text("final")
+    assert next(s for s in lowered.pass_stats if s.name == "fuse-float64").rewrites["float64"] == 2
+    muls = final.count("stablehlo.multiply") + final.count("arith.mulf")
+    assert _largest_dump_before_hoisting(final).count("arith.mulf") <= 1.5 * muls  # (115 for 44 without the pairs)
+    want = z
+    for _ in range(3):
+        want = want / (want + c) + 1 / want
+    assert abs(complex(f(z, c)) - want) <= 4e-16 * abs(want)
+
+
 def test_fuse_float64_takes_big_float64_clusters_only(x64):
     """A float64 chain under `MIN_FLOAT64` ops and a float32 power are left to IREE; float64 digamma (a kernel of
     ~100 ops) is one generic, its values within 1e-14 of SciPy's (past its zero at 1.46, as JAX's)."""
