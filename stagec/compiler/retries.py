@@ -69,8 +69,8 @@ RETRIES: tuple[Retry, ...] = (
           why="at O2/O3 with data tiling some modules fail when IREE fuses multi-use producers (others keep it: "
               "it puts layernorm in one dispatch); fusing them can also leave a yield reading a value of the parent "
               "region (tests/test_random.py::test_gamma_family_grads_match_jax), or give a boolean operand a float64 "
-              "type (complex svd/eigh since mathlib-complex's scaled division: "
-              "tests/test_linalg.py::test_eigh_odd_complex_and_uplo, test_svd_rank_deficient_complex), or make "
+              "type (complex svd/eigh after mathlib-complex's scaled division, until `fuse-float64` made each "
+              "division one generic, 2026-11-29), or make "
               "stream partitions that depend on each other (\"circular dependency\": int8 `lcm(x, x + 1)` under jit, "
               "tests/test_retries.py::test_lcm_of_related_int8_operands_compiles)"),
     Retry("reductions-apart", (RACE,), passes=("reduction-results-apart",), backends=("vulkan",),
