@@ -78,14 +78,17 @@ def _elementwise(op, shape, expanded: bool = False) -> bool:
 
 
 def _grow(seeds: list, shape, expanded: bool = False) -> list:
-    """Members of the cluster rooted at `seeds`, producers before users."""
+    """Members of the cluster rooted at `seeds`, producers before users, all in the seeds' block (a loop's body
+    reads values of the blocks around it)."""
     members = {s.operation: s for s in seeds}
+    block = seeds[0].operation.block
     work = list(seeds)
     while work:  # a producer is (re)checked whenever one of its users joins
         m = work.pop()
         for v in m.operands:
             p = producer(v)
-            if p is None or p.operation in members or not _elementwise(p, shape, expanded):
+            if (p is None or p.operation in members or p.operation.block != block
+                    or not _elementwise(p, shape, expanded)):
                 continue
             if all(u.owner.operation in members for u in p.result.uses):
                 members[p.operation] = p
@@ -576,7 +579,8 @@ def _complex_parts(op, shape) -> list | None:
     if use is None or len(list(op.result.uses)) != 1 or use.owner.name != "stablehlo.complex":
         return None
     parts = [producer(v) for v in use.owner.operands]
-    if (any(p is None or not _elementwise(p, shape, True) or len(list(p.result.uses)) != 1 for p in parts)
+    if (any(p is None or p.operation.block != op.operation.block or not _elementwise(p, shape, True)
+            or len(list(p.result.uses)) != 1 for p in parts)
             or parts[0].operation == parts[1].operation):
         return None
     return parts
