@@ -133,3 +133,14 @@ def test_second_derivatives_take_the_first_derivatives_rules():
         assert h(sss.log_ndtr, x) == pytest.approx(float(want), rel=1e-5), x
     jitted = stagec.jit(stagec.vmap(stagec.grad(stagec.grad(snn.softplus))))(np.array([0.0, 1.0], np.float32))
     np.testing.assert_allclose(np.asarray(jitted), [0.25, np.exp(-1) / (1 + np.exp(-1)) ** 2], rtol=1e-6)
+
+
+def test_float64_digamma_derivative_to_float64(x64):
+    """trigamma (digamma's derivative) in float64: the recurrence to x + 16 before the asymptotic series (to x + 6
+    its truncation was 4e-12 of the value: 610 ulps at 0.99; JAX 1.2), eager and jitted, against mpmath."""
+    import mpmath
+    x = np.array([1e-3, 0.3, 0.99, 1.5, 3.7, 6.2, 15.9, 16.1, 50.0, -1.3, -7.25])
+    want = np.array([float(mpmath.polygamma(1, float(t))) for t in x])
+    f = stagec.vmap(stagec.grad(sss.digamma))
+    for g in (f(x), stagec.jit(f)(x)):
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-15)

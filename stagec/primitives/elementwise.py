@@ -298,17 +298,18 @@ _ad.defjvp(digamma_p, lambda g, ans, x: mul(g, _trigamma(x)))
 
 
 def _trigamma(x):
-    """psi'(x) (digamma's derivative, `polygamma(1, x)`): the recurrence psi'(x) = psi'(x + 1) + 1/x^2 six times,
-    then its asymptotic series at x + 6 >= 6.5 (to B_12: the next term is 5e-12 of it); pi^2 / sin^2(pi x) -
-    psi'(1 - x) below 1/2. +inf at the poles (as JAX's)."""
+    """psi'(x) (digamma's derivative, `polygamma(1, x)`): the recurrence psi'(x) = psi'(x + 1) + 1/x^2 n times,
+    then its asymptotic series at x + n (to B_12; n = 6 leaves 4e-12 of it, float64's n = 16 1e-17: with 6, float64
+    was 610 ulps off at 0.99); pi^2 / sin^2(pi x) - psi'(1 - x) below 1/2. +inf at the poles (as JAX's)."""
     c = lambda v: _ad.full_like(x, v)
+    n = 16 if aval_of(x).dtype.itemsize == 8 else 6
     reflect = lt(x, c(0.5))
     y = select(reflect, sub(c(1.0), x), x)
     acc = c(0.0)
-    for k in range(6):
+    for k in reversed(range(n)):  # (the smallest terms first)
         yk = add(y, c(float(k)))
         acc = add(acc, div(c(1.0), mul(yk, yk)))
-    w = add(y, c(6.0))
+    w = add(y, c(float(n)))
     iw = div(c(1.0), w)
     i2 = mul(iw, iw)
     tail = c(-691 / 2730)  # 1/w + 1/(2w^2) + sum_k B_2k / w^(2k+1), B_2 .. B_12
