@@ -787,17 +787,29 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         tangents = [t for _, t in split]
         if not any(t is not None and _ad.is_linear(t) for t in tangents):
             return fun(*args, **kwargs)  # forward mode: nothing is kept for a later pass
-        primals = [p for p, _ in split]
 
         def flat(*xs):
             d, kw = tree_util.tree_unflatten(tree, list(xs))
             it = iter(d)
             return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
-        out = flat(*primals)
-        o_leaves, o_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
+        # The values `fun` closes over (tracers of this or other traces, arrays) become inputs of their own, so that
+        # their tangents reach the rule and the recomputation reads them as operands (as JAX's closure conversion).
+        graph, caps, o_tree = trace_subgraph(flat, [aval_of(p) for p, _ in split], "checkpoint")
+        if caps:
+            leaves = leaves + caps
+            trace = _top_jvp_trace(leaves)
+            split = [trace.split(x) for x in leaves]
+            tangents = [t for _, t in split]
+            if not any(t is not None and _ad.is_linear(t) for t in tangents):
+                return fun(*args, **kwargs)
+        primals = [p for p, _ in split]
+
+        def closed(*xs):
+            return eval_graph(graph, list(xs))
+        o_leaves = closed(*primals)
         out_nz = tuple(differentiable(aval_of(o)) for o in o_leaves)
         in_nz = tuple(t is not None for t in tangents)
-        touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=flat, n_primals=len(primals),
+        touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=closed, n_primals=len(primals),
                                   in_nz=in_nz, out_nz=out_nz,
                                   out_avals=tuple(aval_of(o).strip_weak() for o, z in zip(o_leaves, out_nz) if z)))
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, next(touts) if z else None)
