@@ -295,3 +295,20 @@ def test_an_eager_loop_or_branch_iree_refuses_runs_by_its_parts(monkeypatch):
     for i, k in ((7, 2), (-3, 0), (1, 1)):  # (an index out of range is clamped, as lax.switch's)
         np.testing.assert_allclose(np.asarray(lax.switch(np.int32(i), fs, x[2])), fs[k](x[2]), rtol=1e-6)
     assert set(refused) == {"while", "scan", "cond"}
+
+
+def test_concatenates_in_a_loop_keep_their_own_values():
+    """IREE (O2/O3) wrote the primal's and the tangent's concatenates (associative_scan's interleaving) in a loop
+    into one buffer: the primal came back as [-0.9, -0.0243, 0.043] (`loop-concats-apart`). A NumPy loop of duals."""
+    x, t = np.array([-0.9, 0.6, -0.5], np.float32), np.array([1.0, 0.5, -1.0], np.float32)
+    step = lambda i, c: lax.associative_scan(lambda p, q: p * q * 0.9, c)
+    got = stagec.jit(lambda x, t: stagec.jvp(lambda x: lax.fori_loop(0, 2, step, x), (x,), (t,)))(x, t)
+    p, d = x.astype(np.float64), t.astype(np.float64)
+    for _ in range(2):
+        ps, ds = [p[0]], [d[0]]
+        for a, b in zip(p[1:], d[1:]):
+            ps.append(ps[-1] * a * 0.9)
+            ds.append((ds[-1] * a + ps[-2] * b) * 0.9)
+        p, d = np.array(ps), np.array(ds)
+    np.testing.assert_allclose(np.asarray(got[0]), p, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), d, rtol=1e-6)
