@@ -325,3 +325,25 @@ def test_iree_runtime_refusals_seen_with_branches_in_loops_are_known():
                  "buffer reference slot 0 is out range of the declared binding capacity of the command buffer 0; "
                  "binding[0]; while invoking native function hal.command_buffer.dispatch; while calling import;"):
         assert _KNOWN_RUNTIME_BUGS.search(text), text
+
+
+def test_custom_rules_apply_inside_branches_loops_and_checkpoint():
+    """A custom_jvp/custom_vjp function called in a body traced once (cond, scan, fori_loop, while_loop,
+    checkpoint) was inlined: differentiating the body took its primal's derivative (1 here) and ignored the rule
+    (3 per call for g, 5 for h). JAX applies the rules; it refuses forward mode through a custom_vjp, as here."""
+    g = stagec.custom_jvp(lambda x: x * 1.0)
+    g.defjvp(lambda p, t: (g(p[0]), 3.0 * t[0]))
+    h = stagec.custom_vjp(lambda x: x * 1.0)
+    h.defvjp(lambda x: (h(x), None), lambda r, ct: (5.0 * ct,))
+    x = np.float32(0.5)
+    scan2 = lambda fn: lambda x: lax.scan(lambda c, _: (fn(c), None), x, length=2)[0]
+    cases = [(stagec.grad(scan2(g)), 9.0), (stagec.grad(scan2(h)), 25.0),
+             (stagec.grad(lambda x: lax.fori_loop(0, 2, lambda i, c: g(c), x)), 9.0),
+             (lambda x: stagec.jvp(lambda x: lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 1, g(s[1])),
+                                                            (0, x))[1], (x,), (np.float32(1),))[1], 9.0),
+             (stagec.grad(lambda x: lax.cond(x > 0, h, lambda v: v, x)), 5.0),
+             (stagec.grad(stagec.checkpoint(h)), 5.0),
+             (lambda x: snp.sum(stagec.vmap(stagec.grad(scan2(g)))(snp.full(2, x))), 18.0)]
+    assert [float(stagec.jit(f)(x)) for f, _ in cases] == [want for _, want in cases]
+    with pytest.raises(TypeError, match="forward-mode autodiff"):
+        stagec.jit(lambda x: stagec.jvp(scan2(h), (x,), (x,)))(x)
