@@ -709,6 +709,20 @@ def _custom_vjp_call_rule(*avals, out_avals, **_):
 custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_call_rule, multiple_results=True)
 
 
+def _forward_refused(*args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+# The forward-mode tangent of a custom_vjp function as a loop's rule traces its body (to learn which values get a
+# tangent): an error if it is ever computed, as JAX's.
+custom_vjp_forward_p = Primitive("custom_vjp_forward", lambda *avals, out_avals: list(out_avals),
+                                 multiple_results=True)
+custom_vjp_forward_p.def_impl(_forward_refused)
+custom_vjp_forward_p.def_lowering(_forward_refused)
+custom_vjp_forward_p.def_jvp(_forward_refused)
+custom_vjp_forward_p.def_batch(_forward_refused)
+
+
 @custom_vjp_call_p.def_impl
 def _custom_vjp_forward(*args, **params):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
@@ -768,6 +782,12 @@ class custom_vjp:
         if not forward and any(t is not None and not _ad.is_linear(t) for t in tangents):
             raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
         primals = _rebuild(args, self._nondiff, tree_util.tree_unflatten(tree, p_leaves))
+        if forward and any(t is not None and not _ad.is_linear(t) for t in tangents):
+            out = self._primal_fun(*primals)
+            o_leaves, o_tree = tree_util.tree_flatten(out)
+            touts = custom_vjp_forward_p.bind(*[t for t in tangents if t is not None],
+                                              out_avals=tuple(aval_of(o).strip_weak() for o in o_leaves))
+            return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, touts)])
         out, res = self._fwd(*primals)
         o_leaves, o_tree = tree_util.tree_flatten(out)
         nondiff = [args[i] for i in self._nondiff]
