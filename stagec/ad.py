@@ -735,13 +735,17 @@ def _custom_vjp_forward_lowered(ctx, *args, **params):
 
 @custom_vjp_call_p.def_transpose
 def _custom_vjp_transpose(cts, *args, bwd, res, out_tree, out_avals, in_tree, in_nz, name):
+    r_tree, fixed = res
+    n_res = sum(r is None for r in fixed)
+    it = iter(args[:n_res])
+    res = tree_util.tree_unflatten(r_tree, [next(it) if r is None else r for r in fixed])
     cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
     got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.children), name)
     leaves = []
     for g, arg_tree in zip(got, in_tree.children):
         n = arg_tree.num_leaves
         leaves += [None] * n if g is None else tree_util.tree_leaves(g)
-    return [c for c, z in zip(leaves, in_nz) if z]
+    return [None] * n_res + [c for c, z in zip(leaves, in_nz) if z]
 
 
 def _check_bwd(got, n: int, name: str):
@@ -795,7 +799,13 @@ class custom_vjp:
         lin_in = [t for t in tangents if t is not None]
         if not lin_in:
             return out
-        touts = custom_vjp_call_p.bind(*lin_in, bwd=bwd, res=res, out_tree=o_tree,
+        # (the residuals' arrays are operands: a rule recorded in a branch or loop body reads them as the body's
+        # values, not as tracers of a trace that has ended)
+        r_leaves, r_tree = tree_util.tree_flatten(res)
+        r_arr = tuple(isinstance(r, Tracer) for r in r_leaves)
+        touts = custom_vjp_call_p.bind(*[r for r, a in zip(r_leaves, r_arr) if a], *lin_in, bwd=bwd,
+                                       res=(r_tree, tuple(None if a else r for r, a in zip(r_leaves, r_arr))),
+                                       out_tree=o_tree,
                                        out_avals=tuple(aval_of(o) for o in o_leaves), in_tree=tree,
                                        in_nz=tuple(t is not None for t in tangents), name=self.__name__)
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, touts)])

@@ -345,6 +345,11 @@ def test_custom_rules_apply_inside_branches_loops_and_checkpoint():
              (stagec.grad(stagec.checkpoint(h)), 5.0),
              (lambda x: snp.sum(stagec.vmap(stagec.grad(scan2(g)))(snp.full(2, x))), 18.0)]
     assert [float(stagec.jit(f)(x)) for f, _ in cases] == [want for _, want in cases]
+    # a residual computed in the branch: eager reverse mode read it after the branch's trace had ended
+    h2 = stagec.custom_vjp(lambda x: x * 1.0)
+    h2.defvjp(lambda x: (h2(x), snp.sin(x)), lambda r, ct: (5.0 * r * ct,))
+    got = stagec.grad(lambda x: lax.cond(x > 0, lambda v: h2(v) * 2.0, lambda v: v, x))(x)
+    np.testing.assert_allclose(float(got), 10 * np.sin(0.5), rtol=1e-6)
     loop = lambda x: lax.while_loop(lambda s: s[0] < 2, lambda s: (s[0] + 1, h(s[1])), (0, x))[1]
     for f in (scan2(h), loop):  # (the loop gave a tangent, then failed hashing a tracer)
         with pytest.raises(TypeError, match="forward-mode autodiff"):
