@@ -365,6 +365,23 @@ def loop_updates_apart(module: ir.Module) -> int:
     return len(updates)
 
 
+def loop_concats_apart(module: ir.Module) -> int:
+    """In a loop, each `concatenate` reads its operands through one `optimization_barrier`. IREE 3.13 at O2/O3
+    (dispatch creation's multi-use fusion) wrote two such concatenates of one shape into one buffer: the forward-mode
+    derivative of a loop around `associative_scan(lambda p, q: p * q * 0.9, c)` returned the tangent's value in the
+    primal (`jvp(fori_loop(0, 2, ...))` at [-0.9, 0.6, -0.5]: [-0.9, -0.0243, 0.043] for [-0.9, 0.394, 0.0775]). How
+    many."""
+    concats = {c.operation: c for w in _ops_where(module, lambda op: op.name == "stablehlo.while")
+               for c in _ops_where(w, lambda op: op.name == "stablehlo.concatenate")}
+    for op in concats.values():
+        vals = list(op.operands)
+        with ir.InsertionPoint(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", vals, [v.type for v in vals])
+        for i, r in enumerate(bar.results):
+            op.operands[i] = r
+    return len(concats)
+
+
 def nan_guards(module: ir.Module) -> int:
     """Each `_NAN_GUARDED` function passes a NaN input through by a select (NVIDIA's Vulkan returned exp(NaN) = 0)."""
     i1 = ir.IntegerType.get_signless(1)
@@ -1858,6 +1875,11 @@ STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
     "LLVM translation)", "legalize",
     Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
+LOOP_CONCATS_APART = register(Rewrite(
+    "loop-concats-apart", loop_concats_apart,
+    "in a loop, each concatenate reads its operands through a barrier (IREE wrote two concatenates of one shape "
+    "into one buffer: a loop's forward-mode derivative returned tangents as primals)", "legalize",
+    Workaround(_IREE, "tests/test_control_flow.py::test_concatenates_in_a_loop_keep_their_own_values")))
 LOOP_UPDATES_APART = register(Rewrite(
     "loop-updates-apart", loop_updates_apart,
     "in a loop holding a case or if, each in-place update's value passes through a barrier (IREE lost the loop's "

@@ -18,13 +18,14 @@ import numpy as np
 from . import dtypes as _dt
 from .errors import ConcretizationTypeError, TracerArrayConversionError
 from . import tree_util
-from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, TracerBase, Var, aval_of, eval_graph,
+from .core import (Const, Eqn, Graph, Literal, Primitive, ShapedArray, Tracer, TracerBase, Var, aval_of, eval_graph,
                    find_top_trace, flatten_outputs, to_numpy_constant, trace_subgraph, tracing)
+from . import lowering as L
 from .primitives import _ad
 from .primitives._ad import UndefinedPrimal, add_tangents, differentiable, is_undefined
 from .primitives.control_flow import _split_caps, cond_p, scan_p, while_p
 from .batching import BatchTrace, BatchTracer, vmap
-from .primitives._batch import example_shape, moveaxis
+from .primitives._batch import axis_size, example_shape, moveaxis
 from .primitives.reductions import reduce_sum
 from .primitives.structural import broadcast_in_dim_p, reshape, transpose
 
@@ -576,6 +577,65 @@ def _wrap_batched(trace: BatchTrace, out):
     return tree_util.tree_map(lambda o: BatchTracer(trace, o, 0), out)
 
 
+def _primal_call(fn, args):
+    """`fn` (a `custom_jvp` or `custom_vjp`) called on values not being differentiated. Inside a branch or loop body
+    being traced (or a checkpointed function) it is recorded as one `custom_call` equation, so that differentiating the
+    body later applies the custom rule: inlined, `grad` of a `scan` whose body called it took the derivative of its
+    primal function (a relu's rule, a clipped gradient lost)."""
+    leaves = tree_util.tree_leaves(list(args))
+    if fn._nondiff or not any(isinstance(x, Tracer) and x._trace.sub for x in leaves):
+        return fn._primal_fun(*args)
+    graph, caps, out_tree = trace_subgraph(fn._primal_fun, list(args), f"custom function {fn.__name__}")
+    outs = custom_call_p.bind(*leaves, *caps, fn=fn, graph=graph, in_tree=tree_util.tree_structure(list(args)),
+                              n_args=len(leaves))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+custom_call_p = Primitive("custom_call", lambda *avals, graph, **_: list(graph.out_avals), multiple_results=True)
+
+
+@custom_call_p.def_lowering
+def _custom_call_lower(ctx, *args, graph, **_):
+    return L.emit_graph(graph, list(args))
+
+
+@custom_call_p.def_stepwise
+def _custom_call_stepwise(*args, graph, **_):
+    return eval_graph(graph, list(args))
+
+
+@custom_call_p.def_jvp
+def _custom_call_jvp(primals, tangents, *, fn, graph, in_tree, n_args):
+    """The custom rule: `fn` called again, on the primals with their tangents."""
+    if any(t is not None for t in tangents[n_args:]):
+        raise NotImplementedError(f"differentiating the custom function {fn.__name__} with respect to a value it "
+                                  f"closes over (not an argument): pass that value as an argument")
+    # (a constant of a recorded graph, as a backward pass hands one, becomes a computed array for `fn` to take)
+    primals = [broadcast_in_dim_p.bind(p, shape=p.aval.shape, broadcast_dimensions=tuple(range(p.aval.ndim)))
+               if isinstance(p, (Const, Literal)) else p for p in primals]
+    jt = JVPTrace()
+    with tracing(jt):
+        ins = tree_util.tree_unflatten(in_tree, [jt.wrap(p, t) for p, t in zip(primals, tangents)])
+        out = fn._apply(ins, forward=True) if isinstance(fn, custom_vjp) else fn(*ins)
+    pairs = [jt.split(o) for o in tree_util.tree_leaves(out)]
+    return ([p for p, _ in pairs],
+            [(_full(aval_of(p).strip_weak(), 0) if t is None else t) if differentiable(aval_of(p)) else None
+             for p, t in pairs])
+
+
+@custom_call_p.def_batch
+def _custom_call_batch(args, dims, *, fn, graph, in_tree, n_args):
+    """`fn` mapped as a whole (its primal and its rule under vmap), as JAX's."""
+    from .batching import run_batched
+    size = axis_size(args, dims)
+    if any(d is not None for d in dims[n_args:]):  # a batched value it closes over: its primal alone
+        return run_batched(graph, list(args), list(dims), size, graph.name)
+    vals = tree_util.tree_unflatten(in_tree, list(args[:n_args]))
+    out = fn._batched(size, vals, list(args[:n_args]), list(dims[:n_args]))(*vals)
+    outs = tree_util.tree_leaves(out)
+    return outs, [0] * len(outs)
+
+
 class custom_jvp:
     """A function with its own JVP rule: `@custom_jvp def f(x): ...`, then `@f.defjvp def f_jvp(primals,
     tangents): return out, tangent_out`. Applied when `f` is called on values being differentiated."""
@@ -608,7 +668,7 @@ class custom_jvp:
             return _wrap_batched(btrace, self._batched(btrace.size, args, vals, dims)(*_unflat(args, vals)))
         trace, p_leaves, t_leaves, tree = _split_diff_args(args, self._nondiff)
         if trace is None:
-            return self._primal_fun(*args)
+            return _primal_call(self, args)
         primals = tree_util.tree_unflatten(tree, p_leaves)
         tangents = tree_util.tree_unflatten(tree, [_full(aval_of(p).strip_weak(), 0) if t is None else t
                                                    for p, t in zip(p_leaves, t_leaves)])
@@ -649,20 +709,43 @@ def _custom_vjp_call_rule(*avals, out_avals, **_):
 custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_call_rule, multiple_results=True)
 
 
+def _forward_refused(*args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+# The forward-mode tangent of a custom_vjp function as a loop's rule traces its body (to learn which values get a
+# tangent): an error if it is ever computed, as JAX's.
+custom_vjp_forward_p = Primitive("custom_vjp_forward", lambda *avals, out_avals: list(out_avals),
+                                 multiple_results=True)
+custom_vjp_forward_p.def_impl(_forward_refused)
+custom_vjp_forward_p.def_lowering(_forward_refused)
+custom_vjp_forward_p.def_jvp(_forward_refused)
+custom_vjp_forward_p.def_batch(_forward_refused)
+
+
 @custom_vjp_call_p.def_impl
 def _custom_vjp_forward(*args, **params):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
+@custom_vjp_call_p.def_lowering
+def _custom_vjp_forward_lowered(ctx, *args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
 @custom_vjp_call_p.def_transpose
 def _custom_vjp_transpose(cts, *args, bwd, res, out_tree, out_avals, in_tree, in_nz, name):
+    r_tree, fixed = res
+    n_res = sum(r is None for r in fixed)
+    it = iter(args[:n_res])
+    res = tree_util.tree_unflatten(r_tree, [next(it) if r is None else r for r in fixed])
     cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
     got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.children), name)
     leaves = []
     for g, arg_tree in zip(got, in_tree.children):
         n = arg_tree.num_leaves
         leaves += [None] * n if g is None else tree_util.tree_leaves(g)
-    return [c for c, z in zip(leaves, in_nz) if z]
+    return [None] * n_res + [c for c, z in zip(leaves, in_nz) if z]
 
 
 def _check_bwd(got, n: int, name: str):
@@ -687,6 +770,11 @@ class custom_vjp:
         self._fwd, self._bwd = fwd, bwd
 
     def __call__(self, *args):
+        return self._apply(args)
+
+    def _apply(self, args, forward: bool = False):
+        """The call; with `forward`, tangents that are not linear are let through (to a `custom_vjp_call` that raises
+        JAX's error if it is computed, not only traced: a loop's rule probes its body with such tangents)."""
         if self._fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
         btrace, vals, dims = _batch_over_jvp(args)
@@ -694,10 +782,16 @@ class custom_vjp:
             return _wrap_batched(btrace, self._batched(btrace.size, args, vals, dims)(*_unflat(args, vals)))
         trace, p_leaves, tangents, tree = _split_diff_args(args, self._nondiff)
         if trace is None:
-            return self._primal_fun(*args)
-        if any(t is not None and not _ad.is_linear(t) for t in tangents):
+            return _primal_call(self, args)
+        if not forward and any(t is not None and not _ad.is_linear(t) for t in tangents):
             raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
         primals = _rebuild(args, self._nondiff, tree_util.tree_unflatten(tree, p_leaves))
+        if forward and any(t is not None and not _ad.is_linear(t) for t in tangents):
+            out = self._primal_fun(*primals)
+            o_leaves, o_tree = tree_util.tree_flatten(out)
+            touts = custom_vjp_forward_p.bind(*[t for t in tangents if t is not None],
+                                              out_avals=tuple(aval_of(o).strip_weak() for o in o_leaves))
+            return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, touts)])
         out, res = self._fwd(*primals)
         o_leaves, o_tree = tree_util.tree_flatten(out)
         nondiff = [args[i] for i in self._nondiff]
@@ -705,7 +799,13 @@ class custom_vjp:
         lin_in = [t for t in tangents if t is not None]
         if not lin_in:
             return out
-        touts = custom_vjp_call_p.bind(*lin_in, bwd=bwd, res=res, out_tree=o_tree,
+        # (the residuals' arrays are operands: a rule recorded in a branch or loop body reads them as the body's
+        # values, not as tracers of a trace that has ended)
+        r_leaves, r_tree = tree_util.tree_flatten(res)
+        r_arr = tuple(isinstance(r, Tracer) for r in r_leaves)
+        touts = custom_vjp_call_p.bind(*[r for r, a in zip(r_leaves, r_arr) if a], *lin_in, bwd=bwd,
+                                       res=(r_tree, tuple(None if a else r for r, a in zip(r_leaves, r_arr))),
+                                       out_tree=o_tree,
                                        out_avals=tuple(aval_of(o) for o in o_leaves), in_tree=tree,
                                        in_nz=tuple(t is not None for t in tangents), name=self.__name__)
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, touts)])
@@ -787,17 +887,29 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         tangents = [t for _, t in split]
         if not any(t is not None and _ad.is_linear(t) for t in tangents):
             return fun(*args, **kwargs)  # forward mode: nothing is kept for a later pass
-        primals = [p for p, _ in split]
 
         def flat(*xs):
             d, kw = tree_util.tree_unflatten(tree, list(xs))
             it = iter(d)
             return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
-        out = flat(*primals)
-        o_leaves, o_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
+        # The values `fun` closes over (tracers of this or other traces, arrays) become inputs of their own, so that
+        # their tangents reach the rule and the recomputation reads them as operands (as JAX's closure conversion).
+        graph, caps, o_tree = trace_subgraph(flat, [aval_of(p) for p, _ in split], "checkpoint")
+        if caps:
+            leaves = leaves + caps
+            trace = _top_jvp_trace(leaves)
+            split = [trace.split(x) for x in leaves]
+            tangents = [t for _, t in split]
+            if not any(t is not None and _ad.is_linear(t) for t in tangents):
+                return fun(*args, **kwargs)
+        primals = [p for p, _ in split]
+
+        def closed(*xs):
+            return eval_graph(graph, list(xs))
+        o_leaves = closed(*primals)
         out_nz = tuple(differentiable(aval_of(o)) for o in o_leaves)
         in_nz = tuple(t is not None for t in tangents)
-        touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=flat, n_primals=len(primals),
+        touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=closed, n_primals=len(primals),
                                   in_nz=in_nz, out_nz=out_nz,
                                   out_avals=tuple(aval_of(o).strip_weak() for o, z in zip(o_leaves, out_nz) if z)))
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, next(touts) if z else None)

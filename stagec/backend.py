@@ -792,9 +792,11 @@ class KnownRuntimeBug(RuntimeError):
 
 
 # Runtime failures of modules IREE 3.13 compiled without complaint: a fused dispatch over more buffers than the
-# CPU runtime binds (32), a loop result left unallocated.
+# CPU runtime binds (32), a loop or branch result left unallocated (a null buffer, or a command buffer's reference to a
+# binding slot it never declared).
 _KNOWN_RUNTIME_BUGS = re.compile(r"binding count \d+ > \d+|ref is null; while invoking native function "
-                                 r"hal\.buffer_view\.create")
+                                 r"hal\.buffer_view\.create|indirect buffer reference slot \d+ is out range of the "
+                                 r"declared binding capacity")
 
 
 def _buffer_cache_spec() -> str:

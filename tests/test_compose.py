@@ -208,6 +208,16 @@ def test_checkpoint_values_under_transformations(cp):
                         np.exp(c2)], 1e-4)
 
 
+@pytest.mark.parametrize("wrap", [lambda f: f, jit], ids=["eager", "jit"])
+def test_checkpoint_of_a_function_closing_over_a_traced_value(wrap):
+    """The closed-over `y` is an input of the recomputation: its tangent was dropped, and with it the
+    derivative in `x` too (both were 0)."""
+    f = lambda x, y: snp.sum(stagec.checkpoint(lambda a: a * snp.cos(y))(x))
+    gx, gy = wrap(grad(f, (0, 1)))(X3, np.float32(0.4))
+    close(gx, np.full(3, np.cos(0.4)))
+    close(gy, -np.sin(0.4) * X3.astype(np.float64).sum())
+
+
 def test_checkpoint_recomputes_in_the_backward_pass():
     f = lambda x: snp.sum(snp.exp(x) * x)
     count = lambda g: stagec.make_mlir(grad(g), stage="traced")(snp.ones(3)).count("stablehlo.exponential")
