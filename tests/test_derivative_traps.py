@@ -144,3 +144,18 @@ def test_float64_digamma_derivative_to_float64(x64):
     f = stagec.vmap(stagec.grad(sss.digamma))
     for g in (f(x), stagec.jit(f)(x)):
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-15)
+
+
+def test_normal_cdf_second_derivatives_in_their_tails(x64):
+    """ndtr' is the density itself (through float64 ndtr's split argument ndtr''(-1e-30) was -0, not 4e-31), and
+    log_ndtr's derivative reads its answer only where its branch is taken (exp(-log_ndtr(-100)) overflowed where it
+    was not: log_ndtr''(-100) NaN; JAX -0.9999). Against closed forms and mpmath, eager and jitted."""
+    import mpmath
+    x = np.array([-1e-30, 1e-30, -0.3, -20.0, -40.0, -100.0, 3.0])
+    want_ndtr = -x * np.exp(-x * x / 2) / np.sqrt(2 * np.pi)
+    want_log = np.array([float(mpmath.diff(lambda t: mpmath.log(mpmath.ncdf(t)), float(t), 2)) for t in x])
+    d2 = lambda f: stagec.vmap(stagec.grad(stagec.grad(f)))  # noqa: E731
+    both = lambda x: (d2(sss.ndtr)(x), d2(sss.log_ndtr)(x))  # noqa: E731
+    for got in (both(x), stagec.jit(both)(x)):
+        np.testing.assert_allclose(np.asarray(got[0]), want_ndtr, rtol=1e-14)
+        np.testing.assert_allclose(np.asarray(got[1]), want_log, rtol=1e-12)

@@ -212,9 +212,9 @@ def _log_ndtr_deriv(x, y):
     """npdf(x) / ndtr(x): -x / (1 + series) in the tail (exp(-x^2/2 - y) there cancels 800 - 804.6 at -40)."""
     low = _ndtr_series(x)[0]
     tail = x <= low
-    xt = snp.where(tail, x, 2.0 * low)  # (each branch finite where not taken: its derivative's 0 * inf is NaN)
-    xn = snp.where(tail, 0.0, x)
-    return snp.where(tail, -xt / (1 + _ndtr_series(xt)[1]), snp.exp(-0.5 * xn * xn - y - _LOG_SQRT_2PI))
+    xt = snp.where(tail, x, 2.0 * low)  # (each branch finite where not taken: its derivative's 0 * inf is NaN;
+    xn, yn = snp.where(tail, 0.0, x), snp.where(tail, 0.0, y)  # y too: exp(-y) at -100 was, log_ndtr'' NaN there)
+    return snp.where(tail, -xt / (1 + _ndtr_series(xt)[1]), snp.exp(-0.5 * xn * xn - yn - _LOG_SQRT_2PI))
 
 
 def _polevl(x, coeffs):
@@ -283,6 +283,9 @@ def _times(deriv):
 
 
 logit, ndtri, log_ndtr, xlogy, xlog1py, entr = map(custom_jvp, (logit, ndtri, log_ndtr, xlogy, xlog1py, entr))
+# ndtr' is the normal density itself (through float64 ndtr's split argument, ndtr''(-1e-30) was -0, not 4e-31)
+ndtr = custom_jvp(ndtr)
+ndtr.defjvps(_times(lambda x, y: snp.exp(-0.5 * x * x - _LOG_SQRT_2PI)))
 logit.defjvps(_times(lambda x, y: 1 / (x * (1 - x))))
 ndtri.defjvps(_times(lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y)))
 log_ndtr.defjvps(_times(_log_ndtr_deriv))
