@@ -27,7 +27,7 @@ from ..primitives.elementwise import convert_element_type as _convert_element_ty
 from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
-                                     reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
+                                     reduce_min, reduce_or, reduce_prod, reduce_sum, reduce_xor, sort)
 from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
 from ..primitives.structural import optimization_barrier_p as _optimization_barrier_p
 from ..primitives import structural as _st

@@ -30,7 +30,8 @@ def _reduce(name: str, kinds: str) -> Primitive:
 
 reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p = (_reduce(n, ANY) for n in (
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min"))
-reduce_and_p, reduce_or_p = _reduce("reduce_and", "b"), _reduce("reduce_or", "b")
+# (bitwise over integers, as JAX's: lax.reduce_and of an int32 array was a TypeError)
+reduce_and_p, reduce_or_p, reduce_xor_p = (_reduce(n, "biu") for n in ("reduce_and", "reduce_or", "reduce_xor"))
 
 
 def _reduce_wide(name: str):
@@ -388,8 +389,8 @@ def _reducer(prim: Primitive):
     return op
 
 
-reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(_reducer, (
-    reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p))
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(_reducer, (
+    reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p))
 
 
 def _ordered(x):
@@ -443,7 +444,7 @@ def _reduce_batch(prim: Primitive):
     return rule
 
 
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p):
     _p.def_batch(_reduce_batch(_p))
 
 
@@ -514,7 +515,8 @@ def _cumulative_host(x, *, axis, op, reverse):
 
 for _p, _ufunc, _op, _kinds in [(reduce_sum_p, np.add, "sum", "biufc"), (reduce_prod_p, np.multiply, "prod", "iufc"),
                                 (reduce_max_p, np.maximum, "max", "biuf"), (reduce_min_p, np.minimum, "min", "biuf"),
-                                (reduce_and_p, np.logical_and, "and", "b"), (reduce_or_p, np.logical_or, "or", "b")]:
+                                (reduce_and_p, np.bitwise_and, "and", "biu"), (reduce_or_p, np.bitwise_or, "or", "biu"),
+                                (reduce_xor_p, np.bitwise_xor, "xor", "biu")]:
     _rule, _bound = _reduce_host(_ufunc, _op)
     _p.def_host(_rule, of_kinds(_kinds), _bound)
 argminmax_p.def_host(lambda x, *, axis, index_dtype, is_max: (np.argmax if is_max else np.argmin)(x, axis)
