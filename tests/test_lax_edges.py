@@ -28,3 +28,50 @@ def test_reduce_and_or_xor_of_integers_are_bitwise_as_jax(x64):
                 np.testing.assert_array_equal(np.asarray(g), w)
     assert int(lax.reduce_and(np.array([-1, -1], np.int8), (0,))) == -1
     np.testing.assert_array_equal(stagec.vmap(lambda v: lax.reduce_xor(v, (0,)))(np.arange(6).reshape(2, 3)), [3, 2])
+
+
+# JAX 0.10.2's jax.lax.reduce_precision of X (float32) to (exponent_bits, mantissa_bits): rounded to nearest even,
+# infinite beyond the format's largest value, zero below its smallest normal (not a cast to float16: 6e-5, a
+# float16 subnormal, is 0.0 here), unchanged where the format is as wide as float32's exponent (1e-39 for (8, 7))
+X = [1.0 + 2 ** -8, 1.0 + 3 * 2 ** -9, 1 / 3, -1.4, 0.1, 65504, 65519, 65520, 1e5, -1e5, 6.2e-5, 6e-5, 3e-8, 1e-39, -0.0,
+     np.inf, -np.inf, np.nan, 3.4e38]
+JAX_REDUCE_PRECISION = {
+    (5, 10): [1.00390625, 1.005859375, 0.333251953125, -1.400390625, 0.0999755859375, 65504.0, 65504.0, np.inf,
+              np.inf, -np.inf, 6.198883056640625e-05, 0.0, 0.0, 0.0, -0.0, np.inf, -np.inf, np.nan, np.inf],
+    (8, 7): [1.0, 1.0078125, 0.333984375, -1.3984375, 0.10009765625, 65536.0, 65536.0, 65536.0, 99840.0, -99840.0,
+             6.198883056640625e-05, 6.008148193359375e-05, 3.003515303134918e-08, 1.0101904577379033e-39, -0.0, np.inf,
+             -np.inf, np.nan, np.inf],
+    (5, 2): [1.0, 1.0, 0.3125, -1.5, 0.09375, np.inf, np.inf, np.inf, np.inf, -np.inf, 6.103515625e-05,
+             6.103515625e-05, 0.0, 0.0, -0.0, np.inf, -np.inf, np.nan, np.inf],
+    (4, 3): [1.0, 1.0, 0.34375, -1.375, 0.1015625, np.inf, np.inf, np.inf, np.inf, -np.inf, 0.0, 0.0, 0.0, 0.0, -0.0,
+             np.inf, -np.inf, np.nan, np.inf],
+}
+
+
+def test_reduce_precision_as_jax():
+    """`lax.reduce_precision` was missing (NotInStagec); it is `stablehlo.reduce_precision`, eager and jitted, and
+    its derivative passes the cotangent through the same rounding, as JAX's."""
+    x = np.array(X, np.float32)
+    formats = list(JAX_REDUCE_PRECISION)
+    jitted = stagec.jit(lambda x: [lax.reduce_precision(x, e, m) for e, m in formats])(x)
+    for (e, m), j in zip(formats, jitted):
+        want = np.array(JAX_REDUCE_PRECISION[e, m], np.float32)
+        for got in (lax.reduce_precision(x, e, m), j):
+            got = np.asarray(got)
+            assert got.dtype == np.float32
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+            np.testing.assert_array_equal(got, want)
+    # (5, 10) is float16's format and (8, 7) bfloat16's: in their normal ranges a round trip through the type
+    normal = np.array([1 / 3, -1.4, 0.1, 7.25, 1000.1, -3e-3], np.float32)
+    np.testing.assert_array_equal(lax.reduce_precision(normal, 5, 10), normal.astype(np.float16).astype(np.float32))
+    h = np.array([1 / 3, 65504, 1e-3], np.float16)
+    np.testing.assert_array_equal(lax.reduce_precision(h, 5, 10), h)
+    g = stagec.grad(lambda x: (lax.reduce_precision(x, 5, 2) * 1.3).sum())(np.ones(3, np.float32))
+    np.testing.assert_array_equal(g, [1.25] * 3)  # (the cotangent 1.3 rounded to 2 mantissa bits, as JAX's)
+    for bad in (np.array([1], np.int32), np.array([1j], np.complex64)):
+        try:
+            lax.reduce_precision(bad, 5, 10)
+        except TypeError as e:
+            assert "reduce_precision" in str(e)
+        else:
+            raise AssertionError("reduce_precision of a non-float")

@@ -21,7 +21,7 @@ from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_number
                                conv_with_general_padding, padtype_to_pads)
 from ..primitives.dot import Precision, dot, dot_general
 from ..primitives.fft import fft
-from ..primitives.elementwise import clamp, match_weak, select
+from ..primitives.elementwise import clamp, match_weak, reduce_precision, select
 from ..primitives.elementwise import convert_element_type as _convert_element_type  # (stagec's own calls: a
 # constant stays a host constant, `core.Const`, as JAX's internal `lax._convert_element_type`)
 from ..primitives.elementwise import stop_gradient as _stop_gradient
@@ -554,7 +554,7 @@ __getattr__ = _missing(__name__, {
     **_table("after_all create_token approx_max_k approx_min_k broadcast_like "
              "composite conv_general_dilated_local conv_transpose_shape_tuple custom_linear_solve "
              "custom_root dce_sink dtype empty index_take linalg mulhi platform_dependent "
-             "ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
+             "ragged_dot ragged_dot_general reduce rng_bit_generator "
              "rng_uniform scaled_dot scatter_add scatter_apply scatter_max scatter_min scatter_mul scatter_sub "
              "shape_as_value stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
     **_table("log2 one_minus_square", "not implemented yet (new in JAX 0.11; stagec.numpy.log2, and (1 - x) * (1 + x))"),

@@ -220,6 +220,26 @@ def _complex_rule(re: ShapedArray, im: ShapedArray) -> ShapedArray:
 complex_p = Primitive("complex", _complex_rule)
 complex_p.def_lowering(lambda ctx, re, im: [ctx.op1("stablehlo.complex", [re, im])])
 
+# ---- rounding to a narrower float format (`lax.reduce_precision`)
+def _reduce_precision_rule(x: ShapedArray, *, exponent_bits: int, mantissa_bits: int) -> ShapedArray:
+    check_kind("reduce_precision", x, FLOAT)
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: exponent_bits={exponent_bits} must be >= 1 and "
+                         f"mantissa_bits={mantissa_bits} >= 0")
+    return x
+
+
+reduce_precision_p = Primitive("reduce_precision", _reduce_precision_rule)
+
+
+@reduce_precision_p.def_lowering
+def _reduce_precision_lower(ctx: L.Ctx, x, *, exponent_bits, mantissa_bits):
+    ir = L.mlir()
+    i32 = ir.IntegerType.get_signless(32)
+    return [ctx.op1("stablehlo.reduce_precision", [x], attributes={
+        "exponent_bits": ir.IntegerAttr.get(i32, exponent_bits), "mantissa_bits": ir.IntegerAttr.get(i32, mantissa_bits)})]
+
+
 # ---- the identity whose derivative is zero (`lax.stop_gradient`)
 stop_gradient_p = Primitive("stop_gradient", lambda x: x)
 stop_gradient_p.def_lowering(lambda ctx, x: [x])
@@ -265,6 +285,7 @@ def _one(x):
 for _p in (sign_p, floor_p, ceil_p, round_p, round_afz_p, stop_gradient_p):
     _ad.defzero(_p)
 _ad.deflinear(neg_p, lambda ct, x: neg(ct))
+_ad.deflinear(reduce_precision_p, lambda ct, x, **params: reduce_precision_p.bind(ct, **params))  # (as JAX's)
 _ad.deflinear(real_p, lambda ct, x: complex(ct, _ad.zeros(aval_of(ct))))
 _ad.deflinear(imag_p, lambda ct, x: complex(_ad.zeros(aval_of(ct)), neg(ct)))
 _ad.defjvp(abs_p, _abs_jvp)
@@ -452,6 +473,12 @@ def select(pred, on_true, on_false):
 def stop_gradient(x):
     """`x`, with a zero derivative: differentiation treats it as a constant."""
     return stop_gradient_p.bind(x) if hasattr(x, "_trace") else x
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """`operand` rounded (to nearest, ties to even) to a float format of `exponent_bits` and `mantissa_bits`, kept
+    in its own dtype: beyond that format's range infinite, below its smallest normal zero (XLA's, so JAX's)."""
+    return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits), mantissa_bits=int(mantissa_bits))
 
 
 def clamp(lo, x, hi):
