@@ -75,3 +75,24 @@ def test_reduce_precision_as_jax():
             assert "reduce_precision" in str(e)
         else:
             raise AssertionError("reduce_precision of a non-float")
+
+
+def test_half_precision_lax_cumsum_accumulates_in_float32():
+    """lax.cumsum of 3000 float16 ones stopped at 2048 (bfloat16: at 256): each prefix added in the half type.
+    JAX 0.10.2's (its tree of adds gives each prefix exactly here): [256, 257, 301, 2048, 2048, 2072, 3000] at
+    indices [255, 256, 300, 2047, 2048, 2070, 2999] for float16, [256, 256, 300, 2048, 2048, 2064, 3008] for
+    bfloat16: the exact prefix rounded once to the type."""
+    import ml_dtypes
+    idx = [255, 256, 300, 2047, 2048, 2070, 2999]
+    want = {np.float16: [256, 257, 301, 2048, 2048, 2072, 3000], ml_dtypes.bfloat16: [256, 256, 300, 2048, 2048, 2064,
+                                                                                     3008]}
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        x = np.full(3000, 1, dt)
+        np.testing.assert_array_equal(np.arange(1, 3001).astype(dt)[idx].astype(np.float64), want[dt])
+        f = lambda x: (lax.cumsum(x), lax.cumsum(x, reverse=True)[::-1], lax.cumprod(x[:15] + x[:15] / 2))
+        for got in (f(x), stagec.jit(f)(x)):
+            for g in got[:2]:
+                assert np.asarray(g).dtype == dt
+                np.testing.assert_array_equal(np.asarray(g)[idx].astype(np.float64), want[dt])
+            # 1.5 ** k (exact in float32 for k <= 15) rounded once, not the product of rounded partial products
+            np.testing.assert_array_equal(np.asarray(got[2]), (1.5 ** np.arange(1, 16)).astype(dt))

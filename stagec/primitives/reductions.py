@@ -121,6 +121,13 @@ def _cumulative(ctx: L.Ctx, x, *, axis, op, reverse):
         xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_aval])
         (r,) = _cumulative(inner, xs, axis=axis, op=op, reverse=reverse)
         return [ctx.op1("stablehlo.convert", [r])]
+    if aval.dtype in (_dt.float16, _dt.bfloat16) and op in ("sum", "prod"):  # accumulate in float32, as reduce_sum:
+        # float16 running sums of ones stopped at 2048 (bfloat16's at 256); JAX's, a tree of half-precision adds, get
+        # 3000 for 3000 ones
+        wide = aval.update(dtype=np.dtype(np.float32), weak_type=False)
+        (r,) = _cumulative(L.Ctx([wide], [wide]), ctx.op1("stablehlo.convert", [x], result_avals=[wide]), axis=axis,
+                           op=op, reverse=reverse)
+        return [ctx.op1("stablehlo.convert", [r])]
     s = aval.update(shape=(), weak_type=False)
     n = aval.shape[axis]
     init = L.constant(np.array(_dt.identity(op, aval.dtype), aval.dtype), s)
@@ -508,6 +515,9 @@ def _reduce_host(ufunc, op: str):
 def _cumulative_host(x, *, axis, op, reverse):
     ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[op]
     x = np.flip(x, axis) if reverse else x
+    if x.dtype in (_dt.float16, _dt.bfloat16) and op in ("sum", "prod"):  # (in float32, as the lowering)
+        out = ufunc.accumulate(x.astype(np.float32), axis=axis).astype(x.dtype)
+        return np.flip(out, axis) if reverse else out
     out = _zero_signs(x, ufunc.accumulate(x, axis=axis, dtype=x.dtype), op,
                       lambda m: np.logical_or.accumulate(m, axis=axis))
     return np.flip(out, axis) if reverse else out
