@@ -96,3 +96,23 @@ def test_half_precision_lax_cumsum_accumulates_in_float32():
                 np.testing.assert_array_equal(np.asarray(g)[idx].astype(np.float64), want[dt])
             # 1.5 ** k (exact in float32 for k <= 15) rounded once, not the product of rounded partial products
             np.testing.assert_array_equal(np.asarray(got[2]), (1.5 ** np.arange(1, 16)).astype(dt))
+
+
+def test_conj_of_a_real_array_is_complex_as_jax():
+    """JAX's lax.conj of float32/float64 is the array as complex64/complex128 (stagec raised "real does not accept
+    dtype float32"); other real dtypes raise a TypeError naming conj."""
+    x = np.array([1.5, -0.0, np.inf], np.float32)
+    for got in (lax.conj(x), stagec.jit(lax.conj)(x)):
+        got = np.asarray(got)
+        assert got.dtype == np.complex64
+        np.testing.assert_array_equal(got.real, x)
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(x))
+        np.testing.assert_array_equal(got.imag, 0)
+    np.testing.assert_array_equal(lax.conj(np.array([1 + 2j], np.complex64)), [1 - 2j])
+    for bad in (np.array([1], np.int32), np.array([1], np.float16)):
+        try:
+            lax.conj(bad)
+        except TypeError as e:
+            assert "conj" in str(e)
+        else:
+            raise AssertionError(f"conj of {bad.dtype}")

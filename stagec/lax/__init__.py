@@ -238,7 +238,13 @@ def stop_gradient(x):
 
 
 def conj(x):
-    """The complex conjugate (re - i*im)."""
+    """The complex conjugate (re - i*im); of a float32 or float64 array, that array as complex, as JAX's (it raised
+    "real does not accept dtype float32")."""
+    dt = aval_of(x).dtype
+    if _dt.kind(dt) == "f" and dt.itemsize in (4, 8):
+        return complex(x, full_like(x, 0))
+    if _dt.kind(dt) != "c":
+        raise TypeError(f"conj does not accept dtype {dt} (it needs float32, float64 or a complex dtype)")
     return complex(real(x), neg(imag(x)))
 
 
