@@ -98,15 +98,22 @@ def _cumulative_rule(x: ShapedArray, *, axis: int, op: str, reverse: bool) -> Sh
 cumulative_p = Primitive("cumulative", _cumulative_rule)
 
 
-def window_signed_dtype(dtype: np.dtype, op: str, what: str) -> np.dtype:
-    """The signed type an unsigned `reduce_window` of `op` computes in (IREE lowers no unsigned reduce_window
-    body): the same width for sum and product (two's complement wraps alike), twice it for max and min."""
+def in_signed(ctx: L.Ctx, x, op: str, inner):
+    """`inner(ctx', x')`, an unsigned reduce_window of `op`, computed in the signed type of the same width (IREE lowers
+    no unsigned reduce_window body): sum and product on the values converted (two's complement wraps alike), max
+    and min on the bits with the sign bit flipped, which order as signed integers as the unsigned values do (this
+    widened them before, and raised NotImplementedError for uint64)."""
+    aval, out = ctx.avals_in[0].update(weak_type=False), ctx.avals_out[0].update(weak_type=False)
+    signed = np.dtype(f"i{aval.dtype.itemsize}")
+    s_in, s_out = aval.update(dtype=signed), out.update(dtype=signed)
     if op in ("sum", "prod"):
-        return np.dtype(f"i{dtype.itemsize}")
-    if dtype.itemsize < 8:  # order-preserving: widen
-        return np.dtype(f"i{2 * dtype.itemsize}")
-    raise NotImplementedError(f"{what} of {dtype} is not supported (IREE lowers no unsigned reduce_window and "
-                              f"there is no wider signed type)")
+        (r,) = inner(L.Ctx([s_in], [s_out]), ctx.op1("stablehlo.convert", [x], result_avals=[s_in]))
+        return ctx.op1("stablehlo.convert", [r])
+    top = 1 << (8 * aval.dtype.itemsize - 1)
+    flipped = ctx.op1("stablehlo.xor", [x, L.full(top, aval)], result_avals=[aval])
+    (r,) = inner(L.Ctx([s_in], [s_out]), ctx.op1("stablehlo.bitcast_convert", [flipped], result_avals=[s_in]))
+    r = ctx.op1("stablehlo.bitcast_convert", [r], result_avals=[out])
+    return ctx.op1("stablehlo.xor", [r, L.full(top, out)])
 
 
 @cumulative_p.def_lowering
@@ -115,12 +122,7 @@ def _cumulative(ctx: L.Ctx, x, *, axis, op, reverse):
     ir = L.mlir()
     aval = ctx.avals_in[0]
     if _dt.kind(aval.dtype) == "u":  # IREE cannot lower unsigned reduce_window bodies: compute in a signed type
-        signed = window_signed_dtype(aval.dtype, op, f"cum{op}")
-        s_aval = aval.update(dtype=signed)
-        inner = L.Ctx([s_aval], [s_aval])
-        xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_aval])
-        (r,) = _cumulative(inner, xs, axis=axis, op=op, reverse=reverse)
-        return [ctx.op1("stablehlo.convert", [r])]
+        return [in_signed(ctx, x, op, lambda c, xs: _cumulative(c, xs, axis=axis, op=op, reverse=reverse))]
     if aval.dtype in (_dt.float16, _dt.bfloat16) and op in ("sum", "prod"):  # accumulate in float32, as reduce_sum:
         # float16 running sums of ones stopped at 2048 (bfloat16's at 256); JAX's, a tree of half-precision adds, get
         # 3000 for 3000 ones
