@@ -77,6 +77,36 @@ def test_reduce_precision_as_jax():
             raise AssertionError("reduce_precision of a non-float")
 
 
+def test_lax_refuses_a_python_scalar_its_operand_dtype_cannot_hold():
+    """A weakly typed operand takes the other's dtype only where that keeps its value. lax.add of an int32 array
+    and 2.5 added 2, of a uint8 array and -1 added 255 (max(uint8, -1) was 255), of a float32 array and 1j dropped
+    the imaginary part; JAX 0.10.2 raises a TypeError for each."""
+    i32, u8, f32 = np.arange(3, dtype=np.int32), np.arange(3, dtype=np.uint8), np.arange(3, dtype=np.float32)
+    bad = [(lax.add, i32, 2.5), (lax.add, i32, 2.0), (lax.max, u8, -1), (lax.add, u8, 300), (lax.sub, np.int8(1), 200),
+           (lax.add, f32, 1j), (lax.mul, i32, 1j), (lax.add, np.array([True]), 1), (lax.lt, u8, -1)]
+    for f, x, c in bad:
+        for call in (lambda: f(x, c), lambda: f(c, x), lambda: stagec.jit(lambda x: f(x, c))(x)):
+            try:
+                out = call()
+            except TypeError:
+                continue
+            raise AssertionError(f"{f.__name__}({x.dtype}, {c!r}) gave {out}")
+    try:
+        lax.pad(i32, 0.5, [(1, 1, 0)])
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("pad of int32 with 0.5")
+    # where the value is kept: as before
+    np.testing.assert_array_equal(lax.add(i32, 2), [2, 3, 4])
+    np.testing.assert_array_equal(lax.add(u8, 255), [255, 0, 1])
+    np.testing.assert_array_equal(stagec.jit(lambda x: lax.max(x, 1))(u8), [1, 1, 2])
+    np.testing.assert_array_equal(lax.add(f32, 2), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(lax.mul(f32, 0.5), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(lax.add(f32.astype(np.complex64), 2.0), [2, 3, 4])
+    np.testing.assert_array_equal(lax.pad(i32, -1, [(1, 0, 0)]), [-1, 0, 1, 2])
+
+
 def test_half_precision_lax_cumsum_accumulates_in_float32():
     """lax.cumsum of 3000 float16 ones stopped at 2048 (bfloat16: at 256): each prefix added in the half type.
     JAX 0.10.2's (its tree of adds gives each prefix exactly here): [256, 257, 301, 2048, 2048, 2072, 3000] at

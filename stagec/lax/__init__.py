@@ -39,6 +39,8 @@ def _scalars_broadcast(f):
     """`f` with rank-0 operands and size-1 dimensions broadcast, as JAX's lax allows (ranks must otherwise be
     equal: no rank promotion)."""
     def op(*xs):
+        if len(xs) == 2:  # (first: its TypeError for a Python scalar the other dtype cannot hold is not a shape's)
+            xs = _ew.match_weak(*xs)
         try:
             return f(*xs)  # (equal shapes, the usual case, pay nothing for the broadcasting)
         except TypeError:

@@ -436,15 +436,35 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
 
 
 def match_weak(x, y):
-    """Let a weakly typed operand take the other's dtype (the strict wrappers' only implicit conversion)."""
+    """Let a weakly typed operand take the other's dtype (the strict wrappers' only implicit conversion), where
+    that keeps its value: `_weak_to`."""
     ax, ay = aval_of(x), aval_of(y)
     if ax.dtype == ay.dtype:
         return x, y
     if ax.weak_type and not ay.weak_type:
-        return convert_element_type(x, ay.dtype, weak_type=False), y
+        return _weak_to(x, ax, ay.dtype), y
     if ay.weak_type and not ax.weak_type:
-        return x, convert_element_type(y, ax.dtype, weak_type=False)
+        return x, _weak_to(y, ay, ax.dtype)
     return x, y
+
+
+def _weak_to(x, aval: ShapedArray, dtype):
+    """`x`, weakly typed, in `dtype`: an integer into any number type (a known value only where the type holds
+    it), a float into a float or complex type, a complex into a complex type. Else a TypeError, as JAX's lax
+    (lax.add of an int32 array and 2.5 added 2, of a uint8 array and -1 added 255, max(uint8, -1) was 255)."""
+    src, dst = _dt.kind(aval.dtype), _dt.kind(dtype)
+    if src not in {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src) or dst not in \
+            {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src):
+        raise TypeError(f"a weakly typed {aval.dtype} operand (a Python scalar) cannot take the other operand's "
+                        f"dtype {dtype} without losing its value: lax functions need operands of one dtype "
+                        f"(convert it with lax.convert_element_type, or use stagec.numpy, which promotes)")
+    if dst in "iu" and not hasattr(x, "_trace") and not hasattr(x, "_bv"):  # (a known value: check its range)
+        v = np.asarray(to_numpy_constant(x, aval))
+        info = np.iinfo(dtype)
+        if v.size and (v.min() < info.min or v.max() > info.max):
+            raise TypeError(f"the Python scalar {v.min() if v.min() < info.min else v.max()} is out of range for "
+                            f"the other operand's dtype {dtype} (a lax function converts it to that dtype)")
+    return convert_element_type(x, dtype, weak_type=False)
 
 
 _UNARY = dict(neg=neg_p, sign=sign_p, abs=abs_p, floor=floor_p, ceil=ceil_p, round=round_p, round_afz=round_afz_p,
