@@ -165,3 +165,20 @@ def test_running_and_windowed_max_min_of_unsigned_integers_every_width(x64):
             for g, w in zip(got, want):
                 assert np.asarray(g).dtype == dt
                 np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_complex_rsqrt_is_one_over_sqrt_on_the_branch_cut(x64):
+    """IREE's complex rsqrt took the upper side of the cut where the imaginary part is -0.0: rsqrt(-2.5-0j) was
+    -0.632j, though sqrt(-2.5-0j) is -1.581j (C99's, NumPy's) and 1/that +0.632j (JAX 0.10.2's rsqrt too)."""
+    r = np.array([-2.5, -1.0, 3.0, 0.5, -1e-3, 1e3])
+    re, im = [a.ravel() for a in np.meshgrid(r, np.concatenate([r, [0.0, -0.0]]))]
+    for dt in (np.complex64, np.complex128):
+        z = np.empty(re.size, dt)
+        z.real, z.imag = re, im
+        want = 1 / np.sqrt(z.astype(np.complex128))
+        for got in (lax.rsqrt(z), stagec.jit(lax.rsqrt)(z)):
+            got = np.asarray(got)
+            assert got.dtype == dt
+            np.testing.assert_allclose(got, want, rtol=1e-6 if dt == np.complex64 else 1e-14)
+    assert complex(stagec.jit(lax.rsqrt)(np.complex64(complex(-4, -0.0)))) == 0.5j
+    assert complex(lax.rsqrt(np.complex64(complex(-4, 0.0)))) == -0.5j

@@ -35,6 +35,10 @@ def _emit(opname: str):
             return [ctx.op1("stablehlo.convert", [nonzero])]
         if opname in ("maximum", "minimum"):
             return [L.combine(ctx, opname, *xs, ctx.avals_out[0])]
+        if opname == "rsqrt" and _dt.kind(ctx.avals_in[0].dtype) == "c":  # 1 / sqrt: IREE's complex rsqrt took
+            # the upper side of the cut for a -0 imaginary part (rsqrt(-2.5-0j) was -0.632j; sqrt gives -1.581j)
+            root = ctx.op1("stablehlo.sqrt", xs)
+            return [ctx.op1("stablehlo.divide", [L.full(1, ctx.avals_in[0]), root])]
         return [ctx.op1(opname if "." in opname else "stablehlo." + opname, xs)]
     return rule
 
