@@ -91,6 +91,13 @@ def test_lax_refuses_a_python_scalar_its_operand_dtype_cannot_hold():
             except TypeError:
                 continue
             raise AssertionError(f"{f.__name__}({x.dtype}, {c!r}) gave {out}")
+    # a traced Python int (a weakly typed int32 of unknown value) into a narrower integer type: max(uint8, -1) was 255
+    for f in (lax.max, lax.lt, lax.add):
+        try:
+            out = stagec.jit(lambda x, s: f(x, s))(u8, -1)
+        except TypeError:
+            continue
+        raise AssertionError(f"jitted {f.__name__}(uint8, traced -1) gave {out}")
     try:
         lax.pad(i32, 0.5, [(1, 1, 0)])
     except TypeError:
@@ -105,6 +112,8 @@ def test_lax_refuses_a_python_scalar_its_operand_dtype_cannot_hold():
     np.testing.assert_array_equal(lax.mul(f32, 0.5), [0.0, 0.5, 1.0])
     np.testing.assert_array_equal(lax.add(f32.astype(np.complex64), 2.0), [2, 3, 4])
     np.testing.assert_array_equal(lax.pad(i32, -1, [(1, 0, 0)]), [-1, 0, 1, 2])
+    np.testing.assert_array_equal(stagec.jit(lambda x, s: lax.max(x, s))(i32, 1), [1, 1, 2])
+    np.testing.assert_array_equal(stagec.jit(lambda x, s: lax.mul(x, s))(f32, 2), [0.0, 2.0, 4.0])
 
 
 def test_half_precision_lax_cumsum_accumulates_in_float32():

@@ -468,6 +468,11 @@ def _weak_to(x, aval: ShapedArray, dtype):
         if v.size and (v.min() < info.min or v.max() > info.max):
             raise TypeError(f"the Python scalar {v.min() if v.min() < info.min else v.max()} is out of range for "
                             f"the other operand's dtype {dtype} (a lax function converts it to that dtype)")
+    elif src in "iu" and dst in "iu" and (np.iinfo(dtype).min > np.iinfo(aval.dtype).min or
+                                         np.iinfo(dtype).max < np.iinfo(aval.dtype).max):
+        raise TypeError(f"a weakly typed {aval.dtype} value of unknown value (a traced Python scalar) cannot take the "
+                        f"other operand's narrower dtype {dtype}: lax functions need operands of one dtype (convert "
+                        f"it with lax.convert_element_type, or use stagec.numpy, which promotes)")
     return convert_element_type(x, dtype, weak_type=False)
 
 
