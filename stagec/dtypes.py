@@ -134,10 +134,12 @@ def is_int(dtype) -> bool:
 
 
 def identity(op: str, dtype):
-    """The neutral element of reduction `op` ('sum', 'prod', 'max', 'min', 'and', 'or') over `dtype`: the
+    """The neutral element of reduction `op` ('sum', 'prod', 'max', 'min', 'and', 'or', 'xor') over `dtype`: the
     lowest value for max, the highest for min (complex: both parts infinite)."""
-    if op in ("sum", "or"):
+    if op in ("sum", "or", "xor"):
         return 0
+    if op == "and" and kind(dtype) in "iu":  # (every bit set)
+        return -1 if kind(dtype) == "i" else np.iinfo(dtype).max
     if op in ("prod", "and"):
         return 1
     if dtype == bool_:

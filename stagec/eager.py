@@ -53,7 +53,7 @@ from .stages import Lowered, build_once, compile_cached, find_cached
 POLYMORPHIC = frozenset([*(getattr(elementwise, n) for n in elementwise.__all__),
                          reductions.reduce_sum_p, reductions.reduce_prod_p, reductions.reduce_max_p,
                          reductions.reduce_min_p, reductions.reduce_and_p, reductions.reduce_or_p,
-                         structural.transpose_p, structural.broadcast_in_dim_p])
+                         reductions.reduce_xor_p, structural.transpose_p, structural.broadcast_in_dim_p])
 
 log = logging.getLogger("stagec")
 # Calls touching more elements (inputs + outputs) take shape-specific modules: on 1M floats a dynamic kernel was
@@ -223,7 +223,7 @@ EXACT: dict[Primitive, str] = {
                           elementwise.or_p, elementwise.xor_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p,
                           elementwise.le_p, elementwise.gt_p, elementwise.ge_p, elementwise.clamp_p,
                           elementwise.convert_element_type_p, reductions.reduce_max_p, reductions.reduce_min_p,
-                          reductions.reduce_and_p, reductions.reduce_or_p)},
+                          reductions.reduce_and_p, reductions.reduce_or_p, reductions.reduce_xor_p)},
     **{p: "biufc" for p in (elementwise.select_p, structural.broadcast_in_dim_p, structural.reshape_p,
                             structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
                             structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,

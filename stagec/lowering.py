@@ -143,7 +143,7 @@ def compare(ctx: Ctx, x, y, direction: str, aval: ShapedArray):
 
 
 _REDUCE_BODY = {"reduce_sum": "add", "reduce_prod": "multiply", "reduce_max": "maximum",
-                "reduce_min": "minimum", "reduce_and": "and", "reduce_or": "or"}
+                "reduce_min": "minimum", "reduce_and": "and", "reduce_or": "or", "reduce_xor": "xor"}
 
 
 def reduce_op(ctx: Ctx, x, name: str, axes):

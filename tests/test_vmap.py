@@ -234,7 +234,8 @@ def test_dynamic_update_slice():
 
 def reductions(x, b):
     return [lax.reduce_sum(x, (1,)), lax.reduce_prod(x, (0,)), lax.reduce_max(x, (0, 1)), lax.reduce_min(x, (1,)),
-            lax.reduce_and(b, (0,)), lax.reduce_or(b, (1,)), lax.argmax(x, 1, np.int32), lax.argmin(x, 0, np.int32),
+            lax.reduce_and(b, (0,)), lax.reduce_or(b, (1,)), lax.reduce_xor(b, (1,)), lax.argmax(x, 1, np.int32),
+            lax.argmin(x, 0, np.int32), lax.reduce_precision(x, 5, 2),
             lax.cumsum(x, 1), lax.cumprod(x, 0, reverse=True), lax.cummax(x, 1), lax.cummin(x, 0, reverse=True)]
 
 

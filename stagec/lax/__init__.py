@@ -21,13 +21,13 @@ from ..primitives.conv import (ConvDimensionNumbers, conv, conv_dimension_number
                                conv_with_general_padding, padtype_to_pads)
 from ..primitives.dot import Precision, dot, dot_general
 from ..primitives.fft import fft
-from ..primitives.elementwise import clamp, match_weak, select
+from ..primitives.elementwise import clamp, match_weak, reduce_precision, select
 from ..primitives.elementwise import convert_element_type as _convert_element_type  # (stagec's own calls: a
 # constant stays a host constant, `core.Const`, as JAX's internal `lax._convert_element_type`)
 from ..primitives.elementwise import stop_gradient as _stop_gradient
 from ..primitives.indexing import gather, scatter
 from ..primitives.reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
-                                     reduce_min, reduce_or, reduce_prod, reduce_sum, sort)
+                                     reduce_min, reduce_or, reduce_prod, reduce_sum, reduce_xor, sort)
 from ..primitives.windowed import reduce_window_max, reduce_window_min, reduce_window_sum  # noqa: F401
 from ..primitives.structural import optimization_barrier_p as _optimization_barrier_p
 from ..primitives import structural as _st
@@ -39,6 +39,8 @@ def _scalars_broadcast(f):
     """`f` with rank-0 operands and size-1 dimensions broadcast, as JAX's lax allows (ranks must otherwise be
     equal: no rank promotion)."""
     def op(*xs):
+        if len(xs) == 2:  # (first: its TypeError for a Python scalar the other dtype cannot hold is not a shape's)
+            xs = _ew.match_weak(*xs)
         try:
             return f(*xs)  # (equal shapes, the usual case, pay nothing for the broadcasting)
         except TypeError:
@@ -238,7 +240,13 @@ def stop_gradient(x):
 
 
 def conj(x):
-    """The complex conjugate (re - i*im)."""
+    """The complex conjugate (re - i*im); of a float32 or float64 array, that array as complex, as JAX's (it raised
+    "real does not accept dtype float32")."""
+    dt = aval_of(x).dtype
+    if _dt.kind(dt) == "f" and dt.itemsize in (4, 8):
+        return complex(x, full_like(x, 0))
+    if _dt.kind(dt) != "c":
+        raise TypeError(f"conj does not accept dtype {dt} (it needs float32, float64 or a complex dtype)")
     return complex(real(x), neg(imag(x)))
 
 
@@ -554,7 +562,7 @@ __getattr__ = _missing(__name__, {
     **_table("after_all create_token approx_max_k approx_min_k broadcast_like "
              "composite conv_general_dilated_local conv_transpose_shape_tuple custom_linear_solve "
              "custom_root dce_sink dtype empty index_take linalg mulhi platform_dependent "
-             "ragged_dot ragged_dot_general reduce reduce_precision reduce_xor rng_bit_generator "
+             "ragged_dot ragged_dot_general reduce rng_bit_generator "
              "rng_uniform scaled_dot scatter_add scatter_apply scatter_max scatter_min scatter_mul scatter_sub "
              "shape_as_value stack stage tile unstack", "not implemented yet (a JAX name stagec lacks)"),
     **_table("log2 one_minus_square", "not implemented yet (new in JAX 0.11; stagec.numpy.log2, and (1 - x) * (1 + x))"),

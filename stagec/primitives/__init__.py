@@ -24,7 +24,7 @@ from .fft import fft_p
 from .elementwise import *  # noqa: F401,F403  (the *_p primitives)
 from .indexing import gather_p, scatter_p
 from .reductions import (argminmax_p, cumulative_p, reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p,
-                         reduce_prod_p, reduce_sum_p, sort_p)
+                         reduce_prod_p, reduce_sum_p, reduce_xor_p, sort_p)
 from .structural import (broadcast_in_dim_p, concatenate_p, dynamic_slice_p, dynamic_update_slice_p, iota_p, pad_p,
                          reshape_p, rev_p, slice_p, transpose_p)
 from .windowed import reduce_window_p

@@ -35,6 +35,10 @@ def _emit(opname: str):
             return [ctx.op1("stablehlo.convert", [nonzero])]
         if opname in ("maximum", "minimum"):
             return [L.combine(ctx, opname, *xs, ctx.avals_out[0])]
+        if opname == "rsqrt" and _dt.kind(ctx.avals_in[0].dtype) == "c":  # 1 / sqrt: IREE's complex rsqrt took
+            # the upper side of the cut for a -0 imaginary part (rsqrt(-2.5-0j) was -0.632j; sqrt gives -1.581j)
+            root = ctx.op1("stablehlo.sqrt", xs)
+            return [ctx.op1("stablehlo.divide", [L.full(1, ctx.avals_in[0]), root])]
         return [ctx.op1(opname if "." in opname else "stablehlo." + opname, xs)]
     return rule
 
@@ -220,6 +224,26 @@ def _complex_rule(re: ShapedArray, im: ShapedArray) -> ShapedArray:
 complex_p = Primitive("complex", _complex_rule)
 complex_p.def_lowering(lambda ctx, re, im: [ctx.op1("stablehlo.complex", [re, im])])
 
+# ---- rounding to a narrower float format (`lax.reduce_precision`)
+def _reduce_precision_rule(x: ShapedArray, *, exponent_bits: int, mantissa_bits: int) -> ShapedArray:
+    check_kind("reduce_precision", x, FLOAT)
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: exponent_bits={exponent_bits} must be >= 1 and "
+                         f"mantissa_bits={mantissa_bits} >= 0")
+    return x
+
+
+reduce_precision_p = Primitive("reduce_precision", _reduce_precision_rule)
+
+
+@reduce_precision_p.def_lowering
+def _reduce_precision_lower(ctx: L.Ctx, x, *, exponent_bits, mantissa_bits):
+    ir = L.mlir()
+    i32 = ir.IntegerType.get_signless(32)
+    return [ctx.op1("stablehlo.reduce_precision", [x], attributes={
+        "exponent_bits": ir.IntegerAttr.get(i32, exponent_bits), "mantissa_bits": ir.IntegerAttr.get(i32, mantissa_bits)})]
+
+
 # ---- the identity whose derivative is zero (`lax.stop_gradient`)
 stop_gradient_p = Primitive("stop_gradient", lambda x: x)
 stop_gradient_p.def_lowering(lambda ctx, x: [x])
@@ -265,6 +289,7 @@ def _one(x):
 for _p in (sign_p, floor_p, ceil_p, round_p, round_afz_p, stop_gradient_p):
     _ad.defzero(_p)
 _ad.deflinear(neg_p, lambda ct, x: neg(ct))
+_ad.deflinear(reduce_precision_p, lambda ct, x, **params: reduce_precision_p.bind(ct, **params))  # (as JAX's)
 _ad.deflinear(real_p, lambda ct, x: complex(ct, _ad.zeros(aval_of(ct))))
 _ad.deflinear(imag_p, lambda ct, x: complex(_ad.zeros(aval_of(ct)), neg(ct)))
 _ad.defjvp(abs_p, _abs_jvp)
@@ -418,15 +443,40 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
 
 
 def match_weak(x, y):
-    """Let a weakly typed operand take the other's dtype (the strict wrappers' only implicit conversion)."""
+    """Let a weakly typed operand take the other's dtype (the strict wrappers' only implicit conversion), where
+    that keeps its value: `_weak_to`."""
     ax, ay = aval_of(x), aval_of(y)
     if ax.dtype == ay.dtype:
         return x, y
     if ax.weak_type and not ay.weak_type:
-        return convert_element_type(x, ay.dtype, weak_type=False), y
+        return _weak_to(x, ax, ay.dtype), y
     if ay.weak_type and not ax.weak_type:
-        return x, convert_element_type(y, ax.dtype, weak_type=False)
+        return x, _weak_to(y, ay, ax.dtype)
     return x, y
+
+
+def _weak_to(x, aval: ShapedArray, dtype):
+    """`x`, weakly typed, in `dtype`: an integer into any number type (a known value only where the type holds
+    it), a float into a float or complex type, a complex into a complex type. Else a TypeError, as JAX's lax
+    (lax.add of an int32 array and 2.5 added 2, of a uint8 array and -1 added 255, max(uint8, -1) was 255)."""
+    src, dst = _dt.kind(aval.dtype), _dt.kind(dtype)
+    if src not in {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src) or dst not in \
+            {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src):
+        raise TypeError(f"a weakly typed {aval.dtype} operand (a Python scalar) cannot take the other operand's "
+                        f"dtype {dtype} without losing its value: lax functions need operands of one dtype "
+                        f"(convert it with lax.convert_element_type, or use stagec.numpy, which promotes)")
+    if dst in "iu" and not hasattr(x, "_trace") and not hasattr(x, "_bv"):  # (a known value: check its range)
+        v = np.asarray(to_numpy_constant(x, aval))
+        info = np.iinfo(dtype)
+        if v.size and (v.min() < info.min or v.max() > info.max):
+            raise TypeError(f"the Python scalar {v.min() if v.min() < info.min else v.max()} is out of range for "
+                            f"the other operand's dtype {dtype} (a lax function converts it to that dtype)")
+    elif src in "iu" and dst in "iu" and (np.iinfo(dtype).min > np.iinfo(aval.dtype).min or
+                                         np.iinfo(dtype).max < np.iinfo(aval.dtype).max):
+        raise TypeError(f"a weakly typed {aval.dtype} value of unknown value (a traced Python scalar) cannot take the "
+                        f"other operand's narrower dtype {dtype}: lax functions need operands of one dtype (convert "
+                        f"it with lax.convert_element_type, or use stagec.numpy, which promotes)")
+    return convert_element_type(x, dtype, weak_type=False)
 
 
 _UNARY = dict(neg=neg_p, sign=sign_p, abs=abs_p, floor=floor_p, ceil=ceil_p, round=round_p, round_afz=round_afz_p,
@@ -455,6 +505,12 @@ def select(pred, on_true, on_false):
 def stop_gradient(x):
     """`x`, with a zero derivative: differentiation treats it as a constant."""
     return stop_gradient_p.bind(x) if hasattr(x, "_trace") else x
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """`operand` rounded (to nearest, ties to even) to a float format of `exponent_bits` and `mantissa_bits`, kept
+    in its own dtype: beyond that format's range infinite, below its smallest normal zero (XLA's, so JAX's)."""
+    return reduce_precision_p.bind(operand, exponent_bits=int(exponent_bits), mantissa_bits=int(mantissa_bits))
 
 
 def clamp(lo, x, hi):

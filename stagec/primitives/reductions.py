@@ -30,7 +30,8 @@ def _reduce(name: str, kinds: str) -> Primitive:
 
 reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p = (_reduce(n, ANY) for n in (
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min"))
-reduce_and_p, reduce_or_p = _reduce("reduce_and", "b"), _reduce("reduce_or", "b")
+# (bitwise over integers, as JAX's: lax.reduce_and of an int32 array was a TypeError)
+reduce_and_p, reduce_or_p, reduce_xor_p = (_reduce(n, "biu") for n in ("reduce_and", "reduce_or", "reduce_xor"))
 
 
 def _reduce_wide(name: str):
@@ -97,15 +98,22 @@ def _cumulative_rule(x: ShapedArray, *, axis: int, op: str, reverse: bool) -> Sh
 cumulative_p = Primitive("cumulative", _cumulative_rule)
 
 
-def window_signed_dtype(dtype: np.dtype, op: str, what: str) -> np.dtype:
-    """The signed type an unsigned `reduce_window` of `op` computes in (IREE lowers no unsigned reduce_window
-    body): the same width for sum and product (two's complement wraps alike), twice it for max and min."""
+def in_signed(ctx: L.Ctx, x, op: str, inner):
+    """`inner(ctx', x')`, an unsigned reduce_window of `op`, computed in the signed type of the same width (IREE lowers
+    no unsigned reduce_window body): sum and product on the values converted (two's complement wraps alike), max
+    and min on the bits with the sign bit flipped, which order as signed integers as the unsigned values do (this
+    widened them before, and raised NotImplementedError for uint64)."""
+    aval, out = ctx.avals_in[0].update(weak_type=False), ctx.avals_out[0].update(weak_type=False)
+    signed = np.dtype(f"i{aval.dtype.itemsize}")
+    s_in, s_out = aval.update(dtype=signed), out.update(dtype=signed)
     if op in ("sum", "prod"):
-        return np.dtype(f"i{dtype.itemsize}")
-    if dtype.itemsize < 8:  # order-preserving: widen
-        return np.dtype(f"i{2 * dtype.itemsize}")
-    raise NotImplementedError(f"{what} of {dtype} is not supported (IREE lowers no unsigned reduce_window and "
-                              f"there is no wider signed type)")
+        (r,) = inner(L.Ctx([s_in], [s_out]), ctx.op1("stablehlo.convert", [x], result_avals=[s_in]))
+        return ctx.op1("stablehlo.convert", [r])
+    top = 1 << (8 * aval.dtype.itemsize - 1)
+    flipped = ctx.op1("stablehlo.xor", [x, L.full(top, aval)], result_avals=[aval])
+    (r,) = inner(L.Ctx([s_in], [s_out]), ctx.op1("stablehlo.bitcast_convert", [flipped], result_avals=[s_in]))
+    r = ctx.op1("stablehlo.bitcast_convert", [r], result_avals=[out])
+    return ctx.op1("stablehlo.xor", [r, L.full(top, out)])
 
 
 @cumulative_p.def_lowering
@@ -114,11 +122,13 @@ def _cumulative(ctx: L.Ctx, x, *, axis, op, reverse):
     ir = L.mlir()
     aval = ctx.avals_in[0]
     if _dt.kind(aval.dtype) == "u":  # IREE cannot lower unsigned reduce_window bodies: compute in a signed type
-        signed = window_signed_dtype(aval.dtype, op, f"cum{op}")
-        s_aval = aval.update(dtype=signed)
-        inner = L.Ctx([s_aval], [s_aval])
-        xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_aval])
-        (r,) = _cumulative(inner, xs, axis=axis, op=op, reverse=reverse)
+        return [in_signed(ctx, x, op, lambda c, xs: _cumulative(c, xs, axis=axis, op=op, reverse=reverse))]
+    if aval.dtype in (_dt.float16, _dt.bfloat16) and op in ("sum", "prod"):  # accumulate in float32, as reduce_sum:
+        # float16 running sums of ones stopped at 2048 (bfloat16's at 256); JAX's, a tree of half-precision adds, get
+        # 3000 for 3000 ones
+        wide = aval.update(dtype=np.dtype(np.float32), weak_type=False)
+        (r,) = _cumulative(L.Ctx([wide], [wide]), ctx.op1("stablehlo.convert", [x], result_avals=[wide]), axis=axis,
+                           op=op, reverse=reverse)
         return [ctx.op1("stablehlo.convert", [r])]
     s = aval.update(shape=(), weak_type=False)
     n = aval.shape[axis]
@@ -388,8 +398,8 @@ def _reducer(prim: Primitive):
     return op
 
 
-reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(_reducer, (
-    reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p))
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(_reducer, (
+    reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p))
 
 
 def _ordered(x):
@@ -443,7 +453,7 @@ def _reduce_batch(prim: Primitive):
     return rule
 
 
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p):
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p):
     _p.def_batch(_reduce_batch(_p))
 
 
@@ -507,6 +517,9 @@ def _reduce_host(ufunc, op: str):
 def _cumulative_host(x, *, axis, op, reverse):
     ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[op]
     x = np.flip(x, axis) if reverse else x
+    if x.dtype in (_dt.float16, _dt.bfloat16) and op in ("sum", "prod"):  # (in float32, as the lowering)
+        out = ufunc.accumulate(x.astype(np.float32), axis=axis).astype(x.dtype)
+        return np.flip(out, axis) if reverse else out
     out = _zero_signs(x, ufunc.accumulate(x, axis=axis, dtype=x.dtype), op,
                       lambda m: np.logical_or.accumulate(m, axis=axis))
     return np.flip(out, axis) if reverse else out
@@ -514,7 +527,8 @@ def _cumulative_host(x, *, axis, op, reverse):
 
 for _p, _ufunc, _op, _kinds in [(reduce_sum_p, np.add, "sum", "biufc"), (reduce_prod_p, np.multiply, "prod", "iufc"),
                                 (reduce_max_p, np.maximum, "max", "biuf"), (reduce_min_p, np.minimum, "min", "biuf"),
-                                (reduce_and_p, np.logical_and, "and", "b"), (reduce_or_p, np.logical_or, "or", "b")]:
+                                (reduce_and_p, np.bitwise_and, "and", "biu"), (reduce_or_p, np.bitwise_or, "or", "biu"),
+                                (reduce_xor_p, np.bitwise_xor, "xor", "biu")]:
     _rule, _bound = _reduce_host(_ufunc, _op)
     _p.def_host(_rule, of_kinds(_kinds), _bound)
 argminmax_p.def_host(lambda x, *, axis, index_dtype, is_max: (np.argmax if is_max else np.argmin)(x, axis)

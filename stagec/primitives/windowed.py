@@ -17,7 +17,7 @@ from . import _ad
 from . import elementwise as ew
 from ._util import ANY, check_kind
 from .conv import _vjp_lhs_padding, dilate_shape
-from .reductions import window_signed_dtype
+from .reductions import in_signed
 from .structural import pad, reshape, slice
 
 OPS = ("sum", "max", "min")
@@ -52,13 +52,9 @@ def _window_lower(ctx: L.Ctx, x, *, op, window_dimensions, window_strides, paddi
     ir = L.mlir()
     aval = ctx.avals_in[0]
     if _dt.kind(aval.dtype) == "u":  # IREE lowers no unsigned reduce_window body: compute in a signed type
-        signed = window_signed_dtype(aval.dtype, op, f"reduce_window {op}")
-        s_in, s_out = aval.update(dtype=signed), ctx.avals_out[0].update(dtype=signed)
-        xs = ctx.op1("stablehlo.convert", [x], result_avals=[s_in])
-        (r,) = _window_lower(L.Ctx([s_in], [s_out]), xs, op=op, window_dimensions=window_dimensions,
-                             window_strides=window_strides, padding=padding, base_dilation=base_dilation,
-                             window_dilation=window_dilation)
-        return [ctx.op1("stablehlo.convert", [r])]
+        return [in_signed(ctx, x, op, lambda c, xs: _window_lower(
+            c, xs, op=op, window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
+            base_dilation=base_dilation, window_dilation=window_dilation))]
     s = aval.update(shape=(), weak_type=False)
     init = L.constant(np.array(_dt.identity(op, aval.dtype), aval.dtype), s)
     pads = np.array(padding, np.int64).reshape(aval.ndim, 2)
