@@ -232,5 +232,28 @@ def test_pad_statistic_modes_and_empty():
     np.testing.assert_array_equal(np.asarray(snp.pad(x, 1, mode="empty")), np.pad(x, 1))
     with pytest.raises(ValueError, match="stat_length of 0"):
         snp.pad(x, 1, mode="mean", stat_length=0)
-    with pytest.raises(NotImplementedError, match="reflect_type='odd'"):  # (was a TypeError on the keyword)
-        snp.pad(x, 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(ValueError, match="reflect_type"):
+        snp.pad(x, 1, mode="reflect", reflect_type="neither")
+
+
+def test_pad_odd_reflection_linear_ramp_and_complex_value_pairs():
+    """pad's reflect_type='odd' and mode 'linear_ramp' raised NotImplementedError (JAX has both); a complex array
+    padded with a (before, after) pair of values failed to compile under jit (IREE, on two chained complex pads).
+    An integer ramp is NumPy's, exactly: from 5 down to the edge 2 it is 5, 4, 3 (JAX's float formula floors
+    4.9999 and gives 5, 3, 3). Oracle: NumPy."""
+    x = np.array([[5, 3, 2, 1], [2, 9, -4, 0], [7, 7, 1, 3]], np.int32)
+    f = (x ** 2).astype(np.float32) / 7
+    cases = [dict(mode=m, reflect_type="odd") for m in ("reflect", "symmetric")] + [
+        dict(mode="linear_ramp", end_values=e) for e in (5, ((1, -20), (3, 40)), 2.5)]
+    widths = [((2, 7), (5, 1)), ((0, 3), (4, 4))]  # (pads wider than the axis reflect more than once)
+    got = stagec.jit(lambda a, b, c: [snp.pad(v, w, **k) for k in cases for w in widths for v in (a, b)]
+                     + [snp.pad(c, (2, 1), constant_values=(1 - 1j, 2))])(x, f, f[0] + 1j * f[1])
+    want = [np.pad(v, w, **k) for k in cases for w in widths for v in (x, f)] + [
+        np.pad(f[0] + 1j * f[1], (2, 1), constant_values=(1 - 1j, 2))]
+    eager = [snp.pad(x[0].astype(np.uint8), 3, mode="linear_ramp", end_values=(0, 5)),
+             snp.pad(f[:1, :1], 2, mode="reflect", reflect_type="odd")]
+    want += [np.pad(x[0].astype(np.uint8), 3, mode="linear_ramp", end_values=(0, 5)),
+             np.pad(f[:1, :1], 2, mode="reflect", reflect_type="odd")]
+    for k, (g, w) in enumerate(zip(got + eager, want)):
+        assert g.dtype == w.dtype, k
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-5, err_msg=str(k))
