@@ -12,7 +12,7 @@ from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of
 from .. import numpy as snp
-from ._base import _broadcast, _promote, _promoted_arrays, _to_float, inexact_type as _inexact
+from ._base import _axis, _broadcast, _promote, _promoted_arrays, _to_float, inexact_type as _inexact
 from ._sorting import _keys
 
 __all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size", "convolve",
@@ -509,51 +509,95 @@ def corrcoef(x, y=None, rowvar: bool = True):
     return snp.clip(c, -1, 1) if not iscomplexobj(c) else c
 
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
+def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
+    """JAX's quantile: `axis` an int, a tuple (those axes merged into one) or None (all); 'linear' is
+    low * (1 - t) + high * t, as JAX's (between -inf and 1 it is -inf, not NaN); 'inverted_cdf' the first sorted
+    value whose cumulative weight reaches q * total (weights only there, as in JAX)."""
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    if weights is not None and method != "inverted_cdf":
+        raise NotImplementedError(f"quantile: method {method!r} doesn't support weights (only 'inverted_cdf', "
+                                  f"as in JAX)")
     a = _arr(a)
-    a = a.astype(_inexact(a))
+    dt = _inexact(a) if weights is None else _inexact(a, weights)
+    a = a.astype(dt)
+    if _dt.kind(dt) == "c":
+        raise ValueError("quantile does not support complex input")
     q = _arr(q).astype(a.dtype)
-    ndim, flat = a.ndim, axis is None
-    if flat:
-        a, axis = snp.ravel(a), 0
-    axis = axis % a.ndim if isinstance(axis, int) else axis
-    if not isinstance(axis, int):
-        raise NotImplementedError("quantile over several axes is not implemented")
-    x = snp.sort(snp.moveaxis(a, axis, -1), axis=-1)  # NaN sorts last
+    if q.ndim > 1:
+        raise ValueError(f"quantile: q must have rank <= 1, got shape {q.shape}")
+    ndim, shape = a.ndim, a.shape
+    if weights is not None:
+        weights = _arr(weights).astype(dt)
+        if _dt.kind(weights.dtype) == "c":
+            raise ValueError("quantile: weights cannot be complex")
+        if weights.shape != a.shape:
+            if axis is None:
+                raise ValueError("quantile: weights' shape must match a's when axis is None")
+            axes = tuple(_axis(x, ndim, "quantile") for x in ((axis,) if isinstance(axis, int) else axis))
+            if weights.shape != tuple(shape[x] for x in axes):
+                raise ValueError(f"quantile: weights' shape {weights.shape} must match the reduction axes' "
+                                 f"{tuple(shape[x] for x in axes)}")
+            wt = snp.transpose(weights, sorted(range(len(axes)), key=lambda k: axes[k]))  # (in axis order)
+            weights = snp.broadcast_to(snp.reshape(wt, tuple(d if k in axes else 1 for k, d in enumerate(shape))),
+                                       shape)
+    axes = tuple(range(ndim)) if axis is None else tuple(
+        _axis(x, ndim, "quantile") for x in ((axis,) if isinstance(axis, int) else axis))
+    if len(set(axes)) != len(axes):
+        raise ValueError("quantile: repeated axis")
+    keep = tuple(k for k in range(ndim) if k not in axes)
+    merge = lambda v: snp.reshape(snp.transpose(v, keep + axes), tuple(shape[k] for k in keep) + (-1,))
+    x = merge(a)
+    if weights is not None:
+        w = merge(weights)
+        xs = snp.where(snp.isnan(x), np.nan, x)
+        order = snp.argsort(xs, axis=-1, stable=True)  # NaN sorts last
+        x, w = snp.take_along_axis(xs, order, -1), snp.take_along_axis(w, order, -1)
+    else:
+        x, w = snp.sort(x, axis=-1), None  # NaN sorts last
     n = x.shape[-1]
-    cnt = snp.sum(~snp.isnan(x), axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
-    pos = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim))) * (cnt - 1).astype(a.dtype)
-    lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
-    hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
-    xb = snp.broadcast_to(x, pos.shape[:q.ndim] + x.shape)
-    take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, pos.shape[:q.ndim] + x.shape[:-1] + (1,)), -1)[..., 0]
-    vlo, vhi = take(lo), take(hi)
-    frac = (pos - lo.astype(a.dtype))[..., 0]
-    out = {"linear": lambda: vlo + (vhi - vlo) * frac, "lower": lambda: vlo, "higher": lambda: vhi,
-           "midpoint": lambda: (vlo + vhi) / 2,
-           # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the middle
-           # of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
-           "nearest": lambda: snp.where((pos - snp.floor(pos))[..., 0] <= 0.5, vlo, vhi)}[method]()
-    if not nan:
-        out = snp.where(snp.any(snp.isnan(x), axis=-1), np.nan, out)
-    if keepdims:  # (over all axes: a 1 for each of them)
-        out = snp.reshape(out, q.shape + (1,) * ndim) if flat else snp.expand_dims(out, q.ndim + axis)
-    return out
+    isnan = snp.isnan(x)
+    cnt = snp.sum(~isnan, axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
+    qe = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim)))
+    xb = snp.broadcast_to(x, q.shape + x.shape)
+    take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, q.shape + x.shape[:-1] + (1,)), -1)[..., 0]
+    if method == "inverted_cdf":
+        w = snp.ones_like(x) if w is None else w
+        bad = (w < 0) | snp.isnan(w)
+        cw = snp.cumsum(snp.where(bad | isnan, 0, w), axis=-1)
+        below = snp.sum(cw < qe * cw[..., -1:], axis=-1, keepdims=True)
+        out = take(snp.clip(below, 0, snp.maximum(cnt - 1, 0)).astype(np.int32))
+        out = snp.where(snp.any(bad, axis=-1) | (snp.all(isnan, axis=-1) if nan else snp.any(isnan, axis=-1)),
+                        np.nan, out)
+    else:
+        pos = qe * (cnt - 1).astype(a.dtype)
+        lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
+        hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
+        vlo, vhi = take(lo), take(hi)
+        frac = (pos - snp.floor(pos))[..., 0]
+        out = {"linear": lambda: vlo * (1 - frac) + vhi * frac, "lower": lambda: vlo, "higher": lambda: vhi,
+               "midpoint": lambda: (vlo + vhi) / 2,
+               # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the
+               # middle of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
+               "nearest": lambda: snp.where(frac <= 0.5, vlo, vhi)}[method]()
+        if not nan:
+            out = snp.where(snp.any(isnan, axis=-1), np.nan, out)
+    if keepdims:  # (a 1 for each reduced axis)
+        out = snp.reshape(out, q.shape + tuple(1 if k in axes else d for k, d in enumerate(shape)))
+    return out.astype(a.dtype)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-             keepdims: bool = False, *, interpolation=None):
-    return _quantile(a, q, axis, interpolation or method, keepdims, False)
+             keepdims: bool = False, *, weights=None, interpolation=None):
+    return _quantile(a, q, axis, interpolation or method, keepdims, False, weights)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False, *, interpolation=None):
-    return _quantile(a, snp.asarray(q) / 100, axis, interpolation or method, keepdims, False)
+               keepdims: bool = False, *, weights=None, interpolation=None):
+    return _quantile(a, snp.asarray(q) / 100, axis, interpolation or method, keepdims, False, weights)
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
@@ -561,13 +605,13 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-                keepdims: bool = False):
-    return _quantile(a, q, axis, method, keepdims, True)
+                keepdims: bool = False, *, weights=None):
+    return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-                  keepdims: bool = False):
-    return _quantile(a, snp.asarray(q) / 100, axis, method, keepdims, True)
+                  keepdims: bool = False, *, weights=None):
+    return _quantile(a, snp.asarray(q) / 100, axis, method, keepdims, True, weights)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
