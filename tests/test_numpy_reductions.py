@@ -330,6 +330,12 @@ def test_cumulative_sum_and_product_with_dtype_bool():
             got = f(x, axis=1, dtype=bool)
             assert got.dtype == np.bool_, name
             np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(x, axis=1, dtype=bool))
+    # the Array API's cumulative_sum/prod ignored dtype=bool too (int32 counts); include_initial puts False/True
+    for name in ("cumulative_sum", "cumulative_prod"):
+        for kw in ({}, {"include_initial": True}):
+            got = getattr(snp, name)(x, axis=1, dtype=bool, **kw)
+            assert got.dtype == np.bool_, name
+            np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(x, axis=1, dtype=bool, **kw))
 
 
 def test_trapezoid_of_integers_is_computed_in_floats_as_jax():
