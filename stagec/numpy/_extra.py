@@ -705,19 +705,39 @@ def nancumprod(a, axis=None, dtype=None):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation of (xp, fp) at `x` (xp increasing)."""
-    if period is not None:
-        raise NotImplementedError("interp(period=...) is not implemented")
+    """Piecewise-linear interpolation of (xp, fp) at `x` (xp increasing), as JAX's: x and xp in their inexact
+    type, fp (real or complex) in its own; `left`/`right` a value or 'extrapolate'; with `period`, x and xp taken
+    modulo it (xp need not be sorted then) and `left`/`right` ignored."""
+    for name, v in (("left", left), ("right", right)):
+        if isinstance(v, str) and v != "extrapolate":
+            raise ValueError(f"interp: the only valid string value of `{name}` is 'extrapolate', got {v!r}")
     x, xp, fp = _arr(x), _arr(xp), _arr(fp)
-    dt = _inexact(x, xp, fp)
-    x, xp, fp = x.astype(dt), xp.astype(dt), fp.astype(dt)
+    if xp.ndim != 1 or xp.shape != fp.shape:
+        raise ValueError("interp: xp and fp must be one-dimensional arrays of equal size")
+    dt = _inexact(x, xp)
+    if _dt.kind(dt) == "c":
+        raise ValueError("interp: complex x values are not supported")
+    x, xp, fp = x.astype(dt), xp.astype(dt), fp.astype(_inexact(fp))
+    if period is not None:
+        if np.ndim(period) != 0:
+            raise ValueError(f"interp: period must be a scalar, got {period}")
+        period = snp.abs(period)
+        x, xp = x % period, xp % period
+        order = snp.argsort(xp, stable=True)
+        xp, fp = xp[order], fp[order]
+        xp = snp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = snp.concatenate([fp[-1:], fp, fp[:1]])
     i = snp.clip(snp.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
     x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
     dx = x1 - x0
-    t = snp.where(dx == 0, 0, (x - x0) / snp.where(dx == 0, 1, dx))
-    out = f0 + t * (f1 - f0)
-    out = snp.where(x < xp[0], fp[0] if left is None else left, out)
-    return snp.where(x > xp[-1], fp[-1] if right is None else right, out).astype(dt)
+    small = snp.abs(dx) <= np.spacing(np.finfo(dt).eps)  # (JAX's: a step this small gives fp[i - 1])
+    out = snp.where(small, f0, f0 + ((x - x0) / snp.where(small, 1, dx)) * (f1 - f0))
+    if period is None:
+        if left != "extrapolate":
+            out = snp.where(x < xp[0], fp[0] if left is None else left, out)
+        if right != "extrapolate":
+            out = snp.where(x > xp[-1], fp[-1] if right is None else right, out)
+    return out
 
 
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, method: str = "auto"):
@@ -743,14 +763,18 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     x = _arr(x)
     if x.ndim != 1:  # (as NumPy and JAX: under vmap a 0-d example counted one value)
         raise ValueError(f"bincount: only 1-dimensional input supported, got shape {x.shape}")
-    if _dt.kind(x.dtype) not in "iu":
+    if _dt.kind(x.dtype) not in "biu":
         raise TypeError(f"bincount: x must have an integer dtype, got {x.dtype}")
+    if x.dtype == np.bool_:  # (as JAX: False and True count as 0 and 1)
+        x = x.astype(_dt.default_int())
     if length is None:
         try:
             length = max(int(np.max(np.asarray(x), initial=-1)) + 1, minlength)
         except Exception:
             raise ValueError("bincount under jit needs a static length= (the result's size)") from None
     w = snp.ones(x.shape, _dt.default_int()) if weights is None else _arr(weights)  # (int64 under x64, as JAX)
+    if w.dtype == np.bool_:  # (summed as bool they were an `or`: NumPy counts them in float64; JAX raises)
+        raise TypeError("bincount: boolean weights are not supported (as in JAX); pass weights.astype(int)")
     return snp.zeros(length, w.dtype).at[snp.clip(x, 0)].add(w, mode="drop")
 
 
