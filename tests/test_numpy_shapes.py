@@ -257,3 +257,29 @@ def test_pad_odd_reflection_linear_ramp_and_complex_value_pairs():
     for k, (g, w) in enumerate(zip(got + eager, want)):
         assert g.dtype == w.dtype, k
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-5, err_msg=str(k))
+
+
+def test_repeat_total_repeat_length_and_ravel_multi_index_modes():
+    """repeat ignored `total_repeat_length` (repeat(x, [1, 0, 2], axis=1, total_repeat_length=4) had 3 columns, not
+    4) and refused traced repeats with it; ravel_multi_index gave 4, 20, -10 for out-of-bounds indices in mode
+    'raise' (NumPy and JAX raise ValueError) and raised on order='F'. Oracles: JAX's values as literals (repeat's
+    cut or filled-out result), NumPy (ravel_multi_index)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cases = [((1, 0, 2), 4, [0, 2, 2, 2]), ((1, 0, 2), 2, [0, 2]), ((2, 0, 0), 4, [0, 0, 2, 2]),
+             ((0, 0, 3), 6, [2, 2, 2, 2, 2, 2])]
+    f = stagec.jit(lambda a, r: [snp.repeat(a, r, axis=1, total_repeat_length=t) for _, t, _ in cases[:2]])
+    got = [snp.repeat(x, np.array(r), axis=1, total_repeat_length=t) for r, t, _ in cases] + f(x, np.array([1, 0, 2]))
+    for g, (_, _, w) in zip(got, cases + cases[:2]):
+        np.testing.assert_array_equal(np.asarray(g)[0], w)
+        assert g.shape == (2, len(w))
+    np.testing.assert_array_equal(np.asarray(snp.repeat(x, 2, total_repeat_length=5)), [0, 0, 1, 1, 2])
+    i, j = np.array([0, 2, 1, 5, -1], np.int32), np.array([3, 0, 1, 4, -6], np.int32)
+    for order in ("C", "F"):
+        np.testing.assert_array_equal(np.asarray(snp.ravel_multi_index((i[:3], j[:3]), (3, 4), order=order)),
+                                      np.ravel_multi_index((i[:3], j[:3]), (3, 4), order=order))
+        for mode in ("clip", "wrap"):
+            np.testing.assert_array_equal(
+                np.asarray(snp.ravel_multi_index((i, j), (3, 4), mode=mode, order=order)),
+                np.ravel_multi_index((i, j), (3, 4), mode=mode, order=order))
+    with pytest.raises(ValueError, match="invalid entry"):
+        snp.ravel_multi_index((i, j), (3, 4))

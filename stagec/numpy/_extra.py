@@ -209,13 +209,39 @@ def unravel_index(indices, shape):
 
 
 def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
-    if order != "C":
-        raise NotImplementedError("ravel_multi_index(order='F') is not implemented")
-    out = 0
-    for i, d in zip(multi_index, dims):
-        i = _arr(i)
-        i = snp.clip(i, 0, d - 1) if mode == "clip" else i % d if mode == "wrap" else i
-        out = out * d + i
+    """Flat indices of `multi_index` into an array of shape `dims`, in the default int (JAX's rules): mode 'raise'
+    needs concrete indices (a ValueError when one is out of bounds), 'clip', 'wrap' or 'ignore' take traced ones;
+    order 'C' or 'F'."""
+    from ..core import Tracer
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
+    if mode not in ("raise", "clip", "wrap", "ignore"):
+        raise ValueError(f"ravel_multi_index: invalid mode={mode!r}; expected 'raise', 'wrap', 'clip' or 'ignore'")
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel_multi_index: invalid order={order!r}; expected 'C' or 'F'")
+    dims = tuple(int(d) for d in dims)
+    idx = [_arr(i) for i in multi_index]
+    for i in idx:
+        if _dt.kind(i.dtype) not in "iu":
+            raise TypeError("ravel_multi_index: only int indices permitted")
+    if mode == "raise":
+        for i in multi_index:
+            if isinstance(i, Tracer):
+                raise i._concretization_error("ravel_multi_index with mode='raise' (use mode='wrap' or 'clip' "
+                                              "under jit)")
+        if any(bool(np.any((np.asarray(i) < 0) | (np.asarray(i) >= d))) for i, d in zip(idx, dims)):
+            raise ValueError("ravel_multi_index: invalid entry in coordinates array")
+    elif mode == "clip":
+        idx = [snp.clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode == "wrap":
+        idx = [i % d for i, d in zip(idx, dims)]
+    strides = np.cumprod((1,) + dims[:-1]) if order == "F" else np.cumprod((1,) + dims[1:][::-1])[::-1]
+    dt = _dt.result_type((_dt.default_int(), True), *((i.dtype, aval_of(i).weak_type) for i in idx))[0]
+    if math.prod(dims) - 1 > np.iinfo(dt).max:
+        raise ValueError(f"ravel_multi_index: {dt} can't hold the flat index for dims={dims}")
+    out = snp.zeros((), dt)
+    for i, st in zip(idx, strides):
+        out = out + i.astype(dt) * int(st)
     return out
 
 

@@ -270,12 +270,16 @@ def tile(A: Any, reps) -> Any:
 
 
 def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
-    """Repeat each element `repeats` times (an int, or one static count per element along `axis`)."""
+    """Repeat each element `repeats` times (an int, or one count per element along `axis`; traced counts need a
+    static `total_repeat_length`). With `total_repeat_length`, JAX's rule: the result is cut to that length, or
+    filled out with the last element."""
     a = _arr(a)
     if axis is None:
         a, axis = ravel(a), 0
     av = aval_of(a)
     axis = _axis(axis, av.ndim, "repeat")
+    if total_repeat_length is not None:
+        return _repeat_total(a, repeats, axis, operator.index(total_repeat_length))
     if isinstance(repeats, Tracer):
         raise repeats._concretization_error("repeat")
     reps = np.asarray(repeats)
@@ -296,6 +300,33 @@ def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int
     idx = np.repeat(np.arange(n, dtype=np.int32), reps)
     from ._indexing import take
     return take(a, idx, axis=axis)
+
+
+def _repeat_total(a, repeats, axis: int, total: int):
+    """JAX's `repeat` with `total_repeat_length`: a 1 scattered at each element's start (starts past `total`
+    dropped), the running count less one the gathered index."""
+    from ._indexing import take
+    from ._reductions import cumsum
+    n = aval_of(a).shape[axis]
+    if total < 0:
+        raise ValueError(f"repeat: total_repeat_length must be non-negative, got {total}")
+    if n == 0 or total == 0:  # (JAX: a zero-sized axis comes back as it is)
+        return a if n == 0 else lax.slice_in_dim(a, 0, 0, axis=axis)
+    if not isinstance(repeats, Tracer):
+        reps = np.asarray(repeats)
+        if _dt.kind(reps.dtype) not in "iub":
+            raise TypeError(f"repeat: repeats must be integers, got {reps.dtype}")
+        reps = np.broadcast_to(reps.astype(np.int64).ravel(), (n,))
+        starts = np.concatenate([[0], np.cumsum(reps)[:-1]])
+        marks = np.zeros(total, np.int64)
+        np.add.at(marks, starts[starts < total], 1)
+        return take(a, (np.cumsum(marks) - 1).astype(np.int32), axis=axis)
+    reps = broadcast_to(lax.reshape(repeats, (aval_of(repeats).size,)), (n,))
+    starts = cumsum(lax.concatenate([lax._convert_element_type(np.zeros(1), aval_of(reps).dtype),
+                                     lax.slice_in_dim(reps, 0, n - 1)], 0))
+    from ._creation import zeros
+    marks = zeros(total, np.int32).at[starts].add(1, mode="drop")
+    return take(a, cumsum(marks) - 1, axis=axis)
 
 
 def flip(m: Any, axis=None):
