@@ -283,3 +283,21 @@ def test_repeat_total_repeat_length_and_ravel_multi_index_modes():
                 np.ravel_multi_index((i, j), (3, 4), mode=mode, order=order))
     with pytest.raises(ValueError, match="invalid entry"):
         snp.ravel_multi_index((i, j), (3, 4))
+
+
+def test_full_of_a_python_number_is_weak_and_like_functions_take_shape():
+    """full(3, 7) was strongly int32, so full(3, 7) + int8 was int32 (JAX: weakly typed, int8); full_like,
+    zeros_like, ones_like and empty_like rejected JAX's `shape=`; take_along_axis rejected
+    mode='promise_in_bounds'. Oracles: JAX's dtypes as literals, NumPy's values."""
+    one = np.ones(3, np.int8)
+    assert (snp.full(3, 7) + one).dtype == np.int8 and (snp.full(3, 7.5) + one.astype(np.float16)).dtype == np.float16
+    assert not snp.full(3, 7, dtype=np.int32).weak_type and not snp.full(3, True).weak_type
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    for name, want in (("full_like", np.full((4,), 2.5, np.float16)), ("zeros_like", np.zeros(4, np.float16)),
+                       ("ones_like", np.ones(4, np.float16)), ("empty_like", np.zeros(4, np.float16))):
+        args = (2.5,) if name == "full_like" else ()
+        g = getattr(snp, name)(a, *args, dtype=np.float16, shape=(4,))
+        assert g.dtype == want.dtype and g.shape == want.shape, name
+        np.testing.assert_array_equal(np.asarray(g), want)
+    g = snp.take_along_axis(a, np.array([[2], [0]]), axis=1, mode="promise_in_bounds")
+    np.testing.assert_array_equal(np.asarray(g), [[2], [3]])

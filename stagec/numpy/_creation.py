@@ -15,8 +15,12 @@ from ._base import _creation_dtype, _is_array, _promote, _shape_tuple, asarray, 
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
-    """An array of `shape` filled with `fill_value` (traced `fill_value` allowed)."""
-    return place(_full(shape, fill_value, dtype), device, "full")
+    """An array of `shape` filled with `fill_value` (traced `fill_value` allowed); a Python int, float or complex
+    and no `dtype` give a weakly typed array, as in JAX (full(3, 7) + int8 is int8)."""
+    out = _full(shape, fill_value, dtype)
+    if dtype is None and type(fill_value) in (int, float, complex):
+        out = lax._convert_element_type(out, aval_of(out).dtype, weak_type=True)
+    return place(out, device, "full")
 
 
 def _full(shape, fill_value, dtype=None):
@@ -42,17 +46,17 @@ def empty(shape, dtype=None, *, device=None):
     return zeros(shape, dtype, device=device)
 
 
-def zeros_like(a, dtype=None, *, device=None):
-    return full_like(a, 0, dtype, device=device)
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    return full_like(a, 0, dtype, shape, device=device)
 
 
-def ones_like(a, dtype=None, *, device=None):
-    return full_like(a, 1, dtype, device=device)
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    return full_like(a, 1, dtype, shape, device=device)
 
 
-def full_like(a, fill_value, dtype=None, *, device=None):
-    """`fill_value` in the shape of `a`, of its dtype (or `dtype`), on its device (or `device`)."""
-    out = full(aval_of(a).shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    """`fill_value` in the shape of `a` (or `shape`), of its dtype (or `dtype`), on its device (or `device`)."""
+    out = full(aval_of(a).shape if shape is None else shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
     return place(out, device if device is not None else getattr(a, "device", None) if isinstance(a, Array) else None,
                  "full_like")
 
@@ -143,9 +147,9 @@ def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
     return lax._convert_element_type(out, dt), step
 
 
-def empty_like(a, dtype=None, *, device=None):
+def empty_like(a, dtype=None, shape=None, *, device=None):
     """Like `zeros_like` (stagec arrays are never uninitialized)."""
-    return zeros_like(a, dtype, device=device)
+    return zeros_like(a, dtype, shape, device=device)
 
 
 def _iota_2d(n: int, m: int, k: int):
