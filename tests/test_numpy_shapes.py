@@ -301,3 +301,26 @@ def test_full_of_a_python_number_is_weak_and_like_functions_take_shape():
         np.testing.assert_array_equal(np.asarray(g), want)
     g = snp.take_along_axis(a, np.array([[2], [0]]), axis=1, mode="promise_in_bounds")
     np.testing.assert_array_equal(np.asarray(g), [[2], [3]])
+
+
+def test_isclose_of_integers_geomspace_and_integer_ranges():
+    """isclose/allclose compared integers for equality (isclose(1000, 1001, atol=1) False; NumPy and JAX: True);
+    geomspace(-1+0j, 1+0j, 5) was -1 five times (the phase was lost: NumPy and JAX follow the arc) and
+    geomspace(1, 256, 9, dtype=int32) floored 1.9999 to 1 (JAX: 1, 2, 4, ..., 256); linspace(5, a, 3,
+    endpoint=False, dtype=int32) with an array `a` floored 4.9999 to 4 where NumPy has 5; arange with
+    non-integral bounds and an integer dtype gave a third answer where NumPy's and JAX's differ: now it raises.
+    Oracles: NumPy, JAX's geomspace integers as literals."""
+    a, b = np.array([1, 2, 3, 1000, 0], np.int32), np.array([1, 3, 3, 1001, 1], np.int32)
+    for kw in ({"rtol": 1e-3, "atol": 0}, {"rtol": 0, "atol": 1}, {}):
+        np.testing.assert_array_equal(np.asarray(snp.isclose(a, b, **kw)), np.isclose(a, b, **kw))
+        assert bool(snp.allclose(a.astype(np.uint8), b.astype(np.uint8), **kw)) == np.allclose(a, b, **kw)
+    for ep in (True, False):
+        np.testing.assert_allclose(np.asarray(snp.geomspace(-1 + 0j, 1 + 0j, 5, endpoint=ep)),
+                                   np.geomspace(-1 + 0j, 1 + 0j, 5, endpoint=ep), atol=1e-6)
+        e = np.array([5, 2, 0, -7], np.int32)
+        np.testing.assert_array_equal(np.asarray(snp.linspace(5, e, 3, endpoint=ep, dtype=np.int32)),
+                                      np.linspace(5, e, 3, endpoint=ep, dtype=np.int32))
+    np.testing.assert_array_equal(np.asarray(snp.geomspace(1, 256, 9, dtype=np.int32)), 2 ** np.arange(9))
+    np.testing.assert_array_equal(np.asarray(snp.arange(0.5, 3, dtype=np.int32)), [0, 1, 2])  # (all agree)
+    with pytest.raises(ValueError, match="disagree"):
+        snp.arange(-3, 3, 1.5, dtype=np.int32)

@@ -77,6 +77,22 @@ def _arange(start, stop=None, step=None, dtype=None):
     default = _dt.result_type(*((aval_of(v).dtype, aval_of(v).weak_type) for v in (start, stop, step)))[0]
     dt = _creation_dtype(dtype, default, "arange")
     host = np.arange(start, stop, step).astype(dt)
+    if _dt.kind(dt) in "iu" and _dt.kind(default) not in "iub":
+        # Non-integral bounds with an integer dtype: NumPy steps by int(start + step) - int(start), JAX by
+        # int(step), truncating the values gives a third answer (arange(-3, 3, 1.5, dtype=int32) is [-3, -1, 1, 3]
+        # in NumPy, [-3, -2, -1, 0] in JAX, [-3, -1, 0, 1] truncated); where they differ, say so.
+        with np.errstate(all="ignore"):
+            jax_rule = (int(np.real(start)) + np.arange(host.shape[0]) * int(np.real(step))).astype(dt)
+            try:
+                numpy_rule = np.arange(start, stop, step, dtype=dt)
+            except (OverflowError, ValueError) as e:  # (NumPy: -3 does not fit uint8)
+                numpy_rule = e
+        if not (np.array_equal(host, jax_rule) and isinstance(numpy_rule, np.ndarray)
+                and np.array_equal(host, numpy_rule)):
+            numpy_rule = numpy_rule.tolist() if isinstance(numpy_rule, np.ndarray) else repr(numpy_rule)
+            raise ValueError(f"arange({start}, {stop}, {step}, dtype={dt}): NumPy ({numpy_rule}) and JAX "
+                             f"({jax_rule.tolist()}) disagree on non-integral bounds with an integer dtype; compute "
+                             f"the range in floats and convert it")
     n = host.shape[0]
     if current_trace() is None:
         return device_put(host)
@@ -142,6 +158,12 @@ def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
     t = lax._convert_element_type(t, step_dt)
     lo, hi = (lax.broadcast_in_dim(v, out_shape, bdims) for v in (start, stop))
     out = lax.add(lax.mul(lo, lax.sub(lax.full_like(t, 1), t)), lax.mul(hi, t))
+    if _dt.kind(dt) in "iu" and div > 0 and _dt.kind(step_dt) == "f":
+        # (lo * (div - i) + hi * i) / div: exact for integral bounds but for the one division, so that a value
+        # that is an integer is not floored from 4.9999 to 4 (linspace(5, [5], 3, dtype=int) was 5, 4, 5)
+        i = lax.broadcasted_iota(step_dt, out_shape, ax)
+        d = lax.full_like(i, div)
+        out = lax.div(lax.add(lax.mul(lo, lax.sub(d, i)), lax.mul(hi, i)), d)
     if _dt.kind(dt) in "iu":
         out = lax.floor(out)
     return lax._convert_element_type(out, dt), step

@@ -44,11 +44,10 @@ def _arr(x):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
-    """|a - b| <= atol + rtol |b| elementwise (infinities equal only to themselves)."""
+    """|a - b| <= atol + rtol |b| elementwise (infinities equal only to themselves), integers and booleans in
+    their inexact type, as in JAX and NumPy (they were compared for equality: isclose(1000, 1001, atol=1) False)."""
     a, b = _arr(a), _arr(b)
-    dt = snp.result_type(a, b)
-    if not snp.issubdtype(dt, np.inexact):
-        return snp.equal(a, b)
+    dt = _inexact(a, b)
     a, b = a.astype(dt), b.astype(dt)
     finite = snp.isfinite(a) & snp.isfinite(b)
     close = snp.abs(a - b) <= atol + rtol * snp.abs(b)
@@ -825,10 +824,25 @@ def sort_complex(a):
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """JAX's geomspace: sign(start) * logspace(log10(start / sign), log10(stop / sign)) in the inexact type, so
+    complex bounds follow the arc between them (geomspace(-1+0j, 1+0j, 5) was -1 five times: the phase was lost)."""
     start, stop = _arr(start), _arr(stop)
-    dt = dtype or _inexact(start, stop)
-    out = snp.sign(start) * 10.0 ** _linspace(snp.log10(snp.abs(start)), snp.log10(snp.abs(stop)), num, endpoint, axis)
-    return out.astype(dt)
+    dt = _inexact(start, stop) if dtype is None else _dt.canonicalize(dtype)
+    comp = _dt.to_inexact(dt)
+    start, stop = start.astype(comp), stop.astype(comp)
+    sign = snp.sign(start)
+    out = sign * logspace(snp.log10(start / sign), snp.log10(stop / sign), num, endpoint, 10.0, comp)
+    out = snp.moveaxis(out, 0, axis) if axis else out
+    return _to_int_snapped(out, dt)
+
+
+def _to_int_snapped(out, dt):
+    """`out` converted to `dt`; to an integer type first snapped to an integer within a few ulps of it (2**3
+    computed as 7.9999995 is 8, not 7), then truncated as JAX converts."""
+    if _dt.kind(dt) not in "iub" or _dt.kind(aval_of(out).dtype) == "c":
+        return out.astype(dt)
+    r = snp.round(out)
+    return snp.where(snp.abs(out - r) <= 8 * np.finfo(out.dtype).eps * snp.abs(r), r, out).astype(dt)
 
 
 def _linspace(start, stop, num, endpoint, axis):
@@ -839,7 +853,7 @@ def _linspace(start, stop, num, endpoint, axis):
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0):
     lin = _linspace(start, stop, num, endpoint, axis)
     out = snp.power(snp.asarray(base, lin.dtype), lin)
-    return out if dtype is None else out.astype(dtype)
+    return out if dtype is None else _to_int_snapped(out, _dt.canonicalize(dtype))
 
 
 def rot90(m, k: int = 1, axes=(0, 1)):
