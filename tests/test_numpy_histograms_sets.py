@@ -307,3 +307,40 @@ def test_bincount_refuses_what_numpy_refuses():
             snp.bincount(bad, length=4)
     with pytest.raises(ValueError, match="1-dimensional"):  # (a vmap's example is 0-d)
         stagec.vmap(lambda i: snp.bincount(i, length=5))(np.arange(3, dtype=np.int32))
+
+
+def test_searchsorted_interp_and_bincount_options_as_jax():
+    """searchsorted rejected JAX's `method=` and a positional `side`, raised on complex arrays (NumPy and JAX order
+    them by real, then imaginary part) and gave int64 under x64 (JAX: int32); interp raised on `period=`, on
+    complex `fp` (a searchsorted error) and took 'extrapolate' for a value; bincount refused booleans (JAX counts
+    them) and summed boolean weights as an `or` (NumPy counts, JAX raises: stagec raises). Oracle: NumPy."""
+    a = np.array([1, 1 + 1j, 2 - 1j, 2, 2 + 3j], np.complex64)
+    v = np.array([1 + 0.5j, 2 - 1j, 0, 2, 3j, 5 - 5j], np.complex64)
+    srt, q = np.array([1, 2, 2, 3, np.nan], np.float32), np.array([2, np.nan, 0, 9], np.float32)
+    xp, fp = np.array([190, -190, 350, -350], np.float32), np.array([5, 10, 3, 4], np.float32)
+    x = np.array([-180, -170, -185, 185, -10, -5, 0, 365], np.float32)
+    xr, xpr = np.array([-1, 0.5, 2.5, 6], np.float32), np.array([0, 1, 3], np.float32)
+    cfp = np.array([1 + 1j, 2, -1j], np.complex64)
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", True)
+    try:
+        got = [snp.searchsorted(a, v, side=s) for s in ("left", "right")] + [
+            snp.searchsorted(srt, q, "right", method="compare_all"), snp.digitize(q, srt[:4])]
+        want = [np.searchsorted(a, v, side=s) for s in ("left", "right")] + [
+            np.searchsorted(srt, q, "right"), np.digitize(q, srt[:4])]
+        for g, w in zip(got, want):
+            assert g.dtype == np.int32  # (JAX's)
+            np.testing.assert_array_equal(np.asarray(g), w)
+    finally:
+        stagec.config.update("enable_x64", old)
+    got = stagec.jit(lambda x, xp, fp, xr, xpr, cfp: (
+        snp.interp(x, xp, fp, period=360), snp.interp(xr, xpr, cfp),
+        snp.interp(xr, xpr, cfp[::-1].real, left="extrapolate", right="extrapolate")))(x, xp, fp, xr, xpr, cfp)
+    np.testing.assert_allclose(np.asarray(got[0]), np.interp(x, xp, fp, period=360), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), np.interp(xr, xpr, cfp), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[2]), [-2, 1, 1.25, -0.5], rtol=1e-6)  # (the end segments continued; JAX's)
+    with pytest.raises(ValueError, match="method"):
+        snp.searchsorted(srt, q, method="binary")
+    np.testing.assert_array_equal(np.asarray(snp.bincount(np.array([True, False, True]))), [1, 2])
+    with pytest.raises(TypeError, match="boolean weights"):
+        snp.bincount(np.array([0, 1, 1]), weights=np.array([True, True, False]))

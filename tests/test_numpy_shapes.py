@@ -232,5 +232,95 @@ def test_pad_statistic_modes_and_empty():
     np.testing.assert_array_equal(np.asarray(snp.pad(x, 1, mode="empty")), np.pad(x, 1))
     with pytest.raises(ValueError, match="stat_length of 0"):
         snp.pad(x, 1, mode="mean", stat_length=0)
-    with pytest.raises(NotImplementedError, match="reflect_type='odd'"):  # (was a TypeError on the keyword)
-        snp.pad(x, 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(ValueError, match="reflect_type"):
+        snp.pad(x, 1, mode="reflect", reflect_type="neither")
+
+
+def test_pad_odd_reflection_linear_ramp_and_complex_value_pairs():
+    """pad's reflect_type='odd' and mode 'linear_ramp' raised NotImplementedError (JAX has both); a complex array
+    padded with a (before, after) pair of values failed to compile under jit (IREE, on two chained complex pads).
+    An integer ramp is NumPy's, exactly: from 5 down to the edge 2 it is 5, 4, 3 (JAX's float formula floors
+    4.9999 and gives 5, 3, 3). Oracle: NumPy."""
+    x = np.array([[5, 3, 2, 1], [2, 9, -4, 0], [7, 7, 1, 3]], np.int32)
+    f = (x ** 2).astype(np.float32) / 7
+    cases = [dict(mode=m, reflect_type="odd") for m in ("reflect", "symmetric")] + [
+        dict(mode="linear_ramp", end_values=e) for e in (5, ((1, -20), (3, 40)), 2.5)]
+    widths = [((2, 7), (5, 1)), ((0, 3), (4, 4))]  # (pads wider than the axis reflect more than once)
+    got = stagec.jit(lambda a, b, c: [snp.pad(v, w, **k) for k in cases for w in widths for v in (a, b)]
+                     + [snp.pad(c, (2, 1), constant_values=(1 - 1j, 2))])(x, f, f[0] + 1j * f[1])
+    want = [np.pad(v, w, **k) for k in cases for w in widths for v in (x, f)] + [
+        np.pad(f[0] + 1j * f[1], (2, 1), constant_values=(1 - 1j, 2))]
+    eager = [snp.pad(x[0].astype(np.uint8), 3, mode="linear_ramp", end_values=(0, 5)),
+             snp.pad(f[:1, :1], 2, mode="reflect", reflect_type="odd")]
+    want += [np.pad(x[0].astype(np.uint8), 3, mode="linear_ramp", end_values=(0, 5)),
+             np.pad(f[:1, :1], 2, mode="reflect", reflect_type="odd")]
+    for k, (g, w) in enumerate(zip(got + eager, want)):
+        assert g.dtype == w.dtype, k
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-5, err_msg=str(k))
+
+
+def test_repeat_total_repeat_length_and_ravel_multi_index_modes():
+    """repeat ignored `total_repeat_length` (repeat(x, [1, 0, 2], axis=1, total_repeat_length=4) had 3 columns, not
+    4) and refused traced repeats with it; ravel_multi_index gave 4, 20, -10 for out-of-bounds indices in mode
+    'raise' (NumPy and JAX raise ValueError) and raised on order='F'. Oracles: JAX's values as literals (repeat's
+    cut or filled-out result), NumPy (ravel_multi_index)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cases = [((1, 0, 2), 4, [0, 2, 2, 2]), ((1, 0, 2), 2, [0, 2]), ((2, 0, 0), 4, [0, 0, 2, 2]),
+             ((0, 0, 3), 6, [2, 2, 2, 2, 2, 2])]
+    f = stagec.jit(lambda a, r: [snp.repeat(a, r, axis=1, total_repeat_length=t) for _, t, _ in cases[:2]])
+    got = [snp.repeat(x, np.array(r), axis=1, total_repeat_length=t) for r, t, _ in cases] + f(x, np.array([1, 0, 2]))
+    for g, (_, _, w) in zip(got, cases + cases[:2]):
+        np.testing.assert_array_equal(np.asarray(g)[0], w)
+        assert g.shape == (2, len(w))
+    np.testing.assert_array_equal(np.asarray(snp.repeat(x, 2, total_repeat_length=5)), [0, 0, 1, 1, 2])
+    i, j = np.array([0, 2, 1, 5, -1], np.int32), np.array([3, 0, 1, 4, -6], np.int32)
+    for order in ("C", "F"):
+        np.testing.assert_array_equal(np.asarray(snp.ravel_multi_index((i[:3], j[:3]), (3, 4), order=order)),
+                                      np.ravel_multi_index((i[:3], j[:3]), (3, 4), order=order))
+        for mode in ("clip", "wrap"):
+            np.testing.assert_array_equal(
+                np.asarray(snp.ravel_multi_index((i, j), (3, 4), mode=mode, order=order)),
+                np.ravel_multi_index((i, j), (3, 4), mode=mode, order=order))
+    with pytest.raises(ValueError, match="invalid entry"):
+        snp.ravel_multi_index((i, j), (3, 4))
+
+
+def test_full_of_a_python_number_is_weak_and_like_functions_take_shape():
+    """full(3, 7) was strongly int32, so full(3, 7) + int8 was int32 (JAX: weakly typed, int8); full_like,
+    zeros_like, ones_like and empty_like rejected JAX's `shape=`; take_along_axis rejected
+    mode='promise_in_bounds'. Oracles: JAX's dtypes as literals, NumPy's values."""
+    one = np.ones(3, np.int8)
+    assert (snp.full(3, 7) + one).dtype == np.int8 and (snp.full(3, 7.5) + one.astype(np.float16)).dtype == np.float16
+    assert not snp.full(3, 7, dtype=np.int32).weak_type and not snp.full(3, True).weak_type
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    for name, want in (("full_like", np.full((4,), 2.5, np.float16)), ("zeros_like", np.zeros(4, np.float16)),
+                       ("ones_like", np.ones(4, np.float16)), ("empty_like", np.zeros(4, np.float16))):
+        args = (2.5,) if name == "full_like" else ()
+        g = getattr(snp, name)(a, *args, dtype=np.float16, shape=(4,))
+        assert g.dtype == want.dtype and g.shape == want.shape, name
+        np.testing.assert_array_equal(np.asarray(g), want)
+    g = snp.take_along_axis(a, np.array([[2], [0]]), axis=1, mode="promise_in_bounds")
+    np.testing.assert_array_equal(np.asarray(g), [[2], [3]])
+
+
+def test_isclose_of_integers_geomspace_and_integer_ranges():
+    """isclose/allclose compared integers for equality (isclose(1000, 1001, atol=1) False; NumPy and JAX: True);
+    geomspace(-1+0j, 1+0j, 5) was -1 five times (the phase was lost: NumPy and JAX follow the arc) and
+    geomspace(1, 256, 9, dtype=int32) floored 1.9999 to 1 (JAX: 1, 2, 4, ..., 256); linspace(5, a, 3,
+    endpoint=False, dtype=int32) with an array `a` floored 4.9999 to 4 where NumPy has 5; arange with
+    non-integral bounds and an integer dtype gave a third answer where NumPy's and JAX's differ: now it raises.
+    Oracles: NumPy, JAX's geomspace integers as literals."""
+    a, b = np.array([1, 2, 3, 1000, 0], np.int32), np.array([1, 3, 3, 1001, 1], np.int32)
+    for kw in ({"rtol": 1e-3, "atol": 0}, {"rtol": 0, "atol": 1}, {}):
+        np.testing.assert_array_equal(np.asarray(snp.isclose(a, b, **kw)), np.isclose(a, b, **kw))
+        assert bool(snp.allclose(a.astype(np.uint8), b.astype(np.uint8), **kw)) == np.allclose(a, b, **kw)
+    for ep in (True, False):
+        np.testing.assert_allclose(np.asarray(snp.geomspace(-1 + 0j, 1 + 0j, 5, endpoint=ep)),
+                                   np.geomspace(-1 + 0j, 1 + 0j, 5, endpoint=ep), atol=1e-6)
+        e = np.array([5, 2, 0, -7], np.int32)
+        np.testing.assert_array_equal(np.asarray(snp.linspace(5, e, 3, endpoint=ep, dtype=np.int32)),
+                                      np.linspace(5, e, 3, endpoint=ep, dtype=np.int32))
+    np.testing.assert_array_equal(np.asarray(snp.geomspace(1, 256, 9, dtype=np.int32)), 2 ** np.arange(9))
+    np.testing.assert_array_equal(np.asarray(snp.arange(0.5, 3, dtype=np.int32)), [0, 1, 2])  # (all agree)
+    with pytest.raises(ValueError, match="disagree"):
+        snp.arange(-3, 3, 1.5, dtype=np.int32)

@@ -118,3 +118,11 @@ def test_descending_sort_keeps_ties_in_index_order_and_puts_nan_first():
                                   [NAN, 3, 3, 2, 1, 1])
     m = np.array([[2, 2, 1], [0, 5, 5]], np.int32)
     np.testing.assert_array_equal(np.asarray(snp.argsort(m, axis=1, descending=True)), [[0, 1, 2], [1, 2, 0]])
+
+
+def test_unstable_descending_argsort_is_jaxs_reversed_ascending_order():
+    """argsort(x, descending=True, stable=False) kept ties in index order; JAX reverses the ascending order (ties
+    last index first). Oracle: JAX 0.10.2's indices as literals."""
+    x = np.array([2, 1, 2, 1, 2, 0], np.int32)
+    np.testing.assert_array_equal(np.asarray(snp.argsort(x, descending=True, stable=False)), [4, 2, 0, 3, 1, 5])
+    np.testing.assert_array_equal(np.asarray(snp.argsort(x, descending=True)), [0, 2, 4, 1, 3, 5])

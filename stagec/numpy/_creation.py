@@ -15,8 +15,12 @@ from ._base import _creation_dtype, _is_array, _promote, _shape_tuple, asarray, 
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
-    """An array of `shape` filled with `fill_value` (traced `fill_value` allowed)."""
-    return place(_full(shape, fill_value, dtype), device, "full")
+    """An array of `shape` filled with `fill_value` (traced `fill_value` allowed); a Python int, float or complex
+    and no `dtype` give a weakly typed array, as in JAX (full(3, 7) + int8 is int8)."""
+    out = _full(shape, fill_value, dtype)
+    if dtype is None and type(fill_value) in (int, float, complex):
+        out = lax._convert_element_type(out, aval_of(out).dtype, weak_type=True)
+    return place(out, device, "full")
 
 
 def _full(shape, fill_value, dtype=None):
@@ -42,17 +46,17 @@ def empty(shape, dtype=None, *, device=None):
     return zeros(shape, dtype, device=device)
 
 
-def zeros_like(a, dtype=None, *, device=None):
-    return full_like(a, 0, dtype, device=device)
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    return full_like(a, 0, dtype, shape, device=device)
 
 
-def ones_like(a, dtype=None, *, device=None):
-    return full_like(a, 1, dtype, device=device)
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    return full_like(a, 1, dtype, shape, device=device)
 
 
-def full_like(a, fill_value, dtype=None, *, device=None):
-    """`fill_value` in the shape of `a`, of its dtype (or `dtype`), on its device (or `device`)."""
-    out = full(aval_of(a).shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    """`fill_value` in the shape of `a` (or `shape`), of its dtype (or `dtype`), on its device (or `device`)."""
+    out = full(aval_of(a).shape if shape is None else shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
     return place(out, device if device is not None else getattr(a, "device", None) if isinstance(a, Array) else None,
                  "full_like")
 
@@ -73,6 +77,22 @@ def _arange(start, stop=None, step=None, dtype=None):
     default = _dt.result_type(*((aval_of(v).dtype, aval_of(v).weak_type) for v in (start, stop, step)))[0]
     dt = _creation_dtype(dtype, default, "arange")
     host = np.arange(start, stop, step).astype(dt)
+    if _dt.kind(dt) in "iu" and _dt.kind(default) not in "iub":
+        # Non-integral bounds with an integer dtype: NumPy steps by int(start + step) - int(start), JAX by
+        # int(step), truncating the values gives a third answer (arange(-3, 3, 1.5, dtype=int32) is [-3, -1, 1, 3]
+        # in NumPy, [-3, -2, -1, 0] in JAX, [-3, -1, 0, 1] truncated); where they differ, say so.
+        with np.errstate(all="ignore"):
+            jax_rule = (int(np.real(start)) + np.arange(host.shape[0]) * int(np.real(step))).astype(dt)
+            try:
+                numpy_rule = np.arange(start, stop, step, dtype=dt)
+            except (OverflowError, ValueError) as e:  # (NumPy: -3 does not fit uint8)
+                numpy_rule = e
+        if not (np.array_equal(host, jax_rule) and isinstance(numpy_rule, np.ndarray)
+                and np.array_equal(host, numpy_rule)):
+            numpy_rule = numpy_rule.tolist() if isinstance(numpy_rule, np.ndarray) else repr(numpy_rule)
+            raise ValueError(f"arange({start}, {stop}, {step}, dtype={dt}): NumPy ({numpy_rule}) and JAX "
+                             f"({jax_rule.tolist()}) disagree on non-integral bounds with an integer dtype; compute "
+                             f"the range in floats and convert it")
     n = host.shape[0]
     if current_trace() is None:
         return device_put(host)
@@ -138,14 +158,20 @@ def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
     t = lax._convert_element_type(t, step_dt)
     lo, hi = (lax.broadcast_in_dim(v, out_shape, bdims) for v in (start, stop))
     out = lax.add(lax.mul(lo, lax.sub(lax.full_like(t, 1), t)), lax.mul(hi, t))
+    if _dt.kind(dt) in "iu" and div > 0 and _dt.kind(step_dt) == "f":
+        # (lo * (div - i) + hi * i) / div: exact for integral bounds but for the one division, so that a value
+        # that is an integer is not floored from 4.9999 to 4 (linspace(5, [5], 3, dtype=int) was 5, 4, 5)
+        i = lax.broadcasted_iota(step_dt, out_shape, ax)
+        d = lax.full_like(i, div)
+        out = lax.div(lax.add(lax.mul(lo, lax.sub(d, i)), lax.mul(hi, i)), d)
     if _dt.kind(dt) in "iu":
         out = lax.floor(out)
     return lax._convert_element_type(out, dt), step
 
 
-def empty_like(a, dtype=None, *, device=None):
+def empty_like(a, dtype=None, shape=None, *, device=None):
     """Like `zeros_like` (stagec arrays are never uninitialized)."""
-    return zeros_like(a, dtype, device=device)
+    return zeros_like(a, dtype, shape, device=device)
 
 
 def _iota_2d(n: int, m: int, k: int):

@@ -12,7 +12,7 @@ from .. import lax
 from ..ad import custom_jvp
 from ..core import aval_of
 from .. import numpy as snp
-from ._base import _broadcast, _promote, _promoted_arrays, _to_float, inexact_type as _inexact
+from ._base import _axis, _broadcast, _promote, _promoted_arrays, _to_float, inexact_type as _inexact
 from ._sorting import _keys
 
 __all__ = ["allclose", "isclose", "array_equal", "array_equiv", "diag", "diagflat", "ndim", "shape", "size", "convolve",
@@ -44,11 +44,10 @@ def _arr(x):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan: bool = False):
-    """|a - b| <= atol + rtol |b| elementwise (infinities equal only to themselves)."""
+    """|a - b| <= atol + rtol |b| elementwise (infinities equal only to themselves), integers and booleans in
+    their inexact type, as in JAX and NumPy (they were compared for equality: isclose(1000, 1001, atol=1) False)."""
     a, b = _arr(a), _arr(b)
-    dt = snp.result_type(a, b)
-    if not snp.issubdtype(dt, np.inexact):
-        return snp.equal(a, b)
+    dt = _inexact(a, b)
     a, b = a.astype(dt), b.astype(dt)
     finite = snp.isfinite(a) & snp.isfinite(b)
     close = snp.abs(a - b) <= atol + rtol * snp.abs(b)
@@ -209,13 +208,39 @@ def unravel_index(indices, shape):
 
 
 def ravel_multi_index(multi_index, dims, mode: str = "raise", order: str = "C"):
-    if order != "C":
-        raise NotImplementedError("ravel_multi_index(order='F') is not implemented")
-    out = 0
-    for i, d in zip(multi_index, dims):
-        i = _arr(i)
-        i = snp.clip(i, 0, d - 1) if mode == "clip" else i % d if mode == "wrap" else i
-        out = out * d + i
+    """Flat indices of `multi_index` into an array of shape `dims`, in the default int (JAX's rules): mode 'raise'
+    needs concrete indices (a ValueError when one is out of bounds), 'clip', 'wrap' or 'ignore' take traced ones;
+    order 'C' or 'F'."""
+    from ..core import Tracer
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
+    if mode not in ("raise", "clip", "wrap", "ignore"):
+        raise ValueError(f"ravel_multi_index: invalid mode={mode!r}; expected 'raise', 'wrap', 'clip' or 'ignore'")
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel_multi_index: invalid order={order!r}; expected 'C' or 'F'")
+    dims = tuple(int(d) for d in dims)
+    idx = [_arr(i) for i in multi_index]
+    for i in idx:
+        if _dt.kind(i.dtype) not in "iu":
+            raise TypeError("ravel_multi_index: only int indices permitted")
+    if mode == "raise":
+        for i in multi_index:
+            if isinstance(i, Tracer):
+                raise i._concretization_error("ravel_multi_index with mode='raise' (use mode='wrap' or 'clip' "
+                                              "under jit)")
+        if any(bool(np.any((np.asarray(i) < 0) | (np.asarray(i) >= d))) for i, d in zip(idx, dims)):
+            raise ValueError("ravel_multi_index: invalid entry in coordinates array")
+    elif mode == "clip":
+        idx = [snp.clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode == "wrap":
+        idx = [i % d for i, d in zip(idx, dims)]
+    strides = np.cumprod((1,) + dims[:-1]) if order == "F" else np.cumprod((1,) + dims[1:][::-1])[::-1]
+    dt = _dt.result_type((_dt.default_int(), True), *((i.dtype, aval_of(i).weak_type) for i in idx))[0]
+    if math.prod(dims) - 1 > np.iinfo(dt).max:
+        raise ValueError(f"ravel_multi_index: {dt} can't hold the flat index for dims={dims}")
+    out = snp.zeros((), dt)
+    for i, st in zip(idx, strides):
+        out = out + i.astype(dt) * int(st)
     return out
 
 
@@ -509,51 +534,95 @@ def corrcoef(x, y=None, rowvar: bool = True):
     return snp.clip(c, -1, 1) if not iscomplexobj(c) else c
 
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool):
+def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
+    """JAX's quantile: `axis` an int, a tuple (those axes merged into one) or None (all); 'linear' is
+    low * (1 - t) + high * t, as JAX's (between -inf and 1 it is -inf, not NaN); 'inverted_cdf' the first sorted
+    value whose cumulative weight reaches q * total (weights only there, as in JAX)."""
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    if weights is not None and method != "inverted_cdf":
+        raise NotImplementedError(f"quantile: method {method!r} doesn't support weights (only 'inverted_cdf', "
+                                  f"as in JAX)")
     a = _arr(a)
-    a = a.astype(_inexact(a))
+    dt = _inexact(a) if weights is None else _inexact(a, weights)
+    a = a.astype(dt)
+    if _dt.kind(dt) == "c":
+        raise ValueError("quantile does not support complex input")
     q = _arr(q).astype(a.dtype)
-    ndim, flat = a.ndim, axis is None
-    if flat:
-        a, axis = snp.ravel(a), 0
-    axis = axis % a.ndim if isinstance(axis, int) else axis
-    if not isinstance(axis, int):
-        raise NotImplementedError("quantile over several axes is not implemented")
-    x = snp.sort(snp.moveaxis(a, axis, -1), axis=-1)  # NaN sorts last
+    if q.ndim > 1:
+        raise ValueError(f"quantile: q must have rank <= 1, got shape {q.shape}")
+    ndim, shape = a.ndim, a.shape
+    if weights is not None:
+        weights = _arr(weights).astype(dt)
+        if _dt.kind(weights.dtype) == "c":
+            raise ValueError("quantile: weights cannot be complex")
+        if weights.shape != a.shape:
+            if axis is None:
+                raise ValueError("quantile: weights' shape must match a's when axis is None")
+            axes = tuple(_axis(x, ndim, "quantile") for x in ((axis,) if isinstance(axis, int) else axis))
+            if weights.shape != tuple(shape[x] for x in axes):
+                raise ValueError(f"quantile: weights' shape {weights.shape} must match the reduction axes' "
+                                 f"{tuple(shape[x] for x in axes)}")
+            wt = snp.transpose(weights, sorted(range(len(axes)), key=lambda k: axes[k]))  # (in axis order)
+            weights = snp.broadcast_to(snp.reshape(wt, tuple(d if k in axes else 1 for k, d in enumerate(shape))),
+                                       shape)
+    axes = tuple(range(ndim)) if axis is None else tuple(
+        _axis(x, ndim, "quantile") for x in ((axis,) if isinstance(axis, int) else axis))
+    if len(set(axes)) != len(axes):
+        raise ValueError("quantile: repeated axis")
+    keep = tuple(k for k in range(ndim) if k not in axes)
+    merge = lambda v: snp.reshape(snp.transpose(v, keep + axes), tuple(shape[k] for k in keep) + (-1,))
+    x = merge(a)
+    if weights is not None:
+        w = merge(weights)
+        xs = snp.where(snp.isnan(x), np.nan, x)
+        order = snp.argsort(xs, axis=-1, stable=True)  # NaN sorts last
+        x, w = snp.take_along_axis(xs, order, -1), snp.take_along_axis(w, order, -1)
+    else:
+        x, w = snp.sort(x, axis=-1), None  # NaN sorts last
     n = x.shape[-1]
-    cnt = snp.sum(~snp.isnan(x), axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
-    pos = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim))) * (cnt - 1).astype(a.dtype)
-    lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
-    hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
-    xb = snp.broadcast_to(x, pos.shape[:q.ndim] + x.shape)
-    take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, pos.shape[:q.ndim] + x.shape[:-1] + (1,)), -1)[..., 0]
-    vlo, vhi = take(lo), take(hi)
-    frac = (pos - lo.astype(a.dtype))[..., 0]
-    out = {"linear": lambda: vlo + (vhi - vlo) * frac, "lower": lambda: vlo, "higher": lambda: vhi,
-           "midpoint": lambda: (vlo + vhi) / 2,
-           # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the middle
-           # of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
-           "nearest": lambda: snp.where((pos - snp.floor(pos))[..., 0] <= 0.5, vlo, vhi)}[method]()
-    if not nan:
-        out = snp.where(snp.any(snp.isnan(x), axis=-1), np.nan, out)
-    if keepdims:  # (over all axes: a 1 for each of them)
-        out = snp.reshape(out, q.shape + (1,) * ndim) if flat else snp.expand_dims(out, q.ndim + axis)
-    return out
+    isnan = snp.isnan(x)
+    cnt = snp.sum(~isnan, axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
+    qe = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim)))
+    xb = snp.broadcast_to(x, q.shape + x.shape)
+    take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, q.shape + x.shape[:-1] + (1,)), -1)[..., 0]
+    if method == "inverted_cdf":
+        w = snp.ones_like(x) if w is None else w
+        bad = (w < 0) | snp.isnan(w)
+        cw = snp.cumsum(snp.where(bad | isnan, 0, w), axis=-1)
+        below = snp.sum(cw < qe * cw[..., -1:], axis=-1, keepdims=True)
+        out = take(snp.clip(below, 0, snp.maximum(cnt - 1, 0)).astype(np.int32))
+        out = snp.where(snp.any(bad, axis=-1) | (snp.all(isnan, axis=-1) if nan else snp.any(isnan, axis=-1)),
+                        np.nan, out)
+    else:
+        pos = qe * (cnt - 1).astype(a.dtype)
+        lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
+        hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
+        vlo, vhi = take(lo), take(hi)
+        frac = (pos - snp.floor(pos))[..., 0]
+        out = {"linear": lambda: vlo * (1 - frac) + vhi * frac, "lower": lambda: vlo, "higher": lambda: vhi,
+               "midpoint": lambda: (vlo + vhi) / 2,
+               # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the
+               # middle of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
+               "nearest": lambda: snp.where(frac <= 0.5, vlo, vhi)}[method]()
+        if not nan:
+            out = snp.where(snp.any(isnan, axis=-1), np.nan, out)
+    if keepdims:  # (a 1 for each reduced axis)
+        out = snp.reshape(out, q.shape + tuple(1 if k in axes else d for k, d in enumerate(shape)))
+    return out.astype(a.dtype)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-             keepdims: bool = False, *, interpolation=None):
-    return _quantile(a, q, axis, interpolation or method, keepdims, False)
+             keepdims: bool = False, *, weights=None, interpolation=None):
+    return _quantile(a, q, axis, interpolation or method, keepdims, False, weights)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False, *, interpolation=None):
-    return _quantile(a, snp.asarray(q) / 100, axis, interpolation or method, keepdims, False)
+               keepdims: bool = False, *, weights=None, interpolation=None):
+    return _quantile(a, snp.asarray(q) / 100, axis, interpolation or method, keepdims, False, weights)
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
@@ -561,13 +630,13 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-                keepdims: bool = False):
-    return _quantile(a, q, axis, method, keepdims, True)
+                keepdims: bool = False, *, weights=None):
+    return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
-                  keepdims: bool = False):
-    return _quantile(a, snp.asarray(q) / 100, axis, method, keepdims, True)
+                  keepdims: bool = False, *, weights=None):
+    return _quantile(a, snp.asarray(q) / 100, axis, method, keepdims, True, weights)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
@@ -661,19 +730,39 @@ def nancumprod(a, axis=None, dtype=None):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation of (xp, fp) at `x` (xp increasing)."""
-    if period is not None:
-        raise NotImplementedError("interp(period=...) is not implemented")
+    """Piecewise-linear interpolation of (xp, fp) at `x` (xp increasing), as JAX's: x and xp in their inexact
+    type, fp (real or complex) in its own; `left`/`right` a value or 'extrapolate'; with `period`, x and xp taken
+    modulo it (xp need not be sorted then) and `left`/`right` ignored."""
+    for name, v in (("left", left), ("right", right)):
+        if isinstance(v, str) and v != "extrapolate":
+            raise ValueError(f"interp: the only valid string value of `{name}` is 'extrapolate', got {v!r}")
     x, xp, fp = _arr(x), _arr(xp), _arr(fp)
-    dt = _inexact(x, xp, fp)
-    x, xp, fp = x.astype(dt), xp.astype(dt), fp.astype(dt)
+    if xp.ndim != 1 or xp.shape != fp.shape:
+        raise ValueError("interp: xp and fp must be one-dimensional arrays of equal size")
+    dt = _inexact(x, xp)
+    if _dt.kind(dt) == "c":
+        raise ValueError("interp: complex x values are not supported")
+    x, xp, fp = x.astype(dt), xp.astype(dt), fp.astype(_inexact(fp))
+    if period is not None:
+        if np.ndim(period) != 0:
+            raise ValueError(f"interp: period must be a scalar, got {period}")
+        period = snp.abs(period)
+        x, xp = x % period, xp % period
+        order = snp.argsort(xp, stable=True)
+        xp, fp = xp[order], fp[order]
+        xp = snp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = snp.concatenate([fp[-1:], fp, fp[:1]])
     i = snp.clip(snp.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
     x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
     dx = x1 - x0
-    t = snp.where(dx == 0, 0, (x - x0) / snp.where(dx == 0, 1, dx))
-    out = f0 + t * (f1 - f0)
-    out = snp.where(x < xp[0], fp[0] if left is None else left, out)
-    return snp.where(x > xp[-1], fp[-1] if right is None else right, out).astype(dt)
+    small = snp.abs(dx) <= np.spacing(np.finfo(dt).eps)  # (JAX's: a step this small gives fp[i - 1])
+    out = snp.where(small, f0, f0 + ((x - x0) / snp.where(small, 1, dx)) * (f1 - f0))
+    if period is None:
+        if left != "extrapolate":
+            out = snp.where(x < xp[0], fp[0] if left is None else left, out)
+        if right != "extrapolate":
+            out = snp.where(x > xp[-1], fp[-1] if right is None else right, out)
+    return out
 
 
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *, method: str = "auto"):
@@ -699,14 +788,18 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
     x = _arr(x)
     if x.ndim != 1:  # (as NumPy and JAX: under vmap a 0-d example counted one value)
         raise ValueError(f"bincount: only 1-dimensional input supported, got shape {x.shape}")
-    if _dt.kind(x.dtype) not in "iu":
+    if _dt.kind(x.dtype) not in "biu":
         raise TypeError(f"bincount: x must have an integer dtype, got {x.dtype}")
+    if x.dtype == np.bool_:  # (as JAX: False and True count as 0 and 1)
+        x = x.astype(_dt.default_int())
     if length is None:
         try:
             length = max(int(np.max(np.asarray(x), initial=-1)) + 1, minlength)
         except Exception:
             raise ValueError("bincount under jit needs a static length= (the result's size)") from None
     w = snp.ones(x.shape, _dt.default_int()) if weights is None else _arr(weights)  # (int64 under x64, as JAX)
+    if w.dtype == np.bool_:  # (summed as bool they were an `or`: NumPy counts them in float64; JAX raises)
+        raise TypeError("bincount: boolean weights are not supported (as in JAX); pass weights.astype(int)")
     return snp.zeros(length, w.dtype).at[snp.clip(x, 0)].add(w, mode="drop")
 
 
@@ -731,10 +824,25 @@ def sort_complex(a):
 
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """JAX's geomspace: sign(start) * logspace(log10(start / sign), log10(stop / sign)) in the inexact type, so
+    complex bounds follow the arc between them (geomspace(-1+0j, 1+0j, 5) was -1 five times: the phase was lost)."""
     start, stop = _arr(start), _arr(stop)
-    dt = dtype or _inexact(start, stop)
-    out = snp.sign(start) * 10.0 ** _linspace(snp.log10(snp.abs(start)), snp.log10(snp.abs(stop)), num, endpoint, axis)
-    return out.astype(dt)
+    dt = _inexact(start, stop) if dtype is None else _dt.canonicalize(dtype)
+    comp = _dt.to_inexact(dt)
+    start, stop = start.astype(comp), stop.astype(comp)
+    sign = snp.sign(start)
+    out = sign * logspace(snp.log10(start / sign), snp.log10(stop / sign), num, endpoint, 10.0, comp)
+    out = snp.moveaxis(out, 0, axis) if axis else out
+    return _to_int_snapped(out, dt)
+
+
+def _to_int_snapped(out, dt):
+    """`out` converted to `dt`; to an integer type first snapped to an integer within a few ulps of it (2**3
+    computed as 7.9999995 is 8, not 7), then truncated as JAX converts."""
+    if _dt.kind(dt) not in "iub" or _dt.kind(aval_of(out).dtype) == "c":
+        return out.astype(dt)
+    r = snp.round(out)
+    return snp.where(snp.abs(out - r) <= 8 * np.finfo(out.dtype).eps * snp.abs(r), r, out).astype(dt)
 
 
 def _linspace(start, stop, num, endpoint, axis):
@@ -745,7 +853,7 @@ def _linspace(start, stop, num, endpoint, axis):
 def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None, axis: int = 0):
     lin = _linspace(start, stop, num, endpoint, axis)
     out = snp.power(snp.asarray(base, lin.dtype), lin)
-    return out if dtype is None else out.astype(dtype)
+    return out if dtype is None else _to_int_snapped(out, _dt.canonicalize(dtype))
 
 
 def rot90(m, k: int = 1, axes=(0, 1)):

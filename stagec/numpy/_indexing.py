@@ -636,8 +636,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     if _dt.kind(iv.dtype) not in "iu":
         raise IndexError("take_along_axis: indices must be integers")
     axis = _axis(axis, av.ndim, "take_along_axis")
-    if mode not in (None, "clip", "fill"):
-        raise ValueError(f"take_along_axis: mode must be None, 'clip' or 'fill', got {mode!r}")
+    if mode not in (None, "clip", "fill", "promise_in_bounds"):  # (the last clamps, as in `take`)
+        raise ValueError(f"take_along_axis: mode must be None, 'clip', 'fill' or 'promise_in_bounds', got {mode!r}")
     if mode is None:
         _check_bounds("take_along_axis", indices, av.shape[axis], axis)
     fill = None

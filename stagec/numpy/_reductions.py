@@ -301,9 +301,12 @@ def _cumulative_api(fname: str, fn, identity, x, axis, dtype, include_initial: b
         axis = 0
     axis = _axis(axis, av.ndim, fname)
     x = _cast_input(x, av, dtype, True)
+    as_bool = aval_of(x).dtype == np.bool_ and dtype is not None
     if aval_of(x).dtype == np.bool_:
         x = lax._convert_element_type(x, _dt.default_int())
     out = _in_f32(fn, x, axis)
+    if as_bool:  # dtype=bool: a running or/and, bool as JAX's (was the int count)
+        out = lax._convert_element_type(out, np.bool_, weak_type=False)
     if include_initial:
         shape = list(aval_of(out).shape)
         shape[axis] = 1

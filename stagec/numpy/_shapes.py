@@ -270,12 +270,16 @@ def tile(A: Any, reps) -> Any:
 
 
 def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int | None = None):
-    """Repeat each element `repeats` times (an int, or one static count per element along `axis`)."""
+    """Repeat each element `repeats` times (an int, or one count per element along `axis`; traced counts need a
+    static `total_repeat_length`). With `total_repeat_length`, JAX's rule: the result is cut to that length, or
+    filled out with the last element."""
     a = _arr(a)
     if axis is None:
         a, axis = ravel(a), 0
     av = aval_of(a)
     axis = _axis(axis, av.ndim, "repeat")
+    if total_repeat_length is not None:
+        return _repeat_total(a, repeats, axis, operator.index(total_repeat_length))
     if isinstance(repeats, Tracer):
         raise repeats._concretization_error("repeat")
     reps = np.asarray(repeats)
@@ -296,6 +300,33 @@ def repeat(a: Any, repeats, axis: int | None = None, *, total_repeat_length: int
     idx = np.repeat(np.arange(n, dtype=np.int32), reps)
     from ._indexing import take
     return take(a, idx, axis=axis)
+
+
+def _repeat_total(a, repeats, axis: int, total: int):
+    """JAX's `repeat` with `total_repeat_length`: a 1 scattered at each element's start (starts past `total`
+    dropped), the running count less one the gathered index."""
+    from ._indexing import take
+    from ._reductions import cumsum
+    n = aval_of(a).shape[axis]
+    if total < 0:
+        raise ValueError(f"repeat: total_repeat_length must be non-negative, got {total}")
+    if n == 0 or total == 0:  # (JAX: a zero-sized axis comes back as it is)
+        return a if n == 0 else lax.slice_in_dim(a, 0, 0, axis=axis)
+    if not isinstance(repeats, Tracer):
+        reps = np.asarray(repeats)
+        if _dt.kind(reps.dtype) not in "iub":
+            raise TypeError(f"repeat: repeats must be integers, got {reps.dtype}")
+        reps = np.broadcast_to(reps.astype(np.int64).ravel(), (n,))
+        starts = np.concatenate([[0], np.cumsum(reps)[:-1]])
+        marks = np.zeros(total, np.int64)
+        np.add.at(marks, starts[starts < total], 1)
+        return take(a, (np.cumsum(marks) - 1).astype(np.int32), axis=axis)
+    reps = broadcast_to(lax.reshape(repeats, (aval_of(repeats).size,)), (n,))
+    starts = cumsum(lax.concatenate([lax._convert_element_type(np.zeros(1), aval_of(reps).dtype),
+                                     lax.slice_in_dim(reps, 0, n - 1)], 0))
+    from ._creation import zeros
+    marks = zeros(total, np.int32).at[starts].add(1, mode="drop")
+    return take(a, cumsum(marks) - 1, axis=axis)
 
 
 def flip(m: Any, axis=None):
@@ -391,11 +422,85 @@ def _pad_stats(a, pw, stat_length, mode: str):
     return a
 
 
+def _pad_odd(a, pw, mode: str):
+    """JAX's (and NumPy's) odd reflection: axis by axis, chunks of at most the axis' length (less one for
+    'reflect'), each reflected about the edge reached so far (2 * edge - chunk)."""
+    from ._ufuncs import multiply, subtract
+    for i, (lo, hi) in enumerate(pw):
+        n = aval_of(a).shape[i]
+        if lo == hi == 0:
+            continue
+        if n == 0:
+            raise ValueError(f"pad: can't extend empty axis {i} using modes other than 'constant' or 'empty'")
+        offset = 1 if (mode == "reflect" and n > 1) else 0
+        for before, padding in ((True, lo), (False, hi)):
+            size = aval_of(a).shape[i]
+            edge = lax.slice_in_dim(a, 0, 1, axis=i) if before else lax.slice_in_dim(a, size - 1, size, axis=i)
+            while padding > 0:
+                cur = builtins.min(padding, n - offset)
+                padding -= cur
+                size = aval_of(a).shape[i]
+                if before:
+                    x = lax.slice_in_dim(a, offset, offset + cur, axis=i)
+                else:
+                    stop = size if (mode == "symmetric" or n == 1) else size - 1
+                    x = lax.slice_in_dim(a, size - cur - offset, stop, axis=i)
+                x = subtract(multiply(2, edge), flip(x, axis=i))
+                if n > 1:
+                    k = aval_of(x).shape[i]
+                    edge = lax.slice_in_dim(x, 0, 1, axis=i) if before else lax.slice_in_dim(x, k - 1, k, axis=i)
+                a = lax.concatenate([x, a] if before else [a, x], i)
+    return a
+
+
+def _ramp(start, edge, num: int, dt, axis: int):
+    """`linspace(start, edge, num, endpoint=False, dtype=dt, axis=axis)`; for integers and an integral `start`
+    exactly NumPy's floor(start + i * (edge - start) / num), in integer arithmetic (a float formula rounds 5.0 to
+    4.999 and floors it to 4: JAX's ramp from 5 to 2 is 5, 3, 3 where NumPy's is 5, 4, 3)."""
+    from ._creation import linspace
+    from ._ufuncs import add, divide, floor, floor_divide, multiply, subtract
+    if _dt.kind(dt) not in "iu":
+        return linspace(start, edge, num, endpoint=False, dtype=dt, axis=axis)
+    if not float(start).is_integer():  # (start * (num - i) + edge * i) / num: exact but for the one division
+        fdt = _dt.default_float()
+        i = lax.broadcasted_iota(fdt, aval_of(edge).shape[:axis] + (num,) + aval_of(edge).shape[axis:], axis)
+        e = lax.expand_dims(lax._convert_element_type(edge, fdt), (axis,))
+        return lax._convert_element_type(floor(divide(add(multiply(float(start), subtract(num, i)),
+                                                          multiply(e, i)), num)), dt)
+    wide = _dt.default_int()  # (int64 under x64; under x32 |edge - start| must be below 2**31)
+    d = subtract(lax._convert_element_type(edge, wide), lax._convert_element_type(np.asarray(int(start)), wide))
+    q, r = floor_divide(d, num), subtract(d, multiply(floor_divide(d, num), num))  # d = q * num + r, 0 <= r < num
+    i = lax.broadcasted_iota(wide, aval_of(edge).shape[:axis] + (num,) + aval_of(edge).shape[axis:], axis)
+    q, r = lax.expand_dims(q, (axis,)), lax.expand_dims(r, (axis,))
+    out = add(int(start), add(multiply(q, i), floor_divide(multiply(r, i), num)))
+    return lax._convert_element_type(out, dt)
+
+
+def _pad_linear_ramp(a, pw, end_values):
+    """JAX's linear ramp: from each end value to the edge (excluded), `linspace` in the array's dtype (integers
+    rounded toward -inf)."""
+    nd, dt = aval_of(a).ndim, aval_of(a).dtype
+    ev = np.broadcast_to(np.asarray(end_values), (nd, 2))
+    for i, (lo, hi) in enumerate(pw):
+        n = aval_of(a).shape[i]
+        if lo == hi == 0:
+            continue
+        if n == 0:
+            raise ValueError(f"pad: can't extend empty axis {i} using modes other than 'constant' or 'empty'")
+        first = lax.squeeze(lax.slice_in_dim(a, 0, 1, axis=i), (i,))
+        last = lax.squeeze(lax.slice_in_dim(a, n - 1, n, axis=i), (i,))
+        before = _ramp(ev[i, 0].item(), first, lo, dt, i)
+        after = flip(_ramp(ev[i, 1].item(), last, hi, dt, i), axis=i)
+        a = lax.concatenate([before, a, after], i)
+    return a
+
+
 @_composite
 def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, stat_length=None, end_values=0,
         reflect_type: str = "even"):
-    """Pad `array`; modes 'constant', 'empty' (zeros, as JAX's), 'edge', 'wrap', 'reflect', 'symmetric', 'maximum',
-    'minimum', 'mean', 'median' (with `stat_length`) (pad_width must be static)."""
+    """Pad `array`; modes 'constant', 'empty' (zeros, as JAX's), 'edge', 'wrap', 'reflect', 'symmetric' (with
+    `reflect_type`), 'linear_ramp' (with `end_values`), 'maximum', 'minimum', 'mean', 'median' (with
+    `stat_length`) (pad_width must be static)."""
     a = _arr(array)
     av = aval_of(a)
     pw = np.asarray(pad_width)
@@ -413,22 +518,26 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, sta
         if cv is None:
             raise NotImplementedError("pad: traced constant_values are not supported; pass a static number")
         cv = np.broadcast_to(cv, (av.ndim, 2))
+        # (concatenated blocks, not chained lax.pads: IREE fails to compile two complex pads in a row)
         for ax, (lo, hi) in enumerate(pw):
-            cfg = [(0, 0, 0)] * av.ndim
-            cfg[ax] = (int(lo), 0, 0)
-            a = lax.pad(a, lax._convert_element_type(np.asarray(cv[ax, 0]), av.dtype), cfg)
-            cfg[ax] = (0, int(hi), 0)
-            a = lax.pad(a, lax._convert_element_type(np.asarray(cv[ax, 1]), av.dtype), cfg)
+            shape = aval_of(a).shape
+            parts = [broadcast_to(lax._convert_element_type(np.asarray(cv[ax, k]), av.dtype),
+                                  shape[:ax] + (int(w),) + shape[ax + 1:]) for k, w in ((0, lo), (1, hi))]
+            a = lax.concatenate([parts[0], a, parts[1]], ax)
         return a
-    if reflect_type != "even" and mode in ("reflect", "symmetric"):  # (was a TypeError on the keyword)
-        raise NotImplementedError(f"pad: reflect_type={reflect_type!r} is not implemented (only 'even')")
+    if reflect_type not in ("even", "odd"):
+        raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+    if reflect_type == "odd" and mode in ("reflect", "symmetric"):
+        return _pad_odd(a, pw, mode)
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(a, pw, end_values)
     if mode == "empty":  # (JAX's: zeros)
         return lax.pad(a, lax._convert_element_type(np.asarray(0), av.dtype), [(lo, hi, 0) for lo, hi in pw])
     if mode in _PAD_STATS:
         return _pad_stats(a, pw, stat_length, mode)
     if mode not in ("edge", "wrap", "reflect", "symmetric"):
         raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, empty, edge, wrap, reflect, "
-                                  f"symmetric, maximum, minimum, mean, median)")
+                                  f"symmetric, linear_ramp, maximum, minimum, mean, median)")
     for ax, (lo, hi) in enumerate(pw):
         n = aval_of(a).shape[ax]
         if lo == hi == 0:

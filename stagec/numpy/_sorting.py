@@ -64,10 +64,13 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, 
 def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, stable: bool | None = None,
             descending: bool = False):
     """Indices that sort `a` along `axis` (a stable sort: ties keep index order; NaN last; complex
-    lexicographically). With `descending`, the largest first and ties still in index order."""
+    lexicographically). With `descending`, the largest first and ties still in index order (with stable=False,
+    JAX's: the ascending order reversed)."""
     if order is not None:
         raise NotImplementedError("argsort: `order` (structured arrays) is not supported")
     a, av, axis = _prepare("argsort", a, axis)
     if av.size == 0:
         return lax.broadcasted_iota(_dt.default_int(), av.shape, axis)
+    if descending and stable is False:  # (JAX's: the ascending order reversed, ties last index first)
+        return lax.rev(_sorted_indices(a, av, axis, _dt.default_int(), False), (axis,))
     return _sorted_indices(a, av, axis, _dt.default_int(), descending)
