@@ -422,16 +422,23 @@ def _pad_stats(a, pw, stat_length, mode: str):
     return a
 
 
-def _pad_odd(a, pw, mode: str):
-    """JAX's (and NumPy's) odd reflection: axis by axis, chunks of at most the axis' length (less one for
-    'reflect'), each reflected about the edge reached so far (2 * edge - chunk)."""
-    from ._ufuncs import multiply, subtract
+def _padded_axes(a, pw):
+    """(axis, low, high, length) of each axis `pw` pads (padding one axis leaves the others' lengths as they were);
+    an empty one raises, as NumPy's."""
     for i, (lo, hi) in enumerate(pw):
         n = aval_of(a).shape[i]
         if lo == hi == 0:
             continue
         if n == 0:
             raise ValueError(f"pad: can't extend empty axis {i} using modes other than 'constant' or 'empty'")
+        yield i, lo, hi, n
+
+
+def _pad_odd(a, pw, mode: str):
+    """JAX's (and NumPy's) odd reflection: axis by axis, chunks of at most the axis' length (less one for
+    'reflect'), each reflected about the edge reached so far (2 * edge - chunk)."""
+    from ._ufuncs import multiply, subtract
+    for i, lo, hi, n in _padded_axes(a, pw):
         offset = 1 if (mode == "reflect" and n > 1) else 0
         for before, padding in ((True, lo), (False, hi)):
             size = aval_of(a).shape[i]
@@ -481,12 +488,7 @@ def _pad_linear_ramp(a, pw, end_values):
     rounded toward -inf)."""
     nd, dt = aval_of(a).ndim, aval_of(a).dtype
     ev = np.broadcast_to(np.asarray(end_values), (nd, 2))
-    for i, (lo, hi) in enumerate(pw):
-        n = aval_of(a).shape[i]
-        if lo == hi == 0:
-            continue
-        if n == 0:
-            raise ValueError(f"pad: can't extend empty axis {i} using modes other than 'constant' or 'empty'")
+    for i, lo, hi, n in _padded_axes(a, pw):
         first = lax.squeeze(lax.slice_in_dim(a, 0, 1, axis=i), (i,))
         last = lax.squeeze(lax.slice_in_dim(a, n - 1, n, axis=i), (i,))
         before = _ramp(ev[i, 0].item(), first, lo, dt, i)
