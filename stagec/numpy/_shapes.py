@@ -540,12 +540,7 @@ def pad(array: Any, pad_width, mode: str = "constant", *, constant_values=0, sta
     if mode not in ("edge", "wrap", "reflect", "symmetric"):
         raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, empty, edge, wrap, reflect, "
                                   f"symmetric, linear_ramp, maximum, minimum, mean, median)")
-    for ax, (lo, hi) in enumerate(pw):
-        n = aval_of(a).shape[ax]
-        if lo == hi == 0:
-            continue
-        if n == 0:
-            raise ValueError(f"pad: can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+    for ax, lo, hi, n in _padded_axes(a, pw):
         idx = np.arange(-lo, n + hi)
         if mode == "edge":
             idx = np.clip(idx, 0, n - 1)
