@@ -145,7 +145,7 @@ def _lgamma(f: F, x):
     out = f.sel(reflect, reflected, log_y)
     near1 = _and(f, f.cmp(x, 0.75, "GE"), f.cmp(x, 1.25, "LT"))
     near2 = _and(f, f.cmp(x, 1.25, "GE"), f.cmp(x, 2.5, "LT"))
-    out = f.sel(near1, _series(f, f.sub(x, 1.0), LGAMMA1), out)
+    out = f.sel(near1, f.add(_series(f, f.sub(x, 1.0), LGAMMA1), 0.0), out)  # (+0 at 1: z (-gamma + ...) was -0)
     out = f.sel(near2, _series(f, f.sub(x, 2.0), LGAMMA2), out)
     return f.sel(f.cmp(ax, math.inf, "EQ"), f.c(math.inf), out)
 
