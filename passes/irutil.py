@@ -133,8 +133,8 @@ def splat_value(value: ir.Value):
     `broadcast_in_dim` or `reshape` of one); else None."""
     for _ in range(4):
         c = constant_value(value, max_elements=1)
-        if c is not None:
-            return c[0].reshape(()).item()
+        if c is not None:  # (an empty constant has no value to give: None)
+            return c[0].reshape(()).item() if c[0].size == 1 else None
         op = producer(value)
         if op is None or op_name(op) not in ("broadcast_in_dim", "reshape", "convert"):
             return None

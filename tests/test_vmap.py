@@ -451,6 +451,35 @@ def test_axis_size_without_mapped_inputs():
     assert np.asarray(out).shape == (2, 4)
 
 
+def test_batch_of_no_examples():
+    """A batch of 0 examples: each output is empty, shaped (0,) + one example's output. The rules of gather,
+    scatter and dynamic_update_slice with a batched operand and batched indices used an example-number index
+    of window 1 along the batch axis, which does not fit an axis of 0 (TypeError from inv, top_k on a mapped
+    axis 1, a[i], a.at[i].add/set, dynamic_update_slice at batched starts); the conv rule divided by the batch
+    size (ZeroDivisionError); the simplify pass read an empty constant predicate as a scalar (eigh: ValueError)."""
+    cases = [
+        (lambda a: snp.linalg.inv(snp.eye(4) + a[:, None] * a), (0,), [rand(4)]),
+        (lambda a: lax.top_k(a, 2), (1,), [rand(4, 3)]),
+        (lambda a, i: a[i], (0, 0), [rand(5, 4), np.int32(3)]),
+        (lambda a, i: a[i], (None, 0), [rand(5, 4), np.int32(3)]),
+        (lambda a, i: (a.at[i].add(1.0), a.at[i].set(2.0)), (None, 0), [rand(5, 4), np.int32(3)]),
+        (lambda a, i: a.at[i].max(rand(4)), (0, 0), [rand(5, 4), np.int32(3)]),
+        (lambda a, i: lax.dynamic_update_slice(a, snp.ones(2), (i,)), (None, 0), [rand(5), np.int32(1)]),
+        (lambda a, i: lax.dynamic_update_slice(a, snp.ones(2), (i,)), (0, 0), [rand(5), np.int32(1)]),
+        (lambda a, i: lax.dynamic_slice(a, (i,), (2,)), (0, 0), [rand(5), np.int32(1)]),
+        (lambda a: snp.linalg.eigh(a)[0], (0,), [rand(4, 4) + 4 * np.eye(4, dtype=np.float32)]),
+        (lambda l, k: lax.conv_general_dilated(l, k, (1, 1), "SAME"), (0, None), [rand(1, 2, 5, 5), rand(3, 2, 3, 3)]),
+        (lambda l, k: lax.conv_general_dilated(l, k, (1, 1), "SAME"), (None, 0), [rand(1, 2, 5, 5), rand(3, 2, 3, 3)]),
+    ]
+    for f, in_axes, one in cases:
+        want = [np.asarray(o) for o in tree_leaves(f(*map(snp.asarray, one)))]
+        args = [x if ax is None else np.zeros((0,) + np.shape(x), np.asarray(x).dtype) for x, ax in zip(one, in_axes)]
+        args = [snp.asarray(np.moveaxis(x, 0, ax) if ax else x) for x, ax in zip(args, in_axes)]
+        for v in (stagec.vmap(f, in_axes), stagec.jit(stagec.vmap(f, in_axes))):
+            got = [np.asarray(o) for o in tree_leaves(v(*args))]
+            assert [(g.shape, g.dtype) for g in got] == [((0,) + w.shape, w.dtype) for w in want]
+
+
 def test_nested_vmap():
     def f(x, y):
         return snp.dot(x, y) + snp.sin(x).sum()

@@ -11,6 +11,7 @@ from .. import lowering as L
 from ..config import config
 from ..core import Primitive, ShapedArray, aval_of
 from . import _ad
+from ._batch import axis_size, example_shape
 from ._util import NUMBER, check_kind
 from .dot import Precision, canonicalize_precision
 from .elementwise import convert_element_type, match_weak
@@ -430,7 +431,7 @@ conv_general_dilated_p.def_jvp(_conv_jvp)
 conv_general_dilated_p.def_transpose(_conv_transpose_rule)
 
 
-# ---------------------------------------------------------------- batching (JAX's rule, zero-size batches aside)
+# ---------------------------------------------------------------- batching (JAX's rule; a batch of no examples apart)
 
 
 @conv_general_dilated_p.def_batch
@@ -440,6 +441,11 @@ def _conv_batch(args, dims, *, dimension_numbers, feature_group_count, batch_gro
     fg, bg = feature_group_count, batch_group_count
     bind = lambda a, b, fg, bg: conv_general_dilated_p.bind(
         a, b, dimension_numbers=dimension_numbers, feature_group_count=fg, batch_group_count=bg, **params)
+    if axis_size(args, dims) == 0:  # a batch of no examples (the regrouping below divides by the batch size)
+        example = conv_general_dilated_p.abstract_eval(
+            *[aval_of(x).update(shape=example_shape(x, d)) for x, d in zip(args, dims)],
+            dimension_numbers=dimension_numbers, feature_group_count=fg, batch_group_count=bg, **params)
+        return _ad.zeros(example.update(shape=(0,) + example.shape)), 0
     if ld is not None and rd is not None:
         n = aval_of(lhs).shape[ld]
         if bg > 1:

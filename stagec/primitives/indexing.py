@@ -377,7 +377,7 @@ def scatter(x, indices, updates, *, update_window_dims, inserted_window_dims, sc
 
 # ---------------------------------------------------------------- batching rules
 
-from ._batch import at_front, axis_size  # noqa: E402
+from ._batch import at_front, axis_size, example_shape  # noqa: E402
 from .structural import broadcasted_iota, concatenate  # noqa: E402
 
 
@@ -397,6 +397,11 @@ def _gather_batch(args, dims, *, offset_dims, collapsed_slice_dims, start_index_
                       collapsed_slice_dims=up(collapsed_slice_dims), start_index_map=up(start_index_map),
                       slice_sizes=(n,) + tuple(slice_sizes)), 0
     idx = at_front(idx, id_, n)
+    if xd is not None and n == 0:  # a batch of no examples: the example-number slice of size 1 would not fit
+        example = _gather_rule(aval_of(x).update(shape=example_shape(x, xd)), aval_of(idx).update(shape=aval_of(idx).shape[1:]),
+                               offset_dims=offset_dims, collapsed_slice_dims=collapsed_slice_dims,
+                               start_index_map=start_index_map, slice_sizes=slice_sizes)
+        return _ad.zeros(example.update(shape=(0,) + example.shape)), 0
     if xd is None:  # the batch axis is the first index batch dimension, first in the result
         return gather(x, idx, offset_dims=up(offset_dims), collapsed_slice_dims=collapsed_slice_dims,
                       start_index_map=start_index_map, slice_sizes=slice_sizes), 0
@@ -415,6 +420,8 @@ def _scatter_batch(args, dims, *, update_window_dims, inserted_window_dims, scat
         return scatter(x, idx, upd, update_window_dims=(0,) + up(update_window_dims),
                        inserted_window_dims=up(inserted_window_dims),
                        scatter_dims_to_operand_dims=up(scatter_dims_to_operand_dims), mode=mode), 0
+    if n == 0:  # a batch of no examples: nothing to update (the example-number window of size 1 would not fit)
+        return x, 0
     idx = _with_example_index(at_front(idx, id_, n), n)
     return scatter(x, idx, upd, update_window_dims=up(update_window_dims),
                    inserted_window_dims=(0,) + up(inserted_window_dims),

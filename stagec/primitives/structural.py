@@ -491,6 +491,8 @@ def _dynamic_update_slice_batch(args, dims):
     if all(s is None for s in sdims):
         zero = convert_element_type(0, np.int32)
         return dynamic_update_slice(x, upd, [zero] + list(starts)), 0
+    if n == 0:  # a batch of no examples: nothing to update (the scatter's example-number index would not fit)
+        return x, 0
     # Per-example starts: scatter each element of the update to its place (starts clamped first, as XLA
     # clamps them; IREE compiles scatters of single elements, not of partial windows along indexed axes).
     from .elementwise import add
