@@ -460,8 +460,7 @@ def _weak_to(x, aval: ShapedArray, dtype):
     it), a float into a float or complex type, a complex into a complex type. Else a TypeError, as JAX's lax
     (lax.add of an int32 array and 2.5 added 2, of a uint8 array and -1 added 255, max(uint8, -1) was 255)."""
     src, dst = _dt.kind(aval.dtype), _dt.kind(dtype)
-    if src not in {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src) or dst not in \
-            {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src):
+    if dst not in {"i": "iufc", "u": "iufc", "f": "fc", "c": "c"}.get(src, src):
         raise TypeError(f"a weakly typed {aval.dtype} operand (a Python scalar) cannot take the other operand's "
                         f"dtype {dtype} without losing its value: lax functions need operands of one dtype "
                         f"(convert it with lax.convert_element_type, or use stagec.numpy, which promotes)")
