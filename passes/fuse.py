@@ -83,12 +83,16 @@ def _grow(seeds: list, shape, expanded: bool = False) -> list:
     members = {s.operation: s for s in seeds}
     block = seeds[0].operation.block
     work = list(seeds)
+    fits: dict = {}  # producer -> whether it may join (its kind and shape; asked again as each user joins)
     while work:  # a producer is (re)checked whenever one of its users joins
         m = work.pop()
         for v in m.operands:
             p = producer(v)
-            if (p is None or p.operation in members or p.operation.block != block
-                    or not _elementwise(p, shape, expanded)):
+            if p is None or p.operation in members:
+                continue
+            if p.operation not in fits:
+                fits[p.operation] = p.operation.block == block and _elementwise(p, shape, expanded)
+            if not fits[p.operation]:
                 continue
             if all(u.owner.operation in members for u in p.result.uses):
                 members[p.operation] = p
@@ -464,7 +468,12 @@ def _fuse_elementwise(op, stats: PassStats, dead: set, everywhere: bool) -> bool
     if not _elementwise(op, shape):
         return False
     members = _grow([op], shape)
-    if len(members) < MIN_OPS or _reads_reduction(members) or not (everywhere or _reads_reshape(members)):
+    if len(members) < MIN_OPS or not (everywhere or _reads_reshape(members)):
+        # (each member's own cluster is a part of this one, too small or reading no reshape as well: not grown again;
+        # a long chain was grown from each of its ops, quadratic in its length)
+        dead.update(hash(m.operation) for m in members if m.operation != op.operation)
+        return False
+    if _reads_reduction(members):
         return False
     _replace(op, members, shape, dead, stats, "elementwise")
     return True
