@@ -559,11 +559,13 @@ class FuseNarrowing(Pass):
                 continue  # (no candidate: no cluster to fuse; most modules, without growing each op's cluster)
             dead: set = set()
             snapshot = [(hash(op.operation), op) for op in block.operations]
+            # (each op's place in the block: members are ops of the snapshot, whose order rewrites keep)
+            where = {op.operation: i for i, (_, op) in enumerate(snapshot)}
             for h, op in reversed(snapshot):  # users before producers: the root first
                 if h not in dead and op.name.startswith("stablehlo."):
-                    self._cluster(op, stats, dead)
+                    self._cluster(op, stats, dead, where)
 
-    def _cluster(self, op, stats: PassStats, dead: set) -> None:
+    def _cluster(self, op, stats: PassStats, dead: set, where: dict) -> None:
         if len(op.results) != 1 or len(op.regions) or not _static(op.result, True):
             return
         shape = tensor_type(op.result).shape
@@ -575,7 +577,6 @@ class FuseNarrowing(Pass):
             ids = {r.operation for r in roots}
             dead.update(hash(m.operation) for m in members if m.operation not in ids)
             return
-        where = {o.operation: i for i, o in enumerate(op.operation.block.operations)}
         members.sort(key=lambda m: where[m.operation])  # (the order written: 4% faster float32 gammaln than _grow's)
         _replace(members[-1], members, shape, dead, stats, self.rewrite, roots)
 

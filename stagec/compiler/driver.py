@@ -156,7 +156,9 @@ def _chain(op, cost: int, chain: dict) -> None:
     from iree.compiler import ir
 
     def root(node):
-        while node[2] is not None:
+        while node[2] is not None:  # (halving the path as it goes: a gradient's ops read values far up a chain)
+            if node[2][2] is not None:
+                node[2] = node[2][2]
             node = node[2]
         return node
     try:
