@@ -493,17 +493,25 @@ def _ops_where(module, keep) -> list:
 _VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
 
 
-def sliced_operand(v) -> bool:
-    """Whether `v` is a slice (through reshapes, transposes, conversions): a `dot_general` operand
-    `materialize_sliced_dot_operands` materializes (and `driver.Facts.sliced_dots` reads)."""
+def slice_chain(v, slices=("stablehlo.slice", "stablehlo.dynamic_slice")) -> list | None:
+    """The ops from a slice to `v` (the slice first) where `v` is one (through reshapes, transposes, conversions),
+    else None."""
+    ops = []
     while not isinstance(v.owner, ir.Block):  # (a block's: a function argument)
-        op = v.owner
-        if op.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
-            return True
+        op = v.owner.operation
+        ops.append(op)
+        if op.name in slices:
+            return ops[::-1]
         if op.name not in _VIEWS:
-            return False
+            return None
         v = op.operands[0]
-    return False
+    return None
+
+
+def sliced_operand(v) -> bool:
+    """Whether `v` is a slice (`slice_chain`): a `dot_general` operand `materialize_sliced_dot_operands`
+    materializes (and `driver.Facts.sliced_dots` reads)."""
+    return slice_chain(v) is not None
 
 
 def materialize_sliced_dot_operands(module: ir.Module) -> bool:
