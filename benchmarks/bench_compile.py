@@ -15,6 +15,8 @@ tar -x -C DIR`) in alternation with this one.
   the image grid is `vstack`/`hstack` of 100 transposed images): `loss` (the negative ELBO), `grad` of it,
   `evaluate` (ELBO and a sampled 10x10 grid, the example's jitted function), `image_sample`, `image_grid`; and
   a `dus_grid` written with `lax.dynamic_update_slice` in a Python loop. `--batch` images (the example: 10000).
+- loops: `rnn_grad`, the gradient of a 50-step loop over a sequence (`h = tanh(h @ w + xs[t] @ u)`), and `heads`,
+  attention written as a loop over 8 heads slicing q, k and v out of one product.
 - eager: the first eager call of random samplers and linalg functions (one kernel each), after a warm-up op.
 """
 from __future__ import annotations
@@ -115,6 +117,25 @@ CHILD = textwrap.dedent("""
                 "image_grid": (lambda v: image_grid(10, 10, v, (28, 28)), (images[:100] > 0.5,)),
                 "dus_grid": (dus_grid, (images[:64],))}
 
+    def rnn_loss(w, u, xs):  # a Python loop over a sequence (every step's matmuls read a slice xs[t])
+        h = m.zeros((8, 32))
+        for t in range(xs.shape[0]):
+            h = m.tanh(h @ w + xs[t] @ u)
+        return m.sum(h ** 2)
+
+    def heads(x, w):  # attention as a loop over 8 heads, each slicing q, k, v out of one product
+        qkv, d, out = x @ w, 64, []
+        for h in range(8):
+            q, k, v = (qkv[:, (j * 8 + h) * d:(j * 8 + h + 1) * d] for j in range(3))
+            out.append(nn.softmax(q @ k.T / 8.0, axis=-1) @ v)
+        return m.concatenate(out, axis=1)
+
+    def loop_rows():
+        r = np.random.RandomState(2)
+        w, u, xs = r.rand(32, 32).astype(np.float32) * 0.1, r.rand(16, 32).astype(np.float32) * 0.1, r.rand(50, 8, 16)
+        return {"rnn_grad": (grad(rnn_loss, argnums=(0, 1)), (w, u, xs.astype(np.float32))),
+                "heads": (heads, (r.rand(128, 512).astype(np.float32), r.rand(512, 1536).astype(np.float32) * 0.02))}
+
     a64 = np.random.RandomState(1).rand(64, 64).astype(np.float32)
     spd = a64 @ a64.T + 64 * np.eye(64, dtype=np.float32)
     EAGER = {
@@ -130,17 +151,17 @@ CHILD = textwrap.dedent("""
     }
     if row == "-":
         print(json.dumps({"vae": ["loss", "grad", "evaluate", "image_sample", "image_grid", "dus_grid"],
-                          "eager": list(EAGER)}))
+                          "loops": ["rnn_grad", "heads"], "eager": list(EAGER)}))
         sys.exit()
     group, name = row.split(".")
     key = random.PRNGKey(0)
     ready(m.asarray(np.ones(3, np.float32)) * 2.0)  # the runtime started, outside the clock
-    if group == "vae":
-        fn, args = vae_rows()[name]
+    if group in ("vae", "loops"):
+        fn, args = (vae_rows() if group == "vae" else loop_rows())[name]
         call = lambda: jit(fn)(*args)
     else:
         call = lambda: EAGER[name](key)
-    ready(args if group == "vae" else key)
+    ready(args if group != "eager" else key)
     if lib == "stagec":
         from stagec import stages
         iree0 = stages.stats["compile_seconds"]
@@ -174,7 +195,7 @@ def run(args: list[str], env: dict) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--only", default="vae,eager", help="groups (vae, eager) or rows (vae.loss, eager.svd), by comma")
+    p.add_argument("--only", default="vae,loops,eager", help="groups (vae, loops, eager) or rows (vae.loss, eager.svd), by comma")
     p.add_argument("--batch", type=int, default=1000, help="images per VAE batch (JAX's example evaluates 10000)")
     p.add_argument("--no-jax", action="store_true")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")
