@@ -31,7 +31,8 @@ def _signature(dot) -> str:
 
 def _bytes(v) -> int:
     t = tensor_type(v)
-    return math.prod(t.shape) * numpy_dtype(t.element_type).itemsize
+    dt = numpy_dtype(t.element_type)  # (None for bf16: 2 bytes)
+    return math.prod(t.shape) * (dt.itemsize if dt is not None else 2)
 
 
 class SlicedDotsApart(Pass):
