@@ -111,6 +111,11 @@ def evaluate(op, args: list[np.ndarray], out_shape: tuple, out_dtype: np.dtype):
         if out_dtype == np.bool_:
             return None
         r = x.real if x.dtype.kind == "c" and out_dtype.kind != "c" else x
+    elif name == "bitcast_convert":
+        x = args[0]
+        if x.dtype.itemsize != out_dtype.itemsize or x.dtype == np.bool_ or out_dtype == np.bool_:
+            return None
+        r = x.view(out_dtype)
     elif name == "broadcast_in_dim":
         dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
         x = args[0]
@@ -168,8 +173,21 @@ class FoldConstants(PatternPass):
     name = "fold-constants"
     description = f"evaluate ops on constants with NumPy (results up to {MAX_ELEMENTS} elements, or splats)"
     patterns = [(f"stablehlo.{n}", n, _fold) for n in
-                [*_UNARY, *_BINARY, "divide", "remainder", "compare", "select", "convert", "clamp", *_INT_BITS,
-                 *_SHAPE_OPS]]
+                [*_UNARY, *_BINARY, "divide", "remainder", "compare", "select", "convert", "bitcast_convert", "clamp",
+                 *_INT_BITS, *_SHAPE_OPS]]
 
 
 FOLD_CONSTANTS = register(FoldConstants())
+
+
+class FoldExpansions(FoldConstants):
+    """`fold-constants` again after the legalization's expansions (`mathlib`): an expansion of an op with a constant
+    operand (`0.9 ** t`: the base's exponent and mantissa, its log's polynomial) holds constant subgraphs that IREE
+    3.13, with const-eval off, hoists into initializers, each an executable compiled on its own: a 6-layer Adam step
+    had 17 (23 executables; 7 folded, compile 1.85 -> 1.3 CPU-s; docs/log.md 2026-11-29). Only basic arithmetic is
+    left to fold there, which NumPy computes as IREE would (the results of powers of constant bases the same bits)."""
+    name = "fold-expansions"
+    description = "fold-constants after the expansions (their constant subgraphs: no initializers for IREE)"
+
+
+FOLD_EXPANSIONS = register(FoldExpansions())

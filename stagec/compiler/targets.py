@@ -79,7 +79,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                             "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
                             "fuse-int-chains", "fuse", "sliced-dots-apart"),
-                    legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "complex-constants-apart", "complex-pads-in-parts",
+                    legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "fold-expansions", "complex-constants-apart", "complex-pads-in-parts",
                               "merge-commuted", "fuse-narrowing",
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
