@@ -740,9 +740,9 @@ def _custom_vjp_transpose(cts, *args, bwd, res, out_tree, out_avals, in_tree, in
     it = iter(args[:n_res])
     res = tree_util.tree_unflatten(r_tree, [next(it) if r is None else r for r in fixed])
     cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
-    got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.children), name)
+    got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.kids), name)
     leaves = []
-    for g, arg_tree in zip(got, in_tree.children):
+    for g, arg_tree in zip(got, in_tree.kids):
         n = arg_tree.num_leaves
         leaves += [None] * n if g is None else tree_util.tree_leaves(g)
     return [None] * n_res + [c for c, z in zip(leaves, in_nz) if z]

@@ -538,12 +538,12 @@ def _leaf_getter(td: tree_util.PyTreeDef) -> Callable[[Any], list | None]:
             leaves.append(expr)
             return True
         if nt is tuple or nt is list:
-            conds.append(f"type({expr}) is {nt.__name__} and len({expr}) == {len(t.children)}")
-            return all(walk(c, f"{expr}[{i}]") for i, c in enumerate(t.children))
+            conds.append(f"type({expr}) is {nt.__name__} and len({expr}) == {len(t.kids)}")
+            return all(walk(c, f"{expr}[{i}]") for i, c in enumerate(t.kids))
         if nt is dict and all(type(k) is str for k in t.aux):
             conds.append(f"type({expr}) is dict and len({expr}) == {len(t.aux)} and "
                          + " and ".join([f"{k!r} in {expr}" for k in t.aux] or ["True"]))
-            return all(walk(c, f"{expr}[{k!r}]") for k, c in zip(t.aux, t.children))
+            return all(walk(c, f"{expr}[{k!r}]") for k, c in zip(t.aux, t.kids))
         if nt is type(None):
             conds.append(f"{expr} is None")
             return True
