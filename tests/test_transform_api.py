@@ -199,3 +199,15 @@ def test_custom_functions_take_keyword_arguments():
     y, fl = stagec.linearize(lambda x: x, snp.ones(2))
     with pytest.raises(ValueError):  # (JAX's type here; stagec raised TypeError)
         fl(snp.ones(2, snp.float16))
+
+
+def test_like_functions_keep_a_weak_type():
+    # JAX: zeros_like(1.0) is a weak float32 zero, so adding a bfloat16 array stays bfloat16 (stagec: strong
+    # float32, and the sum was float32)
+    b = snp.ones(2, snp.bfloat16)
+    for fn in (snp.zeros_like, snp.ones_like, snp.empty_like, lambda a: snp.full_like(a, 2)):
+        assert fn(3.0).aval.weak_type and fn(snp.asarray(1.0)).aval.weak_type
+        assert (fn(3.0) + b).dtype == snp.bfloat16
+    assert not snp.full_like(3.0, 2, dtype=snp.float32).aval.weak_type
+    assert not snp.zeros_like(np.float32(3)).aval.weak_type
+    assert stagec.jit(lambda x: snp.zeros_like(x) + b)(1.0).dtype == snp.bfloat16
