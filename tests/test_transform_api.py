@@ -207,7 +207,7 @@ def test_like_functions_keep_a_weak_type():
     b = snp.ones(2, snp.bfloat16)
     for fn in (snp.zeros_like, snp.ones_like, snp.empty_like, lambda a: snp.full_like(a, 2)):
         assert fn(3.0).aval.weak_type and fn(snp.asarray(1.0)).aval.weak_type
-        assert (fn(3.0) + b).dtype == snp.bfloat16
+        assert stagec.eval_shape(lambda: fn(3.0) + b).dtype == snp.bfloat16  # (traced only: no compile)
     assert not snp.full_like(3.0, 2, dtype=snp.float32).aval.weak_type
     assert not snp.zeros_like(np.float32(3)).aval.weak_type
-    assert stagec.jit(lambda x: snp.zeros_like(x) + b)(1.0).dtype == snp.bfloat16
+    assert stagec.eval_shape(lambda x: snp.zeros_like(x) + b, 1.0).dtype == snp.bfloat16  # (a traced argument)
