@@ -1013,7 +1013,12 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        dyn = [a for i, a in enumerate(args) if i not in static]
+        static_here = {i % len(args) for i in static if -len(args) <= i < len(args)}  # (negative ones counted back)
+        # Python numbers among the dynamic arguments as (weakly typed) arrays, as JAX's trace makes them: its outputs
+        # are arrays (checkpoint(lambda x: x * 2)(1.0) was the Python float 2.0)
+        args = tuple(a if i in static_here else _scalars_as_arrays(a) for i, a in enumerate(args))
+        kwargs = {k: _scalars_as_arrays(v) for k, v in kwargs.items()}
+        dyn = [a for i, a in enumerate(args) if i not in static_here]
         leaves, tree = tree_util.tree_flatten((dyn, kwargs))
         trace = _top_jvp_trace(leaves)
         if trace is None:
@@ -1026,7 +1031,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         def flat(*xs):
             d, kw = tree_util.tree_unflatten(tree, list(xs))
             it = iter(d)
-            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
+            return fun(*[a if i in static_here else next(it) for i, a in enumerate(args)], **kw)
         # The values `fun` closes over (tracers of this or other traces, arrays) become inputs of their own, so that
         # their tangents reach the rule and the recomputation reads them as operands (as JAX's closure conversion).
         graph, caps, o_tree = trace_subgraph(flat, [aval_of(p) for p, _ in split], "checkpoint")
@@ -1055,6 +1060,10 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
 
 remat = checkpoint
+
+
+def _scalars_as_arrays(tree):
+    return tree_util.tree_map(lambda x: _full(aval_of(x), x) if type(x) in (bool, int, float, complex) else x, tree)
 
 
 # ---------------------------------------------------------------- control flow rules

@@ -173,6 +173,10 @@ def test_custom_rules_are_checked_as_in_jax():
     c = stagec.checkpoint(lambda x: (x * 2, 3))
     y, _ = stagec.vjp(c, 1.0)
     assert isinstance(y[1], stagec.Array) and int(y[1]) == 3
+    # ... and run outside a derivative, a Python number argument's result was a Python float; JAX's is an array
+    _is(stagec.checkpoint(lambda x: {"a": x * 2})(1.0)["a"], 2.0, weak=True)
+    n_static = stagec.checkpoint(lambda x, n: x.reshape((n,)), static_argnums=-1)  # (n stays a Python int)
+    assert n_static(snp.ones((1, 2)), 2).shape == (2,)
 
 
 def test_jit_trace_stage():
