@@ -245,10 +245,7 @@ class _Linearized:
                 tin = [lin.new_input(a) if z else None for a, z in zip(self.in_avals, nz)]
                 out = fun(*[jt.wrap(p, t) for p, t in zip(primals, tin)])
         if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(f"{who} with has_aux=True needs the function to return a pair (out, aux), got "
-                                f"{type(out).__name__}")
-            out, aux = out
+            out, aux = _split_aux(out, True, who)
             self.aux = tree_util.tree_map(lambda x: jt.split(x)[0], aux)
         leaves, self.out_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
         pairs = [jt.split(x) for x in leaves]
@@ -262,7 +259,7 @@ class _Linearized:
 
     def forward(self, tangents: Sequence) -> list:
         outs = iter(eval_graph(self.graph, self.residuals + [t for t, z in zip(tangents, self.in_nz) if z]))
-        return [next(outs) if z else _full(a.strip_weak(), 0) for a, z in zip(self.out_avals, self.out_nz)]
+        return [next(outs) if z else _full(a, 0) for a, z in zip(self.out_avals, self.out_nz)]  # (JAX: weak kept)
 
     def backward(self, cts: Sequence) -> list:
         n_res = len(self.residuals)
@@ -278,18 +275,56 @@ class _Linearized:
 # ---------------------------------------------------------------- the API
 
 
-def _check_tangent(p, t, i):
-    pa, ta = aval_of(p), aval_of(t)
-    if pa.shape != ta.shape:
-        raise ValueError(f"jvp called with different primal and tangent shapes at argument {i}: primal shape "
-                         f"{pa.shape}, tangent shape {ta.shape}")
-    if differentiable(pa) and pa.dtype != ta.dtype:
-        raise TypeError(f"primal and tangent arguments to stagec.jvp do not match; dtypes must be equal, got primal "
-                        f"{pa.dtype} and tangent {ta.dtype} at argument {i}")
+def _is_float0(t) -> bool:
+    return getattr(t, "dtype", None) == float0
 
 
-def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
-    """(fun(*primals), the derivative of fun at primals applied to tangents): forward mode."""
+def _check_tangent(p, t, i, who: str = "stagec.jvp"):
+    """JAX's checks of a tangent against its primal: equal shapes, equal dtypes (weak types aside), and a float0
+    tangent for an integer or bool primal. The tangent to use: None (a zero) for a float0 one."""
+    pa = aval_of(p)
+    if _is_float0(t):
+        ta_shape = np.shape(t)
+    else:
+        ta = aval_of(t)
+        ta_shape = ta.shape
+    if pa.shape != ta_shape:
+        raise ValueError(f"{who} called with different primal and tangent shapes at argument {i}: primal shape "
+                         f"{pa.shape}, tangent shape {ta_shape}")
+    if not differentiable(pa):
+        if not _is_float0(t):
+            raise TypeError(f"primal and tangent arguments to {who} do not match; dtypes must be equal, or in case "
+                            f"of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+                            f"{pa.dtype} and so expected tangent dtype {float0}, but got tangent dtype {ta.dtype} "
+                            f"instead (argument {i}).")
+        return None
+    if _is_float0(t) or pa.dtype != ta.dtype:
+        raise (ValueError if who == "linearized function" else TypeError)(  # (as JAX's: ValueError after linearize)
+            f"primal and tangent arguments to {who} do not match; dtypes must be equal, got primal {pa.dtype} and "
+            f"tangent {t.dtype if _is_float0(t) else ta.dtype} at argument {i}")
+    return t
+
+
+def _tangent_out(p, t):
+    """An output tangent as JAX gives it: float0 zeros for an integer or bool output, zeros for an unreached one."""
+    a = aval_of(p)
+    if not differentiable(a):
+        return np.zeros(a.shape, float0)
+    return _full(a, 0) if t is None else t  # (a zero of the primal's tangent type, weak type kept, as JAX's)
+
+
+def _split_aux(out, has_aux: bool, who: str):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{who} with has_aux=True needs the function to return a pair (out, aux), got "
+                        f"{type(out).__name__}")
+    return out[0], out[1]
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
+    """(fun(*primals), the derivative of fun at primals applied to tangents): forward mode. With `has_aux`, `fun`
+    returns (out, aux) and the result is (out, tangent_out, aux)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(f"primal and tangent arguments to stagec.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -298,31 +333,34 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]
     if p_tree != t_tree:
         raise TypeError(f"primal and tangent arguments to stagec.jvp must have the same tree structure; primals "
                         f"have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
-    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        _check_tangent(p, t, i)
+    t_leaves = [_check_tangent(p, t, i) for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
     jt = JVPTrace()
     with tracing(jt):
         args = [jt.wrap(p, t) for p, t in zip(p_leaves, t_leaves)]
-        out = fun(*tree_util.tree_unflatten(p_tree, args))
+        out, aux = _split_aux(fun(*tree_util.tree_unflatten(p_tree, args)), has_aux, "jvp")
     leaves, out_tree = flatten_outputs(out, getattr(fun, "__name__", "fun"))
     pairs = [jt.split(x) for x in leaves]
-    touts = [_full(aval_of(p).strip_weak(), 0) if t is None else t for p, t in pairs]
-    return tree_util.tree_unflatten(out_tree, [p for p, _ in pairs]), tree_util.tree_unflatten(out_tree, touts)
+    touts = [_tangent_out(p, t) for p, t in pairs]
+    res = tree_util.tree_unflatten(out_tree, [p for p, _ in pairs]), tree_util.tree_unflatten(out_tree, touts)
+    if has_aux:
+        return res + (tree_util.tree_map(lambda x: jt.split(x)[0], aux),)
+    return res
 
 
-def linearize(fun: Callable, *primals) -> tuple[Any, Callable]:
-    """(fun(*primals), f_jvp): f_jvp(*tangents) applies the derivative at primals without re-running fun."""
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+    """(fun(*primals), f_jvp[, aux]): f_jvp(*tangents) applies the derivative at primals without re-running fun."""
     p_leaves, p_tree = tree_util.tree_flatten(list(primals))
-    lz = _Linearized(lambda *xs: fun(*tree_util.tree_unflatten(p_tree, xs)), p_leaves, who="linearize")
+    lz = _Linearized(lambda *xs: fun(*tree_util.tree_unflatten(p_tree, xs)), p_leaves, has_aux, "linearize")
 
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_util.tree_flatten(list(tangents))
         if t_tree != p_tree:
             raise TypeError(f"linearized function called with tangents of structure {t_tree}, expected {p_tree}")
-        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-            _check_tangent(p, t, i)
-        return tree_util.tree_unflatten(lz.out_tree, lz.forward(t_leaves))
-    return lz.out(), f_jvp
+        t_leaves = [_check_tangent(p, t, i, "linearized function") for i, (p, t) in enumerate(zip(p_leaves, t_leaves))]
+        outs = lz.forward(t_leaves)  # (None only where the input is not differentiable: not read)
+        return tree_util.tree_unflatten(lz.out_tree, [np.zeros(a.shape, float0) if not differentiable(a) else o
+                                                      for o, a in zip(outs, lz.out_avals)])
+    return (lz.out(), f_jvp, lz.aux) if has_aux else (lz.out(), f_jvp)
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False):
@@ -333,13 +371,23 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     def f_vjp(ct):
         c_leaves, c_tree = tree_util.tree_flatten(ct)
         if c_tree != lz.out_tree:
-            raise TypeError(f"Tree structure of cotangent input {c_tree}, does not match structure of primal output "
-                            f"{lz.out_tree}.")
+            raise ValueError(f"unexpected tree structure of the cotangent: the argument to a VJP function returned "
+                             f"by stagec.vjp must have the structure of the differentiated function's output "
+                             f"{lz.out_tree}, got {c_tree}.")
         for c, a in zip(c_leaves, lz.out_avals):
-            if aval_of(c).shape != a.shape:
-                raise ValueError(f"Shape of cotangent input to vjp pullback function {aval_of(c).shape} must be "
+            ca = np.shape(c) if _is_float0(c) else aval_of(c).shape
+            if ca != a.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca} must be "
                                  f"the same as the shape of corresponding primal input {a.shape}.")
-        return tuple(tree_util.tree_unflatten(p_tree, lz.backward(c_leaves)))
+            if differentiable(a) and (_is_float0(c) or aval_of(c).dtype != a.dtype):
+                raise ValueError(f"unexpected type (e.g. shape/dtype) for argument to VJP function: got "
+                                 f"{c.dtype if _is_float0(c) else aval_of(c).dtype}{list(a.shape)}, but expected "
+                                 f"{a.dtype}{list(a.shape)} because the corresponding output of the differentiated "
+                                 f"function had that type")
+        c_leaves = [None if not differentiable(a) else c for c, a in zip(c_leaves, lz.out_avals)]
+        cts = [np.zeros(a.shape, float0) if not differentiable(a) else c
+               for c, a in zip(lz.backward(c_leaves), lz.in_avals)]
+        return tuple(tree_util.tree_unflatten(p_tree, cts))
     return (lz.out(), f_vjp, lz.aux) if has_aux else (lz.out(), f_vjp)
 
 
@@ -349,11 +397,13 @@ def _argnums(argnums, nargs: int, who: str) -> tuple[int, ...]:
         if not -nargs <= n < nargs:
             raise TypeError(f"{who}: argnums={argnums} but the function was called with {nargs} positional "
                             f"argument(s)")
-    return tuple(n % nargs for n in nums)
+    out = tuple(n % nargs for n in nums)
+    if len(set(out)) != len(out):  # (the last copy of an argument would take it: the others' gradient was 0)
+        raise TypeError(f"{who}: argnums={argnums} names an argument more than once")
+    return out
 
 
-# JAX's dtype of the gradient of an integer input under `allow_int=True` (zero-sized, NumPy only)
-float0 = np.dtype([("float0", np.void, 0)])
+float0 = _dt.float0  # JAX's dtype of the gradient of an integer input (zero-sized, NumPy only)
 
 
 def _check_inputs(args, who: str, holomorphic: bool = False, allow_int: bool = False):
@@ -424,7 +474,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                             f"but got {a.dtype.name}. For differentiation of functions with complex outputs, use "
                             f"stagec.vjp directly.")
-        g = pullback(_full(a.strip_weak(), 1))
+        g = pullback(_full(a, 1))
         if allow_int:
             g = _int_grads(g, dyn)
         g = g[0] if isinstance(argnums, int) else tuple(g)
@@ -477,6 +527,10 @@ def _jac(fun, argnums, has_aux, holomorphic, allow_int, rev: bool, who: str):
         else:
             jac = [list(col) for col in zip(*_jacobian(lz, lz.forward, lz.in_avals, lz.out_avals, rev=False))] \
                 if lz.in_avals else [[] for _ in lz.out_avals]
+        # each block in the dtype and weak type of its input leaf (jacrev) or output leaf (jacfwd), as JAX's
+        # `_possible_downcast`: jacrev(f)(2.0) is weakly typed as 2.0 is
+        jac = [[_like_example(m, lz.in_avals[i] if rev else lz.out_avals[o]) for i, m in enumerate(row)]
+               for o, row in enumerate(jac)]
         per_out = []
         for row in jac:
             it, per_arg = iter(row), []
@@ -486,6 +540,15 @@ def _jac(fun, argnums, has_aux, holomorphic, allow_int, rev: bool, who: str):
         out = tree_util.tree_unflatten(lz.out_tree, per_out)
         return (out, lz.aux) if has_aux else out
     return wrapped
+
+
+def _like_example(m, example: ShapedArray):
+    """A Jacobian block `m` in `example`'s dtype and weak type (its real part if `m` is complex and `example` is
+    not): JAX's `_possible_downcast`."""
+    from .primitives.elementwise import convert_element_type, real
+    if _dt.kind(aval_of(m).dtype) == "c" and _dt.kind(example.dtype) != "c":
+        m = real(m)
+    return convert_element_type(m, example.dtype, example.weak_type)
 
 
 def _partial_tree_args(fun, args, kwargs, nums, trees):
@@ -642,10 +705,14 @@ class custom_jvp:
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         self._primal_fun, self._nondiff = fun, tuple(nondiff_argnums)
+        self._sig = _signature(fun)
         self._jvp_rule: Callable | None = None
         functools.update_wrapper(self, fun)
 
-    def defjvp(self, jvp: Callable) -> Callable:
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp.defjvp(symbolic_zeros=True) is not supported by stagec: its rule "
+                                      "gets instantiated zero tangents")
         self._jvp_rule = jvp
         return jvp
 
@@ -660,7 +727,8 @@ class custom_jvp:
             return ans, out if out is not None else tree_util.tree_map(lambda a: _full(aval_of(a), 0), ans)
         self._jvp_rule = rule
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = _resolve_kwargs(self._primal_fun, self._sig, args, kwargs)
         if self._jvp_rule is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
         btrace, vals, dims = _batch_over_jvp(args)
@@ -680,9 +748,11 @@ class custom_jvp:
             raise TypeError(f"Custom JVP rule of {self.__name__} must produce primal and tangent outputs with equal "
                             f"container (pytree) structures, but got {o_tree} and {t_tree} respectively.")
         for o, t in zip(o_leaves, t_leaves):
-            if aval_of(o).shape != aval_of(t).shape:
-                raise TypeError(f"Custom JVP rule of {self.__name__} returned a tangent of shape "
-                                f"{aval_of(t).shape} for a primal output of shape {aval_of(o).shape}")
+            oa, ta = aval_of(o), aval_of(t)
+            if oa.shape != ta.shape or (differentiable(oa) and oa.dtype != ta.dtype):
+                raise TypeError(f"Custom JVP rule of {self.__name__} must produce primal and tangent outputs with "
+                                f"corresponding shapes and dtypes. Expected {oa.dtype}{list(oa.shape)} (the tangent "
+                                f"type of {oa.dtype}{list(oa.shape)}) but got {ta.dtype}{list(ta.shape)}.")
         return tree_util.tree_unflatten(o_tree, [trace.wrap(o, t) for o, t in zip(o_leaves, t_leaves)])
 
     def _batched(self, size: int, args, vals, dims) -> custom_jvp:
@@ -695,6 +765,32 @@ class custom_jvp:
         rule = vmap(self._jvp_rule, in_axes=nd_axes + (d_axes, d_axes), axis_size=size)
         out.defjvp(lambda *a: rule(*a[:-2], tuple(a[-2]), tuple(a[-1])))
         return out
+
+
+def _signature(fun: Callable):
+    """(fun's signature, whether a parameter has a default), or None where Python cannot tell."""
+    import inspect
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+    return sig, any(p.default is not p.empty for p in sig.parameters.values())
+
+
+def _resolve_kwargs(fun: Callable, sig, args: tuple, kwargs: dict) -> tuple:
+    """Keyword arguments of a custom_jvp/custom_vjp function's call put in their positions (defaults filled in), as
+    JAX's `resolve_kwargs`: the rules take positional arguments only."""
+    if sig is None or (not kwargs and not sig[1]):  # (no defaults to fill in: the call as it is)
+        return args
+    try:
+        bound = sig[0].bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{getattr(fun, '__name__', 'fun')}: {e}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"keyword arguments {sorted(bound.kwargs)} of {getattr(fun, '__name__', 'fun')} could not be "
+                        f"resolved to positions")
+    return tuple(bound.args)
 
 
 def _unflat(args, leaves) -> list:
@@ -740,15 +836,49 @@ def _custom_vjp_transpose(cts, *args, bwd, res, out_tree, out_avals, in_tree, in
     it = iter(args[:n_res])
     res = tree_util.tree_unflatten(r_tree, [next(it) if r is None else r for r in fixed])
     cts = [_full(a.strip_weak(), 0) if c is None else c for c, a in zip(cts, out_avals)]
-    got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.children), name)
+    got = _check_bwd(bwd(res, tree_util.tree_unflatten(out_tree, cts)), len(in_tree.kids), name)
     leaves = []
-    for g, arg_tree in zip(got, in_tree.children):
-        n = arg_tree.num_leaves
-        leaves += [None] * n if g is None else tree_util.tree_leaves(g)
-    return [None] * n_res + [c for c, z in zip(leaves, in_nz) if z]
+    for i, (g, arg_tree) in enumerate(zip(got, in_tree.kids)):
+        try:
+            leaves += _bwd_leaves(g, arg_tree)
+        except ValueError as e:
+            raise TypeError(f"Custom VJP bwd rule of {name} must produce an output with the same container (pytree) "
+                            f"structure as the args tuple of the primal function: at output[{i}] it gave "
+                            f"{tree_util.tree_structure(g)} for an argument of structure {arg_tree} ({e})") from None
+    lin = iter(a.aval for a in args[n_res:])
+    out = []
+    for k, (c, z) in enumerate(zip(leaves, in_nz)):
+        if not z:
+            continue
+        a = next(lin)
+        if c is not None and np.shape(c) != a.shape:
+            raise ValueError(f"Custom VJP bwd rule of {name} must produce an output with the same type as the args "
+                             f"tuple of the primal function, but at (flat) cotangent {k} it produced an output of "
+                             f"shape {np.shape(c)} corresponding to an input of shape {a.shape}, so the shapes do "
+                             f"not match")
+        out.append(c)
+    return [None] * n_res + out
+
+
+def _bwd_leaves(g, td) -> list:
+    """A custom_vjp bwd rule's cotangent `g` for an argument of structure `td`, as a leaf per leaf of `td`: `g` has
+    `td`'s structure or a prefix of it; None stands for zeros of a whole subtree, and a leaf standing for a subtree
+    is given to each of its leaves (as JAX's)."""
+    if g is None:
+        return [None] * td.num_leaves
+    if td.node_type is None:
+        return [g]
+    if not tree_util.is_tree_node(g):
+        return [g] * td.num_leaves
+    children, aux = tree_util.flatten_one_level(g)
+    if type(g) is not td.node_type or len(children) != len(td.kids) or aux != td.aux:
+        raise ValueError(f"a {type(g).__name__} node where the argument has {td}")
+    return [x for c, t in zip(children, td.kids) for x in _bwd_leaves(c, t)]
 
 
 def _check_bwd(got, n: int, name: str):
+    if isinstance(got, list) and len(got) == n:  # (JAX takes a list of the right length as the tuple)
+        got = tuple(got)
     if not isinstance(got, tuple) or len(got) != n:
         raise TypeError(f"Custom VJP bwd rule of {name} must produce a tuple with one cotangent per (non-static) "
                         f"argument ({n}), got {type(got).__name__}"
@@ -762,15 +892,20 @@ class custom_vjp:
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         self._primal_fun, self._nondiff = fun, tuple(nondiff_argnums)
+        self._sig = _signature(fun)
         self._fwd: Callable | None = None
         self._bwd: Callable | None = None
         functools.update_wrapper(self, fun)
 
-    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp.defvjp(symbolic_zeros=True) is not supported by stagec: fwd gets "
+                                      "plain arrays (no CustomVJPPrimal) and bwd's None cotangents mean zeros")
         self._fwd, self._bwd = fwd, bwd
 
-    def __call__(self, *args):
-        return self._apply(args)
+    def __call__(self, *args, **kwargs):
+        return self._apply(_resolve_kwargs(self._primal_fun, self._sig, args, kwargs))
 
     def _apply(self, args, forward: bool = False):
         """The call; with `forward`, tangents that are not linear are let through (to a `custom_vjp_call` that raises
@@ -878,7 +1013,12 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        dyn = [a for i, a in enumerate(args) if i not in static]
+        static_here = {i % len(args) for i in static if -len(args) <= i < len(args)}  # (negative ones counted back)
+        # Python numbers among the dynamic arguments as (weakly typed) arrays, as JAX's trace makes them: its outputs
+        # are arrays (checkpoint(lambda x: x * 2)(1.0) was the Python float 2.0)
+        args = tuple(a if i in static_here else _scalars_as_arrays(a) for i, a in enumerate(args))
+        kwargs = {k: _scalars_as_arrays(v) for k, v in kwargs.items()}
+        dyn = [a for i, a in enumerate(args) if i not in static_here]
         leaves, tree = tree_util.tree_flatten((dyn, kwargs))
         trace = _top_jvp_trace(leaves)
         if trace is None:
@@ -891,7 +1031,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         def flat(*xs):
             d, kw = tree_util.tree_unflatten(tree, list(xs))
             it = iter(d)
-            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
+            return fun(*[a if i in static_here else next(it) for i, a in enumerate(args)], **kw)
         # The values `fun` closes over (tracers of this or other traces, arrays) become inputs of their own, so that
         # their tangents reach the rule and the recomputation reads them as operands (as JAX's closure conversion).
         graph, caps, o_tree = trace_subgraph(flat, [aval_of(p) for p, _ in split], "checkpoint")
@@ -906,7 +1046,9 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
         def closed(*xs):
             return eval_graph(graph, list(xs))
-        o_leaves = closed(*primals)
+        # (an output the graph has as a constant comes back as a `Const`: a computed array instead, as `_full`'s)
+        o_leaves = [broadcast_in_dim_p.bind(o, shape=o.aval.shape, broadcast_dimensions=tuple(range(o.aval.ndim)))
+                    if isinstance(o, Const) else o for o in closed(*primals)]
         out_nz = tuple(differentiable(aval_of(o)) for o in o_leaves)
         in_nz = tuple(t is not None for t in tangents)
         touts = iter(remat_p.bind(*primals, *[t for t in tangents if t is not None], fun=closed, n_primals=len(primals),
@@ -918,6 +1060,10 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
 
 
 remat = checkpoint
+
+
+def _scalars_as_arrays(tree):
+    return tree_util.tree_map(lambda x: _full(aval_of(x), x) if type(x) in (bool, int, float, complex) else x, tree)
 
 
 # ---------------------------------------------------------------- control flow rules

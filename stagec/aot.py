@@ -112,7 +112,7 @@ def aval_from_json(d: dict) -> ShapedArray:
 def tree_to_json(td: tree_util.PyTreeDef) -> dict:
     """A JSON form of a pytree structure; raises TypeError for structures it cannot describe."""
     nt = td.node_type
-    kids = [tree_to_json(c) for c in td.children]
+    kids = [tree_to_json(c) for c in td.kids]
     if nt is None:
         return {"t": "*"}
     if nt is tuple or nt is list:

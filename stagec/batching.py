@@ -263,10 +263,10 @@ def _broadcast_prefix(axes, values, what: str) -> list:
     def go(at, vt) -> list:
         if at.node_type is None:
             return [next(it)] * vt.num_leaves
-        if at.node_type != vt.node_type or at.aux != vt.aux or len(at.children) != len(vt.children):
+        if at.node_type != vt.node_type or at.aux != vt.aux or len(at.kids) != len(vt.kids):
             raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding value, got "
                              f"specification {axes} for value tree {vt}.")
-        return [x for ac, vc in zip(at.children, vt.children) for x in go(ac, vc)]
+        return [x for ac, vc in zip(at.kids, vt.kids) for x in go(ac, vc)]
 
     return go(a_tree, v_tree)
 

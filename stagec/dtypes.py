@@ -14,6 +14,8 @@ int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, 
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)  # NumPy calls its kind 'V'; `kind()` below says 'f'
+# JAX's dtype of the tangent (and cotangent) of an integer or bool value: zero-sized, NumPy only
+float0 = np.dtype([("float0", np.void, 0)])
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,

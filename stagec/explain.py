@@ -150,21 +150,21 @@ def _call_site() -> str:
 
 def _tree_diffs(old, new, param_name, static_positions: set) -> list[str]:
     """Which argument's pytree structure changed, for trees of `(dynamic args, dynamic kwargs)`."""
-    if not (isinstance(old, PyTreeDef) and isinstance(new, PyTreeDef) and len(old.children) == len(new.children) == 2):
+    if not (isinstance(old, PyTreeDef) and isinstance(new, PyTreeDef) and len(old.kids) == len(new.kids) == 2):
         return [f"the argument structure changed from {old} to {new}"]
-    (oa, okw), (na, nkw) = old.children, new.children
+    (oa, okw), (na, nkw) = old.kids, new.kids
     out = []
-    if len(oa.children) != len(na.children):
-        out.append(f"the number of positional (non-static) arguments changed from {len(oa.children)} to "
-                   f"{len(na.children)}")
+    if len(oa.kids) != len(na.kids):
+        out.append(f"the number of positional (non-static) arguments changed from {len(oa.kids)} to "
+                   f"{len(na.kids)}")
     else:
-        positions = [i for i in range(len(na.children) + len(static_positions)) if i not in static_positions]
-        for j, (a, b) in enumerate(zip(oa.children, na.children)):
+        positions = [i for i in range(len(na.kids) + len(static_positions)) if i not in static_positions]
+        for j, (a, b) in enumerate(zip(oa.kids, na.kids)):
             if a != b:
                 name = param_name(positions[j]) if j < len(positions) else f"#{j}"
                 out.append(f"argument {name!r} structure changed from {a._str()} to {b._str()}")
     if okw != nkw:
-        ok, nk = dict(zip(okw.aux or (), okw.children)), dict(zip(nkw.aux or (), nkw.children))
+        ok, nk = dict(zip(okw.aux or (), okw.kids)), dict(zip(nkw.aux or (), nkw.kids))
         if set(ok) != set(nk):
             out.append(f"keyword arguments changed from {sorted(ok)} to {sorted(nk)}")
         for k in sorted(set(ok) & set(nk)):

@@ -80,5 +80,6 @@ def make_jaxpr(fun: Callable, static_argnums=None, static_argnames=None, return_
             return closed
         from .aot import ShapeDtypeStruct
         from .tree_util import tree_unflatten
-        return closed, tree_unflatten(lowered.out_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
+        return closed, tree_unflatten(lowered.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                                       for a in closed.out_avals])
     return wrapped

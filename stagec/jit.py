@@ -155,14 +155,14 @@ def _cache_for(fun, options) -> dict:
 
 # A Jitted's own attributes, never copied from the function it wraps (see `Jitted.__init__`).
 _OWN = frozenset({"fun", "backend", "passes", "_sig", "_params", "static_argnums", "static_argnames", "donate_argnums",
-                  "_positional", "_simple", "_cache", "__wrapped__"})
+                  "donate_argnames", "keep_unused", "_positional", "_simple", "_cache", "__wrapped__"})
 
 
 class Jitted:
     """The callable `stagec.jit(f)` returns."""
 
     def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None, donate_argnums=None,
-                 backend: str | None = None, passes=None):
+                 donate_argnames=None, keep_unused: bool = False, backend: str | None = None, passes=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.fun, self.backend, self.passes = fun, backend, passes
@@ -186,13 +186,28 @@ class Jitted:
                     p.kind == p.VAR_KEYWORD for p in self._params):
                 raise ValueError(f"jitted function {fname!r} has static_argnames={names}, but it has no parameter "
                                  f"named {n!r}; parameters: {list(self._sig.parameters)}")
+            if self._sig is not None and n in self._sig.parameters and \
+                    self._sig.parameters[n].kind == inspect.Parameter.POSITIONAL_ONLY:
+                raise ValueError(f"jitted function {fname!r} has invalid argnames {{{n!r}}} in static_argnames: "
+                                 f"these are positional-only (use static_argnums)")
         # As JAX does, each of static_argnums / static_argnames implies the other where the signature says so.
         self.static_argnums = tuple(sorted(set(nums) | {positional.index(n) for n in names if n in positional}))
         self.static_argnames = tuple(sorted(set(names) | {positional[i] for i in nums if i < len(positional)}))
-        self.donate_argnums = _as_tuple(donate_argnums, "donate_argnums")
+        # donate_argnums / donate_argnames, each implying the other where the signature says so (as JAX's)
+        d_nums = tuple(n % len(positional) if n < 0 and positional else n
+                       for n in _as_tuple(donate_argnums, "donate_argnums"))
+        d_names = _as_tuple(donate_argnames, "donate_argnames")
+        self.donate_argnums = tuple(sorted(set(d_nums) | {positional.index(n) for n in d_names if n in positional}))
+        self.donate_argnames = tuple(sorted(set(d_names) | {positional[i] for i in d_nums if i < len(positional)}))
+        both = set(self.donate_argnames) & set(self.static_argnames)
+        if both or set(self.donate_argnums) & set(self.static_argnums):
+            raise ValueError(f"jitted function {fname!r}: static_argnums/static_argnames and donate_argnums/"
+                             f"donate_argnames cannot intersect (argument(s) {sorted(both) or self.donate_argnums} "
+                             f"in both); a static argument is not an array to donate")
+        self.keep_unused = bool(keep_unused)  # (stagec keeps every argument: the module's signature is the call's)
         self._positional = positional
         self._simple = not self.static_argnums and not self.static_argnames
-        options = (self.static_argnums, self.static_argnames, self.donate_argnums, backend,
+        options = (self.static_argnums, self.static_argnames, self.donate_argnums, self.donate_argnames, backend,
                    None if passes is None else tuple(passes) if not isinstance(passes, str) else passes)
         self._cache = _cache_for(fun, options)
         # `fun`'s name, docstring and attributes, set one by one: reading `self.__dict__` (as `update_wrapper`'s
@@ -299,13 +314,22 @@ class Jitted:
             if pos in self.donate_argnums:
                 out += range(offset, offset + n)
             offset += n
-        names = {self._positional[i] for i in self.donate_argnums if i < len(self._positional)}
+        names = set(self.donate_argnames)
         for k in sorted(k for k in kwargs if k not in self.static_argnames):  # kwargs flatten in key order
             n = len(tree_util.tree_leaves(kwargs[k]))
             if k in names:
                 out += range(offset, offset + n)
             offset += n
         return tuple(out)
+
+    def eval_shape(self, *args, **kwargs) -> Any:
+        """The output's `ShapeDtypeStruct`s (weak types kept) for these arguments, by tracing only (JAX's
+        `jit(f).eval_shape`)."""
+        return self.trace(*args, **kwargs).out_info
+
+    def trace(self, *args, **kwargs) -> Traced:
+        """Trace for these arguments (JAX's `jit(f).trace`): `.jaxpr`, `.out_info`, `.lower()`."""
+        return Traced(self.lower(*args, **kwargs))
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments, without compiling."""
@@ -424,7 +448,8 @@ class Jitted:
         artifacts of its `SHIP` most recently used signatures: a process unpickling it where they run (`_ship_env`)
         calls those signatures without tracing or compiling (counted in `stats["shipped"]`)."""
         options = dict(static_argnums=self.static_argnums, static_argnames=self.static_argnames,
-                       donate_argnums=self.donate_argnums, backend=self.backend, passes=self.passes)
+                       donate_argnums=self.donate_argnums, donate_argnames=self.donate_argnames,
+                       keep_unused=self.keep_unused, backend=self.backend, passes=self.passes)
         with _evicting:
             keys = list(self._cache.artifacts)[-SHIP:]
             arts = [(k, self._cache.artifacts[k]) for k in keys]
@@ -505,6 +530,29 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+class Traced:
+    """`jit(f).trace(*args)`: the traced function before lowering, as JAX's `Traced` (stagec lowers as it traces,
+    so `lower()` returns what was made)."""
+
+    def __init__(self, lowered: Lowered):
+        self._lowered = lowered
+
+    @property
+    def jaxpr(self):
+        from .jaxpr import ClosedJaxpr
+        return ClosedJaxpr(self._lowered.graph, self._lowered.out_tree)
+
+    @property
+    def out_info(self) -> Any:
+        """The output's `ShapeDtypeStruct`s, weak types kept."""
+        from .aot import ShapeDtypeStruct
+        return tree_util.tree_unflatten(self._lowered.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                                                 for a in self._lowered.graph.out_avals])
+
+    def lower(self) -> Lowered:
+        return self._lowered
+
+
 def _static_hint(label: str) -> str:
     return (f" Mark it static with static_argnames=[{label.split('[')[0].split('.')[0]!r}] or register its class "
             f"with stagec.tree_util.register_pytree_node.")
@@ -538,12 +586,12 @@ def _leaf_getter(td: tree_util.PyTreeDef) -> Callable[[Any], list | None]:
             leaves.append(expr)
             return True
         if nt is tuple or nt is list:
-            conds.append(f"type({expr}) is {nt.__name__} and len({expr}) == {len(t.children)}")
-            return all(walk(c, f"{expr}[{i}]") for i, c in enumerate(t.children))
+            conds.append(f"type({expr}) is {nt.__name__} and len({expr}) == {len(t.kids)}")
+            return all(walk(c, f"{expr}[{i}]") for i, c in enumerate(t.kids))
         if nt is dict and all(type(k) is str for k in t.aux):
             conds.append(f"type({expr}) is dict and len({expr}) == {len(t.aux)} and "
                          + " and ".join([f"{k!r} in {expr}" for k in t.aux] or ["True"]))
-            return all(walk(c, f"{expr}[{k!r}]") for k, c in zip(t.aux, t.children))
+            return all(walk(c, f"{expr}[{k!r}]") for k, c in zip(t.aux, t.kids))
         if nt is type(None):
             conds.append(f"{expr} is None")
             return True
@@ -585,17 +633,25 @@ def _as_tuple(x, what: str) -> tuple:
         raise TypeError(f"{what} must be an int/str or a sequence of them, got {x!r}") from None
 
 
-def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
-        backend: str | None = None, passes=None):
+_NO_FUN = object()  # (`jit(static_argnames=...)` as a decorator; `jit(None)` is an error, as JAX's)
+
+
+def jit(fun: Callable = _NO_FUN, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, keep_unused: bool = False, inline: bool = False, backend: str | None = None,
+        passes=None):
     """Compile `fun` with IREE on first call for each new signature; later calls reuse the module.
 
-    Usable as `jit(f)`, `@jit`, or `functools.partial(jit, static_argnames=[...])` as a decorator.
+    Usable as `jit(f)`, `@jit`, or `functools.partial(jit, static_argnames=[...])` as a decorator. `keep_unused`
+    and `inline` are accepted for JAX's signature: stagec keeps every argument, and inlines a jitted function
+    called inside another's trace.
     """
-    if fun is None:
+    if fun is _NO_FUN:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, backend=backend, passes=passes)
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 keep_unused=keep_unused, inline=inline, backend=backend, passes=passes)
     return Jitted(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                  donate_argnums=donate_argnums, backend=backend, passes=passes)
+                  donate_argnums=donate_argnums, donate_argnames=donate_argnames, keep_unused=keep_unused,
+                  backend=backend, passes=passes)
 
 
 def make_mlir(fun: Callable, *, static_argnums=None, static_argnames=None, backend=None, passes=None,

@@ -402,6 +402,10 @@ class Compiled:
         return self.artifact.in_tree
 
     @property
+    def out_tree(self):
+        return self.artifact.out_tree
+
+    @property
     def runner(self) -> Runner:
         """The loaded module (compiled ahead of time for another target: loaded on first use)."""
         if self._runner is None:

@@ -82,10 +82,10 @@ def _node_for(x) -> _Node | None:
 class PyTreeDef:
     """The structure of a pytree: hashable and comparable, as cache keys need."""
 
-    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("node_type", "aux", "kids", "num_leaves", "_hash")
 
     def __init__(self, node_type, aux, children: tuple):
-        self.node_type, self.aux, self.children = node_type, aux, children
+        self.node_type, self.aux, self.kids = node_type, aux, children
         n, hashes = (1 if node_type is None else 0), []
         for c in children:  # (a loop over the children's fields: this runs for every node of every jit call's args)
             n += c.num_leaves
@@ -97,12 +97,12 @@ class PyTreeDef:
         return self._hash
 
     def __reduce__(self):  # (rebuilt, not copied: the hash of a type differs between processes)
-        return PyTreeDef, (self.node_type, self.aux, self.children)
+        return PyTreeDef, (self.node_type, self.aux, self.kids)
 
     def __eq__(self, other):
         return self is other or (isinstance(other, PyTreeDef) and self._hash == other._hash
                                  and self.node_type == other.node_type and self.aux == other.aux
-                                 and self.children == other.children)
+                                 and self.kids == other.kids)
 
     def __repr__(self):
         return f"PyTreeDef({self._str()})"
@@ -110,13 +110,13 @@ class PyTreeDef:
     def _str(self) -> str:
         if self.node_type is None:
             return "*"
-        inner = ", ".join(c._str() for c in self.children)
+        inner = ", ".join(c._str() for c in self.kids)
         if self.node_type is tuple:
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
+            return f"({inner}{',' if len(self.kids) == 1 else ''})"
         if self.node_type is list:
             return f"[{inner}]"
         if self.node_type is dict:
-            return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.children)) + "}"
+            return "{" + ", ".join(f"{k!r}: {c._str()}" for k, c in zip(self.aux, self.kids)) + "}"
         if self.node_type is type(None):
             return "None"
         if issubclass(self.node_type, tuple) and hasattr(self.node_type, "_fields"):  # (JAX's spelling)
@@ -125,6 +125,20 @@ class PyTreeDef:
 
     def unflatten(self, leaves: Iterable) -> Any:
         return tree_unflatten(self, leaves)
+
+    def children(self) -> list[PyTreeDef]:
+        """The structures of this node's children (a method, as JAX's)."""
+        return list(self.kids)
+
+    def node_data(self):
+        """(node type, its auxiliary data) of this node; None for a leaf (JAX's `PyTreeDef.node_data`)."""
+        return None if self.node_type is None else (self.node_type, self.aux)
+
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """This structure with `inner` in place of each of its leaves (JAX's `PyTreeDef.compose`)."""
+        if self.node_type is None:
+            return inner
+        return PyTreeDef(self.node_type, self.aux, tuple(c.compose(inner) for c in self.kids))
 
 
 def _hashable(aux):
@@ -198,9 +212,9 @@ def _like(x, td: PyTreeDef, out: list) -> bool:
         children = [x[k] for k in td.aux]
     else:
         return nt is type(None)
-    if len(children) != len(td.children):
+    if len(children) != len(td.kids):
         return False
-    for c, t in zip(children, td.children):
+    for c, t in zip(children, td.kids):
         if not _like(c, t, out):
             return False
     return True
@@ -223,7 +237,7 @@ def _unflatten(td: PyTreeDef, it) -> Any:
         if leaf is _sentinel:
             raise ValueError("too few leaves for the tree structure")
         return leaf
-    children = [_unflatten(c, it) for c in td.children]
+    children = [_unflatten(c, it) for c in td.kids]
     node = _registry.get(td.node_type)
     if node is None:  # namedtuple
         return td.node_type(*children)
@@ -239,13 +253,17 @@ def tree_structure(tree: Any, is_leaf=None) -> PyTreeDef:
 
 
 def tree_map(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
-    """Apply `f` leafwise; `rest` must have the same structure as `tree`."""
+    """Apply `f` leafwise; each of `rest` has `tree`'s structure, or that structure as a prefix: `f` then gets the
+    subtree of it at each leaf of `tree` (as JAX's)."""
     leaves, td = tree_flatten(tree, is_leaf)
     others = []
     for r in rest:
         rl, rtd = tree_flatten(r, is_leaf)
         if rtd != td:
-            raise ValueError(f"tree_map: structures differ: {td} vs {rtd}")
+            try:
+                rl = _flatten_up_to(td, r)
+            except ValueError as e:
+                raise ValueError(f"tree_map: structures differ: {td} vs {rtd} ({e})") from None
         others.append(rl)
     return td.unflatten([f(*xs) for xs in zip(leaves, *others)])
 
@@ -307,19 +325,21 @@ def _flatten_up_to(td: PyTreeDef, x) -> list:
     node = _node_for(x)
     if type(x) is not td.node_type or node is None:
         raise ValueError(f"expected a {td.node_type.__name__} node, got {type(x).__name__}")
-    children, _ = node.flatten(x)
+    children, aux = node.flatten(x)
     children = list(children)
-    if len(children) != len(td.children):
-        raise ValueError(f"expected {len(td.children)} children, got {len(children)}")
-    return [y for c, t in zip(children, td.children) for y in _flatten_up_to(t, c)]
+    if len(children) != len(td.kids):
+        raise ValueError(f"expected {len(td.kids)} children, got {len(children)}")
+    if aux != td.aux:  # (a dict's keys, a custom node's data)
+        raise ValueError(f"expected a {td.node_type.__name__} node with {td.aux!r}, got one with {aux!r}")
+    return [y for c, t in zip(children, td.kids) for y in _flatten_up_to(t, c)]
 
 
 PyTreeDef.flatten_up_to = lambda self, x: _flatten_up_to(self, x)
-PyTreeDef.num_nodes = property(lambda self: 1 + sum(c.num_nodes for c in self.children))
+PyTreeDef.num_nodes = property(lambda self: 1 + sum(c.num_nodes for c in self.kids))
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
-    return list(treedef.children)
+    return list(treedef.kids)
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:

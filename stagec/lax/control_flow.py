@@ -174,14 +174,14 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
     x_proto = tree_util.tree_unflatten(x_tree, [_Proto(a) for a in x_avals])
     body, consts, out_tree = trace_subgraph(f, [init, x_proto], "scan")  # f is traced once, here
-    if out_tree.node_type is not tuple or len(out_tree.children) != 2:
+    if out_tree.node_type is not tuple or len(out_tree.kids) != 2:
         raise TypeError(f"scan body {_fun_name(f)} must return a pair (carry, y), got {out_tree}")
     init_leaves, init_tree = tree_util.tree_flatten(init)
     n_carry = len(init_leaves)
     in_avals, out_avals = [aval_of(x) for x in init_leaves], body.out_avals[:n_carry]
-    if out_tree.children[0] != init_tree or not _same_types(in_avals, out_avals):
+    if out_tree.kids[0] != init_tree or not _same_types(in_avals, out_avals):
         raise TypeError(f"scan body {_fun_name(f)} must return a carry of the same pytree of types as its input: "
-                        f"input {init_tree} {_types(in_avals)}, output {out_tree.children[0]} {_types(out_avals)}; "
+                        f"input {init_tree} {_types(in_avals)}, output {out_tree.kids[0]} {_types(out_avals)}; "
                         f"first difference at carry {_first_difference(in_avals, out_avals)}")
     # A weakly typed initial carry whose body result is strongly typed becomes strong (as in JAX).
     init_leaves = [lax._convert_element_type(x, a.dtype, False) if aval_of(x).weak_type and not a.weak_type else x
@@ -189,7 +189,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     outs = scan_p.bind(*init_leaves, *x_leaves, *consts, body=body, length=n, reverse=bool(reverse),
                        n_carry=n_carry, n_xs=len(x_leaves))
     return (tree_util.tree_unflatten(init_tree, outs[:n_carry]),
-            tree_util.tree_unflatten(out_tree.children[1], outs[n_carry:]))
+            tree_util.tree_unflatten(out_tree.kids[1], outs[n_carry:]))
 
 
 class _Proto:

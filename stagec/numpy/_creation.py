@@ -56,7 +56,10 @@ def ones_like(a, dtype=None, shape=None, *, device=None):
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """`fill_value` in the shape of `a` (or `shape`), of its dtype (or `dtype`), on its device (or `device`)."""
-    out = full(aval_of(a).shape if shape is None else shape, fill_value, aval_of(a).dtype if dtype is None else dtype)
+    aval = aval_of(a)
+    out = full(aval.shape if shape is None else shape, fill_value, aval.dtype if dtype is None else dtype)
+    if dtype is None and aval.weak_type:  # (as JAX's: zeros_like(1.0) + a bfloat16 array is bfloat16)
+        out = lax._convert_element_type(out, aval.dtype, weak_type=True)
     return place(out, device if device is not None else getattr(a, "device", None) if isinstance(a, Array) else None,
                  "full_like")
 
