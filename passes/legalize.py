@@ -20,6 +20,7 @@ from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
 from .irutil import Builder, constant_value, make_constant, producer, splat_value
+from .mathlib import _Builder as _ShapedBuilder
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -776,8 +777,10 @@ SORT_MIN_LENGTH = 128
 
 def _round_bits(b: Builder, x: ir.Value, width: int, drop: int) -> ir.Value:
     """`x` (a float of `width` bits) rounded to nearest, ties to even, at bit `drop` of its pattern by integer ops;
-    NaN kept: the float its bits give (IREE cannot fold integer ops into a convert)."""
-    bu = Builder(ir.RankedTensorType.get(b.t.shape, ir.IntegerType.get_unsigned(width)))
+    NaN kept: the float its bits give (IREE cannot fold integer ops into a convert). Of dynamic shape (an eager
+    kernel's) the constants are scalars broadcast to `x`'s run-time shape (a `tensor<?xui32>` constant, which does
+    not verify, failed every eager float16 to bfloat16 conversion)."""
+    bu = _ShapedBuilder(ir.RankedTensorType.get(b.t.shape, ir.IntegerType.get_unsigned(width)), x)
     u = b.op("bitcast_convert", x, ty=bu.t)
     lsb = bu.op("and", bu.op("shift_right_logical", u, bu.c(drop)), bu.c(1))
     low = (1 << drop) - 1
@@ -806,12 +809,12 @@ def round_to_bf16(module: ir.Module) -> int:
         x = op.operands[0]
         with ir.InsertionPoint(op), op.location:
             if src.element_type == f64:
-                y = _round_bits(Builder(src), x, 64, 45)
+                y = _round_bits(_ShapedBuilder(src, x), x, 64, 45)
             else:
                 t32 = ir.RankedTensorType.get(src.shape, f32)
                 if src.element_type == f16 or i16:
                     x = Builder(t32).op("convert", x)
-                y = _round_bits(Builder(t32), x, 32, 16)
+                y = _round_bits(_ShapedBuilder(t32, x), x, 32, 16)
         op.operation.operands[0] = y
         n += 1
     return n
