@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -432,3 +433,30 @@ def test_quantile_infinities_axis_tuples_inverted_cdf_and_weights():
                                    rtol=1e-6, err_msg=str(axis))
     with pytest.raises(NotImplementedError, match="weights"):
         snp.quantile(x, 0.5, weights=np.ones(x.shape), method="linear")
+
+
+def test_quantile_positions_in_q_dtype_median_by_midpoint_and_empty_axes_as_jax():
+    """quantile cast q to a's dtype and computed the positions in it: 0.5 * 299 in bfloat16 is 150, so the 'lower'
+    median of 300 bfloat16 values was x[150] (JAX: x[149]), and of 3000 float16 values x[1500] (JAX: x[1499]).
+    median used 'linear' (weights 1 and 0: inf * 0 made median([1, inf, inf]) NaN; JAX's 'midpoint' gives inf);
+    nanquantile clamped a q past 1 to the row's end, a NaN (JAX: its last number); a kept axis of size 0 failed to
+    reshape; jitted, a quantile over an empty axis was NaN (JAX and NumPy raise). JAX 0.10.2's values as literals."""
+    b = np.arange(300).astype(ml_dtypes.bfloat16)
+    h = np.arange(3000).astype(np.float16)
+    inf = np.inf
+    r = np.array([[1, inf, inf, 0], [2, -inf, 5, 7]], np.float32)
+    xn = np.array([1, 2, np.nan, 4], np.float32)
+    got = stagec.jit(lambda b, h, r, xn, e: (
+        snp.quantile(b, 0.5, method="lower"), snp.quantile(h, np.float32(0.5), method="lower"),
+        snp.quantile(h, 0.5), snp.median(r[0, :3]), snp.median(r, axis=1), snp.nanmedian(snp.where(r > 6, np.nan, r), axis=1),
+        snp.nanquantile(xn, 1.5), snp.nanquantile(xn, np.array([-1.0, 1.25], np.float32), method="higher"),
+        snp.quantile(e, 0.5, axis=(0, 2)), snp.median(e, axis=0)))(b, h, r, xn, np.zeros((2, 0, 3), np.float32))
+    want = [149.0, 1499.0, 1500.0, inf, [inf, 3.5], [0.5, 2.0], 4.0, [1.0, 4.0]]
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(np.asarray(g, np.float64), w, err_msg=str(k))
+    assert got[0].dtype == ml_dtypes.bfloat16 and got[1].dtype == np.float16
+    assert got[8].shape == (0,) and got[9].shape == (0, 3)
+    for f in (lambda e: snp.quantile(e, 0.5, axis=1), lambda e: snp.nanmedian(e, axis=None)):
+        for run in (f, stagec.jit(f)):
+            with pytest.raises(IndexError):
+                run(np.zeros((2, 0, 3), np.float32))

@@ -551,7 +551,12 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     a = a.astype(dt)
     if _dt.kind(dt) == "c":
         raise ValueError("quantile does not support complex input")
-    q = _arr(q).astype(a.dtype)
+    # As JAX's: q keeps its own (inexact) dtype, and the positions, weights and the 'linear' blend are computed in
+    # it, the result rounded once to a's dtype. (Cast to a's bfloat16/float16 first, 0.5 * 299 became 150: the
+    # 'lower' median of 300 bfloat16 values was x[150], JAX's x[149]; past 2048 float16 positions missed values.)
+    q = _arr(q)
+    q = q.astype(_inexact(q))
+    qdt = q.dtype
     if q.ndim > 1:
         raise ValueError(f"quantile: q must have rank <= 1, got shape {q.shape}")
     ndim, shape = a.ndim, a.shape
@@ -574,7 +579,10 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     if len(set(axes)) != len(axes):
         raise ValueError("quantile: repeated axis")
     keep = tuple(k for k in range(ndim) if k not in axes)
-    merge = lambda v: snp.reshape(snp.transpose(v, keep + axes), tuple(shape[k] for k in keep) + (-1,))
+    n = math.prod(shape[k] for k in axes)  # (not -1 in the reshape: with an empty kept axis it is ambiguous)
+    if n == 0:  # (as JAX's and NumPy's, which raise; jitted, this gave NaN and eagerly an IndexError)
+        raise IndexError(f"quantile: cannot take a quantile over an empty axis (a's shape {shape}, axis {axis})")
+    merge = lambda v: snp.reshape(snp.transpose(v, keep + axes), tuple(shape[k] for k in keep) + (n,))
     x = merge(a)
     if weights is not None:
         w = merge(weights)
@@ -583,28 +591,31 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
         x, w = snp.take_along_axis(xs, order, -1), snp.take_along_axis(w, order, -1)
     else:
         x, w = snp.sort(x, axis=-1), None  # NaN sorts last
-    n = x.shape[-1]
     isnan = snp.isnan(x)
     cnt = snp.sum(~isnan, axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
     qe = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim)))
     xb = snp.broadcast_to(x, q.shape + x.shape)
     take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, q.shape + x.shape[:-1] + (1,)), -1)[..., 0]
     if method == "inverted_cdf":
+        cdt = promote_types(qdt, dt)  # (JAX requires q's dtype to be a's here; this is both)
         w = snp.ones_like(x) if w is None else w
         bad = (w < 0) | snp.isnan(w)
-        cw = snp.cumsum(snp.where(bad | isnan, 0, w), axis=-1)
-        below = snp.sum(cw < qe * cw[..., -1:], axis=-1, keepdims=True)
+        cw = snp.cumsum(snp.where(bad | isnan, 0, w).astype(cdt), axis=-1)
+        below = snp.sum(cw < qe.astype(cdt) * cw[..., -1:], axis=-1, keepdims=True)
         out = take(snp.clip(below, 0, snp.maximum(cnt - 1, 0)).astype(np.int32))
         out = snp.where(snp.any(bad, axis=-1) | (snp.all(isnan, axis=-1) if nan else snp.any(isnan, axis=-1)),
                         np.nan, out)
     else:
-        pos = qe * (cnt - 1).astype(a.dtype)
-        lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
-        hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
+        last = (cnt - 1).astype(qdt)
+        pos = qe * last
+        # (clamped to the last non-NaN value, as JAX's: a q past 1 took a NaN from the end of nanquantile's row)
+        lo = snp.maximum(snp.minimum(snp.floor(pos), last), 0).astype(np.int32)
+        hi = snp.maximum(snp.minimum(snp.ceil(pos), last), 0).astype(np.int32)
         vlo, vhi = take(lo), take(hi)
         frac = (pos - snp.floor(pos))[..., 0]
-        out = {"linear": lambda: vlo * (1 - frac) + vhi * frac, "lower": lambda: vlo, "higher": lambda: vhi,
-               "midpoint": lambda: (vlo + vhi) / 2,
+        out = {"linear": lambda: vlo.astype(qdt) * (1 - frac) + vhi.astype(qdt) * frac,
+               "lower": lambda: vlo, "higher": lambda: vhi,
+               "midpoint": lambda: (vlo + vhi) * np.array(0.5, dt),
                # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the
                # middle of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
                "nearest": lambda: snp.where(frac <= 0.5, vlo, vhi)}[method]()
@@ -626,7 +637,9 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method:
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
-    return _quantile(a, 0.5, axis, "linear", keepdims, False)
+    """JAX's: the quantile at 0.5 by 'midpoint' (by 'linear', whose weights 1 and 0 make inf * 0, the median of
+    [1, inf, inf] was NaN; JAX's and NumPy's inf)."""
+    return _quantile(a, 0.5, axis, "midpoint", keepdims, False)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
@@ -640,7 +653,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, meth
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
-    return _quantile(a, 0.5, axis, "linear", keepdims, True)
+    return _quantile(a, 0.5, axis, "midpoint", keepdims, True)
 
 
 def _nan_fill(a, value):
