@@ -460,3 +460,44 @@ def test_quantile_positions_in_q_dtype_median_by_midpoint_and_empty_axes_as_jax(
         for run in (f, stagec.jit(f)):
             with pytest.raises(IndexError):
                 run(np.zeros((2, 0, 3), np.float32))
+
+
+def test_var_dtypes_mean_argument_promote_integers_and_out_positions_as_jax():
+    """JAX's keywords and dtype rules that stagec lacked: sum/prod `promote_integers=False` (a TypeError);
+    var/std/nanvar/nanstd `mean=` (a TypeError); nanmean/nanvar/nanstd/nansum's `out` in JAX's position (so
+    `nanvar(x, 0, None, None, 1)` bound 1 to keepdims and None to ddof); var with an integer `dtype` and
+    correction=1.5 raised on a reshape (JAX: float32 of the integer arithmetic), var(float16, dtype=complex64) was
+    float32 (JAX: complex64), nanvar(bfloat16, dtype=int8) float32 (JAX: int8); mean(complex [-inf+1j]) was
+    -inf+nanj (divided by 1+0j). JAX 0.10.2's values as literals."""
+    x = np.array([[1.5, -2.25, 7.0, 3.0], [0.5, 4.0, -1.0, 9.5]], np.float32)
+    xn = np.array([[1.5, np.nan, 7.0, 3.0], [np.nan, 4.0, -1.0, 9.5]], np.float32)
+    xb = (x * 3).astype(ml_dtypes.bfloat16)
+    h = np.array([0.5, 1.5, 4.25], np.float16)
+
+    def f(x, xn, xb, h):
+        return [snp.sum(np.array([100, 100, 100], np.int8), promote_integers=False),
+                snp.sum(np.array([True, True, False]), promote_integers=False),
+                snp.prod(np.array([16, 16, 2], np.uint8), promote_integers=False),
+                snp.var(x, axis=1, dtype=np.int32, correction=1.5, keepdims=True),
+                snp.var(h, dtype=np.complex64),
+                snp.var(x, axis=1, mean=np.array([[1.0], [2.0]], np.float32)),
+                snp.std(x, axis=0, mean=snp.mean(x, 0, keepdims=True), ddof=1),
+                snp.nanvar(xb, axis=1, dtype=np.int8),
+                snp.nanvar(xn, 0, None, None, 1),
+                snp.nanstd(xn, 1, None, None, 0, True),
+                snp.nanvar(xn, axis=1, mean=np.array([[3.0], [4.0]], np.float32)),
+                snp.argmax(x, 1, None, True),
+                snp.mean(np.array([-np.inf + 1j], np.complex64))]
+    want = [(44, np.int8), (2, np.int32), (0, np.uint8), ([[14.0], [20.0]], np.float32),
+            (2.5138888 + 0j, np.complex64), ([12.703125, 17.875], np.float32),
+            ([0.70710677, 4.4194174, 5.656854, 4.5961943], np.float32), ([-33, 16], np.int8),
+            ([np.nan, np.nan, 32.0, 21.125], np.float32), ([[2.321398], [4.2882266]], np.float32),
+            ([6.0833335, 18.416666], np.float32), ([[2], [3]], np.int32), (-np.inf + 1j, np.complex64)]
+    for k, (g, (w, dt)) in enumerate(zip(stagec.jit(f)(x, xn, xb, h), want)):
+        assert g.dtype == dt, (k, g.dtype)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w, dt), rtol=1e-6, err_msg=str(k))
+    for bad, err in ((lambda: snp.var(x.astype(np.complex64), dtype=np.float32), ValueError),
+                     (lambda: snp.std(x, dtype=np.int32), ValueError), (lambda: snp.var(x, ddof=1, correction=1), ValueError),
+                     (lambda: snp.nanstd(x, dtype=np.int32), TypeError), (lambda: snp.nanmean(x, out=x), NotImplementedError)):
+        with pytest.raises(err):
+            bad()

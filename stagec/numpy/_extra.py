@@ -661,17 +661,25 @@ def _nan_fill(a, value):
     return snp.where(snp.isnan(a), value, a) if snp.issubdtype(a.dtype, np.inexact) else a
 
 
-def nansum(a, axis=None, dtype=None, keepdims: bool = False, initial=None, where=None):
+def _no_out(fname: str, out) -> None:
+    if out is not None:
+        raise NotImplementedError(f"{fname}: the `out` argument is not supported (arrays are immutable)")
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
+    _no_out("nansum", out)
     return snp.sum(_nan_fill(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-def nanprod(a, axis=None, dtype=None, keepdims: bool = False, initial=None, where=None):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
+    _no_out("nanprod", out)
     return snp.prod(_nan_fill(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, where=None):
     """As JAX's: integers and bools are `mean`'s; floats the sum of the non-NaN values over their count, both in
     `dtype` (an integer `dtype` divides as integers; `s / n` made it the default float)."""
+    _no_out("nanmean", out)
     a = _arr(a)
     if not snp.issubdtype(a.dtype, np.inexact):
         return snp.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
@@ -682,20 +690,29 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
     return lax.div(s, n)
 
 
-def nanvar(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
-    """Variance of the non-NaN values (of those `where` picks); NaN where fewer than `ddof` + 1 remain, as JAX's."""
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, where=None, mean=None):
+    """Variance of the non-NaN values (of those `where` picks); NaN where fewer than `ddof` + 1 remain; `mean` a
+    precomputed mean; dtypes as JAX's (`var`'s: computed in `dtype`, float16/bfloat16 in float32)."""
+    from ._reductions import _var_types
+    _no_out("nanvar", out)
     a = _arr(a)
+    comp, dtype = _var_types("nanvar", a.dtype, dtype)
+    a = a.astype(comp)
+    m = nanmean(a, axis=axis, dtype=comp, keepdims=True, where=where) if mean is None else _arr(mean).astype(comp)
     ok = ~snp.isnan(a)
-    m = nanmean(a, axis=axis, keepdims=True, where=where)
     d = snp.where(ok, a - m, 0)
     d = snp.real(d * snp.conj(d)) if iscomplexobj(d) else d * d
     n = snp.sum(ok, axis=axis, keepdims=keepdims, where=where) - ddof
-    s = snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    return snp.where(n <= 0, np.nan, s / snp.where(n <= 0, 1, n).astype(s.dtype))
+    s = snp.sum(d, axis=axis, keepdims=keepdims, where=where)
+    s = snp.where(n <= 0, np.nan, s)
+    return lax.div(s, snp.where(n <= 0, 1, n).astype(s.dtype)).astype(dtype)
 
 
-def nanstd(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
-    return snp.sqrt(nanvar(a, axis, dtype, ddof, keepdims, where))
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, where=None, mean=None):
+    """`sqrt(nanvar(...))`; an integer `dtype` raises, as JAX's (its sqrt takes no integers)."""
+    if dtype is not None and not snp.issubdtype(_dt.canonicalize(dtype), np.inexact):
+        raise TypeError(f"nanstd: sqrt does not accept dtype {np.dtype(dtype)} (an integer `dtype`, as in JAX)")
+    return snp.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean))
 
 
 def _nan_extreme(name: str, fill):
@@ -731,11 +748,13 @@ def nanargmin(a, axis=None, out=None, keepdims: bool = False):
     return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), -1, r)
 
 
-def nancumsum(a, axis=None, dtype=None):
+def nancumsum(a, axis=None, dtype=None, out=None):
+    _no_out("nancumsum", out)
     return snp.cumsum(_nan_fill(a, 0), axis=axis, dtype=dtype)
 
 
-def nancumprod(a, axis=None, dtype=None):
+def nancumprod(a, axis=None, dtype=None, out=None):
+    _no_out("nancumprod", out)
     return snp.cumprod(_nan_fill(a, 1), axis=axis, dtype=dtype)
 
 
