@@ -838,6 +838,17 @@ def unsigned_to_float_via_i32(module: ir.Module) -> int:
         if it is None or dst is None or _integer(dst) is not None or \
                 not (it.width == 1 or it.is_unsigned and it.width in (8, 16)):
             continue
+        if it.width == 1 and isinstance(dst, ir.FloatType):
+            # A bool to a real float is select(b, 1.0, 0.0): through int32, IREE 3.13 still read the convert of a
+            # bool and rewrote `x * convert(b)` as select(b, x, 0), so inf * 0.0 and nan * 0.0 were 0 under jit
+            # (JAX: NaN; the gradient of max over a row holding a NaN was 0, eagerly NaN). The select it keeps.
+            with ir.InsertionPoint(op), op.location:
+                b = _ShapedBuilder(ir.RankedTensorType(op.results[0].type), op.operands[0])
+                sel = b.op("select", op.operands[0], b.c(1.0), b.c(0.0))
+            op.results[0].replace_all_uses_with(sel)
+            op.operation.erase()
+            n += 1
+            continue
         with ir.InsertionPoint(op), op.location:
             wide = _create("stablehlo.convert", [op.operands[0]],
                            [_like(op.operands[0].type, ir.IntegerType.get_signless(32))]).result

@@ -501,3 +501,20 @@ def test_var_dtypes_mean_argument_promote_integers_and_out_positions_as_jax():
                      (lambda: snp.nanstd(x, dtype=np.int32), TypeError), (lambda: snp.nanmean(x, out=x), NotImplementedError)):
         with pytest.raises(err):
             bad()
+
+
+def test_products_with_a_converted_mask_keep_nan_and_max_gradients_at_nan_as_jax():
+    """Under jit `x * b.astype(float32)` of a bool b gave 0 where x is inf or NaN and b is False (IREE 3.13 rewrote
+    the product of a converted bool as select(b, x, 0); IEEE and JAX: NaN), so the gradient of `max` over a row
+    holding a NaN was 0 under jit (JAX and eager stagec: NaN, its tie count 0 / 0); ties still share the gradient.
+    JAX 0.10.2's values as literals; eager alike."""
+    q = np.array([np.inf, np.inf, np.nan, -np.inf], np.float32)
+    b = np.array([False, True, False, False])
+    x = np.array([[1, np.nan, 3], [3, 1, 3]], np.float32)
+
+    def f(q, b, x):
+        return q * b.astype(np.float32), q * b.astype(np.float16), stagec.grad(lambda v: snp.max(v, axis=1).sum())(x)
+    for got in (stagec.jit(f)(q, b, x), f(q, b, x)):
+        np.testing.assert_array_equal(np.asarray(got[0]), [np.nan, np.inf, np.nan, np.nan])
+        np.testing.assert_array_equal(np.asarray(got[1]), np.array([np.nan, np.inf, np.nan, np.nan], np.float16))
+        np.testing.assert_array_equal(np.asarray(got[2]), [[np.nan] * 3, [0.5, 0.0, 0.5]])

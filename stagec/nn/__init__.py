@@ -194,7 +194,9 @@ def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_s
     else:
         a, b = _to_float("logsumexp", a, b)
         a = snp.where(b != 0, a, -np.inf)  # (as JAX: an infinite a times b = 0 is no term, not NaN)
-    m = _max_shift(a, axis, where)
+    # (the shift is the max of the real parts, as JAX's: a complex max made log|sum| + max complex with
+    # return_sign, where JAX's is real)
+    m = _max_shift(snp.real(a) if snp.iscomplexobj(a) else a, axis, where)
     e = snp.exp(snp.subtract(a, m))
     if b is not None:
         e = snp.multiply(e, b)
