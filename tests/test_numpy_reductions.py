@@ -518,3 +518,32 @@ def test_products_with_a_converted_mask_keep_nan_and_max_gradients_at_nan_as_jax
         np.testing.assert_array_equal(np.asarray(got[0]), [np.nan, np.inf, np.nan, np.nan])
         np.testing.assert_array_equal(np.asarray(got[1]), np.array([np.nan, np.inf, np.nan, np.nan], np.float16))
         np.testing.assert_array_equal(np.asarray(got[2]), [[np.nan] * 3, [0.5, 0.0, 0.5]])
+
+
+def test_gradients_of_nanmedian_and_logsumexp_with_nan_masks_and_negative_sums_as_jax():
+    """Gradients that reached entries JAX keeps constant: nanmedian/nanpercentile of an all-NaN row sent the
+    cotangent to a NaN entry (JAX: 0, its NaNs are a constant NaN); logsumexp(b=...) of a negative sum had the
+    gradient of log(negative) (JAX selects a NaN: 0); logsumexp(where=...) gave NaN gradients at masked NaNs (JAX
+    zeroes them first). logsumexp(complex, return_sign=True) was complex (JAX: real log|sum|, shifted by the max
+    of the real parts). JAX 0.10.2's values as literals."""
+    nan = np.nan
+    x = np.array([[1, nan, 3, 2], [nan] * 4, [0.5, -1, 2, 4]], np.float32)
+    w = np.array([[True, False, True, True], [False, True, False, False], [True, True, False, True]])
+    b = np.array([1, -2, 0.5, 3], np.float32)
+    big = np.array([[0, 5, 0, 0], [0] * 4, [0] * 4], np.float32)
+    c = np.array([[3 + 0j, 2j, 3 + 0j, -2 + 0j], [1 - 1j, 0.5 + 2j, -3j, 2 + 0j]], np.complex64)
+
+    def f(x, c):
+        g = lambda fn: stagec.grad(lambda v: fn(v).sum())(x)
+        return [g(lambda v: snp.nanmedian(v, axis=1) * np.array([1.0, 2, 3], np.float32)),
+                g(lambda v: snp.nanpercentile(v, 30.0, axis=1)),
+                g(lambda v: nn.logsumexp(snp.where(snp.isnan(v), 0, v) + big, axis=1, b=b)),
+                g(lambda v: nn.logsumexp(v, axis=1, where=w)), *nn.logsumexp(c, axis=1, return_sign=True)]
+    want = [[[0, 0, 0, 1], [0] * 4, [1.5, 0, 1.5, 0]], [[0.4, 0, 0, 0.6], [0] * 4, [0.9, 0.1, 0, 0]],
+            [[0] * 4, [0] * 4, [0.00979039, -0.00436906, 0.02193875, 0.9726399]],
+            [[0.09003057, 0, 0.6652409, 0.24472845], [0, nan, 0, 0], [0.02912176, 0.00649794, 0, 0.9643803]],
+            [3.6863918, 1.9798315], [0.9997403 + 0.02278905j, 0.99173164 - 0.12832901j]]
+    got = stagec.jit(f)(x, c)
+    for k, (g, wv) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(wv), rtol=2e-6, atol=1e-7, err_msg=str(k))
+    assert got[4].dtype == np.float32 and got[5].dtype == np.complex64

@@ -589,8 +589,8 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
         xs = snp.where(snp.isnan(x), np.nan, x)
         order = snp.argsort(xs, axis=-1, stable=True)  # NaN sorts last
         x, w = snp.take_along_axis(xs, order, -1), snp.take_along_axis(w, order, -1)
-    else:
-        x, w = snp.sort(x, axis=-1), None  # NaN sorts last
+    else:  # (NaN sorts last; as JAX's nanquantile, a NaN is a constant NaN: no gradient flows to it)
+        x, w = snp.sort(snp.where(snp.isnan(x), np.nan, x) if nan else x, axis=-1), None
     isnan = snp.isnan(x)
     cnt = snp.sum(~isnan, axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
     qe = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim)))
