@@ -547,3 +547,28 @@ def test_gradients_of_nanmedian_and_logsumexp_with_nan_masks_and_negative_sums_a
     for k, (g, wv) in enumerate(zip(got, want)):
         np.testing.assert_allclose(np.asarray(g), np.asarray(wv), rtol=2e-6, atol=1e-7, err_msg=str(k))
     assert got[4].dtype == np.float32 and got[5].dtype == np.complex64
+
+
+def test_reductions_over_no_axes_return_the_operand_and_bool_sums_without_promotion_as_jax():
+    """A reduction over no axes (a 0-d array, `axis=()`) added the identity: sum(float32(-0.0)) and its mean were
+    0.0 (JAX's reduce over no dimensions returns the operand: -0.0); sum(bool, promote_integers=False) under x64 was
+    int64 (JAX: int32). JAX 0.10.2's values as literals; eager (twice: the eager shortcut caches a plan) and jit."""
+    z = np.float32(-0.0)
+    x = np.array([[-0.0, 2.0]], np.float32)
+
+    def f(z, x):
+        return (snp.sum(z), snp.mean(z), snp.sum(x, axis=()), snp.sum(x, axis=(), where=np.array([True, False])),
+                snp.sum(np.float16(-0.0)), snp.sum(np.array([True, False]), promote_integers=False))
+    for got in (f(z, x), f(z, x), stagec.jit(f)(z, x)):
+        got = [np.asarray(g) for g in got]
+        for g, w in zip(got[:5], [-0.0, -0.0, [[-0.0, 2.0]], [[-0.0, 0.0]], -0.0]):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+        assert got[4].dtype == np.float16 and got[5].dtype == np.int32 and got[5] == 1
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", True)
+    try:
+        got = snp.sum(np.array([True, False, True]), promote_integers=False)
+        assert got.dtype == np.int32 and int(got) == 2
+    finally:
+        stagec.config.update("enable_x64", old)

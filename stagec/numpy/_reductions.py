@@ -76,9 +76,9 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
 
     def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None,
           promote_integers: bool = True):
-        if not promote_integers and dtype is None:  # (JAX's: small integers keep their dtype, bool counts in int)
+        if not promote_integers and dtype is None:  # (JAX's: integers keep their dtype, bool counts in int32)
             av = aval_of(_arr(a))
-            dtype = _dt.default_int() if av.dtype == np.bool_ else av.dtype if _dt.kind(av.dtype) in "iu" else None
+            dtype = np.dtype(np.int32) if av.dtype == np.bool_ else av.dtype if _dt.kind(av.dtype) in "iu" else None
         if type(a) is Array and dtype is None and initial is None and where is None and not tracing_anywhere[0]:
             try:
                 key = (a.aval, axis if type(axis) is not list else tuple(axis), type(axis), keepdims)
@@ -95,7 +95,7 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         x = a
         a, av, axes = _prepare(fname, a, axis, dtype, upcast_int)
         if key is not None and a is x and not (upcast_f16 and av.dtype in (_dt.float16, _dt.bfloat16)) and \
-                not keepdims and (identity_ok or not builtins.any(av.shape[i] == 0 for i in axes)):
+                not keepdims and len(axes) and (identity_ok or not builtins.any(av.shape[i] == 0 for i in axes)):
             params = {"axes": tuple(int(i) for i in axes)}  # (as `reducer` binds them)
             run = eager_plan(reducer.prim, (av,), params)
             if run is not None:
@@ -109,7 +109,8 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         a, out_dt = _upcast_f16(a) if upcast_f16 else (a, aval_of(a).dtype)
         if where is not None:
             a = _masked(fname, a, where, _dt.identity(_OP.get(fname, fname), aval_of(a).dtype))
-        r = reducer(a, axes)
+        # (over no axes the operand itself, as JAX's reduce: sum(float32(-0.0)) was 0.0 + -0.0 = 0.0, JAX's -0.0)
+        r = reducer(a, axes) if len(axes) else a
         if initial is not None:
             r = _COMBINE[fname](r, lax.full_like(r, initial))
         if aval_of(r).dtype != out_dt:
