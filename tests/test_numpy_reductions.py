@@ -550,18 +550,21 @@ def test_gradients_of_nanmedian_and_logsumexp_with_nan_masks_and_negative_sums_a
 
 
 def test_reductions_over_no_axes_return_the_operand_and_bool_sums_without_promotion_as_jax():
-    """A reduction over no axes (a 0-d array, `axis=()`) added the identity: sum(float32(-0.0)) and its mean were
-    0.0 (JAX's reduce over no dimensions returns the operand: -0.0); sum(bool, promote_integers=False) under x64 was
+    """A reduction over no axes (a 0-d array, `axis=()`) or one element added the identity: sum(float32(-0.0)), its
+    mean and sum([[-0.0, 2]], axis=0) had 0.0 (JAX's: -0.0), prod([inf+1j]) was inf+nanj (JAX's XLA reduce of one
+    element is that element: inf+1j); sum(bool, promote_integers=False) under x64 was
     int64 (JAX: int32). JAX 0.10.2's values as literals; eager (twice: the eager shortcut caches a plan) and jit."""
     z = np.float32(-0.0)
     x = np.array([[-0.0, 2.0]], np.float32)
 
     def f(z, x):
         return (snp.sum(z), snp.mean(z), snp.sum(x, axis=()), snp.sum(x, axis=(), where=np.array([True, False])),
-                snp.sum(np.float16(-0.0)), snp.sum(np.array([True, False]), promote_integers=False))
+                snp.sum(np.float16(-0.0)), snp.sum(np.array([True, False]), promote_integers=False),
+                snp.sum(x, axis=0), snp.mean(x, axis=0), snp.prod(np.array([np.inf + 1j], np.complex64)))
     for got in (f(z, x), f(z, x), stagec.jit(f)(z, x)):
+        assert complex(got[8]) == np.inf + 1j  # (a reduction of one element: that element, 1 * (inf+1j) is inf+nanj)
         got = [np.asarray(g) for g in got]
-        for g, w in zip(got[:5], [-0.0, -0.0, [[-0.0, 2.0]], [[-0.0, 0.0]], -0.0]):
+        for g, w in zip(got[:5] + got[6:8], [-0.0, -0.0, [[-0.0, 2.0]], [[-0.0, 0.0]], -0.0, [-0.0, 2.0], [-0.0, 2.0]]):
             np.testing.assert_array_equal(g, w)
             np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
         assert got[4].dtype == np.float16 and got[5].dtype == np.int32 and got[5] == 1

@@ -54,6 +54,11 @@ _COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min, "an
             "all": lax.bitwise_and}
 
 
+def _count_of(shape: tuple, axes) -> int:
+    """How many elements a reduction over `axes` of `shape` combines."""
+    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+
 def _where_mask(fname: str, where, shape: tuple):
     """`where` as a boolean mask broadcast to `shape` (an error names the function and both shapes)."""
     from ._base import broadcast_to
@@ -95,7 +100,7 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         x = a
         a, av, axes = _prepare(fname, a, axis, dtype, upcast_int)
         if key is not None and a is x and not (upcast_f16 and av.dtype in (_dt.float16, _dt.bfloat16)) and \
-                not keepdims and len(axes) and (identity_ok or not builtins.any(av.shape[i] == 0 for i in axes)):
+                not keepdims and _count_of(av.shape, axes) != 1 and (identity_ok or not builtins.any(av.shape[i] == 0 for i in axes)):
             params = {"axes": tuple(int(i) for i in axes)}  # (as `reducer` binds them)
             run = eager_plan(reducer.prim, (av,), params)
             if run is not None:
@@ -109,8 +114,10 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         a, out_dt = _upcast_f16(a) if upcast_f16 else (a, aval_of(a).dtype)
         if where is not None:
             a = _masked(fname, a, where, _dt.identity(_OP.get(fname, fname), aval_of(a).dtype))
-        # (over no axes the operand itself, as JAX's reduce: sum(float32(-0.0)) was 0.0 + -0.0 = 0.0, JAX's -0.0)
-        r = reducer(a, axes) if len(axes) else a
+        # (over one element, or none: no axes, the element itself, as JAX's (XLA's) reduce: sum(float32(-0.0)) was
+        # 0.0 + -0.0 = 0.0, prod([inf+1j]) (1+0j) * (inf+1j) = inf+nanj; JAX's -0.0 and inf+1j)
+        r = reducer(a, axes) if _count_of(av.shape, axes) != 1 else \
+            lax.reshape(a, tuple(d for i, d in enumerate(av.shape) if i not in axes))
         if initial is not None:
             r = _COMBINE[fname](r, lax.full_like(r, initial))
         if aval_of(r).dtype != out_dt:
