@@ -20,6 +20,7 @@ from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
 from .irutil import Builder, constant_value, make_constant, producer, splat_value
+from .mathlib import _Builder as _ShapedBuilder
 
 
 # Unary float functions whose NaN input NVIDIA's Vulkan driver lost (exp(NaN) = 0, tanh(NaN) = 1): IREE's
@@ -784,8 +785,10 @@ SORT_MIN_LENGTH = 128
 
 def _round_bits(b: Builder, x: ir.Value, width: int, drop: int) -> ir.Value:
     """`x` (a float of `width` bits) rounded to nearest, ties to even, at bit `drop` of its pattern by integer ops;
-    NaN kept: the float its bits give (IREE cannot fold integer ops into a convert)."""
-    bu = Builder(ir.RankedTensorType.get(b.t.shape, ir.IntegerType.get_unsigned(width)))
+    NaN kept: the float its bits give (IREE cannot fold integer ops into a convert). Of dynamic shape (an eager
+    kernel's) the constants are scalars broadcast to `x`'s run-time shape (a `tensor<?xui32>` constant, which does
+    not verify, failed every eager float16 to bfloat16 conversion)."""
+    bu = _ShapedBuilder(ir.RankedTensorType.get(b.t.shape, ir.IntegerType.get_unsigned(width)), x)
     u = b.op("bitcast_convert", x, ty=bu.t)
     lsb = bu.op("and", bu.op("shift_right_logical", u, bu.c(drop)), bu.c(1))
     low = (1 << drop) - 1
@@ -814,12 +817,12 @@ def round_to_bf16(module: ir.Module) -> int:
         x = op.operands[0]
         with ir.InsertionPoint(op), op.location:
             if src.element_type == f64:
-                y = _round_bits(Builder(src), x, 64, 45)
+                y = _round_bits(_ShapedBuilder(src, x), x, 64, 45)
             else:
                 t32 = ir.RankedTensorType.get(src.shape, f32)
                 if src.element_type == f16 or i16:
                     x = Builder(t32).op("convert", x)
-                y = _round_bits(Builder(t32), x, 32, 16)
+                y = _round_bits(_ShapedBuilder(t32, x), x, 32, 16)
         op.operation.operands[0] = y
         n += 1
     return n
@@ -842,6 +845,17 @@ def unsigned_to_float_via_i32(module: ir.Module) -> int:
         it, dst = _integer(_element(op.operands[0].type)), _element(op.results[0].type)
         if it is None or dst is None or _integer(dst) is not None or \
                 not (it.width == 1 or it.is_unsigned and it.width in (8, 16)):
+            continue
+        if it.width == 1 and isinstance(dst, ir.FloatType):
+            # A bool to a real float is select(b, 1.0, 0.0): through int32, IREE 3.13 still read the convert of a
+            # bool and rewrote `x * convert(b)` as select(b, x, 0), so inf * 0.0 and nan * 0.0 were 0 under jit
+            # (JAX: NaN; the gradient of max over a row holding a NaN was 0, eagerly NaN). The select it keeps.
+            with ir.InsertionPoint(op), op.location:
+                b = _ShapedBuilder(ir.RankedTensorType(op.results[0].type), op.operands[0])
+                sel = b.op("select", op.operands[0], b.c(1.0), b.c(0.0))
+            op.results[0].replace_all_uses_with(sel)
+            op.operation.erase()
+            n += 1
             continue
         with ir.InsertionPoint(op), op.location:
             wide = _create("stablehlo.convert", [op.operands[0]],

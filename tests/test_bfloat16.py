@@ -166,3 +166,14 @@ def test_vulkan_runs_bfloat16():
     t, s = f(X)
     _close(t, _f32(lambda x: np.tanh(x) * 2, X), "vulkan tanh")
     _close(s, _f32(lambda x: (x * x).sum(1), X), "vulkan sum", ulps=4)
+
+
+def test_eager_conversion_of_float16_and_int16_to_bfloat16():
+    """Eager `astype(bfloat16)` of float16 and int16 (a shape-polymorphic kernel) failed to compile: the pass that
+    rounds them by integer ops (`round-to-bf16`) built a `tensor<?xui32>` constant, which does not verify (met by
+    `nansum(x_f16, dtype=bfloat16)`). Against NumPy's float32 rounded to bfloat16, bit for bit."""
+    h = np.array([0.3, np.nan, np.inf, -0.0, 65504.0, 1e-7, -3.14], np.float16)
+    i = np.array([8649, -3, 300, -32768, 32767], np.int16)
+    for v in (h, i, h[:1]):
+        got = np.asarray(snp.asarray(v).astype(BF16))
+        np.testing.assert_array_equal(got.view(np.uint16), v.astype(np.float32).astype(BF16).view(np.uint16))

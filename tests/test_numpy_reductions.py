@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -432,3 +433,145 @@ def test_quantile_infinities_axis_tuples_inverted_cdf_and_weights():
                                    rtol=1e-6, err_msg=str(axis))
     with pytest.raises(NotImplementedError, match="weights"):
         snp.quantile(x, 0.5, weights=np.ones(x.shape), method="linear")
+
+
+def test_quantile_positions_in_q_dtype_median_by_midpoint_and_empty_axes_as_jax():
+    """quantile cast q to a's dtype and computed the positions in it: 0.5 * 299 in bfloat16 is 150, so the 'lower'
+    median of 300 bfloat16 values was x[150] (JAX: x[149]), and of 3000 float16 values x[1500] (JAX: x[1499]).
+    median used 'linear' (weights 1 and 0: inf * 0 made median([1, inf, inf]) NaN; JAX's 'midpoint' gives inf);
+    nanquantile clamped a q past 1 to the row's end, a NaN (JAX: its last number); a kept axis of size 0 failed to
+    reshape; jitted, a quantile over an empty axis was NaN (JAX and NumPy raise). JAX 0.10.2's values as literals."""
+    b = np.arange(300).astype(ml_dtypes.bfloat16)
+    h = np.arange(3000).astype(np.float16)
+    inf = np.inf
+    r = np.array([[1, inf, inf, 0], [2, -inf, 5, 7]], np.float32)
+    xn = np.array([1, 2, np.nan, 4], np.float32)
+    got = stagec.jit(lambda b, h, r, xn, e: (
+        snp.quantile(b, 0.5, method="lower"), snp.quantile(h, np.float32(0.5), method="lower"),
+        snp.quantile(h, 0.5), snp.median(r[0, :3]), snp.median(r, axis=1), snp.nanmedian(snp.where(r > 6, np.nan, r), axis=1),
+        snp.nanquantile(xn, 1.5), snp.nanquantile(xn, np.array([-1.0, 1.25], np.float32), method="higher"),
+        snp.quantile(e, 0.5, axis=(0, 2)), snp.median(e, axis=0)))(b, h, r, xn, np.zeros((2, 0, 3), np.float32))
+    want = [149.0, 1499.0, 1500.0, inf, [inf, 3.5], [0.5, 2.0], 4.0, [1.0, 4.0]]
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(np.asarray(g, np.float64), w, err_msg=str(k))
+    assert got[0].dtype == ml_dtypes.bfloat16 and got[1].dtype == np.float16
+    assert got[8].shape == (0,) and got[9].shape == (0, 3)
+    for f in (lambda e: snp.quantile(e, 0.5, axis=1), lambda e: snp.nanmedian(e, axis=None)):
+        for run in (f, stagec.jit(f)):
+            with pytest.raises(IndexError):
+                run(np.zeros((2, 0, 3), np.float32))
+
+
+def test_var_dtypes_mean_argument_promote_integers_and_out_positions_as_jax():
+    """JAX's keywords and dtype rules that stagec lacked: sum/prod `promote_integers=False` (a TypeError);
+    var/std/nanvar/nanstd `mean=` (a TypeError); nanmean/nanvar/nanstd/nansum's `out` in JAX's position (so
+    `nanvar(x, 0, None, None, 1)` bound 1 to keepdims and None to ddof); var with an integer `dtype` and
+    correction=1.5 raised on a reshape (JAX: float32 of the integer arithmetic), var(float16, dtype=complex64) was
+    float32 (JAX: complex64), nanvar(bfloat16, dtype=int8) float32 (JAX: int8); mean(complex [-inf+1j]) was
+    -inf+nanj (divided by 1+0j). JAX 0.10.2's values as literals."""
+    x = np.array([[1.5, -2.25, 7.0, 3.0], [0.5, 4.0, -1.0, 9.5]], np.float32)
+    xn = np.array([[1.5, np.nan, 7.0, 3.0], [np.nan, 4.0, -1.0, 9.5]], np.float32)
+    xb = (x * 3).astype(ml_dtypes.bfloat16)
+    h = np.array([0.5, 1.5, 4.25], np.float16)
+
+    def f(x, xn, xb, h):
+        return [snp.sum(np.array([100, 100, 100], np.int8), promote_integers=False),
+                snp.sum(np.array([True, True, False]), promote_integers=False),
+                snp.prod(np.array([16, 16, 2], np.uint8), promote_integers=False),
+                snp.var(x, axis=1, dtype=np.int32, correction=1.5, keepdims=True),
+                snp.var(h, dtype=np.complex64),
+                snp.var(x, axis=1, mean=np.array([[1.0], [2.0]], np.float32)),
+                snp.std(x, axis=0, mean=snp.mean(x, 0, keepdims=True), ddof=1),
+                snp.nanvar(xb, axis=1, dtype=np.int8),
+                snp.nanvar(xn, 0, None, None, 1),
+                snp.nanstd(xn, 1, None, None, 0, True),
+                snp.nanvar(xn, axis=1, mean=np.array([[3.0], [4.0]], np.float32)),
+                snp.argmax(x, 1, None, True),
+                snp.mean(np.array([-np.inf + 1j], np.complex64))]
+    want = [(44, np.int8), (2, np.int32), (0, np.uint8), ([[14.0], [20.0]], np.float32),
+            (2.5138888 + 0j, np.complex64), ([12.703125, 17.875], np.float32),
+            ([0.70710677, 4.4194174, 5.656854, 4.5961943], np.float32), ([-33, 16], np.int8),
+            ([np.nan, np.nan, 32.0, 21.125], np.float32), ([[2.321398], [4.2882266]], np.float32),
+            ([6.0833335, 18.416666], np.float32), ([[2], [3]], np.int32), (-np.inf + 1j, np.complex64)]
+    for k, (g, (w, dt)) in enumerate(zip(stagec.jit(f)(x, xn, xb, h), want)):
+        assert g.dtype == dt, (k, g.dtype)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w, dt), rtol=1e-6, err_msg=str(k))
+    for bad, err in ((lambda: snp.var(x.astype(np.complex64), dtype=np.float32), ValueError),
+                     (lambda: snp.std(x, dtype=np.int32), ValueError), (lambda: snp.var(x, ddof=1, correction=1), ValueError),
+                     (lambda: snp.nanstd(x, dtype=np.int32), TypeError), (lambda: snp.nanmean(x, out=x), NotImplementedError)):
+        with pytest.raises(err):
+            bad()
+
+
+def test_products_with_a_converted_mask_keep_nan_and_max_gradients_at_nan_as_jax():
+    """Under jit `x * b.astype(float32)` of a bool b gave 0 where x is inf or NaN and b is False (IREE 3.13 rewrote
+    the product of a converted bool as select(b, x, 0); IEEE and JAX: NaN), so the gradient of `max` over a row
+    holding a NaN was 0 under jit (JAX and eager stagec: NaN, its tie count 0 / 0); ties still share the gradient.
+    JAX 0.10.2's values as literals; eager alike."""
+    q = np.array([np.inf, np.inf, np.nan, -np.inf], np.float32)
+    b = np.array([False, True, False, False])
+    x = np.array([[1, np.nan, 3], [3, 1, 3]], np.float32)
+
+    def f(q, b, x):
+        return q * b.astype(np.float32), q * b.astype(np.float16), stagec.grad(lambda v: snp.max(v, axis=1).sum())(x)
+    for got in (stagec.jit(f)(q, b, x), f(q, b, x)):
+        np.testing.assert_array_equal(np.asarray(got[0]), [np.nan, np.inf, np.nan, np.nan])
+        np.testing.assert_array_equal(np.asarray(got[1]), np.array([np.nan, np.inf, np.nan, np.nan], np.float16))
+        np.testing.assert_array_equal(np.asarray(got[2]), [[np.nan] * 3, [0.5, 0.0, 0.5]])
+
+
+def test_gradients_of_nanmedian_and_logsumexp_with_nan_masks_and_negative_sums_as_jax():
+    """Gradients that reached entries JAX keeps constant: nanmedian/nanpercentile of an all-NaN row sent the
+    cotangent to a NaN entry (JAX: 0, its NaNs are a constant NaN); logsumexp(b=...) of a negative sum had the
+    gradient of log(negative) (JAX selects a NaN: 0); logsumexp(where=...) gave NaN gradients at masked NaNs (JAX
+    zeroes them first). logsumexp(complex, return_sign=True) was complex (JAX: real log|sum|, shifted by the max
+    of the real parts). JAX 0.10.2's values as literals."""
+    nan = np.nan
+    x = np.array([[1, nan, 3, 2], [nan] * 4, [0.5, -1, 2, 4]], np.float32)
+    w = np.array([[True, False, True, True], [False, True, False, False], [True, True, False, True]])
+    b = np.array([1, -2, 0.5, 3], np.float32)
+    big = np.array([[0, 5, 0, 0], [0] * 4, [0] * 4], np.float32)
+    c = np.array([[3 + 0j, 2j, 3 + 0j, -2 + 0j], [1 - 1j, 0.5 + 2j, -3j, 2 + 0j]], np.complex64)
+
+    def f(x, c):
+        g = lambda fn: stagec.grad(lambda v: fn(v).sum())(x)
+        return [g(lambda v: snp.nanmedian(v, axis=1) * np.array([1.0, 2, 3], np.float32)),
+                g(lambda v: snp.nanpercentile(v, 30.0, axis=1)),
+                g(lambda v: nn.logsumexp(snp.where(snp.isnan(v), 0, v) + big, axis=1, b=b)),
+                g(lambda v: nn.logsumexp(v, axis=1, where=w)), *nn.logsumexp(c, axis=1, return_sign=True)]
+    want = [[[0, 0, 0, 1], [0] * 4, [1.5, 0, 1.5, 0]], [[0.4, 0, 0, 0.6], [0] * 4, [0.9, 0.1, 0, 0]],
+            [[0] * 4, [0] * 4, [0.00979039, -0.00436906, 0.02193875, 0.9726399]],
+            [[0.09003057, 0, 0.6652409, 0.24472845], [0, nan, 0, 0], [0.02912176, 0.00649794, 0, 0.9643803]],
+            [3.6863918, 1.9798315], [0.9997403 + 0.02278905j, 0.99173164 - 0.12832901j]]
+    got = stagec.jit(f)(x, c)
+    for k, (g, wv) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(wv), rtol=2e-6, atol=1e-7, err_msg=str(k))
+    assert got[4].dtype == np.float32 and got[5].dtype == np.complex64
+
+
+def test_reductions_over_no_axes_return_the_operand_and_bool_sums_without_promotion_as_jax():
+    """A reduction over no axes (a 0-d array, `axis=()`) or one element added the identity: sum(float32(-0.0)), its
+    mean and sum([[-0.0, 2]], axis=0) had 0.0 (JAX's: -0.0), prod([inf+1j]) was inf+nanj (JAX's XLA reduce of one
+    element is that element: inf+1j); sum(bool, promote_integers=False) under x64 was
+    int64 (JAX: int32). JAX 0.10.2's values as literals; eager (twice: the eager shortcut caches a plan) and jit."""
+    z = np.float32(-0.0)
+    x = np.array([[-0.0, 2.0]], np.float32)
+
+    def f(z, x):
+        return (snp.sum(z), snp.mean(z), snp.sum(x, axis=()), snp.sum(x, axis=(), where=np.array([True, False])),
+                snp.sum(np.float16(-0.0)), snp.sum(np.array([True, False]), promote_integers=False),
+                snp.sum(x, axis=0), snp.mean(x, axis=0), snp.prod(np.array([np.inf + 1j], np.complex64)))
+    for got in (f(z, x), f(z, x), stagec.jit(f)(z, x)):
+        assert complex(got[8]) == np.inf + 1j  # (a reduction of one element: that element, 1 * (inf+1j) is inf+nanj)
+        got = [np.asarray(g) for g in got]
+        for g, w in zip(got[:5] + got[6:8], [-0.0, -0.0, [[-0.0, 2.0]], [[-0.0, 0.0]], -0.0, [-0.0, 2.0], [-0.0, 2.0]]):
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+        assert got[4].dtype == np.float16 and got[5].dtype == np.int32 and got[5] == 1
+    old = stagec.config.enable_x64
+    stagec.config.update("enable_x64", True)
+    try:
+        got = snp.sum(np.array([True, False, True]), promote_integers=False)
+        assert got.dtype == np.int32 and int(got) == 2
+    finally:
+        stagec.config.update("enable_x64", old)

@@ -189,17 +189,24 @@ def logsumexp(a: Any, axis=None, b: Any = None, keepdims: bool = False, return_s
     """log(sum(b * exp(a))) over `axis` (the elements in `where`; where b is 0, none of a's), shifted by the max
     for stability; with `return_sign`, (log|sum|, its sign), so a negative `b` may make the sum negative. As
     JAX's: over no elements, -inf (the max without `initial=-inf` raised on an empty axis)."""
+    if where is not None:  # (as JAX: masked entries are 0 first, so a NaN there gives no NaN gradient)
+        a = snp.where(where, a, 0)
     if b is None:
         (a,) = _to_float("logsumexp", a)
     else:
         a, b = _to_float("logsumexp", a, b)
         a = snp.where(b != 0, a, -np.inf)  # (as JAX: an infinite a times b = 0 is no term, not NaN)
-    m = _max_shift(a, axis, where)
+    # (the shift is the max of the real parts, as JAX's: a complex max made log|sum| + max complex with
+    # return_sign, where JAX's is real)
+    m = _max_shift(snp.real(a) if snp.iscomplexobj(a) else a, axis, where)
     e = snp.exp(snp.subtract(a, m))
     if b is not None:
         e = snp.multiply(e, b)
     s = snp.sum(e, axis=axis, keepdims=True, where=where)
     out, sign = snp.add(snp.log(snp.abs(s) if return_sign else s), m), snp.sign(s)
+    if b is not None and not return_sign and not snp.iscomplexobj(out):
+        # (a negative sum is NaN selected, as JAX's: its gradient 0, not log's of the negative sum)
+        out = snp.where(sign < 0, np.nan, out)
     if not keepdims:
         dims = tuple(range(aval_of(out).ndim)) if axis is None else axis
         out, sign = snp.squeeze(out, axis=dims), snp.squeeze(sign, axis=dims)

@@ -551,7 +551,12 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     a = a.astype(dt)
     if _dt.kind(dt) == "c":
         raise ValueError("quantile does not support complex input")
-    q = _arr(q).astype(a.dtype)
+    # As JAX's: q keeps its own (inexact) dtype, and the positions, weights and the 'linear' blend are computed in
+    # it, the result rounded once to a's dtype. (Cast to a's bfloat16/float16 first, 0.5 * 299 became 150: the
+    # 'lower' median of 300 bfloat16 values was x[150], JAX's x[149]; past 2048 float16 positions missed values.)
+    q = _arr(q)
+    q = q.astype(_inexact(q))
+    qdt = q.dtype
     if q.ndim > 1:
         raise ValueError(f"quantile: q must have rank <= 1, got shape {q.shape}")
     ndim, shape = a.ndim, a.shape
@@ -574,37 +579,43 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     if len(set(axes)) != len(axes):
         raise ValueError("quantile: repeated axis")
     keep = tuple(k for k in range(ndim) if k not in axes)
-    merge = lambda v: snp.reshape(snp.transpose(v, keep + axes), tuple(shape[k] for k in keep) + (-1,))
+    n = math.prod(shape[k] for k in axes)  # (not -1 in the reshape: with an empty kept axis it is ambiguous)
+    if n == 0:  # (as JAX's and NumPy's, which raise; jitted, this gave NaN and eagerly an IndexError)
+        raise IndexError(f"quantile: cannot take a quantile over an empty axis (a's shape {shape}, axis {axis})")
+    merge = lambda v: snp.reshape(snp.transpose(v, keep + axes), tuple(shape[k] for k in keep) + (n,))
     x = merge(a)
     if weights is not None:
         w = merge(weights)
         xs = snp.where(snp.isnan(x), np.nan, x)
         order = snp.argsort(xs, axis=-1, stable=True)  # NaN sorts last
         x, w = snp.take_along_axis(xs, order, -1), snp.take_along_axis(w, order, -1)
-    else:
-        x, w = snp.sort(x, axis=-1), None  # NaN sorts last
-    n = x.shape[-1]
+    else:  # (NaN sorts last; as JAX's nanquantile, a NaN is a constant NaN: no gradient flows to it)
+        x, w = snp.sort(snp.where(snp.isnan(x), np.nan, x) if nan else x, axis=-1), None
     isnan = snp.isnan(x)
     cnt = snp.sum(~isnan, axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
     qe = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim)))
     xb = snp.broadcast_to(x, q.shape + x.shape)
     take = lambda i: snp.take_along_axis(xb, snp.broadcast_to(i, q.shape + x.shape[:-1] + (1,)), -1)[..., 0]
     if method == "inverted_cdf":
+        cdt = promote_types(qdt, dt)  # (JAX requires q's dtype to be a's here; this is both)
         w = snp.ones_like(x) if w is None else w
         bad = (w < 0) | snp.isnan(w)
-        cw = snp.cumsum(snp.where(bad | isnan, 0, w), axis=-1)
-        below = snp.sum(cw < qe * cw[..., -1:], axis=-1, keepdims=True)
+        cw = snp.cumsum(snp.where(bad | isnan, 0, w).astype(cdt), axis=-1)
+        below = snp.sum(cw < qe.astype(cdt) * cw[..., -1:], axis=-1, keepdims=True)
         out = take(snp.clip(below, 0, snp.maximum(cnt - 1, 0)).astype(np.int32))
         out = snp.where(snp.any(bad, axis=-1) | (snp.all(isnan, axis=-1) if nan else snp.any(isnan, axis=-1)),
                         np.nan, out)
     else:
-        pos = qe * (cnt - 1).astype(a.dtype)
-        lo = snp.clip(snp.floor(pos), 0, n - 1).astype(np.int32)
-        hi = snp.clip(snp.ceil(pos), 0, n - 1).astype(np.int32)
+        last = (cnt - 1).astype(qdt)
+        pos = qe * last
+        # (clamped to the last non-NaN value, as JAX's: a q past 1 took a NaN from the end of nanquantile's row)
+        lo = snp.maximum(snp.minimum(snp.floor(pos), last), 0).astype(np.int32)
+        hi = snp.maximum(snp.minimum(snp.ceil(pos), last), 0).astype(np.int32)
         vlo, vhi = take(lo), take(hi)
         frac = (pos - snp.floor(pos))[..., 0]
-        out = {"linear": lambda: vlo * (1 - frac) + vhi * frac, "lower": lambda: vlo, "higher": lambda: vhi,
-               "midpoint": lambda: (vlo + vhi) / 2,
+        out = {"linear": lambda: vlo.astype(qdt) * (1 - frac) + vhi.astype(qdt) * frac,
+               "lower": lambda: vlo, "higher": lambda: vhi,
+               "midpoint": lambda: (vlo + vhi) * np.array(0.5, dt),
                # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the
                # middle of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
                "nearest": lambda: snp.where(frac <= 0.5, vlo, vhi)}[method]()
@@ -626,7 +637,9 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False, method:
 
 
 def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
-    return _quantile(a, 0.5, axis, "linear", keepdims, False)
+    """JAX's: the quantile at 0.5 by 'midpoint' (by 'linear', whose weights 1 and 0 make inf * 0, the median of
+    [1, inf, inf] was NaN; JAX's and NumPy's inf)."""
+    return _quantile(a, 0.5, axis, "midpoint", keepdims, False)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
@@ -640,7 +653,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False, meth
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
-    return _quantile(a, 0.5, axis, "linear", keepdims, True)
+    return _quantile(a, 0.5, axis, "midpoint", keepdims, True)
 
 
 def _nan_fill(a, value):
@@ -648,17 +661,25 @@ def _nan_fill(a, value):
     return snp.where(snp.isnan(a), value, a) if snp.issubdtype(a.dtype, np.inexact) else a
 
 
-def nansum(a, axis=None, dtype=None, keepdims: bool = False, initial=None, where=None):
+def _no_out(fname: str, out) -> None:
+    if out is not None:
+        raise NotImplementedError(f"{fname}: the `out` argument is not supported (arrays are immutable)")
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
+    _no_out("nansum", out)
     return snp.sum(_nan_fill(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-def nanprod(a, axis=None, dtype=None, keepdims: bool = False, initial=None, where=None):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
+    _no_out("nanprod", out)
     return snp.prod(_nan_fill(a, 1), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims: bool = False, where=None):
     """As JAX's: integers and bools are `mean`'s; floats the sum of the non-NaN values over their count, both in
     `dtype` (an integer `dtype` divides as integers; `s / n` made it the default float)."""
+    _no_out("nanmean", out)
     a = _arr(a)
     if not snp.issubdtype(a.dtype, np.inexact):
         return snp.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
@@ -669,20 +690,29 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False, where=None):
     return lax.div(s, n)
 
 
-def nanvar(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
-    """Variance of the non-NaN values (of those `where` picks); NaN where fewer than `ddof` + 1 remain, as JAX's."""
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, where=None, mean=None):
+    """Variance of the non-NaN values (of those `where` picks); NaN where fewer than `ddof` + 1 remain; `mean` a
+    precomputed mean; dtypes as JAX's (`var`'s: computed in `dtype`, float16/bfloat16 in float32)."""
+    from ._reductions import _var_types
+    _no_out("nanvar", out)
     a = _arr(a)
+    comp, dtype = _var_types("nanvar", a.dtype, dtype)
+    a = a.astype(comp)
+    m = nanmean(a, axis=axis, dtype=comp, keepdims=True, where=where) if mean is None else _arr(mean).astype(comp)
     ok = ~snp.isnan(a)
-    m = nanmean(a, axis=axis, keepdims=True, where=where)
     d = snp.where(ok, a - m, 0)
     d = snp.real(d * snp.conj(d)) if iscomplexobj(d) else d * d
     n = snp.sum(ok, axis=axis, keepdims=keepdims, where=where) - ddof
-    s = snp.sum(d, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    return snp.where(n <= 0, np.nan, s / snp.where(n <= 0, 1, n).astype(s.dtype))
+    s = snp.sum(d, axis=axis, keepdims=keepdims, where=where)
+    s = snp.where(n <= 0, np.nan, s)
+    return lax.div(s, snp.where(n <= 0, 1, n).astype(s.dtype)).astype(dtype)
 
 
-def nanstd(a, axis=None, dtype=None, ddof=0, keepdims: bool = False, where=None):
-    return snp.sqrt(nanvar(a, axis, dtype, ddof, keepdims, where))
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims: bool = False, where=None, mean=None):
+    """`sqrt(nanvar(...))`; an integer `dtype` raises, as JAX's (its sqrt takes no integers)."""
+    if dtype is not None and not snp.issubdtype(_dt.canonicalize(dtype), np.inexact):
+        raise TypeError(f"nanstd: sqrt does not accept dtype {np.dtype(dtype)} (an integer `dtype`, as in JAX)")
+    return snp.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean))
 
 
 def _nan_extreme(name: str, fill):
@@ -718,11 +748,13 @@ def nanargmin(a, axis=None, out=None, keepdims: bool = False):
     return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), -1, r)
 
 
-def nancumsum(a, axis=None, dtype=None):
+def nancumsum(a, axis=None, dtype=None, out=None):
+    _no_out("nancumsum", out)
     return snp.cumsum(_nan_fill(a, 0), axis=axis, dtype=dtype)
 
 
-def nancumprod(a, axis=None, dtype=None):
+def nancumprod(a, axis=None, dtype=None, out=None):
+    _no_out("nancumprod", out)
     return snp.cumprod(_nan_fill(a, 1), axis=axis, dtype=dtype)
 
 

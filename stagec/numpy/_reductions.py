@@ -13,7 +13,7 @@ from ..config import SettingsCache
 from ..core import aval_of, eager_plan, tracing_anywhere
 from ._base import _arr, _axes, _axis, _composite, _keep, _promote, astype
 from ._creation import full
-from ._ufuncs import multiply, subtract, sqrt
+from ._ufuncs import greater, multiply, subtract, sqrt, where as _where
 
 
 def _sum_dtype(dt: np.dtype) -> np.dtype | None:
@@ -54,6 +54,11 @@ _COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min, "an
             "all": lax.bitwise_and}
 
 
+def _count_of(shape: tuple, axes) -> int:
+    """How many elements a reduction over `axes` of `shape` combines."""
+    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+
 def _where_mask(fname: str, where, shape: tuple):
     """`where` as a boolean mask broadcast to `shape` (an error names the function and both shapes)."""
     from ._base import broadcast_to
@@ -74,7 +79,11 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
     # settings: x64 changes the accumulation dtypes)
     plain = SettingsCache(256)
 
-    def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
+    def f(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None,
+          promote_integers: bool = True):
+        if not promote_integers and dtype is None:  # (JAX's: integers keep their dtype, bool counts in int32)
+            av = aval_of(_arr(a))
+            dtype = np.dtype(np.int32) if av.dtype == np.bool_ else av.dtype if _dt.kind(av.dtype) in "iu" else None
         if type(a) is Array and dtype is None and initial is None and where is None and not tracing_anywhere[0]:
             try:
                 key = (a.aval, axis if type(axis) is not list else tuple(axis), type(axis), keepdims)
@@ -91,7 +100,7 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         x = a
         a, av, axes = _prepare(fname, a, axis, dtype, upcast_int)
         if key is not None and a is x and not (upcast_f16 and av.dtype in (_dt.float16, _dt.bfloat16)) and \
-                not keepdims and (identity_ok or not builtins.any(av.shape[i] == 0 for i in axes)):
+                not keepdims and _count_of(av.shape, axes) != 1 and (identity_ok or not builtins.any(av.shape[i] == 0 for i in axes)):
             params = {"axes": tuple(int(i) for i in axes)}  # (as `reducer` binds them)
             run = eager_plan(reducer.prim, (av,), params)
             if run is not None:
@@ -105,7 +114,10 @@ def _reduction(fname, reducer, identity_ok=True, upcast_int=False, upcast_f16=Fa
         a, out_dt = _upcast_f16(a) if upcast_f16 else (a, aval_of(a).dtype)
         if where is not None:
             a = _masked(fname, a, where, _dt.identity(_OP.get(fname, fname), aval_of(a).dtype))
-        r = reducer(a, axes)
+        # (over one element, or none: no axes, the element itself, as JAX's (XLA's) reduce: sum(float32(-0.0)) was
+        # 0.0 + -0.0 = 0.0, prod([inf+1j]) (1+0j) * (inf+1j) = inf+nanj; JAX's -0.0 and inf+1j)
+        r = reducer(a, axes) if _count_of(av.shape, axes) != 1 else \
+            lax.reshape(a, tuple(d for i, d in enumerate(av.shape) if i not in axes))
         if initial is not None:
             r = _COMBINE[fname](r, lax.full_like(r, initial))
         if aval_of(r).dtype != out_dt:
@@ -163,7 +175,12 @@ def _float_dtype(av, dtype):
 
 
 def _divide(total, count):
-    """`total / count`, where `count` is an int or an array holding as many elements as `total`."""
+    """`total / count`, where `count` is an int or an array holding as many elements as `total`. A complex total
+    has each part divided by the real count (as NumPy: by count + 0j, mean([-inf+1j]) was -inf+nanj)."""
+    if _dt.kind(aval_of(total).dtype) == "c":
+        if not isinstance(count, int):
+            count = lax._convert_element_type(count, _dt.finfo(aval_of(total).dtype).dtype, weak_type=False)
+        return lax.complex(_divide(lax.real(total), count), _divide(lax.imag(total), count))
     if isinstance(count, int):
         return lax.div(total, lax.full_like(total, count))
     count = lax.reshape(lax._convert_element_type(count, aval_of(total).dtype, weak_type=False), aval_of(total).shape)
@@ -185,41 +202,65 @@ def mean(a: Any, axis=None, dtype=None, out=None, keepdims: bool = False, *, whe
     return lax._convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
 
 
+def _var_types(fname: str, a_dtype, dtype):
+    """JAX's (computation dtype, result dtype) of var/nanvar: `dtype` if given (float16/bfloat16 computed in
+    float32; a real `dtype` of complex data raises, as JAX's), else an integer's inexact type or a's real type."""
+    if dtype is not None:
+        dtype = _dt.canonicalize(dtype, warn_from=fname)
+        if _dt.kind(dtype) != "c" and _dt.kind(a_dtype) == "c":
+            raise ValueError(f"{fname}: a real dtype ({dtype}) for the variance of complex values is not supported "
+                             f"(as in JAX, jax-ml/jax#2283)")
+        comp = dtype
+    elif _dt.kind(a_dtype) not in "fc":
+        comp = dtype = _dt.to_inexact(a_dtype)
+    else:
+        comp, dtype = a_dtype, _dt.finfo(a_dtype).dtype if _dt.kind(a_dtype) == "c" else a_dtype
+    return (np.dtype(np.float32) if comp in (_dt.float16, _dt.bfloat16) else comp), np.dtype(dtype)
+
+
+def _abs2(centered):
+    if _dt.kind(aval_of(centered).dtype) == "c":  # |c|**2, a real number
+        re, im = lax.real(centered), lax.imag(centered)
+        return lax.add(lax.mul(re, re), lax.mul(im, im))
+    return multiply(centered, centered)
+
+
 @_composite
 def var(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
-        correction=None):
-    """Variance `mean(|a - mean(a)|**2)` with `N - ddof` in the denominator (NaN when N - ddof <= 0, as JAX's),
-    over the elements `where` selects; float16/bfloat16 compute in float32."""
-    if correction is not None:
-        ddof = correction
+        mean=None, correction=None):
+    """Variance `mean(|a - mean(a)|**2)` with `N - correction` in the denominator (NaN when it is <= 0, as JAX's),
+    over the elements `where` selects; `mean` a precomputed mean (broadcast against `a` as kept dims); dtypes as
+    JAX's (float16/bfloat16 computed in float32; an integer `dtype` computes in it, a complex one gives complex)."""
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("var: ddof and correction can't be provided simultaneously")
+    if out is not None:
+        raise NotImplementedError("var: the `out` argument is not supported (arrays are immutable)")
     a = _arr(a)
     av = aval_of(a)
     axes = _axes(axis, av.ndim, "var")
-    x, out_dt = _upcast_f16(astype(a, _float_dtype(av, dtype)))
-    centered = subtract(x, mean(x, axis=axis, keepdims=True, where=where))
-    if _dt.kind(aval_of(centered).dtype) == "c":  # |c|**2, a real number
-        re, im = lax.real(centered), lax.imag(centered)
-        sq = lax.add(lax.mul(re, re), lax.mul(im, im))
-        out_dt = _dt.finfo(out_dt).dtype
-    else:
-        sq = multiply(centered, centered)
-    ss = sum(sq, axis=axis, out=out, keepdims=keepdims, where=where)
-    n = _count(av, axes, where, "var", aval_of(ss).dtype)
-    # As JAX's: NaN where N - ddof <= 0 (NumPy's inf for N == ddof, which this gave, is not JAX's)
-    if isinstance(n, int):
-        r = _divide(ss, n - ddof) if n - ddof > 0 else lax.full_like(ss, np.nan)
-    else:
-        n = lax.sub(n, lax.full_like(n, ddof))
-        r = _divide(ss, n)
-        r = lax.select(lax.reshape(lax.gt(n, lax.full_like(n, 0)), aval_of(r).shape), r, lax.full_like(r, np.nan))
-    return lax._convert_element_type(r, out_dt, weak_type=False) if aval_of(r).dtype != out_dt else r
+    comp, dtype = _var_types("var", av.dtype, dtype)
+    x = astype(a, comp)
+    m = _mean(x, axis=axis, dtype=comp, keepdims=True, where=where) if mean is None else astype(_arr(mean), comp)
+    sq = _abs2(subtract(x, m))
+    comp = aval_of(sq).dtype  # (real for complex data: not cast to complex below)
+    n = _count(av, axes, where, "var", comp)
+    ss = sum(sq, axis=axis, dtype=comp, keepdims=keepdims, where=where)
+    n = lax.full_like(ss, n) if isinstance(n, int) else lax.reshape(n, aval_of(ss).shape)
+    # (correction converted to the computation dtype, as JAX: 1.5 is 1 for an integer dtype; it raised here)
+    n = lax.sub(n, lax.full_like(n, np.asarray(correction).astype(comp)))
+    r = astype(lax.div(ss, n), dtype)
+    return _where(greater(n, lax.full_like(n, 0)), r, np.nan)  # (NaN where N - correction <= 0; a float, as JAX's)
 
 
 @_composite
 def std(a: Any, axis=None, dtype=None, out=None, ddof: int = 0, keepdims: bool = False, *, where=None,
-        correction=None):
-    """Standard deviation, `sqrt(var(...))`."""
-    return sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where,
+        mean=None, correction=None):
+    """Standard deviation, `sqrt(var(...))` (`dtype` inexact, as JAX requires)."""
+    if dtype is not None and _dt.kind(_dt.canonicalize(dtype, warn_from="std")) not in "fc":
+        raise ValueError(f"dtype argument to std must be inexact; got {np.dtype(dtype)} (as in JAX)")
+    return sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
                     correction=correction))
 
 
@@ -247,12 +288,12 @@ def _argminmax(fname: str, fn, a, axis, keepdims: bool):
     return _keep(fn(a, ax, _dt.default_int()), av.shape, (ax,), keepdims)
 
 
-def argmax(a: Any, axis: int | None = None, out=None, *, keepdims: bool = False):
+def argmax(a: Any, axis: int | None = None, out=None, keepdims: bool = False):
     """Index of the largest element (the first one; the first NaN if any), flattened when axis is None."""
     return _argminmax("argmax", lax.argmax, a, axis, keepdims)
 
 
-def argmin(a: Any, axis: int | None = None, out=None, *, keepdims: bool = False):
+def argmin(a: Any, axis: int | None = None, out=None, keepdims: bool = False):
     """Index of the smallest element (the first one; the first NaN if any), flattened when axis is None."""
     return _argminmax("argmin", lax.argmin, a, axis, keepdims)
 
@@ -322,3 +363,6 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype=None, include_in
 def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype=None, include_initial: bool = False):
     """Running product along `axis` (the Array API's: integers widen as in `prod`; `include_initial` puts 1 first)."""
     return _cumulative_api("cumulative_prod", lax.cumprod, 1, x, axis, dtype, include_initial)
+
+
+_mean = mean  # (var's `mean` argument shadows the function)
