@@ -291,3 +291,41 @@ def test_half_and_widened_depthwise_convolutions_compile():
         want = _conv_ref(f32(a), f32(b), (1, 2), ((1, 1), (0, 1)), (1, 1), (1, 1), 3)
         assert r.dtype == a.dtype or r.dtype == np.float32
         np.testing.assert_allclose(f32(np.asarray(r)), want, rtol=tol, atol=tol * 4)
+
+
+def _window_ref(x, op, wd, ws, pads, bd):
+    """reduce_window by loops in float64: base dilation's holes and padding hold the identity."""
+    fill = {"sum": 0.0, "max": -np.inf, "min": np.inf}[op]
+    xd = np.full([(d - 1) * b + 1 for d, b in zip(x.shape, bd)], fill)
+    xd[tuple(slice(None, None, b) for b in bd)] = x
+    xp = np.pad(xd, pads, constant_values=fill)
+    out = [(p - w) // s + 1 if p >= w else 0 for p, w, s in zip(xp.shape, wd, ws)]
+    red = {"sum": np.sum, "max": np.max, "min": np.min}[op]
+    res = np.zeros(out)
+    for idx in np.ndindex(*out):
+        res[idx] = red(xp[tuple(slice(i * s, i * s + w) for i, s, w in zip(idx, ws, wd))])
+    return res
+
+
+WINDOWS = [  # (shape, op, window, strides, padding, base dilation): each failed to compile before
+    ((2,), "sum", (2,), (2,), ((0, 1),), (1,)),  # a remainder past the last window next to padding
+    ((3,), "min", (3,), (1,), ((1, 2),), (1,)),  # a window as long as the operand, padded unevenly
+    ((4,), "max", (4,), (1,), ((3, 1),), (1,)),
+    ((1, 2, 3), "min", (2, 2, 1), (3, 3, 3), ((1, 0), (2, 0), (1, 1)), (1, 1, 1)),
+    ((3, 6), "sum", (2, 1), (3, 2), ((0, 1), (0, 0)), (1, 1)),
+]
+
+
+def test_reduce_window_remainders_and_whole_windows(x64):
+    rng = np.random.default_rng(8)
+    xs = [rng.standard_normal(c[0]) for c in WINDOWS]
+    fns = {"sum": lax.reduce_window_sum, "max": lax.reduce_window_max, "min": lax.reduce_window_min}
+    got = stagec.jit(lambda xs: [fns[op](x, wd, ws, p, bd) for x, (_, op, wd, ws, p, bd) in zip(xs, WINDOWS)])(xs)
+    for x, case, r in zip(xs, WINDOWS, got):
+        np.testing.assert_allclose(r, _window_ref(x, *case[1:]), rtol=1e-12, atol=1e-12, err_msg=str(case))
+    # JAX's reduce_window: 'SAME' from the operand's own shape (not the base-dilated one), unit strides and
+    # 'VALID' by default; a max with no window has a (empty) derivative
+    x = np.ones((5, 6))
+    assert lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 3), "SAME", (1, 3)).shape == (5, 5)
+    assert lax.reduce_window(x, 0.0, lax.add, (2, 2)).shape == (4, 5)
+    assert stagec.grad(lambda x: lax.reduce_window_max(x, (3,), (2,), "VALID").sum())(np.ones(1)).shape == (1,)
