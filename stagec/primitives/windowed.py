@@ -77,11 +77,29 @@ def _window_lower(ctx: L.Ctx, x, *, op, window_dimensions, window_strides, paddi
         dilated = [d + lo + hi for d, (lo, hi, _) in zip(dilated, cfg)]
         padding = [(min(lo, 0), min(hi, 0)) for lo, hi in padding]
         base_dilation = (1,) * aval.ndim
+    cuts = [(d + lo + hi - w) % st if d + lo + hi >= w else 0
+            for d, w, st, (lo, hi) in zip(dilated, windows, window_strides, padding)]
+    if not plain and any(c > max(hi, 0) or lo < 0 for c, (lo, hi) in zip(cuts, padding)):
+        # Base dilation and rows to cut from the operand: IREE 3.13 read wrong values through a reduce_window's
+        # negative padding there, and did not compile the remainder. The dilation and padding as a `pad` of the
+        # identity, the rows no window reads sliced off, then a plain reduce_window.
+        cfg = [(max(lo, 0), max(hi, 0), b - 1) for (lo, hi), b in zip(padding, base_dilation)]
+        full = [d + lo + hi for d, (lo, hi, _) in zip(dilated, cfg)]
+        x = ctx.op1("stablehlo.pad", [x, init], result_avals=[aval.update(shape=tuple(full))], attributes={
+            "edge_padding_low": L.i64s([c[0] for c in cfg]), "edge_padding_high": L.i64s([c[1] for c in cfg]),
+            "interior_padding": L.i64s([c[2] for c in cfg])})
+        start = [-min(lo, 0) for lo, _ in padding]
+        limit = [f + min(hi, 0) - c for f, (_, hi), c in zip(full, padding, cuts)]
+        x = ctx.op1("stablehlo.slice", [x], result_avals=[aval.update(shape=tuple(
+            max(b - a, 0) for a, b in zip(start, limit)))], attributes={
+                "start_indices": L.i64s(start), "limit_indices": L.i64s([max(b, a) for a, b in zip(start, limit)]),
+                "strides": L.i64s([1] * aval.ndim)})
+        padding, base_dilation, plain = [(0, 0)] * aval.ndim, (1,) * aval.ndim, True
+        cuts = [0] * aval.ndim
     trimmed = []
-    for d, w, st, (lo, hi) in zip(dilated, windows, window_strides, padding):
-        cut = (d + lo + hi - w) % st if d + lo + hi >= w else 0
+    for c, (lo, hi) in zip(cuts, padding):
         # (with base dilation no cut into the operand: IREE read wrong values through negative padding there)
-        trimmed.append((lo, hi - (cut if plain else min(cut, max(hi, 0)))))
+        trimmed.append((lo, hi - (c if plain else min(c, max(hi, 0)))))
     pads = np.array(trimmed, np.int64).reshape(aval.ndim, 2)
     red = ctx.op("stablehlo.reduce_window", [x, init], attributes={
         "window_dimensions": L.i64s(window_dimensions), "window_strides": L.i64s(window_strides),
