@@ -338,3 +338,12 @@ def test_reduce_window_remainders_and_whole_windows(x64):
     assert stagec.eval_shape(lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2)), x).shape == (4, 5)
     empty_max = lambda x: lax.reduce_window_max(x, (3,), (2,), "VALID").sum()
     assert stagec.eval_shape(stagec.grad(empty_max), np.ones(1)).shape == (1,)
+
+
+def test_group_count_mismatches_are_value_errors_as_in_jax():
+    """JAX's shape rule raises ValueError for these; stagec raised TypeError (no compile: shapes only)."""
+    for xs, ws, fg, bg in [((1, 4, 5), (2, 3, 2), 1, 1), ((1, 4, 5), (3, 2, 2), 2, 1), ((3, 4, 5), (2, 4, 2), 1, 2),
+                           ((2, 4, 5), (3, 4, 2), 1, 2)]:
+        f = lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=fg, batch_group_count=bg)
+        with pytest.raises(ValueError, match="conv_general_dilated"):
+            stagec.eval_shape(f, np.ones(xs, np.float32), np.ones(ws, np.float32))

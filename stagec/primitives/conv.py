@@ -100,15 +100,16 @@ def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides, padding, l
         raise ValueError(f"conv_general_dilated: window_strides, padding and dilations need {n} entries each")
     if min(window_strides, default=1) < 1 or min(lhs_dilation, default=1) < 1 or min(rhs_dilation, default=1) < 1:
         raise ValueError("conv_general_dilated: strides and dilations must be positive")
-    fg, bg = feature_group_count, batch_group_count
+    fg, bg = feature_group_count, batch_group_count  # (ValueErrors below, as JAX's shape rule)
     if fg < 1 or bg < 1 or (fg > 1 and bg > 1):
         raise ValueError(f"conv_general_dilated: feature_group_count={fg}, batch_group_count={bg} (one of them is 1)")
     in_feat, k_in, k_out = lhs.shape[ls[1]], rhs.shape[rs[1]], rhs.shape[rs[0]]
     if in_feat != k_in * fg:
-        raise TypeError(f"conv_general_dilated: lhs feature dimension {in_feat} != kernel input features {k_in} * "
+        raise ValueError(f"conv_general_dilated: lhs feature dimension {in_feat} != kernel input features {k_in} * "
                         f"feature_group_count {fg}")
     if k_out % fg or k_out % bg or lhs.shape[ls[0]] % bg:
-        raise TypeError(f"conv_general_dilated: kernel output features {k_out} must divide by the group counts")
+        raise ValueError(f"conv_general_dilated: kernel output features {k_out} and lhs batch {lhs.shape[ls[0]]} "
+                         f"must divide by the group counts (feature {fg}, batch {bg})")
     lhs_sp = dilate_shape([lhs.shape[i] for i in ls[2:]], lhs_dilation)
     rhs_sp = dilate_shape([rhs.shape[i] for i in rs[2:]], rhs_dilation)
     spatial = []
