@@ -121,6 +121,34 @@ def half_products_in_f32(module: ir.Module) -> int:
                     and _element(op.results[0].type) in (ir.F16Type.get(), ir.BF16Type.get()), build)
 
 
+def grouped_conv_kernels_apart(module: ir.Module) -> int:
+    """Each convolution with feature groups whose operands are of a narrower type than its result (a float16 or
+    bfloat16 one after `half-products-in-f32`) computes with both widened to the result's type, and each such
+    convolution whose operands are both widening `convert`s reads its kernel through an `optimization_barrier`.
+    IREE 3.13 folds the two extensions into a grouped convolution and then fails to compile it ("'tensor.collapse_shape'
+    op expected collapsed type to be 'tensor<3x1x3xf16>', but got 'tensor<3x1x3xf32>'": every float16 or bfloat16
+    depthwise convolution, and `conv(x.astype(float32), w.astype(float32))` of float16 `x` and `w`, eager too). How
+    many convolutions."""
+    def grouped(op) -> bool:
+        return op.name == "stablehlo.convolution" and \
+            ir.IntegerAttr(op.attributes["feature_group_count"]).value > 1
+
+    n = 0
+    for op in _ops_where(module, grouped):
+        out = _element(op.results[0].type)
+        changed = False
+        for i, v in enumerate(list(op.operands)):
+            if _element(v.type) != out and isinstance(out, ir.FloatType):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _create("stablehlo.convert", [v], [_like(v.type, out)]).result
+                changed = True
+        if all(producer(v) is not None and _widening(producer(v)) for v in op.operands):
+            _operand_apart(op, 1)
+            changed = True
+        n += changed
+    return n
+
+
 def self_updates_apart(module: ir.Module) -> int:
     """Each `dynamic_update_slice` whose update is computed from its own operand (`dus(y, y[:2, :3], (0, 1))`, a
     shift), or from a value updated in place into it by earlier updates, reads the update through an
@@ -1912,6 +1940,11 @@ HALF_PRODUCTS_IN_F32 = register(Rewrite(
     "float16 and bfloat16 products and convolutions accumulate in float32, rounded once (IREE summed in the half "
     "type: up to 8 ulps off)", "legalize",
     Workaround(_IREE, "tests/test_dtypes.py::test_half_products_and_convolutions_sum_in_float32")))
+GROUPED_CONV_KERNELS_APART = register(Rewrite(
+    "grouped-conv-kernels-apart", grouped_conv_kernels_apart,
+    "a grouped convolution of widened operands computes in the result's type, its kernel read through a barrier "
+    "(IREE folded the widening into a depthwise convolution and failed to compile it)", "legalize",
+    Workaround(_IREE, "tests/test_conv.py::test_half_and_widened_depthwise_convolutions_compile")))
 UNSIGNED_EXTENSIONS_APART = register(Rewrite(
     "unsigned-extensions-apart", unsigned_extensions_apart,
     "a product's operand converted directly from bool or unsigned values read through a barrier (IREE folded the "

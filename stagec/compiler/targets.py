@@ -83,6 +83,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "merge-commuted", "fuse-narrowing",
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
+                              "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart",
                               "sorts-apart", "pool-gradients-unfused"),
                     offloads=("blas-dots", "host-sorts")),

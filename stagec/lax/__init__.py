@@ -339,8 +339,8 @@ def dynamic_update_index_in_dim(operand, update, index, axis: int):
 _WINDOW_OPS = {"add": ("sum", reduce_window_sum), "max": ("max", reduce_window_max), "min": ("min", reduce_window_min)}
 
 
-def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding, base_dilation=None,
-                  window_dilation=None):
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides=None, padding="VALID",
+                  base_dilation=None, window_dilation=None):
     """Reduce each window with `computation` (JAX's `lax.reduce_window`): `lax.add`, `lax.max`, `lax.min` or any
     function that traces to one of them; `init_value` enters each window once."""
     from ..core import ShapedArray, trace_subgraph
@@ -353,6 +353,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         raise NotImplementedError(f"reduce_window of a computation made of {names}: stagec reduces windows with "
                                   f"add, max or min (lax.add, lax.max, lax.min); build others from those")
     op, fn = _WINDOW_OPS[ops[0]]
+    if window_strides is None:  # (JAX's defaults: unit strides, 'VALID')
+        window_strides = (1,) * av.ndim
     out = fn(operand, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     try:
         init = np.asarray(init_value)

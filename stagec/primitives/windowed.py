@@ -57,7 +57,50 @@ def _window_lower(ctx: L.Ctx, x, *, op, window_dimensions, window_strides, paddi
             base_dilation=base_dilation, window_dilation=window_dilation))]
     s = aval.update(shape=(), weak_type=False)
     init = L.constant(np.array(_dt.identity(op, aval.dtype), aval.dtype), s)
-    pads = np.array(padding, np.int64).reshape(aval.ndim, 2)
+    # The high side cut by the rows past the last window (no window reads them, so the same numbers): iree-compile
+    # 3.13 refused a strided reduce_window with such a remainder next to padding or base dilation ("'linalg.generic'
+    # op inferred input/output operand #1 has shape's dimension #0 to be 3, but found 2": x of 2, window 2, stride
+    # 2, padding (0, 1)); negative padding crops, as in `conv_general_dilated`'s lowering
+    dilated, windows = dilate_shape(aval.shape, base_dilation), dilate_shape(window_dimensions, window_dilation)
+    plain = all(b == 1 for b in base_dilation)
+    if plain and any(d == w and p != (0, 0) for d, w, p in zip(dilated, windows, padding)):
+        # A window as long as its padded axis's operand: iree-compile 3.13 gave a result of another length
+        # ("type of return operand 0 ('tensor<3xf32>') doesn't match function result type ('tensor<4xf32>')": x of
+        # 3, window 3, stride 1, padding (1, 2)). The padding as a `pad` of the identity first. (Not with base
+        # dilation: IREE got a `pad` with interior padding before a strided reduce_window wrong, [1, 3, 5, 0, ...]
+        # for [1, 0, 0, 3, ...].)
+        cfg = [(max(lo, 0), max(hi, 0), b - 1) for (lo, hi), b in zip(padding, base_dilation)]
+        x = ctx.op1("stablehlo.pad", [x, init], result_avals=[aval.update(shape=tuple(
+            d + lo + hi for d, (lo, hi, _) in zip(dilated, cfg)))], attributes={
+                "edge_padding_low": L.i64s([c[0] for c in cfg]), "edge_padding_high": L.i64s([c[1] for c in cfg]),
+                "interior_padding": L.i64s([c[2] for c in cfg])})
+        dilated = [d + lo + hi for d, (lo, hi, _) in zip(dilated, cfg)]
+        padding = [(min(lo, 0), min(hi, 0)) for lo, hi in padding]
+        base_dilation = (1,) * aval.ndim
+    cuts = [(d + lo + hi - w) % st if d + lo + hi >= w else 0
+            for d, w, st, (lo, hi) in zip(dilated, windows, window_strides, padding)]
+    if not plain and any(c > max(hi, 0) or lo < 0 for c, (lo, hi) in zip(cuts, padding)):
+        # Base dilation and rows to cut from the operand: IREE 3.13 read wrong values through a reduce_window's
+        # negative padding there, and did not compile the remainder. The dilation and padding as a `pad` of the
+        # identity, the rows no window reads sliced off, then a plain reduce_window.
+        cfg = [(max(lo, 0), max(hi, 0), b - 1) for (lo, hi), b in zip(padding, base_dilation)]
+        full = [d + lo + hi for d, (lo, hi, _) in zip(dilated, cfg)]
+        x = ctx.op1("stablehlo.pad", [x, init], result_avals=[aval.update(shape=tuple(full))], attributes={
+            "edge_padding_low": L.i64s([c[0] for c in cfg]), "edge_padding_high": L.i64s([c[1] for c in cfg]),
+            "interior_padding": L.i64s([c[2] for c in cfg])})
+        start = [-min(lo, 0) for lo, _ in padding]
+        limit = [f + min(hi, 0) - c for f, (_, hi), c in zip(full, padding, cuts)]
+        x = ctx.op1("stablehlo.slice", [x], result_avals=[aval.update(shape=tuple(
+            max(b - a, 0) for a, b in zip(start, limit)))], attributes={
+                "start_indices": L.i64s(start), "limit_indices": L.i64s([max(b, a) for a, b in zip(start, limit)]),
+                "strides": L.i64s([1] * aval.ndim)})
+        padding, base_dilation, plain = [(0, 0)] * aval.ndim, (1,) * aval.ndim, True
+        cuts = [0] * aval.ndim
+    trimmed = []
+    for c, (lo, hi) in zip(cuts, padding):
+        # (with base dilation no cut into the operand: IREE read wrong values through negative padding there)
+        trimmed.append((lo, hi - (c if plain else min(c, max(hi, 0)))))
+    pads = np.array(trimmed, np.int64).reshape(aval.ndim, 2)
     red = ctx.op("stablehlo.reduce_window", [x, init], attributes={
         "window_dimensions": L.i64s(window_dimensions), "window_strides": L.i64s(window_strides),
         "base_dilations": L.i64s(base_dilation), "window_dilations": L.i64s(window_dilation),
@@ -139,6 +182,9 @@ def _scalar_i32(v: int):
 def _chooser_jvp(primals, tangents, *, op, **params):
     (x,), (t,) = primals, tangents
     out_shape = reduce_window_p.abstract_eval(aval_of(x), op=op, **params).shape
+    if 0 in out_shape:  # no window (the slices below would start past the operand: an IndexError)
+        ans = reduce_window_p.bind(x, op=op, **params)
+        return ans, _ad.zeros(aval_of(ans))
     if _tiled(params["window_dimensions"], params["window_strides"], params["window_dilation"], out_shape):
         return _tiled_chooser_jvp(x, t, op, out_shape, params)
     xs = list(_windows(x, _dt.identity(op, aval_of(x).dtype), out_shape, **params))
@@ -209,7 +255,9 @@ def _canon(x, window_dimensions, window_strides, padding, base_dilation, window_
     wdl = tuple(int(w) for w in (window_dilation or (1,) * n))
     if isinstance(padding, str):
         from .conv import padtype_to_pads
-        padding = padtype_to_pads(dilate_shape(av.shape, bd), dilate_shape(wd, wdl), ws, padding)
+        # (from the operand's own shape, not the base-dilated one: JAX's reduce_window, whose 'SAME' of a (5, 6)
+        # operand, window (2, 2), strides (1, 3), base dilation (1, 3) is (5, 5))
+        padding = padtype_to_pads(av.shape, dilate_shape(wd, wdl), ws, padding)
     return dict(window_dimensions=wd, window_strides=ws, padding=tuple((int(lo), int(hi)) for lo, hi in padding),
                 base_dilation=bd, window_dilation=wdl)
 
