@@ -71,8 +71,8 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
                      "abs-squares", "compare-clamped", "isolate-updates", "recompute-activations",
                      "isolate-batch-sums", "column-products", "split-sums",
-                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "mathlib-cpu", "mathlib", "mathlib-complex",
-                     "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
+                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "sliced-dots-apart", "mathlib-cpu", "mathlib",
+                     "mathlib-complex", "fold-expansions", "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
                      "bound-bindings", "isolate-reductions",
                      "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32", "grouped-conv-kernels-apart", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "sorts-apart", "pool-gradients-unfused", "blas-dots",
                      "host-sorts", "final"]
@@ -98,7 +98,7 @@ def test_pass_stats_and_stages_on_demand():
     assert [s.name for s in stats][:2] == ["simplify", "fuse-all"] and stats[1].rewrites["elementwise"] == 1
     stages = lowered.stages()
     assert list(stages) == ["traced", "simplify", "stablehlo", "fuse-all", "mathlib-cpu", "mathlib", "mathlib-complex",
-                            "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
+                            "fold-expansions", "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
                             "bound-bindings", "isolate-reductions", "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32", "grouped-conv-kernels-apart", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "sorts-apart",
                             "pool-gradients-unfused", "blas-dots", "host-sorts", "final"]
     stages["final"] = "changed"  # a copy: the lowered function is unchanged
