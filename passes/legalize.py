@@ -1106,6 +1106,8 @@ def converted_product_operands_apart(module: ir.Module) -> int:
             if src is None or src.operation in seen or not (src.name in views or _elementwise(src)):
                 continue
             seen.add(src.operation)
+            if src.name == "stablehlo.select" and all(splat_value(w) is not None for w in src.operands[1:]):
+                return True  # (select(b, 1.0, 0.0): a bool converted, as `unsigned-to-float` writes it)
             for i, w in enumerate(src.operands):  # (a select's predicate is i1 of any product: looked through)
                 if _element(w.type) != et and not (i == 0 and src.name == "stablehlo.select"):
                     return True
