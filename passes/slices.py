@@ -19,7 +19,7 @@ from collections import defaultdict
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
-from .irutil import numpy_dtype, tensor_type
+from .irutil import nested_ops, numpy_dtype, tensor_type
 from .legalize import slice_chain
 
 MOVED_BYTES = 16 << 20
@@ -42,9 +42,7 @@ class SlicedDotsApart(Pass):
     description = "static slices read by matmuls of a shared signature -> buffers of their own (one executable)"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
-        dots = []
-        module.operation.walk(lambda op: (dots.append(op) if op.name == "stablehlo.dot_general" else None)
-                              or ir.WalkResult.ADVANCE)
+        dots = nested_ops(module.operation, ("stablehlo.dot_general",))
         sliced = defaultdict(list)  # signature -> per dot reading static slices, (dot, operand index, chain) of each
         for dot in dots:
             reads = [(dot, i, chain) for i, v in enumerate(dot.operands)
