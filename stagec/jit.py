@@ -304,7 +304,7 @@ class Jitted:
 
     def _donated(self, args, kwargs) -> tuple[int, ...]:
         """Flat positions of the donated leaves: those of `donate_argnums`, passed by position or by name."""
-        if not self.donate_argnums:
+        if not self.donate_argnums and not self.donate_argnames:
             return ()
         out, offset = [], 0
         for pos in range(len(args)):

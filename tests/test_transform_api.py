@@ -46,6 +46,8 @@ def test_jit_donate_argnames_keep_unused_eval_shape_and_out_tree():
         return {"s": x + y, "l": [x * 2]}
     f = stagec.jit(g, donate_argnames=("y", "z"), keep_unused=True, inline=False)
     assert f.donate_argnums == (1,) and f.donate_argnames == ("y", "z")
+    # (a keyword-only argument donated alone: it was not donated, as no position was)
+    assert stagec.jit(g, donate_argnames="z").lower(snp.ones(2), 1.0, z=snp.ones(3)).donated == (2,)
     c = f.lower(snp.ones(2), 1.0, z=snp.ones(3)).compile()
     assert str(c.out_tree) == "PyTreeDef({'l': [*], 's': *})"
     out = c(snp.ones(2), 2.0, z=snp.ones(3))
