@@ -56,6 +56,10 @@ class Config:
         # module is the same either way; one thread costs less CPU in all where the cores are busy anyway (several
         # processes compiling at once: a test suite's workers, a cluster's).
         "compile_single_threaded": lambda: _env_flag("STAGEC_COMPILE_SINGLE_THREADED", False),
+        # Compiles go to iree-compile programs that stay (`compiler/serve.py`, one per set of flags; those that dump
+        # files into a folder of their own, Vulkan's and CUDA's, still start one each): the CLI's module bytes,
+        # without a process start and a context each (10-15% of a small compile's CPU). Off: a process each.
+        "compile_server": lambda: _env_flag("STAGEC_COMPILE_SERVER", True),
         # MiB of freed CPU buffers kept for reuse (backend._buffer_cache_spec), read when a CPU driver starts; 0: none.
         "cpu_buffer_cache_mb": lambda: _env_int("STAGEC_CPU_BUFFER_CACHE_MB", 512),
         # MiB of freed heap memory the process keeps (glibc's malloc, backend._keep_heap), set when the first large CPU
@@ -88,7 +92,7 @@ class Config:
     # Flags that change where compiled code is kept or what is logged, never what is compiled.
     _not_in_key = frozenset({"persistent_cache", "persistent_cache_max_size", "explain_cache_misses",
                              "jit_cache_size", "eager_cache_size", "cpu_threads", "cpu_buffer_cache_mb", "cpu_heap_keep_mb",
-                             "compile_single_threaded", "eager_polymorphic", "async_dispatch", "jit_tiering",
+                             "compile_single_threaded", "compile_server", "eager_polymorphic", "async_dispatch", "jit_tiering",
                              "eager_tiering", "disable_jit"})
 
     def __init__(self) -> None:

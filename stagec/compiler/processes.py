@@ -2,15 +2,24 @@
 
 `compile_str` is `iree.compiler.compile_str` with its subprocess started here (`_start`): registered before a
 Ctrl-C can interrupt the caller, ended when the call is interrupted, and all ended at exit (`abandon_compiles`),
-which also refuses new ones. A forked child starts with an empty set."""
+which also refuses new ones. A forked child starts with an empty set.
+
+Where `config.compile_server` is on, a compile whose flags name no folder of its own goes to a compiler that stays
+(`serve.py`, one per set of flags, `_servers`): the same bytes, diagnostics and exit code as the CLI's, less a
+process start and a context. Its calls are tracked as a process's are; an idle one waits in `_idle` (at most
+`IDLE_SERVERS`, each ended after `SERVER_COMPILES` compiles: its context keeps what they made)."""
 from __future__ import annotations
 
 import atexit
+import functools
+import json
 import os
 import signal
+import struct
 import sys
 import threading
 
+from ..config import config
 from ..errors import CompileError
 
 _compilers: set = set()  # iree-compile processes running now (`compile_str`)
@@ -41,6 +50,11 @@ def _invoke(command_line: list, *, input_file=None, immediate_input=None) -> byt
     import subprocess
 
     from iree.compiler.tools.binaries import CompilerToolError
+    if input_file is None and config.compile_server and (served := _served(command_line)) is not None:
+        flags, head = served
+        got = _serve(command_line, flags, head, immediate_input)
+        if got is not None:
+            return got
     stdin = open(input_file, "rb") if input_file is not None else subprocess.PIPE
     try:
         proc = _start(command_line, stdin)
@@ -65,7 +79,7 @@ def _invoke(command_line: list, *, input_file=None, immediate_input=None) -> byt
     return out
 
 
-def _start(command_line: list, stdin) -> object:
+def _start(command_line: list, stdin, quiet: bool = False) -> object:
     """The compiler's process, registered in `_compilers` before a Ctrl-C can interrupt the caller: in the main
     thread SIGINT is held while it starts (a KeyboardInterrupt inside `Popen`, after the fork, left the
     compiler running: 1 in 80 tries), then delivered once the process is ended."""
@@ -78,7 +92,8 @@ def _start(command_line: list, stdin) -> object:
         with _compilers_lock:
             if _abandoned:
                 raise CompileError("stagec is exiting: the compile was abandoned")
-            proc = subprocess.Popen(command_line, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc = subprocess.Popen(command_line, stdin=stdin, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL if quiet else subprocess.PIPE)
             _compilers.add(proc)
             if len(_compilers) == 1 and not _exit_hooked:
                 _hook_exit()
@@ -92,6 +107,124 @@ def _start(command_line: list, stdin) -> object:
             _compilers.discard(proc)
         signal.raise_signal(signal.SIGINT)  # (the program's own handler: KeyboardInterrupt by default)
     return proc
+
+
+# ---------------------------------------------------------------- compilers that stay (serve.py)
+
+IDLE_SERVERS = 3  # idle compilers kept (the least recently used ended first)
+SERVER_COMPILES = 200  # compiles a compiler serves before it ends
+_PHASES = {"--compile-to=": "to", "--compile-from=": "from"}
+_idle: list = []  # [(flags, process, compiles served)], the most recently used last
+_unservable: set = set()  # flag tuples whose compiler did not start: the CLI's
+
+
+def _served(command_line: list):
+    """(the flags a compiler that stays starts with, the request's header), or None where the CLI must compile:
+    a flag that names a folder or file of its own (dumps, reproducers), flags whose compiler did not start, or
+    another iree-compile than the package's (IREE_TOOL_PATH: that tool compiles)."""
+    if len(command_line) < 2 or command_line[1] != "-" or not _packaged(command_line[0]):
+        return None
+    flags, head = [], {}
+    for f in command_line[2:]:
+        phase = next((k for k in _PHASES if f.startswith(k)), None)
+        if phase is not None:
+            head[_PHASES[phase]] = f[len(phase):]
+        elif f == "--emit-mlir-bytecode":
+            head["bytecode"] = True
+        elif f.startswith(("--iree-hal-dump-", "--mlir-pass-pipeline-crash-reproducer", "-o", "--output")):
+            return None
+        else:
+            flags.append(f)
+    return None if tuple(flags) in _unservable else (tuple(flags), head)
+
+
+@functools.cache
+def _packaged(tool: str) -> bool:
+    """Whether `tool` is the iree-compile of the iree.compiler package, whose library `serve.py` loads."""
+    import iree.compiler
+    return os.path.realpath(tool) == os.path.realpath(
+        os.path.join(os.path.dirname(iree.compiler.__file__), "_mlir_libs", "iree-compile"))
+
+
+def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes | None:
+    """The compile of `source` by a compiler that stays (started if none waits), as `_invoke` returns it; None
+    where none could start (the CLI then compiles)."""
+    import subprocess
+
+    from iree.compiler.tools.binaries import CompilerToolError
+    with _compilers_lock:
+        found = next((i for i in range(len(_idle) - 1, -1, -1) if _idle[i][0] == flags), None)
+        entry = _idle.pop(found) if found is not None else None
+    if entry is None:
+        proc = _start([sys.executable, os.path.join(os.path.dirname(__file__), "serve.py"), json.dumps(flags)],
+                      subprocess.PIPE, quiet=True)
+        if proc.stdout.readline() != b"ready\n":  # (flags the library's command line refuses: the CLI's)
+            _end(proc)
+            _unservable.add(flags)
+            return None
+        entry = (flags, proc, 0)
+    else:
+        with _compilers_lock:
+            _compilers.add(entry[1])
+    proc = entry[1]
+    h = json.dumps(head).encode()
+    try:
+        proc.stdin.write(struct.pack("<I", len(h)) + h + struct.pack("<Q", len(source)) + source)
+        proc.stdin.flush()
+    except OSError:  # (one that ended while it waited: the CLI compiles)
+        _end(proc)
+        return None
+    try:
+        reply = json.loads(_read(proc.stdout, struct.unpack("<I", _read(proc.stdout, 4))[0]))
+        out = _read(proc.stdout, struct.unpack("<Q", _read(proc.stdout, 8))[0])
+    except BaseException as e:  # (KeyboardInterrupt too: the compiler ends with the call; a crash is the CLI's)
+        _end(proc)
+        if _abandoned:
+            raise CompileError("stagec is exiting: the compile was abandoned") from None
+        if isinstance(e, (EOFError, OSError)):  # (it crashed: its exit code, as the CLI's)
+            raise CompilerToolError(subprocess.CompletedProcess(command_line, proc.returncode, b"", b"")) from None
+        raise
+    with _compilers_lock:
+        _compilers.discard(proc)
+        if _abandoned or entry[2] + 1 >= SERVER_COMPILES:
+            ended = [proc]
+        else:
+            _idle.append((flags, proc, entry[2] + 1))
+            ended = [p for _, p, _ in _idle[:-IDLE_SERVERS]]
+            del _idle[:-IDLE_SERVERS]
+    for p in ended:
+        _end(p)
+    if _abandoned:
+        raise CompileError("stagec is exiting: the compile was abandoned")
+    err = reply["err"].encode()
+    if reply["rc"] != 0:
+        raise CompilerToolError(subprocess.CompletedProcess(command_line, reply["rc"], out, err))
+    if err:
+        sys.stderr.write(reply["err"])
+    return out
+
+
+def _read(f, n: int) -> bytes:
+    b = f.read(n)
+    if len(b) != n:
+        raise EOFError("the compiler ended")
+    return b
+
+
+def _end(proc) -> None:
+    """End a compiler that stays (closing its input ends it; killed if it is compiling)."""
+    with _compilers_lock:
+        _compilers.discard(proc)
+    try:
+        proc.kill()
+        proc.wait()
+    except OSError:
+        pass
+    for f in (proc.stdin, proc.stdout):
+        try:
+            f.close()
+        except OSError:
+            pass
 
 
 _exit_hooked = False
@@ -110,18 +243,25 @@ def abandon_compiles() -> None:
     global _abandoned
     with _compilers_lock:
         _abandoned = True
-        procs = list(_compilers)
+        procs, idle = list(_compilers), [p for _, p, _ in _idle]
+        _idle.clear()
     for proc in procs:
         try:
             proc.kill()
         except OSError:
             pass
+    for proc in idle:  # (waited for: their CPU then counts as this process's children's)
+        _end(proc)
 
 
 def _after_fork_in_child() -> None:
     """A child's compilers are its own: it starts with none, and may start some."""
     global _compilers_lock, _abandoned
     _compilers.clear()
+    for _, p, _ in _idle:  # (the parent's: the child closes its copies of their pipes, which stay the parent's)
+        for f in (p.stdin, p.stdout):
+            f.close()
+    _idle.clear()
     _compilers_lock, _abandoned = threading.Lock(), False
 
 

@@ -1,0 +1,126 @@
+"""Compilers that stay (`stagec/compiler/serve.py`, `config.compile_server`, on by default): the CLI's bytes, errors
+and exit codes, in one and two phases; a compiler that crashes or ends is a compile error or a fresh start, never a
+hang; flags the library refuses go to the CLI; none outlives its program."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import iree.compiler as ic
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec.compiler import driver, processes
+from stagec.compiler.targets import TARGETS
+
+ADD = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.add %a, %a : tensor<4xf32>\n" \
+      "  return %0 : tensor<4xf32>\n}\n"
+BAD = ADD.replace(": tensor<4xf32>\n  return", ": tensor<3xf32>\n  return")
+FLAGS = list(TARGETS["cpu"].flags)
+
+
+def _both(compile_):
+    """compile_() with the CLI, then by a compiler that stays (each result, or the error's diagnostics)."""
+    out = []
+    old = stagec.config.compile_server
+    try:
+        for on in (False, True):
+            stagec.config.update("compile_server", on)
+            try:
+                out.append(compile_())
+            except ic.CompilerToolError as e:
+                out.append(str(e).split("Invoked with")[0])
+    finally:
+        stagec.config.update("compile_server", old)
+    return out
+
+
+def _servers() -> list:
+    return [p for _, p, _ in processes._idle]
+
+
+def test_a_programs_module_is_the_clis_in_one_phase_and_in_two(monkeypatch):
+    """A jitted program with fusion barriers (compiled to dispatch creation as MLIR bytecode, then on from it without
+    the barriers), and its parts: the same bytes by the CLI and by a compiler that stays, which stays."""
+    seen = []
+    real = processes.compile_str
+    monkeypatch.setattr(processes, "compile_str", lambda m, t, a: seen.append((m, t, a)) or real(m, t, a))
+    x = np.linspace(-2, 2, 512 * 512, dtype=np.float32).reshape(512, 512)
+    f = lambda a: snp.tanh(stagec.lax.optimization_barrier(a @ a.T)) * 2 + snp.sum(snp.exp(a), axis=0)  # noqa: E731
+    old = stagec.config.persistent_cache
+    stagec.config.update("persistent_cache", False)
+    try:
+        cli, served = _both(lambda: bytes(stagec.jit(f).lower(x).compile().artifact.vmfb))
+    finally:
+        stagec.config.update("persistent_cache", old)
+    assert cli == served
+    calls = seen[: len(seen) // 2]
+    assert any("--emit-mlir-bytecode" in a for _, _, a in calls), "no two-phase compile"
+    for m, t, a in calls:
+        one, two = _both(lambda: processes.compile_str(m, t, a))
+        assert isinstance(one, bytes) and one == two, a
+    assert _servers(), "no compiler stayed"
+
+
+def test_a_failing_module_gives_the_clis_diagnostics_and_code():
+    cli, served = _both(lambda: processes.compile_str(BAD, "llvm-cpu", FLAGS))
+    assert "Error code: 1" in cli and "error: use of value '%a' expects different type" in cli
+    assert served == cli
+
+
+def test_a_compiler_that_crashes_is_a_compile_error_and_the_next_compile_starts_another(monkeypatch):
+    """Killed while it compiles: the CLI's error for a crash (its signal as the exit code, which `retries` reads),
+    the compiler gone; one that ended while it waited: the compile is the CLI's. Then a compiler starts again."""
+    processes.compile_str(ADD, "llvm-cpu", FLAGS)
+    proc = _servers()[-1]  # (the one that compiled last)
+    real = processes._read
+    monkeypatch.setattr(processes, "_read", lambda f, n: (proc.kill(), proc.wait(), real(f, n))[2])
+    with pytest.raises(ic.CompilerToolError, match=r"Error code: -9"):
+        processes.compile_str(ADD, "llvm-cpu", FLAGS)
+    assert proc.poll() is not None and proc not in _servers()
+    monkeypatch.setattr(processes, "_read", real)
+    want = processes.compile_str(ADD, "llvm-cpu", FLAGS)
+    (again,) = _servers()[-1:]
+    assert again is not proc
+    again.kill()
+    again.wait()
+    assert processes.compile_str(ADD, "llvm-cpu", FLAGS) == want  # (by the CLI: the dead one's pipe refused it)
+    assert again not in _servers()
+
+
+def test_flags_the_library_refuses_compile_by_the_cli():
+    """`--split-input-file` is the CLI's own flag: the library's command line refuses it, so the CLI compiles."""
+    cli, served = _both(lambda: processes.compile_str(ADD, "llvm-cpu", [*FLAGS, "--split-input-file"]))
+    assert isinstance(cli, bytes) and served == cli
+    assert any("--split-input-file" in flags for flags in processes._unservable)
+
+
+def test_no_compiler_outlives_its_program(tmp_path):
+    """A script compiles and exits with its compiler waiting: the compiler ends with it."""
+    script = textwrap.dedent("""
+        import numpy as np, stagec
+        from stagec.compiler import processes
+        stagec.jit(lambda x: x * 2.0 + 1.0)(np.ones(4, np.float32))
+        print(*[p.pid for _, p, _ in processes._idle], flush=True)
+    """)
+    env = dict(os.environ, STAGEC_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    pids = [int(p) for p in out.stdout.split()]
+    assert pids, "the script's compile did not stay"
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_it_is_on_by_default_and_the_threading_flag_is_its_own():
+    """Users' default; and a compiler started single-threaded is not the one a pooled compile gets."""
+    assert stagec.config._defaults["compile_server"]() is True or os.environ.get("STAGEC_COMPILE_SERVER") == "0"
+    tool = os.path.join(os.path.dirname(ic.__file__), "_mlir_libs", "iree-compile")
+    one = processes._served([tool, "-", *FLAGS])[0]
+    two = processes._served([tool, "-", *FLAGS, driver.NO_THREADS])[0]
+    assert one != two and processes._served([tool, "-", "--iree-hal-dump-executable-sources-to=/tmp/x"]) is None
+    assert processes._served(["/elsewhere/iree-compile", "-", *FLAGS]) is None  # (IREE_TOOL_PATH's: that tool's)
