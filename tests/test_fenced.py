@@ -131,6 +131,32 @@ def test_a_module_with_fusion_barriers_is_compiled_without_them_with_the_same_bi
     assert runs[-1] == []
 
 
+def test_a_dispatch_failing_after_the_drop_goes_to_the_retries_at_once(monkeypatch):
+    """A failure of one dispatch's code (IREE's "large vector sizes", as a transformer step's data-tiled matmul with
+    its gelu gave) comes from dispatches formed before the barriers were dropped: a compile keeping them fails the
+    same, so the retry (without data tiling) follows at once, not a third compile of the whole module."""
+    import iree.compiler as ic
+    a, b = r(512, 512), r(512, 512) / 16
+    lowered = stagec.jit(lambda a, b: snp.tanh(stagec.lax.optimization_barrier(a @ b)) * 4.0).lower(a, b)
+    text, flags = lowered.as_text("final"), lowered.compile().flags
+    assert driver.FENCED in flags and driver.DATA_TILING in flags
+    runs, compile_str = [], driver.processes.compile_str
+
+    def failing(mlir, target, args):
+        runs.append(([f for f in args if "compile-" in f], driver.DATA_TILING in args))
+        if "--compile-from=dispatch-creation" in args and driver.DATA_TILING in args:
+            raise ic.CompilerToolError(types.SimpleNamespace(
+                args=["iree-compile"], returncode=1, stdout=b"",
+                stderr=b"error: One or more operations with large vector sizes (8192 bytes) were found"))
+        return compile_str(mlir, target, args)
+    monkeypatch.setattr(driver.processes, "compile_str", failing)
+    variant: list = []
+    driver.compile(text, "cpu", "f", flags, variant=variant)
+    assert runs == [(["--compile-to=dispatch-creation"], True), (["--compile-from=dispatch-creation"], True),
+                    (["--compile-to=dispatch-creation"], False), (["--compile-from=dispatch-creation"], False)]
+    assert variant == ["no-data-tiling"]
+
+
 def test_a_module_below_spare_work_is_not_fenced():
     a = r(64, 64)
     compiled = stagec.jit(_f).lower(a, a).compile()

@@ -381,7 +381,9 @@ def _iree(mlir: str, t: Target, args: list) -> bytes:
     head = processes.compile_str(mlir, t.iree, [*args, f"--compile-to={at}", "--emit-mlir-bytecode"])
     try:
         return processes.compile_str(drop_barriers(head), t.iree, [*args, f"--compile-from={at}"])
-    except ic.CompilerToolError:  # (a module IREE compiles keeping its barriers is never lost to their dropping)
+    except ic.CompilerToolError as e:  # (a module IREE compiles keeping its barriers is never lost to their dropping)
+        if any(f in str(e) for f in retries.DISPATCH_FAILURES):
+            raise  # (a dispatch IREE formed before the drop, failing the same with the barriers kept: to the retries)
         return processes.compile_str(mlir, t.iree, args)
 
 

@@ -178,6 +178,11 @@ def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes
         reply = json.loads(_read(proc.stdout, struct.unpack("<I", _read(proc.stdout, 4))[0]))
         out = _read(proc.stdout, struct.unpack("<Q", _read(proc.stdout, 8))[0])
     except BaseException as e:  # (KeyboardInterrupt too: the compiler ends with the call; a crash is the CLI's)
+        if isinstance(e, EOFError):
+            try:
+                proc.wait(timeout=10)  # (its own end: its exit code)
+            except subprocess.TimeoutExpired:
+                pass
         _end(proc)
         if _abandoned:
             raise CompileError("stagec is exiting: the compile was abandoned") from None

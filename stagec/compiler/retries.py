@@ -19,6 +19,8 @@ SYSTEM_LINK = "--iree-llvmcpu-link-embedded=false"  # llvm-cpu: link with the ho
 NO_MULTI_USE = "--iree-dispatch-creation-fuse-multi-use=false"
 NO_AGGRESSIVE_FUSION = "--iree-dispatch-creation-enable-aggressive-fusion=false"
 _STACK_FAILURE, _LARGE_VECTORS = "exceeded stack allocation limit", "operations with large vector sizes"
+# Failures of one dispatch's code generation: the dispatches IREE formed fail so whatever comes after their forming
+DISPATCH_FAILURES = (_STACK_FAILURE, _LARGE_VECTORS)
 RACE = "reads workgroup memory other threads wrote with no barrier"  # (`driver`'s check of IREE's SPIR-V)
 _CPU = ("cpu",)
 

@@ -4,7 +4,8 @@ context per module (~0.03-0.05 CPU-s a compile, 10-15% of a small one).
 
 FLAGS (JSON) become the library's global command line, as the CLI's do (a session's own flags miss some:
 `--iree-opt-level` given to a session formed other dispatches), and one session compiles them all. Each request
-on stdin: a JSON header (`to`/`from`: `--compile-to`/`--compile-from`'s phase, `bytecode`: `--emit-mlir-bytecode`)
+on stdin: a JSON header (`to`/`from`: `--compile-to`/`--compile-from`'s phase, `bytecode`: `--emit-mlir-bytecode`,
+else a phase's MLIR is text)
 and the source, each after its length; the reply on stdout: a JSON header (`rc`: the CLI's exit code, `err`: its
 diagnostics, written to fd 2 while it compiles) and the output. Imports no stagec: it starts on iree.compiler alone.
 It ends when its input does (its parent gone)."""
@@ -56,12 +57,18 @@ def main() -> None:
         text = source[:4] != b"ML\xefR"  # (MLIR bytecode, a second phase's input, is taken as it is)
         src = api.Source.wrap_buffer(session, source + b"\0" if text else source, buffer_name="<stdin>")
         out = b""
-        ok = inv.parse_source(src) and inv.execute()
-        if ok:
-            o = api.Output.open_membuffer()
-            (inv.output_ir_bytecode if head.get("bytecode") else inv.output_vm_bytecode)(o)
-            out = bytes(o.map_memory())
-            o.close()
+        try:
+            ok = inv.parse_source(src) and inv.execute()
+            if ok:  # (the CLI's output: a phase's MLIR, as bytecode or text, or the VM module)
+                o = api.Output.open_membuffer()
+                write = inv.output_vm_bytecode if not head.get("to") else (
+                    inv.output_ir_bytecode if head.get("bytecode") else inv.output_ir)
+                write(o)
+                out = bytes(o.map_memory())
+                o.close()
+        except Exception as e:  # (the library's error: this compile's, the compiler goes on)
+            ok = False
+            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         inv.close()
         sys.stderr.flush()
         diag.seek(0)
