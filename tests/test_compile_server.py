@@ -66,6 +66,15 @@ def test_a_programs_module_is_the_clis_in_one_phase_and_in_two(monkeypatch):
     assert _servers(), "no compiler stayed"
 
 
+def test_a_phases_mlir_is_the_clis_text_or_bytecode():
+    """`--compile-to` alone gives the phase's MLIR as text (tests read flow's dispatches so), with
+    `--emit-mlir-bytecode` as bytecode."""
+    for extra in ([], ["--emit-mlir-bytecode"]):
+        cli, served = _both(lambda: processes.compile_str(ADD, "llvm-cpu", [*FLAGS, "--compile-to=flow", *extra]))
+        assert isinstance(cli, bytes) and served == cli
+        assert (b"flow.dispatch" in cli) == (not extra)
+
+
 def test_a_failing_module_gives_the_clis_diagnostics_and_code():
     cli, served = _both(lambda: processes.compile_str(BAD, "llvm-cpu", FLAGS))
     assert "Error code: 1" in cli and "error: use of value '%a' expects different type" in cli
