@@ -85,6 +85,35 @@ def test_einsum_emits_one_dot_general_with_batch_dims():
     assert text.count("stablehlo.dot_general") == 1 and "stablehlo.transpose" not in text
 
 
+def test_matmul_broadcasts_without_copies_and_its_weight_gradient_is_one_product():
+    """Leading dims of one operand alone (or facing a 1) are free dims of one `dot_general`, as JAX's: `(b, t, d) @
+    (d, f)` copied the weight b times before (a broadcast, then b products summed in its gradient). Every broadcast
+    of 0-2 leading dims against float64 NumPy, eager and jitted; the gradients against their closed forms."""
+    import itertools
+    rng = np.random.default_rng(0)
+    lead = [(), (1,), (4,), (5, 1), (5, 4), (1, 1), (7, 1, 1)]
+    for la, lb in itertools.product(lead, lead):
+        a, b = rng.standard_normal(la + (2, 3)).astype(np.float32), rng.standard_normal(lb + (3, 6)).astype(np.float32)
+        try:
+            want = np.matmul(a.astype(np.float64), b)
+        except ValueError:
+            with pytest.raises(ValueError):
+                stagec.jit(snp.matmul)(a, b)
+            continue
+        for f in (snp.matmul, stagec.jit(snp.matmul)):
+            got = np.asarray(f(a, b))
+            assert got.shape == want.shape, (la, lb)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    h, w = rng.standard_normal((8, 5, 16)).astype(np.float32), rng.standard_normal((16, 12)).astype(np.float32) / 4
+    f = lambda h, w: snp.sum(snp.tanh(h @ w))  # noqa: E731
+    text = stagec.jit(stagec.grad(f, argnums=(0, 1))).lower(h, w).as_text()
+    assert "broadcast_in_dim" not in text and text.count("stablehlo.dot_general") == 3, text
+    gh, gw = stagec.jit(stagec.grad(f, argnums=(0, 1)))(h, w)
+    s = 1 - np.tanh(h.astype(np.float64) @ w) ** 2
+    np.testing.assert_allclose(gw, np.einsum("btd,btf->df", h, s), rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(gh, s @ w.T.astype(np.float64), rtol=2e-5, atol=2e-5)
+
+
 def test_einsum_labels_beyond_letters():
     """JAX's einsum takes any character but `.,->` as a label (its training cookbook: "bsd,3dkh->bs3kh"); NumPy's
     takes letters. Against NumPy's einsum with the labels renamed to letters, in float64."""

@@ -59,14 +59,7 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     if sa[-1] != sb[-2]:
         raise ShapeMismatch(f"matmul: input operand 1 has a mismatch in its core dimension 0 (size {sb[-2]} is "
                          f"different from {sa[-1]}); shapes {aval_of(a).shape} and {aval_of(b).shape}")
-    batch = broadcast_shapes(sa[:-2], sb[:-2], fname="matmul")
-    if sa[:-2] != batch:  # (an eager op each: only where a shape changes)
-        a = broadcast_to(a, batch + sa[-2:])
-    if sb[:-2] != batch:
-        b = broadcast_to(b, batch + sb[-2:])
-    nb = len(batch)
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                          precision=precision, preferred_element_type=preferred_element_type)
+    out = _batched_product(a, b, sa, sb, precision, preferred_element_type)
     if not (va or vb):
         return out
     shape = list(aval_of(out).shape)
@@ -75,6 +68,44 @@ def matmul(a, b, /, *, precision=None, preferred_element_type=None):
     if va:
         shape.pop(-2 if not vb else -1)
     return lax.reshape(out, shape)
+
+
+def _batched_product(a, b, sa: tuple, sb: tuple, precision, preferred_element_type):
+    """a @ b of matrices with leading (batch) dims, broadcast as NumPy's, in one `dot_general` and nothing copied: a
+    dim of both (equal, above 1) is a batch dim of the product; one of a's alone (the other's missing or 1) a free dim
+    of a, likewise of b; a 1 facing a larger dim is dropped. The product's dims (its batch dims, a's free dims and
+    rows, b's free dims and columns) are then put in NumPy's order. (Broadcasting a weight of (d, f) across a
+    (b, t, d) operand's batch copied it b times, and its gradient was b products summed.)"""
+    broadcast_shapes(sa[:-2], sb[:-2], fname="matmul")  # (NumPy's error where they do not broadcast)
+    n = max(len(sa), len(sb)) - 2
+    pa, pb = (None,) * (n + 2 - len(sa)) + sa[:-2], (None,) * (n + 2 - len(sb)) + sb[:-2]
+    both, only_a, only_b, drop_a, drop_b = [], [], [], [], []  # (output positions; a's and b's own axes dropped)
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x is not None and y is not None and x == y and x != 1:
+            both.append(i)
+        elif x is not None and (y is None or y == 1):  # (a 1 facing a 1 stays a's)
+            only_a.append(i)
+            if y is not None:
+                drop_b.append(i - (n + 2 - len(sb)))
+        else:
+            only_b.append(i)
+            if x is not None:
+                drop_a.append(i - (n + 2 - len(sa)))
+    if drop_a:
+        a = lax.reshape(a, tuple(d for k, d in enumerate(sa) if k not in drop_a))
+    if drop_b:
+        b = lax.reshape(b, tuple(d for k, d in enumerate(sb) if k not in drop_b))
+    ia, ib = (lambda i: i - (n + 2 - len(sa))), (lambda i: i - (n + 2 - len(sb)))  # (batch position -> own axis)
+    # (axes after the drops: a's kept batch axes keep their order, so a dim's axis is its rank among them)
+    ka = [ia(i) for i in range(n) if pa[i] is not None and ia(i) not in drop_a]
+    kb = [ib(i) for i in range(n) if pb[i] is not None and ib(i) not in drop_b]
+    ra, rb = len(ka), len(kb)
+    out = lax.dot_general(a, b, (((ra + 1,), (rb,)), (tuple(ka.index(ia(i)) for i in both),
+                                                       tuple(kb.index(ib(i)) for i in both))),
+                          precision=precision, preferred_element_type=preferred_element_type)
+    made = both + only_a + [n] + only_b + [n + 1]  # (the output position of each of the product's dims)
+    perm = tuple(sorted(range(n + 2), key=made.__getitem__))
+    return out if perm == tuple(range(n + 2)) else lax.transpose(out, perm)
 
 
 def dot(a, b, /, *, precision=None, preferred_element_type=None):
