@@ -149,8 +149,9 @@ def test_a_tile_over_32k_of_stack_compiles_the_first_time(cdir):
 @pytest.mark.cpu_only  # (the retry is the CPU pipeline's)
 @pytest.mark.parametrize("foreseen", [True, False])
 def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(foreseen, monkeypatch):
-    """The gradient of a 2x2 max pool of stride 1 followed by a product (a dense layer; a convolution in
-    examples/differentially_private_sgd.py): IREE 3.13 at O3 put the product and the pool gradient's selects in one
+    """The gradient of a 2x2 max pool of stride 1 followed by a batched product (a convolution in
+    examples/differentially_private_sgd.py; a dense layer's `@` is a plain product since matmul stopped copying
+    weights across batch dims, and no longer fails): IREE 3.13 at O3 put the product and the pool gradient's selects in one
     dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"), with or
     without multi-use fusion. `pool-gradients-unfused` (the default) marks such a module: it is compiled without
     aggressive fusion at once; without the pass the first compile fails and the backend compiles it again so.
@@ -165,7 +166,7 @@ def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(foreseen, monke
     def loss(p, x):
         w, W = p
         m = lax.reduce_window(x * w, -snp.inf, lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "VALID")
-        return snp.sum((m @ W) ** 2)
+        return snp.sum((m @ snp.broadcast_to(W, (1, 7, 2, 3))) ** 2)  # (a batched product: IREE fuses its selects)
 
     rng = np.random.default_rng(0)
     x = rng.random((1, 8, 8, 2)).astype(np.float32)
