@@ -6,8 +6,10 @@ which also refuses new ones. A forked child starts with an empty set.
 
 Where `config.compile_server` is on, a compile whose flags name no folder of its own goes to a compiler that stays
 (`serve.py`, one per set of flags, `_servers`): the same bytes, diagnostics and exit code as the CLI's, less a
-process start and a context. Its calls are tracked as a process's are; an idle one waits in `_idle` (at most
-`IDLE_SERVERS`, each ended after `SERVER_COMPILES` compiles: its context keeps what they made)."""
+process start and a context. The first compile of a set of flags is the CLI's, while its compiler starts
+(`_starting`: a program compiling once waits for none). Its calls are tracked as a process's are; an idle one
+waits in `_idle` (at most `IDLE_SERVERS`, each ended after `SERVER_COMPILES` compiles: its context keeps what they
+made)."""
 from __future__ import annotations
 
 import atexit
@@ -115,6 +117,7 @@ IDLE_SERVERS = 3  # idle compilers kept (the least recently used ended first)
 SERVER_COMPILES = 200  # compiles a compiler serves before it ends
 _PHASES = {"--compile-to=": "to", "--compile-from=": "from"}
 _idle: list = []  # [(flags, process, compiles served)], the most recently used last
+_starting: dict = {}  # flags -> a compiler started, not yet asked whether it is ready
 _unservable: set = set()  # flag tuples whose compiler did not start: the CLI's
 
 
@@ -155,9 +158,22 @@ def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes
     with _compilers_lock:
         found = next((i for i in range(len(_idle) - 1, -1, -1) if _idle[i][0] == flags), None)
         entry = _idle.pop(found) if found is not None else None
-    if entry is None:
+        proc = _starting.pop(flags, None) if entry is None else None
+        spawn = entry is None and proc is None and len(_starting) < IDLE_SERVERS
+    if spawn:  # (it starts while the CLI compiles this one: a program's first compile waits for no compiler)
         proc = _start([sys.executable, os.path.join(os.path.dirname(__file__), "serve.py"), json.dumps(flags)],
                       subprocess.PIPE, quiet=True)
+        with _compilers_lock:
+            if flags in _starting or _abandoned:  # (another thread's started first: one is enough)
+                spawn = False
+            else:
+                _starting[flags] = proc
+        if not spawn:
+            _end(proc)
+        return None
+    if entry is None:
+        if proc is None:
+            return None
         if proc.stdout.readline() != b"ready\n":  # (flags the library's command line refuses: the CLI's)
             _end(proc)
             _unservable.add(flags)
@@ -250,6 +266,7 @@ def abandon_compiles() -> None:
         _abandoned = True
         procs, idle = list(_compilers), [p for _, p, _ in _idle]
         _idle.clear()
+        _starting.clear()  # (in `_compilers`: killed below)
     for proc in procs:
         try:
             proc.kill()
@@ -263,10 +280,11 @@ def _after_fork_in_child() -> None:
     """A child's compilers are its own: it starts with none, and may start some."""
     global _compilers_lock, _abandoned
     _compilers.clear()
-    for _, p, _ in _idle:  # (the parent's: the child closes its copies of their pipes, which stay the parent's)
-        for f in (p.stdin, p.stdout):
+    for p in [p for _, p, _ in _idle] + list(_starting.values()):  # (the parent's: the child closes its copies of
+        for f in (p.stdin, p.stdout):  # their pipes, which stay the parent's)
             f.close()
     _idle.clear()
+    _starting.clear()
     _compilers_lock, _abandoned = threading.Lock(), False
 
 
