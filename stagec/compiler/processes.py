@@ -118,7 +118,7 @@ SERVER_COMPILES = 200  # compiles a compiler serves before it ends
 _PHASES = {"--compile-to=": "to", "--compile-from=": "from"}
 _idle: list = []  # [(flags, process, compiles served)], the most recently used last
 _starting: dict = {}  # flags -> a compiler started, not yet asked whether it is ready
-_unservable: set = set()  # flag tuples whose compiler did not start: the CLI's
+_unservable: set = set()  # flag tuples whose compiler did not start: the CLI's (at most 64: then forgotten)
 
 
 def _served(command_line: list):
@@ -161,8 +161,12 @@ def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes
         proc = _starting.pop(flags, None) if entry is None else None
         spawn = entry is None and proc is None and len(_starting) < IDLE_SERVERS
     if spawn:  # (it starts while the CLI compiles this one: a program's first compile waits for no compiler)
-        proc = _start([sys.executable, os.path.join(os.path.dirname(__file__), "serve.py"), json.dumps(flags)],
-                      subprocess.PIPE, quiet=True)
+        try:
+            proc = _start([sys.executable, os.path.join(os.path.dirname(__file__), "serve.py"), json.dumps(flags)],
+                          subprocess.PIPE, quiet=True)
+        except OSError:  # (no Python to start it with, e.g. an embedded interpreter: the CLI's)
+            _refuse(flags)
+            return None
         with _compilers_lock:
             if flags in _starting or _abandoned:  # (another thread's started first: one is enough)
                 spawn = False
@@ -176,7 +180,7 @@ def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes
             return None
         if proc.stdout.readline() != b"ready\n":  # (flags the library's command line refuses: the CLI's)
             _end(proc)
-            _unservable.add(flags)
+            _refuse(flags)
             return None
         entry = (flags, proc, 0)
     else:
@@ -223,6 +227,12 @@ def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes
     if err:
         sys.stderr.write(reply["err"])
     return out
+
+
+def _refuse(flags: tuple) -> None:
+    if len(_unservable) >= 64:
+        _unservable.clear()
+    _unservable.add(flags)
 
 
 def _read(f, n: int) -> bytes:
