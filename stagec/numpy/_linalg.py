@@ -78,30 +78,23 @@ def _batched_product(a, b, sa: tuple, sb: tuple, precision, preferred_element_ty
     (b, t, d) operand's batch copied it b times, and its gradient was b products summed.)"""
     broadcast_shapes(sa[:-2], sb[:-2], fname="matmul")  # (NumPy's error where they do not broadcast)
     n = max(len(sa), len(sb)) - 2
-    pa, pb = (None,) * (n + 2 - len(sa)) + sa[:-2], (None,) * (n + 2 - len(sb)) + sb[:-2]
-    both, only_a, only_b, drop_a, drop_b = [], [], [], [], []  # (output positions; a's and b's own axes dropped)
+    pa, pb = (None,) * (n + 2 - len(sa)) + sa[:-2], (None,) * (n + 2 - len(sb)) + sb[:-2]  # (aligned to the right)
+    both, only_a, only_b = [], [], []  # (batch positions by the operand whose dim the product takes)
     for i, (x, y) in enumerate(zip(pa, pb)):
-        if x is not None and y is not None and x == y and x != 1:
+        if x is not None and y is not None and x == y != 1:
             both.append(i)
-        elif x is not None and (y is None or y == 1):  # (a 1 facing a 1 stays a's)
+        elif x is not None and y in (None, 1):  # (a 1 facing a 1 stays a's)
             only_a.append(i)
-            if y is not None:
-                drop_b.append(i - (n + 2 - len(sb)))
         else:
             only_b.append(i)
-            if x is not None:
-                drop_a.append(i - (n + 2 - len(sa)))
-    if drop_a:
-        a = lax.reshape(a, tuple(d for k, d in enumerate(sa) if k not in drop_a))
-    if drop_b:
-        b = lax.reshape(b, tuple(d for k, d in enumerate(sb) if k not in drop_b))
-    ia, ib = (lambda i: i - (n + 2 - len(sa))), (lambda i: i - (n + 2 - len(sb)))  # (batch position -> own axis)
-    # (axes after the drops: a's kept batch axes keep their order, so a dim's axis is its rank among them)
-    ka = [ia(i) for i in range(n) if pa[i] is not None and ia(i) not in drop_a]
-    kb = [ib(i) for i in range(n) if pb[i] is not None and ib(i) not in drop_b]
-    ra, rb = len(ka), len(kb)
-    out = lax.dot_general(a, b, (((ra + 1,), (rb,)), (tuple(ka.index(ia(i)) for i in both),
-                                                       tuple(kb.index(ib(i)) for i in both))),
+    keep_a = [i for i in range(n) if pa[i] is not None and i not in only_b]  # (the others are 1s: dropped)
+    keep_b = [i for i in range(n) if pb[i] is not None and i not in only_a]
+    if len(keep_a) < len(sa) - 2:
+        a = lax.reshape(a, tuple(pa[i] for i in keep_a) + sa[-2:])
+    if len(keep_b) < len(sb) - 2:
+        b = lax.reshape(b, tuple(pb[i] for i in keep_b) + sb[-2:])
+    out = lax.dot_general(a, b, (((len(keep_a) + 1,), (len(keep_b),)),
+                                 (tuple(map(keep_a.index, both)), tuple(map(keep_b.index, both)))),
                           precision=precision, preferred_element_type=preferred_element_type)
     made = both + only_a + [n] + only_b + [n + 1]  # (the output position of each of the product's dims)
     perm = tuple(sorted(range(n + 2), key=made.__getitem__))
