@@ -507,6 +507,7 @@ class Executable:
         self.backend, self.vmfb, self.name = backend, vmfb, name
         self.in_avals, self.out_avals = in_avals, out_avals
         self.host_calls = bool(host_calls)
+        self.effects = any(h.token for h in host_calls)  # (debug or io callbacks: `Job.wait`)
         elements = sum(a.size for a in in_avals) + sum(a.size for a in out_avals)
         kinds = _numpy_imports(vmfb)
         self.total = elements + macs // MACS_PER_ELEMENT  # the module's work in all

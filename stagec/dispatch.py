@@ -27,9 +27,9 @@ class Dispatcher:
     """The worker thread of a backend and the order of its calls (mixed into `backend.Backend`).
 
     Calls are claimed in the order they were enqueued, by the worker or by a caller waiting for one that no one has
-    started while nothing else runs (`Job.wait`: no hand-off to the worker and back then). While the caller waits
-    for its calls at once (`waits_at_once`), the next call runs on its thread when nothing else is queued
-    (`submit`), else it is left for it to run when it waits."""
+    started while nothing else runs, unless it has effects (`Job.wait`: no hand-off to the worker and back then).
+    While the caller waits for its calls at once (`waits_at_once`), the next call runs on its thread when nothing
+    else is queued (`submit`), else it is left for it to run when it waits."""
 
     def _init_dispatch(self) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -244,8 +244,11 @@ class Job:
         if not self.done:
             if on_worker and self.seq >= backend._claimed:  # (not started: run the queue up to it)
                 backend.help_until(self)
-            elif not on_worker and backend is not None and backend.claim(self, alone=True):
-                backend.run_stolen(self)  # (no one had started it: run here, no hand-off to the worker and back)
+            elif not on_worker and backend is not None and not self.exe.effects and backend.claim(self, alone=True):
+                # No one had started it: run here, no hand-off to the worker and back. Not a call of host callbacks
+                # with effects (debug, io): the worker may take the next call meanwhile, and the two calls' effects
+                # would run at once, out of order.
+                backend.run_stolen(self)
             else:
                 self._lock.acquire()
                 self._lock.release()

@@ -172,6 +172,33 @@ def test_ordered_io_callbacks_keep_order_across_calls_and_functions():
     assert seen == [k if k % 2 else 10 * k for k in range(12)]
 
 
+def test_a_waiting_caller_never_runs_a_call_of_effects_beside_the_worker(monkeypatch):
+    """A caller waiting for a call no one had started ran it on its thread, and the worker meanwhile took the next
+    call: two ordered callbacks ran at once, out of order (the test above failed so in a CI-like run). Calls of
+    debug and io callbacks now run on the worker, in order. The worker's claim is slowed here so that the caller's
+    wait comes first every time."""
+    backend = get_backend()
+    claim = type(backend).claim
+
+    def slow_claim(self, job, alone=False):
+        if threading.get_ident() == self._worker_id:
+            time.sleep(0.02)
+        return claim(self, job, alone)
+    monkeypatch.setattr(type(backend), "claim", slow_claim)
+    seen = []
+
+    def log(v):
+        seen.append(int(v))
+        time.sleep(0.05)  # (long enough for the worker to take the next call meanwhile)
+        return np.int32(len(seen))
+    f = stagec.jit(lambda v: io_callback(log, S((), np.int32), v, ordered=True))
+    stagec.block_until_ready(f(np.int32(-1)))
+    seen.clear()
+    outs = [f(np.int32(k)) for k in range(4)]
+    assert [int(o) for o in outs] == [1, 2, 3, 4]
+    assert seen == [0, 1, 2, 3]
+
+
 def test_ordered_debug_prints_keep_order_across_calls_and_eager_prints(capsys):
     gate = Gate()
     f = stagec.jit(lambda v: debug.print("call {}", io_callback(gate, S((), np.int32), v), ordered=True))
@@ -265,13 +292,14 @@ def test_eager_ops_when_every_call_is_asynchronous():
 def test_a_call_waited_for_at_once_runs_on_the_waiting_thread_and_one_waited_for_later_on_the_worker():
     # Waiting at once for each result, the caller runs the call itself (no hand-off to the worker and back);
     # doing other work first, it leaves the call to the worker, which starts at once. Whether a wait came at once
-    # is set by hand (`Job.due`): the rule is tested, not how soon this thread runs on a loaded machine.
+    # is set by hand (`Job.due`): the rule is tested, not how soon this thread runs on a loaded machine. The
+    # callbacks that see the thread are pure ones: calls of debug and io callbacks always run on the worker.
     threads = []
 
     def host(v):
         threads.append(threading.get_ident())
         return v
-    f = stagec.jit(lambda v: io_callback(host, F32, v) + 1)
+    f = stagec.jit(lambda v: stagec.pure_callback(host, F32, v) + 1)
     for k in range(20):
         y = f(X + k)
         y._job[0].due = time.perf_counter() + 3600  # (waited for at once)
@@ -293,14 +321,14 @@ def test_threads_waiting_on_each_others_pending_results():
     def host(v):
         ran_on.append(threading.get_ident())
         return gates[-1](v)
-    f = stagec.jit(lambda v: io_callback(host, F32, v) * 2 + 1)
+    f = stagec.jit(lambda v: stagec.pure_callback(host, F32, v) * 2 + 1)
     g = stagec.jit(lambda v: v * 3)
     gates[-1].open()
     np.asarray(g(f(X)))  # (compiled first)
     ran_on.clear()
     gate = Gate()
     gates.append(gate)
-    warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
+    warm = stagec.jit(lambda v: stagec.pure_callback(lambda a: a, F32, v) - 1)
     for _ in range(2):
         w = warm(X)
         w._job[0].due = time.perf_counter() + 3600  # (waited for at once, set by hand: the next call is left to its caller)
@@ -325,8 +353,8 @@ def test_a_barrier_waits_for_a_call_another_thread_is_running_for_itself():
     def host(v):
         ran_on.append(threading.get_ident())
         return gate(v)
-    f = stagec.jit(lambda v: io_callback(host, F32, v) + 1)
-    warm = stagec.jit(lambda v: io_callback(lambda a: a, F32, v) - 1)
+    f = stagec.jit(lambda v: stagec.pure_callback(host, F32, v) + 1)
+    warm = stagec.jit(lambda v: stagec.pure_callback(lambda a: a, F32, v) - 1)
     gate.open()
     np.asarray(f(X))  # (compiled first)
     gate.event.clear()
