@@ -286,13 +286,12 @@ def pytest_unconfigure(config):
 
 # lavapipe's completion threads spin for a Vulkan device's whole life, one core's worth (`backend.SPINNING_WAITS`,
 # confined to one core by `backend._confine`). In the suite they took that core from the other worker's compiles
-# for the rest of the run: the suite's processes run them at the lowest priority between tests (the 24 Vulkan files
-# on 2 workers: 246 -> 153 s). But a call's submission and completion go through them: at that priority, beside
-# the other worker's compile, every Vulkan call and read waited ~0.3 s for them. So from a test's first Vulkan call
-# or read to its end they run at the default priority. Not stagec's default: under load a user's Vulkan call would
-# wait for them (p90 24-36 -> 340-580 ms with two busy loops on 2 cores; docs/runtime.md, "lavapipe's spinning waits").
-_spinners: list = []  # this process's spinning threads, and whether they run at the default priority now
-_spinning = [False]
+# for the rest of the run: the suite's processes run them at the lowest priority (the 24 Vulkan files on 2 workers:
+# 246 -> 153 s). But a call's submission and completion go through them: at that priority, beside the other
+# worker's compile, every Vulkan call and read waited ~0.3 s for them. So while this process waits on a Vulkan call
+# or read they run at the default priority. Not stagec's default: under load a user's Vulkan call would wait for
+# them (p90 24-36 -> 340-580 ms with two busy loops on 2 cores; docs/runtime.md, "lavapipe's spinning waits").
+_spinners: list = []  # this process's spinning threads
 
 
 def _renice(n: int) -> None:
@@ -301,7 +300,6 @@ def _renice(n: int) -> None:
             _os.setpriority(_os.PRIO_PROCESS, t, n)
         except OSError:  # (a thread that ended)
             pass
-    _spinning[0] = n == 0
 
 
 def _confine_low(threads, _confine=backend._confine):
@@ -311,21 +309,18 @@ def _confine_low(threads, _confine=backend._confine):
 
 
 def _spin_while(method):
-    """`method`, with this process's spinning threads at the default priority from its first call to the test's end."""
+    """`method`, with this process's spinning threads at the default priority while it runs."""
     def waiting(self, *args):
-        if _spinners and not _spinning[0]:
-            _renice(0)
-        return method(self, *args)
+        if not _spinners or (self if isinstance(self, backend.Backend) else self.backend).name != "vulkan":
+            return method(self, *args)
+        _renice(0)
+        try:
+            return method(self, *args)
+        finally:
+            _renice(19)
     return waiting
 
 
 backend._confine = _confine_low
 backend.Executable.run = _spin_while(backend.Executable.run)
 backend.Backend._staged = _spin_while(backend.Backend._staged)
-
-
-@pytest.fixture(autouse=True)
-def _spinners_low_between_tests():
-    yield
-    if _spinning[0]:
-        _renice(19)
