@@ -591,8 +591,12 @@ class Executable:
             args.push_ref(_fence_at(sem, 0))
             args.push_ref(done := _fence_at(sem, 1))
         # A results list of an earlier call (`invoke` empties it first): making one costs ~0.35 us of a ~4 us call.
-        # Taken from the pool, so a call on another thread meanwhile gets its own.
-        rets = self._rets.pop() if self._rets else self._list(self._n_out)
+        # Taken from the pool, so a call on another thread meanwhile gets its own (one pop: a test of the pool and
+        # then a pop let two threads take its last list, and the second raised IndexError).
+        try:
+            rets = self._rets.pop()
+        except IndexError:
+            rets = self._list(self._n_out)
         try:
             invoke(self.fn, args, rets)
             if spared:

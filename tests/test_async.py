@@ -199,6 +199,25 @@ def test_a_waiting_caller_never_runs_a_call_of_effects_beside_the_worker(monkeyp
     assert seen == [0, 1, 2, 3]
 
 
+def test_threads_calling_one_module_at_once_each_get_a_results_list():
+    """A module's calls reuse results lists from a pool; two threads taking its last list at once made the second
+    call raise IndexError. The pool here yields between its look and its pop, so that threads meet there."""
+    f = stagec.jit(lambda v: v * 2 + 1)
+    np.asarray(f(X))
+    (exe,) = [c.exe for c in f._cache.values()]
+
+    class Yielding(list):
+        def pop(self, *args):
+            time.sleep(0.002)
+            return super().pop(*args)
+    exe._rets = Yielding(exe._rets)
+
+    def work(i):
+        for _ in range(20):
+            np.testing.assert_array_equal(np.asarray(f(X + i)), (X + i) * 2 + 1)
+    assert run_at_once(work, n=4) == []
+
+
 def test_ordered_debug_prints_keep_order_across_calls_and_eager_prints(capsys):
     gate = Gate()
     f = stagec.jit(lambda v: debug.print("call {}", io_callback(gate, S((), np.int32), v), ordered=True))
