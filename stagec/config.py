@@ -190,11 +190,17 @@ class SettingsCache(_Emptied, dict):
 
 
 class LRUSettingsCache(_Emptied, collections.OrderedDict):
-    """A `SettingsCache` that drops its least recently used entry when full (the owner marks a hit with `touch`,
-    OrderedDict's `move_to_end`)."""
+    """A `SettingsCache` that drops its least recently used entry when full (the owner marks a hit with `touch`)."""
 
     __slots__ = ("_bound", "_on_clear")
-    touch = collections.OrderedDict.move_to_end
+
+    def touch(self, key) -> None:
+        """Mark `key` most recently used; nothing if another thread dropped it meanwhile (made room, or a setting
+        changed)."""
+        try:
+            self.move_to_end(key)
+        except KeyError:
+            pass
 
     def __init__(self, bound: int | Callable[[], int], on_clear: Callable[[], None] | None = None) -> None:
         super().__init__()

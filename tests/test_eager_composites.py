@@ -274,6 +274,39 @@ def test_signatures_are_bounded_and_replanned_when_config_changes(exact):
         stagec.config.update("eager_cache_size", old)
 
 
+def test_threads_filling_the_signatures_at_once_raise_nothing(exact, monkeypatch):
+    """A signature another thread dropped (the bound reached) between its `put` and its `touch` raised KeyError
+    from an ordinary `x // k`. The signatures here wait a little after each `put`, so that threads meet there."""
+    import time
+
+    class Slow(type(composites._sigs)):
+        def put(self, key, value):
+            out = super().put(key, value)
+            time.sleep(0.002)
+            return out
+    monkeypatch.setattr(composites, "_sigs", Slow(lambda: 4 * max(stagec.config.eager_cache_size, 1)))
+    old = stagec.config.eager_cache_size
+    stagec.config.update("eager_cache_size", 1)
+    x = stagec.device_put(ints((4,)))
+    errors = []
+
+    def work(t):
+        try:
+            for k in range(2 + 10 * t, 12 + 10 * t):
+                same_bits(x // k, np.floor_divide(np.asarray(x), k))
+        except Exception:  # noqa: BLE001 - reported below
+            errors.append(traceback.format_exc())
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        stagec.config.update("eager_cache_size", old)
+    assert errors == []
+
+
 def _graph_text(f, *args):
     return str(stagec.make_jaxpr(f)(*args))
 

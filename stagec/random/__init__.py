@@ -91,7 +91,10 @@ def _run(fn: Callable, *args):
     key = None if fk is None else (fk, tree, tuple(aval_of(x) for x in leaves), config.x64_enabled)
     hit = _STAGED.get(key) if key is not None else None
     if hit is not None:
-        _STAGED.move_to_end(key)
+        try:
+            _STAGED.move_to_end(key)
+        except KeyError:  # dropped by another thread meanwhile
+            pass
         (graph, out_tree), caps = hit, []
     else:
         with _eager_kernel():
