@@ -289,8 +289,9 @@ def pytest_unconfigure(config):
 # for the rest of the run: the suite's processes run them at the lowest priority (the 24 Vulkan files on 2 workers:
 # 246 -> 153 s). But a call's submission and completion go through them: at that priority, beside the other
 # worker's compile, every Vulkan call and read waited ~0.3 s for them. So while this process waits on a Vulkan call
-# or read they run at the default priority. Not stagec's default: under load a user's Vulkan call would wait for
-# them (p90 24-36 -> 340-580 ms with two busy loops on 2 cores; docs/runtime.md, "lavapipe's spinning waits").
+# or read they run at the default priority (raising a priority back needs root or RLIMIT_NICE: without either they
+# stay at 19, as before). Not stagec's default: under load a user's Vulkan call would wait for them (p90 24-36 ->
+# 340-580 ms with two busy loops on 2 cores; docs/runtime.md, "lavapipe's spinning waits").
 _spinners: list = []  # this process's spinning threads
 
 
