@@ -293,6 +293,7 @@ def pytest_unconfigure(config):
 # stay at 19, as before). Not stagec's default: under load a user's Vulkan call would wait for them (p90 24-36 ->
 # 340-580 ms with two busy loops on 2 cores; docs/runtime.md, "lavapipe's spinning waits").
 _spinners: list = []  # this process's spinning threads
+_waiting = [0, threading.Lock()]  # the Vulkan calls and reads waiting now (the last one lowers the priority again)
 
 
 def _renice(n: int) -> None:
@@ -309,19 +310,25 @@ def _confine_low(threads, _confine=backend._confine):
     _renice(19)
 
 
-def _spin_while(method):
-    """`method`, with this process's spinning threads at the default priority while it runs."""
+def _spin_while(method, backend_name):
+    """`method`, with this process's spinning threads at the default priority while it runs on Vulkan."""
     def waiting(self, *args):
-        if not _spinners or (self if isinstance(self, backend.Backend) else self.backend).name != "vulkan":
+        if not _spinners or backend_name(self) != "vulkan":
             return method(self, *args)
-        _renice(0)
+        with _waiting[1]:
+            _waiting[0] += 1
+            if _waiting[0] == 1:
+                _renice(0)
         try:
             return method(self, *args)
         finally:
-            _renice(19)
+            with _waiting[1]:
+                _waiting[0] -= 1
+                if not _waiting[0]:
+                    _renice(19)
     return waiting
 
 
 backend._confine = _confine_low
-backend.Executable.run = _spin_while(backend.Executable.run)
-backend.Backend._staged = _spin_while(backend.Backend._staged)
+backend.Executable.run = _spin_while(backend.Executable.run, lambda exe: exe.backend.name)
+backend.Backend._staged = _spin_while(backend.Backend._staged, lambda b: b.name)

@@ -1,6 +1,7 @@
 """Compilers that stay (`stagec/compiler/serve.py`, `config.compile_server`, on by default): the CLI's bytes, errors
-and exit codes, in one and two phases; a program's first compile is the CLI's, its compiler starting meanwhile; a compiler that crashes or ends is a compile error or a fresh start, never a
-hang; flags the library refuses go to the CLI; none outlives its program."""
+and exit codes, in one and two phases; a program's first compile is the CLI's, its compiler starting meanwhile; a
+compiler that crashes or ends is a compile error or a fresh start, never a hang; flags the library refuses go to the
+CLI; none outlives its program."""
 from __future__ import annotations
 
 import os

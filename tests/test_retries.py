@@ -151,11 +151,11 @@ def test_a_tile_over_32k_of_stack_compiles_the_first_time(cdir):
 def test_grad_of_an_overlapping_max_pool_then_a_product_compiles(foreseen, monkeypatch):
     """The gradient of a 2x2 max pool of stride 1 followed by a batched product (a convolution in
     examples/differentially_private_sgd.py; a dense layer's `@` is a plain product since matmul stopped copying
-    weights across batch dims, and no longer fails): IREE 3.13 at O3 put the product and the pool gradient's selects in one
-    dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"), with or
-    without multi-use fusion. `pool-gradients-unfused` (the default) marks such a module: it is compiled without
-    aggressive fusion at once; without the pass the first compile fails and the backend compiles it again so.
-    Against float64 NumPy."""
+    weights across batch dims, and no longer fails): IREE 3.13 at O3 put the product and the pool gradient's selects
+    in one dispatch that its CPU codegen could not distribute ("write affecting operations on global resources"),
+    with or without multi-use fusion. `pool-gradients-unfused` (the default) marks such a module: it is compiled
+    without aggressive fusion at once; without the pass the first compile fails and the backend compiles it again
+    so. Against float64 NumPy."""
     import stagec.numpy as snp
     from stagec import lax
     from stagec.passes import legalize
