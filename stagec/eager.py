@@ -35,7 +35,6 @@ import numpy as np
 
 from .array import Array, pending, to_buffers
 from .backend import TASK_THRESHOLD, Backend, KnownRuntimeBug, get_backend
-from .compiler.retries import SYSTEM_LINK
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles, block_sigint
 from .config import SettingsCache, config
@@ -476,12 +475,6 @@ def _get(key: tuple, build):
     return build_once(("eager", key), lambda: _cache.get(key), store)
 
 
-def flags(backend: Backend) -> list[str]:
-    """IREE flags of eager modules: the backend's, and on the CPU the host's linker (a one-op module compiled
-    with ~16% less CPU time, and loads a little slower; eager modules never leave this machine)."""
-    return backend.flags() + ([SYSTEM_LINK] if backend.name == "cpu" else [])
-
-
 def _compile(prim, avals, params, out_avals, backend, compile: bool = True):
     """The kernel's artifact, from the persistent cache (by recipe where there is one) or compiled; with
     `compile` False, None where it is not cached."""
@@ -494,13 +487,13 @@ def _compile(prim, avals, params, out_avals, backend, compile: bool = True):
         return str(lower_graph(graph, name, host_calls))
     recipe = _recipe(prim, avals, params)
     if not compile:
-        return None if recipe is None else find_cached(backend, flags(backend), recipe, avals, out_avals)
+        return None if recipe is None else find_cached(backend, backend.flags(), recipe, avals, out_avals)
     if recipe is None:  # control flow or a callback: a program, compiled with stagec's passes as jit compiles it
         in_vars, out_vars = [Var(a) for a in avals], [Var(a) for a in out_avals]
         graph = Graph(in_vars, [Eqn(prim, list(in_vars), params, out_vars)], list(out_vars), prim.name)
         stats["compiles"] += 1
         return Lowered(graph, name, None, None, (), None, backend).compile().artifact
-    art, _ = compile_cached(backend, text if recipe is not None else text(), name, flags(backend), avals,
+    art, _ = compile_cached(backend, text if recipe is not None else text(), name, backend.flags(), avals,
                             out_avals, host_calls=host_calls, recipe=recipe)
     stats["compiles"] += 1
     return art
@@ -606,9 +599,9 @@ def _compile_broadcast(aval: ShapedArray, out: ShapedArray, broadcast_dimensions
     recipe = _recipe(structural.broadcast_in_dim_p, [aval, out], {"broadcast_dimensions": broadcast_dimensions},
                      "dynamic_broadcast_in_dim")
     if not compile:
-        return find_cached(backend, flags(backend), recipe, [aval, shape_aval], [out])
+        return find_cached(backend, backend.flags(), recipe, [aval, shape_aval], [out])
     text = lambda: str(lower_function(body, [aval, shape_aval], [out], name))
-    art, _ = compile_cached(backend, text, name, flags(backend), [aval, shape_aval], [out], recipe=recipe)
+    art, _ = compile_cached(backend, text, name, backend.flags(), [aval, shape_aval], [out], recipe=recipe)
     stats["compiles"] += 1
     return art
 

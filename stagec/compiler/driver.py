@@ -215,7 +215,9 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
     - no product worth packing (`stagec.passes.packing`): no data tiling;
     - a bf16 module on a host CPU without bf16 arithmetic: no data tiling (it packs bf16 matmuls for bf16
       instructions; without them IREE 3.13's data-tiled bf16 matmul was 40x slower than untiled);
-    - a float64 op IREE lowers to libm: the host's linker (IREE's embedded one has no f64 libm);
+    - for this machine's CPU (`HOST`), or with a float64 op IREE lowers to libm: the host's linker (a
+      library as self-contained as IREE's embedded ELF, loaded by dlopen; a small module serializes ~45 ms faster;
+      the embedded linker has no f64 libm). A module for another CPU (`arch=`) keeps the embedded ELF, loadable anywhere;
     - work for local-task (`SPARE_WORK`, no host calls): `main` with fences (`FENCED`);
     - the parts of the CPU tuning spec that apply (`tuning.spec_flags`; `skinny` only without data tiling), for one
       thread where it calls BLAS (its dispatches between the calls run on local-sync);
@@ -231,7 +233,7 @@ def module_flags(backend: str, flags: Sequence[str], fx: Facts, mlir: str) -> li
         flags = [STACK_1M if f == STACK_64K else f for f in flags]
     if not fx.packs or (fx.bf16 and HOST in flags and not host_has_bf16()):
         flags = [f for f in flags if f != DATA_TILING]
-    if fx.libm_f64 and SYSTEM_LINK not in flags:
+    if (HOST in flags or fx.libm_f64) and SYSTEM_LINK not in flags:
         flags.append(SYSTEM_LINK)
     if fx.work >= SPARE_WORK and not fx.host_calls and FENCED not in flags:
         flags.append(FENCED)  # (shapes decide, as the driver: one key in every process; runs on local-sync too)
