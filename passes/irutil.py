@@ -25,6 +25,26 @@ def _empty_missing_dialect_modules() -> None:
 _empty_missing_dialect_modules()
 
 
+def _hash_ops_by_identity() -> None:
+    """IREE 3.13's bindings hash an op by its contents (name, operands, attributes) but compare ops by identity: an
+    op in a dict or set is lost there once a rewrite changes its operands (`recompute-activations` raised KeyError on a
+    transformer's second block: the first backward reader read z, then the barrier). Ops hash by identity here, as
+    they compare: the pointer in their C API capsule (0.4 us)."""
+    import ctypes
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    base = ir.Operation.__mro__[1]  # (`_OperationBase`: Operation's and every OpView's)
+    with ir.Context() as ctx, ir.Location.unknown():
+        key = name(ir.Module.create().operation._CAPIPtr)
+    del ctx
+    base.__hash__ = lambda op: get(op._CAPIPtr, key)
+
+
+_hash_ops_by_identity()
+
+
 class _Deferred(types.ModuleType):
     """Stands in `sys.modules` for a dialect's Python module (`_defer_dialect_modules`) until one of its attributes
     is read: then the module is imported, and this one takes its contents."""
