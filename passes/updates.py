@@ -40,9 +40,16 @@ def _contracted(dot) -> int:
 
 
 def _tiled(dot) -> bool:
-    """Whether a matmul's result holds at least one `MIN_TILE` in its last two dimensions."""
+    """Whether a matmul's result holds at least one `MIN_TILE` of rows (its lhs's free dimensions, which IREE
+    collapses into one: a (8, 32, 128) @ (128, 512) product has 256 rows) by columns (its rhs's)."""
     shape = tensor_type(dot.results[0]).shape
-    return len(shape) >= 2 and shape[-2] >= MIN_TILE[0] and shape[-1] >= MIN_TILE[1]
+    if dot.name != "stablehlo.dot_general":
+        return len(shape) >= 2 and shape[-2] >= MIN_TILE[0] and shape[-1] >= MIN_TILE[1]
+    lhs = tensor_type(dot.operands[0]).shape
+    batch = len(_dims(dot, "lhs_batching_dimensions"))
+    free = len(lhs) - batch - len(_dims(dot, "lhs_contracting_dimensions"))
+    rows, cols = math.prod(shape[batch:batch + free]), math.prod(shape[batch + free:])
+    return rows >= MIN_TILE[0] and cols >= MIN_TILE[1]
 
 
 def _returned(dot) -> int:
