@@ -19,7 +19,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
-from .irutil import Builder, constant_value, make_constant, producer, splat_value
+from .irutil import Builder, constant_value, make_constant, numpy_dtype, producer, splat_value
 from .mathlib import _Builder as _ShapedBuilder
 
 
@@ -392,6 +392,106 @@ def loop_updates_apart(module: ir.Module) -> int:
     for op in updates.values():
         _operand_apart(op, 1)
     return len(updates)
+
+
+DEVICE = "#hal.device.promise<@__device_0>"  # (the one device IREE makes for `--iree-hal-target-backends`)
+
+
+def _same_key(v: ir.Value):
+    """What IREE takes for one value: the value itself, or a constant's type and contents (it merges equal ones)."""
+    op = producer(v)
+    if op is not None and op.name == "stablehlo.constant":
+        return str(v.type), str(op.attributes["value"])
+    return v
+
+
+def _loop_aliases(w) -> bool:
+    """Whether a loop's body yields what could share a buffer with another carried value: a value it yields twice
+    (or equal constants), a constant, a value from outside the loop, or a carried value at another position."""
+    body = w.regions[1].blocks[0]
+    args = list(body.arguments)
+    ret = list(body.operations)[-1]
+    seen = set()
+    for i, y in enumerate(ret.operands):
+        op = producer(y)
+        if op is None:
+            if y not in args or args.index(y) != i:
+                return True
+        elif op.name == "stablehlo.constant" or not _inside(op, w):
+            return True
+        key = _same_key(y)
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def _inside(op, w) -> bool:
+    parent = op.operation.parent
+    while parent is not None:
+        if parent == w.operation:
+            return True
+        parent = parent.parent
+    return False
+
+
+class _Copies:
+    """Copies of values, each a new value equal to its source that IREE can neither fold nor merge with another:
+    `select(p, v, w)`, `p` a comparison of a barrier of 1 with 1 (true, opaque; one per function while it serves),
+    `w` a splat of v's type that no other copy of that type through `p` uses and that is not v's value."""
+
+    def __init__(self):
+        self.pred, self.used = None, {}
+
+    def _predicate(self, before) -> ir.Value:
+        i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+        one = make_constant(np.array(1, np.int32), i32)
+        b = _create("stablehlo.optimization_barrier", [one], [i32]).result
+        self.used = {}
+        return _create("stablehlo.compare", [b, one], [ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))],
+                       {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction EQ>")}).result
+
+    def of(self, v: ir.Value, before) -> ir.Value:
+        with ir.InsertionPoint(before), before.location:
+            t = ir.RankedTensorType(v.type)
+            dtype, same = numpy_dtype(t.element_type), splat_value(v)
+            candidates = [not same] if dtype == np.bool_ else [n for n in range(1, 64) if n != same]
+            taken = self.used.setdefault(str(t), set()) if self.pred is not None else set()
+            free = [c for c in candidates if c not in taken]
+            if self.pred is None or not free:
+                self.pred = self._predicate(before)
+                taken = self.used.setdefault(str(t), set())
+                free = candidates
+            taken.add(free[0])
+            w = make_constant(np.array(free[0], dtype), t)
+            return _create("stablehlo.select", [self.pred, v, w], [v.type]).result
+
+
+def loops_on_one_device(module: ir.Module) -> int:
+    """Each function holding a loop is placed on the device (`stream.affinity`). IREE 3.13's affinity analysis
+    gives a loop's carried values no device, so its conversion to streams put a transfer before every use of them
+    in the body, and no later pass removed one: each iteration copied every carried tensor whole (a scan's stacked
+    outputs, 15 stacks of an LSTM's gradient: time quadratic in the sequence length). Placed, the loop updates them
+    in place; but then IREE also let two carried values that start from one value (15 stacks of zeros) share its
+    buffer: wrong values. So each further carried value starting from a value another one starts from (or an equal
+    constant) starts from a copy of it IREE cannot merge (`_Copies`), and a function whose loop yields what
+    could alias (`_loop_aliases`) keeps IREE's copies. How many functions."""
+    placed = 0
+    for f in _ops_where(module, lambda op: op.name == "func.func"):
+        loops = _ops_where(f, lambda op: op.name == "stablehlo.while")
+        if not loops or "stream.affinity" in f.attributes or any(_loop_aliases(w) for w in loops):
+            continue
+        copies = _Copies()
+        for w in loops:
+            seen = set()
+            for i, v in enumerate(list(w.operands)):
+                key = _same_key(v)
+                if key in seen:
+                    w.operands[i] = copies.of(v, w)
+                seen.add(key)
+        f.attributes["stream.affinity"] = ir.Attribute.parse(DEVICE)
+        placed += 1
+    return placed
 
 
 def loop_concats_apart(module: ir.Module) -> int:
@@ -1932,6 +2032,11 @@ LOOP_CONCATS_APART = register(Rewrite(
     "in a loop, each concatenate reads its operands through a barrier (IREE wrote two concatenates of one shape "
     "into one buffer: a loop's forward-mode derivative returned tangents as primals)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_concatenates_in_a_loop_keep_their_own_values")))
+LOOPS_ON_ONE_DEVICE = register(Rewrite(
+    "loops-on-one-device", loops_on_one_device,
+    "a function holding a loop is placed on the device (IREE gave the loop's carried values none, and copied each of "
+    "them whole every iteration)", "legalize",
+    Workaround(_IREE, "tests/test_control_flow.py::test_a_long_scan_stacks_its_outputs_in_place")))
 LOOP_UPDATES_APART = register(Rewrite(
     "loop-updates-apart", loop_updates_apart,
     "in a loop holding a case or if, each in-place update's value passes through a barrier (IREE lost the loop's "

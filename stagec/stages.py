@@ -167,7 +167,8 @@ def _lookup(key: str, comps: dict, flags: Sequence[str], in_avals, out_avals, in
 
 
 def foreign_op(module) -> str | None:
-    """The first op outside the StableHLO dialects (`STABLEHLO_DIALECTS`), or None if the module is pure."""
+    """The first op outside the StableHLO dialects (`STABLEHLO_DIALECTS`), or a function's attribute of another
+    dialect (IREE's `stream.affinity`), or None if the module is pure."""
     from iree.compiler import ir
     found = []
 
@@ -175,6 +176,9 @@ def foreign_op(module) -> str | None:
         name = op.name
         if name != "builtin.module" and name.partition(".")[0] not in STABLEHLO_DIALECTS:
             found.append(name)
+            return ir.WalkResult.INTERRUPT
+        if name == "func.func" and (attr := next((a for a in op.attributes if "." in a), None)):
+            found.append(f"{attr} (an attribute of func.func)")
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)

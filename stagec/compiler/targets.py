@@ -85,7 +85,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
                               "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart",
-                              "sorts-apart", "pool-gradients-unfused"),
+                              "sorts-apart", "pool-gradients-unfused", "loops-on-one-device"),
                     offloads=("blas-dots", "host-sorts")),
            barriers_dropped_after=BARRIERS_DROPPED),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
@@ -107,7 +107,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "isolate-reductions", "bf16-in-f32-apart", "half-products-in-f32", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "loop-updates-apart", "loop-concats-apart", "nan-guards", "round-to-bf16",
                               "unsigned-to-float",
                               "converted-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
-                              "sort-results-kept", "widening-converts-apart"))),
+                              "sort-results-kept", "widening-converts-apart", "loops-on-one-device"))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
     Target("cuda", "cuda", "--iree-cuda-target=",
