@@ -17,6 +17,7 @@ tar -x -C DIR`) in alternation with this one.
   a `dus_grid` written with `lax.dynamic_update_slice` in a Python loop. `--batch` images (the example: 10000).
 - loops: `rnn_grad`, the gradient of a 50-step loop over a sequence (`h = tanh(h @ w + xs[t] @ u)`), and `heads`,
   attention written as a loop over 8 heads slicing q, k and v out of one product.
+- programs: bench_models.py's other programs (a CNN, a transformer, an LSTM by `scan`, an Adam step), jitted.
 - eager: the first eager call of random samplers and linalg functions (one kernel each), after a warm-up op.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ import tempfile
 import textwrap
 
 from _timing import alternating, geomean, import_jax, run_json
+from bench_models import PROGRAM
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,6 +47,7 @@ CHILD = textwrap.dedent("""
         from stagec import lax, random
         ready = jax.block_until_ready
     jit, grad, nn = jax.jit, jax.grad, jax.nn
+    tree_map = jax.tree_util.tree_map
 
     def dense(k, i, o):
         k1, k2 = random.split(k)
@@ -151,13 +154,13 @@ CHILD = textwrap.dedent("""
     }
     if row == "-":
         print(json.dumps({"vae": ["loss", "grad", "evaluate", "image_sample", "image_grid", "dus_grid"],
-                          "loops": ["rnn_grad", "heads"], "eager": list(EAGER)}))
+                          "loops": ["rnn_grad", "heads"], "programs": list(programs()), "eager": list(EAGER)}))
         sys.exit()
     group, name = row.split(".")
     key = random.PRNGKey(0)
     ready(m.asarray(np.ones(3, np.float32)) * 2.0)  # the runtime started, outside the clock
-    if group in ("vae", "loops"):
-        fn, args = (vae_rows() if group == "vae" else loop_rows())[name]
+    if group in ("vae", "loops", "programs"):
+        fn, args = {"vae": vae_rows, "loops": loop_rows, "programs": programs}[group]()[name]
         call = lambda: jit(fn)(*args)
     else:
         call = lambda: EAGER[name](key)
@@ -177,6 +180,7 @@ CHILD = textwrap.dedent("""
         iree = stages.stats["compile_seconds"] - iree0
     print(json.dumps({"first": first, "iree": iree, "cpu": cpu, "kids": kids}))
 """)
+CHILD = CHILD.replace("\na64 = ", PROGRAM + "\na64 = ", 1)  # (`programs()`, shared with bench_models.py)
 
 
 def env_for(root: str | None, cache_dir: str | None) -> dict:
@@ -195,7 +199,8 @@ def run(args: list[str], env: dict) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--only", default="vae,loops,eager", help="groups (vae, loops, eager) or rows (vae.loss, eager.svd), by comma")
+    p.add_argument("--only", default="vae,loops,programs,eager",
+                   help="groups (vae, loops, programs, eager) or rows (vae.loss, eager.svd), by comma")
     p.add_argument("--batch", type=int, default=1000, help="images per VAE batch (JAX's example evaluates 10000)")
     p.add_argument("--no-jax", action="store_true")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")

@@ -1,6 +1,7 @@
-"""Model-level rows, stagec beside JAX: training steps of dense networks, eager dispatch of small ops, eager matmul.
+"""Model-level rows, stagec beside JAX: training steps of dense networks, eager dispatch of small ops, eager matmul,
+other programs.
 
-    python benchmarks/bench_models.py [--repeat 3] [--only train,eager] [--no-jax] [--before DIR] [--quick]
+    python benchmarks/bench_models.py [--repeat 3] [--only train,eager,programs] [--no-jax] [--before DIR] [--quick]
                                       [--clock wall|cpu] [--no-blas-row] [--sweep] [--models A,B] [--one-thread-row]
 
 - train: `jit` of a function that calls `grad` of a dense network's loss and returns the updated parameter list
@@ -10,6 +11,8 @@
   batches of steps, the parameters fed back.
 - eager: operations outside `jit` on arrays made on the device, kernels compiled and warm (`x + 1.0` on 4x4,
   `sin`, `0.9*a + 0.1*b` on (1, 1), ...), and matmul beside its jitted form (eager should run at jitted speed).
+- programs: `jit` of a CNN's SGD step, two transformer blocks' SGD step, an LSTM's gradient by `scan` (40 and 80
+  steps: a loop's carried arrays), a 6-layer Adam step (`PROGRAM`; their compile times: bench_compile.py).
 
 Each library runs in its own fresh process; processes alternate between libraries (and `--before`, another stagec
 checkout, e.g. `git archive main | tar -x -C DIR`), medians over `--repeat` rounds, with the spread (max-min)/median.
@@ -218,7 +221,90 @@ EAGER = COMMON + textwrap.dedent("""
     print(json.dumps(out))
 """)
 
-SCRIPTS = {"train": TRAIN, "eager": EAGER}
+# Programs beyond dense networks, in the library's `m`, `nn`, `lax`, `grad` and `tree_map`: `programs()` gives each
+# step and its arguments (NumPy arrays drawn from seed 0). Run by PROGRAMS' processes and benchmarks/bench_compile.py.
+PROGRAM = textwrap.dedent("""
+    def programs():
+        r = np.random.RandomState(0)
+        f32 = lambda *s: (r.standard_normal(s) * 0.1).astype(np.float32)
+        out = {}
+
+        def cnn_loss(p, x, y):  # two 3x3 convolutions, a 2x2 max pool, a dense layer: MNIST-sized, batch 32
+            dn = ("NHWC", "HWIO", "NHWC")
+            h = nn.relu(lax.conv_general_dilated(x, p[0], (1, 1), "SAME", dimension_numbers=dn))
+            h = lax.reduce_window(h, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+            h = nn.relu(lax.conv_general_dilated(h, p[1], (1, 1), "SAME", dimension_numbers=dn))
+            return -m.mean(m.sum(nn.log_softmax(h.reshape(h.shape[0], -1) @ p[2]) * y, -1))
+        out["cnn sgd b32"] = (lambda p, x, y: [a - 0.01 * g for a, g in zip(p, grad(cnn_loss)(p, x, y))],
+                              ([f32(3, 3, 1, 16), f32(3, 3, 16, 32), f32(14 * 14 * 32, 10)], f32(32, 28, 28, 1),
+                               np.eye(10, dtype=np.float32)[r.randint(0, 10, 32)]))
+
+        def ln(x, g, b):
+            mu = x.mean(-1, keepdims=True)
+            return (x - mu) / m.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * g + b
+
+        def block(p, x):  # pre-norm attention (4 heads, causal) and a gelu MLP
+            B, T, D = x.shape
+            h = ln(x, p["g1"], p["b1"])
+            q, k, v = ((h @ p[n]).reshape(B, T, 4, D // 4) for n in ("wq", "wk", "wv"))
+            a = m.einsum("bthd,bshd->bhts", q, k) / np.sqrt(D // 4)
+            a = nn.softmax(a + m.where(m.tril(m.ones((T, T))) > 0, 0.0, -1e9), -1)
+            x = x + m.einsum("bhts,bshd->bthd", a, v).reshape(B, T, D) @ p["wo"]
+            return x + nn.gelu(ln(x, p["g2"], p["b2"]) @ p["w1"]) @ p["w2"]
+        D = 128
+        tp = {"g1": np.ones(D, np.float32), "b1": np.zeros(D, np.float32), "g2": np.ones(D, np.float32),
+              "b2": np.zeros(D, np.float32), "wq": f32(D, D), "wk": f32(D, D), "wv": f32(D, D), "wo": f32(D, D),
+              "w1": f32(D, 4 * D), "w2": f32(4 * D, D)}
+        tloss = lambda p, x: m.mean(block(p, block(p, x)) ** 2)
+        out["transformer 2 blocks sgd 8x32x128"] = (
+            lambda p, x: tree_map(lambda a, g: a - 0.01 * g, p, grad(tloss)(p, x)), (tp, f32(8, 32, D)))
+
+        def lstm_loss(p, xs):  # an LSTM run by `scan`, 16 sequences, 64 units
+            def cell(c, x):
+                h, s = c
+                i, f, o, g = m.split(x @ p["wx"] + h @ p["wh"] + p["b"], 4, axis=-1)
+                s = nn.sigmoid(f) * s + nn.sigmoid(i) * m.tanh(g)
+                h = nn.sigmoid(o) * m.tanh(s)
+                return (h, s), h
+            zeros = m.zeros((16, 64))
+            return m.mean(lax.scan(cell, (zeros, zeros), xs)[1] ** 2)
+        lp = {"wx": f32(32, 256), "wh": f32(64, 256), "b": np.zeros(256, np.float32)}
+        for steps in (40, 80):
+            out[f"lstm scan grad {steps} steps"] = (grad(lstm_loss), (lp, f32(steps, 16, 32)))
+
+        def mlp_loss(p, x):
+            for w, b in p:
+                x = m.tanh(x @ w + b)
+            return m.mean(x ** 2)
+
+        def adam(p, mo, v, x, t):  # six 64-wide layers, batch 32
+            g = grad(mlp_loss)(p, x)
+            mo = tree_map(lambda a, b: 0.9 * a + 0.1 * b, mo, g)
+            v = tree_map(lambda a, b: 0.999 * a + 0.001 * b * b, v, g)
+            return tree_map(lambda a, b, c: a - 1e-3 * (b / (1 - 0.9 ** t)) / (m.sqrt(c / (1 - 0.999 ** t)) + 1e-8),
+                            p, mo, v), mo, v
+        ap = [(f32(64, 64), np.zeros(64, np.float32)) for _ in range(6)]
+        z = [(np.zeros((64, 64), np.float32), np.zeros(64, np.float32)) for _ in range(6)]
+        out["mlp 6x64 adam b32"] = (adam, (ap, z, z, f32(32, 64), 1.0))
+        return out
+""")
+
+PROGRAMS = COMMON + textwrap.dedent("""
+    if lib == "jax":
+        from jax import lax
+        from jax.tree_util import tree_map
+    else:
+        from stagec import lax
+        from stagec.tree_util import tree_map
+""") + PROGRAM + textwrap.dedent("""
+    out = {}
+    for name, (fn, args) in programs().items():
+        f = jit(fn)
+        out[name] = per_call(lambda _: f(*args), None)
+    print(json.dumps(out))
+""")
+
+SCRIPTS = {"train": TRAIN, "eager": EAGER, "programs": PROGRAMS}
 
 
 def step_and_args(row: str):
@@ -277,7 +363,8 @@ def measure(part: str, libs: list[tuple[str, str, str | None]], repeat: int, cac
                 res.setdefault((k, name), []).append(v)
     names = [n for n, _, _ in libs]
     what = {"train": "Training step (jit of grad + update), per step",
-            "eager": "Eager operations (no jit, kernels warm), per call"}[part]
+            "eager": "Eager operations (no jit, kernels warm), per call",
+            "programs": "Programs (jit: a CNN, a transformer, an LSTM by scan, an Adam step), per call"}[part]
     print(f"{what} ({'CPU time of the process' if clock == 'cpu' else 'wall clock'}); median of {repeat} processes "
           f"each; ratio: to jax")
     print(f"  {'row':38s}" + "".join(f"{n:>24s}" for n in names))
@@ -297,7 +384,7 @@ def measure(part: str, libs: list[tuple[str, str, str | None]], repeat: int, cac
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--only", default="train,eager", help="parts: train, eager")
+    p.add_argument("--only", default="train,eager,programs", help="parts: train, eager, programs")
     p.add_argument("--no-jax", action="store_true")
     p.add_argument("--no-blas-row", action="store_true", help="skip stagec with config.cpu_blas off (train)")
     p.add_argument("--before", help="another stagec checkout to measure alongside this one (e.g. an export of main)")

@@ -400,8 +400,8 @@ DEVICE = "#hal.device.promise<@__device_0>"  # (the one device IREE makes for `-
 def _same_key(v: ir.Value):
     """What IREE takes for one value: the value itself, or a constant's type and contents (it merges equal ones)."""
     op = producer(v)
-    if op is not None and op.name == "stablehlo.constant":
-        return str(v.type), str(op.attributes["value"])
+    if op is not None and op.name == "stablehlo.constant":  # (elided contents compare equal: one more copy, no harm)
+        return op.operation.get_asm(large_elements_limit=64).split("=", 1)[1]
     return v
 
 
@@ -475,11 +475,13 @@ def loops_on_one_device(module: ir.Module) -> int:
     in place; but then IREE also let two carried values that start from one value (15 stacks of zeros) share its
     buffer: wrong values. So each further carried value starting from a value another one starts from (or an equal
     constant) starts from a copy of it IREE cannot merge (`_Copies`), and a function whose loop yields what
-    could alias (`_loop_aliases`) keeps IREE's copies. How many functions."""
+    could alias (`_loop_aliases`) keeps IREE's copies, as does one calling the host (BLAS, callbacks: placed, a loop's
+    host calls read zeros). How many functions."""
     placed = 0
     for f in _ops_where(module, lambda op: op.name == "func.func"):
         loops = _ops_where(f, lambda op: op.name == "stablehlo.while")
-        if not loops or "stream.affinity" in f.attributes or any(_loop_aliases(w) for w in loops):
+        if (not loops or "stream.affinity" in f.attributes or any(_loop_aliases(w) for w in loops)
+                or _ops_where(f, lambda op: op.name == "func.call")):
             continue
         copies = _Copies()
         for w in loops:

@@ -34,11 +34,13 @@ class Pipeline(NamedTuple):
     - `expansions`: ops IREE lacks or gets wrong, as arithmetic, right after tracing (they always run);
     - `passes`: optimizations and performance workarounds, the part `passes=` / `config.passes` replaces;
     - `legalize`: what the module needs to compile and run right on this target (always run);
-    - `offloads`: ops that call NumPy on the host, run last when the compile asks for them (`host_blas`)."""
+    - `offloads`: ops that call NumPy on the host, run when the compile asks for them (`host_blas`);
+    - `finish`: what must see the module whole, calls to the host included (always run, last)."""
     expansions: tuple[str, ...] = ()
     passes: tuple[str, ...] = ()
     legalize: tuple[str, ...] = ()
     offloads: tuple[str, ...] = ()
+    finish: tuple[str, ...] = ()
 
 
 class Target(NamedTuple):
@@ -85,8 +87,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
                               "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart",
-                              "sorts-apart", "pool-gradients-unfused", "loops-on-one-device"),
-                    offloads=("blas-dots", "host-sorts")),
+                              "sorts-apart", "pool-gradients-unfused"),
+                    offloads=("blas-dots", "host-sorts"), finish=("loops-on-one-device",)),
            barriers_dropped_after=BARRIERS_DROPPED),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
@@ -107,7 +109,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "isolate-reductions", "bf16-in-f32-apart", "half-products-in-f32", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "loop-updates-apart", "loop-concats-apart", "nan-guards", "round-to-bf16",
                               "unsigned-to-float",
                               "converted-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
-                              "sort-results-kept", "widening-converts-apart", "loops-on-one-device"))),
+                              "sort-results-kept", "widening-converts-apart"),
+                    finish=("loops-on-one-device",))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
     Target("cuda", "cuda", "--iree-cuda-target=",
@@ -137,11 +140,11 @@ def find_target(name: str) -> Target:
 
 def pipeline(backend: str, passes=None, host_blas: bool = False) -> tuple[str, ...]:
     """The pass names a module for `backend` runs through: its expansions, `passes` (see
-    `stagec.passes.resolve`; "default" is the target's own), its legalization, and its offloads when
-    `host_blas`."""
+    `stagec.passes.resolve`; "default" is the target's own), its legalization, its offloads when
+    `host_blas`, and its finish."""
     from stagec.passes import resolve  # (imports iree.compiler: only once something is lowered)
     p = TARGETS[backend].pipeline
-    return (*p.expansions, *resolve(passes, p.passes), *p.legalize, *(p.offloads if host_blas else ()))
+    return (*p.expansions, *resolve(passes, p.passes), *p.legalize, *(p.offloads if host_blas else ()), *p.finish)
 
 
 @functools.cache
