@@ -292,15 +292,15 @@ PROGRAM = textwrap.dedent("""
 PROGRAMS = COMMON + textwrap.dedent("""
     if lib == "jax":
         from jax import lax
-        from jax.tree_util import tree_map
+        from jax.tree_util import tree_leaves, tree_map
     else:
         from stagec import lax
-        from stagec.tree_util import tree_map
+        from stagec.tree_util import tree_leaves, tree_map
 """) + PROGRAM + textwrap.dedent("""
     out = {}
     for name, (fn, args) in programs().items():
         f = jit(fn)
-        out[name] = per_call(lambda _: f(*args), None)
+        out[name] = per_call(lambda _: tree_leaves(f(*args)), None)
     print(json.dumps(out))
 """)
 

@@ -435,36 +435,25 @@ def _inside(op, w) -> bool:
     return False
 
 
-class _Copies:
-    """Copies of values, each a new value equal to its source that IREE can neither fold nor merge with another:
-    `select(p, v, w)`, `p` a comparison of a barrier of 1 with 1 (true, opaque; one per function while it serves),
-    `w` a splat of v's type that no other copy of that type through `p` uses and that is not v's value."""
-
-    def __init__(self):
-        self.pred, self.used = None, {}
-
-    def _predicate(self, before) -> ir.Value:
+def _copies(values: list, before) -> list:
+    """Copies of `values`, each a new value equal to its source that IREE can neither fold nor merge with another:
+    `select(p_k, v, w)`, p_k a comparison of a barrier of the constant k with k (true, opaque), `w` a splat of v's
+    type other than v's value. The comparisons made together, one scalar dispatch; the selects of one type and
+    value alike but for p_k, one executable."""
+    with ir.InsertionPoint(before), before.location:
         i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
-        one = make_constant(np.array(1, np.int32), i32)
-        b = _create("stablehlo.optimization_barrier", [one], [i32]).result
-        self.used = {}
-        return _create("stablehlo.compare", [b, one], [ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))],
-                       {"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction EQ>")}).result
-
-    def of(self, v: ir.Value, before) -> ir.Value:
-        with ir.InsertionPoint(before), before.location:
+        ks = [make_constant(np.array(k + 1, np.int32), i32) for k in range(len(values))]
+        bs = [_create("stablehlo.optimization_barrier", [k], [i32]).result for k in ks]
+        eq = ir.Attribute.parse("#stablehlo<comparison_direction EQ>")
+        ps = [_create("stablehlo.compare", [b, k], [ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))],
+                      {"comparison_direction": eq}).result for b, k in zip(bs, ks)]
+        out = []
+        for p, v in zip(ps, values):
             t = ir.RankedTensorType(v.type)
             dtype, same = numpy_dtype(t.element_type), splat_value(v)
-            candidates = [not same] if dtype == np.bool_ else [n for n in range(1, 64) if n != same]
-            taken = self.used.setdefault(str(t), set()) if self.pred is not None else set()
-            free = [c for c in candidates if c not in taken]
-            if self.pred is None or not free:
-                self.pred = self._predicate(before)
-                taken = self.used.setdefault(str(t), set())
-                free = candidates
-            taken.add(free[0])
-            w = make_constant(np.array(free[0], dtype), t)
-            return _create("stablehlo.select", [self.pred, v, w], [v.type]).result
+            w = make_constant(np.array(not same if dtype == np.bool_ else (0 if same != 0 else 1), dtype), t)
+            out.append(_create("stablehlo.select", [p, v, w], [v.type]).result)
+        return out
 
 
 def loops_on_one_device(module: ir.Module) -> int:
@@ -474,7 +463,7 @@ def loops_on_one_device(module: ir.Module) -> int:
     outputs, 15 stacks of an LSTM's gradient: time quadratic in the sequence length). Placed, the loop updates them
     in place; but then IREE also let two carried values that start from one value (15 stacks of zeros) share its
     buffer: wrong values. So each further carried value starting from a value another one starts from (or an equal
-    constant) starts from a copy of it IREE cannot merge (`_Copies`), and a function whose loop yields what
+    constant) starts from a copy of it IREE cannot merge (`_copies`), and a function whose loop yields what
     could alias (`_loop_aliases`) keeps IREE's copies, as does one calling the host (BLAS, callbacks: placed, a loop's
     host calls read zeros). How many functions."""
     placed = 0
@@ -483,14 +472,15 @@ def loops_on_one_device(module: ir.Module) -> int:
         if (not loops or "stream.affinity" in f.attributes or any(_loop_aliases(w) for w in loops)
                 or _ops_where(f, lambda op: op.name == "func.call")):
             continue
-        copies = _Copies()
         for w in loops:
-            seen = set()
-            for i, v in enumerate(list(w.operands)):
+            seen, dups = set(), []
+            for i, v in enumerate(w.operands):
                 key = _same_key(v)
                 if key in seen:
-                    w.operands[i] = copies.of(v, w)
+                    dups.append(i)
                 seen.add(key)
+            for i, c in zip(dups, _copies([w.operands[i] for i in dups], w) if dups else []):
+                w.operands[i] = c
         f.attributes["stream.affinity"] = ir.Attribute.parse(DEVICE)
         placed += 1
     return placed
