@@ -36,9 +36,8 @@ def _hash_ops_by_identity() -> None:
     name = ctypes.pythonapi.PyCapsule_GetName
     name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     base = ir.Operation.__mro__[1]  # (`_OperationBase`: Operation's and every OpView's)
-    with ir.Context() as ctx, ir.Location.unknown():
+    with ir.Context(), ir.Location.unknown():
         key = name(ir.Module.create().operation._CAPIPtr)
-    del ctx
     base.__hash__ = lambda op: get(op._CAPIPtr, key)
 
 
