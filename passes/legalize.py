@@ -462,8 +462,8 @@ def loops_on_one_device(module: ir.Module) -> int:
     in the body, and no later pass removed one: each iteration copied every carried tensor whole (a scan's stacked
     outputs, 15 stacks of an LSTM's gradient: time quadratic in the sequence length). Placed, the loop updates them
     in place; but then IREE also let two carried values that start from one value (15 stacks of zeros) share its
-    buffer: wrong values. So each further carried value starting from a value another one starts from (or an equal
-    constant) starts from a copy of it IREE cannot merge (`_copies`), and a function whose loop yields what
+    buffer: wrong values. So each carried value starting from a value another one starts from (or an equal constant)
+    starts from a copy of it IREE cannot fold or merge (`_copies`), and a function whose loop yields what
     could alias (`_loop_aliases`) keeps IREE's copies, as does one calling the host (BLAS, callbacks: placed, a loop's
     host calls read zeros). How many functions."""
     placed = 0
@@ -484,6 +484,15 @@ def loops_on_one_device(module: ir.Module) -> int:
         f.attributes["stream.affinity"] = ir.Attribute.parse(DEVICE)
         placed += 1
     return placed
+
+
+def loops_unplaced(module: ir.Module) -> int:
+    """`loops-on-one-device` undone: each function's `stream.affinity` removed (a retry, for what IREE 3.13 fails to
+    compile placed). How many."""
+    funcs = [op for op in _ops_where(module, lambda op: op.name == "func.func") if "stream.affinity" in op.attributes]
+    for op in funcs:
+        del op.attributes["stream.affinity"]
+    return len(funcs)
 
 
 def loop_concats_apart(module: ir.Module) -> int:
@@ -2029,6 +2038,10 @@ LOOPS_ON_ONE_DEVICE = register(Rewrite(
     "a function holding a loop is placed on the device (IREE gave the loop's carried values none, and copied each of "
     "them whole every iteration)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_a_long_scan_stacks_its_outputs_in_place")))
+LOOPS_UNPLACED = register(Rewrite(
+    "loops-unplaced", loops_unplaced,
+    "each function's device placement removed (a retry: a placed module IREE failed to convert to streams)", "legalize",
+    Workaround(_IREE, "tests/test_retries.py::test_a_placed_loop_iree_cannot_convert_compiles_unplaced")))
 LOOP_UPDATES_APART = register(Rewrite(
     "loop-updates-apart", loop_updates_apart,
     "in a loop holding a case or if, each in-place update's value passes through a barrier (IREE lost the loop's "

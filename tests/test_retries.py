@@ -238,3 +238,27 @@ def test_lcm_of_related_int8_operands_compiles():
     got = stagec.jit(lambda b: snp.lcm(b, b + 1))(w)
     assert got.dtype == np.int8
     np.testing.assert_array_equal(np.asarray(got), np.lcm(w, w + 1))
+
+
+def test_a_placed_loop_iree_cannot_convert_compiles_unplaced():
+    # a scan of one step updating, by scatters, carries that start as constants, placed on the device
+    # (`loops-on-one-device`): IREE 3.13 fails to convert the module to streams ("unresolved target
+    # materialization"), and the retry compiles it unplaced. (Copying every constant start avoided it, but IREE
+    # hoisted the copies into one initializer dispatch binding 36 buffers: an LSTM's module did not load.)
+    import stagec.numpy as snp
+    from stagec import lax
+
+    def f(x):
+        def body(c, i):
+            a, b = c
+            return (a.at[i % 8].set(a[(i + 1) % 8] + b[i % 8]), b.at[i % 8].set(a[i % 8] + 1.0)), a[0]
+        return lax.scan(body, (snp.zeros_like(x), snp.ones_like(x)), snp.arange(1))
+    x = np.arange(8, dtype=np.float32)
+    compiled = stagec.jit(f).lower(x).compile()
+    assert compiled.variant == ["loops-unplaced"]
+    (a, b), ys = compiled(x)
+    want_a, want_b = np.zeros(8), np.ones(8)
+    want_a[0], want_b[0] = 0 + 1, 0 + 1
+    np.testing.assert_array_equal(np.asarray(a), want_a)
+    np.testing.assert_array_equal(np.asarray(b), want_b)
+    np.testing.assert_array_equal(np.asarray(ys), [0.0])
