@@ -432,7 +432,7 @@ def test_loop_carries_starting_from_one_value_keep_their_own_values(swap):
             a, b = c
             return (b.at[i].multiply(2.0), a) if swap else (a.at[i].set(a[i] + i), b.at[i].multiply(2.0))
         return lax.fori_loop(0, 6, body, (x, x))
-    x = np.arange(1.0, 9.0, dtype=np.float32)
+    x = np.arange(1.0, 1 + (1 << 14), dtype=np.float32)  # (2 carries of 64 KiB: placed, `legalize.PLACED_BYTES`)
     a, b = x.copy(), x.copy()
     for i in range(6):
         if swap:
@@ -445,3 +445,28 @@ def test_loop_carries_starting_from_one_value_keep_their_own_values(swap):
     np.testing.assert_array_equal(np.asarray(got[0]), a)
     np.testing.assert_array_equal(np.asarray(got[1]), b)
     assert ("stream.affinity" in stagec.jit(f).lower(x).as_text("final")) == (not swap)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, "complex64 made of parts", np.int32, np.bool_])
+def test_loop_carries_starting_from_one_zeros_constant_keep_their_own_values(dtype):
+    # placed (`loops-on-one-device`: 64 KiB carried or more), two carries starting from one zeros value (a constant
+    # of each dtype, or complex zeros made of their parts) get copies of their own, each a buffer of its own
+    # (test_linalg.py::test_complex_gradient_of_a_triangular_solve[True]: copies IREE folded)
+    n = 1 << 15
+    parts = dtype == "complex64 made of parts"
+    dtype = np.complex64 if parts else dtype
+    one = np.array(True if dtype == np.bool_ else 1, dtype)
+
+    def f(x):
+        def body(i, c):
+            a, b = c
+            return a.at[i].set(x[i]), b.at[i + 1].set(one)
+        z = lax.complex(snp.zeros(n), snp.zeros(n)) if parts else snp.zeros(n, dtype)
+        return lax.fori_loop(0, 3, body, (z, z))
+    x = (np.arange(1, 9) % 2).astype(dtype) if dtype == np.bool_ else np.arange(1, 9).astype(dtype)
+    a, b = np.zeros(n, dtype), np.zeros(n, dtype)
+    a[:3], b[1:4] = x[:3], one
+    got = stagec.jit(f)(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), a)
+    np.testing.assert_array_equal(np.asarray(got[1]), b)
+    assert "stream.affinity" in stagec.jit(f).lower(x).as_text("final")

@@ -673,12 +673,17 @@ def test_batch_of_no_matrices():
     assert [x.shape for x in g] == [a.shape, s.shape]
 
 
-def test_complex_gradient_of_a_triangular_solve():
+@pytest.mark.parametrize("placed", [False, True])
+def test_complex_gradient_of_a_triangular_solve(placed, monkeypatch):
     """grad of a complex solve_triangular (its loop transposed: updates of a zero tensor, which IREE 3.13 raised to
     a complex pad and failed to compile; legalize's complex-pads-in-parts) against the closed form: f = sum(re x),
     x = T^-1 b, df = re(-u^T dT x) with u = T^-T 1, so JAX's gradient (df/d re - i df/d im) is -u x^T on T's lower
-    triangle."""
+    triangle. `placed`: its loop placed on the device as a larger one would be (`loops-on-one-device`), two of its
+    carries starting from one complex value IREE folds to zeros (copies whose select IREE folded shared a buffer)."""
     from stagec.scipy import linalg as sl
+    import stagec.passes.legalize as legalize
+    if placed:
+        monkeypatch.setattr(legalize, "PLACED_BYTES", 0)
     t = np.tril(_A + 1j * _W + 4 * np.eye(N)).astype(np.complex64)
     b = (_Bm[:, 0] + 1j * _Bm[:, 1]).astype(np.complex64)
     got = stagec.jit(stagec.grad(lambda t: snp.sum(snp.real(sl.solve_triangular(t, b, lower=True)))))(t)

@@ -253,11 +253,11 @@ def test_a_placed_loop_iree_cannot_convert_compiles_unplaced():
             a, b = c
             return (a.at[i % 8].set(a[(i + 1) % 8] + b[i % 8]), b.at[i % 8].set(a[i % 8] + 1.0)), a[0]
         return lax.scan(body, (snp.zeros_like(x), snp.ones_like(x)), snp.arange(1))
-    x = np.arange(8, dtype=np.float32)
+    x = np.arange(1 << 14, dtype=np.float32)  # (2 carries of 64 KiB: placed, `legalize.PLACED_BYTES`)
     compiled = stagec.jit(f).lower(x).compile()
     assert compiled.variant == ["loops-unplaced"]
     (a, b), ys = compiled(x)
-    want_a, want_b = np.zeros(8), np.ones(8)
+    want_a, want_b = np.zeros(x.size), np.ones(x.size)
     want_a[0], want_b[0] = 0 + 1, 0 + 1
     np.testing.assert_array_equal(np.asarray(a), want_a)
     np.testing.assert_array_equal(np.asarray(b), want_b)
