@@ -401,9 +401,12 @@ PLACED_BYTES = 1 << 16
 
 
 def _carried_bytes(w) -> int:
+    """The bytes a loop carries (0 where a shape is dynamic: such loops stay as IREE makes them)."""
     total = 0
     for v in w.operands:
         t = ir.RankedTensorType(v.type)
+        if not t.has_static_shape:
+            return 0
         e = t.element_type
         bits = 2 * e.element_type.width if isinstance(e, ir.ComplexType) else e.width
         total += math.prod(t.shape) * max(bits, 8) // 8
