@@ -450,17 +450,19 @@ def test_loop_carries_starting_from_one_value_keep_their_own_values(swap):
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64, "complex64 made of parts", np.int32, np.bool_])
 def test_loop_carries_starting_from_one_zeros_constant_keep_their_own_values(dtype):
     # placed (`loops-on-one-device`: 64 KiB carried or more), two carries starting from one zeros value (a constant
-    # of each dtype, or complex zeros made of their parts) get copies of their own, each a buffer of its own
-    # (test_linalg.py::test_complex_gradient_of_a_triangular_solve[True]: copies IREE folded)
+    # of each dtype, or complex zeros made of their parts) get copies of their own, each a buffer of its own: without
+    # the copies every dtype shared one; with a copy `select(p, v, w)` of a constant `w` (zeros where the bindings
+    # could not read v), IREE folded complex64's (and test_linalg's complex triangular solve gradient, placed)
     n = 1 << 15
     parts = dtype == "complex64 made of parts"
     dtype = np.complex64 if parts else dtype
     one = np.array(True if dtype == np.bool_ else 1, dtype)
 
     def f(x):
-        def body(i, c):
+        def body(i, c):  # (updates in place: `dynamic_update_slice`, as a scan's stacks; `.at[i].set` is a scatter)
             a, b = c
-            return a.at[i].set(x[i]), b.at[i + 1].set(one)
+            return (lax.dynamic_update_slice(a, lax.dynamic_slice(x, (i,), (1,)), (i,)),
+                    lax.dynamic_update_slice(b, snp.asarray(one)[None], (i + 1,)))
         z = lax.complex(snp.zeros(n), snp.zeros(n)) if parts else snp.zeros(n, dtype)
         return lax.fori_loop(0, 3, body, (z, z))
     x = (np.arange(1, 9) % 2).astype(dtype) if dtype == np.bool_ else np.arange(1, 9).astype(dtype)
