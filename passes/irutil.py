@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 import types
 from typing import Iterator
@@ -106,6 +107,13 @@ def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
         inner = numpy_dtype(element_type.element_type)
         return None if inner is None else np.dtype(np.complex64 if inner == np.float32 else np.complex128)
     return None
+
+
+def nbytes(value: ir.Value) -> int:
+    """The bytes of a statically shaped tensor value (bf16 and other types NumPy lacks: 2 bytes an element)."""
+    t = tensor_type(value)
+    dt = numpy_dtype(t.element_type)
+    return math.prod(t.shape) * (dt.itemsize if dt is not None else 2)
 
 
 def tensor_type(value_or_type) -> ir.RankedTensorType:

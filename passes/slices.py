@@ -13,13 +13,12 @@ computed at run time (`dynamic_slice`) are shared by IREE already.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
-from .irutil import nested_ops, numpy_dtype, tensor_type
+from .irutil import nbytes, nested_ops, tensor_type
 from .legalize import slice_chain
 
 MOVED_BYTES = 16 << 20
@@ -27,12 +26,6 @@ MOVED_BYTES = 16 << 20
 
 def _signature(dot) -> str:
     return f"{[str(v.type) for v in dot.operands]} {dot.result.type} {dot.attributes['dot_dimension_numbers']}"
-
-
-def _bytes(v) -> int:
-    t = tensor_type(v)
-    dt = numpy_dtype(t.element_type)  # (None for bf16: 2 bytes)
-    return math.prod(t.shape) * (dt.itemsize if dt is not None else 2)
 
 
 class SlicedDotsApart(Pass):
@@ -60,8 +53,8 @@ class SlicedDotsApart(Pass):
                 v = dot.operands[i]
                 if v not in barriers:
                     block = chain[0].block
-                    if budget >= _bytes(v) and all(op.block == block for op in chain):
-                        budget -= _bytes(v)
+                    if budget >= nbytes(v) and all(op.block == block for op in chain):
+                        budget -= nbytes(v)
                         self._move_up(chain, block, after, moved)
                     with ir.InsertionPoint.after(chain[-1]), chain[-1].location:
                         bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
