@@ -2090,6 +2090,13 @@ CUDA_EXPANSIONS = [
     Expansion("stablehlo.exponential_minus_one", NARROW, _expm1_f32, "5.3 ulps off at 88.72",
               _T + "test_float32_kernels_across_their_thresholds", f32=True),
 ]
+# float64's square root rounded to float32 is float32's correctly rounded one (53 >= 2 * 24 + 2 bits). A table apart
+# (`sqrt-in-f64`), run before fusion: in `mathlib-cuda`'s table `fuse` would leave every sqrt unfused, on every target.
+_S = "tests/test_gpu.py::test_float32_square_roots_are_correctly_rounded_for_cuda"
+SQRT_EXPANSIONS = [
+    Expansion("stablehlo.sqrt", NARROW, lambda f, x: f("sqrt", x), "PTX sqrt.approx.f32 (1 ulp off)", _S),
+    Expansion("stablehlo.rsqrt", NARROW, lambda f, x: f.div(f.c(1.0), f("sqrt", x)), "PTX rsqrt.approx.f32", _S),
+]
 
 
 def exp_of_lgamma(op) -> bool:
@@ -2111,7 +2118,7 @@ def _by_op(table) -> dict[str, list[Expansion]]:
 
 
 _BY_OP, _BY_OP_GLSL, _BY_OP_COMPLEX = _by_op(EXPANSIONS), _by_op(GLSL_EXPANSIONS), _by_op(COMPLEX_EXPANSIONS)
-_BY_OP_CPU, _BY_OP_CUDA = _by_op(CPU_EXPANSIONS), _by_op(CUDA_EXPANSIONS)
+_BY_OP_CPU, _BY_OP_CUDA, _BY_OP_SQRT = _by_op(CPU_EXPANSIONS), _by_op(CUDA_EXPANSIONS), _by_op(SQRT_EXPANSIONS)
 
 
 _READ: list = []  # predicates of ops whose form an expansion reads (`read_by_expansions`)
@@ -2235,8 +2242,13 @@ class MathLibCUDA(_Table):
                    "float32")
 
 
+class SqrtInF64(_Table):
+    name, table, workaround = "sqrt-in-f64", _BY_OP_SQRT, Workaround("3.13", _S)
+    description = "float32, float16 and bfloat16 sqrt and rsqrt in float64, rounded once (IREE's CUDA: approximate)"
+
+
 MATHLIB_GLSL, MATHLIB_COMPLEX, MATHLIB_CPU = register(MathLibGLSL()), register(MathLibComplex()), register(MathLibCPU())
-MATHLIB_CUDA = register(MathLibCUDA())
+MATHLIB_CUDA, SQRT_IN_F64 = register(MathLibCUDA()), register(SqrtInF64())
 
 
 def expands(op) -> bool:

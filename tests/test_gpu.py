@@ -483,3 +483,58 @@ def test_cuda_float32_trig_takes_no_branch_and_expm1_stays_exact_near_overflow()
         got, want = np.asarray(got, np.float64)[where], want[where]
         ulps = np.abs(got - want) / np.spacing(np.abs(want.astype(np.float32))).astype(np.float64)
         assert ulps.max() <= bound, (x[where][np.argmax(ulps)], ulps.max())
+
+
+def test_half_products_of_one_element_and_half_depthwise_convolutions_compile_for_both_gpus():
+    # On the H200 (2026-11-30) both failed to compile for CUDA, the convolutions for NVIDIA's Vulkan too; the CPU's
+    # pipeline had their passes. CUDA's `bf16-in-f32` ran before `half-products-in-f32`, so a bfloat16 product of
+    # one element kept its half operands ("failed to legalize 'stablehlo.multiply' (tensor<1xf32>,
+    # tensor<1x1xf32>)"), and neither GPU ran `grouped-conv-kernels-apart` ("'tensor.collapse_shape' op expected
+    # collapsed type to be 'tensor<3x2x3xf16>'"). The rewritten modules run right here on the CPU.
+    from test_conv import _conv_ref
+
+    from stagec import lax
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((3, 1, 3, 2))
+    conv = lambda x, w: lax.conv_general_dilated(x, w, (1, 2), "SAME", feature_group_count=3)  # noqa: E731
+    f = lambda a, b, x, w: (a @ a, b @ b, a @ b, conv(x, w), conv(x.astype(np.float32), w.astype(np.float32)))  # noqa: E731
+    for dt in (np.float16, bfloat16):
+        args = (np.array([1.5], dt), np.array([[-2.25]], dt), x.astype(dt), w.astype(dt))
+        low = stagec.jit(f).lower(*args)
+        assert len(low.compile("cuda").artifact.vmfb) > 1000
+        assert len(_for_ampere(f, *args).artifact.vmfb) > 1000
+        got = _on_cpu(legalized(low.as_text(), "cuda"), *args)
+        assert [float(g.ravel()[0]) for g in got[:3]] == [2.25, 5.0625, -3.375]
+        want = _conv_ref(*(a.astype(np.float64) for a in args[2:]), (1, 2), ((1, 1), (0, 1)), (1, 1), (1, 1), 3)
+        for g in got[3:]:
+            np.testing.assert_allclose(g.astype(np.float32), want, rtol=2e-2, atol=5e-2)
+
+
+def _sqrt_cases() -> np.ndarray:
+    """float32 over every exponent (normal ones: CUDA flushes subnormals), 0, inf and 1 +- ulps."""
+    rng = np.random.default_rng(3)
+    x = (rng.uniform(1, 2, 1 << 16) * np.exp2(rng.integers(-126, 128, 1 << 16))).astype(np.float32)
+    edges = np.array([0.0, 1.0, np.inf, 4.0, np.nextafter(np.float32(1), 2), np.finfo(np.float32).max], np.float32)
+    return np.concatenate([x, edges])
+
+
+def test_float32_square_roots_are_correctly_rounded_for_cuda():
+    # IREE 3.13's CUDA code took PTX's `sqrt.approx.f32` and `rsqrt.approx.f32` (random triangular draws, a
+    # sqrt of a uniform, differed from JAX's in 575 of 4000 on the H200, 2026-11-30); `sqrt-in-f64` computes them in
+    # float64 (`sqrt.rn.f64`), rounded once: correctly rounded. Checked here on what CUDA is given, run on the CPU,
+    # and on a GPU where there is one.
+    x = _sqrt_cases()
+    f = lambda v: (snp.sqrt(v), stagec.lax.rsqrt(v), snp.linalg.norm(v[:4]), snp.hypot(v, 1.0))  # noqa: E731
+    low = stagec.jit(f, backend="cuda").lower(x)
+    ptx = backend.get_backend("cuda").compile(low.as_text("final"), low.name, None, [])
+    assert b"sqrt.rn.f64" in ptx and b"sqrt.approx" not in ptx
+    x64 = x.astype(np.float64)
+    want = [np.sqrt(x64).astype(np.float32), 1 / np.sqrt(x64), np.sqrt(np.sum(x64[:4] ** 2)), np.hypot(x64, 1.0)]
+    runs = [_on_cpu(legalized(low.as_text(), "cuda"), x)]
+    if "cuda" in GPUS:
+        runs.append([np.asarray(r) for r in stagec.jit(f, backend="cuda")(x)])
+    for got in runs:
+        assert got[0].tobytes() == want[0].tobytes()
+        np.testing.assert_allclose(got[1], want[1], rtol=1.1 * 2 ** -24)  # (two roundings in float64, then one)
+        for g, w in zip(got[2:], want[2:]):
+            np.testing.assert_allclose(g, w, rtol=2 ** -22)  # (within 2 ulps: arithmetic around the root)
