@@ -379,6 +379,74 @@ def strided_gather_operands_apart(module: ir.Module) -> int:
     return n
 
 
+def _bits(t) -> int | None:
+    """The bits of an element of tensor type `t` (bool: 1; complex: both parts), else None."""
+    et = _element(t)
+    if isinstance(et, ir.IntegerType):
+        return ir.IntegerType(et).width
+    if isinstance(et, ir.FloatType):
+        return ir.FloatType(et).width
+    if isinstance(et, ir.ComplexType):
+        return 2 * ir.FloatType(ir.ComplexType(et).element_type).width
+    return None
+
+
+_FUSED_VIEWS = ("stablehlo.slice", "stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim",
+                "stablehlo.reverse", "stablehlo.clamp")
+
+
+def _fused_into_consumer(op) -> bool:
+    """Whether IREE computes `op` in its consumer's dispatch: a view, an elementwise op (stablehlo's, or a
+    `linalg.generic` of `fuse` with parallel loops only), an iota or a splat constant."""
+    if op.name in _FUSED_VIEWS or op.name in ("stablehlo.iota", "tensor.empty") or _elementwise(op):
+        return op.name != "stablehlo.constant" or splat_value(op.results[0]) is not None
+    return op.name == "linalg.generic" and "reduction" not in str(op.attributes["iterator_types"])
+
+
+def _computed_from_narrower(v) -> bool:
+    """Whether `v` is computed, through ops fused into its reader's dispatch (`_fused_into_consumer`), from a value of
+    more than one element of fewer bits an element than `v`'s: one of those ops' inputs (an argument, another op's
+    result), or the operand of a convert among them, bools aside (IREE may compute that operand in a dispatch of its
+    own: a narrowing convert read twice; a comparison's bools it computes in place)."""
+    def narrower(w) -> bool:
+        t = ir.RankedTensorType(w.type)
+        return (b := _bits(t)) is not None and b < bits and t.has_static_shape and math.prod(t.shape) > 1
+
+    bits, todo, seen = _bits(v.type), [v], set()
+    if bits is None:
+        return False
+    while todo:
+        src = producer(w := todo.pop())
+        if src is None or not _fused_into_consumer(src):
+            if narrower(w):
+                return True
+        elif src.operation not in seen:
+            seen.add(src.operation)
+            u = src.operands[0] if src.name == "stablehlo.convert" else None
+            if u is not None and _bits(u.type) != 1 and narrower(u):
+                return True
+            todo.extend(src.operands)
+    return False
+
+
+def widened_scatter_updates_apart(module: ir.Module) -> int:
+    """Each scatter's updates computed, through views and elementwise ops, from values of fewer bits an element (a
+    widening convert: `zeros(n, int64).at[i].set(mask)` of a bool or int32 mask, float32 to float64; a select of
+    int64 constants on an int32 comparison) read through an `optimization_barrier`: that computation in a dispatch of
+    its own. Fused into the scatter's dispatch, IREE 3.13's CUDA codegen failed ("'func.func' op failed to apply
+    fusion + hoisting patterns (set 1)"): `unique`, `intersect1d`, `setdiff1d` and `setxor1d` with `size=`, whose
+    inverse and counts scatter int32 positions widened to int64. (Updates of the scatter's width, or widened only from
+    scalars, compiled.) How many updates."""
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.scatter"):
+        k = (len(op.operands) - 1) // 2  # (the inputs, the indices, then the updates)
+        for i in range(k + 1, 2 * k + 1):
+            if _computed_from_narrower(op.operands[i]):
+                _operand_apart(op, i)
+                n += 1
+    return n
+
+
 def loop_updates_apart(module: ir.Module) -> int:
     """In a loop that holds a `case` or `if`, each `dynamic_update_slice`'s update passes through an
     `optimization_barrier`. IREE 3.13 lost the loop's in-place updates beside such a branch: a scan whose body
@@ -2033,6 +2101,11 @@ STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
     "LLVM translation)", "legalize",
     Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
+WIDENED_SCATTER_UPDATES_APART = register(Rewrite(
+    "widened-scatter-updates-apart", widened_scatter_updates_apart,
+    "a scatter's updates computed from values of fewer bits an element (a widening convert) come through a barrier "
+    "(CUDA: IREE failed to apply fusion + hoisting patterns to the fused dispatch)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_scatters_of_widened_updates_compile_for_cuda")))
 LOOP_CONCATS_APART = register(Rewrite(
     "loop-concats-apart", loop_concats_apart,
     "in a loop, each concatenate reads its operands through a barrier (IREE wrote two concatenates of one shape "

@@ -538,3 +538,27 @@ def test_float32_square_roots_are_correctly_rounded_for_cuda():
         np.testing.assert_allclose(got[1], want[1], rtol=1.1 * 2 ** -24)  # (two roundings in float64, then one)
         for g, w in zip(got[2:], want[2:]):
             np.testing.assert_allclose(g, w, rtol=2 ** -22)  # (within 2 ulps: arithmetic around the root)
+
+
+def test_scatters_of_widened_updates_compile_for_cuda():
+    # On the H200 (2026-11-30) `unique`, `intersect1d`, `setdiff1d` and `setxor1d` with `size=` failed to compile
+    # for CUDA ("'func.func' op failed to apply fusion + hoisting patterns (set 1)"): IREE 3.13 fused the widening of
+    # a scatter's updates (int32 positions to int64) into the scatter's dispatch. Here int32, bool and float32
+    # updates widened, each failed alone; `widened-scatter-updates-apart` computes them apart (the rewritten module
+    # run on the CPU).
+    i = np.array([5, 0, 3, 6, 7, 1])
+    m, v = np.array([2, -1, 4, 9, 0, 6], np.int32), np.linspace(-1.5, 2.25, 6).astype(np.float32)
+    f = lambda i, m, b, v: (snp.zeros(8, np.int64).at[i].set(m.astype(np.int64)),  # noqa: E731
+                            snp.zeros(8, np.int32).at[i].set(b), snp.zeros(8).at[i[:3]].add(v[:3].astype(np.float64)))
+    with _x64():
+        low = stagec.jit(f).lower(i, m, m > 0, v)
+        assert len(low.compile("cuda").artifact.vmfb) > 1000
+        text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") == 3
+    want = [np.zeros(8, np.int64), np.zeros(8, np.int32), np.zeros(8)]
+    want[0][i], want[1][i] = m, m > 0
+    np.add.at(want[2], i[:3], v[:3].astype(np.float64))
+    for g, w in zip(_on_cpu(text, i, m, m > 0, v), want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
