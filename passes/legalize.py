@@ -1545,7 +1545,9 @@ def int64_sort_slices_apart(module: ir.Module) -> int:
     lowering's `select(x == 1, 1, x)`, which IREE folds) read through an `optimization_barrier`. IREE 3.13 fused the
     slice into the sort's dispatch, and its SPIR-V for the portable target failed to compile it ("failed to legalize
     operation 'vector.from_elements'" / "'vector.extract'" of vector<2xi64>): under `enable_x64` a sort of a column,
-    of `x[2:7]` or `x[::2]`, and `unique(rows, axis=0)`. How many operands."""
+    of `x[2:7]` or `x[::2]`, and `unique(rows, axis=0)`. Its CUDA codegen "failed to bufferize" the sort, which sorts
+    in place, of such a slice (`sort(x[1])`, `lexsort`, `unique(rows, axis=0, size=5)`; int32 and float keys
+    compiled). How many operands."""
     def sliced(v) -> bool:
         while (src := producer(v)) is not None:
             if src.name in ("stablehlo.slice", "stablehlo.dynamic_slice"):
@@ -2190,7 +2192,8 @@ SORTS_APART = register(Rewrite(
     "in place)", "legalize", Workaround(_IREE, "tests/test_sorts.py::test_two_sorts_of_one_constant_expression")))
 INT64_SORT_SLICES_APART = register(Rewrite(
     "int64-sort-slices-apart", int64_sort_slices_apart,
-    "a sort's int64 operand computed by a slice read through a barrier (SPIR-V: the fused slice did not compile)",
+    "a sort's int64 operand computed by a slice read through a barrier (SPIR-V: the fused slice did not compile; "
+    "CUDA: the sort failed to bufferize)",
     "legalize", Workaround(_IREE, "tests/test_lavapipe.py::test_sorts_of_int64_slices")))
 REDUCTION_RESULTS_APART = register(Rewrite(
     "reduction-results-apart", reduction_results_apart,

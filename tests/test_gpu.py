@@ -562,3 +562,22 @@ def test_scatters_of_widened_updates_compile_for_cuda():
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
 
+
+def test_int64_sorts_of_slices_compile_for_cuda():
+    # On the H200 (2026-11-30) `unique(rows, axis=0, size=5)` failed to compile for CUDA too ("failed to
+    # bufferize op"): IREE 3.13 fused the slice an int64 sort operand is (a row of the keys of a lexicographic sort;
+    # `sort(x[1])`, `argsort(x[0, 2:9])`) into the sort's dispatch, which sorts in place. `int64-sort-slices-apart`
+    # (Vulkan's already) reads the slice through a barrier; int32 and float keys compiled.
+    x = np.random.default_rng(5).permutation(24).reshape(2, 12) - 12
+    rows = np.array([[1, 2], [0, 5], [1, 2], [0, 1]])
+    f = lambda x, r: (snp.sort(x[1]), snp.argsort(x[0, 2:9]), snp.lexsort(x[:, :5]),  # noqa: E731
+                      *snp.unique(r, return_counts=True, axis=0, size=5))
+    with _x64():
+        low = stagec.jit(f).lower(x, rows)
+        assert len(low.compile("cuda").artifact.vmfb) > 1000
+        text = legalized(low.as_text(), "cuda")
+    v, c = np.unique(rows, return_counts=True, axis=0)
+    want = [np.sort(x[1]), np.argsort(x[0, 2:9]), np.lexsort(x[:, :5]), np.concatenate([v, v[:1].repeat(2, 0)]),
+            np.concatenate([c, [0, 0]])]
+    for g, w in zip(_on_cpu(text, x, rows), want):
+        np.testing.assert_array_equal(g, w)

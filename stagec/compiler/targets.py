@@ -109,7 +109,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "isolate-reductions", "bf16-in-f32-apart", "half-products-in-f32", "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "loop-updates-apart", "loop-concats-apart", "nan-guards", "round-to-bf16",
                               "unsigned-to-float",
-                              "converted-product-operands-apart", "sorts-apart",
+                              "converted-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
                               "sort-results-kept", "widening-converts-apart"),
                     finish=("loops-on-one-device",))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). `sqrt-in-f64` runs first
@@ -124,7 +124,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "half-products-in-f32", "grouped-conv-kernels-apart", "bf16-in-f32", "f32-dots-bf16x3",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "unsigned-to-float",
                               "unsigned-extensions-apart", "widened-scatter-updates-apart",
-                              "sorts-apart", "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
+                              "int64-sort-slices-apart", "sorts-apart", "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
                               "complex-reduction-inputs-apart", "variadic-reductions-in-rows",
                               "reduce-window-inits-apart")),
            max_bindings=16),
