@@ -19,7 +19,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings
 from . import packing
-from .irutil import Builder, constant_value, make_constant, nbytes, producer, splat_value
+from .irutil import Builder, constant_value, make_constant, nbytes, producer, splat_value, sums_an_add
 from .mathlib import _Builder as _ShapedBuilder
 
 
@@ -1030,6 +1030,49 @@ def round_to_bf16(module: ir.Module) -> int:
     return n
 
 
+def bf16_from_integers_rounded(module: ir.Module) -> int:
+    """Each bfloat16 `iota` computed as a float32 one converted, and each `convert` to bfloat16 from integers (8 bits
+    or wider), or from float32 an `iota` or a conversion from integers computed, converts a float32 value rounded to
+    bfloat16's bits by integer ops first (`_round_bits`): float32 first, then bfloat16, as JAX and stagec's CPU round.
+
+    IREE 3.13 folds such a conversion into one from the integer (arith's truncf(sitofp) -> sitofp), whose SPIR-V
+    bfloat16 emulation did not compile ("'spirv.Bitcast' op mismatch in result type bitwidth 16 and operand type
+    bitwidth 32", every Vulkan target: `linspace` of bfloat16 bounds, eagerly an `iota` of bfloat16). The value it
+    converts now is a bfloat16 already, computed by integer ops, which IREE does not fold. The count rewritten."""
+    f32, bf16 = ir.F32Type.get(), ir.BF16Type.get()
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.iota" and _element(op.results[0].type) == bf16):
+        t = ir.RankedTensorType(op.results[0].type)
+        with ir.InsertionPoint(op), op.location:
+            i = _create("stablehlo.iota", [], [_like(t, f32)], {"iota_dimension": op.attributes["iota_dimension"]})
+            c = _create("stablehlo.convert", [i.result], [t])
+        op.results[0].replace_all_uses_with(c.result)
+        op.erase()
+
+    def from_integers(v) -> bool:
+        src = producer(v)
+        return src is not None and (src.name == "stablehlo.iota" or src.name == "stablehlo.convert" and isinstance(
+            _element(src.operands[0].type), ir.IntegerType))
+
+    def keep(op) -> bool:
+        if op.name != "stablehlo.convert" or _element(op.results[0].type) != bf16:
+            return False
+        src = _element(op.operands[0].type)
+        if isinstance(src, ir.IntegerType):
+            return ir.IntegerType(src).width >= 8
+        return src == f32 and from_integers(op.operands[0])
+
+    for op in _ops_where(module, keep):
+        x = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            t32 = _like(x.type, f32)
+            if _element(x.type) != f32:
+                x = _create("stablehlo.convert", [x], [t32]).result
+            op.operation.operands[0] = _round_bits(_ShapedBuilder(ir.RankedTensorType(t32), x), x, 32, 16)
+        n += 1
+    return n
+
+
 def _integer(t) -> ir.IntegerType | None:
     try:
         return ir.IntegerType(t)
@@ -2025,6 +2068,116 @@ def signed_zeros_of_max_min(module: ir.Module) -> int:
     return _replace(module, keep, build)
 
 
+def reductions_in_one_dimension(module: ir.Module) -> int:
+    """Each `reduce` over two dimensions or more (static shapes) reduces one: its operands' reduced dimensions merged
+    by a reshape where they are adjacent, else moved last by a transpose first (the same elements, and each result's
+    in the same order). IREE 3.13's SPIR-V reduction for NVIDIA's target (`ampere`: subgroup reductions) did not
+    compile several of them ("failed to legalize operation 'vector.create_mask'", "'vector.transfer_read' op with rank
+    > 1 should be broken down": the total of a 64 x 33 log-softmax loss, `sum(z - log(s)[:, None])`; over dimensions 0
+    and 2 even of an argument). How many."""
+    found = _ops_where(module, lambda op: op.name == "stablehlo.reduce" and len(
+        ir.DenseI64ArrayAttr(op.attributes["dimensions"])) > 1 and ir.RankedTensorType(
+        op.operands[0].type).has_static_shape)
+    for op in found:
+        k = len(op.operands) // 2  # (the operands, then their inits)
+        shape = ir.RankedTensorType(op.operands[0].type).shape
+        dims = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        e = math.prod(shape[d] for d in dims)
+        if dims == list(range(dims[0], dims[-1] + 1)):
+            perm, merged, at = None, [*shape[:dims[0]], e, *shape[dims[-1] + 1:]], dims[0]
+        else:
+            kept = [d for d in range(len(shape)) if d not in dims]
+            perm, merged, at = kept + dims, [*(shape[d] for d in kept), e], len(kept)
+        with ir.InsertionPoint(op), op.location:
+            for i in range(k):
+                x = op.operands[i]
+                if perm is not None:
+                    x = _create("stablehlo.transpose", [x], [ir.RankedTensorType.get(
+                        [shape[d] for d in perm], _element(x.type))], {"permutation": ir.DenseI64ArrayAttr.get(perm)}).result
+                op.operands[i] = _create("stablehlo.reshape", [x], [ir.RankedTensorType.get(merged, _element(x.type))]).result
+        op.attributes["dimensions"] = ir.DenseI64ArrayAttr.get([at])
+    return len(found)
+
+
+_SIGN_FLIPPED = {"f32": (32, 1 << 31), "f16": (16, 1 << 15)}
+
+
+def negated_sums_as_sign_flips(module: ir.Module) -> int:
+    """Each float `negate` a sum reads (a `reduce` that adds, through reshapes, transposes and broadcasts) computed
+    without `negate`: float32 and float16 as their bits with the sign bit flipped (exactly negate's value, NaN's sign
+    too, and fused as before), bfloat16 read through an `optimization_barrier` (its 16-bit bitcast did not compile
+    there). IREE 3.13 folds acc + (-x) into acc - x, and its SPIR-V subgroup reduction (NVIDIA's target) has no
+    identity for a subtraction ("'linalg.generic' op Failed to get an identity value for the reduction operation": the
+    gradient of a log-softmax loss, a row sum of -pad(...); `sum(-x)` of 32 floats). How many negates."""
+    def feeds_sum(op) -> bool:
+        work, seen = [op], set()
+        while work:
+            o = work.pop()
+            if o.operation in seen:
+                continue
+            seen.add(o.operation)
+            for r in o.results:
+                for u in r.uses:
+                    owner = u.owner
+                    if owner.name == "stablehlo.reduce" and sums_an_add(owner):
+                        return True
+                    if owner.name in ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim"):
+                        work.append(owner)
+        return False
+
+    def keep(op) -> bool:
+        return (op.name == "stablehlo.negate" and str(_element(op.results[0].type)) in (*_SIGN_FLIPPED, "bf16")
+                and feeds_sum(op))
+
+    found = _ops_where(module, keep)
+    for op in found:
+        t = ir.RankedTensorType(op.results[0].type)
+        if str(t.element_type) == "bf16":
+            _behind_barrier(op)
+            continue
+        width, sign = _SIGN_FLIPPED[str(t.element_type)]
+        x = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            b = _ShapedBuilder(ir.RankedTensorType.get(t.shape, ir.IntegerType.get_unsigned(width)), x)
+            flipped = b.op("xor", b.op("bitcast_convert", x), b.c(sign))
+            y = _create("stablehlo.bitcast_convert", [flipped], [t]).result
+        op.results[0].replace_all_uses_with(y)
+        op.erase()
+    return len(found)
+
+
+_CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution")
+
+
+def complex_products_apart(module: ir.Module) -> int:
+    """Each `complex` whose real or imaginary part is computed from a product (a `dot_general` or convolution, through
+    elementwise ops) reads both parts through one `optimization_barrier`. IREE 3.13 fused the complex into the
+    product's dispatch, and the SPIR-V pipeline of NVIDIA's target (`ampere`) did not compile that dispatch ("failed
+    to legalize unresolved source materialization from memref<1xcomplex<f32>...", "failed to legalize operation
+    'arith.constant' ... vector<256xf32>": `fft-as-dft`'s transforms, x Wr + i x Wi, of 3 x 33 and of 1024 points).
+    The count rewritten."""
+    def from_product(v) -> bool:
+        work, seen = [v], set()
+        while work:
+            src = producer(work.pop())
+            if src is None or src.operation in seen:
+                continue
+            seen.add(src.operation)
+            if src.name in _CONTRACTIONS:
+                return True
+            if _elementwise(src) or src.name in ("stablehlo.reshape", "stablehlo.broadcast_in_dim"):
+                work.extend(src.operands)
+        return False
+
+    found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and any(from_product(v) for v in op.operands))
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            bar = _create("stablehlo.optimization_barrier", list(op.operands), [v.type for v in op.operands])
+        for i, r in enumerate(bar.results):
+            op.operands[i] = r
+    return len(found)
+
+
 class Rewrite(Pass):
     """A pass made of one rewrite function `fn(module) -> count or bool` (counted under the pass's name)."""
 
@@ -2267,6 +2420,26 @@ F32_DOTS_BF16_3X = register(Rewrite(
     "float32 matmuls below Precision.HIGHEST as three bf16 tensor-core products (CUDA: no TF32)", "legalize",
     Workaround(_IREE, "tests/test_precision.py::"
                       "test_cuda_float32_products_below_highest_are_bf16_3x_and_keep_near_float32_accuracy")))
+BF16_FROM_INTEGERS_ROUNDED = register(Rewrite(
+    "bf16-from-integers-rounded", bf16_from_integers_rounded,
+    "a bfloat16 iota, or a convert to bfloat16 from integers (or an iota's float32), converts a float32 value rounded "
+    "by integer ops (SPIR-V: IREE folded it into an integer-to-bfloat16 conversion that did not compile)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_bfloat16_from_integers")))
+REDUCTIONS_IN_ONE_DIMENSION = register(Rewrite(
+    "reductions-in-one-dimension", reductions_in_one_dimension,
+    "a reduction over several dimensions reduces them merged into one (NVIDIA's Vulkan target: IREE's subgroup "
+    "reduction of several dimensions did not compile)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_reductions_over_several_dimensions")))
+NEGATED_SUMS_AS_SIGN_FLIPS = register(Rewrite(
+    "negated-sums-as-sign-flips", negated_sums_as_sign_flips,
+    "a float negate a sum reads flips the sign bit by integer ops (bfloat16: through a barrier) (NVIDIA's Vulkan target: "
+    "IREE folded acc + -x into a subtraction its subgroup reduction has no identity for)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_sums_of_negated_values")))
+COMPLEX_PRODUCTS_APART = register(Rewrite(
+    "complex-products-apart", complex_products_apart,
+    "a complex op whose parts are computed from products reads them through a barrier (NVIDIA's Vulkan target: the "
+    "product's dispatch writing complex values did not compile)", "legalize",
+    Workaround(_IREE, "tests/test_gpu.py::test_vulkan_compiles_complex_values_of_products")))
 BLAS_DOTS = register(Rewrite(
     "blas-dots", lambda m: blas_dots(m, BLAS_MIN_MACS, BLAS_MIN_VECTOR_MACS),
     f"float32/float64 matrix-vector products of at least {BLAS_MIN_VECTOR_MACS} multiply-adds call NumPy's BLAS "

@@ -393,6 +393,90 @@ def test_vulkan_counts_leading_zeros_of_64_bit_integers():
             np.testing.assert_array_equal(np.asarray(g), w)
 
 
+def _legalized_runs(f, *args) -> list:
+    """`f`'s results from its module after Vulkan's legalization, compiled for and run on the CPU, and from
+    lavapipe (Vulkan's portable target) where there is one: the values the rewrites keep."""
+    runs = [_on_cpu(legalized(stagec.jit(f).lower(*args).as_text(), "vulkan"), *args)]
+    if backend.device_names("vulkan"):
+        runs.append([np.asarray(r) for r in stagec.jit(f, backend="vulkan")(*args)])
+    return runs
+
+
+def test_vulkan_compiles_bfloat16_from_integers():
+    # "'spirv.Bitcast' op mismatch in result type bitwidth 16 and operand type bitwidth 32" on every Vulkan target
+    # (NVIDIA's, and lavapipe's portable one): an iota of bfloat16 (`linspace` of bfloat16 bounds, eagerly), a convert
+    # to bfloat16 from int32 or uint8, or from an iota's float32: IREE folded it into an integer-to-bfloat16 convert.
+    i = np.array([0, 1, 7, 257, 259, 2 ** 24 + 3, 2 ** 25 + 2 ** 17 + 1, 2 ** 31 - 1, -2 ** 31, -259], np.int32)
+    u = np.arange(256, dtype=np.uint8)
+    f = lambda i, u: (i.astype(bfloat16), u.astype(bfloat16), snp.arange(300, dtype=bfloat16),  # noqa: E731
+                      snp.arange(300, dtype=np.float32).astype(bfloat16) * 2)
+    want = [i.astype(np.float32).astype(bfloat16), u.astype(bfloat16), np.arange(300).astype(bfloat16),
+            np.arange(300).astype(bfloat16) * 2]
+    assert len(_for_ampere(f, i, u).artifact.vmfb) > 1000
+    for got in _legalized_runs(f, i, u):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g).view(np.uint16), w.view(np.uint16))
+    assert len(_for_ampere(lambda: snp.linspace(np.array(0.0, bfloat16)[()], np.array(2.0, bfloat16)[()], 5))
+               .artifact.vmfb) > 1000
+
+
+def test_vulkan_compiles_reductions_over_several_dimensions():
+    # NVIDIA's target: "failed to legalize operation 'vector.create_mask'" (the total of a 64 x 33 log-softmax loss,
+    # sum(z - log(s)[:, None]): tests/test_fusion_hazards.py), "'vector.transfer_read' op with rank > 1" (64 x 31),
+    # and over dimensions 0 and 2 even of an argument. `reductions-in-one-dimension` reduces them merged into one.
+    rng = np.random.default_rng(3)
+    a, x = rng.standard_normal((64, 33)).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal((64, 4, 31)).astype(np.float32)
+    f = lambda a, x, b: (snp.sum(a - x[:, None]), snp.sum(b, axis=(0, 2)),  # noqa: E731
+                         snp.max(b * x[:, None, None], axis=(1, 2)), snp.sum(b - 1.0, axis=(0, 1)))
+    want = [np.sum(a - x[:, None]), b.sum((0, 2)), (b * x[:, None, None]).max((1, 2)), (b - 1.0).sum((0, 1))]
+    assert len(_for_ampere(f, a, x, b).artifact.vmfb) > 1000
+    text = legalized(stagec.jit(f).lower(a, x, b).as_text(), "vulkan")
+    assert not re.search(r"across dimensions = \[\d+, \d+", text)
+    for got in _legalized_runs(f, a, x, b):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
+
+
+def test_vulkan_compiles_sums_of_negated_values():
+    # NVIDIA's target: "'linalg.generic' op Failed to get an identity value for the reduction operation": IREE folded
+    # acc + (-x) into acc - x (the gradient of -sum(log_softmax(v)[:, 0]): tests/test_fusion_hazards.py; sum(-x) of
+    # 32 floats). float32 and float16 negate by a sign-bit flip, exactly; bfloat16 through a barrier.
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((64, 128)).astype(np.float32)
+    x[0, :3] = [0.0, -0.0, np.nan]
+    h, hb = x[:, :32].astype(np.float16), x[1:, :32].astype(bfloat16)
+    f = lambda x, h, hb: (snp.sum(-x, axis=1), snp.sum(-x[1:, :32]), snp.sum(-h, axis=0),  # noqa: E731
+                          snp.sum(-hb, axis=1), -x)
+    want = [np.sum(-x, axis=1), np.sum(-x[1:, :32]), np.sum(-h, axis=0, dtype=np.float32), None, -x]
+    assert len(_for_ampere(f, x, h, hb).artifact.vmfb) > 1000
+    for got in _legalized_runs(f, x, h, hb):
+        for k in (0, 1, 2):
+            np.testing.assert_allclose(np.asarray(got[k], np.float32), want[k], rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(np.asarray(got[3], np.float32), -hb.astype(np.float32).sum(1), rtol=2e-2, atol=0.1)
+        np.testing.assert_array_equal(np.asarray(got[4]).view(np.uint32), want[4].view(np.uint32))  # (bits: -0.0)
+    z = rng.standard_normal((64, 128)).astype(np.float32)
+    g = stagec.grad(lambda v: -snp.sum(stagec.nn.log_softmax(v)[:, 0]))
+    assert len(_for_ampere(g, z).artifact.vmfb) > 1000
+
+
+def test_vulkan_compiles_complex_values_of_products():
+    # NVIDIA's target: a complex op fused into the dispatch of the products its parts are (`fft-as-dft`'s x Wr + i x
+    # Wi) did not compile: "failed to legalize unresolved source materialization from ('memref<1xcomplex<f32>, ...')"
+    # (rfft of 3 x 64), "failed to legalize operation 'arith.constant'" (fft of 1024 points). tests/test_fft.py.
+    rng = np.random.default_rng(5)
+    r = rng.standard_normal((3, 64)).astype(np.float32)
+    z = (rng.standard_normal(1024) + 1j * rng.standard_normal(1024)).astype(np.complex64)
+    a, b = rng.standard_normal((64, 33)).astype(np.float32), rng.standard_normal((64, 33)).astype(np.float32)
+    f = lambda r, z, a, b: (stagec.lax.complex(r @ a, r @ b - 1.0), snp.fft.rfft(r), snp.fft.fft(z))  # noqa: E731
+    want = [(r.astype(np.float64) @ a) + 1j * (r.astype(np.float64) @ b - 1.0), np.fft.rfft(r.astype(np.float64)),
+            np.fft.fft(z.astype(np.complex128))]
+    assert len(_for_ampere(f, r, z, a, b).artifact.vmfb) > 1000
+    for got in _legalized_runs(f, r, z, a, b):
+        for g, w in zip(got, want):
+            assert np.abs(np.asarray(g) - w).max() <= 4e-6 * np.abs(w).max()
+
+
 @pytest.mark.default_precision
 @pytest.mark.skipif("cuda" not in GPUS, reason="no GPU found by IREE's cuda driver")
 def test_cuda_default_float32_products_stay_within_bf16_3x_bound():
