@@ -416,7 +416,8 @@ def test_ldexp_of_every_integer_exponent_dtype_is_x1_times_a_power_of_two():
         dt = np.float32 if x1.dtype.kind in "biu" else x1.dtype
         with np.errstate(over="ignore"):
             want = (x1.astype(np.float64) * np.exp2(x2.astype(np.float64))).astype(dt)
-        if dt == BF16:  # (bfloat16 subnormals flush to zero on the CPU, as JAX's do there: ldexp(-0.25, -126) -0.0)
+        if dt == BF16 and stagec.config.default_backend == "cpu":  # (bfloat16 subnormals flush to zero on the CPU, as
+            # JAX's do there: ldexp(-0.25, -126) -0.0; CUDA keeps them, -2**-128 on the H200)
             want = np.where(np.abs(want.astype(np.float64)) < float(stagec.numpy.finfo(BF16).tiny), want * 0, want)
         assert got[k].dtype == dt, k
         np.testing.assert_array_equal(np.asarray(got[k]).astype(np.float64), want.astype(np.float64), err_msg=str(k))
