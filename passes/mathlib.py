@@ -2091,7 +2091,8 @@ CUDA_EXPANSIONS = [
               _T + "test_float32_kernels_across_their_thresholds", f32=True),
 ]
 # float64's square root rounded to float32 is float32's correctly rounded one (53 >= 2 * 24 + 2 bits). A table apart
-# (`sqrt-in-f64`), run before fusion: in `mathlib-cuda`'s table `fuse` would leave every sqrt unfused, on every target.
+# (`sqrt-in-f64`): in `mathlib-cuda`'s table `fuse` would leave every sqrt unfused, on every target; the pass also
+# rewrites the scalar square roots of the generics `fuse` made.
 _S = "tests/test_gpu.py::test_float32_square_roots_are_correctly_rounded_for_cuda"
 SQRT_EXPANSIONS = [
     Expansion("stablehlo.sqrt", NARROW, lambda f, x: f("sqrt", x), "PTX sqrt.approx.f32 (1 ulp off)", _S),
@@ -2245,6 +2246,25 @@ class MathLibCUDA(_Table):
 class SqrtInF64(_Table):
     name, table, workaround = "sqrt-in-f64", _BY_OP_SQRT, Workaround("3.13", _S)
     description = "float32, float16 and bfloat16 sqrt and rsqrt in float64, rounded once (IREE's CUDA: approximate)"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        expand(module, stats, self.table)
+        f64 = ir.F64Type.get()
+        for op in nested_ops(module.operation, ("math.sqrt", "math.rsqrt")):  # (in `fuse`'s generics)
+            t = op.result.type
+            if str(t) not in NARROW:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                r = ir.Operation.create("math.sqrt", results=[f64], operands=[
+                    ir.Operation.create("arith.extf", results=[f64], operands=[op.operands[0]]).result]).result
+                if op.name == "math.rsqrt":
+                    one = ir.Operation.create("arith.constant", results=[f64],
+                                              attributes={"value": ir.FloatAttr.get(f64, 1.0)}).result
+                    r = ir.Operation.create("arith.divf", results=[f64], operands=[one, r]).result
+                r = ir.Operation.create("arith.truncf", results=[t], operands=[r]).result
+            stats.rewrites[f"{op.name}-{t}"] += 1
+            op.result.replace_all_uses_with(r)
+            op.erase()
 
 
 MATHLIB_GLSL, MATHLIB_COMPLEX, MATHLIB_CPU = register(MathLibGLSL()), register(MathLibComplex()), register(MathLibCPU())

@@ -474,8 +474,9 @@ def test_initializers_draw_jaxs_numbers():
     got = stagec.jit(lambda key: [getattr(init, n)()(key, (5, 7)) for n in names])(stagec.random.PRNGKey(3))
     for name, g in zip(names, got):
         want = getattr(ji, name)()(jax.random.PRNGKey(3), (5, 7))
-        if stagec.config.default_backend == "vulkan":  # lavapipe reassociates float ops on constants (scales): an
-            np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7, err_msg=name)  # ulp or so (tests/test_random_more.py)
+        if stagec.config.default_backend != "cpu":  # lavapipe reassociates float ops on constants (scales), CUDA
+            # contracts no multiply-add (glorot_normal 19 of 35 1 ulp off JAX's CPU on the H200): an ulp or so
+            np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-7, err_msg=name)
         else:
             np.testing.assert_array_equal(g, want, err_msg=name)
 

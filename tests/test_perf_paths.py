@@ -546,6 +546,7 @@ def test_one_weight_pass_only_where_the_weight_is_read_by_both_and_not_otherwise
     np.testing.assert_allclose(np.asarray(got[1]), w64 - 0.1 * (h64.T @ d64), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.cpu_only  # (the CPU pipeline's `sliced-dots-apart`)
 def test_matmuls_of_a_sequences_slices_share_an_executable(tmp_path):
     """A Python loop over a sequence, `h = tanh(h @ W + xs[t] @ U)`, and its gradient: IREE 3.13 made each matmul
     reading a slice `xs[t]` an executable of its own (the offset a constant of its dispatch): 2 per step, 108 for 50
