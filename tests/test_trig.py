@@ -245,6 +245,7 @@ def test_complex64():
     assert (np.abs(t.real) < 1e-7).all()
 
 
+@pytest.mark.cpu_only  # (the CPU target's linking; under a GPU default it compiled for the GPU: H200 2026-11-30)
 def test_modules_for_this_cpu_link_with_the_host_linker_portable_ones_embedded_float64_libm_with_libm(tmp_path):
     """A module for this machine's CPU (`host`, the default) links with the host's linker (a small module compiles
     ~45 ms faster); one for another CPU (`arch=`) keeps IREE's embedded ELF, loadable anywhere; a float64
