@@ -253,7 +253,13 @@ def ndtri(p):
     # tail series) - log q instead (ndtr(x) / q was 3e4 float32 ulps off at q = 1e-40, 2e12 float64 ones at 5e-324)
     sub = qs < np.finfo(p.dtype).tiny * 2.0 ** 12
     xs = snp.where(sub, x, -40.0)
-    e_sub = snp.expm1(-0.5 * xs * xs - snp.log(-xs) - _LOG_SQRT_2PI + snp.log1p(_ndtr_series(xs)[1]) - lq)
+    s = _ndtr_series(xs)[1]
+    if p.dtype == np.float32:  # (|s| < 7e-3 below x = -12.4 and |d| ~ Acklam's 1e-9 times x^2: log1p and expm1 by
+        # their first terms, a third of the kernel's time: 1M float32 2.4 -> 1.7 ms)
+        d = -0.5 * xs * xs - snp.log(-xs) - _LOG_SQRT_2PI + s * (1 - s * (0.5 - s / 3)) - lq
+        e_sub = d * (1 + 0.5 * d)
+    else:
+        e_sub = snp.expm1(-0.5 * xs * xs - snp.log(-xs) - _LOG_SQRT_2PI + snp.log1p(s) - lq)
     # (erf: relative accuracy near p = 1/2; below, ndtr(x) - q relative to q: as a difference it was subnormal,
     # read as 0, below q = 1e-302 in float64, and Halley's step left Acklam's 1e-9)
     if p.dtype == np.float32:  # (Acklam's central form rounded in float32 is within 3.6 ulps from q = 0.3, not below
