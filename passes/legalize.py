@@ -462,6 +462,29 @@ def loop_updates_apart(module: ir.Module) -> int:
     return len(updates)
 
 
+def kept_carries_apart(module: ir.Module) -> int:
+    """In a loop whose body yields one carried value at another carry's position (a swap), each carry it yields
+    unchanged at its own position passes through one `optimization_barrier`. IREE 3.13 left such a loop's result
+    unallocated and its runtime refused the call ("binding table slot requires a buffer but none was provided", or
+    with direct command buffers "indirect buffer reference slot 0 is out range"): `fori_loop` of three carries
+    swapping two around a nested loop and keeping the third (found 2026-11-30 by random loop programs). How many
+    loops."""
+    n = 0
+    for w in _ops_where(module, lambda op: op.name == "stablehlo.while"):
+        body = w.regions[1].blocks[0]
+        args, ret = list(body.arguments), list(body.operations)[-1]
+        outs = list(ret.operands)
+        kept = [i for i, y in enumerate(outs) if y == args[i]]
+        if not kept or not any(y in args and args.index(y) != i for i, y in enumerate(outs)):
+            continue
+        with ir.InsertionPoint(ret), ret.location:
+            bar = _create("stablehlo.optimization_barrier", [outs[i] for i in kept], [outs[i].type for i in kept])
+        for i, r in zip(kept, bar.results):
+            ret.operands[i] = r
+        n += 1
+    return n
+
+
 DEVICE = "#hal.device.promise<@__device_0>"  # (the one device IREE makes for `--iree-hal-target-backends`)
 # Bytes a loop carries from which its function is placed: under it IREE's copies of them cost less than the copies
 # of shared starts that placing adds (a 300-lane gamma draw's loop carries 14.6 KB: 15 copies, its first call 0.80 -> 0.87 s)
@@ -2266,6 +2289,11 @@ LOOP_CONCATS_APART = register(Rewrite(
     "in a loop, each concatenate reads its operands through a barrier (IREE wrote two concatenates of one shape "
     "into one buffer: a loop's forward-mode derivative returned tangents as primals)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_concatenates_in_a_loop_keep_their_own_values")))
+KEPT_CARRIES_APART = register(Rewrite(
+    "kept-carries-apart", kept_carries_apart,
+    "in a loop that yields a carry at another's position, the carries it keeps unchanged pass through a barrier "
+    "(IREE left the loop's result unallocated: the call failed at run time)", "legalize",
+    Workaround(_IREE, "tests/test_control_flow.py::test_a_loop_that_swaps_two_carries_and_keeps_a_third_runs")))
 LOOPS_ON_ONE_DEVICE = register(Rewrite(
     "loops-on-one-device", loops_on_one_device,
     "a function holding a loop is placed on the device (IREE gave the loop's carried values none, and copied each of "

@@ -801,7 +801,7 @@ class KnownRuntimeBug(RuntimeError):
 # binding slot it never declared).
 _KNOWN_RUNTIME_BUGS = re.compile(r"binding count \d+ > \d+|ref is null; while invoking native function "
                                  r"hal\.buffer_view\.create|indirect buffer reference slot \d+ is out range of the "
-                                 r"declared binding capacity")
+                                 r"declared binding capacity|binding table slot requires a buffer but none was provided")
 
 
 def _buffer_cache_spec() -> str:
