@@ -513,3 +513,20 @@ def test_a_loop_that_swaps_two_carries_and_keeps_a_third_runs(monkeypatch):
     monkeypatch.setattr(cache, "enabled", lambda: False)
     with pytest.raises(KnownRuntimeBug, match="binding table slot requires a buffer"):
         stagec.block_until_ready(stagec.jit(functools.partial(f, keep=-0.0))(x))
+
+
+@pytest.mark.cpu_only  # (the CPU pipeline's `kept-carries-apart`)
+def test_nested_loops_keeping_carries_compile():
+    # iree-compile failed ("circular dependency: input operation uses partition output") on a loop keeping one carry
+    # around a scan keeping two (random loop programs, 2026-11-30). Against the same loops in NumPy.
+    def f(x):
+        def inner(c):
+            def step(cs, i):
+                cs = (cs[0] * 0.75, cs[1], cs[2])
+                return cs, cs[0][0]
+            return lax.scan(step, (c, snp.zeros_like(c), 2 * c), snp.arange(3))[0][0]
+        return lax.fori_loop(0, 1, lambda i, cs: (cs[0], inner(cs[1]) + cs[1] * 0.25), (snp.ones_like(x), 2 * x))
+    x = np.arange(8, dtype=np.float32)
+    got = stagec.jit(f)(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.ones(8))
+    np.testing.assert_allclose(np.asarray(got[1]), 2 * x * 0.75 ** 3 + 2 * x * 0.25, rtol=1e-6)
