@@ -462,30 +462,6 @@ def loop_updates_apart(module: ir.Module) -> int:
     return len(updates)
 
 
-def kept_carries_apart(module: ir.Module) -> int:
-    """In each loop, the carries its body yields unchanged (at their own position) pass through one
-    `optimization_barrier`. IREE 3.13 left the result of a loop that swaps two carries and keeps a third unallocated,
-    and its runtime refused the call ("binding table slot requires a buffer but none was provided", or with direct
-    command buffers "indirect buffer reference slot 0 is out range"), and it failed to compile nested loops keeping
-    carries ("circular dependency: input operation uses partition output"). Found 2026-11-30 by random loop
-    programs: 5 of 8 failing ones run since, none slower (a 512x512 weight kept through 50 products). How many
-    loops."""
-    n = 0
-    for w in _ops_where(module, lambda op: op.name == "stablehlo.while"):
-        body = w.regions[1].blocks[0]
-        args, ret = list(body.arguments), list(body.operations)[-1]
-        outs = list(ret.operands)
-        kept = [i for i, y in enumerate(outs) if y == args[i]]
-        if not kept:
-            continue
-        with ir.InsertionPoint(ret), ret.location:
-            bar = _create("stablehlo.optimization_barrier", [outs[i] for i in kept], [outs[i].type for i in kept])
-        for i, r in zip(kept, bar.results):
-            ret.operands[i] = r
-        n += 1
-    return n
-
-
 DEVICE = "#hal.device.promise<@__device_0>"  # (the one device IREE makes for `--iree-hal-target-backends`)
 # Bytes a loop carries from which its function is placed: under it IREE's copies of them cost less than the copies
 # of shared starts that placing adds (a 300-lane gamma draw's loop carries 14.6 KB: 15 copies, its first call 0.80 -> 0.87 s)
@@ -2290,11 +2266,6 @@ LOOP_CONCATS_APART = register(Rewrite(
     "in a loop, each concatenate reads its operands through a barrier (IREE wrote two concatenates of one shape "
     "into one buffer: a loop's forward-mode derivative returned tangents as primals)", "legalize",
     Workaround(_IREE, "tests/test_control_flow.py::test_concatenates_in_a_loop_keep_their_own_values")))
-KEPT_CARRIES_APART = register(Rewrite(
-    "kept-carries-apart", kept_carries_apart,
-    "a loop's carries that its body keeps unchanged pass through a barrier (IREE left results of such loops "
-    "unallocated, or failed to compile nested ones: 'circular dependency')", "legalize",
-    Workaround(_IREE, "tests/test_control_flow.py::test_a_loop_that_swaps_two_carries_and_keeps_a_third_runs")))
 LOOPS_ON_ONE_DEVICE = register(Rewrite(
     "loops-on-one-device", loops_on_one_device,
     "a function holding a loop is placed on the device (IREE gave the loop's carried values none, and copied each of "

@@ -86,7 +86,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
                               "grouped-conv-kernels-apart",
-                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "kept-carries-apart", "loop-concats-apart", "strided-gather-operands-apart",
+                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart",
                               "sorts-apart", "pool-gradients-unfused"),
                     offloads=("blas-dots", "host-sorts"), finish=("loops-on-one-device",)),
            barriers_dropped_after=BARRIERS_DROPPED),
