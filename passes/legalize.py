@@ -696,6 +696,22 @@ def _ops_where(module, keep) -> list:
 _VIEWS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.convert", "stablehlo.broadcast_in_dim")
 
 
+def _reaches(v, hit, through: tuple[str, ...]) -> bool:
+    """Whether a producer of `v`, followed back through elementwise ops and the ops named in `through`, is one that
+    `hit(op)` accepts."""
+    work, seen = [v], set()
+    while work:
+        src = producer(work.pop())
+        if src is None or src.operation in seen:
+            continue
+        seen.add(src.operation)
+        if hit(src):
+            return True
+        if _elementwise(src) or src.name in through:
+            work.extend(src.operands)
+    return False
+
+
 def slice_chain(v, slices=("stablehlo.slice", "stablehlo.dynamic_slice")) -> list | None:
     """The ops from a slice to `v` (the slice first) where `v` is one (through reshapes, transposes, conversions),
     else None."""
@@ -1536,17 +1552,7 @@ def complex_reduction_inputs_apart(module: ir.Module) -> int:
     complex read into the reduction and segfaulted padding it (GPUApplyPaddingLevel: `sum(abs(z))` of 256 complex64,
     a row sum of `real(z)` of 64x64; complex eigh's Frobenius norm). The count rewritten."""
     def from_complex(v) -> bool:
-        work, seen = [v], set()
-        while work:
-            src = producer(work.pop())
-            if src is None or src.operation in seen:
-                continue
-            seen.add(src.operation)
-            if any(_complex(o) for o in src.operands):
-                return True
-            if _elementwise(src) or src.name in _VIEWS:
-                work.extend(src.operands)
-        return False
+        return _reaches(v, lambda src: any(_complex(o) for o in src.operands), _VIEWS)
     n = 0
     for op in _ops_where(module, lambda op: op.name == "stablehlo.reduce"):
         for i, v in enumerate(list(op.operands)[:len(op.operands) // 2]):
@@ -2157,17 +2163,7 @@ def complex_products_apart(module: ir.Module) -> int:
     'arith.constant' ... vector<256xf32>": `fft-as-dft`'s transforms, x Wr + i x Wi, of 3 x 33 and of 1024 points).
     The count rewritten."""
     def from_product(v) -> bool:
-        work, seen = [v], set()
-        while work:
-            src = producer(work.pop())
-            if src is None or src.operation in seen:
-                continue
-            seen.add(src.operation)
-            if src.name in _CONTRACTIONS:
-                return True
-            if _elementwise(src) or src.name in ("stablehlo.reshape", "stablehlo.broadcast_in_dim"):
-                work.extend(src.operands)
-        return False
+        return _reaches(v, lambda src: src.name in _CONTRACTIONS, ("stablehlo.reshape", "stablehlo.broadcast_in_dim"))
 
     found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and any(from_product(v) for v in op.operands))
     for op in found:
