@@ -2254,14 +2254,18 @@ class SqrtInF64(_Table):
             t = op.result.type
             if str(t) not in NARROW:
                 continue
+            steps = [f64] if str(t) == "f32" else [ir.F32Type.get(), f64]  # (half types through float32, as above)
             with ir.InsertionPoint(op), op.location:
-                r = ir.Operation.create("math.sqrt", results=[f64], operands=[
-                    ir.Operation.create("arith.extf", results=[f64], operands=[op.operands[0]]).result]).result
+                r = op.operands[0]
+                for w in steps:
+                    r = ir.Operation.create("arith.extf", results=[w], operands=[r]).result
+                r = ir.Operation.create("math.sqrt", results=[f64], operands=[r]).result
                 if op.name == "math.rsqrt":
                     one = ir.Operation.create("arith.constant", results=[f64],
                                               attributes={"value": ir.FloatAttr.get(f64, 1.0)}).result
                     r = ir.Operation.create("arith.divf", results=[f64], operands=[one, r]).result
-                r = ir.Operation.create("arith.truncf", results=[t], operands=[r]).result
+                for w in [*steps[-2::-1], t]:
+                    r = ir.Operation.create("arith.truncf", results=[w], operands=[r]).result
             stats.rewrites[f"{op.name}-{t}"] += 1
             op.result.replace_all_uses_with(r)
             op.erase()
