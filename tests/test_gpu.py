@@ -670,3 +670,21 @@ def test_int64_sorts_of_slices_compile_for_cuda():
             np.concatenate([c, [0, 0]])]
     for g, w in zip(_on_cpu(text, x, rows), want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_float16_square_roots_in_a_generic_are_rounded_from_float32_for_cuda():
+    # `sqrt-in-f64` widens a float16 root inside `fuse-chains`' generic through float32 (IREE's float64 -> float16
+    # converts gave 0): the result is float32's correctly rounded root rounded to float16, as NumPy's float32.
+    rng = np.random.default_rng(5)
+    x = (rng.uniform(1, 2, (1 << 16) + 8) * np.exp2(rng.integers(-14, 15, (1 << 16) + 8))).astype(np.float16)
+    f = lambda v: (snp.sqrt(v), snp.sqrt(snp.abs(v[:1 << 16].reshape(256, 256))))  # noqa: E731
+    low = stagec.jit(f, backend="cuda").lower(x)
+    final = low.as_text("final")
+    assert "linalg.generic" in final and "math.sqrt" in final and "arith.truncf" in final
+    assert b"sqrt.approx" not in backend.get_backend("cuda").compile(final, low.name, None, [])
+    want = np.sqrt(x.astype(np.float32)).astype(np.float16)
+    runs = [_on_cpu(final, x)]
+    if "cuda" in GPUS:
+        runs.append([np.asarray(r) for r in stagec.jit(f, backend="cuda")(x)])
+    for got in runs:
+        assert got[0].tobytes() == want.tobytes() and got[1].tobytes() == want[:1 << 16].tobytes()
