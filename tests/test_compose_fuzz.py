@@ -358,7 +358,8 @@ def cases(draw):
 @example((("bin", "mul", ("un", "softplus", ("a",)), ("index", ("b",))), [("loss", 0), ("jit", 1), ("grad", 1)], 0))
 @example((("while", ("a",), ("b",)), [("jvp", False), ("vmap", False), ("jacfwd", False)], 1))
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
-          phases=list(Phase) if RANDOM else [Phase.explicit, Phase.generate])
+          phases=[p for p in Phase if p != Phase.explain] if RANDOM else [Phase.explicit, Phase.generate])
+# (no explain phase: it traces every line of a failing case, and a stagec compile under its tracer ran past 6 minutes)
 @given(cases())
 def test_compositions_match_finite_differences(case):
     check(*case)
