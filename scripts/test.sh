@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (about 1240-1340 CPU-s: 10m38s-11m25s on 2 cores, 2026-11-29; more under load), after the
+# The whole test suite (about 1240-1400 CPU-s: 10m38s-11m50s on 2 cores, 2026-11-29 and -30; more under load), after the
 # linter. Installs what it needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that
 # need no IREE compile (about 50 s).
 set -euo pipefail
