@@ -74,6 +74,15 @@ def _operand_apart(op, i: int) -> None:
         op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
 
 
+def _all_operands_apart(op) -> None:
+    """All of `op`'s operands read through one `optimization_barrier`, made right before `op`."""
+    vals = list(op.operands)
+    with ir.InsertionPoint(op), op.location:
+        bar = _create("stablehlo.optimization_barrier", vals, [v.type for v in vals])
+    for i, r in enumerate(bar.results):
+        op.operands[i] = r
+
+
 def _widen(v):
     return v if _is_f32(v) else _create("stablehlo.convert", [v], [_like(v.type, ir.F32Type.get())]).result
 
@@ -577,11 +586,7 @@ def loop_concats_apart(module: ir.Module) -> int:
     concats = {c.operation: c for w in _ops_where(module, lambda op: op.name == "stablehlo.while")
                for c in _ops_where(w, lambda op: op.name == "stablehlo.concatenate")}
     for op in concats.values():
-        vals = list(op.operands)
-        with ir.InsertionPoint(op), op.location:
-            bar = _create("stablehlo.optimization_barrier", vals, [v.type for v in vals])
-        for i, r in enumerate(bar.results):
-            op.operands[i] = r
+        _all_operands_apart(op)
     return len(concats)
 
 
@@ -2003,10 +2008,7 @@ def _constant_parts_apart(module: ir.Module, c128) -> int:
                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1 and _top_level(op)
                        and all(from_constants(o) for o in op.operands))
     for op in found:
-        with ir.InsertionPoint(op), op.location:
-            bar = _create("stablehlo.optimization_barrier", list(op.operands), [o.type for o in op.operands])
-        for i, r in enumerate(bar.results):
-            op.operands[i] = r
+        _all_operands_apart(op)
     return len(found)
 
 
@@ -2167,10 +2169,7 @@ def complex_products_apart(module: ir.Module) -> int:
 
     found = _ops_where(module, lambda op: op.name == "stablehlo.complex" and any(from_product(v) for v in op.operands))
     for op in found:
-        with ir.InsertionPoint(op), op.location:
-            bar = _create("stablehlo.optimization_barrier", list(op.operands), [v.type for v in op.operands])
-        for i, r in enumerate(bar.results):
-            op.operands[i] = r
+        _all_operands_apart(op)
     return len(found)
 
 
