@@ -239,6 +239,8 @@ def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend)
                 else:
                     bv, pending = x._job, True
             out.append(bv)
+        elif type(x) is np.ndarray and x.dtype is aval.dtype:  # (a batch as a NumPy array: ~0.4 us less a leaf)
+            out.append(backend.put(x))
         else:
             out.append(backend.put(to_numpy_constant(x, aval)))
     if pending:

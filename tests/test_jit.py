@@ -398,6 +398,42 @@ def test_the_last_signature_is_found_by_identity_and_forgotten_on_any_change():
     assert stats["traces"] == t0 + 4
 
 
+def test_python_numbers_and_numpy_leaves_of_the_last_signature_take_the_hot_path(monkeypatch):
+    """A training loop's step count (a Python number) and batch (a NumPy array) beside its parameters (Arrays) are
+    checked by type, shape and dtype, without building a key; any change of those still takes the full path and
+    gets its own module (bool, int and float; float32, float64 and int32; another shape; a NumPy scalar)."""
+    import sys
+    jit_mod = sys.modules["stagec.jit"]
+    full = []
+    signature = jit_mod.Jitted._signature
+    monkeypatch.setattr(jit_mod.Jitted, "_signature", lambda self, a, k: full.append(1) or signature(self, a, k))
+    f = stagec.jit(lambda p, x, t: (x * t + p["w"].sum(), x.sum() * t))
+    p = {"w": stagec.device_put(np.arange(3, dtype=np.float32))}  # (sums to 3)
+    x = np.ones(3, np.float32)
+    for t in (1.0, 2.0, 3.5, -1.0):  # (the first call compiles, the second stores the leaves' specs)
+        got = f(p, x + t, t)
+        np.testing.assert_allclose(np.asarray(got[0]), (1 + t) * t + 3, rtol=1e-6)
+        np.testing.assert_allclose(float(got[1]), 3 * (1 + t) * t, rtol=1e-6)
+    assert len(full) == 2
+    i32 = x.astype(np.int32)
+    cases = [(x, 2, np.float32), (x, True, np.float32), (x, np.float32(2.0), np.float32),
+             (x.astype(np.float64), 2.0, np.float32), (np.ones(4, np.float32), 2.0, np.float32),
+             (np.ones((2, 3), np.float32), 2.0, np.float32), (i32, 2.0, np.float32), (i32, 3, np.int32),
+             (x, 2.0, np.float32)]
+    for xi, t, dtype in cases:
+        n = len(full)
+        for k in range(3):
+            got = f(p, xi * (k + 1), t)
+            np.testing.assert_allclose(np.asarray(got[0]), xi * (k + 1) * float(t) + 3, rtol=1e-6)
+            assert np.asarray(got[1]).dtype == dtype and float(got[1]) == xi.sum() * (k + 1) * float(t)
+            if k == 0:
+                assert len(full) == n + 1, (xi.dtype, xi.shape, type(t))  # (a change: the full path)
+        assert len(full) <= n + 2, (xi.dtype, xi.shape, type(t))  # (the third call took the hot path)
+    with pytest.raises(OverflowError):  # (the hot path's upload checks a Python int's range, as the full path's)
+        f(p, i32, 3)
+        f(p, i32, 2 ** 40)
+
+
 def test_reused_results_lists_never_alias_results():
     """Small executables reuse their results list (`Executable.run`): earlier results stay what they were, also
     when threads call the same executable at once."""
