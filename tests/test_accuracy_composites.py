@@ -293,9 +293,8 @@ def test_squareplus_paths_and_ndtr_edges():
 
 
 def test_float32_squareplus_quotient_and_derivative():
-    """float32 squareplus below 0 is c / y by Newton's reciprocal (`nn._quotient32`): within 3 ulps of mpmath over
-    every binade of x (the bit-trick start's error repeats per binade of y; |x| up to 3.4e38, where y / 16 nears the
-    top of its range; b = 1e-37, whose b / 64 would be subnormal: by a division), and its derivative
+    """float32 squareplus below 0 is c / y, c = b / 4, y = |x| / 2 + sqrt(x^2 / 4 + c): within 3 ulps of mpmath over
+    every binade of x (|x| up to 3.4e38, where x^2 / 4 overflows; b = 1e-37, c near the subnormals), and its derivative
     (1 + x / sqrt(x^2 + b)) / 2 within 1e-6 relative of float64 NumPy's where that is above 1e-30."""
     mpmath.mp.prec = 120
     rng = np.random.default_rng(12)
