@@ -508,8 +508,14 @@ def _reduce_host(ufunc, op: str):
         dtype = np.dtype(avals[0].dtype)
         axes, initial = tuple(params["axes"]), _dt.identity(op, dtype)
         if op in ("max", "min") and _dt.kind(dtype) == "f":
-            return lambda x: _zero_signs(x, reduce(x, axes, dtype, None, False, initial), op,
-                                         lambda m: np.logical_or.reduce(m, axes))
+            count, fix = np.count_nonzero, _zero_signs
+
+            def signed(x):
+                r = reduce(x, axes, dtype, None, False, initial)
+                if count(r) == r.size:  # (no zero result: `_zero_signs`'s own first test, ~0.3 us less a call)
+                    return r
+                return fix(x, r, op, lambda m: np.logical_or.reduce(m, axes))
+            return signed
         return lambda x: reduce(x, axes, dtype, None, False, initial)
     return rule, bound
 
