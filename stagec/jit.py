@@ -387,6 +387,21 @@ class Jitted:
                             break
                     else:
                         return last[2](args)
+            last = cache.last_tree
+            if last is not None and last[2] is config.key_now:
+                # pytree arguments (a model's parameters) of the last such call's structure and avals: their
+                # leaves without building a structure and key to hash (a third to a half of such a call's time
+                # to its runner; before the flat key below, whose AttributeError on a list costs ~1 us)
+                leaves = last[4]((args, {}))
+                if leaves is not None:  # (as many as the avals: the same structure)
+                    if last[5] is None:
+                        for a, v in zip(leaves, last[1]):
+                            if getattr(a, "aval", None) is not v:
+                                break
+                        else:
+                            return last[3](leaves)
+                    elif _same_leaves(leaves, last[1], last[5]):
+                        return last[3](leaves)
             try:
                 avals = tuple([a.aval for a in args])
                 key = self._key(_flat_tree(len(args)), avals, ())
@@ -398,21 +413,6 @@ class Jitted:
                     self._used(key)
                 cache.last = (avals, key[4], runner)
                 return runner(args)
-            last = cache.last_tree
-            if key is None and last is not None and last[2] is config.key_now:
-                # pytree arguments (a model's parameters) of the last such call's structure and avals: their
-                # leaves without building a structure and key to hash (a third to a half of such a call's time
-                # to its runner)
-                leaves = last[4]((args, {}))
-                if leaves is not None:  # (as many as the avals: the same structure)
-                    if last[5] is None:
-                        for a, v in zip(leaves, last[1]):
-                            if getattr(a, "aval", None) is not v:
-                                break
-                        else:
-                            return last[3](leaves)
-                    elif _same_leaves(leaves, last[1], last[5]):
-                        return last[3](leaves)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         runner = self._cache.get(key)
         if runner is None:

@@ -142,3 +142,23 @@ def test_a_defaultdict_is_a_node_with_sorted_keys_as_in_jax():
     assert type(g) is collections.defaultdict and g.default_factory is float
     np.testing.assert_array_equal(np.asarray(g["w"]), [2, 2, 2])
     assert float(g["b"]) == 3.0
+
+
+def test_unflattener_and_tree_leaves_agree_with_the_structure_they_skip():
+    """`unflattener` (a jit call's results rebuilt by one expression) and `tree_leaves` (no structure built) give what
+    `tree_unflatten` and `tree_flatten` give: one-element tuples, empty nodes, None, str-keyed dicts in sorted order,
+    and through the general path namedtuples, int keys, OrderedDicts, defaultdicts and registered classes."""
+    Point = collections.namedtuple("Point", "x y")
+    trees = [(1,), [], (), None, {"b": 1, "a": (2, [3, None, (4,)])}, [(1, 2), (3, 4), (5, 6)], {"z": {}},
+             Point(1, [2, 3]), {1: "a", 2: "b"}, collections.OrderedDict([("b", 1), ("a", 2)]),
+             collections.defaultdict(list, {"q": 1}), ({"x": Point(1, 2)}, [None, (7,)]), 5]
+    for tree in trees:
+        leaves, td = tu.tree_flatten(tree)
+        assert tu.tree_leaves(tree) == leaves
+        fresh = [object() for _ in leaves]
+        got, want = tu.unflattener(td)(fresh), tu.tree_unflatten(td, fresh)
+        assert got == want and type(got) is type(want) and tu.tree_structure(got) == td, tree
+        assert all(a is b for a, b in zip(tu.tree_leaves(got), fresh))
+        if isinstance(want, dict):
+            assert list(got) == list(want)  # (the same key order)
+    assert tu.tree_leaves([1, (2, 3)], is_leaf=lambda v: isinstance(v, tuple)) == [1, (2, 3)]
