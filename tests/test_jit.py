@@ -482,3 +482,27 @@ def test_disable_jit_runs_the_python_op_by_op_as_in_jax():
     assert seen == [3.5, -3.5]
     with pytest.raises(stagec.errors.ConcretizationTypeError):
         f(x)
+
+
+def test_random_sequences_of_host_and_device_leaves_take_their_own_signatures():
+    """Calls of one jitted function with a random sequence of leaf kinds (Arrays, NumPy arrays and scalars of two
+    dtypes and shapes, Python bool/int/float) give NumPy's values every time, and each the dtype the full path gives
+    a fresh function for the same arguments, whether the hot path, the key or a trace answered."""
+    rng = np.random.default_rng(7)
+    f = stagec.jit(lambda p, t: ({"y": p["x"] * t + 1}, p["x"].sum() - t))
+    kinds = [lambda s: stagec.device_put(np.arange(s, dtype=np.float32)), lambda s: np.arange(s, dtype=np.float32),
+             lambda s: np.arange(s, dtype=np.int32), lambda s: np.float32(s), lambda s: np.int32(s)]
+    scalars = [lambda: True, lambda: 3, lambda: -1.5, lambda: np.float32(0.5), lambda: np.int32(2)]
+    dtype_of = {}
+    for _ in range(60):
+        s = int(rng.integers(2, 4))
+        x, t = kinds[int(rng.integers(len(kinds)))](s), scalars[int(rng.integers(len(scalars)))]()
+        got = f({"x": x}, t)
+        xv = np.asarray(x, np.float64)
+        np.testing.assert_allclose(np.asarray(got[0]["y"], np.float64), xv * float(t) + 1)
+        np.testing.assert_allclose(float(got[1]), xv.sum() - float(t))
+        sig = (type(x), np.shape(x), np.asarray(x).dtype, type(t))
+        if sig not in dtype_of:
+            fresh = stagec.jit(lambda p, t: ({"y": p["x"] * t + 1}, p["x"].sum() - t))({"x": x}, t)
+            dtype_of[sig] = (np.asarray(fresh[0]["y"]).dtype, np.asarray(fresh[1]).dtype)
+        assert (np.asarray(got[0]["y"]).dtype, np.asarray(got[1]).dtype) == dtype_of[sig], sig
