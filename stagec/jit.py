@@ -369,30 +369,31 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if tracing_anywhere[0] and _stack() or config.jit_disabled:  # inlined while tracing another function
             return self.fun(*args, **kwargs)
-        if self._simple and not kwargs:  # hot path: positional stagec Arrays only
+        if self._simple:  # hot path: no static arguments
             cache = self._cache
-            last = cache.last
-            if last is not None and last[1] is config.key_now and len(args) == len(last[0]):
-                # the last signature again, the same aval objects (as a loop's own results have): no key to build
-                # and hash (one argument, the commonest, without the loop: ~0.2 us of a ~7 us call)
-                if len(args) == 1:
-                    try:
-                        if args[0].aval is last[0][0]:
-                            return last[2](args)
-                    except AttributeError:  # (not an Array: a NumPy value, a scalar)
-                        pass
-                else:
-                    for a, v in zip(args, last[0]):
-                        if getattr(a, "aval", None) is not v:
-                            break
+            if not kwargs:  # positional stagec Arrays only
+                last = cache.last
+                if last is not None and last[1] is config.key_now and len(args) == len(last[0]):
+                    # the last signature again, the same aval objects (as a loop's own results have): no key to build
+                    # and hash (one argument, the commonest, without the loop: ~0.2 us of a ~7 us call)
+                    if len(args) == 1:
+                        try:
+                            if args[0].aval is last[0][0]:
+                                return last[2](args)
+                        except AttributeError:  # (not an Array: a NumPy value, a scalar)
+                            pass
                     else:
-                        return last[2](args)
+                        for a, v in zip(args, last[0]):
+                            if getattr(a, "aval", None) is not v:
+                                break
+                        else:
+                            return last[2](args)
             last = cache.last_tree
             if last is not None and last[2] is config.key_now:
                 # pytree arguments (a model's parameters) of the last such call's structure and avals: their
                 # leaves without building a structure and key to hash (a third to a half of such a call's time
                 # to its runner; before the flat key below, whose AttributeError on a list costs ~1 us)
-                leaves = last[4]((args, {}))
+                leaves = last[4]((args, kwargs))
                 if leaves is not None:  # (as many as the avals: the same structure)
                     if last[5] is None:
                         for a, v in zip(leaves, last[1]):
@@ -402,17 +403,18 @@ class Jitted:
                             return last[3](leaves)
                     elif _same_leaves(leaves, last[1], last[5]):
                         return last[3](leaves)
-            try:
-                avals = tuple([a.aval for a in args])
-                key = self._key(_flat_tree(len(args)), avals, ())
-            except AttributeError:
-                key = None
-            runner = cache.get(key) if key is not None else None
-            if runner is not None:
-                if len(cache) > 1:  # (a lone signature is in LRU order already: most functions have one)
-                    self._used(key)
-                cache.last = (avals, key[4], runner)
-                return runner(args)
+            if not kwargs:
+                try:
+                    avals = tuple([a.aval for a in args])
+                    key = self._key(_flat_tree(len(args)), avals, ())
+                except AttributeError:
+                    key = None
+                runner = cache.get(key) if key is not None else None
+                if runner is not None:
+                    if len(cache) > 1:  # (a lone signature is in LRU order already: most functions have one)
+                        self._used(key)
+                    cache.last = (avals, key[4], runner)
+                    return runner(args)
         key, leaves, tree, dyn_args, dyn_kw = self._signature(args, kwargs)
         runner = self._cache.get(key)
         if runner is None:
@@ -420,7 +422,7 @@ class Jitted:
         else:
             if len(self._cache) > 1:
                 self._used(key)
-            if self._simple and not kwargs:
+            if self._simple:
                 specs = [_host_spec(a) for a in leaves]
                 self._cache.last_tree = (None if False in specs else (
                     tree, key[1], key[4], runner, _leaf_getter(tree),

@@ -432,6 +432,17 @@ def test_python_numbers_and_numpy_leaves_of_the_last_signature_take_the_hot_path
     with pytest.raises(OverflowError):  # (the hot path's upload checks a Python int's range, as the full path's)
         f(p, i32, 3)
         f(p, i32, 2 ** 40)
+    # keyword arguments: their names are part of the structure the hot path checks
+    n = len(full)
+    for k in range(3):
+        got = f(p, x=x * k, t=2.0)
+        np.testing.assert_allclose(np.asarray(got[0]), x * k * 2 + 3)
+    got = f(p, t=2.0, x=x)  # (the same names in another order: the same signature)
+    np.testing.assert_allclose(np.asarray(got[0]), x * 2 + 3)
+    assert len(full) == n + 2
+    got = f(p, x, t=5.0)  # (another split between positions and names: the full path)
+    np.testing.assert_allclose(np.asarray(got[0]), x * 5 + 3)
+    assert len(full) == n + 3
 
 
 def test_reused_results_lists_never_alias_results():
