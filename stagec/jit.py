@@ -397,7 +397,8 @@ class Jitted:
                 if leaves is not None:  # (as many as the avals: the same structure)
                     if last[5] is None:
                         for a, v in zip(leaves, last[1]):
-                            if getattr(a, "aval", None) is not v:
+                            av = getattr(a, "aval", None)
+                            if av is not v and av != v:  # (equal avals: a fresh `device_put` of a batch)
                                 break
                         else:
                             return last[3](leaves)
@@ -636,7 +637,8 @@ def _same_leaves(leaves: list, avals: tuple, specs: tuple) -> bool:
     """Whether `leaves` have the signature of the last call's leaves, of these avals and `_host_spec`s."""
     for a, v, s in zip(leaves, avals, specs):
         if s is None:
-            if getattr(a, "aval", None) is not v:
+            av = getattr(a, "aval", None)
+            if av is not v and av != v:
                 return False
         elif type(s) is tuple:
             if type(a) is not s[0] or a.shape != s[1] or a.dtype != s[2]:

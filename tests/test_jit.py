@@ -443,6 +443,11 @@ def test_python_numbers_and_numpy_leaves_of_the_last_signature_take_the_hot_path
     got = f(p, x, t=5.0)  # (another split between positions and names: the full path)
     np.testing.assert_allclose(np.asarray(got[0]), x * 5 + 3)
     assert len(full) == n + 3
+    # Arrays of equal avals that are other objects (a batch put on the device each step): the hot path as well
+    for k in range(3):
+        got = f({"w": stagec.device_put(np.arange(3, dtype=np.float32) + k)}, stagec.device_put(x * k), 2.0)
+        np.testing.assert_allclose(np.asarray(got[0]), x * k * 2 + 3 + 3 * k)
+    assert len(full) == n + 4  # (the first of them: the full path, to a module compiled before)
 
 
 def test_reused_results_lists_never_alias_results():
