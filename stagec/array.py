@@ -99,7 +99,7 @@ class Array(ArrayOps):
     def _value(self) -> np.ndarray:
         """The host copy (made once, read-only)."""
         if self._npy is None:
-            v = self._backend.get(self._wait(), self.aval)
+            v = self._backend.get(self._wait(), self.aval, view=True)
             v.flags.writeable = False
             self._npy = v
         return self._npy

@@ -276,6 +276,34 @@ def test_donation_deletes_donated_arrays():
         y + 1
 
 
+def test_a_host_view_of_a_result_keeps_its_values_through_donation_and_reuse():
+    """`np.asarray` of a CPU result is a read-only view of its buffer (no copy), as JAX's: its WRITEABLE flag cannot
+    be set; it keeps its values after the Array is donated to a step that writes its outputs in place (the step
+    gets a copy), after the Array is gone and its memory could be reused, and a later donation of another array."""
+    step = stagec.jit(lambda p, g: p - 0.5 * g, donate_argnums=(0,))
+    g = stagec.device_put(np.ones(1 << 12, np.float32))
+    p = stagec.jit(lambda v: v * 2.0)(np.arange(1 << 12, dtype=np.float32))
+    seen = np.asarray(p)
+    want = np.arange(1 << 12, dtype=np.float64) * 2
+    assert not seen.flags.writeable and not seen.flags.owndata
+    with pytest.raises(ValueError):
+        seen.flags.writeable = True
+    views = [seen]
+    for k in range(20):
+        p = step(p, g)  # (donated: were its module to write its result over its input's buffer, views would change)
+        views.append(np.asarray(p))
+    for k, v in enumerate(views):
+        np.testing.assert_array_equal(v, want - 0.5 * k)
+    del p
+    import gc
+    gc.collect()
+    for k in range(20):  # (new buffers of the same size: none of them is a view's)
+        np.asarray(stagec.jit(lambda v: v + 1.0)(np.full(1 << 12, k, np.float32)))
+    np.testing.assert_array_equal(views[3], want - 1.5)
+    b = np.asarray(stagec.jit(lambda v: v > 0)(np.array([-1.0, 2.0], np.float32)))
+    assert b.dtype == np.bool_ and b.tolist() == [False, True] and not b.flags.writeable
+
+
 def test_array_basics():
     a = snp.array([[1.0, 2.0], [3.0, 4.0]])
     assert isinstance(a, stagec.Array) and a.shape == (2, 2) and a.dtype == np.float32 and a.ndim == 2
