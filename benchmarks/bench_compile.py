@@ -29,7 +29,7 @@ import sys
 import tempfile
 import textwrap
 
-from _timing import alternating, geomean, import_jax, run_json
+from _timing import alternating, byte_compiled, geomean, import_jax, run_json
 from bench_models import PROGRAM
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -208,6 +208,7 @@ def main() -> None:
     a = p.parse_args()
     clock, inner = ("first", "iree") if a.clock == "wall" else ("cpu", "kids")
     jax = not a.no_jax and import_jax()[0] is not None
+    byte_compiled(HERE, *([os.path.abspath(a.before)] if a.before else []))
     names = run([*("stagec", "-", "0")], env_for(None, None))
     wanted = a.only.split(",")
     rows = [f"{g}.{n}" for g, ns in names.items() for n in ns if g in wanted or f"{g}.{n}" in wanted]
