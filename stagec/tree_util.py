@@ -271,12 +271,15 @@ def unflattener(treedef: PyTreeDef) -> Callable[[list], Any]:
         if nt is dict and all(type(k) is str for k in t.aux):
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(t.aux, kids)) + "}"
         return "None" if nt is type(None) else None
-    expr = walk(treedef) if treedef.num_leaves <= 2000 else None
-    if expr is None:
-        return lambda leaves: tree_unflatten(treedef, leaves)
-    scope: dict = {}
-    exec(f"def build(o):\n    return {expr}\n", scope)
-    return scope["build"]
+    try:  # (a structure nested past the parser's limit, ~200 brackets, or the recursion limit: the general path)
+        expr = walk(treedef) if treedef.num_leaves <= 2000 else None
+        if expr is not None:
+            scope: dict = {}
+            exec(f"def build(o):\n    return {expr}\n", scope)
+            return scope["build"]
+    except (SyntaxError, RecursionError, MemoryError):
+        pass
+    return lambda leaves: tree_unflatten(treedef, leaves)
 
 
 def tree_leaves(tree: Any, is_leaf=None) -> list:

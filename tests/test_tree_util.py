@@ -162,3 +162,8 @@ def test_unflattener_and_tree_leaves_agree_with_the_structure_they_skip():
         if isinstance(want, dict):
             assert list(got) == list(want)  # (the same key order)
     assert tu.tree_leaves([1, (2, 3)], is_leaf=lambda v: isinstance(v, tuple)) == [1, (2, 3)]
+    deep = (1,)
+    for k in range(300):  # (nested past the parser's ~200 brackets: the general path)
+        deep = (deep, [k])
+    leaves, td = tu.tree_flatten(deep)
+    assert tu.unflattener(td)(leaves) == deep and tu.tree_leaves(deep) == leaves
