@@ -580,3 +580,38 @@ def test_matmuls_of_a_sequences_slices_share_an_executable(tmp_path):
     bf = np.dtype(ml_dtypes.bfloat16)
     text = stagec.jit(lambda u, xs: xs[0] @ u + xs[1] @ u).lower(u.astype(bf), xs[:2].astype(bf)).as_text("final")
     assert text.count("optimization_barrier") == 2
+
+
+@pytest.mark.cpu_only  # (the CPU pipeline's `loop-weights-transposed`)
+def test_a_loops_product_by_a_transposed_weight_reads_it_transposed_once():
+    """The gradient of a scan `h = tanh(h @ w + x @ u)` multiplies by `w.T` every step (`dh @ w.T`): IREE 3.13's
+    unpacked `A @ B.T` kernel ran 3x slower than `A @ B`. `loop-weights-transposed` makes `w.T` once before the
+    backward loop and the body's product reads it as `A @ C`. Against float64 NumPy (backpropagation by hand)."""
+    from stagec import lax
+    n, rng = 20, np.random.default_rng(5)
+    w = (rng.standard_normal((24, 24)) * 0.3).astype(np.float32)
+    u = (rng.standard_normal((8, 24)) * 0.3).astype(np.float32)
+    xs = rng.standard_normal((n, 4, 8)).astype(np.float32)
+
+    def loss(w, u, xs):
+        def step(h, x):
+            h = snp.tanh(h @ w + x @ u)
+            return h, h
+        return snp.sum(lax.scan(step, snp.zeros((4, 24), np.float32), xs)[0] ** 2)
+    lowered = stagec.jit(stagec.grad(loss, argnums=(0, 1))).lower(w, u, xs)
+    final = lowered.as_text("final")
+    body = final[final.index("stablehlo.while"):]
+    assert "contracting_dims = [1] x [1]" not in body  # (before: the backward body's dh @ w.T)
+    assert final.count("stablehlo.transpose") >= 1 and final.index("stablehlo.transpose") < final.rindex(
+        "stablehlo.while")  # (made before the backward loop)
+    got = lowered.compile()(w, u, xs)
+    w64, u64, x64 = w.astype(np.float64), u.astype(np.float64), xs.astype(np.float64)
+    hs = [np.zeros((4, 24))]
+    for t in range(n):
+        hs.append(np.tanh(hs[-1] @ w64 + x64[t] @ u64))
+    dh, dw, du = 2 * hs[-1], np.zeros_like(w64), np.zeros_like(u64)
+    for t in range(n, 0, -1):
+        da = dh * (1 - hs[t] ** 2)
+        dw, du, dh = dw + hs[t - 1].T @ da, du + x64[t - 1].T @ da, da @ w64.T
+    np.testing.assert_allclose(np.asarray(got[0]), dw, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(got[1]), du, rtol=2e-5, atol=2e-5)

@@ -80,7 +80,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
            Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "isolate-updates",
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                             "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
-                            "fuse-int-chains", "fuse", "sliced-dots-apart"),
+                            "fuse-int-chains", "fuse", "sliced-dots-apart", "loop-weights-transposed"),
                     legalize=("mathlib-cpu", "mathlib", "mathlib-complex", "fold-expansions", "complex-constants-apart", "complex-pads-in-parts",
                               "merge-commuted", "fuse-narrowing",
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
