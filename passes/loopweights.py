@@ -1,4 +1,5 @@
-"""`loop-weights-transposed`: a loop's `A @ B.T` with `B` from outside the loop reads `B` transposed once, before it.
+"""`loop-weights-transposed`: a loop's `A @ B.T` (or `A @ transpose(B)`) with `B` from outside the loop reads `B`
+transposed once, before it.
 
 IREE 3.13's llvm-cpu codegen of an unpacked `A @ B.T` (both operands read along the reduction; a layer's
 `dz @ W.T` in a backward pass) transposes blocks of `B` in registers: an LSTM gradient's 16x256 by 64x256 step took
@@ -54,9 +55,13 @@ class LoopWeightsTransposed(Pass):
             return
         made: dict = {}  # (loop, B) -> B.T behind its barrier
         for dot in dots:
-            if str(dot.attributes["dot_dimension_numbers"]) != _A_AT_BT:
-                continue
             a, b = dot.operands
+            dims = str(dot.attributes["dot_dimension_numbers"])
+            if dims == _A_AT_B and (t := producer(b)) is not None and t.operation.name == "stablehlo.transpose" \
+                    and list(ir.DenseI64ArrayAttr(t.operation.attributes["permutation"])) == [1, 0]:
+                b = t.operation.operands[0]  # (`A @ transpose(B)`: IREE folds the transpose into the product)
+            elif dims != _A_AT_BT:
+                continue
             if not all(tensor_type(v).has_static_shape and is_float(v) for v in (a, b)) or tensor_type(b).rank != 2 \
                     or (loop := _hoisted_to(dot, b)) is None:
                 continue

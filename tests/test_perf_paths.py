@@ -586,7 +586,8 @@ def test_matmuls_of_a_sequences_slices_share_an_executable(tmp_path):
 def test_a_loops_product_by_a_transposed_weight_reads_it_transposed_once():
     """The gradient of a scan `h = tanh(h @ w + x @ u)` multiplies by `w.T` every step (`dh @ w.T`): IREE 3.13's
     unpacked `A @ B.T` kernel ran 3x slower than `A @ B`. `loop-weights-transposed` makes `w.T` once before the
-    backward loop and the body's product reads it as `A @ C`. Against float64 NumPy (backpropagation by hand)."""
+    backward loop and the body's product reads it as `A @ C`; a forward `h @ w.T` likewise. Against float64 NumPy
+    (backpropagation by hand)."""
     from stagec import lax
     n, rng = 20, np.random.default_rng(5)
     w = (rng.standard_normal((24, 24)) * 0.3).astype(np.float32)
@@ -615,3 +616,13 @@ def test_a_loops_product_by_a_transposed_weight_reads_it_transposed_once():
         dw, du, dh = dw + hs[t - 1].T @ da, du + x64[t - 1].T @ da, da @ w64.T
     np.testing.assert_allclose(np.asarray(got[0]), dw, rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(np.asarray(got[1]), du, rtol=2e-5, atol=2e-5)
+
+    def forward(w, xs):  # (a weight written transposed, `h @ w.T`, as PyTorch's layers keep it: read the same way)
+        return lax.scan(lambda h, x: (snp.tanh(h @ w.T + x @ u), None), snp.zeros((4, 24), np.float32), xs)[0]
+    lowered = stagec.jit(forward).lower(w, xs)
+    final = lowered.as_text("final")
+    assert "stablehlo.transpose" not in final[final.index("stablehlo.while"):]
+    h = np.zeros((4, 24))
+    for t in range(n):
+        h = np.tanh(h @ w64.T + x64[t] @ u64)
+    np.testing.assert_allclose(np.asarray(lowered.compile()(w, xs)), h, rtol=2e-5, atol=2e-5)
