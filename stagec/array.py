@@ -209,6 +209,26 @@ class Array(ArrayOps):
         return self.copy()
 
 
+# A Python or NumPy scalar's value as a hashable key that tells -0.0 from 0.0 (equal, and hashed alike, as floats)
+_SCALAR_KEYS = {bool: lambda x: x, int: lambda x: x, float: float.hex, complex: lambda x: (x.real.hex(), x.imag.hex())}
+_scalars: dict = {}  # (backend, type, value key, aval) -> its device buffer (immutable: shared by every call)
+MAX_SCALARS = 512
+
+
+def _scalar_buffer(x, aval: ShapedArray, backend: Backend):
+    """The device buffer of the scalar `x` as `aval`, uploaded once per value: an eager sampler's bounds and branch
+    index, a training step's learning rate (~1.5 us an upload; the buffers are never written)."""
+    t = type(x)
+    key = (backend, t, x.tobytes() if t not in _SCALAR_KEYS else _SCALAR_KEYS[t](x), aval)
+    bv = _scalars.get(key)
+    if bv is None:
+        bv = backend.put(to_numpy_constant(x, aval))  # (a Python int out of the dtype's range raises here)
+        if len(_scalars) >= MAX_SCALARS:
+            _scalars.clear()
+        _scalars[key] = bv
+    return bv
+
+
 def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend) -> list:
     """Device buffers of `backend` holding `values` (Arrays, NumPy values, Python scalars) as `avals`; an
     Array already on `backend` is used as it is. A pending one gives (Job, index): then the list is raised in a
@@ -241,6 +261,8 @@ def to_buffers(values: Sequence, avals: Sequence[ShapedArray], backend: Backend)
             out.append(bv)
         elif type(x) is np.ndarray and x.dtype is aval.dtype:  # (a batch as a NumPy array: ~0.4 us less a leaf)
             out.append(backend.put(x))
+        elif type(x) in _SCALAR_KEYS or isinstance(x, np.generic):
+            out.append(_scalar_buffer(x, aval, backend))
         else:
             out.append(backend.put(to_numpy_constant(x, aval)))
     if pending:
@@ -280,10 +302,12 @@ def block_until_ready(x: Any) -> Any:
 
 @at_exit_release
 def _let_go(backend: Backend) -> None:
-    """At exit, the arrays on `backend` give up their buffers (`backend.NVIDIA_VULKAN_EXIT`)."""
+    """At exit, the arrays on `backend` and its kept scalars give up their buffers (`backend.NVIDIA_VULKAN_EXIT`)."""
     for o in gc.get_objects():
         if isinstance(o, Array) and o._backend is backend:
             o.delete()
+    for k in [k for k in _scalars if k[0] is backend]:
+        del _scalars[k]
 
 
 def effects_barrier() -> None:

@@ -64,13 +64,20 @@ def _is_python_scalar(x) -> bool:
     return type(x) in (bool, int, float, complex)
 
 
+_SCALAR_AVALS: dict = {}  # dtype -> a Python scalar's aval (weak but for bool's): one object each, as avals are immutable
+
+
 def aval_of(x: Any) -> ShapedArray:
     """The abstract value of anything that can be an operand: tracer, Array, NumPy value or Python scalar."""
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
     if _is_python_scalar(x):
-        return ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=type(x) is not bool)
+        dt = dtypes.python_scalar_dtype(x)
+        aval = _SCALAR_AVALS.get(dt)
+        if aval is None:
+            aval = _SCALAR_AVALS[dt] = ShapedArray((), dt, weak_type=type(x) is not bool)
+        return aval
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, dtypes.canonicalize(x.dtype))
     raise TypeError(f"value of type {type(x).__name__} is not a valid stagec array type")
@@ -168,11 +175,14 @@ class Graph:
             self._fp = fp
         return fp
 
-    def __hash__(self):
-        return hash(self.fingerprint())
+    def __hash__(self):  # (kept: an eager call's plan key holds its graph, a sampler's ~250 avals hashed each call)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = self._hash = hash(self.fingerprint())
+        return h
 
     def __eq__(self, other):
-        return isinstance(other, Graph) and self.fingerprint() == other.fingerprint()
+        return self is other or isinstance(other, Graph) and self.fingerprint() == other.fingerprint()
 
     def __repr__(self):
         lines = [f"{{ lambda {' '.join(map(repr, self.in_vars))} ."]

@@ -550,3 +550,19 @@ def test_random_sequences_of_host_and_device_leaves_take_their_own_signatures():
             fresh = stagec.jit(lambda p, t: ({"y": p["x"] * t + 1}, p["x"].sum() - t))({"x": x}, t)
             dtype_of[sig] = (np.asarray(fresh[0]["y"]).dtype, np.asarray(fresh[1]).dtype)
         assert (np.asarray(got[0]["y"]).dtype, np.asarray(got[1]).dtype) == dtype_of[sig], sig
+
+
+def test_scalar_arguments_uploaded_once_per_value_keep_signed_zeros_and_types_apart():
+    """A Python or NumPy scalar argument's device buffer is kept per value (`array._scalar_buffer`): -0.0 and 0.0
+    (equal, and hashed alike) stay two values, as do 1, True and 1.0, NaN keeps its own, and every call reads the
+    value it passed, against NumPy."""
+    f = stagec.jit(lambda x, s: x * s)
+    x = np.full(2, 3.0, np.float32)
+    for s in (0.0, -0.0, 0.0, -0.0, np.float32(-0.0), np.float32(0.0), 1, True, 1.0, np.nan, 2.5, np.int32(7)):
+        got = np.asarray(f(x, s))
+        want = x * np.float32(s)
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), s
+    g = stagec.jit(lambda s: s + 0)  # (the result's dtype follows the scalar's type: its buffer is that type's)
+    assert [np.asarray(g(v)).dtype for v in (True, 1, 1.0, 1 + 0j)] == [np.int32, np.int32, np.float32, np.complex64]
+    assert [np.asarray(g(v)).item() for v in (True, 1, 1.0, 1 + 0j)] == [1, 1, 1.0, 1 + 0j]
