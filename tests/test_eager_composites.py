@@ -1012,3 +1012,34 @@ def test_a_float_base_is_one_composite_keyed_by_its_value(b, tiering):
         special = ~np.isfinite(ref) | (ref == 1) | (ref == 0)
         np.testing.assert_array_equal(want[special], ref[special])
         np.testing.assert_allclose(want[~special], ref[~special], rtol=300 * 2.0 ** -23)
+
+
+def test_equal_graphs_traced_apart_compare_by_identity_once_found_equal(monkeypatch):
+    """Two traces of one function are equal graphs (an eager call's plan is found by either); once found equal they
+    compare by identity (an eager sampler traced again from another entry point compared ~250 avals on every call),
+    and a graph of other work stays unequal to both."""
+    from stagec import random
+    from stagec.random import _run
+    key = random.PRNGKey(0)
+    f = lambda k: random.uniform(k, (8,)) * 2.0  # noqa: E731
+    graphs = []
+    real = random.trace_subgraph
+
+    def keep(*a, **k):
+        out = real(*a, **k)
+        graphs.append(out[0])
+        return out
+    monkeypatch.setattr(random, "trace_subgraph", keep)
+    random._STAGED.clear()
+    a = np.asarray(_run(f, key))
+    random._STAGED.clear()
+    b = np.asarray(_run(f, key))
+    np.testing.assert_array_equal(a, b)
+    g1, g2 = graphs[-2], graphs[-1]
+    assert g1 is not g2 and g1 == g2 and hash(g1) == hash(g2)
+    calls = []
+    monkeypatch.setattr(core.Graph, "fingerprint", lambda self, real=core.Graph.fingerprint: calls.append(1) or real(self))
+    assert g2 == g1 and g1 == g2 and not calls  # (the identity path: no fingerprint compared)
+    random._STAGED.clear()
+    _run(lambda k: random.uniform(k, (8,)) * 3.0, key)
+    assert graphs[-1] != g1 and graphs[-1] != g2
