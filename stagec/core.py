@@ -64,19 +64,22 @@ def _is_python_scalar(x) -> bool:
     return type(x) in (bool, int, float, complex)
 
 
-_SCALAR_AVALS: dict = {}  # dtype -> a Python scalar's aval (weak but for bool's): one object each, as avals are immutable
+# (type, x64) -> a Python scalar's aval (weak but for bool's): one object each, as avals are immutable (an eager
+# sampler's call took a dozen, each built anew through the x64 setting: ~1 us each)
+_SCALAR_AVALS: dict = {}
 
 
 def aval_of(x: Any) -> ShapedArray:
     """The abstract value of anything that can be an operand: tracer, Array, NumPy value or Python scalar."""
+    t = type(x)
+    if t is float or t is int or t is bool or t is complex:
+        key = (t, dtypes.config.x64_enabled)
+        aval = _SCALAR_AVALS.get(key)
+        if aval is None:
+            aval = _SCALAR_AVALS[key] = ShapedArray((), dtypes.python_scalar_dtype(x), weak_type=t is not bool)
+        return aval
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
-        return aval
-    if _is_python_scalar(x):
-        dt = dtypes.python_scalar_dtype(x)
-        aval = _SCALAR_AVALS.get(dt)
-        if aval is None:
-            aval = _SCALAR_AVALS[dt] = ShapedArray((), dt, weak_type=type(x) is not bool)
         return aval
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, dtypes.canonicalize(x.dtype))
