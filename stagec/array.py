@@ -97,7 +97,7 @@ class Array(ArrayOps):
         return bv
 
     def _value(self) -> np.ndarray:
-        """The host copy (made once, read-only)."""
+        """The host value (made once, read-only: on the CPU a view of the buffer, elsewhere a copy)."""
         if self._npy is None:
             v = self._backend.get(self._wait(), self.aval, view=True)
             v.flags.writeable = False
