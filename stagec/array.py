@@ -3,6 +3,7 @@ values become device buffers (`to_buffers`)."""
 from __future__ import annotations
 
 import gc
+import os
 from typing import Any, Sequence
 
 import numpy as np
@@ -213,6 +214,7 @@ class Array(ArrayOps):
 _SCALAR_KEYS = {bool: lambda x: x, int: lambda x: x, float: float.hex, complex: lambda x: (x.real.hex(), x.imag.hex())}
 _scalars: dict = {}  # (backend, type, value key, aval) -> its device buffer (immutable: shared by every call)
 MAX_SCALARS = 512
+os.register_at_fork(after_in_child=_scalars.clear)  # (a forked child's devices are not its parent's)
 
 
 def _scalar_buffer(x, aval: ShapedArray, backend: Backend):
