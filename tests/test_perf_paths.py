@@ -546,6 +546,20 @@ def test_one_weight_pass_only_where_the_weight_is_read_by_both_and_not_otherwise
     np.testing.assert_allclose(np.asarray(got[1]), w64 - 0.1 * (h64.T @ d64), rtol=1e-6, atol=1e-6)
 
 
+def _rnn_by_hand(w, u, xs):
+    """Float64 NumPy's states of `h = tanh(h @ w + xs[t] @ u)` from zeros, and the gradients of `sum(h_n ** 2)` in
+    `w` and `u` by backpropagation written out: the oracle of the loop tests below."""
+    w64, u64, x64 = w.astype(np.float64), u.astype(np.float64), xs.astype(np.float64)
+    hs = [np.zeros((xs.shape[1], w.shape[0]))]
+    for x in x64:
+        hs.append(np.tanh(hs[-1] @ w64 + x @ u64))
+    dh, dw, du = 2 * hs[-1], np.zeros_like(w64), np.zeros_like(u64)
+    for t in range(len(x64), 0, -1):
+        da = dh * (1 - hs[t] ** 2)
+        dw, du, dh = dw + hs[t - 1].T @ da, du + x64[t - 1].T @ da, da @ w64.T
+    return hs, dw, du
+
+
 @pytest.mark.cpu_only  # (the CPU pipeline's `sliced-dots-apart`)
 def test_matmuls_of_a_sequences_slices_share_an_executable(tmp_path):
     """A Python loop over a sequence, `h = tanh(h @ W + xs[t] @ U)`, and its gradient: IREE 3.13 made each matmul
@@ -566,14 +580,7 @@ def test_matmuls_of_a_sequences_slices_share_an_executable(tmp_path):
     lowered = stagec.jit(stagec.grad(loss, argnums=(0, 1))).lower(w, u, xs)
     got = lowered.compile(flags=[f"--iree-hal-dump-executable-sources-to={tmp_path}"])(w, u, xs)
     assert len(list(tmp_path.glob("*.mlir"))) <= 12  # (31 before)
-    w64, u64, x64 = w.astype(np.float64), u.astype(np.float64), xs.astype(np.float64)
-    hs = [np.zeros((4, 16))]
-    for t in range(n):
-        hs.append(np.tanh(hs[-1] @ w64 + x64[t] @ u64))
-    dh, dw, du = 2 * hs[-1], np.zeros_like(w64), np.zeros_like(u64)
-    for t in range(n, 0, -1):
-        da = dh * (1 - hs[t] ** 2)
-        dw, du, dh = dw + hs[t - 1].T @ da, du + x64[t - 1].T @ da, da @ w64.T
+    _, dw, du = _rnn_by_hand(w, u, xs)
     np.testing.assert_allclose(np.asarray(got[0]), dw, rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(np.asarray(got[1]), du, rtol=2e-5, atol=2e-5)
     # (any element type: bfloat16 slices, which NumPy has no dtype for, made the pass fail)
@@ -606,14 +613,7 @@ def test_a_loops_product_by_a_transposed_weight_reads_it_transposed_once():
     assert final.count("stablehlo.transpose") >= 1 and final.index("stablehlo.transpose") < final.rindex(
         "stablehlo.while")  # (made before the backward loop)
     got = lowered.compile()(w, u, xs)
-    w64, u64, x64 = w.astype(np.float64), u.astype(np.float64), xs.astype(np.float64)
-    hs = [np.zeros((4, 24))]
-    for t in range(n):
-        hs.append(np.tanh(hs[-1] @ w64 + x64[t] @ u64))
-    dh, dw, du = 2 * hs[-1], np.zeros_like(w64), np.zeros_like(u64)
-    for t in range(n, 0, -1):
-        da = dh * (1 - hs[t] ** 2)
-        dw, du, dh = dw + hs[t - 1].T @ da, du + x64[t - 1].T @ da, da @ w64.T
+    _, dw, du = _rnn_by_hand(w, u, xs)
     np.testing.assert_allclose(np.asarray(got[0]), dw, rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(np.asarray(got[1]), du, rtol=2e-5, atol=2e-5)
 
@@ -622,7 +622,5 @@ def test_a_loops_product_by_a_transposed_weight_reads_it_transposed_once():
     lowered = stagec.jit(forward).lower(w, xs)
     final = lowered.as_text("final")
     assert "stablehlo.transpose" not in final[final.index("stablehlo.while"):]
-    h = np.zeros((4, 24))
-    for t in range(n):
-        h = np.tanh(h @ w64.T + x64[t] @ u64)
+    h = _rnn_by_hand(w.T, u, xs)[0][-1]
     np.testing.assert_allclose(np.asarray(lowered.compile()(w, xs)), h, rtol=2e-5, atol=2e-5)
