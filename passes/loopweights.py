@@ -17,7 +17,7 @@ from iree.compiler import ir
 from . import packing
 from .base import Pass, PassStats, Workaround, register
 from .irutil import is_float, nested_ops, producer, tensor_type
-from .rows import _A_AT_B, _A_AT_BT, _barrier, _transpose
+from .rows import _A_AT_B, _barrier, _transpose, a_at_bt
 
 
 def _outside(value: ir.Value, loop) -> bool:
@@ -55,13 +55,9 @@ class LoopWeightsTransposed(Pass):
             return
         made: dict = {}  # (loop, B) -> B.T behind its barrier
         for dot in dots:
-            a, b = dot.operands
-            dims = str(dot.attributes["dot_dimension_numbers"])
-            if dims == _A_AT_B and (t := producer(b)) is not None and t.operation.name == "stablehlo.transpose" \
-                    and list(ir.DenseI64ArrayAttr(t.operation.attributes["permutation"])) == [1, 0]:
-                b = t.operation.operands[0]  # (`A @ transpose(B)`: IREE folds the transpose into the product)
-            elif dims != _A_AT_BT:
+            if (ab := a_at_bt(dot)) is None:  # (`A @ transpose(B)` too: IREE folds the transpose into the product)
                 continue
+            a, b = ab
             if not all(tensor_type(v).has_static_shape and is_float(v) for v in (a, b)) or tensor_type(b).rank != 2 \
                     or (loop := _hoisted_to(dot, b)) is None:
                 continue

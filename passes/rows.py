@@ -26,18 +26,25 @@ _A_AT_BT = "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dim
 _A_AT_B = "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>"
 
 
-def _operands(op) -> tuple[ir.Value, ir.Value] | None:
-    """(A, B) where `op` is a static float32 rank-2 `A @ B.T` (contracting both operands' last dimension, or `A @ C`
-    with `C` a transpose of `B`) of `ROWS_MIN`-`ROWS_MAX` rows by a `B` of `BIG`+ elements, else None."""
+def a_at_bt(op) -> tuple[ir.Value, ir.Value] | None:
+    """(A, B) where `op` is a rank-2 `A @ B.T`: a `dot_general` contracting both operands' last dimension, or `A @ C`
+    with `C` a transpose of `B`; else None."""
     if op.name != "stablehlo.dot_general":
         return None
     a, b = op.operands
     dims = str(op.attributes["dot_dimension_numbers"])
     if dims == _A_AT_B and (t := producer(b)) is not None and t.operation.name == "stablehlo.transpose" \
             and list(ir.DenseI64ArrayAttr(t.operation.attributes["permutation"])) == [1, 0]:
-        b = t.operation.operands[0]
-    elif dims != _A_AT_BT:
+        return a, t.operation.operands[0]
+    return (a, b) if dims == _A_AT_BT else None
+
+
+def _operands(op) -> tuple[ir.Value, ir.Value] | None:
+    """(A, B) where `op` is a static float32 rank-2 `A @ B.T` (`a_at_bt`) of `ROWS_MIN`-`ROWS_MAX` rows by a `B` of
+    `BIG`+ elements, else None."""
+    if (ab := a_at_bt(op)) is None:
         return None
+    a, b = ab
     ta, tb, out = tensor_type(a), tensor_type(b), tensor_type(op.results[0])
     ok = (all(t.has_static_shape and t.rank == 2 and str(t.element_type) == "f32" for t in (ta, tb, out))
           and ROWS_MIN <= ta.shape[0] <= ROWS_MAX and math.prod(tb.shape) >= BIG)
