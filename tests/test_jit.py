@@ -457,8 +457,9 @@ def test_python_numbers_and_numpy_leaves_of_the_last_signature_take_the_hot_path
             if k == 0:
                 assert len(full) == n + 1, (xi.dtype, xi.shape, type(t))  # (a change: the full path)
         assert len(full) <= n + 2, (xi.dtype, xi.shape, type(t))  # (the third call took the hot path)
+    f(p, i32, 3)
+    f(p, i32, 3)  # (the int signature's specs stored: the next call takes the hot path)
     with pytest.raises(OverflowError):  # (the hot path's upload checks a Python int's range, as the full path's)
-        f(p, i32, 3)
         f(p, i32, 2 ** 40)
     # keyword arguments: their names are part of the structure the hot path checks
     n = len(full)
