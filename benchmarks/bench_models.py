@@ -177,6 +177,8 @@ EAGER = COMMON + textwrap.dedent("""
     p, k = put(np.abs(rng.standard_normal((4, 4))).astype(np.float32)), put(np.array([3, 0, 2, 1], np.int32))
     mats = {n: f32(n, n) for n in (16, 64, 256, 512)}
     mm = jit(lambda a, b: a @ b)
+    random = (jax if lib == "jax" else stagec).random
+    key = random.PRNGKey(0)
     ROWS = {"x + 1.0 (4x4)": lambda: x + 1.0,
             "x * y (4x4)": lambda: x * y,
             "sin(x) (4x4)": lambda: m.sin(x),
@@ -207,7 +209,12 @@ EAGER = COMMON + textwrap.dedent("""
             "log_softmax(x) (4x4)": lambda: nn.log_softmax(x),
             "gelu(x) (4x4)": lambda: nn.gelu(x),
             "logsumexp(x, axis=1) (4x4)": lambda: nn.logsumexp(x, axis=1),
-            "sort(v) (1000)": lambda: m.sort(v)}
+            "sort(v) (1000)": lambda: m.sort(v),
+            "random.normal(key, (100,))": lambda: random.normal(key, (100,)),
+            "random.uniform(key, (32,))": lambda: random.uniform(key, (32,)),
+            "random.bernoulli(key, 0.3, (8, 8))": lambda: random.bernoulli(key, 0.3, (8, 8)),
+            "random.split(key)": lambda: random.split(key),
+            "random.fold_in(key, 3)": lambda: random.fold_in(key, 3)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
         ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)

@@ -320,6 +320,37 @@ def test_eager_draws_of_small_shapes_share_a_kernel(name):
             np.testing.assert_array_equal(bit_view(g), bit_view(np.asarray(jitted)), err_msg=f"{name} {s} jitted")
 
 
+def test_repeated_eager_draws_take_their_kept_steps_and_a_setting_change_drops_them():
+    # A repeated eager draw runs the steps its first call decided (`random._DRAWS`: the bucket's kernel, its
+    # slice and reshape). Each call, first or repeated, at sizes on both sides of the bucket bounds and in 2-D,
+    # gives JAX's stored values; the steps are per sampler, statics and operand types, and a setting change drops
+    # them (x64: another default dtype, another kernel).
+    from stagec.random import _DRAWS
+    k = sr.PRNGKey(SEED)
+    for name, call in [("uniform", lambda s: sr.uniform(k, s)), ("bernoulli", lambda s: sr.bernoulli(k, 0.3, s)),
+                       ("normal", lambda s: sr.normal(k, s))]:
+        rec, kind = VECTORS["cases"][name], CASES[name][1]
+        dt = np.dtype(rec["dtype"])
+        want = _from_bits(rec["head"], dt)
+        for s in [(1,), (100,), (3, 5), (HEAD,), (1024,), (1025,)]:
+            n = math.prod(s)
+            for i in range(3):
+                got = np.asarray(call(s))
+                assert got.shape == s and got.dtype == dt
+                assert_same(got.ravel()[:HEAD], want[:min(n, HEAD)], kind, f"{name} {s} call {i}")
+    n = len(_DRAWS)
+    assert n > 0
+    sr.uniform(k, (100,), minval=np.float32(2.0))  # (another operand type: its own steps)
+    assert len(_DRAWS) == n + 1
+    assert np.asarray(sr.uniform(k, (100,), dtype=np.float16)).dtype == np.float16
+    with _x64(True):
+        assert len(_DRAWS) == 0
+        wide = np.asarray(sr.uniform(k, (100,)))
+        assert wide.dtype == np.float64 and len(_DRAWS) == 1
+        np.testing.assert_array_equal(wide, np.asarray(stagec.jit(lambda k: sr.uniform(k, (100,)))(k)))
+    assert np.asarray(sr.uniform(k, (100,))).dtype == np.float32
+
+
 def test_eager_splits_share_a_kernel():
     from stagec.random import _STAGED
     before = len(_STAGED)

@@ -22,9 +22,10 @@ import numpy as np
 from .. import dtypes, lax, tree_util
 from .. import numpy as snp
 from ..ad import custom_jvp, differentiated
-from ..config import config
-from ..core import Tracer, aval_of, current_trace, trace_subgraph
+from ..config import SettingsCache, config
+from ..core import Tracer, aval_of, current_trace, eager_plan, trace_subgraph, tracing_anywhere
 from ..primitives.control_flow import cond_p
+from ..primitives.structural import reshape_p, slice_p
 from ..primitives.elementwise import pow as _pow  # (the primitive: a positive base needs none of lax.pow's cases)
 from . import _prng
 from ._prng import KEY_DTYPE, PRNGKeyArray, canonical_shape
@@ -87,6 +88,17 @@ def _run(fn: Callable, *args):
     leaves, tree = tree_util.tree_flatten(list(args))
     if current_trace() is not None or any(map(differentiated, leaves)):
         return fn(*args)  # differentiated: op by op, so that the custom rules inside see the tangents
+    graph, caps, out_tree = _staged(fn, args, leaves, tree)
+    outs = cond_p.bind(_ZERO, *leaves, *caps, branches=(graph,), n_ops=len(leaves))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+_ZERO = np.int32(0)  # the one-branch `cond`'s index
+
+
+def _staged(fn: Callable, args: tuple, leaves: list, tree) -> tuple:
+    """(graph, captured values, output tree) of `fn(*args)` traced as an eager call's kernel, kept in `_STAGED`
+    when nothing is captured (`_run`)."""
     fk = _fn_key(fn)
     key = None if fk is None else (fk, tree, tuple(aval_of(x) for x in leaves), config.x64_enabled)
     hit = _STAGED.get(key) if key is not None else None
@@ -95,16 +107,14 @@ def _run(fn: Callable, *args):
             _STAGED.move_to_end(key)
         except KeyError:  # dropped by another thread meanwhile
             pass
-        (graph, out_tree), caps = hit, []
-    else:
-        with _eager_kernel():
-            graph, caps, out_tree = trace_subgraph(fn, args, "cond")
-        if key is not None and not caps:
-            _STAGED[key] = graph, out_tree
-            if len(_STAGED) > _STAGED_MAX:
-                _STAGED.popitem(last=False)
-    outs = cond_p.bind(np.int32(0), *leaves, *caps, branches=(graph,), n_ops=len(leaves))
-    return tree_util.tree_unflatten(out_tree, outs)
+        return hit[0], [], hit[1]
+    with _eager_kernel():
+        graph, caps, out_tree = trace_subgraph(fn, args, "cond")
+    if key is not None and not caps:
+        _STAGED[key] = graph, out_tree
+        if len(_STAGED) > _STAGED_MAX:
+            _STAGED.popitem(last=False)
+    return graph, caps, out_tree
 
 
 def _shape_of(x) -> tuple:
@@ -152,10 +162,20 @@ _BUCKET_MIN, _BUCKET_MAX = 1 << 10, 1 << 17
 def _sample_flat(fn: Callable, data, shape: tuple, *args):
     """`_sample` of `fn(key, shape, *args)`, a sampler whose value i depends on the key, the scalar `args` and
     counter i only (`_BUCKET_MAX`)."""
+    if not tracing_anywhere[0] and (fk := _fn_key(fn)) is not None:  # eager (nothing differentiated): the draw's
+        key = (fk, tuple(shape), aval_of(data), *map(aval_of, args))  # steps, decided once (`_draw_steps`)
+        steps = _DRAWS.get(key)
+        if steps is None:
+            steps = _DRAWS.put(key, _draw_steps(fn, data, shape, args))
+        if steps:
+            (run, params), *rest = steps
+            (out,) = run([_ZERO, data, *args], params)
+            for run, params in rest:
+                (out,) = run([out], params)
+            return out
     n = math.prod(shape)
-    if 0 < n <= _BUCKET_MAX and current_trace() is None and aval_of(data).shape == (2,) and all(
-            aval_of(a).ndim == 0 for a in args) and not any(map(differentiated, (data, *args))):
-        size = max(_BUCKET_MIN, 1 << (n - 1).bit_length())
+    if _bucketed(n, data, args) and current_trace() is None and not any(map(differentiated, (data, *args))):
+        size = _bucket(n)
         if (size,) != tuple(shape):
             out = _sample(lambda k, *a: fn(k, (size,), *a), data, *args)
             rest = aval_of(out).shape[1:]  # (a key's two words)
@@ -163,6 +183,59 @@ def _sample_flat(fn: Callable, data, shape: tuple, *args):
                 out = lax.slice(out, (0,) * (1 + len(rest)), (n, *rest))
             return lax.reshape(out, (*shape, *rest))
     return _sample(lambda k, *a: fn(k, shape, *a), data, *args)
+
+
+def _bucketed(n: int, data, args) -> bool:
+    """Whether a draw of `n` values takes its bucket's kernel (`_BUCKET_MAX`)."""
+    return 0 < n <= _BUCKET_MAX and aval_of(data).shape == (2,) and all(aval_of(a).ndim == 0 for a in args)
+
+
+def _bucket(n: int) -> int:
+    return max(_BUCKET_MIN, 1 << (n - 1).bit_length())
+
+
+# (sampler and the statics it closes over, shape, operands' avals) -> an eager draw's steps (`_draw_steps`), or ()
+# where it has none; emptied when a setting changes. A repeated draw (a loop's `normal(key, (100,))`) then costs
+# its kernel's call and the bucket's views, not a trace's lookup and three primitives' dispatch (32 -> 19 us).
+_DRAWS = SettingsCache(512)
+
+
+def _draw_steps(fn: Callable, data, shape: tuple, args: tuple) -> tuple:
+    """What `_sample_flat` runs eagerly for such a call, as (eager plan, params) steps: the one-branch `cond` of
+    the kernel (of the bucket's size, `_bucketed`), then the slice and reshape to `shape`; () where the call
+    takes the general path (nothing drawn, a pytree operand, a kernel closing over an array)."""
+    n = math.prod(shape)
+    draw = (_bucket(n),) if _bucketed(n, data, args) else shape
+    leaves, tree = tree_util.tree_flatten([data, *args])
+    if n == 0 or len(leaves) != 1 + len(args):
+        return ()
+    graph, caps, out_tree = _staged(lambda d, *a: fn(_prng.pair(d), draw, *a), (data, *args), leaves, tree)
+    if caps or out_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(out_tree):
+        return ()
+    steps, aval = [], graph.out_avals[0]
+    for prim, params in [(cond_p, {"branches": (graph,), "n_ops": len(leaves)}), *_to_shape(aval, draw, shape)]:
+        avals = [aval_of(_ZERO), *map(aval_of, leaves)] if prim is cond_p else [aval]
+        run = eager_plan(prim, avals, params)
+        if run is None:
+            return ()
+        steps.append((run, params))
+        if prim is not cond_p:
+            (aval,) = prim.out_avals(avals, params)
+    return tuple(steps)
+
+
+def _to_shape(aval, draw: tuple, shape: tuple) -> list:
+    """The (primitive, params) taking a bucket's draw (`aval`, of shape `draw` and a key's words) to `shape`."""
+    if draw == shape:
+        return []
+    rest = aval.shape[1:]
+    out = []
+    if draw[0] != math.prod(shape):
+        out.append((slice_p, {"start_indices": (0,) * (1 + len(rest)), "limit_indices": (math.prod(shape), *rest),
+                              "strides": (1,) * (1 + len(rest))}))
+    if len(shape) != 1:
+        out.append((reshape_p, {"new_sizes": (*shape, *rest)}))
+    return out
 
 
 # ---------------------------------------------------------------- keys
