@@ -351,6 +351,35 @@ def test_repeated_eager_draws_take_their_kept_steps_and_a_setting_change_drops_t
     assert np.asarray(sr.uniform(k, (100,))).dtype == np.float32
 
 
+_EAGER_SAMPLERS = {
+    "choice": lambda k: sr.choice(k, 10, (5,)), "choice_without_replacement": lambda k: sr.choice(k, 10, (5,), False),
+    "choice_p": lambda k: sr.choice(k, 3, (5,), p=np.array([0.2, 0.3, 0.5], np.float32)),
+    "poisson": lambda k: sr.poisson(k, 3.0, (10,)), "permutation": lambda k: sr.permutation(k, 100),
+    "gamma": lambda k: sr.gamma(k, 2.5, (100,)), "beta": lambda k: sr.beta(k, 2.0, 3.0, (10,)),
+    "dirichlet": lambda k: sr.dirichlet(k, np.ones(3, np.float32)),
+    "categorical": lambda k: sr.categorical(k, np.zeros((10, 5), np.float32)),
+    "randint": lambda k: sr.randint(k, (10,), 0, 5), "t": lambda k: sr.t(k, 3.0, (10,)),
+    "orthogonal": lambda k: sr.orthogonal(k, 3), "fold_in": lambda k: sr.fold_in(k, 3),
+    "multivariate_normal": lambda k: sr.multivariate_normal(k, np.zeros(2, np.float32), np.eye(2, dtype=np.float32))}
+
+
+@pytest.mark.parametrize("name", list(_EAGER_SAMPLERS))
+def test_an_eager_sampler_is_traced_once_for_its_repeated_calls(name, monkeypatch):
+    # A kernel whose trace captures a concrete Array (`snp.asarray(0)` made inside it: choice's randint bounds,
+    # poisson's loop counter) is not kept: each call traced it again (choice 5 ms a call, poisson 10 ms).
+    traced = []
+    trace = sr.trace_subgraph
+    monkeypatch.setattr(sr, "trace_subgraph", lambda *a, **kw: traced.append(1) or trace(*a, **kw))
+    call = _EAGER_SAMPLERS[name]
+    first = np.asarray(call(sr.PRNGKey(SEED)))
+    n = len(traced)
+    for seed in (SEED, SEED + 1):
+        again = np.asarray(call(sr.PRNGKey(seed)))
+    assert len(traced) == n, f"{name}: traced again on a repeated call"
+    np.testing.assert_array_equal(np.asarray(call(sr.PRNGKey(SEED))), first)
+    assert not np.array_equal(again, first) or again.size < 3
+
+
 def test_eager_splits_share_a_kernel():
     from stagec.random import _STAGED
     before = len(_STAGED)

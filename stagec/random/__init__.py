@@ -905,7 +905,7 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
 
     k_init = snp.zeros(shape, dtype)
     log_rate_init = snp.zeros(shape, _F32)
-    k = lax.while_loop(cond, body, (snp.asarray(0, dtype=np.int32), k_init, key, log_rate_init))[1]
+    k = lax.while_loop(cond, body, (np.int32(0), k_init, key, log_rate_init))[1]
     return (k - 1).astype(dtype)
 
 
@@ -937,7 +937,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
 
     k_init = snp.full(shape, -1, _F32)
     accepted = snp.zeros(shape, bool)
-    k = lax.while_loop(cond, body, (snp.asarray(0, dtype=np.int32), k_init, accepted, key))[1]
+    k = lax.while_loop(cond, body, (np.int32(0), k_init, accepted, key))[1]
     return k.astype(dtype)
 
 
@@ -1059,11 +1059,12 @@ def shuffle(key, x, axis: int = 0):
     return _sample(lambda k, x: _shuffle(k, x, axis), kd, x)
 
 
-def _choice(key, arr, p, n_inputs: int, shape: tuple, replace: bool, axis: int, mode: str):
-    """Indices drawn as JAX's `choice` draws them, then taken from `arr` (None: `a` was an int)."""
+def _choice(key, arr, p, n_inputs: int, shape: tuple, replace: bool, axis: int, mode: str, lo=0, hi=None):
+    """Indices drawn as JAX's `choice` draws them, then taken from `arr` (None: `a` was an int); `lo` and `hi`
+    (0 and `n_inputs`) bound the uniform draw with replacement."""
     n_draws = math.prod(shape)
     if p is None and replace:
-        ind = _randint(key, 0, n_inputs, shape, dtypes.default_int())
+        ind = _randint(key, lo, n_inputs if hi is None else hi, shape, dtypes.default_int())
     elif p is None:
         perm = _shuffle(key, snp.arange(n_inputs), 0) if arr is None else _permutation(key, arr, axis, False)
         pshape = aval_of(perm).shape
@@ -1109,10 +1110,12 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
     out_shape = shape if not ashape else ashape[:axis] + shape + ashape[axis + 1:]
     mode = _gumbel_mode(mode)
 
-    def f(k, arr, p):
+    def f(k, arr, p, lo, hi):
         p = None if p is None else lax._convert_element_type(p, pdt)
-        return snp.reshape(_choice(k, arr, p, n_inputs, shape, replace, axis, mode), out_shape)
-    return _sample(f, kd, arr, p)
+        return snp.reshape(_choice(k, arr, p, n_inputs, shape, replace, axis, mode, lo, hi), out_shape)
+    # (randint's bounds as operands, as JAX's jitted randint takes them: made inside the kernel's trace they were
+    # concrete Arrays it captured, and an eager choice was traced again on every call)
+    return _sample(f, kd, arr, p, 0, n_inputs)
 
 
 # ---------------------------------------------------------------- randint
