@@ -86,6 +86,14 @@ def _run(fn: Callable, *args):
     `cond`, as JAX jits its samplers), not one per operation; the traced graph is kept per (function and
     the statics it closes over, argument types, x64), so a repeated call neither re-traces nor recompiles."""
     leaves, tree = tree_util.tree_flatten(list(args))
+    if not tracing_anywhere[0] and (fk := _fn_key(fn)) is not None:  # eager: the call's plan, decided once
+        key = (fk, tree, *map(aval_of, leaves))
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = _PLANS.put(key, _kernel_plan(fn, args, leaves, tree))
+        if plan:
+            run, params, out_tree = plan
+            return tree_util.tree_unflatten(out_tree, run([_ZERO, *leaves], params))
     if current_trace() is not None or any(map(differentiated, leaves)):
         return fn(*args)  # differentiated: op by op, so that the custom rules inside see the tangents
     graph, caps, out_tree = _staged(fn, args, leaves, tree)
@@ -94,6 +102,20 @@ def _run(fn: Callable, *args):
 
 
 _ZERO = np.int32(0)  # the one-branch `cond`'s index
+# (function and the statics it closes over, operands' tree and avals) -> an eager `_run`'s (plan, params, output
+# tree), or () where its kernel captures values; emptied when a setting changes. A repeated call then costs its
+# kernel's call, not a trace's lookup and the `cond`'s dispatch.
+_PLANS = SettingsCache(512)
+
+
+def _kernel_plan(fn: Callable, args: tuple, leaves: list, tree) -> tuple:
+    """(eager plan, params, output tree) of the one-branch `cond` running `fn(*args)` (`_staged`), or ()."""
+    graph, caps, out_tree = _staged(fn, args, leaves, tree)
+    if caps:
+        return ()
+    params = {"branches": (graph,), "n_ops": len(leaves)}
+    run = eager_plan(cond_p, [aval_of(_ZERO), *map(aval_of, leaves)], params)
+    return () if run is None else (run, params, out_tree)
 
 
 def _staged(fn: Callable, args: tuple, leaves: list, tree) -> tuple:
@@ -209,18 +231,16 @@ def _draw_steps(fn: Callable, data, shape: tuple, args: tuple) -> tuple:
     leaves, tree = tree_util.tree_flatten([data, *args])
     if n == 0 or len(leaves) != 1 + len(args):
         return ()
-    graph, caps, out_tree = _staged(lambda d, *a: fn(_prng.pair(d), draw, *a), (data, *args), leaves, tree)
-    if caps or out_tree.num_leaves != 1 or not tree_util.treedef_is_leaf(out_tree):
+    plan = _kernel_plan(lambda d, *a: fn(_prng.pair(d), draw, *a), (data, *args), leaves, tree)
+    if not plan or not tree_util.treedef_is_leaf(plan[2]):
         return ()
-    steps, aval = [], graph.out_avals[0]
-    for prim, params in [(cond_p, {"branches": (graph,), "n_ops": len(leaves)}), *_to_shape(aval, draw, shape)]:
-        avals = [aval_of(_ZERO), *map(aval_of, leaves)] if prim is cond_p else [aval]
-        run = eager_plan(prim, avals, params)
+    steps, (aval,) = [plan[:2]], plan[1]["branches"][0].out_avals
+    for prim, params in _to_shape(aval, draw, shape):
+        run = eager_plan(prim, [aval], params)
         if run is None:
             return ()
         steps.append((run, params))
-        if prim is not cond_p:
-            (aval,) = prim.out_avals(avals, params)
+        (aval,) = prim.out_avals([aval], params)
     return tuple(steps)
 
 
