@@ -165,3 +165,20 @@ def test_a_first_compile_is_the_clis_while_its_compiler_starts():
     assert not [k for k, _, _ in processes._idle if k == key]
     assert processes.compile_str(ADD, "llvm-cpu", flags) == first
     assert key not in processes._starting and [k for k, _, _ in processes._idle if k == key]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads a process's threads from /proc")
+def test_a_compiler_that_stays_starts_no_blas_threads():
+    """iree.compiler's Python API imports NumPy; its OpenBLAS threads spun as the server started (~0.07 CPU-s
+    beside the program's first compile, on the same cores): the server runs with one OpenBLAS thread."""
+    flags = [*FLAGS, "--iree-llvmcpu-stack-allocation-limit=524288"]  # (a set of flags no other test uses)
+    for _ in range(2):
+        processes.compile_str(ADD, "llvm-cpu", flags)
+    (proc,) = [p for k, p, _ in processes._idle if "--iree-llvmcpu-stack-allocation-limit=524288" in k]
+    with open(f"/proc/{proc.pid}/environ", "rb") as f:
+        assert b"OPENBLAS_NUM_THREADS=1" in f.read().split(b"\0")
+    names = []
+    for t in os.listdir(f"/proc/{proc.pid}/task"):
+        with open(f"/proc/{proc.pid}/task/{t}/comm") as f:
+            names.append(f.read().strip())
+    assert len([n for n in names if not n.startswith("llvm-worker")]) == 1, names  # (the main thread alone)

@@ -81,7 +81,7 @@ def _invoke(command_line: list, *, input_file=None, immediate_input=None) -> byt
     return out
 
 
-def _start(command_line: list, stdin, quiet: bool = False) -> object:
+def _start(command_line: list, stdin, quiet: bool = False, env: dict | None = None) -> object:
     """The compiler's process, registered in `_compilers` before a Ctrl-C can interrupt the caller: in the main
     thread SIGINT is held while it starts (a KeyboardInterrupt inside `Popen`, after the fork, left the
     compiler running: 1 in 80 tries), then delivered once the process is ended."""
@@ -95,7 +95,7 @@ def _start(command_line: list, stdin, quiet: bool = False) -> object:
             if _abandoned:
                 raise CompileError("stagec is exiting: the compile was abandoned")
             proc = subprocess.Popen(command_line, stdin=stdin, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL if quiet else subprocess.PIPE)
+                                    stderr=subprocess.DEVNULL if quiet else subprocess.PIPE, env=env)
             _compilers.add(proc)
             if len(_compilers) == 1 and not _exit_hooked:
                 _hook_exit()
@@ -162,8 +162,10 @@ def _serve(command_line: list, flags: tuple, head: dict, source: bytes) -> bytes
         spawn = entry is None and proc is None and len(_starting) < IDLE_SERVERS
     if spawn:  # (it starts while the CLI compiles this one: a program's first compile waits for no compiler)
         try:
+            # (iree.compiler's Python API imports NumPy: one OpenBLAS thread, which spun ~0.07 CPU-s as the server
+            # started, beside the CLI compiling the program's first module on the same cores)
             proc = _start([sys.executable, os.path.join(os.path.dirname(__file__), "serve.py"), json.dumps(flags)],
-                          subprocess.PIPE, quiet=True)
+                          subprocess.PIPE, quiet=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
         except OSError:  # (no Python to start it with, e.g. an embedded interpreter: the CLI's)
             _refuse(flags)
             return None
