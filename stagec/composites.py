@@ -120,7 +120,10 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     """The runner of this signature: `fn` traced with its Array arguments as inputs, then `_runner`; `_PLAIN`
     where the trace raised (the plain call raises it again, as before) or closed over a device array."""
     name = getattr(fn, "__name__", "composite")
-    trace = Trace(f"{name} (an eager composite)", "composite", sub=True)  # (sub: device arrays are captured)
+    # Not a sub-trace: an Array the function makes from its static arguments (`asarray(q)`, `arange(n)`: the same for
+    # every call of the signature) is a constant of the graph, not a capture that made the signature plain; and a
+    # custom function (`arctan2`, `i0`) is inlined, as op by op, not one `custom_call` compiled as one program.
+    trace = Trace(f"{name} (an eager composite)", "composite")
     targs, tkw = list(args), dict(kwargs)
     n = 0
     for i, a in enumerate(targs):

@@ -1030,9 +1030,9 @@ def test_equal_graphs_traced_apart_compare_by_identity_once_found_equal(monkeypa
         graphs.append(out[0])
         return out
     monkeypatch.setattr(random, "trace_subgraph", keep)
-    random._STAGED.clear()
+    random._STAGED.clear(), random._PLANS.clear()
     a = np.asarray(_run(f, key))
-    random._STAGED.clear()
+    random._STAGED.clear(), random._PLANS.clear()
     b = np.asarray(_run(f, key))
     np.testing.assert_array_equal(a, b)
     g1, g2 = graphs[-2], graphs[-1]
@@ -1040,6 +1040,74 @@ def test_equal_graphs_traced_apart_compare_by_identity_once_found_equal(monkeypa
     calls = []
     monkeypatch.setattr(core.Graph, "fingerprint", lambda self, real=core.Graph.fingerprint: calls.append(1) or real(self))
     assert g2 == g1 and g1 == g2 and not calls  # (the identity path: no fingerprint compared)
-    random._STAGED.clear()
+    random._STAGED.clear(), random._PLANS.clear()
     _run(lambda k: random.uniform(k, (8,)) * 3.0, key)
     assert graphs[-1] != g1 and graphs[-1] != g2
+
+
+# ---------------------------------------------------------------- the functions `stagec.numpy._COMPOSITES` lists
+
+_LISTED = {  # an eager call of each, on (x, y: 4x4 float32 with edges; w: 8 floats; v: 8 sorted; c: complex; i: ints)
+    "median": lambda x, y, w, v, c, i: snp.median(x, axis=0), "nanmedian": lambda x, y, w, v, c, i: snp.nanmedian(x),
+    "quantile": lambda x, y, w, v, c, i: snp.quantile(w, 0.3), "percentile": lambda x, y, w, v, c, i: snp.percentile(w, 30.0),
+    "nanquantile": lambda x, y, w, v, c, i: snp.nanquantile(x, 0.7, axis=1),
+    "nanpercentile": lambda x, y, w, v, c, i: snp.nanpercentile(x, 70.0), "vander": lambda x, y, w, v, c, i: snp.vander(w),
+    "poly": lambda x, y, w, v, c, i: snp.poly(w), "digitize": lambda x, y, w, v, c, i: snp.digitize(w, v),
+    "i0": lambda x, y, w, v, c, i: snp.i0(x), "arctan2": lambda x, y, w, v, c, i: snp.arctan2(x, y),
+    "atan2": lambda x, y, w, v, c, i: snp.atan2(y, x), "angle": lambda x, y, w, v, c, i: snp.angle(c),
+    "spacing": lambda x, y, w, v, c, i: snp.spacing(x), "frexp": lambda x, y, w, v, c, i: snp.frexp(x),
+    "nextafter": lambda x, y, w, v, c, i: snp.nextafter(x, y), "searchsorted": lambda x, y, w, v, c, i: snp.searchsorted(v, w),
+    "gradient": lambda x, y, w, v, c, i: snp.gradient(w), "sinc": lambda x, y, w, v, c, i: snp.sinc(x),
+    "corrcoef": lambda x, y, w, v, c, i: snp.corrcoef(w, v), "cov": lambda x, y, w, v, c, i: snp.cov(w, v),
+    "nanstd": lambda x, y, w, v, c, i: snp.nanstd(x, axis=1), "nanvar": lambda x, y, w, v, c, i: snp.nanvar(x),
+    "polyval": lambda x, y, w, v, c, i: snp.polyval(w, y), "polyint": lambda x, y, w, v, c, i: snp.polyint(w),
+    "polyder": lambda x, y, w, v, c, i: snp.polyder(w, 2), "geomspace": lambda x, y, w, v, c, i: snp.geomspace(1.0, 1e3, 8),
+    "logspace": lambda x, y, w, v, c, i: snp.logspace(0.0, 3.0, 8), "ldexp": lambda x, y, w, v, c, i: snp.ldexp(x, i[:4]),
+    "kron": lambda x, y, w, v, c, i: snp.kron(x, y), "logaddexp2": lambda x, y, w, v, c, i: snp.logaddexp2(x, y),
+    "logaddexp": lambda x, y, w, v, c, i: snp.logaddexp(x, y), "interp": lambda x, y, w, v, c, i: snp.interp(w, v, w),
+    "hypot": lambda x, y, w, v, c, i: snp.hypot(x, y), "convolve": lambda x, y, w, v, c, i: snp.convolve(w, v),
+    "correlate": lambda x, y, w, v, c, i: snp.correlate(w, v, "full"), "isclose": lambda x, y, w, v, c, i: snp.isclose(x, y),
+    "allclose": lambda x, y, w, v, c, i: snp.allclose(w, v), "nanmean": lambda x, y, w, v, c, i: snp.nanmean(x, axis=0),
+    "trapezoid": lambda x, y, w, v, c, i: snp.trapezoid(w, v), "ediff1d": lambda x, y, w, v, c, i: snp.ediff1d(w),
+    "tril": lambda x, y, w, v, c, i: snp.tril(x, -1), "triu": lambda x, y, w, v, c, i: snp.triu(x, 1),
+    "heaviside": lambda x, y, w, v, c, i: snp.heaviside(x, y), "nanmax": lambda x, y, w, v, c, i: snp.nanmax(x, axis=1),
+    "nanmin": lambda x, y, w, v, c, i: snp.nanmin(x), "nanargmin": lambda x, y, w, v, c, i: snp.nanargmin(w),
+    "nanargmax": lambda x, y, w, v, c, i: snp.nanargmax(y, axis=0), "copysign": lambda x, y, w, v, c, i: snp.copysign(x, y),
+    "vdot": lambda x, y, w, v, c, i: snp.vdot(c, c), "modf": lambda x, y, w, v, c, i: snp.modf(x),
+    "diff": lambda x, y, w, v, c, i: snp.diff(x, 2), "nancumsum": lambda x, y, w, v, c, i: snp.nancumsum(x, axis=1),
+    "around": lambda x, y, w, v, c, i: snp.around(y, 2), "round": lambda x, y, w, v, c, i: snp.round(x, 1),
+    "nansum": lambda x, y, w, v, c, i: snp.nansum(x), "nanprod": lambda x, y, w, v, c, i: snp.nanprod(y, axis=0),
+    "cross": lambda x, y, w, v, c, i: snp.cross(x[:, :3], y[:, :3]), "average": lambda x, y, w, v, c, i: snp.average(w, weights=v),
+    "signbit": lambda x, y, w, v, c, i: snp.signbit(x), "log10": lambda x, y, w, v, c, i: snp.log10(y),
+    "trace": lambda x, y, w, v, c, i: snp.trace(y), "exp2": lambda x, y, w, v, c, i: snp.exp2(x),
+    "inner": lambda x, y, w, v, c, i: snp.inner(w, v), "deg2rad": lambda x, y, w, v, c, i: snp.deg2rad(x),
+    "log2": lambda x, y, w, v, c, i: snp.log2(y), "diag": lambda x, y, w, v, c, i: snp.diag(x, 1),
+    "rot90": lambda x, y, w, v, c, i: snp.rot90(x), "divmod": lambda x, y, w, v, c, i: snp.divmod(x, y),
+    "ptp": lambda x, y, w, v, c, i: snp.ptp(y, axis=1)}
+
+
+def test_every_listed_composite_has_a_call_here():
+    assert set(_LISTED) == set(snp._COMPOSITES)
+
+
+@pytest.mark.parametrize("name", sorted(_LISTED))
+def test_a_listed_function_runs_as_a_composite_with_its_op_by_op_bits(name, exact):
+    """Each function `stagec.numpy._COMPOSITES` lists: its first call runs op by op; from its third (traced on the
+    second) it runs as a composite, with the same bits, on values with zeros, infinities, NaN and subnormals."""
+    rng = np.random.default_rng(3)
+    x, y = stagec.device_put(floats((4, 4), 1)), stagec.device_put(np.abs(floats((4, 4), 2)))
+    w = stagec.device_put(rng.standard_normal(8).astype(np.float32))
+    v = stagec.device_put(np.sort(rng.standard_normal(8)).astype(np.float32))
+    c = stagec.device_put((rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))).astype(np.complex64))
+    i = stagec.device_put(rng.integers(-3, 4, 8).astype(np.int32))
+    args = (x, y, w, v, c, i)
+    call = _LISTED[name]
+    with np.errstate(all="ignore"):
+        first = stagec.tree_util.tree_leaves(call(*args))
+        call(*args)
+        calls = composites.stats["calls"]
+        third = stagec.tree_util.tree_leaves(call(*args))
+    assert composites.stats["calls"] > calls, f"{name} ran op by op on its third call"
+    assert len(first) == len(third)
+    for a, b in zip(first, third):
+        same_bits(b, a)

@@ -82,6 +82,22 @@ _NOT_ARRAY = {"broadcast_shapes", "ndim", "shape", "size", "isscalar", "iterable
               "promote_types", "vectorize"}  # return Python values (ints, tuples, bools, dtypes, functions), as NumPy's
 
 
+# Functions of several primitives whose eager calls run as eager composites (`_base._composite`: from a signature's
+# second call one traced graph, each equation planned as op by op would run it: the same bits), beside those their
+# modules mark. Each was checked for value checks that only a concrete argument takes (a composite traces its
+# Arrays): these check shapes and static arguments alone. Op by op on 4x4 float32 they took 10-370x JAX's eager
+# time (median 426 us, arctan2 251, i0 1095, poly 1357; JAX 4-7): as composites 0.6-9x (docs/log.md, 2026-11-30).
+# Not gcd and lcm (their loops stay op by op: no gain).
+_COMPOSITES = frozenset({
+    "median", "nanmedian", "quantile", "percentile", "nanquantile", "nanpercentile", "vander", "poly", "digitize",
+    "i0", "arctan2", "atan2", "angle", "spacing", "frexp", "nextafter", "searchsorted", "gradient", "sinc", "corrcoef",
+    "cov", "nanstd", "nanvar", "polyval", "polyint", "polyder", "geomspace", "logspace", "ldexp", "kron",
+    "logaddexp2", "logaddexp", "interp", "hypot", "convolve", "correlate", "isclose", "allclose", "nanmean",
+    "trapezoid", "ediff1d", "tril", "triu", "heaviside", "nanmax", "nanmin", "nanargmin", "nanargmax", "copysign",
+    "vdot", "modf", "diff", "nancumsum", "around", "round", "nansum", "nanprod", "cross", "average", "signbit",
+    "log10", "trace", "exp2", "inner", "deg2rad", "log2", "diag", "rot90", "divmod", "ptp"})
+
+
 def _export(mod) -> None:
     """Re-export a topic module's public names (not the modules and helpers it imports)."""
     g = globals()
@@ -89,6 +105,8 @@ def _export(mod) -> None:
     for k, v in vars(mod).items():
         if (k in names if names is not None else not k.startswith("_") and k not in _NOT_API
                 and not isinstance(v, _types.ModuleType)):
+            if k in _COMPOSITES:
+                v = _base._composite(v)
             g[k] = _base._api(v) if isinstance(v, _types.FunctionType) and k not in _NOT_ARRAY else v
 
 

@@ -178,7 +178,7 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     return tuple(x[i] for i in range(aval_of(x).shape[0]))
 
 
-def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None):
+def diff(x, /, n: int = 1, axis: int = -1, prepend=None, append=None):
     """The `n`-th forward difference along `axis` (after adding `prepend` and `append`)."""
     x = _arr(x)
     x = x if _is_array(x) else asarray(x)
