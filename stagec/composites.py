@@ -15,8 +15,9 @@ rounded rules left to NumPy's broadcasting (`_views`): the same bits. A graph of
 integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
 thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
 (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
-that cannot be traced alone (they raise, need a value concretely or close over a device array) run plainly:
-an error is raised by the function itself, as before. Signatures are kept up to 4 * `config.eager_cache_size`
+that cannot be traced alone (they raise, or need a value concretely) run plainly: an error is raised by the function
+itself, as before. An Array the function makes inside (from its static arguments) is a constant of the graph; a
+custom function (`custom_jvp`) is traced through, its primal's equations planned as op by op runs them. Signatures are kept up to 4 * `config.eager_cache_size`
 and dropped when a setting changes.
 """
 from __future__ import annotations
@@ -142,7 +143,7 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     except Exception as e:  # (a user error, or a value the function needs concretely)
         log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
         return _PLAIN
-    if trace.captured or len(graph.in_vars) != n or not all(
+    if len(graph.in_vars) != n or not all(
             _plain(v) for e in graph.eqns for v in e.params.values()):
         return _PLAIN  # (a graph or function in a parameter: control flow, a callback, a custom rule, which op by
         # op run as their bodies' operations, would compile as one program here)
