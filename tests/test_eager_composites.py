@@ -1083,7 +1083,17 @@ _LISTED = {  # an eager call of each, on (x, y: 4x4 float32 with edges; w: 8 flo
     "inner": lambda x, y, w, v, c, i: snp.inner(w, v), "deg2rad": lambda x, y, w, v, c, i: snp.deg2rad(x),
     "log2": lambda x, y, w, v, c, i: snp.log2(y), "diag": lambda x, y, w, v, c, i: snp.diag(x, 1),
     "rot90": lambda x, y, w, v, c, i: snp.rot90(x), "divmod": lambda x, y, w, v, c, i: snp.divmod(x, y),
-    "ptp": lambda x, y, w, v, c, i: snp.ptp(y, axis=1)}
+    "ptp": lambda x, y, w, v, c, i: snp.ptp(y, axis=1), "nan_to_num": lambda x, y, w, v, c, i: snp.nan_to_num(x, posinf=9.0),
+    "packbits": lambda x, y, w, v, c, i: snp.packbits(x > 0, axis=1), "unpackbits": lambda x, y, w, v, c, i: snp.unpackbits(
+        i.astype(np.uint8)), "atleast_2d": lambda x, y, w, v, c, i: snp.atleast_2d(w), "unwrap": lambda x, y, w, v, c, i: snp.unwrap(w * 4),
+    "sort_complex": lambda x, y, w, v, c, i: snp.sort_complex(c.ravel()), "partition": lambda x, y, w, v, c, i: snp.partition(w, 3),
+    "argpartition": lambda x, y, w, v, c, i: snp.argpartition(y, 2, axis=0), "resize": lambda x, y, w, v, c, i: snp.resize(w, (3, 5)),
+    "fmax": lambda x, y, w, v, c, i: snp.fmax(x, y), "fmin": lambda x, y, w, v, c, i: snp.fmin(x, y),
+    "rad2deg": lambda x, y, w, v, c, i: snp.rad2deg(x), "degrees": lambda x, y, w, v, c, i: snp.degrees(y),
+    "radians": lambda x, y, w, v, c, i: snp.radians(x), "isreal": lambda x, y, w, v, c, i: snp.isreal(c),
+    "iscomplex": lambda x, y, w, v, c, i: snp.iscomplex(c), "conj": lambda x, y, w, v, c, i: snp.conj(c),
+    "left_shift": lambda x, y, w, v, c, i: snp.left_shift(i, 3), "linspace": lambda x, y, w, v, c, i: snp.linspace(w[0], w[1], 7),
+    "isin": lambda x, y, w, v, c, i: snp.isin(i, i[:3]), "count_nonzero": lambda x, y, w, v, c, i: snp.count_nonzero(x, axis=0)}
 
 
 def test_every_listed_composite_has_a_call_here():
