@@ -15,6 +15,7 @@ import stagec.numpy as snp
 from stagec import composites, core, eager
 from stagec.experimental import io_callback
 from stagec.numpy import _indexing, _linalg, _reductions, _shapes, _ufuncs
+from stagec.scipy import special as sps
 
 
 @pytest.fixture(params=["exact", "never"])
@@ -1121,3 +1122,47 @@ def test_a_listed_function_runs_as_a_composite_with_its_op_by_op_bits(name, exac
     assert len(first) == len(third)
     for a, b in zip(first, third):
         same_bits(b, a)
+
+
+_NN_SP = {  # stagec.nn's and stagec.scipy.special's functions marked as composites, each with a call on (x, y)
+    "nn.sigmoid": lambda x, y: stagec.nn.sigmoid(x), "nn.softplus": lambda x, y: stagec.nn.softplus(x),
+    "nn.elu": lambda x, y: stagec.nn.elu(x, 0.5), "nn.selu": lambda x, y: stagec.nn.selu(x),
+    "nn.celu": lambda x, y: stagec.nn.celu(x, 2.0), "nn.leaky_relu": lambda x, y: stagec.nn.leaky_relu(x, 0.1),
+    "nn.hard_tanh": lambda x, y: stagec.nn.hard_tanh(x), "nn.hard_sigmoid": lambda x, y: stagec.nn.hard_sigmoid(x),
+    "nn.hard_silu": lambda x, y: stagec.nn.hard_silu(x), "nn.hard_swish": lambda x, y: stagec.nn.hard_swish(y),
+    "nn.log_sigmoid": lambda x, y: stagec.nn.log_sigmoid(x), "nn.soft_sign": lambda x, y: stagec.nn.soft_sign(x),
+    "nn.mish": lambda x, y: stagec.nn.mish(x), "nn.squareplus": lambda x, y: stagec.nn.squareplus(x, 2.0),
+    "nn.sparse_plus": lambda x, y: stagec.nn.sparse_plus(x), "nn.sparse_sigmoid": lambda x, y: stagec.nn.sparse_sigmoid(x),
+    "nn.glu": lambda x, y: stagec.nn.glu(x), "nn.logmeanexp": lambda x, y: stagec.nn.logmeanexp(x, axis=1),
+    "sp.i0": lambda x, y: sps.i0(x), "sp.i0e": lambda x, y: sps.i0e(y), "sp.i1": lambda x, y: sps.i1(x),
+    "sp.i1e": lambda x, y: sps.i1e(x), "sp.erfcx": lambda x, y: sps.erfcx(x), "sp.gammasgn": lambda x, y: sps.gammasgn(x * 3)}
+
+
+@pytest.mark.parametrize("name", sorted(_NN_SP))
+def test_an_nn_or_special_function_runs_as_a_composite_with_its_op_by_op_bits(name, exact):
+    x, y = stagec.device_put(floats((4, 4), 4)), stagec.device_put(np.abs(floats((4, 4), 5)))
+    call = _NN_SP[name]
+    with np.errstate(all="ignore"):
+        first = np.asarray(call(x, y))
+        call(x, y)
+        calls = composites.stats["calls"]
+        third = np.asarray(call(x, y))
+    assert composites.stats["calls"] > calls, f"{name} ran op by op on its third call"
+    same_bits(third, first)
+
+
+def test_a_composite_calling_a_function_staged_eagerly_runs_op_by_op(exact):
+    """`ndtr` runs eagerly as one jit module (`_staged`); a composite calling it would plan its equations one by one
+    (NumPy's erfc, not the module's): such a signature stays op by op, with the module's bits (ndtri's: an ulp apart
+    at one of these 16 values when it ran as a composite)."""
+    @stagec.numpy._base._composite
+    def f(p):
+        return sps.ndtri(p)
+
+    p = stagec.device_put(np.abs(floats((4, 4), 5)) / 8)
+    with np.errstate(all="ignore"):
+        want = np.asarray(sps.ndtri(p))
+        calls = composites.stats["calls"]
+        for _ in range(3):
+            same_bits(f(p), want)
+    assert composites.stats["calls"] == calls

@@ -40,12 +40,14 @@ def _relu_jvp(primals, tangents):
     return y, snp.where(x > 0, snp.asarray(t, dtype=aval_of(y).dtype), lax.full_like(y, 0))
 
 
+@_composite
 def sigmoid(x: Any):
     """1 / (1 + exp(-x)), computed stably (StableHLO's logistic)."""
     (x,) = _to_float("sigmoid", x)
     return lax.logistic(x)
 
 
+@_composite
 def softplus(x: Any):
     """log(1 + exp(x)) without overflow: logaddexp(x, 0)."""
     return snp.logaddexp(x, 0.0)
@@ -239,23 +241,27 @@ def log_softmax(x: Any, axis=-1, where: Any = None):
     return out if where is None else snp.where(where, out, -np.inf)
 
 
+@_composite
 def elu(x: Any, alpha: Any = 1.0):
     """x where x > 0, else alpha * (exp(x) - 1)."""
     (x,) = _to_float("elu", x)
     return snp.where(x > 0, x, alpha * snp.expm1(snp.where(x > 0, 0.0, x)))
 
 
+@_composite
 def selu(x: Any):
     """scale * elu(x, alpha) with the self-normalizing constants."""
     return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
 
 
+@_composite
 def celu(x: Any, alpha: Any = 1.0):
     """max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)."""
     (x,) = _to_float("celu", x)
     return snp.maximum(x, 0.0) + alpha * snp.expm1(snp.minimum(x, 0.0) / alpha)
 
 
+@_composite
 def leaky_relu(x: Any, negative_slope: Any = 1e-2):
     """x where x >= 0, else negative_slope * x."""
     (x,) = _to_float("leaky_relu", x)
@@ -275,17 +281,20 @@ relu6.defjvps(lambda g, ans, x: snp.where((x > 0) & (x < 6), snp.asarray(g, dtyp
                                           lax.full_like(ans, 0)))
 
 
+@_composite
 def hard_tanh(x: Any):
     """x clipped to [-1, 1] (integers stay integers, as JAX's)."""
     x = snp.asarray(x)
     return snp.where(x > 1, 1, snp.where(x < -1, -1, x))
 
 
+@_composite
 def hard_sigmoid(x: Any):
     """relu6(x + 3) / 6."""
     return relu6(snp.add(x, 3.0)) / 6.0
 
 
+@_composite
 def hard_silu(x: Any):
     """x * hard_sigmoid(x)."""
     (x,) = _to_float("hard_silu", x)
@@ -295,6 +304,7 @@ def hard_silu(x: Any):
 hard_swish = hard_silu
 
 
+@_composite
 def log_sigmoid(x: Any):
     """log(sigmoid(x)) = -softplus(-x)."""
     (x,) = _to_float("log_sigmoid", x)
@@ -311,12 +321,14 @@ _soft_sign_jvp = custom_jvp(_soft_sign)
 _soft_sign_jvp.defjvps(lambda g, ans, x: g / snp.square(snp.abs(x) + 1))
 
 
+@_composite
 def soft_sign(x: Any):
     """x / (|x| + 1)."""
     (x,) = _to_float("soft_sign", x)
     return _soft_sign_jvp(x)
 
 
+@_composite
 def mish(x: Any):
     """x * tanh(softplus(x))."""
     (x,) = _to_float("mish", x)
@@ -329,6 +341,7 @@ def mish(x: Any):
     return snp.where(far, x * u * u, snp.where(big, x, x * (n / (n + 2))))  # (x n overflowed float16)
 
 
+@_composite
 def squareplus(x: Any, b: Any = 4):
     """(x + sqrt(x**2 + b)) / 2. With a constant b, as y = a + sqrt(a^2 + b/4), a = |x| / 2, and (b/4) / y below 0
     (x + sqrt cancels there); past |x| / 2 = 2^60 (float64: 2^508), where a^2 would overflow, sqrt(a^2 + b/4) is a
@@ -350,18 +363,21 @@ def squareplus(x: Any, b: Any = 4):
     return snp.where(x >= 0, y, (b / 4) / snp.where(x >= 0, 1, y)).astype(x.dtype)  # (x + h cancelled below 0)
 
 
+@_composite
 def sparse_plus(x: Any):
     """0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between."""
     (x,) = _to_float("sparse_plus", x)
     return snp.where(x <= -1.0, 0.0, snp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
+@_composite
 def sparse_sigmoid(x: Any):
     """clip(x + 1, 0, 2) / 2."""
     (x,) = _to_float("sparse_sigmoid", x)
     return 0.5 * snp.clip(x + 1.0, 0.0, 2.0)
 
 
+@_composite
 def glu(x: Any, axis: int = -1):
     """Gated linear unit: the first half of `axis` times the sigmoid of the second."""
     n = aval_of(x).shape[axis]
@@ -419,6 +435,7 @@ def log1mexp(x: Any):
     return _log1mexp_jvp(x)
 
 
+@_composite
 def logmeanexp(x: Any, axis=None, where: Any = None, keepdims: bool = False):
     """log(mean(exp(x))) over `axis`, stably."""
     (x,) = _to_float("logmeanexp", x)

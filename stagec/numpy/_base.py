@@ -463,7 +463,11 @@ def _staged(*static: str):
 
         @functools.wraps(fn)
         def wrapped(*args, **kwargs):
-            if current_trace() is not None or _stager is None:
+            trace = current_trace()
+            if trace is not None and trace.purpose == "composite":  # (an eager composite would plan its equations
+                # one by one, where this eager call runs them as one module: other bits; it runs op by op instead)
+                raise NotImplementedError(f"{fn.__name__} runs as one module eagerly, not in an eager composite")
+            if trace is not None or _stager is None:
                 return fn(*args, **kwargs)
             if not cache:
                 cache.append(_stager(fn, static_argnames=static))
