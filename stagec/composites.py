@@ -17,8 +17,9 @@ thread (`_Fused`), the calls running op by op until it is loaded: the same bits,
 (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
 that cannot be traced alone (they raise, or need a value concretely) run plainly: an error is raised by the function
 itself, as before. An Array the function makes inside (from its static arguments) is a constant of the graph; a
-custom function (`custom_jvp`) is traced through, its primal's equations planned as op by op runs them. Signatures are kept up to 4 * `config.eager_cache_size`
-and dropped when a setting changes.
+custom function (`custom_jvp`) is traced through, its primal's equations planned as op by op runs them; a function
+that runs eagerly as one jit module (`numpy._base._staged`) makes the trace fail. Signatures are kept up to
+4 * `config.eager_cache_size` and dropped when a setting changes.
 """
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
 
 def _make(fn: Callable, args: tuple, kwargs: dict):
     """The runner of this signature: `fn` traced with its Array arguments as inputs, then `_runner`; `_PLAIN`
-    where the trace raised (the plain call raises it again, as before) or closed over a device array."""
+    where the trace raised (the plain call raises it again, as before) or holds a graph in a parameter."""
     name = getattr(fn, "__name__", "composite")
     # Not a sub-trace: an Array the function makes from its static arguments (`asarray(q)`, `arange(n)`: the same for
     # every call of the signature) is a constant of the graph, not a capture that made the signature plain; and a
@@ -145,8 +146,8 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         return _PLAIN
     if len(graph.in_vars) != n or not all(
             _plain(v) for e in graph.eqns for v in e.params.values()):
-        return _PLAIN  # (a graph or function in a parameter: control flow, a callback, a custom rule, which op by
-        # op run as their bodies' operations, would compile as one program here)
+        return _PLAIN  # (a graph or function in a parameter: control flow or a callback, which op by op run as
+        # their bodies' operations, would compile as one program here)
     stats["traces"] += 1
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
     run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
