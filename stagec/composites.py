@@ -36,10 +36,10 @@ import numpy as np
 from .array import Array
 from .backend import get_backend
 from .config import LRUSettingsCache, config
-from .core import Const, Literal, Trace, flatten_outputs, tracing
+from .core import Const, Graph, Literal, Trace, flatten_outputs, tracing
 from . import eager
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
-from .primitives import elementwise, gather_p, structural
+from .primitives import control_flow, elementwise, gather_p, structural
 from .stages import Lowered
 from .tree_util import tree_structure, tree_unflatten
 
@@ -118,6 +118,18 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     return run(leaves)
 
 
+# Control flow: op by op, an eager `while_loop`, `scan` or `cond` is one compiled kernel (`eager.apply` of the
+# primitive, its graphs among the parameters), and so is its equation in a composite's plan (the same `eager._plan`):
+# the same bits. gammainc's three series loops ran between ~420 primitives op by op, each loop traced again
+# on every call.
+_LOOPS = frozenset({control_flow.while_p, control_flow.scan_p, control_flow.cond_p})
+
+
+def _graphs(v) -> bool:
+    """Whether `v` is a Graph or a tuple of them (a control-flow primitive's bodies or branches)."""
+    return isinstance(v, Graph) or (type(v) is tuple and bool(v) and all(isinstance(g, Graph) for g in v))
+
+
 def _make(fn: Callable, args: tuple, kwargs: dict):
     """The runner of this signature: `fn` traced with its Array arguments as inputs, then `_runner`; `_PLAIN`
     where the trace raised (the plain call raises it again, as before) or holds a graph in a parameter."""
@@ -144,10 +156,9 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     except Exception as e:  # (a user error, or a value the function needs concretely)
         log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
         return _PLAIN
-    if len(graph.in_vars) != n or not all(
-            _plain(v) for e in graph.eqns for v in e.params.values()):
-        return _PLAIN  # (a graph or function in a parameter: control flow or a callback, which op by op run as
-        # their bodies' operations, would compile as one program here)
+    if len(graph.in_vars) != n or not all(_plain(v) or (e.prim in _LOOPS and _graphs(v))
+                                          for e in graph.eqns for v in e.params.values()):
+        return _PLAIN  # (a function in a parameter: a callback, whose calls a plan would reorder)
     stats["traces"] += 1
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
     run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
@@ -274,8 +285,9 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             stats["pruned"] += 1
             continue
         # an equation met before (same primitive, parameters and operands) gives the same values (the parameters by
-        # their repr, which names all of them (`_make` checked) and tells -0.0 from 0.0 and 1 from 1.0 and True)
-        key = (prim, repr(sorted(params.items())), tuple(ins))
+        # their repr, which names all of them (`_make` checked) and tells -0.0 from 0.0 and 1 from 1.0 and True;
+        # a loop's graphs by themselves: equal graphs, the same computation)
+        key = (prim, repr(sorted(params.items())) if prim not in _LOOPS else tuple(sorted(params.items())), tuple(ins))
         if key in seen:
             for o, i in zip(eqn.outputs, seen[key]):
                 slot[o.id] = i

@@ -370,17 +370,33 @@ def test_pending_operands_are_not_waited_for():
         stagec.config.update("eager_tiering", old)
 
 
-def test_a_graph_with_control_flow_runs_plainly(exact):
-    """A cond (or a callback, a custom rule) would compile as one program in a composite: it stays op by op."""
+def test_control_flow_runs_in_a_composite_as_the_kernel_it_is_op_by_op(exact):
+    """An eager `cond`, `while_loop` or `scan` is one compiled kernel op by op, and the same kernel as an equation of a
+    composite's plan: the composite gives its bits (a loop's body is not traced again on every call). A callback
+    keeps its signature op by op."""
     @stagec.numpy._base._composite
     def f(x):
-        return stagec.lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+        y = stagec.lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+        y = stagec.lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, snp.sin(c[1]) * 1.5), (0, y))[1]
+        return stagec.lax.scan(lambda c, v: (c + snp.exp(v), c * v), snp.zeros(()), y)
 
-    x = stagec.device_put(np.array([1.0, -2.0], np.float32))
-    calls, plain = composites.stats["calls"], composites.stats["plain"]
-    for _ in range(3):
-        same_bits(f(x), np.array([2.0, -4.0], np.float32))
-    assert composites.stats["calls"] == calls and composites.stats["plain"] == plain + 3
+    @stagec.numpy._base._composite
+    def g(x):
+        return io_callback(lambda v: np.asarray(v) + 1, x, x) * 2.0
+
+    x = stagec.device_put(floats((6,), 3))
+    with np.errstate(all="ignore"):
+        first = stagec.tree_util.tree_leaves(f(x))
+        f(x)
+        calls = composites.stats["calls"]
+        for _ in range(2):
+            for a, b in zip(stagec.tree_util.tree_leaves(f(x)), first):
+                same_bits(a, b)
+        assert composites.stats["calls"] == calls + 2
+        plain = composites.stats["plain"]
+        for _ in range(3):
+            same_bits(g(x), (np.asarray(x) + 1) * np.float32(2))
+    assert composites.stats["plain"] == plain + 3
 
 
 def test_unkeyed_calls_run_plainly(exact):
@@ -1135,7 +1151,8 @@ _NN_SP = {  # stagec.nn's and stagec.scipy.special's functions marked as composi
     "nn.sparse_plus": lambda x, y: stagec.nn.sparse_plus(x), "nn.sparse_sigmoid": lambda x, y: stagec.nn.sparse_sigmoid(x),
     "nn.glu": lambda x, y: stagec.nn.glu(x), "nn.logmeanexp": lambda x, y: stagec.nn.logmeanexp(x, axis=1),
     "sp.i0": lambda x, y: sps.i0(x), "sp.i0e": lambda x, y: sps.i0e(y), "sp.i1": lambda x, y: sps.i1(x),
-    "sp.i1e": lambda x, y: sps.i1e(x), "sp.erfcx": lambda x, y: sps.erfcx(x), "sp.gammasgn": lambda x, y: sps.gammasgn(x * 3)}
+    "sp.i1e": lambda x, y: sps.i1e(x), "sp.erfcx": lambda x, y: sps.erfcx(x), "sp.gammasgn": lambda x, y: sps.gammasgn(x * 3),
+    "sp.gammainc": lambda x, y: sps.gammainc(y + 0.5, y * 4), "sp.gammaincc": lambda x, y: sps.gammaincc(y * 3, y + 1)}
 
 
 @pytest.mark.parametrize("name", sorted(_NN_SP))
