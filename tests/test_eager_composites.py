@@ -1110,7 +1110,8 @@ _LISTED = {  # an eager call of each, on (x, y: 4x4 float32 with edges; w: 8 flo
     "radians": lambda x, y, w, v, c, i: snp.radians(x), "isreal": lambda x, y, w, v, c, i: snp.isreal(c),
     "iscomplex": lambda x, y, w, v, c, i: snp.iscomplex(c), "conj": lambda x, y, w, v, c, i: snp.conj(c),
     "left_shift": lambda x, y, w, v, c, i: snp.left_shift(i, 3), "linspace": lambda x, y, w, v, c, i: snp.linspace(w[0], w[1], 7),
-    "isin": lambda x, y, w, v, c, i: snp.isin(i, i[:3]), "count_nonzero": lambda x, y, w, v, c, i: snp.count_nonzero(x, axis=0)}
+    "isin": lambda x, y, w, v, c, i: snp.isin(i, i[:3]), "count_nonzero": lambda x, y, w, v, c, i: snp.count_nonzero(x, axis=0),
+    "gcd": lambda x, y, w, v, c, i: snp.gcd(i, i * 3 + 1), "lcm": lambda x, y, w, v, c, i: snp.lcm(i, i - 2)}
 
 
 def test_every_listed_composite_has_a_call_here():

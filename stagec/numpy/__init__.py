@@ -86,9 +86,9 @@ _NOT_ARRAY = {"broadcast_shapes", "ndim", "shape", "size", "isscalar", "iterable
 # second call one traced graph, each equation planned as op by op would run it: the same bits), beside those their
 # modules mark. Each was checked for value checks that only a concrete argument takes (a composite traces its
 # Arrays): these check shapes and static arguments alone. Op by op on 4x4 float32 they took 10-370x JAX's eager
-# time (median 426 us, arctan2 251, i0 1095, poly 1357; JAX 4-7): as composites 0.6-9x (docs/log.md, 2026-11-30).
-# Not gcd and lcm (their loops stay op by op: no gain), nor float_power (slower so), nor take_along_axis (its
-# concrete indices are checked against the bounds: traced they would not be).
+# time (median 426 us, arctan2 251, i0 1095, poly 1357; JAX 4-7): as composites 0.6-37x (docs/log.md, 2026-11-30).
+# Not float_power (slower so), nor take_along_axis (its concrete indices are checked against the bounds: traced
+# they would not be).
 _COMPOSITES = frozenset({
     "median", "nanmedian", "quantile", "percentile", "nanquantile", "nanpercentile", "vander", "poly", "digitize",
     "i0", "arctan2", "atan2", "angle", "spacing", "frexp", "nextafter", "searchsorted", "gradient", "sinc", "corrcoef",
@@ -98,7 +98,8 @@ _COMPOSITES = frozenset({
     "vdot", "modf", "diff", "nancumsum", "around", "round", "nansum", "nanprod", "cross", "average", "signbit",
     "log10", "trace", "exp2", "inner", "deg2rad", "log2", "diag", "rot90", "divmod", "ptp", "nan_to_num", "packbits",
     "unpackbits", "atleast_2d", "unwrap", "sort_complex", "partition", "argpartition", "resize", "fmax", "fmin",
-    "rad2deg", "degrees", "radians", "isreal", "iscomplex", "conj", "left_shift", "linspace", "isin", "count_nonzero"})
+    "rad2deg", "degrees", "radians", "isreal", "iscomplex", "conj", "left_shift", "linspace", "isin", "count_nonzero",
+    "gcd", "lcm"})
 
 
 def _export(mod) -> None:
