@@ -132,7 +132,7 @@ def _graphs(v) -> bool:
 
 def _make(fn: Callable, args: tuple, kwargs: dict):
     """The runner of this signature: `fn` traced with its Array arguments as inputs, then `_runner`; `_PLAIN`
-    where the trace raised (the plain call raises it again, as before) or holds a graph in a parameter."""
+    where the trace raised (the plain call raises it again, as before) or holds a function in a parameter."""
     name = getattr(fn, "__name__", "composite")
     # Not a sub-trace: an Array the function makes from its static arguments (`asarray(q)`, `arange(n)`: the same for
     # every call of the signature) is a constant of the graph, not a capture that made the signature plain; and a
