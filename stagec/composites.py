@@ -125,9 +125,18 @@ def call(fn: Callable, args: tuple, kwargs: dict):
 _LOOPS = frozenset({control_flow.while_p, control_flow.scan_p, control_flow.cond_p})
 
 
-def _graphs(v) -> bool:
-    """Whether `v` is a Graph or a tuple of them (a control-flow primitive's bodies or branches)."""
-    return isinstance(v, Graph) or (type(v) is tuple and bool(v) and all(isinstance(g, Graph) for g in v))
+def _pure(graph) -> bool:
+    """Whether every parameter of `graph`'s equations is plain (`eager._plain`) or a control-flow primitive's graphs
+    that are so in turn: no function among them (a callback, whose calls a plan could prune or merge, or a custom
+    rule recorded in a loop's body)."""
+    for e in graph.eqns:
+        for v in e.params.values():
+            if _plain(v):
+                continue
+            gs = (v,) if isinstance(v, Graph) else v if type(v) is tuple and v else ()
+            if e.prim not in _LOOPS or not gs or not all(isinstance(g, Graph) and _pure(g) for g in gs):
+                return False
+    return True
 
 
 def _make(fn: Callable, args: tuple, kwargs: dict):
@@ -156,9 +165,8 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     except Exception as e:  # (a user error, or a value the function needs concretely)
         log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
         return _PLAIN
-    if len(graph.in_vars) != n or not all(_plain(v) or (e.prim in _LOOPS and _graphs(v))
-                                          for e in graph.eqns for v in e.params.values()):
-        return _PLAIN  # (a function in a parameter: a callback, whose calls a plan would reorder)
+    if len(graph.in_vars) != n or not _pure(graph):
+        return _PLAIN
     stats["traces"] += 1
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
     run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),

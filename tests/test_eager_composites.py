@@ -384,6 +384,13 @@ def test_control_flow_runs_in_a_composite_as_the_kernel_it_is_op_by_op(exact):
     def g(x):
         return io_callback(lambda v: np.asarray(v) + 1, x, x) * 2.0
 
+    seen = []
+
+    @stagec.numpy._base._composite
+    def h(x):  # (a callback in a loop's body, its result unused: a plan would have pruned the loop)
+        stagec.lax.fori_loop(0, 2, lambda i, c: io_callback(lambda v: seen.append(1) or np.asarray(v), c, c), x)
+        return x * 2.0
+
     x = stagec.device_put(floats((6,), 3))
     with np.errstate(all="ignore"):
         first = stagec.tree_util.tree_leaves(f(x))
@@ -396,7 +403,8 @@ def test_control_flow_runs_in_a_composite_as_the_kernel_it_is_op_by_op(exact):
         plain = composites.stats["plain"]
         for _ in range(3):
             same_bits(g(x), (np.asarray(x) + 1) * np.float32(2))
-    assert composites.stats["plain"] == plain + 3
+            same_bits(h(x), np.asarray(x) * np.float32(2))
+    assert composites.stats["plain"] == plain + 6 and len(seen) == 6
 
 
 def test_unkeyed_calls_run_plainly(exact):
