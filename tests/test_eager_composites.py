@@ -404,6 +404,7 @@ def test_control_flow_runs_in_a_composite_as_the_kernel_it_is_op_by_op(exact):
         for _ in range(3):
             same_bits(g(x), (np.asarray(x) + 1) * np.float32(2))
             same_bits(h(x), np.asarray(x) * np.float32(2))
+    stagec.effects_barrier()  # (h's loop is enqueued: its callbacks run when it does)
     assert composites.stats["plain"] == plain + 6 and len(seen) == 6
 
 
