@@ -179,6 +179,10 @@ EAGER = COMMON + textwrap.dedent("""
     mm = jit(lambda a, b: a @ b)
     random = (jax if lib == "jax" else stagec).random
     key = random.PRNGKey(0)
+    if lib == "jax":
+        import jax.scipy.special as sps
+    else:
+        import stagec.scipy.special as sps
     ROWS = {"x + 1.0 (4x4)": lambda: x + 1.0,
             "x * y (4x4)": lambda: x * y,
             "sin(x) (4x4)": lambda: m.sin(x),
@@ -214,7 +218,12 @@ EAGER = COMMON + textwrap.dedent("""
             "random.uniform(key, (32,))": lambda: random.uniform(key, (32,)),
             "random.bernoulli(key, 0.3, (8, 8))": lambda: random.bernoulli(key, 0.3, (8, 8)),
             "random.split(key)": lambda: random.split(key),
-            "random.fold_in(key, 3)": lambda: random.fold_in(key, 3)}
+            "random.fold_in(key, 3)": lambda: random.fold_in(key, 3),
+            "median(x) (4x4)": lambda: m.median(x),
+            "arctan2(x, y) (4x4)": lambda: m.arctan2(x, y),
+            "nan_to_num(x) (4x4)": lambda: m.nan_to_num(x),
+            "nn.selu(x) (4x4)": lambda: nn.selu(x),
+            "special.gammainc(p, p) (4x4)": lambda: sps.gammainc(p, p)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
         ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)
