@@ -13,6 +13,7 @@ from ._version import __version__
 from . import _quiet, errors, tree_util
 from .array import Array, block_until_ready, device_put, effects_barrier
 from .config import config, default_matmul_precision, disable_jit
+from .core import set_composite_runner as _set_composite_runner
 from . import cache, composites, eager, jit as _jit_module, quick  # eager registers itself with core at import
 from .jit import jit, make_mlir
 from . import explain  # registers itself with jit and stages
@@ -25,7 +26,7 @@ from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacr
                  remat, vjp)
 
 numpy._base.set_stager(jit)  # eager linalg/fft calls compile as one module each
-numpy._base.set_composite_runner(composites.call)  # eager composites run their graph in one dispatch
+_set_composite_runner(composites.call)  # eager composites (numpy's, lax.top_k) run their graph in one dispatch
 from .batching import vmap  # noqa: E402
 from . import scipy, test_util, tree  # noqa: E402
 from .jaxpr import make_jaxpr  # noqa: E402

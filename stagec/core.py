@@ -7,6 +7,7 @@ with `set_eager_impl`.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -441,6 +442,33 @@ def eager_plan(prim: "Primitive", avals: Sequence[ShapedArray], params: dict) ->
     for callers that keep it per signature and drop it when a setting changes (`config.key_now`); None where
     no runtime is registered. Raises what the abstract evaluation raises."""
     return None if _eager_planner is None else _eager_planner(prim, avals, params)
+
+
+_composite_runner: Callable | None = None
+
+
+def set_composite_runner(fn: Callable) -> None:
+    """Register how an eager call of a `composite` function runs: `fn(function, args, kwargs)` (the runtime layer
+    registers `stagec.composites.call`, which runs its traced graph as one dispatch; core never imports it)."""
+    global _composite_runner
+    _composite_runner = fn
+
+
+def composite_runner() -> Callable | None:
+    return _composite_runner
+
+
+def composite(fn):
+    """Mark a function built of several primitives (`stagec.numpy`'s, `lax.top_k`): called outside any trace, it runs
+    as one traced graph (`set_composite_runner`) with the bits its primitives give one by one; under a trace, a plain
+    call. Only for functions that do the same thing on tracers as on concrete arrays (no concrete checks of values)."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        run = _composite_runner
+        if run is None or (tracing_anywhere[0] and current_trace() is not None):
+            return fn(*args, **kwargs)
+        return run(fn, args, kwargs)
+    return wrapped
 
 
 class Primitive:

@@ -148,12 +148,12 @@ def _takes_eager_case(tiering) -> bool:
 def _plain_of(fn):
     """`fn` with composites off: every primitive through `eager.apply`, as before them."""
     def plain(*args):
-        old = stagec.numpy._base._composite_runner
-        stagec.numpy._base.set_composite_runner(None)
+        old = core.composite_runner()
+        core.set_composite_runner(None)
         try:
             return fn(*args)
         finally:
-            stagec.numpy._base.set_composite_runner(old)
+            core.set_composite_runner(old)
     return plain
 
 
@@ -1150,7 +1150,7 @@ def test_a_listed_function_runs_as_a_composite_with_its_op_by_op_bits(name, exac
         same_bits(b, a)
 
 
-_NN_SP = {  # stagec.nn's and stagec.scipy.special's functions marked as composites, each with a call on (x, y)
+_NN_SP = {  # stagec.nn's, stagec.scipy.special's and lax's functions marked as composites, each called on (x, y)
     "nn.sigmoid": lambda x, y: stagec.nn.sigmoid(x), "nn.softplus": lambda x, y: stagec.nn.softplus(x),
     "nn.elu": lambda x, y: stagec.nn.elu(x, 0.5), "nn.selu": lambda x, y: stagec.nn.selu(x),
     "nn.celu": lambda x, y: stagec.nn.celu(x, 2.0), "nn.leaky_relu": lambda x, y: stagec.nn.leaky_relu(x, 0.1),
@@ -1162,7 +1162,8 @@ _NN_SP = {  # stagec.nn's and stagec.scipy.special's functions marked as composi
     "nn.glu": lambda x, y: stagec.nn.glu(x), "nn.logmeanexp": lambda x, y: stagec.nn.logmeanexp(x, axis=1),
     "sp.i0": lambda x, y: sps.i0(x), "sp.i0e": lambda x, y: sps.i0e(y), "sp.i1": lambda x, y: sps.i1(x),
     "sp.i1e": lambda x, y: sps.i1e(x), "sp.erfcx": lambda x, y: sps.erfcx(x), "sp.gammasgn": lambda x, y: sps.gammasgn(x * 3),
-    "sp.gammainc": lambda x, y: sps.gammainc(y + 0.5, y * 4), "sp.gammaincc": lambda x, y: sps.gammaincc(y * 3, y + 1)}
+    "sp.gammainc": lambda x, y: sps.gammainc(y + 0.5, y * 4), "sp.gammaincc": lambda x, y: sps.gammaincc(y * 3, y + 1),
+    "lax.top_k": lambda x, y: stagec.lax.top_k(x, 3)[1], "lax.nextafter": lambda x, y: stagec.lax.nextafter(x, y)}
 
 
 @pytest.mark.parametrize("name", sorted(_NN_SP))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..core import aval_of
+from ..core import aval_of, composite
 from ..primitives import elementwise as _ew
 from ..ad import custom_jvp
 from ..primitives.bits import bitcast_convert_type
@@ -53,6 +53,9 @@ nextafter.__name__ = nextafter.__qualname__ = "nextafter"
 def _nextafter_jvp(primals, tangents):
     raise NotImplementedError("Differentiation rule for 'nextafter' not implemented (as in JAX): it steps "
                               "through the bits of floats; differentiate the value it approximates instead")
+
+
+nextafter = composite(nextafter)  # (eager: one plan of its bit operations, the bits op by op gives; 165 -> 16 us)
 
 
 def _logaddexp_value(x1, x2):

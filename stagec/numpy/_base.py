@@ -14,7 +14,8 @@ from .. import lax
 from ..array import Array, device_put, to_buffers
 from ..backend import Device, get_backend
 from ..config import SettingsCache
-from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, current_trace, eagerly, to_numpy_constant,
+from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, composite, composite_runner,
+                    current_trace, eagerly, to_numpy_constant,
                     tracing_anywhere)
 from ..tree_util import tree_leaves
 
@@ -242,7 +243,8 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
             subs = _eager_operands.get(key)
             if subs:
                 if type(subs) is not tuple:  # (`_broadcasting`'s function, run as a composite)
-                    return subs(*args) if _composite_runner is None else _composite_runner(subs, args, {})
+                    run = composite_runner()
+                    return subs(*args) if run is None else run(subs, args, {})
                 return prim_fn(*[a if s is None else s if type(s) is Const else lax.broadcast_in_dim(a, s, [])
                                  for a, s in zip(args, subs)])
             if subs is None:
@@ -477,26 +479,8 @@ def _staged(*static: str):
     return deco
 
 
-_composite_runner: Callable | None = None
-
-
-def set_composite_runner(fn: Callable) -> None:
-    """Register how an eager call of a `_composite` function runs: `fn(function, args, kwargs)` (the API layer
-    registers `stagec.composites.call`, which runs its traced graph as one dispatch)."""
-    global _composite_runner
-    _composite_runner = fn
-
-
-def _composite(fn):
-    """Mark a function built of several primitives: called outside any trace, it runs as one traced graph
-    (`set_composite_runner`) with the bits its primitives give one by one; under a trace, a plain call. Only for
-    functions that do the same thing on tracers as on concrete arrays (no concrete checks of values)."""
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        if _composite_runner is None or (tracing_anywhere[0] and current_trace() is not None):
-            return fn(*args, **kwargs)
-        return _composite_runner(fn, args, kwargs)
-    return wrapped
+# The marker and its runner's registration live in core, below lax (whose `top_k` is one): `composite` there.
+_composite = composite
 
 
 def value_sized(fn: Callable) -> Callable:
