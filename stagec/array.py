@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import struct
 from typing import Any, Sequence
 
 import numpy as np
@@ -210,8 +211,10 @@ class Array(ArrayOps):
         return self.copy()
 
 
-# A Python or NumPy scalar's value as a hashable key that tells -0.0 from 0.0 (equal, and hashed alike, as floats)
-_SCALAR_KEYS = {bool: lambda x: x, int: lambda x: x, float: float.hex, complex: lambda x: (x.real.hex(), x.imag.hex())}
+# A Python or NumPy scalar's value as a hashable key: a float's bits, which tell -0.0 from 0.0 (equal, and hashed
+# alike, as floats) and one NaN from another (`float.hex` gave 'nan' for -nan too: its buffer was the first NaN's)
+_SCALAR_KEYS = {bool: lambda x: x, int: lambda x: x, float: struct.Struct("<d").pack,
+                complex: lambda x: struct.pack("<dd", x.real, x.imag)}
 _scalars: dict = {}  # (backend, type, value key, aval) -> its device buffer (immutable: shared by every call)
 MAX_SCALARS = 512
 os.register_at_fork(after_in_child=_scalars.clear)  # (a forked child's devices are not its parent's)

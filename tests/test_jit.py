@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import os
+import struct
 from functools import partial
 
 import numpy as np
@@ -564,6 +565,12 @@ def test_scalar_arguments_uploaded_once_per_value_keep_signed_zeros_and_types_ap
         want = x * np.float32(s)
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want)), s
+    # NaNs of either sign, and a payload, each keep their own buffer: its bits are NumPy's float32 of the value
+    from stagec.array import to_buffers
+    backend, aval = get_backend(), stagec.core.aval_of(1.0)
+    nans = [float("nan"), -float("nan"), struct.unpack("<d", bytes.fromhex("010000000000f87f"))[0], -float("nan")]
+    for v, bv in zip(nans, to_buffers(nans, [aval] * 4, backend)):
+        assert backend.get(bv, aval).tobytes() == np.float32(v).tobytes(), v
     g = stagec.jit(lambda s: s + 0)  # (the result's dtype follows the scalar's type: its buffer is that type's)
     assert [np.asarray(g(v)).dtype for v in (True, 1, 1.0, 1 + 0j)] == [np.int32, np.int32, np.float32, np.complex64]
     assert [np.asarray(g(v)).item() for v in (True, 1, 1.0, 1 + 0j)] == [1, 1, 1.0, 1 + 0j]
