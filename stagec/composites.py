@@ -36,7 +36,7 @@ import numpy as np
 from .array import Array
 from .backend import get_backend
 from .config import LRUSettingsCache, config
-from .core import Const, Graph, Literal, Trace, flatten_outputs, tracing
+from .core import COMPOSITE, Const, Graph, Literal, Trace, flatten_outputs, tracing
 from . import eager
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
 from .primitives import control_flow, elementwise, gather_p, structural
@@ -146,7 +146,7 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     # Not a sub-trace: an Array the function makes from its static arguments (`asarray(q)`, `arange(n)`: the same for
     # every call of the signature) is a constant of the graph, not a capture that made the signature plain; and a
     # custom function (`arctan2`, `i0`) is inlined, as op by op, not one `custom_call` compiled as one program.
-    trace = Trace(f"{name} (an eager composite)", "composite")
+    trace = Trace(f"{name} (an eager composite)", COMPOSITE)
     targs, tkw = list(args), dict(kwargs)
     n = 0
     for i, a in enumerate(targs):

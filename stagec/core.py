@@ -445,6 +445,7 @@ def eager_plan(prim: "Primitive", avals: Sequence[ShapedArray], params: dict) ->
 
 
 _composite_runner: Callable | None = None
+COMPOSITE = "composite"  # the purpose of the trace a composite's runner makes (`Trace.purpose`)
 
 
 def set_composite_runner(fn: Callable) -> None:

@@ -14,7 +14,7 @@ from .. import lax
 from ..array import Array, device_put, to_buffers
 from ..backend import Device, get_backend
 from ..config import SettingsCache
-from ..core import (Const, ShapedArray, Tracer, TracerBase, aval_of, composite, composite_runner,
+from ..core import (COMPOSITE, Const, ShapedArray, Tracer, TracerBase, aval_of, composite, composite_runner,
                     current_trace, eagerly, to_numpy_constant,
                     tracing_anywhere)
 from ..tree_util import tree_leaves
@@ -466,7 +466,7 @@ def _staged(*static: str):
         @functools.wraps(fn)
         def wrapped(*args, **kwargs):
             trace = current_trace()
-            if trace is not None and trace.purpose == "composite":  # (an eager composite would plan its equations
+            if trace is not None and trace.purpose == COMPOSITE:  # (an eager composite would plan its equations
                 # one by one, where this eager call runs them as one module: other bits; it runs op by op instead)
                 raise NotImplementedError(f"{fn.__name__} runs as one module eagerly, not in an eager composite")
             if trace is not None or _stager is None:

@@ -321,7 +321,8 @@ __getattr__ = _missing(__name__, _table(
 
 # Eager calls of these run as eager composites (`numpy._base._composite`: one traced graph from a signature's second
 # call, the bits op by op gives): op by op on 4x4 float32 i0e took 1074 us, erfcx 589, gammainc 4755 (JAX 20, 229,
-# 36); as composites 97, 38, 406 (docs/log.md, 2026-11-30). Each checks shapes and dtypes only, no values. Not ndtri: its `ndtr` runs as
-# one module eagerly (`_staged`), which a composite cannot plan step by step with the same bits.
+# 36); as composites 94-97, 38, 406 (docs/log.md, 2026-11-30). Each checks shapes and dtypes only, no values. Not
+# ndtri: its `ndtr` runs as one module eagerly (`_staged`), which a composite cannot plan step by step with the
+# same bits.
 for _n in ("i0", "i0e", "i1", "i1e", "erfcx", "gammasgn", "gammainc", "gammaincc"):
     globals()[_n] = _composite(globals()[_n])
