@@ -394,6 +394,17 @@ def test_control_flow_runs_in_a_composite_as_the_kernel_it_is_op_by_op(exact):
     x = stagec.device_put(floats((6,), 3))
     with np.errstate(all="ignore"):
         first = stagec.tree_util.tree_leaves(f(x))
+        # (the op-by-op call against float64 NumPy: the first value decides the branch, then 5 steps, then the scan)
+        v = np.asarray(x, np.float64)
+        v = v * 2 if v[0] > 0 else v - 1
+        for _ in range(5):
+            v = np.sin(v) * 1.5
+        c, ys = 0.0, []
+        for e in v:
+            ys.append(c * e)
+            c = c + np.exp(e)
+        for got, want in zip(first, [c, ys]):
+            np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-5, atol=1e-30, equal_nan=True)
         f(x)
         calls = composites.stats["calls"]
         for _ in range(2):
