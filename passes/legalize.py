@@ -388,6 +388,28 @@ def strided_gather_operands_apart(module: ir.Module) -> int:
     return n
 
 
+# IREE 3.13's CPU code lost a strided slice's stride (read the first elements instead) where its operand, of up to
+# 16 elements, was computed in the slice's dispatch from values of fewer bits (a widening convert): bfloat16
+# `jit(diagonal)` gave the first row, `int8.astype(int32)[::3] + 1` the first values. 64 for a margin.
+NARROW_SLICE_MAX_ELEMENTS = 64
+
+
+def narrow_strided_slices_apart(module: ir.Module, most: int | None = NARROW_SLICE_MAX_ELEMENTS) -> int:
+    """Each slice with a stride over an operand of up to `most` elements (None: any) computed from values of fewer
+    bits (`_computed_from_narrower`) reads it through an `optimization_barrier`: that computation in a dispatch of its
+    own, where IREE then reads the slice with its stride. How many."""
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.slice"):
+        t = ir.RankedTensorType(op.operands[0].type)
+        sizes = ir.RankedTensorType(op.results[0].type).shape
+        if t.has_static_shape and (most is None or math.prod(t.shape) <= most) and \
+                any(st != 1 and z > 1 for st, z in zip(op.attributes["strides"], sizes)) and \
+                _computed_from_narrower(op.operands[0]):
+            _operand_apart(op, 0)
+            n += 1
+    return n
+
+
 def _bits(t) -> int | None:
     """The bits of an element of tensor type `t` (bool: 1; complex: both parts), else None."""
     et = _element(t)
@@ -2253,6 +2275,16 @@ STRIDED_GATHER_OPERANDS_APART = register(Rewrite(
     "a gather's operand that is a strided slice (a column) read through a barrier (IREE's fused strided load failed "
     "LLVM translation)", "legalize",
     Workaround(_IREE, "tests/test_numpy_indexing.py::test_indexing_a_column_of_a_batch_by_an_array_compiles")))
+NARROW_STRIDED_SLICES_APART = register(Rewrite(
+    "narrow-strided-slices-apart", narrow_strided_slices_apart,
+    "a strided slice of a small operand computed from narrower values (a widening convert) reads it through a barrier "
+    "(IREE's CPU code dropped the stride: the first elements)", "legalize",
+    Workaround(_IREE, "tests/test_fusion_hazards.py::test_strided_slices_of_widened_small_values_keep_their_stride")))
+NARROW_STRIDED_SLICES_APART_ANY = register(Rewrite(
+    "narrow-strided-slices-apart-any", lambda m: narrow_strided_slices_apart(m, None),
+    "a strided slice of an operand of any size computed from narrower values reads it through a barrier (IREE's "
+    "SPIR-V read other elements, by size: 16, 17, 64 or 65 bfloat16 or int8 values on lavapipe)", "legalize",
+    Workaround(_IREE, "tests/test_lavapipe.py::test_strided_slices_of_widened_values_keep_their_stride")))
 WIDENED_SCATTER_UPDATES_APART = register(Rewrite(
     "widened-scatter-updates-apart", widened_scatter_updates_apart,
     "a scatter's updates computed from values of fewer bits an element (a widening convert) come through a barrier "

@@ -226,3 +226,27 @@ def test_pads_of_pads_with_interior_padding_are_right():
     v = np.linalg.eigh(a.astype(np.float64))[1][:, -1]
     g = stagec.jit(stagec.grad(lambda m: snp.linalg.eigvalsh(m)[-1]))(a)
     np.testing.assert_allclose(np.asarray(g), np.outer(v, v), atol=1e-5)
+
+
+def _widened_strided(slices):
+    """For each narrow array and its (stride, start) of `slices`: widened, sliced with the stride, then computed on
+    (+1), all in one module."""
+    return lambda xs: [x.astype(snp.int32 if np.dtype(x.dtype).kind in "iu" else snp.float32)[start::stride] + 1
+                       for x, (stride, start) in zip(xs, slices)]
+
+
+def test_strided_slices_of_widened_small_values_keep_their_stride():
+    """IREE 3.13's CPU code dropped a strided slice's stride where its operand, of up to 16 elements, was widened in the
+    slice's dispatch from a narrower type: it read the first elements (bfloat16 `jit(diagonal)` gave the first row,
+    `jit(trace)` 3 for 12). `narrow-strided-slices-apart` reads such an operand through a barrier. Sizes across 16
+    and the 64 of `legalize.NARROW_SLICE_MAX_ELEMENTS`, starts 0 (the failing ones) and 1."""
+    import ml_dtypes
+    cases = [(np.arange(n).astype(dt), stride, start) for dt in (ml_dtypes.bfloat16, np.float16, np.int8, np.uint8, np.int16)
+             for n in (3, 8, 16, 17, 64, 65) for stride in (2, 5) for start in (0, 1)]
+    got = stagec.jit(_widened_strided([c[1:] for c in cases]))([c[0] for c in cases])
+    for (x, stride, start), g in zip(cases, got):
+        want = x.astype(np.int32 if x.dtype.kind in "iu" else np.float32)[start::stride] + 1
+        np.testing.assert_array_equal(np.asarray(g), want, err_msg=f"{x.dtype}[{x.size}][{start}::{stride}]")
+    b = np.arange(16).reshape(4, 4).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(np.asarray(stagec.jit(snp.diagonal)(b)).astype(np.float32), [0, 5, 10, 15])
+    assert float(stagec.jit(snp.trace)(b)) == 30.0

@@ -442,3 +442,23 @@ def test_eager_sorts_along_a_length_one_axis():
     finally:
         stagec.wait_for_compiles(120)
         stagec.config.update("default_backend", old)
+
+
+@lavapipe
+def test_strided_slices_of_widened_values_keep_their_stride():
+    """IREE 3.13's SPIR-V read a strided slice of values widened in its dispatch from bfloat16 or int8 wrongly, by
+    size (16, 17, 64 or 65 values, depending on the module: the first ones right, then others); a barrier before
+    any such slice (`narrow-strided-slices-apart-any`)."""
+    import warnings
+
+    import ml_dtypes
+
+    from test_fusion_hazards import _widened_strided
+    cases = [(np.arange(n).astype(dt), 2, start) for dt in (ml_dtypes.bfloat16, np.int8) for n in (16, 17, 64, 65, 129)
+             for start in (0, 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (IREE's SPIR-V for the widening itself: `loops.RACE`)
+        got = _vk(_widened_strided([c[1:] for c in cases]))([c[0] for c in cases])
+    for (x, stride, start), g in zip(cases, got):
+        want = x.astype(np.int32 if x.dtype.kind in "iu" else np.float32)[start::stride] + 1
+        np.testing.assert_array_equal(np.asarray(g), want, err_msg=f"{x.dtype}[{x.size}][{start}::{stride}]")

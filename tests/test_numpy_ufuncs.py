@@ -454,6 +454,21 @@ def test_linspace_of_numpy_bounds_keeps_their_float_dtype(dt):
     np.testing.assert_array_equal(np.asarray(got, np.float64), [0.0, 0.5, 1.0, 1.5, 2.0])
 
 
+@pytest.mark.parametrize("jitted", [False, True])
+def test_linspace_of_array_bounds_ends_at_stop_itself(jitted):
+    """With `endpoint` the last value is `stop` exactly, as NumPy and JAX set it, where `start` is infinite or nan
+    (stagec's formula, start * (1 - t) + stop * t, gave nan there: nan * 0). Values stored from NumPy 2.4 and
+    JAX 0.10.2 (they agree)."""
+    a, b = np.array([np.nan, np.inf, 1.0, -np.inf], np.float32), np.array([1.0, 2.0, np.inf, 5.0], np.float32)
+    f = lambda a, b: snp.linspace(a, b, 4)
+    got = np.asarray((stagec.jit(f) if jitted else f)(stagec.device_put(a), stagec.device_put(b)))
+    np.testing.assert_array_equal(got[-1], [1.0, 2.0, np.inf, 5.0])
+    np.testing.assert_array_equal(got[1], [np.nan, np.inf, np.inf, -np.inf])
+    ints = snp.linspace(stagec.device_put(np.array([0.0, 3.0], np.float32)), np.array([10.0, 4.0], np.float32), 6,
+                        dtype=np.int32)
+    np.testing.assert_array_equal(np.asarray(ints), [[0, 3], [2, 3], [4, 3], [6, 3], [8, 3], [10, 4]])
+
+
 @pytest.mark.parametrize("x64", [False, True])
 def test_powers_of_booleans_are_int32_as_in_jax(x64, request):
     """A boolean base is int32 in `power`, under x64 too (JAX's `to_numeric_dtype`; stagec took the default int

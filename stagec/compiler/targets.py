@@ -86,7 +86,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "fuse-float64", "complex128-constants-in-parts", "bound-bindings", "isolate-reductions",
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
                               "grouped-conv-kernels-apart",
-                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart",
+                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart",
                               "sorts-apart", "pool-gradients-unfused"),
                     offloads=("blas-dots", "host-sorts"), finish=("loops-on-one-device",)),
            barriers_dropped_after=BARRIERS_DROPPED),
@@ -110,7 +110,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "loop-updates-apart", "loop-concats-apart", "nan-guards", "bf16-from-integers-rounded", "round-to-bf16",
                               "unsigned-to-float", "negated-sums-as-sign-flips",
                               "converted-product-operands-apart", "int64-sort-slices-apart", "sorts-apart",
-                              "sort-results-kept", "widening-converts-apart"),
+                              "sort-results-kept", "widening-converts-apart", "narrow-strided-slices-apart-any"),
                     finish=("loops-on-one-device",))),
     # Split reduction: `sum` of 1M floats 3.4x faster on an H100 (benchmarks/bench_gpu.py). IREE's CUDA runtime
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
