@@ -167,6 +167,11 @@ def _linspace_traced(start, stop, num, endpoint, axis, dt, step_dt):
         i = lax.broadcasted_iota(step_dt, out_shape, ax)
         d = lax.full_like(i, div)
         out = lax.div(lax.add(lax.mul(lo, lax.sub(d, i)), lax.mul(hi, i)), d)
+    if endpoint and div > 0:  # (the last value is `stop` itself, as NumPy and JAX set it: not nan where start is
+        # infinite or nan, whose product with 0 the formula takes)
+        last = lax.eq(lax.broadcasted_iota(np.dtype(np.int32), out_shape, ax), lax.full_like(
+            lax.broadcasted_iota(np.dtype(np.int32), out_shape, ax), div))
+        out = lax.select(last, hi, out)
     if _dt.kind(dt) in "iu":
         out = lax.floor(out)
     return lax._convert_element_type(out, dt), step
