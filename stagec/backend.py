@@ -520,8 +520,8 @@ class Executable:
         self.total = elements + macs // MACS_PER_ELEMENT  # the module's work in all
         self.work = self.total if work is None else work  # its largest dispatch's
         self.driver = driver or backend.driver_for(self.work, "blas" in kinds)
-        if self.work >= HEAP_WORK and backend.name == "cpu" and _keep_heap(config.cpu_heap_keep_mb):
-            backend.renew_worker()  # (its thread's heap is then the main one)
+        if self.work >= HEAP_WORK:
+            keep_heap(backend)
         inst, _, hal_module = backend.hal(self.driver)
         self._bind = backend.bind
         if self._bind is not None:
@@ -824,10 +824,18 @@ HEAP_WORK = 1 << 20  # the least work (`Executable.work`) of a CPU module that s
 _heap_kept = False
 
 
+def keep_heap(backend: Backend) -> None:
+    """`_keep_heap` on the CPU (`config.cpu_heap_keep_mb`), the backend's worker renewed where it set the heap now (its
+    thread's heap is then the main one). For a large CPU module, and for NumPy rules on large values (`eager`)."""
+    if backend.name == "cpu" and _keep_heap(config.cpu_heap_keep_mb):
+        backend.renew_worker()
+
+
 def _keep_heap(mb: int) -> bool:
     """Has glibc's malloc serve large blocks from its heap and keep up to `mb` MiB freed at its top, once per process,
-    when the first CPU module of `HEAP_WORK` or more loads (a process of small modules keeps glibc's defaults; a
-    no-op where `mb` is 0 or the C library is not glibc). IREE 3.13's CPU drivers calloc a module's transient
+    when the first CPU module of `HEAP_WORK` or more loads, or eager plans NumPy rules on large values (`keep_heap`;
+    a process of small modules keeps glibc's defaults; a no-op where `mb` is 0 or the C library is not glibc).
+    IREE 3.13's CPU drivers calloc a module's transient
     slab on every call, outside the device allocator (`_buffer_cache_spec` never sees it); glibc mmaps any block
     over 32 MiB afresh and unmaps it when freed, so each call faulted in the whole slab again: a 128-4096-4096-10
     Adam step, 192.5 MiB of transients, spent 49,000 page faults and ~75% of its time there (docs/runtime.md).

@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .array import Array, pending, to_buffers
-from .backend import TASK_THRESHOLD, Backend, KnownRuntimeBug, get_backend
+from .backend import TASK_THRESHOLD, Backend, KnownRuntimeBug, get_backend, keep_heap
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles, block_sigint
 from .config import SettingsCache, config
@@ -196,12 +196,20 @@ def _dispatch(prim: Primitive, args, avals, params: dict, out_avals, backend: Ba
 def _work(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray]) -> int:
     """Elements a call touches (inputs + outputs), plus a contraction's multiply-adds: NumPy's matmul (OpenBLAS)
     runs on every core from 2^18 of them, and its threads then compete with the caller's and IREE's (on a loaded
-    machine many times slower than the kernel; docs/blas.md)."""
+    machine many times slower than the kernel; docs/blas.md). An elementwise operation counts as a unary one (its
+    result twice), so that a chain of them on one shape takes one side: counted by operands, a 100K-element
+    composite ran its binary operations as kernels and its unary ones as rules, uploading and reading back between
+    them (`nn.silu` 449 -> 375 us, `power` 2543 -> 371, `i0` 11.1 -> 5.7 ms; docs/log.md, 2026-11-30)."""
+    if prim in _ELEMENTWISE:
+        return 2 * math.prod(out_avals[0].shape)
     n = sum(math.prod(a.shape) for a in (*avals, *out_avals))
     if prim is dot_general_p:
         (lc, _), _ = params["dimension_numbers"]
         n += math.prod(out_avals[0].shape) * math.prod(avals[0].shape[i] for i in lc)
     return n
+
+
+_ELEMENTWISE = frozenset(p for p in vars(elementwise).values() if isinstance(p, Primitive))
 
 
 def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = True):
@@ -241,8 +249,20 @@ HOST_READ_ELEMENTS = 1 << 14
 
 def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backend) -> bool:
     """Whether an inexact operation computes with its NumPy rule on every call ("exact" tiering): on the CPU,
-    below `HOST_MAX_ELEMENTS`."""
-    return backend.name == "cpu" and _work(prim, avals, params, out_avals) < HOST_MAX_ELEMENTS
+    below `HOST_MAX_ELEMENTS`. From `HOST_HEAP_WORK` such a plan sets the heap as a large module does."""
+    if backend.name != "cpu":
+        return False
+    work = _work(prim, avals, params, out_avals)
+    if HOST_HEAP_WORK <= work < HOST_MAX_ELEMENTS:
+        keep_heap(backend)
+    return work < HOST_MAX_ELEMENTS
+
+
+# NumPy rules allocate their results on every call; under glibc's defaults a block of ~128 KiB or more came from
+# fresh pages each time (mmap'd, or the heap's top grown and trimmed again): `nn.silu` on 100K float32 took ~1000
+# page faults a call, 2.3 ms (0.37 with the heap kept). A plan of this much work (elements in and out: 2 x 32K
+# floats) sets the heap as a large module does (`backend.keep_heap`).
+HOST_HEAP_WORK = 1 << 16
 
 
 def exact(prim: Primitive, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> bool:

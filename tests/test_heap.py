@@ -78,6 +78,32 @@ def test_heap_keep_zero_leaves_glibcs_defaults():
     assert _faults_per_call("0") > 5000  # (what the default avoids: the slab mmap'd per call)
 
 
+EAGER = """
+import resource, numpy as np, stagec, stagec.nn as nn
+x = stagec.device_put(np.random.default_rng(0).standard_normal(100000).astype(np.float32))
+for _ in range(4): stagec.block_until_ready(nn.silu(x))
+r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20): stagec.block_until_ready(nn.silu(x))
+print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0) // 20)
+"""
+
+
+@pytest.mark.skipif(not _glibc(), reason="the heap setting is glibc's mallopt")
+def test_eager_numpy_rules_on_large_values_fault_in_no_pages():
+    """Eager `nn.silu` on 100K float32 runs NumPy rules that allocate ~400 KiB results: under glibc's defaults each
+    came from fresh pages (~1000 faults a call, 6x its time); a host plan of `eager.HOST_HEAP_WORK` sets the heap as
+    a large module does."""
+    faults = {}
+    for keep in (None, "0"):
+        env = {k: v for k, v in os.environ.items() if k != "STAGEC_CPU_HEAP_KEEP_MB"}
+        if keep is not None:
+            env["STAGEC_CPU_HEAP_KEEP_MB"] = keep
+        out = subprocess.run([sys.executable, "-c", EAGER], env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        faults[keep] = int(out.stdout.split()[-1])
+    assert faults[None] < 100 and faults["0"] > 300, faults
+
+
 RSS = """
 import gc, os, numpy as np, stagec, stagec.numpy as snp
 rss = lambda: int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
