@@ -10,7 +10,8 @@ other programs.
   `config.cpu_blas` on (the default) and off (and on one thread: `--one-thread-row`). Time per step, median of
   batches of steps, the parameters fed back.
 - eager: operations outside `jit` on arrays made on the device, kernels compiled and warm (`x + 1.0` on 4x4,
-  `sin`, `0.9*a + 0.1*b` on (1, 1), ...), and matmul beside its jitted form (eager should run at jitted speed).
+  `sin`, `0.9*a + 0.1*b` on (1, 1), ...), functions on 100K floats (`nn.silu`, `hypot`, ...), and matmul beside
+  its jitted form (eager should run at jitted speed).
 - programs: `jit` of a CNN's SGD step, two transformer blocks' SGD step, an LSTM's gradient by `scan` (40 and 80
   steps: a loop's carried arrays), a 6-layer Adam step (`PROGRAM`; their compile times: bench_compile.py).
 
@@ -171,6 +172,7 @@ EAGER = COMMON + textwrap.dedent("""
     x, y = f32(4, 4), f32(4, 4)
     a1, b1 = f32(1, 1), f32(1, 1)
     v = f32(1000)
+    V, W = f32(100_000), f32(100_000)  # (mid-size: stagec's eager NumPy rules, JAX's fused kernels)
     s256 = f32(256, 256)
     s0, u8 = put(np.float32(0.5)), f32(8)
     i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
@@ -223,7 +225,12 @@ EAGER = COMMON + textwrap.dedent("""
             "arctan2(x, y) (4x4)": lambda: m.arctan2(x, y),
             "nan_to_num(x) (4x4)": lambda: m.nan_to_num(x),
             "nn.selu(x) (4x4)": lambda: nn.selu(x),
-            "special.gammainc(p, p) (4x4)": lambda: sps.gammainc(p, p)}
+            "special.gammainc(p, p) (4x4)": lambda: sps.gammainc(p, p),
+            "nn.sigmoid(V) (100K)": lambda: nn.sigmoid(V),
+            "nn.silu(V) (100K)": lambda: nn.silu(V),
+            "hypot(V, W) (100K)": lambda: m.hypot(V, W),
+            "power(|V|, W) (100K)": lambda: m.power(m.abs(V), W),
+            "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
         ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)
