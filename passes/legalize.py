@@ -1593,8 +1593,9 @@ def complex_reduction_inputs_apart(module: ir.Module) -> int:
 
 
 def sorts_apart(module: ir.Module) -> int:
-    """Each `sort` operand that another op (or the same sort again) also reads is a copy of the sort's own:
-    `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a barrier of `k`, a number of the copy's own).
+    """Each `sort` operand that another op (or the same sort again) also reads, or that is an argument
+    (`_argument_view`), is a copy of the sort's own: `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a
+    barrier of `k`, a number of the copy's own).
 
     IREE 3.13 sorts its operands in place: two sorts of one constant expression (two argsorts share their iota),
     hoisted into the module's initializer, each sorted the shared buffer, so the second read the first's
@@ -1607,8 +1608,9 @@ def sorts_apart(module: ir.Module) -> int:
     for op in _ops_where(module, lambda op: op.name == "stablehlo.sort"):
         for i, v in enumerate(list(op.operands)):
             src = producer(v)
-            if sum(1 for _ in v.uses) < 2 or src is not None and src.name == "stablehlo.constant":  # (IREE copies
-                continue  # a constant it sorts: its buffer is read-only)
+            if sum(1 for _ in v.uses) < 2 and not _argument_view(v) or src is not None and \
+                    src.name == "stablehlo.constant":  # (IREE copies a constant it sorts: its buffer is read-only)
+                continue
             with ir.InsertionPoint(op), op.location:
                 b = Builder(ir.RankedTensorType.get([], ir.IntegerType.get_signless(32)))
                 k = _create("stablehlo.optimization_barrier", [b.c(n)], [b.t]).result  # (one number per copy: a
@@ -1616,6 +1618,16 @@ def sorts_apart(module: ir.Module) -> int:
                 op.operation.operands[i] = own.op("select", b.compare(k, b.c(-1), "NE"), v, own.c(0))
             n += 1
     return n
+
+
+def _argument_view(v) -> bool:
+    """Whether `v` is a block's argument (a function's: the caller's array), or a reshape or slice of one: IREE 3.13
+    sorted such an operand in place, in the caller's buffer (under `enable_x64`, `jit(lax.sort)` of an int64 array
+    left it sorted, and the eager composite `argpartition`, whose iota is a constant passed to the sort's kernel,
+    gave another answer each call)."""
+    while (src := producer(v)) is not None and src.name in ("stablehlo.reshape", "stablehlo.slice"):
+        v = src.operands[0]
+    return src is None
 
 
 def int64_sort_slices_apart(module: ir.Module) -> int:

@@ -133,6 +133,39 @@ def test_two_sorts_of_one_constant_expression(backend):
         np.testing.assert_array_equal(t5, np.sort(c)[::-1][:5])
 
 
+def _device_bits(a) -> list:
+    """The values in an Array's device buffer (not its kept host copy)."""
+    return a._backend.get(a._bv, a.aval).tolist()
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_sorts_under_x64_leave_their_64_bit_arguments_as_they_were(backend, x64):
+    """IREE 3.13 sorts its operands in place. A 64-bit operand had no copy but a `select(x == 1, 1, x)` that IREE
+    folds, so under `enable_x64` `jit(lax.sort)` of an int64 array sorted the caller's buffer, and a payload of
+    int64 indices came back permuted by the previous call; the eager composite `argpartition`, whose iota is a
+    constant passed to the sort's kernel, gave another answer each call. `legalize.sorts_apart` copies an argument
+    (or a reshape or slice of one)."""
+    put = functools.partial(stagec.device_put, device=stagec.devices(backend)[0])
+    keys = rng.permutation(7).astype(np.int64) - 3
+    x, i = put(keys.astype(np.float64) / 2), put(np.arange(7, dtype=np.int64))
+    k, m = put(keys), put(np.arange(14, dtype=np.int64)[::-1].copy())
+    want_keys, want_idx = np.sort(keys), np.argsort(keys, kind="stable")
+    jit = functools.partial(stagec.jit, backend=backend)
+    calls = [(jit(lambda x, i: lax.sort((x, i), num_keys=1)[1]), (x, i), want_idx),
+             (lambda x, i: lax.sort((x, i), num_keys=1)[1], (x, i), want_idx),
+             (jit(lax.sort), (k,), want_keys),
+             (jit(lambda m: lax.sort(m[2:9])), (m,), np.sort(np.arange(14)[::-1][2:9])),
+             (jit(lambda m: lax.sort(m.reshape(2, 7), dimension=1)), (m,), np.sort(np.arange(14)[::-1].reshape(2, 7), 1))]
+    for f, args, want in calls:
+        before = [_device_bits(a) for a in args]
+        for _ in range(3):
+            np.testing.assert_array_equal(np.asarray(f(*args)), want)
+        assert [_device_bits(a) for a in args] == before
+    if backend == "cpu":  # (eager composites run on the default backend)
+        got = [np.asarray(snp.argpartition(x, 0))[0] for _ in range(6)]
+        assert got == [int(np.argmin(keys))] * 6
+
+
 @pytest.mark.parametrize("backend", _backends())
 def test_two_argsorts_under_x64_give_the_right_indices_on_every_call(backend, x64):
     """Under `enable_x64` argsort's indices are int64 and the shared iota reaches both sorts through a `select`, not
