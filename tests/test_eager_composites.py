@@ -1205,3 +1205,14 @@ def test_a_composite_calling_a_function_staged_eagerly_runs_op_by_op(exact):
         for _ in range(3):
             same_bits(f(p), want)
     assert composites.stats["calls"] == calls
+
+
+def test_functions_reading_their_dtype_take_python_numbers():
+    """`nn.mish(1.0)` and `scipy.special.gammasgn(-2.5)` raised AttributeError ('float' object has no attribute
+    'dtype'); JAX takes Python numbers (float32 results). Values from float64 NumPy."""
+    import stagec.scipy.special as sps
+    for call, want in ((lambda: stagec.nn.mish(1.0), np.tanh(np.log1p(np.exp(1.0)))),
+                       (lambda: sps.gammasgn(-2.5), -1.0), (lambda: sps.gammasgn(3), 1.0)):
+        for got in (call(), stagec.jit(call)()):
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(float(got), want, rtol=2e-7)

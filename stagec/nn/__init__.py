@@ -331,7 +331,7 @@ def soft_sign(x: Any):
 @_composite
 def mish(x: Any):
     """x * tanh(softplus(x))."""
-    (x,) = _to_float("mish", x)
+    x = snp.asarray(_to_float("mish", x)[0])  # (a Python number too: its dtype is read below)
     # tanh(log1p(u)) = n / (n + 2), n = u (u + 2), u = e^x: one exp. Where n / (n + 2) is 1 in the dtype, x; where it
     # is u, x u as x e^(x/2) e^(x/2), normal where e^x is not (x e^x was 0 near -90 in float32)
     t = (snp.finfo(x.dtype).nmant + 3) * math.log(2)

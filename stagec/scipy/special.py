@@ -44,7 +44,7 @@ def digamma(x):
 
 def gammasgn(x):
     """The sign of Gamma(x): -1 on (-2k-1, -2k) for k >= 0, else 1 (NaN at the poles)."""
-    (x,) = _to_float("gammasgn", x)
+    x = snp.asarray(_to_float("gammasgn", x)[0])  # (a Python number too: its dtype is read below)
     fl = snp.floor(x)
     neg = (x < 0) & (snp.remainder(fl, 2) != 0)
     pole = (x < 0) & (x == fl)  # (+-0: the sign of the zero, Gamma(+-0) = +-inf, as SciPy)
