@@ -163,12 +163,21 @@ _gammaincc_x = custom_jvp(lambda a, x: _gammainc_pq(a, x)[1], nondiff_argnums=(0
 _gammaincc_x.defjvp(lambda a, p, t: (_gammaincc_x(a, p[0]), -_gamma_dx(t[0], p[0], a, p[0])))
 
 
+def _half_in_f32(f, a, x):
+    """`f(a, x)`, computed in float32 for float16 and bfloat16 operands and rounded once, as JAX does: their series
+    and fractions in the half type were up to 14% off (gammaincc(20, 22) 0.349 for 0.306), and bfloat16 raised."""
+    dt = snp.result_type(x)
+    if dt not in (np.dtype(np.float16), snp.bfloat16):
+        return f(a, x)
+    return f(a.astype(np.float32), x.astype(np.float32)).astype(dt)
+
+
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a)."""
     a, x = _to_float("gammainc", a, x)
     a, x = snp.broadcast_arrays(a, x)
     _no_param_grad("gammainc", "a", a)
-    return _gammainc_x(a, x)
+    return _half_in_f32(_gammainc_x, a, x)
 
 
 def gammaincc(a, x):
@@ -176,7 +185,7 @@ def gammaincc(a, x):
     a, x = _to_float("gammaincc", a, x)
     a, x = snp.broadcast_arrays(a, x)
     _no_param_grad("gammaincc", "a", a)
-    return _gammaincc_x(a, x)
+    return _half_in_f32(_gammaincc_x, a, x)
 
 
 # ---------------------------------------------------------------- incomplete beta
