@@ -1621,13 +1621,39 @@ def sorts_apart(module: ir.Module) -> int:
 
 
 def _argument_view(v) -> bool:
-    """Whether `v` is a block's argument (a function's: the caller's array), or a reshape or slice of one: IREE 3.13
+    """Whether `v` is a function's argument (the caller's array), or a reshape or slice of one: IREE 3.13
     sorted such an operand in place, in the caller's buffer (under `enable_x64`, `jit(lax.sort)` of an int64 array
     left it sorted, and the eager composite `argpartition`, whose iota is a constant passed to the sort's kernel,
     gave another answer each call)."""
-    while (src := producer(v)) is not None and src.name in ("stablehlo.reshape", "stablehlo.slice"):
-        v = src.operands[0]
-    return src is None
+    while (src := producer(v)) is not None:
+        if src.name in ("stablehlo.reshape", "stablehlo.slice"):
+            v = src.operands[0]
+        elif src.name == "stablehlo.select" and _folded_identity(src):  # (the sort lowering's select(x == 1, 1, x))
+            v = src.operands[2]
+        elif src.name == "linalg.generic" and _copy_generic(src):  # (that select as `fuse` and `fuse-chains` leave it)
+            v = src.operands[0]
+        else:
+            break
+    if src is not None or not isinstance(v, ir.BlockArgument):
+        return False
+    return ir.BlockArgument(v).owner.owner.operation.name == "func.func"  # (a loop's carried value is its own)
+
+
+def _folded_identity(select) -> bool:
+    """Whether `select` is `select(x == c, c, x)` (x itself, which IREE folds)."""
+    p, on_true, x = select.operands
+    cmp = producer(p)
+    return cmp is not None and cmp.name == "stablehlo.compare" and cmp.operands[0] == x and \
+        cmp.operands[1] == on_true and str(cmp.attributes["comparison_direction"]).endswith("EQ>")
+
+
+def _copy_generic(op) -> bool:
+    """Whether `op` is a `linalg.generic` of one input mapped elementwise in place (identity maps): the sort
+    lowering's select as `fuse` leaves it, a copy IREE may fold (a real computation then gets one copy more)."""
+    if len(op.operands) != 2 or len(op.results) != 1:
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
+    return all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps)
 
 
 def int64_sort_slices_apart(module: ir.Module) -> int:

@@ -156,13 +156,15 @@ def _fresh(ctx: L.Ctx, x, aval: ShapedArray):
 
     IREE 3.13's CPU sort works in place on its operand buffers even when those are function arguments,
     i.e. the caller's arrays; a conversion is a real copy no canonicalization can remove. 64-bit operands
-    (x64 only) stay as they are: `passes.legalize.sorts_apart` copies an argument (IREE folded the
-    select(x == 1, 1, x) they had here, and sorted the caller's int64 array)."""
+    (x64 only) get select(x == 1, 1, x), which IREE folds: no copy (`passes.legalize.sorts_apart` copies an
+    argument), but without it IREE fused a strided slice into the sort's dispatch and failed to compile it
+    (x64 `eigh`'s sorted eigenvalues)."""
     key = "b" if aval.dtype == np.bool_ else f"{_dt.kind(aval.dtype)}{aval.dtype.itemsize}"
     if key in _WIDER:
         wide = aval.update(dtype=np.dtype(_WIDER[key]), weak_type=False)
         return ctx.op1("stablehlo.convert", [x], result_avals=[wide]), wide
-    return x, aval
+    one = L.splat(ctx, 1, aval)
+    return ctx.op1("stablehlo.select", [L.compare(ctx, x, one, "EQ", aval), one, x], result_avals=[aval]), aval
 
 
 
