@@ -114,10 +114,10 @@ def test_incomplete_gamma_derivative_at_zero_is_its_limit():
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
-def test_incomplete_gammas_of_half_types_compute_in_float32(dtype):
-    """float16 gammainc/gammaincc ran their series and fractions in float16 (gammaincc(20, 22) 0.349 for 0.306) and
-    bfloat16 raised; they compute in float32 and round once, as JAX does. Against mpmath on the half values, to the
-    half type's rounding."""
+def test_incomplete_gammas_and_beta_of_half_types_compute_in_float32(dtype):
+    """float16 gammainc/gammaincc/betainc ran their series and fractions in float16 (gammaincc(20, 22) 0.349 for
+    0.306, betainc(20, 30, 0.4) 0.468 for 0.507) and bfloat16 raised; they compute in float32 and round once, as JAX
+    does. Against mpmath on the half values, to the half type's rounding."""
     import ml_dtypes
     dt = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
     a = np.array([5.8046875, 1.0, 2.5, 10.0, 0.5, 20.0, 5.8]).astype(dt)
@@ -128,3 +128,9 @@ def test_incomplete_gammas_of_half_types_compute_in_float32(dtype):
         for got in (f(stagec.device_put(a), stagec.device_put(x)), stagec.jit(f)(a, x)):
             assert got.dtype == dt
             np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=tol)
+    b = np.array([3.0, 2.5, 0.7, 30.0, 8.0, 2.0, 1.0]).astype(dt)
+    t = np.array([0.2, 0.5, 0.9, 0.4, 0.1, 0.75, 0.3]).astype(dt)
+    want = [float(mpmath.betainc(float(p), float(q), 0, float(v), regularized=True)) for p, q, v in zip(a, b, t)]
+    for got in (sss.betainc(stagec.device_put(a), b, t), stagec.jit(sss.betainc)(a, b, t)):
+        assert got.dtype == dt
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=tol)
