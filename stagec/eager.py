@@ -49,7 +49,8 @@ from .stages import Lowered, build_once, compile_cached, find_cached
 # Primitives whose emission rule reads no dimension size: their modules stay right with dynamic dimensions, and
 # give the same bits as a shape-specific module. Not `dot_general`: its dynamic contraction sums in another
 # order (a 1000-long f32 dot differed by 6e-5) and a dynamic matmul loses data tiling.
-POLYMORPHIC = frozenset([*(getattr(elementwise, n) for n in elementwise.__all__),
+_ELEMENTWISE = frozenset(getattr(elementwise, n) for n in elementwise.__all__)  # (`_work` counts them as unary)
+POLYMORPHIC = frozenset([*_ELEMENTWISE,
                          reductions.reduce_sum_p, reductions.reduce_prod_p, reductions.reduce_max_p,
                          reductions.reduce_min_p, reductions.reduce_and_p, reductions.reduce_or_p,
                          reductions.reduce_xor_p, structural.transpose_p, structural.broadcast_in_dim_p])
@@ -207,9 +208,6 @@ def _work(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals
         (lc, _), _ = params["dimension_numbers"]
         n += math.prod(out_avals[0].shape) * math.prod(avals[0].shape[i] for i in lc)
     return n
-
-
-_ELEMENTWISE = frozenset(p for p in vars(elementwise).values() if isinstance(p, Primitive))
 
 
 def _static(prim, avals, params, out_avals, backend: Backend, compile: bool = True):

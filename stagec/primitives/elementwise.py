@@ -628,7 +628,7 @@ def _max_host(x, y):
 
 
 # From this size a max with +0 broadcast (`relu`) or a min with -0 fixes its zeros' signs in a pass over the result,
-# not by finding them (~3 passes and a masked sum; 100K float32 relu 59 -> 45 us). (Of a max with -0 or a min with
+# not by finding them (~3 passes and a masked sum; 100K float32 relu 100 -> 46 us). (Of a max with -0 or a min with
 # +0 the zero's sign depends on the other operand: those take the general way.)
 _ZERO_BOUND_MIN = 1 << 12
 
