@@ -2321,7 +2321,8 @@ NARROW_STRIDED_SLICES_APART = register(Rewrite(
 NARROW_STRIDED_SLICES_APART_ANY = register(Rewrite(
     "narrow-strided-slices-apart-any", lambda m: narrow_strided_slices_apart(m, None),
     "a strided slice of an operand of any size computed from narrower values reads it through a barrier (IREE's "
-    "SPIR-V read other elements, by size: 16, 17, 64 or 65 bfloat16 or int8 values on lavapipe)", "legalize",
+    "SPIR-V read other elements, by size: 16, 17, 64 or 65 bfloat16 or int8 values on lavapipe; CUDA's codegen "
+    "failed)", "legalize",
     Workaround(_IREE, "tests/test_lavapipe.py::test_strided_slices_of_widened_values_keep_their_stride")))
 WIDENED_SCATTER_UPDATES_APART = register(Rewrite(
     "widened-scatter-updates-apart", widened_scatter_updates_apart,

@@ -688,3 +688,16 @@ def test_float16_square_roots_in_a_generic_are_rounded_from_float32_for_cuda():
         runs.append([np.asarray(r) for r in stagec.jit(f, backend="cuda")(x)])
     for got in runs:
         assert got[0].tobytes() == want.tobytes() and got[1].tobytes() == want[:1 << 16].tobytes()
+
+
+def test_strided_slices_of_widened_values_compile_for_cuda():
+    # IREE 3.13's CUDA codegen failed ("'func.func' op failed to apply fusion + hoisting patterns (set 3)") on a
+    # strided slice of bfloat16 values widened in the slice's dispatch, at 16 and 100 values (jit(trace) of a
+    # bfloat16 matrix): the CPU's silent version of it read the first values. `narrow-strided-slices-apart-any`
+    # computes the widening apart (found compiling on the CPU machine, 2026-11-30; run on no GPU yet).
+    for n in (16, 100):
+        b = np.arange(n).astype(bfloat16)
+        low = stagec.jit(lambda v: v.astype(np.float32)[::5] + 1).lower(b)
+        assert len(low.compile("cuda").artifact.vmfb) > 1000
+        assert legalized(low.as_text(), "cuda").count("optimization_barrier") == 1
+    assert len(stagec.jit(snp.trace).lower(np.eye(4, dtype=bfloat16)).compile("cuda").artifact.vmfb) > 1000

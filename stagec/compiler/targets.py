@@ -121,7 +121,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "complex-pads-in-parts", "merge-commuted",
                               "complex128-constants-in-parts", "bound-bindings-16", "isolate-reductions",
                               "half-products-in-f32", "grouped-conv-kernels-apart", "bf16-in-f32", "f32-dots-bf16x3",
-                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "unsigned-to-float",
+                              "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart-any", "unsigned-to-float",
                               "unsigned-extensions-apart", "widened-scatter-updates-apart",
                               "int64-sort-slices-apart", "sorts-apart", "sort-results-kept", "flatten-full-reductions", "complex-reductions-in-parts",
                               "complex-reduction-inputs-apart", "variadic-reductions-in-rows",
