@@ -253,9 +253,9 @@ def _index_array(i, size: int, axis: int, fill: bool):
 _bounds: dict = {}  # (integer dtype, size) -> the bounds -size and size, and 0, as 0-d arrays (None: out of its range)
 
 
-def _check_bounds(fname: str, i, size: int, axis: int) -> bool:
-    """Raise IndexError for a concrete index outside [-size, size) (NumPy's check, for `take`); True where the
-    indices are integers and none is negative (none counts from the end)."""
+def _check_bounds(fname: str, i, size: int, axis: int, strict: bool = True) -> bool | None:
+    """Raise IndexError for a concrete index outside [-size, size) (NumPy's check; not `strict`: None there);
+    True where the indices are integers and none is negative (none counts from the end)."""
     if isinstance(i, TracerBase):
         return False
     v = i._value() if type(i) is Array else np.asarray(i)
@@ -276,6 +276,8 @@ def _check_bounds(fname: str, i, size: int, axis: int) -> bool:
         if not nonnegative and lo is not None:
             bad = v < lo if bad is None else bad | (v < lo)
     if bad is not None and _count_nonzero(bad):  # (`.any()`: ~1 us more on a few indices)
+        if not strict:
+            return None
         raise IndexError(f"{fname + ': ' if fname else ''}index {int(v[bad].flat[0])} is out of bounds for axis {axis} "
                          f"with size {size}")
     return nonnegative
@@ -559,24 +561,36 @@ def _take_nonnegative(a, indices, axis: int | None):
                       slice_sizes=tuple(1 if d == axis else n for d, n in enumerate(shape)))
 
 
-def _take_checked(a, indices: Array, n: int, axis: int, flat: bool):
-    """`take` of an Array of integer indices, concrete: IndexError outside [-n, n), else one eager composite (one
-    gather of the indices as they are where none is negative)."""
-    if _check_bounds("take", indices, n, axis) and n:
+@_composite
+def _take_filled(a, indices, axis: int | None, fill_value):
+    """`take` of integer indices, some outside [-n, n) along `axis` (None: `a` flattened): they read `fill_value`
+    (None: NaN for floats, ...: `_default_fill`), as traced ones do."""
+    if axis is None:
+        a, axis = lax.reshape(a, (aval_of(a).size,)), 0
+    return _getitem(a, (slice(None),) * axis + (indices,), "fill", fill_value, "take")
+
+
+def _take_checked(a, indices: Array, n: int, axis: int, flat: bool, fill_value=None, strict: bool = False):
+    """`take` of an Array of integer indices, concrete: one eager composite (one gather of the indices as they are
+    where none is negative). Out of [-n, n) they read the fill value, as traced ones do (JAX's default; `strict`,
+    mode 'raise': IndexError)."""
+    ok = _check_bounds("take", indices, n, axis, strict)
+    if ok is None:
+        return _take_filled(a, indices, None if flat else axis, fill_value)
+    if ok and n:
         return _take_nonnegative(a, indices, None if flat else axis)
     return _take_in_bounds(a, indices, None if flat else axis)
 
 
 def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | None = None, fill_value=None):
-    """Elements of `a` at `indices` along `axis` (flattened when None). mode: None (concrete indices out of
-    bounds raise IndexError, as NumPy; traced ones read the fill value, as JAX), 'raise' (concrete indices
-    only), 'clip', 'wrap' or 'fill' (out-of-bounds indices read `fill_value`, by default as for
-    `x.at[i].get(mode='fill')`: NaN for floats)."""
+    """Elements of `a` at `indices` along `axis` (flattened when None). mode: None or 'fill' (JAX's default:
+    out-of-bounds indices, concrete or traced, read `fill_value`, by default as for `x.at[i].get(mode='fill')`:
+    NaN for floats), 'raise' (NumPy's IndexError; concrete indices only), 'clip' or 'wrap'."""
     if type(a) is Array and type(indices) is Array and mode is None and _dt.kind(indices.aval.dtype) in "iu":
         # (the usual eager call, the argument checks below in short)
         av = a.aval
         ax = 0 if axis is None else _axis(axis, av.ndim, "take")
-        return _take_checked(a, indices, av.size if axis is None else av.shape[ax], ax, axis is None)
+        return _take_checked(a, indices, av.size if axis is None else av.shape[ax], ax, axis is None, fill_value)
     a = _arr(a)
     flat = axis is None  # (flattened by `_take_in_bounds` itself where it runs, else below)
     av = aval_of(a)
@@ -589,15 +603,13 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
         raise IndexError("take: indices must be integers")
     if mode not in (None, "raise", "clip", "wrap", "fill"):
         raise ValueError(f"take: clipmode not understood: {mode!r}")
-    if isinstance(indices, TracerBase):
-        if mode == "raise":
-            raise NotImplementedError("take: mode='raise' needs concrete indices; traced ones cannot be checked "
-                                      "(use mode='fill', the default, or 'clip')")
-        mode = mode or "fill"
-    mode = mode or "raise"
-    if mode == "raise":
+    if isinstance(indices, TracerBase) and mode == "raise":
+        raise NotImplementedError("take: mode='raise' needs concrete indices; traced ones cannot be checked "
+                                  "(use mode='fill', the default, or 'clip')")
+    mode = mode or "fill"
+    if mode == "raise" or (mode == "fill" and type(indices) is Array):
         if type(indices) is Array:
-            return _take_checked(a, indices, n, axis, flat)
+            return _take_checked(a, indices, n, axis, flat, fill_value, strict=mode == "raise")
         _check_bounds("take", indices, n, axis)
     if flat:
         a = lax.reshape(a, (n,))
@@ -621,8 +633,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None, fill_value=None):
     """`arr` picked at `indices` along `axis`, the other axes matched (broadcasting) with `indices`' axes.
-    Out of bounds (mode None), concrete indices raise IndexError (NumPy) and traced ones read `fill_value`
-    (JAX; NaN for floats); mode 'clip' clamps, 'fill' fills."""
+    Out of bounds, indices read `fill_value` (mode None or 'fill', JAX's default; NaN for floats), concrete or
+    traced alike; mode 'clip' clamps."""
     a = _arr(arr)
     indices = _arr(indices) if isinstance(indices, (list, tuple)) else indices
     if axis is None:
@@ -638,10 +650,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     axis = _axis(axis, av.ndim, "take_along_axis")
     if mode not in (None, "clip", "fill", "promise_in_bounds"):  # (the last clamps, as in `take`)
         raise ValueError(f"take_along_axis: mode must be None, 'clip', 'fill' or 'promise_in_bounds', got {mode!r}")
-    if mode is None:
-        _check_bounds("take_along_axis", indices, av.shape[axis], axis)
     fill = None
-    if mode == "fill" or (mode is None and isinstance(indices, TracerBase)):
+    if mode is None or mode == "fill":
         fill = _default_fill(av.dtype) if fill_value is None else fill_value
     shape = broadcast_shapes(*[tuple(d for i, d in enumerate(s) if i != axis) for s in (av.shape, iv.shape)],
                              fname="take_along_axis")
