@@ -72,9 +72,33 @@ def _signbit(x):
     return _ew.bitwise_or(_ew.lt(x, zero), _ew.bitwise_and(_ew.eq(x, zero), _ew.lt(_ew.div(full_like(x, 1), x), zero)))
 
 
+_UINT_OF_WIDTH = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def _c99_pow(x, y):
     """C99/NumPy `pow` from `pow(|x|, y)`: IREE's CPU `pow` is exp(y log x), which gives NaN for negative bases
-    (even with integer exponents), for 0**0, inf**0, 1**nan and 1**inf, and loses the sign of -0.0."""
+    (even with integer exponents), for 0**0, inf**0, 1**nan and 1**inf, and loses the sign of -0.0.
+    Subnormals are told by their bits: IREE's CPU kernels read them as 0, NumPy's rules (eager) do not. A subnormal
+    y is the smallest normal of its sign (pow(x, y) is the same: 1, or the value at +-0 and +-inf; inf**1e-40 was
+    NaN eagerly, 1 under jit), and a subnormal x is nonzero, its sign read from the bits (-1e-40 ** 0.5 is NaN, as in
+    NumPy and JAX). Tested as (|bits| - 1) < (smallest normal's bits - 1), unsigned: LLVM folded the plainer
+    `|bits| != 0` into a float compare, which reads subnormals as 0."""
+    dt = aval_of(x).dtype
+    ut = _UINT_OF_WIDTH[dt.itemsize]
+    mask = np.array(np.iinfo(ut).max >> 1, ut)
+    sign, small = ~mask, np.array(_dt.finfo(dt).smallest_normal, dt).view(ut)
+
+    def bits(v):  # (its bits, whether it is subnormal)
+        b = bitcast_convert_type(v, ut)
+        d = _ew.sub(_ew.bitwise_and(b, full_like(b, mask)), full_like(b, 1))
+        return b, _ew.lt(d, full_like(b, small - 1))
+
+    yb, y_sub = bits(y)
+    y = _ew.select(y_sub, bitcast_convert_type(_ew.bitwise_or(_ew.bitwise_and(yb, full_like(yb, sign)),
+                                                              full_like(yb, small)), dt), y)
+    xb, x_sub = bits(x)
+    x_nonzero = _ew.bitwise_or(_ew.ne(x, full_like(x, 0)), x_sub)
+    neg = _ew.bitwise_and(_ew.ge(xb, full_like(xb, sign)), _ew.eq(x, x))  # (the sign bit; not NaN's)
     zero, one = full_like(x, 0), full_like(x, 1)
     y_finite = _ew.is_finite(y)
     # C99's exact ones; where IREE's pow is NaN there (0**0, inf**0, (+-1)**inf, 1**nan) it computes 1**0 instead,
@@ -82,18 +106,18 @@ def _c99_pow(x, y):
     unit = _ew.bitwise_or(_ew.eq(y, zero), _ew.eq(x, one))
     unit = _ew.bitwise_or(unit, _ew.bitwise_and(_ew.eq(_ew.abs(x), one), _ew.bitwise_not(y_finite)))
     unit = _ew.bitwise_and(unit, _ew.bitwise_not(_ew.bitwise_and(_ew.ne(y, y), _ew.ne(x, one))))
-    ordinary = _ew.bitwise_and(_ew.bitwise_and(_ew.is_finite(x), _ew.ne(x, zero)), y_finite)
+    unit = _ew.bitwise_or(unit, _ew.bitwise_and(_ew.bitwise_and(y_sub, x_sub), _ew.bitwise_not(neg)))  # (1e-40**1e-40)
+    ordinary = _ew.bitwise_and(_ew.bitwise_and(_ew.is_finite(x), x_nonzero), y_finite)
     const = _ew.bitwise_and(unit, _ew.bitwise_not(ordinary))
-    neg = _signbit(x)
     is_int = _ew.bitwise_and(_ew.eq(_ew.floor(y), y), y_finite)
     odd = _ew.bitwise_and(is_int, _ew.ne(_ew.rem(y, full_like(y, 2)), zero))
     # |x| as -x where x < 0, and at -0 for odd y (the sign flip below then keeps d/dx x**1 = 1); other powers of -0
     # stay pow(-0, y), whose derivative is that of +0 (d/dx x**0.5 at -0 is +inf, as in JAX).
-    flip = _ew.bitwise_and(neg, _ew.bitwise_or(_ew.ne(x, zero), odd))
+    flip = _ew.bitwise_and(neg, _ew.bitwise_or(x_nonzero, odd))
     mag = _ew.pow(_ew.select(const, one, _ew.select(flip, _ew.neg(x), x)), _ew.select(const, zero, y))
     out = _ew.select(_ew.bitwise_and(neg, odd), _ew.neg(mag), mag)
     bad = _ew.bitwise_and(_ew.bitwise_and(neg, _ew.bitwise_not(is_int)),
-                          _ew.bitwise_and(_ew.bitwise_and(y_finite, _ew.is_finite(x)), _ew.ne(x, zero)))
+                          _ew.bitwise_and(_ew.bitwise_and(y_finite, _ew.is_finite(x)), x_nonzero))
     # times NaN there (times 1 elsewhere), not a selected constant NaN: the derivative of a NaN value is NaN too
     out = _ew.mul(out, _ew.select(bad, full_like(x, np.nan), one))
     return _ew.select(_ew.bitwise_and(unit, _ew.ne(out, one)), one, out)
