@@ -66,12 +66,6 @@ add, sub, mul, div, neg, real, imag, complex = (  # used below; named for reader
     globals()["complex"])
 
 
-def _signbit(x):
-    """True where a float's sign bit is set (-0.0 included: 1/-0.0 is -inf)."""
-    zero = full_like(x, 0)
-    return _ew.bitwise_or(_ew.lt(x, zero), _ew.bitwise_and(_ew.eq(x, zero), _ew.lt(_ew.div(full_like(x, 1), x), zero)))
-
-
 _UINT_OF_WIDTH = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
