@@ -362,9 +362,9 @@ radians, degrees = deg2rad, rad2deg
 
 def sinc(x):
     """sin(pi x) / (pi x), sin(pi x) from r = x mod 2 (exact) folded into [-1/2, 1/2] (sin(pi x) by sin(pi fl(pi x))
-    lost its zeros at the integers and gave NaN where pi x overflows); below |x| = 0.1 its Maclaurin series to
-    (pi x)^14, whose derivatives of every order are right at and near 0 (the quotient's cancel: sinc'(1e-4) was 100%
-    off in float32, sinc''(0) 0, not -pi^2/3)."""
+    lost its zeros at the integers); NaN where pi x overflows, as NumPy's and JAX's. Below |x| = 0.1 its Maclaurin
+    series to (pi x)^14, whose derivatives of every order are right at and near 0 (the quotient's cancel:
+    sinc'(1e-4) was 100% off in float32, sinc''(0) 0, not -pi^2/3)."""
     x = snp.asarray(x)
     x = x.astype(_inexact(x))
     r = x - 2 * snp.round(x / 2)  # in [-1, 1]; sin(pi r) = sin(pi x)
@@ -376,7 +376,7 @@ def sinc(x):
     for k in range(7, 0, -1):  # sum_k (-t)^k / (2k + 1)!
         series = (series + (-1) ** k / math.factorial(2 * k + 1)) * t
     den = np.pi * snp.where(near, 1, x)
-    return snp.where(near, 1 + series, snp.sin(np.pi * r) / snp.where(snp.isinf(den), snp.inf, den))
+    return snp.where(near, 1 + series, snp.sin(np.pi * r) / snp.where(snp.isinf(den), snp.nan, den))
 
 
 def heaviside(x1, x2):
@@ -506,8 +506,8 @@ def average(a, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
 
 def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=None, aweights=None):
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov with fweights/aweights is not implemented")
+    """NumPy's and JAX's covariance; integer `fweights` (repeat counts) and `aweights` weigh the observations,
+    negative weights taken as their absolute values, as JAX's (NumPy raises: a value-dependent error)."""
     X = snp.atleast_2d(_arr(m))
     if not rowvar and X.shape[0] != 1:
         X = X.T
@@ -519,9 +519,27 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
     X = X.astype(_inexact(X))
     ddof = (0 if bias else 1) if ddof is None else ddof
     n = X.shape[1]
-    Xc = X - snp.mean(X, axis=1, keepdims=True)
-    c = snp.matmul(Xc, snp.conj(Xc).T) / (n - ddof)
-    return snp.squeeze(c)
+    if fweights is None and aweights is None:
+        Xc = X - snp.mean(X, axis=1, keepdims=True)
+        return snp.squeeze(snp.matmul(Xc, snp.conj(Xc).T) / (n - ddof))
+    w = None
+    for name, v in (("fweights", fweights), ("aweights", aweights)):
+        if v is None:
+            continue
+        v = _arr(v)
+        if v.ndim > 1:
+            raise RuntimeError(f"cannot handle multidimensional {name}")
+        if v.shape[0] != n:
+            raise RuntimeError(f"incompatible numbers of samples and {name}")
+        if name == "fweights" and not snp.issubdtype(v.dtype, np.integer):
+            raise TypeError("fweights must be integer.")
+        v = snp.abs(v)
+        w, aw = (v if w is None else w * v), v
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
+    f = w_sum if ddof == 0 else w_sum - ddof if aweights is None else w_sum - ddof * snp.sum(w * aw) / w_sum
+    Xc = X - avg[:, None]
+    return snp.squeeze(snp.matmul(Xc, snp.conj(Xc * w).T) / f)
 
 
 def corrcoef(x, y=None, rowvar: bool = True):
@@ -857,13 +875,17 @@ def sort_complex(a):
 
 def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
     """JAX's geomspace: sign(start) * logspace(log10(start / sign), log10(stop / sign)) in the inexact type, so
-    complex bounds follow the arc between them (geomspace(-1+0j, 1+0j, 5) was -1 five times: the phase was lost)."""
+    complex bounds follow the arc between them (geomspace(-1+0j, 1+0j, 5) was -1 five times: the phase was lost);
+    the ends `start` and `stop` themselves, as NumPy sets them (bounds of opposite signs: NaN between them)."""
     start, stop = _arr(start), _arr(stop)
     dt = _inexact(start, stop) if dtype is None else _dt.canonicalize(dtype)
     comp = _dt.to_inexact(dt)
     start, stop = start.astype(comp), stop.astype(comp)
     sign = snp.sign(start)
     out = sign * logspace(snp.log10(start / sign), snp.log10(stop / sign), num, endpoint, 10.0, comp)
+    if num > 0:
+        out = out.at[0].set(start)
+        out = out.at[-1].set(stop) if endpoint and num > 1 else out
     out = snp.moveaxis(out, 0, axis) if axis else out
     return _to_int_snapped(out, dt)
 
@@ -1101,7 +1123,7 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
         y, x = _to_float("trapezoid", _arr(y), _arr(x))
         d = snp.diff(x) if x.ndim == 1 else snp.diff(snp.moveaxis(x, axis, -1), axis=-1)
     y = snp.moveaxis(y, axis, -1)
-    return 0.5 * snp.sum(d * (y[..., 1:] + y[..., :-1]), axis=-1)
+    return snp.sum(d * (y[..., 1:] + y[..., :-1]) * 0.5, axis=-1)  # (halved before the sum, as NumPy: no overflow)
 
 
 def _window(values):

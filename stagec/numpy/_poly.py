@@ -32,9 +32,11 @@ def poly(seq_of_zeros):
     dt = aval_of(z).dtype
     if len(z) == 0:
         return snp.ones((), dt)
-    a = snp.ones((1,), dt)
+    # a * (x - z_k) as NumPy's convolve sums it, 0 + a_i + a_(i-1) (-z_k), over the overlap only (the convolution
+    # multiplied the zero padding by a NaN or infinite root: the leading 1 became NaN)
+    a, zero = snp.ones((1,), dt), snp.zeros((1,), dt)
     for k in range(len(z)):
-        a = snp.convolve(a, snp.stack([snp.ones((), dt), -z[k]]), mode="full")
+        a = (0.0 + snp.concatenate([a, zero])) + snp.concatenate([zero, a * -z[k]])
     return a
 
 

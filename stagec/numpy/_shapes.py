@@ -468,18 +468,27 @@ def _ramp(start, edge, num: int, dt, axis: int):
     from ._ufuncs import add, divide, floor, floor_divide, multiply, subtract
     if _dt.kind(dt) not in "iu":
         return linspace(start, edge, num, endpoint=False, dtype=dt, axis=axis)
+    if num == 0:
+        return lax.slice_in_dim(lax.expand_dims(edge, (axis,)), 0, 0, axis=axis)
     if not float(start).is_integer():  # (start * (num - i) + edge * i) / num: exact but for the one division
         fdt = _dt.default_float()
         i = lax.broadcasted_iota(fdt, aval_of(edge).shape[:axis] + (num,) + aval_of(edge).shape[axis:], axis)
         e = lax.expand_dims(lax._convert_element_type(edge, fdt), (axis,))
         return lax._convert_element_type(floor(divide(add(multiply(float(start), subtract(num, i)),
                                                           multiply(e, i)), num)), dt)
-    wide = _dt.default_int()  # (int64 under x64; under x32 |edge - start| must be below 2**31)
-    d = subtract(lax._convert_element_type(edge, wide), lax._convert_element_type(np.asarray(int(start)), wide))
-    q, r = floor_divide(d, num), subtract(d, multiply(floor_divide(d, num), num))  # d = q * num + r, 0 <= r < num
-    i = lax.broadcasted_iota(wide, aval_of(edge).shape[:axis] + (num,) + aval_of(edge).shape[axis:], axis)
+    # start + q i + floor(r i / num) for edge - start = q num + r, 0 <= r < num, with q and r from edge's and start's
+    # own quotients (edge - start overflowed at the type's extremes): in `dt` (or the default int, if wider), whose
+    # wrapping sums are exact as the result lies between start and edge
+    w = dt if np.dtype(dt).itemsize >= np.dtype(_dt.default_int()).itemsize else _dt.default_int()
+    qs, rs = divmod(int(start), num)
+    e = lax._convert_element_type(edge, w)
+    qe = floor_divide(e, num)
+    t = add(subtract(e, multiply(qe, num)), num - rs)  # re - rs + num, in [1, 2 num)
+    c = floor_divide(t, num)
+    q, r = add(subtract(qe, np.asarray(qs, w)), subtract(c, 1)), subtract(t, multiply(c, num))
+    i = lax.broadcasted_iota(w, aval_of(edge).shape[:axis] + (num,) + aval_of(edge).shape[axis:], axis)
     q, r = lax.expand_dims(q, (axis,)), lax.expand_dims(r, (axis,))
-    out = add(int(start), add(multiply(q, i), floor_divide(multiply(r, i), num)))
+    out = add(np.asarray(int(start), w), add(multiply(q, i), floor_divide(multiply(r, i), num)))
     return lax._convert_element_type(out, dt)
 
 
