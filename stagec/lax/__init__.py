@@ -401,6 +401,7 @@ reduce_window_shape_tuple = _reduce_window_shape
 
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402  (uses the functions above)
 from ._extra import associative_scan, cumlogsumexp, nextafter, split  # noqa: E402,F401
+nextafter = _scalars_broadcast(nextafter)  # (as jax.lax.nextafter: (3, 1) with (1, 5), or with a scalar)
 
 
 def expand_dims(array, dimensions):
@@ -494,6 +495,8 @@ def top_k(operand, k: int):
         key = _ew.bitwise_xor(bits, _ew.bitwise_and(sign, full_like(bits, np.iinfo(it).max)))
     elif _dt.kind(av.dtype) not in "biu":
         raise TypeError(f"top_k does not accept dtype {av.dtype} (it needs a boolean, integer or floating dtype)")
+    if 0 in av.shape[:-1] + (int(k),):  # (nothing to gather: its slice of 1 did not fit an empty axis)
+        return slice_in_dim(operand, 0, int(k), axis=nd - 1), slice_in_dim(idx, 0, int(k), axis=nd - 1)
     order = sort((_ew.bitwise_not(key), idx), nd - 1, True, num_keys=2)[-1]
     order = slice_in_dim(order, 0, int(k), axis=nd - 1)
     return _take_last(operand, order), order
