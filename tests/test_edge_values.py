@@ -473,3 +473,140 @@ def test_lax_integer_pow_of_scalars_is_an_array_and_negative_integer_powers_rais
             assert np.asarray(out).dtype == x.dtype and np.asarray(out) == (1 if y == 0 else x)
     with pytest.raises(TypeError, match="negative powers"):
         lax.integer_pow(np.array([2, -1], np.int32), -1)  # (JAX raises; 1 // x was answered)
+
+
+def _both(f, *args, rtol=0.0):
+    """`f` eagerly and under `jit`, asserted to agree (in bits unless `rtol`: exp's and matmul's differ in the last
+    place), and that result."""
+    eager, jitted = f(*[stagec.device_put(a) for a in args]), stagec.jit(f)(*args)
+    for e, j in zip(*(v if isinstance(v, tuple) else (v,) for v in (eager, jitted))):
+        e, j = np.asarray(e), np.asarray(j)
+        assert e.dtype == j.dtype and (e.tobytes() == j.tobytes() if rtol == 0 else np.allclose(e, j, rtol=rtol))
+    return eager
+
+
+def test_sinc_where_pi_x_overflows_and_erfcx_of_huge_negatives():
+    """sinc(3e38) was 0 (NumPy and JAX: sin(inf) / inf, NaN); erfcx(-3e38) NaN (the split of a huge x; SciPy: inf)."""
+    import ml_dtypes
+    x = np.array([3e38, -3.4e38, 2.5, 1e30, 0.05], np.float32)
+    with np.errstate(all="ignore"):
+        want = np.sinc(x)
+        np.testing.assert_array_equal(np.isnan(np.asarray(_both(snp.sinc, x))), np.isnan(want))
+        h = np.array([30000, -40000, 2.5], np.float16)
+        np.testing.assert_array_equal(np.isnan(np.asarray(_both(snp.sinc, h))), np.isnan(np.sinc(h)))
+    ss = pytest.importorskip("scipy.special")
+    x = np.array([-3e38, -1e10, -np.inf, -30.5, -9.3, -1.5, 0.5], np.float32)
+    with np.errstate(over="ignore"):
+        want = ss.erfcx(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(_both(sss.erfcx, x, rtol=1e-6)), want, rtol=1e-5)
+    b = x.astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(np.asarray(_both(sss.erfcx, b))[:4].astype(np.float32), np.inf)
+
+
+def test_erfcx_of_huge_negatives_float64(x64):
+    ss = pytest.importorskip("scipy.special")
+    x = np.array([-1.7e308, -1e200, -31.0, -26.0, -2.0])
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(np.asarray(_both(sss.erfcx, x)), ss.erfcx(x), rtol=1e-13)
+
+
+def _p_series_mp(a, x):
+    """P(a, x) = x^a e^-x / Gamma(a + 1) sum_n x^n / ((a+1)...(a+n)) in mpmath (its gammainc gives up at a ~ 1e7)."""
+    with mpmath.workdps(40):  # (a log x - x - log Gamma(a + 1) cancels 8 digits at a = 3e7)
+        a, x = mpmath.mpf(a), mpmath.mpf(x)
+        total = term = mpmath.mpf(1)
+        n = 0
+        while term > total * mpmath.mpf(10) ** -20:
+            n += 1
+            term = term * x / (a + n)
+            total += term
+        return float(mpmath.exp(a * mpmath.log(x) - x - mpmath.loggamma(a + 1)) * total)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_gammainc_at_huge_a(dt, request):
+    """gammainc(2**31, 2**31) was 0.172 (the series stopped after 20000 steps, float32's a + n stuck at a; JAX: 0);
+    Temme's uniform expansion from a = 1e5 near x = a. Oracles: P(a, a) = 1/2 + 1/(3 sqrt(2 pi a)) + 1/(540 a
+    sqrt(2 pi a)) + O(a^-5/2) (DLMF 8.12.3 at eta = 0: c_0(0) = -1/3, c_1(0) = -1/540), and the power series in
+    mpmath (SciPy's own series stops short at (3e7, 2.997e7): 1.88e-8 for 2.14e-8)."""
+    if dt == np.float64:
+        request.getfixturevalue("x64")
+    a = np.array([2 ** 31 - 1, 1e12, 1e6, 3e7, 1e5, 1e5, 2e5], dt)
+    x = np.array([2 ** 31 - 1, 1e12, 1e6, 2.997e7, 98500, 70000, 2.7e5], dt)
+    p, q = _both(lambda a, x: (sss.gammainc(a, x), sss.gammaincc(a, x)), a, x)
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    A, X = a.astype(np.float64), x.astype(np.float64)
+    s = np.sqrt(2 * np.pi * A[:3])
+    want = 0.5 + 1 / (3 * s) + 1 / (540 * A[:3] * s)
+    tol = 3e-7 if dt == np.float32 else 1e-14
+    np.testing.assert_allclose(p[:3], want, rtol=tol)
+    np.testing.assert_allclose(q[:3], 1 - want, rtol=tol)
+    want = [_p_series_mp(A[i], X[i]) for i in (3, 4)]
+    np.testing.assert_allclose(p[3:5], want, rtol=1e-5 if dt == np.float32 else 1e-13)
+    np.testing.assert_array_equal(p[5:], [0, 1])  # (e^-4700, 1 - e^-4000: outside Temme's band)
+    np.testing.assert_array_equal(q[5:], [1, 0])
+
+
+def test_pad_linear_ramp_at_integer_extremes():
+    """The ramp's edge - start was taken in the integer type and wrapped (int32: 536870915 for NumPy's -536870909)."""
+    a = np.array([[-2 ** 31, 2 ** 31 - 1, 0, 1, 2 ** 31 - 2], [7, -1, 26, -32, 45], [34, -35, 7, -27, 20]], np.int32)
+    for ev in (5, -2 ** 31, ((-7, 2 ** 31 - 1), (3, -2 ** 31))):
+        for pw in (2, ((3, 1), (0, 4))):
+            got = _both(lambda v: snp.pad(v, pw, mode="linear_ramp", end_values=ev), a)
+            np.testing.assert_array_equal(np.asarray(got), np.pad(a, pw, mode="linear_ramp", end_values=ev))
+    u = np.array([0, 2 ** 32 - 1, 3], np.uint32)
+    for ev in (0, 2 ** 32 - 1):
+        got = _both(lambda v: snp.pad(v, 4, mode="linear_ramp", end_values=ev), u)
+        np.testing.assert_array_equal(np.asarray(got), np.pad(u, 4, mode="linear_ramp", end_values=ev))
+
+
+def test_pad_linear_ramp_at_int64_extremes(x64):
+    # exact floor(start + i (edge - start) / 3), by Python's ints (NumPy's float64 ramp rounds these)
+    b = np.array([-2 ** 63, 2 ** 63 - 1], np.int64)
+    for ev in (5, -2 ** 63, 2 ** 63 - 1):
+        got = _both(lambda v: snp.pad(v, 3, mode="linear_ramp", end_values=ev), b)
+        ramp = [[ev + i * (int(e) - ev) // 3 for i in range(3)] for e in b]
+        assert np.asarray(got).tolist() == ramp[0] + b.tolist() + ramp[1][::-1]
+
+
+def test_poly_trapezoid_geomspace_at_nan_and_huge_values():
+    """poly's leading 1 became NaN with a NaN root (the convolution multiplied its zero padding by it); trapezoid
+    summed before halving (inf for NumPy's 3e38); geomspace between signs was all NaN (NumPy: the ends kept)."""
+    for r in ([-1.0, np.nan, -104.0, 0.5], [0.0, 1.0], [np.inf, 1.0], [1.5, -2.25, 3.0, 0.1]):
+        r = np.array(r, np.float32)
+        assert np.asarray(_both(snp.poly, r)).tobytes() == np.poly(r).astype(np.float32).tobytes()
+    y = np.array([[0, 1], [3e38, -3e38], [88.7, 1]], np.float32)
+    np.testing.assert_allclose(np.asarray(_both(lambda v: snp.trapezoid(v, axis=0), y)),
+                               np.trapezoid(y.astype(np.float64), axis=0), rtol=1e-6)
+    with np.errstate(invalid="ignore"):
+        for args in ((-1.0, 2.0, 3), (-1.0, 2.0, 1), (1e-3, -1e3, 1), (2.0, -1.0, 4, False), (2.0, 7.0, 5)):
+            got = _both(lambda s, e: snp.geomspace(s, e, *args[2:]), *np.float32(args[:2]))
+            np.testing.assert_allclose(np.asarray(got), np.geomspace(*args), rtol=1e-6)
+
+
+def test_lax_top_k_of_empty_and_nextafter_broadcasts_as_jax():
+    lax = stagec.lax
+    for shape, k in (((0,), 0), ((3, 0), 0), ((0, 3), 2)):  # (the gather's slice of 1 did not fit the empty axis)
+        v, i = _both(lambda x: lax.top_k(x, k), np.zeros(shape, np.float32))
+        assert v.shape == i.shape == shape[:-1] + (k,) and v.dtype == np.float32 and i.dtype == np.int32
+    for s1, s2 in (((3, 1), (1, 5)), ((2, 3), ()), ((0,), (1,))):  # (jax.lax.nextafter broadcasts these)
+        x1 = np.linspace(-2, 2, int(np.prod(s1))).reshape(s1).astype(np.float32)
+        x2 = np.full(s2, 0.5, np.float32)
+        np.testing.assert_array_equal(np.asarray(_both(lax.nextafter, x1, x2)), np.nextafter(x1, x2))
+    with pytest.raises(TypeError):
+        lax.nextafter(np.zeros(3, np.float32), np.zeros((2, 3), np.float32))  # (ranks differ: JAX raises too)
+
+
+def test_cov_with_frequency_and_analytic_weights():
+    """Raised NotImplementedError; NumPy's formula (float64: the oracle)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3, 7)).astype(np.float32)
+    fw = np.array([1, 2, 1, 3, 1, 1, 0], np.int32)
+    aw = rng.uniform(0.1, 2, 7).astype(np.float32)
+    for kw in (dict(fweights=fw), dict(aweights=aw), dict(fweights=fw, aweights=aw), dict(aweights=aw, ddof=0),
+               dict(fweights=fw, ddof=3)):
+        got = _both(lambda v, *w: snp.cov(v, **dict(zip(kw, w)), **{k: v for k, v in kw.items() if k == "ddof"}),
+                    x, *[v for k, v in kw.items() if k != "ddof"], rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got), np.cov(x.astype(np.float64), **kw), rtol=2e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="fweights must be integer"):
+        snp.cov(x, fweights=aw)
