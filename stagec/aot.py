@@ -37,7 +37,7 @@ from .backend import get_backend
 from .compiler.targets import IREE_TARGETS, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
-from .lowering import BLAS_MODULE, HOST_ABI, SORT_MODULE, HostCall
+from .lowering import BLAS_MODULE, HOST_ABI, LAPACK_MODULE, SORT_MODULE, HostCall
 from .runner import Runner
 
 FORMAT = 2
@@ -473,7 +473,7 @@ class Artifact:
         """Write one self-describing file (module + calling metadata + versions). A module whose matmuls or sorts
         call NumPy (compiled with `host_blas`) runs only in stagec, with host modules of its ABI (`HOST_ABI`, in
         the file) and that machine's BLAS: saved only when `host_modules` asks for it."""
-        offloads = [m for m in self.meta.get("host_modules") or () if m in (BLAS_MODULE, SORT_MODULE)]
+        offloads = [m for m in self.meta.get("host_modules") or () if m in (BLAS_MODULE, SORT_MODULE, LAPACK_MODULE)]
         if offloads and not host_modules:
             raise ValueError(f"cannot save {self.name} to {os.fspath(path)} as it is: its module imports stagec's "
                              f"host modules {offloads} (large matmuls or long sorts call NumPy), so it runs only "

@@ -38,7 +38,7 @@ from .config import config
 from .core import ShapedArray
 from .dispatch import Dispatcher, Job
 from .errors import CallbackError
-from .host import (_blas_module, _element_type, _element_types, _host_module, _numpy_imports, _rt, _sort_module,
+from .host import (_blas_module, _lapack_module, _element_type, _element_types, _host_module, _numpy_imports, _rt, _sort_module,
                    _type_name)
 
 TASK_THRESHOLD = 1 << 18  # elements from which a call counts as large (eager's thresholds)
@@ -216,12 +216,12 @@ class Backend(Dispatcher):
         gc.collect()
 
     def numpy_module(self, kind: str, driver: str):
-        """The module of `kind` ("blas": `_blas_module`, "sort": `_sort_module`) on `driver`'s device, created
+        """The module of `kind` ("blas": `_blas_module`, "sort": `_sort_module`, "lapack": `_lapack_module`) on `driver`'s device, created
         once."""
         dev = self.hal(driver)[1]
         with self._lock:
             if (kind, driver) not in self._numpy:
-                self._numpy[kind, driver] = (_blas_module if kind == "blas" else _sort_module)(dev)
+                self._numpy[kind, driver] = {"blas": _blas_module, "sort": _sort_module, "lapack": _lapack_module}[kind](dev)
             return self._numpy[kind, driver]
 
     @property

@@ -11,10 +11,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .lowering import BLAS_IMPORTS, BLAS_MODULE, HOST_MODULE, SORT_IMPORTS, SORT_MODULE, SORT_OPERANDS, unpack_dims
+from .lowering import (BLAS_IMPORTS, BLAS_MODULE, HOST_MODULE, LAPACK_IMPORTS, LAPACK_MODULE, SORT_IMPORTS, SORT_MODULE,
+                       SORT_OPERANDS, unpack_dims)
 
-_IMPORTS = {kind: re.compile(re.escape(name + ".").encode()) for kind, name in (("blas", BLAS_MODULE),
-                                                                                  ("sort", SORT_MODULE))}
+_IMPORTS = {kind: re.compile(re.escape(name + ".").encode()) for kind, name in (
+    ("blas", BLAS_MODULE), ("sort", SORT_MODULE), ("lapack", LAPACK_MODULE))}
 
 
 def _rt():
@@ -143,19 +144,27 @@ _NUM_THREADS = [(f"{p}get_num_threads{s}", f"{p}set_num_threads{s}")
                 for p, s in (("openblas_", ""), ("scipy_openblas_", "64_"), ("scipy_openblas_", ""), ("openblas_", "64_"))]
 
 
-def _find_openblas():
+def _openblas_libs() -> list:
+    """The OpenBLAS libraries NumPy loaded (its wheels bundle one under a mangled name), opened with ctypes."""
     import ctypes
     try:
-        with open("/proc/self/maps") as f:  # (NumPy loaded it: its wheels bundle it under a mangled name)
+        with open("/proc/self/maps") as f:
             paths = sorted({ln.split(None, 5)[5].strip() for ln in f
                             if "openblas" in ln.lower() and len(ln.split(None, 5)) == 6})
     except OSError:
-        return None
+        return []
+    libs = []
     for path in paths:
         try:
-            lib = ctypes.CDLL(path)
+            libs.append(ctypes.CDLL(path))
         except OSError:
             continue
+    return libs
+
+
+def _find_openblas():
+    import ctypes
+    for lib in _openblas_libs():
         for get, put in _NUM_THREADS:
             g, s = getattr(lib, get, None), getattr(lib, put, None)
             if g is not None and s is not None:
@@ -276,3 +285,258 @@ def _sort_module(dev):
         for k in range(SORT_IMPORTS):
             iface.export(f"sort{n}_{k}", "0" + "r" * n + "II_" + "r" * n, sort)
     return iface.create()
+
+
+# ---------------------------------------------------------------- LAPACK (`host-lapack`)
+
+# Fortran LAPACK's symbols as NumPy's OpenBLAS names them: (prefix, suffix, integer type): scipy-openblas64's ILP64,
+# its LP64, and plain OpenBLAS builds.
+_LAPACK_NAMES = (("scipy_", "_64_", np.int64), ("scipy_", "_", np.int32), ("", "_64_", np.int64), ("", "_", np.int32))
+_LAPACK_LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
+                  np.dtype(np.complex128): "z"}
+_lapack_fns: list = []  # [{(routine, dtype): (function, integer dtype)} or None], looked up once
+
+
+def _lapack(routine: str, dt: np.dtype):
+    """(ctypes function, its integer dtype) of `?routine` (getrf, getrs) for `dt` in NumPy's OpenBLAS, or None."""
+    import ctypes
+    if not _lapack_fns:
+        found = {}
+        for lib in _openblas_libs():
+            for prefix, suffix, int_t in _LAPACK_NAMES:
+                fns = {(r, t): getattr(lib, f"{prefix}{c}{r}{suffix}", None)
+                       for r in ("getrf", "getrs") for t, c in _LAPACK_LETTER.items()}
+                if all(f is not None for f in fns.values()):
+                    for (r, _), f in fns.items():  # (pointers; getrs's TRANS has Fortran's hidden length last)
+                        f.restype = None
+                        f.argtypes = [ctypes.c_void_p] * 6 if r == "getrf" else [ctypes.c_void_p] * 9 + [ctypes.c_size_t]
+                    found = {k: (f, np.dtype(int_t)) for k, f in fns.items()}
+                    break
+            if found:
+                break
+        _lapack_fns.append(found or None)
+    fns = _lapack_fns[0]
+    return None if fns is None else fns[routine, np.dtype(dt)]
+
+
+class _Lapack:
+    """LAPACK's getrf and getrs on `b` matrices of order `n` and `k` right-hand sides, in work arrays of their own
+    (column-major, LAPACK's layout), each call's pointers worked out once; used under `_blas_lock`, on one OpenBLAS
+    thread (`BLAS_THREADS`)."""
+
+    def __init__(self, dt: np.dtype, b: int, n: int, k: int):
+        self.getrf, it = _lapack("getrf", dt)
+        self.getrs = _lapack("getrs", dt)[0]
+        self.a, self.y = np.empty((b, n, n), dt), np.empty((b, k, n), dt)
+        self.ipiv = np.empty((b, n), it)
+        self.ints = np.array([n, k, 0, ord("N")], it)  # (n, nrhs, info, TRANS)
+        self.ident = np.arange(1, n + 1, dtype=it)  # (getrs after the rows are in pivot order: no swaps)
+        p, sz = self.ints.ctypes.data, it.itemsize
+        self.args = [(p, p, self.a[i].ctypes.data, p, self.ipiv[i].ctypes.data, p + 2 * sz) for i in range(b)]
+        self.solves = [(p + 3 * sz, p, p + sz, self.a[i].ctypes.data, p, self.ident.ctypes.data, self.y[i].ctypes.data,
+                        p, p + 2 * sz, 1) for i in range(b)]
+
+    def lu(self, a: np.ndarray, lu: np.ndarray, perm: np.ndarray, swaps: np.ndarray) -> None:
+        np.copyto(self.a, a.transpose(0, 2, 1))
+        for args in self.args:
+            self.getrf(*args)
+        np.copyto(lu, self.a.transpose(0, 2, 1))
+        n = a.shape[-1]
+        for i, piv in enumerate(self.ipiv.tolist()):  # (LAPACK's sequential swaps, 1-based, as a permutation)
+            order, s = list(range(n)), 0
+            for k, j in enumerate(piv):
+                j -= 1
+                if j != k:
+                    order[k], order[j], s = order[j], order[k], s + 1
+            perm[i], swaps[i] = order, s
+
+    def solve(self, y: np.ndarray, out: np.ndarray, lu: np.ndarray | None = None) -> None:
+        """`out` = U^-1 L^-1 `y` (rows in pivot order), from `lu` (else the factors `lu` left in `self.a`)."""
+        if lu is not None:
+            np.copyto(self.a, lu.transpose(0, 2, 1))
+        np.copyto(self.y, y.transpose(0, 2, 1))
+        for args in self.solves:
+            self.getrs(*args)
+        np.copyto(out, self.y.transpose(0, 2, 1))
+
+
+_lapack_plans: dict = {}  # (dtype, b, n, k) -> _Lapack
+
+
+def _plan(dt: np.dtype, b: int, n: int, k: int) -> _Lapack | None:
+    if _lapack("getrf", dt) is None:
+        return None
+    key = (dt, b, n, k)
+    p = _lapack_plans.get(key)
+    if p is None:
+        if len(_lapack_plans) >= 64:
+            _lapack_plans.clear()
+        p = _lapack_plans[key] = _Lapack(dt, b, n, k)
+    return p
+
+
+def _one_thread(fn: Callable) -> None:
+    """`fn()` under `_blas_lock` on `BLAS_THREADS` of OpenBLAS's threads (its count put back after)."""
+    with _blas_lock:
+        get_set = _openblas()
+        prev = get_set[0]() if get_set else BLAS_THREADS
+        if prev != BLAS_THREADS:
+            get_set[1](BLAS_THREADS)
+        try:
+            fn()
+        finally:
+            if prev != BLAS_THREADS:
+                get_set[1](prev)
+
+
+_eyes: dict = {}  # (n, dtype) -> identity
+
+
+def _permuted(perm: np.ndarray, b: np.ndarray | None, dt: np.dtype) -> np.ndarray:
+    """B's rows in pivot order (b None: the identity's)."""
+    if b is not None:
+        return np.take_along_axis(b, perm[:, :, None], 1)
+    n = perm.shape[-1]
+    eye = _eyes.get((n, dt))
+    if eye is None:
+        if len(_eyes) >= 64:
+            _eyes.clear()
+        eye = _eyes[n, dt] = np.eye(n, dtype=dt)
+    return eye[perm]
+
+
+def lapack_lu(a: np.ndarray, lu: np.ndarray, perm: np.ndarray, swaps: np.ndarray) -> None:
+    """P A = L U of each matrix of `a` (b, n, n), into `lu` (packed, L unit lower), `perm` (b, n) and `swaps` (b,):
+    LAPACK's getrf, or the same partial pivoting in NumPy where NumPy has no OpenBLAS. A zero pivot eliminates
+    nothing (U singular, as `linalg._lu`'s loop)."""
+    p = _plan(a.dtype, a.shape[0], a.shape[-1], 1)
+    if p is None:
+        _numpy_lu(a, lu, perm, swaps)
+    else:
+        _one_thread(lambda: p.lu(a, lu, perm, swaps))
+
+
+def lapack_solve(lu: np.ndarray, perm: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
+    """X with A X = B for each factor (b, n, n) of `lapack_lu` and right-hand side (b, n, k) of `b` (None: the
+    identity), into `out`: B's rows permuted, then forward and back substitution (LAPACK's getrs)."""
+    y = _permuted(perm, b, lu.dtype)
+    p = _plan(lu.dtype, lu.shape[0], lu.shape[-1], y.shape[-1])
+    if p is None:
+        for i in range(lu.shape[0]):
+            out[i] = _numpy_substitute(lu[i], y[i])
+    else:
+        _one_thread(lambda: p.solve(y, out, lu))
+
+
+def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
+    """X with A X = B (b None: the inverse) for each (b, n, n) matrix of `a`: `lapack_lu`, then `lapack_solve`."""
+    nb, n = a.shape[0], a.shape[-1]
+    lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
+    k = n if b is None else b.shape[-1]
+    p = _plan(a.dtype, nb, n, k)
+    if p is None:
+        _numpy_lu(a, lu, perm, swaps)
+        y = _permuted(perm, b, a.dtype)
+        for i in range(nb):
+            out[i] = _numpy_substitute(lu[i], y[i])
+        return
+
+    def run():
+        p.lu(a, lu, perm, swaps)
+        p.solve(_permuted(perm, b, a.dtype), out)
+    _one_thread(run)
+
+
+def _numpy_lu(a, lu, perm, swaps) -> None:
+    """`lapack_lu` in NumPy: right-looking, the first largest |pivot| (NaN largest), as `linalg._lu`."""
+    b, n = a.shape[0], a.shape[-1]
+    lu[...] = a
+    perm[...] = np.arange(n)
+    swaps[...] = 0
+    r = np.arange(b)
+    for k in range(n):
+        mag = np.abs(lu[:, k:, k])
+        p = k + np.argmax(np.where(np.isnan(mag), np.inf, mag), axis=1)
+        lu[r, k], lu[r, p] = lu[r, p].copy(), lu[r, k].copy()
+        perm[r, k], perm[r, p] = perm[r, p].copy(), perm[r, k].copy()
+        swaps += p != k
+        piv = lu[:, k, k:k + 1]
+        l = np.where(piv == 0, 0, lu[:, k + 1:, k] / np.where(piv == 0, 1, piv))
+        lu[:, k + 1:, k] = l
+        lu[:, k + 1:, k + 1:] -= l[:, :, None] * lu[:, k:k + 1, k + 1:]
+
+
+def _numpy_substitute(lu: np.ndarray, y: np.ndarray) -> np.ndarray:
+    n = lu.shape[-1]
+    y = y.copy()
+    for j in range(n):
+        y[j + 1:] -= lu[j + 1:, j:j + 1] * y[j:j + 1]
+    for j in range(n - 1, -1, -1):
+        y[j] = y[j] / lu[j, j]
+        y[:j] -= lu[:j, j:j + 1] * y[j:j + 1]
+    return y
+
+
+def _lapack_module(dev):
+    """The Python VM module (`LAPACK_MODULE`) answering `linalg`'s named LU functions (`host-lapack`), every leading
+    dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
+    `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
+    (`lapack_lu_solve`)."""
+    rt = _rt()
+    bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
+    dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                                                      np.complex128)}
+    i32 = (0x10 << 24) | 32  # (a signless 32-bit integer, as the module declares perm and swaps)
+
+    class Lapack:
+        def __init__(self, iface):
+            pass
+
+    def view(ref, dt=None):
+        bv = ref.deref(bv_type)
+        shape = tuple(bv.shape)
+        n = shape[-1]
+        return np.ndarray(shape, dt or dtypes[int(bv.element_type)], bv.map()), shape, bv.element_type, n
+
+    def result(shape, dt, et):
+        buf = new_buffer(max(1, math.prod(shape) * dt.itemsize))
+        return np.ndarray(shape, dt, buf.map()), bv_type(buf, list(shape), et).ref
+
+    def getrf(_self, a_ref):
+        a, shape, et, n = view(a_ref)
+        lu, lu_ref = result(shape, a.dtype, et)
+        perm, perm_ref = result(shape[:-1], _I32, i32)
+        swaps, swaps_ref = result(shape[:-2], _I32, i32)
+        lapack_lu(a.reshape(-1, n, n), lu.reshape(-1, n, n), perm.reshape(-1, n), swaps.reshape(-1))
+        return lu_ref, perm_ref, swaps_ref
+
+    def getrs(lu_ref, perm_ref, b_ref):
+        lu, shape, et, n = view(lu_ref)
+        perm = view(perm_ref, _I32)[0]
+        b = None if b_ref is None else view(b_ref)[0]
+        shape = shape if b is None else b.shape
+        x, x_ref = result(shape, lu.dtype, et)
+        lapack_solve(lu.reshape(-1, n, n), perm.reshape(-1, n), None if b is None else b.reshape(-1, n, shape[-1]),
+                     x.reshape(-1, n, shape[-1]))
+        return x_ref
+
+    def solve(a_ref, b_ref):
+        a, shape, et, n = view(a_ref)
+        b = None if b_ref is None else view(b_ref)[0]
+        shape = shape if b is None else b.shape
+        x, x_ref = result(shape, a.dtype, et)
+        lapack_lu_solve(a.reshape(-1, n, n), None if b is None else b.reshape(-1, n, shape[-1]),
+                        x.reshape(-1, n, shape[-1]))
+        return x_ref
+
+    iface = rt.PyModuleInterface(LAPACK_MODULE, Lapack)
+    for i in range(LAPACK_IMPORTS):
+        iface.export(f"getrf_{i}", "0r_rrr", getrf)
+        iface.export(f"getrs_{i}", "0rrr_r", lambda _self, lu, perm, b: getrs(lu, perm, b))
+        iface.export(f"getri_{i}", "0rr_r", lambda _self, lu, perm: getrs(lu, perm, None))
+        iface.export(f"solve_{i}", "0rr_r", lambda _self, a, b: solve(a, b))
+        iface.export(f"inv_{i}", "0r_r", lambda _self, a: solve(a, None))
+    return iface.create()
+
+
+_I32 = np.dtype(np.int32)

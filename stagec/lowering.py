@@ -300,14 +300,20 @@ HOST_MODULE = "stagec_host"
 # The host modules' ABI: the Python VM modules a compiled module may import (`HOST_MODULE`'s callbacks; the CPU's
 # offloads, `stagec.passes.legalize`: NumPy's BLAS and sort), their symbols and argument conventions. An artifact
 # records `HOST_ABI` beside the modules it imports; a change to any of these raises it.
-HOST_ABI = 1
+HOST_ABI = 2
 BLAS_MODULE = "stagec_blas"  # `dot_general_<k>(lhs, rhs, 4 x packed dims)`, `dot_pair_<k>` (two products)
 BLAS_IMPORTS = 32  # import symbols it exports: one per distinct operand and result types in a module
 BLAS_TYPES = ("f32", "f64")
 SORT_MODULE = "stagec_sort"  # `sort<n>_<k>(operands..., dimension, num_keys)`
 SORT_OPERANDS, SORT_IMPORTS = 4, 8  # it sorts 1-4 arrays together; 8 symbols per count (one per operand types)
 SORT_KEY_TYPES = ("f32", "f64", "i8", "i64")  # what `sort_p`'s lowering leaves keys as (signed; bool as i8)
-HOST_MODULES = (HOST_MODULE, BLAS_MODULE, SORT_MODULE)
+LAPACK_MODULE = "stagec_lapack"  # `getrf_<k>(a) -> (lu, perm, swaps)`, `getrs_<k>(lu, perm, b) -> x` (`NAMED`)
+LAPACK_IMPORTS = 16  # symbols of each: one per distinct operand types in a module
+LAPACK_TYPES = ("f32", "f64", "complex<f32>", "complex<f64>")
+HOST_MODULES = (HOST_MODULE, BLAS_MODULE, SORT_MODULE, LAPACK_MODULE)
+# The attribute of a private function emitted for a named call (`stagec.named`): its name, which a target's pass may
+# answer with a host call (`host-lapack`: "lapack.getrf"); `inline-calls` inlines the others.
+NAMED = "stagec.named"
 
 
 def pack_dims(dims: Sequence[int]) -> int:
@@ -345,6 +351,31 @@ def import_host_function(fn: Callable, label: str, in_avals: Sequence[ShapedArra
     return f"{HOST_MODULE}.{call.name}"
 
 
+def named_function(name: str, graph: Graph) -> str:
+    """Declare a private function of the module being lowered whose body is `graph`, marked `NAMED` = `name` (one
+    per distinct graph); returns its symbol, to `func.call`."""
+    ir = mlir()
+    module, done = _lowering.module, _lowering.named
+    sym = done.get(graph)
+    if sym is None:
+        sym = done[graph] = f"{name.replace('.', '_')}_{len(done)}"
+        fn_type = ir.FunctionType.get([tensor_type(a) for a in graph.in_avals],
+                                      [tensor_type(a) for a in graph.out_avals])
+        with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+            fn = ir.Operation.create("func.func", attributes={
+                "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
+                "sym_visibility": ir.StringAttr.get("private"), NAMED: ir.StringAttr.get(name)}, regions=1)
+            block = fn.regions[0].blocks.append(*fn_type.inputs)
+        with ir.InsertionPoint(block), ir.Location.unknown():
+            ir.Operation.create("func.return", operands=emit_graph(graph, list(block.arguments)))
+    return sym
+
+
+def named_calls(module) -> bool:
+    """Whether `module` holds a named function (`named_function`)."""
+    return any(NAMED in op.attributes for op in module.body.operations if op.operation.name == "func.func")
+
+
 def lower_function(body: Callable, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
                    module_name: str = "main"):
     """A fresh module with one public function `main(in_avals) -> out_avals`, whose ops `body(*arguments)`
@@ -376,9 +407,9 @@ def lower_graph(graph: Graph, module_name: str = "main", host_calls: list | None
 
     Host callbacks in the graph append a `HostCall` each to `host_calls` (without it, they raise)."""
     def body(module, *args):
-        _lowering.module, _lowering.host_calls, _lowering.tokens = module, host_calls, []
+        _lowering.module, _lowering.host_calls, _lowering.tokens, _lowering.named = module, host_calls, [], {}
         try:
             return emit_graph(graph, list(args))
         finally:
-            _lowering.module = _lowering.host_calls = _lowering.tokens = None
+            _lowering.module = _lowering.host_calls = _lowering.tokens = _lowering.named = None
     return lower_function(body, graph.in_avals, graph.out_avals, module_name)

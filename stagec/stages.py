@@ -28,7 +28,7 @@ from .backend import Backend, get_backend
 from .compiler import HOST_BLAS, Facts, find_target, pipeline, prepare, variant_flags
 from .config import config
 from .core import Graph
-from .lowering import HOST_ABI, lower_graph
+from .lowering import HOST_ABI, lower_graph, named_calls
 
 STABLEHLO_DIALECTS = frozenset({"stablehlo", "chlo", "func"})
 ALIASES = {"iree-input": "final"}
@@ -252,7 +252,7 @@ class Lowered:
             module = lower_graph(self.graph, self.name, self.host_calls)
             traced = _Later(module.operation.clone())
             prefix = _PurePrefix(module)
-            names = pipeline(self.backend.name, self.passes, self.host_blas)
+            names = pipeline(self.backend.name, self.passes, self.host_blas, named_calls(module))
             stages = run_pipeline(module, names, self.name, prefix.after, self.backend.name)
             texts = {}  # stage name -> its text, or what prints it when first read (most stages are never read)
             for name, text in [("traced", traced), *((s.name, s) for s in stages)]:

@@ -16,7 +16,7 @@ LAYERS = [
     ["core"],                                  # avals, Graph, Trace, Primitive
     ["lowering", "passes"],                    # StableHLO emission machinery; our MLIR passes
     ["primitives"],                            # every primitive with all its rules
-    ["lax", "ad", "batching"],                 # strict ops, control flow, transformations
+    ["lax", "ad", "batching", "named"],        # strict ops, control flow, transformations, named calls
     ["tuning", "compiler", "host", "dispatch", "backend"],  # tuning specs; targets, pipelines, the compile driver
     # and its retries; host modules (callbacks, BLAS, sort); async dispatch; runtime (devices, buffers, Executable)
     ["array", "runner"],                       # stagec.Array, device_put; Runner (an Executable called on values)

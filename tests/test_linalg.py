@@ -72,10 +72,21 @@ def test_solve_vector_and_broadcast(mode):
     assert snp.linalg.solve(a, bb).dtype == mode
 
 
-def test_lu_of_one_matrix_slices_its_pivot_rows():
+@pytest.fixture(params=[True, False], ids=["lapack", "loops"])
+def cpu_blas(request):
+    """Both ways a CPU module factors: LAPACK on the host (`host-lapack`, the default) and IREE's loops."""
+    stagec.config.update("cpu_blas", request.param)
+    try:
+        yield request.param
+    finally:
+        stagec.config.update("cpu_blas", True)
+
+
+def test_lu_of_one_matrix_slices_its_pivot_rows(cpu_blas):
     """An unbatched LU reads the pivot row and entries by dynamic slices, and inv permutes its identity by comparing:
     no gathers, whose index tensors (pieces concatenated) IREE gave 3-4 dispatches each (inv 18 -> 11, solve 17 ->
-    11). Values as NumPy's (float64), on a matrix that pivots at every step and batched beside it."""
+    11); with host offloads (the default) each is one call of LAPACK. Values as NumPy's (float64), on a matrix that
+    pivots at every step and batched beside it."""
     rng = np.random.default_rng(7)
     a = (rng.standard_normal((8, 8)) + np.diag(np.linspace(1e-3, 1e-2, 8))[::-1]).astype(np.float32)
     b = rng.standard_normal((8, 2)).astype(np.float32)
@@ -87,11 +98,15 @@ def test_lu_of_one_matrix_slices_its_pivot_rows():
     assert _err(snp.linalg.det(a), np.linalg.det(a64)) < _tol(np.float32, np.linalg.cond(a64))
     inv_text = stagec.jit(snp.linalg.inv).lower(a).as_text("final")
     solve_text = stagec.jit(snp.linalg.solve).lower(a, b).as_text("final")
+    if cpu_blas:
+        assert "call @stagec_lapack.inv_0(" in inv_text and "stablehlo.while" not in inv_text
+        assert "call @stagec_lapack.solve_0(" in solve_text and "stablehlo.while" not in solve_text
+        return
     assert "stablehlo.gather" not in inv_text and "stablehlo.concatenate" not in inv_text
     assert solve_text.count('"stablehlo.gather"(') == 1 and "stablehlo.concatenate" not in solve_text  # (b's rows)
 
 
-def test_singular_gives_inf_or_nan():
+def test_singular_gives_inf_or_nan(cpu_blas):
     a = np.ones((N, N), np.float32)
     assert not np.all(np.isfinite(np.asarray(snp.linalg.inv(a))))
     assert float(snp.linalg.det(a)) == 0.0

@@ -191,8 +191,8 @@ def test_cpu_default_is_the_cpu_targets_and_no_pass_asks_where_it_runs():
 
 def test_every_pass_a_pipeline_names_is_registered_and_each_kind_known():
     for t in TARGETS.values():
-        for name in (*t.pipeline.expansions, *t.pipeline.passes, *t.pipeline.legalize, *t.pipeline.offloads,
-                     *t.pipeline.finish):
+        for name in (*t.pipeline.calls, "inline-calls", *t.pipeline.expansions, *t.pipeline.passes,
+                     *t.pipeline.legalize, *t.pipeline.offloads, *t.pipeline.finish):
             assert name in REGISTRY, (t.backend, name)
     assert {p.kind for p in REGISTRY.values()} <= {"optimization", "workaround", "expansion", "legalize", "offload"}
 

@@ -35,12 +35,15 @@ class Pipeline(NamedTuple):
     - `passes`: optimizations and performance workarounds, the part `passes=` / `config.passes` replaces;
     - `legalize`: what the module needs to compile and run right on this target (always run);
     - `offloads`: ops that call NumPy on the host, run when the compile asks for them (`host_blas`);
-    - `finish`: what must see the module whole, calls to the host included (always run, last)."""
+    - `finish`: what must see the module whole, calls to the host included (always run, last);
+    - `calls`: named calls (`stagec.named`) answered on the host, run first when the compile asks for offloads; then
+      `inline-calls` (every target) puts the other named calls' own ops in their place."""
     expansions: tuple[str, ...] = ()
     passes: tuple[str, ...] = ()
     legalize: tuple[str, ...] = ()
     offloads: tuple[str, ...] = ()
     finish: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
 
 
 class Target(NamedTuple):
@@ -88,7 +91,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart",
                               "sorts-apart", "pool-gradients-unfused"),
-                    offloads=("blas-dots", "host-sorts"), finish=("loops-on-one-device",)),
+                    offloads=("blas-dots", "host-sorts"), finish=("loops-on-one-device",), calls=("host-lapack",)),
            barriers_dropped_after=BARRIERS_DROPPED),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant
     # expression (argsort's iota, sorted in place) was reused corrupted from the second call on NVIDIA's
@@ -140,13 +143,15 @@ def find_target(name: str) -> Target:
     return t
 
 
-def pipeline(backend: str, passes=None, host_blas: bool = False) -> tuple[str, ...]:
-    """The pass names a module for `backend` runs through: its expansions, `passes` (see
-    `stagec.passes.resolve`; "default" is the target's own), its legalization, its offloads when
-    `host_blas`, and its finish."""
+def pipeline(backend: str, passes=None, host_blas: bool = False, named: bool = False) -> tuple[str, ...]:
+    """The pass names a module for `backend` runs through: where it has `named` calls (`stagec.named`), their
+    offloads when `host_blas` and then `inline-calls`; its expansions, `passes` (see `stagec.passes.resolve`;
+    "default" is the target's own), its legalization, its offloads when `host_blas`, and its finish."""
     from stagec.passes import resolve  # (imports iree.compiler: only once something is lowered)
     p = TARGETS[backend].pipeline
-    return (*p.expansions, *resolve(passes, p.passes), *p.legalize, *(p.offloads if host_blas else ()), *p.finish)
+    calls = (*(p.calls if host_blas else ()), "inline-calls") if named else ()
+    return (*calls, *p.expansions, *resolve(passes, p.passes), *p.legalize, *(p.offloads if host_blas else ()),
+            *p.finish)
 
 
 @functools.cache

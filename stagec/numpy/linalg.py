@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
+from ..named import named
 from ..core import TracerBase, aval_of, current_trace
 from ..primitives import structural as _st
 from ..primitives.dot import Precision
@@ -181,9 +182,11 @@ def cholesky(a, /, *, upper: bool = False, symmetrize_input: bool = True):
 # ---------------------------------------------------------------- LU and solvers
 
 
+@named("lapack.getrf")
 def _lu(a):
     """LU with partial pivoting, right-looking: (packed LU, row permutation (..., n) int32, swap count).
-    P A = L U with L unit lower (below the diagonal of the packed result) and U upper."""
+    P A = L U with L unit lower (below the diagonal of the packed result) and U upper. (On the CPU, LAPACK's getrf:
+    `host-lapack`.)"""
     shape = aval_of(a).shape
     n = shape[-1]
     rows, cols = _idx(n, -2), _idx(n, -1)
@@ -218,7 +221,23 @@ def _lu(a):
 
 def _lu_solve(lu, perm, b=None):
     """Solve A X = B from `_lu`'s factors; b (..., n, k) with the same batch shape, None for the identity (the
-    inverse: its rows permuted by comparing, where a gather of the identity was 4 dispatches)."""
+    inverse). (On the CPU, LAPACK's getrs: `host-lapack`.)"""
+    return (_lu_inverse(lu, perm) if b is None else _lu_solve_b(lu, perm, b))[0]
+
+
+@named("lapack.getri")
+def _lu_inverse(lu, perm):
+    return [_substitute(lu, perm, None)]
+
+
+@named("lapack.getrs")
+def _lu_solve_b(lu, perm, b):
+    return [_substitute(lu, perm, b)]
+
+
+def _substitute(lu, perm, b):
+    """`_lu_solve` by forward and back substitution (the identity's rows permuted by comparing, where a gather of
+    it was 4 dispatches)."""
     n = aval_of(lu).shape[-1]
     rows = _idx(n, -2)
     if b is None:
@@ -1135,8 +1154,19 @@ def _cholesky_jvp(primals, tangents):
 
 @custom_jvp
 def _solve_d(a, b):
+    return _lu_solve_a(a, b)[0]
+
+
+@named("lapack.solve")
+def _lu_solve_a(a, b):
     lu, perm, _ = _lu(a)
-    return _lu_solve(lu, perm, b)
+    return [_lu_solve(lu, perm, b)]
+
+
+@named("lapack.inv")
+def _lu_inv(a):
+    lu, perm, _ = _lu(a)
+    return [_lu_solve(lu, perm)]
 
 
 @_solve_d.defjvp
@@ -1151,8 +1181,7 @@ def _solve_jvp(primals, tangents):
 
 @custom_jvp
 def _inv_d(a):
-    lu, perm, _ = _lu(a)
-    return _lu_solve(lu, perm)
+    return _lu_inv(a)[0]
 
 
 @_inv_d.defjvp

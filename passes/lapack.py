@@ -1,0 +1,108 @@
+"""Named calls (`stagec.named`): `host-lapack` answers LU factorizations and solves with LAPACK on the host (the CPU's
+offload, `LAPACK_MODULE`), `inline-calls` puts every other named call's own ops in its place (every target, first).
+
+IREE 3.13 runs `_lu`'s loop as ~4 dispatches a column and each substitution as 1-2 a row, each a few microseconds
+(float32 `inv` of 4x4 ~90 us, 64x64 ~1.4 ms); LAPACK does either in 1-40 us (docs/linalg.md)."""
+from __future__ import annotations
+
+from iree.compiler import ir, passmanager
+
+from stagec.lowering import LAPACK_IMPORTS, LAPACK_MODULE, LAPACK_TYPES, NAMED
+
+from .base import Pass, PassStats, register
+
+# What each named function becomes: the host module's export (operands and results as the named function's).
+HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
+               "lapack.inv": "inv"}
+# A batch of more matrices than this stays IREE's: the host factors one matrix at a time (~2-5 us each), the
+# loop all of them in one pass per column.
+LAPACK_MAX_BATCH = 64
+
+
+def _named(module: ir.Module) -> dict[str, ir.Operation]:
+    return {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations
+            if op.operation.name == "func.func" and NAMED in op.attributes}
+
+
+def _calls(module: ir.Module, names) -> list:
+    found = []
+
+    def visit(op):
+        if op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return found
+
+
+def _function(op):
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
+    """Each call of a named LU function (`HOST_LAPACK`) on float or complex matrices of static shape, at most
+    `max_batch` of them, made a call of `LAPACK_MODULE`; how many."""
+    fns = {sym: f for sym, f in _named(module).items() if ir.StringAttr(f.attributes[NAMED]).value in HOST_LAPACK}
+    symbols: dict[str, str] = {}
+    n = 0
+    for call in _calls(module, fns):
+        if NAMED in _function(call).attributes:  # (inside a named function: replaced with it, or inlined)
+            continue
+        kind = HOST_LAPACK[ir.StringAttr(fns[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+                                         .attributes[NAMED]).value]
+        types = [ir.RankedTensorType(v.type) for v in call.operands]
+        a = types[0]
+        batch = 1
+        for d in a.shape[:-2]:
+            batch *= d
+        if not (all(t.has_static_shape for t in types) and str(a.element_type) in LAPACK_TYPES
+                and a.shape[-1] > 0 and batch <= max_batch):
+            continue
+        fn_type = ir.FunctionType.get(types, [r.type for r in call.results])
+        sym = symbols.get(str(fn_type))
+        if sym is None:
+            k = sum(1 for s in symbols.values() if s.startswith(f"{LAPACK_MODULE}.{kind}_"))
+            if k == LAPACK_IMPORTS:
+                continue
+            sym = symbols[str(fn_type)] = f"{LAPACK_MODULE}.{kind}_{k}"
+            with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+                ir.Operation.create("func.func", attributes={
+                    "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
+                    "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+        call.attributes["callee"] = ir.FlatSymbolRefAttr.get(sym)
+        n += 1
+    return n
+
+
+def inline_calls(module: ir.Module) -> int:
+    """Every named function's calls replaced by its ops, the functions dropped; how many functions there were."""
+    named = _named(module)
+    if named:
+        pm = passmanager.PassManager.parse("builtin.module(inline{default-pipeline=''})")
+        pm.run(module.operation)
+        for f in _named(module).values():
+            f.erase()
+    return len(named)
+
+
+class HostLapack(Pass):
+    name, kind = "host-lapack", "offload"
+    description = (f"LU factorizations and solves of at most {LAPACK_MAX_BATCH} matrices call LAPACK on the host "
+                   f"({LAPACK_MODULE})")
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        stats.rewrites[self.name] += host_lapack(module)
+
+
+class InlineCalls(Pass):
+    name, kind = "inline-calls", "legalize"
+    description = "named calls no offload answered run their own ops (inlined)"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        stats.rewrites[self.name] += inline_calls(module)
+
+
+register(HostLapack())
+register(InlineCalls())

@@ -1,0 +1,169 @@
+"""LU factorizations and solves through LAPACK on the host (`host-lapack`, the CPU's default with `cpu_blas`), against
+NumPy in float64; the loops they replace where the compile offloads nothing (tests/test_linalg.py runs both)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import host
+from passes.lapack import LAPACK_MAX_BATCH
+
+pytestmark = pytest.mark.cpu_only
+
+
+def _err(got, want) -> float:
+    got, want = np.asarray(got, np.complex128), np.asarray(want, np.complex128)
+    return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300))
+
+
+def _tol(dtype, cond: float) -> float:
+    return 50 * np.finfo(np.dtype(dtype)).eps * cond
+
+
+def _final(fn, *args) -> str:
+    return stagec.jit(fn).lower(*args).as_text("final")
+
+
+@pytest.mark.parametrize("n", [1, 3, 8, 33])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
+    """inv, solve, det and slogdet of one matrix and of a batch call `stagec_lapack`, no loop left, and match NumPy in
+    float64 to LAPACK's bound; eager calls give the jitted bits."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((2, 3, n, n))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(a.shape)
+    a = a.astype(dtype)
+    b = rng.standard_normal((2, 3, n, 2)).astype(dtype)
+    w = a.astype(np.complex128)
+    tol = _tol(dtype, float(np.max(np.linalg.cond(w))))
+    for fn, args, want in [(snp.linalg.inv, (a,), np.linalg.inv(w)),
+                           (snp.linalg.solve, (a, b), np.linalg.solve(w, b.astype(np.complex128))),
+                           (snp.linalg.det, (a,), np.linalg.det(w)),
+                           (snp.linalg.slogdet, (a,), np.linalg.slogdet(w))]:
+        text = _final(fn, *args)
+        assert "call @stagec_lapack." in text and "stablehlo.while" not in text
+        got, eager = stagec.jit(fn)(*args), fn(*args)
+        for g, e, ww in zip(*((x,) if fn is not snp.linalg.slogdet else x for x in (got, eager, want))):
+            assert _err(g, ww) < tol
+            np.testing.assert_array_equal(np.asarray(e), np.asarray(g))
+    for one in (a[0, 0], a[1, 2]):
+        assert _err(snp.linalg.inv(one), np.linalg.inv(one.astype(np.complex128))) < tol
+
+
+def test_singular_matrices_as_the_loops_give_them():
+    """A zero pivot eliminates nothing, as the loops' (and JAX's): det 0, slogdet (0, -inf), an inverse of inf or NaN
+    where LAPACK divides by the zero, the rows of a rank-deficient solve's finite part as the loops'."""
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+    assert float(snp.linalg.det(a)) == 0.0
+    sign, logdet = snp.linalg.slogdet(a)
+    assert float(sign) == 0.0 and float(logdet) == -np.inf
+    assert not np.all(np.isfinite(np.asarray(snp.linalg.inv(a))))
+    lapack = np.asarray(stagec.jit(snp.linalg.inv)(a))
+    stagec.config.update("cpu_blas", False)
+    try:
+        loops = np.asarray(stagec.jit(snp.linalg.inv)(a))
+    finally:
+        stagec.config.update("cpu_blas", True)
+    np.testing.assert_array_equal(np.isfinite(lapack), np.isfinite(loops))
+
+
+def test_host_lu_equals_numpys_partial_pivoting():
+    """`lapack_lu` (getrf) and its NumPy stand-in (`_numpy_lu`, where NumPy has no OpenBLAS) choose the same pivots
+    and factors, zero pivots included; P A = L U."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 6, 6))
+    a[1, :, 2] = 0  # a zero column: a zero pivot at step 2
+    a[2] = np.outer(np.arange(1.0, 7.0), np.arange(-3.0, 3.0))  # rank one, eliminated exactly: zero pivots after one
+    outs = []
+    for fn in (host.lapack_lu, host._numpy_lu):
+        lu, perm, swaps = np.empty_like(a), np.empty((4, 6), np.int32), np.empty(4, np.int32)
+        fn(a, lu, perm, swaps)
+        outs.append((lu, perm, swaps))
+        L = np.tril(lu, -1) + np.eye(6)
+        np.testing.assert_allclose(L @ np.triu(lu), np.take_along_axis(a, perm[:, :, None], 1), atol=1e-12)
+        assert [s % 2 for s in swaps] == [_swaps(p) % 2 for p in perm]  # (det's sign)
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    np.testing.assert_array_equal(outs[0][2], outs[1][2])
+    np.testing.assert_allclose(outs[0][0], outs[1][0], atol=1e-12)
+
+
+def _swaps(perm) -> int:
+    """The fewest transpositions making `perm` (n minus its cycles): any count of swaps making it has this parity."""
+    seen, cycles = set(), 0
+    for i in range(len(perm)):
+        if i not in seen:
+            cycles += 1
+            while i not in seen:
+                seen.add(i)
+                i = int(perm[i])
+    return len(perm) - cycles
+
+
+def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
+    """Where NumPy links no OpenBLAS, the module's calls are answered by NumPy's own partial pivoting: right."""
+    monkeypatch.setattr(host, "_lapack_fns", [None])
+    monkeypatch.setattr(host, "_lapack_plans", {})
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((5, 5)).astype(np.float32)
+    b = rng.standard_normal((5, 3)).astype(np.float32)
+    w = a.astype(np.float64)
+    tol = _tol(np.float32, np.linalg.cond(w))
+    assert _err(stagec.jit(lambda x: snp.linalg.inv(x) * 1.0)(a), np.linalg.inv(w)) < tol
+    assert _err(stagec.jit(lambda x, y: snp.linalg.solve(x, y) + 0.0)(a, b), np.linalg.solve(w, b)) < tol
+    assert _err(stagec.jit(lambda x: snp.linalg.det(x) * 1.0)(a), np.linalg.det(w)) < tol
+
+
+def test_large_batches_stay_loops_and_vmap_keeps_the_call():
+    """More than `LAPACK_MAX_BATCH` matrices: IREE's loop (one pass per column for all); vmap of inv within it calls
+    LAPACK on the batch. Both right."""
+    rng = np.random.default_rng(9)
+    big = rng.standard_normal((LAPACK_MAX_BATCH + 1, 3, 3)).astype(np.float32)
+    text = _final(snp.linalg.inv, big)
+    assert "stagec_lapack" not in text and "stablehlo.while" in text
+    w = big.astype(np.float64)
+    tol = _tol(np.float32, float(np.max(np.linalg.cond(w))))
+    assert _err(snp.linalg.inv(big), np.linalg.inv(w)) < tol
+    small = big[:8]
+    text = _final(stagec.vmap(snp.linalg.inv), small)
+    assert "call @stagec_lapack.inv_0(" in text
+    assert _err(stagec.vmap(snp.linalg.inv)(small), np.linalg.inv(w[:8])) < tol
+
+
+def test_gradients_through_the_host_calls_match_central_differences():
+    """grad of sum(inv(a) @ c), det and solve (their rules call the named functions again) against float64 central
+    differences."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((4, 4)) + 4 * np.eye(4)).astype(np.float32)
+    b = rng.standard_normal((4, 2)).astype(np.float32)
+    c = rng.standard_normal((4, 4))
+    fns = [(lambda x: snp.sum(snp.linalg.inv(x) * c), lambda x: np.sum(np.linalg.inv(x) * c)),
+           (snp.linalg.det, np.linalg.det),
+           (lambda x: snp.sum(snp.linalg.solve(x, b)), lambda x: np.sum(np.linalg.solve(x, b)))]
+    for f, ref in fns:
+        g = np.asarray(stagec.jit(stagec.grad(f))(a))
+        num = np.zeros((4, 4))
+        w, h = a.astype(np.float64), 1e-6
+        for i in range(4):
+            for j in range(4):
+                e = np.zeros((4, 4))
+                e[i, j] = h
+                num[i, j] = (ref(w + e) - ref(w - e)) / (2 * h)
+        np.testing.assert_allclose(g, num, rtol=2e-4, atol=2e-4 * np.max(np.abs(num)))
+        np.testing.assert_array_equal(np.asarray(stagec.grad(f)(a)), g)
+
+
+def test_artifacts_factor_with_their_own_loops_unless_asked(tmp_path):
+    """An ahead-of-time artifact runs anywhere IREE does: compiled without host offloads it holds the loops; one
+    compiled with them is saved only with `host_modules=True`."""
+    a = np.array([[4.0, 1.0], [2.0, 3.0]], np.float32)
+    lowered = stagec.jit(snp.linalg.inv).lower(a)
+    plain = lowered.compile(host_blas=False)
+    assert "stagec_lapack" not in plain.as_text()
+    np.testing.assert_allclose(np.asarray(plain(a)), np.linalg.inv(a.astype(np.float64)), rtol=1e-6)
+    plain.save(tmp_path / "inv.stagec")
+    offloaded = lowered.compile()
+    with pytest.raises(ValueError, match="stagec_lapack"):
+        offloaded.save(tmp_path / "inv2.stagec")
