@@ -1,4 +1,5 @@
-"""Named calls (`stagec.named`): `host-lapack` answers LU factorizations and solves with LAPACK on the host (the CPU's
+"""Named calls (`stagec.named`): `host-lapack` answers LU and Cholesky factorizations and LU solves with LAPACK on the
+host (the CPU's
 offload, `LAPACK_MODULE`), `inline-calls` puts every other named call's own ops in its place (every target, first).
 
 IREE 3.13 runs `_lu`'s loop as ~4 dispatches a column and each substitution as 1-2 a row, each a few microseconds
@@ -13,7 +14,7 @@ from .base import Pass, PassStats, register
 
 # What each named function becomes: the host module's export (operands and results as the named function's).
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
-               "lapack.inv": "inv"}
+               "lapack.inv": "inv", "lapack.potrf": "potrf"}
 # A batch of more matrices than this stays IREE's: the host factors one matrix at a time (~2-5 us each), the
 # loop all of them in one pass per column.
 LAPACK_MAX_BATCH = 64
@@ -42,7 +43,7 @@ def _function(op):
 
 
 def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
-    """Each call of a named LU function (`HOST_LAPACK`) on float or complex matrices of static shape, at most
+    """Each call of a named LU or Cholesky function (`HOST_LAPACK`) on float or complex matrices of static shape, at most
     `max_batch` of them, made a call of `LAPACK_MODULE`; how many."""
     fns = {sym: f for sym, f in _named(module).items() if ir.StringAttr(f.attributes[NAMED]).value in HOST_LAPACK}
     symbols: dict[str, str] = {}
@@ -89,7 +90,7 @@ def inline_calls(module: ir.Module) -> int:
 
 class HostLapack(Pass):
     name, kind = "host-lapack", "offload"
-    description = (f"LU factorizations and solves of at most {LAPACK_MAX_BATCH} matrices call LAPACK on the host "
+    description = (f"LU and Cholesky factorizations and LU solves of at most {LAPACK_MAX_BATCH} matrices call LAPACK on the host "
                    f"({LAPACK_MODULE})")
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:

@@ -305,11 +305,12 @@ def _lapack(routine: str, dt: np.dtype):
         for lib in _openblas_libs():
             for prefix, suffix, int_t in _LAPACK_NAMES:
                 fns = {(r, t): getattr(lib, f"{prefix}{c}{r}{suffix}", None)
-                       for r in ("getrf", "getrs") for t, c in _LAPACK_LETTER.items()}
+                       for r in ("getrf", "getrs", "potrf") for t, c in _LAPACK_LETTER.items()}
                 if all(f is not None for f in fns.values()):
-                    for (r, _), f in fns.items():  # (pointers; getrs's TRANS has Fortran's hidden length last)
+                    for (r, _), f in fns.items():  # (pointers; a CHARACTER argument's hidden length comes last)
                         f.restype = None
-                        f.argtypes = [ctypes.c_void_p] * 6 if r == "getrf" else [ctypes.c_void_p] * 9 + [ctypes.c_size_t]
+                        f.argtypes = {"getrf": [ctypes.c_void_p] * 6, "getrs": [ctypes.c_void_p] * 9 + [ctypes.c_size_t],
+                                      "potrf": [ctypes.c_void_p] * 5 + [ctypes.c_size_t]}[r]
                     found = {k: (f, np.dtype(int_t)) for k, f in fns.items()}
                     break
             if found:
@@ -447,6 +448,37 @@ def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> Non
     _one_thread(run)
 
 
+def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
+    """The lower Cholesky factor of each Hermitian (b, n, n) matrix of `a` (its lower triangle read) into `out`, zeros
+    above the diagonal; a matrix that is not positive definite (or holds NaN) gives NaN on and below it, as
+    `linalg._cholesky`'s loop: LAPACK's potrf, or NumPy's cholesky where NumPy has no OpenBLAS."""
+    b, n = a.shape[0], a.shape[-1]
+    lower = np.tri(n, dtype=bool)
+    f = _lapack("potrf", a.dtype)
+    if f is None:
+        for i in range(b):
+            try:
+                out[i] = np.linalg.cholesky(np.where(lower, a[i], np.conj(a[i].T)))
+            except np.linalg.LinAlgError:
+                out[i] = np.nan
+    else:
+        fn, it = f
+        # The column-major view of A's row-major buffer is A^T, whose upper triangle is A's lower one (conjugated:
+        # A^T = conj(A) for Hermitian A). potrf's 'U' factor there, U^H U = conj(A), read row-major is U^T = L.
+        work, ints, uplo = a.copy(), np.array([n, 0], it), np.array([ord("U")], np.uint8)
+        p, step, info = ints.ctypes.data, n * n * a.dtype.itemsize, np.zeros(b, bool)
+
+        def run():
+            for i in range(b):
+                fn(uplo.ctypes.data, p, work.ctypes.data + i * step, p, p + it.itemsize, 1)
+                info[i] = ints[1] != 0
+        _one_thread(run)
+        out[...] = np.where(lower, work, 0)
+        out[info] = np.nan
+    bad = np.isnan(np.einsum("bii->b", out))  # (a NaN pivot: the whole factor NaN, as the loop's)
+    out[bad] = np.where(lower, np.nan, 0)
+
+
 def _numpy_lu(a, lu, perm, swaps) -> None:
     """`lapack_lu` in NumPy: right-looking, the first largest |pivot| (NaN largest), as `linalg._lu`."""
     b, n = a.shape[0], a.shape[-1]
@@ -481,7 +513,7 @@ def _lapack_module(dev):
     """The Python VM module (`LAPACK_MODULE`) answering `linalg`'s named LU functions (`host-lapack`), every leading
     dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
-    (`lapack_lu_solve`)."""
+    (`lapack_lu_solve`), `potrf_<k>(a)` (`lapack_cholesky`)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
@@ -529,8 +561,15 @@ def _lapack_module(dev):
                         x.reshape(-1, n, shape[-1]))
         return x_ref
 
+    def potrf(_self, a_ref):
+        a, shape, et, n = view(a_ref)
+        out, out_ref = result(shape, a.dtype, et)
+        lapack_cholesky(a.reshape(-1, n, n), out.reshape(-1, n, n))
+        return out_ref
+
     iface = rt.PyModuleInterface(LAPACK_MODULE, Lapack)
     for i in range(LAPACK_IMPORTS):
+        iface.export(f"potrf_{i}", "0r_r", potrf)
         iface.export(f"getrf_{i}", "0r_rrr", getrf)
         iface.export(f"getrs_{i}", "0rrr_r", lambda _self, lu, perm, b: getrs(lu, perm, b))
         iface.export(f"getri_{i}", "0rr_r", lambda _self, lu, perm: getrs(lu, perm, None))

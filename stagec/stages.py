@@ -28,7 +28,7 @@ from .backend import Backend, get_backend
 from .compiler import HOST_BLAS, Facts, find_target, pipeline, prepare, variant_flags
 from .config import config
 from .core import Graph
-from .lowering import HOST_ABI, lower_graph, named_calls
+from .lowering import HOST_ABI, NAMED, lower_graph, named_calls
 
 STABLEHLO_DIALECTS = frozenset({"stablehlo", "chlo", "func"})
 ALIASES = {"iree-input": "final"}
@@ -168,7 +168,8 @@ def _lookup(key: str, comps: dict, flags: Sequence[str], in_avals, out_avals, in
 
 def foreign_op(module) -> str | None:
     """The first op outside the StableHLO dialects (`STABLEHLO_DIALECTS`), or a function's attribute of another
-    dialect (IREE's `stream.affinity`), or None if the module is pure."""
+    dialect (IREE's `stream.affinity`; a named call's mark, `NAMED`, is stagec's own), or None if the module is
+    pure."""
     from iree.compiler import ir
     found = []
 
@@ -177,7 +178,7 @@ def foreign_op(module) -> str | None:
         if name != "builtin.module" and name.partition(".")[0] not in STABLEHLO_DIALECTS:
             found.append(name)
             return ir.WalkResult.INTERRUPT
-        if name == "func.func" and (attr := next((a for a in op.attributes if "." in a), None)):
+        if name == "func.func" and (attr := next((a for a in op.attributes if "." in a and a != NAMED), None)):
             found.append(f"{attr} (an attribute of func.func)")
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE

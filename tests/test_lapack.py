@@ -1,4 +1,4 @@
-"""LU factorizations and solves through LAPACK on the host (`host-lapack`, the CPU's default with `cpu_blas`), against
+"""LU and Cholesky factorizations and LU solves through LAPACK on the host (`host-lapack`, the CPU's default with `cpu_blas`), against
 NumPy in float64; the loops they replace where the compile offloads nothing (tests/test_linalg.py runs both)."""
 from __future__ import annotations
 
@@ -51,6 +51,34 @@ def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
             np.testing.assert_array_equal(np.asarray(e), np.asarray(g))
     for one in (a[0, 0], a[1, 2]):
         assert _err(snp.linalg.inv(one), np.linalg.inv(one.astype(np.complex128))) < tol
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
+    """cholesky of a batch calls `stagec_lapack.potrf`, matches NumPy in float64 where positive definite, and gives
+    NaN on and below the diagonal where not (indefinite, or a NaN entry), zeros above, as the loops do."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6, 6))
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(x.shape)
+    a = (x @ np.conj(np.swapaxes(x, -1, -2)) + np.eye(6)).astype(dtype)
+    a[1] = -a[1]
+    a[2, 4, 1] = a[2, 1, 4] = np.nan
+    assert "call @stagec_lapack.potrf_0(" in _final(snp.linalg.cholesky, a)
+    got = np.asarray(stagec.jit(snp.linalg.cholesky)(a))
+    np.testing.assert_array_equal(np.asarray(snp.linalg.cholesky(a)), got)
+    for i in (0, 3):
+        w = a[i].astype(np.complex128)
+        assert _err(got[i], np.linalg.cholesky(w)) < _tol(dtype, np.linalg.cond(w))
+    lower = np.tri(6, dtype=bool)
+    for i in (1, 2):
+        assert np.isnan(got[i][lower]).all() and (got[i][~lower] == 0).all()
+    stagec.config.update("cpu_blas", False)
+    try:
+        loops = np.asarray(stagec.jit(snp.linalg.cholesky)(a))
+    finally:
+        stagec.config.update("cpu_blas", True)
+    np.testing.assert_array_equal(np.isnan(loops), np.isnan(got))
 
 
 def test_singular_matrices_as_the_loops_give_them():
@@ -114,6 +142,8 @@ def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
     assert _err(stagec.jit(lambda x: snp.linalg.inv(x) * 1.0)(a), np.linalg.inv(w)) < tol
     assert _err(stagec.jit(lambda x, y: snp.linalg.solve(x, y) + 0.0)(a, b), np.linalg.solve(w, b)) < tol
     assert _err(stagec.jit(lambda x: snp.linalg.det(x) * 1.0)(a), np.linalg.det(w)) < tol
+    spd = a @ a.T + np.eye(5, dtype=np.float32)
+    assert _err(stagec.jit(lambda x: snp.linalg.cholesky(x) * 1.0)(spd), np.linalg.cholesky(spd.astype(np.float64))) < tol
 
 
 def test_large_batches_stay_loops_and_vmap_keeps_the_call():
@@ -167,3 +197,14 @@ def test_artifacts_factor_with_their_own_loops_unless_asked(tmp_path):
     offloaded = lowered.compile()
     with pytest.raises(ValueError, match="stagec_lapack"):
         offloaded.save(tmp_path / "inv2.stagec")
+
+
+def test_named_calls_show_as_stablehlo():
+    """The traced module shows a named call as a call of a private function holding its loops, marked by stagec's own
+    attribute (not another dialect: the "stablehlo" stage exists, here after `host-lapack`)."""
+    a = np.eye(3, dtype=np.float32)
+    lowered = stagec.jit(snp.linalg.cholesky).lower(a)
+    traced = lowered.as_text("traced")
+    assert 'stagec.named = "lapack.potrf"' in traced and "stablehlo.while" in traced and "call @lapack_potrf_0(" in traced
+    assert "call @stagec_lapack.potrf_0(" in lowered.as_text()  # (after host-lapack: still StableHLO and func)
+    assert "lapack.inv" in stagec.make_mlir(snp.linalg.inv, stage="traced")(a)

@@ -138,8 +138,9 @@ SQ, TALL = S((3, 6, 6), np.float32), S((3, 8, 5), np.float32)
 def test_decompositions_compute_their_products_in_float32_on_cuda(name, f, avals):
     # At CUDA's default (bf16_3x) QR and SVD of 4x4-6x4 float32 matrices on an H200 were off by 1.4e-5-2.9e-5 of the
     # scale (float32: 4e-7-8e-7), and R held NaNs. The products inside a decomposition are HIGHEST, as JAX's solvers
-    # are exact; the user's own products keep the default.
-    text = _text(f, *avals)
+    # are exact; the user's own products keep the default. (The traced module: on the CPU, LU and Cholesky call
+    # LAPACK, `host-lapack`; CUDA runs these loops.)
+    text = stagec.jit(f).lower(*avals).as_text("traced")
     assert text.count("stablehlo.dot_general") >= 1
     assert text.count("stablehlo.dot_general") == text.count("precision = [HIGHEST, HIGHEST]"), name
     assert "bf16" not in legalized(text, "cuda"), name

@@ -151,7 +151,12 @@ def _hermitian(fname: str, a, UPLO: str | None, symmetrize_input: bool):
 
 def _cholesky(a):
     """Lower Cholesky factor, left-looking by columns: L[:, j] from A[:, j] - L L[j, :]^H (reads A's lower
-    triangle). Not positive definite: NaN."""
+    triangle). Not positive definite: NaN. (On the CPU, LAPACK's potrf: `host-lapack`.)"""
+    return _potrf(a)[0]
+
+
+@named("lapack.potrf")
+def _potrf(a):
     n = aval_of(a).shape[-1]
     rows = _idx(n, -2)
 
@@ -167,7 +172,7 @@ def _cholesky(a):
     # a NaN pivot makes the whole factor NaN (as LAPACK's, through JAX): no plausible leading columns
     pivots = sum(_np_diagonal(L, axis1=-2, axis2=-1), axis=-1, keepdims=True)
     lower = logical_and(expand_dims(lax.ne(pivots, pivots), -1), less(_idx(n, -1), rows + 1))
-    return where(lower, np.nan, L)
+    return [where(lower, np.nan, L)]
 
 
 @_staged("upper", "symmetrize_input")
