@@ -14,7 +14,7 @@ from .base import Pass, PassStats, register
 
 # What each named function becomes: the host module's export (operands and results as the named function's).
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
-               "lapack.inv": "inv", "lapack.potrf": "potrf"}
+               "lapack.inv": "inv", "lapack.potrf": "potrf", "lapack.syevd": "syevd"}
 # A batch of more matrices than this stays IREE's: the host factors one matrix at a time (~2-5 us each), the
 # loop all of them in one pass per column.
 LAPACK_MAX_BATCH = 64
@@ -46,7 +46,7 @@ def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
     """Each call of a named LU or Cholesky function (`HOST_LAPACK`) on float or complex matrices of static shape, at most
     `max_batch` of them, made a call of `LAPACK_MODULE`; how many."""
     fns = {sym: f for sym, f in _named(module).items() if ir.StringAttr(f.attributes[NAMED]).value in HOST_LAPACK}
-    symbols: dict[str, str] = {}
+    symbols: dict[tuple, str] = {}  # (export, function type) -> import symbol
     n = 0
     for call in _calls(module, fns):
         if NAMED in _function(call).attributes:  # (inside a named function: replaced with it, or inlined)
@@ -59,15 +59,15 @@ def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
         for d in a.shape[:-2]:
             batch *= d
         if not (all(t.has_static_shape for t in types) and str(a.element_type) in LAPACK_TYPES
-                and a.shape[-1] > 0 and batch <= max_batch):
+                and a.shape[-1] > 0 and 0 < batch <= max_batch):
             continue
         fn_type = ir.FunctionType.get(types, [r.type for r in call.results])
-        sym = symbols.get(str(fn_type))
+        sym = symbols.get((kind, str(fn_type)))
         if sym is None:
             k = sum(1 for s in symbols.values() if s.startswith(f"{LAPACK_MODULE}.{kind}_"))
             if k == LAPACK_IMPORTS:
                 continue
-            sym = symbols[str(fn_type)] = f"{LAPACK_MODULE}.{kind}_{k}"
+            sym = symbols[kind, str(fn_type)] = f"{LAPACK_MODULE}.{kind}_{k}"
             with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
                 ir.Operation.create("func.func", attributes={
                     "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),

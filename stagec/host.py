@@ -298,19 +298,21 @@ _lapack_fns: list = []  # [{(routine, dtype): (function, integer dtype)} or None
 
 
 def _lapack(routine: str, dt: np.dtype):
-    """(ctypes function, its integer dtype) of `?routine` (getrf, getrs) for `dt` in NumPy's OpenBLAS, or None."""
+    """(ctypes function, its integer dtype) of `?routine` (getrf, getrs, potrf; "evd": syevd or heevd) for `dt` in
+    NumPy's OpenBLAS, or None."""
     import ctypes
     if not _lapack_fns:
         found = {}
         for lib in _openblas_libs():
             for prefix, suffix, int_t in _LAPACK_NAMES:
-                fns = {(r, t): getattr(lib, f"{prefix}{c}{r}{suffix}", None)
-                       for r in ("getrf", "getrs", "potrf") for t, c in _LAPACK_LETTER.items()}
+                fns = {(r, t): getattr(lib, f"{prefix}{c}{(('he' if c in 'cz' else 'sy') + 'evd') if r == 'evd' else r}"
+                                            f"{suffix}", None)
+                       for r in ("getrf", "getrs", "potrf", "evd") for t, c in _LAPACK_LETTER.items()}
                 if all(f is not None for f in fns.values()):
-                    for (r, _), f in fns.items():  # (pointers; a CHARACTER argument's hidden length comes last)
+                    for (r, t), f in fns.items():  # (pointers; each CHARACTER argument's hidden length comes last)
                         f.restype = None
-                        f.argtypes = {"getrf": [ctypes.c_void_p] * 6, "getrs": [ctypes.c_void_p] * 9 + [ctypes.c_size_t],
-                                      "potrf": [ctypes.c_void_p] * 5 + [ctypes.c_size_t]}[r]
+                        n = {"getrf": 6, "getrs": 9, "potrf": 5, "evd": 13 if t.kind == "c" else 11}[r]
+                        f.argtypes = [ctypes.c_void_p] * n + [ctypes.c_size_t] * {"getrf": 0, "evd": 2}.get(r, 1)
                     found = {k: (f, np.dtype(int_t)) for k, f in fns.items()}
                     break
             if found:
@@ -479,6 +481,72 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
     out[bad] = np.where(lower, np.nan, 0)
 
 
+class _Evd:
+    """LAPACK's syevd (heevd for complex) of order `n`: its workspace sized once (a query), a work copy of A."""
+
+    def __init__(self, dt: np.dtype, n: int):
+        self.fn, it = _lapack("evd", dt)
+        rdt = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+        self.cplx = dt.kind == "c"
+        self.a, self.w = np.empty((n, n), dt), np.empty(n, rdt)
+        self.ints = np.array([n, 0, -1, -1, -1], it)  # (n, info, lwork, liwork, lrwork)
+        self.chars = np.array([ord("V"), ord("L")], np.uint8)
+        self.work, self.iwork, self.rwork = np.empty(1, dt), np.empty(1, it), np.empty(1, rdt)
+        self._call()  # (the workspace query: sizes in work[0], iwork[0], rwork[0])
+        self.ints[2:] = int(self.work[0].real), int(self.iwork[0]), int(self.rwork[0])
+        self.work, self.iwork = np.empty(max(1, self.ints[2]), dt), np.empty(max(1, self.ints[3]), it)
+        self.rwork = np.empty(max(1, self.ints[4]), rdt)
+
+    def _call(self) -> int:
+        p, sz, c = self.ints.ctypes.data, self.ints.itemsize, self.chars.ctypes.data
+        a, w, wk, iw = self.a.ctypes.data, self.w.ctypes.data, self.work.ctypes.data, self.iwork.ctypes.data
+        if self.cplx:
+            self.fn(c, c + 1, p, a, p, w, wk, p + 2 * sz, self.rwork.ctypes.data, p + 4 * sz, iw, p + 3 * sz,
+                    p + sz, 1, 1)
+        else:
+            self.fn(c, c + 1, p, a, p, w, wk, p + 2 * sz, iw, p + 3 * sz, p + sz, 1, 1)
+        return int(self.ints[1])
+
+    def eigh(self, a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
+        # Read column-major, A's buffer is A^T = conj(A) (Hermitian A): its eigenvectors are conj of A's, and the
+        # columns of LAPACK's Z read row-major are Z^T's rows.
+        np.copyto(self.a, a)
+        if self._call() != 0:
+            w[...], v[...] = np.nan, np.nan
+            return
+        w[...] = self.w
+        v[...] = np.conj(self.a.T) if self.cplx else self.a.T
+
+
+_evd_plans: dict = {}  # (dtype, n) -> _Evd
+
+
+def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
+    """Ascending eigenvalues (into `w`, (b, n)) and eigenvectors as columns (`v`, (b, n, n)) of each Hermitian matrix
+    of `a` (b, n, n): LAPACK's syevd/heevd, or NumPy's eigh where NumPy has no OpenBLAS. A matrix holding inf or NaN
+    gives NaN (as `linalg._eigh`'s Jacobi sweeps)."""
+    b, n = a.shape[0], a.shape[-1]
+    finite = np.isfinite(a).reshape(b, -1).all(axis=1)
+    if _lapack("evd", a.dtype) is None:
+        for i in range(b):
+            w[i], v[i] = np.linalg.eigh(a[i]) if finite[i] else (np.nan, np.nan)
+        return
+    key = (a.dtype, n)
+    p = _evd_plans.get(key)
+    if p is None:
+        if len(_evd_plans) >= 64:
+            _evd_plans.clear()
+        p = _evd_plans[key] = _Evd(a.dtype, n)
+
+    def run():
+        for i in range(b):
+            if finite[i]:
+                p.eigh(a[i], w[i], v[i])
+            else:
+                w[i], v[i] = np.nan, np.nan
+    _one_thread(run)
+
+
 def _numpy_lu(a, lu, perm, swaps) -> None:
     """`lapack_lu` in NumPy: right-looking, the first largest |pivot| (NaN largest), as `linalg._lu`."""
     b, n = a.shape[0], a.shape[-1]
@@ -513,7 +581,7 @@ def _lapack_module(dev):
     """The Python VM module (`LAPACK_MODULE`) answering `linalg`'s named LU functions (`host-lapack`), every leading
     dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
-    (`lapack_lu_solve`), `potrf_<k>(a)` (`lapack_cholesky`)."""
+    (`lapack_lu_solve`), `potrf_<k>(a)` (`lapack_cholesky`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
@@ -567,9 +635,18 @@ def _lapack_module(dev):
         lapack_cholesky(a.reshape(-1, n, n), out.reshape(-1, n, n))
         return out_ref
 
+    def evd(_self, a_ref):
+        a, shape, et, n = view(a_ref)
+        rdt = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+        w, w_ref = result(shape[:-1], rdt, int(_element_type(rdt)))
+        v, v_ref = result(shape, a.dtype, et)
+        lapack_eigh(a.reshape(-1, n, n), w.reshape(-1, n), v.reshape(-1, n, n))
+        return w_ref, v_ref
+
     iface = rt.PyModuleInterface(LAPACK_MODULE, Lapack)
     for i in range(LAPACK_IMPORTS):
         iface.export(f"potrf_{i}", "0r_r", potrf)
+        iface.export(f"syevd_{i}", "0r_rr", evd)
         iface.export(f"getrf_{i}", "0r_rrr", getrf)
         iface.export(f"getrs_{i}", "0rrr_r", lambda _self, lu, perm, b: getrs(lu, perm, b))
         iface.export(f"getri_{i}", "0rr_r", lambda _self, lu, perm: getrs(lu, perm, None))

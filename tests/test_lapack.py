@@ -1,4 +1,4 @@
-"""LU and Cholesky factorizations and LU solves through LAPACK on the host (`host-lapack`, the CPU's default with `cpu_blas`), against
+"""LU and Cholesky factorizations, LU solves and eigh through LAPACK on the host (`host-lapack`, the CPU's default with `cpu_blas`), against
 NumPy in float64; the loops they replace where the compile offloads nothing (tests/test_linalg.py runs both)."""
 from __future__ import annotations
 
@@ -81,6 +81,30 @@ def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
     np.testing.assert_array_equal(np.isnan(loops), np.isnan(got))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eigh_calls_lapack(dtype):
+    """eigh of a batch calls `stagec_lapack.syevd`: eigenvalues as NumPy's in float64, A V = V diag(w), V unitary, NaN
+    for a matrix holding NaN (as the Jacobi sweeps give); eager calls give the jitted bits."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 7, 7))
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(x.shape)
+    h = ((x + np.conj(np.swapaxes(x, -1, -2))) / 2).astype(dtype)
+    h[2, 3, 3] = np.nan
+    assert "call @stagec_lapack.syevd_0(" in _final(snp.linalg.eigh, h)
+    w, v = (np.asarray(t) for t in stagec.jit(snp.linalg.eigh)(h))
+    we, ve = snp.linalg.eigh(h)
+    np.testing.assert_array_equal(np.asarray(we), w)
+    np.testing.assert_array_equal(np.asarray(ve), v)
+    tol = _tol(dtype, 1.0)
+    for i in (0, 1):
+        hi = h[i].astype(np.complex128)
+        assert np.max(np.abs(w[i] - np.linalg.eigvalsh(hi))) < tol * np.max(np.abs(w[i]))
+        assert _err(hi @ v[i], v[i] * w[i]) < tol
+        assert _err(np.conj(v[i].T) @ v[i], np.eye(7)) < tol
+    assert np.isnan(w[2]).all() and np.isnan(v[2]).all()
+
+
 def test_singular_matrices_as_the_loops_give_them():
     """A zero pivot eliminates nothing, as the loops' (and JAX's): det 0, slogdet (0, -inf), an inverse of inf or NaN
     where LAPACK divides by the zero, the rows of a rank-deficient solve's finite part as the loops'."""
@@ -142,6 +166,8 @@ def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
     assert _err(stagec.jit(lambda x: snp.linalg.inv(x) * 1.0)(a), np.linalg.inv(w)) < tol
     assert _err(stagec.jit(lambda x, y: snp.linalg.solve(x, y) + 0.0)(a, b), np.linalg.solve(w, b)) < tol
     assert _err(stagec.jit(lambda x: snp.linalg.det(x) * 1.0)(a), np.linalg.det(w)) < tol
+    h = a + a.T
+    assert _err(stagec.jit(lambda x: snp.linalg.eigvalsh(x) * 1.0)(h), np.linalg.eigvalsh(h.astype(np.float64))) < tol
     spd = a @ a.T + np.eye(5, dtype=np.float32)
     assert _err(stagec.jit(lambda x: snp.linalg.cholesky(x) * 1.0)(spd), np.linalg.cholesky(spd.astype(np.float64))) < tol
 
@@ -208,3 +234,21 @@ def test_named_calls_show_as_stablehlo():
     assert 'stagec.named = "lapack.potrf"' in traced and "stablehlo.while" in traced and "call @lapack_potrf_0(" in traced
     assert "call @stagec_lapack.potrf_0(" in lowered.as_text()  # (after host-lapack: still StableHLO and func)
     assert "lapack.inv" in stagec.make_mlir(snp.linalg.inv, stage="traced")(a)
+
+
+def test_one_module_calling_several_functions_of_one_type():
+    """inv and cholesky of one 4x4 matrix have one function type: each call keeps its own import (one symbol per
+    function type had cholesky answered by inv), as do a batch of no matrices (IREE's loop: nothing to call)."""
+    rng = np.random.default_rng(6)
+    g = rng.standard_normal((4, 4))
+    spd = (g @ g.T + np.eye(4)).astype(np.float32)
+    f = stagec.jit(lambda a: (snp.linalg.inv(a), snp.linalg.cholesky(a), snp.linalg.eigh(a)[0]))
+    text = f.lower(spd).as_text("final")
+    assert all(f"call @stagec_lapack.{k}_0(" in text for k in ("inv", "potrf", "syevd"))
+    inv, chol, w = (np.asarray(t) for t in f(spd))
+    w64 = spd.astype(np.float64)
+    tol = _tol(np.float32, np.linalg.cond(w64))
+    assert _err(inv, np.linalg.inv(w64)) < tol and _err(chol, np.linalg.cholesky(w64)) < tol
+    assert _err(w, np.linalg.eigvalsh(w64)) < tol
+    empty = np.zeros((0, 3, 3), np.float32)
+    assert "stagec_lapack" not in _final(snp.linalg.inv, empty) and snp.linalg.inv(empty).shape == (0, 3, 3)

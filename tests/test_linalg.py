@@ -48,6 +48,17 @@ def mode(request):
     return np.float64 if request.param == "x64" else np.float32
 
 
+@pytest.fixture(params=[True, False], ids=["lapack", "loops"])
+def cpu_blas(request):
+    """Both ways a CPU module factors: LAPACK on the host (`host-lapack`, the default; LU, Cholesky, eigh) and IREE's
+    loops (the other targets' and `cpu_blas` off)."""
+    stagec.config.update("cpu_blas", request.param)
+    try:
+        yield request.param
+    finally:
+        stagec.config.update("cpu_blas", True)
+
+
 @SETTINGS
 @given(st.sampled_from([1.0, 1e2, 1e4]), st.integers(0, 2**16))
 def test_solve_inv_det_vs_numpy(cond, seed):
@@ -70,16 +81,6 @@ def test_solve_vector_and_broadcast(mode):
     bb = np.ones((1, N, 3), mode)
     np.testing.assert_allclose(snp.linalg.solve(a, bb), np.linalg.solve(a, bb), rtol=_tol(mode, 1e3), atol=_tol(mode, 10))
     assert snp.linalg.solve(a, bb).dtype == mode
-
-
-@pytest.fixture(params=[True, False], ids=["lapack", "loops"])
-def cpu_blas(request):
-    """Both ways a CPU module factors: LAPACK on the host (`host-lapack`, the default) and IREE's loops."""
-    stagec.config.update("cpu_blas", request.param)
-    try:
-        yield request.param
-    finally:
-        stagec.config.update("cpu_blas", True)
 
 
 def test_lu_of_one_matrix_slices_its_pivot_rows(cpu_blas):
@@ -168,7 +169,7 @@ def test_eigh(cond, seed):
     np.testing.assert_allclose(snp.linalg.eigvalsh(h), w)
 
 
-def test_eigh_odd_complex_and_uplo(mode):
+def test_eigh_odd_complex_and_uplo(mode, cpu_blas):
     cd = np.complex128 if mode == np.float64 else np.complex64
     a = _matrix(5, 10.0, cd, N - 1)
     h = (a + a.conj().transpose(0, 2, 1)) / 2
@@ -187,7 +188,7 @@ def test_eigh_odd_complex_and_uplo(mode):
     np.testing.assert_allclose(vals[2], np.linalg.eigvalsh(sym), atol=_tol(mode, 10))
 
 
-def test_eigh_of_diagonal_and_non_finite_matrices():
+def test_eigh_of_diagonal_and_non_finite_matrices(cpu_blas):
     """eigh's first sweep always runs: a diagonal matrix keeps its values (identity rotations), a zero one its zeros,
     and one with an infinity gives NaN eigenvalues, as NumPy's (the sweep was skipped there: [0, 1, 2, inf])."""
     for a in (np.diag([3.0, -1.0, 2.0, 0.5]), np.zeros((4, 4)), np.diag([np.inf, 1.0, 2.0, 0.0])):
@@ -200,7 +201,7 @@ def test_eigh_of_diagonal_and_non_finite_matrices():
             np.testing.assert_array_equal(np.abs(v), np.abs(np.linalg.eigh(a.astype(np.float64))[1]))
 
 
-def test_jacobi_at_sixteen_and_more():
+def test_jacobi_at_sixteen_and_more(cpu_blas):
     """Jacobi sweeps past the 4x4 of the other tests (more rounds per sweep, more sweeps): complex eigh at 16
     (the rounding's anti-Hermitian part once stalled it there, with errors ~0.5), real eigh at 17 (odd: padded),
     svd of an ill-conditioned 18x16, against float64 LAPACK. One module."""

@@ -518,12 +518,19 @@ def _eigh(a):
     """Cyclic two-sided Jacobi with round-robin ordering (`_partners`): n/2 disjoint rotations per step, applied
     to A's rows and columns in one elementwise pass over gathers (O(n^2)), n-1 steps per sweep, sweeps until the
     off-diagonal norm is below eps * ||A||_F.
-    Returns (ascending eigenvalues (real), eigenvectors as columns)."""
+    Returns (ascending eigenvalues (real), eigenvectors as columns). (On the CPU, LAPACK's syevd/heevd:
+    `host-lapack`.)"""
+    w, V = _syevd(a)
+    return w, V
+
+
+@named("lapack.syevd")
+def _syevd(a):
     shape = aval_of(a).shape
     n, dt = shape[-1], aval_of(a).dtype
     rdt = _real_dtype(dt)
     if n == 0:
-        return zeros(shape[:-1], rdt), a
+        return [zeros(shape[:-1], rdt), a]
     fro = sqrt(sum(abs(a) ** 2, axis=(-2, -1)))
     odd = n % 2
     if odd:  # a decoupled extra eigenvalue above all others (||A||_F + 1), dropped after sorting
@@ -587,7 +594,7 @@ def _eigh(a):
     V = _columns(V, order)
     if odd:
         w, V = w[..., :n], V[..., :n, :n]
-    return w, V
+    return [w, V]
 
 
 class EighResult(NamedTuple):
