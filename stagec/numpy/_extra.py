@@ -367,8 +367,15 @@ def sinc(x):
     sinc'(1e-4) was 100% off in float32, sinc''(0) 0, not -pi^2/3)."""
     x = snp.asarray(x)
     x = x.astype(_inexact(x))
-    r = x - 2 * snp.round(x / 2)  # in [-1, 1]; sin(pi r) = sin(pi x)
-    r = snp.where(r > 0.5, 1 - r, snp.where(r < -0.5, -1 - r, r))  # (exact)
+    if iscomplexobj(x):  # sin(pi z) has period 2 in the real part only: x - 2 round(x / 2) rounded the imaginary
+        # part too, and the fold compared complex values (sinc(6.71 - 2.20j) 500 times too small, sinc(-10j) 0)
+        re = snp.real(x)
+        r = x - 2 * snp.round(re / 2)  # (the real part exact, the imaginary kept)
+        rr = snp.real(r)
+        r = snp.where(rr > 0.5, 1 - r, snp.where(rr < -0.5, -1 - r, r))  # sin(pi (+-1 - r)) = sin(pi r)
+    else:
+        r = x - 2 * snp.round(x / 2)  # in [-1, 1]; sin(pi r) = sin(pi x)
+        r = snp.where(r > 0.5, 1 - r, snp.where(r < -0.5, -1 - r, r))  # (exact)
     near = snp.abs(x) < 0.1
     xn = snp.where(near, x, 0.0)  # (each branch finite where not taken: its derivative's 0 * inf is NaN)
     t = (np.pi * xn) ** 2
@@ -402,6 +409,10 @@ def _logaddexp2(x1, x2):
     """log2(2**x1 + 2**x2) as NumPy's: max + log1p(2^-|x1 - x2|) log2(e) (logaddexp(x ln 2, y ln 2) / ln 2 took the
     rounding of x ln 2: 22 float32 ulps). log2(e) a weak Python float: float16 stays float16."""
     x1, x2 = map(_arr, _broadcast("logaddexp2", *_to_float("logaddexp2", x1, x2)))  # (a scalar's Const: an Array)
+    if iscomplexobj(x1):  # (the form below is real-valued: on complex values max is lexicographic and |d| the
+        # modulus, a wrong answer; raised as logaddexp's)
+        raise NotImplementedError(f"logaddexp2 of complex arguments ({x1.dtype}) is not in stagec yet; "
+                                  "write snp.log2(snp.exp2(x1) + snp.exp2(x2))")
     d = x1 - x2
     out = snp.maximum(x1, x2) + snp.log1p(snp.exp2(-snp.abs(d))) * (1 / math.log(2))
     return snp.where(d != d, x1 + x2, out)  # (both inf of one sign: that inf; NaN: NaN)
@@ -438,18 +449,22 @@ def nan_to_num(x, copy: bool = True, nan=0.0, posinf=None, neginf=None):
 
 
 def gcd(x1, x2):
-    x1, x2 = snp.abs(_arr(x1)), snp.abs(_arr(x2))
+    """NumPy's: |x1| and |x2| in the result type as unsigned magnitudes, Euclid on those, the result read back in the
+    result type. So gcd(INT_MIN, INT_MIN) and gcd(INT_MIN, 0) are INT_MIN (|INT_MIN| wraps), as NumPy's; abs before the
+    cast to a wider type, or floor modulo by a negative INT_MIN, gave negative answers (gcd(int8 6, -128) -2)."""
+    x1, x2 = _arr(x1), _arr(x2)
     dt = snp.result_type(x1, x2)
     if not snp.issubdtype(dt, np.integer):
         raise TypeError("gcd needs integer arguments")
-    a, b = snp.broadcast_arrays(x1.astype(dt), x2.astype(dt))
     bits = np.iinfo(dt).bits
+    udt = np.dtype(f"uint{bits}")
+    a, b = (snp.abs(x.astype(dt)).astype(udt) for x in snp.broadcast_arrays(x1, x2))
     # Euclid's algorithm runs at most ~1.44 * bits steps (Lamé): a fixed count keeps the loop static.
     def body(_, ab):
         a, b = ab
         nz = b != 0
         return snp.where(nz, b, a), snp.where(nz, a % snp.where(nz, b, 1), 0)
-    return lax.fori_loop(0, int(1.5 * bits) + 2, body, (a, b))[0]
+    return lax.fori_loop(0, int(1.5 * bits) + 2, body, (a, b))[0].astype(dt)
 
 
 def lcm(x1, x2):
