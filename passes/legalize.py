@@ -2002,7 +2002,9 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
     `jit(lambda x: x + c)` with a closed-over complex128 array of 17 values did not compile. A complex128 splat of a
     function's body that IREE fills as a buffer of its own (a loop's initial zeros: complex128 qr, cholesky, pinv,
     lstsq, the gradient of solve_triangular) failed ("'stream.async.splat' op operand #0 must be ... integer, but got
-    'i128'"). The count rewritten."""
+    'i128'"); so did one of a single value (0-d, or one element: a splat, a broadcast or reshape of a scalar constant)
+    returned or read by a concatenation (`atleast_2d` of a complex128 scalar, `concatenate` of `zeros(1)`, `ediff1d`'s
+    `to_begin`, `polyint`): each splat of a function's body is rewritten, whatever its size. The count rewritten."""
     c128 = ir.ComplexType.get(ir.F64Type.get())
     found = _ops_where(module, lambda op: op.name == "stablehlo.constant"
                        and _element(op.results[0].type) == c128
@@ -2015,15 +2017,17 @@ def complex128_constants_in_parts(module: ir.Module) -> int:
             continue
         _in_parts(op, t, np.ascontiguousarray(values.real), np.ascontiguousarray(values.imag))
         n += 1
-    splats = _ops_where(module, lambda op: op.name in ("stablehlo.constant", "stablehlo.broadcast_in_dim")
+    splats = _ops_where(module, lambda op: op.name in ("stablehlo.constant", "stablehlo.broadcast_in_dim",
+                                                        "stablehlo.reshape")
                         and _element(op.results[0].type) == c128 and op.parent.name == "func.func"
-                        and math.prod(ir.RankedTensorType(op.results[0].type).shape) > 1
                         and _one_value(op.results[0]) is not None)
     done = 0
-    for op in splats:
+    for op in reversed(splats):  # (the last of a chain first: the constant it reads is left unread, not rewritten)
+        if not any(True for r in op.results for _ in r.uses):
+            continue
         t = ir.RankedTensorType(op.results[0].type)
         z = _one_value(op.results[0])
-        if z is None:  # (a broadcast of a splat rewritten before it)
+        if z is None:
             continue
         _in_parts(op, t, np.array(z.real), np.array(z.imag))
         done += 1

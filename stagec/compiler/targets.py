@@ -108,7 +108,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
                               "signed-remainders-of-min", "signed-zeros-of-max-min",
                               "clz64-in-halves", "popcnt64-in-halves", "complex-constants-apart", "complex-pads-in-parts",
-                              "bound-bindings",
+                              "complex128-constants-in-parts", "bound-bindings",
                               "isolate-reductions", "bf16-in-f32-apart", "half-products-in-f32", "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "loop-updates-apart", "loop-concats-apart", "nan-guards", "bf16-from-integers-rounded", "round-to-bf16",
                               "unsigned-to-float", "negated-sums-as-sign-flips",
