@@ -6,6 +6,8 @@ IREE 3.13 runs `_lu`'s loop as ~4 dispatches a column and each substitution as 1
 (float32 `inv` of 4x4 ~90 us, 64x64 ~1.4 ms); LAPACK does either in 1-40 us (docs/linalg.md)."""
 from __future__ import annotations
 
+import builtins
+
 from iree.compiler import ir, passmanager
 
 from stagec.lowering import LAPACK_IMPORTS, LAPACK_MODULE, LAPACK_TYPES, NAMED
@@ -15,9 +17,21 @@ from .base import Pass, PassStats, register
 # What each named function becomes: the host module's export (operands and results as the named function's).
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
                "lapack.inv": "inv", "lapack.potrf": "potrf", "lapack.syevd": "syevd"}
-# A batch of more matrices than this stays IREE's: the host factors one matrix at a time (~2-5 us each), the
-# loop all of them in one pass per column.
-LAPACK_MAX_BATCH = 64
+# Which calls go to the host, by shape only: at most `LAPACK_BATCH_PER_ORDER` x n matrices of order n (the host
+# takes one matrix at a time, ~3-20 us each at n = 4-8, where the loop takes all of a batch in each of its steps),
+# and for Cholesky (whose loop is short: 26 us at 4x4, the call 42) an order of at least `POTRF_MIN_ORDER`
+# (jit CPU time, float32, 2026-11-30: inv 4x4 b=8 41 vs 86 us, b=16 64 vs 85, b=32 107 vs 97; eigh 4x4 b=1 44 vs
+# 85, b=16 239 vs 126; eigh 8x8 b=8 183 vs 307, b=64 1101 vs 585; cholesky 8x8 b=1 40 vs 49, b=4 51 vs 49,
+# b=16 140 vs 53; 16x16 b=16 95 vs 119; docs/linalg.md).
+LAPACK_BATCH_PER_ORDER, POTRF_BATCH_PER_ORDER, POTRF_MIN_ORDER = 2, 0.5, 8
+LAPACK_MAX_BATCH = 64  # (and never more than this many)
+
+
+def offloaded(kind: str, n: int, batch: int) -> bool:
+    """Whether a call of `kind` on `batch` matrices of order `n` calls LAPACK (the rule above)."""
+    if kind == "potrf":
+        return n >= POTRF_MIN_ORDER and 0 < batch <= builtins.max(1, POTRF_BATCH_PER_ORDER * n)
+    return n > 0 and 0 < batch <= builtins.min(LAPACK_MAX_BATCH, LAPACK_BATCH_PER_ORDER * n)
 
 
 def _named(module: ir.Module) -> dict[str, ir.Operation]:
@@ -43,8 +57,8 @@ def _function(op):
 
 
 def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
-    """Each call of a named LU or Cholesky function (`HOST_LAPACK`) on float or complex matrices of static shape, at most
-    `max_batch` of them, made a call of `LAPACK_MODULE`; how many."""
+    """Each call of a named LU, Cholesky or eigh function (`HOST_LAPACK`) on float or complex matrices of static shape
+    that `offloaded` takes (and at most `max_batch` of them), made a call of `LAPACK_MODULE`; how many."""
     fns = {sym: f for sym, f in _named(module).items() if ir.StringAttr(f.attributes[NAMED]).value in HOST_LAPACK}
     symbols: dict[tuple, str] = {}  # (export, function type) -> import symbol
     n = 0
@@ -59,7 +73,7 @@ def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
         for d in a.shape[:-2]:
             batch *= d
         if not (all(t.has_static_shape for t in types) and str(a.element_type) in LAPACK_TYPES
-                and a.shape[-1] > 0 and 0 < batch <= max_batch):
+                and offloaded(kind, a.shape[-1], batch) and batch <= max_batch):
             continue
         fn_type = ir.FunctionType.get(types, [r.type for r in call.results])
         sym = symbols.get((kind, str(fn_type)))
@@ -90,8 +104,8 @@ def inline_calls(module: ir.Module) -> int:
 
 class HostLapack(Pass):
     name, kind = "host-lapack", "offload"
-    description = (f"LU and Cholesky factorizations and LU solves of at most {LAPACK_MAX_BATCH} matrices call LAPACK on the host "
-                   f"({LAPACK_MODULE})")
+    description = (f"LU, Cholesky and eigh of up to {LAPACK_BATCH_PER_ORDER} x n matrices of order n call LAPACK on "
+                   f"the host ({LAPACK_MODULE})")
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         stats.rewrites[self.name] += host_lapack(module)

@@ -455,30 +455,42 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
     above the diagonal; a matrix that is not positive definite (or holds NaN) gives NaN on and below it, as
     `linalg._cholesky`'s loop: LAPACK's potrf, or NumPy's cholesky where NumPy has no OpenBLAS."""
     b, n = a.shape[0], a.shape[-1]
-    lower = np.tri(n, dtype=bool)
+    upper = _uppers.get(n)
+    if upper is None:
+        if len(_uppers) >= 64:
+            _uppers.clear()
+        upper = _uppers[n] = ~np.tri(n, dtype=bool)
     f = _lapack("potrf", a.dtype)
     if f is None:
         for i in range(b):
             try:
-                out[i] = np.linalg.cholesky(np.where(lower, a[i], np.conj(a[i].T)))
+                out[i] = np.linalg.cholesky(np.where(upper, np.conj(a[i].T), a[i]))
             except np.linalg.LinAlgError:
                 out[i] = np.nan
     else:
         fn, it = f
         # The column-major view of A's row-major buffer is A^T, whose upper triangle is A's lower one (conjugated:
         # A^T = conj(A) for Hermitian A). potrf's 'U' factor there, U^H U = conj(A), read row-major is U^T = L.
-        work, ints, uplo = a.copy(), np.array([n, 0], it), np.array([ord("U")], np.uint8)
-        p, step, info = ints.ctypes.data, n * n * a.dtype.itemsize, np.zeros(b, bool)
+        np.copyto(out, a)
+        ints = np.array([n, 0, ord("U")], it)  # (n, info, UPLO)
+        p, step, bad = ints.ctypes.data, n * n * a.dtype.itemsize, []
 
         def run():
             for i in range(b):
-                fn(uplo.ctypes.data, p, work.ctypes.data + i * step, p, p + it.itemsize, 1)
-                info[i] = ints[1] != 0
+                fn(p + 2 * it.itemsize, p, out.ctypes.data + i * step, p, p + it.itemsize, 1)
+                if ints[1]:
+                    bad.append(i)
         _one_thread(run)
-        out[...] = np.where(lower, work, 0)
-        out[info] = np.nan
-    bad = np.isnan(np.einsum("bii->b", out))  # (a NaN pivot: the whole factor NaN, as the loop's)
-    out[bad] = np.where(lower, np.nan, 0)
+        out[:, upper] = 0
+        for i in bad:
+            out[i] = np.nan
+    diag = out.reshape(b, n * n)[:, ::n + 1]
+    for i in np.flatnonzero(np.isnan(diag).any(axis=1)):  # (a NaN pivot: the whole factor NaN, as the loop's)
+        out[i] = np.nan
+    out[:, upper] = 0
+
+
+_uppers: dict = {}  # n -> the mask of an n x n matrix's entries above its diagonal
 
 
 class _Evd:

@@ -8,7 +8,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import host
-from passes.lapack import LAPACK_MAX_BATCH
+from passes.lapack import offloaded
 
 pytestmark = pytest.mark.cpu_only
 
@@ -32,11 +32,11 @@ def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
     """inv, solve, det and slogdet of one matrix and of a batch call `stagec_lapack`, no loop left, and match NumPy in
     float64 to LAPACK's bound; eager calls give the jitted bits."""
     rng = np.random.default_rng(n)
-    a = rng.standard_normal((2, 3, n, n))
+    a = rng.standard_normal((2, 1, n, n))  # (a batch of 2: at most 2n matrices of order n call LAPACK)
     if np.dtype(dtype).kind == "c":
         a = a + 1j * rng.standard_normal(a.shape)
     a = a.astype(dtype)
-    b = rng.standard_normal((2, 3, n, 2)).astype(dtype)
+    b = rng.standard_normal((2, 1, n, 2)).astype(dtype)
     w = a.astype(np.complex128)
     tol = _tol(dtype, float(np.max(np.linalg.cond(w))))
     for fn, args, want in [(snp.linalg.inv, (a,), np.linalg.inv(w)),
@@ -49,7 +49,7 @@ def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
         for g, e, ww in zip(*((x,) if fn is not snp.linalg.slogdet else x for x in (got, eager, want))):
             assert _err(g, ww) < tol
             np.testing.assert_array_equal(np.asarray(e), np.asarray(g))
-    for one in (a[0, 0], a[1, 2]):
+    for one in (a[0, 0], a[1, 0]):
         assert _err(snp.linalg.inv(one), np.linalg.inv(one.astype(np.complex128))) < tol
 
 
@@ -58,10 +58,10 @@ def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
     """cholesky of a batch calls `stagec_lapack.potrf`, matches NumPy in float64 where positive definite, and gives
     NaN on and below the diagonal where not (indefinite, or a NaN entry), zeros above, as the loops do."""
     rng = np.random.default_rng(2)
-    x = rng.standard_normal((4, 6, 6))
+    x = rng.standard_normal((4, 8, 8))  # (Cholesky calls LAPACK from order 8, up to n / 2 matrices)
     if np.dtype(dtype).kind == "c":
         x = x + 1j * rng.standard_normal(x.shape)
-    a = (x @ np.conj(np.swapaxes(x, -1, -2)) + np.eye(6)).astype(dtype)
+    a = (x @ np.conj(np.swapaxes(x, -1, -2)) + np.eye(8)).astype(dtype)
     a[1] = -a[1]
     a[2, 4, 1] = a[2, 1, 4] = np.nan
     assert "call @stagec_lapack.potrf_0(" in _final(snp.linalg.cholesky, a)
@@ -70,7 +70,7 @@ def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
     for i in (0, 3):
         w = a[i].astype(np.complex128)
         assert _err(got[i], np.linalg.cholesky(w)) < _tol(dtype, np.linalg.cond(w))
-    lower = np.tri(6, dtype=bool)
+    lower = np.tri(8, dtype=bool)
     for i in (1, 2):
         assert np.isnan(got[i][lower]).all() and (got[i][~lower] == 0).all()
     stagec.config.update("cpu_blas", False)
@@ -168,24 +168,27 @@ def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
     assert _err(stagec.jit(lambda x: snp.linalg.det(x) * 1.0)(a), np.linalg.det(w)) < tol
     h = a + a.T
     assert _err(stagec.jit(lambda x: snp.linalg.eigvalsh(x) * 1.0)(h), np.linalg.eigvalsh(h.astype(np.float64))) < tol
-    spd = a @ a.T + np.eye(5, dtype=np.float32)
+    g = rng.standard_normal((8, 8)).astype(np.float32)
+    spd = g @ g.T + np.eye(8, dtype=np.float32)
+    assert "potrf" in _final(snp.linalg.cholesky, spd)
     assert _err(stagec.jit(lambda x: snp.linalg.cholesky(x) * 1.0)(spd), np.linalg.cholesky(spd.astype(np.float64))) < tol
 
 
 def test_large_batches_stay_loops_and_vmap_keeps_the_call():
-    """More than `LAPACK_MAX_BATCH` matrices: IREE's loop (one pass per column for all); vmap of inv within it calls
-    LAPACK on the batch. Both right."""
+    """More than 2n matrices of order n: IREE's loop (each step on all of them at once); vmap of inv on at most 2n
+    calls LAPACK on the batch. Both right."""
+    assert offloaded("inv", 3, 6) and not offloaded("inv", 3, 7) and not offloaded("potrf", 4, 1)
     rng = np.random.default_rng(9)
-    big = rng.standard_normal((LAPACK_MAX_BATCH + 1, 3, 3)).astype(np.float32)
+    big = rng.standard_normal((7, 3, 3)).astype(np.float32)
     text = _final(snp.linalg.inv, big)
     assert "stagec_lapack" not in text and "stablehlo.while" in text
     w = big.astype(np.float64)
     tol = _tol(np.float32, float(np.max(np.linalg.cond(w))))
     assert _err(snp.linalg.inv(big), np.linalg.inv(w)) < tol
-    small = big[:8]
+    small = big[:6]
     text = _final(stagec.vmap(snp.linalg.inv), small)
     assert "call @stagec_lapack.inv_0(" in text
-    assert _err(stagec.vmap(snp.linalg.inv)(small), np.linalg.inv(w[:8])) < tol
+    assert _err(stagec.vmap(snp.linalg.inv)(small), np.linalg.inv(w[:6])) < tol
 
 
 def test_gradients_through_the_host_calls_match_central_differences():
@@ -228,7 +231,7 @@ def test_artifacts_factor_with_their_own_loops_unless_asked(tmp_path):
 def test_named_calls_show_as_stablehlo():
     """The traced module shows a named call as a call of a private function holding its loops, marked by stagec's own
     attribute (not another dialect: the "stablehlo" stage exists, here after `host-lapack`)."""
-    a = np.eye(3, dtype=np.float32)
+    a = np.eye(8, dtype=np.float32)
     lowered = stagec.jit(snp.linalg.cholesky).lower(a)
     traced = lowered.as_text("traced")
     assert 'stagec.named = "lapack.potrf"' in traced and "stablehlo.while" in traced and "call @lapack_potrf_0(" in traced
@@ -237,11 +240,11 @@ def test_named_calls_show_as_stablehlo():
 
 
 def test_one_module_calling_several_functions_of_one_type():
-    """inv and cholesky of one 4x4 matrix have one function type: each call keeps its own import (one symbol per
+    """inv and cholesky of one 8x8 matrix have one function type: each call keeps its own import (one symbol per
     function type had cholesky answered by inv), as do a batch of no matrices (IREE's loop: nothing to call)."""
     rng = np.random.default_rng(6)
-    g = rng.standard_normal((4, 4))
-    spd = (g @ g.T + np.eye(4)).astype(np.float32)
+    g = rng.standard_normal((8, 8))
+    spd = (g @ g.T + np.eye(8)).astype(np.float32)
     f = stagec.jit(lambda a: (snp.linalg.inv(a), snp.linalg.cholesky(a), snp.linalg.eigh(a)[0]))
     text = f.lower(spd).as_text("final")
     assert all(f"call @stagec_lapack.{k}_0(" in text for k in ("inv", "potrf", "syevd"))

@@ -201,6 +201,21 @@ def test_eigh_of_diagonal_and_non_finite_matrices(cpu_blas):
             np.testing.assert_array_equal(np.abs(v), np.abs(np.linalg.eigh(a.astype(np.float64))[1]))
 
 
+@pytest.mark.parametrize("scale", [1e-20, 1e20])
+def test_qr_and_eigh_of_tiny_and_huge_float32_matrices(scale, cpu_blas):
+    """QR and eigh of a matrix scaled by 1e-20 or 1e20 are the matrix's scaled: the loops work on a / s, s a power of
+    two (QR gave Q = I and R = A's upper triangle at 1e-20, NaN at 1e20; eigh's loop was 7e-4 off and NaN)."""
+    a = np.array([[1.0, 2.0], [3.0, 4.0]]) * scale
+    h = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 1.0], [0.5, 1.0, 2.0]]) * scale
+    q, r = (np.asarray(t, np.float64) for t in snp.linalg.qr(a.astype(np.float32)))
+    q0, r0 = np.linalg.qr(a)
+    np.testing.assert_allclose(r / scale, r0 / scale, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(q, q0, rtol=1e-6, atol=1e-6)
+    w, v = (np.asarray(t, np.float64) for t in snp.linalg.eigh(h.astype(np.float32)))
+    np.testing.assert_allclose(w / scale, np.linalg.eigvalsh(h) / scale, rtol=2e-6)
+    assert np.max(np.abs(h @ v - v * w)) / np.max(np.abs(h)) < 1e-5
+
+
 def test_jacobi_at_sixteen_and_more(cpu_blas):
     """Jacobi sweeps past the 4x4 of the other tests (more rounds per sweep, more sweeps): complex eigh at 16
     (the rounding's anti-Hermitian part once stalled it there, with errors ~0.5), real eigh at 17 (odd: padded),

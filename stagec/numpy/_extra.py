@@ -362,7 +362,8 @@ radians, degrees = deg2rad, rad2deg
 
 def sinc(x):
     """sin(pi x) / (pi x), sin(pi x) from r = x mod 2 (exact) folded into [-1/2, 1/2] (sin(pi x) by sin(pi fl(pi x))
-    lost its zeros at the integers); NaN where pi x overflows, as NumPy's and JAX's. Below |x| = 0.1 its Maclaurin
+    lost its zeros at the integers); 0 where pi x overflows (x is an integer there: mpmath's 0; NumPy's and JAX's
+    NaN, sin(inf) / inf: docs/jax-differences.md). Below |x| = 0.1 its Maclaurin
     series to (pi x)^14, whose derivatives of every order are right at and near 0 (the quotient's cancel:
     sinc'(1e-4) was 100% off in float32, sinc''(0) 0, not -pi^2/3)."""
     x = snp.asarray(x)
@@ -383,7 +384,7 @@ def sinc(x):
     for k in range(7, 0, -1):  # sum_k (-t)^k / (2k + 1)!
         series = (series + (-1) ** k / math.factorial(2 * k + 1)) * t
     den = np.pi * snp.where(near, 1, x)
-    return snp.where(near, 1 + series, snp.sin(np.pi * r) / snp.where(snp.isinf(den), snp.nan, den))
+    return snp.where(near, 1 + series, snp.sin(np.pi * r) / snp.where(snp.isinf(den), snp.inf, den))
 
 
 def heaviside(x1, x2):

@@ -125,6 +125,27 @@ def _batch_eye(shape: tuple, dtype):
     return broadcast_to(base, shape)
 
 
+def _pow2_scaled(a):
+    """(a / s, s): s (..., 1, 1) the power of two at or below each matrix's largest |entry| (1 where that is 0,
+    subnormal, inf or NaN). Dividing by it is exact, so a decomposition of a / s is a's scaled, its squared entries
+    neither under- nor overflowing (float32 QR and eigh of 1e-20 matrices were wrong, of 1e20 ones NaN)."""
+    rdt = _real_dtype(aval_of(a).dtype)
+    top = max(abs(a), axis=(-2, -1), keepdims=True) if aval_of(a).size else ones(aval_of(a).shape[:-2] + (1, 1), rdt)
+    it, mask = (np.int64, 0x7FF0000000000000) if rdt == np.float64 else (np.int32, 0x7F800000)
+    s = lax.bitcast_convert_type(lax.bitwise_and(lax.bitcast_convert_type(top, it), np.array(mask, it)), rdt)
+    s = where(logical_and(greater(s, 0), isfinite(top)), s, 1).astype(rdt)
+    # (through a barrier: fused with its reduction, x64 QR of several modes in one module failed in IREE 3.13's
+    # stream partitioning, "circular dependency")
+    return tuple(lax.optimization_barrier((_scaled(a, s, divide), s)))
+
+
+def _scaled(a, s, op):
+    """`op(a, s)` for real s, a complex a's parts apart (a complex division by s squares it)."""
+    if not _is_complex(a):
+        return op(a, s)
+    return lax.complex(op(real(a), s), op(imag(a), s))
+
+
 def _sym(t):
     """The Hermitian part (t + t^H) / 2."""
     return multiply(t + _ct(t), 0.5)
@@ -387,8 +408,9 @@ def _qr(a, mode: str = "reduced"):
     shape = aval_of(a).shape
     m, n = shape[-2:]
     k = builtins.min(m, n)
+    a, scale = _pow2_scaled(a)
     V, tau, R = _householder(a)
-    R = where(_idx(m, -2) <= _idx(n, -1), R, 0)
+    R = _scaled(where(_idx(m, -2) <= _idx(n, -1), R, 0), scale, multiply)
     if mode == "r":
         return R[..., :k, :]
     if mode == "raw":
@@ -531,6 +553,7 @@ def _syevd(a):
     rdt = _real_dtype(dt)
     if n == 0:
         return [zeros(shape[:-1], rdt), a]
+    a, scale = _pow2_scaled(a)
     fro = sqrt(sum(abs(a) ** 2, axis=(-2, -1)))
     odd = n % 2
     if odd:  # a decoupled extra eigenvalue above all others (||A||_F + 1), dropped after sorting
@@ -594,7 +617,7 @@ def _syevd(a):
     V = _columns(V, order)
     if odd:
         w, V = w[..., :n], V[..., :n, :n]
-    return [w, V]
+    return [multiply(w, scale[..., 0]), V]
 
 
 class EighResult(NamedTuple):
