@@ -11,7 +11,7 @@ other programs.
   batches of steps, the parameters fed back.
 - eager: operations outside `jit` on arrays made on the device, kernels compiled and warm (`x + 1.0` on 4x4,
   `sin`, `0.9*a + 0.1*b` on (1, 1), ...), functions on 100K floats (`nn.silu`, `hypot`, ...), and matmul beside
-  its jitted form (eager should run at jitted speed).
+  its jitted form (eager should run at jitted speed), linalg functions of 4x4 to 64x64 matrices.
 - programs: `jit` of a CNN's SGD step, two transformer blocks' SGD step, an LSTM's gradient by `scan` (40 and 80
   steps: a loop's carried arrays), a 6-layer Adam step (`PROGRAM`; their compile times: bench_compile.py).
 
@@ -178,6 +178,8 @@ EAGER = COMMON + textwrap.dedent("""
     i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
     p, k = put(np.abs(rng.standard_normal((4, 4))).astype(np.float32)), put(np.array([3, 0, 2, 1], np.int32))
     mats = {n: f32(n, n) for n in (16, 64, 256, 512)}
+    g16, g64 = rng.standard_normal((16, 16)), rng.standard_normal((64, 64))
+    spd16, sym64 = put((g16 @ g16.T + np.eye(16)).astype(np.float32)), put((g64 + g64.T).astype(np.float32))
     mm = jit(lambda a, b: a @ b)
     random = (jax if lib == "jax" else stagec).random
     key = random.PRNGKey(0)
@@ -230,7 +232,14 @@ EAGER = COMMON + textwrap.dedent("""
             "nn.silu(V) (100K)": lambda: nn.silu(V),
             "hypot(V, W) (100K)": lambda: m.hypot(V, W),
             "power(|V|, W) (100K)": lambda: m.power(m.abs(V), W),
-            "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W)}
+            "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W),
+            "linalg.inv(x) (4x4)": lambda: m.linalg.inv(x),
+            "linalg.solve(x, y) (4x4)": lambda: m.linalg.solve(x, y),
+            "linalg.det(a) (16x16)": lambda: m.linalg.det(mats[16]),
+            "linalg.inv(a) (64x64)": lambda: m.linalg.inv(mats[64]),
+            "linalg.slogdet(a) (64x64)": lambda: m.linalg.slogdet(mats[64]),
+            "linalg.cholesky(s) (16x16)": lambda: m.linalg.cholesky(spd16),
+            "linalg.eigh(s) (64x64)": lambda: m.linalg.eigh(sym64)}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
         ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)
