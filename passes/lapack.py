@@ -1,18 +1,17 @@
-"""Named calls (`stagec.named`): `host-lapack` answers LU and Cholesky factorizations and LU solves with LAPACK on the
-host (the CPU's
-offload, `LAPACK_MODULE`), `inline-calls` puts every other named call's own ops in its place (every target, first).
+"""Named calls (`stagec.named`): `host-lapack` answers LU, Cholesky and eigh with LAPACK on the host (the CPU's
+offload, `LAPACK_MODULE`); `inline-calls` puts every other named call's own ops in its place (every target, first).
 
 IREE 3.13 runs `_lu`'s loop as ~4 dispatches a column and each substitution as 1-2 a row, each a few microseconds
-(float32 `inv` of 4x4 ~90 us, 64x64 ~1.4 ms); LAPACK does either in 1-40 us (docs/linalg.md)."""
+(float32 `inv` of 4x4 ~90 us, 64x64 ~1.4 ms), eigh's Jacobi sweeps 5 ms at 64x64; LAPACK takes 1-300 us
+(docs/linalg.md)."""
 from __future__ import annotations
-
-import builtins
 
 from iree.compiler import ir, passmanager
 
 from stagec.lowering import LAPACK_IMPORTS, LAPACK_MODULE, LAPACK_TYPES, NAMED
 
 from .base import Pass, PassStats, register
+from .legalize import _declare
 
 # What each named function becomes: the host module's export (operands and results as the named function's).
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
@@ -30,8 +29,8 @@ LAPACK_MAX_BATCH = 64  # (and never more than this many)
 def offloaded(kind: str, n: int, batch: int) -> bool:
     """Whether a call of `kind` on `batch` matrices of order `n` calls LAPACK (the rule above)."""
     if kind == "potrf":
-        return n >= POTRF_MIN_ORDER and 0 < batch <= builtins.max(1, POTRF_BATCH_PER_ORDER * n)
-    return n > 0 and 0 < batch <= builtins.min(LAPACK_MAX_BATCH, LAPACK_BATCH_PER_ORDER * n)
+        return n >= POTRF_MIN_ORDER and 0 < batch <= max(1, POTRF_BATCH_PER_ORDER * n)
+    return n > 0 and 0 < batch <= min(LAPACK_MAX_BATCH, LAPACK_BATCH_PER_ORDER * n)
 
 
 def _named(module: ir.Module) -> dict[str, ir.Operation]:
@@ -56,9 +55,9 @@ def _function(op):
     return op
 
 
-def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
+def host_lapack(module: ir.Module) -> int:
     """Each call of a named LU, Cholesky or eigh function (`HOST_LAPACK`) on float or complex matrices of static shape
-    that `offloaded` takes (and at most `max_batch` of them), made a call of `LAPACK_MODULE`; how many."""
+    that `offloaded` takes, made a call of `LAPACK_MODULE`; how many."""
     fns = {sym: f for sym, f in _named(module).items() if ir.StringAttr(f.attributes[NAMED]).value in HOST_LAPACK}
     symbols: dict[tuple, str] = {}  # (export, function type) -> import symbol
     n = 0
@@ -73,7 +72,7 @@ def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
         for d in a.shape[:-2]:
             batch *= d
         if not (all(t.has_static_shape for t in types) and str(a.element_type) in LAPACK_TYPES
-                and offloaded(kind, a.shape[-1], batch) and batch <= max_batch):
+                and offloaded(kind, a.shape[-1], batch)):
             continue
         fn_type = ir.FunctionType.get(types, [r.type for r in call.results])
         sym = symbols.get((kind, str(fn_type)))
@@ -81,11 +80,7 @@ def host_lapack(module: ir.Module, max_batch: int = LAPACK_MAX_BATCH) -> int:
             k = sum(1 for s in symbols.values() if s.startswith(f"{LAPACK_MODULE}.{kind}_"))
             if k == LAPACK_IMPORTS:
                 continue
-            sym = symbols[kind, str(fn_type)] = f"{LAPACK_MODULE}.{kind}_{k}"
-            with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
-                ir.Operation.create("func.func", attributes={
-                    "sym_name": ir.StringAttr.get(sym), "function_type": ir.TypeAttr.get(fn_type),
-                    "sym_visibility": ir.StringAttr.get("private")}, regions=1)
+            sym = symbols[kind, str(fn_type)] = _declare(module, f"{LAPACK_MODULE}.{kind}_{k}", fn_type)
         call.attributes["callee"] = ir.FlatSymbolRefAttr.get(sym)
         n += 1
     return n

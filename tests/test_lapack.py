@@ -26,6 +26,15 @@ def _final(fn, *args) -> str:
     return stagec.jit(fn).lower(*args).as_text("final")
 
 
+def _loops(fn, *args) -> np.ndarray:
+    """jit(fn)(*args) compiled without host offloads: IREE's loops."""
+    stagec.config.update("cpu_blas", False)
+    try:
+        return np.asarray(stagec.jit(fn)(*args))
+    finally:
+        stagec.config.update("cpu_blas", True)
+
+
 @pytest.mark.parametrize("n", [1, 3, 8, 33])
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
@@ -73,12 +82,7 @@ def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
     lower = np.tri(8, dtype=bool)
     for i in (1, 2):
         assert np.isnan(got[i][lower]).all() and (got[i][~lower] == 0).all()
-    stagec.config.update("cpu_blas", False)
-    try:
-        loops = np.asarray(stagec.jit(snp.linalg.cholesky)(a))
-    finally:
-        stagec.config.update("cpu_blas", True)
-    np.testing.assert_array_equal(np.isnan(loops), np.isnan(got))
+    np.testing.assert_array_equal(np.isnan(_loops(snp.linalg.cholesky, a)), np.isnan(got))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])
@@ -114,12 +118,7 @@ def test_singular_matrices_as_the_loops_give_them():
     assert float(sign) == 0.0 and float(logdet) == -np.inf
     assert not np.all(np.isfinite(np.asarray(snp.linalg.inv(a))))
     lapack = np.asarray(stagec.jit(snp.linalg.inv)(a))
-    stagec.config.update("cpu_blas", False)
-    try:
-        loops = np.asarray(stagec.jit(snp.linalg.inv)(a))
-    finally:
-        stagec.config.update("cpu_blas", True)
-    np.testing.assert_array_equal(np.isfinite(lapack), np.isfinite(loops))
+    np.testing.assert_array_equal(np.isfinite(lapack), np.isfinite(_loops(snp.linalg.inv, a)))
 
 
 def test_host_lu_equals_numpys_partial_pivoting():
