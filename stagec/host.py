@@ -503,9 +503,9 @@ class _Evd:
         self.a, self.w = np.empty((n, n), dt), np.empty(n, rdt)
         self.ints = np.array([n, 0, -1, -1, -1], it)  # (n, info, lwork, liwork, lrwork)
         self.chars = np.array([ord("V"), ord("L")], np.uint8)
-        self.work, self.iwork, self.rwork = np.empty(1, dt), np.empty(1, it), np.empty(1, rdt)
-        self._call()  # (the workspace query: sizes in work[0], iwork[0], rwork[0])
-        self.ints[2:] = int(self.work[0].real), int(self.iwork[0]), int(self.rwork[0])
+        self.work, self.iwork, self.rwork = np.zeros(1, dt), np.zeros(1, it), np.zeros(1, rdt)
+        self._call()  # (the workspace query: sizes in work[0], iwork[0] and, complex only, rwork[0])
+        self.ints[2:] = int(self.work[0].real), int(self.iwork[0]), int(self.rwork[0]) if self.cplx else 1
         self.work, self.iwork = np.empty(max(1, self.ints[2]), dt), np.empty(max(1, self.ints[3]), it)
         self.rwork = np.empty(max(1, self.ints[4]), rdt)
 

@@ -109,6 +109,20 @@ def test_eigh_calls_lapack(dtype):
     assert np.isnan(w[2]).all() and np.isnan(v[2]).all()
 
 
+def test_eigh_of_float64_matrices_of_every_order(x64):
+    """Under x64, float64 eigh of orders 1-8 calls dsyevd (whose workspace query writes no real workspace size: read
+    from an uninitialised array, orders 3, 5 and 7 raised OverflowError), matching NumPy."""
+    rng = np.random.default_rng(8)
+    for n in range(1, 9):
+        x = rng.standard_normal((n, n))
+        h = x + x.T
+        assert "syevd" in _final(snp.linalg.eigh, h)
+        w, v = (np.asarray(t) for t in snp.linalg.eigh(h))
+        assert w.dtype == np.float64
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(h), rtol=1e-12, atol=1e-12 * np.abs(w).max())
+        assert np.max(np.abs(h @ v - v * w)) < 1e-12 * max(1.0, np.abs(w).max())
+
+
 def test_singular_matrices_as_the_loops_give_them():
     """A zero pivot eliminates nothing, as the loops' (and JAX's): det 0, slogdet (0, -inf), an inverse of inf or NaN
     where LAPACK divides by the zero, the rows of a rank-deficient solve's finite part as the loops'."""
