@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite (about 1240-1400 CPU-s: 10m38s-11m50s on 2 cores, 2026-11-29 and -30; more under load), after the
-# linter. Installs what it needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that
-# need no IREE compile (about 50 s).
+# The whole test suite (about 1935 CPU-s: 17m09s on this 2-core machine with nothing else running, 2026-11-30, 2470
+# tests; 1240-1400 CPU-s on 2026-11-29; over the 12-minute budget: docs/log.md), after the linter. Installs what it
+# needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (about
+# 50 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
