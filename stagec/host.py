@@ -174,22 +174,33 @@ def _find_openblas():
 
 
 def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int = BLAS_THREADS) -> None:
-    """`np.matmul(a, b, out=out)` on `threads` of OpenBLAS's threads; its count for the rest of the process (the
-    user's NumPy) is left as it was."""
-    fns = _openblas()
-    if fns is None:
-        np.matmul(a, b, out=out)
-        return
-    get, put = fns
+    """`np.matmul(a, b, out=out)` on `threads` of OpenBLAS's threads (`_on_threads`)."""
+    _on_threads(lambda: np.matmul(a, b, out=out), threads)
+
+
+def _on_threads(fn: Callable, threads: int = BLAS_THREADS) -> None:
+    """`fn()` under `_blas_lock` on `threads` of OpenBLAS's threads; its count for the rest of the process (the
+    user's NumPy) is put back after. (Where NumPy links another BLAS, `fn()` with that library's own threads.)"""
     with _blas_lock:
-        prev = get()
+        get_set = _openblas()
+        prev = get_set[0]() if get_set else threads
         if prev != threads:
-            put(threads)
+            get_set[1](threads)
         try:
-            np.matmul(a, b, out=out)
+            fn()
         finally:
             if prev != threads:
-                put(prev)
+                get_set[1](prev)
+
+
+def _kept(cache: dict, key, make: Callable, most: int = 64):
+    """`cache[key]`, made by `make()` the first time; the cache emptied when it holds `most` entries (bounded)."""
+    v = cache.get(key)
+    if v is None:
+        if len(cache) >= most:
+            cache.clear()
+        v = cache[key] = make()
+    return v
 
 
 def _blas_module(dev):
@@ -369,27 +380,7 @@ _lapack_plans: dict = {}  # (dtype, b, n, k) -> _Lapack
 def _plan(dt: np.dtype, b: int, n: int, k: int) -> _Lapack | None:
     if _lapack("getrf", dt) is None:
         return None
-    key = (dt, b, n, k)
-    p = _lapack_plans.get(key)
-    if p is None:
-        if len(_lapack_plans) >= 64:
-            _lapack_plans.clear()
-        p = _lapack_plans[key] = _Lapack(dt, b, n, k)
-    return p
-
-
-def _one_thread(fn: Callable) -> None:
-    """`fn()` under `_blas_lock` on `BLAS_THREADS` of OpenBLAS's threads (its count put back after)."""
-    with _blas_lock:
-        get_set = _openblas()
-        prev = get_set[0]() if get_set else BLAS_THREADS
-        if prev != BLAS_THREADS:
-            get_set[1](BLAS_THREADS)
-        try:
-            fn()
-        finally:
-            if prev != BLAS_THREADS:
-                get_set[1](prev)
+    return _kept(_lapack_plans, (dt, b, n, k), lambda: _Lapack(dt, b, n, k))
 
 
 _eyes: dict = {}  # (n, dtype) -> identity
@@ -400,12 +391,7 @@ def _permuted(perm: np.ndarray, b: np.ndarray | None, dt: np.dtype) -> np.ndarra
     if b is not None:
         return np.take_along_axis(b, perm[:, :, None], 1)
     n = perm.shape[-1]
-    eye = _eyes.get((n, dt))
-    if eye is None:
-        if len(_eyes) >= 64:
-            _eyes.clear()
-        eye = _eyes[n, dt] = np.eye(n, dtype=dt)
-    return eye[perm]
+    return _kept(_eyes, (n, dt), lambda: np.eye(n, dtype=dt))[perm]
 
 
 def lapack_lu(a: np.ndarray, lu: np.ndarray, perm: np.ndarray, swaps: np.ndarray) -> None:
@@ -416,7 +402,7 @@ def lapack_lu(a: np.ndarray, lu: np.ndarray, perm: np.ndarray, swaps: np.ndarray
     if p is None:
         _numpy_lu(a, lu, perm, swaps)
     else:
-        _one_thread(lambda: p.lu(a, lu, perm, swaps))
+        _on_threads(lambda: p.lu(a, lu, perm, swaps))
 
 
 def lapack_solve(lu: np.ndarray, perm: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
@@ -428,7 +414,7 @@ def lapack_solve(lu: np.ndarray, perm: np.ndarray, b: np.ndarray | None, out: np
         for i in range(lu.shape[0]):
             out[i] = _numpy_substitute(lu[i], y[i])
     else:
-        _one_thread(lambda: p.solve(y, out, lu))
+        _on_threads(lambda: p.solve(y, out, lu))
 
 
 def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
@@ -447,7 +433,7 @@ def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> Non
     def run():
         p.lu(a, lu, perm, swaps)
         p.solve(_permuted(perm, b, a.dtype), out)
-    _one_thread(run)
+    _on_threads(run)
 
 
 def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
@@ -455,11 +441,7 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
     above the diagonal; a matrix that is not positive definite (or holds NaN) gives NaN on and below it, as
     `linalg._cholesky`'s loop: LAPACK's potrf, or NumPy's cholesky where NumPy has no OpenBLAS."""
     b, n = a.shape[0], a.shape[-1]
-    upper = _uppers.get(n)
-    if upper is None:
-        if len(_uppers) >= 64:
-            _uppers.clear()
-        upper = _uppers[n] = ~np.tri(n, dtype=bool)
+    upper = _kept(_uppers, n, lambda: ~np.tri(n, dtype=bool))
     f = _lapack("potrf", a.dtype)
     if f is None:
         for i in range(b):
@@ -480,8 +462,7 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
                 fn(p + 2 * it.itemsize, p, out.ctypes.data + i * step, p, p + it.itemsize, 1)
                 if ints[1]:
                     bad.append(i)
-        _one_thread(run)
-        out[:, upper] = 0
+        _on_threads(run)
         for i in bad:
             out[i] = np.nan
     diag = out.reshape(b, n * n)[:, ::n + 1]
@@ -543,12 +524,7 @@ def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
         for i in range(b):
             w[i], v[i] = np.linalg.eigh(a[i]) if finite[i] else (np.nan, np.nan)
         return
-    key = (a.dtype, n)
-    p = _evd_plans.get(key)
-    if p is None:
-        if len(_evd_plans) >= 64:
-            _evd_plans.clear()
-        p = _evd_plans[key] = _Evd(a.dtype, n)
+    p = _kept(_evd_plans, (a.dtype, n), lambda: _Evd(a.dtype, n))
 
     def run():
         for i in range(b):
@@ -556,7 +532,7 @@ def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
                 p.eigh(a[i], w[i], v[i])
             else:
                 w[i], v[i] = np.nan, np.nan
-    _one_thread(run)
+    _on_threads(run)
 
 
 def _numpy_lu(a, lu, perm, swaps) -> None:

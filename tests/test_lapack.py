@@ -171,14 +171,19 @@ def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
     """Where NumPy links no OpenBLAS, the module's calls are answered by NumPy's own partial pivoting: right."""
     monkeypatch.setattr(host, "_lapack_fns", [None])
     monkeypatch.setattr(host, "_lapack_plans", {})
+    ran = []
+    numpy_lu = host._numpy_lu
+    monkeypatch.setattr(host, "_numpy_lu", lambda *a: ran.append(1) or numpy_lu(*a))
     rng = np.random.default_rng(5)
     a = rng.standard_normal((5, 5)).astype(np.float32)
     b = rng.standard_normal((5, 3)).astype(np.float32)
     w = a.astype(np.float64)
     tol = _tol(np.float32, np.linalg.cond(w))
+    assert "stagec_lapack.inv" in _final(snp.linalg.inv, a) and "stagec_lapack.solve" in _final(snp.linalg.solve, a, b)
     assert _err(stagec.jit(lambda x: snp.linalg.inv(x) * 1.0)(a), np.linalg.inv(w)) < tol
     assert _err(stagec.jit(lambda x, y: snp.linalg.solve(x, y) + 0.0)(a, b), np.linalg.solve(w, b)) < tol
     assert _err(stagec.jit(lambda x: snp.linalg.det(x) * 1.0)(a), np.linalg.det(w)) < tol
+    assert len(ran) == 3  # (inv, solve and det each factored by NumPy's stand-in)
     h = a + a.T
     assert _err(stagec.jit(lambda x: snp.linalg.eigvalsh(x) * 1.0)(h), np.linalg.eigvalsh(h.astype(np.float64))) < tol
     g = rng.standard_normal((8, 8)).astype(np.float32)
