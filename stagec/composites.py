@@ -11,7 +11,10 @@ runs that rule directly on NumPy values (equations on constants alone once, when
 `eager._plan`'s runner for their signature: their kernels, as before. So a composite gives the bits it gave op
 by op whatever is compiled or cached. The steps run as one generated Python function (`_source`); equations that
 give nothing new (dead, repeated, identities, `max` with -inf) are planned away, and broadcasts read by correctly
-rounded rules left to NumPy's broadcasting (`_views`): the same bits. A graph of equations that give their own bits in any module (`_exact_eqn`:
+rounded rules left to NumPy's broadcasting (`_views`): the same bits. From the second call on, a NumPy-rule
+select whose mask is uniform gives its taken operand, and the steps only the other operand reads (kernels among
+them: gammainc's Temme branch) do not run (`_regions`); a kernel on constants alone runs once, when planned
+(`_fold_kernel`): the same bits. A graph of equations that give their own bits in any module (`_exact_eqn`:
 integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
 thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
 (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
@@ -38,6 +41,7 @@ from .backend import get_backend
 from .config import LRUSettingsCache, config
 from .core import COMPOSITE, Const, Graph, Literal, Trace, flatten_outputs, tracing
 from . import eager
+from .primitives.elementwise import _count_nonzero
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
 from .primitives import control_flow, elementwise, gather_p, structural
 from .stages import Lowered
@@ -45,8 +49,9 @@ from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
-         "pruned": 0, "views": 0, "cases": 0}  # (pruned: equations planned away, dead, repeated or identities;
-# views: `_views`; cases: calls that took a composite's `eager_case`)
+         "pruned": 0, "views": 0, "cases": 0, "folded_kernels": 0}  # (pruned: equations planned away, dead,
+# repeated or identities; views: `_views`; cases: calls that took a composite's `eager_case`; folded_kernels:
+# kernel equations on constants alone, run when planned, `_fold_kernel`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 # signature -> its runner, or _PLAIN (least recently used first: a loop over new scalar values pushes out the oldest
@@ -321,6 +326,16 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 folded[outs[0]] = value
                 consts.append((outs[0], value))
                 continue
+        if not host and prim.impl is None and ins and all(i in folded for i in ins) and \
+                sum(math.prod(a.shape) for a in out_avals) <= KEPT_CONSTANT_ELEMENTS:
+            # a kernel on constants alone (`median`'s index conversions): run once, here, its results constants
+            values = _fold_kernel(prim, [Const(folded[i], avals[i]) for i in ins], in_avals, params, out_avals)
+            if values is not None:
+                for o, value in zip(outs, values):
+                    folded[o] = value
+                    consts.append((o, value))
+                stats["folded_kernels"] += 1
+                continue
         if not host and prim.hosts(in_avals, params, out_avals):
             all_rules = False
         guard = None
@@ -495,6 +510,9 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
         return f"_up(v{i}, a{n}_{j})"
 
     reshaped: dict[int, tuple] = {}  # index of a reshape's result -> its first operand's expression and shape
+    ns["_cnt"] = _count_nonzero
+    made = {o: n for n, s in enumerate(steps) for o in s[5]}
+    shape_of = lambda i: views[made[i]] if i in made and made[i] in views else avals[i].shape  # (at run time)
 
     def body(check: bool, conv: set) -> list[str]:
         kernel_made.clear()
@@ -504,46 +522,92 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
         lines = [f"    {''.join(f'L{i}, ' for i in range(n_in))}= leaves"] if n_in else []
         for i in read:
             lines.append(f"    v{i} = L{i}._value()")
-        for n, (rule, params, prim, plan, ins, outs, guard) in enumerate(steps):
-            if rule is not None:
-                o, a = outs[0], avals[outs[0]]
-                args = ", ".join(host(i) for i in ins)
-                if n in views or (prim is structural.reshape_p and ins[0] not in kernel_made):
-                    # (reshape's rule is this method call; a reshape of a reshape reads the first one's operand)
-                    ns[f"s{n}"] = shape = views[n] if n in views else tuple(params["new_sizes"])
-                    src, src_shape = reshaped.get(ins[0], (args, avals[ins[0]].shape))
-                    # (to the shape it has: that value itself)
-                    lines.append(f"    v{o} = {src}" if shape == src_shape else f"    v{o} = {src}.reshape(s{n})")
-                    reshaped[o] = (src, src_shape)
-                else:
-                    bound = prim.host_bound  # (the rule for this signature, where it has one)
-                    ns[f"r{n}"] = bound([avals[i] for i in ins], params) if bound is not None else \
-                        functools.partial(rule, **params) if params else rule
-                    ns[f"d{n}"] = np.dtype(a.dtype)
-                    lines.append(f"    v{o} = r{n}({args})")
-                    if check:
-                        ns[f"h{n}"] = a.shape
-                        lines += [f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
-                                  f"v{o} = asarray(v{o}, d{n}); _conv.add({n})",
-                                  f"    if v{o}.shape != h{n}: raise RuntimeError("
-                                  f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
-                    elif n in conv or not a.shape:  # (0-d: `_max_host` gives a scalar or a 0-d array, by value)
-                        lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
-                                     f"v{o} = asarray(v{o}, d{n})")
-                names[o] = f"v{o}"
-                continue
-            ns[f"p{n}"], ns[f"q{n}"] = plan, params
-            call = [f"    {''.join(f'v{o}, ' for o in outs)}= p{n}([{', '.join(operand(i, n, j) for j, i in enumerate(ins))}], q{n})"]
-            if guard is not None:  # (integer division: on the host where defined, the kernel's bits)
-                ns[f"g{n}"], ns[f"d{n}"] = guard, np.dtype(avals[outs[0]].dtype)
-                lines += [f"    v{outs[0]} = g{n}({', '.join(host(i) for i in ins)})",
-                          f"    if v{outs[0]} is not None: v{outs[0]} = asarray(v{outs[0]}, d{n})",
-                          "    else:", "    " + call[0]]
+        # (the first call runs every step: it notes each rule's conversions, `_conv`, for all of them)
+        ctx, sides = ([()] * len(steps), {}) if check else _regions(steps, results, shape_of, avals)
+        lines += region((), ctx, sides, check, conv, "", {})
+        return lines
+
+    def step(n: int, check: bool, conv: set) -> list[str]:
+        """Step `n`'s lines (the select's own line first)."""
+        rule, params, prim, plan, ins, outs, guard = steps[n]
+        lines = []
+        if rule is not None:
+            o, a = outs[0], avals[outs[0]]
+            args = ", ".join(host(i) for i in ins)
+            if n in views or (prim is structural.reshape_p and ins[0] not in kernel_made):
+                # (reshape's rule is this method call; a reshape of a reshape reads the first one's operand)
+                ns[f"s{n}"] = shape = views[n] if n in views else tuple(params["new_sizes"])
+                src, src_shape = reshaped.get(ins[0], (args, avals[ins[0]].shape))
+                # (to the shape it has: that value itself)
+                lines.append(f"    v{o} = {src}" if shape == src_shape else f"    v{o} = {src}.reshape(s{n})")
+                reshaped[o] = (src, src_shape)
             else:
-                lines += call
-            for o in outs:
-                names[o] = f"v{o}"
-                kernel_made.add(o)
+                bound = prim.host_bound  # (the rule for this signature, where it has one)
+                ns[f"r{n}"] = bound([avals[i] for i in ins], params) if bound is not None else \
+                    functools.partial(rule, **params) if params else rule
+                ns[f"d{n}"] = np.dtype(a.dtype)
+                lines.append(f"    v{o} = r{n}({args})")
+                if check:
+                    ns[f"h{n}"] = a.shape
+                    lines += [f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
+                              f"v{o} = asarray(v{o}, d{n}); _conv.add({n})",
+                              f"    if v{o}.shape != h{n}: raise RuntimeError("
+                              f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
+                elif n in conv or not a.shape:  # (0-d: `_max_host` gives a scalar or a 0-d array, by value)
+                    lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
+                                 f"v{o} = asarray(v{o}, d{n})")
+            names[o] = f"v{o}"
+            return lines
+        ns[f"p{n}"], ns[f"q{n}"] = plan, params
+        call = [f"    {''.join(f'v{o}, ' for o in outs)}= p{n}([{', '.join(operand(i, n, j) for j, i in enumerate(ins))}], q{n})"]
+        if guard is not None:  # (integer division: on the host where defined, the kernel's bits)
+            ns[f"g{n}"], ns[f"d{n}"] = guard, np.dtype(avals[outs[0]].dtype)
+            lines += [f"    v{outs[0]} = g{n}({', '.join(host(i) for i in ins)})",
+                      f"    if v{outs[0]} is not None: v{outs[0]} = asarray(v{outs[0]}, d{n})",
+                      "    else:", "    " + call[0]]
+        else:
+            lines += call
+        for o in outs:
+            names[o] = f"v{o}"
+            kernel_made.add(o)
+        return lines
+
+    def region(c: tuple, ctx: list, sides: dict, check: bool, conv: set, pad: str, counted: dict) -> list[str]:
+        """The lines of the steps in context `c` (`_regions`), each select's regions inside its tests. `counted`:
+        mask index -> the names of its value and its count, made by the lines before these (in this or an
+        enclosing region)."""
+        lines, counted = [], dict(counted)
+        for n in range(len(steps)):
+            if ctx[n] != c:
+                continue
+            if n not in sides:
+                lines += [pad + ln for ln in step(n, check, conv)]
+                continue
+            # a select whose mask may be uniform: each operand's steps run only where some element takes them
+            _, _, _, _, (p, t, f), (o,), _ = steps[n]
+            if p not in counted:
+                m = host(p)
+                if not re.fullmatch(r"[vc]\d+", m):
+                    lines.append(f"{pad}    m{n} = {m}")
+                    m = f"m{n}"
+                lines.append(f"{pad}    n{n} = _cnt({m})")
+                counted[p] = (m, f"n{n}")
+            m, cnt = counted[p]
+            size = math.prod(shape_of(p))  # (the mask's, as the rules give it: the signature fixes it)
+            for k, test in ((1, cnt), (2, f"{cnt} != {size}")):
+                inner = region(c + ((n, k),), ctx, sides, check, conv, pad + "    ", counted)
+                if inner:
+                    lines += [f"{pad}    if {test}:", *inner]
+            full = step(n, check, conv)  # (`v = r(m, t, f)`, and its conversion where the first call made one)
+            full[0] = full[0].replace(f"r{n}({host(p)}, ", f"r{n}({m}, ", 1)
+            sk = sides[n]
+            lines += [f"{pad}    if {cnt} == 0: v{o} = {host(f)}" if sk[1] else f"{pad}    if {cnt} == 0: {full[0].strip()}",
+                      f"{pad}    elif {cnt} == {size}: v{o} = {host(t)}" if sk[2] else
+                      f"{pad}    elif {cnt} == {size}: {full[0].strip()}",
+                      f"{pad}    else: {full[0].strip()}", *[pad + ln for ln in full[1:]]]
+        return lines
+
+    def outputs(lines: list) -> list[str]:
         outs = []
         for k, i in enumerate(results):
             if i < n_in:
@@ -571,12 +635,47 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
     ns["_conv"] = conv = set()  # the rules whose result the first call converted
 
     def make(check: bool) -> Callable:
-        text = "def steps(leaves):\n" + "\n".join(body(check, set(conv))) + "\n"
+        text = "def steps(leaves):\n" + "\n".join(outputs(body(check, set(conv)))) + "\n"
         exec(compile(text, "<eager composite>", "exec"), ns)
         f = ns.pop("steps")
         f.text = text  # (for a reader debugging a composite)
         return f
     return make(True), lambda: make(False)
+
+
+def _regions(steps, results: list, shape_of: Callable, avals: list) -> tuple[list, dict]:
+    """(ctx, sides): where each step runs when a NumPy-rule select's mask is uniform. `sides[n]`, of select step
+    `n`, tells for its operands 1 (on_true) and 2 (on_false) whether it can go unread: where the mask takes the
+    other one everywhere, that one (of the result's shape as the rule runs) is the select's value, the same bits.
+    `ctx[n]` is the chain of (select, operand) step `n`'s every use runs under (outermost first): the steps an
+    operand alone reads run only where some element takes that operand (`_source`)."""
+    sides = {}
+    for n, (rule, _, prim, _, ins, outs, _) in enumerate(steps):
+        if rule is not None and prim is elementwise.select_p:
+            shape = avals[outs[0]].shape
+            sides[n] = {1: shape_of(ins[2]) == shape, 2: shape_of(ins[1]) == shape}
+    uses: dict[int, list] = {}
+    for n, s in enumerate(steps):
+        for k, i in enumerate(s[4]):
+            uses.setdefault(i, []).append((n, k))
+    out = set(results)
+    ctx: list = [()] * len(steps)
+    for n in range(len(steps) - 1, -1, -1):
+        common = None
+        for o in steps[n][5]:
+            cs = [()] if o in out else []
+            for u, k in uses.get(o, ()):
+                cs.append(ctx[u] + ((u, k),) if u in sides and k and sides[u][k] else ctx[u])
+            for c in cs:
+                if common is None:
+                    common = c
+                else:
+                    m = 0
+                    while m < min(len(c), len(common)) and c[m] == common[m]:
+                        m += 1
+                    common = common[:m]
+        ctx[n] = common or ()
+    return ctx, sides
 
 
 def _exact_eqn(eqn) -> bool:
@@ -651,6 +750,26 @@ def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:
         return None
     value.flags.writeable = False
     return value
+
+
+def _fold_kernel(prim, xs: list, in_avals: list, params: dict, out_avals: list) -> list | None:
+    """The results of an equation on constants alone, computed once as each call computes them (`eager._plan`'s
+    runner for its signature: its kernel, or its NumPy rule where that gives the kernel's bits), read back
+    (read-only); None where that raised or gave another dtype or shape (the step then runs on each call)."""
+    try:
+        token = _errors.set(_quiet)
+        try:
+            values = [x._value() if type(x) is Array else np.asarray(x) for x in _plan(prim, in_avals, params)(xs, params)]
+        finally:
+            _errors.reset(token)
+    except Exception:
+        return None
+    if len(values) != len(out_avals) or any(v.shape != a.shape or v.dtype != a.dtype for v, a in zip(values, out_avals)):
+        return None
+    values = [np.array(v) for v in values]  # (its own copies: a readback may be a view of the buffer)
+    for v in values:
+        v.flags.writeable = False
+    return values
 
 
 _SLOT = object()  # where a runner's arguments held an Array

@@ -672,7 +672,10 @@ def _min_host(x, y):
     return r
 
 
-_count_nonzero = np.count_nonzero
+try:  # (without `__array_function__`'s dispatch: ~0.07 us on 4x4, np.count_nonzero ~0.25)
+    from numpy._core._multiarray_umath import count_nonzero as _count_nonzero
+except ImportError:
+    _count_nonzero = np.count_nonzero
 
 
 def _no_zeros(r) -> bool:

@@ -1,0 +1,170 @@
+"""Eager composites on small arrays (`stagec.composites`): a NumPy-rule `select` whose mask is uniform gives its
+taken operand, and the steps only the other operand reads do not run (`_regions`); a kernel on constants alone runs
+once, when the signature is planned (`_fold_kernel`). Both keep the bits of the op-by-op call (the first), for
+masks all true, all false and mixed, and the values agree with float64 oracles."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import backend, composites
+from stagec.scipy import special as sps
+
+
+@pytest.fixture(autouse=True)
+def exact():
+    old = stagec.config.eager_tiering
+    stagec.config.update("eager_tiering", "exact")
+    yield
+    stagec.wait_for_compiles()
+    stagec.config.update("eager_tiering", old)
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The names of the kernels launched (`Executable.call`: small calls run inline), in order."""
+    names = []
+    call = backend.Executable.call
+
+    def counted(self, bvs):
+        names.append(self.name)
+        return call(self, bvs)
+    monkeypatch.setattr(backend.Executable, "call", counted)
+    return names
+
+
+def bits(x):
+    x = np.asarray(x)
+    return x.dtype, x.shape, x.tobytes()
+
+
+def later_calls(fn, *args):
+    """`fn(*args)`'s first (op-by-op) result, checked to have the bits of its later calls (the composite's plan,
+    the first call checking each rule, the next ones with the selects' regions)."""
+    first = np.asarray(fn(*args))
+    stagec.wait_for_compiles()
+    for _ in range(3):
+        assert bits(fn(*args)) == bits(first), fn
+    return first
+
+
+def put(x):
+    return stagec.device_put(np.asarray(x))
+
+
+SUB = np.float32(1e-40)  # (a subnormal: IREE's kernels flush it, NumPy's rules keep it)
+RNG = np.random.default_rng(0)
+NORMAL = RNG.standard_normal((4, 4)).astype(np.float32)
+NORMAL2 = RNG.standard_normal((4, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    # masks uniform one way, the other, and mixed (edges in some elements)
+    ("hypot plain", snp.hypot, (NORMAL, NORMAL2)),
+    ("hypot infs", snp.hypot, (np.full((4, 4), np.inf, np.float32), NORMAL2)),
+    ("hypot zeros", snp.hypot, (np.zeros((4, 4), np.float32), -np.zeros((4, 4), np.float32))),
+    ("hypot mixed", snp.hypot, (np.array([[0, np.inf, np.nan, SUB]] * 4, np.float32), NORMAL2)),
+    ("arctan2 plain", snp.arctan2, (NORMAL, NORMAL2)),
+    ("arctan2 on the axis", snp.arctan2, (-np.zeros((4, 4), np.float32), NORMAL2)),
+    ("arctan2 infs", snp.arctan2, (np.full((4, 4), -np.inf, np.float32), np.full((4, 4), np.inf, np.float32))),
+    ("arctan2 mixed", snp.arctan2, (np.array([[0, -0.0, np.inf, SUB]] * 4, np.float32), NORMAL2)),
+    ("nan_to_num plain", snp.nan_to_num, (NORMAL,)),
+    ("nan_to_num all NaN", snp.nan_to_num, (np.full((4, 4), np.nan, np.float32),)),
+    ("nan_to_num mixed", snp.nan_to_num, (np.array([[np.nan, np.inf, -np.inf, 1]] * 4, np.float32),)),
+    ("silu plain", stagec.nn.silu, (NORMAL,)),
+    ("silu far negative", stagec.nn.silu, (np.full((4, 4), -200, np.float32),)),
+    ("selu", stagec.nn.selu, (NORMAL,)),
+    ("selu positive", stagec.nn.selu, (np.abs(NORMAL) + 1,)),
+    ("gammainc small", sps.gammainc, (np.abs(NORMAL), np.abs(NORMAL2))),
+    ("gammainc Temme's", sps.gammainc, (np.full((4, 4), 2e5, np.float32), np.full((4, 4), 2.001e5, np.float32))),
+    ("gammainc mixed", sps.gammainc, (np.array([[0.5, 3, 2e5, 40]] * 4, np.float32),
+                                      np.array([[0.1, 9, 1.999e5, 41]] * 4, np.float32))),
+    ("gammaincc mixed", sps.gammaincc, (np.array([[0.5, 3, 2e5, 40]] * 4, np.float32),
+                                        np.array([[0.1, 9, 1.999e5, 41]] * 4, np.float32))),
+    ("median", snp.median, (NORMAL,)),
+    ("median NaN", snp.median, (np.array([[np.nan, 1, 2, 3]] * 4, np.float32),)),
+])
+def test_later_calls_keep_the_first_calls_bits(name, fn, args):
+    later_calls(fn, *[put(a) for a in args])
+
+
+def test_values_against_float64():
+    """The composites above against float64 NumPy / the series' float64 values (an oracle, not themselves)."""
+    x, y = NORMAL, NORMAL2
+    np.testing.assert_allclose(later_calls(snp.hypot, put(x), put(y)), np.hypot(x.astype(np.float64), y), rtol=2e-7)
+    np.testing.assert_allclose(later_calls(snp.arctan2, put(x), put(y)), np.arctan2(x.astype(np.float64), y),
+                               rtol=1e-6)
+    np.testing.assert_allclose(later_calls(snp.median, put(x)), np.median(x.astype(np.float64)), rtol=1e-7)
+    a, z = np.abs(x).astype(np.float64), np.abs(y).astype(np.float64)
+    want = np.vectorize(_gammainc64)(a, z)
+    np.testing.assert_allclose(later_calls(sps.gammainc, put(a.astype(np.float32)), put(z.astype(np.float32))),
+                               want, rtol=2e-5, atol=1e-7)
+
+
+def _gammainc64(a: float, x: float) -> float:
+    """P(a, x) in float64: the series (x <= a + 1) or 1 - the continued fraction (Numerical Recipes)."""
+    if x <= a + 1:
+        term = total = 1 / a
+        n = 0
+        while abs(term) > 1e-17 * abs(total):
+            n += 1
+            term *= x / (a + n)
+            total += term
+        return total * math.exp(a * math.log(x) - x - math.lgamma(a))
+    b, c, d = x + 1 - a, 1 / 1e-300, 1 / (x + 1 - a)
+    h = d
+    for i in range(1, 10000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        c = b + an / c
+        d = 1 / d
+        h *= d * c
+        if abs(d * c - 1) < 1e-17:
+            break
+    return 1 - h * math.exp(a * math.log(x) - x - math.lgamma(a))
+
+
+def test_an_untaken_operands_kernels_do_not_run(launches):
+    """gammainc's Temme branch (a >= 1e5 near x: its erf and erfc kernels) runs op by op on any input; in a later
+    call only where some element takes it."""
+    a, x = put(np.abs(NORMAL) + 0.1), put(np.abs(NORMAL2) + 0.1)
+    sps.gammainc(a, x)  # (op by op: every primitive)
+    assert {"eager_erf", "eager_erfc"} <= set(launches), launches
+    later_calls(sps.gammainc, a, x)
+    del launches[:]
+    sps.gammainc(a, x)
+    assert launches and not {"eager_erf", "eager_erfc"} & set(launches), launches
+    big = [put(np.array([[2e5, 3e5, 2e5, 4e5]] * 4, np.float32)), put(np.array([[1.9e5, 3.1e5, 2.1e5, 4e5]] * 4, np.float32))]
+    later_calls(sps.gammainc, *big)
+    del launches[:]
+    sps.gammainc(*big)
+    assert {"eager_erf", "eager_erfc"} & set(launches), launches
+
+
+def test_a_uniform_select_returns_its_operand_at_size():
+    """On 100K floats a uniform mask's select costs a count, not a pass selecting bits: the result is the
+    operand's (`silu`'s overflow guards, `hypot`'s infinity and zero tests)."""
+    v = RNG.standard_normal(100_000).astype(np.float32)
+    w = RNG.standard_normal(100_000).astype(np.float32)
+    got = later_calls(snp.hypot, put(v), put(w))
+    np.testing.assert_allclose(got, np.hypot(v.astype(np.float64), w), rtol=2e-7)
+    got = later_calls(stagec.nn.silu, put(v))
+    want = v.astype(np.float64) / (1 + np.exp(-v.astype(np.float64)))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-30)
+
+
+def test_a_kernel_on_constants_runs_once(launches):
+    """`median`'s index conversions (kernels on constants alone) run when the signature is planned: a later call
+    launches only the sort."""
+    x = put(RNG.standard_normal((4, 5)).astype(np.float32))
+    folded = composites.stats["folded_kernels"]
+    later_calls(snp.median, x)
+    assert composites.stats["folded_kernels"] > folded
+    del launches[:]
+    snp.median(x)
+    assert len(launches) == 1, launches
