@@ -16,9 +16,9 @@ from ..primitives.dot import Precision
 from ..primitives.fft import supported
 from ._base import _api, _axis, _is_array, _staged, asarray
 from ._linalg import matmul
-from ._reductions import sum
+from ._reductions import all, sum
 from ._shapes import expand_dims, moveaxis, roll
-from ._ufuncs import conjugate, imag, multiply, real
+from ._ufuncs import conjugate, imag, isfinite, multiply, real, where
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -73,28 +73,41 @@ def _c2c_last(x, n: int, inverse: bool):
     if supported(aval_of(x), "FFT", (n,)) is None:
         return lax.fft(x, "IFFT" if inverse else "FFT", (n,))
     k = np.arange(n)
-    w = np.exp((2j if inverse else -2j) * np.pi * (np.outer(k, k) % n) / n)
+    w = _twiddles(k, k, n, 1 if inverse else -1)
     if inverse:
         w = w / n
     return _dft(x, w)
 
 
+def _twiddles(k, t, n: int, sign: int) -> np.ndarray:
+    """exp(sign 2 pi i k t / n) in float64, exactly 0 and +-1 at multiples of a quarter turn (where cos or sin
+    is 0: `_dft` skips those products, so that an inf input gives inf + 0j there, not inf * 6e-17 or NaN)."""
+    m = np.outer(k, t) % n
+    w = np.exp(sign * 2j * np.pi * m / n)
+    q = 4 * m % n == 0
+    w[q] = np.array([1, complex(0, sign), -1, complex(0, -sign)])[4 * m[q] // n]
+    return w
+
+
 def _dft(x, w: np.ndarray):
-    """x @ w for a host matrix w, as broadcast multiplies and sums. IREE 3.13 fails on a complex dot_general
-    with data tiling (even split into real dots: the split fuses into them), crashes on a complex128
-    multiply-reduce, and fails on complex(real contraction, real contraction) in complex64: so complex64
-    multiplies complex values, complex128 multiplies real and imaginary parts."""
-    cd = _complex_dtype(aval_of(x).dtype)
-    mm = lambda a, b: sum(multiply(expand_dims(a, -1), b), axis=-2)
-    if cd == np.complex64:
-        return mm(lax._convert_element_type(x, cd, False), _const(w, cd))
-    rd = _real(cd)
-    wr, wi = _const(w.real, rd), _const(w.imag, rd)
+    """x @ w for a host matrix w, as broadcast multiplies and sums in real and imaginary parts (IREE 3.13 fails on
+    a complex dot_general with data tiling, and crashes on a complex128 multiply-reduce). An input with an inf or
+    NaN takes a branch that leaves out the products with exact zeros of w, as an FFT's butterflies do: inf * 0
+    would make NaN where the transform is inf + 0j. (The select costs 2.5x, so finite inputs skip it.)"""
+    rd = _real(_complex_dtype(aval_of(x).dtype))
+    x = x if _dt.kind(aval_of(x).dtype) == "c" else lax._convert_element_type(x, rd, False)
+    return lax.cond(all(isfinite(x)), lambda v: _products(v, w, rd, False), lambda v: _products(v, w, rd, True), x)
+
+
+def _products(x, w: np.ndarray, rd, masked: bool):
+    def mm(a, b):
+        p = multiply(expand_dims(a, -1), _const(b, rd))
+        return sum(where(_const(b == 0, bool), _const(0, rd), p) if masked else p, axis=-2)
+
     if _dt.kind(aval_of(x).dtype) != "c":
-        x = lax._convert_element_type(x, rd, False)
-        return lax.complex(mm(x, wr), mm(x, wi))
+        return lax.complex(mm(x, w.real), mm(x, w.imag))
     xr, xi = real(x), imag(x)
-    return lax.complex(mm(xr, wr) - mm(xi, wi), mm(xr, wi) + mm(xi, wr))
+    return lax.complex(mm(xr, w.real) - mm(xi, w.imag), mm(xr, w.imag) + mm(xi, w.real))
 
 
 def _prep(x, fname: str, complex_in: bool = True):
@@ -127,8 +140,7 @@ def _rfft(x, n, axis, norm, fname: str = "rfft"):
         out = lax.fft(x, "RFFT", (n,))
     else:
         k = np.arange(n)
-        w = np.exp(-2j * np.pi * (np.outer(k, k[:n // 2 + 1]) % n) / n)
-        out = _dft(x, w)
+        out = _dft(x, _twiddles(k, k[:n // 2 + 1], n, -1))
     return moveaxis(_scale(out, n, norm, False), -1, ax)
 
 
@@ -145,10 +157,11 @@ def _irfft(x, n, axis, norm, fname: str = "irfft"):
     else:  # out[t] = Re(sum_k c_k X_k e^{2 pi i k t / n}) / n, c_k = 2 except for k = 0 and k = n/2
         k = np.arange(n // 2 + 1)
         c = np.where((k == 0) | (2 * k == n), 1.0, 2.0)[:, None]
-        w = c * np.exp(2j * np.pi * (np.outer(k, np.arange(n)) % n) / n) / n
+        w = c * _twiddles(k, np.arange(n), n, 1) / n
         rd = _real(aval_of(x).dtype)
         hi = Precision.HIGHEST  # (in float32, as JAX's cuFFT: CUDA's default product is bf16_3x)
-        out = matmul(real(x), _const(w.real, rd), precision=hi) - matmul(imag(x), _const(w.imag, rd), precision=hi)
+        prod = lambda v: matmul(real(v), _const(w.real, rd), precision=hi) - matmul(imag(v), _const(w.imag, rd), precision=hi)
+        out = lax.cond(all(isfinite(x)), prod, lambda v: real(_products(v, w, rd, True)), x)  # (inf * 0: see _dft)
     return moveaxis(_scale(out, n, norm, True), -1, ax)
 
 
