@@ -448,7 +448,14 @@ def reciprocal(x: Any, /):
 
 def exp2(x: Any, /):
     (x,) = _to_float("exp2", x)
-    return _raw_pow(_const(x, 2), x)  # (a positive base: the primitive is exact there)
+    y = _raw_pow(_const(x, 2), x)  # (a positive base: the primitive is exact there)
+    if _dt.kind(aval_of(x).dtype) != "c":
+        return y
+    # A complex x with an inf or NaN part: exp of x's parts times ln 2 (NumPy's nc_exp2, C99's cexp special values);
+    # the power's complex product x log 2 makes inf + 0j into inf + NaN j, so exp2(inf + 0j) would be inf + NaN j.
+    re, im = lax.real(x), lax.imag(x)
+    e = lax.exp(lax.complex(lax.mul(re, _const(re, math.log(2))), lax.mul(im, _const(im, math.log(2)))))
+    return lax.select(lax.bitwise_and(lax.is_finite(re), lax.is_finite(im)), y, e)
 
 
 def _log_base(name: str, x, base: float):
