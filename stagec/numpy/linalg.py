@@ -974,6 +974,16 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
     return _matrix_norm(_mat("matrix_norm", x), ord, (-2, -1), keepdims)
 
 
+def _norm_extreme(v, axis: int, ord, shape: tuple):
+    """max (ord > 0) or min of v over `axis`, as NumPy's matrix norms: 0 over an empty axis (its max has
+    initial=0); a min over an empty axis has no value, so it raises."""
+    if aval_of(v).shape[axis]:
+        return (max if ord > 0 else min)(v, axis=axis)
+    if ord > 0:
+        return max(v, axis=axis, initial=0)
+    raise ValueError(f"norm: ord={ord!r} is a minimum over an empty axis for a matrix of shape {shape}")
+
+
 def _matrix_norm(x, ord, axes: tuple, keepdims: bool):
     nd = aval_of(x).ndim
     r, c = (_axis(a, nd, "norm") for a in axes)
@@ -982,12 +992,12 @@ def _matrix_norm(x, ord, axes: tuple, keepdims: bool):
     if ord in ("fro", "f", None):
         out = sqrt(sum(abs(x) ** 2, axis=(r, c)))
     elif ord in (1, -1):
-        out = (max if ord == 1 else min)(sum(abs(x), axis=r), axis=c - (c > r))
+        out = _norm_extreme(sum(abs(x), axis=r), c - (c > r), ord, aval_of(x).shape)
     elif ord in (np.inf, -np.inf):
-        out = (max if ord > 0 else min)(sum(abs(x), axis=c), axis=r - (r > c))
+        out = _norm_extreme(sum(abs(x), axis=c), r - (r > c), ord, aval_of(x).shape)
     elif ord in (2, -2, "nuc"):
         s = svdvals(moveaxis(x, (r, c), (-2, -1)))
-        out = sum(s, axis=-1) if ord == "nuc" else (max if ord == 2 else min)(s, axis=-1)
+        out = sum(s, axis=-1) if ord == "nuc" else _norm_extreme(s, -1, ord, aval_of(x).shape)
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
     if keepdims:
