@@ -1,0 +1,193 @@
+"""Special values a fuzzer found wrong (inf and NaN inputs, empty matrices), each against an oracle computed in
+float64 without stagec: the DFT path of snp.fft, complex exp2, matrix norms of empty matrices, and convolutions
+whose padding met an inf or NaN."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+import stagec.scipy.signal as ssig
+
+inf, nan = np.inf, np.nan
+
+
+def _same(got, want):
+    """Equal values, with NaNs and infs (and their signs) in the same places; finite ones to float32 rounding."""
+    got, want = np.asarray(got).astype(want.dtype), np.asarray(want)
+    for g, w in ((got.real, want.real), (got.imag, want.imag)) if want.dtype.kind == "c" else ((got, want),):
+        assert np.array_equal(np.isnan(g), np.isnan(w)), (got, want)
+        assert np.array_equal(np.isposinf(g), np.isposinf(w)) and np.array_equal(np.isneginf(g), np.isneginf(w)), (got, want)
+        fin = np.isfinite(w)
+        np.testing.assert_allclose(g[fin], w[fin], rtol=2e-6, atol=2e-6 * max(1.0, np.max(np.abs(w[fin]), initial=0)))
+
+
+# ---------------------------------------------------------------- fft (the DFT path: lengths that are not powers of two)
+
+
+def _dft_with_inf(x: np.ndarray, t0: int, nbins: int) -> np.ndarray:
+    """The transform of x with x[t0] = +-inf, as a limit: the finite rest's float64 DFT, plus x[t0]'s column
+    times M -> inf (a part that is exactly 0 there stays the rest's; the others are +-inf)."""
+    n = x.shape[-1]
+    rest = x.astype(np.float64).copy()
+    rest[t0] = 0
+    k = np.arange(nbins)
+    angle = 2 * np.pi * ((t0 * k) % n) / n
+    lim = float(np.sign(x[t0])) * 1e300 * np.exp(-1j * angle)  # (|cos| and |sin| are 0 or > 1e-3 here; rounding: < 1e-15)
+    big = lambda p: np.where(np.abs(p) > 1e290, np.sign(p) * inf, 0.0)
+    out = np.fft.fft(rest)[:nbins]
+    out.real, out.imag = (np.where(big(p) != 0, big(p), q) for p, q in ((lim.real, out.real), (lim.imag, out.imag)))
+    return out  # (not re + 1j * im: 1j * inf is NaN + inf j)
+
+
+@pytest.mark.parametrize("n", [5, 6, 12])
+def test_dft_path_inf_inputs(n):
+    """An inf input gives inf or 0 + the rest where NumPy's and JAX's FFTs do (NumPy's and JAX's own gave NaN at n = 6,
+    where cos or sin of a multiple of 2 pi / n is exactly 0); no inf * 0 = NaN from a twiddle's zero part."""
+    rng = np.random.default_rng(n)
+    cases = []
+    for t0, s in itertools.product([0, 1, n // 2, n - 1], [1.0, -1.0]):
+        x = rng.standard_normal(n).astype(np.float32)
+        x[t0] = s * inf
+        cases.append((x, t0))
+    xs = np.stack([x for x, _ in cases])
+    f = lambda v: (snp.fft.rfft(v), snp.fft.fft(v), snp.fft.fft(v.astype(np.complex64)))
+    for got in (f(xs), stagec.jit(f)(xs)):
+        for row, (x, t0) in enumerate(cases):
+            _same(got[0][row], _dft_with_inf(x, t0, n // 2 + 1))
+            _same(got[1][row], _dft_with_inf(x, t0, n))
+            _same(got[2][row], _dft_with_inf(x, t0, n))
+
+
+def test_dft_path_irfft_ignores_imaginary_zero_bin():
+    """irfft reads only the real part of bin 0 (and bin n/2): an inf imaginary part there does not make NaN."""
+    h = np.array([complex(1, inf), 2 - 1j, 0.5 + 0.25j, 3 + 0j], np.complex64)
+    want = np.fft.irfft(np.array([1, 2 - 1j, 0.5 + 0.25j, 3], np.complex128), 6)
+    _same(snp.fft.irfft(h, 6), want)
+    _same(stagec.jit(lambda v: snp.fft.irfft(v, 6))(h), want)
+
+
+# ---------------------------------------------------------------- exp2 and exp of complex special values
+
+_Z = [complex(inf, 0), complex(inf, 3), complex(-inf, 3), complex(inf, -0.0), complex(-inf, 0), complex(inf, inf),
+      complex(-inf, inf), complex(nan, 0), complex(1, inf), complex(inf, nan), complex(0, inf), complex(nan, 1),
+      complex(2, 3), complex(-1.5, 0.25), complex(200, 0), complex(-200, 1)]
+
+
+@pytest.mark.parametrize("name", ["exp2", "exp"])
+def test_complex_exp2_special_values(name):
+    """C99 Annex G's cexp (NumPy's, in complex128) at inf and NaN parts; exp2(z) = exp(z ln 2) there (JAX: NaN + NaN j)."""
+    z = np.array(_Z, np.complex64)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(z.astype(np.complex128))
+    with np.errstate(all="ignore"):
+        want = want.astype(np.complex64).astype(np.complex128)  # (complex64's overflow)
+    _same(getattr(snp, name)(z), want)
+    _same(stagec.jit(getattr(snp, name))(z), want)
+    got = np.asarray(getattr(snp, name)(z))
+    assert np.array_equal(np.signbit(got.imag[:5]), np.signbit(want.imag[:5]))  # (inf - 0j keeps its -0)
+
+
+# ---------------------------------------------------------------- matrix norms of empty matrices
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 0)])
+def test_empty_matrix_norms(shape):
+    """NumPy's: 0 where the norm is a max (ord 1, 2, inf) or a sum, an error where it is a min over an empty axis."""
+    x = np.zeros(shape, np.float32)
+    axis = None if len(shape) == 2 else (1, 2)
+    for ord in (None, 1, 2, inf, "fro", "nuc", -1, -2, -inf):
+        try:
+            want = np.linalg.norm(x.astype(np.float64), ord=ord, axis=axis)
+        except ValueError:
+            with pytest.raises(ValueError, match=rf"norm: ord={ord!r} .*empty axis .*shape \({shape[0]},"):
+                snp.linalg.norm(x, ord=ord, axis=axis)
+            continue
+        got = snp.linalg.norm(x, ord=ord, axis=axis)
+        assert got.dtype == np.float32 and np.array_equal(np.asarray(got), want), (ord, got, want)
+
+
+# ---------------------------------------------------------------- convolutions: padding never meets an inf or NaN
+
+
+def _correlate_nd(x: np.ndarray, k: np.ndarray, padding) -> np.ndarray:
+    """sum_q x[p + q] k[q] over the q with p + q inside x (x's index shifted by `padding`), in complex128."""
+    x, k = x.astype(np.complex128), k.astype(np.complex128)
+    shape = [s + lo + hi - e + 1 for s, e, (lo, hi) in zip(x.shape, k.shape, padding)]
+    out = np.zeros(shape, np.complex128)
+    with np.errstate(all="ignore"):
+        for p in np.ndindex(*shape):
+            terms = []
+            for q in np.ndindex(*k.shape):
+                j = tuple(pi + qi - lo for pi, qi, (lo, _) in zip(p, q, padding))
+                if all(0 <= ji < s for ji, s in zip(j, x.shape)):
+                    terms.append(x[j] * k[q])
+            out[p] = np.sum(terms) if terms else 0
+    return out
+
+
+def _np_convolve(a, v, mode, flip):
+    """NumPy's 1-D convolve (flip) or correlate of a and v, by `_correlate_nd` (both inputs in float64)."""
+    a, v = np.asarray(a), np.asarray(v)
+    swap = a.shape[0] < v.shape[0]
+    if swap:
+        a, v = v, a
+    n = v.shape[0]
+    k = v[::-1] if flip else np.conj(v)
+    pad = {"full": (n - 1, n - 1), "same": (n // 2, n - 1 - n // 2), "valid": (0, 0)}[mode]
+    out = _correlate_nd(a, k, [pad])
+    return (np.conj(out[::-1]) if swap and not flip else out)
+
+
+_CONV = [([1, 0], [1, nan]), ([1, 0, 2], [1, nan]), ([1, 2, 3], [inf, 1]), ([1, 0, 2, 5, 1], [nan, 1, 2]),
+         ([nan, 1, 2, 3], [1, 2]), ([1, 2, 3, inf], [1, 2, 0]), ([1, 2], [0, -inf, 1, 2]), ([1, 2, 3], [1, 2])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_convolve_padding_leaves_out_inf_and_nan(dtype):
+    """convolve([1, 0], [1, nan]) is [1, nan, nan] (NumPy, JAX): the zero padding enters no product."""
+    for (a, v), mode, flip in itertools.product(_CONV, ("full", "same", "valid"), (True, False)):
+        a_, v_ = np.array(a, dtype), np.array(v, dtype)
+        if dtype == np.complex64:
+            a_ = a_ * np.complex64(1 - 0.5j)
+        want = _np_convolve(a_, v_, mode, flip)
+        if dtype == np.float32 or np.isfinite(a_).all() and np.isfinite(v_).all() or np.isnan(v_).any():
+            with np.errstate(all="ignore"):  # (the oracle is NumPy's answer; its complex dot makes inf - inf j NaN - inf j)
+                assert np.allclose(want, (np.convolve if flip else np.correlate)(a_.astype(np.complex128), v_, mode),
+                                   equal_nan=True)
+        f = snp.convolve if flip else snp.correlate
+        _same(f(a_, v_, mode), want.astype(np.complex128) if dtype == np.complex64 else want.real)
+        _same(stagec.jit(f, static_argnums=2)(a_, v_, mode), want if dtype == np.complex64 else want.real)
+
+
+def test_scipy_signal_padding_leaves_out_inf_and_nan():
+    """stagec.scipy.signal in 1-D and 2-D: JAX's answer where JAX leaves the padding out (its 2-D convolution
+    multiplies it in some cases: there the padding-free sum, scipy's direct method gives NaN everywhere)."""
+    cases = [(np.array([1, 0, 2, 5, 1.]), np.array([nan, 1, 2.])), (np.array([1, 2, 3.]), np.array([inf, 1.])),
+             (np.array([[1, 2], [3, 4.]]), np.array([[1, nan], [0, 1.]])),
+             (np.array([[1, 2, 0], [3, 4, 1], [1, 1, 1.]]), np.array([[inf, 1], [2, 1.]]))]
+    for (x, k), mode, name in itertools.product(cases, ("full", "same", "valid"), ("convolve", "correlate")):
+        kk = k[(slice(None, None, -1),) * k.ndim] if name == "convolve" else k
+        full = _correlate_nd(x, kk, [(e - 1, e - 1) for e in k.shape]).real
+        keep = {"full": full.shape, "same": x.shape, "valid": tuple(s - e + 1 for s, e in zip(x.shape, k.shape))}[mode]
+        want = full[tuple(slice((f - m) // 2, (f - m) // 2 + m) for f, m in zip(full.shape, keep))]  # (scipy's centring)
+        got = getattr(ssig, name)(x.astype(np.float32), k.astype(np.float32), mode)
+        _same(got, want)
+
+
+def test_convolutions_of_finite_inputs_unchanged():
+    """The finite case still takes the convolution (or sliding dot); eager and jit give the same bits in float32
+    (complex64 correlate differed in rounding between eager and jit before this change too)."""
+    rng = np.random.default_rng(3)
+    a, v = rng.standard_normal(40).astype(np.float32), rng.standard_normal(7).astype(np.float32)
+    c = (a[:20] + 1j * a[20:]).astype(np.complex64)
+    for f, args in ((snp.convolve, (a, v)), (snp.correlate, (c, v[:5], "same")), (ssig.convolve, (a, v))):
+        eager = np.asarray(f(*args))
+        jitted = np.asarray(stagec.jit(f, static_argnums=tuple(range(2, len(args))))(*args))
+        assert np.array_equal(eager, jitted) or eager.dtype == np.complex64 and np.allclose(eager, jitted, rtol=1e-6)
+        np.testing.assert_allclose(eager, np.convolve(args[0].astype(np.complex128), args[1], "full")
+                                   if f is not snp.correlate else np.correlate(c.astype(np.complex128), v[:5], "same"),
+                                   rtol=1e-5, atol=1e-5)
