@@ -307,7 +307,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             stats["pruned"] += 1
             continue
         in_avals, out_avals = [avals[i] for i in ins], [o.aval for o in eqn.outputs]
-        host = host_ok and not prim.multiple_results and prim.impl is None and \
+        host = host_ok and prim.impl is None and \
             prim.hosts(in_avals, params, out_avals) and _always_host(prim, in_avals, params, out_avals, backend)
         same = _neutral(prim, ins, folded, avals, out_avals) if host else None
         if same is not None:  # max(x, -inf), min(x, inf): the rule gives x's bits, NaNs' included
@@ -321,10 +321,11 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
             avals.append(o.aval)
         seen[key] = outs
         if host and all(i in folded for i in ins):  # constants only (broadcast zeros, ...): the same each call
-            value = _fold(prim, [folded[i] for i in ins], params, out_avals[0])
-            if value is not None:
-                folded[outs[0]] = value
-                consts.append((outs[0], value))
+            values = _fold(prim, [folded[i] for i in ins], params, out_avals)
+            if values is not None:
+                for o, value in zip(outs, values):
+                    folded[o] = value
+                    consts.append((o, value))
                 continue
         if not host and prim.impl is None and ins and all(i in folded for i in ins) and \
                 sum(math.prod(a.shape) for a in out_avals) <= KEPT_CONSTANT_ELEMENTS:
@@ -545,18 +546,23 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 bound = prim.host_bound  # (the rule for this signature, where it has one)
                 ns[f"r{n}"] = bound([avals[i] for i in ins], params) if bound is not None else \
                     functools.partial(rule, **params) if params else rule
-                ns[f"d{n}"] = np.dtype(a.dtype)
-                lines.append(f"    v{o} = r{n}({args})")
-                if check:
-                    ns[f"h{n}"] = a.shape
-                    lines += [f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
-                              f"v{o} = asarray(v{o}, d{n}); _conv.add({n})",
-                              f"    if v{o}.shape != h{n}: raise RuntimeError("
-                              f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
-                elif n in conv or not a.shape:  # (0-d: `_max_host` gives a scalar or a 0-d array, by value)
-                    lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not d{n}: "
-                                 f"v{o} = asarray(v{o}, d{n})")
-            names[o] = f"v{o}"
+                # (a rule of several results, `sort`'s, gives a sequence of them)
+                lines.append(f"    {''.join(f'v{o}, ' for o in outs)}= r{n}({args})" if prim.multiple_results
+                             else f"    v{o} = r{n}({args})")
+                for k, o in enumerate(outs):
+                    a, d, h = avals[o], f"d{n}" if k == 0 else f"d{n}_{k}", f"h{n}" if k == 0 else f"h{n}_{k}"
+                    ns[d] = np.dtype(a.dtype)
+                    if check:
+                        ns[h] = a.shape
+                        lines += [f"    if type(v{o}) is not ndarray or v{o}.dtype is not {d}: "
+                                  f"v{o} = asarray(v{o}, {d}); _conv.add({n})",
+                                  f"    if v{o}.shape != {h}: raise RuntimeError("
+                                  f"'the NumPy rule of {prim.name} gave shape ' + str(v{o}.shape) + ' for {a.shape}')"]
+                    elif n in conv or not a.shape:  # (0-d: `_max_host` gives a scalar or a 0-d array, by value)
+                        lines.append(f"    if type(v{o}) is not ndarray or v{o}.dtype is not {d}: "
+                                     f"v{o} = asarray(v{o}, {d})")
+            for o in outs:
+                names[o] = f"v{o}"
             return lines
         ns[f"p{n}"], ns[f"q{n}"] = plan, params
         call = [f"    {''.join(f'v{o}, ' for o in outs)}= p{n}([{', '.join(operand(i, n, j) for j, i in enumerate(ins))}], q{n})"]
@@ -734,22 +740,27 @@ _loaded_lock = threading.Lock()
 _DEFINED = {elementwise.div_p: elementwise.defined_int_div, elementwise.rem_p: elementwise.defined_int_rem}
 
 
-def _fold(prim, xs: list, params: dict, aval) -> np.ndarray | None:
-    """An equation on constants computed once by its NumPy rule, as each call would (read-only); None where the
-    rule raised or gave another shape (the step then runs each call, and raises or is checked there), or where
-    the value would hold more than `HOST_READ_ELEMENTS` elements of memory (a broadcast view holds none)."""
+def _fold(prim, xs: list, params: dict, out_avals: list) -> list | None:
+    """The results of an equation on constants computed once by its NumPy rule, as each call would (read-only);
+    None where the rule raised or gave another shape (the step then runs each call, and raises or is checked
+    there), or where a value would hold more than `HOST_READ_ELEMENTS` elements of memory (a broadcast view holds
+    none)."""
     try:
         token = _errors.set(_quiet)
         try:
-            value = np.asarray(prim.host(*xs, **params), dtype=aval.dtype)
+            got = prim.host(*xs, **params)
+            values = [np.asarray(v, dtype=a.dtype)
+                      for v, a in zip(got if prim.multiple_results else (got,), out_avals, strict=True)]
         finally:
             _errors.reset(token)
     except Exception:
         return None
-    if value.shape != aval.shape or (value.size > HOST_READ_ELEMENTS and 0 not in value.strides):
-        return None
-    value.flags.writeable = False
-    return value
+    for value, aval in zip(values, out_avals):
+        if value.shape != aval.shape or (value.size > HOST_READ_ELEMENTS and 0 not in value.strides):
+            return None
+    for value in values:
+        value.flags.writeable = False
+    return values
 
 
 def _fold_kernel(prim, xs: list, in_avals: list, params: dict, out_avals: list) -> list | None:

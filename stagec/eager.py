@@ -233,6 +233,7 @@ EXACT: dict[Primitive, str] = {
                             structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
                             structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,
                             structural.concatenate_p, structural.pad_p, gather_p)},
+    reductions.sort_p: "biu",  # (floats: the rule gives the CPU kernel's bits, subnormals flushed; a GPU's may differ)
 }
 
 
@@ -392,8 +393,7 @@ def _on_host(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], para
              out_avals: Sequence[ShapedArray], backend: Backend) -> list[Array]:
     """The primitive's NumPy rule; a small result stays on the host until a device call reads it (`Array.on_host`),
     a bigger one is uploaded."""
-    (value,) = host_values(prim, args, avals, params, out_avals)
-    return [host_result(value, out_avals[0], backend)]
+    return [host_result(v, a, backend) for v, a in zip(host_values(prim, args, avals, params, out_avals), out_avals)]
 
 
 def host_result(value: np.ndarray, aval: ShapedArray, backend: Backend) -> Array:
@@ -406,7 +406,7 @@ def _host_plan(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_
                backend: Backend) -> Callable:
     """`run(args, params)` of a signature computed by its NumPy rule on every call: `_on_host`, with what the
     signature fixes (result dtype and shape, whether it stays on the host) decided once."""
-    if len(out_avals) != 1 or _quiet is None:
+    if len(out_avals) != 1 or prim.multiple_results or _quiet is None:
         return lambda args, params: _on_host(prim, args, avals, params, out_avals, backend)
     fn, kw, (out,) = prim.host, params, out_avals  # (a signature's params: equal on each of its calls)
     if prim.host_bound is not None:  # (the rule for this signature: called on the operands alone)
@@ -455,20 +455,23 @@ def host_values(prim: Primitive, args: Sequence, avals: Sequence[ShapedArray], p
     if _quiet is not None:  # (`np.errstate(all="ignore")`, without building its state on each call: ~0.6 us)
         token = _errors.set(_quiet)
         try:
-            value = prim.host(*xs, **params)
+            values = prim.host(*xs, **params)
         finally:
             _errors.reset(token)
     else:
         with np.errstate(all="ignore"):
-            value = prim.host(*xs, **params)
-    value = np.asarray(value, dtype=out_avals[0].dtype)
-    if value.shape != out_avals[0].shape:
-        raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for {out_avals[0].str_short()}")
+            values = prim.host(*xs, **params)
+    outs = []
+    for value, aval in zip(values if prim.multiple_results else (values,), out_avals, strict=True):
+        value = np.asarray(value, dtype=aval.dtype)
+        if value.shape != aval.shape:
+            raise RuntimeError(f"the NumPy rule of {prim.name} gave shape {value.shape} for {aval.str_short()}")
+        if any(type(x) is np.ndarray and x.flags.writeable and np.may_share_memory(value, x) for x in args):
+            value = value.copy()  # (a view of the caller's array, which it may write to)
+        value.setflags(write=False)
+        outs.append(value)
     stats["host"] += 1
-    if any(type(x) is np.ndarray and x.flags.writeable and np.may_share_memory(value, x) for x in args):
-        value = value.copy()  # (a view of the caller's array, which it may write to)
-    value.setflags(write=False)
-    return [value]
+    return outs
 
 
 def _get(key: tuple, build):

@@ -542,3 +542,62 @@ for _p, _ufunc, _op, _kinds in [(reduce_sum_p, np.add, "sum", "biufc"), (reduce_
 argminmax_p.def_host(lambda x, *, axis, index_dtype, is_max: (np.argmax if is_max else np.argmin)(x, axis)
                      .astype(index_dtype), of_kinds("biuf"))  # (the first NaN or tie, as the compiled op)
 cumulative_p.def_host(_cumulative_host, of_kinds("biuf"))
+
+
+# The compiled CPU sort (`_sort`) copies each operand through a wider type (`_fresh`: float32 through float64) in a
+# kernel running with denormals-are-zero (IREE's CPU kernels flush subnormals): a float32 operand comes back with
+# subnormals as signed zeros and signalling NaNs quieted, and a float64 key compares its subnormals as zeros (its
+# values keep their bits). Ties keep their order (the position key). The rule below gives those bits.
+_TINY = {np.dtype(np.float32): np.float32(np.finfo(np.float32).tiny),
+         np.dtype(np.float64): np.float64(np.finfo(np.float64).tiny)}
+_QUIET32 = np.uint32(0x00400000)
+
+
+def _no_subnormal(x) -> bool:
+    """Whether every element of float `x` is normal or infinite (no zero, subnormal nor NaN: none changes)."""
+    return ew._count_nonzero(np.abs(x) >= _TINY[x.dtype]) == x.size
+
+
+def _through_f64(x):
+    """A float32 array as the kernel's float32 -> float64 -> float32 copy gives it."""
+    if _no_subnormal(x):
+        return x
+    y = np.where(np.abs(x) < _TINY[x.dtype], np.copysign(np.float32(0), x), x)  # (subnormals: signed zeros)
+    nan = x != x
+    if ew._count_nonzero(nan):
+        y = (y.view(np.uint32) | np.where(nan, _QUIET32, np.uint32(0))).view(np.float32)
+    return y
+
+
+def _sort_host(*xs, dimension, num_keys, is_stable):
+    """The compiled sort's values (see above): NumPy's stable sort, lexicographic on the first `num_keys`, NaN last,
+    -0.0 tying 0.0."""
+    if xs[0].shape[dimension] <= 1:  # (the lowering returns its operands as they are)
+        return list(xs)
+    xs = [_through_f64(x) if x.dtype == np.float32 else x for x in xs]
+    keys = [np.where(np.abs(k) < _TINY[k.dtype], 0.0, k) if k.dtype == np.float64 and not _no_subnormal(k) else k
+            for k in xs[:num_keys]]
+    order = np.argsort(keys[0], axis=dimension, kind="stable") if num_keys == 1 else \
+        np.lexsort(keys[::-1], axis=dimension)
+    if order.ndim == 1:
+        return [x[order] for x in xs]
+    return [np.take_along_axis(x, order, dimension) for x in xs]
+
+
+# Rows from this length sort with NumPy in the CPU kernel too (`passes.legalize.SORT_MIN_LENGTH`, `host-sorts`, on
+# with `config.cpu_blas`): there float64 keys compare their subnormals, so those take the kernel.
+_F64_KEY_ROWS = 48
+
+
+def _sort_hosts(avals, params) -> bool:
+    """Whether the rule gives the kernel's bits: not for an unstable sort of floats or of payloads (tied keys, -0.0
+    and 0.0 or NaNs, may come in another order), nor for float64 keys in rows of `_F64_KEY_ROWS` or more."""
+    if not all(_dt.kind(a.dtype) in "biuf" for a in avals):
+        return False
+    keys = avals[:params["num_keys"]]
+    if not params["is_stable"] and (len(avals) > len(keys) or any(_dt.kind(a.dtype) == "f" for a in keys)):
+        return False
+    return avals[0].shape[params["dimension"]] < _F64_KEY_ROWS or all(a.dtype != np.float64 for a in keys)
+
+
+sort_p.def_host(_sort_host, _sort_hosts)
