@@ -36,48 +36,29 @@ def _log1pmx(t):
     return snp.where(small, near, snp.log1p(t) - t)
 
 
-def _log_gamma_fac(a, x):
-    """log(x^a e^-x / Gamma(a)); for a >= 8 as a log1pmx((x - a)/a) + log(a / 2pi)/2 - rest(a) (no cancellation)."""
+def _log_gamma_fac(a, x, lg=None, lm=None):
+    """log(x^a e^-x / Gamma(a)); for a >= 8 as a log1pmx((x - a)/a) + log(a / 2pi)/2 - rest(a) (no cancellation).
+    `lg` = gammaln(a) and `lm` = log1pmx((x - max(a, 8))/max(a, 8)) where the caller has them."""
     big = a >= 8
     ab = snp.where(big, a, 8.0)
-    peak = ab * _log1pmx((x - ab) / ab) + 0.5 * snp.log(ab / (2 * np.pi)) - _sp._stirling_rest(ab)
-    return snp.where(big, peak, _sp.xlogy(a, x) - x - _sp.gammaln(a))
+    lm = _log1pmx((x - ab) / ab) if lm is None else lm
+    peak = ab * lm + 0.5 * snp.log(ab / (2 * np.pi)) - _sp._stirling_rest(ab)
+    return snp.where(big, peak, _sp.xlogy(a, x) - x - (_sp.gammaln(a) if lg is None else lg))
 
 
-def _converge(step, init, err):
-    """Runs `step` on the state until `err(state) <= 0` everywhere (or `_MAXIT` steps)."""
-    def cond(s):
-        return (s[0] < _MAXIT) & snp.any(err(s[1:]) > 0)
-    return lax.while_loop(cond, lambda s: (s[0] + 1, *step(s[0] + 1, *s[1:])), (0, *init))[1:]
-
-
-def _p_series(a, x, eps):
-    """sum_n x^n / ((a+1)...(a+n)): P(a, x) = that times x^a e^-x / Gamma(a + 1)."""
-    one = snp.ones_like(x)
-    def step(n, ap, term, total):
-        ap = ap + 1
-        term = term * x / ap
-        return ap, term, total + term
-    _, _, total = _converge(step, (a, one, one), lambda s: snp.abs(s[1]) - eps * snp.abs(s[2]))
-    return total
-
-
-def _q_cfrac(a, x, eps):
-    """The continued fraction 1/(x+1-a- 1(1-a)/(x+3-a- ...)): Q(a, x) = that times x^a e^-x / Gamma(a)."""
-    tiny = float(np.finfo(x.dtype).tiny) * 1e3
-    b0 = x + 1 - a
-    d = 1 / b0
-    def step(n, c, d, h, delta):  # (b from n, not carried: IREE 3.13 failed to run the eager loop of shape (1,)
-        an = -n * (n - a)          # with one more carried array, "ref is null")
-        b = b0 + 2 * n
-        d = an * d + b
-        d = 1 / snp.where(snp.abs(d) < tiny, tiny, d)
-        c = b + an / c
-        c = snp.where(snp.abs(c) < tiny, tiny, c)
-        delta = d * c
-        return c, d, h * delta, delta
-    init = (snp.full_like(x, 1 / tiny), d, d, snp.full_like(x, 2.0))
-    return _converge(step, init, lambda s: snp.abs(s[3] - 1) - eps)[2]
+def _converge(step, init, err, free=1):
+    """Runs `step(n, *state)` (n = 1, 2, ... in the state's dtype) on each element whose `err(state)` is positive,
+    until none is (or `_MAXIT` steps). One `lax.while_loop` whose condition is a carried flag: IREE makes one
+    dispatch of the body and one of its test a step. A converged element keeps its state (its value does not depend
+    on its neighbours) but for `state[free]`, which `err` does not read (its select was a dispatch of its own)."""
+    def body(s):
+        n, st = s[1] + 1, s[2:]
+        live = err(st) > 0
+        st = [new if i == free else snp.where(live, new, old) for i, (new, old) in enumerate(zip(step(n, *st), st))]
+        # (the test reads the mask through a barrier: fused with the body, the reduction's one workgroup held every
+        # state on its stack, over IREE's 1 MiB limit from ~40K float32 elements)
+        return (snp.any(lax.optimization_barrier((err(st) > 0) & (n < _MAXIT))), n, *st)
+    return lax.while_loop(lambda s: s[0], body, (snp.asarray(True), snp.zeros_like(init[0]), *init))[2:]
 
 
 def _zeta_table(n: int) -> np.ndarray:
@@ -104,19 +85,6 @@ def _lgamma1p(a):
     return snp.where(small, (acc - np.euler_gamma) * s_, _sp.gammaln(1 + a))
 
 
-def _q_series(a, x, eps):
-    """Q(a, x) for x <= 1.1 and small a (Cephes' igamc_series): 1 - x^a/Gamma(a+1) + x^a/Gamma(a) sum_n (-x)^n/(n!(a+n)),
-    the first two as -expm1 so that a small Q keeps its digits."""
-    def step(n, fac, total, term):
-        fac = fac * -x / n
-        term = fac / (a + n)
-        return fac, total + term, term
-    one = snp.ones_like(x)
-    _, total, _ = _converge(step, (one, 0 * x, one), lambda s: snp.abs(s[2]) - eps * snp.abs(s[1]))
-    logx = snp.log(x)
-    return -snp.expm1(a * logx - _lgamma1p(a)) - snp.exp(a * logx - _sp.gammaln(a)) * total
-
-
 # Taylor coefficients in eta of Temme's c_0, c_1, c_2 (DLMF 8.12.8-9: c_0 = 1/(x/a - 1) - 1/eta, c_k = c_(k-1)'/eta +
 # (-1)^k g_k / (x/a - 1), g_k Stirling's), from their exact rational series (reverting eta^2/2 = mu - log(1 + mu));
 # as many as a >= _TEMME_A and the band |x/a - 1| < 0.3 need in float64 (past eta ~ 0.12 R underflows there)
@@ -130,10 +98,9 @@ _TEMME_C = (
 _TEMME_A = 1e5  # (the loops take ~sqrt(a) steps, and float32's a + n stops counting past 2**24)
 
 
-def _temme_pq(a, x):
+def _temme_pq(a, x, lm):
     """(P, Q) by Temme's uniform expansion (DLMF 8.12.3-4): 1/2 erfc(-+eta sqrt(a/2)) -+ R, eta = sign(x - a)
-    sqrt(-2 log1pmx(x/a - 1)), R = e^(-a eta^2/2) / sqrt(2 pi a) sum_k c_k(eta) a^-k."""
-    lm = _log1pmx((x - a) / a)
+    sqrt(-2 log1pmx(x/a - 1)), R = e^(-a eta^2/2) / sqrt(2 pi a) sum_k c_k(eta) a^-k; `lm` = log1pmx(x/a - 1)."""
     eta = snp.where(x < a, -1.0, 1.0) * snp.sqrt(-2 * lm)
     total = 0.0
     for row in reversed(_TEMME_C):
@@ -144,7 +111,46 @@ def _temme_pq(a, x):
     r = snp.exp(a * lm) / snp.sqrt(2 * np.pi * a) * total
     z = eta * snp.sqrt(a / 2)
     mid, h = snp.abs(z) < 0.5, 0.5 * _sp.erf(z)  # (1/2 +- erf(z)/2 there: erfc rounds near 1 to 1's ulps)
-    return (snp.where(mid, 0.5 + h, 0.5 * _sp.erfc(-z)) - r, snp.where(mid, 0.5 - h, 0.5 * _sp.erfc(z)) + r)
+    # erfc(+-z) from one erfc(|z|) = t: erfc(-|z|) is 2 - t in passes/special.py's expansions (the same bits)
+    t = _sp.erfc(snp.abs(z))
+    up, down = snp.where(z >= 0, 2 - t, t), snp.where(z >= 0, t, 2 - t)  # (erfc(-z), erfc(z))
+    return (snp.where(mid, 0.5 + h, 0.5 * up) - r, snp.where(mid, 0.5 - h, 0.5 * down) + r)
+
+
+def _gamma_loop(a, x, cf, qs, live, eps):
+    """Numerical Recipes' and Cephes' three sums in one loop, each element taking its own (as masks `cf`, `qs`; only
+    the `live` ones step). The power series sum_n x^n / ((a+1)...(a+n)) (P(a, x) = that times x^a e^-x / Gamma(a +
+    1)); Cephes' igamc_series sum_n (-x)^n / (n! (a + n)) for Q where x <= 1.1; the continued fraction 1/(x+1-a-
+    1(1-a)/(x+3-a- ...)) (modified Lentz: Q(a, x) = that times x^a e^-x / Gamma(a)). The state (a + n, term, sum,
+    term) or (c, d, h, delta); each step's two divisions shared by the three. The sum, or h."""
+    tiny = float(np.finfo(x.dtype).tiny) * 1e3
+    qs = qs | ~live  # (not live: a zero sum and term, err 0 from the start)
+    b0 = x + 1 - a
+    xs = snp.where(qs, -x, x)
+    d0 = 1 / b0
+    one = snp.ones_like(x)
+
+    def fix(v):
+        return snp.where(snp.abs(v) < tiny, tiny, v)
+
+    def step(n, s0, s1, s2, s3):
+        an = -n * (n - a)  # (the fraction's)
+        b = b0 + 2 * n
+        q1 = snp.where(cf, 1.0, s1 * xs) / snp.where(cf, fix(an * s1 + b), snp.where(qs, n, s0 + 1))  # d | term | fac
+        q2 = snp.where(cf, an, q1) / snp.where(cf, s0, a + n)  # an / c | (igamc's term)
+        c = fix(b + q2)
+        delta = q1 * c
+        v = snp.where(qs, q2, q1)
+        return (snp.where(cf, c, s0 + 1), q1, snp.where(cf, s2 * delta, s2 + v), snp.where(cf, delta, v))
+
+    def err(s):  # (P's series until its tail, term x / (a + n + 1 - x) at most, is below eps of the sum: its terms'
+        # ratio nears 1 where x nears a, and the term alone left ~30 float32 ulps at a = 5e4)
+        return snp.where(cf, snp.abs(s[3] - 1) - eps, snp.where(
+            qs, snp.abs(s[3]) - eps * snp.abs(s[2]), snp.abs(s[3]) * x - eps * snp.abs(s[2]) * (s[0] + 1 - x)))
+
+    init = (snp.where(cf, 1 / tiny, a), snp.where(cf, d0, one), snp.where(cf, d0, snp.where(qs, 0.0, one)),
+            snp.where(live, snp.where(cf, 2.0, one), 0.0))
+    return _converge(step, init, err)[2]
 
 
 def _gammainc_pq(a, x):
@@ -154,17 +160,20 @@ def _gammainc_pq(a, x):
     cf = (x > 1) & (x > a)  # (Cephes' split: the fraction converges there, the series below)
     ok = (a > 0) & (x > 0) & snp.isfinite(a) & snp.isfinite(x)
     tm = ok & (a >= _TEMME_A) & (snp.abs(x - a) < 0.3 * a)  # (outside: P or Q below e^-3900, the loops fast)
-    ok = ok & ~tm
-    sa, sx = snp.where(ok & ~cf, a, 1.0), snp.where(ok & ~cf, x, 0.5)
-    ca, cx = snp.where(ok & cf, a, 1.0), snp.where(ok & cf, x, 2.0)
     # (below x = 1.1 Q is small where a is: Cephes' series for Q there, the complement of P's beyond its line)
     qs = ~cf & (x <= 1.1) & snp.where(x <= 0.5, -0.4 / snp.log(snp.where(x > 0, x, 0.5)) >= a, x * 1.1 >= a)
-    qa, qx = snp.where(ok & qs, a, 0.5), snp.where(ok & qs, x, 0.5)
-    p = snp.exp(_log_gamma_fac(sa, sx)) / sa * _p_series(sa, sx, eps)
-    q = snp.exp(_log_gamma_fac(ca, cx)) * _q_cfrac(ca, cx, eps)
-    q2 = _q_series(qa, qx, eps)
+    ma, mx = snp.where(ok, a, 1.0), snp.where(ok, x, 0.5)
+    # x^a e^-x / Gamma(a) and Temme's log1pmx(x/a - 1) once for all (each method's elements: their own a and x)
+    ab = snp.where(ma >= 8, ma, 8.0)
+    lm, lg = _log1pmx((mx - ab) / ab), _sp.gammaln(ma)
+    fac = snp.exp(_log_gamma_fac(ma, mx, lg, lm))
+    live = ok & ~tm
+    total = _gamma_loop(ma, mx, live & cf, live & qs, live, eps)
+    logx = snp.log(mx)  # (igamc_series: the first two terms as -expm1 so that a small Q keeps its digits)
+    q2 = -snp.expm1(ma * logx - _lgamma1p(ma)) - snp.exp(ma * logx - lg) * total
+    p, q = fac / ma * total, fac * total
     p, q = snp.where(cf, 1 - q, snp.where(qs, 1 - q2, p)), snp.where(cf, q, snp.where(qs, q2, 1 - p))
-    tp, tq = _temme_pq(snp.where(tm, a, _TEMME_A), snp.where(tm, x, _TEMME_A))
+    tp, tq = _temme_pq(ma, mx, lm)
     p, q = snp.where(tm, tp, p), snp.where(tm, tq, q)
     nan = snp.isnan(a) | snp.isnan(x) | (a < 0) | (x < 0) | ((a == 0) & (x == 0))
     # edges as SciPy: P(a, 0) = 0; P(0, x > 0) = 1; P(a, inf) = 1; P(inf, finite x) = 0
@@ -216,9 +225,10 @@ def gammaincc(a, x):
 
 
 # ---------------------------------------------------------------- incomplete beta
-def _log_beta_fac(a, b, x):
+def _log_beta_fac(a, b, x, xla=None, lb=None):
     """log(x^a (1-x)^b / B(a, b)); for a, b >= 8 around the peak x0 = a/(a+b): a log1pmx(x/x0 - 1) +
-    b log1pmx((1-x)/(1-x0) - 1) plus Stirling's form of log(x0^a (1-x0)^b / B(a, b)) (the linear terms cancel)."""
+    b log1pmx((1-x)/(1-x0) - 1) plus Stirling's form of log(x0^a (1-x0)^b / B(a, b)) (the linear terms cancel).
+    `xla` = xlogy(a, x) and `lb` = betaln(a, b) where the caller has them."""
     big = (a >= 8) & (b >= 8)
     ab, bb = snp.where(big, a, 8.0), snp.where(big, b, 8.0)
     s = ab + bb
@@ -226,40 +236,43 @@ def _log_beta_fac(a, b, x):
     peak = (ab * _log1pmx((x - x0) / x0) + bb * _log1pmx((x0 - x) / y0)
             + 0.5 * (snp.log(ab) + snp.log(bb) - snp.log(s) - np.log(2 * np.pi))
             - _sp._stirling_rest(ab) - _sp._stirling_rest(bb) + _sp._stirling_rest(s))
-    return snp.where(big, peak, _sp.xlogy(a, x) + _sp.xlog1py(b, -x) - _sp.betaln(a, b))
+    xla = _sp.xlogy(a, x) if xla is None else xla
+    return snp.where(big, peak, xla + _sp.xlog1py(b, -x) - (_sp.betaln(a, b) if lb is None else lb))
 
 
-def _beta_cfrac(a, b, x, eps):
-    """Numerical Recipes' betacf: I_x(a, b) = that times x^a (1-x)^b / (a B(a, b)), for x < (a+1)/(a+b+2)."""
+def _beta_loop(a, b, x, cf, live, eps):
+    """Numerical Recipes' betacf where `cf` (I_x(a, b) = that times x^a (1-x)^b / (a B(a, b)), for x < (a+1)/(a+b+2))
+    and Cephes' pseries elsewhere, for b x <= 1, x <= 0.95 (I_x(a, b) = x^a / B(a, b) (1/a + sum_n (1-b)...(n-b)
+    x^n / (n! (a+n))); the fraction, flipped, lost Q's digits there: 5e-3 float32 relative error at (3.7, 0.011,
+    0.85)), in one loop (only the `live` elements step). The state (c, d, h, delta) or (n, term, sum, term / (a + n));
+    the series' two divisions shared with the fraction's first two. h, or the sum."""
     tiny = float(np.finfo(x.dtype).tiny) * 1e3
+    one = snp.ones_like(x)
+
     def fix(v):
         return snp.where(snp.abs(v) < tiny, tiny, v)
+
     def step(m, c, d, h, delta):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((a - 1 + m2) * (a + m2))
-        d = 1 / fix(1 + aa * d)
-        c = fix(1 + aa / c)
-        h = h * d * c
+        q1 = (snp.where(cf, m * (b - m) * x, d * (m - b) * x)  # (the series' term: d)
+              / snp.where(cf, (a - 1 + m2) * (a + m2), m))
+        q2 = snp.where(cf, 1.0, q1) / snp.where(cf, fix(1 + q1 * d), a + m)  # d | the series' term / (a + n)
+        c = fix(1 + q1 / c)
+        hc = h * q2 * c
         aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2))
-        d = 1 / fix(1 + aa * d)
+        d2 = 1 / fix(1 + aa * q2)
         c = fix(1 + aa / c)
-        delta = d * c
-        return c, d, h * delta, delta
-    d = 1 / fix(1 - (a + b) * x / (a + 1))
-    init = (snp.ones_like(x), d, d, snp.full_like(x, 2.0))
-    return _converge(step, init, lambda s: snp.abs(s[3] - 1) - eps)[2]
+        delta = d2 * c
+        return (snp.where(cf, c, m), snp.where(cf, d2, q1), snp.where(cf, hc * delta, h + q2), snp.where(cf, delta, q2))
 
+    def err(s):  # (the series until its tail, term r / (1 - r) at most, is below eps of the sum; r = |n + 1 - b| x /
+        # (n + 1) bounds the next ratio, below 1 where b x <= 1 and x <= 0.95)
+        r = snp.abs(s[0] + 1 - b) * x / (s[0] + 1)
+        return snp.where(cf, snp.abs(s[3] - 1) - eps, snp.abs(s[3]) * r - eps * snp.abs(s[2]) * (1 - r))
 
-def _beta_pseries(a, b, x, eps):
-    """Cephes' pseries for b x <= 1, x <= 0.95: I_x(a, b) = x^a / B(a, b) (1/a + sum_n (1-b)...(n-b) x^n / (n! (a+n)))
-    (the fraction, flipped, lost Q's digits there: 5e-3 float32 relative error at (3.7, 0.011, 0.85))."""
-    def step(n, t, total, v):
-        t = t * (n - b) * x / n
-        v = t / (a + n)
-        return t, total + v, v
-    one = snp.ones_like(x)
-    _, total, _ = _converge(step, (one, 1 / a, one), lambda s: snp.abs(s[2]) - eps * snp.abs(s[1]))
-    return snp.exp(_sp.xlogy(a, x) - _sp.betaln(a, b)) * total
+    d0 = 1 / fix(1 - (a + b) * x / (a + 1))
+    init = (snp.where(cf, one, 0.0), snp.where(cf, d0, one), snp.where(cf, d0, 1 / a), snp.where(live, snp.where(cf, 2.0, one), 0.0))
+    return _converge(step, init, err)[2]
 
 
 def _betainc(a, b, x):
@@ -273,10 +286,11 @@ def _betainc(a, b, x):
     flip = snp.where(ps | ps_flip, ps_flip, x > a / (a + b))
     pa, pb, px = snp.where(flip, b, a), snp.where(flip, a, b), snp.where(flip, 1 - x, x)
     use_ps = ps | ps_flip
-    sa, sb, sx = [snp.where(ok & use_ps, v, d) for v, d in ((pa, 1.0), (pb, 1.0), (px, 0.5))]
-    pa, pb, px = [snp.where(ok & ~use_ps, v, d) for v, d in ((pa, 1.0), (pb, 1.0), (px, 0.5))]
-    v = snp.exp(_log_beta_fac(pa, pb, px)) / pa * _beta_cfrac(pa, pb, px, eps)
-    v = snp.where(use_ps, _beta_pseries(sa, sb, sx, eps), v)
+    ma, mb, mx = [snp.where(ok, v, d) for v, d in ((pa, 1.0), (pb, 1.0), (px, 0.5))]
+    xla, lb = _sp.xlogy(ma, mx), _sp.betaln(ma, mb)
+    total = _beta_loop(ma, mb, mx, ok & ~use_ps, ok, eps)
+    v = snp.where(use_ps, snp.exp(xla - lb) * total,
+                  snp.exp(_log_beta_fac(ma, mb, mx, xla, lb)) / ma * total)
     v = snp.where(flip, 1 - v, v)
     v = snp.where(x <= 0, 0.0, snp.where(x >= 1, 1.0, v))
     # SciPy's edges: a = 0 < b puts the mass at 0 (I = 1 for x > 0), b = 0 < a at 1 (I = 0 for x < 1)
