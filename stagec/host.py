@@ -438,8 +438,9 @@ def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> Non
 
 def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
     """The lower Cholesky factor of each Hermitian (b, n, n) matrix of `a` (its lower triangle read) into `out`, zeros
-    above the diagonal; a matrix that is not positive definite (or holds NaN) gives NaN on and below it, as
-    `linalg._cholesky`'s loop: LAPACK's potrf, or NumPy's cholesky where NumPy has no OpenBLAS."""
+    above the diagonal; a matrix that is not positive definite gives NaN on and below it, one holding NaN NaN where
+    it reaches (potrf's pivots compare false), as `linalg._cholesky`'s loop: LAPACK's potrf, or NumPy's cholesky
+    where NumPy has no OpenBLAS."""
     b, n = a.shape[0], a.shape[-1]
     upper = _kept(_uppers, n, lambda: ~np.tri(n, dtype=bool))
     f = _lapack("potrf", a.dtype)
@@ -465,9 +466,6 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
         _on_threads(run)
         for i in bad:
             out[i] = np.nan
-    diag = out.reshape(b, n * n)[:, ::n + 1]
-    for i in np.flatnonzero(np.isnan(diag).any(axis=1)):  # (a NaN pivot: the whole factor NaN, as the loop's)
-        out[i] = np.nan
     out[:, upper] = 0
 
 

@@ -181,19 +181,20 @@ def _potrf(a):
     n = aval_of(a).shape[-1]
     rows = _idx(n, -2)
 
-    def body(j, L):
+    def body(j, carry):
+        L, bad = carry
         lj = _row(L, j)
         c = subtract(_col(a, j), _mm(L, _ct(lj)))
-        d = sqrt(real(_row(c, j)) if _is_complex(c) else _row(c, j))
-        d = d.astype(aval_of(c).dtype)
+        p = real(_row(c, j)) if _is_complex(c) else _row(c, j)
+        d = sqrt(p).astype(aval_of(c).dtype)
         col = where(greater(rows, j), divide(c, d), where(equal(rows, j), d, 0))
-        return _set_col(L, col.astype(aval_of(L).dtype), j)
+        return _set_col(L, col.astype(aval_of(L).dtype), j), logical_or(bad, less_equal(p, 0))
 
-    L = lax.fori_loop(0, n, body, zeros(aval_of(a).shape, aval_of(a).dtype))
-    # a NaN pivot makes the whole factor NaN (as LAPACK's, through JAX): no plausible leading columns
-    pivots = sum(_np_diagonal(L, axis1=-2, axis2=-1), axis=-1, keepdims=True)
-    lower = logical_and(expand_dims(lax.ne(pivots, pivots), -1), less(_idx(n, -1), rows + 1))
-    return [where(lower, np.nan, L)]
+    L, bad = lax.fori_loop(0, n, body, (zeros(aval_of(a).shape, aval_of(a).dtype),
+                                        zeros((*aval_of(a).shape[:-2], 1, 1), bool)))
+    # A pivot <= 0 (not positive definite) makes the whole factor NaN, as LAPACK's info through JAX; a NaN entry
+    # (whose pivots compare false, as in potrf) leaves NaN only where it reaches, as NumPy and JAX 0.10.2 give.
+    return [where(logical_and(bad, less(_idx(n, -1), rows + 1)), np.nan, L)]
 
 
 @_staged("upper", "symmetrize_input")
