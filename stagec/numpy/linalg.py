@@ -181,20 +181,22 @@ def _potrf(a):
     n = aval_of(a).shape[-1]
     rows = _idx(n, -2)
 
-    def body(j, carry):
-        L, bad = carry
+    def body(j, L):
         lj = _row(L, j)
         c = subtract(_col(a, j), _mm(L, _ct(lj)))
         p = real(_row(c, j)) if _is_complex(c) else _row(c, j)
-        d = sqrt(p).astype(aval_of(c).dtype)
+        d = where(less_equal(p, 0), -np.inf, sqrt(p)).astype(aval_of(c).dtype)  # (-inf: not positive definite)
         col = where(greater(rows, j), divide(c, d), where(equal(rows, j), d, 0))
-        return _set_col(L, col.astype(aval_of(L).dtype), j), logical_or(bad, less_equal(p, 0))
+        return _set_col(L, col.astype(aval_of(L).dtype), j)
 
-    L, bad = lax.fori_loop(0, n, body, (zeros(aval_of(a).shape, aval_of(a).dtype),
-                                        zeros((*aval_of(a).shape[:-2], 1, 1), bool)))
+    L = lax.fori_loop(0, n, body, zeros(aval_of(a).shape, aval_of(a).dtype))
     # A pivot <= 0 (not positive definite) makes the whole factor NaN, as LAPACK's info through JAX; a NaN entry
     # (whose pivots compare false, as in potrf) leaves NaN only where it reaches, as NumPy and JAX 0.10.2 give.
-    return [where(logical_and(bad, less(_idx(n, -1), rows + 1)), np.nan, L)]
+    # (The flag is the diagonal's -inf, not a loop carry: a bool carry beside L made IREE 3.13 emit a copy of a
+    # binding out of range, in a module of several Cholesky factors.)
+    diag = _np_diagonal(L, axis1=-2, axis2=-1)
+    bad = _any(equal(real(diag) if _is_complex(diag) else diag, -np.inf), axis=-1, keepdims=True)
+    return [where(logical_and(expand_dims(bad, -1), less(_idx(n, -1), rows + 1)), np.nan, L)]
 
 
 @_staged("upper", "symmetrize_input")
