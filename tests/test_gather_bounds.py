@@ -1,6 +1,8 @@
 """`lax.gather` clamps each start into [0, dim - slice size], as StableHLO defines it (and JAX, and stagec's eager
 NumPy rule). IREE 3.13 read past the operand: a start of 5 into 4 values gave 0 under jit, a uint8 200 gave memory
 garbage, int32 2^31 - 1 crashed the process. Oracle: NumPy with the starts clipped."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -23,11 +25,32 @@ def _one(x, i):
     return lax.gather(x, i, offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,), slice_sizes=(1,))
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.uint32, np.int64])
-def test_out_of_bounds_starts_are_clamped_eager_and_jitted(dtype, x64):
+_DTYPES = (np.int32, np.uint8, np.uint32, np.int64)
+
+
+def _starts(dtype):
     info = np.iinfo(dtype)
-    raw = [[0, 0], [3, 5], [5, 1], [200, 7], [info.max, info.max], [info.min, 2]]
-    idx = np.array(raw, dtype=dtype)
+    return np.array([[0, 0], [3, 5], [5, 1], [200, 7], [info.max, info.max], [info.min, 2]], dtype=dtype)
+
+
+@functools.cache
+def _jitted_gathers() -> dict:
+    """{(dtype, f): jit(f)(x, i)} for each `_starts` dtype and gather of test_out_of_bounds_starts_..., one module."""
+    assert stagec.config.enable_x64  # (as the tests run it: the `x64` fixture)
+    cases = {}
+    for dtype in _DTYPES:
+        idx = _starts(dtype)
+        cases.update({(np.dtype(dtype).name, f.__name__): (f, x, i) for f, x, i in
+                      ((_points, X, idx), (_rows, X, idx), (_one, V, idx[:, :1]))})
+    keys = list(cases)
+    got = stagec.jit(lambda args: [cases[k][0](x, i) for k, (x, i) in zip(keys, args)])(
+        [cases[k][1:] for k in keys])
+    return dict(zip(keys, got))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_out_of_bounds_starts_are_clamped_eager_and_jitted(dtype, x64):
+    idx = _starts(dtype)
     lo = np.clip(idx.astype(np.int64), 0, [3, 5])
     want_points = X[lo[:, 0], lo[:, 1]]
     start = np.clip(idx.astype(np.int64), 0, [2, 3])
@@ -35,8 +58,9 @@ def test_out_of_bounds_starts_are_clamped_eager_and_jitted(dtype, x64):
     one = idx[:, :1]
     want_one = V[np.clip(one[:, 0].astype(np.int64), 0, 3)]
     for f, x, i, want in ((_points, X, idx, want_points), (_rows, X, idx, want_rows), (_one, V, one, want_one)):
-        np.testing.assert_array_equal(np.asarray(f(x, i)), want)
-        np.testing.assert_array_equal(np.asarray(stagec.jit(f)(x, i)), want)
+        np.testing.assert_array_equal(np.asarray(f(x, i)), want, err_msg=f"{f.__name__} eager")
+        np.testing.assert_array_equal(np.asarray(_jitted_gathers()[np.dtype(dtype).name, f.__name__]), want,
+                                      err_msg=f"{f.__name__} jitted")
 
 
 _M = np.arange(20, dtype=np.float32).reshape(4, 5) * 10
@@ -48,20 +72,38 @@ def _clipped(i, n):
     return np.clip(np.where(i < 0, i + n, i), 0, n - 1)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64])
+_INDEX_DTYPES = (np.int32, np.uint32, np.int64)
+
+
+def _indices(dtype):
+    info = np.iinfo(dtype)
+    return np.array([0, 3, 4, 9, info.max] + ([-1, -4, -5, -30, info.min] if info.min else []), dtype)
+
+
+@functools.cache
+def _jitted_indexing() -> dict:
+    """{dtype: (the five reads and update, the vmapped read)} of test_numpy_indexing_..., each dtype's under jit,
+    all in one module."""
+    assert stagec.config.enable_x64  # (as the tests run it: the `x64` fixture)
+    reads = lambda x, i: (x[i], x[:, i], x[i, i[::-1]], x[1:, i], x.at[i].set(-1.0, mode="clip"))  # noqa: E731
+    rowwise = stagec.vmap(lambda r, k: r[k])
+    names = [np.dtype(d).name for d in _INDEX_DTYPES]
+    got = stagec.jit(lambda x, idx: [(reads(x, i), rowwise(x, i[:4])) for i in idx])(
+        _M, [_indices(d) for d in _INDEX_DTYPES])
+    return dict(zip(names, got))
+
+
+@pytest.mark.parametrize("dtype", _INDEX_DTYPES)
 def test_numpy_indexing_with_traced_out_of_bounds_indices_clamps(dtype, x64):
     """numpy indexing leaves a traced index out of bounds for the gather to clamp (no clamp of its own): reads,
     rows and columns, two indices at once, vmapped, and a 'clip' update whose indices a gather reads."""
-    info = np.iinfo(dtype)
-    raw = [0, 3, 4, 9, info.max] + ([-1, -4, -5, -30, info.min] if info.min else [])
-    i = np.array(raw, dtype)
+    i = _indices(dtype)
     rows, cols = _clipped(i, 4), _clipped(i, 5)
-    got = stagec.jit(lambda x, i: (x[i], x[:, i], x[i, i[::-1]], x[1:, i], x.at[i].set(-1.0, mode="clip")))(_M, i)
+    got, rowwise = _jitted_indexing()[np.dtype(dtype).name]
     want_set = _M.copy()
     want_set[rows] = -1.0
     for g, w in zip(got, (_M[rows], _M[:, cols], _M[rows, cols[::-1]], _M[1:, cols], want_set)):
         np.testing.assert_array_equal(np.asarray(g), w)
-    rowwise = stagec.jit(stagec.vmap(lambda r, k: r[k]))(_M, i[:4])
     np.testing.assert_array_equal(np.asarray(rowwise), _M[np.arange(4), cols[:4]])
 
 
@@ -75,11 +117,8 @@ def _scatter_oracle(x, idx, upd, window, op):
     return out
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.uint32, np.int64])
-def test_scatter_drops_each_index_vector_whose_window_does_not_fit(dtype, x64):
-    """IREE 3.13 checks no bounds of a scatter's indices: [0, 6] into (4, 6) wrote at [1, 0], [-1, 7] at [0, 1],
-    and a row of 10^6 crashed the process. Out of bounds in any component, the update is dropped (StableHLO, JAX's
-    FILL_OR_DROP), eager and jitted, in every mode."""
+def _scatter_args(dtype):
+    """(pts, pv, rows, rv): index vectors of points and of rows, in and out of bounds, and their updates."""
     info = np.iinfo(dtype)
     pts = [[0, 0], [3, 5], [0, 6], [1, 6], [4, 0], [2, 200], [info.max, 0], [0, info.max], [1, 2]]
     pts += [[-1, 7], [1, -1], [-1, 0], [info.min, 3]] if info.min else []
@@ -87,18 +126,37 @@ def test_scatter_drops_each_index_vector_whose_window_does_not_fit(dtype, x64):
     rows = np.array([[0], [3], [4], [200], [info.max]] + ([[-1], [info.min]] if info.min else []), dtype)
     pv = np.arange(1, len(pts) + 1, dtype=np.float32)
     rv = np.arange(1, 6 * len(rows) + 1, dtype=np.float32).reshape(len(rows), 6)
-    ops = {"set": lambda a, b: b, "add": np.add, "max": np.maximum}
+    return pts, pv, rows, rv
 
-    def f(x, pts, pv, rows, rv):
-        return [(lax.scatter(x, pts, pv, update_window_dims=(), inserted_window_dims=(0, 1),
-                             scatter_dims_to_operand_dims=(0, 1), mode=m),
-                 lax.scatter(x, rows, rv, update_window_dims=(1,), inserted_window_dims=(0,),
-                             scatter_dims_to_operand_dims=(0,), mode=m)) for m in ops]
 
-    for got in (f(X, pts, pv, rows, rv), stagec.jit(f)(X, pts, pv, rows, rv)):
-        for (gp, gr), op in zip(got, ops.values()):
-            np.testing.assert_array_equal(np.asarray(gp), _scatter_oracle(X, pts, pv, (1, 1), op))
-            np.testing.assert_array_equal(np.asarray(gr), _scatter_oracle(X, rows, rv, (1, 6), op))
+_SCATTER_OPS = {"set": lambda a, b: b, "add": np.add, "max": np.maximum}
+
+
+def _scatters(x, pts, pv, rows, rv):
+    return [(lax.scatter(x, pts, pv, update_window_dims=(), inserted_window_dims=(0, 1),
+                         scatter_dims_to_operand_dims=(0, 1), mode=m),
+             lax.scatter(x, rows, rv, update_window_dims=(1,), inserted_window_dims=(0,),
+                         scatter_dims_to_operand_dims=(0,), mode=m)) for m in _SCATTER_OPS]
+
+
+@functools.cache
+def _jitted_scatters() -> dict:
+    """{dtype: jit(_scatters)(X, *_scatter_args(dtype))} for every dtype of the test below, in one module."""
+    assert stagec.config.enable_x64  # (as the tests run it: the `x64` fixture)
+    got = stagec.jit(lambda x, args: [_scatters(x, *a) for a in args])(X, [_scatter_args(d) for d in _DTYPES])
+    return dict(zip([np.dtype(d).name for d in _DTYPES], got))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_scatter_drops_each_index_vector_whose_window_does_not_fit(dtype, x64):
+    """IREE 3.13 checks no bounds of a scatter's indices: [0, 6] into (4, 6) wrote at [1, 0], [-1, 7] at [0, 1],
+    and a row of 10^6 crashed the process. Out of bounds in any component, the update is dropped (StableHLO, JAX's
+    FILL_OR_DROP), eager and jitted, in every mode."""
+    pts, pv, rows, rv = _scatter_args(dtype)
+    for how, got in (("eager", _scatters(X, pts, pv, rows, rv)), ("jitted", _jitted_scatters()[np.dtype(dtype).name])):
+        for (gp, gr), (m, op) in zip(got, _SCATTER_OPS.items()):
+            np.testing.assert_array_equal(np.asarray(gp), _scatter_oracle(X, pts, pv, (1, 1), op), err_msg=f"{how} {m}")
+            np.testing.assert_array_equal(np.asarray(gr), _scatter_oracle(X, rows, rv, (1, 6), op), err_msg=f"{how} {m}")
 
 
 def _general_oracle(x, idx, upd, window_dims, inserted, dims, op):
