@@ -68,7 +68,11 @@ def test_complex64_at_large_and_small_magnitudes():
     z = z[~(((np.abs(z.real) < tiny) & (z.real != 0)) | ((np.abs(z.imag) < tiny) & (z.imag != 0)))]
     w = z[::-1].copy()
     fs = {"abs": snp.abs, "sqrt": snp.sqrt, "log": snp.log, "log10": snp.log10, "exp": snp.exp, "recip": snp.reciprocal}
-    got = stagec.jit(lambda z, w: ({k: f(z) for k, f in fs.items()}, z / w))(z, w)
+    small = np.array([1e-30 + 1e-33j, -1 + 0j, -1e-20 - 3e-21j, 0.5 - 0.25j, -0.75 + 1e-4j, 3e10 + 1j], np.complex64)
+    specials = np.array([0j, complex(1e20, 0), complex(-np.inf, 1), complex(2, np.inf), complex(np.inf, 0)], np.complex64)
+    *got, g, specials_got = stagec.jit(lambda z, w, small, sp: (  # (one module: log1p and the specials' below too)
+        {k: f(z) for k, f in fs.items()}, z / w, snp.log1p(small),
+        (snp.log(sp), snp.exp(sp), snp.sqrt(sp), 1 / sp)))(z, w, small, specials)
     z128 = z.astype(np.complex128)
     with np.errstate(all="ignore"):
         want = {"abs": np.abs(z128), "sqrt": np.sqrt(z128), "log": np.log(z128), "log10": np.log10(z128),
@@ -87,15 +91,12 @@ def test_complex64_at_large_and_small_magnitudes():
     # (docs/log.md, 2026-11-28): its bound is test_complex_edges's Vulkan one. Elsewhere float64 arithmetic: 0.70.
     assert err[normal].max() <= (3 if stagec.config.default_backend == "vulkan" else 2)
     # log1p against mpmath (NumPy's complex log1p is log(1 + z), 0 for |z| < 1e-8)
-    small = np.array([1e-30 + 1e-33j, -1 + 0j, -1e-20 - 3e-21j, 0.5 - 0.25j, -0.75 + 1e-4j, 3e10 + 1j], np.complex64)
-    g = np.asarray(stagec.jit(snp.log1p)(small))
+    g = np.asarray(g)
     mp = [complex(mpmath.log1p(mpmath.mpc(complex(v)))) if v != -1 else complex(-np.inf, 0) for v in small]
     fin = np.isfinite(np.array(mp))
     assert _complex_ulps(g[fin], np.array(mp)[fin]).max() <= 2 and g[~fin].real[0] == -np.inf
     # C99's special values
-    specials = np.array([0j, complex(1e20, 0), complex(-np.inf, 1), complex(2, np.inf), complex(np.inf, 0)], np.complex64)
-    lg, ex, sq, rc = (np.asarray(v) for v in stagec.jit(lambda z: (snp.log(z), snp.exp(z), snp.sqrt(z),
-                                                                  1 / z))(specials))
+    lg, ex, sq, rc = (np.asarray(v) for v in specials_got)
     assert lg[0] == complex(-np.inf, 0) and np.isnan(lg[0].imag) is np.False_
     assert ex[1].real == np.inf and ex[1].imag == 0 and ex[4].real == np.inf and ex[4].imag == 0
     assert sq[2] == complex(0, np.inf) and sq[3] == complex(np.inf, np.inf)
@@ -105,9 +106,10 @@ def test_complex64_at_large_and_small_magnitudes():
 def test_half_precision_running_sums_accumulate_in_float32():
     import ml_dtypes
     r = np.random.default_rng(5)
-    for dt in (np.float16, ml_dtypes.bfloat16):
-        x = np.concatenate([np.ones(10000), r.standard_normal(3000)]).astype(dt)
-        a, b = stagec.jit(lambda v: (snp.cumsum(v), snp.cumulative_sum(v)))(x)
+    dts = (np.float16, ml_dtypes.bfloat16)
+    xs = [np.concatenate([np.ones(10000), r.standard_normal(3000)]).astype(dt) for dt in dts]
+    sums = stagec.jit(lambda xs: [(snp.cumsum(v), snp.cumulative_sum(v)) for v in xs])(xs)  # (one module)
+    for dt, x, (a, b) in zip(dts, xs, sums):
         want = np.cumsum(x.astype(np.float64)).astype(dt)  # (float16 stopped at 2048, bfloat16 at 256)
         spacing = np.spacing(np.abs(want.astype(np.float32)).astype(dt)).astype(np.float64)
         for got in (a, b):
@@ -174,19 +176,23 @@ def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
             return np.where(np.isnan(x), 0, np.clip(np.trunc(x.astype(np.float64)), i.min, i.max)).astype(dt)
 
     f = lambda x: [x.astype(d) for d in dts] + [x.astype(np.float16).astype(np.int32), (x + 1j).astype(np.int32)]
-    for got in (stagec.jit(f)(v), f(snp.asarray(v))):
+    # (a NumPy value converted by lax, below: conv; complex to bool: to_bool)
+    lax = stagec.lax
+    b = v.astype(snp.bfloat16)
+    conv = lambda y: [lax.convert_element_type(v, d) + y.astype(d) for d in dts] + \
+        [lax.convert_element_type(b, d) + y.astype(d) for d in dts] + \
+        [lax.convert_element_type(v.astype(np.float16), np.int32), lax.convert_element_type(v + 1j, np.int32)]
+    z = (v + 1j).astype(np.complex64)
+    to_bool = lambda z: [lax.convert_element_type(z, np.bool_), z.astype(np.bool_)]
+    jf, jg, jh = stagec.jit(lambda v, y, z: (f(v), conv(y), to_bool(z)))(v, np.float32(0), z)  # (one module for the three)
+    for got in (jf, f(snp.asarray(v))):
         for g, d in zip(got, dts):
             np.testing.assert_array_equal(np.asarray(g), want(v, d))
         np.testing.assert_array_equal(np.asarray(got[-2]), want(v.astype(np.float16), np.int32))
         np.testing.assert_array_equal(np.asarray(got[-1]), want(v, np.int32))
     # A NumPy value converts on the host (a constant): the same rule, eagerly and under jit, and an Array comes back
     # (it was NumPy's astype, INT_MIN for NaN and 3e9, 44 for 300.0 as uint8, and an internal Const object)
-    lax = stagec.lax
-    b = v.astype(snp.bfloat16)
-    g = lambda y: [lax.convert_element_type(v, d) + y.astype(d) for d in dts] + \
-        [lax.convert_element_type(b, d) + y.astype(d) for d in dts] + \
-        [lax.convert_element_type(v.astype(np.float16), np.int32), lax.convert_element_type(v + 1j, np.int32)]
-    for got in (stagec.jit(g)(np.float32(0)), g(np.float32(0))):
+    for got in (jg, conv(np.float32(0))):
         for r, d in zip(got, dts):
             np.testing.assert_array_equal(np.asarray(r), want(v, d))
         for r, d in zip(got[len(dts):], dts):
@@ -196,9 +202,7 @@ def test_float_to_integer_saturates_and_nan_is_zero_as_in_jax():
     assert type(lax.convert_element_type(np.float32(2.5), np.int32)) is stagec.Array
     # complex to bool: lax takes the real part, as JAX's lax (it tested z != 0: -0.0 - 1j was True); numpy's
     # astype keeps NumPy's z != 0
-    z = (v + 1j).astype(np.complex64)
-    h = lambda z: [lax.convert_element_type(z, np.bool_), z.astype(np.bool_)]
-    for got in (stagec.jit(h)(z), h(z), h(snp.asarray(z))):
+    for got in (jh, to_bool(z), to_bool(snp.asarray(z))):
         np.testing.assert_array_equal(np.asarray(got[0]), v != 0)
         np.testing.assert_array_equal(np.asarray(got[1]), np.ones(len(v), bool))
 
@@ -209,7 +213,14 @@ def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():
     lax = stagec.lax
     f = lambda x, i: (lax.dynamic_slice(x, (i, i), (2, 3)), lax.dynamic_update_slice(x, np.ones((2, 3), np.float32),
                       (i, -10)), lax.dynamic_index_in_dim(x, i, 1, False), lax.dynamic_slice_in_dim(x, i, 2, 0))
-    for got in (stagec.jit(f)(x, np.int32(-2)), f(x, np.int32(-2))):
+    a = np.arange(40000, dtype=np.int32)
+    g = lambda a, i, j: (lax.dynamic_slice(a, (i,), (2,)), lax.dynamic_update_slice(a[:300], -a[:2], (i,)),
+                         lax.dynamic_index_in_dim(a[:300], i, 0, False), lax.dynamic_slice_in_dim(a, j, 2))
+    b = np.arange(10, dtype=np.int32)
+    h = lambda b, i: (lax.dynamic_slice(b, (i,), (2,)), lax.dynamic_update_slice(b, -b[:2], (i,)))
+    jf, jg, jh = stagec.jit(lambda fa, ga, ha: (f(*fa), g(*ga), h(*ha)))(  # (one module for the three)
+        (x, np.int32(-2)), (a, np.int8(-100), np.int16(-30000)), (b, np.uint32(2 ** 32 - 1)))
+    for got in (jf, f(x, np.int32(-2))):
         np.testing.assert_array_equal(np.asarray(got[0]), x[2:4, 3:6])  # column start 4 clamps to 3
         want = x.copy()
         want[2:4, 0:3] = 1
@@ -218,19 +229,14 @@ def test_lax_dynamic_slice_counts_a_negative_start_from_the_end_as_jax():
         np.testing.assert_array_equal(np.asarray(got[3]), x[2:4])
     # a narrow index counts from the end of a longer axis in a wider type (int8 -100 into 300 is 200; it raised
     # OverflowError; JAX adds 300 in int8, wraps and clamps to 0)
-    a = np.arange(40000, dtype=np.int32)
-    g = lambda a, i, j: (lax.dynamic_slice(a, (i,), (2,)), lax.dynamic_update_slice(a[:300], -a[:2], (i,)),
-                         lax.dynamic_index_in_dim(a[:300], i, 0, False), lax.dynamic_slice_in_dim(a, j, 2))
-    for got in (stagec.jit(g)(a, np.int8(-100), np.int16(-30000)), g(a, np.int8(-100), np.int16(-30000))):
+    for got in (jg, g(a, np.int8(-100), np.int16(-30000))):
         np.testing.assert_array_equal(np.asarray(got[0]), [39900, 39901])
         np.testing.assert_array_equal(np.asarray(got[1])[198:203], [198, 199, 0, -1, 202])
         assert int(got[2]) == 200
         np.testing.assert_array_equal(np.asarray(got[3]), [10000, 10001])
     # an index past int32's range clamps, not wraps (uint32 4294967295 was -1: the slice started at 0, not the
     # end); a float index is a TypeError, as in JAX
-    b = np.arange(10, dtype=np.int32)
-    h = lambda b, i: (lax.dynamic_slice(b, (i,), (2,)), lax.dynamic_update_slice(b, -b[:2], (i,)))
-    for got in (stagec.jit(h)(b, np.uint32(2 ** 32 - 1)), h(b, np.uint32(2 ** 31 + 5))):
+    for got in (jh, h(b, np.uint32(2 ** 31 + 5))):
         np.testing.assert_array_equal(np.asarray(got[0]), [8, 9])
         np.testing.assert_array_equal(np.asarray(got[1]), [0, 1, 2, 3, 4, 5, 6, 7, 0, -1])
     with pytest.raises(TypeError, match="integers"):
@@ -263,9 +269,12 @@ def test_signed_zeros_and_signed_nans_in_sorts_top_k_and_running_extrema_as_jax(
     lax = stagec.lax
     x = np.array([1.0, np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan, 1.0, -np.nan, 0.0, -0.0], np.float32)
     y = np.array([2, 2, 1, 1, 0, 0, 1, 2, 0, 1, 1], np.float32)
-    s, (k1, k2), (tv, ti), (hv, hi) = stagec.jit(lambda x, y: (lax.sort(x), lax.sort((y, x), num_keys=2),
-                                                               lax.top_k(x, 11), lax.top_k(x.astype(snp.float16), 4))
-                                                 )(x, y)
+    z = np.array([[-0.0, 0.0, -0.0], [0.0, -0.0, -0.0], [-0.0, -0.0, -0.0]], np.float32)
+    fs = (lambda v: lax.reduce_max(v, (1,)), lambda v: lax.reduce_min(v, (1,)),
+          lambda v: lax.cummax(v, axis=1), lambda v: lax.cummin(v, axis=1, reverse=True))
+    (s, (k1, k2), (tv, ti), (hv, hi)), extrema = stagec.jit(lambda x, y, zs: (
+        (lax.sort(x), lax.sort((y, x), num_keys=2), lax.top_k(x, 11), lax.top_k(x.astype(snp.float16), 4)),
+        [[f(zz) for f in fs] for zz in zs]))(x, y, [z, -z])  # (one module: the jitted extrema below too)
     gpu = stagec.config.default_backend != "cpu"  # (NVIDIA's arithmetic makes any NaN 0x7fffffff, as XLA's GPU code)
     bits = lambda a: np.asarray(a).view(f"u{np.asarray(a).dtype.itemsize}") if not gpu else np.where(  # noqa: E731
         np.isnan(a), 0, np.asarray(a).view(f"u{np.asarray(a).dtype.itemsize}"))
@@ -277,7 +286,6 @@ def test_signed_zeros_and_signed_nans_in_sorts_top_k_and_running_extrema_as_jax(
     np.testing.assert_array_equal(bits(tv), bits(x[[1, 6, 4, 0, 7, 3, 9, 2, 10, 5, 8]]))
     # (on a GPU the float16 conversion of -NaN is +NaN: it ranks as the NaNs then, H200 2026-11-30)
     assert np.asarray(hi).tolist() in ([[1, 6, 4, 0]] + [[1, 6, 8, 4]] * gpu)
-    z = np.array([[-0.0, 0.0, -0.0], [0.0, -0.0, -0.0], [-0.0, -0.0, -0.0]], np.float32)
     sb = lambda a: np.signbit(np.asarray(a)).tolist()
     jax_results = {  # JAX 0.10.2: (reduce_max, reduce_min, cummax, cummin reversed) of z and of -z, as sign bits
         0: ([False, False, True], [True, True, True], [[True, False, False], [False, False, False], [True, True, True]],
@@ -286,11 +294,9 @@ def test_signed_zeros_and_signed_nans_in_sorts_top_k_and_running_extrema_as_jax(
                                                           [False, False, False]],
             [[True, True, False], [True, False, False], [False, False, False]])}
     for n, zz in enumerate((z, -z)):
-        fs = (lambda v: lax.reduce_max(v, (1,)), lambda v: lax.reduce_min(v, (1,)),
-              lambda v: lax.cummax(v, axis=1), lambda v: lax.cummin(v, axis=1, reverse=True))
-        for f, want in zip(fs, jax_results[n]):
-            for got in (f(zz), f(zz), stagec.jit(f)(zz)):  # (eager: the NumPy rule, then maybe the kernel)
-                assert sb(got) == want
+        for i, (f, want) in enumerate(zip(fs, jax_results[n])):
+            for got in (f(zz), f(zz), extrema[n][i]):  # (eager: the NumPy rule, then maybe the kernel; jitted)
+                assert sb(got) == want, (n, i)
 
 
 def test_lax_sort_with_payloads_is_stable_on_vulkan():
@@ -309,16 +315,16 @@ def test_lax_pow_is_c99s_and_lax_broadcasts_scalars_as_jax():
     x = np.array([-2, -2, -0.0, 0, 1, -8, 3, np.inf, -np.inf], np.float32)
     y = np.array([2, 3, -1, 0, np.nan, 1 / 3, -2, 0, 3], np.float32)
     lax = stagec.lax
-    got = stagec.jit(lambda x, y: (lax.pow(x, y), lax.rem(x, 0.7), lax.clamp(-0.5, x, 0.6),
-                                   lax.add(x[None], x[:, None])))(x, y)
+    n = np.array([2, 3, -1, 0, 5, -3, -2, 0, 3], np.int32)
+    *got, jitted_n = stagec.jit(lambda x, y, n: (lax.pow(x, y), lax.rem(x, 0.7), lax.clamp(-0.5, x, 0.6),
+                                                 lax.add(x[None], x[:, None]), lax.pow(x, n)))(x, y, n)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(np.asarray(got[0]), np.power(x, y))
         np.testing.assert_allclose(np.asarray(got[1]), np.fmod(x, np.float32(0.7)), rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(got[2]), np.clip(x, -0.5, 0.6))
     np.testing.assert_array_equal(np.asarray(got[3]), x[None] + x[:, None])
     # an integer exponent array is converted to the base's dtype, as JAX's lowering (it raised TypeError)
-    n = np.array([2, 3, -1, 0, 5, -3, -2, 0, 3], np.int32)
-    for got in (stagec.jit(lax.pow)(x, n), lax.pow(x, n)):
+    for got in (jitted_n, lax.pow(x, n)):
         assert got.dtype == np.float32
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(np.asarray(got), np.power(x, n.astype(np.float32)))
@@ -330,8 +336,10 @@ def test_power_special_values_in_every_float_dtype():
     import ml_dtypes
     v = np.array([0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 2, -2, 0.5, -0.5, 3, -3], np.float32)
     x, y = (a.ravel() for a in np.meshgrid(v, v))
-    for dt in (np.float32, np.float16, ml_dtypes.bfloat16):
-        got = np.asarray(stagec.jit(snp.power)(x.astype(dt), y.astype(dt))).astype(np.float64)
+    dts = (np.float32, np.float16, ml_dtypes.bfloat16)
+    jitted = _jit_each([(snp.power, (x.astype(dt), y.astype(dt))) for dt in dts])
+    for dt, j in zip(dts, jitted):
+        got = np.asarray(j).astype(np.float64)
         with np.errstate(all="ignore"):
             want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(dt).astype(np.float64)
         np.testing.assert_array_equal(got, want, err_msg=np.dtype(dt).name)
@@ -343,9 +351,9 @@ def test_loop_speed_hints_of_jax_are_accepted():
     the loop's (oracle: the Python loop in float64)."""
     x = np.array([0.5, -1.2, 2.0, 0.3], np.float32)
     lax = stagec.lax
-    c, ys = stagec.jit(lambda a: lax.scan(lambda c, v: (c * 0.9 + v, c * v), 1.0, a, unroll=3))(x)
-    f = stagec.jit(lambda a: lax.fori_loop(0, 3, lambda i, v: v * 1.5 + i, a, unroll=2))(x)
-    m = stagec.jit(lambda a: lax.map(lambda v: v * 2 + 1, a, batch_size=2))(x)
+    (c, ys), f, m = stagec.jit(lambda a: (lax.scan(lambda c, v: (c * 0.9 + v, c * v), 1.0, a, unroll=3),
+                                          lax.fori_loop(0, 3, lambda i, v: v * 1.5 + i, a, unroll=2),
+                                          lax.map(lambda v: v * 2 + 1, a, batch_size=2)))(x)
     want_c, want_y = 1.0, []
     for v in x.astype(np.float64):
         want_y.append(want_c * v)
@@ -475,10 +483,16 @@ def test_lax_integer_pow_of_scalars_is_an_array_and_negative_integer_powers_rais
         lax.integer_pow(np.array([2, -1], np.int32), -1)  # (JAX raises; 1 // x was answered)
 
 
-def _both(f, *args, rtol=0.0):
-    """`f` eagerly and under `jit`, asserted to agree (in bits unless `rtol`: exp's and matmul's differ in the last
-    place), and that result."""
-    eager, jitted = f(*[stagec.device_put(a) for a in args]), stagec.jit(f)(*args)
+def _jit_each(calls):
+    """[stagec.jit(f)(*args) for f, args in calls], all in one module (each call's arguments the module's)."""
+    return stagec.jit(lambda a: [f(*x) for (f, _), x in zip(calls, a)])([args for _, args in calls])
+
+
+def _both(f, *args, rtol=0.0, jitted=None):
+    """`f` eagerly and under `jit` (`jitted`: `stagec.jit(f)(*args)`, given where `_jit_each` made it with others),
+    asserted to agree (in bits unless `rtol`: exp's and matmul's differ in the last place), and that result."""
+    eager = f(*[stagec.device_put(a) for a in args])
+    jitted = stagec.jit(f)(*args) if jitted is None else jitted
     for e, j in zip(*(v if isinstance(v, tuple) else (v,) for v in (eager, jitted))):
         e, j = np.asarray(e), np.asarray(j)
         assert e.dtype == j.dtype and (e.tobytes() == j.tobytes() if rtol == 0 else np.allclose(e, j, rtol=rtol))
@@ -490,17 +504,20 @@ def test_sinc_where_pi_x_overflows_and_erfcx_of_huge_negatives():
     sin(inf) / inf, NaN), NaN only at infinities; erfcx(-3e38) was NaN (the split of a huge x; SciPy: inf)."""
     import ml_dtypes
     x = np.array([3e38, -3.4e38, 2.5, 1e30, np.inf], np.float32)
-    want = np.array([0.0, 0.0, 1 / (2.5 * np.pi), 0.0, np.nan], np.float32)  # (sin(2.5 pi) = 1)
-    np.testing.assert_allclose(np.asarray(_both(snp.sinc, x)), want, rtol=2e-7, atol=0)
     h = np.array([30000, -40000, 2.5], np.float16)
-    np.testing.assert_allclose(np.asarray(_both(snp.sinc, h)).astype(np.float32), [0, 0, 0.1273], rtol=1e-3, atol=0)
+    e = np.array([-3e38, -1e10, -np.inf, -30.5, -9.3, -1.5, 0.5], np.float32)
+    b = e.astype(ml_dtypes.bfloat16)
+    jitted = _jit_each([(snp.sinc, (x,)), (snp.sinc, (h,)), (sss.erfcx, (e,)), (sss.erfcx, (b,))])
+    want = np.array([0.0, 0.0, 1 / (2.5 * np.pi), 0.0, np.nan], np.float32)  # (sin(2.5 pi) = 1)
+    np.testing.assert_allclose(np.asarray(_both(snp.sinc, x, jitted=jitted[0])), want, rtol=2e-7, atol=0)
+    np.testing.assert_allclose(np.asarray(_both(snp.sinc, h, jitted=jitted[1])).astype(np.float32), [0, 0, 0.1273],
+                               rtol=1e-3, atol=0)
     ss = pytest.importorskip("scipy.special")
-    x = np.array([-3e38, -1e10, -np.inf, -30.5, -9.3, -1.5, 0.5], np.float32)
+    x = e
     with np.errstate(over="ignore"):
         want = ss.erfcx(x.astype(np.float64)).astype(np.float32)
-    np.testing.assert_allclose(np.asarray(_both(sss.erfcx, x, rtol=1e-6)), want, rtol=1e-5)
-    b = x.astype(ml_dtypes.bfloat16)
-    np.testing.assert_array_equal(np.asarray(_both(sss.erfcx, b))[:4].astype(np.float32), np.inf)
+    np.testing.assert_allclose(np.asarray(_both(sss.erfcx, x, rtol=1e-6, jitted=jitted[2])), want, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(_both(sss.erfcx, b, jitted=jitted[3]))[:4].astype(np.float32), np.inf)
 
 
 def test_erfcx_of_huge_negatives_float64(x64):
@@ -550,21 +567,25 @@ def test_gammainc_at_huge_a(dt, request):
 def test_pad_linear_ramp_at_integer_extremes():
     """The ramp's edge - start was taken in the integer type and wrapped (int32: 536870915 for NumPy's -536870909)."""
     a = np.array([[-2 ** 31, 2 ** 31 - 1, 0, 1, 2 ** 31 - 2], [7, -1, 26, -32, 45], [34, -35, 7, -27, 20]], np.int32)
-    for ev in (5, -2 ** 31, ((-7, 2 ** 31 - 1), (3, -2 ** 31))):
-        for pw in (2, ((3, 1), (0, 4))):
-            got = _both(lambda v: snp.pad(v, pw, mode="linear_ramp", end_values=ev), a)
-            np.testing.assert_array_equal(np.asarray(got), np.pad(a, pw, mode="linear_ramp", end_values=ev))
     u = np.array([0, 2 ** 32 - 1, 3], np.uint32)
-    for ev in (0, 2 ** 32 - 1):
-        got = _both(lambda v: snp.pad(v, 4, mode="linear_ramp", end_values=ev), u)
-        np.testing.assert_array_equal(np.asarray(got), np.pad(u, 4, mode="linear_ramp", end_values=ev))
+    cases = [(a, pw, ev) for ev in (5, -2 ** 31, ((-7, 2 ** 31 - 1), (3, -2 ** 31))) for pw in (2, ((3, 1), (0, 4)))]
+    cases += [(u, 4, ev) for ev in (0, 2 ** 32 - 1)]
+    ramps = [lambda v, pw=pw, ev=ev: snp.pad(v, pw, mode="linear_ramp", end_values=ev) for _, pw, ev in cases]
+    jitted = _jit_each([(f, (x,)) for f, (x, _, _) in zip(ramps, cases)])
+    for f, j, (x, pw, ev) in zip(ramps, jitted, cases):
+        got = _both(f, x, jitted=j)
+        np.testing.assert_array_equal(np.asarray(got), np.pad(x, pw, mode="linear_ramp", end_values=ev),
+                                      err_msg=f"{x.dtype} {pw} {ev}")
 
 
 def test_pad_linear_ramp_at_int64_extremes(x64):
     # exact floor(start + i (edge - start) / 3), by Python's ints (NumPy's float64 ramp rounds these)
     b = np.array([-2 ** 63, 2 ** 63 - 1], np.int64)
-    for ev in (5, -2 ** 63, 2 ** 63 - 1):
-        got = _both(lambda v: snp.pad(v, 3, mode="linear_ramp", end_values=ev), b)
+    evs = (5, -2 ** 63, 2 ** 63 - 1)
+    ramps = [lambda v, ev=ev: snp.pad(v, 3, mode="linear_ramp", end_values=ev) for ev in evs]
+    jitted = _jit_each([(f, (b,)) for f in ramps])
+    for ev, f, j in zip(evs, ramps, jitted):
+        got = _both(f, b, jitted=j)
         ramp = [[ev + i * (int(e) - ev) // 3 for i in range(3)] for e in b]
         assert np.asarray(got).tolist() == ramp[0] + b.tolist() + ramp[1][::-1]
 
@@ -572,27 +593,37 @@ def test_pad_linear_ramp_at_int64_extremes(x64):
 def test_poly_trapezoid_geomspace_at_nan_and_huge_values():
     """poly's leading 1 became NaN with a NaN root (the convolution multiplied its zero padding by it); trapezoid
     summed before halving (inf for NumPy's 3e38); geomspace between signs was all NaN (NumPy: the ends kept)."""
-    for r in ([-1.0, np.nan, -104.0, 0.5], [0.0, 1.0], [np.inf, 1.0], [1.5, -2.25, 3.0, 0.1]):
-        r = np.array(r, np.float32)
-        assert np.asarray(_both(snp.poly, r)).tobytes() == np.poly(r).astype(np.float32).tobytes()
+    roots = [np.array(r, np.float32) for r in ([-1.0, np.nan, -104.0, 0.5], [0.0, 1.0], [np.inf, 1.0],
+                                               [1.5, -2.25, 3.0, 0.1])]
     y = np.array([[0, 1], [3e38, -3e38], [88.7, 1]], np.float32)
-    np.testing.assert_allclose(np.asarray(_both(lambda v: snp.trapezoid(v, axis=0), y)),
+    trap = lambda v: snp.trapezoid(v, axis=0)  # noqa: E731
+    spaces = ((-1.0, 2.0, 3), (-1.0, 2.0, 1), (1e-3, -1e3, 1), (2.0, -1.0, 4, False), (2.0, 7.0, 5))
+    geoms = [lambda s, e, args=args: snp.geomspace(s, e, *args[2:]) for args in spaces]
+    jitted = _jit_each([(snp.poly, (r,)) for r in roots] + [(trap, (y,))] +
+                       [(g, tuple(np.float32(args[:2]))) for g, args in zip(geoms, spaces)])
+    for r, j in zip(roots, jitted):
+        assert np.asarray(_both(snp.poly, r, jitted=j)).tobytes() == np.poly(r).astype(np.float32).tobytes(), r
+    np.testing.assert_allclose(np.asarray(_both(trap, y, jitted=jitted[len(roots)])),
                                np.trapezoid(y.astype(np.float64), axis=0), rtol=1e-6)
     with np.errstate(invalid="ignore"):
-        for args in ((-1.0, 2.0, 3), (-1.0, 2.0, 1), (1e-3, -1e3, 1), (2.0, -1.0, 4, False), (2.0, 7.0, 5)):
-            got = _both(lambda s, e: snp.geomspace(s, e, *args[2:]), *np.float32(args[:2]))
-            np.testing.assert_allclose(np.asarray(got), np.geomspace(*args), rtol=1e-6)
+        for args, g, j in zip(spaces, geoms, jitted[len(roots) + 1:]):
+            got = _both(g, *np.float32(args[:2]), jitted=j)
+            np.testing.assert_allclose(np.asarray(got), np.geomspace(*args), rtol=1e-6, err_msg=str(args))
 
 
 def test_lax_top_k_of_empty_and_nextafter_broadcasts_as_jax():
     lax = stagec.lax
-    for shape, k in (((0,), 0), ((3, 0), 0), ((0, 3), 2)):  # (the gather's slice of 1 did not fit the empty axis)
-        v, i = _both(lambda x: lax.top_k(x, k), np.zeros(shape, np.float32))
+    tops = (((0,), 0), ((3, 0), 0), ((0, 3), 2))  # (the gather's slice of 1 did not fit the empty axis)
+    top_k = [lambda x, k=k: lax.top_k(x, k) for _, k in tops]
+    pairs = [(np.linspace(-2, 2, int(np.prod(s1))).reshape(s1).astype(np.float32), np.full(s2, 0.5, np.float32))
+             for s1, s2 in (((3, 1), (1, 5)), ((2, 3), ()), ((0,), (1,)))]  # (jax.lax.nextafter broadcasts these)
+    jitted = _jit_each([(f, (np.zeros(shape, np.float32),)) for f, (shape, _) in zip(top_k, tops)] +
+                       [(lax.nextafter, xs) for xs in pairs])
+    for (shape, k), f, j in zip(tops, top_k, jitted):
+        v, i = _both(f, np.zeros(shape, np.float32), jitted=j)
         assert v.shape == i.shape == shape[:-1] + (k,) and v.dtype == np.float32 and i.dtype == np.int32
-    for s1, s2 in (((3, 1), (1, 5)), ((2, 3), ()), ((0,), (1,))):  # (jax.lax.nextafter broadcasts these)
-        x1 = np.linspace(-2, 2, int(np.prod(s1))).reshape(s1).astype(np.float32)
-        x2 = np.full(s2, 0.5, np.float32)
-        np.testing.assert_array_equal(np.asarray(_both(lax.nextafter, x1, x2)), np.nextafter(x1, x2))
+    for (x1, x2), j in zip(pairs, jitted[len(tops):]):
+        np.testing.assert_array_equal(np.asarray(_both(lax.nextafter, x1, x2, jitted=j)), np.nextafter(x1, x2))
     with pytest.raises(TypeError):
         lax.nextafter(np.zeros(3, np.float32), np.zeros((2, 3), np.float32))  # (ranks differ: JAX raises too)
 
@@ -603,10 +634,14 @@ def test_cov_with_frequency_and_analytic_weights():
     x = rng.normal(size=(3, 7)).astype(np.float32)
     fw = np.array([1, 2, 1, 3, 1, 1, 0], np.int32)
     aw = rng.uniform(0.1, 2, 7).astype(np.float32)
-    for kw in (dict(fweights=fw), dict(aweights=aw), dict(fweights=fw, aweights=aw), dict(aweights=aw, ddof=0),
-               dict(fweights=fw, ddof=3)):
-        got = _both(lambda v, *w: snp.cov(v, **dict(zip(kw, w)), **{k: v for k, v in kw.items() if k == "ddof"}),
-                    x, *[v for k, v in kw.items() if k != "ddof"], rtol=1e-6)
+    kws = (dict(fweights=fw), dict(aweights=aw), dict(fweights=fw, aweights=aw), dict(aweights=aw, ddof=0),
+           dict(fweights=fw, ddof=3))
+    covs = [lambda v, *w, kw=kw: snp.cov(v, **dict(zip(kw, w)), **{k: v for k, v in kw.items() if k == "ddof"})
+            for kw in kws]
+    weights = [[v for k, v in kw.items() if k != "ddof"] for kw in kws]
+    jitted = _jit_each([(f, (x, *w)) for f, w in zip(covs, weights)])
+    for kw, f, w, j in zip(kws, covs, weights, jitted):
+        got = _both(f, x, *w, rtol=1e-6, jitted=j)
         np.testing.assert_allclose(np.asarray(got), np.cov(x.astype(np.float64), **kw), rtol=2e-5, atol=1e-6)
     with pytest.raises(TypeError, match="fweights must be integer"):
         snp.cov(x, fweights=aw)
