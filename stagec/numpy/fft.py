@@ -16,9 +16,9 @@ from ..primitives.dot import Precision
 from ..primitives.fft import supported
 from ._base import _api, _axis, _is_array, _staged, asarray
 from ._linalg import matmul
-from ._reductions import all, sum
+from ._reductions import sum
 from ._shapes import expand_dims, moveaxis, roll
-from ._ufuncs import conjugate, imag, isfinite, multiply, real, where
+from ._ufuncs import conjugate, imag, multiply, real
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -80,8 +80,8 @@ def _c2c_last(x, n: int, inverse: bool):
 
 
 def _twiddles(k, t, n: int, sign: int) -> np.ndarray:
-    """exp(sign 2 pi i k t / n) in float64, exactly 0 and +-1 at multiples of a quarter turn (where cos or sin
-    is 0: `_dft` skips those products, so that an inf input gives inf + 0j there, not inf * 6e-17 or NaN)."""
+    """exp(sign 2 pi i k t / n) in float64, exactly 0 and +-1 at multiples of a quarter turn (NumPy's cos and sin
+    give 6e-17 there: the product of an impulse was not exact)."""
     m = np.outer(k, t) % n
     w = np.exp(sign * 2j * np.pi * m / n)
     q = 4 * m % n == 0
@@ -91,18 +91,17 @@ def _twiddles(k, t, n: int, sign: int) -> np.ndarray:
 
 def _dft(x, w: np.ndarray):
     """x @ w for a host matrix w, as broadcast multiplies and sums in real and imaginary parts (IREE 3.13 fails on
-    a complex dot_general with data tiling, and crashes on a complex128 multiply-reduce). An input with an inf or
-    NaN takes a branch that leaves out the products with exact zeros of w, as an FFT's butterflies do: inf * 0
-    would make NaN where the transform is inf + 0j. (The select costs 2.5x, so finite inputs skip it.)"""
+    a complex dot_general with data tiling, and crashes on a complex128 multiply-reduce). An inf input gives NaN
+    where a twiddle's part is exactly 0 (inf * 0), as IREE's power-of-two FFT does: leaving those products out
+    took a `cond` on the input's finiteness, which under `vmap` runs both branches (rfft of 16 x 300: 8.9 ms
+    against 0.46; docs/log.md 2026-11-30)."""
     rd = _real(_complex_dtype(aval_of(x).dtype))
     x = x if _dt.kind(aval_of(x).dtype) == "c" else lax._convert_element_type(x, rd, False)
-    return lax.cond(all(isfinite(x)), lambda v: _products(v, w, rd, False), lambda v: _products(v, w, rd, True), x)
+    return _products(x, w, rd)
 
 
-def _products(x, w: np.ndarray, rd, masked: bool):
-    def mm(a, b):
-        p = multiply(expand_dims(a, -1), _const(b, rd))
-        return sum(where(_const(b == 0, bool), _const(0, rd), p) if masked else p, axis=-2)
+def _products(x, w: np.ndarray, rd):
+    mm = lambda a, b: sum(multiply(expand_dims(a, -1), _const(b, rd)), axis=-2)
 
     if _dt.kind(aval_of(x).dtype) != "c":
         return lax.complex(mm(x, w.real), mm(x, w.imag))
@@ -160,8 +159,7 @@ def _irfft(x, n, axis, norm, fname: str = "irfft"):
         w = c * _twiddles(k, np.arange(n), n, 1) / n
         rd = _real(aval_of(x).dtype)
         hi = Precision.HIGHEST  # (in float32, as JAX's cuFFT: CUDA's default product is bf16_3x)
-        prod = lambda v: matmul(real(v), _const(w.real, rd), precision=hi) - matmul(imag(v), _const(w.imag, rd), precision=hi)
-        out = lax.cond(all(isfinite(x)), prod, lambda v: real(_products(v, w, rd, True)), x)  # (inf * 0: see _dft)
+        out = matmul(real(x), _const(w.real, rd), precision=hi) - matmul(imag(x), _const(w.imag, rd), precision=hi)
     return moveaxis(_scale(out, n, norm, True), -1, ax)
 
 
