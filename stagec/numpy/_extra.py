@@ -291,54 +291,14 @@ def _conv1d(a, v, mode: str, flip: bool, fname: str, preferred=None, exact: bool
     pads = {"full": (n - 1, n - 1), "same": (n // 2, n - 1 - n // 2), "valid": (0, 0)}
     if mode not in pads:
         raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
-    if not snp.issubdtype(dt, np.inexact):  # convolution via a sliding dot over a padded copy
-        return _sliding_dot(snp.pad(a, pads[mode]), v)
-    if iscomplexobj(a):  # (a sliding dot; the outputs whose windows reach the padding leave it out)
+    if not snp.issubdtype(dt, np.inexact) or iscomplexobj(a):  # convolution via a sliding dot over a padded copy
         lo, hi = pads[mode]
-        ap, m = snp.pad(a, (lo, hi)), a.shape[0] + lo + hi - n + 1
-        inside = np.pad(np.ones(a.shape[0], bool), (lo, hi))
-        parts = [_sliding_dot(ap, v, np.arange(lo), inside), _sliding_dot(ap, v, np.arange(lo, m - hi)),
-                 _sliding_dot(ap, v, np.arange(m - hi, m), inside)]
-        return snp.concatenate([p for p in parts if p.shape[0]])
-    return _conv_skipping_pads(a, v, [pads[mode]])
-
-
-def _sliding_dot(xp, v, rows=None, inside=None):
-    """1-D correlation of xp (padded) with v at output `rows` (all by default), as gathered windows times v
-    summed; products with xp where `inside` is False are left out."""
-    rows = np.arange(xp.shape[0] - v.shape[0] + 1) if rows is None else rows
-    idx = rows[:, None] + np.arange(v.shape[0])[None, :]
-    p = xp[idx] * v
-    return snp.sum(p if inside is None else snp.where(snp.asarray(inside[idx]), p, 0), axis=1)
-
-
-def _conv_skipping_pads(x, k, padding, precision=None):
-    """N-d correlation sum_q x[p + q] k[q] of one image x with one kernel k over zero `padding`, leaving out the
-    products of padding with k (as NumPy and JAX do): a convolution multiplies them, and 0 * inf or 0 * NaN in k
-    made convolve([1, 0], [1, nan]) all NaN. Finite kernels take a StableHLO convolution (of the padded x: faster
-    than its own padding in 2-D), others a loop over k's elements that adds only the products inside x."""
-    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in padding]  # (a negative padding crops)
-    crop = tuple(slice(max(-lo, 0), s + g + h - max(-hi, 0))
-                 for (lo, hi), (g, h), s in zip(padding, grow, x.shape))
-    xp = snp.pad(x, grow)[crop]
-    conv = lambda xp, k: lax.conv_general_dilated(xp[None, None], k[None, None], (1,) * xp.ndim, [(0, 0)] * xp.ndim,
-                                                  precision=precision)[0, 0]
-    if not any(lo > 0 or hi > 0 for lo, hi in padding):
-        return conv(xp, k)
-    inside = np.pad(np.ones(x.shape, bool), grow)[crop]
-    return lax.cond(snp.all(snp.isfinite(k)), conv, lambda xp, k: _masked_correlation(xp, k, inside), xp, k)
-
-
-def _masked_correlation(xp, k, inside: np.ndarray):
-    shape = tuple(d - e + 1 for d, e in zip(xp.shape, k.shape))
-    inside = snp.asarray(inside)
-
-    def add(i, acc):  # acc + k[q] xp[p + q] where p + q is inside x, q the i-th index of k
-        q = [(i // int(np.prod(k.shape[d + 1:]))) % k.shape[d] for d in range(k.ndim)]
-        term = lax.dynamic_slice(xp, q, shape) * lax.dynamic_slice(k, q, (1,) * k.ndim)
-        return acc + snp.where(lax.dynamic_slice(inside, q, shape), term, 0)
-
-    return lax.fori_loop(0, k.size, add, snp.zeros(shape, xp.dtype))
+        ap = snp.pad(a, (lo, hi))
+        m = ap.shape[0] - n + 1
+        idx = np.arange(m)[:, None] + np.arange(n)[None, :]
+        return snp.sum(ap[idx] * v, axis=1)
+    out = lax.conv_general_dilated(a[None, None, :], v[None, None, :], (1,), [pads[mode]])
+    return out[0, 0]
 
 
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):

@@ -3,9 +3,9 @@ StableHLO convolution of the arrays as a single image and a single kernel."""
 from __future__ import annotations
 
 
+from .. import lax
 from .. import numpy as snp
 from ..numpy._base import inexact_type
-from ..numpy._extra import _conv_skipping_pads
 from .._missing import missing, table
 
 _MODES = ("full", "same", "valid")
@@ -37,7 +37,9 @@ def _convolve_nd(in1, in2, mode: str, precision=None):
         padding = [(s - 1 - (so - 1) // 2, s - so + (so - 1) // 2) for s, so in zip(shape, shape_o)]
     else:
         padding = [(s - 1, s - 1) for s in shape]
-    return _conv_skipping_pads(in1, in2, padding, precision=precision)  # (no NaN from padding times inf or NaN)
+    out = lax.conv_general_dilated(in1[None, None], in2[None, None], (1,) * len(shape), padding,
+                                   precision=precision)
+    return out[0, 0]
 
 
 def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None):
