@@ -5,6 +5,7 @@ Every case of tests/random_cases.py is drawn once per session (`draw`) and share
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -270,14 +271,14 @@ def test_jit_matches_eager():
         return {"split": sr.split(k, (3, 2)), "uniform": sr.uniform(k, (N,)), "normal": sr.normal(k, (N,)),
                 "poisson": sr.poisson(k, lam, (700, 3)), "split_typed": sr.key_data(sr.split(t, (3, 2))),
                 "permutation_independent": sr.permutation(k, x, axis=1, independent=True),
-                "seeded": sr.PRNGKey(seed), "const": sr.uniform(const, (N,))}
+                "seeded": sr.PRNGKey(seed), "const": sr.uniform(const, (N,)), "typed_out": sr.split(t, (3, 2))}
     const = sr.PRNGKey(SEED)
     got = stagec.jit(draws)(sr.PRNGKey(SEED), sr.key(SEED), SEED)
     for name in ("split", "uniform", "normal", "poisson", "split_typed", "permutation_independent"):
         np.testing.assert_array_equal(got[name], draw(name), err_msg=name)
     np.testing.assert_array_equal(got["seeded"], const)
     np.testing.assert_array_equal(got["const"], draw("uniform"))
-    typed_out = stagec.jit(lambda t: sr.split(t, (3, 2)))(sr.key(SEED))
+    typed_out = got["typed_out"]  # (a typed key out of the jitted function)
     assert isinstance(typed_out, sr.PRNGKeyArray) and typed_out.shape == (3, 2)
     np.testing.assert_array_equal(sr.key_data(typed_out), draw("split"))
 
@@ -301,6 +302,18 @@ SHAPED = {"uniform": lambda k, s: sr.uniform(k, s), "bits": lambda k, s: sr.bits
           "exponential": lambda k, s: sr.exponential(k, s), "logistic": lambda k, s: sr.logistic(k, s)}
 
 
+_JITTED_SHAPES = ((28, 28), (1500,))
+
+
+@functools.cache
+def _jitted_shaped() -> dict:
+    """{(name, shape): the jitted draw} of every `SHAPED` sampler at `_JITTED_SHAPES`, all in one module (each was
+    `stagec.jit(lambda k: SHAPED[name](k, s))(sr.PRNGKey(SEED))` alone)."""
+    keys = [(name, s) for name in SHAPED for s in _JITTED_SHAPES]
+    got = stagec.jit(lambda k: [SHAPED[name](k, s) for name, s in keys])(sr.PRNGKey(SEED))
+    return dict(zip(keys, got))
+
+
 @pytest.mark.parametrize("name", list(SHAPED))
 def test_eager_draws_of_small_shapes_share_a_kernel(name):
     # An eager draw of a small shape draws a power of two of values and keeps the first: one traced kernel serves
@@ -315,8 +328,8 @@ def test_eager_draws_of_small_shapes_share_a_kernel(name):
     for s, g in got.items():
         assert g.shape == s
         assert_same(g.ravel(), whole[:g.size], CASES[name][1], f"{name} {s}")
-        if s in ((28, 28), (1500,)):  # (a view of the bucket's buffer; a view of 2048)
-            jitted = stagec.jit(lambda k, s=s: SHAPED[name](k, s))(sr.PRNGKey(SEED))
+        if s in _JITTED_SHAPES:  # (a view of the bucket's buffer; a view of 2048)
+            jitted = _jitted_shaped()[name, s]
             np.testing.assert_array_equal(bit_view(g), bit_view(np.asarray(jitted)), err_msg=f"{name} {s} jitted")
 
 
@@ -386,8 +399,9 @@ def test_eager_splits_share_a_kernel():
     keys = {n: np.asarray(sr.split(sr.PRNGKey(SEED), n)) for n in (2, 3, 5)}
     assert len(_STAGED) - before <= 1
     np.testing.assert_array_equal(keys[3], draw("split").reshape(6, 2)[:3])  # JAX's (3, 2) split, flat
+    jitted = stagec.jit(lambda k: {n: sr.split(k, n) for n in keys})(sr.PRNGKey(SEED))  # (one module for the three)
     for n, k in keys.items():
-        np.testing.assert_array_equal(k, np.asarray(stagec.jit(lambda k: sr.split(k, n))(sr.PRNGKey(SEED))))
+        np.testing.assert_array_equal(k, np.asarray(jitted[n]), err_msg=str(n))
 
 
 def test_shuffle_is_deprecated():
@@ -463,8 +477,7 @@ def test_special_functions():
 def test_vmap_over_keys_gives_jax_numbers():
     keys = sr.split(sr.PRNGKey(0), 2)
     draw = lambda k: (sr.normal(k, (3,)), sr.bits(sr.fold_in(k, 7), (2,)))
-    got = stagec.jit(stagec.vmap(draw))(keys)
-    loop = [stagec.jit(draw)(k) for k in keys]
+    got, loop = stagec.jit(lambda ks: (stagec.vmap(draw)(ks), [draw(ks[i]) for i in range(len(keys))]))(keys)
     for i, g in enumerate(got):  # a batched sampler draws what the samplers draw one key at a time
         np.testing.assert_array_equal(np.asarray(g), np.stack([np.asarray(row[i]) for row in loop]))
     if jr is not None:
@@ -556,13 +569,15 @@ def test_gamma_draws_of_either_loop_are_jax_draws(n):
     if jax is None:
         pytest.skip("needs JAX")
     a = np.linspace(0.05, 8.0, n).astype(np.float32)
+    if n == sr.GAMMA_LANES_MAX:  # (one module for both samplers)
+        jitted = stagec.jit(lambda k, a: {name: getattr(sr, name)(k, a) for name in ("gamma", "loggamma")})(
+            sr.PRNGKey(11), a)
     for name in ("gamma", "loggamma"):
         want = np.asarray(getattr(jr, name)(jr.PRNGKey(11), a))
         got = np.asarray(getattr(sr, name)(sr.PRNGKey(11), a))
         assert_same(got, want, "close", f"{name} of {n}")
         if n == sr.GAMMA_LANES_MAX:
-            jitted = np.asarray(stagec.jit(lambda k, a: getattr(sr, name)(k, a))(sr.PRNGKey(11), a))
-            np.testing.assert_array_equal(got.view(np.uint32), jitted.view(np.uint32))
+            np.testing.assert_array_equal(got.view(np.uint32), np.asarray(jitted[name]).view(np.uint32), err_msg=name)
 
 
 def test_bfloat16_gamma_draws_follow_jax_distribution():
@@ -608,9 +623,10 @@ def test_bfloat16_uniform_rounds_as_jax_does():
     cases = [(lambda k: sr.uniform(k, (8,), bf16, -6e4, 6e4), [51032, 51050, 18072, 50962, 17712, 50720, 50834, 50720]),
              (lambda k: sr.uniform(k, (2, 3), bf16, lo, hi), [[57991, 49024, 0], [57950, 18037, 17986]]),
              (lambda k: sr.uniform(k, (3,), bf16, -np.inf, np.inf), [65472, 65472, 65472])]
-    for f, want in cases:
-        for g in (f, stagec.jit(f)):
-            np.testing.assert_array_equal(np.asarray(g(sr.PRNGKey(7))).view(np.uint16), want)
+    jitted = stagec.jit(lambda k: [f(k) for f, _ in cases])(sr.PRNGKey(7))  # (one module for the three)
+    for i, ((f, want), j) in enumerate(zip(cases, jitted)):
+        for got in (f(sr.PRNGKey(7)), j):
+            np.testing.assert_array_equal(np.asarray(got).view(np.uint16), want, err_msg=str(i))
 
 
 def test_poisson_of_a_constant_half_rate_under_jit():
