@@ -3,6 +3,7 @@ it) against central finite differences in float64, vjp against jvp (<u, J v> == 
 JAX where it is installed; the FAQ's gradients; composition with jit; errors."""
 from __future__ import annotations
 
+import functools
 import os
 import types
 
@@ -207,8 +208,9 @@ def test_faq_where_nan_gradient_and_safe_version():
 
     assert np.isnan(float(grad(my_log)(0.)))
     assert float(grad(safe_for_grad_log)(0.)) == 0.0
-    assert float(jit(grad(safe_for_grad_log))(0.)) == 0.0
-    assert np.isnan(float(jit(grad(my_log))(0.)))
+    safe, nan = jit(lambda x: (grad(safe_for_grad_log)(x), grad(my_log)(x)))(0.)  # (one module)
+    assert float(safe) == 0.0
+    assert np.isnan(float(nan))
 
 
 def test_faq_step_and_sort_order_functions_have_zero_gradient():
@@ -354,19 +356,40 @@ def test_scan_vmap_of_grad_and_grad_of_vmap():
     np.testing.assert_allclose(float(gv), sum(want), rtol=1e-5)
 
 
-@pytest.mark.parametrize("dtype", [snp.float16, snp.bfloat16])
-def test_low_precision_gradients_as_jax(dtype):
-    """float16/bfloat16: gradients in the input's dtype, close to float32's; sums (the transposes of broadcasts
-    among them) accumulate in float32, so 4096 ones sum to 4096 (float16 alone stops at 2048)."""
+_LOW = (snp.float16, snp.bfloat16)
+
+
+def _low_args(dtype):
+    """(w, x, s, ones) of test_low_precision_gradients_as_jax in `dtype`."""
     rng = np.random.default_rng(1)
     x = rng.uniform(0.5, 1.5, (16, 9)).astype(dtype)
     w = rng.uniform(-1, 1, (9, 5)).astype(dtype)
-    loss = lambda m: lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.sin(w) * w) * 0.01
-    s, ones = np.dtype(dtype).type(0.5), np.ones(4096, dtype)  # (a NumPy scalar: `dtype(0.5)` is a stagec Array)
-    (v, g), gs = jit(lambda w, x, s, ones: (value_and_grad(loss(SC))(w, x),  # one module per dtype
-                                            grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones)))(w, x, s, ones)
+    return w, x, np.dtype(dtype).type(0.5), np.ones(4096, dtype)  # (a NumPy scalar: `dtype(0.5)` is a stagec Array)
+
+
+def _low_loss(m):
+    return lambda w, x: m.np.mean(m.np.tanh(x @ w) ** 2) + m.np.sum(m.np.sin(w) * w) * 0.01
+
+
+@functools.cache
+def _low_precision_grads():
+    """{dtype name: (value_and_grad of the loss, grad of the sum, float32's grad of the loss at the same values)},
+    both dtypes' in one module."""
+    def one(w, x, s, ones):
+        return (value_and_grad(_low_loss(SC))(w, x), grad(lambda s, x: (x * s).sum(), argnums=(0, 1))(s, ones),
+                grad(_low_loss(SC))(w.astype(np.float32), x.astype(np.float32)))
+    got = jit(lambda args: [one(*a) for a in args])([_low_args(dt) for dt in _LOW])
+    return dict(zip([np.dtype(dt).name for dt in _LOW], got))
+
+
+@pytest.mark.parametrize("dtype", _LOW)
+def test_low_precision_gradients_as_jax(dtype):
+    """float16/bfloat16: gradients in the input's dtype, close to float32's; sums (the transposes of broadcasts
+    among them) accumulate in float32, so 4096 ones sum to 4096 (float16 alone stops at 2048)."""
+    w, x, s, ones = _low_args(dtype)
+    loss = _low_loss
+    (v, g), gs, ref = _low_precision_grads()[np.dtype(dtype).name]
     assert v.dtype == dtype and g.dtype == dtype
-    ref = jit(grad(loss(SC)))(w.astype(np.float32), x.astype(np.float32))  # (one module for both dtypes)
     tol = 2e-3 if dtype == snp.float16 else 2e-2
     np.testing.assert_allclose(np.asarray(g, np.float32), np.asarray(ref), atol=tol, rtol=tol)
     assert gs[0].dtype == dtype and float(gs[0]) == 4096.0 and float(np.asarray(gs[1], np.float32)[0]) == 0.5
@@ -409,10 +432,11 @@ def test_expm1_derivative_where_its_value_cancels(x64):
     x = np.array([-30.0, -20.0, -5.0, -0.5, 0.0, 3.0])
     d = lambda x: (stagec.vmap(grad(snp.expm1))(x), stagec.vmap(grad(stagec.nn.elu))(x))  # noqa: E731
     want = (np.exp(x), np.where(x > 0, 1.0, np.exp(x)))
-    for dt, rtol in ((np.float32, 4e-7), (np.float64, 1e-14)):
-        for f in (d, jit(d)):
-            for g, w in zip(f(x.astype(dt)), want):
-                np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=rtol)
+    jitted = jit(lambda x32, x64: (d(x32), d(x64)))(x.astype(np.float32), x)  # (one module for both dtypes)
+    for (dt, rtol), j in zip(((np.float32, 4e-7), (np.float64, 1e-14)), jitted):
+        for got in (d(x.astype(dt)), j):
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=rtol, err_msg=np.dtype(dt).name)
 
 
 def test_cond_both_modes_and_grad_of_grad():
@@ -458,13 +482,15 @@ def test_logsumexp_gradient_is_the_softmax_alone():
     assert "compare" not in stagec.make_mlir(grad(f))(x)
     x64 = x.astype(np.float64)
     want = np.exp(x64 - np.log(np.exp(x64).sum(1, keepdims=True)))
-    for g in (jit(grad(f))(x), grad(f)(x)):
-        np.testing.assert_allclose(np.asarray(g), want, rtol=3e-7, atol=0)
-    # 1e5 values, the max twice: through the max, its elements took the float32 sum's rounding too (182 ulps; 29 now)
+    # (and 1e5 values, the max twice, below: both jitted gradients in one module)
     big = np.random.default_rng(0).standard_normal(100000).astype(np.float32) * 3
     big[5] = big[7] = big.max() + 2
+    jitted, jitted_big = jit(lambda x, b: (grad(f)(x), grad(lambda v: stagec.nn.logsumexp(v))(b)))(x, big)
+    for g in (jitted, grad(f)(x)):
+        np.testing.assert_allclose(np.asarray(g), want, rtol=3e-7, atol=0)
+    # 1e5 values, the max twice: through the max, its elements took the float32 sum's rounding too (182 ulps; 29 now)
     e = np.exp(big.astype(np.float64) - big.max())
-    got = np.asarray(jit(grad(lambda v: stagec.nn.logsumexp(v)))(big))
+    got = np.asarray(jitted_big)
     assert (np.abs(got - e / e.sum()) / np.spacing(np.float32(e / e.sum()))).max() <= 64
 
 
