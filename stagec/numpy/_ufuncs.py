@@ -455,7 +455,8 @@ def exp2(x: Any, /):
     # the power's complex product x log 2 makes inf + 0j into inf + NaN j, so exp2(inf + 0j) would be inf + NaN j.
     re, im = lax.real(x), lax.imag(x)
     e = lax.exp(lax.complex(lax.mul(re, _const(re, math.log(2))), lax.mul(im, _const(im, math.log(2)))))
-    return lax.select(lax.bitwise_and(lax.is_finite(re), lax.is_finite(im)), y, e)
+    fin = lax.bitwise_and(lax.is_finite(re), lax.is_finite(im))  # (parts selected: Vulkan has no complex select)
+    return lax.complex(lax.select(fin, lax.real(y), lax.real(e)), lax.select(fin, lax.imag(y), lax.imag(e)))
 
 
 def _log_base(name: str, x, base: float):
