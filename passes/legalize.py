@@ -13,6 +13,7 @@ import numpy as np
 
 from iree.compiler import ir
 
+from stagec.primitives.reductions import SORT_HOST_ROWS
 from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SORT_IMPORTS, STABLE_KEY, SORT_KEY_TYPES,
                             SORT_MODULE, SORT_OPERANDS, pack_dims)
 
@@ -1024,10 +1025,7 @@ BLAS_MIN_MACS: int | None = None
 # (1x2048x2048: 8-28 ms against BLAS's 0.34-0.44 on one thread, 2 loaded cores).
 BLAS_MIN_VECTOR_MACS = 1 << 17
 ROW_COLUMNS, ROW_WEIGHT = 256, packing.PACK_BIG  # an `x @ W` IREE keeps (`_row_by_weight`; `tuning.MATVEC_COLUMNS`)
-# Values along the sorted dimension from which a sort calls NumPy: IREE 3.13's compares every pair of a row (jitted
-# sort of 64 float32 27 us, 100 62 us, 127 98 us), the call costs ~14 us at any such length; they cross at 44-48
-# (docs/log.md, 2026-11-30).
-SORT_MIN_LENGTH = 48
+SORT_MIN_LENGTH = SORT_HOST_ROWS  # (`primitives.reductions`: the eager sort rule reads it too)
 
 
 def _round_bits(b: Builder, x: ir.Value, width: int, drop: int) -> ir.Value:

@@ -584,20 +584,22 @@ def _sort_host(*xs, dimension, num_keys, is_stable):
     return [np.take_along_axis(x, order, dimension) for x in xs]
 
 
-# Rows from this length sort with NumPy in the CPU kernel too (`passes.legalize.SORT_MIN_LENGTH`, `host-sorts`, on
-# with `config.cpu_blas`): there float64 keys compare their subnormals, so those take the kernel.
-_F64_KEY_ROWS = 48
+# Values along the sorted dimension from which a CPU module's sort calls NumPy (`host-sorts`, with `config.cpu_blas`:
+# IREE 3.13's sort compares every pair of a row, jitted sort of 64 float32 27 us, 100 62 us, 127 98 us; the call
+# costs ~14 us at any such length; they cross at 44-48, docs/log.md 2026-11-30). There float64 keys compare their
+# subnormals, so the rule below leaves those rows to the kernel.
+SORT_HOST_ROWS = 48
 
 
 def _sort_hosts(avals, params) -> bool:
     """Whether the rule gives the kernel's bits: not for an unstable sort of floats or of payloads (tied keys, -0.0
-    and 0.0 or NaNs, may come in another order), nor for float64 keys in rows of `_F64_KEY_ROWS` or more."""
+    and 0.0 or NaNs, may come in another order), nor for float64 keys in rows of `SORT_HOST_ROWS` or more."""
     if not all(_dt.kind(a.dtype) in "biuf" for a in avals):
         return False
     keys = avals[:params["num_keys"]]
     if not params["is_stable"] and (len(avals) > len(keys) or any(_dt.kind(a.dtype) == "f" for a in keys)):
         return False
-    return avals[0].shape[params["dimension"]] < _F64_KEY_ROWS or all(a.dtype != np.float64 for a in keys)
+    return avals[0].shape[params["dimension"]] < SORT_HOST_ROWS or all(a.dtype != np.float64 for a in keys)
 
 
 sort_p.def_host(_sort_host, _sort_hosts)
