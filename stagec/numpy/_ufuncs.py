@@ -58,13 +58,15 @@ arctanh = _unary("arctanh", lax.atanh, to_float=True)
 
 def _arctan2(x1, x2, /):
     """The angle of the point (x2, x1), in [-pi, pi]; atan2(+-0, x) is +-0 for x >= +0 and +-pi for x <= -0,
-    as in NumPy (IREE's CPU atan2 gives NaN at the origin and drops the sign of y there, so y = 0 is
-    handled here)."""
+    as in NumPy. float64's axes and corners are handled here (IREE's float64 atan2 gave -pi for atan2(1e-310, -1);
+    a zero or subnormal y is taken as the axis, as the CPU's kernels flush subnormals)."""
     y, x = _broadcast("arctan2", *_to_float("arctan2", x1, x2))
     if _dt.kind(aval_of(y).dtype) == "c":  # (JAX's runs lax.atan2 on complex values; NumPy's raises a TypeError)
         raise NotImplementedError(f"arctan2 of complex arguments ({aval_of(y).dtype}) is not in stagec (NumPy has "
                                   "none either); give their real parts")
-    # IREE also loses the sign of y when x < 0 and y is zero, or x is -inf and y is finite.
+    if np.dtype(aval_of(y).dtype).itemsize < 8:  # (mathlib's fdlibm atan2 has C99's zeros, infinities and NaN)
+        return lax.atan2(y, x)
+    # float64 (IREE's, libm's on the CPU): a subnormal y lost its sign where x < 0, and the origin's edge cases.
     on_axis = lax.bitwise_or(lax.eq(y, _const(y, 0)),
                              lax.bitwise_and(lax.eq(x, _const(x, -np.inf)), lax.is_finite(y)))
     at_axis = lax.select(signbit(x), lax.select(signbit(y), _const(y, -np.pi), _const(y, np.pi)),
