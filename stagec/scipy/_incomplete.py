@@ -17,6 +17,10 @@ from . import special as _sp
 __all__ = ["gammainc", "gammaincc", "betainc"]
 
 _MAXIT = 20000  # (enough for a or b up to ~5e6; the loops stop as soon as every element has converged)
+# Steps a loop's body takes between tests on arrays up to this size (jit of gammainc on 4x4 float32 97 -> 56 us, on
+# 1000 222 -> 126 us, betainc 320 -> 205 and 1930 -> 1300 us; from ~16K elements the longer body was no faster, at
+# 64K betainc 25% slower; 8 steps were ~20% faster still on 4x4 and compiled a body twice as long: 4)
+_UNROLL, _UNROLL_MAX_ELEMENTS = 4, 4096
 
 
 def _eps(dt):
@@ -51,11 +55,20 @@ def _converge(step, init, err, free=1):
     """Runs `step(n, *state)` (n = 1, 2, ... in the state's dtype) on each element whose `err(state)` is positive,
     until none is (or `_MAXIT` steps). One `lax.while_loop` whose condition is a carried flag: IREE makes one
     dispatch of the body and one of its test a step. A converged element keeps its state (its value does not depend
-    on its neighbours) but for `state[free]`, which `err` does not read (its select was a dispatch of its own)."""
+    on its neighbours) but for `state[free]`, which `err` does not read (its select was a dispatch of its own).
+    Up to `_UNROLL_MAX_ELEMENTS` elements the body takes `_UNROLL` steps between tests (IREE's loop costs ~4 us a
+    test on the CPU, its condition read back each time): the same bits, a converged element (and any past `_MAXIT`)
+    holding its state through the extra steps."""
+    k = _UNROLL if init[0].size <= _UNROLL_MAX_ELEMENTS else 1
+
     def body(s):
-        n, st = s[1] + 1, s[2:]
-        live = err(st) > 0
-        st = [new if i == free else snp.where(live, new, old) for i, (new, old) in enumerate(zip(step(n, *st), st))]
+        n, st = s[1], s[2:]
+        for _ in range(k):
+            n = n + 1
+            live = err(st) > 0
+            if k > 1:
+                live = live & (n <= _MAXIT)
+            st = [new if i == free else snp.where(live, new, old) for i, (new, old) in enumerate(zip(step(n, *st), st))]
         # (the test reads the mask through a barrier: fused with the body, the reduction's one workgroup held every
         # state on its stack, over IREE's 1 MiB limit from ~40K float32 elements)
         return (snp.any(lax.optimization_barrier((err(st) > 0) & (n < _MAXIT))), n, *st)
