@@ -8,29 +8,18 @@ from __future__ import annotations
 
 from iree.compiler import ir, passmanager
 
-from stagec.lowering import LAPACK_IMPORTS, LAPACK_MODULE, LAPACK_TYPES, NAMED
+from stagec.lowering import LAPACK_BATCH_PER_ORDER, LAPACK_IMPORTS, LAPACK_MODULE, LAPACK_TYPES, NAMED, lapack_offloaded
 
 from .base import Pass, PassStats, register
 from .legalize import _declare
 
 # What each named function becomes: the host module's export (operands and results as the named function's).
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
-               "lapack.inv": "inv", "lapack.potrf": "potrf", "lapack.syevd": "syevd"}
-# Which calls go to the host, by shape only: at most `LAPACK_BATCH_PER_ORDER` x n matrices of order n (the host
-# takes one matrix at a time, ~3-20 us each at n = 4-8, where the loop takes all of a batch in each of its steps),
-# and for Cholesky (whose loop is short: 26 us at 4x4, the call 42) an order of at least `POTRF_MIN_ORDER`
-# (jit CPU time, float32, 2026-11-30: inv 4x4 b=8 41 vs 86 us, b=16 64 vs 85, b=32 107 vs 97; eigh 4x4 b=1 44 vs
-# 85, b=16 239 vs 126; eigh 8x8 b=8 183 vs 307, b=64 1101 vs 585; cholesky 8x8 b=1 40 vs 49, b=4 51 vs 49,
-# b=16 140 vs 53; 16x16 b=16 95 vs 119; docs/linalg.md).
-LAPACK_BATCH_PER_ORDER, POTRF_BATCH_PER_ORDER, POTRF_MIN_ORDER = 2, 0.5, 8
-LAPACK_MAX_BATCH = 64  # (and never more than this many)
-
-
-def offloaded(kind: str, n: int, batch: int) -> bool:
-    """Whether a call of `kind` on `batch` matrices of order `n` calls LAPACK (the rule above)."""
-    if kind == "potrf":
-        return n >= POTRF_MIN_ORDER and 0 < batch <= max(1, POTRF_BATCH_PER_ORDER * n)
-    return n > 0 and 0 < batch <= min(LAPACK_MAX_BATCH, LAPACK_BATCH_PER_ORDER * n)
+               "lapack.inv": "inv", "lapack.det": "det", "lapack.potrf": "potrf", "lapack.potrf_sym": "potrf_sym",
+               "lapack.syevd": "syevd"}
+# Which calls go to the host, by shape only: `lowering.lapack_offloaded` (eager calls read it too, without this
+# module's IR imports).
+offloaded = lapack_offloaded
 
 
 def _named(module: ir.Module) -> dict[str, ir.Operation]:

@@ -178,6 +178,41 @@ def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int = BL
     _on_threads(lambda: np.matmul(a, b, out=out), threads)
 
 
+class _OneThread:
+    """`with _one_thread:` what `_on_threads(fn)` runs `fn` in (`BLAS_THREADS` of OpenBLAS's threads under `_blas_lock`,
+    its count put back after), without a function to call: the LAPACK calls of small matrices, where `_on_threads`'s
+    closure and calls were a tenth of an eager call."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        _blas_lock.acquire()
+        try:
+            get_set = _openblas_fns[0] if _openblas_fns else _openblas()
+            if get_set is None:
+                self.prev = BLAS_THREADS
+            elif (prev := get_set[0]()) != BLAS_THREADS:
+                get_set[1](BLAS_THREADS)
+                self.prev = prev
+            else:
+                self.prev = prev
+        except BaseException:
+            _blas_lock.release()
+            raise
+
+    def __exit__(self, *exc):
+        if self.prev == BLAS_THREADS:
+            _blas_lock.release()
+            return
+        try:
+            _openblas_fns[0][1](self.prev)
+        finally:
+            _blas_lock.release()
+
+
+_one_thread = _OneThread()  # (one object: its `prev` is only read under the lock it holds)
+
+
 def _on_threads(fn: Callable, threads: int = BLAS_THREADS) -> None:
     """`fn()` under `_blas_lock` on `threads` of OpenBLAS's threads; its count for the rest of the process (the
     user's NumPy) is put back after. (Where NumPy links another BLAS, `fn()` with that library's own threads.)"""
@@ -349,6 +384,11 @@ class _Lapack:
         self.args = [(p, p, self.a[i].ctypes.data, p, self.ipiv[i].ctypes.data, p + 2 * sz) for i in range(b)]
         self.solves = [(p + 3 * sz, p, p + sz, self.a[i].ctypes.data, p, self.ident.ctypes.data, self.y[i].ctypes.data,
                         p, p + 2 * sz, 1) for i in range(b)]
+        # getrf then getrs with getrf's own pivots (getrs swaps B's rows as `lu`'s permutation orders them: the same
+        # rows, the same substitutions)
+        self.factor_solves = [(f, (p + 3 * sz, p, p + sz, self.a[i].ctypes.data, p, self.ipiv[i].ctypes.data,
+                                   self.y[i].ctypes.data, p, p + 2 * sz, 1)) for i, f in enumerate(self.args)]
+        self.eye = np.eye(n, dtype=dt) if k == n else None  # (the inverse's right-hand side, either layout)
 
     def lu(self, a: np.ndarray, lu: np.ndarray, perm: np.ndarray, swaps: np.ndarray) -> None:
         np.copyto(self.a, a.transpose(0, 2, 1))
@@ -364,6 +404,25 @@ class _Lapack:
                     order[k], order[j], s = order[j], order[k], s + 1
             perm[i], swaps[i] = order, s
 
+    def lu_solve(self, a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
+        """`out` = A^-1 B (b None: A^-1) for each matrix: getrf, then getrs on its pivots."""
+        np.copyto(self.a, a.transpose(0, 2, 1))
+        np.copyto(self.y, self.eye if b is None else b.transpose(0, 2, 1))
+        getrf, getrs = self.getrf, self.getrs
+        for f, s in self.factor_solves:
+            getrf(*f)
+            getrs(*s)
+        np.copyto(out, self.y.transpose(0, 2, 1))
+
+    def det(self, a: np.ndarray, out: np.ndarray) -> None:
+        """`out` (b,) = det A for each matrix: getrf, then U's diagonal multiplied in order (`_det_of`) and signed by
+        the row swaps."""
+        np.copyto(self.a, a.transpose(0, 2, 1))
+        getrf, work, ipiv, ident = self.getrf, self.a, self.ipiv, self.ident
+        for i, f in enumerate(self.args):
+            getrf(*f)
+            out[i] = _det_of(work[i].diagonal(), np.count_nonzero(ipiv[i] != ident))
+
     def solve(self, y: np.ndarray, out: np.ndarray, lu: np.ndarray | None = None) -> None:
         """`out` = U^-1 L^-1 `y` (rows in pivot order), from `lu` (else the factors `lu` left in `self.a`)."""
         if lu is not None:
@@ -378,9 +437,24 @@ _lapack_plans: dict = {}  # (dtype, b, n, k) -> _Lapack
 
 
 def _plan(dt: np.dtype, b: int, n: int, k: int) -> _Lapack | None:
+    p = _lapack_plans.get((dt, b, n, k))
+    if p is not None:
+        return p
     if _lapack("getrf", dt) is None:
         return None
     return _kept(_lapack_plans, (dt, b, n, k), lambda: _Lapack(dt, b, n, k))
+
+
+def _det_of(diag: np.ndarray, swaps: int):
+    """The product of U's diagonal `diag` in order (NumPy's `accumulate` is sequential by definition: the bits do not
+    depend on how a reduction would group them), times -1 where the row swaps are odd (the loop form's
+    `multiply(prod(d), s)`)."""
+    prod = np.multiply.accumulate(diag)[-1] if len(diag) else diag.dtype.type(1)
+    return prod * _SIGNS[diag.dtype][swaps & 1]
+
+
+_SIGNS = {np.dtype(t): (np.dtype(t).type(1), np.dtype(t).type(-1))
+          for t in (np.float32, np.float64, np.complex64, np.complex128)}
 
 
 _eyes: dict = {}  # (n, dtype) -> identity
@@ -420,20 +494,58 @@ def lapack_solve(lu: np.ndarray, perm: np.ndarray, b: np.ndarray | None, out: np
 def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
     """X with A X = B (b None: the inverse) for each (b, n, n) matrix of `a`: `lapack_lu`, then `lapack_solve`."""
     nb, n = a.shape[0], a.shape[-1]
-    lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
-    k = n if b is None else b.shape[-1]
-    p = _plan(a.dtype, nb, n, k)
+    p = _plan(a.dtype, nb, n, n if b is None else b.shape[-1])
     if p is None:
+        lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
         _numpy_lu(a, lu, perm, swaps)
         y = _permuted(perm, b, a.dtype)
         for i in range(nb):
             out[i] = _numpy_substitute(lu[i], y[i])
         return
+    with _one_thread:
+        p.lu_solve(a, b, out)
 
-    def run():
-        p.lu(a, lu, perm, swaps)
-        p.solve(_permuted(perm, b, a.dtype), out)
-    _on_threads(run)
+
+def lapack_det(a: np.ndarray, out: np.ndarray) -> None:
+    """det A of each (b, n, n) matrix of `a` into `out` (b,): `lapack_lu`'s factors (getrf), then U's diagonal's
+    product in order, signed by the row swaps (`_det_of`); a zero pivot gives 0, a NaN entry NaN."""
+    nb, n = a.shape[0], a.shape[-1]
+    p = _plan(a.dtype, nb, n, 1)
+    if p is None:
+        lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
+        _numpy_lu(a, lu, perm, swaps)
+        for i in range(nb):
+            out[i] = _det_of(lu[i].diagonal(), int(swaps[i]))
+        return
+    with _one_thread:
+        p.det(a, out)
+
+
+class _Potrf:
+    """LAPACK's potrf on `b` matrices of order `n`, in a work array of its own (zero above the diagonal, which potrf
+    never writes), each call's pointers worked out once; used under `_blas_lock` (`_one_thread`)."""
+
+    def __init__(self, dt: np.dtype, b: int, n: int):
+        self.fn, it = _lapack("potrf", dt)
+        self.lower = np.tri(n, dtype=bool)  # (on and below the diagonal: what potrf reads and writes)
+        self.w = np.zeros((b, n, n), dt)
+        self.nan = np.where(self.lower, np.nan, 0).astype(dt)  # (a factor that failed: NaN on and below the diagonal)
+        self.ints = np.array([n, 0, ord("U")], it)  # (n, info, UPLO)
+        p, sz = self.ints.ctypes.data, it.itemsize
+        self.args = [(p + 2 * sz, p, self.w[i].ctypes.data, p, p + sz, 1) for i in range(b)]
+
+    def cholesky(self, a: np.ndarray, out: np.ndarray) -> None:
+        # The column-major view of A's row-major buffer is A^T, whose upper triangle is A's lower one (conjugated:
+        # A^T = conj(A) for Hermitian A). potrf's 'U' factor there, U^H U = conj(A), read row-major is U^T = L.
+        fn, ints = self.fn, self.ints
+        with _one_thread:
+            np.copyto(self.w, a, where=self.lower)
+            for i, args in enumerate(self.args):
+                fn(*args)
+                out[i] = self.w[i] if ints[1] == 0 else self.nan
+
+
+_potrf_plans: dict = {}  # (dtype, b, n) -> _Potrf
 
 
 def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
@@ -442,33 +554,31 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
     it reaches (potrf's pivots compare false), as `linalg._cholesky`'s loop: LAPACK's potrf, or NumPy's cholesky
     where NumPy has no OpenBLAS."""
     b, n = a.shape[0], a.shape[-1]
-    upper = _kept(_uppers, n, lambda: ~np.tri(n, dtype=bool))
-    f = _lapack("potrf", a.dtype)
-    if f is None:
-        for i in range(b):
-            try:
-                out[i] = np.linalg.cholesky(np.where(upper, np.conj(a[i].T), a[i]))
-            except np.linalg.LinAlgError:
-                out[i] = np.nan
-    else:
-        fn, it = f
-        # The column-major view of A's row-major buffer is A^T, whose upper triangle is A's lower one (conjugated:
-        # A^T = conj(A) for Hermitian A). potrf's 'U' factor there, U^H U = conj(A), read row-major is U^T = L.
-        np.copyto(out, a)
-        ints = np.array([n, 0, ord("U")], it)  # (n, info, UPLO)
-        p, step, bad = ints.ctypes.data, n * n * a.dtype.itemsize, []
-
-        def run():
+    p = _potrf_plans.get((a.dtype, b, n))
+    if p is None:
+        if _lapack("potrf", a.dtype) is None:
+            upper = _kept(_uppers, n, lambda: ~np.tri(n, dtype=bool))
             for i in range(b):
-                fn(p + 2 * it.itemsize, p, out.ctypes.data + i * step, p, p + it.itemsize, 1)
-                if ints[1]:
-                    bad.append(i)
-        _on_threads(run)
-        for i in bad:
-            out[i] = np.nan
-    out[:, upper] = 0
+                try:
+                    out[i] = np.linalg.cholesky(np.where(upper, np.conj(a[i].T), a[i]))
+                except np.linalg.LinAlgError:
+                    out[i] = np.nan
+            out[:, upper] = 0
+            return
+        p = _kept(_potrf_plans, (a.dtype, b, n), lambda: _Potrf(a.dtype, b, n))
+    p.cholesky(a, out)
 
 
+def lapack_cholesky_sym(a: np.ndarray, out: np.ndarray) -> None:
+    """`lapack_cholesky` of the Hermitian part (a + a^H) * 0.5 of each (b, n, n) matrix of `a` (in NumPy: `linalg`'s
+    `_sym`, on the host)."""
+    h = a.swapaxes(-1, -2)
+    h = np.add(a, np.conj(h) if a.dtype.kind == "c" else h)
+    np.multiply(h, _HALF[a.dtype], out=h)
+    lapack_cholesky(h, out)
+
+
+_HALF = {np.dtype(t): np.dtype(t).type(0.5) for t in (np.float32, np.float64, np.complex64, np.complex128)}
 _uppers: dict = {}  # n -> the mask of an n x n matrix's entries above its diagonal
 
 
@@ -567,7 +677,8 @@ def _lapack_module(dev):
     """The Python VM module (`LAPACK_MODULE`) answering `linalg`'s named LU functions (`host-lapack`), every leading
     dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
-    (`lapack_lu_solve`), `potrf_<k>(a)` (`lapack_cholesky`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`)."""
+    (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)`
+    (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
@@ -615,10 +726,16 @@ def _lapack_module(dev):
                         x.reshape(-1, n, shape[-1]))
         return x_ref
 
-    def potrf(_self, a_ref):
+    def det(_self, a_ref):
+        a, shape, et, n = view(a_ref)
+        out, out_ref = result(shape[:-2], a.dtype, et)
+        lapack_det(a.reshape(-1, n, n), out.reshape(-1))
+        return out_ref
+
+    def potrf(_self, a_ref, fn=lapack_cholesky):
         a, shape, et, n = view(a_ref)
         out, out_ref = result(shape, a.dtype, et)
-        lapack_cholesky(a.reshape(-1, n, n), out.reshape(-1, n, n))
+        fn(a.reshape(-1, n, n), out.reshape(-1, n, n))
         return out_ref
 
     def evd(_self, a_ref):
@@ -632,6 +749,8 @@ def _lapack_module(dev):
     iface = rt.PyModuleInterface(LAPACK_MODULE, Lapack)
     for i in range(LAPACK_IMPORTS):
         iface.export(f"potrf_{i}", "0r_r", potrf)
+        iface.export(f"potrf_sym_{i}", "0r_r", lambda _self, a: potrf(_self, a, lapack_cholesky_sym))
+        iface.export(f"det_{i}", "0r_r", det)
         iface.export(f"syevd_{i}", "0r_rr", evd)
         iface.export(f"getrf_{i}", "0r_rrr", getrf)
         iface.export(f"getrs_{i}", "0rrr_r", lambda _self, lu, perm, b: getrs(lu, perm, b))

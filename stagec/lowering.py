@@ -300,7 +300,7 @@ HOST_MODULE = "stagec_host"
 # The host modules' ABI: the Python VM modules a compiled module may import (`HOST_MODULE`'s callbacks; the CPU's
 # offloads, `stagec.passes.legalize`: NumPy's BLAS and sort), their symbols and argument conventions. An artifact
 # records `HOST_ABI` beside the modules it imports; a change to any of these raises it.
-HOST_ABI = 2
+HOST_ABI = 3  # (3: the LAPACK module's `det_<k>` and `potrf_sym_<k>`)
 BLAS_MODULE = "stagec_blas"  # `dot_general_<k>(lhs, rhs, 4 x packed dims)`, `dot_pair_<k>` (two products)
 BLAS_IMPORTS = 32  # import symbols it exports: one per distinct operand and result types in a module
 BLAS_TYPES = ("f32", "f64")
@@ -310,6 +310,25 @@ SORT_KEY_TYPES = ("f32", "f64", "i8", "i64")  # what `sort_p`'s lowering leaves 
 LAPACK_MODULE = "stagec_lapack"  # `getrf_<k>(a) -> (lu, perm, swaps)`, `getrs_<k>(lu, perm, b) -> x`, ... (`NAMED`)
 LAPACK_IMPORTS = 16  # symbols of each: one per distinct operand types in a module
 LAPACK_TYPES = ("f32", "f64", "complex<f32>", "complex<f64>")
+# Which of those calls go to the host, by shape only (`host-lapack`, and eager calls that call the host directly:
+# `numpy.linalg`): at most `LAPACK_BATCH_PER_ORDER` x n matrices of order n (the host takes one matrix at a time,
+# ~3-20 us each at n = 4-8, where the loop takes all of a batch in each of its steps), and for Cholesky (whose loop
+# is short: 26 us at 4x4, the call 42) an order of at least `POTRF_MIN_ORDER` (jit CPU time, float32, 2026-11-30:
+# inv 4x4 b=8 41 vs 86 us, b=16 64 vs 85, b=32 107 vs 97; eigh 4x4 b=1 44 vs 85, b=16 239 vs 126; eigh 8x8 b=8 183
+# vs 307, b=64 1101 vs 585; cholesky 8x8 b=1 40 vs 49, b=4 51 vs 49, b=16 140 vs 53; 16x16 b=16 95 vs 119;
+# docs/linalg.md).
+LAPACK_BATCH_PER_ORDER, POTRF_BATCH_PER_ORDER, POTRF_MIN_ORDER = 2, 0.5, 8
+LAPACK_MAX_BATCH = 64  # (and never more than this many)
+
+
+def lapack_offloaded(kind: str, n: int, batch: int) -> bool:
+    """Whether a named call of `kind` (`passes.lapack.HOST_LAPACK`'s values) on `batch` matrices of order `n` calls
+    LAPACK on the host (the rule above)."""
+    if kind in ("potrf", "potrf_sym"):
+        return n >= POTRF_MIN_ORDER and 0 < batch <= max(1, POTRF_BATCH_PER_ORDER * n)
+    return n > 0 and 0 < batch <= min(LAPACK_MAX_BATCH, LAPACK_BATCH_PER_ORDER * n)
+
+
 HOST_MODULES = (HOST_MODULE, BLAS_MODULE, SORT_MODULE, LAPACK_MODULE)
 # The attribute of a private function emitted for a named call (`stagec.named`): its name, which a target's pass may
 # answer with a host call (`host-lapack`: "lapack.getrf"); `inline-calls` inlines the others.

@@ -64,7 +64,7 @@ def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64])
 def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
-    """cholesky of a batch calls `stagec_lapack.potrf`, matches NumPy in float64 where positive definite, gives NaN
+    """cholesky of a batch calls `stagec_lapack.potrf_sym`, matches NumPy in float64 where positive definite, gives NaN
     on and below the diagonal where not, zeros above, and NaN only where a NaN entry reaches (NumPy's and JAX's
     pattern: potrf's pivots compare false), as the loops do."""
     rng = np.random.default_rng(2)
@@ -74,7 +74,7 @@ def test_cholesky_calls_lapack_and_gives_the_loops_nans(dtype):
     a = (x @ np.conj(np.swapaxes(x, -1, -2)) + np.eye(8)).astype(dtype)
     a[1] = -a[1]
     a[2, 4, 1] = a[2, 1, 4] = np.nan
-    assert "call @stagec_lapack.potrf_0(" in _final(snp.linalg.cholesky, a)
+    assert "call @stagec_lapack.potrf_sym_0(" in _final(snp.linalg.cholesky, a)
     got = np.asarray(stagec.jit(snp.linalg.cholesky)(a))
     np.testing.assert_array_equal(np.asarray(snp.linalg.cholesky(a)), got)
     for i in (0, 3):
@@ -255,8 +255,9 @@ def test_named_calls_show_as_stablehlo():
     a = np.eye(8, dtype=np.float32)
     lowered = stagec.jit(snp.linalg.cholesky).lower(a)
     traced = lowered.as_text("traced")
-    assert 'stagec.named = "lapack.potrf"' in traced and "stablehlo.while" in traced and "call @lapack_potrf_0(" in traced
-    assert "call @stagec_lapack.potrf_0(" in lowered.as_text()  # (after host-lapack: still StableHLO and func)
+    assert 'stagec.named = "lapack.potrf_sym"' in traced and "stablehlo.while" in traced
+    assert "call @lapack_potrf_sym_0(" in traced and "call @lapack_potrf_1(" in traced  # (potrf_sym's own call)
+    assert "call @stagec_lapack.potrf_sym_0(" in lowered.as_text()  # (after host-lapack: still StableHLO and func)
     assert "lapack.inv" in stagec.make_mlir(snp.linalg.inv, stage="traced")(a)
 
 
@@ -268,7 +269,7 @@ def test_one_module_calling_several_functions_of_one_type():
     spd = (g @ g.T + np.eye(8)).astype(np.float32)
     f = stagec.jit(lambda a: (snp.linalg.inv(a), snp.linalg.cholesky(a), snp.linalg.eigh(a)[0]))
     text = f.lower(spd).as_text("final")
-    assert all(f"call @stagec_lapack.{k}_0(" in text for k in ("inv", "potrf", "syevd"))
+    assert all(f"call @stagec_lapack.{k}_0(" in text for k in ("inv", "potrf_sym", "syevd"))
     inv, chol, w = (np.asarray(t) for t in f(spd))
     w64 = spd.astype(np.float64)
     tol = _tol(np.float32, np.linalg.cond(w64))

@@ -458,8 +458,10 @@ def set_stager(fn: Callable) -> None:
     _stager = fn
 
 
-def _staged(*static: str):
-    """Run the decorated function under `jit` (statics: the parameters that are Python values) when eager."""
+def _staged(*static: str, eager: Callable | None = None):
+    """Run the decorated function under `jit` (statics: the parameters that are Python values) when eager. `eager`:
+    where given, `eager(*args, **kwargs)` first, which answers an eager call whose jitted module it can compute
+    exactly (the same bits, by the same host code: `linalg`'s LAPACK calls) or gives None (then the module runs)."""
     def deco(fn):
         cache = []
 
@@ -471,6 +473,10 @@ def _staged(*static: str):
                 raise NotImplementedError(f"{fn.__name__} runs as one module eagerly, not in an eager composite")
             if trace is not None or _stager is None:
                 return fn(*args, **kwargs)
+            if eager is not None:
+                out = eager(*args, **kwargs)
+                if out is not None:
+                    return out
             if not cache:
                 cache.append(_stager(fn, static_argnames=static))
             args = [asarray(a) if isinstance(a, (list, tuple)) else a for a in args]

@@ -10,6 +10,7 @@ functions call them through `custom_jvp` wrappers with JAX's differentiation rul
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any, NamedTuple, Sequence
 
@@ -18,8 +19,13 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..ad import custom_jvp
+from ..array import Array
+from ..backend import get_backend
+from ..config import SettingsCache, config
+from ..host import lapack_cholesky_sym, lapack_det, lapack_lu_solve
+from ..lowering import lapack_offloaded
 from ..named import named
-from ..core import TracerBase, aval_of, current_trace
+from ..core import ShapedArray, TracerBase, aval_of, current_trace
 from ..primitives import structural as _st
 from ..primitives.dot import Precision
 from ._arrayapi import matrix_transpose, vecdot  # (snp.linalg's names for the same functions)
@@ -167,6 +173,146 @@ def _hermitian(fname: str, a, UPLO: str | None, symmetrize_input: bool):
     return tri + _ct(tri) + _sym(where(equal(rows, cols), a, 0))
 
 
+# ---------------------------------------------------------------- eager calls answered by the host's LAPACK
+# Where a jitted call's module would call the host module's LAPACK function for a named call (the CPU with
+# `config.cpu_blas`, a shape `lowering.lapack_offloaded` takes: `passes.lapack`), an eager call of inv, solve, det or
+# cholesky calls that same Python function (`stagec.host`) on its arguments' values, without the module: the same
+# code on the same values, so the jitted call's bits, at a third of the time at 4x4 (IREE's call and its host
+# callback's glue were ~2/3 of it). Only where the module is that one call: same-dtype operands (no promotion),
+# a batch the rule takes; det's product and cholesky's (a + a^H) / 2 are in their named calls ("lapack.det",
+# "lapack.potrf_sym"), so on the host too (IREE's CPU code flushes subnormals to zero and may commute a sum, NumPy
+# does neither: computed apart, they gave other bits). Anything else runs the module.
+
+_HOST_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+def _host_operand(x) -> tuple | None:
+    """(value, aval) of an Array or NumPy array of a LAPACK dtype that the jitted call would take as it is (not
+    weakly typed, its dtype canonical), else None."""
+    t = type(x)
+    if t is Array:
+        aval = x.aval
+        if aval.weak_type or aval.dtype not in _HOST_DTYPES:
+            return None
+        return x._value(), aval
+    if t is np.ndarray and x.dtype in _HOST_DTYPES:
+        aval = aval_of(x)
+        if aval.dtype == x.dtype and not aval.weak_type:
+            return x, aval
+    return None
+
+
+_host_backend = SettingsCache(1)  # True -> the backend whose jitted modules call the host's LAPACK, or False
+
+
+def _lapack_backend():
+    """The backend where jitted modules answer named LAPACK calls on the host (the CPU with `config.cpu_blas`, jit
+    on), else None."""
+    b = _host_backend.get(True)
+    if b is None:
+        b = get_backend()
+        b = _host_backend.put(True, b if b.name == "cpu" and b.host_blas() and not config.jit_disabled else False)
+    return b or None
+
+
+def _host_lapack(kind: str, a) -> tuple | None:
+    """(value, aval) of `a`, square matrices (..., n, n), where its jitted call answers the named call `kind`
+    (`passes.lapack.HOST_LAPACK`'s values) with the host's LAPACK: that rule, and `_lapack_backend`."""
+    found = _host_operand(a)
+    if found is None:
+        return None
+    shape = found[1].shape
+    if len(shape) < 2 or shape[-1] != shape[-2] or not lapack_offloaded(kind, shape[-1], math.prod(shape[:-2])) \
+            or _lapack_backend() is None:
+        return None
+    return found
+
+
+_result_avals: dict = {}  # (shape, dtype) -> its ShapedArray
+
+
+def _host_aval(value: np.ndarray) -> ShapedArray:
+    key = (value.shape, value.dtype)
+    aval = _result_avals.get(key)
+    if aval is None:
+        if len(_result_avals) >= 256:
+            _result_avals.clear()
+        aval = _result_avals[key] = ShapedArray(*key)
+    return aval
+
+
+def _host_result(value: np.ndarray, aval: ShapedArray) -> Array:
+    """An eager result computed on the host (kept there until a device call reads it, as eager NumPy rules'; a big
+    one put on the device, as `_base._as_output`)."""
+    backend = _lapack_backend()
+    if value.nbytes > (1 << 20):
+        return Array(backend.put(value), aval, backend)
+    value.flags.writeable = False
+    return Array.on_host(value, aval, backend)
+
+
+def _inv_host(a, /):
+    found = _host_lapack("inv", a)
+    if found is None:
+        return None
+    v, aval = found
+    n = v.shape[-1]
+    out = np.empty(v.shape, v.dtype)
+    lapack_lu_solve(v.reshape(-1, n, n), None, out.reshape(-1, n, n))
+    return _host_result(out, aval)
+
+
+def _solve_host(a, b, /):
+    found, fb = _host_lapack("solve", a), _host_operand(b)
+    if found is None or fb is None or fb[1].dtype != found[1].dtype:
+        return None
+    v, w = found[0], fb[0]
+    shape, n = v.shape, v.shape[-1]
+    vec = w.ndim == 1
+    if vec:
+        w = w[:, None]
+    if w.ndim < 2 or w.shape[-2] != n or len(w.shape) > len(shape):
+        return None
+    if w.shape[:-2] != shape[:-2]:
+        try:
+            if np.broadcast_shapes(shape[:-2], w.shape[:-2]) != shape[:-2]:
+                return None  # (a broadcast batch: another count of matrices than `_host_lapack` measured)
+        except ValueError:
+            return None  # (the module raises the error)
+    k = w.shape[-1]
+    out = np.empty(shape[:-1] + (k,), v.dtype)
+    if w.shape[:-2] != shape[:-2]:
+        w = np.broadcast_to(w, shape[:-1] + (k,))
+    lapack_lu_solve(v.reshape(-1, n, n), w.reshape(-1, n, k), out.reshape(-1, n, k))
+    if vec:
+        out = np.ascontiguousarray(out[..., 0])
+    return _host_result(out, _host_aval(out))
+
+
+def _det_host(a, /):
+    found = _host_lapack("det", a)
+    if found is None:
+        return None
+    v, _ = found
+    n = v.shape[-1]
+    out = np.empty(v.shape[:-2], v.dtype)
+    lapack_det(v.reshape(-1, n, n), out.reshape(-1))
+    return _host_result(out, _host_aval(out))
+
+
+def _cholesky_host(a, /, *, upper: bool = False, symmetrize_input: bool = True):
+    if upper is not False or symmetrize_input is not True:
+        return None
+    found = _host_lapack("potrf_sym", a)
+    if found is None:
+        return None
+    v, aval = found
+    n = v.shape[-1]
+    out = np.empty(v.shape, v.dtype)
+    lapack_cholesky_sym(v.reshape(-1, n, n), out.reshape(-1, n, n))
+    return _host_result(out, aval)
+
+
 # ---------------------------------------------------------------- Cholesky
 
 
@@ -199,13 +345,23 @@ def _potrf(a):
     return [where(logical_and(expand_dims(bad, -1), less(_idx(n, -1), rows + 1)), np.nan, L)]
 
 
-@_staged("upper", "symmetrize_input")
+@_staged("upper", "symmetrize_input", eager=_cholesky_host)
 def cholesky(a, /, *, upper: bool = False, symmetrize_input: bool = True):
     """Cholesky factor of Hermitian positive-definite `a` (..., n, n): lower (or `upper`) triangular. Factors
     (a + a^H) / 2 (JAX's default), or with `symmetrize_input=False` the lower (`upper`: upper) triangle
     (NumPy's)."""
-    L = _cholesky_d(_hermitian("cholesky", a, "U" if upper else "L", symmetrize_input))
+    if symmetrize_input:  # (a's Hermitian part: in the named call, so that the CPU's host computes it too)
+        L = _cholesky_sym_d(_mat("cholesky", a, square=True))
+    else:
+        L = _cholesky_d(_hermitian("cholesky", a, "U" if upper else "L", symmetrize_input))
     return _ct(L) if upper else L
+
+
+@named("lapack.potrf_sym")
+def _potrf_sym(a):
+    """`_potrf` of a's Hermitian part (a + a^H) / 2 (on the CPU, the host's: that in NumPy, then LAPACK's potrf,
+    `host.lapack_cholesky_sym`)."""
+    return _potrf(_sym(a))
 
 
 # ---------------------------------------------------------------- LU and solvers
@@ -290,7 +446,7 @@ def _substitute(lu, perm, b):
     return lax.fori_loop(0, n, backward, lax.fori_loop(0, n, forward, y))
 
 
-@_staged()
+@_staged(eager=_solve_host)
 def solve(a, b, /):
     """Solve `a @ x = b`: `a` (..., n, n); `b` (n,) or (..., n, k) (NumPy 2 and the Array API's rule)."""
     a = _mat("solve", a, square=True)
@@ -310,7 +466,7 @@ def solve(a, b, /):
     return x[..., 0] if vec else x
 
 
-@_staged()
+@_staged(eager=_inv_host)
 def inv(a, /):
     """Inverse of square `a` (..., n, n) via LU with partial pivoting."""
     return _inv_d(_mat("inv", a, square=True))
@@ -332,7 +488,7 @@ def _slogdet(a, /):
     return _slogdet_d(_mat("slogdet", a, square=True))
 
 
-@_staged()
+@_staged(eager=_det_host)
 def det(a, /):
     """Determinant of square `a`: the product of U's diagonal, signed by the row swaps."""
     return _det_d(_mat("det", a, square=True))
@@ -1191,10 +1347,27 @@ def _cholesky_jvp(primals, tangents):
     """L_dot = L phi(L^-1 A_dot L^-H), phi: the lower triangle with the diagonal halved (A_dot is Hermitian:
     `_hermitian`'s tangent)."""
     (a,), (da,) = primals, tangents
-    L = _cholesky(a)
+    return _cholesky_tangent(_cholesky(a), da)
+
+
+@custom_jvp
+def _cholesky_sym_d(a):
+    return _potrf_sym(a)[0]
+
+
+@_cholesky_sym_d.defjvp
+def _cholesky_sym_jvp(primals, tangents):
+    """`_cholesky_jvp` of (a + a^H) / 2, along (a_dot + a_dot^H) / 2 (the derivative of that linear map, for any
+    tangent)."""
+    (a,), (da,) = primals, tangents
+    return _cholesky_tangent(_potrf_sym(a)[0], _sym(da))
+
+
+def _cholesky_tangent(L, da):
+    """(L, L_dot) for the Cholesky factor L of A and a Hermitian tangent A_dot (`_cholesky_jvp`)."""
     Linv = _tri_solve(L, _eye_like(L), lower=True)
     X = _mm(_mm(Linv, da), _ct(Linv))
-    n = aval_of(a).shape[-1]
+    n = aval_of(L).shape[-1]
     rows, cols = _idx(n, -2), _idx(n, -1)
     phi = where(greater(rows, cols), X, where(equal(rows, cols), multiply(X, 0.5), 0))
     return L, _mm(L, phi)
@@ -1246,8 +1419,15 @@ def _det_parts(a):
 
 @custom_jvp
 def _det_d(a):
+    return _lu_det(a)[0]
+
+
+@named("lapack.det")
+def _lu_det(a):
+    """The product of U's diagonal, signed by the row swaps (on the CPU, the host's: getrf and the product in order,
+    `host.lapack_det`)."""
     d, s = _det_parts(a)
-    return multiply(prod(d, axis=-1), s)
+    return [multiply(prod(d, axis=-1), s)]
 
 
 @_det_d.defjvp

@@ -1,0 +1,186 @@
+"""Eager inv, solve, det and cholesky of small matrices that the CPU's jitted module answers with LAPACK on the host
+call that host function directly (`numpy.linalg._host_lapack`): the jitted call's bits on every input (random,
+singular, NaN, inf, not positive definite), batched or not, every LAPACK dtype; call 1 as calls 2-4; values against
+NumPy in float64; where the host does not answer (another shape, a batch, options), the module runs as before."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec.numpy import linalg as L
+
+pytestmark = pytest.mark.cpu_only
+
+DTYPES = [np.float32, np.complex64, np.float64, np.complex128]
+
+
+def _bits(x) -> bytes:
+    return np.ascontiguousarray(np.asarray(x)).tobytes()
+
+
+def _draw(rng, shape, dtype) -> np.ndarray:
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a
+
+
+def _inputs(rng, shape, dtype) -> dict:
+    """Matrices of `shape`: random, exactly singular (a zero column: no update reaches it, its pivot is 0), singular
+    up to rounding (a repeated row), with a NaN, with an inf."""
+    n = shape[-1]
+    out = {"random": _draw(rng, shape, dtype)}
+    s = _draw(rng, shape, dtype)
+    s[..., n // 2] = 0
+    out["singular"] = s
+    r = _draw(rng, shape, dtype)
+    r[..., -1, :] = r[..., 0, :]
+    out["repeated row"] = r
+    out["nan"] = _draw(rng, shape, dtype)
+    out["nan"][..., n // 2, 0] = np.nan
+    out["inf"] = _draw(rng, shape, dtype)
+    out["inf"][..., 0, n - 1] = np.inf
+    return {k: v.astype(dtype) for k, v in out.items()}
+
+
+def _spd(rng, shape, dtype) -> dict:
+    """Hermitian matrices of `shape`: positive definite (not symmetric in its last bits: the symmetrized part is
+    factored), not positive definite, with a NaN, with a subnormal pair (IREE's CPU code flushes them to zero)."""
+    g = _draw(rng, shape, dtype)
+    n = shape[-1]
+    pd = g @ np.conj(np.swapaxes(g, -1, -2)) + n * np.eye(n)
+    pd = pd + 1e-7 * _draw(rng, shape, dtype).real
+    bad = pd.copy()
+    bad[..., n // 2, n // 2] = -1.0
+    nan = pd.copy()
+    nan[..., n - 1, 1] = np.nan
+    tiny = pd.copy()
+    tiny[..., 1, 0], tiny[..., 0, 1] = 1e-40, 2e-40
+    return {k: v.astype(dtype) for k, v in {"pd": pd, "not pd": bad, "nan": nan, "subnormal": tiny}.items()}
+
+
+def _check_same(fn, args, *, host: bool, **kw):
+    """Eager calls 1-4 give the jitted call's bits; with `host`, answered on the host (no module run)."""
+    jitted = stagec.jit(lambda *a: fn(*a, **kw))(*args)
+    dev = [stagec.device_put(a) for a in args]
+    for i in range(4):
+        got = fn(*(dev if i % 2 else args), **kw)
+        assert _bits(got) == _bits(jitted), (fn.__name__, i)
+        assert got.dtype == jitted.dtype and got.shape == jitted.shape
+        if host:  # (a host result: the module was not called)
+            assert got._npy is not None and got._bv is None
+    return np.asarray(jitted)
+
+
+def _dtype_ok(dtype, request):
+    if np.dtype(dtype).itemsize == 8 and np.dtype(dtype).kind == "f" or np.dtype(dtype) == np.complex128:
+        request.getfixturevalue("x64")
+
+
+def _err(got, want) -> float:
+    got, want = np.asarray(got, np.complex128), np.asarray(want, np.complex128)
+    return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300))
+
+
+def _tol(dtype) -> float:
+    return 1e3 * np.finfo(np.dtype(dtype)).eps
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 4, 4), (16, 16)])
+def test_inv_det_solve_eager_bits_are_jits(dtype, shape, request):
+    _dtype_ok(dtype, request)
+    rng = np.random.default_rng(len(shape) * 100 + shape[-1])
+    n = shape[-1]
+    rhs = _draw(rng, shape[:-1] + (3,), dtype).astype(dtype)
+    vec = _draw(rng, (n,), dtype).astype(dtype)
+    for kind, a in _inputs(rng, shape, dtype).items():
+        inv = _check_same(snp.linalg.inv, (a,), host=True)
+        det = _check_same(snp.linalg.det, (a,), host=True)
+        x = _check_same(snp.linalg.solve, (a, rhs), host=True)
+        _check_same(snp.linalg.solve, (a, vec), host=True)  # (b a vector: broadcast over a's batch)
+        if kind == "random":  # (values: NumPy in float64)
+            w = a.astype(np.complex128)
+            assert _err(inv, np.linalg.inv(w)) < _tol(dtype)
+            assert _err(det, np.linalg.det(w)) < _tol(dtype)
+            assert _err(x, np.linalg.solve(w, rhs.astype(np.complex128))) < _tol(dtype)
+        elif kind == "singular":  # (an exactly singular matrix: det 0, its inverse not finite, as NumPy's and JAX's)
+            assert np.all(det == 0) and not np.all(np.isfinite(inv))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(8, 8), (16, 16), (2, 16, 16)])
+def test_cholesky_eager_bits_are_jits(dtype, shape, request):
+    _dtype_ok(dtype, request)
+    rng = np.random.default_rng(shape[-1] + len(shape))
+    n = shape[-1]
+    for kind, a in _spd(rng, shape, dtype).items():
+        got = _check_same(snp.linalg.cholesky, (a,), host=True)
+        assert np.all(np.triu(got, 1) == 0)
+        if kind == "pd":
+            w = a.astype(np.complex128)
+            w = (w + np.conj(np.swapaxes(w, -1, -2))) / 2
+            assert _err(got, np.linalg.cholesky(w)) < _tol(dtype)
+        elif kind == "not pd":  # (NaN on and below the diagonal, as the loops' and JAX's)
+            assert np.all(np.isnan(got[..., np.tri(n, dtype=bool)]))
+        elif kind == "subnormal":  # (symmetrized on the host, subnormals kept: a valid factor still)
+            assert np.all(np.isfinite(got))
+
+
+def test_solve_matches_jax_and_numpy_on_a_singular_and_a_nan_matrix():
+    """Where NumPy and JAX define the answer: an exactly singular matrix's inverse has inf or NaN (NumPy raises);
+    the rows of a solve that do not reach a NaN stay finite, as LAPACK's (JAX's CPU solve) give."""
+    jnp = pytest.importorskip("jax.numpy")
+    a = np.array([[1, 2, 0, 0], [2, 4, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], np.float32)
+    assert not np.all(np.isfinite(np.asarray(snp.linalg.inv(a))))
+    assert float(snp.linalg.det(a)) == 0.0 == float(jnp.linalg.det(a))
+    b = np.eye(4, dtype=np.float32)
+    b[3, 3] = np.nan
+    x, want = np.asarray(snp.linalg.solve(np.eye(4, dtype=np.float32) * 2, b)), np.asarray(jnp.linalg.solve(
+        np.eye(4, dtype=np.float32) * 2, b))
+    np.testing.assert_array_equal(np.isnan(x), np.isnan(want))
+
+
+def test_other_calls_run_the_module_as_before():
+    """A batch past the offload rule, cholesky's other options and orders below POTRF_MIN_ORDER, integer operands,
+    mixed dtypes, NumPy's float64 without x64, `cpu_blas` off: no host answer; still the jitted call's bits."""
+    rng = np.random.default_rng(5)
+    big = _draw(rng, (9, 4, 4), np.float32).astype(np.float32)  # (9 > 2 x 4 matrices: the loops)
+    assert L._inv_host(big) is None and L._det_host(big) is None
+    _check_same(snp.linalg.inv, (big,), host=False)
+    spd = _spd(rng, (16, 16), np.float32)["pd"]
+    for kw in ({"upper": True}, {"symmetrize_input": False}):
+        assert L._cholesky_host(spd, **kw) is None
+        _check_same(snp.linalg.cholesky, (spd,), host=False, **kw)
+    small = _spd(rng, (4, 4), np.float32)["pd"]
+    assert L._cholesky_host(small) is None
+    _check_same(snp.linalg.cholesky, (small,), host=False)
+    ints = np.array([[2, 1], [1, 3]], np.int32)
+    assert L._inv_host(ints) is None
+    np.testing.assert_allclose(np.asarray(snp.linalg.inv(ints)), np.linalg.inv(ints), rtol=1e-6)
+    a = _draw(rng, (4, 4), np.float32).astype(np.float32)
+    assert L._solve_host(a, a.astype(np.float64)) is None and L._inv_host(a.astype(np.float64)) is None
+    stagec.config.update("cpu_blas", False)
+    try:
+        assert L._inv_host(a) is None
+        _check_same(snp.linalg.inv, (a,), host=False)
+    finally:
+        stagec.config.update("cpu_blas", True)
+    assert L._inv_host(a) is not None
+    with stagec.disable_jit():
+        assert L._inv_host(a) is None
+
+
+def test_eager_under_transforms_is_not_the_host_path():
+    """Under grad and vmap the functions trace (no host answer); grad of cholesky still JAX's."""
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(9)
+    g = rng.standard_normal((8, 8))
+    s = (g @ g.T + 8 * np.eye(8)).astype(np.float32)
+    got = np.asarray(stagec.grad(lambda a: snp.linalg.cholesky(a).sum())(s))
+    want = np.asarray(jax.grad(lambda a: jax.numpy.linalg.cholesky(a).sum())(s))
+    assert _err(got, want) < 1e-4
+    v = np.asarray(stagec.vmap(snp.linalg.inv)(np.stack([s, 2 * s])))
+    assert _err(v, np.linalg.inv(np.stack([s, 2 * s]).astype(np.float64))) < 1e-4
