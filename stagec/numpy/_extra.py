@@ -401,9 +401,10 @@ def float_power(x1, x2):
 
 def fabs(x):
     x = _arr(x)
-    if iscomplexobj(x):
+    kind = _dt.kind(aval_of(x).dtype)
+    if kind == "c":
         raise TypeError("fabs does not accept complex arrays (use abs)")
-    return snp.abs(x.astype(_inexact(x)))
+    return snp.abs(x if kind == "f" else x.astype(_inexact(x)))  # (a float's `astype` copied it first: eager 4x4 11.9 us)
 
 
 def _logaddexp2(x1, x2):

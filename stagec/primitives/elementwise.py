@@ -531,9 +531,9 @@ for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
 
 # ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
 # Integer division, remainder and shifts, float->int conversion and round_afz have none: their edge cases
-# (division by zero, out-of-range values) differ between NumPy and the compiled ops. Neither do cbrt, asin,
-# acos, atan, sinh, cosh, pow nor erf: IREE's float32 versions are up to 40 ulps (pow 71) from NumPy's. (atan2's
-# has one: `_atan2_host`.)
+# (division by zero, out-of-range values) differ between NumPy and the compiled ops, nor do pow and erf.
+# asin, acos, atan, atan2, cbrt, sinh and cosh have rules since mathlib's expansions made their kernels accurate
+# (<= 1.8 ulps: docs/accuracy.md): NumPy's in float64, rounded once (`_wide`).
 
 def defined_int_div(x, y):
     """Integer `div` on the host where every quotient is defined (no zero divisor, no MIN / -1), truncated toward
@@ -605,13 +605,16 @@ def _logistic_host(x):
     return np.divide(n, d, out=n) if type(n) is np.ndarray else n / d
 
 
-def _atan2_host(y, x):
-    """np.arctan2, narrower floats computed in float64 and rounded once, as the kernel's fdlibm atan2 (mathlib): on
-    2^20 random float32 pairs the same bits wherever no operand or result is subnormal (the CPU kernel flushes
-    those, NumPy's rule does not, as for the other rules). glibc's float32 atan2f gave other bits on 17% of them."""
-    if y.dtype.itemsize >= 8:
-        return np.arctan2(y, x)
-    return np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(y.dtype)
+def _wide(f):
+    """NumPy's `f`, narrower floats computed in float64 and rounded once, as the kernels of mathlib's float64
+    expansions (asin, acos, atan, atan2, cbrt) compute them: atan2 on 2^20 random float32 pairs gave their bits
+    wherever no operand or result is subnormal (the CPU kernels flush those, NumPy's rules do not, as for the other
+    rules); glibc's float32 atan2f gave other bits on 17% of them."""
+    def rule(*xs):
+        if xs[0].dtype.itemsize >= 8:
+            return f(*xs)
+        return f(*[x.astype(np.float64) for x in xs]).astype(xs[0].dtype)
+    return rule
 
 
 def _complex_host(re, im):
@@ -739,9 +742,11 @@ for _p, _f, _k in [
         (tanh_p, np.tanh, "f"), (logistic_p, _logistic_host, "f"), (sin_p, np.sin, "f"), (cos_p, np.cos, "f"),
         (tan_p, np.tan, "f"), (sqrt_p, np.sqrt, "f"), (rsqrt_p, lambda x: 1 / np.sqrt(x), "f"),
         (not_p, np.invert, "biu"), (is_finite_p, np.isfinite, "f"), (asinh_p, np.arcsinh, "f32"),
-        (acosh_p, np.arccosh, "f"), (atanh_p, np.arctanh, "f32"),
+        (acosh_p, np.arccosh, "f"), (atanh_p, np.arctanh, "f32"), (asin_p, _wide(np.arcsin), "f"),
+        (acos_p, _wide(np.arccos), "f"), (atan_p, _wide(np.arctan), "f"), (cbrt_p, _wide(np.cbrt), "f"),
+        (sinh_p, _wide(np.sinh), "f"), (cosh_p, _wide(np.cosh), "f"),
         (add_p, np.add, "biufc"), (sub_p, np.subtract, "iufc"), (mul_p, np.multiply, "biufc"),
-        (div_p, np.true_divide, "f"), (rem_p, np.fmod, "f"), (atan2_p, _atan2_host, "f"),
+        (div_p, np.true_divide, "f"), (rem_p, np.fmod, "f"), (atan2_p, _wide(np.arctan2), "f"),
         (max_p, _max_host, "biuf"), (min_p, _min_host, "biuf"), (and_p, np.bitwise_and, "biu"),
         (or_p, np.bitwise_or, "biu"), (xor_p, np.bitwise_xor, "biu"),
         (eq_p, np.equal, "biufc"), (ne_p, np.not_equal, "biufc"), (lt_p, np.less, "biuf"),
