@@ -596,7 +596,10 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 if not re.fullmatch(r"[vc]\d+", m):
                     lines.append(f"{pad}    m{n} = {m}")
                     m = f"m{n}"
-                lines.append(f"{pad}    n{n} = _cnt({m})")
+                if m.startswith("c") and isinstance(ns.get(m), np.ndarray):  # (a constant mask: counted once, here)
+                    lines.append(f"{pad}    n{n} = {int(_count_nonzero(ns[m]))}")
+                else:
+                    lines.append(f"{pad}    n{n} = _cnt({m})")
                 counted[p] = (m, f"n{n}")
             m, cnt = counted[p]
             size = math.prod(shape_of(p))  # (the mask's, as the rules give it: the signature fixes it)
