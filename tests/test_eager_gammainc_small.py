@@ -1,0 +1,106 @@
+"""Eager gammainc, gammaincc and betainc on small arrays (stagec/scipy/_incomplete.py): their loops take several
+steps between tests (`_UNROLL`) up to `_UNROLL_MAX_ELEMENTS` elements, one step beyond; betainc runs as an eager
+composite, its `betaln` (one module eagerly, `_staged`) one step of the plan. Values against SciPy and mpmath;
+eager calls 1 (op by op) and 2-4 (the composite) give the same bits, eager gives jit's where both sides of the
+unrolling threshold do."""
+import mpmath
+import numpy as np
+import pytest
+import scipy.special as ss
+
+import stagec
+import stagec.scipy.special as sps
+from stagec import composites
+from stagec.scipy import _incomplete
+
+
+def _grid(n, seed):
+    r = np.random.default_rng(seed)
+    a = np.concatenate([np.abs(r.standard_normal(n // 2)) * 3 + 1e-3, 10 ** r.uniform(-2, 3, n - n // 2)])
+    x = a * np.exp(r.uniform(-1.5, 1.5, n))
+    b = 10 ** r.uniform(-1, 2.5, n)
+    u = r.uniform(0.001, 0.999, n)
+    return a, x, b, u
+
+
+def _bits(v):
+    v = np.asarray(v)
+    return v.view(np.uint32 if v.dtype == np.float32 else np.uint64)
+
+
+@pytest.mark.parametrize("n", [16, 1000, 5000])
+def test_values_against_scipy_and_calls_keep_their_bits(n):
+    """float32 values within a few ulps of SciPy's (float64) on each side of the unrolling threshold; the first,
+    op-by-op call and the composite's later ones give the same bits; betainc's later calls run as a composite."""
+    a, x, b, u = (v.astype(np.float32) for v in _grid(n, n))
+    A, X, B, U = (stagec.device_put(v) for v in (a, x, b, u))
+    cases = {"gammainc": (lambda: sps.gammainc(A, X), ss.gammainc(a.astype(float), x.astype(float))),
+             "gammaincc": (lambda: sps.gammaincc(A, X), ss.gammaincc(a.astype(float), x.astype(float))),
+             "betainc": (lambda: sps.betainc(A, B, U), ss.betainc(a.astype(float), b.astype(float), u.astype(float)))}
+    for name, (call, want) in cases.items():
+        first = np.asarray(call())
+        calls = composites.stats["calls"]
+        later = [np.asarray(call()) for _ in range(3)]
+        assert composites.stats["calls"] >= calls + 2, f"{name} ran op by op on its later calls"
+        for v in later:
+            np.testing.assert_array_equal(_bits(v), _bits(first), err_msg=name)
+        # (relative where the value is below 1/2: each side is computed itself there, not as a complement; a large
+        # a's prefactor, an exp near the peak, leaves some ulps)
+        ok = (want > 1e-30) & (want < 0.5)
+        err = np.abs(first[ok] - want[ok]) / want[ok]
+        assert np.max(err) < 1e-4, (name, np.max(err))
+        np.testing.assert_allclose(first, want, rtol=0, atol=3e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("dt, rtol", [(np.float32, 3e-6), (np.float64, 3e-13)])
+def test_slow_elements_against_mpmath_eager_and_jit(dt, rtol, request):
+    """Elements that take thousands of steps (x near a large a; betainc near its mean for large a, b) beside quick
+    ones, 16 wide (unrolled): against mpmath, eager equal to jit where the old loop's were (the same loop: equal)."""
+    if dt == np.float64:
+        request.getfixturevalue("x64")
+    a = np.array([5e4, 3.5, 30, 0.3, 2e5, 0.5, 7, 1.5] * 2, dt)
+    x = np.array([4.9e4, 2.0, 31, 0.2, 2.001e5, 0.6, 9, 1.2] * 2, dt)
+    got = stagec.jit(lambda a, x: (sps.gammainc(a, x), sps.gammaincc(a, x)))(a, x)
+    for k, f in enumerate((lambda s, t: mpmath.gammainc(s, 0, t, regularized=True),
+                           lambda s, t: mpmath.gammainc(s, t, mpmath.inf, regularized=True))):
+        want = [float(f(mpmath.mpf(float(s)), mpmath.mpf(float(t)))) for s, t in zip(a, x)]
+        np.testing.assert_allclose(np.asarray(got[k]), want, rtol=rtol)
+    ba = np.array([2.0, 3e3, 0.5, 40.0] * 4, dt)
+    bb = np.array([3.0, 30.0, 1e-3, 40.0] * 4, dt)
+    bx = np.array([0.2, 0.985, 0.9, 0.5] * 4, dt)
+    gi = stagec.jit(sps.betainc)(ba, bb, bx)
+    want = [float(mpmath.betainc(mpmath.mpf(float(p)), mpmath.mpf(float(q)), 0, mpmath.mpf(float(t)), regularized=True))
+            for p, q, t in zip(ba, bb, bx)]
+    np.testing.assert_allclose(np.asarray(gi), want, rtol=rtol * 30)
+
+
+def test_unrolled_loop_gives_the_one_step_loops_bits(monkeypatch):
+    """The unrolled body (4 steps a test) and the one-step body give the same bits, the loops' own (jit: one
+    module each), slow elements and elements past the step limit (betainc at a = b = 1e9: more than `_MAXIT`
+    steps) among them; and the same again eagerly."""
+    a, x, b, u = (v.astype(np.float32) for v in _grid(64, 7))
+    a[:4], b[:4], u[:4] = 1e9, 1e9, 0.5
+    a[4:8], x[4:8] = 5e4, 4.99e4
+    fs = {"gammainc": lambda: stagec.jit(lambda a, x: sps.gammainc(a, x))(a, x),
+          "gammaincc": lambda: stagec.jit(lambda a, x: sps.gammaincc(a, x))(a, x),
+          "betainc": lambda: stagec.jit(lambda a, b, x: sps.betainc(a, b, x))(a, b, u)}
+    assert a.size <= _incomplete._UNROLL_MAX_ELEMENTS and _incomplete._UNROLL > 1
+    unrolled = {k: np.asarray(f()) for k, f in fs.items()}
+    monkeypatch.setattr(_incomplete, "_UNROLL", 1)
+    for k, f in fs.items():
+        np.testing.assert_array_equal(_bits(f()), _bits(unrolled[k]), err_msg=k)
+
+
+def test_eager_equals_jit_where_it_did():
+    """On values whose eager steps (NumPy's exp, log, ...) and jit's agree, eager and jit give the same bits, small
+    (unrolled) and large (one step a test) alike: neither side's loop changed its values."""
+    for n in (16, 5000):
+        a = np.full(n, 2.5, np.float32)
+        x = np.tile(np.array([0.5, 2.0, 4.0, 9.0], np.float32), n // 4)
+        A, X = stagec.device_put(a), stagec.device_put(x)
+        for f in (sps.gammainc, sps.gammaincc):
+            eager = [np.asarray(f(A, X)) for _ in range(3)]
+            jitted = np.asarray(stagec.jit(f)(a, x))
+            for v in eager:
+                np.testing.assert_array_equal(_bits(v), _bits(eager[0]))
+            np.testing.assert_allclose(eager[0], jitted, rtol=3e-7)
