@@ -1191,21 +1191,21 @@ def test_an_nn_or_special_function_runs_as_a_composite_with_its_op_by_op_bits(na
     same_bits(third, first)
 
 
-def test_a_composite_calling_a_function_staged_eagerly_runs_op_by_op(exact):
-    """`ndtr` runs eagerly as one jit module (`_staged`); a composite calling it would plan its equations one by one
-    (NumPy's erfc, not the module's): such a signature stays op by op, with the module's bits (ndtri's: an ulp apart
-    at one of these 16 values when it ran as a composite)."""
+def test_a_composite_calling_a_function_staged_eagerly_runs_its_module_as_one_step(exact):
+    """`ndtr` runs eagerly as one jit module (`_staged`); a composite planning its equations one by one would take
+    NumPy's erfc, not the module's (ndtri's bits were an ulp apart at one of these 16 values so). It is one step of
+    the plan (`numpy._staged_step`), which calls that module: the composite runs, with the op-by-op call's bits."""
     @stagec.numpy._base._composite
     def f(p):
         return sps.ndtri(p)
 
     p = stagec.device_put(np.abs(floats((4, 4), 5)) / 8)
     with np.errstate(all="ignore"):
-        want = np.asarray(sps.ndtri(p))
+        want = np.asarray(f(p))  # (a signature's first call: op by op, ndtr's module called as it is)
         calls = composites.stats["calls"]
         for _ in range(3):
             same_bits(f(p), want)
-    assert composites.stats["calls"] == calls
+    assert composites.stats["calls"] > calls, "the composite ran op by op"
 
 
 def test_functions_reading_their_dtype_take_python_numbers():

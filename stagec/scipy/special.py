@@ -294,7 +294,7 @@ def _times(deriv):
 
 logit, ndtri, log_ndtr, xlogy, xlog1py, entr = map(custom_jvp, (logit, ndtri, log_ndtr, xlogy, xlog1py, entr))
 # ndtr' is the normal density itself (through float64 ndtr's split argument, ndtr''(-1e-30) was -0, not 4e-31)
-ndtr = custom_jvp(ndtr)
+ndtr = custom_jvp(_composite_step(ndtr))  # (in an eager composite, ndtri's: one step running its module)
 ndtr.defjvps(_times(lambda x, y: snp.exp(-0.5 * x * x - _LOG_SQRT_2PI)))
 logit.defjvps(_times(lambda x, y: 1 / (x * (1 - x))))
 ndtri.defjvps(_times(lambda x, y: np.sqrt(2 * np.pi) * snp.exp(0.5 * y * y)))
@@ -325,8 +325,8 @@ __getattr__ = _missing(__name__, _table(
 
 # Eager calls of these run as eager composites (`numpy._base._composite`: one traced graph from a signature's second
 # call, the bits op by op gives): op by op on 4x4 float32 i0e took 1074 us, erfcx 589, gammainc 4755 (JAX 20, 229,
-# 36); as composites 94-97, 38, 406 (docs/log.md, 2026-11-30). Each checks shapes and dtypes only, no values. Not
-# ndtri: its `ndtr` runs as one module eagerly (`_staged`), which a composite cannot plan step by step with the
-# same bits. betainc's `betaln` is one too, one step of its plan (`numpy._staged_step`): 4x4 6.1 ms -> ~0.3.
-for _n in ("i0", "i0e", "i1", "i1e", "erfcx", "gammasgn", "gammainc", "gammaincc", "betainc"):
+# 36); as composites 94-97, 38, 406 (docs/log.md, 2026-11-30). Each checks shapes and dtypes only, no values.
+# betainc's `betaln` and ndtri's `ndtr` run as one module eagerly (`_staged`), which a composite cannot plan step by
+# step with the same bits: each is one step of the plan (`numpy._staged_step`): betainc 4x4 6.1 ms -> ~0.3.
+for _n in ("i0", "i0e", "i1", "i1e", "erfcx", "gammasgn", "gammainc", "gammaincc", "betainc", "ndtri"):
     globals()[_n] = _composite(globals()[_n])
