@@ -251,15 +251,21 @@ def _host_result(value: np.ndarray, aval: ShapedArray) -> Array:
     return Array.on_host(value, aval, backend)
 
 
-def _inv_host(a, /):
-    found = _host_lapack("inv", a)
+def _host_call(kind: str, a, call, matrices: bool = True):
+    """`call(a's matrices (b, n, n), out)` on the host where `_host_lapack(kind, a)` takes them: `out` holds a
+    matrix per matrix of `a` (`matrices`) or one value per matrix."""
+    found = _host_lapack(kind, a)
     if found is None:
         return None
     v, aval = found
     n = v.shape[-1]
-    out = np.empty(v.shape, v.dtype)
-    lapack_lu_solve(v.reshape(-1, n, n), None, out.reshape(-1, n, n))
-    return _host_result(out, aval)
+    out = np.empty(v.shape if matrices else v.shape[:-2], v.dtype)
+    call(v.reshape(-1, n, n), out.reshape(-1, n, n) if matrices else out.reshape(-1))
+    return _host_result(out, aval if matrices else _host_aval(out))
+
+
+def _inv_host(a, /):
+    return _host_call("inv", a, lambda v, out: lapack_lu_solve(v, None, out))
 
 
 def _solve_host(a, b, /):
@@ -290,27 +296,13 @@ def _solve_host(a, b, /):
 
 
 def _det_host(a, /):
-    found = _host_lapack("det", a)
-    if found is None:
-        return None
-    v, _ = found
-    n = v.shape[-1]
-    out = np.empty(v.shape[:-2], v.dtype)
-    lapack_det(v.reshape(-1, n, n), out.reshape(-1))
-    return _host_result(out, _host_aval(out))
+    return _host_call("det", a, lapack_det, matrices=False)
 
 
 def _cholesky_host(a, /, *, upper: bool = False, symmetrize_input: bool = True):
     if upper is not False or symmetrize_input is not True:
         return None
-    found = _host_lapack("potrf_sym", a)
-    if found is None:
-        return None
-    v, aval = found
-    n = v.shape[-1]
-    out = np.empty(v.shape, v.dtype)
-    lapack_cholesky_sym(v.reshape(-1, n, n), out.reshape(-1, n, n))
-    return _host_result(out, aval)
+    return _host_call("potrf_sym", a, lapack_cholesky_sym)
 
 
 # ---------------------------------------------------------------- Cholesky
