@@ -696,11 +696,12 @@ LN2_HI32, LN2_LO32 = float.fromhex("0x1.62e4p-1"), 1.4286068203094173e-06  # ln 
 def _cosh_f32(f: F, x):
     """cosh in float32 arithmetic: e/2 + 1/(2e), e = e^|x| = 2^k e^r (Cody-Waite: k LN2_HI32 exact, |r| <= 0.35),
     e^r by its Taylor series to r^8; no cancellation: within 2 ulps. Past |x| = 88 (e^|x| overflows, cosh not yet):
-    (e^(|x|/2) / 2) e^(|x|/2)."""
+    (e^(|x|/2) / 2) e^(|x|/2), |x|/2 taken at most 88 (inf past 176: 2^k's exponent field overflowed from |x| = 200,
+    cosh(710) was 0)."""
     a = f("abs", x)
     big = f.cmp(a, 88.0, "GT")
-    h = f.sel(big, f.mul(a, 0.5), a)
-    ki = f.b.op("convert", f.add(f.mul(f("clamp", f.c(0.0), h, f.c(100.0)), 1 / LN2), 0.5), ty=f.i32)
+    h = f("clamp", f.c(0.0), f.sel(big, f.mul(a, 0.5), a), f.c(88.0))
+    ki = f.b.op("convert", f.add(f.mul(h, 1 / LN2), 0.5), ty=f.i32)
     k = f("convert", ki)
     r = f.sub(f.sub(h, f.mul(k, LN2_HI32)), f.mul(k, LN2_LO32))
     p = f.poly(r, [1 / math.factorial(n) for n in range(9)])

@@ -121,15 +121,17 @@ KERNEL_POINTS = {
     "expm1": _around(2.0 ** -25, 0.5 * math.log(2), 1.5 * math.log(2), 24.5 * math.log(2), 25.5 * math.log(2), 17.0,
                      32.0, 88.0, 88.7228, 89.0, 100.0, 1e-3, 0.25),
     "sinh": _around(1.0, 0.5, 2.0, 20.0, 88.7, 89.4159, 89.5, 100.0, 1e-3),
+    # cosh's e^(|x|/2) squared past 88, |x|/2 clamped at 88 (2^k's exponent field overflowed from 200: cosh(710) was 0)
+    "cosh": _around(0.5, 1.0, 20.0, 88.0, 89.4159, 89.5, 176.0, 200.0, 710.0, 1e10, 3e38),
     "arcsinh": _around(1e-3, 1.0, 2.0, 4096.0, 2.0 ** 23, 2.0 ** 24, 1e30, 3.4e38),
     "arccosh": np.abs(_around(1.0, 1.0 + 2 ** -20, 2.0, 4096.0, 2.0 ** 24, 1e30, 3.4e38)),
     "arctanh": _around(1e-3, 0.25, 0.5, 0.75, 1.0 - 2 ** -20, 1.0),
 }
-KERNEL_BOUNDS = {"expm1": 1.5, "sinh": 2, "arcsinh": 2, "arccosh": 2, "arctanh": 2}
+KERNEL_BOUNDS = {"expm1": 1.5, "sinh": 2, "cosh": 2, "arcsinh": 2, "arccosh": 2, "arctanh": 2}
 
 
 def test_float32_kernels_across_their_thresholds():
-    """float32 expm1, sinh, asinh, acosh and atanh (float32-arithmetic kernels) on both sides of each threshold where
+    """float32 expm1, sinh, cosh, asinh, acosh and atanh (float32-arithmetic kernels) on both sides of each threshold where
     their code changes, against float64 NumPy (overflow to inf where the rounded value does), and special values."""
     names = list(KERNEL_POINTS)
     outs = stagec.jit(lambda *a: [getattr(snp, n)(x) for n, x in zip(names, a)])(*KERNEL_POINTS.values())
