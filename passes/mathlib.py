@@ -1770,7 +1770,15 @@ def _catanh_q(f: F, a, b, k=_AK32):
     fin = and_(af, bf)
     a0, b0 = f.sel(fin, a, f.c(0.0)), f.sel(fin, b, f.c(0.0))
     one_ma = f.sub(1.0, a0)
-    re = f.mul(0.25, k.log1p(f, f.div(f.mul(4.0, a0), f.add(f.mul(one_ma, one_ma), f.mul(b0, b0)))))
+    w = f.div(f.mul(4.0, a0), f.add(f.mul(one_ma, one_ma), f.mul(b0, b0)))
+    if k.big is None:
+        # complex64: w reaches 4 / b^2 = 2^254 at a = 1 (past `_log1p_wide`'s float32 range: atanh(1+1e-20j) was inf),
+        # log1p(w) = log(w 2^-128) + 128 ln 2 there (w - 1 keeps 25 bits of w 2^-128 >= 2^-28: 2^-29 of the result)
+        huge = f.cmp(w, 2.0 ** 100, "GT")
+        re = f.mul(0.25, f.add(k.log1p(f, f.sel(huge, f.sub(f.mul(w, 2.0 ** -128), 1.0), w)),
+                               f.sel(huge, f.c(128 * LN2), f.c(0.0))))
+    else:
+        re = f.mul(0.25, k.log1p(f, w))
     re = f.sel(and_(f.cmp(a0, 1.0, "EQ"), f.cmp(b0, 0.0, "EQ")), f.c(math.inf), re)
     big_a = f.cmp(a0, b0, "GE")
     m, n = f.sel(big_a, a0, b0), f.sel(big_a, b0, a0)

@@ -165,7 +165,9 @@ def _check_inverse_trig(backend: str):
     ang = lambda: np.exp(1j * rng.uniform(-np.pi, np.pi, n))  # noqa: E731
     z = np.concatenate([10.0 ** rng.uniform(-3, 2, n) * ang(), 10.0 ** rng.uniform(-30, 38, n) * ang(),
                         rng.uniform(-2, 2, n) + 1j * 10.0 ** rng.uniform(-30, 0, n) * rng.choice([-1, 1], n),
-                        ang() * (1 + rng.uniform(-1e-6, 1e-6, n)), rng.uniform(-1.5, 1.5, n) + 0j]).astype(np.complex64)
+                        ang() * (1 + rng.uniform(-1e-6, 1e-6, n)), rng.uniform(-1.5, 1.5, n) + 0j,
+                        # atanh(1 + bi) for b < 1e-19 (b^2 / 4 past float32's range) was inf, atan(bi +- 1) too
+                        [1 + 1e-20j, 1 + 1e-30j, -1 - 2e-38j, 1e-30 + 1j, -1e-25 - 1j, 1 + 3e-19j]]).astype(np.complex64)
     tiny = np.finfo(np.float32).tiny  # (parts a backend may flush to zero are left out)
     z = z[~(((np.abs(z.real) < tiny) & (z.real != 0)) | ((np.abs(z.imag) < tiny) & (z.imag != 0)))]
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e38, INF, -INF, NAN]
