@@ -36,13 +36,16 @@ def rel_entr(p, q):
     log_r = snp.where(near, snp.log1p((safe_p - safe_q) / safe_q),
                       snp.where(wide, snp.log(snp.where(wide, r, 1)), snp.log(safe_p) - snp.log(safe_q)))
     val = safe_p * log_r
-    return snp.where(pos, val, snp.where((p == 0) & (q >= 0), 0.0, np.inf)).astype(p.dtype)
+    out = snp.where(pos, val, snp.where((p == 0) & (q >= 0), 0.0, np.inf))
+    return snp.where(snp.isnan(p) | snp.isnan(q), np.nan, out).astype(p.dtype)  # (a NaN was inf: SciPy's is NaN)
 
 
 def kl_div(p, q):
-    """rel_entr(p, q) - p + q."""
+    """rel_entr(p, q) - p + q for p, q > 0, q at p = 0 <= q, inf elsewhere (SciPy's: inf - inf was NaN at (inf, 0))."""
     p, q = _real("kl_div", p, q)
-    return rel_entr(p, q) - p + q
+    pos = (p > 0) & (q > 0)
+    out = snp.where(pos, rel_entr(p, q) - p + q, snp.where((p == 0) & (q >= 0), q, np.inf))
+    return snp.where(snp.isnan(p) | snp.isnan(q), np.nan, out).astype(p.dtype)
 
 
 def factorial(n, exact: bool = False):
@@ -67,15 +70,27 @@ def comb(N, k, *, repetition: bool = False):
 def beta(a, b):
     """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b): its sign times exp(betaln(a, b))."""
     a, b = _real("beta", a, b)
-    return (_sp.gammasgn(a) * _sp.gammasgn(b) * _sp.gammasgn(a + b) * snp.exp(_sp.betaln(a, b))).astype(a.dtype)
+    lb = _sp.betaln(a, b)  # (-inf where Gamma(a + b) has a pole, whose gammasgn is NaN: beta(-1.5, 0.5) was NaN)
+    out = _sp.gammasgn(a) * _sp.gammasgn(b) * _sp.gammasgn(a + b) * snp.exp(lb)
+    return snp.where(lb == -np.inf, 0.0, out).astype(a.dtype)
 
 
 @custom_jvp
 def poch(z, m):
-    """The Pochhammer symbol Gamma(z + m) / Gamma(z) (1 where m = 0)."""
+    """The Pochhammer symbol Gamma(z + m) / Gamma(z) (1 where m = 0). Where a Gamma overflows (z + m past 35.04 in
+    float32, 171.6 in float64: poch(100, 1) was inf / inf = NaN), Gamma(m) / B(z, m) for z, m > 0 and B(z + m, -m) /
+    Gamma(-m) for m < 0 < z + m (`betaln`'s cancellation-free forms), else the signs times exp(gammaln(z + m) -
+    gammaln(z))."""
     z, m = _real("poch", z, m)
     g = _sp.gamma
-    return snp.where(m == 0.0, snp.asarray(1, z.dtype), g(z + m) / g(z)).astype(z.dtype)
+    gz, gzm = g(z), g(z + m)
+    fine = snp.isfinite(gz) & snp.isfinite(gzm) & (gz != 0)
+    up, down = (z > 0) & (m > 0), (z + m > 0) & (m < 0)
+    lo, n = snp.where(up, z, snp.where(down, z + m, 1)), snp.where(up, m, snp.where(down, -m, 1))
+    lb = _sp.gammaln(n) - _sp.betaln(lo, n)  # (log Gamma(lo + n) / Gamma(lo))
+    via_lg = _sp.gammasgn(z + m) * _sp.gammasgn(z) * snp.exp(_sp.gammaln(z + m) - _sp.gammaln(z))
+    out = snp.where(fine, gzm / snp.where(fine, gz, 1), snp.where(up, snp.exp(lb), snp.where(down, snp.exp(-lb), via_lg)))
+    return snp.where(m == 0.0, snp.asarray(1, z.dtype), out).astype(z.dtype)
 
 
 def _poch_dz(g, ans, z, m):

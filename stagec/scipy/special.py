@@ -79,12 +79,15 @@ def betaln(a, b):
     e = (a - (s - (s - a))) + (b - (s - a))  # (s + e = a + b exactly: s's rounding took 5e-8 off betaln(1, 1 + 3e-5))
     w = s + 2  # psi(s) e, psi(s) = psi(s + 2) - 1/s - 1/(s + 1), psi(w) ~ log w - 1/2w - 1/12w^2 + 1/120w^4
     psi = snp.log(w) - 0.5 / w - (1 / 12 - 1 / (120 * w * w)) / (w * w) - 1 / s - 1 / (s + 1)
+    if a.dtype == np.float64:  # (psi's series is NaN for s < -2 and psi * 0 at a pole: betaln(-10.5, 1) was NaN;
+        psi = snp.where((e == 0) | (s <= 0), 0.0, psi)  # float32's sum is `mathlib`'s, which drops the term)
     small_b = gammaln(a) + (gammaln(b) - (gammaln(s) + psi * e))  # (this form is what `mathlib` recognizes)
     big = snp.maximum(b, 8)
     # (gammaln(min(a, 8)): not the sum's gammaln(a), which `mathlib` replaces; a itself in both forms: their h = a / b,
     # log1p(h) and log(b) are one each)
     big_b = snp.where(a < 8, gammaln(snp.minimum(a, 8)) + _algdiv(a, big), _betaln_big(a, big))
-    return snp.where(b < 8, small_b, big_b).astype(small_b.dtype)
+    # (algdiv is NaN at a + b < 0: betaln(-10.5, 10) was; the three gammalns below a + b = 8)
+    return snp.where(b + snp.minimum(a, 0) < 8, small_b, big_b).astype(small_b.dtype)
 
 
 betaln = _composite_step(betaln)  # (in an eager composite, betainc's: one step running its module, the same bits)
