@@ -644,6 +644,13 @@ POW_EXP2 = (0.9999999999616809, 0.693147180728451, 0.2402265119815683, 0.0555041
 SQRT_HALF_BITS = 0x3F3504F3  # float32 sqrt(1/2)'s bits: x's bits less these, shifted, give e with m in [sqrt(1/2), sqrt 2)
 
 
+def _exp32_wide(f: F, x):
+    """e^x of float64 x as (e^(x/2))^2: up to 2^400, so that e^x times a tiny sine still overflows float32 where the
+    exact product does (`_exp32`'s clamp at 2^200 made exp(800+1e-30j) and exp2(800+1e-30j) inf + 1.1e30j)."""
+    h = _exp32(f, f.mul(x, 0.5))
+    return f.mul(h, h)
+
+
 def _power(f: F, x, y):
     """x**y of float32 x, y (float16/bfloat16 through float32) as 2^(y log2 x) in float64 arithmetic: log2 x = e +
     s P(s^2) with e and m = x / 2^e in [sqrt(1/2), sqrt 2) from x's float32 bits (subnormals scaled by 2^24 first), s
@@ -1115,6 +1122,16 @@ def _complex_trig(name: str, k=None):
             re, im = s_times(ch), f.mul(c, sh)
         else:
             re, im = f.mul(c, ch), f.neg(s_times(sh))
+        if k is _K64:  # past |b| = 709 cosh b and sinh b overflow where their products need not: sin(1e-307+800j)
+            # was inf + inf j (2.4e40 + inf j); v cosh b as (v e^(|b|/2) / 2) e^(|b|/2) there
+            over = f.cmp(f("abs", b), 709.0, "GT")
+            e2 = f("exponential", f.mul(f("abs", b), 0.5))
+            hch = lambda v: f.mul(f.mul(v, f.mul(e2, 0.5)), e2)  # noqa: E731
+            s_hch = f.sel(zero, s, hch(s))
+            if name == "sin":
+                re, im = f.sel(over, s_hch, re), f.sel(over, f.signed(b, hch(c)), im)
+            else:
+                re, im = f.sel(over, hch(c), re), f.sel(over, f.neg(f.signed(b, s_hch)), im)
         # a inf or NaN (C99, through csinh/ccosh of iz): a zero imaginary part where b is 0; sin: +inf where b is
         # infinite (FreeBSD's, NumPy's sign), cos: a real part +inf there
         bad = f.b.op("not", f.cmp(f("abs", a), math.inf, "LT"), ty=f.b.i1)
@@ -1277,6 +1294,12 @@ def _cexp(f: F, a, b, k=None, exp=None):
     c, sn = k.cos(f, b), k.sin(f, b)
     zero = f.cmp(b, 0.0, "EQ")
     re, im = f.sel(zero, e, f.mul(e, c)), f.sel(zero, b, f.mul(e, sn))
+    if k is _K64:  # (past a = 709 e^a overflows where e^a sin b need not: exp(800+1e-307j) was inf + inf j, not
+        # inf + 4.9e40j; (e^(a/2) sin b) e^(a/2) there)
+        over = f.cmp(a, 709.0, "GT")
+        h = exp(f, f.mul(a, 0.5)) if exp else f("exponential", f.mul(a, 0.5))
+        re = f.sel(over, f.sel(zero, e, f.mul(f.mul(h, c), h)), re)
+        im = f.sel(over, f.sel(zero, b, f.mul(f.mul(h, sn), h)), im)
     # b inf or NaN: (inf, NaN) for a = +inf, (0, 0) for a = -inf (C99)
     b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
     pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
@@ -1347,7 +1370,7 @@ def _cexpm1(f: F, a, b, k=_K32):
     em1 = f.sel(f.cmp(f("abs", a), 0.5, "LT"), k.expm1(f, a), f.sub(ea, 1.0))
     sh = k.sin(f, f.mul(b, 0.5))
     re = f.sub(f.mul(em1, k.cos(f, b)), f.mul(2.0, f.mul(sh, sh)))
-    im = f.mul(ea, k.sin(f, b))
+    im = f.mul(f.mul(e2, k.sin(f, b)), e2)  # (not ea sin b: e^a overflows float64 past a = 709, the product need not)
     b_bad = f.b.op("not", f.cmp(f("abs", b), math.inf, "LT"), ty=f.b.i1)
     pinf = f.b.op("and", f.cmp(a, math.inf, "EQ"), b_bad, ty=f.b.i1)
     ninf = f.cmp(a, -math.inf, "EQ")
@@ -1865,7 +1888,7 @@ def _cpow(f: F, a, b, c, d, wide: bool = False):
         (L, t), ll = _clog_glsl(f, a, b), None
     re, im = _cmul(f, c, d, L, t)
     re, im = _cmul_recovered(f, c, d, L, t, re, im)
-    er, ei = _cpow_dd(f, c, d, L, ll, t, re, im) if wide else _cexp(f, re, im, exp=_exp32)
+    er, ei = _cpow_dd(f, c, d, L, ll, t, re, im) if wide else _cexp(f, re, im, exp=_exp32_wide)
     n32 = f.b.op("convert", f("clamp", f.c(-127.0), c, f.c(127.0)), ty=f.i32)  # (not floor: a libm call on the CPU)
     pr, pi = _cpow_int(f, a, b, c, n32)
     and_ = lambda p, q: f.b.op("and", p, q, ty=f.b.i1)  # noqa: E731
@@ -2057,7 +2080,7 @@ GLSL_EXPANSIONS = [
     Expansion("stablehlo.log", ("complex<f32>",), _clog_glsl, "a select of complex values: does not compile", _V),
     Expansion("stablehlo.log_plus_one", ("complex<f32>",), _clog1p_glsl, "a select of complex values: does not compile",
               _V),
-    Expansion("stablehlo.exponential", ("complex<f32>",), lambda f, a, b: _cexp(f, a, b, exp=_exp32),
+    Expansion("stablehlo.exponential", ("complex<f32>",), lambda f, a, b: _cexp(f, a, b, exp=_exp32_wide),
               "a select of complex values: does not compile", _V),
 ]
 

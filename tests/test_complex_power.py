@@ -56,6 +56,9 @@ def _each(names, z, sp, backend: str) -> dict:
 
 # float_power's cases: it cast its operands to float, the imaginary parts were dropped ((1+2j)**(0.5-1j) gave 1.0)
 _FZ, _FW = np.array([1 + 2j, -1 + 0.5j], np.complex64), np.array([0.5 - 1j, 2], np.complex64)
+# and e^(y log x) past float32's range times a tiny sine: 2 ** (800+1e-30j) was inf + 1.1e30j (e^a clamped at 2^200)
+_FZ, _FW = np.concatenate([_FZ, np.array([2, 2, 2], np.complex64)]), \
+    np.concatenate([_FW, np.array([800 + 1e-30j, 1e10 + 1e-30j, 140 + 1e-35j], np.complex64)])
 
 
 @functools.cache
@@ -97,6 +100,9 @@ def _check(backend: str):
     assert _ulps(np.asarray(got_sp)[~huge], want[~huge]).max() <= 2
     g = np.asarray(got_sp)
     assert g[(sy == 0)].tolist() == [1] * int((sy == 0).sum())  # x**0 = 1, NaN and inf bases included
+    big = both[-3:]  # (2 ** (800+1e-30j), 2 ** (1e10+1e-30j): inf + inf j; 2 ** (140+1e-35j) inf + 9.66e6j)
+    assert np.isinf(big.real).all() and np.isinf(big[:2].imag).all(), big
+    np.testing.assert_allclose(big[2].imag, (2.0 ** 140) * np.sin(1e-35 * np.log(2.0)), rtol=1e-6)
     assert np.all(g[(sx == 0) & (sy.real > 0)] == 0) and np.isnan(g[(sx == 0) & (sy.real < 0)]).all()
 
 
