@@ -117,6 +117,15 @@ def test_special_values_and_derivatives(x64):
         np.testing.assert_array_equal(ss.rel_entr(np.array([nan, 1, nan], dt), np.array([1, nan, 0], dt)), [nan] * 3)
         np.testing.assert_array_equal(ss.kl_div(np.array([inf, 0, 1, nan, 0], dt), np.array([0, -inf, 0, 1, 2], dt)),
                                       [inf, inf, inf, nan, 2])
+    # float16 and bfloat16 in float32, rounded once: poch(9984, 1) was 9792 in bfloat16 (its betaln rounded, then exp),
+    # kl_div(1e4, 10) inf in float16 (p log(p / q) past 65504), rel_entr of bfloat16 raised (NumPy's finfo)
+    import ml_dtypes
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        got = np.asarray(ss.poch(np.array([9984, 100], dt), np.array([1, 2], dt))).astype(np.float64)
+        np.testing.assert_allclose(got, [9984, 10100], rtol=2 ** -8)  # (within an ulp: 10100 is a float16 tie)
+        got = np.asarray(ss.kl_div(np.array([1e4], dt), np.array([10], dt))).astype(np.float64)
+        np.testing.assert_allclose(got, [59078.0], rtol=2 ** -8)
+        assert np.asarray(ss.rel_entr(np.array([2], dt), np.array([1], dt))) == dt(2 * np.log(2))
     z, m = 2.5, 1.7  # d/dz and d/dm of Gamma(z + m) / Gamma(z), from mpmath
     mpmath.mp.prec = 100
     dz, dm = stagec.grad(lambda z, m: ss.poch(z, m), argnums=(0, 1))(z, m)

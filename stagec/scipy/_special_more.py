@@ -1,6 +1,8 @@
 """More of `jax.scipy.special`, as JAX computes them: `kl_div`, `rel_entr`, `factorial`, `comb`, `beta`, `poch`."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..ad import custom_jvp
@@ -23,6 +25,19 @@ def _real(name: str, *xs):
     return xs
 
 
+def _in_float32(fn):
+    """`fn` computing float16 and bfloat16 in float32, rounded once at the end (their own roundings of the gammaln
+    and log terms, amplified by exp or cancelled: poch(9984, 1) was 9792 in bfloat16, kl_div(1e4, 10) inf in float16)."""
+    @functools.wraps(fn)
+    def wrapped(*xs):
+        xs = _real(fn.__name__, *xs)
+        if xs[0].dtype in (np.float32, np.float64):
+            return fn(*xs)
+        return fn(*(x.astype(np.float32) for x in xs)).astype(xs[0].dtype)
+    return wrapped
+
+
+@_in_float32
 def rel_entr(p, q):
     """p log(p / q) for p, q > 0, 0 at p = 0 <= q, inf elsewhere. The log as log1p((p - q) / q) for p / q in
     [1/2, 2] (exact p - q: within 3 ulps where JAX's p log p - p log q cancels to 21), log(p / q) beyond, and
@@ -32,7 +47,7 @@ def rel_entr(p, q):
     safe_p, safe_q = snp.where(pos, p, 1), snp.where(pos, q, 1)
     r = safe_p / safe_q
     near = (r >= 0.5) & (r <= 2)
-    wide = snp.isfinite(r) & (r >= float(np.finfo(r.dtype).tiny))
+    wide = snp.isfinite(r) & (r >= float(snp.finfo(r.dtype).tiny))
     log_r = snp.where(near, snp.log1p((safe_p - safe_q) / safe_q),
                       snp.where(wide, snp.log(snp.where(wide, r, 1)), snp.log(safe_p) - snp.log(safe_q)))
     val = safe_p * log_r
@@ -40,6 +55,7 @@ def rel_entr(p, q):
     return snp.where(snp.isnan(p) | snp.isnan(q), np.nan, out).astype(p.dtype)  # (a NaN was inf: SciPy's is NaN)
 
 
+@_in_float32
 def kl_div(p, q):
     """rel_entr(p, q) - p + q for p, q > 0, q at p = 0 <= q, inf elsewhere (SciPy's: inf - inf was NaN at (inf, 0))."""
     p, q = _real("kl_div", p, q)
@@ -67,6 +83,7 @@ def comb(N, k, *, repetition: bool = False):
     return snp.where(cond, snp.exp(gl(sn + 1) - gl(sk + 1) - gl(sn + 1 - sk)), 0.0).astype(N.dtype)
 
 
+@_in_float32
 def beta(a, b):
     """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b): its sign times exp(betaln(a, b))."""
     a, b = _real("beta", a, b)
@@ -82,6 +99,8 @@ def poch(z, m):
     Gamma(-m) for m < 0 < z + m (`betaln`'s cancellation-free forms), else the signs times exp(gammaln(z + m) -
     gammaln(z))."""
     z, m = _real("poch", z, m)
+    if z.dtype not in (np.float32, np.float64):  # (float16, bfloat16: in float32, as `_in_float32`)
+        return poch(z.astype(np.float32), m.astype(np.float32)).astype(z.dtype)
     g = _sp.gamma
     gz, gzm = g(z), g(z + m)
     fine = snp.isfinite(gz) & snp.isfinite(gzm) & (gz != 0)
