@@ -395,6 +395,17 @@ def test_stats_at_nan_data_or_parameters_are_nan():
         np.testing.assert_allclose(np.asarray(o)[1:], w, rtol=1e-6)
 
 
+def test_median_of_huge_values_and_nan_extrema_of_infinite_complex():
+    """median([65504, 65504]) in float16 (and [max, max] in float32) was inf: (lo + hi) / 2 overflowed (JAX's too);
+    complex nanmin filled NaNs with inf + 0j, below inf + inf j: nanmin([inf+inf j, NaN]) was inf + 0j (JAX's too)."""
+    for dt in (np.float16, np.float32):
+        m = np.finfo(dt).max
+        assert snp.median(np.array([m, m, 1, m], dt)) == m
+        assert stagec.jit(snp.nanmedian)(np.array([-m, np.nan, -m], dt)) == -m
+    z = np.array([complex(-1, np.nan), complex(np.inf, np.inf), complex(np.nan, -1)], np.complex64)
+    assert snp.nanmin(z) == complex(np.inf, np.inf) and snp.nanmax(-z) == complex(-np.inf, -np.inf)
+
+
 def test_logsumexp_return_sign():
     """return_sign raised NotImplementedError; oracle: the float64 sum."""
     a = np.array([[1, 3, 2], [0.5, 1, 2], [0, 0, 0]], np.float32)

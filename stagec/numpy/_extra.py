@@ -572,6 +572,13 @@ def corrcoef(x, y=None, rowvar: bool = True):
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
+def _midpoint(lo, hi, half):
+    """(lo + hi) / 2, halved first where the sum overflows and the two are finite (float16 median([65504, 65504])
+    was inf)."""
+    s = (lo + hi) * half
+    return snp.where(snp.isinf(s) & snp.isfinite(lo) & snp.isfinite(hi), lo * half + hi * half, s)
+
+
 def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     """JAX's quantile: `axis` an int, a tuple (those axes merged into one) or None (all); 'linear' is
     low * (1 - t) + high * t, as JAX's (between -inf and 1 it is -inf, not NaN); 'inverted_cdf' the first sorted
@@ -650,7 +657,7 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
         frac = (pos - snp.floor(pos))[..., 0]
         out = {"linear": lambda: vlo.astype(qdt) * (1 - frac) + vhi.astype(qdt) * frac,
                "lower": lambda: vlo, "higher": lambda: vhi,
-               "midpoint": lambda: (vlo + vhi) * np.array(0.5, dt),
+               "midpoint": lambda: _midpoint(vlo, vhi, np.array(0.5, dt)),
                # JAX's: a tie (position k + 1/2) takes the lower value; rounded half to even (NumPy's), the
                # middle of 4 values was the higher one, so quantile(x, 0.5, method="nearest") differed from JAX's
                "nearest": lambda: snp.where(frac <= 0.5, vlo, vhi)}[method]()
@@ -757,7 +764,10 @@ def _nan_extreme(name: str, fill):
         if not snp.issubdtype(a.dtype, np.inexact):
             return fn(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
         nan = snp.isnan(a)
-        r = fn(snp.where(nan, fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
+        # (complex: fill -+(inf + inf j), the lexicographic extremes: inf + 0j was below inf + inf j, so nanmin([inf+infj,
+        # nan]) was inf + 0j)
+        fv = complex(fill, fill) if snp.issubdtype(a.dtype, np.complexfloating) else fill
+        r = fn(snp.where(nan, fv, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
         if initial is not None:  # (an all-NaN row gives `initial`, as NumPy's and JAX's)
             return r
         return snp.where(snp.all(nan, axis=axis, keepdims=keepdims), np.nan, r)  # (all NaN: NaN, whatever `where`)
