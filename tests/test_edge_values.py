@@ -559,6 +559,8 @@ def test_gammainc_at_huge_a(dt, request):
     mpmath (SciPy's own series stops short at (3e7, 2.997e7): 1.88e-8 for 2.14e-8)."""
     if dt == np.float64:
         request.getfixturevalue("x64")
+    # (and x far below a: log1pmx((x - a) / a) took 1 + t rounded, x's digits lost: float32 gammainc(10, 0.1) was 426
+    # eps off, float64 (84.3, 0.098) 30729; now within 8 a eps, P's own condition in x)
     a = np.array([2 ** 31 - 1, 1e12, 1e6, 3e7, 1e5, 1e5, 2e5], dt)
     x = np.array([2 ** 31 - 1, 1e12, 1e6, 2.997e7, 98500, 70000, 2.7e5], dt)
     p, q = _both(lambda a, x: (sss.gammainc(a, x), sss.gammaincc(a, x)), a, x)
@@ -573,6 +575,11 @@ def test_gammainc_at_huge_a(dt, request):
     np.testing.assert_allclose(p[3:5], want, rtol=1e-5 if dt == np.float32 else 1e-13)
     np.testing.assert_array_equal(p[5:], [0, 1])  # (e^-4700, 1 - e^-4000: outside Temme's band)
     np.testing.assert_array_equal(q[5:], [1, 0])
+    a, x = np.array([10, 16.447586, 30, 84.28366], dt), np.array([0.1, 0.044075858, 3, 0.09777846], dt)
+    p = np.asarray(_both(sss.gammainc, a, x, rtol=1e-5 if dt == np.float32 else 1e-13), np.float64)
+    for i in range(3 if dt == np.float32 else 4):  # (P(84.3, 0.098) = 6e-213: 0 in float32)
+        A, X = float(a[i]), float(x[i])
+        np.testing.assert_allclose(p[i], _p_series_mp(A, X), rtol=8 * A * np.finfo(dt).eps)
 
 
 def test_pad_linear_ramp_at_integer_extremes():
