@@ -470,7 +470,7 @@ def test_digamma_float32_near_its_negative_zeros():
 
 def _narrow_fns():
     from stagec.scipy.special import erf, erfc
-    return {**{n: getattr(snp, n) for n in F32_BOUNDS}, "erf": erf, "erfc": erfc}
+    return {**{n: getattr(snp, n) for n in F32_BOUNDS}, "erf": erf, "erfc": erfc, "log2": snp.log2, "log10": snp.log10}
 
 
 def _narrow_points(dt):
@@ -478,7 +478,7 @@ def _narrow_points(dt):
     fin = ml_dtypes.finfo(dt)
     xs = []
     for n in _narrow_fns():
-        lo, hi = DOMAINS.get(n, (-10, 10))
+        lo, hi = DOMAINS.get(n, (0, np.inf) if n.startswith("log") else (-10, 10))
         x = _sample(np.float32, max(lo, -float(fin.max)), min(hi, float(fin.max)), n=300, seed=11)
         x = x.astype(dt)
         xs.append(x[np.isfinite(x) & (np.abs(x.astype(np.float32)) >= float(fin.tiny))])
@@ -492,6 +492,10 @@ def _narrow():  # (float16 and bfloat16 in one module)
     k = len(fns)
     outs = stagec.jit(lambda *a: [f(x) for f, x in zip(fns + fns, a)])(*xs["float16"], *xs["bfloat16"])
     return {"float16": outs[:k], "bfloat16": outs[k:]}
+
+
+# computed in float32 and rounded once (bfloat16 log2's log rounded, then its quotient: 0.7 ulps, as JAX's)
+NARROW_BOUNDS = {"log2": 0.501, "log10": 0.501}
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -516,7 +520,8 @@ def test_narrow_float_bounds(dtype):
             (got == 0) & (np.abs(ref) < float(fin.tiny)))
         err = np.where(ok, 0, err)
         i = int(np.argmax(err))
-        assert err[i] <= 2, f"{dtype} {n}({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
+        bound = NARROW_BOUNDS.get(n, 2)
+        assert err[i] <= bound, f"{dtype} {n}({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
 
 
 def test_erfinv_float64(x64):
