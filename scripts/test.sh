@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite (16m24s on this 2-core machine at the end of 2026-11-30, 2554 tests, ~3200 IREE compiles; 16m29s
-# and 17m09s earlier that day; over the 12-minute budget: docs/log.md), after the linter. Installs what it
+# The whole test suite (15m35s on this 2-core machine at the end of 2026-11-30, 2554 tests, ~3200 IREE compiles; 16m24s
+# to 17m09s earlier that day; over the 12-minute budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (about
 # 50 s).
 set -euo pipefail
