@@ -573,10 +573,11 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _midpoint(lo, hi, half):
-    """(lo + hi) / 2, halved first where the sum overflows and the two are finite (float16 median([65504, 65504])
-    was inf)."""
+    """(lo + hi) / 2, halved first where the sum overflows (float16 median([65504, 65504]) was inf). Where lo or hi
+    is itself infinite the halved sum is the same inf (opposite infinities give NaN, not inf): no test of them (an
+    eager median's 4 more steps, 12.4 -> 15.4 us on 4x4)."""
     s = (lo + hi) * half
-    return snp.where(snp.isinf(s) & snp.isfinite(lo) & snp.isfinite(hi), lo * half + hi * half, s)
+    return snp.where(snp.isinf(s), lo * half + hi * half, s)
 
 
 def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
