@@ -267,6 +267,22 @@ def test_compile_error_names_function_and_file(monkeypatch, tmp_path):
     assert os.path.exists(path) and "stablehlo.bogus_op" in open(path).read()
 
 
+def test_failed_modules_share_one_folder_of_the_process(monkeypatch):
+    """Without STAGEC_DUMP_DIR, every module IREE refuses goes to one temporary folder of the process (not a folder a
+    failure: a test run left hundreds in /tmp), each under its own name."""
+    monkeypatch.delenv("STAGEC_DUMP_DIR", raising=False)
+    paths = []
+    for _ in range(2):
+        lowered = stagec.jit(lambda x: x + 1).lower(1.0)
+        lowered.stages()
+        lowered._texts["final"] = lowered._texts["final"].replace("stablehlo.add", "stablehlo.bogus_op")
+        with pytest.raises(CompileError) as e:
+            lowered.compile()
+        paths.append(str(e.value).split("is in ")[1].split()[0])
+    assert paths[0] != paths[1] and os.path.dirname(paths[0]) == os.path.dirname(paths[1])
+    assert all("stablehlo.bogus_op" in open(p).read() for p in paths)
+
+
 def test_donation_deletes_donated_arrays():
     add = lambda x, y: x + y
     x, y = stagec.device_put(np.ones((2, 3))), stagec.device_put(np.ones((2, 3)))

@@ -458,10 +458,24 @@ def iree_args(flags: Sequence[str], side_flags: Sequence[str] = ()) -> list[str]
     return [f for f in flags if not f.startswith(HOST_BLAS)] + extra
 
 
+_failed_dir: str | None = None  # this process's folder of modules IREE refused (one, not one a failure)
+
+
 def save_failed_mlir(mlir: str, fun_name: str) -> str:
-    d = os.environ.get("STAGEC_DUMP_DIR") or tempfile.mkdtemp(prefix="stagec-failed-")
+    """Write the module IREE refused where its error can name it: `STAGEC_DUMP_DIR`, else one temporary folder of
+    this process (`name.failed.mlir`, then `name.2.failed.mlir`, ...)."""
+    global _failed_dir
+    d = os.environ.get("STAGEC_DUMP_DIR")
+    if d is None:
+        if _failed_dir is None or not os.path.isdir(_failed_dir):
+            _failed_dir = tempfile.mkdtemp(prefix=f"stagec-failed-{os.getpid()}-")
+        d = _failed_dir
     os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, f"{''.join(c if c.isalnum() or c in '_-' else '_' for c in fun_name)}.failed.mlir")
+    stem = os.path.join(d, "".join(c if c.isalnum() or c in "_-" else "_" for c in fun_name))
+    path, n = f"{stem}.failed.mlir", 1
+    while d == _failed_dir and os.path.exists(path):
+        n += 1
+        path = f"{stem}.{n}.failed.mlir"
     with open(path, "w") as f:
         f.write(mlir)
     return path
