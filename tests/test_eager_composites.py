@@ -1174,7 +1174,7 @@ _NN_SP = {  # stagec.nn's, stagec.scipy.special's and lax's functions marked as 
     "nn.glu": lambda x, y: stagec.nn.glu(x), "nn.logmeanexp": lambda x, y: stagec.nn.logmeanexp(x, axis=1),
     "sp.i0": lambda x, y: sps.i0(x), "sp.i0e": lambda x, y: sps.i0e(y), "sp.i1": lambda x, y: sps.i1(x),
     "sp.i1e": lambda x, y: sps.i1e(x), "sp.erfcx": lambda x, y: sps.erfcx(x), "sp.gammasgn": lambda x, y: sps.gammasgn(x * 3),
-    "sp.gammainc": lambda x, y: sps.gammainc(y + 0.5, y * 4), "sp.gammaincc": lambda x, y: sps.gammaincc(y * 3, y + 1),
+    # (gammainc, gammaincc and betainc run as jit's module eagerly: tests/test_eager_gammainc_small.py)
     "lax.top_k": lambda x, y: stagec.lax.top_k(x, 3)[1], "lax.nextafter": lambda x, y: stagec.lax.nextafter(x, y)}
 
 

@@ -1,8 +1,7 @@
 """Eager gammainc, gammaincc and betainc on small arrays (stagec/scipy/_incomplete.py): their loops take several
-steps between tests (`_UNROLL`) up to `_UNROLL_MAX_ELEMENTS` elements, one step beyond; betainc runs as an eager
-composite, its `betaln` (one module eagerly, `_staged`) one step of the plan. Values against SciPy and mpmath;
-eager calls 1 (op by op) and 2-4 (the composite) give the same bits, eager gives jit's where both sides of the
-unrolling threshold do."""
+steps between tests (`_UNROLL`) up to `_UNROLL_MAX_ELEMENTS` elements, one step beyond; eagerly each runs as jit's
+module (`_staged`), and as one step of an eager composite calling it (scipy.stats' cdfs). Values against SciPy and
+mpmath; eager calls give jit's bits, call after call."""
 import mpmath
 import numpy as np
 import pytest
@@ -29,14 +28,37 @@ def _bits(v):
 
 
 @pytest.mark.parametrize("n", [16, 1000, 5000])
-def test_values_against_scipy_and_calls_keep_their_bits(n):
-    """float32 values within a few ulps of SciPy's (float64) on each side of the unrolling threshold; the first,
-    op-by-op call and the composite's later ones give the same bits; betainc's later calls run as a composite."""
+def test_values_against_scipy_and_eager_calls_give_jits_bits(n):
+    """float32 values within a few ulps of SciPy's (float64) on each side of the unrolling threshold; every eager call
+    gives the bits of jit's module."""
     a, x, b, u = (v.astype(np.float32) for v in _grid(n, n))
     A, X, B, U = (stagec.device_put(v) for v in (a, x, b, u))
-    cases = {"gammainc": (lambda: sps.gammainc(A, X), ss.gammainc(a.astype(float), x.astype(float))),
-             "gammaincc": (lambda: sps.gammaincc(A, X), ss.gammaincc(a.astype(float), x.astype(float))),
-             "betainc": (lambda: sps.betainc(A, B, U), ss.betainc(a.astype(float), b.astype(float), u.astype(float)))}
+    cases = {"gammainc": (sps.gammainc, (A, X), ss.gammainc(a.astype(float), x.astype(float))),
+             "gammaincc": (sps.gammaincc, (A, X), ss.gammaincc(a.astype(float), x.astype(float))),
+             "betainc": (sps.betainc, (A, B, U), ss.betainc(a.astype(float), b.astype(float), u.astype(float)))}
+    for name, (f, args, want) in cases.items():
+        jitted = _bits(stagec.jit(f)(*args))  # (the module eager calls run: a disk-cache hit)
+        for _ in range(3):
+            np.testing.assert_array_equal(_bits(f(*args)), jitted, err_msg=name)
+        first = np.asarray(f(*args))
+        # (relative where the value is below 1/2: each side is computed itself there, not as a complement; a large
+        # a's prefactor, an exp near the peak, leaves some ulps)
+        ok = (want > 1e-30) & (want < 0.5)
+        err = np.abs(first[ok] - want[ok]) / want[ok]
+        assert np.max(err) < 1e-4, (name, np.max(err))
+        np.testing.assert_allclose(first, want, rtol=0, atol=3e-6, err_msg=name)
+
+
+def test_a_composite_calling_them_runs_their_module_as_one_step():
+    """scipy.stats' gamma and beta cdfs (eager composites) call them as one `staged_call` step: their later calls run
+    as composites, with the first (op by op) call's bits, against SciPy."""
+    import scipy.stats as st
+
+    import stagec.scipy.stats as sst
+    a, x, b, u = (v.astype(np.float32) for v in _grid(64, 3))
+    A, X, B, U = (stagec.device_put(v) for v in (a, x, b, u))
+    cases = {"gamma.cdf": (lambda: sst.gamma.cdf(X, A), st.gamma.cdf(x.astype(float), a.astype(float))),
+             "beta.cdf": (lambda: sst.beta.cdf(U, A, B), st.beta.cdf(u.astype(float), a.astype(float), b.astype(float)))}
     for name, (call, want) in cases.items():
         first = np.asarray(call())
         calls = composites.stats["calls"]
@@ -44,11 +66,6 @@ def test_values_against_scipy_and_calls_keep_their_bits(n):
         assert composites.stats["calls"] >= calls + 2, f"{name} ran op by op on its later calls"
         for v in later:
             np.testing.assert_array_equal(_bits(v), _bits(first), err_msg=name)
-        # (relative where the value is below 1/2: each side is computed itself there, not as a complement; a large
-        # a's prefactor, an exp near the peak, leaves some ulps)
-        ok = (want > 1e-30) & (want < 0.5)
-        err = np.abs(first[ok] - want[ok]) / want[ok]
-        assert np.max(err) < 1e-4, (name, np.max(err))
         np.testing.assert_allclose(first, want, rtol=0, atol=3e-6, err_msg=name)
 
 
@@ -91,16 +108,15 @@ def test_unrolled_loop_gives_the_one_step_loops_bits(monkeypatch):
         np.testing.assert_array_equal(_bits(f()), _bits(unrolled[k]), err_msg=k)
 
 
-def test_eager_equals_jit_where_it_did():
-    """On values whose eager steps (NumPy's exp, log, ...) and jit's agree, eager and jit give the same bits, small
-    (unrolled) and large (one step a test) alike: neither side's loop changed its values."""
-    for n in (16, 5000):
-        a = np.full(n, 2.5, np.float32)
-        x = np.tile(np.array([0.5, 2.0, 4.0, 9.0], np.float32), n // 4)
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_eager_gives_jits_bits_on_each_side_of_the_unrolling(dt, request):
+    """Small (unrolled) and large (one step a test) alike, eager calls give jit's bits."""
+    if dt == np.float64:
+        request.getfixturevalue("x64")
+    for n in (16, _incomplete._UNROLL_MAX_ELEMENTS + 4):
+        a, x, _, _ = (v.astype(dt) for v in _grid(n, n + 1))
         A, X = stagec.device_put(a), stagec.device_put(x)
         for f in (sps.gammainc, sps.gammaincc):
-            eager = [np.asarray(f(A, X)) for _ in range(3)]
-            jitted = np.asarray(stagec.jit(f)(a, x))
-            for v in eager:
-                np.testing.assert_array_equal(_bits(v), _bits(eager[0]))
-            np.testing.assert_allclose(eager[0], jitted, rtol=3e-7)
+            jitted = _bits(stagec.jit(f)(a, x))
+            for _ in range(2):
+                np.testing.assert_array_equal(_bits(f(A, X)), jitted, err_msg=(f.__name__, n))

@@ -331,5 +331,10 @@ __getattr__ = _missing(__name__, _table(
 # 36); as composites 94-97, 38, 406 (docs/log.md, 2026-11-30). Each checks shapes and dtypes only, no values.
 # betainc's `betaln` and ndtri's `ndtr` run as one module eagerly (`_staged`), which a composite cannot plan step by
 # step with the same bits: each is one step of the plan (`numpy._staged_step`): betainc 4x4 6.1 ms -> ~0.3.
-for _n in ("i0", "i0e", "i1", "i1e", "erfcx", "gammasgn", "gammainc", "gammaincc", "betainc", "ndtri"):
+for _n in ("i0", "i0e", "i1", "i1e", "erfcx", "gammasgn", "ndtri"):
     globals()[_n] = _composite(globals()[_n])
+# The incomplete gamma and beta functions run as one module eagerly, jit's (4x4 float32 gammainc: ~190 steps and
+# their loop, 186 us as a composite; its module 53 us, JAX 60-70), and as one step of a composite calling them
+# (scipy.stats' cdfs).
+for _n in ("gammainc", "gammaincc", "betainc"):
+    globals()[_n] = _composite_step(_staged()(globals()[_n]))
