@@ -166,3 +166,22 @@ def test_erfcx(dtname):
     g = stagec.grad(ss.erfcx)(2.0)  # 2 x erfcx(x) - 2 / sqrt(pi)
     np.testing.assert_allclose(g, float(2 * 2 * _erfcx_ref(mpmath.mpf(2)) - 2 / mpmath.sqrt(mpmath.pi)), rtol=1e-6)
     np.testing.assert_array_equal(ss.erfcx(np.array([np.nan, np.inf, -np.inf], dt)), [np.nan, 0.0, np.inf])
+
+
+def test_poch_eager_is_jits_module(x64):
+    """Eager poch runs its jit module (one module, not ~70 equations op by op), also as one step of an eager
+    composite: the same bits as jit on each branch (the Gammas' quotient, past their overflow with lo or n or both
+    past 8, z + m > 0 > m, the signed exp of gammaln's difference, m = 0, NaN, inf), float16 via float32."""
+    from stagec.numpy._base import _composite
+    z = np.array([2.5, 100, 1e4, 40, 171.5, 30, 1e10, 36, 200, -3.7, -40.5, 1e-39, np.inf, np.nan, 5, 0.5], np.float64)
+    m = np.array([1.7, 1, 0.5, 3, 2, 10, 2, -2, -20, 2.2, 1.5, 3, 1, 1, 0, 40], np.float64)
+    twice = _composite(lambda z, m: ss.poch(z, m) * 2)
+    for dt in (np.float16, np.float32, np.float64):
+        a, b = z.astype(dt), m.astype(dt)
+        want = np.asarray(stagec.jit(ss.poch)(a, b))
+        ua = {2: np.uint16, 4: np.uint32, 8: np.uint64}[want.dtype.itemsize]
+        x, y = stagec.device_put(a), stagec.device_put(b)
+        for _ in range(2):
+            np.testing.assert_array_equal(np.asarray(ss.poch(x, y)).view(ua), want.view(ua))
+        for _ in range(3):  # (the first call plain, then its plan)
+            np.testing.assert_array_equal((np.asarray(twice(x, y)) / 2).view(ua), want.view(ua))

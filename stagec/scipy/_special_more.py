@@ -8,7 +8,8 @@ import numpy as np
 from ..ad import custom_jvp
 from ..coefficients import ERFC32_P, ERFC32_Q, ERFC_P, ERFC_Q, ERFC_R, ERFC_S  # (erfc's rationals: erfc e^(x^2))
 from .. import numpy as snp
-from ..numpy._base import _to_float
+from ..numpy._base import _staged, _to_float
+from ..numpy._staged_step import composite_step as _composite_step
 from . import special as _sp  # (partly imported: this module is imported at its end, and reads it at call time)
 
 __all__ = ["rel_entr", "kl_div", "factorial", "comb", "beta", "poch", "erfcx"]
@@ -95,21 +96,36 @@ def beta(a, b):
 @custom_jvp
 def poch(z, m):
     """The Pochhammer symbol Gamma(z + m) / Gamma(z) (1 where m = 0). Where a Gamma overflows (z + m past 35.04 in
-    float32, 171.6 in float64: poch(100, 1) was inf / inf = NaN), Gamma(m) / B(z, m) for z, m > 0 and B(z + m, -m) /
-    Gamma(-m) for m < 0 < z + m (`betaln`'s cancellation-free forms), else the signs times exp(gammaln(z + m) -
-    gammaln(z))."""
+    float32, 171.6 in float64: poch(100, 1) was inf / inf = NaN), with lo, n = z, m for z, m > 0 and z + m, -m for
+    m < 0 < z + m, log Gamma(lo + n) / Gamma(lo) = gammaln(n) - betaln(lo, n) by betaln's forms for max(lo, n) >= 8
+    alone (cancellation-free; the whole betaln, each of its forms on every element, doubled the module's compile
+    time); else the signs times exp(gammaln(z + m) - gammaln(z)). Eager calls run it as one module."""
     z, m = _real("poch", z, m)
     if z.dtype not in (np.float32, np.float64):  # (float16, bfloat16: in float32, as `_in_float32`)
-        return poch(z.astype(np.float32), m.astype(np.float32)).astype(z.dtype)
+        return _poch(z.astype(np.float32), m.astype(np.float32)).astype(z.dtype)
+    return _poch(z, m)
+
+
+@_staged()
+def _poch(z, m):
     g = _sp.gamma
     gz, gzm = g(z), g(z + m)
     fine = snp.isfinite(gz) & snp.isfinite(gzm) & (gz != 0)
     up, down = (z > 0) & (m > 0), (z + m > 0) & (m < 0)
     lo, n = snp.where(up, z, snp.where(down, z + m, 1)), snp.where(up, m, snp.where(down, -m, 1))
-    lb = _sp.gammaln(n) - _sp.betaln(lo, n)  # (log Gamma(lo + n) / Gamma(lo))
-    via_lg = _sp.gammasgn(z + m) * _sp.gammasgn(z) * snp.exp(_sp.gammaln(z + m) - _sp.gammaln(z))
-    out = snp.where(fine, gzm / snp.where(fine, gz, 1), snp.where(up, snp.exp(lb), snp.where(down, snp.exp(-lb), via_lg)))
+    a, b = snp.minimum(lo, n), snp.maximum(snp.maximum(lo, n), 8)
+    ours = (up | down) & (snp.maximum(lo, n) >= 8)  # (Gamma overflows past 35: one of them is past 8 there)
+    gn = _sp.gammaln(snp.where(ours, n, z + m))
+    # betaln(a, b)'s forms for b >= 8 (`mathlib` computes float32 lgamma(min(a, 8)) + algdiv in float64)
+    lb = snp.where(a < 8, _sp.gammaln(snp.minimum(a, 8)) + _sp._algdiv(a, b), _sp._betaln_big(a, b))
+    lg = snp.where(ours, gn - lb, gn - _sp.gammaln(z))
+    lg = snp.where(down & ours, -lg, lg)
+    sign = snp.where(ours, 1, _sp.gammasgn(z + m) * _sp.gammasgn(z))
+    out = snp.where(fine, gzm / snp.where(fine, gz, 1), sign * snp.exp(lg))
     return snp.where(m == 0.0, snp.asarray(1, z.dtype), out).astype(z.dtype)
+
+
+_poch = _composite_step(_poch)  # (in an eager composite: one step running its module, the same bits)
 
 
 def _poch_dz(g, ans, z, m):
