@@ -211,9 +211,12 @@ def test_betaln_float32_near_its_zeros(backend):
                         np.exp(rng.uniform(9, 28, 100)), [5157737984.0, 1.0001279, 1.0]])
     a, b = a.astype(np.float32), b.astype(np.float32)
     mpmath.mp.prec = 120
-    for dt, bound in ((np.float32, 3), (ml_dtypes.bfloat16, 0.51)):
+    cases = ((np.float32, 3), (ml_dtypes.bfloat16, 0.51))
+    gots = stagec.jit(lambda xy: [special.betaln(*v) for v in xy], backend=backend)(  # (one module for both dtypes)
+        [(a.astype(dt), b.astype(dt)) for dt, _ in cases])
+    for (dt, bound), got in zip(cases, gots):
         x, y = a.astype(dt), b.astype(dt)
-        got = np.asarray(stagec.jit(special.betaln, backend=backend)(x, y))
+        got = np.asarray(got)
         assert got.dtype == dt
         want = [mpmath.log(mpmath.beta(mpmath.mpf(float(u)), mpmath.mpf(float(v)))) for u, v in zip(x, y)]
         if dt == np.float32:
@@ -230,23 +233,26 @@ def test_betaln_float32_near_its_zeros(backend):
 def test_narrow_dtypes_stay_narrow():
     """ndtr of float16 was float32 (np.sqrt(2) is a NumPy float64: not weak); each keeps its dtype."""
     import ml_dtypes
-    for dt in (np.float16, ml_dtypes.bfloat16):
-        x = np.linspace(-3, 3, 7).astype(dt)
-        outs = stagec.jit(lambda x: [special.ndtr(x), special.log_ndtr(x), special.logit(x * 0.1 + 0.5),
-                                     nn.gelu(x, approximate=False), nn.silu(x), nn.mish(x), nn.squareplus(x),
-                                     snp.logaddexp2(x, x), lax.exp2(x)])(x)
+    # (one module for the test: both dtypes' functions, float16's log_ndtr tail and mish near 5)
+    dts = (np.float16, ml_dtypes.bfloat16)
+    tail, near5 = np.linspace(-30, 8, 400).astype(np.float16), np.linspace(4.5, 5.5, 21).astype(np.float16)
+    every, tail_got, near5_got = stagec.jit(lambda xs, t, m: (
+        [[special.ndtr(x), special.log_ndtr(x), special.logit(x * 0.1 + 0.5), nn.gelu(x, approximate=False),
+          nn.silu(x), nn.mish(x), nn.squareplus(x), snp.logaddexp2(x, x), lax.exp2(x)] for x in xs],
+        special.log_ndtr(t), nn.mish(m)))([np.linspace(-3, 3, 7).astype(dt) for dt in dts], tail, near5)
+    for dt, outs in zip(dts, every):
         for k, o in enumerate(outs):
             assert np.asarray(o).dtype == dt, (dt, k, np.asarray(o).dtype)
 
     # float16 log_ndtr in float32 (from float16's own ndtr: 43 ulps in its tail)
-    x = np.linspace(-30, 8, 400).astype(np.float16)
-    got = np.asarray(stagec.jit(special.log_ndtr)(x))
+    x = tail
+    got = np.asarray(tail_got)
     mpmath.mp.prec = 80
     err = _ulps(got, [_log_ndtr(mpmath.mpf(float(v))) for v in x], np.float16)
     assert err.max() <= 1, (x[np.argmax(err)], err.max())
     # float16 mish near 5: x n overflowed before the division by n + 2 (inf)
-    x = np.linspace(4.5, 5.5, 21).astype(np.float16)
-    got = np.asarray(stagec.jit(nn.mish)(x)).astype(np.float64)
+    x = near5
+    got = np.asarray(near5_got).astype(np.float64)
     want = x * np.tanh(np.log1p(np.exp(x.astype(np.float64))))
     assert (np.abs(got - want) <= 2 * np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)).all(), got
 
@@ -274,20 +280,25 @@ def test_squareplus_paths_and_ndtr_edges():
     def want(a, b):
         a, b = mpmath.mpf(float(a)), mpmath.mpf(float(b))
         return (a + mpmath.sqrt(a * a + b)) / 2 if a >= 0 else b / 2 / (mpmath.sqrt(a * a + b) - a)
-    for dt, b, bound in ((np.float32, 4, 3), (np.float32, 0.3, 3), (np.float16, 4, 0.5), (np.float32, 1e30, 4)):
-        xs = x.astype(dt)
-        xs = xs[np.isfinite(xs)]
-        got = np.asarray(stagec.jit(lambda v: nn.squareplus(v, b))(xs))
+    cases = ((np.float32, 4, 3), (np.float32, 0.3, 3), (np.float16, 4, 0.5), (np.float32, 1e30, 4))
+    xss = [x.astype(dt)[np.isfinite(x.astype(dt))] for dt, _, _ in cases]
+    bs = np.full(x.size, 4, np.float32)  # (an array b: hypot's path)
+    special_x = np.array([np.inf, -np.inf, np.nan], np.float32)
+    e = np.array([-np.inf, -1e38, -1e30, -16, -15.99, -8, 0, 8, 16, 1e30, np.inf, np.nan], np.float32)
+    # (one module for the test: each constant b's squareplus its own, the array b's, the default's and ndtr)
+    consts, arr, default, nd = stagec.jit(lambda xss, x, bs, s, e: (
+        [nn.squareplus(v, b) for v, (_, b, _) in zip(xss, cases)], nn.squareplus(x, bs), nn.squareplus(s),
+        special.ndtr(e)))(xss, x.astype(np.float32), bs, special_x, e)
+    for (dt, b, bound), xs, got in zip(cases, xss, consts):
+        got = np.asarray(got)
         err = _ulps(got, [want(a, dt(b)) for a in xs], dt)
         assert got.dtype == dt and err.max() <= bound, (dt, b, xs[np.argmax(err)], err.max())
-    bs = np.full(x.size, 4, np.float32)  # (an array b: hypot's path)
-    got = np.asarray(stagec.jit(nn.squareplus)(x.astype(np.float32), bs))
+    got = np.asarray(arr)
     assert _ulps(got, [want(a, 4) for a in x.astype(np.float32)], np.float32).max() <= 4
-    got = np.asarray(stagec.jit(nn.squareplus)(np.array([np.inf, -np.inf, np.nan], np.float32)))
+    got = np.asarray(default)
     assert got[0] == np.inf and got[1] == 0 and np.isnan(got[2]), got
 
-    e = np.array([-np.inf, -1e38, -1e30, -16, -15.99, -8, 0, 8, 16, 1e30, np.inf, np.nan], np.float32)
-    got = np.asarray(stagec.jit(special.ndtr)(e))
+    got = np.asarray(nd)
     ref = np.array([float(mpmath.ncdf(mpmath.mpf(float(v)))) for v in e[:-1]], np.float32)
     assert np.isnan(got[-1]) and np.allclose(got[:-1], ref, rtol=2e-7, atol=0), got
 
@@ -299,15 +310,18 @@ def test_float32_squareplus_quotient_and_derivative():
     mpmath.mp.prec = 120
     rng = np.random.default_rng(12)
     x = -np.concatenate([np.geomspace(1e-3, 3.4e38, 3000), rng.uniform(0, 50, 1000)]).astype(np.float32)
-    for b in (4, 0.3, 1e-37):
-        got = np.asarray(stagec.jit(lambda v: nn.squareplus(v, b))(x))
+    xs = x[np.abs(x) < 1e12]  # (past 5e12 the derivative is half its value, on main as well: not the quotient's)
+    bases = (4, 0.3, 1e-37)
+    # (one module for the test: each b's squareplus and derivative)
+    outs = stagec.jit(lambda x, xs: [(nn.squareplus(x, b), stagec.vmap(stagec.grad(lambda v: nn.squareplus(v, b)))(xs))
+                                     for b in bases])(x, xs)
+    for b, (got, g) in zip(bases, outs):
+        got, g = np.asarray(got), np.asarray(g)
         want = [mpmath.mpf(b) / 2 / (mpmath.sqrt(mpmath.mpf(float(a)) ** 2 + b) - mpmath.mpf(float(a))) for a in x]
         err = _ulps(got, want, np.float32)
         j = int(np.argmax(err))
         assert err[j] <= (3 if FMA else 3.6), f"squareplus({x[j]!r}, {b}) = {got[j]!r}, not {float(want[j])!r}: " \
             f"{err[j]:.2f} ulps"
-        xs = x[np.abs(x) < 1e12]  # (past 5e12 the derivative is half its value, on main as well: not the quotient's)
-        g = np.asarray(stagec.jit(stagec.vmap(stagec.grad(lambda v: nn.squareplus(v, b))))(xs))
         x64 = xs.astype(np.float64)
         gw = 0.5 * b / (np.sqrt(x64 * x64 + b) * (np.sqrt(x64 * x64 + b) - x64))  # (1 + x / s) / 2 without cancelling
         rel = np.where(gw > 1e-30, np.abs(g - gw) / gw, 0)
