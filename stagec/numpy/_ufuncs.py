@@ -439,8 +439,15 @@ _scalar_power = _composite(_scalar_power)
 pow = power
 
 
-def square(x: Any, /):
-    return power(x, 2)
+def _square(x):
+    """`power(x, 2)`'s graph (`integer_pow`: the product `x * x`), bool as int32, without its Python steps."""
+    if aval_of(x).dtype == np.bool_:  # (int32 under x64 too, as `power`)
+        x = lax._convert_element_type(x, np.int32)
+    return lax.mul(x, x)
+
+
+# (eager through `_elementwise`'s per-signature operands, as `multiply`: 4x4 float32 ~7.2 -> ~5.9 us)
+square = _unary("square", _square)
 
 
 def reciprocal(x: Any, /):
@@ -519,14 +526,17 @@ def hypot(x1: Any, x2: Any, /):
     """sqrt(x1**2 + x2**2) without intermediate overflow; inf if either is infinite (even with NaN)."""
     x1, x2 = _broadcast("hypot", *_to_float("hypot", x1, x2))
     a, b = lax.abs(x1), lax.abs(x2)
+    hi, lo = lax.max(a, b), lax.min(a, b)
+    r = lax.div(lo, hi)
+    out = lax.mul(hi, lax.sqrt(lax.add(_const(r, 1), lax.mul(r, r))))
+    # hi * sqrt(1 + (lo/hi)^2) is NaN wherever a special case differs from it: both zero (0/0), an infinity beside
+    # an infinity or a NaN (inf/inf, max's NaN); an infinity beside a finite value already gives inf. Those are
+    # fixed where `out` is NaN only: the same values as selecting on zero and infinity everywhere, and an eager
+    # composite skips the fix's steps when no element is NaN (100K float32: 14 steps and 2 counts -> 10 and 1).
     inf = _const(a, np.inf)
     any_inf = lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf))
-    hi, lo = lax.max(a, b), lax.min(a, b)
-    zero = lax.eq(hi, _const(hi, 0))
-    safe = lax.select(zero, _const(hi, 1), hi)
-    r = lax.div(lo, safe)
-    out = lax.select(zero, hi, lax.mul(hi, lax.sqrt(lax.add(_const(r, 1), lax.mul(r, r)))))
-    return lax.select(any_inf, inf, out)
+    fixed = lax.select(any_inf, inf, lax.select(lax.eq(hi, _const(hi, 0)), hi, out))
+    return lax.select(lax.ne(out, out), fixed, out)
 
 
 def isnan(x: Any, /):
