@@ -590,6 +590,7 @@ def _sign_host(x):
 
 
 _SIGN_BIT = {4: (np.uint32, np.uint32(1 << 31)), 8: (np.uint64, np.uint64(1 << 63))}
+_LOGISTIC_BITS_MIN = 1 << 12
 
 
 def _logistic_host(x):
@@ -598,8 +599,8 @@ def _logistic_host(x):
     the two quotients: a NaN's e, d and quotient all carry its payload, so fmax's dropping it changes none (no
     select). float32/float64 arrays: -|x| as x's bits with the sign set (one pass, not abs and negative), x >= 0
     written as 1.0 / 0.0 straight into the numerator's array (fmax of a bool operand casts it: ~24 of ~118 us on
-    100K float32): the same values, ~20 us less."""
-    if type(x) is np.ndarray and x.ndim and x.dtype.kind == "f" and (sb := _SIGN_BIT.get(x.dtype.itemsize)) is not None:
+    100K float32): the same values, ~8 us less (from 4096 elements: on 4x4 the output cast costs ~1 us more)."""
+    if type(x) is np.ndarray and x.size >= _LOGISTIC_BITS_MIN and (sb := _SIGN_BIT.get(x.dtype.itemsize)) is not None:
         e = np.bitwise_or(x.view(sb[0]), sb[1]).view(x.dtype)
         np.exp(e, out=e)
         d = e + 1
