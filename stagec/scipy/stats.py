@@ -10,7 +10,7 @@ import types
 import numpy as np
 
 from .. import numpy as snp
-from ..numpy._base import inexact_type
+from ..numpy._base import _composite, inexact_type
 from . import special as sp
 
 _HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))  # (a Python float: an np.float64 made float32 values float64 under x64)
@@ -20,7 +20,8 @@ def _ns(name: str, **fns) -> types.ModuleType:
     """A distribution's namespace, a module importable by its name (`import stagec.scipy.stats.norm as norm`, as
     JAX's examples/advi.py imports it)."""
     mod = types.ModuleType(f"{__name__}.{name}", f"The {name} distribution (as `jax.scipy.stats.{name}`).")
-    mod.__dict__.update(fns)
+    # (eager calls run as composites: one traced graph a signature, the bits op by op gives)
+    mod.__dict__.update({k: _composite(f) for k, f in fns.items()})
     sys.modules[mod.__name__] = mod
     return mod
 
