@@ -185,8 +185,10 @@ EAGER = COMMON + textwrap.dedent("""
     key = random.PRNGKey(0)
     if lib == "jax":
         import jax.scipy.special as sps
+        import jax.scipy.stats as sst
     else:
         import stagec.scipy.special as sps
+        import stagec.scipy.stats as sst
     ROWS = {"x + 1.0 (4x4)": lambda: x + 1.0,
             "x * y (4x4)": lambda: x * y,
             "sin(x) (4x4)": lambda: m.sin(x),
@@ -228,6 +230,10 @@ EAGER = COMMON + textwrap.dedent("""
             "nan_to_num(x) (4x4)": lambda: m.nan_to_num(x),
             "nn.selu(x) (4x4)": lambda: nn.selu(x),
             "special.gammainc(p, p) (4x4)": lambda: sps.gammainc(p, p),
+            "special.betainc(p, p, p / 4) (4x4)": lambda: sps.betainc(p, p, p / 4),
+            "stats.gamma.cdf(p, p) (4x4)": lambda: sst.gamma.cdf(p, p),
+            "stats.norm.logpdf(x, 0.5, 2.0) (4x4)": lambda: sst.norm.logpdf(x, 0.5, 2.0),
+            "stats.t.logpdf(x, 3.0) (4x4)": lambda: sst.t.logpdf(x, 3.0),
             "nn.sigmoid(V) (100K)": lambda: nn.sigmoid(V),
             "nn.silu(V) (100K)": lambda: nn.silu(V),
             "hypot(V, W) (100K)": lambda: m.hypot(V, W),
