@@ -575,3 +575,32 @@ def test_reductions_over_no_axes_return_the_operand_and_bool_sums_without_promot
         assert got.dtype == np.int32 and int(got) == 2
     finally:
         stagec.config.update("enable_x64", old)
+
+
+def test_quantile_of_a_number_as_of_an_array_q_and_odd_median_of_subnormals(x64):
+    """A number q's positions are constants (slices of the sorted values, not gathers): the same values as an Array
+    q's and as NumPy's, NaN, infinities and signed zeros among them, axes and keepdims. An odd-length 'midpoint'
+    median is its middle value itself: jitted, (v + v) / 2 of a float64 subnormal was 0 (the kernel flushes it), the
+    eager call's 5e-324; NumPy's 5e-324."""
+    a = np.array([-1.0, 5e-324, 1.0])
+    for run in (snp.median, stagec.jit(snp.median)):
+        assert [float(run(a)) for _ in range(3)] == [np.median(a)] * 3 == [5e-324] * 3
+    rng = np.random.default_rng(4)
+    pool = np.array([np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5, 3e38, -3e38, np.nan])
+    for dt in (np.float32, np.float64):
+        for shape, axis in (((16,), None), ((4, 5), 1), ((3, 4, 2), (0, 2)), ((5, 3), None)):
+            for vals in (rng.standard_normal(shape), rng.choice(pool[:-1], shape), rng.choice(pool, shape)):
+                x = vals.astype(dt)
+                for method in ("linear", "lower", "higher", "midpoint", "nearest"):
+                    for q in (0.5, 0.3, 1.0, 0.0):
+                        for kd in (False, True):
+                            got = snp.quantile(x, dt(q), axis=axis, method=method, keepdims=kd)
+                            arr = snp.quantile(x, snp.asarray(dt(q)), axis=axis, method=method, keepdims=kd)
+                            assert got.shape == arr.shape and np.asarray(got).tobytes() == np.asarray(arr).tobytes()
+                            # (JAX's 'nearest' ties take the lower value, NumPy's the even one; its 'linear' between
+                            # -inf and 1 is -inf, NumPy's NaN)
+                            if method != "nearest" and not np.isinf(x).any():
+                                with warnings.catch_warnings():
+                                    warnings.simplefilter("ignore")
+                                    want = np.quantile(x.astype(np.float64), q, axis=axis, method=method, keepdims=kd)
+                                np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-6)

@@ -574,10 +574,28 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 def _midpoint(lo, hi, half):
     """(lo + hi) / 2, halved first where the sum overflows (float16 median([65504, 65504]) was inf). Where lo or hi
-    is itself infinite the halved sum is the same inf (opposite infinities give NaN, not inf): no test of them (an
-    eager median's 4 more steps, 12.4 -> 15.4 us on 4x4)."""
+    is itself infinite the halved sum is the same inf, and where the sum is NaN so are the halves' (the same NaN:
+    opposite infinities', or a NaN operand's, which quantile replaces): is_finite alone, no test of inf (one step of
+    an eager median fewer than isinf's abs and compare)."""
     s = (lo + hi) * half
-    return snp.where(snp.isinf(s), lo * half + hi * half, s)
+    return snp.where(lax.is_finite(s), s, lo * half + hi * half)
+
+
+def _static_positions(q, qdt, n: int):
+    """(lo, hi, frac) for a finite scalar `q` given as a Python or NumPy number (not an Array) of float32 or float64
+    `qdt`: the positions and the 'linear' weight that quantile's traced arithmetic gives, computed here in qdt (the
+    same IEEE operations); else None."""
+    if not isinstance(q, (int, float, np.integer, np.floating)) or isinstance(q, bool) or \
+            qdt not in (np.float32, np.float64):
+        return None
+    qv = np.asarray(q).astype(qdt)
+    if not np.isfinite(qv):
+        return None
+    last = np.asarray(n - 1, qdt)
+    pos = qv * last
+    fl = np.floor(pos)
+    lo, hi = (int(max(min(v, last), 0)) for v in (fl, np.ceil(pos)))
+    return lo, hi, (pos - fl).astype(qdt)
 
 
 def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
@@ -597,6 +615,7 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     # As JAX's: q keeps its own (inexact) dtype, and the positions, weights and the 'linear' blend are computed in
     # it, the result rounded once to a's dtype. (Cast to a's bfloat16/float16 first, 0.5 * 299 became 150: the
     # 'lower' median of 300 bfloat16 values was x[150], JAX's x[149]; past 2048 float16 positions missed values.)
+    q_given = q
     q = _arr(q)
     q = q.astype(_inexact(q))
     qdt = q.dtype
@@ -632,8 +651,14 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
         xs = snp.where(snp.isnan(x), np.nan, x)
         order = snp.argsort(xs, axis=-1, stable=True)  # NaN sorts last
         x, w = snp.take_along_axis(xs, order, -1), snp.take_along_axis(w, order, -1)
-    else:  # (NaN sorts last; as JAX's nanquantile, a NaN is a constant NaN: no gradient flows to it)
-        x, w = snp.sort(snp.where(snp.isnan(x), np.nan, x) if nan else x, axis=-1), None
+    else:  # (NaN sorts last; as JAX's nanquantile, a NaN is a constant NaN: no gradient flows to it. A stable sort
+        # of the values alone: snp.sort's own position key too was a second key, NumPy's lexsort eagerly)
+        x, w = lax.sort(snp.where(snp.isnan(x), np.nan, x) if nan else x, dimension=x.ndim - 1), None
+    static = None if nan or w is not None or method == "inverted_cdf" else _static_positions(q_given, qdt, n)
+    if static is not None:  # (a number q: the positions are constants; slices, not gathers)
+        out = _quantile_at(x, *static, method, dt)
+        out = snp.reshape(out, tuple(1 if k in axes else d for k, d in enumerate(shape)) if keepdims else out.shape[:-1])
+        return out.astype(a.dtype)
     isnan = snp.isnan(x)
     cnt = snp.sum(~isnan, axis=-1, keepdims=True) if nan else snp.full(x.shape[:-1] + (1,), n)
     qe = snp.expand_dims(q, tuple(range(q.ndim, q.ndim + x.ndim)))
@@ -667,6 +692,21 @@ def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool, weights=None):
     if keepdims:  # (a 1 for each reduced axis)
         out = snp.reshape(out, q.shape + tuple(1 if k in axes else d for k, d in enumerate(shape)))
     return out.astype(a.dtype)
+
+
+def _quantile_at(x, lo: int, hi: int, frac, method: str, dt):
+    """`_quantile`'s value at the constant positions lo, hi (weight frac) of the last axis of sorted `x`, NaN where
+    its last value is (NaN sorts last), of shape x's with that axis 1."""
+    at = lambda i: lax.slice_in_dim(x, i, i + 1, axis=x.ndim - 1)  # noqa: E731
+    vlo, vhi = at(lo), at(hi)
+    if method == "linear":
+        qdt = frac.dtype
+        out = vlo.astype(qdt) * (1 - frac) + vhi.astype(qdt) * frac
+    elif method == "midpoint":  # ((v + v) / 2 is v: one value alone)
+        out = vlo if lo == hi else _midpoint(vlo, vhi, np.array(0.5, dt))
+    else:
+        out = {"lower": vlo, "higher": vhi, "nearest": vlo if frac <= 0.5 else vhi}[method]
+    return snp.where(snp.isnan(at(x.shape[-1] - 1)), np.nan, out)
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
