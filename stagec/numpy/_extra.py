@@ -383,8 +383,9 @@ def sinc(x):
     series = 0.0
     for k in range(7, 0, -1):  # sum_k (-t)^k / (2k + 1)!
         series = (series + (-1) ** k / math.factorial(2 * k + 1)) * t
-    den = np.pi * snp.where(near, 1, x)
-    return snp.where(near, 1 + series, snp.sin(np.pi * r) / snp.where(snp.isinf(den), snp.inf, den))
+    den = np.pi * snp.where(near, 1, x)  # (+inf where it overflows: sinc's 0 there is +0, real or complex)
+    den = snp.where(snp.isinf(den) if iscomplexobj(x) else den == -np.inf, snp.inf, den)  # (real: one step, not 2)
+    return snp.where(near, 1 + series, snp.sin(np.pi * r) / den)
 
 
 def heaviside(x1, x2):
