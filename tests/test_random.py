@@ -364,15 +364,17 @@ def test_repeated_eager_draws_take_their_kept_steps_and_a_setting_change_drops_t
     assert np.asarray(sr.uniform(k, (100,))).dtype == np.float32
 
 
+# (choice_p, permutation, beta, dirichlet, randint and fold_in as the stored-vector cases call them, with arguments
+# of the same kinds as before: the same eager kernels, compiled once for both tests)
 _EAGER_SAMPLERS = {
     "choice": lambda k: sr.choice(k, 10, (5,)), "choice_without_replacement": lambda k: sr.choice(k, 10, (5,), False),
-    "choice_p": lambda k: sr.choice(k, 3, (5,), p=np.array([0.2, 0.3, 0.5], np.float32)),
-    "poisson": lambda k: sr.poisson(k, 3.0, (10,)), "permutation": lambda k: sr.permutation(k, 100),
-    "gamma": lambda k: sr.gamma(k, 2.5, (100,)), "beta": lambda k: sr.beta(k, 2.0, 3.0, (10,)),
-    "dirichlet": lambda k: sr.dirichlet(k, np.ones(3, np.float32)),
+    "choice_p": lambda k: CASES["choice_p"][0](sr, k),
+    "poisson": lambda k: sr.poisson(k, 3.0, (10,)), "permutation": lambda k: CASES["permutation"][0](sr, k),
+    "gamma": lambda k: sr.gamma(k, 2.5, (100,)), "beta": lambda k: CASES["beta"][0](sr, k),
+    "dirichlet": lambda k: CASES["dirichlet"][0](sr, k),
     "categorical": lambda k: sr.categorical(k, np.zeros((10, 5), np.float32)),
-    "randint": lambda k: sr.randint(k, (10,), 0, 5), "t": lambda k: sr.t(k, 3.0, (10,)),
-    "orthogonal": lambda k: sr.orthogonal(k, 3), "fold_in": lambda k: sr.fold_in(k, 3),
+    "randint": lambda k: CASES["randint"][0](sr, k), "t": lambda k: sr.t(k, 3.0, (10,)),
+    "orthogonal": lambda k: sr.orthogonal(k, 3), "fold_in": lambda k: CASES["fold_in"][0](sr, k),
     "multivariate_normal": lambda k: sr.multivariate_normal(k, np.zeros(2, np.float32), np.eye(2, dtype=np.float32))}
 
 
