@@ -49,9 +49,10 @@ from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
-         "pruned": 0, "views": 0, "cases": 0, "folded_kernels": 0}  # (pruned: equations planned away, dead,
-# repeated or identities; views: `_views`; cases: calls that took a composite's `eager_case`; folded_kernels:
-# kernel equations on constants alone, run when planned, `_fold_kernel`)
+         "pruned": 0, "views": 0, "cases": 0, "folded_kernels": 0, "compact": 0, "one_kernel": 0}  # (pruned:
+# equations planned away, dead, repeated or identities; views: `_views`; cases: calls that took a composite's
+# `eager_case`; folded_kernels: kernel equations on constants alone, run when planned, `_fold_kernel`; compact:
+# constant operands read in their compact form, `_compact`; one_kernel: signatures planned as `_one_kernel`)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 # signature -> its runner, or _PLAIN (least recently used first: a loop over new scalar values pushes out the oldest
@@ -350,7 +351,9 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     single = out_tree == tree_structure(0)
     views = _views(steps, avals, results)
     stats["views"] += len(views)
-    steps_of = _source(steps, consts, avals, n_in, results, backend, views)
+    compact = _compact(steps, consts, avals, views)
+    stats["compact"] += len(compact)
+    steps_of = _source(steps, consts, avals, n_in, results, backend, views, compact)
     passed = [(k, i) for k, i in enumerate(results) if i < n_in]  # outputs that are inputs, returned as they are
     # (not where every step is a NumPy rule on a few elements: the steps take less time than a module's call)
     small = all(s[3] is None for s in steps) and len(steps) <= HOST_STEPS and \
@@ -358,8 +361,13 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
         not small and all(_exact_eqn(e) for e in graph.eqns) else None
     if fused is None and single and len(steps) == 1 and steps[0][0] is None and steps[0][6] is None and \
-            steps[0][4] == list(range(n_in)) and steps[0][5] == results:
-        return _one_kernel(steps[0][3], steps[0][1], graph.name, fn, args, kwargs, all_rules)
+            steps[0][5] == results and all(i < n_in or i in folded for i in steps[0][4]):
+        # (constant operands, `exp2`'s 2, as `_source` passes them: a small one's host Array, its buffer kept)
+        ins = [i if i < n_in else Array.on_host(folded[i], avals[i], backend) if folded[i].size <= KEPT_CONSTANT_ELEMENTS
+               and not folded[i].flags.writeable else Const(folded[i], avals[i]) for i in steps[0][4]]
+        stats["one_kernel"] += 1
+        return _one_kernel(steps[0][3], steps[0][1], graph.name, fn, args, kwargs, all_rules,
+                           None if ins == list(range(n_in)) else ins)
     errors, quiet = _errors, _quiet
     first, later = steps_of
     current = [first]  # the first call checks each NumPy rule's result (`_source`), the next ones take `later()`
@@ -405,12 +413,21 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
 
 
 def _one_kernel(plan: Callable, params: dict, name: str, fn: Callable, args: tuple, kwargs: dict,
-                all_rules: bool) -> Callable:
-    """`run(leaves)` of a graph that is one equation on the arguments as they are, through its kernel (`pow`, an
-    eager case's): its plan called directly."""
+                all_rules: bool, ins: list | None = None) -> Callable:
+    """`run(leaves)` of a graph that is one equation through its kernel (`pow`, an eager case's): its plan called
+    directly, on the arguments as they are, or on `ins`: each operand an argument's index or a constant's Array."""
+    if ins is not None:
+        slots = [(j, i) for j, i in enumerate(ins) if type(i) is int]
+        ops = list(ins)
+
     def run(leaves):
         try:
-            return plan(leaves, params)[0]
+            if ins is None:
+                return plan(leaves, params)[0]
+            xs = ops.copy()
+            for j, i in slots:
+                xs[j] = leaves[i]
+            return plan(xs, params)[0]
         except Exception as e:  # (raised op by op again, where the function names itself)
             log.debug(f"eager composite {name}: runs op by op ({type(e).__name__}: {e})")
             stats["plain"] += 1
@@ -461,6 +478,42 @@ def _views(steps, avals, results) -> dict[int, tuple]:
             views.pop(n, None)
 
 
+def _compact(steps, consts, avals, views: dict) -> dict[tuple, np.ndarray]:
+    """(step, operand) -> the value a NumPy-rule step in `_BROADCASTING` reads instead of a constant that is a
+    stretched view (a folded `broadcast_in_dim`: strides 0): its one value as a 0-d array where every stride is 0
+    (NumPy's loops take ~0.36 us on 4x4 with a 0-d operand, ~0.83 with the stretched view), else a contiguous copy
+    of a small one; where the step's operands still broadcast to its result's shape. Each element is the same
+    value, and those rules give each element's correctly rounded (or exact) value whatever the layout (real
+    dtypes): the same bits. Other readers (transcendental rules, kernels, uniform selects' taken operands) keep the view."""
+    small = {}
+    for i, c in consts:
+        if type(c) is not np.ndarray or not c.ndim or not c.size or 0 not in c.strides or c.dtype.kind == "c":
+            continue  # (complex products are not correctly rounded: NumPy's loops for a layout may differ)
+        if not any(c.strides):
+            z = np.array(c[(0,) * c.ndim], dtype=c.dtype)
+        elif c.size <= KEPT_CONSTANT_ELEMENTS:
+            z = np.ascontiguousarray(c)
+        else:
+            continue
+        z.flags.writeable = False
+        small[i] = z
+    made = {o: n for n, s in enumerate(steps) for o in s[5]}
+    shape_of = lambda i: views[made[i]] if i in made and made[i] in views else avals[i].shape
+    out: dict[tuple, np.ndarray] = {}
+    for n, (rule, _, prim, _, ins, outs, _) in enumerate(steps):
+        if rule is None or prim not in _BROADCASTING or n in views or not any(i in small for i in ins):
+            continue
+        shapes = [shape_of(i) for i in ins]
+        for j, i in enumerate(ins):  # (one at a time: each kept where the result's shape still follows)
+            if i in small:
+                was, shapes[j] = shapes[j], small[i].shape
+                if _broadcast_shape(shapes) == avals[outs[0]].shape:
+                    out[n, j] = small[i]
+                else:
+                    shapes[j] = was
+    return out
+
+
 def _broadcast_shape(shapes):
     try:
         return np.broadcast_shapes(*shapes)
@@ -473,14 +526,16 @@ KEPT_CONSTANT_ELEMENTS = 1024  # a constant operand of a kernel step up to this 
 _RESHAPE = re.compile(r"    v\d+ = \w+(\.reshape\(s\d+\))?$")  # a generated reshape (or the value itself)
 
 
-def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict) -> tuple[Callable, Callable]:
+def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict,
+            compact: dict | None = None) -> tuple[Callable, Callable]:
     """(`f(leaves) -> list of output Arrays`, a function making the next calls' `f`), running `steps` as
     straight-line Python (no loop over a plan, no per-step dispatch on its kind): NumPy rules called on NumPy
     values, kernels' plans on Arrays (Literals as Consts, rules' results as host Arrays: what `eager.apply` got op by
     op), integer division on the host where its guard says it is defined. The first checks each rule's result
     shape and converts a result of another type or dtype (a 0-d result is a NumPy scalar), noting which rules needed
     it: a rule's result type, dtype and shape follow its operands' dtypes and shapes, which the signature fixes, so
-    the next calls' function converts only those, and 0-d results."""
+    the next calls' function converts only those, and 0-d results. `compact`: (step, operand) -> the constant's
+    compact value (`_compact`), which that NumPy rule reads instead."""
     ns = {"ndarray": np.ndarray, "Array": Array, "asarray": np.asarray, "on_host": Array.on_host, "backend": backend}
     names: dict[int, str] = {}  # index -> the expression of its value (host values, or Arrays from kernels)
     kernel_made: set = set()  # indices whose value may be an Array (a kernel's result)
@@ -535,6 +590,15 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
         if rule is not None:
             o, a = outs[0], avals[outs[0]]
             args = ", ".join(host(i) for i in ins)
+            if compact:
+                parts = []
+                for j, i in enumerate(ins):
+                    if (n, j) in compact:
+                        ns[f"z{n}_{j}"] = compact[n, j]
+                        parts.append(f"z{n}_{j}")
+                    else:
+                        parts.append(host(i))
+                args = ", ".join(parts)
             if n in views or (prim is structural.reshape_p and ins[0] not in kernel_made):
                 # (reshape's rule is this method call; a reshape of a reshape reads the first one's operand)
                 ns[f"s{n}"] = shape = views[n] if n in views else tuple(params["new_sizes"])
@@ -608,7 +672,7 @@ def _source(steps, consts, avals, n_in: int, results: list, backend, views: dict
                 if inner:
                     lines += [f"{pad}    if {test}:", *inner]
             full = step(n, check, conv)  # (`v = r(m, t, f)`, and its conversion where the first call made one)
-            full[0] = full[0].replace(f"r{n}({host(p)}, ", f"r{n}({m}, ", 1)
+            full[0] = full[0].replace(f"r{n}({host(p)}, ", f"r{n}({m}, ", 1)  # (a compact constant mask: kept)
             sk = sides[n]
             lines += [f"{pad}    if {cnt} == 0: v{o} = {host(f)}" if sk[1] else f"{pad}    if {cnt} == 0: {full[0].strip()}",
                       f"{pad}    elif {cnt} == {size}: v{o} = {host(t)}" if sk[2] else
