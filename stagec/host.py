@@ -643,6 +643,38 @@ def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
     _on_threads(run)
 
 
+def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np.ndarray | None = None) -> None:
+    """Singular values (into `s`, (b, k), descending) and, given `u` and `vh`, singular vectors ((b, m, k) and (b, k,
+    n), or (b, m, m) and (b, n, n) for full ones) of each matrix of `a` (b, m, n): NumPy's SVD, LAPACK's gesdd. A
+    matrix holding inf or NaN, or one gesdd does not converge on, gives NaN (as `linalg._svd`'s Jacobi sweeps)."""
+    b = a.shape[0]
+    finite = np.isfinite(a).reshape(b, -1).all(axis=1)
+    full = u is not None and (u.shape[-1], vh.shape[-2]) != (s.shape[-1],) * 2
+
+    def one(i):
+        try:
+            if u is None:
+                s[i] = np.linalg.svd(a[i], compute_uv=False)
+            else:
+                u[i], s[i], vh[i] = np.linalg.svd(a[i], full_matrices=full)
+            return
+        except np.linalg.LinAlgError:
+            pass
+        s[i] = np.nan
+        if u is not None:
+            u[i], vh[i] = np.nan, np.nan
+
+    def run():
+        for i in range(b):
+            if finite[i]:
+                one(i)
+            else:
+                s[i] = np.nan
+                if u is not None:
+                    u[i], vh[i] = np.nan, np.nan
+    _on_threads(run)
+
+
 def _numpy_lu(a, lu, perm, swaps) -> None:
     """`lapack_lu` in NumPy: right-looking, the first largest |pivot| (NaN largest), as `linalg._lu`."""
     b, n = a.shape[0], a.shape[-1]
@@ -678,7 +710,8 @@ def _lapack_module(dev):
     dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
     (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)`
-    (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`)."""
+    (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`), `gesdd_<k>(a) -> (u, s, vh)`, `gesdd_full_<k>`
+    and `gesdd_vals_<k>(a) -> s` (`lapack_svd`)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
@@ -738,6 +771,20 @@ def _lapack_module(dev):
         fn(a.reshape(-1, n, n), out.reshape(-1, n, n))
         return out_ref
 
+    def gesdd(_self, a_ref, uv: bool = True, full: bool = False):
+        a, shape, et, n = view(a_ref)
+        m, k = shape[-2], min(shape[-2], n)
+        rdt = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+        s, s_ref = result(shape[:-2] + (k,), rdt, int(_element_type(rdt)))
+        if not uv:
+            lapack_svd(a.reshape(-1, m, n), s.reshape(-1, k))
+            return s_ref
+        cu, cv = (m, n) if full else (k, k)
+        u, u_ref = result(shape[:-2] + (m, cu), a.dtype, et)
+        vh, vh_ref = result(shape[:-2] + (cv, n), a.dtype, et)
+        lapack_svd(a.reshape(-1, m, n), s.reshape(-1, k), u.reshape(-1, m, cu), vh.reshape(-1, cv, n))
+        return u_ref, s_ref, vh_ref
+
     def evd(_self, a_ref):
         a, shape, et, n = view(a_ref)
         rdt = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
@@ -752,6 +799,9 @@ def _lapack_module(dev):
         iface.export(f"potrf_sym_{i}", "0r_r", lambda _self, a: potrf(_self, a, lapack_cholesky_sym))
         iface.export(f"det_{i}", "0r_r", det)
         iface.export(f"syevd_{i}", "0r_rr", evd)
+        iface.export(f"gesdd_{i}", "0r_rrr", gesdd)
+        iface.export(f"gesdd_full_{i}", "0r_rrr", lambda _self, a: gesdd(_self, a, full=True))
+        iface.export(f"gesdd_vals_{i}", "0r_r", lambda _self, a: gesdd(_self, a, uv=False))
         iface.export(f"getrf_{i}", "0r_rrr", getrf)
         iface.export(f"getrs_{i}", "0rrr_r", lambda _self, lu, perm, b: getrs(lu, perm, b))
         iface.export(f"getri_{i}", "0rr_r", lambda _self, lu, perm: getrs(lu, perm, None))

@@ -1,5 +1,5 @@
-"""Eager inv, solve, det and cholesky of small matrices that the CPU's jitted module answers with LAPACK on the host
-call that host function directly (`numpy.linalg._host_lapack`): the jitted call's bits on every input (random,
+"""Eager inv, solve, det, cholesky and svd of small matrices that the CPU's jitted module answers with LAPACK on the
+host call that host function directly (`numpy.linalg._host_lapack`): the jitted call's bits on every input (random,
 singular, NaN, inf, not positive definite), batched or not, every LAPACK dtype; call 1 as calls 2-4; values against
 NumPy in float64; where the host does not answer (another shape, a batch, options), the module runs as before."""
 from __future__ import annotations
@@ -127,6 +127,75 @@ def test_cholesky_eager_bits_are_jits(dtype, shape, request):
             assert np.all(np.isnan(got[..., np.tri(n, dtype=bool)]))
         elif kind == "subnormal":  # (symmetrized on the host, subnormals kept: a valid factor still)
             assert np.all(np.isfinite(got))
+
+
+def _leaves(x):
+    return list(x) if isinstance(x, tuple) else [x]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 6, 4), (16, 16)])
+def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
+    """svd (full, reduced, values only) and svdvals: the jitted module is one call of LAPACK's gesdd on the host
+    (NumPy's SVD), eager calls give its bits without the module; values against NumPy's in float64 (complex128);
+    a matrix holding NaN or inf gives NaN, as the Jacobi sweeps of other targets (and JAX's)."""
+    _dtype_ok(dtype, request)
+    rng = np.random.default_rng(shape[-1] * 10 + shape[-2])
+    for kind, a in _inputs(rng, shape, dtype).items():
+        for kw in ({}, {"full_matrices": False}, {"compute_uv": False}):
+            f = stagec.jit(lambda x: snp.linalg.svd(x, **kw))  # noqa: B023
+            if kind == "random":
+                assert "stagec_lapack.gesdd" in f.lower(a).as_text("final")
+            jitted = _leaves(f(a))
+            for i in range(2):
+                got = _leaves(snp.linalg.svd(stagec.device_put(a) if i else a, **kw))
+                assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, kw, i)
+                assert all(g._npy is not None and g._bv is None for g in got)  # (on the host: no module ran)
+        u, sv, vh = (np.asarray(x) for x in snp.linalg.svd(a, full_matrices=False))
+        assert _bits(snp.linalg.svdvals(a)) == _bits(snp.linalg.svd(a, compute_uv=False))  # (gesdd's JOBZ='N': its
+        # own last bits, as NumPy's)
+        if kind == "random":
+            w = a.astype(np.complex128)
+            assert _err(sv, np.linalg.svd(w, compute_uv=False)) < _tol(dtype)
+            assert _err((u * sv[..., None, :]) @ vh, w) < _tol(dtype)
+            k = sv.shape[-1]
+            assert _err(np.conj(np.swapaxes(u, -1, -2)) @ u, np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k))) \
+                < _tol(dtype)
+        elif kind == "singular" and shape[-2] >= shape[-1]:  # (a zero column of a tall or square matrix: a zero
+            # singular value)
+            assert np.all(sv[..., -1] <= _tol(dtype) * sv[..., 0])
+        elif kind in ("nan", "inf"):
+            assert np.all(np.isnan(sv)) and np.all(np.isnan(u)) and np.all(np.isnan(vh))
+
+
+def test_svd_of_batches_past_the_rule_and_empty_matrices_run_the_sweeps():
+    """Past the offload rule (more than 2 x n matrices) and for empty matrices the module runs the Jacobi sweeps, as
+    on every other target; its values as NumPy's."""
+    rng = np.random.default_rng(3)
+    big = _draw(rng, (9, 4, 4), np.float32).astype(np.float32)
+    assert L._svd_host(big) is None
+    text = stagec.jit(snp.linalg.svd).lower(big).as_text("final")
+    assert "gesdd" not in text and "stablehlo.while" in text
+    got = np.asarray(snp.linalg.svd(big, compute_uv=False))
+    assert _err(got, np.linalg.svd(big.astype(np.float64), compute_uv=False)) < _tol(np.float32)
+    empty = np.zeros((3, 0), np.float32)
+    assert L._svd_host(empty) is None
+    u, sv, vh = snp.linalg.svd(empty)
+    assert u.shape == (3, 3) and sv.shape == (0,) and vh.shape == (0, 0)
+
+
+def test_svd_and_its_gradient_match_jax():
+    """JAX's CPU SVD is LAPACK's gesdd too: the singular values and |U|, |V^H| (the signs are each column's choice);
+    grad of a function of the singular values through both."""
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((6, 4)).astype(np.float32)
+    got, want = snp.linalg.svd(a, full_matrices=False), jax.numpy.linalg.svd(a, full_matrices=False)
+    for g, w in zip(got, want):
+        assert _err(np.abs(np.asarray(g)), np.abs(np.asarray(w))) < 1e-5
+    f = lambda m: lambda x: m.sum(m.linalg.svd(x, compute_uv=False) * m.arange(4.0))  # noqa: E731
+    g = np.asarray(stagec.jit(stagec.grad(f(snp)))(a))
+    assert _err(g, np.asarray(jax.grad(f(jax.numpy))(a))) < 1e-5
 
 
 def test_solve_matches_jax_and_numpy_on_a_singular_and_a_nan_matrix():

@@ -2,6 +2,8 @@
 on well- and ill-conditioned matrices (hypothesis over condition numbers), with x64 off and on."""
 from __future__ import annotations
 
+import contextlib
+
 import functools
 
 import numpy as np
@@ -300,21 +302,34 @@ def test_svd_of_one_complex_matrix():
         assert _err(u.conj().T @ u, np.eye(a.shape[0])) < _tol(np.float32)
 
 
+@contextlib.contextmanager
+def _sweeps():
+    """The CPU's modules without host offloads: svd as the Jacobi sweeps every other target runs (with `cpu_blas`,
+    the CPU's default, LAPACK's gesdd on the host answers it)."""
+    stagec.config.update("cpu_blas", False)
+    try:
+        yield
+    finally:
+        stagec.config.update("cpu_blas", True)
+
+
 @pytest.mark.parametrize("shape", [(6, 6), (8, 5)])
 def test_svd_zero_singular_values_real(shape):
     """Exact zero singular values (zero and repeated columns) of a real matrix: U is completed to an orthonormal
-    basis, as by LAPACK: square, by the Jacobi loops' stand-ins for zero columns (2 loops, no QR); full and tall, by
-    one Householder loop after the Jacobi loops (3 loops, where the two-loop QR made 4)."""
+    basis, by LAPACK (the CPU's default) and by the sweeps: square, by the Jacobi loops' stand-ins for zero columns
+    (2 loops, no QR); full and tall, by one Householder loop after the Jacobi loops (3 loops, where the two-loop QR
+    made 4)."""
     a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
     a[:, 1], a[:, 3] = 0, a[:, 0]  # rank n - 2
-    u, s, vh = map(np.asarray, snp.linalg.svd(a))
-    np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False), atol=_tol(np.float32))
-    assert _err((u[:, :s.size] * s) @ vh, a) < _tol(np.float32)
-    assert _err(u.T @ u, np.eye(shape[0])) < _tol(np.float32)
-    assert _err(vh @ vh.T, np.eye(shape[1])) < _tol(np.float32)
-    loops = stagec.jit(snp.linalg.svd).lower(a).as_text("final").count("stablehlo.while")
-    assert loops == (2 if shape[0] == shape[1] else 3)
-
+    for sweeps in (False, True):
+        with _sweeps() if sweeps else contextlib.nullcontext():
+            u, s, vh = map(np.asarray, snp.linalg.svd(a))
+            np.testing.assert_allclose(s, np.linalg.svd(a.astype(np.float64), compute_uv=False), atol=_tol(np.float32))
+            assert _err((u[:, :s.size] * s) @ vh, a) < _tol(np.float32)
+            assert _err(u.T @ u, np.eye(shape[0])) < _tol(np.float32)
+            assert _err(vh @ vh.T, np.eye(shape[1])) < _tol(np.float32)
+            loops = stagec.jit(snp.linalg.svd).lower(a).as_text("final").count("stablehlo.while")
+            assert loops == ((2 if shape[0] == shape[1] else 3) if sweeps else 0)
 
 
 @pytest.mark.parametrize("scale", [1e-30, 1e-22, 1e19, 3e19])
@@ -336,17 +351,21 @@ def test_svd_of_tiny_and_huge_float32_matrices(scale, kind):
 
 
 def test_svd_zero_singular_values_large():
-    """Past EYE_LITERAL elements the stand-ins for zero columns are computed from iotas (a literal below): U is
-    still complete and orthonormal, the zero singular values 0."""
+    """Past EYE_LITERAL elements the sweeps' stand-ins for zero columns are computed from iotas (a literal below): U
+    is still complete and orthonormal, the zero singular values 0; LAPACK's (the CPU's default) as small as its
+    rounding."""
     from stagec.numpy import linalg as L
     a = np.random.default_rng(1).standard_normal((130, 130)).astype(np.float32)
     a[:, 5], a[:, 9], a[:, 7] = 0, 0, a[:, 2]
     assert a.size > L.EYE_LITERAL
-    u, s, vh = map(np.asarray, snp.linalg.svd(a))
     s0 = np.linalg.svd(a.astype(np.float64), compute_uv=False)
-    assert np.max(np.abs(s - s0)) < _tol(np.float32, 10) * s0[0] and np.sum(s == 0) == 2
-    assert _err((u * s) @ vh, a) < _tol(np.float32, 10)
-    assert _err(u.T @ u, np.eye(130)) < _tol(np.float32) and _err(vh @ vh.T, np.eye(130)) < _tol(np.float32, 10)
+    for sweeps in (False, True):
+        with _sweeps() if sweeps else contextlib.nullcontext():
+            u, s, vh = map(np.asarray, snp.linalg.svd(a))
+        assert np.max(np.abs(s - s0)) < _tol(np.float32, 10) * s0[0]
+        assert np.sum(s == 0) == 2 if sweeps else np.all(s[-3:] < _tol(np.float32) * s0[0])
+        assert _err((u * s) @ vh, a) < _tol(np.float32, 10)
+        assert _err(u.T @ u, np.eye(130)) < _tol(np.float32) and _err(vh @ vh.T, np.eye(130)) < _tol(np.float32, 10)
 
 
 def test_pinv_lstsq_rank(mode):

@@ -22,7 +22,7 @@ from ..ad import custom_jvp
 from ..array import Array
 from ..backend import get_backend
 from ..config import SettingsCache, config
-from ..host import lapack_cholesky_sym, lapack_det, lapack_lu_solve
+from ..host import lapack_cholesky_sym, lapack_det, lapack_lu_solve, lapack_svd
 from ..lowering import lapack_offloaded
 from ..named import named
 from ..core import ShapedArray, TracerBase, aval_of, current_trace
@@ -876,13 +876,38 @@ def _jacobi_columns(a, scale=None):
 
 
 def _svd(a, full_matrices: bool = True, compute_uv: bool = True):
+    """`_svd_jacobi` as a named call (on the CPU, LAPACK's gesdd: `host-lapack`); an empty matrix as it is."""
+    m, n = aval_of(a).shape[-2:]
+    if m == 0 or n == 0:
+        return _svd_jacobi(a, full_matrices, compute_uv)
+    if not compute_uv:
+        return _gesdd_vals(a)[0]
+    return tuple(_gesdd_full(a) if full_matrices and m != n else _gesdd(a))
+
+
+@named("lapack.gesdd")
+def _gesdd(a):
+    return list(_svd_jacobi(a, False, True))
+
+
+@named("lapack.gesdd_full")
+def _gesdd_full(a):
+    return list(_svd_jacobi(a, True, True))
+
+
+@named("lapack.gesdd_vals")
+def _gesdd_vals(a):
+    return [_svd_jacobi(a, False, False)]
+
+
+def _svd_jacobi(a, full_matrices: bool = True, compute_uv: bool = True):
     """SVD by one-sided Jacobi (accurate small singular values; no A^H A). U: the normalized rotated columns where
     it has no more columns than a (`_svd_complete`), else (a full U of a tall matrix, complex) from a QR of them
     (which also completes U where singular values are zero or U is full)."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     if m < n:
-        out = _svd(_ct(a), full_matrices, compute_uv)
+        out = _svd_jacobi(_ct(a), full_matrices, compute_uv)
         return out if not compute_uv else (_ct(out[2]), out[1], _ct(out[0]))
     dt = aval_of(a).dtype
     rdt = _real_dtype(dt)
@@ -967,7 +992,28 @@ class SVDResult(NamedTuple):
     Vh: Any
 
 
-@_staged("full_matrices", "compute_uv")
+def _svd_host(a, /, full_matrices: bool = True, compute_uv: bool = True):
+    """An eager SVD answered by `host.lapack_svd` where its jitted module is that one call (see `_host_call`)."""
+    found = _host_operand(a)
+    if found is None or len(found[1].shape) < 2 or _lapack_backend() is None:
+        return None
+    v, aval = found
+    *batch, m, n = v.shape
+    k = builtins.min(m, n)
+    if k == 0 or not lapack_offloaded("gesdd", n, math.prod(batch)):
+        return None
+    rdt = np.dtype(v.dtype.char.lower()) if v.dtype.kind == "c" else v.dtype
+    s = np.empty((*batch, k), rdt)
+    if not compute_uv:
+        lapack_svd(v.reshape(-1, m, n), s.reshape(-1, k))
+        return _host_result(s, _host_aval(s))
+    cu, cv = (m, n) if full_matrices else (k, k)
+    u, vh = np.empty((*batch, m, cu), v.dtype), np.empty((*batch, cv, n), v.dtype)
+    lapack_svd(v.reshape(-1, m, n), s.reshape(-1, k), u.reshape(-1, m, cu), vh.reshape(-1, cv, n))
+    return tuple(_host_result(x, _host_aval(x)) for x in (u, s, vh))
+
+
+@_staged("full_matrices", "compute_uv", eager=_svd_host)
 def _svd_staged(a, full_matrices: bool = True, compute_uv: bool = True):
     return _svd_d(_mat("svd", a), full_matrices, compute_uv)
 
@@ -979,7 +1025,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     return SVDResult(*out) if compute_uv else out
 
 
-@_staged()
+@_staged(eager=lambda x, /: _svd_host(x, False, False))
 def svdvals(x, /):
     """Singular values of `x` (..., m, n), descending."""
     return _svd_d(_mat("svdvals", x), False, False)
