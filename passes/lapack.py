@@ -1,4 +1,4 @@
-"""Named calls (`stagec.named`): `host-lapack` answers LU, Cholesky, eigh and SVD with LAPACK on the host (the CPU's
+"""Named calls (`stagec.named`): `host-lapack` answers LU, Cholesky, eigh, SVD and QR with LAPACK on the host (the CPU's
 offload, `LAPACK_MODULE`); `inline-calls` puts every other named call's own ops in its place (every target, first).
 
 IREE 3.13 runs `_lu`'s loop as ~4 dispatches a column and each substitution as 1-2 a row, each a few microseconds
@@ -17,7 +17,8 @@ from .legalize import _declare
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
                "lapack.inv": "inv", "lapack.det": "det", "lapack.potrf": "potrf", "lapack.potrf_sym": "potrf_sym",
                "lapack.syevd": "syevd", "lapack.gesdd": "gesdd", "lapack.gesdd_full": "gesdd_full",
-               "lapack.gesdd_vals": "gesdd_vals"}
+               "lapack.gesdd_vals": "gesdd_vals", "lapack.geqrf": "geqrf", "lapack.geqrf_complete": "geqrf_complete",
+               "lapack.geqrf_r": "geqrf_r"}
 # Which calls go to the host, by shape only: `lowering.lapack_offloaded` (eager calls read it too, without this
 # module's IR imports).
 offloaded = lapack_offloaded
@@ -89,7 +90,7 @@ def inline_calls(module: ir.Module) -> int:
 
 class HostLapack(Pass):
     name, kind = "host-lapack", "offload"
-    description = (f"LU, Cholesky, eigh and SVD of up to {LAPACK_BATCH_PER_ORDER} x n matrices of order n call LAPACK on "
+    description = (f"LU, Cholesky, eigh, SVD and QR of up to {LAPACK_BATCH_PER_ORDER} x n matrices of order n call LAPACK on "
                    f"the host ({LAPACK_MODULE})")
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:

@@ -675,6 +675,21 @@ def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np
     _on_threads(run)
 
 
+def lapack_qr(a: np.ndarray, r: np.ndarray, q: np.ndarray | None = None, complete: bool = False) -> None:
+    """R (into `r`: (b, k, n), or (b, m, n) `complete`) and, given `q`, Q ((b, m, k), or (b, m, m) `complete`) of each
+    matrix of `a` (b, m, n): NumPy's QR, LAPACK's geqrf and orgqr (Householder reflectors, R's diagonal of either
+    sign, as `linalg._householder`'s)."""
+    mode = "r" if q is None else "complete" if complete else "reduced"
+
+    def run():
+        for i in range(a.shape[0]):
+            if q is None:
+                r[i] = np.linalg.qr(a[i], mode="r")
+            else:
+                q[i], r[i] = np.linalg.qr(a[i], mode=mode)
+    _on_threads(run)
+
+
 def _numpy_lu(a, lu, perm, swaps) -> None:
     """`lapack_lu` in NumPy: right-looking, the first largest |pivot| (NaN largest), as `linalg._lu`."""
     b, n = a.shape[0], a.shape[-1]
@@ -711,7 +726,8 @@ def _lapack_module(dev):
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
     (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)`
     (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`), `gesdd_<k>(a) -> (u, s, vh)`, `gesdd_full_<k>`
-    and `gesdd_vals_<k>(a) -> s` (`lapack_svd`)."""
+    and `gesdd_vals_<k>(a) -> s` (`lapack_svd`), `geqrf_<k>(a) -> (q, r)`, `geqrf_complete_<k>` and `geqrf_r_<k>(a)
+    -> r` (`lapack_qr`)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
@@ -785,6 +801,18 @@ def _lapack_module(dev):
         lapack_svd(a.reshape(-1, m, n), s.reshape(-1, k), u.reshape(-1, m, cu), vh.reshape(-1, cv, n))
         return u_ref, s_ref, vh_ref
 
+    def geqrf(_self, a_ref, mode: str = "reduced"):
+        a, shape, et, n = view(a_ref)
+        m = shape[-2]
+        rows, cols = (m, m) if mode == "complete" else (min(m, n),) * 2
+        r, r_ref = result(shape[:-2] + (rows, n), a.dtype, et)
+        if mode == "r":
+            lapack_qr(a.reshape(-1, m, n), r.reshape(-1, rows, n))
+            return r_ref
+        q, q_ref = result(shape[:-2] + (m, cols), a.dtype, et)
+        lapack_qr(a.reshape(-1, m, n), r.reshape(-1, rows, n), q.reshape(-1, m, cols), mode == "complete")
+        return q_ref, r_ref
+
     def evd(_self, a_ref):
         a, shape, et, n = view(a_ref)
         rdt = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
@@ -802,6 +830,9 @@ def _lapack_module(dev):
         iface.export(f"gesdd_{i}", "0r_rrr", gesdd)
         iface.export(f"gesdd_full_{i}", "0r_rrr", lambda _self, a: gesdd(_self, a, full=True))
         iface.export(f"gesdd_vals_{i}", "0r_r", lambda _self, a: gesdd(_self, a, uv=False))
+        iface.export(f"geqrf_{i}", "0r_rr", geqrf)
+        iface.export(f"geqrf_complete_{i}", "0r_rr", lambda _self, a: geqrf(_self, a, "complete"))
+        iface.export(f"geqrf_r_{i}", "0r_r", lambda _self, a: geqrf(_self, a, "r"))
         iface.export(f"getrf_{i}", "0r_rrr", getrf)
         iface.export(f"getrs_{i}", "0rrr_r", lambda _self, lu, perm, b: getrs(lu, perm, b))
         iface.export(f"getri_{i}", "0rr_r", lambda _self, lu, perm: getrs(lu, perm, None))

@@ -300,7 +300,7 @@ HOST_MODULE = "stagec_host"
 # The host modules' ABI: the Python VM modules a compiled module may import (`HOST_MODULE`'s callbacks; the CPU's
 # offloads, `stagec.passes.legalize`: NumPy's BLAS and sort), their symbols and argument conventions. An artifact
 # records `HOST_ABI` beside the modules it imports; a change to any of these raises it.
-HOST_ABI = 4  # (3: the LAPACK module's `det_<k>` and `potrf_sym_<k>`; 4: its `gesdd*_<k>`)
+HOST_ABI = 4  # (3: the LAPACK module's `det_<k>` and `potrf_sym_<k>`; 4: its `gesdd*_<k>` and `geqrf*_<k>`)
 BLAS_MODULE = "stagec_blas"  # `dot_general_<k>(lhs, rhs, 4 x packed dims)`, `dot_pair_<k>` (two products)
 BLAS_IMPORTS = 32  # import symbols it exports: one per distinct operand and result types in a module
 BLAS_TYPES = ("f32", "f64")

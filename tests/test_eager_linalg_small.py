@@ -1,8 +1,10 @@
-"""Eager inv, solve, det, cholesky and svd of small matrices that the CPU's jitted module answers with LAPACK on the
+"""Eager inv, solve, det, cholesky, svd and qr of small matrices that the CPU's jitted module answers with LAPACK on the
 host call that host function directly (`numpy.linalg._host_lapack`): the jitted call's bits on every input (random,
 singular, NaN, inf, not positive definite), batched or not, every LAPACK dtype; call 1 as calls 2-4; values against
 NumPy in float64; where the host does not answer (another shape, a batch, options), the module runs as before."""
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import pytest
@@ -72,6 +74,16 @@ def _check_same(fn, args, *, host: bool, **kw):
         if host:  # (a host result: the module was not called)
             assert got._npy is not None and got._bv is None
     return np.asarray(jitted)
+
+
+@contextlib.contextmanager
+def _no_blas():
+    """The CPU's modules without host calls: the loops every other target runs."""
+    stagec.config.update("cpu_blas", False)
+    try:
+        yield
+    finally:
+        stagec.config.update("cpu_blas", True)
 
 
 def _dtype_ok(dtype, request):
@@ -166,6 +178,43 @@ def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
             assert np.all(sv[..., -1] <= _tol(dtype) * sv[..., 0])
         elif kind in ("nan", "inf"):
             assert np.all(np.isnan(sv)) and np.all(np.isnan(u)) and np.all(np.isnan(vh))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 6, 4)])
+def test_qr_eager_bits_are_jits_and_lapacks(dtype, shape, request):
+    """qr in its three modes: the jitted module is one call of LAPACK's geqrf/orgqr on the host (NumPy's QR), eager
+    calls give its bits without the module; values against NumPy's in float64 (complex128), R's signs as the
+    Householder loops' (LAPACK's reflectors)."""
+    _dtype_ok(dtype, request)
+    rng = np.random.default_rng(shape[-1] * 7 + shape[-2])
+    m, n = shape[-2:]
+    for kind, a in _inputs(rng, shape, dtype).items():
+        for mode in ("reduced", "complete", "r"):
+            f = stagec.jit(lambda x: snp.linalg.qr(x, mode))  # noqa: B023
+            if kind == "random":
+                assert "stagec_lapack.geqrf" in f.lower(a).as_text("final")
+            jitted = _leaves(f(a))
+            for i in range(2):
+                got = _leaves(snp.linalg.qr(stagec.device_put(a) if i else a, mode))
+                assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, mode, i)
+                assert [g.shape for g in got] == [j.shape for j in jitted]
+                assert all(g._npy is not None and g._bv is None for g in got)  # (on the host: no module ran)
+            if kind == "random":
+                w = a.astype(np.complex128)
+                if mode == "r":
+                    want = np.linalg.qr(w, mode="r")
+                    assert _err(np.abs(jitted[0]), np.abs(want)) < _tol(dtype)
+                    continue
+                q, r = (np.asarray(x) for x in jitted)
+                assert _err(q @ r, w) < _tol(dtype)
+                c = q.shape[-1]
+                assert _err(np.conj(np.swapaxes(q, -1, -2)) @ q, np.broadcast_to(np.eye(c), q.shape[:-2] + (c, c))) \
+                    < _tol(dtype)
+                assert np.all(np.tril(r, -1) == 0)
+                with _no_blas():  # (the loops' signs: the same reflectors)
+                    loops = _leaves(stagec.jit(lambda x: snp.linalg.qr(x, mode))(a))  # noqa: B023
+                assert _err(loops[0], q) < _tol(dtype) and _err(loops[1], r) < _tol(dtype)
 
 
 def test_svd_of_batches_past_the_rule_and_empty_matrices_run_the_sweeps():

@@ -22,7 +22,7 @@ from ..ad import custom_jvp
 from ..array import Array
 from ..backend import get_backend
 from ..config import SettingsCache, config
-from ..host import lapack_cholesky_sym, lapack_det, lapack_lu_solve, lapack_svd
+from ..host import lapack_cholesky_sym, lapack_det, lapack_lu_solve, lapack_qr, lapack_svd
 from ..lowering import lapack_offloaded
 from ..named import named
 from ..core import ShapedArray, TracerBase, aval_of, current_trace
@@ -556,6 +556,33 @@ def _householder_q(a):
 
 
 def _qr(a, mode: str = "reduced"):
+    """`_qr_loops` as a named call (on the CPU, LAPACK's geqrf and orgqr: `host-lapack`); an empty matrix, or a mode
+    it rejects, as it is."""
+    m, n = aval_of(a).shape[-2:]
+    if m == 0 or n == 0 or mode not in ("reduced", "complete", "r"):
+        return _qr_loops(a, mode)
+    if mode == "r":
+        return _geqrf_r(a)[0]
+    return tuple(_geqrf_complete(a) if mode == "complete" and m > n else _geqrf(a))
+
+
+@named("lapack.geqrf")
+def _geqrf(a):
+    return list(_qr_loops(a, "reduced"))
+
+
+@named("lapack.geqrf_complete")
+def _geqrf_complete(a):
+    return list(_qr_loops(a, "complete"))
+
+
+@named("lapack.geqrf_r")
+def _geqrf_r(a):
+    return [_qr_loops(a, "r")]
+
+
+def _qr_loops(a, mode: str = "reduced"):
+    """QR by Householder reflections (`_householder`), Q accumulated from them."""
     shape = aval_of(a).shape
     m, n = shape[-2:]
     k = builtins.min(m, n)
@@ -578,7 +605,28 @@ class QRResult(NamedTuple):
     R: Any
 
 
-@_staged("mode")
+def _qr_host(a, /, mode: str = "reduced"):
+    """An eager QR answered by `host.lapack_qr` where its jitted module is that one call (see `_host_call`)."""
+    found = _host_operand(a)
+    if found is None or len(found[1].shape) < 2 or mode not in ("reduced", "complete", "r") \
+            or _lapack_backend() is None:
+        return None
+    v = found[0]
+    *batch, m, n = v.shape
+    k = builtins.min(m, n)
+    if k == 0 or not lapack_offloaded("geqrf", n, math.prod(batch)):
+        return None
+    rows = m if mode == "complete" else k
+    r = np.empty((*batch, rows, n), v.dtype)
+    if mode == "r":
+        lapack_qr(v.reshape(-1, m, n), r.reshape(-1, rows, n))
+        return _host_result(r, _host_aval(r))
+    q = np.empty((*batch, m, rows), v.dtype)
+    lapack_qr(v.reshape(-1, m, n), r.reshape(-1, rows, n), q.reshape(-1, m, rows), mode == "complete")
+    return _host_result(q, _host_aval(q)), _host_result(r, _host_aval(r))
+
+
+@_staged("mode", eager=_qr_host)
 def _qr_staged(a, mode: str = "reduced"):
     if mode == "raw":
         raise NotImplementedError("qr: mode='raw' (LAPACK's packed reflectors) is not supported")
@@ -960,7 +1008,7 @@ def _svd_unit(a, full_matrices: bool, compute_uv: bool):
         Qn = Q[..., :n]
         ph = _phase(sum(multiply(conjugate(Qn) if _is_complex(Qn) else Qn, Un), axis=-2, keepdims=True))
         return (concatenate([multiply(Qn, ph), Q[..., n:]], -1) if m > n else multiply(Q, ph)), s, _ct(V)
-    Q, R = _qr(Un, "complete" if full_matrices else "reduced")  # (m x n: two loops, O(m n^2), where one loop over
+    Q, R = _qr_loops(Un, "complete" if full_matrices else "reduced")  # (m x n: two loops, O(m n^2), where one loop over
     ph = expand_dims(_phase(_diag(R)), -2)  # an m x m Q is O(m^2 n))
     return (concatenate([multiply(Q[..., :n], ph), Q[..., n:]], -1) if full_matrices and m > n else multiply(Q, ph)), \
         s, _ct(V)
