@@ -110,13 +110,14 @@ def test_unrolled_loop_gives_the_one_step_loops_bits(monkeypatch):
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 def test_eager_gives_jits_bits_on_each_side_of_the_unrolling(dt, request):
-    """Small (unrolled) and large (one step a test) alike, eager calls give jit's bits."""
+    """Small (unrolled) and large (one step a test) alike, eager calls give jit's bits (gammaincc past the threshold:
+    gammainc's loop, its other result)."""
     if dt == np.float64:
         request.getfixturevalue("x64")
     for n in (16, _incomplete._UNROLL_MAX_ELEMENTS + 4):
         a, x, _, _ = (v.astype(dt) for v in _grid(n, n + 1))
         A, X = stagec.device_put(a), stagec.device_put(x)
-        for f in (sps.gammainc, sps.gammaincc):
+        for f in (sps.gammainc, sps.gammaincc) if n == 16 else (sps.gammainc,):
             jitted = _bits(stagec.jit(f)(a, x))
             for _ in range(2):
                 np.testing.assert_array_equal(_bits(f(A, X)), jitted, err_msg=(f.__name__, n))

@@ -153,12 +153,13 @@ def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
     a matrix holding NaN or inf gives NaN, as the Jacobi sweeps of other targets (and JAX's)."""
     _dtype_ok(dtype, request)
     rng = np.random.default_rng(shape[-1] * 10 + shape[-2])
+    kws = ({}, {"full_matrices": False}, {"compute_uv": False})
+    f = stagec.jit(lambda x: [snp.linalg.svd(x, **kw) for kw in kws])  # (one module of three host calls)
     for kind, a in _inputs(rng, shape, dtype).items():
-        for kw in ({}, {"full_matrices": False}, {"compute_uv": False}):
-            f = stagec.jit(lambda x: snp.linalg.svd(x, **kw))  # noqa: B023
-            if kind == "random":
-                assert "stagec_lapack.gesdd" in f.lower(a).as_text("final")
-            jitted = _leaves(f(a))
+        if kind == "random":
+            assert f.lower(a).as_text("final").count("call @stagec_lapack.gesdd") == 3
+        for kw, jitted in zip(kws, f(a)):
+            jitted = _leaves(jitted)
             for i in range(2):
                 got = _leaves(snp.linalg.svd(stagec.device_put(a) if i else a, **kw))
                 assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, kw, i)
@@ -184,17 +185,16 @@ def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 6, 4)])
 def test_qr_eager_bits_are_jits_and_lapacks(dtype, shape, request):
     """qr in its three modes: the jitted module is one call of LAPACK's geqrf/orgqr on the host (NumPy's QR), eager
-    calls give its bits without the module; values against NumPy's in float64 (complex128), R's signs as the
-    Householder loops' (LAPACK's reflectors)."""
+    calls give its bits without the module; values against NumPy's in float64 (complex128)."""
     _dtype_ok(dtype, request)
     rng = np.random.default_rng(shape[-1] * 7 + shape[-2])
-    m, n = shape[-2:]
+    modes = ("reduced", "complete", "r")
+    f = stagec.jit(lambda x: [snp.linalg.qr(x, mode) for mode in modes])  # (one module of three host calls)
     for kind, a in _inputs(rng, shape, dtype).items():
-        for mode in ("reduced", "complete", "r"):
-            f = stagec.jit(lambda x: snp.linalg.qr(x, mode))  # noqa: B023
-            if kind == "random":
-                assert "stagec_lapack.geqrf" in f.lower(a).as_text("final")
-            jitted = _leaves(f(a))
+        if kind == "random":
+            assert f.lower(a).as_text("final").count("call @stagec_lapack.geqrf") == 3
+        for mode, jitted in zip(modes, f(a)):
+            jitted = _leaves(jitted)
             for i in range(2):
                 got = _leaves(snp.linalg.qr(stagec.device_put(a) if i else a, mode))
                 assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, mode, i)
@@ -203,8 +203,7 @@ def test_qr_eager_bits_are_jits_and_lapacks(dtype, shape, request):
             if kind == "random":
                 w = a.astype(np.complex128)
                 if mode == "r":
-                    want = np.linalg.qr(w, mode="r")
-                    assert _err(np.abs(jitted[0]), np.abs(want)) < _tol(dtype)
+                    assert _err(np.abs(jitted[0]), np.abs(np.linalg.qr(w, mode="r"))) < _tol(dtype)
                     continue
                 q, r = (np.asarray(x) for x in jitted)
                 assert _err(q @ r, w) < _tol(dtype)
@@ -212,9 +211,22 @@ def test_qr_eager_bits_are_jits_and_lapacks(dtype, shape, request):
                 assert _err(np.conj(np.swapaxes(q, -1, -2)) @ q, np.broadcast_to(np.eye(c), q.shape[:-2] + (c, c))) \
                     < _tol(dtype)
                 assert np.all(np.tril(r, -1) == 0)
-                with _no_blas():  # (the loops' signs: the same reflectors)
-                    loops = _leaves(stagec.jit(lambda x: snp.linalg.qr(x, mode))(a))  # noqa: B023
-                assert _err(loops[0], q) < _tol(dtype) and _err(loops[1], r) < _tol(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_qr_on_the_host_is_the_loops_factorization(dtype):
+    """LAPACK's reflectors are the Householder loops' (every other target's): the same Q and R, signs included, up to
+    rounding, tall, wide, square and batched, reduced and complete."""
+    rng = np.random.default_rng(2)
+    cases = [(_draw(rng, s, dtype).astype(dtype), mode) for s in ((5, 3), (3, 5), (4, 4), (2, 6, 4))
+             for mode in ("reduced", "complete")]
+    f = lambda *xs: [snp.linalg.qr(x, mode) for x, (_, mode) in zip(xs, cases)]  # noqa: E731
+    host = stagec.jit(f)(*(a for a, _ in cases))
+    with _no_blas():
+        loops = stagec.jit(f)(*(a for a, _ in cases))
+    for (a, mode), h, lo in zip(cases, host, loops):
+        for x, y in zip(h, lo):
+            assert _err(x, y) < _tol(dtype), (a.shape, mode)
 
 
 def test_svd_of_batches_past_the_rule_and_empty_matrices_run_the_sweeps():
