@@ -245,7 +245,9 @@ EAGER = COMMON + textwrap.dedent("""
             "linalg.inv(a) (64x64)": lambda: m.linalg.inv(mats[64]),
             "linalg.slogdet(a) (64x64)": lambda: m.linalg.slogdet(mats[64]),
             "linalg.cholesky(s) (16x16)": lambda: m.linalg.cholesky(spd16),
-            "linalg.eigh(s) (64x64)": lambda: m.linalg.eigh(sym64)}
+            "linalg.eigh(s) (64x64)": lambda: m.linalg.eigh(sym64),
+            "linalg.svd(a) (16x16)": lambda: m.linalg.svd(mats[16]),
+            "linalg.qr(a) (16x16)": lambda: m.linalg.qr(mats[16])}
     for n, a in mats.items():
         ROWS[f"a @ a ({n}x{n})"] = (lambda a: lambda: a @ a)(a)
         ROWS[f"a @ a ({n}x{n}) jit"] = (lambda a: lambda: mm(a, a))(a)
