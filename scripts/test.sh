@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (16m30s on this 2-core machine at the end of 2026-11-30, 2760 tests, ~3350 IREE compiles; 15m35s
+# The whole test suite (15m56s on this 2-core machine at the end of 2026-11-30, 2759 tests, ~3350 IREE compiles; 15m35s
 # to 17m09s earlier that day; over the 12-minute budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (about
 # 50 s).
