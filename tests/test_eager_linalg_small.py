@@ -145,6 +145,17 @@ def _leaves(x):
     return list(x) if isinstance(x, tuple) else [x]
 
 
+def _host_gives_jits_bits(call, a, forms, jitted_forms, kind):
+    """`call(a, form)` eagerly, from a NumPy array and from an Array, gives each form's jitted results' bits and
+    shapes, computed on the host (no module ran)."""
+    for form, jitted in zip(forms, jitted_forms):
+        jitted = _leaves(jitted)
+        for i in range(2):
+            got = _leaves(call(stagec.device_put(a) if i else a, form))
+            assert [(_bits(g), g.shape) for g in got] == [(_bits(j), j.shape) for j in jitted], (kind, form, i)
+            assert all(g._npy is not None and g._bv is None for g in got)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 6, 4), (16, 16)])
 def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
@@ -158,18 +169,14 @@ def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
     for kind, a in _inputs(rng, shape, dtype).items():
         if kind == "random":
             assert f.lower(a).as_text("final").count("call @stagec_lapack.gesdd") == 3
-        for kw, jitted in zip(kws, f(a)):
-            jitted = _leaves(jitted)
-            for i in range(2):
-                got = _leaves(snp.linalg.svd(stagec.device_put(a) if i else a, **kw))
-                assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, kw, i)
-                assert all(g._npy is not None and g._bv is None for g in got)  # (on the host: no module ran)
+        _host_gives_jits_bits(lambda x, kw: snp.linalg.svd(x, **kw), a, kws, f(a), kind)
         u, sv, vh = (np.asarray(x) for x in snp.linalg.svd(a, full_matrices=False))
-        assert _bits(snp.linalg.svdvals(a)) == _bits(snp.linalg.svd(a, compute_uv=False))  # (gesdd's JOBZ='N': its
-        # own last bits, as NumPy's)
+        vals = snp.linalg.svdvals(a)
+        assert _bits(vals) == _bits(snp.linalg.svd(a, compute_uv=False))  # (gesdd's JOBZ='N': its own last bits)
         if kind == "random":
             w = a.astype(np.complex128)
             assert _err(sv, np.linalg.svd(w, compute_uv=False)) < _tol(dtype)
+            assert _err(vals, np.linalg.svd(w, compute_uv=False)) < _tol(dtype)
             assert _err((u * sv[..., None, :]) @ vh, w) < _tol(dtype)
             k = sv.shape[-1]
             assert _err(np.conj(np.swapaxes(u, -1, -2)) @ u, np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k))) \
@@ -193,13 +200,10 @@ def test_qr_eager_bits_are_jits_and_lapacks(dtype, shape, request):
     for kind, a in _inputs(rng, shape, dtype).items():
         if kind == "random":
             assert f.lower(a).as_text("final").count("call @stagec_lapack.geqrf") == 3
-        for mode, jitted in zip(modes, f(a)):
+        outs = f(a)
+        _host_gives_jits_bits(snp.linalg.qr, a, modes, outs, kind)
+        for mode, jitted in zip(modes, outs):
             jitted = _leaves(jitted)
-            for i in range(2):
-                got = _leaves(snp.linalg.qr(stagec.device_put(a) if i else a, mode))
-                assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, mode, i)
-                assert [g.shape for g in got] == [j.shape for j in jitted]
-                assert all(g._npy is not None and g._bv is None for g in got)  # (on the host: no module ran)
             if kind == "random":
                 w = a.astype(np.complex128)
                 if mode == "r":
