@@ -215,15 +215,16 @@ def _lapack_backend():
     return b or None
 
 
-def _host_lapack(kind: str, a) -> tuple | None:
-    """(value, aval) of `a`, square matrices (..., n, n), where its jitted call answers the named call `kind`
-    (`passes.lapack.HOST_LAPACK`'s values) with the host's LAPACK: that rule, and `_lapack_backend`."""
+def _host_lapack(kind: str, a, square: bool = True) -> tuple | None:
+    """(value, aval) of `a`, matrices (..., m, n) (square ones where `square`; none empty), where its jitted call
+    answers the named call `kind` (`passes.lapack.HOST_LAPACK`'s values) with the host's LAPACK: that rule, and
+    `_lapack_backend`."""
     found = _host_operand(a)
     if found is None:
         return None
     shape = found[1].shape
-    if len(shape) < 2 or shape[-1] != shape[-2] or not lapack_offloaded(kind, shape[-1], math.prod(shape[:-2])) \
-            or _lapack_backend() is None:
+    if len(shape) < 2 or (shape[-1] != shape[-2] if square else 0 in shape[-2:]) \
+            or not lapack_offloaded(kind, shape[-1], math.prod(shape[:-2])) or _lapack_backend() is None:
         return None
     return found
 
@@ -607,16 +608,12 @@ class QRResult(NamedTuple):
 
 def _qr_host(a, /, mode: str = "reduced"):
     """An eager QR answered by `host.lapack_qr` where its jitted module is that one call (see `_host_call`)."""
-    found = _host_operand(a)
-    if found is None or len(found[1].shape) < 2 or mode not in ("reduced", "complete", "r") \
-            or _lapack_backend() is None:
+    found = _host_lapack("geqrf", a, square=False) if mode in ("reduced", "complete", "r") else None
+    if found is None:
         return None
     v = found[0]
     *batch, m, n = v.shape
-    k = builtins.min(m, n)
-    if k == 0 or not lapack_offloaded("geqrf", n, math.prod(batch)):
-        return None
-    rows = m if mode == "complete" else k
+    rows = m if mode == "complete" else builtins.min(m, n)
     r = np.empty((*batch, rows, n), v.dtype)
     if mode == "r":
         lapack_qr(v.reshape(-1, m, n), r.reshape(-1, rows, n))
@@ -1042,16 +1039,13 @@ class SVDResult(NamedTuple):
 
 def _svd_host(a, /, full_matrices: bool = True, compute_uv: bool = True):
     """An eager SVD answered by `host.lapack_svd` where its jitted module is that one call (see `_host_call`)."""
-    found = _host_operand(a)
-    if found is None or len(found[1].shape) < 2 or _lapack_backend() is None:
+    found = _host_lapack("gesdd", a, square=False)
+    if found is None:
         return None
-    v, aval = found
+    v = found[0]
     *batch, m, n = v.shape
     k = builtins.min(m, n)
-    if k == 0 or not lapack_offloaded("gesdd", n, math.prod(batch)):
-        return None
-    rdt = np.dtype(v.dtype.char.lower()) if v.dtype.kind == "c" else v.dtype
-    s = np.empty((*batch, k), rdt)
+    s = np.empty((*batch, k), _real_dtype(v.dtype))
     if not compute_uv:
         lapack_svd(v.reshape(-1, m, n), s.reshape(-1, k))
         return _host_result(s, _host_aval(s))
