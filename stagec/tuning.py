@@ -222,13 +222,37 @@ _lock = threading.Lock()
 _folder: list[str] = []  # this process's private folder of written specs, made on first use
 
 
+def _sweep() -> None:
+    """Remove the spec folders of this user's ended processes: one killed (or ended by `os._exit`, as a pool's
+    worker may be) never ran its `atexit`, and its folder stayed in the temporary folder."""
+    tmp = tempfile.gettempdir()
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len("stagec-tuning-"):].split("-")[0]
+        if not (name.startswith("stagec-tuning-") and pid.isdigit()) or int(pid) == os.getpid():
+            continue
+        path = os.path.join(tmp, name)
+        try:
+            if os.stat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)  # (alive, whoever it is now: left alone)
+        except ProcessLookupError:
+            shutil.rmtree(path, True)
+        except OSError:  # (another user's process: alive)
+            pass
+
+
 def spec_path(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread: bool = False) -> str:
     """The file holding the spec of `parts` (`siblings`, `one_thread`), written once per process (named by its
     digest)."""
     text = spec_text(parts, siblings, one_thread)
     with _lock:
         if not _folder:
-            _folder.append(tempfile.mkdtemp(prefix="stagec-tuning-"))  # (mode 0700: no one else writes there)
+            _sweep()
+            _folder.append(tempfile.mkdtemp(prefix=f"stagec-tuning-{os.getpid()}-"))  # (0700: no one else writes)
             atexit.register(shutil.rmtree, _folder[0], True)
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         path = os.path.join(_folder[0], f"cpu-{'+'.join(parts)}-{digest}.mlir")

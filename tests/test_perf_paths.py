@@ -3,6 +3,7 @@ the CPU target's IREE flags (O3: fused normalizations, reassociated reductions),
 the worker count and the call path. Small shapes; no timing."""
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 
@@ -307,6 +308,25 @@ def test_tuning_spec_joins_the_parts_a_module_needs():
     path = tuning.spec_path(("rows", "f64_matmul"))
     assert open(path).read() == text and path == tuning.spec_path(("rows", "f64_matmul"))
     assert tuning.spec_path(("rows",)) != path
+
+
+def test_spec_folders_of_ended_processes_are_removed(tmp_path, monkeypatch):
+    """A process killed before its `atexit` left its spec folder in the temporary folder (one a suite run); the
+    next process's first spec removes the folders of ended processes, never a live one's."""
+    import subprocess
+
+    from stagec import tuning
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    names = [f"stagec-tuning-{ended.stdout.strip()}-abc", f"stagec-tuning-{os.getppid()}-abc", "stagec-tuning-xyz",
+             f"stagec-failed-{ended.stdout.strip()}-abc"]  # (a failed module's folder is the user's to read)
+    for name in names:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "spec.mlir").write_text("")
+    monkeypatch.setattr(tuning.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tuning, "_folder", [])
+    path = tuning.spec_path(("rows",))
+    assert sorted(os.listdir(tmp_path)) == sorted([*names[1:], os.path.basename(os.path.dirname(path))])
+    assert os.path.basename(os.path.dirname(path)).startswith(f"stagec-tuning-{os.getpid()}-")
 
 
 @pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
