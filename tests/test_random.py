@@ -637,3 +637,21 @@ def test_poisson_of_a_constant_half_rate_under_jit():
     want = [0, 1, 10, 16, 9984, 60016]  # JAX 0.10.2
     np.testing.assert_array_equal(stagec.jit(lambda k: sr.poisson(k, lam))(sr.PRNGKey(7)), want)
     np.testing.assert_array_equal(sr.poisson(sr.PRNGKey(7), lam), want)
+
+
+def test_eager_poisson_and_gamma_of_a_scalar_take_their_own_kernels_and_give_the_same_values():
+    """An eager poisson compiles only the loops its rates take (Knuth's below 10 or NaN, the rejection loop from 10,
+    both for a mix), and an eager gamma of a scalar alpha broadcasts it over its padded lanes: the same values. Knuth's
+    values and gamma's depend on their own rate and counter only: a column of the mixed `poisson` case (JAX's bits,
+    sha256) and of the array `gamma` case. A rejection value is the last one accepted,
+    so it depends on how long the loop runs: JAX 0.10.2's values for a constant rate."""
+    assert [sr._poisson_branches(x) for x in (3.0, np.nan, 10.0, np.float64(10 - 1e-7), np.array([3.0, 30.0]))] \
+        == ["knuth", "knuth", "rejection", "rejection", "both"]  # (9.9999999 is 10 in float32, as the kernel has it)
+    k = sr.PRNGKey(SEED)
+    np.testing.assert_array_equal(sr.poisson(k, 3.0, (700, 3))[:, 0], draw("poisson")[:, 0])
+    want = [34, 20, 32, 43, 36, 29, 34, 30, 26, 34, 30, 18, 24, 24, 26, 20, 32, 28, 32, 21, 42, 47, 33, 28, 46, 33, 31,
+            30, 30, 39, 32, 24, 30, 28, 30, 26, 24, 38, 26, 29, 34, 31, 34, 28, 32, 30, 24, 44, 32, 24, 29, 23, 36, 33,
+            22, 30, 36, 36, 34, 21, 40, 41, 26, 28]
+    np.testing.assert_array_equal(sr.poisson(sr.PRNGKey(5), 30.0, (64,)), want)
+    got = np.asarray(sr.gamma(k, _ALPHA[0], (499, 4)))  # (1996 values: 4 lanes past them)
+    np.testing.assert_array_equal(got[:, 0].view(np.uint32), draw("gamma")[:499, 0].view(np.uint32))

@@ -23,7 +23,7 @@ from .. import dtypes, lax, tree_util
 from .. import numpy as snp
 from ..ad import custom_jvp, differentiated
 from ..config import SettingsCache, config
-from ..core import Tracer, aval_of, current_trace, eager_plan, trace_subgraph, tracing_anywhere
+from ..core import Tracer, TracerBase, aval_of, current_trace, eager_plan, trace_subgraph, tracing_anywhere
 from ..primitives.control_flow import cond_p
 from ..primitives.structural import reshape_p, slice_p
 from ..primitives.elementwise import pow as _pow  # (the primitive: a positive base needs none of lax.pow's cases)
@@ -614,7 +614,8 @@ def multivariate_normal(key, mean, cov, shape: Sequence[int] | None = None, dtyp
 def _gamma_lanes(seeds, alpha, log_space: bool):
     """Marsaglia-Tsang gamma samples, one per lane: alpha (n,), and the lane's key as `seeds` = (k1, k2, counter),
     the words of a split not yet hashed: uint32 (n,), or the split key's words (0-d) and None (`split(key, (n,))`:
-    lane i's counter is i). The draws of JAX's scalar sampler under vmap.
+    lane i's counter is i), or those and an int h (`beta`'s two draws: lanes i < h draw from `split(key_a, (h,))`,
+    the others from key_b's, where key_a, key_b = split(key, 2)). The draws of JAX's scalar sampler under vmap.
 
     JAX's sampler hashes in six places (a split in two; the outer loop's split in three; the inner loop's split in
     two and its normal; the outer loop's uniform; the final uniform), with the split giving each lane its key
@@ -632,6 +633,7 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
     7 xk = o (0: the next inner key)    8 K = o (1)
     9 x = normal(o), v = 1 + x c; v <= 0: K = xk, to 7; rejected(x^2, v^3, U): K = kn, to 3; else V = v^3, K = sk
     10 V = the sample, of V and the final uniform's words o    11 done
+    12 (an int h, lanes start here) K = o (counter 0 below h, 1 from h: key_a or key_b), to 0
 
     The state is uint32 words updated by integer ops only (the phase one-hot, selects as xor/and with masks), so
     that `fuse-int-chains` makes the updates one generic with the hash (IREE gave each select of shared
@@ -650,9 +652,16 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
         d = lax.sub(lax.select(boost_mask, alpha, lax.add(alpha, one)), one_over_three)
         return d, lax.div(one_over_three, lax.sqrt(d))
 
+    halves = isinstance(seeds[2], int)
+
     def seed():  # (made in the loop's body: a loop operand of shape (n,) would be one dispatch more)
+        """(phase 0's key words and counter, phase 12's counter or None)"""
         words = tuple(w if aval_of(w).shape else lax.broadcast_in_dim(w, shape, ()) for w in seeds[:2])
-        return words, lax.iota(_prng.U32, shape[0]) if seeds[2] is None else seeds[2]
+        if not halves:
+            return words, lax.iota(_prng.U32, shape[0]) if seeds[2] is None else seeds[2], None
+        lane = lax.iota(_prng.U32, shape[0])
+        second = lax._convert_element_type(lax.ge(lane, u_(seeds[2])), _prng.U32)
+        return words, lax.sub(lane, lax.mul(second, u_(seeds[2]))), second
 
     def accept_not_yet(X, V, U, d):
         return lax.bitwise_and(
@@ -681,12 +690,14 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
     def step(state):
         P, K, kn, xk, ub, sk, Vs = state
         d, c = d_and_c()
-        seed_key, seed_ctr = seed()
+        seed_key, seed_ctr, half = seed()
         at = [lax.sub(u_(0), lax.bitwise_and(lax.shift_right_logical(P, u_(p)), u_(1)))
-              for p in range(_GAMMA_DONE + 1)]
+              for p in range(_GAMMA_DONE + 1 + halves)]
         any_of = lambda *ps: functools.reduce(lax.bitwise_or, [at[p] for p in ps])
-        K, ctr = sel(at[0], seed_key, K), sel(at[0], seed_ctr, lax.bitwise_or(lax.bitwise_and(any_of(2, 4, 8), u_(1)),
-                                                  lax.bitwise_and(at[5], u_(2))))
+        K, ctr = (K, seed_ctr) if halves else (sel(at[0], seed_key, K), seed_ctr)
+        ctr = sel(at[0], ctr, lax.bitwise_or(lax.bitwise_and(any_of(2, 4, 8), u_(1)), lax.bitwise_and(at[5], u_(2))))
+        if halves:  # (phase 12: the base key and the half's counter)
+            K, ctr = sel(at[12], seed_key, K), sel(at[12], half, ctr)
         o = _prng.threefry2x32(*K, u_(0), ctr)
         x = _normal_of(lambda width: _prng.bits_of_words(*o, width), shape, dtype)  # (phase 9's)
         v = lax.add(one, lax.mul(x, c))
@@ -697,10 +708,11 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
         reject = mask(accept_not_yet(lax.mul(x, x), V, U, d))
         accepted = lax.bitwise_and(at[9], lax.bitwise_not(lax.bitwise_or(v_bad, reject)))
         one_hot = lambda p: u_(1 << p)
-        return [sel(at[9], sel(v_bad, one_hot(7), sel(reject, one_hot(3), one_hot(10))),
-                    sel(at[_GAMMA_DONE], P, lax.shift_left(P, u_(1)))),
-                sel(any_of(0, 5, 8), o, sel(at[2], kn, sel(at[6], xk, sel(at[9], sel(v_bad, xk, sel(reject, kn, sk)),
-                                                                          K)))),
+        P = sel(at[9], sel(v_bad, one_hot(7), sel(reject, one_hot(3), one_hot(10))),
+                sel(at[_GAMMA_DONE], P, lax.shift_left(P, u_(1))))
+        return [sel(at[12], one_hot(0), P) if halves else P,
+                sel(any_of(0, 5, 8, *[12] * halves), o,
+                    sel(at[2], kn, sel(at[6], xk, sel(at[9], sel(v_bad, xk, sel(reject, kn, sk)), K)))),
                 sel(any_of(1, 3), o, kn), sel(any_of(4, 7), o, xk), sel(at[6], o, ub),
                 sel(at[2], o, sk),
                 lax.select(lax.ne(accepted, u_(0)), V, lax.select(lax.ne(at[10], u_(0)), finish(o, Vs, d), Vs))]
@@ -708,7 +720,8 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
     words = (u_(0), u_(0))
     # (the start behind a barrier: IREE otherwise runs the loop's first test of a constant start inside iree-compile)
     state = lax.while_loop(lambda s: snp.any(lax.ne(s[0], u_(1 << _GAMMA_DONE))), step,
-                           [lax.optimization_barrier(u_(1)), words, words, words, words, words, zero])
+                           [lax.optimization_barrier(u_(1 << 12 if halves else 1)), words, words, words, words, words,
+                            zero])
     return state[6]
 
 
@@ -779,11 +792,16 @@ def _gamma_one(seeds, alpha, log_space: bool):
         # (lanes padded to a multiple of 16 with alpha = 1: IREE's vector loop then needs no peeled remainder, a
         # second copy of the body's code; -5% of its compile, 0.86 -> 0.81 s CPU, minimum of 5, for 1000 values)
         m = -(-n // 16) * 16
-        if m == n or seeds[2] is not None:
+        if m == n or not (seeds[2] is None or isinstance(seeds[2], int)):
             return _gamma_lanes(seeds, alpha, log_space)
         out = _gamma_lanes(seeds, lax.pad(alpha, np.array(1, aval_of(alpha).dtype), [(0, m - n, 0)]), log_space)
         return lax.slice(out, (0,), (n,))
     k1, k2, ctr = seeds
+    if isinstance(ctr, int):  # (`_gamma_lanes`' phase 12 and 0)
+        lane = lax.iota(_prng.U32, n)
+        second = lax._convert_element_type(lax.ge(lane, lax.full_like(lane, ctr)), _prng.U32)
+        k1, k2 = _prng.threefry2x32(k1, k2, lax.full_like(lane, 0), second)
+        ctr = lax.sub(lane, lax.mul(second, lax.full_like(lane, ctr)))
     keys = _prng.split((k1, k2), (n,)) if ctr is None else _prng.threefry2x32(k1, k2, lax.full_like(ctr, 0), ctr)
     return _gamma_batched(keys, alpha, log_space)
 
@@ -797,7 +815,9 @@ def _gamma_d(seeds, alpha, log_space: bool):
 def _gamma_jvp(seeds, log_space, primals, tangents):
     """JAX's implicit reparameterization: the tangent is alpha's times d sample / d alpha at the sample."""
     (alpha,), (t,) = primals, tangents
-    out, grad = _run(lambda k, a: _gamma_and_grad(k, a, log_space), seeds, alpha)
+    h = seeds[2] if isinstance(seeds[2], int) else None  # (a static: closed over, not an operand)
+    out, grad = _run(lambda k, a: _gamma_and_grad(k if h is None else (*k, h), a, log_space),
+                     seeds if h is None else seeds[:2], alpha)
     return out, lax.mul(t, grad)
 
 
@@ -816,12 +836,19 @@ def _gamma(key, a, shape, dtype, log_space: bool):
         shape = aval_of(a).shape
     else:
         _check_shape("gamma", shape, aval_of(a).shape)
-    a = snp.broadcast_to(lax._convert_element_type(a, dtype), shape)
+    a = lax._convert_element_type(a, dtype)
     n = math.prod(shape)
     if n == 0:
         return snp.zeros(shape, dtype)
     _prng.check_count(n, shape)
-    return lax.reshape(_gamma_d((*key, None), lax.reshape(a, (n,)), log_space), shape)
+    m = -(-n // 16) * 16
+    if not aval_of(a).ndim and getattr(_KERNEL, "active", False) and m <= GAMMA_LANES_MAX:
+        # (an eager kernel's scalar a, broadcast over the lanes `_gamma_one` pads to: IREE computes the broadcast
+        # in the loop's dispatch, where the padded broadcast was a dispatch of its own (-0.07 s CPU of its compile).
+        # The extra lanes' values are dropped; each lane's is its own key's and a's, so the others are unchanged)
+        return lax.reshape(lax.slice(_gamma_d((*key, None), lax.broadcast_in_dim(a, (m,), ()), log_space), (0,), (n,)),
+                           shape)
+    return lax.reshape(_gamma_d((*key, None), lax.reshape(snp.broadcast_to(a, shape), (n,)), log_space), shape)
 
 
 def gamma(key, a, shape: Sequence[int] | None = None, dtype=None):
@@ -856,17 +883,13 @@ def _beta(key, a, b, shape, dtype):
     n = math.prod(shape)
     if n == 0:
         return snp.zeros(shape, dtype)
-    key_a, key_b = _prng.split_n(key, 2)
-    a = lax.reshape(snp.broadcast_to(lax._convert_element_type(a, dtype), shape), (n,))
-    b = lax.reshape(snp.broadcast_to(lax._convert_element_type(b, dtype), shape), (n,))
-    # JAX draws loggamma(key_a, a) and loggamma(key_b, b); one loop over both gives the same values (each
-    # depends only on its own key and parameter) and compiles once.
+    # JAX draws loggamma(key_a, a) and loggamma(key_b, b), key_a, key_b = split(key); one loop over both gives the
+    # same values (each depends only on its own key and parameter) and compiles once. The lanes' keys are hashed in
+    # the loop (`_gamma_lanes`' phase 12): made before it, IREE split the loop's body in two dispatches (8 -> 4).
     _prng.check_count(n, shape)
-    lane = lax.iota(_prng.U32, 2 * n)
-    first = lax.lt(lane, lax.full_like(lane, n))  # (lanes n.. hash key_b's counters 0..)
-    seeds = (*(lax.select(first, *(lax.broadcast_in_dim(w, (2 * n,), ()) for w in ws)) for ws in zip(key_a, key_b)),
-             lax.select(first, lane, lax.sub(lane, lax.full_like(lane, n))))
-    both = _gamma_d(seeds, lax.concatenate([a, b], 0), True)
+    alpha = lax.concatenate([lax.reshape(snp.broadcast_to(lax._convert_element_type(x, dtype), shape), (n,))
+                             for x in (a, b)], 0)
+    both = _gamma_d((*key, n), alpha, True)
     log_gamma_a = lax.reshape(lax.slice(both, (0,), (n,)), shape)
     log_gamma_b = lax.reshape(lax.slice(both, (n,), (2 * n,)), shape)
     log_max = lax.max(log_gamma_a, log_gamma_b)
@@ -930,13 +953,13 @@ def _poisson_knuth(key, lam, shape, dtype, max_iters):
 
 
 def _poisson_rejection(key, lam, shape, dtype, max_iters):
-    log_lam = lax.log(lam)
-    b = 0.931 + 2.53 * lax.sqrt(lam)
-    a = -0.059 + 0.02483 * b
-    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-    v_r = 0.9277 - 3.6224 / (b - 2)
-
     def body(carry):
+        # (lam's terms computed in the body, where they are used: before the loop they were two dispatches more)
+        log_lam = lax.log(lam)
+        b = 0.931 + 2.53 * lax.sqrt(lam)
+        a = -0.059 + 0.02483 * b
+        inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+        v_r = 0.9277 - 3.6224 / (b - 2)
         i, k_out, accepted, key = carry
         key, subkey_0, subkey_1 = _prng.split_n(key, 3)
         u = _uniform(subkey_0, shape, _F32) - 0.5
@@ -961,14 +984,34 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
     return k.astype(dtype)
 
 
-def _poisson(key, lam, shape, dtype):
+def _poisson(key, lam, shape, dtype, branches: str = "both"):
+    """JAX's poisson: each value from Knuth's loop where lam < 10 (or NaN), else from the rejection loop; each loop
+    runs on every value, its lam replaced where the other's is taken. `branches` ("knuth", "rejection": every lam
+    takes that one, `_poisson_branches`) drops the other loop: the kept one runs on the same operands and the
+    select took nothing from the dropped one, so the values are the same bits."""
     use_knuth = (lam != lam) | (lam < 10)
     lam_knuth = lax.select(use_knuth, lam, lax.full_like(lam, 0.0))
     lam_rejection = lax.select(use_knuth, lax.full_like(lam, 1e5), lam)
     max_iters = min(int(np.iinfo(dtype).max), int(np.iinfo(np.int32).max))  # the loop counter is int32
-    result = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
-                        _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
+    if branches == "knuth":
+        result = _poisson_knuth(key, lam_knuth, shape, dtype, max_iters)
+    elif branches == "rejection":  # (lam itself, which lam_rejection is here: IREE fuses its broadcast into the loop)
+        result = _poisson_rejection(key, lam, shape, dtype, max_iters)
+    else:
+        result = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
+                            _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
     return lax.select(lam == 0, snp.zeros_like(result), result)
+
+
+def _poisson_branches(lam) -> str:
+    """The loops an eager call's concrete lam needs (`_poisson`), each choice a kernel of its own: an empty-cache
+    call's CPU (stagec + IREE) 0.48 + 1.22 s -> 0.16 + 0.64 (Knuth's), 0.28 + 0.86 (rejection). "both" under any
+    trace (jit, grad, vmap: nothing changes there)."""
+    if tracing_anywhere[0] or isinstance(lam, TracerBase):
+        return "both"
+    knuth = np.asarray(lam).astype(np.float32)  # (as `f` converts it)
+    knuth = np.isnan(knuth) | (knuth < 10)
+    return "knuth" if knuth.all() else "rejection" if not knuth.any() else "both"
 
 
 def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
@@ -977,11 +1020,12 @@ def poisson(key, lam, shape: Sequence[int] | None = None, dtype=None):
     dt = _dtype("poisson", dtype, int, "iu", "an integer")
     lam = _arraylike(lam)
     shape = _shape_of(lam) if shape is None else canonical_shape("poisson", shape)
+    branches = _poisson_branches(lam)  # (closed over: one kernel per choice)
 
     def f(k, lam):
         # (the public conversion: the internal one leaves a constant as a `core.Const`, which has no `<`)
         lam = lax.convert_element_type(snp.broadcast_to(lam, shape), _F32)
-        return _poisson(k, lam, shape, dt)
+        return _poisson(k, lam, shape, dt, branches)
     return _sample(f, kd, lam)
 
 
