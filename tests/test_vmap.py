@@ -83,8 +83,10 @@ def check(f, examples, variants, eager=None, apart=False):
     examples, stacked. All variants and their loops are one jitted function (one compile, IREE compiles
     being the cost here). `eager`: the index of a variant also run eagerly (one small module per primitive).
     `apart`: the loop runs `jit(f)` of its own, one module shared by every example and variant (for a large f,
-    whose copies in one module, one per example, cost more to compile than a second module)."""
+    whose copies in one module, one per example, cost more to compile than a second module); with one example, its
+    one copy stays in the module (a second module would cost more)."""
     variants = [v if isinstance(v, list) else [v, 0] for v in variants]
+    apart = apart and len(examples) > 1
     prepared = [per_variant(examples, in_axes) for in_axes, _ in variants]
 
     def run(batched, exs):
@@ -245,7 +247,7 @@ def sort2(x, y):
 
 def test_reductions():
     check(reductions, examples(3, lambda: rand(3, 4), lambda: rand(3, 4, dtype=np.bool_)),
-          [(0, 0), (2, None), [(None, 1), -1]])
+          [(0, 0), (2, None), [(None, 1), -1]], apart=True)
     check(sort2, examples(3, lambda: rand(2, 5), lambda: rand(2, 5, dtype=np.int32, lo=0, hi=9)),
           [(0, 0), (1, None), (None, 0)])
 
@@ -272,7 +274,7 @@ def test_gather():
 
 def test_scatter():
     check(scatters, examples(3, lambda: rand(4, 3), unique_rows, lambda: rand(2, 3)),
-          [(0, None, None), (None, 0, 0), (0, 0, None), (None, None, 1), (1, 0, 1)])
+          [(0, None, None), (None, 0, 0), (0, 0, None), (None, None, 1), (1, 0, 1)], apart=True)
 
 
 def matmul(a, b):
@@ -310,7 +312,7 @@ def numpy_mix(x, i, w):
 
 def test_numpy_functions():
     check(numpy_mix, examples(3, lambda: rand(4, 3), lambda: np.int32(RNG.integers(0, 3)), lambda: rand(3, 3)),
-          [(0, 0, None), (1, None, 0), (None, 0, 0)])
+          [(0, 0, None), (1, None, 0), (None, 0, 0)], apart=True)
 
 
 # ---------------------------------------------------------------- control flow
@@ -491,13 +493,14 @@ def test_nested_vmap():
     want = np.array([[np.asarray(_jit(f)(x, y)) for y in ys] for x in xs])
     inner = stagec.vmap(f, in_axes=(None, 0))
     outer = stagec.vmap(inner, in_axes=(0, None))
-    np.testing.assert_allclose(np.asarray(outer(xs, ys)), want, rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(stagec.jit(outer)(xs, ys)), want, rtol=1e-5)
     # the same axis mapped twice: a batch of batches
-    both = stagec.jit(stagec.vmap(stagec.vmap(f), in_axes=(1, 1), out_axes=-1))
+    both = stagec.vmap(stagec.vmap(f), in_axes=(1, 1), out_axes=-1)
     xx, yy = rand(4, 2, 3), rand(4, 2, 3)
+    jitted, jitted_both = stagec.jit(lambda a, b, c, d: (outer(a, b), both(c, d)))(xs, ys, xx, yy)  # (one module)
+    np.testing.assert_allclose(np.asarray(outer(xs, ys)), want, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jitted), want, rtol=1e-5)
     want2 = np.array([[np.asarray(_jit(f)(xx[i, j], yy[i, j])) for j in range(2)] for i in range(4)])
-    np.testing.assert_allclose(np.asarray(both(xx, yy)), want2, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jitted_both), want2, rtol=1e-5)
 
 
 def test_vmap_of_jit_inlines_and_jit_of_vmap_is_one_module():
@@ -588,10 +591,11 @@ def test_per_example_gradients_and_grad_of_vmap():
     def loss(w, x):
         return snp.sum(snp.tanh(x @ w) ** 2)
     w, xs = rand(3, 2), rand(4, 3)
-    per = stagec.jit(stagec.vmap(stagec.grad(loss), in_axes=(None, 0)))(w, xs)
+    per, total = stagec.jit(lambda w, xs: (  # (one module)
+        stagec.vmap(stagec.grad(loss), in_axes=(None, 0))(w, xs),
+        stagec.grad(lambda w: stagec.vmap(loss, (None, 0))(w, xs).sum())(w)))(w, xs)
     want = np.stack([np.asarray(stagec.jit(stagec.grad(loss))(w, x)) for x in xs])
     np.testing.assert_allclose(np.asarray(per), want, rtol=1e-5)
-    total = stagec.jit(stagec.grad(lambda w: stagec.vmap(loss, (None, 0))(w, xs).sum()))(w)
     np.testing.assert_allclose(np.asarray(total), want.sum(0), rtol=1e-5)
 
 
