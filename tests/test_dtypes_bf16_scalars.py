@@ -1,6 +1,8 @@
 """Conversions to bfloat16 (`passes.legalize.round_to_bf16`): IREE 3.13 did not round float16 at all, and dropped the
 rounding of a one-element float32 or float64 round trip, on the CPU and on Vulkan: `convert(convert(x, bf16), f32)`
 was x itself. Oracle: ml_dtypes."""
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -25,36 +27,54 @@ def _backends():
         not device_names("vulkan"), reason="no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1"))]
 
 
+CONVERSIONS = [(np.float32, ()), (np.float32, (1,)), (np.float32, (1, 1)), (np.float32, (3,)), (np.float16, ()),
+               (np.float16, (2,)), (np.float16, (1000,)), (np.float64, ()), (np.float64, (1,)), (np.float64, (2,))]
+
+
+@functools.cache
+def _round_trips(backend) -> dict:
+    """{(src, shape): [f(x) for x full of each value of SPECIAL, then of NaN]} for every case of CONVERSIONS on
+    `backend` (Vulkan: no float64), f(x) = convert(convert(x, bfloat16), src) * 3: one module per backend, each case's
+    x an argument of its own shape, not one module per case (the caller has x64 on)."""
+    cases = [c for c in CONVERSIONS if not (backend == "vulkan" and c[0] == np.float64)]
+    f = stagec.jit(lambda xs: [lax.convert_element_type(lax.convert_element_type(x, BF16), src) * src(3)
+                               for x, (src, _) in zip(xs, cases)], backend=backend)
+    out: dict = {c: [] for c in cases}
+    with np.errstate(over="ignore"):
+        values = [[*SPECIAL.astype(src), src(np.nan)] for src, _ in cases]
+        for i in range(len(SPECIAL) + 1):
+            for c, got in zip(cases, f([np.full(shape, vs[i], src) for (src, shape), vs in zip(cases, values)])):
+                out[c].append(np.asarray(got))
+    return out
+
+
 @pytest.mark.parametrize("backend", _backends())
-@pytest.mark.parametrize("src,shape", [(np.float32, ()), (np.float32, (1,)), (np.float32, (1, 1)), (np.float32, (3,)),
-                                       (np.float16, ()), (np.float16, (2,)), (np.float16, (1000,)),
-                                       (np.float64, ()), (np.float64, (1,)), (np.float64, (2,))])
+@pytest.mark.parametrize("src,shape", CONVERSIONS)
 def test_conversions_to_bfloat16_round(src, shape, backend, x64):
     if backend == "vulkan" and src == np.float64:
         pytest.skip("no float64 on Vulkan")
-    f = stagec.jit(lambda x: lax.convert_element_type(lax.convert_element_type(x, BF16), src) * src(3), backend=backend)
+    *outs, nan = _round_trips(backend)[(src, shape)]
     with np.errstate(over="ignore"):
-        for v in SPECIAL.astype(src):
+        for v, got in zip(SPECIAL.astype(src), outs, strict=True):
             x = np.full(shape, v, src)
             want = x.astype(BF16).astype(src) * src(3)
-            got = np.asarray(f(x))
             assert got.dtype == src
             np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"),
                                           err_msg=f"{v!r} {shape}")
-        assert np.isnan(np.asarray(f(np.full(shape, np.nan, src)))).all()
+    assert np.isnan(nan).all()
 
 
 def test_bfloat16_gamma_draws_are_the_same_eager_and_jitted():
     """One program, one answer: eager bfloat16 gamma, loggamma and beta draws are jit's (both float32's draws rounded
     once; 413-813 of 1000 differed, the eager kernel's 0-d parameter rounded to bfloat16 by neither)."""
     k = sr.PRNGKey(3)
-    for f in (sr.gamma, sr.loggamma):
-        for a in (0.3,):  # (813 of 1000 gamma draws differed at 0.3)
-            eager = f(k, a, (500,), dtype=BF16)
-            jitted = stagec.jit(lambda k: f(k, a, (500,), dtype=BF16))(k)
-            rounded = np.asarray(f(k, np.float32(BF16(a)), (500,), dtype=np.float32)).astype(BF16)
-            np.testing.assert_array_equal(_bits(eager), _bits(jitted), err_msg=f"{f.__name__} {a}")
-            np.testing.assert_array_equal(_bits(eager), _bits(rounded), err_msg=f"{f.__name__} {a}")
+    cases = [(f, a) for f in (sr.gamma, sr.loggamma) for a in (0.3,)]  # (813 of 1000 gamma draws differed at 0.3)
+    jits = stagec.jit(lambda k: [f(k, a, (500,), dtype=BF16) for f, a in cases])(k)  # (one module for the cases)
+    for (f, a), jitted in zip(cases, jits):
+        eager = f(k, a, (500,), dtype=BF16)
+        rounded = np.asarray(f(k, np.float32(BF16(a)), (500,), dtype=np.float32)).astype(BF16)
+        np.testing.assert_array_equal(_bits(eager), _bits(jitted), err_msg=f"{f.__name__} {a}")
+        np.testing.assert_array_equal(_bits(eager), _bits(rounded), err_msg=f"{f.__name__} {a}")
 
 
 def test_bfloat16_gamma_family_is_float32s_rounded_once_eager_jitted_and_differentiated():
@@ -79,23 +99,35 @@ def test_bfloat16_gamma_family_is_float32s_rounded_once_eager_jitted_and_differe
     assert np.isfinite(float(g))
 
 
-@pytest.mark.parametrize("backend", _backends())
-@pytest.mark.parametrize("src", [np.uint16, np.int16])
-def test_16_bit_integers_to_bfloat16_round_once_for_every_reader(src, backend):
-    """`x = a.astype(bfloat16)` of 16-bit integers read by a compare, a sum and a cumulative sum: IREE 3.13 folded the
-    rounding away in some dispatches (uint16 8649 stayed 8649 beside its rounded 8640), so `where(x > x[0], x, x[1])`
-    took x itself in row 0 (every one of 200 random inputs). Against ml_dtypes."""
+INTEGERS_16 = [np.uint16, np.int16]
+
+
+def _integers_16(src):
     rng = np.random.default_rng(2)
     lo = 0 if src is np.uint16 else -30000
     a = rng.integers(lo, 30000 if lo else 60000, (4, 6, 8)).astype(src)
     a[:, 0, :3] = [8649, 8647, 259]  # (rounded down, up, and a tie to even: 8640, 8656, 260)
+    return a
 
+
+@functools.cache
+def _integers_16_read(backend) -> list:
+    """What f gives for each case of INTEGERS_16 on `backend`: one module per backend, not one per case."""
     def f(a):
         x = a.astype(BF16)
         return (stagec.numpy.where(x > x[:, :1], x, x[:, 1:2]), stagec.numpy.sum(x, axis=2, dtype=BF16),
                 stagec.numpy.cumsum(x, axis=2, dtype=BF16), x * BF16(3))
+    return stagec.jit(lambda arrays: [f(a) for a in arrays], backend=backend)([_integers_16(s) for s in INTEGERS_16])
 
-    got = stagec.jit(f, backend=backend)(a)
+
+@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("src", INTEGERS_16)
+def test_16_bit_integers_to_bfloat16_round_once_for_every_reader(src, backend):
+    """`x = a.astype(bfloat16)` of 16-bit integers read by a compare, a sum and a cumulative sum: IREE 3.13 folded the
+    rounding away in some dispatches (uint16 8649 stayed 8649 beside its rounded 8640), so `where(x > x[0], x, x[1])`
+    took x itself in row 0 (every one of 200 random inputs). Against ml_dtypes."""
+    a = _integers_16(src)
+    got = _integers_16_read(backend)[INTEGERS_16.index(src)]
     x = a.astype(BF16)
     np.testing.assert_array_equal(_bits(got[0]), _bits(np.where(x > x[:, :1], x, x[:, 1:2])))
     np.testing.assert_array_equal(_bits(got[3]), _bits((x.astype(np.float32) * 3).astype(BF16)))
