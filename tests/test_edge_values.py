@@ -398,10 +398,13 @@ def test_stats_at_nan_data_or_parameters_are_nan():
 def test_median_of_huge_values_and_nan_extrema_of_infinite_complex():
     """median([65504, 65504]) in float16 (and [max, max] in float32) was inf: (lo + hi) / 2 overflowed (JAX's too);
     complex nanmin filled NaNs with inf + 0j, below inf + inf j: nanmin([inf+inf j, NaN]) was inf + 0j (JAX's too)."""
-    for dt in (np.float16, np.float32):
+    dts = (np.float16, np.float32)
+    jitted = stagec.jit(lambda xs: [snp.nanmedian(x) for x in xs])(  # (one module for both dtypes)
+        [np.array([-np.finfo(dt).max, np.nan, -np.finfo(dt).max], dt) for dt in dts])
+    for dt, j in zip(dts, jitted):
         m = np.finfo(dt).max
         assert snp.median(np.array([m, m, 1, m], dt)) == m
-        assert stagec.jit(snp.nanmedian)(np.array([-m, np.nan, -m], dt)) == -m
+        assert j == -m and j.dtype == dt, (dt, j)
     z = np.array([complex(-1, np.nan), complex(np.inf, np.inf), complex(np.nan, -1)], np.complex64)
     assert snp.nanmin(z) == complex(np.inf, np.inf) and snp.nanmax(-z) == complex(-np.inf, -np.inf)
 
@@ -460,12 +463,12 @@ def test_zero_by_zero_linalg_and_traced_zero_d_creation():
     traced); snp.full((), v) and zeros_like(scalar) under jit were bare constants without operators."""
     la = snp.linalg
     z = np.zeros((2, 0, 0), np.float32)
-    det, inv, (sign, logdet), sol, chol, q = stagec.jit(lambda a: (la.det(a), la.inv(a), la.slogdet(a[0]),
-                                                                    la.solve(a, a), la.cholesky(a), la.qr(a)[0]))(z)
+    (det, inv, (sign, logdet), sol, chol, q), got = stagec.jit(lambda a, x: (  # (one module)
+        (la.det(a), la.inv(a), la.slogdet(a[0]), la.solve(a, a), la.cholesky(a), la.qr(a)[0]),
+        (snp.full((), 7.0) % 2 + x, snp.zeros_like(x) % 2)))(z, np.float32(1))
     np.testing.assert_array_equal(np.asarray(det), [1, 1])
     assert float(sign) == 1 and float(logdet) == 0
     assert np.asarray(inv).shape == np.asarray(sol).shape == np.asarray(chol).shape == np.asarray(q).shape == z.shape
-    got = stagec.jit(lambda x: (snp.full((), 7.0) % 2 + x, snp.zeros_like(x) % 2))(np.float32(1))
     assert float(got[0]) == 2 and float(got[1]) == 0
 
 
@@ -563,10 +566,11 @@ def test_gammainc_at_huge_a(dt, request):
     # gammainc(10, 0.1) was 426 eps off, float64 (84.3, 0.098) 30729; now within 8 a eps, P's own condition in x)
     a = np.array([2 ** 31 - 1, 1e12, 1e6, 3e7, 1e5, 1e5, 2e5, 10, 16.447586, 30, 84.28366], dt)
     x = np.array([2 ** 31 - 1, 1e12, 1e6, 2.997e7, 98500, 70000, 2.7e5, 0.1, 0.044075858, 3, 0.09777846], dt)
-    # (both groups in one eager call and one jitted module: the same bits for the first seven, within rtol for the
-    # last four, whose exp and log differ eagerly in the last place)
-    f = lambda a, x: (sss.gammainc(a, x), sss.gammaincc(a, x))  # noqa: E731
-    eager, jitted = f(*[stagec.device_put(v) for v in (a, x)]), stagec.jit(f)(a, x)
+    # (both groups in one eager call and one jitted module each: the same bits for the first seven, within rtol for
+    # the last four, whose exp and log differ eagerly in the last place; an eager call runs its function's jit module,
+    # so the jitted side is `jit(gammainc)` and `jit(gammaincc)`, modules the eager calls compiled, not a third one)
+    eager = sss.gammainc(*[stagec.device_put(v) for v in (a, x)]), sss.gammaincc(*[stagec.device_put(v) for v in (a, x)])
+    jitted = stagec.jit(sss.gammainc)(a, x), stagec.jit(sss.gammaincc)(a, x)
     for e, j in zip(eager, jitted):
         e, j = np.asarray(e), np.asarray(j)
         assert e.dtype == j.dtype == dt and e[:7].tobytes() == j[:7].tobytes()
