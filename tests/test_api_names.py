@@ -119,14 +119,30 @@ def _central(f, x, eps=1e-6):
     return g
 
 
-@pytest.mark.parametrize("case", CONVS[:2])
-def test_conv_gradients_match_central_differences(x64, case):
+def _conv_case(case):
+    """(x, w, ct): the case's operands and the cotangent its gradients are taken with."""
     xs, ws, st, pads, ld, rd, g = case
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
-    ct = rng.standard_normal(np.shape(_conv_ref(x, w, st, pads, ld, rd, g)))
-    loss = lambda x, w: snp.sum(lax.conv_general_dilated(x, w, st, pads, ld, rd, feature_group_count=g) * ct)
-    gx, gw = stagec.jit(stagec.grad(loss, argnums=(0, 1)))(x, w)
+    return x, w, rng.standard_normal(np.shape(_conv_ref(x, w, st, pads, ld, rd, g)))
+
+
+@functools.cache
+def _conv_gradients() -> list:
+    """The jitted gradients (x's, w's) of CONVS[:2], in one module (the caller has x64 on)."""
+    def grads(case, x, w, ct):
+        _, _, st, pads, ld, rd, g = case
+        loss = lambda x, w: snp.sum(lax.conv_general_dilated(x, w, st, pads, ld, rd, feature_group_count=g) * ct)  # noqa: E731
+        return stagec.grad(loss, argnums=(0, 1))(x, w)
+    return stagec.jit(lambda args: [grads(case, *a) for case, a in zip(CONVS[:2], args)])(
+        [_conv_case(case) for case in CONVS[:2]])
+
+
+@pytest.mark.parametrize("case", CONVS[:2])
+def test_conv_gradients_match_central_differences(x64, case):
+    xs, ws, st, pads, ld, rd, g = case
+    x, w, ct = _conv_case(case)
+    gx, gw = _conv_gradients()[CONVS.index(case)]
     ref = lambda x, w: np.sum(_conv_ref(x, w, st, pads, ld, rd, g) * ct)
     np.testing.assert_allclose(gx, _central(lambda t: ref(t, w), x), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(gw, _central(lambda t: ref(x, t), w), rtol=1e-6, atol=1e-7)
@@ -159,16 +175,29 @@ POOLS = [("max", (1, 2, 2, 1), (1, 2, 2, 1), ((0, 0), (0, 0), (0, 1), (0, 0))), 
          ("sum", (1, 3, 2, 1), (1, 2, 1, 1), ((0, 0), (1, 0), (0, 1), (0, 0)))]
 
 
-@pytest.mark.parametrize("op,window,strides,pads", POOLS)
-def test_reduce_window_and_its_gradient(x64, op, window, strides, pads):
+def _pool(op, window, strides, pads):
+    """(x, f, ct): the case's input, its reduce_window and the cotangent its gradient is taken with."""
     rng = np.random.default_rng(3)
     x = rng.permutation(2 * 5 * 5 * 2).reshape(2, 5, 5, 2) / 7.0  # distinct values: no ties in max/min
     comp = {"max": lax.max, "min": lax.min, "sum": lax.add}[op]
     init = {"max": -np.inf, "min": np.inf, "sum": 0.0}[op]
-    f = lambda x: lax.reduce_window(x, init, comp, window, strides, pads)
+    f = lambda x: lax.reduce_window(x, init, comp, window, strides, pads)  # noqa: E731
+    return x, f, rng.standard_normal(np.shape(_pool_ref(x, op, window, strides, pads)))
+
+
+@functools.cache
+def _pool_gradients() -> list:
+    """The jitted gradient of every case of POOLS, in one module (not one per case; the caller has x64 on)."""
+    cases = [_pool(*case) for case in POOLS]
+    return stagec.jit(lambda xs: [stagec.grad(lambda x: snp.sum(f(x) * ct))(x)
+                                  for x, (_, f, ct) in zip(xs, cases)])([x for x, _, _ in cases])
+
+
+@pytest.mark.parametrize("op,window,strides,pads", POOLS)
+def test_reduce_window_and_its_gradient(x64, op, window, strides, pads):
+    x, f, ct = _pool(op, window, strides, pads)
     np.testing.assert_array_equal(f(x), _pool_ref(x, op, window, strides, pads))
-    ct = rng.standard_normal(np.shape(_pool_ref(x, op, window, strides, pads)))
-    g = stagec.jit(stagec.grad(lambda x: snp.sum(f(x) * ct)))(x)
+    g = _pool_gradients()[POOLS.index((op, window, strides, pads))]
     np.testing.assert_allclose(g, _central(lambda t: np.sum(_pool_ref(t, op, window, strides, pads) * ct), x),
                                rtol=1e-6, atol=1e-7)
 
@@ -238,15 +267,15 @@ def test_conv_and_pool_against_jax():
             y = lx.reduce_window(y, -np.inf, lx.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME")
             return (y ** 2).sum()
         return f
-    ours = stagec.jit(stagec.value_and_grad(net(lax), argnums=(0, 1)))(x, w)
-    theirs = jax.value_and_grad(net(jax.lax), argnums=(0, 1))(x, w)
-    for a, b in zip(stagec.tree.leaves(ours), jax.tree.leaves(theirs)):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
     ties = np.round(rng.standard_normal((1, 4, 6, 2))).astype(np.float32)  # many equal values per window
     pool = lambda lx: lambda x: (lx.reduce_window(x, -np.inf, lx.max, (1, 2, 3, 1), (1, 2, 3, 1), "VALID") ** 3).sum()
     transposes = lambda lx, x, w: [lx.conv_transpose(x, w.transpose(0, 1, 3, 2) if tk else w, (2, 2), "SAME",
                                                      dimension_numbers=dn, transpose_kernel=tk) for tk in (False, True)]
-    g, ys = stagec.jit(lambda t, x, w: (stagec.grad(pool(lax))(t), transposes(lax, x, w)))(ties, x, w)  # one module
+    ours, g, ys = stagec.jit(lambda t, x, w: (stagec.value_and_grad(net(lax), argnums=(0, 1))(x, w),  # one module
+                                              stagec.grad(pool(lax))(t), transposes(lax, x, w)))(ties, x, w)
+    theirs = jax.value_and_grad(net(jax.lax), argnums=(0, 1))(x, w)
+    for a, b in zip(stagec.tree.leaves(ours), jax.tree.leaves(theirs)):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
     np.testing.assert_array_equal(g, jax.grad(pool(jax.lax))(ties))  # the same element
     for y, want in zip(ys, transposes(jax.lax, x, w)):
         np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
@@ -599,12 +628,14 @@ def test_digitize_with_decreasing_bins():
     """Decreasing bins count the bins above x (`bins[i-1] > x >= bins[i]`; `right=True`: `>= x >`): stagec had the
     two sides swapped (JAX's docstring example gave [3 2 1 2 1 0] for [2 1 1 2 0 0]). Against NumPy."""
     x = np.array([1.0, 2.0, 2.5, 1.5, 3.0, 3.5, 0.5, 4.0], np.float32)
-    for bins in ([3, 2, 1], [3, 3, 1, 1], [1, 2, 3], [5, 1]):
-        for right in (False, True):
-            want = np.digitize(x, np.array(bins), right=right)
-            np.testing.assert_array_equal(np.asarray(snp.digitize(x, np.array(bins), right=right)), want)
-            np.testing.assert_array_equal(np.asarray(stagec.jit(lambda x, b: snp.digitize(x, b, right=right))(
-                x, np.array(bins))), want, err_msg=f"{bins} {right}")
+    cases = [(bins, right) for bins in ([3, 2, 1], [3, 3, 1, 1], [1, 2, 3], [5, 1]) for right in (False, True)]
+    # (the jitted side of every case in one module, each case's bins an argument of it)
+    jitted = stagec.jit(lambda x, bs: [snp.digitize(x, b, right=right) for b, (_, right) in zip(bs, cases)])(
+        x, [np.array(bins) for bins, _ in cases])
+    for (bins, right), j in zip(cases, jitted):
+        want = np.digitize(x, np.array(bins), right=right)
+        np.testing.assert_array_equal(np.asarray(snp.digitize(x, np.array(bins), right=right)), want)
+        np.testing.assert_array_equal(np.asarray(j), want, err_msg=f"{bins} {right}")
 
 
 def test_convolve_dtypes_follow_jax():
@@ -634,13 +665,15 @@ def test_nan_reductions_take_where_and_initial():
     JAX's docstring examples came out wrong, silently). Against NumPy's own `where=`, in float64."""
     x = np.array([[1, 3, 5, 6], [2, np.nan, 7, 4], [8, 1, np.nan, 9]])
     w = np.array([[0, 0, 1, 0], [0, 0, 1, 1], [1, 1, 1, 0]], bool)
-    for axis in (0, 1):
-        for name, kw in (("nanmax", {"initial": -1.0}), ("nanmin", {"initial": 20.0}), ("nanvar", {}),
-                         ("nanstd", {}), ("nanvar", {"ddof": 1})):
-            want = getattr(np, name)(x, axis=axis, where=w, **kw)
-            for got in (getattr(snp, name)(x, axis=axis, where=w, **kw),
-                        stagec.jit(lambda x, w: getattr(snp, name)(x, axis=axis, where=w, **kw))(x, w)):
-                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis} {kw}")
+    cases = [(axis, name, kw) for axis in (0, 1) for name, kw in (
+        ("nanmax", {"initial": -1.0}), ("nanmin", {"initial": 20.0}), ("nanvar", {}), ("nanstd", {}),
+        ("nanvar", {"ddof": 1}))]
+    # (the jitted side of every case in one module)
+    jitted = stagec.jit(lambda x, w: [getattr(snp, name)(x, axis=axis, where=w, **kw) for axis, name, kw in cases])(x, w)
+    for (axis, name, kw), j in zip(cases, jitted):
+        want = getattr(np, name)(x, axis=axis, where=w, **kw)
+        for got in (getattr(snp, name)(x, axis=axis, where=w, **kw), j):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"{name} {axis} {kw}")
     # an all-NaN row: NaN, or `initial` when given (it gave NaN there too)
     a = np.array([[np.nan, np.nan], [np.nan, 2.0], [1.0, np.nan]])
     w = np.array([[1, 1], [1, 0], [0, 1]], bool)

@@ -4,6 +4,7 @@ order, np.unique, ...) and JAX where installed (the orders JAX's algorithms give
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 
 import numpy as np
@@ -149,10 +150,11 @@ def test_unique_against_numpy(x64):
 def test_unique_with_size_matches_jax():
     jnp = pytest.importorskip("jax.numpy")
     x = np.array([3.0, -0.0, 0.0, np.nan, 1.0, np.nan, 3.0], np.float32)
-    for kw in (dict(size=6), dict(size=2, fill_value=7.0), dict(size=6, equal_nan=False)):
-        got = stagec.jit(lambda x: snp.unique(x, True, True, True, **kw))(x)
+    kws = (dict(size=6), dict(size=2, fill_value=7.0), dict(size=6, equal_nan=False))
+    jitted = stagec.jit(lambda x: [snp.unique(x, True, True, True, **kw) for kw in kws])(x)  # (one module)
+    for kw, got in zip(kws, jitted):
         for g, w in zip(got, jnp.unique(x, True, True, True, **kw)):
-            np.testing.assert_array_equal(g, np.asarray(w))
+            np.testing.assert_array_equal(g, np.asarray(w), err_msg=str(kw))
 
 
 def test_polynomial_arithmetic_against_numpy(x64):
@@ -193,7 +195,12 @@ def _right_or_documented(error: str):
 
 def test_unwrap_and_piecewise(x64):
     ph = np.cumsum(np.random.default_rng(8).standard_normal((3, 12)) * 2.5, axis=1)
-    got = stagec.jit(lambda p: [snp.unwrap(p), snp.unwrap(p, axis=0), snp.unwrap(p, discont=4.0, period=5.0)])(ph)
+    xs = np.linspace(-2, 2, 9)
+    conds = lambda v: [v < 0, v > 1]  # noqa: E731
+    funcs = [lambda v: -v, lambda v: v ** 2, 7.0]
+    # (one module: the unwraps and the jitted piecewise)
+    got, piece = stagec.jit(lambda p, v: ([snp.unwrap(p), snp.unwrap(p, axis=0), snp.unwrap(p, discont=4.0, period=5.0)],
+                                          snp.piecewise(v, conds(v), funcs[:2])))(ph, xs)
     for g, w in zip(got, [np.unwrap(ph), np.unwrap(ph, axis=0), np.unwrap(ph, discont=4.0, period=5.0)]):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
     xi = np.arange(-3, 4) * 3
@@ -201,12 +208,8 @@ def test_unwrap_and_piecewise(x64):
         out = snp.unwrap(xi, period=7)
         assert out.dtype == np.int64
         np.testing.assert_array_equal(out, np.unwrap(xi, period=7))
-    xs = np.linspace(-2, 2, 9)
-    conds = lambda v: [v < 0, v > 1]
-    funcs = [lambda v: -v, lambda v: v ** 2, 7.0]
     np.testing.assert_array_equal(snp.piecewise(xs, conds(xs), funcs), np.piecewise(xs, conds(xs), funcs))
-    np.testing.assert_array_equal(stagec.jit(lambda v: snp.piecewise(v, conds(v), funcs[:2]))(xs),
-                                  np.piecewise(xs, conds(xs), funcs[:2]))
+    np.testing.assert_array_equal(piece, np.piecewise(xs, conds(xs), funcs[:2]))
     g = stagec.grad(lambda v: snp.piecewise(v, [v < 0], [lambda u: u ** 2, lambda u: 3 * u]).sum())(xs)
     np.testing.assert_array_equal(g, np.where(xs < 0, 2 * xs, 3.0))
     with pytest.raises(ValueError, match="functions are expected"):
@@ -267,11 +270,27 @@ def test_iterable_as_numpy():
     assert seen == [(True, False)]
 
 
-@pytest.mark.parametrize("shape,dtype", [((2, 3, 4), np.float32), ((1, 2, 6, 2), np.int32), ((3, 1, 2), np.bool_)])
-def test_dsplit_against_numpy(shape, dtype):
+DSPLITS = [((2, 3, 4), np.float32), ((1, 2, 6, 2), np.int32), ((3, 1, 2), np.bool_)]
+
+
+def _dsplit_case(shape, dtype):
+    """(x, sections)"""
     x = (np.arange(np.prod(shape)).reshape(shape) % 3).astype(dtype)
-    sections = [2, [1], [1, 3], [-1, 5]] if shape[2] % 2 == 0 else [1, [1], [0, 1, 9]]
-    jitted = stagec.jit(lambda x: [snp.dsplit(x, s) for s in sections])(x)
+    return x, [2, [1], [1, 3], [-1, 5]] if shape[2] % 2 == 0 else [1, [1], [0, 1, 9]]
+
+
+@functools.cache
+def _dsplits_jitted() -> list:
+    """The jitted side of every case of DSPLITS, in one module (not one per case)."""
+    cases = [_dsplit_case(*c) for c in DSPLITS]
+    return stagec.jit(lambda xs: [[snp.dsplit(x, s) for s in sections] for x, (_, sections) in zip(xs, cases)])(
+        [x for x, _ in cases])
+
+
+@pytest.mark.parametrize("shape,dtype", DSPLITS)
+def test_dsplit_against_numpy(shape, dtype):
+    x, sections = _dsplit_case(shape, dtype)
+    jitted = _dsplits_jitted()[DSPLITS.index((shape, dtype))]
     for s, j in zip(sections, jitted):
         want = np.dsplit(x, s)
         for got in (snp.dsplit(x, s), j):
@@ -362,15 +381,17 @@ def test_complex_unique_and_lexsort_as_numpy():
 def _complex_unique_and_lexsort():
     rng = np.random.default_rng(3)
     z = (rng.integers(-2, 3, 40) + 1j * rng.integers(-2, 3, 40)).astype(np.complex64)
-    for got in (snp.unique(z, return_index=True, return_inverse=True, return_counts=True),
-                stagec.jit(lambda z: snp.unique(z, True, True, True, size=25, fill_value=0))(z)):
+    f = rng.integers(0, 2, 40).astype(np.float32)
+    # (the jitted unique and lexsort in one module)
+    jitted, jitted_lexsort = stagec.jit(lambda z, f: (snp.unique(z, True, True, True, size=25, fill_value=0),
+                                                      snp.lexsort((f, z))))(z, f)
+    for got in (snp.unique(z, return_index=True, return_inverse=True, return_counts=True), jitted):
         want = np.unique(z, return_index=True, return_inverse=True, return_counts=True)
         k = len(want[0])
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g)[:k] if len(w) == k else g, w)
-    f = rng.integers(0, 2, 40).astype(np.float32)
     np.testing.assert_array_equal(snp.lexsort((z, f)), np.lexsort((z, f)))
-    np.testing.assert_array_equal(stagec.jit(lambda f, z: snp.lexsort((f, z)))(f, z), np.lexsort((f, z)))
+    np.testing.assert_array_equal(jitted_lexsort, np.lexsort((f, z)))
     got = snp.unique(np.array([1 + 2j, np.nan + 1j, 1 + 2j, 2j * np.nan, -1], np.complex64))
     assert np.asarray(got)[:2].tolist() == [-1, 1 + 2j] and len(got) == 3 and np.isnan(np.asarray(got)[2])
 
