@@ -85,25 +85,39 @@ def check(f, examples, variants, eager=None, apart=False):
     `apart`: the loop runs `jit(f)` of its own, one module shared by every example and variant (for a large f,
     whose copies in one module, one per example, cost more to compile than a second module); with one example, its
     one copy stays in the module (a second module would cost more)."""
-    variants = [v if isinstance(v, list) else [v, 0] for v in variants]
-    apart = apart and len(examples) > 1
-    prepared = [per_variant(examples, in_axes) for in_axes, _ in variants]
+    check_all((f, examples, variants, eager, apart))
+
+
+def check_all(*checks):
+    """`check(*c)` for each c of `checks`, (f, examples, variants[, eager[, apart]]): the jitted sides of all of them
+    in one module (one compile, not one per function)."""
+    def spec(f, exs, variants, eager=None, apart=False):
+        variants = [v if isinstance(v, list) else [v, 0] for v in variants]
+        return f, variants, [per_variant(exs, in_axes) for in_axes, _ in variants], eager, apart and len(exs) > 1
+
+    specs = [spec(*c) for c in checks]
 
     def run(batched, exs):
-        return [(stagec.vmap(f, tuple(ia) if isinstance(ia, list) else ia, oa)(*args),
-                 None if apart else [f(*e) for e in ex]) for (ia, oa), args, ex in zip(variants, batched, exs)]
+        return [[(stagec.vmap(f, tuple(ia) if isinstance(ia, list) else ia, oa)(*args),
+                  None if apart else [f(*e) for e in ex]) for (ia, oa), args, ex in zip(variants, b, x)]
+                for (f, variants, _, _, apart), b, x in zip(specs, batched, exs)]
 
-    results = stagec.jit(run)([p[0] for p in prepared], [None if apart else p[1] for p in prepared])
-    if apart:
-        results = [(got, [_jit(f)(*e) for e in ex]) for (got, _), (_, ex) in zip(results, prepared)]
-    assert len(results) == len(variants)
-    for (in_axes, out_axes), (got, per) in zip(variants, results):
-        want = stack_outputs(per, out_axes)
-        assert_tree_close(got, want)
-    if eager is not None:
-        (in_axes, out_axes), (args, _) = variants[eager], prepared[eager]
-        want = stack_outputs(results[eager][1], out_axes)
-        assert_tree_close(stagec.vmap(f, in_axes, out_axes)(*args), want)
+    every = stagec.jit(run)([[p[0] for p in prepared] for _, _, prepared, _, _ in specs],
+                            [[None if apart else p[1] for p in prepared] for _, _, prepared, _, apart in specs])
+    for (f, variants, prepared, eager, apart), results in zip(specs, every):
+        if apart:
+            results = [(got, [_jit(f)(*e) for e in ex]) for (got, _), (_, ex) in zip(results, prepared)]
+        assert len(results) == len(variants)
+        for (in_axes, out_axes), (got, per) in zip(variants, results):
+            want = stack_outputs(per, out_axes)
+            try:
+                assert_tree_close(got, want)
+            except AssertionError as e:
+                raise AssertionError(f"{f.__name__} in_axes={in_axes} out_axes={out_axes}: {e}") from None
+        if eager is not None:
+            (in_axes, out_axes), (args, _) = variants[eager], prepared[eager]
+            want = stack_outputs(results[eager][1], out_axes)
+            assert_tree_close(stagec.vmap(f, in_axes, out_axes)(*args), want)
 
 
 def examples(n, *makers):
@@ -189,10 +203,10 @@ def test_elementwise(data, shape, n):
 
 
 def test_select_clamp_convert_complex():
-    check(mixed_all, examples(3, lambda: rand(2, 3, dtype=np.bool_), lambda: rand(2, 3), lambda: rand(2, 3)),
-          [(0, 0, 0), (None, 1, 0), (0, None, None), [(1, None, 0), -1]])
-    check(select_scalar_pred, examples(3, lambda: rand(dtype=np.bool_), lambda: rand(4), lambda: rand(4)),
-          [(0, 0, None), (0, None, 1), (None, 0, 0)])
+    check_all((mixed_all, examples(3, lambda: rand(2, 3, dtype=np.bool_), lambda: rand(2, 3), lambda: rand(2, 3)),
+               [(0, 0, 0), (None, 1, 0), (0, None, None), [(1, None, 0), -1]]),
+              (select_scalar_pred, examples(3, lambda: rand(dtype=np.bool_), lambda: rand(4), lambda: rand(4)),
+               [(0, 0, None), (0, None, 1), (None, 0, 0)]))
 
 
 # ---------------------------------------------------------------- structural
@@ -216,9 +230,9 @@ def dyn_update(x, u, i):
 
 
 def test_structural():
-    check(structural_one, examples(3, lambda: rand(2, 4)), [0, 1, [-1, 1]])
-    check(concat_pad, examples(3, lambda: rand(2, 4), lambda: rand(2, 1), lambda: rand()),
-          [(0, 0, 0), (1, None, None), (None, 0, 0), (None, None, 0)], eager=2)
+    check_all((structural_one, examples(3, lambda: rand(2, 4)), [0, 1, [-1, 1]]),
+              (concat_pad, examples(3, lambda: rand(2, 4), lambda: rand(2, 1), lambda: rand()),
+               [(0, 0, 0), (1, None, None), (None, 0, 0), (None, None, 0)], 2))
 
 
 def test_dynamic_slice():  # indices out of bounds are clamped per example, as XLA does
@@ -246,10 +260,10 @@ def sort2(x, y):
 
 
 def test_reductions():
-    check(reductions, examples(3, lambda: rand(3, 4), lambda: rand(3, 4, dtype=np.bool_)),
-          [(0, 0), (2, None), [(None, 1), -1]], apart=True)
-    check(sort2, examples(3, lambda: rand(2, 5), lambda: rand(2, 5, dtype=np.int32, lo=0, hi=9)),
-          [(0, 0), (1, None), (None, 0)])
+    check_all((reductions, examples(3, lambda: rand(3, 4), lambda: rand(3, 4, dtype=np.bool_)),
+               [(0, 0), (2, None), [(None, 1), -1]], None, True),
+              (sort2, examples(3, lambda: rand(2, 5), lambda: rand(2, 5, dtype=np.int32, lo=0, hi=9)),
+               [(0, 0), (1, None), (None, 0)]))
 
 
 # ---------------------------------------------------------------- gather, scatter, dot_general
@@ -296,10 +310,10 @@ def test_fft():
 
 
 def test_dot_general():
-    check(matmul, examples(3, lambda: rand(2, 3), lambda: rand(3, 4)), [(0, None), (None, 1), (1, 0), (2, 2),
-                                                                         (None, 0)])
-    check(batch_matmul, examples(2, lambda: rand(2, 3, 4), lambda: rand(2, 4, 5)),
-          [(0, 0), (3, None), (None, 1), (2, 3)])
+    check_all((matmul, examples(3, lambda: rand(2, 3), lambda: rand(3, 4)), [(0, None), (None, 1), (1, 0), (2, 2),
+                                                                             (None, 0)]),
+              (batch_matmul, examples(2, lambda: rand(2, 3, 4), lambda: rand(2, 4, 5)),
+               [(0, 0), (3, None), (None, 1), (2, 3)]))
 
 
 # ---------------------------------------------------------------- NumPy-level functions
@@ -345,10 +359,10 @@ def map_fn(xs, y):
 
 
 def test_cond_switch():
-    check(cond_fn, examples(4, lambda: rand(dtype=np.bool_), lambda: rand(3), lambda: rand(3)),
-          [(0, 0, 0), (None, 0, None), (0, None, None), (None, None, 0), (0, 1, None)], eager=0, apart=True)
-    check(switch_fn, examples(5, lambda: np.int32(RNG.integers(-1, 4)), lambda: rand(3), lambda: rand(3)),
-          [(0, 0, None), (None, 0, 0), (0, None, None)], apart=True)
+    check_all((cond_fn, examples(4, lambda: rand(dtype=np.bool_), lambda: rand(3), lambda: rand(3)),
+               [(0, 0, 0), (None, 0, None), (0, None, None), (None, None, 0), (0, 1, None)], 0, True),
+              (switch_fn, examples(5, lambda: np.int32(RNG.integers(-1, 4)), lambda: rand(3), lambda: rand(3)),
+               [(0, 0, None), (None, 0, 0), (0, None, None)], None, True))
 
 
 def test_while_loop():  # a batched limit: the loop runs while any example's condition holds
@@ -358,9 +372,9 @@ def test_while_loop():  # a batched limit: the loop runs while any example's con
 
 def test_fori_scan_map():
     variants = [(0, None), (None, 0), (1, 0)]
-    check(fori_fn, examples(3, lambda: rand(2, 3), lambda: rand(2, 3)), variants)
-    check(scan_fn, examples(3, lambda: rand(3), lambda: rand(4, 3)), variants)
-    check(map_fn, examples(3, lambda: rand(4, 3), lambda: rand(3)), variants)
+    check_all((fori_fn, examples(3, lambda: rand(2, 3), lambda: rand(2, 3)), variants),
+              (scan_fn, examples(3, lambda: rand(3), lambda: rand(4, 3)), variants),
+              (map_fn, examples(3, lambda: rand(4, 3), lambda: rand(3)), variants))
 
 
 def test_batched_loop_stays_one_loop():
