@@ -129,19 +129,20 @@ def test_float32_path_below_2_19_is_the_mixed_paths_bits():
     (`stablehlo.if`); with one larger element each element takes its own path: the same bits either way, within the
     bounds also at the float32s below 2^19 closest to a multiple of pi/2 (the reduction's hardest cases)."""
     small = SMALL
-    alone = _JIT(small)
+    fast = np.abs(small) < FAST
+    part = np.concatenate([small[:500], np.float32([1e30])])  # (a small tensor: both reductions, no branch)
+    # the three arguments' sin, cos and tan in one module (each call lowered for its own argument, as alone)
+    alone, only_fast, of_part = stagec.jit(lambda a, b, c: (_trig(a), _trig(b), _trig(c)))(small, small[fast], part)
     mixed = _part(_all(), len(X), len(small))  # (computed with elements >= 2^19 beside them)
     assert np.abs(ALL[np.isfinite(ALL)]).max() > MEDIUM and len(small) >= 1 << 14
     _check(alone, small, "below 2^19")
     for a, m in zip(alone, mixed):
         np.testing.assert_array_equal(np.asarray(a).view(np.uint32), m.view(np.uint32))
-    fast = np.abs(small) < FAST
     assert (~fast).any() and fast.sum() >= 1 << 14
-    for a, m in zip(_JIT(small[fast]), alone):  # (every |x| < 512: the float32 path alone)
+    for a, m in zip(only_fast, alone):  # (every |x| < 512: the float32 path alone)
         np.testing.assert_array_equal(np.asarray(a).view(np.uint32), np.asarray(m)[fast].view(np.uint32))
     # a small tensor takes both reductions without the branch: the same bits again
-    part = np.concatenate([small[:500], np.float32([1e30])])
-    for a, p in zip(alone, _JIT(part)):
+    for a, p in zip(alone, of_part):
         np.testing.assert_array_equal(np.asarray(a)[:500].view(np.uint32), np.asarray(p)[:-1].view(np.uint32))
     assert "stablehlo.if" in stagec.jit(snp.sin).lower(small).as_text("final")
     assert "stablehlo.if" not in stagec.jit(snp.sin).lower(part).as_text("final")
@@ -188,9 +189,9 @@ def test_gradients_at_large_arguments():
 def test_vulkan():
     if not device_names("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
-    f = stagec.jit(_trig, backend="vulkan")
-    _check(f(X), X, "vulkan")
-    _check_nonfinite(f(NONFINITE), "vulkan")
+    on_x, on_nonfinite = stagec.jit(lambda a, b: (_trig(a), _trig(b)), backend="vulkan")(X, NONFINITE)  # one module
+    _check(on_x, X, "vulkan")
+    _check_nonfinite(on_nonfinite, "vulkan")
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
