@@ -380,13 +380,16 @@ def test_signbit_reads_the_sign_of_nan_and_zero():
     float dtype, eagerly and under jit; copysign from a -NaN takes its sign. (It was False for -NaN.)"""
     import ml_dtypes
     v = np.array([-np.nan, np.nan, -0.0, 0.0, -np.inf, np.inf, -2.5, 3.0, -1e-30], np.float32)
-    for dt in (np.float32, np.float16, ml_dtypes.bfloat16):
+    dts = (np.float32, np.float16, ml_dtypes.bfloat16)
+    *signbits, copysigned = stagec.jit(lambda *xs: (*map(snp.signbit, xs), snp.copysign(3.0, xs[0])))(
+        *(v.astype(dt) for dt in dts))  # (one module: every dtype's signbit and copysign)
+    for dt, in_jit in zip(dts, signbits):
         x = v.astype(dt)
         want = np.signbit(x.astype(np.float32))  # (float32 keeps a NaN's sign)
         assert want[0] and not want[1]
-        for got in (snp.signbit(snp.asarray(x)), stagec.jit(snp.signbit)(x)):
+        for got in (snp.signbit(snp.asarray(x)), in_jit):
             assert np.asarray(got).tolist() == want.tolist(), dt
-    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda a: snp.copysign(3.0, a))(v)), np.copysign(3.0, v))
+    np.testing.assert_array_equal(np.asarray(copysigned), np.copysign(3.0, v))
     assert np.asarray(snp.signbit(np.float32(-0.0))) and np.asarray(snp.copysign(1.0, -2.0)) == -1.0  # (0-d, eager)
     with pytest.raises(ValueError, match="not well defined"):
         snp.signbit(np.array([1j], np.complex64))
@@ -485,16 +488,18 @@ def test_integer_functions_of_booleans_are_int32_as_in_jax(jit):
     """floor_divide, remainder, fmod, divmod and the shifts take booleans as int32 (JAX's `promote_dtypes_numeric`;
     they raised a TypeError here), and `positive` returns them. Stored from JAX 0.10.2."""
     a, b = np.array([True, False, True]), np.array([True, True, True])
-    run = (lambda f, *x: stagec.jit(f)(*x)) if jit else (lambda f, *x: f(*x))
     want = {"floor_divide": [1, 0, 1], "remainder": [0, 0, 0], "fmod": [0, 0, 0], "left_shift": [2, 0, 2],
             "right_shift": [0, 0, 0]}
+
+    def every(a, b):
+        return ({name: getattr(snp, name)(a, b) for name in want}, snp.divmod(a, b), snp.left_shift(a, 3),
+                snp.positive(a))
+    got, (q, r), shifted, p = stagec.jit(every)(a, b) if jit else every(a, b)  # (jitted: one module)
     for name, w in want.items():
-        g = run(getattr(snp, name), a, b)
+        g = got[name]
         assert g.dtype == np.int32 and np.asarray(g).tolist() == w, name
-    q, r = run(snp.divmod, a, b)
     assert (q.dtype, r.dtype) == (np.int32, np.int32) and np.asarray(q).tolist() == [1, 0, 1]
-    assert np.asarray(run(lambda x: snp.left_shift(x, 3), a)).tolist() == [8, 0, 8]
-    p = run(snp.positive, a)
+    assert np.asarray(shifted).tolist() == [8, 0, 8]
     assert p.dtype == np.bool_ and np.asarray(p).tolist() == a.tolist()
 
 
@@ -505,18 +510,24 @@ def test_a_python_int_keeps_its_value_beside_an_unsigned_array():
     """`uint32_array / -3` is -1/3 (JAX's and NumPy's): the Python int was promoted to uint32 first (4294967293),
     and the quotient was 2.3e-10, silently; likewise hypot, arctan2, logaddexp, copysign, float_power (and eager
     logaddexp2 of a Python scalar raised a TypeError). Against float64 NumPy on the same values, eager and jitted
-    (one module per operand order)."""
+    (every operand order in one module)."""
     u32, u8 = np.array([1, 0, 3, 7], np.uint32), np.array([1, 2, 250], np.uint8)
-    for a, b in ((u32, -3), (-3, u32), (u8, -1)):
-        first = isinstance(a, np.ndarray)
-        arr, k = (a, b) if first else (b, a)
-        call = lambda name, v: getattr(snp, name)(*((v, k) if first else (k, v)))  # noqa: E731
-        jitted = stagec.jit(lambda v: {n: call(n, v) for n in _INEXACT_OF_INTS})(arr)
+    orders = ((u32, -3), (-3, u32), (u8, -1))
+
+    def call(name, v, order):
+        a, b = order
+        k = b if isinstance(a, np.ndarray) else a
+        return getattr(snp, name)(*((v, k) if isinstance(a, np.ndarray) else (k, v)))
+    every = stagec.jit(lambda vs: [{n: call(n, v, o) for n in _INEXACT_OF_INTS} for v, o in zip(vs, orders)])(
+        [a if isinstance(a, np.ndarray) else b for a, b in orders])
+    for (a, b), by_name in zip(orders, every):
+        arr = a if isinstance(a, np.ndarray) else b
         for name in _INEXACT_OF_INTS:
             want = getattr(np, name)(*(x.astype(np.float64) if isinstance(x, np.ndarray) else float(x) for x in (a, b)))
-            for got in (call(name, arr), jitted[name]):
+            for got in (call(name, arr, (a, b)), by_name[name]):
                 assert got.dtype == np.float32, name
-                np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=3e-7, atol=0, err_msg=name)
+                np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=3e-7, atol=0,
+                                           err_msg=f"{name} {a!r} {b!r}")
 
 
 @pytest.mark.parametrize("name", ["arctan2", "logaddexp"])
@@ -536,11 +547,11 @@ def test_round_integers_half_to_even_and_float16_in_float32():
     cases = [(np.array([15, 25, -15, -25, 149, 150, 12345, -2**31 + 5, 2**31 - 5], np.int32), -1),
              (np.array([15, 25, 250, 255], np.uint8), -1), (np.array([100, -128, 127, 50, -106], np.int8), -2),
              (np.array([100, -128], np.int8), -3)]
-    for x, d in cases:
-        for f in (lambda x: snp.round(x, d), stagec.jit(lambda x: snp.round(x, d))):
-            got = f(x)
-            assert got.dtype == x.dtype
-            np.testing.assert_array_equal(np.asarray(got), np.round(x, d))
+    rounded = stagec.jit(lambda xs: [snp.round(x, d) for x, (_, d) in zip(xs, cases)])([c[0] for c in cases])
+    for (x, d), in_jit in zip(cases, rounded):  # (jitted: every case in one module)
+        for got in (snp.round(x, d), in_jit):
+            assert got.dtype == x.dtype, (x.dtype, d)
+            np.testing.assert_array_equal(np.asarray(got), np.round(x, d), err_msg=f"{x.dtype} {d}")
     h = np.array([12345.678, 0.5, 1.25, 6e4], np.float16)
     np.testing.assert_array_equal(np.asarray(snp.round(h, 1)), np.array([12344, 0.5, 1.2, 6e4], np.float16))
     np.testing.assert_array_equal(np.asarray(snp.round(np.float32(2.5), 40)), np.float32(2.5))
