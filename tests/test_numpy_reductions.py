@@ -326,9 +326,10 @@ def test_mean_and_nanmean_with_an_integer_dtype_as_jax():
 def test_cumulative_sum_and_product_with_dtype_bool():
     """cumsum/cumprod(x, dtype=bool) returned the int running count; NumPy and JAX give the running or/and, bool."""
     x = np.array([[0, 2, -1, 0], [0, 0, 3, 1]], np.int32)
-    for name in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
-        for f in (getattr(snp, name), stagec.jit(getattr(snp, name), static_argnames=("axis", "dtype"))):
-            got = f(x, axis=1, dtype=bool)
+    names = ("cumsum", "cumprod", "nancumsum", "nancumprod")
+    jitted = stagec.jit(lambda x: {name: getattr(snp, name)(x, axis=1, dtype=bool) for name in names})(x)  # one module
+    for name in names:
+        for got in (getattr(snp, name)(x, axis=1, dtype=bool), jitted[name]):
             assert got.dtype == np.bool_, name
             np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(x, axis=1, dtype=bool))
     # the Array API's cumulative_sum/prod ignored dtype=bool too (int32 counts); include_initial puts False/True
@@ -350,10 +351,11 @@ def test_trapezoid_of_integers_is_computed_in_floats_as_jax():
              (lambda m, a, b: m.trapezoid(a, x=b), lambda: np.trapezoid(yf, x=xf)),
              (lambda m, a, b: m.trapezoid(a != 0), lambda: np.trapezoid(np.ones((2, 3)))),
              (lambda m, a, b: m.trapezoid(a, axis=0, dx=0.5), lambda: np.trapezoid(yf, axis=0, dx=0.5))]
-    for f, want in cases:
-        for got in (f(snp, y, x), stagec.jit(lambda a, b, f=f: f(snp, a, b))(y, x)):
-            assert got.dtype == np.float32
-            np.testing.assert_array_equal(np.asarray(got), want())
+    jitted = stagec.jit(lambda a, b: [f(snp, a, b) for f, _ in cases])(y, x)  # (every case in one module)
+    for i, ((f, want), in_jit) in enumerate(zip(cases, jitted)):
+        for got in (f(snp, y, x), in_jit):
+            assert got.dtype == np.float32, i
+            np.testing.assert_array_equal(np.asarray(got), want(), err_msg=f"case {i}")
 
 
 def test_average_with_integer_weights_is_computed_in_floats_as_jax():
@@ -361,13 +363,13 @@ def test_average_with_integer_weights_is_computed_in_floats_as_jax():
     0.45]); JAX promotes a and the weights to the inexact dtype first. Against float64 NumPy."""
     y = (np.arange(1, 7) * 91).astype(np.int8).reshape(2, 3)
     w, w2 = np.array([100, 120, 7], np.int8), np.array([300, 400], np.int16)
-    for run in (lambda f, *a: f(*a), lambda f, *a: stagec.jit(f)(*a)):
-        got = run(lambda a, b: snp.average(a, axis=1, weights=b, returned=True), y, w)
+    def f(a, b, b2):
+        return (snp.average(a, axis=1, weights=b, returned=True), snp.average(a.astype(np.int16), axis=0, weights=b2))
+    for got, got2 in (f(y, w, w2), stagec.jit(f)(y, w, w2)):  # (eager, then both jitted in one module)
         np.testing.assert_allclose(np.asarray(got[0]), np.average(y.astype(float), axis=1, weights=w.astype(float)),
                                    rtol=1e-6)
         np.testing.assert_array_equal(np.asarray(got[1]), [227, 227])
-        got = run(lambda a, b: snp.average(a.astype(np.int16), axis=0, weights=b), y, w2)
-        np.testing.assert_allclose(np.asarray(got), np.average(y.astype(float), axis=0, weights=[300, 400]), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got2), np.average(y.astype(float), axis=0, weights=[300, 400]), rtol=1e-6)
 
 
 BROADCAST_PRODUCT_SUMS = [  # (function of the numpy module, shapes): IREE 3.13's CPU codegen failed on each
