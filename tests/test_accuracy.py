@@ -134,7 +134,10 @@ def test_float32_kernels_across_their_thresholds():
     """float32 expm1, sinh, cosh, asinh, acosh and atanh (float32-arithmetic kernels) on both sides of each threshold where
     their code changes, against float64 NumPy (overflow to inf where the rounded value does), and special values."""
     names = list(KERNEL_POINTS)
-    outs = stagec.jit(lambda *a: [getattr(snp, n)(x) for n, x in zip(names, a)])(*KERNEL_POINTS.values())
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1.5, -1.5, 0.5], np.float32)
+    outs, special_outs = stagec.jit(lambda s, *a: ([getattr(snp, n)(x) for n, x in zip(names, a)],
+                                                   [getattr(snp, n)(s) for n in names]))(
+        special, *KERNEL_POINTS.values())  # (one module: the thresholds' points and the special values)
     for n, got in zip(names, outs):
         x, got = KERNEL_POINTS[n], np.asarray(got)
         with np.errstate(all="ignore"):
@@ -144,9 +147,7 @@ def test_float32_kernels_across_their_thresholds():
         err = np.where((got == ref32) | (np.isnan(got) & np.isnan(ref)), 0.0, np.nan_to_num(err, nan=np.inf))
         i = int(np.argmax(err))
         assert err[i] <= KERNEL_BOUNDS[n], f"{n}({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.2f} ulps"
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1.5, -1.5, 0.5], np.float32)
-    outs = stagec.jit(lambda x: [getattr(snp, n)(x) for n in names])(special)
-    for n, got in zip(names, outs):
+    for n, got in zip(names, special_outs):
         with np.errstate(all="ignore"):
             ref = getattr(np, n)(special.astype(np.float64)).astype(np.float32)
         edge = ~np.isfinite(ref) | (ref == 0)  # (inf, NaN, 0: exactly NumPy's, the sign of 0 too)
@@ -458,14 +459,15 @@ def test_digamma_float32_near_its_negative_zeros():
                         [-26.758127, -12.719911, -4.6542635, -19.742483, -434.84967, -123156.3],
                         rng.uniform(-40, 0.5, 300), 1.4616321 + rng.uniform(-1e-3, 1e-3, 40),
                         np.exp(rng.uniform(-20, 80, 200)), [1e-30, 0.5, 16.0, 3e38]]).astype(np.float32)
-    got = np.asarray(stagec.jit(digamma)(x))
+    poles = np.float32([0.0, -1.0, -7.0, -1e30, -np.inf])
+    got, at_poles, at_inf = (np.asarray(r) for r in stagec.jit(lambda *a: [digamma(v) for v in a])(
+        x, poles, np.float32([np.inf, np.nan])))  # (one module: each argument's digamma)
     ref = np.array([float(mpmath.digamma(mpmath.mpf(float(v)))) for v in x])
     err = _ulps(got, ref, np.float32)
     i = int(np.argmax(err))
     assert err[i] <= 1, f"digamma({x[i]!r}) = {got[i]!r}, not {ref[i]!r}: {err[i]:.1f} ulps"
-    poles = np.float32([0.0, -1.0, -7.0, -1e30, -np.inf])
-    assert np.isnan(np.asarray(stagec.jit(digamma)(poles))).all()
-    assert np.asarray(stagec.jit(digamma)(np.float32([np.inf, np.nan]))).tolist()[0] == np.inf
+    assert np.isnan(at_poles).all()
+    assert at_inf.tolist()[0] == np.inf
 
 
 def _narrow_fns():
