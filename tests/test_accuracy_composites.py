@@ -333,13 +333,14 @@ def test_exact_gelu_at_infinities_and_in_bfloat16():
     """gelu(-inf) is 0 (x ndtr(x) was -inf * 0 = NaN), gelu(inf) inf, NaN stays NaN; bfloat16's tail in float32
     through -npdf(x) (1 + series): within half an ulp where x ndtr(x) flushed ndtr's subnormal (216 ulps, JAX 192)."""
     import ml_dtypes
-    f = stagec.jit(lambda v: nn.gelu(v, approximate=False))
-    got = np.asarray(f(np.array([-np.inf, np.inf, np.nan], np.float32)))
-    assert got[0] == 0 and got[1] == np.inf and np.isnan(got[2])
     x = np.linspace(-13.2, -9, 300).astype(ml_dtypes.bfloat16)
+    at_inf, of_x = stagec.jit(lambda *a: [nn.gelu(v, approximate=False) for v in a])(
+        np.array([-np.inf, np.inf, np.nan], np.float32), x)  # (one module: both arguments' gelu)
+    got = np.asarray(at_inf)
+    assert got[0] == 0 and got[1] == np.inf and np.isnan(got[2])
     mpmath.mp.prec = 80
     want = np.array([float(a / 2 * mpmath.erfc(-a / mpmath.sqrt(2))) for a in map(mpmath.mpf, x.astype(np.float64))])
-    got = np.asarray(f(x)).astype(np.float64)
+    got = np.asarray(of_x).astype(np.float64)
     spacing = 2.0 ** (np.floor(np.log2(np.abs(want))) - 7)  # (bfloat16: 8 significant bits)
     err = np.where((np.abs(want) < 1.18e-38) & (np.abs(got) < 1.18e-38), 0, np.abs(got - want) / spacing)
     j = int(np.argmax(err))
@@ -353,14 +354,14 @@ def test_betaln_rewrites_keep_look_alike_expressions():
     sp = pytest.importorskip("scipy.special")
     a, b = np.array([0.5, 1.5, 3.0], np.float32), np.array([2.0, 2.5, 4.0], np.float32)
     y = np.array([10.0, 100.0, -7.0], np.float32)
-    got = np.asarray(stagec.jit(lambda a, b, y: special.gammaln(a) + (special.gammaln(b) - (special.gammaln(a + b) + y)))(
-        a, b, y))
+    a2, b2 = np.array([0.5, 3.0, 5.0], np.float32), np.array([10.0, 20.0, 100.0], np.float32)
+    got, got2 = (np.asarray(r) for r in stagec.jit(lambda a, b, y, a2, b2: (  # (one module: the two expressions)
+        special.gammaln(a) + (special.gammaln(b) - (special.gammaln(a + b) + y)),
+        special.gammaln(snp.minimum(a2, 1.0)) + special._algdiv(a2, snp.maximum(b2, 8.0))))(a, b, y, a2, b2))
     want = sp.gammaln(a.astype(np.float64)) + (sp.gammaln(b.astype(np.float64)) - (sp.gammaln((a + b).astype(
         np.float64)) + y))
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
-    a, b = np.array([0.5, 3.0, 5.0], np.float32), np.array([10.0, 20.0, 100.0], np.float32)
-    k = stagec.jit(lambda a, b: special.gammaln(snp.minimum(a, 1.0)) + special._algdiv(a, snp.maximum(b, 8.0)))
-    got = np.asarray(k(a, b))
+    a, b, got = a2, b2, got2
     ad, bd = a.astype(np.float64), b.astype(np.float64)  # algdiv(a, b) = lgamma(b) - lgamma(a + b)
     np.testing.assert_allclose(got, sp.gammaln(np.minimum(ad, 1)) + sp.gammaln(bd) - sp.gammaln(ad + bd), rtol=2e-6)
 
@@ -405,8 +406,9 @@ def test_float32_ndtr_and_exact_gelu_are_erfc_of_x_over_sqrt2():
            lambda a: special.erfc((a.reshape(-1) + 0.5) * -c))
     mpmath.mp.prec = 80
     refs = {s: [mpmath.erfc(s * mpmath.mpf(float(a)) / mpmath.sqrt(2)) for a in v] for s in (-1, 1)}
-    for k, (f, s) in enumerate(zip(fns, (-1, 1, -1))):
-        got = np.asarray(stagec.jit(f)(u if k == 2 else v))
+    gots = stagec.jit(lambda v, u: [f(u if k == 2 else v) for k, f in enumerate(fns)])(v, u)  # (one module)
+    for k, (got, s) in enumerate(zip(gots, (-1, 1, -1))):
+        got = np.asarray(got)
         err = _ulps(got, refs[s], np.float32)
         j = int(np.argmax(err))
         assert err[j] <= (4 if FMA else 4.5), f"case {k}: erfc({s} * {v[j]!r} / sqrt 2) = {got[j]!r}: {err[j]:.1f} ulps"
@@ -459,13 +461,14 @@ def test_float32_logit_one_division():
                         _near(0.25, 1e-5, 200), _near(0.75, 1e-5, 200), np.geomspace(2.0 ** -126, 1e-3, 400),
                         1 - np.geomspace(2.0 ** -24, 1e-3, 400)]).astype(np.float32)
     assert stagec.jit(special.logit).lower(x).as_text("final").count("stablehlo.divide") == 1
-    got = np.asarray(stagec.jit(special.logit)(x)).astype(np.float64)
+    edge = np.array([0, -0.0, 1, 0.5, -1e-30, -1, 1.5, np.inf, -np.inf, np.nan], np.float32)
+    got, at_edge = stagec.jit(lambda x, e: (special.logit(x), special.logit(e)))(x, edge)  # (one module)
+    got = np.asarray(got).astype(np.float64)
     xd = x.astype(np.float64)
     want = np.log(xd) - np.log1p(-xd)  # (a float64 difference: 1e-9 float32 ulps off near 1/2)
     err = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
     err[want == 0] = np.abs(got[want == 0])
     j = int(np.argmax(err))
     assert err[j] <= 1.5, f"logit({x[j]!r}) = {got[j]!r}, not {want[j]!r}: {err[j]:.2f} ulps"
-    edge = np.array([0, -0.0, 1, 0.5, -1e-30, -1, 1.5, np.inf, -np.inf, np.nan], np.float32)
-    np.testing.assert_array_equal(np.asarray(stagec.jit(special.logit)(edge)),
+    np.testing.assert_array_equal(np.asarray(at_edge),
                                   [-np.inf, -np.inf, np.inf, 0, *[np.nan] * 6])
