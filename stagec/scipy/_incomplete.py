@@ -55,7 +55,7 @@ def _log_gamma_fac(a, x, lg=None, lm=None):
     return snp.where(big, peak, _sp.xlogy(a, x) - x - (_sp.gammaln(a) if lg is None else lg))
 
 
-def _converge(step, init, err, free=1):
+def _converge(step, init, err, free=1, offsets=False):
     """Runs `step(n, *state)` (n = 1, 2, ... in the state's dtype) on each element whose `err(state)` is positive,
     until none is (or `_MAXIT` steps). One `lax.while_loop` whose condition is a carried flag: IREE makes one
     dispatch of the body and one of its test a step. A converged element keeps its state (its value does not depend
@@ -64,11 +64,16 @@ def _converge(step, init, err, free=1):
     test on the CPU, its condition read back each time): the same bits, a converged element (and any past `_MAXIT`)
     holding its state through the extra steps."""
     k = _UNROLL if init[0].size <= _UNROLL_MAX_ELEMENTS else 1
+    # `offsets`: step j's n = n + j, j an operand (no dispatch of all steps' n terms, the middle steps' one executable;
+    # betainc's n terms, read by several dispatches of a step, were one dispatch a step then)
+    js = range(1, k + 1)
+    if offsets and k > 1:
+        js = lax.optimization_barrier([snp.asarray(j, init[0].dtype) for j in js])
 
     def body(s):
         n, st = s[1], s[2:]
-        for _ in range(k):
-            n = n + 1
+        for j in js:
+            n = s[1] + j if offsets else n + 1
             live = err(st) > 0
             if k > 1:
                 live = live & (n <= _MAXIT)
@@ -168,7 +173,7 @@ def _gamma_loop(a, x, cf, qs, live, eps):
 
     init = (snp.where(cf, 1 / tiny, a), snp.where(cf, d0, one), snp.where(cf, d0, snp.where(qs, 0.0, one)),
             snp.where(live, snp.where(cf, 2.0, one), 0.0))
-    return _converge(step, init, err)[2]
+    return _converge(step, init, err, offsets=True)[2]
 
 
 def _gammainc_pq(a, x):
