@@ -55,25 +55,32 @@ def _log_gamma_fac(a, x, lg=None, lm=None):
     return snp.where(big, peak, _sp.xlogy(a, x) - x - (_sp.gammaln(a) if lg is None else lg))
 
 
-def _converge(step, init, err, free=1, offsets=False):
+def _converge(step, init, err, free=1, like=None):
     """Runs `step(n, *state)` (n = 1, 2, ... in the state's dtype) on each element whose `err(state)` is positive,
     until none is (or `_MAXIT` steps). One `lax.while_loop` whose condition is a carried flag: IREE makes one
     dispatch of the body and one of its test a step. A converged element keeps its state (its value does not depend
     on its neighbours) but for `state[free]`, which `err` does not read (its select was a dispatch of its own).
     Up to `_UNROLL_MAX_ELEMENTS` elements the body takes `_UNROLL` steps between tests (IREE's loop costs ~4 us a
     test on the CPU, its condition read back each time): the same bits, a converged element (and any past `_MAXIT`)
-    holding its state through the extra steps."""
-    k = _UNROLL if init[0].size <= _UNROLL_MAX_ELEMENTS else 1
-    # `offsets`: step j's n = n + j, j an operand (no dispatch of all steps' n terms, the middle steps' one executable;
-    # betainc's n terms, read by several dispatches of a step, were one dispatch a step then)
-    js = range(1, k + 1)
-    if offsets and k > 1:
-        js = lax.optimization_barrier([snp.asarray(j, init[0].dtype) for j in js])
+    holding its state through the extra steps.
+    With `like` (an array of the state's shape and dtype), `init` is a function, and unrolled the loop's first pass
+    makes the start and step j's n is n + j, j an operand: IREE then fuses the start into the first step's dispatch
+    and the steps' n terms into theirs (gammainc's 3 dispatches before the loop were 1, its n terms one a pass; not
+    for betainc, whose n terms, read by several dispatches of a step, became one a step)."""
+    k = _UNROLL if (init[0] if like is None else like).size <= _UNROLL_MAX_ELEMENTS else 1
+    lazy = like is not None and k > 1 and like.size > 1  # (on 1 element IREE's runtime refused the module: a copy)
+    js = lax.optimization_barrier([snp.asarray(j, like.dtype) for j in range(1, k + 1)]) if lazy else range(1, k + 1)
+    if like is not None:
+        # (carried in: `like` for the 4 values; barriered zeros, shared by a module's loops, failed iree-compile)
+        init, start = ([like] * 4, init) if lazy else (init(), None)
 
     def body(s):
         n, st = s[1], s[2:]
+        if lazy:  # (the first pass tested on one element's n: an elementwise test was a dispatch a pass)
+            first = snp.reshape(n, (-1,))[0] == 0
+            st = [snp.where(first, v, c) for v, c in zip(start(), st)]
         for j in js:
-            n = s[1] + j if offsets else n + 1
+            n = s[1] + j if lazy else n + 1
             live = err(st) > 0
             if k > 1:
                 live = live & (n <= _MAXIT)
@@ -150,7 +157,6 @@ def _gamma_loop(a, x, cf, qs, live, eps):
     qs = qs | ~live  # (not live: a zero sum and term, err 0 from the start)
     b0 = x + 1 - a
     xs = snp.where(qs, -x, x)
-    d0 = 1 / b0
     one = snp.ones_like(x)
 
     def fix(v):
@@ -171,9 +177,11 @@ def _gamma_loop(a, x, cf, qs, live, eps):
         return snp.where(cf, snp.abs(s[3] - 1) - eps, snp.where(
             qs, snp.abs(s[3]) - eps * snp.abs(s[2]), snp.abs(s[3]) * x - eps * snp.abs(s[2]) * (s[0] + 1 - x)))
 
-    init = (snp.where(cf, 1 / tiny, a), snp.where(cf, d0, one), snp.where(cf, d0, snp.where(qs, 0.0, one)),
-            snp.where(live, snp.where(cf, 2.0, one), 0.0))
-    return _converge(step, init, err, offsets=True)[2]
+    def init():  # (in the loop's first pass: see _converge)
+        d0 = 1 / b0
+        return (snp.where(cf, 1 / tiny, a), snp.where(cf, d0, one), snp.where(cf, d0, snp.where(qs, 0.0, one)),
+                snp.where(live, snp.where(cf, 2.0, one), 0.0))
+    return _converge(step, init, err, like=x)[2]
 
 
 def _gammainc_pq(a, x):
