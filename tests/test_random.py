@@ -647,6 +647,7 @@ def test_eager_poisson_and_gamma_of_a_scalar_take_their_own_kernels_and_give_the
     so it depends on how long the loop runs: JAX 0.10.2's values for a constant rate."""
     assert [sr._poisson_branches(x) for x in (3.0, np.nan, 10.0, np.float64(10 - 1e-7), np.array([3.0, 30.0]))] \
         == ["knuth", "knuth", "rejection", "rejection", "both"]  # (9.9999999 is 10 in float32, as the kernel has it)
+    assert sr._poisson_branches(stagec.device_put(np.float32(3))) == "both"  # (an Array's value is not read back)
     k = sr.PRNGKey(SEED)
     np.testing.assert_array_equal(sr.poisson(k, 3.0, (700, 3))[:, 0], draw("poisson")[:, 0])
     want = [34, 20, 32, 43, 36, 29, 34, 30, 26, 34, 30, 18, 24, 24, 26, 20, 32, 28, 32, 21, 42, 47, 33, 28, 46, 33, 31,

@@ -23,7 +23,7 @@ from .. import dtypes, lax, tree_util
 from .. import numpy as snp
 from ..ad import custom_jvp, differentiated
 from ..config import SettingsCache, config
-from ..core import Tracer, TracerBase, aval_of, current_trace, eager_plan, trace_subgraph, tracing_anywhere
+from ..core import Tracer, aval_of, current_trace, eager_plan, trace_subgraph, tracing_anywhere
 from ..primitives.control_flow import cond_p
 from ..primitives.structural import reshape_p, slice_p
 from ..primitives.elementwise import pow as _pow  # (the primitive: a positive base needs none of lax.pow's cases)
@@ -659,9 +659,8 @@ def _gamma_lanes(seeds, alpha, log_space: bool):
         words = tuple(w if aval_of(w).shape else lax.broadcast_in_dim(w, shape, ()) for w in seeds[:2])
         if not halves:
             return words, lax.iota(_prng.U32, shape[0]) if seeds[2] is None else seeds[2], None
-        lane = lax.iota(_prng.U32, shape[0])
-        second = lax._convert_element_type(lax.ge(lane, u_(seeds[2])), _prng.U32)
-        return words, lax.sub(lane, lax.mul(second, u_(seeds[2]))), second
+        second, ctr = _halves(shape[0], seeds[2])
+        return words, ctr, second
 
     def accept_not_yet(X, V, U, d):
         return lax.bitwise_and(
@@ -785,6 +784,14 @@ def _gamma_batched(keys, alpha, log_space: bool):
     return lax.mul(lax.mul(d, V), boost)
 
 
+def _halves(n: int, h: int) -> tuple:
+    """(half, counter) of lanes 0..n-1 split at h, uint32: (0, i) below h, (1, i - h) from it (`beta`'s two draws:
+    key_a's counters, then key_b's)."""
+    lane, at = lax.iota(_prng.U32, n), lax.full((n,), h, _prng.U32)
+    half = lax._convert_element_type(lax.ge(lane, at), _prng.U32)
+    return half, lax.sub(lane, lax.mul(half, at))
+
+
 def _gamma_one(seeds, alpha, log_space: bool):
     """Gamma samples for `seeds` (`_gamma_lanes`), alpha (n,): the same draws either way."""
     n = aval_of(alpha).shape[0]
@@ -798,10 +805,8 @@ def _gamma_one(seeds, alpha, log_space: bool):
         return lax.slice(out, (0,), (n,))
     k1, k2, ctr = seeds
     if isinstance(ctr, int):  # (`_gamma_lanes`' phase 12 and 0)
-        lane = lax.iota(_prng.U32, n)
-        second = lax._convert_element_type(lax.ge(lane, lax.full_like(lane, ctr)), _prng.U32)
-        k1, k2 = _prng.threefry2x32(k1, k2, lax.full_like(lane, 0), second)
-        ctr = lax.sub(lane, lax.mul(second, lax.full_like(lane, ctr)))
+        second, ctr = _halves(n, ctr)
+        k1, k2 = _prng.threefry2x32(k1, k2, lax.full_like(ctr, 0), second)
     keys = _prng.split((k1, k2), (n,)) if ctr is None else _prng.threefry2x32(k1, k2, lax.full_like(ctr, 0), ctr)
     return _gamma_batched(keys, alpha, log_space)
 
@@ -1007,10 +1012,10 @@ def _poisson(key, lam, shape, dtype, branches: str = "both"):
 
 
 def _poisson_branches(lam) -> str:
-    """The loops an eager call's concrete lam needs (`_poisson`), each choice a kernel of its own: an empty-cache
-    call's CPU (stagec + IREE) 0.37 + 1.22 s -> 0.16 + 0.58 (Knuth's), 0.23 + 0.79 (rejection). "both" under any
-    trace (jit, grad, vmap: nothing changes there)."""
-    if tracing_anywhere[0] or isinstance(lam, TracerBase):
+    """The loops an eager call's rate needs (`_poisson`), each choice a kernel of its own (half the compile of both's:
+    docs/random.md). "both" under any trace (jit, grad, vmap: nothing changes there) and for an Array, whose value
+    is not read back (that would wait for the device on every call)."""
+    if tracing_anywhere[0] or not isinstance(lam, (int, float, np.ndarray, np.generic)):
         return "both"
     knuth = np.asarray(lam).astype(np.float32)  # (as `f` converts it)
     knuth = np.isnan(knuth) | (knuth < 10)
