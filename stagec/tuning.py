@@ -219,12 +219,17 @@ def spec_text(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread
 
 
 _lock = threading.Lock()
-_folder: list[str] = []  # this process's private folder of written specs, made on first use
+# process id -> its private folder of written specs, made on first use (a forked child makes its own: the parent's
+# goes when the parent ends)
+_folder: dict[int, str] = {}
 
 
 def _sweep() -> None:
     """Remove the spec folders of this user's ended processes: one killed (or ended by `os._exit`, as a pool's
-    worker may be) never ran its `atexit`, and its folder stayed in the temporary folder."""
+    worker may be) never ran its `atexit`, and its folder stayed in the temporary folder. POSIX only (elsewhere
+    `os.kill` would end the process it asks about)."""
+    if os.name != "posix":
+        return
     tmp = tempfile.gettempdir()
     try:
         names = os.listdir(tmp)
@@ -250,12 +255,13 @@ def spec_path(parts: tuple[str, ...], siblings: tuple[str, ...] = (), one_thread
     digest)."""
     text = spec_text(parts, siblings, one_thread)
     with _lock:
-        if not _folder:
+        folder = _folder.get(pid := os.getpid())
+        if folder is None:
             _sweep()
-            _folder.append(tempfile.mkdtemp(prefix=f"stagec-tuning-{os.getpid()}-"))  # (0700: no one else writes)
-            atexit.register(shutil.rmtree, _folder[0], True)
+            folder = _folder[pid] = tempfile.mkdtemp(prefix=f"stagec-tuning-{pid}-")  # (0700: no one else writes)
+            atexit.register(shutil.rmtree, folder, True)
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        path = os.path.join(_folder[0], f"cpu-{'+'.join(parts)}-{digest}.mlir")
+        path = os.path.join(folder, f"cpu-{'+'.join(parts)}-{digest}.mlir")
         if not os.path.exists(path):
             with open(path + ".tmp", "w") as f:
                 f.write(text)

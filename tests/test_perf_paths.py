@@ -323,10 +323,31 @@ def test_spec_folders_of_ended_processes_are_removed(tmp_path, monkeypatch):
         (tmp_path / name).mkdir()
         (tmp_path / name / "spec.mlir").write_text("")
     monkeypatch.setattr(tuning.tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(tuning, "_folder", [])
+    monkeypatch.setattr(tuning, "_folder", {})
     path = tuning.spec_path(("rows",))
     assert sorted(os.listdir(tmp_path)) == sorted([*names[1:], os.path.basename(os.path.dirname(path))])
     assert os.path.basename(os.path.dirname(path)).startswith(f"stagec-tuning-{os.getpid()}-")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_forked_process_writes_its_specs_in_a_folder_of_its_own(tmp_path, monkeypatch):
+    """A forked child's specs go to its own folder: its parent's goes when the parent ends (its `atexit`)."""
+    from stagec import tuning
+    monkeypatch.setattr(tuning.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tuning, "_folder", {})
+    parent = os.path.dirname(tuning.spec_path(("rows",)))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # (the child: no pytest, no atexit)
+        try:
+            os.write(w, tuning.spec_path(("rows",)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    child = os.path.dirname(os.read(r, 4096).decode())
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert os.path.basename(child).startswith(f"stagec-tuning-{pid}-") and child != parent
 
 
 @pytest.mark.cpu_only  # (the CPU pipeline's tuning specs and passes)
