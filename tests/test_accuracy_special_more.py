@@ -105,7 +105,9 @@ def test_special_values_and_derivatives(x64):
     # eager call compiles a module per shape, and a call of one element was one more module per dtype)
     mpmath.mp.prec = 100
     for dt, ulps in ((np.float32, 12), (np.float64, 12)):
-        z, m = np.array([100, 1e4, 40, 171.5, 30, 1e10, 36, 200, 2.5], dt), np.array([1, 0.5, 3, 2, 10, 2, -2, -20, 0], dt)
+        # (16 elements, the first 7 twice: eager poch runs its module of 16 values, `test_poch_eager_is_jits_module`'s)
+        z = np.array([100, 1e4, 40, 171.5, 30, 1e10, 36, 200] + [100, 1e4, 40, 171.5, 30, 1e10, 36] + [2.5], dt)
+        m = np.array([1, 0.5, 3, 2, 10, 2, -2, -20] + [1, 0.5, 3, 2, 10, 2, -2] + [0], dt)
         want = np.array([float(mpmath.rf(float(u), float(v))) for u, v in zip(z[:-1], m[:-1])]).astype(dt)
         got = np.asarray(ss.poch(z, m))
         np.testing.assert_allclose(got[:-1], want, rtol=ulps * np.finfo(dt).eps, atol=0)
@@ -125,8 +127,9 @@ def test_special_values_and_derivatives(x64):
     # kl_div(1e4, 10) inf in float16 (p log(p / q) past 65504), rel_entr of bfloat16 raised (NumPy's finfo)
     import ml_dtypes
     for dt in (np.float16, ml_dtypes.bfloat16):
-        got = np.asarray(ss.poch(np.array([9984, 100], dt), np.array([1, 2], dt))).astype(np.float64)
-        np.testing.assert_allclose(got, [9984, 10100], rtol=2 ** -8)  # (within an ulp: 10100 is a float16 tie)
+        # (16 elements: computed in float32 by the module of 16 float32 values, as above)
+        got = np.asarray(ss.poch(np.array([9984, 100] * 8, dt), np.array([1, 2] * 8, dt))).astype(np.float64)
+        np.testing.assert_allclose(got, [9984, 10100] * 8, rtol=2 ** -8)  # (within an ulp: 10100 is a float16 tie)
         got = np.asarray(ss.kl_div(np.array([1e4], dt), np.array([10], dt))).astype(np.float64)
         np.testing.assert_allclose(got, [59078.0], rtol=2 ** -8)
         assert np.asarray(ss.rel_entr(np.array([2], dt), np.array([1], dt))) == dt(2 * np.log(2))
