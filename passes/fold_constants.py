@@ -139,6 +139,10 @@ _INT_BITS = {"popcnt", "count_leading_zeros", "shift_left", "shift_right_logical
 def _fold(op, rewriter) -> bool:
     if len(op.results) != 1 or len(op.regions) or not op.operands:
         return False
+    for v in op.operands:  # (most ops read a non-constant: asked first, before any type is read)
+        owner = v.owner
+        if type(owner) is ir.Block or owner.name != "stablehlo.constant":
+            return False
     out_ty = tensor_type(op.result)
     out_dtype = dtype_of(op.result)
     size = int(np.prod(out_ty.shape))

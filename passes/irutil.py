@@ -93,8 +93,27 @@ def is_op(value: ir.Value, name: str):
     return op if op is not None and op.name == "stablehlo." + name else None
 
 
+_FLOAT_DTYPES = {ir.F16Type: np.dtype(np.float16), ir.F32Type: np.dtype(np.float32), ir.F64Type: np.dtype(np.float64)}
+_INT_DTYPES: dict = {}  # (width, unsigned) -> dtype, filled as met
+
+
 def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
     """The NumPy dtype of an MLIR element type, or None where NumPy has none (bf16, ...)."""
+    # (by the bindings' concrete class first: asked ~10^5 times in a large module's passes)
+    cls = type(element_type)
+    d = _FLOAT_DTYPES.get(cls)
+    if d is not None:
+        return d
+    if cls is ir.IntegerType:
+        key = (element_type.width, element_type.is_unsigned)
+        d = _INT_DTYPES.get(key)
+        if d is None:
+            d = _INT_DTYPES[key] = _numpy_dtype(element_type)
+        return d
+    return _numpy_dtype(element_type)
+
+
+def _numpy_dtype(element_type: ir.Type) -> np.dtype | None:
     if isinstance(element_type, ir.IntegerType):
         t = element_type
         if t.width == 1:
@@ -117,8 +136,10 @@ def nbytes(value: ir.Value) -> int:
 
 
 def tensor_type(value_or_type) -> ir.RankedTensorType:
-    t = value_or_type.type if isinstance(value_or_type, ir.Value) else value_or_type
-    return t if isinstance(t, ir.RankedTensorType) else ir.RankedTensorType(t)
+    cls = type(value_or_type)
+    t = value_or_type.type if cls is ir.OpResult or cls is ir.BlockArgument or isinstance(value_or_type, ir.Value) \
+        else value_or_type
+    return t if type(t) is ir.RankedTensorType or isinstance(t, ir.RankedTensorType) else ir.RankedTensorType(t)
 
 
 def dtype_of(value: ir.Value) -> np.dtype | None:
@@ -193,14 +214,22 @@ def func_blocks(module: ir.Module) -> Iterator[ir.Block]:
 
 
 def count_ops(module: ir.Module) -> int:
-    """Ops nested anywhere in the module (the module op itself excluded)."""
+    """Ops nested anywhere in the module (the module op itself excluded).
+
+    A `linalg.generic`'s body is counted by its length, not walked: the passes build those bodies of scalar `arith` /
+    `math` ops, none with regions (`fuse`, `fuse-int-chains`, `one-weight-pass`), and they are most of a fused
+    float64 module's ops (5,691 of 7,426 in 53 stats functions: a walk of each op was 4.3 ms, once a pass)."""
     n = 0
+    advance, skip = ir.WalkResult.ADVANCE, ir.WalkResult.SKIP
 
     def visit(op):
         nonlocal n
         n += 1
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
+        if op.name == "linalg.generic":
+            n += sum(len(block.operations) for region in op.regions for block in region.blocks)
+            return skip
+        return advance
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return n - 1
 
 

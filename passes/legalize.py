@@ -714,10 +714,42 @@ def isolate_multi_use_reductions(module: ir.Module) -> bool:
 
 
 def _ops_where(module, keep) -> list:
-    """The ops of `module`, nested ones included, for which `keep(op)` holds, in walk order."""
+    """The ops of `module`, nested ones included, for which `keep(op)` holds, in walk order (post-order: an op after
+    the ops nested in it).
+
+    The bodies of `linalg.generic`s are not looked into: the passes build them of scalar `arith` / `math` ops, which
+    no `keep` here takes (each asks for StableHLO or `func` ops, or generics themselves), and they are most of a fused
+    float64 module's ops (5,691 of 7,426 in 53 stats functions, walked by each of ~30 passes)."""
     found = []
-    module.operation.walk(lambda op: (found.append(op) if keep(op) else None) or ir.WalkResult.ADVANCE)
-    return found
+    advance, skip = ir.WalkResult.ADVANCE, ir.WalkResult.SKIP
+
+    def visit(op):
+        if keep(op):
+            found.append(op)
+        return skip if op.name == "linalg.generic" else advance
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)  # (pre-order: only it skips an op's regions)
+    if len(found) < 2:
+        return found
+    out, open_ = [], []  # (pre-order -> post-order: an op leaves `open_` once the next one is not nested in it)
+    for op in found:
+        while open_ and not _encloses(open_[-1], op):
+            out.append(open_.pop())
+        open_.append(op)
+    out.extend(reversed(open_))
+    return out
+
+
+def _encloses(outer, op) -> bool:
+    """Whether `op` is nested in `outer` (at any depth)."""
+    if not len(outer.regions):
+        return False
+    outer = outer.operation
+    p = op.parent
+    while p is not None:
+        if p.operation == outer:
+            return True
+        p = p.parent
+    return False
 
 
 # Ops a sliced matmul operand may pass through on its way from the slice (layout and type changes).
