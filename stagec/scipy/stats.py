@@ -263,12 +263,26 @@ def _beta_cdf(x, a, b, loc=0, scale=1, upper=False):
     return _nan_unless(scale > 0, sp.betainc(b, a, 1 - z) if upper else sp.betainc(a, b, z))
 
 
+def _beta_tails(x, a, b, loc=0, scale=1):
+    """(I_z(a, b), I_{1-z}(b, a)), each tail its own, as `_beta_cdf`'s two calls give them: stacked into one call of
+    betainc, so that one loop steps both (two loops on swapped parameters, which no pass merges, were two loop
+    bodies for IREE: beta.logsf compiled in 5.4 s, JAX's 0.3). The loop steps each element on its own, so its values
+    are those of two calls."""
+    x, a, b, loc, scale = _f(x, a, b, loc, scale)
+    z = snp.clip((x - loc) / scale, 0.0, 1.0)
+    z, a, b, scale = snp.broadcast_arrays(z, a, b, scale)
+    v = sp.betainc(snp.stack([a, b]), snp.stack([b, a]), snp.stack([z, 1 - z]))
+    return _nan_unless(scale > 0, v[0]), _nan_unless(scale > 0, v[1])
+
+
+def _beta_logcdf(x, a, b, loc=0, scale=1, upper=False):
+    p, q = _beta_tails(x, a, b, loc, scale)
+    return _log_tail(q, p) if upper else _log_tail(p, q)
+
+
 beta = _ns("beta", logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0, scale=1: snp.exp(_beta_logpdf(x, a, b, loc, scale)),
            cdf=_beta_cdf, sf=lambda x, a, b, loc=0, scale=1: _beta_cdf(x, a, b, loc, scale, upper=True),
-           logcdf=lambda x, a, b, loc=0, scale=1: _log_tail(_beta_cdf(x, a, b, loc, scale),
-                                                            _beta_cdf(x, a, b, loc, scale, upper=True)),
-           logsf=lambda x, a, b, loc=0, scale=1: _log_tail(_beta_cdf(x, a, b, loc, scale, upper=True),
-                                                           _beta_cdf(x, a, b, loc, scale)))
+           logcdf=_beta_logcdf, logsf=lambda x, a, b, loc=0, scale=1: _beta_logcdf(x, a, b, loc, scale, upper=True))
 
 
 def _poisson_logpmf(k, mu, loc=0):
