@@ -44,11 +44,13 @@ def test_an_element_does_not_depend_on_its_neighbours(dt, request):
     slowest had converged: a fraction's h drifted, 1.9e3 float64 ulps on average on a random grid, docs/log.md)."""
     if dt == np.float64:
         request.getfixturevalue("x64")
-    f = stagec.jit(lambda a, x: (sps.gammainc(a, x), sps.gammaincc(a, x)))
+    # (jit's modules of the functions themselves, on 16 values: those eager calls run, which
+    # tests/test_eager_gammainc_small.py compiles too)
+    fs = stagec.jit(sps.gammainc), stagec.jit(sps.gammaincc)
     for a, x in GAMMA_POINTS:
         quick = np.full(16, a, dt), np.full(16, x, dt)
         slow = np.concatenate([[a], np.full(15, 5e4)]).astype(dt), np.concatenate([[x], np.full(15, 4.99e4)]).astype(dt)
-        for u, v in zip(f(*quick), f(*slow)):
+        for u, v in zip([f(*quick) for f in fs], [f(*slow) for f in fs]):
             assert np.asarray(u)[0] == np.asarray(v)[0], (a, x)
     g = stagec.jit(sps.betainc)
     for a, b, x in BETA_POINTS:
@@ -66,7 +68,7 @@ def test_values_against_mpmath(dt, rtol, request):
     # (the points padded to the 16 elements of the test above: its modules, compiled once for both tests)
     n = len(GAMMA_POINTS)
     a, x = (np.array(v, dt) for v in zip(*GAMMA_POINTS))
-    p, q = stagec.jit(lambda a, x: (sps.gammainc(a, x), sps.gammaincc(a, x)))(*(np.resize(v, 16) for v in (a, x)))
+    p, q = (stagec.jit(f)(*(np.resize(v, 16) for v in (a, x))) for f in (sps.gammainc, sps.gammaincc))
     p, q = np.asarray(p)[:n], np.asarray(q)[:n]
     ae, xe = a.astype(np.float64), x.astype(np.float64)
     np.testing.assert_allclose(p, [_mp_p(*v) for v in zip(ae, xe)], rtol=rtol)
