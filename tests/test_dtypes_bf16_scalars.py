@@ -82,9 +82,10 @@ def test_bfloat16_gamma_family_is_float32s_rounded_once_eager_jitted_and_differe
     bfloat16 loggamma, beta and dirichlet raised) and agree eager and jitted, near float32's (itself checked against
     JAX's gradients in test_random.py)."""
     k = sr.PRNGKey(5)
-    for f, args in ((sr.beta, (0.5, 2.0)), (sr.dirichlet, (np.array([0.5, 2.0, 3.0]),))):
+    cases = ((sr.beta, (0.5, 2.0)), (sr.dirichlet, (np.array([0.5, 2.0, 3.0]),)))
+    jits = stagec.jit(lambda k: [f(k, *args, (40,), dtype=BF16) for f, args in cases])(k)  # (one module for both)
+    for (f, args), jitted in zip(cases, jits):
         eager = f(k, *args, (40,), dtype=BF16)
-        jitted = stagec.jit(lambda k: f(k, *args, (40,), dtype=BF16))(k)
         wide = [np.asarray(a, np.float32).astype(BF16).astype(np.float32) for a in args]
         rounded = np.asarray(f(k, *wide, (40,), dtype=np.float32)).astype(BF16)
         np.testing.assert_array_equal(_bits(eager), _bits(jitted), err_msg=f.__name__)
