@@ -103,7 +103,9 @@ class PatternPass(Pass):
     """A pass made of Python rewrite patterns, applied greedily to a fixed point.
 
     Subclasses list `patterns`: (root op name, pattern name, fn). `fn(op, rewriter)` returns True
-    when it rewrote `op` (the bindings' convention is the opposite; `apply` adapts and counts).
+    when it rewrote `op` (the bindings' convention is the opposite; `apply` adapts and counts). A `fn.guard(op)`, where
+    set, is asked first, outside the op's location and the rewriter's insertion point: False says `fn` would not
+    rewrite `op` (entering those two was most of a declined call's cost).
     """
     patterns: list[tuple[str, str, Pattern]] = []
 
@@ -115,7 +117,11 @@ class PatternPass(Pass):
 
     @staticmethod
     def _counted(pname: str, fn: Pattern, stats: PassStats):
+        guard = getattr(fn, "guard", None)
+
         def pattern(op, rewriter):
+            if guard is not None and not guard(op):
+                return True
             with op.location, rewriter.ip:
                 done = fn(op, rewriter)
             if done:

@@ -136,13 +136,19 @@ _SHAPE_OPS = {"broadcast_in_dim", "reshape", "transpose"}
 _INT_BITS = {"popcnt", "count_leading_zeros", "shift_left", "shift_right_logical", "shift_right_arithmetic"}
 
 
-def _fold(op, rewriter) -> bool:
-    if len(op.results) != 1 or len(op.regions) or not op.operands:
-        return False
-    for v in op.operands:  # (most ops read a non-constant: asked first, before any type is read)
+def _constant_operands(op) -> bool:
+    """Whether every operand of `op` is a `stablehlo.constant`'s result (most ops read another value: `_fold`'s
+    guard, asked before any type is read)."""
+    for v in op.operands:
         owner = v.owner
         if type(owner) is ir.Block or owner.name != "stablehlo.constant":
             return False
+    return True
+
+
+def _fold(op, rewriter) -> bool:
+    if len(op.results) != 1 or len(op.regions) or not op.operands or not _constant_operands(op):
+        return False
     out_ty = tensor_type(op.result)
     out_dtype = dtype_of(op.result)
     size = int(np.prod(out_ty.shape))
@@ -166,6 +172,9 @@ def _fold(op, rewriter) -> bool:
     if r is None:
         return False
     return _done(rewriter, op, r, out_ty)
+
+
+_fold.guard = _constant_operands
 
 
 def _done(rewriter, op, value: np.ndarray, ty) -> bool:

@@ -89,15 +89,19 @@ def _grow(seeds: list, shape, expanded: bool = False, fits: dict | None = None) 
     while work:  # a producer is (re)checked whenever one of its users joins
         m = work.pop()
         for v in m.operands:
-            p = producer(v)
-            if p is None or p.operation in members:
+            p = v.owner
+            if type(p) is ir.Block:  # (an argument)
                 continue
-            if p.operation not in fits:
-                fits[p.operation] = p.operation.block == block and _elementwise(p, shape, expanded)
-            if not fits[p.operation]:
+            po = p.operation  # (each dict lookup below hashes it: read once)
+            if po in members:
+                continue
+            fit = fits.get(po)
+            if fit is None:
+                fit = fits[po] = po.block == block and _elementwise(p, shape, expanded)
+            if not fit:
                 continue
             if all(u.owner.operation in members for u in p.result.uses):
-                members[p.operation] = p
+                members[po] = p
                 work.append(p)
     order, placed = [], set()
     stack = [(s, False) for s in reversed(seeds)]

@@ -79,22 +79,27 @@ def supported(op) -> bool:
     name = op_name(op)
     if len(op.results) != 1 or not op.name.startswith("stablehlo."):
         return False
-    operand_kinds = {_kind(_elem(v)) for v in op.operands}
-    if None in operand_kinds or _kind(_elem(op.result)) is None:
+    operands = op.operands
+    elems = [_elem(v) for v in operands]  # (each read once: asked of every op a fused float64 module has)
+    kinds = [_kind(e) for e in elems]
+    if None in kinds:
         return False
-    k = _kind(_elem(op.operands[0])) if op.operands else None
+    out = _elem(op.result)
+    if _kind(out) is None:
+        return False
+    k = kinds[0] if kinds else None
     if name == "convert":
-        src, dst = _elem(op.operands[0]), _elem(op.result)
+        src, dst = elems[0], out
         return src == dst or _convert_name(src, dst) is not None
     if name == "compare":
         return True
     if name == "select":
         return True
     if name == "bitcast_convert":  # (same width: a reinterpretation of each element)
-        return _elem(op.operands[0]).width == _elem(op.result).width
+        return elems[0].width == out.width
     if name in _SHIFTS:
-        amount = splat_value(op.operands[1])
-        return k == "i" and amount is not None and 0 <= amount < _elem(op.result).width
+        amount = splat_value(operands[1])
+        return k == "i" and amount is not None and 0 <= amount < out.width
     if name == "not":
         return k in "ib"
     if name == "is_finite":
