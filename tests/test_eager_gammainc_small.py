@@ -56,7 +56,8 @@ def test_a_composite_calling_them_runs_their_module_as_one_step():
     import scipy.stats as st
 
     import stagec.scipy.stats as sst
-    a, x, b, u = (v.astype(np.float32) for v in _grid(64, 3))
+    # (16 values: the modules of `test_values_against_scipy...`'s 16)
+    a, x, b, u = (v.astype(np.float32) for v in _grid(16, 3))
     A, X, B, U = (stagec.device_put(v) for v in (a, x, b, u))
     cases = {"gamma.cdf": (lambda: sst.gamma.cdf(X, A), st.gamma.cdf(x.astype(float), a.astype(float))),
              "beta.cdf": (lambda: sst.beta.cdf(U, A, B), st.beta.cdf(u.astype(float), a.astype(float), b.astype(float)))}
@@ -98,16 +99,16 @@ def test_unrolled_loop_gives_the_one_step_loops_bits(monkeypatch):
     """The unrolled body (4 steps a test) and the one-step body give the same bits, the loops' own (jit: one
     module each), slow elements and elements past the step limit (betainc at a = b = 1e9: more than `_MAXIT`
     steps) among them; and the same again eagerly."""
-    a, x, b, u = (v.astype(np.float32) for v in _grid(64, 7))
+    a, x, b, u = (v.astype(np.float32) for v in _grid(16, 7))  # (8 of them random)
     a[:4], b[:4], u[:4] = 1e9, 1e9, 0.5
     a[4:8], x[4:8] = 5e4, 4.99e4
     fs = {"gammainc": lambda: stagec.jit(lambda a, x: sps.gammainc(a, x))(a, x),
           "gammaincc": lambda: stagec.jit(lambda a, x: sps.gammaincc(a, x))(a, x),
           "betainc": lambda: stagec.jit(lambda a, b, x: sps.betainc(a, b, x))(a, b, u)}
     assert a.size <= _incomplete._UNROLL_MAX_ELEMENTS and _incomplete._UNROLL > 1
-    # (unrolled: jit's modules of the functions themselves, those eager calls run on 64 values: gammainc's and
-    # betainc's a disk-cache hit of `test_a_composite_calling_them...`'s; one step: a fresh function each, traced
-    # again under the patched `_UNROLL`, as jit's cache is per function)
+    # (unrolled: jit's modules of the functions themselves, those eager calls run on 16 values, a disk-cache hit of
+    # `test_values_against_scipy...`'s; one step: a fresh function each, traced again under the patched `_UNROLL`,
+    # as jit's cache is per function)
     unrolled = {"gammainc": stagec.jit(sps.gammainc)(a, x), "gammaincc": stagec.jit(sps.gammaincc)(a, x),
                 "betainc": stagec.jit(sps.betainc)(a, b, u)}
     unrolled = {k: np.asarray(v) for k, v in unrolled.items()}
