@@ -288,20 +288,20 @@ def test_searching_and_sets():
     v = np.array([[0.0, 2.0], [3.0, np.nan]], np.float32)
     s2 = np.array([1.0, 2.0, 2.0, np.nan, np.nan], np.float32)  # NaNs sort last: a NaN query goes after them on the right
     v2 = np.array([np.nan, 2.0, 0.0, 5.0, np.inf], np.float32)
-    got = stagec.jit(lambda a, b, a2, b2: [snp.searchsorted(a, b), snp.searchsorted(a, b, side="right"),
-                                           snp.searchsorted(a[::-1], b, sorter=np.arange(4)[::-1]),
-                                           snp.searchsorted(a2, b2), snp.searchsorted(a2, b2, side="right")])(
-        s, v, s2, v2)  # one module
+    rng = np.random.default_rng(2)  # (a binary search: every length around the powers of two, both sides)
+    cases = [(np.sort(rng.integers(0, 20, n)).astype(np.int32), rng.integers(-2, 23, (5, 7)).astype(np.int32))
+             for n in (0, 1, 2, 3, 7, 8, 9, 1023, 1024, 1025)]
+    got, got_cases = stagec.jit(lambda a, b, a2, b2, cases: (
+        [snp.searchsorted(a, b), snp.searchsorted(a, b, side="right"),
+         snp.searchsorted(a[::-1], b, sorter=np.arange(4)[::-1]),
+         snp.searchsorted(a2, b2), snp.searchsorted(a2, b2, side="right")],
+        [[snp.searchsorted(a, q, side=side) for side in ("left", "right")] for a, q in cases]))(
+        s, v, s2, v2, cases)  # one module
     for g, side in zip(got[:3], ("left", "right", "left")):
         np.testing.assert_array_equal(g, np.searchsorted(s, v, side=side))
     for g, side in zip(got[3:], ("left", "right")):
         np.testing.assert_array_equal(g, np.searchsorted(s2, v2, side=side))
-    rng = np.random.default_rng(2)  # (a binary search: every length around the powers of two, both sides)
-    cases = [(np.sort(rng.integers(0, 20, n)).astype(np.int32), rng.integers(-2, 23, (5, 7)).astype(np.int32))
-             for n in (0, 1, 2, 3, 7, 8, 9, 1023, 1024, 1025)]
-    got = stagec.jit(lambda cases: [[snp.searchsorted(a, q, side=side) for side in ("left", "right")]
-                                    for a, q in cases])(cases)  # one module
-    for (a, q), g in zip(cases, got):
+    for (a, q), g in zip(cases, got_cases):
         for side, gs in zip(("left", "right"), g):
             np.testing.assert_array_equal(gs, np.searchsorted(a, q, side=side), err_msg=f"{len(a)} {side}")
     x = np.array([[3, 1, 3], [2, 1, 1]], np.int32)
