@@ -43,16 +43,18 @@ def test_frexp_exact_every_float_and_derivative(x64):
 
 def test_spacing_and_bitwise_count(x64):
     xs = [_floats(dt) for dt in (np.float32, np.float64)]
-    for x, j in zip(xs, stagec.jit(lambda xs: [snp.spacing(x) for x in xs])(xs)):
+    ints = [np.array([-1, 3, -128, 127, 0], np.int8), np.array([2 ** 31 - 1, -(2 ** 31), -7], np.int32),
+            np.array([2 ** 64 - 1, 5], np.uint64), np.array([-(2 ** 63), -1], np.int64)]
+    spacings, counts = stagec.jit(lambda xs, ints: ([snp.spacing(x) for x in xs],  # (one module for both functions)
+                                                    [snp.bitwise_count(x) for x in ints]))(xs, ints)
+    for x, j in zip(xs, spacings):
         want = np.spacing(x)
         want = np.where(x == 0, np.copysign(np.finfo(x.dtype).smallest_subnormal, x), want)  # (JAX's sign at -0.0)
         for got in (j, snp.spacing(x)):
             np.testing.assert_array_equal(got, want)
     h = np.array([1.0, 2.5, 0.0, 1e-7, 65504.0], np.float16)  # JAX's float16 rule: toward +inf
     np.testing.assert_array_equal(snp.spacing(h), np.nextafter(h, np.float16(np.inf)) - h)
-    ints = [np.array([-1, 3, -128, 127, 0], np.int8), np.array([2 ** 31 - 1, -(2 ** 31), -7], np.int32),
-            np.array([2 ** 64 - 1, 5], np.uint64), np.array([-(2 ** 63), -1], np.int64)]
-    for x, j in zip(ints, stagec.jit(lambda xs: [snp.bitwise_count(x) for x in xs])(ints)):
+    for x, j in zip(ints, counts):
         for got in (j, snp.bitwise_count(x)):
             assert got.dtype == np.uint8
             np.testing.assert_array_equal(got, np.bitwise_count(x))
