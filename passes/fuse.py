@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from iree.compiler import ir
 
-from . import mathlib, scalar_ops
+from . import bindings, mathlib, scalar_ops
 from .base import Pass, PassStats, Workaround, register
 from .irutil import func_blocks, is_op, make_constant, op_name, producer, reduced_dims, splat_value, tensor_type
 
@@ -582,13 +582,22 @@ class FuseNarrowing(Pass):
             return
         roots = _complex_parts(op, shape) or [op]
         members = _grow(roots, shape, True, fits.setdefault(tuple(shape), {}))
-        if not self.takes(members, roots):
+        if not self.takes(members, roots) or (int(np.prod(shape)) <= 1 and _inputs(members) > bindings.LIMIT):
             ids = {r.operation for r in roots}
             dead.update(hash(m.operation) for m in members if m.operation not in ids)
             return
         members.sort(key=lambda m: where[m.operation])  # (the order written: 4% faster float32 gammaln than _grow's)
         _replace(members[-1], members, shape, dead, stats, self.rewrite, roots)
         fits.clear()  # (ops erased and made: what was asked of them is not known of the new block)
+
+
+def _inputs(members: list) -> int:
+    """The values a cluster reads from outside it (constants aside). IREE makes a generic of scalars a dispatch
+    reading each as a buffer, and the runtime binds at most 32: float64 gammainc and gammaincc of scalars had a
+    generic of 33 inputs (it failed at the first call); left as ops, `bound-bindings` cuts their run."""
+    ids = {m.operation for m in members}
+    return len({v for m in members for v in m.operands
+                if (p := producer(v)) is None or (p.operation not in ids and p.name != "stablehlo.constant")})
 
 
 def _complex_parts(op, shape) -> list | None:

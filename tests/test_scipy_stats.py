@@ -165,6 +165,13 @@ def test_beta_log_tails_step_one_loop(x64):
     np.testing.assert_allclose(ls, st.beta.logsf(x, a, b, -0.1, 1.2), rtol=1e-13)
 
 
+def test_two_gamma_loops_on_float64_scalars(x64):
+    """Float64 gammainc and gammaincc (another a) of scalars: `fuse-float64` made one generic of 33 scalar inputs
+    after the loops, a dispatch of more buffers than IREE 3.13's runtime binds (the first call raised)."""
+    p, q = stagec.jit(lambda x, a: (sp.gammainc(a, x), sp.gammaincc(2 * a, x)))(np.float64(2.5), np.float64(3.0))
+    np.testing.assert_allclose([p, q], [ss.gammainc(3.0, 2.5), ss.gammaincc(6.0, 2.5)], rtol=1e-14)
+
+
 def test_stats_float32():
     # the tails' functions (gammainc's and betainc's float32: above; densities: float64 only, for time)
     _check_stats(np.float32, 2e-5, deep=False, loops=False, full=False)
