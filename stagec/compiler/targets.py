@@ -101,8 +101,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # the same (docs/log.md, 2026-11-28 helper vulkan-sweep; tests/test_lavapipe.py::test_transfer_only_modules).
     Target("vulkan", "vulkan-spirv", "--iree-vulkan-target=",
            ("--iree-opt-const-expr-hoisting=false", "--iree-hal-indirect-command-buffers=false", KEEP_F64),
-           Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("complex-division-constants-apart", "mathlib", "mathlib-glsl", "merge-commuted",
+           Pipeline(passes=(*COMMON, "isolate-outer"),
+                    legalize=("complex-division-constants-apart", "mathlib", "mathlib-glsl", "fuse-chains", "merge-commuted",
                               "fft-as-dft", "complex-products-apart", "grouped-convs-apart",
                               "long-contractions", "reductions-in-one-dimension", "long-reductions-in-rows", "outer-product-operands-apart",
                               "gathered-f64-operands-apart", "int64-constants-from-int32", "u8-division-in-i32",
@@ -119,8 +119,8 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     # binds at most 16 buffers a dispatch ("binding_flags count 18 exceeds maximum of 16" at load).
     Target("cuda", "cuda", "--iree-cuda-target=",
            (f"--iree-cuda-target={CUDA_ARCH}", "--iree-dispatch-creation-enable-split-reduction", KEEP_F64),
-           Pipeline(passes=(*COMMON, "isolate-outer", "fuse-chains"),
-                    legalize=("mathlib-cuda", "mathlib", "mathlib-complex", "sqrt-in-f64", "complex-constants-apart",
+           Pipeline(passes=(*COMMON, "isolate-outer"),
+                    legalize=("mathlib-cuda", "mathlib", "mathlib-complex", "fuse-chains", "sqrt-in-f64", "complex-constants-apart",
                               "complex-pads-in-parts", "merge-commuted",
                               "complex128-constants-in-parts", "bound-bindings-16", "isolate-reductions",
                               "half-products-in-f32", "grouped-conv-kernels-apart", "bf16-in-f32", "f32-dots-bf16x3",
