@@ -106,9 +106,19 @@ def _facts(module, ir) -> Facts:
     callees: set[str] = set()
     chain: dict = {}  # a function body's elementwise ops -> their chains (`_chain`)
 
+    ranked = ir.RankedTensorType
+    # (the types of a fused generic's scalar body ops, most of a fused module's: no tensors, checked without the
+    # ValueError `RankedTensorType(t)` raises for them)
+    scalars = (ir.F64Type, ir.F32Type, ir.F16Type, ir.BF16Type, ir.IntegerType, ir.IndexType)
+
     def element(t):
+        cls = type(t)
+        if cls is ranked:
+            return t.element_type
+        if cls in scalars:
+            return None
         try:
-            return ir.RankedTensorType(t).element_type
+            return ranked(t).element_type
         except ValueError:
             return None
 
