@@ -582,7 +582,7 @@ class FuseNarrowing(Pass):
             return
         roots = _complex_parts(op, shape) or [op]
         members = _grow(roots, shape, True, fits.setdefault(tuple(shape), {}))
-        if not self.takes(members, roots) or (int(np.prod(shape)) <= 1 and _inputs(members) > bindings.LIMIT):
+        if not self.takes(members, roots) or _bound_inputs(members, shape) > bindings.LIMIT:
             ids = {r.operation for r in roots}
             dead.update(hash(m.operation) for m in members if m.operation not in ids)
             return
@@ -591,13 +591,18 @@ class FuseNarrowing(Pass):
         fits.clear()  # (ops erased and made: what was asked of them is not known of the new block)
 
 
-def _inputs(members: list) -> int:
-    """The values a cluster reads from outside it (constants aside). IREE makes a generic of scalars a dispatch
-    reading each as a buffer, and the runtime binds at most 32: float64 gammainc and gammaincc of scalars had a
-    generic of 33 inputs (it failed at the first call); left as ops, `bound-bindings` cuts their run."""
+def _bound_inputs(members: list, shape) -> int:
+    """The buffers IREE binds to the dispatch of a cluster's generic: the values it reads from outside (constants
+    aside), but of more than one element only those IREE fuses no producer of (arguments, results of ops that are not
+    elementwise: a loop's). The runtime binds at most 32 a dispatch: a float64 sum of 40 arguments' terms (one
+    generic of 40 inputs) failed to load; float64 gammainc and gammaincc of scalars (IREE fuses none of a scalar
+    generic's producers) made one of 33 and failed at the first call. Left as ops, IREE forms its own dispatches and
+    `bound-bindings` cuts the scalars' runs."""
     ids = {m.operation for m in members}
+    scalar = int(np.prod(shape)) <= 1
     return len({v for m in members for v in m.operands
-                if (p := producer(v)) is None or (p.operation not in ids and p.name != "stablehlo.constant")})
+                if (p := producer(v)) is None or (p.operation not in ids and p.name != "stablehlo.constant"
+                                                  and (scalar or not _elementwise(p, shape, True)))})
 
 
 def _complex_parts(op, shape) -> list | None:

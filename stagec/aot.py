@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _version, tree_util
-from .backend import get_backend
+from .backend import KnownRuntimeBug, get_backend
 from .compiler.targets import IREE_TARGETS, host_id
 from .core import ShapedArray, aval_of
 from .errors import StagecError
@@ -447,6 +447,8 @@ class Artifact:
         try:  # (a driver missing here raises in `Backend.hal`, naming the drivers there are)
             exe = backend.load(self.vmfb, self.in_avals, self.out_avals, self.name, self.host_calls, macs=self.macs,
                                work=self.work)
+        except KnownRuntimeBug:  # (the module's own fault, named there: not this machine's)
+            raise
         except RuntimeError as e:
             raise RuntimeError(f"{source or self.name}: cannot load the {self.target} module on this machine: {e}") from None
         return Runner(exe, self.out_tree, self.donated)

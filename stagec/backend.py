@@ -531,7 +531,13 @@ class Executable:
         self._failure = threading.local()  # .value: (callback name, exception) a host callback raised
         host = [_host_module(self, host_calls)] if host_calls else []
         host += [backend.numpy_module(k, self.driver) for k in kinds]
-        self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
+        try:
+            self.context = rt.VmContext(inst, modules=[hal_module, *host, self.module])
+        except (IndexError, ValueError) as e:  # (its initializer's dispatches run as it loads)
+            bug = _known_bug(name, e)
+            if bug is None:
+                raise
+            raise bug from e
         _reap_dylibs()
         self.fn = self.module.lookup_function("main")
         self._invoke = self.context.invoke
@@ -611,13 +617,10 @@ class Executable:
             elif self._fenced:
                 _poll(done, self._waits)
         except (IndexError, ValueError) as e:  # IREE's runtime checks on what its compiler emitted
-            known = _KNOWN_RUNTIME_BUGS.search(str(e))
-            if known is None:
+            bug = _known_bug(self.name, e)
+            if bug is None:
                 raise
-            raise KnownRuntimeBug(f"IREE 3.13 cannot run {self.name}: {known[0]} (its compiler emitted a dispatch the "
-                               f"runtime rejects; seen with many values carried through loops, e.g. forward-mode "
-                               f"derivatives of while loops, and upstream as iree-org/iree#24753). Differentiating "
-                               f"another way round (grad instead of jvp) or fewer loop-carried arrays avoid it.") from e
+            raise bug from e
         except RuntimeError:
             failure, self._failure.value = getattr(self._failure, "value", None), None
             if failure is None:
@@ -809,6 +812,19 @@ class KnownRuntimeBug(RuntimeError):
 _KNOWN_RUNTIME_BUGS = re.compile(r"binding count \d+ > \d+|ref is null; while invoking native function "
                                  r"hal\.buffer_view\.create|indirect buffer reference slot \d+ is out range of the "
                                  r"declared binding capacity|binding table slot requires a buffer but none was provided")
+
+
+def _known_bug(name: str, e: Exception) -> KnownRuntimeBug | None:
+    """`KnownRuntimeBug` naming function `name` where IREE's runtime refused what its compiler emitted (`e` one of
+    `_KNOWN_RUNTIME_BUGS`), else None."""
+    known = _KNOWN_RUNTIME_BUGS.search(str(e))
+    if known is None:
+        return None
+    return KnownRuntimeBug(f"IREE 3.13 cannot run {name}: {known[0]} (its compiler emitted a dispatch the runtime "
+                           f"rejects; seen with many values carried through loops, e.g. forward-mode derivatives of "
+                           f"while loops, upstream as iree-org/iree#24753, and with one elementwise expression of ~30 "
+                           f"or more array arguments). Differentiating another way round (grad instead of jvp), fewer "
+                           f"loop-carried arrays, or the arguments stacked into fewer arrays avoid it.")
 
 
 def _buffer_cache_spec() -> str:

@@ -378,6 +378,28 @@ def test_compiled_and_loaded_functions_check_calls_alike(tmp_path):
             fn(np.float32(2), np.ones(3, np.float32))
 
 
+def test_a_float64_chain_of_many_arguments_loads(x64):
+    """40 float64 arrays' terms summed: `fuse-float64` made them one generic of 40 inputs, a dispatch binding more
+    buffers than IREE's runtime does (32: "binding count 42 > 32" loading the module); it leaves such a chain to
+    IREE now. IREE's own dispatch of the same sum begun from an int 0 still binds 41: a clear error naming the
+    function, raised as the module loads (it was a RuntimeError blaming "this machine")."""
+    from stagec.backend import KnownRuntimeBug
+    xs = [np.linspace(0.01, 0.4, 3) * (i + 1) for i in range(40)]
+
+    def f(*xs):
+        t = 0.0
+        for i, x in enumerate(xs):
+            t = t + snp.log1p(x * x + i) * snp.exp(-x) + x ** 3
+        return t
+
+    def g(*xs):
+        return sum(snp.log1p(x * x + i) * snp.exp(-x) + x ** 3 for i, x in enumerate(xs))
+    want = sum(np.log1p(x * x + i) * np.exp(-x) + x ** 3 for i, x in enumerate(xs))
+    np.testing.assert_allclose(stagec.jit(f)(*xs), want, rtol=1e-14)
+    with pytest.raises(KnownRuntimeBug, match=r"cannot run jit_g: binding count \d+ > 32"):
+        stagec.jit(g)(*xs)
+
+
 def test_many_scalar_operands_and_results():
     """20 scalar inputs and 40 results: IREE would put all the scalar ops in one dispatch with more buffers than
     the runtime binds (32: "binding count 40 > 32" when the module loads, without the cut); the module is cut
