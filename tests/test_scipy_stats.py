@@ -165,6 +165,14 @@ def test_beta_log_tails_step_one_loop(x64):
     np.testing.assert_allclose(ls, st.beta.logsf(x, a, b, -0.1, 1.2), rtol=1e-13)
 
 
+def test_beta_log_tails_in_the_default_float32():
+    x = np.linspace(-0.1, 1.1, 25).astype(np.float32)  # (the far tails at both ends, and outside the support)
+    lc, ls = stagec.jit(lambda x: (stats.beta.logcdf(x, 2.0, 0.5), stats.beta.logsf(x, 2.0, 0.5)))(x)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(lc, st.beta.logcdf(x64, 2.0, 0.5), rtol=2e-5)
+    np.testing.assert_allclose(ls, st.beta.logsf(x64, 2.0, 0.5), rtol=2e-5)
+
+
 def test_two_gamma_loops_on_float64_scalars(x64):
     """Float64 gammainc and gammaincc (another a) of scalars: `fuse-float64` made one generic of 33 scalar inputs
     after the loops, a dispatch of more buffers than IREE 3.13's runtime binds (the first call raised)."""
