@@ -266,8 +266,8 @@ def _beta_cdf(x, a, b, loc=0, scale=1, upper=False):
 def _beta_tails(x, a, b, loc=0, scale=1):
     """(I_z(a, b), I_{1-z}(b, a)), each tail its own, as `_beta_cdf`'s two calls give them: stacked into one call of
     betainc, so that one loop steps both (two loops on swapped parameters, which no pass merges, were two loop
-    bodies for IREE: beta.logsf compiled in 5.4 s, JAX's 0.3). The loop steps each element on its own, so its values
-    are those of two calls."""
+    bodies for IREE to compile: docs/log.md, 2026-12-01). The loop steps each element on its own, so its values are
+    those of two calls."""
     x, a, b, loc, scale = _f(x, a, b, loc, scale)
     z = snp.clip((x - loc) / scale, 0.0, 1.0)
     z, a, b, scale = snp.broadcast_arrays(z, a, b, scale)
