@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (14m52s on this 2-core machine at the end of 2026-12-01's session, 2769 tests, ~3200 IREE
+# The whole test suite (14m30s on this 2-core machine at the end of 2026-12-01's session, 2771 tests, ~3200 IREE
 # compiles; 15m35s to 17m09s on 2026-11-30; over the 12-minute budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (70-95
 # s).
