@@ -2,6 +2,8 @@
 NumPy in float64; the loops they replace where the compile offloads nothing (tests/test_linalg.py runs both)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -35,11 +37,11 @@ def _loops(fn, *args) -> np.ndarray:
         stagec.config.update("cpu_blas", True)
 
 
-@pytest.mark.parametrize("n", [1, 3, 8, 33])
-@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
-def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
-    """inv, solve, det and slogdet of one matrix and of a batch call `stagec_lapack`, no loop left, and match NumPy in
-    float64 to LAPACK's bound; eager calls give the jitted bits."""
+_LU_ORDERS = (1, 3, 8, 33)
+
+
+def _lu_cases(n, dtype):
+    """(inv, solve, det, slogdet) of a batch of order-`n` matrices: [(function, arguments, NumPy's in float64)]."""
     rng = np.random.default_rng(n)
     a = rng.standard_normal((2, 1, n, n))  # (a batch of 2: at most 2n matrices of order n call LAPACK)
     if np.dtype(dtype).kind == "c":
@@ -47,13 +49,29 @@ def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
     a = a.astype(dtype)
     b = rng.standard_normal((2, 1, n, 2)).astype(dtype)
     w = a.astype(np.complex128)
-    tol = _tol(dtype, float(np.max(np.linalg.cond(w))))
-    cases = [(snp.linalg.inv, (a,), np.linalg.inv(w)),
-             (snp.linalg.solve, (a, b), np.linalg.solve(w, b.astype(np.complex128))),
-             (snp.linalg.det, (a,), np.linalg.det(w)),
-             (snp.linalg.slogdet, (a,), np.linalg.slogdet(w))]
-    jitted = stagec.jit(lambda args: [fn(*xs) for (fn, _, _), xs in zip(cases, args)])([c[1] for c in cases])
-    for (fn, args, want), got in zip(cases, jitted):  # (the jitted calls: one module)
+    return [(snp.linalg.inv, (a,), np.linalg.inv(w)),
+            (snp.linalg.solve, (a, b), np.linalg.solve(w, b.astype(np.complex128))),
+            (snp.linalg.det, (a,), np.linalg.det(w)),
+            (snp.linalg.slogdet, (a,), np.linalg.slogdet(w))]
+
+
+@functools.cache
+def _lu_jitted(dtype):
+    """{n: the jitted results of `_lu_cases(n, dtype)`} of every order: one module per dtype."""
+    cases = {n: _lu_cases(n, dtype) for n in _LU_ORDERS}
+    return stagec.jit(lambda args: {n: [fn(*xs) for (fn, _, _), xs in zip(cases[n], args[n])] for n in args})(
+        {n: [c[1] for c in cs] for n, cs in cases.items()})
+
+
+@pytest.mark.parametrize("n", _LU_ORDERS)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_lu_functions_call_lapack_and_match_numpy(n, dtype):
+    """inv, solve, det and slogdet of one matrix and of a batch call `stagec_lapack`, no loop left, and match NumPy in
+    float64 to LAPACK's bound; eager calls give the jitted bits. (The jitted calls of every order: one module.)"""
+    cases = _lu_cases(n, dtype)
+    a = cases[0][1][0]
+    tol = _tol(dtype, float(np.max(np.linalg.cond(a.astype(np.complex128)))))
+    for (fn, args, want), got in zip(cases, _lu_jitted(dtype)[n]):
         text = _final(fn, *args)
         assert "call @stagec_lapack." in text and "stablehlo.while" not in text
         eager = fn(*args)
@@ -185,16 +203,19 @@ def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
     w = a.astype(np.float64)
     tol = _tol(np.float32, np.linalg.cond(w))
     assert "stagec_lapack.inv" in _final(snp.linalg.inv, a) and "stagec_lapack.solve" in _final(snp.linalg.solve, a, b)
-    assert _err(stagec.jit(lambda x: snp.linalg.inv(x) * 1.0)(a), np.linalg.inv(w)) < tol
-    assert _err(stagec.jit(lambda x, y: snp.linalg.solve(x, y) + 0.0)(a, b), np.linalg.solve(w, b)) < tol
-    assert _err(stagec.jit(lambda x: snp.linalg.det(x) * 1.0)(a), np.linalg.det(w)) < tol
-    assert len(ran) == 3  # (inv, solve and det each factored by NumPy's stand-in)
     h = a + a.T
-    assert _err(stagec.jit(lambda x: snp.linalg.eigvalsh(x) * 1.0)(h), np.linalg.eigvalsh(h.astype(np.float64))) < tol
     g = rng.standard_normal((8, 8)).astype(np.float32)
     spd = g @ g.T + np.eye(8, dtype=np.float32)
     assert "potrf" in _final(snp.linalg.cholesky, spd)
-    assert _err(stagec.jit(lambda x: snp.linalg.cholesky(x) * 1.0)(spd), np.linalg.cholesky(spd.astype(np.float64))) < tol
+    inv, x, det, wh, low = stagec.jit(lambda a, b, h, spd: (  # (one module of the five host calls)
+        snp.linalg.inv(a) * 1.0, snp.linalg.solve(a, b) + 0.0, snp.linalg.det(a) * 1.0, snp.linalg.eigvalsh(h) * 1.0,
+        snp.linalg.cholesky(spd) * 1.0))(a, b, h, spd)
+    assert _err(inv, np.linalg.inv(w)) < tol
+    assert _err(x, np.linalg.solve(w, b)) < tol
+    assert _err(det, np.linalg.det(w)) < tol
+    assert len(ran) == 3  # (inv, solve and det each factored by NumPy's stand-in)
+    assert _err(wh, np.linalg.eigvalsh(h.astype(np.float64))) < tol
+    assert _err(low, np.linalg.cholesky(spd.astype(np.float64))) < tol
 
 
 def test_large_batches_stay_loops_and_vmap_keeps_the_call():
