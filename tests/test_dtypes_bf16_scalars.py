@@ -69,10 +69,12 @@ def test_bfloat16_gamma_draws_are_the_same_eager_and_jitted():
     once; 413-813 of 1000 differed, the eager kernel's 0-d parameter rounded to bfloat16 by neither)."""
     k = sr.PRNGKey(3)
     cases = [(f, a) for f in (sr.gamma, sr.loggamma) for a in (0.3,)]  # (813 of 1000 gamma draws differed at 0.3)
-    jits = stagec.jit(lambda k: [f(k, a, (500,), dtype=BF16) for f, a in cases])(k)  # (one module for the cases)
-    for (f, a), jitted in zip(cases, jits):
+    # (one module for the cases: each one's bfloat16 draws and float32's at the rounded alpha)
+    jits = stagec.jit(lambda k: [(f(k, a, (500,), dtype=BF16), f(k, np.float32(BF16(a)), (500,), dtype=np.float32))
+                                 for f, a in cases])(k)
+    for (f, a), (jitted, wide) in zip(cases, jits):
         eager = f(k, a, (500,), dtype=BF16)
-        rounded = np.asarray(f(k, np.float32(BF16(a)), (500,), dtype=np.float32)).astype(BF16)
+        rounded = np.asarray(wide).astype(BF16)
         np.testing.assert_array_equal(_bits(eager), _bits(jitted), err_msg=f"{f.__name__} {a}")
         np.testing.assert_array_equal(_bits(eager), _bits(rounded), err_msg=f"{f.__name__} {a}")
 
@@ -83,17 +85,20 @@ def test_bfloat16_gamma_family_is_float32s_rounded_once_eager_jitted_and_differe
     JAX's gradients in test_random.py)."""
     k = sr.PRNGKey(5)
     cases = ((sr.beta, (0.5, 2.0)), (sr.dirichlet, (np.array([0.5, 2.0, 3.0]),)))
-    jits = stagec.jit(lambda k: [f(k, *args, (40,), dtype=BF16) for f, args in cases])(k)  # (one module for both)
-    for (f, args), jitted in zip(cases, jits):
+    wides = [[np.asarray(a, np.float32).astype(BF16).astype(np.float32) for a in args] for _, args in cases]
+    loss = lambda a, dt: sr.loggamma(k, a, (37,), dtype=dt).astype(np.float32).sum()  # noqa: E731
+    # (one module for both samplers' bfloat16 draws, float32's at the rounded parameters and loggamma's gradient)
+    jits, jitted_grad = stagec.jit(lambda k, a: (
+        [(f(k, *args, (40,), dtype=BF16), f(k, *wide, (40,), dtype=np.float32)) for (f, args), wide in zip(cases, wides)],
+        stagec.grad(lambda a: loss(a, BF16))(a)))(k, BF16(2.5))
+    for (f, args), (jitted, wide) in zip(cases, jits):
         eager = f(k, *args, (40,), dtype=BF16)
-        wide = [np.asarray(a, np.float32).astype(BF16).astype(np.float32) for a in args]
-        rounded = np.asarray(f(k, *wide, (40,), dtype=np.float32)).astype(BF16)
+        rounded = np.asarray(wide).astype(BF16)
         np.testing.assert_array_equal(_bits(eager), _bits(jitted), err_msg=f.__name__)
         np.testing.assert_array_equal(_bits(eager), _bits(rounded), err_msg=f.__name__)
     for f in (sr.loggamma,):  # (its gradient raised; gamma's is the same sampler's)
-        loss = lambda a, dt: f(k, a, (37,), dtype=dt).astype(np.float32).sum()
         eager = float(stagec.grad(lambda a: loss(a, BF16))(BF16(2.5)))
-        jitted = float(stagec.jit(stagec.grad(lambda a: loss(a, BF16)))(BF16(2.5)))
+        jitted = float(jitted_grad)
         want = float(stagec.grad(lambda a: loss(a, np.float32))(np.float32(2.5)))
         assert eager == jitted and abs(eager - want) <= 0.02 * abs(want), (f.__name__, eager, jitted, want)
     g = stagec.grad(lambda a: sr.beta(k, a, 2.0, (10,), dtype=BF16).astype(np.float32).sum())(BF16(0.5))
