@@ -78,10 +78,10 @@ def test_scalar_shapes_match_numpy():
 
 def test_sort_nan_signed_zero_and_stability_match_numpy():
     x = np.array([3.0, np.nan, -0.0, 0.0, -np.inf, 1.0, np.nan, 0.0, -0.0, np.inf, 1.0], np.float32)
-    for sort, argsort in ((snp.sort, snp.argsort), (stagec.jit(snp.sort), stagec.jit(snp.argsort))):
-        s = np.asarray(sort(x))
-        assert_matches(s, np.sort(x), "sort")
-        np.testing.assert_array_equal(np.asarray(argsort(x)), np.argsort(x, kind="stable"))
+    # (the jitted sort and argsort in one module)
+    for s, i in ((snp.sort(x), snp.argsort(x)), stagec.jit(lambda x: (snp.sort(x), snp.argsort(x)))(x)):
+        assert_matches(np.asarray(s), np.sort(x), "sort")
+        np.testing.assert_array_equal(np.asarray(i), np.argsort(x, kind="stable"))
     b = np.array([True, False, True, False])
     np.testing.assert_array_equal(np.asarray(snp.argsort(b)), np.argsort(b, kind="stable"))
     assert snp.argsort(b).dtype == np.int32
@@ -176,8 +176,10 @@ def test_sorts_of_128k_elements_compile_and_match_numpy():
     # first retry allows; the last retry allows 1 MiB (local-task workers get 4 MiB stacks)
     x = (np.random.default_rng(4).standard_normal((128, 1024)) * 100).astype(np.float32)
     a = stagec.device_put(x)
-    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda v: snp.sort(v, axis=-1))(a)), np.sort(x, -1))
-    idx = np.asarray(stagec.jit(lambda v: snp.argsort(v, axis=-1))(a.astype(np.int32)))
+    # (one module: the float32 sort and the int32 argsort)
+    srt, idx = stagec.jit(lambda v: (snp.sort(v, axis=-1), snp.argsort(v.astype(np.int32), axis=-1)))(a)
+    np.testing.assert_array_equal(np.asarray(srt), np.sort(x, -1))
+    idx = np.asarray(idx)
     xi = x.astype(np.int32)
     np.testing.assert_array_equal(np.take_along_axis(xi, idx, -1), np.sort(xi, -1))
     np.testing.assert_array_equal(np.asarray(a), x)
@@ -205,14 +207,16 @@ def test_insert_negative_index_values_layout_and_a_traced_roll():
         np.testing.assert_array_equal(np.asarray(snp.insert(x, o, 9.0, axis=1)), np.insert(x, o, 9.0, axis=1))
         np.testing.assert_array_equal(np.asarray(snp.insert(x, o, 9.0)), np.insert(x, o, 9.0))
     v = np.array([[1.0], [2.0], [3.0]], np.float32)
-    np.testing.assert_array_equal(np.asarray(stagec.jit(lambda x: snp.insert(x, 4, v, axis=1))(x)),
-                                  np.insert(x, 4, v, axis=1))
     with pytest.raises(ValueError, match="axis 2 is out of bounds"):
         snp.insert(x, 1, 0.0, axis=2)
     a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
-    f = stagec.jit(lambda a, s: (snp.roll(a, s, axis=1), snp.roll(a, s), snp.roll(a, s, axis=(0, 2))))
+    # (one module: the jitted insert beside the rolls by a traced shift)
+    f = stagec.jit(lambda x, a, s: (snp.insert(x, 4, v, axis=1),
+                                    (snp.roll(a, s, axis=1), snp.roll(a, s), snp.roll(a, s, axis=(0, 2)))))
     for s in (3, -7, 0):
-        for g, w in zip(f(a, np.int32(s)), (np.roll(a, s, axis=1), np.roll(a, s), np.roll(a, s, axis=(0, 2)))):
+        ins, rolls = f(x, a, np.int32(s))
+        np.testing.assert_array_equal(np.asarray(ins), np.insert(x, 4, v, axis=1))
+        for g, w in zip(rolls, (np.roll(a, s, axis=1), np.roll(a, s), np.roll(a, s, axis=(0, 2)))):
             np.testing.assert_array_equal(np.asarray(g), w)
 
 
