@@ -63,9 +63,12 @@ def _spd(rng, shape, dtype) -> dict:
     return {k: v.astype(dtype) for k, v in {"pd": pd, "not pd": bad, "nan": nan, "subnormal": tiny}.items()}
 
 
-def _check_same(fn, args, *, host: bool, **kw):
-    """Eager calls 1-4 give the jitted call's bits; with `host`, answered on the host (no module run)."""
-    jitted = stagec.jit(lambda *a: fn(*a, **kw))(*args)
+def _check_same(fn, args, *, host: bool, jitted=None, **kw):
+    """Eager calls 1-4 give the jitted call's bits (`jitted`, the call's result in a module of several; else
+    `jit(fn)`'s: the module an eager call the host does not answer runs, compiled once for both); with `host`,
+    answered on the host (no module run)."""
+    if jitted is None:
+        jitted = stagec.jit(fn, static_argnames=tuple(kw))(*args, **kw)
     dev = [stagec.device_put(a) for a in args]
     for i in range(4):
         got = fn(*(dev if i % 2 else args), **kw)
@@ -108,11 +111,14 @@ def test_inv_det_solve_eager_bits_are_jits(dtype, shape, request):
     n = shape[-1]
     rhs = _draw(rng, shape[:-1] + (3,), dtype).astype(dtype)
     vec = _draw(rng, (n,), dtype).astype(dtype)
+    jitted = stagec.jit(lambda a, rhs, vec: (snp.linalg.inv(a), snp.linalg.det(a), snp.linalg.solve(a, rhs),
+                                             snp.linalg.solve(a, vec)))  # (one module of the four host calls)
     for kind, a in _inputs(rng, shape, dtype).items():
-        inv = _check_same(snp.linalg.inv, (a,), host=True)
-        det = _check_same(snp.linalg.det, (a,), host=True)
-        x = _check_same(snp.linalg.solve, (a, rhs), host=True)
-        _check_same(snp.linalg.solve, (a, vec), host=True)  # (b a vector: broadcast over a's batch)
+        j_inv, j_det, j_x, j_xv = jitted(a, rhs, vec)
+        inv = _check_same(snp.linalg.inv, (a,), host=True, jitted=j_inv)
+        det = _check_same(snp.linalg.det, (a,), host=True, jitted=j_det)
+        x = _check_same(snp.linalg.solve, (a, rhs), host=True, jitted=j_x)
+        _check_same(snp.linalg.solve, (a, vec), host=True, jitted=j_xv)  # (b a vector: broadcast over a's batch)
         if kind == "random":  # (values: NumPy in float64)
             w = a.astype(np.complex128)
             assert _err(inv, np.linalg.inv(w)) < _tol(dtype)
