@@ -509,7 +509,7 @@ def test_nested_vmap():
     outer = stagec.vmap(inner, in_axes=(0, None))
     # the same axis mapped twice: a batch of batches
     both = stagec.vmap(stagec.vmap(f), in_axes=(1, 1), out_axes=-1)
-    xx, yy = rand(4, 2, 3), rand(4, 2, 3)
+    xx, yy = rand(4, 2, 4), rand(4, 2, 4)  # (examples of 4 values: _jit(f)'s module of `want` again)
     jitted, jitted_both = stagec.jit(lambda a, b, c, d: (outer(a, b), both(c, d)))(xs, ys, xx, yy)  # (one module)
     np.testing.assert_allclose(np.asarray(outer(xs, ys)), want, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(jitted), want, rtol=1e-5)
