@@ -28,18 +28,24 @@ def _vk(f):
 
 
 @lavapipe
-@pytest.mark.parametrize("n", [65536, 70001, 300000])
-def test_long_reductions(n):
-    x = RNG.standard_normal(n).astype(np.float32)
-    x[-1] = 50.0  # (the last element: the one a loop cut short leaves out)
-    m = RNG.standard_normal((3, n)).astype(np.float32)
-    got = _vk(lambda x, m: (snp.sum(x), snp.max(x), snp.argmax(x), snp.sum(m, 1), snp.sum(m), snp.var(x),
-                            snp.linalg.norm(x), snp.min(x - snp.mean(x)), snp.argmin(m, axis=1)))(x, m)
-    x64, m64 = x.astype(np.float64), m.astype(np.float64)
-    want = (x64.sum(), 50.0, n - 1, m64.sum(1), m64.sum(), x64.var(), np.linalg.norm(x64), (x64 - x64.mean()).min(),
-            np.argmin(m, axis=1))
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-3)
+def test_long_reductions():
+    """Reductions of 65536, 70001 and 300000 elements (one module: each reduction's rewrite is its own)."""
+    args, want = [], []
+    for n in (65536, 70001, 300000):
+        x = RNG.standard_normal(n).astype(np.float32)
+        x[-1] = 50.0  # (the last element: the one a loop cut short leaves out)
+        m = RNG.standard_normal((3, n)).astype(np.float32)
+        args += [x, m]
+        x64, m64 = x.astype(np.float64), m.astype(np.float64)
+        want += [(x64.sum(), 50.0, n - 1, m64.sum(1), m64.sum(), x64.var(), np.linalg.norm(x64),
+                  (x64 - x64.mean()).min(), np.argmin(m, axis=1))]
+    got = _vk(lambda *a: [(snp.sum(x), snp.max(x), snp.argmax(x), snp.sum(m, 1), snp.sum(m), snp.var(x),
+                           snp.linalg.norm(x), snp.min(x - snp.mean(x)), snp.argmin(m, axis=1))
+                          for x, m in zip(a[::2], a[1::2])])(*args)
+    assert len(got) == 3
+    for gs, ws in zip(got, want):
+        for g, w in zip(gs, ws):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-3)
 
 
 @lavapipe
@@ -62,9 +68,10 @@ def test_other_long_loops_are_a_clear_error(what):
 @lavapipe
 def test_short_loops_still_run():
     x = RNG.standard_normal(256).astype(np.float32)
-    np.testing.assert_array_equal(np.asarray(_vk(snp.sort)(x)), np.sort(x))
     y = RNG.standard_normal(65535).astype(np.float32)
-    np.testing.assert_allclose(np.asarray(_vk(snp.cumsum)(y)), np.cumsum(y.astype(np.float64)), atol=5e-2)
+    s, c = _vk(lambda x, y: (snp.sort(x), snp.cumsum(y)))(x, y)  # (one module)
+    np.testing.assert_array_equal(np.asarray(s), np.sort(x))
+    np.testing.assert_allclose(np.asarray(c), np.cumsum(y.astype(np.float64)), atol=5e-2)
 
 
 NEST = """
@@ -142,25 +149,29 @@ def _conv_oracle(x, w, pad, fg=1, bg=1):
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
-@pytest.mark.parametrize("per_group", [(2, 3), (3, 2), (1, 2), (2, 1)])  # (input, output) features a group
-def test_grouped_convolutions(per_group):
+def test_grouped_convolutions():
     """A grouped convolution of 2+ input features a group (and a batch of 2 or 2+ output features a group), and a
     batch-grouped one: IREE 3.13's SPIR-V wrote zeros or wrong values on lavapipe, silently (`vmap` of a convolution
     over both operands is grouped). `grouped-convs-apart` computes one convolution a group; depthwise ones (one
-    input feature a group) were right."""
-    ci, co = per_group
+    input feature a group) were right. (input, output) features a group: (2, 3), (3, 2), (1, 2), (2, 1), all four
+    in one module."""
     f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)
-    x, w, xb, wb, xv, wv = f32(2, 3 * ci, 6, 5), f32(3 * co, ci, 3, 3), f32(4, ci, 6, 6), f32(2 * co, ci, 3, 3), \
-        f32(2, 1, ci, 5, 6), f32(2, co, ci, 3, 3)
     conv = stagec.lax.conv_general_dilated
-    got = _vk(lambda *a: (conv(a[0], a[1], (1, 1), "SAME", feature_group_count=3),
-                          conv(a[2], a[3], (1, 1), "VALID", batch_group_count=2),
-                          stagec.vmap(lambda x, w: conv(x, w, (1, 1), "SAME"))(a[4], a[5])))(x, w, xb, wb, xv, wv)
+    args, want = [], []
     same = [(1, 1), (1, 1)]
-    want = (_conv_oracle(x, w, same, fg=3), _conv_oracle(xb, wb, [(0, 0)] * 2, bg=2),
-            np.stack([_conv_oracle(xv[i], wv[i], same) for i in range(2)]))
-    for g, wt in zip(got, want):
-        np.testing.assert_allclose(np.asarray(g), wt, rtol=1e-5, atol=1e-5)
+    for ci, co in [(2, 3), (3, 2), (1, 2), (2, 1)]:
+        x, w, xb, wb, xv, wv = f32(2, 3 * ci, 6, 5), f32(3 * co, ci, 3, 3), f32(4, ci, 6, 6), f32(2 * co, ci, 3, 3), \
+            f32(2, 1, ci, 5, 6), f32(2, co, ci, 3, 3)
+        args.append((x, w, xb, wb, xv, wv))
+        want.append((_conv_oracle(x, w, same, fg=3), _conv_oracle(xb, wb, [(0, 0)] * 2, bg=2),
+                     np.stack([_conv_oracle(xv[i], wv[i], same) for i in range(2)])))
+    got = _vk(lambda cases: [(conv(a[0], a[1], (1, 1), "SAME", feature_group_count=3),
+                              conv(a[2], a[3], (1, 1), "VALID", batch_group_count=2),
+                              stagec.vmap(lambda x, w: conv(x, w, (1, 1), "SAME"))(a[4], a[5])) for a in cases])(args)
+    assert len(got) == 4
+    for gs, ws in zip(got, want):
+        for g, wt in zip(gs, ws):
+            np.testing.assert_allclose(np.asarray(g), wt, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
@@ -201,12 +212,12 @@ def test_int64_constants_of_several_values(x64):
     constants (`histogramdd`). `int64-constants-from-int32` builds them from int32."""
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     idx = np.array([[0, 0], [3, 5], [5, 1], [-2, 7], [2 ** 40, 2]], np.int64)
-    got = _vk(lambda x, i: (x[i[:, 0], i[:, 1]], i * np.array([3, -5], np.int64)))(x, idx)
+    pair = lambda: snp.concatenate([np.array([-1], np.int64), np.array([1], np.int64)])  # noqa: E731 (unfolded)
+    got = _vk(lambda x, i: (x[i[:, 0], i[:, 1]], i * np.array([3, -5], np.int64), i * pair()))(x, idx)  # (one module)
     lo = np.clip(np.where(idx < 0, idx + [4, 6], idx), 0, [3, 5])
     np.testing.assert_array_equal(np.asarray(got[0]), x[lo[:, 0], lo[:, 1]])
     np.testing.assert_array_equal(np.asarray(got[1]), idx * [3, -5])
-    pair = lambda: snp.concatenate([np.array([-1], np.int64), np.array([1], np.int64)])  # noqa: E731 (unfolded)
-    np.testing.assert_array_equal(np.asarray(_vk(lambda i: i * pair())(idx)), idx * [-1, 1])
+    np.testing.assert_array_equal(np.asarray(got[2]), idx * [-1, 1])
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
@@ -216,27 +227,27 @@ def test_products_of_converted_operands_every_call():
     two calls of int8 and int16 to float32; a convolution of a uint8 image too). `converted-product-operands-apart`
     converts apart."""
     w = RNG.standard_normal((16, 8)).astype(np.float32)
-    for a in (RNG.integers(128, 256, (4, 16)).astype(np.uint8), RNG.random((4, 16)) < 0.5,
-              RNG.integers(0, 2 ** 16, (4, 16)).astype(np.uint16)):
-        f, want = _vk(lambda a, w: snp.dot(a, w)), a.astype(np.float64) @ w
-        for _ in range(30):
-            np.testing.assert_allclose(np.asarray(f(a, w)), want, rtol=1e-5, atol=1e-3)
+    us = (RNG.integers(128, 256, (4, 16)).astype(np.uint8), RNG.random((4, 16)) < 0.5,
+          RNG.integers(0, 2 ** 16, (4, 16)).astype(np.uint16))
     a8, a16 = RNG.integers(-128, 128, (4, 16)).astype(np.int8), RNG.integers(-2 ** 15, 2 ** 15, (4, 16)).astype(np.int16)
     h = RNG.integers(-100, 100, (6, 8)).astype(np.float16)
-    f = _vk(lambda a8, a16, h, w: (snp.dot(a8, w), snp.dot(a16, w),
-                                   (lambda x: x[:, :4] @ x[:4, :])(h.astype(np.int32))))  # (one module)
-    want = (a8.astype(np.float64) @ w, a16.astype(np.float64) @ w, h[:, :4].astype(np.int64) @ h[:4, :].astype(np.int64))
-    for _ in range(10):
-        g = f(a8, a16, h, w)
-        np.testing.assert_allclose(np.asarray(g[0]), want[0], rtol=1e-5, atol=1e-3)
-        np.testing.assert_allclose(np.asarray(g[1]), want[1], rtol=1e-5, atol=1e-2)
-        np.testing.assert_array_equal(np.asarray(g[2]), want[2])
     img, k = RNG.integers(128, 256, (1, 4, 16, 1)).astype(np.uint8), RNG.standard_normal((3, 3, 1, 2))
-    conv = _vk(lambda img, k: stagec.lax.conv_general_dilated(img.astype(snp.float32), k, (1, 1), "VALID",
-                                                               dimension_numbers=("NHWC", "HWIO", "NHWC")))
-    want = sum(img[0, i:i + 2, j:j + 14, 0, None].astype(np.float64) * k[i, j, 0] for i in range(3) for j in range(3))
+    conv = lambda img, k: stagec.lax.conv_general_dilated(img.astype(snp.float32), k, (1, 1), "VALID",  # noqa: E731
+                                                          dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    f = _vk(lambda us, a8, a16, h, w, img, k: ([snp.dot(a, w) for a in us], snp.dot(a8, w), snp.dot(a16, w),
+                                               (lambda x: x[:, :4] @ x[:4, :])(h.astype(np.int32)),
+                                               conv(img, k)))  # (one module: each product converts apart in it)
+    want = ([a.astype(np.float64) @ w for a in us], a8.astype(np.float64) @ w, a16.astype(np.float64) @ w,
+            h[:, :4].astype(np.int64) @ h[:4, :].astype(np.int64),
+            sum(img[0, i:i + 2, j:j + 14, 0, None].astype(np.float64) * k[i, j, 0] for i in range(3) for j in range(3)))
     for _ in range(30):
-        np.testing.assert_allclose(np.asarray(conv(img, k.astype(np.float32)))[0], want, rtol=1e-5, atol=1e-2)
+        g = f(us, a8, a16, h, w, img, k.astype(np.float32))
+        for gu, wu in zip(g[0], want[0]):
+            np.testing.assert_allclose(np.asarray(gu), wu, rtol=1e-5, atol=1e-3)
+        np.testing.assert_allclose(np.asarray(g[1]), want[1], rtol=1e-5, atol=1e-3)
+        np.testing.assert_allclose(np.asarray(g[2]), want[2], rtol=1e-5, atol=1e-2)
+        np.testing.assert_array_equal(np.asarray(g[3]), want[3])
+        np.testing.assert_allclose(np.asarray(g[4])[0], want[4], rtol=1e-5, atol=1e-2)
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
@@ -265,18 +276,24 @@ def test_transfer_only_modules_every_call():
 
 
 @pytest.mark.skipif(not loops.device_names("vulkan"), reason="no Vulkan device")
-@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
-def test_signed_remainders_of_the_minimum(dtype):
+def test_signed_remainders_of_the_minimum():
     """rem(MIN, y): IREE 3.13's SPIR-V takes |x| % |y| and negates it where x != |x|, which misses MIN (|MIN| is MIN):
-    rem(-128, 7) was 2, not -2; NumPy's `%` and `fmod` of MIN were wrong with it. `signed-remainders-of-min`."""
-    lo = int(np.iinfo(dtype).min)
-    y = np.array([7, -7, 3, -3, 2, 100, -1, 1, lo, 5, -5], dtype)
-    x = np.array([lo] * 9 + [-13, 13], dtype)
-    got = _vk(lambda x, y: (stagec.lax.rem(x, y), x % y, snp.fmod(x, y)))(x, y)
-    rem = [int(np.sign(a)) * (abs(int(a)) % abs(int(b))) for a, b in zip(x, y)]  # (C's: the dividend's sign)
-    mod = [int(a) % int(b) for a, b in zip(x, y)]  # (Python's: the divisor's)
-    for g, w in zip(got, (rem, mod, rem)):
-        np.testing.assert_array_equal(np.asarray(g).astype(np.int64), w)
+    rem(-128, 7) was 2, not -2; NumPy's `%` and `fmod` of MIN were wrong with it. `signed-remainders-of-min`. int8,
+    int16 and int32, in one module."""
+    dtypes = (np.int8, np.int16, np.int32)
+    xs, ys = [], []
+    for dtype in dtypes:
+        lo = int(np.iinfo(dtype).min)
+        ys.append(np.array([7, -7, 3, -3, 2, 100, -1, 1, lo, 5, -5], dtype))
+        xs.append(np.array([lo] * 9 + [-13, 13], dtype))
+    outs = _vk(lambda xs, ys: [(stagec.lax.rem(x, y), x % y, snp.fmod(x, y)) for x, y in zip(xs, ys)])(xs, ys)
+    assert len(outs) == len(dtypes)
+    for dtype, x, y, got in zip(dtypes, xs, ys, outs):
+        rem = [int(np.sign(a)) * (abs(int(a)) % abs(int(b))) for a, b in zip(x, y)]  # (C's: the dividend's sign)
+        mod = [int(a) % int(b) for a, b in zip(x, y)]  # (Python's: the divisor's)
+        for g, w in zip(got, (rem, mod, rem)):
+            assert np.asarray(g).dtype == dtype
+            np.testing.assert_array_equal(np.asarray(g).astype(np.int64), w, err_msg=str(dtype))
 
 
 def _ieee_max_min(a: float, b: float) -> tuple[float, float]:
@@ -304,8 +321,9 @@ def test_max_and_min_of_signed_zeros():
         num = ~np.isnan(want)
         assert (np.signbit(np.asarray(g)) == np.signbit(want))[num].all(), (k, np.asarray(g), want)
     import ml_dtypes  # (float16 and bfloat16 operands too; a bfloat16 splat zero is left: the pass's docstring)
-    for dt in (np.float16, ml_dtypes.bfloat16):
-        got = _vk(lambda a, b: (snp.maximum(a, b), snp.minimum(a, b)))(a.astype(dt), b.astype(dt))
+    halves = _vk(lambda ab: [(snp.maximum(a, b), snp.minimum(a, b)) for a, b in ab])(  # (one module for both)
+        [(a.astype(dt), b.astype(dt)) for dt in (np.float16, ml_dtypes.bfloat16)])
+    for dt, got in zip((np.float16, ml_dtypes.bfloat16), halves):
         for k, g in enumerate(got):
             g = np.asarray(g).astype(np.float32)
             want = np.array([_ieee_max_min(float(u), float(v))[k] for u, v in zip(a, b)], np.float32)
@@ -366,9 +384,9 @@ def test_population_counts_of_64_bit_integers(x64):
     popcnt): `popcnt64-in-halves`, `clz64-in-halves`; against Python's own counts."""
     from stagec import lax
     vals = [0, 1, -1, 2 ** 31, 2 ** 32, -2 ** 63, 2 ** 63 - 1, 0x0F0F0F0F0F0F0F0F, *RNG.integers(-2 ** 63, 2 ** 63 - 1, 8)]
-    for dt in (np.int64, np.uint64):
-        x = np.array(vals, np.int64).astype(dt)
-        p, c = _vk(lambda x: (lax.population_count(x), lax.clz(x)))(x)
+    xs = [np.array(vals, np.int64).astype(dt) for dt in (np.int64, np.uint64)]
+    outs = _vk(lambda xs: [(lax.population_count(x), lax.clz(x)) for x in xs])(xs)  # (one module for both)
+    for dt, x, (p, c) in zip((np.int64, np.uint64), xs, outs):
         bits = [int(v) & (2 ** 64 - 1) for v in x]
         np.testing.assert_array_equal(np.asarray(p), np.array([bin(v).count("1") for v in bits], dt))
         np.testing.assert_array_equal(np.asarray(c), np.array([64 - v.bit_length() for v in bits], dt))
