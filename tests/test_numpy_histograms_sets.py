@@ -150,8 +150,11 @@ def test_set_functions_with_size_against_numpy(x64):
     result, cut or padded."""
     specs = [(p, name, kw, 6) for p in (PAIRS[0], PAIRS[1]) for name, kw in SETS]
     specs += [(PAIRS[0], name, kw, 2) for name, kw in SETS[:3]] + [(PAIRS[3], name, kw, 5) for name, kw in UNIQUE_ONLY]
-    got = stagec.jit(lambda ps: [getattr(snp, name)(*ab, **kw, size=size, fill_value=-7)
-                                 for ab, (_, name, kw, size) in zip(ps, specs)])([s[0] for s in specs])
+    # (one module, each pair passed once: the cases of a pair share its arguments, so the compiler merges the work
+    # they have in common, as the sort of the pair's values; the module took 1.6x the time with a copy per case)
+    pair_of = [next(k for k, p in enumerate(PAIRS) if p is s[0]) for s in specs]
+    got = stagec.jit(lambda ps: [getattr(snp, name)(*ps[k], **kw, size=size, fill_value=-7)
+                                 for k, (_, name, kw, size) in zip(pair_of, specs)])(PAIRS)
     for g, ((a, b), name, kw, size) in zip(got, specs):
         fills = (len(np.ravel(a)), len(np.ravel(b))) if kw.get("return_indices") else ()
         _eq(g, _padded(getattr(np, name)(a, b, **kw), size, -7, fills))
