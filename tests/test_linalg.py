@@ -94,11 +94,14 @@ def test_lu_of_one_matrix_slices_its_pivot_rows(cpu_blas):
     a = (rng.standard_normal((8, 8)) + np.diag(np.linspace(1e-3, 1e-2, 8))[::-1]).astype(np.float32)
     b = rng.standard_normal((8, 2)).astype(np.float32)
     a64 = a.astype(np.float64)
-    assert _err(snp.linalg.inv(a), np.linalg.inv(a64)) < _tol(np.float32, np.linalg.cond(a64))
-    assert _err(snp.linalg.solve(a, b), np.linalg.solve(a64, b)) < _tol(np.float32, np.linalg.cond(a64))
-    assert _err(snp.linalg.inv(np.stack([a, a.T])), np.linalg.inv(np.stack([a64, a64.T]))) < _tol(
-        np.float32, np.linalg.cond(a64))
-    assert _err(snp.linalg.det(a), np.linalg.det(a64)) < _tol(np.float32, np.linalg.cond(a64))
+    values = lambda a, b, ab: (snp.linalg.inv(a), snp.linalg.solve(a, b), snp.linalg.inv(ab),  # noqa: E731
+                               snp.linalg.det(a))
+    # (eagerly with host offloads: LAPACK on the host, no module; the loops: one module)
+    inv, x, invs, det = (values if cpu_blas else stagec.jit(values))(a, b, np.stack([a, a.T]))
+    assert _err(inv, np.linalg.inv(a64)) < _tol(np.float32, np.linalg.cond(a64))
+    assert _err(x, np.linalg.solve(a64, b)) < _tol(np.float32, np.linalg.cond(a64))
+    assert _err(invs, np.linalg.inv(np.stack([a64, a64.T]))) < _tol(np.float32, np.linalg.cond(a64))
+    assert _err(det, np.linalg.det(a64)) < _tol(np.float32, np.linalg.cond(a64))
     inv_text = stagec.jit(snp.linalg.inv).lower(a).as_text("final")
     solve_text = stagec.jit(snp.linalg.solve).lower(a, b).as_text("final")
     if cpu_blas:
@@ -111,10 +114,15 @@ def test_lu_of_one_matrix_slices_its_pivot_rows(cpu_blas):
 
 def test_singular_gives_inf_or_nan(cpu_blas):
     a = np.ones((N, N), np.float32)
-    assert not np.all(np.isfinite(np.asarray(snp.linalg.inv(a))))
-    assert float(snp.linalg.det(a)) == 0.0
-    sign, logdet = snp.linalg.slogdet(a)
+    values = lambda a: (snp.linalg.inv(a), snp.linalg.det(a), snp.linalg.slogdet(a))  # noqa: E731
+    # (eagerly with host offloads: inv and det LAPACK's on the host, no module; the loops: one module)
+    inv, det, (sign, logdet) = (values if cpu_blas else stagec.jit(values))(a)
+    assert not np.all(np.isfinite(np.asarray(inv)))
+    assert float(det) == 0.0
     assert float(sign) == 0 and float(logdet) == -np.inf
+
+
+_both_choleskys = stagec.jit(lambda s: (snp.linalg.cholesky(s), snp.linalg.cholesky(s, upper=True)))
 
 
 @SETTINGS
@@ -122,9 +130,8 @@ def test_singular_gives_inf_or_nan(cpu_blas):
 def test_cholesky(cond, seed):
     a = _matrix(seed, np.sqrt(cond), np.float32)
     spd = (a @ a.transpose(0, 2, 1)).astype(np.float32)
-    L = snp.linalg.cholesky(spd)
+    L, U = _both_choleskys(spd)  # (one module)
     assert _err(L, np.linalg.cholesky(spd)) < _tol(np.float32, cond)
-    U = snp.linalg.cholesky(spd, upper=True)
     np.testing.assert_allclose(np.asarray(U), np.asarray(L).transpose(0, 2, 1))
 
 
@@ -157,18 +164,21 @@ def test_qr(shape, mode):
         assert _err(snp.linalg.qr(a).R, got[0][1]) < _tol(mode)
 
 
+_eigh_and_eigvalsh = stagec.jit(lambda h: (snp.linalg.eigh(h), snp.linalg.eigvalsh(h)))
+
+
 @SETTINGS
 @given(st.sampled_from([1.0, 1e4]), st.integers(0, 2**16))
 def test_eigh(cond, seed):
     a = _matrix(seed, cond, np.float32)
     h = ((a + a.transpose(0, 2, 1)) / 2).astype(np.float32)
-    w, v = snp.linalg.eigh(h)
+    (w, v), vals = _eigh_and_eigvalsh(h)  # (one module)
     w0 = np.linalg.eigvalsh(h)
     assert np.max(np.abs(np.asarray(w) - w0)) < _tol(np.float32) * np.max(np.abs(w0))
     v = np.asarray(v)
     assert _err(h @ v, v * np.asarray(w)[:, None, :]) < _tol(np.float32)
     assert _err(v.transpose(0, 2, 1) @ v, np.broadcast_to(np.eye(N), (B, N, N))) < _tol(np.float32)
-    np.testing.assert_allclose(snp.linalg.eigvalsh(h), w)
+    np.testing.assert_allclose(vals, w)
 
 
 def test_eigh_odd_complex_and_uplo(mode, cpu_blas):
@@ -594,24 +604,23 @@ def test_one_triangle_or_hermitian_part(symmetrize_input, x64):
         wu, vu = snp.linalg.eigh(a, "U", symmetrize_input=sym)
         return (snp.linalg.cholesky(a, symmetrize_input=sym), snp.linalg.cholesky(a, upper=True, symmetrize_input=sym),
                 w, v * snp.sign(v[:1]), wu, vu * snp.sign(vu[:1]))
-    fj = stagec.jit(f)
-    got = fj(a)
     read = (a + a.T) / 2 if sym else a
     w, v = np.linalg.eigh(read)
     wu, vu = np.linalg.eigh(read, "U")
     want = (np.linalg.cholesky(read), np.linalg.cholesky(read, upper=True), w, v * np.sign(v[:1]), wu,
             vu * np.sign(vu[:1]))
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert _err(g, w) < 1e-12, i
+    d = rng.standard_normal((N, N))  # not symmetric
+    weights = [rng.standard_normal(np.shape(x)) for x in want]  # (f's shapes)
+    loss = lambda a: sum(snp.sum(x * w) for x, w in zip(f(a), weights))  # noqa: E731
+    eps = 1e-6
+    got, fp, fm, tangents, g, gs = stagec.jit(lambda a, ap, am, aa: (  # one module (the forward loops shared)
+        f(a), f(ap), f(am), stagec.jvp(f, (a,), (d,))[1], stagec.grad(loss)(a), stagec.vmap(stagec.grad(loss))(aa)))(
+        a, a + eps * d, a - eps * d, np.stack([a, a]))
+    for i, (g_, w) in enumerate(zip(got, want)):
+        assert _err(g_, w) < 1e-12, i
     if not sym:  # NumPy reads one triangle: here they differ
         assert _err(want[0], want[1].T) > 1e-2 and _err(want[2], want[4]) > 1e-2
-    d = rng.standard_normal((N, N))  # not symmetric
-    weights = [rng.standard_normal(np.shape(x)) for x in got]
-    loss = lambda a: sum(snp.sum(x * w) for x, w in zip(f(a), weights))
-    tangents, g, gs = stagec.jit(lambda a, aa: (  # one module (the forward loops shared)
-        stagec.jvp(f, (a,), (d,))[1], stagec.grad(loss)(a), stagec.vmap(stagec.grad(loss))(aa)))(a, np.stack([a, a]))
-    eps = 1e-6
-    fd = [(np.asarray(p) - np.asarray(m)) / (2 * eps) for p, m in zip(fj(a + eps * d), fj(a - eps * d))]
+    fd = [(np.asarray(p) - np.asarray(m)) / (2 * eps) for p, m in zip(fp, fm)]
     for i, (t, want) in enumerate(zip(tangents, fd)):
         assert _err(t, want) < 1e-6, i
     g = np.asarray(g)
