@@ -31,13 +31,13 @@ f = stagec.jit(step)
 w = stagec.device_put(np.full((n, n), 0.01, np.float32)); m = stagec.device_put(np.zeros((n, n), np.float32))
 x = stagec.device_put(np.ones((8, n), np.float32))
 rounds = []
-for _ in range(6):  # (rounds of 10 calls, dispatched ahead as a training loop does; faults a call, each round)
+for _ in range({rounds}):  # (rounds of {calls} calls, dispatched ahead as a training loop does; faults a call, each round)
     r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(10): w, m = f(w, m, x)
+    for _ in range({calls}): w, m = f(w, m, x)
     settle((w, m))
-    rounds.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0) // 10)
+    rounds.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0) // {calls})
 assert late <= any(t.name == "stagec-cpu" for t in threading.enumerate())
-# (the least of the last four: the heap grows by a 72 MiB slab, 1843 faults a call of its round, while the calls in
+# (the least from the third on: the heap grows by a 72 MiB slab, 1843 faults a call of its round, while the calls in
 # flight at once grow, in round 2 or 3 on a loaded machine; faulting the slab in on each call shows in every round)
 print(rounds, min(rounds[2:]))
 """
@@ -51,11 +51,12 @@ def _glibc() -> bool:
         return False
 
 
-def _faults_per_call(keep_mb: str | None, late: bool = False) -> int:
+def _faults_per_call(keep_mb: str | None, late: bool = False, rounds: int = 6, calls: int = 10) -> int:
+    """Minor page faults a call of the step, the least of its rounds from the third on."""
     env = {k: v for k, v in os.environ.items() if k != "STAGEC_CPU_HEAP_KEEP_MB"}
     if keep_mb is not None:
         env["STAGEC_CPU_HEAP_KEEP_MB"] = keep_mb
-    out = subprocess.run([sys.executable, "-c", STEP.format(late=late)], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", STEP.format(late=late, rounds=rounds, calls=calls)], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     return int(out.stdout.split()[-1])
 
@@ -75,7 +76,8 @@ def test_calls_on_the_worker_thread_fault_in_no_pages_either():
 
 @pytest.mark.skipif(not _glibc(), reason="the heap setting is glibc's mallopt")
 def test_heap_keep_zero_leaves_glibcs_defaults():
-    assert _faults_per_call("0") > 5000  # (what the default avoids: the slab mmap'd per call)
+    # (what the default avoids: the slab mmap'd per call, so in every round: three rounds of 5 calls show it)
+    assert _faults_per_call("0", rounds=3, calls=5) > 5000
 
 
 EAGER = """
@@ -160,8 +162,9 @@ zeros = stagec.tree_util.tree_map(np.zeros_like, params)
 s = stagec.device_put((params, zeros, zeros))
 rss = lambda: int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
 # resident memory over calls [start, n): the leak was ~10 MiB a call from the first (~7 MiB on other runs), memory
-# is flat from call 5 without it; the guard moves "kept" after 4 windows of LEAK_EVERY = 32 calls
-n, start = (40, 20) if sys.argv[1] == "task" else (300, 200)
+# is flat from call 5 without it; the guard moves "kept" after 4 windows of LEAK_EVERY = 32 calls (by call 160); over
+# the 50 calls from 200 a leak of 7 MiB a call is 350 MiB, 7x the bound checked
+n, start = (40, 20) if sys.argv[1] == "task" else (250, 200)
 save = lambda s, to: np.save(to, np.concatenate([np.asarray(a).ravel() for a in stagec.tree_util.tree_leaves(s)]))
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -195,7 +198,7 @@ def test_a_training_loop_on_local_task_keeps_no_memory(tmp_path):
                            timeout=600, env=env)
         assert r.returncode == 0, r.stderr[-2000:]
         out[driver] = r.stdout.split()
-    # (MiB over calls 200-300, "task": 20-40: +1059-2119 over 100 calls on local-task before, +1421 with the barriers
+    # (MiB over calls 200-250, "task": 20-40: +1059-2119 over 100 calls on local-task before, +1421 with the barriers
     # kept and the guard off; "task" runs 40 calls, its bits those of local-sync's 40th)
     assert out["sync"] == ["local-sync", out["sync"][1], "0"] and int(out["sync"][1]) < 50, out
     assert out["task"][0] == "local-task" and int(out["task"][1]) < 50 and out["task"][2] == "0", out
