@@ -584,11 +584,14 @@ def _case(name):
 
 @functools.cache
 def _jitted_cases() -> dict:
-    """{name: result} of every case outside EAGER_CASES, under one jit (one module, not one per case), each on its
-    own arguments (the caller has x64 on)."""
+    """{name: result} of every case outside EAGER_CASES, under one jit (one module, not one per case), on its
+    arguments (the caller has x64 on): ARRAYS passed once for every NUMPY_CASES case, so that the compiler merges the
+    work cases share, each OWN_CASES case's own."""
     apart = EAGER_CASES | (VULKAN_NO_F64 if _vulkan() else set())
     names = sorted(n for n in [*NUMPY_CASES, *OWN_CASES] if n not in apart)
-    return stagec.jit(lambda args: {n: _case(n)[0](snp, *args[n]) for n in names})({n: _case(n)[1] for n in names})
+    own = [n for n in names if n in OWN_CASES]
+    return stagec.jit(lambda arrays, args: {n: _case(n)[0](snp, *(args[n] if n in OWN_CASES else arrays))
+                                            for n in names})(ARRAYS, {n: OWN_CASES[n][1] for n in own})
 
 
 @pytest.mark.parametrize("name", sorted([*NUMPY_CASES, *OWN_CASES]))
@@ -629,9 +632,10 @@ def test_digitize_with_decreasing_bins():
     two sides swapped (JAX's docstring example gave [3 2 1 2 1 0] for [2 1 1 2 0 0]). Against NumPy."""
     x = np.array([1.0, 2.0, 2.5, 1.5, 3.0, 3.5, 0.5, 4.0], np.float32)
     cases = [(bins, right) for bins in ([3, 2, 1], [3, 3, 1, 1], [1, 2, 3], [5, 1]) for right in (False, True)]
-    # (the jitted side of every case in one module, each case's bins an argument of it)
-    jitted = stagec.jit(lambda x, bs: [snp.digitize(x, b, right=right) for b, (_, right) in zip(bs, cases)])(
-        x, [np.array(bins) for bins, _ in cases])
+    # (the jitted side of every case in one module, each bins an argument of it, once for both values of `right`)
+    bins_list = [[3, 2, 1], [3, 3, 1, 1], [1, 2, 3], [5, 1]]
+    jitted = stagec.jit(lambda x, bs: [snp.digitize(x, bs[bins_list.index(b)], right=right) for b, right in cases])(
+        x, [np.array(b) for b in bins_list])
     for (bins, right), j in zip(cases, jitted):
         want = np.digitize(x, np.array(bins), right=right)
         np.testing.assert_array_equal(np.asarray(snp.digitize(x, np.array(bins), right=right)), want)
