@@ -135,8 +135,10 @@ def test_unique_against_numpy(x64):
     specs = [(x, None, None, None), (x, None, 7, None), (x, None, 7, -1), (x, None, 3, None), (f, None, 6, 9.0),
              (rows, 0, 5, None), (rows, 0, None, None)]
     sized = [s for s in specs if s[2] is not None]
-    jitted = stagec.jit(lambda xs: [snp.unique(x, True, True, True, axis=a, size=n, fill_value=fv)
-                                    for x, (_, a, n, fv) in zip(xs, sized)])([s[0] for s in sized])
+    inputs = [x, f, rows]  # (each passed once: the cases of one input share its sort in the module)
+    which = [next(k for k, a in enumerate(inputs) if a is s[0]) for s in sized]
+    jitted = stagec.jit(lambda xs: [snp.unique(xs[k], True, True, True, axis=a, size=n, fill_value=fv)
+                                    for k, (_, a, n, fv) in zip(which, sized)])(inputs)
     j = iter(jitted)
     for arr, axis, size, fill in specs:
         want = _np_unique(arr, axis, size, fill)
@@ -323,8 +325,10 @@ def test_apply_over_axes_against_numpy(x64):
              (lambda a, ax: np.mean(a, ax, keepdims=True) * 2, lambda a, ax: snp.mean(a, ax, keepdims=True) * 2)]
     axes_list = [[0], [0, -1], (1, 0), 1, [], [-1, -1]]
     cases = [(x, nf, sf, axes) for x in arrays for nf, sf in funcs for axes in axes_list]
-    jitted = stagec.jit(lambda xs: [snp.apply_over_axes(sf, x, axes) for x, (_, _, sf, axes) in zip(xs, cases)])(
-        [c[0] for c in cases])
+    # (one module, each array passed once: the compiler merges the cases' common work, as a sum over axis 0)
+    which = [next(k for k, a in enumerate(arrays) if a is c[0]) for c in cases]
+    jitted = stagec.jit(lambda xs: [snp.apply_over_axes(sf, xs[k], axes) for k, (_, _, sf, axes) in zip(which, cases)])(
+        arrays)
     for (x, nf, sf, axes), j in zip(cases, jitted):
         want = np.apply_over_axes(nf, x, axes)
         for got in (snp.apply_over_axes(sf, x, axes), j):
