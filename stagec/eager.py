@@ -7,9 +7,9 @@ rule on every call on the CPU: an operation's bits never depend on whether its k
 on small device values (`HOST_READ_ELEMENTS`) reads them back once and takes its rule too.
 
 Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMORPHIC`): one module per
-(primitive, params, dtypes, rank, where the 0- and 1-sized dimensions are), every other dimension dynamic
-(`tensor<?x?xf32>`), so a new length reuses the module. Dimensions of 0 and 1 stay static: an empty or a
-broadcast dimension compiles as it always did. `broadcast_in_dim` takes its result shape as a run-time operand;
+(primitive, params, dtypes, rank, where the empty dimensions are), every other dimension dynamic
+(`tensor<?x?xf32>`), so a new length reuses the module. Empty dimensions stay static, and so do
+`broadcast_in_dim`'s operand dimensions of 1 (the expanding ones). `broadcast_in_dim` takes its result shape as a run-time operand;
 `reshape`, and a slice of leading rows (`_prefix`), are new views of the same buffer (no module). Other primitives compile once per shape. Switch
 polymorphic kernels off with `config.eager_polymorphic` (docs/design.md has the measurements).
 
@@ -559,8 +559,10 @@ def _recipe(prim: Primitive, avals: Sequence[ShapedArray], params: dict, kind: s
 # ---------------------------------------------------------------- shape-polymorphic kernels
 
 
-def _dims(shape: Sequence[int]) -> tuple[int, ...]:
-    return tuple(d if d in (0, 1) else DYNAMIC for d in shape)
+def _dims(shape: Sequence[int], ones: bool = False) -> tuple[int, ...]:
+    """`shape` with its dimensions dynamic, but those of size 0 (and of size 1 unless `ones`: broadcast_in_dim's,
+    whose size-1 operand dimensions are the expanding ones) static."""
+    return tuple(d if d == 0 or (d == 1 and not ones) else DYNAMIC for d in shape)
 
 
 def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals, backend: Backend,
@@ -571,8 +573,9 @@ def _polymorphic_form(prim: Primitive, avals: Sequence[ShapedArray], params: dic
     if (prim not in POLYMORPHIC or backend.name != "cpu" or (not any_size and sum(
             math.prod(a.shape) for a in (*avals, *out_avals)) >= POLYMORPHIC_MAX_ELEMENTS)):
         return None
-    pavals = tuple(ShapedArray(_dims(a.shape), a.dtype) for a in avals)
-    if prim is structural.broadcast_in_dim_p:
+    bcast = prim is structural.broadcast_in_dim_p
+    pavals = tuple(ShapedArray(_dims(a.shape, not bcast), a.dtype) for a in avals)
+    if bcast:
         params = dict(params, shape=_dims(params["shape"]))
         if DYNAMIC not in params["shape"]:
             return None

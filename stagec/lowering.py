@@ -98,22 +98,20 @@ def full(value, aval: ShapedArray):
     return constant(np.array(value, dtype=aval.dtype), aval)
 
 
-def runtime_shape(ctx: Ctx, x, rank: int):
-    """`x`'s dimensions read at run time, as an int32[rank] tensor: the result shape of a constant built inside a
-    shape-polymorphic kernel (`fill`)."""
-    i32, one = ShapedArray((), np.dtype(np.int32)), ShapedArray((1,), np.dtype(np.int32))
-    sizes = [ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [x], result_avals=[i32],
-                                                   attributes={"dimension": i64(d)})], result_avals=[one])
-             for d in range(rank)]
-    return ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((rank,), np.dtype(np.int32))],
-                   attributes={"dimension": i64(0)})
-
-
-def fill(ctx: Ctx, value, aval: ShapedArray, shape=None):
-    """A tensor of `aval` filled with `value`: a constant, or where `aval` has dynamic dimensions a scalar broadcast
-    to `shape` (`runtime_shape` of an operand of that shape)."""
-    if shape is None:
+def fill(ctx: Ctx, value, like, aval: ShapedArray):
+    """A tensor of `aval` filled with `value`, where `like` is a value of type `aval`: a constant, or where
+    `aval` has dynamic dimensions (a shape-polymorphic kernel) a scalar broadcast to `like`'s run-time shape."""
+    if DYNAMIC not in aval.shape:
         return full(value, aval)
+    if aval.dtype.kind == "u":  # (IREE makes unsigned tensors signless but not a `tensor.dim` of one: read a view)
+        like = ctx.op1("stablehlo.bitcast_convert", [like], result_avals=[aval.update(dtype=np.dtype(
+            f"i{aval.dtype.itemsize}"))])
+    i32, one = ShapedArray((), np.dtype(np.int32)), ShapedArray((1,), np.dtype(np.int32))
+    sizes = [ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [like], result_avals=[i32],
+                                                   attributes={"dimension": i64(d)})], result_avals=[one])
+             for d in range(aval.ndim)]
+    shape = ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((aval.ndim,), np.dtype(np.int32))],
+                    attributes={"dimension": i64(0)})
     scalar = constant(np.array(value, aval.dtype), aval.update(shape=()))
     return ctx.op1("stablehlo.dynamic_broadcast_in_dim", [scalar, shape], result_avals=[aval],
                    attributes={"broadcast_dimensions": i64s([])})

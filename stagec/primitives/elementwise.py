@@ -33,14 +33,14 @@ def _emit(opname: str):
         if opname in ("abs", "sign") and _dt.kind(ctx.avals_in[0].dtype) == "u":  # (no unsigned stablehlo op)
             if opname == "abs":
                 return [xs[0]]
-            nonzero = L.compare(ctx, xs[0], L.full(0, ctx.avals_in[0]), "NE", ctx.avals_in[0])
+            nonzero = L.compare(ctx, xs[0], L.fill(ctx, 0, xs[0], ctx.avals_in[0]), "NE", ctx.avals_in[0])
             return [ctx.op1("stablehlo.convert", [nonzero])]
         if opname in ("maximum", "minimum"):
             return [L.combine(ctx, opname, *xs, ctx.avals_out[0])]
         if opname == "rsqrt" and _dt.kind(ctx.avals_in[0].dtype) == "c":  # 1 / sqrt: IREE's complex rsqrt took
             # the upper side of the cut for a -0 imaginary part (rsqrt(-2.5-0j) was -0.632j; sqrt gives -1.581j)
             root = ctx.op1("stablehlo.sqrt", xs)
-            return [ctx.op1("stablehlo.divide", [L.full(1, ctx.avals_in[0]), root])]
+            return [ctx.op1("stablehlo.divide", [L.fill(ctx, 1, root, ctx.avals_in[0]), root])]
         return [ctx.op1(opname if "." in opname else "stablehlo." + opname, xs)]
     return rule
 
@@ -176,7 +176,7 @@ def _convert_lower(ctx: L.Ctx, x, *, new_dtype, weak_type):
     if src.dtype == dst.dtype:
         return [x]
     if dst.dtype == np.bool_:  # any -> bool is `x != 0`, as NumPy defines it
-        return [L.compare(ctx, x, L.full(0, src), "NE", src)]
+        return [L.compare(ctx, x, L.fill(ctx, 0, x, src), "NE", src)]
     if _dt.kind(src.dtype) in "fc" and _dt.kind(dst.dtype) in "iu":
         if _dt.kind(src.dtype) == "c":  # the real part's (as JAX's)
             src = src.update(dtype=np.finfo(src.dtype).dtype)
@@ -190,14 +190,14 @@ def _float_to_int(ctx: L.Ctx, x, src: ShapedArray, dst: ShapedArray):
     leaves out-of-range values undefined; IREE's CPU code gave INT_MIN for NaN, 3e9 and -3e9."""
     info = np.iinfo(dst.dtype)
     with np.errstate(over="ignore"):  # (2**16 and up are inf in float16: then only inf reaches the top)
-        lo, top = L.full(float(info.min), src), L.full(float(info.max) + 1, src)  # powers of two or 0: exact
+        lo, top = L.fill(ctx, float(info.min), x, src), L.fill(ctx, float(info.max) + 1, x, src)  # powers of 2 or 0
     pred = src.update(dtype=np.dtype(np.bool_), weak_type=False)
     below, above = L.compare(ctx, x, lo, "LT", src), L.compare(ctx, x, top, "GE", src)
     bad = ctx.op1("stablehlo.or", [ctx.op1("stablehlo.or", [below, above], result_avals=[pred]),
                                    L.compare(ctx, x, x, "NE", src)], result_avals=[pred])
-    out = ctx.op1("stablehlo.convert", [ctx.op1("stablehlo.select", [bad, L.full(0, src), x], result_avals=[src])])
-    out = ctx.op1("stablehlo.select", [above, L.full(info.max, dst), out])
-    return ctx.op1("stablehlo.select", [below, L.full(info.min, dst), out])
+    out = ctx.op1("stablehlo.convert", [ctx.op1("stablehlo.select", [bad, L.fill(ctx, 0, x, src), x], result_avals=[src])])
+    out = ctx.op1("stablehlo.select", [above, L.fill(ctx, info.max, out, dst), out])
+    return ctx.op1("stablehlo.select", [below, L.fill(ctx, info.min, out, dst), out])
 
 
 # ---- complex parts
