@@ -120,13 +120,14 @@ def test_new_length_reuses_the_module():
     assert eager.stats["compiles"] == before
 
 
-def test_zero_and_unit_dimensions_stay_static():
+def test_zero_dimensions_stay_static_and_unit_ones_take_the_polymorphic_kernel():
     stagec.config.update("eager_polymorphic", True)
     stagec.clear_caches()
     x = snp.asarray(sample((1, 4), np.float32))
     got = np.asarray(x + snp.asarray(sample((1, 4), np.float32, seed=1)))
     np.testing.assert_array_equal(got, sample((1, 4), np.float32) + sample((1, 4), np.float32, seed=1))
     np.testing.assert_array_equal(np.asarray(snp.asarray(np.float32(2)) * 3), np.float32(6))
+    assert ("add", "polymorphic") in eager.kernels()
     empty = np.asarray(snp.exp(snp.zeros((0, 5))))
     assert empty.shape == (0, 5)
 
@@ -140,13 +141,25 @@ def test_big_calls_take_shape_specific_modules():
     assert eager.kernels() == [("neg", "static")]
 
 
-def test_a_polymorphic_lowering_that_needs_sizes_falls_back():
-    # any -> bool compares with a zero constant of the operand's shape: no dynamic module, one per shape
+def test_a_polymorphic_lowering_that_needs_sizes_falls_back(monkeypatch):
+    # A rule that builds a constant of the operand's shape (`lowering.full`) emits no dynamic module: the key
+    # compiles per shape. (stagec's own rules build such constants with `lowering.fill`: tests/test_eager_sizes.py.)
+    # Negation written as 0 - x here, so nothing it compiles may reach the persistent cache or outlive the test.
+    from stagec import lowering as L
+    from stagec.primitives import elementwise
+    monkeypatch.setattr(elementwise.neg_p, "lowering", lambda ctx, x: [
+        ctx.op1("stablehlo.subtract", [L.full(0, ctx.avals_in[0]), x])])
+    old = stagec.config.persistent_cache
+    stagec.config.update("persistent_cache", False)
     stagec.config.update("eager_polymorphic", True)
     stagec.clear_caches()
-    x = np.array([0.0, 1.5, -2.0, 0.0, np.nan], np.float32)
-    np.testing.assert_array_equal(np.asarray(snp.asarray(x).astype(bool)), x.astype(bool))
-    assert ("convert_element_type", "per-shape") in eager.kernels()
+    try:
+        x = np.array([0.5, 1.5, -2.0, 3.0, np.nan], np.float32)
+        np.testing.assert_array_equal(np.asarray(snp.negative(snp.asarray(x))), -x)
+        assert sorted(eager.kernels()) == [("neg", "per-shape"), ("neg", "static")]
+    finally:
+        stagec.clear_caches()
+        stagec.config.update("persistent_cache", old)
 
 
 def test_reshape_is_a_view_that_outlives_its_source():
