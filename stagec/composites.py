@@ -362,7 +362,8 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
         not small and all(_exact_eqn(e) for e in graph.eqns) else None
     if fused is None and single and len(steps) == 1 and steps[0][0] is None and steps[0][6] is None and \
             steps[0][5] == results and all(i < n_in or i in folded for i in steps[0][4]):
-        # (constant operands, `exp2`'s 2, as `_source` passes them: a small one's host Array, its buffer kept)
+        # (constant operands, `power(x, 3.5)`'s exponent, as `_source` passes them: a small one's host Array, its
+        # buffer kept)
         ins = [i if i < n_in else Array.on_host(folded[i], avals[i], backend) if folded[i].size <= KEPT_CONSTANT_ELEMENTS
                and not folded[i].flags.writeable else Const(folded[i], avals[i]) for i in steps[0][4]]
         stats["one_kernel"] += 1

@@ -1,6 +1,6 @@
 """Eager composites' constant operands (`stagec.composites`): a folded broadcast constant (selu's alpha, scale and
 zero: a stretched view, strides 0) is read by correctly rounded NumPy rules as a 0-d array (`_compact`), and a
-graph of one kernel on its arguments and constants (`exp2`'s pow of 2) calls that kernel's plan directly
+graph of one kernel on its arguments and constants (`power(x, 3.5)`'s pow) calls that kernel's plan directly
 (`_one_kernel`). Either way every call gives the bits of the first, op-by-op call."""
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def same_calls(fn, *xs, more=()):
 FNS = {"selu": nn.selu, "elu": nn.elu, "celu": lambda x: nn.celu(x, 2.5), "leaky_relu": nn.leaky_relu,
        "softplus": nn.softplus, "hard_tanh": nn.hard_tanh, "gelu": nn.gelu, "relu6": nn.relu6,
        "clip": lambda x: snp.clip(x, -0.5, 0.5), "nan_to_num": lambda x: snp.nan_to_num(x, nan=1.5, neginf=-0.0),
-       "heaviside": lambda x: snp.heaviside(x, 0.5), "exp2": snp.exp2, "deg2rad": snp.deg2rad,
+       "heaviside": lambda x: snp.heaviside(x, 0.5), "exp2": snp.exp2, "power": lambda x: snp.power(x, 3.5),
+       "deg2rad": snp.deg2rad,
        "copysign": lambda x: snp.copysign(x, -1.0), "fmin": lambda x: snp.fmin(x, -0.0), "median": snp.median}
 # (`HOST_READ_ELEMENTS`, `_ZERO_BOUND_MIN`, `_SELECT_BITS_MIN` lie between; 270K: kernels, `HOST_MAX_ELEMENTS`)
 SHAPES = [(), (1, 1), (4, 4), (7, 13), (5000,), (70_000,)]
@@ -72,7 +73,7 @@ def test_later_calls_give_the_first_calls_bits(name, dtype):
         same_calls(FNS[name], data(shape, dtype, k))
 
 
-@pytest.mark.parametrize("name", ["selu", "leaky_relu", "heaviside", "exp2", "clip", "gelu"])
+@pytest.mark.parametrize("name", ["selu", "leaky_relu", "heaviside", "exp2", "power", "clip", "gelu"])
 def test_float64_and_the_kernels_size_class(name, x64):
     for dtype, shape in [(np.float64, (4, 4)), (np.float64, (7, 13)), (np.float64, (5000,)), (np.float32, (270_000,))]:
         same_calls(FNS[name], data(shape, dtype))
@@ -137,19 +138,25 @@ def test_a_partly_stretched_constant_reads_as_a_contiguous_copy():
     assert all(v.flags.c_contiguous for v in compact.values())
 
 
-def test_exp2_calls_its_one_kernel_directly(monkeypatch):
-    """exp2 is `pow(2, x)`: one kernel on the argument and a constant, called as `_one_kernel`, its constant's
-    host Array kept (uploaded once); the bits of the op-by-op call."""
+def test_a_power_calls_its_one_kernel_directly(monkeypatch):
+    """`power(x, 3.5)` is `pow(x, 3.5)`: one kernel on the argument and a constant, called as `_one_kernel`, its
+    constant's host Array kept (uploaded once); the bits of the op-by-op call."""
     seen = _spy(monkeypatch, "_one_kernel")
     before = composites.stats["one_kernel"]
-    same_calls(snp.exp2, data((4, 4), np.float32))
+    same_calls(FNS["power"], data((4, 4), np.float32))
     assert composites.stats["one_kernel"] == before + 1
     (args, kw), = seen
     ins = args[-1]
-    assert len(ins) == 2 and ins[1] == 0 and type(ins[0]) is stagec.Array
+    assert len(ins) == 2 and ins[0] == 0 and type(ins[1]) is stagec.Array
 
 
 def test_exp2_edges():
-    """exp2's direct kernel call on its edges: NaN, +-inf, +-0, subnormals, overflow and underflow."""
-    x = stagec.device_put(np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 1e-45, 128.0, -150.0], np.float32))
-    same_calls(snp.exp2, x)
+    """exp2 (its own primitive) on its edges: NaN, +-inf, +-0, subnormals, overflow and underflow, each call the
+    first call's bits, within 2 ulps of float64's where the result is a normal float32."""
+    v = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 1e-45, 128.0, -150.0, 127.9, -125.7, 0.3, -7.1], np.float32)
+    same_calls(snp.exp2, stagec.device_put(v))
+    got, want = np.asarray(snp.exp2(stagec.device_put(v))).astype(np.float64), np.exp2(v.astype(np.float64))
+    normal = np.isfinite(want) & (want >= np.finfo(np.float32).tiny) & (want <= np.finfo(np.float32).max)
+    np.testing.assert_array_equal(got[~normal & ~np.isnan(want)], np.float32(want[~normal & ~np.isnan(want)]))
+    assert np.isnan(got[np.isnan(want)]).all()
+    assert (np.abs(got - want)[normal] <= 2 * np.spacing(np.float32(want[normal]))).all()

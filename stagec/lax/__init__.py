@@ -442,9 +442,10 @@ def reciprocal(x):
 
 
 def exp2(x):
-    """2^x as `stablehlo.power` (passes/mathlib.py: within an ulp); e^(x ln 2) took x ln 2's rounding, 63 float32
-    ulps at |x| = 126 (JAX's lax.exp2 is that)."""
-    return _ew.pow(full_like(x, 2), x)
+    """2^x: the `exp2` primitive (`stablehlo.power` of 2: within an ulp); of a complex x, `pow(2, x)`."""
+    if _dt.kind(aval_of(x).dtype) == "c":
+        return _ew.pow(full_like(x, 2), x)
+    return _ew.exp2(x)
 
 
 def batch_matmul(lhs, rhs, precision=None):

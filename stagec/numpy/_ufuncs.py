@@ -457,9 +457,9 @@ def reciprocal(x: Any, /):
 
 def exp2(x: Any, /):
     (x,) = _to_float("exp2", x)
-    y = _raw_pow(_const(x, 2), x)  # (a positive base: the primitive is exact there)
     if _dt.kind(aval_of(x).dtype) != "c":
-        return y
+        return lax.exp2(x)
+    y = _raw_pow(_const(x, 2), x)  # (a positive base: the primitive is exact there)
     # A complex x with an inf or NaN part: exp of x's parts times ln 2 (NumPy's nc_exp2, C99's cexp special values);
     # the power's complex product x log 2 makes inf + 0j into inf + NaN j, so exp2(inf + 0j) would be inf + NaN j.
     re, im = lax.real(x), lax.imag(x)

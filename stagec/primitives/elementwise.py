@@ -80,6 +80,14 @@ round_p = unary("round", FLOAT, "round_nearest_even")
 round_afz_p = unary("round_afz", FLOAT, "round_nearest_afz")
 exp_p = unary("exp", FLOAT_OR_COMPLEX, "exponential")
 expm1_p = unary("expm1", FLOAT_OR_COMPLEX, "exponential_minus_one")
+exp2_p = unary("exp2", FLOAT, "power")
+
+
+@exp2_p.def_lowering
+def _exp2_lower(ctx: L.Ctx, x):
+    """2^x as `stablehlo.power` of a splat 2 (passes/mathlib.py expands that as exp2: within an ulp; e^(x ln 2)
+    took x ln 2's rounding, 63 float32 ulps at |x| = 126). Complex exp2 stays `pow` (`lax.exp2`)."""
+    return [ctx.op1("stablehlo.power", [L.fill(ctx, 2, x, ctx.avals_in[0]), x])]
 log_p = unary("log", FLOAT_OR_COMPLEX, "log")
 log1p_p = unary("log1p", FLOAT_OR_COMPLEX, "log_plus_one")
 tanh_p = unary("tanh", FLOAT_OR_COMPLEX, "tanh")
@@ -298,6 +306,7 @@ _ad.defjvp(abs_p, _abs_jvp)
 _ad.defjvp(exp_p, lambda g, ans, x: mul(g, ans))
 # expm1' = exp(x) itself: JAX's ans + 1 cancels where x < 0 (float64 elu'(-30) 1.7e-4 relative off; float32 0 below -17)
 _ad.defjvp(expm1_p, lambda g, ans, x: mul(g, exp(x)))
+_ad.defjvp(exp2_p, lambda g, ans, x: mul(g, mul(_ad.full_like(ans, math.log(2)), ans)))  # (pow's in y, at 2)
 _ad.defjvp(log_p, lambda g, ans, x: div(g, x))
 _ad.defjvp(log1p_p, lambda g, ans, x: div(g, add(x, _one(x))))
 # (1 + ans)(1 - ans), JAX's form (1 - ans^2 rounds ans^2 first; either is as good as tanh's own rounding allows)
@@ -481,7 +490,7 @@ def _weak_to(x, aval: ShapedArray, dtype):
 
 
 _UNARY = dict(neg=neg_p, sign=sign_p, abs=abs_p, floor=floor_p, ceil=ceil_p, round=round_p, round_afz=round_afz_p,
-              exp=exp_p, expm1=expm1_p, log=log_p, log1p=log1p_p, tanh=tanh_p, logistic=logistic_p, sin=sin_p,
+              exp=exp_p, exp2=exp2_p, expm1=expm1_p, log=log_p, log1p=log1p_p, tanh=tanh_p, logistic=logistic_p, sin=sin_p,
               cos=cos_p, tan=tan_p, sqrt=sqrt_p, rsqrt=rsqrt_p, cbrt=cbrt_p, bitwise_not=not_p,
               is_finite=is_finite_p, asin=asin_p, acos=acos_p, atan=atan_p, sinh=sinh_p, cosh=cosh_p,
               asinh=asinh_p, acosh=acosh_p, atanh=atanh_p, erf=erf_p, erfc=erfc_p, erf_inv=erf_inv_p,
@@ -751,7 +760,7 @@ def _converts_exactly(avals, params) -> bool:
 for _p, _f, _k in [
         (neg_p, np.negative, "iufc"), (abs_p, np.abs, "iuf"), (sign_p, _sign_host, "iuf"),
         (floor_p, np.floor, "f"), (ceil_p, np.ceil, "f"), (round_p, np.rint, "f"),
-        (exp_p, np.exp, "f"), (expm1_p, np.expm1, "f32"), (log_p, np.log, "f"), (log1p_p, np.log1p, "f32"),
+        (exp_p, np.exp, "f"), (exp2_p, np.exp2, "f"), (expm1_p, np.expm1, "f32"), (log_p, np.log, "f"), (log1p_p, np.log1p, "f32"),
         (tanh_p, np.tanh, "f"), (logistic_p, _logistic_host, "f"), (sin_p, np.sin, "f"), (cos_p, np.cos, "f"),
         (tan_p, np.tan, "f"), (sqrt_p, np.sqrt, "f"), (rsqrt_p, lambda x: 1 / np.sqrt(x), "f"),
         (not_p, np.invert, "biu"), (is_finite_p, np.isfinite, "f"), (asinh_p, np.arcsinh, "f32"),
