@@ -9,8 +9,8 @@ on small device values (`HOST_READ_ELEMENTS`) reads them back once and takes its
 Kernels are shape-polymorphic where the primitive's emission allows it (`POLYMORPHIC`): one module per
 (primitive, params, dtypes, rank, where the empty dimensions are), every other dimension dynamic
 (`tensor<?x?xf32>`), so a new length reuses the module. Empty dimensions stay static, and so do
-`broadcast_in_dim`'s operand dimensions of 1 (the expanding ones). `broadcast_in_dim` takes its result shape as a run-time operand;
-`reshape`, and a slice of leading rows (`_prefix`), are new views of the same buffer (no module). Other primitives compile once per shape. Switch
+`broadcast_in_dim`'s operand dimensions of 1 (the expanding ones). `broadcast_in_dim` takes its result shape as a
+run-time operand; `reshape`, and a slice of leading rows (`_prefix`), are new views of the same buffer (no module). Other primitives compile once per shape. Switch
 polymorphic kernels off with `config.eager_polymorphic` (docs/design.md has the measurements).
 
 The loaded modules are kept in a least-recently-used cache of `config.eager_cache_size` entries; threads

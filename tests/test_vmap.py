@@ -144,8 +144,8 @@ def test_every_primitive_has_a_batching_rule():
 
 # ---------------------------------------------------------------- elementwise (grouped: one module per group)
 
-UNARY = ["neg", "sign", "abs", "floor", "ceil", "round", "round_afz", "exp", "expm1", "log", "log1p", "tanh",
-         "logistic", "sin", "cos", "tan", "sqrt", "rsqrt", "cbrt", "is_finite", "asin", "acos", "atan", "sinh",
+UNARY = ["neg", "sign", "abs", "floor", "ceil", "round", "round_afz", "exp", "exp2", "expm1", "log", "log1p",
+         "tanh", "logistic", "sin", "cos", "tan", "sqrt", "rsqrt", "cbrt", "is_finite", "asin", "acos", "atan", "sinh",
          "cosh", "asinh", "atanh", "erf", "erfc", "erf_inv", "lgamma", "digamma"]
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne", "lt", "le", "gt", "ge"]
 INT_OPS = ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
