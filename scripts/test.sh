@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite (14m30s on this 2-core machine at the end of 2026-12-01's session, 2771 tests, ~3200 IREE
-# compiles; 15m35s to 17m09s on 2026-11-30; over the 12-minute budget: docs/log.md), after the linter. Installs what it
+# The whole test suite (14m26s on this 2-core machine at the end of 2026-12-01's forty-first session, 2770 tests,
+# ~3000 IREE compiles; over the 12-minute budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (70-95
 # s).
 set -euo pipefail
