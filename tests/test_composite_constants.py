@@ -150,13 +150,20 @@ def test_a_power_calls_its_one_kernel_directly(monkeypatch):
     assert len(ins) == 2 and ins[0] == 0 and type(ins[1]) is stagec.Array
 
 
-def test_exp2_edges():
+def test_exp2_edges_and_values():
     """exp2 (its own primitive) on its edges: NaN, +-inf, +-0, subnormals, overflow and underflow, each call the
-    first call's bits, within 2 ulps of float64's where the result is a normal float32."""
+    first call's bits; within an ulp of float64's where the result is a normal float32, on the edges and on 64 eager
+    calls of 16 values (small: NumPy's rule on the CPU, computed in float64 and rounded once; float32 np.exp2 was
+    2.7 ulps off)."""
     v = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 1e-45, 128.0, -150.0, 127.9, -125.7, 0.3, -7.1], np.float32)
     same_calls(snp.exp2, stagec.device_put(v))
     got, want = np.asarray(snp.exp2(stagec.device_put(v))).astype(np.float64), np.exp2(v.astype(np.float64))
     normal = np.isfinite(want) & (want >= np.finfo(np.float32).tiny) & (want <= np.finfo(np.float32).max)
     np.testing.assert_array_equal(got[~normal & ~np.isnan(want)], np.float32(want[~normal & ~np.isnan(want)]))
     assert np.isnan(got[np.isnan(want)]).all()
-    assert (np.abs(got - want)[normal] <= 2 * np.spacing(np.float32(want[normal]))).all()
+    assert (np.abs(got - want)[normal] <= np.spacing(np.float32(want[normal]))).all()
+    x = np.random.default_rng(0).uniform(-126, 128, (64, 16)).astype(np.float32)
+    got = np.stack([np.asarray(snp.exp2(stagec.device_put(row))) for row in x]).astype(np.float64)
+    want = np.exp2(x.astype(np.float64))
+    err = np.abs(got - want) / np.spacing(want.astype(np.float32)).astype(np.float64)
+    assert err.max() <= 1, err.max()

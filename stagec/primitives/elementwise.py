@@ -760,7 +760,7 @@ def _converts_exactly(avals, params) -> bool:
 for _p, _f, _k in [
         (neg_p, np.negative, "iufc"), (abs_p, np.abs, "iuf"), (sign_p, _sign_host, "iuf"),
         (floor_p, np.floor, "f"), (ceil_p, np.ceil, "f"), (round_p, np.rint, "f"),
-        (exp_p, np.exp, "f"), (exp2_p, np.exp2, "f"), (expm1_p, np.expm1, "f32"), (log_p, np.log, "f"), (log1p_p, np.log1p, "f32"),
+        (exp_p, np.exp, "f"), (exp2_p, _wide(np.exp2), "f"), (expm1_p, np.expm1, "f32"), (log_p, np.log, "f"), (log1p_p, np.log1p, "f32"),
         (tanh_p, np.tanh, "f"), (logistic_p, _logistic_host, "f"), (sin_p, np.sin, "f"), (cos_p, np.cos, "f"),
         (tan_p, np.tan, "f"), (sqrt_p, np.sqrt, "f"), (rsqrt_p, lambda x: 1 / np.sqrt(x), "f"),
         (not_p, np.invert, "biu"), (is_finite_p, np.isfinite, "f"), (asinh_p, np.arcsinh, "f32"),
