@@ -99,8 +99,28 @@ def test_unit_dimensions_share_the_kernel_of_longer_ones():
 
 
 def test_broadcasts_of_unit_dimensions_keep_them_static():
-    # (broadcast_in_dim's operand: a size-1 dimension there is an expanding one, its own kernel)
+    # (broadcast_in_dim's operand: a size-1 dimension there is an expanding one, static in its kernel's key; a
+    # dynamic one would let (1, 4) -> (3, 4)'s kernel serve a (3, 4) operand)
     stagec.clear_caches()
     for shape, to in [((1, 4), (3, 4)), ((3, 1), (3, 5)), ((2, 3), (4, 2, 3))]:
         a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-        np.testing.assert_array_equal(np.asarray(snp.broadcast_to(snp.asarray(a), to)), np.broadcast_to(a, to))
+        dims = tuple(range(len(to) - len(shape), len(to)))
+        np.testing.assert_array_equal(np.asarray(lax.broadcast_in_dim(snp.asarray(a), to, dims)), np.broadcast_to(a, to))
+    operands = sorted(key[2][0].shape for key in eager._cache if key[0].name == "broadcast_in_dim")
+    assert operands == [(-1, -1), (-1, 1), (1, -1)], operands
+
+
+def test_the_default_eager_tiering_compiles_one_conversion_kernel_per_rank():
+    """As users run (`eager_tiering` "exact"): float -> integer conversions answer by their NumPy rule while their
+    kernel compiles in the background, one polymorphic kernel per rank over lengths and unit dimensions (before:
+    one per shape)."""
+    stagec.config.update("eager_tiering", "exact")
+    stagec.clear_caches()
+    for k, shape in enumerate([(3, 40), (1, 40), (2, 45), (40, 1), (1, 1)]):
+        x = _values(shape, np.float32, k)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for dst in (np.int32, np.uint8):
+                y = snp.asarray(x) * 1.0  # (a device value, as a computation's result is)
+                np.testing.assert_array_equal(np.asarray(y.astype(dst)), _to_int(x, dst), err_msg=f"{shape} {dst}")
+    eager.wait_for_kernels()
+    assert eager.kernels() == [("convert_element_type", "polymorphic")] * 2, eager.kernels()
