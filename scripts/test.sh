@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (14m26s on this 2-core machine at the end of 2026-12-01's forty-first session, 2770 tests,
+# The whole test suite (14m26s-14m43s on this 2-core machine at the end of 2026-12-01's forty-first session, 2771 tests,
 # ~3000 IREE compiles; over the 12-minute budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (70-95
 # s).
