@@ -341,24 +341,32 @@ _LAPACK_NAMES = (("scipy_", "_64_", np.int64), ("scipy_", "_", np.int32), ("", "
 _LAPACK_LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
                   np.dtype(np.complex128): "z"}
 _lapack_fns: list = []  # [{(routine, dtype): (function, integer dtype)} or None], looked up once
+# routine -> (its pointer arguments, more for complex types, its CHARACTER arguments' hidden lengths); "evd" and
+# "orgqr" are heevd and ungqr for complex types
+_ARGS = {"getrf": (6, 0, 0), "getrs": (9, 0, 1), "potrf": (5, 0, 1), "evd": (11, 2, 2), "geqrf": (8, 0, 0),
+         "orgqr": (9, 0, 0)}
+
+
+def _routine(r: str, letter: str) -> str:
+    cplx = letter in "cz"
+    return {"evd": "heevd" if cplx else "syevd", "orgqr": "ungqr" if cplx else "orgqr"}.get(r, r)
 
 
 def _lapack(routine: str, dt: np.dtype):
-    """(ctypes function, its integer dtype) of `?routine` (getrf, getrs, potrf; "evd": syevd or heevd) for `dt` in
-    NumPy's OpenBLAS, or None."""
+    """(ctypes function, its integer dtype) of `?routine` (getrf, getrs, potrf, geqrf; "evd": syevd or heevd;
+    "orgqr": orgqr or ungqr) for `dt` in NumPy's OpenBLAS, or None."""
     import ctypes
     if not _lapack_fns:
         found = {}
         for lib in _openblas_libs():
             for prefix, suffix, int_t in _LAPACK_NAMES:
-                fns = {(r, t): getattr(lib, f"{prefix}{c}{(('he' if c in 'cz' else 'sy') + 'evd') if r == 'evd' else r}"
-                                            f"{suffix}", None)
-                       for r in ("getrf", "getrs", "potrf", "evd") for t, c in _LAPACK_LETTER.items()}
+                fns = {(r, t): getattr(lib, f"{prefix}{c}{_routine(r, c)}{suffix}", None)
+                       for r in _ARGS for t, c in _LAPACK_LETTER.items()}
                 if all(f is not None for f in fns.values()):
                     for (r, t), f in fns.items():  # (pointers; each CHARACTER argument's hidden length comes last)
                         f.restype = None
-                        n = {"getrf": 6, "getrs": 9, "potrf": 5, "evd": 13 if t.kind == "c" else 11}[r]
-                        f.argtypes = [ctypes.c_void_p] * n + [ctypes.c_size_t] * {"getrf": 0, "evd": 2}.get(r, 1)
+                        n, more, chars = _ARGS[r]
+                        f.argtypes = [ctypes.c_void_p] * (n + more * (t.kind == "c")) + [ctypes.c_size_t] * chars
                     found = {k: (f, np.dtype(int_t)) for k, f in fns.items()}
                     break
             if found:
@@ -675,10 +683,70 @@ def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np
     _on_threads(run)
 
 
+class _Qr:
+    """LAPACK's geqrf, then orgqr (ungqr) for Q, on (m, n) matrices as NumPy's `qr` calls them (in float64 or
+    complex128 whatever the type, a column-major copy of A, Q's work holding the reflectors' columns, workspaces as
+    queried), so its bits; each call's pointers worked out once, used under `_blas_lock` (`_one_thread`). NumPy's own
+    `qr` around the same calls took ~3x as long on 16x16."""
+
+    def __init__(self, dt: np.dtype, m: int, n: int, cols: int):
+        dt = np.dtype(np.complex128 if dt.kind == "c" else np.float64)
+        (self.geqrf, it), (self.orgqr, _) = _lapack("geqrf", dt), _lapack("orgqr", dt)
+        k = min(m, n)
+        self.k, self.cols = k, cols  # (Q's columns: k, or m for a complete Q; 0: R alone)
+        self.a = np.empty((n, m), dt)  # (read column-major: A, m x n)
+        self.q = np.empty((max(cols, 1), m), dt)  # (column-major: Q, m x cols)
+        self.tau = np.zeros(max(k, 1), dt)
+        self.ints = np.array([m, n, k, max(m, 1), -1, -1, 0, max(cols, 1)], it)  # (m, n, k, lda, lworks, info, cols)
+        p, sz = self.ints.ctypes.data, it.itemsize
+        self.work = np.zeros(1, dt)
+        w, tau = self.work.ctypes.data, self.tau.ctypes.data
+        self.factor = (p, p + sz, self.a.ctypes.data, p + 3 * sz, tau, w, p + 4 * sz, p + 6 * sz)
+        self.form = (p, p + 7 * sz, p + 2 * sz, self.q.ctypes.data, p + 3 * sz, tau, w, p + 5 * sz, p + 6 * sz)
+        if k:  # (the workspace queries: sizes in work[0])
+            self.geqrf(*self.factor)
+            lwork = [max(1, int(self.work[0].real)), 1]
+            if cols:
+                self.orgqr(*self.form)
+                lwork[1] = max(1, int(self.work[0].real))
+            self.ints[4:6] = lwork
+            self.work = np.zeros(max(lwork), dt)
+            self.factor = (*self.factor[:5], self.work.ctypes.data, *self.factor[6:])
+            self.form = (*self.form[:6], self.work.ctypes.data, *self.form[7:])
+
+    def qr(self, a: np.ndarray, r: np.ndarray, q: np.ndarray | None) -> None:
+        k, cols = self.k, self.cols
+        np.copyto(self.a, a.T)
+        if k:
+            self.geqrf(*self.factor)
+        r.fill(0)  # (R: the factor's upper triangle, of k rows, or m for a complete R: zeros below A's rows)
+        np.copyto(r, self.a.T[:r.shape[0]], where=_kept(_uppers_on, r.shape, lambda: ~np.tri(*r.shape, -1, bool)))
+        if q is not None:
+            if k:
+                self.q[:k] = self.a[:k]
+                self.orgqr(*self.form)
+            else:  # (an empty A: NumPy's Q is the identity)
+                self.q[...] = np.eye(*self.q.shape, dtype=self.q.dtype)
+            q[...] = self.q[:cols].T
+
+
+_qr_plans: dict = {}  # (dtype, m, n, Q's columns) -> _Qr
+_uppers_on: dict = {}  # shape -> the mask of its entries on and above the diagonal
+
+
 def lapack_qr(a: np.ndarray, r: np.ndarray, q: np.ndarray | None = None, complete: bool = False) -> None:
     """R (into `r`: (b, k, n), or (b, m, n) `complete`) and, given `q`, Q ((b, m, k), or (b, m, m) `complete`) of each
     matrix of `a` (b, m, n): NumPy's QR, LAPACK's geqrf and orgqr (Householder reflectors, R's diagonal of either
-    sign, as `linalg._householder`'s)."""
+    sign, as `linalg._householder`'s), called directly (`_Qr`) where NumPy's OpenBLAS has them."""
+    b, m, n = a.shape
+    key = (a.dtype, m, n, 0 if q is None else q.shape[-1])
+    if (p := _qr_plans.get(key)) is None and _lapack("geqrf", a.dtype) is not None:
+        p = _kept(_qr_plans, key, lambda: _Qr(*key))
+    if p is not None:
+        with _one_thread:
+            for i in range(b):
+                p.qr(a[i], r[i], None if q is None else q[i])
+        return
     mode = "r" if q is None else "complete" if complete else "reduced"
 
     def run():

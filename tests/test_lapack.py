@@ -190,6 +190,48 @@ def _swaps(perm) -> int:
     return len(perm) - cycles
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_host_qr_gives_numpys_bits_with_or_without_the_lapack_symbols(dtype, monkeypatch):
+    """`lapack_qr` calls geqrf and orgqr (ungqr) itself (`host._Qr`) as NumPy's `qr` does: float32 in float64, column-
+    major, workspaces as queried, so its bits, on one BLAS thread as the host's calls run (OpenBLAS's complex128
+    products gave other bits on two); modes r, reduced and complete, tall and wide, below and above geqrf's blocked
+    crossover (128 columns); Q R = A, Q unitary, R upper triangular, against float64. Without the symbols NumPy's
+    `qr`: the same bits."""
+    rng = np.random.default_rng(11)
+    cplx = np.dtype(dtype).kind == "c"
+    mats = {(m, n): (rng.standard_normal((2, m, n)) + (1j * rng.standard_normal((2, m, n)) if cplx else 0)).astype(dtype)
+            for m, n in ((1, 1), (16, 16), (5, 3), (3, 5), (40, 7), (140, 133))}
+    outs = {}
+    for symbols in (True, False):
+        if not symbols:
+            monkeypatch.setattr(host, "_lapack_fns", [None])
+        monkeypatch.setattr(host, "_qr_plans", {})
+        for (m, n), a in mats.items():
+            k = min(m, n)
+            for mode in ("r", "reduced", "complete"):
+                rows, cols = (m, m) if mode == "complete" else (k, k)
+                r, q = np.empty((2, rows, n), dtype), None if mode == "r" else np.empty((2, m, cols), dtype)
+                host.lapack_qr(a, r, q, mode == "complete")
+                with host._one_thread:
+                    for i in range(2):
+                        want = np.linalg.qr(a[i], mode=mode)
+                        np.testing.assert_array_equal(r[i], want if mode == "r" else want[1])
+                        if q is not None:
+                            np.testing.assert_array_equal(q[i], want[0])
+                assert not np.any(np.tril(r, -1)), (m, n, mode)
+                if q is not None:
+                    w, qw = a.astype(np.complex128), q.astype(np.complex128)
+                    tol = 50 * np.finfo(dtype).eps * max(m, n)
+                    assert _err(qw @ r[:, :cols].astype(np.complex128) if mode == "complete" and m > n else qw @ r,
+                                w) < tol, (m, n, mode)
+                    assert _err(np.conj(qw.swapaxes(-1, -2)) @ qw, np.eye(cols)) < tol, (m, n, mode)
+                outs[symbols, m, n, mode] = (r, q)
+        assert len(host._qr_plans) == (15 if symbols else 0)  # (a plan per distinct (m, n, Q's columns))
+    for (symbols, *rest), (r, q) in outs.items():
+        if symbols:
+            np.testing.assert_array_equal(r, outs[(False, *rest)][0])
+
+
 def test_without_lapack_symbols_the_host_factors_in_numpy(monkeypatch):
     """Where NumPy links no OpenBLAS, the module's calls are answered by NumPy's own partial pivoting: right."""
     monkeypatch.setattr(host, "_lapack_fns", [None])
