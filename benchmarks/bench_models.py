@@ -173,6 +173,7 @@ EAGER = COMMON + textwrap.dedent("""
     a1, b1 = f32(1, 1), f32(1, 1)
     v = f32(1000)
     V, W = f32(100_000), f32(100_000)  # (mid-size: stagec's eager NumPy rules, JAX's fused kernels)
+    M = f32(1_000_000)  # (large: kernels; a scalar operand's broadcast in the operation's module)
     s256 = f32(256, 256)
     s0, u8 = put(np.float32(0.5)), f32(8)
     i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
@@ -239,6 +240,8 @@ EAGER = COMMON + textwrap.dedent("""
             "hypot(V, W) (100K)": lambda: m.hypot(V, W),
             "power(|V|, W) (100K)": lambda: m.power(m.abs(V), W),
             "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W),
+            "M > 0 (1M)": lambda: M > 0,
+            "M + 1.0 (1M)": lambda: M + 1.0,
             "linalg.inv(x) (4x4)": lambda: m.linalg.inv(x),
             "linalg.solve(x, y) (4x4)": lambda: m.linalg.solve(x, y),
             "linalg.det(a) (16x16)": lambda: m.linalg.det(mats[16]),

@@ -291,6 +291,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     all_rules = host_ok and backend.name == "cpu"  # every equation with a NumPy rule takes it (`_cased`)
     live = _live(graph)
     stats["pruned"] += len(graph.eqns) - len(live)
+    kernels: list = []  # the inexact equations planned as kernels
     for eqn in live:
         ins = [index(x) for x in eqn.inputs]
         prim, params = eqn.prim, eqn.params
@@ -340,6 +341,8 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
                 continue
         if not host and prim.hosts(in_avals, params, out_avals):
             all_rules = False
+        if not host and not _exact_eqn(eqn):
+            kernels.append(eqn)
         guard = None
         if host_ok and not host and prim in _DEFINED and all(np.dtype(a.dtype).kind in "iu" for a in in_avals) \
                 and sum(math.prod(a.shape) for a in in_avals) <= HOST_READ_ELEMENTS \
@@ -359,7 +362,7 @@ def _runner(graph, out_tree, fn: Callable, args: tuple, kwargs: dict) -> Callabl
     small = all(s[3] is None for s in steps) and len(steps) <= HOST_STEPS and \
         sum(math.prod(a.shape) for a in avals[:n_in]) <= HOST_READ_ELEMENTS
     fused = _Fused(graph, backend, None if passed else out_tree) if host_ok and backend.name == "cpu" and graph.eqns and \
-        not small and all(_exact_eqn(e) for e in graph.eqns) else None
+        not small and _fusable(graph, kernels) else None
     if fused is None and single and len(steps) == 1 and steps[0][0] is None and steps[0][6] is None and \
             steps[0][5] == results and all(i < n_in or i in folded for i in steps[0][4]):
         # (constant operands, `power(x, 3.5)`'s exponent, as `_source` passes them: a small one's host Array, its
@@ -776,6 +779,29 @@ def _exact_eqn(eqn) -> bool:
     if prim in _DEFINED:
         return all(np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs))
     return prim is gather_p or exact(prim, ins, outs)
+
+
+# Float operations correctly rounded in any module (one IEEE operation per element, no polynomial, nothing to
+# contract with): one of them planned as its kernel, between exact equations (`_fusable`), gives its kernel's bits.
+_IEEE = frozenset([elementwise.add_p, elementwise.sub_p, elementwise.mul_p, elementwise.div_p, elementwise.max_p,
+                   elementwise.min_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p, elementwise.le_p,
+                   elementwise.gt_p, elementwise.ge_p])
+
+
+def _fusable(graph, kernels: list) -> bool:
+    """Whether the graph as one module gives the bits op by op gives: every equation exact (`_exact_eqn`), or all
+    but one, an `_IEEE` operation on real floats that op by op runs as its kernel (`kernels`, not its NumPy rule),
+    beside data movement (`x > 0` on 1M floats: the scalar's broadcast and the comparison, one pass, not two)."""
+    inexact = [e for e in graph.eqns if not _exact_eqn(e)]
+    if not inexact:
+        return True
+    return len(inexact) == 1 and inexact[0] in kernels and inexact[0].prim in _IEEE and all(
+        np.dtype(x.aval.dtype).kind == "f" for x in (*inexact[0].inputs, *inexact[0].outputs) if
+        inexact[0].prim not in _COMPARE or x in inexact[0].inputs)
+
+
+_COMPARE = frozenset([elementwise.eq_p, elementwise.ne_p, elementwise.lt_p, elementwise.le_p, elementwise.gt_p,
+                      elementwise.ge_p])
 
 
 class _Fused:

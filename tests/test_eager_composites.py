@@ -1220,3 +1220,28 @@ def test_functions_reading_their_dtype_take_python_numbers():
         for got in (call(), stagec.jit(call)()):
             assert got.dtype == np.float32
             np.testing.assert_allclose(float(got), want, rtol=2e-7)
+
+
+@pytest.mark.parametrize("n", [eager.HOST_MAX_ELEMENTS // 2 - 1, eager.HOST_MAX_ELEMENTS // 2])
+def test_a_scalar_beside_a_large_array_runs_in_the_operations_module_with_numpys_bits(n, exact):
+    """From `HOST_MAX_ELEMENTS` of work (elements out, twice) an eager `x > 0`, `x + 1.0`, `x * s` (s a 0-d Array) or
+    `maximum(x, 0.5)` ran the scalar's broadcast as a kernel of its own, writing the whole array, before the
+    operation's; now the two run as one module once it is compiled (`composites._fusable`), below it as NumPy rules.
+    On either side of the threshold every call gives NumPy's float32 bits (correctly rounded, normal values), before
+    the module loads and after; only the kernels' side calls a fused module."""
+    rng = np.random.default_rng(21)
+    x = (rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)).astype(np.float32)
+    xs, s = stagec.device_put(x), stagec.device_put(np.float32(1.5))
+    cases = [(lambda a: a > 0, x > 0), (lambda a: a + 1.0, x + np.float32(1.0)),
+             (lambda a: a * s, x * np.float32(1.5)), (lambda a: snp.maximum(a, 0.5), np.maximum(x, np.float32(0.5)))]
+    before = composites.stats["fused_calls"]
+    for f, want in cases:
+        for _ in range(3):  # (plainly, traced, then op by op while the module compiles)
+            np.testing.assert_array_equal(np.asarray(f(xs)), want)
+    stagec.wait_for_compiles()
+    for f, want in cases:
+        got = f(xs)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    kernels = 2 * n >= eager.HOST_MAX_ELEMENTS
+    assert composites.stats["fused_calls"] - before == (len(cases) if kernels else 0)

@@ -213,13 +213,15 @@ def _broadcast(fname: str, *args):
 
 def _kept(a, promoted, out):
     """How later eager calls of one signature get operand `a`'s final form `out`: None (`a` itself), a constant (a
-    scalar promoted and broadcast on the host: `out`), a shape (a 0-d Array broadcast to it on each call), or ()
-    (converted or broadcast otherwise: the whole plan is redone on each call)."""
+    scalar promoted and broadcast on the host: `out`), a shape (a 0-d Array, or a scalar past `_HOST_BROADCAST`
+    elements, broadcast to it on each call), or () (converted or broadcast otherwise: the whole plan is redone on
+    each call)."""
     if out is a:
         return None
     if type(out) is Const:
         return out
-    if promoted is a and type(a) is Array and not a.aval.shape and type(out) is Array:
+    if type(out) is Array and (promoted is a and type(a) is Array or type(promoted) is Const) and \
+            not aval_of(promoted).shape:
         return out.aval.shape
     return ()
 
@@ -254,8 +256,9 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 if not all(s is None or type(s) is Const or s for s in subs):
                     subs = ()
                 elif any(type(s) is tuple for s in subs):
-                    # a 0-d Array broadcast on each call: from the next call the broadcast and the operation run as
-                    # one composite (its NumPy rule broadcasts the scalar itself: the same bits), not two dispatches
+                    # a 0-d Array (or a scalar past `_HOST_BROADCAST`) broadcast on each call: from the next call the
+                    # broadcast and the operation run as one composite (its NumPy rule broadcasts the scalar itself;
+                    # past the rules, one module, `composites._fusable`: the same bits), not two dispatches
                     subs = _broadcasting(fname, prim_fn, to_float)
                 _eager_operands.put(key, subs)
                 return prim_fn(*out)
