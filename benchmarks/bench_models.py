@@ -182,7 +182,7 @@ EAGER = COMMON + textwrap.dedent("""
     g16, g64 = rng.standard_normal((16, 16)), rng.standard_normal((64, 64))
     spd16, sym64 = put((g16 @ g16.T + np.eye(16)).astype(np.float32)), put((g64 + g64.T).astype(np.float32))
     mm = jit(lambda a, b: a @ b)
-    random = (jax if lib == "jax" else stagec).random
+    random, xlax = (jax if lib == "jax" else stagec).random, (jax if lib == "jax" else stagec).lax
     key = random.PRNGKey(0)
     if lib == "jax":
         import jax.scipy.special as sps
@@ -214,6 +214,7 @@ EAGER = COMMON + textwrap.dedent("""
             "i % j (4x4 int32)": lambda: i % j,
             "std(x) (4x4)": lambda: m.std(x),
             "p ** y (4x4)": lambda: p ** y,
+            "lax.pow(p, y) (4x4)": lambda: xlax.pow(p, y),
             "pad(x, 1) (4x4)": lambda: m.pad(x, 1),
             "take(x, k) (4x4, 4 indices)": lambda: m.take(x, k),
             "softmax(x) (4x4)": lambda: nn.softmax(x),

@@ -15,8 +15,9 @@ rounded rules left to NumPy's broadcasting (`_views`): the same bits. From the s
 select whose mask is uniform gives its taken operand, and the steps only the other operand reads (kernels among
 them: gammainc's Temme branch) do not run (`_regions`); a kernel on constants alone runs once, when planned
 (`_fold_kernel`): the same bits. A graph of equations that give their own bits in any module (`_exact_eqn`:
-integer arithmetic and logic, integer division, data movement) is also compiled as one module on the eager compile
-thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
+integer arithmetic and logic, integer division, data movement), or of such equations and one correctly rounded float operation that runs as
+its kernel (`_fusable`: a scalar's broadcast beside a large array), is also compiled as one module on the eager
+compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
 (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
 that cannot be traced alone (they raise, or need a value concretely) run plainly: an error is raised by the function
 itself, as before. An Array the function makes inside (from its static arguments) is a constant of the graph; a

@@ -902,7 +902,7 @@ def test_ordinary_powers_run_as_the_pow_kernel_with_the_op_by_op_bits(dtype, tie
     for k, (x, y) in enumerate(_pow_grid(dtype)):
         composites.clear_cache()  # (the grids share one shape: each one's signature planned afresh, its first call plain)
         X, Y = stagec.device_put(x), stagec.device_put(y)
-        want = np.asarray(stagec.lax.pow(X, Y))  # (op by op: `lax.pow` is no composite)
+        want = np.asarray(stagec.lax._c99_pow(X, Y))  # (op by op: `lax.pow`'s graph, not its composite)
         cases = composites.stats["cases"]
         same_bits(X ** Y, want)  # (the first call: plain)
         for _ in range(2):
@@ -1245,3 +1245,25 @@ def test_a_scalar_beside_a_large_array_runs_in_the_operations_module_with_numpys
         np.testing.assert_array_equal(np.asarray(got), want)
     kernels = 2 * n >= eager.HOST_MAX_ELEMENTS
     assert composites.stats["fused_calls"] - before == (len(cases) if kernels else 0)
+
+
+def test_eager_lax_pow_runs_as_one_composite_with_c99s_values(exact):
+    """`lax.pow` eagerly ran C99's special cases (`lax._c99_pow`, ~80 primitives) one by one, ~0.6 ms on 4x4; now one
+    composite, `snp.power`'s (the same bits), its ordinary powers the `pow` kernel alone. Values against NumPy's
+    float64 pow: negative bases with integer exponents, 0**0, inf, NaN, -0."""
+    x = np.array([[2, -2, 0, -0.0], [1, np.inf, -np.inf, np.nan], [0.5, 3, -1, 1e-3], [4, 9, 2, 7]], np.float32)
+    y = np.array([[3, 3, 0, 3], [np.nan, 0, 3, 0], [2.5, -1.5, np.inf, 0.5], [0.5, 0.5, -3, 1]], np.float32)
+    ordinary = np.array([[4, 9], [0.5, 2]], np.float32)
+    xs, ys, os_ = stagec.device_put(x), stagec.device_put(y), stagec.device_put(ordinary)
+    calls = composites.stats["calls"]
+    for _ in range(3):
+        got, plain = stagec.lax.pow(xs, ys), stagec.lax.pow(os_, os_)
+    assert composites.stats["calls"] - calls == 4  # (each signature traced from its second call)
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+        want_plain = np.power(ordinary.astype(np.float64), ordinary.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=4e-6)
+    real = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(np.asarray(got))[real], np.signbit(want)[real])  # (-0.0 ** 3 is -0.0)
+    np.testing.assert_allclose(np.asarray(plain), want_plain, rtol=4e-6)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(snp.power(xs, ys)))

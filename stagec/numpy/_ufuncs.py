@@ -12,7 +12,7 @@ from ..ad import custom_jvp
 from ..array import Array
 from ..core import aval_of
 from ..primitives.elementwise import pow as _raw_pow
-from ._base import _binary, _broadcast, _composite, _count_nonzero, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
+from ._base import _binary, _broadcast, _composite, _is_array, _promote, _to_float, _unary, asarray, astype, broadcast_to
 
 
 def _rint(x):
@@ -397,25 +397,9 @@ def power(x1: Any, x2: Any, /):
 
 
 def _inexact_power(x1, x2):
-    """`lax.pow` of float or complex operands of one dtype and shape: several primitives (its special cases)."""
-    return lax.pow(x1, x2)
-
-
-def _ordinary_powers(x1: np.ndarray, x2: np.ndarray) -> bool:
-    """Whether every element of these host values is an ordinary power: `x1` positive, finite and not 1, `x2`
-    finite and not 0, as NumPy compares them (`log(x1) * x2` finite and nonzero; an overflow or underflow there
-    only says no). There `lax.pow`'s special cases (`lax._c99_pow`), each step by its NumPy rule, select nothing
-    and multiply by 1: the graph gives the `pow` primitive's bits on the operands as they are."""
-    if x1.dtype != x2.dtype or x1.dtype not in (np.float32, np.float64):
-        return False
-    t = np.multiply(np.log(x1), x2)
-    return _count_nonzero(np.isfinite(t)) == t.size and _count_nonzero(t) == t.size
-
-
-# eager (`composites`): where `_ordinary_powers` holds, the composite runs as the `pow` primitive alone, on the
-# operands where they are (no special cases computed, nothing uploaded or read back)
-_inexact_power.eager_case = (_ordinary_powers, lambda x1, x2: _raw_pow(x1, x2))
-_inexact_power = _composite(_inexact_power)
+    """`lax.pow` of float or complex operands of one dtype and shape: several primitives (its special cases; eager,
+    one composite: `lax._c99_pow_graph`, called straight for floats)."""
+    return lax._c99_pow_graph(x1, x2) if _dt.kind(aval_of(x1).dtype) == "f" else lax.pow(x1, x2)
 
 
 def _scalar_power(x1, x2):
@@ -425,10 +409,10 @@ def _scalar_power(x1, x2):
 
 
 def _ordinary_scalar_powers(x1, x2) -> bool:
-    """`_ordinary_powers` with the Python float as the graph has it (rounded to the array's dtype)."""
+    """`lax._ordinary_powers` with the Python float as the graph has it (rounded to the array's dtype)."""
     if type(x1) is float:
-        return x2.dtype in (np.float32, np.float64) and _ordinary_powers(np.array(x1, x2.dtype), x2)
-    return x1.dtype in (np.float32, np.float64) and _ordinary_powers(x1, np.array(x2, x1.dtype))
+        return x2.dtype in (np.float32, np.float64) and lax._ordinary_powers(np.array(x1, x2.dtype), x2)
+    return x1.dtype in (np.float32, np.float64) and lax._ordinary_powers(x1, np.array(x2, x1.dtype))
 
 
 _scalar_power.eager_case = (_ordinary_scalar_powers,
