@@ -15,15 +15,15 @@ rounded rules left to NumPy's broadcasting (`_views`): the same bits. From the s
 select whose mask is uniform gives its taken operand, and the steps only the other operand reads (kernels among
 them: gammainc's Temme branch) do not run (`_regions`); a kernel on constants alone runs once, when planned
 (`_fold_kernel`): the same bits. A graph of equations that give their own bits in any module (`_exact_eqn`:
-integer arithmetic and logic, integer division, data movement), or of such equations and one correctly rounded float operation that runs as
-its kernel (`_fusable`: a scalar's broadcast beside a large array), is also compiled as one module on the eager
-compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one call. Calls that cannot be keyed
-(tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays still being computed, and functions
-that cannot be traced alone (they raise, or need a value concretely) run plainly: an error is raised by the function
-itself, as before. An Array the function makes inside (from its static arguments) is a constant of the graph; a
-custom function (`custom_jvp`) is traced through, its primal's equations planned as op by op runs them; a function
-that runs eagerly as one jit module (`numpy._base._staged`) makes the trace fail. Signatures are kept up to
-4 * `config.eager_cache_size` and dropped when a setting changes.
+integer arithmetic and logic, integer division, data movement), or of such equations and one correctly rounded
+float operation that runs as its kernel (`_fusable`: a scalar's broadcast beside a large array), is also compiled as
+one module on the eager compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one
+call. Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays
+still being computed, and functions that cannot be traced alone (they raise, or need a value concretely) run
+plainly: an error is raised by the function itself, as before. An Array the function makes inside (from its static
+arguments) is a constant of the graph; a custom function (`custom_jvp`) is traced through, its primal's equations
+planned as op by op runs them; a function that runs eagerly as one jit module (`numpy._base._staged`) makes the
+trace fail. Signatures are kept up to 4 * `config.eager_cache_size` and dropped when a setting changes.
 """
 from __future__ import annotations
 
@@ -799,12 +799,7 @@ def _fusable(graph, kernels: list) -> bool:
     if not inexact:
         return True
     return len(inexact) == 1 and inexact[0] in kernels and inexact[0].prim in _IEEE and all(
-        np.dtype(x.aval.dtype).kind == "f" for x in (*inexact[0].inputs, *inexact[0].outputs) if
-        inexact[0].prim not in _COMPARE or x in inexact[0].inputs)
-
-
-_COMPARE = frozenset([elementwise.eq_p, elementwise.ne_p, elementwise.lt_p, elementwise.le_p, elementwise.gt_p,
-                      elementwise.ge_p])
+        np.dtype(x.aval.dtype).kind == "f" for x in inexact[0].inputs)  # (a comparison's result: bool)
 
 
 class _Fused:
