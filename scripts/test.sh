@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite (14m26s-14m43s on this 2-core machine at the end of 2026-12-01's forty-first session, 2771 tests,
-# ~3000 IREE compiles; over the 12-minute budget: docs/log.md), after the linter. Installs what it
+# The whole test suite (19m00s on this 2-core machine at the end of 2026-12-02's forty-third session, 2779 tests,
+# ~3000 IREE compiles; the previous session's tree took 18m40s that day, 14m43s the day before; over the 12-minute
+# budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (70-95
 # s).
 set -euo pipefail
