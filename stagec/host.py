@@ -686,48 +686,41 @@ def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np
 class _Qr:
     """LAPACK's geqrf, then orgqr (ungqr) for Q, on (m, n) matrices as NumPy's `qr` calls them (in float64 or
     complex128 whatever the type, a column-major copy of A, Q's work holding the reflectors' columns, workspaces as
-    queried), so its bits; each call's pointers worked out once, used under `_blas_lock` (`_one_thread`). NumPy's own
-    `qr` around the same calls took ~3x as long on 16x16."""
+    queried), so its bits, without NumPy's per-call checks and copies; each call's pointers worked out once, used
+    under `_blas_lock` (`_one_thread`). Never empty matrices (`linalg._host_lapack` keeps them to the loops)."""
 
     def __init__(self, dt: np.dtype, m: int, n: int, cols: int):
         dt = np.dtype(np.complex128 if dt.kind == "c" else np.float64)
         (self.geqrf, it), (self.orgqr, _) = _lapack("geqrf", dt), _lapack("orgqr", dt)
-        k = min(m, n)
-        self.k, self.cols = k, cols  # (Q's columns: k, or m for a complete Q; 0: R alone)
+        self.k, self.cols = min(m, n), cols  # (Q's columns: k, or m for a complete Q; 0: R alone)
         self.a = np.empty((n, m), dt)  # (read column-major: A, m x n)
         self.q = np.empty((max(cols, 1), m), dt)  # (column-major: Q, m x cols)
-        self.tau = np.zeros(max(k, 1), dt)
-        self.ints = np.array([m, n, k, max(m, 1), -1, -1, 0, max(cols, 1)], it)  # (m, n, k, lda, lworks, info, cols)
+        self.tau = np.zeros(self.k, dt)
+        self.ints = np.array([m, n, self.k, m, -1, -1, 0, max(cols, 1)], it)  # (m, n, k, lda, lworks, info, cols)
         p, sz = self.ints.ctypes.data, it.itemsize
         self.work = np.zeros(1, dt)
         w, tau = self.work.ctypes.data, self.tau.ctypes.data
         self.factor = (p, p + sz, self.a.ctypes.data, p + 3 * sz, tau, w, p + 4 * sz, p + 6 * sz)
         self.form = (p, p + 7 * sz, p + 2 * sz, self.q.ctypes.data, p + 3 * sz, tau, w, p + 5 * sz, p + 6 * sz)
-        if k:  # (the workspace queries: sizes in work[0])
-            self.geqrf(*self.factor)
-            lwork = [max(1, int(self.work[0].real)), 1]
-            if cols:
-                self.orgqr(*self.form)
-                lwork[1] = max(1, int(self.work[0].real))
-            self.ints[4:6] = lwork
-            self.work = np.zeros(max(lwork), dt)
-            self.factor = (*self.factor[:5], self.work.ctypes.data, *self.factor[6:])
-            self.form = (*self.form[:6], self.work.ctypes.data, *self.form[7:])
+        self.geqrf(*self.factor)  # (the workspace queries: sizes in work[0])
+        lwork = [max(1, int(self.work[0].real)), 1]
+        if cols:
+            self.orgqr(*self.form)
+            lwork[1] = max(1, int(self.work[0].real))
+        self.ints[4:6] = lwork
+        self.work = np.zeros(max(lwork), dt)
+        self.factor = (*self.factor[:5], self.work.ctypes.data, *self.factor[6:])
+        self.form = (*self.form[:6], self.work.ctypes.data, *self.form[7:])
 
     def qr(self, a: np.ndarray, r: np.ndarray, q: np.ndarray | None) -> None:
-        k, cols = self.k, self.cols
         np.copyto(self.a, a.T)
-        if k:
-            self.geqrf(*self.factor)
+        self.geqrf(*self.factor)
         r.fill(0)  # (R: the factor's upper triangle, of k rows, or m for a complete R: zeros below A's rows)
         np.copyto(r, self.a.T[:r.shape[0]], where=_kept(_uppers_on, r.shape, lambda: ~np.tri(*r.shape, -1, bool)))
         if q is not None:
-            if k:
-                self.q[:k] = self.a[:k]
-                self.orgqr(*self.form)
-            else:  # (an empty A: NumPy's Q is the identity)
-                self.q[...] = np.eye(*self.q.shape, dtype=self.q.dtype)
-            q[...] = self.q[:cols].T
+            self.q[:self.k] = self.a[:self.k]
+            self.orgqr(*self.form)
+            q[...] = self.q[:self.cols].T
 
 
 _qr_plans: dict = {}  # (dtype, m, n, Q's columns) -> _Qr
