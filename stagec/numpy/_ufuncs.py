@@ -398,8 +398,8 @@ def power(x1: Any, x2: Any, /):
 
 def _inexact_power(x1, x2):
     """`lax.pow` of float or complex operands of one dtype and shape: several primitives (its special cases; eager,
-    one composite: `lax._c99_pow_graph`, called straight for floats)."""
-    return lax._c99_pow_graph(x1, x2) if _dt.kind(aval_of(x1).dtype) == "f" else lax.pow(x1, x2)
+    one composite: `lax._c99_pow_graph`)."""
+    return lax.pow(x1, x2)
 
 
 def _scalar_power(x1, x2):
