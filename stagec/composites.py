@@ -741,8 +741,8 @@ def _regions(steps, results: list, shape_of: Callable, avals: list) -> tuple[lis
     operand alone reads run only where some element takes that operand (`_source`)."""
     sides = {}
     for n, (rule, _, prim, _, ins, outs, _) in enumerate(steps):
-        # (not an empty mask: "no element true" and "every element true" both hold, and neither operand was made,
-        # an UnboundLocalError that sent cumlogsumexp's scan op by op)
+        # (not on an empty mask: "no element true" and "every element true" both hold there, and the code that
+        # skips an operand would make neither)
         if rule is not None and prim is elementwise.select_p and math.prod(shape_of(ins[0])):
             shape = avals[outs[0]].shape
             sides[n] = {1: shape_of(ins[2]) == shape, 2: shape_of(ins[1]) == shape}

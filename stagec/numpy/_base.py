@@ -213,9 +213,9 @@ def _broadcast(fname: str, *args):
 
 def _kept(a, promoted, out):
     """How later eager calls of one signature get operand `a`'s final form `out`: None (`a` itself), a constant (a
-    scalar promoted and broadcast on the host: `out`), a shape (a 0-d Array, or a scalar past `_HOST_BROADCAST`
-    elements, broadcast to it on each call), or () (converted or broadcast otherwise: the whole plan is redone on
-    each call)."""
+    scalar promoted and broadcast on the host: `out`), a shape (a 0-d Array, or a scalar whose broadcast is not made
+    on the host: past `_HOST_BROADCAST` elements, or with `eager_tiering` "never", broadcast to it on each call), or
+    () (converted or broadcast otherwise: the whole plan is redone on each call)."""
     if out is a:
         return None
     if type(out) is Const:
