@@ -1224,8 +1224,8 @@ def test_functions_reading_their_dtype_take_python_numbers():
 
 @pytest.mark.parametrize("n", [eager.HOST_MAX_ELEMENTS // 2 - 1, eager.HOST_MAX_ELEMENTS // 2])
 def test_a_scalar_beside_a_large_array_runs_in_the_operations_module_with_numpys_bits(n, exact):
-    """From `HOST_MAX_ELEMENTS` of work (elements out, twice) an eager `x > 0`, `x + 1.0`, `x * s` (s a 0-d Array) or
-    `maximum(x, 0.5)` ran the scalar's broadcast as a kernel of its own, writing the whole array, before the
+    """From `HOST_MAX_ELEMENTS` of work (elements out, twice) an eager `x > 0`, `x + 1.0`, `x * s` (s a 0-d Array),
+    `maximum(x, 0.5)`, `x / 3.0` or `2.0 - x` ran the scalar's broadcast as a kernel of its own, writing the whole array, before the
     operation's; now the two run as one module once it is compiled (`composites._fusable`), below it as NumPy rules.
     On either side of the threshold every call gives NumPy's float32 bits (correctly rounded, normal values), before
     the module loads and after; only the kernels' side calls a fused module."""
@@ -1233,7 +1233,9 @@ def test_a_scalar_beside_a_large_array_runs_in_the_operations_module_with_numpys
     x = (rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)).astype(np.float32)
     xs, s = stagec.device_put(x), stagec.device_put(np.float32(1.5))
     cases = [(lambda a: a > 0, x > 0), (lambda a: a + 1.0, x + np.float32(1.0)),
-             (lambda a: a * s, x * np.float32(1.5)), (lambda a: snp.maximum(a, 0.5), np.maximum(x, np.float32(0.5)))]
+             (lambda a: a * s, x * np.float32(1.5)), (lambda a: snp.maximum(a, 0.5), np.maximum(x, np.float32(0.5))),
+             (lambda a: a / 3.0, x / np.float32(3.0)),  # (a constant divisor: no reciprocal's product in the module)
+             (lambda a: 2.0 - a, np.float32(2.0) - x)]
     before = composites.stats["fused_calls"]
     for f, want in cases:
         for _ in range(3):  # (plainly, traced, then op by op while the module compiles)
