@@ -376,9 +376,9 @@ def power(x1: Any, x2: Any, /):
         return lax.integer_pow(x1, int(x2))
     if type(x1) is Array:
         a = x1.aval
-        if type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps)
-            if a == x2.aval and not a.weak_type and a.dtype.kind in "fc":
-                return _inexact_power(x1, x2)
+        if type(x2) is Array:  # (eager, one inexact dtype and shape: as below, without steps; for floats lax.pow's
+            if a == x2.aval and not a.weak_type and a.dtype.kind in "fc":  # composite itself, its checks no-ops here)
+                return lax._c99_pow_graph(x1, x2) if a.dtype.kind == "f" else _inexact_power(x1, x2)
         elif type(x2) is float and a.dtype.kind == "f":  # (eager `x ** 2.5`: one composite keyed by the exponent;
             return lax.pow(x1, x2) if x2 == 2 else _scalar_power(x1, x2)  # `x ** 2.`: lax.pow's x * x, as traced)
     elif type(x1) is float and type(x2) is Array and x2.aval.dtype.kind == "f":  # (`2.0 ** x`: likewise)
