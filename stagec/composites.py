@@ -50,10 +50,12 @@ from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
-         "pruned": 0, "views": 0, "cases": 0, "folded_kernels": 0, "compact": 0, "one_kernel": 0}  # (pruned:
+         "pruned": 0, "views": 0, "cases": 0, "folded_kernels": 0, "compact": 0, "one_kernel": 0,
+         "whole": 0, "whole_calls": 0}  # (pruned:
 # equations planned away, dead, repeated or identities; views: `_views`; cases: calls that took a composite's
 # `eager_case`; folded_kernels: kernel equations on constants alone, run when planned, `_fold_kernel`; compact:
-# constant operands read in their compact form, `_compact`; one_kernel: signatures planned as `_one_kernel`)
+# constant operands read in their compact form, `_compact`; one_kernel: signatures planned as `_one_kernel`; whole:
+# signatures compiled as one module, `_Whole`, whole_calls their calls)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 # signature -> its runner, or _PLAIN (least recently used first: a loop over new scalar values pushes out the oldest
@@ -111,16 +113,18 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         return fn(*args, **kwargs)
     run = _sigs.get(key)
     if run is None or run is _SEEN:
-        # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did
-        run = _sigs.put(key, _SEEN if run is None else _make(fn, args, kwargs))
+        # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did; from its
+        # first where an argument is large (its graph may be `_whole`: one module for every call, the first too)
+        run = _sigs.put(key, _make(fn, args, kwargs) if run is _SEEN or _large(leaves) else _SEEN)
     _sigs.touch(key)
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
         return fn(*args, **kwargs)
-    for x in leaves:
-        if x._bv is None and x._job is not None:  # still being computed (`pending`): enqueued op by op, as before
-            stats["plain"] += 1
-            return fn(*args, **kwargs)
+    if type(run) is not _Whole:  # (a whole module's call is enqueued behind arguments still being computed)
+        for x in leaves:
+            if x._bv is None and x._job is not None:  # still being computed (`pending`): enqueued op by op, as before
+                stats["plain"] += 1
+                return fn(*args, **kwargs)
     stats["calls"] += 1
     return run(leaves)
 
@@ -175,16 +179,73 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     if len(graph.in_vars) != n or not _pure(graph):
         return _PLAIN
     stats["traces"] += 1
+    case = getattr(fn, "eager_case", None)
+    if case is None and _whole_graph(graph):
+        whole = _Whole.compile(graph, out_tree)
+        if whole is not None:
+            return whole
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
     run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
                   {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
-    case = getattr(fn, "eager_case", None)
     if case is not None and run.all_rules and not kwargs:
         guard, simple = case
         short = _make(simple, args, kwargs)
         if short is not _PLAIN:
             return _cased(guard, short, run, args)
     return run
+
+
+# From this many elements (an equation's result) an elementwise step op by op takes its shape-specific kernel
+# (`eager._work` counts it twice against `HOST_MAX_ELEMENTS`): a composite of such steps is `_whole` from here.
+WHOLE_ELEMENTS = eager.HOST_MAX_ELEMENTS // 2
+_MAP = frozenset([*eager._ELEMENTWISE, structural.broadcast_in_dim_p]) - {structural.optimization_barrier_p}
+
+
+def _large(leaves) -> bool:
+    return any(math.prod(x.aval.shape) >= WHOLE_ELEMENTS for x in leaves)
+
+
+def _whole_graph(graph) -> bool:
+    """Whether a signature's graph runs as one module (`_Whole`): elementwise equations and broadcasts only, one
+    result of `WHOLE_ELEMENTS` or more (where op by op each step is a shape-specific kernel and a pass over memory),
+    and inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`, `hypot`, `gelu`); its
+    outputs all computed (none an argument or a constant)."""
+    if not graph.eqns or any(type(o) is Literal or o in graph.in_vars for o in graph.outs):
+        return False
+    big = False
+    for e in graph.eqns:
+        if e.prim not in _MAP or e.prim.multiple_results:
+            return False
+        big = big or any(math.prod(o.aval.shape) >= WHOLE_ELEMENTS for o in e.outputs)
+    return big and not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)])
+
+
+class _Whole:
+    """A composite signature run as one module on every call, its first included: compiled (or loaded from the
+    persistent cache) before that call returns, as a shape-specific kernel is op by op at these sizes; its calls
+    enqueued behind arguments still being computed. Its bits are the module's (the jitted function's, where jit's
+    passes change nothing), one answer for the signature whatever is cached; they may differ from op by op's in the
+    last bits (a product and a sum contracted into one multiply-add). A module IREE refuses leaves the signature
+    to `_runner` (op by op), on every call."""
+
+    __slots__ = ("runner", "all_rules")
+
+    def __init__(self, runner):
+        self.runner, self.all_rules = runner, False
+
+    @staticmethod
+    def compile(graph, out_tree) -> "_Whole | None":
+        try:  # without stagec's passes, as the eager kernels and `_Fused`: the graph's own operations
+            runner = Lowered(graph, f"composite_{graph.name}", None, out_tree, (), "none", get_backend()).compile().runner
+        except Exception as e:
+            log.debug(f"eager composite {graph.name}: no whole module, op by op ({type(e).__name__}: {e})")
+            return None
+        stats["whole"] += 1
+        return _Whole(runner)
+
+    def __call__(self, leaves):
+        stats["whole_calls"] += 1
+        return self.runner(leaves)
 
 
 def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Callable:

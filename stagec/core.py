@@ -492,6 +492,7 @@ class Primitive:
         self.host: Callable | None = None  # NumPy rule: see def_host
         self.host_accepts: Callable | None = None
         self.host_bound: Callable | None = None
+        self.host_max_work: int | None = None  # see def_host
 
     def __repr__(self):
         return self.name
@@ -514,12 +515,15 @@ class Primitive:
         self.stepwise = fn
         return fn
 
-    def def_host(self, fn: Callable, accepts: Callable | None = None, bound: Callable | None = None) -> Callable:
+    def def_host(self, fn: Callable, accepts: Callable | None = None, bound: Callable | None = None,
+                 max_work: int | None = None) -> Callable:
         """The NumPy rule `fn(*ndarrays, **params) -> ndarray`: the op's values on the host, equal to the compiled
         op's up to the tolerance docs/design.md gives (the first tier while its module compiles). It serves
         operands of `HOST_DTYPES` only, and where `accepts(avals, params)` says so. `bound(avals, params)`, if
-        given, is `fn` for one signature: `g(*ndarrays)` giving `fn`'s values, its per-call steps done once."""
-        self.host, self.host_accepts, self.host_bound = fn, accepts, bound
+        given, is `fn` for one signature: `g(*ndarrays)` giving `fn`'s values, its per-call steps done once.
+        `max_work`: a rule of several passes, whose kernel takes less time from this much work (`eager._work`),
+        serves an inexact call below it only (the eager layer's bound is the default)."""
+        self.host, self.host_accepts, self.host_bound, self.host_max_work = fn, accepts, bound, max_work
         return fn
 
     def hosts(self, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray] = ()) -> bool:

@@ -248,13 +248,14 @@ HOST_READ_ELEMENTS = 1 << 14
 
 def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backend) -> bool:
     """Whether an inexact operation computes with its NumPy rule on every call ("exact" tiering): on the CPU,
-    below `HOST_MAX_ELEMENTS`. From `HOST_HEAP_WORK` such a plan sets the heap as a large module does."""
+    below `HOST_MAX_ELEMENTS` (or its rule's `max_work`, `Primitive.def_host`). From `HOST_HEAP_WORK` such a plan sets the heap as a large module does."""
     if backend.name != "cpu":
         return False
     work = _work(prim, avals, params, out_avals)
-    if HOST_HEAP_WORK <= work < HOST_MAX_ELEMENTS:
+    top = HOST_MAX_ELEMENTS if prim.host_max_work is None else min(prim.host_max_work, HOST_MAX_ELEMENTS)
+    if HOST_HEAP_WORK <= work < top:
         keep_heap(backend)
-    return work < HOST_MAX_ELEMENTS
+    return work < top
 
 
 # NumPy rules allocate their results on every call; under glibc's defaults a block of ~128 KiB or more came from

@@ -95,7 +95,10 @@ EAGER = {"exp": snp.exp, "tanh": snp.tanh, "log1p": lambda x: snp.log1p(snp.abs(
          "where": lambda x: snp.where(x > 0, x, -x), "cumsum": snp.cumsum if _SCAN is None else lambda x: snp.cumsum(x[:_SCAN]),
          "int_add": lambda x: snp.clip(x, -1e6, 1e6).astype(np.int32) * 3 + 1,
          "transpose": lambda x: x[:36].reshape(3, -1).T,
-         "slice": lambda x: x[::3]}
+         "slice": lambda x: x[::3],
+         # a composite of elementwise steps (one module from 2^17 elements), and rules of several passes (kernels
+         # from 8K elements)
+         "silu": stagec.nn.silu, "hypot": lambda x: snp.hypot(x, 0.5), "sigmoid": stagec.nn.sigmoid, "sinh": snp.sinh}
 
 
 def eager_input(n: int = 100_003) -> np.ndarray:

@@ -757,6 +757,11 @@ def _converts_exactly(avals, params) -> bool:
     return not (src in "fc" and dst in "iu") and not (src == "c" and dst != "c")
 
 
+# Rules of several passes over memory (or NumPy loops without SIMD: float sign), whose kernels take less time from
+# ~4-8K elements (65536 float32, warm, rule / kernel: logistic 75 / 28 us, sign 62 / 21, sinh 99 / 36, cosh 86 /
+# 32; docs/log.md, 2026-12-02): eager calls them from 8K elements (`eager._work` counts an elementwise one twice).
+_SLOW_RULES = (logistic_p, sign_p, sinh_p, cosh_p)
+_SEVERAL_PASSES = 1 << 14
 for _p, _f, _k in [
         (neg_p, np.negative, "iufc"), (abs_p, np.abs, "iuf"), (sign_p, _sign_host, "iuf"),
         (floor_p, np.floor, "f"), (ceil_p, np.ceil, "f"), (round_p, np.rint, "f"),
@@ -775,7 +780,7 @@ for _p, _f, _k in [
         (le_p, np.less_equal, "biuf"), (gt_p, np.greater, "biuf"), (ge_p, np.greater_equal, "biuf"),
         (clamp_p, lambda lo, x, hi: _min_host(_max_host(x, lo), hi), "biuf"),
         (real_p, np.real, "c"), (imag_p, np.imag, "c"), (complex_p, _complex_host, "f")]:
-    _p.def_host(_f, _float32 if _k == "f32" else of_kinds(_k))
+    _p.def_host(_f, _float32 if _k == "f32" else of_kinds(_k), max_work=_SEVERAL_PASSES if _p in _SLOW_RULES else None)
 convert_element_type_p.def_host(_convert_host, _converts_exactly)
 # (a signature's plan takes NumPy's `where` itself below `_SELECT_BITS_MIN`: ~0.2 us less than the checks on 4x4)
 select_p.def_host(_select_host, of_kinds("biufc"), bound=lambda avals, params: _where if all(

@@ -1,0 +1,99 @@
+"""Eager composites of elementwise steps on large arrays (`composites._Whole`): one module on every call, the first
+included, instead of a shape-specific kernel and a pass over memory per step; and NumPy rules of several passes
+(`Primitive.def_host`'s `max_work`) leaving mid-size calls to their kernels. Each result is checked against float64
+NumPy, and every call of a signature (first, later, on arguments still being computed) gives the same bits."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import composites, eager, lax, nn
+
+N = composites.WHOLE_ELEMENTS + 3  # (the first size the whole module serves; tests/test_determinism.py holds more)
+
+
+def data(seed: int, n: int = N) -> np.ndarray:
+    x = np.random.default_rng(seed).standard_normal(n).astype(np.float32) * 20
+    x[:7] = [0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -100.0]
+    return x
+
+
+def _gelu(x):  # (0.5 x (1 + tanh u) as x sigmoid(2u): 1 + tanh u cancels for x < 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x / (1 + np.exp(-2 * np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+# function, arguments, float64 oracle, bound in float32 ulps of the result or of `floor`, whichever is larger
+# (gelu's results under 0.1 in magnitude take u's rounding: ~25 ulps, as op by op; logaddexp's results near 0
+# cancel: ulps of 1)
+CASES = {"silu": (nn.silu, 1, lambda x: x / (1 + np.exp(-x)), 4, 1e-30),
+         "gelu": (nn.gelu, 1, _gelu, 8, 0.1),
+         "hypot": (snp.hypot, 2, np.hypot, 2, 1e-30),
+         "softplus": (nn.softplus, 1, lambda x: np.logaddexp(x, 0), 4, 1e-30),
+         "logaddexp": (snp.logaddexp, 2, np.logaddexp, 4, 1.0)}
+
+
+def ulps(got: np.ndarray, want: np.ndarray, floor: float = 1e-30) -> float:
+    """The largest error in float32 ulps of the float64 value (rounded: past the range, inf) or of `floor`."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        want32 = want.astype(np.float32)
+        same = (got == want32) | (np.isnan(got) & np.isnan(want))
+        scale = np.spacing(np.maximum(np.abs(want32), np.float32(floor))).astype(np.float64)
+        err = np.where(same, 0.0, np.abs(got.astype(np.float64) - want) / scale)
+    return float(np.max(np.where(np.isnan(err), np.inf, err)))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_large_elementwise_composite_is_one_module_from_its_first_call(name):
+    fn, k, oracle, bound, floor = CASES[name]
+    xs = [data(i) for i in range(k)]
+    args = [snp.asarray(x) for x in xs]
+    whole, calls, compiles = composites.stats["whole"], composites.stats["whole_calls"], eager.stats["compiles"]
+    first = np.asarray(fn(*args))
+    assert composites.stats["whole"] == whole + 1 and composites.stats["whole_calls"] == calls + 1
+    assert eager.stats["compiles"] == compiles  # (op by op: a shape-specific kernel per step)
+    assert np.asarray(fn(*args)).tobytes() == first.tobytes()
+    # arguments still being computed (a kernel's results, enqueued): the module's call waits behind them
+    assert np.asarray(fn(*[snp.negative(snp.negative(a)) for a in args])).tobytes() == first.tobytes()
+    assert composites.stats["whole"] == whole + 1 and composites.stats["whole_calls"] == calls + 3
+    with np.errstate(invalid="ignore"):
+        assert ulps(first, oracle(*[x.astype(np.float64) for x in xs]), floor) <= bound
+    # below the bound: op by op, NumPy rules (no module)
+    small = [snp.asarray(x[:1000]) for x in xs]
+    for _ in range(3):
+        with np.errstate(invalid="ignore"):
+            assert ulps(np.asarray(fn(*small)), oracle(*[x[:1000].astype(np.float64) for x in xs]), floor) <= bound
+    assert composites.stats["whole"] == whole + 1
+
+
+def test_a_composite_with_other_steps_stays_op_by_op():
+    """A large composite with a reduction (`softmax`) or an eager case (`power`) keeps its op-by-op plan."""
+    x = snp.asarray(data(3))
+    whole = composites.stats["whole"]
+    for _ in range(2):
+        got = np.asarray(nn.softmax(x[7:]))
+        snp.power(snp.abs(x), 1.5)
+    want = np.exp(data(3)[7:].astype(np.float64) - data(3)[7:].max())
+    assert np.allclose(got, want / want.sum(), rtol=1e-5, atol=1e-30)
+    assert composites.stats["whole"] == whole
+
+
+@pytest.mark.parametrize("fn,oracle", [(lax.logistic, lambda x: 1 / (1 + np.exp(-x))), (lax.sinh, np.sinh),
+                                       (lax.cosh, np.cosh), (lax.sign, np.sign)])
+def test_several_pass_rules_leave_mid_size_calls_to_kernels(fn, oracle):
+    """From 8K elements these call their kernels (compiled before the first call returns: the same bits on every
+    call), below their NumPy rules; both within three ulps of float64."""
+    if stagec.default_backend() != "cpu":
+        pytest.skip("NumPy rules serve the CPU only")
+    x = data(4, 20_000) / 4
+    for part, rule in ((x[:4000], True), (x, False)):
+        a = snp.asarray(part)
+        host = eager.stats["host"]
+        first = np.asarray(fn(a))
+        assert eager.stats["host"] == host + rule
+        eager.wait_for_kernels(300)
+        assert np.asarray(fn(a)).tobytes() == first.tobytes()
+        with np.errstate(over="ignore"):
+            assert ulps(first, oracle(part.astype(np.float64))) <= 3
