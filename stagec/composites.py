@@ -18,8 +18,12 @@ them: gammainc's Temme branch) do not run (`_regions`); a kernel on constants al
 integer arithmetic and logic, integer division, data movement), or of such equations and one correctly rounded
 float operation that runs as its kernel (`_fusable`: a scalar's broadcast beside a large array), is also compiled as
 one module on the eager compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one
-call. Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays
-still being computed, and functions that cannot be traced alone (they raise, or need a value concretely) run
+call. A graph of elementwise steps and broadcasts with inexact steps `_fusable` cannot take, from `POLY_ELEMENTS`
+(traced on its first call), runs as one module on every call, its first included: shape-polymorphic on the CPU
+below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`): the module's bits, not op by op's, one answer
+per signature (docs/design.md, "elementwise composites by size class").
+Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays
+still being computed (but `_Whole` and `_Poly` ones), and functions that cannot be traced alone (they raise, or need a value concretely) run
 plainly: an error is raised by the function itself, as before. An Array the function makes inside (from its static
 arguments) is a constant of the graph; a custom function (`custom_jvp`) is traced through, its primal's equations
 planned as op by op runs them; a function that runs eagerly as one jit module (`numpy._base._staged`) makes the
@@ -40,22 +44,25 @@ import numpy as np
 from .array import Array
 from .backend import get_backend
 from .config import LRUSettingsCache, config
-from .core import COMPOSITE, Const, Graph, Literal, Trace, flatten_outputs, tracing
+from .core import (COMPOSITE, Const, Eqn, Graph, Literal, Trace, Var, aval_of, flatten_outputs, to_numpy_constant,
+                   tracing)
 from . import eager
 from .primitives.elementwise import _count_nonzero
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
 from .primitives import control_flow, elementwise, gather_p, structural
-from .stages import Lowered
+from .lowering import DYNAMIC, lower_graph
+from .stages import Lowered, compile_cached
 from .tree_util import tree_structure, tree_unflatten
 
 log = logging.getLogger("stagec")
 stats = {"traces": 0, "calls": 0, "plain": 0, "fused_queued": 0, "fused": 0, "fused_calls": 0,
          "pruned": 0, "views": 0, "cases": 0, "folded_kernels": 0, "compact": 0, "one_kernel": 0,
-         "whole": 0, "whole_calls": 0}  # (pruned:
+         "whole": 0, "whole_calls": 0, "poly": 0, "poly_calls": 0}  # (pruned:
 # equations planned away, dead, repeated or identities; views: `_views`; cases: calls that took a composite's
 # `eager_case`; folded_kernels: kernel equations on constants alone, run when planned, `_fold_kernel`; compact:
 # constant operands read in their compact form, `_compact`; one_kernel: signatures planned as `_one_kernel`; whole:
-# signatures compiled as one module, `_Whole`, whole_calls their calls)
+# signatures compiled as one module, `_Whole`, whole_calls their calls; poly: shape-polymorphic modules compiled or
+# loaded, `_Poly`, poly_calls their calls)
 _PLAIN = "plain"  # a signature that runs as a plain call
 _SEEN = "seen"  # a signature called once (plainly)
 # signature -> its runner, or _PLAIN (least recently used first: a loop over new scalar values pushes out the oldest
@@ -104,8 +111,21 @@ def _signature(fn, args, kwargs) -> tuple[tuple, list]:
     return tuple(key), leaves
 
 
+def _hosted(x):
+    """A NumPy array of `POLY_ELEMENTS` or more as the Array the function would make of it (a copy, its dtype
+    canonical): such a call may be one module (`_whole_graph`), whose bits must not depend on the argument's type."""
+    if type(x) is not np.ndarray or x.size < POLY_ELEMENTS or x.dtype.kind not in "biufc":
+        return x
+    aval = aval_of(x)
+    value = np.array(to_numpy_constant(x, aval), copy=True)
+    value.flags.writeable = False
+    return Array.on_host(value, aval, get_backend())
+
+
 def call(fn: Callable, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
+    if any(type(a) is np.ndarray for a in args) or any(type(v) is np.ndarray for v in kwargs.values()):
+        args, kwargs = [_hosted(a) for a in args], {k: _hosted(v) for k, v in kwargs.items()}
     try:
         key, leaves = _signature(fn, args, kwargs)
     except _Unkeyed:
@@ -120,7 +140,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
         return fn(*args, **kwargs)
-    if type(run) is not _Whole:  # (a whole module's call is enqueued behind arguments still being computed)
+    if type(run) is not _Whole and type(run) is not _Poly:  # (a whole module's call is enqueued behind arguments still being computed)
         for x in leaves:
             if x._bv is None and x._job is not None:  # still being computed (`pending`): enqueued op by op, as before
                 stats["plain"] += 1
@@ -180,10 +200,11 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         return _PLAIN
     stats["traces"] += 1
     case = getattr(fn, "eager_case", None)
-    if case is None and _whole_graph(graph):
-        whole = _Whole.compile(graph, out_tree)
-        if whole is not None:
-            return whole
+    size = _whole_graph(graph) if case is None else 0
+    if size:
+        one = _Whole.compile(graph, out_tree) if size >= WHOLE_ELEMENTS else _Poly.compile(graph, out_tree)
+        if one is not None:
+            return one
     # (the runner keeps the call's other arguments, not its Arrays: `_again` takes each call's own)
     run = _runner(graph, out_tree, fn, tuple(_SLOT if type(a) is Array else a for a in args),
                   {k: _SLOT if type(v) is Array else v for k, v in kwargs.items()})
@@ -201,23 +222,114 @@ WHOLE_ELEMENTS = eager.HOST_MAX_ELEMENTS // 2
 _MAP = frozenset([*eager._ELEMENTWISE, structural.broadcast_in_dim_p]) - {structural.optimization_barrier_p}
 
 
+# From this many elements to `WHOLE_ELEMENTS`, such a graph on the CPU runs as one shape-polymorphic module (`_Poly`):
+# op by op its steps are NumPy rules, one pass over memory each (nn.silu on 64K float32: 59 us, the module 31).
+POLY_ELEMENTS = 1 << 13
+
+
 def _large(leaves) -> bool:
-    return any(math.prod(x.aval.shape) >= WHOLE_ELEMENTS for x in leaves)
+    return any(math.prod(x.aval.shape) >= POLY_ELEMENTS for x in leaves)
 
 
-def _whole_graph(graph) -> bool:
-    """Whether a signature's graph runs as one module (`_Whole`): elementwise equations and broadcasts only, one
-    result of `WHOLE_ELEMENTS` or more (where op by op each step is a shape-specific kernel and a pass over memory),
-    and inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`, `hypot`, `gelu`); its
-    outputs all computed (none an argument or a constant)."""
+def _whole_graph(graph) -> int:
+    """The elements of the largest result of a graph that runs as one module (`_Whole`, `_Poly`), else 0:
+    elementwise equations and broadcasts only, a result of `POLY_ELEMENTS` or more, and inexact equations that
+    `_Fused` could not fuse with op by op's bits (`nn.silu`, `hypot`, `gelu`); its outputs all computed (none an
+    argument or a constant)."""
     if not graph.eqns or any(type(o) is Literal or o in graph.in_vars for o in graph.outs):
-        return False
-    big = False
+        return 0
+    big = 0
     for e in graph.eqns:
         if e.prim not in _MAP or e.prim.multiple_results:
-            return False
-        big = big or any(math.prod(o.aval.shape) >= WHOLE_ELEMENTS for o in e.outputs)
-    return big and not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)])
+            return 0
+        big = max(big, *(math.prod(o.aval.shape) for o in e.outputs))
+    return big if big >= POLY_ELEMENTS and not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)]) else 0
+
+
+def _dynamic(graph):
+    """`graph` for any size: its values of the largest result's shape with their dimensions above 1 dynamic, each
+    scalar's broadcast a `broadcast_like` of an argument of that shape; None where a value has another shape (but
+    0-d) or no argument has it."""
+    shape = max((o.aval.shape for e in graph.eqns for o in e.outputs), key=math.prod)
+    like = next((v for v in graph.in_vars if v.aval.shape == shape), None)
+    dims = tuple(DYNAMIC if d > 1 else d for d in shape)
+    if like is None or DYNAMIC not in dims:
+        return None
+    new: dict[int, Var] = {}
+
+    def var(v):
+        if type(v) is Literal:
+            if v.aval.shape:
+                raise _Unkeyed
+            return v
+        if v.id not in new:
+            if v.aval.shape not in ((), shape):
+                raise _Unkeyed
+            new[v.id] = Var(v.aval.update(shape=dims) if v.aval.shape else v.aval)
+        return new[v.id]
+    try:
+        ins = [var(v) for v in graph.in_vars]
+        eqns = []
+        for e in graph.eqns:
+            if e.prim is structural.broadcast_in_dim_p:
+                if e.inputs[0].aval.shape:
+                    return None
+                eqns.append(Eqn(structural.broadcast_like_p, [var(e.inputs[0]), var(like)], {}, [var(e.outputs[0])]))
+            else:
+                eqns.append(Eqn(e.prim, [var(x) for x in e.inputs], e.params, [var(o) for o in e.outputs]))
+        return Graph(ins, eqns, [var(o) for o in graph.outs], graph.name)
+    except _Unkeyed:
+        return None
+
+
+class _Poly:
+    """A composite signature of mid size on the CPU (`POLY_ELEMENTS` to `WHOLE_ELEMENTS`) run as one shape-polymorphic
+    module on every call, its first included (`_dynamic`: one module per function, rank, dtypes and other
+    arguments, for every size, compiled or loaded before that first call returns); its calls enqueued behind
+    arguments still being computed. One answer for the signature whatever is cached."""
+
+    __slots__ = ("kernel", "in_avals", "out_avals", "out_tree", "all_rules")
+    MAX = 64  # loaded modules kept (least recently used dropped: its next signature loads it from the disk cache)
+
+    def __init__(self, kernel, graph, out_tree):
+        self.kernel, self.in_avals, self.out_avals = kernel, graph.in_avals, graph.out_avals
+        self.out_tree, self.all_rules = out_tree, False
+
+    @staticmethod
+    def compile(graph, out_tree) -> "_Poly | None":
+        backend = get_backend()
+        dyn = _dynamic(graph) if backend.name == "cpu" else None
+        if dyn is None:
+            return None
+        key = (backend.name, dyn.fingerprint())
+        with _loaded_lock:
+            kernel = _polys.pop(key, _UNSEEN)
+            if kernel is not _UNSEEN:
+                _polys[key] = kernel
+        if kernel is _UNSEEN:
+            name = f"composite_{graph.name}"
+            try:
+                text = str(lower_graph(dyn, name))
+                art, _ = compile_cached(backend, text, name, backend.flags(), dyn.in_avals, dyn.out_avals)
+                kernel = eager.Polymorphic(art, backend, False)
+                stats["poly"] += 1
+            except Exception as e:  # (its signatures run op by op)
+                log.debug(f"eager composite {graph.name}: no polymorphic module, op by op ({type(e).__name__}: {e})")
+                kernel = None
+            with _loaded_lock:
+                if len(_polys) >= _Poly.MAX:
+                    _polys.pop(next(iter(_polys)))
+                _polys[key] = kernel
+        return None if kernel is None else _Poly(kernel, graph, out_tree)
+
+    def __call__(self, leaves):
+        stats["poly_calls"] += 1
+        outs = self.kernel(leaves, self.in_avals, self.out_avals)
+        return tree_unflatten(self.out_tree, outs)
+
+
+_polys: dict[tuple, object] = {}  # (backend, dynamic graph's fingerprint) -> eager.Polymorphic, or None (refused)
+_UNSEEN = object()
 
 
 class _Whole:
@@ -969,6 +1081,7 @@ def _unload() -> None:
         for f in _loaded:
             f.runner = None
         _loaded.clear()
+        _polys.clear()
 
 
 def _after_fork_in_child() -> None:

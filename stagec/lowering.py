@@ -103,16 +103,24 @@ def fill(ctx: Ctx, value, like, aval: ShapedArray):
     `aval` has dynamic dimensions (a shape-polymorphic kernel) a scalar broadcast to `like`'s run-time shape."""
     if DYNAMIC not in aval.shape:
         return full(value, aval)
-    if aval.dtype.kind == "u":  # (IREE makes unsigned tensors signless but not a `tensor.dim` of one: read a view)
-        like = ctx.op1("stablehlo.bitcast_convert", [like], result_avals=[aval.update(dtype=np.dtype(
-            f"i{aval.dtype.itemsize}"))])
+    return broadcast_like(ctx, constant(np.array(value, aval.dtype), aval.update(shape=())), like, aval, aval)
+
+
+def broadcast_like(ctx: Ctx, scalar, like, like_aval: ShapedArray, aval: ShapedArray):
+    """The 0-d value `scalar` broadcast to `aval`, whose shape is that of `like` (of `like_aval`): its run-time
+    shape where dynamic."""
+    if DYNAMIC not in aval.shape:
+        return ctx.op1("stablehlo.broadcast_in_dim", [scalar], result_avals=[aval],
+                       attributes={"broadcast_dimensions": i64s([])})
+    if like_aval.dtype.kind == "u":  # (IREE makes unsigned tensors signless but not a `tensor.dim` of one: read a view)
+        like = ctx.op1("stablehlo.bitcast_convert", [like], result_avals=[like_aval.update(dtype=np.dtype(
+            f"i{like_aval.dtype.itemsize}"))])
     i32, one = ShapedArray((), np.dtype(np.int32)), ShapedArray((1,), np.dtype(np.int32))
     sizes = [ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [like], result_avals=[i32],
                                                    attributes={"dimension": i64(d)})], result_avals=[one])
              for d in range(aval.ndim)]
     shape = ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((aval.ndim,), np.dtype(np.int32))],
                     attributes={"dimension": i64(0)})
-    scalar = constant(np.array(value, aval.dtype), aval.update(shape=()))
     return ctx.op1("stablehlo.dynamic_broadcast_in_dim", [scalar, shape], result_avals=[aval],
                    attributes={"broadcast_dimensions": i64s([])})
 

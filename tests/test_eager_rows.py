@@ -1,5 +1,6 @@
 """Eager rows of issue 40 made cheaper without changing a bit: `sigmoid`'s NumPy rule (`_logistic_host`), `hypot`'s
-graph (its special cases fixed where the plain formula is NaN) and `square` (through `_elementwise`, not `power`).
+graph (its special cases fixed where the plain formula is NaN; from `composites.POLY_ELEMENTS` one module, jit's bits)
+and `square` (through `_elementwise`, not `power`).
 Each keeps the op-by-op call's bits on later calls, across the size thresholds (default config), and agrees with float64
 oracles; the logistic rule's one-pass path (from `_LOGISTIC_BITS_MIN` elements) gives its small path's bits."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
-from stagec import eager, nn
+from stagec import composites, eager, nn
 from stagec.numpy import _ufuncs
 from stagec.primitives import elementwise
 
@@ -80,7 +81,8 @@ def test_sigmoid_eager_bits_across_sizes(n):
     rng = np.random.default_rng(2)
     x = values(np.float32, n, rng)
     got = later_calls(nn.sigmoid, stagec.device_put(x))
-    if n < eager.HOST_MAX_ELEMENTS // 2:  # (the NumPy rule's size class: its bits)
+    if 2 * n < elementwise.logistic_p.host_max_work:  # (the NumPy rule's size class: its bits; several passes, so
+        # its kernel from 8K elements, `def_host`'s `max_work`)
         with np.errstate(all="ignore"):
             assert bits(got) == bits(_logistic_small(x))
     else:  # (the kernel's: jit's module of the one primitive gives the same)
@@ -115,12 +117,14 @@ def test_hypot_eager_bits_and_values(dt, n, request):
     got = later_calls(snp.hypot, stagec.device_put(x), stagec.device_put(y))
     _hypot_oracle_check(x, y, got)
     with np.errstate(all="ignore"):
-        if x.size < eager.HOST_MAX_ELEMENTS // 2:  # (NumPy rules, op by op: the formula's correctly rounded steps)
+        if x.size < composites.POLY_ELEMENTS:  # (NumPy rules, op by op: the formula's correctly rounded steps)
             lo, hi = np.minimum(np.abs(x), np.abs(y)), np.maximum(np.abs(x), np.abs(y))
             r = lo / hi
             plain = hi * np.sqrt(1 + r * r)
             keep = ~np.isnan(plain)
             assert bits(got[keep]) == bits(plain[keep])
+        elif dt != np.float16:  # (from there one module, its bits: the jitted function's; float16's jit widens)
+            assert bits(got) == bits(stagec.jit(snp.hypot)(x, y))
 
 
 def test_hypot_skips_its_special_cases_on_ordinary_values(monkeypatch):

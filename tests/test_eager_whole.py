@@ -57,7 +57,8 @@ def test_large_elementwise_composite_is_one_module_from_its_first_call(name):
     assert np.asarray(fn(*args)).tobytes() == first.tobytes()
     # arguments still being computed (a kernel's results, enqueued): the module's call waits behind them
     assert np.asarray(fn(*[snp.negative(snp.negative(a)) for a in args])).tobytes() == first.tobytes()
-    assert composites.stats["whole"] == whole + 1 and composites.stats["whole_calls"] == calls + 3
+    assert np.asarray(fn(*xs)).tobytes() == first.tobytes()  # (NumPy arguments: the same module)
+    assert composites.stats["whole"] == whole + 1 and composites.stats["whole_calls"] == calls + 4
     with np.errstate(invalid="ignore"):
         assert ulps(first, oracle(*[x.astype(np.float64) for x in xs]), floor) <= bound
     # below the bound: op by op, NumPy rules (no module)
@@ -97,3 +98,45 @@ def test_several_pass_rules_leave_mid_size_calls_to_kernels(fn, oracle):
         assert np.asarray(fn(a)).tobytes() == first.tobytes()
         with np.errstate(over="ignore"):
             assert ulps(first, oracle(part.astype(np.float64))) <= 3
+
+
+@pytest.mark.parametrize("name", ["silu", "hypot", "gelu"])
+def test_mid_size_composite_is_one_polymorphic_module(name):
+    """From `POLY_ELEMENTS` to `WHOLE_ELEMENTS` on the CPU: one module for every size (compiled once), from each
+    signature's first call, the same bits on every call."""
+    if stagec.default_backend() != "cpu":
+        pytest.skip("the polymorphic modules serve the CPU only")
+    fn, k, oracle, bound, floor = CASES[name]
+    full = [data(10 + i, composites.WHOLE_ELEMENTS - 1) for i in range(k)]
+    poly, calls = composites.stats["poly"], composites.stats["poly_calls"]
+    for j, n in enumerate((composites.POLY_ELEMENTS, 50_001, composites.WHOLE_ELEMENTS - 1)):
+        xs = [x[:n] for x in full]
+        args = [snp.asarray(x) for x in xs]
+        first = np.asarray(fn(*args))
+        assert composites.stats["poly"] == poly + 1 and composites.stats["poly_calls"] == calls + 4 * j + 1
+        assert np.asarray(fn(*args)).tobytes() == first.tobytes()
+        assert np.asarray(fn(*[snp.negative(snp.negative(a)) for a in args])).tobytes() == first.tobytes()
+        assert np.asarray(fn(*xs)).tobytes() == first.tobytes()
+        with np.errstate(invalid="ignore"):
+            assert ulps(first, oracle(*[x.astype(np.float64) for x in xs]), floor) <= bound
+    # a row's broadcast (not one shape throughout): op by op, its NumPy rules
+    x, row = data(20, 40_000).reshape(200, 200), data(21, 200)
+    if k == 1:
+        return
+    got = np.asarray(fn(snp.asarray(x), snp.asarray(row)))
+    got = np.asarray(fn(snp.asarray(x), snp.asarray(row)))
+    with np.errstate(invalid="ignore"):
+        assert ulps(got, oracle(x.astype(np.float64), row.astype(np.float64)), floor) <= bound
+    assert composites.stats["poly"] == poly + 1
+
+
+def test_broadcast_like_rules():
+    """The primitive a polymorphic module broadcasts scalars with: its value, derivative and transpose."""
+    from stagec.primitives.structural import broadcast_like_p
+    x = snp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert np.array_equal(np.asarray(broadcast_like_p.bind(snp.asarray(np.float32(1.5)), x)), np.full((2, 3), 1.5))
+    f = lambda s: snp.sum(broadcast_like_p.bind(s, x) * x)
+    assert float(stagec.grad(f)(np.float32(2.0))) == 15.0
+    assert float(stagec.jit(stagec.grad(f))(np.float32(2.0))) == 15.0
+    _, t = stagec.jvp(lambda s: broadcast_like_p.bind(s, x), (np.float32(2.0),), (np.float32(3.0),))
+    assert np.array_equal(np.asarray(t), np.full((2, 3), 3.0))

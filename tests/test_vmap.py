@@ -21,6 +21,7 @@ from stagec import lax
 from stagec.core import Primitive
 from stagec.errors import ConcretizationTypeError
 from stagec.primitives import all_primitives
+from stagec.primitives.structural import broadcast_like_p
 from stagec.primitives import elementwise as ew
 from stagec.primitives import fft as fftp
 from stagec.tree_util import tree_leaves
@@ -213,8 +214,10 @@ def test_select_clamp_convert_complex():
 
 
 def structural_one(x):
+    s = lax.reshape(lax.slice(x, (1, 2), (2, 3)), ())  # (broadcast_like: eager composites' polymorphic modules)
     return [lax.broadcast_in_dim(x, (2, 5, 4), (0, 2)), lax.reshape(x, (4, 2)), lax.transpose(x, (1, 0)),
-            lax.slice(x, (0, 1), (2, 4), (1, 2)), lax.rev(x, (1,)), lax.rev(x, (0, 1)), lax.optimization_barrier(x)]
+            lax.slice(x, (0, 1), (2, 4), (1, 2)), lax.rev(x, (1,)), lax.rev(x, (0, 1)), lax.optimization_barrier(x),
+            broadcast_like_p.bind(s, x), broadcast_like_p.bind(np.float32(2.5), x)]
 
 
 def concat_pad(x, y, v):

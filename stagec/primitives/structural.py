@@ -31,6 +31,18 @@ broadcast_in_dim_p.def_lowering(lambda ctx, x, *, shape, broadcast_dimensions: [
     "stablehlo.broadcast_in_dim", [x], attributes={"broadcast_dimensions": L.i64s(broadcast_dimensions)})])
 
 
+
+def _broadcast_like_rule(x: ShapedArray, like: ShapedArray) -> ShapedArray:
+    if x.ndim:
+        raise TypeError(f"broadcast_like: the operand must be 0-d, got shape {x.shape}")
+    return x.update(shape=like.shape)
+
+
+# A 0-d value at the shape of another operand, its run-time shape in a shape-polymorphic module: what a scalar's
+# `broadcast_in_dim` becomes where an eager composite's graph runs for any size (`composites._Poly`).
+broadcast_like_p = Primitive("broadcast_like", _broadcast_like_rule)
+broadcast_like_p.def_lowering(lambda ctx, x, like: [L.broadcast_like(ctx, x, like, ctx.avals_in[1], ctx.avals_out[0])])
+
 def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise TypeError(f"cannot reshape array of shape {x.shape} (size {x.size}) into shape {new_sizes}")
@@ -196,6 +208,9 @@ _ad.deflinear(transpose_p, lambda ct, x, *, permutation: transpose(ct, np.argsor
 _ad.deflinear(slice_p, _slice_transpose)
 _ad.deflinear(rev_p, lambda ct, x, *, dimensions: rev(ct, dimensions))
 _ad.deflinear(optimization_barrier_p, lambda ct, x: ct)
+_ad.defjvp(broadcast_like_p, lambda g, ans, x, like: broadcast_like_p.bind(g, like), None)
+broadcast_like_p.def_transpose(lambda ct, x, like: [None if ct is None else _unbroadcast(
+    ct, x, shape=aval_of(ct).shape, broadcast_dimensions=()), None])
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -414,6 +429,15 @@ def _reshape_batch(args, dims, *, new_sizes):
 optimization_barrier_p.def_batch(lambda args, dims: (optimization_barrier_p.bind(args[0]), dims[0]))
 
 
+@broadcast_like_p.def_batch
+def _broadcast_like_batch(args, dims):
+    (x, like), (dx, dl) = args, dims
+    shape = (axis_size(args, dims),) + example_shape(like, dl)
+    if dx is None:
+        return broadcast_like_p.bind(x, moveaxis(like, dl, 0)), 0
+    return broadcast_in_dim(x, shape, (0,)), 0
+
+
 @transpose_p.def_batch
 def _transpose_batch(args, dims, *, permutation):
     (x,), (d,) = args, dims
@@ -588,3 +612,4 @@ iota_p.def_host(_iota_host)
 concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 pad_p.def_host(_pad_host, None, _pad_bound)
 optimization_barrier_p.def_host(lambda x: x)
+broadcast_like_p.def_host(lambda x, like: np.broadcast_to(x, np.shape(like)))
