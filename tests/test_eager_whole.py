@@ -140,3 +140,23 @@ def test_broadcast_like_rules():
     assert float(stagec.jit(stagec.grad(f))(np.float32(2.0))) == 15.0
     _, t = stagec.jvp(lambda s: broadcast_like_p.bind(s, x), (np.float32(2.0),), (np.float32(3.0),))
     assert np.array_equal(np.asarray(t), np.full((2, 3), 3.0))
+
+
+def test_mid_size_float_floor_divide_is_the_jitted_module():
+    """`floor_divide` of float32 (elementwise steps: division, floor, fixes of signs and remainders) from
+    `POLY_ELEMENTS`: one module, whose bits are the jitted function's, subnormal operands read as 0 (1e-40 // 1e-40
+    is NaN there, 1.0 op by op below, as NumPy), the documented difference of IREE's CPU kernels."""
+    if stagec.default_backend() != "cpu":
+        pytest.skip("the polymorphic modules serve the CPU only")
+    x, y = data(30, 16_900).reshape(130, 130), data(31, 16_900).reshape(130, 130) / 8
+    x[0, 7:9], y[0, 7:9] = [1e-40, -1e-40], [1e-40, -1e-40]
+    y[1, :3] = [0.0, -0.0, np.inf]
+    poly = composites.stats["poly"]
+    got = np.asarray(snp.floor_divide(snp.asarray(x), snp.asarray(y)))
+    assert composites.stats["poly"] == poly + 1
+    assert got.tobytes() == np.asarray(stagec.jit(snp.floor_divide)(x, y)).tobytes()
+    with np.errstate(all="ignore"):
+        want = np.floor_divide(x, y)
+    ordinary = (np.abs(x) >= np.finfo(np.float32).tiny) & (np.abs(y) >= np.finfo(np.float32).tiny)
+    assert np.array_equal(got[ordinary], want[ordinary], equal_nan=True)
+    assert np.isnan(got[0, 7:9]).all()
