@@ -124,13 +124,15 @@ def _hosted(x):
 
 def call(fn: Callable, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
-    if any(type(a) is np.ndarray for a in args) or any(type(v) is np.ndarray for v in kwargs.values()):
-        args, kwargs = [_hosted(a) for a in args], {k: _hosted(v) for k, v in kwargs.items()}
     try:
         key, leaves = _signature(fn, args, kwargs)
-    except _Unkeyed:
-        stats["plain"] += 1
-        return fn(*args, **kwargs)
+    except _Unkeyed:  # (a large NumPy argument: as the Array the function makes of it, and keyed by that)
+        args, kwargs = [_hosted(a) for a in args], {k: _hosted(v) for k, v in kwargs.items()}
+        try:
+            key, leaves = _signature(fn, args, kwargs)
+        except _Unkeyed:
+            stats["plain"] += 1
+            return fn(*args, **kwargs)
     run = _sigs.get(key)
     if run is None or run is _SEEN:
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did; from its
