@@ -602,8 +602,13 @@ def _pad_bound(avals, params):
 broadcast_in_dim_p.def_host(_broadcast_host)
 reshape_p.def_host(lambda x, *, new_sizes: x.reshape(new_sizes))
 transpose_p.def_host(lambda x, *, permutation: x.transpose(permutation))
-slice_p.def_host(lambda x, *, start_indices, limit_indices, strides: x[tuple(
-    builtins.slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))])
+def _slices(start_indices, limit_indices, strides) -> tuple:
+    return tuple(builtins.slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))
+
+
+# (bound: the index built once per signature, ~1.2 us of a 4x4 `median`'s three one-element slices each)
+slice_p.def_host(lambda x, **params: x[_slices(**params)], None,
+                 lambda avals, params: (lambda x, _at=_slices(**params): x[_at]))
 dynamic_slice_p.def_host(lambda x, *starts, slice_sizes: x[tuple(
     builtins.slice(s, s + n) for s, n in zip(_starts(x, starts, slice_sizes), slice_sizes))])
 dynamic_update_slice_p.def_host(_dynamic_update_slice_host)
