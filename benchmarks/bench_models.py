@@ -174,6 +174,7 @@ EAGER = COMMON + textwrap.dedent("""
     v = f32(1000)
     V, W = f32(100_000), f32(100_000)  # (mid-size: stagec's eager NumPy rules, JAX's fused kernels)
     M = f32(1_000_000)  # (large: kernels; a scalar operand's broadcast in the operation's module)
+    M2 = f32(1000, 1000)
     s256 = f32(256, 256)
     s0, u8 = put(np.float32(0.5)), f32(8)
     i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
@@ -243,6 +244,8 @@ EAGER = COMMON + textwrap.dedent("""
             "nn.softplus(V) (100K)": lambda: nn.softplus(V),
             "nn.silu(M) (1M)": lambda: nn.silu(M),
             "hypot(M, M) (1M)": lambda: m.hypot(M, M),
+            "nn.softmax(M2) (1000x1000)": lambda: nn.softmax(M2),
+            "var(M2, axis=0) (1000x1000)": lambda: m.var(M2, axis=0),
             "power(|V|, W) (100K)": lambda: m.power(m.abs(V), W),
             "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W),
             "M > 0 (1M)": lambda: M > 0,

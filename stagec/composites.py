@@ -20,7 +20,7 @@ float operation that runs as its kernel (`_fusable`: a scalar's broadcast beside
 one module on the eager compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one
 call. A graph of elementwise steps and broadcasts with inexact steps `_fusable` cannot take, from `POLY_ELEMENTS`
 (traced on its first call), runs as one module on every call, its first included: shape-polymorphic on the CPU
-below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`): the module's bits, not op by op's, one answer
+below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`, reshapes and reductions among its steps too): the module's bits, not op by op's, one answer
 per signature (docs/design.md, "elementwise composites by size class").
 Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays
 still being computed (but `_Whole` and `_Poly` ones), and functions that cannot be traced alone (they raise, or need a value concretely) run
@@ -49,7 +49,7 @@ from .core import (COMPOSITE, Const, Eqn, Graph, Literal, Trace, Var, aval_of, f
 from . import eager
 from .primitives.elementwise import _count_nonzero
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
-from .primitives import control_flow, elementwise, gather_p, structural
+from .primitives import control_flow, elementwise, gather_p, reductions, structural
 from .lowering import DYNAMIC, lower_graph
 from .stages import Lowered, compile_cached
 from .tree_util import tree_structure, tree_unflatten
@@ -222,6 +222,11 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
 # (`eager._work` counts it twice against `HOST_MAX_ELEMENTS`): a composite of such steps is `_whole` from here.
 WHOLE_ELEMENTS = eager.HOST_MAX_ELEMENTS // 2
 _MAP = frozenset([*eager._ELEMENTWISE, structural.broadcast_in_dim_p]) - {structural.optimization_barrier_p}
+# and from `WHOLE_ELEMENTS` reshapes and reductions too (`nn.softmax`, `var`, `standardize`: 1000x1000 float32 op by
+# op 1.8-2.5 ms, one module 0.35-0.64)
+_WHOLE_MORE = frozenset([structural.reshape_p, reductions.reduce_sum_p, reductions.reduce_max_p,
+                         reductions.reduce_min_p, reductions.reduce_prod_p, reductions.reduce_and_p,
+                         reductions.reduce_or_p])
 
 
 # From this many elements to `WHOLE_ELEMENTS`, such a graph on the CPU runs as one shape-polymorphic module (`_Poly`):
@@ -235,17 +240,20 @@ def _large(leaves) -> bool:
 
 def _whole_graph(graph) -> int:
     """The elements of the largest result of a graph that runs as one module (`_Whole`, `_Poly`), else 0:
-    elementwise equations and broadcasts only, a result of `POLY_ELEMENTS` or more, and inexact equations that
-    `_Fused` could not fuse with op by op's bits (`nn.silu`, `hypot`, `gelu`); its outputs all computed (none an
-    argument or a constant)."""
+    elementwise equations and broadcasts only (from `WHOLE_ELEMENTS` reshapes and reductions too), a result of
+    `POLY_ELEMENTS` or more, and inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`,
+    `hypot`, `gelu`); its outputs all computed (none an argument or a constant)."""
     if not graph.eqns or any(type(o) is Literal or o in graph.in_vars for o in graph.outs):
         return 0
-    big = 0
+    big, more = 0, False
     for e in graph.eqns:
-        if e.prim not in _MAP or e.prim.multiple_results:
+        if e.prim.multiple_results or e.prim not in _MAP and e.prim not in _WHOLE_MORE:
             return 0
+        more = more or e.prim in _WHOLE_MORE
         big = max(big, *(math.prod(o.aval.shape) for o in e.outputs))
-    return big if big >= POLY_ELEMENTS and not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)]) else 0
+    if big < (WHOLE_ELEMENTS if more else POLY_ELEMENTS):
+        return 0
+    return big if not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)]) else 0
 
 
 def _dynamic(graph):
@@ -273,6 +281,8 @@ def _dynamic(graph):
         ins = [var(v) for v in graph.in_vars]
         eqns = []
         for e in graph.eqns:
+            if e.prim not in _MAP:
+                return None
             if e.prim is structural.broadcast_in_dim_p:
                 if e.inputs[0].aval.shape:
                     return None

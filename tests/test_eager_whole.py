@@ -160,3 +160,38 @@ def test_mid_size_float_floor_divide_is_the_jitted_module():
     ordinary = (np.abs(x) >= np.finfo(np.float32).tiny) & (np.abs(y) >= np.finfo(np.float32).tiny)
     assert np.array_equal(got[ordinary], want[ordinary], equal_nan=True)
     assert np.isnan(got[0, 7:9]).all()
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+REDUCING = {"softmax": (nn.softmax, _softmax),
+            "var axis 0": (lambda x: snp.var(x, axis=0), lambda x: x.var(axis=0)),
+            "std axis 1": (lambda x: snp.std(x, axis=1), lambda x: x.std(axis=1)),
+            "standardize": (nn.standardize, lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(
+                x.var(-1, keepdims=True) + 1e-5))}
+
+
+@pytest.mark.parametrize("name", REDUCING)
+def test_large_composite_with_reductions_is_one_module(name):
+    """From `WHOLE_ELEMENTS` a graph of elementwise steps, reshapes and reductions is one module too (its sums in the
+    module's order, the same on every call); below, op by op (no polymorphic module: values of several shapes)."""
+    fn, oracle = REDUCING[name]
+    x = np.random.default_rng(40).standard_normal((512, 513)).astype(np.float32) * 3 + 1
+    a = snp.asarray(x)
+    whole = composites.stats["whole"]
+    first = np.asarray(fn(a))
+    assert composites.stats["whole"] == whole + 1
+    assert np.asarray(fn(a)).tobytes() == first.tobytes()
+    assert np.asarray(fn(snp.negative(snp.negative(a)))).tobytes() == first.tobytes()
+    assert np.asarray(fn(x)).tobytes() == first.tobytes()
+    want = oracle(x.astype(np.float64))
+    assert np.allclose(first, want, rtol=2e-5, atol=2e-6 * np.abs(want).max())
+    small, poly = snp.asarray(x[:100]), composites.stats["poly"]
+    for _ in range(3):
+        got = np.asarray(fn(small))
+    want = oracle(x[:100].astype(np.float64))
+    assert np.allclose(got, want, rtol=2e-5, atol=2e-6 * np.abs(want).max())
+    assert composites.stats["whole"] == whole + 1 and composites.stats["poly"] == poly
