@@ -20,11 +20,11 @@ float operation that runs as its kernel (`_fusable`: a scalar's broadcast beside
 one module on the eager compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one
 call. A graph of elementwise steps and broadcasts with inexact steps `_fusable` cannot take, from `POLY_ELEMENTS`
 (traced on its first call), runs as one module on every call, its first included: shape-polymorphic on the CPU
-below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`, reshapes and reductions among its steps too): the module's bits, not op by op's, one answer
-per signature (docs/design.md, "elementwise composites by size class").
-Calls that cannot be keyed (tracers, NumPy or nested array arguments, NaN Python scalars), calls on arrays
-still being computed (but `_Whole` and `_Poly` ones), and functions that cannot be traced alone (they raise, or need a value concretely) run
-plainly: an error is raised by the function itself, as before. An Array the function makes inside (from its static
+below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`, reshapes and reductions among its steps
+too): the module's bits, not op by op's, one answer per signature (docs/design.md, "elementwise composites by size
+class"). Calls that cannot be keyed (tracers, nested array arguments, NaN Python scalars; NumPy arrays but large
+ones), calls on arrays still being computed (but `_Whole` and `_Poly` ones), and functions that cannot be traced
+alone (they raise, or need a value concretely) run plainly: an error is raised by the function itself, as before. An Array the function makes inside (from its static
 arguments) is a constant of the graph; a custom function (`custom_jvp`) is traced through, its primal's equations
 planned as op by op runs them; a function that runs eagerly as one jit module (`numpy._base._staged`) makes the
 trace fail. Signatures are kept up to 4 * `config.eager_cache_size` and dropped when a setting changes.
@@ -142,7 +142,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
         return fn(*args, **kwargs)
-    if type(run) is not _Whole and type(run) is not _Poly:  # (a whole module's call is enqueued behind arguments still being computed)
+    if type(run) is not _Whole and type(run) is not _Poly:  # (a module's call waits behind its pending arguments)
         for x in leaves:
             if x._bv is None and x._job is not None:  # still being computed (`pending`): enqueued op by op, as before
                 stats["plain"] += 1
@@ -270,11 +270,11 @@ def _dynamic(graph):
     def var(v):
         if type(v) is Literal:
             if v.aval.shape:
-                raise _Unkeyed
+                raise _OtherShape
             return v
         if v.id not in new:
             if v.aval.shape not in ((), shape):
-                raise _Unkeyed
+                raise _OtherShape
             new[v.id] = Var(v.aval.update(shape=dims) if v.aval.shape else v.aval)
         return new[v.id]
     try:
@@ -290,8 +290,12 @@ def _dynamic(graph):
             else:
                 eqns.append(Eqn(e.prim, [var(x) for x in e.inputs], e.params, [var(o) for o in e.outputs]))
         return Graph(ins, eqns, [var(o) for o in graph.outs], graph.name)
-    except _Unkeyed:
+    except _OtherShape:
         return None
+
+
+class _OtherShape(Exception):
+    """A value of `_dynamic`'s graph neither 0-d nor of the full shape."""
 
 
 class _Poly:
@@ -360,7 +364,8 @@ class _Whole:
     @staticmethod
     def compile(graph, out_tree) -> "_Whole | None":
         try:  # without stagec's passes, as the eager kernels and `_Fused`: the graph's own operations
-            runner = Lowered(graph, f"composite_{graph.name}", None, out_tree, (), "none", get_backend()).compile().runner
+            lowered = Lowered(graph, f"composite_{graph.name}", None, out_tree, (), "none", get_backend())
+            runner = lowered.compile().runner
         except Exception as e:
             log.debug(f"eager composite {graph.name}: no whole module, op by op ({type(e).__name__}: {e})")
             return None

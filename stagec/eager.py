@@ -248,7 +248,8 @@ HOST_READ_ELEMENTS = 1 << 14
 
 def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backend) -> bool:
     """Whether an inexact operation computes with its NumPy rule on every call ("exact" tiering): on the CPU,
-    below `HOST_MAX_ELEMENTS` (or its rule's `max_work`, `Primitive.def_host`). From `HOST_HEAP_WORK` such a plan sets the heap as a large module does."""
+    below `HOST_MAX_ELEMENTS` (or its rule's `max_work`, `Primitive.def_host`). From `HOST_HEAP_WORK` such a plan
+    sets the heap as a large module does."""
     if backend.name != "cpu":
         return False
     work = _work(prim, avals, params, out_avals)

@@ -780,7 +780,8 @@ for _p, _f, _k in [
         (le_p, np.less_equal, "biuf"), (gt_p, np.greater, "biuf"), (ge_p, np.greater_equal, "biuf"),
         (clamp_p, lambda lo, x, hi: _min_host(_max_host(x, lo), hi), "biuf"),
         (real_p, np.real, "c"), (imag_p, np.imag, "c"), (complex_p, _complex_host, "f")]:
-    _p.def_host(_f, _float32 if _k == "f32" else of_kinds(_k), max_work=_SEVERAL_PASSES if _p in _SLOW_RULES else None)
+    _p.def_host(_f, _float32 if _k == "f32" else of_kinds(_k),
+                max_work=_SEVERAL_PASSES if _p in _SLOW_RULES else None)
 convert_element_type_p.def_host(_convert_host, _converts_exactly)
 # (a signature's plan takes NumPy's `where` itself below `_SELECT_BITS_MIN`: ~0.2 us less than the checks on 4x4)
 select_p.def_host(_select_host, of_kinds("biufc"), bound=lambda avals, params: _where if all(
