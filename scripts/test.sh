@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite (19m00s on this 2-core machine at the end of 2026-12-02's forty-third session, 2779 tests,
-# ~3000 IREE compiles; the previous session's tree took 18m40s that day, 14m43s the day before; over the 12-minute
-# budget: docs/log.md), after the linter. Installs what it
-# needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (70-125
-# s; 125 on 2026-12-02's slower day).
+# The whole test suite (14m41s on a 2-core machine at the end of 2026-12-02's forty-fourth session, 2800 tests; over
+# the 12-minute budget: docs/log.md), after the linter. Installs what it
+# needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (98 s
+# of pytest, 1m43s in all, that day).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
