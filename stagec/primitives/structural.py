@@ -31,7 +31,6 @@ broadcast_in_dim_p.def_lowering(lambda ctx, x, *, shape, broadcast_dimensions: [
     "stablehlo.broadcast_in_dim", [x], attributes={"broadcast_dimensions": L.i64s(broadcast_dimensions)})])
 
 
-
 def _broadcast_like_rule(x: ShapedArray, like: ShapedArray) -> ShapedArray:
     if x.ndim:
         raise TypeError(f"broadcast_like: the operand must be 0-d, got shape {x.shape}")
@@ -42,6 +41,7 @@ def _broadcast_like_rule(x: ShapedArray, like: ShapedArray) -> ShapedArray:
 # `broadcast_in_dim` becomes where an eager composite's graph runs for any size (`composites._Poly`).
 broadcast_like_p = Primitive("broadcast_like", _broadcast_like_rule)
 broadcast_like_p.def_lowering(lambda ctx, x, like: [L.broadcast_like(ctx, x, like, ctx.avals_in[1], ctx.avals_out[0])])
+
 
 def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
@@ -599,13 +599,13 @@ def _pad_bound(avals, params):
     return pad
 
 
-broadcast_in_dim_p.def_host(_broadcast_host)
-reshape_p.def_host(lambda x, *, new_sizes: x.reshape(new_sizes))
-transpose_p.def_host(lambda x, *, permutation: x.transpose(permutation))
 def _slices(start_indices, limit_indices, strides) -> tuple:
     return tuple(builtins.slice(s, e, st) for s, e, st in zip(start_indices, limit_indices, strides))
 
 
+broadcast_in_dim_p.def_host(_broadcast_host)
+reshape_p.def_host(lambda x, *, new_sizes: x.reshape(new_sizes))
+transpose_p.def_host(lambda x, *, permutation: x.transpose(permutation))
 # (bound: the index built once per signature, ~1.2 us of a 4x4 `median`'s three one-element slices each)
 slice_p.def_host(lambda x, **params: x[_slices(**params)], None,
                  lambda avals, params: (lambda x, _at=_slices(**params): x[_at]))
