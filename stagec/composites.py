@@ -31,6 +31,7 @@ trace fail. Signatures are kept up to 4 * `config.eager_cache_size` and dropped 
 """
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import math
@@ -356,25 +357,45 @@ class _Whole:
     last bits (a product and a sum contracted into one multiply-add). A module IREE refuses leaves the signature
     to `_runner` (op by op), on every call."""
 
-    __slots__ = ("runner", "all_rules")
+    __slots__ = ("graph", "out_tree", "runner", "all_rules")
 
-    def __init__(self, runner):
-        self.runner, self.all_rules = runner, False
+    def __init__(self, graph, out_tree, runner):
+        self.graph, self.out_tree, self.runner, self.all_rules = graph, out_tree, runner, False
+
+    @staticmethod
+    def _load(graph, out_tree):
+        # (without stagec's passes, as the eager kernels and `_Fused`: the graph's own operations)
+        return Lowered(graph, f"composite_{graph.name}", None, out_tree, (), "none", get_backend()).compile().runner
 
     @staticmethod
     def compile(graph, out_tree) -> "_Whole | None":
-        try:  # without stagec's passes, as the eager kernels and `_Fused`: the graph's own operations
-            lowered = Lowered(graph, f"composite_{graph.name}", None, out_tree, (), "none", get_backend())
-            runner = lowered.compile().runner
+        try:
+            runner = _Whole._load(graph, out_tree)
         except Exception as e:
             log.debug(f"eager composite {graph.name}: no whole module, op by op ({type(e).__name__}: {e})")
             return None
         stats["whole"] += 1
-        return _Whole(runner)
+        return _Whole(graph, out_tree, runner)._kept()
+
+    def _kept(self) -> "_Whole":
+        """Count this loaded module among `config.eager_cache_size`: the oldest one is unloaded (its next call loads
+        it again from the persistent cache: the same module)."""
+        with _loaded_lock:
+            _wholes.append(self)
+            while len(_wholes) > max(config.eager_cache_size, 1):
+                _wholes.popleft().runner = None
+        return self
 
     def __call__(self, leaves):
         stats["whole_calls"] += 1
-        return self.runner(leaves)
+        runner = self.runner
+        if runner is None:
+            self.runner = runner = _Whole._load(self.graph, self.out_tree)
+            self._kept()
+        return runner(leaves)
+
+
+_wholes: collections.deque = collections.deque()  # loaded `_Whole` modules, oldest first
 
 
 def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Callable:
@@ -1099,6 +1120,9 @@ def _unload() -> None:
             f.runner = None
         _loaded.clear()
         _polys.clear()
+        for w in _wholes:
+            w.runner = None  # (their signatures are dropped too: `_sigs` is cleared with them)
+        _wholes.clear()
 
 
 def _after_fork_in_child() -> None:

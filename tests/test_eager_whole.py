@@ -195,3 +195,21 @@ def test_large_composite_with_reductions_is_one_module(name):
     want = oracle(x[:100].astype(np.float64))
     assert np.allclose(got, want, rtol=2e-5, atol=2e-6 * np.abs(want).max())
     assert composites.stats["whole"] == whole + 1 and composites.stats["poly"] == poly
+
+
+def test_an_unloaded_whole_module_loads_again_with_its_bits():
+    """Loaded whole modules count against `config.eager_cache_size`; the oldest is unloaded and its signature's next
+    call loads it again (the persistent cache's module): the same bits, never op by op."""
+    old = stagec.config.eager_cache_size
+    stagec.config.update("eager_cache_size", 1)
+    try:
+        a, b = snp.asarray(data(50)), snp.asarray(data(51, N + 5))
+        first_a, first_b = np.asarray(nn.silu(a)), np.asarray(nn.silu(b))  # (b's module unloads a's)
+        whole, calls = composites.stats["whole"], composites.stats["whole_calls"]
+        for _ in range(2):
+            assert np.asarray(nn.silu(a)).tobytes() == first_a.tobytes()
+            assert np.asarray(nn.silu(b)).tobytes() == first_b.tobytes()
+        assert len(composites._wholes) == 1 and composites.stats["whole"] == whole
+        assert composites.stats["whole_calls"] == calls + 4
+    finally:
+        stagec.config.update("eager_cache_size", old)
