@@ -352,9 +352,9 @@ _UNSEEN = object()
 class _Whole:
     """A composite signature run as one module on every call, its first included: compiled (or loaded from the
     persistent cache) before that call returns, as a shape-specific kernel is op by op at these sizes; its calls
-    enqueued behind arguments still being computed. Its bits are the module's (the jitted function's, where jit's
-    passes change nothing), one answer for the signature whatever is cached; they may differ from op by op's in the
-    last bits (a product and a sum contracted into one multiply-add). A module IREE refuses leaves the signature
+    enqueued behind arguments still being computed. Its bits are the module's, compiled as jit compiles the function
+    (its passes too), one answer for the signature whatever is cached; they may differ from op by op's in the last
+    bits (a product and a sum contracted into one multiply-add, sums in another order). A module IREE refuses leaves the signature
     to `_runner` (op by op), on every call."""
 
     __slots__ = ("graph", "out_tree", "runner", "all_rules")
@@ -364,8 +364,9 @@ class _Whole:
 
     @staticmethod
     def _load(graph, out_tree):
-        # (without stagec's passes, as the eager kernels and `_Fused`: the graph's own operations)
-        return Lowered(graph, f"composite_{graph.name}", None, out_tree, (), "none", get_backend()).compile().runner
+        # (with jit's passes: the jitted function's module and bits; without them, 1000x1000 `var` and `std` gave
+        # other bits than jit and took 444-555 us against 385-424, docs/log.md 2026-12-02)
+        return Lowered(graph, f"composite_{graph.name}", None, out_tree, (), None, get_backend()).compile().runner
 
     @staticmethod
     def compile(graph, out_tree) -> "_Whole | None":

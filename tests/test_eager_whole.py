@@ -58,6 +58,7 @@ def test_large_elementwise_composite_is_one_module_from_its_first_call(name):
     # arguments still being computed (a kernel's results, enqueued): the module's call waits behind them
     assert np.asarray(fn(*[snp.negative(snp.negative(a)) for a in args])).tobytes() == first.tobytes()
     assert np.asarray(fn(*xs)).tobytes() == first.tobytes()  # (NumPy arguments: the same module)
+    assert np.asarray(stagec.jit(fn)(*args)).tobytes() == first.tobytes()  # (compiled as jit compiles it)
     assert composites.stats["whole"] == whole + 1 and composites.stats["whole_calls"] == calls + 4
     with np.errstate(invalid="ignore"):
         assert ulps(first, oracle(*[x.astype(np.float64) for x in xs]), floor) <= bound
@@ -187,6 +188,7 @@ def test_large_composite_with_reductions_is_one_module(name):
     assert np.asarray(fn(a)).tobytes() == first.tobytes()
     assert np.asarray(fn(snp.negative(snp.negative(a)))).tobytes() == first.tobytes()
     assert np.asarray(fn(x)).tobytes() == first.tobytes()
+    assert np.asarray(stagec.jit(fn)(a)).tobytes() == first.tobytes()  # (compiled as jit compiles it)
     want = oracle(x.astype(np.float64))
     assert np.allclose(first, want, rtol=2e-5, atol=2e-6 * np.abs(want).max())
     small, poly = snp.asarray(x[:100]), composites.stats["poly"]
