@@ -42,11 +42,10 @@ from typing import Callable
 
 import numpy as np
 
-from .array import Array
+from .array import Array, device_put
 from .backend import get_backend
 from .config import LRUSettingsCache, config
-from .core import (COMPOSITE, Const, Eqn, Graph, Literal, Trace, Var, aval_of, flatten_outputs, to_numpy_constant,
-                   tracing)
+from .core import COMPOSITE, Const, Eqn, Graph, Literal, Trace, Var, flatten_outputs, tracing
 from . import eager
 from .primitives.elementwise import _count_nonzero
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
@@ -113,14 +112,12 @@ def _signature(fn, args, kwargs) -> tuple[tuple, list]:
 
 
 def _hosted(x):
-    """A NumPy array of `POLY_ELEMENTS` or more as the Array the function would make of it (a copy, its dtype
-    canonical): such a call may be one module (`_whole_graph`), whose bits must not depend on the argument's type."""
+    """A NumPy array of `POLY_ELEMENTS` or more as the Array the function would make of it (`device_put`: a copy, its
+    dtype canonical): such a call may be one module (`_whole_graph`), whose bits must not depend on the argument's
+    type."""
     if type(x) is not np.ndarray or x.size < POLY_ELEMENTS or x.dtype.kind not in "biufc":
         return x
-    aval = aval_of(x)
-    value = np.array(to_numpy_constant(x, aval), copy=True)
-    value.flags.writeable = False
-    return Array.on_host(value, aval, get_backend())
+    return device_put(x)
 
 
 def call(fn: Callable, args: tuple, kwargs: dict):
