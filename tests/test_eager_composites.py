@@ -1,5 +1,6 @@
 """Eager composites (`stagec.composites`): a `stagec.numpy` function built of several primitives, called outside
 any trace, runs its traced graph as one dispatch. Its results must have the bits the same function gives op by op
+(but graphs of elementwise steps from `composites.POLY_ELEMENTS`: one module, tests/test_eager_whole.py)
 (`fn.__wrapped__`, each primitive through `eager.apply`), in the default config ("exact") and with kernels only
 ("never"); exact ones equal NumPy's. Under jit/grad/vmap the functions trace as before; errors name the function."""
 from __future__ import annotations
