@@ -4,6 +4,7 @@ from __future__ import annotations
 import decimal
 import math
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,9 +23,21 @@ def _to_float(fname: str, *args):
     return _promoted_arrays(_to_float_args, fname, *args)
 
 
+def _beside_float(fname: str, *args):
+    """`_to_float`, but bool and integers to the default float (float64 under x64), as JAX's activations written with
+    a Python float beside x give them (`where(x > 0, 0., x)`: an integer x promotes with a weak float)."""
+    return _promoted_arrays(partial(_to_float_args, to=lambda dt: dtypes.default_float()), fname, *args)
+
+
+def _bool_beside_float(fname: str, x):
+    """`_to_float`, bool to the default float: JAX's soft_sign and mish meet a bool x with an integer first
+    (`abs(x) + 1`, `logaddexp(x, 0)`), so bool is the default float there and other integers are `_to_float`'s."""
+    return _beside_float(fname, x) if aval_of(x).dtype == np.bool_ else _to_float(fname, x)
+
+
 def _relu(x: Any):
     """max(x, 0) (NaN propagates)."""
-    (x,) = _to_float("relu", x) if aval_of(x).dtype == np.bool_ else snp._promote("relu", x)
+    x, _ = _promoted_arrays(snp._promote, "relu", x, 0)  # (bool beside 0: the default int, as JAX's)
     return snp.maximum(x, lax.full_like(x, 0))
 
 
@@ -49,8 +62,8 @@ def sigmoid(x: Any):
 
 @_composite
 def softplus(x: Any):
-    """log(1 + exp(x)) without overflow: logaddexp(x, 0)."""
-    return snp.logaddexp(x, 0.0)
+    """log(1 + exp(x)) without overflow: logaddexp(x, 0) (an integer 0, as JAX's: int32 gives float32 under x64)."""
+    return snp.logaddexp(x, 0)
 
 
 def _x_sigmoid(x, t):
@@ -244,7 +257,7 @@ def log_softmax(x: Any, axis=-1, where: Any = None):
 @_composite
 def elu(x: Any, alpha: Any = 1.0):
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    (x,) = _to_float("elu", x)
+    (x,) = _beside_float("elu", x)
     return snp.where(x > 0, x, alpha * snp.expm1(snp.where(x > 0, 0.0, x)))
 
 
@@ -257,14 +270,14 @@ def selu(x: Any):
 @_composite
 def celu(x: Any, alpha: Any = 1.0):
     """max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)."""
-    (x,) = _to_float("celu", x)
+    (x,) = _beside_float("celu", x)
     return snp.maximum(x, 0.0) + alpha * snp.expm1(snp.minimum(x, 0.0) / alpha)
 
 
 @_composite
 def leaky_relu(x: Any, negative_slope: Any = 1e-2):
     """x where x >= 0, else negative_slope * x."""
-    (x,) = _to_float("leaky_relu", x)
+    (x,) = _beside_float("leaky_relu", x)
     return snp.where(x >= 0, x, negative_slope * x)
 
 
@@ -297,7 +310,7 @@ def hard_sigmoid(x: Any):
 @_composite
 def hard_silu(x: Any):
     """x * hard_sigmoid(x)."""
-    (x,) = _to_float("hard_silu", x)
+    (x,) = _beside_float("hard_silu", x)
     return x * hard_sigmoid(x)
 
 
@@ -324,14 +337,14 @@ _soft_sign_jvp.defjvps(lambda g, ans, x: g / snp.square(snp.abs(x) + 1))
 @_composite
 def soft_sign(x: Any):
     """x / (|x| + 1)."""
-    (x,) = _to_float("soft_sign", x)
+    (x,) = _bool_beside_float("soft_sign", x)
     return _soft_sign_jvp(x)
 
 
 @_composite
 def mish(x: Any):
     """x * tanh(softplus(x))."""
-    x = snp.asarray(_to_float("mish", x)[0])  # (a Python number too: its dtype is read below)
+    x = snp.asarray(_bool_beside_float("mish", x)[0])  # (a Python number too: its dtype is read below)
     # tanh(log1p(u)) = n / (n + 2), n = u (u + 2), u = e^x: one exp. Where n / (n + 2) is 1 in the dtype, x; where it
     # is u, x u as x e^(x/2) e^(x/2), normal where e^x is not (x e^x was 0 near -90 in float32)
     t = (snp.finfo(x.dtype).nmant + 3) * math.log(2)
@@ -366,14 +379,14 @@ def squareplus(x: Any, b: Any = 4):
 @_composite
 def sparse_plus(x: Any):
     """0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between."""
-    (x,) = _to_float("sparse_plus", x)
+    (x,) = _beside_float("sparse_plus", x)
     return snp.where(x <= -1.0, 0.0, snp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
 @_composite
 def sparse_sigmoid(x: Any):
     """clip(x + 1, 0, 2) / 2."""
-    (x,) = _to_float("sparse_sigmoid", x)
+    (x,) = _beside_float("sparse_sigmoid", x)
     return 0.5 * snp.clip(x + 1.0, 0.0, 2.0)
 
 
