@@ -1,6 +1,7 @@
 """`stagec.numpy`'s `frexp`, `spacing`, `bitwise_count`, `partition`, `argpartition`, `unique` (with `size=`, or of a
-constant under jit), `iterable`, `dsplit`, `apply_over_axes` and `mask_indices`: against NumPy (exact bits, sorted
-order, np.unique, ...) and JAX where installed (the orders JAX's algorithms give)."""
+constant under jit), `iterable`, `dsplit`, `apply_over_axes`, `mask_indices`, `gradient` with coordinates and `roll`
+by an Array's shifts: against NumPy (exact bits, sorted order, np.unique, ...) and JAX where installed (the orders
+JAX's algorithms give)."""
 from __future__ import annotations
 
 import contextlib
@@ -416,3 +417,46 @@ def test_poly_helpers_promote_a_python_scalar_weakly():
     np.testing.assert_array_equal(np.asarray(snp.poly(3)), [1.0, -3.0])
     with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
         snp.polydiv(np.array([1.0, 2.0, 3.0]), 2.0)
+
+
+def test_gradient_with_coordinates_against_numpy():
+    """Coordinate arrays (uneven steps: NumPy's second-order differences inside), mixed with a scalar spacing, eager
+    and jitted, against float64 NumPy; a mismatched length names the axis."""
+    rng = np.random.default_rng(0)
+    f = rng.standard_normal((5, 4)).astype(np.float32)
+    xs = np.cumsum(rng.uniform(0.1, 1.0, 5)).astype(np.float32)
+    ys = np.array([0, 1, 3, 7], np.int32)
+    f64 = f.astype(np.float64)
+    for got, want in [(snp.gradient(f, xs, ys), np.gradient(f64, xs.astype(np.float64), ys.astype(np.float64))),
+                      (snp.gradient(f, 2.0, ys), np.gradient(f64, 2.0, ys.astype(np.float64))),
+                      ([stagec.jit(lambda f, x: snp.gradient(f, x, axis=0))(f, xs)],
+                       [np.gradient(f64, xs.astype(np.float64), axis=0)])]:
+        for g, w in zip(got, want):
+            assert g.dtype == np.float32
+            np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-5)
+    assert snp.gradient(np.arange(4, dtype=np.int32) ** 2, np.arange(4, dtype=np.int32)).dtype == np.float32
+    with pytest.raises(ValueError, match="axis 0 of length 5"):
+        snp.gradient(f, xs[:3], axis=0)
+
+
+def test_roll_by_array_shifts_and_small_names_as_numpy_and_jax(x64):
+    """A shift held in an Array (the dynamic-slice branch): several shifts of one axis add up, as NumPy's; the
+    inexact and complex types JAX 0.10.2 gives under x64 (int32 operands: float32, complex64; bool: float32);
+    lexsort of one-element keys and take_along_axis's default axis (-1) as NumPy's."""
+    x = np.arange(12).reshape(3, 4)
+    for shift, axis in [(np.array([1, 2]), None), (np.array([1, 2]), 0), (np.array([1, 2]), (0, 1)),
+                        (np.array(5), (0, 1)), (np.array([-7]), 1)]:
+        np.testing.assert_array_equal(np.asarray(snp.roll(x, snp.asarray(shift), axis=axis)),
+                                      np.roll(x, shift, axis=axis))
+    with pytest.raises(ValueError, match="same length"):
+        snp.roll(x, snp.asarray([1, 2, 3]), axis=(0, 1))
+    i32 = np.arange(-2, 3, dtype=np.int32)
+    assert snp.heaviside(i32, i32).dtype == np.float32 and snp.heaviside(i32, 0.5).dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(snp.heaviside(i32, 0.5)), np.heaviside(i32, 0.5))
+    assert snp.reciprocal(np.array([True, False])).dtype == np.float32
+    assert snp.sort_complex(i32).dtype == np.complex64 and snp.sort_complex(i32.astype(np.int64)).dtype == np.complex128
+    np.testing.assert_array_equal(np.asarray(snp.sort_complex(np.array([1 + 2j, 1 - 1j, 0j]))),
+                                  np.sort_complex(np.array([1 + 2j, 1 - 1j, 0j])))
+    assert int(snp.lexsort(np.array([3, 1, 2]))) == np.lexsort(np.array([3, 1, 2])) == 0
+    a, i = np.array([[3, 1, 2], [6, 5, 4]]), np.array([[2, 0], [1, 1]])
+    np.testing.assert_array_equal(np.asarray(snp.take_along_axis(a, i)), np.take_along_axis(a, i))

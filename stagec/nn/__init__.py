@@ -277,8 +277,8 @@ def celu(x: Any, alpha: Any = 1.0):
 @_composite
 def leaky_relu(x: Any, negative_slope: Any = 1e-2):
     """x where x >= 0, else negative_slope * x."""
-    (x,) = _beside_float("leaky_relu", x)
-    return snp.where(x >= 0, x, negative_slope * x)
+    x, s = _promoted_arrays(snp._promote, "leaky_relu", x, negative_slope)  # (JAX's dtype: x beside the slope)
+    return snp.where(x >= 0, x, s * x)
 
 
 def _relu6(x: Any):

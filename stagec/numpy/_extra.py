@@ -389,9 +389,9 @@ def sinc(x):
 
 
 def heaviside(x1, x2):
-    x1 = _arr(x1)
-    out = snp.where(x1 < 0, 0, snp.where(x1 > 0, 1, snp.where(x1 == 0, x2, np.nan)))  # (NaN x1: NaN, as NumPy)
-    return out.astype(snp.result_type(x1, x2, 0.0))
+    """0, x2 or 1 by x1's sign, in the inexact type of both (JAX's: int32 operands give float32 under x64)."""
+    x1, x2 = _promoted_arrays(_to_float, "heaviside", x1, x2)
+    return snp.where(x1 < 0, 0, snp.where(x1 > 0, 1, snp.where(x1 == 0, x2, np.nan)))  # (NaN x1: NaN, as NumPy)
 
 
 def float_power(x1, x2):
@@ -926,6 +926,10 @@ def lexsort(keys, axis: int = -1):
     """Indices that sort by the last key, ties broken by the previous ones, then by index (a stable sort); a
     complex key by real part, then imaginary part (NaNs last), as `sort`."""
     keys = [_arr(k) for k in keys]
+    if not keys or aval_of(keys[0]).ndim == 0:  # (keys of one element each, NumPy's and JAX's 0)
+        if not keys:
+            raise TypeError("lexsort: need sequence of keys with len > 0")
+        return snp.zeros((), snp.arange(1).dtype)
     idx = snp.broadcast_to(snp.arange(keys[0].shape[axis]).reshape(
         (-1,) + (1,) * (keys[0].ndim - 1 - axis % keys[0].ndim)), keys[0].shape)
     moved = [snp.moveaxis(k, axis, -1) for k in keys[::-1]]
@@ -935,8 +939,11 @@ def lexsort(keys, axis: int = -1):
 
 
 def sort_complex(a):
+    """Sorted, as the complex type of `a`'s inexact type (JAX's: int32 to complex64, float64 to complex128)."""
     a = _arr(a)
-    return snp.sort(a).astype(snp.result_type(a, 1j))
+    f = _dt.to_inexact(aval_of(a).dtype)
+    return snp.sort(a).astype(np.complex128 if f.itemsize == 8 and _dt.kind(f) == "f" or f == np.complex128
+                              else np.complex64)
 
 
 # ---------------------------------------------------------------- creation and rearrangement
@@ -1134,7 +1141,8 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 
 def gradient(f, *varargs, axis=None, edge_order: int = 1):
-    """Central differences inside, one-sided at the edges (uniform spacing per axis; edge_order 1)."""
+    """Central differences inside, one-sided at the edges (edge_order 1); a spacing per axis, scalar or the axis's
+    coordinates (NumPy's second-order differences for uneven steps)."""
     if edge_order != 1:
         raise NotImplementedError("gradient(edge_order=2) is not implemented")
     f = _arr(f)
@@ -1143,13 +1151,22 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     hs = list(varargs) if len(varargs) == len(axes) else list(varargs) * len(axes) if varargs else [1.0] * len(axes)
     out = []
     for ax, h in zip(axes, hs):
-        if np.ndim(h):
-            raise NotImplementedError("gradient with coordinate arrays is not implemented; give uniform spacings")
         g = snp.moveaxis(f, ax, 0)
         if g.shape[0] < 2:
             raise ValueError("Shape of array too small to calculate a numerical gradient")
-        inner = (g[2:] - g[:-2]) / (2 * h)
-        r = snp.concatenate([(g[1:2] - g[:1]) / h, inner, (g[-1:] - g[-2:-1]) / h])
+        if np.ndim(h):
+            h = _arr(h)
+            if h.ndim != 1 or h.shape[0] != g.shape[0]:
+                raise ValueError(f"gradient: coordinates of shape {h.shape} do not match axis {ax} of length "
+                                 f"{g.shape[0]}")
+            d = snp.diff(h).reshape((-1,) + (1,) * (g.ndim - 1))
+            d1, d2 = d[:-1], d[1:]
+            inner = (-d2 / (d1 * (d1 + d2)) * g[:-2] + (d2 - d1) / (d1 * d2) * g[1:-1]
+                     + d1 / (d2 * (d1 + d2)) * g[2:])
+            r = snp.concatenate([(g[1:2] - g[:1]) / d[:1], inner, (g[-1:] - g[-2:-1]) / d[-1:]])
+        else:
+            inner = (g[2:] - g[:-2]) / (2 * h)
+            r = snp.concatenate([(g[1:2] - g[:1]) / h, inner, (g[-1:] - g[-2:-1]) / h])
         out.append(snp.moveaxis(r, 0, ax))
     return out[0] if len(out) == 1 else out
 

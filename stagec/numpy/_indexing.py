@@ -631,7 +631,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out=None, mode: str | No
     return _getitem(a, (slice(None),) * axis + (indices,), "fill" if mode == "fill" else "clip", fill_value, "take")
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None, fill_value=None):
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: str | None = None, fill_value=None):
     """`arr` picked at `indices` along `axis`, the other axes matched (broadcasting) with `indices`' axes.
     Out of bounds, indices read `fill_value` (mode None or 'fill', JAX's default; NaN for floats), concrete or
     traced alike; mode 'clip' clamps."""

@@ -358,7 +358,14 @@ def roll(a: Any, shift, axis=None):
     if isinstance(shift, Tracer) or (_is_array(shift) and not isinstance(shift, np.ndarray)):
         # A shift known only at run time (JAX's too; `tuple(shift)` of a 0-d tracer raised TypeError): each axis
         # a dynamic slice of the axis twice over, starting at n - (shift mod n)
-        sh = broadcast_to(asarray(shift), (len(axes),))
+        sh = ravel(asarray(shift))
+        size = aval_of(sh).shape[0]
+        if len(axes) == 1 and size > 1:  # (several shifts of one axis add up, as the static branch's and NumPy's)
+            axes = axes * size
+        elif size == 1 and len(axes) > 1:
+            sh = broadcast_to(sh, (len(axes),))
+        elif size != len(axes):
+            raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences of the same length")
         for i, ax in enumerate(axes):
             ax = _axis(ax, aval_of(a).ndim, "roll")
             n = aval_of(a).shape[ax]

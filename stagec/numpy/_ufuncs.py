@@ -435,7 +435,8 @@ square = _unary("square", _square)
 
 
 def reciprocal(x: Any, /):
-    """`1 / x` (integers give the default float, as in JAX; NumPy would divide integers)."""
+    """`1 / x` in x's inexact type (bool and integers to `dtypes.to_inexact`, as JAX's; NumPy divides integers)."""
+    (x,) = _to_float("reciprocal", x)
     return true_divide(1, x)
 
 
