@@ -175,6 +175,8 @@ EAGER = COMMON + textwrap.dedent("""
     V, W = f32(100_000), f32(100_000)  # (mid-size: stagec's eager NumPy rules, JAX's fused kernels)
     M = f32(1_000_000)  # (large: kernels; a scalar operand's broadcast in the operation's module)
     M2 = f32(1000, 1000)
+    R, col, row = f32(100, 1000), f32(100, 1), f32(1000)  # (mid-size rows: polymorphic modules, broadcast operands)
+    ri = put(rng.integers(-9, 9, (1000,)).astype(np.int32))
     s256 = f32(256, 256)
     s0, u8 = put(np.float32(0.5)), f32(8)
     i, j = put(rng.integers(-9, 9, (4, 4)).astype(np.int32)), put(rng.integers(1, 9, (4, 4)).astype(np.int32))
@@ -246,6 +248,14 @@ EAGER = COMMON + textwrap.dedent("""
             "hypot(M, M) (1M)": lambda: m.hypot(M, M),
             "nn.softmax(M2) (1000x1000)": lambda: nn.softmax(M2),
             "var(M2, axis=0) (1000x1000)": lambda: m.var(M2, axis=0),
+            "nn.softmax(R) (100x1000)": lambda: nn.softmax(R),
+            "nn.standardize(R) (100x1000)": lambda: nn.standardize(R),
+            "var(R, axis=0) (100x1000)": lambda: m.var(R, axis=0),
+            "logsumexp(R, axis=1) (100x1000)": lambda: nn.logsumexp(R, axis=1),
+            "R - col (100x1000, 100x1)": lambda: R - col,
+            "R * row (100x1000, 1000)": lambda: R * row,
+            "R + row i32 (100x1000, 1000 int32)": lambda: R + ri,
+            "x - x[:, :1] (4x4, 4x1)": lambda: x - x[:, :1],
             "power(|V|, W) (100K)": lambda: m.power(m.abs(V), W),
             "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W),
             "M > 0 (1M)": lambda: M > 0,

@@ -18,11 +18,10 @@ them: gammainc's Temme branch) do not run (`_regions`); a kernel on constants al
 integer arithmetic and logic, integer division, data movement), or of such equations and one correctly rounded
 float operation that runs as its kernel (`_fusable`: a scalar's broadcast beside a large array), is also compiled as
 one module on the eager compile thread (`_Fused`), the calls running op by op until it is loaded: the same bits, one
-call. A graph of elementwise steps and broadcasts with inexact steps `_fusable` cannot take, from `POLY_ELEMENTS`
-(traced on its first call), runs as one module on every call, its first included: shape-polymorphic on the CPU
-below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`, reshapes and reductions among its steps
-too): the module's bits, not op by op's, one answer per signature (docs/design.md, "elementwise composites by size
-class"). Calls that cannot be keyed (tracers, nested array arguments, NaN Python scalars; NumPy arrays but large
+call. A graph of elementwise steps, broadcasts, reshapes and reductions with inexact steps `_fusable` cannot take,
+from `POLY_ELEMENTS` (traced on its first call), runs as one module on every call, its first included:
+shape-polymorphic on the CPU below `WHOLE_ELEMENTS` (`_Poly`), shape-specific from there (`_Whole`): the module's
+bits, not op by op's, one answer per signature (docs/design.md, "elementwise composites by size class"). Calls that cannot be keyed (tracers, nested array arguments, NaN Python scalars; NumPy arrays but large
 ones), calls on arrays still being computed (but `_Whole` and `_Poly` ones), and functions that cannot be traced
 alone (they raise, or need a value concretely) run plainly: an error is raised by the function itself, as before. An Array the function makes inside (from its static
 arguments) is a constant of the graph; a custom function (`custom_jvp`) is traced through, its primal's equations
@@ -220,8 +219,8 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
 # (`eager._work` counts it twice against `HOST_MAX_ELEMENTS`): a composite of such steps is `_whole` from here.
 WHOLE_ELEMENTS = eager.HOST_MAX_ELEMENTS // 2
 _MAP = frozenset([*eager._ELEMENTWISE, structural.broadcast_in_dim_p]) - {structural.optimization_barrier_p}
-# and from `WHOLE_ELEMENTS` reshapes and reductions too (`nn.softmax`, `var`, `standardize`: 1000x1000 float32 op by
-# op 1.8-2.5 ms, one module 0.35-0.64)
+# and reshapes and reductions (`nn.softmax`, `var`, `standardize`: 1000x1000 float32 op by op 1.8-2.5 ms, one module
+# 0.35-0.64; 100x1000 polymorphic: 0.05-0.11 ms, op by op 0.10-0.20)
 _WHOLE_MORE = frozenset([structural.reshape_p, reductions.reduce_sum_p, reductions.reduce_max_p,
                          reductions.reduce_min_p, reductions.reduce_prod_p, reductions.reduce_and_p,
                          reductions.reduce_or_p])
@@ -238,32 +237,40 @@ def _large(leaves) -> bool:
 
 def _whole_graph(graph) -> int:
     """The elements of the largest result of a graph that runs as one module (`_Whole`, `_Poly`), else 0:
-    elementwise equations and broadcasts only (from `WHOLE_ELEMENTS` reshapes and reductions too), a result of
-    `POLY_ELEMENTS` or more, and inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`,
-    `hypot`, `gelu`); its outputs all computed (none an argument or a constant)."""
+    elementwise equations, broadcasts, reshapes and reductions only, a result of `POLY_ELEMENTS` or more, and
+    inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`, `hypot`, `gelu`, `softmax`); its
+    outputs all computed (none an argument or a constant)."""
     if not graph.eqns or any(type(o) is Literal or o in graph.in_vars for o in graph.outs):
         return 0
-    big, more = 0, False
+    big = 0
     for e in graph.eqns:
         if e.prim.multiple_results or e.prim not in _MAP and e.prim not in _WHOLE_MORE:
             return 0
-        more = more or e.prim in _WHOLE_MORE
         big = max(big, *(math.prod(o.aval.shape) for o in e.outputs))
-    if big < (WHOLE_ELEMENTS if more else POLY_ELEMENTS):
+    if big < POLY_ELEMENTS:
         return 0
     return big if not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)]) else 0
 
 
 def _dynamic(graph):
-    """`graph` for any size: its values of the largest result's shape with their dimensions above 1 dynamic, each
-    scalar's broadcast a `broadcast_like` of an argument of that shape; None where a value has another shape (but
-    0-d) or no argument has it."""
+    """`graph` for any size, its values without their dimensions of 1 (a reshape that adds or drops 1s is the value
+    itself; a broadcast reads no operand dimension of 1), every other dimension dynamic, its run-time size read from
+    an argument of the largest result's shape (IREE resolves no size read from a value behind a barrier): a broadcast
+    is a `broadcast_like` of that argument, each dimension the first of the argument's of its size; a result with 1s
+    is a broadcast adding them. None where no argument has that shape, an argument has a 1 (IREE 3.13 drops it by no
+    reshape of a dynamic shape, and a reduction's result behind a barrier has no sizes it can resolve), a size is none
+    of the argument's, a reshape moves data or a reduction reduces a 1. Sound for every call
+    whose own graph gives the same dynamic graph (the module's key): each of its sizes was that of the argument's
+    dimension named. (Kept through a reshape to (n, 1) and back, a reduction's result made IREE 3.13 compute
+    nn.softmax 10x slower than without.)"""
     shape = max((o.aval.shape for e in graph.eqns for o in e.outputs), key=math.prod)
     like = next((v for v in graph.in_vars if v.aval.shape == shape), None)
-    dims = tuple(DYNAMIC if d > 1 else d for d in shape)
-    if like is None or DYNAMIC not in dims:
+    if like is None or any(1 in v.aval.shape for v in graph.in_vars):
         return None
     new: dict[int, Var] = {}
+
+    def squeezed(v):
+        return Var(v.aval.update(shape=tuple(DYNAMIC for d in v.aval.shape if d != 1)))
 
     def var(v):
         if type(v) is Literal:
@@ -271,23 +278,56 @@ def _dynamic(graph):
                 raise _OtherShape
             return v
         if v.id not in new:
-            if v.aval.shape not in ((), shape):
-                raise _OtherShape
-            new[v.id] = Var(v.aval.update(shape=dims) if v.aval.shape else v.aval)
+            new[v.id] = squeezed(v)
         return new[v.id]
+
+    def sizes(s: tuple, ones: bool = False) -> tuple:  # each dimension above 1: the argument's of its size (1s: -1)
+        if any(d > 1 and d not in shape for d in s):
+            raise _OtherShape
+        return tuple(shape.index(d) if d > 1 else -1 for d in s if d > 1 or ones)
+
+    def kept(s: tuple) -> list:  # positions of the dimensions above 1
+        return [i for i, d in enumerate(s) if d != 1]
     try:
-        ins = [var(v) for v in graph.in_vars]
-        eqns = []
+        ins, eqns = [var(v) for v in graph.in_vars], []
+        full = new[like.id]
         for e in graph.eqns:
-            if e.prim not in _MAP:
+            if e.prim not in _MAP and e.prim not in _WHOLE_MORE:
                 return None
-            if e.prim is structural.broadcast_in_dim_p:
-                if e.inputs[0].aval.shape:
+            x, out = (e.inputs[0] if e.inputs else None), e.outputs[0]
+            if e.prim is structural.reshape_p:
+                if [d for d in x.aval.shape if d != 1] != [d for d in out.aval.shape if d != 1]:
                     return None
-                eqns.append(Eqn(structural.broadcast_like_p, [var(e.inputs[0]), var(like)], {}, [var(e.outputs[0])]))
+                new[out.id] = var(x)  # (the same value)
+                continue
+            if e.prim is structural.broadcast_in_dim_p:
+                outs, bd = kept(out.aval.shape), e.params["broadcast_dimensions"]
+                if out.aval.shape == x.aval.shape and tuple(bd) == tuple(range(x.aval.ndim)):
+                    new[out.id] = var(x)  # (no broadcast)
+                    continue
+                dims = tuple(outs.index(bd[i]) for i in kept(x.aval.shape))
+                eqns.append(Eqn(structural.broadcast_like_p, [var(x), full], {
+                    "broadcast_dimensions": dims, "like_dims": sizes(out.aval.shape)}, [var(out)]))
+                continue
+            if e.prim in _WHOLE_MORE:  # (a reduction)
+                axes, ks = e.params["axes"], kept(x.aval.shape)
+                if any(a not in ks for a in axes):
+                    return None
+                eqns.append(Eqn(e.prim, [var(x)], {**e.params, "axes": tuple(ks.index(a) for a in axes)},
+                                [var(out)]))
+                continue
+            eqns.append(Eqn(e.prim, [var(i) for i in e.inputs], e.params, [var(o) for o in e.outputs]))
+        outs = []
+        for o in graph.outs:
+            if type(o) is not Literal and 1 in o.aval.shape:  # (its 1s added back)
+                res = Var(o.aval.update(shape=tuple(DYNAMIC if d > 1 else d for d in o.aval.shape)))
+                eqns.append(Eqn(structural.broadcast_like_p, [var(o), full], {
+                    "broadcast_dimensions": tuple(kept(o.aval.shape)),
+                    "like_dims": sizes(o.aval.shape, ones=True)}, [res]))
+                outs.append(res)
             else:
-                eqns.append(Eqn(e.prim, [var(x) for x in e.inputs], e.params, [var(o) for o in e.outputs]))
-        return Graph(ins, eqns, [var(o) for o in graph.outs], graph.name)
+                outs.append(var(o))
+        return Graph(ins, eqns, outs, graph.name)
     except _OtherShape:
         return None
 

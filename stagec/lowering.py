@@ -106,23 +106,42 @@ def fill(ctx: Ctx, value, like, aval: ShapedArray):
     return broadcast_like(ctx, constant(np.array(value, aval.dtype), aval.update(shape=())), like, aval, aval)
 
 
-def broadcast_like(ctx: Ctx, scalar, like, like_aval: ShapedArray, aval: ShapedArray):
-    """The 0-d value `scalar` broadcast to `aval`, whose shape is that of `like` (of `like_aval`): its run-time
-    shape where dynamic."""
+def broadcast_like(ctx: Ctx, x, like, like_aval: ShapedArray, aval: ShapedArray, dims=(), x_aval=None,
+                   like_dims=None):
+    """`x` (0-d, or of `x_aval` with its dimensions at `dims`, as `broadcast_in_dim`) broadcast to `aval`, whose
+    dimensions are `like`'s (of `like_aval`) at `like_dims` (-1: a 1; None: all of them): their run-time sizes where
+    dynamic."""
     if DYNAMIC not in aval.shape:
-        return ctx.op1("stablehlo.broadcast_in_dim", [scalar], result_avals=[aval],
-                       attributes={"broadcast_dimensions": i64s([])})
-    if like_aval.dtype.kind == "u":  # (IREE makes unsigned tensors signless but not a `tensor.dim` of one: read a view)
-        like = ctx.op1("stablehlo.bitcast_convert", [like], result_avals=[like_aval.update(dtype=np.dtype(
-            f"i{like_aval.dtype.itemsize}"))])
+        return ctx.op1("stablehlo.broadcast_in_dim", [x], result_avals=[aval],
+                       attributes={"broadcast_dimensions": i64s(dims)})
+    shape = _shape_of(ctx, [(like, like_aval, d) if d >= 0 else (None, None, 1)
+                            for d in (range(aval.ndim) if like_dims is None else like_dims)])
+    return _dynamic_broadcast(ctx, x, x_aval.shape if dims else (), shape, dims, aval)
+
+
+def _dynamic_broadcast(ctx: Ctx, x, xs: tuple, shape, dims, aval: ShapedArray):
+    """`stablehlo.dynamic_broadcast_in_dim` of `x` (of shape `xs`) to run-time `shape`: each operand dimension known
+    to stretch (a static 1 to a larger one) or not (IREE 3.13 legalizes no other non-scalar one)."""
+    return ctx.op1("stablehlo.dynamic_broadcast_in_dim", [x, shape], result_avals=[aval], attributes={
+        "broadcast_dimensions": i64s(dims),
+        "known_expanding_dimensions": i64s([i for i, d in enumerate(dims) if xs[i] == 1 and aval.shape[d] != 1]),
+        "known_nonexpanding_dimensions": i64s([i for i, d in enumerate(dims) if xs[i] != 1 or aval.shape[d] == 1])})
+
+
+def _shape_of(ctx: Ctx, dims: list):
+    """A 1-d int32 tensor of run-time sizes: per entry (value, its aval, dimension), or (None, None, n) for n."""
     i32, one = ShapedArray((), np.dtype(np.int32)), ShapedArray((1,), np.dtype(np.int32))
-    sizes = [ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [like], result_avals=[i32],
-                                                   attributes={"dimension": i64(d)})], result_avals=[one])
-             for d in range(aval.ndim)]
-    shape = ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((aval.ndim,), np.dtype(np.int32))],
-                    attributes={"dimension": i64(0)})
-    return ctx.op1("stablehlo.dynamic_broadcast_in_dim", [scalar, shape], result_avals=[aval],
-                   attributes={"broadcast_dimensions": i64s([])})
+    sizes = []
+    for v, av, d in dims:
+        if v is None:
+            sizes.append(constant(np.array([d], np.int32), one))
+            continue
+        if av.dtype.kind == "u":  # (IREE makes unsigned tensors signless but not a `tensor.dim` of one: read a view)
+            v = ctx.op1("stablehlo.bitcast_convert", [v], result_avals=[av.update(dtype=np.dtype(f"i{av.dtype.itemsize}"))])
+        sizes.append(ctx.op1("stablehlo.reshape", [ctx.op1("stablehlo.get_dimension_size", [v], result_avals=[i32],
+                                                           attributes={"dimension": i64(d)})], result_avals=[one]))
+    return ctx.op1("stablehlo.concatenate", sizes, result_avals=[ShapedArray((len(dims),), np.dtype(np.int32))],
+                   attributes={"dimension": i64(0)})
 
 
 def i64s(xs) -> object:

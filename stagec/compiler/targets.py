@@ -90,7 +90,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
                               "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32",
                               "grouped-conv-kernels-apart",
                               "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart",
-                              "sorts-apart", "pool-gradients-unfused"),
+                              "sorts-apart", "pool-gradients-unfused", "dynamic-reductions-unfused"),
                     offloads=("blas-dots", "host-sorts"), finish=("loops-on-one-device",), calls=("host-lapack",)),
            barriers_dropped_after=BARRIERS_DROPPED),
     # The Vulkan target itself comes from the device found (`vulkan_target_flags`). A hoisted constant

@@ -213,15 +213,14 @@ def _broadcast(fname: str, *args):
 
 def _kept(a, promoted, out):
     """How later eager calls of one signature get operand `a`'s final form `out`: None (`a` itself), a constant (a
-    scalar promoted and broadcast on the host: `out`), a shape (a 0-d Array, or a scalar whose broadcast is not made
-    on the host: past `_HOST_BROADCAST` elements, or with `eager_tiering` "never", broadcast to it on each call), or
-    () (converted or broadcast otherwise: the whole plan is redone on each call)."""
+    scalar promoted and broadcast on the host: `out`), a shape (an Array converted or broadcast, or a scalar whose
+    broadcast is not made on the host: past `_HOST_BROADCAST` elements, or with `eager_tiering` "never"; the call
+    then runs as a composite, `_broadcasting`), or () (the whole plan is redone on each call)."""
     if out is a:
         return None
     if type(out) is Const:
         return out
-    if type(out) is Array and (promoted is a and type(a) is Array or type(promoted) is Const) and \
-            not aval_of(promoted).shape:
+    if type(out) is Array and (type(a) is Array or type(promoted) is Const and not aval_of(promoted).shape):
         return out.aval.shape
     return ()
 
@@ -256,9 +255,9 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 if not all(s is None or type(s) is Const or s for s in subs):
                     subs = ()
                 elif any(type(s) is tuple for s in subs):
-                    # a 0-d Array (or a scalar past `_HOST_BROADCAST`) broadcast on each call: from the next call the
-                    # broadcast and the operation run as one composite (its NumPy rule broadcasts the scalar itself;
-                    # past the rules, one module, `composites._fusable`: the same bits), not two dispatches
+                    # an Array converted or broadcast (or a scalar past `_HOST_BROADCAST`) on each call: from the next
+                    # call promotion, broadcast and the operation run as one composite (NumPy rules read the
+                    # broadcast operand as it is, `composites._views`; past the rules, one module), not a dispatch each
                     subs = _broadcasting(fname, prim_fn, to_float)
                 _eager_operands.put(key, subs)
                 return prim_fn(*out)
@@ -273,8 +272,10 @@ _broadcasts_of: dict = {}  # (fname, prim_fn, to_float) -> `_broadcasting`'s fun
 
 
 def _broadcasting(fname: str, prim_fn, to_float: bool) -> Callable:
-    """The function an eager call of `_elementwise` with a 0-d Array operand runs as a composite: promotion,
-    broadcasting and the operation (one function per operation: the composites' signatures key on it)."""
+    """The function an eager call of `_elementwise` with an Array operand to convert or broadcast runs as a
+    composite: promotion, broadcasting and the operation (one function per operation: the composites' signatures
+    key on it). Op by op, a (100, 1000) - (100, 1) float32 broadcast the column (a dispatch) before subtracting:
+    92 us; as a composite NumPy's broadcasting reads it: 40 (docs/log.md, 2026-12-02, forty-fifth session)."""
     key = (fname, prim_fn, to_float)
     f = _broadcasts_of.get(key)
     if f is None:

@@ -31,16 +31,23 @@ broadcast_in_dim_p.def_lowering(lambda ctx, x, *, shape, broadcast_dimensions: [
     "stablehlo.broadcast_in_dim", [x], attributes={"broadcast_dimensions": L.i64s(broadcast_dimensions)})])
 
 
-def _broadcast_like_rule(x: ShapedArray, like: ShapedArray) -> ShapedArray:
-    if x.ndim:
-        raise TypeError(f"broadcast_like: the operand must be 0-d, got shape {x.shape}")
-    return x.update(shape=like.shape)
+def _like_shape(like_shape: tuple, like_dims) -> tuple:
+    return like_shape if like_dims is None else tuple(like_shape[j] if j >= 0 else 1 for j in like_dims)
 
 
-# A 0-d value at the shape of another operand, its run-time shape in a shape-polymorphic module: what a scalar's
-# `broadcast_in_dim` becomes where an eager composite's graph runs for any size (`composites._Poly`).
+def _broadcast_like_rule(x: ShapedArray, like: ShapedArray, *, broadcast_dimensions: tuple = (),
+                         like_dims: tuple | None = None) -> ShapedArray:
+    shape = _like_shape(like.shape, like_dims)
+    _broadcast_rule(x, shape=shape, broadcast_dimensions=broadcast_dimensions)
+    return x.update(shape=shape)
+
+
+# `broadcast_in_dim` to dimensions of another operand (`like_dims`: its dimension for each, -1 for a 1; None: its
+# shape), their run-time sizes in a shape-polymorphic module: what a broadcast becomes where an eager composite's
+# graph runs for any size (`composites._Poly`).
 broadcast_like_p = Primitive("broadcast_like", _broadcast_like_rule)
-broadcast_like_p.def_lowering(lambda ctx, x, like: [L.broadcast_like(ctx, x, like, ctx.avals_in[1], ctx.avals_out[0])])
+broadcast_like_p.def_lowering(lambda ctx, x, like, *, broadcast_dimensions=(), like_dims=None: [L.broadcast_like(
+    ctx, x, like, ctx.avals_in[1], ctx.avals_out[0], broadcast_dimensions, ctx.avals_in[0], like_dims)])
 
 
 def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
@@ -208,9 +215,10 @@ _ad.deflinear(transpose_p, lambda ct, x, *, permutation: transpose(ct, np.argsor
 _ad.deflinear(slice_p, _slice_transpose)
 _ad.deflinear(rev_p, lambda ct, x, *, dimensions: rev(ct, dimensions))
 _ad.deflinear(optimization_barrier_p, lambda ct, x: ct)
-_ad.defjvp(broadcast_like_p, lambda g, ans, x, like: broadcast_like_p.bind(g, like), None)
-broadcast_like_p.def_transpose(lambda ct, x, like: [None if ct is None else _unbroadcast(
-    ct, x, shape=aval_of(ct).shape, broadcast_dimensions=()), None])
+_ad.defjvp(broadcast_like_p, lambda g, ans, x, like, **params: broadcast_like_p.bind(g, like, **params), None)
+broadcast_like_p.def_transpose(lambda ct, x, like, *, broadcast_dimensions=(), like_dims=None: [
+    None if ct is None else _unbroadcast(ct, x, shape=aval_of(ct).shape, broadcast_dimensions=broadcast_dimensions),
+    None])
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -430,12 +438,14 @@ optimization_barrier_p.def_batch(lambda args, dims: (optimization_barrier_p.bind
 
 
 @broadcast_like_p.def_batch
-def _broadcast_like_batch(args, dims):
+def _broadcast_like_batch(args, dims, *, broadcast_dimensions=(), like_dims=None):
     (x, like), (dx, dl) = args, dims
-    shape = (axis_size(args, dims),) + example_shape(like, dl)
+    shape = (axis_size(args, dims),) + _like_shape(example_shape(like, dl), like_dims)
+    moved = tuple(d + 1 for d in broadcast_dimensions)
     if dx is None:
-        return broadcast_like_p.bind(x, moveaxis(like, dl, 0)), 0
-    return broadcast_in_dim(x, shape, (0,)), 0
+        ld = None if like_dims is None else (0,) + tuple(j + 1 if j >= 0 else -1 for j in like_dims)
+        return broadcast_like_p.bind(x, moveaxis(like, dl, 0), broadcast_dimensions=moved, like_dims=ld), 0
+    return broadcast_in_dim(moveaxis(x, dx, 0), shape, (0,) + moved), 0
 
 
 @transpose_p.def_batch
@@ -617,4 +627,5 @@ iota_p.def_host(_iota_host)
 concatenate_p.def_host(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 pad_p.def_host(_pad_host, None, _pad_bound)
 optimization_barrier_p.def_host(lambda x: x)
-broadcast_like_p.def_host(lambda x, like: np.broadcast_to(x, np.shape(like)))
+broadcast_like_p.def_host(lambda x, like, *, broadcast_dimensions=(), like_dims=None: _broadcast_host(
+    x, shape=_like_shape(np.shape(like), like_dims), broadcast_dimensions=broadcast_dimensions))
