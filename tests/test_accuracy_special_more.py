@@ -199,3 +199,18 @@ def test_poch_eager_is_jits_module(x64):
             np.testing.assert_array_equal(np.asarray(ss.poch(x, y)).view(ua), want.view(ua))
         for _ in range(3):  # (the first call plain, then its plan)
             np.testing.assert_array_equal((np.asarray(twice(x, y)) / 2).view(ua), want.view(ua))
+
+
+def test_softmax_and_log_softmax_default_to_every_axis():
+    """`scipy.special.softmax` and `log_softmax` normalize over every axis unless told (SciPy's and
+    `jax.scipy.special`'s default; `nn.softmax`'s is the last axis): they returned `nn`'s row softmax, silently."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 2
+    w = x.astype(np.float64)
+    for axis, keep in [(None, None), (1, 1), (0, 0)]:
+        e = np.exp(w - w.max(axis=keep, keepdims=True))
+        soft = e / e.sum(axis=keep, keepdims=True)
+        kw = {} if axis is None else {"axis": axis}
+        np.testing.assert_allclose(np.asarray(ss.softmax(x, **kw)), soft, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(ss.log_softmax(x, **kw)), np.log(soft), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(stagec.jit(lambda v: ss.softmax(v, **kw))(x)), soft, rtol=1e-6)
+    assert float(ss.softmax(np.float32(2.0))) == 1.0

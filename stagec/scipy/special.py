@@ -8,12 +8,24 @@ import numpy as np
 from .. import lax
 from ..ad import custom_jvp
 from .. import numpy as snp
-from ..nn import _ndtr_series, _normal_cdf, log_softmax, logsumexp, softmax  # noqa: F401
+from .. import nn as _nn
+from ..nn import _ndtr_series, _normal_cdf, logsumexp  # noqa: F401
 from ..numpy._base import _composite, _staged, _to_float
 from ..numpy._staged_step import composite_step as _composite_step
 
 __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln", "gammasgn", "log_ndtr",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "softmax", "xlog1py", "xlogy"]
+
+
+def softmax(x, /, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis`: SciPy's and `jax.scipy.special`'s default is every axis (None), where
+    `nn.softmax`'s is the last."""
+    return _nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """x - logsumexp(x) over `axis` (every axis by default, as SciPy's and `jax.scipy.special`'s)."""
+    return _nn.log_softmax(x, axis=axis)
 
 
 def erf(x):
