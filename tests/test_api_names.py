@@ -495,6 +495,19 @@ def test_initializers_scale_with_fans():
     np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-5)
 
 
+def test_initializers_and_indices_take_the_default_types(x64):
+    """Without a dtype, initializers draw in the default float and `indices` counts in the default int, read when
+    called: float64 and int64 under x64, as JAX's (they were float32 and int32 always)."""
+    from stagec.nn import initializers as init
+    key = stagec.random.PRNGKey(0)
+    for make in (init.normal, init.uniform, init.glorot_uniform, init.orthogonal, lambda: init.constant(0.5)):
+        assert make()(key, (3, 3)).dtype == np.float64
+        assert make()(key, (3, 3), np.float32).dtype == np.float32
+    assert init.zeros(key, (2,)).dtype == np.float64 and snp.indices((2, 3)).dtype == np.int64
+    stagec.config.update("enable_x64", False)
+    assert init.normal()(key, (3,)).dtype == np.float32 and snp.indices((2, 3)).dtype == np.int32
+
+
 def test_initializers_draw_jaxs_numbers():
     jax = pytest.importorskip("jax")
     import jax.nn.initializers as ji

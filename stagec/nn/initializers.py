@@ -7,41 +7,51 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .. import dtypes
 from .. import numpy as snp
 from .. import random
 
 Initializer = Callable
 
 
-def zeros(key, shape, dtype=np.float32):
-    return snp.zeros(shape, dtype)
+def _dtype(dtype) -> np.dtype:
+    """`dtype`, or where None the default float (float64 under x64), read when the initializer is called (JAX's)."""
+    return dtypes.default_float() if dtype is None else np.dtype(dtype)
 
 
-def ones(key, shape, dtype=np.float32):
-    return snp.ones(shape, dtype)
+def zeros(key, shape, dtype=None):
+    return snp.zeros(shape, _dtype(dtype))
 
 
-def constant(value, dtype=np.float32) -> Initializer:
+def ones(key, shape, dtype=None):
+    return snp.ones(shape, _dtype(dtype))
+
+
+def constant(value, dtype=None) -> Initializer:
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         return snp.full(shape, value, dtype)
     return init
 
 
-def uniform(scale=1e-2, dtype=np.float32) -> Initializer:
+def uniform(scale=1e-2, dtype=None) -> Initializer:
     """Uniform on [0, scale)."""
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         return random.uniform(key, shape, dtype) * snp.array(scale, dtype)
     return init
 
 
-def normal(stddev=1e-2, dtype=np.float32) -> Initializer:
+def normal(stddev=1e-2, dtype=None) -> Initializer:
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         return random.normal(key, shape, dtype) * snp.array(stddev, dtype)
     return init
 
 
-def truncated_normal(stddev=1e-2, dtype=np.float32, lower=-2.0, upper=2.0) -> Initializer:
+def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initializer:
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         return random.truncated_normal(key, lower, upper, shape, dtype) * snp.array(stddev, dtype)
     return init
 
@@ -57,12 +67,12 @@ def _compute_fans(shape: Sequence[int], in_axis=-2, out_axis=-1, batch_axis=()) 
 
 
 def variance_scaling(scale, mode: str, distribution: str, in_axis=-2, out_axis=-1, batch_axis=(),
-                     dtype=np.float32) -> Initializer:
+                     dtype=None) -> Initializer:
     """Draws with variance `scale / n`, n the fan in, out, their mean ('fan_avg') or geometric mean
     ('fan_geo_avg'); `distribution`: 'truncated_normal', 'normal' or 'uniform' (real dtypes)."""
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         shape = tuple(int(d) for d in shape)
-        dtype = np.dtype(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         den = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2,
                "fan_geo_avg": (fan_in * fan_out) ** 0.5}.get(mode)
@@ -83,7 +93,7 @@ def variance_scaling(scale, mode: str, distribution: str, in_axis=-2, out_axis=-
 
 
 def _named(scale, mode, distribution):
-    def make(in_axis=-2, out_axis=-1, batch_axis=(), dtype=np.float32) -> Initializer:
+    def make(in_axis=-2, out_axis=-1, batch_axis=(), dtype=None) -> Initializer:
         return variance_scaling(scale, mode, distribution, in_axis, out_axis, batch_axis, dtype)
     return make
 
@@ -96,9 +106,10 @@ he_uniform = kaiming_uniform = _named(2.0, "fan_in", "uniform")
 he_normal = kaiming_normal = _named(2.0, "fan_in", "truncated_normal")
 
 
-def orthogonal(scale=1.0, column_axis: int = -1, dtype=np.float32) -> Initializer:
+def orthogonal(scale=1.0, column_axis: int = -1, dtype=None) -> Initializer:
     """A (scaled) orthogonal matrix along `column_axis` and the flattened other axes (JAX's construction)."""
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         if len(shape) < 2:
             raise ValueError("orthogonal initializer requires at least a two dimensional shape.")
         n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
@@ -115,9 +126,10 @@ def orthogonal(scale=1.0, column_axis: int = -1, dtype=np.float32) -> Initialize
     return init
 
 
-def delta_orthogonal(scale=1.0, column_axis: int = -1, dtype=np.float32) -> Initializer:
+def delta_orthogonal(scale=1.0, column_axis: int = -1, dtype=None) -> Initializer:
     """A convolution kernel that is an orthogonal matrix at its spatial center and zero elsewhere (3-5 dims)."""
     def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
         if len(shape) not in (3, 4, 5):
             raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
         if shape[-1] < shape[-2]:

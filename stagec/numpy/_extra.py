@@ -187,7 +187,8 @@ def diag_indices_from(arr):
     return diag_indices(s[0], len(s))
 
 
-def indices(dimensions, dtype=np.int32, sparse: bool = False):
+def indices(dimensions, dtype=None, sparse: bool = False):
+    dtype = _dt.default_int() if dtype is None else dtype  # (int64 under x64, as JAX's)
     return tuple(snp.asarray(i) for i in np.indices(dimensions, dtype, sparse)) if sparse else \
         snp.asarray(np.indices(dimensions, dtype))
 
