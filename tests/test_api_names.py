@@ -495,6 +495,52 @@ def test_initializers_scale_with_fans():
     np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-5)
 
 
+# Defaults that differ from JAX's in form only: (module, function, parameter) -> why
+SAME_DEFAULT = {("numpy", n, "keepdims"): "False where JAX's is None (no axis kept)"
+                for n in ("argmax", "argmin", "nanargmax", "nanargmin")} | {
+    ("numpy", "astype", "copy"): "arrays are immutable: a copy or not is not observable",
+    ("numpy", "einsum", "optimize"): "the contraction order stagec picks (None: its own)",
+    ("numpy", "gradient", "edge_order"): "1 where JAX's None means 1",
+    ("numpy", "sort", "stable"): "None: stable (sorts are stable)", ("numpy", "argsort", "stable"): "as sort",
+    ("lax", "scatter", "mode"): "stagec's combiner name, JAX's index mode elsewhere",
+    ("", "jit", "fun"): "a sentinel for the decorator form", ("", "make_jaxpr", "static_argnums"): "None: ()"}
+
+
+def test_defaults_match_jax():
+    """Each public function's parameter defaults are JAX's (a default that differs is a silent difference: SciPy's
+    softmax over every axis, an initializer's dtype), but for `SAME_DEFAULT`'s."""
+    import importlib
+    import inspect
+    pytest.importorskip("jax")
+    empty, wrong = inspect.Parameter.empty, []
+    for mod in ("", "numpy", "lax", "nn", "scipy.special", "random", "numpy.linalg", "numpy.fft", "scipy.linalg",
+                "nn.initializers", "scipy.signal", "scipy.stats.norm", "scipy.stats.gamma", "scipy.stats.beta"):
+        theirs = importlib.import_module("jax" + ("." + mod if mod else ""))
+        ours = importlib.import_module("stagec" + ("." + mod if mod else ""))
+        for name in dir(theirs):
+            f, g = getattr(theirs, name, None), getattr(ours, name, None)
+            if name.startswith("_") or g is None or not callable(f) or inspect.isclass(f):
+                continue
+            try:
+                want, got = inspect.signature(f).parameters, inspect.signature(g).parameters
+            except (TypeError, ValueError):
+                continue
+            for k, p in want.items():
+                q = got.get(k)
+                if q is None or p.default is empty or (mod, name, k) in SAME_DEFAULT:
+                    continue
+                if q.default is empty or not (repr(p.default) == repr(q.default) or _equal(p.default, q.default)):
+                    wrong.append(f"{mod}.{name}({k}=): JAX {p.default!r}, stagec {q.default!r}")
+    assert not wrong, wrong
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
 def test_initializers_and_indices_take_the_default_types(x64):
     """Without a dtype, initializers draw in the default float and `indices` counts in the default int, read when
     called: float64 and int64 under x64, as JAX's (they were float32 and int32 always)."""
