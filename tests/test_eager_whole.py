@@ -265,12 +265,22 @@ def test_broadcast_operands_as_numpy(shapes):
     x, m = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
     k = np.arange(int(np.prod(sb)), dtype=np.int32).reshape(sb) - 7
     a, b, i = snp.asarray(x), snp.asarray(m), snp.asarray(k)
+    c = snp.asarray(x > 0)
     calls = composites.stats["calls"]
     for _ in range(3):
         for got, want in [(a - b, x - m), (b * a, m * x), (a / b, x / m), (a + i, x + k.astype(np.float32)),
-                          (snp.maximum(b, a), np.maximum(m, x))]:
+                          (snp.maximum(b, a), np.maximum(m, x)), (snp.where(c, a, b), np.where(x > 0, x, m)),
+                          (snp.where(c, b, 0.5), np.where(x > 0, m, np.float32(0.5))),
+                          (snp.where(c, a, i), np.where(x > 0, x, k.astype(np.float32)))]:
             assert got.dtype == np.float32 and np.asarray(got).tobytes() == want.tobytes()
-    assert composites.stats["calls"] >= calls + 5  # (a composite from each signature's second call: traced on its third)
+    assert composites.stats["calls"] >= calls + 8  # (a composite from each signature's second call: traced on its third)
+    # a power of one broadcast to the other: C99's pow (negative bases to integer powers), within 2 ulps of float64
+    base, exps = snp.abs(a) + 0.5, snp.asarray(np.round(m * 3))
+    for p, q, pn, qn in [(base, b, np.abs(x) + 0.5, m), (a, exps, x, np.round(m * 3))]:
+        want = np.power(np.broadcast_to(pn, np.broadcast_shapes(pn.shape, qn.shape)).astype(np.float64), qn)
+        for _ in range(3):
+            got = np.asarray(p ** q)
+            assert got.dtype == np.float32 and ulps(got, want) <= 2
 
 
 def test_an_unloaded_whole_module_loads_again_with_its_bits():
