@@ -110,11 +110,11 @@ def _signature(fn, args, kwargs) -> tuple[tuple, list]:
     return tuple(key), leaves
 
 
-def _hosted(x):
-    """A NumPy array of `POLY_ELEMENTS` or more as the Array the function would make of it (`device_put`: a copy, its
-    dtype canonical): such a call may be one module (`_whole_graph`), whose bits must not depend on the argument's
-    type."""
-    if type(x) is not np.ndarray or x.size < POLY_ELEMENTS or x.dtype.kind not in "biufc":
+def _hosted(x, least: int):
+    """A NumPy array of `least` elements or more as the Array the function would make of it (`device_put`: a copy, its
+    dtype canonical): a call with an argument of `POLY_ELEMENTS` (defined below) may be one module (`_whole_graph`), whose bits must
+    not depend on an argument's type (a small one beside it too: `hypot(x, column)`)."""
+    if type(x) is not np.ndarray or x.size < least or x.dtype.kind not in "biufc":
         return x
     return device_put(x)
 
@@ -123,8 +123,11 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` outside any trace, as one traced graph (`numpy._base._composite`'s eager path)."""
     try:
         key, leaves = _signature(fn, args, kwargs)
-    except _Unkeyed:  # (a large NumPy argument: as the Array the function makes of it, and keyed by that)
-        args, kwargs = [_hosted(a) for a in args], {k: _hosted(v) for k, v in kwargs.items()}
+    except _Unkeyed:  # (a large NumPy argument: as the Array the function makes of it, and keyed by that; and the
+        # other NumPy arguments beside it)
+        least = 0 if any(type(a) is np.ndarray and a.size >= POLY_ELEMENTS for a in (*args, *kwargs.values())) \
+            else POLY_ELEMENTS
+        args, kwargs = [_hosted(a, least) for a in args], {k: _hosted(v, least) for k, v in kwargs.items()}
         try:
             key, leaves = _signature(fn, args, kwargs)
         except _Unkeyed:
@@ -257,17 +260,20 @@ def _dynamic(graph):
     itself; a broadcast reads no operand dimension of 1), every other dimension dynamic, its run-time size read from
     an argument of the largest result's shape (IREE resolves no size read from a value behind a barrier): a broadcast
     is a `broadcast_like` of that argument, each dimension the first of the argument's of its size; a result with 1s
-    is a broadcast adding them. None where no argument has that shape, an argument has a 1 (IREE 3.13 drops it by no
-    reshape of a dynamic shape, and a reduction's result behind a barrier has no sizes it can resolve), a size is none
-    of the argument's, a reshape moves data or a reduction reduces a 1. Sound for every call
+    is a broadcast adding them. An argument with a 1 keeps it, read only by broadcasts stretching it (IREE 3.13 drops
+    a 1 by no reshape of a dynamic shape, and a reduction's result behind a barrier has no sizes it can resolve).
+    None where no argument has that shape or it has a 1, another step reads an argument with a 1, a size is none of
+    the argument's, a reshape moves data or a reduction reduces a 1. Sound for every call
     whose own graph gives the same dynamic graph (the module's key): each of its sizes was that of the argument's
     dimension named. (Kept through a reshape to (n, 1) and back, a reduction's result made IREE 3.13 compute
     nn.softmax 10x slower than without.)"""
     shape = max((o.aval.shape for e in graph.eqns for o in e.outputs), key=math.prod)
     like = next((v for v in graph.in_vars if v.aval.shape == shape), None)
-    if like is None or any(1 in v.aval.shape for v in graph.in_vars):
+    if like is None or 1 in shape:
         return None
     new: dict[int, Var] = {}
+    ones = {v.id for v in graph.in_vars if 1 in v.aval.shape}  # (arguments with a 1: broadcasts read them as they are)
+    aliases: dict[int, Var] = {}  # a reshape dropping such an argument's 1s -> the argument
 
     def squeezed(v):
         return Var(v.aval.update(shape=tuple(DYNAMIC for d in v.aval.shape if d != 1)))
@@ -289,12 +295,34 @@ def _dynamic(graph):
     def kept(s: tuple) -> list:  # positions of the dimensions above 1
         return [i for i, d in enumerate(s) if d != 1]
     try:
-        ins, eqns = [var(v) for v in graph.in_vars], []
-        full = new[like.id]
+        ins = [Var(v.aval.update(shape=tuple(DYNAMIC if d > 1 else d for d in v.aval.shape))) if v.id in ones else var(v)
+               for v in graph.in_vars]
+        eqns, full = [], new[like.id]
         for e in graph.eqns:
             if e.prim not in _MAP and e.prim not in _WHOLE_MORE:
                 return None
             x, out = (e.inputs[0] if e.inputs else None), e.outputs[0]
+            if type(x) is Var and x.id in ones:  # (an argument with a 1, or its 1s dropped: a broadcast stretching it)
+                arg = aliases.get(x.id, x)
+                if e.prim is structural.reshape_p and arg is x and 1 not in out.aval.shape and \
+                        out.aval.shape == tuple(d for d in x.aval.shape if d != 1):
+                    aliases[out.id] = x  # (its 1s dropped: read as the argument itself by the broadcast after)
+                    ones.add(out.id)
+                    continue
+                bd = e.params.get("broadcast_dimensions") if e.prim is structural.broadcast_in_dim_p else None
+                if bd is None or 1 in out.aval.shape or any(type(i) is Var and i.id in ones for i in e.inputs[1:]):
+                    return None
+                ks = kept(arg.aval.shape)
+                if arg is not x:  # (the argument's dimensions: its kept ones where the reshape's went, its 1s to
+                    free = iter([d for d in range(out.aval.ndim) if d not in bd])  # the first dimensions left)
+                    bd = tuple(bd[ks.index(i)] if i in ks else next(free, None) for i in range(arg.aval.ndim))
+                    if None in bd or list(bd) != sorted(set(bd)):
+                        return None
+                eqns.append(Eqn(structural.broadcast_like_p, [ins[graph.in_vars.index(arg)], full], {
+                    "broadcast_dimensions": tuple(bd), "like_dims": sizes(out.aval.shape)}, [var(out)]))
+                continue
+            if any(type(i) is Var and i.id in ones for i in e.inputs):
+                return None
             if e.prim is structural.reshape_p:
                 if [d for d in x.aval.shape if d != 1] != [d for d in out.aval.shape if d != 1]:
                     return None

@@ -235,6 +235,24 @@ def test_mid_size_reductions_are_polymorphic(name):
     assert composites.stats["poly_calls"] == calls + 4 * len(shapes)
 
 
+@pytest.mark.parametrize("other", [(100, 1), (1, 1000), (1000,), (1, 1)])
+def test_mid_size_composite_beside_a_stretched_operand_is_polymorphic(other):
+    """An argument with 1s (a column, a row, a 1x1), stretched by the composite's broadcast, is read by the
+    polymorphic module as it is: `hypot` and `arctan2` of a 100x1000 matrix and it, within float32 rounding of
+    float64 NumPy, the same bits on every call and for NumPy arguments."""
+    if stagec.default_backend() != "cpu":
+        pytest.skip("the polymorphic modules serve the CPU only")
+    rng = np.random.default_rng(43)
+    x, b = rng.standard_normal((100, 1000)).astype(np.float32), rng.standard_normal(other).astype(np.float32)
+    calls = composites.stats["poly_calls"]
+    for fn, oracle in [(snp.hypot, np.hypot), (snp.arctan2, np.arctan2)]:
+        first = np.asarray(fn(snp.asarray(x), snp.asarray(b)))
+        assert np.asarray(fn(snp.asarray(x), snp.asarray(b))).tobytes() == first.tobytes()
+        assert np.asarray(fn(x, b)).tobytes() == first.tobytes()
+        assert ulps(first, oracle(x.astype(np.float64), b.astype(np.float64)), 1e-30) <= 3
+    assert composites.stats["poly_calls"] == calls + 6
+
+
 def test_polymorphic_reductions_are_one_pass():
     """A polymorphic module with a reduction compiles without IREE's aggressive fusion (`dynamic-reductions-unfused`:
     with it, IREE 3.13 recomputed softmax's row maximum in its readers' dispatch, 12x slower); a shape-specific
