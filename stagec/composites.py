@@ -262,15 +262,17 @@ def _dynamic(graph):
     is a `broadcast_like` of that argument, each dimension the first of the argument's of its size; a result with 1s
     is a broadcast adding them. An argument with a 1 keeps it, read only by broadcasts stretching it (IREE 3.13 drops
     a 1 by no reshape of a dynamic shape, and a reduction's result behind a barrier has no sizes it can resolve).
-    None where no argument has that shape or it has a 1, another step reads an argument with a 1, a size is none of
-    the argument's, a reshape moves data or a reduction reduces a 1. Sound for every call
+    None where no argument has that shape, another step reads an argument with a 1, a size is none of the
+    argument's, a reshape moves data or a reduction reduces a 1 (a shape with a 1: `_dynamic_flat`). Sound for every call
     whose own graph gives the same dynamic graph (the module's key): each of its sizes was that of the argument's
     dimension named. (Kept through a reshape to (n, 1) and back, a reduction's result made IREE 3.13 compute
     nn.softmax 10x slower than without.)"""
     shape = max((o.aval.shape for e in graph.eqns for o in e.outputs), key=math.prod)
     like = next((v for v in graph.in_vars if v.aval.shape == shape), None)
-    if like is None or 1 in shape:
+    if like is None:
         return None
+    if 1 in shape:
+        return _dynamic_flat(graph, shape, like)
     new: dict[int, Var] = {}
     ones = {v.id for v in graph.in_vars if 1 in v.aval.shape}  # (arguments with a 1: broadcasts read them as they are)
     aliases: dict[int, Var] = {}  # a reshape dropping such an argument's 1s -> the argument
@@ -287,10 +289,10 @@ def _dynamic(graph):
             new[v.id] = squeezed(v)
         return new[v.id]
 
-    def sizes(s: tuple, ones: bool = False) -> tuple:  # each dimension above 1: the argument's of its size (1s: -1)
+    def sizes(s: tuple, with_ones: bool = False) -> tuple:  # each dimension above 1: the argument's of its size (1: -1)
         if any(d > 1 and d not in shape for d in s):
             raise _OtherShape
-        return tuple(shape.index(d) if d > 1 else -1 for d in s if d > 1 or ones)
+        return tuple(shape.index(d) if d > 1 else -1 for d in s if d > 1 or with_ones)
 
     def kept(s: tuple) -> list:  # positions of the dimensions above 1
         return [i for i, d in enumerate(s) if d != 1]
@@ -351,11 +353,46 @@ def _dynamic(graph):
                 res = Var(o.aval.update(shape=tuple(DYNAMIC if d > 1 else d for d in o.aval.shape)))
                 eqns.append(Eqn(structural.broadcast_like_p, [var(o), full], {
                     "broadcast_dimensions": tuple(kept(o.aval.shape)),
-                    "like_dims": sizes(o.aval.shape, ones=True)}, [res]))
+                    "like_dims": sizes(o.aval.shape, with_ones=True)}, [res]))
                 outs.append(res)
             else:
                 outs.append(var(o))
         return Graph(ins, eqns, outs, graph.name)
+    except _OtherShape:
+        return None
+
+
+def _dynamic_flat(graph, shape: tuple, like):
+    """`_dynamic` where the largest result's shape has a 1 (a batch of one: (1, n)): every value of that shape (its
+    dimensions above 1 dynamic, its 1s kept) or 0-d, each scalar's broadcast a `broadcast_like` of `like`; else
+    None."""
+    dims = tuple(DYNAMIC if d > 1 else d for d in shape)
+    if DYNAMIC not in dims:
+        return None
+    new: dict[int, Var] = {}
+
+    def var(v):
+        if type(v) is Literal:
+            if v.aval.shape:
+                raise _OtherShape
+            return v
+        if v.id not in new:
+            if v.aval.shape not in ((), shape):
+                raise _OtherShape
+            new[v.id] = Var(v.aval.update(shape=dims) if v.aval.shape else v.aval)
+        return new[v.id]
+    try:
+        ins, eqns = [var(v) for v in graph.in_vars], []
+        for e in graph.eqns:
+            if e.prim not in _MAP:
+                return None
+            if e.prim is structural.broadcast_in_dim_p:
+                if e.inputs[0].aval.shape:
+                    return None
+                eqns.append(Eqn(structural.broadcast_like_p, [var(e.inputs[0]), var(like)], {}, [var(e.outputs[0])]))
+            else:
+                eqns.append(Eqn(e.prim, [var(x) for x in e.inputs], e.params, [var(o) for o in e.outputs]))
+        return Graph(ins, eqns, [var(o) for o in graph.outs], graph.name)
     except _OtherShape:
         return None
 

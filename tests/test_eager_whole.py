@@ -253,6 +253,21 @@ def test_mid_size_composite_beside_a_stretched_operand_is_polymorphic(other):
     assert composites.stats["poly_calls"] == calls + 6
 
 
+def test_mid_size_composite_of_a_batch_of_one_is_polymorphic():
+    """A shape with a 1 (a batch of one) keeps it static in the polymorphic module (its other dimensions dynamic):
+    `nn.silu` of (1, n) and (2, 1, n) float32, within 4 ulps of float64 NumPy, the same bits on every call."""
+    if stagec.default_backend() != "cpu":
+        pytest.skip("the polymorphic modules serve the CPU only")
+    calls = composites.stats["poly_calls"]
+    for shape in [(1, 50_000), (2, 1, 20_000)]:
+        x = data(44, int(np.prod(shape))).reshape(shape)
+        first = np.asarray(nn.silu(snp.asarray(x)))
+        assert np.asarray(nn.silu(snp.asarray(x))).tobytes() == first.tobytes()
+        with np.errstate(over="ignore"):
+            assert ulps(first, x / (1 + np.exp(-x.astype(np.float64)))) <= 4
+    assert composites.stats["poly_calls"] == calls + 4
+
+
 def test_polymorphic_reductions_are_one_pass():
     """A polymorphic module with a reduction compiles without IREE's aggressive fusion (`dynamic-reductions-unfused`:
     with it, IREE 3.13 recomputed softmax's row maximum in its readers' dispatch, 12x slower); a shape-specific
