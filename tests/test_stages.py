@@ -74,7 +74,7 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
                      "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "sliced-dots-apart", "loop-weights-transposed", "mathlib-cpu", "mathlib",
                      "mathlib-complex", "fold-expansions", "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
                      "bound-bindings", "isolate-reductions",
-                     "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32", "grouped-conv-kernels-apart", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart", "sorts-apart", "pool-gradients-unfused", "blas-dots",
+                     "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32", "grouped-conv-kernels-apart", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart", "sorts-apart", "pool-gradients-unfused", "dynamic-reductions-unfused", "blas-dots",
                      "host-sorts", "loops-on-one-device", "final"]
     assert lowered.as_text() == lowered.as_text("isolate-outer")  # both complete: no constant is large here
     final = lowered.as_text("final")
@@ -100,7 +100,8 @@ def test_pass_stats_and_stages_on_demand():
     assert list(stages) == ["traced", "simplify", "stablehlo", "fuse-all", "mathlib-cpu", "mathlib", "mathlib-complex",
                             "fold-expansions", "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
                             "bound-bindings", "isolate-reductions", "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32", "grouped-conv-kernels-apart", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart", "sorts-apart",
-                            "pool-gradients-unfused", "blas-dots", "host-sorts", "loops-on-one-device", "final"]
+                            "pool-gradients-unfused", "dynamic-reductions-unfused", "blas-dots", "host-sorts", "loops-on-one-device",
+                            "final"]
     stages["final"] = "changed"  # a copy: the lowered function is unchanged
     assert lowered.as_text("final") != "changed"
     with pytest.raises(ValueError, match=r"unknown stage 'nope'; stages of jit_selu: traced, simplify, stablehlo"):
