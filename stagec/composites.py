@@ -256,143 +256,109 @@ def _whole_graph(graph) -> int:
 
 
 def _dynamic(graph):
-    """`graph` for any size, its values without their dimensions of 1 (a reshape that adds or drops 1s is the value
-    itself; a broadcast reads no operand dimension of 1), every other dimension dynamic, its run-time size read from
-    an argument of the largest result's shape (IREE resolves no size read from a value behind a barrier): a broadcast
-    is a `broadcast_like` of that argument, each dimension the first of the argument's of its size; a result with 1s
-    is a broadcast adding them. An argument with a 1 keeps it, read only by broadcasts stretching it (IREE 3.13 drops
-    a 1 by no reshape of a dynamic shape, and a reduction's result behind a barrier has no sizes it can resolve).
-    None where no argument has that shape, another step reads an argument with a 1, a size is none of the
-    argument's, a reshape moves data or a reduction reduces a 1 (a shape with a 1: `_dynamic_flat`). Sound for every call
-    whose own graph gives the same dynamic graph (the module's key): each of its sizes was that of the argument's
-    dimension named. (Kept through a reshape to (n, 1) and back, a reduction's result made IREE 3.13 compute
-    nn.softmax 10x slower than without.)"""
+    """`graph` for any size: each dimension above 1 dynamic, its run-time size read from the argument of the largest
+    result's shape (`like`; IREE resolves no size read from a value behind a barrier), a broadcast a `broadcast_like`
+    of that argument, each dimension the first of its dimensions of that size. Sound for every call whose own graph
+    gives the same dynamic graph (the module's key): in each, every such size was that of the dimension named.
+
+    Where that shape has no 1, values drop their 1s (IREE 3.13 has no dynamic reshape: a keepdims reshape is the value
+    itself; kept through a reshape to (n, 1) and back, a reduction's result made softmax 10x slower), results with 1s
+    get them back by a broadcast, and an argument with 1s is read as it is by the broadcasts that stretch it (through
+    a reshape dropping its 1s too), by no other step. Where it has a 1 (a batch of one), values keep their 1s and a
+    reshape must change nothing. None where no argument has that shape, a size is none of its, a reshape moves data,
+    a reduction reduces a dropped 1, or another step reads an argument with 1s."""
     shape = max((o.aval.shape for e in graph.eqns for o in e.outputs), key=math.prod)
     like = next((v for v in graph.in_vars if v.aval.shape == shape), None)
-    if like is None:
+    if like is None or all(d <= 1 for d in shape):
         return None
-    if 1 in shape:
-        return _dynamic_flat(graph, shape, like)
-    new: dict[int, Var] = {}
-    ones = {v.id for v in graph.in_vars if 1 in v.aval.shape}  # (arguments with a 1: broadcasts read them as they are)
-    aliases: dict[int, Var] = {}  # a reshape dropping such an argument's 1s -> the argument
+    squeeze = 1 not in shape
 
-    def squeezed(v):
-        return Var(v.aval.update(shape=tuple(DYNAMIC for d in v.aval.shape if d != 1)))
+    def kept(s: tuple) -> list:  # the positions a value keeps
+        return [i for i, d in enumerate(s) if d != 1] if squeeze else list(range(len(s)))
+
+    def dyn(s: tuple, positions=None) -> tuple:
+        return tuple(DYNAMIC if s[i] > 1 else s[i] for i in (kept(s) if positions is None else positions))
+
+    def sizes(s: tuple, positions) -> tuple:  # per position, the dimension of `like` of its size (-1: a 1)
+        if any(s[i] > 1 and s[i] not in shape for i in positions):
+            raise _OtherShape
+        return tuple(shape.index(s[i]) if s[i] > 1 else -1 for i in positions)
+
+    new: dict[int, Var] = {}  # a value of `graph` -> its value in the dynamic graph
+    raw: dict[int, Var] = {}  # an argument with 1s (squeezing), or a reshape dropping them -> that argument
 
     def var(v):
         if type(v) is Literal:
             if v.aval.shape:
                 raise _OtherShape
             return v
+        if v.id in raw:
+            raise _OtherShape  # (read by a step other than a broadcast)
         if v.id not in new:
-            new[v.id] = squeezed(v)
+            new[v.id] = Var(v.aval.update(shape=dyn(v.aval.shape)))
         return new[v.id]
-
-    def sizes(s: tuple, with_ones: bool = False) -> tuple:  # each dimension above 1: the argument's of its size (1: -1)
-        if any(d > 1 and d not in shape for d in s):
-            raise _OtherShape
-        return tuple(shape.index(d) if d > 1 else -1 for d in s if d > 1 or with_ones)
-
-    def kept(s: tuple) -> list:  # positions of the dimensions above 1
-        return [i for i, d in enumerate(s) if d != 1]
     try:
-        ins = [Var(v.aval.update(shape=tuple(DYNAMIC if d > 1 else d for d in v.aval.shape))) if v.id in ones else var(v)
-               for v in graph.in_vars]
-        eqns, full = [], new[like.id]
+        ins, eqns = [], []
+        for v in graph.in_vars:
+            if squeeze and 1 in v.aval.shape:
+                raw[v.id] = v
+                ins.append(new.setdefault(v.id, Var(v.aval.update(shape=dyn(v.aval.shape, range(v.aval.ndim))))))
+            else:
+                ins.append(var(v))
+        full = new[like.id]
         for e in graph.eqns:
             if e.prim not in _MAP and e.prim not in _WHOLE_MORE:
                 return None
             x, out = (e.inputs[0] if e.inputs else None), e.outputs[0]
-            if type(x) is Var and x.id in ones:  # (an argument with a 1, or its 1s dropped: a broadcast stretching it)
-                arg = aliases.get(x.id, x)
-                if e.prim is structural.reshape_p and arg is x and 1 not in out.aval.shape and \
-                        out.aval.shape == tuple(d for d in x.aval.shape if d != 1):
-                    aliases[out.id] = x  # (its 1s dropped: read as the argument itself by the broadcast after)
-                    ones.add(out.id)
-                    continue
-                bd = e.params.get("broadcast_dimensions") if e.prim is structural.broadcast_in_dim_p else None
-                if bd is None or 1 in out.aval.shape or any(type(i) is Var and i.id in ones for i in e.inputs[1:]):
-                    return None
-                ks = kept(arg.aval.shape)
-                if arg is not x:  # (the argument's dimensions: its kept ones where the reshape's went, its 1s to
-                    free = iter([d for d in range(out.aval.ndim) if d not in bd])  # the first dimensions left)
-                    bd = tuple(bd[ks.index(i)] if i in ks else next(free, None) for i in range(arg.aval.ndim))
-                    if None in bd or list(bd) != sorted(set(bd)):
-                        return None
-                eqns.append(Eqn(structural.broadcast_like_p, [ins[graph.in_vars.index(arg)], full], {
-                    "broadcast_dimensions": tuple(bd), "like_dims": sizes(out.aval.shape)}, [var(out)]))
-                continue
-            if any(type(i) is Var and i.id in ones for i in e.inputs):
-                return None
+            xs, os = (x.aval.shape if type(x) is Var else ()), out.aval.shape
             if e.prim is structural.reshape_p:
-                if [d for d in x.aval.shape if d != 1] != [d for d in out.aval.shape if d != 1]:
+                if type(x) is Var and x.id in raw and raw[x.id] is x and 1 not in os and \
+                        os == tuple(d for d in xs if d != 1):
+                    raw[out.id] = x  # (its argument's 1s dropped: the broadcast after reads the argument)
+                elif [xs[i] for i in kept(xs)] == [os[i] for i in kept(os)]:
+                    new[out.id] = var(x)  # (the same value)
+                else:
                     return None
-                new[out.id] = var(x)  # (the same value)
                 continue
             if e.prim is structural.broadcast_in_dim_p:
-                outs, bd = kept(out.aval.shape), e.params["broadcast_dimensions"]
-                if out.aval.shape == x.aval.shape and tuple(bd) == tuple(range(x.aval.ndim)):
-                    new[out.id] = var(x)  # (no broadcast)
-                    continue
-                dims = tuple(outs.index(bd[i]) for i in kept(x.aval.shape))
-                eqns.append(Eqn(structural.broadcast_like_p, [var(x), full], {
-                    "broadcast_dimensions": dims, "like_dims": sizes(out.aval.shape)}, [var(out)]))
+                bd = e.params["broadcast_dimensions"]
+                if type(x) is Var and x.id in raw:  # (the argument's own dimensions: its 1s to dimensions left over)
+                    arg = raw[x.id]
+                    if 1 in os:
+                        return None
+                    at = list(range(len(xs))) if arg is x else kept(arg.aval.shape)
+                    free = iter([d for d in range(len(os)) if d not in bd])
+                    dims = tuple(bd[at.index(i)] if i in at else next(free, -1) for i in range(arg.aval.ndim))
+                    if -1 in dims:
+                        return None
+                    src = new[arg.id]
+                else:
+                    if os == xs and tuple(bd) == tuple(range(len(xs))):
+                        new[out.id] = var(x)  # (no broadcast)
+                        continue
+                    dims, src = tuple(kept(os).index(bd[i]) for i in kept(xs)), var(x)
+                eqns.append(Eqn(structural.broadcast_like_p, [src, full], {
+                    "broadcast_dimensions": dims, "like_dims": sizes(os, kept(os))}, [var(out)]))
                 continue
             if e.prim in _WHOLE_MORE:  # (a reduction)
-                axes, ks = e.params["axes"], kept(x.aval.shape)
-                if any(a not in ks for a in axes):
+                ks = kept(xs)
+                if any(a not in ks for a in e.params["axes"]):
                     return None
-                eqns.append(Eqn(e.prim, [var(x)], {**e.params, "axes": tuple(ks.index(a) for a in axes)},
+                eqns.append(Eqn(e.prim, [var(x)], {**e.params, "axes": tuple(ks.index(a) for a in e.params["axes"])},
                                 [var(out)]))
                 continue
             eqns.append(Eqn(e.prim, [var(i) for i in e.inputs], e.params, [var(o) for o in e.outputs]))
         outs = []
         for o in graph.outs:
-            if type(o) is not Literal and 1 in o.aval.shape:  # (its 1s added back)
-                res = Var(o.aval.update(shape=tuple(DYNAMIC if d > 1 else d for d in o.aval.shape)))
+            os = o.aval.shape if type(o) is Var else ()
+            if len(kept(os)) < len(os):  # (its 1s added back)
+                everything = list(range(len(os)))
+                outs.append(Var(o.aval.update(shape=dyn(os, everything))))
                 eqns.append(Eqn(structural.broadcast_like_p, [var(o), full], {
-                    "broadcast_dimensions": tuple(kept(o.aval.shape)),
-                    "like_dims": sizes(o.aval.shape, with_ones=True)}, [res]))
-                outs.append(res)
+                    "broadcast_dimensions": tuple(kept(os)), "like_dims": sizes(os, everything)}, [outs[-1]]))
             else:
                 outs.append(var(o))
         return Graph(ins, eqns, outs, graph.name)
-    except _OtherShape:
-        return None
-
-
-def _dynamic_flat(graph, shape: tuple, like):
-    """`_dynamic` where the largest result's shape has a 1 (a batch of one: (1, n)): every value of that shape (its
-    dimensions above 1 dynamic, its 1s kept) or 0-d, each scalar's broadcast a `broadcast_like` of `like`; else
-    None."""
-    dims = tuple(DYNAMIC if d > 1 else d for d in shape)
-    if DYNAMIC not in dims:
-        return None
-    new: dict[int, Var] = {}
-
-    def var(v):
-        if type(v) is Literal:
-            if v.aval.shape:
-                raise _OtherShape
-            return v
-        if v.id not in new:
-            if v.aval.shape not in ((), shape):
-                raise _OtherShape
-            new[v.id] = Var(v.aval.update(shape=dims) if v.aval.shape else v.aval)
-        return new[v.id]
-    try:
-        ins, eqns = [var(v) for v in graph.in_vars], []
-        for e in graph.eqns:
-            if e.prim not in _MAP:
-                return None
-            if e.prim is structural.broadcast_in_dim_p:
-                if e.inputs[0].aval.shape:
-                    return None
-                eqns.append(Eqn(structural.broadcast_like_p, [var(e.inputs[0]), var(like)], {}, [var(e.outputs[0])]))
-            else:
-                eqns.append(Eqn(e.prim, [var(x) for x in e.inputs], e.params, [var(o) for o in e.outputs]))
-        return Graph(ins, eqns, [var(o) for o in graph.outs], graph.name)
     except _OtherShape:
         return None
 
