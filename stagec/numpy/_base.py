@@ -242,12 +242,6 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
         else:
             key = tuple(key)
             subs = _eager_operands.get(key)
-            if subs:
-                if type(subs) is not tuple:  # (`_broadcasting`'s function, run as a composite)
-                    run = composite_runner()
-                    return subs(*args) if run is None else run(subs, args, {})
-                return prim_fn(*[a if s is None else s if type(s) is Const else lax.broadcast_in_dim(a, s, [])
-                                 for a, s in zip(args, subs)])
             if subs is None:
                 promoted = (_to_float if to_float else _promote)(fname, *args)
                 out = _broadcast(fname, *promoted)
@@ -255,12 +249,19 @@ def _elementwise(fname: str, prim_fn, *args, to_float: bool = False):
                 if not all(s is None or type(s) is Const or s for s in subs):
                     subs = ()
                 elif any(type(s) is tuple for s in subs):
-                    # an Array converted or broadcast (or a scalar past `_HOST_BROADCAST`) on each call: from the next
-                    # call promotion, broadcast and the operation run as one composite (NumPy rules read the
-                    # broadcast operand as it is, `composites._views`; past the rules, one module), not a dispatch each
+                    # an Array converted or broadcast (or a scalar past `_HOST_BROADCAST`): promotion, broadcast and
+                    # the operation run as one composite on every call, this one too (NumPy rules read the broadcast
+                    # operand as it is, `composites._views`; a mid-size call is one module from its first call:
+                    # op by op once, then the module, gave exp of 100K int32 other bits on its first call)
                     subs = _broadcasting(fname, prim_fn, to_float)
                 _eager_operands.put(key, subs)
-                return prim_fn(*out)
+                if type(subs) is tuple:
+                    return prim_fn(*out)
+            if subs:
+                if type(subs) is not tuple:  # (`_broadcasting`'s function, run as a composite)
+                    run = composite_runner()
+                    return subs(*args) if run is None else run(subs, args, {})
+                return prim_fn(*[a if s is None else s for a, s in zip(args, subs)])  # (None or a host constant)
     args = (_to_float if to_float else _promote)(fname, *args)
     return prim_fn(*_broadcast(fname, *args))
 
