@@ -37,7 +37,10 @@ def _bool_beside_float(fname: str, x):
 
 def _relu(x: Any):
     """max(x, 0) (NaN propagates)."""
-    x, _ = _promoted_arrays(snp._promote, "relu", x, 0)  # (bool beside 0: the default int, as JAX's)
+    if aval_of(x).dtype == np.bool_:  # (bool beside 0: the default int, as JAX's)
+        x, _ = _promoted_arrays(snp._promote, "relu", x, 0)
+    else:
+        (x,) = snp._promote("relu", x)
     return snp.maximum(x, lax.full_like(x, 0))
 
 

@@ -930,7 +930,7 @@ def lexsort(keys, axis: int = -1):
     if not keys or aval_of(keys[0]).ndim == 0:  # (keys of one element each, NumPy's and JAX's 0)
         if not keys:
             raise TypeError("lexsort: need sequence of keys with len > 0")
-        return snp.zeros((), snp.arange(1).dtype)
+        return snp.zeros((), _dt.default_int())
     idx = snp.broadcast_to(snp.arange(keys[0].shape[axis]).reshape(
         (-1,) + (1,) * (keys[0].ndim - 1 - axis % keys[0].ndim)), keys[0].shape)
     moved = [snp.moveaxis(k, axis, -1) for k in keys[::-1]]
@@ -943,8 +943,7 @@ def sort_complex(a):
     """Sorted, as the complex type of `a`'s inexact type (JAX's: int32 to complex64, float64 to complex128)."""
     a = _arr(a)
     f = _dt.to_inexact(aval_of(a).dtype)
-    return snp.sort(a).astype(np.complex128 if f.itemsize == 8 and _dt.kind(f) == "f" or f == np.complex128
-                              else np.complex64)
+    return snp.sort(a).astype(np.complex128 if f in (np.float64, np.complex128) else np.complex64)
 
 
 # ---------------------------------------------------------------- creation and rearrangement
