@@ -156,8 +156,8 @@ def test_shortcuts_skip_promotion_after_the_first_call(monkeypatch, tiering):
         np.testing.assert_allclose(np.asarray(x @ y), a64 @ b64, rtol=1e-6)
         np.testing.assert_allclose(np.asarray(snp.sum(x)), a64.sum(), rtol=1e-6)
         np.testing.assert_allclose(np.asarray(snp.sum(x, axis=1)), a64.sum(1), rtol=1e-6)
-        if i:
-            assert seen[before:] == ([] if tiering == "exact" else ["_promote", "_promote"]), seen[before:]
+        if i:  # (with "never" each zero's broadcast is a composite: traced on the second call, then planned)
+            assert seen[before:] == ([] if tiering == "exact" or i == 2 else ["_promote", "_promote"]), seen[before:]
 
 
 def test_reduction_shortcut_keeps_every_check_and_cast():
