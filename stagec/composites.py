@@ -48,7 +48,7 @@ from .core import COMPOSITE, Const, Eqn, Graph, Literal, Trace, Var, flatten_out
 from . import eager
 from .primitives.elementwise import _count_nonzero
 from .eager import HOST_READ_ELEMENTS, KEEP_HOST_BYTES, _always_host, _errors, _plain, _plan, _quiet, exact, host_result
-from .primitives import control_flow, elementwise, gather_p, reductions, structural
+from .primitives import bitcast_convert_type_p, control_flow, elementwise, gather_p, reductions, structural
 from .lowering import DYNAMIC, lower_graph
 from .stages import Lowered, compile_cached
 from .tree_util import tree_structure, tree_unflatten
@@ -202,7 +202,9 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         return _PLAIN
     stats["traces"] += 1
     case = getattr(fn, "eager_case", None)
-    size = _whole_graph(graph) if case is None else 0
+    # (an `eager_case` too: the module takes every case in one pass, where the guard alone read the values back and
+    # ran two ufuncs over them, and a call it refused ran op by op: power of 100K floats 1.8 ms)
+    size = _whole_graph(graph)
     if size:
         one = _Whole.compile(graph, out_tree) if size >= WHOLE_ELEMENTS else _Poly.compile(graph, out_tree)
         if one is not None:
@@ -214,7 +216,7 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
         guard, simple = case
         short = _make(simple, args, kwargs)
         if short is not _PLAIN:
-            return _cased(guard, short, run, args)
+            return _cased(guard, short, run, args, graph, out_tree)
     return run
 
 
@@ -227,6 +229,12 @@ _MAP = frozenset([*eager._ELEMENTWISE, structural.broadcast_in_dim_p]) - {struct
 _WHOLE_MORE = frozenset([structural.reshape_p, reductions.reduce_sum_p, reductions.reduce_max_p,
                          reductions.reduce_min_p, reductions.reduce_prod_p, reductions.reduce_and_p,
                          reductions.reduce_or_p])
+
+
+def _mapped(e) -> bool:
+    """Whether equation `e` maps elements to elements of its result's shape: `_MAP`'s, and a bitcast between types of
+    one width (power's subnormal test reads a float's bits)."""
+    return e.prim in _MAP or e.prim is bitcast_convert_type_p and e.inputs[0].aval.shape == e.outputs[0].aval.shape
 
 
 # From this many elements to `WHOLE_ELEMENTS`, such a graph on the CPU runs as one shape-polymorphic module (`_Poly`):
@@ -247,7 +255,7 @@ def _whole_graph(graph) -> int:
         return 0
     big = 0
     for e in graph.eqns:
-        if e.prim.multiple_results or e.prim not in _MAP and e.prim not in _WHOLE_MORE:
+        if e.prim.multiple_results or not _mapped(e) and e.prim not in _WHOLE_MORE:
             return 0
         big = max(big, *(math.prod(o.aval.shape) for o in e.outputs))
     if big < POLY_ELEMENTS:
@@ -307,7 +315,7 @@ def _dynamic(graph):
                 ins.append(var(v))
         full = new[like.id]
         for e in graph.eqns:
-            if e.prim not in _MAP and e.prim not in _WHOLE_MORE:
+            if not _mapped(e) and e.prim not in _WHOLE_MORE:
                 return None
             x, out = (e.inputs[0] if e.inputs else None), e.outputs[0]
             xs, os = (x.aval.shape if type(x) is Var else ()), out.aval.shape
@@ -467,14 +475,17 @@ class _Whole:
 _wholes: collections.deque = collections.deque()  # loaded `_Whole` modules, oldest first
 
 
-def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Callable:
+def _cased(guard: Callable, short: Callable, run: Callable, args: tuple, graph, out_tree) -> Callable:
     """`run(leaves)` of a composite with an `eager_case` (`guard`, `simple`): where `guard(*args)`, each Array
-    replaced by its host value, holds, the runner of `simple` (`short`), else the composite's own (`run`, every
-    step with a NumPy rule taking it). The composite vouches that `simple` gives its bits there (tests check it
-    against the op-by-op values). (The other arguments are the signature's: the same on each call.)"""
+    replaced by its host value, holds, the runner of `simple` (`short`), else the composite's own: its polymorphic
+    module (`_Poly`, compiled at the first call the guard refuses: power's ~80 steps op by op took 50 us on 4x4,
+    the module ~5), or where none compiles `run` (every step with a NumPy rule taking it). The composite vouches
+    that `simple` gives its bits there, and the module gives op by op's (tests check both). (The other arguments
+    are the signature's: the same on each call.)"""
     errors, quiet = _errors, _quiet
     slots = [i for i, a in enumerate(args) if type(a) is Array]
     template = None if len(slots) == len(args) else [None if type(a) is Array else a for a in args]
+    own = [None]  # the composite's own runner, chosen at the first call the guard refuses
 
     def cased(leaves):
         xs = [x._value() for x in leaves]  # (read back once, as the composite's NumPy rules read them)
@@ -491,7 +502,11 @@ def _cased(guard: Callable, short: Callable, run: Callable, args: tuple) -> Call
         finally:
             errors.reset(token)
         stats["cases"] += bool(ok)
-        return short(leaves) if ok else run(leaves)
+        if ok:
+            return short(leaves)
+        if own[0] is None:
+            own[0] = _Poly.compile(graph, out_tree) or run
+        return own[0](leaves)
     return cased
 
 
