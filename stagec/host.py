@@ -456,8 +456,9 @@ def _plan(dt: np.dtype, b: int, n: int, k: int) -> _Lapack | None:
 def _det_of(diag: np.ndarray, swaps: int):
     """The product of U's diagonal `diag` in order (NumPy's `accumulate` is sequential by definition: the bits do not
     depend on how a reduction would group them), times -1 where the row swaps are odd (the loop form's
-    `multiply(prod(d), s)`)."""
-    prod = np.multiply.accumulate(diag)[-1] if len(diag) else diag.dtype.type(1)
+    `multiply(prod(d), s)`). Quiet: an overflow to inf (or 0 * inf) is the value, as jit's (NumPy warned)."""
+    with np.errstate(all="ignore"):
+        prod = np.multiply.accumulate(diag)[-1] if len(diag) else diag.dtype.type(1)
     return prod * _SIGNS[diag.dtype][swaps & 1]
 
 

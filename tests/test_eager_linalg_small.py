@@ -324,3 +324,17 @@ def test_eager_under_transforms_is_not_the_host_path():
     assert _err(got, want) < 1e-4
     v = np.asarray(stagec.vmap(snp.linalg.inv)(np.stack([s, 2 * s])))
     assert _err(v, np.linalg.inv(np.stack([s, 2 * s]).astype(np.float64))) < 1e-4
+
+
+def test_a_determinant_past_float32s_range_is_inf_and_quiet():
+    """A float32 determinant past float32's range is inf of its sign (float64 NumPy's slogdet says which), eagerly
+    as jitted, with no NumPy overflow warning (JAX gives none; the host's product of the pivots warned)."""
+    import warnings
+    a = np.random.default_rng(5).standard_normal((200, 200)).astype(np.float32) * 10
+    sign, logdet = np.linalg.slogdet(a.astype(np.float64))
+    assert logdet > np.log(np.finfo(np.float32).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = np.asarray(snp.linalg.det(a))
+    assert got == sign * np.inf
+    assert _bits(got) == _bits(stagec.jit(snp.linalg.det)(a))
