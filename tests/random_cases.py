@@ -71,12 +71,22 @@ CASES = {
     "poisson": (lambda R, k: R.poisson(k, np.array([3.0, 15.0, 200.0], np.float32), (700, 3)), "exact"),
     "multivariate_normal": (lambda R, k: R.multivariate_normal(k, np.array([1.0, -1.0], np.float32), _COV, (N,)),
                             "close"),
+    # (counts: the inversion loop where n q <= 10, BTRS above, failures counted where p > 1/2; NaN, inf and 0 cases)
+    "binomial": (lambda R, k: R.binomial(k, np.array([5.0, 40.0, 1000.0, 7.5], np.float32),
+                                         np.array([0.3, 0.6, 0.25, 0.9], np.float32), (500, 4)), "exact"),
+    "binomial_inversion": (lambda R, k: R.binomial(k, 8.0, 0.5, (256,)), "exact"),  # (eagerly one loop: n q <= 10)
+    "binomial_edges": (lambda R, k: R.binomial(k, np.array([0, 1, -1, np.nan, np.inf, 20, 20, 1e4, 20], np.float32),
+                                               np.array([0.5, 0, 0.5, 0.5, 0.3, -0.1, np.nan, 1, 1.5], np.float32)),
+                       "exact"),
+    "multinomial": (lambda R, k: R.multinomial(k, np.array([10.0, 300.0], np.float32),
+                                               np.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]], np.float32)), "exact"),
     "x64_seeds": (lambda R, k: np.stack([np.asarray(R.PRNGKey(s)) for s in (-1, 2 ** 40 + 7, -(2 ** 40))]),
                   "exact"),
     "x64_bits": (lambda R, k: R.bits(k, (64,), np.uint64), "exact"),
     "x64_uniform": (lambda R, k: R.uniform(k, (256,), np.float64), "exact"),
     "x64_normal": (lambda R, k: R.normal(k, (256,), np.float64), "close"),
     "x64_randint": (lambda R, k: R.randint(k, (64,), -2 ** 40, 2 ** 40, np.int64), "exact"),
+    "x64_binomial": (lambda R, k: R.binomial(k, 60.0, 0.35, (64,)), "exact"),
 }
 
 SEEDS_X32 = (0, 42, -1, 2 ** 31, 2 ** 32 + 5, 2 ** 40 + 7)  # Python ints are int32 without x64, as in JAX

@@ -1258,11 +1258,8 @@ def randint(key, shape: Sequence[int], minval, maxval, dtype=None):
 from . import _more  # noqa: E402  (the transform samplers, built on the ones above; `f` and `t` are also local names)
 globals().update({_n: getattr(_more, _n) for _n in _more.__all__})
 
-# JAX's samplers stagec has not written yet: each names what to build it from (`_missing`).
-_FROM = "build it from stagec.random's samplers:"
+# JAX's names stagec has no sampler for: each says why, or what to use (`_missing`).
 __getattr__ = _missing(__name__, {
-    "binomial": f"{_FROM} the sum of bernoulli draws, or poisson for small p",
-    "multinomial": f"{_FROM} categorical draws counted per class",
     "key_dtype": "stagec's keys are uint32 arrays of shape (2,) (random.PRNGKey); there is no extended key dtype",
     "clone": "stagec's keys are plain arrays: no clone is needed",
     "random_gamma_p": "JAX's primitive objects are JAX internals; use random.gamma",

@@ -11,13 +11,14 @@ import numpy as np
 
 from .. import dtypes, lax
 from .. import numpy as snp
-from ..core import aval_of
+from ..core import aval_of, tracing_anywhere
 from . import (_arraylike, _check_shape, _dtype, _prng, _run, bernoulli, exponential, gamma, loggamma, normal,
                split, uniform)
 from ._prng import canonical_shape
 
 __all__ = ["cauchy", "rademacher", "maxwell", "double_sided_maxwell", "weibull_min", "rayleigh", "pareto", "lognormal",
-           "chisquare", "t", "f", "geometric", "triangular", "wald", "generalized_normal", "ball", "orthogonal"]
+           "chisquare", "t", "f", "geometric", "triangular", "wald", "generalized_normal", "ball", "orthogonal",
+           "binomial", "multinomial"]
 
 
 def _shape(name: str, shape, *params) -> tuple:
@@ -240,3 +241,170 @@ def orthogonal(key, n: int, shape: Sequence[int] = (), dtype=None, m: int | None
         x = q * snp.expand_dims(snp.sign(snp.linalg.diagonal(r)), -2)
         return snp.matrix_transpose(x) if n < m else x
     return _call("orthogonal", key, body)
+
+
+# The tails of log k! (Stirling's series' remainder) for k = 0..9, as JAX's `_stirling_approx_tail` tables them.
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                   0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k):
+    """JAX's `_stirling_approx_tail`: the table for k <= 9, else the series at k clamped to [0, 9] (as JAX computes
+    it: for k > 9 that is the series at 9; kept so that BTRS accepts what JAX's accepts)."""
+    use = k <= 9
+    k = lax.clamp(lax.full_like(k, 0.0), k, lax.full_like(k, 9.0))
+    kp1sq = (k + 1) * (k + 1)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+    # (the table a constant of the graph, not an Array it captures: a sampler with a capture is traced every call)
+    tails = snp.take(np.array(_STIRLING_TAILS, aval_of(k).dtype), snp.floor(k).astype(np.int32))
+    return lax.select(use, tails, approx)
+
+
+_MAX_ITERS = np.iinfo(np.int32).max  # (JAX's bound is the float dtype's max: no draw comes near either)
+
+
+def _binomial_inversion(key, count, prob, shape, dtype):
+    """Counts of successes as the geometric waiting times (ceil(log u / log(1 - p))) that fit in `count` trials,
+    every value's loop run until all are done (JAX's)."""
+    log1minusprob = snp.log1p(-prob)
+
+    def body(carry):
+        i, num_geom, geom_sum, key = carry
+        subkey, key = split(key)
+        num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
+        u = uniform(subkey, shape, aval_of(prob).dtype)
+        geom = snp.ceil(snp.log(u) / log1minusprob)
+        return i + 1, num_geom_out, geom_sum + geom, key
+
+    def cond(carry):
+        return snp.any(carry[2] <= count) & (carry[0] < _MAX_ITERS)
+
+    zeros = snp.zeros(shape, aval_of(prob).dtype)
+    k = lax.while_loop(cond, body, (np.int32(0), zeros, zeros, key))[1]
+    return (k - 1).astype(dtype)
+
+
+def _btrs(key, count, prob, shape, dtype):
+    """Hormann's transformed rejection (BTRS) for count * p > 10, as JAX's: every value's loop until all accept."""
+    stddev = snp.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = snp.floor((count + 1) * prob)
+
+    def body(carry):
+        i, k_out, accepted, key = carry
+        key, subkey_0, subkey_1 = split(key, 3)
+        u = uniform(subkey_0, shape, aval_of(prob).dtype)
+        v = uniform(subkey_1, shape, aval_of(prob).dtype)
+        u = u - 0.5
+        us = 0.5 - snp.abs(u)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        k = snp.floor((2 * a / us + b) * u + c)
+        reject = (k < 0) | (k > count)
+        v = snp.log(v * alpha / (a / (us * us) + b))
+        ub = ((m + 0.5) * snp.log((m + 1) / (r * (count - m + 1)))
+              + (count + 1) * snp.log((count - m + 1) / (count - k + 1))
+              + (k + 0.5) * snp.log(r * (count - k + 1) / (k + 1))
+              + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        accept = accept1 | (~reject & (v <= ub))
+        return i + 1, lax.select(accept, k, k_out), accepted | accept, key
+
+    def cond(carry):
+        return snp.any(~carry[2]) & (carry[0] < _MAX_ITERS)
+
+    init = (np.int32(0), snp.full(shape, -1, aval_of(prob).dtype), snp.full(shape, False, bool), key)
+    return lax.while_loop(cond, body, init)[1].astype(dtype)
+
+
+def _prob(p):
+    """`p` as the binomial's float operand (an integer's promoted to a float)."""
+    p = snp.asarray(p)
+    return p if dtypes.kind(aval_of(p).dtype) in "fc" else p.astype(snp.result_type(p, 1.0))
+
+
+def _inversions(count, prob):
+    """(where the inversion loop answers, q = min(p, 1 - p) with NaN and negative q as 0.01) of `_binomial`, by
+    whichever module runs these ops: jit's, or NumPy's on host values (`_binomial_branches`)."""
+    m = np if isinstance(count, np.ndarray) and isinstance(prob, np.ndarray) else snp
+    q = m.where(prob < 0.5, prob, 1.0 - prob)
+    q = m.where(m.isnan(q) | (q < 0.0), 0.01, q).astype(q.dtype)
+    return m.isnan(count) | (count < 0.0) | (count * q <= 10.0), q
+
+
+def _binomial_branches(n, p) -> str:
+    """The loops an eager call's parameters need (`_binomial`): "inversion" or "btrs" where every value takes that one
+    (the other loop dropped: each draws from the key alone, the select took nothing from it, so the same bits and half
+    the compile), else "both"; "both" under any trace and for an Array (its value is not read back)."""
+    if tracing_anywhere[0] or not all(isinstance(v, (int, float, np.ndarray, np.generic)) for v in (n, p)):
+        return "both"
+    dt = np.dtype(aval_of(_prob(p)).dtype)
+    with np.errstate(all="ignore"):
+        inv, _ = _inversions(np.asarray(n).astype(dt), np.asarray(p).astype(dt))
+    return "inversion" if inv.all() else "btrs" if not inv.any() else "both"
+
+
+def _binomial(key, count, prob, shape, dtype, branches: str = "both"):
+    """JAX's (TensorFlow's) binomial: the inversion loop where count * q <= 10 (q = min(p, 1 - p)), else BTRS, each
+    run on every value with the other's taken values replaced (`branches`: one of them alone); NaN for a NaN or
+    negative count or a p outside [0, 1], inf for an infinite count; counts of failures where p > 1/2."""
+    prob = _prob(prob)
+    count = snp.broadcast_to(lax.convert_element_type(count, aval_of(prob).dtype), shape)
+    prob = snp.broadcast_to(prob, shape)
+    p_lt_half = prob < 0.5
+    q = lax.select(p_lt_half, prob, 1.0 - prob)
+    count_nan_or_neg = snp.isnan(count) | (count < 0.0)
+    count_inf = snp.isinf(count)
+    q_is_nan = snp.isnan(q)
+    q_l_0 = q < 0.0
+    use_inversion, q = _inversions(count, prob)
+    count = snp.floor(count)  # (NumPy's binomial of a float count)
+    if branches == "inversion":  # (every value's: the selects below would take these operands as they are)
+        samples = _binomial_inversion(key, count, q, shape, dtype)
+    elif branches == "btrs":
+        samples = _btrs(key, count, q, shape, dtype)
+    else:
+        count_inv = lax.select(use_inversion, count, lax.full_like(count, 0.0))
+        count_btrs = lax.select(use_inversion, lax.full_like(count, 1e4), count)
+        q_btrs = lax.select(use_inversion, lax.full_like(q, 0.5), q)
+        samples = lax.select(use_inversion, _binomial_inversion(key, count_inv, q, shape, dtype),
+                             _btrs(key, count_btrs, q_btrs, shape, dtype))
+    invalid = q_l_0 | q_is_nan | count_nan_or_neg
+    samples = lax.select(invalid, snp.full_like(samples, np.nan, dtype), samples)
+    samples = lax.select(count_inf & ~invalid, snp.full_like(samples, np.inf, dtype), samples)
+    return lax.select(p_lt_half | count_nan_or_neg | q_is_nan | count_inf, samples, count.astype(dtype) - samples)
+
+
+def binomial(key, n, p, shape: Sequence[int] | None = None, dtype=None):
+    """Binomial counts of `n` trials of success probability `p` (floats; JAX's algorithm, its values)."""
+    dt, shape = _float("binomial", dtype), _shape("binomial", shape, n, p)
+    n, p = _arraylike(n), _arraylike(p)
+    branches = _binomial_branches(n, p)  # (closed over: one kernel per choice)
+    return _call("binomial", key, lambda k, n, p: _binomial(k, n, p, shape, dt, branches), n, p)
+
+
+def multinomial(key, n, p, *, shape: Sequence[int] | None = None, dtype=None, unroll: int | bool = 1):
+    """Counts of `n` trials over the outcomes along `p`'s last axis: a binomial per outcome of the trials left, in a
+    scan (JAX's)."""
+    dt = _float("multinomial", dtype)
+    n, p = _arraylike(n), _arraylike(p)
+
+    def body(k, n, p):
+        n, p = snp.asarray(n), snp.asarray(p)
+        common = snp.result_type(n, p, 1.0)
+        n, p = n.astype(common), p.astype(common)
+        full = aval_of(p).shape if shape is None else canonical_shape("multinomial", shape)
+        n, p = snp.broadcast_to(n, full[:-1]), snp.moveaxis(snp.broadcast_to(p, full), -1, 0)
+        remaining = lax.cumsum(p, 0, reverse=True)
+        ratios = p / snp.where(remaining == 0, 1, remaining)
+
+        def step(remainder, ratio_key):
+            ratio, key = ratio_key
+            count = binomial(key, remainder, ratio.clip(0, 1), dtype=aval_of(remainder).dtype)
+            return remainder - count, count
+        _, counts = lax.scan(step, n, (ratios, split(k, aval_of(ratios).shape[0])), unroll=unroll)
+        return snp.moveaxis(counts, 0, -1).astype(dt)
+    return _call("multinomial", key, body, n, p)
