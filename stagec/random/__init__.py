@@ -23,7 +23,8 @@ from .. import dtypes, lax, tree_util
 from .. import numpy as snp
 from ..ad import custom_jvp, differentiated
 from ..config import SettingsCache, config
-from ..core import Tracer, aval_of, current_trace, eager_plan, trace_subgraph, tracing_anywhere
+from ..core import (Eqn, Graph, Literal, Tracer, Var, aval_of, current_trace, eager_plan, to_numpy_constant,
+                    trace_subgraph, tracing_anywhere)
 from ..primitives.control_flow import cond_p
 from ..primitives.structural import reshape_p, slice_p
 from ..primitives.elementwise import pow as _pow  # (the primitive: a positive base needs none of lax.pow's cases)
@@ -132,11 +133,29 @@ def _staged(fn: Callable, args: tuple, leaves: list, tree) -> tuple:
         return hit[0], [], hit[1]
     with _eager_kernel():
         graph, caps, out_tree = trace_subgraph(fn, args, "cond")
+    if caps and all(hasattr(c, "_bv") and c.aval.size <= _INLINED_MAX for c in caps):  # (concrete Arrays)
+        graph, caps = _inlined(graph, caps), []
     if key is not None and not caps:
         _STAGED[key] = graph, out_tree
         if len(_STAGED) > _STAGED_MAX:
             _STAGED.popitem(last=False)
     return graph, caps, out_tree
+
+
+# A traced sampler's captures are Arrays it made from its statics (no trace encloses `_staged`, and a closure
+# holding an Array has no `_fn_key`): up to this many elements each, constants of its graph instead.
+_INLINED_MAX = 1 << 10
+
+
+def _inlined(graph: Graph, caps: list) -> Graph:
+    """`graph` with its captured inputs (the last `len(caps)`) replaced by the captured values as constants: a
+    sampler whose kernel captured values was traced again on every call (`snp.zeros(())` is an Array: eager
+    binomial of shape () 19 ms a call, poisson 4 ms)."""
+    n = len(graph.in_vars) - len(caps)
+    lits = {v.id: Literal(to_numpy_constant(c, c.aval), c.aval) for v, c in zip(graph.in_vars[n:], caps)}
+    sub = lambda x: lits.get(x.id, x) if type(x) is Var else x
+    eqns = [Eqn(e.prim, [sub(x) for x in e.inputs], e.params, e.outputs, e.loc) for e in graph.eqns]
+    return Graph(graph.in_vars[:n], eqns, [sub(o) for o in graph.outs], graph.name)
 
 
 def _shape_of(x) -> tuple:
