@@ -1139,7 +1139,12 @@ _LISTED = {  # an eager call of each, on (x, y: 4x4 float32 with edges; w: 8 flo
     "iscomplex": lambda x, y, w, v, c, i: snp.iscomplex(c), "conj": lambda x, y, w, v, c, i: snp.conj(c),
     "left_shift": lambda x, y, w, v, c, i: snp.left_shift(i, 3), "linspace": lambda x, y, w, v, c, i: snp.linspace(w[0], w[1], 7),
     "isin": lambda x, y, w, v, c, i: snp.isin(i, i[:3]), "count_nonzero": lambda x, y, w, v, c, i: snp.count_nonzero(x, axis=0),
-    "gcd": lambda x, y, w, v, c, i: snp.gcd(i, i * 3 + 1), "lcm": lambda x, y, w, v, c, i: snp.lcm(i, i - 2)}
+    "gcd": lambda x, y, w, v, c, i: snp.gcd(i, i * 3 + 1), "lcm": lambda x, y, w, v, c, i: snp.lcm(i, i - 2),
+    "trunc": lambda x, y, w, v, c, i: snp.trunc(x), "fix": lambda x, y, w, v, c, i: snp.fix(y * -3),
+    "isinf": lambda x, y, w, v, c, i: snp.isinf(x), "isposinf": lambda x, y, w, v, c, i: snp.isposinf(x),
+    "isneginf": lambda x, y, w, v, c, i: snp.isneginf(x), "nancumprod": lambda x, y, w, v, c, i: snp.nancumprod(x, axis=0),
+    "lexsort": lambda x, y, w, v, c, i: snp.lexsort(x), "unstack": lambda x, y, w, v, c, i: snp.unstack(x, axis=1),
+    "sort": lambda x, y, w, v, c, i: snp.sort(x, axis=0), "argsort": lambda x, y, w, v, c, i: snp.argsort(y)}
 
 
 def test_every_listed_composite_has_a_call_here():

@@ -99,7 +99,8 @@ _COMPOSITES = frozenset({
     "log10", "trace", "exp2", "inner", "deg2rad", "log2", "diag", "rot90", "divmod", "ptp", "nan_to_num", "packbits",
     "unpackbits", "atleast_2d", "unwrap", "sort_complex", "partition", "argpartition", "resize", "fmax", "fmin",
     "rad2deg", "degrees", "radians", "isreal", "iscomplex", "conj", "left_shift", "linspace", "isin", "count_nonzero",
-    "gcd", "lcm"})
+    "gcd", "lcm", "trunc", "fix", "isinf", "isposinf", "isneginf", "nancumprod", "lexsort", "unstack", "sort",
+    "argsort"})
 
 
 def _export(mod) -> None:

