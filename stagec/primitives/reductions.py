@@ -181,28 +181,58 @@ def _sort_rule(*xs: ShapedArray, dimension: int, num_keys: int, is_stable: bool)
 sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 
 
+def _float_key(ctx: L.Ctx, x, aval: ShapedArray):
+    """(key, bits) of a float sort operand: `key` an int64 in NumPy's order (NaN last, every NaN and both zeros
+    equal), `bits` the operand's bits as a signed integer. Neither is compared or converted as a float: IREE's CPU
+    kernels flush subnormals, and the float32 -> float64 copy gave sort([3, 1e-40, -1e-40, 2]) = [-0, 0, 2, 3]."""
+    it = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
+    top, inf = np.iinfo(it.dtype).max, int(np.array(np.inf, aval.dtype).view(it.dtype))
+    op = lambda name, *xs: ctx.op1(f"stablehlo.{name}", list(xs), result_avals=[it])
+    c = lambda v: L.splat(ctx, v, it)
+    bits = ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[it])
+    mag = op("and", bits, c(top))
+    key = op("select", L.compare(ctx, bits, c(0), "LT", it), op("xor", bits, c(top)), bits)  # (sign-magnitude ->
+    key = op("select", L.compare(ctx, mag, c(0), "EQ", it), c(0), key)                         # two's complement)
+    key = op("select", L.compare(ctx, mag, c(inf), "GT", it), c(top), key)
+    wide = it.update(dtype=np.dtype(np.int64))
+    return (key, it) if it.dtype == wide.dtype else (ctx.op1("stablehlo.convert", [key], result_avals=[wide]), wide), \
+        _fresh(ctx, bits, it)
+
+
 @sort_p.def_lowering
 def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     if ctx.avals_in[0].shape[dimension] <= 1:  # (nothing to order: IREE 3.13's Vulkan compile of such a sort failed,
         return list(xs)                        # "failed to legalize 'vector.broadcast'")
     ir = L.mlir()
-    fresh = [_fresh(ctx, x, a.update(weak_type=False)) for x, a in zip(xs, ctx.avals_in)]
+    avals = [a.update(weak_type=False) for a in ctx.avals_in]
+    floats = [_dt.kind(a.dtype) == "f" and a.dtype.itemsize < 8 for a in avals]  # (float64: Vulkan has no bitcast;
+    # compared as floats, its subnormals tie zero on the CPU)
+    # operands: the keys (a float's as `_float_key`), [the position], the payloads, the float keys' bits;
+    # `where[i]` is the operand whose result gives xs[i]
+    keys = [_float_key(ctx, x, a) if f else (_fresh(ctx, x, a), None) for x, a, f in zip(xs[:num_keys], avals, floats)]
+    fresh = [k for k, _ in keys]
+    fresh += [_float_key(ctx, x, a)[1] if f else _fresh(ctx, x, a) for x, a, f in zip(xs[num_keys:], avals[num_keys:],
+                                                                                      floats[num_keys:])]
+    where = list(range(num_keys, len(xs)))
+    where[:0] = [i if b is None else len(fresh) + sum(1 for _, b2 in keys[:i] if b2 is not None) for i, (_, b) in
+                 enumerate(keys)]
+    fresh += [b for _, b in keys if b is not None]
     # with every operand a key, equal keys are equal rows, except floats: -0.0 and 0.0 (and NaNs) tie as keys
     # yet differ in bits (an unstable sort of [1, -0.0, 0.0] gave [0.0, -0.0, 1])
-    stable = is_stable and (len(xs) > num_keys or any(_dt.kind(a.dtype) == "f" for a in ctx.avals_in[:num_keys]))
+    stable = is_stable and (len(fresh) > num_keys or any(_dt.kind(a.dtype) == "f" for a in avals[:num_keys]))
     if stable:  # the position as the last key: the compiled CPU sort was not stable (lax.sort of [2,1,2,0,2,1])
         # float positions (exact below 2^24), copied as every operand is: an integer key followed by a payload
         # crashed Vulkan's iree-compile (lavapipe, IREE 3.13), and so did a bare iota
-        pos = ctx.avals_in[0].update(dtype=np.dtype(np.float32 if ctx.avals_in[0].shape[dimension] <= 1 << 24
-                                                    else np.int32), weak_type=False)
+        pos = avals[0].update(dtype=np.dtype(np.float32 if avals[0].shape[dimension] <= 1 << 24 else np.int32))
         iota = ctx.op1("stablehlo.iota", [], result_avals=[pos], attributes={"iota_dimension": L.i64(dimension)})
         fresh.insert(num_keys, _fresh(ctx, iota, pos))
+        where = [w + (w >= num_keys) for w in where]
         num_keys += 1
-    xs, scalars = [f[0] for f in fresh], [f[1].update(shape=()) for f in fresh]
+    ops, scalars = [f[0] for f in fresh], [f[1].update(shape=()) for f in fresh]
     attrs = {"dimension": L.i64(dimension), "is_stable": ir.BoolAttr.get(bool(is_stable)), L.NUM_KEYS: L.i64(num_keys)}
     if stable:  # (a host sort, stable itself, drops it)
         attrs[L.STABLE_KEY] = L.i64(num_keys - 1)
-    op = ctx.op("stablehlo.sort", xs, result_avals=[f[1] for f in fresh], regions=1, attributes=attrs)  # (the comparator is NumPy's order: the CPU may sort with NumPy, `host_sorts`)
+    op = ctx.op("stablehlo.sort", ops, result_avals=[f[1] for f in fresh], regions=1, attributes=attrs)  # (the comparator is NumPy's order: the CPU may sort with NumPy, `host_sorts`)
     block = L.scalar_block(op, [s for s in scalars for _ in (0, 1)])
     args = list(block.arguments)
     with ir.InsertionPoint(block):
@@ -217,12 +247,19 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
                 tie = ctx.op1("stablehlo.not", [L.bool_op(ctx, "or", lt, gt)], result_avals=[ShapedArray((), np.bool_)])
                 result = L.bool_op(ctx, "or", lt, L.bool_op(ctx, "and", tie, result))
         ir.Operation.create("stablehlo.return", results=[], operands=[result])
-    results = list(op.results)
-    if stable:
-        del results[num_keys - 1], fresh[num_keys - 1]
-    return [r if f[1].dtype == a.dtype else (ctx.op1("stablehlo.convert", [r], result_avals=[a])
-                                             if a.dtype != np.bool_ else L.compare(ctx, r, L.splat(ctx, 0, f[1]), "NE", f[1]))
-            for r, f, a in zip(results, fresh, ctx.avals_out)]
+    outs = []
+    for w, a, f in zip(where, avals, floats):
+        r, have = op.results[w], fresh[w][1]
+        if f:  # (the bits, as a signed integer of the float's width)
+            it = a.update(dtype=np.dtype(f"i{a.dtype.itemsize}"))
+            if have.dtype != it.dtype:
+                r = ctx.op1("stablehlo.convert", [r], result_avals=[it])
+            r = ctx.op1("stablehlo.bitcast_convert", [r], result_avals=[a])
+        elif have.dtype != a.dtype:
+            r = (ctx.op1("stablehlo.convert", [r], result_avals=[a]) if a.dtype != np.bool_
+                 else L.compare(ctx, r, L.splat(ctx, 0, have), "NE", have))
+        outs.append(r)
+    return outs
 
 
 # ---------------------------------------------------------------- differentiation rules
@@ -544,39 +581,16 @@ argminmax_p.def_host(lambda x, *, axis, index_dtype, is_max: (np.argmax if is_ma
 cumulative_p.def_host(_cumulative_host, of_kinds("biuf"))
 
 
-# The compiled CPU sort (`_sort`) copies each operand through a wider type (`_fresh`: float32 through float64) in a
-# kernel running with denormals-are-zero (IREE's CPU kernels flush subnormals): a float32 operand comes back with
-# subnormals as signed zeros and signalling NaNs quieted, and a float64 key compares its subnormals as zeros (its
-# values keep their bits). Ties keep their order (the position key). The rule below gives those bits.
-_TINY = {np.dtype(np.float32): np.float32(np.finfo(np.float32).tiny),
-         np.dtype(np.float64): np.float64(np.finfo(np.float64).tiny)}
-_QUIET32 = np.uint32(0x00400000)
-
-
-def _no_subnormal(x) -> bool:
-    """Whether every element of float `x` is normal or infinite (no zero, subnormal nor NaN: none changes)."""
-    return ew._count_nonzero(np.abs(x) >= _TINY[x.dtype]) == x.size
-
-
-def _through_f64(x):
-    """A float32 array as the kernel's float32 -> float64 -> float32 copy gives it."""
-    if _no_subnormal(x):
-        return x
-    y = np.where(np.abs(x) < _TINY[x.dtype], np.copysign(np.float32(0), x), x)  # (subnormals: signed zeros)
-    nan = x != x
-    if ew._count_nonzero(nan):
-        y = (y.view(np.uint32) | np.where(nan, _QUIET32, np.uint32(0))).view(np.float32)
-    return y
+_TINY64 = np.finfo(np.float64).tiny
 
 
 def _sort_host(*xs, dimension, num_keys, is_stable):
-    """The compiled sort's values (see above): NumPy's stable sort, lexicographic on the first `num_keys`, NaN last,
-    -0.0 tying 0.0."""
+    """The compiled sort's values: NumPy's stable sort, lexicographic on the first `num_keys`, NaN last, -0.0 tying
+    0.0, every value's bits kept (the kernel compares floats by their bits, `_float_key`; float64 keys as floats,
+    their subnormals as zeros: IREE's CPU kernels flush them)."""
     if xs[0].shape[dimension] <= 1:  # (the lowering returns its operands as they are)
         return list(xs)
-    xs = [_through_f64(x) if x.dtype == np.float32 else x for x in xs]
-    keys = [np.where(np.abs(k) < _TINY[k.dtype], 0.0, k) if k.dtype == np.float64 and not _no_subnormal(k) else k
-            for k in xs[:num_keys]]
+    keys = [np.where(np.abs(k) < _TINY64, 0.0, k) if k.dtype == np.float64 else k for k in xs[:num_keys]]
     order = np.argsort(keys[0], axis=dimension, kind="stable") if num_keys == 1 else \
         np.lexsort(keys[::-1], axis=dimension)
     if order.ndim == 1:
@@ -586,14 +600,14 @@ def _sort_host(*xs, dimension, num_keys, is_stable):
 
 # Values along the sorted dimension from which a CPU module's sort calls NumPy (`host-sorts`, with `config.cpu_blas`:
 # IREE 3.13's sort compares every pair of a row, jitted sort of 64 float32 27 us, 100 62 us, 127 98 us; the call
-# costs ~14 us at any such length; they cross at 44-48, docs/log.md 2026-11-30). There float64 keys compare their
-# subnormals, so the rule below leaves those rows to the kernel.
+# costs ~14 us at any such length; they cross at 44-48, docs/log.md 2026-11-30).
 SORT_HOST_ROWS = 48
 
 
 def _sort_hosts(avals, params) -> bool:
     """Whether the rule gives the kernel's bits: not for an unstable sort of floats or of payloads (tied keys, -0.0
-    and 0.0 or NaNs, may come in another order), nor for float64 keys in rows of `SORT_HOST_ROWS` or more."""
+    and 0.0 or NaNs, may come in another order), nor for float64 keys in rows of `SORT_HOST_ROWS` or more (the
+    host sort there compares their subnormals)."""
     if not all(_dt.kind(a.dtype) in "biuf" for a in avals):
         return False
     keys = avals[:params["num_keys"]]
