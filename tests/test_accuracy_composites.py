@@ -303,6 +303,26 @@ def test_squareplus_paths_and_ndtr_edges():
     assert np.isnan(got[-1]) and np.allclose(got[:-1], ref, rtol=2e-7, atol=0), got
 
 
+def test_squareplus_of_negative_and_infinite_b():
+    """b < 0: (x + sqrt(x^2 + b)) / 2 where x^2 >= -b, NaN where not (hypot(x, sqrt(b)) gave NaN everywhere); b = inf:
+    inf (b/4 / y was inf / inf, NaN, below 0). Eager (the default) and jitted, against mpmath."""
+    mpmath.mp.prec = 120
+    x = np.concatenate([np.linspace(-50, 50, 201), [1e20, -1e20, 3e38, -3e38]]).astype(np.float32)
+
+    def want(a, b):
+        a, b = mpmath.mpf(float(a)), mpmath.mpf(float(b))
+        if a * a + b < 0:
+            return mpmath.nan
+        return (a + mpmath.sqrt(a * a + b)) / 2 if a >= 0 else b / 2 / (mpmath.sqrt(a * a + b) - a)
+    for b in (-1.0, -2.5, -1e30):
+        ref = [want(a, np.float32(b)) for a in x]
+        nan = np.array([mpmath.isnan(r) for r in ref])
+        for got in (np.asarray(nn.squareplus(x, b)), np.asarray(stagec.jit(nn.squareplus)(x, np.float32(b)))):
+            np.testing.assert_array_equal(np.isnan(got), nan)
+            assert (~nan).sum() >= 4 and _ulps(got[~nan], [r for r, n in zip(ref, nan) if not n]).max() <= 4, b
+    np.testing.assert_array_equal(np.asarray(nn.squareplus(x, np.inf)), np.full(x.size, np.inf, np.float32))
+
+
 def test_float32_squareplus_quotient_and_derivative():
     """float32 squareplus below 0 is c / y, c = b / 4, y = |x| / 2 + sqrt(x^2 / 4 + c): within 3 ulps of mpmath over
     every binade of x (|x| up to 3.4e38, where x^2 / 4 overflows; b = 1e-37, c near the subnormals), and its derivative

@@ -374,9 +374,13 @@ def squareplus(x: Any, b: Any = 4):
         # (a division, not Newton's reciprocal from a bit trick: 0.13 -> 0.105 ms on 1M float32 on this AMD Zen 5,
         # where the divider beside the root is no longer the bottleneck; docs/log.md, 2026-11-30)
         return snp.where(w >= 0, y, c / y).astype(dt)
-    h = snp.hypot(x, snp.sqrt(b))  # (sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32)
-    y = h / 2 + snp.abs(x) / 2  # (h - x overflowed past 1.7e38)
-    return snp.where(x >= 0, y, (b / 4) / snp.where(x >= 0, 1, y)).astype(x.dtype)  # (x + h cancelled below 0)
+    # h = sqrt(x^2 + b): x^2 overflowed past 1.8e19 in float32; b < 0 as sqrt(|x| - s) sqrt(|x| + s), s = sqrt(-b)
+    # (NaN where x^2 < -b, as the formula; hypot(x, sqrt(b)) was NaN everywhere), its roots apart (the product overflows)
+    ax, s = snp.abs(x), snp.sqrt(snp.abs(b))
+    h = snp.where(b >= 0, snp.hypot(x, s), snp.sqrt(ax - s) * snp.sqrt(ax + s))
+    y = h / 2 + ax / 2  # (h - x overflowed past 1.7e38)
+    # (x + h cancelled below 0: (b/4) / y there, but y itself for b = inf, where that is inf / inf)
+    return snp.where((x >= 0) | (b == np.inf), y, (b / 4) / snp.where(x >= 0, 1, y)).astype(x.dtype)
 
 
 @_composite
