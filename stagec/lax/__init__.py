@@ -459,6 +459,10 @@ def square(x):
 
 
 def reciprocal(x):
+    """1 / x; integers raise a TypeError, as JAX's (integer division gave 1 // 2 = 0)."""
+    dt = aval_of(x).dtype
+    if _dt.kind(dt) in "biu":
+        raise TypeError(f"lax.reciprocal: integers have no reciprocal (got {dt}); convert x to a float first")
     return div(full_like(x, 1), x)
 
 

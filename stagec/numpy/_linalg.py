@@ -11,7 +11,7 @@ import numpy as np
 from .. import lax
 from ..array import Array
 from ..config import SettingsCache, config
-from ..core import aval_of, eager_plan, tracing_anywhere
+from ..core import TracerBase, aval_of, eager_plan, tracing_anywhere
 from ..primitives.dot import canonicalize_precision, dot_general_p
 from ._base import _arr, _axis, _composite, _is_array, _promote, asarray, broadcast_shapes, broadcast_to
 from ._ufuncs import conjugate, multiply
@@ -334,6 +334,16 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1):
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None):
-    """Sum along the `offset` diagonal over `axis1`, `axis2`."""
+    """Sum along the `offset` diagonal over `axis1`, `axis2`; a traced `offset` (as JAX's) masks the pair."""
     from ._reductions import sum
+    from ._ufuncs import where
+    if isinstance(offset, TracerBase):
+        a = _arr(a)
+        a = a if _is_array(a) else asarray(a)
+        nd = aval_of(a).ndim
+        i, j = _axis(axis1, nd, "trace"), _axis(axis2, nd, "trace")
+        a = lax.transpose(a, [k for k in range(nd) if k not in (i, j)] + [i, j])
+        n, m = aval_of(a).shape[-2:]
+        on = lax.broadcasted_iota(np.int32, (n, m), 1) - lax.broadcasted_iota(np.int32, (n, m), 0) == offset
+        return sum(where(on, a, 0), axis=(-2, -1), dtype=dtype)
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

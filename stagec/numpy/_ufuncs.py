@@ -625,17 +625,15 @@ _where3 = _composite(_where3)
 
 
 def select(condlist, choicelist, default: Any = 0):
-    """The element of the first choice whose condition holds, else `default` (NumPy's `select`)."""
+    """The element of the first choice whose condition holds, else `default` (NumPy's `select`; a condition of
+    another dtype holds where nonzero, as JAX's, where NumPy raises)."""
     if len(condlist) != len(choicelist):
         raise ValueError("select: list of cases must be same length as list of conditions")
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
-    for c in condlist:
-        if aval_of(c).dtype != np.bool_:
-            raise TypeError(f"select: invalid entry in condlist: should be boolean ndarray (got {aval_of(c).dtype})")
     out = default
     for c, v in reversed(list(zip(condlist, choicelist))):
-        out = where(c, v, out)
+        out = where(c if aval_of(c).dtype == np.bool_ else not_equal(c, 0), v, out)
     return out
 
 

@@ -10,7 +10,7 @@ from ..ad import custom_jvp
 from .. import numpy as snp
 from .. import nn as _nn
 from ..nn import _ndtr_series, _normal_cdf, logsumexp  # noqa: F401
-from ..numpy._base import _composite, _staged, _to_float
+from ..numpy._base import _composite, _promoted_arrays, _staged, _to_float
 from ..numpy._staged_step import composite_step as _composite_step
 
 __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln", "gammasgn", "log_ndtr",
@@ -177,7 +177,7 @@ def logit(x):
     u - 1 exact; float32 and narrower 2 atanh(z) = 2 (z + z^3 R(z^2)), one division in all where Kahan's took three
     (a third of the kernel's time on a CPU: 1M float32 0.70 -> 0.58 ms on one thread, max error 2.8 -> 1.4 ulps;
     docs/log.md)."""
-    (x,) = _to_float("logit", x)
+    (x,) = _promoted_arrays(_to_float, "logit", x)  # (an Array: integers came as a host Const)
     mid = (x >= 0.25) & (x <= 0.75)
     if x.dtype != np.float64:
         z = 2 * x - 1
@@ -200,7 +200,7 @@ def xlog1py(x, y):
 
 def entr(x):
     """-x log x for x > 0, 0 at 0, -inf below."""
-    (x,) = _to_float("entr", x)
+    (x,) = _promoted_arrays(_to_float, "entr", x)  # (an Array: integers came as a host Const)
     return snp.where(x > 0, -x * snp.log(snp.where(x > 0, x, 1)),
                      snp.where(x == 0, 0.0, snp.where(x < 0, -np.inf, x))).astype(x.dtype)
 
@@ -218,7 +218,7 @@ _LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))  # (a Python float: an np.float64
 def log_ndtr(x):
     """log(ndtr(x)); below -10 (float32) or -20 (float64), where ndtr underflows, the asymptotic series
     log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_k (-1)^k (2k-1)!! / x^(2k))."""
-    (x,) = _to_float("log_ndtr", x)
+    (x,) = _promoted_arrays(_to_float, "log_ndtr", x)  # (an Array: integers came as a host Const)
     if x.dtype not in (np.float32, np.float64):  # (float16's tail series and log1p(-ndtr) lose its digits: 43 ulps)
         return log_ndtr(x.astype(np.float32)).astype(x.dtype)
     low, series = _ndtr_series(x)
@@ -256,7 +256,7 @@ _ACK_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3
 def ndtri(p):
     """The inverse of `ndtr`, from the lower tail q = min(p, 1 - p) (1 - p is exact there), so that small
     probabilities keep their digits (2p - 1 rounded them away: ndtri(1e-10) was -inf)."""
-    (p,) = _to_float("ndtri", p)
+    (p,) = _promoted_arrays(_to_float, "ndtri", p)  # (an Array: integers came as a host Const)
     if p.dtype not in (np.float32, np.float64):
         return ndtri(p.astype(np.float32)).astype(p.dtype)
     q = snp.minimum(p, 1 - p)

@@ -1,0 +1,48 @@
+"""Calls an edge-value sweep against JAX found wrong or crashing (2026-12-02): each against NumPy or exact values."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import stagec
+import stagec.numpy as snp
+from stagec import lax
+from stagec.scipy import special
+
+
+def test_select_takes_nonzero_conditions_of_any_dtype():
+    """As JAX's (NumPy raises): an int condition holds where nonzero; it raised a TypeError."""
+    x = np.arange(6, dtype=np.float32)
+    c1, c2 = np.array([1, 0, 2, 0, 1, 0]), np.array([0, 1, 0, 1, 0, 0], np.float32)
+    want = np.select([c1 != 0, c2 != 0], [x, -x], 7)
+    for f in (snp.select, stagec.jit(snp.select)):
+        np.testing.assert_array_equal(np.asarray(f([c1, c2], [x, -x], 7)), want)
+
+
+def test_trace_of_a_traced_offset():
+    """jit with the offset an argument (JAX takes it; it raised TracerIntegerConversionError)."""
+    a = np.arange(24.0).reshape(2, 3, 4)
+    f = stagec.jit(lambda a, o: snp.trace(a, o, 1, 2))
+    for o in range(-4, 6):
+        np.testing.assert_array_equal(np.asarray(f(a, o)), np.trace(a, o, 1, 2))
+
+
+def test_special_functions_of_integers_are_those_of_their_floats():
+    """Integer arguments (float32, as JAX's promotion): entr, logit, log_ndtr and ndtri crashed on a host constant
+    ("'Const' object has no attribute 'dtype'")."""
+    x = np.array([1, 2], np.int32)
+    want = {"entr": [0.0, -2 * math.log(2)], "logit": [np.inf, np.nan],
+            "log_ndtr": [math.log(0.5 * math.erfc(-1 / math.sqrt(2))), math.log(0.5 * math.erfc(-2 / math.sqrt(2)))],
+            "ndtri": [np.inf, np.nan]}
+    for name, w in want.items():
+        got = np.asarray(getattr(special, name)(x))
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, w, rtol=2e-7, err_msg=name)
+
+
+def test_lax_reciprocal_of_integers_raises_as_jax():
+    with pytest.raises(TypeError, match="reciprocal"):
+        lax.reciprocal(np.array([1, 2], np.int32))
+    np.testing.assert_array_equal(np.asarray(snp.reciprocal(np.array([1, 2], np.int32))), [1.0, 0.5])  # (promotes)
