@@ -302,7 +302,7 @@ def _sort_module(dev):
     sort, as the comparator `sort_p` emits), into new buffers of device `dev`."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
-    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int64)  # (lowering.SORT_KEY_TYPES)
+    keys = {et: np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int32, np.int64)  # (lowering.SORT_KEY_TYPES)
             for et in _element_types(np.dtype(t))}
 
     class Sort:

@@ -147,8 +147,10 @@ def _cumulative(ctx: L.Ctx, x, *, axis, op, reverse):
     return [red.result]
 
 
-_WIDER = {"b": np.int8, "i1": np.int64, "i2": np.int64, "i4": np.int64, "u1": np.int64, "u2": np.int64,
-          "u4": np.int64, "f2": np.float32, "f4": np.float64}
+# (int64 only where needed: IREE 3.13's SPIR-V failed to compile int64 sorts of 64, 128, 256 values, "failed to
+# legalize 'vector.broadcast'"; float32 here is the position key, exact in float64)
+_WIDER = {"b": np.int8, "i1": np.int32, "i2": np.int32, "u1": np.int32, "u2": np.int32, "f4": np.float64}
+_FLIP = np.int32(np.iinfo(np.int32).min)  # (uint32 as int32 in the same order: its top bit flipped, `_fresh`)
 
 
 def _fresh(ctx: L.Ctx, x, aval: ShapedArray):
@@ -156,10 +158,14 @@ def _fresh(ctx: L.Ctx, x, aval: ShapedArray):
 
     IREE 3.13's CPU sort works in place on its operand buffers even when those are function arguments,
     i.e. the caller's arrays; a conversion is a real copy no canonicalization can remove. 64-bit operands
-    (x64 only) get select(x == 1, 1, x), which IREE folds: no copy (`passes.legalize.sorts_apart` copies an
+    and int32 operands get select(x == 1, 1, x), which IREE folds: no copy (`passes.legalize.sorts_apart` copies an
     argument), but without it IREE fused a strided slice into the sort's dispatch and failed to compile it
     (x64 `eigh`'s sorted eigenvalues)."""
     key = "b" if aval.dtype == np.bool_ else f"{_dt.kind(aval.dtype)}{aval.dtype.itemsize}"
+    if key == "u4":  # (a new value; the sort's output flips it back)
+        i32 = aval.update(dtype=np.dtype(np.int32), weak_type=False)
+        bits = ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[i32])
+        return ctx.op1("stablehlo.xor", [bits, L.splat(ctx, _FLIP, i32)], result_avals=[i32]), i32
     if key in _WIDER:
         wide = aval.update(dtype=np.dtype(_WIDER[key]), weak_type=False)
         return ctx.op1("stablehlo.convert", [x], result_avals=[wide]), wide
@@ -182,10 +188,10 @@ sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 
 
 def _float_key(ctx: L.Ctx, x, aval: ShapedArray):
-    """(key, bits) of a float sort operand: `key` an int64 in NumPy's order (NaN last, every NaN and both zeros
+    """(key, bits) of a float sort operand: `key` an integer (int32, float64's int64) in NumPy's order (NaN last, every NaN and both zeros
     equal), `bits` the operand's bits as a signed integer. Neither is compared or converted as a float: IREE's CPU
     kernels flush subnormals, and the float32 -> float64 copy gave sort([3, 1e-40, -1e-40, 2]) = [-0, 0, 2, 3]."""
-    it = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
+    it = bits_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
     top, inf = np.iinfo(it.dtype).max, int(np.array(np.inf, aval.dtype).view(it.dtype))
     op = lambda name, *xs: ctx.op1(f"stablehlo.{name}", list(xs), result_avals=[it])
     c = lambda v: L.splat(ctx, v, it)
@@ -194,9 +200,10 @@ def _float_key(ctx: L.Ctx, x, aval: ShapedArray):
     key = op("select", L.compare(ctx, bits, c(0), "LT", it), op("xor", bits, c(top)), bits)  # (sign-magnitude ->
     key = op("select", L.compare(ctx, mag, c(0), "EQ", it), c(0), key)                         # two's complement)
     key = op("select", L.compare(ctx, mag, c(inf), "GT", it), c(top), key)
-    wide = it.update(dtype=np.dtype(np.int64))
-    return (key, it) if it.dtype == wide.dtype else (ctx.op1("stablehlo.convert", [key], result_avals=[wide]), wide), \
-        _fresh(ctx, bits, it)
+    if it.dtype.itemsize < 4:  # (float16, bfloat16: int32 keys, as the host sorts read them)
+        wide = it.update(dtype=np.dtype(np.int32))
+        key, it = ctx.op1("stablehlo.convert", [key], result_avals=[wide]), wide
+    return (key, it), _fresh(ctx, bits, bits_aval)
 
 
 @sort_p.def_lowering
@@ -255,6 +262,9 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
             if have.dtype != it.dtype:
                 r = ctx.op1("stablehlo.convert", [r], result_avals=[it])
             r = ctx.op1("stablehlo.bitcast_convert", [r], result_avals=[a])
+        elif a.dtype == np.uint32:
+            r = ctx.op1("stablehlo.bitcast_convert", [ctx.op1("stablehlo.xor", [r, L.splat(ctx, _FLIP, have)],
+                                                             result_avals=[have])], result_avals=[a])
         elif have.dtype != a.dtype:
             r = (ctx.op1("stablehlo.convert", [r], result_avals=[a]) if a.dtype != np.bool_
                  else L.compare(ctx, r, L.splat(ctx, 0, have), "NE", have))
