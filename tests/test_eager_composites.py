@@ -1144,7 +1144,24 @@ _LISTED = {  # an eager call of each, on (x, y: 4x4 float32 with edges; w: 8 flo
     "isinf": lambda x, y, w, v, c, i: snp.isinf(x), "isposinf": lambda x, y, w, v, c, i: snp.isposinf(x),
     "isneginf": lambda x, y, w, v, c, i: snp.isneginf(x), "nancumprod": lambda x, y, w, v, c, i: snp.nancumprod(x, axis=0),
     "lexsort": lambda x, y, w, v, c, i: snp.lexsort(x), "unstack": lambda x, y, w, v, c, i: snp.unstack(x, axis=1),
-    "sort": lambda x, y, w, v, c, i: snp.sort(x, axis=0), "argsort": lambda x, y, w, v, c, i: snp.argsort(y)}
+    "sort": lambda x, y, w, v, c, i: snp.sort(x, axis=0), "argsort": lambda x, y, w, v, c, i: snp.argsort(y),
+    "cumsum": lambda x, y, w, v, c, i: snp.cumsum(x), "cumprod": lambda x, y, w, v, c, i: snp.cumprod(y, axis=1),
+    "logical_not": lambda x, y, w, v, c, i: snp.logical_not(x > 0), "argmax": lambda x, y, w, v, c, i: snp.argmax(x),
+    "argmin": lambda x, y, w, v, c, i: snp.argmin(y, axis=1), "imag": lambda x, y, w, v, c, i: (snp.imag(c), snp.imag(x)),
+    "diagonal": lambda x, y, w, v, c, i: snp.diagonal(x, 1), "ravel": lambda x, y, w, v, c, i: snp.ravel(x, order="F"),
+    "any": lambda x, y, w, v, c, i: snp.any(x, axis=0), "all": lambda x, y, w, v, c, i: snp.all(y),
+    "reciprocal": lambda x, y, w, v, c, i: (snp.reciprocal(x), snp.reciprocal(i)),
+    "square": lambda x, y, w, v, c, i: (snp.square(x), snp.square(i)),
+    "take_along_axis": lambda x, y, w, v, c, i: snp.take_along_axis(x, snp.argsort(y, axis=1), 1),
+    "roll": lambda x, y, w, v, c, i: snp.roll(x, (1, -2), (0, 1)), "flip": lambda x, y, w, v, c, i: snp.flip(x, 1),
+    "tile": lambda x, y, w, v, c, i: snp.tile(w, (2, 1)), "repeat": lambda x, y, w, v, c, i: snp.repeat(x, 2, axis=0),
+    "einsum": lambda x, y, w, v, c, i: snp.einsum("ij,jk->ik", x, y), "split": lambda x, y, w, v, c, i: snp.split(w, 4),
+    "expand_dims": lambda x, y, w, v, c, i: snp.expand_dims(x, (0, 2)),
+    "broadcast_to": lambda x, y, w, v, c, i: snp.broadcast_to(w, (3, 8)),
+    "array_equal": lambda x, y, w, v, c, i: snp.array_equal(x, x, equal_nan=True),
+    "bincount": lambda x, y, w, v, c, i: snp.bincount(i + 3, weights=w, length=9),
+    "histogram": lambda x, y, w, v, c, i: snp.histogram(w, 4), "moveaxis": lambda x, y, w, v, c, i: snp.moveaxis(x, 0, 1),
+    "swapaxes": lambda x, y, w, v, c, i: snp.swapaxes(x, 0, 1), "tensordot": lambda x, y, w, v, c, i: snp.tensordot(x, y, 1)}
 
 
 def test_every_listed_composite_has_a_call_here():

@@ -100,7 +100,9 @@ _COMPOSITES = frozenset({
     "unpackbits", "atleast_2d", "unwrap", "sort_complex", "partition", "argpartition", "resize", "fmax", "fmin",
     "rad2deg", "degrees", "radians", "isreal", "iscomplex", "conj", "left_shift", "linspace", "isin", "count_nonzero",
     "gcd", "lcm", "trunc", "fix", "isinf", "isposinf", "isneginf", "nancumprod", "lexsort", "unstack", "sort",
-    "argsort"})
+    "argsort", "cumsum", "cumprod", "logical_not", "argmax", "argmin", "imag", "diagonal", "ravel", "any", "all",
+    "reciprocal", "square", "take_along_axis", "roll", "flip", "tile", "repeat", "einsum", "split", "expand_dims",
+    "broadcast_to", "array_equal", "bincount", "histogram", "moveaxis", "swapaxes", "tensordot"})
 
 
 def _export(mod) -> None:
