@@ -51,12 +51,9 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order=None, 
     a, av, axis = _prepare("sort", a, axis)
     if av.size == 0:
         return a
+    # (stable: equal keys can differ, -0.0 and 0.0; the lowering adds the position key a float sort needs)
     keys = _keys(a, av)
-    if _dt.kind(av.dtype) in "fc":  # equal keys can differ (-0.0 and 0.0): keep their order, as a stable sort
-        idx = lax.broadcasted_iota(np.int32, av.shape, axis)
-        keys = lax.sort([*keys, idx], dimension=axis, is_stable=True, num_keys=len(keys) + 1)[:-1]
-    else:
-        keys = lax.sort(keys, dimension=axis, is_stable=True, num_keys=len(keys))
+    keys = lax.sort(keys, dimension=axis, is_stable=True, num_keys=len(keys))
     out = lax.complex(*keys[1:]) if len(keys) == 3 else keys[0]
     return lax.rev(out, (axis,)) if descending else out
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import math
 
 import numpy as np
 
@@ -267,7 +268,7 @@ def _dot_general_host(x, y, *, dimension_numbers, precision=None, preferred_elem
     lf = [i for i in range(x.ndim) if i not in lc and i not in lb]
     rf = [i for i in range(y.ndim) if i not in rc and i not in rb]
     batch = [x.shape[i] for i in lb]
-    size = lambda a, dims: int(np.prod([a.shape[i] for i in dims], dtype=np.int64))
+    size = lambda a, dims: math.prod([a.shape[i] for i in dims])  # (Python ints: np.prod took ~4 us a call)
     xt = x.transpose([*lb, *lf, *lc]).astype(dtype, copy=False).reshape(*batch, size(x, lf), size(x, lc))
     yt = y.transpose([*rb, *rc, *rf]).astype(dtype, copy=False).reshape(*batch, size(y, rc), size(y, rf))
     out = np.matmul(xt, yt)

@@ -605,7 +605,11 @@ def _sort_host(*xs, dimension, num_keys, is_stable):
         np.lexsort(keys[::-1], axis=dimension)
     if order.ndim == 1:
         return [x[order] for x in xs]
-    return [np.take_along_axis(x, order, dimension) for x in xs]
+    # (flat positions once for every operand: NumPy's take_along_axis took ~6 us a call on 4x4)
+    idx = order.swapaxes(dimension, -1)
+    n = idx.shape[-1]
+    flat = (idx + np.arange(0, idx.size, n).reshape(idx.shape[:-1] + (1,))).ravel()
+    return [x.swapaxes(dimension, -1).reshape(-1)[flat].reshape(idx.shape).swapaxes(dimension, -1) for x in xs]
 
 
 # Values along the sorted dimension from which a CPU module's sort calls NumPy (`host-sorts`, with `config.cpu_blas`:
