@@ -1204,7 +1204,9 @@ _NN_SP = {  # stagec.nn's, stagec.scipy.special's and lax's functions marked as 
     "sp.i0": lambda x, y: sps.i0(x), "sp.i0e": lambda x, y: sps.i0e(y), "sp.i1": lambda x, y: sps.i1(x),
     "sp.i1e": lambda x, y: sps.i1e(x), "sp.erfcx": lambda x, y: sps.erfcx(x), "sp.gammasgn": lambda x, y: sps.gammasgn(x * 3),
     # (gammainc, gammaincc and betainc run as jit's module eagerly: tests/test_eager_gammainc_small.py)
-    "lax.top_k": lambda x, y: stagec.lax.top_k(x, 3)[1], "lax.nextafter": lambda x, y: stagec.lax.nextafter(x, y)}
+    "lax.top_k": lambda x, y: stagec.lax.top_k(x, 3)[1], "lax.nextafter": lambda x, y: stagec.lax.nextafter(x, y),
+    "linalg.norm": lambda x, y: snp.linalg.norm(x), "linalg.vector_norm": lambda x, y: snp.linalg.vector_norm(y, axis=1, ord=3),
+    "linalg.matrix_norm": lambda x, y: snp.linalg.matrix_norm(x, ord=np.inf)}
 
 
 @pytest.mark.parametrize("name", sorted(_NN_SP))
