@@ -328,13 +328,17 @@ from . import _incomplete  # noqa: E402
 globals().update({_n: getattr(_incomplete, _n) for _n in _incomplete.__all__})
 __all__ += _incomplete.__all__
 
+from . import _zeta  # noqa: E402
+globals().update({_n: getattr(_zeta, _n) for _n in _zeta.__all__})
+__all__ += _zeta.__all__
+
 from .._missing import missing as _missing, table as _table  # noqa: E402
 
 __getattr__ = _missing(__name__, _table(
     "bernoulli bessel_jn boxcox boxcox1p dawsn exp1 expi expn fresnel "
-    "hyp1f1 hyp2f1 loggamma owens_t polygamma sici spence sph_harm_y "
-    "wofz zeta", "not implemented yet (stagec.scipy.special has logsumexp, erf/erfc/erfinv, gammaln/digamma/gamma, "
-                 "betaln, beta, poch, factorial, comb, multigammaln, expit/logit, xlogy/xlog1py, entr, rel_entr, "
+    "hyp1f1 hyp2f1 loggamma owens_t sici spence sph_harm_y "
+    "wofz", "not implemented yet (stagec.scipy.special has logsumexp, erf/erfc/erfinv, gammaln/digamma/gamma, "
+                 "betaln, beta, poch, factorial, comb, multigammaln, zeta, polygamma, expit/logit, xlogy/xlog1py, entr, rel_entr, "
                  "kl_div, i0/i0e/i1/i1e, gammainc/gammaincc/betainc, ndtr/ndtri/log_ndtr, softmax)"))
 
 
