@@ -188,9 +188,9 @@ sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 
 
 def _float_key(ctx: L.Ctx, x, aval: ShapedArray):
-    """(key, bits) of a float sort operand: `key` an integer (int32, float64's int64) in NumPy's order (NaN last, every NaN and both zeros
-    equal), `bits` the operand's bits as a signed integer. Neither is compared or converted as a float: IREE's CPU
-    kernels flush subnormals, and the float32 -> float64 copy gave sort([3, 1e-40, -1e-40, 2]) = [-0, 0, 2, 3]."""
+    """(key, bits) of a float16/bfloat16/float32 sort operand: `key` an int32 in NumPy's order (NaN last, every NaN
+    and both zeros equal), `bits` a copy of its bits as an integer. Neither is compared or converted as a float:
+    IREE's CPU kernels flush subnormals (a float32 -> float64 copy gave sort([3, 1e-40, -1e-40, 2]) = [-0, 0, 2, 3])."""
     it = bits_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
     top, inf = np.iinfo(it.dtype).max, int(np.array(np.inf, aval.dtype).view(it.dtype))
     op = lambda name, *xs: ctx.op1(f"stablehlo.{name}", list(xs), result_avals=[it])
