@@ -228,12 +228,14 @@ EXACT: dict[Primitive, str] = {
                           elementwise.or_p, elementwise.xor_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p,
                           elementwise.le_p, elementwise.gt_p, elementwise.ge_p, elementwise.clamp_p,
                           elementwise.convert_element_type_p, reductions.reduce_max_p, reductions.reduce_min_p,
+                          elementwise.shift_left_p, elementwise.shift_right_logical_p,
+                          elementwise.shift_right_arithmetic_p,
                           reductions.reduce_and_p, reductions.reduce_or_p, reductions.reduce_xor_p)},
     **{p: "biufc" for p in (elementwise.select_p, structural.broadcast_in_dim_p, structural.reshape_p,
                             structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
                             structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,
                             structural.concatenate_p, structural.pad_p, gather_p)},
-    reductions.sort_p: "biu",  # (floats: the rule gives the CPU kernel's bits, subnormals flushed; a GPU's may differ)
+    reductions.sort_p: "biu",  # (floats: the CPU kernel's bits, float64 keys' subnormals tying zero; a GPU's may not)
 }
 
 

@@ -87,7 +87,8 @@ def exact_ops(x, y):
         if p.hosts([stagec.core.aval_of(x)], {}):
             out[p.name] = p.bind(x)
     for p in (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.max_p, ew.min_p, ew.and_p, ew.or_p, ew.xor_p,
-              ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p):
+              ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.shift_left_p, ew.shift_right_logical_p,
+              ew.shift_right_arithmetic_p):  # (shifts: counts in [-100, 100], most out of range)
         if p.hosts([stagec.core.aval_of(x)] * 2, {}):
             out[p.name] = p.bind(x, y)
     out["select"] = ew.select_p.bind(ew.ne_p.bind(x, y), x, y)
@@ -102,7 +103,7 @@ def exact_ops(x, y):
 
 
 EXACT_CASES = [(np.float32, (3, 4)), (np.float32, ()), (np.float32, (0, 3)), (np.float64, (12,)), (np.complex64, (12,)),
-               (np.int32, (3, 4)), (np.int32, ()), (np.uint8, (12,)), (np.bool_, (3, 4))]
+               (np.int32, (3, 4)), (np.int32, ()), (np.uint8, (12,)), (np.bool_, (3, 4)), (np.int64, (12,))]
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["32-bit", "64-bit"])

@@ -539,8 +539,9 @@ for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
 
 
 # ---------------------------------------------------------------- NumPy rules (`Primitive.def_host`)
-# Integer division, remainder and shifts, float->int conversion and round_afz have none: their edge cases
-# (division by zero, out-of-range values) differ between NumPy and the compiled ops, nor do pow and erf.
+# Integer division and remainder, float->int conversion and round_afz have none: their edge cases (division by
+# zero, out-of-range values) differ between NumPy and the compiled ops, nor do pow and erf. Shifts' rules give
+# the compiled ops' out-of-range counts themselves (`_shift_counts`).
 # asin, acos, atan, atan2, cbrt, sinh and cosh have rules since mathlib's expansions made their kernels accurate
 # (<= 1.8 ulps: docs/accuracy.md): NumPy's in float64, rounded once (`_wide`).
 
@@ -783,6 +784,39 @@ for _p, _f, _k in [
     _p.def_host(_f, _float32 if _k == "f32" else of_kinds(_k),
                 max_work=_SEVERAL_PASSES if _p in _SLOW_RULES else None)
 convert_element_type_p.def_host(_convert_host, _converts_exactly)
+
+
+def _shift_counts(x, y):
+    """(in range, the counts with those out of range as 0, in x's unsigned type): a count is out of range at or past
+    x's width, negative ones too (read unsigned), as `stablehlo.shift_*` (the compiled ops' bits)."""
+    u = np.dtype(f"u{x.dtype.itemsize}")
+    c = y.view(np.dtype(f"u{y.dtype.itemsize}")) if y.dtype.kind == "i" else y
+    ok = c < 8 * x.dtype.itemsize
+    return ok, _where(ok, c, 0).astype(u)
+
+
+def _shift_left_host(x, y):
+    ok, c = _shift_counts(x, y)
+    u = c.dtype
+    return _where(ok, np.left_shift(x.view(u), c), u.type(0)).view(x.dtype)
+
+
+def _shift_right_logical_host(x, y):
+    ok, c = _shift_counts(x, y)
+    u = c.dtype
+    return _where(ok, np.right_shift(x.view(u), c), u.type(0)).view(x.dtype)
+
+
+def _shift_right_arithmetic_host(x, y):
+    """On x's signed view (an unsigned x's top bit is its sign, as the compiled op's); out of range, the sign fill."""
+    ok, c = _shift_counts(x, y)
+    s = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    return _where(ok, np.right_shift(s, c.view(s.dtype)), np.right_shift(s, 8 * s.dtype.itemsize - 1)).view(x.dtype)
+
+
+for _p, _f in ((shift_left_p, _shift_left_host), (shift_right_logical_p, _shift_right_logical_host),
+               (shift_right_arithmetic_p, _shift_right_arithmetic_host)):
+    _p.def_host(_f, of_kinds("iu"))
 # (a signature's plan takes NumPy's `where` itself below `_SELECT_BITS_MIN`: ~0.2 us less than the checks on 4x4)
 select_p.def_host(_select_host, of_kinds("biufc"), bound=lambda avals, params: _where if all(
     math.prod(a.shape) < _SELECT_BITS_MIN for a in avals) else _select_host)
