@@ -102,7 +102,8 @@ _COMPOSITES = frozenset({
     "gcd", "lcm", "trunc", "fix", "isinf", "isposinf", "isneginf", "nancumprod", "lexsort", "unstack", "sort",
     "argsort", "cumsum", "cumprod", "logical_not", "argmax", "argmin", "imag", "diagonal", "ravel", "any", "all",
     "reciprocal", "square", "take_along_axis", "roll", "flip", "tile", "repeat", "einsum", "split", "expand_dims",
-    "broadcast_to", "array_equal", "bincount", "histogram", "moveaxis", "swapaxes", "tensordot"})
+    "broadcast_to", "array_equal", "bincount", "histogram", "moveaxis", "swapaxes", "tensordot", "right_shift",
+    "bitwise_left_shift", "bitwise_right_shift"})
 
 
 def _export(mod) -> None:
