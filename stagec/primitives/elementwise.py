@@ -754,6 +754,9 @@ def host_convert(x: np.ndarray, new_dtype) -> np.ndarray:
 
 
 def _converts_exactly(avals, params) -> bool:
+    """Not float to integer (`host_convert` gives the compiled bits there, CPU and Vulkan, but its three selects
+    took longer than the kernel's call: eager astype on 4x4 9.9 -> 13.3 us, nanmedian 60 -> 69), nor complex to
+    real or integer."""
     src, dst = _dt.kind(avals[0].dtype), _dt.kind(np.dtype(params["new_dtype"]))
     return not (src in "fc" and dst in "iu") and not (src == "c" and dst != "c")
 
