@@ -187,23 +187,28 @@ def _sort_rule(*xs: ShapedArray, dimension: int, num_keys: int, is_stable: bool)
 sort_p = Primitive("sort", _sort_rule, multiple_results=True)
 
 
+def _bits(ctx: L.Ctx, x, aval: ShapedArray):
+    """(x's bits as a signed integer of its width, that aval): how a float operand moves through a sort."""
+    it = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
+    return ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[it]), it
+
+
 def _float_key(ctx: L.Ctx, x, aval: ShapedArray):
-    """(key, bits) of a float16/bfloat16/float32 sort operand: `key` an int32 in NumPy's order (NaN last, every NaN
-    and both zeros equal), `bits` a copy of its bits as an integer. Neither is compared or converted as a float:
-    IREE's CPU kernels flush subnormals (a float32 -> float64 copy gave sort([3, 1e-40, -1e-40, 2]) = [-0, 0, 2, 3])."""
-    it = bits_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"), weak_type=False)
+    """(key, its aval) of a float16/bfloat16/float32 sort key: an int32 in NumPy's order (NaN last, every NaN and
+    both zeros equal) computed from its bits, never compared or converted as a float: IREE's CPU kernels flush
+    subnormals (a float32 -> float64 copy gave sort([3, 1e-40, -1e-40, 2]) = [-0, 0, 2, 3])."""
+    bits, it = _bits(ctx, x, aval)
     top, inf = np.iinfo(it.dtype).max, int(np.array(np.inf, aval.dtype).view(it.dtype))
     op = lambda name, *xs: ctx.op1(f"stablehlo.{name}", list(xs), result_avals=[it])
     c = lambda v: L.splat(ctx, v, it)
-    bits = ctx.op1("stablehlo.bitcast_convert", [x], result_avals=[it])
     mag = op("and", bits, c(top))
     key = op("select", L.compare(ctx, bits, c(0), "LT", it), op("xor", bits, c(top)), bits)  # (sign-magnitude ->
     key = op("select", L.compare(ctx, mag, c(0), "EQ", it), c(0), key)                         # two's complement)
     key = op("select", L.compare(ctx, mag, c(inf), "GT", it), c(top), key)
     if it.dtype.itemsize < 4:  # (float16, bfloat16: int32 keys, as the host sorts read them)
         wide = it.update(dtype=np.dtype(np.int32))
-        key, it = ctx.op1("stablehlo.convert", [key], result_avals=[wide]), wide
-    return (key, it), _fresh(ctx, bits, bits_aval)
+        return ctx.op1("stablehlo.convert", [key], result_avals=[wide]), wide
+    return key, it
 
 
 @sort_p.def_lowering
@@ -214,16 +219,14 @@ def _sort(ctx: L.Ctx, *xs, dimension, num_keys, is_stable):
     avals = [a.update(weak_type=False) for a in ctx.avals_in]
     floats = [_dt.kind(a.dtype) == "f" and a.dtype.itemsize < 8 for a in avals]  # (float64: Vulkan has no bitcast;
     # compared as floats, its subnormals tie zero on the CPU)
-    # operands: the keys (a float's as `_float_key`), [the position], the payloads, the float keys' bits;
-    # `where[i]` is the operand whose result gives xs[i]
-    keys = [_float_key(ctx, x, a) if f else (_fresh(ctx, x, a), None) for x, a, f in zip(xs[:num_keys], avals, floats)]
-    fresh = [k for k, _ in keys]
-    fresh += [_float_key(ctx, x, a)[1] if f else _fresh(ctx, x, a) for x, a, f in zip(xs[num_keys:], avals[num_keys:],
-                                                                                      floats[num_keys:])]
-    where = list(range(num_keys, len(xs)))
-    where[:0] = [i if b is None else len(fresh) + sum(1 for _, b2 in keys[:i] if b2 is not None) for i, (_, b) in
-                 enumerate(keys)]
-    fresh += [b for _, b in keys if b is not None]
+    # operands: the keys (a float's as `_float_key`), [the position], then the values the keys do not give (the
+    # payloads, and every float as its bits); `where[i]` is the operand whose result gives xs[i]
+    fresh = [(_float_key if f else _fresh)(ctx, x, a) for x, a, f in zip(xs[:num_keys], avals, floats)]
+    where = list(range(len(xs)))
+    for i, (x, a, f) in enumerate(zip(xs, avals, floats)):
+        if i >= num_keys or f:
+            where[i] = len(fresh)
+            fresh.append(_fresh(ctx, *_bits(ctx, x, a)) if f else _fresh(ctx, x, a))
     # with every operand a key, equal keys are equal rows, except floats: -0.0 and 0.0 (and NaNs) tie as keys
     # yet differ in bits (an unstable sort of [1, -0.0, 0.0] gave [0.0, -0.0, 1])
     stable = is_stable and (len(fresh) > num_keys or any(_dt.kind(a.dtype) == "f" for a in avals[:num_keys]))
