@@ -58,6 +58,9 @@ def test_zeta_and_polygamma_against_mpmath(dtype, x64):
 
 def test_zeta_edges_errors_and_derivative():
     assert np.isinf(float(ss.zeta(np.float32(1.0), np.float32(2.0))))
+    # (SciPy's and JAX's: NaN below x = 1 and for n < 0; the sums gave -1.46 and inf)
+    assert np.isnan(float(ss.zeta(np.float32(0.5), np.float32(1.0))))
+    assert np.isnan(np.asarray(ss.polygamma(np.array([-1.0, -2.0], np.float32), np.float32(-2.0)))).all()
     np.testing.assert_allclose(float(ss.polygamma(0, np.float32(1.0))), -0.5772156649, rtol=1e-6)  # (digamma)
     with pytest.raises(NotImplementedError, match="q=None"):
         ss.zeta(2.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy as snp
+from ..core import TracerBase
 from ..numpy._base import _to_float
 from . import special as _sp  # (partly imported: this module is imported at its end, and reads it at call time)
 
@@ -20,7 +21,8 @@ _BERNOULLI = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1307674368000 / 69
 
 def zeta(x, q=None):
     """Hurwitz zeta sum_k (k + q)^-x (x > 1, q > 0): N terms summed, the rest by Euler-Maclaurin with M Bernoulli
-    terms (N = M = 8 in float32, 16 in float64; JAX's). `q` is required, as in JAX."""
+    terms (N = M = 8 in float32, 16 in float64; JAX's). NaN below x = 1, as SciPy's and JAX's (the sum gave the
+    analytic continuation there). `q` is required, as in JAX."""
     if q is None:
         raise NotImplementedError("zeta: the Riemann zeta function (q=None) is not implemented; pass q=1")
     x, q = (snp.asarray(v) for v in _to_float("zeta", x, q))
@@ -37,19 +39,15 @@ def zeta(x, q=None):
     t0 = a ** -x
     t1 = snp.cumprod((xe + np.arange(2 * n, dtype=dt)) / a[..., None], axis=-1)[..., ::2]
     t1 = snp.minimum(t1, np.finfo(dt).max) / np.array(_BERNOULLI[:n], dt)
-    return s + integral + t0 * (0.5 + snp.sum(t1, axis=-1))
+    return snp.where(x < 1, np.nan, s + integral + t0 * (0.5 + snp.sum(t1, axis=-1))).astype(dt)
 
 
 def polygamma(n, x):
-    """The n-th derivative of digamma: digamma(x) for n = 0, else (-1)^(n+1) n! zeta(n + 1, x) (JAX's, n! as gamma)."""
+    """The n-th derivative of digamma: digamma(x) for n = 0, else (-1)^(n+1) n! zeta(n + 1, x) (JAX's, n! as gamma);
+    NaN for n < 0 (SciPy's and JAX's; the formula gave inf). A concrete n must hold integers."""
+    if not isinstance(n, TracerBase) and not np.all(np.mod(np.asarray(n), 1) == 0):
+        raise ValueError(f"polygamma: n must be an integer, got {n!r}")
     n_, x = (snp.asarray(v) for v in _to_float("polygamma", n, x))
-    if snp.asarray(n).dtype.kind not in "iub" and not isinstance(n, int):
-        try:
-            ok = bool(np.all(np.asarray(n) == np.floor(np.asarray(n))))
-        except Exception:  # (a tracer: taken as it is, as JAX)
-            ok = True
-        if not ok:
-            raise ValueError(f"polygamma: n must be an integer, got {n!r}")
     sign = snp.where(snp.remainder(n_, 2) == 0, -1.0, 1.0).astype(x.dtype)
     rest = sign * _sp.gamma(n_ + 1) * zeta(n_ + 1, x)  # (n! exact; JAX's exp(gammaln(n + 1)) is not)
-    return snp.where(n_ == 0, _sp.digamma(x), rest).astype(x.dtype)
+    return snp.where(n_ < 0, np.nan, snp.where(n_ == 0, _sp.digamma(x), rest)).astype(x.dtype)
