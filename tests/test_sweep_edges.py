@@ -46,3 +46,33 @@ def test_lax_reciprocal_of_integers_raises_as_jax():
     with pytest.raises(TypeError, match="reciprocal"):
         lax.reciprocal(np.array([1, 2], np.int32))
     np.testing.assert_array_equal(np.asarray(snp.reciprocal(np.array([1, 2], np.int32))), [1.0, 0.5])  # (promotes)
+
+
+def _shift_reference(x: int, c: int, bits: int, kind: str, signed: bool) -> int:
+    """StableHLO's shifts on Python ints: a count outside [0, bits) (read unsigned) gives 0, or the sign fill."""
+    c %= 1 << bits  # (the count's bits, unsigned)
+    u = x % (1 << bits)  # (x's bits)
+    s = u - (1 << bits) if u >> (bits - 1) else u  # (x's bits read signed)
+    if kind == "left":
+        r = (u << c) % (1 << bits) if c < bits else 0
+    elif kind == "logical":
+        r = u >> c if c < bits else 0
+    else:
+        r = (s >> c if c < bits else (-1 if s < 0 else 0)) % (1 << bits)
+    return r - (1 << bits) if signed and r >> (bits - 1) else r
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32])
+def test_shifts_eager_and_jitted_against_the_specification(dtype):
+    """Shifts by counts in and out of range (negative, at and past the width): eager calls (their NumPy rules) and
+    jit (the module), each against StableHLO's definition computed on Python ints."""
+    info, bits = np.iinfo(dtype), 8 * np.dtype(dtype).itemsize
+    rng = np.random.default_rng(bits)
+    x = rng.integers(info.min, info.max, 64, endpoint=True).astype(dtype)
+    c = np.concatenate([rng.integers(max(info.min, -3), bits + 3, 48), rng.integers(info.min, info.max, 16)]).astype(dtype)
+    ops = {"left": lax.shift_left, "logical": lax.shift_right_logical, "arithmetic": lax.shift_right_arithmetic}
+    jitted = stagec.jit(lambda x, c: [f(x, c) for f in ops.values()])(x, c)
+    for (kind, f), j in zip(ops.items(), jitted):
+        want = np.array([_shift_reference(int(a), int(b), bits, kind, info.min < 0) for a, b in zip(x, c)], dtype)
+        np.testing.assert_array_equal(np.asarray(f(x, c)), want, err_msg=f"eager {kind}")
+        np.testing.assert_array_equal(np.asarray(j), want, err_msg=f"jit {kind}")
