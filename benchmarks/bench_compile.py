@@ -6,8 +6,8 @@
 Every row runs in a fresh process: stagec with an empty cache folder, JAX as it starts (no persistent cache).
 A row's number is the first call's wall time (trace, compile, run, result ready); for stagec also the seconds
 spent in IREE (`stagec.stages.stats`). `--clock cpu`: the CPU seconds of that call instead (the process's threads and
-the child processes it waited for, iree-compile's; IREE's in brackets then is the children's), steadier than wall
-time on a machine others load. `--before DIR` measures another stagec checkout (e.g. `git archive main |
+the child processes it started: iree-compile's, and the compilers that stay, `serve.py`, ended after the call so that
+theirs counts; IREE's in brackets then is the children's), steadier than wall time on a machine others load. `--before DIR` measures another stagec checkout (e.g. `git archive main |
 tar -x -C DIR`) in alternation with this one.
 
 - vae: JAX's `examples/mnist_vae.py` ported by changing imports (784-512-512-10 encoder with softplus variance,
@@ -35,7 +35,7 @@ from bench_models import PROGRAM
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, os, resource, sys, time
     import numpy as np
     lib, row, B = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if lib == "jax":
@@ -152,6 +152,17 @@ CHILD = textwrap.dedent("""
         "cholesky": lambda k: m.linalg.cholesky(spd), "qr": lambda k: m.linalg.qr(a64),
         "svd": lambda k: m.linalg.svd(a64), "eigh": lambda k: m.linalg.eigh(spd),
     }
+    def live_children():  # CPU seconds so far of this process's living children (and of the children they waited for)
+        total = 0.0
+        for pid in os.listdir("/proc"):
+            try:
+                f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            except (OSError, ValueError, IndexError):
+                continue
+            if pid.isdigit() and int(f[1]) == os.getpid():
+                total += sum(int(v) for v in f[11:15]) / os.sysconf("SC_CLK_TCK")
+        return total
+
     if row == "-":
         print(json.dumps({"vae": ["loss", "grad", "evaluate", "image_sample", "image_grid", "dus_grid"],
                           "loops": ["rnn_grad", "heads"], "programs": list(programs()), "eager": list(EAGER)}))
@@ -169,11 +180,19 @@ CHILD = textwrap.dedent("""
         from stagec import stages
         iree0 = stages.stats["compile_seconds"]
     children = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_CHILDREN))
-    c0, k0 = time.process_time(), children()
+    c0, k0, alive0 = time.process_time(), children(), live_children()
     t0 = time.perf_counter()
     ready(call())
     first = time.perf_counter() - t0
-    kids = children() - k0
+    if lib == "stagec":  # (compilers that stay, `serve.py`: ended and waited for, so that their CPU counts)
+        from stagec.compiler import processes
+        processes.abandon_compiles()
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    kids = children() - k0 - alive0
     cpu = time.process_time() - c0 + kids
     iree = None
     if lib == "stagec":
