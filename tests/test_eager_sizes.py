@@ -110,17 +110,20 @@ def test_broadcasts_of_unit_dimensions_keep_them_static():
     assert operands == [(-1, -1), (-1, 1), (1, -1)], operands
 
 
-def test_the_default_eager_tiering_compiles_one_conversion_kernel_per_rank():
-    """As users run (`eager_tiering` "exact"): float -> integer conversions answer by their NumPy rule while their
-    kernel compiles in the background, one polymorphic kernel per rank over lengths and unit dimensions (before:
-    one per shape)."""
+def test_the_default_eager_tiering_compiles_one_division_kernel_per_rank():
+    """As users run (`eager_tiering` "exact"): integer division, which has no NumPy rule (NumPy and IREE disagree on
+    zero divisors), compiles one polymorphic kernel per rank and dtype over lengths and unit dimensions (before:
+    one per shape). (Float -> integer conversions, this test's operation until they took their NumPy rule, no
+    longer compile small kernels.)"""
     stagec.config.update("eager_tiering", "exact")
     stagec.clear_caches()
-    for k, shape in enumerate([(3, 40), (1, 40), (2, 45), (40, 1), (1, 1)]):
-        x = _values(shape, np.float32, k)
-        with np.errstate(invalid="ignore", over="ignore"):
-            for dst in (np.int32, np.uint8):
-                y = snp.asarray(x) * 1.0  # (a device value, as a computation's result is)
-                np.testing.assert_array_equal(np.asarray(y.astype(dst)), _to_int(x, dst), err_msg=f"{shape} {dst}")
+    rng = np.random.default_rng(7)
+    for shape in [(3, 40), (1, 40), (2, 45), (40, 1), (1, 1)]:
+        for dt in (np.int32, np.int8):
+            a = rng.integers(-100, 100, shape).astype(dt)
+            b = (rng.integers(1, 9, shape) * rng.choice([-1, 1], shape)).astype(dt)
+            want = np.abs(a.astype(np.int64)) // np.abs(b) * np.sign(a.astype(np.int64) * b)  # (toward zero)
+            np.testing.assert_array_equal(np.asarray(lax.div(snp.asarray(a), snp.asarray(b))), want,
+                                          err_msg=f"{shape} {dt}")
     eager.wait_for_kernels()
-    assert eager.kernels() == [("convert_element_type", "polymorphic")] * 2, eager.kernels()
+    assert eager.kernels() == [("div", "polymorphic")] * 2, eager.kernels()
