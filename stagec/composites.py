@@ -125,8 +125,8 @@ def call(fn: Callable, args: tuple, kwargs: dict):
         key, leaves = _signature(fn, args, kwargs)
     except _Unkeyed:  # (a large NumPy argument: as the Array the function makes of it, and keyed by that; and the
         # other NumPy arguments beside it)
-        least = 0 if any(type(a) is np.ndarray and a.size >= POLY_ELEMENTS for a in (*args, *kwargs.values())) \
-            else POLY_ELEMENTS
+        least = 0 if _long(fn) or any(type(a) is np.ndarray and a.size >= POLY_ELEMENTS
+                                      for a in (*args, *kwargs.values())) else POLY_ELEMENTS
         args, kwargs = [_hosted(a, least) for a in args], {k: _hosted(v, least) for k, v in kwargs.items()}
         try:
             key, leaves = _signature(fn, args, kwargs)
@@ -137,7 +137,7 @@ def call(fn: Callable, args: tuple, kwargs: dict):
     if run is None or run is _SEEN:
         # traced from its second call: a signature met once (`x % k` in a loop over k) costs what it did; from its
         # first where an argument is large (its graph may be `_whole`: one module for every call, the first too)
-        run = _sigs.put(key, _make(fn, args, kwargs) if run is _SEEN or _large(leaves) else _SEEN)
+        run = _sigs.put(key, _make(fn, args, kwargs) if run is _SEEN or _large(leaves) or _long(fn) else _SEEN)
     _sigs.touch(key)
     if run is _PLAIN or run is _SEEN:
         stats["plain"] += 1
@@ -204,7 +204,7 @@ def _make(fn: Callable, args: tuple, kwargs: dict):
     case = getattr(fn, "eager_case", None)
     # (an `eager_case` too: the module takes every case in one pass, where the guard alone read the values back and
     # ran two ufuncs over them, and a call it refused ran op by op: power of 100K floats 1.8 ms)
-    size = _whole_graph(graph)
+    size = _whole_graph(graph, _long(fn))
     if size:
         one = _Whole.compile(graph, out_tree) if size >= WHOLE_ELEMENTS else _Poly.compile(graph, out_tree)
         if one is not None:
@@ -246,11 +246,18 @@ def _large(leaves) -> bool:
     return any(math.prod(x.aval.shape) >= POLY_ELEMENTS for x in leaves)
 
 
-def _whole_graph(graph) -> int:
+def _long(fn) -> bool:
+    """Whether `fn` declares itself a long chain of elementwise steps (`eager_module`: `i0`, `sinc`), whose graph
+    runs as one module at every size (`_whole_graph`), traced on its first call: op by op on 4x4 float32 its ~380
+    NumPy steps took 34 us, the polymorphic module's call ~5."""
+    return getattr(fn, "eager_module", False)
+
+
+def _whole_graph(graph, any_size: bool = False) -> int:
     """The elements of the largest result of a graph that runs as one module (`_Whole`, `_Poly`), else 0:
-    elementwise equations, broadcasts, reshapes and reductions only, a result of `POLY_ELEMENTS` or more, and
-    inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`, `hypot`, `gelu`, `softmax`); its
-    outputs all computed (none an argument or a constant)."""
+    elementwise equations, broadcasts, reshapes and reductions only, a result of `POLY_ELEMENTS` or more (any size
+    with `any_size`: at least 1), and inexact equations that `_Fused` could not fuse with op by op's bits (`nn.silu`,
+    `hypot`, `gelu`, `softmax`); its outputs all computed (none an argument or a constant)."""
     if not graph.eqns or any(type(o) is Literal or o in graph.in_vars for o in graph.outs):
         return 0
     big = 0
@@ -258,7 +265,7 @@ def _whole_graph(graph) -> int:
         if e.prim.multiple_results or not _mapped(e) and e.prim not in _WHOLE_MORE:
             return 0
         big = max(big, *(math.prod(o.aval.shape) for o in e.outputs))
-    if big < POLY_ELEMENTS:
+    if big < (1 if any_size else POLY_ELEMENTS):
         return 0
     return big if not _fusable(graph, [e for e in graph.eqns if not _exact_eqn(e)]) else 0
 

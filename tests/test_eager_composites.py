@@ -1164,7 +1164,8 @@ _LISTED = {  # an eager call of each, on (x, y: 4x4 float32 with edges; w: 8 flo
     "swapaxes": lambda x, y, w, v, c, i: snp.swapaxes(x, 0, 1), "tensordot": lambda x, y, w, v, c, i: snp.tensordot(x, y, 1),
     "right_shift": lambda x, y, w, v, c, i: (snp.right_shift(i, 1), snp.right_shift(i.astype(np.uint8), i)),
     "bitwise_left_shift": lambda x, y, w, v, c, i: snp.bitwise_left_shift(i, i + 30),
-    "bitwise_right_shift": lambda x, y, w, v, c, i: snp.bitwise_right_shift(i * 1000, 3)}
+    "bitwise_right_shift": lambda x, y, w, v, c, i: snp.bitwise_right_shift(i * 1000, 3),
+    "kaiser": lambda x, y, w, v, c, i: snp.kaiser(12, 5.0)}
 
 
 def test_every_listed_composite_has_a_call_here():

@@ -103,7 +103,7 @@ _COMPOSITES = frozenset({
     "argsort", "cumsum", "cumprod", "logical_not", "argmax", "argmin", "imag", "diagonal", "ravel", "any", "all",
     "reciprocal", "square", "take_along_axis", "roll", "flip", "tile", "repeat", "einsum", "split", "expand_dims",
     "broadcast_to", "array_equal", "bincount", "histogram", "moveaxis", "swapaxes", "tensordot", "right_shift",
-    "bitwise_left_shift", "bitwise_right_shift"})
+    "bitwise_left_shift", "bitwise_right_shift", "kaiser"})
 
 
 def _export(mod) -> None:

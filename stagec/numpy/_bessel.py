@@ -122,6 +122,9 @@ i1.defjvps(lambda g, ans, x: (g * snp.where(x == 0, 0.5, i0(x) - _over_x(ans, x,
 i0e.defjvps(lambda g, ans, x: (g * (i1e(x) - snp.sign(x) * ans)).astype(ans.dtype))
 i1e.defjvps(lambda g, ans, x: (g * snp.where(x == 0, 0.5, i0e(x) - ans * (snp.sign(x) + _over_x(1.0, x, 0.0))))
             .astype(ans.dtype))
+# Eagerly one module at every size (`composites._long`): five Chebyshev sums over every element, ~380 steps
+for _f in (i0, i1, i0e, i1e):
+    _f.eager_module = True
 
 
 def kaiser(M: int, beta):
