@@ -122,6 +122,37 @@ def test_exact_rules_give_the_compiled_bits(host_tiers, request, wide):
             same_bits(q[k], f[k], f"{k} of {np.dtype(dtype).name}{list(shape)}")
 
 
+def test_bit_reading_rules_give_the_compiled_bits(host_tiers, x64):
+    """bitcast_convert_type, is_finite, clz and population_count are `eager.EXACT` (a composite of them and integer
+    steps is one fused module: frexp): their rules against the compiled ops on float32 subnormals, signed zeros,
+    infinities and NaN payloads (a kernel flushes subnormals in arithmetic, never in a move or a bit test), and on
+    integers with their top and bottom bits set."""
+    from stagec.primitives import bits
+    u32 = np.array([0x7FC00001, 0xFFA00000, 0x00000001, 0x80000001, 0x007FFFFF, 0x80000000, 0, 0x7F800000,
+                    0xFF800000, 0x3F800000, 0x00400000, 0x807FFFFF], np.uint32)
+    x = u32.view(np.float32)  # (NaNs with payloads, subnormals of both signs, -0, +-inf, 1)
+    i64 = np.array([0, 1, -1, 2**62, -(2**63), 2**32 - 1, 2**32, 12345678901, 255], np.int64)
+
+    def f(x, u, i):
+        out = {"to_u32": bits.bitcast_convert_type_p.bind(x, new_dtype=np.dtype(np.uint32)),
+               "to_i32": bits.bitcast_convert_type_p.bind(x, new_dtype=np.dtype(np.int32)),
+               "is_finite": ew.is_finite_p.bind(x)}
+        for t in (np.uint32, np.int32, np.uint8, np.int16):
+            v = ew.convert_element_type_p.bind(u, new_dtype=np.dtype(t), weak_type=False)
+            out[f"clz_{np.dtype(t).name}"], out[f"popcount_{np.dtype(t).name}"] = bits.clz_p.bind(v), \
+                bits.population_count_p.bind(v)
+        out["clz_i64"], out["popcount_i64"] = bits.clz_p.bind(i), bits.population_count_p.bind(i)
+        return out
+
+    for p in (bits.bitcast_convert_type_p, ew.is_finite_p, bits.clz_p, bits.population_count_p):
+        assert p in eager.EXACT
+    quick, fused = tiers(f, x, u32, i64)
+    assert quick.keys() == fused.keys()
+    for k in quick:
+        assert quick[k].dtype == fused[k].dtype and np.array_equal(quick[k], fused[k]), (k, quick[k], fused[k])
+    np.testing.assert_array_equal(quick["to_u32"], u32)  # (the payloads kept)
+
+
 def structure_ops(x, y):
     f32 = np.dtype(np.float32)
     return {"broadcast": st.broadcast_in_dim_p.bind(x, shape=(5, 2, 3, 4), broadcast_dimensions=(1, 2, 3)),
