@@ -974,7 +974,8 @@ GATHERS = [  # (operand shape, indices, offset_dims, collapsed_slice_dims, start
 @pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint32, np.int64])
 @pytest.mark.parametrize("case", range(len(GATHERS)))
 def test_gather_rule_is_xla_gather(case, dtype):
-    """`gather`'s NumPy rule (and its `bound` form, `ndarray.take`, for the takes along one axis it serves) against
+    """`gather`'s NumPy rule (and its `bound` form, `ndarray.take` or indexing by clamped coordinates, for the takes
+    along one axis and the gathers of single elements it serves) against
     XLA's definition computed element by element: windows, clamped starts, batch and offset dimensions placed."""
     from stagec.core import ShapedArray
     from stagec.primitives import gather_p
@@ -987,7 +988,8 @@ def test_gather_rule_is_xla_gather(case, dtype):
         avals = [ShapedArray(x.shape, x.dtype), ShapedArray(i.shape, i.dtype)]
         assert gather_p.out_avals(avals, params)[0].shape == want.shape
         same_bits(gather_p.host(x, i, **params), want)
-        assert gather_p.hosts(avals, params) == (case in (0, 1, 2, 6, 8))  # (takes along one axis: on the host)
+        # (takes along one axis and gathers of single elements: on the host)
+        assert gather_p.hosts(avals, params) == (case in (0, 1, 2, 3, 6, 8))
         if gather_p.hosts(avals, params):
             same_bits(gather_p.host_bound(avals, params)(x, i), want)
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as hst
 import stagec
 from stagec import eager
 from stagec.core import HOST_DTYPES
-from stagec.primitives import dot, elementwise as ew, reductions as red, structural as st
+from stagec.primitives import dot, elementwise as ew, gather_p, reductions as red, structural as st
 
 pytestmark = pytest.mark.cpu_only  # (NumPy rules answer on the CPU backend only: jit's quick tier, eager's host plans)
 
@@ -170,8 +170,28 @@ def structure_ops(x, y):
             "argmax": red.argminmax_p.bind(x, axis=2, index_dtype=np.dtype(np.int32), is_max=True),
             "argmin": red.argminmax_p.bind(x, axis=0, index_dtype=np.dtype(np.int32), is_max=False),
             "cummax": red.cumulative_p.bind(x, axis=1, op="max", reverse=True),
+            # single elements (take_along_axis, x[i, j]): coordinates in start_index_map's order, out of range
+            # ones clamped into their dimension (the rule indexes NumPy by each coordinate, clamped)
+            "gather_points": gather_p.bind(x, np.array([[[1, 2, 0], [-5, 9, 1]], [[3, 0, 1], [2, 1, 7]]], np.int32),
+                                           offset_dims=(), collapsed_slice_dims=(0, 1, 2), start_index_map=(2, 0, 1),
+                                           slice_sizes=(1, 1, 1)),
             "to_f32": ew.convert_element_type_p.bind(np.int32(7) * st.iota_p.bind(
                 dtype=np.dtype(np.int32), shape=(4,), dimension=0), new_dtype=f32, weak_type=False)}
+
+
+def test_eager_point_gathers_take_the_rule_with_the_compiled_bits():
+    """A gather of single elements (take_along_axis, `x[i, j]` of arrays) takes its NumPy rule eagerly: each
+    coordinate clamped into its dimension, as the compiled op (and an explicit clamp in NumPy) gives."""
+    x = data(np.float32, (2, 3, 4))
+    idx = np.array([[[1, 2, 0], [-5, 9, 1]], [[3, 0, 1], [2, 1, 7]], [[0, -1, -1], [3, 3, 3]]], np.int32)
+    params = dict(offset_dims=(), collapsed_slice_dims=(0, 1, 2), start_index_map=(2, 0, 1), slice_sizes=(1, 1, 1))
+    host = eager.stats["host"]
+    got = np.asarray(stagec.lax.gather(stagec.numpy.asarray(x), stagec.numpy.asarray(idx), **params))
+    assert eager.stats["host"] > host
+    compiled = np.asarray(stagec.jit(lambda x, i: stagec.lax.gather(x, i, **params))(x, idx))
+    want = x[np.clip(idx[..., 1], 0, 1), np.clip(idx[..., 2], 0, 2), np.clip(idx[..., 0], 0, 3)]
+    same_bits(got, want, "eager")
+    same_bits(compiled, want, "jit")
 
 
 def test_structural_rules_give_the_compiled_bits(host_tiers):
