@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite (14m58s on a 2-core machine at the end of 2026-12-03's forty-seventh session, 2898 tests; over
+# The whole test suite (13m57s on a 2-core machine at the end of 2026-12-03's forty-eighth session, 2903 tests; over
 # the 12-minute budget: docs/log.md), after the linter. Installs what it
-# needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (103 s
-# of pytest, 1m49s in all, that day).
+# needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (96 s
+# of pytest, 1m39s in all, that day).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
