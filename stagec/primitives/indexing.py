@@ -365,8 +365,8 @@ def _gather_bound(avals, params):
 
 
 # Only takes along one axis (`x[k]`, `take`) and gathers of single elements (`take_along_axis`): there one or two
-# NumPy steps beat a kernel's call and its index upload (`x[a, b]` on 4x4 90 -> 81 us); a general gather's rule (several NumPy steps)
-# does not, and takes its kernel as before.
+# NumPy steps beat a kernel's call and its index upload (`x[a, b]` on 4x4 90 -> 81 us); a general gather's rule
+# (several NumPy steps) does not, and takes its kernel as before.
 gather_p.def_host(_gather_host, lambda avals, params: avals[1].dtype != np.uint64 and (
     _take_axis(avals[0], avals[1], params) is not None or _point_order(avals[0], avals[1], params) is not None),
     _gather_bound)
