@@ -606,3 +606,29 @@ def test_quantile_of_a_number_as_of_an_array_q_and_odd_median_of_subnormals(x64)
                                     warnings.simplefilter("ignore")
                                     want = np.quantile(x.astype(np.float64), q, axis=axis, method=method, keepdims=kd)
                                 np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-6)
+
+
+def test_nan_quantiles_of_rows_with_and_without_nan_give_numpys_values_and_one_answer():
+    """nanmedian and nanquantile (methods but 'linear') of a number q take the constant positions in rows without NaN
+    (eagerly the NaN-counting steps are skipped where no row has one): NumPy's values, every eager call's bits the
+    same and jit's, with rows of NaN, of none, all NaN and infinities."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    x[1, [0, 4]] = np.nan
+    x[2, :] = np.nan
+    x[3, 2] = np.inf
+    x[4, 1] = -np.inf
+    clean = x[[0, 3, 4]]
+    cases = [(snp.nanmedian, np.nanmedian, {}), (snp.nanquantile, np.nanquantile, {"q": 0.25, "method": "lower"}),
+             (snp.nanquantile, np.nanquantile, {"q": 0.6, "method": "higher"}),
+             (snp.nanpercentile, np.nanpercentile, {"q": 40.0, "method": "nearest"})]
+    for v in (x, clean):
+        for f, g, kw in cases:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's all-NaN slice)
+                want = g(v.astype(np.float64), axis=1, **kw).astype(np.float32)
+            got = [np.asarray(f(snp.asarray(v), axis=1, **kw)) for _ in range(3)]
+            jitted = np.asarray(stagec.jit(lambda a: f(a, axis=1, **kw))(v))
+            np.testing.assert_array_equal(got[0], want, err_msg=f"{f.__name__} {kw}")
+            for other in (*got[1:], jitted):
+                np.testing.assert_array_equal(other.view(np.uint32), got[0].view(np.uint32), err_msg=f.__name__)
