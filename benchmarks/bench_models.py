@@ -260,6 +260,8 @@ EAGER = COMMON + textwrap.dedent("""
             "where(V > 0, V, W) (100K)": lambda: m.where(V > 0, V, W),
             "M > 0 (1M)": lambda: M > 0,
             "M + 1.0 (1M)": lambda: M + 1.0,
+            # (each call waited for: the rows above time calls back to back, where JAX's run on both cores at once)
+            "M + 1.0 (1M, each waited)": lambda: ready(M + 1.0),
             "linalg.inv(x) (4x4)": lambda: m.linalg.inv(x),
             "linalg.solve(x, y) (4x4)": lambda: m.linalg.solve(x, y),
             "linalg.det(a) (16x16)": lambda: m.linalg.det(mats[16]),
