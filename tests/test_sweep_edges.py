@@ -1,7 +1,9 @@
 """Calls an edge-value sweep against JAX found wrong or crashing (2026-12-02): each against NumPy or exact values."""
 from __future__ import annotations
 
+import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import lax
+from stagec.primitives.elementwise import host_convert
 from stagec.scipy import special
 
 
@@ -76,3 +79,22 @@ def test_shifts_eager_and_jitted_against_the_specification(dtype):
         want = np.array([_shift_reference(int(a), int(b), bits, kind, info.min < 0) for a, b in zip(x, c)], dtype)
         np.testing.assert_array_equal(np.asarray(f(x, c)), want, err_msg=f"eager {kind}")
         np.testing.assert_array_equal(np.asarray(j), want, err_msg=f"jit {kind}")
+
+
+@pytest.mark.parametrize("src", [np.float16, np.float32])
+def test_float_to_int_of_infinities_without_nan_saturates_quietly(src):
+    """Eager float -> integer conversion of values with an infinity but no NaN (the rule's fast path checks the range):
+    the lowering's saturation, jit's bits, no NumPy warning (float16's bound below int32's range was -inf, and -inf
+    took NumPy's cast, whose value is the platform's)."""
+    for dst, vals in itertools.product((np.int32, np.int16, np.uint8, np.uint32), ([-np.inf, 1.5, -2.7, -0.0],
+                                                                                  [np.inf, 1.5, -0.0])):
+        x, info = np.array(vals, src), np.iinfo(dst)
+        want = np.array([info.min if v == -np.inf else info.max if v == np.inf else min(max(int(v), info.min), info.max)
+                         for v in vals], dst)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = np.asarray(snp.asarray(x).astype(dst))
+        np.testing.assert_array_equal(got, want, err_msg=f"{np.dtype(src).name} -> {np.dtype(dst).name}")
+        with np.errstate(invalid="raise"):  # (the rule itself casts no value NumPy cannot: no platform's value)
+            np.testing.assert_array_equal(host_convert(x, dst), want)
+        np.testing.assert_array_equal(np.asarray(stagec.jit(lambda v: v.astype(dst))(x)), want)

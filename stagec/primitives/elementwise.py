@@ -751,8 +751,10 @@ def host_convert(x: np.ndarray, new_dtype) -> np.ndarray:
     bounds = _INT_BOUNDS.get((x.dtype, dt))
     if bounds is None:
         info = np.iinfo(dt)
-        with np.errstate(over="ignore"):  # (the bounds in x's dtype, as the lowering compares them)
-            bounds = _INT_BOUNDS[x.dtype, dt] = (x.dtype.type(info.min), x.dtype.type(float(info.max) + 1))
+        with np.errstate(over="ignore"):  # (the bounds in x's dtype, as the lowering compares them; a bound past
+            # x's range is its largest finite value: -inf is no float16 value in an int32's range)
+            lo = max(x.dtype.type(info.min), _dt.finfo(x.dtype).min)
+            bounds = _INT_BOUNDS[x.dtype, dt] = (lo, x.dtype.type(float(info.max) + 1))
     lo, top = bounds
     if x.size and lo <= x.min() and x.max() < top:  # (every value in range, no NaN: truncation alone; ~2 us on 4x4,
         return x.astype(dt)                         # the selects below ~8)
