@@ -753,7 +753,8 @@ def host_convert(x: np.ndarray, new_dtype) -> np.ndarray:
         info = np.iinfo(dt)
         with np.errstate(over="ignore"):  # (the bounds in x's dtype, as the lowering compares them; a bound past
             # x's range is its largest finite value: -inf is no float16 value in an int32's range)
-            lo = max(x.dtype.type(info.min), _dt.finfo(x.dtype).min)
+            lo = x.dtype.type(info.min)
+            lo = lo if np.isfinite(lo) else _dt.finfo(x.dtype).min  # (this module's `max` is the primitive's)
             bounds = _INT_BOUNDS[x.dtype, dt] = (lo, x.dtype.type(float(info.max) + 1))
     lo, top = bounds
     if x.size and lo <= x.min() and x.max() < top:  # (every value in range, no NaN: truncation alone; ~2 us on 4x4,
