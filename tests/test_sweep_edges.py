@@ -75,10 +75,13 @@ def test_shifts_eager_and_jitted_against_the_specification(dtype):
     c = np.concatenate([rng.integers(max(info.min, -3), bits + 3, 48), rng.integers(info.min, info.max, 16)]).astype(dtype)
     ops = {"left": lax.shift_left, "logical": lax.shift_right_logical, "arithmetic": lax.shift_right_arithmetic}
     jitted = stagec.jit(lambda x, c: [f(x, c) for f in ops.values()])(x, c)
+    inside = rng.integers(0, bits, 64).astype(dtype)  # (every count in range: the rules' path without selects)
     for (kind, f), j in zip(ops.items(), jitted):
         want = np.array([_shift_reference(int(a), int(b), bits, kind, info.min < 0) for a, b in zip(x, c)], dtype)
         np.testing.assert_array_equal(np.asarray(f(x, c)), want, err_msg=f"eager {kind}")
         np.testing.assert_array_equal(np.asarray(j), want, err_msg=f"jit {kind}")
+        want = np.array([_shift_reference(int(a), int(b), bits, kind, info.min < 0) for a, b in zip(x, inside)], dtype)
+        np.testing.assert_array_equal(np.asarray(f(x, inside)), want, err_msg=f"eager {kind}, counts in range")
 
 
 @pytest.mark.parametrize("src", [np.float16, np.float32])
