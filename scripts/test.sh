@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (13m49s on a 2-core machine at the end of 2026-12-03's forty-eighth session, 2904 tests; over
+# The whole test suite (14m40s on a 2-core machine at the end of 2026-12-03's forty-eighth session, 2906 tests; over
 # the 12-minute budget: docs/log.md), after the linter. Installs what it
 # needs into .venv (and Vulkan's CPU driver where it can). `--fast`: only the tests that need no IREE compile (96 s
 # of pytest, 1m39s in all, that day).
