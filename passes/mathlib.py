@@ -1211,12 +1211,14 @@ def _fmod(f: F, x, y):
     """C's fmod of float64 x, y holding float32 (or narrower) values, exact: |x| reduced by |y| 2^k for k = 260, 234,
     ..., 0, each step's quotient trunc(r / (|y| 2^k)) < 2^26 (no rounding crosses an integer: a nonzero fraction is
     at least 2^-24) and r - q |y| 2^k exact (every value a multiple of ulp(|y|) 2^k below 2^50 of them); the sign of x.
-    Vulkan's float32 remainder is x - y trunc(x / y) in float32: fmod(825.51117, 249.29161) 77.63635, not 77.63634."""
+    Vulkan's float32 remainder is x - y trunc(x / y) in float32: fmod(825.51117, 249.29161) 77.63635, not 77.63634.
+    The quotient's truncation is a floor (r / b >= 0): as a float64 -> int32 -> float64 round trip, lavapipe on an AVX2
+    host (AMD EPYC) gave fmod(3.8159065e10, -196.1932) 0, not 1.7225952."""
     ax, ay = f("abs", x), f("abs", y)
     r = ax
     for k in range(10 * FMOD_STEP, -1, -FMOD_STEP):
         b = f.mul(ay, 2.0 ** k)
-        q = f("convert", f.b.op("convert", f.div(r, b), ty=f.i32))  # (r < b 2^26: q fits; truncation)
+        q = f("floor", f.div(r, b))  # (r, b >= 0: truncation)
         r = f.sub(r, f.mul(q, b))
     out = f.sel(f.cmp(x, 0.0, "LT"), f.neg(r), r)
     out = f.sel(f.cmp(r, 0.0, "EQ"), f.sel(_neg_sign(f, x, True), f.neg(f.c(0.0)), f.c(0.0)), out)  # (x's sign)
