@@ -69,7 +69,7 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     lowered = stagec.jit(lambda x: selu(x.reshape(4, 4))).lower(S((16,), F32))  # (default `fuse` needs a reshape)
     names = list(lowered.stages())
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
-                     "abs-squares", "compare-clamped", "isolate-updates", "recompute-activations",
+                     "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates", "recompute-activations",
                      "isolate-batch-sums", "column-products", "split-sums",
                      "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "sliced-dots-apart", "loop-weights-transposed", "mathlib-cpu", "mathlib",
                      "mathlib-complex", "fold-expansions", "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
