@@ -22,7 +22,7 @@ from ..ad import custom_jvp
 from ..array import Array
 from ..backend import get_backend
 from ..config import SettingsCache, config
-from ..host import lapack_cholesky_sym, lapack_det, lapack_lu_solve, lapack_qr, lapack_svd
+from ..host import lapack_cholesky_sym, lapack_det, lapack_eigh, lapack_lu_solve, lapack_qr, lapack_svd
 from ..lowering import lapack_offloaded
 from ..named import named
 from ..core import ShapedArray, TracerBase, aval_of, current_trace
@@ -821,7 +821,35 @@ class EighResult(NamedTuple):
     eigenvectors: Any
 
 
-@_staged("UPLO", "symmetrize_input")
+_EIGH_BOUNDS: dict = {}  # dtype -> (smallest normal, max / 2)
+
+
+def _eigh_host(a, /, UPLO: str | None = None, symmetrize_input: bool = True):
+    """An eager eigh answered by `host.lapack_eigh` where its jitted module is that one call on `_sym(a)`: real
+    matrices whose Hermitian part NumPy rounds as the module does (IREE's CPU kernels flush subnormal operands and
+    results to zero: a matrix with a nonzero entry or sum under twice the smallest normal goes to the module), else
+    None. (The module called LAPACK back from IREE: 4x4 float32 135 us, JAX 25.)"""
+    found = _host_lapack("syevd", a) if symmetrize_input else None
+    if found is None or found[0].dtype.kind != "f":
+        return None
+    v = found[0]
+    tiny, big = _EIGH_BOUNDS.get(v.dtype) or _EIGH_BOUNDS.setdefault(
+        v.dtype, (np.finfo(v.dtype).smallest_normal, np.finfo(v.dtype).max / 2))
+    m = np.abs(v)
+    if not m.max() < big or ((m < tiny).any() and ((m < tiny) & (m != 0)).any()):
+        return None  # (NaN, inf or a sum that may overflow; a subnormal entry)
+    s = v + np.swapaxes(v, -1, -2)
+    m = np.abs(s)
+    if (m < 2 * tiny).any() and ((m < 2 * tiny) & (m != 0)).any():
+        return None  # (a subnormal half-sum)
+    s *= v.dtype.type(0.5)
+    *batch, n = v.shape[:-1]
+    w, vec = np.empty((*batch, n), v.dtype), np.empty(v.shape, v.dtype)
+    lapack_eigh(s.reshape(-1, n, n), w.reshape(-1, n), vec.reshape(-1, n, n))
+    return _host_result(w, _host_aval(w)), _host_result(vec, _host_aval(vec))
+
+
+@_staged("UPLO", "symmetrize_input", eager=_eigh_host)
 def _eigh_staged(a, UPLO: str | None = None, symmetrize_input: bool = True):
     return _eigh_d(_hermitian("eigh", a, UPLO, symmetrize_input))
 
