@@ -485,7 +485,8 @@ def lapack_lu(a: np.ndarray, lu: np.ndarray, perm: np.ndarray, swaps: np.ndarray
     if p is None:
         _numpy_lu(a, lu, perm, swaps)
     else:
-        _on_threads(lambda: p.lu(a, lu, perm, swaps))
+        with _one_thread:
+            p.lu(a, lu, perm, swaps)
 
 
 def lapack_solve(lu: np.ndarray, perm: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
@@ -497,7 +498,8 @@ def lapack_solve(lu: np.ndarray, perm: np.ndarray, b: np.ndarray | None, out: np
         for i in range(lu.shape[0]):
             out[i] = _numpy_substitute(lu[i], y[i])
     else:
-        _on_threads(lambda: p.solve(y, out, lu))
+        with _one_thread:
+            p.solve(y, out, lu)
 
 
 def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
@@ -602,19 +604,21 @@ class _Evd:
         self.ints = np.array([n, 0, -1, -1, -1], it)  # (n, info, lwork, liwork, lrwork)
         self.chars = np.array([ord("V"), ord("L")], np.uint8)
         self.work, self.iwork, self.rwork = np.zeros(1, dt), np.zeros(1, it), np.zeros(1, rdt)
-        self._call()  # (the workspace query: sizes in work[0], iwork[0] and, complex only, rwork[0])
+        self.fn(*self._args())  # (the workspace query: sizes in work[0], iwork[0] and, complex only, rwork[0])
         self.ints[2:] = int(self.work[0].real), int(self.iwork[0]), int(self.rwork[0]) if self.cplx else 1
         self.work, self.iwork = np.empty(max(1, self.ints[2]), dt), np.empty(max(1, self.ints[3]), it)
         self.rwork = np.empty(max(1, self.ints[4]), rdt)
+        self.args = self._args()  # (the call's pointers, worked out once)
 
-    def _call(self) -> int:
+    def _args(self) -> tuple:
         p, sz, c = self.ints.ctypes.data, self.ints.itemsize, self.chars.ctypes.data
         a, w, wk, iw = self.a.ctypes.data, self.w.ctypes.data, self.work.ctypes.data, self.iwork.ctypes.data
         if self.cplx:
-            self.fn(c, c + 1, p, a, p, w, wk, p + 2 * sz, self.rwork.ctypes.data, p + 4 * sz, iw, p + 3 * sz,
-                    p + sz, 1, 1)
-        else:
-            self.fn(c, c + 1, p, a, p, w, wk, p + 2 * sz, iw, p + 3 * sz, p + sz, 1, 1)
+            return c, c + 1, p, a, p, w, wk, p + 2 * sz, self.rwork.ctypes.data, p + 4 * sz, iw, p + 3 * sz, p + sz, 1, 1
+        return c, c + 1, p, a, p, w, wk, p + 2 * sz, iw, p + 3 * sz, p + sz, 1, 1
+
+    def _call(self) -> int:
+        self.fn(*self.args)
         return int(self.ints[1])
 
     def eigh(self, a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
@@ -642,14 +646,12 @@ def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
             w[i], v[i] = np.linalg.eigh(a[i]) if finite[i] else (np.nan, np.nan)
         return
     p = _kept(_evd_plans, (a.dtype, n), lambda: _Evd(a.dtype, n))
-
-    def run():
+    with _one_thread:
         for i in range(b):
             if finite[i]:
                 p.eigh(a[i], w[i], v[i])
             else:
                 w[i], v[i] = np.nan, np.nan
-    _on_threads(run)
 
 
 def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np.ndarray | None = None) -> None:
@@ -673,7 +675,7 @@ def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np
         if u is not None:
             u[i], vh[i] = np.nan, np.nan
 
-    def run():
+    with _one_thread:
         for i in range(b):
             if finite[i]:
                 one(i)
@@ -681,7 +683,6 @@ def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np
                 s[i] = np.nan
                 if u is not None:
                     u[i], vh[i] = np.nan, np.nan
-    _on_threads(run)
 
 
 class _Qr:
