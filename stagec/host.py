@@ -180,7 +180,7 @@ def blas_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray, threads: int = BL
 
 class _OneThread:
     """`with _one_thread:` what `_on_threads(fn)` runs `fn` in (`BLAS_THREADS` of OpenBLAS's threads under `_blas_lock`,
-    its count put back after), without a function to call: the LAPACK calls of small matrices, where `_on_threads`'s
+    its count put back after), without a function to call: the LAPACK calls, where for small matrices `_on_threads`'s
     closure and calls were a tenth of an eager call."""
 
     __slots__ = ("prev",)
@@ -594,7 +594,8 @@ _uppers: dict = {}  # n -> the mask of an n x n matrix's entries above its diago
 
 
 class _Evd:
-    """LAPACK's syevd (heevd for complex) of order `n`: its workspace sized once (a query), a work copy of A."""
+    """LAPACK's syevd (heevd for complex) of order `n`: its workspace sized once (a query), a work copy of A, the
+    call's pointers worked out once; used under `_blas_lock` (`_one_thread`)."""
 
     def __init__(self, dt: np.dtype, n: int):
         self.fn, it = _lapack("evd", dt)
@@ -608,7 +609,7 @@ class _Evd:
         self.ints[2:] = int(self.work[0].real), int(self.iwork[0]), int(self.rwork[0]) if self.cplx else 1
         self.work, self.iwork = np.empty(max(1, self.ints[2]), dt), np.empty(max(1, self.ints[3]), it)
         self.rwork = np.empty(max(1, self.ints[4]), rdt)
-        self.args = self._args()  # (the call's pointers, worked out once)
+        self.args = self._args()
 
     def _args(self) -> tuple:
         p, sz, c = self.ints.ctypes.data, self.ints.itemsize, self.chars.ctypes.data
