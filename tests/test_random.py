@@ -262,6 +262,26 @@ def test_fold_in_data():
     assert not np.array_equal(sr.fold_in(k, 1), sr.fold_in(k, 2))
 
 
+def test_eager_split_and_fold_in_hash_on_the_host_with_the_kernels_words(monkeypatch):
+    # An eager split (up to `HOST_KEYS` keys) or fold_in of a concrete key hashes with Python's integers, no kernel
+    # (the samplers' kernel paths raise here), and gives the jitted kernel's words for every key word, key count
+    # and message kind
+    rng = np.random.default_rng(5)
+    keys = [np.array(w, np.uint32) for w in ([0, 0], [2**32 - 1, 2**32 - 1], *rng.integers(0, 2**32, (6, 2)))]
+    counts = (1, 2, (2, 1), sr.HOST_KEYS)
+    messages = (0, 7, np.uint32(2**32 - 1), True, snp.asarray(np.int32(-5)), snp.asarray(np.uint32(2**31)))
+    with monkeypatch.context() as mp:
+        for name in ("_sample", "_sample_flat"):
+            mp.setattr(sr, name, lambda *a: pytest.fail("an eager split or fold_in took a kernel"))
+        eager = [([sr.split(k, n) for n in counts], [sr.fold_in(k, m) for m in messages]) for k in keys]
+    jit_split = stagec.jit(lambda k: [sr.split(k, n) for n in counts])
+    jit_fold = stagec.jit(lambda k, *ms: [sr.fold_in(k, m) for m in ms])
+    for k, (splits, folds) in zip(keys, eager):
+        for got, want in zip(splits + folds, jit_split(k) + jit_fold(k, *messages)):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
 def test_jit_matches_eager():
     """Keys as jit arguments (legacy and typed), as constants and made from a traced seed; a loop (poisson)
     and a sort of a constant (permutation of a NumPy array) under jit. One module for all."""

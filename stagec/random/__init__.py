@@ -22,9 +22,11 @@ import numpy as np
 from .. import dtypes, lax, tree_util
 from .. import numpy as snp
 from ..ad import custom_jvp, differentiated
+from ..array import Array
+from ..backend import get_backend
 from ..config import SettingsCache, config
-from ..core import (Eqn, Graph, Literal, Tracer, Var, aval_of, current_trace, eager_plan, to_numpy_constant,
-                    trace_subgraph, tracing_anywhere)
+from ..core import (Eqn, Graph, Literal, ShapedArray, Tracer, Var, aval_of, current_trace, eager_plan,
+                    to_numpy_constant, trace_subgraph, tracing_anywhere)
 from ..primitives.control_flow import cond_p
 from ..primitives.structural import reshape_p, slice_p
 from ..primitives.elementwise import pow as _pow  # (the primitive: a positive base needs none of lax.pow's cases)
@@ -319,10 +321,36 @@ def key_impl(keys) -> str:
     return _prng.IMPL
 
 
+# An eager split or fold_in of one concrete key hashes its few counters with Python's integers
+# (`_prng.threefry2x32_ints`: uint32 arithmetic, the kernel's words exactly): no kernel to compile (its first call
+# took ~1 s), and a warm call as fast as the kernel's for up to this many keys (~10 us a key; docs/log.md, 2026-12-03).
+# More keys take the kernel.
+HOST_KEYS = 4
+
+
+def _host_words(data) -> tuple[int, int] | None:
+    """The two words of a concrete key (uint32[2] data) in an eager call, else None."""
+    if tracing_anywhere[0] or current_trace() is not None:
+        return None
+    v = data._value() if type(data) is Array else data if type(data) is np.ndarray else None
+    if v is None or v.shape != (2,) or v.dtype != np.uint32:
+        return None
+    return int(v[0]), int(v[1])
+
+
+def _host_keys(words: list, shape: tuple) -> Array:
+    value = np.array(words, np.uint32).reshape(*shape, 2)
+    value.flags.writeable = False
+    return Array.on_host(value, ShapedArray(value.shape, value.dtype), get_backend())
+
+
 def split(key, num: int | Sequence[int] = 2):
     """`num` new keys (or an array of keys of shape `num`), along a new leading axis."""
     data, typed = _prng.unwrap("split", key)
     shape = canonical_shape("split", tuple(num) if isinstance(num, Sequence) else (num,))
+    n = math.prod(shape)
+    if 0 < n <= HOST_KEYS and (words := _host_words(data)) is not None:
+        return _prng.wrap(typed, _host_keys([_prng.threefry2x32_ints(*words, 0, i) for i in range(n)], shape))
     return _prng.wrap(typed, _sample_flat(lambda k, s: _prng.stack(_prng.split(k, s)), data, shape))
 
 
@@ -334,8 +362,19 @@ def fold_in(key, data):
                         f"Use vmap for batching.")
     if not hasattr(data, "aval"):
         data = np.asarray(data, np.uint32)  # OverflowError outside [0, 2**32), as JAX
+    if (words := _host_words(kd)) is not None and (msg := _host_message(data)) is not None:
+        return _prng.wrap(typed, _host_keys([_prng.threefry2x32_ints(*words, 0, msg)], ()))
     out = _sample(lambda k, m: _prng.stack(_prng.fold_in(k, lax._convert_element_type(m, np.uint32))), kd, data)
     return _prng.wrap(typed, out)
+
+
+def _host_message(data) -> int | None:
+    """fold_in's concrete integer or boolean scalar as the uint32 the kernel converts it to (integers wrap), else
+    None."""
+    v = data._value() if type(data) is Array else data if type(data) is np.ndarray else None
+    if v is None or v.shape != () or v.dtype.kind not in "biu":
+        return None
+    return int(v) & 0xFFFFFFFF
 
 
 def bits(key, shape: Sequence[int] = (), dtype=None):

@@ -142,17 +142,39 @@ def _rotl(x, d: int):
     return lax.bitwise_or(lax.shift_left(x, lax.full_like(x, d)), lax.shift_right_logical(x, lax.full_like(x, 32 - d)))
 
 
-def threefry2x32(k1, k2, x1, x2) -> tuple:
-    """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2): uint32 of one shape."""
-    ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), lax.full_like(k1, 0x1BD11BDA)))
-    x1, x2 = lax.add(x1, ks[0]), lax.add(x2, ks[1])
+def _threefry(k1, k2, x1, x2, add: Any, xor: Any, rotl: Any, const: Any) -> tuple:
+    """Threefry-2x32's 20 rounds, in the arithmetic given: `add` and `xor` of two words, `rotl(x, d)`, `const(like,
+    c)` (traced uint32, or Python integers)."""
+    ks = (k1, k2, xor(xor(k1, k2), const(k1, 0x1BD11BDA)))
+    x1, x2 = add(x1, ks[0]), add(x2, ks[1])
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
-            x1 = lax.add(x1, x2)
-            x2 = lax.bitwise_xor(x1, _rotl(x2, r))
-        x1 = lax.add(x1, ks[(i + 1) % 3])
-        x2 = lax.add(lax.add(x2, ks[(i + 2) % 3]), lax.full_like(x2, i + 1))
+            x1 = add(x1, x2)
+            x2 = xor(x1, rotl(x2, r))
+        x1 = add(x1, ks[(i + 1) % 3])
+        x2 = add(add(x2, ks[(i + 2) % 3]), const(x2, i + 1))
     return x1, x2
+
+
+def threefry2x32(k1, k2, x1, x2) -> tuple:
+    """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2): uint32 of one shape."""
+    return _threefry(k1, k2, x1, x2, lax.add, lax.bitwise_xor, _rotl, lax.full_like)
+
+
+_M32 = 0xFFFFFFFF
+
+
+def _rotl_int(x: int, d: int) -> int:
+    x &= _M32
+    return ((x << d) & _M32) | (x >> (32 - d))
+
+
+def threefry2x32_ints(k1: int, k2: int, x1: int, x2: int) -> tuple[int, int]:
+    """`threefry2x32` of one counter in Python's integers: exact, the same words. Sums and xors keep the bits above
+    32 that they carry (their low 32 bits depend on their operands' low 32 bits only); each rotation and the result
+    take the low 32."""
+    x1, x2 = _threefry(k1, k2, x1, x2, operator.add, operator.xor, _rotl_int, lambda _, c: c)
+    return x1 & _M32, x2 & _M32
 
 
 def pair(data) -> tuple:
