@@ -323,8 +323,8 @@ def key_impl(keys) -> str:
 
 # An eager split or fold_in of one concrete key hashes its few counters with Python's integers
 # (`_prng.threefry2x32_ints`: uint32 arithmetic, the kernel's words exactly): no kernel to compile (its first call
-# took ~1 s), and a warm call as fast as the kernel's for up to this many keys (~10 us a key; docs/log.md, 2026-12-03).
-# More keys take the kernel.
+# took ~1 s), and a warm call as fast as the kernel's for up to this many keys (docs/log.md, 2026-12-03). More keys
+# take the kernel.
 HOST_KEYS = 4
 
 
