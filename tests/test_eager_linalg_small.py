@@ -231,6 +231,21 @@ def test_eigh_eager_bits_are_jits_and_lapacks(dtype, shape, request, monkeypatch
             assert _err(vecs @ (vals[..., None] * np.swapaxes(vecs, -1, -2)), w) < _tol(dtype)
 
 
+def test_eigh_eager_keeps_subnormal_eigenvector_entries_as_jit_does():
+    """A tridiagonal matrix with spread diagonal (float32) has localized eigenvectors whose far entries are
+    subnormal: LAPACK makes them on the host either way, and the jitted module passes them through unflushed; the
+    eager call (no module) gives the same bits, and the decomposition rebuilds the matrix (float64 NumPy)."""
+    n = 24
+    a = (np.diag(np.arange(n) * 40.0) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)).astype(np.float32)
+    got, jitted = snp.linalg.eigh(a), stagec.jit(snp.linalg.eigh)(a)
+    vecs = np.asarray(got[1])
+    assert ((np.abs(vecs) < np.finfo(np.float32).smallest_normal) & (vecs != 0)).any()  # (the edge is reached)
+    assert [_bits(g) for g in got] == [_bits(j) for j in jitted]
+    vals, vecs = (np.asarray(x, np.float64) for x in got)
+    assert _err(vecs @ (vals[:, None] * vecs.T), a.astype(np.float64)) < _tol(np.float32)
+    assert _err(vals, np.linalg.eigvalsh(a.astype(np.float64))) < _tol(np.float32)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 6, 4)])
 def test_qr_eager_bits_are_jits_and_lapacks(dtype, shape, request):
