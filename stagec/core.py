@@ -424,6 +424,11 @@ HOST_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.in
                                               np.complex128))
 
 
+class NoHostValue(Exception):
+    """Raised by a NumPy rule that cannot give its kernel's bits for these values (an integer division by zero in a
+    `cond`'s branch): the eager caller takes the kernel instead."""
+
+
 def set_eager_impl(fn: Callable, planner: Callable | None = None) -> None:
     """Register how a primitive runs outside any trace: `fn(prim, args, params) -> outputs`, its abstract
     evaluation (which checks the operands) and its `impl` rule included; and `planner(prim, avals, params)`, the

@@ -38,11 +38,11 @@ from .backend import TASK_THRESHOLD, Backend, KnownRuntimeBug, get_backend, keep
 from .dispatch import PendingArguments
 from .compiler.processes import abandon_compiles, block_sigint
 from .config import SettingsCache, config
-from .core import (Const, Eqn, Graph, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
+from .core import (Const, Eqn, Graph, NoHostValue, Primitive, ShapedArray, Var, aval_of, set_eager_impl,
                    to_numpy_constant)
 from .errors import CompileError
 from .lowering import DYNAMIC, i64s, lower_function, lower_graph, mlir, tensor_type
-from .primitives import bits, elementwise, gather_p, reductions, structural
+from .primitives import bits, control_flow, elementwise, gather_p, reductions, structural
 from .primitives.dot import dot_general_p
 from .stages import Lowered, build_once, compile_cached, find_cached
 
@@ -64,6 +64,7 @@ _forms: dict[tuple, tuple | None] = {}  # shape-specific key -> its polymorphic 
 _UNSEEN = object()
 _STATIC = "static"  # cached for a polymorphic key whose module could not be built: compile per shape
 _HOST = "host"  # `_obtain`: compute with the NumPy rule, the kernel compiles on a thread
+_QUEUE = "queue"  # `_obtain`: compute with the NumPy rule, then queue the kernel's compile
 try:  # NumPy's floating-point error state (`np.errstate`), set directly
     from numpy._core._ufunc_config import _extobj_contextvar as _errors, _make_extobj
     _quiet = _make_extobj(all="ignore")
@@ -178,20 +179,39 @@ def _dispatch(prim: Primitive, args, avals, params: dict, out_avals, backend: Ba
             _forms[key] = form
         if form is not None:
             pkey, pavals, pparams = form
-            kernel = _obtain(pkey, lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend,
-                                                                      compile), prim, args, avals, params, out_avals,
-                             backend)
-            if kernel is _HOST:
-                return _on_host(prim, args, avals, params, out_avals, backend)
+            build = lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend, compile)
+            kernel = _obtain(pkey, build, prim, args, avals, params, out_avals, backend)
+            if kernel is _HOST or kernel is _QUEUE:
+                outs = _host_call(kernel, pkey, build, prim, args, avals, params, out_avals, backend)
+                if outs is not None:
+                    return outs
+                kernel = _get(pkey, lambda: build(True))
             if kernel is not _STATIC:
                 found[:] = [(pkey, kernel, True)]
                 return kernel(args, avals, out_avals)
-    kernel = _obtain(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile), prim, args,
-                     avals, params, out_avals, backend)
-    if kernel is _HOST:
-        return _on_host(prim, args, avals, params, out_avals, backend)
+    build = lambda compile: _static(prim, avals, params, out_avals, backend, compile)
+    kernel = _obtain(key, build, prim, args, avals, params, out_avals, backend)
+    if kernel is _HOST or kernel is _QUEUE:
+        outs = _host_call(kernel, key, build, prim, args, avals, params, out_avals, backend)
+        if outs is not None:
+            return outs
+        kernel = _get(key, lambda: build(True))
     found[:] = [(key, kernel, False)]
     return kernel(args)
+
+
+def _host_call(how, key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict,
+               out_avals, backend: Backend) -> list | None:
+    """`_on_host`, then, for `_QUEUE`, the kernel queued to compile on the thread (after: the rule's computation
+    does not share the interpreter with the compile's Python passes); None where the rule gives way to the kernel
+    (`NoHostValue`: the caller waits for it)."""
+    try:
+        outs = _on_host(prim, args, avals, params, out_avals, backend)
+    except NoHostValue:
+        return None
+    if how is _QUEUE:
+        _later.submit(key, lambda: _get(key, lambda: build(True)))
+    return outs
 
 
 def _work(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray]) -> int:
@@ -234,7 +254,8 @@ EXACT: dict[Primitive, str] = {
     **{p: "biufc" for p in (elementwise.select_p, structural.broadcast_in_dim_p, structural.reshape_p,
                             structural.transpose_p, structural.slice_p, structural.dynamic_slice_p,
                             structural.dynamic_update_slice_p, structural.rev_p, structural.iota_p,
-                            structural.concatenate_p, structural.pad_p, gather_p)},
+                            structural.concatenate_p, structural.pad_p, gather_p,
+                            structural.optimization_barrier_p)},
     reductions.sort_p: "biu",  # (floats: the CPU kernel's bits, float64 keys' subnormals tying zero; a GPU's may not)
     # Bits read as they are (a bitcast moves them; is_finite's answer is the same where a kernel flushes a subnormal
     # to zero), leading zeros and set bits counted: frexp's graph is then one fused module (20 -> ~7 us on 4x4)
@@ -271,10 +292,29 @@ def _always_host(prim: Primitive, avals, params: dict, out_avals, backend: Backe
 HOST_HEAP_WORK = 1 << 16
 
 
-def exact(prim: Primitive, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> bool:
-    """Whether `prim`'s NumPy rule gives its kernel's bits on these dtypes (`EXACT`)."""
+def exact(prim: Primitive, avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+          params: dict | None = None) -> bool:
+    """Whether `prim`'s NumPy rule gives its kernel's bits on these dtypes (`EXACT`); a `cond` (given its `params`)
+    where every equation of its branches does (`_exact_graph`)."""
     kinds = EXACT.get(prim)
-    return kinds is not None and all(np.dtype(a.dtype).kind in kinds for a in (*avals, *out_avals))
+    if kinds is None:
+        return prim is control_flow.cond_p and params is not None and all(map(_exact_graph, params["branches"]))
+    return all(np.dtype(a.dtype).kind in kinds for a in (*avals, *out_avals))
+
+
+def _exact_graph(graph: Graph) -> bool:
+    """Whether each equation's NumPy rule gives its kernel's bits, integer division and remainder included (the
+    `cond`'s rule computes them where defined and gives way to the kernel elsewhere); kept on the graph."""
+    ok = graph.__dict__.get("_exact")
+    if ok is None:
+        ok = graph._exact = all(
+            exact(e.prim, ins, outs, e.params) or (e.prim in _INT_DIVISION and all(
+                np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs)))
+            for e in graph.eqns for ins, outs in [([x.aval for x in e.inputs], [o.aval for o in e.outputs])])
+    return ok
+
+
+_INT_DIVISION = frozenset([elementwise.div_p, elementwise.rem_p])
 
 
 def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict, out_avals,
@@ -283,12 +323,12 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
     with the primitive's NumPy rule. With `config.eager_tiering` "exact", an operation whose rule may differ from
     its kernel (not `exact`) computes with its rule on every call on the CPU below `HOST_MAX_ELEMENTS`, and with
     its kernel (waiting for it) from there and elsewhere: decided by operation, dtypes and shape, never by timing;
-    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache queues it to compile on a
-    thread (`_later`) and computes with its rule meanwhile. Not on arguments still being computed: the kernel's
+    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache computes with its rule and
+    queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller queues it (`_host_call`). Not on arguments still being computed: the kernel's
     call is enqueued behind them, the host would wait for them."""
     mode = config.eager_tiering
     if mode != "never" and prim.hosts(avals, params, out_avals):
-        if mode == "exact" and not exact(prim, avals, out_avals):
+        if mode == "exact" and not exact(prim, avals, out_avals, params):
             if _always_host(prim, avals, params, out_avals, backend):
                 return _HOST
         elif key not in _cache and key not in _later.failed and not any(pending(x) for x in args):
@@ -297,8 +337,8 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
             kernel = _get(key, lambda: build(False))
             if kernel is not None:
                 return kernel
-            if _later.submit(key, lambda: _get(key, lambda: build(True))):
-                return _HOST
+            if _later.room():
+                return _QUEUE
     return _get(key, lambda: build(True))
 
 
@@ -336,6 +376,10 @@ class _Later:
                         atexit.register(self.close)
             self._cond.notify_all()
         return True
+
+    def room(self) -> bool:
+        """Whether `submit` would queue a new key now."""
+        return not self._closing and len(self.queued) < self.MAX
 
     def _work(self) -> None:
         block_sigint()

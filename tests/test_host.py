@@ -282,6 +282,33 @@ def test_eager_host_then_kernel(host_tiers, dtype, shape):
     same_bits(first, second, f"{np.dtype(dtype).name}{list(shape)}")
 
 
+def test_eager_cond_of_integer_steps_on_the_host_but_undefined_quotients(monkeypatch):
+    """An eager `switch` whose branches are integer steps computes by their NumPy rules while its kernel compiles;
+    where a divisor is 0 (or MIN / -1) the rule gives way to the kernel, which answers as XLA defines it (x / 0 =
+    -1, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0). Default tiering."""
+    from stagec.primitives import control_flow
+    rules = []
+    host = control_flow.cond_p.host
+    monkeypatch.setattr(control_flow.cond_p, "host", lambda *a, **k: rules.append(1) or host(*a, **k))
+    lo = np.iinfo(np.int32).min
+    x = np.array([7, -7, 5, lo, 9], np.int32)
+    f = lambda i, y: stagec.lax.switch(i, [lambda a, b: (stagec.lax.rem(a, b), stagec.lax.div(a, b)),
+                                           lambda a, b: (a + b, a * b)], stagec.device_put(x), stagec.device_put(y))
+    with _fresh_cache():
+        y = np.array([3, 2, -4, 5, 1], np.int32)
+        got = [np.asarray(v) for v in f(0, y)]
+        assert rules == [1]  # computed by the rules, no wait for a compile
+        np.testing.assert_array_equal(got[0], np.fmod(x, y))
+        np.testing.assert_array_equal(got[1], np.trunc(x / y.astype(np.float64)).astype(np.int32))
+        np.testing.assert_array_equal(np.asarray(f(1, y)[1]), x * y)
+        eager.clear_cache()
+        y = np.array([0, 2, 0, -1, 1], np.int32)
+        rem, div = (np.asarray(v) for v in f(0, y))
+        assert rules == [1, 1, 1]  # (tried, then the kernel)
+        np.testing.assert_array_equal(rem, [7, -1, 5, 0, 0])
+        np.testing.assert_array_equal(div, [-1, -3, -1, lo, 9])
+
+
 class _fresh_cache:
     """No kernel loaded in this process nor stored on disk while inside: eager calls meet new keys."""
 

@@ -282,6 +282,31 @@ def test_eager_split_and_fold_in_hash_on_the_host_with_the_kernels_words(monkeyp
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("name", ["randint_bounds", "x64_randint", "permutation_independent", "bits_u8", "split"])
+def test_eager_integer_kernel_first_computes_on_the_host(name, monkeypatch):
+    # A sampler whose kernel is integer arithmetic, data movement and sorts (each NumPy rule gives its kernel's
+    # bits) runs on the host by those rules while its kernel compiles (an empty cache: no wait for a compile), then
+    # as the kernel: JAX's stored values both times
+    from stagec import eager
+    from stagec.primitives import control_flow
+    rules = []
+    host = control_flow.cond_p.host
+    monkeypatch.setattr(control_flow.cond_p, "host", lambda *a, **k: rules.append(1) or host(*a, **k))
+    old = stagec.config.persistent_cache
+    stagec.config.update("persistent_cache", False)
+    eager.clear_cache()
+    try:
+        with _x64(name.startswith("x64_")):
+            call, want = CASES[name][0], VECTORS["cases"][name]["sha256"]
+            digest = lambda: hashlib.sha256(bit_view(np.asarray(call(sr, sr.PRNGKey(SEED)))).ravel().tobytes()).hexdigest()
+            assert digest() == want and rules == [1]
+            assert stagec.wait_for_compiles(300)
+            assert digest() == want and rules == [1]  # (the kernel's call)
+    finally:
+        stagec.config.update("persistent_cache", old)
+        eager.clear_cache()
+
+
 def test_jit_matches_eager():
     """Keys as jit arguments (legacy and typed), as constants and made from a traced seed; a loop (poisson)
     and a sort of a constant (permutation of a NumPy array) under jit. One module for all."""

@@ -7,12 +7,14 @@ extra operands after the regular ones. The user functions (`cond`, `while_loop`,
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import lowering as L
-from ..core import Const, Graph, Literal, Primitive, ShapedArray, aval_of, eval_graph, trace_subgraph
+from ..core import Const, Graph, Literal, NoHostValue, Primitive, ShapedArray, aval_of, eval_graph, trace_subgraph
 from ._ad import zeros
-from .elementwise import add, add_p, lt, sub
+from .elementwise import add, add_p, defined_int_div, defined_int_rem, div_p, lt, rem_p, sub
 from .structural import concatenate, dynamic_slice, dynamic_update_slice, reshape
 
 
@@ -57,6 +59,78 @@ def _cond_stepwise(index, *rest, branches, n_ops):
     """The branch `index` picks (clamped, as `stablehlo.case`), its equations bound again."""
     k = min(max(int(np.asarray(index)), 0), len(branches) - 1)
     return eval_graph(branches[k], list(rest[:n_ops]) + _split_caps(branches, n_ops, list(rest[n_ops:]))[k])
+
+
+# ---------------------------------------------------------------- NumPy rule (`Primitive.def_host`)
+# A `cond` whose branches are equations with NumPy rules runs on the host by them: the eager layer takes this rule
+# only where each of them gives its kernel's bits (`eager.exact`: an eager sampler's integer hash, `randint`,
+# `permutation`), while the `cond`'s module compiles on a thread. Integer division and remainder have no NumPy rule
+# (their kernels' edge cases are their own): here they are computed where every quotient is defined, and the rule
+# raises `NoHostValue` elsewhere (the caller takes the kernel).
+_DEFINED = {div_p: defined_int_div, rem_p: defined_int_rem}
+
+
+def _eqn_hosts(e) -> bool:
+    ins, outs = [x.aval for x in e.inputs], [o.aval for o in e.outputs]
+    if e.prim in _DEFINED and all(np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs)):
+        return True
+    return e.prim.hosts(ins, e.params, outs)
+
+
+# A branch with a value of more elements computes no rule: the compile takes less time (uint32 `bits` of 2^20 values,
+# ~100 NumPy operations, 0.2 s; randint's 0.4 s; one compile ~1 s).
+HOST_GRAPH_ELEMENTS = 1 << 18
+
+
+def _cond_hosts(avals, params) -> bool:
+    """Whether every equation of every branch has a NumPy rule for its operands, none of more than
+    `HOST_GRAPH_ELEMENTS` elements (kept on the graph)."""
+    ok = True
+    for g in params["branches"]:
+        h = g.__dict__.get("_hosts")
+        if h is None:
+            h = g._hosts = all(_eqn_hosts(e) and all(math.prod(o.aval.shape) <= HOST_GRAPH_ELEMENTS for o in e.outputs)
+                               for e in g.eqns)
+        ok = ok and h
+    return ok
+
+
+def _host_graph(graph: Graph, xs: list) -> list:
+    """`graph` on NumPy values, each equation by its NumPy rule (`_cond_hosts` said it has one); a value is dropped
+    after its last use (a hash's ~500 intermediates)."""
+    env = {v.id: x for v, x in zip(graph.in_vars, xs)}
+    read = lambda x: x.value if type(x) is Literal else env[x.id]
+    dead = graph.__dict__.get("_dead")
+    if dead is None:
+        last = {x.id: i for i, e in enumerate(graph.eqns) for x in e.inputs if type(x) is not Literal}
+        for o in graph.outs:
+            last.pop(getattr(o, "id", None), None)
+        dead = graph._dead = [[] for _ in graph.eqns]
+        for v, i in last.items():
+            dead[i].append(v)
+    for e, gone in zip(graph.eqns, dead):
+        ins = [read(x) for x in e.inputs]
+        for v in gone:
+            del env[v]
+        defined = _DEFINED.get(e.prim)
+        if defined is not None and ins[0].dtype.kind in "iu":
+            got = defined(*ins)
+            if got is None:
+                raise NoHostValue(f"{e.prim.name} of {ins[0].dtype} by zero (or MIN by -1)")
+        else:
+            got = e.prim.host(*ins, **e.params)
+        for v, o in zip(e.outputs, got if e.prim.multiple_results else (got,)):
+            env[v.id] = np.asarray(o, v.aval.dtype)
+    return [read(o) for o in graph.outs]
+
+
+def _cond_host(index, *rest, branches, n_ops):
+    k = min(max(int(index), 0), len(branches) - 1)
+    return _host_graph(branches[k], list(rest[:n_ops]) + _split_caps(branches, n_ops, list(rest[n_ops:]))[k])
+
+
+# (`max_work` 1: never the rule on every call, as a cheap operation's; only while the module compiles)
+cond_p.def_host(_cond_host, _cond_hosts, max_work=1)
 
 
 def _split_caps(graphs, n_ops, caps) -> list[list]:
