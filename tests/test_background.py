@@ -117,6 +117,7 @@ def _gone(tag: str, timeout: float = 10) -> bool:
 
 
 @pytest.mark.cpu_only  # (jit's quick tier: the compile in flight on the pool: the CPU backend's)
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_a_script_exits_at_once_with_a_compile_in_flight(tmp_path):
     """The background compile never ends (a fake compiler): the script's exit abandons it, ending the compiler."""
     tag = f"exit-{os.getpid()}"
@@ -136,6 +137,7 @@ def _default_sigint() -> None:
 
 
 @pytest.mark.parametrize("mode", ["default", pytest.param("auto", marks=pytest.mark.cpu_only)])  # (the quick tier)
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
     """SIGINT while the compile runs (in the caller by default, on the pool with "auto"), five times: the
     process ends by KeyboardInterrupt, never by an abort, and no compiler is left running."""
@@ -169,6 +171,7 @@ def test_ctrl_c_with_a_compile_in_flight_exits_cleanly(tmp_path, mode):
 
 
 @pytest.mark.cpu_only  # (jit's quick tier answers each new signature: the CPU backend's)
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_sixty_new_signatures_are_bounded(tmp_path):
     """60 new signatures in a row with opt-in tiering: the quick tier answers each, and at most the pool's
     workers (sized to the cores) run a compiler at once."""
@@ -234,6 +237,7 @@ def test_a_failed_background_compile_is_retried(monkeypatch):
     assert len(calls) == 2 and not isinstance(next(iter(f._cache.values())), quick.Tiered)
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_fork_child_gets_a_clear_error_not_a_hang(tmp_path):
     """A child forked after the multi-threaded driver ran (3M floats) calling the warm jitted function: a clear
     error at its first call, never a hang."""

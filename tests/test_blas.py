@@ -292,6 +292,7 @@ def test_saved_artifact_calls_blas_when_loaded(tmp_path, offload_all):
     _check(loaded(a, b), np.tanh(a.astype(np.float64) @ b))
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_without_the_buffer_cache():
     """CPU devices made without IREE's caching allocator (`STAGEC_CPU_BUFFER_CACHE_MB=0`) run the same modules."""
     code = ("import numpy as np, stagec\n"

@@ -257,6 +257,7 @@ def run_program(cdir, **env) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=e, timeout=180)
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_warm_process_loads_without_the_compiler_and_honours_globals(cdir):
     cold = run_program(cdir)
     assert cold.returncode == 0, cold.stderr
@@ -268,6 +269,7 @@ def test_warm_process_loads_without_the_compiler_and_honours_globals(cdir):
     assert changed.returncode != 0 and "the IREE compiler was invoked" in changed.stderr
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_two_processes_compiling_one_key_leave_one_good_entry(cdir, tmp_path):
     os.makedirs(cdir)
     env = {**os.environ, "STAGEC_CACHE_DIR": str(cdir), "BARRIER": str(tmp_path / "ready"),
@@ -404,6 +406,7 @@ SPEC_PROGRAM = textwrap.dedent("""
 """)
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_a_module_with_a_tuning_spec_hits_the_cache_in_the_next_process(cdir):
     # Each process writes the spec it composes into a folder of its own: the key names the file, not the folder.
     runs = [subprocess.run([sys.executable, "-c", SPEC_PROGRAM], capture_output=True, text=True, timeout=180,

@@ -128,6 +128,7 @@ def test_flags_the_library_refuses_compile_by_the_cli():
     assert any("--split-input-file" in flags for flags in processes._unservable)
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_no_compiler_outlives_its_program(tmp_path):
     """A script compiles and exits with its compiler waiting: the compiler ends with it."""
     script = textwrap.dedent("""

@@ -159,6 +159,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_cold_and_warm_cache_processes_give_the_same_bits(tmp_path):
     """A process on an empty cache, then one that finds every module on disk: the same bits, and this process's."""
     env = dict(_default_env(), STAGEC_CACHE_DIR=str(tmp_path / "cache"))

@@ -695,6 +695,7 @@ _EXIT_SCRIPT = """if 1:
 """
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_a_vulkan_process_lets_go_of_its_device_at_exit():
     """NVIDIA's Vulkan driver segfaulted every process that still held its device at exit (exit 139 after the last
     line, `backend.NVIDIA_VULKAN_EXIT`): there, at exit, a process drops its arrays' buffers, modules and handles,

@@ -155,6 +155,7 @@ np.save(sys.argv[1], got)
 """
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_first_compile_skips_linalg_python_dsl(tmp_path):
     """A process's first compile of a module with generics (the passes wrap them) does not import linalg's Python
     module (its named-op DSL: ~80 ms, `passes.irutil._defer_dialect_modules`); importing it afterwards still gives

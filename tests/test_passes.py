@@ -111,6 +111,7 @@ def test_registered_passes_are_described():
     assert all(f" {n} " in passes.describe() for n in REGISTRY)
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_env_selects_pipeline():
     code = "import stagec, stagec.numpy as snp; print(float(stagec.jit(lambda x: snp.log(snp.exp(x)))(100.)))"
     env = dict(os.environ, STAGEC_PASSES="none")

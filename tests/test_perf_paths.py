@@ -58,6 +58,7 @@ def test_cpu_flags_name_the_optimization_level():
 
 
 @pytest.mark.cpu_only  # (local-task's worker count)
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_fewer_cpu_workers_same_results():
     # STAGEC_CPU_THREADS sets the local-task worker count (read when the driver starts: a fresh process); with
     # one, a problem large enough for local-task runs on local-sync (the calling thread: one worker is no faster,

@@ -188,6 +188,7 @@ def test_key_file_is_private_and_made_once(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- special files, temp files
 
 
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_a_fifo_at_a_cache_entry_path_does_not_hang(tmp_path):
     r = run_py(f"""
         import os, warnings, numpy as np, stagec
@@ -362,6 +363,7 @@ def test_device_put_of_a_deleted_array_raises():
 
 
 @pytest.mark.parametrize("mode", ["artifact", "cache"])
+@pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_fuzzed_artifacts_and_cache_entries_raise_or_recompute(tmp_path, mode):
     """Truncations, bit flips, bit flips with the checksum recomputed (without the key), lying metadata: in a
     subprocess, so that a crash or hang fails the test. STAGEC_FUZZ_CASES=1000 for a longer run."""
