@@ -323,9 +323,9 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
     with the primitive's NumPy rule. With `config.eager_tiering` "exact", an operation whose rule may differ from
     its kernel (not `exact`) computes with its rule on every call on the CPU below `HOST_MAX_ELEMENTS`, and with
     its kernel (waiting for it) from there and elsewhere: decided by operation, dtypes and shape, never by timing;
-    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache computes with its rule and
-    queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller queues it (`_host_call`). Not on arguments still being computed: the kernel's
-    call is enqueued behind them, the host would wait for them."""
+    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache computes with its rule, then
+    queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller does both (`_host_call`). Not on
+    arguments still being computed: the kernel's call is enqueued behind them, the host would wait for them."""
     mode = config.eager_tiering
     if mode != "never" and prim.hosts(avals, params, out_avals):
         if mode == "exact" and not exact(prim, avals, out_avals, params):

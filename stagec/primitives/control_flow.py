@@ -77,8 +77,8 @@ def _eqn_hosts(e) -> bool:
     return e.prim.hosts(ins, e.params, outs)
 
 
-# A branch with a value of more elements computes no rule: the compile takes less time (uint32 `bits` of 2^20 values,
-# ~100 NumPy operations, 0.2 s; randint's 0.4 s; one compile ~1 s).
+# A branch with a value of more elements computes no rule: its steps would take about as long as the compile
+# (docs/log.md, 2026-12-03, fifty-first session).
 HOST_GRAPH_ELEMENTS = 1 << 18
 
 
