@@ -282,11 +282,12 @@ def test_eager_split_and_fold_in_hash_on_the_host_with_the_kernels_words(monkeyp
             np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("name", ["randint_bounds", "x64_randint", "permutation_independent", "bits_u8", "split"])
+@pytest.mark.parametrize("name", ["randint_bounds", "x64_randint", "permutation_independent", "bits_u8", "split",
+                                  "uniform", "x64_uniform"])
 def test_eager_integer_kernel_first_computes_on_the_host(name, monkeypatch):
     # A sampler whose kernel is integer arithmetic, data movement and sorts (each NumPy rule gives its kernel's
-    # bits) runs on the host by those rules while its kernel compiles (an empty cache: no wait for a compile), then
-    # as the kernel: JAX's stored values both times
+    # bits; uniform's default bounds: the floats' bits made by integer steps) runs on the host by those rules while
+    # its kernel compiles (an empty cache: no wait for a compile), then as the kernel: JAX's stored values both times
     from stagec import eager
     from stagec.primitives import control_flow
     rules = []

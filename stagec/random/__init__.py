@@ -389,12 +389,30 @@ def bits(key, shape: Sequence[int] = (), dtype=None):
 # ---------------------------------------------------------------- uniform, normal and what derives from them
 
 
-def _uniform(key, shape: tuple, dtype, minval=0.0, maxval=1.0):
+def _uniform(key, shape: tuple, dtype, minval=0.0, maxval=1.0, unit: bool = False):
     """Uniform floats in [minval, maxval) of shape (*B, *shape) for a key pair of batch shape B, as JAX's
     `_uniform`: random mantissa bits under exponent 0 give [1, 2), minus 1. (JAX bitcasts; m * 2**-nmant is
-    the same number, exactly, so no bitcast primitive is needed.)"""
+    the same number, exactly, so no bitcast primitive is needed.) `unit`: the bounds are 0 and 1 (`_unit_floats`)."""
     return _uniform_of(lambda nbits: _prng.random_bits(key, nbits, shape), aval_of(key[0]).shape + shape, dtype,
-                       minval, maxval)
+                       minval, maxval, unit)
+
+
+_IEEE_FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))  # (NumPy rules: not float16)
+
+
+def _unit_floats(mant, nmant: int, dtype):
+    """mant * 2**-nmant (mant < 2**nmant, unsigned) as `dtype`, its bits made by integer operations: the exponent
+    from the leading zeros, the fraction shifted under it. The draw in [0, 1) exactly, as `floats * (1 - 0) + 0`
+    makes it, with no float step: an eager kernel's integer steps give their NumPy rules' bits, so the draw runs
+    by those while its kernel compiles (`eager.exact`)."""
+    ut = aval_of(mant).dtype
+    full = lambda v: lax.full_like(mant, v)
+    top = lax.sub(full(8 * ut.itemsize - 1), lax.clz(mant))  # floor(log2(mant)) (mant 0: selected away below)
+    bias = int(dtypes.finfo(dtype).maxexp) - 1
+    exp = lax.shift_left(lax.add(top, full(bias - nmant)), full(nmant))
+    frac = lax.bitwise_and(lax.shift_left(mant, lax.sub(full(nmant), top)), full((1 << nmant) - 1))
+    out = lax.select(lax.eq(mant, full(0)), full(0), lax.bitwise_or(exp, frac))
+    return lax.bitcast_convert_type(out, dtype)
 
 
 def _round_bf16(x):
@@ -405,8 +423,9 @@ def _round_bf16(x):
     return lax.bitcast_convert_type(lax.bitwise_and(u, lax.full_like(u, 0xFFFF0000)), np.float32)
 
 
-def _uniform_of(bits: Callable, full: tuple, dtype, minval=0.0, maxval=1.0):
-    """`_uniform` of the random integers `bits(width)` gives (of shape `full`)."""
+def _uniform_of(bits: Callable, full: tuple, dtype, minval=0.0, maxval=1.0, unit: bool = False):
+    """`_uniform` of the random integers `bits(width)` gives (of shape `full`); `unit`: the bounds are 0 and 1, and
+    an eager kernel makes the floats by integer operations (`_unit_floats`)."""
     minval = snp.broadcast_to(lax._convert_element_type(minval, dtype), full)
     maxval = snp.broadcast_to(lax._convert_element_type(maxval, dtype), full)
     info = dtypes.finfo(dtype)
@@ -433,6 +452,8 @@ def _uniform_of(bits: Callable, full: tuple, dtype, minval=0.0, maxval=1.0):
     if rng_bits != nbits:
         raw = lax._convert_element_type(raw, _prng.UINT[nbits])
     mant = lax.shift_right_logical(raw, lax.full_like(raw, rng_bits - nmant))
+    if unit and getattr(_KERNEL, "active", False) and np.dtype(dtype) in _IEEE_FLOATS:
+        return _unit_floats(mant, nmant, dtype)
     floats = lax._convert_element_type(mant, dtype)
     floats = lax.mul(floats, lax.full_like(floats, 2.0 ** -nmant))
     return lax.max(minval, lax.add(lax.mul(floats, lax.sub(maxval, minval)), minval))
@@ -448,7 +469,15 @@ def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0):
         vs = _shape_of(v)
         if len(vs) > len(shape) or any(a not in (1, b) for a, b in zip(vs[::-1], shape[::-1])):
             raise TypeError(f"uniform: {arg} of shape {_shape_of(v)} does not broadcast to shape {shape}")
+    if _unit_bounds(minval, maxval):
+        return _sample_flat(lambda k, s: _uniform(k, s, dt, unit=True), kd, shape)
     return _sample_flat(lambda k, s, lo, hi: _uniform(k, s, dt, lo, hi), kd, shape, minval, maxval)
+
+
+def _unit_bounds(minval, maxval) -> bool:
+    """Whether the bounds are Python's 0 and 1 (the defaults): the draw needs no float step (`_unit_floats`)."""
+    return type(minval) in (int, float) and type(maxval) in (int, float) and minval == 0 and maxval == 1 and \
+        math.copysign(1.0, minval) == 1.0
 
 
 def _normal_real(key, shape: tuple, dtype):
