@@ -431,6 +431,14 @@ class _Lapack:
             getrf(*f)
             out[i] = _det_of(work[i].diagonal(), np.count_nonzero(ipiv[i] != ident))
 
+    def slogdet(self, a: np.ndarray, sign: np.ndarray, logdet: np.ndarray) -> None:
+        """(sign, log|det A|) for each matrix into `sign` and `logdet` (b,): getrf, then `_slogdet_of`."""
+        np.copyto(self.a, a.transpose(0, 2, 1))
+        getrf, work, ipiv, ident = self.getrf, self.a, self.ipiv, self.ident
+        for i, f in enumerate(self.args):
+            getrf(*f)
+            sign[i], logdet[i] = _slogdet_of(work[i].diagonal(), np.count_nonzero(ipiv[i] != ident))
+
     def solve(self, y: np.ndarray, out: np.ndarray, lu: np.ndarray | None = None) -> None:
         """`out` = U^-1 L^-1 `y` (rows in pivot order), from `lu` (else the factors `lu` left in `self.a`)."""
         if lu is not None:
@@ -460,6 +468,22 @@ def _det_of(diag: np.ndarray, swaps: int):
     with np.errstate(all="ignore"):
         prod = np.multiply.accumulate(diag)[-1] if len(diag) else diag.dtype.type(1)
     return prod * _SIGNS[diag.dtype][swaps & 1]
+
+
+def _slogdet_of(diag: np.ndarray, swaps: int) -> tuple:
+    """(sign, log|det|) from U's diagonal `diag` (n > 0) and the row swaps, as `linalg._lu_slogdet`'s loop form: the
+    pivots' phases (-1 or 1; z / |z| complex, 1 at 0) multiplied in order and signed by the swaps, 0 where a pivot is
+    0; their log-magnitudes summed in order (sequential `accumulate`s: the bits do not depend on a grouping)."""
+    with np.errstate(all="ignore"):
+        ad = np.abs(diag)
+        if diag.dtype.kind == "c":
+            zero = ad == 0
+            phase = np.where(zero, diag.dtype.type(1), diag / np.where(zero, ad.dtype.type(1), ad))
+        else:
+            phase = np.where(diag < 0, diag.dtype.type(-1), diag.dtype.type(1))
+        sign = np.multiply.accumulate(phase)[-1] * _SIGNS[diag.dtype][swaps & 1]
+        logdet = np.add.accumulate(np.log(ad))[-1]
+    return (diag.dtype.type(0) if ad.min() == 0 else sign), logdet
 
 
 _SIGNS = {np.dtype(t): (np.dtype(t).type(1), np.dtype(t).type(-1))
@@ -515,6 +539,21 @@ def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> Non
         return
     with _one_thread:
         p.lu_solve(a, b, out)
+
+
+def lapack_slogdet(a: np.ndarray, sign: np.ndarray, logdet: np.ndarray) -> None:
+    """(sign, log|det A|) of each (b, n, n) matrix of `a` into `sign` (b,) and `logdet` (b,) (its real dtype):
+    `lapack_lu`'s factors (getrf), then `_slogdet_of`; a zero pivot gives (0, -inf)."""
+    nb, n = a.shape[0], a.shape[-1]
+    p = _plan(a.dtype, nb, n, 1)
+    if p is None:
+        lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
+        _numpy_lu(a, lu, perm, swaps)
+        for i in range(nb):
+            sign[i], logdet[i] = _slogdet_of(lu[i].diagonal(), int(swaps[i]))
+        return
+    with _one_thread:
+        p.slogdet(a, sign, logdet)
 
 
 def lapack_det(a: np.ndarray, out: np.ndarray) -> None:
@@ -788,7 +827,7 @@ def _lapack_module(dev):
     """The Python VM module (`LAPACK_MODULE`) answering `linalg`'s named LU functions (`host-lapack`), every leading
     dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
-    (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)`
+    (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `slogdet_<k>(a) -> (sign, logdet)` (`lapack_slogdet`), `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)`
     (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`), `gesdd_<k>(a) -> (u, s, vh)`, `gesdd_full_<k>`
     and `gesdd_vals_<k>(a) -> s` (`lapack_svd`), `geqrf_<k>(a) -> (q, r)`, `geqrf_complete_<k>` and `geqrf_r_<k>(a)
     -> r` (`lapack_qr`)."""
@@ -845,6 +884,14 @@ def _lapack_module(dev):
         lapack_det(a.reshape(-1, n, n), out.reshape(-1))
         return out_ref
 
+    def slogdet(_self, a_ref):
+        a, shape, et, n = view(a_ref)
+        rdt = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+        sign, sign_ref = result(shape[:-2], a.dtype, et)
+        logdet, logdet_ref = result(shape[:-2], rdt, int(_element_type(rdt)))
+        lapack_slogdet(a.reshape(-1, n, n), sign.reshape(-1), logdet.reshape(-1))
+        return sign_ref, logdet_ref
+
     def potrf(_self, a_ref, fn=lapack_cholesky):
         a, shape, et, n = view(a_ref)
         out, out_ref = result(shape, a.dtype, et)
@@ -890,6 +937,7 @@ def _lapack_module(dev):
         iface.export(f"potrf_{i}", "0r_r", potrf)
         iface.export(f"potrf_sym_{i}", "0r_r", lambda _self, a: potrf(_self, a, lapack_cholesky_sym))
         iface.export(f"det_{i}", "0r_r", det)
+        iface.export(f"slogdet_{i}", "0r_rr", slogdet)
         iface.export(f"syevd_{i}", "0r_rr", evd)
         iface.export(f"gesdd_{i}", "0r_rrr", gesdd)
         iface.export(f"gesdd_full_{i}", "0r_rrr", lambda _self, a: gesdd(_self, a, full=True))

@@ -112,20 +112,27 @@ def test_inv_det_solve_eager_bits_are_jits(dtype, shape, request):
     rhs = _draw(rng, shape[:-1] + (3,), dtype).astype(dtype)
     vec = _draw(rng, (n,), dtype).astype(dtype)
     jitted = stagec.jit(lambda a, rhs, vec: (snp.linalg.inv(a), snp.linalg.det(a), snp.linalg.solve(a, rhs),
-                                             snp.linalg.solve(a, vec)))  # (one module of the four host calls)
+                                             snp.linalg.solve(a, vec), *snp.linalg.slogdet(a)))  # (one module)
+    sign_of, logdet_of = (lambda a: snp.linalg.slogdet(a)[0]), (lambda a: snp.linalg.slogdet(a)[1])
     for kind, a in _inputs(rng, shape, dtype).items():
-        j_inv, j_det, j_x, j_xv = jitted(a, rhs, vec)
+        j_inv, j_det, j_x, j_xv, j_sign, j_logdet = jitted(a, rhs, vec)
         inv = _check_same(snp.linalg.inv, (a,), host=True, jitted=j_inv)
         det = _check_same(snp.linalg.det, (a,), host=True, jitted=j_det)
         x = _check_same(snp.linalg.solve, (a, rhs), host=True, jitted=j_x)
         _check_same(snp.linalg.solve, (a, vec), host=True, jitted=j_xv)  # (b a vector: broadcast over a's batch)
+        sign = _check_same(sign_of, (a,), host=True, jitted=j_sign)
+        logdet = _check_same(logdet_of, (a,), host=True, jitted=j_logdet)
         if kind == "random":  # (values: NumPy in float64)
             w = a.astype(np.complex128)
             assert _err(inv, np.linalg.inv(w)) < _tol(dtype)
             assert _err(det, np.linalg.det(w)) < _tol(dtype)
             assert _err(x, np.linalg.solve(w, rhs.astype(np.complex128))) < _tol(dtype)
-        elif kind == "singular":  # (an exactly singular matrix: det 0, its inverse not finite, as NumPy's and JAX's)
+            want_sign, want_logdet = np.linalg.slogdet(w)
+            assert _err(sign, want_sign) < _tol(dtype) and _err(logdet, want_logdet) < _tol(dtype)
+        elif kind == "singular":  # (an exactly singular matrix: det 0, slogdet (0, -inf), its inverse not finite,
+            # as NumPy's and JAX's)
             assert np.all(det == 0) and not np.all(np.isfinite(inv))
+            assert np.all(sign == 0) and np.all(logdet == -np.inf)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

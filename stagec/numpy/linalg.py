@@ -22,7 +22,7 @@ from ..ad import custom_jvp
 from ..array import Array
 from ..backend import get_backend
 from ..config import SettingsCache, config
-from ..host import lapack_cholesky_sym, lapack_det, lapack_eigh, lapack_lu_solve, lapack_qr, lapack_svd
+from ..host import lapack_cholesky_sym, lapack_det, lapack_eigh, lapack_lu_solve, lapack_qr, lapack_slogdet, lapack_svd
 from ..lowering import lapack_offloaded
 from ..named import named
 from ..core import ShapedArray, TracerBase, aval_of, current_trace
@@ -300,6 +300,18 @@ def _det_host(a, /):
     return _host_call("det", a, lapack_det, matrices=False)
 
 
+def _slogdet_host(a, /):
+    found = _host_lapack("slogdet", a)
+    if found is None:
+        return None
+    v, _ = found
+    n, batch = v.shape[-1], v.shape[:-2]
+    sign = np.empty(batch, v.dtype)
+    logdet = np.empty(batch, np.dtype(v.dtype.char.lower()) if v.dtype.kind == "c" else v.dtype)
+    lapack_slogdet(v.reshape(-1, n, n), sign.reshape(-1), logdet.reshape(-1))
+    return _host_result(sign, _host_aval(sign)), _host_result(logdet, _host_aval(logdet))
+
+
 def _cholesky_host(a, /, *, upper: bool = False, symmetrize_input: bool = True):
     if upper is not False or symmetrize_input is not True:
         return None
@@ -475,7 +487,7 @@ def slogdet(a, /) -> SlogdetResult:
     return SlogdetResult(*_slogdet(a))
 
 
-@_staged()
+@_staged(eager=_slogdet_host)
 def _slogdet(a, /):
     """(sign, log|det|) of square `a`, from the LU factors; a singular matrix gives (0, -inf)."""
     return _slogdet_d(_mat("slogdet", a, square=True))
@@ -1588,12 +1600,20 @@ def _adjugate_jvp(primals, tangents):
 
 @custom_jvp
 def _slogdet_d(a):
+    sign, logdet = _lu_slogdet(a)
+    return sign, logdet
+
+
+@named("lapack.slogdet")
+def _lu_slogdet(a):
+    """(sign, log|det|): U's diagonal's phases multiplied, signed by the row swaps (0 at a zero pivot), and its
+    log-magnitudes summed (on the CPU, the host's: getrf, the product and the sum in order, `host.lapack_slogdet`)."""
     d, s = _det_parts(a)
     ad = abs(d)
     sign = multiply(prod(_phase(d), axis=-1), s)
     logdet = sum(log(ad), axis=-1)
     zero = equal(min(ad, axis=-1), 0) if aval_of(a).shape[-1] else False
-    return where(zero, 0, sign).astype(aval_of(a).dtype), logdet
+    return [where(zero, 0, sign).astype(aval_of(a).dtype), logdet]
 
 
 @_slogdet_d.defjvp
