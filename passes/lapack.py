@@ -16,7 +16,7 @@ from .legalize import _declare
 # What each named function becomes: the host module's export (operands and results as the named function's).
 HOST_LAPACK = {"lapack.getrf": "getrf", "lapack.getrs": "getrs", "lapack.getri": "getri", "lapack.solve": "solve",
                "lapack.inv": "inv", "lapack.det": "det", "lapack.slogdet": "slogdet", "lapack.potrf": "potrf", "lapack.potrf_sym": "potrf_sym",
-               "lapack.syevd": "syevd", "lapack.gesdd": "gesdd", "lapack.gesdd_full": "gesdd_full",
+               "lapack.syevd": "syevd", "lapack.syevd_sym": "syevd_sym", "lapack.gesdd": "gesdd", "lapack.gesdd_full": "gesdd_full",
                "lapack.gesdd_vals": "gesdd_vals", "lapack.geqrf": "geqrf", "lapack.geqrf_complete": "geqrf_complete",
                "lapack.geqrf_r": "geqrf_r"}
 # Which calls go to the host, by shape only: `lowering.lapack_offloaded` (eager calls read it too, without this

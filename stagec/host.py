@@ -694,6 +694,15 @@ def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
                 w[i], v[i] = np.nan, np.nan
 
 
+def lapack_eigh_sym(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
+    """`lapack_eigh` of the Hermitian part (a + a^H) * 0.5 of each (b, n, n) matrix of `a` (in NumPy: `linalg`'s
+    `_sym`, on the host, as `lapack_cholesky_sym`)."""
+    h = a.swapaxes(-1, -2)
+    h = np.add(a, np.conj(h) if a.dtype.kind == "c" else h)
+    np.multiply(h, _HALF[a.dtype], out=h)
+    lapack_eigh(h, w, v)
+
+
 def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np.ndarray | None = None) -> None:
     """Singular values (into `s`, (b, k), descending) and, given `u` and `vh`, singular vectors ((b, m, k) and (b, k,
     n), or (b, m, m) and (b, n, n) for full ones) of each matrix of `a` (b, m, n): NumPy's SVD, LAPACK's gesdd. A
@@ -827,10 +836,11 @@ def _lapack_module(dev):
     """The Python VM module (`LAPACK_MODULE`) answering `linalg`'s named LU functions (`host-lapack`), every leading
     dimension a batch, into new buffers of `dev`: `getrf_<k>(a) -> (lu, perm, swaps)` (`lapack_lu`),
     `getrs_<k>(lu, perm, b)` and `getri_<k>(lu, perm)` (`lapack_solve`), `solve_<k>(a, b)` and `inv_<k>(a)`
-    (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `slogdet_<k>(a) -> (sign, logdet)` (`lapack_slogdet`), `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)`
-    (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)` (`lapack_eigh`), `gesdd_<k>(a) -> (u, s, vh)`, `gesdd_full_<k>`
-    and `gesdd_vals_<k>(a) -> s` (`lapack_svd`), `geqrf_<k>(a) -> (q, r)`, `geqrf_complete_<k>` and `geqrf_r_<k>(a)
-    -> r` (`lapack_qr`)."""
+    (`lapack_lu_solve`), `det_<k>(a)` (`lapack_det`), `slogdet_<k>(a) -> (sign, logdet)` (`lapack_slogdet`),
+    `potrf_<k>(a)` (`lapack_cholesky`), `potrf_sym_<k>(a)` (`lapack_cholesky_sym`), `syevd_<k>(a) -> (w, v)`
+    (`lapack_eigh`), `syevd_sym_<k>(a)` (`lapack_eigh_sym`), `gesdd_<k>(a) -> (u, s, vh)`, `gesdd_full_<k>` and
+    `gesdd_vals_<k>(a) -> s` (`lapack_svd`), `geqrf_<k>(a) -> (q, r)`, `geqrf_complete_<k>` and `geqrf_r_<k>(a) -> r`
+    (`lapack_qr`)."""
     rt = _rt()
     bv_type, new_buffer = rt.HalBufferView, _mapped_allocator(dev)
     dtypes = {int(_element_type(np.dtype(t))): np.dtype(t) for t in (np.float32, np.float64, np.complex64,
@@ -924,12 +934,12 @@ def _lapack_module(dev):
         lapack_qr(a.reshape(-1, m, n), r.reshape(-1, rows, n), q.reshape(-1, m, cols), mode == "complete")
         return q_ref, r_ref
 
-    def evd(_self, a_ref):
+    def evd(_self, a_ref, fn=lapack_eigh):
         a, shape, et, n = view(a_ref)
         rdt = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
         w, w_ref = result(shape[:-1], rdt, int(_element_type(rdt)))
         v, v_ref = result(shape, a.dtype, et)
-        lapack_eigh(a.reshape(-1, n, n), w.reshape(-1, n), v.reshape(-1, n, n))
+        fn(a.reshape(-1, n, n), w.reshape(-1, n), v.reshape(-1, n, n))
         return w_ref, v_ref
 
     iface = rt.PyModuleInterface(LAPACK_MODULE, Lapack)
@@ -939,6 +949,7 @@ def _lapack_module(dev):
         iface.export(f"det_{i}", "0r_r", det)
         iface.export(f"slogdet_{i}", "0r_rr", slogdet)
         iface.export(f"syevd_{i}", "0r_rr", evd)
+        iface.export(f"syevd_sym_{i}", "0r_rr", lambda _self, a: evd(_self, a, lapack_eigh_sym))
         iface.export(f"gesdd_{i}", "0r_rrr", gesdd)
         iface.export(f"gesdd_full_{i}", "0r_rrr", lambda _self, a: gesdd(_self, a, full=True))
         iface.export(f"gesdd_vals_{i}", "0r_r", lambda _self, a: gesdd(_self, a, uv=False))

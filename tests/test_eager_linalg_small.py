@@ -201,13 +201,12 @@ def test_svd_eager_bits_are_jits_and_lapacks(dtype, shape, request):
             assert np.all(np.isnan(sv)) and np.all(np.isnan(u)) and np.all(np.isnan(vh))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
 @pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 5), (2, 6, 6), (16, 16)])
 def test_eigh_eager_bits_are_jits_and_lapacks(dtype, shape, request, monkeypatch):
-    """eigh of real matrices: the jitted module is LAPACK's syevd on the host of (a + a^T) / 2; eager calls compute
-    that half-sum with NumPy and call syevd without the module where NumPy rounds it as the module does (no NaN,
-    inf, near-overflow or subnormal entry or half-sum: those run the module), and give its bits either way; values
-    against NumPy's in float64."""
+    """eigh: the jitted module is one host call, (a + a^H) / 2 in NumPy and LAPACK's syevd (heevd); eager calls
+    call it without the module for every input (NaN, inf, near-overflow and subnormal entries or half-sums too,
+    which IREE's code would flush) and give its bits; values against NumPy's in float64."""
     _dtype_ok(dtype, request)
     rng = np.random.default_rng(shape[-1] * 3 + len(shape))
     f = stagec.jit(snp.linalg.eigh)
@@ -218,24 +217,26 @@ def test_eigh_eager_bits_are_jits_and_lapacks(dtype, shape, request, monkeypatch
         cases["subnormal sum"] = _draw(rng, shape, dtype)  # (normal entries whose half-sum is subnormal)
         cases["subnormal sum"][..., 0, -1], cases["subnormal sum"][..., -1, 0] = 3 * tiny, -2.5 * tiny
     cases["huge"] = _draw(rng, shape, dtype) * np.finfo(dtype).max / 4
-    calls, real = [], L.lapack_eigh
-    monkeypatch.setattr(L, "lapack_eigh", lambda *xs: (calls.append(1), real(*xs))[1])  # (the eager path's calls)
+    calls, real = [], L.lapack_eigh_sym
+    monkeypatch.setattr(L, "lapack_eigh_sym", lambda *xs: (calls.append(1), real(*xs))[1])  # (the eager path's)
     for kind, a in cases.items():
-        a = a.real.astype(dtype)
-        host = {"nan": False, "inf": False, "subnormal sum": False, "huge": None,
-                "subnormal": None if dtype == np.float64 else False}.get(kind, True)  # (None: either)
+        a = a.astype(dtype)
         jitted = f(a)
         for i in range(2):
             calls.clear()
             got = snp.linalg.eigh(stagec.device_put(a) if i else a)
             assert [_bits(g) for g in got] == [_bits(j) for j in jitted], (kind, i)
-            assert host is None or bool(calls) == host, (kind, i)
-        if kind == "random":
-            w = a.astype(np.float64)
-            w = (w + np.swapaxes(w, -1, -2)) / 2
+            assert calls, (kind, i)
+        if kind == "subnormal sum":  # (the half-sum's subnormal entries kept: NumPy's, not flushed)
+            w = a.astype(np.complex128)
+            w = (w + np.conj(np.swapaxes(w, -1, -2))) / 2
             assert _err(got[0], np.linalg.eigvalsh(w)) < _tol(dtype)
-            vals, vecs = (np.asarray(x, np.float64) for x in got)
-            assert _err(vecs @ (vals[..., None] * np.swapaxes(vecs, -1, -2)), w) < _tol(dtype)
+        if kind == "random":
+            w = a.astype(np.complex128)
+            w = (w + np.conj(np.swapaxes(w, -1, -2))) / 2
+            assert _err(got[0], np.linalg.eigvalsh(w)) < _tol(dtype)
+            vals, vecs = (np.asarray(x, np.complex128) for x in got)
+            assert _err(vecs @ (vals[..., None] * np.conj(np.swapaxes(vecs, -1, -2))), w) < _tol(dtype)
 
 
 def test_eigh_eager_keeps_subnormal_eigenvector_entries_as_jit_does():

@@ -22,7 +22,8 @@ from ..ad import custom_jvp
 from ..array import Array
 from ..backend import get_backend
 from ..config import SettingsCache, config
-from ..host import lapack_cholesky_sym, lapack_det, lapack_eigh, lapack_lu_solve, lapack_qr, lapack_slogdet, lapack_svd
+from ..host import (lapack_cholesky_sym, lapack_det, lapack_eigh_sym, lapack_lu_solve, lapack_qr, lapack_slogdet,
+                    lapack_svd)
 from ..lowering import lapack_offloaded
 from ..named import named
 from ..core import ShapedArray, TracerBase, aval_of, current_trace
@@ -754,6 +755,19 @@ def _eigh(a):
     return w, V
 
 
+def _eigh_sym(a):
+    """`_eigh` of a's Hermitian part (a + a^H) / 2 (`eigh`'s default, `symmetrize_input`)."""
+    w, V = _syevd_sym(a)
+    return w, V
+
+
+@named("lapack.syevd_sym")
+def _syevd_sym(a):
+    """`_syevd` of a's Hermitian part (on the CPU, the host's: that in NumPy, then LAPACK's syevd or heevd,
+    `host.lapack_eigh_sym`)."""
+    return _syevd(_sym(a))
+
+
 @named("lapack.syevd")
 def _syevd(a):
     shape = aval_of(a).shape
@@ -834,36 +848,33 @@ class EighResult(NamedTuple):
 
 
 # float dtype -> (its smallest normal, max / 2): `_eigh_host`'s bounds
-_EIGH_BOUNDS = {np.dtype(t): (np.finfo(t).smallest_normal, np.finfo(t).max / 2) for t in (np.float32, np.float64)}
-
-
 def _eigh_host(a, /, UPLO: str | None = None, symmetrize_input: bool = True):
-    """An eager eigh answered by `host.lapack_eigh` where its jitted module is that one call on `_sym(a)`: real
-    matrices whose Hermitian part NumPy rounds as the module does (IREE's CPU kernels flush subnormal operands and
-    results to zero: a matrix with a nonzero entry or sum under twice the smallest normal goes to the module), else
-    None."""
-    found = _host_lapack("syevd", a) if symmetrize_input else None
-    if found is None or found[0].dtype not in _EIGH_BOUNDS:
+    """An eager eigh answered by `host.lapack_eigh_sym` where its jitted module is that one call (the Hermitian part
+    and syevd, both on the host: `_syevd_sym`), else None."""
+    found = _host_lapack("syevd_sym", a) if symmetrize_input else None
+    if found is None:
         return None
     v = found[0]
-    tiny, big = _EIGH_BOUNDS[v.dtype]
-    m = np.abs(v)
-    if not m.max() < big or ((m < tiny) & (m != 0)).any():
-        return None  # (NaN, inf or a sum that may overflow; a subnormal entry)
-    s = v + np.swapaxes(v, -1, -2)
-    m = np.abs(s)
-    if ((m < 2 * tiny) & (m != 0)).any():
-        return None  # (a subnormal half-sum)
-    s *= v.dtype.type(0.5)
     *batch, n = v.shape[:-1]
-    w, vec = np.empty((*batch, n), v.dtype), np.empty(v.shape, v.dtype)
-    lapack_eigh(s.reshape(-1, n, n), w.reshape(-1, n), vec.reshape(-1, n, n))
+    w = np.empty((*batch, n), np.dtype(v.dtype.char.lower()) if v.dtype.kind == "c" else v.dtype)
+    vec = np.empty(v.shape, v.dtype)
+    lapack_eigh_sym(v.reshape(-1, n, n), w.reshape(-1, n), vec.reshape(-1, n, n))
     return _host_result(w, _host_aval(w)), _host_result(vec, _host_aval(vec))
 
 
 @_staged("UPLO", "symmetrize_input", eager=_eigh_host)
 def _eigh_staged(a, UPLO: str | None = None, symmetrize_input: bool = True):
-    return _eigh_d(_hermitian("eigh", a, UPLO, symmetrize_input))
+    return _eigh_of("eigh", a, UPLO, symmetrize_input)
+
+
+def _eigh_of(fname: str, a, UPLO: str | None, symmetrize_input: bool):
+    """(w, V) of the Hermitian matrix `_hermitian` makes of `a`; a's Hermitian part in the named call (so that the
+    CPU's host computes it too, as cholesky's)."""
+    if symmetrize_input:
+        if UPLO not in (None, "L", "U"):
+            raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+        return _eigh_sym_d(_mat(fname, a, square=True))
+    return _eigh_d(_hermitian(fname, a, UPLO, symmetrize_input))
 
 
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
@@ -875,7 +886,7 @@ def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResul
 @_staged("UPLO", "symmetrize_input")
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
     """Eigenvalues (ascending) of Hermitian `a` (`UPLO` and `symmetrize_input` as in `eigh`)."""
-    return _eigh_d(_hermitian("eigvalsh", a, UPLO, symmetrize_input))[0]
+    return _eigh_of("eigvalsh", a, UPLO, symmetrize_input)[0]
 
 
 # U without a QR (a square, or full_matrices=False): U is the rotated columns normalized (a Householder loop over
@@ -1634,7 +1645,21 @@ def _eigh_jvp(primals, tangents):
     """V^H A_dot V = M: w_dot = re diag(M), V_dot = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal
     (A_dot is Hermitian: `_hermitian`'s tangent)."""
     (a,), (da,) = primals, tangents
-    w, V = _one_module(_eigh, a)
+    return _eigh_tangent(a, *_one_module(_eigh, a), da)
+
+
+_eigh_sym_d = custom_jvp(_eigh_sym)
+
+
+@_eigh_sym_d.defjvp
+def _eigh_sym_jvp(primals, tangents):
+    """`_eigh_jvp` at (a + a^H) / 2, along (a_dot + a_dot^H) / 2 (the derivative of that linear map)."""
+    (a,), (da,) = primals, tangents
+    return _eigh_tangent(a, *_one_module(_eigh_sym, a), _sym(da))
+
+
+def _eigh_tangent(a, w, V, da):
+    """((w, V), their tangents) for the decomposition (w, V) of a Hermitian matrix and a Hermitian tangent."""
     dt = aval_of(a).dtype
     n = aval_of(a).shape[-1]
     eye_n = eye(n, dtype=dt)
