@@ -1140,10 +1140,9 @@ _loaded: list[_Fused] = []  # fused modules loaded, oldest first
 _loaded_lock = threading.Lock()
 
 
-# Integer division and remainder have no NumPy rule (`eager.apply` calls their kernels: division by zero and
-# MIN / -1 are the kernels' own); where every quotient is defined NumPy gives the kernel's bits, so a composite
-# computes them on the host there (`floor_divide`'s divisor is never 0 nor -1 beside MIN: always).
-_DEFINED = {elementwise.div_p: elementwise.defined_int_div, elementwise.rem_p: elementwise.defined_int_rem}
+# A composite computes integer division and remainder on the host where every quotient is defined
+# (`floor_divide`'s divisor is never 0 nor -1 beside MIN: always).
+_DEFINED = elementwise.DEFINED_INT_DIVISION
 
 
 def _fold(prim, xs: list, params: dict, out_avals: list) -> list | None:

@@ -179,39 +179,36 @@ def _dispatch(prim: Primitive, args, avals, params: dict, out_avals, backend: Ba
             _forms[key] = form
         if form is not None:
             pkey, pavals, pparams = form
-            build = lambda compile: _build_polymorphic(prim, pavals, pparams, out_avals, backend, compile)
-            kernel = _obtain(pkey, build, prim, args, avals, params, out_avals, backend)
-            if kernel is _HOST or kernel is _QUEUE:
-                outs = _host_call(kernel, pkey, build, prim, args, avals, params, out_avals, backend)
-                if outs is not None:
-                    return outs
-                kernel = _get(pkey, lambda: build(True))
+            kernel, outs = _kernel_or_host(pkey, lambda compile: _build_polymorphic(
+                prim, pavals, pparams, out_avals, backend, compile), prim, args, avals, params, out_avals, backend)
+            if outs is not None:
+                return outs
             if kernel is not _STATIC:
                 found[:] = [(pkey, kernel, True)]
                 return kernel(args, avals, out_avals)
-    build = lambda compile: _static(prim, avals, params, out_avals, backend, compile)
-    kernel = _obtain(key, build, prim, args, avals, params, out_avals, backend)
-    if kernel is _HOST or kernel is _QUEUE:
-        outs = _host_call(kernel, key, build, prim, args, avals, params, out_avals, backend)
-        if outs is not None:
-            return outs
-        kernel = _get(key, lambda: build(True))
+    kernel, outs = _kernel_or_host(key, lambda compile: _static(prim, avals, params, out_avals, backend, compile),
+                                   prim, args, avals, params, out_avals, backend)
+    if outs is not None:
+        return outs
     found[:] = [(key, kernel, False)]
     return kernel(args)
 
 
-def _host_call(how, key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict,
-               out_avals, backend: Backend) -> list | None:
-    """`_on_host`, then, for `_QUEUE`, the kernel queued to compile on the thread (after: the rule's computation
-    does not share the interpreter with the compile's Python passes); None where the rule gives way to the kernel
-    (`NoHostValue`: the caller waits for it)."""
+def _kernel_or_host(key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict,
+                    out_avals, backend: Backend) -> tuple:
+    """(kernel, None) as `_obtain` gives it, or (None, outputs) of the NumPy rule it chose; for `_QUEUE` the kernel
+    is queued to compile on the thread after the rule answered (the rule's computation does not share the
+    interpreter with the compile's Python passes). A rule that gives way (`NoHostValue`) waits for the kernel."""
+    kernel = _obtain(key, build, prim, args, avals, params, out_avals, backend)
+    if kernel is not _HOST and kernel is not _QUEUE:
+        return kernel, None
     try:
         outs = _on_host(prim, args, avals, params, out_avals, backend)
     except NoHostValue:
-        return None
-    if how is _QUEUE:
+        return _get(key, lambda: build(True)), None
+    if kernel is _QUEUE:
         _later.submit(key, lambda: _get(key, lambda: build(True)))
-    return outs
+    return None, outs
 
 
 def _work(prim: Primitive, avals: Sequence[ShapedArray], params: dict, out_avals: Sequence[ShapedArray]) -> int:
@@ -307,14 +304,15 @@ def _exact_graph(graph: Graph) -> bool:
     `cond`'s rule computes them where defined and gives way to the kernel elsewhere); kept on the graph."""
     ok = graph.__dict__.get("_exact")
     if ok is None:
-        ok = graph._exact = all(
-            exact(e.prim, ins, outs, e.params) or (e.prim in _INT_DIVISION and all(
-                np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs)))
-            for e in graph.eqns for ins, outs in [([x.aval for x in e.inputs], [o.aval for o in e.outputs])])
+        ok = graph._exact = all(map(_exact_step, graph.eqns))
     return ok
 
 
-_INT_DIVISION = frozenset([elementwise.div_p, elementwise.rem_p])
+def _exact_step(e: Eqn) -> bool:
+    ins, outs = [x.aval for x in e.inputs], [o.aval for o in e.outputs]
+    if e.prim in elementwise.DEFINED_INT_DIVISION:
+        return all(np.dtype(a.dtype).kind in "iu" for a in (*ins, *outs))
+    return exact(e.prim, ins, outs, e.params)
 
 
 def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, avals, params: dict, out_avals,
@@ -324,7 +322,7 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
     its kernel (not `exact`) computes with its rule on every call on the CPU below `HOST_MAX_ELEMENTS`, and with
     its kernel (waiting for it) from there and elsewhere: decided by operation, dtypes and shape, never by timing;
     an `exact` one (or any, with "auto") whose kernel is not in the persistent cache computes with its rule, then
-    queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller does both (`_host_call`). Not on
+    queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller does both (`_kernel_or_host`). Not on
     arguments still being computed: the kernel's call is enqueued behind them, the host would wait for them."""
     mode = config.eager_tiering
     if mode != "never" and prim.hosts(avals, params, out_avals):

@@ -531,8 +531,7 @@ def lapack_lu_solve(a: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> Non
     nb, n = a.shape[0], a.shape[-1]
     p = _plan(a.dtype, nb, n, n if b is None else b.shape[-1])
     if p is None:
-        lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
-        _numpy_lu(a, lu, perm, swaps)
+        lu, perm, swaps = _numpy_factors(a)
         y = _permuted(perm, b, a.dtype)
         for i in range(nb):
             out[i] = _numpy_substitute(lu[i], y[i])
@@ -547,8 +546,7 @@ def lapack_slogdet(a: np.ndarray, sign: np.ndarray, logdet: np.ndarray) -> None:
     nb, n = a.shape[0], a.shape[-1]
     p = _plan(a.dtype, nb, n, 1)
     if p is None:
-        lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
-        _numpy_lu(a, lu, perm, swaps)
+        lu, perm, swaps = _numpy_factors(a)
         for i in range(nb):
             sign[i], logdet[i] = _slogdet_of(lu[i].diagonal(), int(swaps[i]))
         return
@@ -562,8 +560,7 @@ def lapack_det(a: np.ndarray, out: np.ndarray) -> None:
     nb, n = a.shape[0], a.shape[-1]
     p = _plan(a.dtype, nb, n, 1)
     if p is None:
-        lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
-        _numpy_lu(a, lu, perm, swaps)
+        lu, perm, swaps = _numpy_factors(a)
         for i in range(nb):
             out[i] = _det_of(lu[i].diagonal(), int(swaps[i]))
         return
@@ -622,10 +619,15 @@ def lapack_cholesky(a: np.ndarray, out: np.ndarray) -> None:
 def lapack_cholesky_sym(a: np.ndarray, out: np.ndarray) -> None:
     """`lapack_cholesky` of the Hermitian part (a + a^H) * 0.5 of each (b, n, n) matrix of `a` (in NumPy: `linalg`'s
     `_sym`, on the host)."""
+    lapack_cholesky(_hermitian_part(a), out)
+
+
+def _hermitian_part(a: np.ndarray) -> np.ndarray:
+    """(a + a^H) * 0.5 of each matrix, new (`linalg._sym`'s ops, in NumPy)."""
     h = a.swapaxes(-1, -2)
     h = np.add(a, np.conj(h) if a.dtype.kind == "c" else h)
     np.multiply(h, _HALF[a.dtype], out=h)
-    lapack_cholesky(h, out)
+    return h
 
 
 _HALF = {np.dtype(t): np.dtype(t).type(0.5) for t in (np.float32, np.float64, np.complex64, np.complex128)}
@@ -697,10 +699,7 @@ def lapack_eigh(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
 def lapack_eigh_sym(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
     """`lapack_eigh` of the Hermitian part (a + a^H) * 0.5 of each (b, n, n) matrix of `a` (in NumPy: `linalg`'s
     `_sym`, on the host, as `lapack_cholesky_sym`)."""
-    h = a.swapaxes(-1, -2)
-    h = np.add(a, np.conj(h) if a.dtype.kind == "c" else h)
-    np.multiply(h, _HALF[a.dtype], out=h)
-    lapack_eigh(h, w, v)
+    lapack_eigh(_hermitian_part(a), w, v)
 
 
 def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np.ndarray | None = None) -> None:
@@ -800,6 +799,14 @@ def lapack_qr(a: np.ndarray, r: np.ndarray, q: np.ndarray | None = None, complet
             else:
                 q[i], r[i] = np.linalg.qr(a[i], mode=mode)
     _on_threads(run)
+
+
+def _numpy_factors(a: np.ndarray) -> tuple:
+    """`_numpy_lu`'s (lu, perm, swaps) of each (b, n, n) matrix of `a`, in new arrays."""
+    nb, n = a.shape[0], a.shape[-1]
+    lu, perm, swaps = np.empty_like(a), np.empty((nb, n), np.int32), np.empty(nb, np.int32)
+    _numpy_lu(a, lu, perm, swaps)
+    return lu, perm, swaps
 
 
 def _numpy_lu(a, lu, perm, swaps) -> None:

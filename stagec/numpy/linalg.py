@@ -158,14 +158,18 @@ def _sym(t):
     return multiply(t + _ct(t), 0.5)
 
 
+def _check_uplo(fname: str, UPLO: str | None) -> None:
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+
+
 def _hermitian(fname: str, a, UPLO: str | None, symmetrize_input: bool):
     """The Hermitian matrix that `cholesky` and `eigh` factor: `a`'s Hermitian part (JAX's symmetrize_input),
     else its `UPLO` triangle mirrored with the diagonal's real part (NumPy's, LAPACK's). Linear in `a` and built
     of ordinary ops, so it is differentiated as it is: the tangent reaching the decomposition's rule is the
     derivative of exactly this map, and Hermitian."""
     a = _mat(fname, a, square=True)
-    if UPLO not in (None, "L", "U"):
-        raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    _check_uplo(fname, UPLO)
     if symmetrize_input:
         return _sym(a)
     n = aval_of(a).shape[-1]
@@ -871,8 +875,7 @@ def _eigh_of(fname: str, a, UPLO: str | None, symmetrize_input: bool):
     """(w, V) of the Hermitian matrix `_hermitian` makes of `a`; a's Hermitian part in the named call (so that the
     CPU's host computes it too, as cholesky's)."""
     if symmetrize_input:
-        if UPLO not in (None, "L", "U"):
-            raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+        _check_uplo(fname, UPLO)
         return _eigh_sym_d(_mat(fname, a, square=True))
     return _eigh_d(_hermitian(fname, a, UPLO, symmetrize_input))
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import lowering as L
 from ..core import Const, Graph, Literal, NoHostValue, Primitive, ShapedArray, aval_of, eval_graph, trace_subgraph
 from ._ad import zeros
-from .elementwise import add, add_p, defined_int_div, defined_int_rem, div_p, lt, rem_p, sub
+from .elementwise import DEFINED_INT_DIVISION as _DEFINED, add, add_p, lt, sub
 from .structural import concatenate, dynamic_slice, dynamic_update_slice, reshape
 
 
@@ -67,7 +67,6 @@ def _cond_stepwise(index, *rest, branches, n_ops):
 # `permutation`), while the `cond`'s module compiles on a thread. Integer division and remainder have no NumPy rule
 # (their kernels' edge cases are their own): here they are computed where every quotient is defined, and the rule
 # raises `NoHostValue` elsewhere (the caller takes the kernel).
-_DEFINED = {div_p: defined_int_div, rem_p: defined_int_rem}
 
 
 def _eqn_hosts(e) -> bool:

@@ -559,6 +559,12 @@ def defined_int_rem(x, y):
     return np.fmod(x, y) if _defined_int_division(x, y) else None
 
 
+# Integer division and remainder have no NumPy rule (`eager.apply` calls their kernels: division by zero and MIN / -1
+# are the kernels' own); where every quotient is defined NumPy gives the kernel's bits: eager composites and a
+# `cond`'s NumPy rule compute them on the host there, with these (None elsewhere).
+DEFINED_INT_DIVISION = {div_p: defined_int_div, rem_p: defined_int_rem}
+
+
 def _defined_int_division(x, y) -> bool:
     if not y.all():
         return False
