@@ -124,6 +124,25 @@ def test_sibling_reductions_take_the_columns_tiles_and_match_numpy(tmp_path):
     assert "distribution = [128, 0], vector_common_parallel = [64, 0]" in configs
 
 
+
+@pytest.mark.parametrize("shape", [(7, 256), (40, 1000)])
+def test_column_variance_takes_the_columns_tiles_and_matches_numpy(shape, tmp_path):
+    # var(x, 0): one dispatch holding the mean's column sum and the sum of (x - mean)^2 that reads it; IREE tiled
+    # it 25 columns a workgroup, the `columns` part's `@column_dependent` tiles both sums as a lone one (1000 columns:
+    # loop peeling). Against float64 NumPy; eager (a static kernel at 7x256, a polymorphic one at 40x1000, whose
+    # sums' order differs: docs/design.md) too.
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    for name, fn, ref in (("var", lambda a: snp.var(a, 0), lambda a: np.var(a, 0)),
+                          ("std ddof=1", lambda a: snp.std(a, 0, ddof=1), lambda a: np.std(a, 0, ddof=1))):
+        low, folder = stagec.jit(fn, backend="cpu").lower(x), tmp_path / name
+        assert "columns" in tuning.parts_for(low.as_text("final"))
+        got = np.asarray(_dumping(low, folder)(x))
+        np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(fn(stagec.device_put(x))), ref(x.astype(np.float64)), rtol=1e-5)
+        configs = "".join(p.read_text() for p in folder.iterdir())
+        assert configs.count("distribution = [128, 0], vector_common_parallel = [64, 0]") == 2, name
+
 @pytest.fixture
 def offload_all(monkeypatch):
     """Products of 2^21 multiply-adds and more call BLAS (the default offloads matrix-vector products only,

@@ -13,9 +13,8 @@
 // a step instead (`tuning._WHOLE_ROWS`: the 128 columns below read 512 bytes of each row, 8 KiB apart), and the
 // dispatch may hold 2-D elementwise generics too (the summed array computed as a result of its own: `_OWN_2D`).
 module @columns attributes {transform.with_named_sequence} {
-  // A generic op over (columns, rows) reducing the rows, whose inputs are all read (row, column): the dispatch's
-  // only generic but for elementwise ops on its result (a mean's division).
-  transform.named_sequence @column_reduction(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
+  // A float32 generic op over (columns, rows), 256 columns or more, reducing the rows.
+  transform.named_sequence @column_shape(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
     transform.match.structured failures(propagate) %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
@@ -33,6 +32,12 @@ module @columns attributes {transform.with_named_sequence} {
       transform.match.param.cmpi eq %bits, %c32 : !transform.param<i64>
       transform.match.structured.yield
     }
+    transform.yield %op : !transform.any_op
+  }
+  // Such a generic whose inputs are all read (row, column): the dispatch's only generic but for elementwise ops on
+  // its result (a mean's division).
+  transform.named_sequence @column_reduction(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
+    %0 = transform.include @column_shape failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
     %a = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
     %b = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
@@ -56,6 +61,35 @@ module @columns attributes {transform.with_named_sequence} {
     %0 = transform.include @column_reduction failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.yield %op : !transform.any_op
   }
+  // A column reduction reading a per-column value that the dispatch's one plain column sum computes (`var(x, 0)`,
+  // `std(x, 0)`: the sum of (x - mean)^2 after the mean's sum); the two, and elementwise ops on their 1-D results,
+  // are the dispatch's only generics. IREE 3.13 tiled it 25 columns a workgroup (docs/passes.md, "Column sums of
+  // products": var(x, 0) of 1000x1000 one thread 0.42 -> 0.15 ms).
+  transform.named_sequence @column_dependent(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
+    %0 = transform.include @column_shape failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
+    %sum = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
+    %dep = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
+    %all = transform.structured.match ops{["linalg.generic"]} in %f : (!transform.any_op) -> !transform.any_op
+    %ew = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = [#linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> !transform.any_op
+    %mine = transform.merge_handles deduplicate %ew, %sum, %dep : !transform.any_op
+    %with = transform.merge_handles deduplicate %dep, %op : !transform.any_op
+    %ns = transform.num_associations %sum : (!transform.any_op) -> !transform.param<i64>
+    %nd = transform.num_associations %dep : (!transform.any_op) -> !transform.param<i64>
+    %nw = transform.num_associations %with : (!transform.any_op) -> !transform.param<i64>
+    %k = transform.num_associations %all : (!transform.any_op) -> !transform.param<i64>
+    %l = transform.num_associations %mine : (!transform.any_op) -> !transform.param<i64>
+    %c1 = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.match.param.cmpi eq %ns, %c1 : !transform.param<i64>
+    transform.match.param.cmpi eq %nd, %c1 : !transform.param<i64>
+    transform.match.param.cmpi eq %nw, %c1 : !transform.param<i64>
+    transform.match.param.cmpi eq %k, %l : !transform.param<i64>
+    transform.yield %op : !transform.any_op
+  }
+  transform.named_sequence @match_dependent(%op: !transform.any_op {transform.readonly}) -> (!transform.any_op) {
+    %0 = transform.include @column_dependent failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
   transform.named_sequence @tile(%op: !transform.any_op {transform.readonly}) {
     %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
     %fill = transform.structured.match ops{["linalg.fill"]} in %f : (!transform.any_op) -> !transform.any_op
@@ -67,8 +101,24 @@ module @columns attributes {transform.with_named_sequence} {
     transform.annotate %op "compilation_info" = %cfg : !transform.any_op, !transform.any_param
     transform.yield
   }
+  transform.named_sequence @tile_dependent(%op: !transform.any_op {transform.readonly}) {
+    %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
+    %fill = transform.structured.match ops{["linalg.fill"]} in %f : (!transform.any_op) -> !transform.any_op
+    %fill_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [64]> -> !transform.any_param
+    transform.annotate %fill "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param
+    %ew = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = [#linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> !transform.any_op
+    transform.annotate %ew "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param
+    %cfg = transform.param.constant #iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>, translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>, {enable_loop_peeling}>> -> !transform.any_param
+    transform.annotate %op "compilation_info" = %cfg : !transform.any_op, !transform.any_param
+    // (the sum's tiles as a lowering config: one op of a dispatch sets its translation; IREE's own tiles for it,
+    // beside these, made vectors too large to compile)
+    %sum = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
+    %sum_cfg = transform.param.constant #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]> -> !transform.any_param
+    transform.annotate %sum "lowering_config" = %sum_cfg : !transform.any_op, !transform.any_param
+    transform.yield
+  }
   transform.named_sequence @entry(%arg0: !transform.any_op {transform.consumed}) -> !transform.any_op {
-    %res = transform.foreach_match in %arg0 @match -> @tile : (!transform.any_op) -> !transform.any_op
+    %res = transform.foreach_match in %arg0 @match -> @tile, @match_dependent -> @tile_dependent : (!transform.any_op) -> !transform.any_op
     transform.yield %res : !transform.any_op
   }
 }
