@@ -102,14 +102,8 @@ module @columns attributes {transform.with_named_sequence} {
     transform.yield
   }
   transform.named_sequence @tile_dependent(%op: !transform.any_op {transform.readonly}) {
+    transform.include @tile failures(propagate) (%op) : (!transform.any_op) -> ()
     %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
-    %fill = transform.structured.match ops{["linalg.fill"]} in %f : (!transform.any_op) -> !transform.any_op
-    %fill_cfg = transform.param.constant #iree_cpu.lowering_config<vector_common_parallel = [64]> -> !transform.any_param
-    transform.annotate %fill "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param
-    %ew = transform.structured.match ops{["linalg.generic"]} attributes {iterator_types = [#linalg.iterator_type<parallel>]} in %f : (!transform.any_op) -> !transform.any_op
-    transform.annotate %ew "lowering_config" = %fill_cfg : !transform.any_op, !transform.any_param
-    %cfg = transform.param.constant #iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>, translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>, {enable_loop_peeling}>> -> !transform.any_param
-    transform.annotate %op "compilation_info" = %cfg : !transform.any_op, !transform.any_param
     // (the sum's tiles as a lowering config: one op of a dispatch sets its translation; IREE's own tiles for it,
     // beside these, made vectors too large to compile)
     %sum = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
