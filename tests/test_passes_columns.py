@@ -124,7 +124,6 @@ def test_sibling_reductions_take_the_columns_tiles_and_match_numpy(tmp_path):
     assert "distribution = [128, 0], vector_common_parallel = [64, 0]" in configs
 
 
-
 @pytest.mark.parametrize("shape", [(7, 256), (40, 1000)])
 def test_column_variance_takes_the_columns_tiles_and_matches_numpy(shape, tmp_path):
     # var(x, 0): one dispatch holding the mean's column sum and the sum of (x - mean)^2 that reads it; IREE tiled
@@ -133,6 +132,7 @@ def test_column_variance_takes_the_columns_tiles_and_matches_numpy(shape, tmp_pa
     # sums' order differs: docs/design.md) too.
     rng = np.random.default_rng(11)
     x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    x[3, 5], x[6, 9] = np.nan, np.inf  # (their columns NaN, as NumPy's)
     for name, fn, ref in (("var", lambda a: snp.var(a, 0), lambda a: np.var(a, 0)),
                           ("std ddof=1", lambda a: snp.std(a, 0, ddof=1), lambda a: np.std(a, 0, ddof=1))):
         low, folder = stagec.jit(fn, backend="cpu").lower(x), tmp_path / name
@@ -142,6 +142,7 @@ def test_column_variance_takes_the_columns_tiles_and_matches_numpy(shape, tmp_pa
         np.testing.assert_allclose(np.asarray(fn(stagec.device_put(x))), ref(x.astype(np.float64)), rtol=1e-5)
         configs = "".join(p.read_text() for p in folder.iterdir())
         assert configs.count("distribution = [128, 0], vector_common_parallel = [64, 0]") == 2, name
+
 
 @pytest.fixture
 def offload_all(monkeypatch):

@@ -104,8 +104,9 @@ module @columns attributes {transform.with_named_sequence} {
   transform.named_sequence @tile_dependent(%op: !transform.any_op {transform.readonly}) {
     transform.include @tile failures(propagate) (%op) : (!transform.any_op) -> ()
     %f = "transform.get_parent_op"(%op) <{op_name = "func.func", nth_parent = 1 : i64}> : (!transform.any_op) -> !transform.any_op
-    // (the sum's tiles as a lowering config: one op of a dispatch sets its translation; IREE's own tiles for it,
-    // beside these, made vectors too large to compile)
+    // (the sum's tiles as a lowering config, @tile's own: one op of a dispatch sets its translation; IREE's own
+    // tiles for the sum, beside these, made vectors too large to compile. `tuning._TILES` rewrites both for a
+    // module run on one thread.)
     %sum = transform.structured.match ops{["linalg.generic"]} attributes {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>]} in %f : (!transform.any_op) -> !transform.any_op
     %sum_cfg = transform.param.constant #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]> -> !transform.any_param
     transform.annotate %sum "lowering_config" = %sum_cfg : !transform.any_op, !transform.any_param
