@@ -1640,6 +1640,21 @@ def complex_reduction_inputs_apart(module: ir.Module) -> int:
     return n
 
 
+def complex_of_reductions_apart(module: ir.Module) -> int:
+    """Each operand of a `complex` computed by a reduction (through elementwise ops and views) comes through an
+    `optimization_barrier`: the complex op in a dispatch of its own. IREE 3.13's CUDA pipeline fused it into the
+    reductions' dispatch and iree-compile segfaulted (rfft of 4x1000 float32 as a DFT: two sums of 4x1000x501
+    products; 64x33 compiled). The count rewritten."""
+    n = 0
+    for op in _ops_where(module, lambda op: op.name == "stablehlo.complex"):
+        for i, v in enumerate(list(op.operands)):
+            if _reaches(v, lambda src: src.name == "stablehlo.reduce", _VIEWS):
+                with ir.InsertionPoint(op), op.location:
+                    op.operands[i] = _create("stablehlo.optimization_barrier", [v], [v.type]).result
+                n += 1
+    return n
+
+
 def sorts_apart(module: ir.Module) -> int:
     """Each `sort` operand that another op (or the same sort again) also reads, or that is an argument
     (`_argument_view`), is a copy of the sort's own: `select(p, v, 0)`, `p` true but opaque to IREE (`k != -1` of a
@@ -2507,6 +2522,10 @@ COMPLEX_REDUCTION_INPUTS_APART = register(Rewrite(
     "complex-reduction-inputs-apart", complex_reduction_inputs_apart,
     "a reduction's real operand computed from complex values comes through a barrier (CUDA: iree-compile segfaulted)",
     "legalize", Workaround(_IREE, "tests/test_gpu.py::test_reductions_of_values_of_complex_ones_compile_for_cuda")))
+COMPLEX_OF_REDUCTIONS_APART = register(Rewrite(
+    "complex-of-reductions-apart", complex_of_reductions_apart,
+    "a complex op's operand computed by a reduction comes through a barrier (CUDA: iree-compile segfaulted)",
+    "legalize", Workaround(_IREE, "tests/test_gpu.py::test_complex_of_reductions_compiles_for_cuda")))
 COMPLEX_CONSTANTS_APART = register(Rewrite(
     "complex-constants-apart", complex_constants_apart,
     "complex constants of more than one element read through a barrier (SPIR-V has no complex constants)",

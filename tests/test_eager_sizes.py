@@ -48,6 +48,7 @@ SHAPES = [(3, 4), (2, 7), (1, 5), (4, 1), (1, 1)]
 @pytest.mark.parametrize("src,dst", [(np.float32, np.int32), (np.float32, np.uint8), (np.float32, np.bool_),
                                      (np.float16, np.int16), (np.complex64, np.int32)])
 def test_conversions_to_integers_and_bool_take_one_kernel_for_every_shape(src, dst):
+    stagec.wait_for_compiles()  # (an earlier test's kernel landing after the clear: a GPU run's first test here)
     stagec.clear_caches()
     before = None
     for k, shape in enumerate(SHAPES):

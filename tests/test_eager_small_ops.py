@@ -135,6 +135,7 @@ def _tail_branch(a, x):
     return snp.where(a >= 1e5, stagec.lax.erf(x / a) + stagec.lax.erfc(x), x * 2 + a)
 
 
+@pytest.mark.cpu_only  # (NumPy rules below a size: the CPU backend's tiering)
 def test_an_untaken_operands_kernels_do_not_run(launches):
     """An operand's kernels run op by op on any input; in a later call only where some element takes it."""
     a, x = put(np.abs(NORMAL) + 0.1), put(np.abs(NORMAL2) + 0.1)
@@ -163,6 +164,7 @@ def test_a_uniform_select_returns_its_operand_at_size():
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-30)
 
 
+@pytest.mark.cpu_only  # (NumPy rules below a size: the CPU backend's tiering)
 def test_a_kernel_on_constants_runs_once(launches):
     """`logspace`'s powers of its constants (`pow` has no NumPy rule: a kernel on constants alone) run when the
     signature is planned: a later call launches no kernel, where the first, op by op, launched the power. quantile's

@@ -14,7 +14,7 @@ import pytest
 import stagec
 import stagec.numpy as snp
 from stagec import ShapeDtypeStruct as S
-from stagec import backend
+from stagec import backend, lax
 from stagec.compiler.targets import vulkan_target_flags
 from stagec.dtypes import bfloat16
 from gpu_text import legalized
@@ -237,6 +237,28 @@ def test_reductions_of_values_of_complex_ones_compile_for_cuda():
     got, want = _on_cpu(text, z), [np.sum(np.abs(z)), np.linalg.norm(z), np.sum(z.real.reshape(4, 64), axis=1)]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5)
+
+
+def test_complex_of_reductions_compiles_for_cuda():
+    # rfft of 4x1000 float32 takes the DFT path: two sums of 4x1000x501 products made complex. IREE 3.13 fused the
+    # complex op into the sums' dispatch and iree-compile segfaulted (the H200 run of 2026-12-04, tests/
+    # test_special_value_fixes.py). `complex-of-reductions-apart` reads the sums through barriers (values on the CPU).
+    x = np.random.default_rng(0).standard_normal((4, 1000)).astype(np.float32)
+    low = stagec.jit(snp.fft.rfft).lower(x)
+    assert len(low.compile("cuda").artifact.vmfb) > 1000
+    text = legalized(low.as_text(), "cuda")
+    assert text.count("optimization_barrier") >= 2
+    want = np.fft.rfft(x.astype(np.float64))
+    assert np.abs(_on_cpu(text, x)[0] - want).max() < 2e-6 * np.abs(want).max()
+
+
+def test_float64_functions_of_constants_compile_for_cuda(x64):
+    # IREE evaluates constant expressions at compile time with host code, which had no float64 cos or sin to link
+    # ("iree-lld: undefined symbol: cos": scipy.stats' float64 tests on the H200, 2026-12-04); CUDA's flags turn
+    # that evaluation off. Compiled here; the values on a GPU in tests/test_scipy_stats.py.
+    f = lambda x: (x * snp.cos(snp.arange(1.0, 6.0)), x * lax.lgamma(snp.arange(1.0, 6.0)),  # noqa: E731
+                   x * snp.tan(snp.arange(1.0, 6.0)))
+    assert len(stagec.jit(f).lower(np.ones(5)).compile("cuda").artifact.vmfb) > 1000
 
 
 def _pools(x, window, stride, reduce):

@@ -111,5 +111,7 @@ def test_against_jax(drawn, name):
     else:
         err = np.abs(got.astype(np.float64) - want) / np.maximum(1.0, np.abs(want)) / np.finfo(np.float32).eps
         # wald's x = mean + mean^2 y / 2 - mean / 2 sqrt(...) cancels where x is small: lavapipe's reassociations
-        # (above) come out 65.8 eps from JAX's there (10 draws of 4000 over 16; the CPU 6.9)
-        assert err.max() <= (128 if REASSOCIATES and name == "wald" else 16), f"{name}: {err.max():.1f} eps"
+        # (above), and CUDA's rounding of each operation where the CPUs (JAX's here) contract multiply-adds, come out
+        # 65.8 eps from JAX's there (10 draws of 4000 over 16; the CPU 6.9; the H200 of 2026-12-04 alike)
+        wide = name == "wald" and stagec.config.default_backend != "cpu"
+        assert err.max() <= (128 if wide else 16), f"{name}: {err.max():.1f} eps"

@@ -252,6 +252,7 @@ def test_lcm_of_related_int8_operands_compiles():
     np.testing.assert_array_equal(np.asarray(got), np.lcm(w, w + 1))
 
 
+@pytest.mark.cpu_only  # (CUDA's pipeline places no loop: `loops-on-one-device` is the CPU's and Vulkan's)
 def test_a_placed_loop_iree_cannot_convert_compiles_unplaced():
     # a scan of one step updating, by scatters, carries that start as constants, placed on the device
     # (`loops-on-one-device`): IREE 3.13 fails to convert the module to streams ("unresolved target
