@@ -54,14 +54,30 @@ def _cut(before, group: list, later: set) -> None:
                 _owner(use).operands[use.operand_number] = nv
 
 
-def _runs(ops: list, limit: int) -> list:
+def _fusable(op) -> bool:
+    """An op IREE may fuse into an elementwise dispatch: a scalar op (`_scalar`), or one whose results all have one
+    static shape that each operand has too or broadcasts to (a scalar, or `broadcast_in_dim`'s)."""
+    if _scalar(op):
+        return True
+    if op.name in _NOT_COMPUTE or op.name.split(".")[0] not in ("stablehlo", "chlo") or not op.results or op.regions:
+        return False
+    types = [v.type for v in (*op.results, *op.operands)]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
+        return False
+    shape = types[0].shape
+    return (all(ir.RankedTensorType(r.type).shape == shape for r in op.results)
+            and (op.name == "stablehlo.broadcast_in_dim"
+                 or all(ir.RankedTensorType(v.type).shape == shape or _small(v.type) for v in op.operands)))
+
+
+def _runs(ops: list, limit: int, member=_scalar) -> list:
     """(index of the op before which a cut goes, the group of scalar ops the cut closes) per cut. A run's bindings
     are its inputs from outside and its results read outside it (a chain of 100 scalar ops with one result read
     later has two): counting every result cut a scalar threefry hash (125 ops) into 6 dispatches. A run is cut
     after its longest prefix within `limit`, not its first over it: values live inside a run are no bindings, and
     a cut where many are live makes each one an input of the next run (float64 gamma of one element: one dispatch
     of 2 bindings uncut; cut at its first prefix over 24, a dispatch of 18)."""
-    scalars = [(i, op) for i, op in enumerate(ops) if _scalar(op)]
+    scalars = [(i, op) for i, op in enumerate(ops) if member(op)]
     runnable = {op for _, op in scalars}
     cuts, start = [], 0
     while start < len(scalars):
@@ -85,14 +101,14 @@ def _runs(ops: list, limit: int) -> list:
     return cuts
 
 
-def bound_bindings(module: ir.Module, limit: int = LIMIT) -> int:
-    """Cut the runs of scalar ops of `module`'s functions that would exceed `limit` bindings; returns the
-    number of barriers inserted."""
+def bound_bindings(module: ir.Module, limit: int = LIMIT, member=_scalar) -> int:
+    """Cut the runs of scalar ops (or of the ops `member` accepts) of `module`'s functions that would exceed `limit`
+    bindings; returns the number of barriers inserted."""
     n = 0
     with module.context:
         for block in func_blocks(module):
             ops = [op.operation for op in block.operations]
-            for i, group in reversed(_runs(ops, limit)):  # from the last: a cut's uses are those of the ops after it
+            for i, group in reversed(_runs(ops, limit, member)):  # from the last: a cut's uses are those of the ops after it
                 _cut(ops[i], group, set(ops[i:]))
                 n += 1
     return n

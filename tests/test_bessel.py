@@ -52,6 +52,7 @@ def test_within_4_ulps(name, dtname):
     assert err[i] <= 4, f"{dtname} {name}({x[i]!r}) = {got[i]!r}: {err[i]:.2f} ulps"
 
 
+@pytest.mark.cpu_only  # (fused eager composites are the CPU backend's)
 @pytest.mark.parametrize("dtname", ["float32", "float64"])
 def test_eager_calls_are_one_module_from_the_first_within_4_ulps(dtname):
     """As users call them (eagerly, the default config): on small arrays each runs as one module from its first call

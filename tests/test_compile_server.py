@@ -59,6 +59,7 @@ def _servers() -> list:
     return [p for _, p, _ in processes._idle]
 
 
+@pytest.mark.cpu_only  # (the two phases are the CPU's; a CUDA compile dumps its sources, which no served compiler does)
 def test_a_programs_module_is_the_clis_in_one_phase_and_in_two(monkeypatch):
     """A jitted program with fusion barriers compiles in two phases (to dispatch creation as MLIR bytecode, then on
     from it without the barriers): each phase's output is the CLI's bytes when a compiler that stays compiles it, and
@@ -128,6 +129,7 @@ def test_flags_the_library_refuses_compile_by_the_cli():
     assert any("--split-input-file" in flags for flags in processes._unservable)
 
 
+@pytest.mark.cpu_only  # (a CUDA compile dumps its sources, which no served compiler does)
 @pytest.mark.compile  # (it compiles in a subprocess: not in --fast)
 def test_no_compiler_outlives_its_program(tmp_path):
     """A script compiles and exits with its compiler waiting: the compiler ends with it."""

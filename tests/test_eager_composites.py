@@ -1174,6 +1174,7 @@ def test_every_listed_composite_has_a_call_here():
     assert set(_LISTED) == set(snp._COMPOSITES)
 
 
+@pytest.mark.cpu_only  # (fused eager composites are the CPU backend's)
 @pytest.mark.parametrize("name", sorted(_LISTED))
 def test_a_listed_function_runs_as_a_composite_with_its_op_by_op_bits(name, exact):
     """Each function `stagec.numpy._COMPOSITES` lists: its first call runs op by op; from its third (traced on the

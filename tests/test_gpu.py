@@ -261,6 +261,22 @@ def test_float64_functions_of_constants_compile_for_cuda(x64):
     assert len(stagec.jit(f).lower(np.ones(5)).compile("cuda").artifact.vmfb) > 1000
 
 
+def test_float32_logs_of_subnormals_for_cuda():
+    # IREE's CUDA log (MLIR's polynomial) reads x below 2^-126 as 2^-126: log(1e-45) was -87.3, and scipy's
+    # ndtri(1e-45) -12.95 (the H200, 2026-12-04). `mathlib-cuda` scales a subnormal by 2^24 first. The CPU cannot
+    # check the values (its modules flush subnormals); a CUDA device does.
+    x = np.array([1e-45, 3e-42, 1e-40, 1.1e-38, 2e-38, 0.5, 1.0, 3e38, 0.0, -1.0, np.inf, np.nan], np.float32)
+    text = legalized(stagec.jit(snp.log).lower(x).as_text(), "cuda")
+    assert "dense<0x4B800000>" in text and text.count("stablehlo.log") == 1, text  # (x 2^24, one log)
+    if "cuda" in GPUS:
+        got = np.asarray(stagec.jit(snp.log, backend="cuda")(x)).astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = np.log(x.astype(np.float64))
+        fin = np.isfinite(want)
+        np.testing.assert_array_equal(got[~fin], want[~fin])
+        np.testing.assert_allclose(got[fin], want[fin], rtol=2 ** -22, atol=2 ** -24)
+
+
 def _pools(x, window, stride, reduce):
     """NumPy's pooling of NCHW `x` over VALID windows of the last two dimensions."""
     v = np.lib.stride_tricks.sliding_window_view(x, window, axis=(2, 3))[:, :, ::stride[0], ::stride[1]]
@@ -315,6 +331,30 @@ def test_cuda_dispatches_bind_at_most_16_buffers(case):
         found = (_cuda_bindings(ss.gamma, np.ones(1)) if case == "gamma"
                  else _cuda_bindings(_ten_in_fourteen_out, *np.arange(1, 11, dtype=np.float32) / 10))
     assert found and max(found.values()) <= 16, found
+
+
+def test_long_elementwise_chains_compile_for_cuda_within_16_bindings(x64):
+    # 40 float64 arrays' terms summed: IREE fused them into one dispatch of 32 (a loop's sum) or 41 (`sum`) buffers
+    # (tests/test_jit.py on the H200, 2026-12-04). The `elementwise-bindings` retry cuts the chain into runs of at
+    # most 12; its values, run on the CPU, are float64 NumPy's. (Its variant's text: the retry's passes after
+    # CUDA's legalization.)
+    from stagec.compiler.driver import run_passes
+    xs = [np.linspace(0.01, 0.4, 3) * (i + 1) for i in range(40)]
+    want = sum(np.log1p(x * x + i) * np.exp(-x) + x ** 3 for i, x in enumerate(xs))
+    f = lambda *xs: sum(snp.log1p(x * x + i) * snp.exp(-x) + x ** 3 for i, x in enumerate(xs))  # noqa: E731
+    low = stagec.jit(f).lower(*xs)
+    assert low.compile("cuda").variant == ["elementwise-bindings"]
+    text = run_passes(legalized(low.as_text(), "cuda"), ["scalar-uses-apart", "elementwise-bindings-16"], "cuda")
+    assert text.count("optimization_barrier") >= 3
+    np.testing.assert_allclose(_on_cpu(text, *xs)[0], want, rtol=1e-14)
+    # A scalar sine's, cosine's and tangent's gradients at 1e10: IREE split the long scalar run itself, one dispatch
+    # writing 17-21 values the others read (23 buffers); the retry reads each value used 3 times or more apart.
+    x = np.float32(1e10)
+    low = stagec.jit(lambda x: [stagec.grad(h)(x) for h in (snp.sin, snp.cos, snp.tan)]).lower(x)
+    assert low.compile("cuda").variant == ["elementwise-bindings"]
+    text = run_passes(legalized(low.as_text(), "cuda"), ["scalar-uses-apart", "elementwise-bindings-16"], "cuda")
+    got = [float(v) for v in _on_cpu(text, np.asarray(x))]
+    np.testing.assert_allclose(got, [np.cos(1e10), -np.sin(1e10), 1 + np.tan(1e10) ** 2], rtol=4e-6)
 
 
 def test_a_dispatch_over_the_binding_limit_fails_at_compile_naming_the_function(monkeypatch):

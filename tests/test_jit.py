@@ -295,6 +295,7 @@ def test_donation_deletes_donated_arrays():
         y + 1
 
 
+@pytest.mark.cpu_only  # (a CPU result's buffer is host memory)
 def test_a_host_view_of_a_result_keeps_its_values_through_donation_and_reuse():
     """`np.asarray` of a CPU result is a read-only view of its buffer (no copy), as JAX's: its WRITEABLE flag cannot
     be set; it keeps its values after the Array is donated to a step that writes its outputs in place (the step
@@ -396,6 +397,9 @@ def test_a_float64_chain_of_many_arguments_loads(x64):
         return sum(snp.log1p(x * x + i) * snp.exp(-x) + x ** 3 for i, x in enumerate(xs))
     want = sum(np.log1p(x * x + i) * np.exp(-x) + x ** 3 for i, x in enumerate(xs))
     np.testing.assert_allclose(stagec.jit(f)(*xs), want, rtol=1e-14)
+    if stagec.config.default_backend == "cuda":  # (over CUDA's 16: the `elementwise-bindings` retry cuts it)
+        np.testing.assert_allclose(stagec.jit(g)(*xs), want, rtol=1e-14)
+        return
     with pytest.raises(KnownRuntimeBug, match=r"cannot run jit_g: binding count \d+ > 32"):
         stagec.jit(g)(*xs)
 

@@ -386,8 +386,9 @@ def _largest_dump_before_hoisting(mlir: str) -> str:
     """IREE's module as its `HoistIntoGlobalsPass` receives it, the largest of its runs (up to flow)."""
     import os
     import subprocess
-    import sys
-    exe = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+
+    from iree.compiler.tools.binaries import find_tool
+    exe = find_tool("iree-compile")  # (the package's: no script beside a Python that has no venv of its own)
     r = subprocess.run([exe, "--iree-hal-target-backends=llvm-cpu", "--iree-input-type=stablehlo",
                         *get_backend("cpu").compile_flags(), "--compile-to=flow", "--mlir-disable-threading",
                         "--mlir-print-ir-before=iree-util-hoist-into-globals", "-", "-o", os.devnull],

@@ -69,6 +69,7 @@ def test_a_distribution_function_runs_as_a_composite_with_its_op_by_op_bits(dist
         np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-6, err_msg=f"{dist}.{fn}")
 
 
+@pytest.mark.cpu_only  # (fused eager composites are the CPU backend's)
 def test_vector_distributions_run_as_composites():
     x = _R.dirichlet(np.ones(3), 4).astype(np.float32)
     alpha = np.array([1.5, 2.0, 0.7], np.float32)

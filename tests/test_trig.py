@@ -144,7 +144,9 @@ def test_float32_path_below_2_19_is_the_mixed_paths_bits():
     # a small tensor takes both reductions without the branch: the same bits again
     for a, p in zip(alone, of_part):
         np.testing.assert_array_equal(np.asarray(a)[:500].view(np.uint32), np.asarray(p)[:-1].view(np.uint32))
-    assert "stablehlo.if" in stagec.jit(snp.sin).lower(small).as_text("final")
+    # (the branch on max |x| is `mathlib`'s; CUDA's `mathlib-cuda` selects each element's tier: no read back)
+    assert ("stablehlo.if" in stagec.jit(snp.sin).lower(small).as_text("final")) == (
+        stagec.config.default_backend != "cuda")
     assert "stablehlo.if" not in stagec.jit(snp.sin).lower(part).as_text("final")
 
 

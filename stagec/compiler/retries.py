@@ -80,6 +80,12 @@ RETRIES: tuple[Retry, ...] = (
           why="IREE's SPIR-V kept a reduction's result in workgroup memory beside the consumer broadcasting it and "
               "read it from other threads with no barrier (a max pool's gradient): found in the SPIR-V where the "
               "driver reads it (lavapipe), each reduction then a dispatch of its own"),
+    Retry("elementwise-bindings", (r"binds \d+ buffers; the cuda runtime binds at most",),
+          passes=("scalar-uses-apart", "elementwise-bindings-16"), backends=("cuda",),
+          test="tests/test_gpu.py::test_long_elementwise_chains_compile_for_cuda_within_16_bindings",
+          why="IREE fuses a long elementwise chain (40 float64 terms summed) into one dispatch of more buffers than "
+              "CUDA's runtime binds (16), or splits a long scalar run (a scalar sine's gradient at 1e10) into "
+              "dispatches of as many: elementwise runs cut at 12 bindings, scalars read 3 times or more apart"),
     Retry("stack-1m", (_STACK_FAILURE,), drop=(STACK_LIMIT,), add=(STACK_1M,), backends=_CPU,
           why="IREE's CPU sort keeps rows of its operands on the stack (local-task workers get `WORKER_STACK`)"),
     Retry("no-data-tiling", (_STACK_FAILURE, _LARGE_VECTORS), drop=(DATA_TILING,), backends=_CPU,
