@@ -108,7 +108,7 @@ def bound_bindings(module: ir.Module, limit: int = LIMIT, member=_scalar) -> int
     with module.context:
         for block in func_blocks(module):
             ops = [op.operation for op in block.operations]
-            for i, group in reversed(_runs(ops, limit, member)):  # from the last: a cut's uses are those of the ops after it
+            for i, group in reversed(_runs(ops, limit, member)):  # (from the last: a cut's uses are the later ops')
                 _cut(ops[i], group, set(ops[i:]))
                 n += 1
     return n

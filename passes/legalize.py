@@ -1642,7 +1642,7 @@ def complex_reduction_inputs_apart(module: ir.Module) -> int:
 
 def scalar_uses_apart(module: ir.Module, uses: int = 3) -> int:
     """Each result of a scalar op (`bindings._scalar`) read `uses` times or more comes through an
-    `optimization_barrier` (a CUDA retry, after `elementwise-bindings-16`: IREE split a long scalar run itself and one
+    `optimization_barrier` (a CUDA retry, before `elementwise-bindings-16`: IREE split a long scalar run itself and one
     of its dispatches wrote 17-21 values read by the others: a scalar sine's gradient at 1e10, vmap of 40 unary and
     binary functions over one element). The count rewritten."""
     n = 0

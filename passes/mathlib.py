@@ -2115,8 +2115,6 @@ CPU_EXPANSIONS = [
 ]
 
 
-# CUDA: float32 sin, cos and tan with the float32 tier and every tier selected (`mathlib`'s branch on max |x| reads
-# the maximum back to the host: most of a sin's time on an H200), and the CPU's float32 expm1 (docs/gpu.md)
 def _log_scaled_f32(f: F, x):
     """log x, a subnormal x scaled by 2^24 first: IREE's CUDA log (MLIR's polynomial) reads x below 2^-126 as
     2^-126 (log(1e-45) was -87.3, not -103.3; scipy's ndtri(1e-45) -12.95, not -14.1)."""
@@ -2124,6 +2122,9 @@ def _log_scaled_f32(f: F, x):
     return f.sub(f("log", f.sel(sub, f.mul(x, 2.0 ** 24), x)), f.sel(sub, f.c(24 * LN2), f.c(0.0)))
 
 
+# CUDA: float32 sin, cos and tan with the float32 tier and every tier selected (`mathlib`'s branch on max |x| reads
+# the maximum back to the host: most of a sin's time on an H200), the CPU's float32 expm1 (docs/gpu.md); float32
+# log of subnormals
 CUDA_EXPANSIONS = [
     Expansion("stablehlo.log", ("f32",), _log_scaled_f32, "subnormals read as 2^-126",
               "tests/test_gpu.py::test_float32_logs_of_subnormals_for_cuda", f32=True),
