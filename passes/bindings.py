@@ -112,3 +112,32 @@ def bound_bindings(module: ir.Module, limit: int = LIMIT, member=_scalar) -> int
                 _cut(ops[i], group, set(ops[i:]))
                 n += 1
     return n
+
+
+def bound_elementwise_bindings(module: ir.Module, limit: int) -> int:
+    """`bound_bindings` over runs of elementwise ops (`_fusable`), not only scalar ones."""
+    return bound_bindings(module, limit, _fusable)
+
+
+def scalar_uses_apart(module: ir.Module, uses: int = 3) -> int:
+    """Each result of a scalar op (`_scalar`) of a function's body read `uses` times or more comes through an
+    `optimization_barrier` (a CUDA retry, before `bound_elementwise_bindings`: IREE split a long scalar run itself
+    and one of its dispatches wrote 17-21 values read by the others: a scalar sine's gradient at 1e10, vmap of 40
+    unary and binary functions over one element). Loop and branch bodies are left, as `bound_bindings` leaves them.
+    The count rewritten."""
+    n = 0
+    with module.context:
+        for block in func_blocks(module):
+            for op in [op.operation for op in block.operations]:
+                if not _scalar(op):
+                    continue
+                for r in op.results:
+                    found = list(r.uses)
+                    if len(found) < uses:
+                        continue
+                    with ir.InsertionPoint.after(op), op.location:
+                        bar = ir.Operation.create("stablehlo.optimization_barrier", results=[r.type], operands=[r])
+                    for u in found:
+                        _owner(u).operands[u.operand_number] = bar.results[0]
+                    n += 1
+    return n

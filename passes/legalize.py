@@ -18,7 +18,7 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
                             SORT_MODULE, SORT_OPERANDS, pack_dims)
 
 from .base import Pass, PassStats, Workaround, register
-from .bindings import _fusable, _scalar, bound_bindings
+from .bindings import bound_bindings, bound_elementwise_bindings, scalar_uses_apart
 from . import packing
 from .irutil import Builder, constant_value, make_constant, nbytes, producer, splat_value, sums_an_add
 from .mathlib import _Builder as _ShapedBuilder
@@ -1640,25 +1640,6 @@ def complex_reduction_inputs_apart(module: ir.Module) -> int:
     return n
 
 
-def scalar_uses_apart(module: ir.Module, uses: int = 3) -> int:
-    """Each result of a scalar op (`bindings._scalar`) read `uses` times or more comes through an
-    `optimization_barrier` (a CUDA retry, before `elementwise-bindings-16`: IREE split a long scalar run itself and one
-    of its dispatches wrote 17-21 values read by the others: a scalar sine's gradient at 1e10, vmap of 40 unary and
-    binary functions over one element). The count rewritten."""
-    n = 0
-    for op in _ops_where(module, _scalar):
-        for r in op.results:
-            found = list(r.uses)
-            if len(found) < uses:
-                continue
-            with ir.InsertionPoint.after(op), op.location:
-                bar = _create("stablehlo.optimization_barrier", [r], [r.type])
-            for u in found:
-                getattr(u.owner, "operation", u.owner).operands[u.operand_number] = bar.result
-            n += 1
-    return n
-
-
 def complex_of_reductions_apart(module: ir.Module) -> int:
     """Each operand of a `complex` computed by a reduction (through elementwise ops and views) comes through an
     `optimization_barrier`: the complex op in a dispatch of its own. IREE 3.13's CUDA pipeline fused it into the
@@ -2340,7 +2321,7 @@ BOUND_BINDINGS_16 = register(Rewrite(
     "long runs of scalar ops cut by barriers (dispatches under 16 bindings: CUDA's runtime binds no more)", "legalize",
     Workaround(_IREE, "tests/test_gpu.py::test_cuda_dispatches_bind_at_most_16_buffers")))
 ELEMENTWISE_BINDINGS_16 = register(Rewrite(
-    "elementwise-bindings-16", lambda m: bound_bindings(m, 12, _fusable),
+    "elementwise-bindings-16", lambda m: bound_elementwise_bindings(m, 12),
     "long runs of elementwise ops cut by barriers (a CUDA retry: IREE fused 40 float64 terms into one dispatch of "
     "32-41 buffers; its runtime binds 16)", "legalize",
     Workaround(_IREE, "tests/test_gpu.py::test_long_elementwise_chains_compile_for_cuda_within_16_bindings")))

@@ -339,12 +339,14 @@ def test_long_elementwise_chains_compile_for_cuda_within_16_bindings(x64):
     # most 12; its values, run on the CPU, are float64 NumPy's. (Its variant's text: the retry's passes after
     # CUDA's legalization.)
     from stagec.compiler.driver import run_passes
+    from stagec.compiler.retries import retry
+    variant = lambda low: run_passes(legalized(low.as_text(), "cuda"), retry("elementwise-bindings").passes, "cuda")  # noqa: E731
     xs = [np.linspace(0.01, 0.4, 3) * (i + 1) for i in range(40)]
     want = sum(np.log1p(x * x + i) * np.exp(-x) + x ** 3 for i, x in enumerate(xs))
     f = lambda *xs: sum(snp.log1p(x * x + i) * snp.exp(-x) + x ** 3 for i, x in enumerate(xs))  # noqa: E731
     low = stagec.jit(f).lower(*xs)
     assert low.compile("cuda").variant == ["elementwise-bindings"]
-    text = run_passes(legalized(low.as_text(), "cuda"), ["scalar-uses-apart", "elementwise-bindings-16"], "cuda")
+    text = variant(low)
     assert text.count("optimization_barrier") >= 3
     np.testing.assert_allclose(_on_cpu(text, *xs)[0], want, rtol=1e-14)
     # A scalar sine's, cosine's and tangent's gradients at 1e10: IREE split the long scalar run itself, one dispatch
@@ -352,7 +354,7 @@ def test_long_elementwise_chains_compile_for_cuda_within_16_bindings(x64):
     x = np.float32(1e10)
     low = stagec.jit(lambda x: [stagec.grad(h)(x) for h in (snp.sin, snp.cos, snp.tan)]).lower(x)
     assert low.compile("cuda").variant == ["elementwise-bindings"]
-    text = run_passes(legalized(low.as_text(), "cuda"), ["scalar-uses-apart", "elementwise-bindings-16"], "cuda")
+    text = variant(low)
     got = [float(v) for v in _on_cpu(text, np.asarray(x))]
     np.testing.assert_allclose(got, [np.cos(1e10), -np.sin(1e10), 1 + np.tan(1e10) ** 2], rtol=4e-6)
 
