@@ -14,7 +14,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .base import Pass, PassStats, Workaround, register
-from .irutil import func_blocks, reduced_dims, tensor_type
+from .irutil import func_blocks, reduced_dims, tensor_type, through_barrier
 from .outer import _dims
 from .updates import _MATMUL
 
@@ -55,10 +55,7 @@ class IsolateBatchSums(Pass):
                 if not isinstance(v.type, ir.RankedTensorType) or len(shape := tensor_type(v).shape) != 2 \
                         or shape[0] <= MAX_ROWS or shape[1] < MIN_COLUMNS or not _batch_sum_and_matmul(v):
                     continue
-                with ir.InsertionPoint(ops[i + 1]), op.location:
-                    bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type], operands=[v])
-                v.replace_all_uses_with(bar.results[0])
-                bar.operands[0] = v
+                through_barrier(v, op)
                 stats.rewrites["sum-apart"] += 1
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from .irutil import func_blocks, producer
+from .irutil import func_blocks, producer, through_barrier
 
 LIMIT = 24  # bindings (inputs + results) of one run of scalar ops; the runtime's limit is 32
 WINDOW = 1024  # scalar ops a run is scanned past its last prefix within the limit (float64 poch's grad: 387 at 12)
@@ -132,12 +132,7 @@ def scalar_uses_apart(module: ir.Module, uses: int = 3) -> int:
                 if not _scalar(op):
                     continue
                 for r in op.results:
-                    found = list(r.uses)
-                    if len(found) < uses:
-                        continue
-                    with ir.InsertionPoint.after(op), op.location:
-                        bar = ir.Operation.create("stablehlo.optimization_barrier", results=[r.type], operands=[r])
-                    for u in found:
-                        _owner(u).operands[u.operand_number] = bar.results[0]
-                    n += 1
+                    if len(list(r.uses)) >= uses:
+                        through_barrier(r, op)
+                        n += 1
     return n

@@ -206,6 +206,16 @@ def make_constant(array: np.ndarray, ty: ir.RankedTensorType) -> ir.Value:
     return ir.Operation.create("stablehlo.constant", results=[ty], attributes={"value": attr}).result
 
 
+def through_barrier(v: ir.Value, after) -> ir.Value:
+    """Every use of `v` made to read it through a new `optimization_barrier`, built right after op `after` (`v`'s
+    producer): IREE neither fuses across it nor recomputes `v` in its readers' dispatches. The barrier's result."""
+    with ir.InsertionPoint.after(after), after.location:
+        bar = ir.Operation.create("stablehlo.optimization_barrier", results=[v.type], operands=[v])
+    v.replace_all_uses_with(bar.results[0])
+    bar.operands[0] = v
+    return bar.results[0]
+
+
 def func_blocks(module: ir.Module) -> Iterator[ir.Block]:
     """The blocks of the module's functions (not the blocks nested in their ops)."""
     for fn in module.body.operations:

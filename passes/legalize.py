@@ -20,7 +20,8 @@ from stagec.lowering import (BLAS_IMPORTS, BLAS_MODULE, BLAS_TYPES, NUM_KEYS, SO
 from .base import Pass, PassStats, Workaround, register
 from .bindings import bound_bindings, bound_elementwise_bindings, scalar_uses_apart
 from . import packing
-from .irutil import Builder, constant_value, make_constant, nbytes, producer, splat_value, sums_an_add
+from .irutil import (Builder, constant_value, make_constant, nbytes, producer, splat_value, sums_an_add,
+                     through_barrier)
 from .mathlib import _Builder as _ShapedBuilder
 
 
@@ -704,11 +705,7 @@ def isolate_multi_use_reductions(module: ir.Module) -> bool:
         if len(found) < 2 or not any(_elementwise(u) and reaches_reduce(u) for u in found):
             continue
         for v in r.results:
-            with ir.InsertionPoint.after(r), r.location:
-                bar = ir.Operation.create("stablehlo.optimization_barrier", operands=[v], results=[v.type])
-            for use in list(v.uses):
-                if use.owner != bar.operation:
-                    use.owner.operands[use.operand_number] = bar.result
+            through_barrier(v, r)
         changed = True
     return changed
 
