@@ -1,5 +1,5 @@
 """Which CPU modules pack their matmuls (data tiling: both operands copied into tiles on every call): the rule, once,
-for the compile driver (`driver.Facts.packs`, which drops `--iree-dispatch-creation-data-tiling`) and for the passes
+for the compile driver (`driver.Facts.packs`, which drops `targets.DATA_TILING`) and for the passes
 that must know it beforehand (`legalize.blas_dots`, `rows`).
 
 A module packs where it has a product of `PACK_MACS` multiply-adds or more that reuses its operands enough (no free

@@ -382,10 +382,10 @@ def test_explain_persistent_misses(cdir, explain):
 
 def test_arch_replaces_the_default_target_flag():
     from stagec.backend import get_backend
-    from stagec.compiler.targets import find_target
+    from stagec.compiler.targets import DATA_TILING, find_target
     cpu = get_backend("cpu").compile_flags("x86-64-v3")
     assert "--iree-llvmcpu-target-cpu=x86-64-v3" in cpu and "--iree-llvmcpu-target-cpu=host" not in cpu
-    assert "--iree-dispatch-creation-data-tiling" in cpu  # the other defaults stay
+    assert DATA_TILING in cpu  # the other defaults stay
     assert get_backend("cuda").compile_flags("sm_86").count("--iree-cuda-target=sm_86") == 1
     assert not any("sm_80" in f for f in get_backend("cuda").compile_flags("sm_86"))
     vulkan = get_backend("vulkan").compile_flags("ampere")  # (the found device's target features go too)
