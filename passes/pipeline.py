@@ -18,7 +18,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify",
                                      "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates",
                                      "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                                      "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
-                                     "fuse-int-chains", "fuse", "sliced-dots-apart",
+                                     "patches-as-one-copy", "fuse-int-chains", "fuse", "sliced-dots-apart",
                                      "loop-weights-transposed")
 
 

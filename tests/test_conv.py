@@ -347,3 +347,34 @@ def test_group_count_mismatches_are_value_errors_as_in_jax():
         f = lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=fg, batch_group_count=bg)
         with pytest.raises(ValueError, match="conv_general_dilated"):
             stagec.eval_shape(f, np.ones(xs, np.float32), np.ones(ws, np.float32))
+
+
+def _patch_copies(f, *args) -> tuple[int, str]:
+    low = stagec.jit(f).lower(*args)
+    return (sum(next(s for s in low.pass_stats if s.name == "patches-as-one-copy").rewrites.values()),
+            low.as_text("final"))
+
+
+@pytest.mark.parametrize("case", [c for c in WIDE if c not in GATHERED])
+def test_sliced_patches_reach_iree_as_one_copy(case):
+    """The CPU pipeline's `patches-as-one-copy` makes the slices of `_conv_as_dot`'s patches one copy (IREE gave each
+    slice a dispatch of its own); the values are `test_wide_window_conv_is_a_dot_and_matches_loops`', made by the
+    default pipeline."""
+    f, (xl, wl), _, _ = _setup(case, np.float32)
+    n, text = _patch_copies(f, xl, wl)
+    assert n == 1 and "stablehlo.concatenate" not in text and "linalg.generic" in text
+
+
+def test_patches_of_spatial_axes_in_another_order_are_one_copy(x64):
+    """An input laid out NWHC against an HWIO kernel: its patches step over W before H (the grid's order is not the
+    axes' order); one copy, the values of the float64 loop oracle."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 3, 6, 7)), rng.standard_normal((4, 3, 5, 4))  # NCHW, OIHW
+    f = lambda a, b: lax.conv_general_dilated(a, b, (1, 2), ((1, 0), (0, 1)), rhs_dilation=(1, 1),
+                                              dimension_numbers=("NWHC", "HWIO", "NHWC"))
+    xl, wl = x.transpose(0, 3, 2, 1), w.transpose(2, 3, 1, 0)
+    n, text = _patch_copies(f, xl, wl)
+    assert n == 1 and "stablehlo.concatenate" not in text
+    got = np.asarray(stagec.jit(f)(xl, wl)).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(got, _conv_ref(x, w, (1, 2), ((1, 0), (0, 1)), (1, 1), (1, 1), 1), rtol=1e-12,
+                               atol=1e-12)

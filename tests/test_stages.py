@@ -71,7 +71,7 @@ def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     assert names == ["traced", "widen-half", "fold-constants", "simplify", "fold-movement", "cse", "dce",
                      "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates", "recompute-activations",
                      "isolate-batch-sums", "column-products", "split-sums",
-                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "fuse-int-chains", "stablehlo", "fuse", "sliced-dots-apart", "loop-weights-transposed", "mathlib-cpu", "mathlib",
+                     "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "patches-as-one-copy", "fuse-int-chains", "stablehlo", "fuse", "sliced-dots-apart", "loop-weights-transposed", "mathlib-cpu", "mathlib",
                      "mathlib-complex", "fold-expansions", "complex-constants-apart", "complex-pads-in-parts", "merge-commuted", "fuse-narrowing", "fuse-float64", "complex128-constants-in-parts",
                      "bound-bindings", "isolate-reductions",
                      "round-to-bf16", "unsigned-to-float", "unsigned-extensions-apart", "half-products-in-f32", "grouped-conv-kernels-apart", "self-updates-apart", "sliced-indices-apart", "transposed-reductions-apart", "pads-of-pads-apart", "crossed-reductions-apart", "broadcast-contractions-apart", "loop-updates-apart", "loop-concats-apart", "strided-gather-operands-apart", "narrow-strided-slices-apart", "sorts-apart", "pool-gradients-unfused", "dynamic-reductions-unfused", "blas-dots",

@@ -201,7 +201,8 @@ def _complex_conv(ctx: L.Ctx, lhs, rhs, **params):
 # spatial extent, the output the kernel's) becomes one slice of the padded input per output position and a
 # dot_general over (input features, window): IREE 3.13 emits such a convolution as a loop nest with the
 # tiny output as its only parallel dimensions (the CNN's weight gradient took 85 ms where the dot takes ~1;
-# docs/log.md). The patches hold P copies of the input: capped at PATCH_LIMIT elements.
+# docs/log.md). The patches hold P copies of the input: capped at PATCH_LIMIT elements. (The CPU's pipeline makes the
+# slices of up to SLICED_POSITIONS positions one copy: `passes/patches.py`.)
 PATCH_LIMIT = 1 << 25
 SLICED_POSITIONS = 16  # (more output positions: the patches as one gather, `_patches_gathered`)
 
