@@ -2,11 +2,10 @@
 (Adam's update: the weight gradient `h.T @ g` makes the new parameter and both moments) gets an
 `optimization_barrier` on its result, so that the update is an elementwise dispatch of its own.
 
-IREE 3.13 fuses such an update into the matmul's dispatch as a multi-result epilogue. With the dispatch-creation data
-tiling the CPU took until 2026-12-05 that compile failed ("operations with large vector sizes"); with the
-global-optimization path it compiles, and the barrier stays for speed: Adam steps 17-18% faster with it (64-256-256-10
-b128, 784-1024-1024-10 b32; docs/log.md). Behind the barrier the matmul keeps its packed kernel and the update reads
-its result once.
+IREE 3.13 fuses such an update into the matmul's dispatch as a multi-result epilogue; with data tiling its CPU codegen
+then unpacks each further result as one too-large vector ("operations with large vector sizes", 4x8x16x16), the
+compile fails, and stagec compiles the whole module again without data tiling: every matmul of the step then runs
+unpacked (docs/log.md). Behind the barrier the matmul keeps its packed kernel and the update reads its result once.
 An update with one result (SGD: `w - lr * g`) is left fused: IREE compiles that epilogue. So is a matmul contracting
 fewer than `MIN_CONTRACTION` elements (a batch under 16): the step's products are then skinny, data tiling packs each
 weight on every call for little reuse, and the unpacked module IREE falls back to was faster (128-4096-4096-10 b8
@@ -18,7 +17,7 @@ import math
 
 from iree.compiler import ir
 
-from .base import Pass, PassStats, register
+from .base import Pass, PassStats, Workaround, register
 from .irutil import func_blocks, tensor_type
 from .outer import _dims
 
@@ -73,6 +72,8 @@ def _returned(dot) -> int:
 
 class IsolateUpdates(Pass):
     name = "isolate-updates"
+    kind, workaround = "workaround", Workaround("3.13", "tests/test_passes_updates.py::"
+                                                       "test_adam_step_compiles_data_tiled")
     description = "a matmul feeding 2+ results through elementwise ops (Adam's update) ends its dispatch there"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:

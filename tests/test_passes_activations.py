@@ -99,14 +99,13 @@ def _variants(monkeypatch, act, args, passes: dict) -> dict:
 
 def test_gelu_step_compiles_data_tiled(monkeypatch):
     # 128x64 -> 256 -> 10: without the pass the forward matmul's dispatch returns gelu's pieces and IREE 3.13's
-    # dispatch-creation data tiling failed on it (over a 64 KiB stack limit at this size, "large vector sizes" at
-    # b1024); the global-optimization path compiles both (products of 2^21 multiply-adds, so that the module is
-    # packed at all: `packing.PACK_MACS`)
+    # data-tiled codegen fails on it (over a 64 KiB stack limit at this size, "large vector sizes" at b1024; products
+    # of 2^21 multiply-adds, so that the module is packed at all: `packing.PACK_MACS`)
     args = _args(128, 64, 256)
     assert "recompute-activations" in DEFAULT
     without = tuple(n for n in DEFAULT if n != "recompute-activations")
     got = _variants(monkeypatch, "gelu", args, {"default": DEFAULT, "without": without})
-    assert got == {"default": [], "without": []}, got
+    assert got["default"] == [] and got["without"] != [], got  # (the second: the workaround's reason)
     _check(_step("gelu")(*args), _oracle("gelu", *args))  # (the default flags: a 1 MiB limit)
 
 
@@ -135,15 +134,15 @@ def test_gelu_step_of_a_batch_of_sequences_compiles_data_tiled():
 
 
 def test_relu_step_compiles_within_the_stack_limit(monkeypatch):
-    # 640 rows (past `batchsums.MAX_ROWS`): without the pass IREE 3.13's dispatch-creation data tiling summed and
-    # packed the first layer's dz in one dispatch keeping 80 KiB on the stack, over the CPU target's 64 KiB (a retry
-    # with a 1 MiB limit); the global-optimization path keeps within it either way
+    # 640 rows (past `batchsums.MAX_ROWS`): without the pass the first layer's dz is summed and packed in one dispatch
+    # that keeps 80 KiB on the stack, over the CPU target's 64 KiB: the compile is retried with a 1 MiB limit (the
+    # module's own limit now, with no sliced product operand: `test_retries`' 1 MiB test)
     args = _args(640, 32, 256)
     low = _step("relu").lower(*args)
     assert _rewrites(low, "isolate-batch-sums") == 1
     without = tuple(n for n in DEFAULT if n != "isolate-batch-sums")
     variants = _variants(monkeypatch, "relu", args, {"default": DEFAULT, "without": without})
-    assert variants == {"default": [], "without": []}
+    assert variants == {"default": [], "without": ["stack-1m"]}  # (the second: IREE 3.13's failure, the reason)
     _check(_step("relu")(*args), _oracle("relu", *args))
     # under the rows the fused dispatch keeps within 64 KiB the sum and the pack stay fused
     assert _rewrites(_step("relu").lower(*_args(512, 32, 256)), "isolate-batch-sums") == 0

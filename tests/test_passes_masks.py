@@ -76,8 +76,8 @@ def _relu_step(passes):
 
 
 def test_relu_step_compiles_data_tiled():
-    # 512x256 @ 256x128 + relu and its backward: without the rewrite IREE 3.13's dispatch-creation data tiling failed
-    # on the forward matmul's two results ("large vector sizes"); its global-optimization path compiles both
+    # 512x256 @ 256x128 + relu and its backward: without the rewrite IREE 3.13's data-tiled codegen fails on the
+    # forward matmul's two results ("large vector sizes") and the whole step is compiled again without data tiling
     rng = np.random.default_rng(2)
     p = [(rng.standard_normal((256, 128)).astype(np.float32) / 16, rng.standard_normal(128).astype(np.float32)),
          (rng.standard_normal((128, 10)).astype(np.float32) / 11, np.zeros(10, np.float32))]
@@ -89,7 +89,7 @@ def test_relu_step_compiles_data_tiled():
     compiled = {name: _relu_step(passes).lower(p, x, y).compile() for name, passes in (("default", default),
                                                                                        ("without", without))}
     dropped = {name: "no-data-tiling" in c.variant for name, c in compiled.items()}
-    assert dropped == {"default": False, "without": False}
+    assert dropped == {"default": False, "without": True}  # (the second: IREE 3.13's failure, the workaround's reason)
     # the step against float64 NumPy
     (w1, b1), (w2, b2) = [(w.astype(np.float64), b.astype(np.float64)) for w, b in p]
     x64, y64 = x.astype(np.float64), y.astype(np.float64)

@@ -8,10 +8,10 @@ import os
 import platform
 from typing import NamedTuple
 
-# Data tiling by IREE's global-optimization path: encodings set before dispatch formation, where they fuse with
-# their producers (the dispatch-creation path left each weight's encoding its own dispatch: a transformer step's 60
-# executables against 51, compiled and run faster; docs/log.md, 2026-12-05).
-HOST, DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-global-opt-data-tiling"
+# Data tiling by IREE's dispatch-creation path. (Its global-optimization path, `--iree-global-opt-data-tiling`, gave a
+# transformer step fewer executables and faster calls, but failed on a VAE's loss, "large vector sizes", and the
+# module was compiled again unpacked: docs/log.md, 2026-12-05.)
+HOST, DATA_TILING = "--iree-llvmcpu-target-cpu=host", "--iree-dispatch-creation-data-tiling"
 # IREE demotes f64 to f32 by default; under enable_x64 a float64 must stay float64 (without x64 no f64 reaches
 # IREE, so the flag changes nothing then).
 KEEP_F64 = "--iree-input-demote-f64-to-f32=false"

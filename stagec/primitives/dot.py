@@ -107,10 +107,9 @@ def _dot_general(ctx: L.Ctx, lhs, rhs, *, dimension_numbers, precision=None, pre
 
 
 def _complex_dot(ctx: L.Ctx, lhs, rhs, dimension_numbers):
-    """A complex dot_general as a broadcast multiply and sum over the contracted axes: IREE 3.13's dispatch-creation
-    data tiling failed on a complex dot_general, even one split into real dots ('vector.transfer_read op requires
-    valid padding vector elemental type'). (The global-optimization path the CPU takes now compiles a 64x64 one;
-    whether it is right and faster on every backend is not checked yet.)"""
+    """A complex dot_general as a broadcast multiply and sum over the contracted axes: IREE 3.13 with
+    --iree-dispatch-creation-data-tiling fails on a complex dot_general, even one split into real dots
+    ('vector.transfer_read op requires valid padding vector elemental type')."""
     (lc, rc), (lb, rb) = dimension_numbers
     out = ctx.avals_out[0]
     la, ra = ctx.avals_in
