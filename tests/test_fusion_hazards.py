@@ -142,8 +142,8 @@ def test_commuted_twins_merge_into_one_op_and_the_minimal_module_is_right():
     want = [Ad @ a, Ad.T @ (yd * a), Ad @ (a * yd)]
     for got, w in zip(_run_on_cpu(text, (A, x, y)), want):
         np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
-    # The hazard itself, as IREE 3.13 compiles it without data tiling (a module with no product worth packing: most;
-    # its global-optimization data tiling computes this one right): once this fails, the pass can go.
+    # The hazard itself, as IREE 3.13 compiles it without data tiling (as most modules: no product worth packing;
+    # `--iree-global-opt-data-tiling` computed this one right): once this fails, the pass can go.
     raw = _run_on_cpu(TWINS, (A, x, y), packed=False)
     assert not np.allclose(raw[2], want[2], rtol=1e-3)
 
