@@ -7,6 +7,9 @@ import functools
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 import stagec
 import stagec.numpy as snp
@@ -378,3 +381,37 @@ def test_patches_of_spatial_axes_in_another_order_are_one_copy(x64):
     got = np.asarray(stagec.jit(f)(xl, wl)).transpose(0, 3, 1, 2)
     np.testing.assert_allclose(got, _conv_ref(x, w, (1, 2), ((1, 0), (0, 1)), (1, 1), (1, 1), 1), rtol=1e-12,
                                atol=1e-12)
+
+
+def _kernel_grad_ref(x, g, ks, strides, pads, rd):
+    """d/dw of sum(conv(x, w) * g) for NCHW x, OIHW w, NCHW g, by loops in float64: sum over the batch and the
+    output positions of g times the input element each kernel element met."""
+    xp = np.pad(np.asarray(x, np.float64), [(0, 0), (0, 0), *pads])
+    dw = np.zeros((g.shape[1], x.shape[1], *ks))
+    for kidx in np.ndindex(*ks):
+        window = tuple(slice(k * d, k * d + (n - 1) * s + 1, s) for k, d, n, s in zip(kidx, rd, g.shape[2:], strides))
+        dw[(slice(None), slice(None)) + kidx] = np.einsum("bip,bop->oi", xp[(slice(None), slice(None)) + window].reshape(
+            x.shape[0], x.shape[1], -1), np.asarray(g, np.float64).reshape(g.shape[0], g.shape[1], -1))
+    return dw
+
+
+@hyp_settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(k=st.tuples(st.integers(1, 5), st.integers(1, 5)), s=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       rd=st.tuples(st.integers(1, 2), st.integers(1, 2)), pad=st.integers(0, 2), nhwc=st.booleans())
+@example(k=(4, 4), s=(1, 1), rd=(1, 1), pad=1, nhwc=True)  # (16 positions: the last sliced)
+@example(k=(3, 6), s=(1, 2), rd=(1, 1), pad=0, nhwc=False)  # (18: gathered)
+def test_kernel_gradients_across_the_sliced_positions_bound(x64, k, s, rd, pad, nhwc):
+    """Kernel gradients of 1 to 25 positions: up to `SLICED_POSITIONS` (16) the patches are slices the CPU's
+    `patches-as-one-copy` makes one copy, past it one gather; against the float64 loop oracle."""
+    rng = np.random.default_rng(sum(k) + 7 * sum(s))
+    x, w = rng.standard_normal((2, 3, 11, 10)), rng.standard_normal((4, 3, *k))  # NCHW, OIHW
+    pads = ((pad, pad), (pad, 1))
+    dn = ("NHWC", "HWIO", "NHWC") if nhwc else ("NCHW", "OIHW", "NCHW")
+    xl, wl = (x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0)) if nhwc else (x, w)
+    conv = lambda xl, wl: lax.conv_general_dilated(xl, wl, s, pads, rhs_dilation=rd, dimension_numbers=dn)
+    out = np.asarray(stagec.jit(conv)(xl, wl))
+    g = rng.standard_normal(out.shape)
+    dwl = np.asarray(stagec.jit(stagec.grad(lambda wl: snp.sum(conv(xl, wl) * g)))(wl))
+    dw = dwl.transpose(3, 2, 0, 1) if nhwc else dwl
+    gc = g.transpose(0, 3, 1, 2) if nhwc else g
+    np.testing.assert_allclose(dw, _kernel_grad_ref(x, gc, k, s, pads, rd), rtol=1e-10, atol=1e-10)
