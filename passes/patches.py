@@ -74,6 +74,9 @@ def _one_copy(op) -> bool:
     if any(w[0] != src or w[2] != strides or w[3] != shape for w in wins):
         return False
     out_t = tensor_type(op.result)
+    elem = out_t.element_type
+    if not (isinstance(elem, ir.FloatType) or (isinstance(elem, ir.IntegerType) and elem.is_signless and elem.width >= 8)):
+        return False  # (booleans, unsigned integers (a linalg op takes signless ones only), complex: left to IREE)
     piece = list(tensor_type(op.operands[0]).shape)
     if piece != [*shape[:at], 1, *shape[at:]] or any(n < 0 for n in out_t.shape):  # (the unit axis at `at` only)
         return False
@@ -93,7 +96,6 @@ def _one_copy(op) -> bool:
             e = e + dim(at + j) * steps[j]
         exprs.append(e)
     in_map = ir.AffineMap.get(rank, 0, exprs)
-    elem = out_t.element_type
     with ir.InsertionPoint(op), op.location:
         grid_t = ir.RankedTensorType.get([*shape[:at], *counts, *shape[at:]], elem)
         init = ir.Operation.create("tensor.empty", results=[grid_t], operands=[]).result

@@ -415,3 +415,18 @@ def test_kernel_gradients_across_the_sliced_positions_bound(x64, k, s, rd, pad, 
     dw = dwl.transpose(3, 2, 0, 1) if nhwc else dwl
     gc = g.transpose(0, 3, 1, 2) if nhwc else g
     np.testing.assert_allclose(dw, _kernel_grad_ref(x, gc, k, s, pads, rd), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype, copies", [(np.float32, 1), (np.float16, 1), (np.int32, 1), (np.int8, 1), (np.uint8, 0),
+                                           (np.bool_, 0)])
+def test_a_grid_of_stacked_windows_is_one_copy_in_signless_dtypes(dtype, copies):
+    """`stack` of the 3x3 grid of 5x6 windows of an array, column offsets stepping by 2 (user code, not a
+    convolution): one copy where the elements are floats or signed integers of 8 bits or more; unsigned integers (a
+    linalg op takes signless ones only) and booleans are left to IREE."""
+    x = (np.arange(9 * 12).reshape(9, 12) % 7).astype(dtype)
+    f = lambda x: snp.stack([x[i:i + 5, 2 * j:2 * j + 6] for i in range(3) for j in range(3)], axis=1)
+    n, text = _patch_copies(f, x)
+    assert n == copies and ("stablehlo.concatenate" in text) == (copies == 0)
+    want = np.stack([x[i:i + 5, 2 * j:2 * j + 6] for i in range(3) for j in range(3)], axis=1)
+    got = np.asarray(stagec.jit(f)(x))
+    assert got.dtype == want.dtype and np.array_equal(got, want)
