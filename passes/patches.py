@@ -17,6 +17,7 @@ from iree.compiler import ir
 from .base import Pass, PassStats, register
 from .fuse import _PAR
 from .irutil import func_blocks, producer, tensor_type
+from .movement import _ints
 
 MAX_GRID_AXES = 3  # (a 3-D convolution's kernel: the orders tried are their permutations)
 
@@ -30,8 +31,8 @@ def _window(v: ir.Value):
     s = producer(r.operands[0])
     if s is None or s.name != "stablehlo.slice":
         return None
-    attr = lambda n: [int(x) for x in ir.DenseI64ArrayAttr(s.attributes[n])]
-    return s.operands[0], attr("start_indices"), attr("strides"), list(tensor_type(s.result).shape)
+    return (s.operands[0], _ints(s.attributes["start_indices"]), _ints(s.attributes["strides"]),
+            list(tensor_type(s.result).shape))
 
 
 def _grid(starts: list[list[int]]):

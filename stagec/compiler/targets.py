@@ -28,7 +28,7 @@ NO_CONST_EVAL = "--iree-opt-const-eval=false"  # hoisted constant expressions ru
 # workloads of benchmarks/bench_gpu.py (docs/log.md).
 CUDA_ARCH = "sm_80"
 
-COMMON = ("fold-constants", "simplify", "fold-movement", "cse", "dce")
+COMMON = ("fold-constants", "simplify", "updates-as-concats", "fold-movement", "cse", "dce")
 
 
 class Pipeline(NamedTuple):
@@ -83,7 +83,7 @@ TARGETS: dict[str, Target] = {t.backend: t for t in (
     Target("cpu", "llvm-cpu", "--iree-llvmcpu-target-cpu=",
            (HOST, DATA_TILING, "--iree-opt-level=O3", KEEP_F64, "--iree-llvmcpu-vector-pproc-strategy=peel", STACK_64K,
             NO_CONST_EVAL),
-           Pipeline(passes=("widen-half", *COMMON[:2], "updates-as-concats", *COMMON[2:], "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates",
+           Pipeline(passes=("widen-half", *COMMON, "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates",
                             "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                             "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",
                             "patches-as-one-copy", "fuse-int-chains", "fuse", "sliced-dots-apart",
