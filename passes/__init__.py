@@ -7,7 +7,7 @@ expansion, legalize, offload) and, for a workaround, why (`Workaround`); each ta
 """
 from __future__ import annotations
 
-from . import activations, batchsums, columns, commuted, contractions, dce, dft, exp64, fold_constants, fuse, intchains, lapack, legalize, loopweights, masks, mathlib, movement, outer, patches, rows, simplify, slices, special, split_sums, squares, tanh64, tiles, upcast, updates, upstream, weightpass, widen  # noqa: F401,E501  (each registers its pass)
+from . import activations, batchsums, columns, commuted, contractions, dce, dft, exp64, fold_constants, fuse, intchains, lanes, lapack, legalize, loopweights, masks, mathlib, movement, outer, patches, rows, simplify, slices, special, split_sums, squares, tanh64, tiles, upcast, updates, upstream, weightpass, widen  # noqa: F401,E501  (each registers its pass)
 from .base import REGISTRY, Pass, PassError, PassStats, Workaround
 from .pipeline import DEFAULT_PIPELINE, Stage, describe, on_text, resolve, run_pipeline
 

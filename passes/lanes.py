@@ -1,0 +1,287 @@
+"""`lanes-batched`: N alike computations whose results are concatenated, each reading its own equal slice of one
+array (attention written as a Python loop over heads) -> one computation batched over the N lanes.
+
+IREE 3.13 fuses a slice into its reader with the offsets as constants, so lanes alike but for their slices' offsets
+are compiled as separate executables (8 heads: 41 executables, 24 of them copies of slices). Batched, the lanes are
+one set of dispatches. The slices become one reshape and transpose of the range they cover; the concatenation one
+transpose and reshape (`fold-movement`, next, merges the moves). Each lane computes what it did, as a batch element
+of the same ops (products and reductions over the same elements).
+
+Matched from the `concatenate` back, lane by lane in lockstep: the ops at each step must have one name, attributes
+and (for reductions) bodies; a value all lanes share stays unbatched; the leaves are `slice`s of one array at offsets
+evenly spaced along one axis. Anything else, or a lane's value read outside the lanes, leaves it alone.
+"""
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+
+from .base import Pass, PassStats, register
+from .irutil import dtype_of, func_blocks, make_constant, producer, splat_value, tensor_type
+from .movement import _ints
+from .packing import dot_dims
+from .widen import ELEMENTWISE
+
+_ELEMENTWISE = ELEMENTWISE | {"stablehlo.convert", "stablehlo.exponential_minus_one", "stablehlo.popcnt",
+                              "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
+                              "stablehlo.shift_right_logical", "stablehlo.bitcast_convert"}
+_MOVES = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
+          "stablehlo.concatenate", "stablehlo.reduce", "stablehlo.dot_general")
+_I64 = ir.DenseI64ArrayAttr
+MAX_DEPTH = 200  # ops from a lane's end back to its slices (further: left alone; the match and the emission recurse)
+
+
+class _NoMatch(Exception):
+    pass
+
+
+def _batched(t, n: int) -> ir.RankedTensorType:
+    t = tensor_type(t)
+    return ir.RankedTensorType.get([n, *t.shape], t.element_type)
+
+
+def _alike(ops: list) -> bool:
+    """Whether `ops` have one name, result types and attributes, and bodies of the same structure."""
+    a = ops[0]
+    attrs = lambda op: sorted((k, str(v)) for k, v in _attrs(op).items())
+    return all(o.name == a.name and [str(r.type) for r in o.results] == [str(r.type) for r in a.results]
+               and attrs(o) == attrs(a) and len(o.regions) == len(a.regions) for o in ops[1:]) and (
+        not a.regions or all(_same_bodies(a, o) for o in ops[1:]))
+
+
+def _attrs(op) -> dict:
+    named = op.attributes
+    return {named[i].name: named[i].attr for i in range(len(named))}
+
+
+def _same_bodies(a, b) -> bool:
+    body = lambda op: [str(o) for r in op.regions for blk in r.blocks for o in blk.operations]
+    return body(a) == body(b)
+
+
+class _Lanes:
+    """The plan of one concatenate's lanes: `node(values)` -> ("shared", v) | ("slices", ...) | ("op", ops, nodes),
+    memoized by the lanes' values; raises _NoMatch where they are not alike."""
+
+    def __init__(self, n: int):
+        self.n, self.memo, self.ops = n, {}, []
+
+    def node(self, vals: tuple, depth: int = 0):
+        if vals not in self.memo:
+            if depth > MAX_DEPTH:
+                raise _NoMatch
+            self.memo[vals] = self._node(vals, depth)
+        return self.memo[vals]
+
+    def _node(self, vals: tuple, depth: int):
+        if all(v == vals[0] for v in vals):
+            return ("shared", vals[0])
+        ops = [producer(v) for v in vals]
+        if any(op is None for op in ops) or len({op.operation for op in ops}) != len(ops):
+            raise _NoMatch  # (arguments of the function, or one op in two lanes)
+        ops = [op.operation for op in ops]
+        if any(len(op.results) != 1 for op in ops):
+            raise _NoMatch
+        if ops[0].name == "stablehlo.slice" and all(o.name == "stablehlo.slice" for o in ops):
+            leaf = self._slices(ops)
+            if leaf is not None:
+                return leaf
+        if not _alike(ops):
+            raise _NoMatch
+        op, name = ops[0], ops[0].name
+        if name in ("stablehlo.constant", "stablehlo.iota"):
+            return ("shared", vals[0])
+        if name not in _ELEMENTWISE and name not in _MOVES:
+            raise _NoMatch
+        nodes = [self.node(tuple(o.operands[i] for o in ops), depth + 1) for i in range(len(op.operands))]
+        batched = [nd[0] != "shared" for nd in nodes]
+        if not any(batched):
+            return ("shared", vals[0])  # (the same op of the same values in every lane)
+        lane = tensor_type(op.results[0]).shape
+        k = len(op.operands) // 2
+        if ((name in _ELEMENTWISE and any(tensor_type(v).shape != lane for v in op.operands))  # (a clamp's scalar bounds)
+                or (name == "stablehlo.reduce" and (not all(batched[:k]) or any(batched[k:])))  # (initial values batched)
+                or (name == "stablehlo.dot_general" and not all(batched) and dot_dims(op).get(("lhs", "batching")))):
+            raise _NoMatch
+        self.ops.extend(ops)
+        return ("op", ops, nodes)
+
+    def _slices(self, ops: list):
+        """The leaf where `ops` slice one array at offsets evenly spaced along one axis, else None."""
+        src = ops[0].operands[0]
+        if any(o.operands[0] != src for o in ops):
+            return None
+        starts = [_ints(o.attributes["start_indices"]) for o in ops]
+        limits = [_ints(o.attributes["limit_indices"]) for o in ops]
+        if any(s != 1 for o in ops for s in _ints(o.attributes["strides"])):
+            return None
+        axes = [a for a in range(len(starts[0])) if len({s[a] for s in starts}) > 1]
+        if len(axes) != 1 or any(lim[b] - s[b] != limits[0][b] - starts[0][b] or (b != axes[0] and s[b] != starts[0][b])
+                                 for s, lim in zip(starts, limits) for b in range(len(s))):
+            return None
+        a, w = axes[0], limits[0][axes[0]] - starts[0][axes[0]]
+        step = starts[1][a] - starts[0][a]
+        if (step < w or any(s[a] != starts[0][a] + i * step for i, s in enumerate(starts))
+                or starts[0][a] + len(ops) * step > tensor_type(src).shape[a]):
+            return None  # (overlapping, not evenly spaced, or the last step past the end)
+        return ("slices", src, a, step, starts[0], limits[0])
+
+
+def _emit(node, plan: _Lanes, memo: dict) -> ir.Value | None:
+    """The batched value of `node` (lane first), or None for a shared one; inserted at the current point."""
+    if node[0] == "shared":
+        return None
+    if id(node) in memo:
+        return memo[id(node)]
+    n = plan.n
+    if node[0] == "slices":
+        _, src, a, step, start, limit = node
+        et, w = tensor_type(src).element_type, limit[a] - start[a]
+        lim = list(limit)
+        lim[a] = start[a] + n * step
+        shape = [hi - lo for lo, hi in zip(start, lim)]
+        v = _slice(src, shape, start, lim, et)  # (the range the lanes cover, cut into rows of `step`, lanes first)
+        split = shape[:a] + [n, step] + shape[a + 1:]
+        v = _create("stablehlo.reshape", [v], ir.RankedTensorType.get(split, et))
+        perm = [a] + [d for d in range(len(split)) if d != a]
+        out = _create("stablehlo.transpose", [v], ir.RankedTensorType.get([split[d] for d in perm], et),
+                      permutation=_I64.get(perm))
+        if step != w:  # (the first `w` of each row)
+            full = [split[d] for d in perm]
+            cut = list(full)
+            cut[a + 1] = w
+            out = _slice(out, cut, [0] * len(full), cut, et)
+    else:
+        out = _op(node, plan, memo)
+    memo[id(node)] = out
+    return out
+
+
+def _slice(v: ir.Value, shape: list, start: list, limit: list, et) -> ir.Value:
+    return _create("stablehlo.slice", [v], ir.RankedTensorType.get(shape, et), start_indices=_I64.get(list(start)),
+                   limit_indices=_I64.get(list(limit)), strides=_I64.get([1] * len(start)))
+
+
+def _create(name: str, operands: list, ty: ir.Type, **attrs) -> ir.Value:
+    return ir.Operation.create(name, results=[ty], operands=operands, attributes=attrs).result
+
+
+def _spread(v: ir.Value, n: int) -> ir.Value:
+    """A shared operand of an elementwise op, batched: a splat constant of the batched shape, else a broadcast."""
+    t = _batched(v.type, n)
+    splat = splat_value(v)
+    if splat is not None and dtype_of(v) is not None:
+        return make_constant(np.array(splat, dtype_of(v)), t)
+    return _create("stablehlo.broadcast_in_dim", [v], t,
+                   broadcast_dimensions=_I64.get(list(range(1, tensor_type(v).rank + 1))))
+
+
+def _op(node, plan: _Lanes, memo: dict) -> ir.Value:
+    _, ops, nodes = node
+    n, op = plan.n, ops[0]
+    args = [_emit(nd, plan, memo) for nd in nodes]
+    shared = [nd[1] if nd[0] == "shared" else None for nd in nodes]
+    out_t = _batched(op.results[0].type, n)
+    name, attrs = op.name, _attrs(op)
+    shift = lambda key: _I64.get([d + 1 for d in _ints(attrs[key])])
+    if name in _ELEMENTWISE:
+        args = [a if a is not None else _spread(s, n) for a, s in zip(args, shared)]
+    elif name == "stablehlo.reshape":
+        pass
+    elif name == "stablehlo.transpose":
+        attrs["permutation"] = _I64.get([0] + [d + 1 for d in _ints(attrs["permutation"])])
+    elif name == "stablehlo.broadcast_in_dim":
+        attrs["broadcast_dimensions"] = _I64.get([0] + [d + 1 for d in _ints(attrs["broadcast_dimensions"])])
+    elif name == "stablehlo.slice":
+        for key, first in (("start_indices", 0), ("limit_indices", n), ("strides", 1)):
+            attrs[key] = _I64.get([first] + _ints(attrs[key]))
+    elif name == "stablehlo.concatenate":
+        args = [a if a is not None else _spread(s, n) for a, s in zip(args, shared)]
+        attrs["dimension"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(
+            ir.IntegerAttr(attrs["dimension"]).value) + 1)
+    elif name == "stablehlo.reduce":
+        attrs["dimensions"] = shift("dimensions")
+    elif name == "stablehlo.dot_general":
+        return _dot(op, args, shared, attrs, out_t, n)
+    operands = [a if a is not None else s for a, s in zip(args, shared)]
+    new = op.clone(ir.InsertionPoint.current)  # (keeps a reduction's body)
+    for i, v in enumerate(operands):
+        new.operands[i] = v
+    for r, rop in zip(new.results, op.results):
+        r.set_type(_batched(rop.type, n))
+    for key, val in attrs.items():
+        new.attributes[key] = val
+    return new.results[0]
+
+
+def _dot(op, args: list, shared: list, attrs: dict, out_t, n: int) -> ir.Value:
+    """A batched dot_general: both operands batched (a new batch dimension, first), or one of them, of a product
+    with no batch dimensions (the lanes a free dimension of that operand; moved first)."""
+    d = dot_dims(op)
+    get = lambda side, kind: d.get((side, kind), [])
+    lb, rb, lc, rc = get("lhs", "batching"), get("rhs", "batching"), get("lhs", "contracting"), get("rhs", "contracting")
+    up = lambda dims: [x + 1 for x in dims]
+    lhs, rhs = (a if a is not None else s for a, s in zip(args, shared))
+    if args[0] is not None and args[1] is not None:
+        lb, rb, lc, rc, perm = [0] + up(lb), [0] + up(rb), up(lc), up(rc), None
+    elif args[0] is not None:
+        lc, perm = up(lc), None
+    else:
+        rc = up(rc)
+        lhs_free = tensor_type(op.operands[0]).rank - len(lc)
+        perm = [lhs_free] + [i for i in range(out_t.rank) if i != lhs_free]
+    dims = ir.Attribute.parse(
+        f"#stablehlo.dot<lhs_batching_dimensions = {lb}, rhs_batching_dimensions = {rb}, "
+        f"lhs_contracting_dimensions = {lc}, rhs_contracting_dimensions = {rc}>")
+    shape = list(out_t.shape)
+    if perm is not None:  # (lhs free dimensions, the lanes, rhs free dimensions)
+        inv = [perm.index(i) for i in range(len(perm))]
+        shape = [shape[i] for i in inv]
+    keep = {k: v for k, v in attrs.items() if k != "dot_dimension_numbers"}
+    v = _create("stablehlo.dot_general", [lhs, rhs], ir.RankedTensorType.get(shape, out_t.element_type),
+                dot_dimension_numbers=dims, **keep)
+    if perm is not None:
+        v = _create("stablehlo.transpose", [v], out_t, permutation=_I64.get(perm))
+    return v
+
+
+def _batch(root) -> bool:
+    vals = tuple(root.operands)
+    n, axis = len(vals), int(ir.IntegerAttr(root.attributes["dimension"]).value)
+    if n < 2 or len({str(v.type) for v in vals}) != 1 or not tensor_type(vals[0]).has_static_shape:
+        return False
+    plan = _Lanes(n)
+    try:
+        top = plan.node(vals)
+    except _NoMatch:
+        return False
+    if top[0] != "op" or not any(nd[0] == "slices" for nd in plan.memo.values()):
+        return False
+    inside = {*plan.ops, root}
+    if any(u.owner not in inside for op in plan.ops for u in op.results[0].uses):
+        return False  # (a lane's value read elsewhere: it would be computed twice)
+    with ir.InsertionPoint(root), root.location:
+        v = _emit(top, plan, {})
+        t = tensor_type(v)  # (n, lane...): the lanes next to the axis, then merged with it
+        shape = list(t.shape)
+        perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, t.rank))
+        v = _create("stablehlo.transpose", [v], ir.RankedTensorType.get([shape[p] for p in perm], t.element_type),
+                    permutation=_I64.get(perm))
+        v = _create("stablehlo.reshape", [v], root.results[0].type)
+    root.results[0].replace_all_uses_with(v)
+    root.erase()
+    return True
+
+
+class LanesBatched(Pass):
+    name = "lanes-batched"
+    description = "alike computations on equal slices of one array, concatenated -> one batched computation"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        for block in func_blocks(module):
+            for op in [o.operation for o in block.operations if o.operation.name == "stablehlo.concatenate"]:
+                if _batch(op):
+                    stats.rewrites["lanes"] += 1
+
+
+register(LanesBatched())

@@ -1,0 +1,137 @@
+"""`lanes-batched` (passes/lanes.py): alike computations on equal slices of one array, concatenated (a Python loop
+over attention heads), become one batched computation; anything else is left alone. Values against float64 NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import stagec
+import stagec.numpy as snp
+from stagec import nn
+from stagec.compiler import loops
+
+
+def _rewrites(f, *args) -> tuple[int, str]:
+    low = stagec.jit(f).lower(*args)
+    return (sum(next(s for s in low.pass_stats if s.name == "lanes-batched").rewrites.values()),
+            low.as_text("final"))
+
+
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _heads(x, w, h=8, d=64, m=snp, softmax=nn.softmax):
+    qkv, out = x @ w, []
+    for i in range(h):
+        q, k, v = (qkv[:, (j * h + i) * d:(j * h + i + 1) * d] for j in range(3))
+        out.append(softmax(q @ k.T / 8.0, axis=-1) @ v)
+    return m.concatenate(out, axis=1)
+
+
+def _heads_args(n=128, h=8, d=64):
+    r = np.random.default_rng(2)
+    return (r.random((n, 512)).astype(np.float32), (r.random((512, 3 * h * d)) * 0.02).astype(np.float32))
+
+
+def test_attention_as_a_loop_over_heads_is_one_batched_attention(tmp_path):
+    """The compile benchmark's `heads` row: 8 heads slicing q, k and v out of one product. IREE 3.13 made each head's
+    slices executables of their own (41 executables; 2.3 s of IREE); batched, 11."""
+    x, w = _heads_args()
+    n, text = _rewrites(_heads, x, w)
+    assert n == 1 and text.count("stablehlo.dot_general") == 3 and "batching_dims = [0] x [0]" in text
+    low = stagec.jit(_heads).lower(x, w)
+    got = low.compile(flags=[f"--iree-hal-dump-executable-sources-to={tmp_path}"])(x, w)
+    assert len(list(tmp_path.glob("*.mlir"))) <= 14  # (41 before)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    want = _heads(x64, w64, m=np, softmax=lambda s, axis: _softmax(s))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(stagec.jit(_heads)(x, w)), want, rtol=2e-5, atol=1e-6)  # (default config)
+
+
+@pytest.mark.skipif(loops.loop_limit("vulkan") is None, reason="no lavapipe (Mesa's Vulkan on the CPU)")
+def test_heads_batched_on_vulkan():
+    """(`lanes-batched` is in every target's pipeline.) Four heads of 32 on 32 rows."""
+    x, w = _heads_args(n=32, h=4, d=32)
+    got = stagec.jit(lambda x, w: _heads(x, w, h=4, d=32), backend="vulkan")(x, w)
+    want = _heads(x.astype(np.float64), w.astype(np.float64), h=4, d=32, m=np, softmax=lambda s, axis: _softmax(s))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-6)
+
+
+# Lanes of every kind of op the pass batches: elementwise with shared splats and shared arrays, a broadcast, a
+# reduction, a reshape and transpose, a slice, products by a shared weight on either side and of two lanes' values.
+def _lanes(xs, wt, c, axis, lanes, width, shared_left, m=snp):
+    parts = []
+    for i in range(lanes):
+        a = xs[:, i * width:(i + 1) * width] if axis == 1 else xs[i * width:(i + 1) * width].T  # (r, width)
+        b = m.tanh(a * 0.5 + c) - 1.0  # (a shared array, splat constants)
+        s = m.max(b, axis=1, keepdims=True)
+        b = m.exp(b - s)
+        p = (wt @ b) if shared_left else (b.T @ wt.T).T  # (width-by-r products with the shared weight)
+        g = (b @ p.T) / m.sum(b)  # (r, r): a product of two lanes' values
+        parts.append(m.concatenate([g[:, :2], g.reshape(-1, 1)[: g.shape[0]] * 2.0], axis=1))
+    return m.concatenate(parts, axis=0)
+
+
+@settings(max_examples=12, deadline=None)
+@given(lanes=st.integers(2, 5), width=st.sampled_from([1, 3, 8]), rows=st.integers(2, 6), axis=st.sampled_from([0, 1]),
+       shared_left=st.booleans(), extra=st.integers(0, 2))
+def test_alike_lanes_of_every_batched_op(lanes, width, rows, axis, shared_left, extra):
+    """Lane counts, widths and source axes (slices along rows or columns, the source wider than the lanes cover)
+    crossed; each lane against float64 NumPy."""
+    r = np.random.default_rng(lanes * 100 + width * 10 + rows)
+    n = lanes * width + extra
+    xs = r.standard_normal((rows, n) if axis == 1 else (n, rows)).astype(np.float32)
+    c = r.standard_normal((rows, width)).astype(np.float32)
+    wt = r.standard_normal((rows, rows)).astype(np.float32)
+    f = lambda xs, wt, c: _lanes(xs, wt, c, axis, lanes, width, shared_left)
+    k, _ = _rewrites(f, xs, wt, c)
+    assert k == 1
+    want = _lanes(*(a.astype(np.float64) for a in (xs, wt, c)), axis, lanes, width, shared_left, m=np)
+    np.testing.assert_allclose(np.asarray(stagec.jit(f)(xs, wt, c)), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["read elsewhere", "gap", "different ops", "argument lanes"])
+def test_lanes_that_are_not_alike_are_left_alone(case):
+    r = np.random.default_rng(3)
+    xs = r.standard_normal((4, 16)).astype(np.float32)
+
+    def f(xs, y):
+        parts, seen = [], []
+        for i in range(4):
+            start = i * 4 + (1 if case == "gap" and i == 3 else 0)
+            a = y if case == "argument lanes" and i == 2 else xs[:, start:start + 3]
+            b = snp.sin(a) if case == "different ops" and i == 1 else snp.cos(a)
+            seen.append(b)
+            parts.append(b * 2.0)
+        return (snp.concatenate(parts, 1), seen[1]) if case == "read elsewhere" else snp.concatenate(parts, 1)
+    y = r.standard_normal((4, 3)).astype(np.float32)
+    k, _ = _rewrites(f, xs, y)
+    assert k == 0
+
+    def want(xs, y):
+        parts = []
+        for i in range(4):
+            start = i * 4 + (1 if case == "gap" and i == 3 else 0)
+            a = y if case == "argument lanes" and i == 2 else xs[:, start:start + 3]
+            b = np.sin(a) if case == "different ops" and i == 1 else np.cos(a)
+            parts.append(b * 2.0)
+        return np.concatenate(parts, 1)
+    got = stagec.jit(f)(xs, y)
+    got = got[0] if case == "read elsewhere" else got
+    np.testing.assert_allclose(np.asarray(got), want(xs.astype(np.float64), y.astype(np.float64)), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_the_same_lanes_alike_are_batched():
+    """(The control of the cases above: their lanes alike, with shared scalar bounds; slices 3 wide every 4.)"""
+    xs = np.random.default_rng(3).standard_normal((4, 16)).astype(np.float32)
+    f = lambda xs: snp.concatenate([snp.clip(snp.cos(xs[:, i * 4:i * 4 + 3]), -0.5, 0.5) * 2.0 for i in range(4)], 1)
+    k, _ = _rewrites(f, xs)
+    assert k == 1
+    want = np.concatenate([np.clip(np.cos(xs[:, i * 4:i * 4 + 3].astype(np.float64)), -0.5, 0.5) * 2.0
+                           for i in range(4)], 1)
+    np.testing.assert_allclose(np.asarray(stagec.jit(f)(xs)), want, rtol=1e-6, atol=1e-6)
