@@ -16,7 +16,7 @@ tar -x -C DIR`) in alternation with this one.
   `evaluate` (ELBO and a sampled 10x10 grid, the example's jitted function), `image_sample`, `image_grid`; and
   a `dus_grid` written with `lax.dynamic_update_slice` in a Python loop. `--batch` images (the example: 10000).
 - loops: `rnn_grad`, the gradient of a 50-step loop over a sequence (`h = tanh(h @ w + xs[t] @ u)`), and `heads`,
-  attention written as a loop over 8 heads slicing q, k and v out of one product.
+  attention written as a loop over 8 heads slicing q, k and v out of one product, and `heads_grad`, its gradient.
 - programs: bench_models.py's other programs (a CNN, a transformer, an LSTM by `scan`, an Adam step), jitted.
 - eager: the first eager call of random samplers and linalg functions (one kernel each), after a warm-up op.
 """
@@ -136,8 +136,10 @@ CHILD = textwrap.dedent("""
     def loop_rows():
         r = np.random.RandomState(2)
         w, u, xs = r.rand(32, 32).astype(np.float32) * 0.1, r.rand(16, 32).astype(np.float32) * 0.1, r.rand(50, 8, 16)
+        hx, hw = r.rand(128, 512).astype(np.float32), r.rand(512, 1536).astype(np.float32) * 0.02
         return {"rnn_grad": (grad(rnn_loss, argnums=(0, 1)), (w, u, xs.astype(np.float32))),
-                "heads": (heads, (r.rand(128, 512).astype(np.float32), r.rand(512, 1536).astype(np.float32) * 0.02))}
+                "heads": (heads, (hx, hw)),
+                "heads_grad": (grad(lambda x, w: m.sum(heads(x, w) ** 2), argnums=(0, 1)), (hx, hw))}
 
     a64 = np.random.RandomState(1).rand(64, 64).astype(np.float32)
     spd = a64 @ a64.T + 64 * np.eye(64, dtype=np.float32)
@@ -165,7 +167,7 @@ CHILD = textwrap.dedent("""
 
     if row == "-":
         print(json.dumps({"vae": ["loss", "grad", "evaluate", "image_sample", "image_grid", "dus_grid"],
-                          "loops": ["rnn_grad", "heads"], "programs": list(programs()), "eager": list(EAGER)}))
+                          "loops": ["rnn_grad", "heads", "heads_grad"], "programs": list(programs()), "eager": list(EAGER)}))
         sys.exit()
     group, name = row.split(".")
     key = random.PRNGKey(0)

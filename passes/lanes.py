@@ -9,7 +9,11 @@ of the same ops (products and reductions over the same elements).
 
 Matched from the `concatenate` back, lane by lane in lockstep: the ops at each step must have one name, attributes
 and (for reductions) bodies; a value all lanes share stays unbatched; the leaves are `slice`s of one array at offsets
-evenly spaced along one axis. Anything else, or a lane's value read outside the lanes, leaves it alone.
+evenly spaced along one axis. A concatenation of several runs of alike lanes (the gradients of q, k and v: 3 runs of
+8 heads) is batched run by run, in one plan. A lane's value read outside the lanes (a gradient reading the forward
+pass) is read from the batched value, cut out: the batched ops go before the concatenation where every such reader
+comes after it, else before the lanes' first op where all they read is defined before it. Anything else leaves the
+lanes alone.
 """
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ _ELEMENTWISE = ELEMENTWISE | {"stablehlo.convert", "stablehlo.exponential_minus_
                               "stablehlo.shift_right_logical", "stablehlo.bitcast_convert"}
 _MOVES = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
           "stablehlo.concatenate", "stablehlo.reduce", "stablehlo.dot_general")
+_LAYOUT = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
+           "stablehlo.concatenate")
 _I64 = ir.DenseI64ArrayAttr
 MAX_DEPTH = 200  # ops from a lane's end back to its slices (further: left alone; the match and the emission recurse)
 
@@ -245,42 +251,97 @@ def _dot(op, args: list, shared: list, attrs: dict, out_t, n: int) -> ir.Value:
     return v
 
 
-def _batch(root) -> bool:
+def _plan(vals: tuple) -> tuple | None:
+    """(plan, tops) for the concatenated `vals` as runs of alike lanes: all of them, else the fewest equal runs
+    that match (q, k and v's gradients, 8 heads each: 3 runs of 8); None where none does."""
+    n = len(vals)
+    for g in [g for g in range(n, 1, -1) if n % g == 0]:
+        runs = [vals[i:i + g] for i in range(0, n, g)]
+        if any(len({str(v.type) for v in run}) != 1 for run in runs):
+            continue
+        plan = _Lanes(g)
+        try:
+            tops = [plan.node(run) for run in runs]
+        except _NoMatch:
+            continue
+        nodes = plan.memo.values()
+        if (all(top[0] == "op" for top in tops) and any(nd[0] == "slices" for nd in nodes)
+                and any(nd[0] == "op" and nd[1][0].name not in _LAYOUT for nd in nodes)):
+            return plan, tops  # (lanes of data movement alone are `fold-movement`'s)
+    return None
+
+
+def _where(root, plan: _Lanes, outside: list):
+    """Where the batched ops go: before the concatenation where every lane value read elsewhere is read after it;
+    else before the lanes' first op, where everything they read from outside them is defined before it; else None."""
+    block = root.block
+    pos = {hash(o.operation): k for k, o in enumerate(block.operations)}
+    if any(user.block != block for *_, user, _ in outside):
+        return None
+    if all(pos[hash(user)] > pos[hash(root)] for *_, user, _ in outside):
+        return root
+    first = min(plan.ops, key=lambda op: pos[hash(op)])
+    for node in plan.memo.values():
+        if node[0] in ("shared", "slices"):
+            op = producer(node[1])
+            if op is not None and op.operation.block == block and pos[hash(op.operation)] > pos[hash(first)]:
+                return None
+    return first
+
+
+def _batch(root, erased: set) -> bool:
     vals = tuple(root.operands)
-    n, axis = len(vals), int(ir.IntegerAttr(root.attributes["dimension"]).value)
-    if n < 2 or len({str(v.type) for v in vals}) != 1 or not tensor_type(vals[0]).has_static_shape:
+    axis = int(ir.IntegerAttr(root.attributes["dimension"]).value)
+    if len(vals) < 2 or not all(tensor_type(v).has_static_shape for v in vals):
         return False
-    plan = _Lanes(n)
-    try:
-        top = plan.node(vals)
-    except _NoMatch:
+    found = _plan(vals)
+    if found is None:
         return False
-    if top[0] != "op" or not any(nd[0] == "slices" for nd in plan.memo.values()):
-        return False
+    plan, tops = found
     inside = {*plan.ops, root}
-    if any(u.owner not in inside for op in plan.ops for u in op.results[0].uses):
-        return False  # (a lane's value read elsewhere: it would be computed twice)
-    with ir.InsertionPoint(root), root.location:
-        v = _emit(top, plan, {})
-        t = tensor_type(v)  # (n, lane...): the lanes next to the axis, then merged with it
-        shape = list(t.shape)
-        perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, t.rank))
-        v = _create("stablehlo.transpose", [v], ir.RankedTensorType.get([shape[p] for p in perm], t.element_type),
-                    permutation=_I64.get(perm))
-        v = _create("stablehlo.reshape", [v], root.results[0].type)
+    outside = [(node, i, op, u.owner.operation, u.operand_number) for node in plan.memo.values() if node[0] == "op"
+               for i, op in enumerate(node[1]) for u in op.results[0].uses if u.owner not in inside]
+    at = _where(root, plan, outside)
+    if at is None:
+        return False
+    with ir.InsertionPoint(at), root.location:
+        memo, parts = {}, []
+        for top in tops:
+            v = _emit(top, plan, memo)
+            t = tensor_type(v)  # (lanes, lane...): the lanes next to the axis, then merged with it
+            shape = list(t.shape)
+            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, t.rank))
+            v = _create("stablehlo.transpose", [v], ir.RankedTensorType.get([shape[p] for p in perm], t.element_type),
+                        permutation=_I64.get(perm))
+            merged = shape[1:]
+            merged[axis] *= plan.n
+            parts.append(_create("stablehlo.reshape", [v], ir.RankedTensorType.get(merged, t.element_type)))
+        v = parts[0] if len(parts) == 1 else _create(
+            "stablehlo.concatenate", parts, root.results[0].type,
+            dimension=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis))
+        for node, i, op, user, k in outside:  # (lane i of the batched value, where read after the concatenation)
+            b = memo[id(node)]
+            bt = tensor_type(b)
+            cut = _slice(b, [1, *bt.shape[1:]], [i] + [0] * (bt.rank - 1), [i + 1, *bt.shape[1:]], bt.element_type)
+            user.operands[k] = _create("stablehlo.reshape", [cut], op.results[0].type)
     root.results[0].replace_all_uses_with(v)
-    root.erase()
+    for op in [root, *plan.ops[::-1]]:  # (readers first; the leaves' slices are left to dce)
+        if not list(op.results[0].uses):
+            erased.add(hash(op))
+            op.erase()
     return True
 
 
 class LanesBatched(Pass):
     name = "lanes-batched"
-    description = "alike computations on equal slices of one array, concatenated -> one batched computation"
+    description = "alike computations on evenly spaced slices of one array, concatenated -> one batched computation"
 
     def apply(self, module: ir.Module, stats: PassStats) -> None:
         for block in func_blocks(module):
-            for op in [o.operation for o in block.operations if o.operation.name == "stablehlo.concatenate"]:
-                if _batch(op):
+            erased: set = set()  # (the hashes of ops a rewrite erased: their pointers)
+            for h, op in [(hash(o.operation), o.operation) for o in block.operations
+                          if o.operation.name == "stablehlo.concatenate"]:
+                if h not in erased and _batch(op, erased):
                     stats.rewrites["lanes"] += 1
 
 

@@ -1,4 +1,6 @@
-"""`updates-as-concats`: a chain of `dynamic_update_slice`s at constant starts whose updates tile the whole result (a
+"""`updates-as-concats` and `pad-sums-as-concats`: writes that tile an array, as concatenations.
+
+`updates-as-concats`: a chain of `dynamic_update_slice`s at constant starts whose updates tile the whole result (a
 grid of blocks, each written once: an image grid drawn block by block in a Python loop) -> a tree of
 `concatenate`s of the blocks, the last axis innermost. The first value the chain updates is then never read.
 
@@ -6,15 +8,24 @@ IREE 3.13 copies each update into the result as a dispatch of its own (64 blocks
 `fold-movement` (which runs next) makes blocks cut from one array one transpose. Exact: each element of the result
 is the one update that wrote it, as before. Starts a `dynamic_update_slice` would clamp, overlapping updates or a
 result not covered whole are left alone.
+
+`pad-sums-as-concats`: a sum of zero-padded pieces placed apart along one axis (the gradient of slices of one array:
+each slice's transpose pads its cotangent) -> a `concatenate` of the pieces, zeros between them, plus the sum's other
+terms. IREE 3.13 made each pad an add of a whole array (24 heads' slices: 24 passes over the gradient of qkv).
+Exact but for a piece's -0.0, which the sum made +0.0 and the concatenation keeps (as `simplify`'s x + 0 -> x, and
+XLA).
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import constant_value, func_blocks, producer, tensor_type
+from .irutil import constant_value, dtype_of, func_blocks, make_constant, producer, splat_value, tensor_type
+from .movement import _ints
 
 _DUS = "stablehlo.dynamic_update_slice"
 MIN_UPDATES = 4  # (fewer: left as they are)
@@ -105,3 +116,89 @@ class UpdatesAsConcats(Pass):
 
 
 register(UpdatesAsConcats())
+
+
+MIN_PADS = 4  # (fewer: left as they are)
+
+
+def _terms(root) -> tuple[list, list]:
+    """The terms of the sum `root` heads (adds read only by the sum are opened), and its adds, `root` first."""
+    out, adds, work = [], [root], [root.operands[1], root.operands[0]]
+    while work:
+        v = work.pop()
+        op = producer(v)
+        if op is not None and op.name == "stablehlo.add" and len(list(v.uses)) == 1:
+            adds.append(op.operation)
+            work += [op.operands[1], op.operands[0]]
+        else:
+            out.append(v)
+    return out, adds
+
+
+def _placed(v):
+    """(axis, low, piece) where `v` is a zero pad of a piece along one axis only (no interior padding), else None."""
+    op = producer(v)
+    if op is None or op.name != "stablehlo.pad":
+        return None
+    zero = splat_value(op.operands[1])
+    if zero is None or zero != 0 or np.signbit(zero):  # (+0: the zeros between the pieces)
+        return None
+    low, high, interior = (_ints(op.attributes[k]) for k in ("edge_padding_low", "edge_padding_high",
+                                                             "interior_padding"))
+    axes = [a for a in range(len(low)) if low[a] or high[a]]
+    if any(interior) or any(x < 0 for x in low + high) or len(axes) != 1:
+        return None
+    return axes[0], low[axes[0]], op.operands[0]
+
+
+def _pads_as_concat(root) -> bool:
+    terms, adds = _terms(root)
+    placed = [(t, _placed(t)) for t in terms]
+    pads = [(p, t) for t, p in placed if p is not None]
+    axes = {p[0] for p, _ in pads}
+    if len(pads) < MIN_PADS or len(axes) != 1 or dtype_of(root.result) is None:
+        return False
+    a, rt = axes.pop(), tensor_type(root.result)
+    pads.sort(key=lambda pt: pt[0][1])
+    ends = [low + tensor_type(piece).shape[a] for (_, low, piece), _ in pads]
+    if any(e > p[0][1] for e, p in zip(ends, pads[1:])):
+        return False  # (pieces overlapping)
+    parts, at = [], 0
+    with ir.InsertionPoint(root), root.location:
+        def zeros(n):
+            shape = list(rt.shape)
+            shape[a] = n
+            return make_constant(np.array(0), ir.RankedTensorType.get(shape, rt.element_type))
+        for (_, low, piece), _ in pads:
+            if low > at:
+                parts.append(zeros(low - at))
+            parts.append(piece)
+            at = low + tensor_type(piece).shape[a]
+        if at < rt.shape[a]:
+            parts.append(zeros(rt.shape[a] - at))
+        v = _concat(parts, a)
+        for t, p in placed:
+            if p is None:
+                v = ir.Operation.create("stablehlo.add", results=[rt], operands=[v, t]).result
+    root.result.replace_all_uses_with(v)
+    for op in adds + [producer(t).operation for t, p in placed if p is not None]:  # (readers first)
+        if not list(op.result.uses):
+            op.erase()
+    return True
+
+
+class PadSumsAsConcats(Pass):
+    name = "pad-sums-as-concats"
+    description = "a sum of zero pads of pieces apart along one axis -> a concatenate of the pieces"
+
+    def apply(self, module: ir.Module, stats: PassStats) -> None:
+        for block in func_blocks(module):
+            roots = [o.operation for o in block.operations if o.operation.name == "stablehlo.add" and not (
+                len(list(o.operation.result.uses)) == 1
+                and next(iter(o.operation.result.uses)).owner.name == "stablehlo.add")]
+            for op in roots:
+                if tensor_type(op.result).has_static_shape and _pads_as_concat(op):
+                    stats.rewrites["pads"] += 1
+
+
+register(PadSumsAsConcats())

@@ -52,6 +52,38 @@ def test_attention_as_a_loop_over_heads_is_one_batched_attention(tmp_path):
     np.testing.assert_allclose(np.asarray(stagec.jit(_heads)(x, w)), want, rtol=2e-5, atol=1e-6)  # (default config)
 
 
+def _heads_grad_by_hand(x, w, h=8, d=64):
+    """d/dx, d/dw of sum(heads(x, w) ** 2) in float64 NumPy (backpropagation through softmax attention)."""
+    qkv = x @ w
+    dqkv = np.zeros_like(qkv)
+    for i in range(h):
+        cols = [slice((j * h + i) * d, (j * h + i + 1) * d) for j in range(3)]
+        q, k, v = (qkv[:, c] for c in cols)
+        p = _softmax(q @ k.T / 8.0)
+        do = 2 * (p @ v)
+        dp = do @ v.T
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) / 8.0
+        dqkv[:, cols[0]], dqkv[:, cols[1]], dqkv[:, cols[2]] = ds @ k, ds.T @ q, p.T @ do
+    return dqkv @ w.T, x.T @ dqkv
+
+
+def test_the_gradient_of_a_loop_over_heads_is_batched_too(tmp_path):
+    """The backward pass of the same loop: the heads' slice transposes (zero pads of q, k and v's gradients) summed
+    are one concatenation (`pad-sums-as-concats`), 3 runs of 8 alike heads; the forward values it reads come from
+    the batched forward. 87 executables before, 5.7 s of compile; now 30."""
+    x, w = _heads_args()
+    g = stagec.grad(lambda x, w: snp.sum(_heads(x, w) ** 2), argnums=(0, 1))
+    low = stagec.jit(g).lower(x, w)
+    stats = {s.name: sum(s.rewrites.values()) for s in low.pass_stats}
+    assert stats["pad-sums-as-concats"] == 1 and stats["lanes-batched"] == 2
+    assert low.as_text("dce").count("stablehlo.dot_general") == 9  # (3 forward, 4 back, dx and dw: 50 before)
+    got = low.compile(flags=[f"--iree-hal-dump-executable-sources-to={tmp_path}"])(x, w)
+    assert len(list(tmp_path.glob("*.mlir"))) <= 36  # (87 before)
+    want = _heads_grad_by_hand(x.astype(np.float64), w.astype(np.float64))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=0, atol=2e-5 * np.abs(b).max())
+
+
 @pytest.mark.skipif(loops.loop_limit("vulkan") is None, reason="no lavapipe (Mesa's Vulkan on the CPU)")
 def test_heads_batched_on_vulkan():
     """(`lanes-batched` is in every target's pipeline.) Four heads of 32 on 32 rows."""
@@ -94,20 +126,19 @@ def test_alike_lanes_of_every_batched_op(lanes, width, rows, axis, shared_left, 
     np.testing.assert_allclose(np.asarray(stagec.jit(f)(xs, wt, c)), want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("case", ["read elsewhere", "gap", "different ops", "argument lanes"])
+@pytest.mark.parametrize("case", ["gap", "different ops", "argument lanes"])
 def test_lanes_that_are_not_alike_are_left_alone(case):
     r = np.random.default_rng(3)
     xs = r.standard_normal((4, 16)).astype(np.float32)
 
     def f(xs, y):
-        parts, seen = [], []
+        parts = []
         for i in range(4):
             start = i * 4 + (1 if case == "gap" and i == 3 else 0)
             a = y if case == "argument lanes" and i == 2 else xs[:, start:start + 3]
             b = snp.sin(a) if case == "different ops" and i == 1 else snp.cos(a)
-            seen.append(b)
             parts.append(b * 2.0)
-        return (snp.concatenate(parts, 1), seen[1]) if case == "read elsewhere" else snp.concatenate(parts, 1)
+        return snp.concatenate(parts, 1)
     y = r.standard_normal((4, 3)).astype(np.float32)
     k, _ = _rewrites(f, xs, y)
     assert k == 0
@@ -121,7 +152,6 @@ def test_lanes_that_are_not_alike_are_left_alone(case):
             parts.append(b * 2.0)
         return np.concatenate(parts, 1)
     got = stagec.jit(f)(xs, y)
-    got = got[0] if case == "read elsewhere" else got
     np.testing.assert_allclose(np.asarray(got), want(xs.astype(np.float64), y.astype(np.float64)), rtol=1e-6,
                                atol=1e-6)
 
@@ -135,3 +165,26 @@ def test_the_same_lanes_alike_are_batched():
     want = np.concatenate([np.clip(np.cos(xs[:, i * 4:i * 4 + 3].astype(np.float64)), -0.5, 0.5) * 2.0
                            for i in range(4)], 1)
     np.testing.assert_allclose(np.asarray(stagec.jit(f)(xs)), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("where", ["after", "before", "feeding the lanes"])
+def test_a_lanes_value_read_elsewhere_is_cut_from_the_batch(where):
+    """A lane's value read outside the lanes, after the concatenation or before it: that reader reads the lane's part
+    of the batched value. Read by a value the lanes then read, the lanes are left alone."""
+    xs = np.random.default_rng(5).standard_normal((4, 16)).astype(np.float32)
+
+    def f(xs):
+        parts = [snp.cos(xs[:, i * 4:i * 4 + 4]) for i in range(4)]
+        extra = snp.sum(parts[2] ** 3)  # (traced before the lanes' products)
+        if where == "feeding the lanes":
+            return snp.concatenate([p * extra for p in parts], 1)
+        out = snp.concatenate([p * 2.0 for p in parts], 1)
+        return (out, parts[1] + 1.0) if where == "after" else (out, extra)
+    k, _ = _rewrites(f, xs)
+    assert k == (0 if where == "feeding the lanes" else 1)
+    c = np.cos(xs.astype(np.float64))
+    extra = (c[:, 8:12] ** 3).sum()
+    got = stagec.jit(f)(xs)
+    want = {"after": (c * 2.0, c[:, 4:8] + 1.0), "before": (c * 2.0, extra), "feeding the lanes": (c * extra,)}[where]
+    for a, b in zip(got if where != "feeding the lanes" else [got], want):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5, atol=1e-6)

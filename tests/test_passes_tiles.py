@@ -1,6 +1,7 @@
-"""`updates-as-concats` (passes/tiles.py): dynamic_update_slice chains at constant starts that tile their whole
+"""passes/tiles.py. `updates-as-concats`: dynamic_update_slice chains at constant starts that tile their whole
 result become concatenations (then, cut from one array, one transpose); anything else is left alone. Values against
-NumPy's own slice assignment (with the op's clamping of starts)."""
+NumPy's own slice assignment (with the op's clamping of starts). `pad-sums-as-concats`: sums of zero pads of pieces
+apart along one axis (the gradient of slices) become concatenations; values against float64 NumPy."""
 from __future__ import annotations
 
 import numpy as np
@@ -99,3 +100,34 @@ def test_the_same_chain_tiling_its_result_is_rewritten():
     n, _ = _rewrites(f, blocks)
     assert n == 1
     assert np.array_equal(np.asarray(stagec.jit(f)(blocks)), _updated(np.zeros((4, 6), np.float32), list(zip(blocks, starts))))
+
+
+def _pad_rewrites(f, *args) -> int:
+    low = stagec.jit(f).lower(*args)
+    return sum(next(s for s in low.pass_stats if s.name == "pad-sums-as-concats").rewrites.values())
+
+
+@pytest.mark.parametrize("case", ["tiling", "gaps", "another term", "overlap", "two axes"])
+def test_the_gradient_of_slices_is_a_concatenation(case):
+    """d/dx of sum_i c_i * sum(sin(x[:, s_i])): the slices' transposes pad each piece's gradient with zeros; where the
+    pieces lie apart along one axis (touching, with gaps, plus a term of x itself) the sum is one concatenation;
+    overlapping pieces, or pieces placed along two axes, are left alone."""
+    x = np.random.default_rng(4).standard_normal((6, 24)).astype(np.float32)
+    cuts = {"tiling": [(0, 6), (6, 12), (12, 18), (18, 24)], "gaps": [(1, 4), (6, 9), (12, 15), (20, 23)],
+            "another term": [(0, 6), (6, 12), (12, 18), (18, 24)], "overlap": [(0, 8), (6, 12), (12, 18), (18, 24)],
+            "two axes": [(0, 6), (6, 12), (12, 18), (18, 24)]}[case]
+
+    def f(x, m=snp):
+        total = m.sum(x ** 2) if case == "another term" else 0.0
+        for i, (a, b) in enumerate(cuts):
+            piece = x[:3, a:b] if case == "two axes" and i == 3 else x[:, a:b]
+            total = total + (i + 1) * m.sum(m.sin(piece))
+        return total
+    n = _pad_rewrites(stagec.grad(f), x)
+    assert n == (0 if case in ("overlap", "two axes") else 1)
+    x64 = x.astype(np.float64)
+    want = 2 * x64 if case == "another term" else np.zeros_like(x64)
+    for i, (a, b) in enumerate(cuts):
+        rows = slice(0, 3) if case == "two axes" and i == 3 else slice(None)
+        want[rows, a:b] += (i + 1) * np.cos(x64[rows, a:b])
+    np.testing.assert_allclose(np.asarray(stagec.jit(stagec.grad(f))(x)), want, rtol=1e-6, atol=1e-6)

@@ -68,7 +68,7 @@ def test_default_text_is_stablehlo_that_iree_compiles(name):
 def test_stablehlo_stage_sits_before_the_first_pass_leaving_the_dialect():
     lowered = stagec.jit(lambda x: selu(x.reshape(4, 4))).lower(S((16,), F32))  # (default `fuse` needs a reshape)
     names = list(lowered.stages())
-    assert names == ["traced", "widen-half", "fold-constants", "simplify", "updates-as-concats", "lanes-batched", "fold-movement", "cse", "dce",
+    assert names == ["traced", "widen-half", "fold-constants", "simplify", "updates-as-concats", "pad-sums-as-concats", "lanes-batched", "fold-movement", "cse", "dce",
                      "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates", "recompute-activations",
                      "isolate-batch-sums", "column-products", "split-sums",
                      "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left", "patches-as-one-copy", "fuse-int-chains", "stablehlo", "fuse", "sliced-dots-apart", "loop-weights-transposed", "mathlib-cpu", "mathlib",
