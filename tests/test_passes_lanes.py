@@ -2,6 +2,7 @@
 over attention heads), become one batched computation; anything else is left alone. Values against float64 NumPy."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -86,11 +87,16 @@ def test_the_gradient_of_a_loop_over_heads_is_batched_too(tmp_path):
 
 @pytest.mark.skipif(loops.loop_limit("vulkan") is None, reason="no lavapipe (Mesa's Vulkan on the CPU)")
 def test_heads_batched_on_vulkan():
-    """(`lanes-batched` is in every target's pipeline.) Four heads of 32 on 32 rows."""
+    """(`lanes-batched` and `pad-sums-as-concats` are in every target's pipeline.) Four heads of 32 on 32 rows, and
+    the gradient."""
     x, w = _heads_args(n=32, h=4, d=32)
     got = stagec.jit(lambda x, w: _heads(x, w, h=4, d=32), backend="vulkan")(x, w)
     want = _heads(x.astype(np.float64), w.astype(np.float64), h=4, d=32, m=np, softmax=lambda s, axis: _softmax(s))
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-6)
+    g = stagec.grad(lambda x, w: snp.sum(_heads(x, w, h=4, d=32) ** 2), argnums=(0, 1))
+    want = _heads_grad_by_hand(x.astype(np.float64), w.astype(np.float64), h=4, d=32)
+    for a, b in zip(stagec.jit(g, backend="vulkan")(x, w), want):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=0, atol=2e-5 * np.abs(b).max())
 
 
 # Lanes of every kind of op the pass batches: elementwise with shared splats and shared arrays, a broadcast, a
@@ -188,3 +194,52 @@ def test_a_lanes_value_read_elsewhere_is_cut_from_the_batch(where):
     want = {"after": (c * 2.0, c[:, 4:8] + 1.0), "before": (c * 2.0, extra), "feeding the lanes": (c * extra,)}[where]
     for a, b in zip(got if where != "feeding the lanes" else [got], want):
         np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5, atol=1e-6)
+
+
+# Random lane programs: each lane a chain of shape-keeping steps on its slice (r x w), against float64 NumPy.
+STEPS = {
+    "tanh": lambda m, a, c, wt: m.tanh(a),
+    "add shared": lambda m, a, c, wt: a + c,
+    "scale": lambda m, a, c, wt: a * 1.5 - 0.25,
+    "centre": lambda m, a, c, wt: a - m.max(a, axis=1, keepdims=True),
+    "transposed": lambda m, a, c, wt: (a.T * 0.5).T,
+    "weight left": lambda m, a, c, wt: wt @ a,
+    "gram": lambda m, a, c, wt: (a @ a.T) @ a / a.size,
+    "flat": lambda m, a, c, wt: m.reshape(m.reshape(a, (-1,)) * 2.0, a.shape),
+    "decay": lambda m, a, c, wt: m.exp(-m.abs(a)),
+}
+
+
+@settings(max_examples=15, deadline=None)
+@given(steps=st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4), lanes=st.integers(2, 6),
+       width=st.integers(1, 5), gap=st.integers(0, 2), rows=st.integers(1, 4), axis=st.sampled_from([0, 1]),
+       out_axis=st.sampled_from([0, 1]), read=st.booleans(), dtype=st.sampled_from(["float32", "bfloat16"]))
+def test_random_lane_programs(steps, lanes, width, gap, rows, axis, out_axis, read, dtype):
+    """Chains of elementwise ops, reductions, transposes, reshapes and products by shared or lane values, on
+    slices `gap` apart along either axis, concatenated along either axis; with `read`, lane 1's first value is also
+    a result. Each is batched (one rewrite) and right."""
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float32)
+    r = np.random.default_rng(len(steps) * 1000 + lanes * 100 + width * 10 + rows)
+    n = lanes * (width + gap)
+    xs = r.uniform(-1, 1, (rows, n) if axis == 1 else (n, rows)).astype(dt)
+    c = r.uniform(-1, 1, (rows, width)).astype(dt)
+    wt = (r.uniform(-1, 1, (rows, rows)) / rows).astype(dt)
+
+    def f(xs, c, wt, m=snp):
+        parts, first = [], None
+        for i in range(lanes):
+            s = i * (width + gap)
+            a = xs[:, s:s + width] if axis == 1 else xs[s:s + width].T
+            for k, name in enumerate(steps):
+                a = STEPS[name](m, a, c, wt)
+                first = a if (i, k) == (1, 0) else first
+            parts.append(a)
+        out = m.concatenate(parts, out_axis)
+        return (out, first + 1.0) if read else out
+    k, _ = _rewrites(f, xs, c, wt)
+    assert k == 1
+    got = stagec.jit(f)(xs, c, wt)
+    want = f(*(a.astype(np.float64) for a in (xs, c, wt)), m=np)
+    tol = 3e-2 if dtype == "bfloat16" else 2e-5
+    for a, b in zip(*((got, want) if read else ([got], [want]))):
+        np.testing.assert_allclose(np.asarray(a).astype(np.float64), b, rtol=tol, atol=tol)

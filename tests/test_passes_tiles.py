@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stagec
 import stagec.numpy as snp
@@ -94,8 +96,8 @@ def test_the_same_chain_tiling_its_result_is_rewritten():
 
     def f(blocks):
         base = snp.zeros((4, 6))
-        for b, st in zip(blocks, starts):
-            base = lax.dynamic_update_slice(base, b, st)
+        for b, s in zip(blocks, starts):
+            base = lax.dynamic_update_slice(base, b, s)
         return base
     n, _ = _rewrites(f, blocks)
     assert n == 1
@@ -130,4 +132,30 @@ def test_the_gradient_of_slices_is_a_concatenation(case):
     for i, (a, b) in enumerate(cuts):
         rows = slice(0, 3) if case == "two axes" and i == 3 else slice(None)
         want[rows, a:b] += (i + 1) * np.cos(x64[rows, a:b])
+    np.testing.assert_allclose(np.asarray(stagec.jit(stagec.grad(f))(x)), want, rtol=1e-6, atol=1e-6)
+
+
+@settings(max_examples=12, deadline=None)
+@given(sizes=st.lists(st.integers(1, 4), min_size=4, max_size=7), gaps=st.lists(st.integers(0, 2), min_size=8,
+       max_size=8), axis=st.sampled_from([0, 1]), other=st.booleans())
+def test_random_disjoint_slices_gradients(sizes, gaps, axis, other):
+    """Pieces of random widths with random gaps along either axis, with or without another term: one
+    concatenation, right."""
+    cuts, at = [], gaps[0]
+    for k, s in enumerate(sizes):
+        cuts.append((at, at + s))
+        at += s + gaps[k + 1]
+    x = np.random.default_rng(at).standard_normal((at, 3) if axis == 0 else (3, at)).astype(np.float32)
+
+    def f(x, m=snp):
+        total = m.sum(x ** 2) if other else 0.0
+        for i, (a, b) in enumerate(cuts):
+            total = total + (i + 1) * m.sum(m.sin(x[a:b] if axis == 0 else x[:, a:b]))
+        return total
+    assert _pad_rewrites(stagec.grad(f), x) == 1
+    x64 = x.astype(np.float64)
+    want = 2 * x64 if other else np.zeros_like(x64)
+    for i, (a, b) in enumerate(cuts):
+        sl = (slice(a, b), slice(None)) if axis == 0 else (slice(None), slice(a, b))
+        want[sl] += (i + 1) * np.cos(x64[sl])
     np.testing.assert_allclose(np.asarray(stagec.jit(stagec.grad(f))(x)), want, rtol=1e-6, atol=1e-6)
