@@ -49,9 +49,9 @@ def _batched(t, n: int) -> ir.RankedTensorType:
 def _alike(ops: list) -> bool:
     """Whether `ops` have one name, result types and attributes, and bodies of the same structure."""
     a = ops[0]
-    attrs = lambda op: sorted((k, str(v)) for k, v in _attrs(op).items())
-    return all(o.name == a.name and [str(r.type) for r in o.results] == [str(r.type) for r in a.results]
-               and attrs(o) == attrs(a) and len(o.regions) == len(a.regions) for o in ops[1:]) and (
+    attrs = _attrs(a)  # (attributes are uniqued: equal ones are one object, compared by identity)
+    return all(o.name == a.name and [r.type for r in o.results] == [r.type for r in a.results]
+               and _attrs(o) == attrs and len(o.regions) == len(a.regions) for o in ops[1:]) and (
         not a.regions or all(_same_bodies(a, o) for o in ops[1:]))
 
 

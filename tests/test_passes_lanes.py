@@ -243,3 +243,12 @@ def test_random_lane_programs(steps, lanes, width, gap, rows, axis, out_axis, re
     tol = 3e-2 if dtype == "bfloat16" else 2e-5
     for a, b in zip(*((got, want) if read else ([got], [want]))):
         np.testing.assert_allclose(np.asarray(a).astype(np.float64), b, rtol=tol, atol=tol)
+
+
+def test_hundreds_of_one_column_lanes():
+    """200 lanes of one column each (a loop over features): one batched sine (mathlib expands one, not 200)."""
+    b = np.random.default_rng(6).uniform(-3, 3, (16, 200)).astype(np.float32)
+    f = lambda b: snp.concatenate([snp.sin(b[:, i:i + 1]) * 2.0 for i in range(200)], 1)
+    k, text = _rewrites(f, b)
+    assert k == 1 and text.count("stablehlo.slice") <= 2
+    np.testing.assert_allclose(np.asarray(stagec.jit(f)(b)), np.sin(b.astype(np.float64)) * 2.0, rtol=0, atol=2e-7)
