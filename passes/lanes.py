@@ -9,7 +9,7 @@ of the same ops (products and reductions over the same elements).
 
 Matched from the `concatenate` back, lane by lane in lockstep: the ops at each step must have one name, attributes
 and (for reductions) bodies; a value all lanes share stays unbatched; the leaves are `slice`s of one array at offsets
-evenly spaced along one axis. A concatenation of several runs of alike lanes (the gradients of q, k and v: 3 runs of
+evenly spaced along one axis, and small constants (a lane's own scale: stacked). A concatenation of several runs of alike lanes (the gradients of q, k and v: 3 runs of
 8 heads) is batched run by run, in one plan. A lane's value read outside the lanes (a gradient reading the forward
 pass) is read from the batched value, cut out: the batched ops go before the concatenation where every such reader
 comes after it, else before the lanes' first op where all they read is defined before it. Anything else leaves the
@@ -17,11 +17,13 @@ lanes alone.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from iree.compiler import ir
 
 from .base import Pass, PassStats, register
-from .irutil import dtype_of, func_blocks, make_constant, producer, splat_value, tensor_type
+from .irutil import constant_value, dtype_of, func_blocks, make_constant, producer, splat_value, tensor_type
 from .movement import _ints
 from .packing import dot_dims
 from .widen import ELEMENTWISE
@@ -34,6 +36,7 @@ _MOVES = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_di
 _LAYOUT = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
            "stablehlo.concatenate")
 _I64 = ir.DenseI64ArrayAttr
+MAX_CONSTANT = 1 << 16  # elements of the stacked constants lanes differ in (more: left alone)
 MAX_DEPTH = 200  # ops from a lane's end back to its slices (further: left alone; the match and the emission recurse)
 
 
@@ -66,7 +69,8 @@ def _same_bodies(a, b) -> bool:
 
 
 class _Lanes:
-    """The plan of one concatenate's lanes: `node(values)` -> ("shared", v) | ("slices", ...) | ("op", ops, nodes),
+    """The plan of one concatenate's lanes: `node(values)` -> ("shared", v) | ("slices", ...) | ("constants", ...)
+    | ("op", ops, nodes),
     memoized by the lanes' values; raises _NoMatch where they are not alike."""
 
     def __init__(self, n: int):
@@ -83,6 +87,8 @@ class _Lanes:
         if all(v == vals[0] for v in vals):
             return ("shared", vals[0])
         ops = [producer(v) for v in vals]
+        if all(op is not None and op.name == "stablehlo.constant" for op in ops):
+            return self._constants(vals)  # (one constant may be read by several lanes)
         if any(op is None for op in ops) or len({op.operation for op in ops}) != len(ops):
             raise _NoMatch  # (arguments of the function, or one op in two lanes)
         ops = [op.operation for op in ops]
@@ -112,6 +118,18 @@ class _Lanes:
         self.ops.extend(ops)
         return ("op", ops, nodes)
 
+    def _constants(self, vals: tuple):
+        """Shared where equal, else ("constants", stacked array, type) where small (a lane's own scale or offset)."""
+        if len({v.type for v in vals}) != 1:
+            raise _NoMatch
+        if all(producer(v).attributes["value"] == producer(vals[0]).attributes["value"] for v in vals):
+            return ("shared", vals[0])
+        arrays = [constant_value(v, MAX_CONSTANT) for v in vals]
+        t = tensor_type(vals[0])
+        if any(a is None for a in arrays) or math.prod(t.shape) * len(vals) > MAX_CONSTANT:
+            raise _NoMatch
+        return ("constants", np.stack([np.broadcast_to(a, t.shape) for a, _ in arrays]), t)
+
     def _slices(self, ops: list):
         """The leaf where `ops` slice one array at offsets evenly spaced along one axis, else None."""
         src = ops[0].operands[0]
@@ -140,7 +158,9 @@ def _emit(node, plan: _Lanes, memo: dict) -> ir.Value | None:
     if id(node) in memo:
         return memo[id(node)]
     n = plan.n
-    if node[0] == "slices":
+    if node[0] == "constants":
+        out = make_constant(node[1], _batched(node[2], n))
+    elif node[0] == "slices":
         _, src, a, step, start, limit = node
         et, w = tensor_type(src).element_type, limit[a] - start[a]
         lim = list(limit)

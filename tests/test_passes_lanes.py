@@ -246,9 +246,11 @@ def test_random_lane_programs(steps, lanes, width, gap, rows, axis, out_axis, re
 
 
 def test_hundreds_of_one_column_lanes():
-    """200 lanes of one column each (a loop over features): one batched sine (mathlib expands one, not 200)."""
+    """200 lanes of one column each, each scaled by its own constant (a loop over features): one batched sine
+    (mathlib expands one, not 200: 720 such lanes took 12 s in stagec's passes), the scales one stacked constant."""
     b = np.random.default_rng(6).uniform(-3, 3, (16, 200)).astype(np.float32)
-    f = lambda b: snp.concatenate([snp.sin(b[:, i:i + 1]) * 2.0 for i in range(200)], 1)
+    f = lambda b: snp.concatenate([snp.sin(b[:, i:i + 1]) * (i % 3 - 1.5) for i in range(200)], 1)
     k, text = _rewrites(f, b)
     assert k == 1 and text.count("stablehlo.slice") <= 2
-    np.testing.assert_allclose(np.asarray(stagec.jit(f)(b)), np.sin(b.astype(np.float64)) * 2.0, rtol=0, atol=2e-7)
+    want = np.sin(b.astype(np.float64)) * (np.arange(200) % 3 - 1.5)
+    np.testing.assert_allclose(np.asarray(stagec.jit(f)(b)), want, rtol=0, atol=4e-7)
