@@ -70,8 +70,7 @@ def _same_bodies(a, b) -> bool:
 
 class _Lanes:
     """The plan of one concatenate's lanes: `node(values)` -> ("shared", v) | ("slices", ...) | ("constants", ...)
-    | ("op", ops, nodes),
-    memoized by the lanes' values; raises _NoMatch where they are not alike."""
+    | ("op", ops, nodes), memoized by the lanes' values; raises _NoMatch where they are not alike."""
 
     def __init__(self, n: int):
         self.n, self.memo, self.ops = n, {}, []
