@@ -52,15 +52,21 @@ def _batched(t, n: int) -> ir.RankedTensorType:
 def _alike(ops: list) -> bool:
     """Whether `ops` have one name, result types and attributes, and bodies of the same structure."""
     a = ops[0]
+    if not all(o.name == a.name and [r.type for r in o.results] == [r.type for r in a.results]
+               and len(o.regions) == len(a.regions) for o in ops[1:]):
+        return False
     attrs = _attrs(a)  # (attributes are uniqued: equal ones are one object, compared by identity)
-    return all(o.name == a.name and [r.type for r in o.results] == [r.type for r in a.results]
-               and _attrs(o) == attrs and len(o.regions) == len(a.regions) for o in ops[1:]) and (
+    return attrs is not None and all(_attrs(o) == attrs for o in ops[1:]) and (
         not a.regions or all(_same_bodies(a, o) for o in ops[1:]))
 
 
-def _attrs(op) -> dict:
-    named = op.attributes
-    return {named[i].name: named[i].attr for i in range(len(named))}
+def _attrs(op) -> dict | None:
+    """An op's attributes by name; None where the bindings cannot wrap one (a complex constant's value: TypeError,
+    and reading it as a named attribute aborted the process)."""
+    try:
+        return {k: op.attributes[k] for k in op.attributes}
+    except TypeError:
+        return None
 
 
 def _same_bodies(a, b) -> bool:
@@ -119,8 +125,8 @@ class _Lanes:
 
     def _constants(self, vals: tuple):
         """Shared where equal, else ("constants", stacked array, type) where small (a lane's own scale or offset)."""
-        if len({v.type for v in vals}) != 1:
-            raise _NoMatch
+        if len({v.type for v in vals}) != 1 or isinstance(tensor_type(vals[0]).element_type, ir.ComplexType):
+            raise _NoMatch  # (complex values the bindings cannot read)
         if all(producer(v).attributes["value"] == producer(vals[0]).attributes["value"] for v in vals):
             return ("shared", vals[0])
         arrays = [constant_value(v, MAX_CONSTANT) for v in vals]
