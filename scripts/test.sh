@@ -13,5 +13,7 @@ source scripts/env.sh
 # Test files run in parallel (one worker per core; STAGEC_TEST_WORKERS=0 for one process), each file in one
 # worker so that the modules its tests share are compiled once, in the order tests/conftest.py gives them
 # (--no-loadscope-reorder: xdist would send the files with most tests first). -rs: why tests were skipped, one line
-# per reason; --durations: the slowest tests.
-exec "$PY" -m pytest -q -rs --durations=15 -n "${STAGEC_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
+# per reason; --durations: the slowest tests. --max-worker-restart=0: a worker that crashes fails the run (xdist
+# 3.x replacing it left the run waiting forever at 99%, 2026-12-05: docs/log.md).
+exec "$PY" -m pytest -q -rs --durations=15 -n "${STAGEC_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder \
+    --max-worker-restart=0 "$@"
