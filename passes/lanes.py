@@ -9,8 +9,8 @@ of the same ops (products and reductions over the same elements).
 
 Matched from the `concatenate` back, lane by lane in lockstep: the ops at each step must have one name, attributes
 and (for reductions) bodies; a value all lanes share stays unbatched; the leaves are `slice`s of one array at offsets
-evenly spaced along one axis, and small constants (a lane's own scale: stacked). A concatenation of several runs of alike lanes (the gradients of q, k and v: 3 runs of
-8 heads) is batched run by run, in one plan. A lane's value read outside the lanes (a gradient reading the forward
+evenly spaced along one axis, and small constants (a lane's own scale: stacked). A concatenation of several runs of
+alike lanes (the gradients of q, k and v: 3 runs of 8 heads) is batched run by run, in one plan. A lane's value read outside the lanes (a gradient reading the forward
 pass) is read from the batched value, cut out: the batched ops go before the concatenation where every such reader
 comes after it, else before the lanes' first op where all they read is defined before it. Anything else leaves the
 lanes alone.
@@ -31,10 +31,9 @@ from .widen import ELEMENTWISE
 _ELEMENTWISE = ELEMENTWISE | {"stablehlo.convert", "stablehlo.exponential_minus_one", "stablehlo.popcnt",
                               "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
                               "stablehlo.shift_right_logical", "stablehlo.bitcast_convert"}
-_MOVES = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
-          "stablehlo.concatenate", "stablehlo.reduce", "stablehlo.dot_general")
 _LAYOUT = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
            "stablehlo.concatenate")
+_BATCHED = _ELEMENTWISE | {*_LAYOUT, "stablehlo.reduce", "stablehlo.dot_general"}  # (the ops `_op` batches)
 _I64 = ir.DenseI64ArrayAttr
 MAX_CONSTANT = 1 << 16  # elements of the stacked constants lanes differ in (more: left alone)
 MAX_DEPTH = 200  # ops from a lane's end back to its slices (further: left alone; the match and the emission recurse)
@@ -106,9 +105,9 @@ class _Lanes:
         if not _alike(ops):
             raise _NoMatch
         op, name = ops[0], ops[0].name
-        if name in ("stablehlo.constant", "stablehlo.iota"):
+        if name == "stablehlo.iota":
             return ("shared", vals[0])
-        if name not in _ELEMENTWISE and name not in _MOVES:
+        if name not in _BATCHED:
             raise _NoMatch
         nodes = [self.node(tuple(o.operands[i] for o in ops), depth + 1) for i in range(len(op.operands))]
         batched = [nd[0] != "shared" for nd in nodes]

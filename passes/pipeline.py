@@ -14,8 +14,8 @@ from stagec.lowering import context
 
 # The CPU target's optimization passes (`stagec.compiler.targets`, where each target declares its pipeline; a test
 # holds the two equal): what "default" names where no target is given.
-DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "updates-as-concats", "pad-sums-as-concats", "lanes-batched",
-                                     "fold-movement",                                     "cse", "dce",
+DEFAULT_PIPELINE: tuple[str, ...] = ("widen-half", "fold-constants", "simplify", "updates-as-concats",
+                                     "pad-sums-as-concats", "lanes-batched", "fold-movement", "cse", "dce",
                                      "abs-squares", "compare-clamped", "merge-contracted-dims", "isolate-updates",
                                      "recompute-activations", "isolate-batch-sums", "column-products", "split-sums",
                                      "upcast-half-dots", "isolate-outer", "one-weight-pass", "weight-left",

@@ -28,7 +28,8 @@ NO_CONST_EVAL = "--iree-opt-const-eval=false"  # hoisted constant expressions ru
 # workloads of benchmarks/bench_gpu.py (docs/log.md).
 CUDA_ARCH = "sm_80"
 
-COMMON = ("fold-constants", "simplify", "updates-as-concats", "pad-sums-as-concats", "lanes-batched", "fold-movement", "cse", "dce")
+COMMON = ("fold-constants", "simplify", "updates-as-concats", "pad-sums-as-concats", "lanes-batched", "fold-movement",
+          "cse", "dce")
 
 
 class Pipeline(NamedTuple):
