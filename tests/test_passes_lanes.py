@@ -90,11 +90,16 @@ def test_heads_batched_on_vulkan():
     """(`lanes-batched` and `pad-sums-as-concats` are in every target's pipeline.) Four heads of 32 on 32 rows, and
     the gradient."""
     x, w = _heads_args(n=32, h=4, d=32)
-    got = stagec.jit(lambda x, w: _heads(x, w, h=4, d=32), backend="vulkan")(x, w)
+    f = stagec.jit(lambda x, w: _heads(x, w, h=4, d=32), backend="vulkan")
+    stats = {s.name: sum(s.rewrites.values()) for s in f.lower(x, w).pass_stats}
+    assert stats["lanes-batched"] == 1  # (batched on Vulkan too)
+    got = f(x, w)
     want = _heads(x.astype(np.float64), w.astype(np.float64), h=4, d=32, m=np, softmax=lambda s, axis: _softmax(s))
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=1e-6)
     g = stagec.grad(lambda x, w: snp.sum(_heads(x, w, h=4, d=32) ** 2), argnums=(0, 1))
     want = _heads_grad_by_hand(x.astype(np.float64), w.astype(np.float64), h=4, d=32)
+    stats = {s.name: sum(s.rewrites.values()) for s in stagec.jit(g, backend="vulkan").lower(x, w).pass_stats}
+    assert stats["pad-sums-as-concats"] == 1 and stats["lanes-batched"] == 2
     for a, b in zip(stagec.jit(g, backend="vulkan")(x, w), want):
         np.testing.assert_allclose(np.asarray(a), b, rtol=0, atol=2e-5 * np.abs(b).max())
 
