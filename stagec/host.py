@@ -10,6 +10,7 @@ import threading
 from typing import Callable, Sequence
 
 import numpy as np
+from numpy.linalg import _umath_linalg  # (LAPACK's gufuncs behind np.linalg: `lapack_svd`)
 
 from .lowering import (BLAS_IMPORTS, BLAS_MODULE, HOST_MODULE, LAPACK_IMPORTS, LAPACK_MODULE, SORT_IMPORTS, SORT_MODULE,
                        SORT_OPERANDS, unpack_dims)
@@ -702,35 +703,36 @@ def lapack_eigh_sym(a: np.ndarray, w: np.ndarray, v: np.ndarray) -> None:
     lapack_eigh(_hermitian_part(a), w, v)
 
 
+def _svd_gufunc(kind: str, shape: tuple) -> np.ufunc:
+    """NumPy's SVD gufunc: values only (`kind` ""), reduced ("_s") or full ("_f") vectors; NumPy 1.x had one for wide
+    (m < n) and one for other matrices (`svd_m_s`, `svd_n_s`)."""
+    fn = getattr(_umath_linalg, "svd" + kind, None)
+    return fn if fn is not None else getattr(_umath_linalg, ("svd_m" if shape[-2] < shape[-1] else "svd_n") + kind)
+
+
 def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np.ndarray | None = None) -> None:
     """Singular values (into `s`, (b, k), descending) and, given `u` and `vh`, singular vectors ((b, m, k) and (b, k,
-    n), or (b, m, m) and (b, n, n) for full ones) of each matrix of `a` (b, m, n): NumPy's SVD, LAPACK's gesdd. A
-    matrix holding inf or NaN, or one gesdd does not converge on, gives NaN (as `linalg._svd`'s Jacobi sweeps)."""
-    b = a.shape[0]
-    finite = np.isfinite(a).reshape(b, -1).all(axis=1)
-    full = u is not None and (u.shape[-1], vh.shape[-2]) != (s.shape[-1],) * 2
-
-    def one(i):
-        try:
-            if u is None:
-                s[i] = np.linalg.svd(a[i], compute_uv=False)
-            else:
-                u[i], s[i], vh[i] = np.linalg.svd(a[i], full_matrices=full)
+    n), or (b, m, m) and (b, n, n) for full ones) of each matrix of `a` (b, m, n): LAPACK's gesdd in float64 or
+    complex128 whatever the type, as `np.linalg.svd` calls it, so its bits: its gufunc, once for the whole batch
+    (without `np.linalg.svd`'s checks and a Python call a matrix). A matrix holding inf or NaN,
+    or one gesdd does not converge on (the gufunc gives it NaN), gives NaN (as `linalg._svd`'s Jacobi sweeps)."""
+    finite = np.isfinite(a).reshape(a.shape[0], -1).all(axis=1)
+    every = bool(finite.all())
+    x = a if every else a[finite]
+    cx = np.iscomplexobj(a)
+    outs = (s,) if u is None else (u, s, vh)
+    with _one_thread, np.errstate(invalid="ignore", over="ignore", divide="ignore", under="ignore"):
+        if u is None:
+            fn, sig = _svd_gufunc("", a.shape), "D->d" if cx else "d->d"
+        else:
+            full = (u.shape[-1], vh.shape[-2]) != (s.shape[-1],) * 2
+            fn, sig = _svd_gufunc("_f" if full else "_s", a.shape), "D->DdD" if cx else "d->ddd"
+        if every:  # (rounded into the outputs as `astype` would)
+            fn(x, signature=sig, out=outs if len(outs) > 1 else outs[0])
             return
-        except np.linalg.LinAlgError:
-            pass
-        s[i] = np.nan
-        if u is not None:
-            u[i], vh[i] = np.nan, np.nan
-
-    with _one_thread:
-        for i in range(b):
-            if finite[i]:
-                one(i)
-            else:
-                s[i] = np.nan
-                if u is not None:
-                    u[i], vh[i] = np.nan, np.nan
+        res = fn(x, signature=sig)
+    for out, r in zip(outs, res if u is not None else (res,)):
+        out[finite], out[~finite] = r, np.nan
 
 
 class _Qr:

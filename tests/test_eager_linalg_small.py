@@ -299,6 +299,32 @@ def test_qr_on_the_host_is_the_loops_factorization(dtype):
             assert _err(x, y) < _tol(dtype), (a.shape, mode)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_svd_of_a_batch_with_one_non_finite_matrix_gives_each_finite_one_numpys_bits(dtype, request):
+    """The host's gesdd runs a batch in one call of NumPy's gufunc: a matrix holding inf or NaN gives NaN (all of
+    U, S and Vh), each other matrix of the batch the bits NumPy's SVD gives it alone (gesdd in float64 or
+    complex128, rounded), eager and jitted."""
+    _dtype_ok(dtype, request)
+    rng = np.random.default_rng(7)
+    a = _draw(rng, (4, 6, 4), dtype).astype(dtype)
+    a[1, 2, 3], a[3, 0, 0] = np.inf, np.nan
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    for full in (True, False):
+        eager = snp.linalg.svd(a, full_matrices=full)
+        jitted = stagec.jit(lambda x: snp.linalg.svd(x, full_matrices=full))(a)
+        assert [_bits(x) for x in eager] == [_bits(x) for x in jitted]
+        for i in range(4):
+            got = [np.asarray(x)[i] for x in eager]
+            if i in (1, 3):
+                assert all(np.isnan(g).all() for g in got)
+                continue
+            want = np.linalg.svd(a[i].astype(wide), full_matrices=full)
+            assert [_bits(g) for g in got] == [_bits(w.astype(g.dtype)) for g, w in zip(got, want)], (i, full)
+    vals = np.asarray(snp.linalg.svd(a, compute_uv=False))
+    assert np.isnan(vals[[1, 3]]).all()
+    assert _bits(vals[[0, 2]]) == _bits(np.linalg.svd(a[[0, 2]].astype(wide), compute_uv=False).astype(vals.dtype))
+
+
 def test_svd_of_batches_past_the_rule_and_empty_matrices_run_the_sweeps():
     """Past the offload rule (more than 2 x n matrices) and for empty matrices the module runs the Jacobi sweeps, as
     on every other target; its values as NumPy's."""
