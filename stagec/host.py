@@ -716,23 +716,21 @@ def lapack_svd(a: np.ndarray, s: np.ndarray, u: np.ndarray | None = None, vh: np
     complex128 whatever the type, as `np.linalg.svd` calls it, so its bits: its gufunc, once for the whole batch
     (without `np.linalg.svd`'s checks and a Python call a matrix). A matrix holding inf or NaN,
     or one gesdd does not converge on (the gufunc gives it NaN), gives NaN (as `linalg._svd`'s Jacobi sweeps)."""
-    finite = np.isfinite(a).reshape(a.shape[0], -1).all(axis=1)
-    every = bool(finite.all())
-    x = a if every else a[finite]
     cx = np.iscomplexobj(a)
-    outs = (s,) if u is None else (u, s, vh)
+    if u is None:
+        fn, sig, outs = _svd_gufunc("", a.shape), "D->d" if cx else "d->d", (s,)
+    else:
+        full = (u.shape[-1], vh.shape[-2]) != (s.shape[-1],) * 2
+        fn, sig, outs = _svd_gufunc("_f" if full else "_s", a.shape), "D->DdD" if cx else "d->ddd", (u, s, vh)
+    finite = np.isfinite(a).all(axis=(-2, -1))
+    every = bool(finite.all())
+    # (the outputs rounded from float64 or complex128 as `astype` would)
+    part = outs if every else tuple(np.empty((int(finite.sum()), *o.shape[1:]), o.dtype) for o in outs)
     with _one_thread, np.errstate(invalid="ignore", over="ignore", divide="ignore", under="ignore"):
-        if u is None:
-            fn, sig = _svd_gufunc("", a.shape), "D->d" if cx else "d->d"
-        else:
-            full = (u.shape[-1], vh.shape[-2]) != (s.shape[-1],) * 2
-            fn, sig = _svd_gufunc("_f" if full else "_s", a.shape), "D->DdD" if cx else "d->ddd"
-        if every:  # (rounded into the outputs as `astype` would)
-            fn(x, signature=sig, out=outs if len(outs) > 1 else outs[0])
-            return
-        res = fn(x, signature=sig)
-    for out, r in zip(outs, res if u is not None else (res,)):
-        out[finite], out[~finite] = r, np.nan
+        fn(a if every else a[finite], signature=sig, out=part)
+    if not every:
+        for o, p in zip(outs, part):
+            o[finite], o[~finite] = p, np.nan
 
 
 class _Qr:

@@ -11,6 +11,7 @@ import pytest
 
 import stagec
 import stagec.numpy as snp
+from stagec import host
 from stagec.numpy import linalg as L
 
 pytestmark = pytest.mark.cpu_only
@@ -323,6 +324,10 @@ def test_svd_of_a_batch_with_one_non_finite_matrix_gives_each_finite_one_numpys_
     vals = np.asarray(snp.linalg.svd(a, compute_uv=False))
     assert np.isnan(vals[[1, 3]]).all()
     assert _bits(vals[[0, 2]]) == _bits(np.linalg.svd(a[[0, 2]].astype(wide), compute_uv=False).astype(vals.dtype))
+    none = np.empty((0, 6, 4), dtype)  # (an empty batch: nothing to write, no error)
+    s0, u0, vh0 = np.empty((0, 4), vals.dtype), np.empty((0, 6, 6), dtype), np.empty((0, 4, 4), dtype)
+    host.lapack_svd(none, s0, u0, vh0)
+    host.lapack_svd(none, s0)
 
 
 def test_svd_of_batches_past_the_rule_and_empty_matrices_run_the_sweeps():
