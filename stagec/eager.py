@@ -65,6 +65,10 @@ _UNSEEN = object()
 _STATIC = "static"  # cached for a polymorphic key whose module could not be built: compile per shape
 _HOST = "host"  # `_obtain`: compute with the NumPy rule, the kernel compiles on a thread
 _QUEUE = "queue"  # `_obtain`: compute with the NumPy rule, then queue the kernel's compile
+# Keys of kernels a call could have queued, called once so far (`_again`): most signatures of exact operations on
+# device values are called once (a script's setup, a test), and each queued compile takes ~0.2 CPU-s.
+_once: collections.OrderedDict[tuple, bool] = collections.OrderedDict()
+ONCE_MAX = 4096
 try:  # NumPy's floating-point error state (`np.errstate`), set directly
     from numpy._core._ufunc_config import _extobj_contextvar as _errors, _make_extobj
     _quiet = _make_extobj(all="ignore")
@@ -321,8 +325,9 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
     with the primitive's NumPy rule. With `config.eager_tiering` "exact", an operation whose rule may differ from
     its kernel (not `exact`) computes with its rule on every call on the CPU below `HOST_MAX_ELEMENTS`, and with
     its kernel (waiting for it) from there and elsewhere: decided by operation, dtypes and shape, never by timing;
-    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache computes with its rule, then
-    queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller does both (`_kernel_or_host`). Not on
+    an `exact` one (or any, with "auto") whose kernel is not in the persistent cache computes with its rule, and from
+    the signature's second call (`_again`) queues the kernel to compile on a thread (`_later`): `_QUEUE`, the caller
+    does both (`_kernel_or_host`). Not on
     arguments still being computed: the kernel's call is enqueued behind them, the host would wait for them."""
     mode = config.eager_tiering
     if mode != "never" and prim.hosts(avals, params, out_avals):
@@ -335,9 +340,25 @@ def _obtain(key: tuple, build: Callable[[bool], object], prim: Primitive, args, 
             kernel = _get(key, lambda: build(False))
             if kernel is not None:
                 return kernel
+            if not _again(key):
+                return _HOST
             if _later.room():
                 return _QUEUE
     return _get(key, lambda: build(True))
+
+
+def _again(key) -> bool:
+    """Whether a call of `key` came before this one (`_once`, bounded): its kernel is queued at its second call, so
+    that a signature called once compiles nothing in the background."""
+    if _once.pop(key, None) is not None:
+        return True
+    _once[key] = True
+    while len(_once) > ONCE_MAX:
+        try:
+            _once.popitem(last=False)
+        except KeyError:  # (emptied by another thread)
+            break
+    return False
 
 
 class _Later:
@@ -426,6 +447,7 @@ def _after_fork_in_child() -> None:
     global _later
     _later = _Later()
     _cache.clear()
+    _once.clear()
     _forms.clear()
     _plans.clear()
 
@@ -794,6 +816,7 @@ def kernels() -> list[tuple[str, str]]:
 
 def clear_cache() -> None:
     _cache.clear()
+    _once.clear()
     _forms.clear()
     _plans.clear()
 

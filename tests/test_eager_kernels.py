@@ -206,3 +206,16 @@ def test_the_compile_thread_outlives_a_job_that_raises_anything():
     assert key in eager._later.failed
     assert eager._later.submit(("after the failure", id(key)), lambda: done.append(1))
     assert eager._later.wait(60) and done == [1]
+
+
+def test_the_calls_seen_once_are_bounded_and_the_second_call_is_told(monkeypatch):
+    """`eager._again`: False at a key's first call, True at its second; the keys seen once are bounded (oldest
+    dropped: called again after that, a key counts as new) and emptied by `clear_cache`."""
+    monkeypatch.setattr(eager, "ONCE_MAX", 8)
+    eager.clear_cache()
+    assert [eager._again(("k", i)) for i in range(20)] == [False] * 20
+    assert len(eager._once) == 8
+    assert eager._again(("k", 19)) and not eager._again(("k", 19))  # (told once, then new again)
+    assert not eager._again(("k", 0))  # (dropped as the oldest)
+    eager.clear_cache()
+    assert not eager._once

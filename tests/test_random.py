@@ -288,8 +288,9 @@ def test_eager_split_and_fold_in_hash_on_the_host_with_the_kernels_words(monkeyp
                                   "uniform", "x64_uniform"])
 def test_eager_integer_kernel_first_computes_on_the_host(name, monkeypatch):
     # A sampler whose kernel is integer arithmetic, data movement and sorts (each NumPy rule gives its kernel's
-    # bits; uniform's default bounds: the floats' bits made by integer steps) runs on the host by those rules while
-    # its kernel compiles (an empty cache: no wait for a compile), then as the kernel: JAX's stored values both times
+    # bits; uniform's default bounds: the floats' bits made by integer steps) runs on the host by those rules: called
+    # once, it compiles nothing; from its second call its kernel compiles meanwhile (an empty cache: no wait for a
+    # compile), then answers: JAX's stored values every time
     from stagec import eager
     from stagec.primitives import control_flow
     rules = []
@@ -303,8 +304,10 @@ def test_eager_integer_kernel_first_computes_on_the_host(name, monkeypatch):
             call, want = CASES[name][0], VECTORS["cases"][name]["sha256"]
             digest = lambda: hashlib.sha256(bit_view(np.asarray(call(sr, sr.PRNGKey(SEED)))).ravel().tobytes()).hexdigest()
             assert digest() == want and rules == [1]
+            assert not eager._later.queued  # (one call: no compile)
+            assert digest() == want and rules == [1, 1]  # (the rule again, the kernel queued)
             assert stagec.wait_for_compiles(300)
-            assert digest() == want and rules == [1]  # (the kernel's call)
+            assert digest() == want and rules == [1, 1]  # (the kernel's call)
     finally:
         stagec.config.update("persistent_cache", old)
         eager.clear_cache()

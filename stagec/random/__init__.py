@@ -404,7 +404,7 @@ def _unit_floats(mant, nmant: int, dtype):
     """mant * 2**-nmant (mant < 2**nmant, unsigned) as `dtype`, its bits made by integer operations: the exponent
     from the leading zeros, the fraction shifted under it. The draw in [0, 1) exactly, as `floats * (1 - 0) + 0`
     makes it, with no float step: an eager kernel's integer steps give their NumPy rules' bits, so the draw runs
-    by those while its kernel compiles (`eager.exact`)."""
+    by those until its kernel is compiled (`eager.exact`)."""
     ut = aval_of(mant).dtype
     full = lambda v: lax.full_like(mant, v)
     top = lax.sub(full(8 * ut.itemsize - 1), lax.clz(mant))  # floor(log2(mant)) (mant 0: selected away below)
