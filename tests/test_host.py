@@ -265,8 +265,9 @@ def test_sums_and_products_within_rounding(host_tiers):
                                          (np.complex64, (4,))])
 def test_eager_host_then_kernel(host_tiers, dtype, shape):
     """An eager operation new to the persistent cache computes on the host; called once, it compiles nothing; from
-    its second call its kernel compiles on a thread, and a call after that takes the kernel: the same bits. (On the device only: an `exact` operation on values
-    held on the host, as one a NumPy rule read back, computes with its rule: test_eager_dispatch.py.)"""
+    its second call its kernel compiles on a thread, and a call after that takes the kernel: the same bits. (On the
+    device only: an `exact` operation on values held on the host, as one a NumPy rule read back, computes with its
+    rule: test_eager_dispatch.py.)"""
     x = lambda: stagec.device_put(data(dtype, shape, seed=4))
     op = (lambda a: a * a + a) if np.dtype(dtype).kind != "b" else (lambda a: a | ~a)
     with _fresh_cache():
