@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (14m40s on a 2-core Intel Xeon at the end of 2026-12-03's forty-eighth session, 2906 tests;
 # 23-67 minutes on a 2-vCPU AMD EPYC Zen 3, 23m04s for 2939 tests at the fifty-first session's end; 19m26s-21m46s for 2941 on
-# a Zen 4 at the fifty-third's, 20m09s-22m47s for 2945 at the fifty-fourth's, 15m21s for 2970 at the fifty-sixth's, 15m22s for 2991 at the fifty-seventh's, 15m01s for 2995 at the fifty-ninth's; over the 12-minute budget: docs/log.md), after the linter. Installs what it needs into .venv (and Vulkan's CPU driver where it can).
+# a Zen 4 at the fifty-third's, 20m09s-22m47s for 2945 at the fifty-fourth's, 15m21s for 2970 at the fifty-sixth's, 15m22s for 2991 at the fifty-seventh's, 15m01s for 2995 at the fifty-ninth's, 16m56s for 2996 at the sixtieth's on a slower hour; over the 12-minute budget: docs/log.md), after the linter. Installs what it needs into .venv (and Vulkan's CPU driver where it can).
 # `--fast`: only the tests that need no IREE compile (96 s of pytest on the Xeon, 103-136 s on the EPYC Zen 3, 66-107 s on a Zen 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
